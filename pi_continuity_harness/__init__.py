@@ -1,0 +1,7 @@
+"""Pi Continuity Harness: a deterministic Pi 1.6 simulator, reference continuity
+extensions, and one Gherkin conformance suite that runs on the simulator and on real Pi."""
+
+__version__ = "0.1.0"
+
+#: The Pi release the simulator models and the real-Pi target installs.
+PI_VERSION = "1.6.0"

@@ -1,0 +1,1 @@
+"""Pi Continuity Harness."""

@@ -1,0 +1,374 @@
+"""Event payloads and handler results, the Python form of Pi 1.6's extension events.
+
+Field names are the snake_case form of Pi's camelCase payload keys (``willRetry`` is
+``will_retry``). Data that Pi itself treats as JSON (session entries, agent messages,
+models' ``usage``) stays a plain ``dict`` in Pi's own camelCase shape, exactly as it sits
+in a session file, so an extension sees the same bytes through the simulator and through
+the real-Pi bridge.
+
+Handler results may be returned as the dataclasses below or as plain dicts in Pi's JSON
+shape (``{"cancel": True}``, ``{"compaction": {"summary": ..., "firstKeptEntryId": ...}}``).
+Python's ``{}`` counts as a result, because JavaScript's ``{}`` is truthy: Pi's "last
+truthy result wins" rule is modelled on JavaScript truthiness (:func:`js_truthy`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from .abort import AbortSignal
+
+__all__ = [
+    "AgentEndEvent",
+    "AgentSettledEvent",
+    "AgentStartEvent",
+    "BeforeAgentStartEvent",
+    "BeforeCompactResult",
+    "BeforeSwitchResult",
+    "CompactionPreparation",
+    "CompactionReason",
+    "CompactionResult",
+    "CompactionSettings",
+    "ContextUsage",
+    "Event",
+    "InputEvent",
+    "InputResult",
+    "JsonObject",
+    "MessageEndEvent",
+    "MessageStartEvent",
+    "ModelSelectEvent",
+    "SessionBeforeCompactEvent",
+    "SessionBeforeSwitchEvent",
+    "SessionCompactEvent",
+    "SessionCompactFailedEvent",
+    "SessionShutdownEvent",
+    "SessionStartEvent",
+    "ToolCallEvent",
+    "ToolExecutionEndEvent",
+    "ToolExecutionStartEvent",
+    "ToolResultEvent",
+    "TurnEndEvent",
+    "TurnStartEvent",
+    "coerce_before_compact_result",
+    "coerce_before_switch_result",
+    "coerce_input_result",
+    "js_truthy",
+]
+
+JsonObject = dict[str, Any]
+CompactionReason = Literal["manual", "threshold", "overflow"]
+
+
+def js_truthy(value: object) -> bool:
+    """JavaScript truthiness: objects (even ``{}``/``[]``) are true; None, False, 0, "" are not."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value != 0
+    if isinstance(value, str):
+        return value != ""
+    return True
+
+
+@dataclass(frozen=True)
+class CompactionSettings:
+    """``preparation.settings``: the effective native settings Pi used for this check."""
+
+    enabled: bool
+    reserve_tokens: int
+    keep_recent_tokens: int
+
+    def to_json(self) -> JsonObject:
+        return {
+            "enabled": self.enabled,
+            "reserveTokens": self.reserve_tokens,
+            "keepRecentTokens": self.keep_recent_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class ContextUsage:
+    """``ctx.get_context_usage()``. ``tokens`` is None after a compaction until the next reply."""
+
+    tokens: int | None
+    context_window: int
+    percent: float | None
+
+
+@dataclass(frozen=True)
+class CompactionPreparation:
+    """``CompactionPreparation`` of ``compaction.d.ts``: what Pi prepared before the hook runs."""
+
+    first_kept_entry_id: str
+    messages_to_summarize: list[JsonObject]
+    turn_prefix_messages: list[JsonObject]
+    is_split_turn: bool
+    tokens_before: int
+    previous_summary: str | None
+    file_ops: dict[str, list[str]]
+    settings: CompactionSettings
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """A custom compaction. Pi stores every field verbatim, without validation."""
+
+    summary: str
+    first_kept_entry_id: str | None
+    tokens_before: int
+    details: Any = None
+    usage: JsonObject | None = None
+    estimated_tokens_after: int | None = None
+
+    def to_json(self) -> JsonObject:
+        out: JsonObject = {
+            "summary": self.summary,
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "tokensBefore": self.tokens_before,
+        }
+        if self.estimated_tokens_after is not None:
+            out["estimatedTokensAfter"] = self.estimated_tokens_after
+        if self.usage is not None:
+            out["usage"] = self.usage
+        if self.details is not None:
+            out["details"] = self.details
+        return out
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> CompactionResult:
+        return cls(
+            summary=data.get("summary"),  # type: ignore[arg-type]  # Pi does not validate; neither do we
+            first_kept_entry_id=data.get("firstKeptEntryId"),
+            tokens_before=data.get("tokensBefore"),  # type: ignore[arg-type]
+            details=data.get("details"),
+            usage=data.get("usage"),
+        )
+
+
+@dataclass(frozen=True)
+class BeforeCompactResult:
+    """Result of a ``session_before_compact`` handler."""
+
+    cancel: bool = False
+    compaction: CompactionResult | None = None
+
+
+@dataclass(frozen=True)
+class BeforeSwitchResult:
+    cancel: bool = False
+
+
+@dataclass(frozen=True)
+class InputResult:
+    action: Literal["continue", "transform", "handled"]
+    text: str | None = None
+    images: list[JsonObject] | None = None
+
+
+def coerce_before_compact_result(value: object) -> BeforeCompactResult | None:
+    """Turn a handler's return value into a result, or None when it is not truthy.
+
+    A truthy value that carries neither ``cancel`` nor ``compaction`` (for example ``{}``)
+    still counts as a result: it replaces an earlier extension's compaction (§9.6).
+    """
+    if not js_truthy(value):
+        return None
+    if isinstance(value, BeforeCompactResult):
+        return value
+    if isinstance(value, dict):
+        compaction = value.get("compaction")
+        if isinstance(compaction, CompactionResult):
+            parsed = compaction
+        elif isinstance(compaction, dict):
+            parsed = CompactionResult.from_json(compaction)
+        else:
+            parsed = None
+        return BeforeCompactResult(cancel=js_truthy(value.get("cancel")), compaction=parsed)
+    return BeforeCompactResult()
+
+
+def coerce_before_switch_result(value: object) -> BeforeSwitchResult | None:
+    if not js_truthy(value):
+        return None
+    if isinstance(value, BeforeSwitchResult):
+        return value
+    if isinstance(value, dict):
+        return BeforeSwitchResult(cancel=js_truthy(value.get("cancel")))
+    return BeforeSwitchResult()
+
+
+def coerce_input_result(value: object) -> InputResult | None:
+    if isinstance(value, InputResult):
+        return value
+    if isinstance(value, dict) and value.get("action") in ("continue", "transform", "handled"):
+        return InputResult(action=value["action"], text=value.get("text"), images=value.get("images"))
+    return None
+
+
+class Event:
+    """Base of every event payload. ``type`` is Pi's event name."""
+
+    type: ClassVar[str]
+
+
+@dataclass(frozen=True)
+class SessionStartEvent(Event):
+    type: ClassVar[str] = "session_start"
+    reason: Literal["startup", "reload", "new", "resume", "fork"]
+    previous_session_file: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionShutdownEvent(Event):
+    type: ClassVar[str] = "session_shutdown"
+    reason: Literal["quit", "reload", "new", "resume", "fork"]
+    target_session_file: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionBeforeSwitchEvent(Event):
+    type: ClassVar[str] = "session_before_switch"
+    reason: Literal["new", "resume"]
+    target_session_file: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionBeforeCompactEvent(Event):
+    type: ClassVar[str] = "session_before_compact"
+    preparation: CompactionPreparation
+    branch_entries: list[JsonObject]
+    custom_instructions: str | None
+    reason: CompactionReason
+    will_retry: bool
+    signal: AbortSignal
+
+
+@dataclass(frozen=True)
+class SessionCompactEvent(Event):
+    type: ClassVar[str] = "session_compact"
+    compaction_entry: JsonObject
+    from_extension: bool
+    reason: CompactionReason
+    will_retry: bool
+
+
+@dataclass(frozen=True)
+class SessionCompactFailedEvent(Event):
+    type: ClassVar[str] = "session_compact_failed"
+    reason: CompactionReason
+    error_message: str | None
+    aborted: bool
+    will_retry: bool
+    from_extension: bool
+
+
+@dataclass(frozen=True)
+class ModelSelectEvent(Event):
+    type: ClassVar[str] = "model_select"
+    model: Any
+    previous_model: Any
+    source: Literal["set", "cycle", "restore"]
+
+
+@dataclass(frozen=True)
+class InputEvent(Event):
+    type: ClassVar[str] = "input"
+    text: str
+    images: list[JsonObject] | None
+    source: Literal["interactive", "rpc", "extension"]
+    streaming_behavior: Literal["steer", "followUp"] | None
+
+
+@dataclass(frozen=True)
+class BeforeAgentStartEvent(Event):
+    type: ClassVar[str] = "before_agent_start"
+    message_type: Literal["user", "custom"]
+    prompt: str | None
+    system_prompt: str
+    message: JsonObject | None = None
+
+
+@dataclass(frozen=True)
+class AgentStartEvent(Event):
+    type: ClassVar[str] = "agent_start"
+
+
+@dataclass(frozen=True)
+class AgentEndEvent(Event):
+    """The extension payload has no ``will_retry`` (§9.5): ``agent_end`` is not final."""
+
+    type: ClassVar[str] = "agent_end"
+    messages: list[JsonObject]
+
+
+@dataclass(frozen=True)
+class AgentSettledEvent(Event):
+    type: ClassVar[str] = "agent_settled"
+    aborted: bool
+
+
+@dataclass(frozen=True)
+class TurnStartEvent(Event):
+    type: ClassVar[str] = "turn_start"
+    turn_index: int
+    timestamp: int
+
+
+@dataclass(frozen=True)
+class TurnEndEvent(Event):
+    type: ClassVar[str] = "turn_end"
+    turn_index: int
+    message: JsonObject
+    tool_results: list[JsonObject]
+    message_entry_id: str | None
+    tool_result_entry_ids: list[str]
+    outcome: Literal["completed", "aborted", "error"]
+
+
+@dataclass(frozen=True)
+class MessageStartEvent(Event):
+    type: ClassVar[str] = "message_start"
+    message: JsonObject
+
+
+@dataclass(frozen=True)
+class MessageEndEvent(Event):
+    type: ClassVar[str] = "message_end"
+    message: JsonObject
+
+
+@dataclass(frozen=True)
+class ToolExecutionStartEvent(Event):
+    type: ClassVar[str] = "tool_execution_start"
+    tool_call_id: str
+    tool_name: str
+    args: JsonObject
+
+
+@dataclass(frozen=True)
+class ToolExecutionEndEvent(Event):
+    type: ClassVar[str] = "tool_execution_end"
+    tool_call_id: str
+    tool_name: str
+    result: JsonObject
+    is_error: bool
+
+
+@dataclass(frozen=True)
+class ToolCallEvent(Event):
+    type: ClassVar[str] = "tool_call"
+    tool_call_id: str
+    tool_name: str
+    input: JsonObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolResultEvent(Event):
+    type: ClassVar[str] = "tool_result"
+    tool_call_id: str
+    tool_name: str
+    input: JsonObject
+    content: list[JsonObject]
+    details: Any
+    is_error: bool

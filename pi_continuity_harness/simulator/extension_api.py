@@ -1,0 +1,335 @@
+"""The Python form of Pi 1.6's extension API: the one seam an extension sees.
+
+An extension is a factory ``def extension(pi: ExtensionAPI) -> None`` (or ``async def``),
+exactly as in Pi. It imports nothing from the host but this module (and the re-exports
+of ``pi_continuity_harness.simulator``), so the same code runs in the simulator and,
+through the bridge, inside real Pi.
+
+Names are the snake_case form of Pi's (``sendUserMessage`` is ``send_user_message``,
+``isProjectTrusted`` is ``is_project_trusted``); semantics are Pi's, including its quirks:
+
+* action methods raise during loading ("Extension runtime not initialized");
+* ``send_user_message`` is fire-and-forget, never acknowledges delivery, and while the
+  agent is busy is rejected (as an extension error, not an exception) without
+  ``deliver_as``;
+* a captured ``pi`` or ``ctx`` raises :class:`StaleContextError` after a reload or a
+  session replacement;
+* dialogs without a UI return ``None`` / ``False``.
+
+The concrete classes live in the simulator (``simulator.runner``) and in the bridge
+(``features.realpi.bridge``); this module only declares what both provide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from .abort import AbortSignal
+from .events import ContextUsage, JsonObject
+
+__all__ = [
+    "CONFIG_DIR_NAME",
+    "CommandHandler",
+    "DeliverAs",
+    "EventHandler",
+    "ExtensionAPI",
+    "ExtensionCommandContext",
+    "ExtensionContext",
+    "ExtensionFactory",
+    "ExtensionUIContext",
+    "Mode",
+    "Model",
+    "ModelRegistry",
+    "NotInitializedError",
+    "ReadonlySessionManager",
+    "StaleContextError",
+    "ToolDefinition",
+    "ToolResult",
+]
+
+#: Pi's ``CONFIG_DIR_NAME`` (``dist/config.js``). Code must take the project config
+#: directory name from this constant, never spell ``.pi`` itself.
+CONFIG_DIR_NAME = ".pi"
+
+Mode = Literal["tui", "rpc", "json", "print"]
+DeliverAs = Literal["steer", "followUp"]
+
+STALE_CONTEXT_MESSAGE = (
+    "This extension ctx is stale after session replacement or reload. Do not use a captured pi or "
+    "command ctx after ctx.newSession(), ctx.fork(), ctx.switchSession(), or ctx.reload(). For "
+    "newSession, fork, and switchSession, move post-replacement work into withSession and use the "
+    "ctx passed to withSession. For reload, do not use the old ctx after await ctx.reload()."
+)
+NOT_INITIALIZED_MESSAGE = (
+    "Extension runtime not initialized. Action methods cannot be called during extension loading."
+)
+
+
+class StaleContextError(RuntimeError):
+    """A captured ``pi`` or ``ctx`` was used after reload or session replacement."""
+
+    def __init__(self, message: str = STALE_CONTEXT_MESSAGE) -> None:
+        super().__init__(message)
+
+
+class NotInitializedError(RuntimeError):
+    """An action method was called while the extension factory was still loading."""
+
+    def __init__(self, message: str = NOT_INITIALIZED_MESSAGE) -> None:
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class Model:
+    """A model as Pi describes it (``Model`` of pi-ai). ``full_id`` is ``provider/id``."""
+
+    provider: str
+    id: str
+    context_window: int
+    max_tokens: int
+    name: str = ""
+    api: str = "openai-completions"
+    reasoning: bool = False
+    input: tuple[str, ...] = ("text",)
+
+    @property
+    def full_id(self) -> str:
+        return f"{self.provider}/{self.id}"
+
+    def to_json(self) -> JsonObject:
+        return {
+            "id": self.id,
+            "name": self.name or self.id,
+            "api": self.api,
+            "provider": self.provider,
+            "reasoning": self.reasoning,
+            "input": list(self.input),
+            "contextWindow": self.context_window,
+            "maxTokens": self.max_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool's ``execute`` returns (``AgentToolResult``)."""
+
+    content: list[JsonObject]
+    details: Any = None
+    is_error: bool = False
+    terminate: bool = False
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """``pi.register_tool(ToolDefinition(...))``; ``execute`` receives the tool context."""
+
+    name: str
+    label: str
+    description: str
+    parameters: JsonObject
+    execute: Callable[[str, JsonObject, AbortSignal | None, "ExtensionContext"], Awaitable[ToolResult]]
+    prompt_snippet: str | None = None
+    metadata: JsonObject = field(default_factory=dict)
+
+
+EventHandler = Callable[[Any, "ExtensionContext"], Any]
+CommandHandler = Callable[[str, "ExtensionCommandContext"], Awaitable[None]]
+
+
+@runtime_checkable
+class ExtensionUIContext(Protocol):
+    """``ctx.ui``. Dialogs are answered by the scenario (or an RPC client)."""
+
+    def notify(self, message: str, notify_type: Literal["info", "warning", "error"] = "info") -> None: ...
+
+    def set_status(self, key: str, text: str | None) -> None: ...
+
+    def set_widget(self, key: str, lines: list[str] | None) -> None: ...
+
+    async def select(
+        self, title: str, options: list[str], *, timeout: float | None = None
+    ) -> str | None: ...
+
+    async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool: ...
+
+    async def input(
+        self, title: str, placeholder: str | None = None, *, timeout: float | None = None
+    ) -> str | None: ...
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None: ...
+
+
+@runtime_checkable
+class ReadonlySessionManager(Protocol):
+    """``ctx.session_manager``: identity and branch of the current session."""
+
+    def get_session_id(self) -> str: ...
+
+    def get_session_file(self) -> str | None: ...
+
+    def get_session_dir(self) -> str: ...
+
+    def get_cwd(self) -> str: ...
+
+    def get_header(self) -> JsonObject | None: ...
+
+    def get_entries(self) -> list[JsonObject]: ...
+
+    def get_entry(self, entry_id: str) -> JsonObject | None: ...
+
+    def get_leaf_id(self) -> str | None: ...
+
+    def get_leaf_entry(self) -> JsonObject | None: ...
+
+    def get_branch(self, from_id: str | None = None) -> list[JsonObject]: ...
+
+    def get_session_name(self) -> str | None: ...
+
+
+@runtime_checkable
+class ModelRegistry(Protocol):
+    """``ctx.model_registry``: model lookup, auth, and model calls.
+
+    ``complete`` mirrors ``modelRegistry.complete(model, context, options)``: ``max_tokens``
+    is sent as given (Pi does not clamp it to the context), and an aborted ``signal`` makes
+    the call *resolve* with ``stopReason == "aborted"``. ``reasoning`` asks for a thinking
+    effort; Pi maps it only through ``streamSimple`` (the bridge does that when it is set).
+    """
+
+    def find(self, provider: str, model_id: str) -> Model | None: ...
+
+    def get_all(self) -> list[Model]: ...
+
+    def get_available(self) -> list[Model]: ...
+
+    def has_configured_auth(self, model: Model) -> bool: ...
+
+    async def complete(
+        self,
+        model: Model,
+        context: JsonObject,
+        *,
+        max_tokens: int | None = None,
+        signal: AbortSignal | None = None,
+        reasoning: str | None = None,
+    ) -> JsonObject: ...
+
+
+@runtime_checkable
+class ExtensionContext(Protocol):
+    """``ctx`` passed to event handlers and tools (``ExtensionContext``, types.d.ts:233)."""
+
+    @property
+    def ui(self) -> ExtensionUIContext: ...
+
+    @property
+    def mode(self) -> Mode: ...
+
+    @property
+    def has_ui(self) -> bool: ...
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def session_manager(self) -> ReadonlySessionManager: ...
+
+    @property
+    def model_registry(self) -> ModelRegistry: ...
+
+    @property
+    def model(self) -> Model | None: ...
+
+    @property
+    def signal(self) -> AbortSignal | None: ...
+
+    def is_idle(self) -> bool: ...
+
+    def is_project_trusted(self) -> bool: ...
+
+    def abort(self) -> None: ...
+
+    def has_pending_messages(self) -> bool: ...
+
+    def shutdown(self) -> None: ...
+
+    def get_context_usage(self) -> ContextUsage | None: ...
+
+    def compact(
+        self,
+        *,
+        custom_instructions: str | None = None,
+        on_complete: Callable[[JsonObject], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None: ...
+
+    def get_system_prompt(self) -> str: ...
+
+
+@runtime_checkable
+class ExtensionCommandContext(ExtensionContext, Protocol):
+    """Command handlers get these extra session controls (types.d.ts:306)."""
+
+    async def wait_for_idle(self) -> None: ...
+
+    async def new_session(
+        self,
+        *,
+        parent_session: str | None = None,
+        with_session: Callable[[ExtensionCommandContext], Awaitable[None]] | None = None,
+    ) -> JsonObject: ...
+
+    async def reload(self) -> None: ...
+
+
+@runtime_checkable
+class ExtensionAPI(Protocol):
+    """``pi``, handed to the factory (``ExtensionAPI``, types.d.ts:1228)."""
+
+    def on(self, event: str, handler: EventHandler) -> Callable[[], None]: ...
+
+    def register_command(
+        self,
+        name: str,
+        handler: CommandHandler,
+        *,
+        description: str | None = None,
+        get_argument_completions: Callable[[str], list[JsonObject] | None] | None = None,
+    ) -> None: ...
+
+    def register_tool(self, tool: ToolDefinition) -> None: ...
+
+    def send_message(
+        self,
+        message: JsonObject,
+        *,
+        trigger_turn: bool | None = None,
+        deliver_as: Literal["steer", "followUp", "nextTurn"] | None = None,
+    ) -> None: ...
+
+    def send_user_message(
+        self,
+        content: str | list[JsonObject],
+        *,
+        deliver_as: DeliverAs | None = None,
+        expand_prompt_templates: bool = False,
+    ) -> None: ...
+
+    def append_entry(self, custom_type: str, data: Any = None) -> None: ...
+
+    def get_settings(self) -> JsonObject: ...
+
+    def get_session_name(self) -> str | None: ...
+
+    def set_session_name(self, name: str) -> None: ...
+
+    def get_active_tools(self) -> list[str]: ...
+
+    async def set_model(self, model: Model) -> bool: ...
+
+    def get_thinking_level(self) -> str: ...
+
+
+ExtensionFactory = Callable[[ExtensionAPI], "None | Awaitable[None]"]

@@ -1,0 +1,288 @@
+"""Host operations as data: what a scenario (or a Gherkin step) asks the host to do.
+
+Each operation is a one-key mapping in YAML (``- prompt: hello``). The same operations
+drive the simulated host and a real Pi process: every one of them has an RPC (or process)
+equivalent, named in its docstring.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+
+__all__ = [
+    "AbortOp",
+    "CommandOp",
+    "CompactOp",
+    "CrashOp",
+    "DialogAnswer",
+    "EditFileOp",
+    "NewSessionOp",
+    "Operation",
+    "PromptOp",
+    "ReloadOp",
+    "RestartOp",
+    "SetModelOp",
+    "operation_name",
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PromptSpec(_Strict):
+    """A user prompt. ``text`` may be padded to ``chars`` characters to grow the context."""
+
+    text: str = "continue"
+    chars: int | None = Field(default=None, ge=1, description="Pad the prompt with filler to this length")
+    streaming_behavior: Literal["steer", "followUp"] | None = None
+
+    def render(self) -> str:
+        if self.chars is None or len(self.text) >= self.chars:
+            return self.text
+        filler = " lorem ipsum dolor sit amet"
+        body = self.text + filler * ((self.chars - len(self.text)) // len(filler) + 1)
+        return body[: self.chars]
+
+
+class PromptOp(_Strict):
+    """The user sends a prompt (RPC ``prompt``); the op ends when the run settles."""
+
+    prompt: PromptSpec
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("prompt"), str):
+            return {**data, "prompt": {"text": data["prompt"]}}
+        return data
+
+
+class DialogAnswer(_Strict):
+    """One scripted answer to an extension dialog, in the order the dialogs open.
+
+    Exactly one key: ``select`` (an option), ``input`` (text), ``confirm`` (bool), or
+    ``cancel: true`` (the user dismisses the dialog).
+    """
+
+    select: str | None = None
+    input: str | None = None
+    confirm: bool | None = None
+    cancel: bool | None = None
+
+    @model_validator(mode="after")
+    def _one_key(self) -> DialogAnswer:
+        given = [k for k in ("select", "input", "confirm", "cancel") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("a dialog answer has exactly one of: select, input, confirm, cancel")
+        return self
+
+    @property
+    def method(self) -> str:
+        for key in ("select", "input", "confirm", "cancel"):
+            if getattr(self, key) is not None:
+                return key
+        raise AssertionError("validated to have one key")
+
+
+class CommandSpec(_Strict):
+    text: str = Field(description="The command line, starting with '/'")
+    answers: tuple[DialogAnswer, ...] = ()
+
+    @model_validator(mode="after")
+    def _slash(self) -> CommandSpec:
+        if not self.text.startswith("/"):
+            raise ValueError("a command starts with '/'")
+        return self
+
+
+class CommandOp(_Strict):
+    """The user runs an extension command (RPC ``prompt`` with ``/name args``)."""
+
+    command: CommandSpec
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("command"), str):
+            rest = {k: v for k, v in data.items() if k != "command"}
+            answers = rest.pop("answers", ())
+            return {**rest, "command": {"text": data["command"], "answers": answers}}
+        return data
+
+
+class CompactSpec(_Strict):
+    custom_instructions: str | None = None
+
+
+class CompactOp(_Strict):
+    """Manual compaction (RPC ``compact``, TUI ``/compact``): aborts a running turn first."""
+
+    compact: CompactSpec = CompactSpec()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("compact") is None and "compact" in data:
+            return {**data, "compact": {}}
+        return data
+
+
+class _Empty(_Strict):
+    pass
+
+
+def _empty_short_form(key: str, data: Any) -> Any:
+    if isinstance(data, dict) and key in data and data[key] is None:
+        return {**data, key: {}}
+    return data
+
+
+class AbortOp(_Strict):
+    """Abort the running operation (RPC ``abort``)."""
+
+    abort: _Empty = _Empty()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, data: Any) -> Any:
+        return _empty_short_form("abort", data)
+
+
+class ReloadOp(_Strict):
+    """``/reload`` / ``ctx.reload()``: shutdown(reload), fresh extension instances, start(reload)."""
+
+    reload: _Empty = _Empty()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, data: Any) -> Any:
+        return _empty_short_form("reload", data)
+
+
+class RestartOp(_Strict):
+    """Quit Pi and start a new process over the same session file (``session_start`` startup)."""
+
+    restart: _Empty = _Empty()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, data: Any) -> Any:
+        return _empty_short_form("restart", data)
+
+
+class CrashOp(_Strict):
+    """Kill the Pi process now: nothing more happens, files stay as they are."""
+
+    crash: _Empty = _Empty()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, data: Any) -> Any:
+        return _empty_short_form("crash", data)
+
+
+class SetModelOp(_Strict):
+    """Switch the active model (RPC ``set_model``); emits ``model_select`` when it changes."""
+
+    set_model: str = Field(description="provider/id of a model declared in the scenario")
+
+
+class NewSessionSpec(_Strict):
+    parent: bool = Field(default=True, description="Link the new session to the current one")
+
+
+class NewSessionOp(_Strict):
+    """Start a new session (RPC ``new_session``)."""
+
+    new_session: NewSessionSpec = NewSessionSpec()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, data: Any) -> Any:
+        return _empty_short_form("new_session", data)
+
+
+class EditFileSpec(_Strict):
+    """Write, replace or remove a file under the workspace, as a user or a fault would.
+
+    ``path`` is relative to the project directory (``$PROJECT``) unless it starts with
+    ``$AGENT/`` (the agent directory). ``kind: directory`` creates a directory at the path
+    (for example a directory where a file should be), ``kind: file`` a file (``text`` or
+    ``json``), ``kind: absent`` removes whatever is there.
+    """
+
+    path: str
+    kind: Literal["file", "directory", "absent"] = "file"
+    text: str | None = None
+    json_value: Any = Field(default=None, alias="json")
+    merge_json: bool = Field(default=False, description="Deep-merge json into an existing JSON file")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class EditFileOp(_Strict):
+    """A filesystem change made from outside Pi (never hot-reloaded by Pi)."""
+
+    edit_file: EditFileSpec
+
+
+_OPERATION_KEYS = (
+    "prompt",
+    "command",
+    "compact",
+    "abort",
+    "reload",
+    "restart",
+    "crash",
+    "set_model",
+    "new_session",
+    "edit_file",
+)
+
+
+def _operation_key(value: Any) -> str | None:
+    if isinstance(value, dict):
+        keys = [k for k in value if k in _OPERATION_KEYS]
+        return keys[0] if len(keys) == 1 else None
+    if isinstance(value, str) and value in _OPERATION_KEYS:
+        return value
+    for key in _OPERATION_KEYS:
+        if hasattr(value, key) and isinstance(value, BaseModel):
+            return key
+    return None
+
+
+Operation = Annotated[
+    Annotated[PromptOp, Tag("prompt")]
+    | Annotated[CommandOp, Tag("command")]
+    | Annotated[CompactOp, Tag("compact")]
+    | Annotated[AbortOp, Tag("abort")]
+    | Annotated[ReloadOp, Tag("reload")]
+    | Annotated[RestartOp, Tag("restart")]
+    | Annotated[CrashOp, Tag("crash")]
+    | Annotated[SetModelOp, Tag("set_model")]
+    | Annotated[NewSessionOp, Tag("new_session")]
+    | Annotated[EditFileOp, Tag("edit_file")],
+    Discriminator(
+        _operation_key,
+        custom_error_type="operation",
+        custom_error_message="an operation is a mapping with exactly one of: " + ", ".join(_OPERATION_KEYS),
+    ),
+]
+
+
+def operation_name(op: BaseModel) -> str:
+    key = _operation_key(op)
+    if key is None:
+        raise ValueError(f"not an operation: {op!r}")
+    return key
+
+
+def normalise_operation_input(value: Any) -> Any:
+    """Accept the bare-word forms ``- abort`` / ``- reload`` in YAML."""
+    if isinstance(value, str) and value in ("abort", "reload", "restart", "crash", "compact", "new_session"):
+        return {value: None}
+    return value
