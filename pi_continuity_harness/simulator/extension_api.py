@@ -129,7 +129,7 @@ class ToolDefinition:
     label: str
     description: str
     parameters: JsonObject
-    execute: Callable[[str, JsonObject, AbortSignal | None, "ExtensionContext"], Awaitable[ToolResult]]
+    execute: Callable[[str, JsonObject, AbortSignal | None, ExtensionContext], Awaitable[ToolResult]]
     prompt_snippet: str | None = None
     metadata: JsonObject = field(default_factory=dict)
 
@@ -148,9 +148,7 @@ class ExtensionUIContext(Protocol):
 
     def set_widget(self, key: str, lines: list[str] | None) -> None: ...
 
-    async def select(
-        self, title: str, options: list[str], *, timeout: float | None = None
-    ) -> str | None: ...
+    async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None: ...
 
     async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool: ...
 
@@ -332,4 +330,4 @@ class ExtensionAPI(Protocol):
     def get_thinking_level(self) -> str: ...
 
 
-ExtensionFactory = Callable[[ExtensionAPI], "None | Awaitable[None]"]
+ExtensionFactory = Callable[[ExtensionAPI], "Awaitable[None] | None"]

@@ -323,7 +323,9 @@ def _output_tokens(text: str, thinking: str | None, tool_calls: tuple[ScriptedTo
     return max(1, math.ceil(chars / 4))
 
 
-def _usage_for(reply_usage: Usage | None, context_tokens: int | None, request: ModelRequest, output: int) -> Usage:
+def _usage_for(
+    reply_usage: Usage | None, context_tokens: int | None, request: ModelRequest, output: int
+) -> Usage:
     if reply_usage is not None:
         return reply_usage
     if context_tokens is not None:
@@ -489,4 +491,6 @@ def _respond_synthesis(script: ModelScript, request: ModelRequest, reply: Synthe
         partial = body[:room_chars]
         thinking = "(reasoning)" if reasoning else None
         return outcome(partial, "length", thinking=thinking, output=request.max_tokens)
-    return outcome(body, "stop", thinking="(reasoning)" if reasoning else None, output=reasoning + body_tokens)
+    return outcome(
+        body, "stop", thinking="(reasoning)" if reasoning else None, output=reasoning + body_tokens
+    )

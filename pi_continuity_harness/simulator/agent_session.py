@@ -1,0 +1,1449 @@
+"""``AgentSession`` of Pi 1.6 (``dist/core/agent-session.js``), ported to asyncio.
+
+This is where Pi decides when to compact, and where nearly every quirk of §9 lives. The
+port keeps Pi's structure (``prompt`` → ``_start_run`` → ``_prepare_run`` → loop →
+``_handle_post_agent_run`` → ``_emit_agent_settled``) so a reader can hold it next to the
+JavaScript. The quirks, each named in the code where it happens:
+
+* §9.1  manual compaction aborts the running turn first, emits ``compaction_start`` even
+  when it then fails ("Nothing to compact", "Already compacted"), ignores ``enabled``;
+* §9.2  the threshold is checked at three points: mid-run before the next request, after
+  ``agent_end`` (reported usage), and before a new prompt (after ``input``, before
+  ``agent_start``; the prompt is not acknowledged until the hook returns);
+* §9.3  a session too small to summarise skips automatic compaction silently;
+* §9.4  overflow: error patterns, silent overflow on a ``stop`` above the window,
+  recoverable ``length`` stops; one compact-and-retry per chain of failed replies, with a
+  ``context_edit`` omission, Pi's two failure texts, and a silent give-up when nothing is
+  left to summarise;
+* §9.5  ``agent_end`` is not final; ``agent_settled`` is;
+* §9.6/9.7  extension results are combined by the runner and stored verbatim;
+* §9.9  ``session_compact`` receives the *first* entry whose summary equals the new one;
+* §9.16 ``send_user_message`` while busy without ``deliver_as`` is rejected as an
+  extension error; during manual compaction it is rejected and the message is lost;
+* §9.17 busy from ``_start_run`` to ``agent_settled``; idle also requires no compaction;
+* §9.21 ``get_context_usage()`` has null tokens after a compaction until the next reply;
+* §9.24 retryable errors are retried (virtual backoff) before any compaction check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from .abort import AbortController, AbortSignal
+from .agent_loop import Agent, AgentEvent, CompletedTurn, LoopHooks
+from .compaction import (
+    SUMMARIZATION_SYSTEM_PROMPT,
+    Prepared,
+    calculate_context_tokens,
+    compute_file_lists,
+    estimate_context_tokens,
+    estimate_messages_tokens,
+    estimate_projected_context_tokens,
+    format_file_operations,
+    preparation_summary,
+    prepare_compaction,
+    should_compact,
+    summary_request_text,
+    turn_prefix_request_text,
+)
+from .events import (
+    AgentEndEvent,
+    AgentSettledEvent,
+    AgentStartEvent,
+    BeforeAgentStartEvent,
+    BeforeCompactResult,
+    CompactionReason,
+    CompactionResult,
+    ContextUsage,
+    InputEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    ModelSelectEvent,
+    SessionBeforeCompactEvent,
+    SessionCompactEvent,
+    SessionCompactFailedEvent,
+    ToolCallEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolResultEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from .extension_api import Model, ToolResult
+from .messages import Message, content_text, convert_to_llm, user_message
+from .model_service import ScriptedModelService
+from .overflow import is_context_overflow, is_recoverable_length, is_retryable_error
+from .session_manager import SessionManager, current_system_message, ms_of_iso
+from .settings import SettingsError, SettingsManager
+from .trace import Trace
+
+if TYPE_CHECKING:
+    from .runner import ExtensionRunner
+
+__all__ = ["SIMULATED_SYSTEM_PROMPT", "AgentSession", "PromptRejectedError"]
+
+SIMULATED_SYSTEM_PROMPT = "You are Pi, a coding agent (simulated by pi-continuity-harness)."
+BUILTIN_TOOLS: tuple[dict[str, Any], ...] = (
+    {"name": "read", "description": "Read a file", "parameters": {"type": "object", "properties": {}}},
+    {
+        "name": "bash",
+        "description": "Run a shell command",
+        "parameters": {"type": "object", "properties": {}},
+    },
+    {"name": "edit", "description": "Edit a file", "parameters": {"type": "object", "properties": {}}},
+    {"name": "write", "description": "Write a file", "parameters": {"type": "object", "properties": {}}},
+)
+
+OVERFLOW_RECOVERY_FAILED = (
+    "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or "
+    "switching to a larger-context model."
+)
+LENGTH_RECOVERY_FAILED = "Truncated response recovery failed after one compact-and-retry attempt."
+BUSY_WITHOUT_BEHAVIOR = (
+    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
+)
+PROMPT_DURING_COMPACTION = (
+    "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
+)
+
+
+class PromptRejectedError(RuntimeError):
+    """``prompt()`` threw: the RPC response would be ``success: false`` with this message."""
+
+
+class _CancelledError(Exception):
+    """Internal: a compaction was cancelled by an extension or aborted."""
+
+
+@dataclass
+class _Trigger:
+    message_type: Literal["user", "custom"]
+    prompt: str | None = None
+    message: Message | None = None
+
+
+class AgentSession:
+    """One session of the simulated Pi process."""
+
+    def __init__(
+        self,
+        *,
+        session_manager: SessionManager,
+        settings: SettingsManager,
+        service: ScriptedModelService,
+        model: Model | None,
+        trace: Trace,
+        cwd: str,
+        thinking_level: str = "off",
+        spawn: Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]],
+        write_file: Callable[[str, str], None],
+    ) -> None:
+        self.session_manager = session_manager
+        self.settings = settings
+        self.service = service
+        self.model = model
+        self.trace = trace
+        self.cwd = cwd
+        self.thinking_level = thinking_level
+        self._spawn = spawn
+        self._write_file = write_file
+        self.runner: ExtensionRunner | None = None
+        self.agent = Agent(
+            listener=self._handle_agent_event,
+            hooks=LoopHooks(
+                stream=self._stream_assistant,
+                finish_turn=self._finish_turn,
+                prepare_next_turn=self._prepare_next_turn,
+                execute_tool=self._execute_tool,
+                tool_exists=self._tool_exists,
+                now_ms=self.service.clock.now_ms,
+            ),
+        )
+        self._is_agent_run_active = False
+        self._agent_run_abort_requested = False
+        self._compaction_abort: AbortController | None = None
+        self._auto_compaction_abort: AbortController | None = None
+        self._overflow_recovery_attempted = False
+        self._retry_attempt = 0
+        self._retry_abort: AbortController | None = None
+        self._steering_texts: list[str] = []
+        self._follow_up_texts: list[str] = []
+        self._pending_next_turn: list[Message] = []
+        self._pending_custom: list[Message] = []
+        self._turn_index = 0
+        self._last_assistant: Message | None = None
+        self._is_emitting_settled = False
+        self._deferred_settled: list[Callable[[], Awaitable[None]]] = []
+        self._idle_waiters: list[asyncio.Future[None]] = []
+        self._entry_ids: dict[int, tuple[Message, str]] = {}
+        self._boundary_dispatched: set[int] = set()
+        self._preflights: list[asyncio.Event] = []
+        self._refresh_finalized_context()
+
+    # ================================================================= state
+    @property
+    def is_streaming(self) -> bool:
+        return self._is_agent_run_active
+
+    @property
+    def is_compacting(self) -> bool:
+        return self._auto_compaction_abort is not None or self._compaction_abort is not None
+
+    @property
+    def is_idle(self) -> bool:
+        return not self._is_agent_run_active and not self.is_compacting
+
+    @property
+    def pending_message_count(self) -> int:
+        return len(self._steering_texts) + len(self._follow_up_texts)
+
+    def _abort_requested(self) -> bool:
+        """Read the abort flag anew (it changes across awaits; a method defeats stale narrowing)."""
+        return self._agent_run_abort_requested
+
+    def _runner(self) -> ExtensionRunner:
+        assert self.runner is not None
+        return self.runner
+
+    def _emit(self, name: str, **data: Any) -> None:
+        """A session event (what RPC streams)."""
+        self.trace.emit("session", name, **data)
+
+    def _emit_queue_update(self) -> None:
+        self._emit("queue_update", steering=len(self._steering_texts), followUp=len(self._follow_up_texts))
+
+    def _refresh_finalized_context(self) -> None:
+        projection = self.session_manager.build_session_projection()
+        for entry in projection.entries:
+            for message in entry.messages:
+                self._entry_ids[id(message)] = (message, entry.source["id"])
+        self.agent.messages = list(projection.messages)
+
+    def _find_entry_id(self, message: Message) -> str | None:
+        known = self._entry_ids.get(id(message))
+        if known is not None and known[0] is message:
+            return known[1]
+        for entry in reversed(self.session_manager.branch_view()):
+            if entry.get("type") == "message" and entry["message"] is message:
+                return str(entry["id"])
+        return None
+
+    def _resolve_idle_waiters(self) -> None:
+        if not self.is_idle:
+            return
+        waiters, self._idle_waiters = self._idle_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def wait_for_idle(self) -> None:
+        if self.is_idle:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._idle_waiters.append(future)
+        await future
+
+    # ================================================================= agent events
+    async def _handle_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
+        kind = event["type"]
+        runner = self._runner()
+        if kind == "agent_start" and self._agent_run_abort_requested:
+            self.agent.abort()
+        if kind == "message_start" and event["message"].get("role") == "user":
+            self._overflow_recovery_attempted = False
+            text = content_text(event["message"].get("content"))
+            if text in self._steering_texts:
+                self._steering_texts.remove(text)
+                self._emit_queue_update()
+            elif text in self._follow_up_texts:
+                self._follow_up_texts.remove(text)
+                self._emit_queue_update()
+        # Extensions first, then the public listeners (RPC), then persistence.
+        await self._emit_extension_event(event, runner)
+        self._emit_public(event)
+        if kind == "message_end":
+            message = event["message"]
+            entry_id: str | None = None
+            if message.get("role") == "custom":
+                entry_id = self.session_manager.append_custom_message_entry(
+                    message["customType"],
+                    message.get("content"),
+                    message.get("display", True),
+                    message.get("details"),
+                )
+            elif message.get("role") in ("system", "user", "assistant", "toolResult"):
+                entry_id = self.session_manager.append_message(message)
+            if entry_id is not None:
+                self._entry_ids[id(message)] = (message, entry_id)
+            if message.get("role") == "assistant":
+                self._last_assistant = message
+                if message.get("stopReason") not in ("error", "length"):
+                    self._overflow_recovery_attempted = False
+                if message.get("stopReason") != "error" and self._retry_attempt > 0:
+                    self._emit("auto_retry_end", success=True, attempt=self._retry_attempt)
+                    self._retry_attempt = 0
+        if kind == "turn_end":
+            self._flush_pending_custom()
+
+    def _emit_public(self, event: AgentEvent) -> None:
+        kind = event["type"]
+        if kind in ("message_start", "message_end"):
+            message = event["message"]
+            data: dict[str, Any] = {"role": message.get("role")}
+            if message.get("role") == "assistant":
+                data["stopReason"] = message.get("stopReason")
+                data["totalTokens"] = (message.get("usage") or {}).get("totalTokens")
+            text = content_text(message.get("content")) if message.get("role") != "system" else ""
+            if text:
+                data["text"] = text[:80]
+            if kind == "message_end":
+                self._emit(kind, **data)
+            return
+        if kind == "agent_end":
+            self._emit("agent_end", willRetry=self._will_retry_after_agent_end(event))
+        elif kind == "turn_end":
+            self._emit("turn_end")
+        elif kind == "turn_start":
+            self._emit("turn_start")
+        elif kind == "agent_start":
+            self._emit("agent_start")
+        elif kind == "tool_execution_start":
+            self._emit("tool_execution_start", toolName=event["toolName"])
+        elif kind == "tool_execution_end":
+            self._emit("tool_execution_end", toolName=event["toolName"], isError=event["isError"])
+
+    async def _emit_extension_event(self, event: AgentEvent, runner: ExtensionRunner) -> None:
+        kind = event["type"]
+        if kind == "agent_start":
+            self._turn_index = 0
+            await self._dispatch(AgentStartEvent())
+        elif kind == "agent_end":
+            await self._dispatch(AgentEndEvent(messages=event["messages"]))
+        elif kind == "turn_start":
+            await self._dispatch(
+                TurnStartEvent(turn_index=self._turn_index, timestamp=self.service.clock.now_ms())
+            )
+        elif kind == "turn_end":
+            if (
+                event["message"].get("role") == "assistant"
+                and id(event["message"]) not in self._boundary_dispatched
+            ):
+                await self._dispatch_turn_end(event["message"], event["toolResults"])
+            self._boundary_dispatched.discard(id(event["message"]))
+            self._turn_index += 1
+        elif kind == "message_start":
+            await self._dispatch(MessageStartEvent(message=event["message"]))
+        elif kind == "message_end":
+            await self._dispatch(MessageEndEvent(message=event["message"]))
+        elif kind == "tool_execution_start":
+            await self._dispatch(
+                ToolExecutionStartEvent(
+                    tool_call_id=event["toolCallId"], tool_name=event["toolName"], args=event["args"]
+                )
+            )
+        elif kind == "tool_execution_end":
+            await self._dispatch(
+                ToolExecutionEndEvent(
+                    tool_call_id=event["toolCallId"],
+                    tool_name=event["toolName"],
+                    result=event["result"],
+                    is_error=event["isError"],
+                )
+            )
+
+    async def _dispatch(self, event: Any) -> Any:
+        """Dispatch an extension event, traced, then let extension preflights settle."""
+        runner = self._runner()
+        if not runner.has_handlers(event.type):
+            return None
+        self.trace.emit("event", event.type, **_event_summary(event))
+        result = await runner.emit(event)
+        await self._settle_preflights()
+        return result
+
+    async def _settle_preflights(self) -> None:
+        """Model JavaScript's eager microtasks: an extension's ``send_user_message`` issued in
+        a handler reaches its queue/reject decision before Pi continues past the dispatch."""
+        while self._preflights:
+            pending, self._preflights = self._preflights, []
+            for done in pending:
+                await done.wait()
+
+    async def _dispatch_turn_end(self, message: Message, tool_results: list[Message]) -> None:
+        outcome: Literal["completed", "aborted", "error"] = (
+            "aborted"
+            if message.get("stopReason") == "aborted"
+            else "error"
+            if message.get("stopReason") == "error"
+            else "completed"
+        )
+        await self._dispatch(
+            TurnEndEvent(
+                turn_index=self._turn_index,
+                message=message,
+                tool_results=tool_results,
+                message_entry_id=self._find_entry_id(message),
+                tool_result_entry_ids=[i for i in (self._find_entry_id(r) for r in tool_results) if i],
+                outcome=outcome,
+            )
+        )
+
+    def _will_retry_after_agent_end(self, event: AgentEvent) -> bool:
+        if self._agent_run_abort_requested:
+            return False
+        retry = self.settings.get_retry_settings()
+        if not retry["enabled"] or self._retry_attempt >= retry["maxRetries"]:
+            return False
+        for message in reversed(event["messages"]):
+            if message.get("role") == "assistant":
+                return self._is_retryable(message)
+        return False
+
+    # ================================================================= loop hooks
+    def _tool_exists(self, name: str) -> bool:
+        return any(t["name"] == name for t in BUILTIN_TOOLS) or any(
+            t.name == name for t in self._runner().tools()
+        )
+
+    def _active_tool_names(self) -> list[str]:
+        return [t["name"] for t in BUILTIN_TOOLS] + [t.name for t in self._runner().tools()]
+
+    async def _finish_turn(self, turn: CompletedTurn) -> Literal["continue", "end"] | None:
+        self._boundary_dispatched.add(id(turn.message))
+        await self._dispatch_turn_end(turn.message, turn.tool_results)
+        return None
+
+    async def _prepare_next_turn(self, turn: CompletedTurn) -> None:
+        """Mid-run threshold check, before the next assistant request (AS:482-490)."""
+        model = self.model
+        if model is None or model.context_window <= 0:
+            return
+        projection = self.session_manager.build_session_projection()
+        try:
+            settings = self.settings.get_compaction_settings(model)
+        except SettingsError:
+            raise
+        estimate = estimate_projected_context_tokens(
+            projection,
+            self.session_manager.branch_position,
+            self.session_manager.latest_invalidating_position(),
+        )
+        if should_compact(estimate.tokens, model.context_window, settings):
+            await self._run_auto_compaction("threshold", False)
+        self.agent.messages = list(self.session_manager.build_session_projection().messages)
+
+    async def _stream_assistant(self, signal: AbortSignal) -> Message:
+        model = self.model
+        assert model is not None
+        projection = self.session_manager.build_session_projection()
+        llm = convert_to_llm(projection.messages)
+        system = current_system_message(llm)
+        non_system = [m for m in llm if m.get("role") != "system"]
+        estimate = estimate_context_tokens(llm).tokens
+        max_tokens = _clamp_max_tokens(model, estimate)
+        reasoning = self.thinking_level if (model.reasoning and self.thinking_level != "off") else None
+        return await self.service.call(
+            "agent",
+            model,
+            system["content"] if system else None,
+            non_system,
+            tools=self._active_tool_names(),
+            max_tokens=max_tokens,
+            reasoning=reasoning,
+            signal=signal,
+        )
+
+    async def _execute_tool(
+        self, call: dict[str, Any], signal: AbortSignal, assistant: Message
+    ) -> tuple[dict[str, Any], bool]:
+        runner = self._runner()
+        name = call["name"]
+        args = call.get("arguments") or {}
+        if runner.has_handlers("tool_call"):
+            ctx = runner.create_context()
+            event = ToolCallEvent(tool_call_id=call["id"], tool_name=name, input=args)
+            self.trace.emit("event", "tool_call", toolName=name)
+            for _record, handlers in runner._snapshot("tool_call"):
+                for handler in handlers:
+                    try:
+                        value = await runner._call(handler, event, ctx)
+                    except Exception as error:  # tool_call errors block the tool (fail-safe)
+                        return {"content": [{"type": "text", "text": str(error)}], "details": {}}, True
+                    if isinstance(value, dict) and value.get("block"):
+                        return {
+                            "content": [
+                                {"type": "text", "text": value.get("reason") or "Tool execution was blocked"}
+                            ],
+                            "details": {},
+                        }, True
+        tool = next((t for t in runner.tools() if t.name == name), None)
+        if tool is not None:
+            try:
+                result: ToolResult = await tool.execute(call["id"], args, signal, runner.create_context())
+            except Exception as error:
+                return {"content": [{"type": "text", "text": str(error)}], "details": {}}, True
+            out: dict[str, Any] = {"content": list(result.content), "details": result.details}
+            if result.terminate:
+                out["terminate"] = True
+            is_error = result.is_error
+        else:
+            out, is_error = self._run_builtin_tool(call)
+        if runner.has_handlers("tool_result"):
+            await self._dispatch(
+                ToolResultEvent(
+                    tool_call_id=call["id"],
+                    tool_name=name,
+                    input=args,
+                    content=out["content"],
+                    details=out.get("details"),
+                    is_error=is_error,
+                )
+            )
+        return out, is_error
+
+    def _run_builtin_tool(self, call: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+        """Simulated built-in tools: scripted output for ``bash``, real files for read/write."""
+        name = call["name"]
+        args = call.get("arguments") or {}
+        scripted = self.service.tool_result_for(call["id"])
+        if name == "bash":
+            if scripted is not None:
+                text = scripted
+            else:
+                command = str(args.get("command", ""))
+                text = command[5:].strip().strip("'\"") + "\n" if command.startswith("echo ") else ""
+            return {"content": [{"type": "text", "text": text or "(no output)"}], "details": {}}, False
+        if name in ("write", "edit"):
+            path = str(args.get("path", ""))
+            full = path if path.startswith("/") else f"{self.cwd}/{path}"
+            content = str(args.get("content", args.get("newText", "")))
+            try:
+                self._write_file(full, content)
+            except OSError as error:
+                return {"content": [{"type": "text", "text": str(error)}], "details": {}}, True
+            return {
+                "content": [{"type": "text", "text": f"Successfully wrote {len(content)} bytes to {path}"}],
+                "details": {},
+            }, False
+        if name == "read":
+            path = str(args.get("path", ""))
+            full = path if path.startswith("/") else f"{self.cwd}/{path}"
+            try:
+                with open(full, encoding="utf-8") as handle:
+                    text = handle.read()
+            except OSError as error:
+                return {"content": [{"type": "text", "text": str(error)}], "details": {}}, True
+            return {"content": [{"type": "text", "text": text}], "details": {}}, False
+        return {"content": [{"type": "text", "text": scripted or ""}], "details": {}}, False
+
+    # ================================================================= prompting
+    async def prompt(
+        self,
+        text: str,
+        *,
+        source: Literal["interactive", "rpc", "extension"] = "rpc",
+        streaming_behavior: Literal["steer", "followUp"] | None = None,
+        expand_prompt_templates: bool = True,
+        preflight: Callable[[str], None] | None = None,
+    ) -> None:
+        """``AgentSession.prompt``; raises :class:`PromptRejectedError` where Pi would throw."""
+        if self._is_emitting_settled:
+            self._deferred_settled.append(
+                lambda: self.prompt(
+                    text,
+                    source=source,
+                    streaming_behavior=streaming_behavior,
+                    expand_prompt_templates=expand_prompt_templates,
+                )
+            )
+            return
+        if expand_prompt_templates and text.startswith("/") and await self._try_execute_command(text):
+            if preflight:
+                preflight("handled")
+            return
+        if self._compaction_abort is not None:
+            raise PromptRejectedError(PROMPT_DURING_COMPACTION)
+        trigger = await self._prepare_prompt(text, source, streaming_behavior, preflight)
+        if trigger is not None:
+            await self._start_run(trigger, lambda: preflight("started") if preflight else None)
+
+    async def _try_execute_command(self, text: str) -> bool:
+        runner = self._runner()
+        space = text.find(" ")
+        name = text[1:] if space == -1 else text[1:space]
+        args = "" if space == -1 else text[space + 1 :]
+        found = runner.get_command(name)
+        if found is None:
+            return False
+        _record, handler = found
+        self.trace.emit("event", "command", command=name, args=args)
+        try:
+            await handler(args, runner.create_command_context())
+        except Exception as error:
+            runner.emit_error(f"command:{name}", "command", str(error) or type(error).__name__)
+        return True
+
+    async def _prepare_prompt(
+        self,
+        text: str,
+        source: Literal["interactive", "rpc", "extension"],
+        streaming_behavior: Literal["steer", "followUp"] | None,
+        preflight: Callable[[str], None] | None,
+    ) -> _Trigger | None:
+        runner = self._runner()
+        behavior = streaming_behavior if self.is_streaming else None
+        current = text
+        if runner.has_handlers("input"):
+            event = InputEvent(text=text, images=None, source=source, streaming_behavior=behavior)
+            self.trace.emit("event", "input", source=source, streamingBehavior=behavior, chars=len(text))
+            result = await runner.emit_input(event)
+            if result.action == "handled":
+                if preflight:
+                    preflight("handled")
+                return None
+            if result.action == "transform" and result.text is not None:
+                current = result.text
+        if self.is_streaming:
+            if not streaming_behavior:
+                raise PromptRejectedError(BUSY_WITHOUT_BEHAVIOR)
+            if streaming_behavior == "followUp":
+                self._queue_follow_up(current)
+            else:
+                self._queue_steer(current)
+            if preflight:
+                preflight("queued")
+            return None
+        if self.model is None:
+            raise PromptRejectedError("No model selected.")
+        if not self.service.catalog.has_auth(self.model.provider):
+            raise PromptRejectedError(f'No API key found for "{self.model.provider}".')
+        return _Trigger("user", prompt=current)
+
+    def _queue_steer(self, text: str) -> None:
+        self._steering_texts.append(text)
+        self._emit_queue_update()
+        self.agent.steering.enqueue(user_message(text, self.service.clock.now_ms()))
+
+    def _queue_follow_up(self, text: str) -> None:
+        self._follow_up_texts.append(text)
+        self._emit_queue_update()
+        self.agent.follow_up.enqueue(user_message(text, self.service.clock.now_ms()))
+
+    def clear_queue(self) -> None:
+        self._steering_texts = []
+        self._follow_up_texts = []
+        self.agent.clear_queues()
+        self._emit_queue_update()
+
+    def send_user_message(
+        self, content: str | list[dict[str, Any]], deliver_as: str | None, expand_prompt_templates: bool
+    ) -> None:
+        """``pi.sendUserMessage``: fire-and-forget; failures become extension errors (AS:2879)."""
+        text = (
+            content
+            if isinstance(content, str)
+            else "\n".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
+        )
+        done = asyncio.Event()
+        self._preflights.append(done)
+        behavior: Literal["steer", "followUp"] | None = (
+            "followUp" if deliver_as == "followUp" else "steer" if deliver_as == "steer" else None
+        )
+
+        async def run() -> None:
+            def mark(_: str) -> None:
+                done.set()
+
+            try:
+                await self.prompt(
+                    text,
+                    source="extension",
+                    streaming_behavior=behavior,
+                    expand_prompt_templates=expand_prompt_templates,
+                    preflight=mark,
+                )
+            except PromptRejectedError as error:
+                self._runner().emit_error("<runtime>", "send_user_message", str(error))
+            except Exception as error:
+                self._runner().emit_error("<runtime>", "send_user_message", str(error))
+            finally:
+                done.set()
+
+        self._spawn(run(), "send_user_message")
+
+    def send_custom_message(
+        self, message: dict[str, Any], trigger_turn: bool | None, deliver_as: str | None
+    ) -> None:
+        """``pi.sendMessage`` (AS:1955-1993)."""
+        app: Message = {
+            "role": "custom",
+            "customType": message.get("customType"),
+            "content": message.get("content") if message.get("content") is not None else [],
+            "display": message.get("display", True),
+            "details": message.get("details"),
+            "timestamp": self.service.clock.now_ms(),
+        }
+        if app["details"] is None:
+            del app["details"]
+        if deliver_as == "nextTurn":
+            self._pending_next_turn.append(app)
+        elif self.is_streaming and trigger_turn is not False:
+            if deliver_as == "followUp":
+                self.agent.follow_up.enqueue(app)
+            else:
+                self.agent.steering.enqueue(app)
+        elif trigger_turn:
+
+            async def start() -> None:
+                if self._is_emitting_settled:
+                    self._deferred_settled.append(lambda: self._start_run(_Trigger("custom", message=app)))
+                    return
+                try:
+                    await self._start_run(_Trigger("custom", message=app))
+                except Exception as error:
+                    self._runner().emit_error("<runtime>", "send_message", str(error))
+
+            self._spawn(start(), "send_message")
+        elif self.is_streaming:
+            self._pending_custom.append(app)
+        else:
+            self._append_custom(app)
+
+    def _append_custom(self, app: Message) -> None:
+        self.session_manager.append_custom_message_entry(
+            app["customType"], app["content"], app["display"], app.get("details")
+        )
+        self._refresh_finalized_context()
+        self._emit("message_end", role="custom")
+
+    def _flush_pending_custom(self) -> None:
+        pending, self._pending_custom = self._pending_custom, []
+        for app in pending:
+            self._append_custom(app)
+
+    # ================================================================= runs
+    async def _start_run(self, trigger: _Trigger, on_started: Callable[[], Any] | None = None) -> None:
+        self._is_agent_run_active = True
+        self._agent_run_abort_requested = False
+        try:
+            messages = await self._prepare_run(trigger)
+        except BaseException:
+            self._is_agent_run_active = False
+            self._flush_pending_custom()
+            self._resolve_idle_waiters()
+            raise
+        self._flush_pending_custom()
+        if on_started is not None:
+            on_started()
+        try:
+            await self.agent.prompt(messages)
+            while not self._agent_run_abort_requested:
+                if await self._handle_post_agent_run():
+                    if self._abort_requested():
+                        break
+                    await self.agent.continue_()
+                    continue
+                if self._agent_run_abort_requested or not self.agent.has_queued_messages():
+                    break
+                await self.agent.continue_()
+        finally:
+            self._finish_cancelled_retry_if_aborted()
+            self._flush_pending_custom()
+            await self._emit_agent_settled()
+
+    def _finish_cancelled_retry_if_aborted(self) -> None:
+        if self._agent_run_abort_requested and self._retry_attempt > 0:
+            attempt, self._retry_attempt = self._retry_attempt, 0
+            self._emit("auto_retry_end", success=False, attempt=attempt, finalError="Retry cancelled")
+
+    async def _prepare_run(self, trigger: _Trigger) -> list[Message]:
+        """Pre-prompt compaction check (§9.2, third point), then ``before_agent_start``."""
+        last = self._find_last_assistant()
+        if last is not None:
+            await self._check_compaction(last, skip_aborted_check=False)
+        messages: list[Message] = []
+        if not any(
+            m.get("role") == "system" for m in self.session_manager.build_session_projection().messages
+        ):
+            messages.append(
+                {
+                    "role": "system",
+                    "content": SIMULATED_SYSTEM_PROMPT,
+                    "toolsAdded": [dict(t) for t in BUILTIN_TOOLS],
+                    "timestamp": self.service.clock.now_ms(),
+                }
+            )
+        runner = self._runner()
+        if runner.has_handlers("before_agent_start"):
+            await self._dispatch(
+                BeforeAgentStartEvent(
+                    message_type=trigger.message_type,
+                    prompt=trigger.prompt,
+                    system_prompt=SIMULATED_SYSTEM_PROMPT,
+                    message=trigger.message,
+                )
+            )
+        if trigger.message_type == "custom":
+            assert trigger.message is not None
+            messages.append(trigger.message)
+        else:
+            messages.append(user_message(trigger.prompt or "", self.service.clock.now_ms()))
+        messages.extend(self._pending_next_turn)
+        self._pending_next_turn = []
+        return messages
+
+    def _find_last_assistant(self) -> Message | None:
+        for message in reversed(self.agent.messages):
+            if message.get("role") == "assistant":
+                return message
+        return None
+
+    async def _handle_post_agent_run(self) -> bool:
+        message = self._last_assistant
+        self._last_assistant = None
+        if self._agent_run_abort_requested:
+            return False
+        if message is None:
+            return self.agent.has_queued_messages()
+        if self._is_retryable(message) and await self._prepare_retry(message):
+            return not self._abort_requested()
+        if self._abort_requested():
+            return False
+        if message.get("stopReason") == "error" and self._retry_attempt > 0:
+            self._emit(
+                "auto_retry_end",
+                success=False,
+                attempt=self._retry_attempt,
+                finalError=message.get("errorMessage"),
+            )
+            self._retry_attempt = 0
+        if await self._check_compaction(message):
+            return not self._agent_run_abort_requested
+        return not self._agent_run_abort_requested and self.agent.has_queued_messages()
+
+    async def _emit_agent_settled(self) -> None:
+        self._is_agent_run_active = False
+        self._is_emitting_settled = True
+        try:
+            aborted = self._agent_run_abort_requested
+            await self._dispatch(AgentSettledEvent(aborted=aborted))
+            self._emit("agent_settled", aborted=aborted)
+        finally:
+            self._is_emitting_settled = False
+        deferred, self._deferred_settled = self._deferred_settled, []
+        try:
+            for action in deferred:
+                try:
+                    await action()
+                except PromptRejectedError as error:
+                    self._runner().emit_error("<runtime>", "send_user_message", str(error))
+        finally:
+            self._resolve_idle_waiters()
+
+    def _is_retryable(self, message: Message) -> bool:
+        model = self._model_for_message(message) or self.model
+        window = model.context_window if model else 0
+        if is_context_overflow(message, window):
+            return False
+        return is_retryable_error(message)
+
+    async def _prepare_retry(self, message: Message) -> bool:
+        retry = self.settings.get_retry_settings()
+        if not retry["enabled"]:
+            return False
+        self._retry_attempt += 1
+        if self._retry_attempt > retry["maxRetries"]:
+            self._retry_attempt -= 1
+            return False
+        delay_ms = min(retry["baseDelayMs"] * 2 ** (self._retry_attempt - 1), retry["maxAgentDelayMs"])
+        self._emit(
+            "auto_retry_start",
+            attempt=self._retry_attempt,
+            maxAttempts=retry["maxRetries"],
+            delayMs=delay_ms,
+            errorMessage=message.get("errorMessage") or "Unknown error",
+        )
+        self._omit_recovery_attempt(message)
+        controller = AbortController()
+        self._retry_abort = controller
+        try:
+            sleeper = asyncio.ensure_future(asyncio.sleep(delay_ms / 1000))
+            waiter = asyncio.ensure_future(controller.signal.wait())
+            await asyncio.wait([sleeper, waiter], return_when=asyncio.FIRST_COMPLETED)
+            sleeper.cancel()
+            waiter.cancel()
+            if controller.signal.aborted:
+                self._finish_cancelled_retry_if_aborted()
+                return False
+        finally:
+            self._retry_abort = None
+        return True
+
+    def _model_for_message(self, message: Message) -> Model | None:
+        model = self.model
+        if (
+            model is not None
+            and model.provider == message.get("provider")
+            and model.id == message.get("model")
+        ):
+            return model
+        return None
+
+    def _omit_recovery_attempt(self, message: Message) -> None:
+        """``_omitRecoveryAttempt``: persistently hide a failed reply and its tool results."""
+        call_ids = {b["id"] for b in message.get("content") or [] if b.get("type") == "toolCall"}
+        entry_id = self._find_entry_id(message)
+        messages = self.agent.messages
+        index = next(
+            (
+                i
+                for i, m in enumerate(messages)
+                if m is message or (entry_id and self._find_entry_id(m) == entry_id)
+            ),
+            -1,
+        )
+        results: list[Message] = []
+        for m in messages[index + 1 :] if index >= 0 else []:
+            if m.get("role") == "assistant":
+                break
+            if m.get("role") == "toolResult" and m.get("toolCallId") in call_ids:
+                results.append(m)
+        for target in [message, *results]:
+            target_id = self._find_entry_id(target)
+            if not target_id:
+                continue
+            edit_id = self.session_manager.append_context_edit(target_id, None)
+            self._emit("entry_appended", entryType="context_edit", id=edit_id, targetId=target_id)
+        self._refresh_finalized_context()
+
+    # ================================================================= compaction
+    async def _check_compaction(self, message: Message, *, skip_aborted_check: bool = True) -> bool:
+        """``_checkCompaction`` (AS:2496-2615): overflow first, then the threshold."""
+        settings = self.settings.get_compaction_settings(self.model)
+        if not settings.enabled:
+            return False
+        if skip_aborted_check and message.get("stopReason") == "aborted":
+            return False
+        message_model = self._model_for_message(message)
+        same_model = message_model is not None
+        limits = message_model or self.model
+        window = limits.context_window if limits is not None else 0
+        latest = self.session_manager.latest_compaction()
+        if latest is not None and message.get("timestamp", 0) <= _iso_ms(latest["timestamp"]):
+            return False
+        projection = self.session_manager.build_session_projection()
+        entry_id = self._find_entry_id(message)
+        projected = entry_id is None or any(
+            e.source["id"] == entry_id and any(m.get("role") == "assistant" for m in e.messages)
+            for e in projection.entries
+        )
+        branch = self.session_manager.branch_view()
+        position = self.session_manager.branch_position(entry_id) if entry_id else -1
+        after = branch[position + 1 :] if position >= 0 else []
+        has_post_edit = any(e.get("type") == "context_edit" for e in after)
+        latest_edit = next(
+            (e for e in reversed(after) if e.get("type") == "context_edit" and e.get("targetId") == entry_id),
+            None,
+        )
+        retained = entry_id is None or (
+            not any(e.get("type") == "compaction" for e in after)
+            and (latest_edit is None or latest_edit.get("replacement") is not None)
+        )
+        usage_matches = projected and not has_post_edit
+        explicit_overflow = message.get("stopReason") == "error" and is_context_overflow(message, 0)
+        context_overflow = same_model and (
+            (explicit_overflow and retained) or (usage_matches and is_context_overflow(message, window))
+        )
+        recoverable = (
+            same_model
+            and projected
+            and message_model is not None
+            and is_recoverable_length(message, message_model.max_tokens)
+        )
+        if context_overflow or recoverable:
+            will_retry = message.get("stopReason") != "stop"
+            if not will_retry:
+                # §9.4: a completed reply above the window is a *silent overflow*: compact, no retry.
+                return await self._run_auto_compaction("overflow", False)
+            if self._overflow_recovery_attempted:
+                text = OVERFLOW_RECOVERY_FAILED if context_overflow else LENGTH_RECOVERY_FAILED
+                self._emit(
+                    "compaction_end", reason="overflow", aborted=False, willRetry=False, errorMessage=text
+                )
+                await self._emit_compact_failed("overflow", text, aborted=False, from_extension=False)
+                return False
+            self._overflow_recovery_attempted = True
+            self._omit_recovery_attempt(message)
+            return await self._run_auto_compaction("overflow", True)
+        has_edits = any(e.source.get("type") == "context_edit" for e in projection.entries)
+        direct = calculate_context_tokens(message.get("usage"))
+        if has_edits:
+            tokens = estimate_projected_context_tokens(
+                projection,
+                self.session_manager.branch_position,
+                self.session_manager.latest_invalidating_position(),
+            ).tokens
+        elif message.get("stopReason") == "error" or direct == 0:
+            estimate = estimate_context_tokens(self.agent.messages)
+            if estimate.last_usage_index is not None and latest is not None:
+                usage_message = self.agent.messages[estimate.last_usage_index]
+                if usage_message.get("role") == "assistant" and usage_message.get("timestamp", 0) <= _iso_ms(
+                    latest["timestamp"]
+                ):
+                    return False
+            tokens = estimate.tokens
+        else:
+            tokens = direct
+        if should_compact(tokens, window, settings):
+            return await self._run_auto_compaction("threshold", False)
+        return False
+
+    def _prepare(self, settings: Any) -> Prepared | None:
+        projection = self.session_manager.build_session_projection()
+        tokens_before = estimate_projected_context_tokens(
+            projection,
+            self.session_manager.branch_position,
+            self.session_manager.latest_invalidating_position(),
+        ).tokens
+        return prepare_compaction(self.session_manager.branch_view(), projection, settings, tokens_before)
+
+    async def _run_auto_compaction(self, reason: CompactionReason, will_retry: bool) -> bool:
+        """``_runAutoCompaction`` (AS:2626-2754)."""
+        model = self.model
+        settings = self.settings.get_compaction_settings(model)
+        controller: AbortController | None = None
+        started = False
+        from_extension = False
+        cancelled = False
+        try:
+            if model is None:
+                return False
+            prepared = self._prepare(settings)
+            if prepared is None:
+                # §9.3 / verified 9.4e: silent give-up, no events at all.
+                self.trace.emit("host", "compaction_skipped", reason=reason, why="nothing to summarise")
+                return False
+            controller = AbortController()
+            self._auto_compaction_abort = controller
+            started = True
+            self._emit("compaction_start", reason=reason)
+            controller.signal.throw_if_aborted()
+            extension_result = None
+            if self._runner().has_handlers("session_before_compact"):
+                extension_result = await self._dispatch(
+                    SessionBeforeCompactEvent(
+                        preparation=prepared.preparation,
+                        branch_entries=self.session_manager.get_branch(),
+                        custom_instructions=None,
+                        reason=reason,
+                        will_retry=will_retry,
+                        signal=controller.signal,
+                    )
+                )
+            compaction: CompactionResult | None = None
+            if isinstance(extension_result, BeforeCompactResult):
+                if extension_result.cancel:
+                    cancelled = True
+                    raise _CancelledError("Compaction cancelled")
+                if extension_result.compaction is not None:
+                    compaction = extension_result.compaction
+                    from_extension = True
+            controller.signal.throw_if_aborted()
+            if compaction is None:
+                compaction = await self._run_default_compaction(prepared, model, None, controller.signal)
+            controller.signal.throw_if_aborted()
+            await self._commit_compaction(compaction, from_extension, reason, will_retry)
+            if will_retry:
+                return True
+            return self.agent.has_queued_messages()
+        except (_CancelledError, Exception) as error:
+            if isinstance(error, SettingsError):
+                raise
+            aborted = (controller is not None and controller.signal.aborted) or cancelled
+            if started:
+                message = str(error) or "compaction failed"
+                error_message = (
+                    None
+                    if aborted
+                    else (
+                        f"Context overflow recovery failed: {message}"
+                        if reason == "overflow"
+                        else f"Auto-compaction failed: {message}"
+                    )
+                )
+                self._emit(
+                    "compaction_end",
+                    reason=reason,
+                    aborted=aborted,
+                    willRetry=False,
+                    errorMessage=error_message,
+                )
+                await self._emit_compact_failed(
+                    reason, error_message, aborted=aborted, from_extension=from_extension
+                )
+            return False
+        finally:
+            if self._auto_compaction_abort is controller:
+                self._auto_compaction_abort = None
+            self._resolve_idle_waiters()
+
+    async def _commit_compaction(
+        self, compaction: CompactionResult, from_extension: bool, reason: CompactionReason, will_retry: bool
+    ) -> None:
+        """Append the entry verbatim (§9.7), rebuild context, emit ``session_compact`` with the
+        first entry whose summary equals the new one (§9.9, Pi's lookup quirk)."""
+        self.session_manager.append_compaction(
+            compaction.summary,
+            compaction.first_kept_entry_id,
+            compaction.tokens_before,
+            compaction.details,
+            from_extension,
+            compaction.usage,
+        )
+        self._refresh_finalized_context()
+        after = estimate_messages_tokens(self.session_manager.build_session_projection().messages)
+        saved = next(
+            (
+                e
+                for e in self.session_manager.get_entries()
+                if e.get("type") == "compaction" and e.get("summary") == compaction.summary
+            ),
+            None,
+        )
+        if saved is not None and self._runner().has_handlers("session_compact"):
+            await self._dispatch(
+                SessionCompactEvent(
+                    compaction_entry=saved,
+                    from_extension=from_extension,
+                    reason=reason,
+                    will_retry=will_retry,
+                )
+            )
+        self._emit(
+            "compaction_end",
+            reason=reason,
+            aborted=False,
+            willRetry=will_retry,
+            result={
+                "firstKeptEntryId": compaction.first_kept_entry_id,
+                "tokensBefore": compaction.tokens_before,
+                "estimatedTokensAfter": after,
+                "fromExtension": from_extension,
+                "summaryChars": len(compaction.summary) if isinstance(compaction.summary, str) else None,
+            },
+        )
+
+    async def _emit_compact_failed(
+        self, reason: CompactionReason, error_message: str | None, *, aborted: bool, from_extension: bool
+    ) -> None:
+        await self._dispatch(
+            SessionCompactFailedEvent(
+                reason=reason,
+                error_message=error_message,
+                aborted=aborted,
+                will_retry=False,
+                from_extension=from_extension,
+            )
+        )
+
+    async def _run_default_compaction(
+        self, prepared: Prepared, model: Model, custom_instructions: str | None, signal: AbortSignal
+    ) -> CompactionResult:
+        """Pi's own summarizer: one call, two for a split turn; fails on length/error/tool calls."""
+        p = prepared.preparation
+        reasoning = self.thinking_level if (model.reasoning and self.thinking_level != "off") else None
+
+        async def summarise(text: str, label: str) -> tuple[str, dict[str, Any]]:
+            reply = await self.service.call(
+                "summary",
+                model,
+                SUMMARIZATION_SYSTEM_PROMPT,
+                [user_message(text, self.service.clock.now_ms())],
+                max_tokens=model.max_tokens,
+                reasoning=reasoning,
+                signal=signal,
+            )
+            stop = reply.get("stopReason")
+            if stop == "aborted":
+                raise _CancelledError("Compaction cancelled")
+            if stop == "error":
+                raise RuntimeError(f"{label} failed: {reply.get('errorMessage') or 'Unknown error'}")
+            if stop == "length":
+                raise RuntimeError(
+                    f"{label} failed: generation hit the token cap and the summary is incomplete"
+                )
+            if any(b.get("type") == "toolCall" for b in reply.get("content") or []):
+                raise RuntimeError(f"{label} attempted to call a tool")
+            return content_text(reply.get("content")), reply.get("usage") or {}
+
+        if p.is_split_turn and p.turn_prefix_messages:
+            history = p.previous_summary or "No prior history."
+            if p.messages_to_summarize:
+                history, _ = await summarise(
+                    summary_request_text(
+                        p.messages_to_summarize,
+                        previous_summary=p.previous_summary,
+                        custom_instructions=custom_instructions,
+                    ),
+                    "Summarization",
+                )
+            prefix, usage = await summarise(
+                turn_prefix_request_text(p.turn_prefix_messages, custom_instructions=custom_instructions),
+                "Turn prefix summarization",
+            )
+            summary = f"{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}"
+        else:
+            summary, usage = await summarise(
+                summary_request_text(
+                    p.messages_to_summarize,
+                    previous_summary=p.previous_summary,
+                    custom_instructions=custom_instructions,
+                ),
+                "Summarization",
+            )
+        read_files, modified_files = compute_file_lists(prepared.file_ops)
+        summary += format_file_operations(read_files, modified_files)
+        return CompactionResult(
+            summary=summary,
+            first_kept_entry_id=p.first_kept_entry_id,
+            tokens_before=p.tokens_before,
+            usage=usage,
+            details={"readFiles": read_files, "modifiedFiles": modified_files},
+        )
+
+    async def compact(self, custom_instructions: str | None = None) -> dict[str, Any]:
+        """Manual compaction (AS:2335-2461); raises :class:`PromptRejectedError` with Pi's message."""
+        await self.abort()
+        controller = AbortController()
+        self._compaction_abort = controller
+        self._emit("compaction_start", reason="manual")
+        from_extension = False
+        cancelled = False
+        try:
+            model = self.model
+            if model is None:
+                raise RuntimeError("No model selected.")
+            settings = self.settings.get_compaction_settings(model)
+            prepared = self._prepare(settings)
+            if prepared is None:
+                branch = self.session_manager.branch_view()
+                if branch and branch[-1].get("type") == "compaction":
+                    raise RuntimeError("Already compacted")
+                raise RuntimeError("Nothing to compact (session too small)")
+            extension_result = None
+            if self._runner().has_handlers("session_before_compact"):
+                extension_result = await self._dispatch(
+                    SessionBeforeCompactEvent(
+                        preparation=prepared.preparation,
+                        branch_entries=self.session_manager.get_branch(),
+                        custom_instructions=custom_instructions,
+                        reason="manual",
+                        will_retry=False,
+                        signal=controller.signal,
+                    )
+                )
+            compaction: CompactionResult | None = None
+            if isinstance(extension_result, BeforeCompactResult):
+                if extension_result.cancel:
+                    cancelled = True
+                    raise _CancelledError("Compaction cancelled")
+                if extension_result.compaction is not None:
+                    compaction = extension_result.compaction
+                    from_extension = True
+            if compaction is None:
+                compaction = await self._run_default_compaction(
+                    prepared, model, custom_instructions, controller.signal
+                )
+            if controller.signal.aborted:
+                raise _CancelledError("Compaction cancelled")
+            self.session_manager.append_compaction(
+                compaction.summary,
+                compaction.first_kept_entry_id,
+                compaction.tokens_before,
+                compaction.details,
+                from_extension,
+                compaction.usage,
+            )
+            self._refresh_finalized_context()
+            saved = next(
+                (
+                    e
+                    for e in self.session_manager.get_entries()
+                    if e.get("type") == "compaction" and e.get("summary") == compaction.summary
+                ),
+                None,
+            )
+            if saved is not None and self._runner().has_handlers("session_compact"):
+                await self._dispatch(
+                    SessionCompactEvent(
+                        compaction_entry=saved,
+                        from_extension=from_extension,
+                        reason="manual",
+                        will_retry=False,
+                    )
+                )
+            result = compaction.to_json()
+            self._compaction_abort = None
+            self._resolve_idle_waiters()
+            self._emit(
+                "compaction_end",
+                reason="manual",
+                aborted=False,
+                willRetry=False,
+                result={
+                    "firstKeptEntryId": compaction.first_kept_entry_id,
+                    "tokensBefore": compaction.tokens_before,
+                    "fromExtension": from_extension,
+                },
+            )
+            return result
+        except (_CancelledError, Exception) as error:
+            if isinstance(error, SettingsError):
+                self._compaction_abort = None
+                self._resolve_idle_waiters()
+                raise PromptRejectedError(str(error)) from error
+            message = str(error)
+            aborted = controller.signal.aborted or cancelled
+            error_message = None if aborted else f"Compaction failed: {message}"
+            self._compaction_abort = None
+            self._resolve_idle_waiters()
+            self._emit(
+                "compaction_end",
+                reason="manual",
+                aborted=aborted,
+                willRetry=False,
+                errorMessage=error_message,
+            )
+            await self._emit_compact_failed(
+                "manual", error_message, aborted=aborted, from_extension=from_extension
+            )
+            raise PromptRejectedError(message) from error
+        finally:
+            self._compaction_abort = None
+            self._resolve_idle_waiters()
+
+    # ================================================================= control
+    async def abort(self) -> None:
+        """``AgentSession.abort``: abort run, retry and compaction, then wait for idle."""
+        if self._is_agent_run_active:
+            self._agent_run_abort_requested = True
+        if self._retry_abort is not None:
+            self._retry_abort.abort()
+        if self._compaction_abort is not None:
+            self._compaction_abort.abort()
+        if self._auto_compaction_abort is not None:
+            self._auto_compaction_abort.abort()
+        self.agent.abort()
+        await self.wait_for_idle()
+
+    def request_abort(self) -> None:
+        """``ctx.abort()``: fire-and-forget abort."""
+        self._spawn(self.abort(), "ctx.abort")
+
+    async def set_model(self, model: Model) -> None:
+        if not self.service.catalog.has_auth(model.provider):
+            raise PromptRejectedError(f"No API key for {model.provider}/{model.id}")
+        previous = self.model
+        self.model = model
+        self.session_manager.append_model_change(model.provider, model.id)
+        if previous is None or previous.full_id != model.full_id:
+            await self._dispatch(ModelSelectEvent(model=model, previous_model=previous, source="set"))
+
+    def get_context_usage(self) -> ContextUsage | None:
+        """§9.21: null tokens after a compaction until a post-compaction reply has usage."""
+        model = self.model
+        if model is None or model.context_window <= 0:
+            return None
+        window = model.context_window
+        projection = self.session_manager.build_session_projection()
+        latest = self.session_manager.latest_compaction()
+        if latest is not None:
+            with_usage = {
+                e.source["id"]
+                for e in projection.entries
+                if any(
+                    m.get("role") == "assistant"
+                    and m.get("stopReason") not in ("aborted", "error")
+                    and calculate_context_tokens(m.get("usage")) > 0
+                    for m in e.messages
+                )
+            }
+            position = self.session_manager.branch_position(latest["id"])
+            after = self.session_manager.branch_view()[position + 1 :]
+            if not any(e["id"] in with_usage for e in after):
+                return ContextUsage(tokens=None, context_window=window, percent=None)
+        estimate = estimate_projected_context_tokens(
+            projection,
+            self.session_manager.branch_position,
+            self.session_manager.latest_invalidating_position(),
+        )
+        return ContextUsage(
+            tokens=estimate.tokens, context_window=window, percent=estimate.tokens / window * 100
+        )
+
+    def system_prompt(self) -> str:
+        return SIMULATED_SYSTEM_PROMPT
+
+
+def _iso_ms(iso: str) -> int:
+    return ms_of_iso(iso)
+
+
+def _clamp_max_tokens(model: Model, input_tokens: int) -> int:
+    """pi-ai ``clampMaxTokensToContext`` for Pi's own requests (E4: near the window → 1)."""
+    if model.context_window <= 0:
+        return max(1, model.max_tokens)
+    margin = max(4096, math.ceil(input_tokens * 0.15))
+    room = model.context_window - input_tokens - margin
+    if room < 32768:
+        room = min(32768, model.context_window - input_tokens - 4096)
+    return min(model.max_tokens, max(1, room))
+
+
+def _event_summary(event: Any) -> dict[str, Any]:
+    """What the trace records of an extension event (compact, JSON-able)."""
+    kind = event.type
+    if kind == "session_before_compact":
+        return {
+            "reason": event.reason,
+            "willRetry": event.will_retry,
+            "customInstructions": event.custom_instructions,
+            **preparation_summary(event.preparation),
+        }
+    if kind == "session_compact":
+        entry = event.compaction_entry
+        return {
+            "reason": event.reason,
+            "willRetry": event.will_retry,
+            "fromExtension": event.from_extension,
+            "entryId": entry.get("id"),
+            "fromHook": entry.get("fromHook"),
+        }
+    if kind == "session_compact_failed":
+        return {
+            "reason": event.reason,
+            "aborted": event.aborted,
+            "fromExtension": event.from_extension,
+            "errorMessage": event.error_message,
+        }
+    if kind in ("session_start", "session_shutdown"):
+        return {"reason": event.reason}
+    if kind == "model_select":
+        return {
+            "source": event.source,
+            "model": event.model.full_id,
+            "previousModel": event.previous_model.full_id if event.previous_model else None,
+        }
+    if kind == "agent_settled":
+        return {"aborted": event.aborted}
+    if kind in ("turn_start", "turn_end"):
+        return {"turnIndex": event.turn_index}
+    if kind in ("message_start", "message_end"):
+        return {"role": event.message.get("role")}
+    if kind in ("tool_execution_start", "tool_execution_end", "tool_result"):
+        return {"toolName": event.tool_name}
+    return {}

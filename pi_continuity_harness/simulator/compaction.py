@@ -1,0 +1,380 @@
+"""Compaction mechanics of Pi 1.6 (``dist/core/compaction/compaction.js``), ported.
+
+Pure functions: the threshold rule, Pi's token estimates, the cut point and
+``prepareCompaction``, and the prompts of the default summarizer. The session itself
+decides *when* to call them (``agent_session.py``).
+
+Modelled quirks, each named where it lives:
+
+* the threshold is strict: ``tokens > contextWindow - reserveTokens`` (§9.2);
+* small sessions never compact: when the cut point leaves nothing to summarise,
+  ``prepare_compaction`` returns ``None`` and automatic compaction is skipped silently (§9.3);
+* the cut moves back over context-invisible metadata entries, so ``firstKeptEntryId`` can
+  be a ``custom`` or ``model_change`` entry, and the compaction is then a split turn (§9.10);
+* usage captured before the latest compaction or context edit is not trusted: the estimate
+  falls back to chars/4 of the whole projection, system message included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .events import CompactionPreparation, CompactionSettings
+from .messages import (
+    Message,
+    convert_to_llm,
+    estimate_tokens,
+    is_cut_point_message,
+    is_turn_start_message,
+    serialize_conversation,
+)
+from .session_manager import (
+    ProjectedEntry,
+    SessionProjection,
+    current_system_message,
+    entry_to_context_messages,
+)
+
+__all__ = [
+    "DEFAULT_COMPACTION_SETTINGS",
+    "SUMMARIZATION_PROMPT",
+    "SUMMARIZATION_SYSTEM_PROMPT",
+    "TURN_PREFIX_SUMMARIZATION_PROMPT",
+    "UPDATE_SUMMARIZATION_PROMPT",
+    "ContextEstimate",
+    "calculate_context_tokens",
+    "estimate_context_tokens",
+    "estimate_messages_tokens",
+    "estimate_projected_context_tokens",
+    "format_file_operations",
+    "prepare_compaction",
+    "should_compact",
+]
+
+DEFAULT_COMPACTION_SETTINGS = CompactionSettings(enabled=True, reserve_tokens=16384, keep_recent_tokens=20000)
+
+SUMMARIZATION_SYSTEM_PROMPT = (
+    "You are a context summarization assistant. Your task is to read a conversation between a user and an "
+    "AI assistant, then produce a structured summary following the exact format specified.\n\nDo NOT "
+    "continue the conversation. Do NOT respond to any questions in the conversation. ONLY output the "
+    "structured summary."
+)
+SUMMARIZATION_PROMPT = (
+    "The messages above are a conversation to summarize. Create a structured context checkpoint summary "
+    "that another LLM will use to continue the work."
+)
+UPDATE_SUMMARIZATION_PROMPT = (
+    "The messages above are NEW conversation messages to incorporate into the existing summary provided "
+    "in <previous-summary> tags."
+)
+TURN_PREFIX_SUMMARIZATION_PROMPT = (
+    "The messages above are earlier context from an ongoing conversation. Later messages are stored "
+    "separately and do not need to be reconstructed."
+)
+
+
+def calculate_context_tokens(usage: dict[str, Any] | None) -> int:
+    """``calculateContextTokens``: ``totalTokens`` or the sum of the parts."""
+    if not usage:
+        return 0
+    total = usage.get("totalTokens") or 0
+    if total:
+        return int(total)
+    return int(
+        (usage.get("input") or 0)
+        + (usage.get("output") or 0)
+        + (usage.get("cacheRead") or 0)
+        + (usage.get("cacheWrite") or 0)
+    )
+
+
+def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
+    """§9.2: strictly greater than ``window - reserve``; never when disabled."""
+    if not settings.enabled:
+        return False
+    return context_tokens > context_window - settings.reserve_tokens
+
+
+def _assistant_usage(message: Message) -> dict[str, Any] | None:
+    if message.get("role") != "assistant":
+        return None
+    if message.get("stopReason") in ("aborted", "error"):
+        return None
+    usage = message.get("usage")
+    if usage and calculate_context_tokens(usage) > 0:
+        return dict(usage)
+    return None
+
+
+@dataclass(frozen=True)
+class ContextEstimate:
+    tokens: int
+    usage_tokens: int
+    trailing_tokens: int
+    last_usage_index: int | None
+
+
+def estimate_context_tokens(messages: list[Message]) -> ContextEstimate:
+    """``estimateContextTokens``: last valid reported usage plus chars/4 of what follows."""
+    for index in range(len(messages) - 1, -1, -1):
+        usage = _assistant_usage(messages[index])
+        if usage is not None:
+            usage_tokens = calculate_context_tokens(usage)
+            trailing = sum(estimate_tokens(m) for m in messages[index + 1 :])
+            return ContextEstimate(usage_tokens + trailing, usage_tokens, trailing, index)
+    estimated = sum(estimate_tokens(m) for m in messages)
+    return ContextEstimate(estimated, 0, estimated, None)
+
+
+def estimate_messages_tokens(messages: list[Message]) -> int:
+    return sum(estimate_tokens(m) for m in messages)
+
+
+def estimate_projected_context_tokens(
+    projection: SessionProjection, branch_position: Any, latest_invalidating: int
+) -> ContextEstimate:
+    """``estimateProjectedContextTokens``: distrust usage older than the latest edit/compaction.
+
+    ``branch_position(entry_id)`` gives an entry's index on the current branch and
+    ``latest_invalidating`` the index of the newest ``context_edit``/``compaction`` (-1 if none).
+    """
+    estimate = estimate_context_tokens(projection.messages)
+    if estimate.last_usage_index is not None:
+        position = 0
+        usage_entry_id: str | None = None
+        for entry in projection.entries:
+            nxt = position + len(entry.messages)
+            if estimate.last_usage_index < nxt:
+                usage_entry_id = entry.source["id"]
+                break
+            position = nxt
+        usage_index = branch_position(usage_entry_id) if usage_entry_id else -1
+        if usage_index > latest_invalidating:
+            return estimate
+    system = current_system_message(projection.messages)
+    tokens = estimate_tokens(system) if system else 0
+    for message in projection.messages:
+        if message.get("role") != "system":
+            tokens += estimate_tokens(message)
+    return ContextEstimate(tokens, 0, tokens, None)
+
+
+def _is_projected_turn_start(entry: ProjectedEntry) -> bool:
+    if entry.source.get("type") == "compaction":
+        return False
+    return any(is_turn_start_message(m) for m in entry.messages)
+
+
+@dataclass(frozen=True)
+class _CutPoint:
+    first_kept_index: int
+    turn_start_index: int
+    is_split_turn: bool
+
+
+def _find_projected_cut_point(
+    entries: list[ProjectedEntry], start: int, end: int, keep_recent_tokens: int
+) -> _CutPoint:
+    """``findProjectedCutPoint`` (C:555-608), including the recovery-omission suffix rule."""
+    cut_points = [
+        i
+        for i in range(start, end)
+        if entries[i].source.get("type") != "compaction"
+        and any(is_cut_point_message(m) for m in entries[i].messages)
+    ]
+    if not cut_points:
+        return _CutPoint(start, -1, False)
+    accumulated = 0
+    exceeded = False
+    cut_index = cut_points[0]
+    for i in range(end - 1, start - 1, -1):
+        tokens = sum(estimate_tokens(m) for m in entries[i].messages)
+        if tokens == 0:
+            continue
+        accumulated += tokens
+        if accumulated >= keep_recent_tokens:
+            exceeded = True
+            cut_index = next((c for c in cut_points if c >= i), cut_points[-1])
+            break
+
+    suffix = entries[cut_index + 1 : end]
+
+    def visible(entry: ProjectedEntry) -> bool:
+        return entry.source.get("type") != "context_edit" and len(entry_to_context_messages(entry.source)) > 0
+
+    def omitted(entry: ProjectedEntry) -> bool:
+        return visible(entry) and len(entry.messages) == 0
+
+    omitted_ids = {e.source["id"] for e in suffix if omitted(e)}
+    external_replacement = any(
+        e.source.get("type") == "context_edit"
+        and e.source.get("replacement") is not None
+        and e.source.get("targetId") not in omitted_ids
+        for e in suffix
+    )
+    recovery_suffix = (
+        exceeded
+        and not external_replacement
+        and any(
+            e.source.get("type") == "message"
+            and e.source["message"].get("role") == "assistant"
+            and omitted(e)
+            for e in suffix
+        )
+        and all(e.source.get("type") != "compaction" and (not visible(e) or omitted(e)) for e in suffix)
+    )
+    if recovery_suffix:
+        cut_index += 1
+    # §9.10: move back over adjacent context-invisible metadata (custom, model_change, ...).
+    while cut_index > start:
+        previous = entries[cut_index - 1]
+        if previous.source.get("type") == "compaction" or len(previous.messages) > 0:
+            break
+        cut_index -= 1
+    starts_turn = cut_index < len(entries) and _is_projected_turn_start(entries[cut_index])
+    turn_start = -1
+    if not starts_turn:
+        for i in range(min(cut_index, len(entries) - 1), start - 1, -1):
+            if _is_projected_turn_start(entries[i]):
+                turn_start = i
+                break
+    return _CutPoint(cut_index, turn_start, (not starts_turn) and turn_start != -1)
+
+
+def _file_ops(messages: list[Message], previous: dict[str, Any] | None) -> dict[str, set[str]]:
+    ops: dict[str, set[str]] = {"read": set(), "written": set(), "edited": set()}
+    if previous is not None and not previous.get("fromHook") and isinstance(previous.get("details"), dict):
+        details = previous["details"]
+        for f in details.get("readFiles") or []:
+            ops["read"].add(f)
+        for f in details.get("modifiedFiles") or []:
+            ops["edited"].add(f)
+    for message in messages:
+        if message.get("role") != "assistant":
+            continue
+        for block in message.get("content") or []:
+            if block.get("type") != "toolCall":
+                continue
+            path = (block.get("arguments") or {}).get("path")
+            if not isinstance(path, str):
+                continue
+            if block.get("name") == "read":
+                ops["read"].add(path)
+            elif block.get("name") == "write":
+                ops["written"].add(path)
+            elif block.get("name") == "edit":
+                ops["edited"].add(path)
+    return ops
+
+
+def compute_file_lists(ops: dict[str, set[str]]) -> tuple[list[str], list[str]]:
+    modified = ops["edited"] | ops["written"]
+    read_only = sorted(f for f in ops["read"] if f not in modified)
+    return read_only, sorted(modified)
+
+
+def format_file_operations(read_files: list[str], modified_files: list[str]) -> str:
+    sections = []
+    if read_files:
+        sections.append("<read-files>\n" + "\n".join(read_files) + "\n</read-files>")
+    if modified_files:
+        sections.append("<modified-files>\n" + "\n".join(modified_files) + "\n</modified-files>")
+    return "\n\n" + "\n\n".join(sections) if sections else ""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A preparation plus the raw file operations the default summarizer appends."""
+
+    preparation: CompactionPreparation
+    file_ops: dict[str, set[str]]
+
+
+def prepare_compaction(
+    path_entries: list[dict[str, Any]],
+    projection: SessionProjection,
+    settings: CompactionSettings,
+    tokens_before: int,
+) -> Prepared | None:
+    """``prepareCompaction`` (C:609-662). None when nothing can be summarised (§9.3)."""
+    if path_entries and path_entries[-1].get("type") == "compaction":
+        return None
+    entries = projection.entries
+    previous_index = next(
+        (i for i, e in enumerate(entries) if e.source.get("type") == "compaction" and len(e.messages) > 0), -1
+    )
+    previous_summary: str | None = None
+    start = 0
+    previous_entry = None
+    if previous_index >= 0:
+        previous_entry = entries[previous_index].source
+        previous_summary = previous_entry["summary"]
+        start = previous_index + 1
+    cut = _find_projected_cut_point(entries, start, len(entries), settings.keep_recent_tokens)
+    if cut.first_kept_index >= len(entries):
+        return None
+    first_kept = entries[cut.first_kept_index].source
+    if not first_kept.get("id"):
+        return None
+    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_index
+
+    def summarisable(slice_: list[ProjectedEntry]) -> list[Message]:
+        out: list[Message] = []
+        for entry in slice_:
+            if entry.source.get("type") == "compaction":
+                continue
+            out.extend(m for m in entry.messages if m.get("role") != "system")
+        return out
+
+    to_summarize = summarisable(entries[start:history_end])
+    prefix = summarisable(entries[cut.turn_start_index : cut.first_kept_index]) if cut.is_split_turn else []
+    if not to_summarize and not prefix:
+        return None
+    ops = _file_ops(to_summarize + prefix, previous_entry)
+    preparation = CompactionPreparation(
+        first_kept_entry_id=first_kept["id"],
+        messages_to_summarize=to_summarize,
+        turn_prefix_messages=prefix,
+        is_split_turn=cut.is_split_turn,
+        tokens_before=tokens_before,
+        previous_summary=previous_summary,
+        file_ops={k: sorted(v) for k, v in ops.items()},
+        settings=settings,
+    )
+    return Prepared(preparation, ops)
+
+
+def summary_request_text(
+    messages: list[Message], *, previous_summary: str | None, custom_instructions: str | None
+) -> str:
+    """The user text of Pi's history-summary request (``generateSummaryWithUsage``)."""
+    prompt = UPDATE_SUMMARIZATION_PROMPT if previous_summary else SUMMARIZATION_PROMPT
+    if custom_instructions:
+        prompt = f"{prompt}\n\nAdditional focus: {custom_instructions}"
+    text = f"<conversation>\n{serialize_conversation(convert_to_llm(messages))}\n</conversation>\n\n"
+    if previous_summary:
+        text += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
+    return text + prompt
+
+
+def turn_prefix_request_text(messages: list[Message], *, custom_instructions: str | None) -> str:
+    text = (
+        f"# Conversation\n{serialize_conversation(convert_to_llm(messages))}\n\n# Instructions\n"
+        f"{TURN_PREFIX_SUMMARIZATION_PROMPT}"
+    )
+    if custom_instructions:
+        text = f"{text}\n\nAdditional focus: {custom_instructions}"
+    return text
+
+
+def preparation_summary(preparation: CompactionPreparation) -> dict[str, Any]:
+    """A compact, JSON-able view of a preparation for traces."""
+    return {
+        "firstKeptEntryId": preparation.first_kept_entry_id,
+        "tokensBefore": preparation.tokens_before,
+        "isSplitTurn": preparation.is_split_turn,
+        "messagesToSummarize": len(preparation.messages_to_summarize),
+        "turnPrefixMessages": len(preparation.turn_prefix_messages),
+        "settings": preparation.settings.to_json(),
+    }

@@ -1,0 +1,123 @@
+"""One seeded random source and one virtual clock for every id, timestamp and choice.
+
+Same scenario and seed give byte-identical traces, session files and artifacts. That holds
+for extension code too: while the simulator runs, :func:`deterministic_environment`
+points ``time.time``/``time.time_ns`` at the virtual clock and ``os.urandom`` (hence
+``uuid.uuid4()`` and ``secrets``) at the seeded source, the way FoundationDB or madsim
+virtualise a process. ``datetime.now()`` reads the C clock and cannot be virtualised;
+extensions should derive wall time from ``time.time()``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+__all__ = ["EPOCH_MS", "SeededRandom", "VirtualClock", "deterministic_environment", "iso_from_ms"]
+
+#: Virtual wall clock at loop time zero: 2026-01-01T00:00:00.000Z.
+EPOCH_MS = 1_767_225_600_000
+
+
+def iso_from_ms(ms: int) -> str:
+    """JavaScript's ``new Date(ms).toISOString()``: millisecond precision, ``Z`` suffix."""
+    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+class VirtualClock:
+    """Wall time derived from the virtual event loop's time, strictly increasing per read.
+
+    Every timestamp read advances by at least one millisecond, so two entries never share
+    a timestamp. Pi compares timestamps (``assistant.timestamp <= compaction.timestamp``
+    decides whether usage predates a compaction); equal values would be an accident of
+    simulation, not of Pi.
+    """
+
+    def __init__(self, loop_time: Callable[[], float], epoch_ms: int = EPOCH_MS) -> None:
+        self._loop_time = loop_time
+        self._epoch_ms = epoch_ms
+        self._last_ms = epoch_ms - 1
+
+    def loop_ms(self) -> int:
+        """Virtual milliseconds since the run started (for traces)."""
+        return round(self._loop_time() * 1000)
+
+    def now_ms(self) -> int:
+        """``Date.now()``: a fresh, strictly increasing millisecond timestamp."""
+        candidate = self._epoch_ms + self.loop_ms()
+        self._last_ms = max(candidate, self._last_ms + 1)
+        return self._last_ms
+
+    def now_iso(self) -> str:
+        return iso_from_ms(self.now_ms())
+
+    def peek_ms(self) -> int:
+        """The last timestamp handed out (no advance)."""
+        return self._last_ms
+
+
+class SeededRandom:
+    """The run's only source of randomness."""
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self._rng = random.Random(seed)
+
+    def bytes(self, n: int) -> bytes:
+        return self._rng.randbytes(n)
+
+    def entry_id(self, taken: Callable[[str], bool]) -> str:
+        """Pi's entry id: 8 hex chars of a random UUID, re-drawn on collision (SM:21-29)."""
+        for _ in range(100):
+            candidate = f"{self._rng.getrandbits(32):08x}"
+            if not taken(candidate):
+                return candidate
+        return self.uuid4()
+
+    def uuid4(self) -> str:
+        raw = bytearray(self._rng.randbytes(16))
+        raw[6] = (raw[6] & 0x0F) | 0x40
+        raw[8] = (raw[8] & 0x3F) | 0x80
+        h = raw.hex()
+        return f"{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+    def uuid7(self, ms: int) -> str:
+        """A UUIDv7 (Pi's session ids) from a virtual millisecond timestamp."""
+        rand = bytearray(self._rng.randbytes(10))
+        head = ms.to_bytes(6, "big")
+        raw = bytearray(head + rand)
+        raw[6] = (raw[6] & 0x0F) | 0x70
+        raw[8] = (raw[8] & 0x3F) | 0x80
+        h = raw.hex()
+        return f"{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+    def choice_index(self, n: int) -> int:
+        return self._rng.randrange(n)
+
+
+@contextmanager
+def deterministic_environment(clock: VirtualClock, rng: SeededRandom) -> Iterator[None]:
+    """Virtualise ``time.time``, ``time.time_ns`` and ``os.urandom`` for extension code."""
+    saved_time, saved_time_ns, saved_urandom = time.time, time.time_ns, os.urandom
+
+    def virtual_time() -> float:
+        return clock.now_ms() / 1000.0
+
+    def virtual_time_ns() -> int:
+        return clock.now_ms() * 1_000_000
+
+    def virtual_urandom(n: int) -> bytes:
+        return rng.bytes(n)
+
+    time.time = virtual_time
+    time.time_ns = virtual_time_ns
+    os.urandom = virtual_urandom
+    try:
+        yield
+    finally:
+        time.time, time.time_ns, os.urandom = saved_time, saved_time_ns, saved_urandom

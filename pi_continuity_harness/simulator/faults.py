@@ -1,0 +1,205 @@
+"""Faults as data, each off by default, and the filesystem monitor that injects them.
+
+Faults of the model (errors, malformed or empty output, aborts) are scripted replies (see
+``model_script``). This module holds the rest:
+
+``fs``
+    A filesystem fault on an extension's own file operation, matched by operation and
+    path glob: fail it with an ``OSError`` (``error``), kill the process just before it
+    (``crash``), or corrupt the file just before it is read (``corrupt``: the re-read
+    sees half the bytes). Injected through Python audit hooks, so any Python
+    implementation is covered without being written for the harness.
+``crash``
+    Kill the process right after a matching trace record ("between any two effects").
+``inject``
+    Run operations (typically ``abort``) right after a matching trace record ("abort at any
+    awaited point").
+
+Paths in globs use ``$PROJECT``, ``$AGENT`` and ``$SESSIONS`` for the run's directories;
+``*`` matches across ``/``.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .operations import Operation, normalise_operation_input
+from .trace import SimulatedCrash, Trace, TraceMatch
+
+__all__ = ["CrashRule", "FaultPlan", "FilesystemMonitor", "FsFault", "InjectRule", "activate_monitor"]
+
+FsOp = Literal["read", "write", "replace", "mkdir", "remove", "any"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FsFault(_Strict):
+    op: FsOp = "any"
+    path: str = Field(description="Glob over the path, e.g. '$PROJECT/.pi/session-continuity/*/pending/*'")
+    occurrence: int = Field(default=1, ge=1, description="First matching operation that fails (1-based)")
+    times: int = Field(default=1, ge=0, description="How many consecutive matches fail; 0 = every one after")
+    effect: Literal["error", "crash", "corrupt"] = "error"
+    errno_name: Literal["EIO", "ENOSPC", "EACCES", "EROFS", "ENOTDIR"] = Field(default="EIO", alias="errno")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class CrashRule(_Strict):
+    after: TraceMatch
+
+
+class InjectRule(_Strict):
+    after: TraceMatch
+    operations: tuple[Operation, ...]
+
+    @field_validator("operations", mode="before")
+    @classmethod
+    def _bare(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [normalise_operation_input(v) for v in value]
+        return value
+
+
+class FaultPlan(_Strict):
+    fs: tuple[FsFault, ...] = ()
+    crash: tuple[CrashRule, ...] = ()
+    inject: tuple[InjectRule, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.fs or self.crash or self.inject)
+
+
+@dataclass
+class _FsCounter:
+    fault: FsFault
+    seen: int = 0
+    fired: int = 0
+
+
+@dataclass
+class FilesystemMonitor:
+    """Observes and faults the extension's file operations under the run's directories."""
+
+    workdir: str
+    placeholders: dict[str, str]
+    trace: Trace
+    faults: tuple[FsFault, ...] = ()
+    on_crash: Callable[[], None] | None = None
+    host_io: int = 0
+    frozen: bool = False
+    _counters: list[_FsCounter] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._counters = [_FsCounter(f) for f in self.faults]
+
+    def _symbolic(self, path: str) -> str:
+        for name, root in sorted(self.placeholders.items(), key=lambda kv: -len(kv[1])):
+            if path == root or path.startswith(root + os.sep):
+                return name + path[len(root) :]
+        return path
+
+    def observe(self, op: str, path: str, target: str | None = None) -> None:
+        if self.host_io or not path.startswith(self.workdir):
+            return
+        if self.frozen:
+            if op != "read":
+                raise SimulatedCrash("the process is dead")
+            return
+        symbolic = self._symbolic(path)
+        self.trace.emit("fs", op, path=path, target=target)
+        for counter in self._counters:
+            fault = counter.fault
+            if fault.op not in ("any", op):
+                continue
+            if not fnmatch.fnmatchcase(symbolic, fault.path):
+                continue
+            counter.seen += 1
+            if counter.seen < fault.occurrence:
+                continue
+            if fault.times and counter.fired >= fault.times:
+                continue
+            counter.fired += 1
+            self.trace.emit("fault", "fs", op=op, path=path, effect=fault.effect)
+            if fault.effect == "crash":
+                if self.on_crash is not None:
+                    self.on_crash()
+                raise SimulatedCrash(f"crash before {op} {symbolic}")
+            if fault.effect == "corrupt":
+                self._corrupt(path)
+                continue
+            code = getattr(errno, fault.errno_name)
+            raise OSError(code, f"{os.strerror(code)} (injected fault)", path)
+
+    def _corrupt(self, path: str) -> None:
+        self.host_io += 1
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read()
+            with open(path, "wb") as handle:
+                handle.write(data[: len(data) // 2])
+        except OSError:
+            pass
+        finally:
+            self.host_io -= 1
+
+
+_ACTIVE: list[FilesystemMonitor] = []
+_HOOK: dict[str, bool] = {"installed": False}
+
+
+def _write_mode(mode: Any, flags: Any) -> bool:
+    if isinstance(mode, str):
+        return any(c in mode for c in "wax+")
+    if isinstance(flags, int):
+        return bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC))
+    return False
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if not _ACTIVE:
+        return
+    monitor = _ACTIVE[-1]
+    if monitor.host_io:
+        return
+    if event == "open":
+        path = args[0]
+        if not isinstance(path, str):
+            return
+        monitor.observe("write" if _write_mode(args[1], args[2]) else "read", os.path.abspath(path))
+    elif event == "os.rename":
+        src, dst = args[0], args[1]
+        if isinstance(src, str) and isinstance(dst, str):
+            monitor.observe("replace", os.path.abspath(dst), target=os.path.abspath(src))
+    elif event == "os.mkdir":
+        if isinstance(args[0], str):
+            monitor.observe("mkdir", os.path.abspath(args[0]))
+    elif event in ("os.remove", "os.rmdir") and isinstance(args[0], str):
+        monitor.observe("remove", os.path.abspath(args[0]))
+
+
+class activate_monitor:  # noqa: N801  (used as a context manager)
+    """Make ``monitor`` the active one for the duration of a ``with`` block."""
+
+    def __init__(self, monitor: FilesystemMonitor) -> None:
+        self.monitor = monitor
+
+    def __enter__(self) -> FilesystemMonitor:
+        if not _HOOK["installed"]:
+            sys.addaudithook(_audit)  # audit hooks cannot be removed: install once per process
+            _HOOK["installed"] = True
+        _ACTIVE.append(self.monitor)
+        return self.monitor
+
+    def __exit__(self, *exc: object) -> None:
+        _ACTIVE.remove(self.monitor)

@@ -1,0 +1,686 @@
+"""The simulated Pi process: runtimes, lifecycle, and operations.
+
+A :class:`SimHost` is one *machine*: its directories, the scripted model (which outlives
+Pi, like the fake server), the UI hub (like an RPC client) and the trace. It runs one Pi
+*process* at a time; each process holds one :class:`Runtime` (Pi's ``AgentSessionRuntime``:
+settings, session, extension instances), replaced on reload and new session, rebuilt on
+restart, and gone after a crash.
+
+Lifecycle, as Pi 1.6 does it (``agent-session-runtime.js``, ``agent-session.js:3104``):
+
+* startup / restart: trust and settings read from disk, extensions loaded fresh,
+  ``session_start{startup}`` (even when resuming a file, §9.14);
+* reload: refused while streaming or compacting; ``session_shutdown{reload}``, the old
+  instances go stale, settings re-read, fresh instances, ``session_start{reload}``;
+* new session: ``session_before_switch{new}`` (may cancel), the running turn is aborted,
+  ``session_shutdown{new}``, a new runtime, ``session_start{new}``;
+* quit: ``session_shutdown{quit}``;
+* crash: nothing more happens; files stay exactly as they are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .agent_session import AgentSession, PromptRejectedError
+from .determinism import SeededRandom, VirtualClock
+from .events import SessionBeforeSwitchEvent, SessionShutdownEvent, SessionStartEvent
+from .extension_api import CONFIG_DIR_NAME, ExtensionFactory, Mode, Model
+from .faults import FaultPlan, FilesystemMonitor
+from .model_script import ModelRequest, ModelScript
+from .model_service import ModelCatalog, ScriptedModelService, SimModelRegistry
+from .operations import (
+    AbortOp,
+    CommandOp,
+    CompactOp,
+    CrashOp,
+    EditFileOp,
+    NewSessionOp,
+    PromptOp,
+    ReloadOp,
+    RestartOp,
+    SetModelOp,
+    operation_name,
+)
+from .runner import ExtensionRunner, RuntimeBindings
+from .session_manager import SessionManager
+from .settings import SettingsError, SettingsManager, TrustDecision, deep_merge, resolve_project_trust
+from .trace import SimulatedCrash, Trace
+from .ui import DialogAnswerMismatchError, UIHub
+from .virtual_loop import VirtualTimeEventLoop
+
+__all__ = ["HostPaths", "OperationResult", "Runtime", "SimHost"]
+
+
+@dataclass(frozen=True)
+class HostPaths:
+    """The directories of one simulated machine."""
+
+    workdir: str
+    agent_dir: str
+    project_dir: str
+    session_dir: str
+
+    @classmethod
+    def under(cls, workdir: str) -> HostPaths:
+        root = os.path.abspath(workdir)
+        return cls(
+            root, os.path.join(root, "agent"), os.path.join(root, "project"), os.path.join(root, "sessions")
+        )
+
+    def resolve(self, path: str) -> str:
+        """A scenario path: ``$AGENT/...``, ``$SESSIONS/...``, else relative to the project."""
+        if path.startswith("$AGENT/"):
+            return os.path.join(self.agent_dir, path[len("$AGENT/") :])
+        if path.startswith("$SESSIONS/"):
+            return os.path.join(self.session_dir, path[len("$SESSIONS/") :])
+        if path.startswith("$PROJECT/"):
+            path = path[len("$PROJECT/") :]
+        return os.path.join(self.project_dir, path)
+
+
+@dataclass
+class OperationResult:
+    name: str
+    ok: bool
+    error: str | None = None
+    disposition: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Runtime:
+    trust: TrustDecision
+    settings: SettingsManager
+    session_manager: SessionManager
+    session: AgentSession
+    runner: ExtensionRunner
+
+
+class SimHost:
+    """One simulated machine running (at most) one Pi process."""
+
+    def __init__(
+        self,
+        *,
+        workdir: str,
+        seed: int,
+        models: list[Model],
+        active_model: str,
+        script: ModelScript,
+        extensions: list[tuple[str, ExtensionFactory]],
+        mode: Mode = "rpc",
+        approve: bool | None = None,
+        thinking_level: str = "off",
+        unauthenticated_providers: frozenset[str] = frozenset(),
+        faults: FaultPlan | None = None,
+        loop: VirtualTimeEventLoop | None = None,
+    ) -> None:
+        self.paths = HostPaths.under(workdir)
+        self.loop = loop or VirtualTimeEventLoop()
+        self.clock = VirtualClock(self.loop.time)
+        self.rng = SeededRandom(seed)
+        self.trace = Trace(self.clock.loop_ms, self.paths.workdir)
+        self.ui = UIHub(self.trace)
+        self.catalog = ModelCatalog(models, unauthenticated_providers)
+        self.service = ScriptedModelService(script, self.trace, self.clock, self.catalog, self._run_during)
+        self.active_model = active_model
+        self.extensions = extensions
+        self.mode: Mode = mode
+        self.approve = approve
+        self.thinking_level = thinking_level
+        faults = faults or FaultPlan()
+        self.faults = faults
+        self.monitor = FilesystemMonitor(
+            workdir=self.paths.workdir,
+            placeholders={
+                "$PROJECT": self.paths.project_dir,
+                "$AGENT": self.paths.agent_dir,
+                "$SESSIONS": self.paths.session_dir,
+            },
+            trace=self.trace,
+            faults=faults.fs,
+            on_crash=self._mark_crashed,
+        )
+        self.runtime: Runtime | None = None
+        self.crashed = False
+        self.running = False
+        self.last_session_file: str | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._task_errors: list[BaseException] = []
+        self._shutdown_requested = False
+        for rule in faults.crash:
+            self.trace.on(rule.after, self._crash_trigger)
+        for inject in faults.inject:
+            self.trace.on(inject.after, self._inject_trigger(inject.operations))
+
+    # ================================================================= plumbing
+    def spawn(self, coro: Coroutine[Any, Any, Any], label: str) -> asyncio.Task[Any]:
+        task = self.loop.create_task(coro, name=label)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            return
+        error = task.exception()
+        if isinstance(error, SimulatedCrash):
+            self._mark_crashed()
+        elif error is not None:
+            self._task_errors.append(error)
+
+    async def quiesce(self) -> None:
+        """Wait until no host task is left (fire-and-forget prompts, ``ctx.compact()``)."""
+        while self._tasks:
+            await asyncio.wait(list(self._tasks))
+        if self._task_errors:
+            error = self._task_errors.pop(0)
+            self._task_errors.clear()
+            raise error
+
+    def host_io(self) -> _HostIO:
+        return _HostIO(self.monitor)
+
+    def _write_session(self, path: str, text: str, mode: str) -> None:
+        if self.crashed:
+            raise SimulatedCrash("the process is dead")
+        with self.host_io():
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, mode, encoding="utf-8") as handle:
+                handle.write(text)
+
+    def _tool_write(self, path: str, content: str) -> None:
+        """The native ``write`` tool: Pi writes the file (an effect the trace records)."""
+        with self.host_io():
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(content)
+        self.trace.emit("fs", "tool_write", path=path, chars=len(content))
+
+    def _on_entry(self, entry: dict[str, Any], persisted: bool) -> None:
+        self.trace.emit("entry", str(entry.get("type")), id=entry.get("id"), persisted=persisted)
+
+    def _mark_crashed(self) -> None:
+        if self.crashed:
+            return
+        self.trace.emit("host", "crash")
+        self.crashed = True
+        self.running = False
+        self.trace.frozen = True
+        self.monitor.frozen = True
+        current = asyncio.current_task(self.loop)
+        for task in list(self._tasks):
+            if task is not current:
+                task.cancel()
+
+    def _crash_trigger(self, record: dict[str, Any]) -> None:
+        self.trace.emit("fault", "crash", after=f"{record['kind']}:{record['name']}")
+        self._mark_crashed()
+        raise SimulatedCrash(f"crash after {record['kind']}:{record['name']}")
+
+    def _inject_trigger(self, operations: tuple[Any, ...]) -> Callable[[dict[str, Any]], None]:
+        def fire(record: dict[str, Any]) -> None:
+            self.trace.emit(
+                "fault", "inject", after=f"{record['kind']}:{record['name']}", operations=len(operations)
+            )
+
+            async def run() -> None:
+                for op in operations:
+                    await self.run_operation(op, during=True)
+
+            self.spawn(run(), "injected")
+
+        return fire
+
+    async def _run_during(self, operations: tuple[Any, ...], request: ModelRequest) -> None:
+        for op in operations:
+            await self.run_operation(op, during=True)
+
+    # ================================================================= runtimes
+    def _model_for_new_runtime(self, manager: SessionManager, restored: bool) -> Model | None:
+        if restored:
+            projection = manager.build_session_projection()
+            if projection.model is not None:
+                found = self.catalog.find(*projection.model)
+                if found is not None:
+                    return found
+        return self.catalog.find_full(self.active_model)
+
+    async def _create_runtime(
+        self,
+        manager: SessionManager,
+        start_event: SessionStartEvent,
+        *,
+        restored: bool,
+        model: Model | None = None,
+    ) -> Runtime:
+        with self.host_io():
+            trust = resolve_project_trust(self.paths.project_dir, self.paths.agent_dir, approve=self.approve)
+            settings = SettingsManager.create(
+                self.paths.project_dir, self.paths.agent_dir, project_trusted=trust.trusted
+            )
+        model = model or self._model_for_new_runtime(manager, restored)
+        session = AgentSession(
+            session_manager=manager,
+            settings=settings,
+            service=self.service,
+            model=model,
+            trace=self.trace,
+            cwd=self.paths.project_dir,
+            thinking_level=self.thinking_level,
+            spawn=self.spawn,
+            write_file=self._tool_write,
+        )
+        if not restored and model is not None and not manager.get_entries():
+            manager.append_model_change(model.provider, model.id)
+            manager.append_thinking_level_change(self.thinking_level)
+        runner = self._new_runner(session, manager)
+        runtime = Runtime(trust, settings, manager, session, runner)
+        self.trace.emit(
+            "host",
+            "runtime",
+            reason=start_event.reason,
+            sessionId=manager.get_session_id(),
+            sessionFile=manager.get_session_file(),
+            trusted=trust.trusted,
+            trust=trust.reason,
+            model=model.full_id if model else None,
+            settingsErrors=settings.errors or None,
+        )
+        await runner.load(self.extensions)
+        runner.bind(self._bindings(runtime))
+        session.runner = runner
+        self.runtime = runtime
+        self.last_session_file = manager.get_session_file()
+        await session._dispatch(start_event)
+        return runtime
+
+    def _new_runner(self, session: AgentSession, manager: SessionManager) -> ExtensionRunner:
+        def on_error(path: str, event: str, error: str) -> None:
+            self.trace.emit("session", "extension_error", extensionPath=path, event=event, error=error)
+
+        def on_call(path: str, name: str, data: dict[str, Any]) -> None:
+            self.trace.emit("call", name, ext=path, **data)
+
+        def on_model_call(name: str, data: dict[str, Any]) -> None:
+            self.trace.emit("call", name, **data)
+
+        registry = SimModelRegistry(self.service, on_model_call)
+        return ExtensionRunner(
+            cwd=self.paths.project_dir,
+            mode=self.mode,
+            session_manager=manager,
+            model_registry=registry,
+            ui=self.ui,
+            on_error=on_error,
+            on_call=on_call,
+        )
+
+    def _bindings(self, runtime: Runtime) -> RuntimeBindings:
+        host = self
+        session = runtime.session
+        b = RuntimeBindings()
+        b.send_message = session.send_custom_message
+        b.send_user_message = session.send_user_message
+
+        def append_entry(custom_type: str, data: Any) -> None:
+            entry_id = session.session_manager.append_custom_entry(custom_type, data)
+            host.trace.emit("session", "entry_appended", entryType="custom", id=entry_id)
+
+        b.append_entry = append_entry
+        b.get_settings = runtime.settings.get_settings
+
+        def set_session_name(name: str) -> None:
+            session.session_manager.append_session_info(name)
+
+        b.set_session_name = set_session_name
+        b.get_session_name = session.session_manager.get_session_name
+        b.get_active_tools = session._active_tool_names
+
+        async def set_model(model: Model) -> bool:
+            if not host.catalog.has_auth(model.provider):
+                return False
+            await session.set_model(model)
+            return True
+
+        b.set_model = set_model
+        b.get_thinking_level = lambda: host.thinking_level
+        b.get_model = lambda: session.model
+        b.is_idle = lambda: session.is_idle
+        b.is_project_trusted = runtime.settings.is_project_trusted
+        b.get_signal = lambda: session.agent.signal
+        b.abort = session.request_abort
+        b.has_pending_messages = lambda: session.pending_message_count > 0
+        b.shutdown = self._request_shutdown
+        b.get_context_usage = session.get_context_usage
+
+        def compact(instructions: str | None, on_complete: Any, on_error: Any) -> None:
+            async def run() -> None:
+                try:
+                    result = await session.compact(instructions)
+                except PromptRejectedError as error:
+                    if on_error is not None:
+                        on_error(error)
+                    return
+                if on_complete is not None:
+                    on_complete(result)
+
+            host.spawn(run(), "ctx.compact")
+
+        b.compact = compact
+        b.get_system_prompt = session.system_prompt
+        b.wait_for_idle = session.wait_for_idle
+
+        async def new_session(parent_session: str | None, with_session: Any) -> dict[str, Any]:
+            return await host.new_session(parent_session=parent_session, with_session=with_session)
+
+        b.new_session = new_session
+        b.reload = self.reload
+        return b
+
+    def _request_shutdown(self) -> None:
+        self._shutdown_requested = True
+
+    # ================================================================= lifecycle
+    def prepare_files(
+        self,
+        *,
+        global_settings: dict[str, Any],
+        project_settings: dict[str, Any] | None,
+        trust: str,
+        files: dict[str, Any],
+    ) -> None:
+        """Lay out the machine before Pi starts (agent settings, project files)."""
+        for directory in (self.paths.agent_dir, self.paths.project_dir, self.paths.session_dir):
+            os.makedirs(directory, exist_ok=True)
+        agent_settings = deep_merge(
+            {
+                "defaultThinkingLevel": "off",
+                "quietStartup": True,
+                "retry": {"enabled": True, "maxRetries": 1, "baseDelayMs": 100},
+            },
+            global_settings,
+        )
+        if trust != "ask":
+            agent_settings = {**agent_settings, "defaultProjectTrust": trust}
+        _write_json(os.path.join(self.paths.agent_dir, "settings.json"), agent_settings)
+        if project_settings is not None:
+            _write_json(
+                os.path.join(self.paths.project_dir, CONFIG_DIR_NAME, "settings.json"), project_settings
+            )
+        for relative, spec in files.items():
+            target = os.path.join(self.paths.project_dir, relative)
+            if spec.directory:
+                os.makedirs(target, exist_ok=True)
+            elif spec.text is not None:
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                Path(target).write_text(spec.text, encoding="utf-8")
+            else:
+                _write_json(target, spec.json_value)
+
+    async def start(self, session_file: str | None = None) -> None:
+        """Start a Pi process: a new session, or ``--session <file>`` to resume one."""
+        self.crashed = False
+        self.trace.frozen = False
+        self.monitor.frozen = False
+        self.running = True
+        self.trace.emit("host", "start", resume=session_file)
+        if session_file is not None:
+            with self.host_io():
+                manager = SessionManager.open(
+                    session_file,
+                    cwd=self.paths.project_dir,
+                    session_dir=self.paths.session_dir,
+                    clock=self.clock,
+                    rng=self.rng,
+                    write_line=self._write_session,
+                    on_append=self._on_entry,
+                )
+            await self._create_runtime(manager, SessionStartEvent(reason="startup"), restored=True)
+        else:
+            manager = SessionManager.create(
+                cwd=self.paths.project_dir,
+                session_dir=self.paths.session_dir,
+                clock=self.clock,
+                rng=self.rng,
+                write_line=self._write_session,
+                on_append=self._on_entry,
+            )
+            await self._create_runtime(manager, SessionStartEvent(reason="startup"), restored=False)
+
+    async def stop(self) -> None:
+        """Quit (stdin EOF): ``session_shutdown{quit}``, then the process ends."""
+        if not self.running or self.runtime is None:
+            return
+        runtime = self.runtime
+        await runtime.session.abort()
+        await runtime.session._dispatch(SessionShutdownEvent(reason="quit"))
+        runtime.runner.invalidate()
+        self.trace.emit("host", "quit")
+        self.running = False
+        self.runtime = None
+
+    async def restart(self) -> None:
+        if self.running:
+            await self.stop()
+        await self.start(session_file=self.last_session_file)
+
+    async def reload(self) -> None:
+        runtime = self._require_runtime()
+        session = runtime.session
+        if session.is_streaming:
+            raise PromptRejectedError("Wait for the current response to finish before reloading.")
+        if session.is_compacting:
+            raise PromptRejectedError("Wait for compaction to finish before reloading.")
+        await session._dispatch(SessionShutdownEvent(reason="reload"))
+        runtime.runner.invalidate()
+        with self.host_io():
+            runtime.settings.reload()
+        runner = self._new_runner(session, runtime.session_manager)
+        self.trace.emit("host", "reload", settingsErrors=runtime.settings.errors or None)
+        await runner.load(self.extensions)
+        new_runtime = Runtime(runtime.trust, runtime.settings, runtime.session_manager, session, runner)
+        runner.bind(self._bindings(new_runtime))
+        session.runner = runner
+        self.runtime = new_runtime
+        await session._dispatch(SessionStartEvent(reason="reload"))
+
+    async def new_session(
+        self,
+        *,
+        parent_session: str | None = None,
+        with_session: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
+        runtime = self._require_runtime()
+        result = await runtime.session._dispatch(
+            SessionBeforeSwitchEvent(reason="new", target_session_file=None)
+        )
+        if result is not None and getattr(result, "cancel", False):
+            return {"cancelled": True}
+        previous_file = runtime.session_manager.get_session_file()
+        manager = SessionManager.create(
+            cwd=self.paths.project_dir,
+            session_dir=self.paths.session_dir,
+            clock=self.clock,
+            rng=self.rng,
+            parent_session=parent_session,
+            write_line=self._write_session,
+            on_append=self._on_entry,
+        )
+        await runtime.session.abort()
+        await runtime.session._dispatch(
+            SessionShutdownEvent(reason="new", target_session_file=manager.get_session_file())
+        )
+        runtime.runner.invalidate()
+        new_runtime = await self._create_runtime(
+            manager,
+            SessionStartEvent(reason="new", previous_session_file=previous_file),
+            restored=False,
+            model=runtime.session.model,
+        )
+        if with_session is not None:
+            await with_session(new_runtime.runner.create_command_context())
+        return {"cancelled": False}
+
+    def _require_runtime(self) -> Runtime:
+        if self.runtime is None or not self.running:
+            raise PromptRejectedError("Pi is not running")
+        return self.runtime
+
+    # ================================================================= operations
+    async def run_operation(
+        self, op: Any, *, index: int | None = None, during: bool = False
+    ) -> OperationResult:
+        """Run one operation the way an RPC client would, and record its outcome."""
+        name = operation_name(op)
+        self.trace.emit("op", name, index=index, during=during or None, **_op_fields(op))
+        try:
+            result = await self._dispatch_operation(op, name)
+        except SimulatedCrash:
+            self._mark_crashed()
+            result = OperationResult(name, ok=False, error="Pi crashed")
+        except (PromptRejectedError, SettingsError, DialogAnswerMismatchError) as error:
+            result = OperationResult(name, ok=False, error=str(error))
+        if not self.crashed:
+            self.trace.emit(
+                "op",
+                name,
+                phase="end",
+                ok=result.ok,
+                error=result.error,
+                disposition=result.disposition,
+                **result.data,
+            )
+        return result
+
+    async def _dispatch_operation(self, op: Any, name: str) -> OperationResult:
+        if isinstance(op, RestartOp):
+            if self.crashed:
+                self.crashed = False
+            await self.restart()
+            return OperationResult(name, ok=True)
+        if isinstance(op, EditFileOp):
+            self._edit_file(op)
+            return OperationResult(name, ok=True)
+        if self.crashed or not self.running:
+            return OperationResult(name, ok=False, error="Pi is not running")
+        runtime = self._require_runtime()
+        session = runtime.session
+        if isinstance(op, PromptOp):
+            return await self._prompt(session, op.prompt.render(), op.prompt.streaming_behavior, (), name)
+        if isinstance(op, CommandOp):
+            return await self._prompt(session, op.command.text, None, op.command.answers, name)
+        if isinstance(op, CompactOp):
+            data = await session.compact(op.compact.custom_instructions)
+            return OperationResult(name, ok=True, data={"firstKeptEntryId": data.get("firstKeptEntryId")})
+        if isinstance(op, AbortOp):
+            await session.abort()
+            return OperationResult(name, ok=True)
+        if isinstance(op, ReloadOp):
+            await self.reload()
+            return OperationResult(name, ok=True)
+        if isinstance(op, CrashOp):
+            self._mark_crashed()
+            return OperationResult(name, ok=True)
+        if isinstance(op, SetModelOp):
+            model = self.catalog.find_full(op.set_model)
+            assert model is not None
+            await session.set_model(model)
+            return OperationResult(name, ok=True)
+        if isinstance(op, NewSessionOp):
+            parent = runtime.session_manager.get_session_file() if op.new_session.parent else None
+            outcome = await self.new_session(parent_session=parent)
+            return OperationResult(
+                name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
+            )
+        raise AssertionError(f"unhandled operation {name}")
+
+    async def _prompt(
+        self, session: AgentSession, text: str, behavior: Any, answers: tuple[Any, ...], name: str
+    ) -> OperationResult:
+        disposition: list[str] = []
+        self.ui.set_answers(tuple(answers))
+        try:
+            await session.prompt(
+                text, source="rpc", streaming_behavior=behavior, preflight=disposition.append
+            )
+        except SettingsError as error:
+            if disposition:
+                # Pi already answered ``started``; the post-run check's throw is swallowed (§9.19).
+                self.trace.emit("host", "swallowed", error=str(error))
+            else:
+                return OperationResult(name, ok=False, error=str(error))
+        unused = self.ui.unused_answers()
+        self.ui.set_answers(())
+        data = {"unusedAnswers": unused} if unused else {}
+        return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None, data=data)
+
+    def _edit_file(self, op: EditFileOp) -> None:
+        spec = op.edit_file
+        target = self.paths.resolve(spec.path)
+        with self.host_io():
+            if spec.kind == "absent":
+                if os.path.isdir(target) and not os.path.islink(target):
+                    shutil.rmtree(target)
+                elif os.path.lexists(target):
+                    os.remove(target)
+                return
+            if spec.kind == "directory":
+                if os.path.isfile(target):
+                    os.remove(target)
+                os.makedirs(target, exist_ok=True)
+                return
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            if os.path.isdir(target):
+                shutil.rmtree(target)
+            if spec.json_value is not None:
+                value = spec.json_value
+                if spec.merge_json and os.path.isfile(target):
+                    with open(target, encoding="utf-8") as handle:
+                        current = json.load(handle)
+                    value = deep_merge(current, value)
+                _write_json(target, value)
+            else:
+                Path(target).write_text(spec.text or "", encoding="utf-8")
+
+
+class _HostIO:
+    """Marks file operations as the host's own, so the monitor neither traces nor faults them."""
+
+    def __init__(self, monitor: FilesystemMonitor) -> None:
+        self.monitor = monitor
+
+    def __enter__(self) -> None:
+        self.monitor.host_io += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.monitor.host_io -= 1
+
+
+def _write_json(path: str, value: Any) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    Path(path).write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _op_fields(op: Any) -> dict[str, Any]:
+    if isinstance(op, PromptOp):
+        text = op.prompt.render()
+        return {"chars": len(text), "text": text[:60], "streamingBehavior": op.prompt.streaming_behavior}
+    if isinstance(op, CommandOp):
+        return {"text": op.command.text, "answers": len(op.command.answers) or None}
+    if isinstance(op, SetModelOp):
+        return {"model": op.set_model}
+    if isinstance(op, EditFileOp):
+        return {"path": op.edit_file.path, "kind": op.edit_file.kind}
+    if isinstance(op, CompactOp):
+        return {"customInstructions": op.compact.custom_instructions}
+    return {}

@@ -1,0 +1,318 @@
+"""The scripted model behind the simulated host, and ``ctx.model_registry``.
+
+:class:`ScriptedModelService` stands where the fake model server stands for real Pi: it
+outlives Pi restarts, numbers requests per kind, and plays the scenario's
+:class:`~.model_script.ModelScript` through the shared :func:`~.model_script.respond`.
+
+Calls behave as pi-ai's do (observed live, psc-lifecycle-on-real-pi.md §8):
+
+* a call whose ``signal`` aborts **resolves** with ``stopReason: "aborted"`` and
+  ``errorMessage: "Request aborted"``; it never raises;
+* a provider without auth resolves with ``stopReason: "error"``
+  (``"Provider is not configured: <provider>"``), the message pi-ai's lazy stream builds;
+* ``max_tokens`` is passed through unclamped for extension calls (``complete()`` goes to
+  ``provider.stream()``).
+
+A reply can be *held*: its ``during`` operations run while the call is open (that is how
+"abort while synthesis is in flight" or "a checkpoint during native Brief preparation" are
+scripted). The call is released when those operations finish or when its signal aborts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .abort import AbortSignal
+from .determinism import VirtualClock
+from .extension_api import Model
+from .messages import Message, content_text
+from .model_script import (
+    ModelOutcome,
+    ModelRequest,
+    ModelScript,
+    Reply,
+    RequestKind,
+    SynthesisReply,
+    format_http_error,
+    respond,
+)
+from .operations import AbortOp
+from .trace import Trace
+
+__all__ = ["HELD_CALL_GRACE_SECONDS", "ModelCatalog", "ScriptedModelService", "SimModelRegistry"]
+
+#: How long (virtual) a held call waits for its ``during`` operations before it is
+#: released anyway; an operation that waits on the held call itself would otherwise
+#: deadlock the scenario.
+HELD_CALL_GRACE_SECONDS = 600.0
+
+RunDuring = Callable[[tuple[Any, ...], ModelRequest], Awaitable[None]]
+
+
+@dataclass
+class ModelCatalog:
+    """The models a scenario declares, and which providers have auth."""
+
+    models: list[Model]
+    unauthenticated_providers: frozenset[str] = frozenset()
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        return next((m for m in self.models if m.provider == provider and m.id == model_id), None)
+
+    def find_full(self, full_id: str) -> Model | None:
+        provider, _, model_id = full_id.partition("/")
+        return self.find(provider, model_id)
+
+    def has_auth(self, provider: str) -> bool:
+        return provider not in self.unauthenticated_providers
+
+
+@dataclass
+class ScriptedModelService:
+    script: ModelScript
+    trace: Trace
+    clock: VirtualClock
+    catalog: ModelCatalog
+    run_during: RunDuring | None = None
+    requests: list[ModelRequest] = field(default_factory=list)
+    _tool_results: dict[str, str] = field(default_factory=dict)
+    _counters: dict[str, int] = field(default_factory=lambda: {"agent": 0, "summary": 0, "extension": 0})
+
+    def _next_reply(self, kind: RequestKind) -> tuple[int, Reply | SynthesisReply | None]:
+        index = self._counters[kind]
+        self._counters[kind] = index + 1
+        queue: tuple[Reply | SynthesisReply, ...]
+        if kind == "agent":
+            queue = self.script.agent
+        elif kind == "summary":
+            queue = self.script.summary
+        else:
+            queue = self.script.extension
+        return index, queue[index] if index < len(queue) else None
+
+    async def call(
+        self,
+        kind: RequestKind,
+        model: Model,
+        system_prompt: str | None,
+        messages: list[Message],
+        *,
+        tools: list[str] | None = None,
+        max_tokens: int | None = None,
+        reasoning: str | None = None,
+        signal: AbortSignal | None = None,
+    ) -> Message:
+        """One model call; returns a pi-ai ``AssistantMessage`` dict."""
+        started = self.clock.now_ms()
+        if not self.catalog.has_auth(model.provider):
+            self.trace.emit("model", "request", caller=kind, model=model.full_id, refused="no auth")
+            return _error_message(model, f"Provider is not configured: {model.provider}", started, "error")
+        index, reply = self._next_reply(kind)
+        request = ModelRequest(
+            kind=kind,
+            index=index,
+            model=model.full_id,
+            system_prompt=system_prompt,
+            messages=[_strip_for_request(m) for m in messages],
+            tools=list(tools or []),
+            max_tokens=max_tokens,
+            reasoning=reasoning,
+        )
+        self.requests.append(request)
+        outcome = respond(self.script, request, reply)
+        self.trace.emit(
+            "model",
+            "request",
+            caller=kind,
+            index=index,
+            model=model.full_id,
+            messages=len(request.messages),
+            lastUser=_last_user_excerpt(request.messages),
+            maxTokens=max_tokens,
+            reasoning=reasoning,
+            scripted=reply is not None,
+        )
+        if signal is not None and signal.aborted:
+            return self._aborted(model, kind, index, started)
+        during = tuple(outcome.during)
+        if outcome.abort_while_held:
+            during = (*during, AbortOp())
+        if during and self.run_during is not None:
+            await self._hold(during, request, signal)
+        if outcome.latency_ms and not (signal is not None and signal.aborted):
+            await _sleep_or_abort(outcome.latency_ms / 1000.0, signal)
+        if signal is not None and signal.aborted:
+            return self._aborted(model, kind, index, started)
+        message = _assistant_message(model, outcome, started)
+        for block, call in zip(
+            [b for b in message["content"] if b.get("type") == "toolCall"], outcome.tool_calls, strict=True
+        ):
+            if call.result is not None:
+                self._tool_results[block["id"]] = call.result
+        self.trace.emit(
+            "model",
+            "reply",
+            caller=kind,
+            index=index,
+            stopReason=message["stopReason"],
+            textChars=len(content_text(message["content"])),
+            toolCalls=[c.name for c in outcome.tool_calls],
+            totalTokens=message["usage"]["totalTokens"],
+            errorMessage=message.get("errorMessage"),
+        )
+        return message
+
+    def tool_result_for(self, tool_call_id: str) -> str | None:
+        """The scripted output of a simulated built-in tool call."""
+        return self._tool_results.get(tool_call_id)
+
+    async def _hold(self, during: tuple[Any, ...], request: ModelRequest, signal: AbortSignal | None) -> None:
+        assert self.run_during is not None
+        self.trace.emit("model", "held", caller=request.kind, index=request.index, operations=len(during))
+        task = asyncio.ensure_future(self.run_during(during, request))
+        waiters: list[asyncio.Future[Any]] = [task]
+        if signal is not None:
+            waiters.append(asyncio.ensure_future(signal.wait()))
+        done, pending = await asyncio.wait(
+            waiters, timeout=HELD_CALL_GRACE_SECONDS, return_when=asyncio.FIRST_COMPLETED
+        )
+        for extra in pending:
+            if extra is not task:
+                extra.cancel()
+        if not done:
+            self.trace.emit(
+                "model", "released", caller=request.kind, index=request.index, reason="grace elapsed"
+            )
+
+    def _aborted(self, model: Model, kind: str, index: int, started: int) -> Message:
+        self.trace.emit(
+            "model", "reply", caller=kind, index=index, stopReason="aborted", errorMessage="Request aborted"
+        )
+        return _error_message(model, "Request aborted", started, "aborted")
+
+
+async def _sleep_or_abort(seconds: float, signal: AbortSignal | None) -> None:
+    if signal is None:
+        await asyncio.sleep(seconds)
+        return
+    sleeper = asyncio.ensure_future(asyncio.sleep(seconds))
+    aborted = asyncio.ensure_future(signal.wait())
+    await asyncio.wait([sleeper, aborted], return_when=asyncio.FIRST_COMPLETED)
+    sleeper.cancel()
+    aborted.cancel()
+
+
+def _strip_for_request(message: Message) -> Message:
+    out = {k: v for k, v in message.items() if k not in ("timestamp", "usage", "api", "provider", "model")}
+    return out
+
+
+def _last_user_excerpt(messages: list[Message]) -> str | None:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            text = content_text(message.get("content"))
+            return text[:80]
+    return None
+
+
+def _zero_usage() -> dict[str, Any]:
+    return {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
+def _error_message(model: Model, error: str, timestamp: int, stop_reason: str) -> Message:
+    return {
+        "role": "assistant",
+        "content": [],
+        "api": model.api,
+        "provider": model.provider,
+        "model": model.id,
+        "usage": _zero_usage(),
+        "stopReason": stop_reason,
+        "errorMessage": error,
+        "timestamp": timestamp,
+    }
+
+
+def _assistant_message(model: Model, outcome: ModelOutcome, timestamp: int) -> Message:
+    if outcome.error is not None:
+        return _error_message(model, format_http_error(outcome.error), timestamp, "error")
+    content: list[dict[str, Any]] = []
+    if outcome.thinking:
+        content.append({"type": "thinking", "thinking": outcome.thinking})
+    if outcome.text:
+        content.append({"type": "text", "text": outcome.text})
+    for n, call in enumerate(outcome.tool_calls):
+        content.append(
+            {
+                "type": "toolCall",
+                "id": call.id or f"call_{timestamp}_{n}",
+                "name": call.name,
+                "arguments": dict(call.arguments),
+            }
+        )
+    return {
+        "role": "assistant",
+        "content": content,
+        "api": model.api,
+        "provider": model.provider,
+        "model": model.id,
+        "usage": outcome.usage.to_pi(),
+        "stopReason": outcome.stop_reason,
+        "timestamp": timestamp,
+    }
+
+
+class SimModelRegistry:
+    """``ctx.model_registry`` backed by the scripted model (kind ``extension``)."""
+
+    def __init__(self, service: ScriptedModelService, on_call: Callable[[str, dict[str, Any]], None]) -> None:
+        self._service = service
+        self._on_call = on_call
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        return self._service.catalog.find(provider, model_id)
+
+    def get_all(self) -> list[Model]:
+        return list(self._service.catalog.models)
+
+    def get_available(self) -> list[Model]:
+        return [m for m in self._service.catalog.models if self._service.catalog.has_auth(m.provider)]
+
+    def has_configured_auth(self, model: Model) -> bool:
+        return self._service.catalog.has_auth(model.provider)
+
+    async def complete(
+        self,
+        model: Model,
+        context: dict[str, Any],
+        *,
+        max_tokens: int | None = None,
+        signal: AbortSignal | None = None,
+        reasoning: str | None = None,
+    ) -> Message:
+        effective_reasoning = reasoning if (reasoning and model.reasoning and reasoning != "off") else None
+        self._on_call(
+            "complete",
+            {"model": model.full_id, "maxTokens": max_tokens, "reasoning": effective_reasoning},
+        )
+        system = context.get("systemPrompt")
+        messages = list(context.get("messages") or [])
+        return await self._service.call(
+            "extension",
+            model,
+            system if isinstance(system, str) else None,
+            messages,
+            max_tokens=max_tokens,
+            reasoning=effective_reasoning,
+            signal=signal,
+        )

@@ -1,0 +1,456 @@
+"""The extension runner: loading, dispatch with Pi's result rules, and the API objects.
+
+Ported from ``dist/core/extensions/runner.js`` and ``loader.js``:
+
+* extensions run in load order, handlers in registration order, the handler list
+  snapshotted per dispatch;
+* a handler that raises is isolated: an ``extension_error`` is reported and dispatch goes
+  on (§9.22); it does not cancel a compaction;
+* for the ``session_before_*`` events the last truthy result wins (JavaScript truthiness,
+  so ``{}`` counts) and the first result with a truthy ``cancel`` stops dispatch (§9.6);
+* ``input`` handlers chain transforms, ``handled`` short-circuits;
+* action methods raise during loading; after :meth:`ExtensionRunner.invalidate` (reload,
+  session replacement) every ``pi``/``ctx`` getter raises :class:`StaleContextError`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .abort import AbortSignal
+from .events import (
+    BeforeCompactResult,
+    BeforeSwitchResult,
+    ContextUsage,
+    Event,
+    InputEvent,
+    InputResult,
+    coerce_before_compact_result,
+    coerce_before_switch_result,
+    coerce_input_result,
+)
+from .extension_api import (
+    CommandHandler,
+    EventHandler,
+    ExtensionCommandContext,
+    ExtensionFactory,
+    Mode,
+    Model,
+    NotInitializedError,
+    StaleContextError,
+    ToolDefinition,
+)
+
+if TYPE_CHECKING:
+    from .ui import UIHub
+
+__all__ = [
+    "ExtensionRecord",
+    "ExtensionRunner",
+    "RuntimeBindings",
+    "SimExtensionAPI",
+    "SimExtensionContext",
+]
+
+
+class RuntimeBindings:
+    """What the runner needs from the session and the process (bound after loading)."""
+
+    # Actions (pi.*)
+    send_message: Callable[[dict[str, Any], bool | None, str | None], None]
+    send_user_message: Callable[[str | list[dict[str, Any]], str | None, bool], None]
+    append_entry: Callable[[str, Any], None]
+    get_settings: Callable[[], dict[str, Any]]
+    set_session_name: Callable[[str], None]
+    get_session_name: Callable[[], str | None]
+    get_active_tools: Callable[[], list[str]]
+    set_model: Callable[[Model], Awaitable[bool]]
+    get_thinking_level: Callable[[], str]
+    # Context (ctx.*)
+    get_model: Callable[[], Model | None]
+    is_idle: Callable[[], bool]
+    is_project_trusted: Callable[[], bool]
+    get_signal: Callable[[], AbortSignal | None]
+    abort: Callable[[], None]
+    has_pending_messages: Callable[[], bool]
+    shutdown: Callable[[], None]
+    get_context_usage: Callable[[], ContextUsage | None]
+    compact: Callable[[str | None, Any, Any], None]
+    get_system_prompt: Callable[[], str]
+    # Command context
+    wait_for_idle: Callable[[], Awaitable[None]]
+    new_session: Callable[[str | None, Any], Awaitable[dict[str, Any]]]
+    reload: Callable[[], Awaitable[None]]
+
+
+@dataclass
+class ExtensionRecord:
+    """One loaded extension instance."""
+
+    path: str
+    handlers: dict[str, list[EventHandler]] = field(default_factory=dict)
+    commands: dict[str, tuple[CommandHandler, str | None]] = field(default_factory=dict)
+    tools: dict[str, ToolDefinition] = field(default_factory=dict)
+
+
+class ExtensionRunner:
+    """Runs the extensions of one runtime (one Pi session instance)."""
+
+    def __init__(
+        self,
+        *,
+        cwd: str,
+        mode: Mode,
+        session_manager: Any,
+        model_registry: Any,
+        ui: UIHub,
+        on_error: Callable[[str, str, str], None],
+        on_call: Callable[[str, str, dict[str, Any]], None],
+    ) -> None:
+        self.cwd = cwd
+        self.mode: Mode = mode
+        self.session_manager = session_manager
+        self.model_registry = model_registry
+        self.ui_hub = ui
+        self._on_error = on_error
+        self._on_call = on_call
+        self.extensions: list[ExtensionRecord] = []
+        self.bindings: RuntimeBindings | None = None
+        self.stale_message: str | None = None
+
+    # ----------------------------------------------------------------- lifecycle
+    async def load(self, factories: list[tuple[str, ExtensionFactory]]) -> None:
+        """Call every factory in order; a failing factory is reported and skipped (loader.js)."""
+        for path, factory in factories:
+            record = ExtensionRecord(path)
+            api = SimExtensionAPI(self, record)
+            try:
+                result = factory(api)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as error:  # an extension that fails to load is not loaded
+                self._on_error(path, "load", f"{type(error).__name__}: {error}")
+                continue
+            self.extensions.append(record)
+
+    def bind(self, bindings: RuntimeBindings) -> None:
+        self.bindings = bindings
+
+    def invalidate(self, message: str | None = None) -> None:
+        if self.stale_message is None:
+            self.stale_message = message or StaleContextError().args[0]
+
+    def assert_active(self) -> None:
+        if self.stale_message is not None:
+            raise StaleContextError(self.stale_message)
+
+    def require_bindings(self) -> RuntimeBindings:
+        self.assert_active()
+        if self.bindings is None:
+            raise NotInitializedError()
+        return self.bindings
+
+    # ----------------------------------------------------------------- queries
+    def has_handlers(self, event_type: str) -> bool:
+        return any(record.handlers.get(event_type) for record in self.extensions)
+
+    def get_command(self, name: str) -> tuple[ExtensionRecord, CommandHandler] | None:
+        owners = [(r, r.commands[name][0]) for r in self.extensions if name in r.commands]
+        if len(owners) == 1:
+            return owners[0]
+        base, _, suffix = name.partition(":")
+        if suffix.isdigit():
+            owners = [(r, r.commands[base][0]) for r in self.extensions if base in r.commands]
+            index = int(suffix) - 1
+            if len(owners) > 1 and 0 <= index < len(owners):
+                return owners[index]
+        return None
+
+    def command_names(self) -> list[str]:
+        counts: dict[str, int] = {}
+        for record in self.extensions:
+            for name in record.commands:
+                counts[name] = counts.get(name, 0) + 1
+        names: list[str] = []
+        for name, count in counts.items():
+            names.extend([name] if count == 1 else [f"{name}:{i + 1}" for i in range(count)])
+        return names
+
+    def tools(self) -> list[ToolDefinition]:
+        return [tool for record in self.extensions for tool in record.tools.values()]
+
+    # ----------------------------------------------------------------- dispatch
+    def _snapshot(self, event_type: str) -> list[tuple[ExtensionRecord, list[EventHandler]]]:
+        return [
+            (r, list(r.handlers.get(event_type, []))) for r in self.extensions if r.handlers.get(event_type)
+        ]
+
+    async def _call(self, handler: EventHandler, event: Any, ctx: SimExtensionContext) -> Any:
+        result = handler(event, ctx)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def emit(self, event: Event) -> BeforeCompactResult | BeforeSwitchResult | None:
+        """Generic dispatch; returns the combined result of a ``session_before_*`` event."""
+        ctx = self.create_context()
+        before = event.type.startswith("session_before_")
+        result: BeforeCompactResult | BeforeSwitchResult | None = None
+        for record, handlers in self._snapshot(event.type):
+            for handler in handlers:
+                try:
+                    value = await self._call(handler, event, ctx)
+                except Exception as error:
+                    self.emit_error(record.path, event.type, _describe(error))
+                    continue
+                if before:
+                    coerced: BeforeCompactResult | BeforeSwitchResult | None
+                    if event.type == "session_before_compact":
+                        coerced = coerce_before_compact_result(value)
+                    else:
+                        coerced = coerce_before_switch_result(value)
+                    if coerced is not None:
+                        result = coerced
+                        if coerced.cancel:
+                            return result
+        return result
+
+    async def emit_input(self, event: InputEvent) -> InputResult:
+        ctx = self.create_context()
+        text, images = event.text, event.images
+        for record, handlers in self._snapshot("input"):
+            for handler in handlers:
+                current = InputEvent(
+                    text=text, images=images, source=event.source, streaming_behavior=event.streaming_behavior
+                )
+                try:
+                    value = await self._call(handler, current, ctx)
+                except Exception as error:
+                    self.emit_error(record.path, "input", _describe(error))
+                    continue
+                result = coerce_input_result(value)
+                if result is None:
+                    continue
+                if result.action == "handled":
+                    return result
+                if result.action == "transform":
+                    text = result.text if result.text is not None else text
+                    images = result.images if result.images is not None else images
+        if text != event.text or images is not event.images:
+            return InputResult("transform", text, images)
+        return InputResult("continue")
+
+    def emit_error(self, path: str, event: str, error: str) -> None:
+        self._on_error(path, event, error)
+
+    def record_call(self, path: str, name: str, data: dict[str, Any]) -> None:
+        self._on_call(path, name, data)
+
+    # ----------------------------------------------------------------- contexts
+    def create_context(self) -> SimExtensionContext:
+        return SimExtensionContext(self)
+
+    def create_command_context(self) -> SimCommandContext:
+        return SimCommandContext(self)
+
+
+def _describe(error: BaseException) -> str:
+    return str(error) or type(error).__name__
+
+
+class SimExtensionAPI:
+    """``pi`` for one extension instance."""
+
+    def __init__(self, runner: ExtensionRunner, record: ExtensionRecord) -> None:
+        self._runner = runner
+        self._record = record
+
+    def _bindings(self) -> RuntimeBindings:
+        return self._runner.require_bindings()
+
+    def _log(self, name: str, **data: Any) -> None:
+        self._runner.record_call(self._record.path, name, data)
+
+    def on(self, event: str, handler: EventHandler) -> Callable[[], None]:
+        self._runner.assert_active()
+        handlers = self._record.handlers.setdefault(event, [])
+        handlers.append(handler)
+
+        def unsubscribe() -> None:
+            if handler in handlers:
+                handlers.remove(handler)
+
+        return unsubscribe
+
+    def register_command(
+        self,
+        name: str,
+        handler: CommandHandler,
+        *,
+        description: str | None = None,
+        get_argument_completions: Callable[[str], list[dict[str, Any]] | None] | None = None,
+    ) -> None:
+        self._runner.assert_active()
+        self._record.commands[name] = (handler, description)
+
+    def register_tool(self, tool: ToolDefinition) -> None:
+        self._runner.assert_active()
+        self._record.tools[tool.name] = tool
+
+    def send_message(
+        self,
+        message: dict[str, Any],
+        *,
+        trigger_turn: bool | None = None,
+        deliver_as: Literal["steer", "followUp", "nextTurn"] | None = None,
+    ) -> None:
+        bindings = self._bindings()
+        self._log(
+            "send_message",
+            customType=message.get("customType"),
+            triggerTurn=trigger_turn,
+            deliverAs=deliver_as,
+        )
+        bindings.send_message(message, trigger_turn, deliver_as)
+
+    def send_user_message(
+        self,
+        content: str | list[dict[str, Any]],
+        *,
+        deliver_as: Literal["steer", "followUp"] | None = None,
+        expand_prompt_templates: bool = False,
+    ) -> None:
+        bindings = self._bindings()
+        text = (
+            content
+            if isinstance(content, str)
+            else "\n".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
+        )
+        self._log("send_user_message", deliverAs=deliver_as, chars=len(text), text=_excerpt(text))
+        bindings.send_user_message(content, deliver_as, expand_prompt_templates)
+
+    def append_entry(self, custom_type: str, data: Any = None) -> None:
+        bindings = self._bindings()
+        self._log("append_entry", customType=custom_type)
+        bindings.append_entry(custom_type, data)
+
+    def get_settings(self) -> dict[str, Any]:
+        return self._bindings().get_settings()
+
+    def get_session_name(self) -> str | None:
+        return self._bindings().get_session_name()
+
+    def set_session_name(self, name: str) -> None:
+        self._bindings().set_session_name(name)
+
+    def get_active_tools(self) -> list[str]:
+        return self._bindings().get_active_tools()
+
+    async def set_model(self, model: Model) -> bool:
+        return await self._bindings().set_model(model)
+
+    def get_thinking_level(self) -> str:
+        return self._bindings().get_thinking_level()
+
+
+def _excerpt(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class SimExtensionContext:
+    """``ctx`` for handlers and tools; every access checks that the runtime is current."""
+
+    def __init__(self, runner: ExtensionRunner) -> None:
+        self._runner = runner
+
+    def _b(self) -> RuntimeBindings:
+        return self._runner.require_bindings()
+
+    @property
+    def ui(self) -> Any:
+        self._runner.assert_active()
+        return self._runner.ui_hub.context_for(self._runner.mode)
+
+    @property
+    def mode(self) -> Mode:
+        self._runner.assert_active()
+        return self._runner.mode
+
+    @property
+    def has_ui(self) -> bool:
+        self._runner.assert_active()
+        return self._runner.mode in ("tui", "rpc")
+
+    @property
+    def cwd(self) -> str:
+        self._runner.assert_active()
+        return self._runner.cwd
+
+    @property
+    def session_manager(self) -> Any:
+        self._runner.assert_active()
+        return self._runner.session_manager
+
+    @property
+    def model_registry(self) -> Any:
+        self._runner.assert_active()
+        return self._runner.model_registry
+
+    @property
+    def model(self) -> Model | None:
+        return self._b().get_model()
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        return self._b().get_signal()
+
+    def is_idle(self) -> bool:
+        return self._b().is_idle()
+
+    def is_project_trusted(self) -> bool:
+        return self._b().is_project_trusted()
+
+    def abort(self) -> None:
+        self._b().abort()
+
+    def has_pending_messages(self) -> bool:
+        return self._b().has_pending_messages()
+
+    def shutdown(self) -> None:
+        self._b().shutdown()
+
+    def get_context_usage(self) -> ContextUsage | None:
+        return self._b().get_context_usage()
+
+    def compact(
+        self,
+        *,
+        custom_instructions: str | None = None,
+        on_complete: Callable[[dict[str, Any]], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        self._b().compact(custom_instructions, on_complete, on_error)
+
+    def get_system_prompt(self) -> str:
+        return self._b().get_system_prompt()
+
+
+class SimCommandContext(SimExtensionContext):
+    """The command handler context: session controls on top of ``ctx``."""
+
+    async def wait_for_idle(self) -> None:
+        await self._b().wait_for_idle()
+
+    async def new_session(
+        self,
+        *,
+        parent_session: str | None = None,
+        with_session: Callable[[ExtensionCommandContext], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
+        return await self._b().new_session(parent_session, with_session)
+
+    async def reload(self) -> None:
+        await self._b().reload()

@@ -1,0 +1,234 @@
+"""Scenario files: everything a run needs, as YAML validated by pydantic.
+
+A scenario holds the models and their windows, global and project settings, trust, files
+to place in the project, the extensions (the implementation under test, and competitors,
+in load order), the model script, faults, operations and the seed. It names no
+implementation: that is chosen when the scenario runs, so one file checks any
+implementation. The JSON Schema is published at ``docs/schema/scenario.schema.json``.
+
+A malformed file is refused with the file, the field and the reason::
+
+    bad.yaml: operations[2].prompt.chars: Input should be greater than or equal to 1
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .competitors import CompetitorBehaviour
+from .extension_api import Model
+from .faults import FaultPlan
+from .model_script import ModelScript
+from .operations import Operation, normalise_operation_input
+
+__all__ = [
+    "ExtensionRef",
+    "FileSpec",
+    "ModelSpec",
+    "Scenario",
+    "ScenarioError",
+    "SettingsSpec",
+    "dump_scenario",
+    "format_validation_error",
+    "load_scenario",
+    "parse_scenario",
+    "scenario_json_schema",
+]
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be used, with the file and field named."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelSpec(_Strict):
+    id: str = Field(description="provider/id", pattern=r"^[A-Za-z0-9._-]+/[A-Za-z0-9._:-]+$")
+    context_window: int = Field(gt=0)
+    max_tokens: int = Field(default=16384, gt=0)
+    reasoning: bool = False
+    auth: bool = Field(default=True, description="False: the provider has no API key configured")
+
+    def to_model(self) -> Model:
+        provider, _, model_id = self.id.partition("/")
+        return Model(
+            provider=provider,
+            id=model_id,
+            context_window=self.context_window,
+            max_tokens=self.max_tokens,
+            name=model_id,
+            reasoning=self.reasoning,
+        )
+
+
+class SettingsSpec(_Strict):
+    global_: dict[str, Any] = Field(
+        default_factory=dict, alias="global", description="<agentDir>/settings.json"
+    )
+    project: dict[str, Any] | None = Field(
+        default=None, description="<project>/<CONFIG_DIR_NAME>/settings.json; omitted: no file"
+    )
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class FileSpec(_Strict):
+    """A file placed before the run: ``text`` or ``json`` content, or a ``directory``."""
+
+    text: str | None = None
+    json_value: Any = Field(default=None, alias="json")
+    directory: bool = False
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _one(self) -> FileSpec:
+        given = sum(x for x in (self.text is not None, self.json_value is not None, self.directory))
+        if given != 1:
+            raise ValueError("a file has exactly one of: text, json, directory: true")
+        return self
+
+
+class ExtensionRef(_Strict):
+    """One extension in load order: the implementation under test, a competitor, or a module."""
+
+    implementation: bool | None = None
+    competitor: CompetitorBehaviour | None = None
+    module: str | None = Field(default=None, description="module:factory of another Python extension")
+
+    @model_validator(mode="after")
+    def _one(self) -> ExtensionRef:
+        given = [
+            k for k in ("implementation", "competitor", "module") if getattr(self, k) not in (None, False)
+        ]
+        if len(given) != 1:
+            raise ValueError(
+                "an extension entry has exactly one of: implementation: true, competitor, module"
+            )
+        return self
+
+
+class Scenario(_Strict):
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    description: str = ""
+    seed: int = 0
+    mode: Literal["rpc", "tui", "json", "print"] = "rpc"
+    models: tuple[ModelSpec, ...] = (
+        ModelSpec(id="fake/fake-model", context_window=200_000, max_tokens=16384),
+    )
+    active_model: str | None = Field(default=None, description="provider/id; default: the first model")
+    thinking_level: Literal["off", "minimal", "low", "medium", "high", "xhigh"] = "off"
+    trust: Literal["always", "ask", "never"] = Field(
+        default="always", description="defaultProjectTrust in the agent settings (ask: Pi's default)"
+    )
+    approve: bool | None = Field(default=None, description="--approve (true) / --no-approve (false)")
+    settings: SettingsSpec = SettingsSpec()
+    files: dict[str, FileSpec] = Field(default_factory=dict, description="project-relative path -> content")
+    extensions: tuple[ExtensionRef, ...] = (ExtensionRef(implementation=True),)
+    model: ModelScript = ModelScript()
+    faults: FaultPlan = FaultPlan()
+    operations: tuple[Operation, ...] = ()
+
+    @field_validator("operations", mode="before")
+    @classmethod
+    def _bare_ops(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [normalise_operation_input(v) for v in value]
+        return value
+
+    @model_validator(mode="after")
+    def _references(self) -> Scenario:
+        ids = [m.id for m in self.models]
+        if len(set(ids)) != len(ids):
+            raise ValueError("models: duplicate model id")
+        if self.active_model is not None and self.active_model not in ids:
+            raise ValueError(f"active_model: {self.active_model!r} is not one of the models {ids}")
+        for op in self.operations:
+            target = getattr(op, "set_model", None)
+            if isinstance(target, str) and target not in ids:
+                raise ValueError(f"operations: set_model {target!r} is not one of the models {ids}")
+        if sum(1 for e in self.extensions if e.implementation) > 1:
+            raise ValueError("extensions: the implementation under test appears more than once")
+        for path in self.files:
+            if path.startswith("/") or ".." in Path(path).parts:
+                raise ValueError(f"files: {path!r} must be relative to the project, without '..'")
+        return self
+
+    @property
+    def active(self) -> ModelSpec:
+        if self.active_model is None:
+            return self.models[0]
+        return next(m for m in self.models if m.id == self.active_model)
+
+
+def _loc(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part.startswith("function-") or (False):
+            continue
+        else:
+            out += ("." if out else "") + part
+    return out
+
+
+def format_validation_error(source: str, error: ValidationError) -> str:
+    """One line per problem: ``<source>: <field path>: <reason>``."""
+    lines = []
+    for item in error.errors():
+        loc = tuple(p for p in item["loc"] if not (isinstance(p, str) and ("[" in p or "function" in p)))
+        where = _loc(loc) or "(top level)"
+        lines.append(f"{source}: {where}: {item['msg']}")
+    return "\n".join(lines)
+
+
+def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: (top level): a scenario is a mapping, got {type(data).__name__}")
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as error:
+        raise ScenarioError(format_validation_error(source, error)) from None
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file (YAML or JSON)."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{source}: is a directory, not a scenario file") from None
+    except UnicodeDecodeError as error:
+        raise ScenarioError(f"{source}: not UTF-8 text ({error.reason})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(unknown position)"
+        problem = getattr(error, "problem", None) or str(error)
+        raise ScenarioError(f"{source}: {where}: invalid YAML: {problem}") from None
+    return parse_scenario(data, source)
+
+
+def dump_scenario(scenario: Scenario) -> str:
+    """YAML text of a scenario (defaults left out) that loads back to an equal scenario."""
+    data = json.loads(scenario.model_dump_json(by_alias=True, exclude_defaults=True))
+    data = {"name": scenario.name, **{k: v for k, v in data.items() if k != "name"}}
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+
+
+def scenario_json_schema() -> dict[str, Any]:
+    schema = Scenario.model_json_schema(by_alias=True)
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "Pi Continuity Harness scenario"
+    return schema

@@ -1,0 +1,656 @@
+"""Pi's SessionManager: an append-only entry tree in a JSONL file (session-manager.js).
+
+The file format is Pi's, byte for byte in shape: a v3 header line, then one compact JSON
+object per entry, keys in Pi's order, ``undefined`` fields left out. Modelled quirks:
+
+* **Lazy persistence** (§9.12): nothing is written until the session holds a user or
+  assistant message; then every buffered entry is written at once (``open(..., "x")``)
+  and later entries are appended one line each. ``get_session_file()`` names a path that
+  may not exist yet.
+* **Ids** (§9.13): 8 hex characters, re-drawn on collision; session ids are UUIDv7; the
+  file is ``<ISO timestamp with ':' and '.' as '-'>_<sessionId>.jsonl``.
+* **``fromHook``** (§9.8): compaction entries store the event's ``fromExtension`` under the
+  legacy key ``fromHook``; a Pi-generated summary writes an explicit ``false``.
+* **``firstKeptEntryId``** (§9.7): ``None`` becomes the entry's own id (keeps nothing).
+
+Unlike Pi, the branch path and the context projection are maintained incrementally, so a
+long session costs time linear in its length (Pi recomputes them from the root).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .determinism import SeededRandom, VirtualClock, iso_from_ms
+from .messages import Message, compaction_summary_message, custom_message
+
+__all__ = [
+    "CURRENT_SESSION_VERSION",
+    "ProjectedEntry",
+    "SessionFileError",
+    "SessionManager",
+    "SessionProjection",
+    "current_system_message",
+    "dumps_entry",
+    "entry_to_context_messages",
+    "load_entries",
+]
+
+CURRENT_SESSION_VERSION = 3
+Entry = dict[str, Any]
+
+
+class SessionFileError(RuntimeError):
+    """A session file that is not a Pi session."""
+
+
+def dumps_entry(entry: Entry) -> str:
+    """``JSON.stringify(entry)``: compact, non-ASCII kept."""
+    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+
+
+def load_entries(path: str) -> list[Entry]:
+    """Parse a session file, skipping malformed lines as Pi does (parseSessionEntryLine)."""
+    entries: list[Entry] = []
+    with open(path, encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                entries.append(value)
+    return entries
+
+
+def current_system_message(messages: list[Message]) -> Message | None:
+    """pi-ai ``getCurrentSystemMessage``: all system messages of a transcript, folded."""
+    content: list[str] = []
+    sections: dict[str, Any] = {}
+    timestamp: Any = None
+    tools: list[Any] = []
+    seen = False
+    for message in messages:
+        if message.get("role") != "system":
+            continue
+        if not seen:
+            timestamp = message.get("timestamp")
+            seen = True
+        text = message.get("content") if isinstance(message.get("content"), str) else ""
+        if text:
+            content.append(text)
+        for name, value in (message.get("sections") or {}).items():
+            if value is None:
+                sections.pop(name, None)
+            else:
+                sections[name] = value
+        if message.get("toolsAdded"):
+            names = {t.get("name") for t in message["toolsAdded"]}
+            tools = [t for t in tools if t.get("name") not in names] + list(message["toolsAdded"])
+        for removed in message.get("toolsRemoved") or []:
+            tools = [t for t in tools if t.get("name") != removed]
+    if not seen and not tools:
+        return None
+    out: Message = {"role": "system", "content": "\n\n".join(content)}
+    if sections:
+        out["sections"] = sections
+    if tools:
+        out["toolsAdded"] = tools
+    out["timestamp"] = timestamp
+    return out
+
+
+def ms_of_iso(iso: str) -> int:
+    """Milliseconds of a JavaScript ISO timestamp (``...Z``)."""
+    return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def entry_to_context_messages(entry: Entry) -> list[Message]:
+    """``sessionEntryToContextMessages``: what one entry contributes to model context."""
+    kind = entry.get("type")
+    if kind == "message":
+        message = entry["message"]
+        if message.get("role") == "system" and message.get("content") is None:
+            return [{**message, "content": ""}]
+        if message.get("role") in ("user", "assistant", "toolResult") and message.get("content") is None:
+            return [{**message, "content": []}]
+        return [message]
+    if kind == "custom_message":
+        return [
+            custom_message(
+                entry["customType"],
+                entry.get("content") if entry.get("content") is not None else [],
+                entry.get("display", True),
+                entry.get("details"),
+                ms_of_iso(entry["timestamp"]),
+            )
+        ]
+    if kind == "branch_summary" and entry.get("summary"):
+        return [
+            {
+                "role": "branchSummary",
+                "summary": entry["summary"],
+                "fromId": entry.get("fromId"),
+                "timestamp": ms_of_iso(entry["timestamp"]),
+            }
+        ]
+    if kind == "compaction":
+        summary = compaction_summary_message(
+            entry["summary"], entry["tokensBefore"], ms_of_iso(entry["timestamp"])
+        )
+        return [entry["systemMessage"], summary] if entry.get("systemMessage") else [summary]
+    return []
+
+
+def _project_entry(entry: Entry, edit: Entry | None) -> list[Message]:
+    """``projectContextEntry``: apply the latest context edit of an entry."""
+    messages = entry_to_context_messages(entry)
+    if edit is None:
+        return messages
+    replacement = edit.get("replacement")
+    if replacement is None:
+        return []
+    out: list[Message] = []
+    for message in messages:
+        if message.get("role") not in ("user", "assistant", "toolResult", "custom"):
+            out.append(message)
+            continue
+        content = replacement.get("content")
+        if message.get("role") in ("assistant", "toolResult") and isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        out.append({**message, "content": content})
+    return out
+
+
+@dataclass(frozen=True)
+class ProjectedEntry:
+    source: Entry
+    messages: list[Message]
+
+
+@dataclass(frozen=True)
+class SessionProjection:
+    entries: list[ProjectedEntry]
+    messages: list[Message]
+    thinking_level: str
+    model: tuple[str, str] | None
+
+
+class SessionManager:
+    """One session's entries, leaf pointer and (lazily created) file."""
+
+    def __init__(
+        self,
+        *,
+        cwd: str,
+        session_dir: str,
+        clock: VirtualClock,
+        rng: SeededRandom,
+        persist: bool = True,
+        write_line: Callable[[str, str, str], None] | None = None,
+        on_append: Callable[[Entry, bool], None] | None = None,
+    ) -> None:
+        self._cwd = cwd
+        self._session_dir = session_dir
+        self._clock = clock
+        self._rng = rng
+        self._persist = persist
+        self._write = write_line or _default_write_line
+        self._on_append = on_append
+        self._session_id = ""
+        self._session_file: str | None = None
+        self._entries: list[Entry] = []  # header first, like Pi's fileEntries
+        self._by_id: dict[str, Entry] = {}
+        self._leaf_id: str | None = None
+        self._flushed = False
+        self._has_conversation = False
+        self._version = 0
+        self._path: list[Entry] = []
+        self._path_pos: dict[str, int] = {}
+        self._path_compaction: int = -1
+        self._path_invalidating: int = -1
+        self._path_model: tuple[str, str] | None = None
+        self._path_thinking = "off"
+        self._projection_cache: tuple[int, SessionProjection] | None = None
+
+    # ------------------------------------------------------------------ creation
+    @classmethod
+    def create(
+        cls,
+        *,
+        cwd: str,
+        session_dir: str,
+        clock: VirtualClock,
+        rng: SeededRandom,
+        session_id: str | None = None,
+        parent_session: str | None = None,
+        persist: bool = True,
+        write_line: Callable[[str, str, str], None] | None = None,
+        on_append: Callable[[Entry, bool], None] | None = None,
+    ) -> SessionManager:
+        manager = cls(
+            cwd=cwd,
+            session_dir=session_dir,
+            clock=clock,
+            rng=rng,
+            persist=persist,
+            write_line=write_line,
+            on_append=on_append,
+        )
+        manager.new_session(session_id=session_id, parent_session=parent_session)
+        return manager
+
+    @classmethod
+    def open(
+        cls,
+        path: str,
+        *,
+        cwd: str,
+        session_dir: str,
+        clock: VirtualClock,
+        rng: SeededRandom,
+        write_line: Callable[[str, str, str], None] | None = None,
+        on_append: Callable[[Entry, bool], None] | None = None,
+    ) -> SessionManager:
+        """``--session <path>``: load an existing file, or keep the explicit path for a new one."""
+        manager = cls(
+            cwd=cwd, session_dir=session_dir, clock=clock, rng=rng, write_line=write_line, on_append=on_append
+        )
+        manager._session_file = path
+        if os.path.exists(path):
+            entries = load_entries(path)
+            if not entries:
+                if os.path.getsize(path) > 0:
+                    raise SessionFileError(f"Session file is not a valid pi session: {path}")
+                manager.new_session()
+                manager._session_file = path
+                manager._rewrite_file()
+                manager._flushed = True
+                return manager
+            manager._load(entries)
+            manager._session_file = path
+            manager._flushed = True
+        else:
+            manager.new_session()
+            manager._session_file = path
+        return manager
+
+    def new_session(self, *, session_id: str | None = None, parent_session: str | None = None) -> str | None:
+        self._session_id = session_id or self._rng.uuid7(self._clock.now_ms() + 0)
+        ms = self._clock.now_ms()
+        timestamp = iso_from_ms(ms)
+        header: Entry = {
+            "type": "session",
+            "version": CURRENT_SESSION_VERSION,
+            "id": self._session_id,
+            "timestamp": timestamp,
+            "cwd": self._cwd,
+        }
+        if parent_session is not None:
+            header["parentSession"] = parent_session
+        self._entries = [header]
+        self._by_id = {}
+        self._leaf_id = None
+        self._flushed = False
+        self._has_conversation = False
+        self._rebuild_path()
+        if self._persist:
+            file_ts = timestamp.replace(":", "-").replace(".", "-")
+            self._session_file = str(Path(self._session_dir) / f"{file_ts}_{self._session_id}.jsonl")
+        return self._session_file
+
+    def _load(self, entries: list[Entry]) -> None:
+        header = next((e for e in entries if e.get("type") == "session"), None)
+        if header is None:
+            raise SessionFileError("session file has no header")
+        migrated = _migrate(entries)
+        self._entries = entries
+        self._session_id = header["id"]
+        self._by_id = {}
+        self._leaf_id = None
+        for entry in entries:
+            if entry.get("type") == "session":
+                continue
+            self._by_id[entry["id"]] = entry
+            self._leaf_id = entry["id"]
+            if entry.get("type") == "message" and entry["message"].get("role") in ("user", "assistant"):
+                self._has_conversation = True
+        self._rebuild_path()
+        if migrated:
+            self._rewrite_file()
+
+    # ------------------------------------------------------------------ persistence
+    def _rewrite_file(self) -> None:
+        if not self._persist or not self._session_file:
+            return
+        text = "".join(dumps_entry(e) + "\n" for e in self._entries)
+        self._write(self._session_file, text, "w")
+
+    def _persist_entry(self, entry: Entry) -> bool:
+        if not self._persist or not self._session_file:
+            return False
+        if not self._flushed:
+            if not self._has_conversation:
+                return False
+            text = "".join(dumps_entry(e) + "\n" for e in self._entries)
+            self._write(self._session_file, text, "x")
+            self._flushed = True
+        else:
+            self._write(self._session_file, dumps_entry(entry) + "\n", "a")
+        return True
+
+    def _append_entry(self, entry: Entry) -> str:
+        previous_leaf = self._leaf_id
+        self._entries.append(entry)
+        self._by_id[entry["id"]] = entry
+        self._leaf_id = entry["id"]
+        if entry.get("type") == "message" and entry["message"].get("role") in ("user", "assistant"):
+            self._has_conversation = True
+        try:
+            persisted = self._persist_entry(entry)
+        except Exception:
+            self._entries.pop()
+            del self._by_id[entry["id"]]
+            self._leaf_id = previous_leaf
+            raise
+        self._extend_path(entry)
+        if self._on_append is not None:
+            self._on_append(entry, persisted)
+        return str(entry["id"])
+
+    def _base(self, kind: str) -> Entry:
+        return {
+            "type": kind,
+            "id": self._rng.entry_id(lambda candidate: candidate in self._by_id),
+            "parentId": self._leaf_id,
+            "timestamp": self._clock.now_iso(),
+        }
+
+    # ------------------------------------------------------------------ appends
+    def append_message(self, message: Message) -> str:
+        entry = self._base("message")
+        entry["message"] = message
+        return self._append_entry(entry)
+
+    def append_thinking_level_change(self, level: str) -> str:
+        entry = self._base("thinking_level_change")
+        entry["thinkingLevel"] = level
+        return self._append_entry(entry)
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        entry = self._base("model_change")
+        entry["provider"] = provider
+        entry["modelId"] = model_id
+        return self._append_entry(entry)
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str | None,
+        tokens_before: int,
+        details: Any,
+        from_hook: bool,
+        usage: Any = None,
+    ) -> str:
+        ms = self._clock.now_ms()
+        system = current_system_message(self.build_session_projection().messages)
+        entry_id = self._rng.entry_id(lambda candidate: candidate in self._by_id)
+        entry: Entry = {
+            "type": "compaction",
+            "id": entry_id,
+            "parentId": self._leaf_id,
+            "timestamp": iso_from_ms(ms),
+            "summary": summary,
+            "firstKeptEntryId": first_kept_entry_id if first_kept_entry_id is not None else entry_id,
+            "tokensBefore": tokens_before,
+        }
+        if details is not None:
+            entry["details"] = details
+        if usage is not None:
+            entry["usage"] = usage
+        entry["fromHook"] = from_hook
+        if system is not None:
+            entry["systemMessage"] = {**system, "timestamp": ms}
+        return self._append_entry(entry)
+
+    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+        entry: Entry = {"type": "custom", "customType": custom_type}
+        if data is not None:
+            entry["data"] = data
+        base = self._base("custom")
+        entry.update({"id": base["id"], "parentId": base["parentId"], "timestamp": base["timestamp"]})
+        return self._append_entry(entry)
+
+    def append_custom_message_entry(
+        self, custom_type: str, content: Any, display: bool, details: Any = None
+    ) -> str:
+        entry: Entry = {
+            "type": "custom_message",
+            "customType": custom_type,
+            "content": content,
+            "display": display,
+        }
+        if details is not None:
+            entry["details"] = details
+        base = self._base("custom_message")
+        entry.update({"id": base["id"], "parentId": base["parentId"], "timestamp": base["timestamp"]})
+        return self._append_entry(entry)
+
+    def append_session_info(self, name: str) -> str:
+        entry = self._base("session_info")
+        entry["name"] = " ".join(name.replace("\r", "\n").split("\n")).strip()
+        return self._append_entry(entry)
+
+    def append_context_edit(self, target_id: str, replacement: Any) -> str:
+        target = self._by_id.get(target_id)
+        if target is None:
+            raise ValueError(f"Entry {target_id} not found")
+        if target_id not in self._path_pos:
+            raise ValueError(f"Entry {target_id} is not on the active branch")
+        editable = target.get("type") == "custom_message" or (
+            target.get("type") == "message"
+            and target["message"].get("role") in ("user", "assistant", "toolResult")
+        )
+        if not editable:
+            raise ValueError(f"Entry {target_id} does not contribute editable model content")
+        entry = self._base("context_edit")
+        entry["targetId"] = target_id
+        entry["replacement"] = replacement
+        return self._append_entry(entry)
+
+    # ------------------------------------------------------------------ reading
+    def get_session_id(self) -> str:
+        return self._session_id
+
+    def get_session_file(self) -> str | None:
+        return self._session_file
+
+    def get_session_dir(self) -> str:
+        return self._session_dir
+
+    def get_cwd(self) -> str:
+        return self._cwd
+
+    def is_persisted(self) -> bool:
+        return self._persist
+
+    def is_flushed(self) -> bool:
+        return self._flushed
+
+    def get_header(self) -> Entry | None:
+        return next((e for e in self._entries if e.get("type") == "session"), None)
+
+    def get_entries(self) -> list[Entry]:
+        return [e for e in self._entries if e.get("type") != "session"]
+
+    def get_entry(self, entry_id: str) -> Entry | None:
+        return self._by_id.get(entry_id)
+
+    def get_leaf_id(self) -> str | None:
+        return self._leaf_id
+
+    def get_leaf_entry(self) -> Entry | None:
+        return self._by_id.get(self._leaf_id) if self._leaf_id else None
+
+    def get_branch(self, from_id: str | None = None) -> list[Entry]:
+        if from_id is None or from_id == self._leaf_id:
+            return list(self._path)
+        path: list[Entry] = []
+        current = self._by_id.get(from_id)
+        while current is not None:
+            path.append(current)
+            parent = current.get("parentId")
+            current = self._by_id.get(parent) if parent else None
+        path.reverse()
+        return path
+
+    def branch_view(self) -> list[Entry]:
+        """The current path without a copy (host-internal; do not mutate)."""
+        return self._path
+
+    def branch_position(self, entry_id: str) -> int:
+        return self._path_pos.get(entry_id, -1)
+
+    def latest_invalidating_position(self) -> int:
+        """Path index of the newest ``context_edit`` or ``compaction``, or -1."""
+        return self._path_invalidating
+
+    def latest_compaction(self) -> Entry | None:
+        return self._path[self._path_compaction] if self._path_compaction >= 0 else None
+
+    def get_session_name(self) -> str | None:
+        for entry in reversed(self._entries):
+            if entry.get("type") == "session_info":
+                name = (entry.get("name") or "").strip()
+                return name or None
+        return None
+
+    def entry_count(self) -> int:
+        return len(self._entries) - 1
+
+    # ------------------------------------------------------------------ branch/projection
+    def _rebuild_path(self) -> None:
+        self._path = []
+        self._path_pos = {}
+        self._path_compaction = -1
+        self._path_invalidating = -1
+        self._path_model = None
+        self._path_thinking = "off"
+        current = self._by_id.get(self._leaf_id) if self._leaf_id else None
+        chain: list[Entry] = []
+        while current is not None:
+            chain.append(current)
+            parent = current.get("parentId")
+            current = self._by_id.get(parent) if parent else None
+        chain.reverse()
+        for entry in chain:
+            self._add_to_path(entry)
+        self._version += 1
+
+    def _extend_path(self, entry: Entry) -> None:
+        if self._path and self._path[-1]["id"] != entry.get("parentId"):
+            self._rebuild_path()
+            return
+        if not self._path and entry.get("parentId") is not None:
+            self._rebuild_path()
+            return
+        self._add_to_path(entry)
+        self._version += 1
+
+    def _add_to_path(self, entry: Entry) -> None:
+        index = len(self._path)
+        self._path.append(entry)
+        self._path_pos[entry["id"]] = index
+        kind = entry.get("type")
+        if kind == "compaction":
+            self._path_compaction = index
+            self._path_invalidating = index
+        elif kind == "context_edit":
+            self._path_invalidating = index
+        elif kind == "thinking_level_change":
+            self._path_thinking = entry.get("thinkingLevel", "off")
+        elif kind == "model_change":
+            self._path_model = (entry["provider"], entry["modelId"])
+        elif kind == "message" and entry["message"].get("role") == "assistant":
+            self._path_model = (entry["message"].get("provider"), entry["message"].get("model"))
+
+    def branch(self, entry_id: str) -> None:
+        if entry_id not in self._by_id:
+            raise ValueError(f"Entry {entry_id} not found")
+        self._leaf_id = entry_id
+        self._rebuild_path()
+
+    def build_context_entries(self) -> list[Entry]:
+        """``buildContextEntries``: newest compaction, its kept range, then what follows it."""
+        if self._path_compaction < 0:
+            return list(self._path)
+        compaction = self._path[self._path_compaction]
+        kept_from = self._path_pos.get(compaction["firstKeptEntryId"], -1)
+        out: list[Entry] = [compaction]
+        if 0 <= kept_from < self._path_compaction:
+            for entry in self._path[kept_from : self._path_compaction]:
+                if entry.get("type") == "message" and entry["message"].get("role") == "system":
+                    continue
+                out.append(entry)
+        out.extend(self._path[self._path_compaction + 1 :])
+        return out
+
+    def build_session_projection(self) -> SessionProjection:
+        """``buildSessionProjection``: compaction-aware context with provenance (cached)."""
+        cached = self._projection_cache
+        if cached is not None and cached[0] == self._version:
+            return cached[1]
+        context_entries = self.build_context_entries()
+        edits: dict[str, Entry] = {}
+        for entry in context_entries:
+            if entry.get("type") == "context_edit":
+                edits[entry["targetId"]] = entry
+        projected: list[ProjectedEntry] = []
+        messages: list[Message] = []
+        for index, source in enumerate(context_entries):
+            if source.get("type") == "compaction" and index > 0:
+                projected_messages: list[Message] = []
+            else:
+                projected_messages = _project_entry(source, edits.get(source["id"]))
+            projected.append(ProjectedEntry(source, projected_messages))
+            messages.extend(projected_messages)
+        projection = SessionProjection(projected, messages, self._path_thinking, self._path_model)
+        self._projection_cache = (self._version, projection)
+        return projection
+
+
+def _default_write_line(path: str, text: str, mode: str) -> None:
+    """Write ``text`` with ``mode``: ``x`` (first flush, exclusive), ``a`` (append), ``w``."""
+    with open(path, mode, encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _migrate(entries: list[Entry]) -> bool:
+    """v1 → v2 (ids and parent links) → v3 (``hookMessage`` role renamed ``custom``)."""
+    header = next((e for e in entries if e.get("type") == "session"), None)
+    version = header.get("version", 1) if header else 1
+    if version >= CURRENT_SESSION_VERSION:
+        return False
+    if version < 2:
+        previous: str | None = None
+        for index, entry in enumerate(entries):
+            if entry.get("type") == "session":
+                entry["version"] = 2
+                continue
+            entry["id"] = f"{index:08x}"
+            entry["parentId"] = previous
+            previous = entry["id"]
+    for entry in entries:
+        if entry.get("type") == "session":
+            entry["version"] = 3
+        elif entry.get("type") == "message" and entry.get("message", {}).get("role") == "hookMessage":
+            entry["message"]["role"] = "custom"
+    return True

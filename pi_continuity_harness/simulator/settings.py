@@ -1,0 +1,271 @@
+"""Pi's settings: global and project files, deep-merged, read once, validated on use.
+
+Modelled from ``dist/core/settings-manager.js`` and ``main.js`` (trust):
+
+* global ``<agentDir>/settings.json`` and project ``<cwd>/<CONFIG_DIR_NAME>/settings.json``,
+  deep-merged with the project winning; the project file is not read at all when the
+  project is untrusted (§9.20);
+* **not hot-reloaded** (§9.19): the files are read when a runtime is created (startup,
+  restart, new session) and on reload; edits in between are invisible;
+* compaction token settings are resolved per model (``modelOverrides["provider/id"]``),
+  and an invalid value raises *when read*, with Pi's message;
+* ``enabled`` defaults to true, ``reserveTokens`` to 16384, ``keepRecentTokens`` to 20000;
+* a file that is not valid JSON counts as empty and is reported as a load error.
+
+Trust follows ``main.js:652-658``: an explicit ``--approve``/``--no-approve`` wins, then a
+saved decision in ``<agentDir>/trust.json``, then, when the project has trust-requiring
+resources (``.pi/settings.json``, ``.pi/extensions``, ...), ``defaultProjectTrust``
+(``always`` trusts; ``ask`` and ``never`` are untrusted without an interactive prompt),
+otherwise trusted.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .events import CompactionSettings
+from .extension_api import CONFIG_DIR_NAME, Model
+
+__all__ = [
+    "TRUST_REQUIRING_RESOURCES",
+    "SettingsError",
+    "SettingsManager",
+    "TrustDecision",
+    "deep_merge",
+    "has_trust_requiring_resources",
+    "resolve_project_trust",
+]
+
+TRUST_REQUIRING_RESOURCES = (
+    "settings.json",
+    "mcp.json",
+    "extensions",
+    "skills",
+    "prompts",
+    "themes",
+    "SYSTEM.md",
+    "APPEND_SYSTEM.md",
+)
+
+_DEFAULTS = {"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 20000}
+_RETRY_DEFAULTS = {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000, "maxAgentDelayMs": 60000}
+
+
+class SettingsError(ValueError):
+    """An invalid settings value, with Pi's wording."""
+
+
+def _mergeable(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``deepMergeObjects``: nested objects merge, anything else is replaced by the override."""
+    result = dict(base)
+    for key, value in overrides.items():
+        if value is None and key not in base:
+            result[key] = value
+            continue
+        if _mergeable(base.get(key)) and _mergeable(value):
+            result[key] = deep_merge(base[key], value)
+        else:
+            result[key] = value
+    return result
+
+
+def has_trust_requiring_resources(cwd: str) -> bool:
+    """``hasTrustRequiringProjectResources`` for the project directory itself.
+
+    Pi also looks for ``.agents/skills`` in ancestors; the simulator's workspaces never have one.
+    """
+    config_dir = Path(cwd) / CONFIG_DIR_NAME
+    if any((config_dir / name).exists() for name in TRUST_REQUIRING_RESOURCES):
+        return True
+    return (Path(cwd) / ".agents" / "skills").exists()
+
+
+@dataclass(frozen=True)
+class TrustDecision:
+    trusted: bool
+    reason: str
+
+
+def resolve_project_trust(
+    cwd: str, agent_dir: str, *, approve: bool | None, interactive: bool = False
+) -> TrustDecision:
+    """Project trust as a non-interactive Pi (rpc/json/print) decides it at startup."""
+    if approve is not None:
+        return TrustDecision(approve, "--approve" if approve else "--no-approve")
+    stored = _stored_trust(agent_dir, cwd)
+    requires = has_trust_requiring_resources(cwd)
+    if not requires:
+        return TrustDecision(True if stored is None else stored, "no trust-requiring project resources")
+    if stored is not None:
+        return TrustDecision(stored, "trust.json decision")
+    default = _read_json_object(Path(agent_dir) / "settings.json").get("defaultProjectTrust", "ask")
+    if default == "always":
+        return TrustDecision(True, "defaultProjectTrust always")
+    if default == "never":
+        return TrustDecision(False, "defaultProjectTrust never")
+    if interactive:
+        return TrustDecision(False, "interactive trust prompt not answered")
+    return TrustDecision(False, "defaultProjectTrust ask without an interactive prompt")
+
+
+def _stored_trust(agent_dir: str, cwd: str) -> bool | None:
+    data = _read_json_object(Path(agent_dir) / "trust.json")
+    best: tuple[int, bool] | None = None
+    target = os.path.realpath(cwd)
+    for key, value in data.items():
+        decision = value.get("decision") if isinstance(value, dict) else value
+        if not isinstance(decision, bool):
+            continue
+        root = os.path.realpath(key)
+        inside = target == root or target.startswith(root.rstrip("/") + "/")
+        if inside and (best is None or len(root) > best[0]):
+            best = (len(root), decision)
+    return best[1] if best else None
+
+
+def _read_json_object(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return {}
+    try:
+        value = json.loads(text.lstrip("\ufeff"))
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+@dataclass
+class SettingsManager:
+    """The merged settings of one runtime, read from disk at creation and on reload."""
+
+    cwd: str
+    agent_dir: str
+    project_trusted: bool
+    global_settings: dict[str, Any] = field(default_factory=dict)
+    project_settings: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def global_path(self) -> str:
+        return str(Path(self.agent_dir) / "settings.json")
+
+    @property
+    def project_path(self) -> str:
+        return str(Path(self.cwd) / CONFIG_DIR_NAME / "settings.json")
+
+    @classmethod
+    def create(cls, cwd: str, agent_dir: str, *, project_trusted: bool) -> SettingsManager:
+        manager = cls(cwd=cwd, agent_dir=agent_dir, project_trusted=project_trusted)
+        manager.reload()
+        return manager
+
+    def reload(self) -> None:
+        """Re-read both files (``/reload``, ``ctx.reload()``)."""
+        self.errors = []
+        self.global_settings = self._load(self.global_path, "global")
+        self.project_settings = self._load(self.project_path, "project") if self.project_trusted else {}
+
+    def _load(self, path: str, scope: str) -> dict[str, Any]:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+        except IsADirectoryError:
+            self.errors.append(f"{scope} settings: {path} is a directory")
+            return {}
+        if not text:
+            return {}
+        try:
+            value = json.loads(text.lstrip("\ufeff"))
+        except json.JSONDecodeError as error:
+            self.errors.append(f"{scope} settings: {path}: {error}")
+            return {}
+        if not isinstance(value, dict):
+            self.errors.append(f"{scope} settings: {path}: not a JSON object")
+            return {}
+        return value
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        return deep_merge(self.global_settings, self.project_settings)
+
+    def get_settings(self) -> dict[str, Any]:
+        """``pi.getSettings()``: a copy of the merged settings."""
+        return copy.deepcopy(self.settings)
+
+    def is_project_trusted(self) -> bool:
+        return self.project_trusted
+
+    def get_compaction_enabled(self) -> bool:
+        value = (self.settings.get("compaction") or {}).get("enabled")
+        return bool(_DEFAULTS["enabled"]) if value is None else bool(value)
+
+    def _token_setting(self, name: str, model: Model | None) -> int:
+        compaction = self.settings.get("compaction") or {}
+        ordinary = compaction.get(name)
+        if ordinary is not None and not _non_negative_safe_int(ordinary):
+            raise SettingsError(
+                f"Invalid compaction.{name} setting: {_js_str(ordinary)}. "
+                "Expected a non-negative safe integer."
+            )
+        override = None
+        if model is not None:
+            key = model.full_id
+            entry = (compaction.get("modelOverrides") or {}).get(key)
+            if entry is not None and not isinstance(entry, dict):
+                raise SettingsError(
+                    f'Invalid compaction.modelOverrides["{key}"] setting: {_js_str(entry)}. '
+                    "Expected an object."
+                )
+            override = (entry or {}).get(name)
+            if override is not None and not _non_negative_safe_int(override):
+                raise SettingsError(
+                    f'Invalid compaction.modelOverrides["{key}"].{name} setting: {_js_str(override)}. '
+                    "Expected a non-negative safe integer."
+                )
+        if override is not None:
+            return int(override)
+        if ordinary is not None:
+            return int(ordinary)
+        return int(_DEFAULTS[name])
+
+    def get_compaction_settings(self, model: Model | None) -> CompactionSettings:
+        """``getCompactionSettings(model)``; raises :class:`SettingsError` on invalid values."""
+        return CompactionSettings(
+            enabled=self.get_compaction_enabled(),
+            reserve_tokens=self._token_setting("reserveTokens", model),
+            keep_recent_tokens=self._token_setting("keepRecentTokens", model),
+        )
+
+    def get_retry_settings(self) -> dict[str, Any]:
+        retry = self.settings.get("retry") or {}
+        return {**_RETRY_DEFAULTS, **{k: v for k, v in retry.items() if k in _RETRY_DEFAULTS}}
+
+
+def _non_negative_safe_int(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and float(value).is_integer()
+        and 0 <= value <= 2**53 - 1
+    )
+
+
+def _js_str(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, dict):
+        return "[object Object]"
+    return str(value)

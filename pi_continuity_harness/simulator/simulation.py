@@ -1,0 +1,230 @@
+"""Run a scenario on the simulated host: the one entry point for a simulation.
+
+:func:`simulate` lays out a work directory, starts a simulated Pi process with the
+scenario's extensions (the implementation under test in its place), runs the operations
+in order (each until the host is quiet again, as an RPC client waits for
+``agent_settled``), quits, and writes ``trace.jsonl``. Everything runs inside the virtual
+event loop, with virtual time and seeded randomness, and with the filesystem monitor
+active, so the same scenario and seed give byte-identical outputs.
+
+The work directory is emptied before a run only when it is one a previous run created
+(it holds the marker file); any other non-empty directory is refused, so a typo cannot
+delete someone's files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .competitors import competitor
+from .determinism import deterministic_environment
+from .extension_api import CONFIG_DIR_NAME, ExtensionFactory
+from .faults import activate_monitor
+from .host import OperationResult, SimHost
+from .scenario import Scenario
+from .trace import SimulatedCrash
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "RUN_MARKER",
+    "ImplementationError",
+    "SimulationResult",
+    "WorkdirError",
+    "prepare_workdir",
+    "resolve_implementation",
+    "simulate",
+]
+
+ENTRY_POINT_GROUP = "pi_continuity_harness.implementations"
+RUN_MARKER = ".pi-continuity-harness-run"
+DEFAULT_IMPLEMENTATION = "reference"
+
+
+class ImplementationError(ValueError):
+    """An implementation spec that does not name a loadable extension factory."""
+
+
+class WorkdirError(ValueError):
+    """A work directory that the harness will not empty."""
+
+
+def _entry_points() -> dict[str, metadata.EntryPoint]:
+    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def resolve_implementation(spec: str | ExtensionFactory) -> tuple[str, ExtensionFactory]:
+    """``module:factory``, a registered implementation name, or a factory itself."""
+    if callable(spec):
+        name = getattr(spec, "__module__", "extension") + ":" + getattr(spec, "__qualname__", "factory")
+        return name, spec
+    points = _entry_points()
+    if spec in points:
+        target = points[spec].load()
+        if not callable(target):
+            raise ImplementationError(f"--extension {spec}: entry point does not name a callable factory")
+        return spec, target
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        known = ", ".join(sorted(points)) or "none registered"
+        raise ImplementationError(
+            f"--extension {spec!r}: expected 'module:factory' or an implementation name ({known})"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ImplementationError(f"--extension {spec}: cannot import {module_name!r}: {error}") from None
+    target = module
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise ImplementationError(f"--extension {spec}: {module_name!r} has no attribute {attr!r}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise ImplementationError(f"--extension {spec}: {attr!r} is not callable")
+    return spec, target
+
+
+def prepare_workdir(workdir: str | Path) -> Path:
+    """Create or empty a run directory, refusing to touch anything that is not one."""
+    root = Path(workdir).resolve()
+    if root.exists():
+        if not root.is_dir():
+            raise WorkdirError(f"{root}: exists and is not a directory")
+        entries = list(root.iterdir())
+        if entries and not (root / RUN_MARKER).exists():
+            raise WorkdirError(
+                f"{root}: not empty and not a harness run directory (no {RUN_MARKER}); refusing to clear it"
+            )
+        for entry in entries:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    root.mkdir(parents=True, exist_ok=True)
+    (root / RUN_MARKER).write_text(
+        "created by pi-continuity-harness; emptied before each run\n", encoding="utf-8"
+    )
+    return root
+
+
+@dataclass
+class SimulationResult:
+    scenario: Scenario
+    seed: int
+    implementation: str
+    workdir: Path
+    host: SimHost
+    operations: list[OperationResult] = field(default_factory=list)
+
+    @property
+    def trace_path(self) -> Path:
+        return self.workdir / "trace.jsonl"
+
+    def trace_text(self) -> str:
+        return self.host.trace.to_jsonl()
+
+    def session_files(self) -> list[Path]:
+        return sorted(Path(self.host.paths.session_dir).glob("*.jsonl"))
+
+    def project_files(self) -> list[Path]:
+        root = Path(self.host.paths.project_dir)
+        return sorted(p for p in root.rglob("*") if p.is_file())
+
+    def output_files(self) -> dict[str, bytes]:
+        """Every file the run produced, by path relative to the work directory."""
+        out: dict[str, bytes] = {}
+        for path in sorted(self.workdir.rglob("*")):
+            if path.is_file() and path.name != RUN_MARKER:
+                out[str(path.relative_to(self.workdir))] = path.read_bytes()
+        return out
+
+
+def simulate(
+    scenario: Scenario,
+    *,
+    workdir: str | Path,
+    seed: int | None = None,
+    implementation: str | ExtensionFactory = DEFAULT_IMPLEMENTATION,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+) -> SimulationResult:
+    """Run ``scenario`` with ``implementation`` and write the trace into ``workdir``."""
+    impl_name, impl_factory = resolve_implementation(implementation)
+    extensions: list[tuple[str, ExtensionFactory]] = []
+    for ref in scenario.extensions:
+        if ref.implementation:
+            extensions.append((impl_name, impl_factory))
+        elif ref.competitor is not None:
+            extensions.append((f"competitor:{ref.competitor}", competitor(ref.competitor)))
+        elif ref.module is not None:
+            extensions.append(resolve_implementation(ref.module))
+    root = prepare_workdir(workdir)
+    run_seed = scenario.seed if seed is None else seed
+    host = SimHost(
+        workdir=str(root),
+        seed=run_seed,
+        models=[m.to_model() for m in scenario.models],
+        active_model=scenario.active.id,
+        script=scenario.model,
+        extensions=extensions,
+        mode=scenario.mode,
+        approve=scenario.approve,
+        thinking_level=scenario.thinking_level,
+        unauthenticated_providers=frozenset(m.id.partition("/")[0] for m in scenario.models if not m.auth),
+        faults=scenario.faults,
+    )
+    if on_record is not None:
+        host.trace.sinks.append(on_record)
+    host.prepare_files(
+        global_settings=dict(scenario.settings.global_),
+        project_settings=scenario.settings.project,
+        trust=scenario.trust,
+        files=dict(scenario.files),
+    )
+    result = SimulationResult(scenario, run_seed, impl_name, root, host)
+    host.trace.emit(
+        "host",
+        "scenario",
+        scenario=scenario.name,
+        seed=run_seed,
+        implementation=impl_name,
+        configDir=CONFIG_DIR_NAME,
+    )
+
+    async def drive() -> None:
+        try:
+            await host.start()
+        except SimulatedCrash:
+            host._mark_crashed()
+        for index, op in enumerate(scenario.operations):
+            result.operations.append(await host.run_operation(op, index=index))
+            try:
+                await host.quiesce()
+            except SimulatedCrash:
+                host._mark_crashed()
+        if host.running and not host.crashed:
+            await host.stop()
+            await host.quiesce()
+
+    try:
+        with activate_monitor(host.monitor), deterministic_environment(host.clock, host.rng):
+            host.loop.run_until_complete(drive())
+    finally:
+        _cancel_leftovers(host)
+        host.loop.close()
+    host.trace.frozen = False
+    result.trace_path.write_text(host.trace.to_jsonl(), encoding="utf-8")
+    return result
+
+
+def _cancel_leftovers(host: SimHost) -> None:
+    pending = [t for t in asyncio.all_tasks(host.loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        host.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))

@@ -1,0 +1,145 @@
+"""``ctx.ui`` of the simulated host, with dialogs answered from the scenario.
+
+The hub outlives runtimes (like the RPC client that renders UI requests). It records every
+notification, status and widget (the observable UI), and answers dialogs from the answer
+queue of the operation that is running, in the order the dialogs open, as an RPC client
+answering ``extension_ui_request`` would. An unanswered dialog is cancelled (``None`` /
+``False``); a dialog whose scripted answer is of the wrong kind is a scenario error.
+
+Without a UI (print and json modes) dialogs return ``None``/``False`` without consuming
+an answer and notifications go nowhere, exactly as Pi's ``noOpUIContext`` (§9.18).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .extension_api import Mode
+from .operations import DialogAnswer
+from .trace import Trace
+
+__all__ = ["DialogAnswerMismatchError", "Notification", "SimUIContext", "UIHub"]
+
+
+class DialogAnswerMismatchError(RuntimeError):
+    """The scenario's next answer does not fit the dialog that opened."""
+
+
+@dataclass(frozen=True)
+class Notification:
+    message: str
+    notify_type: str
+
+
+@dataclass
+class UIHub:
+    trace: Trace
+    notifications: list[Notification] = field(default_factory=list)
+    statuses: dict[str, str] = field(default_factory=dict)
+    widgets: dict[str, list[str]] = field(default_factory=dict)
+    dialogs: list[dict[str, Any]] = field(default_factory=list)
+    _answers: deque[DialogAnswer] = field(default_factory=deque)
+
+    def set_answers(self, answers: tuple[DialogAnswer, ...]) -> None:
+        self._answers = deque(answers)
+
+    def unused_answers(self) -> int:
+        return len(self._answers)
+
+    def context_for(self, mode: Mode) -> SimUIContext:
+        return SimUIContext(self, has_ui=mode in ("tui", "rpc"))
+
+    def next_answer(self, method: str, title: str) -> DialogAnswer | None:
+        if not self._answers:
+            return None
+        answer = self._answers.popleft()
+        if answer.method not in (method, "cancel"):
+            raise DialogAnswerMismatchError(
+                f"dialog {method!r} ({title!r}) opened, but the next scripted answer is {answer.method!r}"
+            )
+        return answer
+
+
+class SimUIContext:
+    def __init__(self, hub: UIHub, *, has_ui: bool) -> None:
+        self._hub = hub
+        self._has_ui = has_ui
+
+    def notify(self, message: str, notify_type: Literal["info", "warning", "error"] = "info") -> None:
+        if not self._has_ui:
+            return
+        self._hub.notifications.append(Notification(message, notify_type))
+        self._hub.trace.emit("ui", "notify", message=message, notifyType=notify_type)
+
+    def set_status(self, key: str, text: str | None) -> None:
+        if not self._has_ui:
+            return
+        if text is None:
+            self._hub.statuses.pop(key, None)
+        else:
+            self._hub.statuses[key] = text
+        self._hub.trace.emit("ui", "set_status", statusKey=key, statusText=text)
+
+    def set_widget(self, key: str, lines: list[str] | None) -> None:
+        if not self._has_ui:
+            return
+        if lines is None:
+            self._hub.widgets.pop(key, None)
+        else:
+            self._hub.widgets[key] = list(lines)
+        self._hub.trace.emit("ui", "set_widget", widgetKey=key, lines=lines)
+
+    async def _dialog(
+        self, method: str, title: str, timeout: float | None, **data: Any
+    ) -> DialogAnswer | None:
+        record = {"method": method, "title": title, **data}
+        self._hub.dialogs.append(record)
+        answer = self._hub.next_answer(method, title)
+        self._hub.trace.emit(
+            "ui",
+            method,
+            title=title,
+            answer=None if answer is None else answer.model_dump(exclude_none=True),
+            **data,
+        )
+        await asyncio.sleep(0)
+        if answer is None and timeout is not None:
+            await asyncio.sleep(timeout)
+        return answer
+
+    async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
+        if not self._has_ui:
+            return None
+        answer = await self._dialog("select", title, timeout, options=list(options))
+        if answer is None or answer.cancel:
+            return None
+        if answer.select not in options:
+            raise DialogAnswerMismatchError(f"select {title!r}: {answer.select!r} is not one of {options!r}")
+        return answer.select
+
+    async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
+        if not self._has_ui:
+            return False
+        answer = await self._dialog("confirm", title, timeout, message=message)
+        return bool(answer is not None and not answer.cancel and answer.confirm)
+
+    async def input(
+        self, title: str, placeholder: str | None = None, *, timeout: float | None = None
+    ) -> str | None:
+        if not self._has_ui:
+            return None
+        answer = await self._dialog("input", title, timeout, placeholder=placeholder)
+        if answer is None or answer.cancel:
+            return None
+        return answer.input
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+        if not self._has_ui:
+            return None
+        answer = await self._dialog("input", title, None, prefill=prefill)
+        if answer is None or answer.cancel:
+            return None
+        return answer.input
