@@ -1,0 +1,57 @@
+"""Real Pi 1.6 target: install Pi, fake the model, drive ``pi --mode rpc``, observe extensions.
+
+* :mod:`.install` — pinned Node 22.23.3 + ``@earendil-works/pi-coding-agent@1.6.0`` from npm.
+* :mod:`.fake_server` — OpenAI-compatible streaming server playing a :class:`ModelScript`.
+* :mod:`.rpc_client` — :class:`PiRpcProcess`, the RPC JSONL client (events, dialogs, helpers).
+* :mod:`.environment` — :class:`PiEnvironment`, an isolated offline workspace and Pi's argv.
+* ``observer.ts`` — passive extension logging the extension-only events (:data:`OBSERVER_PATH`).
+"""
+
+from .environment import OBSERVER_PATH, FakeModel, PiEnvironment, default_agent_settings
+from .fake_server import FakeModelServer, RecordedRequest, classify_request, parse_chat_request, sse_chunks
+from .install import (
+    NODE_VERSION,
+    PI_VERSION,
+    PiInstallation,
+    PiInstallError,
+    default_cache_dir,
+    find_installation,
+    install_pi,
+)
+from .rpc_client import (
+    DialogRecord,
+    PiProcessExitedError,
+    PiRpcError,
+    PiRpcProcess,
+    PiRpcTimeoutError,
+    PromptResult,
+    RpcEvent,
+    dialog_response,
+)
+
+__all__ = [
+    "NODE_VERSION",
+    "OBSERVER_PATH",
+    "PI_VERSION",
+    "DialogRecord",
+    "FakeModel",
+    "FakeModelServer",
+    "PiEnvironment",
+    "PiInstallError",
+    "PiInstallation",
+    "PiProcessExitedError",
+    "PiRpcError",
+    "PiRpcProcess",
+    "PiRpcTimeoutError",
+    "PromptResult",
+    "RecordedRequest",
+    "RpcEvent",
+    "classify_request",
+    "default_agent_settings",
+    "default_cache_dir",
+    "dialog_response",
+    "find_installation",
+    "install_pi",
+    "parse_chat_request",
+    "sse_chunks",
+]

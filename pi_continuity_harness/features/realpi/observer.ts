@@ -1,0 +1,169 @@
+/**
+ * Pi Continuity Harness observer: a passive Pi 1.6 extension.
+ *
+ * Appends one JSON line per extension-only event (the ones RPC mode does not stream) to the
+ * file named by env PI_HARNESS_OBSERVER_LOG. Every handler returns undefined, so the observer
+ * never customises, cancels or transforms anything.
+ *
+ * Load it FIRST (`-e observer.ts -e ext...`): handlers run in load order, and a
+ * `session_before_compact` cancel from an earlier extension stops dispatch, so only an observer
+ * loaded first is guaranteed to see every `session_before_compact` (and every raw `input`
+ * before another handler transforms or handles it). Returning nothing, it cannot override a
+ * later extension's result ("last truthy result wins").
+ *
+ * Lines: {"seq": n, "type": "<event>", ...fields}. `seq` continues across the fresh extension
+ * instances Pi creates on reload / new_session / switch / fork (it is the line count of the file
+ * when the instance loads). An `observer_loaded` line marks each new instance.
+ *
+ * It also registers the command `/harness-reload`, which calls `ctx.reload()` (RPC has no
+ * reload command).
+ *
+ * Env PI_HARNESS_OBSERVER_TURN_EVENTS=0 skips the turn_start/turn_end handlers. (A turn_end
+ * handler makes Pi dispatch its turn_end boundary; that has no visible effect except an
+ * `extension_error` from "<boundary>" in the rare case the assistant entry cannot be found.)
+ */
+import * as fs from "node:fs";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+
+type Json = Record<string, unknown>;
+
+function modelName(model: { provider?: string; id?: string } | undefined | null): string | null {
+	if (!model) return null;
+	return `${model.provider ?? "?"}/${model.id ?? "?"}`;
+}
+
+function safe(value: unknown): unknown {
+	try {
+		return value === undefined ? null : JSON.parse(JSON.stringify(value));
+	} catch {
+		return String(value);
+	}
+}
+
+export default function observer(pi: ExtensionAPI): void {
+	const logPath = process.env.PI_HARNESS_OBSERVER_LOG;
+	const turnEvents = process.env.PI_HARNESS_OBSERVER_TURN_EVENTS !== "0";
+	let seq = 0;
+	if (logPath) {
+		try {
+			const text = fs.readFileSync(logPath, "utf8");
+			seq = text.split("\n").filter((line) => line.length > 0).length;
+		} catch {
+			seq = 0;
+		}
+	}
+
+	const log = (type: string, fields: Json = {}): void => {
+		if (!logPath) return;
+		const line = JSON.stringify({ seq: seq++, type, ...fields });
+		try {
+			fs.appendFileSync(logPath, `${line}\n`, "utf8");
+		} catch {
+			// Observation must never disturb Pi.
+		}
+	};
+
+	log("observer_loaded", { pid: process.pid });
+
+	pi.on("session_start", (event) => {
+		log("session_start", { reason: event.reason, previousSessionFile: event.previousSessionFile ?? null });
+	});
+
+	pi.on("session_before_switch", (event) => {
+		log("session_before_switch", { reason: event.reason, targetSessionFile: event.targetSessionFile ?? null });
+	});
+
+	pi.on("session_before_compact", (event) => {
+		const p = event.preparation;
+		log("session_before_compact", {
+			reason: event.reason,
+			willRetry: event.willRetry,
+			customInstructions: event.customInstructions ?? null,
+			preparation: {
+				firstKeptEntryId: p.firstKeptEntryId,
+				tokensBefore: p.tokensBefore,
+				isSplitTurn: p.isSplitTurn,
+				messagesToSummarize: p.messagesToSummarize.length,
+				turnPrefixMessages: p.turnPrefixMessages.length,
+				previousSummary: p.previousSummary ?? null,
+				settings: safe(p.settings),
+			},
+		});
+		return undefined;
+	});
+
+	pi.on("session_compact", (event) => {
+		const e = event.compactionEntry;
+		log("session_compact", {
+			reason: event.reason,
+			willRetry: event.willRetry,
+			fromExtension: event.fromExtension,
+			compactionEntry: {
+				id: e.id,
+				summary: e.summary,
+				firstKeptEntryId: e.firstKeptEntryId,
+				tokensBefore: e.tokensBefore,
+				details: safe(e.details),
+				fromHook: e.fromHook ?? null,
+			},
+		});
+	});
+
+	pi.on("session_compact_failed", (event) => {
+		log("session_compact_failed", {
+			reason: event.reason,
+			errorMessage: event.errorMessage ?? null,
+			aborted: event.aborted,
+			willRetry: event.willRetry,
+			fromExtension: event.fromExtension,
+		});
+	});
+
+	pi.on("session_shutdown", (event) => {
+		log("session_shutdown", { reason: event.reason, targetSessionFile: event.targetSessionFile ?? null });
+	});
+
+	pi.on("model_select", (event) => {
+		log("model_select", {
+			source: event.source,
+			model: modelName(event.model),
+			contextWindow: event.model?.contextWindow ?? null,
+			previousModel: modelName(event.previousModel),
+		});
+	});
+
+	pi.on("input", (event) => {
+		log("input", { text: event.text, source: event.source, streamingBehavior: event.streamingBehavior ?? null });
+		return undefined;
+	});
+
+	pi.on("agent_start", () => {
+		log("agent_start");
+	});
+
+	pi.on("agent_end", (event) => {
+		log("agent_end", { messages: event.messages.length });
+	});
+
+	pi.on("agent_settled", (event) => {
+		log("agent_settled", { aborted: event.aborted });
+	});
+
+	if (turnEvents) {
+		pi.on("turn_start", (event) => {
+			log("turn_start", { turnIndex: event.turnIndex });
+		});
+		pi.on("turn_end", (event) => {
+			log("turn_end", { turnIndex: event.turnIndex });
+			return undefined;
+		});
+	}
+
+	pi.registerCommand("harness-reload", {
+		description: "Pi Continuity Harness: reload the runtime (ctx.reload())",
+		handler: async (_args, ctx) => {
+			log("harness_reload");
+			await ctx.reload();
+		},
+	});
+}

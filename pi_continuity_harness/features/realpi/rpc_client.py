@@ -1,0 +1,619 @@
+"""Drive a real ``pi --mode rpc`` process: JSONL commands on stdin, responses and events on stdout.
+
+Framing is LF only (``readline()`` on the binary pipe; U+2028 inside JSON strings is not a line
+break). Every stdout line that is not the response to one of our commands goes to the event
+log with a monotonic sequence number. Extension dialogs (``extension_ui_request`` with method
+``select``/``confirm``/``input``/``editor``) are answered by the reader thread from a FIFO of
+answers; an empty FIFO answers ``{"cancelled": true}``. Fire-and-forget UI requests
+(``notify``, ``setStatus``, ``setWidget``, ``setTitle``, ``set_editor_text``) are recorded.
+
+Pi handles RPC commands concurrently, so :meth:`PiRpcProcess.send` may be called from any
+thread (for example from the fake model server's ``on_hold`` callback while another thread
+waits in :meth:`PiRpcProcess.prompt`).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import itertools
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from ...simulator.operations import DialogAnswer
+
+__all__ = [
+    "DIALOG_METHODS",
+    "UI_NOTIFY_METHODS",
+    "DialogRecord",
+    "PiProcessExitedError",
+    "PiRpcError",
+    "PiRpcProcess",
+    "PiRpcTimeoutError",
+    "PromptResult",
+    "RpcEvent",
+    "dialog_response",
+]
+
+Json = dict[str, Any]
+AnswerLike = DialogAnswer | Mapping[str, Any] | bool | str | None
+
+DIALOG_METHODS = frozenset({"select", "confirm", "input", "editor"})
+UI_NOTIFY_METHODS = frozenset({"notify", "setStatus", "setWidget", "setTitle", "set_editor_text"})
+_STDERR_LIMIT = 1 << 20
+
+
+class PiRpcError(RuntimeError):
+    """An RPC command failed or the protocol was violated."""
+
+
+class PiRpcTimeoutError(PiRpcError, TimeoutError):
+    """Waiting for a response or an event took too long."""
+
+
+class PiProcessExitedError(PiRpcError):
+    """The Pi process ended while we were waiting for it."""
+
+
+@dataclass(frozen=True)
+class RpcEvent:
+    """One non-response stdout line, in arrival order."""
+
+    seq: int
+    time: float
+    data: Json
+
+    @property
+    def type(self) -> str:
+        return str(self.data.get("type", ""))
+
+
+@dataclass(frozen=True)
+class DialogRecord:
+    """A dialog Pi opened and the answer we sent."""
+
+    seq: int
+    request: Json
+    response: Json
+
+
+@dataclass
+class PromptResult:
+    """What one :meth:`PiRpcProcess.prompt` call saw."""
+
+    response: Json
+    events: list[RpcEvent]
+    dialogs: list[DialogRecord]
+    ui: list[Json]
+    settled: Json | None
+    seconds: float
+    unused_answers: list[Json] = field(default_factory=list)
+
+    @property
+    def success(self) -> bool:
+        return bool(self.response.get("success"))
+
+    @property
+    def disposition(self) -> str | None:
+        data = self.response.get("data")
+        return str(data.get("disposition")) if isinstance(data, dict) and "disposition" in data else None
+
+    @property
+    def aborted(self) -> bool:
+        return bool(self.settled and self.settled.get("aborted"))
+
+    def of_type(self, *types: str) -> list[Json]:
+        return [e.data for e in self.events if e.type in types]
+
+    def types(self) -> list[str]:
+        return [e.type for e in self.events]
+
+
+def dialog_response(request: Mapping[str, Any], answer: AnswerLike) -> Json:
+    """The ``extension_ui_response`` for ``request`` given one scripted answer (None: cancel)."""
+    response: Json = {"type": "extension_ui_response", "id": request.get("id")}
+    if answer is None:
+        response["cancelled"] = True
+    elif isinstance(answer, DialogAnswer):
+        if answer.cancel:
+            response["cancelled"] = True
+        elif answer.confirm is not None:
+            response["confirmed"] = answer.confirm
+        elif answer.select is not None:
+            response["value"] = answer.select
+        else:
+            response["value"] = answer.input
+    elif isinstance(answer, bool):
+        response["confirmed"] = answer
+    elif isinstance(answer, str):
+        response["value"] = answer
+    else:
+        for key in ("value", "confirmed", "cancelled"):
+            if key in answer:
+                response[key] = answer[key]
+        if len(response) == 2:
+            raise ValueError(f"a dialog answer needs value, confirmed or cancelled: {answer!r}")
+    return response
+
+
+def _answer_json(answer: AnswerLike) -> Json:
+    return {k: v for k, v in dialog_response({}, answer).items() if k not in ("type", "id")}
+
+
+class PiRpcProcess:
+    """A ``pi --mode rpc`` child process (argv, env and cwd come from the caller)."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
+        default_timeout: float = 30.0,
+    ) -> None:
+        self.argv = list(argv)
+        self.env = dict(env) if env is not None else None
+        self.cwd = str(cwd) if cwd is not None else None
+        self.default_timeout = default_timeout
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._cond = threading.Condition()
+        self._write_lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._pending: set[str] = set()
+        self._responses: dict[str, Json] = {}
+        self._events: list[RpcEvent] = []
+        self._seq = 0
+        self._answers: collections.deque[AnswerLike] = collections.deque()
+        self._dialogs: list[DialogRecord] = []
+        self._ui: list[tuple[int, Json]] = []
+        self._stderr = bytearray()
+        self._eof = False
+        self._threads: list[threading.Thread] = []
+        self.started_at: float | None = None
+        #: Seconds from spawn to the first ``get_state`` reply (set by :meth:`start`).
+        self.start_seconds: float | None = None
+
+    # lifecycle ---------------------------------------------------------------
+
+    def start(self, *, wait_ready: bool = True, timeout: float | None = None) -> PiRpcProcess:
+        """Spawn Pi (own process group) and, by default, wait for a ``get_state`` reply."""
+        if self._proc is not None:
+            raise PiRpcError("already started")
+        self.started_at = time.monotonic()
+        self._proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.env,
+            cwd=self.cwd,
+            start_new_session=True,
+        )
+        assert self._proc.stdout is not None and self._proc.stderr is not None
+        self._threads = [
+            threading.Thread(
+                target=self._read_stdout, args=(self._proc.stdout,), name="pi-rpc-stdout", daemon=True
+            ),
+            threading.Thread(
+                target=self._read_stderr, args=(self._proc.stderr,), name="pi-rpc-stderr", daemon=True
+            ),
+        ]
+        for thread in self._threads:
+            thread.start()
+        if wait_ready:
+            try:
+                self.get_state(timeout=timeout)
+            except BaseException:
+                self.kill()
+                raise
+            self.start_seconds = time.monotonic() - self.started_at
+        return self
+
+    def __enter__(self) -> PiRpcProcess:
+        if self._proc is None:
+            self.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.poll() if self._proc is not None else None
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def stderr_text(self) -> str:
+        with self._cond:
+            return self._stderr.decode("utf-8", "replace")
+
+    def close(self, timeout: float = 5.0) -> int | None:
+        """Orderly shutdown: close stdin (Pi quits), wait, then SIGTERM / SIGKILL on timeout."""
+        proc = self._proc
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            with contextlib.suppress(OSError), self._write_lock:
+                if proc.stdin is not None and not proc.stdin.closed:
+                    proc.stdin.close()
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.terminate()
+                try:
+                    proc.wait(timeout=2.0)
+                except subprocess.TimeoutExpired:
+                    with contextlib.suppress(ProcessLookupError):
+                        proc.kill()
+                    proc.wait(timeout=5.0)
+        self._reap_group(proc.pid)
+        self._join()
+        return proc.returncode
+
+    def kill(self) -> int | None:
+        """SIGKILL Pi and its process group at once (crash simulation)."""
+        proc = self._proc
+        if proc is None:
+            return None
+        self._reap_group(proc.pid)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5.0)
+        self._join()
+        return proc.returncode
+
+    @staticmethod
+    def _reap_group(pgid: int) -> None:
+        # Pi was started in its own session, so its process group id is its pid.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+
+    def _join(self) -> None:
+        proc = self._proc
+        if proc is not None:
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join(timeout=2.0)
+
+    # reader threads ----------------------------------------------------------
+
+    def _read_stderr(self, stream: IO[bytes]) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            for chunk in iter(lambda: stream.read1(65536), b""):  # type: ignore[attr-defined]
+                with self._cond:
+                    self._stderr += chunk
+                    if len(self._stderr) > _STDERR_LIMIT:
+                        del self._stderr[: len(self._stderr) - _STDERR_LIMIT]
+
+    def _read_stdout(self, stream: IO[bytes]) -> None:
+        try:
+            while True:
+                line = stream.readline()
+                if not line:
+                    break
+                text = line.decode("utf-8", "replace").rstrip("\r\n")
+                if not text.strip():
+                    continue
+                try:
+                    data = json.loads(text)
+                except ValueError:
+                    data = {"type": "_unparsed", "line": text}
+                if not isinstance(data, dict):
+                    data = {"type": "_unparsed", "line": text}
+                self._dispatch(data)
+        except (OSError, ValueError):
+            pass
+        finally:
+            with self._cond:
+                self._eof = True
+                self._cond.notify_all()
+
+    def _dispatch(self, data: Json) -> None:
+        answer: Json | None = None
+        with self._cond:
+            rid = data.get("id")
+            if data.get("type") == "response" and isinstance(rid, str) and rid in self._pending:
+                self._pending.discard(rid)
+                self._responses[rid] = data
+                self._cond.notify_all()
+                return
+            seq = self._seq
+            self._seq += 1
+            self._events.append(RpcEvent(seq=seq, time=time.monotonic(), data=data))
+            if data.get("type") == "extension_ui_request":
+                method = data.get("method")
+                if method in DIALOG_METHODS:
+                    scripted = self._answers.popleft() if self._answers else None
+                    answer = dialog_response(data, scripted)
+                    self._dialogs.append(DialogRecord(seq=seq, request=data, response=answer))
+                elif method in UI_NOTIFY_METHODS:
+                    self._ui.append((seq, data))
+            self._cond.notify_all()
+        if answer is not None:
+            with contextlib.suppress(PiRpcError):
+                self._write(answer)
+
+    # sending -----------------------------------------------------------------
+
+    def _write(self, obj: Json) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            raise PiRpcError("Pi is not started")
+        data = (json.dumps(obj, ensure_ascii=False) + "\n").encode("utf-8")
+        with self._write_lock:
+            try:
+                proc.stdin.write(data)
+                proc.stdin.flush()
+            except (BrokenPipeError, ValueError, OSError) as exc:
+                raise PiProcessExitedError(self._describe(f"cannot write to Pi ({exc})")) from exc
+
+    def send_nowait(self, command: Mapping[str, Any]) -> str:
+        """Send a command; returns its id (use :meth:`wait_response`)."""
+        cmd = dict(command)
+        rid = str(cmd.get("id") or f"h{next(self._ids)}")
+        cmd["id"] = rid
+        with self._cond:
+            self._pending.add(rid)
+        self._write(cmd)
+        return rid
+
+    def wait_response(self, rid: str, timeout: float | None = None) -> Json:
+        limit = self.default_timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        with self._cond:
+            while rid not in self._responses:
+                if self._eof:
+                    self._pending.discard(rid)
+                    raise PiProcessExitedError(self._describe(f"Pi exited before answering command {rid}"))
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise PiRpcTimeoutError(
+                        self._describe(f"no response to command {rid} within {limit:.1f} s")
+                    )
+                self._cond.wait(remaining)
+            return self._responses.pop(rid)
+
+    def send(self, command: Mapping[str, Any], timeout: float | None = None) -> Json:
+        """Send a command and wait for its response (``success`` may be false)."""
+        return self.wait_response(self.send_nowait(command), timeout)
+
+    def call(self, command: Mapping[str, Any], timeout: float | None = None) -> Any:
+        """Send a command; return its ``data``, raising :class:`PiRpcError` when it failed."""
+        response = self.send(command, timeout)
+        if not response.get("success"):
+            raise PiRpcError(f"{command.get('type')} failed: {response.get('error')}")
+        return response.get("data")
+
+    # events ------------------------------------------------------------------
+
+    @property
+    def events(self) -> list[RpcEvent]:
+        with self._cond:
+            return list(self._events)
+
+    @property
+    def event_seq(self) -> int:
+        """The sequence number the next event will get."""
+        with self._cond:
+            return self._seq
+
+    def events_since(self, seq: int) -> list[RpcEvent]:
+        with self._cond:
+            return [e for e in self._events if e.seq >= seq]
+
+    @property
+    def dialogs(self) -> list[DialogRecord]:
+        with self._cond:
+            return list(self._dialogs)
+
+    @property
+    def ui_requests(self) -> list[Json]:
+        """Fire-and-forget UI requests (notify, setStatus, setWidget, ...)."""
+        with self._cond:
+            return [d for _, d in self._ui]
+
+    def queue_answers(self, answers: Iterable[AnswerLike], *, replace: bool = False) -> None:
+        """Add dialog answers to the FIFO (``replace`` drops the unused ones first)."""
+        with self._cond:
+            if replace:
+                self._answers.clear()
+            self._answers.extend(answers)
+
+    def take_unused_answers(self) -> list[AnswerLike]:
+        with self._cond:
+            left = list(self._answers)
+            self._answers.clear()
+            return left
+
+    def wait_for_event(
+        self,
+        predicate: Callable[[Json], bool] | str,
+        timeout: float | None = None,
+        *,
+        after_seq: int = 0,
+    ) -> RpcEvent:
+        """The first event with ``seq >= after_seq`` matching ``predicate`` (or that type name)."""
+        test: Callable[[Json], bool]
+        if isinstance(predicate, str):
+            name = predicate
+
+            def test(data: Json) -> bool:
+                return data.get("type") == name
+        else:
+            test = predicate
+        limit = self.default_timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        checked = 0
+        with self._cond:
+            while True:
+                # an event's seq is its index in the log
+                for event in self._events[max(checked, after_seq) :]:
+                    if test(event.data):
+                        return event
+                checked = len(self._events)
+                if self._eof:
+                    raise PiProcessExitedError(self._describe("Pi exited while waiting for an event"))
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise PiRpcTimeoutError(self._describe(f"event not seen within {limit:.1f} s"))
+                self._cond.wait(remaining)
+
+    def wait_idle(self, timeout: float | None = None, *, quiet: float = 0.05) -> Json:
+        """Wait until Pi is neither streaming nor compacting and no event arrived for ``quiet`` s."""
+        limit = self.default_timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        while True:
+            before = self.event_seq
+            time.sleep(quiet)
+            state: Json = self.call({"type": "get_state"}, timeout=max(0.1, deadline - time.monotonic()))
+            if not state.get("isStreaming") and not state.get("isCompacting") and self.event_seq == before:
+                return state
+            if time.monotonic() > deadline:
+                raise PiRpcTimeoutError(self._describe(f"Pi did not become idle within {limit:.1f} s"))
+
+    # high-level commands -----------------------------------------------------
+
+    def prompt(
+        self,
+        text: str,
+        *,
+        answers: Iterable[AnswerLike] | None = None,
+        streaming_behavior: str | None = None,
+        timeout: float | None = None,
+        settle: bool = True,
+        settle_quiet: float = 0.05,
+    ) -> PromptResult:
+        """Send ``prompt`` and, with ``settle``, wait until the run has settled.
+
+        ``answers`` (if given) replaces the dialog FIFO; unused answers are removed at the end
+        and reported. For ``started``/``queued`` the call waits for ``agent_settled``; then (and
+        for ``handled``, e.g. an extension command) until Pi is idle and quiet, which also
+        covers runs and compactions that a command or a settle handler started. Do not settle
+        from the fake server's ``on_hold`` callback: the held request blocks the run.
+        """
+        limit = self.default_timeout if timeout is None else timeout
+        t0 = time.monotonic()
+        seq0 = self.event_seq
+        if answers is not None:
+            self.queue_answers(answers, replace=True)
+        command: Json = {"type": "prompt", "message": text}
+        if streaming_behavior is not None:
+            command["streamingBehavior"] = streaming_behavior
+        response = self.send(command, timeout=limit)
+        settled: Json | None = None
+        if settle and response.get("success"):
+            disposition = (response.get("data") or {}).get("disposition")
+            remaining = max(0.1, limit - (time.monotonic() - t0))
+            if disposition in ("started", "queued"):
+                settled = self.wait_for_event("agent_settled", remaining, after_seq=seq0).data
+            remaining = max(0.1, limit - (time.monotonic() - t0))
+            self.wait_idle(remaining, quiet=settle_quiet)
+            later = [e for e in self.events_since(seq0) if e.type == "agent_settled"]
+            if later:
+                settled = later[-1].data
+        unused: list[Json] = []
+        if answers is not None:
+            unused = [_answer_json(a) for a in self.take_unused_answers()]
+        events = self.events_since(seq0)
+        with self._cond:
+            dialogs = [d for d in self._dialogs if d.seq >= seq0]
+            ui = [d for s, d in self._ui if s >= seq0]
+        return PromptResult(
+            response=response,
+            events=events,
+            dialogs=dialogs,
+            ui=ui,
+            settled=settled,
+            seconds=time.monotonic() - t0,
+            unused_answers=unused,
+        )
+
+    def compact(self, custom_instructions: str | None = None, timeout: float | None = None) -> Json:
+        """RPC ``compact`` (aborts a running turn first); the response, successful or not."""
+        command: Json = {"type": "compact"}
+        if custom_instructions is not None:
+            command["customInstructions"] = custom_instructions
+        return self.send(command, timeout)
+
+    def abort(self, timeout: float | None = None) -> Json:
+        return self.send({"type": "abort"}, timeout)
+
+    def set_model(self, provider: str, model_id: str, timeout: float | None = None) -> Json:
+        return self.send({"type": "set_model", "provider": provider, "modelId": model_id}, timeout)
+
+    def new_session(self, parent_session: str | None = None, timeout: float | None = None) -> Json:
+        command: Json = {"type": "new_session"}
+        if parent_session is not None:
+            command["parentSession"] = parent_session
+        return self.send(command, timeout)
+
+    def get_state(self, timeout: float | None = None) -> Json:
+        data: Json = self.call({"type": "get_state"}, timeout)
+        return data
+
+    def get_entries(self, since: str | None = None, timeout: float | None = None) -> Json:
+        """``{"entries": [...], "leafId": ...}``."""
+        command: Json = {"type": "get_entries"}
+        if since is not None:
+            command["since"] = since
+        data: Json = self.call(command, timeout)
+        return data
+
+    def get_session_stats(self, timeout: float | None = None) -> Json:
+        data: Json = self.call({"type": "get_session_stats"}, timeout)
+        return data
+
+    def get_messages(self, timeout: float | None = None) -> list[Json]:
+        data: Json = self.call({"type": "get_messages"}, timeout)
+        return list(data.get("messages") or [])
+
+    def get_last_assistant_text(self, timeout: float | None = None) -> str | None:
+        data: Json = self.call({"type": "get_last_assistant_text"}, timeout)
+        text = data.get("text")
+        return str(text) if text is not None else None
+
+    def get_commands(self, timeout: float | None = None) -> list[Json]:
+        data: Json = self.call({"type": "get_commands"}, timeout)
+        return list(data.get("commands") or [])
+
+    # diagnostics -------------------------------------------------------------
+
+    def _describe(self, message: str, *, stderr_lines: int = 30, events: int = 15) -> str:
+        with self._cond:
+            stderr = self._stderr.decode("utf-8", "replace")
+            tail = self._events[-events:]
+        rc = self._proc.poll() if self._proc is not None else None
+        lines = [message, f"(pid {self.pid}, returncode {rc})"]
+        lines.append("--- last events ---")
+        for event in tail:
+            text = json.dumps(event.data, ensure_ascii=False)
+            lines.append(f"#{event.seq} {text[:300]}{'…' if len(text) > 300 else ''}")
+        if not tail:
+            lines.append("(none)")
+        lines.append("--- stderr (tail) ---")
+        lines.append("\n".join(stderr.strip().splitlines()[-stderr_lines:]) or "(empty)")
+        return "\n".join(lines)

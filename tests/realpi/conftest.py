@@ -1,0 +1,100 @@
+"""Fixtures for the tests that drive a real Pi 1.6.0 (marker ``realpi``).
+
+Pi and Node 22 are installed once per session with ``install_pi()`` into the default cache
+(``$PI_CONTINUITY_HARNESS_CACHE`` or ``~/.cache/pi-continuity-harness``). Without npm (and no
+cached installation) or when the registry is unreachable, the tests are skipped with the
+reason; set ``PI_HARNESS_REQUIRE_REALPI=1`` to make that a failure instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.features.realpi import (
+    FakeModel,
+    FakeModelServer,
+    PiEnvironment,
+    PiInstallation,
+    PiInstallError,
+    PiRpcProcess,
+    find_installation,
+    install_pi,
+)
+from pi_continuity_harness.simulator.model_script import ModelOutcome, ModelRequest, ModelScript
+
+EXTENSIONS = Path(__file__).parent / "extensions"
+
+
+@pytest.fixture(scope="session")
+def pi_installation() -> PiInstallation:
+    required = os.environ.get("PI_HARNESS_REQUIRE_REALPI") == "1"
+    if shutil.which("npm") is None and find_installation() is None:
+        reason = "realpi: npm is not on PATH and no cached Pi installation exists (needs Node/npm)"
+        if required:
+            pytest.fail(reason)
+        pytest.skip(reason)
+    try:
+        return install_pi()
+    except PiInstallError as exc:
+        if required:
+            raise
+        pytest.skip(f"realpi: cannot install Node 22 / Pi 1.6.0: {exc}")
+
+
+@dataclass
+class RealPi:
+    server: FakeModelServer
+    env: PiEnvironment
+    pi: PiRpcProcess
+
+
+OnHold = Callable[[PiRpcProcess, ModelRequest, ModelOutcome], None]
+
+
+@pytest.fixture
+def realpi(pi_installation: PiInstallation, tmp_path: Path) -> Iterator[Callable[..., RealPi]]:
+    """Factory: fake server + isolated workspace + started Pi; all stopped at teardown."""
+    stack = contextlib.ExitStack()
+    counter = [0]
+
+    def make(
+        script: ModelScript,
+        *,
+        models: Sequence[FakeModel] = (FakeModel("fake-model", 20000, 1000),),
+        project_settings: dict[str, Any] | None = None,
+        extensions: Sequence[str | Path] = (),
+        on_hold: OnHold | None = None,
+        trust: Any = "always",
+    ) -> RealPi:
+        counter[0] += 1
+        server = FakeModelServer(script)
+        stack.callback(server.stop)
+        server.start()
+        env = PiEnvironment(
+            pi_installation,
+            server.base_url,
+            models,
+            root=tmp_path / f"ws{counter[0]}",
+            trust=trust,
+            project_settings=project_settings,
+        )
+        pi = env.process(extensions)
+        stack.callback(pi.close)
+        if on_hold is not None:
+            hold = on_hold
+            server.on_hold = lambda request, outcome: hold(pi, request, outcome)
+        pi.start()
+        return RealPi(server=server, env=env, pi=pi)
+
+    try:
+        yield make
+    finally:
+        stack.close()
