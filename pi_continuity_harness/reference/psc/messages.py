@@ -1,0 +1,144 @@
+"""Every user-visible notification text (spec §11), product-prefixed and exact.
+
+One function per message keeps the wording in one place: the conformance suite and the
+smoke checks match these strings, and users grep for them in logs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .config import ConfigError
+from .constants import PRODUCT_NAME
+from .native_settings import NativeCompactionSettings
+
+__all__ = [
+    "brief_saved",
+    "checkpoint_failed",
+    "compaction_committed",
+    "continuation_submitted",
+    "handoff_failed",
+    "incompatible_compaction",
+    "invalid_config",
+    "invalid_native_settings",
+    "native_settings_refused",
+    "operation_in_progress",
+    "settings_cancelled",
+    "settings_read_only",
+    "settings_saved",
+    "stale_pending_found",
+    "threshold_preparing",
+    "untrusted_project",
+]
+
+_INFO = f"{PRODUCT_NAME}: "
+_FAILED = f"{PRODUCT_NAME} failed: "
+_REFUSED = f"{PRODUCT_NAME} refused: "
+
+
+def _clause(reason: str) -> str:
+    """A reason as a clause: one line, no trailing full stop (the sentence adds its own)."""
+    return " ".join(reason.split()).rstrip(".") or "unknown error"
+
+
+def threshold_preparing() -> str:
+    return _INFO + "native compaction reached its threshold; preparing durable Brief."
+
+
+def brief_saved(path: str) -> str:
+    """Names the exact file just written, never only the directory (spec §7)."""
+    return _INFO + f"Continuity Brief saved to {path}."
+
+
+def compaction_committed(path: str) -> str:
+    return _INFO + f"native compaction committed with disk-backed Brief {path}."
+
+
+def continuation_submitted() -> str:
+    return _INFO + "continuation submitted from saved Brief."
+
+
+def handoff_failed(reason: str) -> str:
+    return _FAILED + f"{_clause(reason)}. Native compaction was cancelled."
+
+
+def checkpoint_failed(reason: str) -> str:
+    """A manual checkpoint failure: no compaction was involved, so none is claimed cancelled."""
+    return _FAILED + f"{_clause(reason)}. No Continuity Brief was saved."
+
+
+def native_settings_refused() -> str:
+    return (
+        _REFUSED + "native compaction settings are invalid for the current model. "
+        "Run /continuity settings and restart Pi."
+    )
+
+
+def invalid_native_settings(
+    settings: NativeCompactionSettings,
+    context_window: int | None,
+    settings_path: str,
+    problems: Sequence[str],
+) -> str:
+    """The refusal plus the values spec §11 requires: enabled, tokens, window, path."""
+    window = "unknown" if context_window is None else str(context_window)
+    enabled = "true" if settings.enabled else "false"
+    return (
+        native_settings_refused() + f"\nenabled: {enabled}, reserveTokens: {settings.reserve_tokens}, "
+        f"keepRecentTokens: {settings.keep_recent_tokens}, contextWindow: {window}"
+        + f"\nProject settings: {settings_path}"
+        + "".join(f"\nProblem: {_clause(problem)}." for problem in problems)
+    )
+
+
+def settings_saved(path: str) -> str:
+    return _INFO + f"settings saved to {path}; restart Pi to activate them."
+
+
+def settings_cancelled() -> str:
+    return _INFO + "settings unchanged."
+
+
+def settings_read_only(settings_path: str) -> str:
+    """Non-interactive modes never mutate configuration (spec §12)."""
+    return (
+        _INFO + "settings are read-only without an interactive UI; nothing was changed. "
+        f"Project settings: {settings_path}"
+    )
+
+
+def stale_pending_found() -> str:
+    return _INFO + "stale pending Continuity Brief found for this session; leaving it inert."
+
+
+def invalid_config(error: ConfigError) -> str:
+    """Names the config file (spec §6, §11) and every invalid field."""
+    return (
+        _REFUSED
+        + f"invalid extension config {error.path}: "
+        + "; ".join(_clause(problem.describe()) for problem in error.problems)
+        + ". Automatic Continuity Handoff is disabled until it is corrected."
+    )
+
+
+def incompatible_compaction(mismatches: Sequence[str]) -> str:
+    """``session_compact`` did not commit our Brief (another extension replaced the result)."""
+    detail = f" (mismatched: {', '.join(mismatches)})" if mismatches else ""
+    return (
+        _FAILED
+        + "the committed compaction does not match the prepared Continuity Brief"
+        + detail
+        + "; another extension may have replaced the compaction result. "
+        "The pending Brief was left inert and no continuation was submitted."
+    )
+
+
+def operation_in_progress() -> str:
+    return _REFUSED + "a Continuity Brief is already being prepared for this session."
+
+
+def untrusted_project() -> str:
+    return (
+        _REFUSED + "this project is not trusted, so its Continuity config, settings and "
+        "artifacts are not read or written. Trust the project and restart Pi to enable it."
+    )

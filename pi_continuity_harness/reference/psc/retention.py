@@ -1,0 +1,64 @@
+"""Archive retention (spec §7): keep the newest archived Briefs of one session.
+
+Retention touches only files it can prove are archive Briefs of the given session
+directory (name ``<timestamp>-<eventId>.md``), so a mistaken path can never delete
+pending Briefs, failed postmortems, other sessions' files or a user's notes.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .constants import ARCHIVE_RETENTION
+from .paths import parse_archive_name
+
+__all__ = ["archived_briefs", "pending_briefs", "prune_archive"]
+
+
+def archived_briefs(archive_dir: str) -> list[str]:
+    """Archive Brief paths of one session, oldest first (file-name order is time order)."""
+    try:
+        names = os.listdir(archive_dir)
+    except FileNotFoundError:
+        return []
+    paths = [
+        os.path.join(archive_dir, name)
+        for name in names
+        if parse_archive_name(name) is not None and os.path.isfile(os.path.join(archive_dir, name))
+    ]
+    return sorted(paths, key=os.path.basename)
+
+
+def prune_archive(archive_dir: str, keep: int = ARCHIVE_RETENTION) -> list[str]:
+    """Delete all but the newest ``keep`` archived Briefs in ``archive_dir``; return deleted."""
+    if keep < 0:
+        raise ValueError(f"keep must not be negative (got {keep})")
+    briefs = archived_briefs(archive_dir)
+    doomed = briefs[: max(0, len(briefs) - keep)]
+    deleted: list[str] = []
+    for path in doomed:
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            continue
+        deleted.append(path)
+    return deleted
+
+
+def pending_briefs(pending_dir: str) -> list[str]:
+    """Pending Brief paths of one session (``*.md``, no temp files), sorted by name.
+
+    At ``session_start`` these are stale by definition: they stay inert and are only
+    reported (spec §7, §13).
+    """
+    try:
+        names = os.listdir(pending_dir)
+    except FileNotFoundError:
+        return []
+    return sorted(
+        os.path.join(pending_dir, name)
+        for name in names
+        if name.endswith(".md")
+        and not name.startswith(".")
+        and os.path.isfile(os.path.join(pending_dir, name))
+    )
