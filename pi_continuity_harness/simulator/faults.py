@@ -34,7 +34,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .operations import Operation, normalise_operation_input
 from .trace import SimulatedCrash, Trace, TraceMatch
 
-__all__ = ["CrashRule", "FaultPlan", "FilesystemMonitor", "FsFault", "InjectRule", "activate_monitor"]
+__all__ = [
+    "CrashRule",
+    "FaultPlan",
+    "FilesystemMonitor",
+    "FsFault",
+    "InjectRule",
+    "TamperRule",
+    "activate_monitor",
+]
 
 FsOp = Literal["read", "write", "replace", "mkdir", "remove", "any"]
 
@@ -70,14 +78,27 @@ class InjectRule(_Strict):
         return value
 
 
+class TamperRule(_Strict):
+    """Change files on disk right after a matching trace record, before anything else runs.
+
+    ``append`` adds a line (a valid-looking change the bytes check must catch), ``truncate``
+    keeps half the file. Synchronous, so no handler can read the file in between.
+    """
+
+    after: TraceMatch
+    path: str = Field(description="Glob over the files to change, e.g. '$PROJECT/*/pending/*.md'")
+    action: Literal["append", "truncate"] = "append"
+
+
 class FaultPlan(_Strict):
     fs: tuple[FsFault, ...] = ()
     crash: tuple[CrashRule, ...] = ()
     inject: tuple[InjectRule, ...] = ()
+    tamper: tuple[TamperRule, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.fs or self.crash or self.inject)
+        return not (self.fs or self.crash or self.inject or self.tamper)
 
 
 @dataclass
@@ -140,6 +161,26 @@ class FilesystemMonitor:
                 continue
             code = getattr(errno, fault.errno_name)
             raise OSError(code, f"{os.strerror(code)} (injected fault)", path)
+
+    def tamper(self, pattern: str, action: str) -> list[str]:
+        """Apply a tamper rule to every file under the workdir whose symbolic path matches."""
+        changed: list[str] = []
+        self.host_io += 1
+        try:
+            for root, _dirs, files in sorted(os.walk(self.workdir)):
+                for name in sorted(files):
+                    path = os.path.join(root, name)
+                    if not fnmatch.fnmatchcase(self._symbolic(path), pattern):
+                        continue
+                    if action == "truncate":
+                        self._corrupt(path)
+                    else:
+                        with open(path, "a", encoding="utf-8") as handle:
+                            handle.write("\ntampered after the hook returned\n")
+                    changed.append(path)
+        finally:
+            self.host_io -= 1
+        return changed
 
     def _corrupt(self, path: str) -> None:
         self.host_io += 1

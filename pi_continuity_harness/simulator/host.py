@@ -160,6 +160,8 @@ class SimHost:
             self.trace.on(rule.after, self._crash_trigger)
         for inject in faults.inject:
             self.trace.on(inject.after, self._inject_trigger(inject.operations))
+        for tamper in faults.tamper:
+            self.trace.on(tamper.after, self._tamper_trigger(tamper.path, tamper.action))
 
     # ================================================================= plumbing
     def spawn(self, coro: Coroutine[Any, Any, Any], label: str) -> asyncio.Task[Any]:
@@ -241,7 +243,26 @@ class SimHost:
 
         return fire
 
+    def _tamper_trigger(self, pattern: str, action: str) -> Callable[[dict[str, Any]], None]:
+        def fire(record: dict[str, Any]) -> None:
+            changed = self.monitor.tamper(pattern, action)
+            self.trace.emit(
+                "fault", "tamper", after=f"{record['kind']}:{record['name']}", action=action, paths=changed
+            )
+
+        return fire
+
     async def _run_during(self, operations: tuple[Any, ...], request: ModelRequest) -> None:
+        """Run a held call's ``during`` operations as a host task.
+
+        The task is tracked like any other host task, so :meth:`quiesce` waits for it: an
+        RPC client that sent ``compact`` while a reply streamed waits for the ``compact``
+        response too, even when the held call was released (aborted) long before.
+        """
+        task = asyncio.current_task()
+        if task is not None and task not in self._tasks:
+            self._tasks.add(task)
+            task.add_done_callback(self._task_done)
         for op in operations:
             await self.run_operation(op, during=True)
 
@@ -364,6 +385,9 @@ class SimHost:
         b.get_context_usage = session.get_context_usage
 
         def compact(instructions: str | None, on_complete: Any, on_error: Any) -> None:
+            # ``compact()`` starts with ``await this.abort()``: the abort is immediate (§9.1).
+            session.abort_now()
+
             async def run() -> None:
                 try:
                     result = await session.compact(instructions)
@@ -542,6 +566,9 @@ class SimHost:
     ) -> OperationResult:
         """Run one operation the way an RPC client would, and record its outcome."""
         name = operation_name(op)
+        if isinstance(op, RestartOp) and self.crashed:
+            # A restart is a new process: its own operation record is not the dead one's.
+            self.trace.frozen = False
         self.trace.emit("op", name, index=index, during=during or None, **_op_fields(op))
         try:
             result = await self._dispatch_operation(op, name)
@@ -680,7 +707,7 @@ def _op_fields(op: Any) -> dict[str, Any]:
     if isinstance(op, SetModelOp):
         return {"model": op.set_model}
     if isinstance(op, EditFileOp):
-        return {"path": op.edit_file.path, "kind": op.edit_file.kind}
+        return {"path": op.edit_file.path, "fileKind": op.edit_file.kind}
     if isinstance(op, CompactOp):
         return {"customInstructions": op.compact.custom_instructions}
     return {}

@@ -29,6 +29,7 @@ awaited point" are expressed as data.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -55,13 +56,21 @@ class TraceMatch(BaseModel):
 
     kind: str
     name: str
-    where: dict[str, Any] = Field(default_factory=dict)
+    where: dict[str, Any] = Field(default_factory=dict, description="Fields that must be equal")
+    glob: dict[str, str] = Field(
+        default_factory=dict, description="String fields that must match a glob ('*' crosses '/')"
+    )
     occurrence: int = Field(default=1, ge=1, description="Fire at the N-th matching record")
 
     def matches(self, record: dict[str, Any]) -> bool:
         if record.get("kind") != self.kind or record.get("name") != self.name:
             return False
-        return all(record.get(k) == v for k, v in self.where.items())
+        if not all(record.get(k) == v for k, v in self.where.items()):
+            return False
+        return all(
+            isinstance(record.get(k), str) and fnmatch.fnmatchcase(record[k], pattern)
+            for k, pattern in self.glob.items()
+        )
 
 
 _RESERVED = frozenset({"seq", "t", "kind", "name"})

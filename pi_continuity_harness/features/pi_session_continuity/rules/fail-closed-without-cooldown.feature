@@ -1,0 +1,15 @@
+@rules
+Feature: fail-closed-without-cooldown
+  Failures are visible and fail closed, with no cooldown that silently permits a later
+  compaction without a Brief: every later check point tries again, and the first one after
+  the fault heals commits a valid Brief (spec §5; psc-lifecycle-on-real-pi consequence 6).
+
+  Scenario: fail-closed-without-cooldown
+    Given the user has worked through 2 turns
+    And the synthesis model fails with an HTTP 500 error
+    When native compaction reaches its threshold
+    Then native compaction was cancelled
+    When the user sends a short prompt
+    Then Pi invoked session_before_compact again before answering it
+    And the compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
+    And Pi never persisted a summary of its own

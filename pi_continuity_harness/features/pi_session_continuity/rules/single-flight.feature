@@ -1,0 +1,20 @@
+@rules
+Feature: single-flight
+  One in-memory active operation per session: a manual checkpoint that arrives while a
+  native Brief is being prepared is refused with a message, and only one Brief is written
+  for that compaction (spec §13, §15 unit coverage "single-flight overlap suppression").
+
+  @needs-held-model-calls
+  Scenario: single-flight
+    Given the user has worked through 2 turns
+    And the user runs "/continuity checkpoint" while the next Brief is being synthesized
+    When native compaction reaches its threshold
+    Then a notification refuses the checkpoint because a Brief is already being prepared
+    And the compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
+    And exactly one synthesis request was made
+
+  Scenario: after a handoff completes, a checkpoint is accepted again
+    Given the user has worked through 2 turns
+    When native compaction reaches its threshold
+    And the user runs "/continuity checkpoint"
+    Then exactly one pending Continuity Brief exists for this session

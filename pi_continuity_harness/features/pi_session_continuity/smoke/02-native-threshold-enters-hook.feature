@@ -1,0 +1,23 @@
+@smoke
+Feature: native-threshold-enters-hook
+  Pi's native threshold, currentContextTokens > contextWindow - reserveTokens, invokes
+  session_before_compact with Pi's effective settings; the extension computes no trigger
+  of its own (spec §5, §13, §15 smoke 2).
+
+  Scenario: native-threshold-enters-hook
+    Given the user has worked through 2 turns
+    When the model reports 150,001 context tokens after the next prompt
+    Then Pi invoked session_before_compact with reason "threshold"
+    And the hook was given the settings enabled true, reserveTokens 50000 and keepRecentTokens 2000
+    And a notification says native compaction reached its threshold and a durable Brief is being prepared
+
+  Scenario: the threshold is strict
+    Given the user has worked through 2 turns
+    When the model reports 150,000 context tokens after the next prompt
+    Then Pi did not invoke session_before_compact
+    And no Continuity Brief was written
+
+  Scenario: the extension starts no compaction of its own below the threshold
+    Given the user has worked through 4 turns
+    Then Pi did not invoke session_before_compact
+    And no compaction entry was persisted

@@ -1,0 +1,15 @@
+@smoke
+Feature: manual-checkpoint-writes-artifact
+  /continuity checkpoint synthesizes, validates and writes a schema-v2 Brief as pending,
+  records the effective native policy, and neither compacts nor submits a continuation
+  (spec §5 v0, §12, §15 smoke 3, §20.4).
+
+  Scenario: manual-checkpoint-writes-artifact
+    Given the user has worked through 2 turns
+    When the user runs "/continuity checkpoint"
+    Then exactly one pending Continuity Brief exists for this session
+    And it is a valid schema-v2 Brief with status "pending" and handoffReason "checkpoint"
+    And it records reserveTokens 50000 and keepRecentTokens 2000 and the active context window
+    And a notification says the Brief was saved to its resolved file path
+    And no compaction entry was persisted
+    And no message was submitted to the model after the checkpoint

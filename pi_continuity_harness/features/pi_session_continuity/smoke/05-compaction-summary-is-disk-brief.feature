@@ -1,0 +1,25 @@
+@smoke
+Feature: compaction-summary-is-disk-brief
+  session_before_compact returns the exact re-read bytes of the saved Brief as the custom
+  summary, with Pi's prepared firstKeptEntryId and tokensBefore, and details that correlate
+  event, path and SHA-256 hash (spec §3, §8, §18, §15 smoke 5, §20.5).
+
+  Scenario: compaction-summary-is-disk-brief
+    Given the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the persisted compaction entry comes from an extension
+    And its summary is a valid schema-v2 Brief for this session with handoffReason "threshold"
+    And its details carry the continuityEventId and artifactPath of that Brief and the SHA-256 of the summary
+    And its details carry the session id, the handoff reason and the effective native settings
+    And it keeps the firstKeptEntryId and tokensBefore that Pi prepared
+    And the archived Brief on disk is the summary with only its status and updatedAt changed
+    And the Brief was created before the compaction entry was appended
+    And the next model request carries the summary exactly inside Pi's compaction wrapper
+
+  Scenario: each Brief is unique, so Pi's summary lookup finds the right entry
+    Given the user has worked through 2 turns
+    When native compaction reaches its threshold
+    And the user works through 2 more turns
+    And native compaction reaches its threshold again
+    Then the two compaction summaries differ
+    And each session_compact event was given the entry with its own summary

@@ -1,0 +1,25 @@
+@smoke
+Feature: reload-stale-is-inert
+  A same-session pending Brief left behind (a checkpoint, or an interrupted handoff) is
+  reported after reload or restart but never compacted or injected automatically
+  (spec §7, §13, §15 smoke 10).
+
+  Scenario: reload-stale-is-inert
+    Given the user has worked through 2 turns
+    And the user has saved a checkpoint
+    When Pi reloads
+    Then a notification says a stale pending Continuity Brief was found for this session and left inert
+    And no compaction entry was persisted
+    And no message was submitted to the model after the reload
+    When the user sends a short prompt
+    Then the model request for that prompt does not contain the stale Brief
+
+  @needs-trace-faults
+  Scenario: a crash after the Brief was written leaves it pending and inert on restart
+    Given the user has worked through 2 turns
+    And Pi crashes right after the pending Brief is written
+    When native compaction reaches its threshold
+    And Pi restarts
+    Then a notification says a stale pending Continuity Brief was found for this session and left inert
+    And no compaction entry was persisted
+    And no message was submitted to the model after the restart

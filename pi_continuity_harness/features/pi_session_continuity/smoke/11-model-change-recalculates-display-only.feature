@@ -1,0 +1,25 @@
+@smoke
+Feature: model-change-recalculates-display-only
+  Token settings are the policy; percentages are display only. A model change recomputes
+  the displayed percentages and never rewrites settings; settings that are structurally
+  invalid for the new window refuse operation (spec §5, §6, §11, §15 smoke 11).
+
+  Background:
+    Given the active model has a context window of 372,000 tokens
+    And another model "fake/huge" has a context window of 1,000,000 tokens
+    And another model "fake/small" has a context window of 80,000 tokens
+    And the native settings are reserveTokens 93,000 and keepRecentTokens 55,800
+
+  Scenario: model-change-recalculates-display-only
+    When Pi starts
+    Then the footer status reads "Continuity @ ~75.0%"
+    When the user switches to the model "fake/huge"
+    Then the footer status reads "Continuity @ ~90.7%"
+    And the project settings file is byte-for-byte unchanged
+
+  Scenario: a smaller window that invalidates the settings refuses operation
+    When the user switches to the model "fake/small"
+    Then a notification refuses: native compaction settings are invalid for the current model
+    And the project settings file is byte-for-byte unchanged
+    When the user compacts the session manually after 3 turns
+    Then native compaction was cancelled

@@ -1,0 +1,22 @@
+@smoke
+Feature: cross-session-or-hash-mismatch-rejected
+  Only a valid same-session pending v2 Brief may become the summary; artifacts of other
+  sessions, legacy v1 artifacts, failed postmortems and archived Briefs are inert, even when
+  their bodies hold plausible continuation text (spec §7, §8, §15 smoke 12).
+
+  Scenario: cross-session-or-hash-mismatch-rejected
+    Given the artifact directory holds a pending Brief of another session saying "FOREIGN-RESUME-TEXT"
+    And the artifact directory holds a legacy v1 artifact of this session saying "LEGACY-RESUME-TEXT"
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the compaction summary is a new Brief of this session
+    And no model request contains "FOREIGN-RESUME-TEXT" or "LEGACY-RESUME-TEXT"
+    And the planted artifacts are unchanged
+
+  Scenario: a failed postmortem is never summary or prompt input
+    Given the user has worked through 2 turns
+    And the synthesis model fails with an HTTP 500 error
+    When native compaction reaches its threshold
+    And native compaction reaches its threshold again
+    Then the compaction summary is a new Brief of this session
+    And no model request after the failure contains the failed postmortem's text

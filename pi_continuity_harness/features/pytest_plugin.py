@@ -1,0 +1,177 @@
+"""pytest integration of the conformance suite: options, the ``world`` fixture, tag handling.
+
+Loaded by the suite's ``conftest.py``, so plain pytest runs the suite::
+
+    pytest "$(python -c 'import pi_continuity_harness.features as f; print(f.SUITE_DIR)')" \\
+        --target sim --extension reference
+
+Options: ``--target`` (``sim`` or ``pi``), ``--extension`` (``module:factory``, a registered
+implementation name, or a TypeScript file for ``--target pi``), ``--seed``,
+``--harness-workdir`` (where each scenario's machine is laid out; kept for inspection).
+
+Tags: ``@needs-<capability>`` skips a scenario (or an Examples block) on a target without
+that capability, with the reason; ``@smoke``, ``@install``, ``@rules``, ``@failures`` group
+features. Each test records its feature (the named assertion), scenario, system and the
+artifacts it produced as ``user_properties``, which JUnit XML and the run report carry.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .target import CAPABILITIES, Target
+from .world import World
+
+__all__ = ["KNOWN_TAGS", "make_target", "target_capabilities"]
+
+KNOWN_TAGS = ("smoke", "install", "rules", "failures", "handoff")
+SYSTEM_DIRS = {"pi_session_continuity": "pi-session-continuity", "pi_blitz_handoff": "pi-blitz-handoff"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("pi-continuity-harness", "Pi Continuity Harness conformance suite")
+    group.addoption(
+        "--target", action="store", default="sim", choices=("sim", "pi"), help="sim (default) or pi"
+    )
+    group.addoption(
+        "--extension",
+        action="store",
+        default="reference",
+        help="implementation under test: module:factory, a registered name, or path/to/ext.ts (pi only)",
+    )
+    group.addoption("--seed", action="store", type=int, default=0, help="seed of every simulated run")
+    group.addoption(
+        "--harness-workdir",
+        action="store",
+        default=None,
+        help="directory for each scenario's machine (default: a temporary directory)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for tag in KNOWN_TAGS:
+        config.addinivalue_line("markers", f"{tag}: conformance feature group")
+    for capability, meaning in CAPABILITIES.items():
+        config.addinivalue_line("markers", f"needs-{capability}: runs only on a target that can: {meaning}")
+
+
+def _workdir_root(config: pytest.Config) -> Path:
+    root = config.getoption("--harness-workdir")
+    if root:
+        path = Path(root).resolve()
+    else:
+        cached = getattr(config, "_pch_workdir", None)
+        if cached is None:
+            cached = Path(tempfile.mkdtemp(prefix="pi-continuity-harness-"))
+            config._pch_workdir = cached  # type: ignore[attr-defined]
+        path = cached
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def make_target(config: pytest.Config, slug: str) -> Target:
+    """A fresh target for one scenario, laid out under the run's work directory."""
+    name = config.getoption("--target")
+    extension = config.getoption("--extension")
+    workdir = _workdir_root(config) / slug
+    if name == "sim":
+        from .sim_target import SimTarget  # noqa: PLC0415  (real Pi's modules load only when needed)
+
+        return SimTarget(extension, workdir, seed=config.getoption("--seed"))
+    from .realpi import PiTarget  # noqa: PLC0415
+
+    target: Target = PiTarget(extension, workdir)
+    return target
+
+
+def target_capabilities(config: pytest.Config) -> frozenset[str]:
+    cached = getattr(config, "_pch_capabilities", None)
+    if cached is None:
+        cached = make_target(config, "capability-probe").capabilities()
+        config._pch_capabilities = cached  # type: ignore[attr-defined]
+    return frozenset(cached)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    needed = [item for item in items if any(m.name.startswith("needs-") for m in item.iter_markers())]
+    if not needed:
+        return
+    capabilities = target_capabilities(config)
+    target = config.getoption("--target")
+    for item in needed:
+        for mark in item.iter_markers():
+            capability = mark.name.removeprefix("needs-")
+            if mark.name.startswith("needs-") and capability not in capabilities:
+                meaning = CAPABILITIES.get(capability, "unknown capability")
+                item.add_marker(
+                    pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {target} lacks it")
+                )
+                break
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:80] or "scenario"
+
+
+def _system_of(feature_path: str) -> str:
+    for directory, system in SYSTEM_DIRS.items():
+        if f"/{directory}/" in feature_path.replace("\\", "/"):
+            return system
+    return "unknown"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
+    node = request.node
+    node.user_properties.append(("assertion", feature.name))
+    node.user_properties.append(("scenario", scenario.name))
+    node.user_properties.append(("system", _system_of(str(feature.filename))))
+    node.user_properties.append(("feature_file", str(feature.rel_filename)))
+
+
+@pytest.fixture
+def world(request: pytest.FixtureRequest) -> Iterator[World]:
+    """The scenario's world; its target is closed (and its files kept) at the end."""
+    node = request.node
+    slug = _slug(node.name)
+    created = World(name=node.name, make_target=lambda: make_target(request.config, slug))
+    try:
+        yield created
+    finally:
+        summary = _summarise(created)
+        node.user_properties.append(("observed", json.dumps(summary, ensure_ascii=False)))
+        created.close()
+
+
+def _summarise(world: World) -> dict[str, Any]:
+    """What the run report keeps of a scenario: notifications, artifacts, compactions."""
+    if not world.started:
+        return {"started": False}
+    try:
+        observation = world.observe()
+        artifacts = sorted(str(world.artifact_dir() / name) for name in world.all_artifacts())
+    except Exception as error:  # the report must not hide the scenario's own failure
+        return {"started": True, "observation_error": str(error)}
+    return {
+        "started": True,
+        "workdir": str(observation.project_dir.parent),
+        "session_file": str(observation.session_file) if observation.session_file else None,
+        "operations": [
+            {"name": o.name, "ok": o.ok, "error": o.error, "disposition": o.disposition}
+            for o in observation.operations
+        ],
+        "notifications": [{"message": m, "type": t} for m, t in observation.notifications],
+        "compactions": len(observation.entries_of("compaction")),
+        "model_requests": {
+            kind: len(observation.requests(kind))
+            for kind in ("agent", "summary", "extension")  # type: ignore[arg-type]
+        },
+        "artifacts": artifacts,
+    }

@@ -1,0 +1,93 @@
+"""Shared helpers of the step library: number parsing, marks, finding Briefs and continuations."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..oracle import CONTINUATION_SUFFIX, Brief, parse_brief
+from ..world import World
+
+__all__ = [
+    "Mark",
+    "briefs_in",
+    "continuations_since",
+    "current_mark",
+    "number",
+    "numbers_in",
+    "text_mentions_number",
+]
+
+
+def number(text: str) -> int:
+    """``372,000`` / ``372000`` / ``372 000`` -> 372000."""
+    return int(re.sub(r"[,_\s]", "", text))
+
+
+def numbers_in(text: str) -> set[int]:
+    return {number(m) for m in re.findall(r"\d[\d,]*", text)}
+
+
+def text_mentions_number(text: str, value: int) -> bool:
+    """Whether ``value`` appears in ``text`` with or without thousands separators."""
+    return value in numbers_in(text)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """How much had been observed when an action began."""
+
+    session_events: int
+    extension_events: int
+    model_requests: int
+    entries: int
+    notifications: int
+    dialogs: int
+
+
+def current_mark(world: World) -> Mark:
+    if not world.started:
+        return Mark(0, 0, 0, 0, 0, 0)
+    obs = world.observe()
+    return Mark(
+        len(obs.session_events),
+        len(obs.extension_events),
+        len(obs.model_requests),
+        len(obs.entries),
+        len(obs.notifications),
+        len(obs.dialogs),
+    )
+
+
+def briefs_in(files: dict[str, bytes]) -> list[tuple[str, Brief]]:
+    out = []
+    for name, data in files.items():
+        brief = parse_brief(data.decode("utf-8", errors="replace"))
+        if brief is not None:
+            out.append((name, brief))
+    return out
+
+
+def _is_continuation(text: str) -> bool:
+    return CONTINUATION_SUFFIX in text or text.startswith("---\nkind: pi-session-continuity/")
+
+
+def continuations_since(world: World, entries_mark: int = 0) -> list[str]:
+    """Continuation messages (Brief + suffix) among the user messages appended since a mark."""
+    out = []
+    for entry in world.observe().entries[entries_mark:]:
+        if entry.get("type") != "message":
+            continue
+        message: dict[str, Any] = entry.get("message") or {}
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        text = (
+            content
+            if isinstance(content, str)
+            else "".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict))
+        )
+        if _is_continuation(text):
+            out.append(text)
+    return out

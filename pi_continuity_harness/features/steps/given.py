@@ -1,0 +1,221 @@
+"""Given steps: the machine, the project, the model's behaviour, the faults.
+
+Steps that only *describe* the machine must come before anything happens; steps that
+plant files in a live session or do work start Pi.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pytest_bdd import given, parsers
+
+from ...simulator.extension_api import CONFIG_DIR_NAME
+from ...simulator.model_script import HttpError, SynthesisReply
+from ...simulator.operations import CommandOp, EditFileOp
+from ..world import World
+from .common import number
+
+N = r"(?P<n>\d[\d,]*)"
+
+
+@given(parsers.re(rf"the active model has a context window of {N} tokens"))
+def _active_window(world: World, n: str) -> None:
+    world.require_setup("the active model's window").set_active_window(number(n))
+
+
+@given(parsers.re(rf'another model "(?P<model_id>[^"]+)" has a context window of {N} tokens'))
+def _another_model(world: World, model_id: str, n: str) -> None:
+    world.require_setup("another model").add_model(model_id, number(n))
+
+
+@given(parsers.re(r"the project settings file holds unrelated settings:"))
+def _unrelated_settings(world: World, docstring: str) -> None:
+    world.require_setup("project settings").set_project_settings(json.loads(docstring))
+
+
+@given(
+    parsers.re(r"the native settings are reserveTokens (?P<r>\d[\d,]*) and keepRecentTokens (?P<k>\d[\d,]*)")
+)
+def _native_settings(world: World, r: str, k: str) -> None:
+    world.require_setup("native settings").set_native(
+        enabled=True, reserveTokens=number(r), keepRecentTokens=number(k)
+    )
+
+
+@given("native compaction is disabled in the project settings")
+def _native_disabled(world: World) -> None:
+    world.require_setup("native settings").set_native(enabled=False)
+
+
+@given("the native settings are invalid for the active model")
+def _native_invalid(world: World) -> None:
+    draft = world.require_setup("native settings")
+    draft.set_native(reserveTokens=int(draft.active_model()["context_window"]))
+
+
+@given(parsers.re(r"the extension config file holds (?P<value>\{.*\})"))
+def _extension_config(world: World, value: str) -> None:
+    world.require_setup("extension config").set_file(
+        f"{CONFIG_DIR_NAME}/session-continuity.json", json_value=json.loads(value)
+    )
+
+
+@given("the project is not trusted")
+def _untrusted(world: World) -> None:
+    draft = world.require_setup("trust")
+    draft.data["trust"] = "never"
+    if draft.project_settings is None:
+        draft.set_project_settings({})
+
+
+@given("Pi runs without a UI")
+def _print_mode(world: World) -> None:
+    world.require_setup("mode").data["mode"] = "print"
+
+
+@given(parsers.re(r"another extension loaded after it returns (?P<what>its own compaction|an empty result)"))
+def _competitor(world: World, what: str) -> None:
+    behaviour = "own_compaction" if what == "its own compaction" else "empty"
+    world.require_setup("another extension").data["extensions"].append({"competitor": behaviour})
+
+
+@given("a file sits where the artifact directory should be")
+def _artifact_dir_is_a_file(world: World) -> None:
+    world.require_setup("artifact directory").set_file(
+        f"{CONFIG_DIR_NAME}/session-continuity", text="this file occupies the artifact directory path\n"
+    )
+
+
+# --------------------------------------------------------------------- the synthesis model
+@given("the synthesis model fails with an HTTP 500 error")
+def _synthesis_error(world: World) -> None:
+    error = HttpError(status=500, message="Internal server error", type="server_error")
+    world.script("extension", SynthesisReply(kind="error", error=error))
+
+
+@given("the synthesis model returns an empty Brief")
+def _synthesis_empty(world: World) -> None:
+    world.script("extension", SynthesisReply(kind="empty"))
+
+
+@given("the synthesis output is starved by its reasoning budget")
+def _synthesis_starved(world: World) -> None:
+    world.script("extension", SynthesisReply(kind="reasoning_only"))
+
+
+@given("the synthesis model stops at its output limit")
+def _synthesis_length(world: World) -> None:
+    world.script("extension", SynthesisReply(kind="length"))
+
+
+@given(parsers.re(r'the synthesis model leaves out the heading "(?P<heading>[^"]+)"'))
+def _synthesis_missing_heading(world: World, heading: str) -> None:
+    world.script("extension", SynthesisReply(kind="missing_heading", heading=heading))
+
+
+@given("the synthesis model promotes a directive to an instruction")
+def _synthesis_directive(world: World) -> None:
+    world.script("extension", SynthesisReply(kind="unquoted_directive"))
+
+
+@given(parsers.re(r'the user runs "(?P<text>/[^"]+)" while the next Brief is being synthesized'))
+def _command_during_synthesis(world: World, text: str) -> None:
+    op = CommandOp.model_validate({"command": text})
+    world.script("extension", SynthesisReply(during=(op,)))
+
+
+@given("the user aborts while the next Brief is being synthesized")
+def _abort_during_synthesis(world: World) -> None:
+    world.script("extension", SynthesisReply(kind="abort"))
+
+
+# --------------------------------------------------------------------- filesystem faults
+def _add_fault(world: World, section: str, rule: dict[str, object]) -> None:
+    world.require_setup("a fault").data["faults"][section].append(rule)
+
+
+@given("writing the pending Brief fails")
+def _pending_write_fails(world: World) -> None:
+    _add_fault(world, "fs", {"op": "write", "path": "$PROJECT/*/pending/*", "times": 0, "errno": "ENOSPC"})
+
+
+@given("the pending Brief is corrupted before it is re-read")
+def _pending_corrupted_on_reread(world: World) -> None:
+    _add_fault(world, "fs", {"op": "read", "path": "$PROJECT/*/pending/*.md", "effect": "corrupt"})
+
+
+@given("the pending Brief is altered on disk right after Pi appends the compaction entry")
+def _pending_tampered(world: World) -> None:
+    _add_fault(
+        world,
+        "tamper",
+        {"after": {"kind": "entry", "name": "compaction"}, "path": "$PROJECT/*/pending/*.md"},
+    )
+
+
+@given("Pi crashes right after the pending Brief is written")
+def _crash_after_pending(world: World) -> None:
+    _add_fault(
+        world,
+        "crash",
+        {"after": {"kind": "fs", "name": "replace", "glob": {"path": "*/pending/*.md"}}},
+    )
+
+
+# --------------------------------------------------------------------- work already done
+@given(parsers.re(r"the user has worked through (?P<count>\d+) turns?"))
+def _worked(world: World, count: str) -> None:
+    world.work_turns(int(count))
+
+
+@given("the user has saved a checkpoint")
+def _saved_checkpoint(world: World) -> None:
+    outcome = world.command("/continuity checkpoint")
+    assert outcome.ok, f"/continuity checkpoint failed: {outcome.error}"
+    world.remembered["checkpoint"] = world.session_artifacts("pending")
+
+
+def _plant(world: World, relative: str, text: str) -> None:
+    world.start()
+    path = world.artifact_dir().relative_to(world.observe().project_dir) / relative
+    world.perform(EditFileOp.model_validate({"edit_file": {"path": str(path), "text": text}}))
+    planted = world.remembered.setdefault("planted", {})
+    planted[str(path)] = text
+
+
+def _planted_brief(session_id: str, event_id: str, body_line: str, *, kind: str, version: int) -> str:
+    return (
+        "---\n"
+        f'kind: "{kind}"\nproduct: "Pi Session Continuity"\nartifact: "Continuity Brief"\n'
+        f'operation: "Continuity Handoff"\nstatus: "pending"\nversion: {version}\neventId: "{event_id}"\n'
+        f'sessionId: "{session_id}"\nsessionFile: "/elsewhere/session.jsonl"\n'
+        'createdAt: "2025-01-01T00:00:00.000Z"\nupdatedAt: "2025-01-01T00:00:00.000Z"\n'
+        'modelId: "fake/fake-model"\nsynthesisModel: "fake/fake-model"\nsynthesisEffort: "medium"\n'
+        "tokenCountAtTrigger: 1\ncontextWindow: 200000\nreserveTokens: 50000\nkeepRecentTokens: 2000\n"
+        'effectiveTriggerPercent: 75\neffectiveKeepRecentPercent: 1\nhandoffReason: "threshold"\n'
+        "---\n# Continuity Brief\n\n## Task\n\n" + body_line + "\n\n## Next Actions\n\n" + body_line + "\n"
+    )
+
+
+@given(
+    parsers.re(r'the artifact directory holds a pending Brief of another session saying "(?P<text>[^"]+)"')
+)
+def _foreign_pending(world: World, text: str) -> None:
+    foreign = "0190aaaa-bbbb-7ccc-8ddd-eeeeffff0000"
+    brief = _planted_brief(
+        foreign, "11111111-2222-4333-8444-555555555555", text, kind="pi-session-continuity/v2", version=2
+    )
+    _plant(world, f"{foreign}/pending/11111111-2222-4333-8444-555555555555.md", brief)
+
+
+@given(
+    parsers.re(r'the artifact directory holds a legacy v1 artifact of this session saying "(?P<text>[^"]+)"')
+)
+def _legacy_v1(world: World, text: str) -> None:
+    world.start()
+    session_id = world.observe().session_id or ""
+    brief = _planted_brief(
+        session_id, "66666666-7777-4888-8999-aaaaaaaaaaaa", text, kind="pi-session-continuity/v1", version=1
+    )
+    _plant(world, f"{session_id}/pending/66666666-7777-4888-8999-aaaaaaaaaaaa.md", brief)

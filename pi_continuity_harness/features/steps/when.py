@@ -1,0 +1,180 @@
+"""When steps: what the user (or the provider) does. Each records a mark first, so Then steps
+can ask about what happened *during* the last action."""
+
+from __future__ import annotations
+
+from pytest_bdd import parsers, when
+
+from ...simulator.model_script import HttpError, Reply, ScriptedToolCall, Usage
+from ...simulator.operations import (
+    AbortOp,
+    CompactOp,
+    DialogAnswer,
+    ReloadOp,
+    RestartOp,
+    SetModelOp,
+)
+from ..world import TURN_CHARS, World, _filler
+from .common import current_mark, number
+
+
+def _begin(world: World) -> None:
+    world.remembered["mark"] = current_mark(world)
+
+
+def settings_answers(trigger: str, keep: str, confirm: bool) -> list[DialogAnswer]:
+    """How the suite drives any ``/continuity settings`` menu (documented in docs/).
+
+    It picks the menu option about native compaction, answers the input whose prompt
+    mentions the trigger with the trigger percent and the one that mentions keeping recent
+    context with the keep percent, then confirms (or declines) the preview.
+    """
+    return [
+        DialogAnswer(select="/compaction/", when=r"compaction"),
+        DialogAnswer(input=trigger, when=r"trigger"),
+        DialogAnswer(input=keep, when=r"keep"),
+        DialogAnswer(confirm=confirm, when=r"."),
+    ]
+
+
+@when(
+    parsers.re(
+        r"the user sets up native compaction at (?P<trigger>\d+)% trigger and (?P<keep>\d+)% keep-recent "
+        r"and (?P<decision>confirms|declines)"
+    )
+)
+def _settings(world: World, trigger: str, keep: str, decision: str) -> None:
+    world.start()
+    _begin(world)
+    world.command("/continuity settings", settings_answers(trigger, keep, decision == "confirms"))
+
+
+@when(parsers.re(r'the user runs "(?P<text>/[^"]+)"'))
+def _run_command(world: World, text: str) -> None:
+    world.start()
+    _begin(world)
+    world.remembered["last_command"] = world.command(text)
+
+
+@when("Pi starts")
+def _pi_starts(world: World) -> None:
+    _begin(world)
+    world.start()
+
+
+@when("Pi restarts")
+def _pi_restarts(world: World) -> None:
+    world.start()
+    _begin(world)
+    outcome = world.perform(RestartOp())
+    assert outcome.ok, f"restart failed: {outcome.error}"
+
+
+@when("Pi reloads")
+def _pi_reloads(world: World) -> None:
+    world.start()
+    _begin(world)
+    outcome = world.perform(ReloadOp())
+    assert outcome.ok, f"reload failed: {outcome.error}"
+
+
+@when(parsers.re(r"the model reports (?P<n>\d[\d,]*) context tokens after the next prompt"))
+def _reports_tokens(world: World, n: str) -> None:
+    world.ensure_history()
+    _begin(world)
+    world.cross_threshold(number(n))
+
+
+@when(parsers.re(r"native compaction reaches its threshold(?P<again> again)?"))
+def _reach_threshold(world: World, again: str | None) -> None:
+    world.ensure_history()
+    _begin(world)
+    world.remembered.setdefault("threshold_marks", []).append(world.remembered["mark"])
+    world.cross_threshold()
+
+
+@when(
+    parsers.re(r"native compaction reaches its threshold (?P<times>\d+) times, with 2 turns of work between")
+)
+def _reach_threshold_many(world: World, times: str) -> None:
+    world.ensure_history()
+    _begin(world)
+    for index in range(int(times)):
+        if index:
+            world.work_turns(2, context_tokens=10_000)
+        world.cross_threshold()
+
+
+@when(parsers.re(r"the user works through (?P<count>\d+) more turns?"))
+def _more_turns(world: World, count: str) -> None:
+    world.work_turns(int(count), context_tokens=10_000)
+
+
+@when(parsers.re(r"the model calls a tool and reports (?P<n>\d[\d,]*) context tokens, then answers"))
+def _tool_then_answer(world: World, n: str) -> None:
+    world.ensure_history()
+    _begin(world)
+    call = ScriptedToolCall(name="bash", arguments={"command": "echo hi"}, id="call_mid_run", result="hi\n")
+    world.script(
+        "agent",
+        Reply(text="running a tool", tool_calls=(call,), context_tokens=number(n)),
+        Reply(text="FINAL-TEXT-OF-ORIGINAL-RUN", context_tokens=10_000),
+    )
+    world.turns += 1
+    world.remembered["run_final_text"] = "FINAL-TEXT-OF-ORIGINAL-RUN"
+    world.prompt(_filler("use a tool", TURN_CHARS))
+
+
+@when("the provider rejects the next request because it exceeds the context window")
+def _overflow(world: World) -> None:
+    world.ensure_history()
+    _begin(world)
+    error = HttpError(
+        status=400,
+        message="Your input exceeds the context window of this model",
+        code="context_length_exceeded",
+    )
+    world.script("agent", Reply(error=error), Reply(text="RETRY-ANSWER", context_tokens=3_000))
+    world.remembered["retry_text"] = "RETRY-ANSWER"
+    world.turns += 1
+    world.prompt(_filler("a request too large", TURN_CHARS))
+
+
+@when(parsers.re(r"the model reports (?P<n>\d[\d,]*) input tokens in a completed reply"))
+def _silent_overflow(world: World, n: str) -> None:
+    world.ensure_history()
+    _begin(world)
+    world.script("agent", Reply(text="a completed reply", usage=Usage(input=number(n), output=10)))
+    world.turns += 1
+    world.prompt(_filler("another request", TURN_CHARS))
+
+
+@when(parsers.re(r"the user compacts the session manually(?: after (?P<count>\d+) turns)?"))
+def _manual_compact(world: World, count: str | None) -> None:
+    if count:
+        world.work_turns(int(count), context_tokens=10_000)
+    world.ensure_history()
+    _begin(world)
+    world.remembered["compact_outcome"] = world.perform(CompactOp())
+
+
+@when("the user sends a short prompt")
+def _short_prompt(world: World) -> None:
+    _begin(world)
+    world.script("agent", Reply(text="a short answer", context_tokens=10_000))
+    world.prompt("a short question")
+
+
+@when(parsers.re(r'the user switches to the model "(?P<model_id>[^"]+)"'))
+def _switch_model(world: World, model_id: str) -> None:
+    world.start()
+    _begin(world)
+    world.remembered["active_model"] = model_id
+    outcome = world.perform(SetModelOp(set_model=model_id))
+    assert outcome.ok, f"set_model failed: {outcome.error}"
+
+
+@when("the user aborts")
+def _abort(world: World) -> None:
+    _begin(world)
+    world.perform(AbortOp())

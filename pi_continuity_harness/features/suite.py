@@ -1,0 +1,297 @@
+"""Run the conformance suite programmatically and collect one result per scenario.
+
+:func:`run_suite` runs pytest in-process on the suite directory with its own minimal
+configuration (so a user's ``pytest.ini`` cannot change the suite), collects a
+:class:`ScenarioResult` per scenario (and per Examples row) through a small plugin, and
+returns a :class:`SuiteRun`, which knows how to write the JSON results and the validation
+record of spec §20.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytest_bdd.reporting import test_report_context_registry
+
+from .. import PI_VERSION, __version__
+from . import SUITE_DIR
+
+__all__ = ["ScenarioResult", "SuiteRun", "run_suite"]
+
+
+@dataclass
+class ScenarioResult:
+    """One scenario (one Examples row of an outline counts as one)."""
+
+    name: str
+    assertion: str
+    system: str
+    status: str  # passed | failed | skipped | error
+    duration_s: float
+    detail: str = ""
+    nodeid: str = ""
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    observed: dict[str, Any] = field(default_factory=dict)
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "assertion": self.assertion,
+            "system": self.system,
+            "status": self.status,
+            "duration_s": round(self.duration_s, 4),
+            "detail": self.detail,
+        }
+
+
+@dataclass
+class SuiteRun:
+    target: str
+    implementation: str
+    environment: dict[str, str]
+    results: list[ScenarioResult] = field(default_factory=list)
+    exit_code: int = 0
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> list[ScenarioResult]:
+        return [r for r in self.results if r.status in ("failed", "error")]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and self.exit_code in (0, 5) and bool(self.results)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {"passed": 0, "failed": 0, "skipped": 0, "error": 0}
+        for result in self.results:
+            out[result.status] = out.get(result.status, 0) + 1
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "implementation": self.implementation,
+            "environment": self.environment,
+            "results": [r.public() for r in self.results],
+        }
+
+    def write_json(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+    def write_report(self, directory: Path) -> tuple[Path, Path]:
+        """The validation record of spec §20, as Markdown and JSON."""
+        directory.mkdir(parents=True, exist_ok=True)
+        record = {
+            **self.to_json(),
+            "install_command": _install_command(self.target),
+            "counts": self.counts(),
+            "seconds": round(self.seconds, 3),
+            "assertions": [asdict(r) for r in self.results],
+        }
+        json_path = directory / "validation-record.json"
+        json_path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        md_path = directory / "validation-record.md"
+        md_path.write_text(_markdown(self, record), encoding="utf-8")
+        return md_path, json_path
+
+
+def _install_command(target: str) -> str:
+    base = "python -m pip install pi-continuity-harness"
+    if target == "pi":
+        return f"{base} && pi-continuity-harness install-pi  # Node 22, @earendil-works/pi-coding-agent@{PI_VERSION}"
+    return base
+
+
+def _markdown(run: SuiteRun, record: dict[str, Any]) -> str:
+    lines = [
+        "# Pi Continuity Harness validation record",
+        "",
+        f"- Target: `{run.target}`",
+        f"- Implementation: `{run.implementation}`",
+    ]
+    lines += [f"- {key}: {value}" for key, value in run.environment.items()]
+    lines += [
+        f"- Install command: `{record['install_command']}`",
+        f"- Result: {', '.join(f'{v} {k}' for k, v in record['counts'].items())} in {record['seconds']} s",
+        "",
+        "| assertion | scenario | status | seconds |",
+        "|---|---|---|---|",
+    ]
+    for result in run.results:
+        lines.append(f"| {result.assertion} | {result.name} | {result.status} | {result.duration_s:.3f} |")
+    for result in run.results:
+        lines += ["", f"## {result.assertion}: {result.name}", "", f"Status: **{result.status}**"]
+        if result.detail:
+            lines += ["", "```", result.detail, "```"]
+        if result.steps:
+            lines += ["", "Transcript:", ""]
+            for step in result.steps:
+                mark = "FAILED" if step.get("failed") else "ok"
+                lines.append(f"- {step.get('keyword', '')} {step.get('name', '')} ({mark})")
+        artifacts = result.observed.get("artifacts") or []
+        if artifacts:
+            lines += ["", "Artifacts:", ""] + [f"- `{path}`" for path in artifacts]
+        notes = result.observed.get("notifications") or []
+        if notes:
+            lines += ["", "Notifications:", ""] + [f"- [{n['type']}] {n['message']}" for n in notes]
+    return "\n".join(lines) + "\n"
+
+
+class _Collector:
+    """pytest plugin that turns reports into :class:`ScenarioResult` objects."""
+
+    def __init__(self, on_result: Callable[[ScenarioResult, int, int], None] | None) -> None:
+        self.results: dict[str, ScenarioResult] = {}
+        self.order: list[str] = []
+        self.total = 0
+        self.on_result = on_result
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.total = len(session.items)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            result = ScenarioResult(
+                name=report.nodeid or "collection",
+                assertion="(collection)",
+                system="unknown",
+                status="error",
+                duration_s=0.0,
+                detail=str(report.longrepr),
+                nodeid=report.nodeid,
+            )
+            self._store(result)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        nodeid = report.nodeid
+        result = self.results.get(nodeid)
+        if result is None:
+            name = str(props.get("scenario") or nodeid.split("::")[-1])
+            example = nodeid.split("[", 1)[1].rstrip("]") if "[" in nodeid else ""
+            result = ScenarioResult(
+                name=f"{name} [{example}]" if example else name,
+                assertion=str(props.get("assertion") or name),
+                system=str(props.get("system") or "unknown"),
+                status="passed",
+                duration_s=0.0,
+                nodeid=nodeid,
+            )
+            self.results[nodeid] = result
+            self.order.append(nodeid)
+        result.duration_s += report.duration
+        if "scenario" in props:
+            example = nodeid.split("[", 1)[1].rstrip("]") if "[" in nodeid else ""
+            result.name = f"{props['scenario']} [{example}]" if example else str(props["scenario"])
+            result.assertion = str(props.get("assertion") or result.name)
+            result.system = str(props.get("system") or "unknown")
+        if "observed" in props:
+            try:
+                result.observed = json.loads(str(props["observed"]))
+            except json.JSONDecodeError:
+                result.observed = {}
+        steps = _scenario_steps(report)
+        if steps:
+            result.steps = steps
+        if report.skipped:
+            result.status = "skipped"
+            longrepr = report.longrepr
+            result.detail = str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+            result.detail = result.detail.removeprefix("Skipped: ")
+        elif report.failed:
+            result.status = "failed" if report.when == "call" else "error"
+            crash = getattr(report.longrepr, "reprcrash", None)
+            result.detail = getattr(crash, "message", None) or str(report.longrepr)[-2000:]
+        if report.when == "teardown" and self.on_result is not None:
+            self.on_result(result, len(self.order), self.total)
+
+    def _store(self, result: ScenarioResult) -> None:
+        self.results[result.nodeid or f"error-{len(self.order)}"] = result
+        self.order.append(result.nodeid or f"error-{len(self.order)}")
+        if self.on_result is not None:
+            self.on_result(result, len(self.order), self.total)
+
+    def ordered(self) -> list[ScenarioResult]:
+        return [self.results[key] for key in self.order if key in self.results]
+
+
+def _scenario_steps(report: pytest.TestReport) -> list[dict[str, Any]]:
+    context = test_report_context_registry.get(report)
+    if context is None:
+        return []
+    steps = context.scenario.get("steps", [])
+    return [dict(step) for step in steps]
+
+
+def run_suite(
+    *,
+    target: str = "sim",
+    extension: str = "reference",
+    tags: str | None = None,
+    keyword: str | None = None,
+    seed: int = 0,
+    workdir: Path | None = None,
+    junit: Path | None = None,
+    cucumber: Path | None = None,
+    extra_args: list[str] | None = None,
+    on_result: Callable[[ScenarioResult, int, int], None] | None = None,
+    environment: dict[str, str] | None = None,
+) -> SuiteRun:
+    """Run the suite against ``extension`` on ``target``; never raises for failing scenarios."""
+    args = [
+        str(SUITE_DIR),
+        "-c",
+        str(SUITE_DIR / "suite.ini"),
+        "--rootdir",
+        str(SUITE_DIR),
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:terminal",
+        "--target",
+        target,
+        "--extension",
+        extension,
+        "--seed",
+        str(seed),
+    ]
+    if tags:
+        args += ["-m", tags]
+    if keyword:
+        args += ["-k", keyword]
+    if workdir is not None:
+        args += ["--harness-workdir", str(workdir)]
+    if junit is not None:
+        args += [f"--junitxml={junit}"]
+    if cucumber is not None:
+        args += [f"--cucumberjson={cucumber}"]
+    args += extra_args or []
+    collector = _Collector(on_result)
+    started = time.perf_counter()
+    exit_code = pytest.main(args, plugins=[collector])
+    run = SuiteRun(
+        target=target,
+        implementation=extension,
+        environment=environment or default_environment(target),
+        results=collector.ordered(),
+        exit_code=int(exit_code),
+        seconds=time.perf_counter() - started,
+    )
+    return run
+
+
+def default_environment(target: str) -> dict[str, str]:
+    return {
+        "harness": __version__,
+        "host": f"simulated Pi {PI_VERSION}" if target == "sim" else f"Pi {PI_VERSION} (real, RPC mode)",
+        "python": platform.python_version(),
+        "os": platform.platform(),
+    }

@@ -1,0 +1,200 @@
+"""The Target seam: what conformance steps drive, on the simulator or on real Pi.
+
+Steps say what happens and what must be observed; a :class:`Target` turns that into host
+operations and observations. Steps never reach past this seam, so every feature that can
+run on real Pi does.
+
+A target is started from a :class:`~pi_continuity_harness.simulator.scenario.Scenario`
+(its operations ignored), then driven one operation at a time. The model script can be
+extended at any point. :meth:`Target.observe` returns an :class:`Observation` in one
+normalised shape for both targets:
+
+* ``session_events``: what Pi streams over RPC (``compaction_start``/``end``,
+  ``agent_settled``, ``queue_update``, ``extension_error``, ...), as ``{"type": ...}`` dicts;
+* ``extension_events``: what only extensions see (``session_before_compact``,
+  ``session_compact``, ``session_start``, ...), recorded by the simulator or by the
+  observer extension on real Pi, in the observer's shape;
+* notifications, statuses and dialogs (``ctx.ui``), model requests (as the fake server or
+  the scripted model received them), operation outcomes, and the files on disk.
+
+Capabilities name what a target can produce; a scenario tagged ``@needs-<capability>``
+is skipped, with the reason, on a target without it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..simulator.model_script import ModelRequest, Reply, RequestKind, SynthesisReply
+from ..simulator.scenario import Scenario
+
+__all__ = [
+    "CAPABILITIES",
+    "Observation",
+    "ObservedRequest",
+    "OperationOutcome",
+    "Target",
+    "TargetUnavailableError",
+]
+
+#: Capability name -> what it means. Scenario tags are ``@needs-<name>``.
+CAPABILITIES: dict[str, str] = {
+    "trace-faults": "crash or inject operations at any host effect (simulator only)",
+    "fs-faults": "fail, corrupt or crash at an extension's own file operation (Python implementations)",
+    "python-implementation": "the implementation under test is a Python extension",
+    "virtual-time": "time is virtual: long waits cost nothing",
+    "crash": "kill the Pi process at an operation boundary",
+    "held-model-calls": "run operations while a model call is held open",
+    "print-mode": "run Pi without a UI (print mode)",
+}
+
+
+class TargetUnavailableError(RuntimeError):
+    """The target cannot run here (for example, real Pi is not installed)."""
+
+
+@dataclass(frozen=True)
+class OperationOutcome:
+    """What an RPC client learns from one operation."""
+
+    name: str
+    ok: bool
+    error: str | None = None
+    disposition: str | None = None
+
+
+@dataclass(frozen=True)
+class ObservedRequest:
+    """One model request, as the model (scripted or fake server) received it."""
+
+    kind: RequestKind
+    index: int
+    request: ModelRequest
+    aborted: bool = False
+
+    @property
+    def text(self) -> str:
+        """Everything the request carries as text, system prompt first."""
+        parts = [self.request.system_prompt or ""]
+        for message in self.request.messages:
+            content = message.get("content")
+            if isinstance(content, str):
+                parts.append(content)
+            elif isinstance(content, list):
+                parts.extend(str(b.get("text", "")) for b in content if isinstance(b, dict))
+        return "\n".join(parts)
+
+    def last_user_text(self) -> str:
+        for message in reversed(self.request.messages):
+            if message.get("role") == "user":
+                content = message.get("content")
+                if isinstance(content, str):
+                    return content
+                return "".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict))
+        return ""
+
+
+@dataclass
+class Observation:
+    """Everything a step may assert on, in one shape for every target."""
+
+    target: str
+    project_dir: Path
+    agent_dir: Path
+    session_dir: Path
+    operations: list[OperationOutcome] = field(default_factory=list)
+    session_events: list[dict[str, Any]] = field(default_factory=list)
+    extension_events: list[dict[str, Any]] = field(default_factory=list)
+    notifications: list[tuple[str, str]] = field(default_factory=list)
+    statuses: dict[str, str] = field(default_factory=dict)
+    dialogs: list[dict[str, Any]] = field(default_factory=list)
+    model_requests: list[ObservedRequest] = field(default_factory=list)
+    session_file: Path | None = None
+    session_id: str | None = None
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    #: The implementation's own file operations (``{"op", "path"}``), where the target can see
+    #: them (the simulator; real Pi with a Python implementation through the bridge).
+    fs_events: list[dict[str, Any]] = field(default_factory=list)
+
+    # ----------------------------------------------------------------- queries
+    def events(self, kind: str) -> list[dict[str, Any]]:
+        """Extension events of one type, in order."""
+        return [e for e in self.extension_events if e.get("type") == kind]
+
+    def session(self, kind: str) -> list[dict[str, Any]]:
+        """Session (RPC) events of one type, in order."""
+        return [e for e in self.session_events if e.get("type") == kind]
+
+    def requests(self, kind: RequestKind) -> list[ObservedRequest]:
+        return [r for r in self.model_requests if r.kind == kind]
+
+    def entries_of(self, kind: str) -> list[dict[str, Any]]:
+        return [e for e in self.entries if e.get("type") == kind]
+
+    def user_messages(self) -> list[str]:
+        """Texts of the user messages in the session, in order."""
+        out = []
+        for entry in self.entries_of("message"):
+            message = entry.get("message") or {}
+            if message.get("role") == "user":
+                content = message.get("content")
+                if isinstance(content, str):
+                    out.append(content)
+                else:
+                    out.append("".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict)))
+        return out
+
+    def files(self, under: str | Path) -> dict[str, bytes]:
+        """Files below a project-relative (or absolute) directory, by relative path."""
+        root = Path(under)
+        if not root.is_absolute():
+            root = self.project_dir / root
+        if not root.is_dir():
+            return {}
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    def read_json(self, path: str | Path) -> Any:
+        target = Path(path)
+        if not target.is_absolute():
+            target = self.project_dir / target
+        return json.loads(target.read_text(encoding="utf-8"))
+
+    def session_file_entries(self) -> list[dict[str, Any]]:
+        """Entries as persisted in the session file (empty while Pi holds them in memory)."""
+        if self.session_file is None or not self.session_file.exists():
+            return []
+        lines = self.session_file.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+@runtime_checkable
+class Target(Protocol):
+    """A Pi host the steps can drive: the simulator, or a real Pi process."""
+
+    name: str
+
+    @property
+    def implementation(self) -> str: ...
+
+    def capabilities(self) -> frozenset[str]: ...
+
+    def start(self, scenario: Scenario) -> None:
+        """Lay out the machine from ``scenario`` (operations ignored) and start Pi."""
+
+    def perform(self, op: Any) -> OperationOutcome:
+        """Run one operation until Pi is quiet again (``agent_settled`` and nothing pending)."""
+
+    def script(self, kind: RequestKind, replies: Iterable[Reply | SynthesisReply]) -> None:
+        """Answer the next requests of ``kind`` with ``replies`` (after those already scripted)."""
+
+    def observe(self) -> Observation: ...
+
+    def versions(self) -> dict[str, str]:
+        """Host and runtime versions, for reports."""
+
+    def close(self) -> None:
+        """Stop Pi and every server; keep the files for inspection."""

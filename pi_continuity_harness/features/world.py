@@ -1,0 +1,289 @@
+"""The state one Gherkin scenario builds up: a scenario draft, then a running target.
+
+Given steps describe the machine (models, settings, files, trust, other extensions, the
+model script) into a :class:`ScenarioDraft`. The first step that *does* something starts
+the target from the draft; from then on steps perform operations and read observations.
+Describing the machine after Pi started is a mistake in the feature and fails loudly.
+
+The world also knows the conventions the suite relies on, in one place:
+
+* the default machine: one model of 200,000 tokens, native compaction
+  ``reserveTokens: 50,000`` and ``keepRecentTokens: 2,000``, a trusted project;
+* "a turn of work": a prompt and a reply of about 1,000 tokens each, so that compaction
+  has something to summarise (Pi skips it silently otherwise, §9.3);
+* the artifact directory: ``<project>/<CONFIG_DIR_NAME>/session-continuity`` unless the
+  scenario's extension config names another.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..simulator.extension_api import CONFIG_DIR_NAME
+from ..simulator.model_script import Reply, RequestKind, SynthesisReply
+from ..simulator.operations import CommandOp, DialogAnswer, PromptOp
+from ..simulator.scenario import Scenario, parse_scenario
+from .oracle import Brief, parse_brief
+from .target import Observation, OperationOutcome, Target
+
+__all__ = ["DEFAULT_KEEP", "DEFAULT_RESERVE", "DEFAULT_WINDOW", "ScenarioDraft", "World"]
+
+DEFAULT_WINDOW = 200_000
+DEFAULT_RESERVE = 50_000
+DEFAULT_KEEP = 2_000
+TURN_CHARS = 4_000
+ARTIFACT_SUBDIR = "session-continuity"
+
+
+def _filler(label: str, chars: int) -> str:
+    text = f"{label}: "
+    word = "work "
+    return (text + word * (chars // len(word) + 1))[:chars]
+
+
+@dataclass
+class ScenarioDraft:
+    """A scenario being described by Given steps (plain data, validated on build)."""
+
+    name: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.data:
+            self.data = {
+                "name": self.name,
+                "models": [{"id": "fake/fake-model", "context_window": DEFAULT_WINDOW, "max_tokens": 16_384}],
+                "settings": {
+                    "global": {},
+                    "project": {
+                        "compaction": {
+                            "enabled": True,
+                            "reserveTokens": DEFAULT_RESERVE,
+                            "keepRecentTokens": DEFAULT_KEEP,
+                        }
+                    },
+                },
+                "model": {"agent": [], "summary": [], "extension": []},
+                "extensions": [{"implementation": True}],
+                "files": {},
+                "faults": {"fs": [], "crash": [], "inject": [], "tamper": []},
+            }
+
+    # ----------------------------------------------------------------- models
+    @property
+    def models(self) -> list[dict[str, Any]]:
+        return list(self.data["models"])
+
+    def active_model(self) -> dict[str, Any]:
+        active = self.data.get("active_model")
+        return next((m for m in self.data["models"] if m["id"] == active), self.data["models"][0])
+
+    def set_active_window(self, window: int) -> None:
+        self.active_model()["context_window"] = window
+
+    def add_model(
+        self, model_id: str, window: int, *, max_tokens: int = 16_384, reasoning: bool = False
+    ) -> None:
+        existing = next((m for m in self.data["models"] if m["id"] == model_id), None)
+        spec = {"id": model_id, "context_window": window, "max_tokens": max_tokens, "reasoning": reasoning}
+        if existing is None:
+            self.data["models"].append(spec)
+        else:
+            existing.update(spec)
+
+    # ----------------------------------------------------------------- settings and files
+    @property
+    def project_settings(self) -> dict[str, Any] | None:
+        value = self.data["settings"].get("project")
+        return value if value is None else dict(value)
+
+    def set_project_settings(self, value: dict[str, Any] | None) -> None:
+        self.data["settings"]["project"] = value
+
+    def native(self) -> dict[str, Any]:
+        """The effective native compaction settings as the draft will write them."""
+        merged: dict[str, Any] = {"enabled": True, "reserveTokens": 16_384, "keepRecentTokens": 20_000}
+        for scope in ("global", "project"):
+            settings = self.data["settings"].get(scope) or {}
+            merged.update(settings.get("compaction") or {})
+        return merged
+
+    def set_native(self, **values: Any) -> None:
+        project = self.data["settings"].get("project")
+        if project is None:
+            project = {}
+            self.data["settings"]["project"] = project
+        compaction = project.setdefault("compaction", {})
+        compaction.update(values)
+
+    def set_file(self, path: str, *, text: str | None = None, json_value: Any = None) -> None:
+        self.data["files"][path] = {"text": text} if text is not None else {"json": json_value}
+
+    def extension_config(self) -> dict[str, Any]:
+        spec = self.data["files"].get(f"{CONFIG_DIR_NAME}/session-continuity.json")
+        if spec and isinstance(spec.get("json"), dict):
+            return dict(spec["json"])
+        return {}
+
+    # ----------------------------------------------------------------- model script
+    def script(self, kind: RequestKind, reply: Reply | SynthesisReply) -> None:
+        self.data["model"][kind].append(json.loads(reply.model_dump_json(exclude_defaults=True)))
+
+    def build(self) -> Scenario:
+        data = copy.deepcopy(self.data)
+        data["name"] = (
+            "".join(c if c.isalnum() or c in "._-" else "-" for c in self.name).strip("-") or "scenario"
+        )
+        return parse_scenario(data, f"feature scenario {self.name!r}")
+
+
+@dataclass
+class World:
+    """Everything one scenario has done and seen."""
+
+    name: str
+    make_target: Callable[[], Target]
+    draft: ScenarioDraft = field(init=False)
+    target: Target | None = None
+    outcomes: list[OperationOutcome] = field(default_factory=list)
+    turns: int = 0
+    remembered: dict[str, Any] = field(default_factory=dict)
+    _observation: Observation | None = None
+
+    def __post_init__(self) -> None:
+        self.draft = ScenarioDraft(self.name)
+
+    # ----------------------------------------------------------------- lifecycle
+    @property
+    def started(self) -> bool:
+        return self.target is not None
+
+    def require_setup(self, what: str) -> ScenarioDraft:
+        if self.started:
+            raise AssertionError(f"feature error: {what!r} describes the machine, but Pi has already started")
+        return self.draft
+
+    def start(self) -> Target:
+        if self.target is None:
+            target = self.make_target()
+            target.start(self.draft.build())
+            self.target = target
+            settings = target.observe().project_dir / CONFIG_DIR_NAME / "settings.json"
+            self.remembered["settings_at_start"] = settings.read_bytes() if settings.exists() else None
+        return self.target
+
+    def close(self) -> None:
+        if self.target is not None:
+            self.target.close()
+
+    # ----------------------------------------------------------------- doing
+    def script(self, kind: RequestKind, *replies: Reply | SynthesisReply) -> None:
+        if self.target is None:
+            for reply in replies:
+                self.draft.script(kind, reply)
+        else:
+            self.target.script(kind, replies)
+
+    def perform(self, op: Any) -> OperationOutcome:
+        target = self.start()
+        outcome = target.perform(op)
+        self.outcomes.append(outcome)
+        self._observation = None
+        return outcome
+
+    def prompt(self, text: str, *, chars: int | None = None) -> OperationOutcome:
+        data: dict[str, Any] = {"text": text}
+        if chars is not None:
+            data["chars"] = chars
+        return self.perform(PromptOp.model_validate({"prompt": data}))
+
+    def command(
+        self, text: str, answers: list[DialogAnswer] | tuple[DialogAnswer, ...] = ()
+    ) -> OperationOutcome:
+        return self.perform(CommandOp.model_validate({"command": {"text": text, "answers": list(answers)}}))
+
+    def work_turns(self, count: int, *, context_tokens: int | None = None) -> None:
+        """``count`` ordinary turns of about 1,000 tokens each way (below any threshold)."""
+        for _ in range(count):
+            self.turns += 1
+            tokens = context_tokens if context_tokens is not None else 5_000 * self.turns
+            self.script(
+                "agent", Reply(text=_filler(f"reply {self.turns}", TURN_CHARS), context_tokens=tokens)
+            )
+            outcome = self.prompt(_filler(f"task step {self.turns}", TURN_CHARS))
+            assert outcome.ok, f"an ordinary turn failed: {outcome.error}"
+
+    def ensure_history(self, turns: int = 2) -> None:
+        """Make sure compaction has something to summarise (a few ordinary turns)."""
+        if self.turns < turns:
+            self.work_turns(turns - self.turns)
+
+    def threshold_tokens(self) -> int:
+        """``contextWindow - reserveTokens`` for the active model and the draft's settings."""
+        native = self.draft.native()
+        return int(self.current_window()) - int(native["reserveTokens"])
+
+    def current_window(self) -> int:
+        model_id = self.remembered.get("active_model") or self.draft.active_model()["id"]
+        model = next(m for m in self.draft.data["models"] if m["id"] == model_id)
+        return int(model["context_window"])
+
+    def cross_threshold(
+        self, tokens: int | None = None, *, text: str = "continue the task"
+    ) -> OperationOutcome:
+        """A prompt whose reply reports ``tokens`` context tokens (default: one above the threshold)."""
+        self.ensure_history()
+        reported = tokens if tokens is not None else self.threshold_tokens() + 1
+        self.turns += 1
+        self.script("agent", Reply(text=_filler(f"reply {self.turns}", TURN_CHARS), context_tokens=reported))
+        return self.prompt(_filler(text, TURN_CHARS))
+
+    # ----------------------------------------------------------------- seeing
+    def observe(self) -> Observation:
+        if self._observation is None:
+            self._observation = self.start().observe()
+        return self._observation
+
+    def artifact_dir(self) -> Path:
+        configured = self.draft.extension_config().get("artifactDirectory", ARTIFACT_SUBDIR)
+        path = Path(str(configured))
+        if path.is_absolute():
+            return path
+        return self.observe().project_dir / CONFIG_DIR_NAME / path
+
+    def session_artifacts(self, kind: str, session_id: str | None = None) -> dict[str, bytes]:
+        """Artifact files of one kind (pending/archive/failed) for a session (default: current)."""
+        observation = self.observe()
+        sid = session_id or observation.session_id or ""
+        root = self.artifact_dir()
+        for candidate in root.iterdir() if root.is_dir() else []:
+            if candidate.is_dir() and (candidate.name == sid or (sid and candidate.name.startswith(sid[:8]))):
+                directory = candidate / kind
+                if directory.is_dir():
+                    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+        return {}
+
+    def all_artifacts(self) -> dict[str, bytes]:
+        root = self.artifact_dir()
+        if not root.is_dir():
+            return {}
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    def compactions(self) -> list[dict[str, Any]]:
+        return self.observe().entries_of("compaction")
+
+    def latest_compaction(self) -> dict[str, Any]:
+        entries = self.compactions()
+        assert entries, "no compaction entry was persisted"
+        return entries[-1]
+
+    def latest_summary_brief(self) -> Brief:
+        summary = self.latest_compaction().get("summary", "")
+        brief = parse_brief(summary)
+        assert brief is not None, f"the compaction summary is not a Continuity Brief: {summary[:200]!r}"
+        return brief
