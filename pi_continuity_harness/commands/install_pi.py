@@ -1,0 +1,50 @@
+"""``pi-continuity-harness install-pi``: pinned Node 22 and Pi 1.6.0 from the npm registry.
+
+Reuses an existing installation in the cache directory (after a version check) unless
+``--force``; prints the versions, the paths and the time it took.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..features.realpi.install import PiInstallError, default_cache_dir, install_pi
+from . import UsageError
+
+__all__ = ["register"]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "install-pi",
+        help="install pinned Node 22 and Pi 1.6.0 from the npm registry (cached)",
+        description=(
+            "Install node@22 and @earendil-works/pi-coding-agent@1.6.0 from the npm registry into a cache "
+            "directory (default $PI_CONTINUITY_HARNESS_CACHE or ~/.cache/pi-continuity-harness), or reuse it."
+        ),
+    )
+    parser.add_argument("--cache-dir", type=Path, help=f"cache directory (default {default_cache_dir()})")
+    parser.add_argument("--force", action="store_true", help="reinstall even when a working install exists")
+    parser.add_argument("--quiet", action="store_true", help="only the final summary")
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.cache_dir is not None and args.cache_dir.exists() and not args.cache_dir.is_dir():
+        raise UsageError(f"--cache-dir {args.cache_dir}: exists and is not a directory")
+
+    def log(line: str) -> None:
+        if not args.quiet:
+            print(line, flush=True)
+
+    try:
+        installation = install_pi(args.cache_dir, force=args.force, log=log)
+    except PiInstallError as error:
+        raise UsageError(str(error)) from None
+    state = "reused" if installation.cached else "installed"
+    print(
+        f"Pi {installation.pi_version} with Node {installation.node_version} {state} in "
+        f"{installation.seconds:.1f} s\n  node: {installation.node_path}\n  pi:   {installation.pi_cli_path}"
+    )
+    return 0
