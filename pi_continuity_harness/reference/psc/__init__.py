@@ -1,9 +1,12 @@
-"""Pi Session Continuity v0.2.0, reference implementation: the host-independent part.
+"""Pi Session Continuity v0.2.0, reference implementation.
 
-Each module does one job (config, native settings, paths, frontmatter, body validation,
-atomic I/O, retention, settings merge, messages, status, settings preview, synthesis,
-commit correlation) and none of them keeps state, starts timers or talks to the host, so
-the extension's event handlers can stay thin sequences of these calls.
+:func:`extension` is the extension factory (the ``reference`` implementation entry point).
+It wires Pi's events to thin sequences of calls into the host-independent modules, each
+doing one job (config, native settings, paths, frontmatter, body validation, atomic I/O,
+retention, settings merge, messages, status, settings preview, synthesis, commit
+correlation) without state, timers or host access. Process-local state lives in
+:mod:`.state`, the handoff pipeline in :mod:`.lifecycle`, the ``/continuity`` command in
+:mod:`.commands`.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from .constants import (
     PRODUCT_NAME,
     STATUS_KEY,
 )
+from .extension import extension
 from .frontmatter import (
     BriefParseError,
     ContinuityBriefFrontmatter,
@@ -126,6 +130,7 @@ __all__ = [
     "derive_native_tokens",
     "effective_percents",
     "ensure_directory",
+    "extension",
     "extension_config_path",
     "failure_brief_body",
     "file_timestamp",

@@ -13,21 +13,29 @@ from .constants import PRODUCT_NAME
 from .native_settings import NativeCompactionSettings
 
 __all__ = [
+    "archive_failed",
+    "brief_reconciled",
     "brief_saved",
     "checkpoint_failed",
     "compaction_committed",
+    "config_saved",
     "continuation_submitted",
+    "extension_disabled",
     "handoff_failed",
     "incompatible_compaction",
     "invalid_config",
     "invalid_native_settings",
     "native_settings_refused",
+    "native_settings_unreadable",
     "operation_in_progress",
     "settings_cancelled",
+    "settings_input_rejected",
     "settings_read_only",
     "settings_saved",
+    "settings_write_failed",
     "stale_pending_found",
     "threshold_preparing",
+    "unknown_subcommand",
     "untrusted_project",
 ]
 
@@ -141,4 +149,59 @@ def untrusted_project() -> str:
     return (
         _REFUSED + "this project is not trusted, so its Continuity config, settings and "
         "artifacts are not read or written. Trust the project and restart Pi to enable it."
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# Messages the spec does not word itself; same prefixes, same one-line style.
+
+
+def native_settings_unreadable(settings_path: str, problems: Sequence[str]) -> str:
+    """Pi's settings hold a value Pi itself refuses, so no token values can be shown."""
+    return (
+        native_settings_refused()
+        + f"\nProject settings: {settings_path}"
+        + "".join(f"\nProblem: {_clause(problem)}." for problem in problems)
+    )
+
+
+def extension_disabled(config_path: str) -> str:
+    return (
+        _REFUSED + f"the extension is disabled (enabled: false in {config_path}); "
+        "no Continuity Brief is prepared and native compaction is cancelled."
+    )
+
+
+def config_saved(path: str) -> str:
+    return _INFO + f"extension config saved to {path}; it applies from now on in this session."
+
+
+def settings_input_rejected(reason: str) -> str:
+    return _REFUSED + f"{_clause(reason)}. Nothing was written."
+
+
+def settings_write_failed(reason: str) -> str:
+    return _FAILED + f"{_clause(reason)}. Nothing was written."
+
+
+def archive_failed(pending_path: str, reason: str) -> str:
+    """Pi committed the Brief, but moving it to the archive failed; no continuation follows."""
+    return (
+        _FAILED + f"native compaction committed the Brief {pending_path}, but archiving it failed: "
+        f"{_clause(reason)}. No continuation was submitted."
+    )
+
+
+def brief_reconciled(path: str) -> str:
+    """A stale pending Brief whose compaction Pi had already persisted (found at startup)."""
+    return (
+        _INFO + f"a pending Continuity Brief already committed by native compaction was archived to {path}; "
+        "nothing was compacted or submitted again."
+    )
+
+
+def unknown_subcommand(text: str) -> str:
+    return (
+        _REFUSED + f"unknown command '/continuity {_clause(text)}'. "
+        "Use /continuity status, /continuity checkpoint or /continuity settings."
     )
