@@ -116,6 +116,7 @@ def render_table(run: SuiteRun) -> Table:
     many_systems = len(systems) > 1
     if many_systems:
         table.add_column("system")
+    table.add_column("group")
     table.add_column("assertion", no_wrap=True)
     table.add_column("status")
     table.add_column("scenarios", justify="right")
@@ -135,8 +136,10 @@ def render_table(run: SuiteRun) -> Table:
             if r.status != "passed"
         ]
         passed = sum(1 for r in results if r.status == "passed")
+        group = results[0].feature_file.replace("\\", "/").split("/")[-2:-1] or [""]
         table.add_row(
             *([system] if many_systems else []),
+            group[0],
             assertion,
             f"[{_STYLE[status]}]{status}[/]",
             f"{passed}/{len(results)}",

@@ -37,6 +37,7 @@ class ScenarioResult:
     duration_s: float
     detail: str = ""
     nodeid: str = ""
+    feature_file: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)
     observed: dict[str, Any] = field(default_factory=dict)
 
@@ -193,6 +194,7 @@ class _Collector:
             result.name = f"{props['scenario']} [{example}]" if example else str(props["scenario"])
             result.assertion = str(props.get("assertion") or result.name)
             result.system = str(props.get("system") or "unknown")
+            result.feature_file = str(props.get("feature_file") or "")
         if "observed" in props:
             try:
                 result.observed = json.loads(str(props["observed"]))
@@ -220,7 +222,20 @@ class _Collector:
             self.on_result(result, len(self.order), self.total)
 
     def ordered(self) -> list[ScenarioResult]:
-        return [self.results[key] for key in self.order if key in self.results]
+        """Results in the suite's reading order: smoke assertions in spec order, then install,
+        rules and failures features, each in file order (pytest collects them alphabetically)."""
+        results = [self.results[key] for key in self.order if key in self.results]
+        return sorted(results, key=_reading_order)
+
+
+_GROUPS = ("smoke", "install", "rules", "failures")
+
+
+def _reading_order(result: ScenarioResult) -> tuple[str, int, str]:
+    parts = result.feature_file.replace("\\", "/").split("/")
+    group = parts[-2] if len(parts) >= 2 else ""
+    rank = _GROUPS.index(group) if group in _GROUPS else len(_GROUPS)
+    return (parts[0] if len(parts) > 2 else "", rank, result.feature_file)
 
 
 def _scenario_steps(report: pytest.TestReport) -> list[dict[str, Any]]:

@@ -5,7 +5,8 @@ way on both targets:
 
 ``agent``
     Pi's own requests from the agent loop (they carry tools). Answered from
-    ``model.agent`` in order; an unscripted request gets :attr:`ModelScript.default_agent`.
+    ``model.agent`` in order, first come first served; once those are used up a request
+    gets :attr:`ModelScript.default_agent` (a default never uses up a scripted reply).
 ``summary``
     Pi's default summarizer (system prompt "You are a context summarization assistant").
     Answered from ``model.summary``, else ``SUMMARY-<n>`` (unique, so Pi's first-equal-summary
@@ -47,6 +48,7 @@ __all__ = [
     "Usage",
     "estimate_request_tokens",
     "format_http_error",
+    "message_chars",
     "respond",
     "valid_brief_body",
 ]
@@ -262,6 +264,8 @@ class ModelRequest:
     tools: list[str] = field(default_factory=list)
     max_tokens: int | None = None
     reasoning: str | None = None
+    #: :func:`estimate_request_tokens`, when the caller already counted it (not part of the request).
+    estimated_input_tokens: int | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -308,11 +312,18 @@ def _text_of(content: Any) -> str:
     return "".join(parts)
 
 
+def message_chars(message: dict[str, Any]) -> int:
+    """The characters one request message adds to :func:`estimate_request_tokens`."""
+    return len(_text_of(message.get("content")))
+
+
 def estimate_request_tokens(request: ModelRequest) -> int:
     """chars/4 of everything the request carries, rounded up: the default reported input."""
+    if request.estimated_input_tokens is not None:
+        return request.estimated_input_tokens
     chars = len(request.system_prompt or "")
     for message in request.messages:
-        chars += len(_text_of(message.get("content")))
+        chars += message_chars(message)
     return math.ceil(chars / 4)
 
 

@@ -21,6 +21,7 @@ scripted). The call is released when those operations finish or when its signal 
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,7 @@ from .model_script import (
     RequestKind,
     SynthesisReply,
     format_http_error,
+    message_chars,
     respond,
 )
 from .operations import AbortOp
@@ -80,18 +82,38 @@ class ScriptedModelService:
     requests: list[ModelRequest] = field(default_factory=list)
     _tool_results: dict[str, str] = field(default_factory=dict)
     _counters: dict[str, int] = field(default_factory=lambda: {"agent": 0, "summary": 0, "extension": 0})
+    _queues: dict[str, list[Reply | SynthesisReply]] = field(default_factory=dict)
+    _cursors: dict[str, int] = field(default_factory=lambda: {"agent": 0, "summary": 0, "extension": 0})
+    _agent_previous: tuple[list[Message], list[Message], int] = field(default_factory=lambda: ([], [], 0))
+
+    def __post_init__(self) -> None:
+        self._queues = {
+            "agent": list(self.script.agent),
+            "summary": list(self.script.summary),
+            "extension": list(self.script.extension),
+        }
+
+    def extend(self, kind: RequestKind, replies: list[Reply] | list[SynthesisReply]) -> None:
+        """Script more replies of ``kind`` (answered after the ones already scripted)."""
+        self._queues[kind].extend(replies)
+
+    def answered(self, kind: RequestKind) -> int:
+        return self._counters[kind]
 
     def _next_reply(self, kind: RequestKind) -> tuple[int, Reply | SynthesisReply | None]:
+        """The request's per-kind index, and the next *unused* scripted reply (FIFO).
+
+        A request answered by the default does not use up a scripted reply: replies scripted
+        later (``extend``) answer the next requests, however many defaults came before.
+        """
         index = self._counters[kind]
         self._counters[kind] = index + 1
-        queue: tuple[Reply | SynthesisReply, ...]
-        if kind == "agent":
-            queue = self.script.agent
-        elif kind == "summary":
-            queue = self.script.summary
-        else:
-            queue = self.script.extension
-        return index, queue[index] if index < len(queue) else None
+        queue = self._queues[kind]
+        cursor = self._cursors[kind]
+        if cursor < len(queue):
+            self._cursors[kind] = cursor + 1
+            return index, queue[cursor]
+        return index, None
 
     async def call(
         self,
@@ -110,16 +132,28 @@ class ScriptedModelService:
         if not self.catalog.has_auth(model.provider):
             self.trace.emit("model", "request", caller=kind, model=model.full_id, refused="no auth")
             return _error_message(model, f"Provider is not configured: {model.provider}", started, "error")
+        if signal is not None and signal.aborted:
+            # An already-aborted signal never reaches the provider: no request, no scripted
+            # reply used (s02c: the turn after a ``ctx.compact()`` yields an empty aborted
+            # assistant message "with no LLM request").
+            self.trace.emit("model", "request", caller=kind, model=model.full_id, refused="aborted")
+            return _error_message(model, "Request aborted", started, "aborted")
         index, reply = self._next_reply(kind)
+        if kind == "agent":
+            stripped, input_chars = self._agent_messages(messages)
+            estimated: int | None = math.ceil((len(system_prompt or "") + input_chars) / 4)
+        else:
+            stripped, estimated = [_strip_for_request(m) for m in messages], None
         request = ModelRequest(
             kind=kind,
             index=index,
             model=model.full_id,
             system_prompt=system_prompt,
-            messages=[_strip_for_request(m) for m in messages],
+            messages=stripped,
             tools=list(tools or []),
             max_tokens=max_tokens,
             reasoning=reasoning,
+            estimated_input_tokens=estimated,
         )
         self.requests.append(request)
         outcome = respond(self.script, request, reply)
@@ -164,6 +198,27 @@ class ScriptedModelService:
             errorMessage=message.get("errorMessage"),
         )
         return message
+
+    def _agent_messages(self, messages: list[Message]) -> tuple[list[Message], int]:
+        """Pi's own request messages, stripped, and their chars (for the default usage).
+
+        Every agent request carries the whole context, so preparing each message anew made a
+        long session quadratic. Between two requests the context usually only grows, so
+        when the previous request's messages are a prefix of this one's (compared in C:
+        identical or equal dicts), only the new tail is prepared.
+        """
+        previous, stripped, chars = self._agent_previous
+        size = len(previous)
+        if size and len(messages) >= size and messages[:size] == previous:
+            tail = messages[size:]
+            new = [_strip_for_request(m) for m in tail]
+            out = [*stripped, *new]
+            total = chars + sum(message_chars(m) for m in new)
+        else:
+            out = [_strip_for_request(m) for m in messages]
+            total = sum(message_chars(m) for m in out)
+        self._agent_previous = (list(messages), out, total)
+        return list(out), total
 
     def tool_result_for(self, tool_call_id: str) -> str | None:
         """The scripted output of a simulated built-in tool call."""

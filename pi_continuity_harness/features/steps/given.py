@@ -63,10 +63,18 @@ def _extension_config(world: World, value: str) -> None:
 
 @given("the project is not trusted")
 def _untrusted(world: World) -> None:
+    """defaultProjectTrust never, and a project settings file (which makes trust matter).
+
+    Pi ignores project settings without trust, so the native policy moves to the global
+    (agent) settings, which apply regardless.
+    """
     draft = world.require_setup("trust")
     draft.data["trust"] = "never"
-    if draft.project_settings is None:
-        draft.set_project_settings({})
+    project = draft.project_settings or {}
+    compaction = project.pop("compaction", None)
+    if compaction:
+        draft.data["settings"]["global"]["compaction"] = compaction
+    draft.set_project_settings(project)
 
 
 @given("Pi runs without a UI")
@@ -156,11 +164,9 @@ def _pending_tampered(world: World) -> None:
 
 @given("Pi crashes right after the pending Brief is written")
 def _crash_after_pending(world: World) -> None:
-    _add_fault(
-        world,
-        "crash",
-        {"after": {"kind": "fs", "name": "replace", "glob": {"path": "*/pending/*.md"}}},
-    )
+    # Audit hooks run before an operation, so "right after the write" is "before the next
+    # file operation on the pending Brief": its re-read.
+    _add_fault(world, "fs", {"op": "read", "path": "$PROJECT/*/pending/*.md", "effect": "crash"})
 
 
 # --------------------------------------------------------------------- work already done

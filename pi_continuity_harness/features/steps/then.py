@@ -735,6 +735,12 @@ def _one_announcement(world: World) -> None:
     assert len(announcements) == 1, f"{len(announcements)} compaction announcements"
 
 
+@then("the footer status no longer shows an effective trigger percentage")
+def _footer_no_percent(world: World) -> None:
+    statuses = world.observe().statuses
+    assert not any(re.search(r"@ ~\d", text) for text in statuses.values()), f"footer statuses are {statuses}"
+
+
 @then(parsers.re(r'the footer status reads "(?P<text>[^"]+)"'))
 def _footer(world: World, text: str) -> None:
     statuses = world.observe().statuses

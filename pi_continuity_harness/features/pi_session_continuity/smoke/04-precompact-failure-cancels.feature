@@ -5,11 +5,9 @@ Feature: precompact-failure-cancels
   summary, and no continuation is queued; the user is told, and a failed postmortem is
   written where it can be (spec §3, §8, §15 smoke 4, §20.6).
 
-  Background:
-    Given the user has worked through 2 turns
-
   Scenario Outline: precompact-failure-cancels
     Given <fault>
+    And the user has worked through 2 turns
     When native compaction reaches its threshold
     Then native compaction was cancelled
     And no compaction entry was persisted
@@ -36,6 +34,7 @@ Feature: precompact-failure-cancels
 
   Scenario: a failure writes a failed postmortem, never used as input
     Given the synthesis model fails with an HTTP 500 error
+    And the user has worked through 2 turns
     When native compaction reaches its threshold
     Then a failed postmortem artifact exists for this session recording the phase and that compaction was cancelled
     When native compaction reaches its threshold again
@@ -43,6 +42,7 @@ Feature: precompact-failure-cancels
 
   Scenario: the artifact directory cannot be created at all
     Given a file sits where the artifact directory should be
+    And the user has worked through 2 turns
     When native compaction reaches its threshold
     Then native compaction was cancelled
     And no compaction entry was persisted

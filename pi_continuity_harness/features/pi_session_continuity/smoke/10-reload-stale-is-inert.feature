@@ -14,10 +14,10 @@ Feature: reload-stale-is-inert
     When the user sends a short prompt
     Then the model request for that prompt does not contain the stale Brief
 
-  @needs-trace-faults
+  @needs-fs-faults
   Scenario: a crash after the Brief was written leaves it pending and inert on restart
-    Given the user has worked through 2 turns
-    And Pi crashes right after the pending Brief is written
+    Given Pi crashes right after the pending Brief is written
+    And the user has worked through 2 turns
     When native compaction reaches its threshold
     And Pi restarts
     Then a notification says a stale pending Continuity Brief was found for this session and left inert

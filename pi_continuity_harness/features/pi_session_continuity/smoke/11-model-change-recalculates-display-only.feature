@@ -20,6 +20,13 @@ Feature: model-change-recalculates-display-only
   Scenario: a smaller window that invalidates the settings refuses operation
     When the user switches to the model "fake/small"
     Then a notification refuses: native compaction settings are invalid for the current model
+    And the footer status no longer shows an effective trigger percentage
     And the project settings file is byte-for-byte unchanged
-    When the user compacts the session manually after 3 turns
+
+  Scenario: compaction under settings invalid for the new window is cancelled
+    Given the native settings are reserveTokens 93,000 and keepRecentTokens 2,000
+    And the user has worked through 2 turns
+    When the user switches to the model "fake/small"
+    And the user compacts the session manually
     Then native compaction was cancelled
+    And no compaction entry was persisted

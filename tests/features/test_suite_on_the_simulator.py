@@ -1,0 +1,64 @@
+"""The conformance suite itself, run against the reference and a broken implementation.
+
+The first test is the main job of the README (every scenario passes on the simulator); the
+second proves the suite can fail: an implementation that returns a regenerated summary
+instead of the exact disk bytes fails exactly the assertions that depend on that rule.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.features.suite import run_suite
+
+REPO = Path(__file__).resolve().parents[2]
+SMOKE_ASSERTIONS = (
+    "settings-derive-native-tokens",
+    "native-threshold-enters-hook",
+    "manual-checkpoint-writes-artifact",
+    "precompact-failure-cancels",
+    "compaction-summary-is-disk-brief",
+    "session-compact-archives",
+    "threshold-continuation-uses-disk",
+    "overflow-no-duplicate-continuation",
+    "manual-compact-no-auto-continuation",
+    "reload-stale-is-inert",
+    "model-change-recalculates-display-only",
+    "cross-session-or-hash-mismatch-rejected",
+    "persistent-brief-does-not-imply-new-compaction",
+)
+
+
+def test_every_scenario_passes_against_the_reference_on_the_simulator(tmp_path: Path) -> None:
+    run = run_suite(target="sim", extension="reference", workdir=tmp_path / "runs")
+    problems = [
+        f"{r.assertion} :: {r.name}: {r.status} {r.detail}" for r in run.results if r.status != "passed"
+    ]
+    assert not problems, "\n".join(problems)
+    assertions = {r.assertion for r in run.results}
+    assert set(SMOKE_ASSERTIONS) <= assertions
+    # Each named smoke assertion has a scenario named exactly as the spec names it.
+    assert set(SMOKE_ASSERTIONS) <= {r.name.split(" [")[0] for r in run.results}
+
+
+def test_a_regenerated_summary_fails_exactly_the_assertions_that_depend_on_disk_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(REPO))
+    run = run_suite(
+        target="sim",
+        extension="tests.fixtures.broken_implementations:regenerated_summary",
+        workdir=tmp_path / "runs",
+    )
+    failed = {r.assertion for r in run.results if r.status in ("failed", "error")}
+    assert failed == {
+        "compaction-summary-is-disk-brief",  # the summary is not the disk Brief: hash and archive differ
+        "session-compact-archives",  # the commit check refuses to archive a mismatch
+        "threshold-continuation-uses-disk",  # no continuation from an unverified commit
+        "overflow-no-duplicate-continuation",  # the overflow Brief is not archived either
+        "persistent-brief-does-not-imply-new-compaction",  # no commit announcement
+        "single-flight",  # the unarchived Brief stays pending beside the next checkpoint
+        "archive-retention",  # nothing is ever archived
+    }
