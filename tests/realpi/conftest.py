@@ -25,9 +25,11 @@ from pi_continuity_harness.features.realpi import (
     PiInstallation,
     PiInstallError,
     PiRpcProcess,
+    PiTarget,
     find_installation,
     install_pi,
 )
+from pi_continuity_harness.features.sim_target import SimTarget
 from pi_continuity_harness.simulator.model_script import ModelOutcome, ModelRequest, ModelScript
 
 EXTENSIONS = Path(__file__).parent / "extensions"
@@ -98,3 +100,32 @@ def realpi(pi_installation: PiInstallation, tmp_path: Path) -> Iterator[Callable
         yield make
     finally:
         stack.close()
+
+
+@pytest.fixture
+def targets(
+    pi_installation: PiInstallation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Callable[..., PiTarget | SimTarget]]:
+    """Factory: ``targets("pi"|"sim", implementation)``; every target is closed at teardown.
+
+    ``tests/realpi/extensions`` is put on ``sys.path`` first, so ``probe_ext:extension`` resolves
+    in the simulator and (through the inherited ``PYTHONPATH``) in the bridge process.
+    """
+    monkeypatch.syspath_prepend(str(EXTENSIONS))
+    made: list[PiTarget | SimTarget] = []
+
+    def make(kind: str = "pi", implementation: str = "probe_ext:extension") -> PiTarget | SimTarget:
+        workdir = tmp_path / f"{kind}{len(made)}"
+        target: PiTarget | SimTarget
+        if kind == "pi":
+            target = PiTarget(implementation, workdir, installation=pi_installation)
+        else:
+            target = SimTarget(implementation, workdir)
+        made.append(target)
+        return target
+
+    try:
+        yield make
+    finally:
+        for target in made:
+            target.close()

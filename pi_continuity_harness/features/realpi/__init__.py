@@ -5,6 +5,9 @@
 * :mod:`.rpc_client` — :class:`PiRpcProcess`, the RPC JSONL client (events, dialogs, helpers).
 * :mod:`.environment` — :class:`PiEnvironment`, an isolated offline workspace and Pi's argv.
 * ``observer.ts`` — passive extension logging the extension-only events (:data:`OBSERVER_PATH`).
+* :mod:`.pi_target` — :class:`PiTarget`, the Target seam over a real Pi process.
+* ``bridge.ts`` + :mod:`.bridge_runtime` — a Python extension hosted inside real Pi.
+* ``competitors.ts`` — TypeScript twins of the simulator's competitor extensions.
 """
 
 from .environment import OBSERVER_PATH, FakeModel, PiEnvironment, default_agent_settings
@@ -18,7 +21,9 @@ from .install import (
     find_installation,
     install_pi,
 )
+from .pi_target import BRIDGE_PATH, COMPETITORS_PATH, PiStartError, PiTarget, normalise_session_event
 from .rpc_client import (
+    AnswerRules,
     DialogRecord,
     PiProcessExitedError,
     PiRpcError,
@@ -30,9 +35,12 @@ from .rpc_client import (
 )
 
 __all__ = [
+    "BRIDGE_PATH",
+    "COMPETITORS_PATH",
     "NODE_VERSION",
     "OBSERVER_PATH",
     "PI_VERSION",
+    "AnswerRules",
     "DialogRecord",
     "FakeModel",
     "FakeModelServer",
@@ -43,6 +51,8 @@ __all__ = [
     "PiRpcError",
     "PiRpcProcess",
     "PiRpcTimeoutError",
+    "PiStartError",
+    "PiTarget",
     "PromptResult",
     "RecordedRequest",
     "RpcEvent",
@@ -52,6 +62,7 @@ __all__ = [
     "dialog_response",
     "find_installation",
     "install_pi",
+    "normalise_session_event",
     "parse_chat_request",
     "sse_chunks",
 ]

@@ -386,6 +386,7 @@ class FakeModelServer:
         self._lock = threading.Condition()
         self._requests: list[RecordedRequest] = []
         self._indices: dict[RequestKind, int] = {"agent": 0, "summary": 0, "extension": 0}
+        self._cursors: dict[RequestKind, int] = {"agent": 0, "summary": 0, "extension": 0}
         self._errors: list[BaseException] = []
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -466,6 +467,16 @@ class FakeModelServer:
                 self._lock.wait(remaining)
             return list(self._requests)
 
+    def extend(self, kind: RequestKind, replies: list[Reply] | list[SynthesisReply]) -> None:
+        """Script more replies of ``kind``, answered after the ones already scripted."""
+        wanted = SynthesisReply if kind == "extension" else Reply
+        bad = [r for r in replies if not isinstance(r, wanted)]
+        if bad:
+            raise TypeError(f"{kind} replies must be {wanted.__name__}, got {type(bad[0]).__name__}")
+        with self._lock:
+            current = getattr(self.script, kind)
+            self.script = self.script.model_copy(update={kind: (*current, *replies)})
+
     def reset(self, script: ModelScript | None = None) -> None:
         """Forget the requests and restart every kind's index (optionally with a new script)."""
         with self._lock:
@@ -474,15 +485,23 @@ class FakeModelServer:
             self._requests.clear()
             self._errors.clear()
             self._indices = {"agent": 0, "summary": 0, "extension": 0}
+            self._cursors = {"agent": 0, "summary": 0, "extension": 0}
 
     # handling ----------------------------------------------------------------
 
     def _next_reply(self, kind: RequestKind, index: int) -> Reply | SynthesisReply | None:
+        """The next *unused* scripted reply of ``kind`` (FIFO), as the simulator's model does:
+        a request answered by the default does not use up a scripted reply."""
+        queue: tuple[Reply | SynthesisReply, ...]
         if kind == "extension":
-            synthesis = self.script.extension
-            return synthesis[index] if index < len(synthesis) else None
-        replies = self.script.agent if kind == "agent" else self.script.summary
-        return replies[index] if index < len(replies) else None
+            queue = self.script.extension
+        else:
+            queue = self.script.agent if kind == "agent" else self.script.summary
+        cursor = self._cursors[kind]
+        if cursor < len(queue):
+            self._cursors[kind] = cursor + 1
+            return queue[cursor]
+        return None
 
     def _finish(self, record: RecordedRequest, *, status: int = 0, aborted: bool = False) -> None:
         with self._lock:

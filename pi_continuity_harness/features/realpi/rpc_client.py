@@ -29,11 +29,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from ...simulator.operations import DialogAnswer
+from ...simulator.operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
 
 __all__ = [
     "DIALOG_METHODS",
     "UI_NOTIFY_METHODS",
+    "AnswerRules",
+    "DialogAnswerer",
     "DialogRecord",
     "PiProcessExitedError",
     "PiRpcError",
@@ -46,6 +48,8 @@ __all__ = [
 
 Json = dict[str, Any]
 AnswerLike = DialogAnswer | Mapping[str, Any] | bool | str | None
+#: Called by the reader thread for each dialog request; returns the answer (None: cancel).
+DialogAnswerer = Callable[[Json], AnswerLike]
 
 DIALOG_METHODS = frozenset({"select", "confirm", "input", "editor"})
 UI_NOTIFY_METHODS = frozenset({"notify", "setStatus", "setWidget", "setTitle", "set_editor_text"})
@@ -129,7 +133,9 @@ def dialog_response(request: Mapping[str, Any], answer: AnswerLike) -> Json:
         elif answer.confirm is not None:
             response["confirmed"] = answer.confirm
         elif answer.select is not None:
-            response["value"] = answer.select
+            options = request.get("options")
+            chosen = answer.choose([str(o) for o in options]) if isinstance(options, list) else None
+            response["value"] = chosen if chosen is not None else answer.select
         else:
             response["value"] = answer.input
     elif isinstance(answer, bool):
@@ -149,6 +155,86 @@ def _answer_json(answer: AnswerLike) -> Json:
     return {k: v for k, v in dialog_response({}, answer).items() if k not in ("type", "id")}
 
 
+_DIALOG_FIELDS = {"select": "options", "confirm": "message", "input": "placeholder", "editor": "prefill"}
+
+
+class AnswerRules:
+    """A dialog answerer that plays scenario answers the way the simulator's UI does.
+
+    Answers are :class:`DialogAnswer` values: targeted ones (``when``) go to the first
+    dialog whose title, message or options match, positional ones in the order dialogs open
+    (:func:`pick_answer`). An unanswered dialog is cancelled. A positional answer of the wrong
+    kind, or a ``select`` that matches no option, cancels the dialog and is kept in
+    :attr:`errors` (the simulator fails the operation with the same message).
+
+    :attr:`records` holds every dialog in the simulator's observation shape:
+    ``{"method", "title", "options"|"message"|"placeholder"|"prefill", "answer"}`` (keys
+    with ``None`` values left out, as in the simulator's trace). Thread-safe.
+    """
+
+    def __init__(self, answers: Iterable[DialogAnswer] = ()) -> None:
+        self._lock = threading.Lock()
+        self._pending: list[DialogAnswer] = list(answers)
+        self.records: list[Json] = []
+        self.errors: list[str] = []
+
+    def set(self, answers: Iterable[DialogAnswer]) -> None:
+        """Replace the pending answers (and forget earlier mismatch errors)."""
+        with self._lock:
+            self._pending = list(answers)
+            self.errors = []
+
+    def add(self, answers: Iterable[DialogAnswer]) -> list[DialogAnswer]:
+        """Append answers after the pending ones; returns them (for :meth:`discard`)."""
+        added = list(answers)
+        with self._lock:
+            self._pending.extend(added)
+        return added
+
+    def discard(self, answers: Iterable[DialogAnswer]) -> None:
+        """Drop those of ``answers`` that are still pending (by identity)."""
+        with self._lock:
+            drop = {id(a) for a in answers}
+            self._pending = [a for a in self._pending if id(a) not in drop]
+
+    def unused(self) -> list[DialogAnswer]:
+        with self._lock:
+            return list(self._pending)
+
+    def take_errors(self) -> list[str]:
+        with self._lock:
+            errors, self.errors = self.errors, []
+            return errors
+
+    def __call__(self, request: Json) -> AnswerLike:
+        method = str(request.get("method", ""))
+        title = str(request.get("title") or "")
+        message = str(request.get("message") or "")
+        raw_options = request.get("options")
+        options = [str(o) for o in raw_options] if isinstance(raw_options, list) else None
+        record: Json = {"method": method, "title": title}
+        extra = request.get(_DIALOG_FIELDS.get(method, ""))
+        if extra is not None:
+            record[_DIALOG_FIELDS[method]] = extra
+        with self._lock:
+            try:
+                answer = pick_answer(self._pending, method, title, message, options)
+            except DialogAnswerMismatchError as error:
+                self.errors.append(str(error))
+                self.records.append(record)
+                return None
+            if answer is not None:
+                record["answer"] = answer.model_dump(exclude_none=True)
+            self.records.append(record)
+            if answer is not None and answer.select is not None and not answer.cancel:
+                chosen = answer.choose(options or [])
+                if chosen is None:
+                    self.errors.append(f"select {title!r}: {answer.select!r} matches none of {options!r}")
+                    return None
+                return {"value": chosen}
+            return answer
+
+
 class PiRpcProcess:
     """A ``pi --mode rpc`` child process (argv, env and cwd come from the caller)."""
 
@@ -159,6 +245,7 @@ class PiRpcProcess:
         env: Mapping[str, str] | None = None,
         cwd: str | Path | None = None,
         default_timeout: float = 30.0,
+        dialog_answerer: DialogAnswerer | None = None,
     ) -> None:
         self.argv = list(argv)
         self.env = dict(env) if env is not None else None
@@ -173,6 +260,7 @@ class PiRpcProcess:
         self._events: list[RpcEvent] = []
         self._seq = 0
         self._answers: collections.deque[AnswerLike] = collections.deque()
+        self._answerer: DialogAnswerer | None = dialog_answerer
         self._dialogs: list[DialogRecord] = []
         self._ui: list[tuple[int, Json]] = []
         self._stderr = bytearray()
@@ -333,7 +421,6 @@ class PiRpcProcess:
                 self._cond.notify_all()
 
     def _dispatch(self, data: Json) -> None:
-        answer: Json | None = None
         with self._cond:
             rid = data.get("id")
             if data.get("type") == "response" and isinstance(rid, str) and rid in self._pending:
@@ -344,18 +431,34 @@ class PiRpcProcess:
             seq = self._seq
             self._seq += 1
             self._events.append(RpcEvent(seq=seq, time=time.monotonic(), data=data))
-            if data.get("type") == "extension_ui_request":
-                method = data.get("method")
-                if method in DIALOG_METHODS:
-                    scripted = self._answers.popleft() if self._answers else None
-                    answer = dialog_response(data, scripted)
-                    self._dialogs.append(DialogRecord(seq=seq, request=data, response=answer))
-                elif method in UI_NOTIFY_METHODS:
-                    self._ui.append((seq, data))
+            dialog = data.get("type") == "extension_ui_request" and data.get("method") in DIALOG_METHODS
+            answerer = self._answerer
+            if dialog and answerer is None:
+                scripted = self._answers.popleft() if self._answers else None
+                self._dialogs.append(
+                    DialogRecord(seq=seq, request=data, response=dialog_response(data, scripted))
+                )
+            elif data.get("type") == "extension_ui_request" and data.get("method") in UI_NOTIFY_METHODS:
+                self._ui.append((seq, data))
             self._cond.notify_all()
-        if answer is not None:
-            with contextlib.suppress(PiRpcError):
-                self._write(answer)
+        if not dialog:
+            return
+        if answerer is not None:
+            # Outside the lock: the answerer may be slow or take its own locks.
+            try:
+                chosen = answerer(data)
+            except Exception as error:  # a broken answerer must not kill the reader thread
+                chosen = None
+                with self._cond:
+                    self._stderr += f"\n[harness] dialog answerer failed: {error!r}\n".encode()
+            answer = dialog_response(data, chosen)
+            with self._cond:
+                self._dialogs.append(DialogRecord(seq=seq, request=data, response=answer))
+        else:
+            with self._cond:
+                answer = next(d.response for d in reversed(self._dialogs) if d.seq == seq)
+        with contextlib.suppress(PiRpcError):
+            self._write(answer)
 
     # sending -----------------------------------------------------------------
 
@@ -388,14 +491,16 @@ class PiRpcProcess:
             while rid not in self._responses:
                 if self._eof:
                     self._pending.discard(rid)
-                    raise PiProcessExitedError(self._describe(f"Pi exited before answering command {rid}"))
+                    break
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise PiRpcTimeoutError(
                         self._describe(f"no response to command {rid} within {limit:.1f} s")
                     )
                 self._cond.wait(remaining)
-            return self._responses.pop(rid)
+            else:
+                return self._responses.pop(rid)
+        raise self._exited(f"Pi exited before answering command {rid}")
 
     def send(self, command: Mapping[str, Any], timeout: float | None = None) -> Json:
         """Send a command and wait for its response (``success`` may be false)."""
@@ -435,6 +540,11 @@ class PiRpcProcess:
         """Fire-and-forget UI requests (notify, setStatus, setWidget, ...)."""
         with self._cond:
             return [d for _, d in self._ui]
+
+    def set_dialog_answerer(self, answerer: DialogAnswerer | None) -> None:
+        """Answer dialogs with ``answerer`` (None: back to the FIFO of :meth:`queue_answers`)."""
+        with self._cond:
+            self._answerer = answerer
 
     def queue_answers(self, answers: Iterable[AnswerLike], *, replace: bool = False) -> None:
         """Add dialog answers to the FIFO (``replace`` drops the unused ones first)."""
@@ -476,11 +586,12 @@ class PiRpcProcess:
                         return event
                 checked = len(self._events)
                 if self._eof:
-                    raise PiProcessExitedError(self._describe("Pi exited while waiting for an event"))
+                    break
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise PiRpcTimeoutError(self._describe(f"event not seen within {limit:.1f} s"))
                 self._cond.wait(remaining)
+        raise self._exited("Pi exited while waiting for an event")
 
     def wait_idle(self, timeout: float | None = None, *, quiet: float = 0.05) -> Json:
         """Wait until Pi is neither streaming nor compacting and no event arrived for ``quiet`` s."""
@@ -601,6 +712,15 @@ class PiRpcProcess:
         return list(data.get("commands") or [])
 
     # diagnostics -------------------------------------------------------------
+
+    def _exited(self, message: str, wait_s: float = 2.0) -> PiProcessExitedError:
+        """The error for "stdout ended"; first lets the process finish, so ``alive`` and
+        ``returncode`` agree with it (a kill from another thread may still be in flight)."""
+        proc = self._proc
+        if proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=wait_s)
+        return PiProcessExitedError(self._describe(message))
 
     def _describe(self, message: str, *, stderr_lines: int = 30, events: int = 15) -> str:
         with self._cond:

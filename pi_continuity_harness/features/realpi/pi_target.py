@@ -1,0 +1,822 @@
+"""PiTarget: the conformance suite against a real Pi 1.6 process over RPC.
+
+``start(scenario)`` lays the workspace out as the simulator does (``agent/``, ``project/``,
+``sessions/`` under the work directory, same agent settings, project settings and files),
+writes ``models.json`` for the scenario's models (a provider whose models have
+``auth: false`` gets no ``apiKey``), starts the :class:`FakeModelServer` with the scenario's
+model script, and starts ``pi --mode rpc`` with the observer extension first, then the
+scenario's extensions in order:
+
+* the implementation under test: a ``.ts``/``.js`` path is loaded directly with ``-e``; any
+  other spec (``module:factory``, an entry-point name, a factory object) runs in Python
+  through the bridge (``bridge.ts`` + :mod:`.bridge_runtime`);
+* a competitor behaviour: ``competitors.ts``, the TypeScript twin of
+  ``simulator/competitors.py``;
+* ``module:`` extensions: through the bridge.
+
+Each extension slot gets a generated wrapper under ``<work>/harness-extensions/``.
+
+Operations are RPC commands (a reload is the observer's ``/harness-reload`` command, a restart
+closes stdin and starts Pi again with ``--session <file>`` and no ``--model``, so Pi restores
+the session's model; a crash is SIGKILL to Pi's process group). Each operation waits until Pi
+is quiet (``agent_settled`` for runs, then idle and no events for a short quiet period).
+Operations a held model reply asks for (``during``) run from the fake server's ``on_hold``
+without waiting for the held run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import shutil
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ... import __version__
+from ...simulator.extension_api import CONFIG_DIR_NAME, ExtensionFactory
+from ...simulator.host import HostPaths
+from ...simulator.model_script import ModelOutcome, ModelRequest, Reply, RequestKind, SynthesisReply
+from ...simulator.operations import (
+    AbortOp,
+    CommandOp,
+    CompactOp,
+    CrashOp,
+    DialogAnswer,
+    EditFileOp,
+    NewSessionOp,
+    PromptOp,
+    ReloadOp,
+    RestartOp,
+    SetModelOp,
+    operation_name,
+)
+from ...simulator.scenario import Scenario
+from ...simulator.settings import deep_merge
+from ...simulator.simulation import prepare_workdir
+from ..target import CAPABILITIES, Observation, ObservedRequest, OperationOutcome, TargetUnavailableError
+from .environment import OBSERVER_PATH, FakeModel, PiEnvironment
+from .fake_server import FakeModelServer
+from .install import PiInstallation, PiInstallError, find_installation, install_pi
+from .rpc_client import (
+    AnswerRules,
+    PiProcessExitedError,
+    PiRpcError,
+    PiRpcProcess,
+    PiRpcTimeoutError,
+    RpcEvent,
+)
+
+__all__ = ["BRIDGE_PATH", "COMPETITORS_PATH", "PiStartError", "PiTarget", "normalise_session_event"]
+
+BRIDGE_PATH = Path(__file__).with_name("bridge.ts")
+COMPETITORS_PATH = Path(__file__).with_name("competitors.ts")
+_TS_SUFFIXES = (".ts", ".mts", ".js", ".mjs")
+_RELOAD_COMMAND = "harness-reload"
+_QUIET_S = 0.05
+#: Verified installations, per process (verifying runs ``node --version`` and ``pi --version``).
+_INSTALLATIONS: dict[str, PiInstallation] = {}
+_DROPPED_EVENTS = frozenset(
+    {"message_start", "message_update", "tool_execution_update", "extension_ui_request", "response"}
+)
+
+
+class PiStartError(RuntimeError):
+    """Pi exited or hung at startup (real Pi 1.6 refuses to start when an ``-e`` extension fails
+    to load); the message carries Pi's stderr."""
+
+
+def _is_typescript(spec: Any) -> bool:
+    return isinstance(spec, (str, Path)) and str(spec).endswith(_TS_SUFFIXES)
+
+
+def _factory_spec(implementation: str | ExtensionFactory | Path) -> str:
+    if isinstance(implementation, (str, Path)):
+        return str(implementation)
+    module = getattr(implementation, "__module__", None)
+    qualname = getattr(implementation, "__qualname__", "")
+    if not module or "<locals>" in qualname or "<lambda>" in qualname:
+        raise TargetUnavailableError(
+            f"{implementation!r} cannot be loaded by name in the bridge process; pass 'module:factory' "
+            "naming a module-level factory"
+        )
+    return f"{module}:{qualname}"
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+def normalise_session_event(data: dict[str, Any]) -> dict[str, Any] | None:
+    """An RPC event in the simulator's session-event shape (None: not a session event)."""
+    kind = str(data.get("type", ""))
+    if kind in _DROPPED_EVENTS or kind.startswith("_"):
+        return None
+    if kind in ("agent_start", "turn_start", "turn_end"):
+        return {"type": kind}
+    if kind == "agent_end":
+        return {"type": kind, "willRetry": bool(data.get("willRetry"))}
+    if kind == "agent_settled":
+        return {"type": kind, "aborted": bool(data.get("aborted"))}
+    if kind == "message_end":
+        message = data.get("message") or {}
+        out: dict[str, Any] = {"type": kind, "role": message.get("role")}
+        if message.get("role") == "assistant":
+            out["stopReason"] = message.get("stopReason")
+            out["totalTokens"] = (message.get("usage") or {}).get("totalTokens")
+        text = _text(message.get("content")) if message.get("role") != "system" else ""
+        if text:
+            out["text"] = text[:80]
+        return out
+    if kind == "tool_execution_start":
+        return {"type": kind, "toolName": data.get("toolName")}
+    if kind == "tool_execution_end":
+        return {"type": kind, "toolName": data.get("toolName"), "isError": bool(data.get("isError"))}
+    if kind == "compaction_start":
+        return {"type": kind, "reason": data.get("reason")}
+    if kind == "compaction_end":
+        out = {
+            "type": kind,
+            "reason": data.get("reason"),
+            "aborted": bool(data.get("aborted")),
+            "willRetry": bool(data.get("willRetry")),
+        }
+        if data.get("errorMessage"):
+            out["errorMessage"] = data.get("errorMessage")
+        result = data.get("result")
+        if isinstance(result, dict):
+            summary = result.get("summary")
+            out["result"] = {
+                "firstKeptEntryId": result.get("firstKeptEntryId"),
+                "tokensBefore": result.get("tokensBefore"),
+                "estimatedTokensAfter": result.get("estimatedTokensAfter"),
+                "summaryChars": len(summary) if isinstance(summary, str) else None,
+                "summary": summary,  # resolved to fromExtension by observe(), then dropped
+            }
+        return out
+    if kind == "queue_update":
+        steering, follow_up = data.get("steering"), data.get("followUp")
+        return {
+            "type": kind,
+            "steering": len(steering) if isinstance(steering, list) else int(steering or 0),
+            "followUp": len(follow_up) if isinstance(follow_up, list) else int(follow_up or 0),
+        }
+    if kind == "extension_error":
+        return {
+            "type": kind,
+            "extensionPath": data.get("extensionPath"),
+            "event": data.get("event"),
+            "error": data.get("error"),
+        }
+    if kind == "entry_appended":
+        entry = data.get("entry") or {}
+        out = {"type": kind, "entryType": entry.get("type"), "id": entry.get("id")}
+        if entry.get("type") == "context_edit":
+            out["targetId"] = entry.get("targetId")
+        if entry.get("type") == "custom":
+            out["customType"] = entry.get("customType")
+        return out
+    if kind == "auto_retry_start":
+        return {
+            "type": kind,
+            "attempt": data.get("attempt"),
+            "maxAttempts": data.get("maxAttempts"),
+            "delayMs": data.get("delayMs"),
+            "errorMessage": data.get("errorMessage"),
+        }
+    if kind == "auto_retry_end":
+        out = {"type": kind, "success": bool(data.get("success")), "attempt": data.get("attempt")}
+        if data.get("finalError"):
+            out["finalError"] = data.get("finalError")
+        return out
+    return dict(data)
+
+
+def _write_json(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+class PiTarget:
+    """A real Pi 1.6 process behind the Target seam."""
+
+    name = "pi"
+
+    def __init__(
+        self,
+        implementation: str | ExtensionFactory | Path = "reference",
+        workdir: str | Path = "pi-run",
+        *,
+        installation: PiInstallation | None = None,
+        install: bool = True,
+        python: str | None = None,
+        python_path: Sequence[str] | None = None,
+        timeout: float = 60.0,
+        held_op_timeout: float = 15.0,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
+        self._implementation = implementation
+        self._workdir = Path(workdir)
+        self._installation = installation
+        self._install = install
+        self._python = python or sys.executable
+        self._python_path = list(python_path) if python_path is not None else [p for p in sys.path if p]
+        self._timeout = timeout
+        self._held_op_timeout = held_op_timeout
+        self._extra_env = dict(extra_env or {})
+        self._rules = AnswerRules()
+        self._scenario: Scenario | None = None
+        self._server: FakeModelServer | None = None
+        self._env: PiEnvironment | None = None
+        self._paths: HostPaths | None = None
+        self._extensions: list[tuple[Path, str]] = []
+        self._procs: list[PiRpcProcess] = []
+        self._proc: PiRpcProcess | None = None
+        self._outcomes: list[OperationOutcome] = []
+        self._session_file: str | None = None
+        self._session_id: str | None = None
+        self._crashed = False
+        self._closed = False
+        self._hold_errors: list[BaseException] = []
+        #: Wall seconds of the last start(): Pi spawn to its first get_state reply.
+        self.start_seconds: float | None = None
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def implementation(self) -> str:
+        return _factory_spec(self._implementation)
+
+    @property
+    def bridged(self) -> bool:
+        """True when the implementation under test runs in Python through the bridge."""
+        return not _is_typescript(self._implementation)
+
+    def capabilities(self) -> frozenset[str]:
+        caps = {"crash", "held-model-calls"}
+        if self.bridged:
+            caps |= {"python-implementation", "fs-faults"}
+        assert caps <= set(CAPABILITIES)
+        return frozenset(caps)
+
+    @property
+    def process(self) -> PiRpcProcess:
+        if self._proc is None:
+            raise RuntimeError("the target has not been started")
+        return self._proc
+
+    @property
+    def server(self) -> FakeModelServer:
+        if self._server is None:
+            raise RuntimeError("the target has not been started")
+        return self._server
+
+    @property
+    def paths(self) -> HostPaths:
+        if self._paths is None:
+            raise RuntimeError("the target has not been started")
+        return self._paths
+
+    @property
+    def fault_records_path(self) -> Path:
+        return Path(self.paths.workdir) / "fs-records.jsonl"
+
+    def fs_records(self) -> list[dict[str, Any]]:
+        """The bridge's filesystem records (``fs`` operations and ``fault`` firings)."""
+        path = self.fault_records_path
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    # ------------------------------------------------------------------ start
+    def _find_installation(self) -> PiInstallation:
+        if self._installation is not None:
+            return self._installation
+        cached = _INSTALLATIONS.get("default")
+        if cached is not None and cached.node_path.exists() and cached.pi_cli_path.exists():
+            self._installation = cached
+            return cached
+        try:
+            found = find_installation()
+            if found is None and self._install:
+                found = install_pi()
+        except PiInstallError as error:
+            raise TargetUnavailableError(f"real Pi is not available: {error}") from error
+        if found is None:
+            raise TargetUnavailableError("real Pi is not installed (run pi-continuity-harness install-pi)")
+        _INSTALLATIONS["default"] = found
+        self._installation = found
+        return found
+
+    def start(self, scenario: Scenario) -> None:
+        if scenario.mode != "rpc":
+            raise TargetUnavailableError(
+                f"the real-Pi target drives Pi over RPC; scenario mode {scenario.mode!r} cannot be observed"
+            )
+        installation = self._find_installation()
+        self._scenario = scenario
+        root = prepare_workdir(self._workdir)
+        self._paths = HostPaths.under(str(root))
+        try:
+            self._server = FakeModelServer(scenario.model, on_hold=self._on_hold)
+            base_url = self._server.start()
+            active = scenario.active
+            self._env = PiEnvironment(
+                installation,
+                base_url,
+                [FakeModel(active.id.partition("/")[2], active.context_window, active.max_tokens)],
+                root=root,
+                trust=None,
+                extra_env=self._bridge_env(),
+            )
+            self._lay_out(scenario, base_url)
+            self._extensions = self._extension_slots(scenario, root)
+            self._start_process(session=None, model=active.id)
+        except BaseException:
+            self.close()
+            raise
+
+    def _bridge_env(self) -> dict[str, str]:
+        env = {
+            "PI_HARNESS_PYTHON": self._python,
+            "PYTHONPATH": os.pathsep.join(self._python_path),
+            "PYTHONDONTWRITEBYTECODE": "1",
+        }
+        env.update(self._extra_env)
+        return env
+
+    def _lay_out(self, scenario: Scenario, base_url: str) -> None:
+        """The simulator's layout (``SimHost.prepare_files``) plus models.json for the fake server."""
+        paths = self.paths
+        agent_settings = deep_merge(
+            {
+                "defaultThinkingLevel": "off",
+                "quietStartup": True,
+                "retry": {"enabled": True, "maxRetries": 1, "baseDelayMs": 100},
+            },
+            dict(scenario.settings.global_),
+        )
+        if scenario.trust != "ask":
+            agent_settings = {**agent_settings, "defaultProjectTrust": scenario.trust}
+        _write_json(Path(paths.agent_dir) / "settings.json", agent_settings)
+        providers: dict[str, dict[str, Any]] = {}
+        for spec in scenario.models:
+            provider, _, model_id = spec.id.partition("/")
+            entry = providers.setdefault(
+                provider,
+                {
+                    "baseUrl": base_url,
+                    "api": "openai-completions",
+                    "apiKey": "fake-key",
+                    "compat": {
+                        "supportsStore": False,
+                        "supportsDeveloperRole": False,
+                        "supportsReasoningEffort": False,
+                        "maxTokensField": "max_tokens",
+                    },
+                    "models": [],
+                },
+            )
+            if not spec.auth:
+                entry.pop("apiKey", None)
+            entry["models"].append(
+                FakeModel(model_id, spec.context_window, spec.max_tokens, spec.reasoning).to_json()
+            )
+        _write_json(Path(paths.agent_dir) / "models.json", {"providers": providers})
+        if scenario.settings.project is not None:
+            _write_json(
+                Path(paths.project_dir) / CONFIG_DIR_NAME / "settings.json", scenario.settings.project
+            )
+        for relative, spec_file in scenario.files.items():
+            target = Path(paths.project_dir) / relative
+            if spec_file.directory:
+                target.mkdir(parents=True, exist_ok=True)
+            elif spec_file.text is not None:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(spec_file.text, encoding="utf-8")
+            else:
+                _write_json(target, spec_file.json_value)
+
+    def _extension_slots(self, scenario: Scenario, root: Path) -> list[tuple[Path, str]]:
+        """Generated wrappers, in load order, with the name the simulator reports for each."""
+        directory = root / "harness-extensions"
+        directory.mkdir(parents=True, exist_ok=True)
+        slots: list[tuple[Path, str]] = []
+        for index, ref in enumerate(scenario.extensions):
+            if ref.implementation:
+                if _is_typescript(self._implementation):
+                    path = Path(str(self._implementation)).resolve()
+                    slots.append((path, str(self._implementation)))
+                    continue
+                spec = _factory_spec(self._implementation)
+                faults = self._write_fault_plan(root, scenario)
+                slots.append((self._bridge_wrapper(directory, f"{index}-impl", spec, faults), spec))
+            elif ref.competitor is not None:
+                path = directory / f"{index}-competitor-{ref.competitor}.ts"
+                path.write_text(
+                    f"import {{ competitor }} from {json.dumps(str(COMPETITORS_PATH))};\n"
+                    f"export default competitor({json.dumps(ref.competitor)});\n",
+                    encoding="utf-8",
+                )
+                slots.append((path, f"competitor:{ref.competitor}"))
+            elif ref.module is not None:
+                slots.append(
+                    (self._bridge_wrapper(directory, f"{index}-module", ref.module, None), ref.module)
+                )
+        return slots
+
+    @staticmethod
+    def _bridge_wrapper(directory: Path, slot: str, spec: str, faults: Path | None) -> Path:
+        options: dict[str, str] = {"spec": spec, "slot": slot}
+        if faults is not None:
+            options["faults"] = str(faults)
+        path = directory / f"{slot}.ts"
+        path.write_text(
+            f"import {{ createBridge }} from {json.dumps(str(BRIDGE_PATH))};\n"
+            f"export default createBridge({json.dumps(options)});\n",
+            encoding="utf-8",
+        )
+        return path
+
+    def _write_fault_plan(self, root: Path, scenario: Scenario) -> Path | None:
+        if not scenario.faults.fs:
+            return None
+        paths = self.paths
+        plan = {
+            "workdir": paths.workdir,
+            "placeholders": {
+                "$PROJECT": paths.project_dir,
+                "$AGENT": paths.agent_dir,
+                "$SESSIONS": paths.session_dir,
+            },
+            "faults": [f.model_dump(by_alias=True) for f in scenario.faults.fs],
+            "records": str(self.fault_records_path),
+        }
+        path = root / "harness-extensions" / "fs-faults.json"
+        _write_json(path, plan)
+        return path
+
+    def _argv(self, *, session: str | None, model: str | None) -> list[str]:
+        assert self._installation is not None and self._scenario is not None
+        args = ["--mode", "rpc"]
+        if model is not None:
+            args += ["--model", model]
+            if self._scenario.thinking_level != "off" and session is None:
+                args += ["--thinking", self._scenario.thinking_level]
+        args += ["-e", str(OBSERVER_PATH)]
+        for path, _name in self._extensions:
+            args += ["-e", str(path)]
+        if self._scenario.approve is True:
+            args.append("--approve")
+        elif self._scenario.approve is False:
+            args.append("--no-approve")
+        if session is not None:
+            args += ["--session", session]
+        return self._installation.argv(*args)
+
+    def _start_process(self, *, session: str | None, model: str | None) -> None:
+        assert self._env is not None
+        proc = PiRpcProcess(
+            self._argv(session=session, model=model),
+            env=self._env.env(),
+            cwd=self.paths.project_dir,
+            default_timeout=self._timeout,
+            dialog_answerer=self._rules,
+        )
+        self._procs.append(proc)
+        self._proc = proc
+        try:
+            proc.start(timeout=self._timeout)
+        except PiRpcError as error:
+            raise PiStartError(f"Pi did not start: {error}") from error
+        self.start_seconds = proc.start_seconds
+        self._crashed = False
+        self._refresh_state()
+        with contextlib.suppress(PiRpcError):
+            proc.wait_idle(self._timeout, quiet=_QUIET_S)
+
+    def _refresh_state(self) -> None:
+        proc = self._proc
+        if proc is None or not proc.alive:
+            return
+        with contextlib.suppress(PiRpcError):
+            state = proc.get_state(timeout=self._timeout)
+            self._session_file = state.get("sessionFile") or self._session_file
+            self._session_id = state.get("sessionId") or self._session_id
+
+    # ------------------------------------------------------------------ operations
+    def perform(self, op: Any) -> OperationOutcome:
+        outcome = self._run(op, during=False)
+        self._outcomes.append(outcome)
+        return outcome
+
+    def _run(self, op: Any, *, during: bool) -> OperationOutcome:
+        name = operation_name(op)
+        if isinstance(op, RestartOp):
+            return self._restart(name)
+        if isinstance(op, EditFileOp):
+            self._edit_file(op)
+            return OperationOutcome(name, True)
+        proc = self._proc
+        if proc is None or self._crashed or not proc.alive:
+            return OperationOutcome(name, False, "Pi is not running")
+        try:
+            outcome = self._dispatch(proc, op, name, during=during)
+        except PiRpcTimeoutError as error:
+            if not during:
+                raise
+            # An operation of a held reply that waits on the held call itself: release the call.
+            return OperationOutcome(name, False, str(error).splitlines()[0])
+        except PiProcessExitedError:
+            if self._proc is not proc and self._proc is not None and self._proc.alive:
+                return OperationOutcome(name, True)  # a held reply restarted Pi meanwhile
+            self._crashed = True
+            return OperationOutcome(name, False, "Pi crashed")
+        if proc.returncode is not None and not isinstance(op, CrashOp) and self._proc is proc:
+            self._crashed = True
+            return OperationOutcome(name, False, "Pi crashed")
+        if not during:
+            self._refresh_state()
+        return outcome
+
+    def _settle(self, proc: PiRpcProcess, during: bool) -> None:
+        if not during:
+            proc.wait_idle(self._timeout, quiet=_QUIET_S)
+
+    def _dispatch(self, proc: PiRpcProcess, op: Any, name: str, *, during: bool) -> OperationOutcome:
+        timeout = self._held_op_timeout if during else self._timeout
+        if isinstance(op, PromptOp):
+            if not during:
+                self._rules.set(())
+            return self._prompt(proc, name, op.prompt.render(), op.prompt.streaming_behavior, (), during)
+        if isinstance(op, CommandOp):
+            return self._prompt(proc, name, op.command.text, None, op.command.answers, during)
+        if isinstance(op, CompactOp):
+            response = proc.compact(op.compact.custom_instructions, timeout=timeout)
+            self._settle(proc, during)
+            return OperationOutcome(name, bool(response.get("success")), response.get("error"))
+        if isinstance(op, AbortOp):
+            response = proc.abort(timeout=timeout)
+            self._settle(proc, during)
+            return OperationOutcome(name, bool(response.get("success")), response.get("error"))
+        if isinstance(op, ReloadOp):
+            seq = proc.event_seq
+            outcome = self._prompt(proc, name, f"/{_RELOAD_COMMAND}", None, (), during)
+            errors = [
+                e.data
+                for e in proc.events_since(seq)
+                if e.type == "extension_error" and e.data.get("extensionPath") == f"command:{_RELOAD_COMMAND}"
+            ]
+            if errors:
+                return OperationOutcome(name, False, str(errors[0].get("error")))
+            return OperationOutcome(name, outcome.ok, outcome.error)
+        if isinstance(op, CrashOp):
+            proc.kill()
+            self._crashed = True
+            return OperationOutcome(name, True)
+        if isinstance(op, SetModelOp):
+            provider, _, model_id = op.set_model.partition("/")
+            response = proc.set_model(provider, model_id, timeout=timeout)
+            self._settle(proc, during)
+            return OperationOutcome(name, bool(response.get("success")), response.get("error"))
+        if isinstance(op, NewSessionOp):
+            parent = self._current_session_file(proc) if op.new_session.parent else None
+            response = proc.new_session(parent, timeout=timeout)
+            self._settle(proc, during)
+            if not response.get("success"):
+                return OperationOutcome(name, False, response.get("error"))
+            if (response.get("data") or {}).get("cancelled"):
+                return OperationOutcome(name, False, "cancelled")
+            return OperationOutcome(name, True)
+        raise AssertionError(f"unhandled operation {name}")
+
+    def _current_session_file(self, proc: PiRpcProcess) -> str | None:
+        with contextlib.suppress(PiRpcError):
+            file = proc.get_state(timeout=self._timeout).get("sessionFile")
+            if file:
+                return str(file)
+        return self._session_file
+
+    def _prompt(
+        self,
+        proc: PiRpcProcess,
+        name: str,
+        text: str,
+        behavior: str | None,
+        answers: Iterable[DialogAnswer],
+        during: bool,
+    ) -> OperationOutcome:
+        added: list[DialogAnswer] = []
+        if during:
+            added = self._rules.add(answers)
+        else:
+            self._rules.set(answers)
+        try:
+            result = proc.prompt(
+                text,
+                streaming_behavior=behavior,
+                timeout=self._held_op_timeout if during else self._timeout,
+                settle=not during,
+                settle_quiet=_QUIET_S,
+            )
+        finally:
+            if during:
+                self._rules.discard(added)
+        errors = self._rules.take_errors() if not during else []
+        if not during:
+            self._rules.set(())
+        if not result.success:
+            return OperationOutcome(name, False, str(result.response.get("error")), result.disposition)
+        if errors:
+            return OperationOutcome(name, False, errors[0], result.disposition)
+        return OperationOutcome(name, True, None, result.disposition)
+
+    def _restart(self, name: str) -> OperationOutcome:
+        """Quit (or after a crash, just start): ``--session <file>`` and no ``--model``.
+
+        Pi then does what it does on a real resume: it restores the session's model from the
+        file; for a file not written yet (no message so far) it starts a new session at that
+        path with its default model.
+        """
+        proc = self._proc
+        if proc is not None and proc.alive:
+            self._refresh_state()
+            proc.close(timeout=self._timeout)
+        file = self._session_file
+        assert self._scenario is not None
+        try:
+            self._start_process(session=file, model=None if file else self._scenario.active.id)
+        except PiStartError as error:
+            self._crashed = True
+            return OperationOutcome(name, False, str(error).splitlines()[0])
+        return OperationOutcome(name, True)
+
+    def _edit_file(self, op: EditFileOp) -> None:
+        """The same file operation as ``SimHost._edit_file``."""
+        spec = op.edit_file
+        target = self.paths.resolve(spec.path)
+        if spec.kind == "absent":
+            if os.path.isdir(target) and not os.path.islink(target):
+                shutil.rmtree(target)
+            elif os.path.lexists(target):
+                os.remove(target)
+            return
+        if spec.kind == "directory":
+            if os.path.isfile(target):
+                os.remove(target)
+            os.makedirs(target, exist_ok=True)
+            return
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if os.path.isdir(target):
+            shutil.rmtree(target)
+        if spec.json_value is not None:
+            value = spec.json_value
+            if spec.merge_json and os.path.isfile(target):
+                with open(target, encoding="utf-8") as handle:
+                    current = json.load(handle)
+                value = deep_merge(current, value)
+            _write_json(Path(target), value)
+        else:
+            Path(target).write_text(spec.text or "", encoding="utf-8")
+
+    # ------------------------------------------------------------------ held replies
+    def _on_hold(self, request: ModelRequest, outcome: ModelOutcome) -> None:
+        """Run a held reply's operations against Pi (fake server thread; no settling)."""
+        try:
+            for op in outcome.during:
+                self._run(op, during=True)
+            if outcome.abort_while_held:
+                self._run(AbortOp(), during=True)
+        except BaseException as error:
+            self._hold_errors.append(error)
+            raise
+
+    # ------------------------------------------------------------------ script
+    def script(self, kind: RequestKind, replies: Iterable[Reply | SynthesisReply]) -> None:
+        self.server.extend(kind, list(replies))  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ observe
+    def observe(self) -> Observation:
+        paths = self.paths
+        observation = Observation(
+            target=self.name,
+            project_dir=Path(paths.project_dir),
+            agent_dir=Path(paths.agent_dir),
+            session_dir=Path(paths.session_dir),
+        )
+        observation.operations = list(self._outcomes)
+        names = {str(path): name for path, name in self._extensions}
+        for proc in self._procs:
+            for event in proc.events:
+                self._observe_event(observation, event, names)
+        observation.dialogs = [dict(d) for d in self._rules.records]
+        assert self._env is not None
+        for line in self._env.observer_events():
+            if line.get("type") in ("observer_loaded", "harness_reload"):
+                continue
+            # The simulator's trace leaves out fields whose value is None; so does this.
+            observation.extension_events.append(
+                {k: v for k, v in line.items() if k != "seq" and v is not None}
+            )
+        observation.model_requests = [
+            ObservedRequest(r.kind, r.index, r.request, r.aborted)
+            for r in self.server.requests
+            if r.kind is not None and r.request is not None
+        ]
+        current = self._proc
+        live = False
+        if current is not None and current.alive and not self._crashed:
+            try:
+                observation.entries = list(current.get_entries(timeout=self._timeout).get("entries") or [])
+                state = current.get_state(timeout=self._timeout)
+                observation.session_id = state.get("sessionId")
+                file = state.get("sessionFile")
+                observation.session_file = Path(file) if file else None
+                live = True
+            except PiRpcError:
+                live = False
+        if not live:
+            observation.session_file = Path(self._session_file) if self._session_file else None
+            lines = observation.session_file_entries()
+            observation.entries = lines[1:]
+            observation.session_id = lines[0].get("id") if lines else self._session_id
+        self._resolve_from_extension(observation)
+        return observation
+
+    def _observe_event(self, observation: Observation, event: RpcEvent, names: dict[str, str]) -> None:
+        data = event.data
+        if data.get("type") == "extension_ui_request":
+            method = data.get("method")
+            if method == "notify":
+                observation.notifications.append(
+                    (str(data.get("message")), str(data.get("notifyType") or "info"))
+                )
+            elif method == "setStatus":
+                key = str(data.get("statusKey"))
+                text = data.get("statusText")
+                if text is None:
+                    observation.statuses.pop(key, None)
+                else:
+                    observation.statuses[key] = str(text)
+            return
+        normalised = normalise_session_event(data)
+        if normalised is None:
+            return
+        if normalised["type"] == "extension_error":
+            path = str(normalised.get("extensionPath"))
+            normalised["extensionPath"] = names.get(path, path)
+        observation.session_events.append(normalised)
+
+    @staticmethod
+    def _resolve_from_extension(observation: Observation) -> None:
+        """``compaction_end.result.fromExtension``: the stored entry's ``fromHook``."""
+        by_summary = {
+            (e.get("summary"), e.get("firstKeptEntryId")): bool(e.get("fromHook"))
+            for e in observation.entries
+            if e.get("type") == "compaction"
+        }
+        for event in observation.session_events:
+            result = event.get("result")
+            if event.get("type") != "compaction_end" or not isinstance(result, dict):
+                continue
+            key = (result.pop("summary", None), result.get("firstKeptEntryId"))
+            if key in by_summary:
+                result["fromExtension"] = by_summary[key]
+
+    # ------------------------------------------------------------------ misc
+    def versions(self) -> dict[str, str]:
+        installation = self._installation or find_installation()
+        out = {
+            "harness": __version__,
+            "host": f"Pi {installation.pi_version if installation else '?'} (real, RPC)",
+            "python": platform.python_version(),
+            "os": platform.platform(),
+        }
+        if installation is not None:
+            out["pi"] = installation.pi_version
+            out["node"] = installation.node_version
+        return out
+
+    def close(self) -> None:
+        """Stop Pi (stdin EOF, then signals) and the fake server; keep the files."""
+        for proc in self._procs:
+            with contextlib.suppress(Exception):
+                proc.close(timeout=5.0)
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                self._server.stop()
+        self._closed = True
+
+    def __enter__(self) -> PiTarget:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

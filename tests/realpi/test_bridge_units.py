@@ -1,0 +1,320 @@
+"""The bridge and the PiTarget helpers without Pi: the Python side speaks the protocol over pipes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.features.realpi import (
+    AnswerRules,
+    FakeModelServer,
+    PiTarget,
+    normalise_session_event,
+)
+from pi_continuity_harness.features.realpi.bridge_runtime import GenericEvent, build_event, result_to_wire
+from pi_continuity_harness.features.target import Target
+from pi_continuity_harness.simulator.abort import AbortSignal
+from pi_continuity_harness.simulator.events import (
+    BeforeCompactResult,
+    CompactionResult,
+    InputResult,
+    SessionBeforeCompactEvent,
+)
+from pi_continuity_harness.simulator.model_script import ModelScript, Reply, SynthesisReply
+from pi_continuity_harness.simulator.operations import DialogAnswer
+
+EXTENSIONS = Path(__file__).parent / "extensions"
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def test_normalise_session_events() -> None:
+    assert normalise_session_event({"type": "message_update", "usage": {}}) is None
+    assert normalise_session_event({"type": "queue_update", "steering": [], "followUp": ["a", "b"]}) == {
+        "type": "queue_update",
+        "steering": 0,
+        "followUp": 2,
+    }
+    message = {
+        "role": "assistant",
+        "content": [{"type": "text", "text": "x" * 100}],
+        "stopReason": "stop",
+        "usage": {"totalTokens": 7},
+    }
+    assert normalise_session_event({"type": "message_end", "message": message}) == {
+        "type": "message_end",
+        "role": "assistant",
+        "stopReason": "stop",
+        "totalTokens": 7,
+        "text": "x" * 80,
+    }
+    edit = {"type": "context_edit", "id": "e1", "targetId": "t1"}
+    assert normalise_session_event({"type": "entry_appended", "entry": edit}) == {
+        "type": "entry_appended",
+        "entryType": "context_edit",
+        "id": "e1",
+        "targetId": "t1",
+    }
+    end = normalise_session_event(
+        {
+            "type": "compaction_end",
+            "reason": "manual",
+            "aborted": False,
+            "willRetry": False,
+            "result": {"summary": "S"},
+        }
+    )
+    assert end is not None and end["result"]["summaryChars"] == 1
+
+
+def test_answer_rules_follow_pick_answer() -> None:
+    rules = AnswerRules([DialogAnswer(input="80", when="percent"), DialogAnswer(confirm=True)])
+    assert rules({"method": "confirm", "title": "Go", "message": "Proceed?"}) == DialogAnswer(confirm=True)
+    assert rules({"method": "input", "title": "Trigger percent", "placeholder": "75"}) == DialogAnswer(
+        input="80", when="percent"
+    )
+    assert rules({"method": "select", "title": "Other", "options": ["a"]}) is None
+    assert [r.get("answer") for r in rules.records] == [
+        {"confirm": True},
+        {"input": "80", "when": "percent"},
+        None,
+    ]
+    rules.set([DialogAnswer(select="/zzz/")])
+    assert rules({"method": "select", "title": "Pick", "options": ["a", "b"]}) is None
+    assert rules.take_errors() == ["select 'Pick': '/zzz/' matches none of ['a', 'b']"]
+    rules.set([DialogAnswer(input="x")])
+    assert rules({"method": "confirm", "title": "C", "message": ""}) is None
+    assert "next scripted answer is 'input'" in rules.take_errors()[0]
+
+
+def test_results_in_pis_json_shape() -> None:
+    compaction = CompactionResult(summary="S", first_kept_entry_id="k", tokens_before=5, details={"a": 1})
+    assert result_to_wire(BeforeCompactResult(compaction=compaction)) == {
+        "compaction": {"summary": "S", "firstKeptEntryId": "k", "tokensBefore": 5, "details": {"a": 1}}
+    }
+    assert result_to_wire(BeforeCompactResult(cancel=True)) == {"cancel": True}
+    assert result_to_wire(BeforeCompactResult()) == {}  # truthy in JS: replaces an earlier result
+    assert result_to_wire(InputResult("transform", "t")) == {"action": "transform", "text": "t"}
+    assert result_to_wire(None) is None
+    assert result_to_wire({"cancel": True}) == {"cancel": True}
+
+
+def test_events_become_the_simulators_dataclasses() -> None:
+    signals: dict[str, AbortSignal] = {}
+
+    def signal_from(ref: Any) -> AbortSignal | None:
+        return signals.setdefault(ref["$signal"], AbortSignal()) if ref else None
+
+    event = build_event(
+        {
+            "type": "session_before_compact",
+            "reason": "threshold",
+            "willRetry": False,
+            "preparation": {
+                "firstKeptEntryId": "k",
+                "messagesToSummarize": [{"role": "user"}],
+                "turnPrefixMessages": [],
+                "isSplitTurn": True,
+                "tokensBefore": 17010,
+                "fileOps": {"read": ["b", "a"], "written": [], "edited": []},
+                "settings": {"enabled": True, "reserveTokens": 4000, "keepRecentTokens": 100},
+            },
+            "branchEntries": [],
+            "signal": {"$signal": "s1", "aborted": False},
+        },
+        signal_from,
+    )
+    assert isinstance(event, SessionBeforeCompactEvent)
+    assert event.preparation.settings.reserve_tokens == 4000
+    assert event.preparation.file_ops["read"] == ["a", "b"]
+    assert event.signal is signals["s1"]
+    generic = build_event({"type": "tool_execution_update", "toolCallId": "c"}, signal_from)
+    assert isinstance(generic, GenericEvent) and generic.tool_call_id == "c"
+
+
+def test_fake_server_extend_appends_by_kind() -> None:
+    server = FakeModelServer(ModelScript(agent=(Reply(text="a"),)))
+    server.extend("agent", [Reply(text="b")])
+    server.extend("extension", [SynthesisReply(kind="empty")])
+    assert [r.text for r in server.script.agent] == ["a", "b"]
+    assert server.script.extension[0].kind == "empty"
+    with pytest.raises(TypeError):
+        server.extend("summary", [SynthesisReply()])
+
+
+# ----------------------------------------------------------------------------- protocol
+
+
+class Bridge:
+    """The Python side of the bridge, driven over pipes as bridge.ts drives it."""
+
+    def __init__(self, spec: str, tmp_path: Path) -> None:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(EXTENSIONS), *sys.path])
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pi_continuity_harness.features.realpi.bridge_runtime",
+                "--extension",
+                spec,
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=tmp_path,
+        )
+        self.ids = 0
+        self.calls: list[dict[str, Any]] = []
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line, self.proc.stderr.read().decode() if self.proc.stderr else "bridge exited"
+        data: dict[str, Any] = json.loads(line)
+        return data
+
+    def request(self, message: dict[str, Any], answer: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Send a request; answer the bridge's calls with ``answer[method]``; return the result."""
+        self.ids += 1
+        rid = f"t{self.ids}"
+        self.send({**message, "id": rid})
+        while True:
+            reply = self.read()
+            if reply.get("type") == "call":
+                if not reply.get("noreply"):
+                    value = (answer or {}).get(reply["method"])
+                    self.send(
+                        {"type": "reply", "id": reply["id"], "value": value, "undefined": value is None}
+                    )
+                self.calls.append(reply)
+                continue
+            assert reply["id"] == rid
+            return reply
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        return self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def bridge(tmp_path: Path) -> Iterator[Bridge]:
+    b = Bridge("probe_ext:extension", tmp_path)
+    try:
+        yield b
+    finally:
+        if b.proc.poll() is None:
+            b.proc.kill()
+            b.proc.wait()
+
+
+CTX = {"id": "c1", "inst": 1, "kind": "event", "mode": "rpc", "hasUI": True, "cwd": "/x"}
+
+
+def test_bridge_loads_serves_events_and_goes_stale(bridge: Bridge) -> None:
+    loaded = bridge.request({"type": "load", "inst": 1})
+    assert loaded["type"] == "result"
+    handlers = loaded["value"]["handlers"]
+    assert [h[0] for h in handlers] == [
+        "session_start",
+        "session_before_compact",
+        "session_compact",
+        "model_select",
+    ]
+    assert [c[0] for c in loaded["value"]["commands"]] == [
+        "probe-ask",
+        "probe-stale",
+        "probe-write",
+        "probe-info",
+    ]
+
+    started = bridge.request(
+        {
+            "type": "event",
+            "inst": 1,
+            "handler": 0,
+            "event": {"type": "session_start", "reason": "startup"},
+            "ctx": CTX,
+        }
+    )
+    assert started == {"type": "result", "id": started["id"], "value": None, "undefined": True}
+    [status] = bridge.calls
+    assert (status["target"], status["method"], status["args"], status["noreply"]) == (
+        "ui",
+        "setStatus",
+        ["probe", "started:startup"],
+        True,
+    )
+
+    # A second load (reload): the first instance's ctx and pi are stale, the new ctx is live.
+    bridge.calls.clear()
+    bridge.request({"type": "load", "inst": 2})
+    done = bridge.request(
+        {
+            "type": "command",
+            "inst": 2,
+            "name": "probe-stale",
+            "args": "",
+            "ctx": {**CTX, "id": "c2", "inst": 2},
+        },
+        answer={"isIdle": True},
+    )
+    assert done["type"] == "result"
+    notify = [c for c in bridge.calls if c["method"] == "notify"]
+    assert notify[0]["args"] == ["stale: ctx:stale pi:stale current:ok", "info"]
+    assert bridge.close() == 0
+
+
+def test_bridge_reports_handler_errors_with_pis_text(bridge: Bridge) -> None:
+    bridge.request({"type": "load", "inst": 1})
+    # model_select handler reads event.model.full_id: a null model raises AttributeError.
+    failed = bridge.request(
+        {
+            "type": "event",
+            "inst": 1,
+            "handler": 3,
+            "event": {"type": "model_select", "model": None},
+            "ctx": CTX,
+        }
+    )
+    assert failed["type"] == "error" and "full_id" in failed["error"]
+    assert bridge.close() == 0
+
+
+def test_action_methods_raise_while_loading(tmp_path: Path) -> None:
+    b = Bridge("probe_loading:extension", tmp_path)
+    try:
+        loaded = b.request({"type": "load", "inst": 1})
+        assert loaded["type"] == "result"
+        assert loaded["value"]["commands"] == [
+            [
+                "loading-error",
+                "Extension runtime not initialized. Action methods cannot be called during extension loading.",
+            ]
+        ]
+    finally:
+        b.close()
+
+
+def test_pi_target_satisfies_the_target_protocol(tmp_path: Path) -> None:
+    bridged = PiTarget("probe_ext:extension", tmp_path / "a")
+    direct = PiTarget(str(EXTENSIONS / "dialogs.ts"), tmp_path / "b")
+    assert isinstance(bridged, Target)
+    assert bridged.implementation == "probe_ext:extension" and bridged.bridged and not direct.bridged
+    assert "fs-faults" in bridged.capabilities() and "fs-faults" not in direct.capabilities()
+    assert "virtual-time" not in bridged.capabilities() and "trace-faults" not in bridged.capabilities()

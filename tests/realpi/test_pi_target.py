@@ -1,0 +1,454 @@
+"""PiTarget on real Pi 1.6.0, with the probe extension (Python, through the bridge).
+
+Several tests run the same scenario on the simulator too and compare the observations: the
+same extension-event sequence (types and reasons), the same session-event types, the same
+notifications and operation outcomes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import TypeAdapter
+
+from pi_continuity_harness.features.realpi import PiStartError, PiTarget
+from pi_continuity_harness.features.sim_target import SimTarget
+from pi_continuity_harness.features.target import Observation, OperationOutcome, TargetUnavailableError
+from pi_continuity_harness.simulator.model_script import Reply, Usage
+from pi_continuity_harness.simulator.operations import Operation, normalise_operation_input
+from pi_continuity_harness.simulator.scenario import Scenario, parse_scenario
+
+pytestmark = pytest.mark.realpi
+
+EXTENSIONS = Path(__file__).parent / "extensions"
+LONG = "The quick brown fox jumps over the lazy dog. " * 18  # ~800 chars, ~200 tokens
+CONTINUATION = "PROBE-CONTINUE: resume from the Brief."
+Targets = Callable[..., PiTarget | SimTarget]
+_OPS: TypeAdapter[Any] = TypeAdapter(Operation)
+
+
+def scenario(model: dict[str, Any] | None = None, **fields: Any) -> Scenario:
+    data: dict[str, Any] = {
+        "name": "probe",
+        "models": [
+            {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000},
+            {"id": "fake/fake-big", "context_window": 40000, "max_tokens": 1000},
+        ],
+        "settings": {
+            "project": {"compaction": {"enabled": True, "reserveTokens": 4000, "keepRecentTokens": 100}}
+        },
+        "model": model or {},
+    }
+    data.update(fields)
+    return parse_scenario(data)
+
+
+def run(
+    target: PiTarget | SimTarget, sc: Scenario, ops: list[Any]
+) -> tuple[Observation, list[OperationOutcome]]:
+    target.start(sc)
+    outcomes = [target.perform(_OPS.validate_python(normalise_operation_input(op))) for op in ops]
+    return target.observe(), outcomes
+
+
+def ext_sequence(obs: Observation) -> list[tuple[str, Any]]:
+    """Extension events as (type, reason/source); ``command`` is a simulator-only record."""
+    return [
+        (e["type"], e.get("reason") or e.get("source"))
+        for e in obs.extension_events
+        if e["type"] != "command"
+    ]
+
+
+def session_types(obs: Observation) -> list[str]:
+    return [e["type"] for e in obs.session_events]
+
+
+def assert_same_shape(real: Observation, sim: Observation, *, notifications: int | None = None) -> None:
+    """Equal up to ids, timestamps and token estimates (``notifications``: compare that many)."""
+    assert ext_sequence(real) == ext_sequence(sim)
+    assert session_types(real) == session_types(sim)
+    assert real.notifications[:notifications] == sim.notifications[:notifications]
+    assert real.statuses == sim.statuses
+    assert [(o.name, o.ok, o.error, o.disposition) for o in real.operations] == [
+        (o.name, o.ok, o.error, o.disposition) for o in sim.operations
+    ]
+    assert [(r.kind, r.index, r.aborted) for r in real.model_requests] == [
+        (r.kind, r.index, r.aborted) for r in sim.model_requests
+    ]
+    assert [e["type"] for e in real.entries] == [e["type"] for e in sim.entries]
+
+
+THRESHOLD_SCRIPT = {
+    "agent": [
+        {"text": LONG, "usage": {"input": 1000, "output": 10}},
+        {"text": LONG, "usage": {"input": 17000, "output": 10}},
+        {"text": "CONTINUED", "usage": {"input": 1500, "output": 10}},
+    ]
+}
+
+
+def test_threshold_compaction_round_trip_matches_simulator(targets: Targets) -> None:
+    sc = scenario(THRESHOLD_SCRIPT)
+    ops = [{"prompt": "first " + LONG}, {"prompt": "second " + LONG}]
+    pi_target = targets("pi")
+    real, outcomes = run(pi_target, sc, ops)
+    sim, _ = run(targets("sim"), sc, ops)
+
+    assert [o.disposition for o in outcomes] == ["started", "started"]
+    assert pi_target.capabilities() == {"crash", "held-model-calls", "python-implementation", "fs-faults"}
+    # Synthesis through ctx.model_registry.complete inside session_before_compact.
+    [synthesis] = real.requests("extension")
+    assert synthesis.request.system_prompt == "You write a Continuity Brief."
+    assert synthesis.request.max_tokens == 4000 and synthesis.request.tools == []
+    # The custom summary is persisted verbatim.
+    [entry] = real.entries_of("compaction")
+    assert entry["summary"].startswith("PROBE-BRIEF-1\n# Continuity Brief")
+    assert entry["fromHook"] is True and entry["details"] == {"probe": True, "reason": "threshold"}
+    persisted = next(e for e in real.session_file_entries() if e["type"] == "compaction")
+    assert persisted["summary"] == entry["summary"]
+    [compacted] = real.events("session_compact")
+    assert compacted["fromExtension"] is True and compacted["compactionEntry"]["summary"] == entry["summary"]
+    [end] = real.session("compaction_end")
+    assert end["reason"] == "threshold" and end["result"]["fromExtension"] is True
+    # The followUp continuation runs as a new run, before the one agent_settled of the prompt.
+    types = session_types(real)
+    after = types[types.index("compaction_end") + 1 :]
+    assert after[:2] == ["agent_start", "turn_start"] and after.count("agent_settled") == 1
+    assert real.user_messages()[-1] == CONTINUATION
+    assert real.requests("agent")[-1].last_user_text() == CONTINUATION
+    assert "The conversation history before this point was compacted" in real.requests("agent")[-1].text
+    assert_same_shape(real, sim)
+
+
+def test_manual_compaction_with_instructions(targets: Targets) -> None:
+    sc = scenario({"agent": [{"text": LONG, "usage": {"input": 1000, "output": 10}}]})
+    ops = [{"prompt": "first " + LONG}, {"compact": {"custom_instructions": "focus"}}]
+    pi_target, sim_target = targets("pi"), targets("sim")
+    real, outcomes = run(pi_target, sc, ops)
+    sim, _ = run(sim_target, sc, ops)
+    for target in (pi_target, sim_target):  # script() appends after what is scripted
+        target.script("agent", [Reply(text="EXTRA", usage=Usage(input=900, output=5))])
+        target.perform(_OPS.validate_python({"prompt": "third"}))
+    real, sim = pi_target.observe(), sim_target.observe()
+    assert real.session("message_end")[-1]["text"] == sim.session("message_end")[-1]["text"] == "EXTRA"
+
+    assert outcomes[1] == OperationOutcome("compact", True)
+    [before] = real.events("session_before_compact")
+    assert before["reason"] == "manual" and before["customInstructions"] == "focus"
+    [end] = real.session("compaction_end")
+    assert end["result"]["fromExtension"] is True and end["result"]["tokensBefore"] == 1010
+    assert real.entries_of("compaction")[0]["details"] == {"probe": True, "reason": "manual"}
+    assert_same_shape(real, sim)
+
+
+def test_overflow_compacts_and_retries(targets: Targets) -> None:
+    overflow = {"status": 400, "message": "Your input exceeds the context window of this model"}
+    sc = scenario(
+        {
+            "agent": [
+                {"text": LONG, "usage": {"input": 1000, "output": 10}},
+                {"error": {**overflow, "code": "context_length_exceeded"}},
+                {"text": "RETRY-OK", "usage": {"input": 500, "output": 5}},
+            ]
+        }
+    )
+    ops = [{"prompt": "first " + LONG}, {"prompt": "second " + LONG}]
+    real, _ = run(targets("pi"), sc, ops)
+    sim, _ = run(targets("sim"), sc, ops)
+
+    [end] = real.session("compaction_end")
+    assert end["reason"] == "overflow" and end["willRetry"] is True
+    [before] = real.events("session_before_compact")
+    assert before["reason"] == "overflow" and before["willRetry"] is True
+    assert real.session("entry_appended")[0]["entryType"] == "context_edit"
+    assert [r.kind for r in real.model_requests] == ["agent", "agent", "extension", "agent"]
+    assert_same_shape(real, sim)
+
+
+def test_abort_while_synthesis_is_held(targets: Targets) -> None:
+    sc = scenario(
+        {
+            "agent": [
+                {"text": LONG, "usage": {"input": 1000, "output": 10}},
+                {"text": LONG, "usage": {"input": 17000, "output": 10}},
+            ],
+            "extension": [{"kind": "abort"}],
+        }
+    )
+    ops = [{"prompt": "first " + LONG}, {"prompt": "second " + LONG}]
+    real, _ = run(targets("pi"), sc, ops)
+    sim, _ = run(targets("sim"), sc, ops)
+
+    # complete() resolved with stopReason "aborted" (the probe notifies it and cancels).
+    assert ("probe: synthesis aborted", "error") in real.notifications
+    [synthesis] = real.requests("extension")
+    assert synthesis.aborted
+    [end] = real.session("compaction_end")
+    assert end["aborted"] is True and "result" not in end
+    assert real.session("agent_settled")[-1]["aborted"] is True
+    [failed] = real.events("session_compact_failed")
+    assert failed["aborted"] is True and failed["reason"] == "threshold"
+    assert real.entries_of("compaction") == []
+    assert_same_shape(real, sim)
+
+
+def test_held_synthesis_serves_commands_concurrently(targets: Targets) -> None:
+    sc = scenario(
+        {
+            **THRESHOLD_SCRIPT,
+            "extension": [
+                {
+                    "during": [
+                        {"command": "/probe-info"},
+                        {"command": {"text": "/probe-ask held", "answers": [{"confirm": True}]}},
+                    ]
+                }
+            ],
+        }
+    )
+    real, outcomes = run(targets("pi"), sc, [{"prompt": "first " + LONG}, {"prompt": "second " + LONG}])
+
+    assert all(o.ok for o in outcomes)
+    messages = [m for m, _ in real.notifications]
+    info = json.loads(messages[0].removeprefix("info: "))
+    assert info["idle"] is False and info["mode"] == "rpc" and info["configDir"] == ".pi"
+    assert messages[1] == 'Answers: {"confirm": true, "input": null, "select": null}'
+    assert messages[2] == "probe: compacted threshold fromExtension=True"
+    assert [d.get("answer") for d in real.dialogs] == [{"confirm": True}, None, None]
+
+
+def test_command_dialogs_answered_by_when_rules(targets: Targets) -> None:
+    answers = [
+        {"input": "80", "when": "percent"},
+        {"select": "/sett/", "when": "section"},
+        {"confirm": True},
+    ]
+    ops = [{"command": {"text": "/probe-ask deploy", "answers": answers}}]
+    real, outcomes = run(targets("pi"), scenario(), ops)
+    sim, _ = run(targets("sim"), scenario(), ops)
+
+    assert outcomes == [OperationOutcome("command", True, None, "handled")]
+    assert real.notifications == [('Answers: {"confirm": true, "input": "80", "select": "settings"}', "info")]
+    assert real.dialogs == sim.dialogs
+    assert real.dialogs[1] == {
+        "method": "select",
+        "title": "Pick a section",
+        "options": ["armed", "settings", "artifacts"],
+        "answer": {"select": "/sett/", "when": "section"},
+    }
+
+
+def test_reload_makes_captured_ctx_and_pi_stale(targets: Targets) -> None:
+    ops = ["reload", {"command": "/probe-stale"}]
+    real, outcomes = run(targets("pi"), scenario(), ops)
+    sim, _ = run(targets("sim"), scenario(), ops)
+
+    assert outcomes[0] == OperationOutcome("reload", True)
+    assert real.notifications == [("stale: ctx:stale pi:stale current:ok", "info")]
+    assert ext_sequence(real) == [
+        ("session_start", "startup"),
+        ("session_shutdown", "reload"),
+        ("session_start", "reload"),
+    ]
+    assert real.statuses == {"probe": "started:reload"}
+    assert_same_shape(real, sim)
+
+
+def test_restart_resumes_the_session_and_crash_needs_restart(targets: Targets) -> None:
+    ops = [
+        {"prompt": "hello"},
+        {"set_model": "fake/fake-big"},
+        {"prompt": "again"},
+        "restart",
+        {"prompt": "after restart"},
+        "crash",
+        {"prompt": "while dead"},
+        "restart",
+        {"command": "/probe-info"},
+    ]
+    pi_target = targets("pi")
+    real, outcomes = run(pi_target, scenario(), ops)
+    sim, _ = run(targets("sim"), scenario(), ops)
+
+    assert [o.ok for o in outcomes] == [True, True, True, True, True, True, False, True, True]
+    assert outcomes[6].error == "Pi is not running"
+    assert [e.get("reason") for e in real.events("session_start")] == ["startup", "startup", "startup"]
+    assert real.events("session_shutdown") == [{"type": "session_shutdown", "reason": "quit"}]
+    [select] = real.events("model_select")
+    assert (
+        select["source"] == "set" and select["model"] == "fake/fake-big" and select["contextWindow"] == 40000
+    )
+    assert ("probe: model fake/fake-big window 40000", "info") in real.notifications
+    # Pi restored the session's model on resume (no --model), and it is one session file.
+    info = json.loads(real.notifications[-1][0].removeprefix("info: "))
+    assert info["model"] == "fake/fake-big" and info["window"] == 40000
+    assert info["sessionId"] == real.session_id
+    assert real.session_file is not None and real.session_file.parent == real.session_dir
+    assert sorted(real.session_dir.glob("*.jsonl")) == [real.session_file]
+    assert real.user_messages() == ["hello", "again", "after restart"]
+    assert_same_shape(real, sim, notifications=-1)  # the last one holds the session id
+    sim_info = json.loads(sim.notifications[-1][0].removeprefix("info: "))
+    assert {**info, "sessionId": None} == {**sim_info, "sessionId": None}
+
+
+def test_fs_faults_fire_in_the_bridge_process(targets: Targets) -> None:
+    faults = {
+        "fs": [
+            {"op": "write", "path": "$PROJECT/probe-out/*", "occurrence": 2, "errno": "ENOSPC"},
+            {"op": "write", "path": "$PROJECT/probe-out/boom.txt", "effect": "crash"},
+        ]
+    }
+    ops = [
+        {"command": "/probe-write one"},
+        "restart",
+        {"command": "/probe-write two"},
+        {"command": "/probe-write boom"},
+        {"prompt": "while dead"},
+        "restart",
+        {"command": "/probe-write three"},
+    ]
+    sc = scenario(faults=faults)
+    pi_target = targets("pi")
+    assert isinstance(pi_target, PiTarget)
+    real, outcomes = run(pi_target, sc, ops)
+    sim, _ = run(targets("sim"), sc, ops)
+
+    assert [(o.ok, o.error) for o in outcomes] == [
+        (True, None),
+        (True, None),
+        (True, None),
+        (False, "Pi crashed"),
+        (False, "Pi is not running"),
+        (True, None),
+        (True, None),
+    ]
+    # The second write (in the second Pi process: counters survive restarts) hit ENOSPC.
+    assert real.notifications == [
+        ("write one: ok", "info"),
+        ("write two: No space left on device (injected fault)", "error"),
+        ("write three: ok", "info"),
+    ]
+    assert real.files("probe-out") == {"one.txt": b"one", "three.txt": b"three"}
+    fired = [r for r in pi_target.fs_records() if r["kind"] == "fault"]
+    assert [(r["effect"], Path(r["path"]).name) for r in fired] == [
+        ("error", "two.txt"),
+        ("crash", "boom.txt"),
+    ]
+    assert real.notifications == sim.notifications
+    assert real.files("probe-out") == sim.files("probe-out")
+    assert [(o.ok, o.error) for o in real.operations] == [(o.ok, o.error) for o in sim.operations]
+
+
+def test_typescript_extension_loaded_directly(targets: Targets) -> None:
+    answers = [{"confirm": True}, {"select": "/art/", "when": "section"}, {"input": "90", "when": "percent"}]
+    pi_target = targets("pi", str(EXTENSIONS / "dialogs.ts"))
+    real, outcomes = run(pi_target, scenario(), [{"command": {"text": "/ask go", "answers": answers}}])
+
+    assert pi_target.capabilities() == {"crash", "held-model-calls"}
+    versions = pi_target.versions()
+    assert (versions["pi"], versions["node"]) == ("1.6.0", "22.23.3")
+    assert outcomes == [OperationOutcome("command", True, None, "handled")]
+    assert real.notifications == [('Answers: {"confirm":true,"select":"artifacts","input":"90"}', "info")]
+    assert real.statuses == {"harness": "answered artifacts"}
+
+
+def test_competitor_twins_and_extension_error_paths(targets: Targets) -> None:
+    sc = scenario(
+        {"agent": [{"text": LONG, "usage": {"input": 1000, "output": 10}}]},
+        extensions=[
+            {"implementation": True},
+            {"competitor": "throw"},
+            {"module": "probe_throw:extension"},
+            {"competitor": "own_compaction"},
+        ],
+    )
+    ops = [{"prompt": "first " + LONG}, "compact"]
+    real, _ = run(targets("pi"), sc, ops)
+    sim, _ = run(targets("sim"), sc, ops)
+
+    assert real.session("extension_error") == [
+        {
+            "type": "extension_error",
+            "extensionPath": "competitor:throw",
+            "event": "session_before_compact",
+            "error": "boom from competitor",
+        },
+        {
+            "type": "extension_error",
+            "extensionPath": "probe_throw:extension",
+            "event": "session_before_compact",
+            "error": "boom from python (manual)",
+        },
+    ]
+    assert real.entries_of("compaction")[0]["summary"] == "COMPETITOR-SUMMARY-1"
+    assert real.session("extension_error") == sim.session("extension_error")
+    assert_same_shape(real, sim)
+
+
+def test_failing_factory_stops_real_pi(targets: Targets) -> None:
+    # Real Pi 1.6 exits when an -e extension fails to load; the simulator reports and goes on.
+    with pytest.raises(PiStartError, match="factory exploded"):
+        targets("pi", "bad_ext:extension").start(scenario())
+
+
+def test_non_rpc_mode_is_unavailable(tmp_path: Path) -> None:
+    target = PiTarget("probe_ext:extension", tmp_path / "never")
+    with pytest.raises(TargetUnavailableError, match="RPC"):
+        target.start(scenario(mode="print"))
+    target.close()
+
+
+def test_bridged_api_surface(targets: Targets) -> None:
+    sc = scenario(
+        {
+            "agent": [
+                {"text": LONG, "usage": {"input": 1000, "output": 10}},
+                {"text": "two", "usage": {"input": 1000, "output": 10}},
+            ]
+        }
+    )
+    ops = [
+        {"prompt": "hi " + LONG},
+        {"command": "/api"},
+        {"command": "/switch"},
+        {"command": "/send x"},
+        {"command": "/cmp focus"},
+        {"command": "/cmp again"},
+        {"command": "/fresh"},
+    ]
+    real, outcomes = run(targets("pi", "probe_api:extension"), sc, ops)
+    sim, _ = run(targets("sim", "probe_api:extension"), sc, ops)
+
+    assert all(o.ok for o in outcomes)
+    notes = {m.split(": ", 1)[0]: json.loads(m.split(": ", 1)[1]) for m, _ in real.notifications}
+    api = notes["api"]
+    assert api["compaction"] == {"enabled": True, "keepRecentTokens": 100, "reserveTokens": 4000}
+    assert (api["sessionName"], api["thinking"], api["tools"]) == (
+        "probe session",
+        "off",
+        ["read", "bash", "edit", "write"],
+    )
+    assert api["available"] == ["fake/fake-model", "fake/fake-big"] and api["big"] is True
+    assert api["leafIsLast"] and api["header"] == "session" and api["pending"] is False
+    assert notes["setModel"] is True
+    assert notes["compacted"] == {"summary": "No prior "} and notes["compactFailed"] == "Already compacted"
+    assert notes["withSession"] == {"entries": 2}
+    assert [e.get("reason") for e in real.events("session_start")] == ["startup", "new"]
+    assert real.events("session_before_switch")[0]["reason"] == "new"
+    [info_changed] = real.session("session_info_changed")  # the simulator emits none (see report)
+    assert info_changed["name"] == "probe session"
+    assert "session_info_changed" not in session_types(sim)
+    # Known differences: Pi's registry lists its whole built-in catalogue; and Pi keeps running
+    # while Python waits for a round trip, so is_idle() after wait_for_idle() sees the started run.
+    sim_notes = {m.split(": ", 1)[0]: json.loads(m.split(": ", 1)[1]) for m, _ in sim.notifications}
+    for key in ("models", "auth"):
+        api.pop(key)
+        sim_notes["api"].pop(key)
+    assert {k: v for k, v in notes.items() if k != "sent"} == {
+        k: v for k, v in sim_notes.items() if k != "sent"
+    }
