@@ -6,7 +6,6 @@ feature of the suite.
 
 from pi_continuity_harness.features.pytest_plugin import (  # noqa: F401
     pytest_addoption,
-    pytest_bdd_before_scenario,
     pytest_collection_modifyitems,
     pytest_configure,
     world,

@@ -25,13 +25,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_bdd.scenario import scenario_wrapper_template_registry
 
+from ..simulator.model_script import RequestKind
 from .target import CAPABILITIES, Target
 from .world import World
 
 __all__ = ["KNOWN_TAGS", "make_target", "target_capabilities"]
 
 KNOWN_TAGS = ("smoke", "install", "rules", "failures", "handoff")
+_REQUEST_KINDS: tuple[RequestKind, ...] = ("agent", "summary", "extension")
 SYSTEM_DIRS = {"pi_session_continuity": "pi-session-continuity", "pi_blitz_handoff": "pi-blitz-handoff"}
 
 
@@ -100,6 +103,15 @@ def target_capabilities(config: pytest.Config) -> frozenset[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Name every scenario (skipped ones too) and skip what the target cannot run."""
+    for item in items:
+        template = scenario_wrapper_template_registry.get(getattr(item, "obj", None))  # type: ignore[arg-type]
+        if template is not None:
+            feature = template.feature
+            item.user_properties.append(("assertion", feature.name))
+            item.user_properties.append(("scenario", template.name))
+            item.user_properties.append(("system", _system_of(str(feature.filename))))
+            item.user_properties.append(("feature_file", str(feature.rel_filename)))
     needed = [item for item in items if any(m.name.startswith("needs-") for m in item.iter_markers())]
     if not needed:
         return
@@ -110,9 +122,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             capability = mark.name.removeprefix("needs-")
             if mark.name.startswith("needs-") and capability not in capabilities:
                 meaning = CAPABILITIES.get(capability, "unknown capability")
-                item.add_marker(
-                    pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {target} lacks it")
-                )
+                item.add_marker(pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {target} lacks it"))
                 break
 
 
@@ -125,15 +135,6 @@ def _system_of(feature_path: str) -> str:
         if f"/{directory}/" in feature_path.replace("\\", "/"):
             return system
     return "unknown"
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
-    node = request.node
-    node.user_properties.append(("assertion", feature.name))
-    node.user_properties.append(("scenario", scenario.name))
-    node.user_properties.append(("system", _system_of(str(feature.filename))))
-    node.user_properties.append(("feature_file", str(feature.rel_filename)))
 
 
 @pytest.fixture
@@ -169,9 +170,6 @@ def _summarise(world: World) -> dict[str, Any]:
         ],
         "notifications": [{"message": m, "type": t} for m, t in observation.notifications],
         "compactions": len(observation.entries_of("compaction")),
-        "model_requests": {
-            kind: len(observation.requests(kind))
-            for kind in ("agent", "summary", "extension")  # type: ignore[arg-type]
-        },
+        "model_requests": {kind: len(observation.requests(kind)) for kind in _REQUEST_KINDS},
         "artifacts": artifacts,
     }
