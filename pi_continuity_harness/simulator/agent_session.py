@@ -84,7 +84,13 @@ from .trace import Trace
 if TYPE_CHECKING:
     from .runner import ExtensionRunner
 
-__all__ = ["SIMULATED_SYSTEM_PROMPT", "AgentSession", "PromptRejectedError"]
+__all__ = [
+    "OBSERVABLE_EVENTS",
+    "SIMULATED_SYSTEM_PROMPT",
+    "AgentSession",
+    "PromptRejectedError",
+    "event_summary",
+]
 
 SIMULATED_SYSTEM_PROMPT = "You are Pi, a coding agent (simulated by pi-continuity-harness)."
 BUILTIN_TOOLS: tuple[dict[str, Any], ...] = (
@@ -358,9 +364,13 @@ class AgentSession:
     async def _dispatch(self, event: Any) -> Any:
         """Dispatch an extension event, traced, then let extension preflights settle."""
         runner = self._runner()
+        observable = event.type in OBSERVABLE_EVENTS
+        if observable:
+            self.trace.emit("event", event.type, **event_summary(event))
         if not runner.has_handlers(event.type):
             return None
-        self.trace.emit("event", event.type, **_event_summary(event))
+        if not observable:
+            self.trace.emit("event", event.type, **event_summary(event))
         result = await runner.emit(event)
         await self._settle_preflights()
         return result
@@ -597,9 +607,9 @@ class AgentSession:
         runner = self._runner()
         behavior = streaming_behavior if self.is_streaming else None
         current = text
+        event = InputEvent(text=text, images=None, source=source, streaming_behavior=behavior)
+        self.trace.emit("event", "input", **event_summary(event))
         if runner.has_handlers("input"):
-            event = InputEvent(text=text, images=None, source=source, streaming_behavior=behavior)
-            self.trace.emit("event", "input", source=source, streamingBehavior=behavior, chars=len(text))
             result = await runner.emit_input(event)
             if result.action == "handled":
                 if preflight:
@@ -1302,10 +1312,9 @@ class AgentSession:
             )
             return result
         except (_CancelledError, Exception) as error:
-            if isinstance(error, SettingsError):
-                self._compaction_abort = None
-                self._resolve_idle_waiters()
-                raise PromptRejectedError(str(error)) from error
+            # An invalid compaction setting throws inside the try block too (AS:2346), so it
+            # ends like any failure: ``compaction_end{errorMessage: "Compaction failed: Invalid
+            # compaction.…"}`` and ``session_compact_failed``, then the bare message (s15c).
             message = str(error)
             aborted = controller.signal.aborted or cancelled
             error_message = None if aborted else f"Compaction failed: {message}"
@@ -1327,8 +1336,17 @@ class AgentSession:
             self._resolve_idle_waiters()
 
     # ================================================================= control
-    async def abort(self) -> None:
-        """``AgentSession.abort``: abort run, retry and compaction, then wait for idle."""
+    def abort_now(self) -> None:
+        """The synchronous part of ``AgentSession.abort`` (AS:2082): flag the run, abort
+        retry, compaction and the agent.
+
+        JavaScript runs an ``async`` function synchronously up to its first ``await``, so a
+        fire-and-forget ``ctx.abort()`` or ``ctx.compact()`` (which starts with
+        ``await this.abort()``) has aborted the run *before* the handler that called it
+        returns: a ``ctx.compact()`` from ``turn_end`` makes even a completed run settle
+        with ``aborted: true`` (verified 9.1b, s02b/s02c). Callers that spawn the async
+        part must call this first.
+        """
         if self._is_agent_run_active:
             self._agent_run_abort_requested = True
         if self._retry_abort is not None:
@@ -1338,10 +1356,15 @@ class AgentSession:
         if self._auto_compaction_abort is not None:
             self._auto_compaction_abort.abort()
         self.agent.abort()
+
+    async def abort(self) -> None:
+        """``AgentSession.abort``: abort run, retry and compaction, then wait for idle."""
+        self.abort_now()
         await self.wait_for_idle()
 
     def request_abort(self) -> None:
-        """``ctx.abort()``: fire-and-forget abort."""
+        """``ctx.abort()``: fire-and-forget abort (the abort itself happens at once)."""
+        self.abort_now()
         self._spawn(self.abort(), "ctx.abort")
 
     async def set_model(self, model: Model) -> None:
@@ -1404,15 +1427,39 @@ def _clamp_max_tokens(model: Model, input_tokens: int) -> int:
     return min(model.max_tokens, max(1, room))
 
 
-def _event_summary(event: Any) -> dict[str, Any]:
-    """What the trace records of an extension event (compact, JSON-able)."""
+#: Extension events every target observes (the real-Pi observer extension logs the same).
+OBSERVABLE_EVENTS = frozenset(
+    {
+        "session_start",
+        "session_before_switch",
+        "session_before_compact",
+        "session_compact",
+        "session_compact_failed",
+        "session_shutdown",
+        "model_select",
+        "input",
+        "agent_start",
+        "agent_end",
+        "agent_settled",
+        "turn_start",
+        "turn_end",
+    }
+)
+
+
+def _model_name(model: Any) -> str | None:
+    return None if model is None else f"{model.provider}/{model.id}"
+
+
+def event_summary(event: Any) -> dict[str, Any]:
+    """An extension event as the trace (and the real-Pi observer) records it."""
     kind = event.type
     if kind == "session_before_compact":
         return {
             "reason": event.reason,
             "willRetry": event.will_retry,
             "customInstructions": event.custom_instructions,
-            **preparation_summary(event.preparation),
+            "preparation": preparation_summary(event.preparation),
         }
     if kind == "session_compact":
         entry = event.compaction_entry
@@ -1420,24 +1467,38 @@ def _event_summary(event: Any) -> dict[str, Any]:
             "reason": event.reason,
             "willRetry": event.will_retry,
             "fromExtension": event.from_extension,
-            "entryId": entry.get("id"),
-            "fromHook": entry.get("fromHook"),
+            "compactionEntry": {
+                "id": entry.get("id"),
+                "summary": entry.get("summary"),
+                "firstKeptEntryId": entry.get("firstKeptEntryId"),
+                "tokensBefore": entry.get("tokensBefore"),
+                "details": entry.get("details"),
+                "fromHook": entry.get("fromHook"),
+            },
         }
     if kind == "session_compact_failed":
         return {
             "reason": event.reason,
-            "aborted": event.aborted,
-            "fromExtension": event.from_extension,
             "errorMessage": event.error_message,
+            "aborted": event.aborted,
+            "willRetry": event.will_retry,
+            "fromExtension": event.from_extension,
         }
-    if kind in ("session_start", "session_shutdown"):
-        return {"reason": event.reason}
+    if kind == "session_start":
+        return {"reason": event.reason, "previousSessionFile": event.previous_session_file}
+    if kind in ("session_shutdown", "session_before_switch"):
+        return {"reason": event.reason, "targetSessionFile": event.target_session_file}
     if kind == "model_select":
         return {
             "source": event.source,
-            "model": event.model.full_id,
-            "previousModel": event.previous_model.full_id if event.previous_model else None,
+            "model": _model_name(event.model),
+            "contextWindow": event.model.context_window if event.model else None,
+            "previousModel": _model_name(event.previous_model),
         }
+    if kind == "input":
+        return {"text": event.text, "source": event.source, "streamingBehavior": event.streaming_behavior}
+    if kind == "agent_end":
+        return {"messages": len(event.messages)}
     if kind == "agent_settled":
         return {"aborted": event.aborted}
     if kind in ("turn_start", "turn_end"):

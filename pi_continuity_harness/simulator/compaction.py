@@ -376,5 +376,6 @@ def preparation_summary(preparation: CompactionPreparation) -> dict[str, Any]:
         "isSplitTurn": preparation.is_split_turn,
         "messagesToSummarize": len(preparation.messages_to_summarize),
         "turnPrefixMessages": len(preparation.turn_prefix_messages),
+        "previousSummary": preparation.previous_summary,
         "settings": preparation.settings.to_json(),
     }

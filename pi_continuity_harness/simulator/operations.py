@@ -7,6 +7,7 @@ equivalent, named in its docstring.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
@@ -17,6 +18,7 @@ __all__ = [
     "CompactOp",
     "CrashOp",
     "DialogAnswer",
+    "DialogAnswerMismatchError",
     "EditFileOp",
     "NewSessionOp",
     "Operation",
@@ -25,6 +27,7 @@ __all__ = [
     "RestartOp",
     "SetModelOp",
     "operation_name",
+    "pick_answer",
 ]
 
 
@@ -61,22 +64,32 @@ class PromptOp(_Strict):
 
 
 class DialogAnswer(_Strict):
-    """One scripted answer to an extension dialog, in the order the dialogs open.
+    """One scripted answer to an extension dialog.
 
-    Exactly one key: ``select`` (an option), ``input`` (text), ``confirm`` (bool), or
-    ``cancel: true`` (the user dismisses the dialog).
+    Exactly one of ``select`` (an option, or ``/regex/`` matching one), ``input`` (text),
+    ``confirm`` (bool) or ``cancel: true`` (the user dismisses the dialog). Without
+    ``when``, answers are used in the order the dialogs open. With ``when`` (a
+    case-insensitive regex), the answer goes to the first dialog whose title, message or
+    options match it, wherever it comes: that is how one script answers any
+    implementation's menus ("pick the option about compaction", "the trigger percent is 75").
     """
 
     select: str | None = None
     input: str | None = None
     confirm: bool | None = None
     cancel: bool | None = None
+    when: str | None = Field(default=None, description="Regex over the dialog's title, message and options")
 
     @model_validator(mode="after")
     def _one_key(self) -> DialogAnswer:
         given = [k for k in ("select", "input", "confirm", "cancel") if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError("a dialog answer has exactly one of: select, input, confirm, cancel")
+        if self.when is not None:
+            try:
+                re.compile(self.when)
+            except re.error as error:
+                raise ValueError(f"when: not a regular expression: {error}") from None
         return self
 
     @property
@@ -85,6 +98,53 @@ class DialogAnswer(_Strict):
             if getattr(self, key) is not None:
                 return key
         raise AssertionError("validated to have one key")
+
+    def fits(self, method: str) -> bool:
+        """Whether this answer can answer a dialog of ``method`` (an editor takes input)."""
+        wanted = "input" if method == "editor" else method
+        return self.method in (wanted, "cancel")
+
+    def choose(self, options: list[str]) -> str | None:
+        """The option a ``select`` answer picks: the exact text, or the first ``/regex/`` match."""
+        value = self.select
+        if value is None:
+            return None
+        if len(value) > 1 and value.startswith("/") and value.endswith("/"):
+            pattern = re.compile(value[1:-1], re.IGNORECASE)
+            return next((o for o in options if pattern.search(o)), None)
+        return value if value in options else None
+
+
+class DialogAnswerMismatchError(BaseException):
+    """The next positional answer does not fit the dialog that opened: a scenario error.
+
+    A ``BaseException`` (like ``SimulatedCrash``) so the runner's isolation of extension
+    errors (``except Exception`` around every command and handler) cannot turn a broken
+    scenario into an ``extension_error``: the operation fails with this message instead.
+    """
+
+
+def pick_answer(
+    pending: list[DialogAnswer], method: str, title: str, message: str = "", options: list[str] | None = None
+) -> DialogAnswer | None:
+    """Take the answer for one dialog out of ``pending`` (``None``: nothing fits, cancel it).
+
+    Targeted answers (``when``) are tried first; otherwise the first positional answer is
+    used, and it must fit the dialog's kind.
+    """
+    haystack = "\n".join([title, message, *(options or [])])
+    for index, answer in enumerate(pending):
+        targeted = answer.when is not None and answer.fits(method)
+        if targeted and re.search(str(answer.when), haystack, re.IGNORECASE):
+            return pending.pop(index)
+    for index, answer in enumerate(pending):
+        if answer.when is None:
+            if not answer.fits(method):
+                raise DialogAnswerMismatchError(
+                    f"dialog {method!r} ({title!r}) opened, but the next scripted answer is {answer.method!r}"
+                )
+            return pending.pop(index)
+    return None
 
 
 class CommandSpec(_Strict):

@@ -14,6 +14,7 @@ A malformed file is refused with the file, the field and the reason::
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,7 +25,7 @@ from .competitors import CompetitorBehaviour
 from .extension_api import Model
 from .faults import FaultPlan
 from .model_script import ModelScript
-from .operations import Operation, normalise_operation_input
+from .operations import _OPERATION_KEYS, Operation, normalise_operation_input
 
 __all__ = [
     "ExtensionRef",
@@ -150,10 +151,10 @@ class Scenario(_Strict):
             raise ValueError("models: duplicate model id")
         if self.active_model is not None and self.active_model not in ids:
             raise ValueError(f"active_model: {self.active_model!r} is not one of the models {ids}")
-        for op in self.operations:
+        for index, op in enumerate(self.operations):
             target = getattr(op, "set_model", None)
             if isinstance(target, str) and target not in ids:
-                raise ValueError(f"operations: set_model {target!r} is not one of the models {ids}")
+                raise ValueError(f"operations[{index}].set_model: {target!r} is not one of the models {ids}")
         if sum(1 for e in self.extensions if e.implementation) > 1:
             raise ValueError("extensions: the implementation under test appears more than once")
         for path in self.files:
@@ -180,13 +181,46 @@ def _loc(loc: tuple[int | str, ...]) -> str:
     return out
 
 
+_PATH_IN_MESSAGE = re.compile(r"^([A-Za-z_][\w.\[\]]*): (.+)$", re.DOTALL)
+
+
+def _without_tags(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    """Drop the discriminator tag pydantic puts before a tagged union member's fields.
+
+    An operation's location reads ``("operations", 2, "prompt", "prompt", "chars")``: the
+    first ``prompt`` is the union tag, the second the field. The user's path is
+    ``operations[2].prompt.chars``.
+    """
+    out: list[int | str] = []
+    for index, part in enumerate(loc):
+        is_tag = (
+            isinstance(part, str)
+            and index > 0
+            and isinstance(loc[index - 1], int)
+            and index + 1 < len(loc)
+            and loc[index + 1] == part
+        )
+        if not is_tag:
+            out.append(part)
+    return tuple(out)
+
+
 def format_validation_error(source: str, error: ValidationError) -> str:
-    """One line per problem: ``<source>: <field path>: <reason>``."""
+    """One line per problem: ``<source>: <field path>: <reason>``.
+
+    Cross-field checks of the whole scenario name their field at the start of the message
+    (``operations[3].set_model: ...``); that path is used instead of ``(top level)``.
+    """
     lines = []
     for item in error.errors():
         loc = tuple(p for p in item["loc"] if not (isinstance(p, str) and ("[" in p or "function" in p)))
-        where = _loc(loc) or "(top level)"
-        lines.append(f"{source}: {where}: {item['msg']}")
+        where = _loc(_without_tags(loc)) or "(top level)"
+        message = str(item["msg"]).removeprefix("Value error, ")
+        if where == "(top level)":
+            match = _PATH_IN_MESSAGE.match(message)
+            if match:
+                where, message = match.group(1), match.group(2)
+        lines.append(f"{source}: {where}: {message}")
     return "\n".join(lines)
 
 
@@ -220,9 +254,32 @@ def load_scenario(path: str | Path) -> Scenario:
     return parse_scenario(data, source)
 
 
+def _plain(value: Any) -> Any:
+    """JSON-able data of a model with defaults left out, except an operation's own key.
+
+    ``exclude_defaults`` alone would write ``- compact: {}`` (all defaults) as ``- {}``,
+    which is no longer an operation; the key that names an operation is always kept.
+    """
+    if isinstance(value, BaseModel):
+        fields = type(value).model_fields
+        op_keys = [k for k in _OPERATION_KEYS if k in fields]
+        out: dict[str, Any] = {}
+        for name, info in fields.items():
+            current = getattr(value, name)
+            if name not in op_keys and current == info.get_default(call_default_factory=True):
+                continue
+            out[info.alias or name] = _plain(current)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
 def dump_scenario(scenario: Scenario) -> str:
     """YAML text of a scenario (defaults left out) that loads back to an equal scenario."""
-    data = json.loads(scenario.model_dump_json(by_alias=True, exclude_defaults=True))
+    data = json.loads(json.dumps(_plain(scenario)))
     data = {"name": scenario.name, **{k: v for k, v in data.items() if k != "name"}}
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 

@@ -564,6 +564,30 @@ class SessionManager:
             return
         self._add_to_path(entry)
         self._version += 1
+        self._extend_projection(entry)
+
+    def _extend_projection(self, entry: Entry) -> None:
+        """Extend a cached projection by one appended entry instead of rebuilding it.
+
+        An entry appended at the leaf goes to the end of the context entries, and no
+        context edit can target it yet, so the projection grows by exactly that entry.
+        A ``compaction`` or ``context_edit`` changes earlier entries: those rebuild.
+        This keeps a long session linear (Pi rebuilds from the root every time).
+        """
+        cached = self._projection_cache
+        if cached is None or cached[0] != self._version - 1:
+            return
+        if entry.get("type") in ("compaction", "context_edit"):
+            return
+        old = cached[1]
+        messages = _project_entry(entry, None)
+        projection = SessionProjection(
+            [*old.entries, ProjectedEntry(entry, messages)],
+            [*old.messages, *messages],
+            self._path_thinking,
+            self._path_model,
+        )
+        self._projection_cache = (self._version, projection)
 
     def _add_to_path(self, entry: Entry) -> None:
         index = len(self._path)

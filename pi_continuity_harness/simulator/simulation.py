@@ -35,6 +35,7 @@ __all__ = [
     "ENTRY_POINT_GROUP",
     "RUN_MARKER",
     "ImplementationError",
+    "Simulation",
     "SimulationResult",
     "WorkdirError",
     "prepare_workdir",
@@ -145,6 +146,121 @@ class SimulationResult:
         return out
 
 
+class Simulation:
+    """A scenario run one operation at a time (the simulator behind a step-driven target).
+
+    ``start`` lays out the machine and starts Pi; ``perform`` runs one operation until the
+    host is quiet; ``finish`` quits, writes the trace and closes the loop. Each call runs
+    inside the virtual loop with the determinism patches and the filesystem monitor.
+    """
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        workdir: str | Path,
+        seed: int | None = None,
+        implementation: str | ExtensionFactory = DEFAULT_IMPLEMENTATION,
+        on_record: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
+        impl_name, impl_factory = resolve_implementation(implementation)
+        extensions: list[tuple[str, ExtensionFactory]] = []
+        for ref in scenario.extensions:
+            if ref.implementation:
+                extensions.append((impl_name, impl_factory))
+            elif ref.competitor is not None:
+                extensions.append((f"competitor:{ref.competitor}", competitor(ref.competitor)))
+            elif ref.module is not None:
+                extensions.append(resolve_implementation(ref.module))
+        root = prepare_workdir(workdir)
+        run_seed = scenario.seed if seed is None else seed
+        self.host = SimHost(
+            workdir=str(root),
+            seed=run_seed,
+            models=[m.to_model() for m in scenario.models],
+            active_model=scenario.active.id,
+            script=scenario.model,
+            extensions=extensions,
+            mode=scenario.mode,
+            approve=scenario.approve,
+            thinking_level=scenario.thinking_level,
+            unauthenticated_providers=frozenset(
+                m.id.partition("/")[0] for m in scenario.models if not m.auth
+            ),
+            faults=scenario.faults,
+        )
+        if on_record is not None:
+            self.host.trace.sinks.append(on_record)
+        self.host.prepare_files(
+            global_settings=dict(scenario.settings.global_),
+            project_settings=scenario.settings.project,
+            trust=scenario.trust,
+            files=dict(scenario.files),
+        )
+        self.result = SimulationResult(scenario, run_seed, impl_name, root, self.host)
+        self.host.trace.emit(
+            "host",
+            "scenario",
+            scenario=scenario.name,
+            seed=run_seed,
+            implementation=impl_name,
+            configDir=CONFIG_DIR_NAME,
+        )
+        self.finished = False
+
+    def _run(self, coro: Any) -> Any:
+        host = self.host
+        with activate_monitor(host.monitor), deterministic_environment(host.clock, host.rng):
+            return host.loop.run_until_complete(coro)
+
+    def start(self) -> None:
+        async def go() -> None:
+            try:
+                await self.host.start()
+                await self.host.quiesce()
+            except SimulatedCrash:
+                self.host._mark_crashed()
+
+        self._run(go())
+
+    def perform(self, op: Any) -> OperationResult:
+        """Run one operation and wait until the host is quiet again."""
+        index = len(self.result.operations)
+
+        async def go() -> OperationResult:
+            outcome = await self.host.run_operation(op, index=index)
+            try:
+                await self.host.quiesce()
+            except SimulatedCrash:
+                self.host._mark_crashed()
+            return outcome
+
+        outcome: OperationResult = self._run(go())
+        self.result.operations.append(outcome)
+        return outcome
+
+    def finish(self) -> SimulationResult:
+        """Quit Pi (if it still runs), write ``trace.jsonl`` and release the loop."""
+        if self.finished:
+            return self.result
+        self.finished = True
+        host = self.host
+
+        async def go() -> None:
+            if host.running and not host.crashed:
+                await host.stop()
+                await host.quiesce()
+
+        try:
+            self._run(go())
+        finally:
+            _cancel_leftovers(host)
+            host.loop.close()
+        host.trace.frozen = False
+        self.result.trace_path.write_text(host.trace.to_jsonl(), encoding="utf-8")
+        return self.result
+
+
 def simulate(
     scenario: Scenario,
     *,
@@ -154,71 +270,15 @@ def simulate(
     on_record: Callable[[dict[str, Any]], None] | None = None,
 ) -> SimulationResult:
     """Run ``scenario`` with ``implementation`` and write the trace into ``workdir``."""
-    impl_name, impl_factory = resolve_implementation(implementation)
-    extensions: list[tuple[str, ExtensionFactory]] = []
-    for ref in scenario.extensions:
-        if ref.implementation:
-            extensions.append((impl_name, impl_factory))
-        elif ref.competitor is not None:
-            extensions.append((f"competitor:{ref.competitor}", competitor(ref.competitor)))
-        elif ref.module is not None:
-            extensions.append(resolve_implementation(ref.module))
-    root = prepare_workdir(workdir)
-    run_seed = scenario.seed if seed is None else seed
-    host = SimHost(
-        workdir=str(root),
-        seed=run_seed,
-        models=[m.to_model() for m in scenario.models],
-        active_model=scenario.active.id,
-        script=scenario.model,
-        extensions=extensions,
-        mode=scenario.mode,
-        approve=scenario.approve,
-        thinking_level=scenario.thinking_level,
-        unauthenticated_providers=frozenset(m.id.partition("/")[0] for m in scenario.models if not m.auth),
-        faults=scenario.faults,
+    simulation = Simulation(
+        scenario, workdir=workdir, seed=seed, implementation=implementation, on_record=on_record
     )
-    if on_record is not None:
-        host.trace.sinks.append(on_record)
-    host.prepare_files(
-        global_settings=dict(scenario.settings.global_),
-        project_settings=scenario.settings.project,
-        trust=scenario.trust,
-        files=dict(scenario.files),
-    )
-    result = SimulationResult(scenario, run_seed, impl_name, root, host)
-    host.trace.emit(
-        "host",
-        "scenario",
-        scenario=scenario.name,
-        seed=run_seed,
-        implementation=impl_name,
-        configDir=CONFIG_DIR_NAME,
-    )
-
-    async def drive() -> None:
-        try:
-            await host.start()
-        except SimulatedCrash:
-            host._mark_crashed()
-        for index, op in enumerate(scenario.operations):
-            result.operations.append(await host.run_operation(op, index=index))
-            try:
-                await host.quiesce()
-            except SimulatedCrash:
-                host._mark_crashed()
-        if host.running and not host.crashed:
-            await host.stop()
-            await host.quiesce()
-
     try:
-        with activate_monitor(host.monitor), deterministic_environment(host.clock, host.rng):
-            host.loop.run_until_complete(drive())
+        simulation.start()
+        for op in scenario.operations:
+            simulation.perform(op)
     finally:
-        _cancel_leftovers(host)
-        host.loop.close()
-    host.trace.frozen = False
-    result.trace_path.write_text(host.trace.to_jsonl(), encoding="utf-8")
+        result = simulation.finish()
     return result
 
 

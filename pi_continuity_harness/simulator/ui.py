@@ -13,19 +13,14 @@ an answer and notifications go nowhere, exactly as Pi's ``noOpUIContext`` (§9.1
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .extension_api import Mode
-from .operations import DialogAnswer
+from .operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
 from .trace import Trace
 
 __all__ = ["DialogAnswerMismatchError", "Notification", "SimUIContext", "UIHub"]
-
-
-class DialogAnswerMismatchError(RuntimeError):
-    """The scenario's next answer does not fit the dialog that opened."""
 
 
 @dataclass(frozen=True)
@@ -41,10 +36,10 @@ class UIHub:
     statuses: dict[str, str] = field(default_factory=dict)
     widgets: dict[str, list[str]] = field(default_factory=dict)
     dialogs: list[dict[str, Any]] = field(default_factory=list)
-    _answers: deque[DialogAnswer] = field(default_factory=deque)
+    _answers: list[DialogAnswer] = field(default_factory=list)
 
     def set_answers(self, answers: tuple[DialogAnswer, ...]) -> None:
-        self._answers = deque(answers)
+        self._answers = list(answers)
 
     def unused_answers(self) -> int:
         return len(self._answers)
@@ -52,15 +47,10 @@ class UIHub:
     def context_for(self, mode: Mode) -> SimUIContext:
         return SimUIContext(self, has_ui=mode in ("tui", "rpc"))
 
-    def next_answer(self, method: str, title: str) -> DialogAnswer | None:
-        if not self._answers:
-            return None
-        answer = self._answers.popleft()
-        if answer.method not in (method, "cancel"):
-            raise DialogAnswerMismatchError(
-                f"dialog {method!r} ({title!r}) opened, but the next scripted answer is {answer.method!r}"
-            )
-        return answer
+    def next_answer(
+        self, method: str, title: str, message: str = "", options: list[str] | None = None
+    ) -> DialogAnswer | None:
+        return pick_answer(self._answers, method, title, message, options)
 
 
 class SimUIContext:
@@ -97,7 +87,7 @@ class SimUIContext:
     ) -> DialogAnswer | None:
         record = {"method": method, "title": title, **data}
         self._hub.dialogs.append(record)
-        answer = self._hub.next_answer(method, title)
+        answer = self._hub.next_answer(method, title, str(data.get("message") or ""), data.get("options"))
         self._hub.trace.emit(
             "ui",
             method,
@@ -116,9 +106,12 @@ class SimUIContext:
         answer = await self._dialog("select", title, timeout, options=list(options))
         if answer is None or answer.cancel:
             return None
-        if answer.select not in options:
-            raise DialogAnswerMismatchError(f"select {title!r}: {answer.select!r} is not one of {options!r}")
-        return answer.select
+        chosen = answer.choose(list(options))
+        if chosen is None:
+            raise DialogAnswerMismatchError(
+                f"select {title!r}: {answer.select!r} matches none of {options!r}"
+            )
+        return chosen
 
     async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
         if not self._has_ui:
@@ -139,7 +132,7 @@ class SimUIContext:
     async def editor(self, title: str, prefill: str | None = None) -> str | None:
         if not self._has_ui:
             return None
-        answer = await self._dialog("input", title, None, prefill=prefill)
+        answer = await self._dialog("editor", title, None, prefill=prefill)
         if answer is None or answer.cancel:
             return None
         return answer.input

@@ -1,0 +1,107 @@
+"""What the ``simulate`` and ``replay`` subcommands share: loading, running, summarising."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from ..simulator.scenario import Scenario, ScenarioError, load_scenario
+from ..simulator.simulation import (
+    DEFAULT_IMPLEMENTATION,
+    ImplementationError,
+    SimulationResult,
+    WorkdirError,
+    simulate,
+)
+from . import UsageError
+
+__all__ = ["DEFAULT_IMPLEMENTATION", "default_workdir", "first_difference", "load", "run", "summary"]
+
+
+def load(path: str) -> Scenario:
+    """The scenario at ``path``; a malformed one is a usage error (``file: field: reason``)."""
+    try:
+        return load_scenario(path)
+    except ScenarioError as error:
+        raise UsageError(str(error)) from None
+
+
+def run(scenario: Scenario, *, workdir: str | Path, seed: int | None, extension: str) -> SimulationResult:
+    try:
+        return simulate(scenario, workdir=workdir, seed=seed, implementation=extension)
+    except (ImplementationError, WorkdirError) as error:
+        raise UsageError(str(error)) from None
+
+
+def summary(result: SimulationResult) -> str:
+    """A short, human summary: operations and outcomes, compactions, notifications, files."""
+    records = result.host.trace.records
+    lines = [
+        f"scenario {result.scenario.name}  seed {result.seed}  extension {result.implementation}",
+        f"workdir  {result.workdir}",
+        "operations:",
+    ]
+    for index, outcome in enumerate(result.operations):
+        status = "ok" if outcome.ok else "FAILED"
+        extra = f" ({outcome.disposition})" if outcome.disposition else ""
+        failure = f": {outcome.error}" if outcome.error else ""
+        lines.append(f"  {index:>2} {outcome.name:<12} {status}{extra}{failure}")
+    ends = [r for r in records if r["kind"] == "session" and r["name"] == "compaction_end"]
+    counts: Counter[str] = Counter()
+    for end in ends:
+        if end.get("aborted"):
+            verdict = "aborted"
+        elif end.get("errorMessage"):
+            verdict = "failed"
+        else:
+            verdict = "ok"
+        counts[f"{end.get('reason')} {verdict}"] += 1
+    described = ", ".join(f"{n}× {what}" for what, n in sorted(counts.items())) or "none"
+    lines.append(f"compactions: {described}")
+    notes = [r for r in records if r["kind"] == "ui" and r["name"] == "notify"]
+    lines.append(f"notifications: {len(notes)}")
+    for note in notes:
+        lines.append(f"  [{note.get('notifyType', 'info')}] {_one_line(str(note.get('message', '')))}")
+    errors = [r for r in records if r["kind"] == "session" and r["name"] == "extension_error"]
+    if errors:
+        lines.append(f"extension errors: {len(errors)}")
+        for record in errors:
+            lines.append(f"  {record.get('event')}: {_one_line(str(record.get('error', '')))}")
+    if result.host.crashed or any(r["kind"] == "host" and r["name"] == "crash" for r in records):
+        lines.append("crashed: yes")
+    lines.append("files:")
+    for name, data in result.output_files().items():
+        lines.append(f"  {name} ({len(data)} bytes)")
+    return "\n".join(lines) + "\n"
+
+
+def _one_line(text: str, limit: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def first_difference(expected: str, actual: str) -> str | None:
+    """Where two traces first differ, as a readable report (None when byte-identical)."""
+    if expected == actual:
+        return None
+    old, new = expected.splitlines(), actual.splitlines()
+    for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
+        if a != b:
+            return f"first difference at record {number}:\n  expected: {_record(a)}\n  actual:   {_record(b)}"
+    if len(old) != len(new):
+        number = min(len(old), len(new)) + 1
+        longer, label = (old, "expected") if len(old) > len(new) else (new, "actual")
+        return f"first difference at record {number}: only the {label} trace has it:\n  {_record(longer[number - 1])}"
+    return "the traces differ only in line endings or a trailing newline"
+
+
+def _record(line: str) -> str:
+    try:
+        return json.dumps(json.loads(line), ensure_ascii=False, separators=(",", ":"))
+    except json.JSONDecodeError:
+        return line
+
+
+def default_workdir(prefix: str, scenario: Scenario, seed: int | None) -> Path:
+    return Path("sim-out") / f"{prefix}{scenario.name}-{scenario.seed if seed is None else seed}"

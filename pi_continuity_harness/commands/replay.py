@@ -1,0 +1,70 @@
+"""``pi-continuity-harness replay SCENARIO``: re-run a scenario and check it replays exactly.
+
+A run is a function of the scenario, the seed and the implementation, so replaying is
+running again. With ``--expect-trace`` the new trace is compared byte for byte with a
+recorded one (for example a CI artifact); the first differing record is reported and the
+exit status is 1. The timeline of the new run is printed (``--quiet``: the verdict only).
+Only scenario files are accepted: a trace names its scenario but does not contain it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ..simulator.timeline import render_timeline
+from . import UsageError
+from ._simulation import DEFAULT_IMPLEMENTATION, default_workdir, first_difference, load, run
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "replay",
+        help="re-run a scenario and compare its trace with a recorded one",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("scenario", metavar="SCENARIO", help="scenario file (YAML or JSON), not a trace")
+    parser.add_argument("--seed", type=int, default=None, help="seed (default: the scenario's)")
+    parser.add_argument(
+        "--expect-trace", metavar="TRACE", default=None, help="trace.jsonl the run must reproduce"
+    )
+    parser.add_argument(
+        "--workdir", metavar="DIR", default=None, help="run directory (default sim-out/replay-<name>-<seed>)"
+    )
+    parser.add_argument(
+        "--extension", metavar="SPEC", default=DEFAULT_IMPLEMENTATION, help="implementation under test"
+    )
+    parser.add_argument("--quiet", action="store_true", help="print only the verdict, not the timeline")
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.scenario.endswith(".jsonl"):
+        raise UsageError(
+            f"{args.scenario}: replay takes the scenario file; pass the trace with --expect-trace"
+        )
+    expected: str | None = None
+    if args.expect_trace is not None:
+        try:
+            expected = Path(args.expect_trace).read_text(encoding="utf-8")
+        except OSError as error:
+            raise UsageError(f"--expect-trace {args.expect_trace}: {error.strerror or error}") from None
+    scenario = load(args.scenario)
+    workdir = Path(args.workdir) if args.workdir else default_workdir("replay-", scenario, args.seed)
+    result = run(scenario, workdir=workdir, seed=args.seed, extension=args.extension)
+    if not args.quiet:
+        print(render_timeline(result.host.trace.records), end="")
+    actual = result.trace_path.read_text(encoding="utf-8")
+    if expected is None:
+        print(f"replayed {scenario.name} (seed {result.seed}): {len(result.host.trace.records)} records")
+        return 0
+    difference = first_difference(expected, actual)
+    if difference is None:
+        print(f"replay matches {args.expect_trace}: {len(result.host.trace.records)} records, byte-identical")
+        return 0
+    print(f"replay DIFFERS from {args.expect_trace}: {difference}")
+    return 1

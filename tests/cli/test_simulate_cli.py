@@ -1,0 +1,216 @@
+"""The ``simulate``, ``replay`` and ``schema`` subcommands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from simulator import probe_extension  # tests/ is on sys.path under pytest
+
+from pi_continuity_harness.cli import main
+from pi_continuity_harness.commands.schema import render_scenario_schema
+from pi_continuity_harness.simulator.scenario import scenario_json_schema
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "threshold-compaction.yaml"
+
+
+@pytest.fixture
+def probe() -> str:
+    """The probe extension as ``module:factory`` (its module name is whatever pytest gave it)."""
+    return f"{probe_extension.__name__}:extension"
+
+
+def test_simulate_prints_a_summary_writes_the_trace_and_a_timeline(
+    tmp_path: Path, probe: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workdir, copy = tmp_path / "run", tmp_path / "out" / "copy.jsonl"
+    status = main(
+        [
+            "simulate",
+            str(EXAMPLE),
+            "--workdir",
+            str(workdir),
+            "--trace",
+            str(copy),
+            "--extension",
+            probe,
+            "--timeline",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0
+    assert f"scenario threshold-compaction  seed 7  extension {probe}" in out
+    assert "   0 prompt       ok (started)" in out and "   1 prompt       ok (started)" in out
+    assert "compactions: 1× threshold ok" in out
+    assert "notifications: 0" in out
+    assert "project/.pi/probe/brief-1.md" in out and "trace.jsonl" in out
+    assert copy.read_bytes() == (workdir / "trace.jsonl").read_bytes()
+    timeline = [line for line in out.splitlines() if line.startswith("t=")]
+    assert len(timeline) == len((workdir / "trace.jsonl").read_text().splitlines())
+    assert any("session  compaction_start reason=threshold" in line for line in timeline)
+
+
+def test_simulate_default_workdir_and_seed(
+    tmp_path: Path, probe: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["simulate", str(EXAMPLE), "--extension", probe]) == 0
+    assert main(["simulate", str(EXAMPLE), "--extension", probe, "--seed", "3"]) == 0
+    assert (tmp_path / "sim-out" / "threshold-compaction-7" / "trace.jsonl").exists()
+    assert (tmp_path / "sim-out" / "threshold-compaction-3" / "trace.jsonl").exists()
+    assert "seed 3" in capsys.readouterr().out
+    # A second run into the same run directory replaces it.
+    assert main(["simulate", str(EXAMPLE), "--extension", probe]) == 0
+
+
+def test_simulate_summary_lists_notifications_and_failures(
+    tmp_path: Path, probe: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    example = REPO / "examples" / "manual-compaction.yaml"
+    assert main(["simulate", str(example), "--workdir", str(tmp_path / "run"), "--extension", probe]) == 0
+    out = capsys.readouterr().out
+    assert "   3 compact      FAILED: Already compacted" in out
+    assert "compactions: 1× manual failed, 1× manual ok" in out
+    assert "notifications: 2" in out and "[info] probe: confirm=True section=summary args=status" in out
+
+
+def test_malformed_scenario_exits_2_with_file_field_reason_and_touches_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "name: bad\noperations:\n  - prompt: a\n  - prompt: b\n  - prompt: {chars: 0}\n", encoding="utf-8"
+    )
+    for command in ("simulate", "replay"):
+        assert main([command, "bad.yaml"]) == 2
+        err = capsys.readouterr().err
+        assert (
+            err == f"pi-continuity-harness {command}: bad.yaml: operations[2].prompt.chars: "
+            "Input should be greater than or equal to 1\n"
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml"]
+    assert main(["simulate", "missing.yaml"]) == 2
+    assert "missing.yaml: no such file" in capsys.readouterr().err
+
+
+def test_bad_extension_and_foreign_workdir_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        main(
+            [
+                "simulate",
+                str(EXAMPLE),
+                "--workdir",
+                str(tmp_path / "r"),
+                "--extension",
+                "no_such_module:factory",
+            ]
+        )
+        == 2
+    )
+    assert "cannot import 'no_such_module'" in capsys.readouterr().err
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "keep.txt").write_text("x", encoding="utf-8")
+    assert main(["simulate", str(EXAMPLE), "--workdir", str(foreign), "--extension", "json:dumps"]) == 2
+    assert "refusing to clear it" in capsys.readouterr().err
+    assert (foreign / "keep.txt").exists()
+
+
+def test_replay_matches_a_recorded_trace(
+    tmp_path: Path, probe: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["simulate", str(EXAMPLE), "--workdir", str(tmp_path / "a"), "--extension", probe]) == 0
+    recorded = tmp_path / "a" / "trace.jsonl"
+    capsys.readouterr()
+    status = main(
+        [
+            "replay",
+            str(EXAMPLE),
+            "--expect-trace",
+            str(recorded),
+            "--workdir",
+            str(tmp_path / "b"),
+            "--extension",
+            probe,
+        ]
+    )
+    out = capsys.readouterr().out
+    assert status == 0
+    assert out.splitlines()[-1].startswith(f"replay matches {recorded}: ")
+    assert out.splitlines()[-1].endswith("byte-identical")
+    assert out.startswith("t=0ms      host     scenario")
+
+
+def test_replay_reports_the_first_differing_record(
+    tmp_path: Path, probe: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["simulate", str(EXAMPLE), "--workdir", str(tmp_path / "a"), "--extension", probe]) == 0
+    lines = (tmp_path / "a" / "trace.jsonl").read_text().splitlines()
+    record = json.loads(lines[10])
+    record["tampered"] = True
+    lines[10] = json.dumps(record, separators=(",", ":"))
+    tampered = tmp_path / "tampered.jsonl"
+    tampered.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    args = [
+        "replay",
+        str(EXAMPLE),
+        "--expect-trace",
+        str(tampered),
+        "--workdir",
+        str(tmp_path / "b"),
+        "--extension",
+        probe,
+        "--quiet",
+    ]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    assert out.startswith(f"replay DIFFERS from {tampered}: first difference at record 11:")
+    assert '"tampered":true' in out
+    short = tmp_path / "short.jsonl"
+    short.write_text("\n".join(lines[:5]) + "\n", encoding="utf-8")
+    assert main([*args[:3], str(short), *args[4:]]) == 1
+    assert "first difference at record 6: only the actual trace has it" in capsys.readouterr().out
+    assert (
+        main(
+            [
+                "replay",
+                str(EXAMPLE),
+                "--seed",
+                "8",
+                "--expect-trace",
+                str(tmp_path / "a" / "trace.jsonl"),
+                "--workdir",
+                str(tmp_path / "c"),
+                "--extension",
+                probe,
+                "--quiet",
+            ]
+        )
+        == 1
+    )
+
+
+def test_replay_refuses_a_trace_as_its_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(tmp_path / "trace.jsonl")]) == 2
+    assert "pass the trace with --expect-trace" in capsys.readouterr().err
+    assert main(["replay", str(EXAMPLE), "--expect-trace", str(tmp_path / "none.jsonl")]) == 2
+
+
+def test_schema_prints_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["schema"]) == 0
+    printed = capsys.readouterr().out
+    assert json.loads(printed) == scenario_json_schema()
+    assert main(["schema", "--output", str(tmp_path / "s" / "schema.json")]) == 0
+    assert (tmp_path / "s" / "schema.json").read_text(encoding="utf-8") == printed
+
+
+def test_committed_schema_is_the_generated_one() -> None:
+    committed = REPO / "docs" / "schema" / "scenario.schema.json"
+    assert committed.read_text(encoding="utf-8") == render_scenario_schema(), (
+        "docs/schema/scenario.schema.json is stale: run "
+        "`pi-continuity-harness schema --output docs/schema/scenario.schema.json`"
+    )

@@ -1,0 +1,107 @@
+"""Determinism is tested, not assumed: same scenario and seed → byte-identical outputs.
+
+Every example runs twice in the same work directory path; the trace, the session files
+and the project files (the probe extension writes Briefs using ``time.time()`` and
+``uuid.uuid4()``, which the simulator virtualises) must be byte-identical. A subprocess with
+a different ``PYTHONHASHSEED`` proves no output depends on hash order, and a different seed
+changes the ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.simulator import load_scenario, simulate
+from pi_continuity_harness.simulator.simulation import SimulationResult
+
+from . import probe_extension
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+NAMES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
+
+
+def run_example(name: str, workdir: Path, seed: int | None = None) -> SimulationResult:
+    return simulate(
+        load_scenario(EXAMPLES / f"{name}.yaml"),
+        workdir=workdir,
+        seed=seed,
+        implementation=probe_extension.extension,
+    )
+
+
+def digest(files: dict[str, bytes]) -> dict[str, str]:
+    return {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_same_seed_gives_byte_identical_outputs(tmp_path: Path, name: str) -> None:
+    workdir = tmp_path / "run"
+    first = run_example(name, workdir)
+    first_files = first.output_files()
+    second = run_example(name, workdir)
+    second_files = second.output_files()
+    assert sorted(first_files) == sorted(second_files)
+    assert "trace.jsonl" in first_files
+    assert any(n.startswith("sessions/") for n in first_files)
+    for path, data in first_files.items():
+        assert data == second_files[path], f"{path} differs between runs"
+    assert first.trace_text() == second.trace_text()
+
+
+def test_the_trace_uses_work_placeholders_not_absolute_paths(tmp_path: Path) -> None:
+    result = run_example("threshold-compaction", tmp_path / "run")
+    text = result.trace_path.read_text(encoding="utf-8")
+    assert str(tmp_path) not in text and "$WORK/" in text
+    traces = [run_example("threshold-compaction", tmp_path / d).trace_path.read_bytes() for d in ("a", "b")]
+    assert traces[0] == traces[1]  # the trace does not depend on where the run lives
+
+
+def test_a_different_seed_changes_the_ids(tmp_path: Path) -> None:
+    one = run_example("threshold-compaction", tmp_path / "one", seed=1)
+    two = run_example("threshold-compaction", tmp_path / "two", seed=2)
+    header_one = json.loads(one.session_files()[0].read_text().splitlines()[0])
+    header_two = json.loads(two.session_files()[0].read_text().splitlines()[0])
+    assert header_one["id"] != header_two["id"]
+    ids_one = [r["id"] for r in one.host.trace.records if r["kind"] == "entry"]
+    ids_two = [r["id"] for r in two.host.trace.records if r["kind"] == "entry"]
+    assert len(ids_one) == len(ids_two) and set(ids_one).isdisjoint(ids_two)
+
+
+_CHILD = """
+import hashlib, json, sys
+sys.path.insert(0, {tests!r})
+from simulator import probe_extension
+from pi_continuity_harness.simulator import load_scenario, simulate
+digests = {{}}
+for name in {names!r}:
+    result = simulate(load_scenario({examples!r} + "/" + name + ".yaml"), workdir={workdir!r} + "/" + name,
+                      implementation=probe_extension.extension)
+    digests[name] = {{k: hashlib.sha256(v).hexdigest() for k, v in result.output_files().items()}}
+print(json.dumps(digests, sort_keys=True))
+"""
+
+
+@pytest.mark.slow
+def test_outputs_do_not_depend_on_hash_randomisation(tmp_path: Path) -> None:
+    workdir = tmp_path / "runs"
+    here = {name: digest(run_example(name, workdir / name).output_files()) for name in NAMES}
+    code = _CHILD.format(
+        tests=str(Path(__file__).resolve().parents[1]),
+        names=NAMES,
+        examples=str(EXAMPLES),
+        workdir=str(workdir),
+    )
+    for hash_seed in ("0", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == here

@@ -1,0 +1,55 @@
+"""The YAML snippets of ``docs/scenario-format.md`` are valid scenario parts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pi_continuity_harness.simulator import parse_scenario
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "scenario-format.md"
+BLOCKS = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)
+
+
+def as_scenario(block: str) -> dict[str, Any]:
+    data = yaml.safe_load(block)
+    base: dict[str, Any] = {
+        "name": "doc",
+        "models": [
+            {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000},
+            {"id": "fake/fake-big", "context_window": 40000, "max_tokens": 1000},
+        ],
+    }
+    if isinstance(data, list):
+        return {**base, "operations": data}
+    return {**base, **data}
+
+
+@pytest.mark.parametrize("block", [b for b in BLOCKS if "{...}" not in b and "[...]" not in b])
+def test_doc_snippets_validate(block: str) -> None:
+    parse_scenario(as_scenario(block), "docs/scenario-format.md")
+
+
+def test_every_operation_has_an_example() -> None:
+    operations = set()
+    for block in BLOCKS:
+        data = yaml.safe_load(block)
+        if isinstance(data, list):
+            for op in data:
+                operations.add(op if isinstance(op, str) else next(iter(op)))
+    assert operations >= {
+        "prompt",
+        "command",
+        "compact",
+        "abort",
+        "reload",
+        "restart",
+        "crash",
+        "set_model",
+        "new_session",
+        "edit_file",
+    }

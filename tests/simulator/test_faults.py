@@ -1,0 +1,183 @@
+"""Filesystem faults through audit hooks (error, crash, corrupt) and the crash/inject trace rules."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pi_continuity_harness.simulator import CONFIG_DIR_NAME, ExtensionAPI
+
+from .helpers import base, event_records, long_text, run, session_records
+
+
+def writer(log: list[Any]) -> Any:
+    """``/save TEXT``: mkdir, write a temp file, replace it into place, read it back, remove the temp copy."""
+
+    def factory(pi: ExtensionAPI) -> None:
+        async def save(args: str, ctx: Any) -> None:
+            directory = os.path.join(ctx.cwd, CONFIG_DIR_NAME, "x")
+            target = os.path.join(directory, "a.txt")
+            try:
+                os.makedirs(directory, exist_ok=True)
+                with open(target + ".tmp", "w", encoding="utf-8") as handle:
+                    handle.write(args)
+                os.replace(target + ".tmp", target)
+                with open(target, encoding="utf-8") as handle:
+                    log.append(("read", handle.read()))
+                with open(target + ".bak", "w", encoding="utf-8") as handle:
+                    handle.write("b")
+                os.remove(target + ".bak")
+            except OSError as error:
+                log.append(("error", error.errno, error.strerror))
+                ctx.ui.notify(f"save failed: {error.strerror}", "error")
+
+        pi.register_command("save", save)
+
+    return factory
+
+
+def fs_records(result: Any) -> list[tuple[str, str]]:
+    return [(r["name"], r["path"]) for r in result.host.trace.records if r["kind"] == "fs"]
+
+
+def test_extension_file_effects_are_traced_with_symbolic_paths(tmp_path: Path) -> None:
+    log: list[Any] = []
+    result = run(tmp_path, base(operations=[{"command": "/save hello"}, {"prompt": "hi"}]), writer(log))
+    assert log == [("read", "hello")]
+    x = "$WORK/project/.pi/x"
+    assert fs_records(result) == [
+        ("mkdir", x),
+        ("write", f"{x}/a.txt.tmp"),
+        ("replace", f"{x}/a.txt"),
+        ("read", f"{x}/a.txt"),
+        ("write", f"{x}/a.txt.bak"),
+        ("remove", f"{x}/a.txt.bak"),
+    ]
+    # The host's own I/O (settings, session files) is neither traced nor faultable.
+    assert all("/sessions/" not in path and "settings.json" not in path for _, path in fs_records(result))
+
+
+def test_error_fault_fails_the_matching_operation_with_the_errno(tmp_path: Path) -> None:
+    log: list[Any] = []
+    faults = {"fs": [{"op": "write", "path": "$PROJECT/.pi/x/*.tmp", "errno": "ENOSPC"}]}
+    result = run(
+        tmp_path,
+        base(faults=faults, operations=[{"command": "/save one"}, {"command": "/save two"}]),
+        writer(log),
+    )
+    assert log == [("error", 28, "No space left on device (injected fault)"), ("read", "two")]
+    [fault] = [r for r in result.host.trace.records if r["kind"] == "fault"]
+    assert (fault["name"], fault["op"], fault["effect"]) == ("fs", "write", "error")
+    assert result.host.ui.notifications[0].message == "save failed: No space left on device (injected fault)"
+
+
+def test_occurrence_and_times_select_which_matches_fail(tmp_path: Path) -> None:
+    log: list[Any] = []
+    faults = {"fs": [{"op": "any", "path": "$PROJECT/.pi/x/a.txt", "occurrence": 2, "times": 0}]}
+    ops = [{"command": "/save one"}, {"command": "/save two"}, {"command": "/save three"}]
+    run(tmp_path, base(faults=faults, operations=ops), writer(log))
+    # Per save: replace (match 1..), read (match 2..): every match from the second on fails.
+    assert [entry[0] for entry in log] == ["error", "error", "error"]
+
+
+def test_corrupt_fault_truncates_the_file_before_it_is_read(tmp_path: Path) -> None:
+    log: list[Any] = []
+    faults = {"fs": [{"op": "read", "path": "$PROJECT/.pi/x/a.txt", "effect": "corrupt"}]}
+    result = run(tmp_path, base(faults=faults, operations=[{"command": "/save 12345678"}]), writer(log))
+    assert log == [("read", "1234")]
+    assert (Path(result.host.paths.project_dir) / ".pi" / "x" / "a.txt").read_text() == "1234"
+
+
+def test_crash_fault_kills_the_process_before_the_operation(tmp_path: Path) -> None:
+    log: list[Any] = []
+    faults = {"fs": [{"op": "replace", "path": "$PROJECT/.pi/x/a.txt", "effect": "crash"}]}
+    ops = [
+        {"prompt": "hello"},
+        {"command": "/save data"},
+        {"prompt": "ignored"},
+        {"restart": None},
+        {"prompt": "after"},
+    ]
+    result = run(tmp_path, base(faults=faults, operations=ops), writer(log))
+    assert log == []
+    outcomes = [(o.name, o.ok, o.error) for o in result.operations]
+    assert outcomes == [
+        ("prompt", True, None),
+        ("command", False, "Pi crashed"),
+        ("prompt", False, "Pi is not running"),
+        ("restart", True, None),
+        ("prompt", True, None),
+    ]
+    project = Path(result.host.paths.project_dir) / ".pi" / "x"
+    assert (project / "a.txt.tmp").exists() and not (project / "a.txt").exists()
+    kinds = [(r["kind"], r["name"]) for r in result.host.trace.records]
+    crash = kinds.index(("host", "crash"))
+    assert kinds[crash - 1] == ("fault", "fs")
+    assert kinds[crash + 1] == ("op", "restart")  # nothing from the dead process in between
+    assert [r["reason"] for r in event_records(result, "session_start")] == ["startup", "startup"]
+    # The resumed session continues the same file.
+    assert len(result.session_files()) == 1
+
+
+def test_crash_rule_fires_after_the_matching_record(tmp_path: Path) -> None:
+    scenario = base(
+        operations=[{"prompt": "one"}, {"prompt": "two"}, {"prompt": "three"}],
+        faults={"crash": [{"after": {"kind": "session", "name": "agent_settled", "occurrence": 2}}]},
+    )
+    result = run(tmp_path, scenario)
+    assert [o.ok for o in result.operations] == [True, False, False]
+    tail = [(r["kind"], r["name"]) for r in result.host.trace.records][-3:]
+    assert tail == [("session", "agent_settled"), ("fault", "crash"), ("host", "crash")]
+    assert result.host.crashed
+
+
+def test_crash_between_effects_leaves_the_files_as_they_were(tmp_path: Path) -> None:
+    """Crash right after the compaction entry is written: the file has it, ``session_compact`` never runs."""
+    seen: list[str] = []
+
+    def ext(pi: ExtensionAPI) -> None:
+        pi.on("session_compact", lambda e, c: seen.append("compact"))
+
+    scenario = base(
+        operations=[{"prompt": "one"}, {"prompt": "two"}],
+        model={"agent": [{"text": long_text("a1")}, {"text": long_text("a2"), "context_tokens": 17010}]},
+        faults={"crash": [{"after": {"kind": "entry", "name": "compaction"}}]},
+    )
+    result = run(tmp_path, scenario, ext)
+    assert seen == []
+    lines = result.session_files()[0].read_text().splitlines()
+    assert '"type":"compaction"' in lines[-1]
+    assert not any(r["name"] == "session_shutdown" for r in result.host.trace.records)
+
+
+def test_inject_rule_runs_operations_at_an_awaited_point(tmp_path: Path) -> None:
+    """Abort injected right after ``session_before_compact`` is dispatched → the compaction is aborted."""
+    seen: list[Any] = []
+
+    def ext(pi: ExtensionAPI) -> None:
+        async def before(event: Any, ctx: Any) -> Any:
+            reply = await ctx.model_registry.complete(ctx.model, {"messages": []}, signal=event.signal)
+            seen.append(reply["stopReason"])
+            return {"cancel": True} if reply["stopReason"] != "stop" else None
+
+        pi.on("session_before_compact", before)
+
+    scenario = base(
+        operations=[{"prompt": "one"}, {"prompt": "two"}],
+        model={
+            "agent": [{"text": long_text("a1")}, {"text": long_text("a2"), "context_tokens": 17010}],
+            "extension": [{"kind": "valid", "latency_ms": 100}],
+        },
+        faults={
+            "inject": [
+                {"after": {"kind": "event", "name": "session_before_compact"}, "operations": ["abort"]}
+            ]
+        },
+    )
+    result = run(tmp_path, scenario, ext)
+    assert seen == ["aborted"]
+    inject = next(r for r in result.host.trace.records if r["kind"] == "fault" and r["name"] == "inject")
+    assert (inject["after"], inject["operations"]) == ("event:session_before_compact", 1)
+    assert session_records(result, "compaction_end")[0]["aborted"] is True
+    assert session_records(result, "agent_settled")[-1]["aborted"] is True

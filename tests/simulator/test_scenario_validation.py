@@ -1,0 +1,159 @@
+"""Scenario files: malformed YAML and invalid fields are refused as ``file: field: reason``;
+nothing on disk is touched; ``prepare_workdir`` refuses directories that are not runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.simulator import ScenarioError, load_scenario, parse_scenario
+from pi_continuity_harness.simulator.scenario import dump_scenario
+from pi_continuity_harness.simulator.simulation import RUN_MARKER, WorkdirError, prepare_workdir
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def refuse(tmp_path: Path, text: str, name: str = "bad.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(ScenarioError) as raised:
+        load_scenario(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+    return str(raised.value).replace(str(path), "bad.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "name: bad\noperations:\n  - prompt: hi\n  - compact\n  - prompt: {text: x, chars: 0}\n",
+            "bad.yaml: operations[2].prompt.chars: Input should be greater than or equal to 1",
+        ),
+        ("name: bad\nfoo: 1\n", "bad.yaml: foo: Extra inputs are not permitted"),
+        (
+            "name: bad\noperations: [{frobnicate: 1}]\n",
+            "bad.yaml: operations[0]: an operation is a mapping with exactly one of: prompt, command, compact, abort, "
+            "reload, restart, crash, set_model, new_session, edit_file",
+        ),
+        (
+            "name: bad\noperations: [{set_model: fake/other}]\n",
+            "bad.yaml: operations[0].set_model: 'fake/other' is not one of the models ['fake/fake-model']",
+        ),
+        (
+            "name: bad\nmodels: [{id: fake/x, context_window: 0}]\n",
+            "bad.yaml: models[0].context_window: Input should be greater than 0",
+        ),
+        (
+            "name: bad\nmodel: {agent: [{text: a, error: {status: 400, message: m}}]}\n",
+            "bad.yaml: model.agent[0]: an error reply has no text or tool calls",
+        ),
+        (
+            "name: bad\noperations: [{command: {text: /x, answers: [{confirm: true, input: x}]}}]\n",
+            "bad.yaml: operations[0].command.answers[0]: "
+            "a dialog answer has exactly one of: select, input, confirm, cancel",
+        ),
+        (
+            "name: bad\nmodel: {agent: [{text: a, during: [{prompt: {chars: -1}}]}]}\n",
+            "bad.yaml: model.agent[0].during[0].prompt.chars: Input should be greater than or equal to 1",
+        ),
+        (
+            "name: bad\nfaults: {fs: [{path: x, errno: EFOO}]}\n",
+            "bad.yaml: faults.fs[0].errno: Input should be 'EIO', 'ENOSPC', 'EACCES', 'EROFS' or 'ENOTDIR'",
+        ),
+        (
+            "name: bad\nfiles: {../x: {text: a}}\n",
+            "bad.yaml: files: '../x' must be relative to the project, without '..'",
+        ),
+        ("- 1\n- 2\n", "bad.yaml: (top level): a scenario is a mapping, got list"),
+        (
+            "name: bad\noperations: [\n",
+            "bad.yaml: line 3, column 1: invalid YAML: expected the node content, but found '<stream end>'",
+        ),
+        (
+            "name: bad\n\tx: 1\n",
+            "bad.yaml: line 2, column 1: invalid YAML: found character '\\t' that cannot start any token",
+        ),
+    ],
+)
+def test_invalid_scenarios_name_file_field_and_reason(tmp_path: Path, text: str, message: str) -> None:
+    assert refuse(tmp_path, text) == message
+
+
+def test_every_problem_is_listed_one_per_line(tmp_path: Path) -> None:
+    message = refuse(tmp_path, "name: 'bad name'\nmode: web\nseed: x\n")
+    lines = message.splitlines()
+    assert [line.split(": ")[1] for line in lines] == ["name", "seed", "mode"]
+    assert all(line.startswith("bad.yaml: ") for line in lines)
+
+
+def test_unreadable_files(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match="no such file"):
+        load_scenario(tmp_path / "missing.yaml")
+    with pytest.raises(ScenarioError, match="is a directory"):
+        load_scenario(tmp_path)
+    (tmp_path / "latin.yaml").write_bytes(b"name: \xff\n")
+    with pytest.raises(ScenarioError, match="not UTF-8"):
+        load_scenario(tmp_path / "latin.yaml")
+
+
+def test_bare_word_operations_and_short_forms() -> None:
+    scenario = parse_scenario(
+        {
+            "name": "short",
+            "operations": [
+                "abort",
+                "reload",
+                "restart",
+                "crash",
+                "compact",
+                "new_session",
+                {"prompt": "hi"},
+                {"command": "/x"},
+            ],
+        }
+    )
+    assert [type(op).__name__ for op in scenario.operations] == [
+        "AbortOp",
+        "ReloadOp",
+        "RestartOp",
+        "CrashOp",
+        "CompactOp",
+        "NewSessionOp",
+        "PromptOp",
+        "CommandOp",
+    ]
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)
+def test_examples_load_and_round_trip(path: Path) -> None:
+    scenario = load_scenario(path)
+    assert scenario.name == path.stem
+    assert parse_scenario(__import__("yaml").safe_load(dump_scenario(scenario))) == scenario
+
+
+def test_prepare_workdir_refuses_a_non_empty_directory_that_is_not_a_run(tmp_path: Path) -> None:
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("keep me", encoding="utf-8")
+    with pytest.raises(WorkdirError, match="not a harness run directory"):
+        prepare_workdir(precious)
+    assert (precious / "notes.txt").read_text(encoding="utf-8") == "keep me"
+    a_file = tmp_path / "file"
+    a_file.write_text("x", encoding="utf-8")
+    with pytest.raises(WorkdirError, match="not a directory"):
+        prepare_workdir(a_file)
+
+
+def test_prepare_workdir_creates_and_empties_run_directories(tmp_path: Path) -> None:
+    root = prepare_workdir(tmp_path / "run")
+    assert (root / RUN_MARKER).exists()
+    (root / "sub").mkdir()
+    (root / "sub" / "old.txt").write_text("old", encoding="utf-8")
+    (root / "trace.jsonl").write_text("old", encoding="utf-8")
+    prepare_workdir(root)
+    assert sorted(p.name for p in root.iterdir()) == [RUN_MARKER]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert prepare_workdir(empty) == empty.resolve()

@@ -1,0 +1,339 @@
+"""Unit tests of the simulated SessionManager: lazy persistence, projection, branch, migration."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
+from pi_continuity_harness.simulator.session_manager import (
+    SessionFileError,
+    SessionManager,
+    dumps_entry,
+    load_entries,
+)
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def manager(tmp_path: Path, **kwargs: Any) -> SessionManager:
+    (tmp_path / "sessions").mkdir(exist_ok=True)
+    return SessionManager.create(
+        cwd=str(tmp_path / "project"),
+        session_dir=str(tmp_path / "sessions"),
+        clock=VirtualClock(_Clock()),
+        rng=SeededRandom(1),
+        **kwargs,
+    )
+
+
+def user(text: str, ts: int = 1) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": ts}
+
+
+def assistant(text: str, tokens: int = 10, ts: int = 2) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "provider": "fake",
+        "model": "m",
+        "usage": {"input": tokens, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": tokens},
+        "stopReason": "stop",
+        "timestamp": ts,
+    }
+
+
+def file_lines(sm: SessionManager) -> list[dict[str, Any]]:
+    path = sm.get_session_file()
+    assert path is not None
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
+
+
+def test_lazy_persistence_waits_for_a_user_or_assistant_message(tmp_path: Path) -> None:
+    sm = manager(tmp_path)
+    path = Path(sm.get_session_file() or "")
+    sm.append_model_change("fake", "m")
+    sm.append_custom_entry("probe", {"a": 1})
+    sm.append_custom_message_entry("note", "text", True)
+    sm.append_session_info("name")
+    assert not path.exists() and not sm.is_flushed()
+    sm.append_message({"role": "system", "content": "sys", "timestamp": 0})
+    assert not path.exists()
+    sm.append_message(user("hi"))
+    assert path.exists() and sm.is_flushed()
+    lines = file_lines(sm)
+    assert [e["type"] for e in lines] == [
+        "session",
+        "model_change",
+        "custom",
+        "custom_message",
+        "session_info",
+        "message",
+        "message",
+    ]
+    sm.append_message(assistant("ok"))
+    assert len(file_lines(sm)) == 8
+    assert path.read_text(encoding="utf-8").endswith(dumps_entry(sm.get_entries()[-1]) + "\n")
+
+
+def test_first_flush_is_exclusive_and_a_failed_write_rolls_back(tmp_path: Path) -> None:
+    writes: list[tuple[str, str]] = []
+
+    def failing(path: str, text: str, mode: str) -> None:
+        writes.append((mode, text))
+        raise OSError(5, "Input/output error")
+
+    sm = SessionManager.create(
+        cwd="/p",
+        session_dir=str(tmp_path),
+        clock=VirtualClock(_Clock()),
+        rng=SeededRandom(2),
+        write_line=failing,
+    )
+    sm.append_model_change("fake", "m")
+    leaf = sm.get_leaf_id()
+    with pytest.raises(OSError):
+        sm.append_message(user("hi"))
+    assert writes[0][0] == "x"
+    assert sm.get_leaf_id() == leaf and len(sm.get_entries()) == 1
+
+
+def test_ids_parent_links_and_entry_shape(tmp_path: Path) -> None:
+    sm = manager(tmp_path)
+    a = sm.append_message(user("a"))
+    b = sm.append_message(assistant("b"))
+    entries = sm.get_entries()
+    assert [e["parentId"] for e in entries] == [None, a]
+    assert sm.get_leaf_id() == b and sm.get_leaf_entry() == entries[-1]
+    assert all(len(e["id"]) == 8 and int(e["id"], 16) >= 0 for e in entries)
+    assert list(entries[0]) == ["type", "id", "parentId", "timestamp", "message"]
+    assert sm.get_header()["version"] == 3  # type: ignore[index]
+
+
+def test_entry_id_collision_is_redrawn() -> None:
+    rng = SeededRandom(3)
+    first = rng.entry_id(lambda c: False)
+    again = SeededRandom(3).entry_id(lambda c: c == first)
+    assert again != first and len(again) == 8
+    assert len(SeededRandom(3).entry_id(lambda c: True)) == 36  # falls back to a full UUID
+
+
+def test_compaction_entry_key_order_from_hook_and_missing_first_kept(tmp_path: Path) -> None:
+    sm = manager(tmp_path)
+    sm.append_message({"role": "system", "content": "sys", "timestamp": 0})
+    sm.append_message(user("a"))
+    sid = sm.append_compaction("S", None, 7, None, False)
+    entry = sm.get_entry(sid)
+    assert entry is not None
+    assert list(entry) == [
+        "type",
+        "id",
+        "parentId",
+        "timestamp",
+        "summary",
+        "firstKeptEntryId",
+        "tokensBefore",
+        "fromHook",
+        "systemMessage",
+    ]
+    assert entry["firstKeptEntryId"] == sid and entry["fromHook"] is False
+    assert entry["systemMessage"]["content"] == "sys"
+    other = sm.get_entry(sm.append_compaction("T", "deadbeef", 1, {"d": 1}, True, {"totalTokens": 3}))
+    assert other is not None
+    assert [other[k] for k in ("firstKeptEntryId", "details", "usage", "fromHook")] == [
+        "deadbeef",
+        {"d": 1},
+        {"totalTokens": 3},
+        True,
+    ]
+
+
+def test_projection_after_compaction_keeps_from_first_kept_and_drops_system_entries(tmp_path: Path) -> None:
+    sm = manager(tmp_path)
+    first = sm.append_model_change("fake", "m")
+    sm.append_message({"role": "system", "content": "sys", "timestamp": 0})
+    u1 = sm.append_message(user("one"))
+    sm.append_message(assistant("one"))
+    sm.append_custom_entry("meta")
+    u2 = sm.append_message(user("two"))
+    sm.append_compaction("SUM", u2, 5, None, False)
+    sm.append_message(user("three"))
+    roles = [m["role"] for m in sm.build_session_projection().messages]
+    assert roles == ["system", "compactionSummary", "user", "user"]
+    # Keeping from the first entry keeps the system *entry* out of the kept range.
+    sm.append_compaction("SUM2", first, 5, None, False)
+    projection = sm.build_session_projection()
+    assert [m["role"] for m in projection.messages] == [
+        "system",
+        "compactionSummary",
+        "user",
+        "assistant",
+        "user",
+        "user",
+    ]
+    assert projection.entries[0].source["summary"] == "SUM2"
+    # The older compaction inside the kept range contributes nothing.
+    older = [p for p in projection.entries if p.source.get("summary") == "SUM"]
+    assert older and older[0].messages == []
+    assert u1 in {p.source["id"] for p in projection.entries}
+
+
+def test_unknown_first_kept_entry_keeps_nothing(tmp_path: Path) -> None:
+    sm = manager(tmp_path)
+    sm.append_message(user("one"))
+    sm.append_compaction("SUM", "deadbeef", 5, None, True)
+    sm.append_message(user("two"))
+    assert [m["role"] for m in sm.build_session_projection().messages] == ["compactionSummary", "user"]
+
+
+def test_context_edits_omit_or_replace_and_are_validated(tmp_path: Path) -> None:
+    sm = manager(tmp_path)
+    u = sm.append_message(user("one"))
+    a = sm.append_message(assistant("reply"))
+    meta = sm.append_custom_entry("meta")
+    sm.append_context_edit(a, None)
+    assert [m["role"] for m in sm.build_session_projection().messages] == ["user"]
+    sm.append_context_edit(u, {"content": "rewritten"})
+    [message] = sm.build_session_projection().messages
+    assert message["content"] == "rewritten"
+    sm.append_context_edit(a, {"content": "back"})
+    assert sm.build_session_projection().messages[1]["content"] == [{"type": "text", "text": "back"}]
+    with pytest.raises(ValueError, match="not found"):
+        sm.append_context_edit("nothere", None)
+    with pytest.raises(ValueError, match="editable"):
+        sm.append_context_edit(meta, None)
+    assert sm.latest_invalidating_position() == len(sm.get_entries()) - 1
+
+
+def test_branch_moves_the_leaf_and_the_path(tmp_path: Path) -> None:
+    sm = manager(tmp_path)
+    a = sm.append_message(user("a"))
+    b = sm.append_message(assistant("b"))
+    sm.append_message(user("c"))
+    sm.branch(a)
+    d = sm.append_message(user("d"))
+    assert [e["id"] for e in sm.get_branch()] == [a, d]
+    assert [e["id"] for e in sm.get_branch(b)] == [a, b]
+    assert sm.branch_position(b) == -1
+    assert [m["content"][0]["text"] for m in sm.build_session_projection().messages] == ["a", "d"]
+    assert len(sm.get_entries()) == 4
+    with pytest.raises(ValueError):
+        sm.branch("missing")
+
+
+def test_projection_is_cached_until_the_next_append(tmp_path: Path) -> None:
+    sm = manager(tmp_path)
+    sm.append_message(user("a"))
+    first = sm.build_session_projection()
+    assert sm.build_session_projection() is first
+    sm.append_message(assistant("b"))
+    assert sm.build_session_projection() is not first
+
+
+def test_open_resumes_a_file_and_appends(tmp_path: Path) -> None:
+    sm = manager(tmp_path)
+    sm.append_message(user("a"))
+    sm.append_message(assistant("b"))
+    path = sm.get_session_file()
+    assert path is not None
+    again = SessionManager.open(
+        path, cwd="/p", session_dir=str(tmp_path), clock=VirtualClock(_Clock()), rng=SeededRandom(9)
+    )
+    assert again.get_session_id() == sm.get_session_id()
+    assert again.get_leaf_id() == sm.get_leaf_id()
+    again.append_message(user("c"))
+    assert len(file_lines(again)) == 4
+
+
+def test_open_skips_malformed_lines_and_refuses_non_sessions(tmp_path: Path) -> None:
+    sm = manager(tmp_path)
+    sm.append_message(user("a"))
+    path = Path(sm.get_session_file() or "")
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("{not json\n\n")
+    assert len(load_entries(str(path))) == 2
+    bogus = tmp_path / "bogus.jsonl"
+    bogus.write_text("garbage\n", encoding="utf-8")
+    with pytest.raises(SessionFileError):
+        SessionManager.open(
+            str(bogus), cwd="/p", session_dir=str(tmp_path), clock=VirtualClock(_Clock()), rng=SeededRandom(1)
+        )
+    missing = tmp_path / "new.jsonl"
+    fresh = SessionManager.open(
+        str(missing), cwd="/p", session_dir=str(tmp_path), clock=VirtualClock(_Clock()), rng=SeededRandom(1)
+    )
+    assert fresh.get_session_file() == str(missing) and not missing.exists()
+
+
+def test_v1_files_are_migrated_and_rewritten(tmp_path: Path) -> None:
+    path = tmp_path / "old.jsonl"
+    lines = [
+        {"type": "session", "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"},
+        {"type": "message", "timestamp": "2026-01-01T00:00:00.001Z", "message": user("a")},
+        {
+            "type": "message",
+            "timestamp": "2026-01-01T00:00:00.002Z",
+            "message": {"role": "hookMessage", "content": "x", "timestamp": 3},
+        },
+    ]
+    path.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
+    sm = SessionManager.open(
+        str(path), cwd="/p", session_dir=str(tmp_path), clock=VirtualClock(_Clock()), rng=SeededRandom(1)
+    )
+    rewritten = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert rewritten[0]["version"] == 3
+    assert [(e["id"], e["parentId"]) for e in rewritten[1:]] == [("00000001", None), ("00000002", "00000001")]
+    assert rewritten[2]["message"]["role"] == "custom"
+    assert sm.get_leaf_id() == "00000002"
+
+
+def test_session_name_and_in_memory_sessions(tmp_path: Path) -> None:
+    sm = manager(tmp_path, persist=False)
+    assert sm.get_session_file() is None
+    sm.append_session_info("  first\nline  ")
+    assert sm.get_session_name() == "first line"
+    sm.append_message(user("a"))
+    assert not list((tmp_path / "sessions").glob("*")) if (tmp_path / "sessions").exists() else True
+
+
+def test_incremental_projection_equals_a_rebuild(tmp_path: Path) -> None:
+    """The projection is extended entry by entry; it must always equal one built from scratch."""
+    rng = random.Random(7)
+    sm = manager(tmp_path, persist=False)
+    ids: list[str] = []
+    for step in range(400):
+        roll = rng.random()
+        if roll < 0.35:
+            ids.append(sm.append_message(user("u" * rng.randint(1, 50), step)))
+        elif roll < 0.7:
+            ids.append(sm.append_message(assistant("a" * rng.randint(1, 50), rng.randint(0, 100), step)))
+        elif roll < 0.8:
+            sm.append_custom_entry("meta", {"step": step})
+        elif roll < 0.86:
+            ids.append(sm.append_custom_message_entry("note", f"n{step}", True))
+        elif roll < 0.93 and ids:
+            target = rng.choice(ids)
+            if sm.branch_position(target) >= 0:
+                sm.append_context_edit(target, None if rng.random() < 0.5 else {"content": f"edit {step}"})
+        elif ids:
+            sm.append_compaction(f"S{step}", rng.choice(ids), step, None, False)
+        incremental = sm.build_session_projection()
+        saved = sm._projection_cache
+        sm._projection_cache = None
+        rebuilt = sm.build_session_projection()
+        sm._projection_cache = saved  # keep extending the incremental one
+        assert incremental.messages == rebuilt.messages, step
+        assert [(e.source["id"], e.messages) for e in incremental.entries] == [
+            (e.source["id"], e.messages) for e in rebuilt.entries
+        ], step
+        assert (incremental.thinking_level, incremental.model) == (rebuilt.thinking_level, rebuilt.model)

@@ -1,0 +1,213 @@
+"""Unit tests of settings: merge, trust, per-model overrides, validation messages, reload."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.simulator.extension_api import CONFIG_DIR_NAME, Model
+from pi_continuity_harness.simulator.settings import (
+    SettingsError,
+    SettingsManager,
+    deep_merge,
+    has_trust_requiring_resources,
+    resolve_project_trust,
+)
+
+MODEL = Model(provider="fake", id="m", context_window=20000, max_tokens=1000)
+
+
+def write(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(value if isinstance(value, str) else json.dumps(value), encoding="utf-8")
+
+
+def layout(tmp_path: Path, global_: Any = None, project: Any = None) -> tuple[Path, Path]:
+    agent, cwd = tmp_path / "agent", tmp_path / "project"
+    agent.mkdir(parents=True, exist_ok=True)
+    cwd.mkdir(parents=True, exist_ok=True)
+    if global_ is not None:
+        write(agent / "settings.json", global_)
+    if project is not None:
+        write(cwd / CONFIG_DIR_NAME / "settings.json", project)
+    return agent, cwd
+
+
+def test_deep_merge_project_wins_and_nested_objects_merge() -> None:
+    merged = deep_merge(
+        {"compaction": {"enabled": True, "reserveTokens": 1}, "theme": "dark", "list": [1]},
+        {"compaction": {"reserveTokens": 2}, "list": [2], "extra": None},
+    )
+    assert merged == {
+        "compaction": {"enabled": True, "reserveTokens": 2},
+        "theme": "dark",
+        "list": [2],
+        "extra": None,
+    }
+
+
+def test_defaults_and_merged_compaction_settings(tmp_path: Path) -> None:
+    agent, cwd = layout(
+        tmp_path, {"compaction": {"reserveTokens": 100}}, {"compaction": {"keepRecentTokens": 7}}
+    )
+    settings = SettingsManager.create(str(cwd), str(agent), project_trusted=True)
+    assert settings.get_compaction_settings(MODEL).to_json() == {
+        "enabled": True,
+        "reserveTokens": 100,
+        "keepRecentTokens": 7,
+    }
+    empty = SettingsManager.create(str(tmp_path / "none"), str(tmp_path / "none"), project_trusted=True)
+    assert empty.get_compaction_settings(None).to_json() == {
+        "enabled": True,
+        "reserveTokens": 16384,
+        "keepRecentTokens": 20000,
+    }
+    assert empty.get_retry_settings() == {
+        "enabled": True,
+        "maxRetries": 3,
+        "baseDelayMs": 2000,
+        "maxAgentDelayMs": 60000,
+    }
+
+
+def test_untrusted_project_settings_are_not_read(tmp_path: Path) -> None:
+    agent, cwd = layout(tmp_path, {}, {"compaction": {"reserveTokens": 1234}})
+    settings = SettingsManager.create(str(cwd), str(agent), project_trusted=False)
+    assert settings.get_settings() == {}
+    assert settings.is_project_trusted() is False
+
+
+def test_model_overrides_take_precedence_per_model(tmp_path: Path) -> None:
+    overrides = {
+        "compaction": {"reserveTokens": 4000, "modelOverrides": {"fake/m": {"reserveTokens": 10000}}}
+    }
+    agent, cwd = layout(tmp_path, overrides)
+    settings = SettingsManager.create(str(cwd), str(agent), project_trusted=True)
+    assert settings.get_compaction_settings(MODEL).reserve_tokens == 10000
+    other = Model(provider="fake", id="other", context_window=1, max_tokens=1)
+    assert settings.get_compaction_settings(other).reserve_tokens == 4000
+
+
+@pytest.mark.parametrize(
+    ("compaction", "message"),
+    [
+        (
+            {"reserveTokens": -5},
+            "Invalid compaction.reserveTokens setting: -5. Expected a non-negative safe integer.",
+        ),
+        (
+            {"keepRecentTokens": 1.5},
+            "Invalid compaction.keepRecentTokens setting: 1.5. Expected a non-negative safe integer.",
+        ),
+        (
+            {"reserveTokens": True},
+            "Invalid compaction.reserveTokens setting: true. Expected a non-negative safe integer.",
+        ),
+        (
+            {"reserveTokens": "10"},
+            "Invalid compaction.reserveTokens setting: 10. Expected a non-negative safe integer.",
+        ),
+        (
+            {"modelOverrides": {"fake/m": 3}},
+            'Invalid compaction.modelOverrides["fake/m"] setting: 3. Expected an object.',
+        ),
+        (
+            {"modelOverrides": {"fake/m": {"reserveTokens": -1}}},
+            'Invalid compaction.modelOverrides["fake/m"].reserveTokens setting: -1. '
+            "Expected a non-negative safe integer.",
+        ),
+    ],
+)
+def test_invalid_values_raise_when_read_with_pis_message(
+    tmp_path: Path, compaction: Any, message: str
+) -> None:
+    agent, cwd = layout(tmp_path, {"compaction": compaction})
+    settings = SettingsManager.create(str(cwd), str(agent), project_trusted=True)  # loading never fails
+    with pytest.raises(SettingsError) as raised:
+        settings.get_compaction_settings(MODEL)
+    assert str(raised.value) == message
+
+
+def test_integral_floats_are_accepted() -> None:
+    settings = SettingsManager(
+        cwd="/x",
+        agent_dir="/x",
+        project_trusted=True,
+        global_settings={"compaction": {"reserveTokens": 10.0}},
+    )
+    assert settings.get_compaction_settings(MODEL).reserve_tokens == 10
+
+
+def test_not_hot_reloaded_until_reload(tmp_path: Path) -> None:
+    agent, cwd = layout(tmp_path, {"compaction": {"reserveTokens": 4000}})
+    settings = SettingsManager.create(str(cwd), str(agent), project_trusted=True)
+    write(agent / "settings.json", {"compaction": {"reserveTokens": 10000}})
+    assert settings.get_compaction_settings(MODEL).reserve_tokens == 4000
+    settings.reload()
+    assert settings.get_compaction_settings(MODEL).reserve_tokens == 10000
+
+
+def test_malformed_files_count_as_empty_and_are_reported(tmp_path: Path) -> None:
+    agent, cwd = layout(tmp_path, "{not json", ["a list"])
+    settings = SettingsManager.create(str(cwd), str(agent), project_trusted=True)
+    assert settings.get_settings() == {}
+    assert len(settings.errors) == 2 and settings.errors[1].endswith("not a JSON object")
+
+
+def test_get_settings_returns_a_copy(tmp_path: Path) -> None:
+    agent, cwd = layout(tmp_path, {"compaction": {"reserveTokens": 1}})
+    settings = SettingsManager.create(str(cwd), str(agent), project_trusted=True)
+    settings.get_settings()["compaction"]["reserveTokens"] = 99
+    assert settings.get_compaction_settings(MODEL).reserve_tokens == 1
+
+
+@pytest.mark.parametrize(
+    "resource",
+    [
+        "settings.json",
+        "mcp.json",
+        "extensions",
+        "skills",
+        "prompts",
+        "themes",
+        "SYSTEM.md",
+        "APPEND_SYSTEM.md",
+    ],
+)
+def test_trust_requiring_resources(tmp_path: Path, resource: str) -> None:
+    assert has_trust_requiring_resources(str(tmp_path)) is False
+    (tmp_path / CONFIG_DIR_NAME).mkdir()
+    assert has_trust_requiring_resources(str(tmp_path)) is False  # the directory alone is not a resource
+    (tmp_path / CONFIG_DIR_NAME / resource).mkdir()
+    assert has_trust_requiring_resources(str(tmp_path)) is True
+
+
+@pytest.mark.parametrize(
+    ("default", "approve", "stored", "resources", "trusted"),
+    [
+        (None, None, None, False, True),
+        (None, None, None, True, False),
+        ("ask", None, None, True, False),
+        ("never", None, None, True, False),
+        ("always", None, None, True, True),
+        (None, True, None, True, True),
+        ("always", False, None, False, False),
+        (None, None, True, True, True),
+        ("always", None, False, True, False),
+        (None, None, False, False, False),
+    ],
+)
+def test_trust_resolution(
+    tmp_path: Path, default: Any, approve: Any, stored: Any, resources: bool, trusted: bool
+) -> None:
+    agent, cwd = layout(
+        tmp_path, {"defaultProjectTrust": default} if default else {}, {} if resources else None
+    )
+    if stored is not None:
+        write(agent / "trust.json", {str(cwd): {"decision": stored}})
+    decision = resolve_project_trust(str(cwd), str(agent), approve=approve)
+    assert decision.trusted is trusted
+    assert decision.reason
