@@ -122,7 +122,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             capability = mark.name.removeprefix("needs-")
             if mark.name.startswith("needs-") and capability not in capabilities:
                 meaning = CAPABILITIES.get(capability, "unknown capability")
-                item.add_marker(pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {target} lacks it"))
+                item.add_marker(
+                    pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {target} lacks it")
+                )
                 break
 
 
