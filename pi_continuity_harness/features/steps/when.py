@@ -178,3 +178,14 @@ def _switch_model(world: World, model_id: str) -> None:
 def _abort(world: World) -> None:
     _begin(world)
     world.perform(AbortOp())
+
+
+@when(parsers.re(r'native compaction happens for reason "(?P<reason>threshold|overflow|manual)"'))
+def _compaction_for_reason(world: World, reason: str) -> None:
+    """One compaction of each native kind: the threshold, a provider overflow, or /compact."""
+    if reason == "threshold":
+        _reach_threshold(world, None)
+    elif reason == "overflow":
+        _overflow(world)
+    else:
+        _manual_compact(world, None)

@@ -23,3 +23,18 @@ Feature: compaction-summary-is-disk-brief
     And native compaction reaches its threshold again
     Then the two compaction summaries differ
     And each session_compact event was given the entry with its own summary
+
+  Scenario Outline: the summary is the disk Brief for every compaction reason
+    Given the user has worked through 3 turns
+    When native compaction happens for reason "<reason>"
+    Then Pi invoked session_before_compact with reason "<reason>"
+    And its summary is a valid schema-v2 Brief for this session with handoffReason "<handoff_reason>"
+    And its details carry the continuityEventId and artifactPath of that Brief and the SHA-256 of the summary
+    And it keeps the firstKeptEntryId and tokensBefore that Pi prepared
+    And the archived Brief on disk is the summary with only its status and updatedAt changed
+
+    Examples:
+      | reason    | handoff_reason    |
+      | threshold | threshold         |
+      | overflow  | overflow          |
+      | manual    | manual-compaction |
