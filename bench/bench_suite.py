@@ -51,7 +51,9 @@ def main() -> int:
         )
     if "sim" in per_target and "pi" in per_target:
         common = sorted(set(per_target["sim"]) & set(per_target["pi"]))
-        ratios = [per_target["pi"][name] / per_target["sim"][name] for name in common if per_target["sim"][name] > 0]
+        ratios = [
+            per_target["pi"][name] / per_target["sim"][name] for name in common if per_target["sim"][name] > 0
+        ]
         print(
             f"real/simulated per-scenario time ratio over {len(ratios)} scenarios: median "
             f"{statistics.median(ratios):.0f}x, min {min(ratios):.0f}x, max {max(ratios):.0f}x"
