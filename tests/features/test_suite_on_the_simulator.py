@@ -61,4 +61,14 @@ def test_a_regenerated_summary_fails_exactly_the_assertions_that_depend_on_disk_
         "persistent-brief-does-not-imply-new-compaction",  # no commit announcement
         "single-flight",  # the unarchived Brief stays pending beside the next checkpoint
         "archive-retention",  # nothing is ever archived
+        # Real-world failure features whose proof needs the verified commit (archive or continuation):
+        "claude-code-13572-hook-fires-on-manual-compact",
+        "codex-46337-hook-output-becomes-the-summary",
+        "earendil-pi-6879-mid-run-threshold-check",
+        "lossless-claude-lcm-228-a-throwing-hook-does-not-discard-the-brief",
+        "pi-continue-26-user-input-races-the-continuation",
+        "pi-continue-33-work-resumes-after-compaction-without-user-input",
+        "pi-continue-34-stale-entry-for-identical-summary",
+        "pi-continue-pr14-every-native-compaction-is-adopted",
+        "psc-0.1.3-threshold-fires-again-after-compaction",
     }

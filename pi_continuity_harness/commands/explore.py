@@ -1,0 +1,282 @@
+"""``pi-continuity-harness explore``: seeded random walks over the host with the spec's invariants.
+
+Each seed expands into swarm options (printed, VOPR style) and a concrete scenario, which runs
+operation by operation on the simulated host with every invariant checked after every effect
+and operation; then the faults heal and the next threshold compaction must commit (liveness).
+A failing seed is minimised and written under ``--out`` as a scenario YAML, its trace and a
+``.feature`` regression; the line printed for it shows the exact ``replay`` command.
+
+Seeds run in parallel with ``--jobs`` (a process pool). ``--check-determinism`` runs every seed
+twice and fails on the first difference of the trace bytes. Exit status 0 only when every seed
+passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from ..explore.engine import SeedReport, explore_seed
+from ..explore.invariants import describe_invariants
+from ..explore.runner import scratch_root
+from ..simulator.simulation import ImplementationError, resolve_implementation
+from . import UsageError
+
+__all__ = ["register", "summarise"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "explore",
+        help="explore seeded random scenarios with the spec's invariants (and minimise failures)",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--seeds", type=int, default=20, help="how many seeds (default 20)")
+    parser.add_argument("--steps", type=int, default=40, help="fault-phase operations per seed (default 40)")
+    parser.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1: in this process)")
+    parser.add_argument(
+        "--extension", default="reference", help="implementation under test (default reference)"
+    )
+    parser.add_argument("--json", type=Path, dest="json_path", help="write every seed's report as JSON here")
+    parser.add_argument("--out", type=Path, default=Path("explore-out"), help="where failures are written")
+    parser.add_argument(
+        "--check-determinism", action="store_true", help="run every seed twice; fail on any trace difference"
+    )
+    parser.add_argument("--no-minimise", action="store_true", help="write failures as found, unminimised")
+    parser.add_argument(
+        "--max-failures", type=int, default=0, help="stop after this many failing seeds (default 0: never)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="print failures and the summary only")
+    parser.add_argument("--list-invariants", action="store_true", help="print the invariants and exit")
+    parser.set_defaults(func=main)
+
+
+def _validate(args: argparse.Namespace) -> None:
+    for option in ("seeds", "steps", "jobs"):
+        if getattr(args, option) < 1:
+            raise UsageError(f"--{option} must be at least 1 (got {getattr(args, option)})")
+    if args.seed_start < 0:
+        raise UsageError(f"--seed-start must not be negative (got {args.seed_start})")
+    if args.max_failures < 0:
+        raise UsageError(f"--max-failures must not be negative (got {args.max_failures})")
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out}: exists and is not a directory")
+    if args.json_path is not None and args.json_path.is_dir():
+        raise UsageError(f"--json {args.json_path}: is a directory")
+    try:
+        resolve_implementation(args.extension)
+    except ImplementationError as error:
+        raise UsageError(str(error)) from None
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.list_invariants:
+        for name, doc in describe_invariants():
+            print(f"{name}\n    {doc}")
+        return 0
+    _validate(args)
+    seeds = list(range(args.seed_start, args.seed_start + args.seeds))
+    work_root = tempfile.mkdtemp(prefix="pch-explore-", dir=scratch_root())
+    out_dir = str(args.out.resolve())
+    print(
+        f"pi-continuity-harness explore: {args.extension}, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}), "
+        f"{args.steps} steps each, {args.jobs} job(s)"
+        + (", checking determinism" if args.check_determinism else ""),
+        flush=True,
+    )
+    started = time.perf_counter()
+    reports: list[SeedReport] = []
+    failures = 0
+    try:
+        for report in _run(seeds, args, out_dir, work_root):
+            reports.append(report)
+            failures += 0 if report.ok else 1
+            _print_report(report, len(reports), len(seeds), quiet=args.quiet)
+            if args.max_failures and failures >= args.max_failures:
+                break
+    finally:
+        wall = time.perf_counter() - started
+        keep = any(not r.ok for r in reports)
+        if not keep:
+            shutil.rmtree(work_root, ignore_errors=True)
+    summary = summarise(reports, wall)
+    _print_summary(summary, work_root if keep else None)
+    if args.json_path is not None:
+        args.json_path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "implementation": args.extension,
+            "steps": args.steps,
+            "summary": summary,
+            "seeds": [r.to_json() for r in reports],
+        }
+        args.json_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        print(f"results written to {args.json_path}")
+    return 0 if failures == 0 else 1
+
+
+def _task(seed: int, args: argparse.Namespace, out_dir: str, work_root: str) -> dict[str, Any]:
+    return {
+        "seed": seed,
+        "steps": args.steps,
+        "extension": args.extension,
+        "out_dir": out_dir,
+        "work_root": work_root,
+        "check_determinism": args.check_determinism,
+        "minimise_failures": not args.no_minimise,
+    }
+
+
+def _worker(task: dict[str, Any]) -> SeedReport:
+    seed = int(task.pop("seed"))
+    steps = int(task.pop("steps"))
+    extension = str(task.pop("extension"))
+    return explore_seed(seed, steps, extension, **task)
+
+
+def _run(seeds: list[int], args: argparse.Namespace, out_dir: str, work_root: str) -> Iterator[SeedReport]:
+    if args.jobs == 1:
+        for seed in seeds:
+            yield _worker(_task(seed, args, out_dir, work_root))
+        return
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        pending: dict[Future[SeedReport], int] = {}
+        queue = list(seeds)
+        try:
+            while queue or pending:
+                while queue and len(pending) < args.jobs * 2:
+                    seed = queue.pop(0)
+                    pending[pool.submit(_worker, _task(seed, args, out_dir, work_root))] = seed
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=lambda f: pending[f]):
+                    pending.pop(future)
+                    yield future.result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def _print_report(report: SeedReport, index: int, total: int, *, quiet: bool) -> None:
+    head = f"[{index:>4}/{total}] seed {report.seed:<6}"
+    if report.ok:
+        if not quiet:
+            print(
+                f"{head} ok     {report.operations:>4} ops {report.seconds:6.2f}s liveness {report.liveness}"
+                f"; {_cost(report.cost)}  | {report.options.split(': ', 1)[-1]}",
+                flush=True,
+            )
+        return
+    print(f"{head} FAILED {report.operations:>4} ops {report.seconds:6.2f}s; {_cost(report.cost)}", flush=True)
+    print(f"         options: {report.options}")
+    if report.violation:
+        v = report.violation
+        where = f" (operation {v.get('operation')})" if v.get("operation") is not None else ""
+        print(f"         {v['invariant']}{where}: {v['message']}")
+    for error in report.harness_errors[:3]:
+        print(f"         harness error: {error}")
+    if report.determinism not in (None, "identical"):
+        print(f"         NOT DETERMINISTIC: {report.determinism}")
+    minimised = report.minimised
+    if minimised:
+        print(
+            f"         minimised {minimised['operationsBefore']} -> {minimised['operationsAfter']} operations in "
+            f"{minimised.get('runs', 0)} runs ({minimised.get('seconds', 0)} s): {minimised['yaml']}"
+        )
+        print(f"         feature: {minimised['feature']}")
+        print(f"         replay:  {minimised['replay']}")
+    sys.stdout.flush()
+
+
+def _cost(cost: dict[str, Any]) -> str:
+    """One seed's persistent-fault cost: per failing check point, synthesis attempts /
+    failure notifications / failed postmortems."""
+    failing = int(cost.get("failing", 0))
+    if not failing:
+        return "no failing check point"
+    parts = [
+        str(cost.get(key, {}).get("perFailingCheckPoint", 0))
+        for key in ("synthesisAttempts", "failureNotifications", "failedPostmortems")
+    ]
+    return f"{failing} failing check point(s), each {'/'.join(parts)} (synthesis/notices/postmortems)"
+
+
+def summarise(reports: list[SeedReport], wall: float) -> dict[str, Any]:
+    """Throughput, failures and what persistent faults cost, over all seeds."""
+    operations = sum(r.operations for r in reports)
+    run_seconds = sum(r.seconds for r in reports)
+    failing_points = sum(int(r.cost.get("failing", 0)) for r in reports)
+    attempts = sum(int(r.cost.get("synthesisAttempts", {}).get("total", 0)) for r in reports)
+    notes = sum(int(r.cost.get("failureNotifications", {}).get("total", 0)) for r in reports)
+    postmortems = sum(int(r.cost.get("failedPostmortems", {}).get("total", 0)) for r in reports)
+    invariants: dict[str, int] = {}
+    for report in reports:
+        if report.violation:
+            name = str(report.violation["invariant"])
+            invariants[name] = invariants.get(name, 0) + 1
+    return {
+        "seeds": len(reports),
+        "failingSeeds": [r.seed for r in reports if not r.ok],
+        "violations": invariants,
+        "operations": operations,
+        "wallSeconds": round(wall, 3),
+        "runSeconds": round(run_seconds, 3),
+        "operationsPerSecond": round(operations / wall, 1) if wall else 0.0,
+        "seedsPerSecond": round(len(reports) / wall, 2) if wall else 0.0,
+        "liveness": _count(r.liveness.split(" (")[0] for r in reports),
+        "faultCost": {
+            "failingCheckPoints": failing_points,
+            "synthesisAttemptsPerFailingCheckPoint": round(attempts / failing_points, 2)
+            if failing_points
+            else 0.0,
+            "failureNotificationsPerFailingCheckPoint": round(notes / failing_points, 2)
+            if failing_points
+            else 0.0,
+            "failedPostmortemsPerFailingCheckPoint": round(postmortems / failing_points, 2)
+            if failing_points
+            else 0.0,
+            "maxSynthesisAttemptsInOneCheckPoint": max(
+                (int(r.cost.get("synthesisAttempts", {}).get("max", 0)) for r in reports), default=0
+            ),
+        },
+        "cpus": os.cpu_count(),
+    }
+
+
+def _count(values: Iterator[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for value in values:
+        out[value] = out.get(value, 0) + 1
+    return out
+
+
+def _print_summary(summary: dict[str, Any], kept: str | None) -> None:
+    cost = summary["faultCost"]
+    print(
+        f"explored {summary['seeds']} seeds, {summary['operations']} operations in {summary['wallSeconds']} s: "
+        f"{summary['operationsPerSecond']} operations/s, {summary['seedsPerSecond']} seeds/s"
+    )
+    print(f"liveness: {', '.join(f'{k} {v}' for k, v in summary['liveness'].items())}")
+    print(
+        f"persistent-fault cost: {cost['failingCheckPoints']} failing check points; per failing check point "
+        f"{cost['synthesisAttemptsPerFailingCheckPoint']} synthesis attempts (max "
+        f"{cost['maxSynthesisAttemptsInOneCheckPoint']}), {cost['failureNotificationsPerFailingCheckPoint']} failure "
+        f"notifications, {cost['failedPostmortemsPerFailingCheckPoint']} failed postmortems"
+    )
+    failing = summary["failingSeeds"]
+    if failing:
+        print(f"FAILED: {len(failing)} seed(s): {', '.join(str(s) for s in failing)}")
+        print(f"violations: {', '.join(f'{k} ×{v}' for k, v in summary['violations'].items())}")
+        if kept:
+            print(f"failing runs kept in {kept}")
+    else:
+        print("all seeds passed")

@@ -1,0 +1,178 @@
+"""``pi-continuity-harness mutants``: prove the suite and the explorer by killing mutants.
+
+Runs the conformance suite (simulator) and the explorer against every mutant of the reference
+in :mod:`pi_continuity_harness.mutants.catalogue`, each in its own processes, plus the
+reference as a control, and prints the kill matrix: mutant × named assertion, and an
+``explore`` column. ``mutants list`` prints the catalogue. Exit status 0 only when every
+mutant is killed by the features *and* by exploration, and the control survives both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ..mutants.catalogue import MUTANTS
+from ..mutants.matrix import MutantOutcome, run_matrix
+from . import UsageError
+
+__all__ = ["register", "render_matrix"]
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "mutants",
+        help="run the suite and the explorer against every mutant and print the kill matrix",
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "action", nargs="?", choices=("run", "list"), default="run", help="run (default) or list"
+    )
+    parser.add_argument("--json", type=Path, dest="json_path", help="write the kill matrix as JSON here")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants run at the same time (default 2)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
+    parser.add_argument(
+        "--explore-seeds", type=int, default=60, help="explorer seeds per mutant (default 60; 0: skip)"
+    )
+    parser.add_argument("--explore-steps", type=int, default=40, help="explorer steps per seed (default 40)")
+    parser.add_argument("--no-control", action="store_true", help="do not run the reference as a control")
+    parser.set_defaults(func=main)
+
+
+def _console() -> Console:
+    probe = Console()
+    return Console(highlight=False, width=None if probe.is_terminal else 160)
+
+
+def main(args: argparse.Namespace) -> int:
+    console = _console()
+    if args.action == "list":
+        table = Table(title=f"{len(MUTANTS)} mutants of the reference", show_lines=False)
+        table.add_column("mutant", no_wrap=True)
+        table.add_column("rule it breaks")
+        table.add_column("how")
+        for mutant in MUTANTS.values():
+            table.add_row(mutant.name + (" (canary)" if mutant.canary else ""), mutant.rule, mutant.how)
+        console.print(table)
+        return 0
+    names = list(MUTANTS)
+    if args.only:
+        unknown = [n for n in args.only if n not in MUTANTS]
+        if unknown:
+            raise UsageError(f"--only: unknown mutant(s) {', '.join(unknown)} (see 'mutants list')")
+        names = [n for n in names if n in args.only]
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1 (got {args.jobs})")
+    if args.explore_seeds < 0 or args.explore_steps < 1:
+        raise UsageError("--explore-seeds must not be negative and --explore-steps must be at least 1")
+
+    def progress(outcome: MutantOutcome) -> None:
+        verdict = "ok" if outcome.ok else "[bold red]NOT OK[/]"
+        explored = outcome.exploration
+        console.print(
+            f"{outcome.name:<40} {verdict:<6} features: {len(outcome.killed_by):>3} scenario(s)"
+            f" / {len(outcome.killed_by_assertions)} assertion(s); explore: "
+            + (f"{explored['invariant']} (seed {explored['seed']})" if explored else "survived")
+            + (f"  suite error: {outcome.suite_error}" if outcome.suite_error else "")
+            + (f"  explore error: {outcome.exploration_error}" if outcome.exploration_error else "")
+            + f"  ({outcome.seconds:.1f}s)"
+        )
+
+    outcomes = run_matrix(
+        names,
+        jobs=args.jobs,
+        explore_seeds=args.explore_seeds,
+        explore_steps=args.explore_steps,
+        control=not args.no_control,
+        on_outcome=progress,
+    )
+    for renderable in render_matrix(outcomes):
+        console.print(renderable)
+    mutants = [o for o in outcomes if not o.control]
+    survivors = [o.name for o in mutants if not o.killed]
+    explore_survivors = [o.name for o in mutants if not o.killed_by_exploration] if args.explore_seeds else []
+    control = next((o for o in outcomes if o.control), None)
+    if args.json_path is not None:
+        args.json_path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "mutants": [o.to_json() for o in mutants],
+            "control": control.to_json() if control else None,
+            "exploreSeeds": args.explore_seeds,
+            "exploreSteps": args.explore_steps,
+        }
+        args.json_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        console.print(f"kill matrix written to {args.json_path}")
+    killed = len(mutants) - len(survivors)
+    console.print(
+        f"{killed}/{len(mutants)} mutants killed by the features; "
+        + (
+            f"{len(mutants) - len(explore_survivors)}/{len(mutants)} by exploration ({args.explore_seeds} seeds)"
+            if args.explore_seeds
+            else "exploration skipped"
+        )
+    )
+    problems = []
+    if survivors:
+        problems.append(f"survived the features: {', '.join(survivors)}")
+    if explore_survivors:
+        problems.append(f"survived exploration: {', '.join(explore_survivors)}")
+    if control is not None and not control.ok:
+        problems.append(
+            "the reference (control) did not pass: "
+            + ", ".join(control.killed_by[:5] or [str(control.exploration or control.suite_error)])
+        )
+    errors = [o.name for o in outcomes if o.suite_error or o.exploration_error]
+    if errors:
+        problems.append(f"could not run: {', '.join(errors)}")
+    if not args.explore_seeds:
+        problems.append("exploration was skipped (--explore-seeds 0): the explore column proves nothing")
+    for problem in problems:
+        console.print(f"[bold red]{problem}[/]")
+    return 1 if problems else 0
+
+
+def render_matrix(outcomes: list[MutantOutcome]) -> list[Any]:
+    """The kill matrix (mutant × named assertion, plus explore) and the assertion legend.
+
+    One character per assertion (``●`` killed by a scenario of it, ``·`` not), numbered by
+    two header lines of digits, so the whole matrix fits a terminal and a CI log.
+    """
+    assertions: list[str] = []
+    for outcome in outcomes:
+        for name in outcome.killed_by_assertions:
+            if name not in assertions:
+                assertions.append(name)
+    assertions.sort()
+    labels = {
+        o.name: o.name + (" (control)" if o.control else "") + (" (canary)" if o.canary else "")
+        for o in outcomes
+    }
+    width = max([len(label) for label in labels.values()] + [len("mutant")])
+    numbers = [f"{index:>2}" for index in range(1, len(assertions) + 1)]
+    lines = [
+        "Kill matrix: ● = a scenario of that assertion failed against the mutant (legend below)",
+        " " * width + "  " + "".join(n[0] for n in numbers),
+        "mutant".ljust(width) + "  " + "".join(n[1] for n in numbers) + "  explore",
+    ]
+    for outcome in outcomes:
+        cells = "".join("●" if name in outcome.killed_by_assertions else "·" for name in assertions)
+        explored = outcome.exploration
+        explore = (
+            f"● {explored['invariant']} (seed {explored['seed']})"
+            if explored
+            else ("error" if outcome.exploration_error else "·")
+        )
+        lines.append(f"{labels[outcome.name].ljust(width)}  {cells}  {explore}")
+    legend = Table(title="Assertions", show_header=False, show_lines=False)
+    legend.add_column("#", justify="right")
+    legend.add_column("assertion")
+    for index, name in enumerate(assertions, start=1):
+        legend.add_row(str(index), name)
+    return [Text("\n".join(lines)), legend]

@@ -1,0 +1,594 @@
+"""Seeds expand into concrete cases: swarm options first, then a scenario as plain data.
+
+``random.Random(seed)`` draws, in a fixed order, the seed's *swarm options* (VOPR style:
+which operations this seed favours, how often synthesis fails, how many filesystem and
+crash faults, whether a competing extension or an untrusted project is in play), then the
+machine (models, settings, extension config, planted artifacts), then ``steps`` operations of
+the fault phase with the model replies they script, then the fault plan. The same seed and
+steps always expand to the same :class:`ExploreCase`; nothing here runs anything.
+
+Faults are data whose simplest value is "no fault": a synthesis reply is ``valid`` unless a
+fault was drawn, and every filesystem fault, crash or tamper rule is an entry that shrinking
+can delete. After the fault phase the case has a fixed *liveness phase*: valid settings are
+restored, Pi restarts on the main model, and two long turns cross the threshold, so the next
+threshold compaction must commit a valid Brief.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..simulator.faults import CrashRule, FaultPlan, FsFault, TamperRule
+from ..simulator.model_script import HttpError, ModelScript, Reply, ScriptedToolCall, SynthesisReply, Usage
+from ..simulator.operations import (
+    CommandOp,
+    CompactOp,
+    CrashOp,
+    DialogAnswer,
+    EditFileOp,
+    PromptOp,
+    ReloadOp,
+    RestartOp,
+    SetModelOp,
+)
+from ..simulator.scenario import Scenario
+
+__all__ = [
+    "ACTIONS",
+    "SYNTHESIS_FAULTS",
+    "ExploreCase",
+    "SwarmOptions",
+    "case_json",
+    "filler_reply",
+    "generate_case",
+    "planted_markers",
+    "settings_answers",
+]
+
+MAIN, SMALL, LARGE = "fake/main", "fake/small", "fake/large"
+KEEP_RECENT = 2_000
+FOREIGN_SESSION = "0190aaaa-bbbb-7ccc-8ddd-eeeeffff0000"
+
+#: Operations of the fault phase, each a way the host can be driven.
+ACTIONS: tuple[str, ...] = (
+    "turn_below",
+    "turn_at",
+    "turn_above",
+    "tool_turn",
+    "big_turn",
+    "overflow_error",
+    "overflow_twice",
+    "length_stop",
+    "silent_overflow",
+    "compact",
+    "checkpoint",
+    "status",
+    "settings",
+    "reload",
+    "restart",
+    "crash",
+    "set_model",
+)
+
+#: Faulty synthesis replies (the simplest value, ``valid``, is "no fault").
+SYNTHESIS_FAULTS: tuple[str, ...] = (
+    "error",
+    "empty",
+    "missing_heading",
+    "reasoning_only",
+    "length",
+    "abort",
+    "unquoted_directive",
+    "raw",
+    "checkpoint_during",
+)
+
+_HEADINGS = ("## Next Actions", "## Task", "## Recovery Instructions", "### Blocked", "## Current State")
+
+
+def settings_answers(trigger: str, keep: str, confirm: bool) -> list[DialogAnswer]:
+    """How the suite drives any ``/continuity settings`` menu (the same answers as the step
+    ``the user sets up native compaction at ...``; see ``features/steps/when.py``)."""
+    return [
+        DialogAnswer(select="/compaction/", when=r"compaction"),
+        DialogAnswer(input=trigger, when=r"trigger"),
+        DialogAnswer(input=keep, when=r"keep"),
+        DialogAnswer(confirm=confirm, when=r"."),
+    ]
+
+
+def _filler(label: str, chars: int) -> str:
+    word = " work"
+    return (label + word * (chars // len(word) + 1))[:chars]
+
+
+def filler_reply(n: int, tokens: int) -> Reply:
+    """An ordinary reply, below any threshold (pads the agent script so it never runs out; a
+    filler above the small model's threshold would chain compaction and continuation forever)."""
+    return Reply(text=_filler(f"ordinary reply {n}:", 300), context_tokens=tokens)
+
+
+@dataclass(frozen=True)
+class SwarmOptions:
+    """What one seed explores (printed at the start of the seed's run, VOPR style)."""
+
+    seed: int
+    steps: int
+    window: int
+    reserve: int
+    max_tokens: int
+    reasoning: bool
+    thinking_level: str
+    synthesis_effort: str
+    synthesis_model: str
+    small_window: int
+    large_window: int
+    trust: str
+    competitor: str | None
+    weights: dict[str, int] = field(default_factory=dict)
+    synthesis_fault_rate: float = 0.0
+    fs_faults: int = 0
+    crash_rules: int = 0
+    tamper: bool = False
+    planted: bool = False
+
+    @property
+    def threshold(self) -> int:
+        return self.window - self.reserve
+
+    def describe(self) -> str:
+        favoured = ",".join(f"{name}×{w}" for name, w in self.weights.items() if w) or "-"
+        return (
+            f"seed {self.seed}: window {self.window} reserve {self.reserve} max_tokens {self.max_tokens}"
+            f" reasoning {'on/' + self.thinking_level if self.reasoning else 'off'} effort {self.synthesis_effort}"
+            f" synthesis {self.synthesis_model} small {self.small_window} large {self.large_window}"
+            f" trust {self.trust} competitor {self.competitor or '-'} synthesis-faults"
+            f" {self.synthesis_fault_rate:.2f} fs-faults {self.fs_faults} crash-rules {self.crash_rules}"
+            f" tamper {'yes' if self.tamper else 'no'} planted {'yes' if self.planted else 'no'}"
+            f" | {favoured}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "steps": self.steps,
+            "window": self.window,
+            "reserve": self.reserve,
+            "maxTokens": self.max_tokens,
+            "reasoning": self.reasoning,
+            "thinkingLevel": self.thinking_level,
+            "synthesisEffort": self.synthesis_effort,
+            "synthesisModel": self.synthesis_model,
+            "smallWindow": self.small_window,
+            "largeWindow": self.large_window,
+            "trust": self.trust,
+            "competitor": self.competitor,
+            "weights": dict(self.weights),
+            "synthesisFaultRate": self.synthesis_fault_rate,
+            "fsFaults": self.fs_faults,
+            "crashRules": self.crash_rules,
+            "tamper": self.tamper,
+            "planted": self.planted,
+        }
+
+
+@dataclass(frozen=True)
+class ExploreCase:
+    """One seed's concrete run: machine, fault phase, faults, liveness phase (plain data)."""
+
+    seed: int
+    options: SwarmOptions
+    base: dict[str, Any]
+    operations: tuple[Any, ...]
+    agent: tuple[Reply, ...]
+    synthesis: tuple[SynthesisReply, ...]
+    fs: tuple[FsFault, ...] = ()
+    crash: tuple[CrashRule, ...] = ()
+    tamper: tuple[TamperRule, ...] = ()
+    liveness: tuple[Any, ...] = ()
+    liveness_agent: tuple[Reply, ...] = ()
+    markers: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"explore-seed-{self.seed}"
+
+    @property
+    def liveness_applies(self) -> bool:
+        """Liveness can only be demanded where a valid Brief can be committed at all: a trusted
+        project, and no competitor that takes every compaction away (cancel, empty, own)."""
+        return self.base.get("trust") != "never" and self.options.competitor in (None, "throw")
+
+    @property
+    def padding(self) -> int:
+        """Ordinary replies appended to the agent script so the fault phase never runs out."""
+        return 6 * len(self.operations) + 24
+
+    def plan(self) -> FaultPlan:
+        return FaultPlan(fs=self.fs, crash=self.crash, tamper=self.tamper)
+
+    def scenario(self, *, operations: tuple[Any, ...] | None = None) -> Scenario:
+        """The scenario the run starts from: the fault-phase script plus padding, every fault."""
+        fillers = tuple(filler_reply(n, 1_000) for n in range(self.padding))
+        data = {
+            **self.base,
+            "name": self.name,
+            "seed": self.seed,
+            "model": ModelScript(agent=self.agent + fillers, extension=self.synthesis),
+            "faults": self.plan(),
+            "operations": list(self.operations + self.liveness if operations is None else operations),
+        }
+        return Scenario.model_validate(data)
+
+    def without(self, **changes: Any) -> ExploreCase:
+        return replace(self, **changes)
+
+
+# ============================================================================ generation
+def _swarm(seed: int, steps: int, rng: random.Random) -> SwarmOptions:
+    window = rng.choice((128_000, 200_000, 256_000))
+    reserve = window // rng.choice((4, 5, 10))
+    reasoning = rng.random() < 0.3
+    thinking = rng.choice(("low", "medium", "high")) if reasoning else "off"
+    effort = rng.choice(("medium", "medium", "low", "high", "inherit"))
+    small = int(window * rng.choice((0.5, 0.2)))
+    large = int(window * rng.choice((2, 4)))
+    synthesis_model = rng.choice(("inherit",) * 5 + (SMALL, LARGE))
+    if synthesis_model == SMALL and small < 100_000:
+        synthesis_model = "inherit"
+    trust = "never" if rng.random() < 0.05 else "always"
+    competitor = rng.choice((None,) * 24 + ("cancel", "empty", "own_compaction", "throw"))
+    weights = {name: rng.choice((0, 1, 1, 2, 4)) for name in ACTIONS}
+    weights["turn_below"] = max(weights["turn_below"], 2)
+    weights["turn_above"] = max(weights["turn_above"], 2)
+    fs_faults = rng.choice((0, 0, 0, 1, 2, 3))
+    crash_rules = rng.choice((0, 0, 0, 1, 2))
+    if fs_faults or crash_rules:
+        weights["restart"] = max(weights["restart"], 2)  # a crash fault leaves Pi down until a restart
+    return SwarmOptions(
+        seed=seed,
+        steps=steps,
+        window=window,
+        reserve=reserve,
+        max_tokens=65_536 if reasoning else rng.choice((16_384, 32_768)),
+        reasoning=reasoning,
+        thinking_level=thinking,
+        synthesis_effort=effort,
+        synthesis_model=synthesis_model,
+        small_window=small,
+        large_window=large,
+        trust=trust,
+        competitor=competitor,
+        weights=weights,
+        synthesis_fault_rate=rng.choice((0.0, 0.0, 0.1, 0.3, 0.6)),
+        fs_faults=fs_faults,
+        crash_rules=crash_rules,
+        tamper=rng.random() < 0.15,
+        planted=rng.random() < 0.3,
+    )
+
+
+def _base(options: SwarmOptions, session_id: str | None) -> dict[str, Any]:
+    compaction = {"enabled": True, "reserveTokens": options.reserve, "keepRecentTokens": KEEP_RECENT}
+    models = [
+        {
+            "id": MAIN,
+            "context_window": options.window,
+            "max_tokens": options.max_tokens,
+            "reasoning": options.reasoning,
+        },
+        {"id": SMALL, "context_window": options.small_window, "max_tokens": 16_384},
+        {"id": LARGE, "context_window": options.large_window, "max_tokens": 32_768},
+    ]
+    project = {
+        "theme": "dark",
+        "packages": ["npm:example-package"],
+        "compaction": {**compaction, "modelOverrides": {"other/model": {"reserveTokens": 1000}}},
+    }
+    config: dict[str, Any] = {"synthesisEffort": options.synthesis_effort}
+    if options.synthesis_model != "inherit":
+        config["synthesisModel"] = options.synthesis_model
+    files: dict[str, Any] = {".pi/session-continuity.json": {"json": config}}
+    if options.planted:
+        files.update(_planted(options.seed, session_id))
+    return {
+        "description": f"pi-continuity-harness explore, {options.describe()}",
+        "models": models,
+        "thinking_level": options.thinking_level,
+        "trust": options.trust,
+        "settings": {"global": {"compaction": compaction}, "project": project},
+        "files": files,
+        "extensions": [{"implementation": True}]
+        + ([{"competitor": options.competitor}] if options.competitor else []),
+    }
+
+
+def _brief_text(session_id: str, event_id: str, marker: str, *, kind: str, version: int, status: str) -> str:
+    return (
+        "---\n"
+        f'kind: "{kind}"\nproduct: "Pi Session Continuity"\nartifact: "Continuity Brief"\n'
+        f'operation: "Continuity Handoff"\nstatus: "{status}"\nversion: {version}\neventId: "{event_id}"\n'
+        f'sessionId: "{session_id}"\nsessionFile: "/elsewhere/session.jsonl"\n'
+        'createdAt: "2025-01-01T00:00:00.000Z"\nupdatedAt: "2025-01-01T00:00:00.000Z"\n'
+        'modelId: "fake/main"\nsynthesisModel: "fake/main"\nsynthesisEffort: "medium"\n'
+        "tokenCountAtTrigger: 1\ncontextWindow: 200000\nreserveTokens: 50000\nkeepRecentTokens: 2000\n"
+        'effectiveTriggerPercent: 75\neffectiveKeepRecentPercent: 1\nhandoffReason: "threshold"\n'
+        "---\n# Continuity Brief\n\n## Task\n\n"
+        f"Resume from {marker}.\n\n## Next Actions\n\n1. Continue with {marker}.\n"
+    )
+
+
+def planted_markers(seed: int) -> tuple[str, str, str]:
+    return (f"PLANTED-FOREIGN-{seed}", f"PLANTED-LEGACY-{seed}", f"PLANTED-FAILED-{seed}")
+
+
+def _planted(seed: int, session_id: str | None) -> dict[str, Any]:
+    foreign, legacy, failed = planted_markers(seed)
+    root = ".pi/session-continuity"
+    files: dict[str, Any] = {
+        f"{root}/{FOREIGN_SESSION}/pending/11111111-2222-4333-8444-555555555555.md": {
+            "text": _brief_text(
+                FOREIGN_SESSION,
+                "11111111-2222-4333-8444-555555555555",
+                foreign,
+                kind="pi-session-continuity/v2",
+                version=2,
+                status="pending",
+            )
+        }
+    }
+    if session_id:
+        files[f"{root}/{session_id}/pending/66666666-7777-4888-8999-aaaaaaaaaaaa.md"] = {
+            "text": _brief_text(
+                session_id,
+                "66666666-7777-4888-8999-aaaaaaaaaaaa",
+                legacy,
+                kind="pi-session-continuity/v1",
+                version=1,
+                status="pending",
+            )
+        }
+        files[
+            f"{root}/{session_id}/failed/2025-01-01T00-00-00-000Z-77777777-8888-4999-8aaa-bbbbbbbbbbbb.md"
+        ] = {
+            "text": _brief_text(
+                session_id,
+                "77777777-8888-4999-8aaa-bbbbbbbbbbbb",
+                failed,
+                kind="pi-session-continuity/v2",
+                version=2,
+                status="failed",
+            )
+        }
+    return files
+
+
+def _reply_text(rng: random.Random, n: int) -> str:
+    return _filler(f"reply {n}: progress on the task.", rng.randint(200, 2_500))
+
+
+def _prompt(rng: random.Random, n: int, chars: int | None = None) -> PromptOp:
+    return PromptOp.model_validate(
+        {"prompt": {"text": f"task step {n}: keep going", "chars": chars or rng.randint(2_000, 9_000)}}
+    )
+
+
+def _overflow_error() -> HttpError:
+    return HttpError(
+        status=400,
+        message="Your input exceeds the context window of this model",
+        code="context_length_exceeded",
+    )
+
+
+def _action_ops(action: str, rng: random.Random, n: int, o: SwarmOptions) -> tuple[list[Any], list[Reply]]:
+    t = o.threshold
+
+    def below() -> int:
+        return rng.randint(max(1, t // 4), t - 1)
+
+    def above() -> int:
+        return rng.randint(t + 1, o.window - 1_000)
+
+    if action == "turn_below":
+        return [_prompt(rng, n)], [Reply(text=_reply_text(rng, n), context_tokens=below())]
+    if action == "turn_at":
+        return [_prompt(rng, n)], [Reply(text=_reply_text(rng, n), context_tokens=t)]
+    if action == "turn_above":
+        return [_prompt(rng, n)], [Reply(text=_reply_text(rng, n), context_tokens=above())]
+    if action == "big_turn":
+        return [_prompt(rng, n, rng.randint(60_000, 140_000))], [
+            Reply(text=_reply_text(rng, n), context_tokens=below())
+        ]
+    if action == "tool_turn":
+        call = ScriptedToolCall(name="bash", arguments={"command": "echo hi"}, id=f"call_{n}", result="hi\n")
+        first = Reply(
+            text="running a tool",
+            tool_calls=(call,),
+            context_tokens=above() if rng.random() < 0.6 else below(),
+        )
+        return [_prompt(rng, n)], [first, Reply(text=_reply_text(rng, n), context_tokens=below())]
+    if action == "overflow_error":
+        return [_prompt(rng, n)], [
+            Reply(error=_overflow_error()),
+            Reply(text=_reply_text(rng, n), context_tokens=below()),
+        ]
+    if action == "overflow_twice":
+        return [_prompt(rng, n)], [
+            Reply(error=_overflow_error()),
+            Reply(error=_overflow_error()),
+            Reply(text=_reply_text(rng, n), context_tokens=below()),
+        ]
+    if action == "length_stop":
+        partial = Reply(text="a reply cut short", finish="length", usage=Usage(input=above(), output=100))
+        return [_prompt(rng, n)], [partial, Reply(text=_reply_text(rng, n), context_tokens=below())]
+    if action == "silent_overflow":
+        usage = Usage(input=o.window + rng.randint(1, 20_000), output=10)
+        return [_prompt(rng, n)], [Reply(text="a completed reply", usage=usage)]
+    if action == "compact":
+        return [CompactOp()], []
+    if action == "checkpoint":
+        return [CommandOp.model_validate({"command": "/continuity checkpoint"})], []
+    if action == "status":
+        return [CommandOp.model_validate({"command": "/continuity status"})], []
+    if action == "settings":
+        trigger = str(rng.randint(50, 90))
+        keep = str(rng.randint(1, 5))
+        answers = settings_answers(trigger, keep, rng.random() < 0.7)
+        op = CommandOp.model_validate({"command": {"text": "/continuity settings", "answers": answers}})
+        return [op], []
+    if action == "reload":
+        return [ReloadOp()], []
+    if action == "restart":
+        return [RestartOp()], []
+    if action == "crash":
+        return ([CrashOp(), RestartOp()] if rng.random() < 0.8 else [CrashOp()]), []
+    if action == "set_model":
+        return [SetModelOp(set_model=rng.choice((SMALL, LARGE, MAIN)))], []
+    raise AssertionError(action)
+
+
+def _synthesis_reply(kind: str, rng: random.Random) -> SynthesisReply:
+    if kind == "error":
+        status = rng.choice((500, 503, 401))
+        return SynthesisReply(
+            kind="error",
+            error=HttpError(status=status, message="synthesis provider failed", type="server_error"),
+        )
+    if kind == "missing_heading":
+        return SynthesisReply(kind="missing_heading", heading=rng.choice(_HEADINGS))
+    if kind == "raw":
+        return SynthesisReply(kind="raw", text="Sure! Here is a summary of the session: things happened.")
+    if kind == "checkpoint_during":
+        return SynthesisReply(during=(CommandOp.model_validate({"command": "/continuity checkpoint"}),))
+    return SynthesisReply.model_validate({"kind": kind})
+
+
+_FS_FAULTS: tuple[dict[str, Any], ...] = (
+    {"op": "write", "path": "$PROJECT/*/pending/*", "errno": "ENOSPC"},
+    {"op": "replace", "path": "$PROJECT/*/pending/*", "errno": "EIO"},
+    {"op": "read", "path": "$PROJECT/*/pending/*.md", "effect": "corrupt"},
+    {"op": "write", "path": "$PROJECT/*/archive/*", "errno": "EIO"},
+    {"op": "write", "path": "$PROJECT/*/failed/*", "errno": "ENOSPC"},
+    {"op": "write", "path": "$PROJECT/.pi/.settings.json*", "errno": "EACCES"},
+    {"op": "mkdir", "path": "$PROJECT/.pi/session-continuity*", "errno": "EROFS"},
+    {"op": "read", "path": "$PROJECT/*/pending/*.md", "effect": "crash"},
+    {"op": "replace", "path": "$PROJECT/*/archive/*", "effect": "crash"},
+)
+
+_CRASH_POINTS: tuple[dict[str, Any], ...] = (
+    {"kind": "entry", "name": "compaction"},
+    {"kind": "event", "name": "session_compact"},
+    {"kind": "event", "name": "session_before_compact"},
+    {"kind": "call", "name": "send_user_message"},
+    {"kind": "fs", "name": "replace", "glob": {"path": "*/pending/*.md"}},
+)
+
+
+def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> ExploreCase:
+    """Expand ``seed`` into a case of ``steps`` fault-phase operations (deterministic).
+
+    ``session_id`` (the id the seed's first session gets; see
+    :func:`~pi_continuity_harness.explore.runner.first_session_id`) lets planted same-session
+    artifacts land in the session's own directory; without it only foreign ones are planted.
+    """
+    rng = random.Random(seed)
+    options = _swarm(seed, steps, rng)
+    base = _base(options, session_id)
+    names = [name for name in ACTIONS if options.weights.get(name)]
+    weights = [options.weights[name] for name in names]
+    operations: list[Any] = []
+    agent: list[Reply] = []
+    n = 0
+    while len(operations) < steps:
+        n += 1
+        action = rng.choices(names, weights)[0]
+        ops, replies = _action_ops(action, rng, n, options)
+        operations.extend(ops)
+        agent.extend(replies)
+    operations = operations[:steps]
+    synthesis: list[SynthesisReply] = []
+    for _ in range(steps + 4):
+        if rng.random() < options.synthesis_fault_rate:
+            synthesis.append(_synthesis_reply(rng.choice(SYNTHESIS_FAULTS), rng))
+        else:
+            synthesis.append(SynthesisReply())
+    while synthesis and synthesis[-1] == SynthesisReply():
+        synthesis.pop()
+    fs = []
+    for _ in range(options.fs_faults):
+        spec = dict(rng.choice(_FS_FAULTS))
+        spec["occurrence"] = rng.randint(1, 3)
+        spec["times"] = rng.choice((1, 1, 2, 0)) if spec.get("effect") != "crash" else 1
+        fs.append(FsFault.model_validate(spec))
+    crash = [
+        CrashRule.model_validate({"after": {**rng.choice(_CRASH_POINTS), "occurrence": rng.randint(1, 3)}})
+        for _ in range(options.crash_rules)
+    ]
+    tamper = (
+        [
+            TamperRule.model_validate(
+                {
+                    "after": {"kind": "entry", "name": "compaction", "occurrence": rng.randint(1, 2)},
+                    "path": "$PROJECT/*/pending/*.md",
+                    "action": rng.choice(("append", "truncate")),
+                }
+            )
+        ]
+        if options.tamper
+        else []
+    )
+    liveness, liveness_agent = _liveness(options)
+    return ExploreCase(
+        seed=seed,
+        options=options,
+        base=base,
+        operations=tuple(operations),
+        agent=tuple(agent),
+        synthesis=tuple(synthesis),
+        fs=tuple(fs),
+        crash=tuple(crash),
+        tamper=tuple(tamper),
+        liveness=liveness,
+        liveness_agent=liveness_agent,
+        markers=planted_markers(seed) if options.planted else (),
+    )
+
+
+def _liveness(options: SwarmOptions) -> tuple[tuple[Any, ...], tuple[Reply, ...]]:
+    """Heal, restart on the main model with valid settings, then cross the threshold."""
+    compaction = {"enabled": True, "reserveTokens": options.reserve, "keepRecentTokens": KEEP_RECENT}
+    restore = EditFileOp.model_validate(
+        {
+            "edit_file": {
+                "path": ".pi/settings.json",
+                "json": {"compaction": compaction},
+                "merge_json": True,
+            }
+        }
+    )
+    chars = 4 * KEEP_RECENT + 4_000
+    ops = (
+        restore,
+        RestartOp(),
+        SetModelOp(set_model=MAIN),
+        PromptOp.model_validate({"prompt": {"text": "after healing: resume the task", "chars": chars}}),
+        PromptOp.model_validate({"prompt": {"text": "after healing: cross the threshold", "chars": chars}}),
+    )
+    t = options.threshold
+    replies = (
+        Reply(text=_filler("healed reply one:", 1_500), context_tokens=max(1, t // 3)),
+        Reply(text=_filler("healed reply two:", 1_500), context_tokens=t + 1_000),
+        Reply(text=_filler("healed reply three:", 600), context_tokens=max(1, t // 3)),
+    )
+    return ops, replies
+
+
+def case_json(case: ExploreCase) -> str:
+    """A stable JSON rendering of a case (for equality checks in tests)."""
+    return json.dumps(
+        json.loads(case.scenario().model_dump_json(by_alias=True)), sort_keys=True, separators=(",", ":")
+    )

@@ -1,0 +1,1077 @@
+"""The spec's invariants, checked on a running simulation after every effect and operation.
+
+An :class:`InvariantChecker` is attached to a
+:class:`~pi_continuity_harness.simulator.simulation.Simulation` as a trace sink. Trace
+records arrive synchronously, at the moment the effect happens, so the checker can look at
+the disk exactly when Pi appends a compaction entry or when the implementation renames a
+file into ``archive/`` (the audit hook fires *before* the rename: the new bytes are still in
+the temporary source file, the old ones at the destination). Everything else is checked
+after each operation.
+
+Each invariant is a named function with a docstring citing the spec; the registry
+:data:`INVARIANTS` maps the name to its function. A function receives the
+:class:`Tracker` (what the run has shown so far) and either the trace record that
+triggers it or nothing (after-operation invariants), and yields the problems it finds.
+
+The checker judges artifacts with :mod:`pi_continuity_harness.features.oracle`, the
+suite's independent reading of the spec, never with the reference's code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from ..features.oracle import (
+    AUTHORITY_BOUNDARY_SENTENCE,
+    CONTINUATION_SUFFIX,
+    MESSAGE_PREFIX,
+    Brief,
+    brief_problems,
+    has_freshness_rule,
+    parse_brief,
+    section,
+    sha256_hex,
+)
+from ..simulator.extension_api import CONFIG_DIR_NAME
+from ..simulator.model_script import ModelRequest, SynthesisReply, estimate_request_tokens
+from ..simulator.operations import CommandOp, DialogAnswer
+from ..simulator.settings import SettingsError
+from ..simulator.simulation import Simulation
+
+__all__ = [
+    "ARCHIVE_LIMIT",
+    "INVARIANTS",
+    "MIN_SYNTHESIS_TRANSCRIPT_TOKENS",
+    "CheckPoint",
+    "InvariantChecker",
+    "Tracker",
+    "Violation",
+    "describe_invariants",
+]
+
+#: Spec §6/§7: ``archiveRetention = 10``.
+ARCHIVE_LIMIT = 10
+#: Spec §6: ``minSynthesisTranscriptTokens = 32000`` (a window smaller than this plus the
+#: output budget cannot hold the transcript floor, so the fit invariant does not apply).
+MIN_SYNTHESIS_TRANSCRIPT_TOKENS = 32_000
+#: Tokens a synthesis request may spend on its own framing (system prompt, delimiters).
+_PROMPT_ALLOWANCE = 4_096
+_SETTINGS_KEYS = frozenset({"enabled", "reserveTokens", "keepRecentTokens"})
+_DIRECTIVE_LINE = re.compile(
+    r"^\s*(?:SYSTEM|DEVELOPER|ASSISTANT)\s*:|ignore (?:all )?previous instructions", re.IGNORECASE
+)
+_FOOTER_PERCENT = re.compile(r"@ ~(\d+(?:\.\d+)?)%")
+_EVENT_ID = re.compile(r"^eventId:\s*\"?([^\"\n]+)\"?\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken invariant: which, what was seen, and where in the run."""
+
+    invariant: str
+    message: str
+    operation: int | None = None
+    seq: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "invariant": self.invariant,
+            "message": self.message,
+            "operation": self.operation,
+            "seq": self.seq,
+        }
+
+    def __str__(self) -> str:
+        where = f" (operation {self.operation})" if self.operation is not None else ""
+        return f"{self.invariant}{where}: {self.message}"
+
+
+@dataclass
+class CheckPoint:
+    """One ``session_before_compact`` dispatch and what it cost."""
+
+    reason: str
+    will_retry: bool
+    operation: int | None
+    seq: int
+    synthesis_requests: int = 0
+    failure_notifications: int = 0
+    failed_postmortems: int = 0
+    outcome: str = "open"  # open | committed | cancelled | failed | crashed
+    committed_entry: str | None = None
+    verified: bool = False
+
+    def describe(self) -> str:
+        return (
+            f"{self.reason} check point at operation {self.operation}: {self.outcome}"
+            f" ({self.synthesis_requests} synthesis request(s), {self.failure_notifications} failure"
+            f" notification(s), {self.failed_postmortems} failed postmortem(s))"
+        )
+
+
+@dataclass
+class _Op:
+    name: str
+    index: int | None
+    during: bool
+    op: Any = None
+    confirmed: bool = False
+
+
+@dataclass
+class _Window:
+    """Between ``session_compact`` and the ``compaction_end`` that follows it."""
+
+    reason: str
+    from_extension: bool
+    entry_id: str | None
+    continuations: int = 0
+
+
+@dataclass
+class Tracker:
+    """What the run has shown so far: the state the invariants reason over."""
+
+    simulation: Simulation
+    markers: tuple[str, ...] = ()
+    competitors: tuple[str, ...] = ()
+    workdir: str = ""
+    runtime_generation: int = 0
+    trusted: bool = True
+    session_id: str | None = None
+    ops: list[_Op] = field(default_factory=list)
+    current_top: _Op | None = None
+    pending_written: dict[str, int] = field(default_factory=dict)
+    failed_event_ids: set[str] = field(default_factory=set)
+    checkpoints: list[CheckPoint] = field(default_factory=list)
+    open_checkpoint: CheckPoint | None = None
+    window: _Window | None = None
+    verified: dict[str, str] = field(default_factory=dict)  # entry id -> summary
+    continuations: deque[str | None] = field(default_factory=deque)
+    synthesis_in_flight: int = 0
+    synthesis_scripted: dict[int, SynthesisReply | None] = field(default_factory=dict)
+    archives_checked: set[str] = field(default_factory=set)
+    requests_seen: int = 0
+    last_seq: int = -1
+    _briefs: dict[str, Brief | None] = field(default_factory=dict)
+    _problems: dict[tuple[str, str | None], list[str]] = field(default_factory=dict)
+
+    # ----------------------------------------------------------------- memoised oracle
+    def brief(self, text: str) -> Brief | None:
+        """:func:`~pi_continuity_harness.features.oracle.parse_brief`, memoised (summaries repeat)."""
+        if text not in self._briefs:
+            if len(self._briefs) > 256:
+                self._briefs.clear()
+            self._briefs[text] = parse_brief(text)
+        return self._briefs[text]
+
+    def problems(self, text: str) -> list[str]:
+        """Why ``text`` is not a valid pending Brief of the current session (memoised)."""
+        key = (text, self.session_id)
+        if key not in self._problems:
+            if len(self._problems) > 256:
+                self._problems.clear()
+            self._problems[key] = brief_problems(text, status="pending", session_id=self.session_id)
+        return self._problems[key]
+
+    # ----------------------------------------------------------------- helpers
+    @property
+    def host(self) -> Any:
+        return self.simulation.host
+
+    def real(self, path: str) -> str:
+        return path.replace("$WORK", self.workdir) if isinstance(path, str) else path
+
+    def read(self, path: str) -> bytes | None:
+        """The file's bytes as the harness sees them (never traced, never faulted)."""
+        with self.host.host_io():
+            try:
+                with open(path, "rb") as handle:
+                    return handle.read()
+            except OSError:
+                return None
+
+    def read_text(self, path: str) -> str | None:
+        data = self.read(path)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    def entry(self, entry_id: str | None) -> dict[str, Any] | None:
+        runtime = self.host.runtime
+        if runtime is None or entry_id is None:
+            return None
+        found = runtime.session_manager.get_entry(entry_id)
+        return dict(found) if found is not None else None
+
+    def entries(self) -> list[dict[str, Any]]:
+        runtime = self.host.runtime
+        if runtime is None:
+            return []
+        return list(runtime.session_manager.get_entries())
+
+    @property
+    def operation(self) -> int | None:
+        return self.current_top.index if self.current_top is not None else None
+
+    def in_op(self, name: str) -> bool:
+        return any(op.name == name for op in self.ops)
+
+    @property
+    def project_dir(self) -> str:
+        return str(self.host.paths.project_dir)
+
+    @property
+    def settings_path(self) -> str:
+        return os.path.join(self.project_dir, CONFIG_DIR_NAME, "settings.json")
+
+    def competitor_summary(self, summary: str) -> bool:
+        return "own_compaction" in self.competitors and summary.startswith("COMPETITOR-SUMMARY-")
+
+
+# ===================================================================== registry
+RecordInvariant = Callable[[Tracker, dict[str, Any]], Iterable[str]]
+AfterInvariant = Callable[[Tracker], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class _Registered:
+    name: str
+    doc: str
+    triggers: tuple[str, ...]  # "kind:name" of the records it watches; () = after every operation
+    function: Callable[..., Iterable[str]]
+
+
+INVARIANTS: dict[str, _Registered] = {}
+
+
+def _register(*triggers: str) -> Callable[[Callable[..., Iterable[str]]], Callable[..., Iterable[str]]]:
+    def wrap(function: Callable[..., Iterable[str]]) -> Callable[..., Iterable[str]]:
+        name = function.__name__
+        doc = " ".join((function.__doc__ or "").split())
+        INVARIANTS[name] = _Registered(name, doc, tuple(triggers), function)
+        return function
+
+    return wrap
+
+
+def describe_invariants() -> list[tuple[str, str]]:
+    """``(name, docstring)`` of every invariant, in registration order (plus liveness)."""
+    return [(r.name, r.doc) for r in INVARIANTS.values()] + [("liveness", _LIVENESS_DOC)]
+
+
+# ===================================================================== compaction commits
+def _implementation_commit(t: Tracker, record: dict[str, Any]) -> dict[str, Any] | None:
+    entry = t.entry(record.get("id"))
+    if entry is None or not entry.get("fromHook"):
+        return None
+    summary = entry.get("summary")
+    if not isinstance(summary, str) or t.competitor_summary(summary):
+        return None
+    return entry
+
+
+def _pending_match(t: Tracker, summary: str) -> str | None:
+    data = summary.encode("utf-8")
+    for path in reversed(list(t.pending_written)):
+        if t.read(path) == data:
+            return path
+    return None
+
+
+@_register("entry:compaction")
+def commit_is_valid_brief(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """Only a valid same-session ``pending`` schema-v2 Brief may be returned by
+    ``session_before_compact`` as the custom summary (spec §8 Rules; §3 core invariant)."""
+    entry = _implementation_commit(t, record)
+    if entry is None:
+        return
+    problems = t.problems(str(entry["summary"]))
+    if problems:
+        yield (
+            f"compaction entry {entry.get('id')} committed a summary that is not a valid pending Brief: "
+            + ("; ".join(problems[:4]))
+        )
+
+
+@_register("entry:compaction")
+def commit_bytes_on_disk(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """Durable Continuity Brief first: when Pi commits, the summary must be byte-for-byte a
+    pending Brief the implementation wrote to disk (spec §3: "Native compaction uses that
+    exact disk artifact as its summary"; §18 "return the exact disk Brief")."""
+    entry = _implementation_commit(t, record)
+    if entry is None:
+        return
+    if _pending_match(t, str(entry["summary"])) is None:
+        yield (
+            f"compaction entry {entry.get('id')} was committed with a summary that no pending Brief on disk "
+            f"holds ({len(t.pending_written)} pending file(s) written so far)"
+        )
+
+
+@_register("entry:compaction")
+def commit_details_correlate(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """``CompactionEntry.details`` carries ``continuityEventId``, the exact ``artifactPath`` and
+    the SHA-256 of the exact summary (spec §8 Rules, §18)."""
+    entry = _implementation_commit(t, record)
+    if entry is None:
+        return
+    summary = str(entry["summary"])
+    brief = t.brief(summary)
+    details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
+    assert isinstance(details, dict)
+    if brief is not None and details.get("continuityEventId") != brief.event_id:
+        yield f"details.continuityEventId {details.get('continuityEventId')!r} is not the Brief's {brief.event_id!r}"
+    path = _pending_match(t, summary)
+    if path is not None and details.get("artifactPath") != path:
+        yield f"details.artifactPath {details.get('artifactPath')!r} is not the Brief's file {path!r}"
+    if sha256_hex(summary) not in _flatten(details):
+        yield "no detail holds the SHA-256 of the summary"
+
+
+@_register("entry:compaction")
+def stale_pending_never_injected(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """A pending Brief left by an earlier runtime (before a reload, restart or crash) is inert:
+    it is never compacted or injected automatically (spec §7 "must not silently inject a stale
+    pending artifact after reload", §13 "startup reports it but does not silently compact")."""
+    entry = _implementation_commit(t, record)
+    if entry is None:
+        return
+    path = _pending_match(t, str(entry["summary"]))
+    if path is not None and t.pending_written.get(path) != t.runtime_generation:
+        yield f"the summary is the stale pending Brief {path} written before the last session start"
+
+
+@_register("entry:compaction")
+def freshness_rule_once(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The event-freshness rule is inserted deterministically and idempotently under
+    ``## Recovery Instructions``: exactly once (spec §9 Recovery Instructions, §14)."""
+    entry = _implementation_commit(t, record)
+    if entry is None:
+        return
+    brief = t.brief(str(entry["summary"]))
+    if brief is None:
+        return
+    text = section(brief.body, "## Recovery Instructions")
+    count = len([p for p in re.split(r"\n\s*\n", text) if has_freshness_rule(p)])
+    if count != 1:
+        yield f"the Recovery Instructions state the event-freshness rule {count} time(s)"
+
+
+@_register("entry:compaction")
+def no_promoted_directive(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """Directive-looking content is evidence, not authority: a Brief that promotes it to an
+    unquoted instruction is never committed (spec §14 authority-boundary rule)."""
+    entry = _implementation_commit(t, record)
+    if entry is None:
+        return
+    for line in str(entry["summary"]).splitlines():
+        stripped = line.strip()
+        if stripped.startswith(">") or stripped.startswith("`"):
+            continue
+        if _DIRECTIVE_LINE.search(line):
+            yield f"the committed Brief promotes a directive: {stripped[:100]!r}"
+            return
+
+
+@_register("entry:compaction")
+def fail_closed_no_pi_summary(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """With the implementation loaded, Pi never persists a summary of its own: every failure
+    cancels, there is no fallback to an independently generated native summary (spec §3, §5
+    "On failure it cancels compaction; it must never fall back"). Exempt only when another
+    extension loaded after it discards its result (Pi's last-truthy-wins rule, §13)."""
+    entry = t.entry(record.get("id"))
+    if entry is None or entry.get("fromHook"):
+        return
+    if "empty" in t.competitors:
+        return
+    yield f"compaction entry {entry.get('id')} holds Pi's own summary (fromHook false)"
+
+
+@_register("entry:compaction")
+def artifacts_never_input(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """A failed postmortem, a legacy v1 artifact or another session's artifact is never
+    compaction summary or resume input, whatever its body says (spec §7, §8 "Failed
+    artifacts", §15 smoke 12)."""
+    entry = t.entry(record.get("id"))
+    if entry is None:
+        return
+    summary = str(entry.get("summary") or "")
+    for marker in t.markers:
+        if marker in summary:
+            yield f"a planted artifact ({marker}) became the compaction summary"
+    brief = t.brief(summary)
+    if brief is not None and brief.event_id in t.failed_event_ids:
+        yield f"the failed artifact of event {brief.event_id} became the compaction summary"
+
+
+# ===================================================================== continuation
+@_register("call:send_user_message")
+def continuation_only_after_threshold_commit(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """A continuation is submitted only from ``session_compact`` of a *threshold* compaction
+    whose committed entry is the verified disk Brief: never after overflow (Pi retries by
+    itself), manual compaction, a failure, a mismatch or a reload (spec §10, §18)."""
+    if str(record.get("ext", "")).startswith("competitor:"):
+        return
+    window = t.window
+    if window is None:
+        yield "a message was submitted outside any session_compact (no compaction had just committed)"
+    elif window.reason != "threshold":
+        yield f"a continuation was submitted after a {window.reason} compaction"
+    elif window.entry_id not in t.verified:
+        yield "a continuation was submitted after a compaction that did not commit the verified disk Brief"
+
+
+@_register("call:send_user_message")
+def one_continuation_per_compaction(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """At most one visible continuation per threshold compaction (spec §10; the duplicate
+    continuation of nicobailon/pi-subagents PR #2150)."""
+    if str(record.get("ext", "")).startswith("competitor:") or t.window is None:
+        return
+    if t.window.continuations > 1:
+        yield f"{t.window.continuations} continuations were submitted for one compaction"
+
+
+@_register("call:send_user_message")
+def continuation_is_follow_up(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The continuation is submitted with ``deliverAs: "followUp"`` (spec §18), so it never
+    interrupts the run it lands in."""
+    if str(record.get("ext", "")).startswith("competitor:"):
+        return
+    if record.get("deliverAs") != "followUp":
+        yield f"the continuation was submitted with deliverAs {record.get('deliverAs')!r}"
+
+
+@_register("event:input")
+def continuation_from_disk_bytes(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The continuation is the verified pending disk bytes plus the fixed suffix of spec §10,
+    nothing else (spec §10, §18 "Build and retain it from the verified pending disk bytes")."""
+    if record.get("source") != "extension" or not t.continuations:
+        return
+    summary = t.continuations.popleft()
+    if summary is None:
+        return
+    text = t.real(str(record.get("text") or ""))
+    if not text.startswith(summary):
+        yield "the continuation does not start with the exact committed Brief bytes"
+    elif not text.endswith(CONTINUATION_SUFFIX):
+        yield "the continuation does not end with the fixed continuation suffix"
+    elif text[len(summary) : len(text) - len(CONTINUATION_SUFFIX)].strip():
+        yield "the continuation has extra text between the Brief and the suffix"
+
+
+# ===================================================================== archive
+@_register("fs:replace")
+def archive_requires_full_match(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """A Brief is archived only after ``session_compact`` confirmed the matching custom
+    ``CompactionEntry``: entry metadata, session, event, path, hash, summary and the pending disk
+    bytes all match; archival changes only ``status`` and ``updatedAt`` (spec §7, §8)."""
+    destination = t.real(str(record.get("path", "")))
+    if f"{os.sep}archive{os.sep}" not in destination or not destination.endswith(".md"):
+        return
+    source = t.real(str(record.get("target", "")))
+    text = t.read_text(source)
+    t.archives_checked.add(destination)
+    if text is None:
+        return
+    yield from _check_archive(t, destination, text)
+
+
+def _check_archive(t: Tracker, path: str, text: str) -> Iterator[str]:
+    brief = parse_brief(text)
+    if brief is None or brief.status != "archived":
+        yield f"{os.path.basename(path)} is not an archived Brief (status {brief.status if brief else None!r})"
+        return
+    committed = []
+    for entry in t.entries():
+        if entry.get("type") != "compaction" or not entry.get("fromHook"):
+            continue
+        summary_brief = t.brief(str(entry.get("summary") or ""))
+        if summary_brief is not None and summary_brief.event_id == brief.event_id:
+            committed.append((entry, summary_brief))
+    if not committed:
+        yield f"event {brief.event_id} was archived but no committed compaction entry carries it"
+        return
+    entry, summary_brief = committed[-1]
+    if summary_brief.body != brief.body:
+        yield f"the archived body of event {brief.event_id} differs from the committed summary"
+    changed = {
+        key
+        for key in set(summary_brief.frontmatter) | set(brief.frontmatter)
+        if summary_brief.frontmatter.get(key) != brief.frontmatter.get(key)
+    }
+    if not changed <= {"status", "updatedAt"}:
+        yield f"archival of event {brief.event_id} changed {sorted(changed - {'status', 'updatedAt'})}"
+    if entry.get("id") not in t.verified:
+        yield f"event {brief.event_id} was archived although its commit was not the verified disk Brief"
+    details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
+    assert isinstance(details, dict)
+    pending = details.get("artifactPath")
+    if isinstance(pending, str):
+        now = t.read_text(pending)
+        if now is not None and now != entry.get("summary"):
+            yield f"event {brief.event_id} was archived although its pending bytes changed after the commit"
+
+
+@_register()
+def archive_retention(t: Tracker) -> Iterator[str]:
+    """After each archive, only the newest 10 archived Briefs of the session are kept (spec §6
+    ``archiveRetention = 10``, §7)."""
+    for root, dirs, files in os.walk(t.project_dir):
+        dirs.sort()
+        if os.path.basename(root) != "archive":
+            continue
+        briefs = [name for name in files if name.endswith(".md") and not name.startswith(".")]
+        if len(briefs) > ARCHIVE_LIMIT:
+            yield f"{root} holds {len(briefs)} archived Briefs"
+
+
+@_register()
+def archive_written_directly(t: Tracker) -> Iterator[str]:
+    """Archived Briefs written without an atomic rename are checked after the operation with
+    the same rule as :func:`archive_requires_full_match` (spec §7, §8)."""
+    for root, dirs, files in os.walk(t.project_dir):
+        dirs.sort()
+        if os.path.basename(root) != "archive":
+            continue
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            if name.startswith(".") or not name.endswith(".md") or path in t.archives_checked:
+                continue
+            t.archives_checked.add(path)
+            text = t.read_text(path)
+            if text is not None:
+                yield from _check_archive(t, path, text)
+
+
+# ===================================================================== settings
+def _settings_write(t: Tracker, record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    if t.real(str(record.get("path", ""))) != t.settings_path:
+        return None
+    new_text = t.read_text(t.real(str(record.get("target", ""))))
+    old_text = t.read_text(t.settings_path)
+    try:
+        new = json.loads(new_text) if new_text else {}
+        old = json.loads(old_text) if old_text else {}
+    except json.JSONDecodeError:
+        return ({"<unparseable>": new_text}, {})
+    return (new if isinstance(new, dict) else {}, old if isinstance(old, dict) else {})
+
+
+@_register("fs:replace", "fs:write")
+def settings_write_confirmed(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """Project settings are written only by ``/continuity settings`` after explicit
+    interactive confirmation (spec §6 "Settings writes require explicit interactive
+    confirmation", §12)."""
+    if t.real(str(record.get("path", ""))) != t.settings_path:
+        return
+    top = t.current_top
+    if top is None or top.name != "command" or not top.confirmed:
+        yield "the project settings file was written without an accepted confirmation dialog"
+
+
+@_register("fs:replace")
+def settings_keep_unrelated_keys(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """A settings write merges the three native compaction keys and keeps every unrelated Pi
+    setting (spec §6 "must preserve unrelated Pi settings", §12 "without changing unrelated
+    Pi settings")."""
+    pair = _settings_write(t, record)
+    if pair is None:
+        return
+    new, old = pair
+    for key, value in old.items():
+        if key == "compaction" and isinstance(value, dict):
+            inner = new.get("compaction") if isinstance(new.get("compaction"), dict) else {}
+            assert isinstance(inner, dict)
+            for name, inner_value in value.items():
+                if name not in _SETTINGS_KEYS and inner.get(name) != inner_value:
+                    yield f"compaction.{name} was changed or dropped"
+        elif new.get(key) != value:
+            yield f"unrelated setting {key!r} was changed or dropped"
+
+
+@_register("fs:replace")
+def settings_tokens_only(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """Percentages are setup and display conveniences only; they are never persisted as
+    runtime policy (spec §5, §6, §12 "Percentages are not persisted")."""
+    pair = _settings_write(t, record)
+    if pair is None:
+        return
+    new, old = pair
+    before = set(_keys(old))
+    for key in _keys(new):
+        if "percent" in key.lower() and key not in before:
+            yield f"a percentage key {key!r} was written to the project settings"
+
+
+@_register("fs:replace")
+def settings_for_current_window(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """``reserveTokens = contextWindow - round(contextWindow × triggerPercent / 100)`` and
+    ``keepRecentTokens = round(contextWindow × keepRecentPercent / 100)`` against the *current*
+    model window (spec §12)."""
+    pair = _settings_write(t, record)
+    top = t.current_top
+    if pair is None or top is None or not isinstance(top.op, CommandOp):
+        return
+    trigger = _answer(top.op.command.answers, "trigger")
+    keep = _answer(top.op.command.answers, "keep")
+    runtime = t.host.runtime
+    if trigger is None or keep is None or runtime is None or runtime.session.model is None:
+        return
+    window = runtime.session.model.context_window
+    try:
+        reserve = window - _round_half_up(Decimal(window) * Decimal(trigger) / 100)
+        keep_tokens = _round_half_up(Decimal(window) * Decimal(keep) / 100)
+    except ArithmeticError:
+        return
+    compaction = pair[0].get("compaction") if isinstance(pair[0].get("compaction"), dict) else {}
+    assert isinstance(compaction, dict)
+    if compaction.get("reserveTokens") != reserve or compaction.get("keepRecentTokens") != keep_tokens:
+        yield (
+            f"wrote reserveTokens {compaction.get('reserveTokens')} and keepRecentTokens "
+            f"{compaction.get('keepRecentTokens')}; the window {window} at {trigger}%/{keep}% gives {reserve} "
+            f"and {keep_tokens}"
+        )
+
+
+def _answer(answers: Iterable[DialogAnswer], topic: str) -> str | None:
+    for answer in answers:
+        if answer.input is not None and answer.when and topic in answer.when.lower():
+            return answer.input
+    return None
+
+
+def _round_half_up(value: Decimal) -> int:
+    return int(value.quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def _keys(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield str(key)
+            yield from _keys(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _keys(inner)
+
+
+# ===================================================================== trust
+@_register("fs:read", "fs:write", "fs:replace", "fs:mkdir", "fs:remove")
+def untrusted_project_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """Project-local files may be read or written only when ``ctx.isProjectTrusted()`` is
+    true (spec §6)."""
+    if t.trusted:
+        return
+    path = t.real(str(record.get("path", "")))
+    if path == t.project_dir or path.startswith(t.project_dir + os.sep):
+        yield f"{record.get('name')} of {path} in an untrusted project"
+
+
+# ===================================================================== synthesis
+@_register("model:request")
+def single_flight_synthesis(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """One in-memory active operation per session: a checkpoint never overlaps native Brief
+    preparation, so at most one synthesis call is in flight (spec §13 single-flight)."""
+    if record.get("caller") == "extension" and "refused" not in record and t.synthesis_in_flight > 1:
+        yield f"{t.synthesis_in_flight} synthesis calls were in flight at once"
+
+
+@_register("model:request")
+def one_synthesis_per_check_point(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """Fail closed without a loop: each native check point costs at most one synthesis attempt
+    (spec §5 "no cooldown" yet bounded; opencode #27924 compaction loops)."""
+    checkpoint = t.open_checkpoint
+    if record.get("caller") != "extension" or "refused" in record or checkpoint is None:
+        return
+    if checkpoint.synthesis_requests > 1:
+        yield f"{checkpoint.synthesis_requests} synthesis requests in one {checkpoint.reason} check point"
+
+
+@_register("model:reply")
+def synthesis_not_starved(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """Synthesis reserves enough output budget for reasoning-capable models so effort tokens
+    do not starve the final Markdown body (spec §5)."""
+    if record.get("caller") != "extension" or record.get("stopReason") != "length":
+        return
+    scripted = t.synthesis_scripted.get(int(record.get("index", -1)))
+    if scripted is None or scripted.kind in ("valid", "missing_heading", "unquoted_directive"):
+        yield "a synthesis reply that would have been a complete Brief was cut off by the output limit"
+
+
+@_register("session:compaction_start")
+def no_extension_compaction(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The extension does not use ``turn_end`` for threshold detection and does not call
+    ``ctx.compact()`` for automatic handoffs or checkpoints: a manual compaction only ever
+    comes from the user (spec §12 checkpoint "does not request compaction", §13, §18)."""
+    if record.get("reason") == "manual" and not t.in_op("compact"):
+        top = t.current_top
+        yield f"a manual compaction started during {top.name if top else 'no'} operation (ctx.compact())"
+
+
+@_register()
+def synthesis_prompt_rules(t: Tracker) -> Iterator[str]:
+    """The synthesis prompt carries the event-freshness rule, the authority-boundary rule and
+    speaks of the state of the work, never of a loop, campaign or episode (spec §4, §14)."""
+    for request in _new_requests(t, "extension"):
+        text = _request_text(request)
+        if AUTHORITY_BOUNDARY_SENTENCE not in text:
+            yield f"synthesis request #{request.index} lacks the authority-boundary rule"
+        if not has_freshness_rule(text):
+            yield f"synthesis request #{request.index} lacks the event-freshness rule"
+        if "state of the work" not in text:
+            yield f"synthesis request #{request.index} does not speak of the state of the work"
+        for word in ("loop", "campaign", "episode"):
+            if f"state of the {word}" in text:
+                yield f"synthesis request #{request.index} speaks of the state of the {word}"
+
+
+@_register()
+def synthesis_fits_window(t: Tracker) -> Iterator[str]:
+    """The synthesis request fits the synthesis model's window even when the session is far
+    larger (spec §6 ``minSynthesisTranscriptTokens``, §14; earendil-works/pi #8371 unbounded
+    summarization input)."""
+    catalog = t.host.catalog
+    for request in _new_requests(t, "extension"):
+        model = catalog.find_full(request.model)
+        if model is None:
+            continue
+        budget = request.max_tokens or 0
+        if model.context_window < MIN_SYNTHESIS_TRANSCRIPT_TOKENS + budget + _PROMPT_ALLOWANCE:
+            continue
+        used = estimate_request_tokens(request) + budget
+        if used > model.context_window:
+            yield (
+                f"synthesis request #{request.index} needs {used} tokens (input + max_tokens) in the "
+                f"{model.context_window}-token window of {request.model}"
+            )
+
+
+@_register()
+def planted_artifacts_never_input(t: Tracker) -> Iterator[str]:
+    """No planted failed, legacy or foreign artifact, and no failed postmortem, ever reaches a
+    model request (spec §7 "Artifacts from other sessions are inert", §8 "never compaction or
+    resume input")."""
+    for request in _new_requests(t, None):
+        text = _request_text(request)
+        for marker in t.markers:
+            if marker in text:
+                yield f"{request.kind} request #{request.index} carries the planted artifact {marker}"
+        for event_id in t.failed_event_ids:
+            if event_id in text:
+                yield f"{request.kind} request #{request.index} carries the failed artifact of event {event_id}"
+
+
+def _new_requests(t: Tracker, kind: str | None) -> list[ModelRequest]:
+    requests: list[ModelRequest] = t.host.service.requests[t.requests_seen :]
+    return [r for r in requests if kind is None or r.kind == kind]
+
+
+def _request_text(request: ModelRequest) -> str:
+    parts = [request.system_prompt or ""]
+    for message in request.messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(b.get("text", "")) for b in content if isinstance(b, dict))
+        summary = message.get("summary")
+        if isinstance(summary, str):
+            parts.append(summary)
+    return "\n".join(parts)
+
+
+# ===================================================================== messages and footer
+@_register("ui:notify")
+def messages_prefixed(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """All user-visible messages are short and product-prefixed (spec §11)."""
+    message = str(record.get("message", ""))
+    if not message.startswith(MESSAGE_PREFIX):
+        yield f"a notification is not product-prefixed: {message[:80]!r}"
+
+
+@_register()
+def footer_tracks_model(t: Tracker) -> Iterator[str]:
+    """The footer shows the approximate effective trigger percentage derived from the active
+    model window and the fixed live token policy, recomputed on model change, and none when the
+    settings are invalid for that window (spec §11)."""
+    host = t.host
+    runtime = host.runtime
+    if runtime is None or not host.running or host.crashed or runtime.session.model is None:
+        return
+    model = runtime.session.model
+    try:
+        settings = runtime.settings.get_compaction_settings(model)
+    except SettingsError:
+        return
+    window = model.context_window
+    reserve, keep = settings.reserve_tokens, settings.keep_recent_tokens
+    valid = settings.enabled and 0 < reserve < window and 0 < keep < window - reserve
+    for key, text in host.ui.statuses.items():
+        match = _FOOTER_PERCENT.search(str(text))
+        if match is None:
+            continue
+        if not valid:
+            yield f"footer {key!r} shows {match.group(0)} although the settings are invalid for {model.full_id}"
+            continue
+        expected = (window - reserve) * 100 / window
+        if abs(float(match.group(1)) - expected) > 0.051:
+            yield f"footer {key!r} shows {match.group(0)}; {model.full_id} ({window}) gives ~{expected:.1f}%"
+
+
+# ===================================================================== liveness
+_LIVENESS_DOC = (
+    "Safety then liveness: once faults heal, the next threshold compaction commits a valid Brief at "
+    "the first check point that reaches it; failures are visible and fail closed, with no cooldown "
+    "that would skip it (spec §5 'no cooldown', psc-lifecycle-on-real-pi consequence 6)."
+)
+
+
+def _flatten(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _flatten(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _flatten(v)]
+    return [value]
+
+
+# ===================================================================== the checker
+class InvariantChecker:
+    """Runs every invariant on a simulation; collects :class:`Violation` objects.
+
+    Create it *before* ``simulation.start()`` so it sees every record as it happens. Call
+    :meth:`before_operation` / :meth:`after_operation` around each ``perform`` (the explorer and
+    the replay steps do), and :meth:`liveness` at the end of a run with a healed phase.
+    """
+
+    def __init__(
+        self,
+        simulation: Simulation,
+        *,
+        markers: Iterable[str] = (),
+        enabled: Iterable[str] | None = None,
+    ) -> None:
+        scenario = simulation.result.scenario
+        competitors = tuple(str(e.competitor) for e in scenario.extensions if e.competitor is not None)
+        self.tracker = Tracker(
+            simulation,
+            markers=tuple(markers),
+            competitors=competitors,
+            workdir=str(simulation.host.paths.workdir),
+        )
+        self.violations: list[Violation] = []
+        self.harness_errors: list[str] = []
+        self.enabled = set(enabled) if enabled is not None else None
+        self._next_op: Any = None
+        self._by_trigger: dict[str, list[_Registered]] = {}
+        self._after: list[_Registered] = []
+        for registered in INVARIANTS.values():
+            if self.enabled is not None and registered.name not in self.enabled:
+                continue
+            if registered.triggers:
+                for trigger in registered.triggers:
+                    self._by_trigger.setdefault(trigger, []).append(registered)
+            else:
+                self._after.append(registered)
+        for record in list(simulation.host.trace.records):
+            self.on_record(record)
+        simulation.host.trace.sinks.append(self.on_record)
+
+    # ----------------------------------------------------------------- results
+    @property
+    def ok(self) -> bool:
+        return not self.violations and not self.harness_errors
+
+    def first(self) -> Violation | None:
+        return self.violations[0] if self.violations else None
+
+    def _add(self, name: str, message: str, seq: int | None) -> None:
+        self.violations.append(Violation(name, message, self.tracker.operation, seq))
+
+    @property
+    def checkpoints(self) -> list[CheckPoint]:
+        return self.tracker.checkpoints
+
+    # ----------------------------------------------------------------- operations
+    def before_operation(self, op: Any) -> None:
+        """Remember the operation object (its dialog answers) for the records that follow."""
+        self._next_op = op
+
+    def after_operation(self) -> None:
+        t = self.tracker
+        for registered in self._after:
+            try:
+                for message in registered.function(t):
+                    self._add(registered.name, message, None)
+            except Exception as error:  # a checker bug must surface, not hide a run
+                self.harness_errors.append(f"{registered.name}: {type(error).__name__}: {error}")
+        t.requests_seen = len(t.host.service.requests)
+        t.current_top = None
+
+    # ----------------------------------------------------------------- records
+    def on_record(self, record: dict[str, Any]) -> None:
+        t = self.tracker
+        t.last_seq = int(record.get("seq", t.last_seq))
+        key = f"{record.get('kind')}:{record.get('name')}"
+        try:
+            self._pre(record, key)
+            for registered in self._by_trigger.get(key, ()):
+                for message in registered.function(t, record):
+                    self._add(registered.name, message, record.get("seq"))
+            self._post(record, key)
+        except Exception as error:  # never let a checker bug break the simulated host
+            self.harness_errors.append(f"{key} #{record.get('seq')}: {type(error).__name__}: {error}")
+
+    def _pre(self, record: dict[str, Any], key: str) -> None:
+        t = self.tracker
+        if key in ("host:start", "host:crash"):
+            t.synthesis_in_flight = 0
+            t.window = None
+            t.continuations.clear()
+            t.ops = [op for op in t.ops if not op.during]
+            if t.open_checkpoint is not None:
+                t.open_checkpoint.outcome = "crashed"
+                t.open_checkpoint = None
+        elif key == "host:runtime":
+            t.trusted = bool(record.get("trusted", True))
+            t.session_id = record.get("sessionId")
+        elif key == "event:session_start":
+            t.runtime_generation += 1
+        elif record.get("kind") == "op":
+            self._op_record(record)
+        elif key == "ui:confirm":
+            answer = record.get("answer") or {}
+            if answer.get("confirm") is True and t.current_top is not None:
+                t.current_top.confirmed = True
+        elif key == "ui:notify":
+            message = str(record.get("message", ""))
+            if t.open_checkpoint is not None and " failed" in message[: len(MESSAGE_PREFIX) + 8]:
+                t.open_checkpoint.failure_notifications += 1
+        elif key == "event:session_before_compact":
+            checkpoint = CheckPoint(
+                str(record.get("reason")), bool(record.get("willRetry")), t.operation, int(record["seq"])
+            )
+            t.checkpoints.append(checkpoint)
+            t.open_checkpoint = checkpoint
+        elif key == "event:session_compact":
+            entry = record.get("compactionEntry") or {}
+            t.window = _Window(str(record.get("reason")), bool(record.get("fromExtension")), entry.get("id"))
+        elif key == "call:send_user_message" and not str(record.get("ext", "")).startswith("competitor:"):
+            window = t.window
+            if window is not None:
+                window.continuations += 1
+        elif key == "model:request" and record.get("caller") == "extension" and "refused" not in record:
+            t.synthesis_in_flight += 1
+            service = t.host.service
+            scripted: SynthesisReply | None = None
+            if record.get("scripted"):
+                queue = service._queues["extension"]
+                cursor = service._cursors["extension"]
+                candidate = queue[cursor - 1] if 0 < cursor <= len(queue) else None
+                scripted = candidate if isinstance(candidate, SynthesisReply) else None
+            t.synthesis_scripted[int(record.get("index", -1))] = scripted
+            if t.open_checkpoint is not None:
+                t.open_checkpoint.synthesis_requests += 1
+
+    def _op_record(self, record: dict[str, Any]) -> None:
+        t = self.tracker
+        if record.get("phase") == "end":
+            if t.ops:
+                t.ops.pop()
+            return
+        during = bool(record.get("during"))
+        op = _Op(str(record.get("name")), record.get("index"), during)
+        if during:
+            t.ops.append(op)
+            return
+        # A top-level operation starts from a clean stack: a crash swallows ``phase: end``.
+        op.op = self._next_op
+        self._next_op = None
+        t.current_top = op
+        t.ops = [op]
+
+    def _post(self, record: dict[str, Any], key: str) -> None:
+        t = self.tracker
+        if key == "fs:remove":
+            t.pending_written.pop(t.real(str(record.get("path", ""))), None)
+        elif key in ("fs:replace", "fs:write"):
+            path = t.real(str(record.get("path", "")))
+            name = os.path.basename(path)
+            if f"{os.sep}pending{os.sep}" in path and name.endswith(".md") and not name.startswith("."):
+                t.pending_written.pop(path, None)
+                t.pending_written[path] = t.runtime_generation
+            elif key == "fs:replace" and f"{os.sep}failed{os.sep}" in path:
+                text = t.read_text(t.real(str(record.get("target", "")))) or ""
+                match = _EVENT_ID.search(text)
+                if match:
+                    t.failed_event_ids.add(match.group(1).strip())
+                if t.open_checkpoint is not None:
+                    t.open_checkpoint.failed_postmortems += 1
+        elif key == "entry:compaction":
+            entry = _implementation_commit(t, record)
+            checkpoint = t.open_checkpoint
+            if checkpoint is not None:
+                checkpoint.committed_entry = record.get("id")
+            if entry is not None:
+                summary = str(entry["summary"])
+                ok = not t.problems(summary) and _pending_match(t, summary) is not None
+                if ok:
+                    t.verified[str(entry.get("id"))] = summary
+                if checkpoint is not None:
+                    checkpoint.verified = ok
+        elif key == "call:send_user_message" and not str(record.get("ext", "")).startswith("competitor:"):
+            window = t.window
+            t.continuations.append(t.verified.get(str(window.entry_id)) if window is not None else None)
+        elif key == "model:reply" and record.get("caller") == "extension":
+            t.synthesis_in_flight = max(0, t.synthesis_in_flight - 1)
+        elif key == "session:compaction_end":
+            t.window = None
+            checkpoint = t.open_checkpoint
+            if checkpoint is not None:
+                if record.get("aborted"):
+                    checkpoint.outcome = "cancelled"
+                elif record.get("errorMessage"):
+                    checkpoint.outcome = "failed"
+                else:
+                    checkpoint.outcome = "committed"
+                t.open_checkpoint = None
+
+    # ----------------------------------------------------------------- liveness
+    def liveness(self, first_healed_operation: int) -> Violation | None:
+        """The first threshold check point at or after ``first_healed_operation`` committed the
+        verified disk Brief; ``None`` when it did, the violation (with the reason) otherwise."""
+        t = self.tracker
+        points = [
+            c
+            for c in t.checkpoints
+            if c.operation is not None and c.operation >= first_healed_operation and c.reason == "threshold"
+        ]
+        if not points:
+            records = t.host.trace.records
+            skipped = [
+                r for r in records if r.get("kind") == "host" and r.get("name") == "compaction_skipped"
+            ]
+            why = (
+                "Pi was not running"
+                if (t.host.crashed or not t.host.running)
+                else ("Pi found nothing to summarise" if skipped else "no threshold check point was reached")
+            )
+            violation = Violation(
+                "liveness", f"no progress after the faults healed: {why}", first_healed_operation
+            )
+        elif points[0].outcome == "committed" and points[0].verified:
+            return None
+        else:
+            notes = [n.message for n in t.host.ui.notifications][-2:]
+            violation = Violation(
+                "liveness",
+                f"the first threshold check point after the faults healed did not commit a valid Brief: "
+                f"{points[0].describe()}; last notifications: {notes}",
+                points[0].operation,
+            )
+        self.violations.append(violation)
+        return violation

@@ -1,0 +1,9 @@
+"""Mutants of the reference implementation, one spec rule broken each, and the kill matrix.
+
+:mod:`.catalogue` holds the mutants; :mod:`.matrix` runs the conformance suite and the
+explorer against each (every mutant in its own process) and builds the kill matrix.
+"""
+
+from .catalogue import CANARY, MUTANTS, Mutant, mutant_names, spec_for
+
+__all__ = ["CANARY", "MUTANTS", "Mutant", "mutant_names", "spec_for"]

@@ -1,0 +1,211 @@
+"""The kill matrix: the conformance suite and the explorer against every mutant.
+
+Every mutant runs in its own processes, from its own scratch directory (mutants patch
+reference modules when their factory runs and never restore them):
+
+* the suite on the simulator, ``python -m pi_continuity_harness.cli run --extension <mutant>
+  --json <file> --quiet``: a mutant is *killed by* every scenario that failed;
+* the explorer, ``python -m pi_continuity_harness.cli explore --extension <mutant> --seeds N
+  --max-failures 1 --no-minimise``: killed when any seed breaks an invariant.
+
+The reference runs the same way as a control row: it must survive both, or the matrix means
+nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..explore.runner import scratch_root
+from .catalogue import MUTANTS, Mutant
+
+__all__ = ["CONTROL", "MutantOutcome", "run_matrix", "run_mutant"]
+
+CONTROL = "reference"
+
+
+@dataclass
+class MutantOutcome:
+    """What the suite and the explorer did to one mutant (or to the control)."""
+
+    name: str
+    rule: str
+    how: str
+    spec: str
+    canary: bool = False
+    control: bool = False
+    killed_by: list[str] = field(default_factory=list)
+    killed_by_assertions: list[str] = field(default_factory=list)
+    suite_error: str | None = None
+    suite_scenarios: int = 0
+    exploration: dict[str, Any] | None = None
+    exploration_error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def killed(self) -> bool:
+        return bool(self.killed_by)
+
+    @property
+    def killed_by_exploration(self) -> bool:
+        return self.exploration is not None
+
+    @property
+    def ok(self) -> bool:
+        """A mutant must die twice; the control must survive both."""
+        if self.suite_error or self.exploration_error:
+            return False
+        if self.control:
+            return not self.killed and not self.killed_by_exploration
+        return self.killed and self.killed_by_exploration
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "rule": self.rule,
+            "how": self.how,
+            "canary": self.canary,
+            "control": self.control,
+            "killed": self.killed,
+            "killed_by": self.killed_by,
+            "killed_by_assertions": self.killed_by_assertions,
+            "killed_by_exploration": self.killed_by_exploration,
+            "exploration": self.exploration,
+            "suite_error": self.suite_error,
+            "exploration_error": self.exploration_error,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def _python(*args: str) -> list[str]:
+    return [sys.executable, "-m", "pi_continuity_harness.cli", *args]
+
+
+def _suite(spec: str, scratch: Path, timeout: float) -> tuple[list[dict[str, Any]], str | None]:
+    results = scratch / "suite.json"
+    command = _python(
+        "run", "--extension", spec, "--json", str(results), "--quiet", "--workdir", str(scratch / "suite")
+    )
+    try:
+        process = subprocess.run(
+            command, cwd=scratch, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return [], f"the suite timed out after {timeout:.0f} s"
+    if not results.exists():
+        return [], f"the suite wrote no results (exit {process.returncode}): {process.stderr.strip()[-400:]}"
+    data = json.loads(results.read_text(encoding="utf-8"))
+    return list(data.get("results") or []), None
+
+
+def _explore(
+    spec: str, scratch: Path, seeds: int, steps: int, timeout: float
+) -> tuple[dict[str, Any] | None, str | None]:
+    results = scratch / "explore.json"
+    command = _python(
+        "explore",
+        "--extension",
+        spec,
+        "--seeds",
+        str(seeds),
+        "--steps",
+        str(steps),
+        "--max-failures",
+        "1",
+        "--no-minimise",
+        "--quiet",
+        "--json",
+        str(results),
+        "--out",
+        str(scratch / "explore-out"),
+    )
+    try:
+        process = subprocess.run(
+            command, cwd=scratch, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return None, f"exploration timed out after {timeout:.0f} s"
+    if not results.exists():
+        return (
+            None,
+            f"exploration wrote no results (exit {process.returncode}): {process.stderr.strip()[-400:]}",
+        )
+    data = json.loads(results.read_text(encoding="utf-8"))
+    for seed in data.get("seeds") or []:
+        if not seed.get("ok"):
+            violation = seed.get("violation") or {}
+            return {
+                "seed": seed.get("seed"),
+                "invariant": violation.get("invariant") or "harness",
+                "message": violation.get("message") or "; ".join(seed.get("harness_errors") or []),
+                "seedsRun": len(data.get("seeds") or []),
+            }, None
+    return None, None
+
+
+def run_mutant(
+    name: str,
+    *,
+    explore_seeds: int,
+    explore_steps: int,
+    features: bool = True,
+    timeout: float = 900.0,
+) -> MutantOutcome:
+    """Run the suite and the explorer against one mutant (or :data:`CONTROL`)."""
+    started = time.perf_counter()
+    if name == CONTROL:
+        outcome = MutantOutcome(
+            CONTROL, "(control) the reference implementation", "unchanged", "reference", control=True
+        )
+    else:
+        mutant: Mutant = MUTANTS[name]
+        outcome = MutantOutcome(mutant.name, mutant.rule, mutant.how, mutant.spec, canary=mutant.canary)
+    with tempfile.TemporaryDirectory(prefix=f"pch-mutant-{name}-", dir=scratch_root()) as directory:
+        scratch = Path(directory)
+        if features:
+            results, error = _suite(outcome.spec, scratch, timeout)
+            outcome.suite_error = error
+            outcome.suite_scenarios = len(results)
+            failed = [r for r in results if r.get("status") in ("failed", "error")]
+            outcome.killed_by = [f"{r.get('assertion')} :: {r.get('name')}" for r in failed]
+            outcome.killed_by_assertions = sorted({str(r.get("assertion")) for r in failed})
+        if explore_seeds > 0:
+            outcome.exploration, outcome.exploration_error = _explore(
+                outcome.spec, scratch, explore_seeds, explore_steps, timeout
+            )
+    outcome.seconds = time.perf_counter() - started
+    return outcome
+
+
+def run_matrix(
+    names: list[str],
+    *,
+    jobs: int,
+    explore_seeds: int,
+    explore_steps: int,
+    control: bool = True,
+    on_outcome: Callable[[MutantOutcome], None] | None = None,
+) -> list[MutantOutcome]:
+    """Every mutant in ``names`` (and the control first), ``jobs`` at a time, in catalogue order."""
+    order = ([CONTROL] if control else []) + names
+    outcomes: dict[str, MutantOutcome] = {}
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {
+            name: pool.submit(run_mutant, name, explore_seeds=explore_seeds, explore_steps=explore_steps)
+            for name in order
+        }
+        for name in order:
+            outcome = futures[name].result()
+            outcomes[name] = outcome
+            if on_outcome is not None:
+                on_outcome(outcome)
+    return [outcomes[name] for name in order]

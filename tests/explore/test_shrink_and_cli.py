@@ -1,0 +1,129 @@
+"""Minimisation, the ``explore`` command, and the regressions it writes.
+
+The failing implementation here is a proxy-only mutant (it patches no module), so running it
+in this process is safe; module-patching mutants only ever run in subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.cli import main as cli
+from pi_continuity_harness.explore.runner import case_for_seed, run_case
+from pi_continuity_harness.explore.shrink import ddmin, minimise
+
+STEER = "pi_continuity_harness.mutants.catalogue:continuation_as_steer"
+
+
+def test_ddmin_finds_a_one_minimal_sublist() -> None:
+    calls = 0
+
+    def fails(items: list[int]) -> bool:
+        nonlocal calls
+        calls += 1
+        return 3 in items and 7 in items
+
+    assert ddmin(list(range(20)), fails, budget=lambda: True) == [3, 7]
+    assert calls < 100
+
+
+def test_a_failure_shrinks_to_a_few_operations_and_keeps_its_invariant(tmp_path: Path) -> None:
+    case = case_for_seed(0, 30)
+    failure = run_case(case, implementation=STEER, workdir=tmp_path / "run")
+    assert failure.first is not None and failure.first.invariant == "continuation_is_follow_up"
+    shrunk = minimise(case, failure, implementation=STEER, workdir=tmp_path / "run", max_seconds=60)
+    assert shrunk.result.first is not None
+    assert shrunk.result.first.invariant == "continuation_is_follow_up"
+    assert len(shrunk.case.operations) <= 3 < len(case.operations)
+    assert len(shrunk.case.operations) < failure.operations_run
+
+
+def test_explore_passes_on_the_reference_and_checks_determinism(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = tmp_path / "explore.json"
+    code = cli(
+        [
+            "explore",
+            "--seeds",
+            "3",
+            "--steps",
+            "20",
+            "--check-determinism",
+            "--json",
+            str(report),
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "operations/s" in out and "seeds/s" in out and "all seeds passed" in out
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert [s["determinism"] for s in data["seeds"]] == ["identical"] * 3
+    assert all(s["swarm"]["seed"] == s["seed"] for s in data["seeds"])
+
+
+def test_explore_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["explore", "--seeds", "0"]) == 2
+    assert cli(["explore", "--extension", "no.such.module:factory"]) == 2
+    capsys.readouterr()
+
+
+def test_a_failing_seed_is_written_as_a_replayable_scenario_and_a_regression_feature(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    code = cli(
+        ["explore", "--seeds", "1", "--steps", "30", "--extension", STEER, "--out", str(out), "--quiet"]
+    )
+    printed = capsys.readouterr().out
+    assert code == 1
+    assert "continuation_is_follow_up" in printed and "replay:" in printed
+    [yaml_file] = sorted(out.glob("*.yaml"))
+    [feature] = sorted(out.glob("*.feature"))
+    [trace] = sorted(out.glob("*.trace.jsonl"))
+    workdir = out / "runs" / yaml_file.stem
+    assert (
+        cli(
+            [
+                "replay",
+                str(yaml_file),
+                "--workdir",
+                str(workdir),
+                "--expect-trace",
+                str(trace),
+                "--extension",
+                STEER,
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert "byte-identical" in capsys.readouterr().out
+    text = feature.read_text(encoding="utf-8")
+    assert f'Given the scenario file "{yaml_file.name}"' in text
+    assert 'Then invariant "continuation_is_follow_up" holds' in text
+
+    module = tmp_path / "out" / "test_regression.py"
+    module.write_text(f"from pytest_bdd import scenarios\n\nscenarios({feature.name!r})\n", encoding="utf-8")
+
+    def run(extension: str) -> subprocess.CompletedProcess[str]:
+        command = [
+            sys.executable, "-m", "pytest", str(module), "-q", "-p", "pi_continuity_harness.features.conftest",
+            "-p", "no:cacheprovider", "-c", str(tmp_path / "none.ini"), "--rootdir", str(out),
+            "--extension", extension, "--harness-workdir", str(tmp_path / f"bdd-{extension.rsplit(':', 1)[-1]}"),
+        ]  # fmt: skip
+        (tmp_path / "none.ini").write_text("[pytest]\n", encoding="utf-8")
+        return subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp_path)
+
+    against_mutant = run(STEER)
+    assert against_mutant.returncode == 1, against_mutant.stdout[-2000:]
+    assert "continuation_is_follow_up" in against_mutant.stdout
+    against_reference = run("reference")
+    assert against_reference.returncode == 0, against_reference.stdout[-2000:]
