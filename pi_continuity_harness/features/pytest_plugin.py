@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,14 +29,19 @@ import pytest
 from pytest_bdd.scenario import scenario_wrapper_template_registry
 
 from ..simulator.model_script import RequestKind
+from .comparison import normalise_observation, write_observation_record
 from .target import CAPABILITIES, Target
 from .world import World
 
-__all__ = ["KNOWN_TAGS", "make_target", "target_capabilities"]
+__all__ = ["DEFAULT_SYSTEM", "KNOWN_TAGS", "implementation_system", "make_target", "target_capabilities"]
 
 KNOWN_TAGS = ("smoke", "install", "rules", "failures", "handoff")
 _REQUEST_KINDS: tuple[RequestKind, ...] = ("agent", "summary", "extension")
 SYSTEM_DIRS = {"pi_session_continuity": "pi-session-continuity", "pi_blitz_handoff": "pi-blitz-handoff"}
+#: The system an implementation belongs to unless its factory declares another through
+#: ``factory.pi_continuity_system`` (or ``--system`` says so, e.g. for a TypeScript file).
+DEFAULT_SYSTEM = "pi-session-continuity"
+SYSTEM_ATTRIBUTE = "pi_continuity_system"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,6 +56,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="implementation under test: module:factory, a registered name, or path/to/ext.ts (pi only)",
     )
     group.addoption("--seed", action="store", type=int, default=0, help="seed of every simulated run")
+    group.addoption(
+        "--system",
+        action="store",
+        default=None,
+        choices=sorted(set(SYSTEM_DIRS.values())),
+        help="system the implementation implements (default: its factory's pi_continuity_system, "
+        f"else {DEFAULT_SYSTEM})",
+    )
     group.addoption(
         "--harness-workdir",
         action="store",
@@ -102,16 +116,62 @@ def target_capabilities(config: pytest.Config) -> frozenset[str]:
     return frozenset(cached)
 
 
+def implementation_system(config: pytest.Config) -> str:
+    """The system of the implementation under test: ``--system``, else what its factory declares.
+
+    A Python factory declares its system with an attribute, for example
+    ``extension.pi_continuity_system = "pi-blitz-handoff"``; without one it is
+    :data:`DEFAULT_SYSTEM`. A TypeScript file cannot declare one: pass ``--system``.
+    """
+    chosen = config.getoption("--system")
+    if chosen:
+        return str(chosen)
+    cached = getattr(config, "_pch_system", None)
+    if cached is not None:
+        return str(cached)
+    extension = str(config.getoption("--extension"))
+    system = DEFAULT_SYSTEM
+    if not extension.endswith(".ts"):
+        from ..simulator.simulation import resolve_implementation  # noqa: PLC0415
+
+        try:
+            _name, factory = resolve_implementation(extension)
+        except ValueError:
+            factory = None
+        declared = getattr(factory, SYSTEM_ATTRIBUTE, None)
+        if isinstance(declared, str) and declared:
+            system = declared
+    config._pch_system = system  # type: ignore[attr-defined]
+    return system
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Name every scenario (skipped ones too) and skip what the target cannot run."""
+    """Name every scenario (skipped ones too), leave out another system's features, and skip
+    what the target cannot run.
+
+    Features of another system are *deselected*, not skipped: a handoff implementation is not
+    expected to pass the continuity suite, so those scenarios are not results at all.
+    """
+    system_under_test: str | None = None
+    kept: list[pytest.Item] = []
+    other_system: list[pytest.Item] = []
     for item in items:
         template = scenario_wrapper_template_registry.get(getattr(item, "obj", None))  # type: ignore[arg-type]
-        if template is not None:
-            feature = template.feature
-            item.user_properties.append(("assertion", feature.name))
-            item.user_properties.append(("scenario", template.name))
-            item.user_properties.append(("system", _system_of(str(feature.filename))))
-            item.user_properties.append(("feature_file", str(feature.rel_filename)))
+        if template is None:
+            kept.append(item)
+            continue
+        feature = template.feature
+        system = _system_of(str(feature.filename))
+        item.user_properties.append(("assertion", feature.name))
+        item.user_properties.append(("scenario", template.name))
+        item.user_properties.append(("system", system))
+        item.user_properties.append(("feature_file", str(feature.rel_filename)))
+        if system_under_test is None:
+            system_under_test = implementation_system(config)
+        (kept if system in ("unknown", system_under_test) else other_system).append(item)
+    if other_system:
+        config.hook.pytest_deselected(items=other_system)
+        items[:] = kept
     needed = [item for item in items if any(m.name.startswith("needs-") for m in item.iter_markers())]
     if not needed:
         return
@@ -141,16 +201,41 @@ def _system_of(feature_path: str) -> str:
 
 @pytest.fixture
 def world(request: pytest.FixtureRequest) -> Iterator[World]:
-    """The scenario's world; its target is closed (and its files kept) at the end."""
+    """The scenario's world; its target is closed (and its files kept) at the end.
+
+    At teardown the scenario's normalised observation (:mod:`.comparison`) is written to
+    ``<scenario workdir>/observation.json``, with the scenario's wall-clock seconds; the
+    ``compare`` command reads these records from both targets' runs.
+    """
     node = request.node
     slug = _slug(node.name)
     created = World(name=node.name, make_target=lambda: make_target(request.config, slug))
+    started = time.perf_counter()
     try:
         yield created
     finally:
         summary = _summarise(created)
         node.user_properties.append(("observed", json.dumps(summary, ensure_ascii=False)))
-        created.close()
+        record = _observation_record(created, node.name)
+        try:
+            created.close()
+        finally:
+            record["seconds"] = round(time.perf_counter() - started, 4)
+            path = _workdir_root(request.config) / slug / "observation.json"
+            write_observation_record(path, record)
+            node.user_properties.append(("observation_file", str(path)))
+
+
+def _observation_record(world: World, name: str) -> dict[str, Any]:
+    """The normalised observation of a started scenario (or why there is none)."""
+    if not world.started:
+        return {"scenario": name, "started": False}
+    try:
+        observation = world.observe()
+        record = normalise_observation(observation, artifacts=world.all_artifacts(), scenario=name)
+    except Exception as error:  # the record must not hide the scenario's own failure
+        return {"scenario": name, "started": True, "observation_error": str(error)}
+    return {"started": True, **record}
 
 
 def _summarise(world: World) -> dict[str, Any]:

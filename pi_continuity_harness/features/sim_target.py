@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import PI_VERSION, __version__
+from ..simulator.agent_session import OBSERVABLE_EVENTS
 from ..simulator.extension_api import ExtensionFactory
+from ..simulator.host import ProcessStartError
 from ..simulator.model_script import Reply, RequestKind, SynthesisReply
 from ..simulator.scenario import Scenario
 from ..simulator.simulation import Simulation
-from .target import CAPABILITIES, Observation, ObservedRequest, OperationOutcome
+from .target import CAPABILITIES, Observation, ObservedRequest, OperationOutcome, TargetStartError
 
 __all__ = ["SimTarget"]
 
@@ -55,7 +57,11 @@ class SimTarget:
         self._simulation = Simulation(
             scenario, workdir=self._workdir, seed=self._seed, implementation=self._implementation
         )
-        self._simulation.start()
+        try:
+            self._simulation.start()
+        except ProcessStartError as error:
+            self._simulation.finish()  # the process is gone: write the trace, release the loop
+            raise TargetStartError(str(error)) from error
 
     def perform(self, op: Any) -> OperationOutcome:
         result = self.simulation.perform(op)
@@ -84,15 +90,21 @@ class SimTarget:
                 k: _restore(v, workdir) for k, v in record.items() if k not in ("seq", "t", "kind", "name")
             }
             if kind == "session":
+                if record["name"] == "session_info_changed":
+                    payload = {
+                        "name": payload.get("sessionName")
+                    }  # Pi's field (``name`` is reserved in traces)
                 observation.session_events.append({"type": record["name"], **payload})
-            elif kind == "event":
+            elif kind == "event" and record["name"] in OBSERVABLE_EVENTS:
+                # Only what the real-Pi observer extension logs (not ``command``, ``tool_call``...).
                 observation.extension_events.append({"type": record["name"], **payload})
             elif kind == "ui" and record["name"] in ("select", "confirm", "input", "editor"):
                 observation.dialogs.append({"method": record["name"], **payload})
-            elif kind == "fs" and record["name"] != "tool_write":
+            elif kind == "fs" and record["name"] not in ("tool_write", "tool_remove"):
                 observation.fs_events.append({"op": record["name"], "path": payload.get("path")})
         observation.notifications = [(n.message, n.notify_type) for n in host.ui.notifications]
         observation.statuses = dict(host.ui.statuses)
+        observation.widgets = [_restore(dict(w), workdir) for w in host.ui.widget_updates]
         aborted = {
             (r.get("caller"), r.get("index"))
             for r in host.trace.records

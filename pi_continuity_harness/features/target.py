@@ -38,6 +38,7 @@ __all__ = [
     "ObservedRequest",
     "OperationOutcome",
     "Target",
+    "TargetStartError",
     "TargetUnavailableError",
 ]
 
@@ -55,6 +56,12 @@ CAPABILITIES: dict[str, str] = {
 
 class TargetUnavailableError(RuntimeError):
     """The target cannot run here (for example, real Pi is not installed)."""
+
+
+class TargetStartError(RuntimeError):
+    """Pi refused to start (real Pi 1.6 exits 1 when an extension fails to load). The first line
+    of the message is Pi's reason, the same on both targets:
+    ``Failed to load extension "<name>": Failed to load extension: <message>``."""
 
 
 @dataclass(frozen=True)
@@ -111,6 +118,9 @@ class Observation:
     extension_events: list[dict[str, Any]] = field(default_factory=list)
     notifications: list[tuple[str, str]] = field(default_factory=list)
     statuses: dict[str, str] = field(default_factory=dict)
+    #: Every widget update in order: ``{"key", "lines"}`` (``lines`` None clears), plus
+    #: ``placement`` when one was given.
+    widgets: list[dict[str, Any]] = field(default_factory=list)
     dialogs: list[dict[str, Any]] = field(default_factory=list)
     model_requests: list[ObservedRequest] = field(default_factory=list)
     session_file: Path | None = None
@@ -183,7 +193,8 @@ class Target(Protocol):
     def capabilities(self) -> frozenset[str]: ...
 
     def start(self, scenario: Scenario) -> None:
-        """Lay out the machine from ``scenario`` (operations ignored) and start Pi."""
+        """Lay out the machine from ``scenario`` (operations ignored) and start Pi; raises
+        :class:`TargetStartError` when Pi refuses to start."""
 
     def perform(self, op: Any) -> OperationOutcome:
         """Run one operation until Pi is quiet again (``agent_settled`` and nothing pending)."""

@@ -28,7 +28,10 @@ JavaScript. The quirks, each named in the code where it happens:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import math
+import os
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -74,35 +77,27 @@ from .events import (
     TurnStartEvent,
 )
 from .extension_api import Model, ToolResult
-from .messages import Message, content_text, convert_to_llm, user_message
+from .messages import Message, content_text, convert_to_llm, estimate_request_context_tokens, user_message
 from .model_service import ScriptedModelService
 from .overflow import is_context_overflow, is_recoverable_length, is_retryable_error
 from .session_manager import SessionManager, current_system_message, ms_of_iso
 from .settings import SettingsError, SettingsManager
+from .system_prompt import builtin_tools, render_system_prompt, system_message
 from .trace import Trace
 
 if TYPE_CHECKING:
     from .runner import ExtensionRunner
 
 __all__ = [
+    "BUILTIN_TOOLS",
     "OBSERVABLE_EVENTS",
-    "SIMULATED_SYSTEM_PROMPT",
     "AgentSession",
     "PromptRejectedError",
     "event_summary",
 ]
 
-SIMULATED_SYSTEM_PROMPT = "You are Pi, a coding agent (simulated by pi-continuity-harness)."
-BUILTIN_TOOLS: tuple[dict[str, Any], ...] = (
-    {"name": "read", "description": "Read a file", "parameters": {"type": "object", "properties": {}}},
-    {
-        "name": "bash",
-        "description": "Run a shell command",
-        "parameters": {"type": "object", "properties": {}},
-    },
-    {"name": "edit", "description": "Edit a file", "parameters": {"type": "object", "properties": {}}},
-    {"name": "write", "description": "Write a file", "parameters": {"type": "object", "properties": {}}},
-)
+#: The four built-in tools' declarations as Pi 1.6 persists them (``system_prompt.py``).
+BUILTIN_TOOLS: tuple[dict[str, Any], ...] = tuple(builtin_tools())
 
 OVERFLOW_RECOVERY_FAILED = (
     "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or "
@@ -147,6 +142,7 @@ class AgentSession:
         thinking_level: str = "off",
         spawn: Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]],
         write_file: Callable[[str, str], None],
+        remove_file: Callable[[str], None] | None = None,
     ) -> None:
         self.session_manager = session_manager
         self.settings = settings
@@ -157,6 +153,7 @@ class AgentSession:
         self.thinking_level = thinking_level
         self._spawn = spawn
         self._write_file = write_file
+        self._remove_file = remove_file or _remove_plain
         self.runner: ExtensionRunner | None = None
         self.agent = Agent(
             listener=self._handle_agent_event,
@@ -453,13 +450,13 @@ class AgentSession:
         llm = convert_to_llm(projection.messages)
         system = current_system_message(llm)
         non_system = [m for m in llm if m.get("role") != "system"]
-        estimate = estimate_context_tokens(llm).tokens
-        max_tokens = _clamp_max_tokens(model, estimate)
+        # pi-ai clamps max_tokens with its own estimate of the request (3.5 chars/token).
+        max_tokens = _clamp_max_tokens(model, estimate_request_context_tokens(llm))
         reasoning = self.thinking_level if (model.reasoning and self.thinking_level != "off") else None
         return await self.service.call(
             "agent",
             model,
-            system["content"] if system else None,
+            render_system_prompt(system) if system else None,
             non_system,
             tools=self._active_tool_names(),
             max_tokens=max_tokens,
@@ -473,6 +470,20 @@ class AgentSession:
         runner = self._runner()
         name = call["name"]
         args = call.get("arguments") or {}
+        tool = next((t for t in runner.tools() if t.name == name), None)
+        if tool is not None:
+            # Pi validates (and coerces) an extension tool's arguments before anything else:
+            # ``"5"`` reaches ``tool_call`` and ``execute`` as ``5``; a missing required field
+            # never reaches ``execute`` (handoff-host-on-real-pi.md §1, items 2-3).
+            args, problems = _coerce_arguments(tool.parameters, args)
+            if problems:
+                text = (
+                    f'Validation failed for tool "{name}":\n'
+                    + "\n".join(f"  - {p}" for p in problems)
+                    + "\n\nReceived arguments:\n"
+                    + json.dumps(call.get("arguments") or {}, indent=2)
+                )
+                return {"content": [{"type": "text", "text": text}], "details": {}}, True
         if runner.has_handlers("tool_call"):
             ctx = runner.create_context()
             event = ToolCallEvent(tool_call_id=call["id"], tool_name=name, input=args)
@@ -490,7 +501,6 @@ class AgentSession:
                             ],
                             "details": {},
                         }, True
-        tool = next((t for t in runner.tools() if t.name == name), None)
         if tool is not None:
             try:
                 result: ToolResult = await tool.execute(call["id"], args, signal, runner.create_context())
@@ -521,10 +531,13 @@ class AgentSession:
         args = call.get("arguments") or {}
         scripted = self.service.tool_result_for(call["id"])
         if name == "bash":
+            command = str(args.get("command", ""))
+            removed = None if scripted is not None else self._bash_rm(command)
             if scripted is not None:
                 text = scripted
+            elif removed is not None:
+                text = removed
             else:
-                command = str(args.get("command", ""))
                 text = command[5:].strip().strip("'\"") + "\n" if command.startswith("echo ") else ""
             return {"content": [{"type": "text", "text": text or "(no output)"}], "details": {}}, False
         if name in ("write", "edit"):
@@ -534,11 +547,10 @@ class AgentSession:
             try:
                 self._write_file(full, content)
             except OSError as error:
-                return {"content": [{"type": "text", "text": str(error)}], "details": {}}, True
-            return {
-                "content": [{"type": "text", "text": f"Successfully wrote {len(content)} bytes to {path}"}],
-                "details": {},
-            }, False
+                return {"content": [{"type": "text", "text": str(error)}]}, True
+            # Pi 1.6: "Successfully wrote to <path as given>", and a native result has no
+            # ``details`` key (handoff-host-on-real-pi.md §6).
+            return {"content": [{"type": "text", "text": f"Successfully wrote to {path}"}]}, False
         if name == "read":
             path = str(args.get("path", ""))
             full = path if path.startswith("/") else f"{self.cwd}/{path}"
@@ -549,6 +561,33 @@ class AgentSession:
                 return {"content": [{"type": "text", "text": str(error)}], "details": {}}, True
             return {"content": [{"type": "text", "text": text}], "details": {}}, False
         return {"content": [{"type": "text", "text": scripted or ""}], "details": {}}, False
+
+    def _bash_rm(self, command: str) -> str | None:
+        """The one command the simulated ``bash`` really runs: ``rm [-f] <paths>``.
+
+        Real Pi runs the model's bash commands; a receiver deleting a file it was told to
+        delete is part of the protocols under test, so ``rm`` has its real effect here
+        (through the host's file writer, so faults and the trace see it). Every other
+        command prints its scripted result. Returns the output, or None if not an ``rm``.
+        """
+        words = command.split()
+        if not words or words[0] != "rm":
+            return None
+        force = "-f" in words[1:]
+        paths = [w for w in words[1:] if not w.startswith("-")]
+        if not paths or any(c in command for c in ";&|`$<>*?"):
+            return None
+        errors = []
+        for path in paths:
+            full = path if path.startswith("/") else f"{self.cwd}/{path}"
+            try:
+                self._remove_file(full)
+            except FileNotFoundError:
+                if not force:
+                    errors.append(f"rm: cannot remove '{path}': No such file or directory")
+            except OSError as error:
+                errors.append(f"rm: cannot remove '{path}': {error.strerror or error}")
+        return "\n".join(errors) + ("\n" if errors else "")
 
     # ================================================================= prompting
     async def prompt(
@@ -685,10 +724,38 @@ class AgentSession:
 
         self._spawn(run(), "send_user_message")
 
-    def send_custom_message(
+    async def send_user_message_settled(
+        self, content: str | list[dict[str, Any]], deliver_as: str | None
+    ) -> None:
+        """``ReplacedSessionContext.sendUserMessage``: ``prompt()`` itself, awaited to settlement.
+
+        Unlike ``pi.sendUserMessage`` it is not fire-and-forget: it resolves when the run it
+        started has settled (observed: the bootstrap run's ``agent_settled`` comes before the
+        promise resolves) and rejects where ``prompt()`` throws.
+        """
+        text = (
+            content
+            if isinstance(content, str)
+            else "\n".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
+        )
+        behavior: Literal["steer", "followUp"] | None = (
+            "followUp" if deliver_as == "followUp" else "steer" if deliver_as == "steer" else None
+        )
+        await self.prompt(
+            text, source="extension", streaming_behavior=behavior, expand_prompt_templates=False
+        )
+
+    async def send_message_settled(
         self, message: dict[str, Any], trigger_turn: bool | None, deliver_as: str | None
     ) -> None:
-        """``pi.sendMessage`` (AS:1955-1993)."""
+        """``ReplacedSessionContext.sendMessage``: a triggered run from idle is awaited."""
+        if trigger_turn and not self.is_streaming and deliver_as != "nextTurn":
+            app = self._custom_app_message(message)
+            await self._start_run(_Trigger("custom", message=app))
+            return
+        self.send_custom_message(message, trigger_turn, deliver_as)
+
+    def _custom_app_message(self, message: dict[str, Any]) -> Message:
         app: Message = {
             "role": "custom",
             "customType": message.get("customType"),
@@ -699,6 +766,13 @@ class AgentSession:
         }
         if app["details"] is None:
             del app["details"]
+        return app
+
+    def send_custom_message(
+        self, message: dict[str, Any], trigger_turn: bool | None, deliver_as: str | None
+    ) -> None:
+        """``pi.sendMessage`` (AS:1955-1993)."""
+        app = self._custom_app_message(message)
         if deliver_as == "nextTurn":
             self._pending_next_turn.append(app)
         elif self.is_streaming and trigger_turn is not False:
@@ -779,21 +853,15 @@ class AgentSession:
         if not any(
             m.get("role") == "system" for m in self.session_manager.build_session_projection().messages
         ):
-            messages.append(
-                {
-                    "role": "system",
-                    "content": SIMULATED_SYSTEM_PROMPT,
-                    "toolsAdded": [dict(t) for t in BUILTIN_TOOLS],
-                    "timestamp": self.service.clock.now_ms(),
-                }
-            )
+            # Pi's structured system prompt: sections plus the tools' declarations (§ system_prompt.py).
+            messages.append(system_message(self.cwd, self.service.clock.now_ms()))
         runner = self._runner()
         if runner.has_handlers("before_agent_start"):
             await self._dispatch(
                 BeforeAgentStartEvent(
                     message_type=trigger.message_type,
                     prompt=trigger.prompt,
-                    system_prompt=SIMULATED_SYSTEM_PROMPT,
+                    system_prompt=self.system_prompt(),
                     message=trigger.message,
                 )
             )
@@ -1042,18 +1110,18 @@ class AgentSession:
             started = True
             self._emit("compaction_start", reason=reason)
             controller.signal.throw_if_aborted()
-            extension_result = None
-            if self._runner().has_handlers("session_before_compact"):
-                extension_result = await self._dispatch(
-                    SessionBeforeCompactEvent(
-                        preparation=prepared.preparation,
-                        branch_entries=self.session_manager.get_branch(),
-                        custom_instructions=None,
-                        reason=reason,
-                        will_retry=will_retry,
-                        signal=controller.signal,
-                    )
+            # Real Pi always has a handler here (the observer extension); with none loaded the
+            # event is still observed, and the result is Pi's own summarizer, as without handlers.
+            extension_result = await self._dispatch(
+                SessionBeforeCompactEvent(
+                    preparation=prepared.preparation,
+                    branch_entries=self.session_manager.get_branch(),
+                    custom_instructions=None,
+                    reason=reason,
+                    will_retry=will_retry,
+                    signal=controller.signal,
                 )
+            )
             compaction: CompactionResult | None = None
             if isinstance(extension_result, BeforeCompactResult):
                 if extension_result.cancel:
@@ -1124,7 +1192,7 @@ class AgentSession:
             ),
             None,
         )
-        if saved is not None and self._runner().has_handlers("session_compact"):
+        if saved is not None:
             await self._dispatch(
                 SessionCompactEvent(
                     compaction_entry=saved,
@@ -1244,18 +1312,16 @@ class AgentSession:
                 if branch and branch[-1].get("type") == "compaction":
                     raise RuntimeError("Already compacted")
                 raise RuntimeError("Nothing to compact (session too small)")
-            extension_result = None
-            if self._runner().has_handlers("session_before_compact"):
-                extension_result = await self._dispatch(
-                    SessionBeforeCompactEvent(
-                        preparation=prepared.preparation,
-                        branch_entries=self.session_manager.get_branch(),
-                        custom_instructions=custom_instructions,
-                        reason="manual",
-                        will_retry=False,
-                        signal=controller.signal,
-                    )
+            extension_result = await self._dispatch(
+                SessionBeforeCompactEvent(
+                    preparation=prepared.preparation,
+                    branch_entries=self.session_manager.get_branch(),
+                    custom_instructions=custom_instructions,
+                    reason="manual",
+                    will_retry=False,
+                    signal=controller.signal,
                 )
+            )
             compaction: CompactionResult | None = None
             if isinstance(extension_result, BeforeCompactResult):
                 if extension_result.cancel:
@@ -1279,6 +1345,9 @@ class AgentSession:
                 compaction.usage,
             )
             self._refresh_finalized_context()
+            estimated_after = estimate_messages_tokens(
+                self.session_manager.build_session_projection().messages
+            )
             saved = next(
                 (
                     e
@@ -1287,7 +1356,7 @@ class AgentSession:
                 ),
                 None,
             )
-            if saved is not None and self._runner().has_handlers("session_compact"):
+            if saved is not None:
                 await self._dispatch(
                     SessionCompactEvent(
                         compaction_entry=saved,
@@ -1296,7 +1365,7 @@ class AgentSession:
                         will_retry=False,
                     )
                 )
-            result = compaction.to_json()
+            result = dataclasses.replace(compaction, estimated_tokens_after=estimated_after).to_json()
             self._compaction_abort = None
             self._resolve_idle_waiters()
             self._emit(
@@ -1307,7 +1376,9 @@ class AgentSession:
                 result={
                     "firstKeptEntryId": compaction.first_kept_entry_id,
                     "tokensBefore": compaction.tokens_before,
+                    "estimatedTokensAfter": estimated_after,
                     "fromExtension": from_extension,
+                    "summaryChars": len(compaction.summary) if isinstance(compaction.summary, str) else None,
                 },
             )
             return result
@@ -1409,7 +1480,36 @@ class AgentSession:
         )
 
     def system_prompt(self) -> str:
-        return SIMULATED_SYSTEM_PROMPT
+        """``getSystemPrompt()``: the current system message rendered (the default before any run)."""
+        projection = self.session_manager.build_session_projection()
+        current = current_system_message(projection.messages)
+        if current is None:
+            current = system_message(self.cwd, 0)
+        return render_system_prompt(current)
+
+
+def _coerce_arguments(schema: dict[str, Any], args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Pi's (TypeBox) argument check for an extension tool: required fields, and the primitive
+    coercions Pi applies (numeric strings to numbers, ``"true"``/``"false"`` to booleans)."""
+    properties = schema.get("properties") or {}
+    out = dict(args)
+    problems = [f"{key}: missing" for key in schema.get("required") or [] if key not in out]
+    for key, value in list(out.items()):
+        kind = (properties.get(key) or {}).get("type")
+        if isinstance(value, str) and kind in ("number", "integer"):
+            try:
+                number = float(value)
+            except ValueError:
+                problems.append(f"{key}: must be {kind}")
+                continue
+            out[key] = int(number) if kind == "integer" or number.is_integer() else number
+        elif isinstance(value, str) and kind == "boolean" and value in ("true", "false"):
+            out[key] = value == "true"
+    return out, problems
+
+
+def _remove_plain(path: str) -> None:
+    os.remove(path)
 
 
 def _iso_ms(iso: str) -> int:

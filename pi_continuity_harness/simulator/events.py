@@ -42,6 +42,7 @@ __all__ = [
     "SessionBeforeSwitchEvent",
     "SessionCompactEvent",
     "SessionCompactFailedEvent",
+    "SessionInfoChangedEvent",
     "SessionShutdownEvent",
     "SessionStartEvent",
     "ToolCallEvent",
@@ -224,6 +225,14 @@ class SessionShutdownEvent(Event):
     type: ClassVar[str] = "session_shutdown"
     reason: Literal["quit", "reload", "new", "resume", "fork"]
     target_session_file: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionInfoChangedEvent(Event):
+    """``pi.setSessionName`` / RPC ``set_session_name``: the new name (also a session event)."""
+
+    type: ClassVar[str] = "session_info_changed"
+    name: str | None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ The concrete classes live in the simulator (``simulator.runner``) and in the bri
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -30,6 +31,7 @@ from .abort import AbortSignal
 from .events import ContextUsage, JsonObject
 
 __all__ = [
+    "AGENT_DIR_ENV",
     "CONFIG_DIR_NAME",
     "CommandHandler",
     "DeliverAs",
@@ -44,16 +46,34 @@ __all__ = [
     "ModelRegistry",
     "NotInitializedError",
     "ReadonlySessionManager",
+    "ReplacedSessionContext",
     "StaleContextError",
     "ToolDefinition",
     "ToolResult",
+    "WidgetPlacement",
+    "get_agent_dir",
 ]
 
 #: Pi's ``CONFIG_DIR_NAME`` (``dist/config.js``). Code must take the project config
 #: directory name from this constant, never spell ``.pi`` itself.
 CONFIG_DIR_NAME = ".pi"
 
+#: Pi's agent directory variable (``dist/config.js``); :func:`get_agent_dir` reads it.
+AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
+
+
+def get_agent_dir() -> str:
+    """Pi's exported ``getAgentDir()``: ``$PI_CODING_AGENT_DIR`` (tilde-expanded, read on every
+    call), else ``~/.pi/agent`` (config.js:510-516). The simulator sets the variable to the
+    machine's agent directory while it runs; real Pi's bridge inherits it from Pi."""
+    configured = os.environ.get(AGENT_DIR_ENV)
+    if configured:
+        return os.path.expanduser(configured)
+    return os.path.join(os.path.expanduser("~"), CONFIG_DIR_NAME, "agent")
+
+
 Mode = Literal["tui", "rpc", "json", "print"]
+WidgetPlacement = Literal["aboveEditor", "belowEditor"]
 DeliverAs = Literal["steer", "followUp"]
 
 STALE_CONTEXT_MESSAGE = (
@@ -146,7 +166,9 @@ class ExtensionUIContext(Protocol):
 
     def set_status(self, key: str, text: str | None) -> None: ...
 
-    def set_widget(self, key: str, lines: list[str] | None) -> None: ...
+    def set_widget(
+        self, key: str, lines: list[str] | None, *, placement: WidgetPlacement | None = None
+    ) -> None: ...
 
     async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None: ...
 
@@ -276,10 +298,32 @@ class ExtensionCommandContext(ExtensionContext, Protocol):
         self,
         *,
         parent_session: str | None = None,
-        with_session: Callable[[ExtensionCommandContext], Awaitable[None]] | None = None,
+        with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None = None,
     ) -> JsonObject: ...
 
     async def reload(self) -> None: ...
+
+
+@runtime_checkable
+class ReplacedSessionContext(ExtensionCommandContext, Protocol):
+    """The ``ctx`` handed to ``with_session`` (Pi's ``ReplacedSessionContext``, types.d.ts:349).
+
+    Bound to the *new* session. Unlike ``pi.send_user_message``, its senders return
+    awaitables that resolve when the run they start has settled (AS:3732-3737); left
+    unawaited, the run starts on its own and ``new_session`` returns first.
+    """
+
+    async def send_user_message(
+        self, content: str | list[JsonObject], *, deliver_as: DeliverAs | None = None
+    ) -> None: ...
+
+    async def send_message(
+        self,
+        message: JsonObject,
+        *,
+        trigger_turn: bool | None = None,
+        deliver_as: Literal["steer", "followUp", "nextTurn"] | None = None,
+    ) -> None: ...
 
 
 @runtime_checkable

@@ -9,7 +9,10 @@ restart, and gone after a crash.
 Lifecycle, as Pi 1.6 does it (``agent-session-runtime.js``, ``agent-session.js:3104``):
 
 * startup / restart: trust and settings read from disk, extensions loaded fresh,
-  ``session_start{startup}`` (even when resuming a file, §9.14);
+  ``session_start{startup}`` (even when resuming a file, §9.14); an extension that fails to
+  load makes the process refuse to start (:class:`ProcessStartError`, as real Pi exits 1);
+  ``--session <file>`` for a file not written yet starts a fresh session there with Pi's
+  default model;
 * reload: refused while streaming or compacting; ``session_shutdown{reload}``, the old
   instances go stale, settings re-read, fresh instances, ``session_start{reload}``;
 * new session: ``session_before_switch{new}`` (may cancel), the running turn is aborted,
@@ -21,17 +24,19 @@ Lifecycle, as Pi 1.6 does it (``agent-session-runtime.js``, ``agent-session.js:3
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import shutil
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .agent_session import AgentSession, PromptRejectedError
 from .determinism import SeededRandom, VirtualClock
-from .events import SessionBeforeSwitchEvent, SessionShutdownEvent, SessionStartEvent
+from .events import (
+    SessionBeforeSwitchEvent,
+    SessionInfoChangedEvent,
+    SessionShutdownEvent,
+    SessionStartEvent,
+)
 from .extension_api import CONFIG_DIR_NAME, ExtensionFactory, Mode, Model
 from .faults import FaultPlan, FilesystemMonitor
 from .model_script import ModelRequest, ModelScript
@@ -53,37 +58,16 @@ from .runner import ExtensionRunner, RuntimeBindings
 from .session_manager import SessionManager
 from .settings import SettingsError, SettingsManager, TrustDecision, deep_merge, resolve_project_trust
 from .trace import SimulatedCrash, Trace
-from .ui import DialogAnswerMismatchError, UIHub
+from .ui import UIHub
 from .virtual_loop import VirtualTimeEventLoop
+from .workspace import HostPaths, apply_edit, write_json
 
-__all__ = ["HostPaths", "OperationResult", "Runtime", "SimHost"]
+__all__ = ["HostPaths", "OperationResult", "ProcessStartError", "Runtime", "SimHost"]
 
 
-@dataclass(frozen=True)
-class HostPaths:
-    """The directories of one simulated machine."""
-
-    workdir: str
-    agent_dir: str
-    project_dir: str
-    session_dir: str
-
-    @classmethod
-    def under(cls, workdir: str) -> HostPaths:
-        root = os.path.abspath(workdir)
-        return cls(
-            root, os.path.join(root, "agent"), os.path.join(root, "project"), os.path.join(root, "sessions")
-        )
-
-    def resolve(self, path: str) -> str:
-        """A scenario path: ``$AGENT/...``, ``$SESSIONS/...``, else relative to the project."""
-        if path.startswith("$AGENT/"):
-            return os.path.join(self.agent_dir, path[len("$AGENT/") :])
-        if path.startswith("$SESSIONS/"):
-            return os.path.join(self.session_dir, path[len("$SESSIONS/") :])
-        if path.startswith("$PROJECT/"):
-            path = path[len("$PROJECT/") :]
-        return os.path.join(self.project_dir, path)
+class ProcessStartError(RuntimeError):
+    """The simulated Pi process did not start: real Pi 1.6 prints ``Failed to load extension
+    "<path>": Failed to load extension: <message>`` and exits 1 when an extension fails to load."""
 
 
 @dataclass
@@ -208,6 +192,12 @@ class SimHost:
                 handle.write(content)
         self.trace.emit("fs", "tool_write", path=path, chars=len(content))
 
+    def _tool_remove(self, path: str) -> None:
+        """``rm`` run by the native ``bash`` tool: Pi's child process removes the file."""
+        with self.host_io():
+            os.remove(path)
+        self.trace.emit("fs", "tool_remove", path=path)
+
     def _on_entry(self, entry: dict[str, Any], persisted: bool) -> None:
         self.trace.emit("entry", str(entry.get("type")), id=entry.get("id"), persisted=persisted)
 
@@ -276,6 +266,11 @@ class SimHost:
                     return found
         return self.catalog.find_full(self.active_model)
 
+    def default_model(self) -> Model | None:
+        """The model Pi picks without ``--model`` and without a session to restore it from:
+        ``findInitialModel`` falls back to the first available model (models.json order)."""
+        return self.catalog.first_available()
+
     async def _create_runtime(
         self,
         manager: SessionManager,
@@ -283,6 +278,7 @@ class SimHost:
         *,
         restored: bool,
         model: Model | None = None,
+        startup: bool = False,
     ) -> Runtime:
         with self.host_io():
             trust = resolve_project_trust(self.paths.project_dir, self.paths.agent_dir, approve=self.approve)
@@ -300,6 +296,7 @@ class SimHost:
             thinking_level=self.thinking_level,
             spawn=self.spawn,
             write_file=self._tool_write,
+            remove_file=self._tool_remove,
         )
         if not restored and model is not None and not manager.get_entries():
             manager.append_model_change(model.provider, model.id)
@@ -317,7 +314,17 @@ class SimHost:
             model=model.full_id if model else None,
             settingsErrors=settings.errors or None,
         )
-        await runner.load(self.extensions)
+        failures = await runner.load(self.extensions)
+        if failures and startup:
+            # Real Pi collects the load errors as startup diagnostics, prints them and exits 1
+            # before any extension event (main.js:825): the process never starts.
+            path, message = failures[0]
+            self.trace.emit("host", "start_failed", extensionPath=path, error=message)
+            self.running = False
+            raise ProcessStartError(f'Failed to load extension "{path}": Failed to load extension: {message}')
+        for path, message in failures:
+            # Reload and session replacement drop load errors silently in RPC mode (no event).
+            self.trace.emit("host", "extension_load_failed", extensionPath=path, error=message)
         runner.bind(self._bindings(runtime))
         session.runner = runner
         self.runtime = runtime
@@ -361,7 +368,14 @@ class SimHost:
         b.get_settings = runtime.settings.get_settings
 
         def set_session_name(name: str) -> None:
+            # ``AgentSession.setSessionName``: append, then the session event RPC streams and
+            # the (not awaited) extension event.
             session.session_manager.append_session_info(name)
+            current = session.session_manager.get_session_name()
+            # (``name`` is the trace's own field: recorded as ``sessionName``; SimTarget maps it back.)
+            host.trace.emit("session", "session_info_changed", sessionName=current)
+            if session.runner is not None and session.runner.has_handlers("session_info_changed"):
+                host.spawn(session._dispatch(SessionInfoChangedEvent(name=current)), "session_info_changed")
 
         b.set_session_name = set_session_name
         b.get_session_name = session.session_manager.get_session_name
@@ -409,6 +423,8 @@ class SimHost:
 
         b.new_session = new_session
         b.reload = self.reload
+        b.send_user_message_settled = session.send_user_message_settled
+        b.send_message_settled = session.send_message_settled
         return b
 
     def _request_shutdown(self) -> None:
@@ -436,9 +452,9 @@ class SimHost:
         )
         if trust != "ask":
             agent_settings = {**agent_settings, "defaultProjectTrust": trust}
-        _write_json(os.path.join(self.paths.agent_dir, "settings.json"), agent_settings)
+        write_json(os.path.join(self.paths.agent_dir, "settings.json"), agent_settings)
         if project_settings is not None:
-            _write_json(
+            write_json(
                 os.path.join(self.paths.project_dir, CONFIG_DIR_NAME, "settings.json"), project_settings
             )
         for relative, spec in files.items():
@@ -447,9 +463,10 @@ class SimHost:
                 os.makedirs(target, exist_ok=True)
             elif spec.text is not None:
                 os.makedirs(os.path.dirname(target), exist_ok=True)
-                Path(target).write_text(spec.text, encoding="utf-8")
+                with open(target, "w", encoding="utf-8") as handle:
+                    handle.write(spec.text)
             else:
-                _write_json(target, spec.json_value)
+                write_json(target, spec.json_value)
 
     async def start(self, session_file: str | None = None) -> None:
         """Start a Pi process: a new session, or ``--session <file>`` to resume one."""
@@ -459,6 +476,7 @@ class SimHost:
         self.running = True
         self.trace.emit("host", "start", resume=session_file)
         if session_file is not None:
+            existed = os.path.exists(session_file)
             with self.host_io():
                 manager = SessionManager.open(
                     session_file,
@@ -469,7 +487,21 @@ class SimHost:
                     write_line=self._write_session,
                     on_append=self._on_entry,
                 )
-            await self._create_runtime(manager, SessionStartEvent(reason="startup"), restored=True)
+            if existed:
+                await self._create_runtime(
+                    manager, SessionStartEvent(reason="startup"), restored=True, startup=True
+                )
+            else:
+                # ``--session <file>`` before the file was written (lazy files, §9.12): Pi starts a
+                # fresh session at that path with its default model (no ``--model`` on restart),
+                # appending ``model_change`` and ``thinking_level_change`` like any new session.
+                await self._create_runtime(
+                    manager,
+                    SessionStartEvent(reason="startup"),
+                    restored=False,
+                    model=self.default_model(),
+                    startup=True,
+                )
         else:
             manager = SessionManager.create(
                 cwd=self.paths.project_dir,
@@ -479,7 +511,9 @@ class SimHost:
                 write_line=self._write_session,
                 on_append=self._on_entry,
             )
-            await self._create_runtime(manager, SessionStartEvent(reason="startup"), restored=False)
+            await self._create_runtime(
+                manager, SessionStartEvent(reason="startup"), restored=False, startup=True
+            )
 
     async def stop(self) -> None:
         """Quit (stdin EOF): ``session_shutdown{quit}``, then the process ends."""
@@ -511,7 +545,8 @@ class SimHost:
             runtime.settings.reload()
         runner = self._new_runner(session, runtime.session_manager)
         self.trace.emit("host", "reload", settingsErrors=runtime.settings.errors or None)
-        await runner.load(self.extensions)
+        for path, message in await runner.load(self.extensions):
+            self.trace.emit("host", "extension_load_failed", extensionPath=path, error=message)
         new_runtime = Runtime(runtime.trust, runtime.settings, runtime.session_manager, session, runner)
         runner.bind(self._bindings(new_runtime))
         session.runner = runner
@@ -552,7 +587,7 @@ class SimHost:
             model=runtime.session.model,
         )
         if with_session is not None:
-            await with_session(new_runtime.runner.create_command_context())
+            await with_session(new_runtime.runner.create_replaced_context())
         return {"cancelled": False}
 
     def _require_runtime(self) -> Runtime:
@@ -575,7 +610,10 @@ class SimHost:
         except SimulatedCrash:
             self._mark_crashed()
             result = OperationResult(name, ok=False, error="Pi crashed")
-        except (PromptRejectedError, SettingsError, DialogAnswerMismatchError) as error:
+        except (PromptRejectedError, SettingsError) as error:
+            result = OperationResult(name, ok=False, error=str(error))
+        except ProcessStartError as error:
+            self.runtime = None
             result = OperationResult(name, ok=False, error=str(error))
         if not self.crashed:
             self.trace.emit(
@@ -596,7 +634,8 @@ class SimHost:
             await self.restart()
             return OperationResult(name, ok=True)
         if isinstance(op, EditFileOp):
-            self._edit_file(op)
+            with self.host_io():
+                apply_edit(self.paths, op.edit_file)
             return OperationResult(name, ok=True)
         if self.crashed or not self.running:
             return OperationResult(name, ok=False, error="Pi is not running")
@@ -619,8 +658,11 @@ class SimHost:
             self._mark_crashed()
             return OperationResult(name, ok=True)
         if isinstance(op, SetModelOp):
+            # RPC ``set_model`` looks the model up among the *available* ones (authenticated).
             model = self.catalog.find_full(op.set_model)
-            assert model is not None
+            if model is None or not self.catalog.has_auth(model.provider):
+                provider, _, model_id = op.set_model.partition("/")
+                return OperationResult(name, ok=False, error=f"Model not found: {provider}/{model_id}")
             await session.set_model(model)
             return OperationResult(name, ok=True)
         if isinstance(op, NewSessionOp):
@@ -647,37 +689,20 @@ class SimHost:
             else:
                 return OperationResult(name, ok=False, error=str(error))
         unused = self.ui.unused_answers()
+        errors = self.ui.take_errors()
         self.ui.set_answers(())
         data = {"unusedAnswers": unused} if unused else {}
+        if errors:
+            # A scripted answer that did not fit cancelled its dialog (the handler went on);
+            # the operation fails with the mismatch, as PiTarget reports it.
+            return OperationResult(
+                name,
+                ok=False,
+                error=errors[0],
+                disposition=disposition[0] if disposition else None,
+                data=data,
+            )
         return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None, data=data)
-
-    def _edit_file(self, op: EditFileOp) -> None:
-        spec = op.edit_file
-        target = self.paths.resolve(spec.path)
-        with self.host_io():
-            if spec.kind == "absent":
-                if os.path.isdir(target) and not os.path.islink(target):
-                    shutil.rmtree(target)
-                elif os.path.lexists(target):
-                    os.remove(target)
-                return
-            if spec.kind == "directory":
-                if os.path.isfile(target):
-                    os.remove(target)
-                os.makedirs(target, exist_ok=True)
-                return
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            if os.path.isdir(target):
-                shutil.rmtree(target)
-            if spec.json_value is not None:
-                value = spec.json_value
-                if spec.merge_json and os.path.isfile(target):
-                    with open(target, encoding="utf-8") as handle:
-                        current = json.load(handle)
-                    value = deep_merge(current, value)
-                _write_json(target, value)
-            else:
-                Path(target).write_text(spec.text or "", encoding="utf-8")
 
 
 class _HostIO:
@@ -691,11 +716,6 @@ class _HostIO:
 
     def __exit__(self, *exc: object) -> None:
         self.monitor.host_io -= 1
-
-
-def _write_json(path: str, value: Any) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    Path(path).write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _op_fields(op: Any) -> dict[str, Any]:

@@ -20,6 +20,7 @@ __all__ = [
     "content_text",
     "convert_to_llm",
     "custom_message",
+    "estimate_request_context_tokens",
     "estimate_tokens",
     "is_cut_point_message",
     "is_turn_start_message",
@@ -120,6 +121,90 @@ def estimate_tokens(message: Message) -> int:
     else:
         return 0
     return math.ceil(chars / 4)
+
+
+# ---------------------------------------------------------------------- pi-ai's estimate
+#: pi-ai ``utils/estimate.js``: its own estimate (3.5 characters per token), used to clamp
+#: ``max_tokens`` of a request to the window, unlike the coding agent's chars/4 above.
+_PI_AI_CHARS_PER_TOKEN = 3.5
+
+
+def _pi_ai_text_tokens(chars: int) -> int:
+    return math.ceil(chars / _PI_AI_CHARS_PER_TOKEN)
+
+
+def _pi_ai_message_tokens(message: Message) -> int:
+    role = message.get("role")
+    if role == "system":
+        # ``getSystemMessageText`` (content, then sections) plus the tools' JSON.
+        parts = [_text_only(message.get("content"))]
+        parts.extend(text for text in (message.get("sections") or {}).values() if text is not None)
+        text = "\n\n".join(part for part in parts if part)
+        tokens = _pi_ai_text_tokens(len(text))
+        for key in ("toolsAdded", "toolsRemoved"):
+            if message.get(key):
+                tokens += _pi_ai_text_tokens(_js_json_length(message[key]))
+        return tokens
+    if role in ("user", "toolResult"):
+        content = message.get("content")
+        if isinstance(content, str):
+            return _pi_ai_text_tokens(len(content))
+        chars = 0
+        for block in content or []:
+            chars += len(block.get("text", "")) if block.get("type") == "text" else _ESTIMATED_IMAGE_CHARS
+        return _pi_ai_text_tokens(chars)
+    chars = 0
+    for block in message.get("content") or []:
+        if block.get("type") == "text":
+            chars += len(block.get("text", ""))
+        elif block.get("type") == "thinking":
+            chars += len(block.get("thinking", ""))
+        else:
+            chars += len(block.get("name", "")) + _js_json_length(block.get("arguments"))
+    return _pi_ai_text_tokens(chars)
+
+
+def _text_only(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) for b in content or [] if b.get("type") == "text")
+
+
+def _usage_tokens(usage: dict[str, Any] | None) -> int:
+    usage = usage or {}
+    total = usage.get("totalTokens") or 0
+    if total:
+        return int(total)
+    return sum(int(usage.get(k) or 0) for k in ("input", "output", "cacheRead", "cacheWrite"))
+
+
+def estimate_request_context_tokens(messages: list[Message]) -> int:
+    """pi-ai ``estimateContextTokens`` of a request's messages (after ``convertToLlm``).
+
+    The last assistant usage counts only when no message before it is newer (a compaction
+    summary inserted in front of kept replies invalidates their usage); what follows it, or
+    everything without such usage, is estimated at 3.5 characters per token. A message
+    without a timestamp poisons the comparison (``NaN`` in JavaScript).
+    """
+    latest = -math.inf
+    usage_index: int | None = None
+    for index, message in enumerate(messages):
+        stamp = message.get("timestamp")
+        if message.get("role") == "assistant":
+            applies = isinstance(stamp, int | float) and not math.isnan(latest) and stamp >= latest
+            if (
+                applies
+                and message.get("stopReason") not in ("aborted", "error")
+                and _usage_tokens(message.get("usage")) > 0
+            ):
+                usage_index = index
+        # JavaScript: Math.max(x, undefined) is NaN, and stays NaN.
+        fine = isinstance(stamp, int | float) and not math.isnan(latest)
+        latest = max(latest, float(stamp or 0)) if fine else math.nan
+    if usage_index is not None:
+        usage = _usage_tokens(messages[usage_index].get("usage"))
+        return usage + sum(_pi_ai_message_tokens(m) for m in messages[usage_index + 1 :])
+    return sum(_pi_ai_message_tokens(m) for m in messages)
 
 
 def is_cut_point_message(message: Message) -> bool:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -49,6 +50,7 @@ __all__ = [
     "estimate_request_tokens",
     "format_http_error",
     "message_chars",
+    "resolve_tool_calls",
     "respond",
     "valid_brief_body",
 ]
@@ -149,6 +151,15 @@ def format_http_error(error: HttpError) -> str:
 
 
 class ScriptedToolCall(_Strict):
+    """A tool call of a scripted reply.
+
+    A ``{{match:REGEX}}`` inside a string argument (anywhere in ``arguments``, nested too) is
+    replaced by what the model read in its request: group 1 (else the whole match) of the
+    first match of ``REGEX`` in the text of the request's messages, newest first. That is how a script
+    passes on a value only the run knows (an ID or a path a tool returned, a path named in
+    a prompt). Without a match the placeholder is sent as written.
+    """
+
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     id: str | None = None
@@ -417,7 +428,41 @@ def respond(script: ModelScript, request: ModelRequest, reply: Reply | Synthesis
     return _respond_synthesis(script, request, reply)
 
 
+_MATCH = re.compile(r"\{\{match:(?P<pattern>.+?)\}\}", re.DOTALL)
+
+
+def _resolve_value(value: Any, texts: list[str]) -> Any:
+    if isinstance(value, str):
+
+        def lookup(found: re.Match[str]) -> str:
+            pattern = re.compile(found.group("pattern"))
+            for text in texts:
+                hit = pattern.search(text)
+                if hit is not None:
+                    return hit.group(1) if pattern.groups else hit.group(0)
+            return found.group(0)
+
+        return _MATCH.sub(lookup, value)
+    if isinstance(value, dict):
+        return {k: _resolve_value(v, texts) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve_value(v, texts) for v in value]
+    return value
+
+
+def resolve_tool_calls(
+    request: ModelRequest, calls: tuple[ScriptedToolCall, ...]
+) -> tuple[ScriptedToolCall, ...]:
+    """The calls with every ``{{match:REGEX}}`` argument replaced from the request's texts."""
+    if not any("{{match:" in json.dumps(c.arguments) for c in calls):
+        return calls
+    texts = [_text_of(m.get("content")) for m in reversed(request.messages)]
+    return tuple(c.model_copy(update={"arguments": _resolve_value(c.arguments, texts)}) for c in calls)
+
+
 def _respond_reply(request: ModelRequest, reply: Reply) -> ModelOutcome:
+    if reply.tool_calls:
+        reply = reply.model_copy(update={"tool_calls": resolve_tool_calls(request, reply.tool_calls)})
     if reply.error is not None:
         return ModelOutcome(
             text="",

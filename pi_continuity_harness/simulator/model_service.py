@@ -71,6 +71,18 @@ class ModelCatalog:
     def has_auth(self, provider: str) -> bool:
         return provider not in self.unauthenticated_providers
 
+    def first_available(self) -> Model | None:
+        """The first authenticated model in models.json order (providers in order of first
+        appearance, each provider's models in scenario order), as Pi's available snapshot."""
+        providers: list[str] = []
+        for model in self.models:
+            if model.provider not in providers:
+                providers.append(model.provider)
+        for provider in providers:
+            if self.has_auth(provider):
+                return next(m for m in self.models if m.provider == provider)
+        return None
+
 
 @dataclass
 class ScriptedModelService:

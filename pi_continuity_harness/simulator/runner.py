@@ -35,11 +35,11 @@ from .events import (
 from .extension_api import (
     CommandHandler,
     EventHandler,
-    ExtensionCommandContext,
     ExtensionFactory,
     Mode,
     Model,
     NotInitializedError,
+    ReplacedSessionContext,
     StaleContextError,
     ToolDefinition,
 )
@@ -53,6 +53,7 @@ __all__ = [
     "RuntimeBindings",
     "SimExtensionAPI",
     "SimExtensionContext",
+    "SimReplacedContext",
 ]
 
 
@@ -84,6 +85,9 @@ class RuntimeBindings:
     wait_for_idle: Callable[[], Awaitable[None]]
     new_session: Callable[[str | None, Any], Awaitable[dict[str, Any]]]
     reload: Callable[[], Awaitable[None]]
+    # Replaced-session context (``with_session``): senders that resolve when the run settles
+    send_user_message_settled: Callable[[str | list[dict[str, Any]], str | None], Awaitable[None]]
+    send_message_settled: Callable[[dict[str, Any], bool | None, str | None], Awaitable[None]]
 
 
 @dataclass
@@ -122,8 +126,10 @@ class ExtensionRunner:
         self.stale_message: str | None = None
 
     # ----------------------------------------------------------------- lifecycle
-    async def load(self, factories: list[tuple[str, ExtensionFactory]]) -> None:
-        """Call every factory in order; a failing factory is reported and skipped (loader.js)."""
+    async def load(self, factories: list[tuple[str, ExtensionFactory]]) -> list[tuple[str, str]]:
+        """Call every factory in order; a failing factory is skipped (loader.js) and returned as
+        ``(path, message)``: the host decides (at startup real Pi refuses to start)."""
+        failures: list[tuple[str, str]] = []
         for path, factory in factories:
             record = ExtensionRecord(path)
             api = SimExtensionAPI(self, record)
@@ -132,9 +138,10 @@ class ExtensionRunner:
                 if inspect.isawaitable(result):
                     await result
             except Exception as error:  # an extension that fails to load is not loaded
-                self._on_error(path, "load", f"{type(error).__name__}: {error}")
+                failures.append((path, _describe(error)))
                 continue
             self.extensions.append(record)
+        return failures
 
     def bind(self, bindings: RuntimeBindings) -> None:
         self.bindings = bindings
@@ -255,6 +262,9 @@ class ExtensionRunner:
 
     def create_command_context(self) -> SimCommandContext:
         return SimCommandContext(self)
+
+    def create_replaced_context(self) -> SimReplacedContext:
+        return SimReplacedContext(self)
 
 
 def _describe(error: BaseException) -> str:
@@ -448,9 +458,37 @@ class SimCommandContext(SimExtensionContext):
         self,
         *,
         parent_session: str | None = None,
-        with_session: Callable[[ExtensionCommandContext], Awaitable[None]] | None = None,
+        with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None = None,
     ) -> dict[str, Any]:
         return await self._b().new_session(parent_session, with_session)
 
     async def reload(self) -> None:
         await self._b().reload()
+
+
+class SimReplacedContext(SimCommandContext):
+    """``with_session``'s ctx: bound to the new session; its senders resolve at settlement."""
+
+    async def send_user_message(
+        self, content: str | list[dict[str, Any]], *, deliver_as: Literal["steer", "followUp"] | None = None
+    ) -> None:
+        text = (
+            content
+            if isinstance(content, str)
+            else "\n".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
+        )
+        self._runner.record_call(
+            "<replaced-session>",
+            "send_user_message",
+            {"deliverAs": deliver_as, "chars": len(text), "awaited": True},
+        )
+        await self._b().send_user_message_settled(content, deliver_as)
+
+    async def send_message(
+        self,
+        message: dict[str, Any],
+        *,
+        trigger_turn: bool | None = None,
+        deliver_as: Literal["steer", "followUp", "nextTurn"] | None = None,
+    ) -> None:
+        await self._b().send_message_settled(message, trigger_turn, deliver_as)

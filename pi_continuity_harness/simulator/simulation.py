@@ -15,9 +15,11 @@ delete someone's files.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
+import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -25,9 +27,9 @@ from typing import Any
 
 from .competitors import competitor
 from .determinism import deterministic_environment
-from .extension_api import CONFIG_DIR_NAME, ExtensionFactory
+from .extension_api import AGENT_DIR_ENV, CONFIG_DIR_NAME, ExtensionFactory
 from .faults import activate_monitor
-from .host import OperationResult, SimHost
+from .host import OperationResult, ProcessStartError, SimHost
 from .scenario import Scenario
 from .trace import SimulatedCrash
 
@@ -39,6 +41,7 @@ __all__ = [
     "SimulationResult",
     "WorkdirError",
     "prepare_workdir",
+    "project_cwd",
     "resolve_implementation",
     "simulate",
 ]
@@ -210,10 +213,17 @@ class Simulation:
 
     def _run(self, coro: Any) -> Any:
         host = self.host
-        with activate_monitor(host.monitor), deterministic_environment(host.clock, host.rng):
+        with (
+            project_cwd(host.paths.project_dir),
+            activate_monitor(host.monitor),
+            deterministic_environment(host.clock, host.rng),
+            agent_dir_environment(host.paths.agent_dir),
+        ):
             return host.loop.run_until_complete(coro)
 
     def start(self) -> None:
+        """Start Pi; raises :class:`ProcessStartError` when it refuses to (an extension failed to load)."""
+
         async def go() -> None:
             try:
                 await self.host.start()
@@ -274,12 +284,44 @@ def simulate(
         scenario, workdir=workdir, seed=seed, implementation=implementation, on_record=on_record
     )
     try:
-        simulation.start()
+        # A refused start is traced (``host:start_failed``); every operation then finds Pi not running.
+        with contextlib.suppress(ProcessStartError):
+            simulation.start()
         for op in scenario.operations:
             simulation.perform(op)
     finally:
         result = simulation.finish()
     return result
+
+
+@contextlib.contextmanager
+def project_cwd(project_dir: str) -> Iterator[None]:
+    """The process working directory is the project while the simulated Pi runs, as for
+    extensions in real Pi (which runs in the project directory); restored afterwards."""
+    previous = os.getcwd()
+    entered = os.path.isdir(project_dir)
+    if entered:
+        os.chdir(project_dir)
+    try:
+        yield
+    finally:
+        if entered:
+            os.chdir(previous)
+
+
+@contextlib.contextmanager
+def agent_dir_environment(agent_dir: str) -> Iterator[None]:
+    """``PI_CODING_AGENT_DIR`` points at the machine's agent directory while Pi runs, as the
+    real-Pi target sets it for the Pi process: ``get_agent_dir()`` answers from it."""
+    previous = os.environ.get(AGENT_DIR_ENV)
+    os.environ[AGENT_DIR_ENV] = agent_dir
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(AGENT_DIR_ENV, None)
+        else:
+            os.environ[AGENT_DIR_ENV] = previous
 
 
 def _cancel_leftovers(host: SimHost) -> None:

@@ -4,7 +4,9 @@ The hub outlives runtimes (like the RPC client that renders UI requests). It rec
 notification, status and widget (the observable UI), and answers dialogs from the answer
 queue of the operation that is running, in the order the dialogs open, as an RPC client
 answering ``extension_ui_request`` would. An unanswered dialog is cancelled (``None`` /
-``False``); a dialog whose scripted answer is of the wrong kind is a scenario error.
+``False``). A dialog whose scripted answer is of the wrong kind (or a ``select`` answer that
+matches no option) is cancelled too, and the handler goes on, as with PiTarget's RPC client;
+the mismatch is kept in :attr:`UIHub.errors` and the operation fails with it.
 
 Without a UI (print and json modes) dialogs return ``None``/``False`` without consuming
 an answer and notifications go nowhere, exactly as Pi's ``noOpUIContext`` (§9.18).
@@ -16,7 +18,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .extension_api import Mode
+from .extension_api import Mode, WidgetPlacement
 from .operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
 from .trace import Trace
 
@@ -35,11 +37,20 @@ class UIHub:
     notifications: list[Notification] = field(default_factory=list)
     statuses: dict[str, str] = field(default_factory=dict)
     widgets: dict[str, list[str]] = field(default_factory=dict)
+    #: Every ``set_widget`` in order (an RPC client sees each as one ``extension_ui_request``).
+    widget_updates: list[dict[str, Any]] = field(default_factory=list)
     dialogs: list[dict[str, Any]] = field(default_factory=list)
+    #: Answer mismatches since the last :meth:`take_errors` (each cancelled its dialog).
+    errors: list[str] = field(default_factory=list)
     _answers: list[DialogAnswer] = field(default_factory=list)
 
     def set_answers(self, answers: tuple[DialogAnswer, ...]) -> None:
         self._answers = list(answers)
+        self.errors = []
+
+    def take_errors(self) -> list[str]:
+        errors, self.errors = self.errors, []
+        return errors
 
     def unused_answers(self) -> int:
         return len(self._answers)
@@ -73,21 +84,33 @@ class SimUIContext:
             self._hub.statuses[key] = text
         self._hub.trace.emit("ui", "set_status", statusKey=key, statusText=text)
 
-    def set_widget(self, key: str, lines: list[str] | None) -> None:
+    def set_widget(
+        self, key: str, lines: list[str] | None, *, placement: WidgetPlacement | None = None
+    ) -> None:
+        """String lines only (Pi's RPC mode ignores widget factories); ``None`` clears."""
         if not self._has_ui:
             return
         if lines is None:
             self._hub.widgets.pop(key, None)
         else:
             self._hub.widgets[key] = list(lines)
-        self._hub.trace.emit("ui", "set_widget", widgetKey=key, lines=lines)
+        update: dict[str, Any] = {"key": key, "lines": None if lines is None else list(lines)}
+        if placement is not None:
+            update["placement"] = placement
+        self._hub.widget_updates.append(update)
+        self._hub.trace.emit("ui", "set_widget", widgetKey=key, lines=lines, placement=placement)
 
     async def _dialog(
         self, method: str, title: str, timeout: float | None, **data: Any
     ) -> DialogAnswer | None:
         record = {"method": method, "title": title, **data}
         self._hub.dialogs.append(record)
-        answer = self._hub.next_answer(method, title, str(data.get("message") or ""), data.get("options"))
+        try:
+            answer = self._hub.next_answer(method, title, str(data.get("message") or ""), data.get("options"))
+        except DialogAnswerMismatchError as error:
+            self._hub.errors.append(str(error))
+            answer = None
+            timeout = None  # the client answers at once (a cancel)
         self._hub.trace.emit(
             "ui",
             method,
@@ -108,9 +131,8 @@ class SimUIContext:
             return None
         chosen = answer.choose(list(options))
         if chosen is None:
-            raise DialogAnswerMismatchError(
-                f"select {title!r}: {answer.select!r} matches none of {options!r}"
-            )
+            self._hub.errors.append(f"select {title!r}: {answer.select!r} matches none of {options!r}")
+            return None
         return chosen
 
     async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:

@@ -17,7 +17,12 @@ from pydantic import TypeAdapter
 
 from pi_continuity_harness.features.realpi import PiStartError, PiTarget
 from pi_continuity_harness.features.sim_target import SimTarget
-from pi_continuity_harness.features.target import Observation, OperationOutcome, TargetUnavailableError
+from pi_continuity_harness.features.target import (
+    Observation,
+    OperationOutcome,
+    TargetStartError,
+    TargetUnavailableError,
+)
 from pi_continuity_harness.simulator.model_script import Reply, Usage
 from pi_continuity_harness.simulator.operations import Operation, normalise_operation_input
 from pi_continuity_harness.simulator.scenario import Scenario, parse_scenario
@@ -390,10 +395,15 @@ def test_competitor_twins_and_extension_error_paths(targets: Targets) -> None:
     assert_same_shape(real, sim)
 
 
-def test_failing_factory_stops_real_pi(targets: Targets) -> None:
-    # Real Pi 1.6 exits when an -e extension fails to load; the simulator reports and goes on.
-    with pytest.raises(PiStartError, match="factory exploded"):
+def test_failing_factory_stops_real_pi_and_the_simulator_alike(targets: Targets) -> None:
+    # Real Pi 1.6 exits when an -e extension fails to load; so does the simulated process.
+    with pytest.raises(PiStartError, match="factory exploded") as real:
         targets("pi", "bad_ext:extension").start(scenario())
+    with pytest.raises(TargetStartError) as sim:
+        targets("sim", "bad_ext:extension").start(scenario())
+    expected = 'Failed to load extension "bad_ext:extension": Failed to load extension: factory exploded'
+    assert str(real.value).splitlines()[0] == expected == str(sim.value)
+    assert isinstance(real.value, TargetStartError)
 
 
 def test_non_rpc_mode_is_unavailable(tmp_path: Path) -> None:
@@ -440,9 +450,9 @@ def test_bridged_api_surface(targets: Targets) -> None:
     assert notes["withSession"] == {"entries": 2}
     assert [e.get("reason") for e in real.events("session_start")] == ["startup", "new"]
     assert real.events("session_before_switch")[0]["reason"] == "new"
-    [info_changed] = real.session("session_info_changed")  # the simulator emits none (see report)
+    [info_changed] = real.session("session_info_changed")
     assert info_changed["name"] == "probe session"
-    assert "session_info_changed" not in session_types(sim)
+    assert sim.session("session_info_changed") == [info_changed]
     # Known differences: Pi's registry lists its whole built-in catalogue; and Pi keeps running
     # while Python waits for a round trip, so is_idle() after wait_for_idle() sees the started run.
     sim_notes = {m.split(": ", 1)[0]: json.loads(m.split(": ", 1)[1]) for m, _ in sim.notifications}

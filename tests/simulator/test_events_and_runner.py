@@ -96,8 +96,8 @@ def compact_event() -> SessionBeforeCompactEvent:
     return SessionBeforeCompactEvent(prep, [], None, "manual", False, AbortController().signal)
 
 
-def load(runner: ExtensionRunner, *factories: Any) -> None:
-    asyncio.run(runner.load([(f"ext{i}", f) for i, f in enumerate(factories)]))
+def load(runner: ExtensionRunner, *factories: Any) -> list[tuple[str, str]]:
+    return asyncio.run(runner.load([(f"ext{i}", f) for i, f in enumerate(factories)]))
 
 
 def test_last_truthy_wins_first_cancel_stops_and_errors_are_isolated() -> None:
@@ -225,12 +225,14 @@ def test_action_methods_raise_during_loading_and_a_failing_factory_is_skipped() 
         await asyncio.sleep(0)
         pi.on("session_start", lambda e, c: None)
 
-    load(runner, eager, broken, asynchronous)
+    failures = load(runner, eager, broken, asynchronous)
     assert seen == [
         "Extension runtime not initialized. Action methods cannot be called during extension loading."
     ]
     assert [r.path for r in runner.extensions] == ["ext0", "ext2"]
-    assert errors == [("ext1", "load", "ValueError: cannot load")]
+    # The runner returns load failures; the host decides (real Pi refuses to start on them).
+    assert failures == [("ext1", "cannot load")]
+    assert errors == []
 
 
 def test_captured_ctx_and_pi_are_stale_after_reload(tmp_path: Path) -> None:

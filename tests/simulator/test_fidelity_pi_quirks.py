@@ -27,6 +27,7 @@ from pi_continuity_harness.simulator.agent_session import (
 )
 from pi_continuity_harness.simulator.compaction import SUMMARIZATION_SYSTEM_PROMPT
 from pi_continuity_harness.simulator.messages import COMPACTION_SUMMARY_PREFIX, estimate_tokens
+from pi_continuity_harness.simulator.system_prompt import render_system_prompt
 
 from . import probe_extension
 from .helpers import (
@@ -441,11 +442,12 @@ def test_9_2_threshold_checked_before_a_new_prompt_after_input_before_agent_star
     )
     result = run(tmp_path, scenario, ext)
     seq = after(labels(result, "session", "event", "op"), "op:prompt", 3)
-    assert seq[:6] == [
+    assert seq[:7] == [
         "op:prompt",
         "event:input",
         "session:compaction_start",
         "event:session_before_compact",
+        "event:session_compact",  # observed always: real Pi always has the observer loaded
         "session:compaction_end",
         "event:agent_start",
     ]
@@ -1095,7 +1097,7 @@ def test_9_11_context_after_compaction_is_system_summary_kept_new(tmp_path: Path
     compaction = next(e for e in session_entries(result) if e["type"] == "compaction")
     assert context[0] == compaction["systemMessage"]
     last = agent_requests(result)[-1]
-    assert last.system_prompt == compaction["systemMessage"]["content"]
+    assert last.system_prompt == render_system_prompt(compaction["systemMessage"])
     texts = [m["content"][0]["text"] for m in last.messages]
     assert texts[0] == COMPACTION_SUMMARY_PREFIX + "KEEP-ALL\n</summary>"
     assert texts[1:] == [
@@ -2182,7 +2184,8 @@ def test_overflow_tokens_before_is_the_chars4_estimate(tmp_path: Path) -> None:
     visible = [e["message"] for e in lines if e["type"] == "message" and e["id"] not in hidden]
     expected = sum(estimate_tokens(m) for m in visible)
     assert seen == [(expected, expected)]
-    assert expected < 1000
+    # Small: the two short turns plus Pi's system message (sections and tool schemas, ~1,200 tokens).
+    assert 1200 < expected < 2000
     assert session_records(result, "compaction_end")[0]["result"]["tokensBefore"] == expected
 
 

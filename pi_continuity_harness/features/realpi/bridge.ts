@@ -29,6 +29,7 @@
  * Signals travel as {"$signal": id, aborted, py?}; ctx as {id, inst, kind, mode, hasUI, cwd}.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { CONFIG_DIR_NAME } from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
@@ -192,9 +193,33 @@ class PythonBridge {
 		if (this.exited) return Promise.reject(new Error(this.exited));
 		const id = `t${this.nextId++}`;
 		return new Promise((resolve, reject) => {
-			this.pending.set(id, { resolve, reject });
+			this.pending.set(id, {
+				resolve: (value: Any) => {
+					this.pending.delete(id);
+					this.publishBusy();
+					resolve(value);
+				},
+				reject: (error: Any) => {
+					this.pending.delete(id);
+					this.publishBusy();
+					reject(error);
+				},
+			});
+			this.publishBusy();
 			this.send({ ...message, id });
 		});
+	}
+
+	/** How many requests Python is still working on, for the harness's idle check: Pi shows
+	 * no RPC event while an extension command switches sessions ($PI_HARNESS_BRIDGE_STATE). */
+	private publishBusy(): void {
+		const path = process.env.PI_HARNESS_BRIDGE_STATE;
+		if (!path) return;
+		try {
+			writeFileSync(path, String(this.pending.size), "utf8");
+		} catch {
+			// best effort: the harness then falls back to its quiet window
+		}
 	}
 
 	// ------------------------------------------------------------------ references
@@ -472,6 +497,11 @@ class PythonBridge {
 			}
 			case "waitForIdle":
 				return await ctx.waitForIdle();
+			case "sendUserMessage":
+				// ReplacedSessionContext (withSession): resolves when the run it starts settles.
+				return await ctx.sendUserMessage(args[0], args[1] ?? undefined);
+			case "sendMessage":
+				return await ctx.sendMessage(args[0], args[1] ?? undefined);
 			case "reload":
 				return await ctx.reload();
 			case "newSession": {
@@ -500,7 +530,7 @@ class PythonBridge {
 			case "setStatus":
 				return ui.setStatus(args[0], args[1] ?? undefined);
 			case "setWidget":
-				return ui.setWidget(args[0], args[1] ?? undefined);
+				return ui.setWidget(args[0], args[1] ?? undefined, args[2] ? { placement: args[2] } : undefined);
 			case "select":
 				return await ui.select(args[0], args[1], timeout(args[2]));
 			case "confirm":

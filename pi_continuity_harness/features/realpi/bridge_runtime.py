@@ -84,11 +84,11 @@ from ...simulator.events import (
 from ...simulator.extension_api import (
     CommandHandler,
     EventHandler,
-    ExtensionCommandContext,
     ExtensionFactory,
     Mode,
     Model,
     NotInitializedError,
+    ReplacedSessionContext,
     StaleContextError,
     ToolDefinition,
     ToolResult,
@@ -102,6 +102,7 @@ __all__ = [
     "BridgeCommandContext",
     "BridgeContext",
     "BridgeExtensionAPI",
+    "BridgeReplacedContext",
     "BridgeRuntime",
     "GenericEvent",
     "build_event",
@@ -493,8 +494,14 @@ class BridgeUIContext:
     def set_status(self, key: str, text: str | None) -> None:
         self._caller.fire("ui", "setStatus", key, text)
 
-    def set_widget(self, key: str, lines: list[str] | None) -> None:
-        self._caller.fire("ui", "setWidget", key, lines)
+    def set_widget(
+        self,
+        key: str,
+        lines: list[str] | None,
+        *,
+        placement: Literal["aboveEditor", "belowEditor"] | None = None,
+    ) -> None:
+        self._caller.fire("ui", "setWidget", key, lines, placement)
 
     @staticmethod
     def _ms(timeout: float | None) -> int | None:
@@ -707,7 +714,7 @@ class BridgeCommandContext(BridgeContext):
         self,
         *,
         parent_session: str | None = None,
-        with_session: Callable[[ExtensionCommandContext], Awaitable[None]] | None = None,
+        with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None = None,
     ) -> Json:
         callback = self._runtime.register_callback(with_session) if with_session is not None else None
         result = await self._caller.call("ctx", "newSession", parent_session, callback)
@@ -715,6 +722,31 @@ class BridgeCommandContext(BridgeContext):
 
     async def reload(self) -> None:
         await self._caller.call("ctx", "reload")
+
+
+class BridgeReplacedContext(BridgeCommandContext):
+    """``with_session``'s ctx: Pi's ``ReplacedSessionContext``; its senders resolve when the
+    run they start has settled (the bridge awaits Pi's promise)."""
+
+    async def send_user_message(
+        self, content: str | list[Json], *, deliver_as: Literal["steer", "followUp"] | None = None
+    ) -> None:
+        options: Json = {"deliverAs": deliver_as} if deliver_as is not None else {}
+        await self._caller.call("ctx", "sendUserMessage", content, options or None)
+
+    async def send_message(
+        self,
+        message: Json,
+        *,
+        trigger_turn: bool | None = None,
+        deliver_as: Literal["steer", "followUp", "nextTurn"] | None = None,
+    ) -> None:
+        options: Json = {}
+        if trigger_turn is not None:
+            options["triggerTurn"] = trigger_turn
+        if deliver_as is not None:
+            options["deliverAs"] = deliver_as
+        await self._caller.call("ctx", "sendMessage", message, options or None)
 
 
 class BridgeExtensionAPI:
@@ -862,7 +894,7 @@ class BridgeRuntime:
         self._signal_ids: dict[int, tuple[AbortSignal, str]] = {}
         self._py_signal_ids = itertools.count(1)
         self._callback_ids = itertools.count(1)
-        self._callbacks: dict[str, Callable[[ExtensionCommandContext], Awaitable[None]]] = {}
+        self._callbacks: dict[str, Callable[[ReplacedSessionContext], Awaitable[None]]] = {}
         self._compact_callbacks: dict[str, tuple[Any, Any]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.eof = asyncio.Event()
@@ -895,7 +927,7 @@ class BridgeRuntime:
         signal.add_listener(lambda: self.conn.send({"type": "abort_signal", "signal": sid}))
         return {"$signal": sid, "aborted": signal.aborted, "py": True}
 
-    def register_callback(self, callback: Callable[[ExtensionCommandContext], Awaitable[None]]) -> str:
+    def register_callback(self, callback: Callable[[ReplacedSessionContext], Awaitable[None]]) -> str:
         cid = f"cb{next(self._callback_ids)}"
         self._callbacks[cid] = callback
         return cid
@@ -967,7 +999,7 @@ class BridgeRuntime:
             if callback is None:
                 return None
             detached = _Instance(id=int(info.get("inst") or 0), loading=False)
-            await callback(BridgeCommandContext(self, detached, info))
+            await callback(BridgeReplacedContext(self, detached, info))
             return None
         if instance is None:
             raise BridgeCallError(f"unknown extension instance {message.get('inst')}")

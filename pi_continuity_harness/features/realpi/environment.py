@@ -146,6 +146,8 @@ class PiEnvironment:
         self.sessions_dir = self.root / "sessions"
         self.home_dir = self.root / "home"
         self.observer_log = self.root / "observer.jsonl"
+        #: The bridge's count of requests Python is still handling (see bridge.ts).
+        self.bridge_state = self.root / "bridge-busy"
         for directory in (self.agent_dir, self.project_dir, self.sessions_dir, self.home_dir):
             directory.mkdir(parents=True, exist_ok=True)
         settings = default_agent_settings(provider, self.default_model, trust)
@@ -197,6 +199,13 @@ class PiEnvironment:
     def session_files(self) -> list[Path]:
         return sorted(self.sessions_dir.glob("*.jsonl"))
 
+    def bridge_busy(self) -> int:
+        """Requests the Python bridge is still handling (0 without a bridge)."""
+        try:
+            return int(self.bridge_state.read_text(encoding="utf-8").strip() or 0)
+        except (OSError, ValueError):
+            return 0
+
     def observer_events(self) -> list[dict[str, Any]]:
         """The observer's log lines so far (across Pi processes and reloads)."""
         if not self.observer_log.exists():
@@ -221,6 +230,7 @@ class PiEnvironment:
             "PI_SKIP_VERSION_CHECK": "1",
             "PI_TELEMETRY": "0",
             "PI_HARNESS_OBSERVER_LOG": str(self.observer_log),
+            "PI_HARNESS_BRIDGE_STATE": str(self.bridge_state),
         }
         env.update(self.extra_env)
         return env

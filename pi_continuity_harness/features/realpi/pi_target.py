@@ -27,18 +27,19 @@ without waiting for the held run.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import platform
-import shutil
+import re
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ... import __version__
 from ...simulator.extension_api import CONFIG_DIR_NAME, ExtensionFactory
-from ...simulator.host import HostPaths
 from ...simulator.model_script import ModelOutcome, ModelRequest, Reply, RequestKind, SynthesisReply
 from ...simulator.operations import (
     AbortOp,
@@ -57,7 +58,15 @@ from ...simulator.operations import (
 from ...simulator.scenario import Scenario
 from ...simulator.settings import deep_merge
 from ...simulator.simulation import prepare_workdir
-from ..target import CAPABILITIES, Observation, ObservedRequest, OperationOutcome, TargetUnavailableError
+from ...simulator.workspace import HostPaths, apply_edit
+from ..target import (
+    CAPABILITIES,
+    Observation,
+    ObservedRequest,
+    OperationOutcome,
+    TargetStartError,
+    TargetUnavailableError,
+)
 from .environment import OBSERVER_PATH, FakeModel, PiEnvironment
 from .fake_server import FakeModelServer
 from .install import PiInstallation, PiInstallError, find_installation, install_pi
@@ -79,14 +88,17 @@ _RELOAD_COMMAND = "harness-reload"
 _QUIET_S = 0.05
 #: Verified installations, per process (verifying runs ``node --version`` and ``pi --version``).
 _INSTALLATIONS: dict[str, PiInstallation] = {}
+_LOAD_FAILURE = re.compile(r'Failed to load extension "(?P<path>[^"]+)": (?P<rest>.*)$')
 _DROPPED_EVENTS = frozenset(
     {"message_start", "message_update", "tool_execution_update", "extension_ui_request", "response"}
 )
 
 
-class PiStartError(RuntimeError):
+class PiStartError(TargetStartError):
     """Pi exited or hung at startup (real Pi 1.6 refuses to start when an ``-e`` extension fails
-    to load); the message carries Pi's stderr."""
+    to load). The first line is Pi's reason (``Failed to load extension "<name>": ...``, with the
+    harness wrapper path replaced by the extension's name, as in ``extension_error``); the rest
+    carries Pi's stderr."""
 
 
 def _is_typescript(spec: Any) -> bool:
@@ -496,12 +508,23 @@ class PiTarget:
         try:
             proc.start(timeout=self._timeout)
         except PiRpcError as error:
-            raise PiStartError(f"Pi did not start: {error}") from error
+            raise PiStartError(self._start_failure(proc, error)) from error
         self.start_seconds = proc.start_seconds
         self._crashed = False
         self._refresh_state()
         with contextlib.suppress(PiRpcError):
             proc.wait_idle(self._timeout, quiet=_QUIET_S)
+
+    def _start_failure(self, proc: PiRpcProcess, error: PiRpcError) -> str:
+        """Pi's own reason first (its ``Error: Failed to load extension "<path>": ...`` line, with
+        the slot's name for the path), then the RPC error with stderr."""
+        names = {str(path): name for path, name in self._extensions}
+        for line in proc.stderr_text.splitlines():
+            match = _LOAD_FAILURE.search(line)
+            if match:
+                path = match.group("path")
+                return f'Failed to load extension "{names.get(path, path)}": {match.group("rest")}\n{error}'
+        return f"Pi did not start: {error}"
 
     def _refresh_state(self) -> None:
         proc = self._proc
@@ -523,7 +546,7 @@ class PiTarget:
         if isinstance(op, RestartOp):
             return self._restart(name)
         if isinstance(op, EditFileOp):
-            self._edit_file(op)
+            apply_edit(self.paths, op.edit_file)
             return OperationOutcome(name, True)
         proc = self._proc
         if proc is None or self._crashed or not proc.alive:
@@ -549,6 +572,16 @@ class PiTarget:
 
     def _settle(self, proc: PiRpcProcess, during: bool) -> None:
         if not during:
+            proc.wait_idle(self._timeout, quiet=_QUIET_S)
+            self._wait_for_bridge(proc)
+
+    def _wait_for_bridge(self, proc: PiRpcProcess) -> None:
+        """After idle and quiet, also wait for the Python bridge: an extension command that
+        switches sessions (sent from a settled handler) shows no RPC event until the new
+        session's run starts, so a quiet window alone can end in the middle of it."""
+        deadline = time.monotonic() + self._timeout
+        while self._env is not None and self._env.bridge_busy() and time.monotonic() < deadline:
+            time.sleep(_QUIET_S)
             proc.wait_idle(self._timeout, quiet=_QUIET_S)
 
     def _dispatch(self, proc: PiRpcProcess, op: Any, name: str, *, during: bool) -> OperationOutcome:
@@ -630,6 +663,8 @@ class PiTarget:
         finally:
             if during:
                 self._rules.discard(added)
+        if not during and result.success:
+            self._wait_for_bridge(proc)
         errors = self._rules.take_errors() if not during else []
         if not during:
             self._rules.set(())
@@ -658,34 +693,6 @@ class PiTarget:
             self._crashed = True
             return OperationOutcome(name, False, str(error).splitlines()[0])
         return OperationOutcome(name, True)
-
-    def _edit_file(self, op: EditFileOp) -> None:
-        """The same file operation as ``SimHost._edit_file``."""
-        spec = op.edit_file
-        target = self.paths.resolve(spec.path)
-        if spec.kind == "absent":
-            if os.path.isdir(target) and not os.path.islink(target):
-                shutil.rmtree(target)
-            elif os.path.lexists(target):
-                os.remove(target)
-            return
-        if spec.kind == "directory":
-            if os.path.isfile(target):
-                os.remove(target)
-            os.makedirs(target, exist_ok=True)
-            return
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        if os.path.isdir(target):
-            shutil.rmtree(target)
-        if spec.json_value is not None:
-            value = spec.json_value
-            if spec.merge_json and os.path.isfile(target):
-                with open(target, encoding="utf-8") as handle:
-                    current = json.load(handle)
-                value = deep_merge(current, value)
-            _write_json(Path(target), value)
-        else:
-            Path(target).write_text(spec.text or "", encoding="utf-8")
 
     # ------------------------------------------------------------------ held replies
     def _on_hold(self, request: ModelRequest, outcome: ModelOutcome) -> None:
@@ -727,7 +734,7 @@ class PiTarget:
                 {k: v for k, v in line.items() if k != "seq" and v is not None}
             )
         observation.model_requests = [
-            ObservedRequest(r.kind, r.index, r.request, r.aborted)
+            ObservedRequest(r.kind, r.index, self._with_full_model_id(r.request), r.aborted)
             for r in self.server.requests
             if r.kind is not None and r.request is not None
         ]
@@ -751,6 +758,14 @@ class PiTarget:
         self._resolve_from_extension(observation)
         return observation
 
+    def _with_full_model_id(self, request: ModelRequest) -> ModelRequest:
+        """The request's model as ``provider/id`` (the wire carries only the id), as the simulator
+        records it; kept as sent when no scenario model or several have that id."""
+        if self._scenario is None or "/" in request.model:
+            return request
+        matches = [m.id for m in self._scenario.models if m.id.partition("/")[2] == request.model]
+        return dataclasses.replace(request, model=matches[0]) if len(matches) == 1 else request
+
     def _observe_event(self, observation: Observation, event: RpcEvent, names: dict[str, str]) -> None:
         data = event.data
         if data.get("type") == "extension_ui_request":
@@ -759,6 +774,13 @@ class PiTarget:
                 observation.notifications.append(
                     (str(data.get("message")), str(data.get("notifyType") or "info"))
                 )
+            elif method == "setWidget":
+                update: dict[str, Any] = {"key": str(data.get("widgetKey"))}
+                lines = data.get("widgetLines")
+                update["lines"] = None if lines is None else [str(line) for line in lines]
+                if data.get("widgetPlacement") is not None:
+                    update["placement"] = str(data["widgetPlacement"])
+                observation.widgets.append(update)
             elif method == "setStatus":
                 key = str(data.get("statusKey"))
                 text = data.get("statusText")

@@ -1,0 +1,385 @@
+"""``pi-continuity-harness compare``: the suite on the simulator and on real Pi, side by side.
+
+Runs the conformance suite (or a ``--tags`` / ``-k`` selection) on both targets, each scenario
+in ``<workdir>/sim/<scenario>`` and ``<workdir>/pi/<scenario>``, then reads the normalised
+observation record each scenario left there (``observation.json``, written by the ``world``
+fixture) and reports, per scenario: the two outcomes, the differences between the two
+records channel by channel (event order per channel, session entries, the session file's
+shape, artifacts, messages), each marked *explained* when a known difference
+(:mod:`~pi_continuity_harness.features.known_differences`) accounts for it, and the time
+ratio real/simulated.
+
+Exit status 0 only when no scenario differs in outcome and every difference is explained.
+A scenario the real-Pi target skips for a capability it lacks (``@needs-...``) is listed as
+not comparable, not as a difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..features.comparison import Difference, diff_records
+from ..features.known_differences import KNOWN_DIFFERENCES, neutralisers
+from ..features.pytest_plugin import _slug
+from ..features.suite import ScenarioResult, SuiteRun, run_suite
+from . import UsageError
+
+__all__ = ["CompareReport", "ScenarioComparison", "compare_runs", "compare_suites", "register"]
+
+_STYLE = {"passed": "green", "failed": "bold red", "error": "bold red", "skipped": "yellow"}
+
+
+@dataclass
+class ScenarioComparison:
+    """One scenario on both targets."""
+
+    nodeid: str
+    name: str
+    assertion: str
+    sim_status: str
+    pi_status: str
+    sim_seconds: float | None = None
+    pi_seconds: float | None = None
+    differences: list[Difference] = field(default_factory=list)
+    note: str = ""
+
+    #: Why one target skipped it for a capability it lacks (``needs ...``), if so.
+    capability_skip: str = ""
+
+    @property
+    def comparable(self) -> bool:
+        """Both targets ran it (neither skipped it, both have it)."""
+        statuses = (self.sim_status, self.pi_status)
+        return "skipped" not in statuses and "missing" not in statuses
+
+    @property
+    def outcome_differs(self) -> bool:
+        """Different outcomes, unless one target lacks a capability the scenario needs."""
+        return self.sim_status != self.pi_status and not self.capability_skip
+
+    @property
+    def unexplained(self) -> list[Difference]:
+        return [d for d in self.differences if not d.explained]
+
+    @property
+    def explained(self) -> list[Difference]:
+        return [d for d in self.differences if d.explained]
+
+    @property
+    def ratio(self) -> float | None:
+        if not self.sim_seconds or self.pi_seconds is None or not self.comparable:
+            return None
+        return self.pi_seconds / self.sim_seconds
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodeid": self.nodeid,
+            "scenario": self.name,
+            "assertion": self.assertion,
+            "sim": self.sim_status,
+            "pi": self.pi_status,
+            "comparable": self.comparable,
+            "capability_skip": self.capability_skip or None,
+            "outcome_differs": self.outcome_differs,
+            "sim_seconds": self.sim_seconds,
+            "pi_seconds": self.pi_seconds,
+            "time_ratio": None if self.ratio is None else round(self.ratio, 2),
+            "note": self.note,
+            "differences": [d.to_json() for d in self.differences],
+        }
+
+
+@dataclass
+class CompareReport:
+    sim: SuiteRun
+    pi: SuiteRun
+    scenarios: list[ScenarioComparison]
+    workdir: Path
+
+    @property
+    def compared(self) -> list[ScenarioComparison]:
+        return [s for s in self.scenarios if s.comparable]
+
+    @property
+    def outcome_differences(self) -> list[ScenarioComparison]:
+        return [s for s in self.scenarios if s.outcome_differs]
+
+    def explained_count(self) -> int:
+        return sum(len(s.explained) for s in self.compared)
+
+    def unexplained_count(self) -> int:
+        return sum(len(s.unexplained) for s in self.compared)
+
+    def median_ratio(self) -> float | None:
+        ratios = [s.ratio for s in self.compared if s.ratio is not None]
+        return statistics.median(ratios) if ratios else None
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.compared) and not self.outcome_differences and self.unexplained_count() == 0
+
+    def summary(self) -> dict[str, Any]:
+        median = self.median_ratio()
+        return {
+            "scenarios": len(self.scenarios),
+            "compared": len(self.compared),
+            "not_comparable": len(self.scenarios) - len(self.compared),
+            "identical": sum(1 for s in self.compared if not s.differences and not s.outcome_differs),
+            "outcome_differences": len(self.outcome_differences),
+            "explained_differences": self.explained_count(),
+            "unexplained_differences": self.unexplained_count(),
+            "median_time_ratio": None if median is None else round(median, 2),
+            "sim_seconds": round(self.sim.seconds, 2),
+            "pi_seconds": round(self.pi.seconds, 2),
+            "ok": self.ok,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "workdir": str(self.workdir),
+            "implementation": self.sim.implementation,
+            "environment": {"sim": self.sim.environment, "pi": self.pi.environment},
+            "summary": self.summary(),
+            "known_differences": [{"id": k.id, "reason": k.reason} for k in KNOWN_DIFFERENCES],
+            "scenarios": [s.to_json() for s in self.scenarios],
+        }
+
+
+def _record(root: Path, result: ScenarioResult) -> dict[str, Any] | None:
+    name = result.nodeid.split("::")[-1] if result.nodeid else result.name
+    path = root / _slug(name) / "observation.json"
+    if not path.is_file():
+        return None
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def compare_runs(sim: SuiteRun, pi: SuiteRun, workdir: Path) -> CompareReport:
+    """Pair the two runs' scenarios (by test id) and diff their observation records."""
+    by_id = {r.nodeid or r.name: r for r in pi.results}
+    scenarios: list[ScenarioComparison] = []
+    known = neutralisers()
+    for sim_result in sim.results:
+        key = sim_result.nodeid or sim_result.name
+        pi_result = by_id.pop(key, None)
+        item = ScenarioComparison(
+            nodeid=key,
+            name=sim_result.name,
+            assertion=sim_result.assertion,
+            sim_status=sim_result.status,
+            pi_status=pi_result.status if pi_result else "missing",
+        )
+        scenarios.append(item)
+        if pi_result is None:
+            item.note = "not run on real Pi"
+            continue
+        for skipped in (sim_result, pi_result):
+            if skipped.status == "skipped" and skipped.detail.startswith("needs "):
+                item.capability_skip = skipped.detail
+        if not item.comparable:
+            item.note = item.capability_skip or pi_result.detail or sim_result.detail
+            continue
+        sim_record = _record(workdir / "sim", sim_result)
+        pi_record = _record(workdir / "pi", pi_result)
+        item.sim_seconds = (sim_record or {}).get("seconds") or sim_result.duration_s
+        item.pi_seconds = (pi_record or {}).get("seconds") or pi_result.duration_s
+        if item.outcome_differs:
+            item.note = (
+                f"sim: {sim_result.detail[:200]}" if sim_result.detail else f"pi: {pi_result.detail[:200]}"
+            )
+        if sim_record is None or pi_record is None:
+            if item.sim_status != "skipped":
+                item.note = item.note or "no observation record"
+            continue
+        if not sim_record.get("started") or not pi_record.get("started"):
+            if sim_record.get("started") != pi_record.get("started"):
+                item.differences.append(
+                    Difference(
+                        "started",
+                        [f"sim started: {sim_record.get('started')}, pi: {pi_record.get('started')}"],
+                    )
+                )
+            continue
+        item.differences = diff_records(sim_record, pi_record, known)
+    for key, pi_result in by_id.items():
+        scenarios.append(
+            ScenarioComparison(
+                key,
+                pi_result.name,
+                pi_result.assertion,
+                "missing",
+                pi_result.status,
+                note="not run on the simulator",
+            )
+        )
+    return CompareReport(sim, pi, scenarios, workdir)
+
+
+def compare_suites(
+    *,
+    extension: str = "reference",
+    tags: str | None = None,
+    keyword: str | None = None,
+    seed: int = 0,
+    workdir: Path | None = None,
+    on_result: Callable[[str, ScenarioResult, int, int], None] | None = None,
+) -> CompareReport:
+    """Run the suite on the simulator, then on real Pi, and compare."""
+    root = (workdir or Path(tempfile.mkdtemp(prefix="pi-continuity-compare-"))).resolve()
+    runs: dict[str, SuiteRun] = {}
+    for target in ("sim", "pi"):
+
+        def progress(result: ScenarioResult, index: int, total: int, target: str = target) -> None:
+            if on_result is not None:
+                on_result(target, result, index, total)
+
+        runs[target] = run_suite(
+            target=target,
+            extension=extension,
+            tags=tags,
+            keyword=keyword,
+            seed=seed,
+            workdir=root / target,
+            on_result=progress,
+        )
+    return compare_runs(runs["sim"], runs["pi"], root)
+
+
+# ====================================================================== CLI
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="run the suite on the simulator and on real Pi and compare what each observed",
+        description=(
+            "Run the conformance suite on the simulator and on a real Pi 1.6 process, then report per "
+            "scenario the two outcomes, the differences between the two normalised observations "
+            "(explained or not) and the time ratio real/simulated. Exit 0 only when no scenario "
+            "differs in outcome and every difference is explained."
+        ),
+    )
+    parser.add_argument(
+        "--extension",
+        default="reference",
+        help="implementation: module:factory or a registered name (default: reference)",
+    )
+    parser.add_argument("--tags", help="pytest marker expression over feature tags, e.g. 'smoke'")
+    parser.add_argument("-k", dest="keyword", help="pytest keyword expression over scenario test names")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every simulated run (default 0)")
+    parser.add_argument(
+        "--workdir", type=Path, help="keep both runs under this directory (<dir>/sim, <dir>/pi)"
+    )
+    parser.add_argument("--json", type=Path, dest="json_path", help="write the full report as JSON here")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.set_defaults(func=main)
+
+
+def _console() -> Console:
+    probe = Console()
+    return Console(highlight=False, width=None if probe.is_terminal else 150)
+
+
+def main(args: argparse.Namespace) -> int:
+    console = _console()
+    if args.extension.endswith(".ts"):
+        raise UsageError(
+            "--extension: compare runs one implementation on both targets; a .ts file cannot run on the simulator"
+        )
+    if args.json_path is not None and args.json_path.is_dir():
+        raise UsageError(f"--json {args.json_path}: is a directory")
+
+    def progress(target: str, result: ScenarioResult, index: int, total: int) -> None:
+        if args.quiet:
+            return
+        style = _STYLE.get(result.status, "")
+        console.print(
+            f"{target:>3} [{index:>3}/{total}] [{style}]{result.status.upper():7}[/] "
+            f"{escape(result.assertion)} :: {escape(result.name)} ({result.duration_s:.2f}s)"
+        )
+
+    report = compare_suites(
+        extension=args.extension,
+        tags=args.tags,
+        keyword=args.keyword,
+        seed=args.seed,
+        workdir=args.workdir,
+        on_result=progress,
+    )
+    console.print(render_table(report))
+    for item in report.compared:
+        for difference in item.unexplained:
+            console.print(f"[bold red]UNEXPLAINED[/] {escape(item.name)} :: {difference.channel}")
+            for line in difference.detail:
+                console.print(f"    {line}", markup=False)
+    for item in report.outcome_differences:
+        console.print(
+            f"[bold red]OUTCOME[/] {item.name}: sim {item.sim_status}, pi {item.pi_status} {item.note}",
+            markup=False,
+        )
+    summary = report.summary()
+    ratio = summary["median_time_ratio"]
+    verdict = "no unexplained difference" if report.ok else "UNEXPLAINED DIFFERENCES"
+    console.print(
+        f"{summary['compared']} scenarios compared ({summary['not_comparable']} not comparable), "
+        f"{summary['identical']} identical; {summary['explained_differences']} explained and "
+        f"{summary['unexplained_differences']} unexplained differences; "
+        f"{summary['outcome_differences']} outcome differences; median time ratio real/sim "
+        f"{'n/a' if ratio is None else f'{ratio:.1f}x'}: {verdict}"
+    )
+    if args.json_path is not None:
+        args.json_path.parent.mkdir(parents=True, exist_ok=True)
+        args.json_path.write_text(
+            json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        console.print(f"report written to {args.json_path}")
+    return 0 if report.ok else 1
+
+
+def render_table(report: CompareReport) -> Table:
+    summary = report.summary()
+    table = Table(
+        title=(
+            f"Simulator vs real Pi — {report.sim.implementation}: {summary['compared']} compared, "
+            f"{summary['explained_differences']} explained / {summary['unexplained_differences']} unexplained "
+            f"differences, {summary['outcome_differences']} outcome differences"
+        )
+    )
+    table.add_column("assertion", no_wrap=True)
+    table.add_column("scenario")
+    table.add_column("sim")
+    table.add_column("pi")
+    table.add_column("differences")
+    table.add_column("real/sim", justify="right")
+    for item in report.scenarios:
+        if item.outcome_differs:
+            differences = "[bold red]outcome differs[/]"
+        elif not item.comparable:
+            differences = "[dim]not comparable[/]"
+        elif item.unexplained:
+            channels = ", ".join(d.channel for d in item.unexplained)
+            differences = f"[bold red]{len(item.unexplained)} unexplained[/] ({channels})"
+        elif item.differences:
+            ids = sorted({k for d in item.differences for k in d.explained_by})
+            differences = f"[green]{len(item.differences)} explained[/] ({', '.join(ids)})"
+        else:
+            differences = "[green]identical[/]"
+        sim_style, pi_style = _STYLE.get(item.sim_status, ""), _STYLE.get(item.pi_status, "")
+        table.add_row(
+            escape(item.assertion),
+            escape(item.name),
+            f"[{sim_style}]{item.sim_status}[/]" if sim_style else item.sim_status,
+            f"[{pi_style}]{item.pi_status}[/]" if pi_style else item.pi_status,
+            differences,
+            "" if item.ratio is None else f"{item.ratio:.0f}x",
+        )
+    return table

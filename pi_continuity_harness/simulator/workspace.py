@@ -1,0 +1,84 @@
+"""The machine's directories and the ``edit_file`` operation, shared by both targets.
+
+An ``edit_file`` operation is something the user does to the files while Pi runs (write a
+settings file, remove an artifact directory, put a file where a directory should be). The
+simulated host and the real-Pi target apply it with the same function, so a scenario means
+the same thing on both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .settings import deep_merge
+
+if TYPE_CHECKING:
+    from .operations import EditFileSpec
+
+__all__ = ["HostPaths", "apply_edit", "write_json"]
+
+
+@dataclass(frozen=True)
+class HostPaths:
+    """The directories of one machine: ``agent/``, ``project/`` and ``sessions/`` under the work dir."""
+
+    workdir: str
+    agent_dir: str
+    project_dir: str
+    session_dir: str
+
+    @classmethod
+    def under(cls, workdir: str) -> HostPaths:
+        root = os.path.abspath(workdir)
+        return cls(
+            root, os.path.join(root, "agent"), os.path.join(root, "project"), os.path.join(root, "sessions")
+        )
+
+    def resolve(self, path: str) -> str:
+        """A scenario path: ``$AGENT/...``, ``$SESSIONS/...``, else relative to the project."""
+        if path.startswith("$AGENT/"):
+            return os.path.join(self.agent_dir, path[len("$AGENT/") :])
+        if path.startswith("$SESSIONS/"):
+            return os.path.join(self.session_dir, path[len("$SESSIONS/") :])
+        if path.startswith("$PROJECT/"):
+            path = path[len("$PROJECT/") :]
+        return os.path.join(self.project_dir, path)
+
+
+def write_json(path: str | Path, value: Any) -> None:
+    """``value`` as indented JSON (the layout every harness-written settings file has)."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    Path(path).write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def apply_edit(paths: HostPaths, spec: EditFileSpec) -> None:
+    """Apply one ``edit_file`` operation: make the path absent, a directory, JSON or text."""
+    target = paths.resolve(spec.path)
+    if spec.kind == "absent":
+        if os.path.isdir(target) and not os.path.islink(target):
+            shutil.rmtree(target)
+        elif os.path.lexists(target):
+            os.remove(target)
+        return
+    if spec.kind == "directory":
+        if os.path.isfile(target):
+            os.remove(target)
+        os.makedirs(target, exist_ok=True)
+        return
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    if os.path.isdir(target):
+        shutil.rmtree(target)
+    if spec.json_value is not None:
+        value = spec.json_value
+        if spec.merge_json and os.path.isfile(target):
+            with open(target, encoding="utf-8") as handle:
+                current = json.load(handle)
+            value = deep_merge(current, value)
+        write_json(target, value)
+    else:
+        Path(target).write_text(spec.text or "", encoding="utf-8")

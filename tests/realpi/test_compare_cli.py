@@ -1,0 +1,34 @@
+"""``pi-continuity-harness compare`` end to end on a small selection of the suite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.cli import main
+from pi_continuity_harness.features.realpi import PiInstallation
+
+pytestmark = pytest.mark.realpi
+
+
+def test_compare_finds_no_unexplained_difference(
+    pi_installation: PiInstallation, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report_path = tmp_path / "compare.json"
+    selection = "singleflight or reloadstaleisinert or print"
+    code = main(["compare", "-k", selection, "--workdir", str(tmp_path / "runs"), "--json", str(report_path)])
+    out = capsys.readouterr().out
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    summary = report["summary"]
+    assert code == 0, out
+    assert summary["compared"] == 2 and summary["not_comparable"] == 1  # print mode: simulator only
+    assert summary["unexplained_differences"] == 0 and summary["outcome_differences"] == 0
+    assert summary["median_time_ratio"] > 1
+    assert "no unexplained difference" in out
+    assert {k["id"] for k in report["known_differences"]} >= {"path-lengths"}
+    for scenario in report["scenarios"]:
+        for difference in scenario["differences"]:
+            assert difference["explained"] and difference["explained_by"]
+    assert (tmp_path / "runs" / "sim").is_dir() and (tmp_path / "runs" / "pi").is_dir()

@@ -1,0 +1,348 @@
+"""Differential fidelity: each §9 behaviour real Pi can produce, played on both targets.
+
+Every test plays one scenario (model script and operations) on the simulator and on real Pi
+1.6 with the same tiny Python implementation (``extensions/probe_fidelity.py`` through the
+bridge, or a competitor twin), then compares the normalised observation records
+(:mod:`pi_continuity_harness.features.comparison`): session events in order, extension
+events, notifications, dialogs, model requests (kinds, roles, lengths), operation outcomes,
+session entries, the session file's entry types and key order. Only the known, explained
+differences (:mod:`pi_continuity_harness.features.known_differences`) may remain. Each test
+also asserts the behaviour itself on real Pi, so a shared mistake cannot pass.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import TypeAdapter
+
+from pi_continuity_harness.features.comparison import diff_records, normalise_observation
+from pi_continuity_harness.features.known_differences import neutralisers
+from pi_continuity_harness.features.realpi import PiTarget, pi_target
+from pi_continuity_harness.features.sim_target import SimTarget
+from pi_continuity_harness.features.target import Observation, OperationOutcome
+from pi_continuity_harness.simulator.agent_session import OVERFLOW_RECOVERY_FAILED
+from pi_continuity_harness.simulator.operations import Operation, normalise_operation_input
+from pi_continuity_harness.simulator.scenario import parse_scenario
+from pi_continuity_harness.simulator.system_prompt import DATA_PATH
+
+pytestmark = pytest.mark.realpi
+
+Targets = Callable[..., PiTarget | SimTarget]
+_OPS: TypeAdapter[Any] = TypeAdapter(Operation)
+LONG = "The quick brown fox jumps over the lazy dog. " * 18  # ~800 chars, ~200 tokens
+OVERFLOW = {"status": 400, "message": "Your input exceeds the context window of this model"}
+FIRST = {"text": LONG, "usage": {"input": 1000, "output": 10}}
+PASSIVE = "probe_fidelity:passive"
+
+
+def scenario(model: dict[str, Any], **fields: Any) -> Any:
+    data: dict[str, Any] = {
+        "name": "differential",
+        "models": [
+            {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000},
+            {"id": "fake/fake-big", "context_window": 40000, "max_tokens": 1000},
+        ],
+        "settings": {
+            "project": {"compaction": {"enabled": True, "reserveTokens": 4000, "keepRecentTokens": 100}}
+        },
+        "model": model,
+    }
+    data.update(fields)
+    return parse_scenario(data)
+
+
+def play(
+    targets: Targets, sc: Any, ops: list[Any], implementation: str = PASSIVE
+) -> tuple[Observation, Observation]:
+    """The same scenario on real Pi and on the simulator; returns (real, sim)."""
+    observed = []
+    for kind in ("pi", "sim"):
+        target = targets(kind, implementation)
+        target.start(sc)
+        for op in ops:
+            target.perform(_OPS.validate_python(normalise_operation_input(op)))
+        observed.append(target.observe())
+    return observed[0], observed[1]
+
+
+def assert_equivalent(real: Observation, sim: Observation) -> None:
+    """No difference but the known, explained ones, on any channel."""
+    differences = diff_records(normalise_observation(sim), normalise_observation(real), neutralisers())
+    unexplained = [d for d in differences if not d.explained]
+    assert not unexplained, "\n".join(f"{d.channel}:\n  " + "\n  ".join(d.detail) for d in unexplained)
+
+
+def types(events: list[dict[str, Any]], *wanted: str) -> list[str]:
+    return [e["type"] for e in events if not wanted or e["type"] in wanted]
+
+
+COMPACTION = ("compaction_start", "compaction_end", "agent_start", "agent_settled", "entry_appended")
+
+
+# ====================================================================== §9.2 three check points
+def test_threshold_after_agent_end(targets: Targets) -> None:
+    sc = scenario(
+        {
+            "agent": [FIRST, {"text": LONG, "usage": {"input": 16000, "output": 10}}],
+            "summary": [{"text": "S1"}],
+        }
+    )
+    real, sim = play(targets, sc, [{"prompt": "one " + LONG}, {"prompt": "two " + LONG}])
+    # 16,010 > 20,000 - 4,000: compaction after the run (reported usage), before agent_settled.
+    assert types(real.session_events, *COMPACTION)[-3:] == [
+        "compaction_start",
+        "compaction_end",
+        "agent_settled",
+    ]
+    [end] = real.session("compaction_end")
+    assert end["reason"] == "threshold" and end["result"]["tokensBefore"] == 16010
+    assert_equivalent(real, sim)
+
+
+def test_threshold_is_strict(targets: Targets) -> None:
+    sc = scenario({"agent": [FIRST, {"text": LONG, "usage": {"input": 15990, "output": 10}}]})
+    real, sim = play(targets, sc, [{"prompt": "one " + LONG}, {"prompt": "two " + LONG}])
+    assert real.session("compaction_start") == []  # exactly 16,000 is not above the threshold
+    assert_equivalent(real, sim)
+
+
+def test_threshold_mid_run_before_the_next_request(targets: Targets) -> None:
+    tool = {"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n"}
+    sc = scenario(
+        {
+            "agent": [
+                FIRST,
+                {"text": "calling", "tool_calls": [tool], "usage": {"input": 17000, "output": 10}},
+                {"text": "DONE", "usage": {"input": 900, "output": 5}},
+            ],
+            "summary": [{"text": "S1"}],
+        }
+    )
+    real, sim = play(targets, sc, [{"prompt": "one " + LONG}, {"prompt": "two " + LONG}])
+    labels = types(
+        real.session_events, "compaction_start", "compaction_end", "tool_execution_end", "turn_start"
+    )
+    # The tool ran, then the threshold check before the next request compacted, then turn 2.
+    assert labels[-4:] == ["tool_execution_end", "compaction_start", "compaction_end", "turn_start"]
+    assert real.requests("agent")[-1].request.messages[-1]["role"] == "toolResult"
+    assert_equivalent(real, sim)
+
+
+def test_threshold_before_a_new_prompt(targets: Targets) -> None:
+    # 17,010 is below the big model's threshold (36,000) but above the small one's (16,000):
+    # after set_model, the next prompt compacts first (after input, before agent_start).
+    sc = scenario(
+        {
+            "agent": [FIRST, {"text": LONG, "usage": {"input": 17000, "output": 10}}, {"text": "THREE"}],
+            "summary": [{"text": "S1"}],
+        },
+        active_model="fake/fake-big",
+    )
+    ops = [
+        {"prompt": "one " + LONG},
+        {"prompt": "two " + LONG},
+        {"set_model": "fake/fake-model"},
+        {"prompt": "three"},
+    ]
+    real, sim = play(targets, sc, ops)
+    assert real.operations[-1] == OperationOutcome("prompt", True, None, "started")
+    tail = types(real.session_events, "compaction_start", "compaction_end", "agent_start")[-3:]
+    assert tail == ["compaction_start", "compaction_end", "agent_start"]
+    assert [e["type"] for e in real.extension_events if e["type"] in ("input", "session_before_compact")][
+        -2:
+    ] == [
+        "input",
+        "session_before_compact",
+    ]
+    assert_equivalent(real, sim)
+
+
+# ====================================================================== §9.4 overflow
+def test_overflow_compacts_and_retries_once_then_fails_with_pis_text(targets: Targets) -> None:
+    sc = scenario({"agent": [FIRST, {"error": OVERFLOW}, {"error": OVERFLOW}], "summary": [{"text": "S1"}]})
+    real, sim = play(targets, sc, [{"prompt": "one " + LONG}, {"prompt": "two " + LONG}])
+    first, second = real.session("compaction_end")
+    assert (first["reason"], first["willRetry"], first["aborted"]) == ("overflow", True, False)
+    assert second == {
+        "type": "compaction_end",
+        "reason": "overflow",
+        "aborted": False,
+        "willRetry": False,
+        "errorMessage": OVERFLOW_RECOVERY_FAILED,
+    }
+    assert len(real.session("compaction_start")) == 1  # the failure has no compaction_start
+    [failed] = real.events("session_compact_failed")
+    assert failed["errorMessage"] == OVERFLOW_RECOVERY_FAILED
+    assert len(real.session("entry_appended")) == 1  # only the first failed reply is omitted
+    assert_equivalent(real, sim)
+
+
+# ====================================================================== §9.1 manual compaction
+def test_manual_compaction_aborts_the_running_turn_first(targets: Targets) -> None:
+    sc = scenario(
+        {
+            "agent": [FIRST, {"text": LONG, "during": [{"compact": {"custom_instructions": "focus"}}]}],
+            "summary": [{"text": "S1"}],
+        }
+    )
+    real, sim = play(targets, sc, [{"prompt": "one " + LONG}, {"prompt": "two " + LONG}])
+    labels = types(real.session_events, "agent_settled", "compaction_start", "compaction_end")
+    assert labels[-3:] == ["agent_settled", "compaction_start", "compaction_end"]
+    assert real.session("agent_settled")[-1]["aborted"] is True
+    [before] = real.events("session_before_compact")
+    assert (before["reason"], before["customInstructions"]) == ("manual", "focus")
+    assert_equivalent(real, sim)
+
+
+def test_manual_compaction_with_nothing_to_compact(targets: Targets) -> None:
+    real, sim = play(targets, scenario({}), ["compact"])
+    assert real.operations == [OperationOutcome("compact", False, "Nothing to compact (session too small)")]
+    assert types(real.session_events) == ["compaction_start", "compaction_end"]
+    assert_equivalent(real, sim)
+
+
+# ====================================================================== §9.6 cancel and combination
+def test_cancel_outcome(targets: Targets) -> None:
+    sc = scenario({"agent": [FIRST]})
+    real, sim = play(targets, sc, [{"prompt": "one " + LONG}, "compact"], "probe_fidelity:cancel")
+    assert real.operations[-1] == OperationOutcome("compact", False, "Compaction cancelled")
+    [end] = real.session("compaction_end")
+    assert end["aborted"] is True and "errorMessage" not in end
+    [failed] = real.events("session_compact_failed")
+    assert (failed["aborted"], failed["fromExtension"]) == (True, False)
+    assert real.entries_of("compaction") == []
+    assert_equivalent(real, sim)
+
+
+@pytest.mark.parametrize(
+    ("competitor", "summary", "from_hook"),
+    [
+        ("cancel", None, None),
+        ("empty", "S1", False),  # `{}` is truthy: it replaces OWN's result, Pi summarises
+        ("throw", "OWN-SUMMARY-1", True),  # isolated: OWN's result stands
+        ("own_compaction", "COMPETITOR-SUMMARY-1", True),  # last truthy result wins
+    ],
+)
+def test_result_combination_with_a_second_extension(
+    targets: Targets, competitor: str, summary: str | None, from_hook: bool | None
+) -> None:
+    sc = scenario(
+        {"agent": [FIRST], "summary": [{"text": "S1"}, {"text": "S2"}]},
+        extensions=[{"implementation": True}, {"competitor": competitor}],
+    )
+    real, sim = play(targets, sc, [{"prompt": "one " + LONG}, "compact"], "probe_fidelity:own")
+    entries = real.entries_of("compaction")
+    if summary is None:
+        assert entries == [] and real.operations[-1].error == "Compaction cancelled"
+    else:
+        [entry] = entries
+        assert summary in entry["summary"] and entry["fromHook"] is from_hook
+    if competitor == "throw":
+        [error] = real.session("extension_error")
+        assert (error["extensionPath"], error["event"]) == ("competitor:throw", "session_before_compact")
+    assert_equivalent(real, sim)
+
+
+# ====================================================================== §9.9 summary lookup
+def test_session_compact_reports_the_first_entry_with_an_equal_summary(targets: Targets) -> None:
+    sc = scenario({"agent": [FIRST, FIRST]})
+    ops = [{"prompt": "one " + LONG}, "compact", {"prompt": "two " + LONG}, "compact"]
+    real, sim = play(targets, sc, ops, "probe_fidelity:same")
+    first, second = real.entries_of("compaction")
+    assert first["summary"] == second["summary"] == "SAME-SUMMARY" and first["id"] != second["id"]
+    assert [e["compactionEntry"]["id"] for e in real.events("session_compact")] == [first["id"], first["id"]]
+    assert_equivalent(real, sim)
+
+
+# ====================================================================== session file shape
+def test_session_file_shape_and_from_hook(targets: Targets) -> None:
+    sc = scenario({"agent": [FIRST, FIRST], "summary": [{"text": "S1"}]})
+    ops = [{"prompt": "one " + LONG}, "compact", {"prompt": "two " + LONG}, "compact"]
+    real, sim = play(targets, sc, ops, "probe_fidelity:own")
+    lines = real.session_file_entries()
+    assert [line["type"] for line in lines[:3]] == ["session", "model_change", "thinking_level_change"]
+    compactions = [line for line in lines if line["type"] == "compaction"]
+    assert [c["fromHook"] for c in compactions] == [True, True]
+    assert "fromExtension" not in compactions[0]
+    sim_lines = sim.session_file_entries()
+    assert [list(line) for line in lines] == [list(line) for line in sim_lines]  # types and key order
+    assert_equivalent(real, sim)
+
+
+def test_pi_generated_compactions_write_from_hook_false(targets: Targets) -> None:
+    sc = scenario({"agent": [FIRST], "summary": [{"text": "S1"}]})
+    real, sim = play(targets, sc, [{"prompt": "one " + LONG}, "compact"])
+    [entry] = [line for line in real.session_file_entries() if line["type"] == "compaction"]
+    assert entry["fromHook"] is False and entry["details"] == {"readFiles": [], "modifiedFiles": []}
+    assert_equivalent(real, sim)
+
+
+def test_the_simulator_system_prompt_data_matches_the_installed_package(pi_installation: Any) -> None:
+    """``simulator/pi-1.6-system-prompt.json`` is what the installed Pi builds (regenerated live)."""
+    script = Path(pi_target.__file__).with_name("dump_system_prompt.mjs")
+    out = subprocess.run(
+        [str(pi_installation.node_path), str(script), str(pi_installation.pi_package_dir), "$CWD"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    live = json.loads(out)
+    package = str(pi_installation.pi_package_dir)
+    live["sections"] = {k: v.replace(package, "$PI_PACKAGE") for k, v in live["sections"].items()}
+    stored = json.loads(DATA_PATH.read_text(encoding="utf-8"))
+    assert stored["sections"] == live["sections"]
+    assert stored["toolsAdded"] == live["toolsAdded"]
+
+
+# ====================================================================== issue-5 differences
+def test_restart_before_the_session_file_exists(targets: Targets) -> None:
+    sc = scenario({"agent": [{"text": "HELLO"}]}, active_model="fake/fake-big")
+    real, sim = play(targets, sc, ["restart", {"prompt": "hello"}])
+    lines = real.session_file_entries()
+    assert [line["type"] for line in lines[:3]] == ["session", "model_change", "thinking_level_change"]
+    assert lines[1]["modelId"] == "fake-model"  # Pi's default: the first model in models.json
+    assert_equivalent(real, sim)
+
+
+def test_set_model_to_an_unauthenticated_model(targets: Targets) -> None:
+    sc = scenario(
+        {},
+        models=[
+            {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000},
+            {"id": "locked/big", "context_window": 40000, "max_tokens": 1000, "auth": False},
+        ],
+    )
+    real, sim = play(targets, sc, [{"set_model": "locked/big"}])
+    assert real.operations == [OperationOutcome("set_model", False, "Model not found: locked/big")]
+    assert_equivalent(real, sim)
+
+
+def test_a_mismatched_dialog_answer_cancels_that_dialog_and_the_handler_goes_on(targets: Targets) -> None:
+    answers = [{"select": "armed"}, {"input": "80"}]  # the first dialog is a confirm
+    real, sim = play(
+        targets,
+        scenario({}),
+        [{"command": {"text": "/probe-ask x", "answers": answers}}],
+        "probe_ext:extension",
+    )
+    [outcome] = real.operations
+    assert (
+        not outcome.ok
+        and outcome.error == "dialog 'confirm' ('Probe') opened, but the next scripted answer is 'select'"
+    )
+    assert real.notifications == [('Answers: {"confirm": false, "input": "80", "select": "armed"}', "info")]
+    assert_equivalent(real, sim)
+
+
+def test_extensions_run_in_the_project_directory(targets: Targets) -> None:
+    real, sim = play(targets, scenario({}), [{"command": "/probe-cwd"}], "probe_fidelity:cwd")
+    assert real.notifications == [("cwd is the project: True", "info")]
+    assert (real.project_dir / "relative.txt").is_file() and (sim.project_dir / "relative.txt").is_file()
+    assert_equivalent(real, sim)

@@ -1,0 +1,197 @@
+"""Observation records (normalised, with placeholders), their differences, and ``compare``'s verdicts."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.commands.compare import compare_runs
+from pi_continuity_harness.features.comparison import Normaliser, diff_records, normalise_observation
+from pi_continuity_harness.features.known_differences import KNOWN_DIFFERENCES, PATH_DRIFT, neutralisers
+from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
+from pi_continuity_harness.features.target import Observation, OperationOutcome
+
+SESSION = "019b76da-a800-7d07-acd8-be6f9f6209c2"
+
+
+def observation(root: Path, **fields: Any) -> Observation:
+    obs = Observation(
+        target="sim",
+        project_dir=root / "project",
+        agent_dir=root / "agent",
+        session_dir=root / "sessions",
+        session_id=SESSION,
+        entries=[
+            {"type": "model_change", "id": "4c57ccbb", "parentId": None},
+            {"type": "message", "id": "0849d8f2", "parentId": "4c57ccbb", "message": {"role": "user"}},
+            {"type": "compaction", "id": "12345678", "parentId": "0849d8f2", "fromHook": True},
+        ],
+    )
+    for key, value in fields.items():
+        setattr(obs, key, value)
+    return obs
+
+
+def test_records_replace_ids_paths_times_and_digests_by_placeholders(tmp_path: Path) -> None:
+    root = tmp_path / "sim" / "scenario"
+    obs = observation(
+        root,
+        operations=[OperationOutcome("prompt", True, None, "started")],
+        session_events=[{"type": "compaction_end", "result": {"firstKeptEntryId": "0849d8f2"}}],
+        notifications=[
+            (
+                f"Brief {root}/project/.pi/x/{SESSION}/pending/2026-01-01T00-00-00-025Z-a.md sha {'ab' * 32}",
+                "info",
+            )
+        ],
+        extension_events=[{"type": "session_start", "timestamp": 1767225600004, "n": 12345678}],
+    )
+    record = normalise_observation(
+        obs, artifacts=[f"{SESSION}/archive/2026-01-01T00-00-00-025Z-x.md"], seconds=1.5
+    )
+    assert record["session_id"] == "<uuid1>"
+    assert [e["type"] for e in record["entries"]] == ["model_change", "message", "compaction"]
+    assert record["entries"][1] == {"type": "message", "role": "user"}
+    assert record["entries"][2] == {"type": "compaction", "fromHook": True}
+    assert record["session_events"][0]["result"]["firstKeptEntryId"] == "<id2>"
+    assert record["notifications"] == [
+        {"message": "Brief $PROJECT/.pi/x/<uuid1>/pending/<ts>-a.md sha <digest>", "type": "info"}
+    ]
+    # A timestamp field is a placeholder; a number is kept (an all-digit id only when it is one).
+    assert record["extension_events"] == [{"type": "session_start", "timestamp": "<ts>", "n": 12345678}]
+    assert record["artifacts"] == ["<uuid1>/archive/<ts>-x.md"]
+    assert record["operations"] == [{"name": "prompt", "ok": True, "error": None, "disposition": "started"}]
+    assert record["seconds"] == 1.5
+
+
+def test_the_pi_package_directory_is_a_placeholder() -> None:
+    norm = Normaliser({"$PROJECT": "/w/project"})
+    text = "- Main documentation: /root/.cache/x/pi/node_modules/@earendil-works/pi-coding-agent/README.md"
+    assert norm.text(text) == "- Main documentation: $PI_PACKAGE/README.md"
+    assert norm.text("/w/project/a and /w/projectX") == "$PROJECT/a and $PROJECTX"
+
+
+def base_record() -> dict[str, Any]:
+    return {
+        "started": True,
+        "seconds": 0.1,
+        "operations": [{"name": "compact", "ok": True, "error": None, "disposition": None}],
+        "session_events": [
+            {"type": "compaction_start", "reason": "manual"},
+            {"type": "compaction_end", "result": {"estimatedTokensAfter": 3919, "summaryChars": 2331}},
+        ],
+        "extension_events": [
+            {"type": "session_compact", "compactionEntry": {"summary": "tokenCountAtTrigger: 6315"}}
+        ],
+        "notifications": [],
+        "statuses": {},
+        "dialogs": [],
+        "model_requests": [],
+        "entries": [{"type": "compaction", "fromHook": True}],
+        "session_file_lines": [{"type": "session", "keys": ["type", "id"]}],
+        "artifacts": [],
+    }
+
+
+def test_estimates_that_differ_by_path_lengths_are_explained() -> None:
+    sim, real = base_record(), base_record()
+    real["session_events"][1]["result"] = {"estimatedTokensAfter": 3936, "summaryChars": 2330}
+    real["extension_events"][0]["compactionEntry"]["summary"] = "tokenCountAtTrigger: 6332"
+    differences = diff_records(sim, real, neutralisers())
+    assert [(d.channel, d.explained, d.explained_by) for d in differences] == [
+        ("session_events", True, ["path-lengths"]),
+        ("extension_events", True, ["path-lengths"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "channel"),
+    [
+        (lambda r: r["session_events"].reverse(), "session_events"),  # event order
+        (
+            lambda r: r["session_events"][1]["result"].update(estimatedTokensAfter=3919 + PATH_DRIFT + 1),
+            "session_events",
+        ),
+        (lambda r: r["entries"][0].update(fromHook=False), "entries"),
+        (lambda r: r["session_file_lines"][0]["keys"].reverse(), "session_file"),
+        (lambda r: r["operations"][0].update(ok=False), "operations"),
+        (lambda r: r["artifacts"].append("x.md"), "artifacts"),
+        (lambda r: r["notifications"].append({"message": "turn 1", "type": "info"}), "notifications"),
+    ],
+)
+def test_other_differences_are_unexplained(change: Any, channel: str) -> None:
+    sim, real = base_record(), base_record()
+    change(real)
+    [difference] = diff_records(sim, real, neutralisers())
+    assert (difference.channel, difference.explained) == (channel, False)
+    assert difference.detail  # a short unified diff, sim "-", pi "+"
+
+
+def test_every_known_difference_says_why() -> None:
+    assert KNOWN_DIFFERENCES and all(len(k.reason) > 40 for k in KNOWN_DIFFERENCES)
+
+
+def _run(target: str, results: list[ScenarioResult]) -> SuiteRun:
+    return SuiteRun(target=target, implementation="reference", environment={}, results=results, seconds=1.0)
+
+
+def _result(name: str, status: str, detail: str = "") -> ScenarioResult:
+    return ScenarioResult(
+        name, name, "pi-session-continuity", status, 0.1, detail, nodeid=f"x.py::test_{name}"
+    )
+
+
+def _write(root: Path, name: str, record: dict[str, Any]) -> None:
+    path = root / f"test_{name}" / "observation.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(record), encoding="utf-8")
+
+
+def test_compare_reports_outcomes_differences_and_time_ratios(tmp_path: Path) -> None:
+    sim_records = {"same": base_record(), "drift": base_record(), "order": base_record()}
+    pi_records = copy.deepcopy(sim_records)
+    pi_records["drift"]["session_events"][1]["result"]["estimatedTokensAfter"] = 3936
+    pi_records["order"]["session_events"].reverse()
+    for name, record in sim_records.items():
+        pi_records[name]["seconds"] = 2.0
+        _write(tmp_path / "sim", name, record)
+        _write(tmp_path / "pi", name, pi_records[name])
+    needs = "needs trace-faults (crash or inject operations at any host effect (simulator only)); target pi lacks it"
+    sim = _run("sim", [_result(n, "passed") for n in (*sim_records, "fault", "broken")])
+    pi = _run(
+        "pi",
+        [_result(n, "passed") for n in sim_records]
+        + [_result("fault", "skipped", needs), _result("broken", "failed", "AssertionError: x")],
+    )
+    report = compare_runs(sim, pi, tmp_path)
+    by_name = {s.name: s for s in report.scenarios}
+    assert by_name["same"].differences == [] and by_name["same"].ratio == pytest.approx(20.0)
+    assert [d.explained for d in by_name["drift"].differences] == [True]
+    assert [d.explained for d in by_name["order"].differences] == [False]
+    assert not by_name["fault"].comparable and not by_name["fault"].outcome_differs
+    assert by_name["broken"].outcome_differs
+    summary = report.summary()
+    assert (summary["compared"], summary["not_comparable"], summary["identical"]) == (4, 1, 1)
+    assert (summary["explained_differences"], summary["unexplained_differences"]) == (1, 1)
+    assert summary["outcome_differences"] == 1 and summary["median_time_ratio"] == 20.0
+    assert not report.ok
+    assert json.loads(json.dumps(report.to_json()))["summary"] == summary
+
+
+def test_the_world_fixture_writes_a_normalised_observation_record(tmp_path: Path) -> None:
+    run = run_suite(target="sim", keyword="singleflight", workdir=tmp_path)
+    [result] = run.results
+    assert result.status == "passed"
+    record = json.loads(
+        (tmp_path / result.observed["workdir"].rsplit("/", 1)[-1] / "observation.json").read_text()
+    )
+    assert record["started"] and record["target"] == "sim" and record["seconds"] > 0
+    assert record["session_id"] == "<uuid1>" and record["session_file"] == "<ts>_<uuid1>.jsonl"
+    text = json.dumps(record)
+    assert str(tmp_path) not in text and SESSION not in text
+    assert {r["kind"] for r in record["model_requests"]} >= {"agent", "extension"}
+    assert all("chars" in m for r in record["model_requests"] for m in r["messages"])
