@@ -25,6 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from pathlib import Path
 from typing import Any
 
+from ..explore import handoff as handoff_explore
 from ..explore.engine import SeedReport, explore_seed
 from ..explore.invariants import describe_invariants
 from ..explore.runner import scratch_root
@@ -86,6 +87,8 @@ def main(args: argparse.Namespace) -> int:
             print(f"{name}\n    {doc}")
         return 0
     _validate(args)
+    if handoff_explore.implementation_system(args.extension) == handoff_explore.SYSTEM:
+        return handoff_explore.run_explore_command(args)  # its own generator and invariants
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     work_root = tempfile.mkdtemp(prefix="pch-explore-", dir=scratch_root())
     out_dir = str(args.out.resolve())
@@ -176,7 +179,9 @@ def _print_report(report: SeedReport, index: int, total: int, *, quiet: bool) ->
                 flush=True,
             )
         return
-    print(f"{head} FAILED {report.operations:>4} ops {report.seconds:6.2f}s; {_cost(report.cost)}", flush=True)
+    print(
+        f"{head} FAILED {report.operations:>4} ops {report.seconds:6.2f}s; {_cost(report.cost)}", flush=True
+    )
     print(f"         options: {report.options}")
     if report.violation:
         v = report.violation

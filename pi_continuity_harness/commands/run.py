@@ -35,6 +35,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="reference",
         help="implementation: module:factory, a registered name (default: reference), or path/to/ext.ts",
     )
+    parser.add_argument(
+        "--system",
+        choices=("pi-session-continuity", "pi-blitz-handoff"),
+        help="the system the implementation implements (default: what its factory declares; "
+        "needed for a TypeScript file)",
+    )
     parser.add_argument("--tags", help="pytest marker expression over feature tags, e.g. 'smoke'")
     parser.add_argument("-k", dest="keyword", help="pytest keyword expression over scenario test names")
     parser.add_argument("--seed", type=int, default=0, help="seed of every simulated run (default 0)")
@@ -82,6 +88,7 @@ def main(args: argparse.Namespace) -> int:
         workdir=args.workdir,
         junit=args.junit,
         cucumber=args.cucumber,
+        extra_args=["--system", args.system] if args.system else None,
         on_result=progress,
     )
     console.print(render_table(run))

@@ -783,3 +783,11 @@ def hardcoded_dot_pi(pi: ExtensionAPI) -> None:
     config = _module("config")
     config.config_dir = lambda cwd: ".pi"
     reference_extension(pi)
+
+
+# pi-blitz-handoff mutants (mutants/handoff.py) join the kill matrix under this module's names.
+from . import handoff as _handoff  # noqa: E402
+
+for _entry in _handoff.HANDOFF_MUTANTS.values():
+    MUTANTS[_entry.name] = Mutant(_entry.name, _entry.rule, _entry.how, _entry.factory)
+    globals()[_entry.name] = _entry.factory

@@ -33,11 +33,12 @@ SMOKE_ASSERTIONS = (
 
 def test_every_scenario_passes_against_the_reference_on_the_simulator(tmp_path: Path) -> None:
     run = run_suite(target="sim", extension="reference", workdir=tmp_path / "runs")
-    problems = [
-        f"{r.assertion} :: {r.name}: {r.status} {r.detail}" for r in run.results if r.status != "passed"
-    ]
+    own = [r for r in run.results if r.system == "pi-session-continuity"]
+    problems = [f"{r.assertion} :: {r.name}: {r.status} {r.detail}" for r in own if r.status != "passed"]
     assert not problems, "\n".join(problems)
-    assertions = {r.assertion for r in run.results}
+    # The other system's features are not run against this implementation at all.
+    assert own == run.results
+    assertions = {r.assertion for r in own}
     assert set(SMOKE_ASSERTIONS) <= assertions
     # Each named smoke assertion has a scenario named exactly as the spec names it.
     assert set(SMOKE_ASSERTIONS) <= {r.name.split(" [")[0] for r in run.results}

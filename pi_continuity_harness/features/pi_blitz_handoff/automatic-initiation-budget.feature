@@ -1,0 +1,35 @@
+@handoff
+Feature: automatic-initiation-budget
+  Automatic initiation is off by default. Enabled, the first completed turn at the
+  automatic threshold inserts the request as steering; a failed or cancelled first attempt
+  leaves one final attempt at the critical level and none after it; the budget survives a
+  reload and a successful compaction resets it (reference: Deferral, automatic).
+
+  Background:
+    Given the native settings are reserveTokens 10,000 and keepRecentTokens 2,000
+
+  Scenario: automatic initiation is off by default
+    When the next turn reports 150,000 context tokens
+    Then no automatic handoff request was made
+
+  Scenario: automatic-initiation-budget
+    Given the handoff settings are {"automaticSessionHandoff": true}
+    When the next turn reports 145,000 context tokens
+    Then one automatic handoff request was made
+    When the user runs "/sh cancel"
+    And Pi reloads
+    And the next turn reports 146,000 context tokens
+    Then no automatic handoff request was made
+    When the next turn reports 182,000 context tokens
+    Then one automatic handoff request was made
+    When the user runs "/sh cancel"
+    And the next turn reports 184,000 context tokens
+    Then no automatic handoff request was made
+    When the user compacts the session manually
+    And the next turn reports 145,000 context tokens
+    Then one automatic handoff request was made
+
+  Scenario: a zero automatic threshold disables automatic initiation
+    Given the handoff settings are {"automaticSessionHandoff": true, "automaticSessionHandoffPercent": 0}
+    When the next turn reports 150,000 context tokens
+    Then no automatic handoff request was made

@@ -1,0 +1,11 @@
+@handoff
+Feature: chain-limit-starts-an-independent-master
+  maxSessionChainLength counts the master; at the limit the next transfer starts an
+  independent master session without a parent link, with the same prompts (reference:
+  Managed paths, chain).
+
+  Scenario: chain-limit-starts-an-independent-master
+    Given the handoff settings are {"maxSessionChainLength": 1}
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then Pi switched to a new independent master session
+    And the receiver read the whole dossier

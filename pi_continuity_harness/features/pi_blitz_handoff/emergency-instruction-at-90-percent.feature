@@ -1,0 +1,22 @@
+@handoff
+Feature: emergency-instruction-at-90-percent
+  With a requested, unsubmitted handoff, the first completed turn at or above 90% of the
+  context window gets one fixed steering instruction: stop source work, fetch the template
+  if missing, finalise the file, Finish (reference: Deferral, reminder and emergency).
+
+  Background:
+    Given the native settings are reserveTokens 10,000 and keepRecentTokens 2,000
+
+  Scenario: emergency-instruction-at-90-percent
+    When a handoff is requested and the model's next reply reports 182,000 context tokens
+    Then the emergency instruction was sent once
+    And exactly 0 handoff reminders were shown
+    And Pi switched to a new session whose header links to the source session
+
+  Scenario: below 90% there is no emergency
+    When a handoff is requested and the model's next reply reports 150,000 context tokens
+    Then the emergency instruction was not sent
+
+  Scenario: without a request there is no emergency
+    When the next turn reports 185,000 context tokens
+    Then the emergency instruction was not sent

@@ -1,0 +1,18 @@
+@handoff
+Feature: get-returns-a-stable-snapshot
+  session_handoff_get_template returns the selected template, the exact reserved file, the
+  source transcript locator and a fresh Finish ID (not the session ID); a repeated GET of
+  the active request returns the same snapshot (reference: Transfer sequence 3).
+
+  Scenario: get-returns-a-stable-snapshot
+    When the model asks for the template twice and then stops
+    Then both template responses name the same dossier file and the same Finish ID
+    And the dossier file is reserved, empty and owner-only
+    And Pi did not switch sessions
+    And the status widget now shows "Writing Session Handoff"
+
+  Scenario: a prompt sent while the handoff is being written is captured, not answered
+    When the model asks for the template once and then stops
+    And the user sends "what is the status of the build?"
+    Then the prompt was handled by the extension and never reached the model
+    And the status widget now shows "Inputs deferred (1)"

@@ -1,0 +1,12 @@
+@handoff
+Feature: project-template-resolution
+  /sh project-template assigns a Call or Handoff template to the current directory at once;
+  each start rereads the assignments and uses the nearest concrete selection upward, else
+  the global setting (reference: Managed paths, templates and projects).
+
+  Scenario: project-template-resolution
+    Given the managed template "call_team.cmpl" says "Team call template."
+    When the user selects "call_team.cmpl" as the Call template of this directory
+    Then the project templates file assigns "call_team.cmpl" to the call role of this directory
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the handoff request the model received starts with "Team call template."

@@ -1,0 +1,23 @@
+@handoff
+Feature: prompts-deferred-from-writing-are-kept-in-order
+  From the successful GET (the default Writing boundary) interactive and RPC prompts are
+  captured: unchanged, in order, separate, never sent to the source model; they are
+  appended to the dossier before cutover and kept in one recovery file until the
+  receiver's bootstrap turn completes (reference: Transfer sequence 4, 6, 7).
+
+  @needs-held-model-calls
+  Scenario: prompts-deferred-from-writing-are-kept-in-order
+    When the user sends "first: run the tests" and "second: then deploy" while the model writes the handoff
+    Then the deferred prompts never reached the source model
+    And the status widget showed "Inputs deferred (2)"
+    And Pi switched to a new session whose header links to the source session
+    And the dossier ends with the deferred prompts, in order
+    And the recovery directory holds no file
+
+  @needs-held-model-calls
+  Scenario: with deferral from Request, a prompt while waiting for the handoff is captured
+    Given the handoff settings are {"deferPromptsFrom": "request"}
+    When the user sends "please also check the logs" while the model waits before asking for the template
+    Then the deferred prompts never reached the source model
+    And the status widget showed "Inputs deferred (1)"
+    And the recovery file holds the deferred prompts unchanged, in order, with boundaries

@@ -1,0 +1,19 @@
+@handoff
+Feature: settings-validate-and-persist-atomically
+  Each confirmed /sh settings edit validates the whole config, is persisted atomically and
+  applies at once; invalid input keeps the prior value and says why; a missing directory
+  is created only after the exact path is confirmed (reference: Settings).
+
+  Scenario: settings-validate-and-persist-atomically
+    When the user sets "readinessRetrySeconds" to "5" in /sh settings
+    Then the handoff config file holds "readinessRetrySeconds" = 5
+    And a notification says "readinessRetrySeconds set to 5"
+
+  Scenario: invalid input keeps the previous value with a hint
+    When the user sets "criticalWarningPercent" to "50" in /sh settings
+    Then a notification says "criticalWarningPercent not changed"
+    And the handoff config file is unchanged
+
+  Scenario: a new recovery directory is created after confirming its exact path
+    When the user sets "recoveryDirectory" to "$WORK/custom-recovery" in /sh settings
+    Then the handoff config file holds "recoveryDirectory" = "$WORK/custom-recovery"

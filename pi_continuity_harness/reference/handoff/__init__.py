@@ -1,0 +1,18 @@
+"""pi-blitz-handoff 2.0.0, reference implementation (a second system under the harness).
+
+:func:`extension` is the factory (``pi_continuity_harness.reference.handoff:extension``);
+it declares ``extension.pi_continuity_system = "pi-blitz-handoff"`` so the conformance
+suite runs only the ``pi_blitz_handoff`` features against it. The host is reached only
+through ``simulator.extension_api``/``events``/``abort``. Modules: :mod:`.settings`
+(schema, normalisation, edits), :mod:`.paths`, :mod:`.templates` (assets, resolver,
+project selections), :mod:`.recovery` (capture windows), :mod:`.chain`, :mod:`.state`
+(the request and Finish correlation), :mod:`.status` (widget), :mod:`.messages` (texts),
+:mod:`.receiver` (delivered-turn tracking across the switch), :mod:`.commands` (``/sh``),
+:mod:`.extension` (wiring).
+"""
+
+from __future__ import annotations
+
+from .extension import Handoff, extension
+
+__all__ = ["Handoff", "extension"]
