@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -34,10 +33,12 @@ from ..features.known_differences import KNOWN_DIFFERENCES, neutralisers
 from ..features.pytest_plugin import _slug
 from ..features.suite import ScenarioResult, SuiteRun, run_suite
 from . import UsageError
+from ._output import STATUS_STYLE, progress_printer
+from ._output import console as output_console
 
 __all__ = ["CompareReport", "ScenarioComparison", "compare_runs", "compare_suites", "register"]
 
-_STYLE = {"passed": "green", "failed": "bold red", "error": "bold red", "skipped": "yellow"}
+_STYLE = STATUS_STYLE
 
 
 @dataclass
@@ -284,13 +285,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=main)
 
 
-def _console() -> Console:
-    probe = Console()
-    return Console(highlight=False, width=None if probe.is_terminal else 150)
-
-
 def main(args: argparse.Namespace) -> int:
-    console = _console()
+    console = output_console()
     if args.extension.endswith(".ts"):
         raise UsageError(
             "--extension: compare runs one implementation on both targets; a .ts file cannot run on the simulator"
@@ -298,14 +294,13 @@ def main(args: argparse.Namespace) -> int:
     if args.json_path is not None and args.json_path.is_dir():
         raise UsageError(f"--json {args.json_path}: is a directory")
 
+    printers = {
+        target: progress_printer(console, quiet=args.quiet, prefix=f"{target:>3} ")
+        for target in ("sim", "pi")
+    }
+
     def progress(target: str, result: ScenarioResult, index: int, total: int) -> None:
-        if args.quiet:
-            return
-        style = _STYLE.get(result.status, "")
-        console.print(
-            f"{target:>3} [{index:>3}/{total}] [{style}]{result.status.upper():7}[/] "
-            f"{escape(result.assertion)} :: {escape(result.name)} ({result.duration_s:.2f}s)"
-        )
+        printers[target](result, index, total)
 
     report = compare_suites(
         extension=args.extension,

@@ -9,15 +9,16 @@ import argparse
 from collections import OrderedDict
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
 from ..features.suite import ScenarioResult, SuiteRun, run_suite
 from . import UsageError
+from ._output import STATUS_STYLE, progress_printer
+from ._output import console as output_console
 
 __all__ = ["register", "render_table"]
 
-_STYLE = {"passed": "green", "failed": "bold red", "error": "bold red", "skipped": "yellow"}
+_STYLE = STATUS_STYLE
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,14 +56,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=main)
 
 
-def _console() -> Console:
-    probe = Console()
-    # CI logs are not terminals; rich would squeeze the table into 80 columns there.
-    return Console(highlight=False, width=None if probe.is_terminal else 150)
-
-
 def main(args: argparse.Namespace) -> int:
-    console = _console()
+    console = output_console()
     if args.target == "pi" and args.extension.endswith(".ts") and not Path(args.extension).is_file():
         raise UsageError(f"--extension {args.extension}: no such TypeScript file")
     for option in ("json_path", "junit", "cucumber"):
@@ -70,14 +65,7 @@ def main(args: argparse.Namespace) -> int:
         if path is not None and path.exists() and path.is_dir():
             raise UsageError(f"--{option.replace('_path', '')} {path}: is a directory")
 
-    def progress(result: ScenarioResult, index: int, total: int) -> None:
-        if args.quiet:
-            return
-        style = _STYLE.get(result.status, "")
-        console.print(
-            f"[{index:>3}/{total}] [{style}]{result.status.upper():7}[/] {result.assertion} :: {result.name} "
-            f"({result.duration_s:.2f}s)"
-        )
+    progress = progress_printer(console, quiet=args.quiet)
 
     run = run_suite(
         target=args.target,

@@ -1169,11 +1169,12 @@ class AgentSession:
                 self._auto_compaction_abort = None
             self._resolve_idle_waiters()
 
-    async def _commit_compaction(
+    async def _append_and_announce(
         self, compaction: CompactionResult, from_extension: bool, reason: CompactionReason, will_retry: bool
-    ) -> None:
+    ) -> int:
         """Append the entry verbatim (§9.7), rebuild context, emit ``session_compact`` with the
-        first entry whose summary equals the new one (§9.9, Pi's lookup quirk)."""
+        first entry whose summary equals the new one (§9.9, Pi's lookup quirk). Shared by
+        automatic and manual compaction; returns ``estimatedTokensAfter``."""
         self.session_manager.append_compaction(
             compaction.summary,
             compaction.first_kept_entry_id,
@@ -1183,7 +1184,7 @@ class AgentSession:
             compaction.usage,
         )
         self._refresh_finalized_context()
-        after = estimate_messages_tokens(self.session_manager.build_session_projection().messages)
+        estimated_after = estimate_messages_tokens(self.session_manager.build_session_projection().messages)
         saved = next(
             (
                 e
@@ -1201,6 +1202,13 @@ class AgentSession:
                     will_retry=will_retry,
                 )
             )
+        return estimated_after
+
+    async def _commit_compaction(
+        self, compaction: CompactionResult, from_extension: bool, reason: CompactionReason, will_retry: bool
+    ) -> None:
+        """Automatic compaction's commit: append and announce, then ``compaction_end``."""
+        after = await self._append_and_announce(compaction, from_extension, reason, will_retry)
         self._emit(
             "compaction_end",
             reason=reason,
@@ -1336,35 +1344,7 @@ class AgentSession:
                 )
             if controller.signal.aborted:
                 raise _CancelledError("Compaction cancelled")
-            self.session_manager.append_compaction(
-                compaction.summary,
-                compaction.first_kept_entry_id,
-                compaction.tokens_before,
-                compaction.details,
-                from_extension,
-                compaction.usage,
-            )
-            self._refresh_finalized_context()
-            estimated_after = estimate_messages_tokens(
-                self.session_manager.build_session_projection().messages
-            )
-            saved = next(
-                (
-                    e
-                    for e in self.session_manager.get_entries()
-                    if e.get("type") == "compaction" and e.get("summary") == compaction.summary
-                ),
-                None,
-            )
-            if saved is not None:
-                await self._dispatch(
-                    SessionCompactEvent(
-                        compaction_entry=saved,
-                        from_extension=from_extension,
-                        reason="manual",
-                        will_retry=False,
-                    )
-                )
+            estimated_after = await self._append_and_announce(compaction, from_extension, "manual", False)
             result = dataclasses.replace(compaction, estimated_tokens_after=estimated_after).to_json()
             self._compaction_abort = None
             self._resolve_idle_waiters()

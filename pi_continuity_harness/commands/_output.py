@@ -1,0 +1,38 @@
+"""Terminal output shared by the suite commands (``run``, ``compare``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.markup import escape
+
+from ..features.suite import ScenarioResult
+
+__all__ = ["STATUS_STYLE", "console", "progress_printer"]
+
+STATUS_STYLE = {"passed": "green", "failed": "bold red", "error": "bold red", "skipped": "yellow"}
+
+
+def console() -> Console:
+    """A console 150 columns wide when not on a terminal: CI logs are not terminals, and rich
+    would squeeze the result tables into 80 columns there."""
+    probe = Console()
+    return Console(highlight=False, width=None if probe.is_terminal else 150)
+
+
+def progress_printer(
+    out: Console, *, quiet: bool, prefix: str = ""
+) -> Callable[[ScenarioResult, int, int], None]:
+    """One line per finished scenario: ``[ 3/57] PASSED  assertion :: scenario (0.12s)``."""
+
+    def progress(result: ScenarioResult, index: int, total: int) -> None:
+        if quiet:
+            return
+        style = STATUS_STYLE.get(result.status, "")
+        out.print(
+            f"{prefix}[{index:>3}/{total}] [{style}]{result.status.upper():7}[/] "
+            f"{escape(result.assertion)} :: {escape(result.name)} ({result.duration_s:.2f}s)"
+        )
+
+    return progress
