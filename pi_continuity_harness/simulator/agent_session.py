@@ -77,7 +77,7 @@ from .events import (
     TurnStartEvent,
 )
 from .extension_api import Model, ToolResult
-from .messages import Message, content_text, convert_to_llm, estimate_request_context_tokens, user_message
+from .messages import Message, RequestEstimate, content_text, convert_to_llm, user_message
 from .model_service import ScriptedModelService
 from .overflow import is_context_overflow, is_recoverable_length, is_retryable_error
 from .session_manager import SessionManager, current_system_message, ms_of_iso
@@ -185,6 +185,7 @@ class AgentSession:
         self._entry_ids: dict[int, tuple[Message, str]] = {}
         self._boundary_dispatched: set[int] = set()
         self._preflights: list[asyncio.Event] = []
+        self._request_estimate = RequestEstimate()
         self._refresh_finalized_context()
 
     # ================================================================= state
@@ -451,7 +452,7 @@ class AgentSession:
         system = current_system_message(llm)
         non_system = [m for m in llm if m.get("role") != "system"]
         # pi-ai clamps max_tokens with its own estimate of the request (3.5 chars/token).
-        max_tokens = _clamp_max_tokens(model, estimate_request_context_tokens(llm))
+        max_tokens = _clamp_max_tokens(model, self._request_estimate.estimate(projection.messages))
         reasoning = self.thinking_level if (model.reasoning and self.thinking_level != "off") else None
         return await self.service.call(
             "agent",

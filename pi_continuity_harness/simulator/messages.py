@@ -16,6 +16,7 @@ __all__ = [
     "COMPACTION_SUMMARY_PREFIX",
     "COMPACTION_SUMMARY_SUFFIX",
     "Message",
+    "RequestEstimate",
     "compaction_summary_message",
     "content_text",
     "convert_to_llm",
@@ -205,6 +206,67 @@ def estimate_request_context_tokens(messages: list[Message]) -> int:
         usage = _usage_tokens(messages[usage_index].get("usage"))
         return usage + sum(_pi_ai_message_tokens(m) for m in messages[usage_index + 1 :])
     return sum(_pi_ai_message_tokens(m) for m in messages)
+
+
+class RequestEstimate:
+    """:func:`estimate_request_context_tokens` over a growing projection, kept incrementally.
+
+    Between compactions the session's projection only grows at its end (the same message
+    objects, then new ones), so the scan resumes where the previous request's stopped;
+    anything else (a compaction, a context edit: a new first message, or a changed last one)
+    starts over. The result is always equal to the full computation (a property test checks
+    it); only the cost changes, from the whole context per request to what is new.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._first: Message | None = None
+        self._last: Message | None = None
+        self._count = 0
+        self._latest = -math.inf
+        self._usage = 0
+        self._usage_found = False
+        self._trailing = 0
+        self._all = 0
+
+    def estimate(self, projected: list[Message]) -> int:
+        """pi-ai's estimate of the request built from ``projected`` (projection messages)."""
+        resumable = (
+            0 < self._count <= len(projected)
+            and projected[0] is self._first
+            and projected[self._count - 1] is self._last
+        )
+        if not resumable:
+            self._reset()
+        for message in projected[self._count :]:
+            for llm in convert_to_llm([message]):
+                self._add(llm)
+        if projected:
+            self._first, self._last, self._count = projected[0], projected[-1], len(projected)
+        return self._usage + self._trailing if self._usage_found else self._all
+
+    def _add(self, message: Message) -> None:
+        stamp = message.get("timestamp")
+        tokens = _pi_ai_message_tokens(message)
+        self._all += tokens
+        if message.get("role") == "assistant":
+            applies = (
+                isinstance(stamp, int | float) and not math.isnan(self._latest) and stamp >= self._latest
+            )
+            usage = _usage_tokens(message.get("usage"))
+            if applies and message.get("stopReason") not in ("aborted", "error") and usage > 0:
+                self._usage, self._usage_found, self._trailing = usage, True, 0
+                self._advance(stamp)
+                return
+        self._trailing += tokens
+        self._advance(stamp)
+
+    def _advance(self, stamp: Any) -> None:
+        # JavaScript: Math.max(x, undefined) is NaN, and stays NaN.
+        fine = isinstance(stamp, int | float) and not math.isnan(self._latest)
+        self._latest = max(self._latest, float(stamp or 0)) if fine else math.nan
 
 
 def is_cut_point_message(message: Message) -> bool:
