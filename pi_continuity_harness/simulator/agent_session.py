@@ -120,6 +120,13 @@ class _CancelledError(Exception):
     """Internal: a compaction was cancelled by an extension or aborted."""
 
 
+class _ExtensionCancelledError(_CancelledError):
+    """Internal: a ``session_before_compact`` handler returned ``{cancel: true}``.
+
+    Pi ends such a compaction as aborted (no error message), like an abort of its signal.
+    """
+
+
 @dataclass
 class _Trigger:
     message_type: Literal["user", "custom"]
@@ -1097,7 +1104,6 @@ class AgentSession:
         controller: AbortController | None = None
         started = False
         from_extension = False
-        cancelled = False
         try:
             if model is None:
                 return False
@@ -1113,24 +1119,10 @@ class AgentSession:
             controller.signal.throw_if_aborted()
             # Real Pi always has a handler here (the observer extension); with none loaded the
             # event is still observed, and the result is Pi's own summarizer, as without handlers.
-            extension_result = await self._dispatch(
-                SessionBeforeCompactEvent(
-                    preparation=prepared.preparation,
-                    branch_entries=self.session_manager.get_branch(),
-                    custom_instructions=None,
-                    reason=reason,
-                    will_retry=will_retry,
-                    signal=controller.signal,
-                )
+            compaction = await self._extension_compaction(
+                prepared, None, reason, will_retry, controller.signal
             )
-            compaction: CompactionResult | None = None
-            if isinstance(extension_result, BeforeCompactResult):
-                if extension_result.cancel:
-                    cancelled = True
-                    raise _CancelledError("Compaction cancelled")
-                if extension_result.compaction is not None:
-                    compaction = extension_result.compaction
-                    from_extension = True
+            from_extension = compaction is not None
             controller.signal.throw_if_aborted()
             if compaction is None:
                 compaction = await self._run_default_compaction(prepared, model, None, controller.signal)
@@ -1142,7 +1134,9 @@ class AgentSession:
         except (_CancelledError, Exception) as error:
             if isinstance(error, SettingsError):
                 raise
-            aborted = (controller is not None and controller.signal.aborted) or cancelled
+            aborted = (controller is not None and controller.signal.aborted) or isinstance(
+                error, _ExtensionCancelledError
+            )
             if started:
                 message = str(error) or "compaction failed"
                 error_message = (
@@ -1302,6 +1296,34 @@ class AgentSession:
             details={"readFiles": read_files, "modifiedFiles": modified_files},
         )
 
+    async def _extension_compaction(
+        self,
+        prepared: Prepared,
+        custom_instructions: str | None,
+        reason: CompactionReason,
+        will_retry: bool,
+        signal: AbortSignal,
+    ) -> CompactionResult | None:
+        """``session_before_compact`` for either path: an extension's compaction, or None for Pi's.
+
+        Raises :class:`_ExtensionCancelledError` when a handler cancels (AS:2648-2665 automatic, AS:2358-2375 manual).
+        """
+        extension_result = await self._dispatch(
+            SessionBeforeCompactEvent(
+                preparation=prepared.preparation,
+                branch_entries=self.session_manager.get_branch(),
+                custom_instructions=custom_instructions,
+                reason=reason,
+                will_retry=will_retry,
+                signal=signal,
+            )
+        )
+        if not isinstance(extension_result, BeforeCompactResult):
+            return None
+        if extension_result.cancel:
+            raise _ExtensionCancelledError("Compaction cancelled")
+        return extension_result.compaction
+
     async def compact(self, custom_instructions: str | None = None) -> dict[str, Any]:
         """Manual compaction (AS:2335-2461); raises :class:`PromptRejectedError` with Pi's message."""
         await self.abort()
@@ -1309,7 +1331,6 @@ class AgentSession:
         self._compaction_abort = controller
         self._emit("compaction_start", reason="manual")
         from_extension = False
-        cancelled = False
         try:
             model = self.model
             if model is None:
@@ -1321,24 +1342,10 @@ class AgentSession:
                 if branch and branch[-1].get("type") == "compaction":
                     raise RuntimeError("Already compacted")
                 raise RuntimeError("Nothing to compact (session too small)")
-            extension_result = await self._dispatch(
-                SessionBeforeCompactEvent(
-                    preparation=prepared.preparation,
-                    branch_entries=self.session_manager.get_branch(),
-                    custom_instructions=custom_instructions,
-                    reason="manual",
-                    will_retry=False,
-                    signal=controller.signal,
-                )
+            compaction = await self._extension_compaction(
+                prepared, custom_instructions, "manual", False, controller.signal
             )
-            compaction: CompactionResult | None = None
-            if isinstance(extension_result, BeforeCompactResult):
-                if extension_result.cancel:
-                    cancelled = True
-                    raise _CancelledError("Compaction cancelled")
-                if extension_result.compaction is not None:
-                    compaction = extension_result.compaction
-                    from_extension = True
+            from_extension = compaction is not None
             if compaction is None:
                 compaction = await self._run_default_compaction(
                     prepared, model, custom_instructions, controller.signal
@@ -1368,7 +1375,7 @@ class AgentSession:
             # ends like any failure: ``compaction_end{errorMessage: "Compaction failed: Invalid
             # compaction.…"}`` and ``session_compact_failed``, then the bare message (s15c).
             message = str(error)
-            aborted = controller.signal.aborted or cancelled
+            aborted = controller.signal.aborted or isinstance(error, _ExtensionCancelledError)
             error_message = None if aborted else f"Compaction failed: {message}"
             self._compaction_abort = None
             self._resolve_idle_waiters()
