@@ -474,8 +474,9 @@ def dossier_kept_until_receiver_turn(run: _Run, ops: list[dict[str, Any]]) -> It
                 yield f"the implementation removed the submitted dossier {path} before the receiver's turn settled"
 
 
-def _get_results(run: _Run) -> list[tuple[int, str | None]]:
-    """(trace seq, Finish ID) of every template response, in order (None: an error result)."""
+def _template_responses(run: _Run) -> list[tuple[int, dict[str, Any]]]:
+    """(trace seq, tool result) of every template retrieval: the trace's executions paired in
+    order with the results the session file recorded for them."""
     executions = [
         r
         for r in run.records
@@ -487,10 +488,15 @@ def _get_results(run: _Run) -> list[tuple[int, str | None]]:
         for name, _a, result in _tool_exchanges(entries)
         if name == GET
     ]
+    return [(int(record["seq"]), result) for record, result in zip(executions, results, strict=False)]
+
+
+def _get_results(run: _Run) -> list[tuple[int, str | None]]:
+    """(trace seq, Finish ID) of every template response, in order (None: an error result)."""
     out = []
-    for record, result in zip(executions, results, strict=False):
+    for seq, result in _template_responses(run):
         match = None if result.get("isError") else _ID_IN_RESULT.search(_text(result.get("content")))
-        out.append((int(record["seq"]), match.group(1) if match else None))
+        out.append((seq, match.group(1) if match else None))
     return out
 
 
@@ -715,22 +721,11 @@ def foreign_files_untouched(run: _Run, ops: list[dict[str, Any]]) -> Iterator[st
 
 def _reserved_paths(run: _Run) -> list[tuple[int, str]]:
     """(trace seq, dossier path) of every successful template response."""
-    executions = [
-        r
-        for r in run.records
-        if r["kind"] == "session" and r["name"] == "tool_execution_end" and r.get("toolName") == GET
-    ]
-    results = [
-        result
-        for entries in run.session_entries()
-        for name, _a, result in _tool_exchanges(entries)
-        if name == GET
-    ]
     out = []
-    for record, result in zip(executions, results, strict=False):
+    for seq, result in _template_responses(run):
         match = re.search(r"Dossier file: (\S+)", _text(result.get("content")))
         if match and not result.get("isError"):
-            out.append((int(record["seq"]), match.group(1)))
+            out.append((seq, match.group(1)))
     return out
 
 
