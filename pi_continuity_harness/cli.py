@@ -40,13 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
-        try:
-            module = importlib.import_module(f".commands.{name}", __package__)
-        except ModuleNotFoundError as error:
-            if error.name and error.name.endswith(f"commands.{name}"):
-                continue  # a subcommand not built yet
-            raise
-        module.register(subparsers)
+        importlib.import_module(f".commands.{name}", __package__).register(subparsers)
     return parser
 
 
