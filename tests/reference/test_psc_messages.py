@@ -49,7 +49,27 @@ ALL_MESSAGES: dict[str, Callable[[], str]] = {
     "incompatible_compaction": lambda: messages.incompatible_compaction(["fromExtension", "summary"]),
     "operation_in_progress": messages.operation_in_progress,
     "untrusted_project": messages.untrusted_project,
+    "native_settings_unreadable": lambda: messages.native_settings_unreadable(
+        SETTINGS, ["Invalid compaction.reserveTokens setting: -5. Expected a non-negative safe integer."]
+    ),
+    "extension_disabled": lambda: messages.extension_disabled("/work/proj/.pi/session-continuity.json"),
+    "config_saved": lambda: messages.config_saved("/work/proj/.pi/session-continuity.json"),
+    "settings_input_rejected": lambda: messages.settings_input_rejected(
+        "keep-recent percent (75) must be lower than the trigger percent (15)"
+    ),
+    "settings_write_failed": lambda: messages.settings_write_failed(
+        f"cannot update {SETTINGS}: invalid JSON at line 1 column 18: Expecting property name"
+    ),
+    "archive_failed": lambda: messages.archive_failed(BRIEF, "[Errno 28] No space left on device"),
+    "brief_reconciled": lambda: messages.brief_reconciled(
+        "/work/proj/.pi/session-continuity/s1/archive/2026-11-30T00-01-02-123Z-e1.md"
+    ),
+    "unknown_subcommand": lambda: messages.unknown_subcommand("cleanup"),
 }
+
+
+def test_every_message_function_is_covered() -> None:
+    assert sorted(ALL_MESSAGES) == sorted(messages.__all__)
 
 
 @pytest.mark.parametrize("name", sorted(ALL_MESSAGES))
