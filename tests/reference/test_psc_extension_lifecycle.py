@@ -910,6 +910,28 @@ def test_pending_bytes_changed_on_disk_after_commit_are_not_archived(tmp_path: P
     assert "disk" in warning
 
 
+def test_an_archive_failure_after_the_commit_is_reported_and_submits_no_continuation(tmp_path: Path) -> None:
+    archive_fault = {"fs": [{"op": "write", "path": "$PROJECT/*/archive/*", "times": 0, "errno": "ENOSPC"}]}
+    replies, ops = threshold_turns()
+    run = simulate_run(
+        tmp_path,
+        scenario(agent=replies, operations=[*ops, {"command": "/continuity status"}], faults=archive_fault),
+    )
+    (entry,) = run.compactions()
+    ((name, pending),) = run.artifacts("pending").items()
+    assert pending == entry["summary"]  # Pi committed it; it stays pending, unchanged
+    assert run.artifacts("archive") == {}
+    pending_path = run.session_dir / "pending" / name
+    (failure,) = run.notified("but archiving it failed")
+    assert failure.startswith(f"{PREFIX} failed: native compaction committed the Brief {pending_path}")
+    assert failure.endswith("No continuation was submitted.")
+    assert not run.notified("native compaction committed with disk-backed Brief")
+    assert run.sent_user_messages() == [] and not run.notified("continuation submitted")
+    status = next(m for m in run.notifications if m.startswith(f"{PREFIX}\nStatus:"))
+    assert f"Last failure: archiving {pending_path} failed: " in status
+    assert "Current operation: none" in status
+
+
 def test_an_abort_after_the_brief_was_returned_clears_the_gate_and_leaves_it_inert(tmp_path: Path) -> None:
     def aborter(pi: ExtensionAPI) -> None:
         done = {"n": 0}
