@@ -38,9 +38,8 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-def test_the_reference_package_imports_only_the_allowed_host_modules() -> None:
-    sources = sorted(PACKAGE_DIR.rglob("*.py"))
-    assert {p.name for p in sources} >= {"extension.py", "commands.py", "lifecycle.py", "state.py"}
+def _boundary(sources: list[Path]) -> tuple[list[str], set[str]]:
+    """(imports that leave the package other than into the allowed host modules, host modules used)."""
     offending = []
     host_modules_used = set()
     for path in sources:
@@ -54,6 +53,13 @@ def test_the_reference_package_imports_only_the_allowed_host_modules() -> None:
                     host_modules_used.add(name)
                     continue
                 offending.append(f"{path.name}: {name}")
+    return offending, host_modules_used
+
+
+def test_the_reference_package_imports_only_the_allowed_host_modules() -> None:
+    sources = sorted(PACKAGE_DIR.rglob("*.py"))
+    assert {p.name for p in sources} >= {"extension.py", "commands.py", "lifecycle.py", "state.py"}
+    offending, host_modules_used = _boundary(sources)
     assert offending == []
     assert host_modules_used == ALLOWED_HOST_MODULES
 
@@ -61,10 +67,19 @@ def test_the_reference_package_imports_only_the_allowed_host_modules() -> None:
 def test_the_import_check_would_catch_a_forbidden_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text(
-        "from pi_continuity_harness.simulator.host import SimHost\nfrom ...features import world\n",
+        "from pi_continuity_harness.simulator.host import SimHost\n"
+        "from ...features import world\n"
+        "import pi_continuity_harness.simulator.extension_api\n"
+        "from pi_continuity_harness.reference.psc.paths import ArtifactLayout\n"
+        "from .brief import validate_brief_body\n",
         encoding="utf-8",
     )
-    assert _imports(bad) == [(0, "pi_continuity_harness.simulator.host"), (3, "features")]
+    offending, host_modules_used = _boundary([bad])
+    assert offending == [
+        "bad.py: pi_continuity_harness.simulator.host",
+        "bad.py: relative import above the package: ...features",
+    ]
+    assert host_modules_used == {"pi_continuity_harness.simulator.extension_api"}
 
 
 def test_the_entry_point_loads_the_factory() -> None:
