@@ -179,7 +179,8 @@ def test_failed_artifact_is_refused_even_with_a_plausible_body() -> None:
 
 
 def test_archived_artifact_is_refused() -> None:
-    assert resume_source_problems(brief(status="archived"), session_id=SESSION) != []
+    problems = resume_source_problems(brief(status="archived"), session_id=SESSION)
+    assert problems == ["status is archived; only a pending Brief may be used"]
 
 
 def test_legacy_artifact_is_refused_even_with_a_plausible_body() -> None:
@@ -194,7 +195,8 @@ def test_cross_session_artifact_is_refused() -> None:
 
 
 def test_other_event_is_refused_when_an_event_is_expected() -> None:
-    assert resume_source_problems(brief(), session_id=SESSION, event_id="e-2") != []
+    problems = resume_source_problems(brief(), session_id=SESSION, event_id="e-2")
+    assert problems == [f"eventId is {EVENT!r}, expected 'e-2'"]
 
 
 def test_brief_with_an_invalid_body_is_refused() -> None:
