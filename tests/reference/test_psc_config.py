@@ -45,7 +45,6 @@ def test_untrusted_project_config_is_not_read_at_all(tmp_path: Path) -> None:
     write_config(tmp_path, '{"enabled": false, "artifactDirectory": "/tmp/elsewhere"}')
     load = load_extension_config(str(tmp_path), trusted=False)
     assert load.source == "untrusted-not-read"
-    assert not load.trusted
     assert load.config == ExtensionConfig()
 
 

@@ -46,9 +46,13 @@ def test_failed_path_follows_the_spec_layout(tmp_path: Path) -> None:
 def test_session_directories_are_separate_per_session(tmp_path: Path) -> None:
     one, two = ArtifactLayout(str(tmp_path), "s1"), ArtifactLayout(str(tmp_path), "s2")
     assert one.session_dir != two.session_dir
-    assert not one.owns(two.pending_path("e"))
-    assert one.owns(one.pending_path("e")) and one.owns(one.archive_path(MOMENT, "e"))
-    assert not one.owns(one.session_dir)
+    for layout in (one, two):
+        for path in (
+            layout.pending_path("e"),
+            layout.archive_path(MOMENT, "e"),
+            layout.failed_path(MOMENT, "e"),
+        ):
+            assert Path(path).parent.parent == Path(layout.session_dir)
 
 
 def test_file_timestamp_is_filesystem_safe_and_sortable() -> None:

@@ -171,10 +171,6 @@ class ConfigLoad:
     def ok(self) -> bool:
         return self.error is None
 
-    @property
-    def trusted(self) -> bool:
-        return self.source != "untrusted-not-read"
-
 
 class _DuplicateKeyError(ValueError):
     pass

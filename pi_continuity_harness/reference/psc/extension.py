@@ -165,8 +165,8 @@ class Continuity:
                 except (OSError, ValueError):
                     stale.append(path)
                     continue
-                state.last_artifact_path = archived.path
-                ctx.ui.notify(messages.brief_reconciled(archived.path), "info")
+                state.last_artifact_path = archived
+                ctx.ui.notify(messages.brief_reconciled(archived), "info")
                 continue
             stale.append(path)
         state.stale_pending_paths = tuple(stale)
@@ -360,8 +360,8 @@ class Continuity:
             state.last_failure = f"archiving {prepared.artifact_path} failed: {exc}"
             ctx.ui.notify(messages.archive_failed(prepared.artifact_path, str(exc)), "error")
             return
-        state.last_artifact_path = archived.path
-        ctx.ui.notify(messages.compaction_committed(archived.path), "info")
+        state.last_artifact_path = archived
+        ctx.ui.notify(messages.compaction_committed(archived), "info")
         if continuation is not None:
             self.pi.send_user_message(continuation, deliver_as="followUp")
             ctx.ui.notify(messages.continuation_submitted(), "info")

@@ -55,7 +55,6 @@ from .synthesis import (
 )
 
 __all__ = [
-    "ArchivedBrief",
     "HandoffError",
     "HandoffRequest",
     "SavedBrief",
@@ -139,7 +138,6 @@ class SavedBrief:
     path: str
     text: str
     sha256: str
-    fsync_count: int
 
 
 class HandoffError(Exception):
@@ -360,7 +358,7 @@ async def prepare_brief(
             )
     with _timed("hash"):
         digest = brief_sha256(disk)
-    return SavedBrief(path, disk, digest, record.fsync_count)
+    return SavedBrief(path, disk, digest)
 
 
 # ---------------------------------------------------------------------------- failure
@@ -412,15 +410,10 @@ def write_failure_postmortem(request: HandoffRequest, failure: HandoffError) -> 
 # ---------------------------------------------------------------------------- archive
 
 
-@dataclass(frozen=True)
-class ArchivedBrief:
-    path: str
-    pruned: tuple[str, ...]
-
-
-def archive_brief(layout: ArtifactLayout, pending_path: str, verified_text: str) -> ArchivedBrief:
+def archive_brief(layout: ArtifactLayout, pending_path: str, verified_text: str) -> str:
     """pending → archived: rewrite status/updatedAt, write under ``archive/`` atomically,
-    verify the archived bytes, remove the pending file, keep the newest 10 (spec §7).
+    verify the archived bytes, remove the pending file, keep the newest 10 (spec §7);
+    returns the archive path.
 
     Raises ``OSError``/``ValueError`` when any step fails (the pending file then stays).
     """
@@ -434,8 +427,8 @@ def archive_brief(layout: ArtifactLayout, pending_path: str, verified_text: str)
     if read_text_exact(path) != archived:
         raise ValueError(f"the archived bytes of {path} differ from what was written")
     remove_file(pending_path)
-    pruned = prune_archive(layout.archive_dir)
-    return ArchivedBrief(path, tuple(pruned))
+    prune_archive(layout.archive_dir)
+    return path
 
 
 # ---------------------------------------------------------------------------- transcript

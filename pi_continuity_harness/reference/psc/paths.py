@@ -127,9 +127,3 @@ class ArtifactLayout:
     def failed_path(self, moment: datetime, event_id: str) -> str:
         """``<artifactDirectory>/<sessionId>/failed/<timestamp>-<eventId>.md``."""
         return os.path.join(self.failed_dir, f"{file_timestamp(moment)}-{safe_path_component(event_id)}.md")
-
-    def owns(self, path: str) -> bool:
-        """Whether ``path`` lies inside this session's directory (after normalisation)."""
-        root = os.path.normpath(os.path.abspath(self.session_dir))
-        target = os.path.normpath(os.path.abspath(path))
-        return os.path.commonpath([root, target]) == root and target != root
