@@ -177,6 +177,25 @@ def test_settings_menu_follows_the_documented_conventions(tmp_path: Path) -> Non
     assert run.result.operations[-1].data.get("unusedAnswers") is None
 
 
+def test_the_setup_prompts_suggest_the_live_percentages_as_status_shows_them(tmp_path: Path) -> None:
+    # 149,700 / 200,000 = 74.85% and 2,100 / 200,000 = 1.05%: halves, rounded up as everywhere.
+    data = scenario(
+        settings={
+            "project": {"compaction": {"enabled": True, "reserveTokens": 50_300, "keepRecentTokens": 2_100}}
+        },
+        operations=[
+            {"command": "/continuity status"},
+            {"command": {"text": "/continuity settings", "answers": [*SETUP[:2], {"cancel": True}]}},
+        ],
+    )
+    run = simulate_run(tmp_path, data)
+    panel = _status(run)
+    assert "Effective trigger: 149,700 (approximately 74.9%)" in panel
+    assert "Keep recent: 2,100 (approximately 1.1%)" in panel
+    trigger, keep = (d for d in run.dialogs if d["method"] == "input")
+    assert (trigger["placeholder"], keep["placeholder"]) == ("74.9", "1.1")
+
+
 def test_bare_continuity_opens_the_settings_menu_in_rpc(tmp_path: Path) -> None:
     run = simulate_run(
         tmp_path, scenario(operations=[{"command": {"text": "/continuity", "answers": [{"cancel": True}]}}])

@@ -46,6 +46,7 @@ from .native_settings import (
     PercentInputError,
     derive_native_tokens,
     effective_percents,
+    one_decimal,
     read_native_settings,
 )
 from .settings_merge import SettingsMergeError, merge_project_compaction_settings
@@ -187,7 +188,8 @@ def _read_only_text(state: RuntimeState, model: Model | None) -> str:
 
 
 def _percent_text(value: Decimal) -> str:
-    return format(value.quantize(Decimal("0.1")).normalize(), "f")
+    """A live percentage as the status panel rounds it, without trailing zeros (``75``)."""
+    return format(one_decimal(value).normalize(), "f")
 
 
 def _menu(state: RuntimeState, model: Model | None) -> list[str]:

@@ -30,6 +30,7 @@ __all__ = [
     "format_approximately",
     "format_percent",
     "js_round",
+    "one_decimal",
     "parse_percent",
     "percent_for_frontmatter",
     "read_native_settings",
@@ -241,13 +242,14 @@ def effective_percents(context_window: int, settings: NativeCompactionSettings) 
     )
 
 
-def _one_decimal(value: Decimal) -> Decimal:
+def one_decimal(value: Decimal) -> Decimal:
+    """``value`` to one decimal, halves away from zero: every displayed percentage."""
     return value.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
 
 
 def format_percent(value: Decimal) -> str:
     """``75.0%``: one decimal, halves away from zero (stable across platforms)."""
-    return f"{_one_decimal(value)}%"
+    return f"{one_decimal(value)}%"
 
 
 def format_approximately(value: Decimal) -> str:
@@ -257,4 +259,4 @@ def format_approximately(value: Decimal) -> str:
 
 def percent_for_frontmatter(value: Decimal) -> float:
     """The one-decimal percentage recorded in a Brief (``effectiveTriggerPercent: 75``)."""
-    return float(_one_decimal(value))
+    return float(one_decimal(value))
