@@ -72,6 +72,34 @@ def test_token_values_pi_would_refuse_raise_a_native_settings_error(value: objec
         read_native_settings({"compaction": {"reserveTokens": value}})
 
 
+def test_an_invalid_model_override_token_raises_naming_the_override() -> None:
+    pi = {"compaction": {"modelOverrides": {"fake/m": {"keepRecentTokens": -1}}}}
+    with pytest.raises(NativeSettingsError) as caught:
+        read_native_settings(pi, "fake/m")
+    assert caught.value.problems == [
+        'Invalid compaction.modelOverrides["fake/m"].keepRecentTokens setting: -1. '
+        "Expected a non-negative safe integer."
+    ]
+    assert read_native_settings(pi, "fake/other") == PI_DEFAULT_COMPACTION
+
+
+def test_an_invalid_ordinary_token_raises_even_when_a_model_override_replaces_it() -> None:
+    # Pi validates compaction.reserveTokens before it looks at the override, and throws.
+    pi = {"compaction": {"reserveTokens": "93000", "modelOverrides": {"fake/m": {"reserveTokens": 10000}}}}
+    with pytest.raises(NativeSettingsError, match=r"Invalid compaction\.reserveTokens setting: '93000'"):
+        read_native_settings(pi, "fake/m")
+
+
+@pytest.mark.parametrize("entry", [5, "fast", None, [1]])
+def test_a_model_override_entry_that_is_not_an_object_raises(entry: object) -> None:
+    pi = {"compaction": {"modelOverrides": {"fake/m": entry}}}
+    with pytest.raises(
+        NativeSettingsError, match=r'compaction\.modelOverrides\["fake/m"\] setting: .*Expected an object'
+    ):
+        read_native_settings(pi, "fake/m")
+    assert read_native_settings(pi, "fake/other") == PI_DEFAULT_COMPACTION
+
+
 def test_integral_json_float_tokens_are_accepted_like_javascript_numbers() -> None:
     assert read_native_settings({"compaction": {"reserveTokens": 93000.0}}).reserve_tokens == 93000
 

@@ -77,9 +77,7 @@ def _token_setting(value: object, name: str, problems: list[str]) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _MAX_SAFE_INTEGER:
         if isinstance(value, float) and value.is_integer() and 0 <= value <= _MAX_SAFE_INTEGER:
             return int(value)  # JSON 100000.0 is the JavaScript number 100000
-        problems.append(
-            f"Invalid compaction.{name} setting: {value!r}. Expected a non-negative safe integer."
-        )
+        problems.append(f"Invalid {name} setting: {value!r}. Expected a non-negative safe integer.")
         return None
     return value
 
@@ -91,30 +89,38 @@ def read_native_settings(
 
     Mirrors Pi's ``getCompactionSettings(model)``: ``compaction.modelOverrides["provider/id"]``
     wins for the token values, then ``compaction``, then Pi's defaults; ``enabled`` is global.
-    Raises :class:`NativeSettingsError` where Pi would throw.
+    Raises :class:`NativeSettingsError` wherever Pi would throw (an invalid ``compaction``
+    token value even when an override hides it, an override entry that is not an object),
+    and also for a non-boolean ``enabled`` or a non-object ``compaction``, which Pi reads
+    leniently but which are structurally invalid all the same (spec §6: fail closed).
     """
     compaction = pi_settings.get("compaction")
     if compaction is None:
         compaction = {}
     if not isinstance(compaction, Mapping):
         raise NativeSettingsError([f"Invalid compaction setting: {compaction!r}. Expected an object."])
+    problems: list[str] = []
     overrides: Mapping[str, Any] = {}
+    override_name = ""
     raw_overrides = compaction.get("modelOverrides")
-    if model_full_id is not None and isinstance(raw_overrides, Mapping):
-        candidate = raw_overrides.get(model_full_id)
+    if model_full_id is not None and isinstance(raw_overrides, Mapping) and model_full_id in raw_overrides:
+        override_name = f'compaction.modelOverrides["{model_full_id}"]'
+        candidate = raw_overrides[model_full_id]
         if isinstance(candidate, Mapping):
             overrides = candidate
-    problems: list[str] = []
+        else:
+            problems.append(f"Invalid {override_name} setting: {candidate!r}. Expected an object.")
     enabled = compaction.get("enabled", PI_DEFAULT_COMPACTION.enabled)
     if not isinstance(enabled, bool):
         problems.append(f"Invalid compaction.enabled setting: {enabled!r}. Expected a boolean.")
 
     def pick(key: str, default: int) -> int | None:
-        if key in overrides:
-            return _token_setting(overrides[key], key, problems)
+        value: int | None = default
         if key in compaction:
-            return _token_setting(compaction[key], key, problems)
-        return default
+            value = _token_setting(compaction[key], f"compaction.{key}", problems)
+        if key in overrides:
+            value = _token_setting(overrides[key], f"{override_name}.{key}", problems)
+        return value
 
     reserve = pick("reserveTokens", PI_DEFAULT_COMPACTION.reserve_tokens)
     keep = pick("keepRecentTokens", PI_DEFAULT_COMPACTION.keep_recent_tokens)
