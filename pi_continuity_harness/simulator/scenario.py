@@ -174,14 +174,17 @@ def _loc(loc: tuple[int | str, ...]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part.startswith("function-") or (False):
-            continue
         else:
             out += ("." if out else "") + part
     return out
 
 
 _PATH_IN_MESSAGE = re.compile(r"^([A-Za-z_][\w.\[\]]*): (.+)$", re.DOTALL)
+
+#: A step pydantic puts into an error location to name a union member
+#: (``function-after[_one(), FileSpec]``, ``list[int]``). Only these are dropped: a user's
+#: key (``files: {src/function[1].py: ...}``) is part of the path.
+_PYDANTIC_STEP = re.compile(r"^(?:function-[a-z]+|list|dict|tuple|set|frozenset|tagged-union|union)\[")
 
 
 def _without_tags(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
@@ -213,7 +216,7 @@ def format_validation_error(source: str, error: ValidationError) -> str:
     """
     lines = []
     for item in error.errors():
-        loc = tuple(p for p in item["loc"] if not (isinstance(p, str) and ("[" in p or "function" in p)))
+        loc = tuple(p for p in item["loc"] if not (isinstance(p, str) and _PYDANTIC_STEP.match(p)))
         where = _loc(_without_tags(loc)) or "(top level)"
         message = str(item["msg"]).removeprefix("Value error, ")
         if where == "(top level)":

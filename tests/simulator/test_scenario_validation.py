@@ -4,11 +4,13 @@ nothing on disk is touched; ``prepare_workdir`` refuses directories that are not
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import pytest
+from pydantic import AfterValidator, BaseModel, ValidationError
 
 from pi_continuity_harness.simulator import ScenarioError, load_scenario, parse_scenario
-from pi_continuity_harness.simulator.scenario import dump_scenario
+from pi_continuity_harness.simulator.scenario import dump_scenario, format_validation_error
 from pi_continuity_harness.simulator.simulation import RUN_MARKER, WorkdirError, prepare_workdir
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -66,6 +68,10 @@ def refuse(tmp_path: Path, text: str, name: str = "bad.yaml") -> str:
             "name: bad\nfiles: {../x: {text: a}}\n",
             "bad.yaml: files: '../x' must be relative to the project, without '..'",
         ),
+        (  # a key that looks like pydantic's own location steps is still named
+            "name: bad\nfiles: {'src/function[1].py': {text: 3}}\n",
+            "bad.yaml: files.src/function[1].py.text: Input should be a valid string",
+        ),
         ("- 1\n- 2\n", "bad.yaml: (top level): a scenario is a mapping, got list"),
         (
             "name: bad\noperations: [\n",
@@ -79,6 +85,18 @@ def refuse(tmp_path: Path, text: str, name: str = "bad.yaml") -> str:
 )
 def test_invalid_scenarios_name_file_field_and_reason(tmp_path: Path, text: str, message: str) -> None:
     assert refuse(tmp_path, text) == message
+
+
+def test_pydantic_union_member_steps_are_left_out_of_the_field_path() -> None:
+    class Model(BaseModel):
+        x: Annotated[int, AfterValidator(lambda v: v)] | list[int]
+
+    with pytest.raises(ValidationError) as raised:
+        Model.model_validate({"x": "a"})
+    assert format_validation_error("s.yaml", raised.value).splitlines() == [
+        "s.yaml: x: Input should be a valid integer, unable to parse string as an integer",
+        "s.yaml: x: Input should be a valid list",
+    ]
 
 
 def test_every_problem_is_listed_one_per_line(tmp_path: Path) -> None:
