@@ -27,11 +27,16 @@ def load(path: str) -> Scenario:
         raise UsageError(str(error)) from None
 
 
-def run(scenario: Scenario, *, workdir: str | Path, seed: int | None, extension: str) -> SimulationResult:
+def run(
+    scenario: Scenario, *, source: str, workdir: str | Path, seed: int | None, extension: str
+) -> SimulationResult:
+    """Run the scenario read from ``source``; what stops it from starting is a usage error."""
     try:
         return simulate(scenario, workdir=workdir, seed=seed, implementation=extension)
     except (ImplementationError, WorkdirError) as error:
         raise UsageError(str(error)) from None
+    except ScenarioError as error:  # a field found unusable only now (an extension module)
+        raise UsageError(f"{source}: {error}") from None
 
 
 def summary(result: SimulationResult) -> str:

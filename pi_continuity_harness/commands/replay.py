@@ -55,7 +55,7 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--expect-trace {args.expect_trace}: {error.strerror or error}") from None
     scenario = load(args.scenario)
     workdir = Path(args.workdir) if args.workdir else default_workdir("replay-", scenario, args.seed)
-    result = run(scenario, workdir=workdir, seed=args.seed, extension=args.extension)
+    result = run(scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension)
     if not args.quiet:
         print(render_timeline(result.host.trace.records), end="")
     actual = result.trace_path.read_text(encoding="utf-8")

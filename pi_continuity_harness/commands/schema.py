@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..simulator.scenario import scenario_json_schema
+from . import UsageError
 
 __all__ = ["register", "render_scenario_schema"]
 
@@ -40,7 +41,10 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     target = Path(args.output)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"--output {args.output}: {error.strerror or error}") from None
     print(f"wrote {target}")
     return 0

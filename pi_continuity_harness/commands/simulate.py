@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..simulator.timeline import render_timeline
+from . import UsageError
 from ._simulation import DEFAULT_IMPLEMENTATION, default_workdir, load, run, summary
 
 __all__ = ["register"]
@@ -45,11 +46,14 @@ def register(subparsers: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     scenario = load(args.scenario)
     workdir = Path(args.workdir) if args.workdir else default_workdir("", scenario, args.seed)
-    result = run(scenario, workdir=workdir, seed=args.seed, extension=args.extension)
+    result = run(scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension)
     if args.trace:
         target = Path(args.trace)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(result.trace_path, target)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(result.trace_path, target)
+        except OSError as error:
+            raise UsageError(f"--trace {args.trace}: {error.strerror or error}") from None
     print(summary(result), end="")
     print(f"trace    {result.trace_path}" + (f" (copied to {args.trace})" if args.trace else ""))
     if args.timeline:

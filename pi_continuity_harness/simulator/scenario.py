@@ -43,7 +43,7 @@ __all__ = [
 
 
 class ScenarioError(ValueError):
-    """A scenario that cannot be used, with the file and field named."""
+    """A scenario that cannot be used, with the field named (and the file, when read from one)."""
 
 
 class _Strict(BaseModel):

@@ -30,7 +30,7 @@ from .determinism import deterministic_environment
 from .extension_api import AGENT_DIR_ENV, CONFIG_DIR_NAME, ExtensionFactory
 from .faults import activate_monitor
 from .host import OperationResult, ProcessStartError, SimHost
-from .scenario import Scenario
+from .scenario import Scenario, ScenarioError
 from .trace import SimulatedCrash
 
 __all__ = [
@@ -63,34 +63,40 @@ def _entry_points() -> dict[str, metadata.EntryPoint]:
     return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
-def resolve_implementation(spec: str | ExtensionFactory) -> tuple[str, ExtensionFactory]:
-    """``module:factory``, a registered implementation name, or a factory itself."""
+def resolve_implementation(
+    spec: str | ExtensionFactory, *, where: str | None = None
+) -> tuple[str, ExtensionFactory]:
+    """``module:factory``, a registered implementation name, or a factory itself.
+
+    An error message starts with ``where`` the spec came from (default: ``--extension <spec>``).
+    """
     if callable(spec):
         name = getattr(spec, "__module__", "extension") + ":" + getattr(spec, "__qualname__", "factory")
         return name, spec
+    label = where or f"--extension {spec}"
     points = _entry_points()
     if spec in points:
         target = points[spec].load()
         if not callable(target):
-            raise ImplementationError(f"--extension {spec}: entry point does not name a callable factory")
+            raise ImplementationError(f"{label}: entry point does not name a callable factory")
         return spec, target
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         known = ", ".join(sorted(points)) or "none registered"
         raise ImplementationError(
-            f"--extension {spec!r}: expected 'module:factory' or an implementation name ({known})"
+            f"{where or f'--extension {spec!r}'}: expected 'module:factory' or an implementation name ({known})"
         )
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise ImplementationError(f"--extension {spec}: cannot import {module_name!r}: {error}") from None
+        raise ImplementationError(f"{label}: cannot import {module_name!r}: {error}") from None
     target = module
     for part in attr.split("."):
         if not hasattr(target, part):
-            raise ImplementationError(f"--extension {spec}: {module_name!r} has no attribute {attr!r}")
+            raise ImplementationError(f"{label}: {module_name!r} has no attribute {attr!r}")
         target = getattr(target, part)
     if not callable(target):
-        raise ImplementationError(f"--extension {spec}: {attr!r} is not callable")
+        raise ImplementationError(f"{label}: {attr!r} is not callable")
     return spec, target
 
 
@@ -168,13 +174,16 @@ class Simulation:
     ) -> None:
         impl_name, impl_factory = resolve_implementation(implementation)
         extensions: list[tuple[str, ExtensionFactory]] = []
-        for ref in scenario.extensions:
+        for index, ref in enumerate(scenario.extensions):
             if ref.implementation:
                 extensions.append((impl_name, impl_factory))
             elif ref.competitor is not None:
                 extensions.append((f"competitor:{ref.competitor}", competitor(ref.competitor)))
             elif ref.module is not None:
-                extensions.append(resolve_implementation(ref.module))
+                try:
+                    extensions.append(resolve_implementation(ref.module, where=f"extensions[{index}].module"))
+                except ImplementationError as error:
+                    raise ScenarioError(str(error)) from None
         root = prepare_workdir(workdir)
         run_seed = scenario.seed if seed is None else seed
         self.host = SimHost(

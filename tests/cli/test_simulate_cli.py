@@ -96,6 +96,35 @@ def test_malformed_scenario_exits_2_with_file_field_reason_and_touches_nothing(
     assert "missing.yaml: no such file" in capsys.readouterr().err
 
 
+def test_a_scenario_extension_module_that_cannot_load_names_the_file_and_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.yaml").write_text(
+        "name: m\nextensions:\n  - implementation: true\n  - module: no_such_module:ext\n", encoding="utf-8"
+    )
+    for command in ("simulate", "replay"):
+        assert main([command, "m.yaml", "--extension", "json:dumps"]) == 2
+        assert capsys.readouterr().err == (
+            f"pi-continuity-harness {command}: m.yaml: extensions[1].module: "
+            "cannot import 'no_such_module': No module named 'no_such_module'\n"
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.yaml"]
+
+
+def test_unwritable_output_paths_exit_2(
+    tmp_path: Path, probe: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    args = ["simulate", str(EXAMPLE), "--workdir", str(tmp_path / "r"), "--extension", probe]
+    assert main([*args, "--trace", str(taken)]) == 2
+    assert capsys.readouterr().err == f"pi-continuity-harness simulate: --trace {taken}: Is a directory\n"
+    assert main(["schema", "--output", str(taken)]) == 2
+    assert capsys.readouterr().err == f"pi-continuity-harness schema: --output {taken}: Is a directory\n"
+    assert list(taken.iterdir()) == []
+
+
 def test_bad_extension_and_foreign_workdir_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (
         main(
