@@ -29,9 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from .operations import Operation, normalise_operation_input
+from .operations import Operations
 from .trace import SimulatedCrash, Trace, TraceMatch
 
 __all__ = [
@@ -68,14 +68,7 @@ class CrashRule(_Strict):
 
 class InjectRule(_Strict):
     after: TraceMatch
-    operations: tuple[Operation, ...]
-
-    @field_validator("operations", mode="before")
-    @classmethod
-    def _bare(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [normalise_operation_input(v) for v in value]
-        return value
+    operations: Operations
 
 
 class TamperRule(_Strict):

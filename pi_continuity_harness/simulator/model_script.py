@@ -30,9 +30,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .operations import Operation, normalise_operation_input
+from .operations import Operations
 
 __all__ = [
     "BRIEF_HEADINGS",
@@ -174,17 +174,10 @@ class ScriptedToolCall(_Strict):
 
 class _Held(_Strict):
     latency_ms: int = Field(default=1, ge=0, description="Virtual time the call takes")
-    during: tuple[Operation, ...] = Field(
+    during: Operations = Field(
         default=(),
         description="Operations run while this call is held open (abort, commands, prompts)",
     )
-
-    @field_validator("during", mode="before")
-    @classmethod
-    def _bare_ops(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [normalise_operation_input(v) for v in value]
-        return value
 
 
 class Reply(_Held):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, model_validator
 
 __all__ = [
     "AbortOp",
@@ -22,6 +22,7 @@ __all__ = [
     "EditFileOp",
     "NewSessionOp",
     "Operation",
+    "Operations",
     "PromptOp",
     "ReloadOp",
     "RestartOp",
@@ -177,71 +178,50 @@ class CompactSpec(_Strict):
     custom_instructions: str | None = None
 
 
-class CompactOp(_Strict):
-    """Manual compaction (RPC ``compact``, TUI ``/compact``): aborts a running turn first."""
-
-    compact: CompactSpec = CompactSpec()
+class _ValueOptional(_Strict):
+    """An operation whose value may be left out: ``- compact:`` reads as ``- compact: {}``."""
 
     @model_validator(mode="before")
     @classmethod
     def _short_form(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("compact") is None and "compact" in data:
-            return {**data, "compact": {}}
+        key = next(iter(cls.model_fields))
+        if isinstance(data, dict) and key in data and data[key] is None:
+            return {**data, key: {}}
         return data
+
+
+class CompactOp(_ValueOptional):
+    """Manual compaction (RPC ``compact``, TUI ``/compact``): aborts a running turn first."""
+
+    compact: CompactSpec = CompactSpec()
 
 
 class _Empty(_Strict):
     pass
 
 
-def _empty_short_form(key: str, data: Any) -> Any:
-    if isinstance(data, dict) and key in data and data[key] is None:
-        return {**data, key: {}}
-    return data
-
-
-class AbortOp(_Strict):
+class AbortOp(_ValueOptional):
     """Abort the running operation (RPC ``abort``)."""
 
     abort: _Empty = _Empty()
 
-    @model_validator(mode="before")
-    @classmethod
-    def _short_form(cls, data: Any) -> Any:
-        return _empty_short_form("abort", data)
 
-
-class ReloadOp(_Strict):
+class ReloadOp(_ValueOptional):
     """``/reload`` / ``ctx.reload()``: shutdown(reload), fresh extension instances, start(reload)."""
 
     reload: _Empty = _Empty()
 
-    @model_validator(mode="before")
-    @classmethod
-    def _short_form(cls, data: Any) -> Any:
-        return _empty_short_form("reload", data)
 
-
-class RestartOp(_Strict):
+class RestartOp(_ValueOptional):
     """Quit Pi and start a new process over the same session file (``session_start`` startup)."""
 
     restart: _Empty = _Empty()
 
-    @model_validator(mode="before")
-    @classmethod
-    def _short_form(cls, data: Any) -> Any:
-        return _empty_short_form("restart", data)
 
-
-class CrashOp(_Strict):
+class CrashOp(_ValueOptional):
     """Kill the Pi process now: nothing more happens, files stay as they are."""
 
     crash: _Empty = _Empty()
-
-    @model_validator(mode="before")
-    @classmethod
-    def _short_form(cls, data: Any) -> Any:
-        return _empty_short_form("crash", data)
 
 
 class SetModelOp(_Strict):
@@ -254,15 +234,10 @@ class NewSessionSpec(_Strict):
     parent: bool = Field(default=True, description="Link the new session to the current one")
 
 
-class NewSessionOp(_Strict):
+class NewSessionOp(_ValueOptional):
     """Start a new session (RPC ``new_session``)."""
 
     new_session: NewSessionSpec = NewSessionSpec()
-
-    @model_validator(mode="before")
-    @classmethod
-    def _short_form(cls, data: Any) -> Any:
-        return _empty_short_form("new_session", data)
 
 
 class EditFileSpec(_Strict):
@@ -346,3 +321,13 @@ def normalise_operation_input(value: Any) -> Any:
     if isinstance(value, str) and value in ("abort", "reload", "restart", "crash", "compact", "new_session"):
         return {value: None}
     return value
+
+
+def _bare_words(value: Any) -> Any:
+    if isinstance(value, list):
+        return [normalise_operation_input(v) for v in value]
+    return value
+
+
+#: A list of operations, in which a bare word (``- abort``) stands for an operation without a value.
+Operations = Annotated[tuple[Operation, ...], BeforeValidator(_bare_words)]

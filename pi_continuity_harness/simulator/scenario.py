@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .competitors import CompetitorBehaviour
 from .extension_api import Model
 from .faults import FaultPlan
 from .model_script import ModelScript
-from .operations import _OPERATION_KEYS, Operation, normalise_operation_input
+from .operations import _OPERATION_KEYS, Operations
 
 __all__ = [
     "ExtensionRef",
@@ -135,14 +135,7 @@ class Scenario(_Strict):
     extensions: tuple[ExtensionRef, ...] = (ExtensionRef(implementation=True),)
     model: ModelScript = ModelScript()
     faults: FaultPlan = FaultPlan()
-    operations: tuple[Operation, ...] = ()
-
-    @field_validator("operations", mode="before")
-    @classmethod
-    def _bare_ops(cls, value: Any) -> Any:
-        if isinstance(value, list):
-            return [normalise_operation_input(v) for v in value]
-        return value
+    operations: Operations = ()
 
     @model_validator(mode="after")
     def _references(self) -> Scenario:
