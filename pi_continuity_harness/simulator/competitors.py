@@ -13,10 +13,9 @@ from typing import Any, Literal
 from .events import SessionBeforeCompactEvent
 from .extension_api import ExtensionAPI, ExtensionContext, ExtensionFactory
 
-__all__ = ["COMPETITOR_BEHAVIOURS", "CompetitorBehaviour", "competitor"]
+__all__ = ["CompetitorBehaviour", "competitor"]
 
 CompetitorBehaviour = Literal["cancel", "empty", "own_compaction", "throw", "none"]
-COMPETITOR_BEHAVIOURS: tuple[str, ...] = ("cancel", "empty", "own_compaction", "throw", "none")
 
 
 def competitor(behaviour: CompetitorBehaviour) -> ExtensionFactory:

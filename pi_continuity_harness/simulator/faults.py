@@ -89,10 +89,6 @@ class FaultPlan(_Strict):
     inject: tuple[InjectRule, ...] = ()
     tamper: tuple[TamperRule, ...] = ()
 
-    @property
-    def empty(self) -> bool:
-        return not (self.fs or self.crash or self.inject or self.tamper)
-
 
 @dataclass
 class _FsCounter:

@@ -105,10 +105,9 @@ class SimHost:
         thinking_level: str = "off",
         unauthenticated_providers: frozenset[str] = frozenset(),
         faults: FaultPlan | None = None,
-        loop: VirtualTimeEventLoop | None = None,
     ) -> None:
         self.paths = HostPaths.under(workdir)
-        self.loop = loop or VirtualTimeEventLoop()
+        self.loop = VirtualTimeEventLoop()
         self.clock = VirtualClock(self.loop.time)
         self.rng = SeededRandom(seed)
         self.trace = Trace(self.clock.loop_ms, self.paths.workdir)
@@ -629,8 +628,6 @@ class SimHost:
 
     async def _dispatch_operation(self, op: Any, name: str) -> OperationResult:
         if isinstance(op, RestartOp):
-            if self.crashed:
-                self.crashed = False
             await self.restart()
             return OperationResult(name, ok=True)
         if isinstance(op, EditFileOp):

@@ -43,6 +43,7 @@ from .extension_api import (
     StaleContextError,
     ToolDefinition,
 )
+from .messages import content_text
 
 if TYPE_CHECKING:
     from .ui import UIHub
@@ -146,9 +147,9 @@ class ExtensionRunner:
     def bind(self, bindings: RuntimeBindings) -> None:
         self.bindings = bindings
 
-    def invalidate(self, message: str | None = None) -> None:
+    def invalidate(self) -> None:
         if self.stale_message is None:
-            self.stale_message = message or StaleContextError().args[0]
+            self.stale_message = StaleContextError().args[0]
 
     def assert_active(self) -> None:
         if self.stale_message is not None:
@@ -334,11 +335,7 @@ class SimExtensionAPI:
         expand_prompt_templates: bool = False,
     ) -> None:
         bindings = self._bindings()
-        text = (
-            content
-            if isinstance(content, str)
-            else "\n".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
-        )
+        text = content_text(content, "\n")
         self._log("send_user_message", deliverAs=deliver_as, chars=len(text), text=_excerpt(text))
         bindings.send_user_message(content, deliver_as, expand_prompt_templates)
 
@@ -472,11 +469,7 @@ class SimReplacedContext(SimCommandContext):
     async def send_user_message(
         self, content: str | list[dict[str, Any]], *, deliver_as: Literal["steer", "followUp"] | None = None
     ) -> None:
-        text = (
-            content
-            if isinstance(content, str)
-            else "\n".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
-        )
+        text = content_text(content, "\n")
         self._runner.record_call(
             "<replaced-session>",
             "send_user_message",

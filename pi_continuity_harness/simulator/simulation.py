@@ -19,7 +19,7 @@ import contextlib
 import importlib
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -170,7 +170,6 @@ class Simulation:
         workdir: str | Path,
         seed: int | None = None,
         implementation: str | ExtensionFactory = DEFAULT_IMPLEMENTATION,
-        on_record: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         impl_name, impl_factory = resolve_implementation(implementation)
         extensions: list[tuple[str, ExtensionFactory]] = []
@@ -201,8 +200,6 @@ class Simulation:
             ),
             faults=scenario.faults,
         )
-        if on_record is not None:
-            self.host.trace.sinks.append(on_record)
         self.host.prepare_files(
             global_settings=dict(scenario.settings.global_),
             project_settings=scenario.settings.project,
@@ -286,12 +283,9 @@ def simulate(
     workdir: str | Path,
     seed: int | None = None,
     implementation: str | ExtensionFactory = DEFAULT_IMPLEMENTATION,
-    on_record: Callable[[dict[str, Any]], None] | None = None,
 ) -> SimulationResult:
     """Run ``scenario`` with ``implementation`` and write the trace into ``workdir``."""
-    simulation = Simulation(
-        scenario, workdir=workdir, seed=seed, implementation=implementation, on_record=on_record
-    )
+    simulation = Simulation(scenario, workdir=workdir, seed=seed, implementation=implementation)
     try:
         # A refused start is traced (``host:start_failed``); every operation then finds Pi not running.
         with contextlib.suppress(ProcessStartError):

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,18 +141,5 @@ class Trace:
             return [self._normalise(v) for v in value]
         return value
 
-    def normalise(self, value: Any) -> Any:
-        return self._normalise(value)
-
-    def select(self, kind: str | None = None, name: str | None = None) -> list[dict[str, Any]]:
-        return [
-            r
-            for r in self.records
-            if (kind is None or r["kind"] == kind) and (name is None or r["name"] == name)
-        ]
-
     def to_jsonl(self) -> str:
         return "".join(dumps_record(r) + "\n" for r in self.records)
-
-    def extend_from(self, records: Iterable[dict[str, Any]]) -> None:
-        self.records.extend(records)
