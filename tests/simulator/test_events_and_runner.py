@@ -28,7 +28,7 @@ from pi_continuity_harness.simulator.runner import ExtensionRunner
 from pi_continuity_harness.simulator.trace import Trace
 from pi_continuity_harness.simulator.ui import UIHub
 
-from .helpers import base, event_records, run, session_records
+from .helpers import base, event_records, long_text, run, session_records
 
 
 @pytest.mark.parametrize(
@@ -287,3 +287,17 @@ def test_reload_is_refused_while_streaming(tmp_path: Path) -> None:
     )
     assert reload_end["error"] == "Wait for the current response to finish before reloading."
     assert session_records(result, "agent_settled")[0]["aborted"] is False
+
+
+def test_reload_is_refused_while_compacting(tmp_path: Path) -> None:
+    scenario = base(
+        operations=[{"prompt": long_text("one")}, {"prompt": long_text("two")}, {"compact": None}],
+        model={"summary": [{"text": "S", "latency_ms": 5, "during": [{"reload": None}]}]},
+    )
+    result = run(tmp_path, scenario)
+    reload_end = next(
+        r for r in result.host.trace.records if r["kind"] == "op" and r["name"] == "reload" and r.get("phase")
+    )
+    assert reload_end["error"] == "Wait for compaction to finish before reloading."
+    assert [o.ok for o in result.operations] == [True, True, True]
+    assert [r["reason"] for r in event_records(result, "session_start")] == ["startup"]
