@@ -12,10 +12,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.simulator import ExtensionAPI, parse_scenario
+from pi_continuity_harness.simulator import ExtensionAPI, load_scenario, parse_scenario, simulate
 from pi_continuity_harness.simulator.simulation import Simulation, SimulationResult
 
+from . import probe_extension
+
 __all__ = [
+    "EXAMPLES",
+    "EXAMPLE_NAMES",
     "REGISTRY",
     "agent_requests",
     "base",
@@ -30,9 +34,24 @@ __all__ = [
     "records",
     "run",
     "run_all",
+    "run_example",
     "session_entries",
     "session_records",
 ]
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLE_NAMES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
+
+
+def run_example(name: str, workdir: Path, seed: int | None = None) -> SimulationResult:
+    """Run ``examples/<name>.yaml`` with the probe extension."""
+    return simulate(
+        load_scenario(EXAMPLES / f"{name}.yaml"),
+        workdir=workdir,
+        seed=seed,
+        implementation=probe_extension.extension,
+    )
 
 
 def noop(pi: ExtensionAPI) -> None:

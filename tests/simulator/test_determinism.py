@@ -18,29 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from pi_continuity_harness.simulator import load_scenario, simulate
-from pi_continuity_harness.simulator.simulation import SimulationResult
-
-from . import probe_extension
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-NAMES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
-
-
-def run_example(name: str, workdir: Path, seed: int | None = None) -> SimulationResult:
-    return simulate(
-        load_scenario(EXAMPLES / f"{name}.yaml"),
-        workdir=workdir,
-        seed=seed,
-        implementation=probe_extension.extension,
-    )
+from .helpers import EXAMPLE_NAMES, EXAMPLES, run_example
 
 
 def digest(files: dict[str, bytes]) -> dict[str, str]:
     return {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_same_seed_gives_byte_identical_outputs(tmp_path: Path, name: str) -> None:
     workdir = tmp_path / "run"
     first = run_example(name, workdir)
@@ -91,10 +76,10 @@ print(json.dumps(digests, sort_keys=True))
 @pytest.mark.slow
 def test_outputs_do_not_depend_on_hash_randomisation(tmp_path: Path) -> None:
     workdir = tmp_path / "runs"
-    here = {name: digest(run_example(name, workdir / name).output_files()) for name in NAMES}
+    here = {name: digest(run_example(name, workdir / name).output_files()) for name in EXAMPLE_NAMES}
     code = _CHILD.format(
         tests=str(Path(__file__).resolve().parents[1]),
-        names=NAMES,
+        names=EXAMPLE_NAMES,
         examples=str(EXAMPLES),
         workdir=str(workdir),
     )

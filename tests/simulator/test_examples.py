@@ -7,23 +7,19 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.simulator import load_scenario, simulate
+from pi_continuity_harness.simulator import load_scenario
 from pi_continuity_harness.simulator.simulation import SimulationResult
 
 from . import probe_extension
-from .helpers import agent_requests, event_records, labels, session_records
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-NAMES = sorted(p.stem for p in EXAMPLES.glob("*.yaml"))
-
-
-def run_example(name: str, workdir: Path, seed: int | None = None) -> SimulationResult:
-    return simulate(
-        load_scenario(EXAMPLES / f"{name}.yaml"),
-        workdir=workdir,
-        seed=seed,
-        implementation=probe_extension.extension,
-    )
+from .helpers import (
+    EXAMPLE_NAMES,
+    EXAMPLES,
+    agent_requests,
+    event_records,
+    labels,
+    run_example,
+    session_records,
+)
 
 
 def compactions(result: SimulationResult) -> list[tuple[Any, ...]]:
@@ -33,7 +29,7 @@ def compactions(result: SimulationResult) -> list[tuple[Any, ...]]:
 
 
 def test_the_expected_examples_exist() -> None:
-    assert NAMES == [
+    assert EXAMPLE_NAMES == [
         "abort-during-synthesis",
         "crash-and-restart",
         "manual-compaction",
@@ -138,7 +134,7 @@ def test_crash_and_restart(tmp_path: Path) -> None:
     assert (Path(result.host.paths.project_dir) / ".pi" / "probe" / "brief-1.md").exists()
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_examples_are_implementation_agnostic(name: str) -> None:
     """No example names an implementation: the one under test is chosen at run time."""
     scenario = load_scenario(EXAMPLES / f"{name}.yaml")

@@ -13,7 +13,7 @@ from pi_continuity_harness.simulator import ScenarioError, load_scenario, parse_
 from pi_continuity_harness.simulator.scenario import dump_scenario, format_validation_error
 from pi_continuity_harness.simulator.simulation import RUN_MARKER, WorkdirError, prepare_workdir
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+from .helpers import EXAMPLES
 
 
 def refuse(tmp_path: Path, text: str, name: str = "bad.yaml") -> str:
