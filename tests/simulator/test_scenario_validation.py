@@ -175,3 +175,15 @@ def test_prepare_workdir_creates_and_empties_run_directories(tmp_path: Path) -> 
     empty = tmp_path / "empty"
     empty.mkdir()
     assert prepare_workdir(empty) == empty.resolve()
+
+
+def test_emptying_a_run_directory_removes_links_not_what_they_point_at(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep me", encoding="utf-8")
+    root = prepare_workdir(tmp_path / "run")
+    (root / "linked-dir").symlink_to(outside, target_is_directory=True)
+    (root / "linked-file").symlink_to(outside / "keep.txt")
+    prepare_workdir(root)
+    assert sorted(p.name for p in root.iterdir()) == [RUN_MARKER]
+    assert (outside / "keep.txt").read_text(encoding="utf-8") == "keep me"
