@@ -243,3 +243,26 @@ def test_committed_schema_is_the_generated_one() -> None:
         "docs/schema/scenario.schema.json is stale: run "
         "`pi-continuity-harness schema --output docs/schema/scenario.schema.json`"
     )
+
+
+def test_run_prints_the_named_assertions_and_its_exit_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "results.json"
+    assert main(["run", "-k", "stale and inert", "--quiet", "--json", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "reload-stale-is-inert" in out and "1 passed, 0 failed, 0 skipped" in out
+    assert [r["status"] for r in json.loads(results.read_text(encoding="utf-8"))["results"]] == ["passed"]
+    assert main(["run", "-k", "no_such_scenario_anywhere", "--quiet"]) == 1
+    assert "no scenario ran" in capsys.readouterr().out
+
+
+def test_run_refuses_bad_arguments_before_running(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--json", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"pi-continuity-harness run: --json {tmp_path}: is a directory\n"
+    missing = tmp_path / "missing.ts"
+    assert main(["run", "--target", "pi", "--extension", str(missing)]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"pi-continuity-harness run: --extension {missing}: no such TypeScript file\n"
+    )
