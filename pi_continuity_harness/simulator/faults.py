@@ -120,7 +120,9 @@ class FilesystemMonitor:
         return path
 
     def observe(self, op: str, path: str, target: str | None = None) -> None:
-        if self.host_io or not path.startswith(self.workdir):
+        if self.host_io or not (
+            path == self.workdir or path.startswith(self.workdir.rstrip(os.sep) + os.sep)
+        ):
             return
         if self.frozen:
             if op != "read":

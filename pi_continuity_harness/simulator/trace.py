@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,7 +135,10 @@ class Trace:
 
     def _normalise(self, value: Any) -> Any:
         if isinstance(value, str):
-            return value.replace(self.workdir, "$WORK") if self.workdir and self.workdir in value else value
+            if not self.workdir or self.workdir not in value:
+                return value
+            # Only the run directory itself: a sibling such as ``run-70`` next to ``run-7`` stays.
+            return re.sub(re.escape(self.workdir) + r"(?![\w-])", "$WORK", value)
         if isinstance(value, dict):
             return {k: self._normalise(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):

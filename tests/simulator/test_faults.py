@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.simulator import CONFIG_DIR_NAME, ExtensionAPI
+from pi_continuity_harness.simulator.faults import FilesystemMonitor
+from pi_continuity_harness.simulator.trace import Trace
 
 from .helpers import base, event_records, long_text, run, session_records
 
@@ -181,3 +183,23 @@ def test_inject_rule_runs_operations_at_an_awaited_point(tmp_path: Path) -> None
     assert (inject["after"], inject["operations"]) == ("event:session_before_compact", 1)
     assert session_records(result, "compaction_end")[0]["aborted"] is True
     assert session_records(result, "agent_settled")[-1]["aborted"] is True
+
+
+def test_only_the_run_directory_is_observed_not_a_sibling_with_the_same_prefix(tmp_path: Path) -> None:
+    workdir = str(tmp_path / "run-7")
+    trace = Trace(lambda: 0, workdir)
+    monitor = FilesystemMonitor(workdir=workdir, placeholders={}, trace=trace)
+    monitor.observe("write", str(tmp_path / "run-70" / "a.txt"))
+    monitor.observe("write", str(tmp_path / "run-7" / "a.txt"))
+    assert [r["path"] for r in trace.records] == ["$WORK/a.txt"]
+
+
+def test_trace_paths_replace_the_run_directory_but_not_a_sibling_with_the_same_prefix() -> None:
+    trace = Trace(lambda: 0, "/w/run-7")
+    trace.emit("fs", "write", path="/w/run-7/a.txt", target="/w/run-70/b.txt", text="in /w/run-7.")
+    record = trace.records[0]
+    assert (record["path"], record["target"], record["text"]) == (
+        "$WORK/a.txt",
+        "/w/run-70/b.txt",
+        "in $WORK.",
+    )
