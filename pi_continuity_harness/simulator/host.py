@@ -138,7 +138,7 @@ class SimHost:
         self.last_session_file: str | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._task_errors: list[BaseException] = []
-        self._shutdown_requested = False
+        self._shutdown_requested_at: int | None = None
         for rule in faults.crash:
             self.trace.on(rule.after, self._crash_trigger)
         for inject in faults.inject:
@@ -427,7 +427,37 @@ class SimHost:
         return b
 
     def _request_shutdown(self) -> None:
-        self._shutdown_requested = True
+        """``ctx.shutdown()``: noted now, carried out when Pi's mode would (:meth:`settle`)."""
+        if self._shutdown_requested_at is None:
+            self._shutdown_requested_at = len(self.trace.records)
+        self.trace.emit("host", "shutdown_requested", mode=self.mode)
+
+    def _shutdown_due(self) -> bool:
+        """Whether Pi 1.6 quits now for an earlier ``ctx.shutdown()``, the host being settled.
+
+        RPC mode quits as soon as no command is active and the session is idle
+        (rpc-mode.js:609-613, 275-279): here, once the operation and all it started have
+        settled. Interactive mode quits only at the next ``agent_settled`` after the request
+        (interactive-mode.js:3117-3121, 3739-3743). Print and json mode never act on it.
+        """
+        since = self._shutdown_requested_at
+        if since is None or not self.running or self.crashed:
+            return False
+        if self.mode == "rpc":
+            return True
+        if self.mode == "tui":
+            return any(
+                r["kind"] == "session" and r["name"] == "agent_settled" for r in self.trace.records[since:]
+            )
+        return False
+
+    async def settle(self) -> None:
+        """:meth:`quiesce`, then quit if an extension asked to and Pi would now."""
+        await self.quiesce()
+        if self._shutdown_due():
+            self._shutdown_requested_at = None
+            await self.stop()
+            await self.quiesce()
 
     # ================================================================= lifecycle
     def prepare_files(
@@ -470,6 +500,7 @@ class SimHost:
     async def start(self, session_file: str | None = None) -> None:
         """Start a Pi process: a new session, or ``--session <file>`` to resume one."""
         self.crashed = False
+        self._shutdown_requested_at = None
         self.trace.frozen = False
         self.monitor.frozen = False
         self.running = True

@@ -233,7 +233,7 @@ class Simulation:
         async def go() -> None:
             try:
                 await self.host.start()
-                await self.host.quiesce()
+                await self.host.settle()
             except SimulatedCrash:
                 self.host._mark_crashed()
 
@@ -246,7 +246,7 @@ class Simulation:
         async def go() -> OperationResult:
             outcome = await self.host.run_operation(op, index=index)
             try:
-                await self.host.quiesce()
+                await self.host.settle()
             except SimulatedCrash:
                 self.host._mark_crashed()
             return outcome
