@@ -42,6 +42,7 @@ from .compaction import (
     SUMMARIZATION_SYSTEM_PROMPT,
     Prepared,
     calculate_context_tokens,
+    combine_usage,
     compute_file_lists,
     estimate_context_tokens,
     estimate_messages_tokens,
@@ -1263,8 +1264,9 @@ class AgentSession:
 
         if p.is_split_turn and p.turn_prefix_messages:
             history = p.previous_summary or "No prior history."
+            history_usage = None
             if p.messages_to_summarize:
-                history, _ = await summarise(
+                history, history_usage = await summarise(
                     summary_request_text(
                         p.messages_to_summarize,
                         previous_summary=p.previous_summary,
@@ -1277,6 +1279,7 @@ class AgentSession:
                 "Turn prefix summarization",
             )
             summary = f"{history}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix}"
+            usage = combine_usage(history_usage, usage) if history_usage is not None else usage
         else:
             summary, usage = await summarise(
                 summary_request_text(

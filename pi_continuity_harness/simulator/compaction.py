@@ -44,6 +44,7 @@ __all__ = [
     "UPDATE_SUMMARIZATION_PROMPT",
     "ContextEstimate",
     "calculate_context_tokens",
+    "combine_usage",
     "estimate_context_tokens",
     "estimate_messages_tokens",
     "estimate_projected_context_tokens",
@@ -173,6 +174,22 @@ def calculate_context_tokens(usage: dict[str, Any] | None) -> int:
         + (usage.get("cacheRead") or 0)
         + (usage.get("cacheWrite") or 0)
     )
+
+
+def combine_usage(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """``combineUsage`` (``usage-totals.js``): the usage of a split-turn summary's two calls."""
+    out: dict[str, Any] = {k: first[k] + second[k] for k in ("input", "output", "cacheRead", "cacheWrite")}
+    for optional in ("cacheWrite1h", "reasoning"):
+        if first.get(optional) is not None or second.get(optional) is not None:
+            out[optional] = (first.get(optional) or 0) + (second.get(optional) or 0)
+    out["totalTokens"] = first["totalTokens"] + second["totalTokens"]
+    a, b = first["cost"], second["cost"]
+    out["cost"] = {
+        **{k: a[k] + b[k] for k in ("input", "output", "cacheRead", "cacheWrite", "total")},
+        # A sum is provider-reported only when every part is.
+        "totalFromProvider": a.get("totalFromProvider") is True and b.get("totalFromProvider") is True,
+    }
+    return out
 
 
 def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:

@@ -1033,11 +1033,31 @@ def marking(pi: ExtensionAPI, seen: list[Any]) -> None:
 def test_9_10_first_kept_entry_can_be_a_metadata_entry_and_marks_split_turn(tmp_path: Path) -> None:
     """s11d: the cut moves back over model_change and custom → split turn with the previous turn as prefix."""
     seen: list[Any] = []
-    result = run(tmp_path, metadata_cut_scenario({"compact": None}), lambda pi: marking(pi, seen))
+    scenario = metadata_cut_scenario({"compact": None})
+    scenario["model"]["summary"] = [
+        {"text": "SUMMARY-1", "usage": {"input": 300, "output": 20}},
+        {"text": "SUMMARY-2", "usage": {"input": 100, "output": 5, "cache_read": 7}},
+    ]
+    result = run(tmp_path, scenario, lambda pi: marking(pi, seen))
     assert seen == [("custom", True, 2, 2)]
-    # With Pi's default summarizer: two calls and the split-turn join.
-    summary = next(e for e in session_entries(result) if e["type"] == "compaction")["summary"]
-    assert summary == "SUMMARY-1\n\n---\n\n**Turn Context (split turn):**\n\nSUMMARY-2"
+    # With Pi's default summarizer: two calls and the split-turn join, their usage combined.
+    compaction = next(e for e in session_entries(result) if e["type"] == "compaction")
+    assert compaction["summary"] == "SUMMARY-1\n\n---\n\n**Turn Context (split turn):**\n\nSUMMARY-2"
+    assert compaction["usage"] == {
+        "input": 400,
+        "output": 25,
+        "cacheRead": 7,
+        "cacheWrite": 0,
+        "totalTokens": 432,
+        "cost": {
+            "input": 0,
+            "output": 0,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "total": 0,
+            "totalFromProvider": False,
+        },
+    }
     requests = [r for r in result.host.service.requests if r.kind == "summary"]
     assert [r.system_prompt for r in requests] == [SUMMARIZATION_SYSTEM_PROMPT] * 2
     assert requests[0].messages[0]["content"][0]["text"].startswith("<conversation>\n[User]: hello one")
