@@ -211,7 +211,6 @@ class SessionManager:
         self._by_id: dict[str, Entry] = {}
         self._leaf_id: str | None = None
         self._flushed = False
-        self._has_conversation = False
         self._version = 0
         self._path: list[Entry] = []
         self._path_pos: dict[str, int] = {}
@@ -300,7 +299,6 @@ class SessionManager:
         self._by_id = {}
         self._leaf_id = None
         self._flushed = False
-        self._has_conversation = False
         self._rebuild_path()
         if self._persist:
             file_ts = timestamp.replace(":", "-").replace(".", "-")
@@ -321,8 +319,6 @@ class SessionManager:
                 continue
             self._by_id[entry["id"]] = entry
             self._leaf_id = entry["id"]
-            if entry.get("type") == "message" and entry["message"].get("role") in ("user", "assistant"):
-                self._has_conversation = True
         self._rebuild_path()
         if migrated:
             self._rewrite_file()
@@ -334,11 +330,18 @@ class SessionManager:
         text = "".join(dumps_entry(e) + "\n" for e in self._entries)
         self._write(self._session_file, text, "w")
 
+    def _has_conversation(self) -> bool:
+        """``_hasConversation()``: derived from the entries, so a rolled-back append does not count."""
+        return any(
+            e.get("type") == "message" and e["message"].get("role") in ("user", "assistant")
+            for e in self._entries
+        )
+
     def _persist_entry(self, entry: Entry) -> bool:
         if not self._persist or not self._session_file:
             return False
         if not self._flushed:
-            if not self._has_conversation:
+            if not self._has_conversation():
                 return False
             text = "".join(dumps_entry(e) + "\n" for e in self._entries)
             self._write(self._session_file, text, "x")
@@ -352,8 +355,6 @@ class SessionManager:
         self._entries.append(entry)
         self._by_id[entry["id"]] = entry
         self._leaf_id = entry["id"]
-        if entry.get("type") == "message" and entry["message"].get("role") in ("user", "assistant"):
-            self._has_conversation = True
         try:
             persisted = self._persist_entry(entry)
         except Exception:

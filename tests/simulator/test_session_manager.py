@@ -106,6 +106,10 @@ def test_first_flush_is_exclusive_and_a_failed_write_rolls_back(tmp_path: Path) 
         sm.append_message(user("hi"))
     assert writes[0][0] == "x"
     assert sm.get_leaf_id() == leaf and len(sm.get_entries()) == 1
+    # The rolled-back message no longer counts as conversation (Pi derives it from the
+    # entries): a later metadata entry stays in memory, with no write attempted.
+    sm.append_custom_entry("probe")
+    assert len(writes) == 1 and not sm.is_flushed()
 
 
 def test_ids_parent_links_and_entry_shape(tmp_path: Path) -> None:
