@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .abort import AbortController, AbortSignal
+from .extension_api import Model
 from .messages import Message
 
 __all__ = ["Agent", "AgentEvent", "CompletedTurn", "LoopHooks", "ToolExecutor"]
@@ -47,6 +48,7 @@ class LoopHooks:
     execute_tool: Callable[[dict[str, Any], AbortSignal, Message], Awaitable[tuple[dict[str, Any], bool]]]
     tool_exists: Callable[[str], bool]
     now_ms: Callable[[], int]
+    model: Callable[[], Model | None]
 
 
 class _PendingQueue:
@@ -159,12 +161,14 @@ class Agent:
                 run.done.set_result(None)
 
     async def _handle_run_failure(self, error: Exception, aborted: bool) -> None:
+        """``handleRunFailure`` (agent.js:368): the run's model names the failure message."""
+        model = self.hooks.model()
         failure: Message = {
             "role": "assistant",
             "content": [{"type": "text", "text": ""}],
-            "api": "unknown",
-            "provider": "unknown",
-            "model": "unknown",
+            "api": model.api if model else "unknown",
+            "provider": model.provider if model else "unknown",
+            "model": model.id if model else "unknown",
             "usage": {
                 "input": 0,
                 "output": 0,

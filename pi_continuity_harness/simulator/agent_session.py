@@ -172,6 +172,7 @@ class AgentSession:
                 execute_tool=self._execute_tool,
                 tool_exists=self._tool_exists,
                 now_ms=self.service.clock.now_ms,
+                model=lambda: self.model,
             ),
         )
         self._is_agent_run_active = False

@@ -1654,6 +1654,42 @@ def test_9_19_invalid_settings_reject_the_next_prompt_but_are_swallowed_after_a_
     assert session_records(result, "compaction_end")[-1]["errorMessage"] == f"Compaction failed: {text}"
 
 
+def test_9_19_invalid_settings_fail_a_run_at_its_mid_run_check_with_an_error_reply(tmp_path: Path) -> None:
+    """The first prompt has no pre-prompt check; its mid-run check (before the request after a tool
+    turn) throws inside the agent loop, which ends the run with ``handleRunFailure``'s error reply:
+    empty text, the run's model, the validation message (agent.js:368).
+    """
+    text = "Invalid compaction.reserveTokens setting: -5. Expected a non-negative safe integer."
+    tool = {"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n"}
+    scenario = base(
+        operations=[{"prompt": "hello"}],
+        model={"agent": [{"text": "calling", "tool_calls": [tool]}, {"text": "never requested"}]},
+    )
+    scenario["settings"]["project"]["compaction"]["reserveTokens"] = -5
+    result = run(tmp_path, scenario)
+    failure = session_entries(result)[-1]["message"]
+    assert failure == {
+        **failure,
+        "role": "assistant",
+        "content": [{"type": "text", "text": ""}],
+        "api": "openai-completions",
+        "provider": "fake",
+        "model": "fake-model",
+        "stopReason": "error",
+        "errorMessage": text,
+    }
+    assert len(agent_requests(result)) == 1
+    assert after(labels(result), "message_end:toolResult") == [
+        "message_end:toolResult",
+        "turn_end",
+        "message_end:assistant",
+        "turn_end",
+        "agent_end",
+        "agent_settled",
+    ]
+    assert session_records(result, "agent_settled")[-1]["aborted"] is False
+
+
 def test_9_19_model_overrides_are_per_model(tmp_path: Path) -> None:
     """s15a: ``modelOverrides["fake/fake-model"].reserveTokens: 10000`` → a 12010 reply compacts."""
     log = Log()
