@@ -207,35 +207,37 @@ class SettingsManager:
         return self.project_trusted
 
     def get_compaction_enabled(self) -> bool:
-        value = (self.settings.get("compaction") or {}).get("enabled")
-        return bool(_DEFAULTS["enabled"]) if value is None else bool(value)
+        value = _field(self.settings, "compaction", "enabled")
+        return bool(_DEFAULTS["enabled"]) if value is None or value is _MISSING else bool(value)
 
     def _token_setting(self, name: str, model: Model | None) -> int:
-        compaction = self.settings.get("compaction") or {}
-        ordinary = compaction.get(name)
-        if ordinary is not None and not _non_negative_safe_int(ordinary):
+        """``getCompactionTokenSetting``: only a *missing* value falls back; a JSON ``null`` is
+        invalid like any other non-integer (Pi tests ``!== undefined``)."""
+        compaction = self.settings.get("compaction")
+        ordinary = _field(self.settings, "compaction", name)
+        if ordinary is not _MISSING and not _non_negative_safe_int(ordinary):
             raise SettingsError(
                 f"Invalid compaction.{name} setting: {_js_str(ordinary)}. "
                 "Expected a non-negative safe integer."
             )
-        override = None
+        override: Any = _MISSING
         if model is not None:
             key = model.full_id
-            entry = (compaction.get("modelOverrides") or {}).get(key)
-            if entry is not None and not isinstance(entry, dict):
+            entry = _field(compaction, "modelOverrides", key)
+            if entry is not _MISSING and not isinstance(entry, dict):
                 raise SettingsError(
                     f'Invalid compaction.modelOverrides["{key}"] setting: {_js_str(entry)}. '
                     "Expected an object."
                 )
-            override = (entry or {}).get(name)
-            if override is not None and not _non_negative_safe_int(override):
+            override = _field(entry, name)
+            if override is not _MISSING and not _non_negative_safe_int(override):
                 raise SettingsError(
                     f'Invalid compaction.modelOverrides["{key}"].{name} setting: {_js_str(override)}. '
                     "Expected a non-negative safe integer."
                 )
-        if override is not None:
+        if override is not _MISSING:
             return int(override)
-        if ordinary is not None:
+        if ordinary is not _MISSING:
             return int(ordinary)
         return int(_DEFAULTS[name])
 
@@ -248,8 +250,25 @@ class SettingsManager:
         )
 
     def get_retry_settings(self) -> dict[str, Any]:
-        retry = self.settings.get("retry") or {}
-        return {**_RETRY_DEFAULTS, **{k: v for k, v in retry.items() if k in _RETRY_DEFAULTS}}
+        """``getRetrySettings``: each value ``?? default`` (a ``null`` takes the default too)."""
+        out = {}
+        for key, default in _RETRY_DEFAULTS.items():
+            value = _field(self.settings, "retry", key)
+            out[key] = default if value is None or value is _MISSING else value
+        return out
+
+
+#: A key that is not there (JavaScript ``undefined``), as opposed to a JSON ``null``.
+_MISSING: Any = object()
+
+
+def _field(value: Any, *path: str) -> Any:
+    """``value?.[a]?.[b]…``: :data:`_MISSING` where a step is not an object or has no such key."""
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return _MISSING
+        value = value[key]
+    return value
 
 
 def _non_negative_safe_int(value: Any) -> bool:
@@ -262,6 +281,8 @@ def _non_negative_safe_int(value: Any) -> bool:
 
 
 def _js_str(value: Any) -> str:
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float) and value.is_integer():

@@ -119,6 +119,20 @@ def test_model_overrides_take_precedence_per_model(tmp_path: Path) -> None:
             'Invalid compaction.modelOverrides["fake/m"].reserveTokens setting: -1. '
             "Expected a non-negative safe integer.",
         ),
+        # Only a missing key falls back: a JSON null is a value, and not a valid one.
+        (
+            {"reserveTokens": None},
+            "Invalid compaction.reserveTokens setting: null. Expected a non-negative safe integer.",
+        ),
+        (
+            {"modelOverrides": {"fake/m": None}},
+            'Invalid compaction.modelOverrides["fake/m"] setting: null. Expected an object.',
+        ),
+        (
+            {"modelOverrides": {"fake/m": {"keepRecentTokens": None}}},
+            'Invalid compaction.modelOverrides["fake/m"].keepRecentTokens setting: null. '
+            "Expected a non-negative safe integer.",
+        ),
     ],
 )
 def test_invalid_values_raise_when_read_with_pis_message(
@@ -129,6 +143,34 @@ def test_invalid_values_raise_when_read_with_pis_message(
     with pytest.raises(SettingsError) as raised:
         settings.get_compaction_settings(MODEL)
     assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(
+    "global_settings",
+    [
+        {"compaction": True, "retry": [1]},  # not objects: Pi's ``?.`` reads nothing from them
+        {"compaction": {"enabled": None, "modelOverrides": 5}, "retry": {"maxRetries": None}},
+        {"compaction": None, "retry": None},
+    ],
+    ids=["not-objects", "null-values", "null-sections"],
+)
+def test_absent_or_null_settings_take_pis_defaults(global_settings: dict[str, Any]) -> None:
+    """``getCompactionEnabled`` and ``getRetrySettings`` use ``?? default``; a non-object section
+    or ``modelOverrides`` contributes nothing."""
+    settings = SettingsManager(
+        cwd="/x", agent_dir="/x", project_trusted=True, global_settings=global_settings
+    )
+    assert settings.get_compaction_settings(MODEL).to_json() == {
+        "enabled": True,
+        "reserveTokens": 16384,
+        "keepRecentTokens": 20000,
+    }
+    assert settings.get_retry_settings() == {
+        "enabled": True,
+        "maxRetries": 3,
+        "baseDelayMs": 2000,
+        "maxAgentDelayMs": 60000,
+    }
 
 
 def test_integral_floats_are_accepted() -> None:
