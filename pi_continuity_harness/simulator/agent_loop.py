@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from .abort import AbortController, AbortSignal
 from .extension_api import Model
-from .messages import Message
+from .messages import Message, zero_usage
 
 __all__ = ["Agent", "AgentEvent", "CompletedTurn", "LoopHooks", "ToolExecutor"]
 
@@ -169,14 +169,7 @@ class Agent:
             "api": model.api if model else "unknown",
             "provider": model.provider if model else "unknown",
             "model": model.id if model else "unknown",
-            "usage": {
-                "input": 0,
-                "output": 0,
-                "cacheRead": 0,
-                "cacheWrite": 0,
-                "totalTokens": 0,
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-            },
+            "usage": zero_usage(),
             "stopReason": "aborted" if aborted else "error",
             "errorMessage": str(error),
             "timestamp": self.hooks.now_ms(),

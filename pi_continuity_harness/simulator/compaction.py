@@ -23,6 +23,7 @@ from typing import Any
 from .events import CompactionPreparation, CompactionSettings
 from .messages import (
     Message,
+    calculate_context_tokens,
     convert_to_llm,
     estimate_tokens,
     is_cut_point_message,
@@ -159,21 +160,6 @@ TURN_PREFIX_SUMMARIZATION_PROMPT = (
     "\n"
     "Only summarize information explicitly present above. Do not infer or recreate later messages."
 )
-
-
-def calculate_context_tokens(usage: dict[str, Any] | None) -> int:
-    """``calculateContextTokens``: ``totalTokens`` or the sum of the parts."""
-    if not usage:
-        return 0
-    total = usage.get("totalTokens") or 0
-    if total:
-        return int(total)
-    return int(
-        (usage.get("input") or 0)
-        + (usage.get("output") or 0)
-        + (usage.get("cacheRead") or 0)
-        + (usage.get("cacheWrite") or 0)
-    )
 
 
 def combine_usage(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:

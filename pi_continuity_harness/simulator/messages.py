@@ -17,6 +17,7 @@ __all__ = [
     "COMPACTION_SUMMARY_SUFFIX",
     "Message",
     "RequestEstimate",
+    "calculate_context_tokens",
     "compaction_summary_message",
     "content_text",
     "convert_to_llm",
@@ -26,7 +27,9 @@ __all__ = [
     "is_cut_point_message",
     "is_turn_start_message",
     "serialize_conversation",
+    "system_message_text",
     "user_message",
+    "zero_usage",
 ]
 
 Message = dict[str, Any]
@@ -49,6 +52,40 @@ def content_text(content: Any, separator: str = "") -> str:
         str(block.get("text", ""))
         for block in content
         if isinstance(block, dict) and block.get("type") == "text"
+    )
+
+
+def system_message_text(message: Message) -> str:
+    """pi-ai ``getSystemMessageText``: the content, then each section, joined by blank lines."""
+    parts = [content_text(message.get("content"), "\n")]
+    parts.extend(text for text in (message.get("sections") or {}).values() if text is not None)
+    return "\n\n".join(part for part in parts if part)
+
+
+def zero_usage() -> dict[str, Any]:
+    """pi-ai's empty ``usage`` (a reply that reported none: errors, aborts, run failures)."""
+    return {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
+def calculate_context_tokens(usage: dict[str, Any] | None) -> int:
+    """``calculateContextTokens`` (the coding agent's and pi-ai's): ``totalTokens`` or the sum of the parts."""
+    if not usage:
+        return 0
+    total = usage.get("totalTokens") or 0
+    if total:
+        return int(total)
+    return int(
+        (usage.get("input") or 0)
+        + (usage.get("output") or 0)
+        + (usage.get("cacheRead") or 0)
+        + (usage.get("cacheWrite") or 0)
     )
 
 
@@ -138,10 +175,7 @@ def _pi_ai_message_tokens(message: Message) -> int:
     role = message.get("role")
     if role == "system":
         # ``getSystemMessageText`` (content, then sections) plus the tools' JSON.
-        parts = [_text_only(message.get("content"))]
-        parts.extend(text for text in (message.get("sections") or {}).values() if text is not None)
-        text = "\n\n".join(part for part in parts if part)
-        tokens = _pi_ai_text_tokens(len(text))
+        tokens = _pi_ai_text_tokens(len(system_message_text(message)))
         for key in ("toolsAdded", "toolsRemoved"):
             if message.get(key):
                 tokens += _pi_ai_text_tokens(_js_json_length(message[key]))
@@ -165,20 +199,6 @@ def _pi_ai_message_tokens(message: Message) -> int:
     return _pi_ai_text_tokens(chars)
 
 
-def _text_only(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(str(b.get("text", "")) for b in content or [] if b.get("type") == "text")
-
-
-def _usage_tokens(usage: dict[str, Any] | None) -> int:
-    usage = usage or {}
-    total = usage.get("totalTokens") or 0
-    if total:
-        return int(total)
-    return sum(int(usage.get(k) or 0) for k in ("input", "output", "cacheRead", "cacheWrite"))
-
-
 def estimate_request_context_tokens(messages: list[Message]) -> int:
     """pi-ai ``estimateContextTokens`` of a request's messages (after ``convertToLlm``).
 
@@ -196,14 +216,14 @@ def estimate_request_context_tokens(messages: list[Message]) -> int:
             if (
                 applies
                 and message.get("stopReason") not in ("aborted", "error")
-                and _usage_tokens(message.get("usage")) > 0
+                and calculate_context_tokens(message.get("usage")) > 0
             ):
                 usage_index = index
         # JavaScript: Math.max(x, undefined) is NaN, and stays NaN.
         fine = isinstance(stamp, int | float) and not math.isnan(latest)
         latest = max(latest, float(stamp or 0)) if fine else math.nan
     if usage_index is not None:
-        usage = _usage_tokens(messages[usage_index].get("usage"))
+        usage = calculate_context_tokens(messages[usage_index].get("usage"))
         return usage + sum(_pi_ai_message_tokens(m) for m in messages[usage_index + 1 :])
     return sum(_pi_ai_message_tokens(m) for m in messages)
 
@@ -255,7 +275,7 @@ class RequestEstimate:
             applies = (
                 isinstance(stamp, int | float) and not math.isnan(self._latest) and stamp >= self._latest
             )
-            usage = _usage_tokens(message.get("usage"))
+            usage = calculate_context_tokens(message.get("usage"))
             if applies and message.get("stopReason") not in ("aborted", "error") and usage > 0:
                 self._usage, self._usage_found, self._trailing = usage, True, 0
                 self._advance(stamp)

@@ -29,7 +29,7 @@ from typing import Any
 from .abort import AbortSignal
 from .determinism import VirtualClock
 from .extension_api import Model
-from .messages import Message, content_text
+from .messages import Message, content_text, zero_usage
 from .model_script import (
     ModelOutcome,
     ModelRequest,
@@ -285,17 +285,6 @@ def _last_user_excerpt(messages: list[Message]) -> str | None:
     return None
 
 
-def _zero_usage() -> dict[str, Any]:
-    return {
-        "input": 0,
-        "output": 0,
-        "cacheRead": 0,
-        "cacheWrite": 0,
-        "totalTokens": 0,
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-    }
-
-
 def _error_message(model: Model, error: str, timestamp: int, stop_reason: str) -> Message:
     return {
         "role": "assistant",
@@ -303,7 +292,7 @@ def _error_message(model: Model, error: str, timestamp: int, stop_reason: str) -
         "api": model.api,
         "provider": model.provider,
         "model": model.id,
-        "usage": _zero_usage(),
+        "usage": zero_usage(),
         "stopReason": stop_reason,
         "errorMessage": error,
         "timestamp": timestamp,

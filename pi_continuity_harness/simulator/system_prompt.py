@@ -24,6 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .messages import system_message_text
+
 __all__ = [
     "BUILTIN_TOOL_NAMES",
     "SIMULATED_PI_PACKAGE_DIR",
@@ -73,20 +75,5 @@ def system_message(cwd: str, timestamp: int) -> dict[str, Any]:
 
 
 def render_system_prompt(message: dict[str, Any] | None) -> str:
-    """pi-ai ``getSystemMessageText``: the content, then each section, joined by blank lines."""
-    if message is None:
-        return ""
-    content = message.get("content")
-    parts = [content if isinstance(content, str) else _text(content)]
-    for text in (message.get("sections") or {}).values():
-        if text is not None:
-            parts.append(text)
-    return "\n\n".join(part for part in parts if part)
-
-
-def _text(content: Any) -> str:
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
-    )
+    """The system prompt a request carries: pi-ai ``getSystemMessageText`` ("" without a message)."""
+    return "" if message is None else system_message_text(message)
