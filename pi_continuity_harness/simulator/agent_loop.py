@@ -13,23 +13,26 @@ The loop is Pi's, including the order that continuity extensions can observe:
 
 Tool calls run "in parallel" as Pi's default: every ``tool_execution_start`` first, then
 the executions, then the result messages in call order.
+
+Not modelled: a ``finishTurn`` decision (Pi's extension boundary drafts can end a run or ask
+for one more context-only turn; the simulated session has no boundary drafts, so a turn
+always goes on as the loop itself decides), and the ``all`` steering/follow-up modes (Pi's
+default ``one-at-a-time`` only).
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from .abort import AbortController, AbortSignal
 from .extension_api import Model
 from .messages import Message, zero_usage
 
-__all__ = ["Agent", "AgentEvent", "CompletedTurn", "LoopHooks", "ToolExecutor"]
+__all__ = ["Agent", "AgentEvent", "CompletedTurn", "LoopHooks"]
 
 AgentEvent = dict[str, Any]
-ToolExecutor = Callable[[dict[str, Any], AbortSignal], Awaitable[dict[str, Any]]]
 
 
 @dataclass
@@ -43,7 +46,7 @@ class LoopHooks:
     """What the session plugs into the loop (Pi's ``AgentLoopConfig`` callbacks)."""
 
     stream: Callable[[AbortSignal], Awaitable[Message]]
-    finish_turn: Callable[[CompletedTurn], Awaitable[Literal["continue", "end"] | None]]
+    finish_turn: Callable[[CompletedTurn], Awaitable[None]]
     prepare_next_turn: Callable[[CompletedTurn], Awaitable[None]]
     execute_tool: Callable[[dict[str, Any], AbortSignal, Message], Awaitable[tuple[dict[str, Any], bool]]]
     tool_exists: Callable[[str], bool]
@@ -52,10 +55,9 @@ class LoopHooks:
 
 
 class _PendingQueue:
-    """``PendingMessageQueue``: ``one-at-a-time`` drains one message per turn."""
+    """``PendingMessageQueue`` in Pi's default ``one-at-a-time`` mode: one message per turn."""
 
-    def __init__(self, mode: Literal["all", "one-at-a-time"] = "one-at-a-time") -> None:
-        self.mode = mode
+    def __init__(self) -> None:
         self.messages: list[Message] = []
 
     def enqueue(self, message: Message) -> None:
@@ -64,22 +66,12 @@ class _PendingQueue:
     def has_items(self) -> bool:
         return bool(self.messages)
 
-    def peek(self) -> list[Message]:
-        return list(self.messages) if self.mode == "all" else self.messages[:1]
-
     def drain(self) -> list[Message]:
-        drained = self.peek()
-        self.messages = self.messages[len(drained) :]
+        drained, self.messages = self.messages[:1], self.messages[1:]
         return drained
 
     def clear(self) -> None:
         self.messages = []
-
-
-@dataclass
-class _ActiveRun:
-    controller: AbortController
-    done: asyncio.Future[None]
 
 
 @dataclass
@@ -91,30 +83,23 @@ class Agent:
     messages: list[Message] = field(default_factory=list)
     steering: _PendingQueue = field(default_factory=_PendingQueue)
     follow_up: _PendingQueue = field(default_factory=_PendingQueue)
-    active_run: _ActiveRun | None = None
+    #: The running run's abort controller (None when idle).
+    active_run: AbortController | None = None
 
     @property
     def signal(self) -> AbortSignal | None:
-        return self.active_run.controller.signal if self.active_run else None
+        return self.active_run.signal if self.active_run else None
 
     def abort(self) -> None:
         if self.active_run is not None:
-            self.active_run.controller.abort("aborted")
+            self.active_run.abort("aborted")
 
     def has_queued_messages(self) -> bool:
         return self.steering.has_items() or self.follow_up.has_items()
 
-    def peek_queued_messages(self) -> list[Message]:
-        steering = self.steering.peek()
-        return steering if steering else self.follow_up.peek()
-
     def clear_queues(self) -> None:
         self.steering.clear()
         self.follow_up.clear()
-
-    async def wait_for_idle(self) -> None:
-        if self.active_run is not None:
-            await asyncio.shield(self.active_run.done)
 
     # ----------------------------------------------------------------- runs
     async def prompt(self, messages: list[Message]) -> None:
@@ -149,16 +134,13 @@ class Agent:
         if self.active_run is not None:
             raise RuntimeError("Agent is already processing.")
         controller = AbortController()
-        run = _ActiveRun(controller, asyncio.get_running_loop().create_future())
-        self.active_run = run
+        self.active_run = controller
         try:
             await executor(controller.signal)
         except Exception as error:
             await self._handle_run_failure(error, controller.signal.aborted)
         finally:
             self.active_run = None
-            if not run.done.done():
-                run.done.set_result(None)
 
     async def _handle_run_failure(self, error: Exception, aborted: bool) -> None:
         """``handleRunFailure`` (agent.js:368): the run's model names the failure message."""
@@ -206,7 +188,6 @@ class Agent:
         self, new_messages: list[Message], signal: AbortSignal, skip_initial_steering: bool
     ) -> None:
         last_turn: CompletedTurn | None = None
-        explicit_continuation = False
         pending: list[Message] = [] if skip_initial_steering else self.steering.drain()
         while True:
             has_more_tool_calls = True
@@ -240,24 +221,13 @@ class Agent:
                     has_more_tool_calls = not terminate
                     new_messages.extend(results)
                 last_turn = CompletedTurn(message, tool_results)
-                decision = await self.hooks.finish_turn(last_turn)
+                await self.hooks.finish_turn(last_turn)
                 await self._emit({"type": "turn_end", "message": message, "toolResults": tool_results})
-                if decision == "end":
-                    await self._emit({"type": "agent_end", "messages": new_messages})
-                    return
-                explicit_continuation = decision == "continue"
                 pending = self.steering.drain()
-                if has_more_tool_calls or pending:
-                    explicit_continuation = False
-            follow = self.follow_up.drain()
-            if follow:
-                explicit_continuation = False
-                pending = follow
-                continue
-            if explicit_continuation:
-                explicit_continuation = False
-                continue
-            break
+            # The agent would stop here: follow-ups start another pass.
+            pending = self.follow_up.drain()
+            if not pending:
+                break
         await self._emit({"type": "agent_end", "messages": new_messages})
 
     async def _execute_tools(

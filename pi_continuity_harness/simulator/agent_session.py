@@ -429,10 +429,9 @@ class AgentSession:
     def _active_tool_names(self) -> list[str]:
         return [t["name"] for t in BUILTIN_TOOLS] + [t.name for t in self._runner().tools()]
 
-    async def _finish_turn(self, turn: CompletedTurn) -> Literal["continue", "end"] | None:
+    async def _finish_turn(self, turn: CompletedTurn) -> None:
         self._boundary_dispatched.add(id(turn.message))
         await self._dispatch_turn_end(turn.message, turn.tool_results)
-        return None
 
     async def _prepare_next_turn(self, turn: CompletedTurn) -> None:
         """Mid-run threshold check, before the next assistant request (AS:482-490)."""
