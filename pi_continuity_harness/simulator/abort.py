@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-__all__ = ["AbortController", "AbortError", "AbortSignal"]
+__all__ = ["AbortController", "AbortError", "AbortSignal", "sleep_unless_aborted"]
 
 
 class AbortError(Exception):
@@ -88,3 +88,15 @@ class AbortController:
 
     def abort(self, reason: str | None = None) -> None:
         self.signal._abort(reason)
+
+
+async def sleep_unless_aborted(seconds: float, signal: AbortSignal | None) -> None:
+    """Sleep ``seconds`` (virtual time), returning early when ``signal`` aborts."""
+    if signal is None:
+        await asyncio.sleep(seconds)
+        return
+    sleeper = asyncio.ensure_future(asyncio.sleep(seconds))
+    aborted = asyncio.ensure_future(signal.wait())
+    await asyncio.wait([sleeper, aborted], return_when=asyncio.FIRST_COMPLETED)
+    sleeper.cancel()
+    aborted.cancel()

@@ -36,7 +36,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .abort import AbortController, AbortSignal
+from .abort import AbortController, AbortSignal, sleep_unless_aborted
 from .agent_loop import Agent, AgentEvent, CompletedTurn, LoopHooks
 from .compaction import (
     SUMMARIZATION_SYSTEM_PROMPT,
@@ -82,7 +82,7 @@ from .messages import Message, RequestEstimate, content_text, convert_to_llm, us
 from .model_service import ScriptedModelService
 from .overflow import is_context_overflow, is_recoverable_length, is_retryable_error
 from .session_manager import SessionManager, current_system_message, ms_of_iso
-from .settings import SettingsError, SettingsManager
+from .settings import SettingsManager
 from .system_prompt import builtin_tools, render_system_prompt, system_message
 from .trace import Trace
 
@@ -439,10 +439,7 @@ class AgentSession:
         if model is None or model.context_window <= 0:
             return
         projection = self.session_manager.build_session_projection()
-        try:
-            settings = self.settings.get_compaction_settings(model)
-        except SettingsError:
-            raise
+        settings = self.settings.get_compaction_settings(model)
         estimate = estimate_projected_context_tokens(
             projection,
             self.session_manager.branch_position,
@@ -701,16 +698,9 @@ class AgentSession:
         self, content: str | list[dict[str, Any]], deliver_as: str | None, expand_prompt_templates: bool
     ) -> None:
         """``pi.sendUserMessage``: fire-and-forget; failures become extension errors (AS:2879)."""
-        text = (
-            content
-            if isinstance(content, str)
-            else "\n".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
-        )
+        text, behavior = _user_text_and_behavior(content, deliver_as)
         done = asyncio.Event()
         self._preflights.append(done)
-        behavior: Literal["steer", "followUp"] | None = (
-            "followUp" if deliver_as == "followUp" else "steer" if deliver_as == "steer" else None
-        )
 
         async def run() -> None:
             def mark(_: str) -> None:
@@ -724,9 +714,7 @@ class AgentSession:
                     expand_prompt_templates=expand_prompt_templates,
                     preflight=mark,
                 )
-            except PromptRejectedError as error:
-                self._runner().emit_error("<runtime>", "send_user_message", str(error))
-            except Exception as error:
+            except Exception as error:  # PromptRejectedError and any other failure alike
                 self._runner().emit_error("<runtime>", "send_user_message", str(error))
             finally:
                 done.set()
@@ -742,14 +730,7 @@ class AgentSession:
         started has settled (observed: the bootstrap run's ``agent_settled`` comes before the
         promise resolves) and rejects where ``prompt()`` throws.
         """
-        text = (
-            content
-            if isinstance(content, str)
-            else "\n".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
-        )
-        behavior: Literal["steer", "followUp"] | None = (
-            "followUp" if deliver_as == "followUp" else "steer" if deliver_as == "steer" else None
-        )
+        text, behavior = _user_text_and_behavior(content, deliver_as)
         await self.prompt(
             text, source="extension", streaming_behavior=behavior, expand_prompt_templates=False
         )
@@ -958,11 +939,7 @@ class AgentSession:
         controller = AbortController()
         self._retry_abort = controller
         try:
-            sleeper = asyncio.ensure_future(asyncio.sleep(delay_ms / 1000))
-            waiter = asyncio.ensure_future(controller.signal.wait())
-            await asyncio.wait([sleeper, waiter], return_when=asyncio.FIRST_COMPLETED)
-            sleeper.cancel()
-            waiter.cancel()
+            await sleep_unless_aborted(delay_ms / 1000, controller.signal)
             if controller.signal.aborted:
                 self._finish_cancelled_retry_if_aborted()
                 return False
@@ -1020,7 +997,7 @@ class AgentSession:
         limits = message_model or self.model
         window = limits.context_window if limits is not None else 0
         latest = self.session_manager.latest_compaction()
-        if latest is not None and message.get("timestamp", 0) <= _iso_ms(latest["timestamp"]):
+        if latest is not None and message.get("timestamp", 0) <= ms_of_iso(latest["timestamp"]):
             return False
         projection = self.session_manager.build_session_projection()
         entry_id = self._find_entry_id(message)
@@ -1078,9 +1055,8 @@ class AgentSession:
             estimate = estimate_context_tokens(self.agent.messages)
             if estimate.last_usage_index is not None and latest is not None:
                 usage_message = self.agent.messages[estimate.last_usage_index]
-                if usage_message.get("role") == "assistant" and usage_message.get("timestamp", 0) <= _iso_ms(
-                    latest["timestamp"]
-                ):
+                stamp = usage_message.get("timestamp", 0)
+                if usage_message.get("role") == "assistant" and stamp <= ms_of_iso(latest["timestamp"]):
                     return False
             tokens = estimate.tokens
         else:
@@ -1132,9 +1108,7 @@ class AgentSession:
             if will_retry:
                 return True
             return self.agent.has_queued_messages()
-        except (_CancelledError, Exception) as error:
-            if isinstance(error, SettingsError):
-                raise
+        except Exception as error:
             aborted = (controller is not None and controller.signal.aborted) or isinstance(
                 error, _ExtensionCancelledError
             )
@@ -1210,13 +1184,7 @@ class AgentSession:
             reason=reason,
             aborted=False,
             willRetry=will_retry,
-            result={
-                "firstKeptEntryId": compaction.first_kept_entry_id,
-                "tokensBefore": compaction.tokens_before,
-                "estimatedTokensAfter": after,
-                "fromExtension": from_extension,
-                "summaryChars": len(compaction.summary) if isinstance(compaction.summary, str) else None,
-            },
+            result=_compaction_end_result(compaction, after, from_extension),
         )
 
     async def _emit_compact_failed(
@@ -1364,16 +1332,10 @@ class AgentSession:
                 reason="manual",
                 aborted=False,
                 willRetry=False,
-                result={
-                    "firstKeptEntryId": compaction.first_kept_entry_id,
-                    "tokensBefore": compaction.tokens_before,
-                    "estimatedTokensAfter": estimated_after,
-                    "fromExtension": from_extension,
-                    "summaryChars": len(compaction.summary) if isinstance(compaction.summary, str) else None,
-                },
+                result=_compaction_end_result(compaction, estimated_after, from_extension),
             )
             return result
-        except (_CancelledError, Exception) as error:
+        except Exception as error:
             # An invalid compaction setting throws inside the try block too (AS:2346), so it
             # ends like any failure: ``compaction_end{errorMessage: "Compaction failed: Invalid
             # compaction.…"}`` and ``session_compact_failed``, then the bare message (s15c).
@@ -1499,12 +1461,36 @@ def _coerce_arguments(schema: dict[str, Any], args: dict[str, Any]) -> tuple[dic
     return out, problems
 
 
+def _user_text_and_behavior(
+    content: str | list[dict[str, Any]], deliver_as: str | None
+) -> tuple[str, Literal["steer", "followUp"] | None]:
+    """A ``sendUserMessage`` call's text and the ``streamingBehavior`` its ``deliverAs`` asks for."""
+    text = (
+        content
+        if isinstance(content, str)
+        else "\n".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
+    )
+    behavior: Literal["steer", "followUp"] | None = (
+        "followUp" if deliver_as == "followUp" else "steer" if deliver_as == "steer" else None
+    )
+    return text, behavior
+
+
+def _compaction_end_result(
+    compaction: CompactionResult, estimated_after: int, from_extension: bool
+) -> dict[str, Any]:
+    """The ``result`` of a successful ``compaction_end`` as the trace records it."""
+    return {
+        "firstKeptEntryId": compaction.first_kept_entry_id,
+        "tokensBefore": compaction.tokens_before,
+        "estimatedTokensAfter": estimated_after,
+        "fromExtension": from_extension,
+        "summaryChars": len(compaction.summary) if isinstance(compaction.summary, str) else None,
+    }
+
+
 def _remove_plain(path: str) -> None:
     os.remove(path)
-
-
-def _iso_ms(iso: str) -> int:
-    return ms_of_iso(iso)
 
 
 def _clamp_max_tokens(model: Model, input_tokens: int) -> int:

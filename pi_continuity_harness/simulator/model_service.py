@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .abort import AbortSignal
+from .abort import AbortSignal, sleep_unless_aborted
 from .determinism import VirtualClock
 from .extension_api import Model
 from .messages import Message, content_text, zero_usage
@@ -189,7 +189,7 @@ class ScriptedModelService:
         if during and self.run_during is not None:
             await self._hold(during, request, signal)
         if outcome.latency_ms and not (signal is not None and signal.aborted):
-            await _sleep_or_abort(outcome.latency_ms / 1000.0, signal)
+            await sleep_unless_aborted(outcome.latency_ms / 1000.0, signal)
         if signal is not None and signal.aborted:
             return self._aborted(model, kind, index, started)
         message = _assistant_message(model, outcome, started)
@@ -259,17 +259,6 @@ class ScriptedModelService:
             "model", "reply", caller=kind, index=index, stopReason="aborted", errorMessage="Request aborted"
         )
         return _error_message(model, "Request aborted", started, "aborted")
-
-
-async def _sleep_or_abort(seconds: float, signal: AbortSignal | None) -> None:
-    if signal is None:
-        await asyncio.sleep(seconds)
-        return
-    sleeper = asyncio.ensure_future(asyncio.sleep(seconds))
-    aborted = asyncio.ensure_future(signal.wait())
-    await asyncio.wait([sleeper, aborted], return_when=asyncio.FIRST_COMPLETED)
-    sleeper.cancel()
-    aborted.cancel()
 
 
 def _strip_for_request(message: Message) -> Message:
