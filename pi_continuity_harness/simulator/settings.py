@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .compaction import DEFAULT_COMPACTION_SETTINGS
 from .events import CompactionSettings
 from .extension_api import CONFIG_DIR_NAME, Model
 
@@ -52,7 +53,7 @@ TRUST_REQUIRING_RESOURCES = (
     "APPEND_SYSTEM.md",
 )
 
-_DEFAULTS = {"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 20000}
+_DEFAULTS = DEFAULT_COMPACTION_SETTINGS.to_json()
 _RETRY_DEFAULTS = {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000, "maxAgentDelayMs": 60000}
 
 
@@ -68,9 +69,6 @@ def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any
     """``deepMergeObjects``: nested objects merge, anything else is replaced by the override."""
     result = dict(base)
     for key, value in overrides.items():
-        if value is None and key not in base:
-            result[key] = value
-            continue
         if _mergeable(base.get(key)) and _mergeable(value):
             result[key] = deep_merge(base[key], value)
         else:
