@@ -346,7 +346,7 @@ def _file_ops(messages: list[Message], previous: dict[str, Any] | None) -> dict[
             if block.get("type") != "toolCall":
                 continue
             path = (block.get("arguments") or {}).get("path")
-            if not isinstance(path, str):
+            if not isinstance(path, str) or not path:
                 continue
             if block.get("name") == "read":
                 ops["read"].add(path)

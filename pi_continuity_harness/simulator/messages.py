@@ -359,7 +359,8 @@ def serialize_conversation(messages: list[Message]) -> str:
                     )
                     calls.append(f"{block.get('name')}({args})")
             if any(block.get("type") == "text" for block in content):
-                parts.append(f"[Assistant]: {content_text(content)}")
+                # pi-ai contentText's default separator, unlike the user and tool result ("").
+                parts.append("[Assistant]: " + content_text(content, "\n"))
             if calls:
                 parts.append(f"[Assistant tool calls]: {'; '.join(calls)}")
         elif role == "toolResult":

@@ -17,7 +17,7 @@ from pi_continuity_harness.simulator.compaction import (
 )
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
 from pi_continuity_harness.simulator.events import CompactionSettings
-from pi_continuity_harness.simulator.messages import estimate_tokens
+from pi_continuity_harness.simulator.messages import estimate_tokens, serialize_conversation
 from pi_continuity_harness.simulator.session_manager import SessionManager
 
 SETTINGS = CompactionSettings(enabled=True, reserve_tokens=4000, keep_recent_tokens=100)
@@ -209,6 +209,7 @@ def test_file_operations_from_tool_calls_and_previous_details(tmp_path: Path) ->
         {"type": "toolCall", "id": "r", "name": "read", "arguments": {"path": "a.md"}},
         {"type": "toolCall", "id": "w", "name": "write", "arguments": {"path": "b.md"}},
         {"type": "toolCall", "id": "e", "name": "edit", "arguments": {"path": "a.md"}},
+        {"type": "toolCall", "id": "x", "name": "write", "arguments": {"path": ""}},  # no path: skipped
     ]
     manager.append_message(assistant(400, calls=calls))
     manager.append_message(user(800))
@@ -219,3 +220,33 @@ def test_file_operations_from_tool_calls_and_previous_details(tmp_path: Path) ->
         format_file_operations([], ["a.md", "b.md"]) == "\n\n<modified-files>\na.md\nb.md\n</modified-files>"
     )
     assert format_file_operations([], []) == ""
+
+
+def test_serialize_conversation_is_pis_summary_transcript() -> None:
+    """``serializeConversation`` (compaction/utils.js): user and tool-result text joined with "",
+    assistant text with contentText's "\\n", tool calls as ``name(k=JSON)``, thinking left out,
+    tool results cut at 2,000 characters, empty messages skipped."""
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": "one "}, {"type": "text", "text": "two"}]},
+        {"role": "user", "content": []},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": "hidden"},
+                {"type": "text", "text": "first"},
+                {"type": "text", "text": "second"},
+                {"type": "toolCall", "id": "c", "name": "read", "arguments": {"path": "é.md", "limit": 2}},
+            ],
+        },
+        {"role": "toolResult", "toolCallId": "c", "content": [{"type": "text", "text": "r" * 2005}]},
+        {"role": "assistant", "content": [{"type": "toolCall", "id": "d", "name": "bash", "arguments": {}}]},
+    ]
+    assert serialize_conversation(messages) == "\n\n".join(
+        [
+            "[User]: one two",
+            "[Assistant]: first\nsecond",
+            '[Assistant tool calls]: read(path="é.md", limit=2)',
+            "[Tool result]: " + "r" * 2000 + "\n\n[... 5 more characters truncated]",
+            "[Assistant tool calls]: bash()",
+        ]
+    )
