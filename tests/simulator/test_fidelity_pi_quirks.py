@@ -21,8 +21,6 @@ import pytest
 from pi_continuity_harness.simulator import ExtensionAPI
 from pi_continuity_harness.simulator.agent_session import (
     BUSY_WITHOUT_BEHAVIOR,
-    LENGTH_RECOVERY_FAILED,
-    OVERFLOW_RECOVERY_FAILED,
     PROMPT_DURING_COMPACTION,
 )
 from pi_continuity_harness.simulator.compaction import SUMMARIZATION_SYSTEM_PROMPT
@@ -580,10 +578,14 @@ def test_9_4_length_stop_triggers_overflow_recovery_with_context_edit_and_one_re
 @pytest.mark.parametrize(
     ("failure", "text"),
     [
-        ({"error": OVERFLOW_400}, OVERFLOW_RECOVERY_FAILED),
+        (
+            {"error": OVERFLOW_400},
+            "Context overflow recovery failed after one compact-and-retry attempt. "
+            "Try reducing context or switching to a larger-context model.",
+        ),
         (
             {"text": long_text("truncated"), "finish": "length", "usage": {"input": 1500, "output": 10}},
-            LENGTH_RECOVERY_FAILED,
+            "Truncated response recovery failed after one compact-and-retry attempt.",
         ),
     ],
     ids=["overflow", "length"],
@@ -627,21 +629,12 @@ def test_9_4_second_overflow_in_the_same_chain_fails_with_pi_text(
         "errorMessage": text,
     }
     assert "result" not in final
-    assert texts_consistent(text)
     assert log.values("before_compact") == ["overflow"]
     assert log.values("failed") == [("overflow", text, False, False, False)]
     assert session_records(result, "agent_settled")[-1]["aborted"] is False
     # The second failed reply is not omitted: one context edit in all.
     assert sum(1 for e in entries(result) if e["type"] == "context_edit") == 1
     assert len(agent_requests(result)) == 3
-
-
-def texts_consistent(text: str) -> bool:
-    return text in (
-        "Context overflow recovery failed after one compact-and-retry attempt. "
-        "Try reducing context or switching to a larger-context model.",
-        "Truncated response recovery failed after one compact-and-retry attempt.",
-    )
 
 
 def test_9_4_a_successful_tool_call_resets_the_recovery_budget(tmp_path: Path) -> None:
@@ -1948,10 +1941,6 @@ def test_9_24_overflow_errors_are_never_auto_retried(tmp_path: Path) -> None:
 # ================================================================== psc-lifecycle consequences
 
 
-def continuation_labels(result: Any) -> list[str]:
-    return labels(result)
-
-
 def test_follow_up_from_session_compact_lands_as_new_run_after_post_run_compaction(tmp_path: Path) -> None:
     """Consequence 3 (s1): post-run → a new low-level run whose first message is the continuation;
     one ``agent_settled``.
@@ -2139,11 +2128,11 @@ def test_complete_resolves_aborted_when_signal_aborts(tmp_path: Path) -> None:
     assert "errorMessage" not in end and "result" not in end
     assert session_records(result, "agent_settled")[-1]["aborted"] is True
     assert not any(e["type"] == "compaction" for e in entries(result))
-    assert seq_tail(result) == ["compaction_start", "compaction_end", "agent_settled"]
-
-
-def seq_tail(result: Any) -> list[str]:
-    return after(labels(result), "compaction_start")
+    assert after(labels(result), "compaction_start") == [
+        "compaction_start",
+        "compaction_end",
+        "agent_settled",
+    ]
 
 
 def test_result_returned_after_abort_is_discarded(tmp_path: Path) -> None:
