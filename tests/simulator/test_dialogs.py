@@ -10,7 +10,7 @@ import pytest
 from pi_continuity_harness.simulator import ExtensionAPI
 from pi_continuity_harness.simulator.operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
 
-from .helpers import base, run
+from .helpers import base, labels, run
 
 
 def answers(*items: dict[str, Any]) -> list[DialogAnswer]:
@@ -74,6 +74,9 @@ def asking(log: list[Any]) -> Any:
 
 
 def test_dialogs_in_a_scenario_with_when_rules_and_a_timeout(tmp_path: Path) -> None:
+    """psc-lifecycle Consequence 13 (§7): dialogs are answered while the command's request is
+    open; a timed dialog left unanswered gives its default after the timeout; the command's
+    response comes only after the handler, dialogs included, has returned."""
     log: list[Any] = []
     command = {
         "command": {
@@ -95,6 +98,16 @@ def test_dialogs_in_a_scenario_with_when_rules_and_a_timeout(tmp_path: Path) -> 
     assert "answer" not in timed
     assert ui[4]["t"] - timed["t"] >= 300  # the timed confirm waited its timeout in virtual time
     assert result.operations[0].ok and result.operations[0].data == {"unusedAnswers": 1}
+    assert result.operations[0].disposition == "handled"
+    assert labels(result, "op", "ui") == [
+        "op:command",
+        "ui:select",
+        "ui:confirm",
+        "ui:input",
+        "ui:confirm",
+        "ui:editor",
+        "op:command:end",
+    ]
 
 
 def test_a_mismatched_answer_fails_the_operation(tmp_path: Path) -> None:

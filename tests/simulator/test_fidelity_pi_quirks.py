@@ -10,6 +10,7 @@ checks recorded them.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -813,7 +814,10 @@ def test_9_6_undefined_does_not_override_and_order_is_load_order(tmp_path: Path)
 def test_9_6_first_cancel_stops_dispatch_and_every_extension_gets_compact_failed(
     tmp_path: Path, first: str
 ) -> None:
-    """s05ii/s05vi: A cancels → B is not called; ``compaction_end{aborted}``; failed event to A and B."""
+    """s05ii/s05vi: A cancels → B is not called; ``compaction_end{aborted}``; failed event to A and B.
+
+    Consequence 7: the manual ``compact`` then fails with "Compaction cancelled".
+    """
     log = Log()
     second = "compaction" if first == "cancel" else "cancel"
     result = run_all(tmp_path, manual(), compaction_hook("A", log, first), compaction_hook("B", log, second))
@@ -2085,6 +2089,247 @@ def test_send_user_message_during_manual_compaction_is_rejected_and_lost(tmp_pat
     assert not any(r.get("text") == "CONTINUE" for r in event_records(result, "input"))
 
 
+def test_consequence_1_a_synthesised_summary_is_stored_verbatim_and_is_what_the_model_sees(
+    tmp_path: Path,
+) -> None:
+    """Consequence 1 (s1): synthesis through ``complete()`` inside the hook, disk write and re-read;
+    Pi stores ``summary``, ``firstKeptEntryId``, ``tokensBefore`` and ``details`` verbatim,
+    ``session_compact`` gets that entry, and the next request's summary is the disk bytes.
+    """
+    seen: list[Any] = []
+    prepared: list[str] = []
+
+    def ext(pi: ExtensionAPI) -> None:
+        async def before(event: Any, ctx: Any) -> Any:
+            reply = await ctx.model_registry.complete(
+                ctx.model, {"systemPrompt": "[SYNTH]", "messages": []}, max_tokens=500, signal=event.signal
+            )
+            path = Path(ctx.cwd) / "brief.md"
+            path.write_text("---\nkind: brief\n---\n" + reply["content"][0]["text"], encoding="utf-8")
+            disk = path.read_text(encoding="utf-8")
+            prepared.append(event.preparation.first_kept_entry_id)
+            return {
+                "compaction": {
+                    "summary": disk,
+                    "firstKeptEntryId": event.preparation.first_kept_entry_id,
+                    "tokensBefore": event.preparation.tokens_before,
+                    "details": {"sha256": hashlib.sha256(disk.encode()).hexdigest()},
+                }
+            }
+
+        pi.on("session_before_compact", before)
+        pi.on("session_compact", lambda e, c: seen.append((e.compaction_entry["id"], e.from_extension)))
+
+    scenario = two_prompts(
+        {"text": long_text("answer two"), "context_tokens": 17010}, {"prompt": "hello three"}
+    )
+    scenario["model"]["agent"].append({"text": "three"})
+    scenario["model"]["extension"] = [{"kind": "raw", "text": "THE-BRIEF"}]
+    result = run(tmp_path, scenario, ext)
+    disk = (Path(result.host.paths.project_dir) / "brief.md").read_text(encoding="utf-8")
+    assert disk == "---\nkind: brief\n---\nTHE-BRIEF"
+    [synthesis] = [r for r in result.host.service.requests if r.kind == "extension"]
+    assert (synthesis.model, synthesis.max_tokens) == ("fake/fake-model", 500)
+    [compaction] = [e for e in session_entries(result) if e["type"] == "compaction"]
+    assert {k: compaction[k] for k in ("summary", "firstKeptEntryId", "tokensBefore", "details")} == {
+        "summary": disk,
+        "firstKeptEntryId": prepared[0],
+        "tokensBefore": 17010,
+        "details": {"sha256": hashlib.sha256(disk.encode()).hexdigest()},
+    }
+    assert compaction["fromHook"] is True
+    assert seen == [(compaction["id"], True)]
+    summary = agent_requests(result)[-1].messages[0]["content"][0]["text"]
+    assert summary == COMPACTION_SUMMARY_PREFIX + disk + "\n</summary>"
+
+
+def test_consequence_2_unique_summaries_give_session_compact_the_new_entry_each_time(tmp_path: Path) -> None:
+    """Consequence 2, the other side of §9.9: with a unique summary per compaction, Pi's lookup by
+    summary text hands ``session_compact`` the entry just appended, every time.
+    """
+    seen: list[str] = []
+
+    def ext(pi: ExtensionAPI) -> None:
+        count = {"n": 0}
+
+        def before(event: Any, ctx: Any) -> Any:
+            count["n"] += 1
+            return {
+                "compaction": {
+                    "summary": f"BRIEF event-{count['n']}",
+                    "firstKeptEntryId": event.preparation.first_kept_entry_id,
+                    "tokensBefore": 1,
+                }
+            }
+
+        pi.on("session_before_compact", before)
+        pi.on("session_compact", lambda e, c: seen.append(e.compaction_entry["id"]))
+
+    scenario = manual({"prompt": "hello three"}, {"compact": None})
+    scenario["model"]["agent"].append({"text": long_text("answer three")})
+    result = run(tmp_path, scenario, ext)
+    ids = [e["id"] for e in session_entries(result) if e["type"] == "compaction"]
+    assert len(ids) == 2 and seen == ids
+
+
+@pytest.mark.parametrize("send", [False, True], ids=["nothing-sent", "continuation-sent"])
+def test_consequence_5_overflow_compaction_retries_once_and_a_continuation_duplicates_the_turn(
+    tmp_path: Path, send: bool
+) -> None:
+    """Consequence 5 (s3a/s3b): sending nothing from ``session_compact`` gives exactly one retry run;
+    a continuation sent there runs after the retry as an extra turn (the duplicate the design forbids).
+    """
+
+    def ext(pi: ExtensionAPI) -> None:
+        def before(event: Any, ctx: Any) -> Any:
+            return {
+                "compaction": {
+                    "summary": "BRIEF",
+                    "firstKeptEntryId": event.preparation.first_kept_entry_id,
+                    "tokensBefore": event.preparation.tokens_before,
+                }
+            }
+
+        def on_compact(event: Any, ctx: Any) -> None:
+            assert (event.reason, event.will_retry) == ("overflow", True)
+            if send:
+                pi.send_user_message("CONTINUE", deliver_as="followUp")
+
+        pi.on("session_before_compact", before)
+        pi.on("session_compact", on_compact)
+
+    scenario = two_prompts({"error": OVERFLOW_400})
+    scenario["model"]["agent"].extend([{"text": "RETRY-ANSWER"}, {"text": "EXTRA-ANSWER"}])
+    result = run(tmp_path, scenario, ext)
+    texts = [
+        (e["message"]["role"], e["message"]["content"][0]["text"])
+        for e in session_entries(result)
+        if e["type"] == "message"
+        and e["message"]["role"] in ("user", "assistant")
+        and e["message"]["content"]
+    ]
+    retry = [("assistant", "RETRY-ANSWER")]
+    duplicate = [("user", "CONTINUE"), ("assistant", "EXTRA-ANSWER")] if send else []
+    assert texts[-len(retry + duplicate) :] == retry + duplicate
+    assert sum(1 for role, _ in texts if role == "user") == (3 if send else 2)
+    assert len(agent_requests(result)) == (4 if send else 3)
+    assert labels(result).count("agent_start") == 3  # prompt 1, prompt 2, the one retry run
+    assert "extension_error" not in labels(result)
+
+
+def test_consequence_9_the_hook_blocks_the_loop_for_the_whole_synthesis_even_before_a_prompt(
+    tmp_path: Path,
+) -> None:
+    """Consequence 9 (s8b, E1): a pre-prompt compaction whose synthesis takes 2 s holds the prompt:
+    its run starts only when the hook has returned, and nothing runs in between.
+    """
+
+    def ext(pi: ExtensionAPI) -> None:
+        async def before(event: Any, ctx: Any) -> Any:
+            await ctx.model_registry.complete(
+                ctx.model, {"messages": []}, max_tokens=500, signal=event.signal
+            )
+            return {
+                "compaction": {
+                    "summary": "BRIEF",
+                    "firstKeptEntryId": event.preparation.first_kept_entry_id,
+                    "tokensBefore": 1,
+                }
+            }
+
+        pi.on("session_before_compact", before)
+
+    scenario = base(
+        active_model="fake/fake-big",
+        operations=[
+            {"prompt": "hello one"},
+            {"prompt": "hello two"},
+            {"set_model": "fake/fake-model"},
+            {"prompt": "hello three"},
+        ],
+        model={
+            "agent": [
+                {"text": long_text("answer one")},
+                {"text": long_text("answer two"), "context_tokens": 17010},
+                {"text": "answer three"},
+            ],
+            "extension": [{"latency_ms": 2000}],
+        },
+    )
+    result = run(tmp_path, scenario, ext)
+    records = result.host.trace.records
+    prompt = [r for r in records if r["kind"] == "op" and r["name"] == "prompt" and not r.get("phase")][-1]
+    tail = [r for r in records[records.index(prompt) :] if r["kind"] in ("session", "model")]
+    assert [(r["kind"], r["name"]) for r in tail[:5]] == [
+        ("session", "compaction_start"),
+        ("model", "request"),
+        ("model", "reply"),
+        ("session", "compaction_end"),
+        ("session", "agent_start"),
+    ]
+    assert tail[4]["t"] - prompt["t"] >= 2000
+    assert result.operations[3].disposition == "started"
+
+
+def test_consequence_11_complete_sends_max_tokens_unclamped_while_pis_own_requests_are_clamped(
+    tmp_path: Path,
+) -> None:
+    """Consequence 11 (E3, s10): near the window Pi clamps its own request's ``max_tokens`` (to 1
+    here, E4), while ``complete(max_tokens=500)`` from the hook goes out as 500.
+    """
+
+    def ext(pi: ExtensionAPI) -> None:
+        async def before(event: Any, ctx: Any) -> Any:
+            await ctx.model_registry.complete(
+                ctx.model, {"messages": []}, max_tokens=500, signal=event.signal
+            )
+            return {"cancel": True}
+
+        pi.on("session_before_compact", before)
+
+    scenario = two_prompts(
+        {"text": long_text("answer two"), "context_tokens": 17010}, {"prompt": "hello three"}
+    )
+    scenario["model"]["agent"].append({"text": "three", "context_tokens": 17100})
+    result = run(tmp_path, scenario, ext)
+    extension = [r.max_tokens for r in result.host.service.requests if r.kind == "extension"]
+    assert extension == [500, 500, 500]  # post-run, pre-prompt, post-run: all cancelled
+    assert agent_requests(result)[-1].max_tokens == 1
+
+
+def test_consequence_14_a_continuation_carrying_the_brief_puts_it_in_the_context_twice(
+    tmp_path: Path,
+) -> None:
+    """Consequence 14 (s1): the summary copy and the continuation copy both reach the model."""
+
+    def ext(pi: ExtensionAPI) -> None:
+        def before(event: Any, ctx: Any) -> Any:
+            return {
+                "compaction": {
+                    "summary": "THE-BRIEF",
+                    "firstKeptEntryId": event.preparation.first_kept_entry_id,
+                    "tokensBefore": 1,
+                }
+            }
+
+        pi.on("session_before_compact", before)
+        pi.on(
+            "session_compact",
+            lambda e, c: pi.send_user_message(
+                e.compaction_entry["summary"] + "\n\nGo on.", deliver_as="followUp"
+            ),
+        )
+
+    scenario = two_prompts({"text": long_text("answer two"), "context_tokens": 17010})
+    scenario["model"]["agent"].append({"text": "CONTINUED"})
+    result = run(tmp_path, scenario, ext)
+    request = agent_requests(result)[-1]
+    texts = [m["content"][0]["text"] for m in request.messages]
+    assert texts[0] == COMPACTION_SUMMARY_PREFIX + "THE-BRIEF\n</summary>"
+    assert texts[-1] == "THE-BRIEF\n\nGo on."
+    assert sum(text.count("THE-BRIEF") for text in texts) == 2
+
+
 def synthesis_hook(log: Log, *, return_after_abort: bool = False) -> Any:
     def factory(pi: ExtensionAPI) -> None:
         async def before(event: Any, ctx: Any) -> Any:
@@ -2331,7 +2576,10 @@ def test_9_17_messages_sent_during_agent_settled_wait_for_every_settled_handler(
 
 
 def test_context_values_inside_handlers(tmp_path: Path) -> None:
-    """psc-lifecycle §5: what ``ctx`` reports in ``session_start``, ``session_compact`` and ``model_select``."""
+    """psc-lifecycle §5: what ``ctx`` reports in ``session_start``, ``session_compact`` and ``model_select``.
+
+    Consequence 15: in RPC mode ``has_ui`` is true and ``mode`` is "rpc"; the project is trusted.
+    """
     seen: dict[str, Any] = {}
 
     def ext(pi: ExtensionAPI) -> None:
