@@ -88,11 +88,24 @@ def _describe_notifications(world: World) -> str:
     return "\n".join(f"  [{kind}] {message}" for message, kind in world.observe().notifications) or "  (none)"
 
 
-def _find_notification(world: World, pattern: str, *, since_mark: bool = True) -> str:
+def _without_workdir(world: World, text: str) -> str:
+    """``text`` with the scenario's work directory replaced by ``$WORK``.
+
+    The directory is named after the scenario, so the words of its name (a scenario about a
+    "mismatch", an "untrusted" project) stand in every path a message shows; a pattern that
+    looks for such a word must not find it there.
+    """
+    return text.replace(str(world.observe().project_dir.parent), "$WORK")
+
+
+def _find_notification(world: World, pattern: str, *, since_mark: bool = True, paths: bool = False) -> str:
+    """The first notification (since the last action, or ever) that ``pattern`` finds, searched
+    without the work directory (see :func:`_without_workdir`) unless ``paths`` says the
+    pattern matches a real path itself."""
     notifications = _new_notifications(world) if since_mark else world.observe().notifications
     regex = re.compile(pattern, re.I | re.S)
     for message, _kind in notifications:
-        if regex.search(message):
+        if regex.search(message if paths else _without_workdir(world, message)):
             return message
     raise AssertionError(
         f"no notification matches /{pattern}/; notifications were:\n{_describe_notifications(world)}"
@@ -177,7 +190,9 @@ def _no_percent(world: World) -> None:
 def _saved_notification(world: World) -> None:
     path = re.escape(_settings_path(world))
     _find_notification(
-        world, rf"^{re.escape(MESSAGE_PREFIX)}: settings saved to {path}; restart Pi to activate them\.$"
+        world,
+        rf"^{re.escape(MESSAGE_PREFIX)}: settings saved to {path}; restart Pi to activate them\.$",
+        paths=True,
     )
 
 
@@ -467,7 +482,7 @@ def _it_records_policy(world: World, r: str, k: str) -> None:
 def _saved_to(world: World) -> None:
     name, _brief = world.remembered["it"]
     message = _find_notification(
-        world, rf"^{re.escape(MESSAGE_PREFIX)}: Continuity Brief saved to (?P<path>/\S+)\.$"
+        world, rf"^{re.escape(MESSAGE_PREFIX)}: Continuity Brief saved to (?P<path>/\S+)\.$", paths=True
     )
     assert message.endswith(f"/pending/{name}."), f"the notification names another file: {message!r}"
 
@@ -491,6 +506,7 @@ def _committed(world: World) -> None:
     message = _find_notification(
         world,
         rf"^{re.escape(MESSAGE_PREFIX)}: native compaction committed with disk-backed Brief (?P<p>/\S+)\.$",
+        paths=True,
     )
     event_id = world.latest_summary_brief().event_id
     assert f"{event_id}.md" in message, f"the committed message names another Brief: {message!r}"
@@ -704,7 +720,11 @@ def _refusal_details(world: World, r: str, k: str, w: str) -> None:
 
 @then("a notification refuses because native auto-compaction is disabled")
 def _refused_disabled(world: World) -> None:
-    _find_notification(world, rf"^{re.escape(MESSAGE_PREFIX)} refused: ", since_mark=False)
+    """A refusal about native compaction that says so: in words, or with the ``enabled: false``
+    that §11 requires invalid native settings to show."""
+    _find_notification(
+        world, rf"^{re.escape(MESSAGE_PREFIX)} refused: native .*(disabled|enabled: false)", since_mark=False
+    )
 
 
 @then("a notification says a stale pending Continuity Brief was found for this session and left inert")
@@ -715,8 +735,8 @@ def _stale_notice(world: World) -> None:
 @then(parsers.re(r'a notification names the extension config file and the field "(?P<field>\w+)"'))
 def _config_error(world: World, field: str) -> None:
     path = str(world.observe().project_dir / CONFIG_DIR_NAME / "session-continuity.json")
-    message = _find_notification(world, re.escape(path), since_mark=False)
-    assert field in message, f"the field {field!r} is not named: {message!r}"
+    message = _find_notification(world, re.escape(path), since_mark=False, paths=True)
+    assert field in _without_workdir(world, message), f"the field {field!r} is not named: {message!r}"
 
 
 @then("a notification says the project is not trusted")
