@@ -131,6 +131,15 @@ def test_other_differences_are_unexplained(change: Any, channel: str) -> None:
     assert difference.detail  # a short unified diff, sim "-", pi "+"
 
 
+def test_a_percentage_is_not_a_path_length() -> None:
+    # A few tokens of path drift move a percentage by hundredths: a point is a real difference.
+    sim, real = base_record(), base_record()
+    sim["extension_events"][0]["percent"] = 75.0
+    real["extension_events"][0]["percent"] = 76.0
+    [difference] = diff_records(sim, real, neutralisers())
+    assert (difference.channel, difference.explained) == ("extension_events", False)
+
+
 def test_every_known_difference_says_why() -> None:
     assert KNOWN_DIFFERENCES and all(len(k.reason) > 40 for k in KNOWN_DIFFERENCES)
 
