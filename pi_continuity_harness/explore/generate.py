@@ -21,13 +21,13 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..features.world import settings_answers
 from ..simulator.faults import CrashRule, FaultPlan, FsFault, TamperRule
 from ..simulator.model_script import HttpError, ModelScript, Reply, ScriptedToolCall, SynthesisReply, Usage
 from ..simulator.operations import (
     CommandOp,
     CompactOp,
     CrashOp,
-    DialogAnswer,
     EditFileOp,
     PromptOp,
     ReloadOp,
@@ -87,17 +87,6 @@ SYNTHESIS_FAULTS: tuple[str, ...] = (
 )
 
 _HEADINGS = ("## Next Actions", "## Task", "## Recovery Instructions", "### Blocked", "## Current State")
-
-
-def settings_answers(trigger: str, keep: str, confirm: bool) -> list[DialogAnswer]:
-    """How the suite drives any ``/continuity settings`` menu (the same answers as the step
-    ``the user sets up native compaction at ...``; see ``features/steps/when.py``)."""
-    return [
-        DialogAnswer(select="/compaction/", when=r"compaction"),
-        DialogAnswer(input=trigger, when=r"trigger"),
-        DialogAnswer(input=keep, when=r"keep"),
-        DialogAnswer(confirm=confirm, when=r"."),
-    ]
 
 
 def _filler(label: str, chars: int) -> str:

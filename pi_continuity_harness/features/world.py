@@ -31,7 +31,7 @@ from ..simulator.scenario import Scenario, parse_scenario
 from .oracle import Brief, parse_brief
 from .target import Observation, OperationOutcome, Target
 
-__all__ = ["DEFAULT_KEEP", "DEFAULT_RESERVE", "DEFAULT_WINDOW", "ScenarioDraft", "World"]
+__all__ = ["DEFAULT_KEEP", "DEFAULT_RESERVE", "DEFAULT_WINDOW", "ScenarioDraft", "World", "settings_answers"]
 
 DEFAULT_WINDOW = 200_000
 DEFAULT_RESERVE = 50_000
@@ -44,6 +44,22 @@ def _filler(label: str, chars: int) -> str:
     text = f"{label}: "
     word = "work "
     return (text + word * (chars // len(word) + 1))[:chars]
+
+
+def settings_answers(trigger: str, keep: str, confirm: bool) -> list[DialogAnswer]:
+    """How the suite drives any ``/continuity settings`` menu (documented in
+    docs/running-the-suite.md), in steps and in explored scenarios alike.
+
+    It picks the menu option about native compaction, answers the input whose prompt
+    mentions the trigger with the trigger percent and the one that mentions keeping recent
+    context with the keep percent, then confirms (or declines) the preview.
+    """
+    return [
+        DialogAnswer(select="/compaction/", when=r"compaction"),
+        DialogAnswer(input=trigger, when=r"trigger"),
+        DialogAnswer(input=keep, when=r"keep"),
+        DialogAnswer(confirm=confirm, when=r"."),
+    ]
 
 
 @dataclass

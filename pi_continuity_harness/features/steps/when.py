@@ -9,32 +9,16 @@ from ...simulator.model_script import HttpError, Reply, ScriptedToolCall, Usage
 from ...simulator.operations import (
     AbortOp,
     CompactOp,
-    DialogAnswer,
     ReloadOp,
     RestartOp,
     SetModelOp,
 )
-from ..world import TURN_CHARS, World, _filler
+from ..world import TURN_CHARS, World, _filler, settings_answers
 from .common import current_mark, number
 
 
 def _begin(world: World) -> None:
     world.remembered["mark"] = current_mark(world)
-
-
-def settings_answers(trigger: str, keep: str, confirm: bool) -> list[DialogAnswer]:
-    """How the suite drives any ``/continuity settings`` menu (documented in docs/).
-
-    It picks the menu option about native compaction, answers the input whose prompt
-    mentions the trigger with the trigger percent and the one that mentions keeping recent
-    context with the keep percent, then confirms (or declines) the preview.
-    """
-    return [
-        DialogAnswer(select="/compaction/", when=r"compaction"),
-        DialogAnswer(input=trigger, when=r"trigger"),
-        DialogAnswer(input=keep, when=r"keep"),
-        DialogAnswer(confirm=confirm, when=r"."),
-    ]
 
 
 @when(
