@@ -9,7 +9,7 @@ Pi, and a little more (the trace itself, for reports).
 from __future__ import annotations
 
 import platform
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +53,14 @@ class SimTarget:
     def capabilities(self) -> frozenset[str]:
         return frozenset(CAPABILITIES)
 
-    def start(self, scenario: Scenario) -> None:
+    def start(self, scenario: Scenario, *, attach: Callable[[Simulation], None] | None = None) -> None:
+        """Start the simulation of ``scenario``; ``attach`` is handed the simulation before it
+        starts, for observers that must see every trace record (the explorer's invariant checker)."""
         self._simulation = Simulation(
             scenario, workdir=self._workdir, seed=self._seed, implementation=self._implementation
         )
+        if attach is not None:
+            attach(self._simulation)
         try:
             self._simulation.start()
         except ProcessStartError as error:

@@ -280,17 +280,16 @@ def _operations_run(world: World) -> None:
     target = world.make_target()
     if not isinstance(target, SimTarget):
         pytest.skip("replaying a scenario file with invariant checks needs the simulator")
-    simulation = Simulation(
-        scenario, workdir=target._workdir, seed=target._seed, implementation=target._implementation
-    )
-    target._simulation = simulation
     markers = sorted(
         {m for spec in scenario.files.values() for m in re.findall(r"PLANTED-[A-Z]+-\d+", spec.text or "")}
     )
-    checker = InvariantChecker(simulation, markers=markers)
+
+    def attach(simulation: Simulation) -> None:
+        world.remembered["checker"] = InvariantChecker(simulation, markers=markers)
+
     world.target = target
-    world.remembered["checker"] = checker
-    simulation.start()
+    target.start(scenario, attach=attach)
+    checker = world.remembered["checker"]
     checker.after_operation()
     for op in scenario.operations:
         checker.before_operation(op)
