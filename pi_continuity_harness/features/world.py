@@ -91,10 +91,6 @@ class ScenarioDraft:
             }
 
     # ----------------------------------------------------------------- models
-    @property
-    def models(self) -> list[dict[str, Any]]:
-        return list(self.data["models"])
-
     def active_model(self) -> dict[str, Any]:
         active = self.data.get("active_model")
         return next((m for m in self.data["models"] if m["id"] == active), self.data["models"][0])
@@ -166,7 +162,6 @@ class World:
     make_target: Callable[[], Target]
     draft: ScenarioDraft = field(init=False)
     target: Target | None = None
-    outcomes: list[OperationOutcome] = field(default_factory=list)
     turns: int = 0
     remembered: dict[str, Any] = field(default_factory=dict)
     _observation: Observation | None = None
@@ -206,9 +201,7 @@ class World:
             self.target.script(kind, replies)
 
     def perform(self, op: Any) -> OperationOutcome:
-        target = self.start()
-        outcome = target.perform(op)
-        self.outcomes.append(outcome)
+        outcome = self.start().perform(op)
         self._observation = None
         return outcome
 
@@ -223,15 +216,18 @@ class World:
     ) -> OperationOutcome:
         return self.perform(CommandOp.model_validate({"command": {"text": text, "answers": list(answers)}}))
 
-    def work_turns(self, count: int, *, context_tokens: int | None = None) -> None:
-        """``count`` ordinary turns of about 1,000 tokens each way (below any threshold)."""
+    def work_turns(
+        self, count: int, *, context_tokens: int | None = None, prompt_chars: int = TURN_CHARS
+    ) -> None:
+        """``count`` ordinary turns (below any threshold): prompts of ``prompt_chars`` characters
+        (about 1,000 tokens by default) and replies of about 1,000 tokens."""
         for _ in range(count):
             self.turns += 1
             tokens = context_tokens if context_tokens is not None else 5_000 * self.turns
             self.script(
                 "agent", Reply(text=_filler(f"reply {self.turns}", TURN_CHARS), context_tokens=tokens)
             )
-            outcome = self.prompt(_filler(f"task step {self.turns}", TURN_CHARS))
+            outcome = self.prompt(_filler(f"task step {self.turns}", prompt_chars))
             assert outcome.ok, f"an ordinary turn failed: {outcome.error}"
 
     def ensure_history(self, turns: int = 2) -> None:

@@ -1,4 +1,5 @@
-"""Shared helpers of the step library: number parsing, marks, finding Briefs and continuations."""
+"""Shared helpers of the step library: number parsing, marks (what was observed before the
+last action, and what came after it), finding Briefs and continuations."""
 
 from __future__ import annotations
 
@@ -7,13 +8,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..oracle import CONTINUATION_SUFFIX, Brief, parse_brief
+from ..target import ObservedRequest
 from ..world import World
 
 __all__ = [
     "Mark",
+    "begin",
     "briefs_in",
     "continuations_since",
     "current_mark",
+    "last_mark",
+    "new_dialogs",
+    "new_extension_events",
+    "new_notifications",
+    "new_requests",
+    "new_session_events",
     "number",
     "numbers_in",
     "text_mentions_number",
@@ -46,9 +55,12 @@ class Mark:
     dialogs: int
 
 
+_NOTHING = Mark(0, 0, 0, 0, 0, 0)
+
+
 def current_mark(world: World) -> Mark:
     if not world.started:
-        return Mark(0, 0, 0, 0, 0, 0)
+        return _NOTHING
     obs = world.observe()
     return Mark(
         len(obs.session_events),
@@ -58,6 +70,40 @@ def current_mark(world: World) -> Mark:
         len(obs.notifications),
         len(obs.dialogs),
     )
+
+
+def begin(world: World) -> None:
+    """Mark what has been observed so far: When steps call it as their action begins."""
+    world.remembered["mark"] = current_mark(world)
+
+
+def last_mark(world: World) -> Mark:
+    """The mark of the last action (nothing observed, when no action has marked yet)."""
+    mark = world.remembered.get("mark")
+    return mark if isinstance(mark, Mark) else _NOTHING
+
+
+def new_notifications(world: World) -> list[tuple[str, str]]:
+    return world.observe().notifications[last_mark(world).notifications :]
+
+
+def new_dialogs(world: World) -> list[dict[str, Any]]:
+    return world.observe().dialogs[last_mark(world).dialogs :]
+
+
+def new_session_events(world: World, kind: str | None = None) -> list[dict[str, Any]]:
+    events = world.observe().session_events[last_mark(world).session_events :]
+    return [e for e in events if kind is None or e.get("type") == kind]
+
+
+def new_extension_events(world: World, kind: str | None = None) -> list[dict[str, Any]]:
+    events = world.observe().extension_events[last_mark(world).extension_events :]
+    return [e for e in events if kind is None or e.get("type") == kind]
+
+
+def new_requests(world: World, kind: str | None = None) -> list[ObservedRequest]:
+    requests = world.observe().model_requests[last_mark(world).model_requests :]
+    return [r for r in requests if kind is None or r.kind == kind]
 
 
 def briefs_in(files: dict[str, bytes]) -> list[tuple[str, Brief]]:

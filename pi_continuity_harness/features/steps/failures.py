@@ -21,42 +21,26 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 from pytest_bdd.scenario import scenario_wrapper_template_registry
 
-from ...simulator.model_script import HttpError, Reply, SynthesisReply, Usage, estimate_request_tokens
+from ...simulator.model_script import Reply, SynthesisReply, Usage, estimate_request_tokens
 from ...simulator.operations import CompactOp
 from ...simulator.scenario import Scenario, load_scenario
 from ...simulator.simulation import Simulation
 from ..oracle import CONTINUATION_SUFFIX, MESSAGE_PREFIX, parse_brief
 from ..sim_target import SimTarget
 from ..world import TURN_CHARS, World, _filler
-from .common import Mark, briefs_in, continuations_since, current_mark, number
-
-
-def _begin(world: World) -> None:
-    world.remembered["mark"] = current_mark(world)
-
-
-def _mark(world: World) -> Mark:
-    mark = world.remembered.get("mark")
-    return mark if isinstance(mark, Mark) else Mark(0, 0, 0, 0, 0, 0)
-
-
-def _add_competitor(world: World, behaviour: str) -> None:
-    world.require_setup("another extension").data["extensions"].append({"competitor": behaviour})
+from .common import (
+    begin,
+    briefs_in,
+    continuations_since,
+    new_extension_events,
+    new_notifications,
+    new_requests,
+    new_session_events,
+    number,
+)
 
 
 # ===================================================================== given
-@given(parsers.re(r"another extension loaded after it (?P<what>cancels every compaction|throws an error)"))
-def _competitor_cancels_or_throws(world: World, what: str) -> None:
-    _add_competitor(world, "cancel" if what.startswith("cancels") else "throw")
-
-
-@given(parsers.re(r"the synthesis model fails with an HTTP 500 error (?P<times>\d+) times"))
-def _synthesis_fails_repeatedly(world: World, times: str) -> None:
-    error = HttpError(status=500, message="Internal server error", type="server_error")
-    for _ in range(int(times)):
-        world.script("extension", SynthesisReply(kind="error", error=error))
-
-
 @given(parsers.re(r"the active model reasons, with an output limit of (?P<n>\d[\d,]*) tokens"))
 def _reasoning_model(world: World, n: str) -> None:
     draft = world.require_setup("the active model")
@@ -67,14 +51,7 @@ def _reasoning_model(world: World, n: str) -> None:
 
 @given(parsers.re(r"the user has worked through (?P<count>\d+) turns of (?P<chars>\d[\d,]*) characters each"))
 def _worked_long_turns(world: World, count: str, chars: str) -> None:
-    for _ in range(int(count)):
-        world.turns += 1
-        world.script(
-            "agent",
-            Reply(text=_filler(f"reply {world.turns}", TURN_CHARS), context_tokens=5_000 * world.turns),
-        )
-        outcome = world.prompt(_filler(f"long task step {world.turns}", number(chars)))
-        assert outcome.ok, f"a long turn failed: {outcome.error}"
+    world.work_turns(int(count), prompt_chars=number(chars))
 
 
 @given("the user compacts the session manually while the next Brief is being synthesized")
@@ -86,7 +63,7 @@ def _compact_during_synthesis(world: World) -> None:
 @when(parsers.re(r"the model stops at its output limit with (?P<n>\d[\d,]*) input tokens(?P<twice>, twice)?"))
 def _length_stop(world: World, n: str, twice: str | None) -> None:
     world.ensure_history()
-    _begin(world)
+    begin(world)
     cut = Reply(
         text="a reply cut short by its output limit",
         finish="length",
@@ -94,37 +71,24 @@ def _length_stop(world: World, n: str, twice: str | None) -> None:
     )
     replies = [cut, cut] if twice else [cut]
     world.script("agent", *replies, Reply(text="RETRY-ANSWER", context_tokens=3_000))
-    world.remembered["retry_text"] = "RETRY-ANSWER"
     world.turns += 1
     world.prompt(_filler("a request cut short", TURN_CHARS))
 
 
 @when(parsers.re(r"the user sends (?P<count>\d+) prompts whose replies stay above the threshold"))
 def _prompts_above_threshold(world: World, count: str) -> None:
-    _begin(world)
+    begin(world)
     for index in range(int(count)):
         world.script("agent", Reply(text=f"an answer {index}", context_tokens=world.threshold_tokens() + 1))
         world.prompt(f"another question {index}")
 
 
 # ===================================================================== then: compaction and cost
-def _new_session_events(world: World, kind: str) -> list[dict[str, Any]]:
-    events = world.observe().session_events[_mark(world).session_events :]
-    return [e for e in events if e.get("type") == kind]
-
-
-def _new_extension_events(world: World, kind: str) -> list[dict[str, Any]]:
-    events = world.observe().extension_events[_mark(world).extension_events :]
-    return [e for e in events if e.get("type") == kind]
-
-
 @then("no check point made more than one synthesis request")
 def _bounded_synthesis(world: World) -> None:
-    points = len(_new_extension_events(world, "session_before_compact"))
-    requests = len(world.observe().model_requests[_mark(world).model_requests :])
-    synthesis = [
-        r for r in world.observe().model_requests[_mark(world).model_requests :] if r.kind == "extension"
-    ]
+    points = len(new_extension_events(world, "session_before_compact"))
+    requests = len(new_requests(world))
+    synthesis = new_requests(world, "extension")
     assert points >= 1, "no check point was reached"
     assert len(synthesis) <= points, (
         f"{len(synthesis)} synthesis requests for {points} check point(s) ({requests} model requests in all)"
@@ -135,13 +99,9 @@ def _bounded_synthesis(world: World) -> None:
     parsers.re(r"every one of the (?P<n>\d+) check points since was cancelled with one failure notification")
 )
 def _each_failure_notified(world: World, n: str) -> None:
-    points = _new_extension_events(world, "session_before_compact")
-    cancelled = [e for e in _new_session_events(world, "compaction_end") if e.get("aborted")]
-    notes = [
-        m
-        for m, _ in world.observe().notifications[_mark(world).notifications :]
-        if m.startswith(f"{MESSAGE_PREFIX} failed")
-    ]
+    points = new_extension_events(world, "session_before_compact")
+    cancelled = [e for e in new_session_events(world, "compaction_end") if e.get("aborted")]
+    notes = [m for m, _ in new_notifications(world) if m.startswith(f"{MESSAGE_PREFIX} failed")]
     assert len(points) == int(n), f"{len(points)} check points were reached, expected {n}"
     assert len(cancelled) == len(points), f"{len(cancelled)} of {len(points)} check points were cancelled"
     assert len(notes) == len(points), (
@@ -220,8 +180,7 @@ def _one_per_compaction(world: World) -> None:
 def _prompt_first(world: World) -> None:
     continuation = world.remembered.get("continuation")
     assert isinstance(continuation, str), "no continuation was remembered (check 'exactly one continuation')"
-    requests = [r for r in world.observe().model_requests[_mark(world).model_requests :] if r.kind == "agent"]
-    lasts = [r.last_user_text() for r in requests]
+    lasts = [r.last_user_text() for r in new_requests(world, "agent")]
     assert continuation in lasts, "the continuation never reached the model"
     first = lasts.index(continuation)
     assert any(text == "a short question" for text in lasts[:first]), (
@@ -231,7 +190,7 @@ def _prompt_first(world: World) -> None:
 
 @then("the checkpoint was accepted")
 def _checkpoint_accepted(world: World) -> None:
-    notes = [m for m, _ in world.observe().notifications[_mark(world).notifications :]]
+    notes = [m for m, _ in new_notifications(world)]
     saved = [m for m in notes if re.match(rf"^{re.escape(MESSAGE_PREFIX)}: Continuity Brief saved to /", m)]
     assert saved, f"the checkpoint was not saved; notifications were: {notes}"
 
@@ -293,7 +252,7 @@ def _operations_run(world: World) -> None:
     checker.after_operation()
     for op in scenario.operations:
         checker.before_operation(op)
-        world.outcomes.append(target.perform(op))
+        target.perform(op)
         checker.after_operation()
 
 

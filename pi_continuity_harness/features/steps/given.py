@@ -82,10 +82,18 @@ def _print_mode(world: World) -> None:
     world.require_setup("mode").data["mode"] = "print"
 
 
-@given(parsers.re(r"another extension loaded after it returns (?P<what>its own compaction|an empty result)"))
+#: What another extension's ``session_before_compact`` handler does -> the scenario's competitor.
+_COMPETITORS = {
+    "returns its own compaction": "own_compaction",
+    "returns an empty result": "empty",
+    "cancels every compaction": "cancel",
+    "throws an error": "throw",
+}
+
+
+@given(parsers.re(rf"another extension loaded after it (?P<what>{'|'.join(_COMPETITORS)})"))
 def _competitor(world: World, what: str) -> None:
-    behaviour = "own_compaction" if what == "its own compaction" else "empty"
-    world.require_setup("another extension").data["extensions"].append({"competitor": behaviour})
+    world.require_setup("another extension").data["extensions"].append({"competitor": _COMPETITORS[what]})
 
 
 @given("a file sits where the artifact directory should be")
@@ -96,10 +104,11 @@ def _artifact_dir_is_a_file(world: World) -> None:
 
 
 # --------------------------------------------------------------------- the synthesis model
-@given("the synthesis model fails with an HTTP 500 error")
-def _synthesis_error(world: World) -> None:
+@given(parsers.re(r"the synthesis model fails with an HTTP 500 error(?: (?P<times>\d+) times)?"))
+def _synthesis_error(world: World, times: str | None) -> None:
     error = HttpError(status=500, message="Internal server error", type="server_error")
-    world.script("extension", SynthesisReply(kind="error", error=error))
+    for _ in range(int(times or 1)):
+        world.script("extension", SynthesisReply(kind="error", error=error))
 
 
 @given("the synthesis model returns an empty Brief")

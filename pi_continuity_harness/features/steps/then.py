@@ -23,42 +23,25 @@ from ..oracle import (
 )
 from ..target import ObservedRequest
 from ..world import World
-from .common import Mark, briefs_in, continuations_since, number, text_mentions_number
+from .common import (
+    briefs_in,
+    continuations_since,
+    last_mark,
+    new_dialogs,
+    new_extension_events,
+    new_notifications,
+    new_requests,
+    new_session_events,
+    number,
+    text_mentions_number,
+)
 
 
 # --------------------------------------------------------------------- helpers
-def _mark(world: World) -> Mark:
-    mark = world.remembered.get("mark")
-    return mark if isinstance(mark, Mark) else Mark(0, 0, 0, 0, 0, 0)
-
-
-def _new_notifications(world: World) -> list[tuple[str, str]]:
-    return world.observe().notifications[_mark(world).notifications :]
-
-
-def _new_dialogs(world: World) -> list[dict[str, Any]]:
-    return world.observe().dialogs[_mark(world).dialogs :]
-
-
-def _new_session_events(world: World, kind: str | None = None) -> list[dict[str, Any]]:
-    events = world.observe().session_events[_mark(world).session_events :]
-    return [e for e in events if kind is None or e.get("type") == kind]
-
-
-def _new_extension_events(world: World, kind: str | None = None) -> list[dict[str, Any]]:
-    events = world.observe().extension_events[_mark(world).extension_events :]
-    return [e for e in events if kind is None or e.get("type") == kind]
-
-
-def _new_requests(world: World, kind: str | None = None) -> list[ObservedRequest]:
-    requests = world.observe().model_requests[_mark(world).model_requests :]
-    return [r for r in requests if kind is None or r.kind == kind]
-
-
 def _status_output(world: World) -> str:
     """What a status command showed: its notifications and dialog texts since the action."""
-    parts = [message for message, _ in _new_notifications(world)]
-    for dialog in _new_dialogs(world):
+    parts = [message for message, _ in new_notifications(world)]
+    for dialog in new_dialogs(world):
         parts.extend(str(dialog.get(k) or "") for k in ("title", "message"))
         parts.extend(str(o) for o in dialog.get("options") or [])
     return "\n".join(parts)
@@ -102,7 +85,7 @@ def _find_notification(world: World, pattern: str, *, since_mark: bool = True, p
     """The first notification (since the last action, or ever) that ``pattern`` finds, searched
     without the work directory (see :func:`_without_workdir`) unless ``paths`` says the
     pattern matches a real path itself."""
-    notifications = _new_notifications(world) if since_mark else world.observe().notifications
+    notifications = new_notifications(world) if since_mark else world.observe().notifications
     regex = re.compile(pattern, re.I | re.S)
     for message, _kind in notifications:
         if regex.search(message if paths else _without_workdir(world, message)):
@@ -110,14 +93,6 @@ def _find_notification(world: World, pattern: str, *, since_mark: bool = True, p
     raise AssertionError(
         f"no notification matches /{pattern}/; notifications were:\n{_describe_notifications(world)}"
     )
-
-
-def _compaction_cancelled(world: World) -> bool:
-    ends = _new_session_events(world, "compaction_end")
-    if any(e.get("aborted") for e in ends):
-        return True
-    outcome = world.remembered.get("compact_outcome")
-    return bool(outcome is not None and not outcome.ok and "cancel" in (outcome.error or "").lower())
 
 
 def _flatten(value: Any) -> list[Any]:
@@ -136,10 +111,10 @@ def _flatten(value: Any) -> list[Any]:
 )
 def _shown_preview(world: World, r: str, k: str) -> None:
     reserve, keep = number(r), number(k)
-    texts = [str(d.get("title", "")) + "\n" + str(d.get("message", "")) for d in _new_dialogs(world)]
-    confirms = [i for i, d in enumerate(_new_dialogs(world)) if d.get("method") == "confirm"]
+    texts = [str(d.get("title", "")) + "\n" + str(d.get("message", "")) for d in new_dialogs(world)]
+    confirms = [i for i, d in enumerate(new_dialogs(world)) if d.get("method") == "confirm"]
     assert confirms, "no confirmation dialog was opened"
-    shown = "\n".join(texts[: confirms[-1] + 1] + [m for m, _ in _new_notifications(world)])
+    shown = "\n".join(texts[: confirms[-1] + 1] + [m for m, _ in new_notifications(world)])
     assert text_mentions_number(shown, reserve) and text_mentions_number(shown, keep), (
         f"the preview did not show {reserve} and {keep}; dialogs and notifications said:\n{shown}"
     )
@@ -205,7 +180,7 @@ def _settings_unchanged(world: World) -> None:
 
 @then("no notification says settings were saved")
 def _no_saved_notification(world: World) -> None:
-    saved = [m for m, _ in _new_notifications(world) if "settings saved" in m]
+    saved = [m for m, _ in new_notifications(world) if "settings saved" in m]
     assert not saved, f"unexpected: {saved}"
 
 
@@ -237,30 +212,28 @@ def _status_live(world: World, r: str, k: str) -> None:
 
 # --------------------------------------------------------------------- the hook
 def _before_compacts(world: World, reason: str | None) -> list[dict[str, Any]]:
-    events = _new_extension_events(world, "session_before_compact")
+    events = new_extension_events(world, "session_before_compact")
     return [e for e in events if reason is None or e.get("reason") == reason]
 
 
 @then(
     parsers.re(
         r'Pi invoked session_before_compact(?: with reason "(?P<reason>[a-z]+)")?'
-        r"(?: and willRetry (?P<retry>true|false))?(?P<again> again)?(?P<before> before answering it)?"
+        r"(?: and willRetry (?P<retry>true|false))?(?: again)?(?P<before> before answering it)?"
     )
 )
-def _hook_invoked(
-    world: World, reason: str | None, retry: str | None, again: str | None, before: str | None
-) -> None:
+def _hook_invoked(world: World, reason: str | None, retry: str | None, before: str | None) -> None:
     events = _before_compacts(world, reason)
     assert events, (
         f"session_before_compact{f' ({reason})' if reason else ''} was not invoked; extension events were: "
-        f"{[str(e.get('type')) + ':' + str(e.get('reason', '')) for e in _new_extension_events(world)]}"
+        f"{[str(e.get('type')) + ':' + str(e.get('reason', '')) for e in new_extension_events(world)]}"
     )
     if retry is not None:
         assert events[-1].get("willRetry") is (retry == "true"), (
             f"willRetry was {events[-1].get('willRetry')!r}"
         )
     if before:
-        entries = world.observe().entries[_mark(world).entries :]
+        entries = world.observe().entries[last_mark(world).entries :]
         kinds = [
             "compaction" if e.get("type") == "compaction" else (e.get("message") or {}).get("role")
             for e in entries
@@ -311,9 +284,9 @@ def _one_compaction(world: World) -> None:
 
 @then("native compaction was cancelled")
 def _cancelled(world: World) -> None:
-    assert _compaction_cancelled(world), (
-        f"no cancelled compaction; compaction_end events: {_new_session_events(world, 'compaction_end')}"
-    )
+    """Pi ends a cancelled compaction, automatic or manual, with ``compaction_end {aborted: true}``."""
+    ends = new_session_events(world, "compaction_end")
+    assert any(e.get("aborted") for e in ends), f"no cancelled compaction; compaction_end events: {ends}"
 
 
 @then("Pi made no summarization request of its own")
@@ -391,7 +364,6 @@ def _kept_preparation(world: World) -> None:
 
 @then("the archived Brief on disk is the summary with only its status and updatedAt changed")
 def _archived_matches(world: World) -> None:
-    summary = world.latest_compaction()["summary"]
     brief = world.latest_summary_brief()
     matches = [b for _, b in _archived(world) if b.event_id == brief.event_id]
     assert len(matches) == 1, f"{len(matches)} archived Briefs for event {brief.event_id}"
@@ -406,7 +378,6 @@ def _archived_matches(world: World) -> None:
         f"archival changed more than status/updatedAt: {sorted(changed)}"
     )
     assert archived.status == "archived", archived.status
-    del summary
 
 
 @then("the Brief was created before the compaction entry was appended")
@@ -419,7 +390,7 @@ def _brief_first(world: World) -> None:
 @then("the next model request carries the summary exactly inside Pi's compaction wrapper")
 def _wrapper(world: World) -> None:
     wrapped = COMPACTION_SUMMARY_PREFIX + world.latest_compaction()["summary"] + COMPACTION_SUMMARY_SUFFIX
-    after = [r for r in _new_requests(world, "agent") if wrapped in r.text]
+    after = [r for r in new_requests(world, "agent") if wrapped in r.text]
     assert after, "no later model request carried the summary exactly inside Pi's wrapper"
 
 
@@ -525,7 +496,6 @@ def _failed_postmortem(world: World) -> None:
     assert failed, "no failed artifact was written"
     text = next(iter(failed.values())).decode("utf-8")
     assert re.search(r"phase", text, re.I) and re.search(r"cancel", text, re.I), text[:500]
-    world.remembered["failed_text"] = text
 
 
 @then("the compaction summary is a new pending Brief, not the failed postmortem")
@@ -593,9 +563,9 @@ def _newest_ten(world: World) -> None:
 # --------------------------------------------------------------------- continuation and messages
 @then("no continuation was submitted")
 def _no_continuation(world: World) -> None:
-    found = continuations_since(world, _mark(world).entries)
+    found = continuations_since(world, last_mark(world).entries)
     assert not found, f"{len(found)} continuation(s) were submitted"
-    for request in _new_requests(world, "agent"):
+    for request in new_requests(world, "agent"):
         assert CONTINUATION_SUFFIX not in request.text, (
             f"agent request #{request.index} carries a continuation"
         )
@@ -603,7 +573,7 @@ def _no_continuation(world: World) -> None:
 
 @then("exactly one continuation was submitted")
 def _one_continuation(world: World) -> None:
-    found = continuations_since(world, _mark(world).entries)
+    found = continuations_since(world, last_mark(world).entries)
     assert len(found) == 1, f"{len(found)} continuations were submitted"
     world.remembered["continuation"] = found[0]
 
@@ -621,16 +591,16 @@ def _continuation_exact(world: World) -> None:
 @then("the continuation reached the model after the compaction, in the same settled prompt")
 def _continuation_delivered(world: World) -> None:
     text = world.remembered["continuation"]
-    carrying = [r for r in _new_requests(world, "agent") if r.last_user_text() == text]
+    carrying = [r for r in new_requests(world, "agent") if r.last_user_text() == text]
     assert carrying, "no model request ended with the continuation"
-    assert len(_new_session_events(world, "agent_settled")) == 1, "the prompt settled more than once"
+    assert len(new_session_events(world, "agent_settled")) == 1, "the prompt settled more than once"
 
 
 @then("the continuation reached the model only after the interrupted run's final reply")
 def _after_final_reply(world: World) -> None:
     text = world.remembered["continuation"]
     final = world.remembered["run_final_text"]
-    carrying = [r for r in _new_requests(world, "agent") if r.last_user_text() == text]
+    carrying = [r for r in new_requests(world, "agent") if r.last_user_text() == text]
     assert carrying, "no model request ended with the continuation"
     assert final in carrying[0].text, "the continuation reached the model before the run's final reply"
 
@@ -642,7 +612,7 @@ def _continuation_notified(world: World) -> None:
 
 @then("Pi retried the request exactly once, with the Brief as its summary")
 def _retried_once(world: World) -> None:
-    agent = _new_requests(world, "agent")
+    agent = new_requests(world, "agent")
     assert len(agent) == 2, f"{len(agent)} agent requests (expected the failed one and one retry)"
     wrapped = COMPACTION_SUMMARY_PREFIX + world.latest_compaction()["summary"] + COMPACTION_SUMMARY_SUFFIX
     assert wrapped in agent[1].text, "the retry did not carry the Brief as its summary"
@@ -650,14 +620,14 @@ def _retried_once(world: World) -> None:
 
 @then(parsers.re(r"no message was submitted to the model after the (?:checkpoint|reload|restart)"))
 def _no_agent_request(world: World) -> None:
-    assert not _new_requests(world, "agent"), f"{len(_new_requests(world, 'agent'))} agent requests were made"
+    assert not new_requests(world, "agent"), f"{len(new_requests(world, 'agent'))} agent requests were made"
 
 
 @then("the model request for that prompt does not contain the stale Brief")
 def _stale_not_in_request(world: World) -> None:
     checkpoint = world.remembered.get("checkpoint") or {}
     assert checkpoint, "no checkpoint Brief was remembered"
-    requests = _new_requests(world, "agent")
+    requests = new_requests(world, "agent")
     assert requests, "the prompt made no model request"
     for name in checkpoint:
         event_id = name.removesuffix(".md")
@@ -666,7 +636,7 @@ def _stale_not_in_request(world: World) -> None:
 
 @then("no new run started after the compaction")
 def _no_new_run(world: World) -> None:
-    events = _new_session_events(world)
+    events = new_session_events(world)
     ends = [i for i, e in enumerate(events) if e.get("type") == "compaction_end"]
     assert ends, "no compaction ended"
     later = [e for e in events[ends[-1] + 1 :] if e.get("type") == "agent_start"]
@@ -675,13 +645,13 @@ def _no_new_run(world: World) -> None:
 
 @then("no extension error was reported")
 def _no_extension_error(world: World) -> None:
-    errors = _new_session_events(world, "extension_error")
+    errors = new_session_events(world, "extension_error")
     assert not errors, f"extension errors: {errors}"
 
 
 @then("exactly one synthesis request was made")
 def _one_synthesis(world: World) -> None:
-    count = len(_new_requests(world, "extension"))
+    count = len(new_requests(world, "extension"))
     assert count == 1, f"{count} synthesis requests were made"
 
 

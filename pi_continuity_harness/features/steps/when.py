@@ -14,11 +14,7 @@ from ...simulator.operations import (
     SetModelOp,
 )
 from ..world import TURN_CHARS, World, _filler, settings_answers
-from .common import current_mark, number
-
-
-def _begin(world: World) -> None:
-    world.remembered["mark"] = current_mark(world)
+from .common import begin, number
 
 
 @when(
@@ -29,27 +25,27 @@ def _begin(world: World) -> None:
 )
 def _settings(world: World, trigger: str, keep: str, decision: str) -> None:
     world.start()
-    _begin(world)
+    begin(world)
     world.command("/continuity settings", settings_answers(trigger, keep, decision == "confirms"))
 
 
 @when(parsers.re(r'the user runs "(?P<text>/[^"]+)"'))
 def _run_command(world: World, text: str) -> None:
     world.start()
-    _begin(world)
-    world.remembered["last_command"] = world.command(text)
+    begin(world)
+    world.command(text)
 
 
 @when("Pi starts")
 def _pi_starts(world: World) -> None:
-    _begin(world)
+    begin(world)
     world.start()
 
 
 @when("Pi restarts")
 def _pi_restarts(world: World) -> None:
     world.start()
-    _begin(world)
+    begin(world)
     outcome = world.perform(RestartOp())
     assert outcome.ok, f"restart failed: {outcome.error}"
 
@@ -57,7 +53,7 @@ def _pi_restarts(world: World) -> None:
 @when("Pi reloads")
 def _pi_reloads(world: World) -> None:
     world.start()
-    _begin(world)
+    begin(world)
     outcome = world.perform(ReloadOp())
     assert outcome.ok, f"reload failed: {outcome.error}"
 
@@ -65,15 +61,14 @@ def _pi_reloads(world: World) -> None:
 @when(parsers.re(r"the model reports (?P<n>\d[\d,]*) context tokens after the next prompt"))
 def _reports_tokens(world: World, n: str) -> None:
     world.ensure_history()
-    _begin(world)
+    begin(world)
     world.cross_threshold(number(n))
 
 
-@when(parsers.re(r"native compaction reaches its threshold(?P<again> again)?"))
-def _reach_threshold(world: World, again: str | None) -> None:
+@when(parsers.re(r"native compaction reaches its threshold(?: again)?"))
+def _reach_threshold(world: World) -> None:
     world.ensure_history()
-    _begin(world)
-    world.remembered.setdefault("threshold_marks", []).append(world.remembered["mark"])
+    begin(world)
     world.cross_threshold()
 
 
@@ -82,7 +77,7 @@ def _reach_threshold(world: World, again: str | None) -> None:
 )
 def _reach_threshold_many(world: World, times: str) -> None:
     world.ensure_history()
-    _begin(world)
+    begin(world)
     for index in range(int(times)):
         if index:
             world.work_turns(2, context_tokens=10_000)
@@ -97,7 +92,7 @@ def _more_turns(world: World, count: str) -> None:
 @when(parsers.re(r"the model calls a tool and reports (?P<n>\d[\d,]*) context tokens, then answers"))
 def _tool_then_answer(world: World, n: str) -> None:
     world.ensure_history()
-    _begin(world)
+    begin(world)
     call = ScriptedToolCall(name="bash", arguments={"command": "echo hi"}, id="call_mid_run", result="hi\n")
     world.script(
         "agent",
@@ -112,14 +107,13 @@ def _tool_then_answer(world: World, n: str) -> None:
 @when("the provider rejects the next request because it exceeds the context window")
 def _overflow(world: World) -> None:
     world.ensure_history()
-    _begin(world)
+    begin(world)
     error = HttpError(
         status=400,
         message="Your input exceeds the context window of this model",
         code="context_length_exceeded",
     )
     world.script("agent", Reply(error=error), Reply(text="RETRY-ANSWER", context_tokens=3_000))
-    world.remembered["retry_text"] = "RETRY-ANSWER"
     world.turns += 1
     world.prompt(_filler("a request too large", TURN_CHARS))
 
@@ -127,7 +121,7 @@ def _overflow(world: World) -> None:
 @when(parsers.re(r"the model reports (?P<n>\d[\d,]*) input tokens in a completed reply"))
 def _silent_overflow(world: World, n: str) -> None:
     world.ensure_history()
-    _begin(world)
+    begin(world)
     world.script("agent", Reply(text="a completed reply", usage=Usage(input=number(n), output=10)))
     world.turns += 1
     world.prompt(_filler("another request", TURN_CHARS))
@@ -138,13 +132,13 @@ def _manual_compact(world: World, count: str | None) -> None:
     if count:
         world.work_turns(int(count), context_tokens=10_000)
     world.ensure_history()
-    _begin(world)
-    world.remembered["compact_outcome"] = world.perform(CompactOp())
+    begin(world)
+    world.perform(CompactOp())
 
 
 @when("the user sends a short prompt")
 def _short_prompt(world: World) -> None:
-    _begin(world)
+    begin(world)
     world.script("agent", Reply(text="a short answer", context_tokens=10_000))
     world.prompt("a short question")
 
@@ -152,7 +146,7 @@ def _short_prompt(world: World) -> None:
 @when(parsers.re(r'the user switches to the model "(?P<model_id>[^"]+)"'))
 def _switch_model(world: World, model_id: str) -> None:
     world.start()
-    _begin(world)
+    begin(world)
     world.remembered["active_model"] = model_id
     outcome = world.perform(SetModelOp(set_model=model_id))
     assert outcome.ok, f"set_model failed: {outcome.error}"
@@ -160,7 +154,7 @@ def _switch_model(world: World, model_id: str) -> None:
 
 @when("the user aborts")
 def _abort(world: World) -> None:
-    _begin(world)
+    begin(world)
     world.perform(AbortOp())
 
 
@@ -168,7 +162,7 @@ def _abort(world: World) -> None:
 def _compaction_for_reason(world: World, reason: str) -> None:
     """One compaction of each native kind: the threshold, a provider overflow, or /compact."""
     if reason == "threshold":
-        _reach_threshold(world, None)
+        _reach_threshold(world)
     elif reason == "overflow":
         _overflow(world)
     else:
