@@ -30,15 +30,13 @@ from rich.table import Table
 
 from ..features.comparison import Difference, diff_records
 from ..features.known_differences import KNOWN_DIFFERENCES, neutralisers
-from ..features.pytest_plugin import _slug
+from ..features.pytest_plugin import observation_path
 from ..features.suite import ScenarioResult, SuiteRun, run_suite
 from . import UsageError
 from ._output import STATUS_STYLE, progress_printer
 from ._output import console as output_console
 
 __all__ = ["CompareReport", "ScenarioComparison", "compare_runs", "compare_suites", "register"]
-
-_STYLE = STATUS_STYLE
 
 
 @dataclass
@@ -158,8 +156,7 @@ class CompareReport:
 
 
 def _record(root: Path, result: ScenarioResult) -> dict[str, Any] | None:
-    name = result.nodeid.split("::")[-1] if result.nodeid else result.name
-    path = root / _slug(name) / "observation.json"
+    path = observation_path(root, result.nodeid.split("::")[-1] if result.nodeid else result.name)
     if not path.is_file():
         return None
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
@@ -200,8 +197,7 @@ def compare_runs(sim: SuiteRun, pi: SuiteRun, workdir: Path) -> CompareReport:
                 f"sim: {sim_result.detail[:200]}" if sim_result.detail else f"pi: {pi_result.detail[:200]}"
             )
         if sim_record is None or pi_record is None:
-            if item.sim_status != "skipped":
-                item.note = item.note or "no observation record"
+            item.note = item.note or "no observation record"
             continue
         if not sim_record.get("started") or not pi_record.get("started"):
             if sim_record.get("started") != pi_record.get("started"):
@@ -368,7 +364,7 @@ def render_table(report: CompareReport) -> Table:
             differences = f"[green]{len(item.differences)} explained[/] ({', '.join(ids)})"
         else:
             differences = "[green]identical[/]"
-        sim_style, pi_style = _STYLE.get(item.sim_status, ""), _STYLE.get(item.pi_status, "")
+        sim_style, pi_style = STATUS_STYLE.get(item.sim_status, ""), STATUS_STYLE.get(item.pi_status, "")
         table.add_row(
             escape(item.assertion),
             escape(item.name),

@@ -33,7 +33,14 @@ from .comparison import normalise_observation, write_observation_record
 from .target import CAPABILITIES, Target
 from .world import World
 
-__all__ = ["DEFAULT_SYSTEM", "KNOWN_TAGS", "implementation_system", "make_target", "target_capabilities"]
+__all__ = [
+    "DEFAULT_SYSTEM",
+    "KNOWN_TAGS",
+    "implementation_system",
+    "make_target",
+    "observation_path",
+    "target_capabilities",
+]
 
 KNOWN_TAGS = ("smoke", "install", "rules", "failures", "handoff")
 _REQUEST_KINDS: tuple[RequestKind, ...] = ("agent", "summary", "extension")
@@ -192,6 +199,12 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:80] or "scenario"
 
 
+def observation_path(root: Path, test_name: str) -> Path:
+    """Where the ``world`` fixture leaves the observation record of test ``test_name`` (the
+    last part of its node id) in a run's work directory; ``compare`` reads it from there."""
+    return root / _slug(test_name) / "observation.json"
+
+
 def _system_of(feature_path: str) -> str:
     for directory, system in SYSTEM_DIRS.items():
         if f"/{directory}/" in feature_path.replace("\\", "/"):
@@ -221,7 +234,7 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
             created.close()
         finally:
             record["seconds"] = round(time.perf_counter() - started, 4)
-            path = _workdir_root(request.config) / slug / "observation.json"
+            path = observation_path(_workdir_root(request.config), node.name)
             write_observation_record(path, record)
             node.user_properties.append(("observation_file", str(path)))
 

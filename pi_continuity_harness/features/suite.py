@@ -176,6 +176,7 @@ class _Collector:
         nodeid = report.nodeid
         result = self.results.get(nodeid)
         if result is None:
+            # The scenario's names were recorded at collection, so the first report has them.
             name = str(props.get("scenario") or nodeid.split("::")[-1])
             example = nodeid.split("[", 1)[1].rstrip("]") if "[" in nodeid else ""
             result = ScenarioResult(
@@ -185,16 +186,11 @@ class _Collector:
                 status="passed",
                 duration_s=0.0,
                 nodeid=nodeid,
+                feature_file=str(props.get("feature_file") or ""),
             )
             self.results[nodeid] = result
             self.order.append(nodeid)
         result.duration_s += report.duration
-        if "scenario" in props:
-            example = nodeid.split("[", 1)[1].rstrip("]") if "[" in nodeid else ""
-            result.name = f"{props['scenario']} [{example}]" if example else str(props["scenario"])
-            result.assertion = str(props.get("assertion") or result.name)
-            result.system = str(props.get("system") or "unknown")
-            result.feature_file = str(props.get("feature_file") or "")
         if "observed" in props:
             try:
                 result.observed = json.loads(str(props["observed"]))
@@ -216,8 +212,9 @@ class _Collector:
             self.on_result(result, len(self.order), self.total)
 
     def _store(self, result: ScenarioResult) -> None:
-        self.results[result.nodeid or f"error-{len(self.order)}"] = result
-        self.order.append(result.nodeid or f"error-{len(self.order)}")
+        key = result.nodeid or f"error-{len(self.order)}"
+        self.results[key] = result
+        self.order.append(key)
         if self.on_result is not None:
             self.on_result(result, len(self.order), self.total)
 
