@@ -301,9 +301,17 @@ def run_suite(
 
 
 def default_environment(target: str) -> dict[str, str]:
-    return {
+    """What the validation record names about the run's environment (spec §20: Pi version,
+    Node version, OS)."""
+    environment = {
         "harness": __version__,
         "host": f"simulated Pi {PI_VERSION}" if target == "sim" else f"Pi {PI_VERSION} (real, RPC mode)",
         "python": platform.python_version(),
         "os": platform.platform(),
     }
+    if target == "pi":
+        # The real-Pi target runs only on the pinned installation, verified to be this Node.
+        from .realpi.install import NODE_VERSION  # noqa: PLC0415  (real Pi's modules load only when needed)
+
+        environment["node"] = NODE_VERSION
+    return environment
