@@ -37,7 +37,7 @@ from .events import (
     SessionShutdownEvent,
     SessionStartEvent,
 )
-from .extension_api import CONFIG_DIR_NAME, ExtensionFactory, Mode, Model
+from .extension_api import ExtensionFactory, Mode, Model
 from .faults import FaultPlan, FilesystemMonitor
 from .model_script import ModelRequest, ModelScript
 from .model_service import ModelCatalog, ScriptedModelService, SimModelRegistry
@@ -56,11 +56,11 @@ from .operations import (
 )
 from .runner import ExtensionRunner, RuntimeBindings
 from .session_manager import SessionManager
-from .settings import SettingsError, SettingsManager, TrustDecision, deep_merge, resolve_project_trust
+from .settings import SettingsError, SettingsManager, TrustDecision, resolve_project_trust
 from .trace import SimulatedCrash, Trace
 from .ui import UIHub
 from .virtual_loop import VirtualTimeEventLoop
-from .workspace import HostPaths, apply_edit, write_json
+from .workspace import HostPaths, apply_edit
 
 __all__ = ["HostPaths", "OperationResult", "ProcessStartError", "Runtime", "SimHost"]
 
@@ -460,43 +460,6 @@ class SimHost:
             await self.quiesce()
 
     # ================================================================= lifecycle
-    def prepare_files(
-        self,
-        *,
-        global_settings: dict[str, Any],
-        project_settings: dict[str, Any] | None,
-        trust: str,
-        files: dict[str, Any],
-    ) -> None:
-        """Lay out the machine before Pi starts (agent settings, project files)."""
-        for directory in (self.paths.agent_dir, self.paths.project_dir, self.paths.session_dir):
-            os.makedirs(directory, exist_ok=True)
-        agent_settings = deep_merge(
-            {
-                "defaultThinkingLevel": "off",
-                "quietStartup": True,
-                "retry": {"enabled": True, "maxRetries": 1, "baseDelayMs": 100},
-            },
-            global_settings,
-        )
-        if trust != "ask":
-            agent_settings = {**agent_settings, "defaultProjectTrust": trust}
-        write_json(os.path.join(self.paths.agent_dir, "settings.json"), agent_settings)
-        if project_settings is not None:
-            write_json(
-                os.path.join(self.paths.project_dir, CONFIG_DIR_NAME, "settings.json"), project_settings
-            )
-        for relative, spec in files.items():
-            target = os.path.join(self.paths.project_dir, relative)
-            if spec.directory:
-                os.makedirs(target, exist_ok=True)
-            elif spec.text is not None:
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                with open(target, "w", encoding="utf-8") as handle:
-                    handle.write(spec.text)
-            else:
-                write_json(target, spec.json_value)
-
     async def start(self, session_file: str | None = None) -> None:
         """Start a Pi process: a new session, or ``--session <file>`` to resume one."""
         self.crashed = False

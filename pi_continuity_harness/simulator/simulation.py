@@ -32,6 +32,7 @@ from .faults import activate_monitor
 from .host import OperationResult, ProcessStartError, SimHost
 from .scenario import Scenario, ScenarioError
 from .trace import SimulatedCrash
+from .workspace import prepare_files
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -200,12 +201,7 @@ class Simulation:
             ),
             faults=scenario.faults,
         )
-        self.host.prepare_files(
-            global_settings=dict(scenario.settings.global_),
-            project_settings=scenario.settings.project,
-            trust=scenario.trust,
-            files=dict(scenario.files),
-        )
+        prepare_files(self.host.paths, scenario)
         self.result = SimulationResult(scenario, run_seed, impl_name, root, self.host)
         self.host.trace.emit(
             "host",

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .extension_api import CONFIG_DIR_NAME
 from .settings import deep_merge
 
 if TYPE_CHECKING:
     from .operations import EditFileSpec
+    from .scenario import Scenario
 
-__all__ = ["HostPaths", "apply_edit", "write_json"]
+__all__ = ["HostPaths", "apply_edit", "prepare_files", "write_json"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,37 @@ def write_json(path: str | Path, value: Any) -> None:
     """``value`` as indented JSON (the layout every harness-written settings file has)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     Path(path).write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def prepare_files(paths: HostPaths, scenario: Scenario) -> None:
+    """Lay out the machine before Pi starts: agent settings, project settings, project files."""
+    for directory in (paths.agent_dir, paths.project_dir, paths.session_dir):
+        os.makedirs(directory, exist_ok=True)
+    agent_settings = deep_merge(
+        {
+            "defaultThinkingLevel": "off",
+            "quietStartup": True,
+            "retry": {"enabled": True, "maxRetries": 1, "baseDelayMs": 100},
+        },
+        dict(scenario.settings.global_),
+    )
+    if scenario.trust != "ask":
+        agent_settings = {**agent_settings, "defaultProjectTrust": scenario.trust}
+    write_json(os.path.join(paths.agent_dir, "settings.json"), agent_settings)
+    if scenario.settings.project is not None:
+        write_json(
+            os.path.join(paths.project_dir, CONFIG_DIR_NAME, "settings.json"), scenario.settings.project
+        )
+    for relative, spec in scenario.files.items():
+        target = os.path.join(paths.project_dir, relative)
+        if spec.directory:
+            os.makedirs(target, exist_ok=True)
+        elif spec.text is not None:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "w", encoding="utf-8") as handle:
+                handle.write(spec.text)
+        else:
+            write_json(target, spec.json_value)
 
 
 def apply_edit(paths: HostPaths, spec: EditFileSpec) -> None:

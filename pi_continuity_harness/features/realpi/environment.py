@@ -13,37 +13,36 @@ Recognising Pi's own (agent) requests on the fake server: Pi's agent loop always
 tool definitions (``read``, ``bash``, ``edit``, ``write`` by default, ``dist/core/system-prompt.js``),
 while the default summarizer (``completeSummarization``) and an extension's
 ``modelRegistry.complete()`` send none unless they pass tools themselves. So "has tools" marks an
-``agent`` request, and that needs no change to Pi's prompt. For runs without tools (``--no-tools``)
-set ``agent_system_marker``: it is appended to the agent system prompt with
-``--append-system-prompt`` (rendered as an ``<addendum>`` section) and the fake server is told
-the same marker. The marker is off by default because it changes the system prompt that
-extensions see.
+``agent`` request, and that needs no change to Pi's prompt.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Literal
 
+from ...simulator.extension_api import CONFIG_DIR_NAME
+from ...simulator.workspace import write_json
 from .install import PiInstallation, cache_tmp_dir
 from .rpc_client import PiRpcProcess
 
 __all__ = [
+    "FAKE_API_KEY",
     "OBSERVER_PATH",
     "FakeModel",
     "PiEnvironment",
     "default_agent_settings",
+    "provider_json",
 ]
 
 #: The observer extension shipped with this package (load it first: see observer.ts).
 OBSERVER_PATH = Path(__file__).with_name("observer.ts")
+#: The fake providers' API key (the fake server checks none).
+FAKE_API_KEY = "fake-key"
 
 Trust = Literal["always", "never", "ask"]
 
@@ -71,6 +70,23 @@ class FakeModel:
         }
 
 
+def provider_json(
+    base_url: str, models: Iterable[FakeModel], api_key: str | None = FAKE_API_KEY
+) -> dict[str, Any]:
+    """One ``models.json`` provider served by the fake server (``api_key`` None: no auth)."""
+    provider: dict[str, Any] = {"baseUrl": base_url, "api": "openai-completions"}
+    if api_key is not None:
+        provider["apiKey"] = api_key
+    provider["compat"] = {
+        "supportsStore": False,
+        "supportsDeveloperRole": False,
+        "supportsReasoningEffort": False,
+        "maxTokensField": "max_tokens",
+    }
+    provider["models"] = [m.to_json() for m in models]
+    return provider
+
+
 def default_agent_settings(provider: str, model_id: str, trust: Trust | None) -> dict[str, Any]:
     settings: dict[str, Any] = {
         "defaultProvider": provider,
@@ -85,62 +101,34 @@ def default_agent_settings(provider: str, model_id: str, trust: Trust | None) ->
     return settings
 
 
-def _deep_merge(base: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def _write_json(path: Path, value: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
-
-
 class PiEnvironment:
-    """An isolated Pi workspace wired to a fake model server.
+    """An isolated Pi workspace under ``root`` wired to a fake model server.
 
-    ``models``: :class:`FakeModel` values or ``(id, context_window, max_tokens, reasoning)``
-    tuples; the first is the default unless ``default_model`` names another. ``trust`` becomes
+    ``models`` are the provider ``fake``'s; the first is the default. ``trust`` becomes
     ``defaultProjectTrust`` (None: not set, so project settings are ignored unless Pi runs
     with ``--approve``). ``project_settings`` goes to ``project/.pi/settings.json``;
-    ``agent_settings`` is deep-merged into the agent settings.
+    ``extra_env`` is added to Pi's environment.
     """
+
+    provider = "fake"
 
     def __init__(
         self,
         installation: PiInstallation,
         base_url: str,
-        models: Sequence[FakeModel | tuple[str, int, int, bool]] = (FakeModel("fake-model"),),
+        models: Sequence[FakeModel] = (FakeModel("fake-model"),),
         *,
-        root: Path | None = None,
-        default_model: str | None = None,
+        root: Path,
         trust: Trust | None = "always",
         project_settings: Mapping[str, Any] | None = None,
-        agent_settings: Mapping[str, Any] | None = None,
-        provider: str = "fake",
-        api_key: str = "fake-key",
-        agent_system_marker: str | None = None,
         extra_env: Mapping[str, str] | None = None,
     ) -> None:
-        self.installation = installation
-        self.base_url = base_url
-        self.models = [m if isinstance(m, FakeModel) else FakeModel(*m) for m in models]
-        if not self.models:
+        if not models:
             raise ValueError("at least one model is needed")
-        self.provider = provider
-        self.api_key = api_key
-        self.default_model = default_model or self.models[0].id
-        if self.default_model not in {m.id for m in self.models}:
-            raise ValueError(f"default model {self.default_model!r} is not among the models")
-        self.trust = trust
-        self.agent_system_marker = agent_system_marker
+        self.installation = installation
+        self.default_model = models[0].id
         self.extra_env = dict(extra_env or {})
-        self._owns_root = root is None
-        self.root = Path(tempfile.mkdtemp(prefix="pi-env-")) if root is None else Path(root)
+        self.root = Path(root)
         self.agent_dir = self.root / "agent"
         self.project_dir = self.root / "project"
         self.sessions_dir = self.root / "sessions"
@@ -150,54 +138,16 @@ class PiEnvironment:
         self.bridge_state = self.root / "bridge-busy"
         for directory in (self.agent_dir, self.project_dir, self.sessions_dir, self.home_dir):
             directory.mkdir(parents=True, exist_ok=True)
-        settings = default_agent_settings(provider, self.default_model, trust)
-        self.write_agent_settings(_deep_merge(settings, agent_settings or {}))
-        self.write_models()
+        write_json(
+            self.agent_dir / "settings.json", default_agent_settings(self.provider, self.default_model, trust)
+        )
+        write_json(
+            self.agent_dir / "models.json", {"providers": {self.provider: provider_json(base_url, models)}}
+        )
         if project_settings is not None:
-            self.write_project_settings(project_settings)
+            write_json(self.project_dir / CONFIG_DIR_NAME / "settings.json", dict(project_settings))
 
-    # files -------------------------------------------------------------------
-
-    @property
-    def agent_settings_path(self) -> Path:
-        return self.agent_dir / "settings.json"
-
-    @property
-    def project_settings_path(self) -> Path:
-        return self.project_dir / ".pi" / "settings.json"
-
-    def write_agent_settings(self, settings: Mapping[str, Any]) -> None:
-        _write_json(self.agent_settings_path, dict(settings))
-
-    def write_project_settings(self, settings: Mapping[str, Any]) -> None:
-        _write_json(self.project_settings_path, dict(settings))
-
-    def models_json(self) -> dict[str, Any]:
-        return {
-            "providers": {
-                self.provider: {
-                    "baseUrl": self.base_url,
-                    "api": "openai-completions",
-                    "apiKey": self.api_key,
-                    "compat": {
-                        "supportsStore": False,
-                        "supportsDeveloperRole": False,
-                        "supportsReasoningEffort": False,
-                        "maxTokensField": "max_tokens",
-                    },
-                    "models": [m.to_json() for m in self.models],
-                }
-            }
-        }
-
-    def write_models(self, base_url: str | None = None) -> None:
-        """(Re)write models.json, e.g. after the fake server moved to another port."""
-        if base_url is not None:
-            self.base_url = base_url
-        _write_json(self.agent_dir / "models.json", self.models_json())
-
-    def session_files(self) -> list[Path]:
-        return sorted(self.sessions_dir.glob("*.jsonl"))
+    # observation -------------------------------------------------------------
 
     def bridge_busy(self) -> int:
         """Requests the Python bridge is still handling (0 without a bridge)."""
@@ -235,98 +185,13 @@ class PiEnvironment:
         env.update(self.extra_env)
         return env
 
-    def argv(
-        self,
-        extensions: Sequence[str | Path] = (),
-        *,
-        model: str | None = None,
-        approve: bool | None = None,
-        session: str | Path | None = None,
-        observer: bool = True,
-        extra_args: Sequence[str] = (),
-    ) -> list[str]:
-        """``node pi-cli --mode rpc --model fake/<id> -e observer.ts [-e ext...] [...]``.
+    def process(self, extensions: Sequence[str | Path] = ()) -> PiRpcProcess:
+        """A not yet started :class:`PiRpcProcess` (call ``start()``) running
+        ``node pi-cli --mode rpc --model fake/<default> -e observer.ts [-e ext...]``.
 
         The observer is loaded first (handlers run in load order; see observer.ts).
         """
-        model_id = model or self.default_model
-        args = ["--mode", "rpc", "--model", f"{self.provider}/{model_id}"]
-        if observer:
-            args += ["-e", str(OBSERVER_PATH)]
+        args = ["--mode", "rpc", "--model", f"{self.provider}/{self.default_model}", "-e", str(OBSERVER_PATH)]
         for ext in extensions:
             args += ["-e", str(ext)]
-        if approve is True:
-            args.append("--approve")
-        elif approve is False:
-            args.append("--no-approve")
-        if session is not None:
-            args += ["--session", str(session)]
-        if self.agent_system_marker:
-            args += ["--append-system-prompt", self.agent_system_marker]
-        args += list(extra_args)
-        return self.installation.argv(*args)
-
-    def process(
-        self,
-        extensions: Sequence[str | Path] = (),
-        *,
-        model: str | None = None,
-        approve: bool | None = None,
-        session: str | Path | None = None,
-        observer: bool = True,
-        extra_args: Sequence[str] = (),
-        default_timeout: float = 30.0,
-    ) -> PiRpcProcess:
-        """A not yet started :class:`PiRpcProcess` for this workspace (call ``start()``)."""
-        return PiRpcProcess(
-            self.argv(
-                extensions,
-                model=model,
-                approve=approve,
-                session=session,
-                observer=observer,
-                extra_args=extra_args,
-            ),
-            env=self.env(),
-            cwd=self.project_dir,
-            default_timeout=default_timeout,
-        )
-
-    def start_pi(
-        self,
-        extensions: Sequence[str | Path] = (),
-        *,
-        model: str | None = None,
-        approve: bool | None = None,
-        session: str | Path | None = None,
-        observer: bool = True,
-        extra_args: Sequence[str] = (),
-        default_timeout: float = 30.0,
-        start_timeout: float | None = None,
-    ) -> PiRpcProcess:
-        """Start Pi and wait for its first ``get_state`` reply."""
-        proc = self.process(
-            extensions,
-            model=model,
-            approve=approve,
-            session=session,
-            observer=observer,
-            extra_args=extra_args,
-            default_timeout=default_timeout,
-        )
-        return proc.start(timeout=start_timeout)
-
-    # cleanup -----------------------------------------------------------------
-
-    def cleanup(self) -> None:
-        """Remove the workspace if this object created it."""
-        if self._owns_root:
-            shutil.rmtree(self.root, ignore_errors=True)
-
-    def __enter__(self) -> PiEnvironment:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.cleanup()
+        return PiRpcProcess(self.installation.argv(*args), env=self.env(), cwd=self.project_dir)

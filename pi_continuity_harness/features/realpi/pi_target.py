@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
-from ...simulator.extension_api import CONFIG_DIR_NAME, ExtensionFactory
+from ...simulator.extension_api import ExtensionFactory
 from ...simulator.model_script import ModelOutcome, ModelRequest, Reply, RequestKind, SynthesisReply
 from ...simulator.operations import (
     AbortOp,
@@ -55,10 +55,9 @@ from ...simulator.operations import (
     SetModelOp,
     operation_name,
 )
-from ...simulator.scenario import Scenario
-from ...simulator.settings import deep_merge
+from ...simulator.scenario import ModelSpec, Scenario
 from ...simulator.simulation import prepare_workdir
-from ...simulator.workspace import HostPaths, apply_edit
+from ...simulator.workspace import HostPaths, apply_edit, prepare_files, write_json
 from ..target import (
     CAPABILITIES,
     Observation,
@@ -67,7 +66,7 @@ from ..target import (
     TargetStartError,
     TargetUnavailableError,
 )
-from .environment import OBSERVER_PATH, FakeModel, PiEnvironment
+from .environment import FAKE_API_KEY, OBSERVER_PATH, FakeModel, PiEnvironment, provider_json
 from .fake_server import FakeModelServer
 from .install import PiInstallation, PiInstallError, find_installation, install_pi
 from .rpc_client import (
@@ -213,11 +212,6 @@ def normalise_session_event(data: dict[str, Any]) -> dict[str, Any] | None:
     return dict(data)
 
 
-def _write_json(path: Path, value: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
 class PiTarget:
     """A real Pi 1.6 process behind the Target seam."""
 
@@ -257,10 +251,6 @@ class PiTarget:
         self._session_file: str | None = None
         self._session_id: str | None = None
         self._crashed = False
-        self._closed = False
-        self._hold_errors: list[BaseException] = []
-        #: Wall seconds of the last start(): Pi spawn to its first get_state reply.
-        self.start_seconds: float | None = None
 
     # ------------------------------------------------------------------ identity
     @property
@@ -366,56 +356,23 @@ class PiTarget:
         return env
 
     def _lay_out(self, scenario: Scenario, base_url: str) -> None:
-        """The simulator's layout (``SimHost.prepare_files``) plus models.json for the fake server."""
-        paths = self.paths
-        agent_settings = deep_merge(
-            {
-                "defaultThinkingLevel": "off",
-                "quietStartup": True,
-                "retry": {"enabled": True, "maxRetries": 1, "baseDelayMs": 100},
-            },
-            dict(scenario.settings.global_),
-        )
-        if scenario.trust != "ask":
-            agent_settings = {**agent_settings, "defaultProjectTrust": scenario.trust}
-        _write_json(Path(paths.agent_dir) / "settings.json", agent_settings)
-        providers: dict[str, dict[str, Any]] = {}
+        """The simulator's layout (:func:`prepare_files`) plus models.json for the fake server."""
+        prepare_files(self.paths, scenario)
+        by_provider: dict[str, list[ModelSpec]] = {}
         for spec in scenario.models:
-            provider, _, model_id = spec.id.partition("/")
-            entry = providers.setdefault(
-                provider,
-                {
-                    "baseUrl": base_url,
-                    "api": "openai-completions",
-                    "apiKey": "fake-key",
-                    "compat": {
-                        "supportsStore": False,
-                        "supportsDeveloperRole": False,
-                        "supportsReasoningEffort": False,
-                        "maxTokensField": "max_tokens",
-                    },
-                    "models": [],
-                },
+            by_provider.setdefault(spec.id.partition("/")[0], []).append(spec)
+        providers = {
+            provider: provider_json(
+                base_url,
+                [
+                    FakeModel(m.id.partition("/")[2], m.context_window, m.max_tokens, m.reasoning)
+                    for m in specs
+                ],
+                FAKE_API_KEY if all(m.auth for m in specs) else None,
             )
-            if not spec.auth:
-                entry.pop("apiKey", None)
-            entry["models"].append(
-                FakeModel(model_id, spec.context_window, spec.max_tokens, spec.reasoning).to_json()
-            )
-        _write_json(Path(paths.agent_dir) / "models.json", {"providers": providers})
-        if scenario.settings.project is not None:
-            _write_json(
-                Path(paths.project_dir) / CONFIG_DIR_NAME / "settings.json", scenario.settings.project
-            )
-        for relative, spec_file in scenario.files.items():
-            target = Path(paths.project_dir) / relative
-            if spec_file.directory:
-                target.mkdir(parents=True, exist_ok=True)
-            elif spec_file.text is not None:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(spec_file.text, encoding="utf-8")
-            else:
-                _write_json(target, spec_file.json_value)
+            for provider, specs in by_provider.items()
+        }
+        write_json(Path(self.paths.agent_dir) / "models.json", {"providers": providers})
 
     def _extension_slots(self, scenario: Scenario, root: Path) -> list[tuple[Path, str]]:
         """Generated wrappers, in load order, with the name the simulator reports for each."""
@@ -473,7 +430,7 @@ class PiTarget:
             "records": str(self.fault_records_path),
         }
         path = root / "harness-extensions" / "fs-faults.json"
-        _write_json(path, plan)
+        write_json(path, plan)
         return path
 
     def _argv(self, *, session: str | None, model: str | None) -> list[str]:
@@ -509,7 +466,6 @@ class PiTarget:
             proc.start(timeout=self._timeout)
         except PiRpcError as error:
             raise PiStartError(self._start_failure(proc, error)) from error
-        self.start_seconds = proc.start_seconds
         self._crashed = False
         self._refresh_state()
         with contextlib.suppress(PiRpcError):
@@ -696,15 +652,12 @@ class PiTarget:
 
     # ------------------------------------------------------------------ held replies
     def _on_hold(self, request: ModelRequest, outcome: ModelOutcome) -> None:
-        """Run a held reply's operations against Pi (fake server thread; no settling)."""
-        try:
-            for op in outcome.during:
-                self._run(op, during=True)
-            if outcome.abort_while_held:
-                self._run(AbortOp(), during=True)
-        except BaseException as error:
-            self._hold_errors.append(error)
-            raise
+        """Run a held reply's operations against Pi (fake server thread; no settling; what
+        this raises is kept in :attr:`FakeModelServer.errors`)."""
+        for op in outcome.during:
+            self._run(op, during=True)
+        if outcome.abort_while_held:
+            self._run(AbortOp(), during=True)
 
     # ------------------------------------------------------------------ script
     def script(self, kind: RequestKind, replies: Iterable[Reply | SynthesisReply]) -> None:
@@ -835,7 +788,6 @@ class PiTarget:
         if self._server is not None:
             with contextlib.suppress(Exception):
                 self._server.stop()
-        self._closed = True
 
     def __enter__(self) -> PiTarget:
         return self
