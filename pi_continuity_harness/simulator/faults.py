@@ -25,7 +25,7 @@ import errno
 import fnmatch
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -128,30 +128,39 @@ class FilesystemMonitor:
             if op != "read":
                 raise SimulatedCrash("the process is dead")
             return
-        symbolic = self._symbolic(path)
         self.trace.emit("fs", op, path=path, target=target)
-        for counter in self._counters:
-            fault = counter.fault
-            if fault.op not in ("any", op):
-                continue
-            if not fnmatch.fnmatchcase(symbolic, fault.path):
-                continue
-            counter.seen += 1
-            if counter.seen < fault.occurrence:
-                continue
-            if fault.times and counter.fired >= fault.times:
-                continue
-            counter.fired += 1
+        for fault in self._firing(op, path):
             self.trace.emit("fault", "fs", op=op, path=path, effect=fault.effect)
             if fault.effect == "crash":
                 if self.on_crash is not None:
                     self.on_crash()
-                raise SimulatedCrash(f"crash before {op} {symbolic}")
+                raise SimulatedCrash(f"crash before {op} {self._symbolic(path)}")
             if fault.effect == "corrupt":
                 self._corrupt(path)
                 continue
             code = getattr(errno, fault.errno_name)
             raise OSError(code, f"{os.strerror(code)} (injected fault)", path)
+
+    def replay(self, op: str, path: str) -> None:
+        """Count an operation an earlier process observed (its faults fired there), so
+        ``occurrence`` and ``times`` count across processes."""
+        for fault in self._firing(op, path):
+            if fault.effect != "corrupt":
+                break
+
+    def _firing(self, op: str, path: str) -> Iterator[FsFault]:
+        """The faults an operation fires, in plan order. Counters advance as the caller goes
+        on: a caller that stops (an error or a crash) keeps the later faults from seeing it."""
+        symbolic = self._symbolic(path)
+        for counter in self._counters:
+            fault = counter.fault
+            if fault.op not in ("any", op) or not fnmatch.fnmatchcase(symbolic, fault.path):
+                continue
+            counter.seen += 1
+            if counter.seen < fault.occurrence or (fault.times and counter.fired >= fault.times):
+                continue
+            counter.fired += 1
+            yield fault
 
     def tamper(self, pattern: str, action: str) -> list[str]:
         """Apply a tamper rule to every file under the workdir whose symbolic path matches."""

@@ -18,7 +18,12 @@ from pi_continuity_harness.features.realpi import (
     PiTarget,
     normalise_session_event,
 )
-from pi_continuity_harness.features.realpi.bridge_runtime import GenericEvent, build_event, result_to_wire
+from pi_continuity_harness.features.realpi.bridge_runtime import (
+    GenericEvent,
+    _replay_counters,
+    build_event,
+    result_to_wire,
+)
 from pi_continuity_harness.features.target import Target
 from pi_continuity_harness.simulator.abort import AbortSignal
 from pi_continuity_harness.simulator.events import (
@@ -27,8 +32,10 @@ from pi_continuity_harness.simulator.events import (
     InputResult,
     SessionBeforeCompactEvent,
 )
+from pi_continuity_harness.simulator.faults import FilesystemMonitor, FsFault
 from pi_continuity_harness.simulator.model_script import ModelScript, Reply, SynthesisReply
 from pi_continuity_harness.simulator.operations import DialogAnswer
+from pi_continuity_harness.simulator.trace import Trace
 
 EXTENSIONS = Path(__file__).parent / "extensions"
 
@@ -148,6 +155,33 @@ def test_fake_server_extend_appends_by_kind() -> None:
     assert server.script.extension[0].kind == "empty"
     with pytest.raises(TypeError):
         server.extend("summary", [SynthesisReply()])
+
+
+def test_fs_fault_counters_continue_across_pi_processes(tmp_path: Path) -> None:
+    """A new bridge process replays the ``fs`` records of the earlier ones, so ``occurrence``
+    counts every matching operation of the run, as across simulated restarts."""
+    project = str(tmp_path / "project")
+    fault = FsFault.model_validate(
+        {"op": "write", "path": "$PROJECT/out/*", "occurrence": 2, "errno": "ENOSPC"}
+    )
+
+    def monitor() -> FilesystemMonitor:
+        return FilesystemMonitor(str(tmp_path), {"$PROJECT": project}, Trace(lambda: 0, ""), (fault,))
+
+    records = tmp_path / "records.jsonl"
+    earlier = [
+        {"kind": "fs", "name": "read", "path": f"{project}/out/one.txt"},  # another op: not counted
+        {"kind": "fs", "name": "write", "path": f"{project}/out/one.txt"},
+        {"kind": "fault", "name": "fs", "op": "write", "path": f"{project}/out/one.txt"},
+    ]
+    records.write_text("".join(json.dumps(r) + "\n" for r in earlier), encoding="utf-8")
+    fresh = monitor()
+    fresh.observe("write", f"{project}/out/two.txt")  # the first matching write of a new run
+    replayed = monitor()
+    _replay_counters(replayed, str(records))
+    with pytest.raises(OSError, match="No space left on device"):
+        replayed.observe("write", f"{project}/out/two.txt")
+    replayed.observe("write", f"{project}/out/three.txt")  # times=1: fired once
 
 
 # ----------------------------------------------------------------------------- protocol

@@ -38,7 +38,6 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
-import fnmatch
 import inspect
 import itertools
 import json
@@ -1076,20 +1075,8 @@ def _replay_counters(monitor: FilesystemMonitor, records_path: str) -> None:
             record = json.loads(line)
         except ValueError:
             continue
-        if record.get("kind") != "fs":
-            continue
-        op, path = str(record.get("name")), str(record.get("path"))
-        symbolic = monitor._symbolic(path)
-        for counter in monitor._counters:
-            fault = counter.fault
-            if fault.op not in ("any", op) or not fnmatch.fnmatchcase(symbolic, fault.path):
-                continue
-            counter.seen += 1
-            if counter.seen < fault.occurrence or (fault.times and counter.fired >= fault.times):
-                continue
-            counter.fired += 1
-            if fault.effect != "corrupt":
-                break
+        if record.get("kind") == "fs":
+            monitor.replay(str(record.get("name")), str(record.get("path")))
 
 
 def install_fault_monitor(plan_path: str) -> FilesystemMonitor:
