@@ -8,6 +8,7 @@ notifications and operation outcomes.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -347,6 +348,25 @@ def test_fs_faults_fire_in_the_bridge_process(targets: Targets) -> None:
     assert real.notifications == sim.notifications
     assert real.files("probe-out") == sim.files("probe-out")
     assert [(o.ok, o.error) for o in real.operations] == [(o.ok, o.error) for o in sim.operations]
+
+
+def test_file_operations_of_the_bridged_implementation_are_observed(targets: Targets) -> None:
+    # No fs fault is scripted: the bridge records the implementation's own file operations
+    # anyway, as the simulator does, so a step on them ("did not read ...") can fail on real Pi.
+    ops = [{"command": "/probe-write one"}, {"command": "/probe-write two"}]
+    real, _ = run(targets("pi"), scenario(), ops)
+    sim, _ = run(targets("sim"), scenario(), ops)
+
+    def relative(obs: Observation) -> list[tuple[str, str]]:
+        return [(e["op"], os.path.relpath(e["path"], obs.project_dir)) for e in obs.fs_events]
+
+    assert relative(real) == [
+        ("mkdir", "probe-out"),
+        ("write", "probe-out/one.txt"),
+        ("mkdir", "probe-out"),
+        ("write", "probe-out/two.txt"),
+    ]
+    assert relative(real) == relative(sim)
 
 
 def test_typescript_extension_loaded_directly(targets: Targets) -> None:

@@ -28,7 +28,9 @@ audit hook here, over the real workspace directories. Every observed operation a
 appended to the plan's ``records`` file (JSON lines, the simulator's trace records ``fs`` and
 ``fault``); at start the counters are replayed from that file, so ``occurrence``/``times``
 count across Pi restarts as they do across simulated restarts. A ``crash`` effect kills the
-whole Pi process group (Pi and this process), as the simulated process dies.
+whole Pi process group (Pi and this process), as the simulated process dies. PiTarget gives the
+implementation under test a plan even when the scenario has no fs fault, so its file operations
+are always observed (``Observation.fs_events``).
 """
 
 from __future__ import annotations

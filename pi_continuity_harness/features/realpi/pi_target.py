@@ -386,8 +386,8 @@ class PiTarget:
                     slots.append((path, str(self._implementation)))
                     continue
                 spec = _factory_spec(self._implementation)
-                faults = self._write_fault_plan(root, scenario)
-                slots.append((self._bridge_wrapper(directory, f"{index}-impl", spec, faults), spec))
+                plan = self._write_fs_plan(root, scenario)
+                slots.append((self._bridge_wrapper(directory, f"{index}-impl", spec, plan), spec))
             elif ref.competitor is not None:
                 path = directory / f"{index}-competitor-{ref.competitor}.ts"
                 path.write_text(
@@ -415,9 +415,9 @@ class PiTarget:
         )
         return path
 
-    def _write_fault_plan(self, root: Path, scenario: Scenario) -> Path | None:
-        if not scenario.faults.fs:
-            return None
+    def _write_fs_plan(self, root: Path, scenario: Scenario) -> Path:
+        """The bridge's filesystem plan for the implementation under test: its file operations
+        are recorded (``fs_events``) and the scenario's fs faults, if any, injected."""
         paths = self.paths
         plan = {
             "workdir": paths.workdir,
@@ -708,6 +708,9 @@ class PiTarget:
             lines = observation.session_file_entries()
             observation.entries = lines[1:]
             observation.session_id = lines[0].get("id") if lines else self._session_id
+        observation.fs_events = [
+            {"op": r["name"], "path": r.get("path")} for r in self.fs_records() if r.get("kind") == "fs"
+        ]
         self._resolve_from_extension(observation)
         return observation
 
