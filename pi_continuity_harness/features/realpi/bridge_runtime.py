@@ -899,8 +899,6 @@ class BridgeRuntime:
         self._compact_callbacks: dict[str, tuple[Any, Any]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.eof = asyncio.Event()
-        #: Seconds spent in handlers and in the bridge per event type (for overhead figures).
-        self.timings: dict[str, list[float]] = {}
 
     # ------------------------------------------------------------------ signals, callbacks
     def signal_from(self, ref: Any) -> AbortSignal | None:
@@ -972,7 +970,6 @@ class BridgeRuntime:
         print(f"[bridge] unknown message from Pi: {kind!r}", file=sys.stderr)
 
     async def _serve(self, message: Json) -> None:
-        started = time.perf_counter()
         try:
             value = await self._handle(message)
         except Exception as error:
@@ -981,11 +978,6 @@ class BridgeRuntime:
         except BaseException as error:  # SimulatedCrash from an fs fault, cancellation at exit
             self.conn.send({"type": "error", "id": message.get("id"), "error": _describe(error)})
             raise
-        finally:
-            label = str(message.get("type")) + (
-                f":{(message.get('event') or {}).get('type')}" if message.get("type") == "event" else ""
-            )
-            self.timings.setdefault(label, []).append(time.perf_counter() - started)
         wire = result_to_wire(value)
         self.conn.send({"type": "result", "id": message.get("id"), "value": wire, "undefined": wire is None})
 
@@ -1161,15 +1153,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         loop.run_until_complete(runtime.run_until_eof())
     finally:
-        if os.environ.get("PI_HARNESS_BRIDGE_TIMINGS"):
-            _write_timings(os.environ["PI_HARNESS_BRIDGE_TIMINGS"], runtime.timings)
         loop.close()
     return 0
-
-
-def _write_timings(path: str, timings: dict[str, list[float]]) -> None:
-    with contextlib.suppress(OSError), open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"pid": os.getpid(), "timings": timings}) + "\n")
 
 
 if __name__ == "__main__":

@@ -190,15 +190,12 @@ def _tool_names(body: dict[str, Any]) -> list[str]:
     return names
 
 
-def classify_request(
-    system_prompt: str | None, tools: list[str], agent_system_marker: str | None = None
-) -> RequestKind:
-    """``summary`` (Pi's summarizer prompt), ``agent`` (tools or the marker), else ``extension``."""
+def classify_request(system_prompt: str | None, tools: list[str]) -> RequestKind:
+    """``summary`` (Pi's summarizer prompt), ``agent`` (Pi's agent loop sends its tools), else
+    ``extension`` (see :mod:`.environment`)."""
     if system_prompt is not None and system_prompt.startswith(SUMMARIZATION_SYSTEM_PROMPT_PREFIX):
         return "summary"
     if tools:
-        return "agent"
-    if agent_system_marker and system_prompt is not None and agent_system_marker in system_prompt:
         return "agent"
     return "extension"
 
@@ -208,7 +205,6 @@ def parse_chat_request(
     *,
     index: int = 0,
     kind: RequestKind | None = None,
-    agent_system_marker: str | None = None,
 ) -> ModelRequest:
     """A chat-completions request body as a :class:`ModelRequest` (pi-ai message shapes)."""
     system_prompt, messages = _convert_messages(list(body.get("messages") or []))
@@ -216,7 +212,7 @@ def parse_chat_request(
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
     reasoning = body.get("reasoning_effort")
     return ModelRequest(
-        kind=kind or classify_request(system_prompt, tools, agent_system_marker),
+        kind=kind or classify_request(system_prompt, tools),
         index=index,
         model=str(body.get("model", "")),
         system_prompt=system_prompt,
@@ -365,22 +361,19 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeModelServer:
     """An OpenAI-compatible ``/v1/chat/completions`` server on 127.0.0.1 playing a script.
 
-    ``agent_system_marker``: a system-prompt substring that also marks ``agent`` requests
-    (for Pi runs without tools; see :mod:`.environment`). ``on_hold(request, outcome)`` is
-    called, in the handler thread, for outcomes with ``during`` operations or
-    ``abort_while_held``; the server answers after it returns (unless Pi went away).
+    ``on_hold(request, outcome)`` is called, in the handler thread, for outcomes with
+    ``during`` operations or ``abort_while_held``; the server answers after it returns (unless
+    Pi went away).
     """
 
     def __init__(
         self,
         script: ModelScript,
         *,
-        agent_system_marker: str | None = None,
         on_hold: Callable[[ModelRequest, ModelOutcome], None] | None = None,
         abort_grace_s: float = 1.0,
     ) -> None:
         self.script = script
-        self.agent_system_marker = agent_system_marker
         self.on_hold = on_hold
         self.abort_grace_s = abort_grace_s
         self._lock = threading.Condition()
@@ -452,10 +445,6 @@ class FakeModelServer:
     def of_kind(self, kind: RequestKind) -> list[RecordedRequest]:
         return [r for r in self.requests if r.kind == kind]
 
-    def counts(self) -> dict[RequestKind, int]:
-        with self._lock:
-            return dict(self._indices)
-
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
         """Wait until ``count`` requests have been answered (or aborted)."""
         deadline = time.monotonic() + timeout
@@ -477,19 +466,9 @@ class FakeModelServer:
             current = getattr(self.script, kind)
             self.script = self.script.model_copy(update={kind: (*current, *replies)})
 
-    def reset(self, script: ModelScript | None = None) -> None:
-        """Forget the requests and restart every kind's index (optionally with a new script)."""
-        with self._lock:
-            if script is not None:
-                self.script = script
-            self._requests.clear()
-            self._errors.clear()
-            self._indices = {"agent": 0, "summary": 0, "extension": 0}
-            self._cursors = {"agent": 0, "summary": 0, "extension": 0}
-
     # handling ----------------------------------------------------------------
 
-    def _next_reply(self, kind: RequestKind, index: int) -> Reply | SynthesisReply | None:
+    def _next_reply(self, kind: RequestKind) -> Reply | SynthesisReply | None:
         """The next *unused* scripted reply of ``kind`` (FIFO), as the simulator's model does:
         a request answered by the default does not use up a scripted reply."""
         queue: tuple[Reply | SynthesisReply, ...]
@@ -518,14 +497,14 @@ class FakeModelServer:
         except ValueError as exc:
             handler._json(400, {"error": {"message": f"bad JSON: {exc}", "type": "invalid_request_error"}})
             return
-        probe = parse_chat_request(body, agent_system_marker=self.agent_system_marker)
+        probe = parse_chat_request(body)
         kind = probe.kind
         with self._lock:
             index = self._indices[kind]
             self._indices[kind] = index + 1
             seq = len(self._requests)
             request = parse_chat_request(body, index=index, kind=kind)
-            reply = self._next_reply(kind, index)
+            reply = self._next_reply(kind)
             outcome = respond(self.script, request, reply)
             record = RecordedRequest(
                 seq=seq,
