@@ -39,6 +39,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from ...simulator.messages import content_text
 from ...simulator.model_script import (
     SUMMARIZATION_SYSTEM_PROMPT_PREFIX,
     ModelOutcome,
@@ -88,18 +89,6 @@ class RecordedRequest:
 # --------------------------------------------------------------------------- parsing
 
 
-def _text_parts(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
-        )
-    return str(content)
-
-
 def _user_content(content: Any) -> Any:
     if isinstance(content, str) or content is None:
         return content or ""
@@ -137,7 +126,7 @@ def _convert_messages(wire: list[Any]) -> tuple[str | None, list[dict[str, Any]]
             continue
         role = msg.get("role")
         if role in ("system", "developer"):
-            text = _text_parts(msg.get("content"))
+            text = content_text(msg.get("content"))
             if position == 0 and system_prompt is None:
                 system_prompt = text
             else:
@@ -151,7 +140,7 @@ def _convert_messages(wire: list[Any]) -> tuple[str | None, list[dict[str, Any]]
                 if isinstance(thinking, str) and thinking:
                     blocks.append({"type": "thinking", "thinking": thinking})
                     break
-            text = _text_parts(msg.get("content"))
+            text = content_text(msg.get("content"))
             if text:
                 blocks.append({"type": "text", "text": text})
             for call in msg.get("tool_calls") or []:
@@ -172,7 +161,7 @@ def _convert_messages(wire: list[Any]) -> tuple[str | None, list[dict[str, Any]]
                 "role": "toolResult",
                 "toolCallId": call_id,
                 "toolName": msg.get("name") or tool_names.get(call_id, ""),
-                "content": [{"type": "text", "text": _text_parts(msg.get("content"))}],
+                "content": [{"type": "text", "text": content_text(msg.get("content"))}],
             }
             messages.append(result)
         else:

@@ -40,6 +40,7 @@ from typing import Any
 
 from ... import __version__
 from ...simulator.extension_api import ExtensionFactory
+from ...simulator.messages import content_text
 from ...simulator.model_script import ModelOutcome, ModelRequest, Reply, RequestKind, SynthesisReply
 from ...simulator.operations import (
     AbortOp,
@@ -117,16 +118,6 @@ def _factory_spec(implementation: str | ExtensionFactory | Path) -> str:
     return f"{module}:{qualname}"
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
-        )
-    return ""
-
-
 def normalise_session_event(data: dict[str, Any]) -> dict[str, Any] | None:
     """An RPC event in the simulator's session-event shape (None: not a session event)."""
     kind = str(data.get("type", ""))
@@ -144,7 +135,7 @@ def normalise_session_event(data: dict[str, Any]) -> dict[str, Any] | None:
         if message.get("role") == "assistant":
             out["stopReason"] = message.get("stopReason")
             out["totalTokens"] = (message.get("usage") or {}).get("totalTokens")
-        text = _text(message.get("content")) if message.get("role") != "system" else ""
+        text = content_text(message.get("content")) if message.get("role") != "system" else ""
         if text:
             out["text"] = text[:80]
         return out
