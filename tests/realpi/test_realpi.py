@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pi_continuity_harness.cli import main
 from pi_continuity_harness.features.realpi import (
     FakeModel,
     PiInstallation,
@@ -71,6 +72,20 @@ def test_install_errors_are_clear(
     with pytest.raises(PiInstallError, match="is the npm registry reachable"):
         install_pi(tmp_path / "no-registry")
     assert find_installation(tmp_path / "no-registry") is None
+
+
+def test_install_pi_command_reuses_the_cache_and_rejects_a_file(
+    pi_installation: PiInstallation, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["install-pi", "--cache-dir", str(pi_installation.cache_dir), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Pi 1.6.0 with Node 22.23.3 reused in ")
+    assert f"pi:   {pi_installation.pi_cli_path}" in out
+    not_a_directory = tmp_path / "cache"
+    not_a_directory.write_text("", encoding="utf-8")
+    assert main(["install-pi", "--cache-dir", str(not_a_directory)]) == 2
+    assert "exists and is not a directory" in capsys.readouterr().err
+    assert not_a_directory.read_text(encoding="utf-8") == ""
 
 
 def test_prompt_round_trip(realpi: Make) -> None:
