@@ -335,6 +335,15 @@ def test_protection_blocks_a_user_session_switch_while_capturing(rig: Rig) -> No
     assert rig.emit("session_before_switch", event) == {"cancel": True}
 
 
+def test_a_finish_awaiting_the_transition_is_protected_until_the_cutover(rig: Rig) -> None:
+    _submit(rig)  # the bridge is sent; its command has not run yet
+    event = SessionBeforeSwitchEvent(reason="new")
+    assert rig.emit("session_before_switch", event) == {"cancel": True}
+    assert rig.emit("session_before_compact", object()) == {"cancel": True}
+    rig.command(rig.pi.user_messages[-1][0][len("/sh ") :])
+    assert rig.ctx.new_sessions and rig.emit("session_before_switch", event) is None  # its own switch
+
+
 def test_recovery_deletion_only_after_a_completed_delivered_turn(rig: Rig, tmp_path: Path) -> None:
     recovery = tmp_path / "agent" / "pi-blitz-handoff" / "recovery" / "r.md"
     recovery.write_text("--- Deferred Prompt 1 of 1 ---\nhello\n", encoding="utf-8")
@@ -417,3 +426,28 @@ def test_chain_limit_starts_an_independent_master(rig: Rig, tmp_path: Path) -> N
     rig.emit("agent_settled", AgentSettledEvent(aborted=False))
     rig.command(rig.pi.user_messages[-1][0][len("/sh ") :])
     assert rig.ctx.new_sessions == [{"parent_session": None}]
+
+
+def _submit(rig: Rig) -> Path:
+    """/sh start, GET, write, Finish, idle settlement: returns the dossier; the bridge is the last prompt."""
+    rig.command("start")
+    fid = _finish_id(rig.text(rig.tool("session_handoff_get_template")))
+    dossier = _write_dossier(rig)
+    assert not rig.tool("session_handoff_finish", {"id": fid}).is_error
+    rig.emit("agent_settled", AgentSettledEvent(aborted=False))
+    return dossier
+
+
+def test_a_failed_cutover_leaves_the_next_request_free_to_cut_over(rig: Rig, tmp_path: Path) -> None:
+    rig.ctx.session_manager.header = {"type": "session", "parentSession": str(tmp_path / "missing.jsonl")}
+    dossier = _submit(rig)
+    rig.command(rig.pi.user_messages[-1][0][len("/sh ") :])
+    assert rig.ctx.new_sessions == [] and rig.handoff.request is None  # unreadable ancestor: visible failure
+    assert any("cannot be read" in n for n, _ in rig.ctx.ui.notes)
+    rig.ctx.session_manager.header = {"type": "session"}
+    dossier.unlink()  # the leftover is removed explicitly
+    _submit(rig)
+    bridge = rig.pi.user_messages[-1][0]
+    assert bridge.startswith("/sh __cutover "), rig.pi.user_messages
+    rig.command(bridge[len("/sh ") :])
+    assert rig.ctx.new_sessions == [{"parent_session": rig.ctx.session_manager.session_file}]

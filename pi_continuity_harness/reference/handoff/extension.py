@@ -95,7 +95,6 @@ class Handoff:
         self.generation = 0
         self.cleaning = False
         self.in_settings = False
-        self.cutover_running = False
         self.automatic_attempts = 0
         self.warned = False
         self.trackers: list[TurnTracker] = []
@@ -426,8 +425,6 @@ class Handoff:
                 error=True,
             )
         request.phase = "finished"
-        request.finished_at = self.now()
-        request.cutover_token = uuid.uuid4().hex
         self.refresh(ctx)
         return _text(
             "Finish accepted. The transfer to a fresh session starts once this session is idle; "
@@ -448,8 +445,9 @@ class Handoff:
             return
         if ctx.has_pending_messages():
             return
-        if request.phase == "finished" and request.cutover_token and not self.cutover_running:
-            self.cutover_running = True
+        if request.phase == "finished" and request.cutover_token is None:
+            # The token is issued with the bridge: a request has at most one bridge in flight.
+            request.cutover_token = uuid.uuid4().hex
             self.pi.send_user_message(
                 f"/{COMMAND_NAME} {CUTOVER_SUBCOMMAND} {request.cutover_token}", expand_prompt_templates=True
             )
@@ -468,7 +466,7 @@ class Handoff:
         if self.request is not request or request.phase != "finished":
             return
         if ctx.has_pending_messages():
-            self.cutover_running = False
+            request.cutover_token = None  # a new bridge at the next idle settlement
             return
         header = ctx.session_manager.get_header() or {}
         parent_of_source = header.get("parentSession")
@@ -598,7 +596,7 @@ class Handoff:
         return request is not None and request.active and (request.capture is not None or request.submitted)
 
     def guard(self, ctx: ExtensionContext, what: str) -> Any:
-        if self.cutover_running or not self.protected():
+        if not self.protected():
             return None
         ctx.ui.notify(f"{what} is blocked while a Session Handoff is active (/sh cancel first).", "warning")
         return {"cancel": True}

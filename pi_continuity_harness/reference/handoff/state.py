@@ -41,7 +41,6 @@ class HandoffRequest:
     reservation_owned: bool = False
     finish_id: str | None = None
     retrieved_at: float | None = None
-    finished_at: float | None = None
     reminder_started_at: float | None = None
     reminded: bool = False
     escalated: bool = False
