@@ -18,7 +18,6 @@ from pi_continuity_harness.reference.handoff.templates import ResolvedTemplate
 
 def _request(**overrides: object) -> HandoffRequest:
     data: dict[str, object] = {
-        "generation": 1,
         "route": "command",
         "requested_at": 100.0,
         "defer_mode": "writing",

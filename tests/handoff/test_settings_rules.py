@@ -169,6 +169,6 @@ def test_invalid_shapes_are_errors(tmp_path: Path) -> None:
 
 def test_a_missing_config_is_the_defaults(tmp_path: Path) -> None:
     loaded = load_settings(str(tmp_path / "absent.json"))
-    assert loaded.error is None and not loaded.exists
+    assert loaded.error is None
     assert loaded.settings == HandoffSettings()
     assert not os.path.exists(tmp_path / "absent.json")

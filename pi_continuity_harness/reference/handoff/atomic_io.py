@@ -25,9 +25,9 @@ class ReservationError(OSError):
     """The reserved file name is taken (never overwritten) or cannot be created."""
 
 
-def ensure_directory(directory: str, mode: int = 0o755) -> None:
+def ensure_directory(directory: str) -> None:
     """Create ``directory`` and its parents; a symlink to a directory is accepted."""
-    os.makedirs(directory, mode=mode, exist_ok=True)
+    os.makedirs(directory, mode=0o755, exist_ok=True)
 
 
 def atomic_write_text(path: str, text: str, *, mode: int = 0o600) -> None:

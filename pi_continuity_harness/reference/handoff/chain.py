@@ -47,13 +47,11 @@ def chain_length(parent_of_current: str | None, limit: int) -> int:
 @dataclass(frozen=True)
 class ChainDecision:
     parent_session: str | None
-    source_length: int
     independent_master: bool
 
 
 def decide_parent(source_file: str, source_parent: str | None, limit: int) -> ChainDecision:
     """Link the receiver to the source unless the source's chain already has ``limit`` sessions."""
-    length = chain_length(source_parent, limit)
-    if length >= limit:
-        return ChainDecision(None, length, True)
-    return ChainDecision(source_file, length, False)
+    if chain_length(source_parent, limit) >= limit:
+        return ChainDecision(None, True)
+    return ChainDecision(source_file, False)

@@ -20,7 +20,6 @@ __all__ = [
     "GET_TOOL",
     "LEGACY_TEMPLATE_NAMES",
     "MANAGED_DIR_NAME",
-    "PRODUCT_NAME",
     "PROJECT_AUTODISCOVER",
     "PROJECT_DEFAULT",
     "REMINDER_TEXT",
@@ -30,7 +29,6 @@ __all__ = [
     "WIDGET_KEY",
 ]
 
-PRODUCT_NAME = "pi-blitz-handoff"
 MANAGED_DIR_NAME = "pi-blitz-handoff"
 COMMAND_NAME = "sh"
 #: The six public subcommands, in the order completions and help list them.

@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pi_continuity_harness.simulator.abort import AbortSignal
@@ -41,8 +40,10 @@ from pi_continuity_harness.simulator.extension_api import (
     ExtensionAPI,
     ExtensionCommandContext,
     ExtensionContext,
+    ReplacedSessionContext,
     ToolDefinition,
     ToolResult,
+    get_agent_dir,
 )
 
 from . import messages, status
@@ -63,7 +64,6 @@ from .constants import (
     SUBCOMMANDS,
     WIDGET_KEY,
 )
-from .host import agent_dir
 from .paths import ManagedPaths, dossier_path
 from .receiver import ReceiverDuty, TurnTracker, claim_duty, register_duty
 from .recovery import CaptureWindow, format_deferred
@@ -92,7 +92,6 @@ class Handoff:
         self.settings = HandoffSettings()
         self.settings_error: str | None = None
         self.request: HandoffRequest | None = None
-        self.generation = 0
         self.cleaning = False
         self.in_settings = False
         self.automatic_attempts = 0
@@ -107,7 +106,7 @@ class Handoff:
 
     def managed(self) -> ManagedPaths:
         if self.paths is None:
-            self.paths = ManagedPaths(agent_dir())
+            self.paths = ManagedPaths(get_agent_dir())
         return self.paths
 
     def recovery_dir(self) -> str:
@@ -225,10 +224,8 @@ class Handoff:
         for resolved in (call, handoff):
             if resolved.warning:
                 ctx.ui.notify(resolved.warning, "warning")
-        self.generation += 1
         now = self.now()
         request = HandoffRequest(
-            generation=self.generation,
             route=route,
             requested_at=now,
             defer_mode=self.settings.defer_prompts_from,
@@ -353,21 +350,10 @@ class Handoff:
         request = self.request
         if request is None or not request.active:
             return _text("No active Session Handoff request: nothing to retrieve.", error=True)
-        transcript = request.source_session_file
         if request.finish_id is not None:
             self.check_reminder(ctx)
-            return _text(
-                messages.get_response(
-                    template_text=request.handoff_template.text,
-                    dossier=request.dossier,
-                    transcript=transcript,
-                    session_id=request.source_session_id,
-                    finish_id=request.finish_id,
-                    pending_call=None,
-                    repeated=True,
-                )
-            )
-        generation = request.generation
+            return self.template_result(request, request.finish_id, pending_call=None, repeated=True)
+        # No await from here on: a cancel cannot interleave, so no late reservation or live ID.
         if not request.reservation_owned:
             try:
                 reserve_exclusive(request.dossier)
@@ -378,15 +364,11 @@ class Handoff:
                     f"The dossier file {request.dossier} cannot be reserved: {error.strerror}", error=True
                 )
             request.reservation_owned = True
-        if self.request is not request or request.generation != generation:
-            # Superseded while reserving: a late reservation is not kept, no live ID returned.
-            remove_exact(request.dossier)
-            return _text("The Session Handoff request was cancelled.", error=True)
         if signal is not None and signal.aborted:
             # The reservation stays owned and may be reused; no Finish is authorised.
             return _text("Template retrieval was aborted.", error=True)
         now = self.now()
-        request.finish_id = str(uuid.uuid4())
+        finish_id = request.finish_id = str(uuid.uuid4())
         request.retrieved_at = now
         request.phase = "writing"
         if request.capture is None and request.defer_mode == "writing":
@@ -398,18 +380,22 @@ class Handoff:
         if request.reminder_started_at is None:
             request.reminder_started_at = now
         self.refresh(ctx)
-        return _text(
-            messages.get_response(
-                template_text=request.handoff_template.text,
-                dossier=request.dossier,
-                transcript=transcript,
-                session_id=request.source_session_id,
-                finish_id=request.finish_id,
-                pending_call=pending_call,
-                repeated=False,
-            ),
-            details={"dossier": request.dossier},
+        return self.template_result(request, finish_id, pending_call=pending_call, repeated=False)
+
+    def template_result(
+        self, request: HandoffRequest, finish_id: str, *, pending_call: str | None, repeated: bool
+    ) -> ToolResult:
+        """The GET response: the request's snapshot, the same for every repeated GET."""
+        text = messages.get_response(
+            template_text=request.handoff_template.text,
+            dossier=request.dossier,
+            transcript=request.source_session_file,
+            session_id=request.source_session_id,
+            finish_id=finish_id,
+            pending_call=pending_call,
+            repeated=repeated,
         )
+        return _text(text, details={"dossier": request.dossier})
 
     async def tool_finish(
         self, _call_id: str, params: dict[str, Any], _signal: AbortSignal | None, ctx: ExtensionContext
@@ -514,12 +500,8 @@ class Handoff:
             ),
         )
 
-        async def with_session(new_ctx: Any) -> None:
-            send: Callable[[str], Awaitable[None]] | None = getattr(new_ctx, "send_user_message", None)
-            if send is None:
-                new_ctx.ui.notify(f"Session Handoff: read {request.dossier} to continue.", "warning")
-                return
-            await send(bootstrap)
+        async def with_session(new_ctx: ReplacedSessionContext) -> None:
+            await new_ctx.send_user_message(bootstrap)
 
         result = await ctx.new_session(parent_session=decision.parent_session, with_session=with_session)
         if result.get("cancelled"):
@@ -534,7 +516,6 @@ class Handoff:
     ) -> None:
         if not keep:
             self.request = None
-            self.generation += 1
         self.show(ctx, status.failed_lines(reason))
         capture = request.capture
         kept = f" Deferred prompts are kept in {capture.path}." if capture and capture.path else ""
@@ -611,7 +592,6 @@ class Handoff:
                 ctx.ui.notify("No active Session Handoff to cancel.", "info")
             return
         self.request = None
-        self.generation += 1
         self.cleaning = True
         self.show(ctx, status.cancelled_lines())
         problems: list[str] = []

@@ -25,7 +25,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .atomic_io import atomic_write_text
 
 __all__ = [
-    "RETIRED_KEYS",
     "SETTING_KEYS",
     "HandoffSettings",
     "SettingsLoad",
@@ -35,9 +34,6 @@ __all__ = [
     "normalise_config",
     "save_settings",
 ]
-
-#: Keys of earlier versions that are validated, then dropped (never written back).
-RETIRED_KEYS = ("prepareWhileWaiting", "writerAttempts", "writerRetryDelaySeconds")
 
 
 def _finite(value: float, name: str) -> float:
@@ -168,7 +164,6 @@ class SettingsLoad:
 
     settings: HandoffSettings
     error: str | None = None
-    exists: bool = False
 
 
 def _errors(error: ValidationError) -> str:
@@ -188,16 +183,16 @@ def load_settings(path: str) -> SettingsLoad:
     except FileNotFoundError:
         return SettingsLoad(HandoffSettings())
     except OSError as error:
-        return SettingsLoad(HandoffSettings(), f"{path}: cannot be read: {error.strerror or error}", True)
+        return SettingsLoad(HandoffSettings(), f"{path}: cannot be read: {error.strerror or error}")
     try:
         data = normalise_config(json.loads(text))
-        return SettingsLoad(HandoffSettings.model_validate(data), None, True)
+        return SettingsLoad(HandoffSettings.model_validate(data))
     except json.JSONDecodeError as error:
-        return SettingsLoad(HandoffSettings(), f"{path}: not valid JSON: {error.msg}", True)
+        return SettingsLoad(HandoffSettings(), f"{path}: not valid JSON: {error.msg}")
     except ValidationError as error:
-        return SettingsLoad(HandoffSettings(), f"{path}: {_errors(error)}", True)
+        return SettingsLoad(HandoffSettings(), f"{path}: {_errors(error)}")
     except ValueError as error:
-        return SettingsLoad(HandoffSettings(), f"{path}: {error}", True)
+        return SettingsLoad(HandoffSettings(), f"{path}: {error}")
 
 
 def save_settings(path: str, settings: HandoffSettings) -> None:

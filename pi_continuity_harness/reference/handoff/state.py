@@ -2,8 +2,8 @@
 
 ``requested`` → (successful GET) ``writing`` → (valid Finish) ``finished`` → (private
 command invoked ``new_session``) ``cutover``. A cancel, a failure, a reload or a session
-replacement ends the request; a ``generation`` number lets late callbacks see that they
-belong to a request that is gone.
+replacement ends the request; a late callback holding a request that is no longer
+``Handoff.request`` (identity) belongs to a request that is gone.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ Route = Literal["command", "model", "automatic"]
 
 @dataclass
 class HandoffRequest:
-    generation: int
     route: Route
     requested_at: float
     defer_mode: Literal["request", "writing"]
@@ -54,10 +53,6 @@ class HandoffRequest:
     @property
     def submitted(self) -> bool:
         return self.phase in ("finished", "cutover")
-
-    @property
-    def capturing(self) -> bool:
-        return self.capture is not None and self.phase != "cutover"
 
     def reminder_due(self, now: float, delay_seconds: int) -> bool:
         return (
