@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pi_continuity_harness.reference.handoff.constants import DEFAULT_CALL_TEMPLATE, PROJECT_DEFAULT
+from pi_continuity_harness.reference.handoff.constants import (
+    DEFAULT_CALL_TEMPLATE,
+    LEGACY_TEMPLATE_NAMES,
+    PROJECT_DEFAULT,
+)
 from pi_continuity_harness.reference.handoff.paths import ManagedPaths
 from pi_continuity_harness.reference.handoff.templates import (
     TemplateResolutionError,
@@ -114,3 +118,16 @@ def test_an_unreadable_project_file_is_one_warning_and_role_defaults(tmp_path: P
     Path(paths.project_templates).write_text(json.dumps({"projects": {"relative": {}}}), encoding="utf-8")
     assert resolve_project_selection(paths.project_templates, str(tmp_path), GLOBAL).warning is not None
     assert os.path.exists(paths.project_templates)
+
+
+def test_legacy_templates_are_never_removed_automatically_and_stay_selectable(tmp_path: Path) -> None:
+    paths = _paths(tmp_path)
+    templates = Path(paths.templates)
+    for name in LEGACY_TEMPLATE_NAMES:
+        (templates / name).write_text(f"legacy {name}\n", encoding="utf-8")
+    install_default_templates(paths, 0.0)
+    assert all((templates / n).read_text() == f"legacy {n}\n" for n in LEGACY_TEMPLATE_NAMES)
+    assert {"call_fast.cmpl", "call_balanced.cmpl", "call_next.cmpl"} <= set(
+        catalogue("call", [paths.templates])
+    )
+    assert resolve_template("call", "call_fast.cmpl", paths.templates, None).text == "legacy call_fast.cmpl\n"
