@@ -20,6 +20,7 @@ class FakeUI:
     notes: list[tuple[str, str]] = field(default_factory=list)
     widgets: list[list[str] | None] = field(default_factory=list)
     answers: list[Any] = field(default_factory=list)
+    selects: list[tuple[str, list[str]]] = field(default_factory=list)
 
     def notify(self, message: str, notify_type: str = "info") -> None:
         self.notes.append((message, notify_type))
@@ -31,6 +32,7 @@ class FakeUI:
         self.widgets.append(lines)
 
     async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
+        self.selects.append((title, list(options)))
         return self.answers.pop(0) if self.answers else None
 
     async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
@@ -107,6 +109,7 @@ class FakePi:
     def __init__(self) -> None:
         self.handlers: dict[str, list[Any]] = {}
         self.commands: dict[str, Any] = {}
+        self.command_options: dict[str, dict[str, Any]] = {}
         self.tools: dict[str, Any] = {}
         self.user_messages: list[tuple[str, dict[str, Any]]] = []
         self.messages: list[tuple[dict[str, Any], dict[str, Any]]] = []
@@ -116,8 +119,9 @@ class FakePi:
         self.handlers.setdefault(event, []).append(handler)
         return lambda: None
 
-    def register_command(self, name: str, handler: Any, **_: Any) -> None:
+    def register_command(self, name: str, handler: Any, **options: Any) -> None:
         self.commands[name] = handler
+        self.command_options[name] = options
 
     def register_tool(self, tool: Any) -> None:
         self.tools[tool.name] = tool

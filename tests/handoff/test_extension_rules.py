@@ -248,6 +248,12 @@ def test_emergency_instruction_at_90_percent_once(rig: Rig) -> None:
 def test_no_emergency_without_a_request_or_after_submission(rig: Rig) -> None:
     rig.ctx.percent = 95.0
     rig.emit("turn_end", _turn_end())
+    assert rig.handoff.request is None
+    rig.ctx.percent = 10.0
+    _submit(rig)
+    assert rig.handoff.request is not None and rig.handoff.request.submitted
+    rig.ctx.percent = 95.0
+    rig.emit("turn_end", _turn_end())
     assert not [m for m, _ in rig.pi.messages if m["content"] == EMERGENCY_INSTRUCTION]
 
 
@@ -380,6 +386,65 @@ def _mtime(path: Path) -> str:
 def test_menu_opening_does_not_initiate(rig: Rig) -> None:
     rig.command("")
     assert rig.handoff.request is None and rig.pi.user_messages == []
+
+
+def test_only_sh_is_registered_with_the_six_subcommand_completions(rig: Rig) -> None:
+    assert list(rig.pi.commands) == ["sh"]
+    complete = rig.pi.command_options["sh"]["get_argument_completions"]
+    assert [c["value"] for c in complete("")] == [
+        "start",
+        "help",
+        "cancel",
+        "recover",
+        "settings",
+        "project-template",
+    ]
+    assert [c["value"] for c in complete("s")] == ["start", "settings"]
+    assert complete("__") == []  # the private cutover bridge is not offered
+
+
+def test_the_menus_primary_entry_is_start_when_inactive_and_cancel_when_active(rig: Rig) -> None:
+    rig.command("")
+    assert rig.ctx.ui.selects[-1][1] == [
+        "Start Session Handoff",
+        "Recovery",
+        "Settings",
+        "Project templates",
+        "Help",
+    ]
+    rig.command("start")
+    rig.ctx.ui.answers = ["Cancel Session Handoff"]
+    rig.command("")
+    assert rig.ctx.ui.selects[-1][1][0] == "Cancel Session Handoff"
+    assert rig.handoff.request is None and any("Session Handoff cancelled" in n for n, _ in rig.ctx.ui.notes)
+
+
+def test_the_context_warning_is_shown_once_and_the_critical_one_at_every_settlement(rig: Rig) -> None:
+    rig.ctx.percent = 65.0
+    rig.emit("turn_end", _turn_end())
+    rig.emit("turn_end", _turn_end())
+    assert len([n for n, _ in rig.ctx.ui.notes if n.startswith("Context use is 65%: consider")]) == 1
+    rig.ctx.percent = 92.0
+    rig.emit("agent_settled", AgentSettledEvent(aborted=False))
+    rig.emit("agent_settled", AgentSettledEvent(aborted=False))
+    assert len([n for n, _ in rig.ctx.ui.notes if "at or above the critical level" in n]) == 2
+
+
+def test_the_finished_widget_stays_until_the_next_ordinary_input(rig: Rig) -> None:
+    _submit(rig)
+    rig.command(rig.pi.user_messages[-1][0][len("/sh ") :])
+    source = rig.ctx.session_manager.session_file
+    rig.emit("session_start", SessionStartEvent(reason="new", previous_session_file=source))
+    assert rig.handoff.duty is not None and rig.ctx.ui.widgets[-1][0] == "Session Handoff Finished"  # type: ignore[index]
+    rig.emit(
+        "input",
+        InputEvent(text="from the extension", images=None, source="extension", streaming_behavior=None),
+    )
+    assert rig.ctx.ui.widgets[-1] is not None
+    rig.emit(
+        "input", InputEvent(text="next task", images=None, source="interactive", streaming_behavior=None)
+    )
+    assert rig.ctx.ui.widgets[-1] is None
 
 
 def test_status_tool_reports_thresholds_and_state(rig: Rig) -> None:
