@@ -21,7 +21,7 @@ from pytest_bdd import given, parsers, then, when
 from ...simulator.model_script import HttpError, Reply, ScriptedToolCall
 from ...simulator.operations import DialogAnswer, EditFileOp, PromptOp, ReloadOp
 from ..world import World
-from .common import current_mark
+from .common import current_mark, number
 
 MANAGED = "pi-blitz-handoff"
 DOSSIER_TEXT = "# Dossier: task T-42\n\nNext action: continue task T-42 at step 3.\n"
@@ -54,39 +54,40 @@ def _finish(finish_id: str = FINISH_ID) -> Reply:
     return Reply(tool_calls=(_call("session_handoff_finish", {"id": finish_id}),), context_tokens=13_000)
 
 
-def _receiver(delete: bool = True) -> list[Reply]:
-    calls = [_call("read", {"path": BOOTSTRAP_FILE})]
-    replies = [Reply(tool_calls=tuple(calls), context_tokens=3_000)]
-    if delete:
-        replies.append(
-            Reply(
-                tool_calls=(
-                    _call("bash", {"command": "rm -f " + r"{{match:delete exactly this file: (\S+)}}"}),
-                ),
-                context_tokens=3_200,
-            )
-        )
-    replies.append(Reply(text="Continuing task T-42 from the dossier.", context_tokens=3_500))
-    return replies
+def _receiver() -> list[Reply]:
+    """The receiver reads the dossier and deletes exactly the file its bootstrap prompt names
+    for deletion (with deletion off no file is named: the ``rm`` gets the unmatched placeholder)."""
+    return [
+        Reply(tool_calls=(_call("read", {"path": BOOTSTRAP_FILE}),), context_tokens=3_000),
+        Reply(
+            tool_calls=(_call("bash", {"command": "rm -f " + r"{{match:delete exactly this file: (\S+)}}"}),),
+            context_tokens=3_200,
+        ),
+        Reply(text="Continuing task T-42 from the dossier.", context_tokens=3_500),
+    ]
 
 
-def _writer_then_receiver(world: World) -> None:
-    world.script(
-        "agent",
-        _get(),
-        _write(),
-        _finish(),
-        Reply(text="Handoff submitted.", context_tokens=13_200),
-        *_receiver(),
-    )
+def _submitted_then_receiver() -> list[Reply]:
+    """The writer's last reply after an accepted Finish, then the receiver's replies."""
+    return [Reply(text="Handoff submitted.", context_tokens=13_200), *_receiver()]
 
 
-def _observe(world: World) -> Any:
-    return world.observe()
+def _scripted(world: World, *replies: Reply) -> None:
+    """Start Pi, remember the source session, script the model's replies, mark the moment."""
+    world.start()
+    _remember_source(world)
+    world.script("agent", *replies)
+    _begin(world)
+
+
+def _sh_start(world: World, *replies: Reply) -> None:
+    """:func:`_scripted`, then ``/sh start``."""
+    _scripted(world, *replies)
+    world.command("/sh start")
 
 
 def _agent_dir(world: World) -> Path:
-    return Path(_observe(world).agent_dir) / MANAGED
+    return Path(world.observe().agent_dir) / MANAGED
 
 
 def _read_lines(path: Path) -> list[dict[str, Any]]:
@@ -136,12 +137,12 @@ def _source_entries(world: World) -> list[dict[str, Any]]:
 
 
 def _widget_texts(world: World) -> list[str]:
-    return ["\n".join(w.get("lines") or []) for w in _observe(world).widgets if w.get("key") == WIDGET]
+    return ["\n".join(w.get("lines") or []) for w in world.observe().widgets if w.get("key") == WIDGET]
 
 
 def _dossier(world: World) -> Path:
     sid = world.remembered.get("source_id") or world.observe().session_id
-    return Path(_observe(world).project_dir) / ".pi" / f"handoff_{sid}.md"
+    return Path(world.observe().project_dir) / ".pi" / f"handoff_{sid}.md"
 
 
 def _recovery_files(world: World) -> dict[str, str]:
@@ -152,7 +153,7 @@ def _recovery_files(world: World) -> dict[str, str]:
 
 
 def _notes(world: World, since_mark: bool = True) -> list[str]:
-    obs = _observe(world)
+    obs = world.observe()
     mark = world.remembered.get("mark")
     start = mark.notifications if (since_mark and mark is not None) else 0
     return [m for m, _ in obs.notifications[start:]]
@@ -212,63 +213,33 @@ def _given_template(world: World, name: str, text: str) -> None:
 # ===================================================================== when: starting and writing
 @when('the user runs "/sh start" and the model writes the handoff and finishes it')
 def _start_and_finish(world: World) -> None:
-    world.start()
-    _remember_source(world)
-    _writer_then_receiver(world)
-    _begin(world)
-    world.command("/sh start")
+    _sh_start(world, _get(), _write(), _finish(), *_submitted_then_receiver())
 
 
 @given(parsers.re(r"the model asks for the template (?P<times>twice|once) and then stops"))
 @when(parsers.re(r"the model asks for the template (?P<times>twice|once) and then stops"))
 def _get_then_stop(world: World, times: str) -> None:
-    world.start()
-    _remember_source(world)
     gets = [_get()] * (2 if times == "twice" else 1)
-    world.script("agent", *gets, Reply(text="Template received.", context_tokens=12_200))
-    _begin(world)
-    world.command("/sh start")
+    _sh_start(world, *gets, Reply(text="Template received.", context_tokens=12_200))
 
 
 @when(parsers.re(r'the model asks for the template and calls Finish with the ID "(?P<value>[^"]+)"'))
 def _get_then_finish_with(world: World, value: str) -> None:
-    world.start()
-    _remember_source(world)
-    world.script("agent", _get(), _finish(value), Reply(text="done", context_tokens=13_100))
-    _begin(world)
-    world.command("/sh start")
+    _sh_start(world, _get(), _finish(value), Reply(text="done", context_tokens=13_100))
 
 
 @when('the user runs "/sh start" and the model calls Finish before asking for the template')
 def _finish_first(world: World) -> None:
-    world.start()
-    _remember_source(world)
-    world.script("agent", _finish("made-up-id"), Reply(text="I could not finish.", context_tokens=12_100))
-    _begin(world)
-    world.command("/sh start")
+    _sh_start(world, _finish("made-up-id"), Reply(text="I could not finish.", context_tokens=12_100))
 
 
 @when("the model writes the handoff and calls Finish twice with the returned ID")
 def _finish_twice(world: World) -> None:
-    world.start()
-    _remember_source(world)
-    world.script(
-        "agent",
-        _get(),
-        _write(),
-        _finish(),
-        _finish(),
-        Reply(text="Handoff submitted.", context_tokens=13_200),
-        *_receiver(),
-    )
-    _begin(world)
-    world.command("/sh start")
+    _sh_start(world, _get(), _write(), _finish(), _finish(), *_submitted_then_receiver())
 
 
 @when(parsers.re(r'the user sends "(?P<a>[^"]+)" and "(?P<b>[^"]+)" while the model writes the handoff'))
 def _prompts_while_writing(world: World, a: str, b: str) -> None:
-    world.start()
-    _remember_source(world)
     during = (
         PromptOp.model_validate({"prompt": {"text": a, "streaming_behavior": "followUp"}}),
         PromptOp.model_validate({"prompt": {"text": b}}),
@@ -278,28 +249,15 @@ def _prompts_while_writing(world: World, a: str, b: str) -> None:
         context_tokens=12_500,
         during=during,
     )
-    world.script(
-        "agent",
-        _get(),
-        held_write,
-        _finish(),
-        Reply(text="Handoff submitted.", context_tokens=13_200),
-        *_receiver(),
-    )
     world.remembered["deferred"] = [a, b]
-    _begin(world)
-    world.command("/sh start")
+    _sh_start(world, _get(), held_write, _finish(), *_submitted_then_receiver())
 
 
 @when(parsers.re(r'the user sends "(?P<a>[^"]+)" while the model waits before asking for the template'))
 def _prompt_while_waiting(world: World, a: str) -> None:
-    world.start()
-    _remember_source(world)
     during = (PromptOp.model_validate({"prompt": {"text": a, "streaming_behavior": "followUp"}}),)
-    world.script("agent", Reply(text="Looking at the task first.", context_tokens=12_000, during=during))
     world.remembered["deferred"] = [a]
-    _begin(world)
-    world.command("/sh start")
+    _sh_start(world, Reply(text="Looking at the task first.", context_tokens=12_000, during=during))
 
 
 @when(parsers.re(r'the user sends "(?P<text>[^"]+)"'))
@@ -315,28 +273,21 @@ def _user_sends(world: World, text: str) -> None:
     )
 )
 def _slow_writer(world: World, seconds: str) -> None:
-    world.start()
-    _remember_source(world)
-    world.script(
-        "agent",
+    _sh_start(
+        world,
         Reply(text="Thinking about the checkpoint.", context_tokens=12_000, latency_ms=int(seconds) * 1000),
         _get(),
         _write(),
         _finish(),
-        Reply(text="Handoff submitted.", context_tokens=13_200),
-        *_receiver(),
+        *_submitted_then_receiver(),
     )
-    _begin(world)
-    world.command("/sh start")
 
 
 @when(parsers.re(r"a handoff is requested and the model's next reply reports (?P<n>\d[\d,]*) context tokens"))
 def _request_then_full(world: World, n: str) -> None:
-    world.start()
-    _remember_source(world)
-    tokens = int(n.replace(",", ""))
-    world.script(
-        "agent",
+    tokens = number(n)
+    _sh_start(
+        world,
         Reply(text="Gathering more context.", context_tokens=tokens),
         _get(),
         _write(),
@@ -344,24 +295,19 @@ def _request_then_full(world: World, n: str) -> None:
         Reply(text="Handoff submitted.", context_tokens=tokens + 100),
         *_receiver(),
     )
-    _begin(world)
-    world.command("/sh start")
 
 
 @when(parsers.re(r"the next turn reports (?P<n>\d[\d,]*) context tokens"))
 def _turn_reports(world: World, n: str) -> None:
     world.start()
     _begin(world)
-    world.script("agent", Reply(text="A turn of work.", context_tokens=int(n.replace(",", ""))))
+    world.script("agent", Reply(text="A turn of work.", context_tokens=number(n)))
     world.prompt("continue the task")
 
 
 @when("the model asks for the template and the user cancels the handoff")
 def _get_then_cancel(world: World) -> None:
-    world.start()
-    _remember_source(world)
-    world.script("agent", _get(), Reply(text="Template received.", context_tokens=12_200))
-    world.command("/sh start")
+    _sh_start(world, _get(), Reply(text="Template received.", context_tokens=12_200))
     world.remembered["dossier_after_get"] = _dossier(world).exists()
     _begin(world)
     world.command("/sh cancel")
@@ -374,13 +320,12 @@ def _get_then_cancel(world: World) -> None:
 )
 def _intruder(world: World, name: str) -> None:
     world.start()
-    _remember_source(world)
     sid = world.observe().session_id
     intrude = EditFileOp.model_validate(
         {"edit_file": {"path": f".pi/handoff_{sid}.md", "text": f"{name}: not the extension's\n"}}
     )
-    world.script(
-        "agent",
+    _sh_start(
+        world,
         Reply(
             tool_calls=(_call("bash", {"command": "echo preparing"}),),
             context_tokens=11_000,
@@ -389,51 +334,40 @@ def _intruder(world: World, name: str) -> None:
         _get(),
         Reply(text="The file is taken.", context_tokens=12_000),
     )
-    world.command("/sh start")
     world.command("/sh cancel")
-    _begin(world)
 
 
 @when("the model is asked to start a handoff and asks for the template at once")
 def _model_start(world: World) -> None:
-    world.start()
-    _remember_source(world)
-    world.script(
-        "agent",
+    _scripted(
+        world,
         Reply(tool_calls=(_call("blitz_handoff", {"action": "start"}),), context_tokens=11_000),
         _get(),
         _write(),
         _finish(),
-        Reply(text="Handoff submitted.", context_tokens=13_200),
-        *_receiver(),
+        *_submitted_then_receiver(),
     )
-    _begin(world)
     world.prompt("Please hand this session off now.")
 
 
 @when("the model is asked to start a handoff, asks for the template at once and stops")
 def _model_start_stop(world: World) -> None:
-    world.start()
-    _remember_source(world)
-    world.script(
-        "agent",
+    _scripted(
+        world,
         Reply(tool_calls=(_call("blitz_handoff", {"action": "start"}),), context_tokens=11_000),
         _get(),
         Reply(text="I have the template and will write it next.", context_tokens=12_000),
     )
-    _begin(world)
     world.prompt("Please hand this session off now.")
 
 
 @when("the model checks the handoff status")
 def _model_status(world: World) -> None:
-    world.start()
-    world.script(
-        "agent",
+    _scripted(
+        world,
         Reply(tool_calls=(_call("blitz_handoff", {"action": "status"}),), context_tokens=11_000),
         Reply(text="Reported.", context_tokens=11_100),
     )
-    _begin(world)
     world.prompt("How full is the context?")
 
 
@@ -804,7 +738,7 @@ def _call_text(world: World, text: str) -> None:
 @then("no handoff was requested")
 def _nothing_requested(world: World) -> None:
     assert not _widget_texts(world), _widget_texts(world)
-    assert not world.observe().requests("agent")[world.remembered["mark"].model_requests :]
+    assert not world.observe().model_requests[world.remembered["mark"].model_requests :]
 
 
 @then(parsers.re(r'the status tool reported "(?P<text>[^"]+)"'))
