@@ -48,6 +48,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..simulator.messages import content_text as _text
 from ..simulator.scenario import parse_scenario
 from ..simulator.simulation import Simulation, resolve_implementation
 
@@ -71,6 +72,7 @@ DOSSIER = r"{{match:Dossier file: (\S+)}}"
 WINDOW = 200_000
 EMERGENCY_TOKENS = 182_000  # 91% of the window; the native threshold is 190,000 here
 _ID_IN_RESULT = re.compile(r"Finish ID: (\S+)")
+_DOSSIER_IN_RESULT = re.compile(r"Dossier file: (\S+)")
 #: The product's mandatory protocol line of every Call instruction (what the model is told).
 _CALL_PROTOCOL = re.compile(r"session_handoff_get_template\(\{\}\)` before you write")
 _REMINDER = re.compile(r"handoff reminder", re.IGNORECASE)
@@ -382,12 +384,6 @@ def _lines(path: Path) -> list[dict[str, Any]]:
         return []
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict))
-
-
 def _tool_exchanges(entries: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
     """(tool name, call arguments, result message) in transcript order."""
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -410,20 +406,27 @@ def _submitted_dossiers(run: _Run) -> set[str]:
         dossier = None
         for name, _arguments, result in _tool_exchanges(entries):
             if name == GET and not result.get("isError"):
-                match = re.search(r"Dossier file: (\S+)", _text(result.get("content")))
+                match = _DOSSIER_IN_RESULT.search(_text(result.get("content")))
                 dossier = match.group(1) if match else dossier
             if name == FINISH and not result.get("isError") and dossier:
                 submitted.add(dossier)
     return submitted
 
 
-def _model_messages(run: _Run) -> list[tuple[int, str, str]]:
-    """(trace seq, role, text) of every user/custom message that entered a transcript."""
-    return [
-        (int(r["seq"]), str(r.get("role")), str(r.get("text", "")))
-        for r in run.records
-        if r["kind"] == "session" and r["name"] == "message_end" and r.get("role") in ("user", "custom")
-    ]
+def _per_request(run: _Run, pattern: re.Pattern[str]) -> dict[int, int]:
+    """How many user/custom messages matching ``pattern`` entered a transcript, per request
+    (the :meth:`_Run.epoch` of the message)."""
+    counts: dict[int, int] = {}
+    for record in run.records:
+        if (
+            record["kind"] == "session"
+            and record["name"] == "message_end"
+            and record.get("role") in ("user", "custom")
+            and pattern.search(str(record.get("text", "")))
+        ):
+            epoch = run.epoch(int(record["seq"]))
+            counts[epoch] = counts.get(epoch, 0) + 1
+    return counts
 
 
 # ======================================================================== invariants
@@ -596,25 +599,18 @@ def receiver_link_follows_chain_limit(run: _Run, ops: list[dict[str, Any]]) -> I
 
 def one_reminder_per_request(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """At most one visible reminder per request (reference §4)."""
-    seen: dict[int, int] = {}
-    for seq, _role, text in _model_messages(run):
-        if _REMINDER.search(text):
-            epoch = run.epoch(seq)
-            seen[epoch] = seen.get(epoch, 0) + 1
-            if seen[epoch] == 2:
-                yield "a second reminder for the same request"
+    for count in _per_request(run, _REMINDER).values():
+        if count > 1:
+            yield "a second reminder for the same request"
 
 
 def emergency_once_at_90_percent(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """With a requested, unsubmitted handoff, the first completed turn at or above 90% gets the
     fixed emergency instruction, once per request; never without a request (reference §4)."""
-    emergencies: dict[int, int] = {}
-    for seq, _role, text in _model_messages(run):
-        if _EMERGENCY.search(text):
-            epoch = run.epoch(seq)
-            emergencies[epoch] = emergencies.get(epoch, 0) + 1
-            if emergencies[epoch] == 2:
-                yield "a second emergency instruction for the same request"
+    emergencies = _per_request(run, _EMERGENCY)
+    for count in emergencies.values():
+        if count > 1:
+            yield "a second emergency instruction for the same request"
     active = submitted = False
     owed: int | None = None
     calls = {seq for seq, _t in _call_instructions(run) if seq >= 0}
@@ -723,7 +719,7 @@ def _reserved_paths(run: _Run) -> list[tuple[int, str]]:
     """(trace seq, dossier path) of every successful template response."""
     out = []
     for seq, result in _template_responses(run):
-        match = re.search(r"Dossier file: (\S+)", _text(result.get("content")))
+        match = _DOSSIER_IN_RESULT.search(_text(result.get("content")))
         if match and not result.get("isError"):
             out.append((seq, match.group(1)))
     return out
