@@ -18,6 +18,7 @@ from typing import Any
 
 from pytest_bdd import given, parsers, then, when
 
+from ...simulator.messages import content_text
 from ...simulator.model_script import HttpError, Reply, ScriptedToolCall
 from ...simulator.operations import DialogAnswer, EditFileOp, PromptOp, ReloadOp
 from ..world import World
@@ -122,10 +123,7 @@ def _tool_results(entries: list[dict[str, Any]], name: str) -> list[dict[str, An
 
 
 def _text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    return "".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict))
+    return content_text(message.get("content"))
 
 
 def _source_entries(world: World) -> list[dict[str, Any]]:
