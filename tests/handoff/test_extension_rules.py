@@ -516,3 +516,19 @@ def test_a_failed_cutover_leaves_the_next_request_free_to_cut_over(rig: Rig, tmp
     assert bridge.startswith("/sh __cutover "), rig.pi.user_messages
     rig.command(bridge[len("/sh ") :])
     assert rig.ctx.new_sessions == [{"parent_session": rig.ctx.session_manager.session_file}]
+
+
+def test_startup_and_settings_open_check_both_roles(rig: Rig, tmp_path: Path) -> None:
+    root = tmp_path / "agent" / "pi-blitz-handoff"
+    (root / "config.json").write_text(json.dumps({"callTemplate": "call_gone.cmpl"}), encoding="utf-8")
+    rig.emit("session_start", SessionStartEvent(reason="reload"))
+    fallback = [(n, level) for n, level in rig.ctx.ui.notes if "'call_gone.cmpl' could not be used" in n]
+    assert len(fallback) == 1 and fallback[0][1] == "warning" and "call_default.cmpl" in fallback[0][0]
+    (root / "templates" / "handoff_default.cmpl").unlink()
+    rig.ctx.ui.notes.clear()
+    rig.command("settings")
+    levels = {
+        "call": [lvl for n, lvl in rig.ctx.ui.notes if "'call_gone.cmpl' could not be used" in n],
+        "handoff": [lvl for n, lvl in rig.ctx.ui.notes if "handoff template cannot be resolved" in n],
+    }
+    assert levels == {"call": ["warning"], "handoff": ["error"]}, rig.ctx.ui.notes

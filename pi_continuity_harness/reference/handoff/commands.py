@@ -20,11 +20,9 @@ from .recovery import list_recovery_files
 from .settings import SETTING_KEYS, describe_value, save_settings
 from .state import HandoffError
 from .templates import (
-    TemplateResolutionError,
     catalogue,
     load_project_selections,
     resolve_project_selection,
-    resolve_template,
     role_default,
     set_project_selection,
 )
@@ -102,18 +100,8 @@ async def settings_menu(handoff: Handoff, ctx: ExtensionCommandContext) -> None:
     handoff.in_settings = True
     try:
         paths = handoff.managed()
-        for role in ROLES:
-            try:
-                resolved = resolve_template(
-                    role,
-                    handoff.settings.template_for(role),
-                    paths.templates,
-                    handoff.settings.template_directory,
-                )
-                if resolved.warning:
-                    ctx.ui.notify(resolved.warning, "warning")
-            except TemplateResolutionError as error:
-                ctx.ui.notify(str(error), "error")
+        for note, failed in handoff.template_notes():
+            ctx.ui.notify(note, "error" if failed else "warning")
         while True:
             options = [
                 f"{key}: {describe_value(handoff.settings, key, paths.recovery)}" for key in SETTING_KEYS

@@ -128,17 +128,26 @@ class Handoff:
             ctx.ui.notify(
                 f"pi-blitz-handoff settings are invalid and no handoff can start: {loaded.error}", "error"
             )
+        notes += [note for note, _failed in self.template_notes()]
+        for note in notes:
+            ctx.ui.notify(note, "warning")
+
+    def template_notes(self) -> list[tuple[str, bool]]:
+        """The startup and settings-open check of both roles' global selections: each fallback
+        warning, and each role that does not resolve at all (``True``)."""
+        paths = self.managed()
+        notes: list[tuple[str, bool]] = []
         for role in ROLES:
             try:
                 resolved = resolve_template(
                     role, self.settings.template_for(role), paths.templates, self.settings.template_directory
                 )
-                if resolved.warning:
-                    notes.append(resolved.warning)
             except TemplateResolutionError as error:
-                notes.append(str(error))
-        for note in notes:
-            ctx.ui.notify(note, "warning")
+                notes.append((str(error), True))
+                continue
+            if resolved.warning:
+                notes.append((resolved.warning, False))
+        return notes
 
     def validate_edit(self, key: str, raw: str) -> tuple[HandoffSettings | None, str | None]:
         """One settings edit validated against the whole current config (see :func:`apply_edit`)."""
@@ -482,7 +491,6 @@ class Handoff:
         register_duty(
             ReceiverDuty(
                 source_session_file=request.source_session_file,
-                dossier=request.dossier,
                 bootstrap=bootstrap,
                 recovery_file=recovery_file,
                 wait_time=status.format_duration(started - request.requested_at),

@@ -72,7 +72,6 @@ class ReceiverDuty:
     """What the receiving instance must do about the bootstrap turn."""
 
     source_session_file: str
-    dossier: str
     bootstrap: str
     recovery_file: str | None
     wait_time: str

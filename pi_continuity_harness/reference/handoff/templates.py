@@ -163,10 +163,9 @@ def resolve_template(
 
 @dataclass(frozen=True)
 class ProjectSelection:
-    """The effective selection per role and where it came from."""
+    """The effective selection per role, and the warning when the project file is unusable."""
 
     names: dict[str, str] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
     warning: str | None = None
 
 
@@ -198,28 +197,21 @@ def load_project_selections(path: str) -> tuple[dict[str, dict[str, str]], str |
 def resolve_project_selection(path: str, cwd: str, global_names: dict[str, str]) -> ProjectSelection:
     assignments, error = load_project_selections(path)
     if error is not None:
-        return ProjectSelection(
-            {role: role_default(role) for role in ROLES},
-            {role: "role default (project templates unreadable)" for role in ROLES},
-            error,
-        )
+        return ProjectSelection({role: role_default(role) for role in ROLES}, error)
     names: dict[str, str] = {}
-    sources: dict[str, str] = {}
     for role in ROLES:
         directory = os.path.abspath(cwd)
         while True:
             chosen = assignments.get(directory, {}).get(role)
             if chosen:
                 names[role] = role_default(role) if chosen == PROJECT_DEFAULT else chosen
-                sources[role] = f"project {directory}"
                 break
             parent = os.path.dirname(directory)
             if parent == directory:
                 names[role] = global_names[role]
-                sources[role] = "global setting"
                 break
             directory = parent
-    return ProjectSelection(names, sources)
+    return ProjectSelection(names)
 
 
 def set_project_selection(path: str, cwd: str, role: str, name: str | None) -> bool:
