@@ -9,7 +9,11 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.reference.handoff.constants import EMERGENCY_INSTRUCTION, REMINDER_TEXT
+from pi_continuity_harness.reference.handoff.constants import (
+    EMERGENCY_INSTRUCTION,
+    REMINDER_TEXT,
+    SUBCOMMANDS,
+)
 from pi_continuity_harness.reference.handoff.recovery import list_recovery_files
 from pi_continuity_harness.simulator.events import (
     AgentSettledEvent,
@@ -401,6 +405,9 @@ def test_only_sh_is_registered_with_the_six_subcommand_completions(rig: Rig) -> 
     ]
     assert [c["value"] for c in complete("s")] == ["start", "settings"]
     assert complete("__") == []  # the private cutover bridge is not offered
+    rig.command("help")
+    help_text = rig.ctx.ui.notes[-1][0]
+    assert all(f"/sh {sub}:" in help_text for sub in SUBCOMMANDS) and "__cutover" not in help_text
 
 
 def test_the_menus_primary_entry_is_start_when_inactive_and_cancel_when_active(rig: Rig) -> None:
