@@ -539,3 +539,43 @@ def test_startup_and_settings_open_check_both_roles(rig: Rig, tmp_path: Path) ->
         "handoff": [lvl for n, lvl in rig.ctx.ui.notes if "handoff template cannot be resolved" in n],
     }
     assert levels == {"call": ["warning"], "handoff": ["error"]}, rig.ctx.ui.notes
+
+
+def test_cancel_cleanup_guards_tree_navigation_even_before_the_template(rig: Rig) -> None:
+    rig.command("start")
+    assert rig.emit("session_before_tree", object()) is None  # no protection yet
+    during_cleanup: list[Any] = []
+
+    async def wait_for_idle() -> None:
+        during_cleanup.append(rig.emit("session_before_tree", object()))
+        rig.ctx.idle = True
+
+    rig.ctx.idle = False
+    rig.ctx.wait_for_idle = wait_for_idle  # type: ignore[method-assign]
+    rig.command("cancel")
+    assert during_cleanup == [{"cancel": True}]
+    assert rig.emit("session_before_tree", object()) is None
+
+
+def test_a_bootstrap_turn_that_is_unobserved_or_fails_keeps_the_recovery_file(rig: Rig) -> None:
+    rig.command("start")
+    rig.tool("session_handoff_get_template")
+    rig.emit("input", InputEvent(text="later", images=None, source="interactive", streaming_behavior=None))
+    recovery = Path(str(rig.handoff.request.capture.path))  # type: ignore[union-attr]
+    fid = rig.handoff.request.finish_id  # type: ignore[union-attr]
+    _write_dossier(rig)
+    rig.tool("session_handoff_finish", {"id": fid})
+    rig.emit("agent_settled", AgentSettledEvent(aborted=False))
+    rig.command(rig.pi.user_messages[-1][0][len("/sh ") :])
+    bootstrap = rig.ctx.sent_in_new[0]
+    source = rig.ctx.session_manager.session_file
+    rig.emit("session_start", SessionStartEvent(reason="new", previous_session_file=source))
+    rig.emit("agent_settled", AgentSettledEvent(aborted=False))
+    assert recovery.exists()  # not delivered yet: no decision
+    rig.emit("message_end", MessageEndEvent(message={"role": "user", "content": bootstrap}))
+    rig.emit(
+        "message_end", MessageEndEvent(message={"role": "assistant", "stopReason": "error", "content": []})
+    )
+    rig.emit("agent_settled", AgentSettledEvent(aborted=False))
+    assert recovery.exists()
+    assert any("did not complete" in n and level == "error" for n, level in rig.ctx.ui.notes)
