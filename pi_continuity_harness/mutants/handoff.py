@@ -168,11 +168,7 @@ class DossierDeletedAtCutover(Handoff):
                 os.remove(dossier)
             return await original(**options)
 
-        class _Ctx:
-            def __getattr__(self, name: str) -> Any:
-                return new_session if name == "new_session" else getattr(ctx, name)
-
-        await super().cutover(token, _Ctx())
+        await super().cutover(token, _with_new_session(ctx, new_session))
 
 
 @_mutant("§3.6 the receiver is normally parent-linked to the source", "the new session has no parent link")
@@ -183,11 +179,17 @@ class NoParentLink(Handoff):
         async def new_session(**options: Any) -> Any:
             return await original(**{**options, "parent_session": None})
 
-        class _Ctx:
-            def __getattr__(self, name: str) -> Any:
-                return new_session if name == "new_session" else getattr(ctx, name)
+        await super().cutover(token, _with_new_session(ctx, new_session))
 
-        await super().cutover(token, _Ctx())
+
+def _with_new_session(ctx: Any, new_session: Callable[..., Any]) -> Any:
+    """``ctx`` with its ``new_session`` replaced (everything else passes through)."""
+
+    class _Ctx:
+        def __getattr__(self, name: str) -> Any:
+            return new_session if name == "new_session" else getattr(ctx, name)
+
+    return _Ctx()
 
 
 @_mutant("§7 at the chain limit the next transfer starts an independent master", "the chain limit is ignored")
