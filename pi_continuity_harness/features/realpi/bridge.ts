@@ -29,7 +29,7 @@
  * Signals travel as {"$signal": id, aborted, py?}; ctx as {id, inst, kind, mode, hasUI, cwd}.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { CONFIG_DIR_NAME } from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
@@ -211,12 +211,15 @@ class PythonBridge {
 	}
 
 	/** How many requests Python is still working on, for the harness's idle check: Pi shows
-	 * no RPC event while an extension command switches sessions ($PI_HARNESS_BRIDGE_STATE). */
+	 * no RPC event while an extension command switches sessions ($PI_HARNESS_BRIDGE_STATE).
+	 * Written to a temporary file and renamed into place: writeFileSync truncates first, and a
+	 * harness reading the truncated file would take "" for 0 and stop waiting too early. */
 	private publishBusy(): void {
 		const path = process.env.PI_HARNESS_BRIDGE_STATE;
 		if (!path) return;
 		try {
-			writeFileSync(path, String(this.pending.size), "utf8");
+			writeFileSync(`${path}.tmp`, String(this.pending.size), "utf8");
+			renameSync(`${path}.tmp`, path);
 		} catch {
 			// best effort: the harness then falls back to its quiet window
 		}
