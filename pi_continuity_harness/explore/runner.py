@@ -33,6 +33,7 @@ from .generate import KEEP_RECENT, MAIN, ExploreCase, generate_case
 from .invariants import CheckPoint, InvariantChecker, Violation
 
 __all__ = [
+    "LOAD_FAILURE",
     "CaseResult",
     "case_for_seed",
     "first_session_id",
@@ -40,6 +41,9 @@ __all__ = [
     "run_case",
     "scratch_root",
 ]
+
+#: The violation a run records when Pi refuses to start with the implementation (it did not load).
+LOAD_FAILURE = "implementation_loads"
 
 
 def scratch_root() -> str | None:
@@ -229,7 +233,7 @@ def run_case(
         try:
             simulation.start()
         except ProcessStartError as error:
-            checker.violations.append(Violation("implementation_loads", f"Pi refused to start: {error}"))
+            checker.violations.append(Violation(LOAD_FAILURE, f"Pi refused to start: {error}"))
         checker.after_operation()
         going = checker.ok or not stop_at_first
         for op in case.operations:

@@ -6,7 +6,9 @@ reference modules when their factory runs and never restore them):
 * the suite on the simulator, ``python -m pi_continuity_harness.cli run --extension <mutant>
   --json <file> --quiet``: a mutant is *killed by* every scenario that failed;
 * the explorer, ``python -m pi_continuity_harness.cli explore --extension <mutant> --seeds N
-  --max-failures 1 --no-minimise``: killed when any seed breaks an invariant.
+  --max-failures 1 --no-minimise``: killed when any seed breaks an invariant. A mutant that does
+  not load, or that only breaks the checker, is an error, never a kill (it would otherwise be
+  "killed" by every scenario and every seed).
 
 The reference runs the same way as a control row: it must survive both, or the matrix means
 nothing.
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..explore.runner import scratch_root
+from ..explore.runner import LOAD_FAILURE, scratch_root
 from .catalogue import MUTANTS, Mutant
 
 __all__ = ["CONTROL", "MutantOutcome", "run_matrix", "run_mutant"]
@@ -143,10 +145,15 @@ def _explore(
     for seed in data.get("seeds") or []:
         if not seed.get("ok"):
             violation = seed.get("violation") or {}
+            invariant = violation.get("invariant")
+            if invariant is None or invariant == LOAD_FAILURE:
+                # Not a kill: the implementation did not load, or the checker itself broke.
+                why = violation.get("message") or "; ".join(seed.get("harness_errors") or [])
+                return None, f"seed {seed.get('seed')} broke no invariant: {why}"
             return {
                 "seed": seed.get("seed"),
-                "invariant": violation.get("invariant") or "harness",
-                "message": violation.get("message") or "; ".join(seed.get("harness_errors") or []),
+                "invariant": invariant,
+                "message": violation.get("message"),
                 "seedsRun": len(data.get("seeds") or []),
             }, None
     return None, None

@@ -8,6 +8,7 @@ Mutants patch reference modules when their factory runs, so every run here is a 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 
 from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.mutants.catalogue import CANARY, MUTANTS
-from pi_continuity_harness.mutants.matrix import run_mutant
+from pi_continuity_harness.mutants.matrix import _explore, run_mutant
 from pi_continuity_harness.simulator.simulation import resolve_implementation
 
 
@@ -56,6 +57,21 @@ def test_a_mutant_is_killed_by_the_features_and_by_exploration(name: str) -> Non
     assert outcome.suite_error is None and outcome.exploration_error is None
     assert outcome.killed, f"{name} survived every scenario"
     assert outcome.killed_by_exploration, f"{name} survived {12} explored seeds"
+
+
+def test_a_mutant_that_does_not_load_is_an_error_not_a_kill(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "unloadable_mutant.py").write_text(
+        "def extension(pi):\n    raise AttributeError('the reference has no such function')\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    )
+    killed, error = _explore("unloadable_mutant:extension", tmp_path, seeds=2, steps=5, timeout=120)
+    assert killed is None
+    assert error is not None and "broke no invariant" in error and "no such function" in error
 
 
 @pytest.mark.slow
