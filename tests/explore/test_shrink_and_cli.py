@@ -6,18 +6,32 @@ in this process is safe; module-patching mutants only ever run in subprocesses.
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pi_continuity_harness.cli import main as cli
+from pi_continuity_harness.explore.engine import explore_seed
 from pi_continuity_harness.explore.runner import case_for_seed, run_case
 from pi_continuity_harness.explore.shrink import ddmin, minimise
+from pi_continuity_harness.features.oracle import MESSAGE_PREFIX
+from pi_continuity_harness.reference.psc import extension as reference_extension
+from pi_continuity_harness.simulator.extension_api import ExtensionAPI
 
 STEER = "pi_continuity_harness.mutants.catalogue:continuation_as_steer"
+_LOADS = itertools.count()
+
+
+def nondeterministic(pi: ExtensionAPI) -> None:
+    """The reference plus a notification that counts loads across runs in this process."""
+    reference_extension(pi)
+    load = next(_LOADS)
+    pi.on("session_start", lambda event, ctx: ctx.ui.notify(f"{MESSAGE_PREFIX}: load {load}", "info"))
 
 
 def test_ddmin_finds_a_one_minimal_sublist() -> None:
@@ -67,6 +81,19 @@ def test_explore_passes_on_the_reference_and_checks_determinism(
     data = json.loads(report.read_text(encoding="utf-8"))
     assert [s["determinism"] for s in data["seeds"]] == ["identical"] * 3
     assert all(s["swarm"]["seed"] == s["seed"] for s in data["seeds"])
+
+
+def test_the_determinism_check_reports_the_first_difference_of_two_runs(tmp_path: Path) -> None:
+    def explore(extension: str) -> Any:
+        return explore_seed(3, 10, extension, out_dir=None, work_root=str(tmp_path), check_determinism=True)
+
+    deterministic = explore("reference")
+    assert deterministic.ok and deterministic.determinism == "identical"
+    report = explore(f"{__name__}:nondeterministic")
+    assert report.violation is None and not report.harness_errors
+    assert not report.ok
+    assert report.determinism is not None and report.determinism.startswith("first difference at record")
+    assert "load 0" in report.determinism
 
 
 def test_explore_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
