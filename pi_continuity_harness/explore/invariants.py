@@ -105,7 +105,6 @@ class CheckPoint:
     failure_notifications: int = 0
     failed_postmortems: int = 0
     outcome: str = "open"  # open | committed | cancelled | failed | crashed
-    committed_entry: str | None = None
     verified: bool = False
 
     def describe(self) -> str:
@@ -130,7 +129,6 @@ class _Window:
     """Between ``session_compact`` and the ``compaction_end`` that follows it."""
 
     reason: str
-    from_extension: bool
     entry_id: str | None
     continuations: int = 0
 
@@ -159,7 +157,6 @@ class Tracker:
     synthesis_scripted: dict[int, SynthesisReply | None] = field(default_factory=dict)
     archives_checked: set[str] = field(default_factory=set)
     requests_seen: int = 0
-    last_seq: int = -1
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     _problems: dict[tuple[str, str | None], list[str]] = field(default_factory=dict)
 
@@ -235,10 +232,6 @@ class Tracker:
 
 
 # ===================================================================== registry
-RecordInvariant = Callable[[Tracker, dict[str, Any]], Iterable[str]]
-AfterInvariant = Callable[[Tracker], Iterable[str]]
-
-
 @dataclass(frozen=True)
 class _Registered:
     name: str
@@ -853,7 +846,6 @@ class InvariantChecker:
         simulation: Simulation,
         *,
         markers: Iterable[str] = (),
-        enabled: Iterable[str] | None = None,
     ) -> None:
         scenario = simulation.result.scenario
         competitors = tuple(str(e.competitor) for e in scenario.extensions if e.competitor is not None)
@@ -865,13 +857,10 @@ class InvariantChecker:
         )
         self.violations: list[Violation] = []
         self.harness_errors: list[str] = []
-        self.enabled = set(enabled) if enabled is not None else None
         self._next_op: Any = None
         self._by_trigger: dict[str, list[_Registered]] = {}
         self._after: list[_Registered] = []
         for registered in INVARIANTS.values():
-            if self.enabled is not None and registered.name not in self.enabled:
-                continue
             if registered.triggers:
                 for trigger in registered.triggers:
                     self._by_trigger.setdefault(trigger, []).append(registered)
@@ -885,9 +874,6 @@ class InvariantChecker:
     @property
     def ok(self) -> bool:
         return not self.violations and not self.harness_errors
-
-    def first(self) -> Violation | None:
-        return self.violations[0] if self.violations else None
 
     def _add(self, name: str, message: str, seq: int | None) -> None:
         self.violations.append(Violation(name, message, self.tracker.operation, seq))
@@ -915,7 +901,6 @@ class InvariantChecker:
     # ----------------------------------------------------------------- records
     def on_record(self, record: dict[str, Any]) -> None:
         t = self.tracker
-        t.last_seq = int(record.get("seq", t.last_seq))
         key = f"{record.get('kind')}:{record.get('name')}"
         try:
             self._pre(record, key)
@@ -959,7 +944,7 @@ class InvariantChecker:
             t.open_checkpoint = checkpoint
         elif key == "event:session_compact":
             entry = record.get("compactionEntry") or {}
-            t.window = _Window(str(record.get("reason")), bool(record.get("fromExtension")), entry.get("id"))
+            t.window = _Window(str(record.get("reason")), entry.get("id"))
         elif key == "call:send_user_message" and not str(record.get("ext", "")).startswith("competitor:"):
             window = t.window
             if window is not None:
@@ -1014,8 +999,6 @@ class InvariantChecker:
         elif key == "entry:compaction":
             entry = _implementation_commit(t, record)
             checkpoint = t.open_checkpoint
-            if checkpoint is not None:
-                checkpoint.committed_entry = record.get("id")
             if entry is not None:
                 summary = str(entry["summary"])
                 ok = not t.problems(summary) and _pending_match(t, summary) is not None

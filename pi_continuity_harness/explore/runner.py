@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +71,6 @@ class CaseResult:
     trace: str
     seconds: float
     records: int = 0
-    notes: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -208,10 +207,8 @@ def run_case(
     *,
     implementation: str | ExtensionFactory = "reference",
     workdir: str | Path,
-    stop_at_first: bool = True,
-    liveness: bool = True,
 ) -> CaseResult:
-    """Run ``case``; stop at the first violation (the default) or run it to the end."""
+    """Run ``case``; stop after the operation that broke the first invariant."""
     started = time.perf_counter()
     scenario = case.scenario(operations=case.operations)
     simulation = Simulation(scenario, workdir=workdir, implementation=implementation)
@@ -227,7 +224,7 @@ def run_case(
         simulation.perform(op)
         checker.after_operation()
         ran.append(op)
-        return not (stop_at_first and not checker.ok)
+        return checker.ok
 
     try:
         try:
@@ -235,7 +232,7 @@ def run_case(
         except ProcessStartError as error:
             checker.violations.append(Violation(LOAD_FAILURE, f"Pi refused to start: {error}"))
         checker.after_operation()
-        going = checker.ok or not stop_at_first
+        going = checker.ok
         for op in case.operations:
             if not going:
                 break
@@ -249,9 +246,7 @@ def run_case(
                     break
                 going = perform(op)
             if going:
-                if not liveness:
-                    status = "not checked"
-                elif not case.liveness_applies:
+                if not case.liveness_applies:
                     why = (
                         "untrusted project"
                         if case.base.get("trust") == "never"

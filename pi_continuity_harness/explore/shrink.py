@@ -61,7 +61,6 @@ class MinimisedCase:
     result: CaseResult
     runs: int
     seconds: float
-    original_operations: int
 
 
 def minimise(
@@ -161,7 +160,7 @@ def minimise(
             attempt(current.without(base=base, markers=()))
         if _size(current) == before or not budget():
             break
-    return MinimisedCase(current, best, runs, time.perf_counter() - started, len(case.operations))
+    return MinimisedCase(current, best, runs, time.perf_counter() - started)
 
 
 def _size(case: ExploreCase) -> int:

@@ -4,6 +4,6 @@
 explorer against each (every mutant in its own process) and builds the kill matrix.
 """
 
-from .catalogue import CANARY, MUTANTS, Mutant, mutant_names, spec_for
+from .catalogue import CANARY, MUTANTS, Mutant, spec_for
 
-__all__ = ["CANARY", "MUTANTS", "Mutant", "mutant_names", "spec_for"]
+__all__ = ["CANARY", "MUTANTS", "Mutant", "spec_for"]

@@ -31,7 +31,7 @@ from ..reference.psc import extension as reference_extension
 from ..simulator.events import BeforeCompactResult, CompactionResult
 from ..simulator.extension_api import ExtensionAPI
 
-__all__ = ["CANARY", "MUTANTS", "Mutant", "mutant_names", "spec_for"]
+__all__ = ["CANARY", "MUTANTS", "Mutant", "spec_for"]
 
 CANARY = "canary_cancels_every_compaction"
 
@@ -57,10 +57,6 @@ MUTANTS: dict[str, Mutant] = {}
 
 def spec_for(name: str) -> str:
     return f"{__name__}:{name}"
-
-
-def mutant_names() -> list[str]:
-    return list(MUTANTS)
 
 
 def _module(name: str) -> Any:

@@ -48,7 +48,6 @@ class MutantOutcome:
     killed_by: list[str] = field(default_factory=list)
     killed_by_assertions: list[str] = field(default_factory=list)
     suite_error: str | None = None
-    suite_scenarios: int = 0
     exploration: dict[str, Any] | None = None
     exploration_error: str | None = None
     seconds: float = 0.0
@@ -181,7 +180,6 @@ def run_mutant(
         if features:
             results, error = _suite(outcome.spec, scratch, timeout)
             outcome.suite_error = error
-            outcome.suite_scenarios = len(results)
             failed = [r for r in results if r.get("status") in ("failed", "error")]
             outcome.killed_by = [f"{r.get('assertion')} :: {r.get('name')}" for r in failed]
             outcome.killed_by_assertions = sorted({str(r.get("assertion")) for r in failed})
