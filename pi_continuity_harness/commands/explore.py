@@ -129,6 +129,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _task(seed: int, args: argparse.Namespace, out_dir: str, work_root: str) -> dict[str, Any]:
+    """The keyword arguments of :func:`explore_seed` for ``seed`` (plain data: it crosses processes)."""
     return {
         "seed": seed,
         "steps": args.steps,
@@ -140,17 +141,10 @@ def _task(seed: int, args: argparse.Namespace, out_dir: str, work_root: str) -> 
     }
 
 
-def _worker(task: dict[str, Any]) -> SeedReport:
-    seed = int(task.pop("seed"))
-    steps = int(task.pop("steps"))
-    extension = str(task.pop("extension"))
-    return explore_seed(seed, steps, extension, **task)
-
-
 def _run(seeds: list[int], args: argparse.Namespace, out_dir: str, work_root: str) -> Iterator[SeedReport]:
     if args.jobs == 1:
         for seed in seeds:
-            yield _worker(_task(seed, args, out_dir, work_root))
+            yield explore_seed(**_task(seed, args, out_dir, work_root))
         return
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         pending: dict[Future[SeedReport], int] = {}
@@ -159,7 +153,7 @@ def _run(seeds: list[int], args: argparse.Namespace, out_dir: str, work_root: st
             while queue or pending:
                 while queue and len(pending) < args.jobs * 2:
                     seed = queue.pop(0)
-                    pending[pool.submit(_worker, _task(seed, args, out_dir, work_root))] = seed
+                    pending[pool.submit(explore_seed, **_task(seed, args, out_dir, work_root))] = seed
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=lambda f: pending[f]):
                     pending.pop(future)

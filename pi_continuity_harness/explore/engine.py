@@ -172,8 +172,7 @@ def feature_text(
     ]
     if boundary is not None:
         lines.append(f'    Then invariant "liveness" holds from operation {boundary}')
-        lines.append("    And every invariant holds")
     else:
         lines.append(f'    Then invariant "{violation.invariant}" holds')
-        lines.append("    And every invariant holds")
+    lines.append("    And every invariant holds")
     return "\n".join(lines) + "\n"

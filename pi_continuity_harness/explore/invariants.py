@@ -404,12 +404,17 @@ def artifacts_never_input(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
 
 
 # ===================================================================== continuation
+def _by_competitor(record: dict[str, Any]) -> bool:
+    """The call came from the competing extension, not from the implementation under test."""
+    return str(record.get("ext", "")).startswith("competitor:")
+
+
 @_register("call:send_user_message")
 def continuation_only_after_threshold_commit(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A continuation is submitted only from ``session_compact`` of a *threshold* compaction
     whose committed entry is the verified disk Brief: never after overflow (Pi retries by
     itself), manual compaction, a failure, a mismatch or a reload (spec §10, §18)."""
-    if str(record.get("ext", "")).startswith("competitor:"):
+    if _by_competitor(record):
         return
     window = t.window
     if window is None:
@@ -424,7 +429,7 @@ def continuation_only_after_threshold_commit(t: Tracker, record: dict[str, Any])
 def one_continuation_per_compaction(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """At most one visible continuation per threshold compaction (spec §10; the duplicate
     continuation of nicobailon/pi-subagents PR #2150)."""
-    if str(record.get("ext", "")).startswith("competitor:") or t.window is None:
+    if _by_competitor(record) or t.window is None:
         return
     if t.window.continuations > 1:
         yield f"{t.window.continuations} continuations were submitted for one compaction"
@@ -434,7 +439,7 @@ def one_continuation_per_compaction(t: Tracker, record: dict[str, Any]) -> Itera
 def continuation_is_follow_up(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The continuation is submitted with ``deliverAs: "followUp"`` (spec §18), so it never
     interrupts the run it lands in."""
-    if str(record.get("ext", "")).startswith("competitor:"):
+    if _by_competitor(record):
         return
     if record.get("deliverAs") != "followUp":
         yield f"the continuation was submitted with deliverAs {record.get('deliverAs')!r}"
@@ -945,7 +950,7 @@ class InvariantChecker:
         elif key == "event:session_compact":
             entry = record.get("compactionEntry") or {}
             t.window = _Window(str(record.get("reason")), entry.get("id"))
-        elif key == "call:send_user_message" and not str(record.get("ext", "")).startswith("competitor:"):
+        elif key == "call:send_user_message" and not _by_competitor(record):
             window = t.window
             if window is not None:
                 window.continuations += 1
@@ -1006,7 +1011,7 @@ class InvariantChecker:
                     t.verified[str(entry.get("id"))] = summary
                 if checkpoint is not None:
                     checkpoint.verified = ok
-        elif key == "call:send_user_message" and not str(record.get("ext", "")).startswith("competitor:"):
+        elif key == "call:send_user_message" and not _by_competitor(record):
             window = t.window
             t.continuations.append(t.verified.get(str(window.entry_id)) if window is not None else None)
         elif key == "model:reply" and record.get("caller") == "extension":

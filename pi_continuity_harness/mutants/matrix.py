@@ -87,61 +87,42 @@ class MutantOutcome:
         }
 
 
-def _python(*args: str) -> list[str]:
-    return [sys.executable, "-m", "pi_continuity_harness.cli", *args]
-
-
-def _suite(spec: str, scratch: Path, timeout: float) -> tuple[list[dict[str, Any]], str | None]:
-    results = scratch / "suite.json"
-    command = _python(
-        "run", "--extension", spec, "--json", str(results), "--quiet", "--workdir", str(scratch / "suite")
-    )
+def _run_cli(
+    what: str, args: list[str], scratch: Path, timeout: float
+) -> tuple[dict[str, Any] | None, str | None]:
+    """Run ``pi-continuity-harness <args> --json <file>`` from ``scratch``; its JSON, or why not."""
+    results = scratch / f"{args[0]}.json"
+    command = [sys.executable, "-m", "pi_continuity_harness.cli", *args, "--json", str(results)]
     try:
         process = subprocess.run(
             command, cwd=scratch, capture_output=True, text=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired:
-        return [], f"the suite timed out after {timeout:.0f} s"
+        return None, f"{what} timed out after {timeout:.0f} s"
     if not results.exists():
-        return [], f"the suite wrote no results (exit {process.returncode}): {process.stderr.strip()[-400:]}"
-    data = json.loads(results.read_text(encoding="utf-8"))
+        return None, f"{what} wrote no results (exit {process.returncode}): {process.stderr.strip()[-400:]}"
+    data: dict[str, Any] = json.loads(results.read_text(encoding="utf-8"))
+    return data, None
+
+
+def _suite(spec: str, scratch: Path, timeout: float) -> tuple[list[dict[str, Any]], str | None]:
+    args = ["run", "--extension", spec, "--quiet", "--workdir", str(scratch / "suite")]
+    data, error = _run_cli("the suite", args, scratch, timeout)
+    if data is None:
+        return [], error
     return list(data.get("results") or []), None
 
 
 def _explore(
     spec: str, scratch: Path, seeds: int, steps: int, timeout: float
 ) -> tuple[dict[str, Any] | None, str | None]:
-    results = scratch / "explore.json"
-    command = _python(
-        "explore",
-        "--extension",
-        spec,
-        "--seeds",
-        str(seeds),
-        "--steps",
-        str(steps),
-        "--max-failures",
-        "1",
-        "--no-minimise",
-        "--quiet",
-        "--json",
-        str(results),
-        "--out",
-        str(scratch / "explore-out"),
-    )
-    try:
-        process = subprocess.run(
-            command, cwd=scratch, capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired:
-        return None, f"exploration timed out after {timeout:.0f} s"
-    if not results.exists():
-        return (
-            None,
-            f"exploration wrote no results (exit {process.returncode}): {process.stderr.strip()[-400:]}",
-        )
-    data = json.loads(results.read_text(encoding="utf-8"))
-    for seed in data.get("seeds") or []:
+    args = ["explore", "--extension", spec, "--seeds", str(seeds), "--steps", str(steps)]
+    args += ["--max-failures", "1", "--no-minimise", "--quiet", "--out", str(scratch / "explore-out")]
+    data, error = _run_cli("exploration", args, scratch, timeout)
+    if data is None:
+        return None, error
+    reports = data.get("seeds") or []
+    for seed in reports:
         if not seed.get("ok"):
             violation = seed.get("violation") or {}
             invariant = violation.get("invariant")
@@ -153,7 +134,7 @@ def _explore(
                 "seed": seed.get("seed"),
                 "invariant": invariant,
                 "message": violation.get("message"),
-                "seedsRun": len(data.get("seeds") or []),
+                "seedsRun": len(reports),
             }, None
     return None, None
 
@@ -163,7 +144,6 @@ def run_mutant(
     *,
     explore_seeds: int,
     explore_steps: int,
-    features: bool = True,
     timeout: float = 900.0,
 ) -> MutantOutcome:
     """Run the suite and the explorer against one mutant (or :data:`CONTROL`)."""
@@ -177,12 +157,10 @@ def run_mutant(
         outcome = MutantOutcome(mutant.name, mutant.rule, mutant.how, mutant.spec, canary=mutant.canary)
     with tempfile.TemporaryDirectory(prefix=f"pch-mutant-{name}-", dir=scratch_root()) as directory:
         scratch = Path(directory)
-        if features:
-            results, error = _suite(outcome.spec, scratch, timeout)
-            outcome.suite_error = error
-            failed = [r for r in results if r.get("status") in ("failed", "error")]
-            outcome.killed_by = [f"{r.get('assertion')} :: {r.get('name')}" for r in failed]
-            outcome.killed_by_assertions = sorted({str(r.get("assertion")) for r in failed})
+        results, outcome.suite_error = _suite(outcome.spec, scratch, timeout)
+        failed = [r for r in results if r.get("status") in ("failed", "error")]
+        outcome.killed_by = [f"{r.get('assertion')} :: {r.get('name')}" for r in failed]
+        outcome.killed_by_assertions = sorted({str(r.get("assertion")) for r in failed})
         if explore_seeds > 0:
             outcome.exploration, outcome.exploration_error = _explore(
                 outcome.spec, scratch, explore_seeds, explore_steps, timeout
