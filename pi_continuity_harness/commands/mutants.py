@@ -1,10 +1,11 @@
 """``pi-continuity-harness mutants``: prove the suite and the explorer by killing mutants.
 
-Runs the conformance suite (simulator) and the explorer against every mutant of the reference
-in :mod:`pi_continuity_harness.mutants.catalogue`, each in its own processes, plus the
-reference as a control, and prints the kill matrix: mutant × named assertion, and an
-``explore`` column. ``mutants list`` prints the catalogue. Exit status 0 only when every
-mutant is killed by the features *and* by exploration, and the control survives both.
+Runs the conformance suite (simulator) and the explorer against every mutant of the references
+in :mod:`pi_continuity_harness.mutants.catalogue`, each in its own processes, plus each
+reference the mutants change as a control, and prints the kill matrix: mutant × named
+assertion, and an ``explore`` column. ``mutants list`` prints the catalogue. Exit status 0 only
+when every mutant is killed by the features *and* by exploration, and every control survives
+both.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def register(subparsers: Any) -> None:
         "--explore-seeds", type=int, default=60, help="explorer seeds per mutant (default 60; 0: skip)"
     )
     parser.add_argument("--explore-steps", type=int, default=40, help="explorer steps per seed (default 40)")
-    parser.add_argument("--no-control", action="store_true", help="do not run the reference as a control")
+    parser.add_argument("--no-control", action="store_true", help="do not run the references as controls")
     parser.set_defaults(func=main)
 
 
@@ -98,12 +99,12 @@ def main(args: argparse.Namespace) -> int:
     mutants = [o for o in outcomes if not o.control]
     survivors = [o.name for o in mutants if not o.killed]
     explore_survivors = [o.name for o in mutants if not o.killed_by_exploration] if args.explore_seeds else []
-    control = next((o for o in outcomes if o.control), None)
+    controls = [o for o in outcomes if o.control]
     if args.json_path is not None:
         args.json_path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "mutants": [o.to_json() for o in mutants],
-            "control": control.to_json() if control else None,
+            "controls": [o.to_json() for o in controls],
             "exploreSeeds": args.explore_seeds,
             "exploreSteps": args.explore_steps,
         }
@@ -123,11 +124,12 @@ def main(args: argparse.Namespace) -> int:
         problems.append(f"survived the features: {', '.join(survivors)}")
     if explore_survivors:
         problems.append(f"survived exploration: {', '.join(explore_survivors)}")
-    if control is not None and not control.ok:
-        problems.append(
-            "the reference (control) did not pass: "
-            + ", ".join(control.killed_by[:5] or [str(control.exploration or control.suite_error)])
-        )
+    for control in controls:
+        if not control.ok:
+            problems.append(
+                f"the control {control.name} did not pass: "
+                + ", ".join(control.killed_by[:5] or [str(control.exploration or control.suite_error)])
+            )
     errors = [o.name for o in outcomes if o.suite_error or o.exploration_error]
     if errors:
         problems.append(f"could not run: {', '.join(errors)}")

@@ -45,6 +45,8 @@ class Mutant:
     how: str
     factory: Callable[[ExtensionAPI], None]
     canary: bool = False
+    #: The implementation it changes (a registered name); the kill matrix runs it as the control.
+    reference: str = "reference"
 
     @property
     def spec(self) -> str:
@@ -785,5 +787,5 @@ def hardcoded_dot_pi(pi: ExtensionAPI) -> None:
 from . import handoff as _handoff  # noqa: E402
 
 for _entry in _handoff.HANDOFF_MUTANTS.values():
-    MUTANTS[_entry.name] = Mutant(_entry.name, _entry.rule, _entry.how, _entry.factory)
+    MUTANTS[_entry.name] = Mutant(_entry.name, _entry.rule, _entry.how, _entry.factory, reference="handoff")
     globals()[_entry.name] = _entry.factory

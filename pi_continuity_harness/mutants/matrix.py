@@ -10,8 +10,8 @@ reference modules when their factory runs and never restore them):
   not load, or that only breaks the checker, is an error, never a kill (it would otherwise be
   "killed" by every scenario and every seed).
 
-The reference runs the same way as a control row: it must survive both, or the matrix means
-nothing.
+The implementation the mutants change (the PSC reference, the handoff reference, or both)
+runs the same way as a control row: it must survive both, or the matrix means nothing.
 """
 
 from __future__ import annotations
@@ -30,9 +30,7 @@ from typing import Any
 from ..explore.runner import LOAD_FAILURE, scratch_root
 from .catalogue import MUTANTS, Mutant
 
-__all__ = ["CONTROL", "MutantOutcome", "run_matrix", "run_mutant"]
-
-CONTROL = "reference"
+__all__ = ["MutantOutcome", "controls_for", "run_matrix", "run_mutant"]
 
 
 @dataclass
@@ -146,12 +144,10 @@ def run_mutant(
     explore_steps: int,
     timeout: float = 900.0,
 ) -> MutantOutcome:
-    """Run the suite and the explorer against one mutant (or :data:`CONTROL`)."""
+    """Run the suite and the explorer against one mutant (or a control: see :func:`controls_for`)."""
     started = time.perf_counter()
-    if name == CONTROL:
-        outcome = MutantOutcome(
-            CONTROL, "(control) the reference implementation", "unchanged", "reference", control=True
-        )
+    if name not in MUTANTS:
+        outcome = MutantOutcome(name, f"(control) the {name} implementation", "unchanged", name, control=True)
     else:
         mutant: Mutant = MUTANTS[name]
         outcome = MutantOutcome(mutant.name, mutant.rule, mutant.how, mutant.spec, canary=mutant.canary)
@@ -169,6 +165,11 @@ def run_mutant(
     return outcome
 
 
+def controls_for(names: list[str]) -> list[str]:
+    """The implementations the mutants ``names`` change, each once: the control rows."""
+    return list(dict.fromkeys(MUTANTS[name].reference for name in names))
+
+
 def run_matrix(
     names: list[str],
     *,
@@ -178,8 +179,8 @@ def run_matrix(
     control: bool = True,
     on_outcome: Callable[[MutantOutcome], None] | None = None,
 ) -> list[MutantOutcome]:
-    """Every mutant in ``names`` (and the control first), ``jobs`` at a time, in catalogue order."""
-    order = ([CONTROL] if control else []) + names
+    """Every mutant in ``names`` (and their controls first), ``jobs`` at a time, in catalogue order."""
+    order = (controls_for(names) if control else []) + names
     outcomes: dict[str, MutantOutcome] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {

@@ -16,7 +16,7 @@ import pytest
 
 from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.mutants.catalogue import CANARY, MUTANTS
-from pi_continuity_harness.mutants.matrix import _explore, run_mutant
+from pi_continuity_harness.mutants.matrix import _explore, controls_for, run_mutant
 from pi_continuity_harness.simulator.simulation import resolve_implementation
 
 
@@ -34,6 +34,14 @@ def test_every_mutant_resolves_by_module_and_name() -> None:
         assert spec == f"pi_continuity_harness.mutants.catalogue:{name}"
         assert factory is mutant.factory
     assert [m.name for m in MUTANTS.values() if m.canary] == [CANARY]
+
+
+def test_the_matrix_runs_every_reference_the_mutants_change_as_a_control() -> None:
+    handoff = [name for name in MUTANTS if name.startswith("handoff_")]
+    assert handoff and controls_for(handoff) == ["handoff"]
+    assert controls_for([CANARY, *handoff, "no_single_flight"]) == ["reference", "handoff"]
+    for control in controls_for(list(MUTANTS)):
+        assert resolve_implementation(control)[0] == control
 
 
 def test_mutants_list_prints_the_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
