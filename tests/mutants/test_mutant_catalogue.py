@@ -52,19 +52,22 @@ def test_mutants_list_prints_the_catalogue(capsys: pytest.CaptureFixture[str]) -
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "name",
+    ("name", "invariant"),
     [
-        CANARY,
-        "summary_regenerated",  # a proxy around the hook
-        "archive_without_hash_check",  # a patch of the reference's commit check (needs a trace fault)
-        "stale_pending_used_as_summary",  # killed only by a real-world failure feature
+        (CANARY, "liveness"),
+        ("summary_regenerated", "commit_bytes_on_disk"),  # a proxy around the hook
+        # a patch of the reference's commit check (needs a trace fault)
+        ("archive_without_hash_check", "archive_requires_full_match"),
+        # killed only by a real-world failure feature
+        ("stale_pending_used_as_summary", "stale_pending_never_injected"),
     ],
 )
-def test_a_mutant_is_killed_by_the_features_and_by_exploration(name: str) -> None:
+def test_a_mutant_is_killed_by_the_features_and_by_exploration(name: str, invariant: str) -> None:
     outcome = run_mutant(name, explore_seeds=12, explore_steps=40, timeout=300)
     assert outcome.suite_error is None and outcome.exploration_error is None
     assert outcome.killed, f"{name} survived every scenario"
-    assert outcome.killed_by_exploration, f"{name} survived {12} explored seeds"
+    assert outcome.exploration is not None, f"{name} survived {12} explored seeds"
+    assert outcome.exploration["invariant"] == invariant, outcome.exploration
 
 
 def test_a_mutant_that_does_not_load_is_an_error_not_a_kill(
