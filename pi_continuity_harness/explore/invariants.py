@@ -35,6 +35,7 @@ from ..features.oracle import (
     Brief,
     brief_problems,
     has_freshness_rule,
+    leaf_values,
     parse_brief,
     section,
     sha256_hex,
@@ -323,7 +324,7 @@ def commit_details_correlate(t: Tracker, record: dict[str, Any]) -> Iterator[str
     path = _pending_match(t, summary)
     if path is not None and details.get("artifactPath") != path:
         yield f"details.artifactPath {details.get('artifactPath')!r} is not the Brief's file {path!r}"
-    if sha256_hex(summary) not in _flatten(details):
+    if sha256_hex(summary) not in leaf_values(details):
         yield "no detail holds the SHA-256 of the summary"
 
 
@@ -827,14 +828,6 @@ _LIVENESS_DOC = (
     "the first check point that reaches it; failures are visible and fail closed, with no cooldown "
     "that would skip it (spec §5 'no cooldown', psc-lifecycle-on-real-pi consequence 6)."
 )
-
-
-def _flatten(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _flatten(v)]
-    if isinstance(value, list):
-        return [x for v in value for x in _flatten(v)]
-    return [value]
 
 
 # ===================================================================== the checker

@@ -31,6 +31,7 @@ __all__ = [
     "Brief",
     "brief_problems",
     "has_freshness_rule",
+    "leaf_values",
     "parse_brief",
     "section",
     "sha256_hex",
@@ -77,6 +78,15 @@ AUTHORITY_BOUNDARY_SENTENCE = (
 def sha256_hex(text: str | bytes) -> str:
     data = text.encode("utf-8") if isinstance(text, str) else text
     return hashlib.sha256(data).hexdigest()
+
+
+def leaf_values(value: Any) -> list[Any]:
+    """Every value inside nested dicts and lists (``CompactionEntry.details`` may nest the hash)."""
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in leaf_values(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in leaf_values(v)]
+    return [value]
 
 
 @dataclass(frozen=True)

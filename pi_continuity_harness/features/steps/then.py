@@ -17,6 +17,7 @@ from ..oracle import (
     Brief,
     brief_problems,
     has_freshness_rule,
+    leaf_values,
     parse_brief,
     section,
     sha256_hex,
@@ -93,14 +94,6 @@ def _find_notification(world: World, pattern: str, *, since_mark: bool = True, p
     raise AssertionError(
         f"no notification matches /{pattern}/; notifications were:\n{_describe_notifications(world)}"
     )
-
-
-def _flatten(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [x for v in value.values() for x in _flatten(v)]
-    if isinstance(value, list):
-        return [x for v in value for x in _flatten(v)]
-    return [value]
 
 
 # --------------------------------------------------------------------- settings
@@ -341,13 +334,13 @@ def _details_correlate(world: World) -> None:
     assert path.startswith(str(world.artifact_dir())) and path.endswith(f"{brief.event_id}.md"), (
         f"artifactPath {path!r} is not the resolved pending file of event {brief.event_id}"
     )
-    assert sha256_hex(entry["summary"]) in _flatten(details), "no detail holds the SHA-256 of the summary"
+    assert sha256_hex(entry["summary"]) in leaf_values(details), "no detail holds the SHA-256 of the summary"
 
 
 @then("its details carry the session id, the handoff reason and the effective native settings")
 def _details_context(world: World) -> None:
     details = world.latest_compaction().get("details") or {}
-    values = _flatten(details)
+    values = leaf_values(details)
     assert world.observe().session_id in values, f"session id not in details: {details}"
     assert world.latest_summary_brief().frontmatter.get("handoffReason") in values, details
     native = world.draft.native()
