@@ -140,7 +140,7 @@ def test_a_failing_seed_is_written_as_a_replayable_scenario_and_a_regression_fea
     module = tmp_path / "out" / "test_regression.py"
     module.write_text(f"from pytest_bdd import scenarios\n\nscenarios({feature.name!r})\n", encoding="utf-8")
 
-    def run(extension: str) -> subprocess.CompletedProcess[str]:
+    def run(extension: str, module: Path = module) -> subprocess.CompletedProcess[str]:
         command = [
             sys.executable, "-m", "pytest", str(module), "-q", "-p", "pi_continuity_harness.features.conftest",
             "-p", "no:cacheprovider", "-c", str(tmp_path / "none.ini"), "--rootdir", str(out),
@@ -154,3 +154,14 @@ def test_a_failing_seed_is_written_as_a_replayable_scenario_and_a_regression_fea
     assert "continuation_is_follow_up" in against_mutant.stdout
     against_reference = run("reference")
     assert against_reference.returncode == 0, against_reference.stdout[-2000:]
+
+    # A misspelt invariant name is an error, never a step that holds because nothing has that name.
+    misspelt = out / "misspelt.feature"
+    misspelt.write_text(
+        text.replace("continuation_is_follow_up", "continuation_is_folow_up"), encoding="utf-8"
+    )
+    other = out / "test_misspelt.py"
+    other.write_text(f"from pytest_bdd import scenarios\n\nscenarios({misspelt.name!r})\n", encoding="utf-8")
+    against_typo = run("reference", other)
+    assert against_typo.returncode == 1, against_typo.stdout[-2000:]
+    assert "no invariant is named 'continuation_is_folow_up'" in against_typo.stdout

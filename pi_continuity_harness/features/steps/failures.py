@@ -264,7 +264,11 @@ def _checker(world: World) -> Any:
 
 @then(parsers.re(r'invariant "(?P<name>[a-z_]+)" holds(?: from operation (?P<start>\d+))?'))
 def _invariant_holds(world: World, name: str, start: str | None) -> None:
+    from ...explore.invariants import INVARIANTS  # noqa: PLC0415  (the explorer is optional here)
+    from ...explore.runner import LOAD_FAILURE  # noqa: PLC0415
+
     checker = _checker(world)
+    assert name in INVARIANTS or name in ("liveness", LOAD_FAILURE), f"no invariant is named {name!r}"
     if name == "liveness":
         assert start is not None, (
             'say where the healed phase starts: invariant "liveness" holds from operation N'
