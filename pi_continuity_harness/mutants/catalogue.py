@@ -105,14 +105,11 @@ class _Pi:
         self._every = every
         self._command = command
         self._send = send_user_message
-        self.app: Any = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._pi, name)
 
     def on(self, event: str, handler: Handler) -> Any:
-        if self.app is None:
-            self.app = getattr(handler, "__self__", None)
         if event in self._on:
             handler = self._on[event](handler)
         if self._every is not None:
