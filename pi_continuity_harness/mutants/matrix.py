@@ -17,6 +17,7 @@ runs the same way as a control row: it must survive both, or the matrix means no
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -88,12 +89,16 @@ class MutantOutcome:
 def _run_cli(
     what: str, args: list[str], scratch: Path, timeout: float
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """Run ``pi-continuity-harness <args> --json <file>`` from ``scratch``; its JSON, or why not."""
+    """Run ``pi-continuity-harness <args> --json <file>`` from ``scratch``; its JSON, or why not.
+
+    ``PCH_SCRATCH`` points into ``scratch`` too: the explorer keeps the work directory of a failing
+    seed (every mutant's), and it must go when ``scratch`` does, not stay on the RAM disk."""
     results = scratch / f"{args[0]}.json"
     command = [sys.executable, "-m", "pi_continuity_harness.cli", *args, "--json", str(results)]
+    env = {**os.environ, "PCH_SCRATCH": str(scratch)}
     try:
         process = subprocess.run(
-            command, cwd=scratch, capture_output=True, text=True, timeout=timeout, check=False
+            command, cwd=scratch, env=env, capture_output=True, text=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired:
         return None, f"{what} timed out after {timeout:.0f} s"

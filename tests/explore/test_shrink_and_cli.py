@@ -103,8 +103,9 @@ def test_explore_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_a_failing_seed_is_written_as_a_replayable_scenario_and_a_regression_feature(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))  # the failing run is kept: keep it here
     out = tmp_path / "out"
     code = cli(
         ["explore", "--seeds", "1", "--steps", "30", "--extension", STEER, "--out", str(out), "--quiet"]
