@@ -91,11 +91,12 @@ def _run_cli(
 ) -> tuple[dict[str, Any] | None, str | None]:
     """Run ``pi-continuity-harness <args> --json <file>`` from ``scratch``; its JSON, or why not.
 
-    ``PCH_SCRATCH`` points into ``scratch`` too: the explorer keeps the work directory of a failing
-    seed (every mutant's), and it must go when ``scratch`` does, not stay on the RAM disk."""
+    ``PCH_SCRATCH`` and ``TMPDIR`` point into ``scratch`` too: the explorers keep their work
+    directories (of a failing seed, which every mutant has; the handoff explorer of every run),
+    and they must go when ``scratch`` does, not stay on the RAM disk or in /tmp."""
     results = scratch / f"{args[0]}.json"
     command = [sys.executable, "-m", "pi_continuity_harness.cli", *args, "--json", str(results)]
-    env = {**os.environ, "PCH_SCRATCH": str(scratch)}
+    env = {**os.environ, "PCH_SCRATCH": str(scratch), "TMPDIR": str(scratch)}
     try:
         process = subprocess.run(
             command, cwd=scratch, env=env, capture_output=True, text=True, timeout=timeout, check=False
