@@ -37,10 +37,12 @@ implementation that declares ``pi_continuity_system = "pi-blitz-handoff"``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import random
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -863,9 +865,24 @@ def explore_handoff(
     """Run ``seeds``; returns the reports and the throughput in seeds per second."""
     root = Path(work_root) if work_root is not None else Path(tempfile.mkdtemp(prefix="handoff-explore-"))
     started = time.perf_counter()
-    reports = [explore_handoff_seed(s, steps, extension, workdir=root / f"seed-{s}") for s in seeds]
+    reports = [_explore_and_tidy(s, steps, extension, root) for s in seeds]
     seconds = time.perf_counter() - started
+    _remove_if_empty(root)
     return reports, (len(reports) / seconds if seconds else 0.0)
+
+
+def _explore_and_tidy(seed: int, steps: int, extension: Any, root: Path) -> HandoffSeedReport:
+    """One seed; a passing seed's work directory is removed, a failing one's kept for inspection."""
+    workdir = root / f"seed-{seed}"
+    report = explore_handoff_seed(seed, steps, extension, workdir=workdir)
+    if report.ok:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return report
+
+
+def _remove_if_empty(root: Path) -> None:
+    with contextlib.suppress(OSError):
+        root.rmdir()
 
 
 def run_explore_command(args: Any) -> int:
@@ -879,15 +896,17 @@ def run_explore_command(args: Any) -> int:
     started = time.perf_counter()
     reports: list[HandoffSeedReport] = []
     for seed in seeds:
-        report = explore_handoff_seed(seed, args.steps, args.extension, workdir=work_root / f"seed-{seed}")
+        report = _explore_and_tidy(seed, args.steps, args.extension, work_root)
         reports.append(report)
         if not report.ok:
-            print(f"seed {seed} FAILED: {report.violations[0]}", flush=True)
+            kept = work_root / f"seed-{seed}"
+            print(f"seed {seed} FAILED: {report.violations[0]} (work directory {kept})", flush=True)
         elif not args.quiet:
             print(f"seed {seed} ok ({report.operations} ops, {report.seconds:.2f}s)", flush=True)
         if args.max_failures and sum(1 for r in reports if not r.ok) >= args.max_failures:
             break
     wall = time.perf_counter() - started
+    _remove_if_empty(work_root)
     failed = [r for r in reports if not r.ok]
     summary = {
         "seeds": len(reports),

@@ -59,9 +59,19 @@ def test_every_mutant_has_an_exploration_kill() -> None:
 
 
 def test_the_reference_survives_exploration(tmp_path: Path) -> None:
-    reports, rate = explore_handoff(SEEDS, STEPS, extension, work_root=tmp_path)
+    reports, rate = explore_handoff(SEEDS, STEPS, extension, work_root=tmp_path / "work")
     assert rate > 0
     assert [r.violations for r in reports if not r.ok] == []
+    assert not (tmp_path / "work").exists(), "passing seeds leave no work directory behind"
+
+
+def test_exploration_keeps_only_the_work_directories_of_failing_seeds(tmp_path: Path) -> None:
+    reports, _rate = explore_handoff(
+        range(4), STEPS, mutants.handoff_finish_accepts_foreign_id, work_root=tmp_path
+    )
+    kept = {r.seed: (tmp_path / f"seed-{r.seed}").is_dir() for r in reports}
+    assert any(not r.ok for r in reports)
+    assert kept == {r.seed: not r.ok for r in reports}
 
 
 @pytest.mark.parametrize(("name", "invariant"), sorted(EXPLORATION_KILLS.items()))
