@@ -29,8 +29,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .confine import check_scenario_glob, is_inside
 from .operations import Operations
 from .trace import SimulatedCrash, Trace, TraceMatch
 
@@ -61,6 +62,12 @@ class FsFault(_Strict):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
+    @field_validator("path")
+    @classmethod
+    def _confined(cls, value: str) -> str:
+        check_scenario_glob(value)
+        return value
+
 
 class CrashRule(_Strict):
     after: TraceMatch
@@ -81,6 +88,12 @@ class TamperRule(_Strict):
     after: TraceMatch
     path: str = Field(description="Glob over the files to change, e.g. '$PROJECT/*/pending/*.md'")
     action: Literal["append", "truncate"] = "append"
+
+    @field_validator("path")
+    @classmethod
+    def _confined(cls, value: str) -> str:
+        check_scenario_glob(value)
+        return value
 
 
 class FaultPlan(_Strict):
@@ -120,9 +133,16 @@ class FilesystemMonitor:
         return path
 
     def observe(self, op: str, path: str, target: str | None = None) -> None:
-        if self.host_io or not (
-            path == self.workdir or path.startswith(self.workdir.rstrip(os.sep) + os.sep)
-        ):
+        if self.host_io:
+            return
+        if op != "read" and not is_inside(path, self.workdir):
+            # Confinement (see ``confine``): an extension's write outside the run, directly or
+            # through a symbolic link, is refused as the OS would refuse an unwritable path.
+            self.trace.emit("fs", "refused", op=op, path=path)
+            raise PermissionError(
+                errno.EACCES, "outside the run's directory: refused by the simulated host (confinement)", path
+            )
+        if not (path == self.workdir or path.startswith(self.workdir.rstrip(os.sep) + os.sep)):
             return
         if self.frozen:
             if op != "read":
@@ -172,6 +192,8 @@ class FilesystemMonitor:
                     path = os.path.join(root, name)
                     if not fnmatch.fnmatchcase(self._symbolic(path), pattern):
                         continue
+                    if not is_inside(path, self.workdir):
+                        continue  # a symbolic link leading out of the run: never followed
                     if action == "truncate":
                         self._corrupt(path)
                     else:
@@ -183,6 +205,8 @@ class FilesystemMonitor:
         return changed
 
     def _corrupt(self, path: str) -> None:
+        if not is_inside(path, self.workdir):
+            return  # a symbolic link leading out of the run: never followed
         self.host_io += 1
         try:
             with open(path, "rb") as handle:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .agent_session import AgentSession, PromptRejectedError
+from .confine import ConfinementError
 from .determinism import SeededRandom, VirtualClock
 from .events import (
     SessionBeforeSwitchEvent,
@@ -625,8 +626,11 @@ class SimHost:
             await self.restart()
             return OperationResult(name, ok=True)
         if isinstance(op, EditFileOp):
-            with self.host_io():
-                apply_edit(self.paths, op.edit_file)
+            try:
+                with self.host_io():
+                    apply_edit(self.paths, op.edit_file)
+            except (ConfinementError, OSError) as error:
+                return OperationResult(name, ok=False, error=str(error))
             return OperationResult(name, ok=True)
         if self.crashed or not self.running:
             return OperationResult(name, ok=False, error="Pi is not running")

@@ -10,7 +10,18 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
+
+from .confine import check_scenario_path
 
 __all__ = [
     "AbortOp",
@@ -249,13 +260,19 @@ class EditFileSpec(_Strict):
     ``json``), ``kind: absent`` removes whatever is there.
     """
 
-    path: str
+    path: str = Field(description="Relative to the project, or under $PROJECT/, $AGENT/ or $SESSIONS/")
     kind: Literal["file", "directory", "absent"] = "file"
     text: str | None = None
     json_value: Any = Field(default=None, alias="json")
     merge_json: bool = Field(default=False, description="Deep-merge json into an existing JSON file")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("path")
+    @classmethod
+    def _confined(cls, value: str) -> str:
+        check_scenario_path(value)
+        return value
 
 
 class EditFileOp(_Strict):

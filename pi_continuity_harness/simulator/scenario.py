@@ -22,6 +22,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .competitors import CompetitorBehaviour
+from .confine import check_scenario_path
 from .extension_api import Model
 from .faults import FaultPlan
 from .model_script import ModelScript
@@ -131,7 +132,10 @@ class Scenario(_Strict):
     )
     approve: bool | None = Field(default=None, description="--approve (true) / --no-approve (false)")
     settings: SettingsSpec = SettingsSpec()
-    files: dict[str, FileSpec] = Field(default_factory=dict, description="project-relative path -> content")
+    files: dict[str, FileSpec] = Field(
+        default_factory=dict,
+        description="path (project-relative, or under $PROJECT/, $AGENT/, $SESSIONS/) -> content",
+    )
     extensions: tuple[ExtensionRef, ...] = (ExtensionRef(implementation=True),)
     model: ModelScript = ModelScript()
     faults: FaultPlan = FaultPlan()
@@ -151,8 +155,10 @@ class Scenario(_Strict):
         if sum(1 for e in self.extensions if e.implementation) > 1:
             raise ValueError("extensions: the implementation under test appears more than once")
         for path in self.files:
-            if path.startswith("/") or ".." in Path(path).parts:
-                raise ValueError(f"files: {path!r} must be relative to the project, without '..'")
+            try:
+                check_scenario_path(path)
+            except ValueError as error:
+                raise ValueError(f"files: {error}") from None
         return self
 
     @property

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .competitors import competitor
+from .confine import confined_tempdir
 from .determinism import deterministic_environment
 from .extension_api import AGENT_DIR_ENV, CONFIG_DIR_NAME, ExtensionFactory
 from .faults import activate_monitor
@@ -202,6 +203,7 @@ class Simulation:
             faults=scenario.faults,
         )
         prepare_files(self.host.paths, scenario)
+        os.makedirs(os.path.join(root, "tmp"), exist_ok=True)
         self.result = SimulationResult(scenario, run_seed, impl_name, root, self.host)
         self.host.trace.emit(
             "host",
@@ -220,6 +222,7 @@ class Simulation:
             activate_monitor(host.monitor),
             deterministic_environment(host.clock, host.rng),
             agent_dir_environment(host.paths.agent_dir),
+            confined_tempdir(os.path.join(host.paths.workdir, "tmp")),
         ):
             return host.loop.run_until_complete(coro)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .confine import check_scenario_path, resolve_inside
 from .extension_api import CONFIG_DIR_NAME
 from .settings import deep_merge
 
@@ -78,7 +79,8 @@ def prepare_files(paths: HostPaths, scenario: Scenario) -> None:
             os.path.join(paths.project_dir, CONFIG_DIR_NAME, "settings.json"), scenario.settings.project
         )
     for relative, spec in scenario.files.items():
-        target = os.path.join(paths.project_dir, relative)
+        check_scenario_path(relative)
+        target = resolve_inside(paths.workdir, paths.resolve(relative))
         if spec.directory:
             os.makedirs(target, exist_ok=True)
         elif spec.text is not None:
@@ -90,8 +92,15 @@ def prepare_files(paths: HostPaths, scenario: Scenario) -> None:
 
 
 def apply_edit(paths: HostPaths, spec: EditFileSpec) -> None:
-    """Apply one ``edit_file`` operation: make the path absent, a directory, JSON or text."""
+    """Apply one ``edit_file`` operation: make the path absent, a directory, JSON or text.
+
+    The path was checked when the scenario loaded (``confine.check_scenario_path``); here it is
+    checked again with symbolic links resolved, since an extension may have planted one that
+    leads out of the run (:class:`~.confine.ConfinementError`).
+    """
     target = paths.resolve(spec.path)
+    check_scenario_path(spec.path)
+    resolve_inside(paths.workdir, target, follow_last=spec.kind != "absent")
     if spec.kind == "absent":
         if os.path.isdir(target) and not os.path.islink(target):
             shutil.rmtree(target)

@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pi_continuity_harness.simulator import CONFIG_DIR_NAME, ExtensionAPI
 from pi_continuity_harness.simulator.faults import FilesystemMonitor
 from pi_continuity_harness.simulator.trace import Trace
@@ -189,9 +191,18 @@ def test_only_the_run_directory_is_observed_not_a_sibling_with_the_same_prefix(t
     workdir = str(tmp_path / "run-7")
     trace = Trace(lambda: 0, workdir)
     monitor = FilesystemMonitor(workdir=workdir, placeholders={}, trace=trace)
-    monitor.observe("write", str(tmp_path / "run-70" / "a.txt"))
+    monitor.observe("read", str(tmp_path / "run-70" / "a.txt"))
     monitor.observe("write", str(tmp_path / "run-7" / "a.txt"))
     assert [r["path"] for r in trace.records] == ["$WORK/a.txt"]
+
+
+def test_a_write_to_a_sibling_with_the_same_prefix_is_refused_as_outside_the_run(tmp_path: Path) -> None:
+    workdir = str(tmp_path / "run-7")
+    trace = Trace(lambda: 0, workdir)
+    monitor = FilesystemMonitor(workdir=workdir, placeholders={}, trace=trace)
+    with pytest.raises(PermissionError, match="outside the run"):
+        monitor.observe("write", str(tmp_path / "run-70" / "a.txt"))
+    assert [(r["name"], r["op"]) for r in trace.records] == [("refused", "write")]
 
 
 def test_trace_paths_replace_the_run_directory_but_not_a_sibling_with_the_same_prefix() -> None:

@@ -61,12 +61,12 @@ def refuse(tmp_path: Path, text: str, name: str = "bad.yaml") -> str:
             "bad.yaml: model.agent[0].during[0].prompt.chars: Input should be greater than or equal to 1",
         ),
         (
-            "name: bad\nfaults: {fs: [{path: x, errno: EFOO}]}\n",
+            "name: bad\nfaults: {fs: [{path: $PROJECT/x, errno: EFOO}]}\n",
             "bad.yaml: faults.fs[0].errno: Input should be 'EIO', 'ENOSPC', 'EACCES', 'EROFS' or 'ENOTDIR'",
         ),
         (
             "name: bad\nfiles: {../x: {text: a}}\n",
-            "bad.yaml: files: '../x' must be relative to the project, without '..'",
+            "bad.yaml: files: '../x': '..' is refused; paths stay inside the run",
         ),
         (  # a key that looks like pydantic's own location steps is still named
             "name: bad\nfiles: {'src/function[1].py': {text: 3}}\n",

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import __version__
+from ...simulator.confine import ConfinementError
 from ...simulator.extension_api import ExtensionFactory
 from ...simulator.messages import content_text
 from ...simulator.model_script import ModelOutcome, ModelRequest, Reply, RequestKind, SynthesisReply
@@ -493,7 +494,10 @@ class PiTarget:
         if isinstance(op, RestartOp):
             return self._restart(name)
         if isinstance(op, EditFileOp):
-            apply_edit(self.paths, op.edit_file)
+            try:
+                apply_edit(self.paths, op.edit_file)
+            except (ConfinementError, OSError) as error:
+                return OperationOutcome(name, False, str(error))
             return OperationOutcome(name, True)
         proc = self._proc
         if proc is None or self._crashed or not proc.alive:

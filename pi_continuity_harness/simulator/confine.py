@@ -1,0 +1,120 @@
+"""Confinement: nothing a scenario says may touch a file outside its run.
+
+A scenario is shared data (a minimised explorer failure, a CI artifact, a user's bug report),
+so replaying one must be safe. Every path a scenario names is checked twice:
+
+* **at load** (:func:`check_scenario_path`, :func:`check_scenario_glob`): a path is relative to
+  the project, or starts with one of the run's placeholders (``$PROJECT/``, ``$AGENT/``,
+  ``$SESSIONS/``); an absolute path, a ``..`` component, a backslash, a NUL byte, an unknown
+  ``$`` placeholder or ``~`` is refused with the scenario file and the field;
+* **when applied** (:func:`resolve_inside`): the path is resolved with every symbolic link
+  followed, and refused (:class:`ConfinementError`) unless it stays inside the run's
+  directory, so a symlink planted by an extension cannot lead a scenario's edit out.
+
+The simulated host also refuses a Python extension's own writes outside the run (see
+``faults.FilesystemMonitor``), and points :mod:`tempfile` into the run while it runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+
+__all__ = [
+    "PLACEHOLDERS",
+    "ConfinementError",
+    "check_scenario_glob",
+    "check_scenario_path",
+    "confined_tempdir",
+    "is_inside",
+    "resolve_inside",
+]
+
+#: The placeholders a scenario path may start with; everything else is project-relative.
+PLACEHOLDERS: tuple[str, ...] = ("$PROJECT", "$AGENT", "$SESSIONS")
+
+
+class ConfinementError(ValueError):
+    """A path a scenario names would leave the run's directory."""
+
+
+def _strip_placeholder(path: str) -> str:
+    for name in PLACEHOLDERS:
+        if path == name:
+            return ""
+        if path.startswith(name + "/"):
+            return path[len(name) + 1 :]
+    return path
+
+
+def check_scenario_path(path: str) -> None:
+    """Refuse a scenario path that could name something outside the run (raises ``ValueError``
+    with the reason; the caller names the file and the field)."""
+    if not path:
+        raise ValueError("a path must not be empty")
+    if "\x00" in path:
+        raise ValueError(f"{path!r}: a path must not contain a NUL byte")
+    if "\\" in path:
+        raise ValueError(f"{path!r}: use '/' to separate path components, not '\\'")
+    if path.startswith("/"):
+        raise ValueError(
+            f"{path!r}: absolute paths are refused; name it relative to the project or under "
+            "$PROJECT/, $AGENT/ or $SESSIONS/"
+        )
+    if path.startswith("~"):
+        raise ValueError(f"{path!r}: '~' is refused; paths stay inside the run")
+    rest = _strip_placeholder(path)
+    if rest.startswith("$"):
+        raise ValueError(f"{path!r}: unknown placeholder; use $PROJECT/, $AGENT/ or $SESSIONS/")
+    parts = rest.split("/")
+    if ".." in parts:
+        raise ValueError(f"{path!r}: '..' is refused; paths stay inside the run")
+    if rest == "":
+        raise ValueError(f"{path!r}: names a run directory itself; name a file or directory inside it")
+    if "" in parts or "." in parts:
+        raise ValueError(f"{path!r}: write the path without '.', '//' or a trailing '/'")
+
+
+def check_scenario_glob(pattern: str) -> None:
+    """Refuse a glob over the run's files that names no placeholder or could leave the run."""
+    if not any(pattern.startswith(name + "/") for name in PLACEHOLDERS) and not pattern.startswith("*"):
+        raise ValueError(f"{pattern!r}: a path glob starts with $PROJECT/, $AGENT/, $SESSIONS/ or '*'")
+    check_scenario_path(pattern if not pattern.startswith("*") else "$PROJECT/" + pattern)
+
+
+def is_inside(path: str, root: str) -> bool:
+    """Whether ``path``, with every symbolic link resolved, is ``root`` or below it."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def resolve_inside(root: str, path: str, *, follow_last: bool = True) -> str:
+    """``path`` (absolute, already joined under the run) if it stays inside ``root``.
+
+    ``follow_last=False`` checks only the parent directory, for operations that act on a
+    symbolic link itself (removing it), never on what it points to.
+    """
+    check = path if follow_last else os.path.dirname(path.rstrip(os.sep)) or path
+    if not is_inside(check, root):
+        raise ConfinementError(
+            f"{path}: refused, it leads outside the run's directory {os.path.realpath(root)} "
+            "(through '..' or a symbolic link)"
+        )
+    return path
+
+
+@contextlib.contextmanager
+def confined_tempdir(directory: str) -> Iterator[None]:
+    """Point :mod:`tempfile` at ``directory`` (inside the run) while an extension runs, so a
+    Python implementation's temporary files stay in the run (and, with the seeded random
+    source, get the same names on every replay). The directory is made when the run is laid
+    out, never here: the filesystem monitor is already watching."""
+    saved = tempfile.tempdir
+    tempfile.tempdir = directory
+    try:
+        yield
+    finally:
+        tempfile.tempdir = saved

@@ -1,0 +1,247 @@
+"""Confinement: nothing a scenario says may touch a file outside its run.
+
+Hostile paths are refused when the scenario loads, naming the file and the field; paths that
+only turn hostile at run time (a symbolic link an extension planted) are refused when the
+operation is applied; a Python extension's own writes outside the run are refused by the
+simulated host. A hypothesis test throws hostile paths at every path a scenario can name and
+checks that nothing outside the run changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pi_continuity_harness.simulator import ExtensionAPI, ScenarioError, load_scenario, parse_scenario
+from pi_continuity_harness.simulator.confine import ConfinementError, check_scenario_path, resolve_inside
+from pi_continuity_harness.simulator.simulation import Simulation, simulate
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    """Every file and directory below ``root`` with a digest of its bytes (or the link target)."""
+    out: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = str(path.relative_to(root))
+        if path.is_symlink():
+            out[rel] = "link:" + os.readlink(path)
+        elif path.is_dir():
+            out[rel] = "dir"
+        else:
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def _outside(tmp: Path) -> Path:
+    """A directory beside the run with files in it, the victim of a hostile scenario."""
+    victim = tmp / "victim"
+    (victim / "nested").mkdir(parents=True, exist_ok=True)
+    (victim / "keep.txt").write_text("precious\n", encoding="utf-8")
+    (victim / "nested" / "deep.json").write_text('{"a": 1}\n', encoding="utf-8")
+    return victim
+
+
+HOSTILE = [
+    "/etc/passwd",
+    "../victim",
+    "$AGENT/../../victim",
+    "$SESSIONS/../../victim/keep.txt",
+    "$PROJECT/../../victim",
+    "a/../../victim",
+    "~/victim",
+    "$HOME/victim",
+    "a\\..\\..\\victim",
+    "a\x00b",
+    "",
+]
+
+
+@pytest.mark.parametrize("path", HOSTILE)
+def test_edit_file_refuses_a_path_leaving_the_run_at_load(tmp_path: Path, path: str) -> None:
+    scenario_file = tmp_path / "hostile.yaml"
+    scenario_file.write_text(
+        yaml.safe_dump({"name": "hostile", "operations": [{"edit_file": {"path": path, "kind": "absent"}}]}),
+        encoding="utf-8",
+    )
+    with pytest.raises(ScenarioError) as raised:
+        load_scenario(scenario_file)
+    message = str(raised.value)
+    assert message.startswith(f"{scenario_file}: operations[0].edit_file.path: "), message
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        ({"files": {"/abs/x": {"text": "x"}}}, "files"),
+        ({"files": {"$AGENT/../x": {"text": "x"}}}, "files"),
+        ({"faults": {"fs": [{"path": "/etc/*"}]}}, "faults.fs[0].path"),
+        ({"faults": {"fs": [{"path": "$PROJECT/../../*"}]}}, "faults.fs[0].path"),
+        (
+            {"faults": {"tamper": [{"after": {"kind": "entry", "name": "compaction"}, "path": "/tmp/*"}]}},
+            "faults.tamper[0].path",
+        ),
+        (
+            {
+                "faults": {
+                    "inject": [
+                        {
+                            "after": {"kind": "entry", "name": "compaction"},
+                            "operations": [{"edit_file": {"path": "../../x", "kind": "absent"}}],
+                        }
+                    ]
+                }
+            },
+            "faults.inject[0].operations[0].edit_file.path",
+        ),
+    ],
+)
+def test_every_path_field_refuses_leaving_the_run(data: dict[str, Any], field: str) -> None:
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario({"name": "hostile", **data}, "hostile.yaml")
+    assert str(raised.value).startswith(f"hostile.yaml: {field}: "), str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "path", ["x.txt", ".pi/settings.json", "$AGENT/settings.json", "$SESSIONS/a", "$PROJECT/a/b"]
+)
+def test_paths_inside_the_run_are_accepted(path: str) -> None:
+    check_scenario_path(path)
+
+
+def test_a_symlink_planted_in_the_project_cannot_lead_an_edit_out(tmp_path: Path) -> None:
+    victim = _outside(tmp_path)
+    before = _snapshot(victim)
+    scenario = parse_scenario({"name": "links", "extensions": []})
+    simulation = Simulation(scenario, workdir=tmp_path / "run", implementation=_null_extension)
+    simulation.start()
+    project = Path(simulation.host.paths.project_dir)
+    (project / "out").symlink_to(victim, target_is_directory=True)
+    (project / "file-link").symlink_to(victim / "keep.txt")
+    results = [
+        simulation.perform(parse_scenario({"name": "x", "operations": [op]}).operations[0])
+        for op in (
+            {"edit_file": {"path": "out/keep.txt", "kind": "absent"}},
+            {"edit_file": {"path": "out/nested", "kind": "absent"}},
+            {"edit_file": {"path": "out/new.txt", "text": "planted"}},
+            {"edit_file": {"path": "file-link", "text": "overwritten"}},
+            {"edit_file": {"path": "out", "kind": "directory"}},
+        )
+    ]
+    # Removing the link itself stays inside the run: allowed, and the target is untouched.
+    removed = simulation.perform(
+        parse_scenario(
+            {"name": "x", "operations": [{"edit_file": {"path": "file-link", "kind": "absent"}}]}
+        ).operations[0]
+    )
+    simulation.finish()
+    assert [r.ok for r in results] == [False] * 5
+    assert all("outside the run" in (r.error or "") for r in results)
+    assert removed.ok and not (project / "file-link").exists()
+    assert _snapshot(victim) == before
+
+
+def test_resolve_inside_refuses_a_link_out(tmp_path: Path) -> None:
+    victim = _outside(tmp_path)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "l").symlink_to(victim)
+    with pytest.raises(ConfinementError):
+        resolve_inside(str(run), str(run / "l" / "keep.txt"))
+    assert resolve_inside(str(run), str(run / "l"), follow_last=False) == str(run / "l")
+
+
+def _null_extension(pi: ExtensionAPI) -> None:
+    """Registers nothing."""
+
+
+def _escaping_extension(victim: Path) -> Any:
+    """A Python extension that tries to write outside the run on every session start."""
+
+    def extension(pi: ExtensionAPI) -> None:
+        async def on_start(event: Any, ctx: Any) -> None:
+            for attempt in (victim / "written-by-extension.txt", victim / "keep.txt"):
+                try:
+                    attempt.write_text("escaped\n", encoding="utf-8")
+                except PermissionError as error:
+                    ctx.ui.notify(f"refused: {error.strerror}", "warning")
+            try:
+                os.remove(victim / "nested" / "deep.json")
+            except PermissionError:
+                ctx.ui.notify("refused: remove", "warning")
+
+        pi.on("session_start", on_start)
+
+    return extension
+
+
+def test_an_extension_cannot_write_outside_the_run(tmp_path: Path) -> None:
+    victim = _outside(tmp_path)
+    before = _snapshot(victim)
+    result = simulate(
+        parse_scenario({"name": "escape", "operations": [{"prompt": "hi"}]}),
+        workdir=tmp_path / "run",
+        implementation=_escaping_extension(victim),
+    )
+    assert _snapshot(victim) == before
+    refusals = [line for line in result.trace_text().splitlines() if '"name":"refused"' in line]
+    assert len(refusals) == 3, refusals
+
+
+def test_temporary_files_of_an_extension_stay_in_the_run(tmp_path: Path) -> None:
+    made: list[str] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        async def on_start(event: Any, ctx: Any) -> None:
+            handle, name = tempfile.mkstemp()
+            os.close(handle)
+            made.append(name)
+
+        pi.on("session_start", on_start)
+
+    simulate(parse_scenario({"name": "tmp"}), workdir=tmp_path / "run", implementation=extension)
+    assert made and Path(made[0]).resolve().is_relative_to((tmp_path / "run").resolve())
+
+
+_SEGMENTS = st.sampled_from(["..", ".", "victim", "keep.txt", "nested", "a", "~", "$HOME", "", "/", "\\.."])
+_PREFIXES = st.sampled_from(["", "/", "$AGENT/", "$SESSIONS/", "$PROJECT/", "~/", "$TMP/", "../"])
+
+
+@st.composite
+def _hostile_paths(draw: st.DrawFn) -> str:
+    parts = draw(st.lists(_SEGMENTS, min_size=1, max_size=6))
+    return draw(_PREFIXES) + "/".join(parts)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=_hostile_paths(), kind=st.sampled_from(["absent", "directory", "file"]), where=st.integers(0, 2))
+def test_hostile_paths_never_change_anything_outside_the_run(
+    tmp_path_factory: pytest.TempPathFactory, path: str, kind: str, where: int
+) -> None:
+    tmp = tmp_path_factory.mktemp("confine")
+    victim = _outside(tmp)
+    before = _snapshot(victim)
+    op: dict[str, Any] = {
+        "edit_file": {"path": path, "kind": kind, **({"text": "x"} if kind == "file" else {})}
+    }
+    data: dict[str, Any] = {"name": "hostile", "extensions": []}
+    if where == 0:
+        data["operations"] = [op]
+    elif where == 1:
+        data["files"] = {path: {"text": "x"}}
+    else:
+        data["faults"] = {"tamper": [{"after": {"kind": "host", "name": "scenario"}, "path": path}]}
+        data["operations"] = [{"prompt": "hi"}]
+    try:
+        scenario = parse_scenario(data, "hostile.yaml")
+    except ScenarioError as error:
+        assert str(error).startswith("hostile.yaml: "), str(error)
+    else:
+        simulate(scenario, workdir=tmp / "run", implementation=_null_extension)
+    assert _snapshot(victim) == before
