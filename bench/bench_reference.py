@@ -27,10 +27,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.reference.psc import extension as reference_extension
 from pi_continuity_harness.reference.psc.constants import MANDATORY_HEADINGS
 from pi_continuity_harness.reference.psc.lifecycle import set_timing_observer
-from pi_continuity_harness.simulator import ExtensionAPI, parse_scenario, simulate
+from pi_continuity_harness.scenario import parse_scenario
+from pi_continuity_harness.simulator import simulate
 
 PHASES = ("synthesis", "validation", "write", "reread", "hash")
 

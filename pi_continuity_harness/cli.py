@@ -12,8 +12,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from . import __version__
-from .commands import UsageError
+from pi_continuity_harness import __version__
+from pi_continuity_harness.commands import UsageError
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.markup import escape
 
-from ..features.suite import ScenarioResult
+from pi_continuity_harness.features.suite import ScenarioResult
 
 __all__ = ["STATUS_STYLE", "console", "progress_printer"]
 

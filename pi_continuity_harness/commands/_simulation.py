@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
-from ..simulator.scenario import Scenario, ScenarioError, load_scenario
-from ..simulator.simulation import (
-    DEFAULT_IMPLEMENTATION,
-    ImplementationError,
-    SimulationResult,
-    WorkdirError,
-    simulate,
-)
-from . import UsageError
+from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.scenario.document import Scenario, ScenarioError, load_scenario
+from pi_continuity_harness.scenario.implementations import DEFAULT_IMPLEMENTATION, ImplementationError
+from pi_continuity_harness.scenario.trace import first_difference
+from pi_continuity_harness.scenario.workspace import WorkdirError
+from pi_continuity_harness.simulator.simulation import SimulationResult, simulate
 
 __all__ = ["DEFAULT_IMPLEMENTATION", "default_workdir", "first_difference", "load", "run", "summary"]
 
@@ -84,28 +80,6 @@ def summary(result: SimulationResult) -> str:
 def _one_line(text: str, limit: int = 100) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def first_difference(expected: str, actual: str) -> str | None:
-    """Where two traces first differ, as a readable report (None when byte-identical)."""
-    if expected == actual:
-        return None
-    old, new = expected.splitlines(), actual.splitlines()
-    for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
-        if a != b:
-            return f"first difference at record {number}:\n  expected: {_record(a)}\n  actual:   {_record(b)}"
-    if len(old) != len(new):
-        number = min(len(old), len(new)) + 1
-        longer, label = (old, "expected") if len(old) > len(new) else (new, "actual")
-        return f"first difference at record {number}: only the {label} trace has it:\n  {_record(longer[number - 1])}"
-    return "the traces differ only in line endings or a trailing newline"
-
-
-def _record(line: str) -> str:
-    try:
-        return json.dumps(json.loads(line), ensure_ascii=False, separators=(",", ":"))
-    except json.JSONDecodeError:
-        return line
 
 
 def default_workdir(prefix: str, scenario: Scenario, seed: int | None) -> Path:

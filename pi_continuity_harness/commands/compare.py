@@ -6,7 +6,7 @@ observation record each scenario left there (``observation.json``, written by th
 fixture) and reports, per scenario: the two outcomes, the differences between the two
 records channel by channel (event order per channel, session entries, the session file's
 shape, artifacts, messages), each marked *explained* when a known difference
-(:mod:`~pi_continuity_harness.features.known_differences`) accounts for it, and the time
+(:mod:`~pi_continuity_harness.targets.known_differences`) accounts for it, and the time
 ratio real/simulated.
 
 Exit status 0 only when no scenario differs in outcome and every difference is explained.
@@ -28,13 +28,13 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from ..features.comparison import Difference, diff_records
-from ..features.known_differences import KNOWN_DIFFERENCES, neutralisers
-from ..features.pytest_plugin import observation_path
-from ..features.suite import ScenarioResult, SuiteRun, run_suite
-from . import UsageError
-from ._output import STATUS_STYLE, progress_printer
-from ._output import console as output_console
+from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
+from pi_continuity_harness.commands._output import console as output_console
+from pi_continuity_harness.features.pytest_plugin import observation_path
+from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
+from pi_continuity_harness.targets.comparison import Difference, diff_records
+from pi_continuity_harness.targets.known_differences import KNOWN_DIFFERENCES, neutralisers
 
 __all__ = ["CompareReport", "ScenarioComparison", "compare_runs", "compare_suites", "register"]
 

@@ -25,12 +25,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from pathlib import Path
 from typing import Any
 
-from ..explore import handoff as handoff_explore
-from ..explore.engine import SeedReport, explore_seed
-from ..explore.invariants import describe_invariants
-from ..explore.runner import scratch_root
-from ..simulator.simulation import ImplementationError, resolve_implementation
-from . import UsageError
+from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.explore import handoff as handoff_explore
+from pi_continuity_harness.explore.engine import SeedReport, explore_seed
+from pi_continuity_harness.explore.invariants import describe_invariants
+from pi_continuity_harness.explore.runner import scratch_root
+from pi_continuity_harness.simulator.simulation import ImplementationError, resolve_implementation
 
 __all__ = ["register", "summarise"]
 

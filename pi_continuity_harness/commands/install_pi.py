@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..features.realpi.install import PiInstallError, default_cache_dir, install_pi
-from . import UsageError
+from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.targets.realpi.install import PiInstallError, default_cache_dir, install_pi
 
 __all__ = ["register"]
 

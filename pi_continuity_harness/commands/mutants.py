@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..mutants.catalogue import MUTANTS
-from ..mutants.matrix import MutantOutcome, run_matrix
-from . import UsageError
+from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.mutants.catalogue import MUTANTS
+from pi_continuity_harness.mutants.matrix import MutantOutcome, run_matrix
 
 __all__ = ["register", "render_matrix"]
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from rich.table import Table
 
-from ..features.suite import ScenarioResult, SuiteRun, run_suite
-from . import UsageError
-from ._output import STATUS_STYLE, progress_printer
-from ._output import console as output_console
+from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
+from pi_continuity_harness.commands._output import console as output_console
+from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
 
 __all__ = ["register", "render_table"]
 

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..simulator.scenario import scenario_json_schema
-from . import UsageError
+from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.scenario.document import scenario_json_schema
 
 __all__ = ["register", "render_scenario_schema"]
 

@@ -13,9 +13,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..simulator.timeline import render_timeline
-from . import UsageError
-from ._simulation import DEFAULT_IMPLEMENTATION, default_workdir, load, run, summary
+from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._simulation import (
+    DEFAULT_IMPLEMENTATION,
+    default_workdir,
+    load,
+    run,
+    summary,
+)
+from pi_continuity_harness.scenario.timeline import render_timeline
 
 __all__ = ["register"]
 

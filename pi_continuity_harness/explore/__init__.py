@@ -13,11 +13,16 @@
 Nothing here needs ``hypothesis``; the stateful Hypothesis test reuses the invariants.
 """
 
-from .engine import SeedReport, explore_seed
-from .generate import ExploreCase, SwarmOptions, generate_case
-from .invariants import INVARIANTS, InvariantChecker, Violation, describe_invariants
-from .runner import CaseResult, case_for_seed, run_case
-from .shrink import minimise
+from pi_continuity_harness.explore.engine import SeedReport, explore_seed
+from pi_continuity_harness.explore.generate import ExploreCase, SwarmOptions, generate_case
+from pi_continuity_harness.explore.invariants import (
+    INVARIANTS,
+    InvariantChecker,
+    Violation,
+    describe_invariants,
+)
+from pi_continuity_harness.explore.runner import CaseResult, case_for_seed, run_case
+from pi_continuity_harness.explore.shrink import minimise
 
 __all__ = [
     "INVARIANTS",

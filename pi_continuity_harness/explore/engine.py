@@ -18,13 +18,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..commands._simulation import first_difference
-from ..simulator.scenario import Scenario, dump_scenario
-from ..simulator.simulation import simulate
-from .generate import ExploreCase
-from .invariants import INVARIANTS, Violation
-from .runner import CaseResult, case_for_seed, run_case
-from .shrink import minimise
+from pi_continuity_harness.commands._simulation import first_difference
+from pi_continuity_harness.explore.generate import ExploreCase
+from pi_continuity_harness.explore.invariants import INVARIANTS, Violation
+from pi_continuity_harness.explore.runner import CaseResult, case_for_seed, run_case
+from pi_continuity_harness.explore.shrink import minimise
+from pi_continuity_harness.scenario.document import Scenario, dump_scenario
+from pi_continuity_harness.simulator.simulation import simulate
 
 __all__ = ["SeedReport", "explore_seed", "feature_text", "write_failure"]
 

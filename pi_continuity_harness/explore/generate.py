@@ -21,10 +21,18 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..features.world import settings_answers
-from ..simulator.faults import CrashRule, FaultPlan, FsFault, TamperRule
-from ..simulator.model_script import HttpError, ModelScript, Reply, ScriptedToolCall, SynthesisReply, Usage
-from ..simulator.operations import (
+from pi_continuity_harness.features.world import settings_answers
+from pi_continuity_harness.scenario.document import Scenario
+from pi_continuity_harness.scenario.faults import CrashRule, FaultPlan, FsFault, TamperRule
+from pi_continuity_harness.scenario.model_script import (
+    HttpError,
+    ModelScript,
+    Reply,
+    ScriptedToolCall,
+    SynthesisReply,
+    Usage,
+)
+from pi_continuity_harness.scenario.operations import (
     CommandOp,
     CompactOp,
     CrashOp,
@@ -34,7 +42,6 @@ from ..simulator.operations import (
     RestartOp,
     SetModelOp,
 )
-from ..simulator.scenario import Scenario
 
 __all__ = [
     "ACTIONS",

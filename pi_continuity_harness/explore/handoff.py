@@ -50,9 +50,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..simulator.messages import content_text as _text
-from ..simulator.scenario import parse_scenario
-from ..simulator.simulation import Simulation, resolve_implementation
+from pi_continuity_harness.scenario.document import parse_scenario
+from pi_continuity_harness.scenario.transcript import content_text as _text
+from pi_continuity_harness.simulator.simulation import Simulation, resolve_implementation
 
 __all__ = [
     "HANDOFF_INVARIANTS",

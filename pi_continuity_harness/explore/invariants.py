@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from ..features.oracle import (
+from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
+from pi_continuity_harness.features.oracle import (
     AUTHORITY_BOUNDARY_SENTENCE,
     CONTINUATION_SUFFIX,
     MESSAGE_PREFIX,
@@ -40,11 +41,10 @@ from ..features.oracle import (
     section,
     sha256_hex,
 )
-from ..simulator.extension_api import CONFIG_DIR_NAME
-from ..simulator.model_script import ModelRequest, SynthesisReply, estimate_request_tokens
-from ..simulator.operations import CommandOp, DialogAnswer
-from ..simulator.settings import SettingsError
-from ..simulator.simulation import Simulation
+from pi_continuity_harness.scenario.model_script import ModelRequest, SynthesisReply, estimate_request_tokens
+from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer
+from pi_continuity_harness.simulator.settings import SettingsError
+from pi_continuity_harness.simulator.simulation import Simulation
 
 __all__ = [
     "ARCHIVE_LIMIT",
@@ -880,6 +880,24 @@ class InvariantChecker:
     def checkpoints(self) -> list[CheckPoint]:
         return self.tracker.checkpoints
 
+    # ----------------------------------------------------------------- the run checker seam
+    @property
+    def invariants(self) -> frozenset[str]:
+        return frozenset(INVARIANTS) | {"liveness", LOAD_FAILURE}
+
+    def found(self) -> list[tuple[str, str]]:
+        return [(v.invariant, str(v)) for v in self.violations]
+
+    def errors(self) -> list[str]:
+        return list(self.harness_errors)
+
+    def finish(self) -> None:
+        """Every invariant is checked as the run goes; nothing is left for its end."""
+
+    def liveness(self, first_healed_operation: int) -> str | None:
+        violation = self.check_liveness(first_healed_operation)
+        return None if violation is None else str(violation)
+
     # ----------------------------------------------------------------- operations
     def before_operation(self, op: Any) -> None:
         """Remember the operation object (its dialog answers) for the records that follow."""
@@ -1022,7 +1040,7 @@ class InvariantChecker:
                 t.open_checkpoint = None
 
     # ----------------------------------------------------------------- liveness
-    def liveness(self, first_healed_operation: int) -> Violation | None:
+    def check_liveness(self, first_healed_operation: int) -> Violation | None:
         """The first threshold check point at or after ``first_healed_operation`` committed the
         verified disk Brief; ``None`` when it did, the violation (with the reason) otherwise."""
         t = self.tracker
@@ -1056,3 +1074,16 @@ class InvariantChecker:
             )
         self.violations.append(violation)
         return violation
+
+
+#: The violation a run records when Pi refuses to start with the implementation (it did not load).
+LOAD_FAILURE = "implementation_loads"
+_PLANTED = re.compile(r"PLANTED-[A-Z]+-\d+")
+
+
+def run_checker(simulation: Simulation) -> InvariantChecker:
+    """The ``pi-session-continuity`` run checker (entry point of ``pi_continuity_harness.run_checkers``):
+    every invariant, with the planted artifacts of the scenario's files recognised."""
+    scenario = simulation.result.scenario
+    markers = sorted({m for spec in scenario.files.values() for m in _PLANTED.findall(spec.text or "")})
+    return InvariantChecker(simulation, markers=markers)

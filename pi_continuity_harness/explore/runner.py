@@ -23,14 +23,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..simulator.extension_api import ExtensionFactory
-from ..simulator.faults import FaultPlan
-from ..simulator.host import ProcessStartError
-from ..simulator.model_script import ModelScript, Reply, SynthesisReply
-from ..simulator.scenario import Scenario
-from ..simulator.simulation import Simulation
-from .generate import KEEP_RECENT, MAIN, ExploreCase, generate_case
-from .invariants import CheckPoint, InvariantChecker, Violation
+from pi_continuity_harness.api.extension_api import ExtensionFactory
+from pi_continuity_harness.explore.generate import KEEP_RECENT, MAIN, ExploreCase, generate_case
+from pi_continuity_harness.explore.invariants import LOAD_FAILURE, CheckPoint, InvariantChecker, Violation
+from pi_continuity_harness.scenario.document import Scenario
+from pi_continuity_harness.scenario.faults import FaultPlan
+from pi_continuity_harness.scenario.model_script import ModelScript, Reply, SynthesisReply
+from pi_continuity_harness.simulator.host import ProcessStartError
+from pi_continuity_harness.simulator.simulation import Simulation
 
 __all__ = [
     "LOAD_FAILURE",
@@ -41,9 +41,6 @@ __all__ = [
     "run_case",
     "scratch_root",
 ]
-
-#: The violation a run records when Pi refuses to start with the implementation (it did not load).
-LOAD_FAILURE = "implementation_loads"
 
 
 def scratch_root() -> str | None:
@@ -254,7 +251,7 @@ def run_case(
                     )
                     status = f"not applicable ({why})"
                 else:
-                    status = "ok" if checker.liveness(boundary) is None else "failed"
+                    status = "ok" if checker.check_liveness(boundary) is None else "failed"
         healed = _frozen(simulation, case, tuple(ran), plan)
     finally:
         result = simulation.finish()

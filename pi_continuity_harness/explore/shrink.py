@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..simulator.extension_api import ExtensionFactory
-from ..simulator.model_script import SynthesisReply
-from .generate import ExploreCase
-from .runner import CaseResult, run_case
+from pi_continuity_harness.api.extension_api import ExtensionFactory
+from pi_continuity_harness.explore.generate import ExploreCase
+from pi_continuity_harness.explore.runner import CaseResult, run_case
+from pi_continuity_harness.scenario.model_script import SynthesisReply
 
 __all__ = ["MinimisedCase", "ddmin", "minimise"]
 

@@ -1,29 +1,12 @@
-"""The conformance suite: Gherkin features, the step library, and the targets they drive.
+"""The conformance suite: Gherkin features, the step library, the oracle and the pytest plugin.
 
-``SUITE_DIR`` is the directory to hand to pytest; :mod:`.suite` runs it programmatically.
+``SUITE_DIR`` is the directory to hand to pytest; :mod:`.suite` runs it programmatically. The
+steps drive a :class:`~pi_continuity_harness.targets.Target` and read what it observes; they
+judge artifacts with :mod:`.oracle`, the suite's own reading of the spec.
 """
 
 from pathlib import Path
 
-from .sim_target import SimTarget
-from .target import (
-    CAPABILITIES,
-    Observation,
-    ObservedRequest,
-    OperationOutcome,
-    Target,
-    TargetUnavailableError,
-)
-
-__all__ = [
-    "CAPABILITIES",
-    "SUITE_DIR",
-    "Observation",
-    "ObservedRequest",
-    "OperationOutcome",
-    "SimTarget",
-    "Target",
-    "TargetUnavailableError",
-]
+__all__ = ["SUITE_DIR"]
 
 SUITE_DIR = Path(__file__).resolve().parent

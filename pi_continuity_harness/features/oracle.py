@@ -1,8 +1,9 @@
 """The suite's own reading of the spec: an independent checker of Continuity Briefs.
 
-Steps judge an implementation's artifacts with this module, never with the reference's
-code, so a bug shared by reference and oracle cannot hide. It knows the schema-v2
-frontmatter (spec §8), the mandatory headings (§9), the continuation suffix (§10), the
+Steps and the explorer's invariants judge an implementation's artifacts with this module,
+never with the reference's code nor with the scripted model's, so a mistake shared by two of
+them cannot hide. It knows the schema-v2 frontmatter (spec §8), the mandatory headings (§9,
+transcribed here from the spec's own block), the continuation suffix (§10), the
 authority-boundary sentence (§14) and what the event-freshness rule must say (§9, §14).
 
 The freshness rule has no fixed wording in the spec; the oracle recognises it by what the
@@ -19,13 +20,12 @@ from typing import Any
 
 import yaml
 
-from ..simulator.model_script import BRIEF_HEADINGS
-
 __all__ = [
     "ARTIFACT_KIND",
     "AUTHORITY_BOUNDARY_SENTENCE",
     "CONTINUATION_SUFFIX",
     "HANDOFF_REASONS",
+    "MANDATORY_HEADINGS",
     "MESSAGE_PREFIX",
     "REQUIRED_FIELDS",
     "Brief",
@@ -36,6 +36,30 @@ __all__ = [
     "section",
     "sha256_hex",
 ]
+
+#: Spec §9 "Mandatory Continuity Brief structure": the spec's fenced block, line for line.
+_SPEC_SECTION_9 = """\
+# Continuity Brief
+## Task
+## Done When
+## Constraints / Forbid
+## Established Facts
+## Current State
+### Done
+### In Progress
+### Blocked
+## Key Decisions
+## Files and Artifacts
+## Validation Evidence
+## Open Questions
+## Next Actions
+## Do Not Repeat / Lessons Learned
+## Reference Context
+## External State / Assumptions
+## Recovery Instructions
+"""
+#: The headings every Brief body carries, in this order (spec §9).
+MANDATORY_HEADINGS: tuple[str, ...] = tuple(_SPEC_SECTION_9.splitlines())
 
 ARTIFACT_KIND = "pi-session-continuity/v2"
 MESSAGE_PREFIX = "Pi Session Continuity"
@@ -160,7 +184,7 @@ def brief_problems(text: str, *, status: str | None = None, session_id: str | No
             problems.append(f"{name} is not an integer")
     headings = _heading_lines(brief.body)
     position = 0
-    for heading in BRIEF_HEADINGS:
+    for heading in MANDATORY_HEADINGS:
         try:
             position = headings.index(heading, position) + 1
         except ValueError:

@@ -28,10 +28,10 @@ from typing import Any
 import pytest
 from pytest_bdd.scenario import scenario_wrapper_template_registry
 
-from ..simulator.model_script import RequestKind
-from .comparison import normalise_observation, write_observation_record
-from .target import CAPABILITIES, Target
-from .world import World
+from pi_continuity_harness.features.world import World
+from pi_continuity_harness.scenario.model_script import RequestKind
+from pi_continuity_harness.targets.comparison import normalise_observation, write_observation_record
+from pi_continuity_harness.targets.target import CAPABILITIES, Target
 
 __all__ = [
     "DEFAULT_SYSTEM",
@@ -106,10 +106,10 @@ def make_target(config: pytest.Config, slug: str) -> Target:
     extension = config.getoption("--extension")
     workdir = _workdir_root(config) / slug
     if name == "sim":
-        from .sim_target import SimTarget  # noqa: PLC0415  (real Pi's modules load only when needed)
+        from pi_continuity_harness.targets.sim import SimTarget  # noqa: PLC0415  (real Pi's modules load only when needed)
 
         return SimTarget(extension, workdir, seed=config.getoption("--seed"))
-    from .realpi import PiTarget  # noqa: PLC0415
+    from pi_continuity_harness.targets.realpi import PiTarget  # noqa: PLC0415
 
     target: Target = PiTarget(extension, workdir)
     return target
@@ -139,7 +139,7 @@ def implementation_system(config: pytest.Config) -> str:
     extension = str(config.getoption("--extension"))
     system = DEFAULT_SYSTEM
     if not extension.endswith(".ts"):
-        from ..simulator.simulation import resolve_implementation  # noqa: PLC0415
+        from pi_continuity_harness.simulator.simulation import resolve_implementation  # noqa: PLC0415
 
         try:
             _name, factory = resolve_implementation(extension)

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from pytest_bdd.reporting import test_report_context_registry
 
-from .. import PI_VERSION, __version__
-from . import SUITE_DIR
+from pi_continuity_harness import PI_VERSION, __version__
+from pi_continuity_harness.features import SUITE_DIR
 
 __all__ = ["ScenarioResult", "SuiteRun", "run_suite"]
 
@@ -311,7 +311,7 @@ def default_environment(target: str) -> dict[str, str]:
     }
     if target == "pi":
         # The real-Pi target runs only on the pinned installation, verified to be this Node.
-        from .realpi.install import NODE_VERSION  # noqa: PLC0415  (real Pi's modules load only when needed)
+        from pi_continuity_harness.targets.realpi.install import NODE_VERSION  # noqa: PLC0415  (real Pi's modules load only when needed)
 
         environment["node"] = NODE_VERSION
     return environment

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..simulator.extension_api import CONFIG_DIR_NAME
-from ..simulator.model_script import Reply, RequestKind, SynthesisReply
-from ..simulator.operations import CommandOp, DialogAnswer, PromptOp
-from ..simulator.scenario import Scenario, parse_scenario
-from .oracle import Brief, parse_brief
-from .target import Observation, OperationOutcome, Target
+from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
+from pi_continuity_harness.features.oracle import Brief, parse_brief
+from pi_continuity_harness.scenario.document import Scenario, parse_scenario
+from pi_continuity_harness.scenario.model_script import Reply, RequestKind, SynthesisReply
+from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer, Operation, PromptOp
+from pi_continuity_harness.targets import CheckedRun, Observation, OperationOutcome, Target
 
 __all__ = ["DEFAULT_KEEP", "DEFAULT_RESERVE", "DEFAULT_WINDOW", "ScenarioDraft", "World", "settings_answers"]
 
@@ -192,6 +192,19 @@ class World:
         if self.target is not None:
             self.target.close()
 
+    def run_checked(self, scenario: Scenario) -> CheckedRun | None:
+        """Play ``scenario`` (a scenario file) on a fresh target with the system's run checker
+        watching; None when the target has no run checker (capability ``run-checker``)."""
+        if self.started:
+            raise AssertionError(
+                "feature error: a scenario file is played on a fresh target, but Pi has started"
+            )
+        target = self.make_target()
+        if "run-checker" not in target.capabilities():
+            return None
+        self.target = target
+        return target.run_checked(scenario)
+
     # ----------------------------------------------------------------- doing
     def script(self, kind: RequestKind, *replies: Reply | SynthesisReply) -> None:
         if self.target is None:
@@ -200,7 +213,7 @@ class World:
         else:
             self.target.script(kind, replies)
 
-    def perform(self, op: Any) -> OperationOutcome:
+    def perform(self, op: Operation) -> OperationOutcome:
         outcome = self.start().perform(op)
         self._observation = None
         return outcome

@@ -4,6 +4,6 @@
 explorer against each (every mutant in its own process) and builds the kill matrix.
 """
 
-from .catalogue import CANARY, MUTANTS, Mutant, spec_for
+from pi_continuity_harness.mutants.catalogue import CANARY, MUTANTS, Mutant, spec_for
 
 __all__ = ["CANARY", "MUTANTS", "Mutant", "spec_for"]

@@ -27,9 +27,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..reference.psc import extension as reference_extension
-from ..simulator.events import BeforeCompactResult, CompactionResult
-from ..simulator.extension_api import ExtensionAPI
+from pi_continuity_harness.api.events import BeforeCompactResult, CompactionResult
+from pi_continuity_harness.api.extension_api import ExtensionAPI
+from pi_continuity_harness.reference.psc import extension as reference_extension
 
 __all__ = ["CANARY", "MUTANTS", "Mutant", "spec_for"]
 
@@ -781,7 +781,7 @@ def hardcoded_dot_pi(pi: ExtensionAPI) -> None:
 
 
 # pi-blitz-handoff mutants (mutants/handoff.py) join the kill matrix under this module's names.
-from . import handoff as _handoff  # noqa: E402
+from pi_continuity_harness.mutants import handoff as _handoff  # noqa: E402
 
 for _entry in _handoff.HANDOFF_MUTANTS.values():
     MUTANTS[_entry.name] = Mutant(_entry.name, _entry.rule, _entry.how, _entry.factory, reference="handoff")

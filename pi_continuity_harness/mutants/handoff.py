@@ -19,10 +19,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..reference.handoff import Handoff
-from ..reference.handoff.atomic_io import remove_exact
-from ..reference.handoff.state import HandoffRequest, Route
-from ..simulator.extension_api import ExtensionAPI
+from pi_continuity_harness.api.extension_api import ExtensionAPI
+from pi_continuity_harness.reference.handoff import Handoff
+from pi_continuity_harness.reference.handoff.atomic_io import remove_exact
+from pi_continuity_harness.reference.handoff.state import HandoffRequest, Route
 
 __all__ = ["HANDOFF_MUTANTS", "HandoffMutant", "handoff_mutant_names"]
 

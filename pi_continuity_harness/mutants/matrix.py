@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..explore.runner import LOAD_FAILURE, scratch_root
-from .catalogue import MUTANTS, Mutant
+from pi_continuity_harness.explore.runner import LOAD_FAILURE, scratch_root
+from pi_continuity_harness.mutants.catalogue import MUTANTS, Mutant
 
 __all__ = ["MutantOutcome", "controls_for", "run_matrix", "run_mutant"]
 

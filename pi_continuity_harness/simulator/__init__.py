@@ -1,11 +1,20 @@
-"""The simulated Pi 1.6 host, and the Python form of Pi's extension API.
+"""The simulated Pi 1.6 host: a scenario run on a deterministic port of Pi's ``AgentSession``.
 
-Extensions import the API from here (or from ``extension_api``/``events``); the harness
-runs scenarios with :func:`simulate`.
+Audience: the simulated target (``targets.sim``), the explorer and the ``simulate``/``replay``
+commands. :func:`simulate` runs a whole scenario; :class:`Simulation` runs one operation at a
+time. The host is ``agent_session``/``agent_loop`` (Pi's session and loop), ``compaction`` and
+``overflow``, ``session_manager``, ``settings``, ``model_service`` (the scripted model),
+``runner`` (the extension runner and the API objects), ``host`` (the process: runtimes,
+lifecycle, operations), ``virtual_loop`` and ``determinism``.
+
+Compatibility, for one release (0.2): the names of the extension API (now
+:mod:`pi_continuity_harness.api`) and of the scenario language (now
+:mod:`pi_continuity_harness.scenario`) are still importable from here. Import them from their
+own packages: these re-exports go in 0.3.
 """
 
-from .abort import AbortController, AbortError, AbortSignal
-from .events import (
+from pi_continuity_harness.api.abort import AbortController, AbortError, AbortSignal
+from pi_continuity_harness.api.events import (
     AgentEndEvent,
     AgentSettledEvent,
     AgentStartEvent,
@@ -28,7 +37,7 @@ from .events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from .extension_api import (
+from pi_continuity_harness.api.extension_api import (
     CONFIG_DIR_NAME,
     ExtensionAPI,
     ExtensionCommandContext,
@@ -43,9 +52,17 @@ from .extension_api import (
     ToolDefinition,
     ToolResult,
 )
-from .model_script import ModelScript, Reply, SynthesisReply, Usage
-from .scenario import Scenario, ScenarioError, load_scenario, parse_scenario, scenario_json_schema
-from .simulation import ImplementationError, SimulationResult, WorkdirError, resolve_implementation, simulate
+from pi_continuity_harness.scenario.document import (
+    Scenario,
+    ScenarioError,
+    load_scenario,
+    parse_scenario,
+    scenario_json_schema,
+)
+from pi_continuity_harness.scenario.implementations import ImplementationError, resolve_implementation
+from pi_continuity_harness.scenario.model_script import ModelScript, Reply, SynthesisReply, Usage
+from pi_continuity_harness.scenario.workspace import WorkdirError
+from pi_continuity_harness.simulator.simulation import Simulation, SimulationResult, simulate
 
 __all__ = [
     "CONFIG_DIR_NAME",
@@ -85,6 +102,7 @@ __all__ = [
     "SessionInfoChangedEvent",
     "SessionShutdownEvent",
     "SessionStartEvent",
+    "Simulation",
     "SimulationResult",
     "StaleContextError",
     "SynthesisReply",

@@ -26,9 +26,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .abort import AbortController, AbortSignal
-from .extension_api import Model
-from .messages import Message, zero_usage
+from pi_continuity_harness.api.abort import AbortController, AbortSignal
+from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.simulator.messages import Message, zero_usage
 
 __all__ = ["Agent", "AgentEvent", "CompletedTurn", "LoopHooks"]
 

@@ -36,33 +36,18 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .abort import AbortController, AbortSignal, sleep_unless_aborted
-from .agent_loop import Agent, AgentEvent, CompletedTurn, LoopHooks
-from .compaction import (
-    SUMMARIZATION_SYSTEM_PROMPT,
-    Prepared,
-    calculate_context_tokens,
-    combine_usage,
-    compute_file_lists,
-    estimate_context_tokens,
-    estimate_messages_tokens,
-    estimate_projected_context_tokens,
-    format_file_operations,
-    preparation_summary,
-    prepare_compaction,
-    should_compact,
-    summary_request_text,
-    turn_prefix_request_text,
-)
-from .events import (
+from pi_continuity_harness.api.abort import AbortController, AbortSignal
+from pi_continuity_harness.api.events import (
     AgentEndEvent,
     AgentSettledEvent,
     AgentStartEvent,
     BeforeAgentStartEvent,
     BeforeCompactResult,
+    BeforeSwitchResult,
     CompactionReason,
     CompactionResult,
     ContextUsage,
+    Event,
     InputEvent,
     MessageEndEvent,
     MessageStartEvent,
@@ -77,24 +62,51 @@ from .events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from .extension_api import Model, ToolResult
-from .messages import Message, RequestEstimate, content_text, convert_to_llm, user_message
-from .model_service import ScriptedModelService
-from .overflow import is_context_overflow, is_recoverable_length, is_retryable_error
-from .session_manager import SessionManager, current_system_message, ms_of_iso
-from .settings import SettingsManager
-from .system_prompt import builtin_tools, render_system_prompt, system_message
-from .trace import Trace
+from pi_continuity_harness.api.extension_api import Model, ToolResult
+from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_summary
+from pi_continuity_harness.scenario.trace import Trace
+from pi_continuity_harness.simulator.agent_loop import Agent, AgentEvent, CompletedTurn, LoopHooks
+from pi_continuity_harness.simulator.compaction import (
+    SUMMARIZATION_SYSTEM_PROMPT,
+    Prepared,
+    calculate_context_tokens,
+    combine_usage,
+    compute_file_lists,
+    estimate_context_tokens,
+    estimate_messages_tokens,
+    estimate_projected_context_tokens,
+    format_file_operations,
+    prepare_compaction,
+    should_compact,
+    summary_request_text,
+    turn_prefix_request_text,
+)
+from pi_continuity_harness.simulator.messages import (
+    Message,
+    RequestEstimate,
+    content_text,
+    convert_to_llm,
+    user_message,
+)
+from pi_continuity_harness.simulator.model_service import ScriptedModelService
+from pi_continuity_harness.simulator.overflow import (
+    is_context_overflow,
+    is_recoverable_length,
+    is_retryable_error,
+)
+from pi_continuity_harness.simulator.session_manager import SessionManager, current_system_message, ms_of_iso
+from pi_continuity_harness.simulator.settings import SettingsManager
+from pi_continuity_harness.simulator.system_prompt import builtin_tools, render_system_prompt, system_message
+from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
 if TYPE_CHECKING:
-    from .runner import ExtensionRunner
+    from pi_continuity_harness.simulator.runner import ExtensionRunner
+from pi_continuity_harness.errors import SimulatorError
 
 __all__ = [
     "BUILTIN_TOOLS",
-    "OBSERVABLE_EVENTS",
     "AgentSession",
     "PromptRejectedError",
-    "event_summary",
 ]
 
 #: The four built-in tools' declarations as Pi 1.6 persists them (``system_prompt.py``).
@@ -113,7 +125,7 @@ PROMPT_DURING_COMPACTION = (
 )
 
 
-class PromptRejectedError(RuntimeError):
+class PromptRejectedError(SimulatorError, RuntimeError):
     """``prompt()`` threw: the RPC response would be ``success: false`` with this message."""
 
 
@@ -333,11 +345,11 @@ class AgentSession:
         kind = event["type"]
         if kind == "agent_start":
             self._turn_index = 0
-            await self._dispatch(AgentStartEvent())
+            await self.dispatch(AgentStartEvent())
         elif kind == "agent_end":
-            await self._dispatch(AgentEndEvent(messages=event["messages"]))
+            await self.dispatch(AgentEndEvent(messages=event["messages"]))
         elif kind == "turn_start":
-            await self._dispatch(
+            await self.dispatch(
                 TurnStartEvent(turn_index=self._turn_index, timestamp=self.service.clock.now_ms())
             )
         elif kind == "turn_end":
@@ -349,17 +361,17 @@ class AgentSession:
             self._boundary_dispatched.discard(id(event["message"]))
             self._turn_index += 1
         elif kind == "message_start":
-            await self._dispatch(MessageStartEvent(message=event["message"]))
+            await self.dispatch(MessageStartEvent(message=event["message"]))
         elif kind == "message_end":
-            await self._dispatch(MessageEndEvent(message=event["message"]))
+            await self.dispatch(MessageEndEvent(message=event["message"]))
         elif kind == "tool_execution_start":
-            await self._dispatch(
+            await self.dispatch(
                 ToolExecutionStartEvent(
                     tool_call_id=event["toolCallId"], tool_name=event["toolName"], args=event["args"]
                 )
             )
         elif kind == "tool_execution_end":
-            await self._dispatch(
+            await self.dispatch(
                 ToolExecutionEndEvent(
                     tool_call_id=event["toolCallId"],
                     tool_name=event["toolName"],
@@ -368,8 +380,12 @@ class AgentSession:
                 )
             )
 
-    async def _dispatch(self, event: Any) -> Any:
-        """Dispatch an extension event, traced, then let extension preflights settle."""
+    async def dispatch(self, event: Event) -> BeforeCompactResult | BeforeSwitchResult | None:
+        """Dispatch an extension event, traced, then let extension preflights settle.
+
+        The host dispatches the lifecycle events (``session_start``, ``session_shutdown``,
+        ``session_before_switch``, ``session_info_changed``) through here too, so every event
+        an extension sees is traced the same way."""
         runner = self._runner()
         observable = event.type in OBSERVABLE_EVENTS
         if observable:
@@ -398,7 +414,7 @@ class AgentSession:
             if message.get("stopReason") == "error"
             else "completed"
         )
-        await self._dispatch(
+        await self.dispatch(
             TurnEndEvent(
                 turn_index=self._turn_index,
                 message=message,
@@ -519,7 +535,7 @@ class AgentSession:
         else:
             out, is_error = self._run_builtin_tool(call)
         if runner.has_handlers("tool_result"):
-            await self._dispatch(
+            await self.dispatch(
                 ToolResultEvent(
                     tool_call_id=call["id"],
                     tool_name=name,
@@ -847,7 +863,7 @@ class AgentSession:
             messages.append(system_message(self.cwd, self.service.clock.now_ms()))
         runner = self._runner()
         if runner.has_handlers("before_agent_start"):
-            await self._dispatch(
+            await self.dispatch(
                 BeforeAgentStartEvent(
                     message_type=trigger.message_type,
                     prompt=trigger.prompt,
@@ -898,7 +914,7 @@ class AgentSession:
         self._is_emitting_settled = True
         try:
             aborted = self._agent_run_abort_requested
-            await self._dispatch(AgentSettledEvent(aborted=aborted))
+            await self.dispatch(AgentSettledEvent(aborted=aborted))
             self._emit("agent_settled", aborted=aborted)
         finally:
             self._is_emitting_settled = False
@@ -1164,7 +1180,7 @@ class AgentSession:
             None,
         )
         if saved is not None:
-            await self._dispatch(
+            await self.dispatch(
                 SessionCompactEvent(
                     compaction_entry=saved,
                     from_extension=from_extension,
@@ -1190,7 +1206,7 @@ class AgentSession:
     async def _emit_compact_failed(
         self, reason: CompactionReason, error_message: str | None, *, aborted: bool, from_extension: bool
     ) -> None:
-        await self._dispatch(
+        await self.dispatch(
             SessionCompactFailedEvent(
                 reason=reason,
                 error_message=error_message,
@@ -1279,7 +1295,7 @@ class AgentSession:
 
         Raises :class:`_ExtensionCancelledError` when a handler cancels (AS:2648-2665 automatic, AS:2358-2375 manual).
         """
-        extension_result = await self._dispatch(
+        extension_result = await self.dispatch(
             SessionBeforeCompactEvent(
                 preparation=prepared.preparation,
                 branch_entries=self.session_manager.get_branch(),
@@ -1398,7 +1414,7 @@ class AgentSession:
         self.model = model
         self.session_manager.append_model_change(model.provider, model.id)
         if previous is None or previous.full_id != model.full_id:
-            await self._dispatch(ModelSelectEvent(model=model, previous_model=previous, source="set"))
+            await self.dispatch(ModelSelectEvent(model=model, previous_model=previous, source="set"))
 
     def get_context_usage(self) -> ContextUsage | None:
         """§9.21: null tokens after a compaction until a post-compaction reply has usage."""
@@ -1502,86 +1518,3 @@ def _clamp_max_tokens(model: Model, input_tokens: int) -> int:
     if room < 32768:
         room = min(32768, model.context_window - input_tokens - 4096)
     return min(model.max_tokens, max(1, room))
-
-
-#: Extension events every target observes (the real-Pi observer extension logs the same).
-OBSERVABLE_EVENTS = frozenset(
-    {
-        "session_start",
-        "session_before_switch",
-        "session_before_compact",
-        "session_compact",
-        "session_compact_failed",
-        "session_shutdown",
-        "model_select",
-        "input",
-        "agent_start",
-        "agent_end",
-        "agent_settled",
-        "turn_start",
-        "turn_end",
-    }
-)
-
-
-def _model_name(model: Any) -> str | None:
-    return None if model is None else f"{model.provider}/{model.id}"
-
-
-def event_summary(event: Any) -> dict[str, Any]:
-    """An extension event as the trace (and the real-Pi observer) records it."""
-    kind = event.type
-    if kind == "session_before_compact":
-        return {
-            "reason": event.reason,
-            "willRetry": event.will_retry,
-            "customInstructions": event.custom_instructions,
-            "preparation": preparation_summary(event.preparation),
-        }
-    if kind == "session_compact":
-        entry = event.compaction_entry
-        return {
-            "reason": event.reason,
-            "willRetry": event.will_retry,
-            "fromExtension": event.from_extension,
-            "compactionEntry": {
-                "id": entry.get("id"),
-                "summary": entry.get("summary"),
-                "firstKeptEntryId": entry.get("firstKeptEntryId"),
-                "tokensBefore": entry.get("tokensBefore"),
-                "details": entry.get("details"),
-                "fromHook": entry.get("fromHook"),
-            },
-        }
-    if kind == "session_compact_failed":
-        return {
-            "reason": event.reason,
-            "errorMessage": event.error_message,
-            "aborted": event.aborted,
-            "willRetry": event.will_retry,
-            "fromExtension": event.from_extension,
-        }
-    if kind == "session_start":
-        return {"reason": event.reason, "previousSessionFile": event.previous_session_file}
-    if kind in ("session_shutdown", "session_before_switch"):
-        return {"reason": event.reason, "targetSessionFile": event.target_session_file}
-    if kind == "model_select":
-        return {
-            "source": event.source,
-            "model": _model_name(event.model),
-            "contextWindow": event.model.context_window if event.model else None,
-            "previousModel": _model_name(event.previous_model),
-        }
-    if kind == "input":
-        return {"text": event.text, "source": event.source, "streamingBehavior": event.streaming_behavior}
-    if kind == "agent_end":
-        return {"messages": len(event.messages)}
-    if kind == "agent_settled":
-        return {"aborted": event.aborted}
-    if kind in ("turn_start", "turn_end"):
-        return {"turnIndex": event.turn_index}
-    if kind in ("message_start", "message_end"):
-        return {"role": event.message.get("role")}
-    if kind in ("tool_execution_start", "tool_execution_end", "tool_result"):
-        return {"toolName": event.tool_name}
-    return {}

@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .events import CompactionPreparation, CompactionSettings
-from .messages import (
+from pi_continuity_harness.api.events import CompactionPreparation, CompactionSettings
+from pi_continuity_harness.simulator.messages import (
     Message,
     calculate_context_tokens,
     convert_to_llm,
@@ -30,7 +30,7 @@ from .messages import (
     is_turn_start_message,
     serialize_conversation,
 )
-from .session_manager import (
+from pi_continuity_harness.simulator.session_manager import (
     ProjectedEntry,
     SessionProjection,
     current_system_message,
@@ -455,16 +455,3 @@ def turn_prefix_request_text(messages: list[Message], *, custom_instructions: st
     if custom_instructions:
         text = f"{text}\n\nAdditional focus: {custom_instructions}"
     return text
-
-
-def preparation_summary(preparation: CompactionPreparation) -> dict[str, Any]:
-    """A compact, JSON-able view of a preparation for traces."""
-    return {
-        "firstKeptEntryId": preparation.first_kept_entry_id,
-        "tokensBefore": preparation.tokens_before,
-        "isSplitTurn": preparation.is_split_turn,
-        "messagesToSummarize": len(preparation.messages_to_summarize),
-        "turnPrefixMessages": len(preparation.turn_prefix_messages),
-        "previousSummary": preparation.previous_summary,
-        "settings": preparation.settings.to_json(),
-    }

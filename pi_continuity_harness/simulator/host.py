@@ -27,46 +27,60 @@ import asyncio
 import os
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, assert_never
 
-from .agent_session import AgentSession, PromptRejectedError
-from .confine import ConfinementError
-from .determinism import SeededRandom, VirtualClock
-from .events import (
+from pi_continuity_harness.api.events import (
     SessionBeforeSwitchEvent,
     SessionInfoChangedEvent,
     SessionShutdownEvent,
     SessionStartEvent,
 )
-from .extension_api import ExtensionFactory, Mode, Model
-from .faults import FaultPlan, FilesystemMonitor
-from .model_script import ModelRequest, ModelScript
-from .model_service import ModelCatalog, ScriptedModelService, SimModelRegistry
-from .operations import (
+from pi_continuity_harness.api.extension_api import ExtensionFactory, Mode, Model
+from pi_continuity_harness.errors import SimulatorError
+from pi_continuity_harness.scenario.confine import ConfinementError
+from pi_continuity_harness.scenario.faults import FaultPlan
+from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor
+from pi_continuity_harness.scenario.model_script import (
+    PLAIN_REPLIES,
+    ExtensionReplies,
+    ModelRequest,
+    ModelScript,
+)
+from pi_continuity_harness.scenario.operations import (
     AbortOp,
     CommandOp,
     CompactOp,
     CrashOp,
+    DialogAnswer,
     EditFileOp,
     NewSessionOp,
+    Operation,
     PromptOp,
     ReloadOp,
     RestartOp,
     SetModelOp,
     operation_name,
 )
-from .runner import ExtensionRunner, RuntimeBindings
-from .session_manager import SessionManager
-from .settings import SettingsError, SettingsManager, TrustDecision, resolve_project_trust
-from .trace import SimulatedCrash, Trace
-from .ui import UIHub
-from .virtual_loop import VirtualTimeEventLoop
-from .workspace import HostPaths, apply_edit
+from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
+from pi_continuity_harness.scenario.workspace import HostPaths, apply_edit
+from pi_continuity_harness.simulator.agent_session import AgentSession, PromptRejectedError
+from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
+from pi_continuity_harness.simulator.model_service import ModelCatalog, ScriptedModelService, SimModelRegistry
+from pi_continuity_harness.simulator.runner import ExtensionRunner, RuntimeBindings
+from pi_continuity_harness.simulator.session_manager import SessionManager
+from pi_continuity_harness.simulator.settings import (
+    SettingsError,
+    SettingsManager,
+    TrustDecision,
+    resolve_project_trust,
+)
+from pi_continuity_harness.simulator.ui import UIHub
+from pi_continuity_harness.simulator.virtual_loop import VirtualTimeEventLoop
 
 __all__ = ["HostPaths", "OperationResult", "ProcessStartError", "Runtime", "SimHost"]
 
 
-class ProcessStartError(RuntimeError):
+class ProcessStartError(SimulatorError, RuntimeError):
     """The simulated Pi process did not start: real Pi 1.6 prints ``Failed to load extension
     "<path>": Failed to load extension: <message>`` and exits 1 when an extension fails to load."""
 
@@ -106,6 +120,7 @@ class SimHost:
         thinking_level: str = "off",
         unauthenticated_providers: frozenset[str] = frozenset(),
         faults: FaultPlan | None = None,
+        replies: ExtensionReplies = PLAIN_REPLIES,
     ) -> None:
         self.paths = HostPaths.under(workdir)
         self.loop = VirtualTimeEventLoop()
@@ -114,7 +129,9 @@ class SimHost:
         self.trace = Trace(self.clock.loop_ms, self.paths.workdir)
         self.ui = UIHub(self.trace)
         self.catalog = ModelCatalog(models, unauthenticated_providers)
-        self.service = ScriptedModelService(script, self.trace, self.clock, self.catalog, self._run_during)
+        self.service = ScriptedModelService(
+            script, self.trace, self.clock, self.catalog, replies=replies, run_during=self._run_during
+        )
         self.active_model = active_model
         self.extensions = extensions
         self.mode: Mode = mode
@@ -131,7 +148,7 @@ class SimHost:
             },
             trace=self.trace,
             faults=faults.fs,
-            on_crash=self._mark_crashed,
+            on_crash=self.mark_crashed,
         )
         self.runtime: Runtime | None = None
         self.crashed = False
@@ -140,12 +157,31 @@ class SimHost:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._task_errors: list[BaseException] = []
         self._shutdown_requested_at: int | None = None
-        for rule in faults.crash:
-            self.trace.on(rule.after, self._crash_trigger)
-        for inject in faults.inject:
-            self.trace.on(inject.after, self._inject_trigger(inject.operations))
-        for tamper in faults.tamper:
-            self.trace.on(tamper.after, self._tamper_trigger(tamper.path, tamper.action))
+        self._crash_rules = [(rule, self.trace.on(rule.after, self._crash_trigger)) for rule in faults.crash]
+        self._inject_rules = [
+            (rule, self.trace.on(rule.after, self._inject_trigger(rule.operations))) for rule in faults.inject
+        ]
+        self._tamper_rules = [
+            (rule, self.trace.on(rule.after, self._tamper_trigger(rule.path, rule.action)))
+            for rule in faults.tamper
+        ]
+
+    # ================================================================= faults
+    def fired_faults(self) -> FaultPlan:
+        """The faults that fired so far: the plan that replays this run's faults exactly
+        (filesystem faults capped at the times they fired; rules that never fired dropped)."""
+        return FaultPlan(
+            fs=self.monitor.fired_faults(),
+            crash=tuple(rule for rule, trigger in self._crash_rules if trigger.fired),
+            inject=tuple(rule for rule, trigger in self._inject_rules if trigger.fired),
+            tamper=tuple(rule for rule, trigger in self._tamper_rules if trigger.fired),
+        )
+
+    def heal_faults(self) -> None:
+        """From now on no fault fires: filesystem faults stay capped at what already fired, and
+        crash, inject and tamper rules that have not fired never will."""
+        self.monitor.heal()
+        self.trace.disarm()
 
     # ================================================================= plumbing
     def spawn(self, coro: Coroutine[Any, Any, Any], label: str) -> asyncio.Task[Any]:
@@ -160,7 +196,7 @@ class SimHost:
             return
         error = task.exception()
         if isinstance(error, SimulatedCrash):
-            self._mark_crashed()
+            self.mark_crashed()
         elif error is not None:
             self._task_errors.append(error)
 
@@ -201,7 +237,7 @@ class SimHost:
     def _on_entry(self, entry: dict[str, Any], persisted: bool) -> None:
         self.trace.emit("entry", str(entry.get("type")), id=entry.get("id"), persisted=persisted)
 
-    def _mark_crashed(self) -> None:
+    def mark_crashed(self) -> None:
         if self.crashed:
             return
         self.trace.emit("host", "crash")
@@ -216,10 +252,10 @@ class SimHost:
 
     def _crash_trigger(self, record: dict[str, Any]) -> None:
         self.trace.emit("fault", "crash", after=f"{record['kind']}:{record['name']}")
-        self._mark_crashed()
+        self.mark_crashed()
         raise SimulatedCrash(f"crash after {record['kind']}:{record['name']}")
 
-    def _inject_trigger(self, operations: tuple[Any, ...]) -> Callable[[dict[str, Any]], None]:
+    def _inject_trigger(self, operations: tuple[Operation, ...]) -> Callable[[dict[str, Any]], None]:
         def fire(record: dict[str, Any]) -> None:
             self.trace.emit(
                 "fault", "inject", after=f"{record['kind']}:{record['name']}", operations=len(operations)
@@ -242,7 +278,7 @@ class SimHost:
 
         return fire
 
-    async def _run_during(self, operations: tuple[Any, ...], request: ModelRequest) -> None:
+    async def _run_during(self, operations: tuple[Operation, ...], request: ModelRequest) -> None:
         """Run a held call's ``during`` operations as a host task.
 
         The task is tracked like any other host task, so :meth:`quiesce` waits for it: an
@@ -329,7 +365,7 @@ class SimHost:
         session.runner = runner
         self.runtime = runtime
         self.last_session_file = manager.get_session_file()
-        await session._dispatch(start_event)
+        await session.dispatch(start_event)
         return runtime
 
     def _new_runner(self, session: AgentSession, manager: SessionManager) -> ExtensionRunner:
@@ -375,7 +411,7 @@ class SimHost:
             # (``name`` is the trace's own field: recorded as ``sessionName``; SimTarget maps it back.)
             host.trace.emit("session", "session_info_changed", sessionName=current)
             if session.runner is not None and session.runner.has_handlers("session_info_changed"):
-                host.spawn(session._dispatch(SessionInfoChangedEvent(name=current)), "session_info_changed")
+                host.spawn(session.dispatch(SessionInfoChangedEvent(name=current)), "session_info_changed")
 
         b.set_session_name = set_session_name
         b.get_session_name = session.session_manager.get_session_name
@@ -515,7 +551,7 @@ class SimHost:
             return
         runtime = self.runtime
         await runtime.session.abort()
-        await runtime.session._dispatch(SessionShutdownEvent(reason="quit"))
+        await runtime.session.dispatch(SessionShutdownEvent(reason="quit"))
         runtime.runner.invalidate()
         self.trace.emit("host", "quit")
         self.running = False
@@ -533,7 +569,7 @@ class SimHost:
             raise PromptRejectedError("Wait for the current response to finish before reloading.")
         if session.is_compacting:
             raise PromptRejectedError("Wait for compaction to finish before reloading.")
-        await session._dispatch(SessionShutdownEvent(reason="reload"))
+        await session.dispatch(SessionShutdownEvent(reason="reload"))
         runtime.runner.invalidate()
         with self.host_io():
             runtime.settings.reload()
@@ -545,7 +581,7 @@ class SimHost:
         runner.bind(self._bindings(new_runtime))
         session.runner = runner
         self.runtime = new_runtime
-        await session._dispatch(SessionStartEvent(reason="reload"))
+        await session.dispatch(SessionStartEvent(reason="reload"))
 
     async def new_session(
         self,
@@ -554,7 +590,7 @@ class SimHost:
         with_session: Callable[[Any], Awaitable[None]] | None = None,
     ) -> dict[str, Any]:
         runtime = self._require_runtime()
-        result = await runtime.session._dispatch(
+        result = await runtime.session.dispatch(
             SessionBeforeSwitchEvent(reason="new", target_session_file=None)
         )
         if result is not None and getattr(result, "cancel", False):
@@ -570,7 +606,7 @@ class SimHost:
             on_append=self._on_entry,
         )
         await runtime.session.abort()
-        await runtime.session._dispatch(
+        await runtime.session.dispatch(
             SessionShutdownEvent(reason="new", target_session_file=manager.get_session_file())
         )
         runtime.runner.invalidate()
@@ -591,7 +627,7 @@ class SimHost:
 
     # ================================================================= operations
     async def run_operation(
-        self, op: Any, *, index: int | None = None, during: bool = False
+        self, op: Operation, *, index: int | None = None, during: bool = False
     ) -> OperationResult:
         """Run one operation the way an RPC client would, and record its outcome."""
         name = operation_name(op)
@@ -602,7 +638,7 @@ class SimHost:
         try:
             result = await self._dispatch_operation(op, name)
         except SimulatedCrash:
-            self._mark_crashed()
+            self.mark_crashed()
             result = OperationResult(name, ok=False, error="Pi crashed")
         except (PromptRejectedError, SettingsError) as error:
             result = OperationResult(name, ok=False, error=str(error))
@@ -621,55 +657,63 @@ class SimHost:
             )
         return result
 
-    async def _dispatch_operation(self, op: Any, name: str) -> OperationResult:
-        if isinstance(op, RestartOp):
-            await self.restart()
-            return OperationResult(name, ok=True)
-        if isinstance(op, EditFileOp):
-            try:
-                with self.host_io():
-                    apply_edit(self.paths, op.edit_file)
-            except (ConfinementError, OSError) as error:
-                return OperationResult(name, ok=False, error=str(error))
-            return OperationResult(name, ok=True)
-        if self.crashed or not self.running:
-            return OperationResult(name, ok=False, error="Pi is not running")
-        runtime = self._require_runtime()
-        session = runtime.session
-        if isinstance(op, PromptOp):
-            return await self._prompt(session, op.prompt.render(), op.prompt.streaming_behavior, (), name)
-        if isinstance(op, CommandOp):
-            return await self._prompt(session, op.command.text, None, op.command.answers, name)
-        if isinstance(op, CompactOp):
-            data = await session.compact(op.compact.custom_instructions)
-            return OperationResult(name, ok=True, data={"firstKeptEntryId": data.get("firstKeptEntryId")})
-        if isinstance(op, AbortOp):
-            await session.abort()
-            return OperationResult(name, ok=True)
-        if isinstance(op, ReloadOp):
-            await self.reload()
-            return OperationResult(name, ok=True)
-        if isinstance(op, CrashOp):
-            self._mark_crashed()
-            return OperationResult(name, ok=True)
-        if isinstance(op, SetModelOp):
-            # RPC ``set_model`` looks the model up among the *available* ones (authenticated).
-            model = self.catalog.find_full(op.set_model)
-            if model is None or not self.catalog.has_auth(model.provider):
-                provider, _, model_id = op.set_model.partition("/")
-                return OperationResult(name, ok=False, error=f"Model not found: {provider}/{model_id}")
-            await session.set_model(model)
-            return OperationResult(name, ok=True)
-        if isinstance(op, NewSessionOp):
-            parent = runtime.session_manager.get_session_file() if op.new_session.parent else None
-            outcome = await self.new_session(parent_session=parent)
-            return OperationResult(
-                name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
-            )
-        raise AssertionError(f"unhandled operation {name}")
+    async def _dispatch_operation(self, op: Operation, name: str) -> OperationResult:
+        match op:
+            case RestartOp():
+                await self.restart()
+                return OperationResult(name, ok=True)
+            case EditFileOp():
+                try:
+                    with self.host_io():
+                        apply_edit(self.paths, op.edit_file)
+                except (ConfinementError, OSError) as error:
+                    return OperationResult(name, ok=False, error=str(error))
+                return OperationResult(name, ok=True)
+            case _ if self.crashed or not self.running:
+                return OperationResult(name, ok=False, error="Pi is not running")
+            case PromptOp():
+                session = self._require_runtime().session
+                return await self._prompt(session, op.prompt.render(), op.prompt.streaming_behavior, (), name)
+            case CommandOp():
+                session = self._require_runtime().session
+                return await self._prompt(session, op.command.text, None, op.command.answers, name)
+            case CompactOp():
+                data = await self._require_runtime().session.compact(op.compact.custom_instructions)
+                return OperationResult(name, ok=True, data={"firstKeptEntryId": data.get("firstKeptEntryId")})
+            case AbortOp():
+                await self._require_runtime().session.abort()
+                return OperationResult(name, ok=True)
+            case ReloadOp():
+                await self.reload()
+                return OperationResult(name, ok=True)
+            case CrashOp():
+                self.mark_crashed()
+                return OperationResult(name, ok=True)
+            case SetModelOp():
+                # RPC ``set_model`` looks the model up among the *available* ones (authenticated).
+                model = self.catalog.find_full(op.set_model)
+                if model is None or not self.catalog.has_auth(model.provider):
+                    provider, _, model_id = op.set_model.partition("/")
+                    return OperationResult(name, ok=False, error=f"Model not found: {provider}/{model_id}")
+                await self._require_runtime().session.set_model(model)
+                return OperationResult(name, ok=True)
+            case NewSessionOp():
+                runtime = self._require_runtime()
+                parent = runtime.session_manager.get_session_file() if op.new_session.parent else None
+                outcome = await self.new_session(parent_session=parent)
+                return OperationResult(
+                    name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
+                )
+            case _:
+                assert_never(op)
 
     async def _prompt(
-        self, session: AgentSession, text: str, behavior: Any, answers: tuple[Any, ...], name: str
+        self,
+        session: AgentSession,
+        text: str,
+        behavior: Literal["steer", "followUp"] | None,
+        answers: tuple[DialogAnswer, ...],
+        name: str,
     ) -> OperationResult:
         disposition: list[str] = []
         self.ui.set_answers(tuple(answers))
@@ -713,16 +757,21 @@ class _HostIO:
         self.monitor.host_io -= 1
 
 
-def _op_fields(op: Any) -> dict[str, Any]:
-    if isinstance(op, PromptOp):
-        text = op.prompt.render()
-        return {"chars": len(text), "text": text[:60], "streamingBehavior": op.prompt.streaming_behavior}
-    if isinstance(op, CommandOp):
-        return {"text": op.command.text, "answers": len(op.command.answers) or None}
-    if isinstance(op, SetModelOp):
-        return {"model": op.set_model}
-    if isinstance(op, EditFileOp):
-        return {"path": op.edit_file.path, "fileKind": op.edit_file.kind}
-    if isinstance(op, CompactOp):
-        return {"customInstructions": op.compact.custom_instructions}
-    return {}
+def _op_fields(op: Operation) -> dict[str, Any]:
+    """What the trace's ``op`` record says about an operation besides its name."""
+    match op:
+        case PromptOp():
+            text = op.prompt.render()
+            return {"chars": len(text), "text": text[:60], "streamingBehavior": op.prompt.streaming_behavior}
+        case CommandOp():
+            return {"text": op.command.text, "answers": len(op.command.answers) or None}
+        case SetModelOp():
+            return {"model": op.set_model}
+        case EditFileOp():
+            return {"path": op.edit_file.path, "fileKind": op.edit_file.kind}
+        case CompactOp():
+            return {"customInstructions": op.compact.custom_instructions}
+        case AbortOp() | ReloadOp() | RestartOp() | CrashOp() | NewSessionOp():
+            return {}
+        case _:
+            assert_never(op)

@@ -2,8 +2,8 @@
 
 Messages stay plain dicts with Pi's camelCase keys so session files and bridge traffic are
 byte-compatible with real Pi. Ports of ``compaction.js`` (``estimateTokens``),
-``messages.js`` (``convertToLlm``, the compaction-summary wrapper) and
-``compaction/utils.js`` (``serializeConversation``).
+``messages.js`` (``convertToLlm``, with the compaction-summary wrapper of
+``scenario.transcript``) and ``compaction/utils.js`` (``serializeConversation``).
 """
 
 from __future__ import annotations
@@ -12,14 +12,17 @@ import json
 import math
 from typing import Any
 
+from pi_continuity_harness.scenario.transcript import (
+    COMPACTION_SUMMARY_PREFIX,
+    COMPACTION_SUMMARY_SUFFIX,
+    content_text,
+)
+
 __all__ = [
-    "COMPACTION_SUMMARY_PREFIX",
-    "COMPACTION_SUMMARY_SUFFIX",
     "Message",
     "RequestEstimate",
     "calculate_context_tokens",
     "compaction_summary_message",
-    "content_text",
     "convert_to_llm",
     "custom_message",
     "estimate_request_context_tokens",
@@ -34,25 +37,8 @@ __all__ = [
 
 Message = dict[str, Any]
 
-COMPACTION_SUMMARY_PREFIX = (
-    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
-)
-COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
 _ESTIMATED_IMAGE_CHARS = 4800
 _TOOL_RESULT_MAX_CHARS = 2000
-
-
-def content_text(content: Any, separator: str = "") -> str:
-    """pi-ai ``contentText``: the text blocks of a content value, joined."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return separator.join(
-        str(block.get("text", ""))
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text"
-    )
 
 
 def system_message_text(message: Message) -> str:

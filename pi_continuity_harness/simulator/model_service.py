@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .abort import AbortSignal, sleep_unless_aborted
-from .determinism import VirtualClock
-from .extension_api import Model
-from .messages import Message, content_text, zero_usage
-from .model_script import (
+from pi_continuity_harness.api.abort import AbortSignal
+from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.scenario.model_script import (
+    PLAIN_REPLIES,
+    ExtensionReplies,
     ModelOutcome,
     ModelRequest,
     ModelScript,
@@ -41,8 +41,12 @@ from .model_script import (
     message_chars,
     respond,
 )
-from .operations import AbortOp
-from .trace import Trace
+from pi_continuity_harness.scenario.operations import AbortOp, Operation
+from pi_continuity_harness.scenario.trace import Trace
+from pi_continuity_harness.scenario.transcript import content_text
+from pi_continuity_harness.simulator.determinism import VirtualClock
+from pi_continuity_harness.simulator.messages import Message, zero_usage
+from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
 __all__ = ["HELD_CALL_GRACE_SECONDS", "ModelCatalog", "ScriptedModelService", "SimModelRegistry"]
 
@@ -51,7 +55,7 @@ __all__ = ["HELD_CALL_GRACE_SECONDS", "ModelCatalog", "ScriptedModelService", "S
 #: deadlock the scenario.
 HELD_CALL_GRACE_SECONDS = 600.0
 
-RunDuring = Callable[[tuple[Any, ...], ModelRequest], Awaitable[None]]
+RunDuring = Callable[[tuple[Operation, ...], ModelRequest], Awaitable[None]]
 
 
 @dataclass
@@ -90,6 +94,7 @@ class ScriptedModelService:
     trace: Trace
     clock: VirtualClock
     catalog: ModelCatalog
+    replies: ExtensionReplies = PLAIN_REPLIES
     run_during: RunDuring | None = None
     requests: list[ModelRequest] = field(default_factory=list)
     _tool_results: dict[str, str] = field(default_factory=dict)
@@ -105,9 +110,18 @@ class ScriptedModelService:
             "extension": list(self.script.extension),
         }
 
-    def extend(self, kind: RequestKind, replies: list[Reply] | list[SynthesisReply]) -> None:
+    def extend(self, kind: RequestKind, replies: Sequence[Reply | SynthesisReply]) -> None:
         """Script more replies of ``kind`` (answered after the ones already scripted)."""
         self._queues[kind].extend(replies)
+
+    def used(self, kind: RequestKind) -> list[Reply | SynthesisReply]:
+        """The scripted replies of ``kind`` requests have used so far, in order (defaults not counted)."""
+        return self._queues[kind][: self._cursors[kind]]
+
+    def replace_unused(self, kind: RequestKind, replies: Sequence[Reply | SynthesisReply]) -> None:
+        """Drop the scripted replies of ``kind`` no request has used yet; ``replies`` answer the
+        next requests instead (the explorer heals a run's faulty replies this way)."""
+        self._queues[kind] = [*self.used(kind), *replies]
 
     def answered(self, kind: RequestKind) -> int:
         return self._counters[kind]
@@ -168,7 +182,7 @@ class ScriptedModelService:
             estimated_input_tokens=estimated,
         )
         self.requests.append(request)
-        outcome = respond(self.script, request, reply)
+        outcome = respond(self.script, request, reply, self.replies)
         self.trace.emit(
             "model",
             "request",
@@ -236,7 +250,9 @@ class ScriptedModelService:
         """The scripted output of a simulated built-in tool call."""
         return self._tool_results.get(tool_call_id)
 
-    async def _hold(self, during: tuple[Any, ...], request: ModelRequest, signal: AbortSignal | None) -> None:
+    async def _hold(
+        self, during: tuple[Operation, ...], request: ModelRequest, signal: AbortSignal | None
+    ) -> None:
         assert self.run_during is not None
         self.trace.emit("model", "held", caller=request.kind, index=request.index, operations=len(during))
         task = asyncio.ensure_future(self.run_during(during, request))

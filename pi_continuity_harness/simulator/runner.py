@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .abort import AbortSignal
-from .events import (
+from pi_continuity_harness.api.abort import AbortSignal
+from pi_continuity_harness.api.events import (
     BeforeCompactResult,
     BeforeSwitchResult,
     ContextUsage,
@@ -32,7 +32,7 @@ from .events import (
     coerce_before_switch_result,
     coerce_input_result,
 )
-from .extension_api import (
+from pi_continuity_harness.api.extension_api import (
     CommandHandler,
     EventHandler,
     ExtensionFactory,
@@ -43,10 +43,10 @@ from .extension_api import (
     StaleContextError,
     ToolDefinition,
 )
-from .messages import content_text
+from pi_continuity_harness.scenario.transcript import content_text
 
 if TYPE_CHECKING:
-    from .ui import UIHub
+    from pi_continuity_harness.simulator.ui import UIHub
 
 __all__ = [
     "ExtensionRecord",

@@ -27,8 +27,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .determinism import SeededRandom, VirtualClock, iso_from_ms
-from .messages import Message, compaction_summary_message, custom_message
+from pi_continuity_harness.errors import SimulatorError
+from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock, iso_from_ms
+from pi_continuity_harness.simulator.messages import Message, compaction_summary_message, custom_message
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -46,7 +47,7 @@ CURRENT_SESSION_VERSION = 3
 Entry = dict[str, Any]
 
 
-class SessionFileError(RuntimeError):
+class SessionFileError(SimulatorError, RuntimeError):
     """A session file that is not a Pi session."""
 
 

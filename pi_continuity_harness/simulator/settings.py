@@ -28,16 +28,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .compaction import DEFAULT_COMPACTION_SETTINGS
-from .events import CompactionSettings
-from .extension_api import CONFIG_DIR_NAME, Model
+from pi_continuity_harness.api.events import CompactionSettings
+from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME, Model
+from pi_continuity_harness.errors import SimulatorError
+from pi_continuity_harness.scenario.workspace import deep_merge
+from pi_continuity_harness.simulator.compaction import DEFAULT_COMPACTION_SETTINGS
 
 __all__ = [
     "TRUST_REQUIRING_RESOURCES",
     "SettingsError",
     "SettingsManager",
     "TrustDecision",
-    "deep_merge",
     "has_trust_requiring_resources",
     "resolve_project_trust",
 ]
@@ -57,23 +58,8 @@ _DEFAULTS = DEFAULT_COMPACTION_SETTINGS.to_json()
 _RETRY_DEFAULTS = {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000, "maxAgentDelayMs": 60000}
 
 
-class SettingsError(ValueError):
+class SettingsError(SimulatorError, ValueError):
     """An invalid settings value, with Pi's wording."""
-
-
-def _mergeable(value: Any) -> bool:
-    return isinstance(value, dict)
-
-
-def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """``deepMergeObjects``: nested objects merge, anything else is replaced by the override."""
-    result = dict(base)
-    for key, value in overrides.items():
-        if _mergeable(base.get(key)) and _mergeable(value):
-            result[key] = deep_merge(base[key], value)
-        else:
-            result[key] = value
-    return result
 
 
 def has_trust_requiring_resources(cwd: str) -> bool:

@@ -7,122 +7,41 @@ in order (each until the host is quiet again, as an RPC client waits for
 event loop, with virtual time and seeded randomness, and with the filesystem monitor
 active, so the same scenario and seed give byte-identical outputs.
 
-The work directory is emptied before a run only when it is one a previous run created
-(it holds the marker file); any other non-empty directory is refused, so a typo cannot
-delete someone's files.
+The work directory is laid out by ``scenario.workspace.prepare_workdir``, which empties only
+a directory a previous run created. The implementation under test is resolved, and its
+system (which decides how the scripted model answers the extension's own model calls) looked
+up, in ``scenario.implementations``: the same registry the real-Pi target asks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .competitors import competitor
-from .confine import confined_tempdir
-from .determinism import deterministic_environment
-from .extension_api import AGENT_DIR_ENV, CONFIG_DIR_NAME, ExtensionFactory
-from .faults import activate_monitor
-from .host import OperationResult, ProcessStartError, SimHost
-from .scenario import Scenario, ScenarioError
-from .trace import SimulatedCrash
-from .workspace import prepare_files
+from pi_continuity_harness.api.extension_api import AGENT_DIR_ENV, CONFIG_DIR_NAME, ExtensionFactory
+from pi_continuity_harness.scenario.competitors import competitor
+from pi_continuity_harness.scenario.confine import confined_tempdir
+from pi_continuity_harness.scenario.document import Scenario, ScenarioError
+from pi_continuity_harness.scenario.fs_monitor import activate_monitor
+from pi_continuity_harness.scenario.implementations import (
+    DEFAULT_IMPLEMENTATION,
+    ImplementationError,
+    declared_system,
+    resolve_implementation,
+)
+from pi_continuity_harness.scenario.model_script import ExtensionReplies
+from pi_continuity_harness.scenario.operations import Operation
+from pi_continuity_harness.scenario.trace import SimulatedCrash
+from pi_continuity_harness.scenario.workspace import RUN_MARKER, prepare_files, prepare_workdir
+from pi_continuity_harness.simulator.determinism import deterministic_environment
+from pi_continuity_harness.simulator.host import OperationResult, ProcessStartError, SimHost
 
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "RUN_MARKER",
-    "ImplementationError",
-    "Simulation",
-    "SimulationResult",
-    "WorkdirError",
-    "prepare_workdir",
-    "project_cwd",
-    "resolve_implementation",
-    "simulate",
-]
-
-ENTRY_POINT_GROUP = "pi_continuity_harness.implementations"
-RUN_MARKER = ".pi-continuity-harness-run"
-DEFAULT_IMPLEMENTATION = "reference"
-
-
-class ImplementationError(ValueError):
-    """An implementation spec that does not name a loadable extension factory."""
-
-
-class WorkdirError(ValueError):
-    """A work directory that the harness will not empty."""
-
-
-def _entry_points() -> dict[str, metadata.EntryPoint]:
-    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
-
-
-def resolve_implementation(
-    spec: str | ExtensionFactory, *, where: str | None = None
-) -> tuple[str, ExtensionFactory]:
-    """``module:factory``, a registered implementation name, or a factory itself.
-
-    An error message starts with ``where`` the spec came from (default: ``--extension <spec>``).
-    """
-    if callable(spec):
-        name = getattr(spec, "__module__", "extension") + ":" + getattr(spec, "__qualname__", "factory")
-        return name, spec
-    label = where or f"--extension {spec}"
-    points = _entry_points()
-    if spec in points:
-        target = points[spec].load()
-        if not callable(target):
-            raise ImplementationError(f"{label}: entry point does not name a callable factory")
-        return spec, target
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not module_name or not attr:
-        known = ", ".join(sorted(points)) or "none registered"
-        raise ImplementationError(
-            f"{where or f'--extension {spec!r}'}: expected 'module:factory' or an implementation name ({known})"
-        )
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ImplementationError(f"{label}: cannot import {module_name!r}: {error}") from None
-    target = module
-    for part in attr.split("."):
-        if not hasattr(target, part):
-            raise ImplementationError(f"{label}: {module_name!r} has no attribute {attr!r}")
-        target = getattr(target, part)
-    if not callable(target):
-        raise ImplementationError(f"{label}: {attr!r} is not callable")
-    return spec, target
-
-
-def prepare_workdir(workdir: str | Path) -> Path:
-    """Create or empty a run directory, refusing to touch anything that is not one."""
-    root = Path(workdir).resolve()
-    if root.exists():
-        if not root.is_dir():
-            raise WorkdirError(f"{root}: exists and is not a directory")
-        entries = list(root.iterdir())
-        if entries and not (root / RUN_MARKER).exists():
-            raise WorkdirError(
-                f"{root}: not empty and not a harness run directory (no {RUN_MARKER}); refusing to clear it"
-            )
-        for entry in entries:
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
-    root.mkdir(parents=True, exist_ok=True)
-    (root / RUN_MARKER).write_text(
-        "created by pi-continuity-harness; emptied before each run\n", encoding="utf-8"
-    )
-    return root
+__all__ = ["Simulation", "SimulationResult", "project_cwd", "simulate"]
 
 
 @dataclass
@@ -172,6 +91,7 @@ class Simulation:
         workdir: str | Path,
         seed: int | None = None,
         implementation: str | ExtensionFactory = DEFAULT_IMPLEMENTATION,
+        replies: ExtensionReplies | None = None,
     ) -> None:
         impl_name, impl_factory = resolve_implementation(implementation)
         extensions: list[tuple[str, ExtensionFactory]] = []
@@ -201,6 +121,7 @@ class Simulation:
                 m.id.partition("/")[0] for m in scenario.models if not m.auth
             ),
             faults=scenario.faults,
+            replies=replies or declared_system(impl_factory).extension_replies,
         )
         prepare_files(self.host.paths, scenario)
         os.makedirs(os.path.join(root, "tmp"), exist_ok=True)
@@ -234,11 +155,11 @@ class Simulation:
                 await self.host.start()
                 await self.host.settle()
             except SimulatedCrash:
-                self.host._mark_crashed()
+                self.host.mark_crashed()
 
         self._run(go())
 
-    def perform(self, op: Any) -> OperationResult:
+    def perform(self, op: Operation) -> OperationResult:
         """Run one operation and wait until the host is quiet again."""
         index = len(self.result.operations)
 
@@ -247,7 +168,7 @@ class Simulation:
             try:
                 await self.host.settle()
             except SimulatedCrash:
-                self.host._mark_crashed()
+                self.host.mark_crashed()
             return outcome
 
         outcome: OperationResult = self._run(go())

@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from .messages import system_message_text
+from pi_continuity_harness.simulator.messages import system_message_text
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",

@@ -18,9 +18,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .extension_api import Mode, WidgetPlacement
-from .operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
-from .trace import Trace
+from pi_continuity_harness.api.extension_api import Mode, WidgetPlacement
+from pi_continuity_harness.scenario.operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
+from pi_continuity_harness.scenario.trace import Trace
 
 __all__ = ["DialogAnswerMismatchError", "Notification", "SimUIContext", "UIHub"]
 

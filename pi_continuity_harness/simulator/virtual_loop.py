@@ -15,10 +15,13 @@ import selectors
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SimulationStalledError", "VirtualTimeEventLoop"]
+from pi_continuity_harness.api.abort import AbortSignal
+from pi_continuity_harness.errors import SimulatorError
+
+__all__ = ["SimulationStalledError", "VirtualTimeEventLoop", "sleep_unless_aborted"]
 
 
-class SimulationStalledError(RuntimeError):
+class SimulationStalledError(SimulatorError, RuntimeError):
     """Every task is waiting and no timer is pending: the simulation cannot progress."""
 
 
@@ -86,3 +89,15 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
 
     def _advance(self, seconds: float) -> None:
         self._virtual_now += seconds
+
+
+async def sleep_unless_aborted(seconds: float, signal: AbortSignal | None) -> None:
+    """Sleep ``seconds`` (virtual time), returning early when ``signal`` aborts."""
+    if signal is None:
+        await asyncio.sleep(seconds)
+        return
+    sleeper = asyncio.ensure_future(asyncio.sleep(seconds))
+    aborted = asyncio.ensure_future(signal.wait())
+    await asyncio.wait([sleeper, aborted], return_when=asyncio.FIRST_COMPLETED)
+    sleeper.cancel()
+    aborted.cancel()

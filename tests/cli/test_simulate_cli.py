@@ -10,7 +10,7 @@ from simulator import probe_extension  # tests/ is on sys.path under pytest
 
 from pi_continuity_harness.cli import main
 from pi_continuity_harness.commands.schema import render_scenario_schema
-from pi_continuity_harness.simulator.scenario import scenario_json_schema
+from pi_continuity_harness.scenario.document import scenario_json_schema
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "threshold-compaction.yaml"

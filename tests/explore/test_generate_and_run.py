@@ -10,8 +10,8 @@ import pytest
 from pi_continuity_harness.explore.generate import ACTIONS, case_json, generate_case
 from pi_continuity_harness.explore.invariants import INVARIANTS, describe_invariants
 from pi_continuity_harness.explore.runner import case_for_seed, run_case
-from pi_continuity_harness.simulator.model_script import SynthesisReply
-from pi_continuity_harness.simulator.scenario import dump_scenario, load_scenario
+from pi_continuity_harness.scenario.document import dump_scenario, load_scenario
+from pi_continuity_harness.scenario.model_script import SynthesisReply
 from pi_continuity_harness.simulator.simulation import simulate
 
 

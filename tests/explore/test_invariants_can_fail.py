@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from pi_continuity_harness.api.events import BeforeCompactResult
+from pi_continuity_harness.api.extension_api import ExtensionAPI, ExtensionFactory
 from pi_continuity_harness.explore.invariants import InvariantChecker
 from pi_continuity_harness.mutants.catalogue import (
     Handler,
@@ -25,11 +27,9 @@ from pi_continuity_harness.mutants.catalogue import (
     failed_artifact_accepted,
 )
 from pi_continuity_harness.reference.psc import lifecycle
-from pi_continuity_harness.simulator.events import BeforeCompactResult
-from pi_continuity_harness.simulator.extension_api import ExtensionAPI, ExtensionFactory
-from pi_continuity_harness.simulator.model_script import HttpError, Reply, SynthesisReply
-from pi_continuity_harness.simulator.operations import PromptOp
-from pi_continuity_harness.simulator.scenario import Scenario
+from pi_continuity_harness.scenario.document import Scenario
+from pi_continuity_harness.scenario.model_script import HttpError, Reply, SynthesisReply
+from pi_continuity_harness.scenario.operations import PromptOp
 from pi_continuity_harness.simulator.simulation import Simulation
 
 WINDOW, RESERVE, KEEP = 200_000, 50_000, 2_000

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
+from pi_continuity_harness.api.extension_api import ExtensionAPI
 from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.explore.engine import explore_seed
 from pi_continuity_harness.explore.runner import case_for_seed, run_case
 from pi_continuity_harness.explore.shrink import ddmin, minimise
 from pi_continuity_harness.features.oracle import MESSAGE_PREFIX
 from pi_continuity_harness.reference.psc import extension as reference_extension
-from pi_continuity_harness.simulator.extension_api import ExtensionAPI
 
 STEER = "pi_continuity_harness.mutants.catalogue:continuation_as_steer"
 _LOADS = itertools.count()

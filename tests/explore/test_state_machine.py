@@ -30,18 +30,19 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
+from pi_continuity_harness.api.extension_api import ExtensionFactory
 from pi_continuity_harness.explore.generate import settings_answers
 from pi_continuity_harness.explore.invariants import InvariantChecker
-from pi_continuity_harness.simulator.extension_api import ExtensionFactory
-from pi_continuity_harness.simulator.faults import FaultPlan, FsFault
-from pi_continuity_harness.simulator.model_script import (
+from pi_continuity_harness.scenario.document import Scenario
+from pi_continuity_harness.scenario.faults import FaultPlan, FsFault
+from pi_continuity_harness.scenario.model_script import (
     HttpError,
     Reply,
     ScriptedToolCall,
     SynthesisReply,
     Usage,
 )
-from pi_continuity_harness.simulator.operations import (
+from pi_continuity_harness.scenario.operations import (
     CommandOp,
     CompactOp,
     CrashOp,
@@ -51,7 +52,6 @@ from pi_continuity_harness.simulator.operations import (
     RestartOp,
     SetModelOp,
 )
-from pi_continuity_harness.simulator.scenario import Scenario
 from pi_continuity_harness.simulator.simulation import Simulation
 
 settings.register_profile(

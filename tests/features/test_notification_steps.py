@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from pi_continuity_harness.features.steps import then
-from pi_continuity_harness.features.target import Observation
 from pi_continuity_harness.features.world import World
+from pi_continuity_harness.targets.target import Observation
 
 
 class _Fixed:

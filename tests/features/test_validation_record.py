@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from pi_continuity_harness import PI_VERSION
-from pi_continuity_harness.features.realpi.install import NODE_VERSION
 from pi_continuity_harness.features.suite import default_environment, run_suite
+from pi_continuity_harness.targets.realpi.install import NODE_VERSION
 
 
 def test_the_record_names_the_environment_the_install_command_and_each_assertion(tmp_path: Path) -> None:

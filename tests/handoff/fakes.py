@@ -10,9 +10,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_continuity_harness.api.abort import AbortController
+from pi_continuity_harness.api.events import ContextUsage, SessionStartEvent
 from pi_continuity_harness.reference.handoff import Handoff
-from pi_continuity_harness.simulator.abort import AbortController
-from pi_continuity_harness.simulator.events import ContextUsage, SessionStartEvent
 
 
 @dataclass

@@ -6,7 +6,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.simulator import ExtensionAPI, parse_scenario
+from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.scenario import parse_scenario
 from pi_continuity_harness.simulator.simulation import Simulation, SimulationResult
 
 __all__ = ["base", "entries", "run", "run_with", "session_records"]

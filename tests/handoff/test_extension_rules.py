@@ -9,13 +9,7 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.reference.handoff.constants import (
-    EMERGENCY_INSTRUCTION,
-    REMINDER_TEXT,
-    SUBCOMMANDS,
-)
-from pi_continuity_harness.reference.handoff.recovery import list_recovery_files
-from pi_continuity_harness.simulator.events import (
+from pi_continuity_harness.api.events import (
     AgentSettledEvent,
     InputEvent,
     MessageEndEvent,
@@ -23,6 +17,12 @@ from pi_continuity_harness.simulator.events import (
     SessionStartEvent,
     TurnEndEvent,
 )
+from pi_continuity_harness.reference.handoff.constants import (
+    EMERGENCY_INSTRUCTION,
+    REMINDER_TEXT,
+    SUBCOMMANDS,
+)
+from pi_continuity_harness.reference.handoff.recovery import list_recovery_files
 
 from .fakes import Rig, make_rig
 

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.simulator.extension_api import (
+from pi_continuity_harness.api.extension_api import (
     ExtensionAPI,
     ExtensionCommandContext,
     StaleContextError,

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.features.realpi import (
+from pi_continuity_harness.scenario.model_script import ModelOutcome, ModelRequest, ModelScript
+from pi_continuity_harness.targets.realpi import (
     FakeModel,
     FakeModelServer,
     PiEnvironment,
@@ -29,8 +30,7 @@ from pi_continuity_harness.features.realpi import (
     find_installation,
     install_pi,
 )
-from pi_continuity_harness.features.sim_target import SimTarget
-from pi_continuity_harness.simulator.model_script import ModelOutcome, ModelRequest, ModelScript
+from pi_continuity_harness.targets.sim import SimTarget
 
 EXTENSIONS = Path(__file__).parent / "extensions"
 

@@ -12,30 +12,27 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.features.realpi import (
-    AnswerRules,
-    FakeModelServer,
-    PiTarget,
-    normalise_session_event,
-)
-from pi_continuity_harness.features.realpi.bridge_runtime import (
-    GenericEvent,
-    _replay_counters,
-    build_event,
-    result_to_wire,
-)
-from pi_continuity_harness.features.target import Target
-from pi_continuity_harness.simulator.abort import AbortSignal
-from pi_continuity_harness.simulator.events import (
+from pi_continuity_harness.api.abort import AbortSignal
+from pi_continuity_harness.api.events import (
     BeforeCompactResult,
     CompactionResult,
     InputResult,
     SessionBeforeCompactEvent,
 )
-from pi_continuity_harness.simulator.faults import FilesystemMonitor, FsFault
-from pi_continuity_harness.simulator.model_script import ModelScript, Reply, SynthesisReply
-from pi_continuity_harness.simulator.operations import DialogAnswer
-from pi_continuity_harness.simulator.trace import Trace
+from pi_continuity_harness.scenario.faults import FsFault
+from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor
+from pi_continuity_harness.scenario.model_script import ModelScript, Reply, SynthesisReply
+from pi_continuity_harness.scenario.operations import DialogAnswer
+from pi_continuity_harness.scenario.trace import Trace
+from pi_continuity_harness.targets.realpi import (
+    AnswerRules,
+    FakeModelServer,
+    PiTarget,
+    normalise_session_event,
+)
+from pi_continuity_harness.targets.realpi.bridge_runtime import _replay_counters, build_event, result_to_wire
+from pi_continuity_harness.targets.realpi.wire import GenericEvent
+from pi_continuity_harness.targets.target import Target
 
 EXTENSIONS = Path(__file__).parent / "extensions"
 
@@ -197,7 +194,7 @@ class Bridge:
             [
                 sys.executable,
                 "-m",
-                "pi_continuity_harness.features.realpi.bridge_runtime",
+                "pi_continuity_harness.targets.realpi.bridge_runtime",
                 "--extension",
                 spec,
             ],

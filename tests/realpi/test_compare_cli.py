@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pi_continuity_harness.cli import main
-from pi_continuity_harness.features.realpi import PiInstallation
+from pi_continuity_harness.targets.realpi import PiInstallation
 
 pytestmark = pytest.mark.realpi
 

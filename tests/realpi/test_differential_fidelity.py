@@ -3,10 +3,10 @@
 Every test plays one scenario (model script and operations) on the simulator and on real Pi
 1.6 with the same tiny Python implementation (``extensions/probe_fidelity.py`` through the
 bridge, or a competitor twin), then compares the normalised observation records
-(:mod:`pi_continuity_harness.features.comparison`): session events in order, extension
+(:mod:`pi_continuity_harness.targets.comparison`): session events in order, extension
 events, notifications, dialogs, model requests (kinds, roles, lengths), operation outcomes,
 session entries, the session file's entry types and key order. Only the known, explained
-differences (:mod:`pi_continuity_harness.features.known_differences`) may remain. Each test
+differences (:mod:`pi_continuity_harness.targets.known_differences`) may remain. Each test
 also asserts the behaviour itself on real Pi, so a shared mistake cannot pass.
 """
 
@@ -21,15 +21,15 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from pi_continuity_harness.features.comparison import diff_records, normalise_observation
-from pi_continuity_harness.features.known_differences import neutralisers
-from pi_continuity_harness.features.realpi import PiTarget, pi_target
-from pi_continuity_harness.features.sim_target import SimTarget
-from pi_continuity_harness.features.target import Observation, OperationOutcome
+from pi_continuity_harness.scenario.document import parse_scenario
+from pi_continuity_harness.scenario.operations import Operation, normalise_operation_input
 from pi_continuity_harness.simulator.agent_session import OVERFLOW_RECOVERY_FAILED
-from pi_continuity_harness.simulator.operations import Operation, normalise_operation_input
-from pi_continuity_harness.simulator.scenario import parse_scenario
 from pi_continuity_harness.simulator.system_prompt import DATA_PATH
+from pi_continuity_harness.targets.comparison import diff_records, normalise_observation
+from pi_continuity_harness.targets.known_differences import neutralisers
+from pi_continuity_harness.targets.realpi import PiTarget, pi_target
+from pi_continuity_harness.targets.sim import SimTarget
+from pi_continuity_harness.targets.target import Observation, OperationOutcome
 
 pytestmark = pytest.mark.realpi
 

@@ -16,17 +16,17 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from pi_continuity_harness.features.realpi import PiStartError, PiTarget
-from pi_continuity_harness.features.sim_target import SimTarget
-from pi_continuity_harness.features.target import (
+from pi_continuity_harness.scenario.document import Scenario, parse_scenario
+from pi_continuity_harness.scenario.model_script import Reply, Usage
+from pi_continuity_harness.scenario.operations import Operation, normalise_operation_input
+from pi_continuity_harness.targets.realpi import PiStartError, PiTarget
+from pi_continuity_harness.targets.sim import SimTarget
+from pi_continuity_harness.targets.target import (
     Observation,
     OperationOutcome,
     TargetStartError,
     TargetUnavailableError,
 )
-from pi_continuity_harness.simulator.model_script import Reply, Usage
-from pi_continuity_harness.simulator.operations import Operation, normalise_operation_input
-from pi_continuity_harness.simulator.scenario import Scenario, parse_scenario
 
 pytestmark = pytest.mark.realpi
 

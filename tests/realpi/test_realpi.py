@@ -12,16 +12,8 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.cli import main
-from pi_continuity_harness.features.realpi import (
-    FakeModel,
-    PiInstallation,
-    PiInstallError,
-    PiProcessExitedError,
-    PiRpcProcess,
-    find_installation,
-    install_pi,
-)
-from pi_continuity_harness.simulator.model_script import (
+from pi_continuity_harness.scenario.continuity_replies import valid_brief_body
+from pi_continuity_harness.scenario.model_script import (
     SUMMARIZATION_SYSTEM_PROMPT_PREFIX,
     HttpError,
     ModelOutcome,
@@ -31,9 +23,17 @@ from pi_continuity_harness.simulator.model_script import (
     ScriptedToolCall,
     Usage,
     format_http_error,
-    valid_brief_body,
 )
-from pi_continuity_harness.simulator.operations import AbortOp, CommandOp, CrashOp, DialogAnswer
+from pi_continuity_harness.scenario.operations import AbortOp, CommandOp, CrashOp, DialogAnswer
+from pi_continuity_harness.targets.realpi import (
+    FakeModel,
+    PiInstallation,
+    PiInstallError,
+    PiProcessExitedError,
+    PiRpcProcess,
+    find_installation,
+    install_pi,
+)
 
 pytestmark = pytest.mark.realpi
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pi_continuity_harness.features.realpi import PiInstallation
 from pi_continuity_harness.features.suite import run_suite
-from pi_continuity_harness.features.target import CAPABILITIES
+from pi_continuity_harness.targets.realpi import PiInstallation
+from pi_continuity_harness.targets.target import CAPABILITIES
 
 pytestmark = [pytest.mark.realpi, pytest.mark.slow]
 

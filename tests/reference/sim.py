@@ -14,8 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pi_continuity_harness.api import CONFIG_DIR_NAME
 from pi_continuity_harness.reference.psc.frontmatter import ParsedBrief, parse_brief
-from pi_continuity_harness.simulator import CONFIG_DIR_NAME, parse_scenario
+from pi_continuity_harness.scenario import parse_scenario
 from pi_continuity_harness.simulator.simulation import Simulation, SimulationResult
 
 __all__ = [

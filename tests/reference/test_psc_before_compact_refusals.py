@@ -15,17 +15,17 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.reference.psc.config import load_extension_config
-from pi_continuity_harness.reference.psc.extension import Continuity
-from pi_continuity_harness.reference.psc.state import LiveSettings, RuntimeState
-from pi_continuity_harness.simulator.abort import AbortController
-from pi_continuity_harness.simulator.events import (
+from pi_continuity_harness.api.abort import AbortController
+from pi_continuity_harness.api.events import (
     BeforeCompactResult,
     CompactionPreparation,
     CompactionSettings,
     SessionBeforeCompactEvent,
 )
-from pi_continuity_harness.simulator.extension_api import Model
+from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.reference.psc.config import load_extension_config
+from pi_continuity_harness.reference.psc.extension import Continuity
+from pi_continuity_harness.reference.psc.state import LiveSettings, RuntimeState
 
 MODEL = Model(provider="fake", id="fake-model", context_window=200_000, max_tokens=32_000)
 LIVE = {"compaction": {"enabled": True, "reserveTokens": 50_000, "keepRecentTokens": 2_000}}

@@ -15,7 +15,8 @@ from pi_continuity_harness.reference.psc.brief import (
     validate_brief_body,
 )
 from pi_continuity_harness.reference.psc.constants import EVENT_FRESHNESS_RULE
-from pi_continuity_harness.simulator.model_script import ModelRequest, valid_brief_body
+from pi_continuity_harness.scenario.continuity_replies import valid_brief_body
+from pi_continuity_harness.scenario.model_script import ModelRequest
 
 from .builders import SPEC_HEADINGS, make_body
 

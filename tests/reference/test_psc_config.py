@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
 from pi_continuity_harness.reference.psc.config import (
     ExtensionConfig,
     extension_config_path,
@@ -15,7 +16,6 @@ from pi_continuity_harness.reference.psc.config import (
     project_settings_path,
     resolve_artifact_directory,
 )
-from pi_continuity_harness.simulator.extension_api import CONFIG_DIR_NAME
 
 
 def write_config(cwd: Path, content: str) -> Path:

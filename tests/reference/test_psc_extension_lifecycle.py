@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pi_continuity_harness.api import ExtensionAPI, ExtensionContext
 from pi_continuity_harness.reference.psc.constants import (
     CONTINUATION_SUFFIX,
     EVENT_FRESHNESS_RULE,
@@ -23,7 +24,6 @@ from pi_continuity_harness.reference.psc.constants import (
 )
 from pi_continuity_harness.reference.psc.frontmatter import FRONTMATTER_KEYS, parse_brief, serialize_brief
 from pi_continuity_harness.reference.psc.handoff import continuation_text, resume_source_problems
-from pi_continuity_harness.simulator import ExtensionAPI, ExtensionContext
 from pi_continuity_harness.simulator.messages import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX
 from pi_continuity_harness.simulator.simulation import Simulation
 

@@ -13,15 +13,16 @@ from syrupy.assertion import SnapshotAssertion
 import pi_continuity_harness.reference.psc as psc
 from pi_continuity_harness.reference.psc.frontmatter import parse_brief
 from pi_continuity_harness.reference.psc.lifecycle import set_timing_observer
-from pi_continuity_harness.simulator.simulation import ENTRY_POINT_GROUP, resolve_implementation
+from pi_continuity_harness.scenario.implementations import ENTRY_POINT_GROUP
+from pi_continuity_harness.simulator.simulation import resolve_implementation
 
 from .sim import scenario, simulate_run, threshold_turns
 
 PACKAGE_DIR = Path(psc.__file__).parent
 ALLOWED_HOST_MODULES = {
-    "pi_continuity_harness.simulator.extension_api",
-    "pi_continuity_harness.simulator.events",
-    "pi_continuity_harness.simulator.abort",
+    "pi_continuity_harness.api.extension_api",
+    "pi_continuity_harness.api.events",
+    "pi_continuity_harness.api.abort",
 }
 OWN_PACKAGE = "pi_continuity_harness.reference.psc"
 
@@ -69,7 +70,7 @@ def test_the_import_check_would_catch_a_forbidden_import(tmp_path: Path) -> None
     bad.write_text(
         "from pi_continuity_harness.simulator.host import SimHost\n"
         "from ...features import world\n"
-        "import pi_continuity_harness.simulator.extension_api\n"
+        "import pi_continuity_harness.api.extension_api\n"
         "from pi_continuity_harness.reference.psc.paths import ArtifactLayout\n"
         "from .brief import validate_brief_body\n",
         encoding="utf-8",
@@ -79,7 +80,7 @@ def test_the_import_check_would_catch_a_forbidden_import(tmp_path: Path) -> None
         "bad.py: pi_continuity_harness.simulator.host",
         "bad.py: relative import above the package: ...features",
     ]
-    assert host_modules_used == {"pi_continuity_harness.simulator.extension_api"}
+    assert host_modules_used == {"pi_continuity_harness.api.extension_api"}
 
 
 def test_the_entry_point_loads_the_factory() -> None:

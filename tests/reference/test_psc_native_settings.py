@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pi_continuity_harness.api.events import CompactionSettings
 from pi_continuity_harness.reference.psc.native_settings import (
     PI_DEFAULT_COMPACTION,
     NativeCompactionSettings,
@@ -24,7 +25,6 @@ from pi_continuity_harness.reference.psc.native_settings import (
     read_native_settings,
     validate_native_settings,
 )
-from pi_continuity_harness.simulator.events import CompactionSettings
 
 SPEC = NativeCompactionSettings(True, 93000, 55800)
 

@@ -25,7 +25,7 @@ from pi_continuity_harness.reference.psc.synthesis import (
     synthesis_output_budget,
     transcript_token_budget,
 )
-from pi_continuity_harness.simulator.model_script import DEFAULT_REASONING_TOKENS
+from pi_continuity_harness.scenario.model_script import DEFAULT_REASONING_TOKENS
 
 from .builders import make_body
 

@@ -12,7 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.simulator import ExtensionAPI, load_scenario, parse_scenario, simulate
+from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.scenario import load_scenario, parse_scenario
+from pi_continuity_harness.simulator import simulate
 from pi_continuity_harness.simulator.simulation import Simulation, SimulationResult
 
 from . import probe_extension

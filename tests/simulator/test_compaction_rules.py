@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pi_continuity_harness.api.events import CompactionSettings
 from pi_continuity_harness.simulator.compaction import (
     calculate_context_tokens,
     estimate_context_tokens,
@@ -16,7 +17,6 @@ from pi_continuity_harness.simulator.compaction import (
     should_compact,
 )
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
-from pi_continuity_harness.simulator.events import CompactionSettings
 from pi_continuity_harness.simulator.messages import estimate_tokens, serialize_conversation
 from pi_continuity_harness.simulator.session_manager import SessionManager
 

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.commands.compare import compare_runs
-from pi_continuity_harness.features.comparison import Normaliser, diff_records, normalise_observation
-from pi_continuity_harness.features.known_differences import KNOWN_DIFFERENCES, PATH_DRIFT, neutralisers
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
-from pi_continuity_harness.features.target import Observation, OperationOutcome
+from pi_continuity_harness.targets.comparison import Normaliser, diff_records, normalise_observation
+from pi_continuity_harness.targets.known_differences import KNOWN_DIFFERENCES, PATH_DRIFT, neutralisers
+from pi_continuity_harness.targets.target import Observation, OperationOutcome
 
 SESSION = "019b76da-a800-7d07-acd8-be6f9f6209c2"
 

@@ -20,8 +20,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_continuity_harness.simulator import ExtensionAPI, ScenarioError, load_scenario, parse_scenario
-from pi_continuity_harness.simulator.confine import ConfinementError, check_scenario_path, resolve_inside
+from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.scenario import load_scenario, parse_scenario
+from pi_continuity_harness.scenario.confine import ConfinementError, check_scenario_path, resolve_inside
 from pi_continuity_harness.simulator.simulation import Simulation, simulate
 
 

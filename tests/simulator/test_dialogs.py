@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.simulator import ExtensionAPI
-from pi_continuity_harness.simulator.operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
+from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.scenario.operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
 
 from .helpers import base, labels, run
 

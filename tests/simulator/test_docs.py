@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pi_continuity_harness.simulator import parse_scenario
-from pi_continuity_harness.simulator.operations import _OPERATION_KEYS
+from pi_continuity_harness.scenario import parse_scenario
+from pi_continuity_harness.scenario.operations import _OPERATION_KEYS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scenario-format.md"
 BLOCKS = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.simulator import ExtensionAPI, NotInitializedError, StaleContextError
-from pi_continuity_harness.simulator.abort import AbortController
-from pi_continuity_harness.simulator.events import (
+from pi_continuity_harness.api import ExtensionAPI, NotInitializedError, StaleContextError
+from pi_continuity_harness.api.abort import AbortController
+from pi_continuity_harness.api.events import (
     BeforeCompactResult,
     CompactionPreparation,
     CompactionResult,
@@ -24,8 +24,8 @@ from pi_continuity_harness.simulator.events import (
     coerce_input_result,
     js_truthy,
 )
+from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.simulator.runner import ExtensionRunner
-from pi_continuity_harness.simulator.trace import Trace
 from pi_continuity_harness.simulator.ui import UIHub
 
 from .helpers import base, event_records, long_text, run, session_records

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.simulator import load_scenario
+from pi_continuity_harness.scenario import load_scenario
 from pi_continuity_harness.simulator.simulation import SimulationResult
 
 from . import probe_extension

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.simulator import CONFIG_DIR_NAME, ExtensionAPI
-from pi_continuity_harness.simulator.faults import FilesystemMonitor
-from pi_continuity_harness.simulator.trace import Trace
+from pi_continuity_harness.api import CONFIG_DIR_NAME, ExtensionAPI
+from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor
+from pi_continuity_harness.scenario.trace import Trace
 
 from .helpers import base, event_records, long_text, run, session_records
 

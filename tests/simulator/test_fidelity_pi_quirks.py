@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.simulator import ExtensionAPI
+from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.simulator.agent_session import (
     BUSY_WITHOUT_BEHAVIOR,
     PROMPT_DURING_COMPACTION,

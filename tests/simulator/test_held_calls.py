@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.simulator import ExtensionAPI
+from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.simulator.model_service import HELD_CALL_GRACE_SECONDS
 
 from .helpers import base, labels, long_text, run, session_records

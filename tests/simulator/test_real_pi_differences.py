@@ -13,14 +13,14 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.features.realpi import pi_target
-from pi_continuity_harness.features.sim_target import SimTarget
-from pi_continuity_harness.features.target import TargetStartError
-from pi_continuity_harness.simulator import ExtensionAPI, host, parse_scenario
+from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.scenario import parse_scenario
+from pi_continuity_harness.scenario.operations import EditFileSpec
+from pi_continuity_harness.scenario.workspace import HostPaths, apply_edit
+from pi_continuity_harness.simulator import host
 from pi_continuity_harness.simulator.agent_session import OBSERVABLE_EVENTS
 from pi_continuity_harness.simulator.messages import estimate_tokens
 from pi_continuity_harness.simulator.model_service import ModelCatalog
-from pi_continuity_harness.simulator.operations import EditFileSpec
 from pi_continuity_harness.simulator.system_prompt import (
     BUILTIN_TOOL_NAMES,
     SIMULATED_PI_PACKAGE_DIR,
@@ -28,7 +28,9 @@ from pi_continuity_harness.simulator.system_prompt import (
     render_system_prompt,
     system_message,
 )
-from pi_continuity_harness.simulator.workspace import HostPaths, apply_edit
+from pi_continuity_harness.targets.realpi import pi_target
+from pi_continuity_harness.targets.sim import SimTarget
+from pi_continuity_harness.targets.target import TargetStartError
 
 from .helpers import (
     agent_requests,

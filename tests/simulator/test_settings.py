@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.simulator.extension_api import CONFIG_DIR_NAME, Model
+from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME, Model
 from pi_continuity_harness.simulator.settings import (
     SettingsError,
     SettingsManager,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.simulator import ExtensionAPI
+from pi_continuity_harness.api import ExtensionAPI
 
 from .helpers import base, event_records, run
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pi_continuity_harness.simulator.timeline import render_record, render_timeline
+from pi_continuity_harness.scenario.timeline import render_record, render_timeline
 
 from .helpers import base, long_text, run
 

@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..oracle import CONTINUATION_SUFFIX, Brief, parse_brief
-from ..target import ObservedRequest
-from ..world import World
+from pi_continuity_harness.features.oracle import CONTINUATION_SUFFIX, Brief, parse_brief
+from pi_continuity_harness.features.world import World
+from pi_continuity_harness.targets.target import ObservedRequest
 
 __all__ = [
     "Mark",

@@ -5,9 +5,11 @@ Failure steps speak the same language as the smoke steps and only reach the host
 the Target seam, so a failure feature without a ``@needs-`` tag runs on real Pi as well.
 
 The replay steps (``Given the scenario file "..."``, ``When its operations run``, ``Then
-invariant "<name>" holds``) run a scenario file on the simulator with the explorer's
-invariant checker attached; they need the simulator (the checker reads the trace as it is
-written), so such features carry ``@needs-trace-faults``.
+invariant "<name>" holds``) play a scenario file through :meth:`Target.run_checked
+<pi_continuity_harness.targets.Target.run_checked>`, with the system's run checker (the
+explorer's invariants) watching every effect; only the simulator can (the checker reads the
+trace as it is written), so such features carry ``@needs-trace-faults`` and are skipped
+elsewhere.
 """
 
 from __future__ import annotations
@@ -15,20 +17,13 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 from pytest_bdd.scenario import scenario_wrapper_template_registry
 
-from ...simulator.model_script import Reply, SynthesisReply, Usage, estimate_request_tokens
-from ...simulator.operations import CompactOp
-from ...simulator.scenario import Scenario, load_scenario
-from ...simulator.simulation import Simulation
-from ..oracle import CONTINUATION_SUFFIX, MESSAGE_PREFIX, parse_brief
-from ..sim_target import SimTarget
-from ..world import TURN_CHARS, World, _filler
-from .common import (
+from pi_continuity_harness.features.oracle import CONTINUATION_SUFFIX, MESSAGE_PREFIX, parse_brief
+from pi_continuity_harness.features.steps.common import (
     begin,
     briefs_in,
     continuations_since,
@@ -38,6 +33,11 @@ from .common import (
     new_session_events,
     number,
 )
+from pi_continuity_harness.features.world import TURN_CHARS, World, _filler
+from pi_continuity_harness.scenario.document import Scenario, load_scenario
+from pi_continuity_harness.scenario.model_script import Reply, SynthesisReply, Usage, estimate_request_tokens
+from pi_continuity_harness.scenario.operations import CompactOp
+from pi_continuity_harness.targets import CheckedRun
 
 
 # ===================================================================== given
@@ -232,56 +232,37 @@ def _scenario_file(world: World, request: pytest.FixtureRequest, path: str) -> N
 
 @when("its operations run")
 def _operations_run(world: World) -> None:
-    from ...explore.invariants import InvariantChecker  # noqa: PLC0415  (the explorer is optional here)
-
     scenario = world.remembered.get("scenario_file")
     assert isinstance(scenario, Scenario), "no scenario file was given"
-    target = world.make_target()
-    if not isinstance(target, SimTarget):
-        pytest.skip("replaying a scenario file with invariant checks needs the simulator")
-    markers = sorted(
-        {m for spec in scenario.files.values() for m in re.findall(r"PLANTED-[A-Z]+-\d+", spec.text or "")}
-    )
-
-    def attach(simulation: Simulation) -> None:
-        world.remembered["checker"] = InvariantChecker(simulation, markers=markers)
-
-    world.target = target
-    target.start(scenario, attach=attach)
-    checker = world.remembered["checker"]
-    checker.after_operation()
-    for op in scenario.operations:
-        checker.before_operation(op)
-        target.perform(op)
-        checker.after_operation()
+    checked = world.run_checked(scenario)
+    if checked is None:
+        pytest.skip("replaying a scenario file with invariant checks needs the run-checker capability")
+    world.remembered["checked"] = checked
 
 
-def _checker(world: World) -> Any:
-    checker = world.remembered.get("checker")
-    assert checker is not None, "the scenario file's operations have not run"
-    return checker
+def _checked(world: World) -> CheckedRun:
+    checked = world.remembered.get("checked")
+    assert isinstance(checked, CheckedRun), "the scenario file's operations have not run"
+    return checked
 
 
 @then(parsers.re(r'invariant "(?P<name>[a-z_]+)" holds(?: from operation (?P<start>\d+))?'))
 def _invariant_holds(world: World, name: str, start: str | None) -> None:
-    from ...explore.invariants import INVARIANTS  # noqa: PLC0415  (the explorer is optional here)
-    from ...explore.runner import LOAD_FAILURE  # noqa: PLC0415
-
-    checker = _checker(world)
-    assert name in INVARIANTS or name in ("liveness", LOAD_FAILURE), f"no invariant is named {name!r}"
+    checked = _checked(world)
+    assert name in checked.invariants, f"no invariant is named {name!r}"
     if name == "liveness":
         assert start is not None, (
             'say where the healed phase starts: invariant "liveness" holds from operation N'
         )
-        violation = checker.liveness(int(start))
-        assert violation is None, str(violation)
+        problem = checked.liveness(int(start))
+        assert problem is None, problem
         return
-    broken = [str(v) for v in checker.violations if v.invariant == name]
+    broken = checked.broken(name)
     assert not broken, "\n".join(broken)
 
 
 @then("every invariant holds")
 def _every_invariant(world: World) -> None:
-    checker = _checker(world)
-    problems = [str(v) for v in checker.violations] + list(checker.harness_errors)
+    checked = _checked(world)
+    problems = [seen for _name, seen in checked.violations] + list(checked.harness_errors)
     assert not problems, "\n".join(problems)

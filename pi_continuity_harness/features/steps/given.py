@@ -10,11 +10,11 @@ import json
 
 from pytest_bdd import given, parsers
 
-from ...simulator.extension_api import CONFIG_DIR_NAME
-from ...simulator.model_script import HttpError, SynthesisReply
-from ...simulator.operations import CommandOp, EditFileOp
-from ..world import World
-from .common import number
+from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
+from pi_continuity_harness.features.steps.common import number
+from pi_continuity_harness.features.world import World
+from pi_continuity_harness.scenario.model_script import HttpError, SynthesisReply
+from pi_continuity_harness.scenario.operations import CommandOp, EditFileOp
 
 N = r"(?P<n>\d[\d,]*)"
 

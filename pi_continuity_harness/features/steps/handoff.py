@@ -18,11 +18,11 @@ from typing import Any
 
 from pytest_bdd import given, parsers, then, when
 
-from ...simulator.messages import content_text
-from ...simulator.model_script import HttpError, Reply, ScriptedToolCall
-from ...simulator.operations import DialogAnswer, EditFileOp, PromptOp, ReloadOp
-from ..world import World
-from .common import current_mark, number
+from pi_continuity_harness.features.steps.common import current_mark, number
+from pi_continuity_harness.features.world import World
+from pi_continuity_harness.scenario.model_script import HttpError, Reply, ScriptedToolCall
+from pi_continuity_harness.scenario.operations import DialogAnswer, EditFileOp, PromptOp, ReloadOp
+from pi_continuity_harness.scenario.transcript import content_text
 
 MANAGED = "pi-blitz-handoff"
 DOSSIER_TEXT = "# Dossier: task T-42\n\nNext action: continue task T-42 at step 3.\n"

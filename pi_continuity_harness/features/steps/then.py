@@ -8,9 +8,8 @@ from typing import Any
 
 from pytest_bdd import parsers, then
 
-from ...simulator.extension_api import CONFIG_DIR_NAME
-from ...simulator.messages import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX
-from ..oracle import (
+from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
+from pi_continuity_harness.features.oracle import (
     AUTHORITY_BOUNDARY_SENTENCE,
     CONTINUATION_SUFFIX,
     MESSAGE_PREFIX,
@@ -22,9 +21,7 @@ from ..oracle import (
     section,
     sha256_hex,
 )
-from ..target import ObservedRequest
-from ..world import World
-from .common import (
+from pi_continuity_harness.features.steps.common import (
     briefs_in,
     continuations_since,
     last_mark,
@@ -36,6 +33,9 @@ from .common import (
     number,
     text_mentions_number,
 )
+from pi_continuity_harness.features.world import World
+from pi_continuity_harness.scenario.transcript import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX
+from pi_continuity_harness.targets.target import ObservedRequest
 
 
 # --------------------------------------------------------------------- helpers

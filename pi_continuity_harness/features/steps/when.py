@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from pytest_bdd import parsers, when
 
-from ...simulator.model_script import HttpError, Reply, ScriptedToolCall, Usage
-from ...simulator.operations import (
+from pi_continuity_harness.features.steps.common import begin, number
+from pi_continuity_harness.features.world import TURN_CHARS, World, _filler, settings_answers
+from pi_continuity_harness.scenario.model_script import HttpError, Reply, ScriptedToolCall, Usage
+from pi_continuity_harness.scenario.operations import (
     AbortOp,
     CompactOp,
     ReloadOp,
     RestartOp,
     SetModelOp,
 )
-from ..world import TURN_CHARS, World, _filler, settings_answers
-from .common import begin, number
 
 
 @when(

@@ -13,6 +13,6 @@ project selections), :mod:`.recovery` (capture windows), :mod:`.chain`, :mod:`.s
 
 from __future__ import annotations
 
-from .extension import Handoff, extension
+from pi_continuity_harness.reference.handoff.extension import Handoff, extension
 
 __all__ = ["Handoff", "extension"]

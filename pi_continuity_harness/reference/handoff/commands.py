@@ -10,16 +10,21 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from pi_continuity_harness.simulator.extension_api import ExtensionCommandContext
-
-from . import messages
-from .atomic_io import remove_exact
-from .constants import COMMAND_NAME, CUTOVER_SUBCOMMAND, PROJECT_AUTODISCOVER, PROJECT_DEFAULT, ROLES
-from .receiver import TurnTracker
-from .recovery import list_recovery_files
-from .settings import SETTING_KEYS, describe_value, save_settings
-from .state import HandoffError
-from .templates import (
+from pi_continuity_harness.api.extension_api import ExtensionCommandContext
+from pi_continuity_harness.reference.handoff import messages
+from pi_continuity_harness.reference.handoff.atomic_io import remove_exact
+from pi_continuity_harness.reference.handoff.constants import (
+    COMMAND_NAME,
+    CUTOVER_SUBCOMMAND,
+    PROJECT_AUTODISCOVER,
+    PROJECT_DEFAULT,
+    ROLES,
+)
+from pi_continuity_harness.reference.handoff.receiver import TurnTracker
+from pi_continuity_harness.reference.handoff.recovery import list_recovery_files
+from pi_continuity_harness.reference.handoff.settings import SETTING_KEYS, describe_value, save_settings
+from pi_continuity_harness.reference.handoff.state import HandoffError
+from pi_continuity_harness.reference.handoff.templates import (
     catalogue,
     load_project_selections,
     resolve_project_selection,
@@ -28,7 +33,7 @@ from .templates import (
 )
 
 if TYPE_CHECKING:
-    from .extension import Handoff
+    from pi_continuity_harness.reference.handoff.extension import Handoff
 
 __all__ = ["run_command"]
 

@@ -28,15 +28,15 @@ import time
 import uuid
 from typing import Any
 
-from pi_continuity_harness.simulator.abort import AbortSignal
-from pi_continuity_harness.simulator.events import (
+from pi_continuity_harness.api.abort import AbortSignal
+from pi_continuity_harness.api.events import (
     AgentSettledEvent,
     InputEvent,
     MessageEndEvent,
     SessionStartEvent,
     TurnEndEvent,
 )
-from pi_continuity_harness.simulator.extension_api import (
+from pi_continuity_harness.api.extension_api import (
     ExtensionAPI,
     ExtensionCommandContext,
     ExtensionContext,
@@ -45,12 +45,16 @@ from pi_continuity_harness.simulator.extension_api import (
     ToolResult,
     get_agent_dir,
 )
-
-from . import messages, status
-from .atomic_io import ReservationError, is_nonempty_regular_file, remove_exact, reserve_exclusive
-from .chain import ChainError, decide_parent
-from .commands import run_command
-from .constants import (
+from pi_continuity_harness.reference.handoff import messages, status
+from pi_continuity_harness.reference.handoff.atomic_io import (
+    ReservationError,
+    is_nonempty_regular_file,
+    remove_exact,
+    reserve_exclusive,
+)
+from pi_continuity_harness.reference.handoff.chain import ChainError, decide_parent
+from pi_continuity_harness.reference.handoff.commands import run_command
+from pi_continuity_harness.reference.handoff.constants import (
     AUTO_BUDGET_ENTRY,
     COMMAND_NAME,
     CUTOVER_SUBCOMMAND,
@@ -64,12 +68,17 @@ from .constants import (
     SUBCOMMANDS,
     WIDGET_KEY,
 )
-from .paths import ManagedPaths, dossier_path
-from .receiver import ReceiverDuty, TurnTracker, claim_duty, register_duty
-from .recovery import CaptureWindow, format_deferred
-from .settings import HandoffSettings, apply_edit, load_settings
-from .state import HandoffError, HandoffRequest, Route, check_finish
-from .templates import (
+from pi_continuity_harness.reference.handoff.paths import ManagedPaths, dossier_path
+from pi_continuity_harness.reference.handoff.receiver import (
+    ReceiverDuty,
+    TurnTracker,
+    claim_duty,
+    register_duty,
+)
+from pi_continuity_harness.reference.handoff.recovery import CaptureWindow, format_deferred
+from pi_continuity_harness.reference.handoff.settings import HandoffSettings, apply_edit, load_settings
+from pi_continuity_harness.reference.handoff.state import HandoffError, HandoffRequest, Route, check_finish
+from pi_continuity_harness.reference.handoff.templates import (
     TemplateResolutionError,
     install_default_templates,
     resolve_project_selection,

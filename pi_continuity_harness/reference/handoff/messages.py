@@ -3,8 +3,13 @@ the status tool's answer, help. Pure functions of their inputs."""
 
 from __future__ import annotations
 
-from .constants import CALL_PROTOCOL, COMMAND_NAME, FINISH_TOOL, GET_TOOL
-from .settings import HandoffSettings
+from pi_continuity_harness.reference.handoff.constants import (
+    CALL_PROTOCOL,
+    COMMAND_NAME,
+    FINISH_TOOL,
+    GET_TOOL,
+)
+from pi_continuity_harness.reference.handoff.settings import HandoffSettings
 
 __all__ = [
     "bootstrap_prompt",

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .atomic_io import atomic_write_text
+from pi_continuity_harness.reference.handoff.atomic_io import atomic_write_text
 
 __all__ = [
     "SETTING_KEYS",

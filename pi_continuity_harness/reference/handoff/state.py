@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .recovery import CaptureWindow
-from .templates import ResolvedTemplate
+from pi_continuity_harness.reference.handoff.recovery import CaptureWindow
+from pi_continuity_harness.reference.handoff.templates import ResolvedTemplate
 
 __all__ = ["FinishCheck", "HandoffError", "HandoffRequest", "Phase", "Route", "check_finish"]
 

@@ -7,7 +7,7 @@ successful GET, ``Handoff Time`` from the successful GET to the successful recip
 
 from __future__ import annotations
 
-from .state import HandoffRequest
+from pi_continuity_harness.reference.handoff.state import HandoffRequest
 
 __all__ = ["cancelled_lines", "failed_lines", "finished_lines", "format_duration", "request_lines"]
 

@@ -24,9 +24,14 @@ import shutil
 from dataclasses import dataclass, field
 from typing import Any
 
-from .atomic_io import atomic_write_text
-from .constants import DEFAULT_CALL_TEMPLATE, DEFAULT_HANDOFF_TEMPLATE, PROJECT_DEFAULT, ROLES
-from .paths import ManagedPaths, utc_file_timestamp
+from pi_continuity_harness.reference.handoff.atomic_io import atomic_write_text
+from pi_continuity_harness.reference.handoff.constants import (
+    DEFAULT_CALL_TEMPLATE,
+    DEFAULT_HANDOFF_TEMPLATE,
+    PROJECT_DEFAULT,
+    ROLES,
+)
+from pi_continuity_harness.reference.handoff.paths import ManagedPaths, utc_file_timestamp
 
 __all__ = [
     "DEFAULT_ASSETS",

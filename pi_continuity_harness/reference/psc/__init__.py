@@ -11,8 +11,14 @@ correlation) without state, timers or host access. Process-local state lives in
 
 from __future__ import annotations
 
-from .atomic_io import AtomicWriteRecord, atomic_write_text, ensure_directory, read_text_exact, remove_file
-from .brief import (
+from pi_continuity_harness.reference.psc.atomic_io import (
+    AtomicWriteRecord,
+    atomic_write_text,
+    ensure_directory,
+    read_text_exact,
+    remove_file,
+)
+from pi_continuity_harness.reference.psc.brief import (
     MissingRecoveryHeadingError,
     authority_violations,
     failure_brief_body,
@@ -20,7 +26,7 @@ from .brief import (
     missing_headings,
     validate_brief_body,
 )
-from .config import (
+from pi_continuity_harness.reference.psc.config import (
     ConfigError,
     ConfigLoad,
     ExtensionConfig,
@@ -30,7 +36,7 @@ from .config import (
     project_settings_path,
     resolve_artifact_directory,
 )
-from .constants import (
+from pi_continuity_harness.reference.psc.constants import (
     ARCHIVE_RETENTION,
     ARTIFACT_KIND,
     AUTHORITY_BOUNDARY_RULE,
@@ -41,8 +47,8 @@ from .constants import (
     PRODUCT_NAME,
     STATUS_KEY,
 )
-from .extension import extension
-from .frontmatter import (
+from pi_continuity_harness.reference.psc.extension import extension
+from pi_continuity_harness.reference.psc.frontmatter import (
     BriefParseError,
     ContinuityBriefFrontmatter,
     LegacyBriefError,
@@ -53,7 +59,7 @@ from .frontmatter import (
     serialize_brief,
     with_status,
 )
-from .handoff import (
+from pi_continuity_harness.reference.psc.handoff import (
     PreparedHandoff,
     brief_sha256,
     commit_mismatches,
@@ -61,7 +67,7 @@ from .handoff import (
     handoff_reason_for,
     resume_source_problems,
 )
-from .native_settings import (
+from pi_continuity_harness.reference.psc.native_settings import (
     NativeCompactionSettings,
     NativeSettingsError,
     PercentInputError,
@@ -72,12 +78,26 @@ from .native_settings import (
     read_native_settings,
     validate_native_settings,
 )
-from .paths import ArtifactLayout, file_timestamp, iso_timestamp, safe_session_component
-from .retention import archived_briefs, pending_briefs, prune_archive
-from .settings_merge import SettingsMergeError, merge_project_compaction_settings
-from .settings_preview import inherit_model_warning, settings_preview
-from .status import StatusSnapshot, footer_status, footer_text, format_status_panel, status_word
-from .synthesis import (
+from pi_continuity_harness.reference.psc.paths import (
+    ArtifactLayout,
+    file_timestamp,
+    iso_timestamp,
+    safe_session_component,
+)
+from pi_continuity_harness.reference.psc.retention import archived_briefs, pending_briefs, prune_archive
+from pi_continuity_harness.reference.psc.settings_merge import (
+    SettingsMergeError,
+    merge_project_compaction_settings,
+)
+from pi_continuity_harness.reference.psc.settings_preview import inherit_model_warning, settings_preview
+from pi_continuity_harness.reference.psc.status import (
+    StatusSnapshot,
+    footer_status,
+    footer_text,
+    format_status_panel,
+    status_word,
+)
+from pi_continuity_harness.reference.psc.synthesis import (
     OutputBudgetError,
     SynthesisFailure,
     SynthesisRequest,

@@ -11,7 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .constants import EVENT_FRESHNESS_RULE, FAILURE_TITLE, MANDATORY_HEADINGS, RECOVERY_HEADING
+from pi_continuity_harness.reference.psc.constants import (
+    EVENT_FRESHNESS_RULE,
+    FAILURE_TITLE,
+    MANDATORY_HEADINGS,
+    RECOVERY_HEADING,
+)
 
 __all__ = [
     "MissingRecoveryHeadingError",

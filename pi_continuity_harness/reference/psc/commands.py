@@ -20,19 +20,18 @@ import math
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from pi_continuity_harness.simulator.abort import AbortController
-from pi_continuity_harness.simulator.extension_api import ExtensionCommandContext, Model
-
-from . import messages
-from .atomic_io import atomic_write_text
-from .config import (
+from pi_continuity_harness.api.abort import AbortController
+from pi_continuity_harness.api.extension_api import ExtensionCommandContext, Model
+from pi_continuity_harness.reference.psc import messages
+from pi_continuity_harness.reference.psc.atomic_io import atomic_write_text
+from pi_continuity_harness.reference.psc.config import (
     SYNTHESIS_EFFORTS,
     ConfigError,
     load_extension_config,
     parse_json_object,
     validate_extension_config,
 )
-from .lifecycle import (
+from pi_continuity_harness.reference.psc.lifecycle import (
     HandoffError,
     HandoffRequest,
     context_messages,
@@ -40,7 +39,7 @@ from .lifecycle import (
     prepare_brief,
     write_failure_postmortem,
 )
-from .native_settings import (
+from pi_continuity_harness.reference.psc.native_settings import (
     NativeCompactionSettings,
     NativeSettingsError,
     PercentInputError,
@@ -49,13 +48,16 @@ from .native_settings import (
     one_decimal,
     read_native_settings,
 )
-from .settings_merge import SettingsMergeError, merge_project_compaction_settings
-from .settings_preview import inherit_model_warning, settings_preview
-from .state import ActiveOperation, RuntimeState
-from .status import format_status_panel, status_notify_type
+from pi_continuity_harness.reference.psc.settings_merge import (
+    SettingsMergeError,
+    merge_project_compaction_settings,
+)
+from pi_continuity_harness.reference.psc.settings_preview import inherit_model_warning, settings_preview
+from pi_continuity_harness.reference.psc.state import ActiveOperation, RuntimeState
+from pi_continuity_harness.reference.psc.status import format_status_panel, status_notify_type
 
 if TYPE_CHECKING:
-    from .extension import Continuity
+    from pi_continuity_harness.reference.psc.extension import Continuity
 
 __all__ = [
     "DONE_OPTION",

@@ -19,7 +19,7 @@ Host behaviour followed here (``psc-lifecycle-on-real-pi.md``, "Consequences"):
 * ``sendUserMessage`` is never an acknowledgement; manual compaction would reject it, so
   only threshold compaction submits a continuation (consequence 4).
 
-Only ``pi_continuity_harness.simulator.extension_api``, ``.events`` and ``.abort`` are
+Only ``pi_continuity_harness.api.extension_api``, ``.events`` and ``.abort`` are
 imported from the host, so the same code runs on the simulator and through the real-Pi
 bridge. All state is process-local (:mod:`.state`); nothing runs in the background.
 """
@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pi_continuity_harness.simulator.events import (
+from pi_continuity_harness.api.events import (
     BeforeCompactResult,
     CompactionResult,
     ModelSelectEvent,
@@ -39,20 +39,19 @@ from pi_continuity_harness.simulator.events import (
     SessionShutdownEvent,
     SessionStartEvent,
 )
-from pi_continuity_harness.simulator.extension_api import (
+from pi_continuity_harness.api.extension_api import (
     ExtensionAPI,
     ExtensionCommandContext,
     ExtensionContext,
     Model,
 )
-
-from . import messages
-from .atomic_io import read_text_exact
-from .commands import run_command
-from .config import load_extension_config
-from .constants import COMMAND_NAME, STATUS_KEY
-from .frontmatter import parse_brief
-from .handoff import (
+from pi_continuity_harness.reference.psc import messages
+from pi_continuity_harness.reference.psc.atomic_io import read_text_exact
+from pi_continuity_harness.reference.psc.commands import run_command
+from pi_continuity_harness.reference.psc.config import load_extension_config
+from pi_continuity_harness.reference.psc.constants import COMMAND_NAME, STATUS_KEY
+from pi_continuity_harness.reference.psc.frontmatter import parse_brief
+from pi_continuity_harness.reference.psc.handoff import (
     PreparedHandoff,
     brief_sha256,
     commit_mismatches,
@@ -60,7 +59,7 @@ from .handoff import (
     handoff_reason_for,
     resume_source_problems,
 )
-from .lifecycle import (
+from pi_continuity_harness.reference.psc.lifecycle import (
     HandoffError,
     HandoffRequest,
     archive_brief,
@@ -68,10 +67,18 @@ from .lifecycle import (
     prepare_brief,
     write_failure_postmortem,
 )
-from .native_settings import NativeCompactionSettings, validate_native_settings
-from .retention import pending_briefs
-from .state import ActiveOperation, LiveSettings, OperationKind, RuntimeState
-from .status import footer_text
+from pi_continuity_harness.reference.psc.native_settings import (
+    NativeCompactionSettings,
+    validate_native_settings,
+)
+from pi_continuity_harness.reference.psc.retention import pending_briefs
+from pi_continuity_harness.reference.psc.state import (
+    ActiveOperation,
+    LiveSettings,
+    OperationKind,
+    RuntimeState,
+)
+from pi_continuity_harness.reference.psc.status import footer_text
 
 __all__ = ["Continuity", "extension"]
 

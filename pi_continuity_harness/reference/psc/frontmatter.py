@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
-from .constants import (
+from pi_continuity_harness.reference.psc.constants import (
     ARTIFACT_KIND,
     ARTIFACT_NAME,
     LEGACY_ARTIFACT_KIND,

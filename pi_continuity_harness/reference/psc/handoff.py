@@ -13,10 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .brief import validate_brief_body
-from .constants import CONTINUATION_SUFFIX
-from .frontmatter import BriefParseError, HandoffReason, LegacyBriefError, parse_brief
-from .native_settings import NativeCompactionSettings
+from pi_continuity_harness.reference.psc.brief import validate_brief_body
+from pi_continuity_harness.reference.psc.constants import CONTINUATION_SUFFIX
+from pi_continuity_harness.reference.psc.frontmatter import (
+    BriefParseError,
+    HandoffReason,
+    LegacyBriefError,
+    parse_brief,
+)
+from pi_continuity_harness.reference.psc.native_settings import NativeCompactionSettings
 
 __all__ = [
     "PreparedHandoff",

@@ -19,18 +19,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pi_continuity_harness.simulator.abort import AbortSignal
-from pi_continuity_harness.simulator.extension_api import Model, ModelRegistry
-
-from .atomic_io import atomic_write_text, read_text_exact, remove_file
-from .brief import (
+from pi_continuity_harness.api.abort import AbortSignal
+from pi_continuity_harness.api.extension_api import Model, ModelRegistry
+from pi_continuity_harness.reference.psc.atomic_io import atomic_write_text, read_text_exact, remove_file
+from pi_continuity_harness.reference.psc.brief import (
     MissingRecoveryHeadingError,
     failure_brief_body,
     insert_event_freshness_rule,
     validate_brief_body,
 )
-from .config import ExtensionConfig
-from .frontmatter import (
+from pi_continuity_harness.reference.psc.config import ExtensionConfig
+from pi_continuity_harness.reference.psc.frontmatter import (
     BriefParseError,
     BriefStatus,
     ContinuityBriefFrontmatter,
@@ -40,11 +39,15 @@ from .frontmatter import (
     serialize_brief,
     with_status,
 )
-from .handoff import brief_sha256, resume_source_problems
-from .native_settings import NativeCompactionSettings, effective_percents, percent_for_frontmatter
-from .paths import ArtifactLayout, iso_timestamp
-from .retention import prune_archive
-from .synthesis import (
+from pi_continuity_harness.reference.psc.handoff import brief_sha256, resume_source_problems
+from pi_continuity_harness.reference.psc.native_settings import (
+    NativeCompactionSettings,
+    effective_percents,
+    percent_for_frontmatter,
+)
+from pi_continuity_harness.reference.psc.paths import ArtifactLayout, iso_timestamp
+from pi_continuity_harness.reference.psc.retention import prune_archive
+from pi_continuity_harness.reference.psc.synthesis import (
     OutputBudgetError,
     SynthesisFailure,
     brief_from_synthesis,

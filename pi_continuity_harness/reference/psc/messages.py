@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .config import ConfigError
-from .constants import PRODUCT_NAME
-from .native_settings import NativeCompactionSettings
+from pi_continuity_harness.reference.psc.config import ConfigError
+from pi_continuity_harness.reference.psc.constants import PRODUCT_NAME
+from pi_continuity_harness.reference.psc.native_settings import NativeCompactionSettings
 
 __all__ = [
     "archive_failed",

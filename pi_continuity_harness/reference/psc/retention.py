@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from .constants import ARCHIVE_RETENTION
-from .paths import parse_archive_name
+from pi_continuity_harness.reference.psc.constants import ARCHIVE_RETENTION
+from pi_continuity_harness.reference.psc.paths import parse_archive_name
 
 __all__ = ["archived_briefs", "pending_briefs", "prune_archive"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .atomic_io import AtomicWriteRecord, atomic_write_text
-from .config import parse_json_object
+from pi_continuity_harness.reference.psc.atomic_io import AtomicWriteRecord, atomic_write_text
+from pi_continuity_harness.reference.psc.config import parse_json_object
 
 __all__ = ["SettingsMergeError", "merge_project_compaction_settings", "merged_settings_text"]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
-from .constants import PRODUCT_NAME
-from .native_settings import (
+from pi_continuity_harness.reference.psc.constants import PRODUCT_NAME
+from pi_continuity_harness.reference.psc.native_settings import (
     NativeCompactionSettings,
     derive_native_tokens,
     effective_percents,

@@ -17,14 +17,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pi_continuity_harness.simulator.abort import AbortController
-from pi_continuity_harness.simulator.extension_api import Model
-
-from .config import ConfigLoad, project_settings_path, resolve_artifact_directory
-from .handoff import PreparedHandoff
-from .native_settings import NativeCompactionSettings, NativeSettingsError, read_native_settings
-from .paths import ArtifactLayout
-from .status import StatusSnapshot
+from pi_continuity_harness.api.abort import AbortController
+from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.reference.psc.config import (
+    ConfigLoad,
+    project_settings_path,
+    resolve_artifact_directory,
+)
+from pi_continuity_harness.reference.psc.handoff import PreparedHandoff
+from pi_continuity_harness.reference.psc.native_settings import (
+    NativeCompactionSettings,
+    NativeSettingsError,
+    read_native_settings,
+)
+from pi_continuity_harness.reference.psc.paths import ArtifactLayout
+from pi_continuity_harness.reference.psc.status import StatusSnapshot
 
 __all__ = [
     "ActiveOperation",

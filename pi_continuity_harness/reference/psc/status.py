@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal
 
-from .constants import PRODUCT_NAME
-from .native_settings import (
+from pi_continuity_harness.reference.psc.constants import PRODUCT_NAME
+from pi_continuity_harness.reference.psc.native_settings import (
     NativeCompactionSettings,
     effective_percents,
     format_approximately,

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .constants import (
+from pi_continuity_harness.reference.psc.constants import (
     AUTHORITY_BOUNDARY_RULE,
     BRIEF_TITLE,
     EVENT_FRESHNESS_RULE,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pi_continuity_harness.simulator import ExtensionAPI
+from pi_continuity_harness.api import ExtensionAPI
 
 
 def extension(pi: ExtensionAPI) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pi_continuity_harness.simulator import (
+from pi_continuity_harness.api import (
     ExtensionAPI,
     ExtensionCommandContext,
     ExtensionContext,

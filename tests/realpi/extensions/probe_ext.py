@@ -16,7 +16,7 @@ import json
 import os
 from typing import Any
 
-from pi_continuity_harness.simulator import (
+from pi_continuity_harness.api import (
     CONFIG_DIR_NAME,
     ExtensionAPI,
     ExtensionCommandContext,

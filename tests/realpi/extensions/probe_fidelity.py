@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pi_continuity_harness.simulator import ExtensionAPI, ExtensionContext
+from pi_continuity_harness.api import ExtensionAPI, ExtensionContext
 
 
 def passive(pi: ExtensionAPI) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pi_continuity_harness.simulator import ExtensionAPI, ExtensionCommandContext, NotInitializedError
+from pi_continuity_harness.api import ExtensionAPI, ExtensionCommandContext, NotInitializedError
 
 
 def extension(pi: ExtensionAPI) -> None:

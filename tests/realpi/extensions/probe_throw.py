@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pi_continuity_harness.simulator import ExtensionAPI, ExtensionContext
+from pi_continuity_harness.api import ExtensionAPI, ExtensionContext
 
 
 def extension(pi: ExtensionAPI) -> None:

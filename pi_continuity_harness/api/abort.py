@@ -12,10 +12,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-__all__ = ["AbortController", "AbortError", "AbortSignal", "sleep_unless_aborted"]
+from pi_continuity_harness.errors import ApiError
+
+__all__ = ["AbortController", "AbortError", "AbortSignal"]
 
 
-class AbortError(Exception):
+class AbortError(ApiError):
     """Raised by :meth:`AbortSignal.throw_if_aborted`, like the DOM ``AbortError``."""
 
 
@@ -88,15 +90,3 @@ class AbortController:
 
     def abort(self, reason: str | None = None) -> None:
         self.signal._abort(reason)
-
-
-async def sleep_unless_aborted(seconds: float, signal: AbortSignal | None) -> None:
-    """Sleep ``seconds`` (virtual time), returning early when ``signal`` aborts."""
-    if signal is None:
-        await asyncio.sleep(seconds)
-        return
-    sleeper = asyncio.ensure_future(asyncio.sleep(seconds))
-    aborted = asyncio.ensure_future(signal.wait())
-    await asyncio.wait([sleeper, aborted], return_when=asyncio.FIRST_COMPLETED)
-    sleeper.cancel()
-    aborted.cancel()

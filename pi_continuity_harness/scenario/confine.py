@@ -22,6 +22,8 @@ import os
 import tempfile
 from collections.abc import Iterator
 
+from pi_continuity_harness.errors import ScenarioError
+
 __all__ = [
     "PLACEHOLDERS",
     "ConfinementError",
@@ -36,7 +38,7 @@ __all__ = [
 PLACEHOLDERS: tuple[str, ...] = ("$PROJECT", "$AGENT", "$SESSIONS")
 
 
-class ConfinementError(ValueError):
+class ConfinementError(ScenarioError):
     """A path a scenario names would leave the run's directory."""
 
 

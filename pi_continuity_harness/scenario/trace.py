@@ -42,7 +42,9 @@ __all__ = [
     "SimulatedCrash",
     "Trace",
     "TraceMatch",
+    "TraceTrigger",
     "dumps_record",
+    "first_difference",
 ]
 
 
@@ -90,7 +92,9 @@ def _json_default(value: Any) -> Any:
 
 
 @dataclass
-class _Trigger:
+class TraceTrigger:
+    """One ``on`` registration: fires its action once, after the N-th matching record."""
+
     match: TraceMatch
     action: Callable[[dict[str, Any]], None]
     seen: int = 0
@@ -105,12 +109,20 @@ class Trace:
     workdir: str
     records: list[dict[str, Any]] = field(default_factory=list)
     frozen: bool = False
-    _triggers: list[_Trigger] = field(default_factory=list)
+    _triggers: list[TraceTrigger] = field(default_factory=list)
     sinks: list[Callable[[dict[str, Any]], None]] = field(default_factory=list)
 
-    def on(self, match: TraceMatch, action: Callable[[dict[str, Any]], None]) -> None:
-        """Run ``action(record)`` once, after the ``match.occurrence``-th matching record."""
-        self._triggers.append(_Trigger(match, action))
+    def on(self, match: TraceMatch, action: Callable[[dict[str, Any]], None]) -> TraceTrigger:
+        """Run ``action(record)`` once, after the ``match.occurrence``-th matching record; the
+        returned trigger tells whether it has fired."""
+        trigger = TraceTrigger(match, action)
+        self._triggers.append(trigger)
+        return trigger
+
+    def disarm(self) -> None:
+        """No trigger fires any more (the faults they carry have healed)."""
+        for trigger in self._triggers:
+            trigger.fired = True
 
     def emit(self, kind: str, name: str, /, **data: Any) -> dict[str, Any] | None:
         if self.frozen:
@@ -147,3 +159,25 @@ class Trace:
 
     def to_jsonl(self) -> str:
         return "".join(dumps_record(r) + "\n" for r in self.records)
+
+
+def first_difference(expected: str, actual: str) -> str | None:
+    """Where two traces (JSON lines) first differ, as a readable report; None when byte-identical."""
+    if expected == actual:
+        return None
+    old, new = expected.splitlines(), actual.splitlines()
+    for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
+        if a != b:
+            return f"first difference at record {number}:\n  expected: {_record(a)}\n  actual:   {_record(b)}"
+    if len(old) != len(new):
+        number = min(len(old), len(new)) + 1
+        longer, label = (old, "expected") if len(old) > len(new) else (new, "actual")
+        return f"first difference at record {number}: only the {label} trace has it:\n  {_record(longer[number - 1])}"
+    return "the traces differ only in line endings or a trailing newline"
+
+
+def _record(line: str) -> str:
+    try:
+        return json.dumps(json.loads(line), ensure_ascii=False, separators=(",", ":"))
+    except json.JSONDecodeError:
+        return line

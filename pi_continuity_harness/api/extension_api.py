@@ -1,9 +1,9 @@
 """The Python form of Pi 1.6's extension API: the one seam an extension sees.
 
 An extension is a factory ``def extension(pi: ExtensionAPI) -> None`` (or ``async def``),
-exactly as in Pi. It imports nothing from the host but this module (and the re-exports
-of ``pi_continuity_harness.simulator``), so the same code runs in the simulator and,
-through the bridge, inside real Pi.
+exactly as in Pi. It imports nothing from the harness but :mod:`pi_continuity_harness.api` (this module,
+``events`` and ``abort``, re-exported by the package), so the same code runs in the simulator
+and, through the bridge, inside real Pi.
 
 Names are the snake_case form of Pi's (``sendUserMessage`` is ``send_user_message``,
 ``isProjectTrusted`` is ``is_project_trusted``); semantics are Pi's, including its quirks:
@@ -17,7 +17,7 @@ Names are the snake_case form of Pi's (``sendUserMessage`` is ``send_user_messag
 * dialogs without a UI return ``None`` / ``False``.
 
 The concrete classes live in the simulator (``simulator.runner``) and in the bridge
-(``features.realpi.bridge``); this module only declares what both provide.
+(``targets.realpi.bridge_api``); this module only declares what both provide.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from .abort import AbortSignal
-from .events import ContextUsage, JsonObject
+from pi_continuity_harness.api.abort import AbortSignal
+from pi_continuity_harness.api.events import ContextUsage, JsonObject
+from pi_continuity_harness.errors import ApiError
 
 __all__ = [
     "AGENT_DIR_ENV",
@@ -87,14 +88,14 @@ NOT_INITIALIZED_MESSAGE = (
 )
 
 
-class StaleContextError(RuntimeError):
+class StaleContextError(ApiError, RuntimeError):
     """A captured ``pi`` or ``ctx`` was used after reload or session replacement."""
 
     def __init__(self, message: str = STALE_CONTEXT_MESSAGE) -> None:
         super().__init__(message)
 
 
-class NotInitializedError(RuntimeError):
+class NotInitializedError(ApiError, RuntimeError):
     """An action method was called while the extension factory was still loading."""
 
     def __init__(self, message: str = NOT_INITIALIZED_MESSAGE) -> None:

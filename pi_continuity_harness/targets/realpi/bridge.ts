@@ -6,7 +6,7 @@
  *     export default createBridge({ spec: "module:factory", slot: "impl" });
  * Pi calls that factory like any extension factory. It spawns (once per Pi process and slot;
  * kept on globalThis so reload/new-session instances reuse it)
- *     $PI_HARNESS_PYTHON -m pi_continuity_harness.features.realpi.bridge_runtime --extension <spec>
+ *     $PI_HARNESS_PYTHON -m pi_continuity_harness.targets.realpi.bridge_runtime --extension <spec>
  * and talks JSON lines over its stdin/stdout (stderr is Pi's stderr). Each factory call is
  * one extension *instance*: Python runs the Python factory again against a fresh API object,
  * marks the previous instance stale, and reports what it registered; this side registers one
@@ -114,7 +114,7 @@ class PythonBridge {
 		const python = process.env.PI_HARNESS_PYTHON || "python3";
 		const args = [
 			"-m",
-			"pi_continuity_harness.features.realpi.bridge_runtime",
+			"pi_continuity_harness.targets.realpi.bridge_runtime",
 			"--extension",
 			options.spec,
 			"--config-dir-name",

@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from .confine import check_scenario_path
+from pi_continuity_harness.scenario.confine import check_scenario_path
 
 __all__ = [
     "AbortOp",

@@ -21,12 +21,13 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .competitors import CompetitorBehaviour
-from .confine import check_scenario_path
-from .extension_api import Model
-from .faults import FaultPlan
-from .model_script import ModelScript
-from .operations import _OPERATION_KEYS, Operations
+from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.scenario.competitors import CompetitorBehaviour
+from pi_continuity_harness.scenario.confine import check_scenario_path
+from pi_continuity_harness.scenario.faults import FaultPlan
+from pi_continuity_harness.scenario.model_script import ModelScript
+from pi_continuity_harness.scenario.operations import _OPERATION_KEYS, Operations
 
 __all__ = [
     "ExtensionRef",
@@ -41,10 +42,6 @@ __all__ = [
     "parse_scenario",
     "scenario_json_schema",
 ]
-
-
-class ScenarioError(ValueError):
-    """A scenario that cannot be used, with the field named (and the file, when read from one)."""
 
 
 class _Strict(BaseModel):

@@ -4,25 +4,81 @@ It runs any Python extension factory (the reference by default) in a
 :class:`~pi_continuity_harness.simulator.simulation.Simulation` and reads observations from
 its trace, so it sees exactly what an RPC client plus the observer extension see on real
 Pi, and a little more (the trace itself, for reports).
+
+It also plays a scenario file with a system's :class:`RunChecker` watching
+(:meth:`SimTarget.run_checked`): the checker is attached before Pi starts, so it sees every
+trace record as it is written. Checkers are plug-ins: the factory for a system is the entry
+point of that name in :data:`~.target.RUN_CHECKERS_GROUP` (the explorer registers its own).
 """
 
 from __future__ import annotations
 
 import platform
 from collections.abc import Callable, Iterable
+from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from .. import PI_VERSION, __version__
-from ..simulator.agent_session import OBSERVABLE_EVENTS
-from ..simulator.extension_api import ExtensionFactory
-from ..simulator.host import ProcessStartError
-from ..simulator.model_script import Reply, RequestKind, SynthesisReply
-from ..simulator.scenario import Scenario
-from ..simulator.simulation import Simulation
-from .target import CAPABILITIES, Observation, ObservedRequest, OperationOutcome, TargetStartError
+from pi_continuity_harness import PI_VERSION, __version__
+from pi_continuity_harness.api.extension_api import ExtensionFactory
+from pi_continuity_harness.scenario.document import Scenario
+from pi_continuity_harness.scenario.implementations import declared_system, resolve_implementation
+from pi_continuity_harness.scenario.model_script import Reply, RequestKind, SynthesisReply
+from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS
+from pi_continuity_harness.scenario.operations import Operation
+from pi_continuity_harness.simulator.host import ProcessStartError
+from pi_continuity_harness.simulator.simulation import Simulation
+from pi_continuity_harness.targets.target import (
+    CAPABILITIES,
+    RUN_CHECKERS_GROUP,
+    CheckedRun,
+    Observation,
+    ObservedRequest,
+    OperationOutcome,
+    TargetStartError,
+    TargetUnavailableError,
+)
 
-__all__ = ["SimTarget"]
+__all__ = ["RunChecker", "RunCheckerFactory", "SimTarget", "load_run_checker"]
+
+
+class RunChecker(Protocol):
+    """A system's invariants watching a simulated run (the explorer's checker, for example).
+
+    The factory attaches it to the simulation before Pi starts; :meth:`after_operation` is also
+    called once right after the start."""
+
+    @property
+    def invariants(self) -> frozenset[str]:
+        """Every invariant name it checks (``liveness`` and the load check included)."""
+
+    def before_operation(self, op: Operation) -> None: ...
+
+    def after_operation(self) -> None: ...
+
+    def finish(self) -> None:
+        """The run is over (Pi still up): check what only the whole run can show."""
+
+    def found(self) -> list[tuple[str, str]]:
+        """``(invariant, what was seen)`` per violation so far, in order."""
+
+    def errors(self) -> list[str]:
+        """The checker's own failures."""
+
+    def liveness(self, first_healed_operation: int) -> str | None:
+        """Why the run made no progress after the faults healed before that operation; None if it did."""
+
+
+RunCheckerFactory = Callable[[Simulation], RunChecker]
+
+
+def load_run_checker(system: str) -> RunCheckerFactory:
+    """The run checker factory registered for ``system`` (entry point of :data:`RUN_CHECKERS_GROUP`)."""
+    points = {ep.name: ep for ep in metadata.entry_points(group=RUN_CHECKERS_GROUP)}
+    if system not in points:
+        raise TargetUnavailableError(f"no run checker is registered for {system} ({RUN_CHECKERS_GROUP})")
+    factory: RunCheckerFactory = points[system].load()
+    return factory
 
 
 class SimTarget:
@@ -53,9 +109,13 @@ class SimTarget:
     def capabilities(self) -> frozenset[str]:
         return frozenset(CAPABILITIES)
 
-    def start(self, scenario: Scenario, *, attach: Callable[[Simulation], None] | None = None) -> None:
-        """Start the simulation of ``scenario``; ``attach`` is handed the simulation before it
-        starts, for observers that must see every trace record (the explorer's invariant checker)."""
+    def start(self, scenario: Scenario) -> None:
+        """Start the simulation of ``scenario``."""
+        self._start(scenario, None)
+
+    def _start(self, scenario: Scenario, attach: Callable[[Simulation], None] | None) -> None:
+        """Start the simulation; ``attach`` is handed it before Pi starts, so a run checker sees
+        every trace record."""
         self._simulation = Simulation(
             scenario, workdir=self._workdir, seed=self._seed, implementation=self._implementation
         )
@@ -67,12 +127,37 @@ class SimTarget:
             self._simulation.finish()  # the process is gone: write the trace, release the loop
             raise TargetStartError(str(error)) from error
 
-    def perform(self, op: Any) -> OperationOutcome:
+    def run_checked(self, scenario: Scenario) -> CheckedRun:
+        """Play ``scenario``'s operations with the system's run checker watching every effect."""
+        _name, factory = resolve_implementation(self._implementation)
+        make_checker = load_run_checker(declared_system(factory).name)
+        checker: RunChecker | None = None
+
+        def attach(simulation: Simulation) -> None:
+            nonlocal checker
+            checker = make_checker(simulation)
+
+        self._start(scenario, attach)
+        assert checker is not None
+        checker.after_operation()
+        for op in scenario.operations:
+            checker.before_operation(op)
+            self.perform(op)
+            checker.after_operation()
+        checker.finish()
+        return CheckedRun(
+            invariants=checker.invariants,
+            violations=tuple(checker.found()),
+            harness_errors=tuple(checker.errors()),
+            liveness=checker.liveness,
+        )
+
+    def perform(self, op: Operation) -> OperationOutcome:
         result = self.simulation.perform(op)
         return OperationOutcome(result.name, result.ok, result.error, result.disposition)
 
     def script(self, kind: RequestKind, replies: Iterable[Reply | SynthesisReply]) -> None:
-        self.simulation.host.service.extend(kind, list(replies))  # type: ignore[arg-type]
+        self.simulation.host.service.extend(kind, list(replies))
 
     def observe(self) -> Observation:
         host = self.simulation.host

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from .abort import AbortSignal
+from pi_continuity_harness.api.abort import AbortSignal
 
 __all__ = [
     "AgentEndEvent",

@@ -29,7 +29,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-from ...simulator.operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
+from pi_continuity_harness.errors import TargetError
+from pi_continuity_harness.scenario.operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
 
 __all__ = [
     "DIALOG_METHODS",
@@ -56,7 +57,7 @@ UI_NOTIFY_METHODS = frozenset({"notify", "setStatus", "setWidget", "setTitle", "
 _STDERR_LIMIT = 1 << 20
 
 
-class PiRpcError(RuntimeError):
+class PiRpcError(TargetError, RuntimeError):
     """An RPC command failed or the protocol was violated."""
 
 

@@ -38,12 +38,18 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ... import __version__
-from ...simulator.confine import ConfinementError
-from ...simulator.extension_api import ExtensionFactory
-from ...simulator.messages import content_text
-from ...simulator.model_script import ModelOutcome, ModelRequest, Reply, RequestKind, SynthesisReply
-from ...simulator.operations import (
+from pi_continuity_harness import __version__
+from pi_continuity_harness.api.extension_api import ExtensionFactory
+from pi_continuity_harness.scenario.confine import ConfinementError
+from pi_continuity_harness.scenario.document import ModelSpec, Scenario
+from pi_continuity_harness.scenario.model_script import (
+    ModelOutcome,
+    ModelRequest,
+    Reply,
+    RequestKind,
+    SynthesisReply,
+)
+from pi_continuity_harness.scenario.operations import (
     AbortOp,
     CommandOp,
     CompactOp,
@@ -51,33 +57,46 @@ from ...simulator.operations import (
     DialogAnswer,
     EditFileOp,
     NewSessionOp,
+    Operation,
     PromptOp,
     ReloadOp,
     RestartOp,
     SetModelOp,
     operation_name,
 )
-from ...simulator.scenario import ModelSpec, Scenario
-from ...simulator.simulation import prepare_workdir
-from ...simulator.workspace import HostPaths, apply_edit, prepare_files, write_json
-from ..target import (
-    CAPABILITIES,
-    Observation,
-    ObservedRequest,
-    OperationOutcome,
-    TargetStartError,
-    TargetUnavailableError,
+from pi_continuity_harness.scenario.transcript import content_text
+from pi_continuity_harness.scenario.workspace import HostPaths, apply_edit, prepare_files, write_json
+from pi_continuity_harness.simulator.simulation import prepare_workdir
+from pi_continuity_harness.targets.realpi.environment import (
+    FAKE_API_KEY,
+    OBSERVER_PATH,
+    FakeModel,
+    PiEnvironment,
+    provider_json,
 )
-from .environment import FAKE_API_KEY, OBSERVER_PATH, FakeModel, PiEnvironment, provider_json
-from .fake_server import FakeModelServer
-from .install import PiInstallation, PiInstallError, find_installation, install_pi
-from .rpc_client import (
+from pi_continuity_harness.targets.realpi.fake_server import FakeModelServer
+from pi_continuity_harness.targets.realpi.install import (
+    PiInstallation,
+    PiInstallError,
+    find_installation,
+    install_pi,
+)
+from pi_continuity_harness.targets.realpi.rpc_client import (
     AnswerRules,
     PiProcessExitedError,
     PiRpcError,
     PiRpcProcess,
     PiRpcTimeoutError,
     RpcEvent,
+)
+from pi_continuity_harness.targets.target import (
+    CAPABILITIES,
+    CheckedRun,
+    Observation,
+    ObservedRequest,
+    OperationOutcome,
+    TargetStartError,
+    TargetUnavailableError,
 )
 
 __all__ = ["BRIDGE_PATH", "COMPETITORS_PATH", "PiStartError", "PiTarget", "normalise_session_event"]
@@ -484,12 +503,12 @@ class PiTarget:
             self._session_id = state.get("sessionId") or self._session_id
 
     # ------------------------------------------------------------------ operations
-    def perform(self, op: Any) -> OperationOutcome:
+    def perform(self, op: Operation) -> OperationOutcome:
         outcome = self._run(op, during=False)
         self._outcomes.append(outcome)
         return outcome
 
-    def _run(self, op: Any, *, during: bool) -> OperationOutcome:
+    def _run(self, op: Operation, *, during: bool) -> OperationOutcome:
         name = operation_name(op)
         if isinstance(op, RestartOp):
             return self._restart(name)
@@ -535,7 +554,7 @@ class PiTarget:
             time.sleep(_QUIET_S)
             proc.wait_idle(self._timeout, quiet=_QUIET_S)
 
-    def _dispatch(self, proc: PiRpcProcess, op: Any, name: str, *, during: bool) -> OperationOutcome:
+    def _dispatch(self, proc: PiRpcProcess, op: Operation, name: str, *, during: bool) -> OperationOutcome:
         timeout = self._held_op_timeout if during else self._timeout
         if isinstance(op, PromptOp):
             if not during:
@@ -659,6 +678,10 @@ class PiTarget:
         self.server.extend(kind, list(replies))  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ observe
+    def run_checked(self, scenario: Scenario) -> CheckedRun:
+        """Not on real Pi: the run checkers read the simulated host's trace as it is written."""
+        raise TargetUnavailableError("a run checker needs the simulated host (capability run-checker)")
+
     def observe(self) -> Observation:
         paths = self.paths
         observation = Observation(

@@ -1,22 +1,15 @@
-"""Faults as data, each off by default, and the filesystem monitor that injects them.
+"""The filesystem monitor: observes, confines and faults an extension's own file operations.
 
-Faults of the model (errors, malformed or empty output, aborts) are scripted replies (see
-``model_script``). This module holds the rest:
+An ``fs`` fault of a scenario (``faults.FsFault``) fails, corrupts or crashes at a matching file
+operation of a *Python* implementation. Both targets inject it the same way, through Python
+audit hooks in the process that runs the extension: the simulated host in its own process,
+the real-Pi target in the bridge's Python process (``targets/realpi/bridge_runtime.py``),
+which is why the monitor is part of the scenario language both targets play rather than of
+the simulated host. Every observed operation becomes an ``fs`` trace record, every fired fault
+a ``fault`` record, in the trace format of :mod:`.trace`.
 
-``fs``
-    A filesystem fault on an extension's own file operation, matched by operation and
-    path glob: fail it with an ``OSError`` (``error``), kill the process just before it
-    (``crash``), or corrupt the file just before it is read (``corrupt``: the re-read
-    sees half the bytes). Injected through Python audit hooks, so any Python
-    implementation is covered without being written for the harness.
-``crash``
-    Kill the process right after a matching trace record ("between any two effects").
-``inject``
-    Run operations (typically ``abort``) right after a matching trace record ("abort at any
-    awaited point").
-
-Paths in globs use ``$PROJECT``, ``$AGENT`` and ``$SESSIONS`` for the run's directories;
-``*`` matches across ``/``.
+The monitor also refuses an extension's writes outside the run's directory (confinement,
+see :mod:`.confine`).
 """
 
 from __future__ import annotations
@@ -27,80 +20,13 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pi_continuity_harness.scenario.confine import is_inside
+from pi_continuity_harness.scenario.faults import FsFault
+from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
 
-from .confine import check_scenario_glob, is_inside
-from .operations import Operations
-from .trace import SimulatedCrash, Trace, TraceMatch
-
-__all__ = [
-    "CrashRule",
-    "FaultPlan",
-    "FilesystemMonitor",
-    "FsFault",
-    "InjectRule",
-    "TamperRule",
-    "activate_monitor",
-]
-
-FsOp = Literal["read", "write", "replace", "mkdir", "remove", "any"]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FsFault(_Strict):
-    op: FsOp = "any"
-    path: str = Field(description="Glob over the path, e.g. '$PROJECT/.pi/session-continuity/*/pending/*'")
-    occurrence: int = Field(default=1, ge=1, description="First matching operation that fails (1-based)")
-    times: int = Field(default=1, ge=0, description="How many consecutive matches fail; 0 = every one after")
-    effect: Literal["error", "crash", "corrupt"] = "error"
-    errno_name: Literal["EIO", "ENOSPC", "EACCES", "EROFS", "ENOTDIR"] = Field(default="EIO", alias="errno")
-
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    @field_validator("path")
-    @classmethod
-    def _confined(cls, value: str) -> str:
-        check_scenario_glob(value)
-        return value
-
-
-class CrashRule(_Strict):
-    after: TraceMatch
-
-
-class InjectRule(_Strict):
-    after: TraceMatch
-    operations: Operations
-
-
-class TamperRule(_Strict):
-    """Change files on disk right after a matching trace record, before anything else runs.
-
-    ``append`` adds a line (a valid-looking change the bytes check must catch), ``truncate``
-    keeps half the file. Synchronous, so no handler can read the file in between.
-    """
-
-    after: TraceMatch
-    path: str = Field(description="Glob over the files to change, e.g. '$PROJECT/*/pending/*.md'")
-    action: Literal["append", "truncate"] = "append"
-
-    @field_validator("path")
-    @classmethod
-    def _confined(cls, value: str) -> str:
-        check_scenario_glob(value)
-        return value
-
-
-class FaultPlan(_Strict):
-    fs: tuple[FsFault, ...] = ()
-    crash: tuple[CrashRule, ...] = ()
-    inject: tuple[InjectRule, ...] = ()
-    tamper: tuple[TamperRule, ...] = ()
+__all__ = ["FilesystemMonitor", "activate_monitor"]
 
 
 @dataclass
@@ -167,6 +93,20 @@ class FilesystemMonitor:
         for fault in self._firing(op, path):
             if fault.effect != "corrupt":
                 break
+
+    def fired_faults(self) -> tuple[FsFault, ...]:
+        """The faults that fired so far, each capped at the times it fired (plan order)."""
+        return tuple(c.fault.model_copy(update={"times": c.fired}) for c in self._counters if c.fired)
+
+    def heal(self) -> None:
+        """No fault fires any more: faults that never fired are dropped, the others are capped
+        at the times they already fired (so the healed plan, :meth:`fired_faults`, replays)."""
+        healed = []
+        for counter in self._counters:
+            if counter.fired:
+                counter.fault = counter.fault.model_copy(update={"times": counter.fired})
+                healed.append(counter)
+        self._counters = healed
 
     def _firing(self, op: str, path: str) -> Iterator[FsFault]:
         """The faults an operation fires, in plan order. Counters advance as the caller goes

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from .events import SessionBeforeCompactEvent
-from .extension_api import ExtensionAPI, ExtensionContext, ExtensionFactory
+from pi_continuity_harness.api.events import SessionBeforeCompactEvent
+from pi_continuity_harness.api.extension_api import ExtensionAPI, ExtensionContext, ExtensionFactory
 
 __all__ = ["CompetitorBehaviour", "competitor"]
 

@@ -4,6 +4,10 @@ An ``edit_file`` operation is something the user does to the files while Pi runs
 settings file, remove an artifact directory, put a file where a directory should be). The
 simulated host and the real-Pi target apply it with the same function, so a scenario means
 the same thing on both.
+
+A run directory (:func:`prepare_workdir`) is emptied before a run only when it is one a
+previous run created (it holds the :data:`RUN_MARKER` file); any other non-empty directory is
+refused, so a typo cannot delete someone's files.
 """
 
 from __future__ import annotations
@@ -15,15 +19,68 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .confine import check_scenario_path, resolve_inside
-from .extension_api import CONFIG_DIR_NAME
-from .settings import deep_merge
+from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
+from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.scenario.confine import check_scenario_path, resolve_inside
 
 if TYPE_CHECKING:
-    from .operations import EditFileSpec
-    from .scenario import Scenario
+    from pi_continuity_harness.scenario.document import Scenario
+    from pi_continuity_harness.scenario.operations import EditFileSpec
 
-__all__ = ["HostPaths", "apply_edit", "prepare_files", "write_json"]
+__all__ = [
+    "RUN_MARKER",
+    "HostPaths",
+    "WorkdirError",
+    "apply_edit",
+    "deep_merge",
+    "prepare_files",
+    "prepare_workdir",
+    "write_json",
+]
+
+RUN_MARKER = ".pi-continuity-harness-run"
+
+
+class WorkdirError(ScenarioError):
+    """A work directory that the harness will not empty."""
+
+
+def _mergeable(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """``deepMergeObjects``: nested objects merge, anything else is replaced by the override."""
+    result = dict(base)
+    for key, value in overrides.items():
+        if _mergeable(base.get(key)) and _mergeable(value):
+            result[key] = deep_merge(base[key], value)
+        else:
+            result[key] = value
+    return result
+
+
+def prepare_workdir(workdir: str | Path) -> Path:
+    """Create or empty a run directory, refusing to touch anything that is not one."""
+    root = Path(workdir).resolve()
+    if root.exists():
+        if not root.is_dir():
+            raise WorkdirError(f"{root}: exists and is not a directory")
+        entries = list(root.iterdir())
+        if entries and not (root / RUN_MARKER).exists():
+            raise WorkdirError(
+                f"{root}: not empty and not a harness run directory (no {RUN_MARKER}); refusing to clear it"
+            )
+        for entry in entries:
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    root.mkdir(parents=True, exist_ok=True)
+    (root / RUN_MARKER).write_text(
+        "created by pi-continuity-harness; emptied before each run\n", encoding="utf-8"
+    )
+    return root
 
 
 @dataclass(frozen=True)

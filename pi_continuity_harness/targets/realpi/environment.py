@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ...simulator.extension_api import CONFIG_DIR_NAME
-from ...simulator.workspace import write_json
-from .install import PiInstallation, cache_tmp_dir
-from .rpc_client import PiRpcProcess
+from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
+from pi_continuity_harness.scenario.workspace import write_json
+from pi_continuity_harness.targets.realpi.install import PiInstallation, cache_tmp_dir
+from pi_continuity_harness.targets.realpi.rpc_client import PiRpcProcess
 
 __all__ = [
     "FAKE_API_KEY",

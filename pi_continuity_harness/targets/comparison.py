@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .target import Observation
+from pi_continuity_harness.targets.target import Observation
 
 __all__ = [
     "CHANNELS",

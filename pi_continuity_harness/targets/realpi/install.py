@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from pi_continuity_harness.errors import TargetError
+
 __all__ = [
     "NODE_PACKAGE",
     "NODE_VERSION",
@@ -53,7 +55,7 @@ _NPM_TIMEOUT_S = 600.0
 _VERSION_TIMEOUT_S = 60.0
 
 
-class PiInstallError(RuntimeError):
+class PiInstallError(TargetError, RuntimeError):
     """Node or Pi could not be installed or verified (npm missing, registry failure, ...)."""
 
 

@@ -4,7 +4,7 @@ Steps say what happens and what must be observed; a :class:`Target` turns that i
 operations and observations. Steps never reach past this seam, so every feature that can
 run on real Pi does.
 
-A target is started from a :class:`~pi_continuity_harness.simulator.scenario.Scenario`
+A target is started from a :class:`~pi_continuity_harness.scenario.document.Scenario`
 (its operations ignored), then driven one operation at a time. The model script can be
 extended at any point. :meth:`Target.observe` returns an :class:`Observation` in one
 normalised shape for both targets:
@@ -19,21 +19,32 @@ normalised shape for both targets:
 
 Capabilities name what a target can produce; a scenario tagged ``@needs-<capability>``
 is skipped, with the reason, on a target without it.
+
+:meth:`Target.run_checked` plays a whole scenario file with the system's *run checker* (the
+explorer's invariants, checked after every effect) watching, and returns a :class:`CheckedRun`:
+that is how the suite replays a regression the explorer wrote (capability ``run-checker``).
+The simulated target finds the checker of a system through the entry-point group
+:data:`RUN_CHECKERS_GROUP`, where the explorer registers one per system, so neither the steps
+nor the target import the explorer.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..simulator.model_script import ModelRequest, Reply, RequestKind, SynthesisReply
-from ..simulator.scenario import Scenario
+from pi_continuity_harness.errors import TargetError
+from pi_continuity_harness.scenario.document import Scenario
+from pi_continuity_harness.scenario.model_script import ModelRequest, Reply, RequestKind, SynthesisReply
+from pi_continuity_harness.scenario.operations import Operation
 
 __all__ = [
     "CAPABILITIES",
+    "RUN_CHECKERS_GROUP",
+    "CheckedRun",
     "Observation",
     "ObservedRequest",
     "OperationOutcome",
@@ -51,14 +62,18 @@ CAPABILITIES: dict[str, str] = {
     "crash": "kill the Pi process at an operation boundary",
     "held-model-calls": "run operations while a model call is held open",
     "print-mode": "run Pi without a UI (print mode)",
+    "run-checker": "the explorer's invariants watch every effect of a scenario file's run (simulator only)",
 }
 
+#: Entry-point group of the run checkers, one per system name (see :meth:`Target.run_checked`).
+RUN_CHECKERS_GROUP = "pi_continuity_harness.run_checkers"
 
-class TargetUnavailableError(RuntimeError):
+
+class TargetUnavailableError(TargetError, RuntimeError):
     """The target cannot run here (for example, real Pi is not installed)."""
 
 
-class TargetStartError(RuntimeError):
+class TargetStartError(TargetError, RuntimeError):
     """Pi refused to start (real Pi 1.6 exits 1 when an extension fails to load). The first line
     of the message is Pi's reason, the same on both targets:
     ``Failed to load extension "<name>": Failed to load extension: <message>``."""
@@ -181,6 +196,25 @@ class Observation:
         return [json.loads(line) for line in lines if line.strip()]
 
 
+@dataclass(frozen=True)
+class CheckedRun:
+    """A scenario file played with the system's run checker watching every effect."""
+
+    #: Every invariant the checker knows (a step naming another is a mistake in the feature).
+    invariants: frozenset[str]
+    #: ``(invariant, what was seen)`` for every violation, in the order they were found.
+    violations: tuple[tuple[str, str], ...]
+    #: The checker's own failures (never a verdict about the implementation).
+    harness_errors: tuple[str, ...]
+    #: ``liveness(n)``: why the run made no progress once faults healed before operation ``n``
+    #: (None: it did).
+    liveness: Callable[[int], str | None]
+
+    def broken(self, invariant: str) -> list[str]:
+        """What was seen breaking ``invariant``."""
+        return [seen for name, seen in self.violations if name == invariant]
+
+
 @runtime_checkable
 class Target(Protocol):
     """A Pi host the steps can drive: the simulator, or a real Pi process."""
@@ -196,13 +230,17 @@ class Target(Protocol):
         """Lay out the machine from ``scenario`` (operations ignored) and start Pi; raises
         :class:`TargetStartError` when Pi refuses to start."""
 
-    def perform(self, op: Any) -> OperationOutcome:
+    def perform(self, op: Operation) -> OperationOutcome:
         """Run one operation until Pi is quiet again (``agent_settled`` and nothing pending)."""
 
     def script(self, kind: RequestKind, replies: Iterable[Reply | SynthesisReply]) -> None:
         """Answer the next requests of ``kind`` with ``replies`` (after those already scripted)."""
 
     def observe(self) -> Observation: ...
+
+    def run_checked(self, scenario: Scenario) -> CheckedRun:
+        """Start from ``scenario`` and perform all its operations with the system's run checker
+        watching (capability ``run-checker``; without it, :class:`TargetUnavailableError`)."""
 
     def versions(self) -> dict[str, str]:
         """Host and runtime versions, for reports."""

@@ -10,9 +10,20 @@
 * ``competitors.ts`` — TypeScript twins of the simulator's competitor extensions.
 """
 
-from .environment import OBSERVER_PATH, FakeModel, PiEnvironment, default_agent_settings
-from .fake_server import FakeModelServer, RecordedRequest, classify_request, parse_chat_request, sse_chunks
-from .install import (
+from pi_continuity_harness.targets.realpi.environment import (
+    OBSERVER_PATH,
+    FakeModel,
+    PiEnvironment,
+    default_agent_settings,
+)
+from pi_continuity_harness.targets.realpi.fake_server import (
+    FakeModelServer,
+    RecordedRequest,
+    classify_request,
+    parse_chat_request,
+    sse_chunks,
+)
+from pi_continuity_harness.targets.realpi.install import (
     NODE_VERSION,
     PI_VERSION,
     PiInstallation,
@@ -21,8 +32,14 @@ from .install import (
     find_installation,
     install_pi,
 )
-from .pi_target import BRIDGE_PATH, COMPETITORS_PATH, PiStartError, PiTarget, normalise_session_event
-from .rpc_client import (
+from pi_continuity_harness.targets.realpi.pi_target import (
+    BRIDGE_PATH,
+    COMPETITORS_PATH,
+    PiStartError,
+    PiTarget,
+    normalise_session_event,
+)
+from pi_continuity_harness.targets.realpi.rpc_client import (
     AnswerRules,
     DialogRecord,
     PiProcessExitedError,

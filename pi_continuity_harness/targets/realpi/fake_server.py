@@ -39,8 +39,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from ...simulator.messages import content_text
-from ...simulator.model_script import (
+from pi_continuity_harness.scenario.model_script import (
     SUMMARIZATION_SYSTEM_PROMPT_PREFIX,
     ModelOutcome,
     ModelRequest,
@@ -50,7 +49,8 @@ from ...simulator.model_script import (
     SynthesisReply,
     respond,
 )
-from ...simulator.operations import operation_name
+from pi_continuity_harness.scenario.operations import operation_name
+from pi_continuity_harness.scenario.transcript import content_text
 
 __all__ = [
     "FakeModelServer",

@@ -1,0 +1,111 @@
+"""The language both targets play: scenarios, operations, the model script, faults, traces.
+
+Audience: harness users and the two targets. A :class:`Scenario` (YAML, validated by
+pydantic, JSON Schema at ``docs/schema/scenario.schema.json``) names the machine, the
+extensions, the model script, the faults and the operations; the simulated host and the
+real-Pi target play it the same way, from these same modules:
+
+* :mod:`.document`: the scenario itself, loading, dumping and the JSON Schema;
+* :mod:`.operations`: what the user does (prompts, commands with dialog answers, compaction,
+  reload, restart, crash, model change, file edits);
+* :mod:`.model_script`: the scripted model (replies, requests, request kinds) and
+  :func:`~.model_script.respond`, which both the simulated model and the fake model server
+  call; :mod:`.continuity_replies` writes the bodies Pi Session Continuity's synthesis calls get;
+* :mod:`.faults` (fault plan data) and :mod:`.fs_monitor` (how both targets inject the
+  filesystem faults into a Python implementation); :mod:`.competitors` (competing extensions);
+* :mod:`.trace` (the trace record format), :mod:`.observed` (extension events as both targets
+  record them), :mod:`.transcript` (message texts in Pi's words), :mod:`.timeline`;
+* :mod:`.workspace` (a run's directories, ``edit_file``) and :mod:`.confine` (nothing a
+  scenario says may touch a file outside its run);
+* :mod:`.implementations`: which implementation, and which system it implements.
+"""
+
+from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.scenario.document import (
+    ExtensionRef,
+    FileSpec,
+    ModelSpec,
+    Scenario,
+    SettingsSpec,
+    dump_scenario,
+    load_scenario,
+    parse_scenario,
+    scenario_json_schema,
+)
+from pi_continuity_harness.scenario.faults import CrashRule, FaultPlan, FsFault, InjectRule, TamperRule
+from pi_continuity_harness.scenario.implementations import (
+    SYSTEMS,
+    ImplementationError,
+    System,
+    implementation_system,
+    resolve_implementation,
+)
+from pi_continuity_harness.scenario.model_script import (
+    HttpError,
+    ModelRequest,
+    ModelScript,
+    Reply,
+    RequestKind,
+    ScriptedToolCall,
+    SynthesisReply,
+    Usage,
+)
+from pi_continuity_harness.scenario.operations import (
+    AbortOp,
+    CommandOp,
+    CompactOp,
+    CrashOp,
+    DialogAnswer,
+    EditFileOp,
+    NewSessionOp,
+    Operation,
+    PromptOp,
+    ReloadOp,
+    RestartOp,
+    SetModelOp,
+)
+from pi_continuity_harness.scenario.trace import TraceMatch
+
+__all__ = [
+    "SYSTEMS",
+    "AbortOp",
+    "CommandOp",
+    "CompactOp",
+    "CrashOp",
+    "CrashRule",
+    "DialogAnswer",
+    "EditFileOp",
+    "ExtensionRef",
+    "FaultPlan",
+    "FileSpec",
+    "FsFault",
+    "HttpError",
+    "ImplementationError",
+    "InjectRule",
+    "ModelRequest",
+    "ModelScript",
+    "ModelSpec",
+    "NewSessionOp",
+    "Operation",
+    "PromptOp",
+    "ReloadOp",
+    "Reply",
+    "RequestKind",
+    "RestartOp",
+    "Scenario",
+    "ScenarioError",
+    "ScriptedToolCall",
+    "SetModelOp",
+    "SettingsSpec",
+    "SynthesisReply",
+    "System",
+    "TamperRule",
+    "TraceMatch",
+    "Usage",
+    "dump_scenario",
+    "implementation_system",
+    "load_scenario",
+    "parse_scenario",
+    "resolve_implementation",
+    "scenario_json_schema",
+]

@@ -1,0 +1,146 @@
+"""Implementations and the systems they implement: the one registry both targets ask.
+
+An *implementation* is an extension factory, named on the command line and in scenarios as
+``module:factory`` (an attribute path, e.g. ``pkg.mod:Class.factory``), as a name registered
+under the entry-point group :data:`ENTRY_POINT_GROUP` (``reference``, ``blitz`` and its alias
+``handoff``), or given as the factory itself. :func:`resolve_implementation` turns any of these
+into ``(name, factory)``.
+
+A *system* is the product an implementation implements: ``pi-session-continuity`` (the
+default) or ``pi-blitz-handoff``. A factory declares its system with an attribute::
+
+    extension.pi_continuity_system = "pi-blitz-handoff"
+
+:func:`implementation_system` reads that declaration, once, for every caller: the suite (which
+features run), the explorer (which plug-in explores), and both targets (how the scripted model
+answers an extension's own model calls by default: :attr:`System.extension_replies`). A
+TypeScript implementation cannot declare one; the suite's ``--system`` option names it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from importlib import metadata
+
+from pi_continuity_harness.api.extension_api import ExtensionFactory
+from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.scenario.continuity_replies import CONTINUITY_REPLIES
+from pi_continuity_harness.scenario.model_script import PLAIN_REPLIES, ExtensionReplies
+
+__all__ = [
+    "BLITZ_HANDOFF",
+    "DEFAULT_IMPLEMENTATION",
+    "ENTRY_POINT_GROUP",
+    "SESSION_CONTINUITY",
+    "SYSTEMS",
+    "SYSTEM_ATTRIBUTE",
+    "ImplementationError",
+    "System",
+    "declared_system",
+    "implementation_system",
+    "resolve_implementation",
+    "system_named",
+]
+
+ENTRY_POINT_GROUP = "pi_continuity_harness.implementations"
+DEFAULT_IMPLEMENTATION = "reference"
+#: The attribute a factory declares its system with.
+SYSTEM_ATTRIBUTE = "pi_continuity_system"
+
+
+class ImplementationError(ScenarioError):
+    """An implementation spec that does not name a loadable extension factory."""
+
+
+@dataclass(frozen=True)
+class System:
+    """A product the harness checks: its name, its features, and its scripted model's defaults."""
+
+    #: The product's name, as ``--system`` and ``pi_continuity_system`` spell it.
+    name: str
+    #: The directory of its Gherkin features under ``features/``.
+    features: str
+    #: The registered name of its reference implementation.
+    reference: str
+    #: How the scripted model answers an ``extension`` request nothing scripted.
+    extension_replies: ExtensionReplies
+
+
+SESSION_CONTINUITY = System(
+    name="pi-session-continuity",
+    features="pi_session_continuity",
+    reference="reference",
+    extension_replies=CONTINUITY_REPLIES,
+)
+BLITZ_HANDOFF = System(
+    name="pi-blitz-handoff",
+    features="pi_blitz_handoff",
+    reference="handoff",
+    extension_replies=PLAIN_REPLIES,
+)
+#: Every system, by name; the first is the default of an implementation that declares none.
+SYSTEMS: dict[str, System] = {system.name: system for system in (SESSION_CONTINUITY, BLITZ_HANDOFF)}
+
+
+def system_named(name: str) -> System:
+    """The system called ``name`` (``--system``); an unknown name is an :class:`ImplementationError`."""
+    try:
+        return SYSTEMS[name]
+    except KeyError:
+        raise ImplementationError(f"unknown system {name!r} (known: {', '.join(SYSTEMS)})") from None
+
+
+def declared_system(factory: object) -> System:
+    """The system ``factory`` declares (:data:`SYSTEM_ATTRIBUTE`), else Session Continuity."""
+    declared = getattr(factory, SYSTEM_ATTRIBUTE, None)
+    if isinstance(declared, str) and declared:
+        return system_named(declared)
+    return SESSION_CONTINUITY
+
+
+def implementation_system(spec: str | ExtensionFactory) -> System:
+    """The system of the implementation ``spec`` names (see :func:`resolve_implementation`)."""
+    _name, factory = resolve_implementation(spec)
+    return declared_system(factory)
+
+
+def _entry_points() -> dict[str, metadata.EntryPoint]:
+    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def resolve_implementation(
+    spec: str | ExtensionFactory, *, where: str | None = None
+) -> tuple[str, ExtensionFactory]:
+    """``module:factory``, a registered implementation name, or a factory itself.
+
+    An error message starts with ``where`` the spec came from (default: ``--extension <spec>``).
+    """
+    if callable(spec):
+        name = getattr(spec, "__module__", "extension") + ":" + getattr(spec, "__qualname__", "factory")
+        return name, spec
+    label = where or f"--extension {spec}"
+    points = _entry_points()
+    if spec in points:
+        target = points[spec].load()
+        if not callable(target):
+            raise ImplementationError(f"{label}: entry point does not name a callable factory")
+        return spec, target
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        known = ", ".join(sorted(points)) or "none registered"
+        raise ImplementationError(
+            f"{where or f'--extension {spec!r}'}: expected 'module:factory' or an implementation name ({known})"
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ImplementationError(f"{label}: cannot import {module_name!r}: {error}") from None
+    target = module
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            raise ImplementationError(f"{label}: {module_name!r} has no attribute {attr!r}")
+        target = getattr(target, part)
+    if not callable(target):
+        raise ImplementationError(f"{label}: {attr!r} is not callable")
+    return spec, target

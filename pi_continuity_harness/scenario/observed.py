@@ -1,0 +1,111 @@
+"""Extension events as both targets record them: the observation format of extension events.
+
+The simulated host traces every extension event it dispatches (``event`` records of the
+trace); on real Pi the observer extension (``targets/realpi/observer.ts``) logs the same
+events with the same fields. :data:`OBSERVABLE_EVENTS` are the events every target observes
+(the observer logs exactly these), :func:`event_summary` the fields of one, in Pi's camelCase.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pi_continuity_harness.api.events import CompactionPreparation
+
+__all__ = ["OBSERVABLE_EVENTS", "event_summary", "preparation_summary"]
+
+
+#: Extension events every target observes (the real-Pi observer extension logs the same).
+OBSERVABLE_EVENTS = frozenset(
+    {
+        "session_start",
+        "session_before_switch",
+        "session_before_compact",
+        "session_compact",
+        "session_compact_failed",
+        "session_shutdown",
+        "model_select",
+        "input",
+        "agent_start",
+        "agent_end",
+        "agent_settled",
+        "turn_start",
+        "turn_end",
+    }
+)
+
+
+def _model_name(model: Any) -> str | None:
+    return None if model is None else f"{model.provider}/{model.id}"
+
+
+def event_summary(event: Any) -> dict[str, Any]:
+    """An extension event as the trace (and the real-Pi observer) records it."""
+    kind = event.type
+    if kind == "session_before_compact":
+        return {
+            "reason": event.reason,
+            "willRetry": event.will_retry,
+            "customInstructions": event.custom_instructions,
+            "preparation": preparation_summary(event.preparation),
+        }
+    if kind == "session_compact":
+        entry = event.compaction_entry
+        return {
+            "reason": event.reason,
+            "willRetry": event.will_retry,
+            "fromExtension": event.from_extension,
+            "compactionEntry": {
+                "id": entry.get("id"),
+                "summary": entry.get("summary"),
+                "firstKeptEntryId": entry.get("firstKeptEntryId"),
+                "tokensBefore": entry.get("tokensBefore"),
+                "details": entry.get("details"),
+                "fromHook": entry.get("fromHook"),
+            },
+        }
+    if kind == "session_compact_failed":
+        return {
+            "reason": event.reason,
+            "errorMessage": event.error_message,
+            "aborted": event.aborted,
+            "willRetry": event.will_retry,
+            "fromExtension": event.from_extension,
+        }
+    if kind == "session_start":
+        return {"reason": event.reason, "previousSessionFile": event.previous_session_file}
+    if kind in ("session_shutdown", "session_before_switch"):
+        return {"reason": event.reason, "targetSessionFile": event.target_session_file}
+    if kind == "model_select":
+        return {
+            "source": event.source,
+            "model": _model_name(event.model),
+            "contextWindow": event.model.context_window if event.model else None,
+            "previousModel": _model_name(event.previous_model),
+        }
+    if kind == "input":
+        return {"text": event.text, "source": event.source, "streamingBehavior": event.streaming_behavior}
+    if kind == "agent_end":
+        return {"messages": len(event.messages)}
+    if kind == "agent_settled":
+        return {"aborted": event.aborted}
+    if kind in ("turn_start", "turn_end"):
+        return {"turnIndex": event.turn_index}
+    if kind in ("message_start", "message_end"):
+        return {"role": event.message.get("role")}
+    if kind in ("tool_execution_start", "tool_execution_end", "tool_result"):
+        return {"toolName": event.tool_name}
+    return {}
+
+
+def preparation_summary(preparation: CompactionPreparation) -> dict[str, Any]:
+    """A compact, JSON-able view of a preparation for traces."""
+    return {
+        "firstKeptEntryId": preparation.first_kept_entry_id,
+        "tokensBefore": preparation.tokens_before,
+        "isSplitTurn": preparation.is_split_turn,
+        "messagesToSummarize": len(preparation.messages_to_summarize),
+        "turnPrefixMessages": len(preparation.turn_prefix_messages),
+        "previousSummary": preparation.previous_summary,
+        "settings": preparation.settings.to_json(),
+    }

@@ -1,0 +1,520 @@
+"""The extension API inside real Pi: ``pi``, ``ctx`` and their parts, as calls over the wire.
+
+These are the bridge's implementations of :mod:`pi_continuity_harness.api` (the simulator's
+are in ``simulator/runner.py``). Each object forwards to ``bridge.ts`` through a
+:class:`Caller` bound to one extension instance and, for a ``ctx``, to one Pi context:
+*synchronous* API methods (``ctx.is_idle()``, ``ctx.session_manager.get_entries()``) block on
+a round trip, which the reader thread answers while the asyncio loop is busy in a handler;
+fire-and-forget ones (``send_user_message``, the UI setters) do not wait. After a reload or a
+session replacement an instance is stale and every call raises
+:class:`~pi_continuity_harness.api.StaleContextError`, as in Pi.
+
+What the objects need from the runtime that owns them is the :class:`RuntimePort` protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, Protocol
+
+from pi_continuity_harness.api.abort import AbortSignal
+from pi_continuity_harness.api.events import ContextUsage
+from pi_continuity_harness.api.extension_api import (
+    CommandHandler,
+    EventHandler,
+    Mode,
+    Model,
+    NotInitializedError,
+    ReplacedSessionContext,
+    StaleContextError,
+    ToolDefinition,
+)
+from pi_continuity_harness.targets.realpi.wire import (
+    BridgeCallError,
+    Connection,
+    Json,
+    model_from_wire,
+    model_to_wire,
+    tool_to_wire,
+    unwrap_reply,
+)
+
+__all__ = [
+    "SYNC_CALL_TIMEOUT_S",
+    "BridgeCommandContext",
+    "BridgeContext",
+    "BridgeExtensionAPI",
+    "BridgeModelRegistry",
+    "BridgeReplacedContext",
+    "BridgeSessionManager",
+    "BridgeUIContext",
+    "Caller",
+    "Instance",
+    "RuntimePort",
+]
+
+#: Synchronous round trips answer at once; this only guards against a wedged Pi.
+SYNC_CALL_TIMEOUT_S = 120.0
+
+
+class RuntimePort(Protocol):
+    """What the API objects need from the runtime that owns them (``bridge_runtime.RuntimePort``)."""
+
+    conn: Connection
+    descriptions: dict[tuple[int, str], str | None]
+
+    def signal_from(self, ref: Any) -> AbortSignal | None: ...
+
+    def signal_ref(self, signal: AbortSignal | None) -> Json | None: ...
+
+    def register_callback(self, callback: Callable[[ReplacedSessionContext], Awaitable[None]]) -> str: ...
+
+    def register_compact_callback(self, on_complete: Any, on_error: Any) -> str: ...
+
+
+@dataclasses.dataclass
+class Instance:
+    """One extension instance (one call of the factory)."""
+
+    id: int
+    loading: bool = True
+    stale: bool = False
+    handlers: list[tuple[str, EventHandler | None]] = dataclasses.field(default_factory=list)
+    commands: dict[str, CommandHandler] = dataclasses.field(default_factory=dict)
+    tools: dict[str, ToolDefinition] = dataclasses.field(default_factory=dict)
+
+    def assert_active(self) -> None:
+        if self.stale:
+            raise StaleContextError()
+
+    def require_runtime(self) -> None:
+        self.assert_active()
+        if self.loading:
+            raise NotInitializedError()
+
+
+class Caller:
+    """Sends calls for one (instance, ctx) pair."""
+
+    def __init__(self, runtime: RuntimePort, instance: Instance, ctx_id: str | None) -> None:
+        self._runtime = runtime
+        self._instance = instance
+        self._ctx_id = ctx_id
+
+    def _message(self, target: str, method: str, args: list[Any]) -> Json:
+        return {
+            "inst": self._instance.id,
+            "ctx": self._ctx_id,
+            "target": target,
+            "method": method,
+            "args": args,
+        }
+
+    def sync(self, target: str, method: str, *args: Any) -> Any:
+        self._instance.assert_active()
+        future = self._runtime.conn.call(self._message(target, method, list(args)))
+        assert future is not None
+        try:
+            reply = future.result(timeout=SYNC_CALL_TIMEOUT_S)
+        except concurrent.futures.TimeoutError:
+            raise BridgeCallError(f"{target}.{method}: no answer from Pi") from None
+        return unwrap_reply(reply)
+
+    async def call(self, target: str, method: str, *args: Any) -> Any:
+        self._instance.assert_active()
+        future = self._runtime.conn.call(self._message(target, method, list(args)))
+        assert future is not None
+        return unwrap_reply(await asyncio.wrap_future(future))
+
+    def fire(self, target: str, method: str, *args: Any) -> None:
+        self._instance.assert_active()
+        self._runtime.conn.call(self._message(target, method, list(args)), noreply=True)
+
+
+class BridgeUIContext:
+    """``ctx.ui`` over RPC dialogs (answered by the harness's rules)."""
+
+    def __init__(self, caller: Caller) -> None:
+        self._caller = caller
+
+    def notify(self, message: str, notify_type: Literal["info", "warning", "error"] = "info") -> None:
+        self._caller.fire("ui", "notify", message, notify_type)
+
+    def set_status(self, key: str, text: str | None) -> None:
+        self._caller.fire("ui", "setStatus", key, text)
+
+    def set_widget(
+        self,
+        key: str,
+        lines: list[str] | None,
+        *,
+        placement: Literal["aboveEditor", "belowEditor"] | None = None,
+    ) -> None:
+        self._caller.fire("ui", "setWidget", key, lines, placement)
+
+    @staticmethod
+    def _ms(timeout: float | None) -> int | None:
+        return None if timeout is None else round(timeout * 1000)
+
+    async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
+        value = await self._caller.call("ui", "select", title, list(options), self._ms(timeout))
+        return None if value is None else str(value)
+
+    async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
+        return bool(await self._caller.call("ui", "confirm", title, message, self._ms(timeout)))
+
+    async def input(
+        self, title: str, placeholder: str | None = None, *, timeout: float | None = None
+    ) -> str | None:
+        value = await self._caller.call("ui", "input", title, placeholder, self._ms(timeout))
+        return None if value is None else str(value)
+
+    async def editor(self, title: str, prefill: str | None = None) -> str | None:
+        value = await self._caller.call("ui", "editor", title, prefill)
+        return None if value is None else str(value)
+
+
+class BridgeSessionManager:
+    """``ctx.session_manager``: every getter is a live round trip to Pi's SessionManager."""
+
+    def __init__(self, caller: Caller) -> None:
+        self._caller = caller
+
+    def get_session_id(self) -> str:
+        return str(self._caller.sync("sm", "getSessionId"))
+
+    def get_session_file(self) -> str | None:
+        value = self._caller.sync("sm", "getSessionFile")
+        return None if value is None else str(value)
+
+    def get_session_dir(self) -> str:
+        return str(self._caller.sync("sm", "getSessionDir"))
+
+    def get_cwd(self) -> str:
+        return str(self._caller.sync("sm", "getCwd"))
+
+    def get_header(self) -> Json | None:
+        value = self._caller.sync("sm", "getHeader")
+        return value if isinstance(value, dict) else None
+
+    def get_entries(self) -> list[Json]:
+        return list(self._caller.sync("sm", "getEntries") or [])
+
+    def get_entry(self, entry_id: str) -> Json | None:
+        value = self._caller.sync("sm", "getEntry", entry_id)
+        return value if isinstance(value, dict) else None
+
+    def get_leaf_id(self) -> str | None:
+        value = self._caller.sync("sm", "getLeafId")
+        return None if value is None else str(value)
+
+    def get_leaf_entry(self) -> Json | None:
+        value = self._caller.sync("sm", "getLeafEntry")
+        return value if isinstance(value, dict) else None
+
+    def get_branch(self, from_id: str | None = None) -> list[Json]:
+        args = [] if from_id is None else [from_id]
+        return list(self._caller.sync("sm", "getBranch", *args) or [])
+
+    def get_session_name(self) -> str | None:
+        value = self._caller.sync("sm", "getSessionName")
+        return None if value is None else str(value)
+
+
+class BridgeModelRegistry:
+    """``ctx.model_registry`` backed by Pi's ModelRegistry (calls reach the fake server)."""
+
+    def __init__(self, runtime: RuntimePort, caller: Caller) -> None:
+        self._runtime = runtime
+        self._caller = caller
+
+    def find(self, provider: str, model_id: str) -> Model | None:
+        return model_from_wire(self._caller.sync("registry", "find", provider, model_id))
+
+    def get_all(self) -> list[Model]:
+        return [m for m in (model_from_wire(d) for d in self._caller.sync("registry", "getAll") or []) if m]
+
+    def get_available(self) -> list[Model]:
+        models = self._caller.sync("registry", "getAvailable") or []
+        return [m for m in (model_from_wire(d) for d in models) if m]
+
+    def has_configured_auth(self, model: Model) -> bool:
+        return bool(self._caller.sync("registry", "hasConfiguredAuth", model_to_wire(model)))
+
+    async def complete(
+        self,
+        model: Model,
+        context: Json,
+        *,
+        max_tokens: int | None = None,
+        signal: AbortSignal | None = None,
+        reasoning: str | None = None,
+    ) -> Json:
+        effective = reasoning if (reasoning and model.reasoning and reasoning != "off") else None
+        result = await self._caller.call(
+            "registry",
+            "complete",
+            model_to_wire(model),
+            context,
+            max_tokens,
+            self._runtime.signal_ref(signal),
+            effective,
+        )
+        return (
+            dict(result) if isinstance(result, dict) else {"stopReason": "error", "errorMessage": str(result)}
+        )
+
+
+class BridgeContext:
+    """``ctx`` for handlers and tools. Static fields come with the event; the rest is live."""
+
+    def __init__(self, runtime: RuntimePort, instance: Instance, info: Json) -> None:
+        self._runtime = runtime
+        self._instance = instance
+        self._info = info
+        self._caller = Caller(runtime, instance, str(info.get("id")) if info.get("id") else None)
+
+    @property
+    def ui(self) -> BridgeUIContext:
+        self._instance.assert_active()
+        return BridgeUIContext(self._caller)
+
+    @property
+    def mode(self) -> Mode:
+        self._instance.assert_active()
+        mode: Mode = self._info.get("mode") or "rpc"
+        return mode
+
+    @property
+    def has_ui(self) -> bool:
+        self._instance.assert_active()
+        return bool(self._info.get("hasUI"))
+
+    @property
+    def cwd(self) -> str:
+        self._instance.assert_active()
+        cwd = self._info.get("cwd")
+        return str(cwd) if cwd is not None else os.getcwd()
+
+    @property
+    def session_manager(self) -> BridgeSessionManager:
+        self._instance.assert_active()
+        return BridgeSessionManager(self._caller)
+
+    @property
+    def model_registry(self) -> BridgeModelRegistry:
+        self._instance.assert_active()
+        return BridgeModelRegistry(self._runtime, self._caller)
+
+    @property
+    def model(self) -> Model | None:
+        return model_from_wire(self._caller.sync("ctx", "model"))
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        return self._runtime.signal_from(self._caller.sync("ctx", "signal"))
+
+    def is_idle(self) -> bool:
+        return bool(self._caller.sync("ctx", "isIdle"))
+
+    def is_project_trusted(self) -> bool:
+        return bool(self._caller.sync("ctx", "isProjectTrusted"))
+
+    def abort(self) -> None:
+        self._caller.fire("ctx", "abort")
+
+    def has_pending_messages(self) -> bool:
+        return bool(self._caller.sync("ctx", "hasPendingMessages"))
+
+    def shutdown(self) -> None:
+        self._caller.fire("ctx", "shutdown")
+
+    def get_context_usage(self) -> ContextUsage | None:
+        value = self._caller.sync("ctx", "getContextUsage")
+        if not isinstance(value, dict):
+            return None
+        return ContextUsage(
+            tokens=value.get("tokens"),
+            context_window=int(value.get("contextWindow") or 0),
+            percent=value.get("percent"),
+        )
+
+    def compact(
+        self,
+        *,
+        custom_instructions: str | None = None,
+        on_complete: Callable[[Json], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        callback = self._runtime.register_compact_callback(on_complete, on_error)
+        self._caller.fire("ctx", "compact", custom_instructions, callback)
+
+    def get_system_prompt(self) -> str:
+        return str(self._caller.sync("ctx", "getSystemPrompt") or "")
+
+
+class BridgeCommandContext(BridgeContext):
+    """The command handler context: session controls on top of ``ctx``."""
+
+    async def wait_for_idle(self) -> None:
+        await self._caller.call("ctx", "waitForIdle")
+
+    async def new_session(
+        self,
+        *,
+        parent_session: str | None = None,
+        with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None = None,
+    ) -> Json:
+        callback = self._runtime.register_callback(with_session) if with_session is not None else None
+        result = await self._caller.call("ctx", "newSession", parent_session, callback)
+        return dict(result) if isinstance(result, dict) else {"cancelled": False}
+
+    async def reload(self) -> None:
+        await self._caller.call("ctx", "reload")
+
+
+class BridgeReplacedContext(BridgeCommandContext):
+    """``with_session``'s ctx: Pi's ``ReplacedSessionContext``; its senders resolve when the
+    run they start has settled (the bridge awaits Pi's promise)."""
+
+    async def send_user_message(
+        self, content: str | list[Json], *, deliver_as: Literal["steer", "followUp"] | None = None
+    ) -> None:
+        options: Json = {"deliverAs": deliver_as} if deliver_as is not None else {}
+        await self._caller.call("ctx", "sendUserMessage", content, options or None)
+
+    async def send_message(
+        self,
+        message: Json,
+        *,
+        trigger_turn: bool | None = None,
+        deliver_as: Literal["steer", "followUp", "nextTurn"] | None = None,
+    ) -> None:
+        options: Json = {}
+        if trigger_turn is not None:
+            options["triggerTurn"] = trigger_turn
+        if deliver_as is not None:
+            options["deliverAs"] = deliver_as
+        await self._caller.call("ctx", "sendMessage", message, options or None)
+
+
+class BridgeExtensionAPI:
+    """``pi`` for one extension instance."""
+
+    def __init__(self, runtime: RuntimePort, instance: Instance) -> None:
+        self._runtime = runtime
+        self._instance = instance
+        self._caller = Caller(runtime, instance, None)
+
+    def on(self, event: str, handler: EventHandler) -> Callable[[], None]:
+        instance = self._instance
+        instance.assert_active()
+        index = len(instance.handlers)
+        instance.handlers.append((event, handler))
+        if not instance.loading:
+            self._runtime.conn.send(
+                {"type": "register", "inst": instance.id, "kind": "handler", "event": event, "index": index}
+            )
+
+        def unsubscribe() -> None:
+            # Pi keeps the bridged handler; it answers ``undefined`` from now on.
+            instance.handlers[index] = (event, None)
+
+        return unsubscribe
+
+    def register_command(
+        self,
+        name: str,
+        handler: CommandHandler,
+        *,
+        description: str | None = None,
+        get_argument_completions: Callable[[str], list[Json] | None] | None = None,
+    ) -> None:
+        instance = self._instance
+        instance.assert_active()
+        known = name in instance.commands
+        instance.commands[name] = handler
+        if not instance.loading and not known:
+            self._runtime.conn.send(
+                {
+                    "type": "register",
+                    "inst": instance.id,
+                    "kind": "command",
+                    "name": name,
+                    "description": description,
+                }
+            )
+        self._runtime.descriptions[(instance.id, name)] = description
+
+    def register_tool(self, tool: ToolDefinition) -> None:
+        instance = self._instance
+        instance.assert_active()
+        instance.tools[tool.name] = tool
+        if not instance.loading:
+            self._runtime.conn.send(
+                {"type": "register", "inst": instance.id, "kind": "tool", "tool": tool_to_wire(tool)}
+            )
+
+    def send_message(
+        self,
+        message: Json,
+        *,
+        trigger_turn: bool | None = None,
+        deliver_as: Literal["steer", "followUp", "nextTurn"] | None = None,
+    ) -> None:
+        self._instance.require_runtime()
+        options: Json = {}
+        if trigger_turn is not None:
+            options["triggerTurn"] = trigger_turn
+        if deliver_as is not None:
+            options["deliverAs"] = deliver_as
+        self._caller.fire("pi", "sendMessage", message, options or None)
+
+    def send_user_message(
+        self,
+        content: str | list[Json],
+        *,
+        deliver_as: Literal["steer", "followUp"] | None = None,
+        expand_prompt_templates: bool = False,
+    ) -> None:
+        self._instance.require_runtime()
+        options: Json = {}
+        if deliver_as is not None:
+            options["deliverAs"] = deliver_as
+        if expand_prompt_templates:
+            options["expandPromptTemplates"] = True
+        self._caller.fire("pi", "sendUserMessage", content, options or None)
+
+    def append_entry(self, custom_type: str, data: Any = None) -> None:
+        self._instance.require_runtime()
+        self._caller.fire("pi", "appendEntry", custom_type, data)
+
+    def get_settings(self) -> Json:
+        self._instance.require_runtime()
+        value = self._caller.sync("pi", "getSettings")
+        return dict(value) if isinstance(value, dict) else {}
+
+    def get_session_name(self) -> str | None:
+        self._instance.require_runtime()
+        value = self._caller.sync("pi", "getSessionName")
+        return None if value is None else str(value)
+
+    def set_session_name(self, name: str) -> None:
+        self._instance.require_runtime()
+        self._caller.fire("pi", "setSessionName", name)
+
+    def get_active_tools(self) -> list[str]:
+        self._instance.require_runtime()
+        return [str(t) for t in self._caller.sync("pi", "getActiveTools") or []]
+
+    async def set_model(self, model: Model) -> bool:
+        self._instance.require_runtime()
+        return bool(await self._caller.call("pi", "setModel", model_to_wire(model)))
+
+    def get_thinking_level(self) -> str:
+        self._instance.require_runtime()
+        return str(self._caller.sync("pi", "getThinkingLevel"))
