@@ -39,9 +39,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from simulator import probe_extension  # noqa: E402  (tests/simulator/probe_extension.py)
 
-from pi_continuity_harness.scenario import parse_scenario
-from pi_continuity_harness.simulator import simulate
-from pi_continuity_harness.simulator.simulation import Simulation, SimulationResult  # noqa: E402
+from pi_continuity_harness.scenario import parse_scenario  # noqa: E402
+from pi_continuity_harness.simulator.simulation import Simulation, SimulationResult, simulate  # noqa: E402
 
 FILLER = " The work continues with more detail about the parser, the tests and the build."
 

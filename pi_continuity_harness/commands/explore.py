@@ -1,10 +1,12 @@
-"""``pi-continuity-harness explore``: seeded random walks over the host with the spec's invariants.
+"""``pi-continuity-harness explore``: seeded random walks over the host with the system's invariants.
 
-Each seed expands into swarm options (printed, VOPR style) and a concrete scenario, which runs
-operation by operation on the simulated host with every invariant checked after every effect
-and operation; then the faults heal and the next threshold compaction must commit (liveness).
-A failing seed is minimised and written under ``--out`` as a scenario YAML, its trace and a
-``.feature`` regression; the line printed for it shows the exact ``replay`` command.
+The implementation's system chooses the explorer plug-in (Pi Session Continuity, or blitz
+handoff). Each seed expands into options (printed, VOPR style) and a concrete scenario, which
+runs operation by operation on the simulated host with every invariant checked after every
+effect and operation (blitz handoff: once the run is over); for Pi Session Continuity the
+faults then heal and the next threshold compaction must commit (liveness). A failing seed is
+minimised and written under ``--out`` as a scenario YAML, its trace and a ``.feature``
+regression; the line printed for it shows the exact ``replay`` command.
 
 Seeds run in parallel with ``--jobs`` (a process pool). ``--check-determinism`` runs every seed
 twice and fails on the first difference of the trace bytes. Exit status 0 only when every seed
@@ -15,24 +17,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.commands import UsageError
-from pi_continuity_harness.explore import handoff as handoff_explore
-from pi_continuity_harness.explore.engine import SeedReport, explore_seed
-from pi_continuity_harness.explore.invariants import describe_invariants
+from pi_continuity_harness.explore.engine import SeedReport, explore_seeds, summarise
+from pi_continuity_harness.explore.plugins import plugin_for
 from pi_continuity_harness.explore.runner import scratch_root
-from pi_continuity_harness.simulator.simulation import ImplementationError, resolve_implementation
+from pi_continuity_harness.scenario.implementations import ImplementationError, implementation_system
 
-__all__ = ["register", "summarise"]
+__all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
@@ -76,49 +75,62 @@ def _validate(args: argparse.Namespace) -> None:
     if args.json_path is not None and args.json_path.is_dir():
         raise UsageError(f"--json {args.json_path}: is a directory")
     try:
-        resolve_implementation(args.extension)
+        implementation_system(args.extension)
     except ImplementationError as error:
         raise UsageError(str(error)) from None
 
 
 def main(args: argparse.Namespace) -> int:
     if args.list_invariants:
-        for name, doc in describe_invariants():
-            print(f"{name}\n    {doc}")
+        for spec in plugin_for(args.extension).describe():
+            rules = f" [{', '.join(spec.rules)}]" if spec.rules else ""
+            print(f"{spec.name}{rules}\n    {spec.doc}")
         return 0
     _validate(args)
-    if handoff_explore.implementation_system(args.extension) == handoff_explore.SYSTEM:
-        return handoff_explore.run_explore_command(args)  # its own generator and invariants
+    system = implementation_system(args.extension).name
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     work_root = tempfile.mkdtemp(prefix="pch-explore-", dir=scratch_root())
     out_dir = str(args.out.resolve())
     print(
-        f"pi-continuity-harness explore: {args.extension}, seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}), "
-        f"{args.steps} steps each, {args.jobs} job(s)"
+        f"pi-continuity-harness explore ({system}): {args.extension}, seeds {seeds[0]}..{seeds[-1]} "
+        f"({len(seeds)}), {args.steps} steps each, {args.jobs} job(s)"
         + (", checking determinism" if args.check_determinism else ""),
         flush=True,
     )
     started = time.perf_counter()
     reports: list[SeedReport] = []
     failures = 0
+    runs: Generator[SeedReport, None, None] = explore_seeds(
+        seeds,
+        jobs=args.jobs,
+        steps=args.steps,
+        extension=args.extension,
+        system=system,
+        out_dir=out_dir,
+        work_root=work_root,
+        check_determinism=args.check_determinism,
+        minimise_failures=not args.no_minimise,
+    )
     try:
-        for report in _run(seeds, args, out_dir, work_root):
+        for report in runs:
             reports.append(report)
             failures += 0 if report.ok else 1
             _print_report(report, len(reports), len(seeds), quiet=args.quiet)
             if args.max_failures and failures >= args.max_failures:
                 break
     finally:
+        runs.close()
         wall = time.perf_counter() - started
         keep = any(not r.ok for r in reports)
         if not keep:
             shutil.rmtree(work_root, ignore_errors=True)
-    summary = summarise(reports, wall)
+    summary = summarise(system, reports, wall)
     _print_summary(summary, work_root if keep else None)
     if args.json_path is not None:
         args.json_path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "implementation": args.extension,
+            "system": system,
             "steps": args.steps,
             "summary": summary,
             "seeds": [r.to_json() for r in reports],
@@ -128,54 +140,18 @@ def main(args: argparse.Namespace) -> int:
     return 0 if failures == 0 else 1
 
 
-def _task(seed: int, args: argparse.Namespace, out_dir: str, work_root: str) -> dict[str, Any]:
-    """The keyword arguments of :func:`explore_seed` for ``seed`` (plain data: it crosses processes)."""
-    return {
-        "seed": seed,
-        "steps": args.steps,
-        "extension": args.extension,
-        "out_dir": out_dir,
-        "work_root": work_root,
-        "check_determinism": args.check_determinism,
-        "minimise_failures": not args.no_minimise,
-    }
-
-
-def _run(seeds: list[int], args: argparse.Namespace, out_dir: str, work_root: str) -> Iterator[SeedReport]:
-    if args.jobs == 1:
-        for seed in seeds:
-            yield explore_seed(**_task(seed, args, out_dir, work_root))
-        return
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        pending: dict[Future[SeedReport], int] = {}
-        queue = list(seeds)
-        try:
-            while queue or pending:
-                while queue and len(pending) < args.jobs * 2:
-                    seed = queue.pop(0)
-                    pending[pool.submit(explore_seed, **_task(seed, args, out_dir, work_root))] = seed
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in sorted(done, key=lambda f: pending[f]):
-                    pending.pop(future)
-                    yield future.result()
-        finally:
-            for future in pending:
-                future.cancel()
-
-
 def _print_report(report: SeedReport, index: int, total: int, *, quiet: bool) -> None:
     head = f"[{index:>4}/{total}] seed {report.seed:<6}"
+    cost = f"; {_cost(report.cost)}" if report.cost else ""
     if report.ok:
         if not quiet:
             print(
                 f"{head} ok     {report.operations:>4} ops {report.seconds:6.2f}s liveness {report.liveness}"
-                f"; {_cost(report.cost)}  | {report.options.split(': ', 1)[-1]}",
+                f"{cost}  | {report.options.split(': ', 1)[-1]}",
                 flush=True,
             )
         return
-    print(
-        f"{head} FAILED {report.operations:>4} ops {report.seconds:6.2f}s; {_cost(report.cost)}", flush=True
-    )
+    print(f"{head} FAILED {report.operations:>4} ops {report.seconds:6.2f}s{cost}", flush=True)
     print(f"         options: {report.options}")
     if report.violation:
         v = report.violation
@@ -209,68 +185,21 @@ def _cost(cost: dict[str, Any]) -> str:
     return f"{failing} failing check point(s), each {'/'.join(parts)} (synthesis/notices/postmortems)"
 
 
-def summarise(reports: list[SeedReport], wall: float) -> dict[str, Any]:
-    """Throughput, failures and what persistent faults cost, over all seeds."""
-    operations = sum(r.operations for r in reports)
-    run_seconds = sum(r.seconds for r in reports)
-    failing_points = sum(int(r.cost.get("failing", 0)) for r in reports)
-    attempts = sum(int(r.cost.get("synthesisAttempts", {}).get("total", 0)) for r in reports)
-    notes = sum(int(r.cost.get("failureNotifications", {}).get("total", 0)) for r in reports)
-    postmortems = sum(int(r.cost.get("failedPostmortems", {}).get("total", 0)) for r in reports)
-    invariants: dict[str, int] = {}
-    for report in reports:
-        if report.violation:
-            name = str(report.violation["invariant"])
-            invariants[name] = invariants.get(name, 0) + 1
-    return {
-        "seeds": len(reports),
-        "failingSeeds": [r.seed for r in reports if not r.ok],
-        "violations": invariants,
-        "operations": operations,
-        "wallSeconds": round(wall, 3),
-        "runSeconds": round(run_seconds, 3),
-        "operationsPerSecond": round(operations / wall, 1) if wall else 0.0,
-        "seedsPerSecond": round(len(reports) / wall, 2) if wall else 0.0,
-        "liveness": _count(r.liveness.split(" (")[0] for r in reports),
-        "faultCost": {
-            "failingCheckPoints": failing_points,
-            "synthesisAttemptsPerFailingCheckPoint": round(attempts / failing_points, 2)
-            if failing_points
-            else 0.0,
-            "failureNotificationsPerFailingCheckPoint": round(notes / failing_points, 2)
-            if failing_points
-            else 0.0,
-            "failedPostmortemsPerFailingCheckPoint": round(postmortems / failing_points, 2)
-            if failing_points
-            else 0.0,
-            "maxSynthesisAttemptsInOneCheckPoint": max(
-                (int(r.cost.get("synthesisAttempts", {}).get("max", 0)) for r in reports), default=0
-            ),
-        },
-        "cpus": os.cpu_count(),
-    }
-
-
-def _count(values: Iterator[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for value in values:
-        out[value] = out.get(value, 0) + 1
-    return out
-
-
 def _print_summary(summary: dict[str, Any], kept: str | None) -> None:
-    cost = summary["faultCost"]
     print(
         f"explored {summary['seeds']} seeds, {summary['operations']} operations in {summary['wallSeconds']} s: "
         f"{summary['operationsPerSecond']} operations/s, {summary['seedsPerSecond']} seeds/s"
     )
     print(f"liveness: {', '.join(f'{k} {v}' for k, v in summary['liveness'].items())}")
-    print(
-        f"persistent-fault cost: {cost['failingCheckPoints']} failing check points; per failing check point "
-        f"{cost['synthesisAttemptsPerFailingCheckPoint']} synthesis attempts (max "
-        f"{cost['maxSynthesisAttemptsInOneCheckPoint']}), {cost['failureNotificationsPerFailingCheckPoint']} failure "
-        f"notifications, {cost['failedPostmortemsPerFailingCheckPoint']} failed postmortems"
-    )
+    cost = summary.get("faultCost")
+    if cost is not None:
+        print(
+            f"persistent-fault cost: {cost['failingCheckPoints']} failing check points; per failing check point "
+            f"{cost['synthesisAttemptsPerFailingCheckPoint']} synthesis attempts (max "
+            f"{cost['maxSynthesisAttemptsInOneCheckPoint']}), {cost['failureNotificationsPerFailingCheckPoint']} "
+            "failure notifications, "
+            f"{cost['failedPostmortemsPerFailingCheckPoint']} failed postmortems"
+        )
     failing = summary["failingSeeds"]
     if failing:
         print(f"FAILED: {len(failing)} seed(s): {', '.join(str(s) for s in failing)}")

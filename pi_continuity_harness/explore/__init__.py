@@ -1,41 +1,49 @@
-"""Seeded exploration of the simulated host with the spec's invariants checked throughout.
+"""Seeded exploration of the simulated host, one engine for every system.
 
-* :mod:`.generate`: a seed expands (``random.Random(seed)``) into swarm options and a concrete
-  case: machine, fault-phase operations and replies, faults, and a fixed liveness phase;
-* :mod:`.invariants`: the spec's invariants as named functions, checked on every trace record
-  and after every operation by an :class:`~.invariants.InvariantChecker`;
-* :mod:`.runner`: runs a case incrementally, heals the faults, checks liveness, and yields the
-  healed scenario that replays the run;
-* :mod:`.shrink`: delta debugging of a failing case;
-* :mod:`.engine`: one seed end to end, and the files a failure is written as.
+The engine is system-agnostic: :mod:`.runner` runs a case operation by operation with the
+invariants checked after every effect (and a liveness phase once faults heal), :mod:`.shrink`
+minimises a failure, :mod:`.regression` writes it as a scenario, its trace and a ``.feature``,
+and :mod:`.engine` runs seeds (in parallel with ``jobs``), checks determinism and adds the
+reports up. A system plugs in with an :class:`~.plugin.ExplorerPlugin` (:mod:`.plugin`): its
+cases, its invariants (each with the rule ids it checks), its liveness phase and its shrinking
+plan. :mod:`.plugins` says which plug-in explores which system:
+
+* :mod:`.continuity`: Pi Session Continuity (swarm cases, the spec's invariants, liveness);
+* :mod:`.blitz`: pi-blitz-handoff (random handoff sessions, the handoff invariants).
 
 ``pi-continuity-harness explore`` is the command line (:mod:`pi_continuity_harness.commands.explore`).
-Nothing here needs ``hypothesis``; the stateful Hypothesis test reuses the invariants.
+Nothing here needs ``hypothesis``; the stateful Hypothesis test reuses the continuity invariants.
 """
 
-from pi_continuity_harness.explore.engine import SeedReport, explore_seed
-from pi_continuity_harness.explore.generate import ExploreCase, SwarmOptions, generate_case
-from pi_continuity_harness.explore.invariants import (
-    INVARIANTS,
-    InvariantChecker,
+from pi_continuity_harness.explore.engine import SeedReport, explore_seed, explore_seeds, summarise
+from pi_continuity_harness.explore.plugin import (
+    LIVENESS,
+    LOAD_FAILURE,
+    ExplorerPlugin,
+    InvariantSpec,
     Violation,
-    describe_invariants,
 )
-from pi_continuity_harness.explore.runner import CaseResult, case_for_seed, run_case
-from pi_continuity_harness.explore.shrink import minimise
+from pi_continuity_harness.explore.plugins import PLUGINS, plugin_for, plugin_named
+from pi_continuity_harness.explore.runner import CaseResult, first_session_id, run_case, scratch_root
+from pi_continuity_harness.explore.shrink import ddmin, minimise
 
 __all__ = [
-    "INVARIANTS",
+    "LIVENESS",
+    "LOAD_FAILURE",
+    "PLUGINS",
     "CaseResult",
-    "ExploreCase",
-    "InvariantChecker",
+    "ExplorerPlugin",
+    "InvariantSpec",
     "SeedReport",
-    "SwarmOptions",
     "Violation",
-    "case_for_seed",
-    "describe_invariants",
+    "ddmin",
     "explore_seed",
-    "generate_case",
+    "explore_seeds",
+    "first_session_id",
     "minimise",
+    "plugin_for",
+    "plugin_named",
     "run_case",
+    "scratch_root",
+    "summarise",
 ]

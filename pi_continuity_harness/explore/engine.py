@@ -1,32 +1,33 @@
-"""One seed, end to end: expand, run, check determinism, minimise, write the regression.
+"""One explorer for every system: a seed end to end, and many seeds in parallel.
 
-:func:`explore_seed` is what the ``explore`` command runs per seed, in the same process or in
-a worker of a ``ProcessPoolExecutor``; it returns a :class:`SeedReport` of plain data. A
-failure is minimised (:mod:`.shrink`) and written under the output directory as
-
-* ``<name>.yaml``: the healed, minimised scenario (``pi-continuity-harness replay`` runs it);
-* ``<name>.trace.jsonl``: its trace, which ``replay --expect-trace`` reproduces byte for byte
-  when run in the same work directory (paths inside Briefs are absolute, so their hashes are);
-* ``<name>.feature``: a Gherkin regression that replays the file and asserts the invariant.
+:func:`explore_seed` expands a seed with the system's plug-in (:mod:`.plugins`), runs it with
+every invariant (:mod:`.runner`), optionally runs it again to check determinism (the trace
+bytes must be identical), and minimises a failure (:mod:`.shrink`) and writes it out
+(:mod:`.regression`). It returns a :class:`SeedReport` of plain data: it runs in this process
+or in a worker of a process pool (:func:`explore_seeds`, ``--jobs``), and becomes JSON.
+:func:`summarise` adds the reports up (throughput, failures, liveness, and what the plug-in
+adds, such as the cost of persistent faults). Nothing here prints: the ``explore`` command
+renders the reports.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import shutil
+from collections import Counter
+from collections.abc import Generator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.commands._simulation import first_difference
-from pi_continuity_harness.explore.generate import ExploreCase
-from pi_continuity_harness.explore.invariants import INVARIANTS, Violation
-from pi_continuity_harness.explore.runner import CaseResult, case_for_seed, run_case
+from pi_continuity_harness.explore.plugins import plugin_named
+from pi_continuity_harness.explore.regression import write_failure
+from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.explore.shrink import minimise
-from pi_continuity_harness.scenario.document import Scenario, dump_scenario
-from pi_continuity_harness.simulator.simulation import simulate
+from pi_continuity_harness.scenario.trace import first_difference
 
-__all__ = ["SeedReport", "explore_seed", "feature_text", "write_failure"]
+__all__ = ["SeedReport", "explore_seed", "explore_seeds", "summarise"]
 
 
 @dataclass
@@ -56,19 +57,21 @@ def explore_seed(
     steps: int,
     extension: str,
     *,
+    system: str,
     out_dir: str | None,
     work_root: str,
     check_determinism: bool = False,
     minimise_failures: bool = True,
 ) -> SeedReport:
-    """Expand ``seed``, run it with every invariant, and handle a failure."""
-    case = case_for_seed(seed, steps)
+    """Expand ``seed`` with the plug-in of ``system``, run it with every invariant, and handle a failure."""
+    plugin = plugin_named(system)
+    case = plugin.case(seed, steps)
     workdir = Path(work_root) / f"seed-{seed}"
-    result = run_case(case, implementation=extension, workdir=workdir)
+    result = run_case(plugin, case, implementation=extension, workdir=workdir)
     report = SeedReport(
         seed=seed,
-        options=case.options.describe(),
-        swarm=case.options.to_json(),
+        options=case.describe(),
+        swarm=case.options_json(),
         ok=not result.failed,
         operations=result.operations_run,
         records=result.records,
@@ -76,22 +79,22 @@ def explore_seed(
         liveness=result.liveness,
         violation=result.first.to_json() if result.first else None,
         harness_errors=result.harness_errors,
-        cost=result.cost(),
+        cost=result.metrics,
     )
     if check_determinism:
-        again = run_case(case, implementation=extension, workdir=workdir)
+        again = run_case(plugin, case, implementation=extension, workdir=workdir)
         difference = first_difference(result.trace, again.trace)
         report.determinism = "identical" if difference is None else difference
         if difference is not None:
             report.ok = False
     if result.failed and result.first is not None and out_dir is not None:
         if minimise_failures:
-            shrunk = minimise(case, result, implementation=extension, workdir=workdir)
+            shrunk = minimise(plugin, case, result, implementation=extension, workdir=workdir)
             final_case, final, runs, seconds = shrunk.case, shrunk.result, shrunk.runs, shrunk.seconds
         else:
             final_case, final, runs, seconds = case, result, 0, 0.0
         report.minimised = write_failure(
-            Path(out_dir), final_case, final, extension=extension, original=len(case.operations)
+            plugin, Path(out_dir), final_case, final, extension=extension, original=len(case.operations)
         )
         report.minimised.update(runs=runs, seconds=round(seconds, 3))
     if report.ok:
@@ -99,80 +102,65 @@ def explore_seed(
     return report
 
 
-def _name(case: ExploreCase, violation: Violation) -> str:
-    return f"{case.name}-{violation.invariant.replace('_', '-')}"
-
-
-def write_failure(
-    out_dir: Path, case: ExploreCase, result: CaseResult, *, extension: str, original: int
-) -> dict[str, Any]:
-    """Write the scenario, its trace and a regression feature; return their paths."""
-    violation = result.first
-    assert violation is not None
-    out_dir = out_dir.resolve()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    name = _name(case, violation)
-    boundary = result.first_healed_operation if violation.invariant == "liveness" else None
-    description = (
-        f"Found by pi-continuity-harness explore against {extension} (seed {case.seed}), minimised from "
-        f"{original} to {len(case.operations)} fault-phase operations. First violation: {violation}."
-        + (
-            f" Faults healed before operation {boundary} (the liveness phase)."
-            if boundary is not None
-            else ""
-        )
-    )
-    scenario = result.healed.model_copy(update={"name": name, "description": description})
-    yaml_path = out_dir / f"{name}.yaml"
-    yaml_path.write_text(dump_scenario(scenario), encoding="utf-8")
-    workdir = out_dir / "runs" / name
-    trace_path = out_dir / f"{name}.trace.jsonl"
-    first = simulate(scenario, workdir=workdir, implementation=extension).trace_text()
-    trace_path.write_text(first, encoding="utf-8")
-    second = simulate(scenario, workdir=workdir, implementation=extension).trace_text()
-    feature_path = out_dir / f"{name}.feature"
-    feature_path.write_text(
-        feature_text(name, scenario, violation, yaml_path.name, boundary), encoding="utf-8"
-    )
-    command = (
-        f"pi-continuity-harness replay {yaml_path} --workdir {workdir} --expect-trace {trace_path} "
-        f"--extension {extension}"
-    )
-    return {
-        "name": name,
-        "invariant": violation.invariant,
-        "message": violation.message,
-        "operationsBefore": original,
-        "operationsAfter": len(scenario.operations),
-        "yaml": str(yaml_path),
-        "feature": str(feature_path),
-        "trace": str(trace_path),
-        "replay": command,
-        "replayReproduces": first_difference(first, second) is None,
+def explore_seeds(
+    seeds: list[int],
+    *,
+    jobs: int,
+    steps: int,
+    extension: str,
+    system: str,
+    out_dir: str | None,
+    work_root: str,
+    check_determinism: bool = False,
+    minimise_failures: bool = True,
+) -> Generator[SeedReport, None, None]:
+    """:func:`explore_seed` for every seed, ``jobs`` at a time (1: in this process), in seed
+    order within each batch of finished seeds. Stopping the iteration cancels what is queued."""
+    task: dict[str, Any] = {
+        "steps": steps,
+        "extension": extension,
+        "system": system,
+        "out_dir": out_dir,
+        "work_root": work_root,
+        "check_determinism": check_determinism,
+        "minimise_failures": minimise_failures,
     }
+    if jobs == 1:
+        for seed in seeds:
+            yield explore_seed(seed, **task)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        pending: dict[Future[SeedReport], int] = {}
+        queue = list(seeds)
+        try:
+            while queue or pending:
+                while queue and len(pending) < jobs * 2:
+                    seed = queue.pop(0)
+                    pending[pool.submit(explore_seed, seed, **task)] = seed
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=lambda f: pending[f]):
+                    pending.pop(future)
+                    yield future.result()
+        finally:
+            for future in pending:
+                future.cancel()
 
 
-def feature_text(
-    name: str, scenario: Scenario, violation: Violation, file_name: str, boundary: int | None
-) -> str:
-    """A regression feature that replays ``file_name`` and asserts the violated invariant."""
-    doc = INVARIANTS[violation.invariant].doc if violation.invariant in INVARIANTS else ""
-    if violation.invariant == "liveness":
-        doc = "the first threshold compaction after the faults heal commits a valid Brief (spec §5)."
-    lines = [
-        "@rules @needs-trace-faults",
-        f"Feature: {name}",
-        f"  Found by pi-continuity-harness explore and minimised to {len(scenario.operations)} operations.",
-        f"  Invariant {violation.invariant}: {doc}",
-        f"  First violation seen: {json.dumps(violation.message)[1:-1]}",
-        "",
-        f"  Scenario: {name} keeps {violation.invariant}",
-        f'    Given the scenario file "{file_name}"',
-        "    When its operations run",
-    ]
-    if boundary is not None:
-        lines.append(f'    Then invariant "liveness" holds from operation {boundary}')
-    else:
-        lines.append(f'    Then invariant "{violation.invariant}" holds')
-    lines.append("    And every invariant holds")
-    return "\n".join(lines) + "\n"
+def summarise(system: str, reports: list[SeedReport], wall: float) -> dict[str, Any]:
+    """Throughput, failures, liveness and what the plug-in adds up, over all seeds."""
+    operations = sum(r.operations for r in reports)
+    violations = Counter(str(r.violation["invariant"]) for r in reports if r.violation)
+    summary: dict[str, Any] = {
+        "seeds": len(reports),
+        "failingSeeds": [r.seed for r in reports if not r.ok],
+        "violations": dict(violations),
+        "operations": operations,
+        "wallSeconds": round(wall, 3),
+        "runSeconds": round(sum(r.seconds for r in reports), 3),
+        "operationsPerSecond": round(operations / wall, 1) if wall else 0.0,
+        "seedsPerSecond": round(len(reports) / wall, 2) if wall else 0.0,
+        "liveness": dict(Counter(r.liveness.split(" (")[0] for r in reports)),
+    }
+    summary.update(plugin_named(system).summarise([r.cost for r in reports]))
+    summary["cpus"] = os.cpu_count()
+    return summary

@@ -1,15 +1,16 @@
 """Run one case incrementally on the simulated host, with every invariant checked.
 
-:func:`run_case` starts a :class:`~pi_continuity_harness.simulator.simulation.Simulation`
-of the case's scenario, attaches an :class:`~.invariants.InvariantChecker`, and performs the
-fault-phase operations one at a time. Then it *heals*: the model script is cut to the replies
-already used (so every later synthesis is a valid default and every later agent reply is one
-of the liveness phase's), filesystem faults are capped at the times they already fired, and
-crash and tamper rules that have not fired are dropped. Then the liveness phase runs and the
-first threshold check point after it must commit a valid Brief.
+:func:`run_case` starts a :class:`~pi_continuity_harness.simulator.simulation.Simulation` of
+the case's scenario with the plug-in's checker attached, and performs the fault-phase
+operations one at a time, stopping after the first that breaks an invariant. Then, when the
+plug-in has a liveness phase, the faults *heal*: the model script is cut to the replies
+already used (the phase's replies answer every later request), filesystem faults are capped
+at the times they already fired, and crash, inject and tamper rules that have not fired are
+dropped (``SimHost.heal_faults``). The phase runs, and the plug-in's checker judges whether
+the system made progress. Last, the checker sees the end of the run.
 
 Healing only removes what the run has not used yet, so the *healed scenario* — the case's
-data with the script cut to what was consumed and the faults cut to what fired — replays the
+scenario with the script cut to what was consumed and the faults to what fired — replays the
 very same run from a file: ``pi-continuity-harness replay`` reproduces its trace byte for
 byte. That is the scenario a failure is written out as.
 """
@@ -19,28 +20,20 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import ExtensionFactory
-from pi_continuity_harness.explore.generate import KEEP_RECENT, MAIN, ExploreCase, generate_case
-from pi_continuity_harness.explore.invariants import LOAD_FAILURE, CheckPoint, InvariantChecker, Violation
+from pi_continuity_harness.explore.plugin import LOAD_FAILURE, Case, Checker, ExplorerPlugin, Violation
 from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.faults import FaultPlan
-from pi_continuity_harness.scenario.model_script import ModelScript, Reply, SynthesisReply
+from pi_continuity_harness.scenario.model_script import Reply, SynthesisReply
+from pi_continuity_harness.scenario.operations import Operation
 from pi_continuity_harness.simulator.host import ProcessStartError
 from pi_continuity_harness.simulator.simulation import Simulation
 
-__all__ = [
-    "LOAD_FAILURE",
-    "CaseResult",
-    "case_for_seed",
-    "first_session_id",
-    "liveness_operations",
-    "run_case",
-    "scratch_root",
-]
+__all__ = ["CaseResult", "first_session_id", "run_case", "scratch_root"]
 
 
 def scratch_root() -> str | None:
@@ -56,18 +49,18 @@ def scratch_root() -> str | None:
 class CaseResult:
     """What one run of a case showed."""
 
-    case: ExploreCase
+    case: Any
     implementation: str
     violations: list[Violation]
     harness_errors: list[str]
     operations_run: int
     liveness: str
-    checkpoints: list[CheckPoint]
     healed: Scenario
     first_healed_operation: int | None
     trace: str
     seconds: float
     records: int = 0
+    metrics: dict[str, Any] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -76,24 +69,6 @@ class CaseResult:
     @property
     def first(self) -> Violation | None:
         return self.violations[0] if self.violations else None
-
-    def cost(self) -> dict[str, Any]:
-        """What failing check points cost: synthesis attempts, failure notifications and failed
-        postmortems per check point that did not commit (psc-lifecycle consequence 6)."""
-        failing = [c for c in self.checkpoints if c.outcome in ("cancelled", "failed")]
-        out: dict[str, Any] = {"checkPoints": len(self.checkpoints), "failing": len(failing)}
-        for key, attr in (
-            ("synthesisAttempts", "synthesis_requests"),
-            ("failureNotifications", "failure_notifications"),
-            ("failedPostmortems", "failed_postmortems"),
-        ):
-            values = [int(getattr(c, attr)) for c in failing]
-            out[key] = {
-                "total": sum(values),
-                "max": max(values, default=0),
-                "perFailingCheckPoint": round(sum(values) / len(values), 2) if values else 0.0,
-            }
-        return out
 
 
 def first_session_id(seed: int) -> str:
@@ -114,109 +89,44 @@ def _noop(pi: Any) -> None:
     """An extension that does nothing (the session-id probe loads it instead of anything real)."""
 
 
-def case_for_seed(seed: int, steps: int) -> ExploreCase:
-    """The case ``seed`` expands to, with planted same-session artifacts in its session."""
-    probe = generate_case(seed, 0)
-    session_id = first_session_id(seed) if probe.options.planted else None
-    return generate_case(seed, steps, session_id=session_id)
-
-
-def _fired(simulation: Simulation, case: ExploreCase) -> FaultPlan:
-    """The faults that fired so far, filesystem faults capped at the times they fired."""
-    host = simulation.host
-    fs = tuple(c.fault.model_copy(update={"times": c.fired}) for c in host.monitor._counters if c.fired)
-    triggers = host.trace._triggers
-    crash = tuple(rule for rule, trig in zip(case.crash, triggers, strict=False) if trig.fired)
-    tamper_triggers = triggers[len(case.crash) :]
-    tamper = tuple(rule for rule, trig in zip(case.tamper, tamper_triggers, strict=False) if trig.fired)
-    return FaultPlan(fs=fs, crash=crash, tamper=tamper)
-
-
-def _frozen(
-    simulation: Simulation, case: ExploreCase, operations: tuple[Any, ...], plan: FaultPlan | None
+def _healed_scenario(
+    simulation: Simulation, operations: tuple[Operation, ...], plan: FaultPlan | None
 ) -> Scenario:
-    """The case's scenario with the script cut to what was used and faults to what fired
-    (``plan``: the faults as they stood when they healed)."""
+    """The run's scenario with the script cut to the replies used and the faults to those that
+    fired (``plan``: the faults as they stood when they healed), and the operations that ran."""
     service = simulation.host.service
-    agent = tuple(r for r in service._queues["agent"][: service._cursors["agent"]] if isinstance(r, Reply))
-    extension = tuple(
-        r
-        for r in service._queues["extension"][: service._cursors["extension"]]
-        if isinstance(r, SynthesisReply)
-    )
     base = simulation.result.scenario
-    return base.model_copy(
+    script = base.model.model_copy(
         update={
-            "model": ModelScript(agent=agent, extension=extension),
-            "faults": plan if plan is not None else _fired(simulation, case),
-            "operations": operations,
+            "agent": tuple(r for r in service.used("agent") if isinstance(r, Reply)),
+            "summary": tuple(r for r in service.used("summary") if isinstance(r, Reply)),
+            "extension": tuple(r for r in service.used("extension") if isinstance(r, SynthesisReply)),
         }
     )
-
-
-def _heal(simulation: Simulation, case: ExploreCase) -> FaultPlan:
-    """Faults heal: no more faulty replies or filesystem faults, no pending crash or tamper.
-
-    Returns the faults that fired before healing (nothing fires after it)."""
-    plan = _fired(simulation, case)
-    host = simulation.host
-    service = host.service
-    service._queues["agent"] = [*service._queues["agent"][: service._cursors["agent"]], *case.liveness_agent]
-    service._queues["extension"] = service._queues["extension"][: service._cursors["extension"]]
-    counters = []
-    for counter in host.monitor._counters:
-        if counter.fired:
-            counter.fault = counter.fault.model_copy(update={"times": counter.fired})
-            counters.append(counter)
-    host.monitor._counters = counters
-    for trigger in host.trace._triggers:
-        trigger.fired = True
-    return plan
-
-
-def _needs_restart(simulation: Simulation, case: ExploreCase) -> bool:
-    """Whether the liveness phase must restore the settings and restart Pi first.
-
-    Only when Pi is down, or its live native settings for the main model are not the case's
-    own: otherwise the liveness phase runs in the same process, so an implementation whose
-    in-memory state got stuck during the fault phase cannot hide behind a fresh start.
-    """
-    host = simulation.host
-    runtime = host.runtime
-    if runtime is None or host.crashed or not host.running:
-        return True
-    model = host.catalog.find_full(MAIN)
-    try:
-        live = runtime.settings.get_compaction_settings(model)
-    except Exception:  # invalid settings: restore and restart
-        return True
-    wanted = (True, case.options.reserve, KEEP_RECENT)
-    return (live.enabled, live.reserve_tokens, live.keep_recent_tokens) != wanted
-
-
-def liveness_operations(case: ExploreCase, restart: bool) -> tuple[Any, ...]:
-    """The liveness phase: with ``restart``, restore the settings file and restart Pi first."""
-    return case.liveness if restart else case.liveness[2:]
+    faults = plan if plan is not None else simulation.host.fired_faults()
+    return base.model_copy(update={"model": script, "faults": faults, "operations": operations})
 
 
 def run_case(
-    case: ExploreCase,
+    plugin: ExplorerPlugin[Any],
+    case: Case,
     *,
-    implementation: str | ExtensionFactory = "reference",
+    implementation: str | ExtensionFactory,
     workdir: str | Path,
 ) -> CaseResult:
     """Run ``case``; stop after the operation that broke the first invariant."""
     started = time.perf_counter()
-    scenario = case.scenario(operations=case.operations)
-    simulation = Simulation(scenario, workdir=workdir, implementation=implementation)
-    checker = InvariantChecker(simulation, markers=case.markers)
-    ran: list[Any] = []
+    simulation = Simulation(
+        case.scenario(operations=case.operations), workdir=workdir, implementation=implementation
+    )
+    checker: Checker = plugin.checker(simulation)
+    ran: list[Operation] = []
     boundary: int | None = None
     healed: Scenario | None = None
     plan: FaultPlan | None = None
     status = "not reached"
 
-    def perform(op: Any) -> bool:
+    def perform(op: Operation) -> bool:
         checker.before_operation(op)
         simulation.perform(op)
         checker.after_operation()
@@ -234,25 +144,27 @@ def run_case(
             if not going:
                 break
             going = perform(op)
-        if going and case.liveness:
-            restart = _needs_restart(simulation, case)
-            plan = _heal(simulation, case)
+        phase = plugin.liveness_phase(simulation, case) if going else None
+        if going and phase is None:
+            status = "none (no liveness phase)"
+        elif phase is not None:
+            plan = simulation.host.fired_faults()
+            simulation.host.heal_faults()
+            for kind, replies in phase.replies.items():
+                simulation.host.service.replace_unused(kind, replies)
             boundary = len(ran)
-            for op in liveness_operations(case, restart):
+            for op in phase.operations:
                 if not going:
                     break
                 going = perform(op)
             if going:
-                if not case.liveness_applies:
-                    why = (
-                        "untrusted project"
-                        if case.base.get("trust") == "never"
-                        else f"competitor {case.options.competitor}"
-                    )
-                    status = f"not applicable ({why})"
+                if not phase.applies:
+                    status = f"not applicable ({phase.why_not})"
                 else:
                     status = "ok" if checker.check_liveness(boundary) is None else "failed"
-        healed = _frozen(simulation, case, tuple(ran), plan)
+        if going:
+            checker.finish()
+        healed = _healed_scenario(simulation, tuple(ran), plan)
     finally:
         result = simulation.finish()
     assert healed is not None
@@ -263,10 +175,10 @@ def run_case(
         harness_errors=list(checker.harness_errors),
         operations_run=len(ran),
         liveness=status,
-        checkpoints=list(checker.checkpoints),
         healed=healed,
         first_healed_operation=boundary,
         trace=result.trace_text(),
         seconds=time.perf_counter() - started,
         records=len(result.host.trace.records),
+        metrics=checker.metrics(),
     )

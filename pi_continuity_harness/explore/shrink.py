@@ -1,32 +1,35 @@
-"""Minimise a failing case: delta debugging over operations, replies and faults.
+"""Minimise a failing case: delta debugging, then the plug-in's shrinking plan, until nothing shrinks.
 
 :func:`minimise` keeps a change only while the *same* invariant still fails first. It cuts the
 fault phase after the failing operation (a run stops at the first violation, so later
-operations never mattered), then runs ``ddmin`` (Zeller's delta debugging) over the
-operations, turns faulty synthesis replies back into valid ones (their simplest value), drops
-replies the run no longer needs, and deletes filesystem faults, crash and tamper rules, the
-competing extension and planted artifacts one at a time, repeating until nothing shrinks.
+operations never mattered; ``ExplorerPlugin.cut``), then runs the plug-in's plan round after
+round: ``ddmin`` (Zeller's delta debugging) over a sequence (:class:`~.plugin.Reduce`), each
+element turned into its simplest value (:class:`~.plugin.Simplify`, e.g. a faulty synthesis
+reply into a valid one), entries deleted one at a time (:class:`~.plugin.DropEach`: filesystem
+faults, crash and tamper rules) and single candidates (:class:`~.plugin.Attempt`: no competing
+extension, no planted artifacts). It stops when a round shrinks nothing or the budget is spent.
 Every candidate is a full deterministic run, so the result replays exactly.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, assert_never
 
 from pi_continuity_harness.api.extension_api import ExtensionFactory
-from pi_continuity_harness.explore.generate import ExploreCase
+from pi_continuity_harness.explore.plugin import Attempt, Case, DropEach, ExplorerPlugin, Reduce, Simplify
 from pi_continuity_harness.explore.runner import CaseResult, run_case
-from pi_continuity_harness.scenario.model_script import SynthesisReply
 
 __all__ = ["MinimisedCase", "ddmin", "minimise"]
 
 T = TypeVar("T")
+
+#: Rounds of the plan at most (a round that shrinks nothing ends it earlier).
+ROUNDS = 3
 
 
 def ddmin(items: Sequence[T], fails: Callable[[list[T]], bool], *, budget: Callable[[], bool]) -> list[T]:
@@ -57,14 +60,15 @@ def ddmin(items: Sequence[T], fails: Callable[[list[T]], bool], *, budget: Calla
 
 @dataclass
 class MinimisedCase:
-    case: ExploreCase
+    case: Any
     result: CaseResult
     runs: int
     seconds: float
 
 
 def minimise(
-    case: ExploreCase,
+    plugin: ExplorerPlugin[Any],
+    case: Case,
     failure: CaseResult,
     *,
     implementation: str | ExtensionFactory,
@@ -83,11 +87,11 @@ def minimise(
     def budget() -> bool:
         return runs < max_runs and time.perf_counter() - started < max_seconds
 
-    def check(candidate: ExploreCase) -> CaseResult | None:
+    def check(candidate: Case) -> CaseResult | None:
         nonlocal runs
         runs += 1
         try:
-            result = run_case(candidate, implementation=implementation, workdir=workdir)
+            result = run_case(plugin, candidate, implementation=implementation, workdir=workdir)
         except Exception:  # a candidate the harness cannot run is not a smaller failure
             return None
         violation = result.first
@@ -98,17 +102,16 @@ def minimise(
     # Operations after the failing one never ran: cut them (and the liveness phase, unless
     # liveness itself failed).
     done = failure.operations_run
+    current: Any = case
     if failure.first_healed_operation is None or done <= len(case.operations):
-        current = case.without(operations=case.operations[:done], liveness=(), liveness_agent=())
-    else:
-        current = case
+        current = plugin.cut(case, done)
     verified = check(current)
     if verified is None:
         current = case
     else:
         best = verified
 
-    def attempt(candidate: ExploreCase) -> bool:
+    def attempt(candidate: Any) -> bool:
         nonlocal current, best
         result = check(candidate)
         if result is None:
@@ -116,61 +119,46 @@ def minimise(
         current, best = candidate, result
         return True
 
-    for _round in range(3):
-        before = _size(current)
+    def reduce(name: str) -> None:
+        ddmin(
+            getattr(current, name),
+            lambda items: attempt(current.without(**{name: tuple(items)})),
+            budget=budget,
+        )
 
-        def ops_fail(ops: list[Any]) -> bool:
-            return attempt(current.without(operations=tuple(ops)))
-
-        ddmin(current.operations, ops_fail, budget=budget)
-        for index, reply in enumerate(current.synthesis):
-            if budget() and reply != SynthesisReply():
-                replaced = (*current.synthesis[:index], SynthesisReply(), *current.synthesis[index + 1 :])
-                attempt(current.without(synthesis=replaced))
-        trimmed = list(current.synthesis)
-        while trimmed and trimmed[-1] == SynthesisReply():
+    def simplify(name: str, simplest: object) -> None:
+        for index, item in enumerate(getattr(current, name)):
+            if budget() and item != simplest:
+                items = getattr(current, name)
+                attempt(current.without(**{name: (*items[:index], simplest, *items[index + 1 :])}))
+        trimmed = list(getattr(current, name))
+        while trimmed and trimmed[-1] == simplest:
             trimmed.pop()
-        if len(trimmed) != len(current.synthesis) and budget():
-            attempt(current.without(synthesis=tuple(trimmed)))
+        if len(trimmed) != len(getattr(current, name)) and budget():
+            attempt(current.without(**{name: tuple(trimmed)}))
 
-        def synthesis_fail(replies: list[SynthesisReply]) -> bool:
-            return attempt(current.without(synthesis=tuple(replies)))
+    def drop_each(name: str) -> None:
+        for index in reversed(range(len(getattr(current, name)))):
+            if budget():
+                items = getattr(current, name)
+                attempt(current.without(**{name: items[:index] + items[index + 1 :]}))
 
-        ddmin(current.synthesis, synthesis_fail, budget=budget)
-
-        def agent_fail(replies: list[Any]) -> bool:
-            return attempt(current.without(agent=tuple(replies)))
-
-        ddmin(current.agent, agent_fail, budget=budget)
-        for field_name in ("fs", "crash", "tamper"):
-            items = getattr(current, field_name)
-            for index in reversed(range(len(items))):
-                if budget():
-                    items = getattr(current, field_name)
-                    attempt(current.without(**{field_name: items[:index] + items[index + 1 :]}))
-        if budget() and len(current.base.get("extensions", [])) > 1:
-            base = {**current.base, "extensions": [{"implementation": True}]}
-            options = dataclasses.replace(current.options, competitor=None)
-            attempt(current.without(base=base, options=options))
-        if budget() and current.markers:
-            base = {
-                **current.base,
-                "files": {k: v for k, v in current.base["files"].items() if "PLANTED" not in str(v)},
-            }
-            attempt(current.without(base=base, markers=()))
-        if _size(current) == before or not budget():
+    for _round in range(ROUNDS):
+        before = plugin.size(current)
+        for step in plugin.shrink_plan:
+            match step:
+                case Reduce(field=name):
+                    reduce(name)
+                case Simplify(field=name, simplest=simplest):
+                    simplify(name, simplest)
+                case DropEach(field=name):
+                    drop_each(name)
+                case Attempt(candidate=make):
+                    smaller = make(current) if budget() else None
+                    if smaller is not None:
+                        attempt(smaller)
+                case _:
+                    assert_never(step)
+        if plugin.size(current) == before or not budget():
             break
     return MinimisedCase(current, best, runs, time.perf_counter() - started)
-
-
-def _size(case: ExploreCase) -> int:
-    return (
-        len(case.operations)
-        + len(case.synthesis)
-        + len(case.agent)
-        + len(case.fs)
-        + len(case.crash)
-        + len(case.tamper)
-        + len(case.base.get("extensions", []))
-        + len(case.markers)
-    )

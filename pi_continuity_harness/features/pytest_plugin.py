@@ -28,7 +28,10 @@ from typing import Any
 import pytest
 from pytest_bdd.scenario import scenario_wrapper_template_registry
 
+from pi_continuity_harness import targets
 from pi_continuity_harness.features.world import World
+from pi_continuity_harness.scenario import implementations as registry
+from pi_continuity_harness.scenario.implementations import SESSION_CONTINUITY, SYSTEMS, ImplementationError
 from pi_continuity_harness.scenario.model_script import RequestKind
 from pi_continuity_harness.targets.comparison import normalise_observation, write_observation_record
 from pi_continuity_harness.targets.target import CAPABILITIES, Target
@@ -36,19 +39,24 @@ from pi_continuity_harness.targets.target import CAPABILITIES, Target
 __all__ = [
     "DEFAULT_SYSTEM",
     "KNOWN_TAGS",
+    "SYSTEM_DIRS",
     "implementation_system",
     "make_target",
     "observation_path",
     "target_capabilities",
 ]
 
-KNOWN_TAGS = ("smoke", "install", "rules", "failures", "handoff")
+KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz")
 _REQUEST_KINDS: tuple[RequestKind, ...] = ("agent", "summary", "extension")
-SYSTEM_DIRS = {"pi_session_continuity": "pi-session-continuity", "pi_blitz_handoff": "pi-blitz-handoff"}
-#: The system an implementation belongs to unless its factory declares another through
-#: ``factory.pi_continuity_system`` (or ``--system`` says so, e.g. for a TypeScript file).
-DEFAULT_SYSTEM = "pi-session-continuity"
-SYSTEM_ATTRIBUTE = "pi_continuity_system"
+#: Features directory -> the system whose features it holds.
+SYSTEM_DIRS = {system.features: system.name for system in SYSTEMS.values()}
+#: The system of an implementation that declares none (and of a TypeScript file without ``--system``).
+DEFAULT_SYSTEM = SESSION_CONTINUITY.name
+
+# What the plugin keeps for a session, in pytest's typed stash.
+_WORKDIR = pytest.StashKey[Path]()
+_CAPABILITIES = pytest.StashKey[frozenset[str]]()
+_SYSTEM = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -68,7 +76,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store",
         default=None,
         choices=sorted(set(SYSTEM_DIRS.values())),
-        help="system the implementation implements (default: its factory's pi_continuity_system, "
+        help="system the implementation implements (default: what its factory declares, "
         f"else {DEFAULT_SYSTEM})",
     )
     group.addoption(
@@ -91,65 +99,48 @@ def _workdir_root(config: pytest.Config) -> Path:
     if root:
         path = Path(root).resolve()
     else:
-        cached = getattr(config, "_pch_workdir", None)
-        if cached is None:
-            cached = Path(tempfile.mkdtemp(prefix="pi-continuity-harness-"))
-            config._pch_workdir = cached  # type: ignore[attr-defined]
-        path = cached
+        if _WORKDIR not in config.stash:
+            config.stash[_WORKDIR] = Path(tempfile.mkdtemp(prefix="pi-continuity-harness-"))
+        path = config.stash[_WORKDIR]
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 def make_target(config: pytest.Config, slug: str) -> Target:
     """A fresh target for one scenario, laid out under the run's work directory."""
-    name = config.getoption("--target")
-    extension = config.getoption("--extension")
-    workdir = _workdir_root(config) / slug
-    if name == "sim":
-        from pi_continuity_harness.targets.sim import SimTarget  # noqa: PLC0415  (real Pi's modules load only when needed)
-
-        return SimTarget(extension, workdir, seed=config.getoption("--seed"))
-    from pi_continuity_harness.targets.realpi import PiTarget  # noqa: PLC0415
-
-    target: Target = PiTarget(extension, workdir)
-    return target
+    name: targets.TargetName = "pi" if config.getoption("--target") == "pi" else "sim"
+    return targets.make_target(
+        name,
+        config.getoption("--extension"),
+        _workdir_root(config) / slug,
+        seed=config.getoption("--seed"),
+        system=implementation_system(config),
+    )
 
 
 def target_capabilities(config: pytest.Config) -> frozenset[str]:
-    cached = getattr(config, "_pch_capabilities", None)
-    if cached is None:
-        cached = make_target(config, "capability-probe").capabilities()
-        config._pch_capabilities = cached  # type: ignore[attr-defined]
-    return frozenset(cached)
+    if _CAPABILITIES not in config.stash:
+        config.stash[_CAPABILITIES] = make_target(config, "capability-probe").capabilities()
+    return config.stash[_CAPABILITIES]
 
 
 def implementation_system(config: pytest.Config) -> str:
-    """The system of the implementation under test: ``--system``, else what its factory declares.
-
-    A Python factory declares its system with an attribute, for example
-    ``extension.pi_continuity_system = "pi-blitz-handoff"``; without one it is
-    :data:`DEFAULT_SYSTEM`. A TypeScript file cannot declare one: pass ``--system``.
-    """
+    """The system of the implementation under test: ``--system``, else what its factory declares
+    (``scenario.implementations``, the registry every caller asks). A TypeScript file cannot
+    declare one: it is :data:`DEFAULT_SYSTEM` unless ``--system`` names another."""
     chosen = config.getoption("--system")
     if chosen:
         return str(chosen)
-    cached = getattr(config, "_pch_system", None)
-    if cached is not None:
-        return str(cached)
-    extension = str(config.getoption("--extension"))
-    system = DEFAULT_SYSTEM
-    if not extension.endswith(".ts"):
-        from pi_continuity_harness.simulator.simulation import resolve_implementation  # noqa: PLC0415
-
-        try:
-            _name, factory = resolve_implementation(extension)
-        except ValueError:
-            factory = None
-        declared = getattr(factory, SYSTEM_ATTRIBUTE, None)
-        if isinstance(declared, str) and declared:
-            system = declared
-    config._pch_system = system  # type: ignore[attr-defined]
-    return system
+    if _SYSTEM not in config.stash:
+        extension = str(config.getoption("--extension"))
+        system = DEFAULT_SYSTEM
+        if not extension.endswith(".ts"):
+            try:
+                system = registry.implementation_system(extension).name
+            except ImplementationError:
+                system = DEFAULT_SYSTEM  # the run reports the unloadable implementation itself
+        config.stash[_SYSTEM] = system
+    return config.stash[_SYSTEM]
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

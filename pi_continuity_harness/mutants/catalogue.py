@@ -1,8 +1,9 @@
 """Mutants of the reference: each breaks exactly one spec rule, each must be caught.
 
 A mutant is an extension factory, resolvable as
-``pi_continuity_harness.mutants.catalogue:<name>`` (every name is a module attribute) and
-listed by ``pi-continuity-harness mutants list``. Most wrap the reference's ``pi`` and
+``pi_continuity_harness.mutants.catalogue:<name>`` (every name is a module attribute; the blitz
+handoff mutants of :mod:`.blitz` as ``pi_continuity_harness.mutants.blitz:<Class>.extension``,
+:attr:`Mutant.spec` names it) and listed by ``pi-continuity-harness mutants list``. Most wrap the reference's ``pi`` and
 ``ctx`` in proxies (one handler, one call changed, everything else passed through); where a
 rule lives inside a module, the factory patches one attribute of a reference module *when it
 runs* and never restores it. So always run a mutant in its own process: the ``mutants``
@@ -29,6 +30,7 @@ from typing import Any
 
 from pi_continuity_harness.api.events import BeforeCompactResult, CompactionResult
 from pi_continuity_harness.api.extension_api import ExtensionAPI
+from pi_continuity_harness.mutants import blitz
 from pi_continuity_harness.reference.psc import extension as reference_extension
 
 __all__ = ["CANARY", "MUTANTS", "Mutant", "spec_for"]
@@ -44,21 +46,19 @@ class Mutant:
     rule: str
     how: str
     factory: Callable[[ExtensionAPI], None]
+    #: The ``--extension`` value that loads it in a fresh process.
+    spec: str
     canary: bool = False
     #: The implementation it changes (a registered name); the kill matrix runs it as the control.
     reference: str = "reference"
-
-    @property
-    def spec(self) -> str:
-        """The ``--extension`` value that loads it."""
-        return spec_for(self.name)
 
 
 MUTANTS: dict[str, Mutant] = {}
 
 
 def spec_for(name: str) -> str:
-    return f"{__name__}:{name}"
+    """The ``--extension`` value that loads the mutant ``name``."""
+    return MUTANTS[name].spec
 
 
 def _module(name: str) -> Any:
@@ -70,7 +70,8 @@ def _mutant(
     rule: str, how: str, *, canary: bool = False
 ) -> Callable[[Callable[[ExtensionAPI], None]], Callable[[ExtensionAPI], None]]:
     def register(factory: Callable[[ExtensionAPI], None]) -> Callable[[ExtensionAPI], None]:
-        MUTANTS[factory.__name__] = Mutant(factory.__name__, rule, how, factory, canary)
+        name = factory.__name__
+        MUTANTS[name] = Mutant(name, rule, how, factory, f"{__name__}:{name}", canary)
         return factory
 
     return register
@@ -780,9 +781,8 @@ def hardcoded_dot_pi(pi: ExtensionAPI) -> None:
     reference_extension(pi)
 
 
-# pi-blitz-handoff mutants (mutants/handoff.py) join the kill matrix under this module's names.
-from pi_continuity_harness.mutants import handoff as _handoff  # noqa: E402
-
-for _entry in _handoff.HANDOFF_MUTANTS.values():
-    MUTANTS[_entry.name] = Mutant(_entry.name, _entry.rule, _entry.how, _entry.factory, reference="handoff")
-    globals()[_entry.name] = _entry.factory
+# The blitz handoff mutants (mutants/blitz.py) join the kill matrix with the spec that loads them.
+for _entry in blitz.BLITZ_MUTANTS.values():
+    MUTANTS[_entry.name] = Mutant(
+        _entry.name, _entry.rule, _entry.how, _entry.factory, _entry.spec, reference="blitz"
+    )

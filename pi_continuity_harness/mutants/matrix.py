@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.explore.runner import LOAD_FAILURE, scratch_root
+from pi_continuity_harness.explore.plugin import LOAD_FAILURE
+from pi_continuity_harness.explore.runner import scratch_root
 from pi_continuity_harness.mutants.catalogue import MUTANTS, Mutant
 
 __all__ = ["MutantOutcome", "controls_for", "run_matrix", "run_mutant"]

@@ -76,7 +76,7 @@ SESSION_CONTINUITY = System(
 BLITZ_HANDOFF = System(
     name="pi-blitz-handoff",
     features="pi_blitz_handoff",
-    reference="handoff",
+    reference="blitz",
     extension_replies=PLAIN_REPLIES,
 )
 #: Every system, by name; the first is the default of an implementation that declares none.

@@ -65,6 +65,7 @@ from pi_continuity_harness.api.events import (
 from pi_continuity_harness.api.extension_api import Model, ToolResult
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_summary
 from pi_continuity_harness.scenario.trace import Trace
+from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.agent_loop import Agent, AgentEvent, CompletedTurn, LoopHooks
 from pi_continuity_harness.simulator.compaction import (
     SUMMARIZATION_SYSTEM_PROMPT,
@@ -81,13 +82,7 @@ from pi_continuity_harness.simulator.compaction import (
     summary_request_text,
     turn_prefix_request_text,
 )
-from pi_continuity_harness.simulator.messages import (
-    Message,
-    RequestEstimate,
-    content_text,
-    convert_to_llm,
-    user_message,
-)
+from pi_continuity_harness.simulator.messages import Message, RequestEstimate, convert_to_llm, user_message
 from pi_continuity_harness.simulator.model_service import ScriptedModelService
 from pi_continuity_harness.simulator.overflow import (
     is_context_overflow,

@@ -51,13 +51,21 @@ TargetName = Literal["sim", "pi"]
 
 
 def make_target(
-    name: TargetName, implementation: str | ExtensionFactory, workdir: str | Path, *, seed: int | None = None
+    name: TargetName,
+    implementation: str | ExtensionFactory,
+    workdir: str | Path,
+    *,
+    seed: int | None = None,
+    system: str | None = None,
 ) -> Target:
-    """A fresh, unstarted target: ``sim`` (with ``seed``) or ``pi`` (a real Pi 1.6 process)."""
+    """A fresh, unstarted target: ``sim`` (with ``seed``) or ``pi`` (a real Pi 1.6 process).
+
+    ``system`` names the system the implementation implements when it cannot say so itself (a
+    TypeScript file); by default a Python factory's own declaration counts."""
     if name == "sim":
         from pi_continuity_harness.targets.sim import SimTarget  # noqa: PLC0415  (loads the simulator)
 
-        return SimTarget(implementation, workdir, seed=seed)
+        return SimTarget(implementation, workdir, seed=seed, system=system)
     from pi_continuity_harness.targets.realpi import PiTarget  # noqa: PLC0415  (loads only when asked for)
 
-    return PiTarget(implementation, workdir)
+    return PiTarget(implementation, workdir, system=system)

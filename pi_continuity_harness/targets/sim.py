@@ -22,7 +22,12 @@ from typing import Any, Protocol
 from pi_continuity_harness import PI_VERSION, __version__
 from pi_continuity_harness.api.extension_api import ExtensionFactory
 from pi_continuity_harness.scenario.document import Scenario
-from pi_continuity_harness.scenario.implementations import declared_system, resolve_implementation
+from pi_continuity_harness.scenario.implementations import (
+    System,
+    declared_system,
+    resolve_implementation,
+    system_named,
+)
 from pi_continuity_harness.scenario.model_script import Reply, RequestKind, SynthesisReply
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS
 from pi_continuity_harness.scenario.operations import Operation
@@ -87,12 +92,25 @@ class SimTarget:
     name = "sim"
 
     def __init__(
-        self, implementation: str | ExtensionFactory, workdir: str | Path, *, seed: int | None = None
+        self,
+        implementation: str | ExtensionFactory,
+        workdir: str | Path,
+        *,
+        seed: int | None = None,
+        system: str | None = None,
     ) -> None:
         self._implementation = implementation
         self._workdir = Path(workdir)
         self._seed = seed
+        self._system = system
         self._simulation: Simulation | None = None
+
+    def _system_of_implementation(self) -> System:
+        """``system`` when given, else what the implementation's factory declares."""
+        if self._system is not None:
+            return system_named(self._system)
+        _name, factory = resolve_implementation(self._implementation)
+        return declared_system(factory)
 
     @property
     def implementation(self) -> str:
@@ -117,7 +135,11 @@ class SimTarget:
         """Start the simulation; ``attach`` is handed it before Pi starts, so a run checker sees
         every trace record."""
         self._simulation = Simulation(
-            scenario, workdir=self._workdir, seed=self._seed, implementation=self._implementation
+            scenario,
+            workdir=self._workdir,
+            seed=self._seed,
+            implementation=self._implementation,
+            replies=self._system_of_implementation().extension_replies if self._system else None,
         )
         if attach is not None:
             attach(self._simulation)
@@ -129,8 +151,7 @@ class SimTarget:
 
     def run_checked(self, scenario: Scenario) -> CheckedRun:
         """Play ``scenario``'s operations with the system's run checker watching every effect."""
-        _name, factory = resolve_implementation(self._implementation)
-        make_checker = load_run_checker(declared_system(factory).name)
+        make_checker = load_run_checker(self._system_of_implementation().name)
         checker: RunChecker | None = None
 
         def attach(simulation: Simulation) -> None:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pi_continuity_harness.explore.generate import ACTIONS, case_json, generate_case
-from pi_continuity_harness.explore.invariants import INVARIANTS, describe_invariants
-from pi_continuity_harness.explore.runner import case_for_seed, run_case
+from pi_continuity_harness.explore.continuity.generate import ACTIONS, case_json, generate_case
+from pi_continuity_harness.explore.continuity.invariants import INVARIANTS, describe_invariants
+from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
+from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.scenario.document import dump_scenario, load_scenario
 from pi_continuity_harness.scenario.model_script import SynthesisReply
 from pi_continuity_harness.simulator.simulation import simulate
@@ -52,7 +53,7 @@ def test_every_invariant_is_documented_and_cites_the_spec() -> None:
 @pytest.mark.parametrize("seed", [0, 1, 5, 12, 21, 29])
 def test_the_reference_keeps_every_invariant(seed: int, tmp_path: Path) -> None:
     case = case_for_seed(seed, 30)
-    result = run_case(case, workdir=tmp_path / "run")
+    result = run_case(PLUGIN, case, implementation="reference", workdir=tmp_path / "run")
     assert not result.failed, [str(v) for v in result.violations] + result.harness_errors
     assert result.liveness == "ok" or result.liveness.startswith("not applicable")
 
@@ -60,7 +61,7 @@ def test_the_reference_keeps_every_invariant(seed: int, tmp_path: Path) -> None:
 def test_the_healed_scenario_replays_the_run_byte_for_byte(tmp_path: Path) -> None:
     case = case_for_seed(12, 30)
     workdir = tmp_path / "run"
-    result = run_case(case, workdir=workdir)
+    result = run_case(PLUGIN, case, implementation="reference", workdir=workdir)
     path = tmp_path / "healed.yaml"
     path.write_text(dump_scenario(result.healed), encoding="utf-8")
     replayed = simulate(load_scenario(path), workdir=workdir)
@@ -69,13 +70,18 @@ def test_the_healed_scenario_replays_the_run_byte_for_byte(tmp_path: Path) -> No
 
 def test_a_run_is_deterministic(tmp_path: Path) -> None:
     case = case_for_seed(3, 25)
-    first = run_case(case, workdir=tmp_path / "run").trace
-    second = run_case(case, workdir=tmp_path / "run").trace
+    first = run_case(PLUGIN, case, implementation="reference", workdir=tmp_path / "run").trace
+    second = run_case(PLUGIN, case, implementation="reference", workdir=tmp_path / "run").trace
     assert first == second
 
 
 def test_fault_cost_is_reported_per_failing_check_point(tmp_path: Path) -> None:
-    costs = [run_case(case_for_seed(seed, 30), workdir=tmp_path / "run").cost() for seed in (1, 5, 19)]
+    costs = [
+        run_case(
+            PLUGIN, case_for_seed(seed, 30), implementation="reference", workdir=tmp_path / "run"
+        ).metrics
+        for seed in (1, 5, 19)
+    ]
     assert any(c["failing"] for c in costs)
     for cost in costs:
         assert cost["synthesisAttempts"]["max"] <= 1, "a check point must never loop on synthesis"

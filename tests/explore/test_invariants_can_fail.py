@@ -18,7 +18,7 @@ import pytest
 
 from pi_continuity_harness.api.events import BeforeCompactResult
 from pi_continuity_harness.api.extension_api import ExtensionAPI, ExtensionFactory
-from pi_continuity_harness.explore.invariants import InvariantChecker
+from pi_continuity_harness.explore.continuity.invariants import InvariantChecker
 from pi_continuity_harness.mutants.catalogue import (
     Handler,
     _after_before_compact,

@@ -17,8 +17,9 @@ import pytest
 
 from pi_continuity_harness.api.extension_api import ExtensionAPI
 from pi_continuity_harness.cli import main as cli
+from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
 from pi_continuity_harness.explore.engine import explore_seed
-from pi_continuity_harness.explore.runner import case_for_seed, run_case
+from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.explore.shrink import ddmin, minimise
 from pi_continuity_harness.features.oracle import MESSAGE_PREFIX
 from pi_continuity_harness.reference.psc import extension as reference_extension
@@ -48,9 +49,9 @@ def test_ddmin_finds_a_one_minimal_sublist() -> None:
 
 def test_a_failure_shrinks_to_a_few_operations_and_keeps_its_invariant(tmp_path: Path) -> None:
     case = case_for_seed(0, 30)
-    failure = run_case(case, implementation=STEER, workdir=tmp_path / "run")
+    failure = run_case(PLUGIN, case, implementation=STEER, workdir=tmp_path / "run")
     assert failure.first is not None and failure.first.invariant == "continuation_is_follow_up"
-    shrunk = minimise(case, failure, implementation=STEER, workdir=tmp_path / "run", max_seconds=60)
+    shrunk = minimise(PLUGIN, case, failure, implementation=STEER, workdir=tmp_path / "run", max_seconds=60)
     assert shrunk.result.first is not None
     assert shrunk.result.first.invariant == "continuation_is_follow_up"
     assert len(shrunk.case.operations) <= 3 < len(case.operations)
@@ -85,7 +86,15 @@ def test_explore_passes_on_the_reference_and_checks_determinism(
 
 def test_the_determinism_check_reports_the_first_difference_of_two_runs(tmp_path: Path) -> None:
     def explore(extension: str) -> Any:
-        return explore_seed(3, 10, extension, out_dir=None, work_root=str(tmp_path), check_determinism=True)
+        return explore_seed(
+            3,
+            10,
+            extension,
+            system=PLUGIN.system,
+            out_dir=None,
+            work_root=str(tmp_path),
+            check_determinism=True,
+        )
 
     deterministic = explore("reference")
     assert deterministic.ok and deterministic.determinism == "identical"

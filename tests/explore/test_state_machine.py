@@ -4,7 +4,7 @@ A :class:`~hypothesis.stateful.RuleBasedStateMachine` drives one simulated Pi: e
 one host operation (a turn below, at or above the threshold, a tool turn, an overflow, a
 manual compaction, a checkpoint, the settings menu, reload, restart, crash, a model change)
 or one scripted fault for the next synthesis; the explorer's
-:class:`~pi_continuity_harness.explore.invariants.InvariantChecker` runs on every trace
+:class:`~pi_continuity_harness.explore.continuity.invariants.InvariantChecker` runs on every trace
 record, and an ``@invariant`` asserts it saw nothing wrong after every step. The
 ``heal_and_cross_the_threshold`` rule clears every pending fault and demands liveness.
 
@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from pi_continuity_harness.api.extension_api import ExtensionFactory
-from pi_continuity_harness.explore.generate import settings_answers
-from pi_continuity_harness.explore.invariants import InvariantChecker
+from pi_continuity_harness.explore.continuity.invariants import InvariantChecker
+from pi_continuity_harness.features.world import settings_answers
 from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.faults import FaultPlan, FsFault
 from pi_continuity_harness.scenario.model_script import (
@@ -262,7 +262,7 @@ class ContinuityMachine(RuleBasedStateMachine):
         boundary = len(self.simulation.result.operations)
         self.prompt(Reply(text="w" * 1_500, context_tokens=THRESHOLD // 3), chars=4 * KEEP + 4_000)
         self.prompt(Reply(text="w" * 1_500, context_tokens=THRESHOLD + 1_000), chars=4 * KEEP + 4_000)
-        violation = self.checker.liveness(boundary)
+        violation = self.checker.check_liveness(boundary)
         assert violation is None, str(violation)
 
     # ----------------------------------------------------------------- checks

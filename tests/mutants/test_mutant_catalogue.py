@@ -17,7 +17,7 @@ import pytest
 from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.mutants.catalogue import CANARY, MUTANTS
 from pi_continuity_harness.mutants.matrix import _explore, controls_for, run_mutant
-from pi_continuity_harness.simulator.simulation import resolve_implementation
+from pi_continuity_harness.scenario.implementations import implementation_system, resolve_implementation
 
 
 def test_the_catalogue_breaks_at_least_25_distinct_rules_each_citing_the_spec() -> None:
@@ -28,18 +28,22 @@ def test_the_catalogue_breaks_at_least_25_distinct_rules_each_citing_the_spec() 
         assert mutant.how, mutant.name
 
 
-def test_every_mutant_resolves_by_module_and_name() -> None:
+def test_every_mutant_resolves_by_its_spec_and_declares_its_system() -> None:
     for name, mutant in MUTANTS.items():
         spec, factory = resolve_implementation(mutant.spec)
-        assert spec == f"pi_continuity_harness.mutants.catalogue:{name}"
-        assert factory is mutant.factory
+        assert spec == mutant.spec
+        assert factory == mutant.factory
+        expected = "pi-blitz-handoff" if mutant.reference == "blitz" else "pi-session-continuity"
+        assert implementation_system(mutant.spec).name == expected, name
+    continuity = [m for m in MUTANTS.values() if m.reference == "reference"]
+    assert all(m.spec == f"pi_continuity_harness.mutants.catalogue:{m.name}" for m in continuity)
     assert [m.name for m in MUTANTS.values() if m.canary] == [CANARY]
 
 
 def test_the_matrix_runs_every_reference_the_mutants_change_as_a_control() -> None:
-    handoff = [name for name in MUTANTS if name.startswith("handoff_")]
-    assert handoff and controls_for(handoff) == ["handoff"]
-    assert controls_for([CANARY, *handoff, "no_single_flight"]) == ["reference", "handoff"]
+    blitz = [name for name in MUTANTS if name.startswith("blitz_")]
+    assert blitz and controls_for(blitz) == ["blitz"]
+    assert controls_for([CANARY, *blitz, "no_single_flight"]) == ["reference", "blitz"]
     for control in controls_for(list(MUTANTS)):
         assert resolve_implementation(control)[0] == control
 

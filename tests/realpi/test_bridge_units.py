@@ -30,8 +30,8 @@ from pi_continuity_harness.targets.realpi import (
     PiTarget,
     normalise_session_event,
 )
-from pi_continuity_harness.targets.realpi.bridge_runtime import _replay_counters, build_event, result_to_wire
-from pi_continuity_harness.targets.realpi.wire import GenericEvent
+from pi_continuity_harness.targets.realpi.bridge_runtime import _replay_counters
+from pi_continuity_harness.targets.realpi.wire import GenericEvent, build_event, result_to_wire
 from pi_continuity_harness.targets.target import Target
 
 EXTENSIONS = Path(__file__).parent / "extensions"

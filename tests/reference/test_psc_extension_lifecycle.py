@@ -24,7 +24,7 @@ from pi_continuity_harness.reference.psc.constants import (
 )
 from pi_continuity_harness.reference.psc.frontmatter import FRONTMATTER_KEYS, parse_brief, serialize_brief
 from pi_continuity_harness.reference.psc.handoff import continuation_text, resume_source_problems
-from pi_continuity_harness.simulator.messages import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX
+from pi_continuity_harness.scenario.transcript import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX
 from pi_continuity_harness.simulator.simulation import Simulation
 
 from .builders import make_body

@@ -13,8 +13,7 @@ from syrupy.assertion import SnapshotAssertion
 import pi_continuity_harness.reference.psc as psc
 from pi_continuity_harness.reference.psc.frontmatter import parse_brief
 from pi_continuity_harness.reference.psc.lifecycle import set_timing_observer
-from pi_continuity_harness.scenario.implementations import ENTRY_POINT_GROUP
-from pi_continuity_harness.simulator.simulation import resolve_implementation
+from pi_continuity_harness.scenario.implementations import ENTRY_POINT_GROUP, resolve_implementation
 
 from .sim import scenario, simulate_run, threshold_turns
 

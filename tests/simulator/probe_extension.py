@@ -23,7 +23,7 @@ import uuid
 from typing import Any
 
 from pi_continuity_harness.api import CONFIG_DIR_NAME, ExtensionAPI, ExtensionContext
-from pi_continuity_harness.simulator.messages import content_text
+from pi_continuity_harness.scenario.transcript import content_text
 
 __all__ = ["CONTINUATION_MARKER", "SYNTH_MARKER", "extension"]
 

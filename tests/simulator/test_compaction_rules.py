@@ -9,7 +9,6 @@ import pytest
 
 from pi_continuity_harness.api.events import CompactionSettings
 from pi_continuity_harness.simulator.compaction import (
-    calculate_context_tokens,
     estimate_context_tokens,
     estimate_projected_context_tokens,
     format_file_operations,
@@ -17,7 +16,11 @@ from pi_continuity_harness.simulator.compaction import (
     should_compact,
 )
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
-from pi_continuity_harness.simulator.messages import estimate_tokens, serialize_conversation
+from pi_continuity_harness.simulator.messages import (
+    calculate_context_tokens,
+    estimate_tokens,
+    serialize_conversation,
+)
 from pi_continuity_harness.simulator.session_manager import SessionManager
 
 SETTINGS = CompactionSettings(enabled=True, reserve_tokens=4000, keep_recent_tokens=100)

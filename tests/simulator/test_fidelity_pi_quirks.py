@@ -20,12 +20,13 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.scenario.transcript import COMPACTION_SUMMARY_PREFIX
 from pi_continuity_harness.simulator.agent_session import (
     BUSY_WITHOUT_BEHAVIOR,
     PROMPT_DURING_COMPACTION,
 )
 from pi_continuity_harness.simulator.compaction import SUMMARIZATION_SYSTEM_PROMPT
-from pi_continuity_harness.simulator.messages import COMPACTION_SUMMARY_PREFIX, estimate_tokens
+from pi_continuity_harness.simulator.messages import estimate_tokens
 from pi_continuity_harness.simulator.system_prompt import render_system_prompt
 
 from . import probe_extension

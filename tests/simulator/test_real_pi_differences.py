@@ -15,10 +15,10 @@ import pytest
 
 from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.scenario import parse_scenario
+from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS
 from pi_continuity_harness.scenario.operations import EditFileSpec
 from pi_continuity_harness.scenario.workspace import HostPaths, apply_edit
 from pi_continuity_harness.simulator import host
-from pi_continuity_harness.simulator.agent_session import OBSERVABLE_EVENTS
 from pi_continuity_harness.simulator.messages import estimate_tokens
 from pi_continuity_harness.simulator.model_service import ModelCatalog
 from pi_continuity_harness.simulator.system_prompt import (

@@ -12,8 +12,7 @@ from pydantic import AfterValidator, BaseModel, ValidationError
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario import load_scenario, parse_scenario
 from pi_continuity_harness.scenario.document import dump_scenario, format_validation_error
-from pi_continuity_harness.scenario.workspace import WorkdirError
-from pi_continuity_harness.simulator.simulation import RUN_MARKER, prepare_workdir
+from pi_continuity_harness.scenario.workspace import RUN_MARKER, WorkdirError, prepare_workdir
 
 from .helpers import EXAMPLES
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME, Model
+from pi_continuity_harness.scenario.workspace import deep_merge
 from pi_continuity_harness.simulator.settings import (
     SettingsError,
     SettingsManager,
-    deep_merge,
     has_trust_requiring_resources,
     resolve_project_trust,
 )

@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: automatic-initiation-budget
   Automatic initiation is off by default. Enabled, the first completed turn at the
   automatic threshold inserts the request as steering; a failed or cancelled first attempt

@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: cancel-removes-only-the-owned-reservation
   /sh cancel before the native cutover invalidates the request, its Finish ID, reminder and
   retrieval, and removes only the exact reservation the extension owns; a foreign file at

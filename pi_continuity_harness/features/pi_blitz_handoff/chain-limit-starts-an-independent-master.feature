@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: chain-limit-starts-an-independent-master
   maxSessionChainLength counts the master; at the limit the next transfer starts an
   independent master session without a parent link, with the same prompts (reference:

@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: dossier-retained-when-deletion-is-off
   With deleteHandoffAfterReading false the receiver is told to leave the exact file
   unchanged: same path, same content, no archive (reference: Managed paths).

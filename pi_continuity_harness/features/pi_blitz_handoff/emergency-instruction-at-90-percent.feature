@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: emergency-instruction-at-90-percent
   With a requested, unsubmitted handoff, the first completed turn at or above 90% of the
   context window gets one fixed steering instruction: stop source work, fetch the template

@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: finish-rejects-stale-and-duplicate-ids
   session_handoff_finish({id}) is accepted once, with the exact returned ID only; a missing
   template, a stale or foreign ID and a duplicate Finish are rejected and leave the request,

@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: get-returns-a-stable-snapshot
   session_handoff_get_template returns the selected template, the exact reserved file, the
   source transcript locator and a fresh Finish ID (not the session ID); a repeated GET of

@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: model-start-is-one-of-three-routes
   The model may start a handoff with blitz_handoff start on the user's explicit request; an
   early successful GET carries the still-pending Call instruction once, with no extra model

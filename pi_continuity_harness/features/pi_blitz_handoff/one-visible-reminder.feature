@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: one-visible-reminder
   readinessRetrySeconds after the request was dispatched without a Finish, one visible
   reminder asks the model to complete the current template/Finish flow; no regenerated

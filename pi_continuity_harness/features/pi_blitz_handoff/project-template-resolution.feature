@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: project-template-resolution
   /sh project-template assigns a Call or Handoff template to the current directory at once;
   each start rereads the assignments and uses the nearest concrete selection upward, else

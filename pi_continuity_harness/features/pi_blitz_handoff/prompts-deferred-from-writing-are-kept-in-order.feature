@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: prompts-deferred-from-writing-are-kept-in-order
   From the successful GET (the default Writing boundary) interactive and RPC prompts are
   captured: unchanged, in order, separate, never sent to the source model; they are

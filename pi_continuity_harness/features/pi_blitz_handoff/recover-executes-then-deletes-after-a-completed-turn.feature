@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: recover-executes-then-deletes-after-a-completed-turn
   /sh recover lists the recovery files; Inspect shows the whole unchanged file, Execute
   sends all its prompts as one turn of the current session with their order and

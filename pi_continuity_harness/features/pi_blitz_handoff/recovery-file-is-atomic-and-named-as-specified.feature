@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: recovery-file-is-atomic-and-named-as-specified
   Captured prompts are kept in memory and in one atomic recovery file per capture window,
   named <filesystem-safe UTC timestamp with milliseconds>-<normalised source session ID>.md,

@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: settings-validate-and-persist-atomically
   Each confirmed /sh settings edit validates the whole config, is persisted atomically and
   applies at once; invalid input keeps the prior value and says why; a missing directory

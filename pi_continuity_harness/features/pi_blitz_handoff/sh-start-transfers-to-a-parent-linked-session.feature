@@ -1,4 +1,4 @@
-@handoff
+@blitz
 Feature: sh-start-transfers-to-a-parent-linked-session
   /sh start requests a transfer. The model retrieves the template, writes the dossier with
   the native write tool and finishes with the returned ID; once the source is idle, Pi

@@ -40,7 +40,9 @@ from types import TracebackType
 from typing import Any
 
 from pi_continuity_harness.scenario.model_script import (
+    PLAIN_REPLIES,
     SUMMARIZATION_SYSTEM_PROMPT_PREFIX,
+    ExtensionReplies,
     ModelOutcome,
     ModelRequest,
     ModelScript,
@@ -350,19 +352,22 @@ class _Handler(BaseHTTPRequestHandler):
 class FakeModelServer:
     """An OpenAI-compatible ``/v1/chat/completions`` server on 127.0.0.1 playing a script.
 
-    ``on_hold(request, outcome)`` is called, in the handler thread, for outcomes with
-    ``during`` operations or ``abort_while_held``; the server answers after it returns (unless
-    Pi went away).
+        ``replies`` writes the body of an ``extension`` reply (the system's writer, the same the
+    simulated model uses). ``on_hold(request, outcome)`` is called, in the handler thread, for outcomes with
+        ``during`` operations or ``abort_while_held``; the server answers after it returns (unless
+        Pi went away).
     """
 
     def __init__(
         self,
         script: ModelScript,
         *,
+        replies: ExtensionReplies = PLAIN_REPLIES,
         on_hold: Callable[[ModelRequest, ModelOutcome], None] | None = None,
         abort_grace_s: float = 1.0,
     ) -> None:
         self.script = script
+        self.replies = replies
         self.on_hold = on_hold
         self.abort_grace_s = abort_grace_s
         self._lock = threading.Condition()
@@ -494,7 +499,7 @@ class FakeModelServer:
             seq = len(self._requests)
             request = parse_chat_request(body, index=index, kind=kind)
             reply = self._next_reply(kind)
-            outcome = respond(self.script, request, reply)
+            outcome = respond(self.script, request, reply, self.replies)
             record = RecordedRequest(
                 seq=seq,
                 path=handler.path,

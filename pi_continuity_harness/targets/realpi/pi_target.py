@@ -42,7 +42,14 @@ from pi_continuity_harness import __version__
 from pi_continuity_harness.api.extension_api import ExtensionFactory
 from pi_continuity_harness.scenario.confine import ConfinementError
 from pi_continuity_harness.scenario.document import ModelSpec, Scenario
+from pi_continuity_harness.scenario.implementations import (
+    SESSION_CONTINUITY,
+    declared_system,
+    resolve_implementation,
+    system_named,
+)
 from pi_continuity_harness.scenario.model_script import (
+    ExtensionReplies,
     ModelOutcome,
     ModelRequest,
     Reply,
@@ -65,8 +72,13 @@ from pi_continuity_harness.scenario.operations import (
     operation_name,
 )
 from pi_continuity_harness.scenario.transcript import content_text
-from pi_continuity_harness.scenario.workspace import HostPaths, apply_edit, prepare_files, write_json
-from pi_continuity_harness.simulator.simulation import prepare_workdir
+from pi_continuity_harness.scenario.workspace import (
+    HostPaths,
+    apply_edit,
+    prepare_files,
+    prepare_workdir,
+    write_json,
+)
 from pi_continuity_harness.targets.realpi.environment import (
     FAKE_API_KEY,
     OBSERVER_PATH,
@@ -240,8 +252,10 @@ class PiTarget:
         timeout: float = 60.0,
         held_op_timeout: float = 15.0,
         extra_env: dict[str, str] | None = None,
+        system: str | None = None,
     ) -> None:
         self._implementation = implementation
+        self._system = system
         self._workdir = Path(workdir)
         self._installation = installation
         self._install = install
@@ -267,6 +281,16 @@ class PiTarget:
     @property
     def implementation(self) -> str:
         return _factory_spec(self._implementation)
+
+    def _replies(self) -> ExtensionReplies:
+        """How the fake server writes extension replies: the writer of the implementation's system
+        (``system``, else what a Python factory declares; a TypeScript file declares none)."""
+        if self._system is not None:
+            return system_named(self._system).extension_replies
+        if _is_typescript(self._implementation):
+            return SESSION_CONTINUITY.extension_replies
+        _name, factory = resolve_implementation(_factory_spec(self._implementation))
+        return declared_system(factory).extension_replies
 
     @property
     def bridged(self) -> bool:
@@ -339,7 +363,7 @@ class PiTarget:
         root = prepare_workdir(self._workdir)
         self._paths = HostPaths.under(str(root))
         try:
-            self._server = FakeModelServer(scenario.model, on_hold=self._on_hold)
+            self._server = FakeModelServer(scenario.model, replies=self._replies(), on_hold=self._on_hold)
             base_url = self._server.start()
             active = scenario.active
             self._env = PiEnvironment(

@@ -4,11 +4,13 @@ Rules cite the reference document by section: §1 requirements, §2 public inter
 transfer sequence (§3.1-§3.7, its numbered steps), §4 deferral, reminder and emergency, §5
 status, cancellation and recovery, §6 settings, §7 managed paths, templates and projects.
 
-Each mutant is a subclass of :class:`~pi_continuity_harness.reference.handoff.Handoff` that
-overrides one method (nothing is patched globally, so mutants can run in one process), and
-a factory that declares ``pi_continuity_system = "pi-blitz-handoff"`` so the suite runs the
-handoff features against it. :data:`HANDOFF_MUTANTS` maps each factory's name to the rule
-it breaks and how; :func:`register` adds them to the kill matrix's registry.
+Each mutant is a subclass of :class:`~pi_continuity_harness.reference.blitz.BlitzHandoff` that
+overrides one method (nothing is patched globally, so mutants can run in one process). Its
+factory is the classmethod ``<Class>.extension`` (``--extension
+pi_continuity_harness.mutants.blitz:FinishAcceptsForeignId.extension``), which declares
+``pi_continuity_system = "pi-blitz-handoff"`` so the suite runs the blitz handoff features
+against it. :data:`BLITZ_MUTANTS` maps each mutant's name to the rule it breaks, how, and the
+spec that loads it; ``catalogue`` adds them to the kill matrix.
 """
 
 from __future__ import annotations
@@ -20,42 +22,50 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import ExtensionAPI
-from pi_continuity_harness.reference.handoff import Handoff
-from pi_continuity_harness.reference.handoff.atomic_io import remove_exact
-from pi_continuity_harness.reference.handoff.state import HandoffRequest, Route
+from pi_continuity_harness.reference.blitz import BlitzHandoff
+from pi_continuity_harness.reference.blitz.atomic_io import remove_exact
+from pi_continuity_harness.reference.blitz.state import BlitzRequest, Route
 
-__all__ = ["HANDOFF_MUTANTS", "HandoffMutant", "handoff_mutant_names"]
+__all__ = ["BLITZ_MUTANTS", "BlitzMutant", "blitz_mutant_names"]
 
 SYSTEM = "pi-blitz-handoff"
 
 
 @dataclass(frozen=True)
-class HandoffMutant:
+class BlitzMutant:
     name: str
     rule: str
     how: str
     factory: Callable[[ExtensionAPI], None]
+    #: The ``--extension`` value that loads it in a fresh process.
+    spec: str
 
 
-HANDOFF_MUTANTS: dict[str, HandoffMutant] = {}
+BLITZ_MUTANTS: dict[str, BlitzMutant] = {}
 
 
-def handoff_mutant_names() -> list[str]:
-    return list(HANDOFF_MUTANTS)
+def blitz_mutant_names() -> list[str]:
+    return list(BLITZ_MUTANTS)
 
 
-def _mutant(rule: str, how: str) -> Callable[[type[Handoff]], type[Handoff]]:
-    def register(cls: type[Handoff]) -> type[Handoff]:
+class _Mutant(BlitzHandoff):
+    """Base of every mutant: :meth:`extension` is the mutant's factory."""
+
+    @classmethod
+    def extension(cls, pi: ExtensionAPI) -> None:
+        """The extension factory of this mutant (what the reference's ``extension`` is to it)."""
+        cls(pi).register()
+
+
+# A bound classmethod reads attributes of its function: every ``<Mutant>.extension`` declares the system.
+_Mutant.extension.__func__.pi_continuity_system = SYSTEM  # type: ignore[attr-defined]
+
+
+def _mutant(rule: str, how: str) -> Callable[[type[_Mutant]], type[_Mutant]]:
+    def register(cls: type[_Mutant]) -> type[_Mutant]:
         name = _snake(cls.__name__)
-
-        def factory(pi: ExtensionAPI) -> None:
-            cls(pi).register()
-
-        factory.__name__ = factory.__qualname__ = name
-        factory.__module__ = __name__
-        factory.pi_continuity_system = SYSTEM  # type: ignore[attr-defined]
-        globals()[name] = factory
-        HANDOFF_MUTANTS[name] = HandoffMutant(name, rule, how, factory)
+        spec = f"{__name__}:{cls.__qualname__}.extension"
+        BLITZ_MUTANTS[name] = BlitzMutant(name, rule, how, cls.extension, spec)
         return cls
 
     return register
@@ -63,11 +73,11 @@ def _mutant(rule: str, how: str) -> Callable[[type[Handoff]], type[Handoff]]:
 
 def _snake(name: str) -> str:
     out = "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
-    return "handoff_" + out
+    return "blitz_" + out
 
 
 @_mutant("§3.5 Finish only with the exact returned ID", "accepts any ID")
-class FinishAcceptsForeignId(Handoff):
+class FinishAcceptsForeignId(_Mutant):
     async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
         request = self.request
         if request is not None and request.finish_id is not None and not request.submitted:
@@ -76,7 +86,7 @@ class FinishAcceptsForeignId(Handoff):
 
 
 @_mutant("§3.5 Finish once; a duplicate Finish is rejected", "a second Finish is accepted again")
-class FinishAcceptedTwice(Handoff):
+class FinishAcceptedTwice(_Mutant):
     async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
         request = self.request
         if request is not None and request.phase == "finished" and params.get("id") == request.finish_id:
@@ -88,8 +98,8 @@ class FinishAcceptedTwice(Handoff):
     "§3.1 one active request; a second start is rejected without replacing it",
     "a second start replaces the first",
 )
-class SecondRequestReplacesFirst(Handoff):
-    def start_request(self, ctx: Any, route: Route) -> HandoffRequest:
+class SecondRequestReplacesFirst(_Mutant):
+    def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
         self.request = None
         return super().start_request(ctx, route)
 
@@ -97,7 +107,7 @@ class SecondRequestReplacesFirst(Handoff):
 @_mutant(
     "§3.3 a repeated GET returns the same snapshot, path and Finish ID", "each GET issues a new Finish ID"
 )
-class GetIssuesNewIds(Handoff):
+class GetIssuesNewIds(_Mutant):
     async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
         result = await super().tool_get(call_id, params, signal, ctx)
         request = self.request
@@ -114,7 +124,7 @@ class GetIssuesNewIds(Handoff):
 @_mutant(
     "§3.4 captured prompts are kept unchanged and in order", "the recovery snapshot reverses the prompts"
 )
-class DeferredPromptsReversed(Handoff):
+class DeferredPromptsReversed(_Mutant):
     def on_input(self, event: Any, ctx: Any) -> Any:
         result = super().on_input(event, ctx)
         request = self.request
@@ -125,7 +135,7 @@ class DeferredPromptsReversed(Handoff):
 
 
 @_mutant("§3.4 captured prompts are kept in memory and one recovery file", "captured prompts are dropped")
-class DeferredPromptsDropped(Handoff):
+class DeferredPromptsDropped(_Mutant):
     def on_input(self, event: Any, ctx: Any) -> Any:
         result = super().on_input(event, ctx)
         request = self.request
@@ -137,7 +147,7 @@ class DeferredPromptsDropped(Handoff):
 
 
 @_mutant("§5 a cancel retains the recovery file for explicit action", "cancel deletes the recovery file")
-class CancelDeletesRecovery(Handoff):
+class CancelDeletesRecovery(_Mutant):
     async def cancel(self, ctx: Any) -> None:
         request = self.request
         await super().cancel(ctx)
@@ -146,7 +156,7 @@ class CancelDeletesRecovery(Handoff):
 
 
 @_mutant("§5 a cancel removes only the exact owned reservation", "cancel removes whatever file is there")
-class CancelRemovesForeignFile(Handoff):
+class CancelRemovesForeignFile(_Mutant):
     async def cancel(self, ctx: Any) -> None:
         request = self.request
         if request is not None:
@@ -157,7 +167,7 @@ class CancelRemovesForeignFile(Handoff):
 @_mutant(
     "§3.7 the extension never deletes the dossier; the receiver does", "the dossier is deleted at cutover"
 )
-class DossierDeletedAtCutover(Handoff):
+class DossierDeletedAtCutover(_Mutant):
     async def cutover(self, token: str, ctx: Any) -> None:
         request = self.request
         dossier = request.dossier if request is not None else None
@@ -172,7 +182,7 @@ class DossierDeletedAtCutover(Handoff):
 
 
 @_mutant("§3.6 the receiver is normally parent-linked to the source", "the new session has no parent link")
-class NoParentLink(Handoff):
+class NoParentLink(_Mutant):
     async def cutover(self, token: str, ctx: Any) -> None:
         original = ctx.new_session
 
@@ -193,14 +203,14 @@ def _with_new_session(ctx: Any, new_session: Callable[..., Any]) -> Any:
 
 
 @_mutant("§7 at the chain limit the next transfer starts an independent master", "the chain limit is ignored")
-class ChainLimitIgnored(Handoff):
+class ChainLimitIgnored(_Mutant):
     def load(self, ctx: Any) -> None:
         super().load(ctx)
         self.settings = self.settings.model_copy(update={"max_session_chain_length": 10_000})
 
 
 @_mutant("§4 one visible reminder after readinessRetrySeconds", "the reminder repeats at every boundary")
-class ReminderRepeats(Handoff):
+class ReminderRepeats(_Mutant):
     def check_reminder(self, ctx: Any) -> None:
         request = self.request
         super().check_reminder(ctx)
@@ -209,7 +219,7 @@ class ReminderRepeats(Handoff):
 
 
 @_mutant("§4 one fixed emergency instruction at 90% with an unsubmitted handoff", "no emergency instruction")
-class NoEmergency(Handoff):
+class NoEmergency(_Mutant):
     def on_turn_end(self, event: Any, ctx: Any) -> None:
         if self.request is not None:
             self.request.escalated = True
@@ -220,13 +230,13 @@ class NoEmergency(Handoff):
     "§4 automatic initiation: one final attempt at the critical level, none after",
     "the automatic budget never runs out",
 )
-class AutomaticBudgetUnlimited(Handoff):
+class AutomaticBudgetUnlimited(_Mutant):
     def spend_budget(self, attempts: int) -> None:
         super().spend_budget(0)
 
 
 @_mutant("§4 automatic initiation is off by default", "automatic initiation is on by default")
-class AutomaticOnByDefault(Handoff):
+class AutomaticOnByDefault(_Mutant):
     def load(self, ctx: Any) -> None:
         super().load(ctx)
         if not self.settings.automatic_session_handoff:
@@ -234,7 +244,7 @@ class AutomaticOnByDefault(Handoff):
 
 
 @_mutant("§6 invalid settings input keeps the prior value with a hint", "an out-of-range percent is saved")
-class InvalidSettingSaved(Handoff):
+class InvalidSettingSaved(_Mutant):
     def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
         updated, hint = super().validate_edit(key, raw)
         if updated is None and key.endswith("Percent"):
@@ -248,7 +258,7 @@ class InvalidSettingSaved(Handoff):
     "§6 deleteHandoffAfterReading false leaves the exact file unchanged",
     "the receiver is always told to delete",
 )
-class DeletionSettingIgnored(Handoff):
+class DeletionSettingIgnored(_Mutant):
     def load(self, ctx: Any) -> None:
         super().load(ctx)
         self.settings = self.settings.model_copy(update={"delete_handoff_after_reading": True})
@@ -258,7 +268,7 @@ class DeletionSettingIgnored(Handoff):
     "§5 recovery is deleted only after the delivered turn completed",
     "recovery is deleted right after sending",
 )
-class RecoveryDeletedBeforeCompletion(Handoff):
+class RecoveryDeletedBeforeCompletion(_Mutant):
     def on_message_end(self, event: Any) -> None:
         super().on_message_end(event)
         for tracker in list(self.trackers):
@@ -281,7 +291,7 @@ class _NullCtx:
 @_mutant(
     "§7 project templates: the nearest concrete selection upward is used", "project selections are ignored"
 )
-class ProjectTemplatesIgnored(Handoff):
+class ProjectTemplatesIgnored(_Mutant):
     def managed(self) -> Any:
         paths = super().managed()
         return _NoProjects(paths)
@@ -301,7 +311,7 @@ class _NoProjects:
     "§3.1 an early GET carries the pending Call instruction once, no repeat",
     "the Call is sent again after GET",
 )
-class CallRepeatedAfterEarlyGet(Handoff):
+class CallRepeatedAfterEarlyGet(_Mutant):
     async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
         result = await super().tool_get(call_id, params, signal, ctx)
         request = self.request

@@ -1,4 +1,4 @@
-"""The spec's invariants, checked on a running simulation after every effect and operation.
+"""Pi Session Continuity's invariants, checked on a running simulation after every effect and operation.
 
 An :class:`InvariantChecker` is attached to a
 :class:`~pi_continuity_harness.simulator.simulation.Simulation` as a trace sink. Trace
@@ -8,10 +8,11 @@ file into ``archive/`` (the audit hook fires *before* the rename: the new bytes 
 the temporary source file, the old ones at the destination). Everything else is checked
 after each operation.
 
-Each invariant is a named function with a docstring citing the spec; the registry
-:data:`INVARIANTS` maps the name to its function. A function receives the
-:class:`Tracker` (what the run has shown so far) and either the trace record that
-triggers it or nothing (after-operation invariants), and yields the problems it finds.
+Each invariant is a named function with a docstring citing the spec and the ids of the rules
+(``psc-rules.md``) it checks; the registry :data:`INVARIANTS` maps the name to its function.
+A function receives the :class:`Tracker` (what the run has shown so far) and either the trace
+record that triggers it or nothing (after-operation invariants), and yields the problems it
+finds.
 
 The checker judges artifacts with :mod:`pi_continuity_harness.features.oracle`, the
 suite's independent reading of the spec, never with the reference's code.
@@ -29,6 +30,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
+from pi_continuity_harness.explore.plugin import LIVENESS, LOAD_FAILURE, InvariantSpec, Violation
 from pi_continuity_harness.features.oracle import (
     AUTHORITY_BOUNDARY_SENTENCE,
     CONTINUATION_SUFFIX,
@@ -42,7 +44,7 @@ from pi_continuity_harness.features.oracle import (
     sha256_hex,
 )
 from pi_continuity_harness.scenario.model_script import ModelRequest, SynthesisReply, estimate_request_tokens
-from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer
+from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer, Operation
 from pi_continuity_harness.simulator.settings import SettingsError
 from pi_continuity_harness.simulator.simulation import Simulation
 
@@ -53,8 +55,9 @@ __all__ = [
     "CheckPoint",
     "InvariantChecker",
     "Tracker",
-    "Violation",
     "describe_invariants",
+    "invariant_specs",
+    "run_checker",
 ]
 
 #: Spec §6/§7: ``archiveRetention = 10``.
@@ -70,28 +73,6 @@ _DIRECTIVE_LINE = re.compile(
 )
 _FOOTER_PERCENT = re.compile(r"@ ~(\d+(?:\.\d+)?)%")
 _EVENT_ID = re.compile(r"^eventId:\s*\"?([^\"\n]+)\"?\s*$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One broken invariant: which, what was seen, and where in the run."""
-
-    invariant: str
-    message: str
-    operation: int | None = None
-    seq: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "invariant": self.invariant,
-            "message": self.message,
-            "operation": self.operation,
-            "seq": self.seq,
-        }
-
-    def __str__(self) -> str:
-        where = f" (operation {self.operation})" if self.operation is not None else ""
-        return f"{self.invariant}{where}: {self.message}"
 
 
 @dataclass
@@ -121,7 +102,7 @@ class _Op:
     name: str
     index: int | None
     during: bool
-    op: Any = None
+    op: Operation | None = None
     confirmed: bool = False
 
 
@@ -239,24 +220,41 @@ class _Registered:
     doc: str
     triggers: tuple[str, ...]  # "kind:name" of the records it watches; () = after every operation
     function: Callable[..., Iterable[str]]
+    rules: tuple[str, ...]
 
 
 INVARIANTS: dict[str, _Registered] = {}
 
 
-def _register(*triggers: str) -> Callable[[Callable[..., Iterable[str]]], Callable[..., Iterable[str]]]:
+def _register(
+    *triggers: str, rules: tuple[str, ...]
+) -> Callable[[Callable[..., Iterable[str]]], Callable[..., Iterable[str]]]:
+    """Register an invariant checked on ``triggers`` (none: after every operation); ``rules`` are
+    the ids of ``psc-rules.md`` it checks."""
+
     def wrap(function: Callable[..., Iterable[str]]) -> Callable[..., Iterable[str]]:
         name = function.__name__
         doc = " ".join((function.__doc__ or "").split())
-        INVARIANTS[name] = _Registered(name, doc, tuple(triggers), function)
+        INVARIANTS[name] = _Registered(name, doc, tuple(triggers), function, rules)
         return function
 
     return wrap
 
 
+def invariant_specs() -> tuple[InvariantSpec, ...]:
+    """Every invariant, in registration order, then liveness and the load check."""
+    return (
+        *(InvariantSpec(r.name, r.doc, r.rules) for r in INVARIANTS.values()),
+        InvariantSpec(LIVENESS, _LIVENESS_DOC, ("P24",)),
+        InvariantSpec(
+            LOAD_FAILURE, "The implementation loads: Pi starts with it (spec §16, §18).", ("P129",)
+        ),
+    )
+
+
 def describe_invariants() -> list[tuple[str, str]]:
     """``(name, docstring)`` of every invariant, in registration order (plus liveness)."""
-    return [(r.name, r.doc) for r in INVARIANTS.values()] + [("liveness", _LIVENESS_DOC)]
+    return [(spec.name, spec.doc) for spec in invariant_specs()[:-1]]
 
 
 # ===================================================================== compaction commits
@@ -278,7 +276,7 @@ def _pending_match(t: Tracker, summary: str) -> str | None:
     return None
 
 
-@_register("entry:compaction")
+@_register("entry:compaction", rules=("P67",))
 def commit_is_valid_brief(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Only a valid same-session ``pending`` schema-v2 Brief may be returned by
     ``session_before_compact`` as the custom summary (spec §8 Rules; §3 core invariant)."""
@@ -293,7 +291,7 @@ def commit_is_valid_brief(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         )
 
 
-@_register("entry:compaction")
+@_register("entry:compaction", rules=("P1", "P2"))
 def commit_bytes_on_disk(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Durable Continuity Brief first: when Pi commits, the summary must be byte-for-byte a
     pending Brief the implementation wrote to disk (spec §3: "Native compaction uses that
@@ -308,7 +306,7 @@ def commit_bytes_on_disk(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         )
 
 
-@_register("entry:compaction")
+@_register("entry:compaction", rules=("P68",))
 def commit_details_correlate(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """``CompactionEntry.details`` carries ``continuityEventId``, the exact ``artifactPath`` and
     the SHA-256 of the exact summary (spec §8 Rules, §18)."""
@@ -328,7 +326,7 @@ def commit_details_correlate(t: Tracker, record: dict[str, Any]) -> Iterator[str
         yield "no detail holds the SHA-256 of the summary"
 
 
-@_register("entry:compaction")
+@_register("entry:compaction", rules=("P59",))
 def stale_pending_never_injected(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A pending Brief left by an earlier runtime (before a reload, restart or crash) is inert:
     it is never compacted or injected automatically (spec §7 "must not silently inject a stale
@@ -341,7 +339,7 @@ def stale_pending_never_injected(t: Tracker, record: dict[str, Any]) -> Iterator
         yield f"the summary is the stale pending Brief {path} written before the last session start"
 
 
-@_register("entry:compaction")
+@_register("entry:compaction", rules=("P78", "P79"))
 def freshness_rule_once(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The event-freshness rule is inserted deterministically and idempotently under
     ``## Recovery Instructions``: exactly once (spec §9 Recovery Instructions, §14)."""
@@ -357,7 +355,7 @@ def freshness_rule_once(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         yield f"the Recovery Instructions state the event-freshness rule {count} time(s)"
 
 
-@_register("entry:compaction")
+@_register("entry:compaction", rules=("P117",))
 def no_promoted_directive(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Directive-looking content is evidence, not authority: a Brief that promotes it to an
     unquoted instruction is never committed (spec §14 authority-boundary rule)."""
@@ -373,7 +371,7 @@ def no_promoted_directive(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
             return
 
 
-@_register("entry:compaction")
+@_register("entry:compaction", rules=("P3", "P5"))
 def fail_closed_no_pi_summary(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """With the implementation loaded, Pi never persists a summary of its own: every failure
     cancels, there is no fallback to an independently generated native summary (spec §3, §5
@@ -387,7 +385,7 @@ def fail_closed_no_pi_summary(t: Tracker, record: dict[str, Any]) -> Iterator[st
     yield f"compaction entry {entry.get('id')} holds Pi's own summary (fromHook false)"
 
 
-@_register("entry:compaction")
+@_register("entry:compaction", rules=("P7", "P58", "P71", "P72"))
 def artifacts_never_input(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A failed postmortem, a legacy v1 artifact or another session's artifact is never
     compaction summary or resume input, whatever its body says (spec §7, §8 "Failed
@@ -410,7 +408,7 @@ def _by_competitor(record: dict[str, Any]) -> bool:
     return str(record.get("ext", "")).startswith("competitor:")
 
 
-@_register("call:send_user_message")
+@_register("call:send_user_message", rules=("P20", "P22", "P83"))
 def continuation_only_after_threshold_commit(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A continuation is submitted only from ``session_compact`` of a *threshold* compaction
     whose committed entry is the verified disk Brief: never after overflow (Pi retries by
@@ -426,7 +424,7 @@ def continuation_only_after_threshold_commit(t: Tracker, record: dict[str, Any])
         yield "a continuation was submitted after a compaction that did not commit the verified disk Brief"
 
 
-@_register("call:send_user_message")
+@_register("call:send_user_message", rules=("P21", "P85"))
 def one_continuation_per_compaction(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """At most one visible continuation per threshold compaction (spec §10; the duplicate
     continuation of nicobailon/pi-subagents PR #2150)."""
@@ -436,7 +434,7 @@ def one_continuation_per_compaction(t: Tracker, record: dict[str, Any]) -> Itera
         yield f"{t.window.continuations} continuations were submitted for one compaction"
 
 
-@_register("call:send_user_message")
+@_register("call:send_user_message", rules=("P125",))
 def continuation_is_follow_up(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The continuation is submitted with ``deliverAs: "followUp"`` (spec §18), so it never
     interrupts the run it lands in."""
@@ -446,7 +444,7 @@ def continuation_is_follow_up(t: Tracker, record: dict[str, Any]) -> Iterator[st
         yield f"the continuation was submitted with deliverAs {record.get('deliverAs')!r}"
 
 
-@_register("event:input")
+@_register("event:input", rules=("P82",))
 def continuation_from_disk_bytes(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The continuation is the verified pending disk bytes plus the fixed suffix of spec §10,
     nothing else (spec §10, §18 "Build and retain it from the verified pending disk bytes")."""
@@ -465,7 +463,7 @@ def continuation_from_disk_bytes(t: Tracker, record: dict[str, Any]) -> Iterator
 
 
 # ===================================================================== archive
-@_register("fs:replace")
+@_register("fs:replace", rules=("P70",))
 def archive_requires_full_match(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A Brief is archived only after ``session_compact`` confirmed the matching custom
     ``CompactionEntry``: entry metadata, session, event, path, hash, summary and the pending disk
@@ -517,7 +515,7 @@ def _check_archive(t: Tracker, path: str, text: str) -> Iterator[str]:
             yield f"event {brief.event_id} was archived although its pending bytes changed after the commit"
 
 
-@_register()
+@_register(rules=("P54",))
 def archive_retention(t: Tracker) -> Iterator[str]:
     """After each archive, only the newest 10 archived Briefs of the session are kept (spec §6
     ``archiveRetention = 10``, §7)."""
@@ -530,7 +528,7 @@ def archive_retention(t: Tracker) -> Iterator[str]:
             yield f"{root} holds {len(briefs)} archived Briefs"
 
 
-@_register()
+@_register(rules=("P70",))
 def archive_written_directly(t: Tracker) -> Iterator[str]:
     """Archived Briefs written without an atomic rename are checked after the operation with
     the same rule as :func:`archive_requires_full_match` (spec §7, §8)."""
@@ -562,7 +560,7 @@ def _settings_write(t: Tracker, record: dict[str, Any]) -> tuple[dict[str, Any],
     return (new if isinstance(new, dict) else {}, old if isinstance(old, dict) else {})
 
 
-@_register("fs:replace", "fs:write")
+@_register("fs:replace", "fs:write", rules=("P42",))
 def settings_write_confirmed(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Project settings are written only by ``/continuity settings`` after explicit
     interactive confirmation (spec §6 "Settings writes require explicit interactive
@@ -574,7 +572,7 @@ def settings_write_confirmed(t: Tracker, record: dict[str, Any]) -> Iterator[str
         yield "the project settings file was written without an accepted confirmation dialog"
 
 
-@_register("fs:replace")
+@_register("fs:replace", rules=("P43",))
 def settings_keep_unrelated_keys(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A settings write merges the three native compaction keys and keeps every unrelated Pi
     setting (spec §6 "must preserve unrelated Pi settings", §12 "without changing unrelated
@@ -594,7 +592,7 @@ def settings_keep_unrelated_keys(t: Tracker, record: dict[str, Any]) -> Iterator
             yield f"unrelated setting {key!r} was changed or dropped"
 
 
-@_register("fs:replace")
+@_register("fs:replace", rules=("P14",))
 def settings_tokens_only(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Percentages are setup and display conveniences only; they are never persisted as
     runtime policy (spec §5, §6, §12 "Percentages are not persisted")."""
@@ -608,7 +606,7 @@ def settings_tokens_only(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
             yield f"a percentage key {key!r} was written to the project settings"
 
 
-@_register("fs:replace")
+@_register("fs:replace", rules=("P100", "P101"))
 def settings_for_current_window(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """``reserveTokens = contextWindow - round(contextWindow × triggerPercent / 100)`` and
     ``keepRecentTokens = round(contextWindow × keepRecentPercent / 100)`` against the *current*
@@ -660,7 +658,7 @@ def _keys(value: Any) -> Iterator[str]:
 
 
 # ===================================================================== trust
-@_register("fs:read", "fs:write", "fs:replace", "fs:mkdir", "fs:remove")
+@_register("fs:read", "fs:write", "fs:replace", "fs:mkdir", "fs:remove", rules=("P40", "P41"))
 def untrusted_project_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Project-local files may be read or written only when ``ctx.isProjectTrusted()`` is
     true (spec §6)."""
@@ -672,7 +670,7 @@ def untrusted_project_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[
 
 
 # ===================================================================== synthesis
-@_register("model:request")
+@_register("model:request", rules=("P107",))
 def single_flight_synthesis(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """One in-memory active operation per session: a checkpoint never overlaps native Brief
     preparation, so at most one synthesis call is in flight (spec §13 single-flight)."""
@@ -680,7 +678,7 @@ def single_flight_synthesis(t: Tracker, record: dict[str, Any]) -> Iterator[str]
         yield f"{t.synthesis_in_flight} synthesis calls were in flight at once"
 
 
-@_register("model:request")
+@_register("model:request", rules=())
 def one_synthesis_per_check_point(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Fail closed without a loop: each native check point costs at most one synthesis attempt
     (spec §5 "no cooldown" yet bounded; opencode #27924 compaction loops)."""
@@ -691,7 +689,7 @@ def one_synthesis_per_check_point(t: Tracker, record: dict[str, Any]) -> Iterato
         yield f"{checkpoint.synthesis_requests} synthesis requests in one {checkpoint.reason} check point"
 
 
-@_register("model:reply")
+@_register("model:reply", rules=("P23",))
 def synthesis_not_starved(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Synthesis reserves enough output budget for reasoning-capable models so effort tokens
     do not starve the final Markdown body (spec §5)."""
@@ -702,7 +700,7 @@ def synthesis_not_starved(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         yield "a synthesis reply that would have been a complete Brief was cut off by the output limit"
 
 
-@_register("session:compaction_start")
+@_register("session:compaction_start", rules=("P13",))
 def no_extension_compaction(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The extension does not use ``turn_end`` for threshold detection and does not call
     ``ctx.compact()`` for automatic handoffs or checkpoints: a manual compaction only ever
@@ -712,7 +710,7 @@ def no_extension_compaction(t: Tracker, record: dict[str, Any]) -> Iterator[str]
         yield f"a manual compaction started during {top.name if top else 'no'} operation (ctx.compact())"
 
 
-@_register()
+@_register(rules=("P114", "P115"))
 def synthesis_prompt_rules(t: Tracker) -> Iterator[str]:
     """The synthesis prompt carries the event-freshness rule, the authority-boundary rule and
     speaks of the state of the work, never of a loop, campaign or episode (spec §4, §14)."""
@@ -729,7 +727,7 @@ def synthesis_prompt_rules(t: Tracker) -> Iterator[str]:
                 yield f"synthesis request #{request.index} speaks of the state of the {word}"
 
 
-@_register()
+@_register(rules=("P119",))
 def synthesis_fits_window(t: Tracker) -> Iterator[str]:
     """The synthesis request fits the synthesis model's window even when the session is far
     larger (spec §6 ``minSynthesisTranscriptTokens``, §14; earendil-works/pi #8371 unbounded
@@ -750,7 +748,7 @@ def synthesis_fits_window(t: Tracker) -> Iterator[str]:
             )
 
 
-@_register()
+@_register(rules=("P58", "P71", "P72"))
 def planted_artifacts_never_input(t: Tracker) -> Iterator[str]:
     """No planted failed, legacy or foreign artifact, and no failed postmortem, ever reaches a
     model request (spec §7 "Artifacts from other sessions are inert", §8 "never compaction or
@@ -785,7 +783,7 @@ def _request_text(request: ModelRequest) -> str:
 
 
 # ===================================================================== messages and footer
-@_register("ui:notify")
+@_register("ui:notify", rules=("P87",))
 def messages_prefixed(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """All user-visible messages are short and product-prefixed (spec §11)."""
     message = str(record.get("message", ""))
@@ -793,7 +791,7 @@ def messages_prefixed(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         yield f"a notification is not product-prefixed: {message[:80]!r}"
 
 
-@_register()
+@_register(rules=("P89",))
 def footer_tracks_model(t: Tracker) -> Iterator[str]:
     """The footer shows the approximate effective trigger percentage derived from the active
     model window and the fixed live token policy, recomputed on model change, and none when the
@@ -855,7 +853,7 @@ class InvariantChecker:
         )
         self.violations: list[Violation] = []
         self.harness_errors: list[str] = []
-        self._next_op: Any = None
+        self._next_op: Operation | None = None
         self._by_trigger: dict[str, list[_Registered]] = {}
         self._after: list[_Registered] = []
         for registered in INVARIANTS.values():
@@ -883,7 +881,7 @@ class InvariantChecker:
     # ----------------------------------------------------------------- the run checker seam
     @property
     def invariants(self) -> frozenset[str]:
-        return frozenset(INVARIANTS) | {"liveness", LOAD_FAILURE}
+        return frozenset(spec.name for spec in invariant_specs())
 
     def found(self) -> list[tuple[str, str]]:
         return [(v.invariant, str(v)) for v in self.violations]
@@ -894,12 +892,30 @@ class InvariantChecker:
     def finish(self) -> None:
         """Every invariant is checked as the run goes; nothing is left for its end."""
 
+    def metrics(self) -> dict[str, Any]:
+        """What failing check points cost: synthesis attempts, failure notifications and failed
+        postmortems per check point that did not commit (psc-lifecycle consequence 6)."""
+        failing = [c for c in self.checkpoints if c.outcome in ("cancelled", "failed")]
+        out: dict[str, Any] = {"checkPoints": len(self.checkpoints), "failing": len(failing)}
+        for key, attr in (
+            ("synthesisAttempts", "synthesis_requests"),
+            ("failureNotifications", "failure_notifications"),
+            ("failedPostmortems", "failed_postmortems"),
+        ):
+            values = [int(getattr(c, attr)) for c in failing]
+            out[key] = {
+                "total": sum(values),
+                "max": max(values, default=0),
+                "perFailingCheckPoint": round(sum(values) / len(values), 2) if values else 0.0,
+            }
+        return out
+
     def liveness(self, first_healed_operation: int) -> str | None:
         violation = self.check_liveness(first_healed_operation)
         return None if violation is None else str(violation)
 
     # ----------------------------------------------------------------- operations
-    def before_operation(self, op: Any) -> None:
+    def before_operation(self, op: Operation) -> None:
         """Remember the operation object (its dialog answers) for the records that follow."""
         self._next_op = op
 
@@ -970,9 +986,8 @@ class InvariantChecker:
             service = t.host.service
             scripted: SynthesisReply | None = None
             if record.get("scripted"):
-                queue = service._queues["extension"]
-                cursor = service._cursors["extension"]
-                candidate = queue[cursor - 1] if 0 < cursor <= len(queue) else None
+                used = service.used("extension")
+                candidate = used[-1] if used else None
                 scripted = candidate if isinstance(candidate, SynthesisReply) else None
             t.synthesis_scripted[int(record.get("index", -1))] = scripted
             if t.open_checkpoint is not None:
@@ -1076,14 +1091,14 @@ class InvariantChecker:
         return violation
 
 
-#: The violation a run records when Pi refuses to start with the implementation (it did not load).
-LOAD_FAILURE = "implementation_loads"
 _PLANTED = re.compile(r"PLANTED-[A-Z]+-\d+")
 
 
 def run_checker(simulation: Simulation) -> InvariantChecker:
-    """The ``pi-session-continuity`` run checker (entry point of ``pi_continuity_harness.run_checkers``):
-    every invariant, with the planted artifacts of the scenario's files recognised."""
+    """The ``pi-session-continuity`` checker of ``simulation``: every invariant, with the planted
+    artifacts of the scenario's files recognised (also the system's run checker, the entry point
+    of ``pi_continuity_harness.run_checkers``)."""
     scenario = simulation.result.scenario
-    markers = sorted({m for spec in scenario.files.values() for m in _PLANTED.findall(spec.text or "")})
+    found = (m for spec in scenario.files.values() for m in _PLANTED.findall(spec.text or ""))
+    markers = tuple(dict.fromkeys(found))  # in the order the files were planted
     return InvariantChecker(simulation, markers=markers)

@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from pi_continuity_harness.reference.handoff.atomic_io import atomic_write_text
-from pi_continuity_harness.reference.handoff.constants import DEFERRED_BOUNDARY
-from pi_continuity_harness.reference.handoff.paths import recovery_file_name
+from pi_continuity_harness.reference.blitz.atomic_io import atomic_write_text
+from pi_continuity_harness.reference.blitz.constants import DEFERRED_BOUNDARY
+from pi_continuity_harness.reference.blitz.paths import recovery_file_name
 
 __all__ = ["CaptureWindow", "RecoveryFile", "format_deferred", "list_recovery_files"]
 

@@ -24,14 +24,14 @@ import shutil
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_continuity_harness.reference.handoff.atomic_io import atomic_write_text
-from pi_continuity_harness.reference.handoff.constants import (
+from pi_continuity_harness.reference.blitz.atomic_io import atomic_write_text
+from pi_continuity_harness.reference.blitz.constants import (
     DEFAULT_CALL_TEMPLATE,
     DEFAULT_HANDOFF_TEMPLATE,
     PROJECT_DEFAULT,
     ROLES,
 )
-from pi_continuity_harness.reference.handoff.paths import ManagedPaths, utc_file_timestamp
+from pi_continuity_harness.reference.blitz.paths import ManagedPaths, utc_file_timestamp
 
 __all__ = [
     "DEFAULT_ASSETS",

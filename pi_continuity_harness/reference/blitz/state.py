@@ -3,7 +3,7 @@
 ``requested`` → (successful GET) ``writing`` → (valid Finish) ``finished`` → (private
 command invoked ``new_session``) ``cutover``. A cancel, a failure, a reload or a session
 replacement ends the request; a late callback holding a request that is no longer
-``Handoff.request`` (identity) belongs to a request that is gone.
+``BlitzHandoff.request`` (identity) belongs to a request that is gone.
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pi_continuity_harness.reference.handoff.recovery import CaptureWindow
-from pi_continuity_harness.reference.handoff.templates import ResolvedTemplate
+from pi_continuity_harness.reference.blitz.recovery import CaptureWindow
+from pi_continuity_harness.reference.blitz.templates import ResolvedTemplate
 
-__all__ = ["FinishCheck", "HandoffError", "HandoffRequest", "Phase", "Route", "check_finish"]
+__all__ = ["BlitzHandoffError", "BlitzRequest", "FinishCheck", "Phase", "Route", "check_finish"]
 
 
-class HandoffError(RuntimeError):
+class BlitzHandoffError(RuntimeError):
     """A start that cannot proceed; the message is shown to the user (or the model)."""
 
 
@@ -26,7 +26,7 @@ Route = Literal["command", "model", "automatic"]
 
 
 @dataclass
-class HandoffRequest:
+class BlitzRequest:
     route: Route
     requested_at: float
     defer_mode: Literal["request", "writing"]
@@ -69,7 +69,7 @@ class FinishCheck:
     message: str
 
 
-def check_finish(request: HandoffRequest | None, finish_id: object) -> FinishCheck:
+def check_finish(request: BlitzRequest | None, finish_id: object) -> FinishCheck:
     """Finish is accepted once, for the active request, with its exact returned ID."""
     if request is None or not request.active:
         return FinishCheck(False, "Rejected: there is no active Session Handoff request.")

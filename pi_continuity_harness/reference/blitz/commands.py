@@ -11,20 +11,20 @@ import os
 from typing import TYPE_CHECKING
 
 from pi_continuity_harness.api.extension_api import ExtensionCommandContext
-from pi_continuity_harness.reference.handoff import messages
-from pi_continuity_harness.reference.handoff.atomic_io import remove_exact
-from pi_continuity_harness.reference.handoff.constants import (
+from pi_continuity_harness.reference.blitz import messages
+from pi_continuity_harness.reference.blitz.atomic_io import remove_exact
+from pi_continuity_harness.reference.blitz.constants import (
     COMMAND_NAME,
     CUTOVER_SUBCOMMAND,
     PROJECT_AUTODISCOVER,
     PROJECT_DEFAULT,
     ROLES,
 )
-from pi_continuity_harness.reference.handoff.receiver import TurnTracker
-from pi_continuity_harness.reference.handoff.recovery import list_recovery_files
-from pi_continuity_harness.reference.handoff.settings import SETTING_KEYS, describe_value, save_settings
-from pi_continuity_harness.reference.handoff.state import HandoffError
-from pi_continuity_harness.reference.handoff.templates import (
+from pi_continuity_harness.reference.blitz.receiver import TurnTracker
+from pi_continuity_harness.reference.blitz.recovery import list_recovery_files
+from pi_continuity_harness.reference.blitz.settings import SETTING_KEYS, describe_value, save_settings
+from pi_continuity_harness.reference.blitz.state import BlitzHandoffError
+from pi_continuity_harness.reference.blitz.templates import (
     catalogue,
     load_project_selections,
     resolve_project_selection,
@@ -33,14 +33,14 @@ from pi_continuity_harness.reference.handoff.templates import (
 )
 
 if TYPE_CHECKING:
-    from pi_continuity_harness.reference.handoff.extension import Handoff
+    from pi_continuity_harness.reference.blitz.extension import BlitzHandoff
 
 __all__ = ["run_command"]
 
 ENTER_OTHER = "Enter another filename"
 
 
-async def run_command(handoff: Handoff, args: str, ctx: ExtensionCommandContext) -> None:
+async def run_command(handoff: BlitzHandoff, args: str, ctx: ExtensionCommandContext) -> None:
     words = args.split()
     sub = words[0] if words else ""
     if sub == CUTOVER_SUBCOMMAND:
@@ -64,7 +64,7 @@ async def run_command(handoff: Handoff, args: str, ctx: ExtensionCommandContext)
         ctx.ui.notify(f"Unknown subcommand {sub!r}. Use /{COMMAND_NAME} help.", "warning")
 
 
-async def menu(handoff: Handoff, ctx: ExtensionCommandContext) -> None:
+async def menu(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> None:
     active = handoff.request is not None and handoff.request.active
     primary = "Cancel Session Handoff" if active else "Start Session Handoff"
     choice = await ctx.ui.select(
@@ -84,10 +84,10 @@ async def menu(handoff: Handoff, ctx: ExtensionCommandContext) -> None:
         ctx.ui.notify(messages.help_text(), "info")
 
 
-async def start(handoff: Handoff, ctx: ExtensionCommandContext) -> None:
+async def start(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> None:
     try:
         request = handoff.start_request(ctx, "command")
-    except HandoffError as error:
+    except BlitzHandoffError as error:
         ctx.ui.notify(f"Session Handoff not started: {error}", "error")
         return
     ctx.ui.notify("Session Handoff requested.", "info")
@@ -98,7 +98,7 @@ async def start(handoff: Handoff, ctx: ExtensionCommandContext) -> None:
 
 
 # ====================================================================== settings
-async def settings_menu(handoff: Handoff, ctx: ExtensionCommandContext) -> None:
+async def settings_menu(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> None:
     if handoff.request is not None and handoff.request.active:
         ctx.ui.notify("Settings are not available while a Session Handoff is active.", "warning")
         return
@@ -123,7 +123,7 @@ async def settings_menu(handoff: Handoff, ctx: ExtensionCommandContext) -> None:
         handoff.in_settings = False
 
 
-async def _ask_value(handoff: Handoff, ctx: ExtensionCommandContext, key: str) -> str | None:
+async def _ask_value(handoff: BlitzHandoff, ctx: ExtensionCommandContext, key: str) -> str | None:
     settings = handoff.settings
     if key in ("automaticSessionHandoff", "deleteHandoffAfterReading"):
         return await ctx.ui.select(key, ["true", "false"])
@@ -142,7 +142,7 @@ async def _ask_value(handoff: Handoff, ctx: ExtensionCommandContext, key: str) -
     return await ctx.ui.input(f"{key} (current: {current})", current)
 
 
-async def _apply(handoff: Handoff, ctx: ExtensionCommandContext, key: str, raw: str) -> None:
+async def _apply(handoff: BlitzHandoff, ctx: ExtensionCommandContext, key: str, raw: str) -> None:
     updated, hint = handoff.validate_edit(key, raw)
     if updated is None:
         ctx.ui.notify(f"{hint} The previous value is kept.", "warning")
@@ -179,7 +179,7 @@ async def _apply(handoff: Handoff, ctx: ExtensionCommandContext, key: str, raw: 
 
 
 # ====================================================================== project templates
-async def project_templates(handoff: Handoff, ctx: ExtensionCommandContext) -> None:
+async def project_templates(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> None:
     paths = handoff.managed()
     settings = handoff.settings
     cwd = os.path.abspath(ctx.cwd)
@@ -226,7 +226,7 @@ async def project_templates(handoff: Handoff, ctx: ExtensionCommandContext) -> N
 
 
 # ====================================================================== recovery
-async def recover(handoff: Handoff, ctx: ExtensionCommandContext) -> None:
+async def recover(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> None:
     if handoff.request is not None and handoff.request.active:
         ctx.ui.notify("Recovery is not available while a Session Handoff is active.", "warning")
         return
@@ -245,7 +245,7 @@ async def recover(handoff: Handoff, ctx: ExtensionCommandContext) -> None:
             return
 
 
-async def _recover_file(handoff: Handoff, ctx: ExtensionCommandContext, path: str) -> bool:
+async def _recover_file(handoff: BlitzHandoff, ctx: ExtensionCommandContext, path: str) -> bool:
     """One file's actions; True when the command is finished."""
     while True:
         action = await ctx.ui.select(os.path.basename(path), ["Inspect", "Execute", "Discard", "Back"])
@@ -273,7 +273,7 @@ async def _recover_file(handoff: Handoff, ctx: ExtensionCommandContext, path: st
         return True
 
 
-def _execute(handoff: Handoff, ctx: ExtensionCommandContext, path: str, content: str) -> None:
+def _execute(handoff: BlitzHandoff, ctx: ExtensionCommandContext, path: str, content: str) -> None:
     def completed(ctx: ExtensionCommandContext) -> None:
         error = remove_exact(path)
         ctx.ui.notify(

@@ -37,6 +37,7 @@ from pi_continuity_harness.scenario.operations import (
     CompactOp,
     CrashOp,
     EditFileOp,
+    Operation,
     PromptOp,
     ReloadOp,
     RestartOp,
@@ -178,13 +179,13 @@ class ExploreCase:
     seed: int
     options: SwarmOptions
     base: dict[str, Any]
-    operations: tuple[Any, ...]
+    operations: tuple[Operation, ...]
     agent: tuple[Reply, ...]
     synthesis: tuple[SynthesisReply, ...]
     fs: tuple[FsFault, ...] = ()
     crash: tuple[CrashRule, ...] = ()
     tamper: tuple[TamperRule, ...] = ()
-    liveness: tuple[Any, ...] = ()
+    liveness: tuple[Operation, ...] = ()
     liveness_agent: tuple[Reply, ...] = ()
     markers: tuple[str, ...] = ()
 
@@ -206,7 +207,7 @@ class ExploreCase:
     def plan(self) -> FaultPlan:
         return FaultPlan(fs=self.fs, crash=self.crash, tamper=self.tamper)
 
-    def scenario(self, *, operations: tuple[Any, ...] | None = None) -> Scenario:
+    def scenario(self, *, operations: tuple[Operation, ...] | None = None) -> Scenario:
         """The scenario the run starts from: the fault-phase script plus padding, every fault."""
         fillers = tuple(filler_reply(n, 1_000) for n in range(self.padding))
         data = {
@@ -221,6 +222,12 @@ class ExploreCase:
 
     def without(self, **changes: Any) -> ExploreCase:
         return replace(self, **changes)
+
+    def describe(self) -> str:
+        return self.options.describe()
+
+    def options_json(self) -> dict[str, Any]:
+        return self.options.to_json()
 
 
 # ============================================================================ generation
@@ -380,7 +387,9 @@ def _overflow_error() -> HttpError:
     )
 
 
-def _action_ops(action: str, rng: random.Random, n: int, o: SwarmOptions) -> tuple[list[Any], list[Reply]]:
+def _action_ops(
+    action: str, rng: random.Random, n: int, o: SwarmOptions
+) -> tuple[list[Operation], list[Reply]]:
     t = o.threshold
 
     def below() -> int:
@@ -496,7 +505,7 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
     base = _base(options, session_id)
     names = [name for name in ACTIONS if options.weights.get(name)]
     weights = [options.weights[name] for name in names]
-    operations: list[Any] = []
+    operations: list[Operation] = []
     agent: list[Reply] = []
     n = 0
     while len(operations) < steps:
@@ -554,7 +563,7 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
     )
 
 
-def _liveness(options: SwarmOptions) -> tuple[tuple[Any, ...], tuple[Reply, ...]]:
+def _liveness(options: SwarmOptions) -> tuple[tuple[Operation, ...], tuple[Reply, ...]]:
     """Heal, restart on the main model with valid settings, then cross the threshold."""
     compaction = {"enabled": True, "reserveTokens": options.reserve, "keepRecentTokens": KEEP_RECENT}
     restore = EditFileOp.model_validate(

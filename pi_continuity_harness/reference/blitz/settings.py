@@ -1,6 +1,6 @@
 """The global settings (``<agentDir>/pi-blitz-handoff/config.json``): schema, loading, edits.
 
-* :class:`HandoffSettings` is the current schema: every key of the reference's settings
+* :class:`BlitzSettings` is the current schema: every key of the reference's settings
   table with its default and constraint. Unknown keys are rejected.
 * :func:`normalise_config` is the narrow in-memory normalisation of a previously supported
   config: retired keys (``prepareWhileWaiting``, ``writerAttempts``,
@@ -22,11 +22,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pi_continuity_harness.reference.handoff.atomic_io import atomic_write_text
+from pi_continuity_harness.reference.blitz.atomic_io import atomic_write_text
 
 __all__ = [
     "SETTING_KEYS",
-    "HandoffSettings",
+    "BlitzSettings",
     "SettingsLoad",
     "apply_edit",
     "describe_value",
@@ -42,7 +42,7 @@ def _finite(value: float, name: str) -> float:
     return value
 
 
-class HandoffSettings(BaseModel):
+class BlitzSettings(BaseModel):
     """The settings table of the reference (defaults and constraints)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, populate_by_name=True)
@@ -91,7 +91,7 @@ class HandoffSettings(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _ranges(self) -> HandoffSettings:
+    def _ranges(self) -> BlitzSettings:
         if not 1 <= self.context_warning_percent < self.critical_warning_percent:
             raise ValueError("contextWarningPercent must be at least 1 and below criticalWarningPercent")
         if not self.critical_warning_percent <= 100:
@@ -129,7 +129,7 @@ class HandoffSettings(BaseModel):
 
 #: The keys in the settings table's order, as ``/sh settings`` lists them.
 SETTING_KEYS: tuple[str, ...] = tuple(
-    str(field.alias) for field in HandoffSettings.model_fields.values() if field.alias
+    str(field.alias) for field in BlitzSettings.model_fields.values() if field.alias
 )
 
 
@@ -162,7 +162,7 @@ def normalise_config(raw: Any) -> dict[str, Any]:
 class SettingsLoad:
     """The loaded settings, or the defaults with the error that made the file unusable."""
 
-    settings: HandoffSettings
+    settings: BlitzSettings
     error: str | None = None
 
 
@@ -181,28 +181,28 @@ def load_settings(path: str) -> SettingsLoad:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except FileNotFoundError:
-        return SettingsLoad(HandoffSettings())
+        return SettingsLoad(BlitzSettings())
     except OSError as error:
-        return SettingsLoad(HandoffSettings(), f"{path}: cannot be read: {error.strerror or error}")
+        return SettingsLoad(BlitzSettings(), f"{path}: cannot be read: {error.strerror or error}")
     try:
         data = normalise_config(json.loads(text))
-        return SettingsLoad(HandoffSettings.model_validate(data))
+        return SettingsLoad(BlitzSettings.model_validate(data))
     except json.JSONDecodeError as error:
-        return SettingsLoad(HandoffSettings(), f"{path}: not valid JSON: {error.msg}")
+        return SettingsLoad(BlitzSettings(), f"{path}: not valid JSON: {error.msg}")
     except ValidationError as error:
-        return SettingsLoad(HandoffSettings(), f"{path}: {_errors(error)}")
+        return SettingsLoad(BlitzSettings(), f"{path}: {_errors(error)}")
     except ValueError as error:
-        return SettingsLoad(HandoffSettings(), f"{path}: {error}")
+        return SettingsLoad(BlitzSettings(), f"{path}: {error}")
 
 
-def save_settings(path: str, settings: HandoffSettings) -> None:
+def save_settings(path: str, settings: BlitzSettings) -> None:
     """Persist the current schema only, atomically."""
     atomic_write_text(path, json.dumps(settings.to_json(), indent=2) + "\n")
 
 
 def _parse_raw(key: str, raw: str) -> Any:
     text = raw.strip()
-    field = next(f for f in HandoffSettings.model_fields.values() if f.alias == key)
+    field = next(f for f in BlitzSettings.model_fields.values() if f.alias == key)
     annotation = field.annotation
     if annotation is bool:
         lowered = text.lower()
@@ -235,21 +235,21 @@ def _parse_raw(key: str, raw: str) -> Any:
     return text
 
 
-def apply_edit(settings: HandoffSettings, key: str, raw: str) -> tuple[HandoffSettings | None, str | None]:
+def apply_edit(settings: BlitzSettings, key: str, raw: str) -> tuple[BlitzSettings | None, str | None]:
     """One edit: the new settings, or None and a concrete hint (the prior value stays)."""
     if key not in SETTING_KEYS:
         return None, f"Unknown setting {key!r}."
     try:
         value = _parse_raw(key, raw)
         data = {**settings.to_json(), key: value}
-        return HandoffSettings.model_validate(data), None
+        return BlitzSettings.model_validate(data), None
     except ValidationError as error:
         return None, f"{key} not changed: {_errors(error)}"
     except ValueError as error:
         return None, f"{key} not changed: {error}"
 
 
-def describe_value(settings: HandoffSettings, key: str, managed_recovery: str) -> str:
+def describe_value(settings: BlitzSettings, key: str, managed_recovery: str) -> str:
     value = settings.to_json()[key]
     if key == "recoveryDirectory" and value is None:
         return f"{managed_recovery} (managed)"

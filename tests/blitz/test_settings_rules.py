@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pi_continuity_harness.reference.handoff.settings import (
+from pi_continuity_harness.reference.blitz.settings import (
     SETTING_KEYS,
-    HandoffSettings,
+    BlitzSettings,
     apply_edit,
     load_settings,
     normalise_config,
@@ -36,7 +36,7 @@ DEFAULTS = {
 
 def test_every_key_of_the_settings_table_has_its_default() -> None:
     assert list(SETTING_KEYS) == list(DEFAULTS)
-    assert HandoffSettings().to_json() == DEFAULTS
+    assert BlitzSettings().to_json() == DEFAULTS
 
 
 @pytest.mark.parametrize(
@@ -65,7 +65,7 @@ def test_every_key_of_the_settings_table_has_its_default() -> None:
     ],
 )
 def test_invalid_input_keeps_the_prior_value_with_a_hint(key: str, raw: str) -> None:
-    settings = HandoffSettings()
+    settings = BlitzSettings()
     updated, hint = apply_edit(settings, key, raw)
     assert updated is None
     assert hint is not None and key in hint
@@ -90,25 +90,23 @@ def test_invalid_input_keeps_the_prior_value_with_a_hint(key: str, raw: str) -> 
     ],
 )
 def test_a_valid_edit_changes_exactly_that_key(key: str, raw: str, value: object) -> None:
-    updated, hint = apply_edit(HandoffSettings(), key, raw)
+    updated, hint = apply_edit(BlitzSettings(), key, raw)
     assert hint is None and updated is not None
     assert updated.to_json() == {**DEFAULTS, key: value}
 
 
 def test_zero_automatic_percent_disables_automatic() -> None:
-    on = HandoffSettings.model_validate({"automaticSessionHandoff": True})
+    on = BlitzSettings.model_validate({"automaticSessionHandoff": True})
     assert on.automatic_enabled
-    off = HandoffSettings.model_validate(
-        {"automaticSessionHandoff": True, "automaticSessionHandoffPercent": 0}
-    )
+    off = BlitzSettings.model_validate({"automaticSessionHandoff": True, "automaticSessionHandoffPercent": 0})
     assert not off.automatic_enabled
-    assert not HandoffSettings().automatic_enabled
+    assert not BlitzSettings().automatic_enabled
 
 
 def test_settings_persist_atomically_and_in_the_current_schema(tmp_path: Path) -> None:
     path = tmp_path / "config.json"
     path.write_text("{}", encoding="utf-8")
-    updated, _ = apply_edit(HandoffSettings(), "readinessRetrySeconds", "5")
+    updated, _ = apply_edit(BlitzSettings(), "readinessRetrySeconds", "5")
     assert updated is not None
     save_settings(str(path), updated)
     assert json.loads(path.read_text()) == {**DEFAULTS, "readinessRetrySeconds": 5}
@@ -122,7 +120,7 @@ def test_unknown_keys_are_rejected(tmp_path: Path) -> None:
         path.write_text(json.dumps(data), encoding="utf-8")
         loaded = load_settings(str(path))
         assert loaded.error is not None
-        assert loaded.settings == HandoffSettings()
+        assert loaded.settings == BlitzSettings()
 
 
 def test_older_configs_are_normalised_narrowly_in_memory(tmp_path: Path) -> None:
@@ -170,5 +168,5 @@ def test_invalid_shapes_are_errors(tmp_path: Path) -> None:
 def test_a_missing_config_is_the_defaults(tmp_path: Path) -> None:
     loaded = load_settings(str(tmp_path / "absent.json"))
     assert loaded.error is None
-    assert loaded.settings == HandoffSettings()
+    assert loaded.settings == BlitzSettings()
     assert not os.path.exists(tmp_path / "absent.json")

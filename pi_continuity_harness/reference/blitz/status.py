@@ -7,7 +7,7 @@ successful GET, ``Handoff Time`` from the successful GET to the successful recip
 
 from __future__ import annotations
 
-from pi_continuity_harness.reference.handoff.state import HandoffRequest
+from pi_continuity_harness.reference.blitz.state import BlitzRequest
 
 __all__ = ["cancelled_lines", "failed_lines", "finished_lines", "format_duration", "request_lines"]
 
@@ -22,7 +22,7 @@ def _detail(parts: list[str]) -> str:
     return " · ".join(parts)
 
 
-def request_lines(request: HandoffRequest, now: float) -> list[str]:
+def request_lines(request: BlitzRequest, now: float) -> list[str]:
     deferred = [f"Inputs deferred ({request.capture.count})"] if request.capture is not None else []
     if request.phase == "requested":
         return [

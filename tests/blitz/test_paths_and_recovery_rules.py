@@ -9,19 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from pi_continuity_harness.reference.handoff.atomic_io import (
+from pi_continuity_harness.reference.blitz.atomic_io import (
     ReservationError,
     is_nonempty_regular_file,
     remove_exact,
     reserve_exclusive,
 )
-from pi_continuity_harness.reference.handoff.paths import (
+from pi_continuity_harness.reference.blitz.paths import (
     ManagedPaths,
     dossier_path,
     normalise_session_component,
     recovery_file_name,
 )
-from pi_continuity_harness.reference.handoff.recovery import (
+from pi_continuity_harness.reference.blitz.recovery import (
     CaptureWindow,
     format_deferred,
     list_recovery_files,

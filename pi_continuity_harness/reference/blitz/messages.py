@@ -3,13 +3,13 @@ the status tool's answer, help. Pure functions of their inputs."""
 
 from __future__ import annotations
 
-from pi_continuity_harness.reference.handoff.constants import (
+from pi_continuity_harness.reference.blitz.constants import (
     CALL_PROTOCOL,
     COMMAND_NAME,
     FINISH_TOOL,
     GET_TOOL,
 )
-from pi_continuity_harness.reference.handoff.settings import HandoffSettings
+from pi_continuity_harness.reference.blitz.settings import BlitzSettings
 
 __all__ = [
     "bootstrap_prompt",
@@ -69,7 +69,7 @@ def bootstrap_prompt(dossier: str, delete_after_reading: bool) -> str:
     )
 
 
-def status_text(settings: HandoffSettings, percent: float | None, status: str) -> str:
+def status_text(settings: BlitzSettings, percent: float | None, status: str) -> str:
     use = "unknown" if percent is None else f"{percent:.0f}%"
     automatic = (
         f"{settings.automatic_session_handoff_percent:g}%" if settings.automatic_enabled else "disabled"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
-from pi_continuity_harness.reference.handoff.constants import MANAGED_DIR_NAME
+from pi_continuity_harness.reference.blitz.constants import MANAGED_DIR_NAME
 
 __all__ = [
     "ManagedPaths",

@@ -17,12 +17,12 @@ from pi_continuity_harness.api.events import (
     SessionStartEvent,
     TurnEndEvent,
 )
-from pi_continuity_harness.reference.handoff.constants import (
+from pi_continuity_harness.reference.blitz.constants import (
     EMERGENCY_INSTRUCTION,
     REMINDER_TEXT,
     SUBCOMMANDS,
 )
-from pi_continuity_harness.reference.handoff.recovery import list_recovery_files
+from pi_continuity_harness.reference.blitz.recovery import list_recovery_files
 
 from .fakes import Rig, make_rig
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from pi_continuity_harness.features.suite import run_suite
 
-HANDOFF = "pi_continuity_harness.reference.handoff:extension"
+HANDOFF = "pi_continuity_harness.reference.blitz:extension"
 
 
 def test_every_handoff_scenario_passes_against_the_handoff_reference(tmp_path: Path) -> None:
-    run = run_suite(target="sim", extension=HANDOFF, tags="handoff", workdir=tmp_path / "runs")
+    run = run_suite(target="sim", extension=HANDOFF, tags="blitz", workdir=tmp_path / "runs")
     own = [r for r in run.results if r.system == "pi-blitz-handoff"]
     problems = [f"{r.assertion} :: {r.name}: {r.status} {r.detail}" for r in own if r.status != "passed"]
     assert own and not problems, "\n".join(problems)

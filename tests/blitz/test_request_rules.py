@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from pi_continuity_harness.reference.handoff.chain import ChainError, chain_length, decide_parent
-from pi_continuity_harness.reference.handoff.constants import CALL_PROTOCOL
-from pi_continuity_harness.reference.handoff.messages import bootstrap_prompt, call_instruction, get_response
-from pi_continuity_harness.reference.handoff.recovery import CaptureWindow
-from pi_continuity_harness.reference.handoff.state import HandoffRequest, check_finish
-from pi_continuity_harness.reference.handoff.status import request_lines
-from pi_continuity_harness.reference.handoff.templates import ResolvedTemplate
+from pi_continuity_harness.reference.blitz.chain import ChainError, chain_length, decide_parent
+from pi_continuity_harness.reference.blitz.constants import CALL_PROTOCOL
+from pi_continuity_harness.reference.blitz.messages import bootstrap_prompt, call_instruction, get_response
+from pi_continuity_harness.reference.blitz.recovery import CaptureWindow
+from pi_continuity_harness.reference.blitz.state import BlitzRequest, check_finish
+from pi_continuity_harness.reference.blitz.status import request_lines
+from pi_continuity_harness.reference.blitz.templates import ResolvedTemplate
 
 
-def _request(**overrides: object) -> HandoffRequest:
+def _request(**overrides: object) -> BlitzRequest:
     data: dict[str, object] = {
         "route": "command",
         "requested_at": 100.0,
@@ -28,7 +28,7 @@ def _request(**overrides: object) -> HandoffRequest:
         "source_session_file": "/s/file.jsonl",
     }
     data.update(overrides)
-    return HandoffRequest(**data)  # type: ignore[arg-type]
+    return BlitzRequest(**data)  # type: ignore[arg-type]
 
 
 def test_finish_without_a_template_is_rejected() -> None:

@@ -1,6 +1,6 @@
 """The pi-blitz-handoff extension factory: Pi's events, tools and ``/sh`` wired to the modules.
 
-One :class:`Handoff` per extension instance (Pi re-runs the factory after a reload or a
+One :class:`BlitzHandoff` per extension instance (Pi re-runs the factory after a reload or a
 session replacement). Host behaviour relied on (``handoff-host-on-real-pi.md``):
 
 * tools cannot call ``new_session`` (§1): Finish only records the accepted dossier; at the
@@ -45,16 +45,16 @@ from pi_continuity_harness.api.extension_api import (
     ToolResult,
     get_agent_dir,
 )
-from pi_continuity_harness.reference.handoff import messages, status
-from pi_continuity_harness.reference.handoff.atomic_io import (
+from pi_continuity_harness.reference.blitz import messages, status
+from pi_continuity_harness.reference.blitz.atomic_io import (
     ReservationError,
     is_nonempty_regular_file,
     remove_exact,
     reserve_exclusive,
 )
-from pi_continuity_harness.reference.handoff.chain import ChainError, decide_parent
-from pi_continuity_harness.reference.handoff.commands import run_command
-from pi_continuity_harness.reference.handoff.constants import (
+from pi_continuity_harness.reference.blitz.chain import ChainError, decide_parent
+from pi_continuity_harness.reference.blitz.commands import run_command
+from pi_continuity_harness.reference.blitz.constants import (
     AUTO_BUDGET_ENTRY,
     COMMAND_NAME,
     CUTOVER_SUBCOMMAND,
@@ -68,39 +68,39 @@ from pi_continuity_harness.reference.handoff.constants import (
     SUBCOMMANDS,
     WIDGET_KEY,
 )
-from pi_continuity_harness.reference.handoff.paths import ManagedPaths, dossier_path
-from pi_continuity_harness.reference.handoff.receiver import (
+from pi_continuity_harness.reference.blitz.paths import ManagedPaths, dossier_path
+from pi_continuity_harness.reference.blitz.receiver import (
     ReceiverDuty,
     TurnTracker,
     claim_duty,
     register_duty,
 )
-from pi_continuity_harness.reference.handoff.recovery import CaptureWindow, format_deferred
-from pi_continuity_harness.reference.handoff.settings import HandoffSettings, apply_edit, load_settings
-from pi_continuity_harness.reference.handoff.state import HandoffError, HandoffRequest, Route, check_finish
-from pi_continuity_harness.reference.handoff.templates import (
+from pi_continuity_harness.reference.blitz.recovery import CaptureWindow, format_deferred
+from pi_continuity_harness.reference.blitz.settings import BlitzSettings, apply_edit, load_settings
+from pi_continuity_harness.reference.blitz.state import BlitzHandoffError, BlitzRequest, Route, check_finish
+from pi_continuity_harness.reference.blitz.templates import (
     TemplateResolutionError,
     install_default_templates,
     resolve_project_selection,
     resolve_template,
 )
 
-__all__ = ["Handoff", "extension"]
+__all__ = ["BlitzHandoff", "extension"]
 
 
 def _text(text: str, *, error: bool = False, details: Any = None) -> ToolResult:
     return ToolResult(content=[{"type": "text", "text": text}], details=details or {}, is_error=error)
 
 
-class Handoff:
+class BlitzHandoff:
     """One extension instance: settings, the active request, trackers, handlers."""
 
     def __init__(self, pi: ExtensionAPI) -> None:
         self.pi = pi
         self.paths: ManagedPaths | None = None
-        self.settings = HandoffSettings()
+        self.settings = BlitzSettings()
         self.settings_error: str | None = None
-        self.request: HandoffRequest | None = None
+        self.request: BlitzRequest | None = None
         self.cleaning = False
         self.in_settings = False
         self.automatic_attempts = 0
@@ -158,7 +158,7 @@ class Handoff:
                 notes.append((resolved.warning, False))
         return notes
 
-    def validate_edit(self, key: str, raw: str) -> tuple[HandoffSettings | None, str | None]:
+    def validate_edit(self, key: str, raw: str) -> tuple[BlitzSettings | None, str | None]:
         """One settings edit validated against the whole current config (see :func:`apply_edit`)."""
         return apply_edit(self.settings, key, raw)
 
@@ -199,27 +199,29 @@ class Handoff:
         return None if usage is None else usage.percent
 
     # ================================================================== starting
-    def start_request(self, ctx: ExtensionContext, route: Route) -> HandoffRequest:
-        """Accept a request (explicit routes ignore thresholds) or raise :class:`HandoffError`."""
+    def start_request(self, ctx: ExtensionContext, route: Route) -> BlitzRequest:
+        """Accept a request (explicit routes ignore thresholds) or raise :class:`BlitzHandoffError`."""
         if self.request is not None and self.request.active:
-            raise HandoffError("A Session Handoff is already active; it was left unchanged.")
+            raise BlitzHandoffError("A Session Handoff is already active; it was left unchanged.")
         if self.cleaning:
-            raise HandoffError("A cancelled Session Handoff is still being cleaned up; try again shortly.")
+            raise BlitzHandoffError(
+                "A cancelled Session Handoff is still being cleaned up; try again shortly."
+            )
         if self.in_settings:
-            raise HandoffError("Close /sh settings before starting a Session Handoff.")
+            raise BlitzHandoffError("Close /sh settings before starting a Session Handoff.")
         if self.settings_error:
-            raise HandoffError(f"The pi-blitz-handoff settings are invalid: {self.settings_error}")
+            raise BlitzHandoffError(f"The pi-blitz-handoff settings are invalid: {self.settings_error}")
         manager = ctx.session_manager
         source_file = manager.get_session_file()
         if not source_file:
-            raise HandoffError(
+            raise BlitzHandoffError(
                 "This session is not persisted (--no-session or in-memory): a handoff needs a transcript "
                 "path and a native parent link."
             )
         session_id = manager.get_session_id()
         dossier = dossier_path(ctx.cwd, session_id)
         if os.path.lexists(dossier):
-            raise HandoffError(
+            raise BlitzHandoffError(
                 f"A leftover dossier blocks this session's reservation: {dossier}. Remove it explicitly first."
             )
         paths = self.managed()
@@ -238,12 +240,12 @@ class Handoff:
                 "handoff", selection.names["handoff"], paths.templates, self.settings.template_directory
             )
         except TemplateResolutionError as error:
-            raise HandoffError(str(error)) from None
+            raise BlitzHandoffError(str(error)) from None
         for resolved in (call, handoff):
             if resolved.warning:
                 ctx.ui.notify(resolved.warning, "warning")
         now = self.now()
-        request = HandoffRequest(
+        request = BlitzRequest(
             route=route,
             requested_at=now,
             defer_mode=self.settings.defer_prompts_from,
@@ -260,7 +262,7 @@ class Handoff:
         self.refresh(ctx)
         return request
 
-    def dispatch_call(self, request: HandoffRequest) -> None:
+    def dispatch_call(self, request: BlitzRequest) -> None:
         """Send the Call instruction once (it starts a run from idle)."""
         if request.call_dispatched:
             return
@@ -329,7 +331,7 @@ class Handoff:
     def start_automatic(self, ctx: ExtensionContext) -> None:
         try:
             request = self.start_request(ctx, "automatic")
-        except HandoffError as error:
+        except BlitzHandoffError as error:
             ctx.ui.notify(f"Automatic Session Handoff not started: {error}", "warning")
             return
         self.spend_budget(self.automatic_attempts + 1)
@@ -348,7 +350,7 @@ class Handoff:
         if action == "start":
             try:
                 request = self.start_request(ctx, "model")
-            except HandoffError as error:
+            except BlitzHandoffError as error:
                 return _text(f"Session Handoff not started: {error}", error=True)
             return _text(
                 f"Session Handoff requested. Call {GET_TOOL}({{}}) to receive the template, the exact file and "
@@ -401,7 +403,7 @@ class Handoff:
         return self.template_result(request, finish_id, pending_call=pending_call, repeated=False)
 
     def template_result(
-        self, request: HandoffRequest, finish_id: str, *, pending_call: str | None, repeated: bool
+        self, request: BlitzRequest, finish_id: str, *, pending_call: str | None, repeated: bool
     ) -> ToolResult:
         """The GET response: the request's snapshot, the same for every repeated GET."""
         text = messages.get_response(
@@ -528,9 +530,7 @@ class Handoff:
                 ctx, request, "the native session switch was cancelled; use /sh cancel to clean up", keep=True
             )
 
-    def fail(
-        self, ctx: ExtensionContext, request: HandoffRequest, reason: str, *, keep: bool = False
-    ) -> None:
+    def fail(self, ctx: ExtensionContext, request: BlitzRequest, reason: str, *, keep: bool = False) -> None:
         if not keep:
             self.request = None
         self.show(ctx, status.failed_lines(reason))
@@ -719,7 +719,7 @@ class Handoff:
 
 def extension(pi: ExtensionAPI) -> None:
     """The pi-blitz-handoff factory."""
-    Handoff(pi).register()
+    BlitzHandoff(pi).register()
 
 
 extension.pi_continuity_system = "pi-blitz-handoff"  # type: ignore[attr-defined]

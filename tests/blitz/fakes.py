@@ -12,7 +12,7 @@ from typing import Any
 
 from pi_continuity_harness.api.abort import AbortController
 from pi_continuity_harness.api.events import ContextUsage, SessionStartEvent
-from pi_continuity_harness.reference.handoff import Handoff
+from pi_continuity_harness.reference.blitz import BlitzHandoff
 
 
 @dataclass
@@ -140,7 +140,7 @@ class FakePi:
 class Rig:
     pi: FakePi
     ctx: FakeCtx
-    handoff: Handoff
+    handoff: BlitzHandoff
 
     def run(self, coro: Any) -> Any:
         return asyncio.run(coro)
@@ -175,7 +175,7 @@ def make_rig(tmp_path: Any, monkeypatch: Any, *, session_file: str | None = "def
     if session_file == "default":
         session_file = str(tmp_path / "sessions" / "source.jsonl")
     pi = FakePi()
-    handoff = Handoff(pi)  # type: ignore[arg-type]
+    handoff = BlitzHandoff(pi)  # type: ignore[arg-type]
     handoff.register()
     ctx = FakeCtx(str(project), FakeSessionManager(session_file), FakeUI())
     rig = Rig(pi, ctx, handoff)

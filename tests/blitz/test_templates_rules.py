@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from pi_continuity_harness.reference.handoff.constants import (
+from pi_continuity_harness.reference.blitz.constants import (
     DEFAULT_CALL_TEMPLATE,
     LEGACY_TEMPLATE_NAMES,
     PROJECT_DEFAULT,
 )
-from pi_continuity_harness.reference.handoff.paths import ManagedPaths
-from pi_continuity_harness.reference.handoff.templates import (
+from pi_continuity_harness.reference.blitz.paths import ManagedPaths
+from pi_continuity_harness.reference.blitz.templates import (
     TemplateResolutionError,
     catalogue,
     install_default_templates,

@@ -1,6 +1,6 @@
 """pi-blitz-handoff 2.0.0, reference implementation (a second system under the harness).
 
-:func:`extension` is the factory (``pi_continuity_harness.reference.handoff:extension``);
+:func:`extension` is the factory (``pi_continuity_harness.reference.blitz:extension``);
 it declares ``extension.pi_continuity_system = "pi-blitz-handoff"`` so the conformance
 suite runs only the ``pi_blitz_handoff`` features against it. The host is reached only
 through ``simulator.extension_api``/``events``/``abort``. Modules: :mod:`.settings`
@@ -13,6 +13,6 @@ project selections), :mod:`.recovery` (capture windows), :mod:`.chain`, :mod:`.s
 
 from __future__ import annotations
 
-from pi_continuity_harness.reference.handoff.extension import Handoff, extension
+from pi_continuity_harness.reference.blitz.extension import BlitzHandoff, extension
 
-__all__ = ["Handoff", "extension"]
+__all__ = ["BlitzHandoff", "extension"]

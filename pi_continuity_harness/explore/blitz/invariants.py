@@ -1,15 +1,9 @@
-"""Exploration of pi-blitz-handoff: random sessions checked against the handoff invariants.
+"""The blitz handoff explorer's invariants, read from what a run leaves behind.
 
-Each seed generates one machine (random handoff settings, sometimes a project Call template)
-and a sequence of user actions (``/sh start``, a model-started handoff, ``/sh cancel``,
-prompts while idle and while the model writes, turns that fill the context, a manual
-compaction, an invalid settings edit, reloads) and model behaviours (GET, repeated GET, the
-native write, Finish with the returned ID, a foreign ID or twice, early stops, slow or
-context-filling replies, a file that appears where the dossier goes, receivers that read
-and delete the dossier, or fail). The run is checked at the end against
-:data:`HANDOFF_INVARIANTS`, which read only what the run leaves behind (operations, session
-files, the trace, the managed files), never the reference's code. The first four are the
-rules the brief names:
+They read the operations (with their dispositions), the session files, the trace and the
+managed files, never the reference's code, and are checked when the run is over (several only
+hold once the run is quiet: a prompt captured while a writer works is delivered later). The
+first four are the rules the reference document stresses:
 
 ``captured_prompts_kept_in_order``
     every prompt the implementation captured (``handled``) is kept, unchanged, in the
@@ -28,292 +22,38 @@ rules the brief names:
 The others: ``receiver_link_follows_chain_limit``, ``one_reminder_per_request``,
 ``emergency_once_at_90_percent``, ``automatic_initiation_budget``, ``settings_file_valid``,
 ``dossier_retained_when_deletion_off``, ``foreign_files_untouched``,
-``project_call_template_used``.
+``project_call_template_used``. Each declares the ids of the ``handoff-rules.md`` rules it
+checks (:data:`BLITZ_INVARIANTS`).
 
-:func:`explore_handoff` runs seeds and returns plain reports and the throughput (seeds/s);
-:func:`run_explore_command` is what ``pi-continuity-harness explore`` runs for an
-implementation that declares ``pi_continuity_system = "pi-blitz-handoff"``.
+:class:`BlitzChecker` runs them when the run is over (``finish``); :func:`run_checker` builds
+one for any run of the system (the explorer's, or a regression file the suite replays).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import random
 import re
-import shutil
-import tempfile
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.scenario.document import parse_scenario
+from pi_continuity_harness.explore.blitz.generate import FINISH, GET, MANAGED, WINDOW
+from pi_continuity_harness.explore.plugin import LOAD_FAILURE, InvariantSpec, Violation
+from pi_continuity_harness.scenario.document import Scenario
+from pi_continuity_harness.scenario.operations import EditFileOp, Operation
 from pi_continuity_harness.scenario.transcript import content_text as _text
-from pi_continuity_harness.simulator.simulation import Simulation, resolve_implementation
+from pi_continuity_harness.simulator.simulation import Simulation
 
-__all__ = [
-    "HANDOFF_INVARIANTS",
-    "SYSTEM",
-    "HandoffSeedReport",
-    "explore_handoff",
-    "explore_handoff_seed",
-    "generate_handoff_scenario",
-    "implementation_system",
-    "run_explore_command",
-]
+__all__ = ["BLITZ_INVARIANTS", "BlitzChecker", "invariant_specs", "run_checker"]
 
-SYSTEM = "pi-blitz-handoff"
-MANAGED = "$AGENT/pi-blitz-handoff"
-GET = "session_handoff_get_template"
-FINISH = "session_handoff_finish"
-FINISH_ID = r"{{match:Finish ID: (\S+)}}"
-DOSSIER = r"{{match:Dossier file: (\S+)}}"
-WINDOW = 200_000
-EMERGENCY_TOKENS = 182_000  # 91% of the window; the native threshold is 190,000 here
 _ID_IN_RESULT = re.compile(r"Finish ID: (\S+)")
 _DOSSIER_IN_RESULT = re.compile(r"Dossier file: (\S+)")
 #: The product's mandatory protocol line of every Call instruction (what the model is told).
 _CALL_PROTOCOL = re.compile(r"session_handoff_get_template\(\{\}\)` before you write")
 _REMINDER = re.compile(r"handoff reminder", re.IGNORECASE)
 _EMERGENCY = re.compile(r"EMERGENCY")
-
-
-def implementation_system(spec: Any) -> str:
-    """The system an implementation declares (``pi_continuity_system``), else Session Continuity."""
-    _name, factory = resolve_implementation(spec)
-    declared = getattr(factory, "pi_continuity_system", None)
-    return declared if isinstance(declared, str) and declared else "pi-session-continuity"
-
-
-# ======================================================================== generation
-def _call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
-
-
-def _writer(rng: random.Random, n: int, session_marker: str) -> tuple[list[dict[str, Any]], str]:
-    """One writer behaviour: the replies of a source run after a handoff request."""
-    kind = rng.choice(
-        [
-            "good",
-            "good",
-            "good",
-            "repeat_get",
-            "foreign",
-            "twice",
-            "stop_early",
-            "finish_first",
-            "slow",
-            "full",
-            "intruder",
-        ]
-    )
-    dossier = f"# Dossier {n}\n\nNext action: step {n}.\n"
-    get = {"tool_calls": [_call(GET)], "context_tokens": 12_000}
-    write = {"tool_calls": [_call("write", path=DOSSIER, content=dossier)], "context_tokens": 12_500}
-    finish = {"tool_calls": [_call(FINISH, id=FINISH_ID)], "context_tokens": 13_000}
-    done = {"text": f"writer {n} done", "context_tokens": 13_100}
-    replies: list[dict[str, Any]]
-    if kind == "repeat_get":
-        replies = [get, get, write, finish, done]
-    elif kind == "foreign":
-        replies = [get, write, {"tool_calls": [_call(FINISH, id=f"forged-{n}")]}, done]
-    elif kind == "twice":
-        replies = [get, write, finish, finish, done]
-    elif kind == "stop_early":
-        replies = [get, done]
-    elif kind == "finish_first":
-        replies = [{"tool_calls": [_call(FINISH, id=f"early-{n}")]}, done]
-    elif kind == "slow":
-        slow = {
-            "tool_calls": [_call("bash", command="echo thinking")],
-            "latency_ms": rng.choice([1500, 4000, 9000]),
-        }
-        replies = [slow, get, write, finish, done]
-    elif kind == "full":
-        full = {"tool_calls": [_call("bash", command="echo gathering")], "context_tokens": EMERGENCY_TOKENS}
-        replies = [full, get, write, finish, done]
-    elif kind == "intruder":
-        plant = {
-            "edit_file": {
-                "path": f".pi/handoff_{session_marker}.md",
-                "text": f"intruder {n}: not the extension's\n",
-            }
-        }
-        first = {"tool_calls": [_call("bash", command="echo preparing")], "during": [plant]}
-        replies = [first, get, done]
-    else:
-        replies = [get, write, finish, done]
-    return replies, kind
-
-
-def _receiver(rng: random.Random) -> list[dict[str, Any]]:
-    outcome = rng.choice(["reads", "reads", "error"])
-    if outcome == "error":
-        return [{"error": {"status": 400, "message": "bad request"}}]
-    return [
-        {"tool_calls": [_call("read", path=r"{{match:read the entire file (\S+)}}")]},
-        {"tool_calls": [_call("bash", command=r"rm -f {{match:delete exactly this file: (\S+)}}")]},
-        {"text": "continuing"},
-    ]
-
-
-def _settings(rng: random.Random) -> dict[str, Any]:
-    settings: dict[str, Any] = {
-        "deferPromptsFrom": rng.choice(["writing", "request"]),
-        "deleteHandoffAfterReading": rng.random() < 0.7,
-        "readinessRetrySeconds": rng.choice([1, 2, 3, 60]),
-        "maxSessionChainLength": rng.choice([1, 2, 3, 25]),
-    }
-    if rng.random() < 0.4:
-        settings["automaticSessionHandoff"] = True
-        settings["automaticSessionHandoffPercent"] = rng.choice([0, 70])
-    return settings
-
-
-def generate_handoff_scenario(seed: int, steps: int) -> dict[str, Any]:
-    """A scenario (plain data) of ``steps`` user actions with the model's replies.
-
-    The intruder file is planted at ``.pi/handoff_<marker>.md`` where the marker is the
-    session ID the simulator derives from the seed; a wrong guess only plants a harmless file.
-    """
-    rng = random.Random(seed)
-    agent: list[dict[str, Any]] = []
-    operations: list[dict[str, Any]] = []
-    settings = _settings(rng)
-    operations.append({"edit_file": {"path": f"{MANAGED}/config.json", "json": settings}})
-    if rng.random() < 0.3:
-        operations.append(
-            {
-                "edit_file": {
-                    "path": f"{MANAGED}/templates/call_project.cmpl",
-                    "text": f"PROJECT-CALL-{seed}\n",
-                }
-            }
-        )
-        operations.append({"reload": {}})
-        operations.append(
-            {
-                "command": {
-                    "text": "/sh project-template",
-                    "answers": [{"select": "/^Call:/"}, {"select": "/call_project/"}, {"cancel": True}],
-                }
-            }
-        )
-    else:
-        operations.append({"reload": {}})
-    setup_end = len(operations)
-    prompt_no = 0
-    marker = "{session}"
-    for n in range(steps):
-        action = rng.choice(
-            [
-                "start",
-                "start",
-                "start",
-                "model_start",
-                "prompt",
-                "cancel",
-                "reload",
-                "held_prompts",
-                "fill",
-                "compact",
-                "bad_setting",
-            ]
-        )
-        if action in ("start", "model_start"):
-            writer, _kind = _writer(rng, n, marker)
-            if rng.random() < 0.4 and len(writer) > 1:
-                prompt_no += 1
-                held = dict(writer[1])
-                held["during"] = [
-                    *held.get("during", []),
-                    {"prompt": {"text": f"deferred {seed}-{prompt_no}", "streaming_behavior": "followUp"}},
-                ]
-                writer[1] = held
-            if action == "model_start":
-                agent.append(
-                    {"tool_calls": [_call("blitz_handoff", action="start")], "context_tokens": 11_000}
-                )
-                agent += writer + _receiver(rng)
-                operations.append({"prompt": f"please hand this session off now ({seed}-{n})"})
-            else:
-                agent += writer + _receiver(rng)
-                operations.append({"command": "/sh start"})
-        elif action == "prompt":
-            prompt_no += 1
-            agent.append({"text": f"answer {n}", "context_tokens": 10_000})
-            operations.append({"prompt": f"idle prompt {seed}-{prompt_no}"})
-        elif action == "held_prompts":
-            prompt_no += 1
-            agent.append(
-                {
-                    "text": f"working {n}",
-                    "context_tokens": 10_000,
-                    "during": [
-                        {"prompt": {"text": f"while busy {seed}-{prompt_no}", "streaming_behavior": "steer"}}
-                    ],
-                }
-            )
-            operations.append({"prompt": f"task {seed}-{n}"})
-        elif action == "fill":
-            tokens = rng.choice([145_000, 150_000, EMERGENCY_TOKENS])
-            agent.append({"text": f"long work {n}", "context_tokens": tokens})
-            operations.append({"prompt": f"long task {seed}-{n}"})
-            if settings.get("automaticSessionHandoff") and rng.random() < 0.7:
-                operations.append({"command": "/sh cancel"})
-        elif action == "compact":
-            operations.append({"compact": {}})
-        elif action == "bad_setting":
-            key, value = rng.choice(
-                [
-                    ("criticalWarningPercent", "50"),
-                    ("contextWarningPercent", "95"),
-                    ("readinessRetrySeconds", "0"),
-                ]
-            )
-            operations.append(
-                {
-                    "command": {
-                        "text": "/sh settings",
-                        "answers": [{"select": f"/^{key}:/"}, {"input": value}, {"cancel": True}],
-                    }
-                }
-            )
-        elif action == "cancel":
-            operations.append({"command": "/sh cancel"})
-        else:
-            operations.append({"reload": {}})
-    model: dict[str, Any] = {"agent": agent}
-    if (
-        settings.get("automaticSessionHandoff")
-        and settings.get("automaticSessionHandoffPercent")
-        and rng.random() < 0.6
-    ):
-        # First, turns that fill the context, each followed by a cancel: repeated automatic
-        # attempts (a request adds one steered model call, hence two replies per cycle).
-        cycle_ops: list[dict[str, Any]] = []
-        cycle_replies: list[dict[str, Any]] = []
-        for cycle in range(3):
-            cycle_ops += [{"prompt": f"more work {seed}-{cycle}"}, {"command": "/sh cancel"}]
-            cycle_replies += [
-                {"text": f"filled {cycle}", "context_tokens": 146_000},
-                {"text": f"noted {cycle}", "context_tokens": 146_500},
-            ]
-        operations[setup_end:setup_end] = cycle_ops
-        model["agent"] = cycle_replies + agent
-    return {
-        "name": f"handoff-explore-{seed}",
-        "seed": seed,
-        "models": [{"id": "fake/fake-model", "context_window": WINDOW, "max_tokens": 16_384}],
-        "settings": {
-            "project": {"compaction": {"enabled": True, "reserveTokens": 10_000, "keepRecentTokens": 2_000}}
-        },
-        "model": model,
-        "operations": operations,
-    }
 
 
 # ======================================================================== observation
@@ -431,7 +171,6 @@ def _per_request(run: _Run, pattern: re.Pattern[str]) -> dict[int, int]:
     return counts
 
 
-# ======================================================================== invariants
 Invariant = Callable[[_Run, list[dict[str, Any]]], Iterator[str]]
 
 
@@ -752,38 +491,21 @@ def project_call_template_used(run: _Run, ops: list[dict[str, Any]]) -> Iterator
             return
 
 
-HANDOFF_INVARIANTS: dict[str, Invariant] = {
-    "captured_prompts_kept_in_order": captured_prompts_kept_in_order,
-    "dossier_kept_until_receiver_turn": dossier_kept_until_receiver_turn,
-    "one_active_request": one_active_request,
-    "finish_only_with_returned_id": finish_only_with_returned_id,
-    "receiver_link_follows_chain_limit": receiver_link_follows_chain_limit,
-    "one_reminder_per_request": one_reminder_per_request,
-    "emergency_once_at_90_percent": emergency_once_at_90_percent,
-    "automatic_initiation_budget": automatic_initiation_budget,
-    "settings_file_valid": settings_file_valid,
-    "dossier_retained_when_deletion_off": dossier_retained_when_deletion_off,
-    "foreign_files_untouched": foreign_files_untouched,
-    "project_call_template_used": project_call_template_used,
-}
-
-
-# ======================================================================== running
-@dataclass
-class HandoffSeedReport:
-    seed: int
-    ok: bool
-    operations: int
-    seconds: float
-    violations: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        """The explore command's seed shape (``violation`` names the first invariant broken)."""
-        data = asdict(self)
-        if self.violations:
-            invariant, _, message = self.violations[0].partition(": ")
-            data["violation"] = {"invariant": invariant, "message": message}
-        return data
+#: Every invariant, in the order they are checked and reported, with the rules it checks.
+BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
+    (captured_prompts_kept_in_order, ("H27", "H47")),
+    (dossier_kept_until_receiver_turn, ("H41", "H44")),
+    (one_active_request, ("H13", "H20")),
+    (finish_only_with_returned_id, ("H29",)),
+    (receiver_link_follows_chain_limit, ("H38", "H122")),
+    (one_reminder_per_request, ("H49",)),
+    (emergency_once_at_90_percent, ("H50", "H52")),
+    (automatic_initiation_budget, ("H54", "H55", "H58", "H60")),
+    (settings_file_valid, ("H94", "H95", "H99", "H100")),
+    (dossier_retained_when_deletion_off, ("H40", "H98", "H113")),
+    (foreign_files_untouched, ("H72",)),
+    (project_call_template_used, ("H127",)),
+)
 
 
 def _ops_from_trace(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -814,117 +536,93 @@ def _ops_from_trace(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return ops
 
 
-def _planted(data: dict[str, Any]) -> list[tuple[str, str]]:
+def _planted(scenario: Scenario) -> list[tuple[str, str]]:
     """Foreign files the scenario plants (held ``during`` edits): (project path, text), in the
     order the replies carrying them are used."""
     out = []
-    for reply in data["model"]["agent"]:
-        for op in reply.get("during", []):
-            edit = op.get("edit_file") if isinstance(op, dict) else None
-            if edit and "/handoff_" in edit["path"]:
-                out.append((edit["path"], edit.get("text", "")))
+    for reply in scenario.model.agent:
+        for op in reply.during:
+            if isinstance(op, EditFileOp) and "/handoff_" in op.edit_file.path:
+                out.append((op.edit_file.path, op.edit_file.text or ""))
     return out
 
 
-def explore_handoff_seed(seed: int, steps: int, extension: Any, *, workdir: str | Path) -> HandoffSeedReport:
-    started = time.perf_counter()
-    data = generate_handoff_scenario(seed, steps)
-    settings = dict(data["operations"][0]["edit_file"]["json"])
-    violations: list[str] = []
-    ops: list[dict[str, Any]] = []
-    probe = Simulation(parse_scenario({**data, "operations": []}), workdir=workdir, implementation=extension)
-    try:
-        probe.start()
-        session_id = probe.host.runtime.session_manager.get_session_id() if probe.host.runtime else "none"
-    finally:
-        probe.finish()
-    text = json.dumps(data).replace("{session}", session_id)
-    data = json.loads(text)
-    scenario = parse_scenario(data, f"handoff exploration seed {seed}")
-    simulation = Simulation(scenario, workdir=workdir, implementation=extension)
-    try:
-        simulation.start()
-        for operation in scenario.operations:
-            simulation.perform(operation)
-        ops = _ops_from_trace(simulation.host.trace.records)
-        planted = _planted(data)
+def _settings(scenario: Scenario) -> dict[str, Any]:
+    """The handoff settings the scenario writes first (``config.json``), else the defaults ({})."""
+    for op in scenario.operations:
+        edit = op.edit_file if isinstance(op, EditFileOp) else None
+        if edit is not None and edit.path == f"{MANAGED}/config.json" and isinstance(edit.json_value, dict):
+            return dict(edit.json_value)
+    return {}
+
+
+def invariant_specs() -> tuple[InvariantSpec, ...]:
+    """Every invariant, in the order they are checked, then the load check."""
+    return (
+        *(
+            InvariantSpec(function.__name__, " ".join((function.__doc__ or "").split()), rules)
+            for function, rules in BLITZ_INVARIANTS
+        ),
+        InvariantSpec(LOAD_FAILURE, "The implementation loads: Pi starts with it.", ()),
+    )
+
+
+class BlitzChecker:
+    """The blitz handoff invariants on one simulation, checked once the run is over."""
+
+    def __init__(self, simulation: Simulation) -> None:
+        scenario = simulation.result.scenario
+        self.simulation = simulation
+        self.settings = _settings(scenario)
+        self.planted = _planted(scenario)
+        self.violations: list[Violation] = []
+        self.harness_errors: list[str] = []
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations and not self.harness_errors
+
+    @property
+    def invariants(self) -> frozenset[str]:
+        return frozenset(spec.name for spec in invariant_specs())
+
+    def before_operation(self, op: Operation) -> None:
+        """Nothing to do: every invariant reads the whole run."""
+
+    def after_operation(self) -> None:
+        """Nothing to do: every invariant reads the whole run."""
+
+    def finish(self) -> None:
+        ops = _ops_from_trace(self.simulation.host.trace.records)
         edits = [record for record in ops if record["kind"] == "edit_file" and "/handoff_" in record["path"]]
-        for record, (_path, content) in zip(edits, planted, strict=False):
+        for record, (_path, content) in zip(edits, self.planted, strict=False):
             record["content"] = content
-        run = _Run(simulation, settings)
-        for name, invariant in HANDOFF_INVARIANTS.items():
-            violations += [f"{name}: {problem}" for problem in invariant(run, ops)]
-    finally:
-        simulation.finish()
-    return HandoffSeedReport(seed, not violations, len(ops), time.perf_counter() - started, violations)
+        run = _Run(self.simulation, self.settings)
+        for invariant, _rules in BLITZ_INVARIANTS:
+            name = invariant.__name__
+            try:
+                self.violations += [Violation(name, problem) for problem in invariant(run, ops)]
+            except Exception as error:  # a checker bug must surface, not hide a run
+                self.harness_errors.append(f"{name}: {type(error).__name__}: {error}")
+
+    def check_liveness(self, first_healed_operation: int) -> Violation | None:
+        """This system's explorer has no liveness phase."""
+        return None
+
+    def liveness(self, first_healed_operation: int) -> str | None:
+        return None
+
+    def found(self) -> list[tuple[str, str]]:
+        return [(v.invariant, str(v)) for v in self.violations]
+
+    def errors(self) -> list[str]:
+        return list(self.harness_errors)
+
+    def metrics(self) -> dict[str, Any]:
+        return {}
 
 
-def explore_handoff(
-    seeds: range | list[int], steps: int, extension: Any, *, work_root: str | Path | None = None
-) -> tuple[list[HandoffSeedReport], float]:
-    """Run ``seeds``; returns the reports and the throughput in seeds per second."""
-    root = Path(work_root) if work_root is not None else Path(tempfile.mkdtemp(prefix="handoff-explore-"))
-    started = time.perf_counter()
-    reports = [_explore_and_tidy(s, steps, extension, root) for s in seeds]
-    seconds = time.perf_counter() - started
-    _remove_if_empty(root)
-    return reports, (len(reports) / seconds if seconds else 0.0)
-
-
-def _explore_and_tidy(seed: int, steps: int, extension: Any, root: Path) -> HandoffSeedReport:
-    """One seed; a passing seed's work directory is removed, a failing one's kept for inspection."""
-    workdir = root / f"seed-{seed}"
-    report = explore_handoff_seed(seed, steps, extension, workdir=workdir)
-    if report.ok:
-        shutil.rmtree(workdir, ignore_errors=True)
-    return report
-
-
-def _remove_if_empty(root: Path) -> None:
-    with contextlib.suppress(OSError):
-        root.rmdir()
-
-
-def run_explore_command(args: Any) -> int:
-    """``pi-continuity-harness explore`` for a pi-blitz-handoff implementation (same options,
-    same JSON shape: ``{"implementation", "steps", "summary", "seeds": [...]}``)."""
-    seeds = list(range(args.seed_start, args.seed_start + args.seeds))
-    work_root = Path(tempfile.mkdtemp(prefix="pch-handoff-explore-"))
-    print(
-        f"pi-continuity-harness explore ({SYSTEM}): {args.extension}, {len(seeds)} seeds, {args.steps} steps each"
-    )
-    started = time.perf_counter()
-    reports: list[HandoffSeedReport] = []
-    for seed in seeds:
-        report = _explore_and_tidy(seed, args.steps, args.extension, work_root)
-        reports.append(report)
-        if not report.ok:
-            kept = work_root / f"seed-{seed}"
-            print(f"seed {seed} FAILED: {report.violations[0]} (work directory {kept})", flush=True)
-        elif not args.quiet:
-            print(f"seed {seed} ok ({report.operations} ops, {report.seconds:.2f}s)", flush=True)
-        if args.max_failures and sum(1 for r in reports if not r.ok) >= args.max_failures:
-            break
-    wall = time.perf_counter() - started
-    _remove_if_empty(work_root)
-    failed = [r for r in reports if not r.ok]
-    summary = {
-        "seeds": len(reports),
-        "failed": len(failed),
-        "seconds": round(wall, 3),
-        "seedsPerSecond": round(len(reports) / wall, 2) if wall else None,
-    }
-    print(
-        f"{len(reports) - len(failed)}/{len(reports)} seeds passed in {wall:.1f}s ({summary['seedsPerSecond']} seeds/s)"
-    )
-    if args.json_path is not None:
-        args.json_path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "implementation": args.extension,
-            "system": SYSTEM,
-            "steps": args.steps,
-            "summary": summary,
-            "seeds": [r.to_json() for r in reports],
-        }
-        args.json_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    return 0 if not failed else 1
+def run_checker(simulation: Simulation) -> BlitzChecker:
+    """The ``pi-blitz-handoff`` checker of ``simulation`` (also the system's run checker, the
+    entry point of ``pi_continuity_harness.run_checkers``)."""
+    return BlitzChecker(simulation)

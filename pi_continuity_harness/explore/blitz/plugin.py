@@ -1,0 +1,43 @@
+"""The blitz handoff explorer plug-in: random sessions, the handoff invariants, shrinking.
+
+* Cases (:mod:`.generate`): handoff settings and a sequence of user actions with the model's
+  behaviours, drawn from the seed.
+* Invariants (:mod:`.invariants`): read from what the run leaves behind, once it is over.
+* No liveness phase: every scripted behaviour is one a model may have, so there is nothing to
+  heal; a handoff the model completes is already judged by the invariants.
+* Shrinking: the operations, then the agent replies (ddmin each), until nothing shrinks.
+"""
+
+from __future__ import annotations
+
+from pi_continuity_harness.explore.blitz.generate import BlitzCase, blitz_case
+from pi_continuity_harness.explore.blitz.invariants import BlitzChecker, invariant_specs, run_checker
+from pi_continuity_harness.explore.plugin import ExplorerPlugin, InvariantSpec, Reduce
+from pi_continuity_harness.scenario.implementations import BLITZ_HANDOFF
+from pi_continuity_harness.simulator.simulation import Simulation
+
+__all__ = ["PLUGIN", "BlitzPlugin"]
+
+
+class BlitzPlugin(ExplorerPlugin[BlitzCase]):
+    """The ``pi-blitz-handoff`` plug-in (see the module docstring)."""
+
+    system = BLITZ_HANDOFF.name
+    feature_tags = ("blitz", "needs-trace-faults")
+    shrink_plan = (Reduce("operations"), Reduce("agent"))
+
+    @property
+    def invariants(self) -> tuple[InvariantSpec, ...]:
+        return invariant_specs()
+
+    def case(self, seed: int, steps: int) -> BlitzCase:
+        return blitz_case(seed, steps)
+
+    def checker(self, simulation: Simulation) -> BlitzChecker:
+        return run_checker(simulation)
+
+    def size(self, case: BlitzCase) -> int:
+        return len(case.operations) + len(case.agent)
+
+
+PLUGIN = BlitzPlugin()

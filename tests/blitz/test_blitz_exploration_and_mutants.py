@@ -1,0 +1,172 @@
+"""Exploration invariants and mutants of pi-blitz-handoff: the reference survives, each mutant dies.
+
+Every mutant must be killed by the blitz handoff features and by exploration (the invariant that
+states its rule). The blitz explorer is the same engine as the continuity one, so a failure is
+shrunk, checked for determinism and written as a scenario, a trace and a regression feature.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.cli import main as cli
+from pi_continuity_harness.explore.blitz import BLITZ_INVARIANTS, PLUGIN
+from pi_continuity_harness.explore.engine import explore_seeds, summarise
+from pi_continuity_harness.explore.runner import run_case
+from pi_continuity_harness.features.suite import run_suite
+from pi_continuity_harness.mutants.blitz import BLITZ_MUTANTS, blitz_mutant_names
+
+SEEDS = list(range(24))
+STEPS = 12
+KILL_SEEDS = 60
+KILL_STEPS = 40
+#: The invariant that must catch each mutant (any seed up to KILL_SEEDS).
+EXPLORATION_KILLS = {
+    "blitz_finish_accepts_foreign_id": "finish_only_with_returned_id",
+    "blitz_finish_accepted_twice": "finish_only_with_returned_id",
+    "blitz_second_request_replaces_first": "one_active_request",
+    "blitz_get_issues_new_ids": "one_active_request",
+    "blitz_call_repeated_after_early_get": "one_active_request",
+    "blitz_deferred_prompts_reversed": "captured_prompts_kept_in_order",
+    "blitz_deferred_prompts_dropped": "captured_prompts_kept_in_order",
+    "blitz_cancel_deletes_recovery": "captured_prompts_kept_in_order",
+    "blitz_recovery_deleted_before_completion": "captured_prompts_kept_in_order",
+    "blitz_dossier_deleted_at_cutover": "dossier_kept_until_receiver_turn",
+    "blitz_no_parent_link": "receiver_link_follows_chain_limit",
+    "blitz_chain_limit_ignored": "receiver_link_follows_chain_limit",
+    "blitz_reminder_repeats": "one_reminder_per_request",
+    "blitz_no_emergency": "emergency_once_at_90_percent",
+    "blitz_automatic_budget_unlimited": "automatic_initiation_budget",
+    "blitz_automatic_on_by_default": "automatic_initiation_budget",
+    "blitz_invalid_setting_saved": "settings_file_valid",
+    "blitz_deletion_setting_ignored": "dossier_retained_when_deletion_off",
+    "blitz_cancel_removes_foreign_file": "foreign_files_untouched",
+    "blitz_project_templates_ignored": "project_call_template_used",
+}
+FOREIGN_ID = BLITZ_MUTANTS["blitz_finish_accepts_foreign_id"].spec
+NAMES = [invariant.__name__ for invariant, _rules in BLITZ_INVARIANTS]
+
+
+def test_the_exploration_invariants_include_the_four_handoff_rules_and_name_their_rule_ids() -> None:
+    assert {
+        "captured_prompts_kept_in_order",
+        "dossier_kept_until_receiver_turn",
+        "one_active_request",
+        "finish_only_with_returned_id",
+    } <= set(NAMES)
+    assert set(EXPLORATION_KILLS.values()) <= set(NAMES)
+    for spec in PLUGIN.invariants:
+        assert all(rule.startswith("H") for rule in spec.rules), spec
+
+
+def test_every_mutant_has_an_exploration_kill() -> None:
+    assert set(EXPLORATION_KILLS) == set(blitz_mutant_names())
+
+
+def test_the_reference_survives_exploration(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    reports = list(
+        explore_seeds(
+            SEEDS,
+            jobs=1,
+            steps=STEPS,
+            extension="blitz",
+            system=PLUGIN.system,
+            out_dir=None,
+            work_root=str(work),
+        )
+    )
+    assert [r.violation for r in reports if not r.ok] == []
+    assert summarise(PLUGIN.system, reports, 1.0)["seedsPerSecond"] > 0
+    assert not list(work.iterdir()), "passing seeds leave no work directory behind"
+
+
+def test_exploration_keeps_only_the_work_directories_of_failing_seeds(tmp_path: Path) -> None:
+    reports = list(
+        explore_seeds(
+            [0, 1, 2, 3],
+            jobs=1,
+            steps=STEPS,
+            extension=FOREIGN_ID,
+            system=PLUGIN.system,
+            out_dir=None,
+            work_root=str(tmp_path),
+        )
+    )
+    kept = {r.seed: (tmp_path / f"seed-{r.seed}").is_dir() for r in reports}
+    assert any(not r.ok for r in reports)
+    assert kept == {r.seed: not r.ok for r in reports}
+
+
+@pytest.mark.parametrize(("name", "invariant"), sorted(EXPLORATION_KILLS.items()))
+def test_exploration_kills_the_mutant(tmp_path: Path, name: str, invariant: str) -> None:
+    found: set[str] = set()
+    for seed in range(KILL_SEEDS):
+        result = run_case(
+            PLUGIN,
+            PLUGIN.case(seed, KILL_STEPS),
+            implementation=BLITZ_MUTANTS[name].spec,
+            workdir=tmp_path / f"s{seed}",
+        )
+        found |= {v.invariant for v in result.violations}
+        if invariant in found:
+            return
+    pytest.fail(f"{name}: {KILL_SEEDS} seeds found {sorted(found) or 'nothing'}, not {invariant}")
+
+
+@pytest.mark.parametrize("name", blitz_mutant_names())
+def test_the_blitz_features_kill_the_mutant(tmp_path: Path, name: str) -> None:
+    run = run_suite(target="sim", extension=BLITZ_MUTANTS[name].spec, tags="blitz", workdir=tmp_path / "runs")
+    failed = [r for r in run.results if r.status in ("failed", "error")]
+    assert failed, f"{name} ({BLITZ_MUTANTS[name].rule}) survived the blitz handoff features"
+
+
+def test_a_blitz_failure_is_shrunk_checked_and_written_as_a_regression_that_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))  # the failing run is kept: keep it here
+    out = tmp_path / "out"
+    report = tmp_path / "explore.json"
+    argv = ["explore", "--extension", FOREIGN_ID, "--seeds", "4", "--steps", str(STEPS), "--jobs", "2"]
+    code = cli(
+        [*argv, "--check-determinism", "--max-failures", "1", "--out", str(out), "--json", str(report)]
+    )
+    assert code == 1
+    printed = capsys.readouterr().out
+    assert "(pi-blitz-handoff)" in printed and "replay:" in printed
+    data = json.loads(report.read_text(encoding="utf-8"))
+    failing = next(seed for seed in data["seeds"] if not seed["ok"])
+    assert failing["determinism"] == "identical"
+    assert failing["violation"]["invariant"] == "finish_only_with_returned_id"
+    minimised = failing["minimised"]
+    assert minimised["operationsAfter"] < minimised["operationsBefore"], "the failure was shrunk"
+    assert minimised["replayReproduces"]
+    [feature] = sorted(out.glob("*.feature"))
+    text = feature.read_text(encoding="utf-8")
+    assert (
+        text.startswith("@blitz @needs-trace-faults") and 'invariant "finish_only_with_returned_id"' in text
+    )
+
+    module = out / "test_regression.py"
+    module.write_text(f"from pytest_bdd import scenarios\n\nscenarios({feature.name!r})\n", encoding="utf-8")
+    (tmp_path / "none.ini").write_text("[pytest]\n", encoding="utf-8")
+
+    def replay(extension: str) -> subprocess.CompletedProcess[str]:
+        command = [
+            sys.executable, "-m", "pytest", str(module), "-q", "-p", "pi_continuity_harness.features.conftest",
+            "-p", "no:cacheprovider", "-c", str(tmp_path / "none.ini"), "--rootdir", str(out),
+            "--extension", extension, "--harness-workdir", str(tmp_path / f"bdd-{len(extension)}"),
+        ]  # fmt: skip
+        return subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp_path)
+
+    against_mutant = replay(FOREIGN_ID)
+    assert against_mutant.returncode == 1, against_mutant.stdout[-2000:]
+    assert "finish_only_with_returned_id" in against_mutant.stdout
+    against_reference = replay("blitz")
+    assert against_reference.returncode == 0, against_reference.stdout[-2000:]
