@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pi_continuity_harness.api.extension_api import ExtensionAPI
+from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.reference.blitz import BlitzHandoff
 from pi_continuity_harness.reference.blitz.atomic_io import remove_exact
 from pi_continuity_harness.reference.blitz.state import BlitzRequest, Route

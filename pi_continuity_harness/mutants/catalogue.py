@@ -28,8 +28,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pi_continuity_harness.api.events import BeforeCompactResult, CompactionResult
-from pi_continuity_harness.api.extension_api import ExtensionAPI
+from pi_continuity_harness.api import BeforeCompactResult, CompactionResult, ExtensionAPI
 from pi_continuity_harness.mutants import blitz
 from pi_continuity_harness.reference.psc import extension as reference_extension
 

@@ -326,7 +326,8 @@ Operation = Annotated[
 ]
 
 
-def operation_name(op: BaseModel) -> str:
+def operation_name(op: Operation) -> str:
+    """The key that names ``op`` in a scenario (``prompt``, ``compact``, ...)."""
     key = _operation_key(op)
     if key is None:
         raise ValueError(f"not an operation: {op!r}")

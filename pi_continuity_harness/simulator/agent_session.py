@@ -437,7 +437,8 @@ class AgentSession:
             t.name == name for t in self._runner().tools()
         )
 
-    def _active_tool_names(self) -> list[str]:
+    def active_tool_names(self) -> list[str]:
+        """The built-in tools, then every extension's registered tools (``pi.getActiveTools()``)."""
         return [t["name"] for t in BUILTIN_TOOLS] + [t.name for t in self._runner().tools()]
 
     async def _finish_turn(self, turn: CompletedTurn) -> None:
@@ -475,7 +476,7 @@ class AgentSession:
             model,
             render_system_prompt(system) if system else None,
             non_system,
-            tools=self._active_tool_names(),
+            tools=self.active_tool_names(),
             max_tokens=max_tokens,
             reasoning=reasoning,
             signal=signal,
@@ -505,10 +506,10 @@ class AgentSession:
             ctx = runner.create_context()
             event = ToolCallEvent(tool_call_id=call["id"], tool_name=name, input=args)
             self.trace.emit("event", "tool_call", toolName=name)
-            for _record, handlers in runner._snapshot("tool_call"):
+            for _record, handlers in runner.handlers_of("tool_call"):
                 for handler in handlers:
                     try:
-                        value = await runner._call(handler, event, ctx)
+                        value = await runner.call_handler(handler, event, ctx)
                     except Exception as error:  # tool_call errors block the tool (fail-safe)
                         return {"content": [{"type": "text", "text": str(error)}], "details": {}}, True
                     if isinstance(value, dict) and value.get("block"):

@@ -415,7 +415,7 @@ class SimHost:
 
         b.set_session_name = set_session_name
         b.get_session_name = session.session_manager.get_session_name
-        b.get_active_tools = session._active_tool_names
+        b.get_active_tools = session.active_tool_names
 
         async def set_model(model: Model) -> bool:
             if not host.catalog.has_auth(model.provider):

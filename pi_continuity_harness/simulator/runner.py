@@ -191,12 +191,15 @@ class ExtensionRunner:
         return [tool for record in self.extensions for tool in record.tools.values()]
 
     # ----------------------------------------------------------------- dispatch
-    def _snapshot(self, event_type: str) -> list[tuple[ExtensionRecord, list[EventHandler]]]:
+    def handlers_of(self, event_type: str) -> list[tuple[ExtensionRecord, list[EventHandler]]]:
+        """The handlers of ``event_type`` per extension, snapshotted (a handler that unsubscribes
+        another during dispatch does not change this dispatch)."""
         return [
             (r, list(r.handlers.get(event_type, []))) for r in self.extensions if r.handlers.get(event_type)
         ]
 
-    async def _call(self, handler: EventHandler, event: Any, ctx: SimExtensionContext) -> Any:
+    async def call_handler(self, handler: EventHandler, event: Any, ctx: SimExtensionContext) -> Any:
+        """Call one handler, awaiting its result when it returns an awaitable (sync or async)."""
         result = handler(event, ctx)
         if inspect.isawaitable(result):
             result = await result
@@ -207,10 +210,10 @@ class ExtensionRunner:
         ctx = self.create_context()
         before = event.type.startswith("session_before_")
         result: BeforeCompactResult | BeforeSwitchResult | None = None
-        for record, handlers in self._snapshot(event.type):
+        for record, handlers in self.handlers_of(event.type):
             for handler in handlers:
                 try:
-                    value = await self._call(handler, event, ctx)
+                    value = await self.call_handler(handler, event, ctx)
                 except Exception as error:
                     self.emit_error(record.path, event.type, _describe(error))
                     continue
@@ -229,13 +232,13 @@ class ExtensionRunner:
     async def emit_input(self, event: InputEvent) -> InputResult:
         ctx = self.create_context()
         text, images = event.text, event.images
-        for record, handlers in self._snapshot("input"):
+        for record, handlers in self.handlers_of("input"):
             for handler in handlers:
                 current = InputEvent(
                     text=text, images=images, source=event.source, streaming_behavior=event.streaming_behavior
                 )
                 try:
-                    value = await self._call(handler, current, ctx)
+                    value = await self.call_handler(handler, current, ctx)
                 except Exception as error:
                     self.emit_error(record.path, "input", _describe(error))
                     continue

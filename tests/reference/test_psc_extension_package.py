@@ -1,8 +1,10 @@
-"""The reference package as a whole: host boundary, entry point, timing hook, a full Brief."""
+"""The reference package as a whole: entry point, timing hook, a full Brief.
+
+Its boundary (it imports only the extension API) is held by ``tests/test_boundaries.py``.
+"""
 
 from __future__ import annotations
 
-import ast
 import threading
 from importlib import metadata
 from pathlib import Path
@@ -16,70 +18,6 @@ from pi_continuity_harness.reference.psc.lifecycle import set_timing_observer
 from pi_continuity_harness.scenario.implementations import ENTRY_POINT_GROUP, resolve_implementation
 
 from .sim import scenario, simulate_run, threshold_turns
-
-PACKAGE_DIR = Path(psc.__file__).parent
-ALLOWED_HOST_MODULES = {
-    "pi_continuity_harness.api.extension_api",
-    "pi_continuity_harness.api.events",
-    "pi_continuity_harness.api.abort",
-}
-OWN_PACKAGE = "pi_continuity_harness.reference.psc"
-
-
-def _imports(path: Path) -> list[tuple[int, str]]:
-    """(relative level, absolute-or-relative module name) of every import in a module."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.extend((0, alias.name) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            found.append((node.level, node.module or ""))
-    return found
-
-
-def _boundary(sources: list[Path]) -> tuple[list[str], set[str]]:
-    """(imports that leave the package other than into the allowed host modules, host modules used)."""
-    offending = []
-    host_modules_used = set()
-    for path in sources:
-        for level, name in _imports(path):
-            if level > 1:
-                offending.append(f"{path.name}: relative import above the package: {'.' * level}{name}")
-            elif level == 0 and name.split(".")[0] == "pi_continuity_harness":
-                if name.startswith(OWN_PACKAGE + ".") or name == OWN_PACKAGE:
-                    continue
-                if name in ALLOWED_HOST_MODULES:
-                    host_modules_used.add(name)
-                    continue
-                offending.append(f"{path.name}: {name}")
-    return offending, host_modules_used
-
-
-def test_the_reference_package_imports_only_the_allowed_host_modules() -> None:
-    sources = sorted(PACKAGE_DIR.rglob("*.py"))
-    assert {p.name for p in sources} >= {"extension.py", "commands.py", "lifecycle.py", "state.py"}
-    offending, host_modules_used = _boundary(sources)
-    assert offending == []
-    assert host_modules_used == ALLOWED_HOST_MODULES
-
-
-def test_the_import_check_would_catch_a_forbidden_import(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.py"
-    bad.write_text(
-        "from pi_continuity_harness.simulator.host import SimHost\n"
-        "from ...features import world\n"
-        "import pi_continuity_harness.api.extension_api\n"
-        "from pi_continuity_harness.reference.psc.paths import ArtifactLayout\n"
-        "from .brief import validate_brief_body\n",
-        encoding="utf-8",
-    )
-    offending, host_modules_used = _boundary([bad])
-    assert offending == [
-        "bad.py: pi_continuity_harness.simulator.host",
-        "bad.py: relative import above the package: ...features",
-    ]
-    assert host_modules_used == {"pi_continuity_harness.api.extension_api"}
 
 
 def test_the_entry_point_loads_the_factory() -> None:

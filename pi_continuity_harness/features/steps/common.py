@@ -9,7 +9,7 @@ from typing import Any
 
 from pi_continuity_harness.features.oracle import CONTINUATION_SUFFIX, Brief, parse_brief
 from pi_continuity_harness.features.world import World
-from pi_continuity_harness.targets.target import ObservedRequest
+from pi_continuity_harness.targets import ObservedRequest
 
 __all__ = [
     "Mark",

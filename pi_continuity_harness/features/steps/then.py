@@ -35,7 +35,7 @@ from pi_continuity_harness.features.steps.common import (
 )
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.transcript import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX
-from pi_continuity_harness.targets.target import ObservedRequest
+from pi_continuity_harness.targets import ObservedRequest
 
 
 # --------------------------------------------------------------------- helpers

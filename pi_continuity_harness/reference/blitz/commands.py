@@ -8,9 +8,10 @@ drops the unconfirmed input, and every confirmed edit is already saved.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import Protocol
 
-from pi_continuity_harness.api.extension_api import ExtensionCommandContext
+from pi_continuity_harness.api import ExtensionAPI, ExtensionCommandContext, ExtensionContext
 from pi_continuity_harness.reference.blitz import messages
 from pi_continuity_harness.reference.blitz.atomic_io import remove_exact
 from pi_continuity_harness.reference.blitz.constants import (
@@ -20,10 +21,16 @@ from pi_continuity_harness.reference.blitz.constants import (
     PROJECT_DEFAULT,
     ROLES,
 )
+from pi_continuity_harness.reference.blitz.paths import ManagedPaths
 from pi_continuity_harness.reference.blitz.receiver import TurnTracker
 from pi_continuity_harness.reference.blitz.recovery import list_recovery_files
-from pi_continuity_harness.reference.blitz.settings import SETTING_KEYS, describe_value, save_settings
-from pi_continuity_harness.reference.blitz.state import BlitzHandoffError
+from pi_continuity_harness.reference.blitz.settings import (
+    SETTING_KEYS,
+    BlitzSettings,
+    describe_value,
+    save_settings,
+)
+from pi_continuity_harness.reference.blitz.state import BlitzHandoffError, BlitzRequest, Route
 from pi_continuity_harness.reference.blitz.templates import (
     catalogue,
     load_project_selections,
@@ -32,15 +39,52 @@ from pi_continuity_harness.reference.blitz.templates import (
     set_project_selection,
 )
 
-if TYPE_CHECKING:
-    from pi_continuity_harness.reference.blitz.extension import BlitzHandoff
+__all__ = ["CommandHost", "run_command"]
 
-__all__ = ["run_command"]
+
+class CommandHost(Protocol):
+    """What ``/sh`` needs from the extension instance that registered it (``BlitzHandoff``).
+
+    The command reads the live state and changes it only through these methods, so the
+    extension keeps its invariants (no start while the settings are open, valid settings
+    applied at once) in one place.
+    """
+
+    pi: ExtensionAPI
+
+    @property
+    def request(self) -> BlitzRequest | None: ...
+
+    @property
+    def settings(self) -> BlitzSettings: ...
+
+    def managed(self) -> ManagedPaths: ...
+
+    def recovery_dir(self) -> str: ...
+
+    def template_notes(self) -> list[tuple[str, bool]]: ...
+
+    def validate_edit(self, key: str, raw: str) -> tuple[BlitzSettings | None, str | None]: ...
+
+    def start_request(self, ctx: ExtensionContext, route: Route) -> BlitzRequest: ...
+
+    def dispatch_call(self, request: BlitzRequest) -> None: ...
+
+    async def cancel(self, ctx: ExtensionCommandContext) -> None: ...
+
+    async def cutover(self, token: str, ctx: ExtensionCommandContext) -> None: ...
+
+    def settings_open(self) -> AbstractContextManager[None]: ...
+
+    def apply_settings(self, settings: BlitzSettings) -> None: ...
+
+    def track_turn(self, tracker: TurnTracker) -> None: ...
+
 
 ENTER_OTHER = "Enter another filename"
 
 
-async def run_command(handoff: BlitzHandoff, args: str, ctx: ExtensionCommandContext) -> None:
+async def run_command(handoff: CommandHost, args: str, ctx: ExtensionCommandContext) -> None:
     words = args.split()
     sub = words[0] if words else ""
     if sub == CUTOVER_SUBCOMMAND:
@@ -64,7 +108,7 @@ async def run_command(handoff: BlitzHandoff, args: str, ctx: ExtensionCommandCon
         ctx.ui.notify(f"Unknown subcommand {sub!r}. Use /{COMMAND_NAME} help.", "warning")
 
 
-async def menu(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> None:
+async def menu(handoff: CommandHost, ctx: ExtensionCommandContext) -> None:
     active = handoff.request is not None and handoff.request.active
     primary = "Cancel Session Handoff" if active else "Start Session Handoff"
     choice = await ctx.ui.select(
@@ -84,7 +128,7 @@ async def menu(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> None:
         ctx.ui.notify(messages.help_text(), "info")
 
 
-async def start(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> None:
+async def start(handoff: CommandHost, ctx: ExtensionCommandContext) -> None:
     try:
         request = handoff.start_request(ctx, "command")
     except BlitzHandoffError as error:
@@ -98,12 +142,11 @@ async def start(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> None:
 
 
 # ====================================================================== settings
-async def settings_menu(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> None:
+async def settings_menu(handoff: CommandHost, ctx: ExtensionCommandContext) -> None:
     if handoff.request is not None and handoff.request.active:
         ctx.ui.notify("Settings are not available while a Session Handoff is active.", "warning")
         return
-    handoff.in_settings = True
-    try:
+    with handoff.settings_open():
         paths = handoff.managed()
         for note, failed in handoff.template_notes():
             ctx.ui.notify(note, "error" if failed else "warning")
@@ -119,11 +162,9 @@ async def settings_menu(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> 
             if raw is None:
                 continue
             await _apply(handoff, ctx, key, raw)
-    finally:
-        handoff.in_settings = False
 
 
-async def _ask_value(handoff: BlitzHandoff, ctx: ExtensionCommandContext, key: str) -> str | None:
+async def _ask_value(handoff: CommandHost, ctx: ExtensionCommandContext, key: str) -> str | None:
     settings = handoff.settings
     if key in ("automaticSessionHandoff", "deleteHandoffAfterReading"):
         return await ctx.ui.select(key, ["true", "false"])
@@ -142,7 +183,7 @@ async def _ask_value(handoff: BlitzHandoff, ctx: ExtensionCommandContext, key: s
     return await ctx.ui.input(f"{key} (current: {current})", current)
 
 
-async def _apply(handoff: BlitzHandoff, ctx: ExtensionCommandContext, key: str, raw: str) -> None:
+async def _apply(handoff: CommandHost, ctx: ExtensionCommandContext, key: str, raw: str) -> None:
     updated, hint = handoff.validate_edit(key, raw)
     if updated is None:
         ctx.ui.notify(f"{hint} The previous value is kept.", "warning")
@@ -173,13 +214,12 @@ async def _apply(handoff: BlitzHandoff, ctx: ExtensionCommandContext, key: str, 
             "warning",
         )
         return
-    handoff.settings = updated
-    handoff.settings_error = None
+    handoff.apply_settings(updated)
     ctx.ui.notify(f"{key} set to {describe_value(updated, key, handoff.managed().recovery)}.", "info")
 
 
 # ====================================================================== project templates
-async def project_templates(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> None:
+async def project_templates(handoff: CommandHost, ctx: ExtensionCommandContext) -> None:
     paths = handoff.managed()
     settings = handoff.settings
     cwd = os.path.abspath(ctx.cwd)
@@ -226,7 +266,7 @@ async def project_templates(handoff: BlitzHandoff, ctx: ExtensionCommandContext)
 
 
 # ====================================================================== recovery
-async def recover(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> None:
+async def recover(handoff: CommandHost, ctx: ExtensionCommandContext) -> None:
     if handoff.request is not None and handoff.request.active:
         ctx.ui.notify("Recovery is not available while a Session Handoff is active.", "warning")
         return
@@ -245,7 +285,7 @@ async def recover(handoff: BlitzHandoff, ctx: ExtensionCommandContext) -> None:
             return
 
 
-async def _recover_file(handoff: BlitzHandoff, ctx: ExtensionCommandContext, path: str) -> bool:
+async def _recover_file(handoff: CommandHost, ctx: ExtensionCommandContext, path: str) -> bool:
     """One file's actions; True when the command is finished."""
     while True:
         action = await ctx.ui.select(os.path.basename(path), ["Inspect", "Execute", "Discard", "Back"])
@@ -273,7 +313,7 @@ async def _recover_file(handoff: BlitzHandoff, ctx: ExtensionCommandContext, pat
         return True
 
 
-def _execute(handoff: BlitzHandoff, ctx: ExtensionCommandContext, path: str, content: str) -> None:
+def _execute(handoff: CommandHost, ctx: ExtensionCommandContext, path: str, content: str) -> None:
     def completed(ctx: ExtensionCommandContext) -> None:
         error = remove_exact(path)
         ctx.ui.notify(
@@ -284,6 +324,6 @@ def _execute(handoff: BlitzHandoff, ctx: ExtensionCommandContext, path: str, con
     def failed(ctx: ExtensionCommandContext, reason: str) -> None:
         ctx.ui.notify(f"The recovery turn did not complete ({reason}); {path} is kept.", "warning")
 
-    handoff.trackers.append(TurnTracker(content, completed, failed))
+    handoff.track_turn(TurnTracker(content, completed, failed))
     handoff.pi.send_user_message(content)
     ctx.ui.notify(f"Executing the prompts of {os.path.basename(path)} as one turn.", "info")

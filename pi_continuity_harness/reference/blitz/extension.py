@@ -23,26 +23,26 @@ calls, input, settlement) and delivered at the first one at or after the delay.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
-from pi_continuity_harness.api.abort import AbortSignal
-from pi_continuity_harness.api.events import (
+from pi_continuity_harness.api import (
+    AbortSignal,
     AgentSettledEvent,
-    InputEvent,
-    MessageEndEvent,
-    SessionStartEvent,
-    TurnEndEvent,
-)
-from pi_continuity_harness.api.extension_api import (
     ExtensionAPI,
     ExtensionCommandContext,
     ExtensionContext,
+    InputEvent,
+    MessageEndEvent,
     ReplacedSessionContext,
+    SessionStartEvent,
     ToolDefinition,
     ToolResult,
+    TurnEndEvent,
     get_agent_dir,
 )
 from pi_continuity_harness.reference.blitz import messages, status
@@ -112,6 +112,24 @@ class BlitzHandoff:
     # ================================================================== loading
     def now(self) -> float:
         return time.time()
+
+    @contextlib.contextmanager
+    def settings_open(self) -> Iterator[None]:
+        """While the settings menu is open no handoff starts (reference §6: no overlap)."""
+        self.in_settings = True
+        try:
+            yield
+        finally:
+            self.in_settings = False
+
+    def apply_settings(self, settings: BlitzSettings) -> None:
+        """Saved settings apply at once, without a reload (reference §6); they are valid now."""
+        self.settings = settings
+        self.settings_error = None
+
+    def track_turn(self, tracker: TurnTracker) -> None:
+        """Watch the next delivered turn (a recovery execution) for its completion."""
+        self.trackers.append(tracker)
 
     def managed(self) -> ManagedPaths:
         if self.paths is None:

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
+from pi_continuity_harness.api import CONFIG_DIR_NAME
 from pi_continuity_harness.reference.blitz.constants import MANAGED_DIR_NAME
 
 __all__ = [

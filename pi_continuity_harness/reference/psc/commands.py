@@ -18,10 +18,15 @@ from __future__ import annotations
 import json
 import math
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from pi_continuity_harness.api.abort import AbortController
-from pi_continuity_harness.api.extension_api import ExtensionCommandContext, Model
+from pi_continuity_harness.api import (
+    AbortController,
+    ExtensionAPI,
+    ExtensionCommandContext,
+    ExtensionContext,
+    Model,
+)
 from pi_continuity_harness.reference.psc import messages
 from pi_continuity_harness.reference.psc.atomic_io import atomic_write_text
 from pi_continuity_harness.reference.psc.config import (
@@ -56,24 +61,32 @@ from pi_continuity_harness.reference.psc.settings_preview import inherit_model_w
 from pi_continuity_harness.reference.psc.state import ActiveOperation, RuntimeState
 from pi_continuity_harness.reference.psc.status import format_status_panel, status_notify_type
 
-if TYPE_CHECKING:
-    from pi_continuity_harness.reference.psc.extension import Continuity
-
 __all__ = [
     "DONE_OPTION",
     "MENU_TITLE",
+    "CommandHost",
     "run_checkpoint",
     "run_command",
     "run_settings",
     "run_status",
 ]
 
+
+class CommandHost(Protocol):
+    """What ``/continuity`` needs from the extension instance that registered it (``Continuity``):
+    its ``pi`` and the runtime state of the current session."""
+
+    pi: ExtensionAPI
+
+    def ensure_state(self, ctx: ExtensionContext) -> RuntimeState: ...
+
+
 MENU_TITLE = "Pi Session Continuity settings"
 DONE_OPTION = "Done"
 _CANCEL_OPTION = "Cancel"
 
 
-async def run_command(app: Continuity, args: str, ctx: ExtensionCommandContext) -> None:
+async def run_command(app: CommandHost, args: str, ctx: ExtensionCommandContext) -> None:
     words = args.split()
     sub = words[0].lower() if words else ""
     if sub in ("", "settings"):
@@ -89,7 +102,7 @@ async def run_command(app: Continuity, args: str, ctx: ExtensionCommandContext) 
 # =============================================================================== status
 
 
-def run_status(app: Continuity, ctx: ExtensionCommandContext) -> None:
+def run_status(app: CommandHost, ctx: ExtensionCommandContext) -> None:
     state = app.ensure_state(ctx)
     snapshot = state.snapshot(ctx.model)
     if not state.trusted:
@@ -106,7 +119,7 @@ def _estimate_tokens(items: list[dict[str, Any]]) -> int:
     return math.ceil(chars / 4)
 
 
-async def run_checkpoint(app: Continuity, ctx: ExtensionCommandContext) -> None:
+async def run_checkpoint(app: CommandHost, ctx: ExtensionCommandContext) -> None:
     state = app.ensure_state(ctx)
     if not state.trusted:
         ctx.ui.notify(messages.untrusted_project(), "warning")
@@ -214,7 +227,7 @@ def _menu(state: RuntimeState, model: Model | None) -> list[str]:
     ]
 
 
-async def run_settings(app: Continuity, ctx: ExtensionCommandContext) -> None:
+async def run_settings(app: CommandHost, ctx: ExtensionCommandContext) -> None:
     state = app.ensure_state(ctx)
     if not ctx.has_ui:
         ctx.ui.notify(_read_only_text(state, ctx.model), "info")

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
-from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
+from pi_continuity_harness.api import CONFIG_DIR_NAME
 from pi_continuity_harness.reference.psc.constants import (
     DEFAULT_ARTIFACT_DIRECTORY,
     EXTENSION_CONFIG_FILE_NAME,

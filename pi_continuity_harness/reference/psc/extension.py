@@ -29,21 +29,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pi_continuity_harness.api.events import (
+from pi_continuity_harness.api import (
     BeforeCompactResult,
     CompactionResult,
+    ExtensionAPI,
+    ExtensionCommandContext,
+    ExtensionContext,
+    Model,
     ModelSelectEvent,
     SessionBeforeCompactEvent,
     SessionCompactEvent,
     SessionCompactFailedEvent,
     SessionShutdownEvent,
     SessionStartEvent,
-)
-from pi_continuity_harness.api.extension_api import (
-    ExtensionAPI,
-    ExtensionCommandContext,
-    ExtensionContext,
-    Model,
 )
 from pi_continuity_harness.reference.psc import messages
 from pi_continuity_harness.reference.psc.atomic_io import read_text_exact

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pi_continuity_harness.api.abort import AbortSignal
-from pi_continuity_harness.api.extension_api import Model, ModelRegistry
+from pi_continuity_harness.api import AbortSignal, Model, ModelRegistry
 from pi_continuity_harness.reference.psc.atomic_io import atomic_write_text, read_text_exact, remove_file
 from pi_continuity_harness.reference.psc.brief import (
     MissingRecoveryHeadingError,

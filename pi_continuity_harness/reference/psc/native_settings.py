@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from decimal import ROUND_FLOOR, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, NamedTuple
 
-from pi_continuity_harness.api.events import CompactionSettings
+from pi_continuity_harness.api import CompactionSettings
 
 __all__ = [
     "PI_DEFAULT_COMPACTION",

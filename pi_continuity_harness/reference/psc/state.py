@@ -17,8 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pi_continuity_harness.api.abort import AbortController
-from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.api import AbortController, Model
 from pi_continuity_harness.reference.psc.config import (
     ConfigLoad,
     project_settings_path,

@@ -27,7 +27,6 @@ recorded as aborted and nothing is sent. ``latency_ms`` is ignored (real time is
 
 from __future__ import annotations
 
-import contextlib
 import json
 import select
 import socket
@@ -313,18 +312,18 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+        self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         if not self.path.rstrip("/").endswith("/chat/completions"):
-            self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+            self.send_json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
-        self.server.fake._handle(self, raw)
+        self.server.fake.handle(self, raw)
 
-    # helpers used by FakeModelServer._handle
-    def _json(self, status: int, payload: dict[str, Any]) -> None:
+    # helpers used by FakeModelServer.handle
+    def send_json(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -335,7 +334,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
 
-    def _sse(self, chunks: Iterator[dict[str, Any]]) -> None:
+    def send_sse(self, chunks: Iterator[dict[str, Any]]) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
@@ -483,13 +482,15 @@ class FakeModelServer:
             record.finished_at = time.monotonic()
             self._lock.notify_all()
 
-    def _handle(self, handler: _Handler, raw: bytes) -> None:
+    def handle(self, handler: _Handler, raw: bytes) -> None:
         try:
             body = json.loads(raw or b"{}")
             if not isinstance(body, dict):
                 raise ValueError("body is not an object")
         except ValueError as exc:
-            handler._json(400, {"error": {"message": f"bad JSON: {exc}", "type": "invalid_request_error"}})
+            handler.send_json(
+                400, {"error": {"message": f"bad JSON: {exc}", "type": "invalid_request_error"}}
+            )
             return
         probe = parse_chat_request(body)
         kind = probe.kind
@@ -519,25 +520,21 @@ class FakeModelServer:
                 except BaseException as exc:  # recorded; the request is still answered
                     with self._lock:
                         self._errors.append(exc)
-            aborting = outcome.abort_while_held or any(_op_name(op) in _ABORTING_OPS for op in outcome.during)
+            aborting = outcome.abort_while_held or any(
+                operation_name(op) in _ABORTING_OPS for op in outcome.during
+            )
             if _client_gone(handler.connection, self.abort_grace_s if aborting else 0.05):
                 handler.close_connection = True
                 self._finish(record, aborted=True)
                 return
         try:
             if outcome.error is not None:
-                handler._json(outcome.error.status, outcome.error.body())
+                handler.send_json(outcome.error.status, outcome.error.body())
                 self._finish(record, status=outcome.error.status)
                 return
             completion_id = f"chatcmpl-fake-{seq}"
-            handler._sse(sse_chunks(outcome, model=request.model, completion_id=completion_id, seq=seq))
+            handler.send_sse(sse_chunks(outcome, model=request.model, completion_id=completion_id, seq=seq))
             self._finish(record, status=200)
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             handler.close_connection = True
             self._finish(record, status=0, aborted=True)
-
-
-def _op_name(op: Any) -> str:
-    with contextlib.suppress(ValueError):
-        return operation_name(op)
-    return ""

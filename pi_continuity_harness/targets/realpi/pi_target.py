@@ -36,7 +36,7 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, assert_never
 
 from pi_continuity_harness import __version__
 from pi_continuity_harness.api.extension_api import ExtensionFactory
@@ -121,6 +121,8 @@ _QUIET_S = 0.05
 #: Verified installations, per process (verifying runs ``node --version`` and ``pi --version``).
 _INSTALLATIONS: dict[str, PiInstallation] = {}
 _LOAD_FAILURE = re.compile(r'Failed to load extension "(?P<path>[^"]+)": (?P<rest>.*)$')
+#: The operations that are RPC commands to a running Pi (restart and file edits are not).
+_RpcOperation = PromptOp | CommandOp | CompactOp | AbortOp | ReloadOp | CrashOp | SetModelOp | NewSessionOp
 _DROPPED_EVENTS = frozenset(
     {"message_start", "message_update", "tool_execution_update", "extension_ui_request", "response"}
 )
@@ -578,52 +580,58 @@ class PiTarget:
             time.sleep(_QUIET_S)
             proc.wait_idle(self._timeout, quiet=_QUIET_S)
 
-    def _dispatch(self, proc: PiRpcProcess, op: Operation, name: str, *, during: bool) -> OperationOutcome:
+    def _dispatch(
+        self, proc: PiRpcProcess, op: _RpcOperation, name: str, *, during: bool
+    ) -> OperationOutcome:
+        """One RPC command (or the process kill) for ``op``, until Pi is quiet again."""
         timeout = self._held_op_timeout if during else self._timeout
-        if isinstance(op, PromptOp):
-            if not during:
-                self._rules.set(())
-            return self._prompt(proc, name, op.prompt.render(), op.prompt.streaming_behavior, (), during)
-        if isinstance(op, CommandOp):
-            return self._prompt(proc, name, op.command.text, None, op.command.answers, during)
-        if isinstance(op, CompactOp):
-            response = proc.compact(op.compact.custom_instructions, timeout=timeout)
-            self._settle(proc, during)
-            return OperationOutcome(name, bool(response.get("success")), response.get("error"))
-        if isinstance(op, AbortOp):
-            response = proc.abort(timeout=timeout)
-            self._settle(proc, during)
-            return OperationOutcome(name, bool(response.get("success")), response.get("error"))
-        if isinstance(op, ReloadOp):
-            seq = proc.event_seq
-            outcome = self._prompt(proc, name, f"/{_RELOAD_COMMAND}", None, (), during)
-            errors = [
-                e.data
-                for e in proc.events_since(seq)
-                if e.type == "extension_error" and e.data.get("extensionPath") == f"command:{_RELOAD_COMMAND}"
-            ]
-            if errors:
-                return OperationOutcome(name, False, str(errors[0].get("error")))
-            return OperationOutcome(name, outcome.ok, outcome.error)
-        if isinstance(op, CrashOp):
-            proc.kill()
-            self._crashed = True
-            return OperationOutcome(name, True)
-        if isinstance(op, SetModelOp):
-            provider, _, model_id = op.set_model.partition("/")
-            response = proc.set_model(provider, model_id, timeout=timeout)
-            self._settle(proc, during)
-            return OperationOutcome(name, bool(response.get("success")), response.get("error"))
-        if isinstance(op, NewSessionOp):
-            parent = self._current_session_file(proc) if op.new_session.parent else None
-            response = proc.new_session(parent, timeout=timeout)
-            self._settle(proc, during)
-            if not response.get("success"):
-                return OperationOutcome(name, False, response.get("error"))
-            if (response.get("data") or {}).get("cancelled"):
-                return OperationOutcome(name, False, "cancelled")
-            return OperationOutcome(name, True)
-        raise AssertionError(f"unhandled operation {name}")
+        match op:
+            case PromptOp():
+                if not during:
+                    self._rules.set(())
+                return self._prompt(proc, name, op.prompt.render(), op.prompt.streaming_behavior, (), during)
+            case CommandOp():
+                return self._prompt(proc, name, op.command.text, None, op.command.answers, during)
+            case CompactOp():
+                response = proc.compact(op.compact.custom_instructions, timeout=timeout)
+                self._settle(proc, during)
+                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
+            case AbortOp():
+                response = proc.abort(timeout=timeout)
+                self._settle(proc, during)
+                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
+            case ReloadOp():
+                seq = proc.event_seq
+                outcome = self._prompt(proc, name, f"/{_RELOAD_COMMAND}", None, (), during)
+                errors = [
+                    e.data
+                    for e in proc.events_since(seq)
+                    if e.type == "extension_error"
+                    and e.data.get("extensionPath") == f"command:{_RELOAD_COMMAND}"
+                ]
+                if errors:
+                    return OperationOutcome(name, False, str(errors[0].get("error")))
+                return OperationOutcome(name, outcome.ok, outcome.error)
+            case CrashOp():
+                proc.kill()
+                self._crashed = True
+                return OperationOutcome(name, True)
+            case SetModelOp():
+                provider, _, model_id = op.set_model.partition("/")
+                response = proc.set_model(provider, model_id, timeout=timeout)
+                self._settle(proc, during)
+                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
+            case NewSessionOp():
+                parent = self._current_session_file(proc) if op.new_session.parent else None
+                response = proc.new_session(parent, timeout=timeout)
+                self._settle(proc, during)
+                if not response.get("success"):
+                    return OperationOutcome(name, False, response.get("error"))
+                if (response.get("data") or {}).get("cancelled"):
+                    return OperationOutcome(name, False, "cancelled")
+                return OperationOutcome(name, True)
+            case _:
+                assert_never(op)
 
     def _current_session_file(self, proc: PiRpcProcess) -> str | None:
         with contextlib.suppress(PiRpcError):
