@@ -21,12 +21,11 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.commands import UsageError
-from pi_continuity_harness.explore.engine import SeedReport, explore_seeds, summarise
+from pi_continuity_harness.explore.engine import ExploreSettings, SeedReport, explore_seeds, summarise
 from pi_continuity_harness.explore.plugins import plugin_for
 from pi_continuity_harness.explore.runner import scratch_root
 from pi_continuity_harness.scenario.implementations import ImplementationError, implementation_system
@@ -100,9 +99,7 @@ def main(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     reports: list[SeedReport] = []
     failures = 0
-    runs: Generator[SeedReport, None, None] = explore_seeds(
-        seeds,
-        jobs=args.jobs,
+    settings = ExploreSettings(
         steps=args.steps,
         extension=args.extension,
         system=system,
@@ -111,6 +108,7 @@ def main(args: argparse.Namespace) -> int:
         check_determinism=args.check_determinism,
         minimise_failures=not args.no_minimise,
     )
+    runs = explore_seeds(seeds, settings, jobs=args.jobs)
     try:
         for report in runs:
             reports.append(report)

@@ -27,7 +27,7 @@ from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.explore.shrink import minimise
 from pi_continuity_harness.scenario.trace import first_difference
 
-__all__ = ["SeedReport", "explore_seed", "explore_seeds", "summarise"]
+__all__ = ["ExploreSettings", "SeedReport", "explore_seed", "explore_seeds", "summarise"]
 
 
 @dataclass
@@ -52,21 +52,29 @@ class SeedReport:
         return asdict(self)
 
 
-def explore_seed(
-    seed: int,
-    steps: int,
-    extension: str,
-    *,
-    system: str,
-    out_dir: str | None,
-    work_root: str,
-    check_determinism: bool = False,
-    minimise_failures: bool = True,
-) -> SeedReport:
-    """Expand ``seed`` with the plug-in of ``system``, run it with every invariant, and handle a failure."""
-    plugin = plugin_named(system)
-    case = plugin.case(seed, steps)
-    workdir = Path(work_root) / f"seed-{seed}"
+@dataclass(frozen=True)
+class ExploreSettings:
+    """How every seed of one exploration runs (plain data: it crosses process boundaries)."""
+
+    steps: int
+    #: The implementation under test (``--extension``).
+    extension: str
+    #: Its system, whose plug-in generates, checks and shrinks.
+    system: str
+    #: Where failures are written (None: not written).
+    out_dir: str | None
+    #: Where each seed's run directory goes (a passing seed's is removed).
+    work_root: str
+    check_determinism: bool = False
+    minimise_failures: bool = True
+
+
+def explore_seed(seed: int, settings: ExploreSettings) -> SeedReport:
+    """Expand ``seed`` with the system's plug-in, run it with every invariant, and handle a failure."""
+    plugin = plugin_named(settings.system)
+    extension = settings.extension
+    case = plugin.case(seed, settings.steps)
+    workdir = Path(settings.work_root) / f"seed-{seed}"
     result = run_case(plugin, case, implementation=extension, workdir=workdir)
     report = SeedReport(
         seed=seed,
@@ -81,20 +89,25 @@ def explore_seed(
         harness_errors=result.harness_errors,
         cost=result.metrics,
     )
-    if check_determinism:
+    if settings.check_determinism:
         again = run_case(plugin, case, implementation=extension, workdir=workdir)
         difference = first_difference(result.trace, again.trace)
         report.determinism = "identical" if difference is None else difference
         if difference is not None:
             report.ok = False
-    if result.failed and result.first is not None and out_dir is not None:
-        if minimise_failures:
+    if result.failed and result.first is not None and settings.out_dir is not None:
+        if settings.minimise_failures:
             shrunk = minimise(plugin, case, result, implementation=extension, workdir=workdir)
             final_case, final, runs, seconds = shrunk.case, shrunk.result, shrunk.runs, shrunk.seconds
         else:
             final_case, final, runs, seconds = case, result, 0, 0.0
         report.minimised = write_failure(
-            plugin, Path(out_dir), final_case, final, extension=extension, original=len(case.operations)
+            plugin,
+            Path(settings.out_dir),
+            final_case,
+            final,
+            extension=extension,
+            original=len(case.operations),
         )
         report.minimised.update(runs=runs, seconds=round(seconds, 3))
     if report.ok:
@@ -103,31 +116,13 @@ def explore_seed(
 
 
 def explore_seeds(
-    seeds: list[int],
-    *,
-    jobs: int,
-    steps: int,
-    extension: str,
-    system: str,
-    out_dir: str | None,
-    work_root: str,
-    check_determinism: bool = False,
-    minimise_failures: bool = True,
+    seeds: list[int], settings: ExploreSettings, *, jobs: int
 ) -> Generator[SeedReport, None, None]:
     """:func:`explore_seed` for every seed, ``jobs`` at a time (1: in this process), in seed
-    order within each batch of finished seeds. Stopping the iteration cancels what is queued."""
-    task: dict[str, Any] = {
-        "steps": steps,
-        "extension": extension,
-        "system": system,
-        "out_dir": out_dir,
-        "work_root": work_root,
-        "check_determinism": check_determinism,
-        "minimise_failures": minimise_failures,
-    }
+    order within each batch of finished seeds. Closing the generator cancels what is queued."""
     if jobs == 1:
         for seed in seeds:
-            yield explore_seed(seed, **task)
+            yield explore_seed(seed, settings)
         return
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         pending: dict[Future[SeedReport], int] = {}
@@ -136,7 +131,7 @@ def explore_seeds(
             while queue or pending:
                 while queue and len(pending) < jobs * 2:
                     seed = queue.pop(0)
-                    pending[pool.submit(explore_seed, seed, **task)] = seed
+                    pending[pool.submit(explore_seed, seed, settings)] = seed
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=lambda f: pending[f]):
                     pending.pop(future)

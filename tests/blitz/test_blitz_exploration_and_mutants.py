@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.explore.blitz import BLITZ_INVARIANTS, PLUGIN
-from pi_continuity_harness.explore.engine import explore_seeds, summarise
+from pi_continuity_harness.explore.engine import ExploreSettings, explore_seeds, summarise
 from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.features.suite import run_suite
 from pi_continuity_harness.mutants.blitz import BLITZ_MUTANTS, blitz_mutant_names
@@ -52,6 +52,12 @@ FOREIGN_ID = BLITZ_MUTANTS["blitz_finish_accepts_foreign_id"].spec
 NAMES = [invariant.__name__ for invariant, _rules in BLITZ_INVARIANTS]
 
 
+def _settings(extension: str, work_root: Path) -> ExploreSettings:
+    return ExploreSettings(
+        steps=STEPS, extension=extension, system=PLUGIN.system, out_dir=None, work_root=str(work_root)
+    )
+
+
 def test_the_exploration_invariants_include_the_four_handoff_rules_and_name_their_rule_ids() -> None:
     assert {
         "captured_prompts_kept_in_order",
@@ -71,34 +77,14 @@ def test_every_mutant_has_an_exploration_kill() -> None:
 def test_the_reference_survives_exploration(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    reports = list(
-        explore_seeds(
-            SEEDS,
-            jobs=1,
-            steps=STEPS,
-            extension="blitz",
-            system=PLUGIN.system,
-            out_dir=None,
-            work_root=str(work),
-        )
-    )
+    reports = list(explore_seeds(SEEDS, _settings("blitz", work), jobs=1))
     assert [r.violation for r in reports if not r.ok] == []
     assert summarise(PLUGIN.system, reports, 1.0)["seedsPerSecond"] > 0
     assert not list(work.iterdir()), "passing seeds leave no work directory behind"
 
 
 def test_exploration_keeps_only_the_work_directories_of_failing_seeds(tmp_path: Path) -> None:
-    reports = list(
-        explore_seeds(
-            [0, 1, 2, 3],
-            jobs=1,
-            steps=STEPS,
-            extension=FOREIGN_ID,
-            system=PLUGIN.system,
-            out_dir=None,
-            work_root=str(tmp_path),
-        )
-    )
+    reports = list(explore_seeds([0, 1, 2, 3], _settings(FOREIGN_ID, tmp_path), jobs=1))
     kept = {r.seed: (tmp_path / f"seed-{r.seed}").is_dir() for r in reports}
     assert any(not r.ok for r in reports)
     assert kept == {r.seed: not r.ok for r in reports}
@@ -128,7 +114,10 @@ def test_the_blitz_features_kill_the_mutant(tmp_path: Path, name: str) -> None:
 
 
 def test_a_blitz_failure_is_shrunk_checked_and_written_as_a_regression_that_replays(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    replay_feature: Callable[[Path, str], subprocess.CompletedProcess[str]],
 ) -> None:
     monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))  # the failing run is kept: keep it here
     out = tmp_path / "out"
@@ -153,20 +142,8 @@ def test_a_blitz_failure_is_shrunk_checked_and_written_as_a_regression_that_repl
         text.startswith("@blitz @needs-trace-faults") and 'invariant "finish_only_with_returned_id"' in text
     )
 
-    module = out / "test_regression.py"
-    module.write_text(f"from pytest_bdd import scenarios\n\nscenarios({feature.name!r})\n", encoding="utf-8")
-    (tmp_path / "none.ini").write_text("[pytest]\n", encoding="utf-8")
-
-    def replay(extension: str) -> subprocess.CompletedProcess[str]:
-        command = [
-            sys.executable, "-m", "pytest", str(module), "-q", "-p", "pi_continuity_harness.features.conftest",
-            "-p", "no:cacheprovider", "-c", str(tmp_path / "none.ini"), "--rootdir", str(out),
-            "--extension", extension, "--harness-workdir", str(tmp_path / f"bdd-{len(extension)}"),
-        ]  # fmt: skip
-        return subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp_path)
-
-    against_mutant = replay(FOREIGN_ID)
+    against_mutant = replay_feature(feature, FOREIGN_ID)
     assert against_mutant.returncode == 1, against_mutant.stdout[-2000:]
     assert "finish_only_with_returned_id" in against_mutant.stdout
-    against_reference = replay("blitz")
+    against_reference = replay_feature(feature, "blitz")
     assert against_reference.returncode == 0, against_reference.stdout[-2000:]

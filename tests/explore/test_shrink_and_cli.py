@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import pytest
 from pi_continuity_harness.api.extension_api import ExtensionAPI
 from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
-from pi_continuity_harness.explore.engine import explore_seed
+from pi_continuity_harness.explore.engine import ExploreSettings, explore_seed
 from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.explore.shrink import ddmin, minimise
 from pi_continuity_harness.features.oracle import MESSAGE_PREFIX
@@ -86,15 +86,15 @@ def test_explore_passes_on_the_reference_and_checks_determinism(
 
 def test_the_determinism_check_reports_the_first_difference_of_two_runs(tmp_path: Path) -> None:
     def explore(extension: str) -> Any:
-        return explore_seed(
-            3,
-            10,
-            extension,
+        settings = ExploreSettings(
+            steps=10,
+            extension=extension,
             system=PLUGIN.system,
             out_dir=None,
             work_root=str(tmp_path),
             check_determinism=True,
         )
+        return explore_seed(3, settings)
 
     deterministic = explore("reference")
     assert deterministic.ok and deterministic.determinism == "identical"
@@ -112,7 +112,10 @@ def test_explore_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_a_failing_seed_is_written_as_a_replayable_scenario_and_a_regression_feature(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    replay_feature: Callable[[Path, str], subprocess.CompletedProcess[str]],
 ) -> None:
     monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))  # the failing run is kept: keep it here
     out = tmp_path / "out"
@@ -147,22 +150,10 @@ def test_a_failing_seed_is_written_as_a_replayable_scenario_and_a_regression_fea
     assert f'Given the scenario file "{yaml_file.name}"' in text
     assert 'Then invariant "continuation_is_follow_up" holds' in text
 
-    module = tmp_path / "out" / "test_regression.py"
-    module.write_text(f"from pytest_bdd import scenarios\n\nscenarios({feature.name!r})\n", encoding="utf-8")
-
-    def run(extension: str, module: Path = module) -> subprocess.CompletedProcess[str]:
-        command = [
-            sys.executable, "-m", "pytest", str(module), "-q", "-p", "pi_continuity_harness.features.conftest",
-            "-p", "no:cacheprovider", "-c", str(tmp_path / "none.ini"), "--rootdir", str(out),
-            "--extension", extension, "--harness-workdir", str(tmp_path / f"bdd-{extension.rsplit(':', 1)[-1]}"),
-        ]  # fmt: skip
-        (tmp_path / "none.ini").write_text("[pytest]\n", encoding="utf-8")
-        return subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp_path)
-
-    against_mutant = run(STEER)
+    against_mutant = replay_feature(feature, STEER)
     assert against_mutant.returncode == 1, against_mutant.stdout[-2000:]
     assert "continuation_is_follow_up" in against_mutant.stdout
-    against_reference = run("reference")
+    against_reference = replay_feature(feature, "reference")
     assert against_reference.returncode == 0, against_reference.stdout[-2000:]
 
     # A misspelt invariant name is an error, never a step that holds because nothing has that name.
@@ -170,8 +161,6 @@ def test_a_failing_seed_is_written_as_a_replayable_scenario_and_a_regression_fea
     misspelt.write_text(
         text.replace("continuation_is_follow_up", "continuation_is_folow_up"), encoding="utf-8"
     )
-    other = out / "test_misspelt.py"
-    other.write_text(f"from pytest_bdd import scenarios\n\nscenarios({misspelt.name!r})\n", encoding="utf-8")
-    against_typo = run("reference", other)
+    against_typo = replay_feature(misspelt, "reference")
     assert against_typo.returncode == 1, against_typo.stdout[-2000:]
     assert "no invariant is named 'continuation_is_folow_up'" in against_typo.stdout

@@ -1,0 +1,36 @@
+"""Fixtures shared by the test packages."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ReplayFeature = Callable[[Path, str], "subprocess.CompletedProcess[str]"]
+
+
+@pytest.fixture
+def replay_feature(tmp_path: Path) -> ReplayFeature:
+    """Run a regression ``.feature`` the explorer wrote, with the suite's steps, against an
+    implementation: in a fresh pytest process (the suite's conftest as the only plugin, no ini
+    of this repository), the way a user who copied it into the suite would."""
+
+    def replay(feature: Path, extension: str) -> subprocess.CompletedProcess[str]:
+        module = feature.with_name(f"test_{feature.stem.replace('-', '_')}.py")
+        module.write_text(
+            f"from pytest_bdd import scenarios\n\nscenarios({feature.name!r})\n", encoding="utf-8"
+        )
+        ini = tmp_path / "none.ini"
+        ini.write_text("[pytest]\n", encoding="utf-8")
+        workdir = tmp_path / f"bdd-{len(list(tmp_path.glob('bdd-*')))}"
+        command = [
+            sys.executable, "-m", "pytest", str(module), "-q", "-p", "pi_continuity_harness.features.conftest",
+            "-p", "no:cacheprovider", "-c", str(ini), "--rootdir", str(feature.parent),
+            "--extension", extension, "--harness-workdir", str(workdir),
+        ]  # fmt: skip
+        return subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp_path)
+
+    return replay
