@@ -9,7 +9,7 @@ text and ``JSON.stringify(toolsAdded)``), about 1,200 tokens, so a simulated ses
 carry the same message for threshold and overflow figures to agree with real Pi.
 
 ``pi-1.6-system-prompt.json`` beside this module is the output of
-``features/realpi/dump_system_prompt.mjs`` run against the installed package, with the
+``targets/realpi/dump_system_prompt.mjs`` run against the installed package, with the
 package directory written ``$PI_PACKAGE`` and the cwd ``$CWD``. The simulator fills in the
 project directory for ``$CWD`` and :data:`SIMULATED_PI_PACKAGE_DIR` for ``$PI_PACKAGE`` (a
 fixed path, so simulations do not depend on where Pi is installed; real Pi's own path differs

@@ -1,9 +1,11 @@
-"""pi-blitz-handoff 2.0.0, reference implementation (a second system under the harness).
+"""pi-blitz-handoff 2.0.0, reference implementation (the second system under the harness, "blitz
+handoff" in the harness's names; "handoff" alone is Pi Session Continuity's Continuity Handoff).
 
-:func:`extension` is the factory (``pi_continuity_harness.reference.blitz:extension``);
-it declares ``extension.pi_continuity_system = "pi-blitz-handoff"`` so the conformance
-suite runs only the ``pi_blitz_handoff`` features against it. The host is reached only
-through ``simulator.extension_api``/``events``/``abort``. Modules: :mod:`.settings`
+:func:`extension` is the factory (``pi_continuity_harness.reference.blitz:extension``, registered
+as ``blitz`` and, for compatibility, ``handoff``); it declares
+``extension.pi_continuity_system = "pi-blitz-handoff"`` so the conformance suite runs only the
+``pi_blitz_handoff`` features against it. The host is reached only through
+:mod:`pi_continuity_harness.api`. Modules: :mod:`.settings`
 (schema, normalisation, edits), :mod:`.paths`, :mod:`.templates` (assets, resolver,
 project selections), :mod:`.recovery` (capture windows), :mod:`.chain`, :mod:`.state`
 (the request and Finish correlation), :mod:`.status` (widget), :mod:`.messages` (texts),

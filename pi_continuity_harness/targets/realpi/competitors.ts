@@ -1,5 +1,5 @@
 /**
- * TypeScript twins of `simulator/competitors.py`: a second extension that also answers
+ * TypeScript twins of `scenario/competitors.py`: a second extension that also answers
  * `session_before_compact`, the competing-extension fault. Same behaviour names, same replies.
  * The real-Pi target generates a wrapper per competitor slot:
  *     import { competitor } from "<this file>";

@@ -11,7 +11,7 @@ scenario's extensions in order:
   other spec (``module:factory``, an entry-point name, a factory object) runs in Python
   through the bridge (``bridge.ts`` + :mod:`.bridge_runtime`);
 * a competitor behaviour: ``competitors.ts``, the TypeScript twin of
-  ``simulator/competitors.py``;
+  ``scenario/competitors.py``;
 * ``module:`` extensions: through the bridge.
 
 Each extension slot gets a generated wrapper under ``<work>/harness-extensions/``.
