@@ -67,6 +67,7 @@ from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_sum
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.agent_loop import Agent, AgentEvent, CompletedTurn, LoopHooks
+from pi_continuity_harness.simulator.builtin_tools import BUILTIN_TOOLS, BuiltinTools
 from pi_continuity_harness.simulator.compaction import (
     SUMMARIZATION_SYSTEM_PROMPT,
     Prepared,
@@ -91,7 +92,7 @@ from pi_continuity_harness.simulator.overflow import (
 )
 from pi_continuity_harness.simulator.session_manager import SessionManager, current_system_message, ms_of_iso
 from pi_continuity_harness.simulator.settings import SettingsManager
-from pi_continuity_harness.simulator.system_prompt import builtin_tools, render_system_prompt, system_message
+from pi_continuity_harness.simulator.system_prompt import render_system_prompt, system_message
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
 if TYPE_CHECKING:
@@ -99,13 +100,10 @@ if TYPE_CHECKING:
 from pi_continuity_harness.errors import SimulatorError
 
 __all__ = [
-    "BUILTIN_TOOLS",
     "AgentSession",
     "PromptRejectedError",
 ]
 
-#: The four built-in tools' declarations as Pi 1.6 persists them (``system_prompt.py``).
-BUILTIN_TOOLS: tuple[dict[str, Any], ...] = tuple(builtin_tools())
 
 OVERFLOW_RECOVERY_FAILED = (
     "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or "
@@ -167,8 +165,12 @@ class AgentSession:
         self.cwd = cwd
         self.thinking_level = thinking_level
         self._spawn = spawn
-        self._write_file = write_file
-        self._remove_file = remove_file or _remove_plain
+        self.builtin_tools = BuiltinTools(
+            cwd=cwd,
+            scripted_output=service.tool_result_for,
+            write_file=write_file,
+            remove_file=remove_file or _remove_plain,
+        )
         self.runner: ExtensionRunner | None = None
         self.agent = Agent(
             listener=self._handle_agent_event,
@@ -529,7 +531,7 @@ class AgentSession:
                 out["terminate"] = True
             is_error = result.is_error
         else:
-            out, is_error = self._run_builtin_tool(call)
+            out, is_error = self.builtin_tools.run(call)
         if runner.has_handlers("tool_result"):
             await self.dispatch(
                 ToolResultEvent(
@@ -542,70 +544,6 @@ class AgentSession:
                 )
             )
         return out, is_error
-
-    def _run_builtin_tool(self, call: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        """Simulated built-in tools: scripted output for ``bash``, real files for read/write."""
-        name = call["name"]
-        args = call.get("arguments") or {}
-        scripted = self.service.tool_result_for(call["id"])
-        if name == "bash":
-            command = str(args.get("command", ""))
-            removed = None if scripted is not None else self._bash_rm(command)
-            if scripted is not None:
-                text = scripted
-            elif removed is not None:
-                text = removed
-            else:
-                text = command[5:].strip().strip("'\"") + "\n" if command.startswith("echo ") else ""
-            return {"content": [{"type": "text", "text": text or "(no output)"}], "details": {}}, False
-        if name in ("write", "edit"):
-            path = str(args.get("path", ""))
-            full = path if path.startswith("/") else f"{self.cwd}/{path}"
-            content = str(args.get("content", args.get("newText", "")))
-            try:
-                self._write_file(full, content)
-            except OSError as error:
-                return {"content": [{"type": "text", "text": str(error)}]}, True
-            # Pi 1.6: "Successfully wrote to <path as given>", and a native result has no
-            # ``details`` key (handoff-host-on-real-pi.md §6).
-            return {"content": [{"type": "text", "text": f"Successfully wrote to {path}"}]}, False
-        if name == "read":
-            path = str(args.get("path", ""))
-            full = path if path.startswith("/") else f"{self.cwd}/{path}"
-            try:
-                with open(full, encoding="utf-8") as handle:
-                    text = handle.read()
-            except OSError as error:
-                return {"content": [{"type": "text", "text": str(error)}], "details": {}}, True
-            return {"content": [{"type": "text", "text": text}], "details": {}}, False
-        return {"content": [{"type": "text", "text": scripted or ""}], "details": {}}, False
-
-    def _bash_rm(self, command: str) -> str | None:
-        """The one command the simulated ``bash`` really runs: ``rm [-f] <paths>``.
-
-        Real Pi runs the model's bash commands; a receiver deleting a file it was told to
-        delete is part of the protocols under test, so ``rm`` has its real effect here
-        (through the host's file writer, so faults and the trace see it). Every other
-        command prints its scripted result. Returns the output, or None if not an ``rm``.
-        """
-        words = command.split()
-        if not words or words[0] != "rm":
-            return None
-        force = "-f" in words[1:]
-        paths = [w for w in words[1:] if not w.startswith("-")]
-        if not paths or any(c in command for c in ";&|`$<>*?"):
-            return None
-        errors = []
-        for path in paths:
-            full = path if path.startswith("/") else f"{self.cwd}/{path}"
-            try:
-                self._remove_file(full)
-            except FileNotFoundError:
-                if not force:
-                    errors.append(f"rm: cannot remove '{path}': No such file or directory")
-            except OSError as error:
-                errors.append(f"rm: cannot remove '{path}': {error.strerror or error}")
-        return "\n".join(errors) + ("\n" if errors else "")
 
     # ================================================================= prompting
     async def prompt(
