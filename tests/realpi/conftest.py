@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from pi_continuity_harness.scenario.implementations import SESSION_CONTINUITY
 from pi_continuity_harness.scenario.model_script import ModelOutcome, ModelRequest, ModelScript
 from pi_continuity_harness.targets.realpi import (
     FakeModel,
@@ -77,7 +78,8 @@ def realpi(pi_installation: PiInstallation, tmp_path: Path) -> Iterator[Callable
         trust: Any = "always",
     ) -> RealPi:
         counter[0] += 1
-        server = FakeModelServer(script)
+        # The probes' extension calls are Brief syntheses: the continuity writer answers them.
+        server = FakeModelServer(script, replies=SESSION_CONTINUITY.extension_replies)
         stack.callback(server.stop)
         server.start()
         env = PiEnvironment(
