@@ -29,6 +29,7 @@ import pytest
 from pytest_bdd.scenario import scenario_wrapper_template_registry
 
 from pi_continuity_harness import targets
+from pi_continuity_harness.features import SUITE_DIR
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario import implementations as registry
 from pi_continuity_harness.scenario.implementations import SESSION_CONTINUITY, SYSTEMS, ImplementationError
@@ -46,7 +47,7 @@ __all__ = [
     "target_capabilities",
 ]
 
-KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz")
+KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz", "host")
 _REQUEST_KINDS: tuple[RequestKind, ...] = ("agent", "summary", "extension")
 #: Features directory -> the system whose features it holds.
 SYSTEM_DIRS = {system.features: system.name for system in SYSTEMS.values()}
@@ -92,6 +93,18 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{tag}: conformance feature group")
     for capability, meaning in CAPABILITIES.items():
         config.addinivalue_line("markers", f"needs-{capability}: runs only on a target that can: {meaning}")
+    for tag in _rule_tags():
+        config.addinivalue_line("markers", f"{tag}: proves the catalogue rule {tag.removeprefix('rule-')}")
+
+
+def _rule_tags() -> list[str]:
+    """Every ``@rule-<id>`` tag of the suite's features (a scenario proves the rules it names)."""
+    found = {
+        match.group(1)
+        for path in SUITE_DIR.rglob("*.feature")
+        for match in re.finditer(r"@(rule-[A-Za-z0-9]+)", path.read_text(encoding="utf-8"))
+    }
+    return sorted(found)
 
 
 def _workdir_root(config: pytest.Config) -> Path:

@@ -4,6 +4,7 @@ Feature: project-template-resolution
   each start rereads the assignments and uses the nearest concrete selection upward, else
   the global setting (reference: Managed paths, templates and projects).
 
+  @rule-H125 @rule-H127a @rule-H18a @rule-H108
   Scenario: project-template-resolution
     Given the managed template "call_team.cmpl" says "Team call template."
     When the user selects "call_team.cmpl" as the Call template of this directory

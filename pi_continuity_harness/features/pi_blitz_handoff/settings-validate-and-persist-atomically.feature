@@ -4,16 +4,20 @@ Feature: settings-validate-and-persist-atomically
   applies at once; invalid input keeps the prior value and says why; a missing directory
   is created only after the exact path is confirmed (reference: Settings).
 
+  @rule-H88a @rule-H108
   Scenario: settings-validate-and-persist-atomically
     When the user sets "readinessRetrySeconds" to "5" in /sh settings
     Then the handoff config file holds "readinessRetrySeconds" = 5
-    And a notification says "readinessRetrySeconds set to 5"
 
+  @rule-H88d @rule-H89 @rule-H95b
   Scenario: invalid input keeps the previous value with a hint
     When the user sets "criticalWarningPercent" to "50" in /sh settings
-    Then a notification says "criticalWarningPercent not changed"
+    Then a notification names "criticalWarningPercent"
     And the handoff config file is unchanged
 
+  @rule-H88a @rule-H91a
   Scenario: a new recovery directory is created after confirming its exact path
     When the user sets "recoveryDirectory" to "$WORK/custom-recovery" in /sh settings
     Then the handoff config file holds "recoveryDirectory" = "$WORK/custom-recovery"
+    And the directory "$WORK/custom-recovery" exists
+    And a confirmation named "$WORK/custom-recovery"

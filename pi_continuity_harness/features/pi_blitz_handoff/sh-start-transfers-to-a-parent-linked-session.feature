@@ -5,6 +5,7 @@ Feature: sh-start-transfers-to-a-parent-linked-session
   switches to a fresh session linked to the source, whose short first prompt names the
   dossier's absolute path and the cleanup (reference: Transfer sequence 1-7).
 
+  @rule-H11a @rule-H8 @rule-H12 @rule-H33a @rule-H37a @rule-H37b @rule-H37c @rule-H38 @rule-H39a @rule-H40a @rule-H44a @rule-H64a
   Scenario: sh-start-transfers-to-a-parent-linked-session
     Given the user has worked through 2 turns
     When the user runs "/sh start" and the model writes the handoff and finishes it

@@ -56,13 +56,16 @@ from pi_continuity_harness.reference.blitz.chain import ChainError, decide_paren
 from pi_continuity_harness.reference.blitz.commands import run_command
 from pi_continuity_harness.reference.blitz.constants import (
     AUTO_BUDGET_ENTRY,
+    CALL_TYPE,
     COMMAND_NAME,
     CUTOVER_SUBCOMMAND,
     EMERGENCY_INSTRUCTION,
     EMERGENCY_PERCENT,
+    EMERGENCY_TYPE,
     FINISH_TOOL,
     GET_TOOL,
     REMINDER_TEXT,
+    REMINDER_TYPE,
     ROLES,
     STATUS_TOOL,
     SUBCOMMANDS,
@@ -295,7 +298,7 @@ class BlitzHandoff:
         if request is None or not request.reminder_due(self.now(), self.settings.readiness_retry_seconds):
             return
         request.reminded = True
-        message = {"customType": "pi-blitz-handoff-reminder", "content": REMINDER_TEXT, "display": True}
+        message = {"customType": REMINDER_TYPE, "content": REMINDER_TEXT, "display": True}
         if ctx.is_idle():
             self.pi.send_message(message)
         else:
@@ -324,7 +327,7 @@ class BlitzHandoff:
                 request.reminded = True
                 self.pi.send_message(
                     {
-                        "customType": "pi-blitz-handoff-emergency",
+                        "customType": EMERGENCY_TYPE,
                         "content": EMERGENCY_INSTRUCTION,
                         "display": True,
                     },
@@ -356,7 +359,7 @@ class BlitzHandoff:
         request.call_dispatched = True
         request.reminder_started_at = self.now()
         self.pi.send_message(
-            {"customType": "pi-blitz-handoff-call", "content": request.call_text, "display": True},
+            {"customType": CALL_TYPE, "content": request.call_text, "display": True},
             deliver_as="steer",
         )
 
