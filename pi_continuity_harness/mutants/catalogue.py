@@ -50,6 +50,13 @@ class Mutant:
     canary: bool = False
     #: The implementation it changes (a registered name); the kill matrix runs it as the control.
     reference: str = "reference"
+    #: The catalogue rules it breaks (``pi_continuity_harness/rules/*.yaml``); the kill matrix runs
+    #: the scenarios that prove them (plus a sample) instead of the whole suite. Empty: the suite.
+    rules: tuple[str, ...] = ()
+    #: Whether the explorer can reach what it breaks (False: judged by the features alone).
+    explorable: bool = True
+    #: The invariant expected to catch it (None: any).
+    invariant: str | None = None
 
 
 MUTANTS: dict[str, Mutant] = {}
@@ -783,5 +790,13 @@ def hardcoded_dot_pi(pi: ExtensionAPI) -> None:
 # The blitz handoff mutants (mutants/blitz.py) join the kill matrix with the spec that loads them.
 for _entry in blitz.BLITZ_MUTANTS.values():
     MUTANTS[_entry.name] = Mutant(
-        _entry.name, _entry.rule, _entry.how, _entry.factory, _entry.spec, reference="blitz"
+        _entry.name,
+        _entry.rule,
+        _entry.how,
+        _entry.factory,
+        _entry.spec,
+        reference="blitz",
+        rules=_entry.rules,
+        explorable=_entry.invariant is not None,
+        invariant=_entry.invariant,
     )
