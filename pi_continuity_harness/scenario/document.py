@@ -128,6 +128,10 @@ class Scenario(_Strict):
         default="always", description="defaultProjectTrust in the agent settings (ask: Pi's default)"
     )
     approve: bool | None = Field(default=None, description="--approve (true) / --no-approve (false)")
+    session: Literal["file", "memory"] = Field(
+        default="file",
+        description="memory: --no-session (SessionManager.inMemory: no session file, new sessions in memory too)",
+    )
     settings: SettingsSpec = SettingsSpec()
     files: dict[str, FileSpec] = Field(
         default_factory=dict,

@@ -121,8 +121,12 @@ class SimHost:
         unauthenticated_providers: frozenset[str] = frozenset(),
         faults: FaultPlan | None = None,
         replies: ExtensionReplies = PLAIN_REPLIES,
+        persist_sessions: bool = True,
     ) -> None:
         self.paths = HostPaths.under(workdir)
+        #: False: ``--no-session`` (``SessionManager.inMemory``, session-manager.js:1385): no
+        #: session file, and every new session is in memory too.
+        self.persist_sessions = persist_sessions
         self.loop = VirtualTimeEventLoop()
         self.clock = VirtualClock(self.loop.time)
         self.rng = SeededRandom(seed)
@@ -538,6 +542,7 @@ class SimHost:
                 session_dir=self.paths.session_dir,
                 clock=self.clock,
                 rng=self.rng,
+                persist=self.persist_sessions,
                 write_line=self._write_session,
                 on_append=self._on_entry,
             )
@@ -602,6 +607,7 @@ class SimHost:
             clock=self.clock,
             rng=self.rng,
             parent_session=parent_session,
+            persist=self.persist_sessions,
             write_line=self._write_session,
             on_append=self._on_entry,
         )

@@ -122,6 +122,7 @@ class Simulation:
             ),
             faults=scenario.faults,
             replies=replies or declared_system(impl_factory).extension_replies,
+            persist_sessions=scenario.session == "file",
         )
         prepare_files(self.host.paths, scenario)
         os.makedirs(os.path.join(root, "tmp"), exist_ok=True)

@@ -40,3 +40,11 @@ Feature: automatic-initiation-budget
     Then no automatic handoff request was made
     When the user runs "/sh start"
     Then the status widget now shows "Waiting for Session Handoff"
+
+  @rule-H15 @rule-H56b
+  Scenario: the automatic request is steering at the completed turn, after its tool results
+    Given the handoff settings are {"automaticSessionHandoff": true}
+    When the model calls a tool and reports 145,000 context tokens, then answers
+    Then the Call instruction reached the model right after that turn's tool results, before its final answer
+    And the tool's result of that turn was recorded
+    And no run was aborted

@@ -11,3 +11,4 @@ Feature: chain-limit-starts-an-independent-master
     Then Pi switched to a new independent master session
     And the receiver's first prompt names the dossier's absolute path and nothing of the source history
     And the receiver read the whole dossier
+    And the bootstrap prompt tells the receiver to read the entire dossier, past any truncation

@@ -24,5 +24,6 @@ Feature: emergency-instruction-at-90-percent
   Scenario: without a request there is no emergency
     When the next turn reports 185,000 context tokens
     Then the emergency instruction was not sent
+    And the extension sent the model no message
     When the user runs "/sh start"
     Then the status widget now shows "Waiting for Session Handoff"

@@ -22,3 +22,9 @@ Feature: finish-rejects-stale-and-duplicate-ids
     When the model asks for the template and calls Finish with the ID "0190aaaa-not-the-returned-id"
     Then the Finish call was rejected
     And Pi did not switch sessions
+
+  @rule-H30 @rule-H31a
+  Scenario: a Finish on a dossier written before the template was retrieved is rejected
+    When the user runs "/sh start" and the model writes the dossier and calls Finish before asking for the template
+    Then the Finish call was rejected
+    And Pi did not switch sessions

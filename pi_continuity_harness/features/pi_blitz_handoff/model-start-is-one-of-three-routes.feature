@@ -30,3 +30,29 @@ Feature: model-start-is-one-of-three-routes
     When the user opens the /sh menu and dismisses it
     Then a menu was offered
     And no handoff was requested
+
+  @rule-H9b @rule-H9c
+  Scenario: the status tool reports the context use, the thresholds, the reminder delay and the state
+    Given the handoff settings are {"callTemplate": "call_marker.cmpl", "automaticSessionHandoff": true, "automaticSessionHandoffPercent": 75}
+    When the model checks the handoff status while the handoff waits and while it is written
+    Then the status tool reported the context use, the automatic threshold of 75% and a reminder delay of 60 seconds
+    And the two status answers report different handoff states
+
+  @rule-H11c
+  Scenario: a prompt that only mentions a handoff starts nothing
+    When the user asks "Should we hand this session off, do you think?" and the model answers
+    Then no handoff was started
+    When the user runs "/sh start"
+    Then the status widget now shows "Waiting for Session Handoff"
+
+  @rule-H14b
+  Scenario: a model start without an early template request sends the Call once the run settled
+    When the model is asked to start a handoff and ends its turn
+    Then the Call instruction reached the model only after that run settled
+    And the status widget now shows "Waiting for Session Handoff"
+
+  @rule-H21
+  Scenario: a template request without a handoff is refused
+    When the model asks for the template without a handoff request
+    Then the template request was refused and nothing was reserved
+    And no handoff was started

@@ -16,3 +16,9 @@ Feature: one-visible-reminder
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then exactly 0 handoff reminders were shown
     And Pi switched to a new session whose header links to the source session
+
+  @needs-virtual-time @rule-H100a @rule-H49b
+  Scenario: with the default delay a writer that stops after 30 seconds gets no reminder
+    When the model takes 30 seconds before asking for the template, then writes and finishes
+    Then exactly 0 handoff reminders were shown
+    And the status widget now shows "Waiting for Session Handoff"

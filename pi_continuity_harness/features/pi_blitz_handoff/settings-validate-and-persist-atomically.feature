@@ -21,3 +21,15 @@ Feature: settings-validate-and-persist-atomically
     Then the handoff config file holds "recoveryDirectory" = "$WORK/custom-recovery"
     And the directory "$WORK/custom-recovery" exists
     And a confirmation named "$WORK/custom-recovery"
+
+  @rule-H91a @rule-H91b @rule-H90a
+  Scenario: a declined directory creation creates nothing and keeps the previous value
+    When the user sets "recoveryDirectory" to "$WORK/custom-recovery" in /sh settings and declines the creation
+    Then the directory "$WORK/custom-recovery" does not exist
+    And the handoff config file is unchanged
+    And a confirmation named "$WORK/custom-recovery"
+
+  @rule-H104a
+  Scenario: the templates default to call_default.cmpl and handoff_default.cmpl
+    When the user opens /sh settings and closes it
+    Then the settings dialog showed "call_default.cmpl" and "handoff_default.cmpl"

@@ -28,7 +28,7 @@ from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.features.steps.common import current_mark, number
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.model_script import HttpError, Reply, ScriptedToolCall
-from pi_continuity_harness.scenario.operations import DialogAnswer, EditFileOp, PromptOp, ReloadOp
+from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer, EditFileOp, PromptOp, ReloadOp
 from pi_continuity_harness.scenario.transcript import content_text
 
 MANAGED = oracle.MANAGED_DIR
@@ -505,3 +505,121 @@ def _menu_dismissed(world: World) -> None:
     world.start()
     begin(world)
     world.command("/sh", [DialogAnswer(cancel=True)])
+
+
+# ===================================================================== when: routes and timing
+@when('the user runs "/sh start" while the model is answering a prompt')
+def _start_while_busy(world: World) -> None:
+    start = CommandOp.model_validate({"command": {"text": "/sh start"}})
+    scripted(
+        world,
+        Reply(text="Working on the task.", context_tokens=11_000, latency_ms=500, during=(start,)),
+        Reply(text="Call received; looking for the next safe checkpoint.", context_tokens=11_500),
+    )
+    world.remembered["busy_reply"] = "Working on the task."
+    world.prompt("Please fix the failing test.")
+
+
+@when("the model is asked to start a handoff and ends its turn")
+def _model_start_then_end(world: World) -> None:
+    scripted(
+        world,
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "start"}),), context_tokens=11_000),
+        Reply(text="The handoff is requested.", context_tokens=11_200),
+        Reply(text="Call received; looking for the next safe checkpoint.", context_tokens=11_500),
+    )
+    world.remembered["busy_reply"] = "The handoff is requested."
+    world.prompt("Please hand this session off now.")
+
+
+@when("the model checks the handoff status while the handoff waits and while it is written")
+def _status_twice(world: World) -> None:
+    sh_start(
+        world,
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "status"}),), context_tokens=11_000),
+        get_reply(),
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "status"}),), context_tokens=12_100),
+        Reply(text="Reported.", context_tokens=12_200),
+    )
+
+
+@when(parsers.re(r'the user asks "(?P<value>[^"]+)" and the model answers'))
+def _plain_question(world: World, value: str) -> None:
+    scripted(world, Reply(text="A handoff moves the work to a fresh session.", context_tokens=11_000))
+    world.prompt(value)
+
+
+@when("the model asks for the template without a handoff request")
+def _get_without_request(world: World) -> None:
+    scripted(world, get_reply(), Reply(text="No template.", context_tokens=11_100))
+    world.prompt("Show me the handoff template.")
+
+
+@when(
+    'the user runs "/sh start" and the model writes the handoff, calling an unrelated tool on the way, and finishes it'
+)
+def _start_with_other_tools(world: World) -> None:
+    other = Reply(
+        tool_calls=(
+            call("bash", {"command": "echo unrelated"}),
+            call("write", {"path": "notes/unrelated.txt", "content": "unrelated work\n"}),
+        ),
+        context_tokens=12_300,
+    )
+    sh_start(world, get_reply(), other, write_reply(), finish_reply(), *submitted_then_receiver())
+
+
+@when(
+    'the user runs "/sh start" and the model writes the dossier and calls Finish before asking for the template'
+)
+def _write_then_finish_first(world: World) -> None:
+    world.start()
+    remember_source(world)
+    path = str(dossier(world))
+    sh_start(
+        world,
+        Reply(tool_calls=(call("write", {"path": path, "content": DOSSIER_TEXT}),), context_tokens=12_000),
+        finish_reply("made-up-id-2"),
+        Reply(text="I could not finish.", context_tokens=12_100),
+    )
+
+
+@given(parsers.re(r'the recovery directory also holds "(?P<name>[^"]+)"'))
+def _given_other_recovery(world: World, name: str) -> None:
+    world.start()
+    world.perform(
+        EditFileOp.model_validate(
+            {
+                "edit_file": {
+                    "path": f"$AGENT/{MANAGED}/recovery/{name}",
+                    "text": "--- Deferred Prompt 1 of 1 ---\nkeep me\n",
+                }
+            }
+        )
+    )
+
+
+@when(
+    parsers.re(
+        r'the user sets "(?P<key>[^"]+)" to "(?P<value>[^"]*)" in /sh settings and declines the creation'
+    )
+)
+def _set_setting_declined(world: World, key: str, value: str) -> None:
+    world.start()
+    world.remembered["config_before"] = config_bytes(world)
+    begin(world)
+    world.command("/sh settings", settings_answers(world, key, value, create=False))
+
+
+@when("the user opens /sh settings and closes it")
+def _settings_closed(world: World) -> None:
+    world.start()
+    world.remembered["config_before"] = config_bytes(world)
+    begin(world)
+    world.command("/sh settings", [DialogAnswer(cancel=True)])
+
+
+@given("Pi runs without a session file")
+def _in_memory(world: World) -> None:
+    """``--no-session``: Pi keeps the session in memory (``SessionManager.inMemory``)."""
+    world.require_setup("an in-memory session").data["session"] = "memory"

@@ -82,6 +82,16 @@ def _bootstrap(world: World) -> None:
     assert receiver_requests, "no model request carried the bootstrap prompt"
     messages = receiver_requests[0].request.messages
     assert [m.get("role") for m in messages if m.get("role") != "system"] == ["user"], f"history: {messages}"
+    source_prompts = [i.text for i in source_items(world) if i.kind == "user" and len(i.text) >= 20]
+    leaked = [p[:60] for p in source_prompts if p[:40] in first]
+    assert not leaked, f"the first prompt carries the source history: {leaked}"
+
+
+@then("the bootstrap prompt tells the receiver to read the entire dossier, past any truncation")
+def _bootstrap_entire(world: World) -> None:
+    words = oracle.without_paths(_first_prompt(world))
+    assert re.search(r"(?i)\b(?:entire|whole|all of it|completely|in full)\b", words), words
+    assert re.search(r"(?i)truncat", words), words
 
 
 @then("the receiver read the whole dossier")
@@ -452,3 +462,227 @@ def _prompt_handled(world: World) -> None:
     assert outcome.disposition == "handled", outcome
     mark = last_mark(world)
     assert not world.observe().model_requests[mark.model_requests :], "a model request followed"
+
+
+# ===================================================================== routes, timing, texts
+def _runs(world: World) -> list[list[dict[str, object]]]:
+    """The source session's runs: the message_end events between two agent_settled events."""
+    runs: list[list[dict[str, object]]] = [[]]
+    for event in world.observe().session_events:
+        if event.get("type") == "agent_settled":
+            runs.append([])
+        elif event.get("type") == "message_end":
+            runs[-1].append(event)
+    return runs
+
+
+def _run_of(world: World, role: tuple[str, ...], prefix: str) -> int:
+    for index, run in enumerate(_runs(world)):
+        if any(e.get("role") in role and str(prefix).startswith(str(e.get("text") or "\0")) for e in run):
+            return index
+    raise AssertionError(f"no message {prefix[:60]!r} was delivered")
+
+
+def _the_call(world: World) -> str:
+    calls = [m.item.text for m in handoff_messages(world) if m.kind == "call"]
+    assert len(calls) == 1, f"Call instructions: {calls}"
+    return calls[0]
+
+
+@then("the Call instruction reached the model only after that run settled")
+def _call_after_settled(world: World) -> None:
+    busy = _run_of(world, ("assistant",), str(world.remembered["busy_reply"]))
+    call_run = _run_of(world, ("user", "custom"), _the_call(world))
+    assert call_run > busy, f"the Call came in run {call_run}, the busy run was {busy}"
+
+
+@then("the Call instruction reached the model right after that turn's tool results, before its final answer")
+def _call_steered(world: World) -> None:
+    items = source_items(world)
+    call_text = _the_call(world)
+    at = next(i for i, item in enumerate(items) if item.kind == "extension" and item.text == call_text)
+    before = [i for i in items[:at] if i.kind != "other"]
+    assert before and before[-1].kind == "tool", f"the Call did not follow a tool result: {before[-3:]}"
+    final = str(world.remembered.get("run_final_text"))
+    after = [i.text for i in items[at:] if i.kind == "assistant"]
+    assert final in after, f"the run's final answer came before the Call: {after}"
+
+
+@then("the tool's result of that turn was recorded")
+def _tools_ran(world: World) -> None:
+    results = [i for i in source_items(world) if i.kind == "tool" and i.tool == "bash"]
+    assert results and not any(r.error for r in results), results
+
+
+@then(
+    parsers.re(
+        r"the status tool reported the context use, the automatic threshold of (?P<auto>\d+)% "
+        r"and a reminder delay of (?P<delay>\d+) seconds"
+    )
+)
+def _status_fields(world: World, auto: str, delay: str) -> None:
+    _registered(world, oracle.STATUS_TOOL)
+    results = tool_results(source_entries(world), oracle.STATUS_TOOL)
+    assert results and not results[0].get("isError"), [text(r) for r in results]
+    body = text(results[0])
+    percents = [float(p) for p in re.findall(r"(\d+(?:\.\d+)?)\s*%", body)]
+    assert any(5 <= p <= 6 for p in percents), f"no context use of about 5.5% in {body!r}"
+    assert float(auto) in percents, f"no automatic threshold of {auto}% in {body!r}"
+    assert re.search(rf"(?<!\d){delay}\s*(?:s\b|sec|second)", body), (
+        f"no reminder delay of {delay} s in {body!r}"
+    )
+
+
+@then("the two status answers report different handoff states")
+def _status_differs(world: World) -> None:
+    results = tool_results(source_entries(world), oracle.STATUS_TOOL)
+    assert len(results) == 2 and not any(r.get("isError") for r in results), [text(r) for r in results]
+    assert text(results[0]) != text(results[1]), text(results[0])
+
+
+@then("no handoff was started")
+def _not_started(world: World) -> None:
+    assert not [t for t in widget_texts(world) if t], widget_texts(world)
+    assert not handoff_messages(world), [m.item.text for m in handoff_messages(world)]
+    assert not dossier(world).exists()
+
+
+@then("the template request was refused and nothing was reserved")
+def _get_refused_nothing(world: World) -> None:
+    _get_refused(world)
+    assert not dossier(world).exists(), f"{dossier(world)} was reserved"
+
+
+@then(
+    "the Call instruction tells the model to call session_handoff_get_template({}) before writing, "
+    "and names neither the dossier file nor a Finish ID"
+)
+def _call_protocol(world: World) -> None:
+    call_text = _the_call(world)
+    assert oracle.mentions(call_text, oracle.GET_TOOL), call_text
+    assert str(dossier(world)) not in call_text and not re.search(oracle.DOSSIER_MATCH, call_text), call_text
+    ids = [oracle.finish_id_in(text(r)) for r in tool_results(source_entries(world), oracle.GET_TOOL)]
+    assert not [i for i in ids if i and i in call_text], f"the Call carries a Finish ID: {call_text!r}"
+
+
+@then(parsers.re(r'the template response carries "(?P<marker>[^"]+)" and names the source session file'))
+def _get_contents(world: World, marker: str) -> None:
+    results = [r for r in tool_results(source_entries(world), oracle.GET_TOOL) if not r.get("isError")]
+    assert results, "no successful template response"
+    body = text(results[0])
+    assert marker in body, f"the selected Handoff template is not in {body!r}"
+    assert str(source_file(world)) in body, f"the source transcript {source_file(world)} is not in {body!r}"
+
+
+@then("the bootstrap prompt tells the receiver to keep the dossier and report the blocker if the read fails")
+def _bootstrap_blocker(world: World) -> None:
+    words = oracle.without_paths(_first_prompt(world))
+    assert re.search(r"(?i)\b(?:fail|fails|failed|incomplete|cannot|unable)\b", words), words
+    assert re.search(r"(?i)\b(?:keep|leave|retain)\b|\bdo(?: not|n't) (?:delete|remove)\b", words), words
+    assert re.search(r"(?i)\b(?:report|tell|explain|blocker|blocked)\b", words), words
+
+
+def _managed_template(world: World, name: str) -> str:
+    path = agent_dir(world) / "templates" / name
+    assert path.is_file(), f"{path} was not installed"
+    return path.read_text(encoding="utf-8").strip()
+
+
+@then(
+    "the Call instruction starts with the installed call_default.cmpl and the template response carries "
+    "the installed handoff_default.cmpl"
+)
+def _defaults_used(world: World) -> None:
+    call_text = _the_call(world)
+    assert call_text.startswith(_managed_template(world, "call_default.cmpl")), call_text
+    results = [r for r in tool_results(source_entries(world), oracle.GET_TOOL) if not r.get("isError")]
+    assert results and _managed_template(world, "handoff_default.cmpl") in text(results[0]), results
+
+
+@then("the shipped Call template asks for the next safe checkpoint before the protocol")
+def _shipped_call(world: World) -> None:
+    call_text = _the_call(world)
+    template = call_text.split(oracle.GET_TOOL, 1)[0]
+    assert re.search(r"(?i)checkpoint", template), template
+    assert oracle.mentions(call_text, oracle.FINISH_TOOL), call_text
+
+
+_V2_TOPICS = (
+    r"userfacing",
+    r"autonom",
+    r"grant|permission",
+    r"dirty|blocker",
+    r"evidence",
+    r"skill",
+    r"next action",
+    r"history",
+    r"deferred prompt",
+)
+
+
+@then("the shipped Handoff template asks for the V2 dossier")
+def _shipped_handoff(world: World) -> None:
+    results = [r for r in tool_results(source_entries(world), oracle.GET_TOOL) if not r.get("isError")]
+    assert results, "no successful template response"
+    body = text(results[0])
+    missing = [topic for topic in _V2_TOPICS if not re.search(rf"(?i){topic}", body)]
+    assert not missing, f"the template response misses {missing}: {body!r}"
+
+
+@then("the tools Pi declared to the model stayed the same during the handoff, and every tool call ran")
+def _tools_unchanged(world: World) -> None:
+    requests = [r for r in world.observe().requests("agent") if str(dossier(world)) not in r.last_user_text()]
+    declared = {tuple(r.request.tools) for r in requests}
+    assert len(declared) == 1 and "write" in next(iter(declared)), f"declared tools changed: {declared}"
+    failed = [
+        (i.tool, i.text)
+        for i in source_items(world)
+        if i.kind == "tool" and i.error and i.tool not in (oracle.GET_TOOL, oracle.FINISH_TOOL)
+    ]
+    assert not failed, f"tool calls that did not run: {failed}"
+    unrelated = Path(world.observe().project_dir) / "notes" / "unrelated.txt"
+    assert unrelated.read_text(encoding="utf-8") == "unrelated work\n", "the native write did not run"
+
+
+@then(parsers.re(r'the settings dialog showed "(?P<a>[^"]+)" and "(?P<b>[^"]+)"'))
+def _settings_showed(world: World, a: str, b: str) -> None:
+    dialogs = world.observe().dialogs[last_mark(world).dialogs :]
+    shown = "\n".join(
+        " ".join(
+            [str(d.get("title", "")), str(d.get("message", "")), *(str(o) for o in d.get("options") or [])]
+        )
+        for d in dialogs
+    )
+    assert dialogs and a in shown and b in shown, shown
+
+
+@then("the extension sent the model no message")
+def _no_message(world: World) -> None:
+    sent = [m.item.text[:80] for m in handoff_messages(world)]
+    assert not sent, f"the extension sent the model {sent}"
+
+
+@then("the writer's last reply ended normally before the switch")
+def _writer_settled(world: World) -> None:
+    replies = [i for i in source_items(world) if i.kind == "assistant"]
+    assert replies and replies[-1].stop == "stop" and replies[-1].text, (
+        f"the writer's last reply: {replies[-1:]}"
+    )
+    aborted = [
+        e for e in world.observe().session_events if e.get("type") == "agent_settled" and e.get("aborted")
+    ]
+    assert not aborted, f"a run was aborted: {aborted}"
+
+
+@then("the start was refused with a notification")
+def _refused_notified(world: World) -> None:
+    assert notes(world), "the implementation said nothing"
+    assert not [t for t in widget_texts(world) if t and oracle.WAITING in t], widget_texts(world)
+    assert not [m for m in handoff_messages(world) if m.kind == "call"], "a Call instruction was sent"
+
+
+@then("the model's start was refused")
+def _model_start_refused(world: World) -> None:
+    _registered(world, oracle.STATUS_TOOL)
+    results = tool_results(world.observe().entries, oracle.STATUS_TOOL)
+    assert results and results[0].get("isError"), [text(r) for r in results]

@@ -10,10 +10,18 @@ name to the rules it breaks, how, the spec that loads it and what exploration sh
 
 from __future__ import annotations
 
-from pi_continuity_harness.mutants.blitz import cancel, deferral, managed, settings, transfer
+from pi_continuity_harness.mutants.blitz import (
+    cancel,
+    deferral,
+    interface,
+    managed,
+    recovery,
+    settings,
+    transfer,
+)
 from pi_continuity_harness.mutants.blitz.base import BLITZ_MUTANTS, SYSTEM, BlitzMutant, blitz_mutant_names
 
 __all__ = ["BLITZ_MUTANTS", "SYSTEM", "BlitzMutant", "blitz_mutant_names", "modules"]
 
 #: The modules that hold mutants (importing them registers the mutants).
-modules = (transfer, deferral, cancel, settings, managed)
+modules = (interface, transfer, deferral, cancel, recovery, settings, managed)

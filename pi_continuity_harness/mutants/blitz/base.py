@@ -14,7 +14,8 @@ invariant expected to catch it (``invariant``), or why the explorer cannot reach
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -30,10 +31,13 @@ __all__ = [
     "SYSTEM",
     "BlitzMutant",
     "Mutant",
+    "Proxy",
     "blitz_mutant_names",
     "catalogue_text",
     "mutant",
+    "patched",
     "with_new_session",
+    "with_ui",
 ]
 
 SYSTEM = "pi-blitz-handoff"
@@ -128,3 +132,32 @@ def with_new_session(ctx: Any, new_session: Callable[..., Any]) -> Any:
             return new_session if name == "new_session" else getattr(ctx, name)
 
     return _Ctx()
+
+
+class Proxy:
+    """``inner`` with some attributes replaced (``overrides``); everything else passes through."""
+
+    def __init__(self, inner: Any, **overrides: Any) -> None:
+        self._inner = inner
+        self._overrides = overrides
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self._overrides:
+            return self._overrides[name]
+        return getattr(self._inner, name)
+
+
+def with_ui(ctx: Any, **ui: Any) -> Any:
+    """``ctx`` whose ``ui`` has some methods replaced."""
+    return Proxy(ctx, ui=Proxy(ctx.ui, **ui))
+
+
+@contextlib.contextmanager
+def patched(module: Any, name: str, value: Any) -> Iterator[Any]:
+    """``module.name`` is ``value`` inside the block (the original is given, then restored)."""
+    original = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield original
+    finally:
+        setattr(module, name, original)

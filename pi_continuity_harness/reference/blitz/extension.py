@@ -277,11 +277,15 @@ class BlitzHandoff:
             source_session_file=source_file,
         )
         if request.defer_mode == "request":
-            request.capture = CaptureWindow(self.recovery_dir(), session_id, now)
+            request.capture = self.new_capture(session_id, now)
         self.request = request
         self.finished_widget = False
         self.refresh(ctx)
         return request
+
+    def new_capture(self, session_id: str, now: float) -> CaptureWindow:
+        """The capture window of a request (its prompts and its one recovery file)."""
+        return CaptureWindow(self.recovery_dir(), session_id, now)
 
     def dispatch_call(self, request: BlitzRequest) -> None:
         """Send the Call instruction once (it starts a run from idle)."""
@@ -413,7 +417,7 @@ class BlitzHandoff:
         request.retrieved_at = now
         request.phase = "writing"
         if request.capture is None and request.defer_mode == "writing":
-            request.capture = CaptureWindow(self.recovery_dir(), request.source_session_id, now)
+            request.capture = self.new_capture(request.source_session_id, now)
         pending_call = None
         if not request.call_dispatched:
             request.call_dispatched = True
@@ -656,6 +660,10 @@ class BlitzHandoff:
             ctx.ui.notify("Session Handoff cancelled." + removed + kept, "info")
 
     # ================================================================== registration
+    async def run(self, args: str, ctx: ExtensionCommandContext) -> None:
+        """``/sh <args>`` (see :mod:`.commands`)."""
+        await run_command(self, args, ctx)
+
     def register(self) -> None:
         pi = self.pi
 
@@ -687,7 +695,7 @@ class BlitzHandoff:
         pi.on("session_compact", on_compact)
 
         async def command(args: str, ctx: ExtensionCommandContext) -> None:
-            await run_command(self, args, ctx)
+            await self.run(args, ctx)
 
         pi.register_command(
             COMMAND_NAME,
