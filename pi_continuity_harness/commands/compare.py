@@ -28,7 +28,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.features.pytest_plugin import observation_path
@@ -257,7 +257,7 @@ def compare_suites(
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "compare",
-        help="run the suite on the simulator and on real Pi and compare what each observed",
+        help=SUMMARIES["compare"],
         description=(
             "Run the conformance suite on the simulator and on a real Pi 1.6 process, then report per "
             "scenario the two outcomes, the differences between the two normalised observations "
