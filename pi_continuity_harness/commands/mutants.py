@@ -19,7 +19,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.explore.executor import SchedulerError, open_pool
 from pi_continuity_harness.mutants.catalogue import MUTANTS
 from pi_continuity_harness.mutants.matrix import MutantOutcome, run_matrix
 
@@ -29,7 +30,7 @@ __all__ = ["register", "render_matrix"]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "mutants",
-        help="run the suite and the explorer against every mutant and print the kill matrix",
+        help=SUMMARIES["mutants"],
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -38,6 +39,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the kill matrix as JSON here")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at the same time (default 2)")
+    parser.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="run the mutants on this Dask scheduler's workers instead of --jobs local processes",
+    )
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
     parser.add_argument(
         "--explore-seeds", type=int, default=60, help="explorer seeds per mutant (default 60; 0: skip)"
@@ -90,14 +96,23 @@ def main(args: argparse.Namespace) -> int:
             + f"  ({outcome.seconds:.1f}s)"
         )
 
-    outcomes = run_matrix(
-        names,
-        jobs=args.jobs,
-        explore_seeds=args.explore_seeds,
-        explore_steps=args.explore_steps,
-        control=not args.no_control,
-        on_outcome=progress,
-    )
+    try:
+        with open_pool(jobs=args.jobs, scheduler=args.scheduler) as pool:
+            console.print(f"running on {pool.where}")
+            outcomes = run_matrix(
+                names,
+                jobs=args.jobs,
+                explore_seeds=args.explore_seeds,
+                explore_steps=args.explore_steps,
+                control=not args.no_control,
+                on_outcome=progress,
+                pool=pool,
+            )
+            retried = pool.retried()
+    except SchedulerError as error:
+        raise UsageError(str(error)) from None
+    if retried:
+        console.print(f"run again after their worker was lost: {', '.join(retried)}")
     for renderable in render_matrix(outcomes):
         console.print(renderable)
     mutants = [o for o in outcomes if not o.control]
@@ -114,6 +129,7 @@ def main(args: argparse.Namespace) -> int:
             "controls": [o.to_json() for o in controls],
             "exploreSeeds": args.explore_seeds,
             "exploreSteps": args.explore_steps,
+            "retried": retried,
         }
         args.json_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         console.print(f"kill matrix written to {args.json_path}")

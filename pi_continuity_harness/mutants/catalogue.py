@@ -50,8 +50,8 @@ class Mutant:
     canary: bool = False
     #: The implementation it changes (a registered name); the kill matrix runs it as the control.
     reference: str = "reference"
-    #: The catalogue rules it breaks (``pi_continuity_harness/rules/*.yaml``); the kill matrix runs
-    #: the scenarios that prove them (plus a sample) instead of the whole suite. Empty: the suite.
+    #: The ids of the catalogue rules it breaks (``pi_continuity_harness.rules``); the kill matrix
+    #: runs the scenarios that prove them (plus a sample) instead of the whole suite. Empty: the suite.
     rules: tuple[str, ...] = ()
     #: Whether the explorer can reach what it breaks (False: judged by the features alone).
     explorable: bool = True
@@ -73,11 +73,11 @@ def _module(name: str) -> Any:
 
 
 def _mutant(
-    rule: str, how: str, *, canary: bool = False
+    rules: tuple[str, ...], rule: str, how: str, *, canary: bool = False
 ) -> Callable[[Callable[[ExtensionAPI], None]], Callable[[ExtensionAPI], None]]:
     def register(factory: Callable[[ExtensionAPI], None]) -> Callable[[ExtensionAPI], None]:
         name = factory.__name__
-        MUTANTS[name] = Mutant(name, rule, how, factory, f"{__name__}:{name}", canary)
+        MUTANTS[name] = Mutant(name, rule, how, factory, f"{__name__}:{name}", canary, rules=rules)
         return factory
 
     return register
@@ -209,6 +209,7 @@ def _read(path: str) -> str | None:
 
 # ============================================================================ the canary
 @_mutant(
+    ("P19a", "P19b", "P19c"),
     "(canary) §3 core invariant: a valid Brief becomes the compaction summary; this mutant cancels every "
     "native compaction, so no Brief ever commits",
     "session_before_compact always returns {cancel: true}",
@@ -234,6 +235,7 @@ def _regenerate(app: Any, event: Any, ctx: Any, result: BeforeCompactResult | No
 
 
 @_mutant(
+    ("P2",),
     "§3: the extension must return the exact re-read artifact content as the custom compaction summary; it must "
     "not regenerate a separate summary from memory",
     "the returned summary is the Brief re-rendered with one extra line, not the disk bytes",
@@ -253,6 +255,7 @@ def _falls_back_on(phase: str) -> Callable[[Any, Any, Any, Any], Any]:
 
 
 @_mutant(
+    ("P3c", "P5a", "P73"),
     "§3: a failed write or re-read must cancel compaction (fail closed)",
     "when writing the pending Brief fails, the hook returns nothing and Pi summarises by itself",
 )
@@ -261,6 +264,7 @@ def write_failure_falls_back(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P3a", "P5a", "P120b"),
     "§5: on a synthesis failure the extension cancels compaction; it must never fall back to an independently "
     "generated native summary (the custom-compaction.ts example returns undefined)",
     "when synthesis fails, the hook returns nothing and Pi summarises by itself",
@@ -270,6 +274,7 @@ def synthesis_failure_falls_back(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P5a", "P19b"),
     "§5: threshold, overflow and manual compaction all use session_before_compact to create the durable Brief",
     "on overflow the hook returns nothing, so Pi's own summary is persisted",
 )
@@ -281,6 +286,7 @@ def overflow_uses_pi_summary(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P5a", "P24"),
     "§5: failures are visible and fail closed; there is no cooldown that silently permits later native "
     "compaction without a Brief",
     "after a failed handoff, the next check point is let through without a Brief (Pi summarises)",
@@ -304,6 +310,7 @@ def cooldown_after_failure(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P7b", "P67"),
     "§8: a failed artifact is a postmortem only, never compaction or resume input",
     "when a failed postmortem of the session exists, its text is returned as the summary",
 )
@@ -327,6 +334,7 @@ def failed_artifact_accepted(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P59b", "P112"),
     "§13: a process death before session_compact leaves a same-session pending artifact inert; startup reports "
     "it but does not silently compact it",
     "the first compaction after a restart returns the stale pending Brief instead of a new one",
@@ -369,6 +377,7 @@ def stale_pending_used_as_summary(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P121",),
     "§3 (pi-session-continuity CHANGELOG 0.1.4): the hook synthesizes the Brief before compaction proceeds; "
     "the extension must not abort the run (and with it its own synthesis)",
     "session_before_compact calls ctx.abort() before synthesizing",
@@ -385,6 +394,7 @@ def synthesis_aborted_by_extension(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P108a", "P108b", "P110a", "P111a"),
     "§13: one in-memory active operation per session, released when the handoff ends (session_compact, "
     "session_compact_failed, or the failure itself)",
     "RuntimeState.clear_native_operation forgets the prepared Brief but never releases the gate",
@@ -401,6 +411,7 @@ def gate_never_released(pi: ExtensionAPI) -> None:
 
 # ============================================================================ commit and archive
 @_mutant(
+    ("P70b", "P70c", "P71b"),
     "§8: session_compact archives only when entry metadata, session id, event id, artifact path, hash and "
     "summary content all match the disk artifact",
     "the commit check ignores the disk bytes, the hash and the summary",
@@ -417,6 +428,7 @@ def archive_without_hash_check(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P6a",),
     "§7, §8: pending → archived only when session_compact confirms the matching custom CompactionEntry",
     "the Brief is archived in session_before_compact, before Pi commits anything",
 )
@@ -435,6 +447,7 @@ def archive_before_commit(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P54",),
     "§7: after each archive only the newest 10 archived Briefs of the session are kept",
     "retention keeps 11",
 )
@@ -446,6 +459,7 @@ def eleven_archives(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P68c",),
     "§8, §18: CompactionEntry.details must include a SHA-256 of the exact Brief content returned as summary",
     "details carry no sha256 (and the commit check stops asking for it)",
 )
@@ -488,6 +502,7 @@ def _send_continuation_after(reason: str) -> Wrap:
 
 
 @_mutant(
+    ("P21a", "P21b"),
     "§10: for overflow with willRetry: true, Pi's native retry is the continuation; the extension must not "
     "submit a duplicate resume message",
     "a continuation is also sent after overflow compaction",
@@ -497,6 +512,7 @@ def continuation_after_overflow(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P22",),
     "§10: manual /compact creates the durable Brief but does not force automatic continuation",
     "a continuation is also sent after manual compaction",
 )
@@ -505,6 +521,7 @@ def continuation_after_manual(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P59c",),
     "§7: same-session stale pending artifacts are inert after reload; v0.2.0 must not silently inject a stale "
     "pending artifact after reload",
     "after a reload the stale pending Brief is sent as a continuation",
@@ -529,6 +546,7 @@ def stale_pending_injected_after_reload(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P82b",),
     "§10: the continuation is the disk-backed Brief plus the fixed continuation suffix",
     "the continuation is the Brief alone, without the suffix",
 )
@@ -539,6 +557,7 @@ def continuation_without_suffix(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P125",),
     '§18: the continuation is submitted with deliverAs: "followUp"',
     'the continuation is submitted with deliverAs: "steer"',
 )
@@ -551,6 +570,7 @@ def continuation_as_steer(pi: ExtensionAPI) -> None:
 
 # ============================================================================ settings
 @_mutant(
+    ("P14",),
     "§12: percentages are not persisted as runtime policy; only the derived token values are written",
     "the settings merge also writes the percentages into compaction",
 )
@@ -579,6 +599,7 @@ def percentages_persisted(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P42a",),
     "§6: settings writes require explicit interactive confirmation",
     "the confirmation dialog is shown, but its answer is ignored",
 )
@@ -594,6 +615,7 @@ def settings_without_confirmation(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P43",),
     "§6: settings writes must preserve unrelated Pi settings",
     "the settings file is rewritten with only the compaction tokens",
 )
@@ -612,6 +634,7 @@ def unrelated_settings_dropped(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P101a",),
     "§12: /continuity settings derives reserveTokens and keepRecentTokens from the current model window",
     "the tokens are derived for a 200,000-token window whatever the current model is",
 )
@@ -623,6 +646,7 @@ def settings_for_wrong_window(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P89b",),
     "§11: when the active model window changes, the footer percentage is recalculated",
     "model_select updates nothing in the footer",
 )
@@ -635,6 +659,7 @@ def footer_not_recomputed(pi: ExtensionAPI) -> None:
 
 # ============================================================================ Brief content and synthesis
 @_mutant(
+    ("P79a",),
     "§14: insertion of the event-freshness rule must be idempotent (exactly once)",
     "the freshness rule is inserted twice",
 )
@@ -647,6 +672,7 @@ def freshness_rule_twice(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P78", "P80b", "P80c"),
     "§9, §14: the extension must deterministically insert the event-freshness rule under ## Recovery "
     "Instructions",
     "the freshness rule is never inserted",
@@ -658,6 +684,7 @@ def freshness_rule_missing(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P115a",),
     "§14: the synthesis prompt must explicitly include the authority-boundary rule",
     "the authority-boundary rule is removed from the synthesis prompt",
 )
@@ -675,6 +702,7 @@ def no_authority_rule_in_prompt(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P23",),
     "§5: Brief synthesis must reserve enough output budget for reasoning-capable models so effort tokens do "
     "not starve the final Markdown body",
     "max_tokens is sized for the body alone (2,048 tokens), with no reasoning allowance",
@@ -686,6 +714,7 @@ def reasoning_budget_not_reserved(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P87a",),
     "§11: all user-visible messages are product-prefixed (Pi Session Continuity)",
     'notifications say "Session Continuity" instead of the product name',
 )
@@ -701,6 +730,7 @@ def wrong_message_prefix(pi: ExtensionAPI) -> None:
 
 # ============================================================================ lifecycle
 @_mutant(
+    ("P13a", "P13b"),
     "§18: do not use turn_end for threshold detection and do not call ctx.compact() for automatic handoffs",
     "a turn_end handler compacts by itself once usage passes 5% of the window",
 )
@@ -722,6 +752,7 @@ def threshold_computed_by_extension(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P97b",),
     "§12: /continuity checkpoint is save-only: it does not request compaction or submit a continuation",
     "a checkpoint also calls ctx.compact()",
 )
@@ -739,6 +770,7 @@ def checkpoint_compacts(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P107a",),
     "§13: one in-memory active operation per session prevents a manual checkpoint from overlapping native Brief "
     "preparation (single flight)",
     "a checkpoint ignores the active operation and runs alongside native preparation",
@@ -765,6 +797,7 @@ def no_single_flight(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P40",),
     "§6: project-local files may be read or written only when ctx.isProjectTrusted() is true",
     "the extension config is read even in an untrusted project",
 )
@@ -776,6 +809,7 @@ def untrusted_project_read(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P39", "P53a", "P68b"),
     "§6: the implementation must use CONFIG_DIR_NAME (resolved under ctx.cwd); it must not hardcode .pi "
     "internally (§7: reported paths are resolved paths)",
     'every path is built from the literal relative ".pi": files land in the project only because Pi runs there, '
