@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from pi_continuity_harness import __version__
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import USAGE_ERRORS, search_current_directory
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
@@ -45,19 +45,25 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; the exit status. Module specs (``--extension my_ext:factory``)
+    resolve from the current directory first, as with ``python -m``."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    saved_path = list(sys.path)
+    search_current_directory()
     try:
         return int(args.func(args))
-    except UsageError as error:
+    except USAGE_ERRORS as error:
         print(f"pi-continuity-harness {args.command}: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.path[:] = saved_path  # main() called in-process (tests) leaves sys.path as it was
 
 
 if __name__ == "__main__":

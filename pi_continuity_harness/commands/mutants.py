@@ -20,6 +20,8 @@ from rich.table import Table
 from rich.text import Text
 
 from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._paths import check_file
+from pi_continuity_harness.features.suite import write_atomically
 from pi_continuity_harness.mutants.catalogue import MUTANTS
 from pi_continuity_harness.mutants.matrix import MutantOutcome, run_matrix
 
@@ -71,6 +73,7 @@ def main(args: argparse.Namespace) -> int:
         names = [n for n in names if n in args.only]
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {args.jobs})")
+    check_file("--json", args.json_path)
     if args.explore_seeds < 0 or args.explore_steps < 1:
         raise UsageError("--explore-seeds must not be negative and --explore-steps must be at least 1")
 
@@ -101,14 +104,13 @@ def main(args: argparse.Namespace) -> int:
     explore_survivors = [o.name for o in mutants if not o.killed_by_exploration] if args.explore_seeds else []
     controls = [o for o in outcomes if o.control]
     if args.json_path is not None:
-        args.json_path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "mutants": [o.to_json() for o in mutants],
             "controls": [o.to_json() for o in controls],
             "exploreSeeds": args.explore_seeds,
             "exploreSteps": args.explore_steps,
         }
-        args.json_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomically(args.json_path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         console.print(f"kill matrix written to {args.json_path}")
     killed = len(mutants) - len(survivors)
     console.print(

@@ -36,6 +36,7 @@ from pi_continuity_harness.scenario.implementations import (
 )
 from pi_continuity_harness.scenario.model_script import ExtensionReplies
 from pi_continuity_harness.scenario.operations import Operation
+from pi_continuity_harness.scenario.run_lock import LOCK_NAME
 from pi_continuity_harness.scenario.trace import SimulatedCrash
 from pi_continuity_harness.scenario.workspace import RUN_MARKER, prepare_files, prepare_workdir
 from pi_continuity_harness.simulator.determinism import deterministic_environment
@@ -71,7 +72,7 @@ class SimulationResult:
         """Every file the run produced, by path relative to the work directory."""
         out: dict[str, bytes] = {}
         for path in sorted(self.workdir.rglob("*")):
-            if path.is_file() and path.name != RUN_MARKER:
+            if path.is_file() and path.name not in (RUN_MARKER, LOCK_NAME):
                 out[str(path.relative_to(self.workdir))] = path.read_bytes()
         return out
 
