@@ -8,8 +8,9 @@ path is now checked before anything runs or is written: :func:`check_file` for a
 :func:`check_directory` for a directory option (created with its parents when missing, as run
 directories always were). A file where a directory is needed, a directory where a file is
 needed, a missing directory for a file and a place the process cannot write are each a
-:class:`UsageError` naming the option and the path. Nothing is created by a check: writability is tried with a temporary file that is
-removed at once (permission bits alone say nothing when running as root).
+:class:`UsageError` naming the option and the path. Nothing is created by a check: writability
+is tried with a temporary file that is removed at once (permission bits alone say nothing when
+running as root).
 """
 
 from __future__ import annotations

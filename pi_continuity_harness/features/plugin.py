@@ -11,6 +11,7 @@ the suite also runs where plugin autoloading is off (``PYTEST_DISABLE_PLUGIN_AUT
 
 from pi_continuity_harness.features.pytest_plugin import (  # noqa: F401
     pytest_addoption,
+    pytest_bdd_step_error,
     pytest_collect_file,
     pytest_collection_finish,
     pytest_collection_modifyitems,

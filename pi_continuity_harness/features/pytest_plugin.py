@@ -20,8 +20,11 @@ and named in the summary, after a failing one; a failing scenario's report names
 
 Tags: ``@needs-<capability>`` skips a scenario (or an Examples block) on a target without
 that capability, with the reason; ``@smoke``, ``@install``, ``@rules``, ``@failures`` group
-features. Each test records its feature (the named assertion), scenario, system and the
-artifacts it produced as ``user_properties``, which JUnit XML and the run report carry.
+features; ``@rule-<id>`` says the scenario proves that rule of the system's catalogue
+(:mod:`pi_continuity_harness.rules`) and ``@host`` that it tests Pi's own behaviour, holding for
+any extension (both are registered as markers). Each test records its feature (the named
+assertion), scenario, system, tags and the artifacts it produced as ``user_properties``, which
+JUnit XML and the run report carry.
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ from pi_continuity_harness.features.collect import (
     select_by_name,
 )
 from pi_continuity_harness.features.world import World
+from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rule_tag
+from pi_continuity_harness.rules import systems as rule_systems
 from pi_continuity_harness.scenario import implementations as registry
 from pi_continuity_harness.scenario.implementations import (
     SESSION_CONTINUITY,
@@ -69,6 +74,7 @@ __all__ = [
     "machine_path",
     "make_target",
     "observation_path",
+    "scenario_tags",
     "target_capabilities",
     "target_name",
 ]
@@ -137,6 +143,12 @@ def _active(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     for tag in KNOWN_TAGS:
         config.addinivalue_line("markers", f"{tag}: conformance feature group")
+    config.addinivalue_line(
+        "markers", f"{HOST_TAG}: tests Pi's own behaviour; holds for any extension, so it proves no rule"
+    )
+    for system in rule_systems():
+        for rule in load_catalogue(system).rules:
+            config.addinivalue_line("markers", f"{rule_tag(rule.id)}: proves rule {rule.id} ({rule.section})")
     for capability, meaning in CAPABILITIES.items():
         config.addinivalue_line("markers", f"needs-{capability}: runs only on a target that can: {meaning}")
     if not _active(config):
@@ -249,6 +261,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.user_properties.append(("scenario", template.name))
         item.user_properties.append(("system", system))
         item.user_properties.append(("feature_file", str(feature.rel_filename)))
+        item.user_properties.append(("tags", json.dumps(scenario_tags(item))))
         if system_under_test is None:
             system_under_test = implementation_system(config)
         (kept if system in ("unknown", system_under_test) else other_system).append(item)
@@ -317,6 +330,34 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         terminalreporter.write_line(
             f"pi-continuity-harness: the scenarios' machines are kept in {config.stash[_WORKDIR]}"
         )
+
+
+#: Marks pytest itself puts on a test; every other mark of a scenario is one of its Gherkin tags.
+_PYTEST_MARKS = frozenset({"parametrize", "usefixtures", "skip", "skipif", "xfail", "filterwarnings"})
+
+
+def scenario_tags(item: pytest.Item) -> list[str]:
+    """The Gherkin tags of a scenario's test: the feature's, the scenario's and its Examples
+    block's (pytest-bdd turns each into a mark), sorted."""
+    return sorted({mark.name for mark in item.iter_markers() if mark.name not in _PYTEST_MARKS})
+
+
+def pytest_bdd_step_error(
+    request: pytest.FixtureRequest,
+    feature: Any,
+    scenario: Any,
+    step: Any,
+    step_func: Any,
+    step_func_args: dict[str, Any],
+    exception: BaseException,
+) -> None:
+    """Record which step failed and why, so a failure report names the step, what it expected
+    (the step's own words) and what was observed (the step's assertion message)."""
+    message = str(exception) or type(exception).__name__
+    if not isinstance(exception, AssertionError):
+        message = f"{type(exception).__name__}: {message}"
+    record = {"keyword": str(step.keyword).strip(), "step": str(step.name), "message": message}
+    request.node.user_properties.append(("failed_step", json.dumps(record, ensure_ascii=False)))
 
 
 def _slug(text: str) -> str:
@@ -394,6 +435,10 @@ def _summarise(world: World) -> dict[str, Any]:
             for o in observation.operations
         ],
         "notifications": [{"message": m, "type": t} for m, t in observation.notifications],
+        "implementation_errors": [
+            {"where": e.get("extensionPath"), "event": e.get("event"), "error": e.get("error")}
+            for e in observation.session("extension_error")
+        ],
         "compactions": len(observation.entries_of("compaction")),
         "model_requests": {kind: len(observation.requests(kind)) for kind in _REQUEST_KINDS},
         "artifacts": artifacts,
