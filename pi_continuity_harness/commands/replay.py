@@ -62,7 +62,7 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--expect-trace {args.expect_trace}: {error.strerror or error}") from None
     scenario = load(args.scenario)
     workdir = Path(args.workdir) if args.workdir else default_workdir("replay-", scenario, args.seed)
-    with prepared(workdir, args.extension):
+    with prepared(scenario, args.scenario, workdir, args.extension):
         result = run(
             scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension
         )

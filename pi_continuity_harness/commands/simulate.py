@@ -56,7 +56,7 @@ def main(args: argparse.Namespace) -> int:
     workdir = Path(args.workdir) if args.workdir else default_workdir("", scenario, args.seed)
     if args.trace:
         check_file("--trace", Path(args.trace))
-    with prepared(workdir, args.extension):
+    with prepared(scenario, args.scenario, workdir, args.extension):
         result = run(
             scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension
         )

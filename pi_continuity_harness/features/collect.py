@@ -129,7 +129,8 @@ def add_skipped_to_cucumber(item: pytest.Item, report: pytest.TestReport) -> Non
         return
     callspec = getattr(item, "callspec", None)
     example = callspec.params.get("_pytest_bdd_example", {}) if callspec is not None else {}
-    serialized = ScenarioReport(template.render(example)).serialize()
+    rendered = template.render(example)
+    serialized = ScenarioReport(rendered).serialize()
     feature = serialized["feature"]
     if feature["filename"] not in log.features:
         log.features[feature["filename"]] = {
@@ -154,13 +155,13 @@ def add_skipped_to_cucumber(item: pytest.Item, report: pytest.TestReport) -> Non
             "type": "scenario",
             "steps": [
                 {
-                    "keyword": step["keyword"],
-                    "name": step["name"],
-                    "line": step["line_number"],
+                    "keyword": step.keyword,
+                    "name": step.name,
+                    "line": step.line_number,
                     "match": {"location": ""},
                     "result": {"status": "skipped", "duration": 0},
                 }
-                for step in serialized["steps"]
+                for step in rendered.steps
             ],
         }
     )

@@ -257,6 +257,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         feature = template.feature
         system = _system_of(str(feature.filename))
+        if system == "unknown":  # a feature file of your own: it checks the implementation's system
+            system = implementation_system(config)
         item.user_properties.append(("assertion", feature.name))
         item.user_properties.append(("scenario", template.name))
         item.user_properties.append(("system", system))
