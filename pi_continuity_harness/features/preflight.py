@@ -13,8 +13,10 @@ as one line and exits 2; the suite's pytest plugin raises it as a ``pytest.Usage
   (``pi-continuity-harness install-pi``); nothing is installed implicitly;
 * :func:`check_implementation`: the implementation resolves (module imports, attribute exists,
   is callable) and its factory loads: a probe machine, in a temporary directory removed
-  afterwards, is started with the implementation alone, on the target the run uses, so a factory
-  that raises (or a TypeScript file Pi cannot load) is Pi's refusal to start, reported once.
+  afterwards, is started with the implementation alone (a Python factory on the simulator, for
+  either target: it is the same code in the real-Pi bridge; a TypeScript file on real Pi), so a
+  factory that raises, or a TypeScript file Pi cannot load, is Pi's refusal to start, reported
+  once.
 
 A successful implementation check is remembered for the process, so the command line's check
 and the plugin's (the suite runs in the same process) cost one probe.
@@ -137,7 +139,10 @@ def check_implementation(target: str, extension: str, *, system: str | None = No
             resolve_implementation(extension)
         except ImplementationError as error:
             raise SetupError(str(error)) from None
-    _probe(target, extension, system)
+    # A Python factory is the same code on both targets (on real Pi it runs in the bridge), so
+    # the simulator proves it loads in milliseconds; only a TypeScript file needs Pi itself (a
+    # probe start costs a real-Pi scenario's seconds).
+    _probe("pi" if typescript else "sim", extension, system)
     _CHECKED.add(key)
 
 

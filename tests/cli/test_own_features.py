@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pi_continuity_harness.cli import main
+from pi_continuity_harness.scenario.run_lock import hold_run_directory
 
 from . import own_features
 from .harness_cli import harness, pytest_in
@@ -181,3 +182,52 @@ def test_rule_cucumber_json_includes_skipped_scenarios(
     ]
     (ran,) = features["checkpoint-names-its-file"]["elements"]
     assert {s["result"]["status"] for s in ran["steps"]} == {"passed"}
+
+
+def test_rule_under_plain_pytest_a_setup_mistake_is_one_usage_error(project: Path) -> None:
+    (project / "raising.py").write_text(
+        "def extension(pi):\n    raise RuntimeError('no')\n", encoding="utf-8"
+    )
+    ran = pytest_in("my_features", "-q", "--target", "sim", "--extension", "raising:extension", cwd=project)
+    assert ran.code == 4
+    assert ran.err.strip() == (
+        "ERROR: --extension raising:extension: the implementation does not load: "
+        'Failed to load extension "raising:extension": Failed to load extension: no'
+    )
+    assert "passed" not in ran.out and "failed" not in ran.out
+
+
+def test_rule_under_plain_pytest_a_gherkin_error_names_the_file_and_line(project: Path) -> None:
+    broken = project / "my_features" / "broken.feature"
+    broken.write_text("Feature: broken\n  Scenario: s\n    Given x\n    Whn y\n", encoding="utf-8")
+    ran = pytest_in("my_features", "-q", "--target", "sim", cwd=project)
+    assert ran.code == 2
+    assert f"{broken}:4: Unexpected token found. Check Gherkin syntax near the reported error." in ran.out
+
+
+def test_rule_under_plain_pytest_the_machines_go_after_a_pass_and_stay_after_a_failure(project: Path) -> None:
+    env = _tmp(project)
+    scratch = Path(env["TMPDIR"])
+    ran = pytest_in("my_features", "-q", "--target", "sim", cwd=project, env=env)
+    assert ran.code == 0, ran.out + ran.err
+    assert list(scratch.iterdir()) == []
+    ran = pytest_in("my_features", "-q", "--target", "sim", "--extension", "null", cwd=project, env=env)
+    assert ran.code == 1
+    (kept,) = list(scratch.iterdir())
+    assert kept.name.startswith("pi-continuity-harness-")
+    assert f"pi-continuity-harness: the scenarios' machines are kept in {kept}" in ran.out
+    machine = kept / "test_the_checkpoint_notification_names_the_brief_file"
+    assert f"the scenario's machine is kept in {machine}" in ran.out
+    assert (machine / "trace.jsonl").is_file()
+
+
+def test_rule_under_plain_pytest_a_harness_workdir_in_use_is_refused(project: Path) -> None:
+    workdir = project / "runs"
+    with hold_run_directory(workdir, command="the test itself"):
+        ran = pytest_in(
+            "my_features", "-q", "--target", "sim", "--harness-workdir", str(workdir), cwd=project
+        )
+    assert ran.code == 4
+    assert ran.err.strip().startswith(
+        f"ERROR: --harness-workdir {workdir}: {workdir} is in use by another run (pid "
+    )

@@ -55,3 +55,28 @@ def test_rule_cucumber_json_keeps_what_real_pi_skips(pi_installation: PiInstalla
     (element,) = feature["elements"]
     assert element["name"] == name
     assert element["steps"] and {s["result"]["status"] for s in element["steps"]} == {"skipped"}
+
+
+@pytest.mark.parametrize(
+    ("source", "reason"),
+    [
+        (
+            'export default function (pi) {\n  throw new Error("ts factory exploded");\n}\n',
+            "ts factory exploded",
+        ),
+        ("export default function (pi) {\n  const x = ;\n}\n", "ParseError: Unexpected token"),
+    ],
+    ids=["throws", "does-not-parse"],
+)
+def test_rule_a_typescript_implementation_pi_cannot_load_is_one_line_exit_2(
+    pi_installation: PiInstallation, tmp_path: Path, source: str, reason: str
+) -> None:
+    """A TypeScript file is probed on real Pi itself, once, before any scenario."""
+    (tmp_path / "ext.ts").write_text(source, encoding="utf-8")
+    ran = harness("run", "--target", "pi", "--extension", "ext.ts", cwd=tmp_path)
+    assert (ran.code, ran.out) == (2, "")
+    assert len(ran.err_lines) == 1
+    assert ran.err_lines[0].startswith(
+        'pi-continuity-harness run: --extension ext.ts: the implementation does not load: Failed to load extension "'
+    )
+    assert reason in ran.err_lines[0]
