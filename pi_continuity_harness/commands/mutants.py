@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.features.suite import write_atomically
 from pi_continuity_harness.mutants.catalogue import MUTANTS
@@ -31,7 +31,7 @@ __all__ = ["register", "render_matrix"]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "mutants",
-        help="run the suite and the explorer against every mutant and print the kill matrix",
+        help=SUMMARIES["mutants"],
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
