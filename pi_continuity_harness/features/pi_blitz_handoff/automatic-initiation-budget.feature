@@ -33,6 +33,18 @@ Feature: automatic-initiation-budget
     And the next turn reports 145,000 context tokens
     Then one automatic handoff request was made
 
+  @rule-H61
+  Scenario: a failed compaction keeps the automatic budget
+    Given the handoff settings are {"automaticSessionHandoff": true}
+    When the next turn reports 145,000 context tokens
+    Then one automatic handoff request was made
+    When the user runs "/sh cancel"
+    And the user compacts the session manually and the compaction fails
+    And the next turn reports 146,000 context tokens
+    Then no automatic handoff request was made
+    When the next turn reports 182,000 context tokens
+    Then one automatic handoff request was made
+
   @rule-H55
   Scenario: a zero automatic threshold disables automatic initiation
     Given the handoff settings are {"automaticSessionHandoff": true, "automaticSessionHandoffPercent": 0}

@@ -36,3 +36,11 @@ Feature: cancel-removes-only-the-owned-reservation
     When a file "intruder" appears where the dossier goes while the model prepares, and the user cancels
     Then the template request was refused
     And the file "intruder" is untouched
+
+  @rule-H74
+  Scenario: a cancel never aborts unrelated work in progress
+    When the model asks for the template and the user cancels the handoff while the model runs an unrelated tool
+    Then no run was aborted
+    And the tool's result of that turn was recorded
+    And the owned dossier reservation was removed
+    And the status widget no longer shows an active handoff

@@ -27,3 +27,18 @@ Feature: emergency-instruction-at-90-percent
     And the extension sent the model no message
     When the user runs "/sh start"
     Then the status widget now shows "Waiting for Session Handoff"
+
+  @rule-H53
+  Scenario: a lower critical warning level does not bring the emergency forward
+    Given the handoff settings are {"contextWarningPercent": 50, "criticalWarningPercent": 75}
+    When a handoff is requested and the model's next reply reports 165,000 context tokens
+    Then the emergency instruction was not sent
+    And the extension sent the model nothing but the Call instruction
+    And the status widget now shows "Waiting for Session Handoff"
+
+  @rule-H53
+  Scenario: a critical warning level of 100% does not delay the emergency
+    Given the handoff settings are {"criticalWarningPercent": 100, "automaticSessionHandoffPercent": 95}
+    When a handoff is requested and the model's next reply reports 182,000 context tokens
+    Then the emergency instruction was sent once
+    And Pi switched to a new session whose header links to the source session

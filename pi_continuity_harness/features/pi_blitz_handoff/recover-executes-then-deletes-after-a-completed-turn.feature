@@ -35,3 +35,10 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
     When the user chooses "Discard" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
     Then "2026-01-01T00-00-00-000Z-s1.md" is gone
     And "2026-01-02T00-00-00-000Z-s2.md" is still in the recovery directory
+
+  @rule-H87a
+  Scenario: no recovery while a handoff is active
+    Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    When while the handoff is written the user chooses "Discard" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
+    Then "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
+    And the status widget now shows "Writing Session Handoff"

@@ -33,3 +33,9 @@ Feature: settings-validate-and-persist-atomically
   Scenario: the templates default to call_default.cmpl and handoff_default.cmpl
     When the user opens /sh settings and closes it
     Then the settings dialog showed "call_default.cmpl" and "handoff_default.cmpl"
+
+  @rule-H87b
+  Scenario: no settings edit while a handoff is active
+    When while the handoff is written the user sets "readinessRetrySeconds" to "5" in /sh settings
+    Then the handoff config file is unchanged
+    And the status widget now shows "Writing Session Handoff"

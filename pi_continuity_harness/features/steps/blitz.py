@@ -28,7 +28,14 @@ from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.features.steps.common import current_mark, number
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.model_script import HttpError, Reply, ScriptedToolCall
-from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer, EditFileOp, PromptOp, ReloadOp
+from pi_continuity_harness.scenario.operations import (
+    CommandOp,
+    CompactOp,
+    DialogAnswer,
+    EditFileOp,
+    PromptOp,
+    ReloadOp,
+)
 from pi_continuity_harness.scenario.transcript import content_text
 
 MANAGED = oracle.MANAGED_DIR
@@ -623,3 +630,62 @@ def _settings_closed(world: World) -> None:
 def _in_memory(world: World) -> None:
     """``--no-session``: Pi keeps the session in memory (``SessionManager.inMemory``)."""
     world.require_setup("an in-memory session").data["session"] = "memory"
+
+
+# ===================================================================== when: overlap and compaction
+@when(
+    "the model asks for the template and the user cancels the handoff while the model runs an unrelated tool"
+)
+def _cancel_during_work(world: World) -> None:
+    """``/sh cancel`` arrives while the model's turn streams a tool call of unrelated work: the
+    cancel must wait for that run to settle, never abort it (reference: Cancel)."""
+    cancel = CommandOp.model_validate({"command": {"text": "/sh cancel"}})
+    work = Reply(
+        tool_calls=(call("bash", {"command": "echo unrelated work"}),),
+        context_tokens=12_300,
+        latency_ms=500,
+        during=(cancel,),
+    )
+    world.remembered["run_final_text"] = "Unrelated work done."
+    sh_start(world, get_reply(), work, Reply(text="Unrelated work done.", context_tokens=12_400))
+
+
+@when(
+    parsers.re(
+        r'while the handoff is written the user chooses "(?P<option>[^"]+)" for "(?P<name>[^"]+)" in /sh recover'
+    )
+)
+def _recover_while_active(world: World, option: str, name: str) -> None:
+    sh_start(world, get_reply(), Reply(text="Template received.", context_tokens=12_200))
+    begin(world)
+    world.command("/sh recover", recover_answers(name, option))
+
+
+@when(
+    parsers.re(
+        r'while the handoff is written the user sets "(?P<key>[^"]+)" to "(?P<value>[^"]*)" in /sh settings'
+    )
+)
+def _settings_while_active(world: World, key: str, value: str) -> None:
+    sh_start(world, get_reply(), Reply(text="Template received.", context_tokens=12_200))
+    world.remembered["config_before"] = config_bytes(world)
+    begin(world)
+    world.command("/sh settings", settings_answers(world, key, value))
+
+
+@when("the user compacts the session manually and the compaction fails")
+def _failed_compaction(world: World) -> None:
+    """Pi's own summarizer fails (a provider error): Pi reports the compaction failed and emits no
+    ``session_compact`` (agent-session.js ``compact``: the error propagates, no entry is appended)."""
+    world.start()
+    world.ensure_history()
+    begin(world)
+    world.script("summary", Reply(error=HttpError(status=500, message="summarizer unavailable")))
+    entries = len(world.compactions())
+    asked = len(world.observe().requests("summary"))
+    outcome = world.perform(CompactOp())
+    assert len(world.observe().requests("summary")) > asked, (
+        "Pi never asked its summarizer: no compaction ran"
+    )
+    assert not outcome.ok, "the compaction did not fail"
+    assert len(world.compactions()) == entries, "the failed compaction appended a compaction entry"

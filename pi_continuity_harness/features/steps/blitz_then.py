@@ -662,6 +662,12 @@ def _no_message(world: World) -> None:
     assert not sent, f"the extension sent the model {sent}"
 
 
+@then("the extension sent the model nothing but the Call instruction")
+def _only_the_call(world: World) -> None:
+    sent = [(m.kind, m.item.text[:80]) for m in handoff_messages(world)]
+    assert [kind for kind, _ in sent] == ["call"], f"the extension sent the model {sent}"
+
+
 @then("the writer's last reply ended normally before the switch")
 def _writer_settled(world: World) -> None:
     replies = [i for i in source_items(world) if i.kind == "assistant"]

@@ -68,3 +68,15 @@ class CancelTwoNotes(Mutant):
         if self.request is not None and self.request.active:
             ctx.ui.notify("Cancelling the Session Handoff...", "info")
         await super().cancel(ctx)
+
+
+@mutant(
+    "H74",
+    how="a cancel during a running turn aborts it instead of waiting for it",
+    unreachable="the explorer cancels only between operations, when the source is idle",
+)
+class CancelAbortsRunningWork(Mutant):
+    async def cancel(self, ctx: Any) -> None:
+        if self.request is not None and self.request.active and not ctx.is_idle():
+            ctx.abort()
+        await super().cancel(ctx)

@@ -3,15 +3,19 @@ reminder and emergency)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from datetime import UTC, datetime
 from typing import Any
 
-from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant
+from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, patched
 from pi_continuity_harness.reference.blitz.atomic_io import atomic_write_text, remove_exact
 from pi_continuity_harness.reference.blitz.constants import EMERGENCY_INSTRUCTION
 from pi_continuity_harness.reference.blitz.paths import recovery_file_name
 from pi_continuity_harness.reference.blitz.recovery import CaptureWindow
+
+#: The reference's wiring module (the package's ``extension`` name is its factory function).
+_WIRING = importlib.import_module("pi_continuity_harness.reference.blitz.extension")
 
 
 @mutant("H27c", how="the recovery snapshot reverses the prompts", invariant="captured_prompts_kept_in_order")
@@ -200,3 +204,30 @@ class AutomaticAbortsTurn(Mutant):
     def start_automatic(self, ctx: Any) -> None:
         ctx.abort()
         super().start_automatic(ctx)
+
+
+@mutant(
+    "H53",
+    how="the emergency level follows criticalWarningPercent instead of the fixed 90%",
+    unreachable="the explorer keeps criticalWarningPercent at its default of 90",
+)
+class EmergencyAtCritical(Mutant):
+    def on_turn_end(self, event: Any, ctx: Any) -> None:
+        with patched(_WIRING, "EMERGENCY_PERCENT", self.settings.critical_warning_percent):
+            super().on_turn_end(event, ctx)
+
+
+@mutant(
+    "H61",
+    how="the automatic budget resets when a compaction starts, even one that fails",
+    unreachable="the explorer's compactions all succeed",
+)
+class FailedCompactionResetsBudget(Mutant):
+    def register(self) -> None:
+        super().register()
+
+        def on_before_compact(_event: Any, _ctx: Any) -> None:
+            if self.automatic_attempts:
+                self.spend_budget(0)
+
+        self.pi.on("session_before_compact", on_before_compact)

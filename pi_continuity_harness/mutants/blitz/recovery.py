@@ -69,3 +69,35 @@ class DiscardRemovesAll(Mutant):
             return bool(answer)
 
         await super().run(args, with_ui(ctx, confirm=confirming))
+
+
+class _HiddenRequest(Mutant):
+    """Runs one ``/sh`` subcommand as if no handoff were active (the overlap check sees none)."""
+
+    SUBCOMMAND = ""
+
+    async def run(self, args: str, ctx: Any) -> None:
+        request = self.request
+        if args.strip() != self.SUBCOMMAND or request is None or not request.active:
+            await super().run(args, ctx)
+            return
+        self.request = None
+        try:
+            await super().run(args, ctx)
+        finally:
+            if self.request is None:
+                self.request = request
+
+
+@mutant("H87a", how="/sh recover runs while a handoff is active", unreachable=_MENU)
+class RecoverWhileActive(_HiddenRequest):
+    SUBCOMMAND = "recover"
+
+
+@mutant(
+    "H87b",
+    how="/sh settings opens while a handoff is active",
+    unreachable="the explorer edits settings only with invalid values",
+)
+class SettingsWhileActive(_HiddenRequest):
+    SUBCOMMAND = "settings"

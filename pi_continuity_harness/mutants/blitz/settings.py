@@ -8,6 +8,7 @@ from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched, with_ui
 from pi_continuity_harness.reference.blitz import commands
+from pi_continuity_harness.reference.blitz.settings import save_settings
 
 
 @mutant("H89", how="an out-of-range percent is saved", invariant="settings_file_valid")
@@ -64,7 +65,7 @@ class EditCheckedAlone(Mutant):
         return updated, hint
 
 
-@mutant("H91a", how="a new directory is created before its confirmation is asked", unreachable=_MENU)
+@mutant("H91a", "H91b", how="a new directory is created before its confirmation is asked", unreachable=_MENU)
 class DirectoryCreatedFirst(Mutant):
     async def run(self, args: str, ctx: Any) -> None:
         confirm = ctx.ui.confirm
@@ -112,3 +113,41 @@ class RecoveryDirDeferred(Mutant):
         if self.settings.recovery_directory:
             return self.settings.recovery_directory
         return os.path.join(self.managed().root, "deferred")
+
+
+@mutant("H91b", how="a declined directory is created anyway", unreachable=_MENU)
+class DeclinedDirectoryCreated(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        confirm = ctx.ui.confirm
+
+        async def create_anyway(title: str, message: str, **options: Any) -> bool:
+            answer = bool(await confirm(title, message, **options))
+            if not answer:
+                for word in message.split():
+                    if os.path.isabs(word.rstrip("?")):
+                        os.makedirs(word.rstrip("?"), exist_ok=True)
+            return answer
+
+        await super().run(args, with_ui(ctx, confirm=create_anyway))
+
+
+@mutant("H90a", how="a declined directory creation still saves the new value", unreachable=_MENU)
+class DeclinedValueSaved(Mutant):
+    last_edit: Any = None
+
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        updated, hint = super().validate_edit(key, raw)
+        self.last_edit = updated
+        return updated, hint
+
+    async def run(self, args: str, ctx: Any) -> None:
+        confirm = ctx.ui.confirm
+
+        async def saved_anyway(title: str, message: str, **options: Any) -> bool:
+            answer = bool(await confirm(title, message, **options))
+            if not answer and self.last_edit is not None:
+                save_settings(self.managed().config, self.last_edit)
+                self.apply_settings(self.last_edit)
+            return answer
+
+        await super().run(args, with_ui(ctx, confirm=saved_anyway))
