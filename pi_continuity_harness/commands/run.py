@@ -52,11 +52,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--report", type=Path, help="write the validation record (Markdown and JSON) into DIR"
     )
+    parser.add_argument(
+        "-n",
+        dest="workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run the scenarios in N parallel processes (pytest-xdist); same results and reports",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines, only the table")
     parser.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.workers < 0:
+        raise UsageError(f"-n must not be negative (got {args.workers})")
     console = output_console()
     if args.target == "pi" and args.extension.endswith(".ts") and not Path(args.extension).is_file():
         raise UsageError(f"--extension {args.extension}: no such TypeScript file")
@@ -78,6 +88,7 @@ def main(args: argparse.Namespace) -> int:
         cucumber=args.cucumber,
         extra_args=["--system", args.system] if args.system else None,
         on_result=progress,
+        workers=args.workers,
     )
     console.print(render_table(run))
     if args.json_path is not None:

@@ -8,6 +8,8 @@ from pi_continuity_harness.features.pytest_plugin import (  # noqa: F401
     pytest_addoption,
     pytest_collection_modifyitems,
     pytest_configure,
+    pytest_report_from_serializable,
+    pytest_report_to_serializable,
     world,
 )
 from pi_continuity_harness.features.steps.blitz import *  # noqa: F403

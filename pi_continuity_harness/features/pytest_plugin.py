@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_bdd.reporting import ReportContext, test_report_context_registry
 from pytest_bdd.scenario import scenario_wrapper_template_registry
 
 from pi_continuity_harness import targets
@@ -85,6 +86,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="directory for each scenario's machine (default: a temporary directory)",
     )
+
+
+#: Where a report carries pytest-bdd's scenario context from an xdist worker to the controller.
+_BDD_CONTEXT = "pch_bdd_context"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_report_to_serializable(report: Any) -> Iterator[None]:
+    """On an xdist worker (``run -n N``): send pytest-bdd's record of the scenario (its steps,
+    their outcomes) with the report. pytest-bdd keeps it in a registry keyed by the report
+    object, which does not cross processes, so the controller's Cucumber JSON, validation
+    record and step lists would lose it."""
+    outcome: Any = yield
+    data = outcome.get_result()
+    context = test_report_context_registry.get(report)
+    if isinstance(data, dict) and context is not None:
+        data[_BDD_CONTEXT] = {"scenario": context.scenario, "name": context.name}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_report_from_serializable(data: Any) -> Iterator[None]:
+    """On the controller: put the worker's scenario record back where pytest-bdd looks."""
+    outcome: Any = yield
+    report = outcome.get_result()
+    context = data.get(_BDD_CONTEXT) if isinstance(data, dict) else None
+    if isinstance(report, pytest.TestReport) and context is not None:
+        test_report_context_registry[report] = ReportContext(
+            scenario=context["scenario"], name=context["name"]
+        )
 
 
 def pytest_configure(config: pytest.Config) -> None:

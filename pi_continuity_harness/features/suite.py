@@ -152,11 +152,20 @@ class _Collector:
     def __init__(self, on_result: Callable[[ScenarioResult, int, int], None] | None) -> None:
         self.results: dict[str, ScenarioResult] = {}
         self.order: list[str] = []
+        #: Node ids in collection order: the order of a serial run, whoever ran each test.
+        self.collected: list[str] = []
         self.total = 0
         self.on_result = on_result
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
+        self.collected = [item.nodeid for item in session.items]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """``run -n N``: the controller collects nothing; every worker reports the same ids."""
+        self.total = len(ids)
+        self.collected = list(ids)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -221,7 +230,9 @@ class _Collector:
     def ordered(self) -> list[ScenarioResult]:
         """Results in the suite's reading order: smoke assertions in spec order, then install,
         rules and failures features, each in file order (pytest collects them alphabetically)."""
-        results = [self.results[key] for key in self.order if key in self.results]
+        index = {nodeid: position for position, nodeid in enumerate(self.collected)}
+        keys = sorted(self.order, key=lambda key: index.get(key, len(index)))
+        results = [self.results[key] for key in keys if key in self.results]
         return sorted(results, key=_reading_order)
 
 
@@ -256,8 +267,13 @@ def run_suite(
     extra_args: list[str] | None = None,
     on_result: Callable[[ScenarioResult, int, int], None] | None = None,
     environment: dict[str, str] | None = None,
+    workers: int = 0,
 ) -> SuiteRun:
-    """Run the suite against ``extension`` on ``target``; never raises for failing scenarios."""
+    """Run the suite against ``extension`` on ``target``; never raises for failing scenarios.
+
+    ``workers`` > 0 runs the scenarios in that many pytest-xdist processes (``run -n N``): every
+    scenario has its own machine under its own work directory, so they are independent; the
+    results, in reading order, and the reports are those of a serial run."""
     args = [
         str(SUITE_DIR),
         "-c",
@@ -285,6 +301,8 @@ def run_suite(
         args += [f"--junitxml={junit}"]
     if cucumber is not None:
         args += [f"--cucumberjson={cucumber}"]
+    if workers > 0:
+        args += ["-p", "xdist", "-n", str(workers)]
     args += extra_args or []
     collector = _Collector(on_result)
     started = time.perf_counter()
