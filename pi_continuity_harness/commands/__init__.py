@@ -19,6 +19,7 @@ SUMMARIES: dict[str, str] = {
     "compare": "run the suite on the simulator and on real Pi and compare what each observed",
     "explore": "explore seeded random scenarios with the spec's invariants (and minimise failures)",
     "mutants": "run the suite and the explorer against every mutant and print the kill matrix",
+    "rules": "list every rule of a system with the scenarios, invariants and mutants that cover it",
 }
 
 
