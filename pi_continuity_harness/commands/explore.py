@@ -28,11 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.commands._paths import check_directory, check_file
 from pi_continuity_harness.explore.engine import ExploreSettings, SeedReport, explore_seeds, summarise
 from pi_continuity_harness.explore.executor import SchedulerError, WorkPool, open_pool
 from pi_continuity_harness.explore.plugins import plugin_for
 from pi_continuity_harness.explore.runner import scratch_root
-from pi_continuity_harness.scenario.implementations import ImplementationError, implementation_system
+from pi_continuity_harness.features.preflight import check_implementation
+from pi_continuity_harness.features.suite import write_atomically
+from pi_continuity_harness.scenario.implementations import implementation_system
+from pi_continuity_harness.scenario.run_lock import hold_run_directory
 
 __all__ = ["register"]
 
@@ -80,14 +84,9 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError("--jobs and --scheduler exclude each other (the workers are the jobs)")
     if args.max_failures < 0:
         raise UsageError(f"--max-failures must not be negative (got {args.max_failures})")
-    if args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out {args.out}: exists and is not a directory")
-    if args.json_path is not None and args.json_path.is_dir():
-        raise UsageError(f"--json {args.json_path}: is a directory")
-    try:
-        implementation_system(args.extension)
-    except ImplementationError as error:
-        raise UsageError(str(error)) from None
+    check_file("--json", args.json_path)
+    check_directory("--out", args.out)
+    check_implementation("sim", args.extension)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -97,14 +96,16 @@ def main(args: argparse.Namespace) -> int:
             print(f"{spec.name}{rules}\n    {spec.doc}")
         return 0
     _validate(args)
-    try:
-        with open_pool(jobs=args.jobs, scheduler=args.scheduler) as pool:
-            return _explore(args, pool)
-    except SchedulerError as error:
-        raise UsageError(str(error)) from None
+    with hold_run_directory(args.out):
+        try:
+            with open_pool(jobs=args.jobs, scheduler=args.scheduler) as pool:
+                return _explore(args, pool)
+        except SchedulerError as error:
+            raise UsageError(str(error)) from None
 
 
 def _explore(args: argparse.Namespace, pool: WorkPool) -> int:
+    """Explore, holding ``--out`` (a second explorer writing there is refused)."""
     system = implementation_system(args.extension).name
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     work_root = tempfile.mkdtemp(prefix="pch-explore-", dir=scratch_root())
@@ -145,7 +146,6 @@ def _explore(args: argparse.Namespace, pool: WorkPool) -> int:
     summary["retriedSeeds"] = [int(name.removeprefix("seed-")) for name in pool.retried()]
     _print_summary(summary, work_root if keep else None)
     if args.json_path is not None:
-        args.json_path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "implementation": args.extension,
             "system": system,
@@ -153,7 +153,7 @@ def _explore(args: argparse.Namespace, pool: WorkPool) -> int:
             "summary": summary,
             "seeds": [r.to_json() for r in reports],
         }
-        args.json_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomically(args.json_path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         print(f"results written to {args.json_path}")
     return 0 if failures == 0 else 1
 

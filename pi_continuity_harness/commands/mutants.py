@@ -20,7 +20,9 @@ from rich.table import Table
 from rich.text import Text
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.explore.executor import SchedulerError, open_pool
+from pi_continuity_harness.features.suite import write_atomically
 from pi_continuity_harness.mutants.catalogue import MUTANTS
 from pi_continuity_harness.mutants.matrix import MutantOutcome, run_matrix
 
@@ -77,6 +79,7 @@ def main(args: argparse.Namespace) -> int:
         names = [n for n in names if n in args.only]
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {args.jobs})")
+    check_file("--json", args.json_path)
     if args.explore_seeds < 0 or args.explore_steps < 1:
         raise UsageError("--explore-seeds must not be negative and --explore-steps must be at least 1")
 
@@ -116,7 +119,6 @@ def main(args: argparse.Namespace) -> int:
     explore_survivors = [o.name for o in mutants if not o.killed_by_exploration] if args.explore_seeds else []
     controls = [o for o in outcomes if o.control]
     if args.json_path is not None:
-        args.json_path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "mutants": [o.to_json() for o in mutants],
             "controls": [o.to_json() for o in controls],
@@ -124,7 +126,7 @@ def main(args: argparse.Namespace) -> int:
             "exploreSteps": args.explore_steps,
             "retried": retried,
         }
-        args.json_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomically(args.json_path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         console.print(f"kill matrix written to {args.json_path}")
     killed = len(mutants) - len(survivors)
     console.print(
