@@ -29,7 +29,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from pi_continuity_harness.commands import UsageError
-from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
+from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.features.pytest_plugin import observation_path
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
@@ -231,8 +231,10 @@ def compare_suites(
     seed: int = 0,
     workdir: Path | None = None,
     on_result: Callable[[str, ScenarioResult, int, int], None] | None = None,
+    pi_version: str | None = None,
 ) -> CompareReport:
-    """Run the suite on the simulator, then on real Pi, and compare."""
+    """Run the suite on the simulator, then on real Pi (``pi_version``, default the pinned
+    release), and compare."""
     root = (workdir or Path(tempfile.mkdtemp(prefix="pi-continuity-compare-"))).resolve()
     runs: dict[str, SuiteRun] = {}
     for target in ("sim", "pi"):
@@ -249,6 +251,7 @@ def compare_suites(
             seed=seed,
             workdir=root / target,
             on_result=progress,
+            pi_version=pi_version if target == "pi" else None,
         )
     return compare_runs(runs["sim"], runs["pi"], root)
 
@@ -270,6 +273,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="reference",
         help="implementation: module:factory or a registered name (default: reference)",
     )
+    parser.add_argument(
+        "--pi-version", help="the real Pi release to compare the simulator with (default: the pinned one)"
+    )
     parser.add_argument("--tags", help="pytest marker expression over feature tags, e.g. 'smoke'")
     parser.add_argument("-k", dest="keyword", help="pytest keyword expression over scenario test names")
     parser.add_argument("--seed", type=int, default=0, help="seed of every simulated run (default 0)")
@@ -290,6 +296,7 @@ def main(args: argparse.Namespace) -> int:
     if args.json_path is not None and args.json_path.is_dir():
         raise UsageError(f"--json {args.json_path}: is a directory")
 
+    pi_version = pi_version_option(args.pi_version, "pi")
     printers = {
         target: progress_printer(console, quiet=args.quiet, prefix=f"{target:>3} ")
         for target in ("sim", "pi")
@@ -305,6 +312,7 @@ def main(args: argparse.Namespace) -> int:
         seed=args.seed,
         workdir=args.workdir,
         on_result=progress,
+        pi_version=pi_version,
     )
     console.print(render_table(report))
     for item in report.compared:

@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.table import Table
 
 from pi_continuity_harness.commands import UsageError
-from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
+from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
 
@@ -26,8 +26,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "run",
         help="run the conformance suite and print the named assertions",
         description=(
-            "Run the Gherkin conformance suite against an implementation on the simulator (default) "
-            "or on a real Pi 1.6 process, and print one row per scenario, grouped by named assertion."
+            "Run the Gherkin conformance suite against an implementation on the simulator (default, "
+            "it models Pi 1.6.0) or on a real Pi process (--target pi, 1.6.0 or --pi-version), and "
+            "print one row per scenario, grouped by named assertion."
         ),
     )
     parser.add_argument("--target", choices=("sim", "pi"), default="sim", help="sim (default) or pi")
@@ -41,6 +42,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=("pi-session-continuity", "pi-blitz-handoff"),
         help="the system the implementation implements (default: what its factory declares; "
         "needed for a TypeScript file)",
+    )
+    parser.add_argument(
+        "--pi-version",
+        help="with --target pi: the real Pi release to drive (default: the pinned one; installed beside "
+        "the others on first use)",
     )
     parser.add_argument("--tags", help="pytest marker expression over feature tags, e.g. 'smoke'")
     parser.add_argument("-k", dest="keyword", help="pytest keyword expression over scenario test names")
@@ -65,6 +71,7 @@ def main(args: argparse.Namespace) -> int:
         if path is not None and path.exists() and path.is_dir():
             raise UsageError(f"--{option.replace('_path', '')} {path}: is a directory")
 
+    pi_version = pi_version_option(args.pi_version, args.target)
     progress = progress_printer(console, quiet=args.quiet)
 
     run = run_suite(
@@ -78,6 +85,7 @@ def main(args: argparse.Namespace) -> int:
         cucumber=args.cucumber,
         extra_args=["--system", args.system] if args.system else None,
         on_result=progress,
+        pi_version=pi_version,
     )
     console.print(render_table(run))
     if args.json_path is not None:

@@ -6,12 +6,15 @@ Loaded by the suite's ``conftest.py``, so plain pytest runs the suite::
         --target sim --extension reference
 
 Options: ``--target`` (``sim`` or ``pi``), ``--extension`` (``module:factory``, a registered
-implementation name, or a TypeScript file for ``--target pi``), ``--seed``,
-``--harness-workdir`` (where each scenario's machine is laid out; kept for inspection).
+implementation name, or a TypeScript file for ``--target pi``), ``--seed``, ``--pi-version``
+(the real Pi release ``--target pi`` drives; default the pinned 1.6.0), ``--harness-workdir``
+(where each scenario's machine is laid out; kept for inspection).
 
 Tags: ``@needs-<capability>`` skips a scenario (or an Examples block) on a target without
 that capability, with the reason; ``@smoke``, ``@install``, ``@rules``, ``@failures`` group
-features. Each test records its feature (the named assertion), scenario, system and the
+features; ``@host`` marks a scenario about Pi's own behaviour, which an implementation that
+does nothing also passes (it measures what an implementation relies on, e.g. across Pi
+releases). Each test records its feature (the named assertion), scenario, system and the
 artifacts it produced as ``user_properties``, which JUnit XML and the run report carry.
 """
 
@@ -46,7 +49,7 @@ __all__ = [
     "target_capabilities",
 ]
 
-KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz")
+KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz", "host")
 _REQUEST_KINDS: tuple[RequestKind, ...] = ("agent", "summary", "extension")
 #: Features directory -> the system whose features it holds.
 SYSTEM_DIRS = {system.features: system.name for system in SYSTEMS.values()}
@@ -71,6 +74,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="implementation under test: module:factory, a registered name, or path/to/ext.ts (pi only)",
     )
     group.addoption("--seed", action="store", type=int, default=0, help="seed of every simulated run")
+    group.addoption(
+        "--pi-version",
+        action="store",
+        default=None,
+        help="the real Pi release --target pi drives (default: the pinned one; pi only)",
+    )
     group.addoption(
         "--system",
         action="store",
@@ -115,6 +124,7 @@ def make_target(config: pytest.Config, slug: str) -> Target:
         _workdir_root(config) / slug,
         seed=config.getoption("--seed"),
         system=implementation_system(config),
+        pi_version=config.getoption("--pi-version") if name == "pi" else None,
     )
 
 
@@ -174,14 +184,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not needed:
         return
     capabilities = target_capabilities(config)
-    target = config.getoption("--target")
+    where = config.getoption("--target")
+    if where == "pi" and config.getoption("--pi-version"):
+        where = f"pi {config.getoption('--pi-version')}"
     for item in needed:
         for mark in item.iter_markers():
             capability = mark.name.removeprefix("needs-")
             if mark.name.startswith("needs-") and capability not in capabilities:
                 meaning = CAPABILITIES.get(capability, "unknown capability")
                 item.add_marker(
-                    pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {target} lacks it")
+                    pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {where} lacks it")
                 )
                 break
 

@@ -92,7 +92,7 @@ class SuiteRun:
         directory.mkdir(parents=True, exist_ok=True)
         record = {
             **self.to_json(),
-            "install_command": _install_command(self.target),
+            "install_command": _install_command(self.target, self.environment),
             "counts": self.counts(),
             "seconds": round(self.seconds, 3),
             "assertions": [asdict(r) for r in self.results],
@@ -104,10 +104,15 @@ class SuiteRun:
         return md_path, json_path
 
 
-def _install_command(target: str) -> str:
+def _install_command(target: str, environment: dict[str, str]) -> str:
     base = "python -m pip install pi-continuity-harness"
     if target == "pi":
-        return f"{base} && pi-continuity-harness install-pi  # Node 22, @earendil-works/pi-coding-agent@{PI_VERSION}"
+        version = environment.get("pi", PI_VERSION)
+        option = "" if version == PI_VERSION else f" --pi-version {version}"
+        return (
+            f"{base} && pi-continuity-harness install-pi{option}  "
+            f"# Node 22, @earendil-works/pi-coding-agent@{version}"
+        )
     return base
 
 
@@ -256,8 +261,10 @@ def run_suite(
     extra_args: list[str] | None = None,
     on_result: Callable[[ScenarioResult, int, int], None] | None = None,
     environment: dict[str, str] | None = None,
+    pi_version: str | None = None,
 ) -> SuiteRun:
-    """Run the suite against ``extension`` on ``target``; never raises for failing scenarios."""
+    """Run the suite against ``extension`` on ``target`` (``pi_version``: the real Pi release
+    ``target="pi"`` drives, default the pinned one); never raises for failing scenarios."""
     args = [
         str(SUITE_DIR),
         "-c",
@@ -275,6 +282,8 @@ def run_suite(
         "--seed",
         str(seed),
     ]
+    if pi_version is not None:
+        args += ["--pi-version", pi_version]
     if tags:
         args += ["-m", tags]
     if keyword:
@@ -292,7 +301,7 @@ def run_suite(
     run = SuiteRun(
         target=target,
         implementation=extension,
-        environment=environment or default_environment(target),
+        environment=environment or default_environment(target, pi_version),
         results=collector.ordered(),
         exit_code=int(exit_code),
         seconds=time.perf_counter() - started,
@@ -300,12 +309,14 @@ def run_suite(
     return run
 
 
-def default_environment(target: str) -> dict[str, str]:
+def default_environment(target: str, pi_version: str | None = None) -> dict[str, str]:
     """What the validation record names about the run's environment (spec §20: Pi version,
-    Node version, OS)."""
+    Node version, OS). The simulator models Pi :data:`PI_VERSION`; the real-Pi target drives
+    ``pi_version`` (default the same release)."""
+    real = pi_version or PI_VERSION
     environment = {
         "harness": __version__,
-        "host": f"simulated Pi {PI_VERSION}" if target == "sim" else f"Pi {PI_VERSION} (real, RPC mode)",
+        "host": f"simulated Pi {PI_VERSION}" if target == "sim" else f"Pi {real} (real, RPC mode)",
         "python": platform.python_version(),
         "os": platform.platform(),
     }
@@ -314,4 +325,5 @@ def default_environment(target: str) -> dict[str, str]:
         from pi_continuity_harness.targets.realpi.install import NODE_VERSION  # noqa: PLC0415  (real Pi's modules load only when needed)
 
         environment["node"] = NODE_VERSION
+        environment["pi"] = real
     return environment
