@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from pi_continuity_harness import __version__
+from pi_continuity_harness import PI_VERSION, __version__
 from pi_continuity_harness.commands import UsageError
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
@@ -25,6 +25,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "schema",
     "install_pi",
     "compare",
+    "matrix",
     "explore",
     "mutants",
 )
@@ -37,7 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
             "Deterministic simulation and conformance harness for Pi 1.6 session-continuity extensions."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {__version__} (the simulator models Pi {PI_VERSION})",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         importlib.import_module(f".commands.{name}", __package__).register(subparsers)
