@@ -12,6 +12,12 @@ scenarios skipped for a capability the release lacks (``@needs-<capability>``, s
 oldest release from which on every tested release passes, so it is a minimum that holds for
 every newer release tested (None when the newest tested release fails).
 
+The *minimum supported version* is stricter: the oldest release from which on every tested
+release passes **and** runs all of the implementation's own scenarios, i.e. skips none for a
+host capability the release lacks. Scenarios tagged ``@host`` do not count there: they measure
+Pi itself (an implementation that does nothing passes them), not what the implementation needs.
+Skips for what no real Pi can do (simulator-only capabilities) never count.
+
 The JSON (:meth:`MatrixRun.to_json`) and the validation record (:meth:`MatrixRun.write_report`)
 carry the same matrix; the record adds the environment, the install command of each release,
 and each run's own validation record (spec §20) under ``<dir>/<implementation>/<version>/``.
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import shutil
 import tempfile
 import time
@@ -29,10 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pi_continuity_harness import PI_VERSION, __version__
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.scenario import implementations as registry
 from pi_continuity_harness.scenario.implementations import SESSION_CONTINUITY, ImplementationError
+from pi_continuity_harness.targets.realpi.versions import HOST_CAPABILITIES
 
 __all__ = [
     "FAILING",
@@ -46,6 +56,8 @@ __all__ = [
 
 #: Scenario statuses that make a release fail.
 FAILING = frozenset({"failed", "error"})
+#: The start of a skip reason for a capability (``pytest_plugin``): ``needs <capability> (...``.
+_NEEDS = re.compile(r"^needs (?P<capability>[a-z0-9.-]+) \(")
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -60,9 +72,16 @@ class MatrixCell:
     status: str  # passed | failed | skipped | error | missing
     reason: str = ""
     duration_s: float = 0.0
+    #: The host capability the release lacks, when that is why the scenario was skipped.
+    capability: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "reason": self.reason, "duration_s": round(self.duration_s, 3)}
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "duration_s": round(self.duration_s, 3),
+            "capability": self.capability,
+        }
 
 
 @dataclass
@@ -72,11 +91,14 @@ class MatrixRow:
     assertion: str
     scenario: str
     cells: dict[str, MatrixCell] = field(default_factory=dict)
+    #: Tagged ``@host``: it measures Pi's own behaviour, not the implementation.
+    host: bool = False
 
     def to_json(self, versions: Sequence[str]) -> dict[str, Any]:
         return {
             "assertion": self.assertion,
             "scenario": self.scenario,
+            "host": self.host,
             "cells": {v: self.cells.get(v, MatrixCell("missing")).to_json() for v in versions},
         }
 
@@ -86,6 +108,18 @@ def _reason(result: ScenarioResult) -> str:
         return ""
     lines = result.detail.strip().splitlines()
     return lines[0][:400] if lines else result.status
+
+
+def _host_capability(result: ScenarioResult) -> str | None:
+    """The host capability a skip names (``needs <capability> (...)``), if it is one."""
+    match = _NEEDS.match(result.detail) if result.status == "skipped" else None
+    if match is None or match.group("capability") not in HOST_CAPABILITIES:
+        return None
+    return match.group("capability")
+
+
+def _cell(result: ScenarioResult) -> MatrixCell:
+    return MatrixCell(result.status, _reason(result), result.duration_s, _host_capability(result))
 
 
 @dataclass
@@ -105,8 +139,10 @@ class PiVersionMatrix:
             run = self.runs.get(version)
             for result in run.results if run is not None else []:
                 key = result.nodeid or result.name
-                row = rows.setdefault(key, MatrixRow(result.assertion, result.name))
-                row.cells[version] = MatrixCell(result.status, _reason(result), result.duration_s)
+                row = rows.setdefault(
+                    key, MatrixRow(result.assertion, result.name, host="host" in result.tags)
+                )
+                row.cells[version] = _cell(result)
         return list(rows.values())
 
     def counts(self, version: str) -> dict[str, int]:
@@ -114,21 +150,46 @@ class PiVersionMatrix:
         return run.counts() if run is not None else {}
 
     def passes(self, version: str) -> bool:
-        """Everything that could run on ``version`` passed (and something ran)."""
+        """Everything that could run on ``version`` passed (something ran, and every scenario
+        another release ran was run here too)."""
         run = self.runs.get(version)
-        if run is None or not run.results:
+        if run is None or not run.results or run.exit_code not in (0, 1, 5):
             return False
-        return not any(r.status in FAILING for r in run.results) and run.exit_code in (0, 1, 5)
+        return all(
+            row.cells.get(version, MatrixCell("missing")).status not in (*FAILING, "missing")
+            for row in self.rows
+        )
+
+    def capability_skips(self, version: str, *, own_only: bool = False) -> list[str]:
+        """The host capabilities ``version`` lacks that made scenarios skip (``own_only``: of the
+        implementation's own scenarios, not ``@host`` ones)."""
+        found = {
+            cell.capability
+            for row in self.rows
+            if not (own_only and row.host)
+            for cell in [row.cells.get(version)]
+            if cell is not None and cell.capability is not None
+        }
+        return sorted(c for c in found if c is not None)
+
+    def _lowest(self, good: Callable[[str], bool]) -> str | None:
+        lowest: str | None = None
+        for version in sorted(self.pi_versions, key=version_key, reverse=True):
+            if not good(version):
+                break
+            lowest = version
+        return lowest
 
     @property
     def lowest_passing_version(self) -> str | None:
         """The oldest release from which on every tested release passes."""
-        lowest: str | None = None
-        for version in sorted(self.pi_versions, key=version_key, reverse=True):
-            if not self.passes(version):
-                break
-            lowest = version
-        return lowest
+        return self._lowest(self.passes)
+
+    @property
+    def minimum_supported_version(self) -> str | None:
+        """The oldest release from which on every tested release passes and skips none of the
+        implementation's own scenarios for a host capability it lacks."""
+        return self._lowest(lambda v: self.passes(v) and not self.capability_skips(v, own_only=True))
 
     @property
     def seconds_per_version(self) -> dict[str, float]:
@@ -141,8 +202,10 @@ class PiVersionMatrix:
             "pi_versions": list(self.pi_versions),
             "rows": [row.to_json(self.pi_versions) for row in self.rows],
             "lowest_passing_version": self.lowest_passing_version,
+            "minimum_supported_version": self.minimum_supported_version,
             "seconds_per_version": self.seconds_per_version,
             "counts": {v: self.counts(v) for v in self.pi_versions},
+            "capability_skips": {v: self.capability_skips(v) for v in self.pi_versions},
         }
 
 
@@ -219,8 +282,9 @@ def assertion_cell(rows: Sequence[MatrixRow], version: str) -> tuple[str, str]:
     statuses = [c.status for c in cells]
     passed = statuses.count("passed")
     skipped = statuses.count("skipped")
-    failed = sum(1 for s in statuses if s in FAILING or s == "missing")
-    if failed:
+    failed = sum(1 for s in statuses if s in FAILING)
+    missing = statuses.count("missing")
+    if failed or missing:
         status = "failed"
     elif skipped == len(cells):
         status = "skipped"
@@ -231,6 +295,8 @@ def assertion_cell(rows: Sequence[MatrixRow], version: str) -> tuple[str, str]:
         text += f", {failed} failed"
     if skipped:
         text += f", {skipped} skipped"
+    if missing:
+        text += f", {missing} not run"
     return status, text
 
 
@@ -270,6 +336,9 @@ def markdown(run: MatrixRun, record: dict[str, Any]) -> str:
             f"Lowest Pi version on which everything that can run passes: "
             f"**{matrix.lowest_passing_version or 'none'}**",
             "",
+            "Minimum supported Pi version (passes, and none of its own scenarios skipped for a "
+            f"host capability Pi lacks): **{matrix.minimum_supported_version or 'none'}**",
+            "",
             "| assertion | " + " | ".join(versions) + " |",
             "|---|" + "---|" * len(versions),
         ]
@@ -288,6 +357,10 @@ def markdown(run: MatrixRun, record: dict[str, Any]) -> str:
                 f"failed, {counts.get('skipped', 0)} skipped; {seconds:.0f} s"
             )
         lines.append("| **total** | " + " | ".join(totals) + " |")
+        skips = [(v, matrix.capability_skips(v)) for v in versions]
+        if any(caps for _v, caps in skips):
+            lines += ["", "Host capabilities missing (scenarios skipped):", ""]
+            lines += [f"- {v}: {', '.join(caps)}" for v, caps in skips if caps]
         extra = notes(matrix)
         if extra:
             lines += ["", "Not passed:", ""] + [f"- {line}" for line in extra]
@@ -364,6 +437,8 @@ def run_matrix(
             matrix.runs[version] = suite_run
             if on_version is not None:
                 on_version(matrix, version, suite_run)
+            if suite_run.exit_code == int(pytest.ExitCode.INTERRUPTED):
+                raise KeyboardInterrupt  # pytest caught the interrupt; the matrix stops too
     if workdir is None and run.ok:
         shutil.rmtree(root, ignore_errors=True)
         run.workdir = None

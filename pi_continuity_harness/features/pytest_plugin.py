@@ -174,6 +174,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.user_properties.append(("scenario", template.name))
         item.user_properties.append(("system", system))
         item.user_properties.append(("feature_file", str(feature.rel_filename)))
+        item.user_properties.append(("tags", " ".join(sorted(set(feature.tags) | set(template.tags)))))
         if system_under_test is None:
             system_under_test = implementation_system(config)
         (kept if system in ("unknown", system_under_test) else other_system).append(item)

@@ -38,6 +38,8 @@ class ScenarioResult:
     detail: str = ""
     nodeid: str = ""
     feature_file: str = ""
+    #: The scenario's Gherkin tags with the feature's (``smoke``, ``host``, ``needs-...``).
+    tags: list[str] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)
     observed: dict[str, Any] = field(default_factory=dict)
 
@@ -192,6 +194,7 @@ class _Collector:
                 duration_s=0.0,
                 nodeid=nodeid,
                 feature_file=str(props.get("feature_file") or ""),
+                tags=str(props.get("tags") or "").split(),
             )
             self.results[nodeid] = result
             self.order.append(nodeid)

@@ -19,7 +19,7 @@ from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun
 NEEDS = "needs busy-while-run-starts (...); target pi 1.0.3 lacks it"
 
 
-def _result(name: str, assertion: str, status: str, detail: str = "") -> ScenarioResult:
+def _result(name: str, assertion: str, status: str, detail: str = "", tags: str = "") -> ScenarioResult:
     return ScenarioResult(
         name=name,
         assertion=assertion,
@@ -28,13 +28,14 @@ def _result(name: str, assertion: str, status: str, detail: str = "") -> Scenari
         duration_s=1.5,
         detail=detail,
         nodeid=f"test_x.py::test_{name}",
+        tags=tags.split(),
     )
 
 
 class FakeSuite:
     """``run_suite`` stand-in: per (implementation, version) a list of (name, assertion, status)."""
 
-    def __init__(self, plan: dict[tuple[str, str], list[tuple[str, str, str, str]]]) -> None:
+    def __init__(self, plan: dict[tuple[str, str], list[tuple[str, ...]]]) -> None:
         self.plan = plan
         self.calls: list[dict[str, Any]] = []
 
@@ -127,8 +128,17 @@ def test_the_json_has_the_shape_the_report_renders(tmp_path: Path) -> None:
         "1.6.0": 30.0,
     }
     row = impl["rows"][2]
-    assert set(row) == {"assertion", "scenario", "cells"}
-    assert row["cells"]["1.0.3"] == {"status": "skipped", "reason": NEEDS, "duration_s": 1.5}
+    assert set(row) == {"assertion", "scenario", "cells", "host"}
+    assert row["cells"]["1.0.3"] == {
+        "status": "skipped",
+        "reason": NEEDS,
+        "duration_s": 1.5,
+        "capability": "busy-while-run-starts",
+    }
+    assert row["host"] is False and impl["capability_skips"] == {
+        "1.0.3": ["busy-while-run-starts"],
+        "1.6.0": [],
+    }
     assert impl["counts"]["1.0.3"] == {"passed": 2, "failed": 0, "skipped": 1, "error": 0}
 
 
@@ -181,6 +191,29 @@ def test_a_temporary_workdir_is_removed_when_everything_passed_and_kept_otherwis
     failed = run_matrix(pi_versions=["1.6.0"], suite=_plan({"1.6.0"}, versions=("1.6.0",)))
     assert failed.workdir is not None and failed.workdir.is_dir()
     failed.workdir.rmdir()  # the stand-in suite wrote nothing under it
+
+
+def test_the_minimum_supported_version_runs_all_of_the_implementations_own_scenarios(tmp_path: Path) -> None:
+    """A skip for a missing host capability keeps a release below the minimum supported one,
+    unless the scenario is ``@host`` (it measures Pi, not the implementation); a skip for a
+    simulator-only capability never counts."""
+    versions = ("1.3.0", "1.5.2", "1.6.0")
+    sim_only = "needs trace-faults (crash or inject ...); target pi 1.3.0 lacks it"
+    plan = {
+        ("reference", v): [
+            ("own", "alpha", "skipped" if v == "1.3.0" else "passed", NEEDS if v == "1.3.0" else ""),
+            ("probe", "beta", "skipped" if v != "1.6.0" else "passed", NEEDS if v != "1.6.0" else "", "host"),
+            ("exact", "gamma", "skipped", sim_only),
+        ]
+        for v in versions
+    }
+    run = run_matrix(pi_versions=list(versions), suite=FakeSuite(plan), workdir=tmp_path)
+    [matrix] = run.implementations
+    assert matrix.lowest_passing_version == "1.3.0"
+    assert matrix.minimum_supported_version == "1.5.2"
+    assert matrix.capability_skips("1.5.2") == ["busy-while-run-starts"]
+    assert matrix.capability_skips("1.5.2", own_only=True) == []
+    assert [row.host for row in matrix.rows] == [False, True, False]
 
 
 def test_versions_compare_numerically() -> None:
@@ -249,3 +282,28 @@ def test_bad_input_is_one_clear_error_exit_2_and_nothing_runs(
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
     assert fake_pi.calls == []
+
+
+def test_an_interrupted_suite_stops_the_matrix(tmp_path: Path) -> None:
+    """pytest catches Ctrl-C and returns "interrupted"; the matrix must not go on to the next run."""
+    suite = _plan(set(), versions=("1.5.2", "1.6.0"))
+    interrupted = suite.__call__
+
+    def once(**kwargs: Any) -> SuiteRun:
+        run = interrupted(**kwargs)
+        run.exit_code = 2
+        return run
+
+    with pytest.raises(KeyboardInterrupt):
+        run_matrix(pi_versions=["1.5.2", "1.6.0"], suite=once, workdir=tmp_path)
+    assert [c["pi_version"] for c in suite.calls] == ["1.5.2"]
+
+
+def test_a_scenario_another_release_ran_but_this_one_did_not_fails_the_release(tmp_path: Path) -> None:
+    plan = _plan(set(), versions=("1.5.2", "1.6.0")).plan
+    plan[("reference", "1.5.2")] = plan[("reference", "1.5.2")][:1]
+    run = run_matrix(pi_versions=["1.5.2", "1.6.0"], suite=FakeSuite(plan), workdir=tmp_path)
+    [matrix] = run.implementations
+    assert not matrix.passes("1.5.2") and matrix.lowest_passing_version == "1.6.0"
+    alpha = [row for row in matrix.rows if row.assertion == "alpha"]
+    assert matrix_module.assertion_cell(alpha, "1.5.2") == ("failed", "1/2, 1 not run")
