@@ -28,6 +28,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from pi_continuity_harness import PI_VERSION
 from pi_continuity_harness.commands import UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
@@ -335,6 +336,15 @@ def main(args: argparse.Namespace) -> int:
         f"{summary['outcome_differences']} outcome differences; median time ratio real/sim "
         f"{'n/a' if ratio is None else f'{ratio:.1f}x'}: {verdict}"
     )
+    if pi_version is not None and pi_version != PI_VERSION:
+        from pi_continuity_harness.targets.realpi.versions import profile_for  # noqa: PLC0415
+
+        lacks = ", ".join(sorted(profile_for(pi_version).lacks)) or "nothing"
+        console.print(
+            f"the simulator models Pi {PI_VERSION}; Pi {pi_version} lacks: {lacks} "
+            "(targets/realpi/versions.py), so differences in those behaviours are expected",
+            markup=False,
+        )
     if args.json_path is not None:
         args.json_path.parent.mkdir(parents=True, exist_ok=True)
         args.json_path.write_text(

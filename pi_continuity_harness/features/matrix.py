@@ -316,7 +316,9 @@ def notes(matrix: PiVersionMatrix) -> list[str]:
         for version in matrix.pi_versions:
             cell = row.cells.get(version, MatrixCell("missing"))
             if cell.status != "passed":
-                seen.setdefault((cell.status, cell.reason), []).append(version)
+                # A skip names the release ("target pi 1.3.0 lacks it"): the same reason across releases.
+                reason = cell.reason.replace(f"target pi {version} lacks", "the release lacks")
+                seen.setdefault((cell.status, reason), []).append(version)
         for (status, reason), versions in seen.items():
             where = "every version" if len(versions) == len(matrix.pi_versions) else ", ".join(versions)
             lines.append(f"{where}: {status} {row.assertion} :: {row.scenario}: {reason}")

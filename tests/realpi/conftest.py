@@ -44,12 +44,12 @@ EXTENSIONS = Path(__file__).parent / "extensions"
 @pytest.fixture(scope="session")
 def pi_installation() -> PiInstallation:
     required = os.environ.get("PI_HARNESS_REQUIRE_REALPI") == "1"
-    if shutil.which("npm") is None and find_installation() is None:
+    version = os.environ.get("PI_HARNESS_PI_VERSION") or None
+    if shutil.which("npm") is None and find_installation(version=version) is None:
         reason = "realpi: npm is not on PATH and no cached Pi installation exists (needs Node/npm)"
         if required:
             pytest.fail(reason)
         pytest.skip(reason)
-    version = os.environ.get("PI_HARNESS_PI_VERSION") or None
     try:
         return install_pi(version=version)
     except PiInstallError as exc:
