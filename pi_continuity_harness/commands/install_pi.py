@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.targets.realpi.install import (
     PI_VERSION,
     SUPPORTED_PI_VERSIONS,
@@ -27,7 +27,7 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "install-pi",
-        help=f"install pinned Node 22 and Pi (default {PI_VERSION}) from the npm registry (cached)",
+        help=SUMMARIES["install-pi"],
         description=(
             "Install node@22 and @earendil-works/pi-coding-agent (default "
             f"{PI_VERSION}) from the npm registry into a cache directory (default "

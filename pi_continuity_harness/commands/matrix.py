@@ -14,6 +14,7 @@ unknown release, a release given twice), before anything is installed or run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from pi_continuity_harness import PI_VERSION
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
+from pi_continuity_harness.commands._paths import check_directory, check_file
 from pi_continuity_harness.features.matrix import (
     PiVersionMatrix,
     assertion_cell,
@@ -31,7 +33,9 @@ from pi_continuity_harness.features.matrix import (
     notes,
     run_matrix,
 )
+from pi_continuity_harness.features.preflight import check_implementation
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun
+from pi_continuity_harness.scenario.run_lock import hold_run_directory
 from pi_continuity_harness.targets.realpi.install import (
     SUPPORTED_PI_VERSIONS,
     PiInstallError,
@@ -46,7 +50,7 @@ __all__ = ["parse_pi_versions", "register", "render_table"]
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "matrix",
-        help="run the suite against several real Pi releases: named assertion x Pi version",
+        help=SUMMARIES["matrix"],
         description=(
             "Run the conformance suite on real Pi once per release of --pi-versions and per "
             "--extension, and print one table per implementation: named assertion x Pi version "
@@ -111,10 +115,15 @@ def main(args: argparse.Namespace) -> int:
     for extension in extensions:
         if extension.endswith(".ts") and not Path(extension).is_file():
             raise UsageError(f"--extension {extension}: no such TypeScript file")
-    if args.json_path is not None and args.json_path.is_dir():
-        raise UsageError(f"--json {args.json_path}: is a directory")
-    if args.report is not None and args.report.exists() and not args.report.is_dir():
-        raise UsageError(f"--report {args.report}: exists and is not a directory")
+    # The setup checks of run and compare (commands/_suite_setup.py), before anything installs:
+    # every output path, each implementation resolves and loads (a Python factory on the
+    # simulator: the same code runs in the real-Pi bridge), and the run directory's lock.
+    check_file("--json", args.json_path)
+    check_directory("--report", args.report)
+    check_directory("--workdir", args.workdir)
+    for extension in extensions:
+        if not extension.endswith(".ts"):
+            check_implementation("sim", extension, system=args.system)
 
     def install(version: str) -> dict[str, Any]:
         try:
@@ -139,18 +148,21 @@ def main(args: argparse.Namespace) -> int:
     def on_result(impl: str, version: str, result: ScenarioResult, index: int, total: int) -> None:
         printer(result, index, total)
 
-    run = run_matrix(
-        pi_versions=versions,
-        extensions=extensions,
-        tags=args.tags,
-        keyword=args.keyword,
-        seed=args.seed,
-        system=args.system,
-        workdir=args.workdir,
-        install=install,
-        on_version=on_version,
-        on_result=on_result if args.verbose else None,
-    )
+    with contextlib.ExitStack() as stack:
+        if args.workdir is not None:
+            stack.enter_context(hold_run_directory(args.workdir))
+        run = run_matrix(
+            pi_versions=versions,
+            extensions=extensions,
+            tags=args.tags,
+            keyword=args.keyword,
+            seed=args.seed,
+            system=args.system,
+            workdir=args.workdir,
+            install=install,
+            on_version=on_version,
+            on_result=on_result if args.verbose else None,
+        )
     for matrix in run.implementations:
         console.print(f"\n[bold]Pi version matrix — {escape(matrix.implementation)} ({matrix.system})[/]")
         console.print(render_table(matrix))

@@ -1,16 +1,28 @@
 """Run the conformance suite programmatically and collect one result per scenario.
 
-:func:`run_suite` runs pytest in-process on the suite directory with its own minimal
-configuration (so a user's ``pytest.ini`` cannot change the suite), collects a
-:class:`ScenarioResult` per scenario (and per Examples row) through a small plugin, and
-returns a :class:`SuiteRun`, which knows how to write the JSON results and the validation
-record of spec §20.
+:func:`run_suite` runs pytest in-process on the suite directory (or on feature files of your
+own, ``features=``) with its own minimal configuration (so a user's ``pytest.ini`` cannot change
+the suite), collects a :class:`ScenarioResult` per scenario (and per Examples row) through a
+small plugin, and returns a :class:`SuiteRun`, which knows how to write the JSON results and
+the validation record of spec §20 (each file written whole or not at all).
+
+The scenarios' machines go under ``workdir``; without one, under a temporary directory
+``pi-continuity-harness-run-*`` that is removed after a passing run and kept after a failing
+one (:attr:`SuiteRun.workdir`, :attr:`SuiteRun.kept`). A usage error inside pytest (a ``-k``
+that is neither a printed name nor a keyword expression, a setup check the plugin made) is a
+:class:`SuiteUsageError`, never an empty result.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import platform
+import shutil
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -21,9 +33,43 @@ import pytest
 from pytest_bdd.reporting import test_report_context_registry
 
 from pi_continuity_harness import PI_VERSION, __version__
+from pi_continuity_harness.errors import HarnessError
 from pi_continuity_harness.features import SUITE_DIR
+from pi_continuity_harness.features.collect import printed_name
+from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rules_in_tags
+from pi_continuity_harness.rules import systems as rule_systems
 
-__all__ = ["ScenarioResult", "SuiteRun", "run_suite"]
+__all__ = [
+    "PLUGIN",
+    "RuleVerdict",
+    "ScenarioResult",
+    "SuiteRun",
+    "SuiteUsageError",
+    "failure_detail",
+    "run_suite",
+    "write_atomically",
+]
+
+#: The suite's pytest plugin, by the name its ``pytest11`` entry point has.
+PLUGIN = "pi_continuity_harness.features.plugin"
+
+
+class SuiteUsageError(HarnessError, ValueError):
+    """pytest refused the run as a usage error (exit status 4); the message is pytest's."""
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a temporary file beside it, renamed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 @dataclass
@@ -38,10 +84,24 @@ class ScenarioResult:
     detail: str = ""
     nodeid: str = ""
     feature_file: str = ""
-    #: The scenario's Gherkin tags with the feature's (``smoke``, ``host``, ``needs-...``).
-    tags: list[str] = field(default_factory=list)
     steps: list[dict[str, Any]] = field(default_factory=list)
     observed: dict[str, Any] = field(default_factory=dict)
+    #: The directory of the scenario's machine, when it has one on disk.
+    machine: str = ""
+    #: The scenario's Gherkin tags (feature, scenario and Examples block).
+    tags: list[str] = field(default_factory=list)
+    #: The step that failed: ``{"keyword", "step", "message"}`` (None: no step failed).
+    failed_step: dict[str, str] | None = None
+
+    @property
+    def rules(self) -> list[str]:
+        """The catalogue rules the scenario proves (its ``@rule-<id>`` tags)."""
+        return list(rules_in_tags(self.tags))
+
+    @property
+    def host(self) -> bool:
+        """Tagged ``@host``: it tests Pi's own behaviour and holds for any extension."""
+        return HOST_TAG in self.tags
 
     def public(self) -> dict[str, Any]:
         return {
@@ -51,6 +111,28 @@ class ScenarioResult:
             "status": self.status,
             "duration_s": round(self.duration_s, 4),
             "detail": self.detail,
+            "tags": self.tags,
+            "rules": self.rules,
+        }
+
+
+@dataclass(frozen=True)
+class RuleVerdict:
+    """What one run says about one rule: passed (every scenario proving it passed), failed (one
+    failed), or not run (none of its scenarios ran here, or the rule has none)."""
+
+    rule: str
+    section: str
+    text: str
+    status: str  # passed | failed | not run
+    scenarios: tuple[tuple[str, str], ...]  # (scenario, status)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "section": self.section,
+            "status": self.status,
+            "scenarios": [{"name": name, "status": status} for name, status in self.scenarios],
         }
 
 
@@ -62,6 +144,10 @@ class SuiteRun:
     results: list[ScenarioResult] = field(default_factory=list)
     exit_code: int = 0
     seconds: float = 0.0
+    #: Where the scenarios' machines were laid out.
+    workdir: Path | None = None
+    #: False when ``workdir`` was a temporary directory removed after a passing run.
+    kept: bool = True
 
     @property
     def failed(self) -> list[ScenarioResult]:
@@ -77,21 +163,55 @@ class SuiteRun:
             out[result.status] = out.get(result.status, 0) + 1
         return out
 
+    def systems(self) -> list[str]:
+        """The systems whose scenarios ran, in the order they first appear."""
+        return list(dict.fromkeys(r.system for r in self.results if r.system in rule_systems()))
+
+    def by_rule(self) -> list[RuleVerdict]:
+        """Per rule of every system that ran, in catalogue order: passed, failed or not run, with
+        the scenarios that prove it (an implementation's author sees which rules they meet)."""
+        verdicts = []
+        for system in self.systems():
+            proving: dict[str, list[ScenarioResult]] = {}
+            for result in self.results:
+                if result.system == system:
+                    for rule_id in result.rules:
+                        proving.setdefault(rule_id, []).append(result)
+            for rule in load_catalogue(system).rules:
+                results = proving.get(rule.id, [])
+                statuses = {r.status for r in results}
+                if statuses & {"failed", "error"}:
+                    status = "failed"
+                elif "passed" in statuses:
+                    status = "passed"
+                else:
+                    status = "not run"
+                verdicts.append(
+                    RuleVerdict(
+                        rule.id, rule.section, rule.text, status, tuple((r.name, r.status) for r in results)
+                    )
+                )
+        return verdicts
+
+    def passed_without_evidence(self) -> list[ScenarioResult]:
+        """Scenarios that passed although they are not tagged ``@host``: for an implementation that
+        does nothing (the null implementation) each is a verdict without evidence."""
+        return [r for r in self.results if r.status == "passed" and not r.host]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "target": self.target,
             "implementation": self.implementation,
             "environment": self.environment,
             "results": [r.public() for r in self.results],
+            "rules": [verdict.to_json() for verdict in self.by_rule()],
         }
 
     def write_json(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomically(path, json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
 
     def write_report(self, directory: Path) -> tuple[Path, Path]:
         """The validation record of spec §20, as Markdown and JSON."""
-        directory.mkdir(parents=True, exist_ok=True)
         record = {
             **self.to_json(),
             "install_command": _install_command(self.target, self.environment),
@@ -100,9 +220,9 @@ class SuiteRun:
             "assertions": [asdict(r) for r in self.results],
         }
         json_path = directory / "validation-record.json"
-        json_path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomically(json_path, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
         md_path = directory / "validation-record.md"
-        md_path.write_text(_markdown(self, record), encoding="utf-8")
+        write_atomically(md_path, _markdown(self, record))
         return md_path, json_path
 
 
@@ -135,6 +255,25 @@ def _markdown(run: SuiteRun, record: dict[str, Any]) -> str:
     ]
     for result in run.results:
         lines.append(f"| {result.assertion} | {result.name} | {result.status} | {result.duration_s:.3f} |")
+    verdicts = run.by_rule()
+    if verdicts:
+        counts = {
+            status: sum(1 for v in verdicts if v.status == status)
+            for status in ("passed", "failed", "not run")
+        }
+        lines += [
+            "",
+            "## Rules",
+            "",
+            f"{counts['passed']} rules met, {counts['failed']} broken, {counts['not run']} not run here "
+            "(a rule is met when every scenario tagged with it passed).",
+            "",
+            "| rule | section | status | scenarios |",
+            "|---|---|---|---|",
+        ]
+        for verdict in verdicts:
+            names = "; ".join(f"{name} ({status})" for name, status in verdict.scenarios) or "—"
+            lines.append(f"| {verdict.rule} | {verdict.section} | {verdict.status} | {names} |")
     for result in run.results:
         lines += ["", f"## {result.assertion}: {result.name}", "", f"Status: **{result.status}**"]
         if result.detail:
@@ -185,20 +324,25 @@ class _Collector:
         if result is None:
             # The scenario's names were recorded at collection, so the first report has them.
             name = str(props.get("scenario") or nodeid.split("::")[-1])
-            example = nodeid.split("[", 1)[1].rstrip("]") if "[" in nodeid else ""
             result = ScenarioResult(
-                name=f"{name} [{example}]" if example else name,
+                name=printed_name(name, nodeid),
                 assertion=str(props.get("assertion") or name),
                 system=str(props.get("system") or "unknown"),
                 status="passed",
                 duration_s=0.0,
                 nodeid=nodeid,
                 feature_file=str(props.get("feature_file") or ""),
-                tags=str(props.get("tags") or "").split(),
             )
             self.results[nodeid] = result
             self.order.append(nodeid)
         result.duration_s += report.duration
+        machine = str(props.get("machine") or "")
+        if machine and Path(machine).is_dir():
+            result.machine = machine
+        if "tags" in props and not result.tags:
+            result.tags = list(json.loads(str(props["tags"])))
+        if "failed_step" in props:
+            result.failed_step = json.loads(str(props["failed_step"]))
         if "observed" in props:
             try:
                 result.observed = json.loads(str(props["observed"]))
@@ -216,6 +360,8 @@ class _Collector:
             result.status = "failed" if report.when == "call" else "error"
             crash = getattr(report.longrepr, "reprcrash", None)
             result.detail = getattr(crash, "message", None) or str(report.longrepr)[-2000:]
+        if report.when == "teardown" and result.status in ("failed", "error") and result.failed_step:
+            result.detail = failure_detail(result.failed_step, result.observed.get("implementation_errors"))
         if report.when == "teardown" and self.on_result is not None:
             self.on_result(result, len(self.order), self.total)
 
@@ -231,6 +377,24 @@ class _Collector:
         rules and failures features, each in file order (pytest collects them alphabetically)."""
         results = [self.results[key] for key in self.order if key in self.results]
         return sorted(results, key=_reading_order)
+
+
+def failure_detail(failed_step: dict[str, str], errors: list[dict[str, Any]] | None) -> str:
+    """Why a scenario failed, for its author: the failing step, what it expected (the step's own
+    words), what was observed (the step's message) and every error the implementation threw (Pi
+    records each as ``extension_error``)."""
+    step = f"{failed_step.get('keyword', '')} {failed_step.get('step', '')}".strip()
+    lines = [
+        f"failing step: {step}",
+        f"expected: {failed_step.get('step', '')}",
+        f"observed: {failed_step.get('message', '')}",
+    ]
+    if errors:
+        lines.append(f"the implementation threw {len(errors)} error(s):")
+        lines += [f"  {e.get('where') or '?'} ({e.get('event') or '?'}): {e.get('error')}" for e in errors]
+    else:
+        lines.append("the implementation threw no error")
+    return "\n".join(lines)
 
 
 _GROUPS = ("smoke", "install", "rules", "failures")
@@ -261,19 +425,38 @@ def run_suite(
     workdir: Path | None = None,
     junit: Path | None = None,
     cucumber: Path | None = None,
+    features: Path | None = None,
     extra_args: list[str] | None = None,
     on_result: Callable[[ScenarioResult, int, int], None] | None = None,
     environment: dict[str, str] | None = None,
     pi_version: str | None = None,
 ) -> SuiteRun:
-    """Run the suite against ``extension`` on ``target`` (``pi_version``: the real Pi release
-    ``target="pi"`` drives, default the pinned one); never raises for failing scenarios."""
+    """Run the suite (or the feature files under ``features``, a file or a directory, with the
+    stock steps and those of a ``conftest.py`` beside them) against ``extension`` on ``target``
+    (``pi_version``: the real Pi release ``target="pi"`` drives, default the pinned one).
+
+    Never raises for failing scenarios; raises :class:`SuiteUsageError` when pytest refuses the
+    arguments. Without ``workdir`` the machines go to a temporary directory that is removed
+    when the run passed (``SuiteRun.kept`` False) and kept when it did not.
+    """
+    if features is None:
+        paths, rootdir = [str(SUITE_DIR)], SUITE_DIR
+    else:
+        features = features.resolve()
+        rootdir = features if features.is_dir() else features.parent
+        paths = [str(features)]
+    temporary = workdir is None
+    root = Path(tempfile.mkdtemp(prefix="pi-continuity-harness-run-")) if workdir is None else workdir
     args = [
-        str(SUITE_DIR),
+        *paths,
         "-c",
         str(SUITE_DIR / "suite.ini"),
         "--rootdir",
-        str(SUITE_DIR),
+        str(rootdir),
+        "--confcutdir",
+        str(rootdir),
+        "-p",
+        PLUGIN,
         "-p",
         "no:cacheprovider",
         "-p",
@@ -284,6 +467,8 @@ def run_suite(
         extension,
         "--seed",
         str(seed),
+        "--harness-workdir",
+        str(root),
     ]
     if pi_version is not None:
         args += ["--pi-version", pi_version]
@@ -291,8 +476,6 @@ def run_suite(
         args += ["-m", tags]
     if keyword:
         args += ["-k", keyword]
-    if workdir is not None:
-        args += ["--harness-workdir", str(workdir)]
     if junit is not None:
         args += [f"--junitxml={junit}"]
     if cucumber is not None:
@@ -300,7 +483,21 @@ def run_suite(
     args += extra_args or []
     collector = _Collector(on_result)
     started = time.perf_counter()
-    exit_code = pytest.main(args, plugins=[collector])
+    # pytest prints a usage error to stderr and returns 4: keep what it prints, to raise it.
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            exit_code = pytest.main(args, plugins=[collector])
+    except BaseException:
+        sys.stderr.write(errors.getvalue())
+        if temporary:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+    if exit_code == pytest.ExitCode.USAGE_ERROR:
+        if temporary:
+            shutil.rmtree(root, ignore_errors=True)
+        raise SuiteUsageError(_usage_message(errors.getvalue()))
+    sys.stderr.write(errors.getvalue())
     run = SuiteRun(
         target=target,
         implementation=extension,
@@ -308,8 +505,22 @@ def run_suite(
         results=collector.ordered(),
         exit_code=int(exit_code),
         seconds=time.perf_counter() - started,
+        workdir=root,
     )
+    if temporary and (run.ok or not run.results):
+        shutil.rmtree(root, ignore_errors=True)
+        run.kept = False
     return run
+
+
+def _usage_message(printed: str) -> str:
+    """pytest's usage error as one line (it prints ``ERROR: <message>``)."""
+    message = " ".join(printed.replace("ERROR: ", " ").split()) or "pytest refused the arguments"
+    if "'-k'" in message:
+        message += (
+            " (-k takes a scenario's or an assertion's name as printed, or a pytest keyword expression)"
+        )
+    return message
 
 
 def default_environment(target: str, pi_version: str | None = None) -> dict[str, str]:

@@ -274,6 +274,9 @@ def test_the_command_prints_a_line_per_release_the_table_and_the_lowest_version(
             ["--extension", "reference", "--extension", "reference"],
             "--extension: an implementation is given twice",
         ),
+        (["--extension", "no_such_module_here:extension"], "--extension no_such_module_here:extension"),
+        (["--json", "."], "--json .: is a directory"),
+        (["--report", "pyproject.toml"], "--report pyproject.toml: exists and is not a directory"),
     ],
 )
 def test_bad_input_is_one_clear_error_exit_2_and_nothing_runs(

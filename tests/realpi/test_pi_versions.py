@@ -89,6 +89,22 @@ def test_pi_version_needs_the_real_pi_target(capsys: pytest.CaptureFixture[str])
     assert "only with --target pi" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv", [["run", "--target", "pi"], ["compare"]])
+def test_a_release_not_installed_is_one_setup_error_naming_its_install_command(
+    argv: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The setup check before any scenario (features/preflight.py) asks for the release the run
+    drives, not the pinned one: nothing is installed implicitly, nothing is written."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("PI_CONTINUITY_HARNESS_CACHE", str(cache))
+    assert main([*argv, "--pi-version", "1.5.0", "--tags", "smoke"]) == 2
+    err = capsys.readouterr().err
+    assert "real Pi 1.5.0 is not installed" in err, err
+    assert "install-pi --pi-version 1.5.0" in err, err
+    assert len(err.strip().splitlines()) == 1
+    assert not cache.exists()
+
+
 # ----------------------------------------------------------------------------- the install layout
 def test_each_release_has_its_own_npm_project_beside_the_others(tmp_path: Path) -> None:
     dirs = [pi_dir_for(tmp_path, v) for v in SUPPORTED_PI_VERSIONS]

@@ -293,6 +293,22 @@ def _existing(cache_dir: Path, started: float, version: str) -> PiInstallation |
     return None
 
 
+#: ``(node --version, pi --version)`` of the pairs this process verified, by their paths
+#: (verifying runs Node and Pi, which takes seconds).
+_VERIFIED: dict[tuple[Path, Path], tuple[str, str]] = {}
+
+
+def _verified(node: Path, cli: Path, cache_dir: Path) -> tuple[str, str]:
+    """:func:`_verify`, once per process for each Node and Pi pair that still exists."""
+    key = (node, cli)
+    known = _VERIFIED.get(key)
+    if known is not None and node.exists() and cli.exists():
+        return known
+    versions = _verify(node, cli, cache_dir)
+    _VERIFIED[key] = versions
+    return versions
+
+
 def _existing_at(
     cache_dir: Path, pi_dir: Path, marker: Path, started: float, version: str
 ) -> PiInstallation | None:
@@ -310,7 +326,7 @@ def _existing_at(
         return None
     cli, pkg_dir = found
     try:
-        node_version, pi_version = _verify(node, cli, cache_dir)
+        node_version, pi_version = _verified(node, cli, cache_dir)
     except PiInstallError:
         return None
     if node_version != NODE_VERSION or pi_version != version:
@@ -329,7 +345,11 @@ def _existing_at(
 
 def find_installation(cache_dir: Path | None = None, version: str | None = None) -> PiInstallation | None:
     """The verified installation of Pi ``version`` (default :data:`PI_VERSION`) in ``cache_dir``,
-    or None. Never installs anything; an unsupported version is :class:`UnsupportedPiVersionError`."""
+    or None. Never installs anything; an unsupported version is :class:`UnsupportedPiVersionError`.
+
+    The markers are read on every call; running Node and Pi to verify them happens once per
+    process and installed pair (:func:`_verified`), so the setup check before a run and the
+    real-Pi target agree for the cost of one."""
     chosen = check_pi_version(version)
     return _existing((cache_dir or default_cache_dir()).expanduser(), time.monotonic(), chosen)
 
