@@ -518,6 +518,8 @@ class PiTarget:
             args.append("--no-approve")
         if session is not None:
             args += ["--session", session]
+        elif self._scenario.session == "memory":
+            args.append("--no-session")
         return self._installation.argv(*args)
 
     def _start_process(self, *, session: str | None, model: str | None) -> None:
