@@ -41,6 +41,7 @@ from pi_continuity_harness.rules import systems as rule_systems
 
 __all__ = [
     "PLUGIN",
+    "RULE_STATUSES",
     "RuleVerdict",
     "ScenarioResult",
     "SuiteRun",
@@ -116,24 +117,34 @@ class ScenarioResult:
         }
 
 
+#: Every status of :class:`RuleVerdict`, in report order.
+RULE_STATUSES = ("passed", "failed", "not run", "unchecked")
+
+
 @dataclass(frozen=True)
 class RuleVerdict:
     """What one run says about one rule: passed (every scenario proving it passed), failed (one
-    failed), or not run (none of its scenarios ran here, or the rule has none)."""
+    failed), not run (none of its scenarios ran here, or the rule has none), or unchecked (the
+    catalogue says why no scenario can check it: ``why``)."""
 
     rule: str
     section: str
     text: str
-    status: str  # passed | failed | not run
+    status: str  # passed | failed | not run | unchecked
     scenarios: tuple[tuple[str, str], ...]  # (scenario, status)
+    #: Why the rule is unchecked (the catalogue's ``unchecked``), when it is.
+    why: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "rule": self.rule,
             "section": self.section,
             "status": self.status,
             "scenarios": [{"name": name, "status": status} for name, status in self.scenarios],
         }
+        if self.why:
+            data["unchecked"] = self.why
+        return data
 
 
 @dataclass
@@ -184,11 +195,18 @@ class SuiteRun:
                     status = "failed"
                 elif "passed" in statuses:
                     status = "passed"
+                elif rule.unchecked is not None:
+                    status = "unchecked"
                 else:
                     status = "not run"
                 verdicts.append(
                     RuleVerdict(
-                        rule.id, rule.section, rule.text, status, tuple((r.name, r.status) for r in results)
+                        rule.id,
+                        rule.section,
+                        rule.text,
+                        status,
+                        tuple((r.name, r.status) for r in results),
+                        (rule.unchecked or "") if status == "unchecked" else "",
                     )
                 )
         return verdicts
@@ -257,22 +275,22 @@ def _markdown(run: SuiteRun, record: dict[str, Any]) -> str:
         lines.append(f"| {result.assertion} | {result.name} | {result.status} | {result.duration_s:.3f} |")
     verdicts = run.by_rule()
     if verdicts:
-        counts = {
-            status: sum(1 for v in verdicts if v.status == status)
-            for status in ("passed", "failed", "not run")
-        }
+        counts = {status: sum(1 for v in verdicts if v.status == status) for status in RULE_STATUSES}
         lines += [
             "",
             "## Rules",
             "",
-            f"{counts['passed']} rules met, {counts['failed']} broken, {counts['not run']} not run here "
+            f"{counts['passed']} rules met, {counts['failed']} broken, {counts['not run']} not run here, "
+            f"{counts['unchecked']} unchecked (the catalogue says why) "
             "(a rule is met when every scenario tagged with it passed).",
             "",
             "| rule | section | status | scenarios |",
             "|---|---|---|---|",
         ]
         for verdict in verdicts:
-            names = "; ".join(f"{name} ({status})" for name, status in verdict.scenarios) or "—"
+            names = "; ".join(f"{name} ({status})" for name, status in verdict.scenarios) or (
+                f"unchecked: {verdict.why}" if verdict.why else "—"
+            )
             lines.append(f"| {verdict.rule} | {verdict.section} | {verdict.status} | {names} |")
     for result in run.results:
         lines += ["", f"## {result.assertion}: {result.name}", "", f"Status: **{result.status}**"]

@@ -110,6 +110,7 @@ def set_handoff_settings(world: World, data: dict[str, Any]) -> None:
     world.perform(
         EditFileOp.model_validate({"edit_file": {"path": f"$AGENT/{MANAGED}/config.json", "json": data}})
     )
+    world.remembered["config_written"] = config_bytes(world)
     outcome = world.perform(ReloadOp())
     assert outcome.ok, f"reload failed: {outcome.error}"
 

@@ -687,6 +687,20 @@ def _refused_notified(world: World) -> None:
     assert not [m for m in handoff_messages(world) if m.kind == "call"], "a Call instruction was sent"
 
 
+@then(parsers.re(r'the start was refused with a notification naming "(?P<key>[^"]+)"'))
+def _start_refused_naming(world: World, key: str) -> None:
+    _refused_notified(world)
+    said = notes(world)
+    assert any(key in note for note in said), f"no notification of the refusal names {key!r}: {said}"
+
+
+@then("the handoff config file is as the user wrote it")
+def _config_as_written(world: World) -> None:
+    written = world.remembered.get("config_written")
+    assert written is not None, "the scenario wrote no handoff config"
+    assert config_bytes(world) == written, "the implementation rewrote the handoff config file"
+
+
 @then("the model's start was refused")
 def _model_start_refused(world: World) -> None:
     _registered(world, oracle.STATUS_TOOL)

@@ -151,3 +151,86 @@ class DeclinedValueSaved(Mutant):
             return answer
 
         await super().run(args, with_ui(ctx, confirm=saved_anyway))
+
+
+_LOADED_ONCE = "the explorer writes only valid settings files"
+
+
+class _InvalidKeyAccepted(Mutant):
+    """A config whose only error is about ``KEY`` loads as the defaults, with no error."""
+
+    KEY = ""
+
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        if self.settings_error and self.KEY in self.settings_error.split(".json: ", 1)[-1]:
+            self.settings_error = None
+
+
+def _accepts(key: str, rule: str) -> type[Mutant]:
+    """Register ``Invalid<Key>Accepted``: the validation of ``key`` is skipped (rule ``rule``)."""
+    name = f"Invalid{key[0].upper()}{key[1:]}Accepted"
+    cls = type(name, (_InvalidKeyAccepted,), {"KEY": key, "__module__": __name__, "__qualname__": name})
+    globals()[name] = mutant(
+        rule, how=f"an invalid {key} in the config is ignored", unreachable=_LOADED_ONCE
+    )(cls)
+    return cls
+
+
+for _key, _rule in (
+    ("automaticSessionHandoff", "H96"),
+    ("deferPromptsFrom", "H97"),
+    ("deleteHandoffAfterReading", "H98"),
+    ("contextWarningPercent", "H94b"),
+    ("criticalWarningPercent", "H95b"),
+    ("automaticSessionHandoffPercent", "H99b"),
+    ("readinessRetrySeconds", "H100b"),
+    ("maxSessionChainLength", "H101b"),
+    ("recoveryDirectory", "H102b"),
+    ("templateDirectory", "H103"),
+    ("callTemplate", "H104b"),
+    ("handoffTemplate", "H104b"),
+    ("writerAttempts", "H119"),
+    ("debugging", "H119"),
+):
+    _accepts(_key, _rule)
+
+
+@mutant(
+    "H106", how="an invalid config file is repaired: rewritten with the defaults", unreachable=_LOADED_ONCE
+)
+class InvalidConfigRepaired(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        if self.settings_error:
+            save_settings(self.managed().config, self.settings)
+            self.settings_error = None
+
+
+@mutant("H118", how="retired keys of an older config are refused as unknown", unreachable=_LOADED_ONCE)
+class RetiredKeysRefused(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        try:
+            with open(self.managed().config, encoding="utf-8") as handle:
+                given = json.load(handle)
+        except (OSError, ValueError):
+            return
+        retired = [
+            k for k in ("prepareWhileWaiting", "writerAttempts", "writerRetryDelaySeconds") if k in given
+        ]
+        if retired and not self.settings_error:
+            self.settings_error = f"{retired[0]}: unknown key"
+
+
+@mutant(
+    "H120", how="an older config is rewritten in the current schema when it loads", unreachable=_LOADED_ONCE
+)
+class OldConfigRewritten(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        if not self.settings_error and os.path.exists(self.managed().config):
+            with open(self.managed().config, encoding="utf-8") as handle:
+                text = handle.read()
+            if any(k in text for k in ("prepareWhileWaiting", "writerAttempts", "writerRetryDelaySeconds")):
+                save_settings(self.managed().config, self.settings)
