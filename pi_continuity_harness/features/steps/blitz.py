@@ -33,6 +33,7 @@ from pi_continuity_harness.scenario.operations import (
     CompactOp,
     DialogAnswer,
     EditFileOp,
+    NewSessionOp,
     PromptOp,
     ReloadOp,
 )
@@ -725,3 +726,36 @@ def _given_gitignore(world: World, value: str) -> None:
     world.start()
     world.perform(EditFileOp.model_validate({"edit_file": {"path": ".gitignore", "text": value + "\n"}}))
     world.remembered["gitignore"] = value + "\n"
+
+
+@when(
+    parsers.re(
+        r'with deferral from writing the user sends "(?P<value>[^"]+)" '
+        r"while the model waits before asking for the template"
+    )
+)
+def _prompt_before_get(world: World, value: str) -> None:
+    during = (PromptOp.model_validate({"prompt": {"text": value, "streaming_behavior": "followUp"}}),)
+    world.remembered["answered_prompt"] = value
+    sh_start(
+        world,
+        Reply(text="Looking at the task first.", context_tokens=12_000, during=during),
+        Reply(text="Answered the prompt.", context_tokens=12_100),
+    )
+
+
+@when("the user compacts the session while the handoff is written")
+def _compact_while_writing(world: World) -> None:
+    world.start()
+    world.work_turns(3, context_tokens=10_000)  # something to compact
+    sh_start(world, get_reply(), Reply(text="Template received.", context_tokens=12_200))
+    world.remembered["compactions_before"] = len(world.compactions())
+    begin(world)
+    world.perform(CompactOp())
+
+
+@when("the user starts a new session while the handoff is written")
+def _new_session_while_writing(world: World) -> None:
+    sh_start(world, get_reply(), Reply(text="Template received.", context_tokens=12_200))
+    begin(world)
+    world.perform(NewSessionOp())
