@@ -759,3 +759,26 @@ def _new_session_while_writing(world: World) -> None:
     sh_start(world, get_reply(), Reply(text="Template received.", context_tokens=12_200))
     begin(world)
     world.perform(NewSessionOp())
+
+
+@when("the model calls Finish with a wrong ID, then with the returned one")
+def _wrong_then_right(world: World) -> None:
+    sh_start(
+        world,
+        get_reply(),
+        write_reply(),
+        finish_reply("not-the-finish-id"),
+        finish_reply(),
+        *submitted_then_receiver(),
+    )
+
+
+@when("the model calls Finish before writing the dossier")
+def _finish_unwritten(world: World) -> None:
+    sh_start(world, get_reply(), finish_reply(), Reply(text="I could not finish.", context_tokens=13_100))
+
+
+@when("the model writes a dossier without any Markdown heading and finishes it")
+def _plain_dossier(world: World) -> None:
+    plain = "plain notes without a heading; continue task T-42 at step 3\n"
+    sh_start(world, get_reply(), write_reply(plain), finish_reply(), *submitted_then_receiver())

@@ -234,3 +234,9 @@ class OldConfigRewritten(Mutant):
                 text = handle.read()
             if any(k in text for k in ("prepareWhileWaiting", "writerAttempts", "writerRetryDelaySeconds")):
                 save_settings(self.managed().config, self.settings)
+
+
+@mutant("H88c", how="a confirmed edit applies only after a reload", unreachable=_MENU)
+class EditAppliesAfterReload(Mutant):
+    def apply_settings(self, settings: Any) -> None:
+        return None
