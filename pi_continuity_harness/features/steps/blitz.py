@@ -782,3 +782,18 @@ def _finish_unwritten(world: World) -> None:
 def _plain_dossier(world: World) -> None:
     plain = "plain notes without a heading; continue task T-42 at step 3\n"
     sh_start(world, get_reply(), write_reply(plain), finish_reply(), *submitted_then_receiver())
+
+
+@when("the model then writes the dossier and calls Finish with the ID it was given")
+def _late_finish(world: World) -> None:
+    """The write recreates the file the cancel removed, so only the Finish ID can be refused."""
+    world.script("agent", write_reply(), finish_reply(), Reply(text="Done.", context_tokens=13_100))
+    begin(world)
+    world.prompt("Finish the handoff now.")
+
+
+@when("the model then asks for the template again")
+def _late_get(world: World) -> None:
+    world.script("agent", get_reply(), Reply(text="No template.", context_tokens=12_300))
+    begin(world)
+    world.prompt("Get the handoff template again.")

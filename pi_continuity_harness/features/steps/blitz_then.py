@@ -806,6 +806,16 @@ def _not_notified(world: World) -> None:
     assert not notes(world), f"notifications: {notes(world)}"
 
 
+@then(parsers.re(r'no model request contained "(?P<value>[^"]+)"'))
+def _never_sent(world: World, value: str) -> None:
+    needle = substitute_work(world, value)
+    for request in world.observe().requests("agent"):
+        for message in request.request.messages:
+            assert needle not in json.dumps(message, ensure_ascii=False), (
+                f"{needle!r} reached the model: {message}"
+            )
+
+
 @then("the model's start was refused")
 def _model_start_refused(world: World) -> None:
     _registered(world, oracle.STATUS_TOOL)

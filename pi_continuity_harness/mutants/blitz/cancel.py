@@ -147,3 +147,40 @@ class CompactionNotBlocked(Mutant):
 class SwitchNotBlocked(Mutant):
     def guard(self, ctx: Any, what: str) -> Any:
         return None if what == "Switching sessions" else super().guard(ctx, what)
+
+
+class _CancelledRevived(Mutant):
+    """Keeps the cancelled request; :meth:`revive` makes it current again."""
+
+    cancelled: Any = None
+
+    async def cancel(self, ctx: Any) -> None:
+        if self.request is not None and self.request.active:
+            self.cancelled = self.request
+        await super().cancel(ctx)
+
+    def revive(self) -> None:
+        if self.request is None and self.cancelled is not None:
+            self.request, self.cancelled = self.cancelled, None
+
+
+@mutant(
+    "H70a",
+    how="a cancel leaves the Finish ID valid",
+    unreachable="finish_only_with_returned_id accepts the ID a GET returned, cancelled or not",
+)
+class CancelKeepsFinishId(_CancelledRevived):
+    async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
+        self.revive()
+        return await super().tool_finish(*args, **kwargs)
+
+
+@mutant(
+    "H70c",
+    how="a GET after a cancel revives the cancelled request",
+    unreachable="one_active_request counts starts, not revived requests",
+)
+class CancelKeepsRetrieval(_CancelledRevived):
+    async def tool_get(self, *args: Any, **kwargs: Any) -> Any:
+        self.revive()
+        return await super().tool_get(*args, **kwargs)
