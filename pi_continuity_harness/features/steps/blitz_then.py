@@ -17,6 +17,7 @@ from pytest_bdd import parsers, then
 
 from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.features.steps.blitz import (
+    _FOREIGN_WIDGETS,
     DOSSIER_TEXT,
     agent_dir,
     config_bytes,
@@ -814,6 +815,16 @@ def _never_sent(world: World, value: str) -> None:
             assert needle not in json.dumps(message, ensure_ascii=False), (
                 f"{needle!r} reached the model: {message}"
             )
+
+
+@then("every widget update of the implementation is placed above the editor")
+def _widget_above(world: World) -> None:
+    """Pi places a widget above the editor unless the extension asks for ``belowEditor``
+    (modes/interactive/interactive-mode.js:2015: ``options?.placement ?? "aboveEditor"``)."""
+    updates = [w for w in world.observe().widgets if w.get("key") not in _FOREIGN_WIDGETS]
+    assert updates, "the implementation never showed a widget"
+    below = [w for w in updates if w.get("placement") not in (None, "aboveEditor")]
+    assert not below, f"widget updates not above the editor: {below}"
 
 
 @then("the model's start was refused")

@@ -9,7 +9,7 @@ from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, with_ui
 from pi_continuity_harness.reference.blitz import commands
-from pi_continuity_harness.reference.blitz.constants import GET_TOOL, STATUS_TOOL
+from pi_continuity_harness.reference.blitz.constants import GET_TOOL, STATUS_TOOL, WIDGET_KEY
 from pi_continuity_harness.reference.blitz.state import BlitzHandoffError
 
 _TEXT = "a fixed text of the interface, not a property of a session's course (the features check it)"
@@ -240,3 +240,9 @@ class WritingShownAsWaiting(_WidgetEdited):
 class DeferredCountStuck(_WidgetEdited):
     def edit(self, lines: list[str]) -> list[str]:
         return [re.sub(r"Inputs deferred \((?!0\))\d+\)", "Inputs deferred (1)", line) for line in lines]
+
+
+@mutant("H64b", how="the widget is placed below the editor", unreachable=_TEXT)
+class WidgetBelowEditor(Mutant):
+    def show(self, ctx: Any, lines: list[str] | None) -> None:
+        ctx.ui.set_widget(WIDGET_KEY, lines, placement="belowEditor")
