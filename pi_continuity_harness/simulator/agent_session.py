@@ -66,8 +66,17 @@ from pi_continuity_harness.api.extension_api import Model, ToolResult
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_summary
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.scenario.transcript import content_text
-from pi_continuity_harness.simulator.agent_loop import Agent, AgentEvent, CompletedTurn, LoopHooks
-from pi_continuity_harness.simulator.builtin_tools import BUILTIN_TOOLS, BuiltinTools
+from pi_continuity_harness.simulator.agent_loop import (
+    Agent,
+    AgentEvent,
+    CompletedTurn,
+    LoopHooks,
+    PreparedTool,
+    StreamEmit,
+    ToolUpdate,
+    error_tool_result,
+)
+from pi_continuity_harness.simulator.builtin_tools import BUILTIN_TOOLS, BuiltinTools, ToolError
 from pi_continuity_harness.simulator.compaction import (
     SUMMARIZATION_SYSTEM_PROMPT,
     Prepared,
@@ -83,7 +92,13 @@ from pi_continuity_harness.simulator.compaction import (
     summary_request_text,
     turn_prefix_request_text,
 )
-from pi_continuity_harness.simulator.messages import Message, RequestEstimate, convert_to_llm, user_message
+from pi_continuity_harness.simulator.messages import (
+    Message,
+    RequestEstimate,
+    convert_to_llm,
+    estimate_request_context_tokens,
+    user_message,
+)
 from pi_continuity_harness.simulator.model_service import ScriptedModelService
 from pi_continuity_harness.simulator.overflow import (
     is_context_overflow,
@@ -172,15 +187,18 @@ class AgentSession:
             remove_file=remove_file or _remove_plain,
         )
         self.runner: ExtensionRunner | None = None
+        #: Receives every session event as RPC writes it (the host's RPC log), when recording.
+        self.rpc: Callable[[dict[str, Any]], None] | None = None
         self.agent = Agent(
             listener=self._handle_agent_event,
             hooks=LoopHooks(
                 stream=self._stream_assistant,
                 finish_turn=self._finish_turn,
                 prepare_next_turn=self._prepare_next_turn,
+                prepare_tool=self._prepare_tool,
                 execute_tool=self._execute_tool,
-                tool_exists=self._tool_exists,
                 now_ms=self.service.clock.now_ms,
+                now_loop_ms=self.service.clock.loop_ms,
                 model=lambda: self.model,
             ),
         )
@@ -231,12 +249,30 @@ class AgentSession:
         assert self.runner is not None
         return self.runner
 
-    def _emit(self, name: str, **data: Any) -> None:
-        """A session event (what RPC streams)."""
+    def _emit(self, name: str, *, rpc: dict[str, Any] | None = None, **data: Any) -> None:
+        """A session event (what RPC streams): the trace's record of it, and the whole event as
+        RPC writes it (``rpc``; by default the trace's fields without ``None`` values, which
+        JSON leaves out as ``undefined``)."""
         self.trace.emit("session", name, **data)
+        self._rpc(
+            rpc if rpc is not None else {"type": name, **{k: v for k, v in data.items() if v is not None}}
+        )
+
+    def _rpc(self, event: dict[str, Any]) -> None:
+        if self.rpc is not None:
+            self.rpc(event)
 
     def _emit_queue_update(self) -> None:
-        self._emit("queue_update", steering=len(self._steering_texts), followUp=len(self._follow_up_texts))
+        self._emit(
+            "queue_update",
+            rpc={
+                "type": "queue_update",
+                "steering": list(self._steering_texts),
+                "followUp": list(self._follow_up_texts),
+            },
+            steering=len(self._steering_texts),
+            followUp=len(self._follow_up_texts),
+        )
 
     def _refresh_finalized_context(self) -> None:
         projection = self.session_manager.build_session_projection()
@@ -312,7 +348,22 @@ class AgentSession:
             self._flush_pending_custom()
 
     def _emit_public(self, event: AgentEvent) -> None:
+        """An agent event for the public listeners: RPC writes it whole (``toJsonEvent``:
+        ``message_update`` carries the message's ``usage`` and the delta event without its
+        ``partial``, ``modes/json-event.js``); the trace records its summary."""
         kind = event["type"]
+        if kind == "message_update":
+            self._rpc(
+                {
+                    "type": kind,
+                    "usage": (event.get("message") or {}).get("usage"),
+                    "assistantMessageEvent": event["assistantMessageEvent"],
+                }
+            )
+            return
+        if kind == "tool_execution_update":
+            self._rpc(dict(event))
+            return
         if kind in ("message_start", "message_end"):
             message = event["message"]
             data: dict[str, Any] = {"role": message.get("role")}
@@ -323,20 +374,32 @@ class AgentSession:
             if text:
                 data["text"] = text[:80]
             if kind == "message_end":
-                self._emit(kind, **data)
+                self._emit(kind, rpc={"type": kind, "message": message}, **data)
+            else:
+                self._rpc({"type": kind, "message": message})
             return
         if kind == "agent_end":
-            self._emit("agent_end", willRetry=self._will_retry_after_agent_end(event))
+            will_retry = self._will_retry_after_agent_end(event)
+            self._emit(
+                "agent_end",
+                rpc={"type": kind, "messages": event["messages"], "willRetry": will_retry},
+                willRetry=will_retry,
+            )
         elif kind == "turn_end":
-            self._emit("turn_end")
+            self._emit(
+                "turn_end",
+                rpc={"type": kind, "message": event["message"], "toolResults": event["toolResults"]},
+            )
         elif kind == "turn_start":
             self._emit("turn_start")
         elif kind == "agent_start":
             self._emit("agent_start")
         elif kind == "tool_execution_start":
-            self._emit("tool_execution_start", toolName=event["toolName"])
+            self._emit("tool_execution_start", rpc=dict(event), toolName=event["toolName"])
         elif kind == "tool_execution_end":
-            self._emit("tool_execution_end", toolName=event["toolName"], isError=event["isError"])
+            self._emit(
+                "tool_execution_end", rpc=dict(event), toolName=event["toolName"], isError=event["isError"]
+            )
 
     async def _emit_extension_event(self, event: AgentEvent, runner: ExtensionRunner) -> None:
         kind = event["type"]
@@ -463,33 +526,53 @@ class AgentSession:
             await self._run_auto_compaction("threshold", False)
         self.agent.messages = list(self.session_manager.build_session_projection().messages)
 
-    async def _stream_assistant(self, signal: AbortSignal) -> Message:
+    async def _stream_assistant(self, signal: AbortSignal, emit: StreamEmit) -> Message:
+        """``streamAssistantResponse`` (agent-loop.js:265-330) with Pi's request projection:
+        ``convertToLlm`` of the session's projection, the request through pi-ai
+        (:mod:`.provider`), ``message_start`` when the headers are in and ``message_update`` per
+        delta (through ``emit``), and ``thinkingLevel`` recorded on the final message."""
         model = self.model
         assert model is not None
         projection = self.session_manager.build_session_projection()
         llm = convert_to_llm(projection.messages)
-        system = current_system_message(llm)
-        non_system = [m for m in llm if m.get("role") != "system"]
         # pi-ai clamps max_tokens with its own estimate of the request (3.5 chars/token).
         max_tokens = _clamp_max_tokens(model, self._request_estimate.estimate(projection.messages))
         reasoning = self.thinking_level if (model.reasoning and self.thinking_level != "off") else None
-        return await self.service.call(
+
+        async def on_event(event: dict[str, Any], partial: Message) -> None:
+            kind = event["type"]
+            if kind == "start":
+                await emit({"type": "message_start", "message": dict(partial)})
+            elif kind not in ("done", "error"):
+                await emit(
+                    {"type": "message_update", "assistantMessageEvent": event, "message": dict(partial)}
+                )
+
+        message = await self.service.call(
             "agent",
             model,
-            render_system_prompt(system) if system else None,
-            non_system,
-            tools=self.active_tool_names(),
+            llm,
             max_tokens=max_tokens,
             reasoning=reasoning,
             signal=signal,
+            on_event=on_event,
         )
+        message["thinkingLevel"] = reasoning or "off"
+        return message
 
-    async def _execute_tool(
+    async def _prepare_tool(
         self, call: dict[str, Any], signal: AbortSignal, assistant: Message
-    ) -> tuple[dict[str, Any], bool]:
+    ) -> PreparedTool:
+        """``prepareToolCall`` (AC agent-loop.js:478-538): an abort, an unknown tool, invalid
+        arguments or a ``tool_call`` handler's block end the call at once (no ``durationMs``);
+        otherwise the call is prepared with its validated arguments."""
         runner = self._runner()
         name = call["name"]
         args = call.get("arguments") or {}
+        if signal.aborted:
+            return PreparedTool(immediate=error_tool_result("Operation aborted"))
+        if not self._tool_exists(name):
+            return PreparedTool(immediate=error_tool_result(f"Tool {name} not found"))
         tool = next((t for t in runner.tools() if t.name == name), None)
         if tool is not None:
             # Pi validates (and coerces) an extension tool's arguments before anything else:
@@ -503,7 +586,7 @@ class AgentSession:
                     + "\n\nReceived arguments:\n"
                     + json.dumps(call.get("arguments") or {}, indent=2)
                 )
-                return {"content": [{"type": "text", "text": text}], "details": {}}, True
+                return PreparedTool(immediate=error_tool_result(text))
         if runner.has_handlers("tool_call"):
             ctx = runner.create_context()
             event = ToolCallEvent(tool_call_id=call["id"], tool_name=name, input=args)
@@ -513,25 +596,44 @@ class AgentSession:
                     try:
                         value = await runner.call_handler(handler, event, ctx)
                     except Exception as error:  # tool_call errors block the tool (fail-safe)
-                        return {"content": [{"type": "text", "text": str(error)}], "details": {}}, True
+                        return PreparedTool(immediate=error_tool_result(str(error)))
+                    if _aborted(signal):  # a handler may abort (AC agent-loop.js:503-509)
+                        return PreparedTool(immediate=error_tool_result("Operation aborted"))
                     if isinstance(value, dict) and value.get("block"):
-                        return {
-                            "content": [
-                                {"type": "text", "text": value.get("reason") or "Tool execution was blocked"}
-                            ],
-                            "details": {},
-                        }, True
+                        return PreparedTool(
+                            immediate=error_tool_result(value.get("reason") or "Tool execution was blocked")
+                        )
+        return PreparedTool(args=args)
+
+    async def _execute_tool(
+        self, call: dict[str, Any], args: dict[str, Any], signal: AbortSignal, on_update: ToolUpdate
+    ) -> tuple[dict[str, Any], bool]:
+        """``executePreparedToolCall`` and ``finalizeExecutedToolCall`` (AC agent-loop.js:568-639):
+        the tool runs (a thrown error becomes an error result with ``details: {}``), then
+        ``tool_result`` handlers see the result."""
+        runner = self._runner()
+        name = call["name"]
+        tool = next((t for t in runner.tools() if t.name == name), None)
+        is_error: bool
         if tool is not None:
             try:
                 result: ToolResult = await tool.execute(call["id"], args, signal, runner.create_context())
             except Exception as error:
-                return {"content": [{"type": "text", "text": str(error)}], "details": {}}, True
-            out: dict[str, Any] = {"content": list(result.content), "details": result.details}
-            if result.terminate:
-                out["terminate"] = True
-            is_error = result.is_error
+                out, is_error = error_tool_result(str(error)), True
+            else:
+                out = {"content": list(result.content), "details": result.details}
+                if result.terminate:
+                    out["terminate"] = True
+                is_error = result.is_error
         else:
-            out, is_error = self.builtin_tools.run(call)
+            try:
+                run = self.builtin_tools.run(call)
+            except ToolError as error:
+                out, is_error = error_tool_result(str(error)), True
+            else:
+                for update in run.updates:
+                    await on_update(update)
+                out, is_error = run.result, run.is_error
         if runner.has_handlers("tool_result"):
             await self.dispatch(
                 ToolResultEvent(
@@ -742,7 +844,9 @@ class AgentSession:
             app["customType"], app["content"], app["display"], app.get("details")
         )
         self._refresh_finalized_context()
-        self._emit("message_end", role="custom")
+        # AS:1997-1998: a custom message appended outside a run streams start and end.
+        self._rpc({"type": "message_start", "message": app})
+        self._emit("message_end", rpc={"type": "message_end", "message": app}, role="custom")
 
     def _flush_pending_custom(self) -> None:
         pending, self._pending_custom = self._pending_custom, []
@@ -931,7 +1035,14 @@ class AgentSession:
             if not target_id:
                 continue
             edit_id = self.session_manager.append_context_edit(target_id, None)
-            self._emit("entry_appended", entryType="context_edit", id=edit_id, targetId=target_id)
+            entry = self.session_manager.get_entry(edit_id)
+            self._emit(
+                "entry_appended",
+                rpc={"type": "entry_appended", "entry": entry},
+                entryType="context_edit",
+                id=edit_id,
+                targetId=target_id,
+            )
         self._refresh_finalized_context()
 
     # ================================================================= compaction
@@ -1129,8 +1240,16 @@ class AgentSession:
     ) -> None:
         """Automatic compaction's commit: append and announce, then ``compaction_end``."""
         after = await self._append_and_announce(compaction, from_extension, reason, will_retry)
+        result = dataclasses.replace(compaction, estimated_tokens_after=after).to_json()
         self._emit(
             "compaction_end",
+            rpc={
+                "type": "compaction_end",
+                "reason": reason,
+                "result": result,
+                "aborted": False,
+                "willRetry": will_retry,
+            },
             reason=reason,
             aborted=False,
             willRetry=will_retry,
@@ -1158,12 +1277,18 @@ class AgentSession:
         reasoning = self.thinking_level if (model.reasoning and self.thinking_level != "off") else None
 
         async def summarise(text: str, label: str) -> tuple[str, dict[str, Any]]:
+            messages = [user_message(text, self.service.clock.now_ms())]
+            # pi-ai clamps a summary's max_tokens too (streamSimple -> buildBaseOptions,
+            # simple-options.js:31-36): the model's output limit, fitted to the window.
+            estimate = estimate_request_context_tokens(
+                [{"role": "system", "content": SUMMARIZATION_SYSTEM_PROMPT, "timestamp": 0}, *messages]
+            )
             reply = await self.service.call(
                 "summary",
                 model,
-                SUMMARIZATION_SYSTEM_PROMPT,
-                [user_message(text, self.service.clock.now_ms())],
-                max_tokens=model.max_tokens,
+                messages,
+                system_prompt=SUMMARIZATION_SYSTEM_PROMPT,
+                max_tokens=_clamp_max_tokens(model, estimate),
                 reasoning=reasoning,
                 signal=signal,
             )
@@ -1279,6 +1404,13 @@ class AgentSession:
             self._resolve_idle_waiters()
             self._emit(
                 "compaction_end",
+                rpc={
+                    "type": "compaction_end",
+                    "reason": "manual",
+                    "result": result,
+                    "aborted": False,
+                    "willRetry": False,
+                },
                 reason="manual",
                 aborted=False,
                 willRetry=False,
@@ -1437,6 +1569,11 @@ def _compaction_end_result(
         "fromExtension": from_extension,
         "summaryChars": len(compaction.summary) if isinstance(compaction.summary, str) else None,
     }
+
+
+def _aborted(signal: AbortSignal) -> bool:
+    """Read the flag anew (a handler may have aborted it since it was last read)."""
+    return signal.aborted
 
 
 def _remove_plain(path: str) -> None:

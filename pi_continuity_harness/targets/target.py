@@ -45,6 +45,7 @@ __all__ = [
     "CAPABILITIES",
     "RUN_CHECKERS_GROUP",
     "CheckedRun",
+    "HeldOutcome",
     "Observation",
     "ObservedRequest",
     "OperationOutcome",
@@ -90,6 +91,19 @@ class OperationOutcome:
 
 
 @dataclass(frozen=True)
+class HeldOutcome:
+    """An operation a held model call ran (``during``), and what the RPC client learnt from it.
+
+    ``request`` names the held call: ``<kind>#<index>`` (``agent#2``: the third agent request);
+    ``operation`` is the index of the top-level operation during which it ran.
+    """
+
+    request: str
+    operation: int
+    outcome: OperationOutcome
+
+
+@dataclass(frozen=True)
 class ObservedRequest:
     """One model request, as the model (scripted or fake server) received it."""
 
@@ -129,7 +143,12 @@ class Observation:
     agent_dir: Path
     session_dir: Path
     operations: list[OperationOutcome] = field(default_factory=list)
+    #: The outcomes of the operations held model calls ran (``during``), in the order they ended.
+    held_operations: list[HeldOutcome] = field(default_factory=list)
     session_events: list[dict[str, Any]] = field(default_factory=list)
+    #: Every session event whole, as Pi's RPC mode writes it (``session_events`` summarises
+    #: them): what the comparison of the two targets compares.
+    rpc_events: list[dict[str, Any]] = field(default_factory=list)
     extension_events: list[dict[str, Any]] = field(default_factory=list)
     notifications: list[tuple[str, str]] = field(default_factory=list)
     statuses: dict[str, str] = field(default_factory=dict)

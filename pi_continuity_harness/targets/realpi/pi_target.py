@@ -104,6 +104,7 @@ from pi_continuity_harness.targets.realpi.rpc_client import (
 from pi_continuity_harness.targets.target import (
     CAPABILITIES,
     CheckedRun,
+    HeldOutcome,
     Observation,
     ObservedRequest,
     OperationOutcome,
@@ -275,6 +276,7 @@ class PiTarget:
         self._procs: list[PiRpcProcess] = []
         self._proc: PiRpcProcess | None = None
         self._outcomes: list[OperationOutcome] = []
+        self._held: list[HeldOutcome] = []
         self._session_file: str | None = None
         self._session_id: str | None = None
         self._crashed = False
@@ -699,11 +701,50 @@ class PiTarget:
     # ------------------------------------------------------------------ held replies
     def _on_hold(self, request: ModelRequest, outcome: ModelOutcome) -> None:
         """Run a held reply's operations against Pi (fake server thread; no settling; what
-        this raises is kept in :attr:`FakeModelServer.errors`)."""
-        for op in outcome.during:
-            self._run(op, during=True)
-        if outcome.abort_while_held:
-            self._run(AbortOp(), during=True)
+        this raises is kept in :attr:`FakeModelServer.errors`), and record their outcomes.
+
+        After a partial stream (a stream plan) the operations wait until Pi has read it: the
+        ``message_update`` deltas of the running assistant message add up to the plan's
+        ``upto`` characters (``message_start`` for ``upto: 0``). Only Pi's own agent requests
+        stream events over RPC; other requests hold at once.
+        """
+        if outcome.stream is not None and request.kind == "agent" and self._proc is not None:
+            self._wait_for_partial(self._proc, outcome.stream.upto)
+        label = f"{request.kind}#{request.index}"
+        for op in outcome.hold_operations():
+            result = self._run(op, during=True)
+            self._held.append(HeldOutcome(label, len(self._outcomes), result))
+
+    def _wait_for_partial(self, proc: PiRpcProcess, upto: int) -> None:
+        """Until Pi has emitted the events of the first ``upto`` streamed characters of the
+        assistant message now streaming (see :meth:`_on_hold`)."""
+        state = {"started": False, "seen": 0}
+
+        def step(data: dict[str, Any]) -> bool:
+            kind = data.get("type")
+            if kind == "message_start" and (data.get("message") or {}).get("role") == "assistant":
+                state.update(started=True, seen=0)
+            elif kind == "message_end":
+                state.update(started=False, seen=0)
+            elif kind == "message_update" and state["started"]:
+                event = data.get("assistantMessageEvent") or {}
+                if event.get("type") in ("thinking_delta", "text_delta", "toolcall_delta"):
+                    state["seen"] += len(str(event.get("delta") or ""))
+            return bool(state["started"]) and state["seen"] >= upto
+
+        events = proc.events
+        begin = len(events)
+        for position in range(len(events) - 1, -1, -1):
+            data = events[position].data
+            if data.get("type") == "message_end":
+                break
+            if data.get("type") == "message_start" and (data.get("message") or {}).get("role") == "assistant":
+                begin = position
+                break
+        for event in events[begin:]:
+            if step(event.data):
+                return
+        proc.wait_for_event(step, timeout=self._held_op_timeout, after_seq=len(events))
 
     # ------------------------------------------------------------------ script
     def script(self, kind: RequestKind, replies: Iterable[Reply | SynthesisReply]) -> None:
@@ -723,10 +764,13 @@ class PiTarget:
             session_dir=Path(paths.session_dir),
         )
         observation.operations = list(self._outcomes)
+        observation.held_operations = list(self._held)
         names = {str(path): name for path, name in self._extensions}
         for proc in self._procs:
             for event in proc.events:
                 self._observe_event(observation, event, names)
+                if event.type != "extension_ui_request" and not event.type.startswith("_"):
+                    observation.rpc_events.append(self._named(event.data, names))
         observation.dialogs = [dict(d) for d in self._rules.records]
         assert self._env is not None
         for line in self._env.observer_events():
@@ -802,6 +846,15 @@ class PiTarget:
             path = str(normalised.get("extensionPath"))
             normalised["extensionPath"] = names.get(path, path)
         observation.session_events.append(normalised)
+
+    @staticmethod
+    def _named(data: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+        """An RPC event with an extension's wrapper path replaced by the name the simulator
+        reports for that extension (``extension_error.extensionPath``)."""
+        if data.get("type") == "extension_error":
+            path = str(data.get("extensionPath"))
+            return {**data, "extensionPath": names.get(path, path)}
+        return data
 
     @staticmethod
     def _resolve_from_extension(observation: Observation) -> None:
