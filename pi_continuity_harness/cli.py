@@ -27,6 +27,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "compare",
     "explore",
     "mutants",
+    "rules",
 )
 
 
