@@ -47,6 +47,16 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--extension", default="reference", help="implementation under test (default reference)"
     )
+    parser.add_argument(
+        "--target",
+        choices=("sim", "pi"),
+        default="sim",
+        help=(
+            "sim (default): the simulated host with the system's invariants; pi: real Pi 1.6, each seed "
+            "played on the simulator and on real Pi (with the implementation and with no extension) and "
+            "compared with no tolerance"
+        ),
+    )
     parser.add_argument("--json", type=Path, dest="json_path", help="write every seed's report as JSON here")
     parser.add_argument("--out", type=Path, default=Path("explore-out"), help="where failures are written")
     parser.add_argument(
@@ -73,6 +83,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--out {args.out}: exists and is not a directory")
     if args.json_path is not None and args.json_path.is_dir():
         raise UsageError(f"--json {args.json_path}: is a directory")
+    if args.target == "pi" and args.check_determinism:
+        raise UsageError("--check-determinism: real Pi is not deterministic; it applies to --target sim")
     try:
         implementation_system(args.extension)
     except ImplementationError as error:
@@ -91,7 +103,8 @@ def main(args: argparse.Namespace) -> int:
     work_root = tempfile.mkdtemp(prefix="pch-explore-", dir=scratch_root())
     out_dir = str(args.out.resolve())
     print(
-        f"pi-continuity-harness explore ({system}): {args.extension}, seeds {seeds[0]}..{seeds[-1]} "
+        f"pi-continuity-harness explore ({system}, target {args.target}): {args.extension}, "
+        f"seeds {seeds[0]}..{seeds[-1]} "
         f"({len(seeds)}), {args.steps} steps each, {args.jobs} job(s)"
         + (", checking determinism" if args.check_determinism else ""),
         flush=True,
@@ -107,6 +120,7 @@ def main(args: argparse.Namespace) -> int:
         work_root=work_root,
         check_determinism=args.check_determinism,
         minimise_failures=not args.no_minimise,
+        target=args.target,
     )
     runs = explore_seeds(seeds, settings, jobs=args.jobs)
     try:
@@ -122,7 +136,7 @@ def main(args: argparse.Namespace) -> int:
         keep = any(not r.ok for r in reports)
         if not keep:
             shutil.rmtree(work_root, ignore_errors=True)
-    summary = summarise(system, reports, wall)
+    summary = summarise(system, reports, wall, args.target)
     _print_summary(summary, work_root if keep else None)
     if args.json_path is not None:
         args.json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -171,8 +185,10 @@ def _print_report(report: SeedReport, index: int, total: int, *, quiet: bool) ->
 
 
 def _cost(cost: dict[str, Any]) -> str:
-    """One seed's persistent-fault cost: per failing check point, synthesis attempts /
-    failure notifications / failed postmortems."""
+    """One seed's cost: on real Pi, the seconds each target took; else, per failing check point,
+    synthesis attempts / failure notifications / failed postmortems."""
+    if "piSeconds" in cost:
+        return f"sim {cost['simSeconds']}s, pi {cost['piSeconds']}s"
     failing = int(cost.get("failing", 0))
     if not failing:
         return "no failing check point"
@@ -189,6 +205,11 @@ def _print_summary(summary: dict[str, Any], kept: str | None) -> None:
         f"{summary['operationsPerSecond']} operations/s, {summary['seedsPerSecond']} seeds/s"
     )
     print(f"liveness: {', '.join(f'{k} {v}' for k, v in summary['liveness'].items())}")
+    if "medianTimeRatio" in summary:
+        print(
+            f"simulator {summary['simSeconds']} s, real Pi {summary['piSeconds']} s over "
+            f"{summary['runsPerTarget']} runs per target; median time ratio real/sim {summary['medianTimeRatio']}x"
+        )
     cost = summary.get("faultCost")
     if cost is not None:
         print(

@@ -52,7 +52,7 @@ __all__ = [
     "target_capabilities",
 ]
 
-KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz")
+KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz", "differential")
 _REQUEST_KINDS: tuple[RequestKind, ...] = ("agent", "summary", "extension")
 #: Features directory -> the system whose features it holds.
 SYSTEM_DIRS = {system.features: system.name for system in SYSTEMS.values()}
@@ -125,6 +125,19 @@ def make_target(config: pytest.Config, slug: str) -> Target:
         name,
         config.getoption("--extension"),
         _workdir_root(config) / slug,
+        seed=config.getoption("--seed"),
+        system=implementation_system(config),
+    )
+
+
+def make_named_target(config: pytest.Config, name: str, workdir: Path) -> Target:
+    """A fresh target of either kind (``sim``, ``pi``) in ``workdir``, for the implementation
+    under test (the steps that play one scenario file on both targets)."""
+    kind: targets.TargetName = "pi" if name == "pi" else "sim"
+    return targets.make_target(
+        kind,
+        config.getoption("--extension"),
+        workdir,
         seed=config.getoption("--seed"),
         system=implementation_system(config),
     )
@@ -254,7 +267,12 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
     """
     node = request.node
     slug = _slug(node.name)
-    created = World(name=node.name, make_target=lambda: make_target(request.config, slug))
+    created = World(
+        name=node.name,
+        make_target=lambda: make_target(request.config, slug),
+        make_named_target=lambda name, workdir: make_named_target(request.config, name, workdir),
+        work_root=_workdir_root(request.config) / slug,
+    )
     started = time.perf_counter()
     try:
         yield created

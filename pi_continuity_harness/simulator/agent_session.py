@@ -1163,7 +1163,9 @@ class AgentSession:
             from_extension = compaction is not None
             controller.signal.throw_if_aborted()
             if compaction is None:
-                compaction = await self._run_default_compaction(prepared, model, None, controller.signal)
+                compaction = await self._run_default_compaction(
+                    prepared, model, None, controller.signal, reason
+                )
             controller.signal.throw_if_aborted()
             await self._commit_compaction(compaction, from_extension, reason, will_retry)
             if will_retry:
@@ -1270,9 +1272,16 @@ class AgentSession:
         )
 
     async def _run_default_compaction(
-        self, prepared: Prepared, model: Model, custom_instructions: str | None, signal: AbortSignal
+        self,
+        prepared: Prepared,
+        model: Model,
+        custom_instructions: str | None,
+        signal: AbortSignal,
+        reason: CompactionReason,
     ) -> CompactionResult:
-        """Pi's own summarizer: one call, two for a split turn; fails on length/error/tool calls."""
+        """Pi's own summarizer (AS:2311-2315, C:477-542): one call, two for a split turn, each
+        retried by ``retryAssistantCall`` with the ``settings.retry`` budget; fails on
+        length/error/tool calls."""
         p = prepared.preparation
         reasoning = self.thinking_level if (model.reasoning and self.thinking_level != "off") else None
 
@@ -1283,15 +1292,19 @@ class AgentSession:
             estimate = estimate_request_context_tokens(
                 [{"role": "system", "content": SUMMARIZATION_SYSTEM_PROMPT, "timestamp": 0}, *messages]
             )
-            reply = await self.service.call(
-                "summary",
-                model,
-                messages,
-                system_prompt=SUMMARIZATION_SYSTEM_PROMPT,
-                max_tokens=_clamp_max_tokens(model, estimate),
-                reasoning=reasoning,
-                signal=signal,
-            )
+
+            async def produce() -> Message:
+                return await self.service.call(
+                    "summary",
+                    model,
+                    messages,
+                    system_prompt=SUMMARIZATION_SYSTEM_PROMPT,
+                    max_tokens=_clamp_max_tokens(model, estimate),
+                    reasoning=reasoning,
+                    signal=signal,
+                )
+
+            reply = await self._retry_summarization(produce, signal, reason)
             stop = reply.get("stopReason")
             if stop == "aborted":
                 raise _CancelledError("Compaction cancelled")
@@ -1341,6 +1354,47 @@ class AgentSession:
             usage=usage,
             details={"readFiles": read_files, "modifiedFiles": modified_files},
         )
+
+    async def _retry_summarization(
+        self, produce: Callable[[], Awaitable[Message]], signal: AbortSignal, reason: CompactionReason
+    ) -> Message:
+        """pi-ai ``retryAssistantCall`` (``utils/retry.js:166-209``) with the session's
+        ``settings.retry`` and Pi's callbacks (AS:3161-3181): a retryable error is retried up to
+        ``maxRetries`` times after ``baseDelayMs * 2^(attempt-1)`` (at most ``maxAgentDelayMs``),
+        announced by ``summarization_retry_scheduled`` and ``summarization_retry_attempt_start``
+        (``source: compaction`` and the reason), ended by one ``summarization_retry_finished``
+        when a retry was scheduled. An abort during the backoff returns the last error as an
+        aborted reply; an aborted reply is never retried. Its own counter, unlike the agent's
+        retry, and no context-overflow exclusion (``isRetryableAssistantError`` only)."""
+        retry = self.settings.get_retry_settings()
+        max_attempts = retry["maxRetries"] if retry["enabled"] else 0
+        attempt = 0
+        retried = False
+        while True:
+            response = await produce()
+            stop = response.get("stopReason")
+            if stop != "error" or attempt >= max_attempts or not is_retryable_error(response):
+                if retried:
+                    self._emit("summarization_retry_finished")
+                return response
+            attempt += 1
+            retried = True
+            error = response.get("errorMessage") or "Unknown error"
+            delay_ms = min(retry["baseDelayMs"] * 2 ** (attempt - 1), retry["maxAgentDelayMs"])
+            self._emit(
+                "summarization_retry_scheduled",
+                attempt=attempt,
+                maxAttempts=max_attempts,
+                delayMs=delay_ms,
+                errorMessage=error,
+            )
+            await sleep_unless_aborted(delay_ms / 1000, signal)
+            if _aborted(signal):
+                self._emit("summarization_retry_finished")
+                aborted = {k: v for k, v in response.items() if k != "errorMessage"}
+                aborted["stopReason"] = "aborted"
+                return aborted
+            self._emit("summarization_retry_attempt_start", source="compaction", reason=reason)
 
     async def _extension_compaction(
         self,
@@ -1394,7 +1448,7 @@ class AgentSession:
             from_extension = compaction is not None
             if compaction is None:
                 compaction = await self._run_default_compaction(
-                    prepared, model, custom_instructions, controller.signal
+                    prepared, model, custom_instructions, controller.signal, "manual"
                 )
             if controller.signal.aborted:
                 raise _CancelledError("Compaction cancelled")

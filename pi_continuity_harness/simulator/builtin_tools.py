@@ -27,7 +27,6 @@ __all__ = ["BUILTIN_TOOLS", "BuiltinTools", "ToolError", "ToolRun"]
 BUILTIN_TOOLS: tuple[dict[str, Any], ...] = tuple(builtin_tools())
 
 
-@dataclass
 class ToolError(SimulatorError, RuntimeError):
     """A built-in tool failed: Pi's tool throws, and the loop reports the message as an error result."""
 
