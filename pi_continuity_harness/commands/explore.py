@@ -26,9 +26,14 @@ from typing import Any
 
 from pi_continuity_harness.commands import UsageError
 from pi_continuity_harness.explore.engine import ExploreSettings, SeedReport, explore_seeds, summarise
-from pi_continuity_harness.explore.plugins import plugin_for
+from pi_continuity_harness.explore.plugins import plugin_named
 from pi_continuity_harness.explore.runner import scratch_root
-from pi_continuity_harness.scenario.implementations import ImplementationError, implementation_system
+from pi_continuity_harness.scenario.implementations import (
+    SESSION_CONTINUITY,
+    SYSTEMS,
+    ImplementationError,
+    implementation_system,
+)
 
 __all__ = ["register"]
 
@@ -46,6 +51,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1: in this process)")
     parser.add_argument(
         "--extension", default="reference", help="implementation under test (default reference)"
+    )
+    parser.add_argument(
+        "--system",
+        choices=sorted(SYSTEMS),
+        help="the system a TypeScript implementation implements (default: pi-session-continuity)",
     )
     parser.add_argument(
         "--target",
@@ -85,20 +95,48 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--json {args.json_path}: is a directory")
     if args.target == "pi" and args.check_determinism:
         raise UsageError("--check-determinism: real Pi is not deterministic; it applies to --target sim")
+    if _is_typescript(args.extension):
+        if args.target != "pi":
+            raise UsageError(
+                f"--extension {args.extension}: a TypeScript implementation runs only on real Pi (--target pi)"
+            )
+        if not Path(args.extension).is_file():
+            raise UsageError(f"--extension {args.extension}: no such file")
+        return
+    if args.system is not None:
+        raise UsageError("--system: only for a TypeScript implementation (a Python one declares its system)")
     try:
         implementation_system(args.extension)
     except ImplementationError as error:
         raise UsageError(str(error)) from None
 
 
+def _is_typescript(extension: str) -> bool:
+    return extension.endswith((".ts", ".mts", ".js", ".mjs"))
+
+
+def _system(args: argparse.Namespace) -> str:
+    if _is_typescript(args.extension):
+        return str(args.system or SESSION_CONTINUITY.name)
+    return implementation_system(args.extension).name
+
+
 def main(args: argparse.Namespace) -> int:
     if args.list_invariants:
-        for spec in plugin_for(args.extension).describe():
+        plugin = plugin_named(_system(args))
+        if args.target == "pi":
+            for observed in plugin.observed_invariants():
+                rules = f" [{', '.join(observed.rules)}]" if observed.rules else ""
+                print(
+                    f"{observed.name}{rules} (needs {', '.join(sorted(observed.needs))})\n    {observed.doc}"
+                )
+            return 0
+        for spec in plugin.describe():
             rules = f" [{', '.join(spec.rules)}]" if spec.rules else ""
             print(f"{spec.name}{rules}\n    {spec.doc}")
         return 0
     _validate(args)
-    system = implementation_system(args.extension).name
+    system = _system(args)
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     work_root = tempfile.mkdtemp(prefix="pch-explore-", dir=scratch_root())
     out_dir = str(args.out.resolve())
@@ -188,7 +226,8 @@ def _cost(cost: dict[str, Any]) -> str:
     """One seed's cost: on real Pi, the seconds each target took; else, per failing check point,
     synthesis attempts / failure notifications / failed postmortems."""
     if "piSeconds" in cost:
-        return f"sim {cost['simSeconds']}s, pi {cost['piSeconds']}s"
+        sim = f"sim {cost['simSeconds']}s, " if "simSeconds" in cost else ""
+        return f"{sim}pi {cost['piSeconds']}s"
     failing = int(cost.get("failing", 0))
     if not failing:
         return "no failing check point"
@@ -205,7 +244,7 @@ def _print_summary(summary: dict[str, Any], kept: str | None) -> None:
         f"{summary['operationsPerSecond']} operations/s, {summary['seedsPerSecond']} seeds/s"
     )
     print(f"liveness: {', '.join(f'{k} {v}' for k, v in summary['liveness'].items())}")
-    if "medianTimeRatio" in summary:
+    if summary.get("medianTimeRatio") is not None:
         print(
             f"simulator {summary['simSeconds']} s, real Pi {summary['piSeconds']} s over "
             f"{summary['runsPerTarget']} runs per target; median time ratio real/sim {summary['medianTimeRatio']}x"

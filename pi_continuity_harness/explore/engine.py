@@ -75,11 +75,13 @@ class ExploreSettings:
 def explore_seed(seed: int, settings: ExploreSettings) -> SeedReport:
     """Expand ``seed`` with the system's plug-in, run it with every invariant, and handle a failure."""
     if settings.target == "pi":
-        from pi_continuity_harness.explore.differential.runner import (  # noqa: PLC0415  (real Pi only when asked for)
-            explore_differential_seed,
-        )
+        # Real Pi only when asked for: a Python implementation is played on both targets and
+        # compared; one the simulator cannot run (TypeScript) is explored on real Pi alone.
+        from pi_continuity_harness.explore.differential import onpi, runner  # noqa: PLC0415
 
-        report: SeedReport = explore_differential_seed(seed, settings)
+        on_pi_only = settings.extension.endswith((".ts", ".mts", ".js", ".mjs"))
+        explore = onpi.explore_on_pi_seed if on_pi_only else runner.explore_differential_seed
+        report: SeedReport = explore(seed, settings)
         return report
     plugin = plugin_named(settings.system)
     extension = settings.extension

@@ -225,13 +225,14 @@ class World:
 
     def run_checked(self, scenario: Scenario) -> CheckedRun | None:
         """Play ``scenario`` (a scenario file) on a fresh target with the system's run checker
-        watching; None when the target has no run checker (capability ``run-checker``)."""
+        watching (the simulator: every effect, capability ``run-checker``; real Pi: what it lets be
+        observed after every operation, capability ``observed-checker``); None when it has neither."""
         if self.started:
             raise AssertionError(
                 "feature error: a scenario file is played on a fresh target, but Pi has started"
             )
         target = self.make_target()
-        if "run-checker" not in target.capabilities():
+        if not {"run-checker", "observed-checker"} & target.capabilities():
             return None
         self.target = target
         return target.run_checked(scenario)

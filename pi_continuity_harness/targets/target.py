@@ -64,6 +64,8 @@ CAPABILITIES: dict[str, str] = {
     "held-model-calls": "run operations while a model call is held open",
     "print-mode": "run Pi without a UI (print mode)",
     "run-checker": "the explorer's invariants watch every effect of a scenario file's run (simulator only)",
+    "observed-checker": "the explorer's invariants read what the target observes after every operation of a "
+    "scenario file's run (real Pi: the invariants its observations allow)",
 }
 
 #: Entry-point group of the run checkers, one per system name (see :meth:`Target.run_checked`).

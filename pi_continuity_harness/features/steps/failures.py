@@ -238,7 +238,9 @@ def _operations_run(world: World) -> None:
     assert isinstance(scenario, Scenario), "no scenario file was given"
     checked = world.run_checked(scenario)
     if checked is None:
-        pytest.skip("replaying a scenario file with invariant checks needs the run-checker capability")
+        pytest.skip(
+            "replaying a scenario file with invariant checks needs the run-checker or observed-checker capability"
+        )
     world.remembered["checked"] = checked
 
 

@@ -35,6 +35,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -127,6 +128,14 @@ _RpcOperation = PromptOp | CommandOp | CompactOp | AbortOp | ReloadOp | CrashOp 
 _DROPPED_EVENTS = frozenset(
     {"message_start", "message_update", "tool_execution_update", "extension_ui_request", "response"}
 )
+
+
+#: Entry-point group of each system's observed checker (``explore.observed``).
+OBSERVED_CHECKERS_GROUP = "pi_continuity_harness.observed_checkers"
+
+
+def _no_liveness(first_healed_operation: int) -> str | None:
+    return "liveness is not judged on real Pi: faults are not healed there"
 
 
 class PiStartError(TargetStartError):
@@ -302,7 +311,7 @@ class PiTarget:
         return not _is_typescript(self._implementation)
 
     def capabilities(self) -> frozenset[str]:
-        caps = {"crash", "held-model-calls"}
+        caps = {"crash", "held-model-calls", "observed-checker"}
         if self.bridged:
             caps |= {"python-implementation", "fs-faults"}
         assert caps <= set(CAPABILITIES)
@@ -752,8 +761,54 @@ class PiTarget:
 
     # ------------------------------------------------------------------ observe
     def run_checked(self, scenario: Scenario) -> CheckedRun:
-        """Not on real Pi: the run checkers read the simulated host's trace as it is written."""
-        raise TargetUnavailableError("a run checker needs the simulated host (capability run-checker)")
+        """Play ``scenario``'s operations with the system's *observed* invariants checked after
+        every operation: those of its invariants real Pi lets be observed (the session entries,
+        the events, the model requests, the UI and the files; not the effects the simulator's
+        trace shows as they happen). The checker is the entry point of
+        :data:`OBSERVED_CHECKERS_GROUP` named after the system (the explorer registers one)."""
+        points = {ep.name: ep for ep in metadata.entry_points(group=OBSERVED_CHECKERS_GROUP)}
+        system = self._system_name()
+        if system not in points:
+            raise TargetUnavailableError(
+                f"no observed checker is registered for {system} ({OBSERVED_CHECKERS_GROUP})"
+            )
+        checker = points[system].load()(scenario)
+        violations: list[tuple[str, str]] = []
+        errors: list[str] = []
+
+        def check(op: Operation | None, outcome: OperationOutcome | None, index: int | None) -> None:
+            try:
+                for name, problem in checker.after_operation(self.observe(), op, outcome):
+                    where = f" (operation {index})" if index is not None else ""
+                    violations.append((name, f"{name}{where}: {problem}"))
+            except Exception as error:  # a checker bug must surface, never pass as a verdict
+                errors.append(f"{type(error).__name__}: {error}")
+
+        try:
+            self.start(scenario)
+        except TargetStartError as error:
+            violations.append(("implementation_loads", f"implementation_loads: Pi refused to start: {error}"))
+            return CheckedRun(
+                frozenset(checker.invariants) | {"implementation_loads"}, tuple(violations), (), _no_liveness
+            )
+        check(None, None, None)
+        for index, op in enumerate(scenario.operations):
+            outcome = self.perform(op)
+            check(op, outcome, index)
+        return CheckedRun(
+            frozenset(checker.invariants) | {"implementation_loads"},
+            tuple(violations),
+            tuple(errors),
+            _no_liveness,
+        )
+
+    def _system_name(self) -> str:
+        if self._system is not None:
+            return self._system
+        if _is_typescript(self._implementation):
+            return SESSION_CONTINUITY.name
+        _name, factory = resolve_implementation(_factory_spec(self._implementation))
+        return declared_system(factory).name
 
     def observe(self) -> Observation:
         paths = self.paths
