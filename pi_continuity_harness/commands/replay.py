@@ -13,12 +13,13 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._simulation import (
     DEFAULT_IMPLEMENTATION,
     default_workdir,
     first_difference,
     load,
+    prepared,
     run,
 )
 from pi_continuity_harness.scenario.timeline import render_timeline
@@ -29,7 +30,7 @@ __all__ = ["register"]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "replay",
-        help="re-run a scenario and compare its trace with a recorded one",
+        help=SUMMARIES["replay"],
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -61,10 +62,13 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--expect-trace {args.expect_trace}: {error.strerror or error}") from None
     scenario = load(args.scenario)
     workdir = Path(args.workdir) if args.workdir else default_workdir("replay-", scenario, args.seed)
-    result = run(scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension)
-    if not args.quiet:
-        print(render_timeline(result.host.trace.records), end="")
-    actual = result.trace_path.read_text(encoding="utf-8")
+    with prepared(scenario, args.scenario, workdir, args.extension):
+        result = run(
+            scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension
+        )
+        if not args.quiet:
+            print(render_timeline(result.host.trace.records), end="")
+        actual = result.trace_path.read_text(encoding="utf-8")
     if expected is None:
         print(f"replayed {scenario.name} (seed {result.seed}): {len(result.host.trace.records)} records")
         return 0

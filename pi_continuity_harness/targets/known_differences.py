@@ -9,6 +9,10 @@ and compares everything else as it is: there is no numeric band anywhere.
 :data:`KNOWN_DIFFERENCES` can also name a difference the comparison reports as *explained*
 (a neutraliser applied to one channel of the two records); it is empty: every difference the
 suite shows is either modelled or one of the :data:`UNCOMPARED` values.
+
+Its one former entry, ``path-lengths`` (±40 on every length and chars/4 estimate), is gone:
+both targets show Pi paths of the same lengths (the machine root and Pi's package directory,
+``scenario/layout.py``), so estimates, ``max_tokens`` and summary lengths agree to the character.
 """
 
 from __future__ import annotations
@@ -37,7 +41,9 @@ UNCOMPARED: tuple[Uncompared, ...] = (
         "`$SESSIONS`) and of Pi's installation (`$PI_PACKAGE`) inside any text or name",
         "$WORK/...",
         "The two targets run in different directories. Each path has the same length on both "
-        "targets, so every character count and estimate that includes one is compared.",
+        "targets (``scenario/layout.py``: a machine root of ``WORK_PATH_LENGTH`` characters, Pi's "
+        "package directory ``<root>/pi-package``), so every character count and estimate that "
+        "includes one is compared.",
     ),
     Uncompared(
         "wall-clock",

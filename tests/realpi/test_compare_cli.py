@@ -29,6 +29,6 @@ def test_compare_finds_every_comparable_scenario_identical(
     assert summary["outcome_differences"] == 0
     assert summary["median_time_ratio"] > 1
     assert "no unexplained difference" in out
-    assert report["known_differences"] == []
+    assert report["known_differences"] == []  # no path-lengths band, no entry at all
     assert {u["id"] for u in report["uncompared"]} >= {"wall-clock", "random-ids"}
     assert (tmp_path / "runs" / "sim").is_dir() and (tmp_path / "runs" / "pi").is_dir()
