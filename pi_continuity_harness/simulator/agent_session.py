@@ -106,6 +106,7 @@ from pi_continuity_harness.simulator.overflow import (
     is_recoverable_length,
     is_retryable_error,
 )
+from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.session_manager import SessionManager, current_system_message, ms_of_iso
 from pi_continuity_harness.simulator.settings import SettingsManager
 from pi_continuity_harness.simulator.system_prompt import render_system_prompt, system_message
@@ -184,6 +185,9 @@ class AgentSession:
         #: beside the project, as the simulated host lays it out.
         self.package_dir = package_dir or pi_package_path(os.path.dirname(cwd.rstrip("/")))
         self.thinking_level = thinking_level
+        #: Told the new level when :meth:`set_thinking_level` changes it (the host keeps it for
+        #: the runtimes it starts and for ``pi.getThinkingLevel()``).
+        self.on_thinking_level: Callable[[str], None] | None = None
         self._spawn = spawn
         self.builtin_tools = BuiltinTools(
             cwd=cwd,
@@ -1533,13 +1537,48 @@ class AgentSession:
         self._spawn(self.abort(), "ctx.abort")
 
     async def set_model(self, model: Model) -> None:
+        """``AgentSession.setModel`` (agent-session.js:2119-2136): the thinking level for the
+        new model is chosen *before* the switch (``_getThinkingLevelForModelSwitch``, :2268-2280:
+        the per-model setting, else the settings' ``defaultThinkingLevel``, else the current
+        level), the ``model_change`` entry is appended, the level is applied to the new model
+        (:meth:`set_thinking_level`), then ``model_select`` (only for another model, :2103-2112).
+        The harness's settings say ``defaultThinkingLevel: "off"``, so a switch turns thinking
+        off: found by differential exploration (seed 101)."""
         if not self.service.catalog.has_auth(model.provider):
             raise PromptRejectedError(f"No API key for {model.provider}/{model.id}")
         previous = self.model
+        level = self._thinking_level_for_model_switch(model)
         self.model = model
         self.session_manager.append_model_change(model.provider, model.id)
+        self.set_thinking_level(level)
         if previous is None or previous.full_id != model.full_id:
             await self.dispatch(ModelSelectEvent(model=model, previous_model=previous, source="set"))
+
+    def _thinking_level_for_model_switch(self, model: Model) -> str:
+        """agent-session.js:2268-2280 (no explicit level: RPC ``set_model`` passes none)."""
+        settings = self.settings.get_settings()
+        per_model = settings.get("modelThinkingLevels")
+        if isinstance(per_model, dict):
+            level = per_model.get(f"{model.provider}/{model.id}")
+            if level is not None:
+                return str(level)
+        default = settings.get("defaultThinkingLevel")
+        if default is not None:
+            return str(default)
+        return self.thinking_level or DEFAULT_THINKING_LEVEL
+
+    def set_thinking_level(self, level: str) -> None:
+        """``AgentSession.setThinkingLevel`` (agent-session.js:2219-2238): the level clamped to
+        the current model's (pi-ai ``clampThinkingLevel``, models.js:714-732); only a change
+        appends a ``thinking_level_change`` entry and emits ``thinking_level_changed``."""
+        effective = clamp_thinking_level(self.model, level)
+        if effective == self.thinking_level:
+            return
+        self.thinking_level = effective
+        if self.on_thinking_level is not None:
+            self.on_thinking_level(effective)
+        self.session_manager.append_thinking_level_change(effective)
+        self._emit("thinking_level_changed", level=effective)
 
     def get_context_usage(self) -> ContextUsage | None:
         """§9.21: null tokens after a compaction until a post-compaction reply has usage."""

@@ -356,6 +356,7 @@ class SimHost:
             remove_file=self._tool_remove,
         )
         session.rpc = self.record_rpc
+        session.on_thinking_level = self._thinking_level_changed
         if not restored and model is not None and not manager.get_entries():
             manager.append_model_change(model.provider, model.id)
             manager.append_thinking_level_change(self.thinking_level)
@@ -389,6 +390,11 @@ class SimHost:
         self.last_session_file = manager.get_session_file()
         await session.dispatch(start_event)
         return runtime
+
+    def _thinking_level_changed(self, level: str) -> None:
+        """The session changed the thinking level (a model switch): the level a later runtime
+        starts with and ``pi.getThinkingLevel()`` answers."""
+        self.thinking_level = level
 
     def record_rpc(self, event: dict[str, Any]) -> None:
         """Keep a session event as RPC writes it (a JSON copy: the objects it names change later)."""

@@ -55,17 +55,57 @@ from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.messages import Message, system_message_text
 
 __all__ = [
+    "DEFAULT_THINKING_LEVEL",
+    "THINKING_LEVELS",
     "StreamReader",
     "assistant_failure",
+    "clamp_thinking_level",
     "current_tools",
     "fold_system_messages",
     "request_body",
+    "supported_thinking_levels",
     "transform_messages",
     "wire_messages",
 ]
 
 #: pi-ai's fields that may carry thinking on an openai-completions assistant message.
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+
+
+# ============================================================================ thinking levels
+#: pi-ai ``EXTENDED_THINKING_LEVELS`` (models.js:701), in order.
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+#: pi-coding-agent ``DEFAULT_THINKING_LEVEL`` (dist/core/defaults.js:1).
+DEFAULT_THINKING_LEVEL = "medium"
+
+
+def supported_thinking_levels(model: Model | None) -> list[str]:
+    """pi-ai ``getSupportedThinkingLevels`` (models.js:702-713): ``off`` alone for a model without
+    reasoning; else every level but ``xhigh`` and ``max``, which need a ``thinkingLevelMap`` entry
+    (the harness's models have none). Without a model, every level (agent-session.js:2257-2260)."""
+    if model is None:
+        return list(THINKING_LEVELS)
+    if not model.reasoning:
+        return ["off"]
+    return [level for level in THINKING_LEVELS if level not in ("xhigh", "max")]
+
+
+def clamp_thinking_level(model: Model | None, level: str) -> str:
+    """The level ``setThinkingLevel`` applies (agent-session.js:2221, 2281-2283; pi-ai
+    ``clampThinkingLevel``, models.js:714-732): ``level`` when supported, else the nearest
+    supported level above it, else below it; ``off`` without a model."""
+    available = supported_thinking_levels(model)
+    if level in available:
+        return level
+    if model is None:
+        return "off"
+    if level not in THINKING_LEVELS:
+        return available[0] if available else "off"
+    index = THINKING_LEVELS.index(level)
+    for candidate in (*THINKING_LEVELS[index:], *reversed(THINKING_LEVELS[:index])):
+        if candidate in available:
+            return candidate
+    return available[0] if available else "off"
 
 
 # ============================================================================ request

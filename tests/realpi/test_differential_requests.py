@@ -145,13 +145,24 @@ def test_thinking_goes_back_as_reasoning_content_to_the_same_model_only(targets:
 
 
 def test_tool_results_have_pis_shape(targets: Targets) -> None:
+    """bash runs alone in its turn: beside other tools, when its output event reaches Pi's
+    event stream relative to the others' ends depends on how fast the real process runs (Pi
+    executes the calls in parallel), which no simulator can know."""
+    bash = [{"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n", "id": "c1"}]
     calls = [
-        {"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n", "id": "c1"},
         {"name": "read", "arguments": {"path": "missing.txt"}, "id": "c2"},
         {"name": "write", "arguments": {"path": "out.txt", "content": "x"}, "id": "c3"},
         {"name": "nope", "arguments": {}, "id": "c4"},
     ]
-    sc = scenario({"agent": [{"text": "tools", "tool_calls": calls}, {"text": "done"}]})
+    sc = scenario(
+        {
+            "agent": [
+                {"text": "bash", "tool_calls": bash},
+                {"text": "tools", "tool_calls": calls},
+                {"text": "done"},
+            ]
+        }
+    )
     real, sim = play(targets, sc, [{"prompt": "go"}])
     results = [
         e["message"]
@@ -249,4 +260,22 @@ def test_operations_during_a_held_call_are_observed(targets: Targets) -> None:
         ("agent#0", False, None),
         ("agent#0", True, "queued"),
     ]
+    assert_equivalent(real, sim)
+
+
+def test_a_model_switch_applies_the_default_thinking_level(targets: Targets) -> None:
+    """AS:2119-2136, 2268-2280: ``set_model`` takes ``defaultThinkingLevel`` (``off``) over the
+    session's ``low``, for the same model too (found by differential exploration, seed 101)."""
+    sc = scenario(
+        {"agent": [{"text": "a"}, {"text": "b"}]},
+        thinking_level="low",
+        models=[
+            {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000, "reasoning": True},
+            {"id": "fake/fake-big", "context_window": 40000, "max_tokens": 1000},
+        ],
+    )
+    ops = [{"prompt": "a"}, {"set_model": "fake/fake-model"}, {"prompt": "b"}, {"set_model": "fake/fake-big"}]
+    real, sim = play(targets, sc, ops)
+    levels = [e["thinkingLevel"] for e in real.entries if e.get("type") == "thinking_level_change"]
+    assert levels == ["low", "off"]
     assert_equivalent(real, sim)

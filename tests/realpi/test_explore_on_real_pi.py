@@ -102,6 +102,7 @@ def test_a_planted_bug_in_a_typescript_implementation_is_found_shrunk_and_replay
 def test_a_planted_bug_in_a_typescript_blitz_implementation_is_found(
     pi_installation: PiInstallation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Every agent run breaks the planted settings: found, and shrunk to one prompt."""
     monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))
     code, report = _explore(
         tmp_path,
@@ -119,6 +120,8 @@ def test_a_planted_bug_in_a_typescript_blitz_implementation_is_found(
     assert code == 1
     [failing] = report["seeds"]
     assert failing["violation"]["invariant"] == "settings_file_valid"
+    minimised = failing["minimised"]
+    assert minimised["operationsAfter"] < minimised["operationsBefore"]
 
 
 def test_pis_own_custom_compaction_example_keeps_the_blitz_invariants(

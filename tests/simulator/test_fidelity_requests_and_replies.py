@@ -566,3 +566,35 @@ def test_a_plain_prompt_while_a_reply_streams_is_rejected_and_observed(tmp_path:
         ("agent#0", 0, "prompt", True, None, "queued"),
     ]
     assert json.dumps(wire(result)[-1]).count("later") == 1
+
+
+# ============================================================ AS:2119-2136, 2219-2238, 2268-2280
+REASONING_MODELS = [
+    {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000, "reasoning": True},
+    {"id": "fake/fake-big", "context_window": 40000, "max_tokens": 1000},
+]
+
+
+def test_a_model_switch_applies_the_default_thinking_level(tmp_path: Path) -> None:
+    """``setModel`` takes the settings' ``defaultThinkingLevel`` (the harness's ``off``) over the
+    session's level, even for the same model, and records the change; a switch that changes
+    nothing records nothing (found by differential exploration, seed 101)."""
+    scenario = base(
+        models=REASONING_MODELS,
+        thinking_level="low",
+        model={"agent": [{"text": "a"}, {"text": "b"}]},
+        operations=[
+            {"prompt": "a"},
+            {"set_model": "fake/fake-model"},
+            {"prompt": "b"},
+            {"set_model": "fake/fake-big"},
+        ],
+    )
+    result = run(tmp_path, scenario)
+    levels = [e["thinkingLevel"] for e in session_entries(result) if e["type"] == "thinking_level_change"]
+    assert levels == ["low", "off"]
+    changed = [r for r in records(result) if r.get("name") == "thinking_level_changed"]
+    assert [r.get("level") for r in changed] == ["off"]
+    bodies = [r.body for r in result.host.service.requests if r.kind == "agent"]
+    assert "reasoning_effort" in bodies[0] and "reasoning_effort" not in bodies[1]
+    assert result.host.thinking_level == "off"

@@ -161,7 +161,9 @@ def explore_differential_seed(seed: int, settings: Any) -> Any:
 
     system = settings.system
     commands = COMMANDS.get(system, ())
-    workdir = Path(settings.work_root) / f"seed-{seed}"
+    # Short directory names: real Pi's machine root is padded to a fixed length
+    # (``scenario/layout.py``), so the run directory must leave room for the padding.
+    workdir = Path(settings.work_root) / f"s{seed}"
     report: SeedReport | None = None
     total = 0.0
     cost: dict[str, Any] = {"simSeconds": 0.0, "piSeconds": 0.0, "runs": 0}
@@ -169,7 +171,10 @@ def explore_differential_seed(seed: int, settings: Any) -> Any:
     for with_extension in (True, False):
         case = differential_case(seed, settings.steps, with_extension=with_extension, commands=commands)
         run = run_differential(
-            case, implementation=settings.extension, system=system, workdir=workdir / case.name
+            case,
+            implementation=settings.extension,
+            system=system,
+            workdir=workdir / ("x" if with_extension else "n"),
         )
         total += run.seconds
         operations += len(case.operations)
@@ -197,7 +202,7 @@ def explore_differential_seed(seed: int, settings: Any) -> Any:
                     run,
                     implementation=settings.extension,
                     system=system,
-                    workdir=workdir / "shrink",
+                    workdir=workdir / "m",
                     max_runs=40,
                     max_seconds=900.0,
                 )
