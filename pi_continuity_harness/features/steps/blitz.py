@@ -25,7 +25,7 @@ from typing import Any
 from pytest_bdd import given, parsers, when
 
 from pi_continuity_harness.features import blitz_oracle as oracle
-from pi_continuity_harness.features.steps.common import current_mark, number
+from pi_continuity_harness.features.steps.common import current_mark, new_session_events, number
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.model_script import HttpError, Reply, ScriptedToolCall
 from pi_continuity_harness.scenario.operations import (
@@ -216,9 +216,10 @@ def notes(world: World, since_mark: bool = True) -> list[str]:
 
 
 def registered_tools(world: World) -> set[str]:
-    """The tools Pi declared to the model in its latest agent request."""
-    requests = world.observe().requests("agent")
-    return set(requests[-1].request.tools) if requests else set()
+    """Every tool Pi declared to the model in an agent request of this run. Not only the latest
+    request: Pi declares a tool set when it changes (the transcript's ``toolsAdded``/
+    ``toolsRemoved``), so a later request may carry fewer names than the session has."""
+    return {name for request in world.observe().requests("agent") for name in request.request.tools}
 
 
 def config_bytes(world: World) -> bytes | None:
@@ -677,20 +678,23 @@ def _settings_while_active(world: World, key: str, value: str) -> None:
 
 @when("the user compacts the session manually and the compaction fails")
 def _failed_compaction(world: World) -> None:
-    """Pi's own summarizer fails (a provider error): Pi reports the compaction failed and emits no
-    ``session_compact`` (agent-session.js ``compact``: the error propagates, no entry is appended)."""
+    """Pi's own summarizer fails (a 400: Pi retries 5xx replies, not this): Pi reports the
+    compaction failed and emits no ``session_compact`` (agent-session.js ``compact``: the error
+    propagates, no entry is appended)."""
     world.start()
     world.ensure_history()
     begin(world)
-    world.script("summary", Reply(error=HttpError(status=500, message="summarizer unavailable")))
+    world.script("summary", Reply(error=HttpError(status=400, message="summarizer refused the request")))
     entries = len(world.compactions())
     asked = len(world.observe().requests("summary"))
     outcome = world.perform(CompactOp())
     assert len(world.observe().requests("summary")) > asked, (
         "Pi never asked its summarizer: no compaction ran"
     )
-    assert not outcome.ok, "the compaction did not fail"
     assert len(world.compactions()) == entries, "the failed compaction appended a compaction entry"
+    ends = new_session_events(world, "compaction_end")
+    failed = not outcome.ok or any(e.get("errorMessage") or e.get("aborted") for e in ends)
+    assert failed, f"the compaction did not fail: {outcome}, {ends}"
 
 
 @when(parsers.re(r'the user runs "/sh start" and the model finishes with (?P<n>\d[\d,]*) context tokens'))
