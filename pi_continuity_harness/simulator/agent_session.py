@@ -109,7 +109,8 @@ from pi_continuity_harness.simulator.overflow import (
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.session_manager import SessionManager, current_system_message, ms_of_iso
 from pi_continuity_harness.simulator.settings import SettingsManager
-from pi_continuity_harness.simulator.system_prompt import render_system_prompt, system_message
+from pi_continuity_harness.simulator.system_prompt import builtin_tools, render_system_prompt, system_message
+from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes, tool_declaration
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
 if TYPE_CHECKING:
@@ -925,7 +926,19 @@ class AgentSession:
             messages.append(user_message(trigger.prompt or "", self.service.clock.now_ms()))
         messages.extend(self._pending_next_turn)
         self._pending_next_turn = []
-        return messages
+        # The executable tools become declarations on the run's system message (or a new one):
+        # declareToolChanges, pi-agent-core dist/agent-loop.js:49, :224-250.
+        return declare_tool_changes(
+            self.session_manager.build_session_projection().messages,
+            messages,
+            self.tool_declarations(),
+            self.service.clock.now_ms(),
+        )
+
+    def tool_declarations(self) -> list[dict[str, Any]]:
+        """``context.tools`` as declarations: the built-ins, then every extension's tools in
+        registration order (the order :meth:`active_tool_names` reports)."""
+        return builtin_tools() + [tool_declaration(t) for t in self._runner().tools()]
 
     def _find_last_assistant(self) -> Message | None:
         for message in reversed(self.agent.messages):
