@@ -44,6 +44,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--explore-steps", type=int, default=40, help="explorer steps per seed (default 40)")
     parser.add_argument("--no-control", action="store_true", help="do not run the references as controls")
+    parser.add_argument(
+        "--full-suite",
+        action="store_true",
+        help="run every scenario against each mutant (default: the scenarios proving its rules)",
+    )
     parser.set_defaults(func=main)
 
 
@@ -78,9 +83,13 @@ def main(args: argparse.Namespace) -> int:
         verdict = "ok" if outcome.ok else "[bold red]NOT OK[/]"
         explored = outcome.exploration
         console.print(
-            f"{outcome.name:<40} {verdict:<6} features: {len(outcome.killed_by):>3} scenario(s)"
+            f"{outcome.name:<40} {verdict:<6} features: {len(outcome.killed_by_rule):>3} of its rules' scenario(s)"
             f" / {len(outcome.killed_by_assertions)} assertion(s); explore: "
-            + (f"{explored['invariant']} (seed {explored['seed']})" if explored else "survived")
+            + (
+                f"{explored['invariant']} (seed {explored['seed']})"
+                if explored
+                else ("survived" if outcome.explorable or outcome.control else "not reachable")
+            )
             + (f"  suite error: {outcome.suite_error}" if outcome.suite_error else "")
             + (f"  explore error: {outcome.exploration_error}" if outcome.exploration_error else "")
             + f"  ({outcome.seconds:.1f}s)"
@@ -92,13 +101,19 @@ def main(args: argparse.Namespace) -> int:
         explore_seeds=args.explore_seeds,
         explore_steps=args.explore_steps,
         control=not args.no_control,
+        full_suite=args.full_suite,
         on_outcome=progress,
     )
     for renderable in render_matrix(outcomes):
         console.print(renderable)
     mutants = [o for o in outcomes if not o.control]
-    survivors = [o.name for o in mutants if not o.killed]
-    explore_survivors = [o.name for o in mutants if not o.killed_by_exploration] if args.explore_seeds else []
+    survivors = [o.name for o in mutants if not o.killed_by_rule]
+    explore_survivors = (
+        [o.name for o in mutants if o.explorable and not o.killed_by_exploration]
+        if args.explore_seeds
+        else []
+    )
+    explorable = sum(1 for o in mutants if o.explorable)
     controls = [o for o in outcomes if o.control]
     if args.json_path is not None:
         args.json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -114,14 +129,15 @@ def main(args: argparse.Namespace) -> int:
     console.print(
         f"{killed}/{len(mutants)} mutants killed by the features; "
         + (
-            f"{len(mutants) - len(explore_survivors)}/{len(mutants)} by exploration ({args.explore_seeds} seeds)"
+            f"{explorable - len(explore_survivors)}/{explorable} reachable by exploration killed by it "
+            f"({args.explore_seeds} seeds)"
             if args.explore_seeds
             else "exploration skipped"
         )
     )
     problems = []
     if survivors:
-        problems.append(f"survived the features: {', '.join(survivors)}")
+        problems.append(f"survived the scenarios that prove their rules: {', '.join(survivors)}")
     if explore_survivors:
         problems.append(f"survived exploration: {', '.join(explore_survivors)}")
     for control in controls:

@@ -827,3 +827,6 @@ for _entry in blitz.BLITZ_MUTANTS.values():
         reference="blitz",
         rules=_entry.rules,
     )
+
+# The single-rule mutants of the rule catalogue (mutants/continuity_rules.py) register here too.
+from pi_continuity_harness.mutants import continuity_rules  # noqa: E402, F401

@@ -144,6 +144,10 @@ class Observation:
     #: The implementation's own file operations (``{"op", "path"}``), where the target can see
     #: them (the simulator; real Pi with a Python implementation through the bridge).
     fs_events: list[dict[str, Any]] = field(default_factory=list)
+    #: What slash commands showed without a UI (print and json modes), one text per command:
+    #: what the command wrote to stdout or stderr, which Pi shows the user on stderr there
+    #: (the simulator; Pi's RPC mode always has a UI).
+    command_output: list[str] = field(default_factory=list)
 
     # ----------------------------------------------------------------- queries
     def events(self, kind: str) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ __all__ = [
     "brief_reconciled",
     "brief_saved",
     "checkpoint_failed",
+    "checkpoint_read_only",
     "compaction_committed",
     "config_saved",
     "continuation_submitted",
@@ -113,6 +114,11 @@ def settings_read_only(settings_path: str) -> str:
         _INFO + "settings are read-only without an interactive UI; nothing was changed. "
         f"Project settings: {settings_path}"
     )
+
+
+def checkpoint_read_only() -> str:
+    """A checkpoint without an interactive UI: non-UI modes mutate nothing (spec §18)."""
+    return _INFO + "checkpoint is read-only without an interactive UI; nothing was written."
 
 
 def stale_pending_found() -> str:

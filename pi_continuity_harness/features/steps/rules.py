@@ -1,0 +1,204 @@
+"""Steps added for the rule catalogue (issue 10): each checks one rule of the catalogue against
+any implementation, and fails when the effect it names is absent.
+
+Grouped by what they observe: command output without a UI, the status panel, the extension
+config, synthesis, artifacts and frontmatter, failed postmortems, the synthesis prompt.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pytest_bdd import parsers, then
+
+from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
+from pi_continuity_harness.features.oracle import MESSAGE_PREFIX
+from pi_continuity_harness.features.steps.common import (
+    new_command_output,
+    new_notifications,
+    number,
+    status_output,
+    text_mentions_number,
+)
+from pi_continuity_harness.features.world import World
+
+
+def _settings_path(world: World) -> str:
+    return str(world.observe().project_dir / CONFIG_DIR_NAME / "settings.json")
+
+
+# --------------------------------------------------------------------- command output without a UI
+def _output(world: World) -> str:
+    text = new_command_output(world)
+    assert text.strip(), "the command showed nothing (no output without a UI)"
+    return text
+
+
+@then("the command output names the project settings path and the reserve and keep-recent values")
+def _output_settings(world: World) -> None:
+    """The current values (reserve, keep recent) and the effective one (the trigger boundary,
+    window − reserve), with the exact settings path (spec §12 non-interactive mode)."""
+    text = _output(world)
+    assert _settings_path(world) in text, f"the output does not name {_settings_path(world)}:\n{text}"
+    native = world.draft.native()
+    for key in ("reserveTokens", "keepRecentTokens"):
+        assert text_mentions_number(text, int(native[key])), (
+            f"the output does not show {key} {native[key]}:\n{text}"
+        )
+    trigger = world.current_window() - int(native["reserveTokens"])
+    assert text_mentions_number(text, trigger), (
+        f"the output does not show the effective trigger {trigger}:\n{text}"
+    )
+
+
+@then(parsers.re(r'the command output begins with "(?P<first>[^"]+)"'))
+def _output_begins(world: World, first: str) -> None:
+    text = _output(world)
+    assert text.lstrip().startswith(first), f"the output does not begin with {first!r}:\n{text}"
+
+
+@then(
+    parsers.re(
+        r"the command output shows the status word, the model window (?P<w>\d[\d,]*) and the reserve (?P<r>\d[\d,]*)"
+    )
+)
+def _output_status(world: World, w: str, r: str) -> None:
+    text = _output(world)
+    assert re.search(r"^Status: \S+", text, re.M), f"no 'Status: <word>' line:\n{text}"
+    assert text_mentions_number(text, number(w)) and text_mentions_number(text, number(r)), text
+
+
+@then("the command output says nothing was written")
+def _output_nothing_written(world: World) -> None:
+    text = _output(world)
+    pattern = r"\b(nothing|not|no)\b[^.\n]*\b(written|saved|changed|mutated|modified)\b|read-only"
+    assert re.search(pattern, text, re.I), f"the output does not say that nothing was written:\n{text}"
+
+
+# --------------------------------------------------------------------- the status panel
+def _status(world: World) -> str:
+    text = status_output(world)
+    assert text.strip(), "the status command showed nothing"
+    return text
+
+
+def _panel(world: World, notifications: list[str] | None = None) -> str:
+    """The status panel among what was shown: the text that opens with the product name and
+    has a ``Status:`` line (spec §11's block)."""
+    texts = notifications if notifications is not None else [status_output(world)]
+    for text in texts:
+        for start in [m.start() for m in re.finditer(re.escape(MESSAGE_PREFIX), text)]:
+            chunk = text[start:]
+            if re.match(rf"{re.escape(MESSAGE_PREFIX)}\s*\n\s*Status:", chunk):
+                return chunk
+    raise AssertionError(
+        f"no status panel (a '{MESSAGE_PREFIX}' line followed by 'Status:') was shown:\n{texts}"
+    )
+
+
+@then(
+    parsers.re(
+        r"the status output begins with the block of spec §11 for window (?P<w>[\d,]+), reserve (?P<r>[\d,]+), "
+        r"trigger (?P<t>[\d,]+) at (?P<tp>[\d.]+)% and keep recent (?P<k>[\d,]+) at (?P<kp>[\d.]+)%"
+    )
+)
+def _status_block(world: World, w: str, r: str, t: str, tp: str, k: str, kp: str) -> None:
+    expected = [
+        MESSAGE_PREFIX,
+        "Status: armed",
+        f"Model window: {w}",
+        f"Reserve: {r}",
+        f"Effective trigger: {t} (approximately {tp}%)",
+        f"Keep recent: {k} (approximately {kp}%)",
+        "Restart required: no",
+    ]
+    lines = [line.strip() for line in _panel(world).splitlines() if line.strip()]
+    assert lines[: len(expected)] == expected, (
+        "the status panel does not open with the block of spec §11:\n  expected "
+        + "\n           ".join(expected)
+        + "\n  shown    "
+        + "\n           ".join(lines[: len(expected)])
+    )
+
+
+def _line(text: str, label: str, word: str) -> bool:
+    """A line that names ``label`` and says ``word`` (whole words, case-insensitive)."""
+    return any(
+        re.search(label, line, re.I) and re.search(rf"(?<![-\w]){word}\b", line, re.I)
+        for line in text.splitlines()
+    )
+
+
+@then(
+    "the status output says the extension is enabled, the project is trusted, the config is valid "
+    "and native compaction is enabled"
+)
+def _status_states(world: World) -> None:
+    text = _status(world)
+    for label, word in (
+        (r"\bextension\b", "enabled"),
+        (r"\btrust", "trusted"),
+        (r"\bconfig\b", "valid"),
+        (r"\bnative compaction\b", "enabled"),
+    ):
+        assert _line(text, label, word), f"no line names {label!r} as {word!r}:\n{text}"
+
+
+@then("the status output says the extension is disabled")
+def _status_disabled(world: World) -> None:
+    text = _status(world)
+    assert _line(text, r"\bextension\b", "disabled"), f"no line says the extension is disabled:\n{text}"
+
+
+def _files_of(world: World, kind: str) -> list[str]:
+    """Absolute paths of this session's artifact files of one kind (pending, archive, failed)."""
+    sid = world.observe().session_id or ""
+    directory = world.artifact_dir() / sid / kind
+    return sorted(str(p) for p in directory.iterdir() if p.is_file()) if directory.is_dir() else []
+
+
+@then("the status output names the archived Brief's path")
+def _status_archive(world: World) -> None:
+    text = _status(world)
+    archived = _files_of(world, "archive")
+    assert archived, "no Brief was archived"
+    assert archived[-1] in text, f"the status does not name the archived Brief {archived[-1]}:\n{text}"
+
+
+@then("the status output names the failed postmortem's path")
+def _status_failed(world: World) -> None:
+    text = _status(world)
+    failed = _files_of(world, "failed")
+    assert failed, "no failed postmortem was written"
+    assert failed[-1] in text, f"the status does not name the failed postmortem {failed[-1]}:\n{text}"
+
+
+@then(parsers.re(r'the status output reports the failure "(?P<error>[^"]+)"'))
+def _status_failure(world: World, error: str) -> None:
+    text = _status(world)
+    assert error in text, f"the status does not report the failure {error!r}:\n{text}"
+
+
+@then("the status output names no artifact file")
+def _status_no_artifact(world: World) -> None:
+    text = _status(world)
+    root = re.escape(str(world.artifact_dir()))
+    named = re.findall(rf"{root}/\S+\.md\b", text)
+    assert not named, f"the status names artifact files although none was written for the event: {named}"
+
+
+@then("the status output names the path of every pending Brief of this session")
+def _status_stale(world: World) -> None:
+    text = _status(world)
+    pending = _files_of(world, "pending")
+    assert pending, "no pending Brief exists"
+    missing = [path for path in pending if path not in text]
+    assert not missing, f"the status does not name the pending Briefs {missing}:\n{text}"
+
+
+@then("the status shown during the synthesis names the current operation")
+def _status_operation(world: World) -> None:
+    panel = _panel(world, [message for message, _ in new_notifications(world)])
+    assert re.search(r"operation[^\n]*:\s*(?!none\b)\w", panel, re.I), (
+        f"the status shown during the synthesis names no current operation:\n{panel}"
+    )
