@@ -410,3 +410,430 @@ patched(
     "extension:Continuity._fail",
     _unwritten_failed_path,
 )
+
+
+# ============================================================================ §6: the extension config
+def _validate_with(change: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[Any], Any]:
+    """``validate_extension_config`` given the config data after ``change``."""
+
+    def make(original: Any) -> Any:
+        return lambda data, path: original(change(dict(data)), path)
+
+    return make
+
+
+def _without_keys(*keys: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda data: {k: v for k, v in data.items() if k not in keys}
+
+
+patched(
+    "removed_percentage_fields_ignored",
+    ("P26",),
+    "§6, §15: the removed automatic percentage fields are rejected by name",
+    "triggerPercent, keepRecentPercent and thresholdPercent are silently dropped from the config",
+    "config:validate_extension_config",
+    _validate_with(_without_keys("triggerPercent", "keepRecentPercent", "thresholdPercent")),
+)
+patched(
+    "native_tokens_in_config_ignored",
+    ("P27",),
+    "§6: native settings are the sole source of trigger and retention: reserveTokens in the config is refused",
+    "reserveTokens, keepRecentTokens and compaction are silently dropped from the extension config",
+    "config:validate_extension_config",
+    _validate_with(_without_keys("reserveTokens", "keepRecentTokens", "compaction")),
+)
+
+
+def _coerced(data: dict[str, Any]) -> dict[str, Any]:
+    words = {"yes": True, "true": True, "on": True, "no": False, "false": False, "off": False}
+    value = data.get("enabled")
+    if isinstance(value, str) and value.lower() in words:
+        data["enabled"] = words[value.lower()]
+    return data
+
+
+patched(
+    "config_types_coerced",
+    ("P28a",),
+    "§6: an ill-typed extension config field is rejected, naming the field",
+    'an ill-typed "enabled" ("yes", "off") is coerced to a boolean instead of refused',
+    "config:validate_extension_config",
+    _validate_with(_coerced),
+)
+
+
+def _first_problem_only(original: Any) -> Any:
+    import dataclasses  # noqa: PLC0415 (only the mutant needs it)
+
+    return lambda error: original(dataclasses.replace(error, problems=error.problems[:1]))
+
+
+patched(
+    "config_first_problem_only",
+    ("P28b",),
+    "§6: every invalid field of the extension config is reported",
+    "the invalid-config notification names only the first invalid field",
+    "messages:invalid_config",
+    _first_problem_only,
+)
+patched(
+    "synthesis_model_unchecked",
+    ("P31",),
+    "§6: synthesisModel is 'inherit' or a concrete provider/model id",
+    'any synthesisModel string is accepted ("gpt" included)',
+    "config:validate_extension_config",
+    _validate_with(
+        lambda d: {k: v for k, v in d.items() if k != "synthesisModel" or "/" in str(v) or v == "inherit"}
+    ),
+)
+patched(
+    "unknown_effort_accepted",
+    ("P36a",),
+    "§6: synthesisEffort is one of inherit, minimal, low, medium, high, xhigh",
+    "an unknown synthesisEffort falls back to medium instead of being refused",
+    "config:validate_extension_config",
+    _validate_with(
+        lambda d: {
+            k: v
+            for k, v in d.items()
+            if k != "synthesisEffort" or v in ("inherit", "minimal", "low", "medium", "high", "xhigh")
+        }
+    ),
+)
+patched(
+    "internal_constants_configurable",
+    ("P50",),
+    "§6: minSynthesisTranscriptTokens and archiveRetention are internal constants, not user-facing config",
+    "archiveRetention and minSynthesisTranscriptTokens are accepted (and ignored) as config fields",
+    "config:validate_extension_config",
+    _validate_with(_without_keys("archiveRetention", "minSynthesisTranscriptTokens")),
+)
+patched(
+    "config_file_misnamed",
+    ("P38a",),
+    "§6: the extension config is <cwd>/<CONFIG_DIR_NAME>/session-continuity.json",
+    "the extension config is read from continuity.json",
+    "config:EXTENSION_CONFIG_FILE_NAME",
+    _constant("continuity.json"),
+)
+patched(
+    "project_settings_misnamed",
+    ("P38b",),
+    "§6: native project settings are <cwd>/<CONFIG_DIR_NAME>/settings.json",
+    "the project settings are read and written as compaction.json",
+    "config:PROJECT_SETTINGS_FILE_NAME",
+    _constant("compaction.json"),
+)
+
+
+def _config_notice_dropped(original: Any) -> Any:
+    def make_ui(ui: Any) -> Any:
+        class UI:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(ui, name)
+
+            def notify(self, message: str, kind: Any = "info") -> None:
+                if "invalid extension config" not in message:
+                    ui.notify(message, kind)
+
+        return UI()
+
+    async def on_session_start(self: Any, event: Any, ctx: Any) -> None:
+        await original(self, event, _CtxUI(ctx, make_ui))
+
+    return on_session_start
+
+
+class _CtxUI:
+    """``ctx`` whose ``ui`` is replaced."""
+
+    def __init__(self, ctx: Any, make_ui: Callable[[Any], Any]) -> None:
+        self._ctx = ctx
+        self._make_ui = make_ui
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+    @property
+    def ui(self) -> Any:
+        return self._make_ui(self._ctx.ui)
+
+
+patched(
+    "invalid_config_silent_at_start",
+    ("P46a",),
+    "§6, §11: invalid extension config fails loudly and names its path",
+    "an invalid extension config is not reported when Pi starts",
+    "extension:Continuity.on_session_start",
+    _config_notice_dropped,
+)
+
+
+def _ignoring_config_error(original: Any) -> Any:
+    import dataclasses  # noqa: PLC0415 (only the mutant needs it)
+
+    def call(self: Any, state: Any, *args: Any) -> Any:
+        saved = state.config
+        state.config = dataclasses.replace(saved, error=None)
+        try:
+            return original(self, state, *args)
+        finally:
+            state.config = saved
+
+    return call
+
+
+patched(
+    "invalid_config_runs_with_defaults",
+    ("P46b",),
+    "§6: invalid extension config disables/cancels automatic behaviour until corrected",
+    "the before-compact refusal ignores an invalid extension config and hands off with the defaults",
+    "extension:Continuity._refusal",
+    _ignoring_config_error,
+)
+
+
+def _checkpoint_ignoring(attribute: str) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        import dataclasses  # noqa: PLC0415 (only the mutant needs it)
+
+        async def run_checkpoint(app: Any, ctx: Any) -> None:
+            state = app.ensure_state(ctx)
+            saved = state.config
+            if attribute == "error":
+                state.config = dataclasses.replace(saved, error=None)
+            else:
+                state.config = dataclasses.replace(
+                    saved, config=saved.config.model_copy(update={"enabled": True})
+                )
+            try:
+                await original(app, ctx)
+            finally:
+                state.config = saved
+
+        return run_checkpoint
+
+    return make
+
+
+patched(
+    "checkpoint_with_invalid_config",
+    ("P98b",),
+    "§6, §12: with an invalid extension config /continuity checkpoint is refused",
+    "/continuity checkpoint ignores an invalid extension config and writes a Brief",
+    "commands:run_checkpoint",
+    _checkpoint_ignoring("error"),
+)
+patched(
+    "checkpoint_while_disabled",
+    ("P98c",),
+    "§12, §13: with enabled: false /continuity checkpoint is refused",
+    "/continuity checkpoint ignores enabled: false and writes a Brief",
+    "commands:run_checkpoint",
+    _checkpoint_ignoring("enabled"),
+)
+
+
+def _ignoring_disabled(original: Any) -> Any:
+    import dataclasses  # noqa: PLC0415 (only the mutant needs it)
+
+    def refusal(self: Any, state: Any, *args: Any) -> Any:
+        saved = state.config
+        state.config = dataclasses.replace(saved, config=saved.config.model_copy(update={"enabled": True}))
+        try:
+            return original(self, state, *args)
+        finally:
+            state.config = saved
+
+    return refusal
+
+
+patched(
+    "disabled_extension_hands_off",
+    ("P105",),
+    "§13: the extension cancels native compaction when disabled",
+    "the before-compact refusal ignores enabled: false: native compactions hand off as if enabled",
+    "extension:Continuity._refusal",
+    _ignoring_disabled,
+)
+
+
+def _first_config_error_kept(original: Any) -> Any:
+    kept: dict[str, Any] = {}
+
+    def load(cwd: str, *, trusted: bool) -> Any:
+        result = original(cwd, trusted=trusted)
+        if result.error is not None:
+            kept.setdefault(cwd, result)
+        return kept.get(cwd, result)
+
+    return load
+
+
+patched(
+    "config_error_never_cleared",
+    ("P47",),
+    "§6: invalid config disables automatic behaviour until corrected (then it resumes)",
+    "the first invalid extension config is remembered for the process; a corrected file is ignored after reload",
+    "extension:load_extension_config",
+    _first_config_error_kept,
+)
+
+
+# ============================================================================ §6, §18: native settings
+def _problems_without(*fragments: str) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        def validate(settings: Any, context_window: int) -> list[str]:
+            return [p for p in original(settings, context_window) if not any(f in p for f in fragments)]
+
+        return validate
+
+    return make
+
+
+def patched_everywhere(
+    name: str, rules: tuple[str, ...], rule: str, how: str, modules: tuple[str, ...], attr: str, make: Any
+) -> Factory:
+    """Like :func:`patched`, for a function several reference modules imported by name."""
+
+    def factory(pi: ExtensionAPI) -> None:
+        for module_name in modules:
+            module = _module(module_name)
+            setattr(module, attr, make(getattr(module, attr)))
+        reference_extension(pi)
+
+    return registered(name, rules, rule, how, factory)
+
+
+_VALIDATORS = ("extension", "status")
+for _name, _rules, _rule, _fragment in (
+    ("zero_reserve_accepted", ("P29a",), "reserveTokens must be positive", "must be positive"),
+    (
+        "reserve_at_window_accepted",
+        ("P29b",),
+        "reserveTokens must be lower than contextWindow",
+        "lower than the context window",
+    ),
+    (
+        "zero_keep_accepted",
+        ("P30a",),
+        "keepRecentTokens must be positive",
+        "keepRecentTokens (0) must be positive",
+    ),
+    (
+        "keep_bound_ignored",
+        ("P30b",),
+        "keepRecentTokens must be lower than contextWindow - reserveTokens",
+        "lower than contextWindow - reserveTokens",
+    ),
+    (
+        "native_disabled_accepted",
+        ("P123a",),
+        "native auto-compaction disabled is a refused state",
+        "auto-compaction is disabled",
+    ),
+):
+    patched_everywhere(
+        _name,
+        _rules,
+        f"§6, §18: {_rule}",
+        f"native settings validation drops the problem '{_fragment}'",
+        _VALIDATORS,
+        "validate_native_settings",
+        _problems_without(_fragment),
+    )
+
+
+def _manual_ignores_disabled(original: Any) -> Any:
+    def refusal(self: Any, state: Any, event: Any, model: Any) -> Any:
+        module = _module("extension")
+        if event.reason != "manual":
+            return original(self, state, event, model)
+        saved = module.validate_native_settings
+        module.validate_native_settings = _problems_without("auto-compaction is disabled")(saved)
+        try:
+            return original(self, state, event, model)
+        finally:
+            module.validate_native_settings = saved
+
+    return refusal
+
+
+patched(
+    "manual_compact_while_native_disabled",
+    ("P123b",),
+    "§18: native auto-compaction disabled is a refused state, for manual /compact too",
+    "a manual /compact hands off although native auto-compaction is disabled",
+    "extension:Continuity._refusal",
+    _manual_ignores_disabled,
+)
+patched(
+    "native_refusal_silent",
+    ("P18a",),
+    "§5, §6: structurally invalid settings for the active window fail closed with the refusal notice",
+    "no refusal is notified at startup or after a model change (compactions are still cancelled)",
+    "extension:Continuity.settings_refusal",
+    lambda original: lambda self, state, model: None,
+)
+patched(
+    "refusal_without_restart_advice",
+    ("P90f",),
+    "§11: 'Pi Session Continuity refused: native compaction settings are invalid for the current model. Run "
+    "/continuity settings and restart Pi.'",
+    "the refusal leaves out 'Run /continuity settings and restart Pi.'",
+    "messages:native_settings_refused",
+    lambda original: lambda: original().replace(" Run /continuity settings and restart Pi.", ""),
+)
+patched(
+    "refusal_without_settings_path",
+    ("P91",),
+    "§11: invalid native settings show enabled, the tokens, the active contextWindow and the settings path",
+    "the invalid-native-settings refusal leaves out the project settings path",
+    "messages:invalid_native_settings",
+    lambda original: (
+        lambda settings, window, path, problems: "\n".join(
+            line
+            for line in original(settings, window, path, problems).split("\n")
+            if not line.startswith("Project settings:")
+        )
+    ),
+)
+
+
+def _preparing_when_refused(original: Any) -> Any:
+    async def on_before_compact(self: Any, event: Any, ctx: Any) -> Any:
+        state = self.ensure_state(ctx)
+        if event.reason == "threshold" and not state.automatic_allowed:
+            ctx.ui.notify(_module("messages").threshold_preparing(), "info")
+        return await original(self, event, ctx)
+
+    return on_before_compact
+
+
+patched(
+    "preparing_announced_when_refused",
+    ("P133",),
+    "§11: 'preparing durable Brief' is announced only for a handoff the extension prepares",
+    "the threshold announcement is made before the refusal when the project is untrusted, the config invalid "
+    "or the extension disabled",
+    "extension:Continuity.on_before_compact",
+    _preparing_when_refused,
+)
+patched(
+    "restart_not_required_when_refused",
+    ("P134",),
+    "§11, §12: status's 'Restart required' agrees with a refusal that says to restart Pi",
+    "status says 'Restart required: no' while the settings are refused",
+    "status:_restart_lines",
+    lambda original: (
+        lambda snapshot: ["Restart required: no"] if not snapshot.restart_required else original(snapshot)
+    ),
+)
+patched(
+    "unparseable_project_settings_ignored",
+    ("P135",),
+    "§6, §11: a project settings file Pi cannot parse fails loudly, naming the file and the error",
+    "the project settings file is never checked: Pi's defaults look valid",
+    "extension:project_settings_problem",
+    lambda original: lambda cwd: None,
+)

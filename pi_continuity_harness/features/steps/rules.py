@@ -7,20 +7,24 @@ config, synthesis, artifacts and frontmatter, failed postmortems, the synthesis 
 
 from __future__ import annotations
 
+import json
 import re
 
-from pytest_bdd import parsers, then
+from pytest_bdd import given, parsers, then, when
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
 from pi_continuity_harness.features.oracle import MESSAGE_PREFIX
 from pi_continuity_harness.features.steps.common import (
+    begin,
     new_command_output,
     new_notifications,
     number,
     status_output,
     text_mentions_number,
 )
+from pi_continuity_harness.features.steps.then import _find_notification, _without_workdir
 from pi_continuity_harness.features.world import World
+from pi_continuity_harness.scenario.operations import EditFileOp
 
 
 def _settings_path(world: World) -> str:
@@ -202,3 +206,99 @@ def _status_operation(world: World) -> None:
     assert re.search(r"operation[^\n]*:\s*(?!none\b)\w", panel, re.I), (
         f"the status shown during the synthesis names no current operation:\n{panel}"
     )
+
+
+# --------------------------------------------------------------------- the extension config, refusals
+def _config_path(world: World) -> str:
+    return str(world.observe().project_dir / CONFIG_DIR_NAME / "session-continuity.json")
+
+
+@when(parsers.re(r"the extension config file is replaced by (?P<value>\{.*\})"))
+def _replace_config(world: World, value: str) -> None:
+    world.start()
+    begin(world)
+    json.loads(value)  # a feature error, not the implementation's, when it is not JSON
+    op = EditFileOp.model_validate(
+        {"edit_file": {"path": f"{CONFIG_DIR_NAME}/session-continuity.json", "text": value + "\n"}}
+    )
+    outcome = world.perform(op)
+    assert outcome.ok, f"editing the extension config failed: {outcome.error}"
+
+
+@then(
+    parsers.re(
+        r'a notification names the extension config file and the fields (?P<fields>"\w+"(?:(?:, | and )"\w+")+)'
+    )
+)
+def _config_fields(world: World, fields: str) -> None:
+    names = re.findall(r'"(\w+)"', fields)
+    message = _find_notification(world, re.escape(_config_path(world)), since_mark=False, paths=True)
+    shown = _without_workdir(world, message)
+    missing = [name for name in names if not re.search(rf"\b{re.escape(name)}\b", shown)]
+    assert not missing, f"the fields {missing} are not named: {message!r}"
+
+
+@then("a notification refuses the command naming the extension config file")
+def _command_refused_config(world: World) -> None:
+    _find_notification(world, rf"^{re.escape(MESSAGE_PREFIX)}.*{re.escape(_config_path(world))}", paths=True)
+
+
+@then("a notification refuses the command because the extension is disabled")
+def _command_refused_disabled(world: World) -> None:
+    _find_notification(world, rf"^{re.escape(MESSAGE_PREFIX)}.*\bdisabled\b")
+
+
+@then("a notification says the compaction was refused because the extension is disabled")
+def _compaction_refused_disabled(world: World) -> None:
+    _find_notification(world, rf"^{re.escape(MESSAGE_PREFIX)}.*\bdisabled\b")
+
+
+@then("the status output says it is refused")
+def _status_refused(world: World) -> None:
+    text = _status(world)
+    assert re.search(r"^\s*Status:\s*(?!armed\b)\S", text, re.M | re.I), (
+        f"the status is not a refused state:\n{text}"
+    )
+
+
+@then(parsers.re(r'the status output does not say "(?P<text>[^"]+)"'))
+def _status_not(world: World, text: str) -> None:
+    output = _status(world)
+    assert text not in output, f"the status says {text!r}:\n{output}"
+
+
+@given(parsers.re(r'the project settings file holds the text "(?P<text>(?:[^"\\]|\\.)*)"'))
+def _settings_text(world: World, text: str) -> None:
+    """A project settings file that is exactly ``text`` (Pi drops a file it cannot parse and uses
+    its defaults, pi-host §9)."""
+    draft = world.require_setup("project settings")
+    draft.set_project_settings(None)
+    draft.set_file(f"{CONFIG_DIR_NAME}/settings.json", text=text.replace('\\"', '"'))
+
+
+_NOT_JSON = r"(not valid JSON|invalid JSON|not JSON|JSON[^\n]*(error|invalid)|cannot be parsed|parse error)"
+
+
+@then("a notification names the project settings path and says it is not valid JSON")
+def _settings_not_json_notice(world: World) -> None:
+    message = _find_notification(world, re.escape(_settings_path(world)), since_mark=False, paths=True)
+    assert re.search(_NOT_JSON, message, re.I), (
+        f"the notification does not say the file is not valid JSON: {message!r}"
+    )
+
+
+@then("the status output names the project settings path and says it is not valid JSON")
+def _settings_not_json_status(world: World) -> None:
+    text = _status(world)
+    lines = [
+        line
+        for line in text.splitlines()
+        if _settings_path(world) in line and re.search(_NOT_JSON, line, re.I)
+    ]
+    assert lines, f"no status line names {_settings_path(world)} as not valid JSON:\n{text}"
+
+
+@then("no notification said a durable Brief is being prepared")
+def _no_preparing(world: World) -> None:
+    said = [m for m, _ in new_notifications(world) if re.search(r"preparing durable Brief", m, re.I)]
+    assert not said, f"announced a durable Brief: {said}"

@@ -29,6 +29,7 @@ __all__ = [
     "native_settings_refused",
     "native_settings_unreadable",
     "operation_in_progress",
+    "project_settings_invalid",
     "settings_cancelled",
     "settings_input_rejected",
     "settings_read_only",
@@ -168,6 +169,14 @@ def native_settings_unreadable(settings_path: str, problems: Sequence[str]) -> s
         native_settings_refused()
         + f"\nProject settings: {settings_path}"
         + "".join(f"\nProblem: {_clause(problem)}." for problem in problems)
+    )
+
+
+def project_settings_invalid(problem: str) -> str:
+    """The project settings file is unusable (Pi silently fell back to its defaults)."""
+    return (
+        _REFUSED + f"the project settings {_clause(problem)}; Pi ignores it and runs on its defaults. "
+        "Fix the file and restart Pi; native compaction is cancelled until then."
     )
 
 
