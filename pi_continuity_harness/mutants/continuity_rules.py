@@ -837,3 +837,160 @@ patched(
     "extension:project_settings_problem",
     lambda original: lambda cwd: None,
 )
+
+
+# ============================================================================ §6, §8, §18: synthesis model and effort
+def _inherit_other_model(original: Any) -> Any:
+    def resolve(request: Any, registry: Any) -> Any:
+        if request.config.synthesis_model_ref is None:
+            others = [m for m in registry.get_available() if m.full_id != request.active_model.full_id]
+            if others:
+                return others[-1]
+        return original(request, registry)
+
+    return resolve
+
+
+patched(
+    "inherit_uses_another_model",
+    ("P25b",),
+    "§6: 'inherit' means the active Pi model is used for synthesis",
+    "'inherit' synthesizes with another available model",
+    "lifecycle:_resolve_model",
+    _inherit_other_model,
+)
+patched(
+    "pinned_model_ignored",
+    ("P33",),
+    "§6, §18: a pinned provider/model is resolved through Pi's model registry and used for synthesis",
+    "a pinned synthesisModel is ignored: the active model always synthesizes",
+    "lifecycle:_resolve_model",
+    lambda original: lambda request, registry: request.active_model,
+)
+
+
+def _missing_falls_back(original: Any) -> Any:
+    def resolve(request: Any, registry: Any) -> Any:
+        ref = request.config.synthesis_model_ref
+        if ref is not None and registry.find(*ref) is None:
+            return request.active_model
+        return original(request, registry)
+
+    return resolve
+
+
+patched(
+    "missing_model_falls_back",
+    ("P34a",),
+    "§18: a pinned model missing from Pi's registry cancels compaction clearly",
+    "a pinned synthesis model missing from the registry silently falls back to the active model",
+    "lifecycle:_resolve_model",
+    _missing_falls_back,
+)
+
+
+def _auth_unchecked(original: Any) -> Any:
+    class Registry:
+        def __init__(self, registry: Any) -> None:
+            self._registry = registry
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._registry, name)
+
+        def has_configured_auth(self, model: Any) -> bool:
+            return True
+
+    return lambda request, registry: original(request, Registry(registry))
+
+
+patched(
+    "model_auth_unchecked",
+    ("P34b",),
+    "§18: authentication failures cancel compaction clearly",
+    "the synthesis model's API key is never checked (the call is attempted anyway)",
+    "lifecycle:_resolve_model",
+    _auth_unchecked,
+)
+
+
+def _default_effort_high(original: Any) -> Any:
+    def load(cwd: str, *, trusted: bool) -> Any:
+        import dataclasses  # noqa: PLC0415 (only the mutant needs it)
+
+        result = original(cwd, trusted=trusted)
+        if result.source == "missing-defaults":
+            return dataclasses.replace(
+                result, config=result.config.model_copy(update={"synthesis_effort": "high"})
+            )
+        return result
+
+    return load
+
+
+patched(
+    "default_effort_high",
+    ("P25c",),
+    "§6: the default synthesisEffort is medium",
+    "without a config file the synthesis effort is high",
+    "extension:load_extension_config",
+    _default_effort_high,
+)
+patched(
+    "effort_ignored",
+    ("P37",),
+    "§6: synthesisEffort controls the reasoning effort of Brief synthesis",
+    "every synthesis asks for medium reasoning, whatever synthesisEffort says",
+    "lifecycle:resolve_synthesis_effort",
+    lambda original: lambda configured, level, reasoning: original("medium", level, reasoning),
+)
+patched(
+    "xhigh_effort_refused",
+    ("P36b",),
+    "§6: synthesisEffort uses the six labels inherit, minimal, low, medium, high, xhigh",
+    "synthesisEffort xhigh is refused as invalid",
+    "config:validate_extension_config",
+    _validate_with(
+        lambda d: {**d, "synthesisEffort": "extreme"} if d.get("synthesisEffort") == "xhigh" else d
+    ),
+)
+
+
+def _frontmatter_with(change: Callable[[Any, Any], dict[str, Any]]) -> Callable[[Any], Any]:
+    """``lifecycle._frontmatter`` with some fields replaced (``change(request, synthesis_model)``)."""
+
+    def make(original: Any) -> Any:
+        def frontmatter(request: Any, synthesis_model: str, effort: str, status: Any, moment: Any) -> Any:
+            built = original(request, synthesis_model, effort, status, moment)
+            return built.model_copy(update=change(request, synthesis_model))
+
+        return frontmatter
+
+    return make
+
+
+patched(
+    "model_id_is_synthesis_model",
+    ("P64a",),
+    "§8: modelId is the active provider/model",
+    "the frontmatter's modelId records the synthesis model",
+    "lifecycle:_frontmatter",
+    _frontmatter_with(lambda request, synthesis_model: {"model_id": synthesis_model}),
+)
+patched(
+    "synthesis_model_unresolved",
+    ("P64b",),
+    "§8: synthesisModel is the resolved provider/model",
+    "the frontmatter's synthesisModel records the configured value ('inherit')",
+    "lifecycle:_frontmatter",
+    _frontmatter_with(lambda request, synthesis_model: {"synthesis_model": request.config.synthesis_model}),
+)
+patched(
+    "effort_recorded_as_off",
+    ("P64c",),
+    "§6, §8: synthesisEffort is one of the spec's labels",
+    "a model that does not reason records synthesisEffort 'off'",
+    "lifecycle:_frontmatter",
+    _frontmatter_with(
+        lambda request, synthesis_model: {} if request.active_model.reasoning else {"synthesis_effort": "off"}
+    ),
+)

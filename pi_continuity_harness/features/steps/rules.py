@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from pytest_bdd import given, parsers, then, when
 
@@ -18,6 +19,7 @@ from pi_continuity_harness.features.steps.common import (
     begin,
     new_command_output,
     new_notifications,
+    new_requests,
     number,
     status_output,
     text_mentions_number,
@@ -25,6 +27,7 @@ from pi_continuity_harness.features.steps.common import (
 from pi_continuity_harness.features.steps.then import _find_notification, _without_workdir
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.operations import EditFileOp
+from pi_continuity_harness.targets import ObservedRequest
 
 
 def _settings_path(world: World) -> str:
@@ -302,3 +305,78 @@ def _settings_not_json_status(world: World) -> None:
 def _no_preparing(world: World) -> None:
     said = [m for m, _ in new_notifications(world) if re.search(r"preparing durable Brief", m, re.I)]
     assert not said, f"announced a durable Brief: {said}"
+
+
+# --------------------------------------------------------------------- synthesis model and effort
+_LABELS = ("inherit", "minimal", "low", "medium", "high", "xhigh")
+
+
+@given(
+    parsers.re(
+        r'another model "(?P<model_id>[^"]+)" has a context window of (?P<n>\d[\d,]*) tokens and no API key'
+    )
+)
+def _keyless_model(world: World, model_id: str, n: str) -> None:
+    draft = world.require_setup("another model")
+    draft.add_model(model_id, number(n))
+    next(m for m in draft.data["models"] if m["id"] == model_id)["auth"] = False
+
+
+@given(parsers.re(r'the session thinking level is "(?P<level>[a-z]+)"'))
+def _thinking_level(world: World, level: str) -> None:
+    world.require_setup("the thinking level").data["thinking_level"] = level
+
+
+def _synthesis_requests(world: World) -> list[ObservedRequest]:
+    requests = new_requests(world, "extension")
+    assert requests, "no synthesis request was made"
+    return requests
+
+
+@then(parsers.re(r'every synthesis request went to "(?P<model_id>[^"]+)"'))
+def _synthesis_model_used(world: World, model_id: str) -> None:
+    models = [r.request.model for r in _synthesis_requests(world)]
+    assert set(models) == {model_id}, f"synthesis requests went to {models}, expected {model_id}"
+
+
+@then("no synthesis request was made")
+def _no_synthesis(world: World) -> None:
+    made = new_requests(world, "extension")
+    assert not made, f"{len(made)} synthesis requests were made (to {[r.request.model for r in made]})"
+
+
+@then(parsers.re(r'a notification says Pi Session Continuity failed, naming "(?P<text>[^"]+)"'))
+def _failed_naming(world: World, text: str) -> None:
+    _find_notification(world, rf"^{re.escape(MESSAGE_PREFIX)} failed: .*{re.escape(text)}")
+
+
+@then(parsers.re(r'the synthesis request asked for reasoning "(?P<level>[a-z]+)"'))
+def _reasoning_requested(world: World, level: str) -> None:
+    asked = [r.request.reasoning for r in _synthesis_requests(world)]
+    assert asked[-1] == level, f"the synthesis request asked for reasoning {asked[-1]!r}, expected {level!r}"
+
+
+def _summary_frontmatter(world: World) -> dict[str, Any]:
+    return dict(world.latest_summary_brief().frontmatter)
+
+
+@then(
+    parsers.re(r'the Brief\'s frontmatter records modelId "(?P<a>[^"]+)" and synthesisModel "(?P<b>[^"]+)"')
+)
+def _frontmatter_models(world: World, a: str, b: str) -> None:
+    front = _summary_frontmatter(world)
+    assert (front.get("modelId"), front.get("synthesisModel")) == (a, b), (
+        f"modelId {front.get('modelId')!r}, synthesisModel {front.get('synthesisModel')!r}; expected {a!r}, {b!r}"
+    )
+
+
+@then(parsers.re(r'the Brief\'s frontmatter records synthesisEffort "(?P<label>[a-z]+)"'))
+def _frontmatter_effort(world: World, label: str) -> None:
+    recorded = _summary_frontmatter(world).get("synthesisEffort")
+    assert recorded == label, f"synthesisEffort is {recorded!r}, expected {label!r}"
+
+
+@then("the Brief's frontmatter records a synthesisEffort among inherit, minimal, low, medium, high, xhigh")
+def _frontmatter_effort_label(world: World) -> None:
+    recorded = _summary_frontmatter(world).get("synthesisEffort")
+    assert recorded in _LABELS, f"synthesisEffort is {recorded!r}, not one of the spec's labels {_LABELS}"
