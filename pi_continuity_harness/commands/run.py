@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
@@ -30,7 +30,7 @@ _STYLE = STATUS_STYLE
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "run",
-        help="run the conformance suite and print the named assertions",
+        help=SUMMARIES["run"],
         description=(
             "Run the Gherkin conformance suite against an implementation on the simulator (default) "
             "or on a real Pi 1.6 process, and print one row per scenario, grouped by named assertion."

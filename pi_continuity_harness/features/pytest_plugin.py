@@ -289,13 +289,17 @@ def _summarise(world: World) -> dict[str, Any]:
         return {"started": False}
     try:
         observation = world.observe()
-        artifacts = sorted(str(world.artifact_dir() / name) for name in world.all_artifacts())
+        artifacts = sorted(
+            str(observation.on_disk(world.artifact_dir() / name)) for name in world.all_artifacts()
+        )
     except Exception as error:  # the report must not hide the scenario's own failure
         return {"started": True, "observation_error": str(error)}
     return {
         "started": True,
-        "workdir": str(observation.project_dir.parent),
-        "session_file": str(observation.session_file) if observation.session_file else None,
+        "workdir": str(observation.run_dir),
+        "session_file": str(observation.on_disk(observation.session_file))
+        if observation.session_file
+        else None,
         "operations": [
             {"name": o.name, "ok": o.ok, "error": o.error, "disposition": o.disposition}
             for o in observation.operations
