@@ -994,3 +994,307 @@ patched(
         lambda request, synthesis_model: {} if request.active_model.reasoning else {"synthesis_effort": "off"}
     ),
 )
+
+
+# ============================================================================ §6, §12: the settings menu
+def _bare_is_status_with_ui(original: Any) -> Any:
+    async def run_command(app: Any, args: str, ctx: Any) -> None:
+        if not args.split() and ctx.has_ui:
+            _module("commands").run_status(app, ctx)
+            return
+        await original(app, args, ctx)
+
+    return run_command
+
+
+patched(
+    "bare_command_is_status",
+    ("P94",),
+    "§12: in interactive contexts bare /continuity is a shortcut for /continuity settings",
+    "bare /continuity shows the status panel instead of opening the settings menu",
+    "extension:run_command",
+    _bare_is_status_with_ui,
+)
+patched(
+    "menu_without_artifact_directory",
+    ("P99",),
+    "§12: the settings menu covers enabled, native setup, synthesis model, synthesis effort and artifact directory",
+    "the settings menu has no artifact-directory option",
+    "commands:_menu",
+    lambda original: (
+        lambda state, model: [o for o in original(state, model) if not o.startswith("Artifact directory")]
+    ),
+)
+
+
+def _config_write_unconfirmed(original: Any) -> Any:
+    def make_ui(ui: Any) -> Any:
+        class UI:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(ui, name)
+
+            async def confirm(self, title: str, message: str, **options: Any) -> bool:
+                await ui.confirm(title, message, **options)
+                return True
+
+        return UI()
+
+    async def confirm_and_write(state: Any, ctx: Any, key: str, value: Any, extra: Any = None) -> None:
+        await original(state, _CtxUI(ctx, make_ui), key, value, extra)
+
+    return confirm_and_write
+
+
+patched(
+    "config_field_written_unconfirmed",
+    ("P42b",),
+    "§6, §12: settings writes require explicit interactive confirmation (extension config fields too)",
+    "a config field is written whatever the confirmation dialog answered",
+    "commands:_confirm_and_write",
+    _config_write_unconfirmed,
+)
+patched(
+    "no_inherit_warning",
+    ("P35",),
+    "§6: the settings UI warns that 'inherit' can spend context/output budget near the native threshold",
+    "choosing synthesisModel inherit shows no warning",
+    "commands:inherit_model_warning",
+    _constant(lambda synthesis_model: None),
+)
+
+
+def _unchecked_derivation(original: Any) -> Any:
+    js_round = _module("native_settings").js_round
+    parse = _module("native_settings").parse_percent
+
+    def derive(window: int, trigger: Any, keep: Any) -> tuple[int, int]:
+        from decimal import Decimal  # noqa: PLC0415 (only the mutant needs it)
+
+        size = Decimal(window)
+        t, k = parse(trigger, "trigger percent"), parse(keep, "keep-recent percent")
+        return window - js_round(size * t / 100), js_round(size * k / 100)
+
+    return derive
+
+
+patched_everywhere(
+    "bad_percentages_accepted",
+    ("P102",),
+    "§12: percentages that give invalid tokens are refused with a clear message and nothing is written",
+    "the derived tokens are never checked: percentages that make invalid settings are written",
+    ("commands", "settings_preview"),
+    "derive_native_tokens",
+    _unchecked_derivation,
+)
+
+
+def _python_round(original: Any) -> Any:
+    return round
+
+
+patched(
+    "python_rounding",
+    ("P101b",),
+    "§12: round() is JavaScript's Math.round (halves up)",
+    "the derived tokens use Python's round (halves to even)",
+    "native_settings:js_round",
+    _python_round,
+)
+
+
+def _in_place_merge(original: Any) -> Any:
+    merged_text = _module("settings_merge").merged_settings_text
+
+    def merge(path: str, reserve: int, keep: int) -> Any:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                existing: str | None = handle.read()
+        except FileNotFoundError:
+            existing = None
+        text = merged_text(existing, path, reserve, keep)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        return None
+
+    return merge
+
+
+patched(
+    "settings_written_in_place",
+    ("P44a",),
+    "§12: /continuity settings atomically merges the project override",
+    "the project settings file is rewritten in place (open 'w'), not through a temporary file and a rename",
+    "commands:merge_project_compaction_settings",
+    _in_place_merge,
+)
+
+
+def _unparseable_overwritten(original: Any) -> Any:
+    parse = _module("config").parse_json_object
+
+    def merged(existing: Any, path: str, reserve: int, keep: int) -> str:
+        if existing is not None and parse(existing)[0] is None:
+            existing = None
+        return str(original(existing, path, reserve, keep))
+
+    return merged
+
+
+patched(
+    "unparseable_settings_overwritten",
+    ("P44b",),
+    "§6, §12: a settings file that cannot be merged is never overwritten",
+    "a project settings file that cannot be parsed is replaced by a fresh one",
+    "settings_merge:merged_settings_text",
+    _unparseable_overwritten,
+)
+
+
+def _trust_ignored_in_settings(original: Any) -> Any:
+    async def run_settings(app: Any, ctx: Any) -> None:
+        state = app.ensure_state(ctx)
+        saved = state.trusted
+        state.trusted = True
+        try:
+            await original(app, ctx)
+        finally:
+            state.trusted = saved
+
+    return run_settings
+
+
+patched(
+    "untrusted_settings_menu_writes",
+    ("P41c",),
+    "§6, §12: project-local files may be written only when the project is trusted",
+    "/continuity settings opens the menu and writes in an untrusted project",
+    "commands:run_settings",
+    _trust_ignored_in_settings,
+)
+
+
+def _untrusted_config_fields(original: Any) -> Any:
+    commands = _module("commands")
+
+    async def run_settings(app: Any, ctx: Any) -> None:
+        state = app.ensure_state(ctx)
+        if state.trusted or not ctx.has_ui:
+            await original(app, ctx)
+            return
+        native_setup = commands._native_setup
+
+        async def refused(state: Any, ctx: Any) -> None:
+            ctx.ui.notify(_module("messages").untrusted_project(), "warning")
+
+        state.trusted, commands._native_setup = True, refused
+        try:
+            await original(app, ctx)
+        finally:
+            state.trusted, commands._native_setup = False, native_setup
+
+    return run_settings
+
+
+patched(
+    "untrusted_config_fields_written",
+    ("P41d",),
+    "§6: in an untrusted project no project-local file is written, the extension config included",
+    "in an untrusted project the menu refuses the native setup but writes extension config fields",
+    "commands:run_settings",
+    _untrusted_config_fields,
+)
+patched(
+    "model_overrides_ignored",
+    ("P48",),
+    "§6: global settings contribute to the effective values, with compaction.modelOverrides per model",
+    "compaction.modelOverrides of the active model are ignored",
+    "state:read_native_settings",
+    lambda original: lambda settings, model_full_id=None: original(settings, None),
+)
+
+
+def _settings_from_disk(original: Any) -> Any:
+    import dataclasses  # noqa: PLC0415 (only the mutant needs it)
+    import json  # noqa: PLC0415
+
+    def refusal(self: Any, state: Any, event: Any, model: Any) -> Any:
+        try:
+            with open(state.settings_path, encoding="utf-8") as handle:
+                compaction = json.load(handle).get("compaction") or {}
+        except (OSError, ValueError):
+            return original(self, state, event, model)
+        prep = event.preparation
+        settings = dataclasses.replace(
+            prep.settings,
+            reserve_tokens=int(compaction.get("reserveTokens", prep.settings.reserve_tokens)),
+            keep_recent_tokens=int(compaction.get("keepRecentTokens", prep.settings.keep_recent_tokens)),
+        )
+        changed = dataclasses.replace(event, preparation=dataclasses.replace(prep, settings=settings))
+        return original(self, state, changed, model)
+
+    return refusal
+
+
+patched(
+    "settings_read_from_disk",
+    ("P49",),
+    "§6, §13: the effective settings of event.preparation.settings are revalidated before every compaction",
+    "the refusal validates the project settings file on disk instead of Pi's prepared settings",
+    "extension:Continuity._refusal",
+    _settings_from_disk,
+)
+
+
+def _live_replaced(original: Any) -> Any:
+    async def native_setup(state: Any, ctx: Any) -> None:
+        await original(state, ctx)
+        if state.written_settings is not None:
+            state.live = _module("state").LiveSettings.capture(
+                {"compaction": state.written_settings.to_json()}
+            )
+
+    return native_setup
+
+
+patched(
+    "live_settings_replaced_by_written",
+    ("P126",),
+    "§18: retain an immutable live-settings snapshot for the runtime; written values are pending a restart",
+    "after /continuity settings writes, the live snapshot becomes the written values",
+    "commands:_native_setup",
+    _live_replaced,
+)
+patched(
+    "confirm_without_preview",
+    ("P100",),
+    "§12: the native setup previews the exact derived values before the confirmation",
+    "the confirmation shows no preview of the derived tokens",
+    "commands:settings_preview",
+    _constant(
+        lambda window, trigger, keep, path, *, synthesis_model="inherit": (
+            "Write the native compaction settings?"
+        )
+    ),
+)
+
+
+def _rewrite_on_model_change(original: Any) -> Any:
+    async def on_model_select(self: Any, event: Any, ctx: Any) -> None:
+        await original(self, event, ctx)
+        state, model = self.state, event.model
+        if state is not None and model is not None and self.settings_refusal(state, model) is not None:
+            commands = _module("commands")
+            reserve, keep = commands.derive_native_tokens(model.context_window, "75", "15")
+            commands.merge_project_compaction_settings(state.settings_path, reserve, keep)
+
+    return on_model_select
+
+
+patched(
+    "settings_rewritten_on_model_change",
+    ("P16",),
+    "§5, §11: changing model or context window never rewrites the token policy",
+    "a model change that invalidates the settings rewrites them to 75% / 15% of the new window",
+    "extension:Continuity.on_model_select",
+    _rewrite_on_model_change,
+)

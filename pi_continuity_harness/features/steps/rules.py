@@ -18,6 +18,7 @@ from pi_continuity_harness.features.oracle import MESSAGE_PREFIX
 from pi_continuity_harness.features.steps.common import (
     begin,
     new_command_output,
+    new_dialogs,
     new_notifications,
     new_requests,
     number,
@@ -26,7 +27,7 @@ from pi_continuity_harness.features.steps.common import (
 )
 from pi_continuity_harness.features.steps.then import _find_notification, _without_workdir
 from pi_continuity_harness.features.world import World
-from pi_continuity_harness.scenario.operations import EditFileOp
+from pi_continuity_harness.scenario.operations import DialogAnswer, EditFileOp
 from pi_continuity_harness.targets import ObservedRequest
 
 
@@ -380,3 +381,143 @@ def _frontmatter_effort(world: World, label: str) -> None:
 def _frontmatter_effort_label(world: World) -> None:
     recorded = _summary_frontmatter(world).get("synthesisEffort")
     assert recorded in _LABELS, f"synthesisEffort is {recorded!r}, not one of the spec's labels {_LABELS}"
+
+
+# --------------------------------------------------------------------- the settings menu
+def _dialog_text(dialog: dict[str, Any]) -> str:
+    parts = [str(dialog.get(key) or "") for key in ("title", "message")]
+    parts += [str(option) for option in dialog.get("options") or []]
+    return "\n".join(parts)
+
+
+@when('the user runs "/continuity" and dismisses the menu')
+def _dismiss_menu(world: World) -> None:
+    world.start()
+    begin(world)
+    world.command("/continuity", [DialogAnswer(cancel=True)])
+
+
+_MENU_ITEMS = {
+    "extension enabled": r"\benabl",
+    "native compaction setup": r"\bcompaction\b",
+    "synthesis model": r"\bmodel\b",
+    "synthesis effort": r"\beffort\b",
+    "artifact directory": r"\b(artifact|directory)\b",
+}
+
+
+@then(
+    "the menu offered extension enabled, native compaction setup, synthesis model, synthesis effort "
+    "and artifact directory"
+)
+def _menu_offered(world: World) -> None:
+    selects = [d for d in new_dialogs(world) if d.get("method") == "select"]
+    assert selects, "no menu (select dialog) was opened"
+    options = [str(option) for option in selects[0].get("options") or []]
+    unused = list(options)
+    for item, pattern in _MENU_ITEMS.items():
+        match = next((option for option in unused if re.search(pattern, option, re.I)), None)
+        assert match is not None, f"the menu offers no option for {item}: {options}"
+        unused.remove(match)
+
+
+def _settings_field(world: World, topic: str, value: str, decision: str) -> None:
+    world.start()
+    begin(world)
+    answers = [
+        DialogAnswer(select=f"/{topic}/", when=topic),
+        DialogAnswer(select=value, when=topic),
+        DialogAnswer(confirm=decision == "confirms", when="."),
+    ]
+    world.command("/continuity settings", answers)
+
+
+@when(
+    parsers.re(
+        r'the user sets the synthesis (?P<topic>effort|model) to "(?P<value>[^"]+)" in /continuity settings '
+        r"and (?P<decision>confirms|declines)"
+    )
+)
+def _set_field(world: World, topic: str, value: str, decision: str) -> None:
+    _settings_field(world, f"synthesis {topic}", value, decision)
+
+
+@then("the user was asked to confirm writing the extension config")
+def _asked_to_confirm(world: World) -> None:
+    confirms = [d for d in new_dialogs(world) if d.get("method") == "confirm" and not d.get("noUI")]
+    assert confirms, (
+        f"no confirmation dialog was shown; dialogs: {[d.get('title') for d in new_dialogs(world)]}"
+    )
+
+
+@then(parsers.re(r'the extension config file holds "(?P<key>\w+)" = (?P<value>.+)'))
+def _config_holds(world: World, key: str, value: str) -> None:
+    path = world.observe().project_dir / CONFIG_DIR_NAME / "session-continuity.json"
+    assert path.is_file(), f"{path} was not written"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict) and data.get(key) == json.loads(value), f"{path} holds {data!r}"
+
+
+@then("the dialogs warned that inherit can spend context or output budget near the threshold")
+def _inherit_warning(world: World) -> None:
+    texts = [_dialog_text(d) for d in new_dialogs(world)]
+    warned = [t for t in texts if re.search(r"\binherit", t, re.I) and re.search(r"\bbudget\b", t, re.I)]
+    assert warned and any(re.search(r"threshold", t, re.I) for t in warned), (
+        f"no dialog warned that inherit can spend budget near the threshold:\n{texts}"
+    )
+
+
+@then("a notification refused the percentages")
+def _percent_refused(world: World) -> None:
+    _find_notification(world, rf"^{re.escape(MESSAGE_PREFIX)} (refused|failed)\b")
+
+
+@then("the project settings file was replaced by a rename, never written in place")
+def _settings_atomic(world: World) -> None:
+    path = _settings_path(world)
+    events = [e for e in world.observe().fs_events if str(e.get("path")) == path]
+    in_place = [e for e in events if e.get("op") == "write"]
+    assert not in_place, f"the project settings file was opened for writing in place: {in_place}"
+    assert any(e.get("op") == "replace" for e in events), (
+        f"the project settings file was not replaced: {events}"
+    )
+
+
+@then("a notification says the settings were not written")
+def _settings_not_written(world: World) -> None:
+    _find_notification(
+        world,
+        rf"^{re.escape(MESSAGE_PREFIX)}.*(nothing was (written|changed|saved)|not (been )?(written|saved|changed))",
+    )
+
+
+@given(
+    parsers.re(
+        r"the global settings hold compaction reserveTokens (?P<r>\d[\d,]*) and keepRecentTokens (?P<k>\d[\d,]*)"
+    )
+)
+def _global_settings(world: World, r: str, k: str) -> None:
+    draft = world.require_setup("global settings")
+    draft.data["settings"]["global"]["compaction"] = {
+        "enabled": True,
+        "reserveTokens": number(r),
+        "keepRecentTokens": number(k),
+    }
+
+
+@when(parsers.re(r"the project settings file is edited outside Pi to reserveTokens (?P<n>\d[\d,]*)"))
+def _edit_settings(world: World, n: str) -> None:
+    world.start()
+    begin(world)
+    native = {**world.draft.native(), "reserveTokens": number(n)}
+    text = json.dumps({"compaction": native}) + "\n"
+    outcome = world.perform(
+        EditFileOp.model_validate({"edit_file": {"path": f"{CONFIG_DIR_NAME}/settings.json", "text": text}})
+    )
+    assert outcome.ok, f"editing the project settings failed: {outcome.error}"
+
+
+@then(parsers.re(r"the Brief's frontmatter records reserveTokens (?P<n>\d+)"))
+def _frontmatter_reserve(world: World, n: str) -> None:
+    recorded = _summary_frontmatter(world).get("reserveTokens")
+    assert recorded == int(n), f"reserveTokens is {recorded!r}, expected {n}"
