@@ -14,7 +14,7 @@ from typing import Any
 from pytest_bdd import given, parsers, then, when
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
-from pi_continuity_harness.features.oracle import MESSAGE_PREFIX
+from pi_continuity_harness.features.oracle import MESSAGE_PREFIX, freshness_statements_missing, section
 from pi_continuity_harness.features.steps.common import (
     begin,
     new_command_output,
@@ -27,6 +27,7 @@ from pi_continuity_harness.features.steps.common import (
 )
 from pi_continuity_harness.features.steps.then import _find_notification, _without_workdir
 from pi_continuity_harness.features.world import World
+from pi_continuity_harness.scenario.model_script import SynthesisReply
 from pi_continuity_harness.scenario.operations import DialogAnswer, EditFileOp
 from pi_continuity_harness.targets import ObservedRequest
 
@@ -521,3 +522,63 @@ def _edit_settings(world: World, n: str) -> None:
 def _frontmatter_reserve(world: World, n: str) -> None:
     recorded = _summary_frontmatter(world).get("reserveTokens")
     assert recorded == int(n), f"reserveTokens is {recorded!r}, expected {n}"
+
+
+# --------------------------------------------------------------------- what the synthesis model writes
+@given(parsers.re(r'the synthesis model writes the section "(?P<heading>[^"]+)" before all the others'))
+def _out_of_order(world: World, heading: str) -> None:
+    world.script("extension", SynthesisReply(kind="out_of_order", heading=heading))
+
+
+@given(
+    parsers.re(
+        r'the synthesis model writes "(?P<heading>[^"]+)" only inside a (?P<where>code fence|sentence)'
+    )
+)
+def _heading_not_a_line(world: World, heading: str, where: str) -> None:
+    if where == "code fence":
+        world.script("extension", SynthesisReply(kind="fenced_heading", heading=heading))
+    else:
+        world.script("extension", SynthesisReply(kind="inline_heading", heading=heading))
+
+
+@given(parsers.re(r'the synthesis model\'s Next Actions say "(?P<text>(?:[^"\\]|\\.)*)"'))
+def _next_actions(world: World, text: str) -> None:
+    world.script("extension", SynthesisReply(sections={"## Next Actions": text.replace('\\"', '"')}))
+
+
+@given("the synthesis model asks for a tool call after writing the Brief")
+def _tool_use(world: World) -> None:
+    world.script("extension", SynthesisReply(kind="tool_use"))
+
+
+@when("the synthesis model copies the Recovery Instructions of the last Brief")
+def _copies_recovery(world: World) -> None:
+    recovery = section(world.latest_summary_brief().body, "## Recovery Instructions").strip()
+    assert recovery, "the last Brief has no Recovery Instructions to copy"
+    world.script("extension", SynthesisReply(sections={"## Recovery Instructions": recovery}))
+
+
+def _recovery(world: World) -> str:
+    return section(world.latest_summary_brief().body, "## Recovery Instructions")
+
+
+for _what, _phrase in (
+    ("records one specific handoff", "that it records one specific handoff"),
+    (
+        "is historical evidence, not proof of a new current-turn compaction",
+        "that it is historical evidence, not proof of a new current-turn compaction",
+    ),
+    (
+        "permits a new compaction only on a new current-turn event or a newer eventId/artifact",
+        "that only a new current-turn event or a newer eventId permits a new compaction",
+    ),
+):
+
+    def _states(world: World, what: str = _what) -> None:
+        text = _recovery(world)
+        assert what not in freshness_statements_missing(text), (
+            f"the Recovery Instructions do not state that the Brief {what}:\n{text}"
+        )
+
+    then(f"the Brief's Recovery Instructions state {_phrase}")(_states)
