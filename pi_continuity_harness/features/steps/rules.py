@@ -9,14 +9,24 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from pytest_bdd import given, parsers, then, when
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
-from pi_continuity_harness.features.oracle import MESSAGE_PREFIX, freshness_statements_missing, section
+from pi_continuity_harness.features.oracle import (
+    MANDATORY_HEADINGS,
+    MESSAGE_PREFIX,
+    REQUIRED_FIELDS,
+    brief_problems,
+    freshness_statements_missing,
+    parse_brief,
+    section,
+)
 from pi_continuity_harness.features.steps.common import (
     begin,
+    briefs_in,
     new_command_output,
     new_dialogs,
     new_notifications,
@@ -27,7 +37,7 @@ from pi_continuity_harness.features.steps.common import (
 )
 from pi_continuity_harness.features.steps.then import _find_notification, _without_workdir
 from pi_continuity_harness.features.world import World
-from pi_continuity_harness.scenario.model_script import SynthesisReply
+from pi_continuity_harness.scenario.model_script import Reply, SynthesisReply
 from pi_continuity_harness.scenario.operations import DialogAnswer, EditFileOp
 from pi_continuity_harness.targets import ObservedRequest
 
@@ -582,3 +592,258 @@ for _what, _phrase in (
         )
 
     then(f"the Brief's Recovery Instructions state {_phrase}")(_states)
+
+
+# --------------------------------------------------------------------- artifacts and frontmatter
+def _pending_briefs_under(world: World, root: Path) -> list[Path]:
+    sid = world.observe().session_id or ""
+    directory = root / sid / "pending"
+    files = sorted(p for p in directory.iterdir() if p.is_file()) if directory.is_dir() else []
+    return [p for p in files if briefs_in({p.name: p.read_bytes()})]
+
+
+@then(parsers.re(r'a pending Brief of this session lies under "\$CONFIG/(?P<relative>[^"]+)"'))
+def _brief_under_config(world: World, relative: str) -> None:
+    root = world.observe().project_dir / CONFIG_DIR_NAME / relative
+    found = _pending_briefs_under(world, root)
+    assert found, (
+        f"no pending Brief of this session under {root}; artifact files: {sorted(world.all_project_files())}"
+    )
+
+
+@when(
+    parsers.re(
+        r'the extension config names the absolute artifact directory "(?P<name>[^"/]+)" beside the project'
+    )
+)
+def _absolute_artifact_dir(world: World, name: str) -> None:
+    world.start()
+    begin(world)
+    absolute = str(world.observe().project_dir.parent / name)
+    world.remembered["absolute_artifact_dir"] = absolute
+    text = json.dumps({"artifactDirectory": absolute}) + "\n"
+    op = EditFileOp.model_validate(
+        {"edit_file": {"path": f"{CONFIG_DIR_NAME}/session-continuity.json", "text": text}}
+    )
+    outcome = world.perform(op)
+    assert outcome.ok, f"writing the extension config failed: {outcome.error}"
+
+
+@then(
+    parsers.re(
+        r'a pending Brief of this session lies under the absolute artifact directory "(?P<name>[^"/]+)"'
+    )
+)
+def _brief_under_absolute(world: World, name: str) -> None:
+    root = Path(str(world.remembered["absolute_artifact_dir"]))
+    found = _pending_briefs_under(world, root)
+    assert found, (
+        f"no pending Brief of this session under {root}; project files: {sorted(world.all_project_files())}"
+    )
+
+
+@then("a notification said the Brief was saved to the artifactPath of the compaction details")
+def _saved_to_artifact_path(world: World) -> None:
+    path = str((world.latest_compaction().get("details") or {}).get("artifactPath", ""))
+    assert path.endswith(".md"), f"the compaction details carry no artifact file path: {path!r}"
+    _find_notification(world, rf"^{re.escape(MESSAGE_PREFIX)}: .*saved to {re.escape(path)}\.?$", paths=True)
+
+
+_FIELD_ORDER = (*REQUIRED_FIELDS, "branchLeafBefore")
+
+
+@then("the Brief's frontmatter fields follow the schema order")
+def _frontmatter_order(world: World) -> None:
+    text = str(world.latest_compaction().get("summary", ""))
+    block = text.split("---", 2)[1] if text.startswith("---") else ""
+    keys = [m.group(1) for m in re.finditer(r"^([A-Za-z]\w*)\s*:", block, re.M)]
+    known = [key for key in keys if key in _FIELD_ORDER]
+    expected = sorted(known, key=_FIELD_ORDER.index)
+    assert known == expected, f"frontmatter fields in the order {known}; the schema lists {expected}"
+
+
+@then(
+    "the Brief's frontmatter records Pi's tokensBefore, the effective percentages of its tokens "
+    "and the leaf before the handoff"
+)
+def _frontmatter_event(world: World) -> None:
+    entry = world.latest_compaction()
+    front = _summary_frontmatter(world)
+    assert front.get("tokenCountAtTrigger") == entry.get("tokensBefore"), (
+        f"tokenCountAtTrigger {front.get('tokenCountAtTrigger')!r}, Pi's tokensBefore {entry.get('tokensBefore')!r}"
+    )
+    window, reserve, keep = (int(front[k]) for k in ("contextWindow", "reserveTokens", "keepRecentTokens"))
+    for key, value in (
+        ("effectiveTriggerPercent", (window - reserve) * 100 / window),
+        ("effectiveKeepRecentPercent", keep * 100 / window),
+    ):
+        recorded = float(front.get(key))  # type: ignore[arg-type]
+        assert abs(recorded - value) <= 0.05, f"{key} is {recorded}, the tokens give {value:.2f}"
+    leaf = front.get("branchLeafBefore")
+    if leaf is not None:
+        assert leaf == entry.get("parentId"), (
+            f"branchLeafBefore {leaf!r} is not the leaf before the handoff {entry.get('parentId')!r}"
+        )
+
+
+_TIMESTAMPED = r"(?=(?:[^\d]*\d){8})[0-9TZ:._-]+"
+
+
+@then("the archived Brief's file name is <timestamp>-<eventId>.md")
+def _archive_name(world: World) -> None:
+    event = world.latest_summary_brief().event_id or ""
+    names = [Path(p).name for p in _files_of(world, "archive")]
+    assert any(re.fullmatch(rf"{_TIMESTAMPED}-{re.escape(event)}\.md", n) for n in names), (
+        f"no archived file named <timestamp>-{event}.md: {names}"
+    )
+
+
+@then("the failed postmortem lies in this session's failed directory named <timestamp>-<eventId>.md")
+def _failed_name(world: World) -> None:
+    names = [Path(p).name for p in _files_of(world, "failed")]
+    assert names, "no failed postmortem was written"
+    pattern = rf"{_TIMESTAMPED}-[0-9a-fA-F]{{8}}-[0-9a-fA-F-]{{27}}\.md"
+    assert all(re.fullmatch(pattern, n) for n in names), (
+        f"failed artifacts not named <timestamp>-<eventId>.md: {names}"
+    )
+
+
+# --------------------------------------------------------------------- failed postmortems
+def _postmortem(world: World) -> tuple[str, str]:
+    failed = _files_of(world, "failed")
+    assert failed, "no failed postmortem was written"
+    return failed[-1], Path(failed[-1]).read_text(encoding="utf-8")
+
+
+@then(parsers.re(r'the failed postmortem\'s body starts with "(?P<title>[^"]+)"'))
+def _postmortem_title(world: World, title: str) -> None:
+    _path, text = _postmortem(world)
+    brief = parse_brief(text)
+    body = brief.body if brief is not None else text
+    assert body.lstrip().startswith(title), (
+        f"the failed postmortem does not start with {title!r}:\n{body[:300]}"
+    )
+
+
+@then(
+    parsers.re(
+        r'the failed postmortem records the phase "(?P<phase>[^"]+)", the error "(?P<error>[^"]+)", '
+        r"this session's id and its eventId"
+    )
+)
+def _postmortem_record(world: World, phase: str, error: str) -> None:
+    path, text = _postmortem(world)
+    assert re.search(rf"\bphase\b[^\n]*\b{re.escape(phase)}\b", text, re.I), (
+        f"no phase {phase!r}:\n{text[:600]}"
+    )
+    assert error in text, f"the error {error!r} is not recorded:\n{text[:600]}"
+    session = world.observe().session_id or ""
+    assert session and session in text, f"this session's id {session} is not recorded"
+    event = re.search(r"-([0-9a-fA-F]{8}-[0-9a-fA-F-]{27})\.md$", path)
+    assert event and event.group(1) in text, (
+        f"the eventId of {Path(path).name} is not recorded:\n{text[:600]}"
+    )
+
+
+@then("the failed postmortem says native compaction was cancelled and no continuation prompt was submitted")
+def _postmortem_outcome(world: World) -> None:
+    _path, text = _postmortem(world)
+    assert re.search(r"compaction[^\n]*\bcancel", text, re.I), f"no 'compaction was cancelled':\n{text[:600]}"
+    assert re.search(r"\bno\b[^\n]*continuation|continuation[^\n]*\bnot\b", text, re.I), (
+        f"no 'no continuation prompt was submitted':\n{text[:600]}"
+    )
+
+
+@then(parsers.re(r'the failed postmortem is a schema-v2 Brief with status "(?P<status>\w+)"'))
+def _postmortem_v2(world: World, status: str) -> None:
+    _path, text = _postmortem(world)
+    problems = [p for p in brief_problems(text, status=status) if "heading" not in p]
+    assert not problems, "the failed postmortem is not a schema-v2 Brief:\n" + "\n".join(problems)
+
+
+@then(parsers.re(r'the failed postmortem keeps the headings "(?P<a>[^"]+)" and "(?P<b>[^"]+)"'))
+def _postmortem_headings(world: World, a: str, b: str) -> None:
+    _path, text = _postmortem(world)
+    lines = {line.rstrip() for line in text.splitlines()}
+    missing = [h for h in (a, b) if h not in lines]
+    assert not missing, f"the failed postmortem lost the headings {missing}"
+
+
+# --------------------------------------------------------------------- the synthesis prompt
+@given(parsers.re(r'the user has sent "(?P<text>[^"]+)"'))
+def _user_sent(world: World, text: str) -> None:
+    world.script("agent", Reply(text="noted", context_tokens=5_000 * (world.turns + 1)))
+    world.turns += 1
+    outcome = world.prompt(text)
+    assert outcome.ok, f"the prompt failed: {outcome.error}"
+
+
+def _last_synthesis(world: World) -> ObservedRequest:
+    return _synthesis_requests(world)[-1]
+
+
+@then("the synthesis request listed the mandatory headings in order")
+def _prompt_headings(world: World) -> None:
+    text = _last_synthesis(world).text
+    position = -1
+    for heading in MANDATORY_HEADINGS:
+        match = re.search(rf"^\s*(?:[-*]\s+)?{re.escape(heading)}\s*$", text[position + 1 :], re.M)
+        assert match, (
+            f"the synthesis request does not list {heading!r} on its own line after the previous heading"
+        )
+        position += 1 + match.end()
+
+
+@then("the synthesis request described Current State as a snapshot of the present work")
+def _prompt_current_state(world: World) -> None:
+    text = _last_synthesis(world).text
+    lines = [
+        line for line in text.splitlines() if "Current State" in line and not line.strip().startswith("#")
+    ]
+    assert any(re.search(r"\bsnapshot\b", line, re.I) for line in lines), (
+        f"no line asks for Current State as a snapshot: {lines}"
+    )
+
+
+@then(parsers.re(r'the synthesis request stated "(?P<sentence>[^"]+)"'))
+def _prompt_states(world: World, sentence: str) -> None:
+    text = " ".join(_last_synthesis(world).text.split())
+    assert sentence in text, f"the synthesis request does not state {sentence!r}"
+
+
+@then(
+    "the synthesis request forbids inferring a current compaction from an older Brief, CompactionEntry, "
+    "recovery instruction or notification rule"
+)
+def _prompt_no_inference(world: World) -> None:
+    text = " ".join(_last_synthesis(world).text.split())
+    sentences = re.split(r"(?<=[.!?])\s+", text)
+    forbidding = [
+        s
+        for s in sentences
+        if re.search(r"\b(do not|don't|never|must not)\b[^.]*\binfer", s, re.I)
+        and re.search(r"compaction", s, re.I)
+    ]
+    needed = (r"\bBrief\b", r"CompactionEntry", r"recovery instruction", r"notification rule")
+    assert any(all(re.search(n, s, re.I) for n in needed) for s in forbidding), (
+        f"no sentence forbids inferring a current compaction from all four sources: {forbidding}"
+    )
+
+
+_CLOSERS = ("</transcript>", "</evidence>", "</conversation>", "</context>")
+
+
+@then("no closing delimiter the user sent appears twice in the synthesis request")
+def _prompt_delimiters(world: World) -> None:
+    text = _last_synthesis(world).text
+    twice = {closer: text.count(closer) for closer in _CLOSERS if text.count(closer) > 1}
+    assert not twice, f"the user's text closed an evidence block early: {twice}"
+
+
+@then(parsers.re(r"the synthesis request carried at least (?P<n>\d[\d,]*) tokens of transcript"))
+def _prompt_floor(world: World, n: str) -> None:
+    request = _last_synthesis(world)
+    transcript = len(request.text) - len(request.request.system_prompt or "")
+    assert transcript / 4 >= number(n), (
+        f"the synthesis request carried about {transcript // 4} tokens of transcript"
+    )
