@@ -9,7 +9,7 @@ from rich.markup import escape
 
 from pi_continuity_harness.features.suite import ScenarioResult
 
-__all__ = ["STATUS_STYLE", "console", "progress_printer"]
+__all__ = ["STATUS_STYLE", "console", "progress_printer", "shorten"]
 
 STATUS_STYLE = {"passed": "green", "failed": "bold red", "error": "bold red", "skipped": "yellow"}
 
@@ -34,5 +34,22 @@ def progress_printer(
             f"{prefix}[{index:>3}/{total}] [{style}]{result.status.upper():7}[/] "
             f"{escape(result.assertion)} :: {escape(result.name)} ({result.duration_s:.2f}s)"
         )
+        if result.status in ("failed", "error") and result.machine:
+            out.print(
+                f"{prefix}          machine kept in {result.machine}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
 
     return progress
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, cut at a word boundary with an ellipsis."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import tempfile
 from collections.abc import Callable
@@ -31,8 +32,9 @@ from rich.table import Table
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
+from pi_continuity_harness.commands._suite_setup import SuiteSetup, no_scenario_error
 from pi_continuity_harness.features.pytest_plugin import observation_path
-from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
+from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite, write_atomically
 from pi_continuity_harness.targets.comparison import Difference, Neutraliser, diff_records
 from pi_continuity_harness.targets.known_differences import KNOWN_DIFFERENCES, neutralisers
 
@@ -105,6 +107,8 @@ class CompareReport:
     pi: SuiteRun
     scenarios: list[ScenarioComparison]
     workdir: Path
+    #: False when ``workdir`` was a temporary directory removed after a clean comparison.
+    kept: bool = True
 
     @property
     def compared(self) -> list[ScenarioComparison]:
@@ -147,6 +151,7 @@ class CompareReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "workdir": str(self.workdir),
+            "workdir_kept": self.kept,
             "implementation": self.sim.implementation,
             "environment": {"sim": self.sim.environment, "pi": self.pi.environment},
             "summary": self.summary(),
@@ -233,27 +238,42 @@ def compare_suites(
     keyword: str | None = None,
     seed: int = 0,
     workdir: Path | None = None,
+    features: Path | None = None,
     on_result: Callable[[str, ScenarioResult, int, int], None] | None = None,
 ) -> CompareReport:
-    """Run the suite on the simulator, then on real Pi, and compare."""
-    root = (workdir or Path(tempfile.mkdtemp(prefix="pi-continuity-compare-"))).resolve()
+    """Run the suite (or the feature files under ``features``) on the simulator, then on real
+    Pi, and compare. Without ``workdir`` both runs go to a temporary directory
+    ``pi-continuity-harness-compare-*``, removed when the comparison is clean and kept
+    (``CompareReport.kept``) when it is not."""
+    temporary = workdir is None
+    root = (workdir or Path(tempfile.mkdtemp(prefix="pi-continuity-harness-compare-"))).resolve()
     runs: dict[str, SuiteRun] = {}
-    for target in ("sim", "pi"):
+    try:
+        for target in ("sim", "pi"):
 
-        def progress(result: ScenarioResult, index: int, total: int, target: str = target) -> None:
-            if on_result is not None:
-                on_result(target, result, index, total)
+            def progress(result: ScenarioResult, index: int, total: int, target: str = target) -> None:
+                if on_result is not None:
+                    on_result(target, result, index, total)
 
-        runs[target] = run_suite(
-            target=target,
-            extension=extension,
-            tags=tags,
-            keyword=keyword,
-            seed=seed,
-            workdir=root / target,
-            on_result=progress,
-        )
-    return compare_runs(runs["sim"], runs["pi"], root)
+            runs[target] = run_suite(
+                target=target,
+                extension=extension,
+                tags=tags,
+                keyword=keyword,
+                seed=seed,
+                workdir=root / target,
+                features=features,
+                on_result=progress,
+            )
+    except BaseException:
+        if temporary:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+    report = compare_runs(runs["sim"], runs["pi"], root)
+    if temporary and (report.ok or not report.scenarios):
+        shutil.rmtree(root, ignore_errors=True)
+        report.kept = False
+    return report
 
 
 # ====================================================================== CLI
@@ -273,11 +293,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="reference",
         help="implementation: module:factory or a registered name (default: reference)",
     )
+    parser.add_argument(
+        "--features",
+        type=Path,
+        metavar="PATH",
+        help="compare these feature files (a file or a directory) instead of the suite, with the stock "
+        "steps and those of a conftest.py beside them",
+    )
     parser.add_argument("--tags", help="pytest marker expression over feature tags, e.g. 'smoke'")
-    parser.add_argument("-k", dest="keyword", help="pytest keyword expression over scenario test names")
+    parser.add_argument(
+        "-k",
+        dest="keyword",
+        help="a scenario's or an assertion's name exactly as printed, or a pytest keyword expression",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of every simulated run (default 0)")
     parser.add_argument(
-        "--workdir", type=Path, help="keep both runs under this directory (<dir>/sim, <dir>/pi)"
+        "--workdir",
+        type=Path,
+        help="keep both runs under this directory (<dir>/sim, <dir>/pi; default: a temporary "
+        "directory, removed when the comparison is clean)",
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the full report as JSON here")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -290,9 +324,13 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(
             "--extension: compare runs one implementation on both targets; a .ts file cannot run on the simulator"
         )
-    if args.json_path is not None and args.json_path.is_dir():
-        raise UsageError(f"--json {args.json_path}: is a directory")
-
+    setup = SuiteSetup(
+        targets=("sim", "pi"),
+        extension=args.extension,
+        features=args.features,
+        workdir=args.workdir,
+        files={"--json": args.json_path},
+    )
     printers = {
         target: progress_printer(console, quiet=args.quiet, prefix=f"{target:>3} ")
         for target in ("sim", "pi")
@@ -301,14 +339,18 @@ def main(args: argparse.Namespace) -> int:
     def progress(target: str, result: ScenarioResult, index: int, total: int) -> None:
         printers[target](result, index, total)
 
-    report = compare_suites(
-        extension=args.extension,
-        tags=args.tags,
-        keyword=args.keyword,
-        seed=args.seed,
-        workdir=args.workdir,
-        on_result=progress,
-    )
+    with setup.checked():
+        report = compare_suites(
+            extension=args.extension,
+            tags=args.tags,
+            keyword=args.keyword,
+            seed=args.seed,
+            workdir=args.workdir,
+            features=args.features,
+            on_result=progress,
+        )
+    if not report.scenarios:
+        raise no_scenario_error(args.tags, args.keyword, args.features)
     console.print(render_table(report))
     for item in report.compared:
         for difference in item.unexplained:
@@ -330,12 +372,13 @@ def main(args: argparse.Namespace) -> int:
         f"{summary['outcome_differences']} outcome differences; median time ratio real/sim "
         f"{'n/a' if ratio is None else f'{ratio:.1f}x'}: {verdict}"
     )
-    if args.json_path is not None:
-        args.json_path.parent.mkdir(parents=True, exist_ok=True)
-        args.json_path.write_text(
-            json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    if report.kept and not report.ok:
+        console.print(
+            f"both runs are kept in {report.workdir}", markup=False, highlight=False, soft_wrap=True
         )
-        console.print(f"report written to {args.json_path}")
+    if args.json_path is not None:
+        write_atomically(args.json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+        console.print(f"report written to {escape(str(args.json_path))}")
     return 0 if report.ok else 1
 
 

@@ -1,9 +1,10 @@
 """``pi-continuity-harness run``: the conformance suite, with a table of the named assertions.
 
 Exit status 0 only when no scenario failed (skips are allowed, each with its reason); with
-``--null-check``, only when nothing but ``@host`` scenarios passed. ``--by-rule`` adds a table of
-the catalogue's rules, each passed, failed or not run; ``--rules`` runs only the scenarios that
-prove the rules named.
+``--null-check``, only when nothing but ``@host`` scenarios passed; 2 for a mistake in what the
+run was given, found before any scenario ran (:mod:`._suite_setup`). ``--by-rule`` adds a table
+of the catalogue's rules, each passed, failed or not run; ``--rules`` runs only the scenarios
+that prove the rules named.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
-from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
+from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer, shorten
 from pi_continuity_harness.commands._output import console as output_console
+from pi_continuity_harness.commands._suite_setup import SuiteSetup, no_scenario_error, print_kept
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.rules import catalogue_for_rule, rule_tag
 
@@ -48,6 +50,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the system the implementation implements (default: what its factory declares; "
         "needed for a TypeScript file)",
     )
+    parser.add_argument(
+        "--features",
+        type=Path,
+        metavar="PATH",
+        help="run these feature files (a file or a directory) instead of the suite, with the stock "
+        "steps and those of a conftest.py beside them",
+    )
     parser.add_argument("--tags", help="pytest marker expression over feature tags, e.g. 'smoke'")
     parser.add_argument(
         "--rules",
@@ -55,9 +64,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="ID",
         help="only the scenarios that prove these catalogue rules (tagged @rule-<ID>)",
     )
-    parser.add_argument("-k", dest="keyword", help="pytest keyword expression over scenario test names")
+    parser.add_argument(
+        "-k",
+        dest="keyword",
+        help="a scenario's or an assertion's name exactly as printed, or a pytest keyword expression",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of every simulated run (default 0)")
-    parser.add_argument("--workdir", type=Path, help="keep each scenario's machine under this directory")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="keep each scenario's machine under this directory (default: a temporary directory, "
+        "removed after a passing run)",
+    )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the results as JSON here")
     parser.add_argument("--junit", type=Path, help="write JUnit XML here")
     parser.add_argument("--cucumber", type=Path, help="write Cucumber JSON here")
@@ -81,13 +99,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def main(args: argparse.Namespace) -> int:
     console = output_console()
-    if args.target == "pi" and args.extension.endswith(".ts") and not Path(args.extension).is_file():
-        raise UsageError(f"--extension {args.extension}: no such TypeScript file")
-    for option in ("json_path", "junit", "cucumber"):
-        path = getattr(args, option)
-        if path is not None and path.exists() and path.is_dir():
-            raise UsageError(f"--{option.replace('_path', '')} {path}: is a directory")
-
     tags = args.tags
     if args.rules:
         unknown = [rule for rule in args.rules if catalogue_for_rule(rule) is None]
@@ -95,32 +106,42 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--rules: {', '.join(unknown)}: no such rule in any catalogue")
         selection = " or ".join(rule_tag(rule) for rule in args.rules)
         tags = f"({tags}) and ({selection})" if tags else selection
-    progress = progress_printer(console, quiet=args.quiet)
-
-    run = run_suite(
-        target=args.target,
+    setup = SuiteSetup(
+        targets=(args.target,),
         extension=args.extension,
-        tags=tags,
-        keyword=args.keyword,
-        seed=args.seed,
+        system=args.system,
+        features=args.features,
         workdir=args.workdir,
-        junit=args.junit,
-        cucumber=args.cucumber,
-        extra_args=["--system", args.system] if args.system else None,
-        on_result=progress,
+        files={"--json": args.json_path, "--junit": args.junit, "--cucumber": args.cucumber},
+        directories={"--report": args.report},
     )
+    with setup.checked():
+        progress = progress_printer(console, quiet=args.quiet)
+        run = run_suite(
+            target=args.target,
+            extension=args.extension,
+            tags=tags,
+            keyword=args.keyword,
+            seed=args.seed,
+            workdir=setup.workdir,
+            junit=args.junit,
+            cucumber=args.cucumber,
+            features=args.features,
+            extra_args=["--system", args.system] if args.system else None,
+            on_result=progress,
+        )
+    if not run.results:
+        raise no_scenario_error(tags, args.keyword, args.features)
     console.print(render_table(run))
     if args.by_rule:
         console.print(render_rules(run))
+    print_kept(console, run, quiet=args.quiet)
     if args.json_path is not None:
         run.write_json(args.json_path)
-        console.print(f"results written to {args.json_path}")
+        console.print(f"results written to {escape(str(args.json_path))}")
     if args.report is not None:
         md, js = run.write_report(args.report)
-        console.print(f"validation record written to {md} and {js}")
-    if not run.results:
-        console.print("[bold red]no scenario ran[/] (check --tags / -k, or the collection errors above)")
-        return 1
+        console.print(f"validation record written to {escape(str(md))} and {escape(str(js))}")
     if args.null_check:
         return _null_check(console, run)
     return 0 if run.ok else 1
@@ -208,7 +229,7 @@ def render_table(run: SuiteRun) -> Table:
         else:
             status = "passed"
         details = [
-            f"{r.name}: {(r.detail.splitlines() or [r.status])[0][:160]}"
+            f"{r.name}: {shorten((r.detail.splitlines() or [r.status])[0], 160)}"
             for r in results
             if r.status != "passed"
         ]

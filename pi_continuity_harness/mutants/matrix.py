@@ -17,6 +17,9 @@ reference modules when their factory runs and never restore them):
 The implementation the mutants change (the PSC reference, the handoff reference, or both)
 runs the whole suite and the explorer as a control row: it must survive both, or the matrix
 means nothing.
+
+Mutants run ``--jobs`` at a time in local processes, or on a Dask cluster (``--scheduler``),
+through the explorer's :mod:`~pi_continuity_harness.explore.executor`.
 """
 
 from __future__ import annotations
@@ -28,11 +31,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pi_continuity_harness.explore.executor import WorkPool, open_pool, run_tasks
 from pi_continuity_harness.explore.plugin import LOAD_FAILURE
 from pi_continuity_harness.explore.plugins import PLUGINS
 from pi_continuity_harness.explore.runner import scratch_root
@@ -238,24 +242,29 @@ def run_matrix(
     control: bool = True,
     full_suite: bool = False,
     on_outcome: Callable[[MutantOutcome], None] | None = None,
+    pool: WorkPool | None = None,
 ) -> list[MutantOutcome]:
-    """Every mutant in ``names`` (and their controls first), ``jobs`` at a time, in catalogue order."""
+    """Every mutant in ``names`` (and their controls first), in catalogue order, on ``pool``
+    (None: a local pool of ``jobs`` processes; a Dask cluster with ``mutants --scheduler``)."""
     order = (controls_for(names) if control else []) + names
-    outcomes: dict[str, MutantOutcome] = {}
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {
-            name: pool.submit(
-                run_mutant,
-                name,
+    if pool is None:
+        with open_pool(jobs=jobs) as local:
+            return run_matrix(
+                names,
+                jobs=jobs,
                 explore_seeds=explore_seeds,
                 explore_steps=explore_steps,
+                control=control,
                 full_suite=full_suite,
+                on_outcome=on_outcome,
+                pool=local,
             )
-            for name in order
-        }
-        for name in order:
-            outcome = futures[name].result()
-            outcomes[name] = outcome
-            if on_outcome is not None:
-                on_outcome(outcome)
-    return [outcomes[name] for name in order]
+    outcomes: list[MutantOutcome] = []
+    task = partial(
+        run_mutant, explore_seeds=explore_seeds, explore_steps=explore_steps, full_suite=full_suite
+    )
+    for outcome in run_tasks(pool, task, order, name=lambda name: f"mutant-{name}"):
+        outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+    return outcomes

@@ -256,9 +256,23 @@ def _existing(cache_dir: Path, started: float) -> PiInstallation | None:
     )
 
 
+#: Installations verified by this process, by cache directory (verifying runs Node and Pi).
+_VERIFIED: dict[Path, PiInstallation] = {}
+
+
 def find_installation(cache_dir: Path | None = None) -> PiInstallation | None:
-    """The verified installation in ``cache_dir``, or None. Never installs anything."""
-    return _existing((cache_dir or default_cache_dir()).expanduser(), time.monotonic())
+    """The verified installation in ``cache_dir``, or None. Never installs anything.
+
+    Verified once per process and cache directory (``node --version`` and ``pi --version`` take
+    seconds): the setup check before a run and the real-Pi target then agree for the cost of one."""
+    root = (cache_dir or default_cache_dir()).expanduser()
+    known = _VERIFIED.get(root)
+    if known is not None and known.node_path.exists() and known.pi_cli_path.exists():
+        return known
+    found = _existing(root, time.monotonic())
+    if found is not None:
+        _VERIFIED[root] = found
+    return found
 
 
 def _install_node(cache_dir: Path, npm: str, log: Callable[[str], None]) -> Path:
