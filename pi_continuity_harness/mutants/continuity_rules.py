@@ -1789,3 +1789,151 @@ patched(
     "lifecycle:transcript_token_budget",
     _constant(lambda window, output: max(8_000, window - output - 4_096)),
 )
+
+
+# ============================================================================ §3, §7: interrupted writes
+patched(
+    "temp_file_left_silently",
+    ("P136",),
+    "§3, §7: a temporary file left by a crash before the rename is reported or removed, never silently left",
+    "startup neither removes nor names a leftover pending/.<id>.md.<hex>.tmp (the reference before the fix)",
+    "extension:Continuity._remove_leftover_temps",
+    lambda original: staticmethod(lambda state, ctx: None),
+)
+
+
+# ============================================================================ §11: the exact messages
+for _name, _rules, _function, _old, _new in (
+    ("threshold_message_reworded", ("P90a",), "threshold_preparing", "durable Brief", "a Brief"),
+    ("saved_message_reworded", ("P90b",), "brief_saved", "saved to", "written to"),
+    ("committed_message_reworded", ("P90c",), "compaction_committed", "disk-backed ", ""),
+    ("continuation_message_reworded", ("P90d",), "continuation_submitted", "submitted", "sent"),
+    ("failure_message_without_cancel", ("P90e",), "handoff_failed", " Native compaction was cancelled.", ""),
+    ("settings_saved_without_restart", ("P90g",), "settings_saved", "; restart Pi to activate them", ""),
+    ("stale_message_reworded", ("P90h",), "stale_pending_found", "leaving it inert", "ignoring it"),
+):
+
+    def _reworded(original: Any, old: str = _old, new: str = _new) -> Any:
+        def message(*args: Any) -> str:
+            text = str(original(*args))
+            assert old in text, f"the message no longer contains {old!r}"
+            return text.replace(old, new, 1)
+
+        return message
+
+    patched(
+        _name,
+        _rules,
+        f"§11: the {_function} message is exact",
+        f"messages.{_function} says {_new!r} where the spec says {_old!r}",
+        f"messages:{_function}",
+        _reworded,
+    )
+
+
+# ============================================================================ §8, §18: the compaction details
+def _details_with(change: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        def details(self: Any) -> dict[str, Any]:
+            return change(dict(original(self)))
+
+        return details
+
+    return make
+
+
+patched(
+    "details_without_session",
+    ("P69a",),
+    "§8: CompactionEntry.details carry the session id",
+    "details leave out sessionId",
+    "handoff:PreparedHandoff.details",
+    _details_with(lambda d: {k: v for k, v in d.items() if k != "sessionId"}),
+)
+patched(
+    "details_reason_wrong",
+    ("P69b",),
+    "§8: CompactionEntry.details carry the handoff reason",
+    "details always say handoffReason 'checkpoint'",
+    "handoff:PreparedHandoff.details",
+    _details_with(lambda d: {**d, "handoffReason": "checkpoint"}),
+)
+patched(
+    "details_without_settings",
+    ("P69c",),
+    "§8: CompactionEntry.details carry the effective native settings used",
+    "details leave out the native settings",
+    "handoff:PreparedHandoff.details",
+    _details_with(lambda d: {k: v for k, v in d.items() if k != "settings"}),
+)
+
+
+# ============================================================================ §8: frontmatter values
+patched(
+    "context_window_wrong",
+    ("P64e",),
+    "§8: contextWindow is the active model's context window",
+    "contextWindow records twice the active model's window",
+    "lifecycle:_frontmatter",
+    _frontmatter_with(
+        lambda request, synthesis_model: {"context_window": request.active_model.context_window * 2}
+    ),
+)
+patched(
+    "reserve_tokens_wrong",
+    ("P64f",),
+    "§8: reserveTokens and keepRecentTokens record the effective native settings of the event",
+    "reserveTokens records Pi's default 16,384 whatever the settings say",
+    "lifecycle:_frontmatter",
+    _frontmatter_with(lambda request, synthesis_model: {"reserve_tokens": 16_384}),
+)
+
+
+# ============================================================================ §7: moves, not copies
+def _archive_copies(original: Any) -> Any:
+    def archive(layout: Any, pending_path: str, verified_text: str) -> str:
+        path = original(layout, pending_path, verified_text)
+        with open(pending_path, "w", encoding="utf-8") as handle:
+            handle.write(verified_text)
+        return str(path)
+
+    return archive
+
+
+patched(
+    "archive_is_a_copy",
+    ("P132",),
+    "§7, §8: after a successful archive no pending copy of that Brief remains",
+    "archiving copies the Brief: the pending file is written back",
+    "extension:archive_brief",
+    _archive_copies,
+)
+
+
+def _failure_keeps_pending(original: Any) -> Any:
+    def write(request: Any, failure: Any) -> Any:
+        pending = getattr(failure, "pending_path", None)
+        kept = None
+        if pending:
+            try:
+                with open(pending, encoding="utf-8") as handle:
+                    kept = handle.read()
+            except OSError:
+                kept = None
+        path = original(request, failure)
+        if pending and kept is not None:
+            with open(pending, "w", encoding="utf-8") as handle:
+                handle.write(kept)
+        return path
+
+    return write
+
+
+patched(
+    "failure_keeps_pending_copy",
+    ("P131",),
+    "§8: a handoff that fails after its Brief was written leaves no pending copy (pending -> failed)",
+    "the failed postmortem is written but the pending Brief stays",
+    "extension:write_failure_postmortem",
+    _failure_keeps_pending,
+)

@@ -38,7 +38,7 @@ from pi_continuity_harness.features.steps.common import (
 from pi_continuity_harness.features.steps.then import _find_notification, _without_workdir
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.model_script import Reply, SynthesisReply
-from pi_continuity_harness.scenario.operations import DialogAnswer, EditFileOp
+from pi_continuity_harness.scenario.operations import DialogAnswer, EditFileOp, RestartOp
 from pi_continuity_harness.targets import ObservedRequest
 
 
@@ -846,4 +846,57 @@ def _prompt_floor(world: World, n: str) -> None:
     transcript = len(request.text) - len(request.request.system_prompt or "")
     assert transcript / 4 >= number(n), (
         f"the synthesis request carried about {transcript // 4} tokens of transcript"
+    )
+
+
+# --------------------------------------------------------------------- interrupted writes (P136)
+@given("Pi crashes between writing the pending Brief's temporary file and renaming it")
+def _crash_before_rename(world: World) -> None:
+    # Audit hooks run before an operation: the crash comes at the rename onto pending/<id>.md,
+    # after the temporary file was written in full (reference/psc/atomic_io.py).
+    world.require_setup("a fault").data["faults"]["fs"].append(
+        {"op": "replace", "path": "$PROJECT/*/pending/*", "effect": "crash"}
+    )
+
+
+def _session_files(world: World) -> dict[str, Path]:
+    sid = world.observe().session_id or ""
+    root = world.artifact_dir() / sid
+    return (
+        {str(p.relative_to(root)): p for p in sorted(root.rglob("*")) if p.is_file()} if root.is_dir() else {}
+    )
+
+
+@when("Pi restarts after the crash left a temporary file")
+def _restart_with_temp(world: World) -> None:
+    """Records the files of this session that are not Briefs (``*.md``): what the interrupted
+    write left. An implementation that left none (it wrote nothing, or not through a temporary
+    file) fails here: the scenario has nothing to prove."""
+    temps = [name for name in _session_files(world) if not name.endswith(".md")]
+    assert temps, (
+        f"the crash left no temporary file in this session's directory: {sorted(_session_files(world))}"
+    )
+    world.remembered["leftover_temps"] = temps
+    world.start()
+    begin(world)
+    outcome = world.perform(RestartOp())
+    assert outcome.ok, f"restart failed: {outcome.error}"
+
+
+@then("each temporary file the crash left was removed and named by a notification, or is named by the status")
+def _temps_removed_or_reported(world: World) -> None:
+    temps: list[str] = world.remembered["leftover_temps"]
+    now = _session_files(world)
+    notified = "\n".join(message for message, _kind in world.observe().notifications)
+    status = status_output(world)
+    silent = []
+    for name in temps:
+        base = Path(name).name
+        if name in now:
+            if base not in status:
+                silent.append(f"{name} is still there and the status does not name it")
+        elif base not in notified:
+            silent.append(f"{name} was removed without a notification naming it")
+    assert not silent, "a temporary file of an interrupted write was left or removed silently:\n" + "\n".join(
+        silent
     )

@@ -26,6 +26,7 @@ bridge. All state is process-local (:mod:`.state`); nothing runs in the backgrou
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -69,7 +70,7 @@ from pi_continuity_harness.reference.psc.native_settings import (
     NativeCompactionSettings,
     validate_native_settings,
 )
-from pi_continuity_harness.reference.psc.retention import pending_briefs
+from pi_continuity_harness.reference.psc.retention import leftover_temp_files, pending_briefs
 from pi_continuity_harness.reference.psc.state import (
     ActiveOperation,
     LiveSettings,
@@ -153,6 +154,7 @@ class Continuity:
         Other sessions' files live in other directories and are never opened; legacy v1,
         failed, archived and malformed files in this session's ``pending/`` are ignored.
         """
+        self._remove_leftover_temps(state, ctx)
         stale: list[str] = []
         committed = {
             str((entry.get("details") or {}).get("continuityEventId")): entry
@@ -180,6 +182,22 @@ class Continuity:
         state.stale_pending_paths = tuple(stale)
         if stale:
             ctx.ui.notify(messages.stale_pending_found(), "warning")
+
+    @staticmethod
+    def _remove_leftover_temps(state: RuntimeState, ctx: ExtensionContext) -> None:
+        """Remove (and name, once each) the temporary files of writes that a crash stopped before
+        their rename in this session's directories (rule P136; issue 10 item 6): the rename is the
+        commit point, so such a file is never a Brief, and it is never left silently."""
+        layout = state.layout
+        for path in leftover_temp_files(layout.pending_dir, layout.archive_dir, layout.failed_dir):
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                ctx.ui.notify(messages.temp_file_left(path, error), "warning")
+                continue
+            ctx.ui.notify(messages.temp_file_removed(path), "warning")
 
     @staticmethod
     def _matching_entry(committed: Mapping[str, Mapping[str, Any]], text: str) -> Mapping[str, Any] | None:

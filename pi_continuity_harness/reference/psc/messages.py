@@ -207,6 +207,20 @@ def archive_failed(pending_path: str, reason: str) -> str:
     )
 
 
+def temp_file_removed(path: str) -> str:
+    """A temporary file of an interrupted write, removed at startup (rule P136): never silent."""
+    return _INFO + f"removed an incomplete temporary file left by an interrupted write: {path}."
+
+
+def temp_file_left(path: str, error: OSError) -> str:
+    """A temporary file of an interrupted write that could not be removed (rule P136)."""
+    reason = error.strerror or type(error).__name__
+    return (
+        _INFO
+        + f"an incomplete temporary file left by an interrupted write could not be removed: {path} ({reason})."
+    )
+
+
 def brief_reconciled(path: str) -> str:
     """A stale pending Brief whose compaction Pi had already persisted (found at startup)."""
     return (
