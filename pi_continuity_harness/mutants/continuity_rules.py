@@ -1937,3 +1937,207 @@ patched(
     "extension:write_failure_postmortem",
     _failure_keeps_pending,
 )
+
+
+# ============================================================================ §8: more frontmatter values
+patched(
+    "handoff_reason_always_threshold",
+    ("P63",),
+    "§8: handoffReason is checkpoint, threshold, overflow or manual-compaction as the event was",
+    "every Brief records handoffReason 'threshold'",
+    "lifecycle:_frontmatter",
+    _frontmatter_with(lambda request, synthesis_model: {"handoff_reason": "threshold"}),
+)
+patched(
+    "session_file_wrong",
+    ("P64h",),
+    "§8: sessionId and sessionFile are Pi's session id and session file of the session handed off",
+    "sessionFile records a file that is not the session's",
+    "lifecycle:_frontmatter",
+    _frontmatter_with(lambda request, synthesis_model: {"session_file": "/nowhere/other-session.jsonl"}),
+)
+patched_everywhere(
+    "event_id_reused",
+    ("P64i",),
+    "§8: each handoff gets a fresh eventId",
+    "every handoff of the process uses the same eventId",
+    ("extension", "commands"),
+    "new_event_id",
+    _constant(lambda: "00000000-0000-4000-8000-000000000000"),
+)
+
+
+def _status_change(change: Callable[[Any, str, str], tuple[Any, str, str]], after: Any = None) -> Any:
+    def make(original: Any) -> Any:
+        def with_status(frontmatter: Any, status: str, updated_at: str) -> Any:
+            result = original(*change(frontmatter, status, updated_at))
+            return after(result, status) if after is not None else result
+
+        return with_status
+
+    return make
+
+
+patched(
+    "archive_keeps_status_pending",
+    ("P66a",),
+    "§8: an archived Brief's status is archived",
+    "archiving leaves status: pending",
+    "lifecycle:with_status",
+    _status_change(lambda fm, status, at: (fm, "pending" if status == "archived" else status, at)),
+)
+patched(
+    "archive_rewrites_created_at",
+    ("P66b",),
+    "§8: archival changes only status and updatedAt",
+    "archiving also sets createdAt to the archival time",
+    "lifecycle:with_status",
+    _status_change(
+        lambda fm, status, at: (fm, status, at),
+        after=lambda result, status: (
+            result.model_copy(update={"created_at": result.updated_at}) if status == "archived" else result
+        ),
+    ),
+)
+
+
+# ============================================================================ §11: the footer
+def _footer_changed(kind: str) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        import re  # noqa: PLC0415 (only the mutant needs it)
+
+        def footer(snapshot: Any) -> str:
+            text = str(original(snapshot))
+            if kind == "off_by_five":
+                found = re.search(r"~(\d+(?:\.\d+)?)%", text)
+                if found:
+                    shifted = float(found.group(1)) + 5
+                    text = text.replace(found.group(0), f"~{shifted:.1f}%")
+                return text
+            if not text.startswith("Continuity @") and snapshot.context_window:
+                return "Continuity @ ~75.0%"
+            return text
+
+        return footer
+
+    return make
+
+
+patched(
+    "footer_percent_wrong",
+    ("P89a",),
+    "§11: the footer shows the effective trigger percentage of the active window",
+    "the footer's percentage is five points above the effective trigger",
+    "extension:footer_text",
+    _footer_changed("off_by_five"),
+)
+patched(
+    "footer_percent_while_invalid",
+    ("P89c",),
+    "§11: the footer shows no trigger percentage while the settings are invalid",
+    "the footer shows 'Continuity @ ~75.0%' in every state that is not armed",
+    "extension:footer_text",
+    _footer_changed("always_percent"),
+)
+
+
+# ============================================================================ §3, §11: failures reported once
+def _failure_notified_twice(original: Any) -> Any:
+    def fail(self: Any, state: Any, ctx: Any, request: Any, failure: Any, operation: Any) -> Any:
+        result = original(self, state, ctx, request, failure, operation)
+        ctx.ui.notify(_module("messages").handoff_failed(f"{failure.phase}: {failure.reason}"), "error")
+        return result
+
+    return fail
+
+
+patched(
+    "failure_notified_twice",
+    ("P138",),
+    "§5, §11: every failed native check point is reported with exactly one failure notification",
+    "a failed handoff is notified twice",
+    "extension:Continuity._fail",
+    _failure_notified_twice,
+)
+
+
+# ============================================================================ §13: stale pending Briefs
+def _stale_handling(kind: str) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        def drop_stale_notice(ui: Any) -> Any:
+            class UI:
+                def __getattr__(self, name: str) -> Any:
+                    return getattr(ui, name)
+
+                def notify(self, message: str, level: Any = "info") -> None:
+                    if "stale pending" not in message:
+                        ui.notify(message, level)
+
+            return UI()
+
+        def inspect(self: Any, state: Any, ctx: Any) -> None:
+            if kind == "silent":
+                original(self, state, _CtxUI(ctx, drop_stale_notice))
+                return
+            original(self, state, ctx)
+            for path in state.stale_pending_paths:
+                with open(path, "a", encoding="utf-8") as handle:
+                    handle.write("\n")
+
+        return inspect
+
+    return make
+
+
+patched(
+    "stale_pending_not_reported",
+    ("P59a",),
+    "§13: at startup a same-session pending Brief is reported with the stale-pending notice",
+    "startup finds the stale pending Brief but says nothing",
+    "extension:Continuity._inspect_pending",
+    _stale_handling("silent"),
+)
+patched(
+    "stale_pending_touched",
+    ("P59d",),
+    "§13: a stale pending Brief is left unchanged on disk",
+    "startup appends a newline to each stale pending Brief",
+    "extension:Continuity._inspect_pending",
+    _stale_handling("touch"),
+)
+
+
+# ============================================================================ §6: defaults
+patched(
+    "default_artifact_directory_wrong",
+    ("P25d",),
+    "§6: without an extension config the artifacts live under <cwd>/<CONFIG_DIR_NAME>/session-continuity",
+    "the default artifactDirectory is 'continuity'",
+    "state:resolve_artifact_directory",
+    lambda original: (
+        lambda cwd, directory: original(cwd, "continuity" if directory == "session-continuity" else directory)
+    ),
+)
+
+
+# ============================================================================ §3, §8: failed postmortems
+def _without_postmortem(original: Any) -> Any:
+    import glob  # noqa: PLC0415 (only the mutant needs it)
+    import os  # noqa: PLC0415
+
+    def write(request: Any, failure: Any) -> None:
+        original(request, failure)
+        for path in glob.glob(os.path.join(request.layout.failed_dir, "*.md")):
+            os.remove(path)
+
+    return write
+
+
+patched(
+    "no_failed_postmortem",
+    ("P7a",),
+    "§3, §8: a failed handoff writes a failed postmortem under failed/ when the filesystem allows it",
+    "a failed handoff writes no postmortem (the pending copy is still removed)",
+    "extension:write_failure_postmortem",
+    _without_postmortem,
+)

@@ -900,3 +900,19 @@ def _temps_removed_or_reported(world: World) -> None:
     assert not silent, "a temporary file of an interrupted write was left or removed silently:\n" + "\n".join(
         silent
     )
+
+
+@then("the Brief's frontmatter records this session's id and session file")
+def _frontmatter_session(world: World) -> None:
+    """sessionId is Pi's id; sessionFile is Pi's session file, compared by its name (the
+    extension may see the machine under another root: the simulator's virtual root)."""
+    front = _summary_frontmatter(world)
+    observation = world.observe()
+    assert front.get("sessionId") == observation.session_id, (
+        f"sessionId {front.get('sessionId')!r}; Pi's session id is {observation.session_id!r}"
+    )
+    recorded, actual = front.get("sessionFile"), observation.session_file
+    assert actual is not None, "Pi has no session file to compare with"
+    assert isinstance(recorded, str) and Path(recorded).name == actual.name, (
+        f"sessionFile {recorded!r}; Pi's session file is {actual}"
+    )

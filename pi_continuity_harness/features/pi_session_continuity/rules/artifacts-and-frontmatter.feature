@@ -37,3 +37,9 @@ Feature: artifacts-and-frontmatter
     And the user has worked through 2 turns
     When native compaction reaches its threshold
     Then the failed postmortem lies in this session's failed directory named <timestamp>-<eventId>.md
+
+  @rule-P64h
+  Scenario: a native handoff's Brief names the session it hands off
+    Given the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the Brief's frontmatter records this session's id and session file
