@@ -52,11 +52,6 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--explore-steps", type=int, default=40, help="explorer steps per seed (default 40)")
     parser.add_argument("--no-control", action="store_true", help="do not run the references as controls")
-    parser.add_argument(
-        "--full-suite",
-        action="store_true",
-        help="run every scenario against each mutant (default: the scenarios proving its rules)",
-    )
     parser.set_defaults(func=main)
 
 
@@ -92,12 +87,12 @@ def main(args: argparse.Namespace) -> int:
         verdict = "ok" if outcome.ok else "[bold red]NOT OK[/]"
         explored = outcome.exploration
         console.print(
-            f"{outcome.name:<40} {verdict:<6} features: {len(outcome.killed_by_rule):>3} of its rules' scenario(s)"
+            f"{outcome.name:<40} {verdict:<6} features: {len(outcome.killed_by):>3} scenario(s)"
             f" / {len(outcome.killed_by_assertions)} assertion(s); explore: "
             + (
                 f"{explored['invariant']} (seed {explored['seed']})"
                 if explored
-                else ("survived" if outcome.explorable or outcome.control else "not reachable")
+                else ("survived" if outcome.explorable else "n/a (the explorer cannot reach its rule)")
             )
             + (f"  suite error: {outcome.suite_error}" if outcome.suite_error else "")
             + (f"  explore error: {outcome.exploration_error}" if outcome.exploration_error else "")
@@ -113,7 +108,6 @@ def main(args: argparse.Namespace) -> int:
                 explore_seeds=args.explore_seeds,
                 explore_steps=args.explore_steps,
                 control=not args.no_control,
-                full_suite=args.full_suite,
                 on_outcome=progress,
                 pool=pool,
             )
@@ -125,13 +119,11 @@ def main(args: argparse.Namespace) -> int:
     for renderable in render_matrix(outcomes):
         console.print(renderable)
     mutants = [o for o in outcomes if not o.control]
-    survivors = [o.name for o in mutants if not o.killed_by_rule]
+    survivors = [o.name for o in mutants if not o.killed]
+    explorable = [o for o in mutants if o.explorable]
     explore_survivors = (
-        [o.name for o in mutants if o.explorable and not o.killed_by_exploration]
-        if args.explore_seeds
-        else []
+        [o.name for o in explorable if not o.killed_by_exploration] if args.explore_seeds else []
     )
-    explorable = sum(1 for o in mutants if o.explorable)
     controls = [o for o in outcomes if o.control]
     if args.json_path is not None:
         payload = {
@@ -147,15 +139,15 @@ def main(args: argparse.Namespace) -> int:
     console.print(
         f"{killed}/{len(mutants)} mutants killed by the features; "
         + (
-            f"{explorable - len(explore_survivors)}/{explorable} reachable by exploration killed by it "
-            f"({args.explore_seeds} seeds)"
+            f"{len(explorable) - len(explore_survivors)}/{len(explorable)} explorable by exploration "
+            f"({args.explore_seeds} seeds; {len(mutants) - len(explorable)} judged by the features alone)"
             if args.explore_seeds
             else "exploration skipped"
         )
     )
     problems = []
     if survivors:
-        problems.append(f"survived the scenarios that prove their rules: {', '.join(survivors)}")
+        problems.append(f"survived the features: {', '.join(survivors)}")
     if explore_survivors:
         problems.append(f"survived exploration: {', '.join(explore_survivors)}")
     for control in controls:
@@ -203,7 +195,7 @@ def render_matrix(outcomes: list[MutantOutcome]) -> list[Any]:
         explore = (
             f"● {explored['invariant']} (seed {explored['seed']})"
             if explored
-            else ("error" if outcome.exploration_error else "·")
+            else ("error" if outcome.exploration_error else ("·" if outcome.explorable else "n/a"))
         )
         lines.append(f"{labels[outcome.name].ljust(width)}  {cells}  {explore}")
     legend = Table(title="Assertions", show_header=False, show_lines=False)

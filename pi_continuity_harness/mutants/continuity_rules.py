@@ -13,6 +13,7 @@ They register into :data:`~pi_continuity_harness.mutants.catalogue.MUTANTS` with
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from pi_continuity_harness.api import ExtensionAPI
@@ -24,11 +25,24 @@ __all__ = ["patched", "registered"]
 Factory = Callable[[ExtensionAPI], None]
 
 
+@cache
+def _invariant_rules() -> frozenset[str]:
+    """The rules the Pi Session Continuity explorer's invariants declare."""
+    from pi_continuity_harness.explore.plugins import PLUGINS  # noqa: PLC0415 (only when registering)
+
+    plugin = PLUGINS["pi-session-continuity"]
+    return frozenset(rule for spec in plugin.invariants for rule in spec.rules)
+
+
 def registered(name: str, rules: tuple[str, ...], rule: str, how: str, factory: Factory) -> Factory:
-    """Register ``factory`` as the mutant ``name`` (a module attribute, so its spec resolves)."""
+    """Register ``factory`` as the mutant ``name`` (a module attribute, so its spec resolves).
+
+    It is *explorable* (exploration must kill it too) when an explorer invariant declares one of
+    its rules; otherwise the explorer cannot reach what it breaks and the features judge it."""
     factory.__name__ = factory.__qualname__ = name
     globals()[name] = factory
-    MUTANTS[name] = Mutant(name, rule, how, factory, f"{__name__}:{name}", rules=rules)
+    reachable = bool(_invariant_rules() & set(rules))
+    MUTANTS[name] = Mutant(name, rule, how, factory, f"{__name__}:{name}", rules=rules, explorable=reachable)
     return factory
 
 

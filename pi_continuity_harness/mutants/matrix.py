@@ -4,19 +4,18 @@ Every mutant runs in its own processes, from its own scratch directory (mutants 
 reference modules when their factory runs and never restore them):
 
 * the suite on the simulator, ``python -m pi_continuity_harness.cli run --extension <mutant>
-  --rules <its rules> --json <file> --quiet``: the scenarios that prove the rules the mutant
-  declares it breaks (``Mutant.rules``; the whole suite with ``full_suite``). A mutant is
-  *killed by* every scenario that failed, and must be killed by one that proves one of its
-  rules: that is what a ``@rule-<id>`` tag claims;
+  --json <file> --quiet``: a mutant is *killed by* every scenario that failed. A mutant that
+  declares the catalogue rules it breaks runs only the scenarios that prove them (``--tags
+  "rule-A or rule-B"``) plus a fixed sample of its system's core scenarios
+  (:data:`SAMPLE_RULES`), so the matrix stays fast as mutants grow;
 * the explorer, ``python -m pi_continuity_harness.cli explore --extension <mutant> --seeds N
-  --max-failures 1 --no-minimise``, when an invariant of its system declares one of its rules
-  (the rule is reachable by exploration): killed when any seed breaks an invariant. A mutant
-  that does not load, or that only breaks the checker, is an error, never a kill (it would
-  otherwise be "killed" by every scenario and every seed).
+  --max-failures 1 --no-minimise``: killed when any seed breaks an invariant. A mutant that does
+  not load, or that only breaks the checker, is an error, never a kill (it would otherwise be
+  "killed" by every scenario and every seed). A mutant whose rule the explorer cannot reach
+  (``explorable`` false, with the reason in its catalogue entry) is judged by the features alone.
 
 The implementation the mutants change (the PSC reference, the handoff reference, or both)
-runs the whole suite and the explorer as a control row: it must survive both, or the matrix
-means nothing.
+runs the same way as a control row: it must survive both, or the matrix means nothing.
 
 Mutants run ``--jobs`` at a time in local processes, or on a Dask cluster (``--scheduler``),
 through the explorer's :mod:`~pi_continuity_harness.explore.executor`.
@@ -38,24 +37,16 @@ from typing import Any
 
 from pi_continuity_harness.explore.executor import WorkPool, open_pool, run_tasks
 from pi_continuity_harness.explore.plugin import LOAD_FAILURE
-from pi_continuity_harness.explore.plugins import PLUGINS
 from pi_continuity_harness.explore.runner import scratch_root
 from pi_continuity_harness.mutants.catalogue import MUTANTS, Mutant
-from pi_continuity_harness.scenario.implementations import implementation_system
 
-__all__ = ["MutantOutcome", "controls_for", "explorable", "run_matrix", "run_mutant"]
+__all__ = ["SAMPLE_RULES", "MutantOutcome", "controls_for", "run_matrix", "run_mutant", "suite_tags"]
 
-
-def explorable(mutant: Mutant) -> bool:
-    """Whether an explorer invariant of the mutant's system declares one of the rules it breaks
-    (then exploration must kill it too)."""
-    if not mutant.rules:
-        return True  # a mutant that names no rule (an error ``rules`` reports) is explored as before
-    plugin = PLUGINS.get(implementation_system(mutant.reference).name)
-    if plugin is None:
-        return False
-    declared = {rule for spec in plugin.invariants for rule in spec.rules}
-    return bool(declared & set(mutant.rules))
+#: Per reference a mutant changes, the rules whose scenarios every mutant of it also runs: a small
+#: sample of the core flow, beside the scenarios of the mutant's own rules.
+SAMPLE_RULES: dict[str, tuple[str, ...]] = {
+    "blitz": ("H11a", "H22", "H29a", "H71a"),
+}
 
 
 @dataclass
@@ -68,13 +59,10 @@ class MutantOutcome:
     spec: str
     canary: bool = False
     control: bool = False
-    #: The catalogue rules the mutant declares it breaks.
-    rules: tuple[str, ...] = ()
-    #: Whether exploration must kill it (an invariant declares one of its rules).
     explorable: bool = True
+    #: The tag expression of the scenarios run (None: the whole suite).
+    tags: str | None = None
     killed_by: list[str] = field(default_factory=list)
-    #: The failing scenarios that prove one of its rules (the kills its tags promise).
-    killed_by_rule: list[str] = field(default_factory=list)
     killed_by_assertions: list[str] = field(default_factory=list)
     suite_error: str | None = None
     exploration: dict[str, Any] | None = None
@@ -91,13 +79,12 @@ class MutantOutcome:
 
     @property
     def ok(self) -> bool:
-        """A mutant must die by a scenario proving one of its rules, and by exploration where an
-        invariant declares one of its rules; the control must survive both."""
+        """A mutant must die twice; the control must survive both."""
         if self.suite_error or self.exploration_error:
             return False
         if self.control:
             return not self.killed and not self.killed_by_exploration
-        return bool(self.killed_by_rule) and (self.killed_by_exploration or not self.explorable)
+        return self.killed and (self.killed_by_exploration or not self.explorable)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -106,13 +93,12 @@ class MutantOutcome:
             "how": self.how,
             "canary": self.canary,
             "control": self.control,
-            "rules": list(self.rules),
-            "explorable": self.explorable,
             "killed": self.killed,
             "killed_by": self.killed_by,
-            "killed_by_rule": self.killed_by_rule,
             "killed_by_assertions": self.killed_by_assertions,
             "killed_by_exploration": self.killed_by_exploration,
+            "explorable": self.explorable,
+            "tags": self.tags,
             "exploration": self.exploration,
             "suite_error": self.suite_error,
             "exploration_error": self.exploration_error,
@@ -143,12 +129,20 @@ def _run_cli(
     return data, None
 
 
+def suite_tags(mutant: Mutant) -> str | None:
+    """The scenarios a mutant runs: those of its rules and its reference's sample (None: all)."""
+    if not mutant.rules:
+        return None
+    rules = dict.fromkeys([*mutant.rules, *SAMPLE_RULES.get(mutant.reference, ())])
+    return " or ".join(f"rule-{rule}" for rule in rules)
+
+
 def _suite(
-    spec: str, scratch: Path, timeout: float, rules: tuple[str, ...] = ()
+    spec: str, scratch: Path, timeout: float, tags: str | None
 ) -> tuple[list[dict[str, Any]], str | None]:
     args = ["run", "--extension", spec, "--quiet", "--workdir", str(scratch / "suite")]
-    if rules:
-        args += ["--rules", *rules]
+    if tags is not None:
+        args += ["--tags", tags]
     data, error = _run_cli("the suite", args, scratch, timeout)
     if data is None:
         return [], error
@@ -187,11 +181,8 @@ def run_mutant(
     explore_seeds: int,
     explore_steps: int,
     timeout: float = 900.0,
-    full_suite: bool = False,
 ) -> MutantOutcome:
-    """Run the suite (the scenarios proving the mutant's rules, or all of them with
-    ``full_suite``) and the explorer (where it can reach the mutant's rules) against one mutant,
-    or the whole suite and the explorer against a control (see :func:`controls_for`)."""
+    """Run the suite and the explorer against one mutant (or a control: see :func:`controls_for`)."""
     started = time.perf_counter()
     if name not in MUTANTS:
         outcome = MutantOutcome(name, f"(control) the {name} implementation", "unchanged", name, control=True)
@@ -203,24 +194,16 @@ def run_mutant(
             mutant.how,
             mutant.spec,
             canary=mutant.canary,
-            rules=mutant.rules,
-            explorable=explorable(mutant),
+            explorable=mutant.explorable,
+            tags=suite_tags(mutant),
         )
     with tempfile.TemporaryDirectory(prefix=f"pch-mutant-{name}-", dir=scratch_root()) as directory:
         scratch = Path(directory)
-        selection = () if outcome.control or full_suite else outcome.rules
-        results, outcome.suite_error = _suite(outcome.spec, scratch, timeout, selection)
+        results, outcome.suite_error = _suite(outcome.spec, scratch, timeout, outcome.tags)
         failed = [r for r in results if r.get("status") in ("failed", "error")]
         outcome.killed_by = [f"{r.get('assertion')} :: {r.get('name')}" for r in failed]
-        outcome.killed_by_rule = [
-            f"{r.get('assertion')} :: {r.get('name')}"
-            for r in failed
-            # A mutant that names no rule (an error ``rules`` reports) runs the whole suite, and
-            # any kill counts, as before rules were declared.
-            if not outcome.rules or set(r.get("rules") or ()) & set(outcome.rules)
-        ]
         outcome.killed_by_assertions = sorted({str(r.get("assertion")) for r in failed})
-        if explore_seeds > 0 and (outcome.control or outcome.explorable):
+        if explore_seeds > 0 and outcome.explorable:
             outcome.exploration, outcome.exploration_error = _explore(
                 outcome.spec, scratch, explore_seeds, explore_steps, timeout
             )
@@ -240,7 +223,6 @@ def run_matrix(
     explore_seeds: int,
     explore_steps: int,
     control: bool = True,
-    full_suite: bool = False,
     on_outcome: Callable[[MutantOutcome], None] | None = None,
     pool: WorkPool | None = None,
 ) -> list[MutantOutcome]:
@@ -255,14 +237,11 @@ def run_matrix(
                 explore_seeds=explore_seeds,
                 explore_steps=explore_steps,
                 control=control,
-                full_suite=full_suite,
                 on_outcome=on_outcome,
                 pool=local,
             )
     outcomes: list[MutantOutcome] = []
-    task = partial(
-        run_mutant, explore_seeds=explore_seeds, explore_steps=explore_steps, full_suite=full_suite
-    )
+    task = partial(run_mutant, explore_seeds=explore_seeds, explore_steps=explore_steps)
     for outcome in run_tasks(pool, task, order, name=lambda name: f"mutant-{name}"):
         outcomes.append(outcome)
         if on_outcome is not None:
