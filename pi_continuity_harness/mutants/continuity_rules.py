@@ -20,7 +20,7 @@ from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.mutants.catalogue import MUTANTS, Mutant, _module
 from pi_continuity_harness.reference.psc import extension as reference_extension
 
-__all__ = ["patched", "registered"]
+__all__ = ["UNREACHABLE", "patched", "registered"]
 
 Factory = Callable[[ExtensionAPI], None]
 
@@ -34,14 +34,31 @@ def _invariant_rules() -> frozenset[str]:
     return frozenset(rule for spec in plugin.invariants for rule in spec.rules)
 
 
+#: Mutants whose rule an invariant declares, but whose break that invariant cannot see, and why:
+#: the kill matrix judges them by the features alone.
+UNREACHABLE: dict[str, str] = {
+    "handoff_reason_always_threshold": (
+        "commit_is_valid_brief checks that the committed Brief is valid, not that its handoffReason "
+        "matches the compaction's reason; the explorer's commits are threshold commits, for which "
+        "'threshold' is right, and a checkpoint is never committed"
+    ),
+    "directives_only_at_line_start": (
+        "the explorer's scripted syntheses promote only role-labelled directives at the start of a "
+        "line, which the old validator also refuses; the unquoted 'Ignore your instructions ...' "
+        "reply is a feature scenario's (rules/brief-validation)"
+    ),
+}
+
+
 def registered(name: str, rules: tuple[str, ...], rule: str, how: str, factory: Factory) -> Factory:
     """Register ``factory`` as the mutant ``name`` (a module attribute, so its spec resolves).
 
     It is *explorable* (exploration must kill it too) when an explorer invariant declares one of
-    its rules; otherwise the explorer cannot reach what it breaks and the features judge it."""
+    its rules and :data:`UNREACHABLE` gives no reason why that invariant cannot see the break;
+    otherwise the features judge it."""
     factory.__name__ = factory.__qualname__ = name
     globals()[name] = factory
-    reachable = bool(_invariant_rules() & set(rules))
+    reachable = bool(_invariant_rules() & set(rules)) and name not in UNREACHABLE
     MUTANTS[name] = Mutant(name, rule, how, factory, f"{__name__}:{name}", rules=rules, explorable=reachable)
     return factory
 
@@ -2154,4 +2171,88 @@ patched(
     "a failed handoff writes no postmortem (the pending copy is still removed)",
     "extension:write_failure_postmortem",
     _without_postmortem,
+)
+
+
+# ============================================================================ §11: notification levels
+def _relevelled(fragment: str, level: str) -> Callable[[Any], Any]:
+    def make_ui(ui: Any) -> Any:
+        class UI:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(ui, name)
+
+            def notify(self, message: str, kind: Any = "info") -> None:
+                ui.notify(message, level if fragment in message else kind)
+
+        return UI()
+
+    return make_ui
+
+
+def _before_compact_relevelled(original: Any) -> Any:
+    async def on_before_compact(self: Any, event: Any, ctx: Any) -> Any:
+        return await original(self, event, _CtxUI(ctx, _relevelled("saved to", "warning")))
+
+    return on_before_compact
+
+
+def _fail_relevelled(original: Any) -> Any:
+    def fail(self: Any, state: Any, ctx: Any, request: Any, failure: Any, operation: Any) -> Any:
+        return original(self, state, _CtxUI(ctx, _relevelled("failed", "info")), request, failure, operation)
+
+    return fail
+
+
+patched(
+    "saved_notified_as_warning",
+    ("P92a",),
+    "§11: notifications of normal states are not warnings",
+    "'Continuity Brief saved to' is notified as a warning",
+    "extension:Continuity.on_before_compact",
+    _before_compact_relevelled,
+)
+patched(
+    "failure_notified_as_info",
+    ("P92b",),
+    "§11: failed states are notified as warnings or errors",
+    "a failed handoff is notified at the info level",
+    "extension:Continuity._fail",
+    _fail_relevelled,
+)
+
+
+# ============================================================================ §4, §12: no cleanup command
+def _cleanup_subcommand(original: Any) -> Any:
+    import glob  # noqa: PLC0415 (only the mutant needs it)
+    import os  # noqa: PLC0415
+
+    async def run_command(app: Any, args: str, ctx: Any) -> None:
+        if args.split()[:1] == ["cleanup"]:
+            state = app.ensure_state(ctx)
+            for path in glob.glob(os.path.join(state.layout.pending_dir, "*.md")):
+                os.remove(path)
+            return
+        await original(app, args, ctx)
+
+    return run_command
+
+
+patched(
+    "cleanup_subcommand",
+    ("P11",),
+    "§4, §12: there is no user-facing cleanup command",
+    "/continuity cleanup deletes this session's pending Briefs",
+    "extension:run_command",
+    _cleanup_subcommand,
+)
+
+
+# ============================================================================ §4: vocabulary
+patched(
+    "loop_word_in_notification",
+    ("P8b",),
+    "§4: no notification speaks of loops, campaigns or episodes",
+    "the continuation notification says 'continuation submitted from saved Brief (next loop).'",
+    "messages:continuation_submitted",
+    lambda original: lambda: str(original()).replace("saved Brief.", "saved Brief (next loop)."),
 )

@@ -119,3 +119,13 @@ def test_the_mutants_command_writes_the_kill_matrix(
     [row] = data["mutants"]
     assert row["name"] == CANARY and row["killed"] and row["killed_by_exploration"]
     assert row["rule"] == MUTANTS[CANARY].rule and row["killed_by"]
+
+
+def test_every_unreachable_reason_names_a_continuity_mutant_judged_by_the_features() -> None:
+    """A reason in ``continuity_rules.UNREACHABLE`` takes a mutant out of exploration: it must name
+    a registered mutant (a typo would silently explore it, or silently not)."""
+    from pi_continuity_harness.mutants.continuity_rules import UNREACHABLE  # noqa: PLC0415
+
+    for name, reason in UNREACHABLE.items():
+        assert name in MUTANTS and not MUTANTS[name].explorable, name
+        assert len(reason) > 40, name

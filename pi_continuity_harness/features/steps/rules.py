@@ -916,3 +916,55 @@ def _frontmatter_session(world: World) -> None:
     assert isinstance(recorded, str) and Path(recorded).name == actual.name, (
         f"sessionFile {recorded!r}; Pi's session file is {actual}"
     )
+
+
+# --------------------------------------------------------------------- notification levels (§11)
+@then(parsers.re(r'the notification saying "(?P<text>[^"]+)" was (?P<level>info|a warning or an error)'))
+def _notification_level(world: World, text: str, level: str) -> None:
+    found = [(m, k) for m, k in world.observe().notifications if text.lower() in m.lower()]
+    assert found, f"no notification says {text!r}; notifications were: {world.observe().notifications}"
+    allowed = {"info"} if level == "info" else {"warning", "error"}
+    wrong = [(m[:120], k) for m, k in found if k not in allowed]
+    assert not wrong, f"notified at the wrong level (expected {level}): {wrong}"
+
+
+# --------------------------------------------------------------------- no cleanup command (P11)
+@when(parsers.re(r'the user runs "(?P<a>/[^"]+)" and "(?P<b>/[^"]+)" after it'))
+def _two_commands_after(world: World, a: str, b: str) -> None:
+    world.remembered["artifacts_before_commands"] = world.all_artifacts()
+    begin(world)
+    for text in (a, b):
+        outcome = world.command(text)
+        assert outcome.ok, f"{text} failed: {outcome.error}"
+
+
+@then("no artifact file changed since the checkpoint")
+def _artifacts_unchanged(world: World) -> None:
+    before: dict[str, bytes] = world.remembered["artifacts_before_commands"]
+    assert before, "the checkpoint left no artifact to protect"
+    now = world.all_artifacts()
+    changed = sorted({name for name in set(before) | set(now) if before.get(name) != now.get(name)})
+    assert not changed, f"artifact files changed, appeared or disappeared: {changed}"
+
+
+# --------------------------------------------------------------------- no loop vocabulary (P8b)
+_LOOP_WORDS = re.compile(r"\b(loop|campaign|episode)s?\b", re.I)
+
+
+@then("no notification, status, dialog or Brief frontmatter key used the words loop, campaign or episode")
+def _no_loop_words(world: World) -> None:
+    observation = world.observe()
+    brief = world.latest_summary_brief()
+    texts = [
+        *(m for m, _ in observation.notifications),
+        *observation.statuses.values(),
+        *(
+            f"{d.get('title', '')}\n{d.get('message', '')}\n{d.get('options', '')}"
+            for d in observation.dialogs
+        ),
+        *observation.command_output,
+        *(str(key) for key in dict(brief.frontmatter)),
+    ]
+    assert observation.notifications, "the implementation notified nothing: nothing to judge"
+    hits = [text[:160] for text in texts if _LOOP_WORDS.search(text)]
+    assert not hits, f"loop/campaign/episode vocabulary in what the user sees: {hits}"
