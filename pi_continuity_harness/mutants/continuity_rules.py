@@ -42,6 +42,10 @@ UNREACHABLE: dict[str, str] = {
         "matches the compaction's reason; the explorer's commits are threshold commits, for which "
         "'threshold' is right, and a checkpoint is never committed"
     ),
+    "session_file_wrong": (
+        "commit_is_valid_brief checks the committed Brief's sessionId against the session, not its "
+        "sessionFile; the frontmatter scenario of rules/artifacts-and-frontmatter compares both"
+    ),
     "directives_only_at_line_start": (
         "the explorer's scripted syntheses promote only role-labelled directives at the start of a "
         "line, which the old validator also refuses; the unquoted 'Ignore your instructions ...' "
