@@ -28,7 +28,9 @@ JavaScript. The quirks, each named in the code where it happens:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import io
 import json
 import math
 import os
@@ -698,10 +700,22 @@ class AgentSession:
             return False
         _record, handler = found
         self.trace.emit("event", "command", command=name, args=args)
+        context = runner.create_command_context()
+        # Without a UI (print and json modes) ``ctx.ui`` is Pi's no-op context, and what the
+        # user sees of a command is what it writes to stdout or stderr: Pi hands stdout over to
+        # stderr there (output-guard.js takeOverStdout; main.js:566). Recorded as ``ui:output``.
+        captured = io.StringIO() if not context.has_ui else None
         try:
-            await handler(args, runner.create_command_context())
+            if captured is None:
+                await handler(args, context)
+            else:
+                with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+                    await handler(args, context)
         except Exception as error:
             runner.emit_error(f"command:{name}", "command", str(error) or type(error).__name__)
+        finally:
+            if captured is not None and captured.getvalue():
+                self.trace.emit("ui", "output", command=name, text=captured.getvalue())
         return True
 
     async def _prepare_prompt(
