@@ -676,15 +676,21 @@ def _settings_while_active(world: World, key: str, value: str) -> None:
     world.command("/sh settings", settings_answers(world, key, value))
 
 
+#: Pi's own summarizer tries a retryable failure this often before the compaction fails.
+SUMMARIZER_ATTEMPTS = 3
+
+
 @when("the user compacts the session manually and the compaction fails")
 def _failed_compaction(world: World) -> None:
-    """Pi's own summarizer fails (a 400: Pi retries 5xx replies, not this): Pi reports the
-    compaction failed and emits no ``session_compact`` (agent-session.js ``compact``: the error
-    propagates, no entry is appended)."""
+    """Pi's own summarizer fails (a provider error): Pi reports the compaction failed and emits no
+    ``session_compact`` (agent-session.js ``compact``: the error propagates, no entry is appended).
+    Pi's summarizer retries a 5xx (``retryAssistantCall``: three attempts in all, the feature
+    ``host/streams-retries-and-queues``), so every attempt fails."""
     world.start()
     world.ensure_history()
     begin(world)
-    world.script("summary", Reply(error=HttpError(status=400, message="summarizer refused the request")))
+    for _ in range(SUMMARIZER_ATTEMPTS):
+        world.script("summary", Reply(error=HttpError(status=500, message="summarizer unavailable")))
     entries = len(world.compactions())
     asked = len(world.observe().requests("summary"))
     outcome = world.perform(CompactOp())
