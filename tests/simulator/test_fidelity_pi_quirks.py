@@ -1534,7 +1534,14 @@ def test_9_18_print_mode_has_no_ui(tmp_path: Path, mode: str) -> None:
     assert log.values("ui") == [
         {"hasUI": False, "mode": mode, "confirm": False, "select": None, "input": None}
     ]
-    assert [r for r in result.host.trace.records if r["kind"] == "ui"] == []
+    # Nothing is shown: the only ui records are the harness's notes of the dialogs the
+    # extension tried to open without a UI (``noUI``); notify and set_status leave none.
+    attempts = [r for r in result.host.trace.records if r["kind"] == "ui"]
+    assert [(r["name"], r.get("noUI")) for r in attempts] == [
+        ("confirm", True),
+        ("select", True),
+        ("input", True),
+    ]
     assert result.operations[0].data == {"unusedAnswers": 1}
 
 
