@@ -1,4 +1,5 @@
-"""PiTarget: the conformance suite against a real Pi 1.6 process over RPC.
+"""PiTarget: the conformance suite against a real Pi process over RPC (1.6.0 by default, or any
+release of :data:`~.install.SUPPORTED_PI_VERSIONS`; what each lacks: :mod:`.versions`).
 
 ``start(scenario)`` lays the workspace out as the simulator does (``agent/``, ``project/``,
 ``sessions/`` under the machine root, same agent settings, project settings and files; the
@@ -18,7 +19,8 @@ scenario's extensions in order:
 
 Each extension slot gets a generated wrapper under ``<work>/harness-extensions/``.
 
-Operations are RPC commands (a reload is the observer's ``/harness-reload`` command, a restart
+Operations are RPC commands (a reload is the observer's ``/harness-reload`` command; so is a new
+session on the releases whose RPC ``new_session`` runs ``session_start`` twice; a restart
 closes stdin and starts Pi again with ``--session <file>`` and no ``--model``, so Pi restores
 the session's model; a crash is SIGKILL to Pi's process group). Each operation waits until Pi
 is quiet (``agent_settled`` for runs, then idle and no events for a short quiet period).
@@ -34,6 +36,7 @@ import json
 import os
 import platform
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -94,6 +97,7 @@ from pi_continuity_harness.targets.realpi.fake_server import FakeModelServer
 from pi_continuity_harness.targets.realpi.install import (
     PiInstallation,
     PiInstallError,
+    check_pi_version,
     find_installation,
     install_pi,
 )
@@ -105,6 +109,7 @@ from pi_continuity_harness.targets.realpi.rpc_client import (
     PiRpcTimeoutError,
     RpcEvent,
 )
+from pi_continuity_harness.targets.realpi.versions import profile_for
 from pi_continuity_harness.targets.target import (
     CAPABILITIES,
     CheckedRun,
@@ -122,8 +127,12 @@ BRIDGE_PATH = Path(__file__).with_name("bridge.ts")
 COMPETITORS_PATH = Path(__file__).with_name("competitors.ts")
 _TS_SUFFIXES = (".ts", ".mts", ".js", ".mjs")
 _RELOAD_COMMAND = "harness-reload"
+_NEW_SESSION_COMMAND = "harness-new-session"
+#: Observer log lines that are the harness's own bookkeeping, not extension events.
+_OBSERVER_BOOKKEEPING = frozenset({"observer_loaded", "harness_reload", "harness_new_session"})
 _QUIET_S = 0.05
-#: Verified installations, per process (verifying runs ``node --version`` and ``pi --version``).
+#: Verified installations per Pi version, per process (verifying runs ``node --version`` and
+#: ``pi --version``).
 _INSTALLATIONS: dict[str, PiInstallation] = {}
 _LOAD_FAILURE = re.compile(r'Failed to load extension "(?P<path>[^"]+)": (?P<rest>.*)$')
 #: The operations that are RPC commands to a running Pi (restart and file edits are not).
@@ -149,7 +158,18 @@ class PiStartError(TargetStartError):
 
 
 def _is_typescript(spec: Any) -> bool:
-    return isinstance(spec, (str, Path)) and str(spec).endswith(_TS_SUFFIXES)
+    return isinstance(spec, (str, Path)) and str(spec).endswith(_TS_SUFFIXES) and not is_package_spec(spec)
+
+
+#: ``--extension pkg:<pi source>``: the implementation is a Pi package that ``pi install <source>``
+#: installs into each scenario's agent directory, as a user installs it; Pi loads it from its
+#: settings, not from ``-e`` (the release gate, issue 13).
+PACKAGE_PREFIX = "pkg:"
+
+
+def is_package_spec(spec: Any) -> bool:
+    """Whether ``spec`` names an installed Pi package (``pkg:npm:name@1.2.3``)."""
+    return isinstance(spec, str) and spec.startswith(PACKAGE_PREFIX)
 
 
 def _factory_spec(implementation: str | ExtensionFactory | Path) -> str:
@@ -251,7 +271,8 @@ def normalise_session_event(data: dict[str, Any]) -> dict[str, Any] | None:
 
 
 class PiTarget:
-    """A real Pi 1.6 process behind the Target seam."""
+    """A real Pi process behind the Target seam: ``pi_version`` (default the pinned 1.6.0, or the
+    given ``installation``'s) names the release, which decides the host capabilities."""
 
     name = "pi"
 
@@ -268,8 +289,15 @@ class PiTarget:
         held_op_timeout: float = 15.0,
         extra_env: dict[str, str] | None = None,
         system: str | None = None,
+        pi_version: str | None = None,
     ) -> None:
         self._implementation = implementation
+        if installation is not None and pi_version is not None and installation.pi_version != pi_version:
+            raise ValueError(f"pi_version {pi_version} but the installation is Pi {installation.pi_version}")
+        self._pi_version = check_pi_version(
+            pi_version if pi_version is not None else (installation.pi_version if installation else None)
+        )
+        self._profile = profile_for(self._pi_version)
         self._system = system
         self._workdir = Path(workdir)
         self._installation = installation
@@ -285,6 +313,9 @@ class PiTarget:
         self._env: PiEnvironment | None = None
         self._paths: HostPaths | None = None
         self._extensions: list[tuple[Path, str]] = []
+        #: Package mode: where the installed package sits among the slots (the ones before it
+        #: load with ``-e``, the ones after it from the settings, after the package).
+        self._package_position: int | None = None
         self._procs: list[PiRpcProcess] = []
         self._proc: PiRpcProcess | None = None
         self._outcomes: list[OperationOutcome] = []
@@ -303,18 +334,24 @@ class PiTarget:
         (``system``, else what a Python factory declares; a TypeScript file declares none)."""
         if self._system is not None:
             return system_named(self._system).extension_replies
-        if _is_typescript(self._implementation):
+        if _is_typescript(self._implementation) or is_package_spec(self._implementation):
             return SESSION_CONTINUITY.extension_replies
         _name, factory = resolve_implementation(_factory_spec(self._implementation))
         return declared_system(factory).extension_replies
 
     @property
     def bridged(self) -> bool:
-        """True when the implementation under test runs in Python through the bridge."""
-        return not _is_typescript(self._implementation)
+        """True when the implementation under test runs in Python through the bridge (an
+        installed package is taken for what it is: TypeScript, whatever it hosts)."""
+        return not _is_typescript(self._implementation) and not is_package_spec(self._implementation)
+
+    @property
+    def pi_version(self) -> str:
+        """The Pi release this target drives."""
+        return self._pi_version
 
     def capabilities(self) -> frozenset[str]:
-        caps = {"crash", "held-model-calls", "observed-checker"}
+        caps = {"crash", "held-model-calls", "observed-checker"} | set(self._profile.capabilities)
         if self.bridged:
             caps |= {"python-implementation", "fs-faults"}
         assert caps <= set(CAPABILITIES)
@@ -353,19 +390,22 @@ class PiTarget:
     def _find_installation(self) -> PiInstallation:
         if self._installation is not None:
             return self._installation
-        cached = _INSTALLATIONS.get("default")
+        version = self._pi_version
+        cached = _INSTALLATIONS.get(version)
         if cached is not None and cached.node_path.exists() and cached.pi_cli_path.exists():
             self._installation = cached
             return cached
         try:
-            found = find_installation()
+            found = find_installation(version=version)
             if found is None and self._install:
-                found = install_pi()
+                found = install_pi(version=version)
         except PiInstallError as error:
-            raise TargetUnavailableError(f"real Pi is not available: {error}") from error
+            raise TargetUnavailableError(f"real Pi {version} is not available: {error}") from error
         if found is None:
-            raise TargetUnavailableError("real Pi is not installed (run pi-continuity-harness install-pi)")
-        _INSTALLATIONS["default"] = found
+            raise TargetUnavailableError(
+                f"real Pi {version} is not installed (run pi-continuity-harness install-pi --pi-version {version})"
+            )
+        _INSTALLATIONS[version] = found
         self._installation = found
         return found
 
@@ -397,10 +437,56 @@ class PiTarget:
             )
             self._lay_out(scenario, base_url)
             self._extensions = self._extension_slots(scenario, root)
+            if is_package_spec(self._implementation):
+                self._install_package(str(self._implementation).removeprefix(PACKAGE_PREFIX))
+                self._load_after_package()
             self._start_process(session=None, model=active.id)
         except BaseException:
             self.close()
             raise
+
+    def _install_package(self, source: str) -> None:
+        """``pi install <source>`` in this scenario's agent directory, as a user installs it: npm's
+        registry from ``PI_HARNESS_NPM_REGISTRY`` (the gate's Verdaccio on 127.0.0.1). ``pi
+        install`` ignores ``PI_OFFLINE`` (``dist/core/package-manager.js:1129-1131`` checks it only
+        when resolving a missing package), so Pi stays offline and npm reaches the registry."""
+        assert self._env is not None and self._installation is not None
+        env = self._env.env()
+        registry = os.environ.get("PI_HARNESS_NPM_REGISTRY")
+        if registry:
+            env["npm_config_registry"] = registry
+        env["npm_config_cache"] = str(self._installation.cache_dir / "npm-cache")
+        env["npm_config_update_notifier"] = "false"
+        done = subprocess.run(
+            self._installation.argv("install", source),
+            env=env,
+            cwd=self.paths.project_dir,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise PiStartError(
+                f"pi install {source} failed ({done.returncode}): {(done.stdout + done.stderr).strip()}"
+            )
+
+    def _load_after_package(self) -> None:
+        """Pi loads every ``-e`` extension before the packages of its settings
+        (``dist/core/resource-loader.js:426``: ``mergePaths(cliEnabledExtensions,
+        enabledExtensions)``), so an extension the scenario loads *after* the implementation
+        becomes a local-path package entry listed after the installed package (package resources
+        keep settings order, ``package-manager.js:77-85``)."""
+        if self._package_position is None:
+            return
+        after = [str(path) for path, _name in self._extensions[self._package_position :]]
+        if not after:
+            return
+        settings_path = Path(self.paths.agent_dir) / "settings.json"
+        settings = json.loads(settings_path.read_text(encoding="utf-8"))
+        settings["packages"] = [*settings.get("packages", []), *after]
+        write_json(settings_path, settings)
 
     def _bridge_env(self) -> dict[str, str]:
         env = {
@@ -437,6 +523,10 @@ class PiTarget:
         slots: list[tuple[Path, str]] = []
         for index, ref in enumerate(scenario.extensions):
             if ref.implementation:
+                if is_package_spec(self._implementation):
+                    # Loaded from the settings once installed: the slots after it follow it there.
+                    self._package_position = len(slots)
+                    continue
                 if _is_typescript(self._implementation):
                     path = Path(str(self._implementation)).resolve()
                     slots.append((path, str(self._implementation)))
@@ -497,7 +587,10 @@ class PiTarget:
             if self._scenario.thinking_level != "off" and session is None:
                 args += ["--thinking", self._scenario.thinking_level]
         args += ["-e", str(OBSERVER_PATH)]
-        for path, _name in self._extensions:
+        cli = (
+            self._extensions if self._package_position is None else self._extensions[: self._package_position]
+        )
+        for path, _name in cli:
             args += ["-e", str(path)]
         if self._scenario.approve is True:
             args.append("--approve")
@@ -505,6 +598,8 @@ class PiTarget:
             args.append("--no-approve")
         if session is not None:
             args += ["--session", session]
+        elif self._scenario.session == "memory":
+            args.append("--no-session")
         return self._installation.argv(*args)
 
     def _start_process(self, *, session: str | None, model: str | None) -> None:
@@ -642,6 +737,8 @@ class PiTarget:
                 return OperationOutcome(name, bool(response.get("success")), response.get("error"))
             case NewSessionOp():
                 parent = self._current_session_file(proc) if op.new_session.parent else None
+                if self._profile.rpc_new_session_binds_twice:
+                    return self._new_session_by_command(proc, name, parent, during)
                 response = proc.new_session(parent, timeout=timeout)
                 self._settle(proc, during)
                 if not response.get("success"):
@@ -651,6 +748,38 @@ class PiTarget:
                 return OperationOutcome(name, True)
             case _:
                 assert_never(op)
+
+    def _new_session_by_command(
+        self, proc: PiRpcProcess, name: str, parent: str | None, during: bool
+    ) -> OperationOutcome:
+        """``new_session`` through the observer's ``/harness-new-session`` (``ctx.newSession``): on
+        the releases whose RPC ``new_session`` binds the new session's extensions twice, so every
+        ``session_start`` handler would run twice (:mod:`.versions`). Extension commands run before
+        the input hooks (``dist/core/agent-session.js:1702`` before ``:1735`` in 1.5.2, ``:1488``
+        before ``:1501`` in 1.0.3), so the command adds no ``input`` event."""
+        assert self._env is not None
+        seq = proc.event_seq
+        before = len(self._env.observer_events())
+        text = f"/{_NEW_SESSION_COMMAND}" + (f" {parent}" if parent else "")
+        outcome = self._prompt(proc, name, text, None, (), during)
+        if not outcome.ok:
+            return OperationOutcome(name, False, outcome.error)
+        errors = [
+            e.data
+            for e in proc.events_since(seq)
+            if e.type == "extension_error"
+            and e.data.get("extensionPath") == f"command:{_NEW_SESSION_COMMAND}"
+        ]
+        if errors:
+            return OperationOutcome(name, False, str(errors[0].get("error")))
+        done = [
+            line for line in self._env.observer_events()[before:] if line.get("type") == "harness_new_session"
+        ]
+        if not done:
+            return OperationOutcome(name, False, "the new session did not finish")
+        if done[-1].get("cancelled"):
+            return OperationOutcome(name, False, "cancelled")
+        return OperationOutcome(name, True)
 
     def _current_session_file(self, proc: PiRpcProcess) -> str | None:
         with contextlib.suppress(PiRpcError):
@@ -838,7 +967,7 @@ class PiTarget:
         observation.dialogs = [dict(d) for d in self._rules.records]
         assert self._env is not None
         for line in self._env.observer_events():
-            if line.get("type") in ("observer_loaded", "harness_reload"):
+            if line.get("type") in _OBSERVER_BOOKKEEPING:
                 continue
             # The simulator's trace leaves out fields whose value is None; so does this.
             observation.extension_events.append(
@@ -938,10 +1067,10 @@ class PiTarget:
 
     # ------------------------------------------------------------------ misc
     def versions(self) -> dict[str, str]:
-        installation = self._installation or find_installation()
+        installation = self._installation or find_installation(version=self._pi_version)
         out = {
             "harness": __version__,
-            "host": f"Pi {installation.pi_version if installation else '?'} (real, RPC)",
+            "host": f"Pi {installation.pi_version if installation else self._pi_version} (real, RPC)",
             "python": platform.python_version(),
             "os": platform.platform(),
         }
