@@ -64,8 +64,6 @@ CAPABILITIES: dict[str, str] = {
     "held-model-calls": "run operations while a model call is held open",
     "print-mode": "run Pi without a UI (print mode)",
     "run-checker": "the explorer's invariants watch every effect of a scenario file's run (simulator only)",
-    "observed-checker": "the explorer's invariants read what the target observes after every operation of a "
-    "scenario file's run (real Pi: the invariants its observations allow)",
     # What the host itself does. The simulator and Pi 1.6.0 have all of these; older real Pi
     # releases lack some (targets/realpi/versions.py names the release and the file:line).
     "agent-settled-aborted": "agent_settled says whether the run was aborted (Pi >= 1.1.0)",
@@ -79,6 +77,8 @@ CAPABILITIES: dict[str, str] = {
     "reload-refused-while-busy": "a reload while a response or compaction runs is refused (Pi >= 1.5.2)",
     "rpc-session-start-events": "RPC streams what session_start handlers emit after a session "
     "replacement, e.g. their entry_appended (Pi >= 1.6.0)",
+    "observed-checker": "the explorer's invariants read what the target observes after every operation of a "
+    "scenario file's run (real Pi: the invariants its observations allow)",
 }
 
 #: Entry-point group of the run checkers, one per system name (see :meth:`Target.run_checked`).
