@@ -347,6 +347,10 @@ class World:
                     return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
         return {}
 
+    def all_project_files(self) -> dict[str, bytes]:
+        """Every file of the project, by project-relative path (for failure messages)."""
+        return project_files(self.observe().project_dir)
+
     def all_artifacts(self) -> dict[str, bytes]:
         root = self.artifact_dir()
         if not root.is_dir():

@@ -253,8 +253,12 @@ class SynthesisReply(_Held):
     ``error``, ``abort`` (the user aborts while the call is in flight; it resolves with
     ``stopReason: aborted``), ``raw`` text, or ``unquoted_directive`` (a valid body that
     promotes a directive-looking line from the transcript to an unquoted instruction, which
-    the authority-boundary rule of the continuity spec §14 forbids). The bodies are written by
-    the system's :class:`ExtensionReplies` writer; this model only decides stop reasons,
+    the authority-boundary rule of the continuity spec §14 forbids); ``out_of_order`` (the
+    section ``heading``, default Next Actions, moved to the top), ``fenced_heading`` (``heading``
+    only inside a code fence), ``inline_heading`` (``heading`` only inside a sentence) and
+    ``tool_use`` (a body, then a tool call: ``stopReason: toolUse``). ``sections`` replaces the
+    text of some sections of the body (``{"## Next Actions": "..."}``). The bodies are written
+    by the system's :class:`ExtensionReplies` writer; this model only decides stop reasons,
     budgets and usage.
     """
 
@@ -268,17 +272,23 @@ class SynthesisReply(_Held):
         "abort",
         "raw",
         "unquoted_directive",
+        "out_of_order",
+        "fenced_heading",
+        "inline_heading",
+        "tool_use",
     ] = "valid"
     heading: str | None = None
     text: str | None = None
+    #: Section heading -> the text the writer puts under it instead of its own.
+    sections: dict[str, str] = Field(default_factory=dict)
     error: HttpError | None = None
     reasoning_tokens: int | None = Field(default=None, ge=0)
     usage: Usage | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> SynthesisReply:
-        if self.kind == "missing_heading" and not self.heading:
-            raise ValueError("kind missing_heading needs heading")
+        if self.kind in ("missing_heading", "fenced_heading", "inline_heading") and not self.heading:
+            raise ValueError(f"kind {self.kind} needs heading")
         if self.kind == "raw" and self.text is None:
             raise ValueError("kind raw needs text")
         if self.kind == "error" and self.error is None:
@@ -583,7 +593,20 @@ def _respond_synthesis(
     if reply.kind == "length":
         half = body[: len(body) // 2]
         return outcome(half, "length", output=math.ceil(len(half) / 4) + reasoning)
-    # valid, missing_heading, abort: a body, unless the output budget starves it.
+    if reply.kind == "tool_use":
+        call = ScriptedToolCall(name="read", arguments={"path": "NOTES.md"}, id="call_synthesis_tool")
+        return ModelOutcome(
+            text=body,
+            thinking=None,
+            tool_calls=(call,),
+            stop_reason="toolUse",
+            usage=reply.usage
+            or Usage(input=estimate_request_tokens(request), output=math.ceil(len(body) / 4)),
+            error=None,
+            latency_ms=reply.latency_ms,
+            during=reply.during,
+        )
+    # valid, missing_heading, abort...: a body, unless the output budget starves it.
     body_tokens = math.ceil(len(body) / 4)
     if request.max_tokens is not None and reasoning + body_tokens > request.max_tokens:
         room_chars = max(0, (request.max_tokens - reasoning) * 4)

@@ -28,7 +28,9 @@ JavaScript. The quirks, each named in the code where it happens:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import io
 import json
 import math
 import os
@@ -109,7 +111,8 @@ from pi_continuity_harness.simulator.overflow import (
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.session_manager import SessionManager, current_system_message, ms_of_iso
 from pi_continuity_harness.simulator.settings import SettingsManager
-from pi_continuity_harness.simulator.system_prompt import render_system_prompt, system_message
+from pi_continuity_harness.simulator.system_prompt import builtin_tools, render_system_prompt, system_message
+from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes, tool_declaration
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
 if TYPE_CHECKING:
@@ -697,10 +700,22 @@ class AgentSession:
             return False
         _record, handler = found
         self.trace.emit("event", "command", command=name, args=args)
+        context = runner.create_command_context()
+        # Without a UI (print and json modes) ``ctx.ui`` is Pi's no-op context, and what the
+        # user sees of a command is what it writes to stdout or stderr: Pi hands stdout over to
+        # stderr there (output-guard.js takeOverStdout; main.js:566). Recorded as ``ui:output``.
+        captured = io.StringIO() if not context.has_ui else None
         try:
-            await handler(args, runner.create_command_context())
+            if captured is None:
+                await handler(args, context)
+            else:
+                with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
+                    await handler(args, context)
         except Exception as error:
             runner.emit_error(f"command:{name}", "command", str(error) or type(error).__name__)
+        finally:
+            if captured is not None and captured.getvalue():
+                self.trace.emit("ui", "output", command=name, text=captured.getvalue())
         return True
 
     async def _prepare_prompt(
@@ -925,7 +940,19 @@ class AgentSession:
             messages.append(user_message(trigger.prompt or "", self.service.clock.now_ms()))
         messages.extend(self._pending_next_turn)
         self._pending_next_turn = []
-        return messages
+        # The executable tools become declarations on the run's system message (or a new one):
+        # declareToolChanges, pi-agent-core dist/agent-loop.js:49, :224-250.
+        return declare_tool_changes(
+            self.session_manager.build_session_projection().messages,
+            messages,
+            self.tool_declarations(),
+            self.service.clock.now_ms(),
+        )
+
+    def tool_declarations(self) -> list[dict[str, Any]]:
+        """``context.tools`` as declarations: the built-ins, then every extension's tools in
+        registration order (the order :meth:`active_tool_names` reports)."""
+        return builtin_tools() + [tool_declaration(t) for t in self._runner().tools()]
 
     def _find_last_assistant(self) -> Message | None:
         for message in reversed(self.agent.messages):

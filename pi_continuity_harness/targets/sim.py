@@ -223,6 +223,8 @@ class SimTarget:
                 observation.dialogs.append({"method": record["name"], **payload})
             elif kind == "fs" and record["name"] not in ("tool_write", "tool_remove"):
                 observation.fs_events.append({"op": record["name"], "path": payload.get("path")})
+            elif kind == "ui" and record["name"] == "output":
+                observation.command_output.append(str(payload.get("text") or ""))
         observation.notifications = [(n.message, n.notify_type) for n in host.ui.notifications]
         observation.statuses = dict(host.ui.statuses)
         observation.widgets = [_restore(dict(w), workdir) for w in host.ui.widget_updates]

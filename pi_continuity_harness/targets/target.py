@@ -178,6 +178,10 @@ class Observation:
     #: The implementation's own file operations (``{"op", "path"}``), where the target can see
     #: them (the simulator; real Pi with a Python implementation through the bridge).
     fs_events: list[dict[str, Any]] = field(default_factory=list)
+    #: What slash commands showed without a UI (print and json modes), one text per command:
+    #: what the command wrote to stdout or stderr, which Pi shows the user on stderr there
+    #: (the simulator; Pi's RPC mode always has a UI).
+    command_output: list[str] = field(default_factory=list)
     #: The machine root on disk. The paths above are the ones the host sees; the simulator's
     #: host sees a fixed virtual root instead (``simulator/virtual_root.py``), which leads to
     #: this directory while the simulation is the process's current one. None: ``project_dir.parent``.
