@@ -68,6 +68,7 @@ from pi_continuity_harness.scenario.workspace import HostPaths, apply_edit
 from pi_continuity_harness.simulator.agent_session import AgentSession, PromptRejectedError
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
 from pi_continuity_harness.simulator.model_service import ModelCatalog, ScriptedModelService, SimModelRegistry
+from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.runner import ExtensionRunner, RuntimeBindings
 from pi_continuity_harness.simulator.session_manager import SessionManager
 from pi_continuity_harness.simulator.settings import (
@@ -339,6 +340,7 @@ class SimHost:
         restored: bool,
         model: Model | None = None,
         startup: bool = False,
+        thinking_from_settings: bool = False,
     ) -> Runtime:
         with self.host_io():
             trust = resolve_project_trust(self.paths.project_dir, self.paths.agent_dir, approve=self.approve)
@@ -346,6 +348,18 @@ class SimHost:
                 self.paths.project_dir, self.paths.agent_dir, project_trusted=trust.trusted
             )
         model = model or self._model_for_new_runtime(manager, restored)
+        if thinking_from_settings:
+            # A process started without ``--thinking`` on a new session: the per-model level,
+            # else ``defaultThinkingLevel``, else Pi's default, clamped to the model (sdk.js:121-143).
+            values = settings.get_settings()
+            per_model = values.get("modelThinkingLevels")
+            level = (
+                per_model.get(f"{model.provider}/{model.id}")
+                if isinstance(per_model, dict) and model
+                else None
+            )
+            level = level or values.get("defaultThinkingLevel") or DEFAULT_THINKING_LEVEL
+            self.thinking_level = clamp_thinking_level(model, str(level))
         session = AgentSession(
             session_manager=manager,
             settings=settings,
@@ -573,6 +587,7 @@ class SimHost:
                     restored=False,
                     model=self.default_model(),
                     startup=True,
+                    thinking_from_settings=True,
                 )
         else:
             manager = SessionManager.create(

@@ -279,3 +279,16 @@ def test_a_model_switch_applies_the_default_thinking_level(targets: Targets) -> 
     levels = [e["thinkingLevel"] for e in real.entries if e.get("type") == "thinking_level_change"]
     assert levels == ["low", "off"]
     assert_equivalent(real, sim)
+
+
+def test_a_restart_before_the_session_file_exists_takes_the_default_thinking_level(targets: Targets) -> None:
+    """CA core/sdk.js:121-143: a restart onto a file Pi never wrote starts a new session
+    without ``--thinking``: ``defaultThinkingLevel`` (found by differential exploration, seed 147)."""
+    sc = scenario(
+        {"agent": [{"text": "a"}]},
+        thinking_level="low",
+        models=[{"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000, "reasoning": True}],
+    )
+    real, sim = play(targets, sc, [{"restart": {}}, {"prompt": "a"}])
+    assert assistants(real)[0]["thinkingLevel"] == "off"
+    assert_equivalent(real, sim)

@@ -598,3 +598,21 @@ def test_a_model_switch_applies_the_default_thinking_level(tmp_path: Path) -> No
     bodies = [r.body for r in result.host.service.requests if r.kind == "agent"]
     assert "reasoning_effort" in bodies[0] and "reasoning_effort" not in bodies[1]
     assert result.host.thinking_level == "off"
+
+
+# ============================================================ CA core/sdk.js:121-143, 292-302
+def test_a_restart_before_the_session_file_exists_takes_the_default_thinking_level(tmp_path: Path) -> None:
+    """Restarted with ``--session`` on a file Pi never wrote (lazy files), Pi starts a new
+    session without ``--thinking``: the level is the settings' ``defaultThinkingLevel``
+    (the harness's ``off``), not the first process's ``low`` (found by differential exploration,
+    seed 147)."""
+    scenario = base(
+        models=REASONING_MODELS,
+        thinking_level="low",
+        model={"agent": [{"text": "a"}]},
+        operations=[{"restart": {}}, {"prompt": "a"}],
+    )
+    result = run(tmp_path, scenario)
+    assert assistant_entries(result)[0]["thinkingLevel"] == "off"
+    bodies = [r.body for r in result.host.service.requests if r.kind == "agent"]
+    assert "reasoning_effort" not in bodies[0]
