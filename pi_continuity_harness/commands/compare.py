@@ -31,6 +31,7 @@ from rich.table import Table
 from pi_continuity_harness.commands import UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
+from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.features.pytest_plugin import observation_path
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.targets.comparison import Difference, diff_records
@@ -55,6 +56,8 @@ class ScenarioComparison:
 
     #: Why one target skipped it for a capability it lacks (``needs ...``), if so.
     capability_skip: str = ""
+    #: Where each target's observation record is (``sim``, ``pi``), when it wrote one.
+    observations: dict[str, str] = field(default_factory=dict)
 
     @property
     def comparable(self) -> bool:
@@ -95,6 +98,7 @@ class ScenarioComparison:
             "pi_seconds": self.pi_seconds,
             "time_ratio": None if self.ratio is None else round(self.ratio, 2),
             "note": self.note,
+            "observations": self.observations,
             "differences": [d.to_json() for d in self.differences],
         }
 
@@ -155,8 +159,11 @@ class CompareReport:
         }
 
 
-def _record(root: Path, result: ScenarioResult) -> dict[str, Any] | None:
-    path = observation_path(root, result.nodeid.split("::")[-1] if result.nodeid else result.name)
+def _observation(root: Path, result: ScenarioResult) -> Path:
+    return observation_path(root, result.nodeid.split("::")[-1] if result.nodeid else result.name)
+
+
+def _record(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
@@ -185,11 +192,16 @@ def compare_runs(sim: SuiteRun, pi: SuiteRun, workdir: Path) -> CompareReport:
         for skipped in (sim_result, pi_result):
             if skipped.status == "skipped" and skipped.detail.startswith("needs "):
                 item.capability_skip = skipped.detail
+        paths = {
+            "sim": _observation(workdir / "sim", sim_result),
+            "pi": _observation(workdir / "pi", pi_result),
+        }
+        item.observations = {target: str(path) for target, path in paths.items() if path.is_file()}
         if not item.comparable:
             item.note = item.capability_skip or pi_result.detail or sim_result.detail
             continue
-        sim_record = _record(workdir / "sim", sim_result)
-        pi_record = _record(workdir / "pi", pi_result)
+        sim_record = _record(paths["sim"])
+        pi_record = _record(paths["pi"])
         item.sim_seconds = (sim_record or {}).get("seconds") or sim_result.duration_s
         item.pi_seconds = (pi_record or {}).get("seconds") or pi_result.duration_s
         if item.outcome_differs:
@@ -277,6 +289,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--workdir", type=Path, help="keep both runs under this directory (<dir>/sim, <dir>/pi)"
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the full report as JSON here")
+    add_html_option(parser, "the comparison (each scenario's two observations side by side)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.set_defaults(func=main)
 
@@ -289,6 +302,7 @@ def main(args: argparse.Namespace) -> int:
         )
     if args.json_path is not None and args.json_path.is_dir():
         raise UsageError(f"--json {args.json_path}: is a directory")
+    check_html(args.html)
 
     printers = {
         target: progress_printer(console, quiet=args.quiet, prefix=f"{target:>3} ")
@@ -333,6 +347,14 @@ def main(args: argparse.Namespace) -> int:
             json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
         )
         console.print(f"report written to {args.json_path}")
+    if args.html is not None:
+        from pi_continuity_harness.report import render_compare  # noqa: PLC0415  (the report extra)
+
+        write_html_report(
+            args.html,
+            lambda: render_compare(report.to_json()),
+            lambda text: console.print(text, markup=False),
+        )
     return 0 if report.ok else 1
 
 

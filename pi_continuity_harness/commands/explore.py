@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.explore.engine import ExploreSettings, SeedReport, explore_seeds, summarise
 from pi_continuity_harness.explore.plugins import plugin_for
 from pi_continuity_harness.explore.runner import scratch_root
@@ -48,6 +49,7 @@ def register(subparsers: Any) -> None:
         "--extension", default="reference", help="implementation under test (default reference)"
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write every seed's report as JSON here")
+    add_html_option(parser, "the exploration (seeds, failures, minimised scenarios and replay commands)")
     parser.add_argument("--out", type=Path, default=Path("explore-out"), help="where failures are written")
     parser.add_argument(
         "--check-determinism", action="store_true", help="run every seed twice; fail on any trace difference"
@@ -73,6 +75,7 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--out {args.out}: exists and is not a directory")
     if args.json_path is not None and args.json_path.is_dir():
         raise UsageError(f"--json {args.json_path}: is a directory")
+    check_html(args.html)
     try:
         implementation_system(args.extension)
     except ImplementationError as error:
@@ -124,17 +127,21 @@ def main(args: argparse.Namespace) -> int:
             shutil.rmtree(work_root, ignore_errors=True)
     summary = summarise(system, reports, wall)
     _print_summary(summary, work_root if keep else None)
+    payload = {
+        "implementation": args.extension,
+        "system": system,
+        "steps": args.steps,
+        "summary": summary,
+        "seeds": [r.to_json() for r in reports],
+    }
     if args.json_path is not None:
         args.json_path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "implementation": args.extension,
-            "system": system,
-            "steps": args.steps,
-            "summary": summary,
-            "seeds": [r.to_json() for r in reports],
-        }
         args.json_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"results written to {args.json_path}")
+    if args.html is not None:
+        from pi_continuity_harness.report import render_explore  # noqa: PLC0415  (the report extra)
+
+        write_html_report(args.html, lambda: render_explore(payload))
     return 0 if failures == 0 else 1
 
 

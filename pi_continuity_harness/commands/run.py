@@ -6,6 +6,7 @@ Exit status 0 only when no scenario failed (skips are allowed, each with its rea
 from __future__ import annotations
 
 import argparse
+import importlib.util
 from collections import OrderedDict
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from rich.table import Table
 from pi_continuity_harness.commands import UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
+from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
 
 __all__ = ["register", "render_table"]
@@ -52,6 +54,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--report", type=Path, help="write the validation record (Markdown and JSON) into DIR"
     )
+    add_html_option(parser, "the run (summary, assertions, each scenario's steps, context chart and Briefs)")
+    parser.add_argument(
+        "--html-timelines",
+        choices=("all", "failed", "none"),
+        default="all",
+        help="whose trace timelines and kept model requests the HTML report holds (default all)",
+    )
+    parser.add_argument(
+        "--allure",
+        type=Path,
+        metavar="DIR",
+        help="write Allure results into DIR, one per scenario with its steps (needs the 'allure' extra)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines, only the table")
     parser.set_defaults(func=main)
 
@@ -64,6 +79,10 @@ def main(args: argparse.Namespace) -> int:
         path = getattr(args, option)
         if path is not None and path.exists() and path.is_dir():
             raise UsageError(f"--{option.replace('_path', '')} {path}: is a directory")
+    check_html(args.html)
+    extra_args = ["--system", args.system] if args.system else []
+    if args.allure is not None:
+        extra_args.append(f"--alluredir={_allure_dir(args.allure)}")
 
     progress = progress_printer(console, quiet=args.quiet)
 
@@ -76,7 +95,7 @@ def main(args: argparse.Namespace) -> int:
         workdir=args.workdir,
         junit=args.junit,
         cucumber=args.cucumber,
-        extra_args=["--system", args.system] if args.system else None,
+        extra_args=extra_args,
         on_result=progress,
     )
     console.print(render_table(run))
@@ -86,10 +105,31 @@ def main(args: argparse.Namespace) -> int:
     if args.report is not None:
         md, js = run.write_report(args.report)
         console.print(f"validation record written to {md} and {js}")
+    if args.html is not None:
+        from pi_continuity_harness.report import render_run  # noqa: PLC0415  (the report extra)
+
+        write_html_report(
+            args.html,
+            lambda: render_run(run.record(), timelines=args.html_timelines),
+            lambda text: console.print(text, markup=False),
+        )
     if not run.results:
         console.print("[bold red]no scenario ran[/] (check --tags / -k, or the collection errors above)")
         return 1
     return 0 if run.ok else 1
+
+
+def _allure_dir(path: Path) -> Path:
+    """``--allure DIR``, refused before the run when it cannot be written or the plugin (the
+    ``allure`` extra: allure-pytest-bdd, loaded by pytest through its entry point) is missing."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--allure {path}: exists and is not a directory")
+    if importlib.util.find_spec("allure_pytest_bdd") is None:
+        raise UsageError(
+            "--allure needs the 'allure' extra (allure-pytest-bdd not installed): "
+            "python -m pip install 'pi-continuity-harness[allure]'"
+        )
+    return path.resolve()
 
 
 def render_table(run: SuiteRun) -> Table:

@@ -87,16 +87,22 @@ class SuiteRun:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
-    def write_report(self, directory: Path) -> tuple[Path, Path]:
-        """The validation record of spec §20, as Markdown and JSON."""
-        directory.mkdir(parents=True, exist_ok=True)
-        record = {
+    def record(self) -> dict[str, Any]:
+        """The validation record of spec §20 as data: the run, its environment and install
+        command, and every scenario whole (steps, what it observed, its work directory). The
+        JSON of ``run --report`` and the input of the HTML report (``run --html``)."""
+        return {
             **self.to_json(),
             "install_command": _install_command(self.target),
             "counts": self.counts(),
             "seconds": round(self.seconds, 3),
             "assertions": [asdict(r) for r in self.results],
         }
+
+    def write_report(self, directory: Path) -> tuple[Path, Path]:
+        """The validation record of spec §20, as Markdown and JSON."""
+        directory.mkdir(parents=True, exist_ok=True)
+        record = self.record()
         json_path = directory / "validation-record.json"
         json_path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         md_path = directory / "validation-record.md"
