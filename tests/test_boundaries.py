@@ -52,6 +52,8 @@ RULES: tuple[Rule, ...] = (
     Rule(ROOT),
     Rule(_p("errors")),
     Rule(_p("api"), (_p("errors"),)),
+    # The rule catalogue and its coverage: data and pure computation, asked by everyone above.
+    Rule(_p("rules"), (_p("errors"),)),
     Rule(_p("scenario"), (_p("api"), _p("errors"))),
     Rule(_p("simulator"), (_p("api"), _p("scenario"), _p("errors"))),
     Rule(_p("targets"), (_p("api"), _p("scenario"), _p("simulator"), _p("errors")), (ROOT,)),
@@ -60,7 +62,7 @@ RULES: tuple[Rule, ...] = (
     Rule(_p("reference.psc"), (_p("api"),)),
     Rule(_p("reference.blitz"), (_p("api"),)),
     Rule(_p("reference"), ()),
-    Rule(_p("features"), (_p("api"), _p("scenario"), _p("targets"), _p("errors")), (ROOT,)),
+    Rule(_p("features"), (_p("api"), _p("scenario"), _p("targets"), _p("rules"), _p("errors")), (ROOT,)),
     # The step library: only the Target seam's public API, the scenario language and the API.
     Rule(
         _p("features.steps"),
@@ -75,10 +77,13 @@ RULES: tuple[Rule, ...] = (
             _p("simulator"),
             _p("features.oracle"),
             _p("features.world"),
+            _p("rules"),
             _p("errors"),
         ),
     ),
-    Rule(_p("mutants"), (_p("api"), _p("reference"), _p("explore"), _p("scenario"), _p("errors"))),
+    Rule(
+        _p("mutants"), (_p("api"), _p("reference"), _p("explore"), _p("scenario"), _p("rules"), _p("errors"))
+    ),
     # The HTML report reads results, observations and traces as data (records and files): it
     # imports none of the packages that make them, so it draws a real-Pi run and a simulated
     # one the same way. Only the command line imports it.
@@ -93,6 +98,7 @@ RULES: tuple[Rule, ...] = (
             _p("features"),
             _p("explore"),
             _p("mutants"),
+            _p("rules"),
             _p("report"),
             _p("errors"),
         ),

@@ -41,6 +41,15 @@ def summary(result: SimulationResult) -> str:
     lines = [
         f"scenario {result.scenario.name}  seed {result.seed}  extension {result.implementation}",
         f"workdir  {result.workdir}",
+        f"machine  {result.machine_dir} (the host's $WORK: {result.host.paths.workdir})",
+        *(
+            [
+                f"note     the host saw the real directory ({result.note}): this run replays "
+                "byte for byte only in the same directory"
+            ]
+            if result.note
+            else []
+        ),
         "operations:",
     ]
     for index, outcome in enumerate(result.operations):

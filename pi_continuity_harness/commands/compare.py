@@ -28,13 +28,13 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.features.pytest_plugin import observation_path
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
-from pi_continuity_harness.targets.comparison import Difference, diff_records
+from pi_continuity_harness.targets.comparison import Difference, Neutraliser, diff_records
 from pi_continuity_harness.targets.known_differences import KNOWN_DIFFERENCES, neutralisers
 
 __all__ = ["CompareReport", "ScenarioComparison", "compare_runs", "compare_suites", "register"]
@@ -170,11 +170,14 @@ def _record(path: Path) -> dict[str, Any] | None:
     return data
 
 
-def compare_runs(sim: SuiteRun, pi: SuiteRun, workdir: Path) -> CompareReport:
-    """Pair the two runs' scenarios (by test id) and diff their observation records."""
+def compare_runs(
+    sim: SuiteRun, pi: SuiteRun, workdir: Path, known: list[tuple[str, Neutraliser]] | None = None
+) -> CompareReport:
+    """Pair the two runs' scenarios (by test id) and diff their observation records; ``known``
+    are the ledger's neutralisers (default: ``known_differences``)."""
     by_id = {r.nodeid or r.name: r for r in pi.results}
     scenarios: list[ScenarioComparison] = []
-    known = neutralisers()
+    known = neutralisers() if known is None else known
     for sim_result in sim.results:
         key = sim_result.nodeid or sim_result.name
         pi_result = by_id.pop(key, None)
@@ -269,7 +272,7 @@ def compare_suites(
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "compare",
-        help="run the suite on the simulator and on real Pi and compare what each observed",
+        help=SUMMARIES["compare"],
         description=(
             "Run the conformance suite on the simulator and on a real Pi 1.6 process, then report per "
             "scenario the two outcomes, the differences between the two normalised observations "

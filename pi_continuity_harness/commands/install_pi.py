@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.targets.realpi.install import PiInstallError, default_cache_dir, install_pi
 
 __all__ = ["register"]
@@ -18,7 +18,7 @@ __all__ = ["register"]
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "install-pi",
-        help="install pinned Node 22 and Pi 1.6.0 from the npm registry (cached)",
+        help=SUMMARIES["install-pi"],
         description=(
             "Install node@22 and @earendil-works/pi-coding-agent@1.6.0 from the npm registry into a cache "
             "directory (default $PI_CONTINUITY_HARNESS_CACHE or ~/.cache/pi-continuity-harness), or reuse it."

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.mutants.catalogue import MUTANTS
 from pi_continuity_harness.mutants.matrix import MutantOutcome, run_matrix
 
@@ -29,7 +29,7 @@ __all__ = ["register", "render_matrix"]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "mutants",
-        help="run the suite and the explorer against every mutant and print the kill matrix",
+        help=SUMMARIES["mutants"],
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

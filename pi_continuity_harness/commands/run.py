@@ -1,6 +1,9 @@
 """``pi-continuity-harness run``: the conformance suite, with a table of the named assertions.
 
-Exit status 0 only when no scenario failed (skips are allowed, each with its reason).
+Exit status 0 only when no scenario failed (skips are allowed, each with its reason); with
+``--null-check``, only when nothing but ``@host`` scenarios passed. ``--by-rule`` adds a table of
+the catalogue's rules, each passed, failed or not run; ``--rules`` runs only the scenarios that
+prove the rules named.
 """
 
 from __future__ import annotations
@@ -10,13 +13,16 @@ import importlib.util
 from collections import OrderedDict
 from pathlib import Path
 
+from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
+from pi_continuity_harness.rules import catalogue_for_rule, rule_tag
 
 __all__ = ["register", "render_table"]
 
@@ -26,7 +32,7 @@ _STYLE = STATUS_STYLE
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "run",
-        help="run the conformance suite and print the named assertions",
+        help=SUMMARIES["run"],
         description=(
             "Run the Gherkin conformance suite against an implementation on the simulator (default) "
             "or on a real Pi 1.6 process, and print one row per scenario, grouped by named assertion."
@@ -45,6 +51,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "needed for a TypeScript file)",
     )
     parser.add_argument("--tags", help="pytest marker expression over feature tags, e.g. 'smoke'")
+    parser.add_argument(
+        "--rules",
+        nargs="+",
+        metavar="ID",
+        help="only the scenarios that prove these catalogue rules (tagged @rule-<ID>)",
+    )
     parser.add_argument("-k", dest="keyword", help="pytest keyword expression over scenario test names")
     parser.add_argument("--seed", type=int, default=0, help="seed of every simulated run (default 0)")
     parser.add_argument("--workdir", type=Path, help="keep each scenario's machine under this directory")
@@ -53,6 +65,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--cucumber", type=Path, help="write Cucumber JSON here")
     parser.add_argument(
         "--report", type=Path, help="write the validation record (Markdown and JSON) into DIR"
+    )
+    parser.add_argument(
+        "--by-rule",
+        action="store_true",
+        help="also print, per rule of the catalogue, whether the implementation passed, failed or did not run it",
+    )
+    parser.add_argument(
+        "--null-check",
+        action="store_true",
+        help="the implementation is expected to do nothing: exit 0 only when every scenario it passes "
+        "is tagged @host (a verdict without evidence otherwise)",
     )
     add_html_option(parser, "the run (summary, assertions, each scenario's steps, context chart and Briefs)")
     parser.add_argument(
@@ -84,12 +107,19 @@ def main(args: argparse.Namespace) -> int:
     if args.allure is not None:
         extra_args.append(f"--alluredir={_allure_dir(args.allure)}")
 
+    tags = args.tags
+    if args.rules:
+        unknown = [rule for rule in args.rules if catalogue_for_rule(rule) is None]
+        if unknown:
+            raise UsageError(f"--rules: {', '.join(unknown)}: no such rule in any catalogue")
+        selection = " or ".join(rule_tag(rule) for rule in args.rules)
+        tags = f"({tags}) and ({selection})" if tags else selection
     progress = progress_printer(console, quiet=args.quiet)
 
     run = run_suite(
         target=args.target,
         extension=args.extension,
-        tags=args.tags,
+        tags=tags,
         keyword=args.keyword,
         seed=args.seed,
         workdir=args.workdir,
@@ -99,6 +129,8 @@ def main(args: argparse.Namespace) -> int:
         on_result=progress,
     )
     console.print(render_table(run))
+    if args.by_rule:
+        console.print(render_rules(run))
     if args.json_path is not None:
         run.write_json(args.json_path)
         console.print(f"results written to {args.json_path}")
@@ -116,7 +148,57 @@ def main(args: argparse.Namespace) -> int:
     if not run.results:
         console.print("[bold red]no scenario ran[/] (check --tags / -k, or the collection errors above)")
         return 1
+    if args.null_check:
+        return _null_check(console, run)
     return 0 if run.ok else 1
+
+
+def _null_check(console: Console, run: SuiteRun) -> int:
+    """An implementation that does nothing may pass only ``@host`` scenarios (issue 10 item 4)."""
+    without = run.passed_without_evidence()
+    host = sum(1 for r in run.results if r.status == "passed" and r.host)
+    if without:
+        console.print(
+            f"[bold red]{len(without)} scenarios passed for {run.implementation} without being tagged @host[/] "
+            "(each is a verdict without evidence):"
+        )
+        for result in without:
+            console.print(f"  {escape(result.assertion)} :: {escape(result.name)} ({result.feature_file})")
+        return 1
+    console.print(f"null check: {host} @host scenarios passed, no other scenario passed")
+    return 0
+
+
+def render_rules(run: SuiteRun) -> Table:
+    """One row per catalogue rule: passed, failed or not run, and the scenarios that prove it."""
+    verdicts = run.by_rule()
+    counts = {
+        status: sum(1 for v in verdicts if v.status == status) for status in ("passed", "failed", "not run")
+    }
+    table = Table(
+        title=(
+            f"Rules — {run.implementation} on {run.target}: {counts['passed']} met, {counts['failed']} broken, "
+            f"{counts['not run']} not run"
+        ),
+        show_lines=False,
+    )
+    table.add_column("rule", no_wrap=True)
+    table.add_column("section", no_wrap=True)
+    table.add_column("status")
+    table.add_column("scenarios", overflow="fold")
+    table.add_column("rule text", overflow="ellipsis", max_width=70)
+    styles = {"passed": "green", "failed": "bold red", "not run": "yellow"}
+    for verdict in verdicts:
+        failing = [name for name, status in verdict.scenarios if status in ("failed", "error")]
+        shown = failing or [name for name, _ in verdict.scenarios]
+        table.add_row(
+            verdict.rule,
+            verdict.section,
+            f"[{styles[verdict.status]}]{verdict.status}[/]",
+            escape("; ".join(shown[:3]) + (f"; +{len(shown) - 3}" if len(shown) > 3 else "")) or "—",
+            escape(verdict.text),
+        )
+    return table
 
 
 def _allure_dir(path: Path) -> Path:

@@ -6,7 +6,7 @@ of any system. A :class:`ExplorerPlugin` declares, for one system:
 * how a seed expands into a :class:`Case` (a machine, fault-phase operations, the model's
   replies and faults, all plain data whose simplest value is "no fault");
 * the :class:`InvariantSpec` of every invariant (name, what it says, the rule ids of
-  ``/work/shared/rules/*.md`` it checks) and a :class:`Checker` that checks them on a running
+  the rule catalogue it checks, ``pi_continuity_harness.rules``) and a :class:`Checker` that checks them on a running
   simulation, after every effect and operation or at the end of the run;
 * an optional liveness phase (:class:`LivenessPhase`): once the faults heal, the system must
   make progress;
@@ -80,7 +80,8 @@ class InvariantSpec:
 
     name: str
     doc: str
-    #: Rule ids of ``/work/shared/rules/*.md`` (``P67``, ``H29``); empty where none is obvious.
+    #: Ids of the rules it checks, from the system's rule catalogue (``pi_continuity_harness.rules``:
+    #: ``P67``, ``H29a``); ``pi-continuity-harness rules`` counts the invariant as their check.
     rules: tuple[str, ...] = ()
 
 

@@ -6,6 +6,7 @@ feature of the suite.
 
 from pi_continuity_harness.features.pytest_plugin import (  # noqa: F401
     pytest_addoption,
+    pytest_bdd_step_error,
     pytest_collection_modifyitems,
     pytest_configure,
     world,

@@ -11,8 +11,11 @@ implementation name, or a TypeScript file for ``--target pi``), ``--seed``,
 
 Tags: ``@needs-<capability>`` skips a scenario (or an Examples block) on a target without
 that capability, with the reason; ``@smoke``, ``@install``, ``@rules``, ``@failures`` group
-features. Each test records its feature (the named assertion), scenario, system and the
-artifacts it produced as ``user_properties``, which JUnit XML and the run report carry.
+features; ``@rule-<id>`` says the scenario proves that rule of the system's catalogue
+(:mod:`pi_continuity_harness.rules`) and ``@host`` that it tests Pi's own behaviour, holding for
+any extension (both are registered as markers). Each test records its feature (the named
+assertion), scenario, system, tags and the artifacts it produced as ``user_properties``, which
+JUnit XML and the run report carry.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from pytest_bdd.scenario import scenario_wrapper_template_registry
 
 from pi_continuity_harness import targets
 from pi_continuity_harness.features.world import World
+from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rule_tag
+from pi_continuity_harness.rules import systems as rule_systems
 from pi_continuity_harness.scenario import implementations as registry
 from pi_continuity_harness.scenario.implementations import SESSION_CONTINUITY, SYSTEMS, ImplementationError
 from pi_continuity_harness.scenario.model_script import RequestKind
@@ -43,6 +48,7 @@ __all__ = [
     "implementation_system",
     "make_target",
     "observation_path",
+    "scenario_tags",
     "target_capabilities",
 ]
 
@@ -90,6 +96,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for tag in KNOWN_TAGS:
         config.addinivalue_line("markers", f"{tag}: conformance feature group")
+    config.addinivalue_line(
+        "markers", f"{HOST_TAG}: tests Pi's own behaviour; holds for any extension, so it proves no rule"
+    )
+    for system in rule_systems():
+        for rule in load_catalogue(system).rules:
+            config.addinivalue_line("markers", f"{rule_tag(rule.id)}: proves rule {rule.id} ({rule.section})")
     for capability, meaning in CAPABILITIES.items():
         config.addinivalue_line("markers", f"needs-{capability}: runs only on a target that can: {meaning}")
 
@@ -164,6 +176,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.user_properties.append(("scenario", template.name))
         item.user_properties.append(("system", system))
         item.user_properties.append(("feature_file", str(feature.rel_filename)))
+        item.user_properties.append(("tags", json.dumps(scenario_tags(item))))
         if system_under_test is None:
             system_under_test = implementation_system(config)
         (kept if system in ("unknown", system_under_test) else other_system).append(item)
@@ -184,6 +197,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                     pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {target} lacks it")
                 )
                 break
+
+
+#: Marks pytest itself puts on a test; every other mark of a scenario is one of its Gherkin tags.
+_PYTEST_MARKS = frozenset({"parametrize", "usefixtures", "skip", "skipif", "xfail", "filterwarnings"})
+
+
+def scenario_tags(item: pytest.Item) -> list[str]:
+    """The Gherkin tags of a scenario's test: the feature's, the scenario's and its Examples
+    block's (pytest-bdd turns each into a mark), sorted."""
+    return sorted({mark.name for mark in item.iter_markers() if mark.name not in _PYTEST_MARKS})
+
+
+def pytest_bdd_step_error(
+    request: pytest.FixtureRequest,
+    feature: Any,
+    scenario: Any,
+    step: Any,
+    step_func: Any,
+    step_func_args: dict[str, Any],
+    exception: BaseException,
+) -> None:
+    """Record which step failed and why, so a failure report names the step, what it expected
+    (the step's own words) and what was observed (the step's assertion message)."""
+    message = str(exception) or type(exception).__name__
+    if not isinstance(exception, AssertionError):
+        message = f"{type(exception).__name__}: {message}"
+    record = {"keyword": str(step.keyword).strip(), "step": str(step.name), "message": message}
+    request.node.user_properties.append(("failed_step", json.dumps(record, ensure_ascii=False)))
 
 
 def _slug(text: str) -> str:
@@ -248,18 +289,26 @@ def _summarise(world: World) -> dict[str, Any]:
         return {"started": False}
     try:
         observation = world.observe()
-        artifacts = sorted(str(world.artifact_dir() / name) for name in world.all_artifacts())
+        artifacts = sorted(
+            str(observation.on_disk(world.artifact_dir() / name)) for name in world.all_artifacts()
+        )
     except Exception as error:  # the report must not hide the scenario's own failure
         return {"started": True, "observation_error": str(error)}
     return {
         "started": True,
-        "workdir": str(observation.project_dir.parent),
-        "session_file": str(observation.session_file) if observation.session_file else None,
+        "workdir": str(observation.run_dir),
+        "session_file": str(observation.on_disk(observation.session_file))
+        if observation.session_file
+        else None,
         "operations": [
             {"name": o.name, "ok": o.ok, "error": o.error, "disposition": o.disposition}
             for o in observation.operations
         ],
         "notifications": [{"message": m, "type": t} for m, t in observation.notifications],
+        "implementation_errors": [
+            {"where": e.get("extensionPath"), "event": e.get("event"), "error": e.get("error")}
+            for e in observation.session("extension_error")
+        ],
         "compactions": len(observation.entries_of("compaction")),
         "model_requests": {kind: len(observation.requests(kind)) for kind in _REQUEST_KINDS},
         "artifacts": artifacts,

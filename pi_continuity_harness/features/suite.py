@@ -22,8 +22,10 @@ from pytest_bdd.reporting import test_report_context_registry
 
 from pi_continuity_harness import PI_VERSION, __version__
 from pi_continuity_harness.features import SUITE_DIR
+from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rules_in_tags
+from pi_continuity_harness.rules import systems as rule_systems
 
-__all__ = ["ScenarioResult", "SuiteRun", "run_suite"]
+__all__ = ["RuleVerdict", "ScenarioResult", "SuiteRun", "failure_detail", "run_suite"]
 
 
 @dataclass
@@ -40,6 +42,20 @@ class ScenarioResult:
     feature_file: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)
     observed: dict[str, Any] = field(default_factory=dict)
+    #: The scenario's Gherkin tags (feature, scenario and Examples block).
+    tags: list[str] = field(default_factory=list)
+    #: The step that failed: ``{"keyword", "step", "message"}`` (None: no step failed).
+    failed_step: dict[str, str] | None = None
+
+    @property
+    def rules(self) -> list[str]:
+        """The catalogue rules the scenario proves (its ``@rule-<id>`` tags)."""
+        return list(rules_in_tags(self.tags))
+
+    @property
+    def host(self) -> bool:
+        """Tagged ``@host``: it tests Pi's own behaviour and holds for any extension."""
+        return HOST_TAG in self.tags
 
     def public(self) -> dict[str, Any]:
         return {
@@ -49,6 +65,28 @@ class ScenarioResult:
             "status": self.status,
             "duration_s": round(self.duration_s, 4),
             "detail": self.detail,
+            "tags": self.tags,
+            "rules": self.rules,
+        }
+
+
+@dataclass(frozen=True)
+class RuleVerdict:
+    """What one run says about one rule: passed (every scenario proving it passed), failed (one
+    failed), or not run (none of its scenarios ran here, or the rule has none)."""
+
+    rule: str
+    section: str
+    text: str
+    status: str  # passed | failed | not run
+    scenarios: tuple[tuple[str, str], ...]  # (scenario, status)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "section": self.section,
+            "status": self.status,
+            "scenarios": [{"name": name, "status": status} for name, status in self.scenarios],
         }
 
 
@@ -75,12 +113,48 @@ class SuiteRun:
             out[result.status] = out.get(result.status, 0) + 1
         return out
 
+    def systems(self) -> list[str]:
+        """The systems whose scenarios ran, in the order they first appear."""
+        return list(dict.fromkeys(r.system for r in self.results if r.system in rule_systems()))
+
+    def by_rule(self) -> list[RuleVerdict]:
+        """Per rule of every system that ran, in catalogue order: passed, failed or not run, with
+        the scenarios that prove it (an implementation's author sees which rules they meet)."""
+        verdicts = []
+        for system in self.systems():
+            proving: dict[str, list[ScenarioResult]] = {}
+            for result in self.results:
+                if result.system == system:
+                    for rule_id in result.rules:
+                        proving.setdefault(rule_id, []).append(result)
+            for rule in load_catalogue(system).rules:
+                results = proving.get(rule.id, [])
+                statuses = {r.status for r in results}
+                if statuses & {"failed", "error"}:
+                    status = "failed"
+                elif "passed" in statuses:
+                    status = "passed"
+                else:
+                    status = "not run"
+                verdicts.append(
+                    RuleVerdict(
+                        rule.id, rule.section, rule.text, status, tuple((r.name, r.status) for r in results)
+                    )
+                )
+        return verdicts
+
+    def passed_without_evidence(self) -> list[ScenarioResult]:
+        """Scenarios that passed although they are not tagged ``@host``: for an implementation that
+        does nothing (the null implementation) each is a verdict without evidence."""
+        return [r for r in self.results if r.status == "passed" and not r.host]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "target": self.target,
             "implementation": self.implementation,
             "environment": self.environment,
             "results": [r.public() for r in self.results],
+            "rules": [verdict.to_json() for verdict in self.by_rule()],
         }
 
     def write_json(self, path: Path) -> None:
@@ -96,7 +170,7 @@ class SuiteRun:
             "install_command": _install_command(self.target),
             "counts": self.counts(),
             "seconds": round(self.seconds, 3),
-            "assertions": [asdict(r) for r in self.results],
+            "assertions": [{**asdict(r), "rules": r.rules} for r in self.results],
         }
 
     def write_report(self, directory: Path) -> tuple[Path, Path]:
@@ -134,6 +208,25 @@ def _markdown(run: SuiteRun, record: dict[str, Any]) -> str:
     ]
     for result in run.results:
         lines.append(f"| {result.assertion} | {result.name} | {result.status} | {result.duration_s:.3f} |")
+    verdicts = run.by_rule()
+    if verdicts:
+        counts = {
+            status: sum(1 for v in verdicts if v.status == status)
+            for status in ("passed", "failed", "not run")
+        }
+        lines += [
+            "",
+            "## Rules",
+            "",
+            f"{counts['passed']} rules met, {counts['failed']} broken, {counts['not run']} not run here "
+            "(a rule is met when every scenario tagged with it passed).",
+            "",
+            "| rule | section | status | scenarios |",
+            "|---|---|---|---|",
+        ]
+        for verdict in verdicts:
+            names = "; ".join(f"{name} ({status})" for name, status in verdict.scenarios) or "—"
+            lines.append(f"| {verdict.rule} | {verdict.section} | {verdict.status} | {names} |")
     for result in run.results:
         lines += ["", f"## {result.assertion}: {result.name}", "", f"Status: **{result.status}**"]
         if result.detail:
@@ -197,6 +290,10 @@ class _Collector:
             self.results[nodeid] = result
             self.order.append(nodeid)
         result.duration_s += report.duration
+        if "tags" in props and not result.tags:
+            result.tags = list(json.loads(str(props["tags"])))
+        if "failed_step" in props:
+            result.failed_step = json.loads(str(props["failed_step"]))
         if "observed" in props:
             try:
                 result.observed = json.loads(str(props["observed"]))
@@ -214,6 +311,8 @@ class _Collector:
             result.status = "failed" if report.when == "call" else "error"
             crash = getattr(report.longrepr, "reprcrash", None)
             result.detail = getattr(crash, "message", None) or str(report.longrepr)[-2000:]
+        if report.when == "teardown" and result.status in ("failed", "error") and result.failed_step:
+            result.detail = failure_detail(result.failed_step, result.observed.get("implementation_errors"))
         if report.when == "teardown" and self.on_result is not None:
             self.on_result(result, len(self.order), self.total)
 
@@ -229,6 +328,24 @@ class _Collector:
         rules and failures features, each in file order (pytest collects them alphabetically)."""
         results = [self.results[key] for key in self.order if key in self.results]
         return sorted(results, key=_reading_order)
+
+
+def failure_detail(failed_step: dict[str, str], errors: list[dict[str, Any]] | None) -> str:
+    """Why a scenario failed, for its author: the failing step, what it expected (the step's own
+    words), what was observed (the step's message) and every error the implementation threw (Pi
+    records each as ``extension_error``)."""
+    step = f"{failed_step.get('keyword', '')} {failed_step.get('step', '')}".strip()
+    lines = [
+        f"failing step: {step}",
+        f"expected: {failed_step.get('step', '')}",
+        f"observed: {failed_step.get('message', '')}",
+    ]
+    if errors:
+        lines.append(f"the implementation threw {len(errors)} error(s):")
+        lines += [f"  {e.get('where') or '?'} ({e.get('event') or '?'}): {e.get('error')}" for e in errors]
+    else:
+        lines.append("the implementation threw no error")
+    return "\n".join(lines)
 
 
 _GROUPS = ("smoke", "install", "rules", "failures")

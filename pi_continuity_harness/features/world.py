@@ -31,13 +31,30 @@ from pi_continuity_harness.scenario.model_script import Reply, RequestKind, Synt
 from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer, Operation, PromptOp
 from pi_continuity_harness.targets import CheckedRun, Observation, OperationOutcome, Target
 
-__all__ = ["DEFAULT_KEEP", "DEFAULT_RESERVE", "DEFAULT_WINDOW", "ScenarioDraft", "World", "settings_answers"]
+__all__ = [
+    "DEFAULT_KEEP",
+    "DEFAULT_RESERVE",
+    "DEFAULT_WINDOW",
+    "ScenarioDraft",
+    "World",
+    "project_files",
+    "settings_answers",
+]
 
 DEFAULT_WINDOW = 200_000
 DEFAULT_RESERVE = 50_000
 DEFAULT_KEEP = 2_000
 TURN_CHARS = 4_000
 ARTIFACT_SUBDIR = "session-continuity"
+
+
+def project_files(project: Path) -> dict[str, bytes]:
+    """Every file under the project directory, by project-relative path."""
+    if not project.is_dir():
+        return {}
+    return {
+        p.relative_to(project).as_posix(): p.read_bytes() for p in sorted(project.rglob("*")) if p.is_file()
+    }
 
 
 def _filler(label: str, chars: int) -> str:
@@ -184,8 +201,10 @@ class World:
             target = self.make_target()
             target.start(self.draft.build())
             self.target = target
-            settings = target.observe().project_dir / CONFIG_DIR_NAME / "settings.json"
+            project = target.observe().project_dir
+            settings = project / CONFIG_DIR_NAME / "settings.json"
             self.remembered["settings_at_start"] = settings.read_bytes() if settings.exists() else None
+            self.remembered["project_at_start"] = project_files(project)
         return self.target
 
     def close(self) -> None:
@@ -227,7 +246,19 @@ class World:
     def command(
         self, text: str, answers: list[DialogAnswer] | tuple[DialogAnswer, ...] = ()
     ) -> OperationOutcome:
-        return self.perform(CommandOp.model_validate({"command": {"text": text, "answers": list(answers)}}))
+        """Run a slash command. A command the implementation never registered does not run: Pi
+        sends the text to the model as an ordinary prompt (disposition ``started``/``queued``
+        instead of ``handled``), and the step that ran it fails saying so, never silently."""
+        outcome = self.perform(
+            CommandOp.model_validate({"command": {"text": text, "answers": list(answers)}})
+        )
+        if outcome.disposition in ("started", "queued"):
+            name = text.split(maxsplit=1)[0]
+            raise AssertionError(
+                f"the implementation registered no {name} command: Pi sent {text!r} to the model as a prompt "
+                f"(disposition {outcome.disposition!r})"
+            )
+        return outcome
 
     def work_turns(
         self, count: int, *, context_tokens: int | None = None, prompt_chars: int = TURN_CHARS

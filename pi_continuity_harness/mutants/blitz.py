@@ -39,6 +39,8 @@ class BlitzMutant:
     factory: Callable[[ExtensionAPI], None]
     #: The ``--extension`` value that loads it in a fresh process.
     spec: str
+    #: The ids of the catalogue rules it breaks (``pi_continuity_harness.rules``, ``blitz.yaml``).
+    rules: tuple[str, ...] = ()
 
 
 BLITZ_MUTANTS: dict[str, BlitzMutant] = {}
@@ -61,11 +63,11 @@ class _Mutant(BlitzHandoff):
 _Mutant.extension.__func__.pi_continuity_system = SYSTEM  # type: ignore[attr-defined]
 
 
-def _mutant(rule: str, how: str) -> Callable[[type[_Mutant]], type[_Mutant]]:
+def _mutant(rule: str, how: str, rules: tuple[str, ...] = ()) -> Callable[[type[_Mutant]], type[_Mutant]]:
     def register(cls: type[_Mutant]) -> type[_Mutant]:
         name = _snake(cls.__name__)
         spec = f"{__name__}:{cls.__qualname__}.extension"
-        BLITZ_MUTANTS[name] = BlitzMutant(name, rule, how, cls.extension, spec)
+        BLITZ_MUTANTS[name] = BlitzMutant(name, rule, how, cls.extension, spec, rules)
         return cls
 
     return register

@@ -50,6 +50,8 @@ class Mutant:
     canary: bool = False
     #: The implementation it changes (a registered name); the kill matrix runs it as the control.
     reference: str = "reference"
+    #: The ids of the catalogue rules it breaks (``pi_continuity_harness.rules``).
+    rules: tuple[str, ...] = ()
 
 
 MUTANTS: dict[str, Mutant] = {}
@@ -66,11 +68,11 @@ def _module(name: str) -> Any:
 
 
 def _mutant(
-    rule: str, how: str, *, canary: bool = False
+    rules: tuple[str, ...], rule: str, how: str, *, canary: bool = False
 ) -> Callable[[Callable[[ExtensionAPI], None]], Callable[[ExtensionAPI], None]]:
     def register(factory: Callable[[ExtensionAPI], None]) -> Callable[[ExtensionAPI], None]:
         name = factory.__name__
-        MUTANTS[name] = Mutant(name, rule, how, factory, f"{__name__}:{name}", canary)
+        MUTANTS[name] = Mutant(name, rule, how, factory, f"{__name__}:{name}", canary, rules=rules)
         return factory
 
     return register
@@ -202,6 +204,7 @@ def _read(path: str) -> str | None:
 
 # ============================================================================ the canary
 @_mutant(
+    ("P19a", "P19b", "P19c"),
     "(canary) §3 core invariant: a valid Brief becomes the compaction summary; this mutant cancels every "
     "native compaction, so no Brief ever commits",
     "session_before_compact always returns {cancel: true}",
@@ -227,6 +230,7 @@ def _regenerate(app: Any, event: Any, ctx: Any, result: BeforeCompactResult | No
 
 
 @_mutant(
+    ("P2",),
     "§3: the extension must return the exact re-read artifact content as the custom compaction summary; it must "
     "not regenerate a separate summary from memory",
     "the returned summary is the Brief re-rendered with one extra line, not the disk bytes",
@@ -246,6 +250,7 @@ def _falls_back_on(phase: str) -> Callable[[Any, Any, Any, Any], Any]:
 
 
 @_mutant(
+    ("P3c", "P5a", "P73"),
     "§3: a failed write or re-read must cancel compaction (fail closed)",
     "when writing the pending Brief fails, the hook returns nothing and Pi summarises by itself",
 )
@@ -254,6 +259,7 @@ def write_failure_falls_back(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P3a", "P5a", "P120b"),
     "§5: on a synthesis failure the extension cancels compaction; it must never fall back to an independently "
     "generated native summary (the custom-compaction.ts example returns undefined)",
     "when synthesis fails, the hook returns nothing and Pi summarises by itself",
@@ -263,6 +269,7 @@ def synthesis_failure_falls_back(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P5a", "P19b"),
     "§5: threshold, overflow and manual compaction all use session_before_compact to create the durable Brief",
     "on overflow the hook returns nothing, so Pi's own summary is persisted",
 )
@@ -274,6 +281,7 @@ def overflow_uses_pi_summary(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P5a", "P24"),
     "§5: failures are visible and fail closed; there is no cooldown that silently permits later native "
     "compaction without a Brief",
     "after a failed handoff, the next check point is let through without a Brief (Pi summarises)",
@@ -297,6 +305,7 @@ def cooldown_after_failure(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P7b", "P67"),
     "§8: a failed artifact is a postmortem only, never compaction or resume input",
     "when a failed postmortem of the session exists, its text is returned as the summary",
 )
@@ -320,6 +329,7 @@ def failed_artifact_accepted(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P59b", "P112"),
     "§13: a process death before session_compact leaves a same-session pending artifact inert; startup reports "
     "it but does not silently compact it",
     "the first compaction after a restart returns the stale pending Brief instead of a new one",
@@ -362,6 +372,7 @@ def stale_pending_used_as_summary(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P121",),
     "§3 (pi-session-continuity CHANGELOG 0.1.4): the hook synthesizes the Brief before compaction proceeds; "
     "the extension must not abort the run (and with it its own synthesis)",
     "session_before_compact calls ctx.abort() before synthesizing",
@@ -378,6 +389,7 @@ def synthesis_aborted_by_extension(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P108a", "P108b", "P110a", "P111a"),
     "§13: one in-memory active operation per session, released when the handoff ends (session_compact, "
     "session_compact_failed, or the failure itself)",
     "RuntimeState.clear_native_operation forgets the prepared Brief but never releases the gate",
@@ -394,6 +406,7 @@ def gate_never_released(pi: ExtensionAPI) -> None:
 
 # ============================================================================ commit and archive
 @_mutant(
+    ("P70b", "P70c", "P71b"),
     "§8: session_compact archives only when entry metadata, session id, event id, artifact path, hash and "
     "summary content all match the disk artifact",
     "the commit check ignores the disk bytes, the hash and the summary",
@@ -410,6 +423,7 @@ def archive_without_hash_check(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P6a",),
     "§7, §8: pending → archived only when session_compact confirms the matching custom CompactionEntry",
     "the Brief is archived in session_before_compact, before Pi commits anything",
 )
@@ -428,6 +442,7 @@ def archive_before_commit(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P54",),
     "§7: after each archive only the newest 10 archived Briefs of the session are kept",
     "retention keeps 11",
 )
@@ -439,6 +454,7 @@ def eleven_archives(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P68c",),
     "§8, §18: CompactionEntry.details must include a SHA-256 of the exact Brief content returned as summary",
     "details carry no sha256 (and the commit check stops asking for it)",
 )
@@ -481,6 +497,7 @@ def _send_continuation_after(reason: str) -> Wrap:
 
 
 @_mutant(
+    ("P21a", "P21b"),
     "§10: for overflow with willRetry: true, Pi's native retry is the continuation; the extension must not "
     "submit a duplicate resume message",
     "a continuation is also sent after overflow compaction",
@@ -490,6 +507,7 @@ def continuation_after_overflow(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P22",),
     "§10: manual /compact creates the durable Brief but does not force automatic continuation",
     "a continuation is also sent after manual compaction",
 )
@@ -498,6 +516,7 @@ def continuation_after_manual(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P59c",),
     "§7: same-session stale pending artifacts are inert after reload; v0.2.0 must not silently inject a stale "
     "pending artifact after reload",
     "after a reload the stale pending Brief is sent as a continuation",
@@ -522,6 +541,7 @@ def stale_pending_injected_after_reload(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P82b",),
     "§10: the continuation is the disk-backed Brief plus the fixed continuation suffix",
     "the continuation is the Brief alone, without the suffix",
 )
@@ -532,6 +552,7 @@ def continuation_without_suffix(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P125",),
     '§18: the continuation is submitted with deliverAs: "followUp"',
     'the continuation is submitted with deliverAs: "steer"',
 )
@@ -544,6 +565,7 @@ def continuation_as_steer(pi: ExtensionAPI) -> None:
 
 # ============================================================================ settings
 @_mutant(
+    ("P14",),
     "§12: percentages are not persisted as runtime policy; only the derived token values are written",
     "the settings merge also writes the percentages into compaction",
 )
@@ -572,6 +594,7 @@ def percentages_persisted(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P42a",),
     "§6: settings writes require explicit interactive confirmation",
     "the confirmation dialog is shown, but its answer is ignored",
 )
@@ -587,6 +610,7 @@ def settings_without_confirmation(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P43",),
     "§6: settings writes must preserve unrelated Pi settings",
     "the settings file is rewritten with only the compaction tokens",
 )
@@ -605,6 +629,7 @@ def unrelated_settings_dropped(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P101a",),
     "§12: /continuity settings derives reserveTokens and keepRecentTokens from the current model window",
     "the tokens are derived for a 200,000-token window whatever the current model is",
 )
@@ -616,6 +641,7 @@ def settings_for_wrong_window(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P89b",),
     "§11: when the active model window changes, the footer percentage is recalculated",
     "model_select updates nothing in the footer",
 )
@@ -628,6 +654,7 @@ def footer_not_recomputed(pi: ExtensionAPI) -> None:
 
 # ============================================================================ Brief content and synthesis
 @_mutant(
+    ("P79a",),
     "§14: insertion of the event-freshness rule must be idempotent (exactly once)",
     "the freshness rule is inserted twice",
 )
@@ -640,6 +667,7 @@ def freshness_rule_twice(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P78", "P80b", "P80c"),
     "§9, §14: the extension must deterministically insert the event-freshness rule under ## Recovery "
     "Instructions",
     "the freshness rule is never inserted",
@@ -651,6 +679,7 @@ def freshness_rule_missing(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P115a",),
     "§14: the synthesis prompt must explicitly include the authority-boundary rule",
     "the authority-boundary rule is removed from the synthesis prompt",
 )
@@ -668,6 +697,7 @@ def no_authority_rule_in_prompt(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P23",),
     "§5: Brief synthesis must reserve enough output budget for reasoning-capable models so effort tokens do "
     "not starve the final Markdown body",
     "max_tokens is sized for the body alone (2,048 tokens), with no reasoning allowance",
@@ -679,6 +709,7 @@ def reasoning_budget_not_reserved(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P87a",),
     "§11: all user-visible messages are product-prefixed (Pi Session Continuity)",
     'notifications say "Session Continuity" instead of the product name',
 )
@@ -694,6 +725,7 @@ def wrong_message_prefix(pi: ExtensionAPI) -> None:
 
 # ============================================================================ lifecycle
 @_mutant(
+    ("P13a", "P13b"),
     "§18: do not use turn_end for threshold detection and do not call ctx.compact() for automatic handoffs",
     "a turn_end handler compacts by itself once usage passes 5% of the window",
 )
@@ -715,6 +747,7 @@ def threshold_computed_by_extension(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P97b",),
     "§12: /continuity checkpoint is save-only: it does not request compaction or submit a continuation",
     "a checkpoint also calls ctx.compact()",
 )
@@ -732,6 +765,7 @@ def checkpoint_compacts(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P107a",),
     "§13: one in-memory active operation per session prevents a manual checkpoint from overlapping native Brief "
     "preparation (single flight)",
     "a checkpoint ignores the active operation and runs alongside native preparation",
@@ -758,6 +792,7 @@ def no_single_flight(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P40",),
     "§6: project-local files may be read or written only when ctx.isProjectTrusted() is true",
     "the extension config is read even in an untrusted project",
 )
@@ -769,6 +804,7 @@ def untrusted_project_read(pi: ExtensionAPI) -> None:
 
 
 @_mutant(
+    ("P39", "P53a", "P68b"),
     "§6: the implementation must use CONFIG_DIR_NAME (resolved under ctx.cwd); it must not hardcode .pi "
     "internally (§7: reported paths are resolved paths)",
     'every path is built from the literal relative ".pi": files land in the project only because Pi runs there, '
@@ -783,5 +819,11 @@ def hardcoded_dot_pi(pi: ExtensionAPI) -> None:
 # The blitz handoff mutants (mutants/blitz.py) join the kill matrix with the spec that loads them.
 for _entry in blitz.BLITZ_MUTANTS.values():
     MUTANTS[_entry.name] = Mutant(
-        _entry.name, _entry.rule, _entry.how, _entry.factory, _entry.spec, reference="blitz"
+        _entry.name,
+        _entry.rule,
+        _entry.how,
+        _entry.factory,
+        _entry.spec,
+        reference="blitz",
+        rules=_entry.rules,
     )

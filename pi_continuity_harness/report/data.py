@@ -5,8 +5,11 @@ it draws a real-Pi run and a simulated one the same way (``tests/test_boundaries
 to that). A scenario's work directory holds:
 
 * ``trace.jsonl`` (simulator only), ``observation.json`` (both targets);
-* ``agent/models.json`` (real Pi), ``agent/settings.json``, ``project/.pi/settings.json``;
-* ``sessions/*.jsonl``; the artifacts (Briefs, postmortems, handoff dossiers, recovery files);
+* the machine, in a directory of its own (``scenario/layout.py``: a padding directory whose
+  path has the same length on both targets) or, in older runs, the scenario directory itself
+  (:func:`machine_dir`): ``agent/models.json`` (real Pi), ``agent/settings.json``,
+  ``project/.pi/settings.json``, ``sessions/*.jsonl``, and the artifacts (Briefs, postmortems,
+  handoff dossiers, recovery files);
 * ``requests/`` when the run kept the full model requests and replies.
 """
 
@@ -32,6 +35,7 @@ __all__ = [
     "Artifact",
     "initial_limits",
     "load_artifacts",
+    "machine_dir",
     "read_artifact",
     "read_json",
     "read_jsonl",
@@ -75,6 +79,18 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     except (OSError, UnicodeDecodeError) as error:
         raise ReportError(f"{path}: cannot be read: {error}") from None
     return out
+
+
+def machine_dir(workdir: Path) -> Path:
+    """The directory holding a scenario's machine (``agent/``, ``project/``, ``sessions/``): the
+    scenario directory itself, else the first of its subdirectories that has one of them (the
+    layout's padding directory). Found by content, so the report needs no layout rule."""
+    for candidate in (
+        [workdir, *sorted(p for p in workdir.iterdir() if p.is_dir())] if workdir.is_dir() else []
+    ):
+        if any((candidate / part).is_dir() for part in ("agent", "project", "sessions")):
+            return candidate
+    return workdir
 
 
 # ====================================================================== artifacts
@@ -140,14 +156,15 @@ def load_artifacts(workdir: Path | None, listed: Iterable[str] = ()) -> list[Art
     ``project/`` and ``agent/`` (Briefs, failed postmortems, handoff dossiers, recovery files),
     each once, at most :data:`ARTIFACT_LIMIT`, in that order (sorted paths: repeatable)."""
     paths: list[Path] = [Path(p) for p in listed]
-    if workdir is not None:
+    root = machine_dir(workdir) if workdir is not None else None
+    if root is not None:
         for top in ("project", "agent"):
-            base = workdir / top
+            base = root / top
             if base.is_dir():
                 paths += [
                     p
                     for p in sorted(base.rglob("*.md"))
-                    if p.is_file() and not _NOT_ARTIFACTS.intersection(p.relative_to(workdir).parts)
+                    if p.is_file() and not _NOT_ARTIFACTS.intersection(p.relative_to(root).parts)
                 ]
     seen: set[str] = set()
     out: list[Artifact] = []
@@ -158,7 +175,7 @@ def load_artifacts(workdir: Path | None, listed: Iterable[str] = ()) -> list[Art
         if key in seen:
             continue
         seen.add(key)
-        out.append(read_artifact(p, workdir or p.parent))
+        out.append(read_artifact(p, root or p.parent))
         if len(out) >= ARTIFACT_LIMIT:
             break
     return out
@@ -251,10 +268,11 @@ def initial_limits(
             reserve = merged["reserveTokens"]
             reserve_source = "scenario file (settings.compaction.reserveTokens)"
     if workdir is not None:
-        if window is None and (found := _window_from_models_json(workdir)) is not None:
+        machine = machine_dir(workdir)
+        if window is None and (found := _window_from_models_json(machine)) is not None:
             window, window_source = found, "agent/models.json (contextWindow)"
         if reserve is None:
-            merged = _compaction(*_settings_layers(workdir))
+            merged = _compaction(*_settings_layers(machine))
             if isinstance(merged.get("reserveTokens"), int):
                 reserve = merged["reserveTokens"]
                 reserve_source = "settings.json (compaction.reserveTokens, at the end of the run)"

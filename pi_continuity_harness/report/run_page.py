@@ -53,6 +53,53 @@ def _groups(scenarios: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     return sorted(out, key=lambda g: RANK.get(g["status"], 1))
 
 
+def _rules(record: Mapping[str, Any], scenarios: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The rule table: the run's verdict per catalogue rule (``record["rules"]``: rule, section,
+    status passed / failed / not run, the scenarios that prove it), failures first, then the
+    catalogue's order; without verdicts, the rule ids the scenarios carry, grouped."""
+    by_name = {s["name"]: s for s in scenarios}
+    verdicts = [v for v in record.get("rules") or [] if isinstance(v, Mapping) and v.get("rule")]
+    rows: list[dict[str, Any]] = []
+    if verdicts:
+        for verdict in verdicts:
+            members = []
+            for item in verdict.get("scenarios") or []:
+                view = by_name.get(str(item.get("name")))
+                members.append(
+                    {
+                        "name": str(item.get("name")),
+                        "status": str(item.get("status")),
+                        "anchor": view["anchor"] if view else None,
+                        "reason": view["reason"] if view and view["status"] != "passed" else "",
+                    }
+                )
+            rows.append(
+                {
+                    "rule": str(verdict["rule"]),
+                    "section": str(verdict.get("section") or ""),
+                    "status": str(verdict.get("status") or "not run"),
+                    "passed": sum(1 for m in members if m["status"] == "passed"),
+                    "total": len(members),
+                    "scenarios": members,
+                }
+            )
+    elif any(s["rules"] for s in scenarios):
+        for group in _groups(scenarios, "rules"):
+            members = [
+                {"name": m["name"], "status": m["status"], "anchor": m["anchor"], "reason": m["reason"]}
+                for m in group["scenarios"]
+            ]
+            rows.append({**group, "rule": group["name"], "section": "", "scenarios": members})
+    if not rows:
+        return None
+    order = {"failed": 0, "error": 0, "passed": 1, "skipped": 2, "not run": 3}
+    rows.sort(key=lambda r: order.get(r["status"], 1))
+    counts = {
+        status: sum(1 for r in rows if r["status"] == status) for status in ("failed", "passed", "not run")
+    }
+    return {"rows": rows, "counts": counts}
+
+
 def render_run(record: Mapping[str, Any], *, timelines: Timelines = "all", csp: str | None = CSP) -> str:
     """The page of a suite run. ``record``: ``SuiteRun.record()`` (the validation record's JSON:
     ``target``, ``implementation``, ``environment``, ``counts``, ``seconds``,
@@ -82,7 +129,7 @@ def render_run(record: Mapping[str, Any], *, timelines: Timelines = "all", csp: 
         counts=counts,
         failed=counts.get("failed", 0) + counts.get("error", 0),
         assertions=_groups(scenarios, "assertion"),
-        rules=_groups(scenarios, "rules") if any(s["rules"] for s in scenarios) else None,
+        rules=_rules(record, scenarios),
         scenarios=sorted(scenarios, key=lambda s: RANK.get(s["status"], 1)),
     )
 

@@ -125,11 +125,12 @@ def _natural(name: str) -> list[tuple[int, int | str]]:
     return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part]
 
 
-def request_files(workdir: Path | None) -> list[RequestFile]:
-    """Every file under ``<workdir>/requests/`` (a run that kept its full model requests and
-    replies), JSON pretty-printed, each cut at :data:`REQUEST_LIMIT` characters."""
-    folder = workdir / "requests" if workdir is not None else None
-    if folder is None or not folder.is_dir():
+def request_files(*directories: Path | None) -> list[RequestFile]:
+    """Every file under the first ``<directory>/requests/`` there is (a run that kept its full
+    model requests and replies), JSON pretty-printed, each cut at :data:`REQUEST_LIMIT`
+    characters."""
+    folder = next((d / "requests" for d in directories if d is not None and (d / "requests").is_dir()), None)
+    if folder is None:
         return []
     files = sorted(
         (p for p in folder.rglob("*") if p.is_file()), key=lambda p: _natural(str(p.relative_to(folder)))

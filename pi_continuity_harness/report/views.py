@@ -16,7 +16,14 @@ from markupsafe import Markup
 from pi_continuity_harness.errors import ReportError
 from pi_continuity_harness.report.chart import render_chart
 from pi_continuity_harness.report.curve import Curve
-from pi_continuity_harness.report.data import Artifact, load_artifacts, read_json, read_jsonl, scenario_curve
+from pi_continuity_harness.report.data import (
+    Artifact,
+    load_artifacts,
+    machine_dir,
+    read_json,
+    read_jsonl,
+    scenario_curve,
+)
 from pi_continuity_harness.report.markdown import render_markdown
 from pi_continuity_harness.report.timeline import request_files, timeline_rows
 
@@ -124,6 +131,12 @@ def scenario_view(
         workdir = None
     status = str(result.get("status", "passed"))
     steps = step_states(list(result.get("steps") or []), status)
+    detail = str(result.get("detail") or "")
+    failed_step: Mapping[str, Any] = result.get("failed_step") or {}
+    # What was observed: the failing step's own message (the detail adds the expectation and
+    # the implementation's errors), else the failure's first line.
+    observed_text = str(failed_step.get("message") or detail)
+    reason = str(failed_step.get("message") or next(iter(detail.splitlines()), status))
     artifacts = load_artifacts(workdir, observed.get("artifacts") or [])
     trace, observation = _records(workdir, problems)
     curve = scenario_curve(workdir, scenario, artifacts, trace, observation)
@@ -148,10 +161,15 @@ def scenario_view(
         "system": str(result.get("system", "")),
         "status": status,
         "duration_s": result.get("duration_s"),
-        "detail": str(result.get("detail") or ""),
+        "detail": detail,
+        "observation": observed_text,
+        "reason": reason[:300],
         "nodeid": str(result.get("nodeid") or ""),
         "feature_file": str(result.get("feature_file") or ""),
-        "rules": [str(rule) for rule in result.get("rules") or []],
+        "rules": [str(rule) for rule in result.get("rules") or []]
+        or [
+            str(tag).removeprefix("rule-") for tag in result.get("tags") or [] if str(tag).startswith("rule-")
+        ],
         "steps": steps,
         "failing": next((s for s in steps if s["state"] == "failed"), None),
         "workdir": str(workdir) if workdir else observed.get("workdir"),
@@ -160,6 +178,6 @@ def scenario_view(
         "artifacts": [artifact_view(a) for a in artifacts],
         "chart": curve_view(curve, f"s{index}"),
         "timeline": timeline_rows(trace) if timeline and trace is not None else None,
-        "requests": request_files(workdir) if timeline else [],
+        "requests": request_files(workdir, machine_dir(workdir) if workdir else None) if timeline else [],
         "problems": problems,
     }

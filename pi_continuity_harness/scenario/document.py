@@ -28,6 +28,7 @@ from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.model_script import ModelScript
 from pi_continuity_harness.scenario.operations import _OPERATION_KEYS, Operations
+from pi_continuity_harness.scenario.yaml_text import safe_load
 
 __all__ = [
     "ExtensionRef",
@@ -244,7 +245,7 @@ def load_scenario(path: str | Path) -> Scenario:
     except UnicodeDecodeError as error:
         raise ScenarioError(f"{source}: not UTF-8 text ({error.reason})") from None
     try:
-        data = yaml.safe_load(text)
+        data = safe_load(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(unknown position)"

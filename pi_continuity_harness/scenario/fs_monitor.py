@@ -45,6 +45,10 @@ class FilesystemMonitor:
     trace: Trace
     faults: tuple[FsFault, ...] = ()
     on_crash: Callable[[], None] | None = None
+    #: Other spellings of the work directory (on disk) -> ``workdir``: an operation on a path
+    #: spelt the other way (``os.path.realpath`` resolves the simulator's virtual root) is
+    #: observed, faulted and traced as the host path.
+    aliases: dict[str, str] = field(default_factory=dict)
     host_io: int = 0
     frozen: bool = False
     _counters: list[_FsCounter] = field(default_factory=list)
@@ -58,9 +62,18 @@ class FilesystemMonitor:
                 return name + path[len(root) :]
         return path
 
+    def canonical(self, path: str) -> str:
+        """``path`` as the host sees it (an alias of the work directory replaced)."""
+        for alias, root in self.aliases.items():
+            if path == alias or path.startswith(alias.rstrip(os.sep) + os.sep):
+                return root + path[len(alias) :]
+        return path
+
     def observe(self, op: str, path: str, target: str | None = None) -> None:
         if self.host_io:
             return
+        path = self.canonical(path)
+        target = None if target is None else self.canonical(target)
         if op != "read" and not is_inside(path, self.workdir):
             # Confinement (see ``confine``): an extension's write outside the run, directly or
             # through a symbolic link, is refused as the OS would refuse an unwritable path.

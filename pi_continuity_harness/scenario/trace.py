@@ -108,6 +108,9 @@ class Trace:
     loop_ms: Callable[[], int]
     workdir: str
     records: list[dict[str, Any]] = field(default_factory=list)
+    #: Other spellings of the work directory (the simulator's run directory on disk, behind its
+    #: virtual root), also written ``$WORK``.
+    aliases: tuple[str, ...] = ()
     frozen: bool = False
     _triggers: list[TraceTrigger] = field(default_factory=list)
     sinks: list[Callable[[dict[str, Any]], None]] = field(default_factory=list)
@@ -147,10 +150,11 @@ class Trace:
 
     def _normalise(self, value: Any) -> Any:
         if isinstance(value, str):
-            if not self.workdir or self.workdir not in value:
-                return value
-            # Only the run directory itself: a sibling such as ``run-70`` next to ``run-7`` stays.
-            return re.sub(re.escape(self.workdir) + r"(?![\w-])", "$WORK", value)
+            for root in (self.workdir, *self.aliases):
+                if root and root in value:
+                    # Only the run directory itself: a sibling such as ``run-70`` next to ``run-7`` stays.
+                    value = re.sub(re.escape(root) + r"(?![\w-])", "$WORK", value)
+            return value
         if isinstance(value, dict):
             return {k: self._normalise(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
@@ -162,18 +166,99 @@ class Trace:
 
 
 def first_difference(expected: str, actual: str) -> str | None:
-    """Where two traces (JSON lines) first differ, as a readable report; None when byte-identical."""
+    """Where two traces (JSON lines) first differ, as one readable line; None when byte-identical.
+
+    It names the first differing record (its index, ``seq``, with its line number and
+    ``kind:name``) and the first differing field in it, as a JSON path with the two values:
+    ``first difference at record 18 (line 19, model:request): $.maxTokens: expected 14395, actual 14392``.
+    """
     if expected == actual:
         return None
     old, new = expected.splitlines(), actual.splitlines()
     for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
         if a != b:
-            return f"first difference at record {number}:\n  expected: {_record(a)}\n  actual:   {_record(b)}"
+            return f"first difference at {_where(number, a, b)}: {_field_difference(a, b)}"
     if len(old) != len(new):
         number = min(len(old), len(new)) + 1
         longer, label = (old, "expected") if len(old) > len(new) else (new, "actual")
-        return f"first difference at record {number}: only the {label} trace has it:\n  {_record(longer[number - 1])}"
+        line = longer[number - 1]
+        return (
+            f"first difference at {_where(number, line, line)}: only the {label} trace has it: "
+            f"{_short(_record(line))}"
+        )
     return "the traces differ only in line endings or a trailing newline"
+
+
+_MISSING = object()
+
+
+def _where(number: int, a: str, b: str) -> str:
+    """``record <seq> (line <n>, kind:name)`` for the record on line ``number``."""
+    parsed = _parse(a)
+    if not isinstance(parsed, dict):
+        parsed = _parse(b)
+    if isinstance(parsed, dict):
+        index = parsed.get("seq", number - 1)
+        return f"record {index} (line {number}, {parsed.get('kind')}:{parsed.get('name')})"
+    return f"record {number - 1} (line {number}, not JSON)"
+
+
+def _field_difference(a: str, b: str) -> str:
+    left, right = _parse(a), _parse(b)
+    if left is _MISSING or right is _MISSING:
+        return f"expected {_short(a)}, actual {_short(b)}"
+    found = _first_field(left, right, "$")
+    if found is None:  # equal values, different bytes (spacing, escapes)
+        return f"same values written differently: expected {_short(a)}, actual {_short(b)}"
+    path, x, y = found
+    return f"{path}: expected {_value(x)}, actual {_value(y)}"
+
+
+def _first_field(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:
+    """The first place (JSON path) where ``a`` and ``b`` differ, with both values there."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            if a.get(key, _MISSING) is _MISSING or b.get(key, _MISSING) is _MISSING:
+                return f"{path}.{key}", a.get(key, _MISSING), b.get(key, _MISSING)
+            found = _first_field(a[key], b[key], f"{path}.{key}")
+            if found is not None:
+                return found
+        if list(a) != list(b):
+            return f"{path} (key order)", list(a), list(b)
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for index, (x, y) in enumerate(zip(a, b, strict=False)):
+            found = _first_field(x, y, f"{path}[{index}]")
+            if found is not None:
+                return found
+        if len(a) != len(b):
+            index = min(len(a), len(b))
+            return (
+                f"{path}[{index}]",
+                a[index] if index < len(a) else _MISSING,
+                b[index] if index < len(b) else _MISSING,
+            )
+        return None
+    if a == b and type(a) is type(b):
+        return None
+    return path, a, b
+
+
+def _parse(line: str) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError:
+        return _MISSING
+
+
+def _value(value: Any) -> str:
+    if value is _MISSING:
+        return "(absent)"
+    return _short(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def _short(text: str, limit: int = 240) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _record(line: str) -> str:

@@ -63,6 +63,7 @@ from pi_continuity_harness.api.events import (
     TurnStartEvent,
 )
 from pi_continuity_harness.api.extension_api import Model, ToolResult
+from pi_continuity_harness.scenario.layout import pi_package_path
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_summary
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.scenario.transcript import content_text
@@ -152,6 +153,7 @@ class AgentSession:
         model: Model | None,
         trace: Trace,
         cwd: str,
+        package_dir: str | None = None,
         thinking_level: str = "off",
         spawn: Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]],
         write_file: Callable[[str, str], None],
@@ -163,6 +165,9 @@ class AgentSession:
         self.model = model
         self.trace = trace
         self.cwd = cwd
+        #: The Pi package directory the system prompt names (``scenario/layout.py``); by default
+        #: beside the project, as the simulated host lays it out.
+        self.package_dir = package_dir or pi_package_path(os.path.dirname(cwd.rstrip("/")))
         self.thinking_level = thinking_level
         self._spawn = spawn
         self.builtin_tools = BuiltinTools(
@@ -794,7 +799,7 @@ class AgentSession:
             m.get("role") == "system" for m in self.session_manager.build_session_projection().messages
         ):
             # Pi's structured system prompt: sections plus the tools' declarations (§ system_prompt.py).
-            messages.append(system_message(self.cwd, self.service.clock.now_ms()))
+            messages.append(system_message(self.cwd, self.service.clock.now_ms(), self.package_dir))
         runner = self._runner()
         if runner.has_handlers("before_agent_start"):
             await self.dispatch(
@@ -1387,7 +1392,7 @@ class AgentSession:
         projection = self.session_manager.build_session_projection()
         current = current_system_message(projection.messages)
         if current is None:
-            current = system_message(self.cwd, 0)
+            current = system_message(self.cwd, 0, self.package_dir)
         return render_system_prompt(current)
 
 

@@ -40,6 +40,7 @@ from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.scenario.confine import ConfinementError
 from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor
+from pi_continuity_harness.scenario.layout import pi_package_path
 from pi_continuity_harness.scenario.model_script import (
     PLAIN_REPLIES,
     ExtensionReplies,
@@ -121,12 +122,20 @@ class SimHost:
         unauthenticated_providers: frozenset[str] = frozenset(),
         faults: FaultPlan | None = None,
         replies: ExtensionReplies = PLAIN_REPLIES,
+        disk_workdir: str | None = None,
     ) -> None:
+        #: The machine's directories as the host and its extensions see them.
         self.paths = HostPaths.under(workdir)
+        #: The same directories on disk (``disk_workdir``: where ``workdir``, a virtual root,
+        #: leads; see ``virtual_root.py``), for readers outside the simulation.
+        self.disk = HostPaths.under(disk_workdir or workdir)
+        #: The Pi package directory Pi names in its system prompt (``scenario/layout.py``).
+        self.package_dir = pi_package_path(self.paths.workdir)
         self.loop = VirtualTimeEventLoop()
         self.clock = VirtualClock(self.loop.time)
         self.rng = SeededRandom(seed)
-        self.trace = Trace(self.clock.loop_ms, self.paths.workdir)
+        aliases = (self.disk.workdir,) if self.disk.workdir != self.paths.workdir else ()
+        self.trace = Trace(self.clock.loop_ms, self.paths.workdir, aliases=aliases)
         self.ui = UIHub(self.trace)
         self.catalog = ModelCatalog(models, unauthenticated_providers)
         self.service = ScriptedModelService(
@@ -149,6 +158,7 @@ class SimHost:
             trace=self.trace,
             faults=faults.fs,
             on_crash=self.mark_crashed,
+            aliases={alias: self.paths.workdir for alias in aliases},
         )
         self.runtime: Runtime | None = None
         self.crashed = False
@@ -329,6 +339,7 @@ class SimHost:
             model=model,
             trace=self.trace,
             cwd=self.paths.project_dir,
+            package_dir=self.package_dir,
             thinking_level=self.thinking_level,
             spawn=self.spawn,
             write_file=self._tool_write,

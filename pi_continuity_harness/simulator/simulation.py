@@ -8,7 +8,10 @@ event loop, with virtual time and seeded randomness, and with the filesystem mon
 active, so the same scenario and seed give byte-identical outputs.
 
 The work directory is laid out by ``scenario.workspace.prepare_workdir``, which empties only
-a directory a previous run created. The implementation under test is resolved, and its
+a directory a previous run created. The machine (``agent/``, ``project/``, ``sessions/``,
+``tmp/``) lives in a directory inside it that the host sees as a fixed virtual root
+(``virtual_root.py``), so the run gives the same bytes in any directory; ``trace.jsonl`` sits
+beside it. The implementation under test is resolved, and its
 system (which decides how the scripted model answers the extension's own model calls) looked
 up, in ``scenario.implementations``: the same registry the real-Pi target asks.
 """
@@ -40,6 +43,7 @@ from pi_continuity_harness.scenario.trace import SimulatedCrash
 from pi_continuity_harness.scenario.workspace import RUN_MARKER, prepare_files, prepare_workdir
 from pi_continuity_harness.simulator.determinism import deterministic_environment
 from pi_continuity_harness.simulator.host import OperationResult, ProcessStartError, SimHost
+from pi_continuity_harness.simulator.virtual_root import VirtualRoot
 
 __all__ = ["Simulation", "SimulationResult", "project_cwd", "simulate"]
 
@@ -49,31 +53,46 @@ class SimulationResult:
     scenario: Scenario
     seed: int
     implementation: str
+    #: The run directory on disk (``trace.jsonl``, the machine's directory).
     workdir: Path
     host: SimHost
     operations: list[OperationResult] = field(default_factory=list)
+    #: Why the host saw the run's real directory instead of the fixed virtual root (then the
+    #: outputs replay byte for byte only in the same directory); None when it saw the root.
+    note: str | None = None
 
     @property
     def trace_path(self) -> Path:
         return self.workdir / "trace.jsonl"
 
+    @property
+    def machine_dir(self) -> Path:
+        """The machine's files on disk (what the host sees as ``$WORK``)."""
+        return Path(self.host.disk.workdir)
+
     def trace_text(self) -> str:
         return self.host.trace.to_jsonl()
 
     def session_files(self) -> list[Path]:
-        return sorted(Path(self.host.paths.session_dir).glob("*.jsonl"))
+        """The session files, on disk."""
+        return sorted(Path(self.host.disk.session_dir).glob("*.jsonl"))
 
     def project_files(self) -> list[Path]:
-        root = Path(self.host.paths.project_dir)
+        """The project's files, on disk."""
+        root = Path(self.host.disk.project_dir)
         return sorted(p for p in root.rglob("*") if p.is_file())
 
     def output_files(self) -> dict[str, bytes]:
-        """Every file the run produced, by path relative to the work directory."""
+        """Every file the run produced: the machine's by their path below ``$WORK``
+        (``sessions/...``, ``project/...``), the run's own (``trace.jsonl``) by name."""
         out: dict[str, bytes] = {}
+        machine = self.machine_dir
         for path in sorted(self.workdir.rglob("*")):
-            if path.is_file() and path.name != RUN_MARKER:
-                out[str(path.relative_to(self.workdir))] = path.read_bytes()
-        return out
+            if not path.is_file() or path.name == RUN_MARKER:
+                continue
+            base = machine if path.is_relative_to(machine) else self.workdir
+            out[str(path.relative_to(base))] = path.read_bytes()
+        return dict(sorted(out.items()))
 
 
 class Simulation:
@@ -106,9 +125,13 @@ class Simulation:
                 except ImplementationError as error:
                     raise ScenarioError(str(error)) from None
         root = prepare_workdir(workdir)
+        #: The fixed root the host sees, and the machine's directory on disk.
+        self.view = VirtualRoot(root)
+        os.makedirs(self.view.disk_root, exist_ok=True)
         run_seed = scenario.seed if seed is None else seed
         self.host = SimHost(
-            workdir=str(root),
+            workdir=self.view.root,
+            disk_workdir=self.view.disk_root,
             seed=run_seed,
             models=[m.to_model() for m in scenario.models],
             active_model=scenario.active.id,
@@ -123,9 +146,10 @@ class Simulation:
             faults=scenario.faults,
             replies=replies or declared_system(impl_factory).extension_replies,
         )
-        prepare_files(self.host.paths, scenario)
-        os.makedirs(os.path.join(root, "tmp"), exist_ok=True)
-        self.result = SimulationResult(scenario, run_seed, impl_name, root, self.host)
+        with self.view.host_view():
+            prepare_files(self.host.paths, scenario)
+            os.makedirs(os.path.join(self.host.paths.workdir, "tmp"), exist_ok=True)
+        self.result = SimulationResult(scenario, run_seed, impl_name, root, self.host, note=self.view.note)
         self.host.trace.emit(
             "host",
             "scenario",
@@ -139,6 +163,7 @@ class Simulation:
     def _run(self, coro: Any) -> Any:
         host = self.host
         with (
+            self.view.host_view(),
             project_cwd(host.paths.project_dir),
             activate_monitor(host.monitor),
             deterministic_environment(host.clock, host.rng),
@@ -190,8 +215,10 @@ class Simulation:
         try:
             self._run(go())
         finally:
-            _cancel_leftovers(host)
+            with self.view.host_view():
+                _cancel_leftovers(host)
             host.loop.close()
+            self.view.release()
         host.trace.frozen = False
         self.result.trace_path.write_text(host.trace.to_jsonl(), encoding="utf-8")
         return self.result

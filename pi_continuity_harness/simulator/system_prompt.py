@@ -11,9 +11,10 @@ carry the same message for threshold and overflow figures to agree with real Pi.
 ``pi-1.6-system-prompt.json`` beside this module is the output of
 ``targets/realpi/dump_system_prompt.mjs`` run against the installed package, with the
 package directory written ``$PI_PACKAGE`` and the cwd ``$CWD``. The simulator fills in the
-project directory for ``$CWD`` and :data:`SIMULATED_PI_PACKAGE_DIR` for ``$PI_PACKAGE`` (a
-fixed path, so simulations do not depend on where Pi is installed; real Pi's own path differs
-in length, which moves its estimates by a few tokens, see docs/architecture.md).
+project directory for ``$CWD`` and the machine's Pi package directory for ``$PI_PACKAGE``:
+``<machine root>/pi-package``, which is where the real-Pi target points ``PI_PACKAGE_DIR``
+(``dist/config.js:334-345``), so both name paths of the same lengths and every estimate agrees
+to the character (``scenario/layout.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from pi_continuity_harness.simulator.messages import system_message_text
 
 __all__ = [
     "BUILTIN_TOOL_NAMES",
-    "SIMULATED_PI_PACKAGE_DIR",
     "builtin_tools",
     "prompt_sections",
     "render_system_prompt",
@@ -36,8 +36,6 @@ __all__ = [
 ]
 
 DATA_PATH = Path(__file__).with_name("pi-1.6-system-prompt.json")
-#: Where the simulated Pi "is installed" (the ``docs`` section names its README, docs, examples).
-SIMULATED_PI_PACKAGE_DIR = "/usr/local/lib/node_modules/@earendil-works/pi-coding-agent"
 BUILTIN_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "edit", "write")
 
 
@@ -52,23 +50,22 @@ def builtin_tools() -> list[dict[str, Any]]:
     return copy.deepcopy(_data()["toolsAdded"])
 
 
-def prompt_sections(cwd: str) -> dict[str, str]:
-    """``buildSystemPromptSections`` for the default tools and ``cwd`` (no context files, skills)."""
+def prompt_sections(cwd: str, package_dir: str) -> dict[str, str]:
+    """``buildSystemPromptSections`` for the default tools, ``cwd`` and Pi's package directory
+    ``package_dir`` (``getPackageDir()``; no context files, no skills)."""
     sections: dict[str, str] = _data()["sections"]
     out: dict[str, str] = {}
     for name, text in sections.items():
-        out[name] = text.replace("$PI_PACKAGE", SIMULATED_PI_PACKAGE_DIR).replace(
-            "$CWD", cwd.replace("\\", "/")
-        )
+        out[name] = text.replace("$PI_PACKAGE", package_dir).replace("$CWD", cwd.replace("\\", "/"))
     return out
 
 
-def system_message(cwd: str, timestamp: int) -> dict[str, Any]:
+def system_message(cwd: str, timestamp: int, package_dir: str) -> dict[str, Any]:
     """The system message of a session's first run, with Pi's key order."""
     return {
         "role": "system",
         "content": "",
-        "sections": prompt_sections(cwd),
+        "sections": prompt_sections(cwd, package_dir),
         "timestamp": timestamp,
         "toolsAdded": builtin_tools(),
     }

@@ -181,6 +181,9 @@ class SimTarget:
         self.simulation.host.service.extend(kind, list(replies))
 
     def observe(self) -> Observation:
+        # The observation's paths are the host's (its fixed virtual root, ``virtual_root.py``);
+        # they lead to this run's files until another simulation in this process takes the root.
+        self.simulation.view.activate()
         host = self.simulation.host
         paths = host.paths
         observation = Observation(
@@ -188,6 +191,7 @@ class SimTarget:
             project_dir=Path(paths.project_dir),
             agent_dir=Path(paths.agent_dir),
             session_dir=Path(paths.session_dir),
+            machine_dir=Path(host.disk.workdir),
         )
         for outcome in self.simulation.result.operations:
             observation.operations.append(

@@ -144,6 +144,23 @@ class Observation:
     #: The implementation's own file operations (``{"op", "path"}``), where the target can see
     #: them (the simulator; real Pi with a Python implementation through the bridge).
     fs_events: list[dict[str, Any]] = field(default_factory=list)
+    #: The machine root on disk. The paths above are the ones the host sees; the simulator's
+    #: host sees a fixed virtual root instead (``simulator/virtual_root.py``), which leads to
+    #: this directory while the simulation is the process's current one. None: ``project_dir.parent``.
+    machine_dir: Path | None = None
+
+    # ----------------------------------------------------------------- places
+    @property
+    def run_dir(self) -> Path:
+        """The scenario's run directory on disk (it holds the machine's directory)."""
+        return (self.machine_dir or self.project_dir.parent).parent
+
+    def on_disk(self, path: str | Path) -> Path:
+        """A path the host sees, as it is on disk (for messages that outlive the run)."""
+        root, text = str(self.project_dir.parent), str(path)
+        if self.machine_dir is None or not (text == root or text.startswith(root + "/")):
+            return Path(text)
+        return self.machine_dir / text[len(root) :].lstrip("/")
 
     # ----------------------------------------------------------------- queries
     def events(self, kind: str) -> list[dict[str, Any]]:

@@ -160,7 +160,8 @@ def test_an_exception_in_a_tool_becomes_an_error_result_with_its_message_and_the
 
 def test_new_session_from_a_command_switches_with_pis_event_order_and_a_parent_link(tmp_path: Path) -> None:
     result = _run(tmp_path, [{"text": "first"}], [{"prompt": "go"}, {"command": "/hp-handoff nowait"}])
-    source = next(f for f in result.session_files())
+    # The session file as the extension saw it (below the host's virtual root).
+    source = Path(result.host.paths.session_dir) / next(f for f in result.session_files()).name
     order = [e[0] for e in LOG if e[0] != "input" and not (len(e) > 1 and e[1] == "quit")]
     begin = order.index("cmd_begin")
     assert order[begin : order.index("old_ctx_stale") + 1] == [

@@ -197,12 +197,16 @@ def test_replay_reports_the_first_differing_record(
     ]
     assert main(args) == 1
     out = capsys.readouterr().out
-    assert out.startswith(f"replay DIFFERS from {tampered}: first difference at record 11:")
-    assert '"tampered":true' in out
+    # The first differing record by index, line and kind:name, then the field and both values.
+    assert out.startswith(
+        f"replay DIFFERS from {tampered}: first difference at record 10 "
+        f"(line 11, {record['kind']}:{record['name']}): $.tampered: expected true, actual (absent)"
+    )
     short = tmp_path / "short.jsonl"
     short.write_text("\n".join(lines[:5]) + "\n", encoding="utf-8")
     assert main([*args[:3], str(short), *args[4:]]) == 1
-    assert "first difference at record 6: only the actual trace has it" in capsys.readouterr().out
+    assert "first difference at record 5 (line 6, " in (out := capsys.readouterr().out)
+    assert "only the actual trace has it" in out
     assert (
         main(
             [

@@ -22,6 +22,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from pi_continuity_harness.scenario.document import parse_scenario
+from pi_continuity_harness.scenario.layout import PI_PACKAGE_PATH_LENGTH, WORK_PATH_LENGTH, pi_package_path
 from pi_continuity_harness.scenario.operations import Operation, normalise_operation_input
 from pi_continuity_harness.simulator.agent_session import OVERFLOW_RECOVERY_FAILED
 from pi_continuity_harness.simulator.system_prompt import DATA_PATH
@@ -345,4 +346,31 @@ def test_extensions_run_in_the_project_directory(targets: Targets) -> None:
     real, sim = play(targets, scenario({}), [{"command": "/probe-cwd"}], "probe_fidelity:cwd")
     assert real.notifications == [("cwd is the project: True", "info")]
     assert (real.project_dir / "relative.txt").is_file() and (sim.project_dir / "relative.txt").is_file()
+    assert_equivalent(real, sim)
+
+
+# ====================================================================== issue 11: path drift at its source
+def test_both_targets_name_paths_of_the_same_lengths(targets: Targets) -> None:
+    """Pi names its cwd once and its package directory three times in the system prompt
+    (``dist/core/system-prompt.js:88-109``); ``PI_PACKAGE_DIR`` (``dist/config.js:334-345``)
+    points at ``<machine root>/pi-package``, so both targets name a 128-character machine root
+    and a 139-character package path, and the system prompt, ``max_tokens`` and every estimate
+    agree to the character (``scenario/layout.py``)."""
+    sc = scenario({"agent": [FIRST], "summary": [{"text": "S1"}]})
+    real, sim = play(targets, sc, [{"prompt": "one " + LONG}, "compact"])
+    for observation in (real, sim):
+        root = str(observation.project_dir.parent)
+        assert len(root) == WORK_PATH_LENGTH
+        [request, *_] = observation.requests("agent")
+        prompt = request.request.system_prompt or ""
+        assert prompt.count(f"{root}/pi-package/") == 3 and f"<cwd>\n{root}/project\n</cwd>" in prompt
+        assert len(pi_package_path(root)) == PI_PACKAGE_PATH_LENGTH
+    [real_request, *_] = real.requests("agent")
+    [sim_request, *_] = sim.requests("agent")
+    assert len(real_request.request.system_prompt or "") == len(sim_request.request.system_prompt or "")
+    assert real_request.request.max_tokens == sim_request.request.max_tokens
+    [real_end] = real.session("compaction_end")
+    [sim_end] = sim.session("compaction_end")
+    assert real_end["result"]["estimatedTokensAfter"] == sim_end["result"]["estimatedTokensAfter"]
+    assert real_end["result"]["tokensBefore"] == sim_end["result"]["tokensBefore"]
     assert_equivalent(real, sim)

@@ -26,6 +26,7 @@ from pi_continuity_harness.reference.psc.frontmatter import FRONTMATTER_KEYS, pa
 from pi_continuity_harness.reference.psc.handoff import continuation_text, resume_source_problems
 from pi_continuity_harness.scenario.transcript import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX
 from pi_continuity_harness.simulator.simulation import Simulation
+from pi_continuity_harness.simulator.virtual_root import VIRTUAL_ROOT
 
 from .builders import make_body
 from .sim import (
@@ -368,7 +369,8 @@ def test_artifact_path_generation_and_session_isolation(tmp_path: Path) -> None:
 
 
 def test_an_absolute_artifact_directory_is_used_as_given(tmp_path: Path) -> None:
-    outside = tmp_path / "run" / "elsewhere"
+    # An absolute path as the host names it (its virtual root), outside the project.
+    outside = Path(VIRTUAL_ROOT) / "elsewhere"
     replies, ops = work_turns(2)
     data = scenario(
         agent=replies,
@@ -376,6 +378,7 @@ def test_an_absolute_artifact_directory_is_used_as_given(tmp_path: Path) -> None
         files={f"{CONFIG}/session-continuity.json": {"json": {"artifactDirectory": str(outside)}}},
     )
     run = simulate_run(tmp_path, data)
+    outside = run.result.machine_dir / "elsewhere"
     pending = list((outside / run.session_id / "pending").iterdir())
     assert len(pending) == 1
     assert not run.artifact_dir.exists()

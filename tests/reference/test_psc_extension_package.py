@@ -85,4 +85,4 @@ def test_a_complete_brief_produced_end_to_end(tmp_path: Path, snapshot: Snapshot
     (entry,) = run.compactions()
     summary = entry["summary"]
     assert parse_brief(summary).frontmatter.handoff_reason == "threshold"
-    assert summary.replace(str(tmp_path / "run"), "$WORK") == snapshot
+    assert summary.replace(run.result.host.paths.workdir, "$WORK") == snapshot

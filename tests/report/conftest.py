@@ -56,7 +56,8 @@ def copy_run(small_run: dict[str, Any], into: Path) -> dict[str, Any]:
 @pytest.fixture
 def planted_run(small_run: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     """The small run with a script and an ``<img onerror>`` planted in a Brief's frontmatter
-    and body, a notification, the failure message, a step's text and a trace record."""
+    and body, a notification, the failure (its message and whole detail), a step's text and a
+    trace record."""
     run = copy_run(small_run, tmp_path)
     record = run["record"]
     failing = next(a for a in record["assertions"] if a["status"] == "failed")
@@ -73,7 +74,8 @@ def planted_run(small_run: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     )
     failing["observed"]["artifacts"].append(str(brief))
     failing["observed"]["notifications"].append({"message": f"planted {PAYLOAD} {IMG}", "type": "warning"})
-    failing["detail"] = f"AssertionError: planted {PAYLOAD}"
+    failing["detail"] = f"failing step: planted\nobserved: planted {PAYLOAD}"
+    failing["failed_step"]["message"] = f"planted {PAYLOAD}"
     failing["steps"][0]["name"] += IMG
     trace = scenario_dir / "trace.jsonl"
     lines = trace.read_text(encoding="utf-8").splitlines()

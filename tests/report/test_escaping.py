@@ -29,9 +29,12 @@ def test_a_planted_payload_is_shown_as_text_everywhere(planted_run: dict[str, An
     for html in (render_run(planted_run["record"]), render_run_with_csp(planted_run["record"], csp=None)):
         dom = parse(html)
         assert_inert(dom)
-        # As text: the failure (in the assertion table and as the failing step's observation),
-        # the notification, the Brief's frontmatter and body, the trace record (row and whole).
-        assert dom.text.count("<script>document.title=") == 7
+        # As text: the failure (in the assertion table, in the row of each rule the scenario
+        # proves, as the failing step's observation and in the whole failure), the
+        # notification, the Brief's frontmatter and body, the trace record (row and whole).
+        rules = len(next(a for a in planted_run["record"]["assertions"] if a["status"] == "failed")["rules"])
+        assert rules > 0
+        assert dom.text.count("<script>document.title=") == 8 + rules
         # The Brief's frontmatter and body, the notification, the step, the whole trace record.
         assert dom.text.count("<img src=x onerror=") == 5
         assert dom.title.startswith("Pi Continuity Harness")

@@ -70,21 +70,38 @@ def test_timelines_can_be_left_out_but_for_failures(small_run: dict[str, Any]) -
     assert count == {"all": 3, "failed": 1, "none": 0}
 
 
-def test_a_table_per_rule_when_the_results_carry_rule_ids(small_run: dict[str, Any]) -> None:
-    record = json.loads(json.dumps(small_run["record"]))
-    without = parse(render_run(record)).text
-    assert "These results carry no rule ids" in without
-    for index, result in enumerate(record["assertions"]):
-        result["rules"] = ["PSC-R-003", f"PSC-R-{100 + index}"]
-    html = render_run(record)
+def _rule_rows(html: str) -> list[tuple[str, str]]:
     section = html[html.index('id="rules"') : html.index('id="scenarios"')]
-    rows = re.findall(
-        r'<tr class="(\w+)"><td><span class="chip \w+">\w+</span></td><td><code>([\w-]+)</code>', section
-    )
+    return re.findall(r'<tr class="([\w ]+)" data-rule="([\w-]+)">', section)
+
+
+def test_a_row_per_rule_failures_first_from_the_run_s_verdicts(small_run: dict[str, Any]) -> None:
+    record = small_run["record"]
+    rows = _rule_rows(render_run(record))
+    verdicts = {v["rule"]: v["status"] for v in record["rules"]}
+    failing = next(r for r in record["assertions"] if r["status"] == "failed")
+    assert failing["rules"] and all(verdicts[rule] == "failed" for rule in failing["rules"])
+    statuses = [status for status, _ in rows]
+    assert statuses == sorted(statuses, key=lambda status: status != "failed")  # failures first
+    assert {rule for status, rule in rows if status == "failed"} == set(failing["rules"])
+    assert {rule for status, rule in rows} == {
+        rule for rule, status in verdicts.items() if status != "not run"
+    }
+    not_run = sum(1 for status in verdicts.values() if status == "not run")
+    assert f"{not_run} rules not run here" in parse(render_run(record)).text
+
+
+def test_without_verdicts_the_rules_the_scenarios_carry_are_grouped(small_run: dict[str, Any]) -> None:
+    record = json.loads(json.dumps(small_run["record"]))
+    del record["rules"]
+    for index, result in enumerate(record["assertions"]):
+        result["rules"] = ["X1", f"X{100 + index}"]
+    rows = _rule_rows(render_run(record))
     failing = next(i for i, r in enumerate(record["assertions"]) if r["status"] == "failed")
-    assert rows[0] == ("failed", "PSC-R-003")  # failures first; PSC-R-003 has the failing scenario
-    assert ("failed", f"PSC-R-{100 + failing}") in rows
-    assert len(rows) == 4
+    assert rows[0] == ("failed", "X1") and ("failed", f"X{100 + failing}") in rows and len(rows) == 4
+    for result in record["assertions"]:
+        result["rules"], result["tags"] = [], []
+    assert "These results carry no rule ids" in parse(render_run(record)).text
 
 
 def test_kept_model_requests_are_shown_whole_and_escaped(small_run: dict[str, Any], tmp_path: Path) -> None:

@@ -1231,7 +1231,7 @@ def test_9_13_ids_and_file_names(tmp_path: Path) -> None:
     assert list(header) == ["type", "version", "id", "timestamp", "cwd"]
     assert (header["type"], header["version"]) == ("session", 3)
     assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", header["id"])
-    assert file.parent == Path(result.host.paths.session_dir)
+    assert file.parent == Path(result.host.disk.session_dir)
     assert file.name == header["timestamp"].replace(":", "-").replace(".", "-") + f"_{header['id']}.jsonl"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", header["timestamp"])
     for entry in lines[1:]:

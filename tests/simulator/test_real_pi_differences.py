@@ -23,11 +23,11 @@ from pi_continuity_harness.simulator.messages import estimate_tokens
 from pi_continuity_harness.simulator.model_service import ModelCatalog
 from pi_continuity_harness.simulator.system_prompt import (
     BUILTIN_TOOL_NAMES,
-    SIMULATED_PI_PACKAGE_DIR,
     builtin_tools,
     render_system_prompt,
     system_message,
 )
+from pi_continuity_harness.simulator.virtual_root import VIRTUAL_ROOT
 from pi_continuity_harness.targets.realpi import pi_target
 from pi_continuity_harness.targets.sim import SimTarget
 from pi_continuity_harness.targets.target import TargetStartError
@@ -172,12 +172,14 @@ def test_the_system_message_carries_pi_sections_and_the_builtin_tool_schemas(tmp
         tmp_path, base(model={"agent": [{"text": "ok"}]}, operations=[{"prompt": "hi"}]), sub="prompt"
     )
     [system] = [e["message"] for e in session_entries(result) if e.get("message", {}).get("role") == "system"]
-    project = str(tmp_path / "prompt" / "project")
+    # The host's fixed virtual root (virtual_root.py), as long as real Pi's machine root.
+    project = f"{VIRTUAL_ROOT}/project"
     assert list(system) == ["role", "content", "sections", "timestamp", "toolsAdded"]  # Pi's key order
     assert system["content"] == ""
     assert list(system["sections"]) == ["preamble", "tools", "rules", "docs", "cwd"]
     assert system["sections"]["cwd"] == f"<cwd>\n{project}\n</cwd>"
-    assert f"{SIMULATED_PI_PACKAGE_DIR}/README.md" in system["sections"]["docs"]
+    # Pi's package directory is <machine root>/pi-package on both targets (scenario/layout.py).
+    assert system["sections"]["docs"].count(f"{VIRTUAL_ROOT}/pi-package/") == 3
     tools = system["toolsAdded"]
     assert [t["name"] for t in tools] == list(BUILTIN_TOOL_NAMES)
     assert tools[0]["parameters"]["required"] == ["path"]
@@ -198,7 +200,7 @@ def test_the_builtin_tools_are_fresh_copies_of_pi_declarations() -> None:
     first, second = builtin_tools(), builtin_tools()
     first[0]["name"] = "changed"
     assert second[0]["name"] == "read" and builtin_tools()[0]["name"] == "read"
-    message = system_message("/p", 5)
+    message = system_message("/p", 5, "/pkg")
     assert message["timestamp"] == 5 and message["sections"]["cwd"] == "<cwd>\n/p\n</cwd>"
 
 

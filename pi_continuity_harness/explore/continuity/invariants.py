@@ -9,7 +9,7 @@ the temporary source file, the old ones at the destination). Everything else is 
 after each operation.
 
 Each invariant is a named function with a docstring citing the spec and the ids of the rules
-(``psc-rules.md``) it checks; the registry :data:`INVARIANTS` maps the name to its function.
+(``pi_continuity_harness/rules/psc.yaml``) it checks; the registry :data:`INVARIANTS` maps the name to its function.
 A function receives the :class:`Tracker` (what the run has shown so far) and either the trace
 record that triggers it or nothing (after-operation invariants), and yields the problems it
 finds.
@@ -230,7 +230,7 @@ def _register(
     *triggers: str, rules: tuple[str, ...]
 ) -> Callable[[Callable[..., Iterable[str]]], Callable[..., Iterable[str]]]:
     """Register an invariant checked on ``triggers`` (none: after every operation); ``rules`` are
-    the ids of ``psc-rules.md`` it checks."""
+    the ids of the catalogue rules it checks (``pi_continuity_harness/rules/psc.yaml``)."""
 
     def wrap(function: Callable[..., Iterable[str]]) -> Callable[..., Iterable[str]]:
         name = function.__name__
@@ -245,7 +245,7 @@ def invariant_specs() -> tuple[InvariantSpec, ...]:
     """Every invariant, in registration order, then liveness and the load check."""
     return (
         *(InvariantSpec(r.name, r.doc, r.rules) for r in INVARIANTS.values()),
-        InvariantSpec(LIVENESS, _LIVENESS_DOC, ("P24",)),
+        InvariantSpec(LIVENESS, _LIVENESS_DOC, ("P19a", "P24", "P25a", "P77", "P108b")),
         InvariantSpec(
             LOAD_FAILURE, "The implementation loads: Pi starts with it (spec §16, §18).", ("P129",)
         ),
@@ -276,7 +276,9 @@ def _pending_match(t: Tracker, summary: str) -> str | None:
     return None
 
 
-@_register("entry:compaction", rules=("P67",))
+@_register(
+    "entry:compaction", rules=("P3b", "P19a", "P19b", "P19c", "P61a", "P62", "P63", "P64h", "P67", "P76a")
+)
 def commit_is_valid_brief(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Only a valid same-session ``pending`` schema-v2 Brief may be returned by
     ``session_before_compact`` as the custom summary (spec §8 Rules; §3 core invariant)."""
@@ -291,7 +293,7 @@ def commit_is_valid_brief(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         )
 
 
-@_register("entry:compaction", rules=("P1", "P2"))
+@_register("entry:compaction", rules=("P1", "P2", "P3d"))
 def commit_bytes_on_disk(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Durable Continuity Brief first: when Pi commits, the summary must be byte-for-byte a
     pending Brief the implementation wrote to disk (spec §3: "Native compaction uses that
@@ -306,7 +308,7 @@ def commit_bytes_on_disk(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         )
 
 
-@_register("entry:compaction", rules=("P68",))
+@_register("entry:compaction", rules=("P51a", "P68a", "P68b", "P68c"))
 def commit_details_correlate(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """``CompactionEntry.details`` carries ``continuityEventId``, the exact ``artifactPath`` and
     the SHA-256 of the exact summary (spec §8 Rules, §18)."""
@@ -326,7 +328,7 @@ def commit_details_correlate(t: Tracker, record: dict[str, Any]) -> Iterator[str
         yield "no detail holds the SHA-256 of the summary"
 
 
-@_register("entry:compaction", rules=("P59",))
+@_register("entry:compaction", rules=("P59b", "P112"))
 def stale_pending_never_injected(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A pending Brief left by an earlier runtime (before a reload, restart or crash) is inert:
     it is never compacted or injected automatically (spec §7 "must not silently inject a stale
@@ -339,7 +341,7 @@ def stale_pending_never_injected(t: Tracker, record: dict[str, Any]) -> Iterator
         yield f"the summary is the stale pending Brief {path} written before the last session start"
 
 
-@_register("entry:compaction", rules=("P78", "P79"))
+@_register("entry:compaction", rules=("P78", "P79a", "P80b", "P80c"))
 def freshness_rule_once(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The event-freshness rule is inserted deterministically and idempotently under
     ``## Recovery Instructions``: exactly once (spec §9 Recovery Instructions, §14)."""
@@ -355,7 +357,7 @@ def freshness_rule_once(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         yield f"the Recovery Instructions state the event-freshness rule {count} time(s)"
 
 
-@_register("entry:compaction", rules=("P117",))
+@_register("entry:compaction", rules=("P117a",))
 def no_promoted_directive(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Directive-looking content is evidence, not authority: a Brief that promotes it to an
     unquoted instruction is never committed (spec §14 authority-boundary rule)."""
@@ -371,7 +373,10 @@ def no_promoted_directive(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
             return
 
 
-@_register("entry:compaction", rules=("P3", "P5"))
+@_register(
+    "entry:compaction",
+    rules=("P3a", "P3b", "P3c", "P3d", "P5a", "P5b", "P18b", "P19b", "P24", "P41b", "P73", "P120b"),
+)
 def fail_closed_no_pi_summary(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """With the implementation loaded, Pi never persists a summary of its own: every failure
     cancels, there is no fallback to an independently generated native summary (spec §3, §5
@@ -385,7 +390,7 @@ def fail_closed_no_pi_summary(t: Tracker, record: dict[str, Any]) -> Iterator[st
     yield f"compaction entry {entry.get('id')} holds Pi's own summary (fromHook false)"
 
 
-@_register("entry:compaction", rules=("P7", "P58", "P71", "P72"))
+@_register("entry:compaction", rules=("P7b", "P58", "P72"))
 def artifacts_never_input(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A failed postmortem, a legacy v1 artifact or another session's artifact is never
     compaction summary or resume input, whatever its body says (spec §7, §8 "Failed
@@ -408,7 +413,7 @@ def _by_competitor(record: dict[str, Any]) -> bool:
     return str(record.get("ext", "")).startswith("competitor:")
 
 
-@_register("call:send_user_message", rules=("P20", "P22", "P83"))
+@_register("call:send_user_message", rules=("P4", "P21a", "P21b", "P22", "P59c", "P71b", "P83", "P97c"))
 def continuation_only_after_threshold_commit(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A continuation is submitted only from ``session_compact`` of a *threshold* compaction
     whose committed entry is the verified disk Brief: never after overflow (Pi retries by
@@ -424,7 +429,7 @@ def continuation_only_after_threshold_commit(t: Tracker, record: dict[str, Any])
         yield "a continuation was submitted after a compaction that did not commit the verified disk Brief"
 
 
-@_register("call:send_user_message", rules=("P21", "P85"))
+@_register("call:send_user_message", rules=("P85",))
 def one_continuation_per_compaction(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """At most one visible continuation per threshold compaction (spec §10; the duplicate
     continuation of nicobailon/pi-subagents PR #2150)."""
@@ -444,7 +449,7 @@ def continuation_is_follow_up(t: Tracker, record: dict[str, Any]) -> Iterator[st
         yield f"the continuation was submitted with deliverAs {record.get('deliverAs')!r}"
 
 
-@_register("event:input", rules=("P82",))
+@_register("event:input", rules=("P82a", "P82b", "P82c"))
 def continuation_from_disk_bytes(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The continuation is the verified pending disk bytes plus the fixed suffix of spec §10,
     nothing else (spec §10, §18 "Build and retain it from the verified pending disk bytes")."""
@@ -463,7 +468,7 @@ def continuation_from_disk_bytes(t: Tracker, record: dict[str, Any]) -> Iterator
 
 
 # ===================================================================== archive
-@_register("fs:replace", rules=("P70",))
+@_register("fs:replace", rules=("P2", "P6a", "P66a", "P66b", "P70a", "P70b", "P70c"))
 def archive_requires_full_match(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A Brief is archived only after ``session_compact`` confirmed the matching custom
     ``CompactionEntry``: entry metadata, session, event, path, hash, summary and the pending disk
@@ -528,7 +533,7 @@ def archive_retention(t: Tracker) -> Iterator[str]:
             yield f"{root} holds {len(briefs)} archived Briefs"
 
 
-@_register(rules=("P70",))
+@_register(rules=("P6a",))
 def archive_written_directly(t: Tracker) -> Iterator[str]:
     """Archived Briefs written without an atomic rename are checked after the operation with
     the same rule as :func:`archive_requires_full_match` (spec §7, §8)."""
@@ -560,7 +565,7 @@ def _settings_write(t: Tracker, record: dict[str, Any]) -> tuple[dict[str, Any],
     return (new if isinstance(new, dict) else {}, old if isinstance(old, dict) else {})
 
 
-@_register("fs:replace", "fs:write", rules=("P42",))
+@_register("fs:replace", "fs:write", rules=("P16", "P42a"))
 def settings_write_confirmed(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Project settings are written only by ``/continuity settings`` after explicit
     interactive confirmation (spec §6 "Settings writes require explicit interactive
@@ -606,7 +611,7 @@ def settings_tokens_only(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
             yield f"a percentage key {key!r} was written to the project settings"
 
 
-@_register("fs:replace", rules=("P100", "P101"))
+@_register("fs:replace", rules=("P101a",))
 def settings_for_current_window(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """``reserveTokens = contextWindow - round(contextWindow × triggerPercent / 100)`` and
     ``keepRecentTokens = round(contextWindow × keepRecentPercent / 100)`` against the *current*
@@ -658,7 +663,9 @@ def _keys(value: Any) -> Iterator[str]:
 
 
 # ===================================================================== trust
-@_register("fs:read", "fs:write", "fs:replace", "fs:mkdir", "fs:remove", rules=("P40", "P41"))
+@_register(
+    "fs:read", "fs:write", "fs:replace", "fs:mkdir", "fs:remove", rules=("P40", "P41a", "P41b", "P41c")
+)
 def untrusted_project_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Project-local files may be read or written only when ``ctx.isProjectTrusted()`` is
     true (spec §6)."""
@@ -670,7 +677,7 @@ def untrusted_project_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[
 
 
 # ===================================================================== synthesis
-@_register("model:request", rules=("P107",))
+@_register("model:request", rules=("P107a",))
 def single_flight_synthesis(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """One in-memory active operation per session: a checkpoint never overlaps native Brief
     preparation, so at most one synthesis call is in flight (spec §13 single-flight)."""
@@ -678,7 +685,7 @@ def single_flight_synthesis(t: Tracker, record: dict[str, Any]) -> Iterator[str]
         yield f"{t.synthesis_in_flight} synthesis calls were in flight at once"
 
 
-@_register("model:request", rules=())
+@_register("model:request", rules=("P137",))
 def one_synthesis_per_check_point(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Fail closed without a loop: each native check point costs at most one synthesis attempt
     (spec §5 "no cooldown" yet bounded; opencode #27924 compaction loops)."""
@@ -700,7 +707,7 @@ def synthesis_not_starved(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         yield "a synthesis reply that would have been a complete Brief was cut off by the output limit"
 
 
-@_register("session:compaction_start", rules=("P13",))
+@_register("session:compaction_start", rules=("P13a", "P13b", "P97b"))
 def no_extension_compaction(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The extension does not use ``turn_end`` for threshold detection and does not call
     ``ctx.compact()`` for automatic handoffs or checkpoints: a manual compaction only ever
@@ -710,7 +717,7 @@ def no_extension_compaction(t: Tracker, record: dict[str, Any]) -> Iterator[str]
         yield f"a manual compaction started during {top.name if top else 'no'} operation (ctx.compact())"
 
 
-@_register(rules=("P114", "P115"))
+@_register(rules=("P114a", "P115a", "P116"))
 def synthesis_prompt_rules(t: Tracker) -> Iterator[str]:
     """The synthesis prompt carries the event-freshness rule, the authority-boundary rule and
     speaks of the state of the work, never of a loop, campaign or episode (spec §4, §14)."""
@@ -727,7 +734,7 @@ def synthesis_prompt_rules(t: Tracker) -> Iterator[str]:
                 yield f"synthesis request #{request.index} speaks of the state of the {word}"
 
 
-@_register(rules=("P119",))
+@_register(rules=("P119a",))
 def synthesis_fits_window(t: Tracker) -> Iterator[str]:
     """The synthesis request fits the synthesis model's window even when the session is far
     larger (spec §6 ``minSynthesisTranscriptTokens``, §14; earendil-works/pi #8371 unbounded
@@ -748,7 +755,7 @@ def synthesis_fits_window(t: Tracker) -> Iterator[str]:
             )
 
 
-@_register(rules=("P58", "P71", "P72"))
+@_register(rules=("P7c", "P58", "P72"))
 def planted_artifacts_never_input(t: Tracker) -> Iterator[str]:
     """No planted failed, legacy or foreign artifact, and no failed postmortem, ever reaches a
     model request (spec §7 "Artifacts from other sessions are inert", §8 "never compaction or
@@ -783,7 +790,7 @@ def _request_text(request: ModelRequest) -> str:
 
 
 # ===================================================================== messages and footer
-@_register("ui:notify", rules=("P87",))
+@_register("ui:notify", rules=("P87a",))
 def messages_prefixed(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """All user-visible messages are short and product-prefixed (spec §11)."""
     message = str(record.get("message", ""))
@@ -791,7 +798,7 @@ def messages_prefixed(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         yield f"a notification is not product-prefixed: {message[:80]!r}"
 
 
-@_register(rules=("P89",))
+@_register(rules=("P89a", "P89b", "P89c"))
 def footer_tracks_model(t: Tracker) -> Iterator[str]:
     """The footer shows the approximate effective trigger percentage derived from the active
     model window and the fixed live token policy, recomputed on model change, and none when the

@@ -201,16 +201,18 @@ def _not_the_checkpoint(world: World) -> None:
     assert checkpoint, "no checkpoint Brief was remembered"
     summary = parse_brief(str(world.latest_compaction().get("summary", "")))
     assert summary is not None, "the compaction summary is not a Brief"
-    stale = {name.removesuffix(".md") for name in checkpoint}
+    stale = {brief.event_id for _name, brief in briefs_in(checkpoint)}
     assert summary.event_id not in stale, "the stale checkpoint Brief became the compaction summary"
 
 
 @then("the stale checkpoint is still pending and unchanged")
 def _checkpoint_unchanged(world: World) -> None:
     checkpoint = world.remembered.get("checkpoint") or {}
-    pending = world.session_artifacts("pending")
+    assert checkpoint, "no checkpoint Brief was remembered"
+    now = world.all_artifacts()
     for name, data in checkpoint.items():
-        assert pending.get(name) == data, f"the stale checkpoint {name} was changed, archived or removed"
+        assert "/pending/" in f"/{name}", f"the checkpoint Brief {name} was never pending"
+        assert now.get(name) == data, f"the stale checkpoint {name} was changed, archived or removed"
 
 
 # ===================================================================== replay of explorer regressions

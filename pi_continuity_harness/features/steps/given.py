@@ -11,7 +11,7 @@ import json
 from pytest_bdd import given, parsers
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
-from pi_continuity_harness.features.steps.common import number
+from pi_continuity_harness.features.steps.common import briefs_in, number
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.model_script import HttpError, SynthesisReply
 from pi_continuity_harness.scenario.operations import CommandOp, EditFileOp
@@ -186,9 +186,21 @@ def _worked(world: World, count: str) -> None:
 
 @given("the user has saved a checkpoint")
 def _saved_checkpoint(world: World) -> None:
+    """Records what the implementation wrote, wherever it put it (pending/, or archive/ for one
+    that archives a checkpoint at once): every new artifact file that is a Brief, by its path
+    under the artifact directory. A checkpoint that wrote no Brief fails here."""
+    world.start()
+    before = world.all_artifacts()
     outcome = world.command("/continuity checkpoint")
     assert outcome.ok, f"/continuity checkpoint failed: {outcome.error}"
-    world.remembered["checkpoint"] = world.session_artifacts("pending")
+    after = world.all_artifacts()
+    written = {name: data for name, data in after.items() if before.get(name) != data}
+    briefs = {name: data for name, data in written.items() if briefs_in({name: data})}
+    assert briefs, (
+        f"/continuity checkpoint wrote no Continuity Brief under {world.artifact_dir()} "
+        f"(new files: {sorted(written) or 'none'})"
+    )
+    world.remembered["checkpoint"] = briefs
 
 
 def _plant(world: World, relative: str, text: str) -> None:

@@ -33,7 +33,7 @@ from pi_continuity_harness.features.steps.common import (
     number,
     text_mentions_number,
 )
-from pi_continuity_harness.features.world import World
+from pi_continuity_harness.features.world import World, project_files
 from pi_continuity_harness.scenario.transcript import COMPACTION_SUMMARY_PREFIX, COMPACTION_SUMMARY_SUFFIX
 from pi_continuity_harness.targets import ObservedRequest
 
@@ -387,10 +387,21 @@ def _wrapper(world: World) -> None:
     assert after, "no later model request carried the summary exactly inside Pi's wrapper"
 
 
-@then("the two compaction summaries differ")
+@then("the two compaction summaries are Briefs of this session with different eventIds")
 def _summaries_differ(world: World) -> None:
-    summaries = [e["summary"] for e in world.compactions()]
-    assert len(summaries) >= 2 and summaries[-1] != summaries[-2], "the summaries are equal"
+    """Pi finds the entry of a ``session_compact`` by its summary (the first equal one), so each
+    Brief must be unique: two valid Briefs of this session, two eventIds (spec §8; pi-host §9)."""
+    summaries = [str(e.get("summary", "")) for e in world.compactions()]
+    assert len(summaries) >= 2, f"{len(summaries)} compaction entries, expected two"
+    session_id = world.observe().session_id
+    for summary in summaries[-2:]:
+        problems = brief_problems(summary, status="pending", session_id=session_id)
+        assert not problems, (
+            "a compaction summary is not a valid pending Brief of this session:\n" + "\n".join(problems)
+        )
+    first, second = (parse_brief(s) for s in summaries[-2:])
+    assert first is not None and second is not None
+    assert first.event_id != second.event_id, f"both Briefs carry eventId {first.event_id}"
 
 
 @then("each session_compact event was given the entry with its own summary")
@@ -607,7 +618,12 @@ def _continuation_notified(world: World) -> None:
 def _retried_once(world: World) -> None:
     agent = new_requests(world, "agent")
     assert len(agent) == 2, f"{len(agent)} agent requests (expected the failed one and one retry)"
-    wrapped = COMPACTION_SUMMARY_PREFIX + world.latest_compaction()["summary"] + COMPACTION_SUMMARY_SUFFIX
+    summary = str(world.latest_compaction().get("summary", ""))
+    problems = brief_problems(summary, status="pending", session_id=world.observe().session_id)
+    assert not problems, "the compaction summary is not a valid pending Brief of this session:\n" + "\n".join(
+        problems
+    )
+    wrapped = COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX
     assert wrapped in agent[1].text, "the retry did not carry the Brief as its summary"
 
 
@@ -622,9 +638,8 @@ def _stale_not_in_request(world: World) -> None:
     assert checkpoint, "no checkpoint Brief was remembered"
     requests = new_requests(world, "agent")
     assert requests, "the prompt made no model request"
-    for name in checkpoint:
-        event_id = name.removesuffix(".md")
-        assert event_id not in requests[-1].text, "the stale Brief reached the model"
+    for _name, brief in briefs_in(checkpoint):
+        assert brief.event_id and brief.event_id not in requests[-1].text, "the stale Brief reached the model"
 
 
 @then("no new run started after the compaction")
@@ -773,17 +788,23 @@ def _status_artifact_dir(world: World) -> None:
 def _status_checkpoint_path(world: World) -> None:
     output = _status_output(world)
     names = list((world.remembered.get("checkpoint") or {}).keys())
-    assert names and any(name in output for name in names), f"no checkpoint path:\n{output}"
+    paths = [str(world.artifact_dir() / name) for name in names]
+    assert paths and any(path in output for path in paths), f"no checkpoint path ({paths}):\n{output}"
 
 
 # --------------------------------------------------------------------- untrusted, UI
 @then("no file was written in the project")
 def _no_project_writes(world: World) -> None:
-    project = world.observe().project_dir
-    files = sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file())
-    allowed = {f"{CONFIG_DIR_NAME}/settings.json", f"{CONFIG_DIR_NAME}/session-continuity.json"}
-    extra = [f for f in files if f not in allowed]
-    assert not extra, f"files written in the untrusted project: {extra}"
+    """Nothing in the project differs from what the scenario laid out before Pi started: no new
+    file and no changed one (the project settings and the extension config included)."""
+    before: dict[str, bytes] = world.remembered.get("project_at_start") or {}
+    now = project_files(world.observe().project_dir)
+    new = sorted(set(now) - set(before))
+    changed = sorted(name for name in set(now) & set(before) if now[name] != before[name])
+    removed = sorted(set(before) - set(now))
+    assert not (new or changed or removed), (
+        f"the project was written: new {new or 'none'}, changed {changed or 'none'}, removed {removed or 'none'}"
+    )
 
 
 @then("the extension did not read the extension config file")

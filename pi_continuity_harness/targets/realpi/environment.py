@@ -6,6 +6,9 @@ Layout (``root``)::
     project/      Pi's cwd; project settings go to project/.pi/settings.json
     sessions/     PI_CODING_AGENT_SESSION_DIR (session files sit directly in it)
     home/         HOME (nothing touches the real home; ~/.pi is never read or written)
+    pi-package    a symbolic link to the installed package, Pi's PI_PACKAGE_DIR: the system
+                  prompt names <root>/pi-package three times, as the simulator names its own
+                  (scenario/layout.py), instead of the install cache's path
     (TMPDIR is <install cache>/tmp, shared, so Node's compile cache and jiti's cache stay warm)
     observer.jsonl  the observer extension's log (PI_HARNESS_OBSERVER_LOG)
 
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
+from pi_continuity_harness.scenario.layout import pi_package_path
 from pi_continuity_harness.scenario.workspace import write_json
 from pi_continuity_harness.targets.realpi.install import PiInstallation, cache_tmp_dir
 from pi_continuity_harness.targets.realpi.rpc_client import PiRpcProcess
@@ -133,11 +137,16 @@ class PiEnvironment:
         self.project_dir = self.root / "project"
         self.sessions_dir = self.root / "sessions"
         self.home_dir = self.root / "home"
+        #: ``PI_PACKAGE_DIR``: Pi's ``getPackageDir()`` answers it (``dist/config.js:334-345``).
+        self.package_link = Path(pi_package_path(str(self.root)))
         self.observer_log = self.root / "observer.jsonl"
         #: The bridge's count of requests Python is still handling (see bridge.ts).
         self.bridge_state = self.root / "bridge-busy"
         for directory in (self.agent_dir, self.project_dir, self.sessions_dir, self.home_dir):
             directory.mkdir(parents=True, exist_ok=True)
+        if self.package_link.is_symlink():
+            self.package_link.unlink()
+        self.package_link.symlink_to(installation.pi_package_dir, target_is_directory=True)
         write_json(
             self.agent_dir / "settings.json", default_agent_settings(self.provider, self.default_model, trust)
         )
@@ -176,6 +185,7 @@ class PiEnvironment:
             "NO_COLOR": "1",
             "PI_CODING_AGENT_DIR": str(self.agent_dir),
             "PI_CODING_AGENT_SESSION_DIR": str(self.sessions_dir),
+            "PI_PACKAGE_DIR": str(self.package_link),
             "PI_OFFLINE": "1",
             "PI_SKIP_VERSION_CHECK": "1",
             "PI_TELEMETRY": "0",

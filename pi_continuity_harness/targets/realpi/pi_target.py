@@ -1,7 +1,9 @@
 """PiTarget: the conformance suite against a real Pi 1.6 process over RPC.
 
 ``start(scenario)`` lays the workspace out as the simulator does (``agent/``, ``project/``,
-``sessions/`` under the work directory, same agent settings, project settings and files),
+``sessions/`` under the machine root, same agent settings, project settings and files; the
+machine root is a padding directory of the work directory whose path is exactly as long as the
+simulator's, and ``PI_PACKAGE_DIR`` is a link in it: ``scenario/layout.py``),
 writes ``models.json`` for the scenario's models (a provider whose models have
 ``auth: false`` gets no ``apiKey``), starts the :class:`FakeModelServer` with the scenario's
 model script, and starts ``pi --mode rpc`` with the observer extension first, then the
@@ -48,6 +50,7 @@ from pi_continuity_harness.scenario.implementations import (
     resolve_implementation,
     system_named,
 )
+from pi_continuity_harness.scenario.layout import machine_root
 from pi_continuity_harness.scenario.model_script import (
     ExtensionReplies,
     ModelOutcome,
@@ -360,9 +363,14 @@ class PiTarget:
             raise TargetUnavailableError(
                 f"the real-Pi target drives Pi over RPC; scenario mode {scenario.mode!r} cannot be observed"
             )
+        # Pi's machine sits in a padding directory of the run directory, at a path exactly as
+        # long as the simulator's virtual root (``scenario/layout.py``); checked before anything
+        # is installed or written, so a run directory too long to pad is refused with nothing changed.
+        machine_root(self._workdir.resolve())
         installation = self._find_installation()
         self._scenario = scenario
-        root = prepare_workdir(self._workdir)
+        root = machine_root(prepare_workdir(self._workdir))
+        root.mkdir(parents=True, exist_ok=True)
         self._paths = HostPaths.under(str(root))
         try:
             self._server = FakeModelServer(scenario.model, replies=self._replies(), on_hold=self._on_hold)
@@ -721,6 +729,7 @@ class PiTarget:
             project_dir=Path(paths.project_dir),
             agent_dir=Path(paths.agent_dir),
             session_dir=Path(paths.session_dir),
+            machine_dir=Path(paths.workdir),
         )
         observation.operations = list(self._outcomes)
         names = {str(path): name for path, name in self._extensions}

@@ -6,6 +6,7 @@ Feature: claude-code-13572-hook-fires-on-manual-compact
   Brief with handoffReason manual-compaction and archives it; when that handoff fails, the manual
   compaction is cancelled, visibly (spec §5, §10).
 
+  @rule-P6b @rule-P19c
   Scenario: manual /compact runs the handoff
     Given the user has worked through 3 turns
     When the user compacts the session manually
@@ -13,6 +14,7 @@ Feature: claude-code-13572-hook-fires-on-manual-compact
     And the persisted compaction summary is a valid schema-v2 Brief with handoffReason "manual-compaction"
     And the Brief is archived in this session's archive directory with status "archived"
 
+  @rule-P3a @rule-P5a @rule-P90e
   Scenario: a failing manual handoff cancels the manual compaction
     Given the synthesis model fails with an HTTP 500 error
     And the user has worked through 3 turns

@@ -6,6 +6,7 @@ Feature: claude-code-29751-a-stale-brief-is-never-the-summary
   interrupted handoff) stays inert: the next compaction synthesizes and commits a new Brief,
   and the stale one is neither the summary nor changed (spec §7, §13).
 
+  @rule-P59b @rule-P59d
   Scenario: a checkpoint left pending across a reload never becomes a summary
     Given the user has worked through 2 turns
     And the user has saved a checkpoint

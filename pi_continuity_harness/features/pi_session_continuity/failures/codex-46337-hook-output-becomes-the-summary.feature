@@ -6,6 +6,7 @@ Feature: codex-46337-hook-output-becomes-the-summary
   details that correlate it to the disk file, and it is exactly what the model reads inside Pi's
   compaction wrapper (spec §3, §8, §18).
 
+  @rule-P19a @rule-P51a @rule-P61a @rule-P62 @rule-P67 @rule-P68a @rule-P68b @rule-P68c
   Scenario: the hook's Brief is the summary Pi persists and the model reads
     Given the user has worked through 2 turns
     When native compaction reaches its threshold

@@ -7,6 +7,7 @@ Feature: earendil-pi-6879-mid-run-threshold-check
   the run; the run finishes its tool turns and final reply, and only then does the continuation
   reach the model (psc-lifecycle-on-real-pi consequence 3).
 
+  @rule-P10 @rule-P19a @rule-P20 @rule-P82b @rule-P85 @rule-P121 @rule-P125
   Scenario: the threshold is checked between the turns of a running run
     Given the user has worked through 2 turns
     When the model calls a tool and reports 150,001 context tokens, then answers

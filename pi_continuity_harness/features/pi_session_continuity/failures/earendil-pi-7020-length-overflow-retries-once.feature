@@ -7,6 +7,7 @@ Feature: earendil-pi-7020-length-overflow-retries-once
   retry sees it as the summary and the extension adds no continuation; a second length stop in
   the retried turn is not compacted again, and nothing loops.
 
+  @rule-P5a @rule-P19b @rule-P21a
   Scenario: a length stop is compacted once and retried once
     Given the user has worked through 2 turns
     When the model stops at its output limit with 160,000 input tokens
@@ -15,9 +16,11 @@ Feature: earendil-pi-7020-length-overflow-retries-once
     And Pi retried the request exactly once, with the Brief as its summary
     And no continuation was submitted
 
+  @rule-P21a
   Scenario: a second length stop is not compacted again
     Given the user has worked through 2 turns
     When the model stops at its output limit with 160,000 input tokens, twice
     Then only one compaction entry was persisted
+    And the persisted compaction summary is a valid schema-v2 Brief with handoffReason "overflow"
     And no continuation was submitted
     And no check point made more than one synthesis request

@@ -7,7 +7,7 @@ Feature: earendil-pi-7086-manual-compact-during-overflow-recovery
   compaction commits its own Brief, exactly one compaction is persisted, nothing of Pi's own is
   persisted, and no continuation is forced (spec §10, §13).
 
-  @needs-held-model-calls
+  @needs-held-model-calls @rule-P5a @rule-P7b @rule-P19c @rule-P22 @rule-P24 @rule-P67 @rule-P108b @rule-P120a
   Scenario: a manual compact during the overflow handoff commits one Brief
     Given the user has worked through 3 turns
     And the user compacts the session manually while the next Brief is being synthesized

@@ -7,6 +7,7 @@ Feature: earendil-pi-8371-synthesis-input-is-bounded
   request is trimmed to fit that window with its output budget, and the handoff still commits a
   valid Brief (spec §6 minSynthesisTranscriptTokens, §14).
 
+  @rule-P33 @rule-P38a @rule-P119a
   Scenario: a session larger than the synthesis window still gets a Brief that fits
     Given another model "fake/synth" has a context window of 64,000 tokens
     And the extension config file holds {"synthesisModel": "fake/synth"}

@@ -6,6 +6,7 @@ Feature: lossless-claude-lcm-228-a-throwing-hook-does-not-discard-the-brief
   Proves: when another extension's session_before_compact handler throws, Pi isolates the error
   (pi-host-1.6 §9.6), and the Brief still becomes the summary, is archived and is continued once.
 
+  @rule-P19a @rule-P20 @rule-P82b @rule-P85
   Scenario: another extension's hook throws; the Brief still becomes the summary
     Given another extension loaded after it throws an error
     And the user has worked through 2 turns

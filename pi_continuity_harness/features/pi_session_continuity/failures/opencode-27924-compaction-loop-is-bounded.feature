@@ -8,6 +8,7 @@ Feature: opencode-27924-compaction-loop-is-bounded
   check point, never a loop within one, and Pi never falls back to its own summary
   (psc-lifecycle-on-real-pi consequence 6).
 
+  @rule-P3a @rule-P5a @rule-P24 @rule-P90e @rule-P120b @rule-P137 @rule-P138
   Scenario: a persistent synthesis failure costs one attempt per check point
     Given the user has worked through 2 turns
     And the synthesis model fails with an HTTP 500 error 10 times

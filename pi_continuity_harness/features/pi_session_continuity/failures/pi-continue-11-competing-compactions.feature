@@ -8,6 +8,7 @@ Feature: pi-continue-11-competing-compactions
   the single-flight gate is released, so the next checkpoint is accepted; and a manual compact
   that Pi refuses as "Already compacted" is no extension error.
 
+  @rule-P6a @rule-P90b @rule-P110a
   Scenario: another extension cancels the compaction
     Given another extension loaded after it cancels every compaction
     And the user has worked through 2 turns
@@ -19,6 +20,7 @@ Feature: pi-continue-11-competing-compactions
     When the user runs "/continuity checkpoint"
     Then the checkpoint was accepted
 
+  @rule-P83 @rule-P90b @rule-P111a @rule-P111b
   Scenario: another extension replaces the result
     Given another extension loaded after it returns its own compaction
     And the user has worked through 2 turns
@@ -30,6 +32,9 @@ Feature: pi-continue-11-competing-compactions
     When the user runs "/continuity checkpoint"
     Then the checkpoint was accepted
 
+  # Pi refuses the second /compact itself, before any hook (agent-session.js compact); holds
+  # for any extension.
+  @host
   Scenario: a manual compact refused as "Already compacted" is no extension error
     Given the user has worked through 3 turns
     When the user compacts the session manually

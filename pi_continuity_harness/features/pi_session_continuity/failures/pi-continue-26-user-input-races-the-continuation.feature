@@ -7,6 +7,7 @@ Feature: pi-continue-26-user-input-races-the-continuation
   continuation is delivered after it; both reach the model, and there is exactly one
   continuation (spec §10: the continuation need not win queue ordering).
 
+  @rule-P3a @rule-P5a @rule-P7b @rule-P20 @rule-P24 @rule-P67 @rule-P82b @rule-P85 @rule-P108b @rule-P125
   Scenario: pre-prompt compaction: the prompt is answered, then the continuation
     Given the user has worked through 2 turns
     And the synthesis model fails with an HTTP 500 error

@@ -6,6 +6,7 @@ Feature: pi-continue-33-work-resumes-after-compaction-without-user-input
   submitted once as a followUp, and it starts the next run by itself, within the same settled
   prompt, with no user input (spec §10, §18).
 
+  @rule-P10 @rule-P20 @rule-P82a @rule-P82b @rule-P82c @rule-P85 @rule-P90d
   Scenario: the continuation starts the next run by itself
     Given the user has worked through 2 turns
     When native compaction reaches its threshold

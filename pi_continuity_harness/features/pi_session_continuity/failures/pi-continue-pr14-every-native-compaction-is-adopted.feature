@@ -6,6 +6,7 @@ Feature: pi-continue-pr14-every-native-compaction-is-adopted
   commit the disk Brief (spec §5); Pi never summarises by itself, and every committed Brief is
   archived.
 
+  @rule-P5a @rule-P6b @rule-P19a @rule-P19b @rule-P19c
   Scenario: threshold, overflow and manual compactions all carry a Brief
     Given the user has worked through 2 turns
     When native compaction reaches its threshold

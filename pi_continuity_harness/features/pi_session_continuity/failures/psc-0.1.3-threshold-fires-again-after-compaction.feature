@@ -7,6 +7,7 @@ Feature: psc-0.1.3-threshold-fires-again-after-compaction
   hook again and commits and archives a new Brief; nothing of the first handoff blocks it (spec
   §5, §13, §11 "getContextUsage() is null after compaction").
 
+  @rule-P19a
   Scenario: the threshold fires again after a compaction
     Given the user has worked through 2 turns
     When native compaction reaches its threshold

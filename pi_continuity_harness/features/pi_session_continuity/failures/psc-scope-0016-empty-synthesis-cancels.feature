@@ -6,6 +6,7 @@ Feature: psc-scope-0016-empty-synthesis-cancels
   point commits a valid Brief; and on a reasoning model the extension reserves output budget for
   the effort, so the Brief is not starved (spec §5).
 
+  @rule-P3a @rule-P5a @rule-P7b @rule-P24 @rule-P67 @rule-P90e @rule-P108b @rule-P120e
   Scenario: an empty synthesis cancels, the next check point commits
     Given the user has worked through 2 turns
     And the synthesis model returns an empty Brief
@@ -16,6 +17,7 @@ Feature: psc-scope-0016-empty-synthesis-cancels
     When the user sends a short prompt
     Then the compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
 
+  @rule-P23 @rule-P137
   Scenario: a reasoning model's effort does not starve the Brief
     Given the active model reasons, with an output limit of 65,536 tokens
     And the user has worked through 2 turns

@@ -4,6 +4,7 @@ Feature: status-reports-every-field
   settings, the model window, effective percentages, synthesis model and effort, the
   settings path, restart state and artifact paths (spec §11, §12, §20.2).
 
+  @rule-P93b @rule-P95e @rule-P95f @rule-P95g @rule-P95h @rule-P95i @rule-P95j @rule-P95k
   Scenario: status-reports-every-field
     Given the active model has a context window of 372,000 tokens
     And the native settings are reserveTokens 93,000 and keepRecentTokens 55,800
@@ -13,6 +14,7 @@ Feature: status-reports-every-field
     And the status output shows the synthesis model and effort, the project settings path and whether a restart is required
     And the status output shows the artifact directory
 
+  @rule-P95m @rule-P97b
   Scenario: status after a checkpoint names the last artifact
     Given the user has worked through 2 turns
     And the user has saved a checkpoint

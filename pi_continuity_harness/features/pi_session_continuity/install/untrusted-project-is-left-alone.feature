@@ -6,6 +6,7 @@ Feature: untrusted-project-is-left-alone
   Background:
     Given the project is not trusted
 
+  @rule-P41a @rule-P98a
   Scenario: untrusted-project-is-left-alone
     Given the extension config file holds {"artifactDirectory": "elsewhere"}
     And the user has worked through 2 turns
@@ -13,13 +14,14 @@ Feature: untrusted-project-is-left-alone
     Then no file was written in the project
     And a notification says the project is not trusted
 
-  @needs-fs-faults
+  @needs-fs-faults @rule-P40
   Scenario: the extension config of an untrusted project is never read
     Given the extension config file holds {"artifactDirectory": "elsewhere"}
     When Pi starts
     And the user runs "/continuity status"
     Then the extension did not read the extension config file
 
+  @rule-P41b
   Scenario: threshold compaction in an untrusted project is cancelled
     Given the user has worked through 2 turns
     When native compaction reaches its threshold

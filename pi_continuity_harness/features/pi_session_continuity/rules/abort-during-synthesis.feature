@@ -4,7 +4,7 @@ Feature: abort-during-synthesis
   hook cancels, Pi persists nothing, no continuation is sent, and the next check point tries
   again (spec §13; psc-lifecycle-on-real-pi §8).
 
-  @needs-held-model-calls
+  @needs-held-model-calls @rule-P3a @rule-P5a @rule-P7b @rule-P24 @rule-P67 @rule-P108b @rule-P120a
   Scenario: abort-during-synthesis
     Given the user has worked through 2 turns
     And the user aborts while the next Brief is being synthesized

@@ -4,6 +4,7 @@ Feature: fail-closed-without-cooldown
   compaction without a Brief: every later check point tries again, and the first one after
   the fault heals commits a valid Brief (spec §5; psc-lifecycle-on-real-pi consequence 6).
 
+  @rule-P3a @rule-P5a @rule-P7b @rule-P24 @rule-P67 @rule-P108b @rule-P120b
   Scenario: fail-closed-without-cooldown
     Given the user has worked through 2 turns
     And the synthesis model fails with an HTTP 500 error

@@ -4,7 +4,7 @@ Feature: single-flight
   native Brief is being prepared is refused with a message, and only one Brief is written
   for that compaction (spec §13, §15 unit coverage "single-flight overlap suppression").
 
-  @needs-held-model-calls
+  @needs-held-model-calls @rule-P97b @rule-P107a
   Scenario: single-flight
     Given the user has worked through 2 turns
     And the user runs "/continuity checkpoint" while the next Brief is being synthesized
@@ -13,6 +13,7 @@ Feature: single-flight
     And the compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
     And exactly one synthesis request was made
 
+  @rule-P108a
   Scenario: after a handoff completes, a checkpoint is accepted again
     Given the user has worked through 2 turns
     When native compaction reaches its threshold

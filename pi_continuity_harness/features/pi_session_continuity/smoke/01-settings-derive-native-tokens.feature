@@ -12,6 +12,7 @@ Feature: settings-derive-native-tokens
       {"theme": "dark", "packages": ["npm:example"], "compaction": {"enabled": true, "reserveTokens": 16384, "keepRecentTokens": 20000, "modelOverrides": {"other/model": {"reserveTokens": 1000}}}}
       """
 
+  @rule-P14 @rule-P38b @rule-P43 @rule-P90g @rule-P93b @rule-P100 @rule-P101a
   Scenario: settings-derive-native-tokens
     When the user sets up native compaction at 75% trigger and 15% keep-recent and confirms
     Then the user was shown reserveTokens 93,000 and keepRecentTokens 55,800 before confirming
@@ -20,11 +21,13 @@ Feature: settings-derive-native-tokens
     And no percentage was written to the project settings file
     And a notification says the settings were saved to the project settings file and Pi must be restarted
 
+  @rule-P42a
   Scenario: nothing is written without explicit confirmation
     When the user sets up native compaction at 75% trigger and 15% keep-recent and declines
     Then the project settings file is byte-for-byte unchanged
     And no notification says settings were saved
 
+  @rule-P15 @rule-P95e @rule-P95j @rule-P96 @rule-P101a @rule-P126
   Scenario: written settings are pending until restart, the live policy stays
     When the user sets up native compaction at 75% trigger and 15% keep-recent and confirms
     And the user runs "/continuity status"

@@ -4,6 +4,7 @@ Feature: manual-checkpoint-writes-artifact
   records the effective native policy, and neither compacts nor submits a continuation
   (spec §5 v0, §12, §15 smoke 3, §20.4).
 
+  @rule-P25a @rule-P25d @rule-P39 @rule-P51a @rule-P53a @rule-P61a @rule-P62 @rule-P63 @rule-P64e @rule-P64f @rule-P64h @rule-P66a @rule-P76a @rule-P77 @rule-P90b @rule-P93b @rule-P97a @rule-P97b @rule-P97c
   Scenario: manual-checkpoint-writes-artifact
     Given the user has worked through 2 turns
     When the user runs "/continuity checkpoint"

@@ -16,20 +16,45 @@ Feature: precompact-failure-cancels
     And a notification says Pi Session Continuity failed and native compaction was cancelled
     And no pending Continuity Brief exists for this session
 
-    Examples: synthesis and validation failures
+    @rule-P3a @rule-P4 @rule-P5a @rule-P90e @rule-P120b
+    Examples: a synthesis that fails
       | phase      | fault                                                      |
       | synthesis  | the synthesis model fails with an HTTP 500 error           |
+
+    @rule-P3a @rule-P4 @rule-P5a @rule-P90e @rule-P120e
+    Examples: a synthesis with no text
+      | phase      | fault                                                      |
       | synthesis  | the synthesis model returns an empty Brief                 |
+
+    @rule-P3a @rule-P4 @rule-P5a @rule-P90e @rule-P120c
+    Examples: a synthesis cut short
+      | phase      | fault                                                      |
       | synthesis  | the synthesis output is starved by its reasoning budget    |
       | synthesis  | the synthesis model stops at its output limit              |
+
+    @rule-P3b @rule-P4 @rule-P5a @rule-P76a @rule-P90e
+    Examples: a Brief without a mandatory heading
+      | phase      | fault                                                      |
       | validation | the synthesis model leaves out the heading "## Next Actions" |
+
+    @rule-P3b @rule-P4 @rule-P5a @rule-P90e @rule-P117a
+    Examples: a Brief that promotes a directive
+      | phase      | fault                                                      |
       | validation | the synthesis model promotes a directive to an instruction |
+
+    @rule-P4 @rule-P5a @rule-P18b @rule-P24 @rule-P29b @rule-P90e
+    Examples: settings invalid for the active model
+      | phase      | fault                                                      |
       | settings   | the native settings are invalid for the active model       |
 
-    @needs-fs-faults
-    Examples: write and re-read failures
+    @needs-fs-faults @rule-P3c @rule-P4 @rule-P5a @rule-P73 @rule-P90e
+    Examples: a write failure
       | phase   | fault                                              |
       | write   | writing the pending Brief fails                    |
+
+    @needs-fs-faults @rule-P3d @rule-P4 @rule-P5a @rule-P90e @rule-P131
+    Examples: a re-read failure
+      | phase   | fault                                              |
       | re-read | the pending Brief is corrupted before it is re-read |
 
   Scenario: a failure writes a failed postmortem, never used as input
@@ -40,6 +65,7 @@ Feature: precompact-failure-cancels
     When native compaction reaches its threshold again
     Then the compaction summary is a new pending Brief, not the failed postmortem
 
+  @rule-P3c @rule-P5a @rule-P73 @rule-P90e
   Scenario: the artifact directory cannot be created at all
     Given a file sits where the artifact directory should be
     And the user has worked through 2 turns

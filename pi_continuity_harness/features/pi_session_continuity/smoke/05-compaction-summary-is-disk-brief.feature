@@ -4,6 +4,7 @@ Feature: compaction-summary-is-disk-brief
   summary, with Pi's prepared firstKeptEntryId and tokensBefore, and details that correlate
   event, path and SHA-256 hash (spec §3, §8, §18, §15 smoke 5, §20.5).
 
+  @rule-P2 @rule-P19a @rule-P25a @rule-P39 @rule-P51a @rule-P61a @rule-P62 @rule-P64h @rule-P66b @rule-P67 @rule-P68a @rule-P68b @rule-P68c @rule-P69a @rule-P69b @rule-P69c @rule-P76a @rule-P77 @rule-P124
   Scenario: compaction-summary-is-disk-brief
     Given the user has worked through 2 turns
     When native compaction reaches its threshold
@@ -21,7 +22,7 @@ Feature: compaction-summary-is-disk-brief
     When native compaction reaches its threshold
     And the user works through 2 more turns
     And native compaction reaches its threshold again
-    Then the two compaction summaries differ
+    Then the two compaction summaries are Briefs of this session with different eventIds
     And each session_compact event was given the entry with its own summary
 
   Scenario Outline: the summary is the disk Brief for every compaction reason
@@ -33,8 +34,17 @@ Feature: compaction-summary-is-disk-brief
     And it keeps the firstKeptEntryId and tokensBefore that Pi prepared
     And the archived Brief on disk is the summary with only its status and updatedAt changed
 
-    Examples:
+    @rule-P2 @rule-P19a @rule-P63 @rule-P66b @rule-P68a @rule-P68b @rule-P68c @rule-P124
+    Examples: threshold
       | reason    | handoff_reason    |
       | threshold | threshold         |
+
+    @rule-P2 @rule-P5a @rule-P6b @rule-P19b @rule-P63 @rule-P66b @rule-P68a @rule-P68b @rule-P68c @rule-P124
+    Examples: overflow
+      | reason    | handoff_reason    |
       | overflow  | overflow          |
+
+    @rule-P2 @rule-P6b @rule-P19c @rule-P63 @rule-P66b @rule-P68a @rule-P68b @rule-P68c @rule-P124
+    Examples: manual
+      | reason    | handoff_reason    |
       | manual    | manual-compaction |

@@ -4,6 +4,7 @@ Feature: session-compact-archives
   reason, session, event, path, hash, the entry's summary and the disk bytes all match;
   anything else leaves it pending and inert (spec §7, §8, §13, §15 smoke 6).
 
+  @rule-P25d @rule-P66a @rule-P90c @rule-P132
   Scenario: session-compact-archives
     Given the user has worked through 2 turns
     When native compaction reaches its threshold
@@ -11,6 +12,7 @@ Feature: session-compact-archives
     And no pending Continuity Brief exists for this session
     And a notification says native compaction committed with the disk-backed Brief at its archive path
 
+  @rule-P6a @rule-P83 @rule-P111b
   Scenario: mismatch stays pending when another extension replaces the result
     Given another extension loaded after it returns its own compaction
     And the user has worked through 2 turns
@@ -21,6 +23,7 @@ Feature: session-compact-archives
     And no continuation was submitted
     And a notification reports that the compaction did not match the prepared Brief
 
+  @rule-P70a @rule-P83
   Scenario: a competitor's empty result discards the custom summary: mismatch stays pending
     Given another extension loaded after it returns an empty result
     And the user has worked through 2 turns
@@ -30,10 +33,12 @@ Feature: session-compact-archives
     And no Brief was archived
     And no continuation was submitted
 
-  @needs-trace-faults
+  @needs-trace-faults @rule-P70c @rule-P71b @rule-P83
   Scenario: mismatch stays pending when the pending bytes changed on disk
     Given the pending Brief is altered on disk right after Pi appends the compaction entry
     And the user has worked through 2 turns
     When native compaction reaches its threshold
-    Then no Brief was archived
+    Then the persisted compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
+    And exactly one pending Continuity Brief exists for this session
+    And no Brief was archived
     And no continuation was submitted

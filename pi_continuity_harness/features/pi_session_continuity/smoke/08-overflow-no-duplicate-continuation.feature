@@ -4,6 +4,7 @@ Feature: overflow-no-duplicate-continuation
   summary the retry sees; the extension submits nothing, so there is no duplicate turn
   (spec §5, §10, §18, §15 smoke 8, §20.6).
 
+  @rule-P5a @rule-P6b @rule-P19b @rule-P21a @rule-P61a @rule-P63
   Scenario: overflow-no-duplicate-continuation
     Given the user has worked through 2 turns
     When the provider rejects the next request because it exceeds the context window
@@ -13,8 +14,10 @@ Feature: overflow-no-duplicate-continuation
     And no continuation was submitted
     And the Brief is archived in this session's archive directory with status "archived"
 
+  @rule-P21b
   Scenario: a silent overflow compacts without a retry and without a continuation
     Given the user has worked through 2 turns
     When the model reports 250,000 input tokens in a completed reply
     Then Pi invoked session_before_compact with reason "overflow" and willRetry false
+    And the persisted compaction summary is a valid schema-v2 Brief with handoffReason "overflow"
     And no continuation was submitted

@@ -4,6 +4,7 @@ Feature: reload-stale-is-inert
   reported after reload or restart but never compacted or injected automatically
   (spec §7, §13, §15 smoke 10).
 
+  @rule-P59a @rule-P59c @rule-P90h @rule-P97b
   Scenario: reload-stale-is-inert
     Given the user has worked through 2 turns
     And the user has saved a checkpoint
@@ -14,7 +15,7 @@ Feature: reload-stale-is-inert
     When the user sends a short prompt
     Then the model request for that prompt does not contain the stale Brief
 
-  @needs-fs-faults
+  @needs-fs-faults @rule-P59a @rule-P90h @rule-P112
   Scenario: a crash after the Brief was written leaves it pending and inert on restart
     Given Pi crashes right after the pending Brief is written
     And the user has worked through 2 turns

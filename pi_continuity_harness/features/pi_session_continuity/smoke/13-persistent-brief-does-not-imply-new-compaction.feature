@@ -5,6 +5,7 @@ Feature: persistent-brief-does-not-imply-new-compaction
   synthesis prompt carries the freshness and authority-boundary rules; only a new event or a
   newer eventId permits a new compaction announcement (spec §9, §14, §15 smoke 13).
 
+  @rule-P19a @rule-P78 @rule-P79a @rule-P80b @rule-P80c @rule-P114a @rule-P115a @rule-P116 @rule-P140
   Scenario: persistent-brief-does-not-imply-new-compaction
     Given the user has worked through 2 turns
     When native compaction reaches its threshold
@@ -15,6 +16,7 @@ Feature: persistent-brief-does-not-imply-new-compaction
     And only one compaction entry was persisted
     And no notification announced a second compaction
 
+  @rule-P64i @rule-P118a
   Scenario: a newer handoff carries a newer eventId
     Given the user has worked through 2 turns
     When native compaction reaches its threshold
