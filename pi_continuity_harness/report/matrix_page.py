@@ -8,8 +8,9 @@ Input (what ``matrix --json`` writes)::
                           "lowest_passing_version", "seconds_per_version": {"<version>": s}}],
      "simulator_models": "1.6.0"}
 
-Rows with a failure come first; a missing cell is shown as ``missing``. The lowest passing
-version is the command's own verdict, shown as given.
+Rows with a failure come first; a missing cell is shown as ``missing``; a row tagged ``@host``
+(``"host": true``: Pi's own behaviour) is marked. The lowest passing version (and the minimum
+supported version, when given) is the command's own verdict, shown as given.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def _implementation(entry: Mapping[str, Any], index: int) -> dict[str, Any]:
                 "assertion": str(row.get("assertion", "")),
                 "scenario": str(row.get("scenario", "")),
                 "cells": shown,
+                "host": bool(row.get("host")),
                 "failed": any(c["status"] in FAILED for c in shown),
             }
         )
@@ -55,6 +57,7 @@ def _implementation(entry: Mapping[str, Any], index: int) -> dict[str, Any]:
         "rows": rows,
         "counts": counts,
         "lowest": entry.get("lowest_passing_version"),
+        "minimum": entry.get("minimum_supported_version"),
         "seconds": dict(entry.get("seconds_per_version") or {}),
     }
 
