@@ -18,8 +18,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from pi_continuity_harness import __version__
-from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness import PI_VERSION, __version__
+from pi_continuity_harness.commands import SUMMARIES, UsageError, search_current_directory, usage_errors
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
@@ -36,7 +36,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             "Deterministic simulation and conformance harness for Pi 1.6 session-continuity extensions."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {__version__} (the simulator models Pi {PI_VERSION})",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         command_name = name.replace("_", "-")
@@ -57,20 +61,31 @@ def _command(argv: Sequence[str]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; the exit status. Module specs (``--extension my_ext:factory``)
+    resolve from the current directory first, as with ``python -m``."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command(arguments))
     args = parser.parse_args(arguments)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    saved_path = list(sys.path)
+    search_current_directory()
     try:
         return int(args.func(args))
     except UsageError as error:
         print(f"pi-continuity-harness {args.command}: {error}", file=sys.stderr)
         return 2
+    except Exception as error:
+        if not isinstance(error, usage_errors()):
+            raise
+        print(f"pi-continuity-harness {args.command}: {error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.path[:] = saved_path  # main() called in-process (tests) leaves sys.path as it was
 
 
 if __name__ == "__main__":

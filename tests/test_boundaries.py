@@ -66,7 +66,14 @@ RULES: tuple[Rule, ...] = (
     # The step library: only the Target seam's public API, the scenario language and the API.
     Rule(
         _p("features.steps"),
-        (_p("api"), _p("scenario"), _p("errors"), _p("features.world"), _p("features.oracle")),
+        (
+            _p("api"),
+            _p("scenario"),
+            _p("errors"),
+            _p("features.world"),
+            _p("features.oracle"),
+            _p("features.host_extensions"),
+        ),
         facades=(_p("targets"),),
     ),
     Rule(

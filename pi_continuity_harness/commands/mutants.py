@@ -20,6 +20,9 @@ from rich.table import Table
 from rich.text import Text
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.commands._paths import check_file
+from pi_continuity_harness.explore.executor import SchedulerError, open_pool
+from pi_continuity_harness.features.suite import write_atomically
 from pi_continuity_harness.mutants.catalogue import MUTANTS
 from pi_continuity_harness.mutants.matrix import MutantOutcome, run_matrix
 
@@ -38,6 +41,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the kill matrix as JSON here")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at the same time (default 2)")
+    parser.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="run the mutants on this Dask scheduler's workers instead of --jobs local processes",
+    )
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
     parser.add_argument(
         "--explore-seeds", type=int, default=60, help="explorer seeds per mutant (default 60; 0: skip)"
@@ -71,6 +79,7 @@ def main(args: argparse.Namespace) -> int:
         names = [n for n in names if n in args.only]
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {args.jobs})")
+    check_file("--json", args.json_path)
     if args.explore_seeds < 0 or args.explore_steps < 1:
         raise UsageError("--explore-seeds must not be negative and --explore-steps must be at least 1")
 
@@ -86,14 +95,23 @@ def main(args: argparse.Namespace) -> int:
             + f"  ({outcome.seconds:.1f}s)"
         )
 
-    outcomes = run_matrix(
-        names,
-        jobs=args.jobs,
-        explore_seeds=args.explore_seeds,
-        explore_steps=args.explore_steps,
-        control=not args.no_control,
-        on_outcome=progress,
-    )
+    try:
+        with open_pool(jobs=args.jobs, scheduler=args.scheduler) as pool:
+            console.print(f"running on {pool.where}")
+            outcomes = run_matrix(
+                names,
+                jobs=args.jobs,
+                explore_seeds=args.explore_seeds,
+                explore_steps=args.explore_steps,
+                control=not args.no_control,
+                on_outcome=progress,
+                pool=pool,
+            )
+            retried = pool.retried()
+    except SchedulerError as error:
+        raise UsageError(str(error)) from None
+    if retried:
+        console.print(f"run again after their worker was lost: {', '.join(retried)}")
     for renderable in render_matrix(outcomes):
         console.print(renderable)
     mutants = [o for o in outcomes if not o.control]
@@ -101,14 +119,14 @@ def main(args: argparse.Namespace) -> int:
     explore_survivors = [o.name for o in mutants if not o.killed_by_exploration] if args.explore_seeds else []
     controls = [o for o in outcomes if o.control]
     if args.json_path is not None:
-        args.json_path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "mutants": [o.to_json() for o in mutants],
             "controls": [o.to_json() for o in controls],
             "exploreSeeds": args.explore_seeds,
             "exploreSteps": args.explore_steps,
+            "retried": retried,
         }
-        args.json_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomically(args.json_path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         console.print(f"kill matrix written to {args.json_path}")
     killed = len(mutants) - len(survivors)
     console.print(

@@ -19,6 +19,7 @@ from pi_continuity_harness.commands._simulation import (
     default_workdir,
     first_difference,
     load,
+    prepared,
     run,
 )
 from pi_continuity_harness.scenario.timeline import render_timeline
@@ -61,10 +62,13 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--expect-trace {args.expect_trace}: {error.strerror or error}") from None
     scenario = load(args.scenario)
     workdir = Path(args.workdir) if args.workdir else default_workdir("replay-", scenario, args.seed)
-    result = run(scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension)
-    if not args.quiet:
-        print(render_timeline(result.host.trace.records), end="")
-    actual = result.trace_path.read_text(encoding="utf-8")
+    with prepared(scenario, args.scenario, workdir, args.extension):
+        result = run(
+            scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension
+        )
+        if not args.quiet:
+            print(render_timeline(result.host.trace.records), end="")
+        actual = result.trace_path.read_text(encoding="utf-8")
     if expected is None:
         print(f"replayed {scenario.name} (seed {result.seed}): {len(result.host.trace.records)} records")
         return 0

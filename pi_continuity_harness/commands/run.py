@@ -1,15 +1,18 @@
 """``pi-continuity-harness run``: the conformance suite, with a table of the named assertions.
 
 Exit status 0 only when no scenario failed (skips are allowed, each with its reason); with
-``--null-check``, only when nothing but ``@host`` scenarios passed. ``--by-rule`` adds a table of
-the catalogue's rules, each passed, failed or not run; ``--rules`` runs only the scenarios that
-prove the rules named.
+``--null-check``, only when nothing but ``@host`` scenarios passed; 2 for a mistake in what the
+run was given, found before any scenario ran (:mod:`._suite_setup`). ``--by-rule`` adds a table
+of the catalogue's rules, each passed, failed or not run; ``--rules`` runs only the scenarios
+that prove the rules named.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import shutil
+import tempfile
 from collections import OrderedDict
 from pathlib import Path
 
@@ -18,9 +21,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
-from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
+from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer, shorten
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
+from pi_continuity_harness.commands._suite_setup import SuiteSetup, no_scenario_error, print_kept
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.rules import catalogue_for_rule, rule_tag
 
@@ -34,8 +38,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "run",
         help=SUMMARIES["run"],
         description=(
-            "Run the Gherkin conformance suite against an implementation on the simulator (default) "
-            "or on a real Pi 1.6 process, and print one row per scenario, grouped by named assertion."
+            "Run the Gherkin conformance suite against an implementation on the simulator (default, "
+            "it models Pi 1.6.0) or on a real Pi process (--target pi, 1.6.0 or --pi-version), and "
+            "print one row per scenario, grouped by named assertion."
         ),
     )
     parser.add_argument("--target", choices=("sim", "pi"), default="sim", help="sim (default) or pi")
@@ -50,6 +55,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the system the implementation implements (default: what its factory declares; "
         "needed for a TypeScript file)",
     )
+    parser.add_argument(
+        "--pi-version",
+        help="with --target pi: the real Pi release to drive (default: the pinned one; install it first "
+        "with install-pi --pi-version V)",
+    )
+    parser.add_argument(
+        "--features",
+        type=Path,
+        metavar="PATH",
+        help="run these feature files (a file or a directory) instead of the suite, with the stock "
+        "steps and those of a conftest.py beside them",
+    )
     parser.add_argument("--tags", help="pytest marker expression over feature tags, e.g. 'smoke'")
     parser.add_argument(
         "--rules",
@@ -57,9 +74,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="ID",
         help="only the scenarios that prove these catalogue rules (tagged @rule-<ID>)",
     )
-    parser.add_argument("-k", dest="keyword", help="pytest keyword expression over scenario test names")
+    parser.add_argument(
+        "-k",
+        dest="keyword",
+        help="a scenario's or an assertion's name exactly as printed, or a pytest keyword expression",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of every simulated run (default 0)")
-    parser.add_argument("--workdir", type=Path, help="keep each scenario's machine under this directory")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="keep each scenario's machine under this directory (default: a temporary directory, "
+        "removed after a passing run)",
+    )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the results as JSON here")
     parser.add_argument("--junit", type=Path, help="write JUnit XML here")
     parser.add_argument("--cucumber", type=Path, help="write Cucumber JSON here")
@@ -96,17 +122,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def main(args: argparse.Namespace) -> int:
     console = output_console()
-    if args.target == "pi" and args.extension.endswith(".ts") and not Path(args.extension).is_file():
-        raise UsageError(f"--extension {args.extension}: no such TypeScript file")
-    for option in ("json_path", "junit", "cucumber"):
-        path = getattr(args, option)
-        if path is not None and path.exists() and path.is_dir():
-            raise UsageError(f"--{option.replace('_path', '')} {path}: is a directory")
     check_html(args.html)
     extra_args = ["--system", args.system] if args.system else []
     if args.allure is not None:
         extra_args.append(f"--alluredir={_allure_dir(args.allure)}")
-
     tags = args.tags
     if args.rules:
         unknown = [rule for rule in args.rules if catalogue_for_rule(rule) is None]
@@ -114,29 +133,75 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--rules: {', '.join(unknown)}: no such rule in any catalogue")
         selection = " or ".join(rule_tag(rule) for rule in args.rules)
         tags = f"({tags}) and ({selection})" if tags else selection
-    progress = progress_printer(console, quiet=args.quiet)
-
-    run = run_suite(
-        target=args.target,
-        extension=args.extension,
-        tags=tags,
-        keyword=args.keyword,
-        seed=args.seed,
-        workdir=args.workdir,
-        junit=args.junit,
-        cucumber=args.cucumber,
-        extra_args=extra_args,
-        on_result=progress,
+    pi_version = pi_version_option(args.pi_version, args.target)
+    # The page reads each scenario's machine (trace, Briefs, settings): without --workdir they
+    # stay in a temporary directory until the page is written, removed then if the run passed.
+    page_workdir = (
+        Path(tempfile.mkdtemp(prefix="pi-continuity-harness-run-"))
+        if args.html is not None and args.workdir is None
+        else None
     )
+    outcome = {"passed": False, "keep": False}
+    try:
+        _run(args, console, tags, extra_args, pi_version, page_workdir, outcome)
+    finally:
+        if page_workdir is not None and not outcome["keep"]:
+            shutil.rmtree(page_workdir, ignore_errors=True)
+    return 0 if outcome["passed"] else 1
+
+
+def _run(
+    args: argparse.Namespace,
+    console: Console,
+    tags: str | None,
+    extra_args: list[str],
+    pi_version: str | None,
+    page_workdir: Path | None,
+    outcome: dict[str, bool],
+) -> None:
+    """The run, its outputs and its page. ``outcome``: whether it passed (and the null check,
+    if asked), and whether its machines are kept (a failing run's are)."""
+    setup = SuiteSetup(
+        targets=(args.target,),
+        extension=args.extension,
+        system=args.system,
+        features=args.features,
+        workdir=args.workdir or page_workdir,
+        files={"--json": args.json_path, "--junit": args.junit, "--cucumber": args.cucumber},
+        directories={"--report": args.report, "--allure": args.allure},
+        pi_version=pi_version,
+    )
+    with setup.checked():
+        progress = progress_printer(console, quiet=args.quiet)
+        run = run_suite(
+            target=args.target,
+            extension=args.extension,
+            tags=tags,
+            keyword=args.keyword,
+            seed=args.seed,
+            workdir=setup.workdir,
+            junit=args.junit,
+            cucumber=args.cucumber,
+            features=args.features,
+            extra_args=extra_args or None,
+            on_result=progress,
+            pi_version=pi_version,
+        )
+    if not run.results:
+        raise no_scenario_error(tags, args.keyword, args.features)
     console.print(render_table(run))
     if args.by_rule:
         console.print(render_rules(run))
+    outcome["keep"] = not run.ok
+    if page_workdir is not None and run.ok:
+        run.kept = False  # removed once the page is written
+    print_kept(console, run, quiet=args.quiet)
     if args.json_path is not None:
         run.write_json(args.json_path)
-        console.print(f"results written to {args.json_path}")
+        console.print(f"results written to {escape(str(args.json_path))}")
     if args.report is not None:
         md, js = run.write_report(args.report)
-        console.print(f"validation record written to {md} and {js}")
+        console.print(f"validation record written to {escape(str(md))} and {escape(str(js))}")
     if args.html is not None:
         from pi_continuity_harness.report import render_run  # noqa: PLC0415  (the report extra)
 
@@ -145,12 +210,7 @@ def main(args: argparse.Namespace) -> int:
             lambda: render_run(run.record(), timelines=args.html_timelines),
             lambda text: console.print(text, markup=False),
         )
-    if not run.results:
-        console.print("[bold red]no scenario ran[/] (check --tags / -k, or the collection errors above)")
-        return 1
-    if args.null_check:
-        return _null_check(console, run)
-    return 0 if run.ok else 1
+    outcome["passed"] = _null_check(console, run) == 0 if args.null_check else run.ok
 
 
 def _null_check(console: Console, run: SuiteRun) -> int:
@@ -248,7 +308,7 @@ def render_table(run: SuiteRun) -> Table:
         else:
             status = "passed"
         details = [
-            f"{r.name}: {(r.detail.splitlines() or [r.status])[0][:160]}"
+            f"{r.name}: {shorten((r.detail.splitlines() or [r.status])[0], 160)}"
             for r in results
             if r.status != "passed"
         ]

@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.commands._simulation import (
     DEFAULT_IMPLEMENTATION,
     default_workdir,
     load,
+    prepared,
     run,
     summary,
 )
@@ -55,33 +57,38 @@ def main(args: argparse.Namespace) -> int:
     check_html(args.html)
     scenario = load(args.scenario)
     workdir = Path(args.workdir) if args.workdir else default_workdir("", scenario, args.seed)
-    result = run(scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension)
     if args.trace:
-        target = Path(args.trace)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(result.trace_path, target)
-        except OSError as error:
-            raise UsageError(f"--trace {args.trace}: {error.strerror or error}") from None
-    print(summary(result), end="")
-    print(f"trace    {result.trace_path}" + (f" (copied to {args.trace})" if args.trace else ""))
-    if args.timeline:
-        print()
-        print(render_timeline(result.host.trace.records), end="")
-    if args.html is not None:
-        from pi_continuity_harness.report import render_simulate  # noqa: PLC0415  (the report extra)
-
-        operations = [
-            {"name": o.name, "ok": o.ok, "error": o.error, "disposition": o.disposition}
-            for o in result.operations
-        ]
-        write_html_report(
-            args.html,
-            lambda: render_simulate(
-                Path(args.scenario),
-                result.workdir,
-                implementation=result.implementation,
-                operations=operations,
-            ),
+        check_file("--trace", Path(args.trace))
+    with prepared(scenario, args.scenario, workdir, args.extension):
+        result = run(
+            scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension
         )
+        if args.trace:
+            target = Path(args.trace)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(result.trace_path, target)
+            except OSError as error:
+                raise UsageError(f"--trace {args.trace}: {error.strerror or error}") from None
+        print(summary(result), end="")
+        print(f"trace    {result.trace_path}" + (f" (copied to {args.trace})" if args.trace else ""))
+        if args.timeline:
+            print()
+            print(render_timeline(result.host.trace.records), end="")
+        if args.html is not None:
+            from pi_continuity_harness.report import render_simulate  # noqa: PLC0415  (the report extra)
+
+            operations = [
+                {"name": o.name, "ok": o.ok, "error": o.error, "disposition": o.disposition}
+                for o in result.operations
+            ]
+            write_html_report(
+                args.html,
+                lambda: render_simulate(
+                    Path(args.scenario),
+                    result.workdir,
+                    implementation=result.implementation,
+                    operations=operations,
+                ),
+            )
     return 0

@@ -12,6 +12,9 @@ reference modules when their factory runs and never restore them):
 
 The implementation the mutants change (the PSC reference, the handoff reference, or both)
 runs the same way as a control row: it must survive both, or the matrix means nothing.
+
+Mutants run ``--jobs`` at a time in local processes, or on a Dask cluster (``--scheduler``),
+through the explorer's :mod:`~pi_continuity_harness.explore.executor`.
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pi_continuity_harness.explore.executor import WorkPool, open_pool, run_tasks
 from pi_continuity_harness.explore.plugin import LOAD_FAILURE
 from pi_continuity_harness.explore.runner import scratch_root
 from pi_continuity_harness.mutants.catalogue import MUTANTS, Mutant
@@ -185,18 +189,26 @@ def run_matrix(
     explore_steps: int,
     control: bool = True,
     on_outcome: Callable[[MutantOutcome], None] | None = None,
+    pool: WorkPool | None = None,
 ) -> list[MutantOutcome]:
-    """Every mutant in ``names`` (and their controls first), ``jobs`` at a time, in catalogue order."""
+    """Every mutant in ``names`` (and their controls first), in catalogue order, on ``pool``
+    (None: a local pool of ``jobs`` processes; a Dask cluster with ``mutants --scheduler``)."""
     order = (controls_for(names) if control else []) + names
-    outcomes: dict[str, MutantOutcome] = {}
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {
-            name: pool.submit(run_mutant, name, explore_seeds=explore_seeds, explore_steps=explore_steps)
-            for name in order
-        }
-        for name in order:
-            outcome = futures[name].result()
-            outcomes[name] = outcome
-            if on_outcome is not None:
-                on_outcome(outcome)
-    return [outcomes[name] for name in order]
+    if pool is None:
+        with open_pool(jobs=jobs) as local:
+            return run_matrix(
+                names,
+                jobs=jobs,
+                explore_seeds=explore_seeds,
+                explore_steps=explore_steps,
+                control=control,
+                on_outcome=on_outcome,
+                pool=local,
+            )
+    outcomes: list[MutantOutcome] = []
+    task = partial(run_mutant, explore_seeds=explore_seeds, explore_steps=explore_steps)
+    for outcome in run_tasks(pool, task, order, name=lambda name: f"mutant-{name}"):
+        outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+    return outcomes

@@ -129,6 +129,11 @@ class Scenario(_Strict):
         default="always", description="defaultProjectTrust in the agent settings (ask: Pi's default)"
     )
     approve: bool | None = Field(default=None, description="--approve (true) / --no-approve (false)")
+    saved_trust: bool | None = Field(
+        default=None,
+        description="a trust decision saved for the project directory in <agentDir>/trust.json, as Pi "
+        "writes it when the user answers its trust prompt (null: none)",
+    )
     settings: SettingsSpec = SettingsSpec()
     files: dict[str, FileSpec] = Field(
         default_factory=dict,

@@ -39,6 +39,7 @@ from pi_continuity_harness.scenario.implementations import (
 )
 from pi_continuity_harness.scenario.model_script import ExtensionReplies
 from pi_continuity_harness.scenario.operations import Operation
+from pi_continuity_harness.scenario.run_lock import LOCK_NAME
 from pi_continuity_harness.scenario.trace import SimulatedCrash
 from pi_continuity_harness.scenario.workspace import RUN_MARKER, prepare_files, prepare_workdir
 from pi_continuity_harness.simulator.determinism import deterministic_environment
@@ -88,7 +89,7 @@ class SimulationResult:
         out: dict[str, bytes] = {}
         machine = self.machine_dir
         for path in sorted(self.workdir.rglob("*")):
-            if not path.is_file() or path.name == RUN_MARKER:
+            if not path.is_file() or path.name in (RUN_MARKER, LOCK_NAME):
                 continue
             base = machine if path.is_relative_to(machine) else self.workdir
             out[str(path.relative_to(base))] = path.read_bytes()

@@ -16,6 +16,7 @@ from pytest_bdd.steps import step_function_context_registry
 import pi_continuity_harness.features.steps.blitz
 import pi_continuity_harness.features.steps.failures
 import pi_continuity_harness.features.steps.given
+import pi_continuity_harness.features.steps.host
 import pi_continuity_harness.features.steps.then
 import pi_continuity_harness.features.steps.when  # noqa: F401  (registers the definitions)
 from pi_continuity_harness.features import SUITE_DIR

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from pi_continuity_harness.cli import main
-from tests.report.conftest import MUTANT, SMALL
+
+from .conftest import MUTANT, SMALL
 
 
 def test_allure_results_have_each_scenario_with_its_steps(

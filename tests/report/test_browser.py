@@ -25,8 +25,9 @@ from PIL import Image
 
 from pi_continuity_harness.report import render_run, write_html
 from pi_continuity_harness.report.run_page import render_run as render_run_with_csp
-from tests.report.conftest import IMG, PAYLOAD
-from tests.report.html_dom import Dom, parse
+
+from .conftest import IMG, PAYLOAD
+from .html_dom import Dom, parse
 
 pytestmark = pytest.mark.browser
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from pi_continuity_harness.cli import main
-from tests.report.conftest import MUTANT, SMALL
-from tests.report.html_dom import parse
+
+from .conftest import MUTANT, SMALL
+from .html_dom import parse
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 STEER = "pi_continuity_harness.mutants.catalogue:continuation_as_steer"
@@ -29,6 +30,23 @@ def test_run_html_writes_the_page_of_a_failing_run(
     dom = parse(page.read_text(encoding="utf-8"))
     assert next(a["data-status"] for a in dom.tags("details") if a.get("data-status")) == "failed"
     assert len([i for i in dom.ids() if i.endswith("-timeline")]) == 1
+
+
+def test_run_html_without_workdir_reads_the_machines_then_removes_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --workdir a passing run's machines go to a temporary directory removed after the
+    run (features/suite.py); the page reads them, so they stay until the page is written."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(temporary))
+    page = tmp_path / "run.html"
+    code = main(["run", "-k", "compactionsummaryisdiskbrief", "--quiet", "--html", str(page)])
+    assert code == 0, capsys.readouterr().err
+    dom = parse(page.read_text(encoding="utf-8"))
+    assert {"s1-chart", "s1-threshold"} <= dom.ids()  # drawn from the scenario's machine
+    assert "is gone" not in dom.text
+    assert list(temporary.iterdir()) == []  # and removed afterwards
 
 
 def test_simulate_html_writes_the_page_of_one_scenario(

@@ -8,8 +8,9 @@ from typing import Any
 from pi_continuity_harness.report import render_run
 from pi_continuity_harness.report.markdown import render_markdown
 from pi_continuity_harness.report.run_page import render_run as render_run_with_csp
-from tests.report.conftest import IMG, PAYLOAD
-from tests.report.html_dom import Dom, parse
+
+from .conftest import IMG, PAYLOAD
+from .html_dom import Dom, parse
 
 ACTIVE = ("script", "img", "iframe", "object", "embed", "link", "base", "form")
 

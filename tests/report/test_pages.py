@@ -12,8 +12,9 @@ from pi_continuity_harness.features.suite import run_suite
 from pi_continuity_harness.report import render_compare, render_matrix, render_run
 from pi_continuity_harness.report.compare_page import CHANNELS, side_by_side
 from pi_continuity_harness.targets import comparison
-from tests.report.conftest import MUTANT, SMALL, copy_run
-from tests.report.html_dom import parse
+
+from .conftest import MUTANT, SMALL, copy_run
+from .html_dom import parse
 
 MATRIX = Path(__file__).with_name("matrix.json")
 
