@@ -73,6 +73,7 @@ RULES: tuple[Rule, ...] = (
             _p("features.world"),
             _p("features.oracle"),
             _p("features.host_extensions"),
+            _p("features.blitz_oracle"),
         ),
         facades=(_p("targets"),),
     ),
@@ -83,6 +84,7 @@ RULES: tuple[Rule, ...] = (
             _p("scenario"),
             _p("simulator"),
             _p("features.oracle"),
+            _p("features.blitz_oracle"),
             _p("features.world"),
             _p("rules"),
             _p("errors"),
@@ -95,9 +97,17 @@ RULES: tuple[Rule, ...] = (
     # imports none of the packages that make them, so it draws a real-Pi run and a simulated
     # one the same way. Only the command line imports it.
     Rule(_p("report"), (_p("errors"),), (ROOT,)),
+    # The release gate for a Pi package: Pi's installation and environment (the real-Pi facade),
+    # the suite it runs through the installed package.
+    Rule(
+        _p("package"),
+        (_p("errors"), _p("features"), _p("scenario")),
+        (ROOT, _p("targets.realpi"), _p("targets")),
+    ),
     Rule(
         _p("commands"),
         (
+            _p("package"),
             _p("api"),
             _p("scenario"),
             _p("simulator"),

@@ -25,7 +25,7 @@ from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_opti
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.commands._suite_setup import SuiteSetup, no_scenario_error, print_kept
-from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
+from pi_continuity_harness.features.suite import RULE_STATUSES, ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.rules import catalogue_for_rule, rule_tag
 
 __all__ = ["register", "render_table"]
@@ -93,6 +93,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--report", type=Path, help="write the validation record (Markdown and JSON) into DIR"
     )
     parser.add_argument(
+        "-n",
+        dest="workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run the scenarios in N parallel processes (pytest-xdist); same results and reports",
+    )
+    parser.add_argument(
         "--by-rule",
         action="store_true",
         help="also print, per rule of the catalogue, whether the implementation passed, failed or did not run it",
@@ -121,6 +129,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.workers < 0:
+        raise UsageError(f"-n must not be negative (got {args.workers})")
     console = output_console()
     check_html(args.html)
     extra_args = ["--system", args.system] if args.system else []
@@ -185,6 +195,7 @@ def _run(
             features=args.features,
             extra_args=extra_args or None,
             on_result=progress,
+            workers=args.workers,
             pi_version=pi_version,
         )
     if not run.results:
@@ -232,13 +243,11 @@ def _null_check(console: Console, run: SuiteRun) -> int:
 def render_rules(run: SuiteRun) -> Table:
     """One row per catalogue rule: passed, failed or not run, and the scenarios that prove it."""
     verdicts = run.by_rule()
-    counts = {
-        status: sum(1 for v in verdicts if v.status == status) for status in ("passed", "failed", "not run")
-    }
+    counts = {status: sum(1 for v in verdicts if v.status == status) for status in RULE_STATUSES}
     table = Table(
         title=(
             f"Rules — {run.implementation} on {run.target}: {counts['passed']} met, {counts['failed']} broken, "
-            f"{counts['not run']} not run"
+            f"{counts['not run']} not run, {counts['unchecked']} unchecked"
         ),
         show_lines=False,
     )
@@ -247,7 +256,7 @@ def render_rules(run: SuiteRun) -> Table:
     table.add_column("status")
     table.add_column("scenarios", overflow="fold")
     table.add_column("rule text", overflow="ellipsis", max_width=70)
-    styles = {"passed": "green", "failed": "bold red", "not run": "yellow"}
+    styles = {"passed": "green", "failed": "bold red", "not run": "yellow", "unchecked": "magenta"}
     for verdict in verdicts:
         failing = [name for name, status in verdict.scenarios if status in ("failed", "error")]
         shown = failing or [name for name, _ in verdict.scenarios]
@@ -255,7 +264,8 @@ def render_rules(run: SuiteRun) -> Table:
             verdict.rule,
             verdict.section,
             f"[{styles[verdict.status]}]{verdict.status}[/]",
-            escape("; ".join(shown[:3]) + (f"; +{len(shown) - 3}" if len(shown) > 3 else "")) or "—",
+            escape("; ".join(shown[:3]) + (f"; +{len(shown) - 3}" if len(shown) > 3 else ""))
+            or (escape(f"unchecked: {verdict.why}") if verdict.why else "—"),
             escape(verdict.text),
         )
     return table

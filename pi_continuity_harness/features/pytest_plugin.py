@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_bdd.reporting import ReportContext, test_report_context_registry
 
 from pi_continuity_harness import targets
 from pi_continuity_harness.features import preflight
@@ -148,6 +149,35 @@ def _active(config: pytest.Config) -> bool:
     return config.getoption("--target") is not None or config.getoption("--harness-workdir") is not None
 
 
+#: Where a report carries pytest-bdd's scenario context from an xdist worker to the controller.
+_BDD_CONTEXT = "pch_bdd_context"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_report_to_serializable(report: Any) -> Iterator[None]:
+    """On an xdist worker (``run -n N``): send pytest-bdd's record of the scenario (its steps,
+    their outcomes) with the report. pytest-bdd keeps it in a registry keyed by the report
+    object, which does not cross processes, so the controller's Cucumber JSON, validation
+    record and step lists would lose it."""
+    outcome: Any = yield
+    data = outcome.get_result()
+    context = test_report_context_registry.get(report)
+    if isinstance(data, dict) and context is not None:
+        data[_BDD_CONTEXT] = {"scenario": context.scenario, "name": context.name}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_report_from_serializable(data: Any) -> Iterator[None]:
+    """On the controller: put the worker's scenario record back where pytest-bdd looks."""
+    outcome: Any = yield
+    report = outcome.get_result()
+    context = data.get(_BDD_CONTEXT) if isinstance(data, dict) else None
+    if isinstance(report, pytest.TestReport) and context is not None:
+        test_report_context_registry[report] = ReportContext(
+            scenario=context["scenario"], name=context["name"]
+        )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for tag in KNOWN_TAGS:
         config.addinivalue_line("markers", f"{tag}: conformance feature group")
@@ -163,7 +193,11 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     search_current_directory(str(config.invocation_params.dir))
     root = config.getoption("--harness-workdir")
-    if root:
+    if root and hasattr(config, "workerinput"):
+        # A pytest-xdist worker (``run -n N``): the controller holds the run directory for the
+        # whole session, and the workers are its own; each lays its scenarios' machines there.
+        config.stash[_WORKDIR] = Path(root).resolve()
+    elif root:
         locks = contextlib.ExitStack()
         try:
             config.stash[_WORKDIR] = locks.enter_context(hold_run_directory(Path(root)))

@@ -41,6 +41,7 @@ from pi_continuity_harness.rules import systems as rule_systems
 
 __all__ = [
     "PLUGIN",
+    "RULE_STATUSES",
     "RuleVerdict",
     "ScenarioResult",
     "SuiteRun",
@@ -116,24 +117,34 @@ class ScenarioResult:
         }
 
 
+#: Every status of :class:`RuleVerdict`, in report order.
+RULE_STATUSES = ("passed", "failed", "not run", "unchecked")
+
+
 @dataclass(frozen=True)
 class RuleVerdict:
     """What one run says about one rule: passed (every scenario proving it passed), failed (one
-    failed), or not run (none of its scenarios ran here, or the rule has none)."""
+    failed), not run (none of its scenarios ran here, or the rule has none), or unchecked (the
+    catalogue says why no scenario can check it: ``why``)."""
 
     rule: str
     section: str
     text: str
-    status: str  # passed | failed | not run
+    status: str  # passed | failed | not run | unchecked
     scenarios: tuple[tuple[str, str], ...]  # (scenario, status)
+    #: Why the rule is unchecked (the catalogue's ``unchecked``), when it is.
+    why: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "rule": self.rule,
             "section": self.section,
             "status": self.status,
             "scenarios": [{"name": name, "status": status} for name, status in self.scenarios],
         }
+        if self.why:
+            data["unchecked"] = self.why
+        return data
 
 
 @dataclass
@@ -184,11 +195,18 @@ class SuiteRun:
                     status = "failed"
                 elif "passed" in statuses:
                     status = "passed"
+                elif rule.unchecked is not None:
+                    status = "unchecked"
                 else:
                     status = "not run"
                 verdicts.append(
                     RuleVerdict(
-                        rule.id, rule.section, rule.text, status, tuple((r.name, r.status) for r in results)
+                        rule.id,
+                        rule.section,
+                        rule.text,
+                        status,
+                        tuple((r.name, r.status) for r in results),
+                        (rule.unchecked or "") if status == "unchecked" else "",
                     )
                 )
         return verdicts
@@ -264,22 +282,22 @@ def _markdown(run: SuiteRun, record: dict[str, Any]) -> str:
         lines.append(f"| {result.assertion} | {result.name} | {result.status} | {result.duration_s:.3f} |")
     verdicts = run.by_rule()
     if verdicts:
-        counts = {
-            status: sum(1 for v in verdicts if v.status == status)
-            for status in ("passed", "failed", "not run")
-        }
+        counts = {status: sum(1 for v in verdicts if v.status == status) for status in RULE_STATUSES}
         lines += [
             "",
             "## Rules",
             "",
-            f"{counts['passed']} rules met, {counts['failed']} broken, {counts['not run']} not run here "
+            f"{counts['passed']} rules met, {counts['failed']} broken, {counts['not run']} not run here, "
+            f"{counts['unchecked']} unchecked (the catalogue says why) "
             "(a rule is met when every scenario tagged with it passed).",
             "",
             "| rule | section | status | scenarios |",
             "|---|---|---|---|",
         ]
         for verdict in verdicts:
-            names = "; ".join(f"{name} ({status})" for name, status in verdict.scenarios) or "—"
+            names = "; ".join(f"{name} ({status})" for name, status in verdict.scenarios) or (
+                f"unchecked: {verdict.why}" if verdict.why else "—"
+            )
             lines.append(f"| {verdict.rule} | {verdict.section} | {verdict.status} | {names} |")
     for result in run.results:
         lines += ["", f"## {result.assertion}: {result.name}", "", f"Status: **{result.status}**"]
@@ -305,11 +323,20 @@ class _Collector:
     def __init__(self, on_result: Callable[[ScenarioResult, int, int], None] | None) -> None:
         self.results: dict[str, ScenarioResult] = {}
         self.order: list[str] = []
+        #: Node ids in collection order: the order of a serial run, whoever ran each test.
+        self.collected: list[str] = []
         self.total = 0
         self.on_result = on_result
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
+        self.collected = [item.nodeid for item in session.items]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """``run -n N``: the controller collects nothing; every worker reports the same ids."""
+        self.total = len(ids)
+        self.collected = list(ids)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -382,7 +409,9 @@ class _Collector:
     def ordered(self) -> list[ScenarioResult]:
         """Results in the suite's reading order: smoke assertions in spec order, then install,
         rules and failures features, each in file order (pytest collects them alphabetically)."""
-        results = [self.results[key] for key in self.order if key in self.results]
+        index = {nodeid: position for position, nodeid in enumerate(self.collected)}
+        keys = sorted(self.order, key=lambda key: index.get(key, len(index)))
+        results = [self.results[key] for key in keys if key in self.results]
         return sorted(results, key=_reading_order)
 
 
@@ -436,6 +465,7 @@ def run_suite(
     extra_args: list[str] | None = None,
     on_result: Callable[[ScenarioResult, int, int], None] | None = None,
     environment: dict[str, str] | None = None,
+    workers: int = 0,
     pi_version: str | None = None,
 ) -> SuiteRun:
     """Run the suite (or the feature files under ``features``, a file or a directory, with the
@@ -445,6 +475,10 @@ def run_suite(
     Never raises for failing scenarios; raises :class:`SuiteUsageError` when pytest refuses the
     arguments. Without ``workdir`` the machines go to a temporary directory that is removed
     when the run passed (``SuiteRun.kept`` False) and kept when it did not.
+
+    ``workers`` > 0 runs the scenarios in that many pytest-xdist processes (``run -n N``): every
+    scenario has its own machine under its own work directory, so they are independent; the
+    results, in reading order, and the reports are those of a serial run.
     """
     if features is None:
         paths, rootdir = [str(SUITE_DIR)], SUITE_DIR
@@ -487,6 +521,8 @@ def run_suite(
         args += [f"--junitxml={junit}"]
     if cucumber is not None:
         args += [f"--cucumberjson={cucumber}"]
+    if workers > 0:
+        args += ["-p", "xdist", "-n", str(workers)]
     args += extra_args or []
     collector = _Collector(on_result)
     started = time.perf_counter()

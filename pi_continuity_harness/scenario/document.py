@@ -134,6 +134,10 @@ class Scenario(_Strict):
         description="a trust decision saved for the project directory in <agentDir>/trust.json, as Pi "
         "writes it when the user answers its trust prompt (null: none)",
     )
+    session: Literal["file", "memory"] = Field(
+        default="file",
+        description="memory: --no-session (SessionManager.inMemory: no session file, new sessions in memory too)",
+    )
     settings: SettingsSpec = SettingsSpec()
     files: dict[str, FileSpec] = Field(
         default_factory=dict,

@@ -14,6 +14,7 @@ from pytest_bdd.feature import get_features
 from pytest_bdd.steps import step_function_context_registry
 
 import pi_continuity_harness.features.steps.blitz
+import pi_continuity_harness.features.steps.blitz_then
 import pi_continuity_harness.features.steps.failures
 import pi_continuity_harness.features.steps.given
 import pi_continuity_harness.features.steps.host

@@ -36,6 +36,7 @@ import json
 import os
 import platform
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -147,7 +148,18 @@ class PiStartError(TargetStartError):
 
 
 def _is_typescript(spec: Any) -> bool:
-    return isinstance(spec, (str, Path)) and str(spec).endswith(_TS_SUFFIXES)
+    return isinstance(spec, (str, Path)) and str(spec).endswith(_TS_SUFFIXES) and not is_package_spec(spec)
+
+
+#: ``--extension pkg:<pi source>``: the implementation is a Pi package that ``pi install <source>``
+#: installs into each scenario's agent directory, as a user installs it; Pi loads it from its
+#: settings, not from ``-e`` (the release gate, issue 13).
+PACKAGE_PREFIX = "pkg:"
+
+
+def is_package_spec(spec: Any) -> bool:
+    """Whether ``spec`` names an installed Pi package (``pkg:npm:name@1.2.3``)."""
+    return isinstance(spec, str) and spec.startswith(PACKAGE_PREFIX)
 
 
 def _factory_spec(implementation: str | ExtensionFactory | Path) -> str:
@@ -291,6 +303,9 @@ class PiTarget:
         self._env: PiEnvironment | None = None
         self._paths: HostPaths | None = None
         self._extensions: list[tuple[Path, str]] = []
+        #: Package mode: where the installed package sits among the slots (the ones before it
+        #: load with ``-e``, the ones after it from the settings, after the package).
+        self._package_position: int | None = None
         self._procs: list[PiRpcProcess] = []
         self._proc: PiRpcProcess | None = None
         self._outcomes: list[OperationOutcome] = []
@@ -308,15 +323,16 @@ class PiTarget:
         (``system``, else what a Python factory declares; a TypeScript file declares none)."""
         if self._system is not None:
             return system_named(self._system).extension_replies
-        if _is_typescript(self._implementation):
+        if _is_typescript(self._implementation) or is_package_spec(self._implementation):
             return SESSION_CONTINUITY.extension_replies
         _name, factory = resolve_implementation(_factory_spec(self._implementation))
         return declared_system(factory).extension_replies
 
     @property
     def bridged(self) -> bool:
-        """True when the implementation under test runs in Python through the bridge."""
-        return not _is_typescript(self._implementation)
+        """True when the implementation under test runs in Python through the bridge (an
+        installed package is taken for what it is: TypeScript, whatever it hosts)."""
+        return not _is_typescript(self._implementation) and not is_package_spec(self._implementation)
 
     @property
     def pi_version(self) -> str:
@@ -410,10 +426,56 @@ class PiTarget:
             )
             self._lay_out(scenario, base_url)
             self._extensions = self._extension_slots(scenario, root)
+            if is_package_spec(self._implementation):
+                self._install_package(str(self._implementation).removeprefix(PACKAGE_PREFIX))
+                self._load_after_package()
             self._start_process(session=None, model=active.id)
         except BaseException:
             self.close()
             raise
+
+    def _install_package(self, source: str) -> None:
+        """``pi install <source>`` in this scenario's agent directory, as a user installs it: npm's
+        registry from ``PI_HARNESS_NPM_REGISTRY`` (the gate's Verdaccio on 127.0.0.1). ``pi
+        install`` ignores ``PI_OFFLINE`` (``dist/core/package-manager.js:1129-1131`` checks it only
+        when resolving a missing package), so Pi stays offline and npm reaches the registry."""
+        assert self._env is not None and self._installation is not None
+        env = self._env.env()
+        registry = os.environ.get("PI_HARNESS_NPM_REGISTRY")
+        if registry:
+            env["npm_config_registry"] = registry
+        env["npm_config_cache"] = str(self._installation.cache_dir / "npm-cache")
+        env["npm_config_update_notifier"] = "false"
+        done = subprocess.run(
+            self._installation.argv("install", source),
+            env=env,
+            cwd=self.paths.project_dir,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise PiStartError(
+                f"pi install {source} failed ({done.returncode}): {(done.stdout + done.stderr).strip()}"
+            )
+
+    def _load_after_package(self) -> None:
+        """Pi loads every ``-e`` extension before the packages of its settings
+        (``dist/core/resource-loader.js:426``: ``mergePaths(cliEnabledExtensions,
+        enabledExtensions)``), so an extension the scenario loads *after* the implementation
+        becomes a local-path package entry listed after the installed package (package resources
+        keep settings order, ``package-manager.js:77-85``)."""
+        if self._package_position is None:
+            return
+        after = [str(path) for path, _name in self._extensions[self._package_position :]]
+        if not after:
+            return
+        settings_path = Path(self.paths.agent_dir) / "settings.json"
+        settings = json.loads(settings_path.read_text(encoding="utf-8"))
+        settings["packages"] = [*settings.get("packages", []), *after]
+        write_json(settings_path, settings)
 
     def _bridge_env(self) -> dict[str, str]:
         env = {
@@ -450,6 +512,10 @@ class PiTarget:
         slots: list[tuple[Path, str]] = []
         for index, ref in enumerate(scenario.extensions):
             if ref.implementation:
+                if is_package_spec(self._implementation):
+                    # Loaded from the settings once installed: the slots after it follow it there.
+                    self._package_position = len(slots)
+                    continue
                 if _is_typescript(self._implementation):
                     path = Path(str(self._implementation)).resolve()
                     slots.append((path, str(self._implementation)))
@@ -510,7 +576,10 @@ class PiTarget:
             if self._scenario.thinking_level != "off" and session is None:
                 args += ["--thinking", self._scenario.thinking_level]
         args += ["-e", str(OBSERVER_PATH)]
-        for path, _name in self._extensions:
+        cli = (
+            self._extensions if self._package_position is None else self._extensions[: self._package_position]
+        )
+        for path, _name in cli:
             args += ["-e", str(path)]
         if self._scenario.approve is True:
             args.append("--approve")
@@ -518,6 +587,8 @@ class PiTarget:
             args.append("--no-approve")
         if session is not None:
             args += ["--session", session]
+        elif self._scenario.session == "memory":
+            args.append("--no-session")
         return self._installation.argv(*args)
 
     def _start_process(self, *, session: str | None, model: str | None) -> None:
