@@ -28,7 +28,7 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
     Then the whole recovery file was shown
     And "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
 
-  @rule-H85a
+  @rule-H85a @rule-H81a
   Scenario: discard removes the exact file
     Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
     And the recovery directory also holds "2026-01-02T00-00-00-000Z-s2.md"

@@ -16,3 +16,9 @@ Feature: status-widget-shows-the-phase
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then the status widget showed "Session Handoff Finished"
     And the status widget never showed numbered progress or a request for user input
+
+  @rule-H64b
+  Scenario: the widget sits above the input editor
+    When the model asks for the template once and then stops
+    Then the status widget now shows "Writing Session Handoff"
+    And every widget update of the implementation is placed above the editor

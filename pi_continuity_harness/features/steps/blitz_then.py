@@ -17,6 +17,7 @@ from pytest_bdd import parsers, then
 
 from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.features.steps.blitz import (
+    _FOREIGN_WIDGETS,
     DOSSIER_TEXT,
     agent_dir,
     config_bytes,
@@ -35,7 +36,7 @@ from pi_continuity_harness.features.steps.blitz import (
     tool_results,
     widget_texts,
 )
-from pi_continuity_harness.features.steps.common import last_mark
+from pi_continuity_harness.features.steps.common import last_mark, new_requests, new_session_events
 from pi_continuity_harness.features.world import World
 
 
@@ -761,6 +762,69 @@ def _help_listed(world: World) -> None:
 def _gitignore_unchanged(world: World) -> None:
     path = world.observe().project_dir / ".gitignore"
     assert path.read_text(encoding="utf-8") == world.remembered["gitignore"], path.read_text(encoding="utf-8")
+
+
+@then("the prompt sent before the template request reached the source model")
+def _answered(world: World) -> None:
+    value = str(world.remembered["answered_prompt"])
+    asked = [r for r in world.observe().requests("agent") if value in r.last_user_text()]
+    assert asked, f"{value!r} never reached the model"
+
+
+@then("the last template request was refused")
+def _last_get_refused(world: World) -> None:
+    _registered(world, oracle.GET_TOOL)
+    results = tool_results(source_entries(world), oracle.GET_TOOL)
+    assert results and results[-1].get("isError"), [text(r) for r in results]
+
+
+@then("the reserved dossier is still there")
+def _reserved_dossier_kept(world: World) -> None:
+    path = dossier(world)
+    reserved = [r for r in tool_results(source_entries(world), oracle.GET_TOOL) if str(path) in text(r)]
+    assert reserved, f"the dossier {path} was never reserved"
+    assert path.exists(), f"{path} was removed"
+
+
+@then("the compaction was blocked")
+def _compaction_blocked(world: World) -> None:
+    assert len(world.compactions()) == world.remembered["compactions_before"], (
+        "a compaction entry was appended"
+    )
+    ends = new_session_events(world, "compaction_end")
+    assert not [e for e in ends if not e.get("aborted")], f"a compaction completed: {ends}"
+    summaries = [r for r in new_requests(world, "summary")]
+    assert not summaries, "Pi asked its summarizer: the compaction was not blocked before it ran"
+
+
+@then("a notification was shown")
+def _a_notification_shown(world: World) -> None:
+    assert notes(world), "the implementation showed no notification"
+
+
+@then("no notification was shown")
+def _not_notified(world: World) -> None:
+    assert not notes(world), f"notifications: {notes(world)}"
+
+
+@then(parsers.re(r'no model request contained "(?P<value>[^"]+)"'))
+def _never_sent(world: World, value: str) -> None:
+    needle = substitute_work(world, value)
+    for request in world.observe().requests("agent"):
+        for message in request.request.messages:
+            assert needle not in json.dumps(message, ensure_ascii=False), (
+                f"{needle!r} reached the model: {message}"
+            )
+
+
+@then("every widget update of the implementation is placed above the editor")
+def _widget_above(world: World) -> None:
+    """Pi places a widget above the editor unless the extension asks for ``belowEditor``
+    (modes/interactive/interactive-mode.js:2015: ``options?.placement ?? "aboveEditor"``)."""
+    updates = [w for w in world.observe().widgets if w.get("key") not in _FOREIGN_WIDGETS]
+    assert updates, "the implementation never showed a widget"
+    below = [w for w in updates if w.get("placement") not in (None, "aboveEditor")]
+    assert not below, f"widget updates not above the editor: {below}"
 
 
 @then("the model's start was refused")

@@ -292,3 +292,23 @@ class AutomaticUsesDefaultCall(Mutant):
             shipped = resolve_template("call", role_default("call"), self.managed().templates, None)
             request.call_text = messages.call_instruction(shipped.text)
         return request
+
+
+@mutant(
+    "H22",
+    how="with deferral from Writing, prompts are captured from the request on",
+    unreachable="the explorer's prompts while waiting are not told apart from prompts while writing",
+)
+class WritingCapturesFromRequest(Mutant):
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        request = super().start_request(ctx, route)
+        if request.capture is None:
+            request.capture = self.new_capture(request.source_session_id, self.now())
+        return request
+
+
+@mutant("H105a", how="the context warning repeats at every turn", unreachable="no invariant counts warnings")
+class WarningRepeats(Mutant):
+    def on_turn_end(self, event: Any, ctx: Any) -> None:
+        self.warned = False
+        super().on_turn_end(event, ctx)

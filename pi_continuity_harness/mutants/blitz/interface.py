@@ -4,11 +4,12 @@ help, the tools and their declarations, the status tool, in-memory sessions."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, with_ui
 from pi_continuity_harness.reference.blitz import commands
-from pi_continuity_harness.reference.blitz.constants import GET_TOOL, STATUS_TOOL
+from pi_continuity_harness.reference.blitz.constants import GET_TOOL, STATUS_TOOL, WIDGET_KEY
 from pi_continuity_harness.reference.blitz.state import BlitzHandoffError
 
 _TEXT = "a fixed text of the interface, not a property of a session's course (the features check it)"
@@ -227,3 +228,21 @@ class HelpWithoutRecover(Mutant):
             notify("\n".join(lines), notify_type)
 
         await super().run(args, with_ui(ctx, notify=without_recover) if args.strip() == "help" else ctx)
+
+
+@mutant("H64a", how="the widget keeps saying Waiting once the handoff is being written", unreachable=_TEXT)
+class WritingShownAsWaiting(_WidgetEdited):
+    def edit(self, lines: list[str]) -> list[str]:
+        return [line.replace("Writing Session Handoff", "Waiting for Session Handoff") for line in lines]
+
+
+@mutant("H68a", how="'Inputs deferred' stops counting at 1", unreachable=_TEXT)
+class DeferredCountStuck(_WidgetEdited):
+    def edit(self, lines: list[str]) -> list[str]:
+        return [re.sub(r"Inputs deferred \((?!0\))\d+\)", "Inputs deferred (1)", line) for line in lines]
+
+
+@mutant("H64b", how="the widget is placed below the editor", unreachable=_TEXT)
+class WidgetBelowEditor(Mutant):
+    def show(self, ctx: Any, lines: list[str] | None) -> None:
+        ctx.ui.set_widget(WIDGET_KEY, lines, placement="belowEditor")

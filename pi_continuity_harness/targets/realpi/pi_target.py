@@ -40,6 +40,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -112,6 +113,7 @@ from pi_continuity_harness.targets.realpi.versions import profile_for
 from pi_continuity_harness.targets.target import (
     CAPABILITIES,
     CheckedRun,
+    HeldOutcome,
     Observation,
     ObservedRequest,
     OperationOutcome,
@@ -138,6 +140,14 @@ _RpcOperation = PromptOp | CommandOp | CompactOp | AbortOp | ReloadOp | CrashOp 
 _DROPPED_EVENTS = frozenset(
     {"message_start", "message_update", "tool_execution_update", "extension_ui_request", "response"}
 )
+
+
+#: Entry-point group of each system's observed checker (``explore.observed``).
+OBSERVED_CHECKERS_GROUP = "pi_continuity_harness.observed_checkers"
+
+
+def _no_liveness(first_healed_operation: int) -> str | None:
+    return "liveness is not judged on real Pi: faults are not healed there"
 
 
 class PiStartError(TargetStartError):
@@ -309,6 +319,7 @@ class PiTarget:
         self._procs: list[PiRpcProcess] = []
         self._proc: PiRpcProcess | None = None
         self._outcomes: list[OperationOutcome] = []
+        self._held: list[HeldOutcome] = []
         self._session_file: str | None = None
         self._session_id: str | None = None
         self._crashed = False
@@ -340,7 +351,7 @@ class PiTarget:
         return self._pi_version
 
     def capabilities(self) -> frozenset[str]:
-        caps = {"crash", "held-model-calls"} | set(self._profile.capabilities)
+        caps = {"crash", "held-model-calls", "observed-checker"} | set(self._profile.capabilities)
         if self.bridged:
             caps |= {"python-implementation", "fs-faults"}
         assert caps <= set(CAPABILITIES)
@@ -836,11 +847,50 @@ class PiTarget:
     # ------------------------------------------------------------------ held replies
     def _on_hold(self, request: ModelRequest, outcome: ModelOutcome) -> None:
         """Run a held reply's operations against Pi (fake server thread; no settling; what
-        this raises is kept in :attr:`FakeModelServer.errors`)."""
-        for op in outcome.during:
-            self._run(op, during=True)
-        if outcome.abort_while_held:
-            self._run(AbortOp(), during=True)
+        this raises is kept in :attr:`FakeModelServer.errors`), and record their outcomes.
+
+        After a partial stream (a stream plan) the operations wait until Pi has read it: the
+        ``message_update`` deltas of the running assistant message add up to the plan's
+        ``upto`` characters (``message_start`` for ``upto: 0``). Only Pi's own agent requests
+        stream events over RPC; other requests hold at once.
+        """
+        if outcome.stream is not None and request.kind == "agent" and self._proc is not None:
+            self._wait_for_partial(self._proc, outcome.stream.upto)
+        label = f"{request.kind}#{request.index}"
+        for op in outcome.hold_operations():
+            result = self._run(op, during=True)
+            self._held.append(HeldOutcome(label, len(self._outcomes), result))
+
+    def _wait_for_partial(self, proc: PiRpcProcess, upto: int) -> None:
+        """Until Pi has emitted the events of the first ``upto`` streamed characters of the
+        assistant message now streaming (see :meth:`_on_hold`)."""
+        state = {"started": False, "seen": 0}
+
+        def step(data: dict[str, Any]) -> bool:
+            kind = data.get("type")
+            if kind == "message_start" and (data.get("message") or {}).get("role") == "assistant":
+                state.update(started=True, seen=0)
+            elif kind == "message_end":
+                state.update(started=False, seen=0)
+            elif kind == "message_update" and state["started"]:
+                event = data.get("assistantMessageEvent") or {}
+                if event.get("type") in ("thinking_delta", "text_delta", "toolcall_delta"):
+                    state["seen"] += len(str(event.get("delta") or ""))
+            return bool(state["started"]) and state["seen"] >= upto
+
+        events = proc.events
+        begin = len(events)
+        for position in range(len(events) - 1, -1, -1):
+            data = events[position].data
+            if data.get("type") == "message_end":
+                break
+            if data.get("type") == "message_start" and (data.get("message") or {}).get("role") == "assistant":
+                begin = position
+                break
+        for event in events[begin:]:
+            if step(event.data):
+                return
+        proc.wait_for_event(step, timeout=self._held_op_timeout, after_seq=len(events))
 
     # ------------------------------------------------------------------ script
     def script(self, kind: RequestKind, replies: Iterable[Reply | SynthesisReply]) -> None:
@@ -848,8 +898,54 @@ class PiTarget:
 
     # ------------------------------------------------------------------ observe
     def run_checked(self, scenario: Scenario) -> CheckedRun:
-        """Not on real Pi: the run checkers read the simulated host's trace as it is written."""
-        raise TargetUnavailableError("a run checker needs the simulated host (capability run-checker)")
+        """Play ``scenario``'s operations with the system's *observed* invariants checked after
+        every operation: those of its invariants real Pi lets be observed (the session entries,
+        the events, the model requests, the UI and the files; not the effects the simulator's
+        trace shows as they happen). The checker is the entry point of
+        :data:`OBSERVED_CHECKERS_GROUP` named after the system (the explorer registers one)."""
+        points = {ep.name: ep for ep in metadata.entry_points(group=OBSERVED_CHECKERS_GROUP)}
+        system = self._system_name()
+        if system not in points:
+            raise TargetUnavailableError(
+                f"no observed checker is registered for {system} ({OBSERVED_CHECKERS_GROUP})"
+            )
+        checker = points[system].load()(scenario)
+        violations: list[tuple[str, str]] = []
+        errors: list[str] = []
+
+        def check(op: Operation | None, outcome: OperationOutcome | None, index: int | None) -> None:
+            try:
+                for name, problem in checker.after_operation(self.observe(), op, outcome):
+                    where = f" (operation {index})" if index is not None else ""
+                    violations.append((name, f"{name}{where}: {problem}"))
+            except Exception as error:  # a checker bug must surface, never pass as a verdict
+                errors.append(f"{type(error).__name__}: {error}")
+
+        try:
+            self.start(scenario)
+        except TargetStartError as error:
+            violations.append(("implementation_loads", f"implementation_loads: Pi refused to start: {error}"))
+            return CheckedRun(
+                frozenset(checker.invariants) | {"implementation_loads"}, tuple(violations), (), _no_liveness
+            )
+        check(None, None, None)
+        for index, op in enumerate(scenario.operations):
+            outcome = self.perform(op)
+            check(op, outcome, index)
+        return CheckedRun(
+            frozenset(checker.invariants) | {"implementation_loads"},
+            tuple(violations),
+            tuple(errors),
+            _no_liveness,
+        )
+
+    def _system_name(self) -> str:
+        if self._system is not None:
+            return self._system
+        if _is_typescript(self._implementation):
+            return SESSION_CONTINUITY.name
+        _name, factory = resolve_implementation(_factory_spec(self._implementation))
+        return declared_system(factory).name
 
     def observe(self) -> Observation:
         paths = self.paths
@@ -861,10 +957,13 @@ class PiTarget:
             machine_dir=Path(paths.workdir),
         )
         observation.operations = list(self._outcomes)
+        observation.held_operations = list(self._held)
         names = {str(path): name for path, name in self._extensions}
         for proc in self._procs:
             for event in proc.events:
                 self._observe_event(observation, event, names)
+                if event.type != "extension_ui_request" and not event.type.startswith("_"):
+                    observation.rpc_events.append(self._named(event.data, names))
         observation.dialogs = [dict(d) for d in self._rules.records]
         assert self._env is not None
         for line in self._env.observer_events():
@@ -940,6 +1039,15 @@ class PiTarget:
             path = str(normalised.get("extensionPath"))
             normalised["extensionPath"] = names.get(path, path)
         observation.session_events.append(normalised)
+
+    @staticmethod
+    def _named(data: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+        """An RPC event with an extension's wrapper path replaced by the name the simulator
+        reports for that extension (``extension_error.extensionPath``)."""
+        if data.get("type") == "extension_error":
+            path = str(data.get("extensionPath"))
+            return {**data, "extensionPath": names.get(path, path)}
+        return data
 
     @staticmethod
     def _resolve_from_extension(observation: Observation) -> None:
