@@ -17,6 +17,8 @@ SimulatorError     the simulated Pi host: a prompt Pi rejects, an invalid settin
                    that does not start, a stalled run (``simulator``)
 TargetError        a target: one that cannot run here or does not start, the real-Pi RPC
                    client, the bridge, the installer (``targets``)
+ReportError        the HTML report: its optional libraries (the ``report`` extra) are not
+                   installed, or a file it was given cannot be read (``report``)
 =================  =========================================================================
 
 Not here, on purpose: the command line's ``UsageError`` (``commands``: it derives from
@@ -29,7 +31,7 @@ imports nothing of the harness but its API).
 
 from __future__ import annotations
 
-__all__ = ["ApiError", "HarnessError", "ScenarioError", "SimulatorError", "TargetError"]
+__all__ = ["ApiError", "HarnessError", "ReportError", "ScenarioError", "SimulatorError", "TargetError"]
 
 
 class HarnessError(Exception):
@@ -51,3 +53,7 @@ class SimulatorError(HarnessError):
 
 class TargetError(HarnessError):
     """A target could not do what the steps asked."""
+
+
+class ReportError(HarnessError):
+    """The HTML report cannot be made: the ``report`` extra is missing, or an input is unreadable."""

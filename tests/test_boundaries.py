@@ -7,7 +7,8 @@ of :data:`RULES`; it may import its own package and the packages its rule allows
 of the harness. Imports flow downward only: ``api`` <- ``scenario`` <- ``simulator``; the
 references import only ``api``; the step library only the Target seam (the ``targets``
 facade), the scenario language and the API; the real-Pi target never the simulator; the
-library never the command line. Between the top-level packages there is no cycle.
+HTML report only ``errors`` (it reads records and files); the library never the command
+line. Between the top-level packages there is no cycle.
 
 Each rule has a twin that feeds the checker a module breaking it, so a rule that can no longer
 fail shows up as a failing twin.
@@ -108,6 +109,10 @@ RULES: tuple[Rule, ...] = (
     Rule(
         _p("mutants"), (_p("api"), _p("reference"), _p("explore"), _p("scenario"), _p("rules"), _p("errors"))
     ),
+    # The HTML report reads results, observations and traces as data (records and files): it
+    # imports none of the packages that make them, so it draws a real-Pi run and a simulated
+    # one the same way. Only the command line imports it.
+    Rule(_p("report"), (_p("errors"),), (ROOT,)),
     # The release gate for a Pi package: Pi's installation and environment (the real-Pi facade),
     # the suite it runs through the installed package.
     Rule(
@@ -127,6 +132,7 @@ RULES: tuple[Rule, ...] = (
             _p("explore"),
             _p("mutants"),
             _p("rules"),
+            _p("report"),
             _p("errors"),
         ),
         (ROOT,),
@@ -312,6 +318,24 @@ def test_the_steps_may_use_the_targets_facade_but_not_a_target() -> None:
     assert violations(module, f"from {_p('targets')} import Target, CheckedRun\n") == []
     assert violations(module, f"from {_p('targets.sim')} import SimTarget\n")
     assert violations(module, f"from {_p('targets')} import sim\n")
+
+
+def test_the_report_reads_data_and_imports_none_of_its_makers() -> None:
+    module = _p("report.planted")
+    assert (
+        violations(module, f"from {_p('errors')} import ReportError\nfrom {ROOT} import __version__\n") == []
+    )
+    for maker in (
+        "simulator.host",
+        "targets.sim",
+        "targets.realpi",
+        "features.suite",
+        "scenario.trace",
+        "explore",
+    ):
+        assert violations(module, f"from {_p(maker)} import x\n"), maker
+    assert violations(_p("features.planted"), f"from {_p('report')} import render_run\n")
+    assert violations(_p("commands.planted"), f"from {_p('report')} import render_run\n") == []
 
 
 def test_the_cycle_check_finds_a_cycle() -> None:

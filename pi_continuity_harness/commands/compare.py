@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -33,6 +34,7 @@ from pi_continuity_harness import PI_VERSION
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
+from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.commands._suite_setup import SuiteSetup, no_scenario_error
 from pi_continuity_harness.features.pytest_plugin import observation_path
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite, write_atomically
@@ -58,6 +60,8 @@ class ScenarioComparison:
 
     #: Why one target skipped it for a capability it lacks (``needs ...``), if so.
     capability_skip: str = ""
+    #: Where each target's observation record is (``sim``, ``pi``), when it wrote one.
+    observations: dict[str, str] = field(default_factory=dict)
 
     @property
     def comparable(self) -> bool:
@@ -98,6 +102,7 @@ class ScenarioComparison:
             "pi_seconds": self.pi_seconds,
             "time_ratio": None if self.ratio is None else round(self.ratio, 2),
             "note": self.note,
+            "observations": self.observations,
             "differences": [d.to_json() for d in self.differences],
         }
 
@@ -165,8 +170,11 @@ class CompareReport:
         }
 
 
-def _record(root: Path, result: ScenarioResult) -> dict[str, Any] | None:
-    path = observation_path(root, result.nodeid.split("::")[-1] if result.nodeid else result.name)
+def _observation(root: Path, result: ScenarioResult) -> Path:
+    return observation_path(root, result.nodeid.split("::")[-1] if result.nodeid else result.name)
+
+
+def _record(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
@@ -198,11 +206,16 @@ def compare_runs(
         for skipped in (sim_result, pi_result):
             if skipped.status == "skipped" and skipped.detail.startswith("needs "):
                 item.capability_skip = skipped.detail
+        paths = {
+            "sim": _observation(workdir / "sim", sim_result),
+            "pi": _observation(workdir / "pi", pi_result),
+        }
+        item.observations = {target: str(path) for target, path in paths.items() if path.is_file()}
         if not item.comparable:
             item.note = item.capability_skip or pi_result.detail or sim_result.detail
             continue
-        sim_record = _record(workdir / "sim", sim_result)
-        pi_record = _record(workdir / "pi", pi_result)
+        sim_record = _record(paths["sim"])
+        pi_record = _record(paths["pi"])
         item.sim_seconds = (sim_record or {}).get("seconds") or sim_result.duration_s
         item.pi_seconds = (pi_record or {}).get("seconds") or pi_result.duration_s
         if item.outcome_differs:
@@ -324,6 +337,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "directory, removed when the comparison is clean)",
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the full report as JSON here")
+    add_html_option(parser, "the comparison (each scenario's two observations side by side)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.set_defaults(func=main)
 
@@ -334,12 +348,37 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(
             "--extension: compare runs one implementation on both targets; a .ts file cannot run on the simulator"
         )
+    check_html(args.html)
     pi_version = pi_version_option(args.pi_version, "pi")
+    # The page reads both runs' observations: without --workdir they stay in a temporary
+    # directory until the page is written, removed then if the comparison is clean.
+    page_workdir = (
+        Path(tempfile.mkdtemp(prefix="pi-continuity-harness-compare-"))
+        if args.html is not None and args.workdir is None
+        else None
+    )
+    outcome = {"keep": False}
+    try:
+        return _compare(args, console, pi_version, page_workdir, outcome)
+    finally:
+        if page_workdir is not None and not outcome["keep"]:
+            shutil.rmtree(page_workdir, ignore_errors=True)
+
+
+def _compare(
+    args: argparse.Namespace,
+    console: Console,
+    pi_version: str | None,
+    page_workdir: Path | None,
+    outcome: dict[str, bool],
+) -> int:
+    """The comparison, its outputs and its page; ``outcome["keep"]``: its runs are kept."""
+    workdir = args.workdir or page_workdir
     setup = SuiteSetup(
         targets=("sim", "pi"),
         extension=args.extension,
         features=args.features,
-        workdir=args.workdir,
+        workdir=workdir,
         files={"--json": args.json_path},
         pi_version=pi_version,
     )
@@ -357,13 +396,16 @@ def main(args: argparse.Namespace) -> int:
             tags=args.tags,
             keyword=args.keyword,
             seed=args.seed,
-            workdir=args.workdir,
+            workdir=workdir,
             features=args.features,
             on_result=progress,
             pi_version=pi_version,
         )
     if not report.scenarios:
         raise no_scenario_error(args.tags, args.keyword, args.features)
+    outcome["keep"] = not report.ok
+    if page_workdir is not None and report.ok:
+        report.kept = False  # removed once the page is written
     console.print(render_table(report))
     for item in report.compared:
         for difference in item.unexplained:
@@ -401,6 +443,14 @@ def main(args: argparse.Namespace) -> int:
     if args.json_path is not None:
         write_atomically(args.json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
         console.print(f"report written to {escape(str(args.json_path))}")
+    if args.html is not None:
+        from pi_continuity_harness.report import render_compare  # noqa: PLC0415  (the report extra)
+
+        write_html_report(
+            args.html,
+            lambda: render_compare(report.to_json()),
+            lambda text: console.print(text, markup=False),
+        )
     return 0 if report.ok else 1
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._paths import check_directory, check_file
+from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.explore.engine import ExploreSettings, SeedReport, explore_seeds, summarise
 from pi_continuity_harness.explore.executor import SchedulerError, WorkPool, open_pool
 from pi_continuity_harness.explore.plugins import plugin_named
@@ -89,6 +90,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write every seed's report as JSON here")
+    add_html_option(parser, "the exploration (seeds, failures, minimised scenarios and replay commands)")
     parser.add_argument("--out", type=Path, default=Path("explore-out"), help="where failures are written")
     parser.add_argument(
         "--check-determinism", action="store_true", help="run every seed twice; fail on any trace difference"
@@ -120,6 +122,7 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError("--system: only for a TypeScript implementation (a Python one declares its system)")
     check_target(args.target)
     check_implementation(args.target, args.extension, system=args.system)
+    check_html(args.html)
 
 
 def _is_typescript(extension: str) -> bool:
@@ -202,16 +205,20 @@ def _explore(args: argparse.Namespace, pool: WorkPool) -> int:
     summary = summarise(system, reports, wall, args.target)
     summary["retriedSeeds"] = [int(name.removeprefix("seed-")) for name in pool.retried()]
     _print_summary(summary, work_root if keep else None)
+    payload = {
+        "implementation": args.extension,
+        "system": system,
+        "steps": args.steps,
+        "summary": summary,
+        "seeds": [r.to_json() for r in reports],
+    }
     if args.json_path is not None:
-        payload = {
-            "implementation": args.extension,
-            "system": system,
-            "steps": args.steps,
-            "summary": summary,
-            "seeds": [r.to_json() for r in reports],
-        }
         write_atomically(args.json_path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         print(f"results written to {args.json_path}")
+    if args.html is not None:
+        from pi_continuity_harness.report import render_explore  # noqa: PLC0415  (the report extra)
+
+        write_html_report(args.html, lambda: render_explore(payload))
     return 0 if failures == 0 else 1
 
 

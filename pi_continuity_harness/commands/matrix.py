@@ -26,6 +26,7 @@ from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._paths import check_directory, check_file
+from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.features.matrix import (
     PiVersionMatrix,
     assertion_cell,
@@ -85,6 +86,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--report", type=Path, help="write the validation record (Markdown and JSON) of the matrix into DIR"
     )
+    add_html_option(parser, "the matrix (the assertion x Pi version grid of each implementation)")
     parser.add_argument("--verbose", action="store_true", help="also a line per scenario")
     parser.set_defaults(func=main)
 
@@ -119,6 +121,7 @@ def main(args: argparse.Namespace) -> int:
     # every output path, each implementation resolves and loads (a Python factory on the
     # simulator: the same code runs in the real-Pi bridge), and the run directory's lock.
     check_file("--json", args.json_path)
+    check_html(args.html)
     check_directory("--report", args.report)
     check_directory("--workdir", args.workdir)
     for extension in extensions:
@@ -189,6 +192,14 @@ def main(args: argparse.Namespace) -> int:
     if args.report is not None:
         md, js = run.write_report(args.report)
         console.print(f"validation record written to {md} and {js}")
+    if args.html is not None:
+        from pi_continuity_harness.report import render_matrix  # noqa: PLC0415  (the report extra)
+
+        write_html_report(
+            args.html,
+            lambda: render_matrix(run.to_json()),
+            lambda text: console.print(text, markup=False, highlight=False, soft_wrap=True),
+        )
     if run.workdir is not None and args.workdir is None:
         console.print(f"scenario machines kept for inspection in {run.workdir}", markup=False)
     return 0 if run.ok else 1

@@ -10,6 +10,9 @@ that prove the rules named.
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import shutil
+import tempfile
 from collections import OrderedDict
 from pathlib import Path
 
@@ -20,6 +23,7 @@ from rich.table import Table
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer, shorten
 from pi_continuity_harness.commands._output import console as output_console
+from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.commands._suite_setup import SuiteSetup, no_scenario_error, print_kept
 from pi_continuity_harness.features.suite import RULE_STATUSES, ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.rules import catalogue_for_rule, rule_tag
@@ -107,6 +111,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the implementation is expected to do nothing: exit 0 only when every scenario it passes "
         "is tagged @host (a verdict without evidence otherwise)",
     )
+    add_html_option(parser, "the run (summary, assertions, each scenario's steps, context chart and Briefs)")
+    parser.add_argument(
+        "--html-timelines",
+        choices=("all", "failed", "none"),
+        default="all",
+        help="whose trace timelines and kept model requests the HTML report holds (default all)",
+    )
+    parser.add_argument(
+        "--allure",
+        type=Path,
+        metavar="DIR",
+        help="write Allure results into DIR, one per scenario with its steps (needs the 'allure' extra)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines, only the table")
     parser.set_defaults(func=main)
 
@@ -115,6 +132,10 @@ def main(args: argparse.Namespace) -> int:
     if args.workers < 0:
         raise UsageError(f"-n must not be negative (got {args.workers})")
     console = output_console()
+    check_html(args.html)
+    extra_args = ["--system", args.system] if args.system else []
+    if args.allure is not None:
+        extra_args.append(f"--alluredir={_allure_dir(args.allure)}")
     tags = args.tags
     if args.rules:
         unknown = [rule for rule in args.rules if catalogue_for_rule(rule) is None]
@@ -123,14 +144,41 @@ def main(args: argparse.Namespace) -> int:
         selection = " or ".join(rule_tag(rule) for rule in args.rules)
         tags = f"({tags}) and ({selection})" if tags else selection
     pi_version = pi_version_option(args.pi_version, args.target)
+    # The page reads each scenario's machine (trace, Briefs, settings): without --workdir they
+    # stay in a temporary directory until the page is written, removed then if the run passed.
+    page_workdir = (
+        Path(tempfile.mkdtemp(prefix="pi-continuity-harness-run-"))
+        if args.html is not None and args.workdir is None
+        else None
+    )
+    outcome = {"passed": False, "keep": False}
+    try:
+        _run(args, console, tags, extra_args, pi_version, page_workdir, outcome)
+    finally:
+        if page_workdir is not None and not outcome["keep"]:
+            shutil.rmtree(page_workdir, ignore_errors=True)
+    return 0 if outcome["passed"] else 1
+
+
+def _run(
+    args: argparse.Namespace,
+    console: Console,
+    tags: str | None,
+    extra_args: list[str],
+    pi_version: str | None,
+    page_workdir: Path | None,
+    outcome: dict[str, bool],
+) -> None:
+    """The run, its outputs and its page. ``outcome``: whether it passed (and the null check,
+    if asked), and whether its machines are kept (a failing run's are)."""
     setup = SuiteSetup(
         targets=(args.target,),
         extension=args.extension,
         system=args.system,
         features=args.features,
-        workdir=args.workdir,
+        workdir=args.workdir or page_workdir,
         files={"--json": args.json_path, "--junit": args.junit, "--cucumber": args.cucumber},
-        directories={"--report": args.report},
+        directories={"--report": args.report, "--allure": args.allure},
         pi_version=pi_version,
     )
     with setup.checked():
@@ -145,7 +193,7 @@ def main(args: argparse.Namespace) -> int:
             junit=args.junit,
             cucumber=args.cucumber,
             features=args.features,
-            extra_args=["--system", args.system] if args.system else None,
+            extra_args=extra_args or None,
             on_result=progress,
             workers=args.workers,
             pi_version=pi_version,
@@ -155,6 +203,9 @@ def main(args: argparse.Namespace) -> int:
     console.print(render_table(run))
     if args.by_rule:
         console.print(render_rules(run))
+    outcome["keep"] = not run.ok
+    if page_workdir is not None and run.ok:
+        run.kept = False  # removed once the page is written
     print_kept(console, run, quiet=args.quiet)
     if args.json_path is not None:
         run.write_json(args.json_path)
@@ -162,9 +213,15 @@ def main(args: argparse.Namespace) -> int:
     if args.report is not None:
         md, js = run.write_report(args.report)
         console.print(f"validation record written to {escape(str(md))} and {escape(str(js))}")
-    if args.null_check:
-        return _null_check(console, run)
-    return 0 if run.ok else 1
+    if args.html is not None:
+        from pi_continuity_harness.report import render_run  # noqa: PLC0415  (the report extra)
+
+        write_html_report(
+            args.html,
+            lambda: render_run(run.record(), timelines=args.html_timelines),
+            lambda text: console.print(text, markup=False),
+        )
+    outcome["passed"] = _null_check(console, run) == 0 if args.null_check else run.ok
 
 
 def _null_check(console: Console, run: SuiteRun) -> int:
@@ -212,6 +269,19 @@ def render_rules(run: SuiteRun) -> Table:
             escape(verdict.text),
         )
     return table
+
+
+def _allure_dir(path: Path) -> Path:
+    """``--allure DIR``, refused before the run when it cannot be written or the plugin (the
+    ``allure`` extra: allure-pytest-bdd, loaded by pytest through its entry point) is missing."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--allure {path}: exists and is not a directory")
+    if importlib.util.find_spec("allure_pytest_bdd") is None:
+        raise UsageError(
+            "--allure needs the 'allure' extra (allure-pytest-bdd not installed): "
+            "python -m pip install 'pi-continuity-harness[allure]'"
+        )
+    return path.resolve()
 
 
 def render_table(run: SuiteRun) -> Table:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._paths import check_file
+from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.commands._simulation import (
     DEFAULT_IMPLEMENTATION,
     default_workdir,
@@ -48,10 +49,12 @@ def register(subparsers: Any) -> None:
         help=f"implementation under test: a registered name or module:factory (default {DEFAULT_IMPLEMENTATION})",
     )
     parser.add_argument("--timeline", action="store_true", help="print the trace as a timeline")
+    add_html_option(parser, "the run (context chart, artifacts, notifications, timeline)")
     parser.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
+    check_html(args.html)
     scenario = load(args.scenario)
     workdir = Path(args.workdir) if args.workdir else default_workdir("", scenario, args.seed)
     if args.trace:
@@ -72,4 +75,20 @@ def main(args: argparse.Namespace) -> int:
         if args.timeline:
             print()
             print(render_timeline(result.host.trace.records), end="")
+        if args.html is not None:
+            from pi_continuity_harness.report import render_simulate  # noqa: PLC0415  (the report extra)
+
+            operations = [
+                {"name": o.name, "ok": o.ok, "error": o.error, "disposition": o.disposition}
+                for o in result.operations
+            ]
+            write_html_report(
+                args.html,
+                lambda: render_simulate(
+                    Path(args.scenario),
+                    result.workdir,
+                    implementation=result.implementation,
+                    operations=operations,
+                ),
+            )
     return 0

@@ -228,15 +228,22 @@ class SuiteRun:
     def write_json(self, path: Path) -> None:
         write_atomically(path, json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
 
-    def write_report(self, directory: Path) -> tuple[Path, Path]:
-        """The validation record of spec §20, as Markdown and JSON."""
-        record = {
+    def record(self) -> dict[str, Any]:
+        """The validation record of spec §20 as data: the run, its environment and install
+        command, and every scenario whole (steps, what it observed, its work directory). The
+        JSON of ``run --report`` and the input of the HTML report (``run --html``)."""
+        return {
             **self.to_json(),
             "install_command": _install_command(self.target, self.environment),
             "counts": self.counts(),
             "seconds": round(self.seconds, 3),
-            "assertions": [asdict(r) for r in self.results],
+            "assertions": [{**asdict(r), "rules": r.rules} for r in self.results],
         }
+
+    def write_report(self, directory: Path) -> tuple[Path, Path]:
+        """The validation record of spec §20, as Markdown and JSON."""
+        directory.mkdir(parents=True, exist_ok=True)
+        record = self.record()
         json_path = directory / "validation-record.json"
         write_atomically(json_path, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
         md_path = directory / "validation-record.md"

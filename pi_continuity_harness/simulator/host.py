@@ -390,6 +390,10 @@ class SimHost:
             trust=trust.reason,
             model=model.full_id if model else None,
             settingsErrors=settings.errors or None,
+            # The window and reserve in force, for a reader of the trace (the HTML report draws
+            # the threshold from them); Pi does not say them anywhere at startup.
+            contextWindow=model.context_window if model else None,
+            reserveTokens=_reserve_tokens(settings, model),
         )
         failures = await runner.load(self.extensions)
         if failures and startup:
@@ -836,3 +840,12 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             return {}
         case _:
             assert_never(op)
+
+
+def _reserve_tokens(settings: SettingsManager, model: Model | None) -> int | None:
+    """``compaction.reserveTokens`` for ``model`` (``settings-manager.js:681``), or None when the
+    settings are invalid: Pi then throws at its first compaction check, not at startup."""
+    try:
+        return settings.get_compaction_settings(model).reserve_tokens
+    except SettingsError:
+        return None

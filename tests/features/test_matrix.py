@@ -277,6 +277,23 @@ def test_the_command_prints_a_line_per_release_the_table_and_the_lowest_version(
     )
 
 
+def test_html_writes_the_grid_page_of_the_matrix(
+    fake_pi: FakeSuite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``matrix --html`` (issue 17): the page of ``report.matrix_page`` from the matrix's own
+    JSON, a cell per scenario and release, the failing row first."""
+    page = tmp_path / "matrix.html"
+    code = main(
+        ["matrix", "--pi-versions", "1.6.0,1.3.0", "--workdir", str(tmp_path / "w"), "--html", str(page)]
+    )
+    assert code == 1
+    assert f"HTML report written to {page}" in capsys.readouterr().out
+    html = page.read_text(encoding="utf-8")
+    assert html.count('class="cell"') == 3 * 2  # three scenarios, two releases
+    assert html.index("a-two") < html.index("a-one")  # the row failing on 1.3.0 comes first
+    assert "<script" not in html
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -291,6 +308,7 @@ def test_the_command_prints_a_line_per_release_the_table_and_the_lowest_version(
         (["--extension", "no_such_module_here:extension"], "--extension no_such_module_here:extension"),
         (["--json", "."], "--json .: is a directory"),
         (["--report", "pyproject.toml"], "--report pyproject.toml: exists and is not a directory"),
+        (["--html", "."], "--html .: is a directory"),
     ],
 )
 def test_bad_input_is_one_clear_error_exit_2_and_nothing_runs(

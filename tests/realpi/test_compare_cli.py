@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,11 @@ def test_compare_finds_every_comparable_scenario_identical(
 ) -> None:
     report_path = tmp_path / "compare.json"
     selection = "singleflight or reloadstaleisinert or print"
-    code = main(["compare", "-k", selection, "--workdir", str(tmp_path / "runs"), "--json", str(report_path)])
+    page = tmp_path / "compare.html"
+    code = main(
+        ["compare", "-k", selection, "--workdir", str(tmp_path / "runs"), "--json", str(report_path),
+         "--html", str(page)]
+    )  # fmt: skip
     out = capsys.readouterr().out
     report = json.loads(report_path.read_text(encoding="utf-8"))
     summary = report["summary"]
@@ -32,3 +37,8 @@ def test_compare_finds_every_comparable_scenario_identical(
     assert report["known_differences"] == []  # no path-lengths band, no entry at all
     assert {u["id"] for u in report["uncompared"]} >= {"wall-clock", "random-ids"}
     assert (tmp_path / "runs" / "sim").is_dir() and (tmp_path / "runs" / "pi").is_dir()
+    # The page: both targets' context charts of each compared scenario, and no unexplained channel.
+    html = page.read_text(encoding="utf-8")
+    assert len(re.findall(r'<svg[^>]* id="c\d+-sim-chart"', html)) >= 2
+    assert len(re.findall(r'<svg[^>]* id="c\d+-pi-chart"', html)) == 2
+    assert "no unexplained difference" in html and 'class="channel unexplained"' not in html
