@@ -10,7 +10,8 @@ library), so plain pytest runs the suite, or feature files of your own, in any p
 Options: ``--target`` (``sim`` or ``pi``; giving it also makes pytest collect ``.feature`` files
 directly, see :mod:`.collect`), ``--extension`` (``module:factory``, resolved from the current
 directory as ``python -m`` does, a registered implementation name, or a TypeScript file for
-``--target pi``), ``--seed``, ``--system``, ``--harness-workdir`` (where each scenario's machine is
+``--target pi``), ``--seed``, ``--system``, ``--pi-version`` (the real Pi release
+``--target pi`` drives; default the pinned 1.6.0), ``--harness-workdir`` (where each scenario's machine is
 laid out; held with the run-directory lock while pytest runs).
 
 Before the first scenario the implementation is checked once (:mod:`.preflight`): a mistake is
@@ -22,7 +23,8 @@ Tags: ``@needs-<capability>`` skips a scenario (or an Examples block) on a targe
 that capability, with the reason; ``@smoke``, ``@install``, ``@rules``, ``@failures`` group
 features; ``@rule-<id>`` says the scenario proves that rule of the system's catalogue
 (:mod:`pi_continuity_harness.rules`) and ``@host`` that it tests Pi's own behaviour, holding for
-any extension (both are registered as markers). Each test records its feature (the named
+any extension (both are registered as markers; the Pi version matrix keeps ``@host`` rows
+apart). Each test records its feature (the named
 assertion), scenario, system, tags and the artifacts it produced as ``user_properties``, which
 JUnit XML and the run report carry.
 """
@@ -80,7 +82,7 @@ __all__ = [
     "target_name",
 ]
 
-KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz")
+KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz", "host")
 _REQUEST_KINDS: tuple[RequestKind, ...] = ("agent", "summary", "extension")
 #: Features directory -> the system whose features it holds.
 SYSTEM_DIRS = {system.features: system.name for system in SYSTEMS.values()}
@@ -114,6 +116,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="implementation under test: module:factory, a registered name, or path/to/ext.ts (pi only)",
     )
     group.addoption("--seed", action="store", type=int, default=0, help="seed of every simulated run")
+    group.addoption(
+        "--pi-version",
+        action="store",
+        default=None,
+        help="the real Pi release --target pi drives (default: the pinned one; pi only)",
+    )
     group.addoption(
         "--system",
         action="store",
@@ -236,12 +244,14 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 def make_target(config: pytest.Config, slug: str) -> Target:
     """A fresh target for one scenario, laid out under the run's work directory."""
+    name = target_name(config)
     return targets.make_target(
-        target_name(config),
+        name,
         config.getoption("--extension"),
         _workdir_root(config) / slug,
         seed=config.getoption("--seed"),
         system=implementation_system(config),
+        pi_version=config.getoption("--pi-version") if name == "pi" else None,
     )
 
 
@@ -313,14 +323,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not needed:
         return
     capabilities = target_capabilities(config)
-    target = target_name(config)
+    where: str = target_name(config)
+    if where == "pi" and config.getoption("--pi-version"):
+        where = f"pi {config.getoption('--pi-version')}"
     for item in needed:
         for mark in item.iter_markers():
             capability = mark.name.removeprefix("needs-")
             if mark.name.startswith("needs-") and capability not in capabilities:
                 meaning = CAPABILITIES.get(capability, "unknown capability")
                 item.add_marker(
-                    pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {target} lacks it")
+                    pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {where} lacks it")
                 )
                 break
 
@@ -333,9 +345,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     extension = str(config.getoption("--extension"))
     target = target_name(config)
+    pi_version = config.getoption("--pi-version") if target == "pi" else None
     try:
-        preflight.check_target(target)
-        preflight.check_implementation(target, extension, system=config.getoption("--system"))
+        preflight.check_target(target, pi_version)
+        preflight.check_implementation(
+            target, extension, system=config.getoption("--system"), pi_version=pi_version
+        )
     except preflight.SetupError as error:
         raise pytest.UsageError(str(error)) from None
 

@@ -123,6 +123,7 @@ class SimHost:
         faults: FaultPlan | None = None,
         replies: ExtensionReplies = PLAIN_REPLIES,
         disk_workdir: str | None = None,
+        persist_sessions: bool = True,
     ) -> None:
         #: The machine's directories as the host and its extensions see them.
         self.paths = HostPaths.under(workdir)
@@ -131,6 +132,9 @@ class SimHost:
         self.disk = HostPaths.under(disk_workdir or workdir)
         #: The Pi package directory Pi names in its system prompt (``scenario/layout.py``).
         self.package_dir = pi_package_path(self.paths.workdir)
+        #: False: ``--no-session`` (``SessionManager.inMemory``, session-manager.js:1385): no
+        #: session file, and every new session is in memory too.
+        self.persist_sessions = persist_sessions
         self.loop = VirtualTimeEventLoop()
         self.clock = VirtualClock(self.loop.time)
         self.rng = SeededRandom(seed)
@@ -549,6 +553,7 @@ class SimHost:
                 session_dir=self.paths.session_dir,
                 clock=self.clock,
                 rng=self.rng,
+                persist=self.persist_sessions,
                 write_line=self._write_session,
                 on_append=self._on_entry,
             )
@@ -613,6 +618,7 @@ class SimHost:
             clock=self.clock,
             rng=self.rng,
             parent_session=parent_session,
+            persist=self.persist_sessions,
             write_line=self._write_session,
             on_append=self._on_entry,
         )

@@ -146,6 +146,7 @@ class Simulation:
             ),
             faults=scenario.faults,
             replies=replies or declared_system(impl_factory).extension_replies,
+            persist_sessions=scenario.session == "file",
         )
         with self.view.host_view():
             prepare_files(self.host.paths, scenario)
