@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
 from pi_continuity_harness.explore.engine import ExploreSettings, SeedReport, explore_seeds, summarise
 from pi_continuity_harness.explore.plugins import plugin_for
 from pi_continuity_harness.explore.runner import scratch_root
@@ -58,6 +59,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     parser.add_argument("--list-invariants", action="store_true", help="print the invariants and exit")
+    add_budget_arguments(parser, wall=False)
     parser.set_defaults(func=main)
 
 
@@ -107,6 +109,7 @@ def main(args: argparse.Namespace) -> int:
         work_root=work_root,
         check_determinism=args.check_determinism,
         minimise_failures=not args.no_minimise,
+        budget=budget_override(args),
     )
     runs = explore_seeds(seeds, settings, jobs=args.jobs)
     try:

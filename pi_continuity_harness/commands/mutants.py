@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
 from pi_continuity_harness.mutants.catalogue import MUTANTS
 from pi_continuity_harness.mutants.matrix import MutantOutcome, run_matrix
 
@@ -44,6 +45,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--explore-steps", type=int, default=40, help="explorer steps per seed (default 40)")
     parser.add_argument("--no-control", action="store_true", help="do not run the references as controls")
+    add_budget_arguments(parser)
     parser.set_defaults(func=main)
 
 
@@ -93,6 +95,7 @@ def main(args: argparse.Namespace) -> int:
         explore_steps=args.explore_steps,
         control=not args.no_control,
         on_outcome=progress,
+        budget=budget_override(args),
     )
     for renderable in render_matrix(outcomes):
         console.print(renderable)

@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._budget import add_budget_arguments, budget_args, budget_override
 from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
@@ -76,6 +77,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "is tagged @host (a verdict without evidence otherwise)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines, only the table")
+    add_budget_arguments(parser)
     parser.set_defaults(func=main)
 
 
@@ -106,7 +108,7 @@ def main(args: argparse.Namespace) -> int:
         workdir=args.workdir,
         junit=args.junit,
         cucumber=args.cucumber,
-        extra_args=["--system", args.system] if args.system else None,
+        extra_args=(["--system", args.system] if args.system else []) + budget_args(budget_override(args)),
         on_result=progress,
     )
     console.print(render_table(run))

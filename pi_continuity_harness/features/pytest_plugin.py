@@ -36,6 +36,7 @@ from pi_continuity_harness.features.world import World
 from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rule_tag
 from pi_continuity_harness.rules import systems as rule_systems
 from pi_continuity_harness.scenario import implementations as registry
+from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.implementations import SESSION_CONTINUITY, SYSTEMS, ImplementationError
 from pi_continuity_harness.scenario.model_script import RequestKind
 from pi_continuity_harness.targets.comparison import normalise_observation, write_observation_record
@@ -86,6 +87,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"else {DEFAULT_SYSTEM})",
     )
     group.addoption(
+        "--budget-ops",
+        action="store",
+        type=int,
+        default=None,
+        help="simulator: host operations a scenario may use (default: the scenario's)",
+    )
+    group.addoption(
+        "--budget-virtual-seconds",
+        action="store",
+        type=float,
+        default=None,
+        help="simulator: virtual seconds a scenario may last (default: the scenario's)",
+    )
+    group.addoption(
+        "--budget-wall-seconds",
+        action="store",
+        type=float,
+        default=None,
+        help="real Pi: wall-clock seconds a scenario may last (default: the scenario's)",
+    )
+    group.addoption(
         "--harness-workdir",
         action="store",
         default=None,
@@ -127,7 +149,18 @@ def make_target(config: pytest.Config, slug: str) -> Target:
         _workdir_root(config) / slug,
         seed=config.getoption("--seed"),
         system=implementation_system(config),
+        budget=_budget(config),
     )
+
+
+def _budget(config: pytest.Config) -> BudgetOverride | None:
+    """``--budget-ops``, ``--budget-virtual-seconds``, ``--budget-wall-seconds`` (None: none given)."""
+    override = BudgetOverride(
+        operations=config.getoption("--budget-ops"),
+        virtual_seconds=config.getoption("--budget-virtual-seconds"),
+        wall_seconds=config.getoption("--budget-wall-seconds"),
+    )
+    return None if override.empty else override
 
 
 def target_capabilities(config: pytest.Config) -> frozenset[str]:

@@ -31,6 +31,7 @@ from typing import Any
 from pi_continuity_harness.explore.plugin import LOAD_FAILURE
 from pi_continuity_harness.explore.runner import scratch_root
 from pi_continuity_harness.mutants.catalogue import MUTANTS, Mutant
+from pi_continuity_harness.scenario.budget import BudgetOverride
 
 __all__ = ["MutantOutcome", "controls_for", "run_matrix", "run_mutant"]
 
@@ -110,8 +111,11 @@ def _run_cli(
     return data, None
 
 
-def _suite(spec: str, scratch: Path, timeout: float) -> tuple[list[dict[str, Any]], str | None]:
+def _suite(
+    spec: str, scratch: Path, timeout: float, budget: BudgetOverride | None = None
+) -> tuple[list[dict[str, Any]], str | None]:
     args = ["run", "--extension", spec, "--quiet", "--workdir", str(scratch / "suite")]
+    args += budget.cli_args() if budget is not None else []
     data, error = _run_cli("the suite", args, scratch, timeout)
     if data is None:
         return [], error
@@ -119,9 +123,10 @@ def _suite(spec: str, scratch: Path, timeout: float) -> tuple[list[dict[str, Any
 
 
 def _explore(
-    spec: str, scratch: Path, seeds: int, steps: int, timeout: float
+    spec: str, scratch: Path, seeds: int, steps: int, timeout: float, budget: BudgetOverride | None = None
 ) -> tuple[dict[str, Any] | None, str | None]:
     args = ["explore", "--extension", spec, "--seeds", str(seeds), "--steps", str(steps)]
+    args += budget.cli_args(wall=False) if budget is not None else []
     args += ["--max-failures", "1", "--no-minimise", "--quiet", "--out", str(scratch / "explore-out")]
     data, error = _run_cli("exploration", args, scratch, timeout)
     if data is None:
@@ -150,8 +155,10 @@ def run_mutant(
     explore_seeds: int,
     explore_steps: int,
     timeout: float = 900.0,
+    budget: BudgetOverride | None = None,
 ) -> MutantOutcome:
-    """Run the suite and the explorer against one mutant (or a control: see :func:`controls_for`)."""
+    """Run the suite and the explorer against one mutant (or a control: see :func:`controls_for`),
+    every scenario with the same ``budget`` overrides."""
     started = time.perf_counter()
     if name not in MUTANTS:
         outcome = MutantOutcome(name, f"(control) the {name} implementation", "unchanged", name, control=True)
@@ -160,13 +167,13 @@ def run_mutant(
         outcome = MutantOutcome(mutant.name, mutant.rule, mutant.how, mutant.spec, canary=mutant.canary)
     with tempfile.TemporaryDirectory(prefix=f"pch-mutant-{name}-", dir=scratch_root()) as directory:
         scratch = Path(directory)
-        results, outcome.suite_error = _suite(outcome.spec, scratch, timeout)
+        results, outcome.suite_error = _suite(outcome.spec, scratch, timeout, budget)
         failed = [r for r in results if r.get("status") in ("failed", "error")]
         outcome.killed_by = [f"{r.get('assertion')} :: {r.get('name')}" for r in failed]
         outcome.killed_by_assertions = sorted({str(r.get("assertion")) for r in failed})
         if explore_seeds > 0:
             outcome.exploration, outcome.exploration_error = _explore(
-                outcome.spec, scratch, explore_seeds, explore_steps, timeout
+                outcome.spec, scratch, explore_seeds, explore_steps, timeout, budget
             )
     outcome.seconds = time.perf_counter() - started
     return outcome
@@ -185,13 +192,16 @@ def run_matrix(
     explore_steps: int,
     control: bool = True,
     on_outcome: Callable[[MutantOutcome], None] | None = None,
+    budget: BudgetOverride | None = None,
 ) -> list[MutantOutcome]:
     """Every mutant in ``names`` (and their controls first), ``jobs`` at a time, in catalogue order."""
     order = (controls_for(names) if control else []) + names
     outcomes: dict[str, MutantOutcome] = {}
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {
-            name: pool.submit(run_mutant, name, explore_seeds=explore_seeds, explore_steps=explore_steps)
+            name: pool.submit(
+                run_mutant, name, explore_seeds=explore_seeds, explore_steps=explore_steps, budget=budget
+            )
             for name in order
         }
         for name in order:

@@ -48,7 +48,13 @@ from pi_continuity_harness.simulator.determinism import VirtualClock
 from pi_continuity_harness.simulator.messages import Message, zero_usage
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
-__all__ = ["HELD_CALL_GRACE_SECONDS", "ModelCatalog", "ScriptedModelService", "SimModelRegistry"]
+__all__ = [
+    "HELD_CALL_GRACE_SECONDS",
+    "ModelCatalog",
+    "ScriptedModelService",
+    "SimModelRegistry",
+    "exchange_file",
+]
 
 #: How long (virtual) a held call waits for its ``during`` operations before it is
 #: released anyway; an operation that waits on the held call itself would otherwise
@@ -97,6 +103,8 @@ class ScriptedModelService:
     replies: ExtensionReplies = PLAIN_REPLIES
     run_during: RunDuring | None = None
     requests: list[ModelRequest] = field(default_factory=list)
+    #: Every call's full request and reply, in order (``requests/<kind>-<index>.json``).
+    exchanges: list[dict[str, Any]] = field(default_factory=list)
     _tool_results: dict[str, str] = field(default_factory=dict)
     _counters: dict[str, int] = field(default_factory=lambda: {"agent": 0, "summary": 0, "extension": 0})
     _queues: dict[str, list[Reply | SynthesisReply]] = field(default_factory=dict)
@@ -182,6 +190,8 @@ class ScriptedModelService:
             estimated_input_tokens=estimated,
         )
         self.requests.append(request)
+        exchange: dict[str, Any] = {"kind": kind, "index": index, "request": request.to_json(), "reply": None}
+        self.exchanges.append(exchange)
         outcome = respond(self.script, request, reply, self.replies)
         self.trace.emit(
             "model",
@@ -194,7 +204,21 @@ class ScriptedModelService:
             maxTokens=max_tokens,
             reasoning=reasoning,
             scripted=reply is not None,
+            file=exchange_file(kind, index),
         )
+        message = await self._answer(model, request, outcome, signal, started)
+        exchange["reply"] = message
+        return message
+
+    async def _answer(
+        self,
+        model: Model,
+        request: ModelRequest,
+        outcome: ModelOutcome,
+        signal: AbortSignal | None,
+        started: int,
+    ) -> Message:
+        kind, index = request.kind, request.index
         if signal is not None and signal.aborted:
             return self._aborted(model, kind, index, started)
         during = tuple(outcome.during)
@@ -275,6 +299,11 @@ class ScriptedModelService:
             "model", "reply", caller=kind, index=index, stopReason="aborted", errorMessage="Request aborted"
         )
         return _error_message(model, "Request aborted", started, "aborted")
+
+
+def exchange_file(kind: str, index: int) -> str:
+    """Where a call's full request and reply are kept, relative to the run directory."""
+    return f"requests/{kind}-{index:04d}.json"
 
 
 def _strip_for_request(message: Message) -> Message:
