@@ -3,6 +3,12 @@
 Each subcommand lives in its own module under :mod:`pi_continuity_harness.commands`;
 this module only assembles them. Bad arguments and bad input files end with exit status 2
 and a message that names the argument or the file and field.
+
+A subcommand's module is imported only when that subcommand is on the command line: the
+modules pull in the simulator, pytest, pydantic and rich (0.5 s or more), which
+``--version`` and ``--help`` do not need (issue 16: both under 0.2 s). Without a
+subcommand, each is registered as a placeholder with its one-line summary
+(``commands.SUMMARIES``), which is all the top-level help shows.
 """
 
 from __future__ import annotations
@@ -12,53 +18,74 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from pi_continuity_harness import __version__
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness import PI_VERSION, __version__
+from pi_continuity_harness.commands import SUMMARIES, UsageError, search_current_directory, usage_errors
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 #: Subcommand modules, in the order ``--help`` lists them.
-SUBCOMMANDS: tuple[str, ...] = (
-    "run",
-    "simulate",
-    "replay",
-    "schema",
-    "install_pi",
-    "compare",
-    "explore",
-    "mutants",
-    "rules",
-)
+SUBCOMMANDS: tuple[str, ...] = tuple(name.replace("-", "_") for name in SUMMARIES)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser. ``command``: register that subcommand's module only (None: every module);
+    the others get a placeholder with their summary."""
     parser = argparse.ArgumentParser(
         prog="pi-continuity-harness",
         description=(
             "Deterministic simulation and conformance harness for Pi 1.6 session-continuity extensions."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {__version__} (the simulator models Pi {PI_VERSION})",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
-        importlib.import_module(f".commands.{name}", __package__).register(subparsers)
+        command_name = name.replace("_", "-")
+        if command is None or command == command_name:
+            importlib.import_module(f".commands.{name}", __package__).register(subparsers)
+        else:
+            subparsers.add_parser(command_name, help=SUMMARIES[command_name], add_help=False)
     return parser
 
 
+def _command(argv: Sequence[str]) -> str:
+    """The subcommand named on the command line ('' when there is none: only the top-level
+    options, which never need a subcommand's module)."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in SUMMARIES else ""
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run the command line; the exit status. Module specs (``--extension my_ext:factory``)
+    resolve from the current directory first, as with ``python -m``."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command(arguments))
+    args = parser.parse_args(arguments)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    saved_path = list(sys.path)
+    search_current_directory()
     try:
         return int(args.func(args))
     except UsageError as error:
         print(f"pi-continuity-harness {args.command}: {error}", file=sys.stderr)
         return 2
+    except Exception as error:
+        if not isinstance(error, usage_errors()):
+            raise
+        print(f"pi-continuity-harness {args.command}: {error}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    finally:
+        sys.path[:] = saved_path  # main() called in-process (tests) leaves sys.path as it was
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ def replay_feature(tmp_path: Path) -> ReplayFeature:
         ini.write_text("[pytest]\n", encoding="utf-8")
         workdir = tmp_path / f"bdd-{len(list(tmp_path.glob('bdd-*')))}"
         command = [
-            sys.executable, "-m", "pytest", str(module), "-q", "-p", "pi_continuity_harness.features.conftest",
+            sys.executable, "-m", "pytest", str(module), "-q", "-p", "pi_continuity_harness.features.plugin",
             "-p", "no:cacheprovider", "-c", str(ini), "--rootdir", str(feature.parent),
             "--extension", extension, "--harness-workdir", str(workdir),
         ]  # fmt: skip

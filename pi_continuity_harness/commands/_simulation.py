@@ -2,17 +2,33 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.features.preflight import check_implementation
 from pi_continuity_harness.scenario.document import Scenario, ScenarioError, load_scenario
-from pi_continuity_harness.scenario.implementations import DEFAULT_IMPLEMENTATION, ImplementationError
+from pi_continuity_harness.scenario.implementations import (
+    DEFAULT_IMPLEMENTATION,
+    ImplementationError,
+    resolve_implementation,
+)
+from pi_continuity_harness.scenario.run_lock import hold_run_directory
 from pi_continuity_harness.scenario.trace import first_difference
 from pi_continuity_harness.scenario.workspace import WorkdirError
 from pi_continuity_harness.simulator.simulation import SimulationResult, simulate
 
-__all__ = ["DEFAULT_IMPLEMENTATION", "default_workdir", "first_difference", "load", "run", "summary"]
+__all__ = [
+    "DEFAULT_IMPLEMENTATION",
+    "default_workdir",
+    "first_difference",
+    "load",
+    "prepared",
+    "run",
+    "summary",
+]
 
 
 def load(path: str) -> Scenario:
@@ -23,10 +39,28 @@ def load(path: str) -> Scenario:
         raise UsageError(str(error)) from None
 
 
+@contextlib.contextmanager
+def prepared(scenario: Scenario, source: str, workdir: Path, extension: str) -> Iterator[None]:
+    """Before the run: the scenario's own extension modules resolve (an error names the file and
+    field), the implementation loads (a factory that raises is one setup error, not a run whose
+    every operation fails with exit 0), then the run directory is held for the whole command (a
+    second process on it is refused), so its files are ours while we read them."""
+    for index, ref in enumerate(scenario.extensions):
+        if ref.module is not None:
+            try:
+                resolve_implementation(ref.module, where=f"extensions[{index}].module")
+            except ImplementationError as error:
+                raise UsageError(f"{source}: {error}") from None
+    check_implementation("sim", extension)
+    with hold_run_directory(workdir):
+        yield
+
+
 def run(
     scenario: Scenario, *, source: str, workdir: str | Path, seed: int | None, extension: str
 ) -> SimulationResult:
-    """Run the scenario read from ``source``; what stops it from starting is a usage error."""
+    """Run the scenario read from ``source``; what stops it from starting is a usage error
+    (call it inside :func:`prepared`)."""
     try:
         return simulate(scenario, workdir=workdir, seed=seed, implementation=extension)
     except (ImplementationError, WorkdirError) as error:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import tempfile
 from collections.abc import Callable
@@ -28,11 +29,13 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
-from pi_continuity_harness.commands import UsageError
-from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
+from pi_continuity_harness import PI_VERSION
+from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
+from pi_continuity_harness.commands._suite_setup import SuiteSetup, no_scenario_error
 from pi_continuity_harness.features.pytest_plugin import observation_path
-from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
+from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite, write_atomically
 from pi_continuity_harness.targets.comparison import Difference, Neutraliser, diff_records
 from pi_continuity_harness.targets.known_differences import KNOWN_DIFFERENCES, neutralisers
 
@@ -105,6 +108,8 @@ class CompareReport:
     pi: SuiteRun
     scenarios: list[ScenarioComparison]
     workdir: Path
+    #: False when ``workdir`` was a temporary directory removed after a clean comparison.
+    kept: bool = True
 
     @property
     def compared(self) -> list[ScenarioComparison]:
@@ -147,6 +152,7 @@ class CompareReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "workdir": str(self.workdir),
+            "workdir_kept": self.kept,
             "implementation": self.sim.implementation,
             "environment": {"sim": self.sim.environment, "pi": self.pi.environment},
             "summary": self.summary(),
@@ -233,34 +239,51 @@ def compare_suites(
     keyword: str | None = None,
     seed: int = 0,
     workdir: Path | None = None,
+    features: Path | None = None,
     on_result: Callable[[str, ScenarioResult, int, int], None] | None = None,
+    pi_version: str | None = None,
 ) -> CompareReport:
-    """Run the suite on the simulator, then on real Pi, and compare."""
-    root = (workdir or Path(tempfile.mkdtemp(prefix="pi-continuity-compare-"))).resolve()
+    """Run the suite (or the feature files under ``features``) on the simulator, then on real
+    Pi (``pi_version``, default the pinned release), and compare. Without ``workdir`` both runs
+    go to a temporary directory ``pi-continuity-harness-compare-*``, removed when the comparison
+    is clean and kept (``CompareReport.kept``) when it is not."""
+    temporary = workdir is None
+    root = (workdir or Path(tempfile.mkdtemp(prefix="pi-continuity-harness-compare-"))).resolve()
     runs: dict[str, SuiteRun] = {}
-    for target in ("sim", "pi"):
+    try:
+        for target in ("sim", "pi"):
 
-        def progress(result: ScenarioResult, index: int, total: int, target: str = target) -> None:
-            if on_result is not None:
-                on_result(target, result, index, total)
+            def progress(result: ScenarioResult, index: int, total: int, target: str = target) -> None:
+                if on_result is not None:
+                    on_result(target, result, index, total)
 
-        runs[target] = run_suite(
-            target=target,
-            extension=extension,
-            tags=tags,
-            keyword=keyword,
-            seed=seed,
-            workdir=root / target,
-            on_result=progress,
-        )
-    return compare_runs(runs["sim"], runs["pi"], root)
+            runs[target] = run_suite(
+                target=target,
+                extension=extension,
+                tags=tags,
+                keyword=keyword,
+                seed=seed,
+                workdir=root / target,
+                features=features,
+                on_result=progress,
+                pi_version=pi_version if target == "pi" else None,
+            )
+    except BaseException:
+        if temporary:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+    report = compare_runs(runs["sim"], runs["pi"], root)
+    if temporary and (report.ok or not report.scenarios):
+        shutil.rmtree(root, ignore_errors=True)
+        report.kept = False
+    return report
 
 
 # ====================================================================== CLI
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "compare",
-        help="run the suite on the simulator and on real Pi and compare what each observed",
+        help=SUMMARIES["compare"],
         description=(
             "Run the conformance suite on the simulator and on a real Pi 1.6 process, then report per "
             "scenario the two outcomes, the differences between the two normalised observations "
@@ -273,11 +296,28 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="reference",
         help="implementation: module:factory or a registered name (default: reference)",
     )
+    parser.add_argument(
+        "--pi-version", help="the real Pi release to compare the simulator with (default: the pinned one)"
+    )
+    parser.add_argument(
+        "--features",
+        type=Path,
+        metavar="PATH",
+        help="compare these feature files (a file or a directory) instead of the suite, with the stock "
+        "steps and those of a conftest.py beside them",
+    )
     parser.add_argument("--tags", help="pytest marker expression over feature tags, e.g. 'smoke'")
-    parser.add_argument("-k", dest="keyword", help="pytest keyword expression over scenario test names")
+    parser.add_argument(
+        "-k",
+        dest="keyword",
+        help="a scenario's or an assertion's name exactly as printed, or a pytest keyword expression",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of every simulated run (default 0)")
     parser.add_argument(
-        "--workdir", type=Path, help="keep both runs under this directory (<dir>/sim, <dir>/pi)"
+        "--workdir",
+        type=Path,
+        help="keep both runs under this directory (<dir>/sim, <dir>/pi; default: a temporary "
+        "directory, removed when the comparison is clean)",
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the full report as JSON here")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -290,9 +330,15 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(
             "--extension: compare runs one implementation on both targets; a .ts file cannot run on the simulator"
         )
-    if args.json_path is not None and args.json_path.is_dir():
-        raise UsageError(f"--json {args.json_path}: is a directory")
-
+    pi_version = pi_version_option(args.pi_version, "pi")
+    setup = SuiteSetup(
+        targets=("sim", "pi"),
+        extension=args.extension,
+        features=args.features,
+        workdir=args.workdir,
+        files={"--json": args.json_path},
+        pi_version=pi_version,
+    )
     printers = {
         target: progress_printer(console, quiet=args.quiet, prefix=f"{target:>3} ")
         for target in ("sim", "pi")
@@ -301,14 +347,19 @@ def main(args: argparse.Namespace) -> int:
     def progress(target: str, result: ScenarioResult, index: int, total: int) -> None:
         printers[target](result, index, total)
 
-    report = compare_suites(
-        extension=args.extension,
-        tags=args.tags,
-        keyword=args.keyword,
-        seed=args.seed,
-        workdir=args.workdir,
-        on_result=progress,
-    )
+    with setup.checked():
+        report = compare_suites(
+            extension=args.extension,
+            tags=args.tags,
+            keyword=args.keyword,
+            seed=args.seed,
+            workdir=args.workdir,
+            features=args.features,
+            on_result=progress,
+            pi_version=pi_version,
+        )
+    if not report.scenarios:
+        raise no_scenario_error(args.tags, args.keyword, args.features)
     console.print(render_table(report))
     for item in report.compared:
         for difference in item.unexplained:
@@ -330,12 +381,22 @@ def main(args: argparse.Namespace) -> int:
         f"{summary['outcome_differences']} outcome differences; median time ratio real/sim "
         f"{'n/a' if ratio is None else f'{ratio:.1f}x'}: {verdict}"
     )
-    if args.json_path is not None:
-        args.json_path.parent.mkdir(parents=True, exist_ok=True)
-        args.json_path.write_text(
-            json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    if pi_version is not None and pi_version != PI_VERSION:
+        from pi_continuity_harness.targets.realpi.versions import profile_for  # noqa: PLC0415
+
+        lacks = ", ".join(sorted(profile_for(pi_version).lacks)) or "nothing"
+        console.print(
+            f"the simulator models Pi {PI_VERSION}; Pi {pi_version} lacks: {lacks} "
+            "(targets/realpi/versions.py), so differences in those behaviours are expected",
+            markup=False,
         )
-        console.print(f"report written to {args.json_path}")
+    if report.kept and not report.ok:
+        console.print(
+            f"both runs are kept in {report.workdir}", markup=False, highlight=False, soft_wrap=True
+        )
+    if args.json_path is not None:
+        write_atomically(args.json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n")
+        console.print(f"report written to {escape(str(args.json_path))}")
     return 0 if report.ok else 1
 
 

@@ -8,8 +8,11 @@ faults then heal and the next threshold compaction must commit (liveness). A fai
 minimised and written under ``--out`` as a scenario YAML, its trace and a ``.feature``
 regression; the line printed for it shows the exact ``replay`` command.
 
-Seeds run in parallel with ``--jobs`` (a process pool). ``--check-determinism`` runs every seed
-twice and fails on the first difference of the trace bytes. Exit status 0 only when every seed
+Seeds run in parallel with ``--jobs`` (a local process pool), or on a Dask cluster with
+``--scheduler tcp://HOST:PORT`` (the ``scale`` extra; workers started with ``dask worker
+ADDRESS --nthreads 1``); either way the report lists the seeds in order, and a seed whose
+worker died is run again and named as retried. ``--check-determinism`` runs every seed twice
+and fails on the first difference of the trace bytes. Exit status 0 only when every seed
 passed.
 """
 
@@ -24,12 +27,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
+from pi_continuity_harness.commands._paths import check_directory, check_file
 from pi_continuity_harness.explore.engine import ExploreSettings, SeedReport, explore_seeds, summarise
+from pi_continuity_harness.explore.executor import SchedulerError, WorkPool, open_pool
 from pi_continuity_harness.explore.plugins import plugin_for
 from pi_continuity_harness.explore.runner import scratch_root
-from pi_continuity_harness.scenario.implementations import ImplementationError, implementation_system
+from pi_continuity_harness.features.preflight import check_implementation
+from pi_continuity_harness.features.suite import write_atomically
+from pi_continuity_harness.scenario.implementations import implementation_system
+from pi_continuity_harness.scenario.run_lock import hold_run_directory
 
 __all__ = ["register"]
 
@@ -37,7 +45,7 @@ __all__ = ["register"]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "explore",
-        help="explore seeded random scenarios with the spec's invariants (and minimise failures)",
+        help=SUMMARIES["explore"],
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -45,6 +53,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--steps", type=int, default=40, help="fault-phase operations per seed (default 40)")
     parser.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1: in this process)")
+    parser.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="run the seeds on this Dask scheduler's workers instead (needs the 'scale' extra)",
+    )
     parser.add_argument(
         "--extension", default="reference", help="implementation under test (default reference)"
     )
@@ -69,16 +82,13 @@ def _validate(args: argparse.Namespace) -> None:
             raise UsageError(f"--{option} must be at least 1 (got {getattr(args, option)})")
     if args.seed_start < 0:
         raise UsageError(f"--seed-start must not be negative (got {args.seed_start})")
+    if args.scheduler is not None and args.jobs != 1:
+        raise UsageError("--jobs and --scheduler exclude each other (the workers are the jobs)")
     if args.max_failures < 0:
         raise UsageError(f"--max-failures must not be negative (got {args.max_failures})")
-    if args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out {args.out}: exists and is not a directory")
-    if args.json_path is not None and args.json_path.is_dir():
-        raise UsageError(f"--json {args.json_path}: is a directory")
-    try:
-        implementation_system(args.extension)
-    except ImplementationError as error:
-        raise UsageError(str(error)) from None
+    check_file("--json", args.json_path)
+    check_directory("--out", args.out)
+    check_implementation("sim", args.extension)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -88,13 +98,23 @@ def main(args: argparse.Namespace) -> int:
             print(f"{spec.name}{rules}\n    {spec.doc}")
         return 0
     _validate(args)
+    with hold_run_directory(args.out):
+        try:
+            with open_pool(jobs=args.jobs, scheduler=args.scheduler) as pool:
+                return _explore(args, pool)
+        except SchedulerError as error:
+            raise UsageError(str(error)) from None
+
+
+def _explore(args: argparse.Namespace, pool: WorkPool) -> int:
+    """Explore, holding ``--out`` (a second explorer writing there is refused)."""
     system = implementation_system(args.extension).name
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     work_root = tempfile.mkdtemp(prefix="pch-explore-", dir=scratch_root())
     out_dir = str(args.out.resolve())
     print(
         f"pi-continuity-harness explore ({system}): {args.extension}, seeds {seeds[0]}..{seeds[-1]} "
-        f"({len(seeds)}), {args.steps} steps each, {args.jobs} job(s)"
+        f"({len(seeds)}), {args.steps} steps each, on {pool.where}"
         + (", checking determinism" if args.check_determinism else ""),
         flush=True,
     )
@@ -111,7 +131,7 @@ def main(args: argparse.Namespace) -> int:
         minimise_failures=not args.no_minimise,
         budget=budget_override(args),
     )
-    runs = explore_seeds(seeds, settings, jobs=args.jobs)
+    runs = explore_seeds(seeds, settings, pool=pool)
     try:
         for report in runs:
             reports.append(report)
@@ -126,9 +146,9 @@ def main(args: argparse.Namespace) -> int:
         if not keep:
             shutil.rmtree(work_root, ignore_errors=True)
     summary = summarise(system, reports, wall)
+    summary["retriedSeeds"] = [int(name.removeprefix("seed-")) for name in pool.retried()]
     _print_summary(summary, work_root if keep else None)
     if args.json_path is not None:
-        args.json_path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "implementation": args.extension,
             "system": system,
@@ -136,7 +156,7 @@ def main(args: argparse.Namespace) -> int:
             "summary": summary,
             "seeds": [r.to_json() for r in reports],
         }
-        args.json_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomically(args.json_path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         print(f"results written to {args.json_path}")
     return 0 if failures == 0 else 1
 
@@ -200,6 +220,11 @@ def _print_summary(summary: dict[str, Any], kept: str | None) -> None:
             f"{cost['maxSynthesisAttemptsInOneCheckPoint']}), {cost['failureNotificationsPerFailingCheckPoint']} "
             "failure notifications, "
             f"{cost['failedPostmortemsPerFailingCheckPoint']} failed postmortems"
+        )
+    if summary.get("retriedSeeds"):
+        print(
+            "seeds run again after their worker was lost: "
+            + ", ".join(str(seed) for seed in summary["retriedSeeds"])
         )
     failing = summary["failingSeeds"]
     if failing:

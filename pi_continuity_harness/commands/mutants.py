@@ -19,8 +19,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
+from pi_continuity_harness.commands._paths import check_file
+from pi_continuity_harness.explore.executor import SchedulerError, open_pool
+from pi_continuity_harness.features.suite import write_atomically
 from pi_continuity_harness.mutants.catalogue import MUTANTS
 from pi_continuity_harness.mutants.matrix import MutantOutcome, run_matrix
 
@@ -30,7 +33,7 @@ __all__ = ["register", "render_matrix"]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "mutants",
-        help="run the suite and the explorer against every mutant and print the kill matrix",
+        help=SUMMARIES["mutants"],
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -39,6 +42,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the kill matrix as JSON here")
     parser.add_argument("--jobs", type=int, default=2, help="mutants run at the same time (default 2)")
+    parser.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="run the mutants on this Dask scheduler's workers instead of --jobs local processes",
+    )
     parser.add_argument("--only", nargs="+", metavar="NAME", help="only these mutants")
     parser.add_argument(
         "--explore-seeds", type=int, default=60, help="explorer seeds per mutant (default 60; 0: skip)"
@@ -73,6 +81,7 @@ def main(args: argparse.Namespace) -> int:
         names = [n for n in names if n in args.only]
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {args.jobs})")
+    check_file("--json", args.json_path)
     if args.explore_seeds < 0 or args.explore_steps < 1:
         raise UsageError("--explore-seeds must not be negative and --explore-steps must be at least 1")
 
@@ -82,42 +91,59 @@ def main(args: argparse.Namespace) -> int:
         console.print(
             f"{outcome.name:<40} {verdict:<6} features: {len(outcome.killed_by):>3} scenario(s)"
             f" / {len(outcome.killed_by_assertions)} assertion(s); explore: "
-            + (f"{explored['invariant']} (seed {explored['seed']})" if explored else "survived")
+            + (
+                f"{explored['invariant']} (seed {explored['seed']})"
+                if explored
+                else ("survived" if outcome.explorable else "n/a (the explorer cannot reach its rule)")
+            )
             + (f"  suite error: {outcome.suite_error}" if outcome.suite_error else "")
             + (f"  explore error: {outcome.exploration_error}" if outcome.exploration_error else "")
             + f"  ({outcome.seconds:.1f}s)"
         )
 
-    outcomes = run_matrix(
-        names,
-        jobs=args.jobs,
-        explore_seeds=args.explore_seeds,
-        explore_steps=args.explore_steps,
-        control=not args.no_control,
-        on_outcome=progress,
-        budget=budget_override(args),
-    )
+    try:
+        with open_pool(jobs=args.jobs, scheduler=args.scheduler) as pool:
+            console.print(f"running on {pool.where}")
+            outcomes = run_matrix(
+                names,
+                jobs=args.jobs,
+                explore_seeds=args.explore_seeds,
+                explore_steps=args.explore_steps,
+                control=not args.no_control,
+                on_outcome=progress,
+                pool=pool,
+                budget=budget_override(args),
+            )
+            retried = pool.retried()
+    except SchedulerError as error:
+        raise UsageError(str(error)) from None
+    if retried:
+        console.print(f"run again after their worker was lost: {', '.join(retried)}")
     for renderable in render_matrix(outcomes):
         console.print(renderable)
     mutants = [o for o in outcomes if not o.control]
     survivors = [o.name for o in mutants if not o.killed]
-    explore_survivors = [o.name for o in mutants if not o.killed_by_exploration] if args.explore_seeds else []
+    explorable = [o for o in mutants if o.explorable]
+    explore_survivors = (
+        [o.name for o in explorable if not o.killed_by_exploration] if args.explore_seeds else []
+    )
     controls = [o for o in outcomes if o.control]
     if args.json_path is not None:
-        args.json_path.parent.mkdir(parents=True, exist_ok=True)
         payload = {
             "mutants": [o.to_json() for o in mutants],
             "controls": [o.to_json() for o in controls],
             "exploreSeeds": args.explore_seeds,
             "exploreSteps": args.explore_steps,
+            "retried": retried,
         }
-        args.json_path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomically(args.json_path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
         console.print(f"kill matrix written to {args.json_path}")
     killed = len(mutants) - len(survivors)
     console.print(
         f"{killed}/{len(mutants)} mutants killed by the features; "
         + (
-            f"{len(mutants) - len(explore_survivors)}/{len(mutants)} by exploration ({args.explore_seeds} seeds)"
+            f"{len(explorable) - len(explore_survivors)}/{len(explorable)} explorable by exploration "
+            f"({args.explore_seeds} seeds; {len(mutants) - len(explorable)} judged by the features alone)"
             if args.explore_seeds
             else "exploration skipped"
         )
@@ -172,7 +198,7 @@ def render_matrix(outcomes: list[MutantOutcome]) -> list[Any]:
         explore = (
             f"● {explored['invariant']} (seed {explored['seed']})"
             if explored
-            else ("error" if outcome.exploration_error else "·")
+            else ("error" if outcome.exploration_error else ("·" if outcome.explorable else "n/a"))
         )
         lines.append(f"{labels[outcome.name].ljust(width)}  {cells}  {explore}")
     legend = Table(title="Assertions", show_header=False, show_lines=False)

@@ -14,13 +14,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, with_budget
 from pi_continuity_harness.commands._simulation import (
     DEFAULT_IMPLEMENTATION,
     default_workdir,
     first_difference,
     load,
+    prepared,
     run,
 )
 from pi_continuity_harness.scenario.timeline import render_timeline
@@ -32,7 +33,7 @@ __all__ = ["register"]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "replay",
-        help="re-run a scenario and compare its trace with a recorded one",
+        help=SUMMARIES["replay"],
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -68,11 +69,14 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--expect-trace {args.expect_trace}: {error.strerror or error}") from None
     scenario = with_budget(load(args.scenario), args)
     workdir = Path(args.workdir) if args.workdir else default_workdir("replay-", scenario, args.seed)
-    result = run(scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension)
-    if not args.quiet:
-        exchanges = read_exchanges(result.workdir) if args.requests else None
-        print(render_timeline(result.host.trace.records, exchanges), end="")
-    actual = result.trace_path.read_text(encoding="utf-8")
+    with prepared(scenario, args.scenario, workdir, args.extension):
+        result = run(
+            scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension
+        )
+        if not args.quiet:
+            exchanges = read_exchanges(result.workdir) if args.requests else None
+            print(render_timeline(result.host.trace.records, exchanges), end="")
+        actual = result.trace_path.read_text(encoding="utf-8")
     # A run stopped by its budget still replays (it stops at the same record), but it failed.
     failed = 0
     if result.over_budget:

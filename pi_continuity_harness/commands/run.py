@@ -1,9 +1,10 @@
 """``pi-continuity-harness run``: the conformance suite, with a table of the named assertions.
 
 Exit status 0 only when no scenario failed (skips are allowed, each with its reason); with
-``--null-check``, only when nothing but ``@host`` scenarios passed. ``--by-rule`` adds a table of
-the catalogue's rules, each passed, failed or not run; ``--rules`` runs only the scenarios that
-prove the rules named.
+``--null-check``, only when nothing but ``@host`` scenarios passed; 2 for a mistake in what the
+run was given, found before any scenario ran (:mod:`._suite_setup`). ``--by-rule`` adds a table
+of the catalogue's rules, each passed, failed or not run; ``--rules`` runs only the scenarios
+that prove the rules named.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, budget_args, budget_override
-from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
+from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer, shorten
 from pi_continuity_harness.commands._output import console as output_console
-from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
+from pi_continuity_harness.commands._suite_setup import SuiteSetup, no_scenario_error, print_kept
+from pi_continuity_harness.features.suite import RULE_STATUSES, ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.rules import catalogue_for_rule, rule_tag
 
 __all__ = ["register", "render_table"]
@@ -31,10 +33,11 @@ _STYLE = STATUS_STYLE
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "run",
-        help="run the conformance suite and print the named assertions",
+        help=SUMMARIES["run"],
         description=(
-            "Run the Gherkin conformance suite against an implementation on the simulator (default) "
-            "or on a real Pi 1.6 process, and print one row per scenario, grouped by named assertion."
+            "Run the Gherkin conformance suite against an implementation on the simulator (default, "
+            "it models Pi 1.6.0) or on a real Pi process (--target pi, 1.6.0 or --pi-version), and "
+            "print one row per scenario, grouped by named assertion."
         ),
     )
     parser.add_argument("--target", choices=("sim", "pi"), default="sim", help="sim (default) or pi")
@@ -49,6 +52,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the system the implementation implements (default: what its factory declares; "
         "needed for a TypeScript file)",
     )
+    parser.add_argument(
+        "--pi-version",
+        help="with --target pi: the real Pi release to drive (default: the pinned one; install it first "
+        "with install-pi --pi-version V)",
+    )
+    parser.add_argument(
+        "--features",
+        type=Path,
+        metavar="PATH",
+        help="run these feature files (a file or a directory) instead of the suite, with the stock "
+        "steps and those of a conftest.py beside them",
+    )
     parser.add_argument("--tags", help="pytest marker expression over feature tags, e.g. 'smoke'")
     parser.add_argument(
         "--rules",
@@ -56,14 +71,31 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="ID",
         help="only the scenarios that prove these catalogue rules (tagged @rule-<ID>)",
     )
-    parser.add_argument("-k", dest="keyword", help="pytest keyword expression over scenario test names")
+    parser.add_argument(
+        "-k",
+        dest="keyword",
+        help="a scenario's or an assertion's name exactly as printed, or a pytest keyword expression",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of every simulated run (default 0)")
-    parser.add_argument("--workdir", type=Path, help="keep each scenario's machine under this directory")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="keep each scenario's machine under this directory (default: a temporary directory, "
+        "removed after a passing run)",
+    )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the results as JSON here")
     parser.add_argument("--junit", type=Path, help="write JUnit XML here")
     parser.add_argument("--cucumber", type=Path, help="write Cucumber JSON here")
     parser.add_argument(
         "--report", type=Path, help="write the validation record (Markdown and JSON) into DIR"
+    )
+    parser.add_argument(
+        "-n",
+        dest="workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run the scenarios in N parallel processes (pytest-xdist); same results and reports",
     )
     parser.add_argument(
         "--by-rule",
@@ -82,14 +114,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.workers < 0:
+        raise UsageError(f"-n must not be negative (got {args.workers})")
     console = output_console()
-    if args.target == "pi" and args.extension.endswith(".ts") and not Path(args.extension).is_file():
-        raise UsageError(f"--extension {args.extension}: no such TypeScript file")
-    for option in ("json_path", "junit", "cucumber"):
-        path = getattr(args, option)
-        if path is not None and path.exists() and path.is_dir():
-            raise UsageError(f"--{option.replace('_path', '')} {path}: is a directory")
-
     tags = args.tags
     if args.rules:
         unknown = [rule for rule in args.rules if catalogue_for_rule(rule) is None]
@@ -97,32 +124,47 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--rules: {', '.join(unknown)}: no such rule in any catalogue")
         selection = " or ".join(rule_tag(rule) for rule in args.rules)
         tags = f"({tags}) and ({selection})" if tags else selection
-    progress = progress_printer(console, quiet=args.quiet)
-
-    run = run_suite(
-        target=args.target,
+    pi_version = pi_version_option(args.pi_version, args.target)
+    setup = SuiteSetup(
+        targets=(args.target,),
         extension=args.extension,
-        tags=tags,
-        keyword=args.keyword,
-        seed=args.seed,
+        system=args.system,
+        features=args.features,
         workdir=args.workdir,
-        junit=args.junit,
-        cucumber=args.cucumber,
-        extra_args=(["--system", args.system] if args.system else []) + budget_args(budget_override(args)),
-        on_result=progress,
+        files={"--json": args.json_path, "--junit": args.junit, "--cucumber": args.cucumber},
+        directories={"--report": args.report},
+        pi_version=pi_version,
     )
+    with setup.checked():
+        progress = progress_printer(console, quiet=args.quiet)
+        run = run_suite(
+            target=args.target,
+            extension=args.extension,
+            tags=tags,
+            keyword=args.keyword,
+            seed=args.seed,
+            workdir=setup.workdir,
+            junit=args.junit,
+            cucumber=args.cucumber,
+            features=args.features,
+            extra_args=(["--system", args.system] if args.system else [])
+            + budget_args(budget_override(args)),
+            on_result=progress,
+            workers=args.workers,
+            pi_version=pi_version,
+        )
+    if not run.results:
+        raise no_scenario_error(tags, args.keyword, args.features)
     console.print(render_table(run))
     if args.by_rule:
         console.print(render_rules(run))
+    print_kept(console, run, quiet=args.quiet)
     if args.json_path is not None:
         run.write_json(args.json_path)
-        console.print(f"results written to {args.json_path}")
+        console.print(f"results written to {escape(str(args.json_path))}")
     if args.report is not None:
         md, js = run.write_report(args.report)
-        console.print(f"validation record written to {md} and {js}")
-    if not run.results:
-        console.print("[bold red]no scenario ran[/] (check --tags / -k, or the collection errors above)")
-        return 1
+        console.print(f"validation record written to {escape(str(md))} and {escape(str(js))}")
     if args.null_check:
         return _null_check(console, run)
     return 0 if run.ok else 1
@@ -147,13 +189,11 @@ def _null_check(console: Console, run: SuiteRun) -> int:
 def render_rules(run: SuiteRun) -> Table:
     """One row per catalogue rule: passed, failed or not run, and the scenarios that prove it."""
     verdicts = run.by_rule()
-    counts = {
-        status: sum(1 for v in verdicts if v.status == status) for status in ("passed", "failed", "not run")
-    }
+    counts = {status: sum(1 for v in verdicts if v.status == status) for status in RULE_STATUSES}
     table = Table(
         title=(
             f"Rules — {run.implementation} on {run.target}: {counts['passed']} met, {counts['failed']} broken, "
-            f"{counts['not run']} not run"
+            f"{counts['not run']} not run, {counts['unchecked']} unchecked"
         ),
         show_lines=False,
     )
@@ -162,7 +202,7 @@ def render_rules(run: SuiteRun) -> Table:
     table.add_column("status")
     table.add_column("scenarios", overflow="fold")
     table.add_column("rule text", overflow="ellipsis", max_width=70)
-    styles = {"passed": "green", "failed": "bold red", "not run": "yellow"}
+    styles = {"passed": "green", "failed": "bold red", "not run": "yellow", "unchecked": "magenta"}
     for verdict in verdicts:
         failing = [name for name, status in verdict.scenarios if status in ("failed", "error")]
         shown = failing or [name for name, _ in verdict.scenarios]
@@ -170,7 +210,8 @@ def render_rules(run: SuiteRun) -> Table:
             verdict.rule,
             verdict.section,
             f"[{styles[verdict.status]}]{verdict.status}[/]",
-            escape("; ".join(shown[:3]) + (f"; +{len(shown) - 3}" if len(shown) > 3 else "")) or "—",
+            escape("; ".join(shown[:3]) + (f"; +{len(shown) - 3}" if len(shown) > 3 else ""))
+            or (escape(f"unchecked: {verdict.why}") if verdict.why else "—"),
             escape(verdict.text),
         )
     return table
@@ -210,7 +251,7 @@ def render_table(run: SuiteRun) -> Table:
         else:
             status = "passed"
         details = [
-            f"{r.name}: {(r.detail.splitlines() or [r.status])[0][:160]}"
+            f"{r.name}: {shorten((r.detail.splitlines() or [r.status])[0], 160)}"
             for r in results
             if r.status != "passed"
         ]

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.scenario.document import scenario_json_schema
 
 __all__ = ["register", "render_scenario_schema"]
@@ -26,7 +26,7 @@ def render_scenario_schema() -> str:
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "schema",
-        help="print or write the scenario JSON Schema",
+        help=SUMMARIES["schema"],
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
     )
     parser.add_argument(

@@ -16,12 +16,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, with_budget
+from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.commands._simulation import (
     DEFAULT_IMPLEMENTATION,
     default_workdir,
     load,
+    prepared,
     run,
     summary,
 )
@@ -34,7 +36,7 @@ __all__ = ["register"]
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "simulate",
-        help="run one scenario on the simulated Pi host",
+        help=SUMMARIES["simulate"],
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -63,20 +65,25 @@ def register(subparsers: Any) -> None:
 def main(args: argparse.Namespace) -> int:
     scenario = with_budget(load(args.scenario), args)
     workdir = Path(args.workdir) if args.workdir else default_workdir("", scenario, args.seed)
-    result = run(scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension)
     if args.trace:
-        target = Path(args.trace)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(result.trace_path, target)
-        except OSError as error:
-            raise UsageError(f"--trace {args.trace}: {error.strerror or error}") from None
-    print(summary(result), end="")
-    print(f"trace    {result.trace_path}" + (f" (copied to {args.trace})" if args.trace else ""))
-    if args.timeline or args.requests:
-        print()
-        exchanges = read_exchanges(result.workdir) if args.requests else None
-        print(render_timeline(result.host.trace.records, exchanges), end="")
+        check_file("--trace", Path(args.trace))
+    with prepared(scenario, args.scenario, workdir, args.extension):
+        result = run(
+            scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension
+        )
+        if args.trace:
+            target = Path(args.trace)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(result.trace_path, target)
+            except OSError as error:
+                raise UsageError(f"--trace {args.trace}: {error.strerror or error}") from None
+        print(summary(result), end="")
+        print(f"trace    {result.trace_path}" + (f" (copied to {args.trace})" if args.trace else ""))
+        if args.timeline or args.requests:
+            print()
+            exchanges = read_exchanges(result.workdir) if args.requests else None
+            print(render_timeline(result.host.trace.records, exchanges), end="")
     if result.over_budget:
         print(f"BUDGET EXCEEDED: {result.over_budget}", end="", file=sys.stderr)
         return 1

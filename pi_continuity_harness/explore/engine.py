@@ -3,8 +3,10 @@
 :func:`explore_seed` expands a seed with the system's plug-in (:mod:`.plugins`), runs it with
 every invariant (:mod:`.runner`), optionally runs it again to check determinism (the trace
 bytes must be identical), and minimises a failure (:mod:`.shrink`) and writes it out
-(:mod:`.regression`). It returns a :class:`SeedReport` of plain data: it runs in this process
-or in a worker of a process pool (:func:`explore_seeds`, ``--jobs``), and becomes JSON.
+(:mod:`.regression`). It returns a :class:`SeedReport` of plain data, a pure function of the seed and the
+:class:`ExploreSettings`: it runs in this process, in a local process pool (``--jobs``) or on a
+Dask cluster (``--scheduler``), all through :mod:`.executor` (:func:`explore_seeds`), and
+becomes JSON.
 :func:`summarise` adds the reports up (throughput, failures, liveness, and what the plug-in
 adds, such as the cost of persistent faults). Nothing here prints: the ``explore`` command
 renders the reports.
@@ -16,11 +18,12 @@ import os
 import shutil
 from collections import Counter
 from collections.abc import Generator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pi_continuity_harness.explore.executor import WorkPool, open_pool, run_tasks
 from pi_continuity_harness.explore.plugins import plugin_named
 from pi_continuity_harness.explore.regression import write_failure
 from pi_continuity_harness.explore.runner import run_case
@@ -121,29 +124,17 @@ def explore_seed(seed: int, settings: ExploreSettings) -> SeedReport:
 
 
 def explore_seeds(
-    seeds: list[int], settings: ExploreSettings, *, jobs: int
+    seeds: list[int], settings: ExploreSettings, *, jobs: int = 1, pool: WorkPool | None = None
 ) -> Generator[SeedReport, None, None]:
-    """:func:`explore_seed` for every seed, ``jobs`` at a time (1: in this process), in seed
-    order within each batch of finished seeds. Closing the generator cancels what is queued."""
-    if jobs == 1:
-        for seed in seeds:
-            yield explore_seed(seed, settings)
+    """:func:`explore_seed` for every seed on ``pool`` (None: a local pool of ``jobs``: 1 runs
+    in this process), the reports in seed order. Closing the generator cancels what is queued."""
+    if pool is None:
+        with open_pool(jobs=jobs) as local:
+            yield from explore_seeds(seeds, settings, pool=local)
         return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        pending: dict[Future[SeedReport], int] = {}
-        queue = list(seeds)
-        try:
-            while queue or pending:
-                while queue and len(pending) < jobs * 2:
-                    seed = queue.pop(0)
-                    pending[pool.submit(explore_seed, seed, settings)] = seed
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in sorted(done, key=lambda f: pending[f]):
-                    pending.pop(future)
-                    yield future.result()
-        finally:
-            for future in pending:
-                future.cancel()
+    yield from run_tasks(
+        pool, partial(explore_seed, settings=settings), seeds, name=lambda seed: f"seed-{seed}"
+    )
 
 
 def summarise(system: str, reports: list[SeedReport], wall: float) -> dict[str, Any]:

@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from pi_continuity_harness.scenario.yaml_text import safe_load
+
 __all__ = [
     "ARTIFACT_KIND",
     "AUTHORITY_BOUNDARY_SENTENCE",
@@ -139,7 +141,7 @@ def parse_brief(text: str) -> Brief | None:
     if match is None:
         return None
     try:
-        data = yaml.safe_load(match.group(1))
+        data = safe_load(match.group(1))
     except yaml.YAMLError:
         return None
     if not isinstance(data, dict):

@@ -1,44 +1,71 @@
-"""pytest integration of the conformance suite: options, the ``world`` fixture, tag handling.
+"""pytest integration of the conformance suite: options, the ``world`` fixture, tags, feature
+files, setup checks, run directories.
 
-Loaded by the suite's ``conftest.py``, so plain pytest runs the suite::
+Installed as a pytest plugin (entry point ``pytest11``, :mod:`.plugin`: these hooks plus the step
+library), so plain pytest runs the suite, or feature files of your own, in any project::
 
-    pytest "$(python -c 'import pi_continuity_harness.features as f; print(f.SUITE_DIR)')" \\
-        --target sim --extension reference
+    pytest "$(python -c 'import pi_continuity_harness.features as f; print(f.SUITE_DIR)')" --target sim
+    pytest my_features/ --target sim --extension my_pkg.ext:extension
 
-Options: ``--target`` (``sim`` or ``pi``), ``--extension`` (``module:factory``, a registered
-implementation name, or a TypeScript file for ``--target pi``), ``--seed``,
-``--harness-workdir`` (where each scenario's machine is laid out; kept for inspection).
+Options: ``--target`` (``sim`` or ``pi``; giving it also makes pytest collect ``.feature`` files
+directly, see :mod:`.collect`), ``--extension`` (``module:factory``, resolved from the current
+directory as ``python -m`` does, a registered implementation name, or a TypeScript file for
+``--target pi``), ``--seed``, ``--system``, ``--pi-version`` (the real Pi release
+``--target pi`` drives; default the pinned 1.6.0), ``--harness-workdir`` (where each scenario's machine is
+laid out; held with the run-directory lock while pytest runs).
+
+Before the first scenario the implementation is checked once (:mod:`.preflight`): a mistake is
+one ``pytest.UsageError``, not a failure per scenario. Without ``--harness-workdir`` the machines
+go to a temporary directory ``pi-continuity-harness-*``, removed after a passing session and kept,
+and named in the summary, after a failing one; a failing scenario's report names its machine.
 
 Tags: ``@needs-<capability>`` skips a scenario (or an Examples block) on a target without
 that capability, with the reason; ``@smoke``, ``@install``, ``@rules``, ``@failures`` group
 features; ``@rule-<id>`` says the scenario proves that rule of the system's catalogue
 (:mod:`pi_continuity_harness.rules`) and ``@host`` that it tests Pi's own behaviour, holding for
-any extension (both are registered as markers). Each test records its feature (the named
+any extension (both are registered as markers; the Pi version matrix keeps ``@host`` rows
+apart). Each test records its feature (the named
 assertion), scenario, system, tags and the artifacts it produced as ``user_properties``, which
 JUnit XML and the run report carry.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_bdd.scenario import scenario_wrapper_template_registry
+from pytest_bdd.reporting import ReportContext, test_report_context_registry
 
 from pi_continuity_harness import targets
+from pi_continuity_harness.features import preflight
+from pi_continuity_harness.features.collect import (
+    FeatureFile,
+    add_skipped_to_cucumber,
+    drop_duplicates,
+    scenario_template,
+    select_by_name,
+)
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rule_tag
 from pi_continuity_harness.rules import systems as rule_systems
 from pi_continuity_harness.scenario import implementations as registry
 from pi_continuity_harness.scenario.budget import BudgetOverride
-from pi_continuity_harness.scenario.implementations import SESSION_CONTINUITY, SYSTEMS, ImplementationError
+from pi_continuity_harness.scenario.implementations import (
+    SESSION_CONTINUITY,
+    SYSTEMS,
+    ImplementationError,
+    search_current_directory,
+)
 from pi_continuity_harness.scenario.model_script import RequestKind
+from pi_continuity_harness.scenario.run_lock import RunDirectoryError, hold_run_directory
 from pi_continuity_harness.targets.comparison import normalise_observation, write_observation_record
 from pi_continuity_harness.targets.target import CAPABILITIES, Target
 
@@ -46,22 +73,30 @@ __all__ = [
     "DEFAULT_SYSTEM",
     "KNOWN_TAGS",
     "SYSTEM_DIRS",
+    "TEMP_PREFIX",
     "implementation_system",
+    "machine_path",
     "make_target",
     "observation_path",
     "scenario_tags",
     "target_capabilities",
+    "target_name",
 ]
 
-KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz")
+KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz", "host")
 _REQUEST_KINDS: tuple[RequestKind, ...] = ("agent", "summary", "extension")
 #: Features directory -> the system whose features it holds.
 SYSTEM_DIRS = {system.features: system.name for system in SYSTEMS.values()}
 #: The system of an implementation that declares none (and of a TypeScript file without ``--system``).
 DEFAULT_SYSTEM = SESSION_CONTINUITY.name
+#: Temporary run directories are ``pi-continuity-harness-*`` (what a leftover check looks for).
+TEMP_PREFIX = "pi-continuity-harness-"
 
 # What the plugin keeps for a session, in pytest's typed stash.
 _WORKDIR = pytest.StashKey[Path]()
+_TEMPORARY = pytest.StashKey[bool]()
+_PASSED = pytest.StashKey[bool]()
+_LOCKS = pytest.StashKey[contextlib.ExitStack]()
 _CAPABILITIES = pytest.StashKey[frozenset[str]]()
 _SYSTEM = pytest.StashKey[str]()
 
@@ -69,7 +104,11 @@ _SYSTEM = pytest.StashKey[str]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("pi-continuity-harness", "Pi Continuity Harness conformance suite")
     group.addoption(
-        "--target", action="store", default="sim", choices=("sim", "pi"), help="sim (default) or pi"
+        "--target",
+        action="store",
+        default=None,
+        choices=("sim", "pi"),
+        help="sim (default) or pi; given, it also collects .feature files as tests",
     )
     group.addoption(
         "--extension",
@@ -78,6 +117,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="implementation under test: module:factory, a registered name, or path/to/ext.ts (pi only)",
     )
     group.addoption("--seed", action="store", type=int, default=0, help="seed of every simulated run")
+    group.addoption(
+        "--pi-version",
+        action="store",
+        default=None,
+        help="the real Pi release --target pi drives (default: the pinned one; pi only)",
+    )
     group.addoption(
         "--system",
         action="store",
@@ -115,6 +160,46 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def target_name(config: pytest.Config) -> targets.TargetName:
+    """The target of the session: ``--target``, else the simulator."""
+    return "pi" if config.getoption("--target") == "pi" else "sim"
+
+
+def _active(config: pytest.Config) -> bool:
+    """The plugin acts beyond fixtures and options only when asked: ``--target`` or
+    ``--harness-workdir`` given (so another project's own pytest run is left as it was)."""
+    return config.getoption("--target") is not None or config.getoption("--harness-workdir") is not None
+
+
+#: Where a report carries pytest-bdd's scenario context from an xdist worker to the controller.
+_BDD_CONTEXT = "pch_bdd_context"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_report_to_serializable(report: Any) -> Iterator[None]:
+    """On an xdist worker (``run -n N``): send pytest-bdd's record of the scenario (its steps,
+    their outcomes) with the report. pytest-bdd keeps it in a registry keyed by the report
+    object, which does not cross processes, so the controller's Cucumber JSON, validation
+    record and step lists would lose it."""
+    outcome: Any = yield
+    data = outcome.get_result()
+    context = test_report_context_registry.get(report)
+    if isinstance(data, dict) and context is not None:
+        data[_BDD_CONTEXT] = {"scenario": context.scenario, "name": context.name}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_report_from_serializable(data: Any) -> Iterator[None]:
+    """On the controller: put the worker's scenario record back where pytest-bdd looks."""
+    outcome: Any = yield
+    report = outcome.get_result()
+    context = data.get(_BDD_CONTEXT) if isinstance(data, dict) else None
+    if isinstance(report, pytest.TestReport) and context is not None:
+        test_report_context_registry[report] = ReportContext(
+            scenario=context["scenario"], name=context["name"]
+        )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for tag in KNOWN_TAGS:
         config.addinivalue_line("markers", f"{tag}: conformance feature group")
@@ -126,23 +211,62 @@ def pytest_configure(config: pytest.Config) -> None:
             config.addinivalue_line("markers", f"{rule_tag(rule.id)}: proves rule {rule.id} ({rule.section})")
     for capability, meaning in CAPABILITIES.items():
         config.addinivalue_line("markers", f"needs-{capability}: runs only on a target that can: {meaning}")
+    if not _active(config):
+        return
+    search_current_directory(str(config.invocation_params.dir))
+    root = config.getoption("--harness-workdir")
+    if root and hasattr(config, "workerinput"):
+        # A pytest-xdist worker (``run -n N``): the controller holds the run directory for the
+        # whole session, and the workers are its own; each lays its scenarios' machines there.
+        config.stash[_WORKDIR] = Path(root).resolve()
+    elif root:
+        locks = contextlib.ExitStack()
+        try:
+            config.stash[_WORKDIR] = locks.enter_context(hold_run_directory(Path(root)))
+        except RunDirectoryError as error:
+            raise pytest.UsageError(f"--harness-workdir {root}: {error}") from None
+        config.stash[_LOCKS] = locks
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    locks = config.stash.get(_LOCKS, None)
+    if locks is not None:
+        locks.close()
+    if config.stash.get(_TEMPORARY, False) and config.stash.get(_PASSED, False):
+        shutil.rmtree(config.stash[_WORKDIR], ignore_errors=True)
 
 
 def _workdir_root(config: pytest.Config) -> Path:
-    root = config.getoption("--harness-workdir")
-    if root:
-        path = Path(root).resolve()
-    else:
-        if _WORKDIR not in config.stash:
-            config.stash[_WORKDIR] = Path(tempfile.mkdtemp(prefix="pi-continuity-harness-"))
-        path = config.stash[_WORKDIR]
+    """Where the scenarios' machines go: ``--harness-workdir``, else a temporary directory
+    created on first use (removed after a passing session, kept after a failing one)."""
+    if _WORKDIR not in config.stash:
+        root = config.getoption("--harness-workdir")
+        if root:
+            config.stash[_WORKDIR] = Path(root).resolve()
+        else:
+            config.stash[_WORKDIR] = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
+            config.stash[_TEMPORARY] = True
+    path = config.stash[_WORKDIR]
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
+def machine_path(config: pytest.Config, test_name: str) -> Path:
+    """The directory of the machine of test ``test_name`` (the last part of its node id)."""
+    return _workdir_root(config) / _slug(test_name)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A ``.feature`` file is a test module of its scenarios (when ``--target`` is given)."""
+    if file_path.suffix == ".feature" and parent.config.getoption("--target") is not None:
+        collector: FeatureFile = FeatureFile.from_parent(parent, path=file_path)
+        return collector
+    return None
+
+
 def make_target(config: pytest.Config, slug: str) -> Target:
     """A fresh target for one scenario, laid out under the run's work directory."""
-    name: targets.TargetName = "pi" if config.getoption("--target") == "pi" else "sim"
+    name = target_name(config)
     return targets.make_target(
         name,
         config.getoption("--extension"),
@@ -150,6 +274,7 @@ def make_target(config: pytest.Config, slug: str) -> Target:
         seed=config.getoption("--seed"),
         system=implementation_system(config),
         budget=_budget(config),
+        pi_version=config.getoption("--pi-version") if name == "pi" else None,
     )
 
 
@@ -188,23 +313,29 @@ def implementation_system(config: pytest.Config) -> str:
     return config.stash[_SYSTEM]
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Name every scenario (skipped ones too), leave out another system's features, and skip
-    what the target cannot run.
+    """Name every scenario (skipped ones too), leave out another system's features and
+    scenarios collected twice, let ``-k`` take a printed name, and skip what the target cannot
+    run. First of the collection hooks, so ``-k`` by name is settled before pytest's ``-k``.
 
     Features of another system are *deselected*, not skipped: a handoff implementation is not
     expected to pass the continuity suite, so those scenarios are not results at all.
     """
+    drop_duplicates(items)
+    select_by_name(config, items)
     system_under_test: str | None = None
     kept: list[pytest.Item] = []
     other_system: list[pytest.Item] = []
     for item in items:
-        template = scenario_wrapper_template_registry.get(getattr(item, "obj", None))  # type: ignore[arg-type]
+        template = scenario_template(item)
         if template is None:
             kept.append(item)
             continue
         feature = template.feature
         system = _system_of(str(feature.filename))
+        if system == "unknown":  # a feature file of your own: it checks the implementation's system
+            system = implementation_system(config)
         item.user_properties.append(("assertion", feature.name))
         item.user_properties.append(("scenario", template.name))
         item.user_properties.append(("system", system))
@@ -216,20 +347,73 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if other_system:
         config.hook.pytest_deselected(items=other_system)
         items[:] = kept
-    needed = [item for item in items if any(m.name.startswith("needs-") for m in item.iter_markers())]
+    needed = [
+        item
+        for item in items
+        if scenario_template(item) is not None
+        and any(m.name.startswith("needs-") for m in item.iter_markers())
+    ]
     if not needed:
         return
     capabilities = target_capabilities(config)
-    target = config.getoption("--target")
+    where: str = target_name(config)
+    if where == "pi" and config.getoption("--pi-version"):
+        where = f"pi {config.getoption('--pi-version')}"
     for item in needed:
         for mark in item.iter_markers():
             capability = mark.name.removeprefix("needs-")
             if mark.name.startswith("needs-") and capability not in capabilities:
                 meaning = CAPABILITIES.get(capability, "unknown capability")
                 item.add_marker(
-                    pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {target} lacks it")
+                    pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {where} lacks it")
                 )
                 break
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Check the setup once, before the first scenario: the target runs here and the
+    implementation loads (:mod:`.preflight`); a mistake is one usage error."""
+    config = session.config
+    if not any(scenario_template(item) is not None for item in session.items):
+        return
+    extension = str(config.getoption("--extension"))
+    target = target_name(config)
+    pi_version = config.getoption("--pi-version") if target == "pi" else None
+    try:
+        preflight.check_target(target, pi_version)
+        preflight.check_implementation(
+            target, extension, system=config.getoption("--system"), pi_version=pi_version
+        )
+    except preflight.SetupError as error:
+        raise pytest.UsageError(str(error)) from None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failing scenario's report names where its machine was kept; a scenario skipped before
+    it ran still goes into the Cucumber JSON."""
+    report = yield
+    if scenario_template(item) is None:
+        return report
+    add_skipped_to_cucumber(item, report)
+    if report.failed:
+        machine = dict(item.user_properties).get("machine")
+        if machine and Path(str(machine)).is_dir():
+            report.sections.append(("pi-continuity-harness", f"the scenario's machine is kept in {machine}"))
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session.config.stash[_PASSED] = int(exitstatus) == 0
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if config.stash.get(_TEMPORARY, False) and int(exitstatus) != 0:
+        terminalreporter.write_line(
+            f"pi-continuity-harness: the scenarios' machines are kept in {config.stash[_WORKDIR]}"
+        )
 
 
 #: Marks pytest itself puts on a test; every other mark of a scenario is one of its Gherkin tags.
@@ -287,6 +471,7 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
     """
     node = request.node
     slug = _slug(node.name)
+    node.user_properties.append(("machine", str(machine_path(request.config, node.name))))
     created = World(name=node.name, make_target=lambda: make_target(request.config, slug))
     started = time.perf_counter()
     try:

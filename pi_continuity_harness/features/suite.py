@@ -1,16 +1,28 @@
 """Run the conformance suite programmatically and collect one result per scenario.
 
-:func:`run_suite` runs pytest in-process on the suite directory with its own minimal
-configuration (so a user's ``pytest.ini`` cannot change the suite), collects a
-:class:`ScenarioResult` per scenario (and per Examples row) through a small plugin, and
-returns a :class:`SuiteRun`, which knows how to write the JSON results and the validation
-record of spec §20.
+:func:`run_suite` runs pytest in-process on the suite directory (or on feature files of your
+own, ``features=``) with its own minimal configuration (so a user's ``pytest.ini`` cannot change
+the suite), collects a :class:`ScenarioResult` per scenario (and per Examples row) through a
+small plugin, and returns a :class:`SuiteRun`, which knows how to write the JSON results and
+the validation record of spec §20 (each file written whole or not at all).
+
+The scenarios' machines go under ``workdir``; without one, under a temporary directory
+``pi-continuity-harness-run-*`` that is removed after a passing run and kept after a failing
+one (:attr:`SuiteRun.workdir`, :attr:`SuiteRun.kept`). A usage error inside pytest (a ``-k``
+that is neither a printed name nor a keyword expression, a setup check the plugin made) is a
+:class:`SuiteUsageError`, never an empty result.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import platform
+import shutil
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -21,11 +33,44 @@ import pytest
 from pytest_bdd.reporting import test_report_context_registry
 
 from pi_continuity_harness import PI_VERSION, __version__
+from pi_continuity_harness.errors import HarnessError
 from pi_continuity_harness.features import SUITE_DIR
+from pi_continuity_harness.features.collect import printed_name
 from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rules_in_tags
 from pi_continuity_harness.rules import systems as rule_systems
 
-__all__ = ["RuleVerdict", "ScenarioResult", "SuiteRun", "failure_detail", "run_suite"]
+__all__ = [
+    "PLUGIN",
+    "RULE_STATUSES",
+    "RuleVerdict",
+    "ScenarioResult",
+    "SuiteRun",
+    "SuiteUsageError",
+    "failure_detail",
+    "run_suite",
+    "write_atomically",
+]
+
+#: The suite's pytest plugin, by the name its ``pytest11`` entry point has.
+PLUGIN = "pi_continuity_harness.features.plugin"
+
+
+class SuiteUsageError(HarnessError, ValueError):
+    """pytest refused the run as a usage error (exit status 4); the message is pytest's."""
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a temporary file beside it, renamed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 @dataclass
@@ -42,6 +87,8 @@ class ScenarioResult:
     feature_file: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)
     observed: dict[str, Any] = field(default_factory=dict)
+    #: The directory of the scenario's machine, when it has one on disk.
+    machine: str = ""
     #: The scenario's Gherkin tags (feature, scenario and Examples block).
     tags: list[str] = field(default_factory=list)
     #: The step that failed: ``{"keyword", "step", "message"}`` (None: no step failed).
@@ -70,24 +117,34 @@ class ScenarioResult:
         }
 
 
+#: Every status of :class:`RuleVerdict`, in report order.
+RULE_STATUSES = ("passed", "failed", "not run", "unchecked")
+
+
 @dataclass(frozen=True)
 class RuleVerdict:
     """What one run says about one rule: passed (every scenario proving it passed), failed (one
-    failed), or not run (none of its scenarios ran here, or the rule has none)."""
+    failed), not run (none of its scenarios ran here, or the rule has none), or unchecked (the
+    catalogue says why no scenario can check it: ``why``)."""
 
     rule: str
     section: str
     text: str
-    status: str  # passed | failed | not run
+    status: str  # passed | failed | not run | unchecked
     scenarios: tuple[tuple[str, str], ...]  # (scenario, status)
+    #: Why the rule is unchecked (the catalogue's ``unchecked``), when it is.
+    why: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "rule": self.rule,
             "section": self.section,
             "status": self.status,
             "scenarios": [{"name": name, "status": status} for name, status in self.scenarios],
         }
+        if self.why:
+            data["unchecked"] = self.why
+        return data
 
 
 @dataclass
@@ -98,6 +155,10 @@ class SuiteRun:
     results: list[ScenarioResult] = field(default_factory=list)
     exit_code: int = 0
     seconds: float = 0.0
+    #: Where the scenarios' machines were laid out.
+    workdir: Path | None = None
+    #: False when ``workdir`` was a temporary directory removed after a passing run.
+    kept: bool = True
 
     @property
     def failed(self) -> list[ScenarioResult]:
@@ -134,11 +195,18 @@ class SuiteRun:
                     status = "failed"
                 elif "passed" in statuses:
                     status = "passed"
+                elif rule.unchecked is not None:
+                    status = "unchecked"
                 else:
                     status = "not run"
                 verdicts.append(
                     RuleVerdict(
-                        rule.id, rule.section, rule.text, status, tuple((r.name, r.status) for r in results)
+                        rule.id,
+                        rule.section,
+                        rule.text,
+                        status,
+                        tuple((r.name, r.status) for r in results),
+                        (rule.unchecked or "") if status == "unchecked" else "",
                     )
                 )
         return verdicts
@@ -158,30 +226,33 @@ class SuiteRun:
         }
 
     def write_json(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomically(path, json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
 
     def write_report(self, directory: Path) -> tuple[Path, Path]:
         """The validation record of spec §20, as Markdown and JSON."""
-        directory.mkdir(parents=True, exist_ok=True)
         record = {
             **self.to_json(),
-            "install_command": _install_command(self.target),
+            "install_command": _install_command(self.target, self.environment),
             "counts": self.counts(),
             "seconds": round(self.seconds, 3),
             "assertions": [asdict(r) for r in self.results],
         }
         json_path = directory / "validation-record.json"
-        json_path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_atomically(json_path, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
         md_path = directory / "validation-record.md"
-        md_path.write_text(_markdown(self, record), encoding="utf-8")
+        write_atomically(md_path, _markdown(self, record))
         return md_path, json_path
 
 
-def _install_command(target: str) -> str:
+def _install_command(target: str, environment: dict[str, str]) -> str:
     base = "python -m pip install pi-continuity-harness"
     if target == "pi":
-        return f"{base} && pi-continuity-harness install-pi  # Node 22, @earendil-works/pi-coding-agent@{PI_VERSION}"
+        version = environment.get("pi", PI_VERSION)
+        option = "" if version == PI_VERSION else f" --pi-version {version}"
+        return (
+            f"{base} && pi-continuity-harness install-pi{option}  "
+            f"# Node 22, @earendil-works/pi-coding-agent@{version}"
+        )
     return base
 
 
@@ -204,22 +275,22 @@ def _markdown(run: SuiteRun, record: dict[str, Any]) -> str:
         lines.append(f"| {result.assertion} | {result.name} | {result.status} | {result.duration_s:.3f} |")
     verdicts = run.by_rule()
     if verdicts:
-        counts = {
-            status: sum(1 for v in verdicts if v.status == status)
-            for status in ("passed", "failed", "not run")
-        }
+        counts = {status: sum(1 for v in verdicts if v.status == status) for status in RULE_STATUSES}
         lines += [
             "",
             "## Rules",
             "",
-            f"{counts['passed']} rules met, {counts['failed']} broken, {counts['not run']} not run here "
+            f"{counts['passed']} rules met, {counts['failed']} broken, {counts['not run']} not run here, "
+            f"{counts['unchecked']} unchecked (the catalogue says why) "
             "(a rule is met when every scenario tagged with it passed).",
             "",
             "| rule | section | status | scenarios |",
             "|---|---|---|---|",
         ]
         for verdict in verdicts:
-            names = "; ".join(f"{name} ({status})" for name, status in verdict.scenarios) or "—"
+            names = "; ".join(f"{name} ({status})" for name, status in verdict.scenarios) or (
+                f"unchecked: {verdict.why}" if verdict.why else "—"
+            )
             lines.append(f"| {verdict.rule} | {verdict.section} | {verdict.status} | {names} |")
     for result in run.results:
         lines += ["", f"## {result.assertion}: {result.name}", "", f"Status: **{result.status}**"]
@@ -245,11 +316,20 @@ class _Collector:
     def __init__(self, on_result: Callable[[ScenarioResult, int, int], None] | None) -> None:
         self.results: dict[str, ScenarioResult] = {}
         self.order: list[str] = []
+        #: Node ids in collection order: the order of a serial run, whoever ran each test.
+        self.collected: list[str] = []
         self.total = 0
         self.on_result = on_result
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
+        self.collected = [item.nodeid for item in session.items]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """``run -n N``: the controller collects nothing; every worker reports the same ids."""
+        self.total = len(ids)
+        self.collected = list(ids)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -271,9 +351,8 @@ class _Collector:
         if result is None:
             # The scenario's names were recorded at collection, so the first report has them.
             name = str(props.get("scenario") or nodeid.split("::")[-1])
-            example = nodeid.split("[", 1)[1].rstrip("]") if "[" in nodeid else ""
             result = ScenarioResult(
-                name=f"{name} [{example}]" if example else name,
+                name=printed_name(name, nodeid),
                 assertion=str(props.get("assertion") or name),
                 system=str(props.get("system") or "unknown"),
                 status="passed",
@@ -284,6 +363,9 @@ class _Collector:
             self.results[nodeid] = result
             self.order.append(nodeid)
         result.duration_s += report.duration
+        machine = str(props.get("machine") or "")
+        if machine and Path(machine).is_dir():
+            result.machine = machine
         if "tags" in props and not result.tags:
             result.tags = list(json.loads(str(props["tags"])))
         if "failed_step" in props:
@@ -320,7 +402,9 @@ class _Collector:
     def ordered(self) -> list[ScenarioResult]:
         """Results in the suite's reading order: smoke assertions in spec order, then install,
         rules and failures features, each in file order (pytest collects them alphabetically)."""
-        results = [self.results[key] for key in self.order if key in self.results]
+        index = {nodeid: position for position, nodeid in enumerate(self.collected)}
+        keys = sorted(self.order, key=lambda key: index.get(key, len(index)))
+        results = [self.results[key] for key in keys if key in self.results]
         return sorted(results, key=_reading_order)
 
 
@@ -370,17 +454,43 @@ def run_suite(
     workdir: Path | None = None,
     junit: Path | None = None,
     cucumber: Path | None = None,
+    features: Path | None = None,
     extra_args: list[str] | None = None,
     on_result: Callable[[ScenarioResult, int, int], None] | None = None,
     environment: dict[str, str] | None = None,
+    workers: int = 0,
+    pi_version: str | None = None,
 ) -> SuiteRun:
-    """Run the suite against ``extension`` on ``target``; never raises for failing scenarios."""
+    """Run the suite (or the feature files under ``features``, a file or a directory, with the
+    stock steps and those of a ``conftest.py`` beside them) against ``extension`` on ``target``
+    (``pi_version``: the real Pi release ``target="pi"`` drives, default the pinned one).
+
+    Never raises for failing scenarios; raises :class:`SuiteUsageError` when pytest refuses the
+    arguments. Without ``workdir`` the machines go to a temporary directory that is removed
+    when the run passed (``SuiteRun.kept`` False) and kept when it did not.
+
+    ``workers`` > 0 runs the scenarios in that many pytest-xdist processes (``run -n N``): every
+    scenario has its own machine under its own work directory, so they are independent; the
+    results, in reading order, and the reports are those of a serial run.
+    """
+    if features is None:
+        paths, rootdir = [str(SUITE_DIR)], SUITE_DIR
+    else:
+        features = features.resolve()
+        rootdir = features if features.is_dir() else features.parent
+        paths = [str(features)]
+    temporary = workdir is None
+    root = Path(tempfile.mkdtemp(prefix="pi-continuity-harness-run-")) if workdir is None else workdir
     args = [
-        str(SUITE_DIR),
+        *paths,
         "-c",
         str(SUITE_DIR / "suite.ini"),
         "--rootdir",
-        str(SUITE_DIR),
+        str(rootdir),
+        "--confcutdir",
+        str(rootdir),
+        "-p",
+        PLUGIN,
         "-p",
         "no:cacheprovider",
         "-p",
@@ -391,38 +501,72 @@ def run_suite(
         extension,
         "--seed",
         str(seed),
+        "--harness-workdir",
+        str(root),
     ]
+    if pi_version is not None:
+        args += ["--pi-version", pi_version]
     if tags:
         args += ["-m", tags]
     if keyword:
         args += ["-k", keyword]
-    if workdir is not None:
-        args += ["--harness-workdir", str(workdir)]
     if junit is not None:
         args += [f"--junitxml={junit}"]
     if cucumber is not None:
         args += [f"--cucumberjson={cucumber}"]
+    if workers > 0:
+        args += ["-p", "xdist", "-n", str(workers)]
     args += extra_args or []
     collector = _Collector(on_result)
     started = time.perf_counter()
-    exit_code = pytest.main(args, plugins=[collector])
+    # pytest prints a usage error to stderr and returns 4: keep what it prints, to raise it.
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            exit_code = pytest.main(args, plugins=[collector])
+    except BaseException:
+        sys.stderr.write(errors.getvalue())
+        if temporary:
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+    if exit_code == pytest.ExitCode.USAGE_ERROR:
+        if temporary:
+            shutil.rmtree(root, ignore_errors=True)
+        raise SuiteUsageError(_usage_message(errors.getvalue()))
+    sys.stderr.write(errors.getvalue())
     run = SuiteRun(
         target=target,
         implementation=extension,
-        environment=environment or default_environment(target),
+        environment=environment or default_environment(target, pi_version),
         results=collector.ordered(),
         exit_code=int(exit_code),
         seconds=time.perf_counter() - started,
+        workdir=root,
     )
+    if temporary and (run.ok or not run.results):
+        shutil.rmtree(root, ignore_errors=True)
+        run.kept = False
     return run
 
 
-def default_environment(target: str) -> dict[str, str]:
+def _usage_message(printed: str) -> str:
+    """pytest's usage error as one line (it prints ``ERROR: <message>``)."""
+    message = " ".join(printed.replace("ERROR: ", " ").split()) or "pytest refused the arguments"
+    if "'-k'" in message:
+        message += (
+            " (-k takes a scenario's or an assertion's name as printed, or a pytest keyword expression)"
+        )
+    return message
+
+
+def default_environment(target: str, pi_version: str | None = None) -> dict[str, str]:
     """What the validation record names about the run's environment (spec §20: Pi version,
-    Node version, OS)."""
+    Node version, OS). The simulator models Pi :data:`PI_VERSION`; the real-Pi target drives
+    ``pi_version`` (default the same release)."""
+    real = pi_version or PI_VERSION
     environment = {
         "harness": __version__,
-        "host": f"simulated Pi {PI_VERSION}" if target == "sim" else f"Pi {PI_VERSION} (real, RPC mode)",
+        "host": f"simulated Pi {PI_VERSION}" if target == "sim" else f"Pi {real} (real, RPC mode)",
         "python": platform.python_version(),
         "os": platform.platform(),
     }
@@ -431,4 +575,5 @@ def default_environment(target: str) -> dict[str, str]:
         from pi_continuity_harness.targets.realpi.install import NODE_VERSION  # noqa: PLC0415  (real Pi's modules load only when needed)
 
         environment["node"] = NODE_VERSION
+        environment["pi"] = real
     return environment

@@ -4,14 +4,21 @@ Every mutant runs in its own processes, from its own scratch directory (mutants 
 reference modules when their factory runs and never restore them):
 
 * the suite on the simulator, ``python -m pi_continuity_harness.cli run --extension <mutant>
-  --json <file> --quiet``: a mutant is *killed by* every scenario that failed;
+  --json <file> --quiet``: a mutant is *killed by* every scenario that failed. A mutant that
+  declares the catalogue rules it breaks runs only the scenarios that prove them (``--tags
+  "rule-A or rule-B"``) plus a fixed sample of its system's core scenarios
+  (:data:`SAMPLE_RULES`), so the matrix stays fast as mutants grow;
 * the explorer, ``python -m pi_continuity_harness.cli explore --extension <mutant> --seeds N
   --max-failures 1 --no-minimise``: killed when any seed breaks an invariant. A mutant that does
   not load, or that only breaks the checker, is an error, never a kill (it would otherwise be
-  "killed" by every scenario and every seed).
+  "killed" by every scenario and every seed). A mutant whose rule the explorer cannot reach
+  (``explorable`` false, with the reason in its catalogue entry) is judged by the features alone.
 
 The implementation the mutants change (the PSC reference, the handoff reference, or both)
 runs the same way as a control row: it must survive both, or the matrix means nothing.
+
+Mutants run ``--jobs`` at a time in local processes, or on a Dask cluster (``--scheduler``),
+through the explorer's :mod:`~pi_continuity_harness.explore.executor`.
 """
 
 from __future__ import annotations
@@ -23,17 +30,24 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pi_continuity_harness.explore.executor import WorkPool, open_pool, run_tasks
 from pi_continuity_harness.explore.plugin import LOAD_FAILURE
 from pi_continuity_harness.explore.runner import scratch_root
 from pi_continuity_harness.mutants.catalogue import MUTANTS, Mutant
 from pi_continuity_harness.scenario.budget import BudgetOverride
 
-__all__ = ["MutantOutcome", "controls_for", "run_matrix", "run_mutant"]
+__all__ = ["SAMPLE_RULES", "MutantOutcome", "controls_for", "run_matrix", "run_mutant", "suite_tags"]
+
+#: Per reference a mutant changes, the rules whose scenarios every mutant of it also runs: a small
+#: sample of the core flow, beside the scenarios of the mutant's own rules.
+SAMPLE_RULES: dict[str, tuple[str, ...]] = {
+    "blitz": ("H11a", "H22", "H29a", "H71a"),
+}
 
 
 @dataclass
@@ -46,6 +60,9 @@ class MutantOutcome:
     spec: str
     canary: bool = False
     control: bool = False
+    explorable: bool = True
+    #: The tag expression of the scenarios run (None: the whole suite).
+    tags: str | None = None
     killed_by: list[str] = field(default_factory=list)
     killed_by_assertions: list[str] = field(default_factory=list)
     suite_error: str | None = None
@@ -68,7 +85,7 @@ class MutantOutcome:
             return False
         if self.control:
             return not self.killed and not self.killed_by_exploration
-        return self.killed and self.killed_by_exploration
+        return self.killed and (self.killed_by_exploration or not self.explorable)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,6 +98,8 @@ class MutantOutcome:
             "killed_by": self.killed_by,
             "killed_by_assertions": self.killed_by_assertions,
             "killed_by_exploration": self.killed_by_exploration,
+            "explorable": self.explorable,
+            "tags": self.tags,
             "exploration": self.exploration,
             "suite_error": self.suite_error,
             "exploration_error": self.exploration_error,
@@ -111,11 +130,21 @@ def _run_cli(
     return data, None
 
 
+def suite_tags(mutant: Mutant) -> str | None:
+    """The scenarios a mutant runs: those of its rules and its reference's sample (None: all)."""
+    if not mutant.rules:
+        return None
+    rules = dict.fromkeys([*mutant.rules, *SAMPLE_RULES.get(mutant.reference, ())])
+    return " or ".join(f"rule-{rule}" for rule in rules)
+
+
 def _suite(
-    spec: str, scratch: Path, timeout: float, budget: BudgetOverride | None = None
+    spec: str, scratch: Path, timeout: float, tags: str | None, budget: BudgetOverride | None = None
 ) -> tuple[list[dict[str, Any]], str | None]:
     args = ["run", "--extension", spec, "--quiet", "--workdir", str(scratch / "suite")]
     args += budget.cli_args() if budget is not None else []
+    if tags is not None:
+        args += ["--tags", tags]
     data, error = _run_cli("the suite", args, scratch, timeout)
     if data is None:
         return [], error
@@ -164,14 +193,22 @@ def run_mutant(
         outcome = MutantOutcome(name, f"(control) the {name} implementation", "unchanged", name, control=True)
     else:
         mutant: Mutant = MUTANTS[name]
-        outcome = MutantOutcome(mutant.name, mutant.rule, mutant.how, mutant.spec, canary=mutant.canary)
+        outcome = MutantOutcome(
+            mutant.name,
+            mutant.rule,
+            mutant.how,
+            mutant.spec,
+            canary=mutant.canary,
+            explorable=mutant.explorable,
+            tags=suite_tags(mutant),
+        )
     with tempfile.TemporaryDirectory(prefix=f"pch-mutant-{name}-", dir=scratch_root()) as directory:
         scratch = Path(directory)
-        results, outcome.suite_error = _suite(outcome.spec, scratch, timeout, budget)
+        results, outcome.suite_error = _suite(outcome.spec, scratch, timeout, outcome.tags, budget)
         failed = [r for r in results if r.get("status") in ("failed", "error")]
         outcome.killed_by = [f"{r.get('assertion')} :: {r.get('name')}" for r in failed]
         outcome.killed_by_assertions = sorted({str(r.get("assertion")) for r in failed})
-        if explore_seeds > 0:
+        if explore_seeds > 0 and outcome.explorable:
             outcome.exploration, outcome.exploration_error = _explore(
                 outcome.spec, scratch, explore_seeds, explore_steps, timeout, budget
             )
@@ -193,20 +230,27 @@ def run_matrix(
     control: bool = True,
     on_outcome: Callable[[MutantOutcome], None] | None = None,
     budget: BudgetOverride | None = None,
+    pool: WorkPool | None = None,
 ) -> list[MutantOutcome]:
-    """Every mutant in ``names`` (and their controls first), ``jobs`` at a time, in catalogue order."""
+    """Every mutant in ``names`` (and their controls first), in catalogue order, on ``pool``
+    (None: a local pool of ``jobs`` processes; a Dask cluster with ``mutants --scheduler``)."""
     order = (controls_for(names) if control else []) + names
-    outcomes: dict[str, MutantOutcome] = {}
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {
-            name: pool.submit(
-                run_mutant, name, explore_seeds=explore_seeds, explore_steps=explore_steps, budget=budget
+    if pool is None:
+        with open_pool(jobs=jobs) as local:
+            return run_matrix(
+                names,
+                jobs=jobs,
+                explore_seeds=explore_seeds,
+                explore_steps=explore_steps,
+                control=control,
+                on_outcome=on_outcome,
+                pool=local,
+                budget=budget,
             )
-            for name in order
-        }
-        for name in order:
-            outcome = futures[name].result()
-            outcomes[name] = outcome
-            if on_outcome is not None:
-                on_outcome(outcome)
-    return [outcomes[name] for name in order]
+    outcomes: list[MutantOutcome] = []
+    task = partial(run_mutant, explore_seeds=explore_seeds, explore_steps=explore_steps, budget=budget)
+    for outcome in run_tasks(pool, task, order, name=lambda name: f"mutant-{name}"):
+        outcomes.append(outcome)
+        if on_outcome is not None:
+            on_outcome(outcome)
+    return outcomes

@@ -29,6 +29,7 @@ from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.model_script import ModelScript
 from pi_continuity_harness.scenario.operations import _OPERATION_KEYS, Operations
+from pi_continuity_harness.scenario.yaml_text import safe_load
 
 __all__ = [
     "ExtensionRef",
@@ -129,6 +130,15 @@ class Scenario(_Strict):
         default="always", description="defaultProjectTrust in the agent settings (ask: Pi's default)"
     )
     approve: bool | None = Field(default=None, description="--approve (true) / --no-approve (false)")
+    saved_trust: bool | None = Field(
+        default=None,
+        description="a trust decision saved for the project directory in <agentDir>/trust.json, as Pi "
+        "writes it when the user answers its trust prompt (null: none)",
+    )
+    session: Literal["file", "memory"] = Field(
+        default="file",
+        description="memory: --no-session (SessionManager.inMemory: no session file, new sessions in memory too)",
+    )
     settings: SettingsSpec = SettingsSpec()
     files: dict[str, FileSpec] = Field(
         default_factory=dict,
@@ -248,7 +258,7 @@ def load_scenario(path: str | Path) -> Scenario:
     except UnicodeDecodeError as error:
         raise ScenarioError(f"{source}: not UTF-8 text ({error.reason})") from None
     try:
-        data = yaml.safe_load(text)
+        data = safe_load(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(unknown position)"

@@ -20,6 +20,8 @@ TypeScript implementation cannot declare one; the suite's ``--system`` option na
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from dataclasses import dataclass
 from importlib import metadata
 
@@ -40,6 +42,7 @@ __all__ = [
     "declared_system",
     "implementation_system",
     "resolve_implementation",
+    "search_current_directory",
     "system_named",
 ]
 
@@ -134,13 +137,47 @@ def resolve_implementation(
         )
     try:
         module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise ImplementationError(f"{label}: cannot import {module_name!r}: {error}") from None
+    except ModuleNotFoundError as error:
+        hint = ""
+        if error.name and module_name.split(".")[0] == error.name.split(".")[0]:
+            cwd = os.getcwd()
+            here = cwd in sys.path or "" in sys.path
+            hint = (
+                f" (looked in {cwd} and on sys.path)"
+                if here
+                else " (looked on sys.path, not in the current directory)"
+            )
+        raise ImplementationError(f"{label}: cannot import {module_name!r}: {error}{hint}") from None
+    except SyntaxError as error:
+        where = f"{error.filename}:{error.lineno}" if error.filename else module_name
+        raise ImplementationError(f"{label}: cannot import {module_name!r}: {where}: {error.msg}") from None
+    except Exception as error:  # the module's own code failed while it was imported
+        raise ImplementationError(
+            f"{label}: importing {module_name!r} raised {type(error).__name__}: {error}"
+        ) from None
     target = module
     for part in attr.split("."):
         if not hasattr(target, part):
             raise ImplementationError(f"{label}: {module_name!r} has no attribute {attr!r}")
         target = getattr(target, part)
     if not callable(target):
-        raise ImplementationError(f"{label}: {attr!r} is not callable")
+        raise ImplementationError(
+            f"{label}: {attr!r} is not callable ({type(target).__name__} {target!r:.60}); "
+            "an implementation is an extension factory, a function that takes the ExtensionAPI"
+        )
     return spec, target
+
+
+def search_current_directory(directory: str | None = None) -> None:
+    """Resolve module specs from the current directory, as ``python -m`` does.
+
+    The ``pi-continuity-harness`` script (like ``pytest``) starts with its own directory first on
+    ``sys.path``, not the current one, so ``--extension my_ext:extension`` next to ``my_ext.py``
+    failed unless ``PYTHONPATH`` said ``.``. The command line and the suite's pytest plugin call
+    this once at start: ``directory`` (default: the current directory) goes first on
+    ``sys.path``, as an absolute path, so it also reaches the real-Pi bridge's Python process,
+    which runs in the machine's project directory with this ``sys.path`` as ``PYTHONPATH``.
+    """
+    path = os.path.abspath(directory or os.getcwd())
+    if path not in sys.path:
+        sys.path.insert(0, path)

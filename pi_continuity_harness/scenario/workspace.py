@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario.confine import check_scenario_path, resolve_inside
+from pi_continuity_harness.scenario.run_lock import LOCK_NAME
 
 if TYPE_CHECKING:
     from pi_continuity_harness.scenario.document import Scenario
@@ -61,12 +62,15 @@ def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any
 
 
 def prepare_workdir(workdir: str | Path) -> Path:
-    """Create or empty a run directory, refusing to touch anything that is not one."""
+    """Create or empty a run directory, refusing to touch anything that is not one.
+
+    The run-directory lock file (:data:`~.run_lock.LOCK_NAME`) is neither content nor removed:
+    the process emptying the directory is the one holding it."""
     root = Path(workdir).resolve()
     if root.exists():
         if not root.is_dir():
             raise WorkdirError(f"{root}: exists and is not a directory")
-        entries = list(root.iterdir())
+        entries = [entry for entry in root.iterdir() if entry.name != LOCK_NAME]
         if entries and not (root / RUN_MARKER).exists():
             raise WorkdirError(
                 f"{root}: not empty and not a harness run directory (no {RUN_MARKER}); refusing to clear it"
@@ -131,6 +135,13 @@ def prepare_files(paths: HostPaths, scenario: Scenario) -> None:
     if scenario.trust != "ask":
         agent_settings = {**agent_settings, "defaultProjectTrust": scenario.trust}
     write_json(os.path.join(paths.agent_dir, "settings.json"), agent_settings)
+    if scenario.saved_trust is not None:
+        # Pi's trust store: {"<canonical project path>": true|false} (dist/core/trust-manager.js:18-20
+        # canonicalises the cwd; :25-40 finds the nearest saved decision).
+        write_json(
+            os.path.join(paths.agent_dir, "trust.json"),
+            {os.path.realpath(paths.project_dir): scenario.saved_trust},
+        )
     if scenario.settings.project is not None:
         write_json(
             os.path.join(paths.project_dir, CONFIG_DIR_NAME, "settings.json"), scenario.settings.project

@@ -126,6 +126,7 @@ class SimHost:
         replies: ExtensionReplies = PLAIN_REPLIES,
         disk_workdir: str | None = None,
         budget: Budget | None = None,
+        persist_sessions: bool = True,
     ) -> None:
         #: The machine's directories as the host and its extensions see them.
         self.paths = HostPaths.under(workdir)
@@ -136,6 +137,9 @@ class SimHost:
         self.package_dir = pi_package_path(self.paths.workdir)
         #: The scenario's budget, charged by the event loop and by every trace record.
         self.meter = Meter(budget or Budget())
+        #: False: ``--no-session`` (``SessionManager.inMemory``, session-manager.js:1385): no
+        #: session file, and every new session is in memory too.
+        self.persist_sessions = persist_sessions
         self.loop = VirtualTimeEventLoop(self.meter)
         self.clock = VirtualClock(self.loop.time)
         self.rng = SeededRandom(seed)
@@ -586,6 +590,7 @@ class SimHost:
                 session_dir=self.paths.session_dir,
                 clock=self.clock,
                 rng=self.rng,
+                persist=self.persist_sessions,
                 write_line=self._write_session,
                 on_append=self._on_entry,
             )
@@ -650,6 +655,7 @@ class SimHost:
             clock=self.clock,
             rng=self.rng,
             parent_session=parent_session,
+            persist=self.persist_sessions,
             write_line=self._write_session,
             on_append=self._on_entry,
         )

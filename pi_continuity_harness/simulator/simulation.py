@@ -41,6 +41,7 @@ from pi_continuity_harness.scenario.implementations import (
 )
 from pi_continuity_harness.scenario.model_script import ExtensionReplies
 from pi_continuity_harness.scenario.operations import Operation, operation_name
+from pi_continuity_harness.scenario.run_lock import LOCK_NAME
 from pi_continuity_harness.scenario.timeline import render_record
 from pi_continuity_harness.scenario.trace import SimulatedCrash
 from pi_continuity_harness.scenario.workspace import RUN_MARKER, prepare_files, prepare_workdir
@@ -95,7 +96,7 @@ class SimulationResult:
         out: dict[str, bytes] = {}
         machine = self.machine_dir
         for path in sorted(self.workdir.rglob("*")):
-            if not path.is_file() or path.name == RUN_MARKER:
+            if not path.is_file() or path.name in (RUN_MARKER, LOCK_NAME):
                 continue
             base = machine if path.is_relative_to(machine) else self.workdir
             out[str(path.relative_to(base))] = path.read_bytes()
@@ -153,6 +154,7 @@ class Simulation:
             faults=scenario.faults,
             replies=replies or declared_system(impl_factory).extension_replies,
             budget=scenario.budget,
+            persist_sessions=scenario.session == "file",
         )
         with self.view.host_view():
             prepare_files(self.host.paths, scenario)

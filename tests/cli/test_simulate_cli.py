@@ -25,7 +25,7 @@ def probe() -> str:
 def test_simulate_prints_a_summary_writes_the_trace_and_a_timeline(
     tmp_path: Path, probe: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    workdir, copy = tmp_path / "run", tmp_path / "out" / "copy.jsonl"
+    workdir, copy = tmp_path / "run", tmp_path / "copy.jsonl"
     status = main(
         [
             "simulate",
@@ -107,7 +107,7 @@ def test_a_scenario_extension_module_that_cannot_load_names_the_file_and_field(
         assert main([command, "m.yaml", "--extension", "json:dumps"]) == 2
         assert capsys.readouterr().err == (
             f"pi-continuity-harness {command}: m.yaml: extensions[1].module: "
-            "cannot import 'no_such_module': No module named 'no_such_module'\n"
+            f"cannot import 'no_such_module': No module named 'no_such_module' (looked in {tmp_path} and on sys.path)\n"
         )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.yaml"]
 
@@ -119,13 +119,16 @@ def test_unwritable_output_paths_exit_2(
     taken.mkdir()
     args = ["simulate", str(EXAMPLE), "--workdir", str(tmp_path / "r"), "--extension", probe]
     assert main([*args, "--trace", str(taken)]) == 2
-    assert capsys.readouterr().err == f"pi-continuity-harness simulate: --trace {taken}: Is a directory\n"
+    assert capsys.readouterr().err == f"pi-continuity-harness simulate: --trace {taken}: is a directory\n"
+    assert not (tmp_path / "r").exists(), "nothing simulated when an output path is wrong"
     assert main(["schema", "--output", str(taken)]) == 2
     assert capsys.readouterr().err == f"pi-continuity-harness schema: --output {taken}: Is a directory\n"
     assert list(taken.iterdir()) == []
 
 
-def test_bad_extension_and_foreign_workdir_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_extension_and_foreign_workdir_exit_2(
+    tmp_path: Path, probe: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert (
         main(
             [
@@ -143,8 +146,9 @@ def test_bad_extension_and_foreign_workdir_exit_2(tmp_path: Path, capsys: pytest
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "keep.txt").write_text("x", encoding="utf-8")
-    assert main(["simulate", str(EXAMPLE), "--workdir", str(foreign), "--extension", "json:dumps"]) == 2
+    assert main(["simulate", str(EXAMPLE), "--workdir", str(foreign), "--extension", probe]) == 2
     assert "refusing to clear it" in capsys.readouterr().err
+    assert sorted(p.name for p in foreign.iterdir()) == ["keep.txt"], "not even the lock file is left"
     assert (foreign / "keep.txt").exists()
 
 
@@ -257,8 +261,10 @@ def test_run_prints_the_named_assertions_and_its_exit_status(
     out = capsys.readouterr().out
     assert "reload-stale-is-inert" in out and "1 passed, 0 failed, 0 skipped" in out
     assert [r["status"] for r in json.loads(results.read_text(encoding="utf-8"))["results"]] == ["passed"]
-    assert main(["run", "-k", "no_such_scenario_anywhere", "--quiet"]) == 1
-    assert "no scenario ran" in capsys.readouterr().out
+    assert main(["run", "-k", "no_such_scenario_anywhere", "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        "pi-continuity-harness run: -k 'no_such_scenario_anywhere' selects no scenario of the suite\n"
+    )
 
 
 def test_run_refuses_bad_arguments_before_running(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -847,11 +847,7 @@ def test_session_before_compact_returns_the_exact_re_read_disk_brief_as_summary(
     (entry,) = [line for line in run.session_lines() if line.get("type") == "compaction"]
     assert spied["bytes"].decode("utf-8") == entry["summary"] == spied["entry"]["summary"]
     # The write happened before the entry was appended, and was re-read after the rename.
-    writes = [
-        r["seq"]
-        for r in run.fs("replace")
-        if str(r["to"]).endswith(os.path.basename(spied["path"]))
-    ]
+    writes = [r["seq"] for r in run.fs("replace") if str(r["to"]).endswith(os.path.basename(spied["path"]))]
     entry_seq = next(r["seq"] for r in run.named("entry", "compaction"))
     rereads = [r["seq"] for r in run.fs("read") if r.get("path") == run.named("fs", "replace")[0]["to"]]
     assert writes and writes[0] < entry_seq

@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
+from pi_continuity_harness.reference.psc import frontmatter as module
 from pi_continuity_harness.reference.psc.brief import insert_event_freshness_rule
 from pi_continuity_harness.reference.psc.frontmatter import (
     FRONTMATTER_KEYS,
@@ -340,3 +342,53 @@ def test_json_schema_requires_every_spec_required_field() -> None:
     assert list(schema["properties"]) == SPEC_KEY_ORDER
     assert schema["properties"]["kind"]["const"] == "pi-session-continuity/v2"
     assert schema["properties"]["status"]["enum"] == ["pending", "archived", "failed"]
+
+
+# ------------------------------------------------------------------ parsing fast (issue 16)
+
+
+_YAMLISH = st.lists(st.sampled_from([*" \n\t:-?[]{},#&*!|>'\"%@`\\ab1.0x+~/\u0085\u2028\ufeff", "null"]))
+
+
+@settings(max_examples=300)
+@given(frontmatters(), _YAMLISH.map("".join))
+def test_libyaml_reads_every_header_as_the_pure_parser_does(
+    frontmatter: ContinuityBriefFrontmatter, noise: str
+) -> None:
+    """The header is parsed by libyaml for speed; what parse_brief gets must be what PyYAML's
+    pure-Python parser gives, for every header the reference writes, with arbitrary YAML added
+    to it, and for arbitrary YAML alone (data, or the same error)."""
+
+    def outcome(load: Any, text: str) -> tuple[str, Any]:
+        try:
+            return ("data", load(text))
+        except (yaml.YAMLError, BriefParseError) as exc:
+            return ("error", str(exc))
+
+    header = module._split(serialize_brief(frontmatter, "body\n"))[0]
+    for text in (header, header + noise + "\n", noise):
+        pure = outcome(lambda t: yaml.load(t, Loader=module._PureUniqueKeyLoader), text)
+        assert outcome(module._load_header, text) == pure
+
+
+def test_invalid_yaml_is_reported_with_the_pure_parsers_message() -> None:
+    """libyaml refuses, then PyYAML's own parser names the problem with the line quoted."""
+    with pytest.raises(BriefParseError) as caught:
+        parse_brief("---\nkind: [unclosed\n---\nbody\n")
+    assert "expected ',' or ']', but got '<stream end>'" in str(caught.value)
+    assert "kind: [unclosed" in str(caught.value)
+
+
+def test_the_same_text_is_parsed_once_and_its_errors_raised_afresh() -> None:
+    text = brief_text()
+    assert parse_brief(text) is parse_brief(text)
+    bad = text.replace('status: "pending"\n', 'status: "pending"\nstatus: "failed"\n')
+    errors = []
+    for _ in range(2):
+        with pytest.raises(BriefParseError) as caught:
+            parse_brief(bad)
+        errors.append(caught.value)
+    assert errors[0] is not errors[1] and str(errors[0]) == str(errors[1]) and errors[1].field == "status"
+    for index in range(module._PARSED_MAX + 5):
+        parse_brief(text.replace("# Continuity Brief", f"# Continuity Brief {index}", 1))
+    assert len(module._PARSED) <= module._PARSED_MAX

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal, NamedTuple
@@ -240,8 +241,14 @@ class ParsedBrief(NamedTuple):
     body: str
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys instead of silently keeping the last."""
+class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe loader (libyaml's parser when PyYAML has it) that refuses duplicate keys instead
+    of silently keeping the last."""
+
+
+class _PureUniqueKeyLoader(yaml.SafeLoader):
+    """The same in pure Python: it parses a header libyaml refused, for PyYAML's own message
+    (which quotes the line) and so that nothing the pure parser accepts is refused."""
 
 
 def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
@@ -254,10 +261,26 @@ def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -
     return mapping
 
 
-_UniqueKeyLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_unique_mapping,
-)
+for _loader in (_UniqueKeyLoader, _PureUniqueKeyLoader):
+    _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+#: What libyaml reads differently from the pure parser (an empty ``!`` tag, tabs, byte order
+#: marks, ``>#``); the reference writes none of it (the harness's ``scenario/yaml_text.py`` has
+#: the same rule and the property test that found it).
+_EXOTIC = re.compile(r"[!\t\ufeff]|[|>][-+0-9]*#")
+
+
+def _load_header(header: str) -> Any:
+    """The header's data as PyYAML's pure parser reads it, through libyaml where they agree."""
+    if _EXOTIC.search(header) is None:
+        try:
+            return yaml.load(header, Loader=_UniqueKeyLoader)
+        except BriefParseError:
+            raise
+        except yaml.YAMLError:
+            pass
+    return yaml.load(header, Loader=_PureUniqueKeyLoader)
 
 
 def _split(text: str) -> tuple[str, str]:
@@ -283,11 +306,35 @@ def _describe_error(err: Any) -> tuple[str | None, str]:
     return field, f"is invalid: {message} (got {err.get('input')!r})"
 
 
+#: Texts parsed lately and what parsing them gave (a ParsedBrief, or the error's class, reason
+#: and field). The same Brief is parsed many times in one process (written, re-read, checked
+#: before it becomes the summary, on every session start), and parsing is a pure function of
+#: the text whose result is immutable (a frozen model and a string).
+_PARSED: dict[str, ParsedBrief | tuple[type[BriefParseError], str, str | None]] = {}
+_PARSED_MAX = 64
+
+
 def parse_brief(text: str) -> ParsedBrief:
     """Parse and validate a Brief; raise :class:`BriefParseError` (or the legacy subclass)."""
+    known = _PARSED.get(text)
+    if known is None:
+        try:
+            known = _parse_brief(text)
+        except BriefParseError as exc:
+            known = (type(exc), exc.reason, exc.field)
+        if len(_PARSED) >= _PARSED_MAX:
+            del _PARSED[next(iter(_PARSED))]
+        _PARSED[text] = known
+    if isinstance(known, ParsedBrief):
+        return known
+    error, reason, field = known
+    raise error(reason, field=field)
+
+
+def _parse_brief(text: str) -> ParsedBrief:
     header, body = _split(text)
     try:
-        data = yaml.load(header, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
+        data = _load_header(header)
     except BriefParseError:
         raise
     except yaml.YAMLError as exc:

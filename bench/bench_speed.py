@@ -1,0 +1,308 @@
+"""Benchmark of issue 16: every speed figure of this tree next to a baseline's, in one run.
+
+Not a test (figures, never timed asserts). The machine is shared, so a figure alone means
+little; both trees are measured in the same run, one after the other, figure by figure, and
+the ratio is what to read. The baseline is a git revision (default ``9d258af``, main before
+issue 16's work; ``4f183ef`` is where the issue's figures were taken) exported with
+``git archive`` into a temporary directory and imported from there (``PYTHONPATH``), with the
+same interpreter and packages. Usage::
+
+    python bench/bench_speed.py                          # explore, cli, suite, memory
+    python bench/bench_speed.py --only explore --seeds 40
+    python bench/bench_speed.py --only compare           # + real Pi: the real/sim ratio
+    python bench/bench_speed.py --only pytest            # the README's test command, both trees
+
+Figures:
+
+* ``explore``: ``explore --seeds N --steps 40`` in one process: operations per second of wall
+  time (what ``explore`` prints) and per CPU second of the process (less sensitive to the
+  load), and whether both trees gave every seed the same verdict, options, operation and
+  record counts, and (when both trees have the plug-in engine) the same trace bytes;
+* ``cli``: ``pi-continuity-harness --version`` and ``--help``, median wall time of 5 runs;
+* ``suite``: the conformance suite on the simulator, median time per scenario;
+* ``compare``: the same on real Pi (this tree only: the simulator is not in its way) and the
+  median per-scenario real/simulated ratio against each tree's simulator;
+* ``memory``: peak traced memory of 10,000 simulated turns (``bench_simulator.py``);
+* ``pytest``: the wall time of ``pytest`` (the README's test command) in each tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+FIGURES = ("explore", "cli", "suite", "compare", "memory", "pytest")
+DEFAULT = ("explore", "cli", "suite", "memory")
+
+
+def _env(tree: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(tree) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.pop("PYTHONHASHSEED", None)
+    return env
+
+
+def _run(tree: Path, args: list[str], **kwargs: Any) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """Run ``python args`` with ``tree`` first on the path: (process, wall seconds, CPU seconds)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, *args], env=_env(tree), capture_output=True, text=True, check=False, **kwargs
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{tree}: {' '.join(args)} exited {done.returncode}:\n{done.stderr[-3000:]}")
+    return done, wall, cpu
+
+
+# ----------------------------------------------------------------------------- explore
+
+#: Run inside a tree: every seed's trace digest (the plug-in engine's API, 9d258af and later).
+_DIGESTS = """
+import hashlib, json, shutil, sys
+from pathlib import Path
+from pi_continuity_harness.explore.plugins import plugin_named
+from pi_continuity_harness.explore.runner import run_case
+system, extension, steps, seeds, root = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+plugin = plugin_named(system)
+out = {}
+for seed in range(seeds):
+    workdir = Path(root) / f"seed-{seed}"
+    result = run_case(plugin, plugin.case(seed, steps), implementation=extension, workdir=workdir)
+    out[seed] = hashlib.sha256(result.trace.encode()).hexdigest()
+    shutil.rmtree(workdir, ignore_errors=True)
+print(json.dumps(out))
+"""
+
+
+def _explore(tree: Path, seeds: int, extension: str) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="bench-explore-") as tmp:
+        report = Path(tmp) / "explore.json"
+        args = ["-m", "pi_continuity_harness.cli", "explore", "--seeds", str(seeds), "--steps", "40"]
+        args += ["--extension", extension, "--quiet", "--json", str(report), "--out", str(Path(tmp) / "out")]
+        _, wall, cpu = _run(tree, args, cwd=tmp)
+        data = json.loads(report.read_text(encoding="utf-8"))
+    summary = data["summary"]
+    verdicts = [
+        {k: s.get(k) for k in ("seed", "ok", "operations", "records", "liveness", "options", "violation")}
+        for s in data["seeds"]
+    ]
+    return {
+        "operations": summary["operations"],
+        "wall_ops": summary["operationsPerSecond"],
+        "cpu_ops": summary["operations"] / cpu,
+        "process_wall": wall,
+        "verdicts": verdicts,
+    }
+
+
+def _digests(tree: Path, seeds: int, extension: str, system: str, root: Path) -> dict[str, str] | None:
+    """Trace digests of the first ``seeds`` seeds, run under ``root`` (the same path for both
+    trees: paths inside artifacts are absolute, so their hashes and the trace depend on it)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _DIGESTS, system, extension, "40", str(seeds), str(root)],
+        env=_env(tree),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return json.loads(done.stdout) if done.returncode == 0 else None
+
+
+def figure_explore(trees: dict[str, Path], args: argparse.Namespace) -> None:
+    for extension, system in (("reference", "pi-session-continuity"), ("blitz", "pi-blitz-handoff")):
+        results = {name: _explore(tree, args.seeds, extension) for name, tree in trees.items()}
+        for name, r in results.items():
+            print(
+                f"explore {extension:<9} {name:<8}: {r['operations']} operations, "
+                f"{r['wall_ops']:8.0f} ops/s wall, {r['cpu_ops']:8.0f} ops/CPU-s"
+            )
+        if len(results) == 2:
+            old, new = results["baseline"], results["this"]
+            print(
+                f"explore {extension:<9} ratio   : {new['wall_ops'] / old['wall_ops']:.2f}x wall, "
+                f"{new['cpu_ops'] / old['cpu_ops']:.2f}x per CPU second"
+            )
+            same = old["verdicts"] == new["verdicts"]
+            print(f"explore {extension:<9} verdicts, options, operations, records identical: {same}")
+            if not args.no_digests:
+                with tempfile.TemporaryDirectory(prefix="bench-digest-") as root:
+                    digests = {
+                        name: _digests(tree, args.digest_seeds, extension, system, Path(root))
+                        for name, tree in trees.items()
+                    }
+                if None in digests.values():
+                    print(
+                        f"explore {extension:<9} trace digests: not comparable (baseline has no plug-in engine)"
+                    )
+                else:
+                    print(
+                        f"explore {extension:<9} trace bytes of seeds 0..{args.digest_seeds - 1} identical: "
+                        f"{digests['baseline'] == digests['this']}"
+                    )
+
+
+# ----------------------------------------------------------------------------- cli
+
+
+def figure_cli(trees: dict[str, Path], args: argparse.Namespace) -> None:
+    for flag in ("--version", "--help"):
+        medians = {}
+        for name, tree in trees.items():
+            times = [_run(tree, ["-m", "pi_continuity_harness.cli", flag])[1] for _ in range(5)]
+            medians[name] = statistics.median(times)
+            print(f"cli {flag:<9} {name:<8}: median {medians[name] * 1000:6.0f} ms of 5 runs")
+        if len(medians) == 2:
+            print(f"cli {flag:<9} ratio   : {medians['baseline'] / medians['this']:.1f}x faster")
+
+
+# ----------------------------------------------------------------------------- suite
+
+_SUITE = """
+import json, statistics, sys, tempfile
+from pathlib import Path
+from pi_continuity_harness.features.suite import run_suite
+target = sys.argv[1]
+with tempfile.TemporaryDirectory(prefix="bench-suite-") as workdir:
+    run = run_suite(target=target, extension="reference", workdir=Path(workdir))
+print(json.dumps({f"{r.assertion} :: {r.name}": r.duration_s for r in run.results if r.status == "passed"}))
+"""
+
+
+def _suite(tree: Path, target: str) -> dict[str, float]:
+    done, _, _ = _run(tree, ["-c", _SUITE, target])
+    durations: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return durations
+
+
+def figure_suite(trees: dict[str, Path], args: argparse.Namespace, *, real: bool = False) -> None:
+    sims = {name: _suite(tree, "sim") for name, tree in trees.items()}
+    for name, durations in sims.items():
+        print(
+            f"suite sim {name:<8}: {len(durations)} scenarios passed, median "
+            f"{statistics.median(durations.values()) * 1000:6.1f} ms per scenario, total "
+            f"{sum(durations.values()):.2f} s"
+        )
+    if len(sims) == 2:
+        old, new = (statistics.median(sims[n].values()) for n in ("baseline", "this"))
+        print(f"suite sim ratio   : {old / new:.1f}x faster per scenario")
+    if real:
+        pi = _suite(trees["this"], "pi")
+        print(
+            f"suite pi          : {len(pi)} scenarios passed, median {statistics.median(pi.values()):.2f} s"
+        )
+        for name, sim in sims.items():
+            common = [k for k in sorted(set(pi) & set(sim)) if sim[k] > 0]
+            ratios = [pi[k] / sim[k] for k in common]
+            print(
+                f"compare {name:<8}: median real/sim per-scenario ratio {statistics.median(ratios):.0f}x "
+                f"over {len(ratios)} scenarios"
+            )
+
+
+# ----------------------------------------------------------------------------- memory
+
+_MEMORY = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import bench_simulator as b
+print(b.peak_mib(10000, "probe"))
+"""
+
+
+def figure_memory(trees: dict[str, Path], args: argparse.Namespace) -> None:
+    peaks = {}
+    for name, tree in trees.items():
+        done, _, _ = _run(tree, ["-c", _MEMORY, str(tree / "bench")], cwd=tree)
+        peaks[name] = float(done.stdout.strip().splitlines()[-1])
+        print(f"memory {name:<8}: peak {peaks[name]:.1f} MiB traced for 10,000 simulated turns")
+    if len(peaks) == 2:
+        print(f"memory ratio   : {peaks['this'] / peaks['baseline']:.2f} (this / baseline)")
+
+
+# ----------------------------------------------------------------------------- pytest
+
+
+def figure_pytest(trees: dict[str, Path], args: argparse.Namespace) -> None:
+    for name, tree in trees.items():
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            cwd=tree,
+            env=_env(tree),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        wall = time.perf_counter() - started
+        last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-200:]
+        print(f"pytest {name:<8}: {wall:6.0f} s wall, load {os.getloadavg()[0]:.1f}: {last}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument(
+        "--baseline", default="9d258af", help="git revision to compare with (default 9d258af)"
+    )
+    parser.add_argument("--no-baseline", action="store_true", help="measure this tree only")
+    parser.add_argument("--only", default=",".join(DEFAULT), help=f"comma-separated of {', '.join(FIGURES)}")
+    parser.add_argument("--seeds", type=int, default=40, help="explore: seeds per tree (default 40)")
+    parser.add_argument(
+        "--digest-seeds", type=int, default=20, help="explore: seeds whose traces are compared"
+    )
+    parser.add_argument("--no-digests", action="store_true", help="explore: do not compare trace bytes")
+    args = parser.parse_args(argv)
+    only = [f.strip() for f in args.only.split(",") if f.strip()]
+    unknown = sorted(set(only) - set(FIGURES))
+    if unknown:
+        parser.error(f"--only: unknown figure(s) {', '.join(unknown)}")
+    figures: dict[str, Callable[[dict[str, Path], argparse.Namespace], None]] = {
+        "explore": figure_explore,
+        "cli": figure_cli,
+        "suite": figure_suite,
+        "compare": lambda trees, a: figure_suite(trees, a, real=True),
+        "memory": figure_memory,
+        "pytest": figure_pytest,
+    }
+    with tempfile.TemporaryDirectory(prefix="bench-baseline-") as tmp:
+        trees = {"this": ROOT}
+        if not args.no_baseline:
+            baseline = Path(tmp) / "tree"
+            baseline.mkdir()
+            archive = subprocess.run(
+                ["git", "-C", str(ROOT), "archive", args.baseline], capture_output=True, check=True
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", str(baseline)], input=archive, check=True)
+            trees = {"baseline": baseline, "this": ROOT}
+            commit = subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                capture_output=True,
+                text=True,
+                check=False,
+            ).stdout.strip()
+            print(
+                f"baseline {args.baseline} against this tree ({commit}); load {os.getloadavg()[0]:.1f}, "
+                f"{os.cpu_count()} CPUs"
+            )
+        for figure in only:
+            figures[figure](trees, args)
+            sys.stdout.flush()
+        print(f"load at the end {os.getloadavg()[0]:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,99 @@
+"""What ``run`` and ``compare`` check before the first scenario, and what they say after.
+
+:meth:`SuiteSetup.checked` checks, in this order and before anything is written: every output
+path (:mod:`._paths`), the run directory's lock (a second process on it is refused), every
+feature file parses, each target runs here (``--target pi``: Pi installed), and the
+implementation loads on each target (:mod:`~pi_continuity_harness.features.preflight`). A
+mistake is one line and exit status 2 (the command line's :data:`USAGE_ERRORS`), and nothing
+has been written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._paths import check_directory, check_file
+from pi_continuity_harness.features import SUITE_DIR
+from pi_continuity_harness.features.preflight import check_features, check_implementation, check_target
+from pi_continuity_harness.features.suite import SuiteRun
+from pi_continuity_harness.scenario.run_lock import hold_run_directory
+
+__all__ = ["SuiteSetup", "no_scenario_error", "print_kept"]
+
+
+@dataclass
+class SuiteSetup:
+    """The setup of a suite command: its targets, implementation, features and paths."""
+
+    targets: tuple[str, ...]
+    extension: str
+    system: str | None = None
+    features: Path | None = None
+    workdir: Path | None = None
+    #: The real Pi release ``pi`` drives (None: the pinned one).
+    pi_version: str | None = None
+    #: Output files by option (None: not asked for).
+    files: dict[str, Path | None] = field(default_factory=dict)
+    #: Output directories by option (None: not asked for).
+    directories: dict[str, Path | None] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def checked(self) -> Iterator[None]:
+        """Check everything, hold the run directory, and run the ``with`` block."""
+        for option, path in self.files.items():
+            check_file(option, path)
+        for option, path in self.directories.items():
+            check_directory(option, path)
+        check_directory("--workdir", self.workdir)
+        outputs = [p.resolve() for p in [*self.files.values(), *self.directories.values()] if p is not None]
+        if len(set(outputs)) != len(outputs):
+            raise UsageError("two output options name the same path")
+        with contextlib.ExitStack() as stack:
+            if self.workdir is not None:
+                stack.enter_context(hold_run_directory(self.workdir))
+            check_features([self.features] if self.features is not None else [SUITE_DIR])
+            for target in self.targets:
+                check_target(target, self.pi_version)
+            for target in self.targets:
+                check_implementation(target, self.extension, system=self.system, pi_version=self.pi_version)
+            yield
+
+
+def no_scenario_error(tags: str | None, keyword: str | None, features: Path | None) -> UsageError:
+    """The error for a selection that left no scenario to run."""
+    selection = " and ".join(
+        part for part in (f"--tags {tags!r}" if tags else "", f"-k {keyword!r}" if keyword else "") if part
+    )
+    where = f"the feature files under {features}" if features is not None else "the suite"
+    if selection:
+        return UsageError(f"{selection} selects no scenario of {where}")
+    return UsageError(f"no scenario of {where} runs for this implementation")
+
+
+def print_kept(console: Console, run: SuiteRun, *, quiet: bool, prefix: str = "") -> None:
+    """Where the failing scenarios' machines are (each one under ``--quiet``, where the progress
+    lines did not say), and whether the run directory was kept."""
+    failing = [r for r in run.failed if r.machine]
+    if quiet:
+        for result in failing:
+            what = f"{result.status.upper()} {result.assertion} :: {result.name}"
+            console.print(
+                f"{prefix}{what}: machine kept in {result.machine}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
+    if run.workdir is None or not run.kept or not run.failed:
+        return
+    console.print(
+        f"{prefix}the machines of the {len(run.failed)} failing scenario(s) are kept in {run.workdir}",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )

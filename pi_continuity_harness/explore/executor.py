@@ -1,0 +1,207 @@
+"""Where independent tasks run: this process, a local process pool, or a Dask cluster.
+
+Exploration (one task per seed), differential exploration and the mutant kill matrix (one
+task per mutant) each run many tasks that are pure functions of their arguments. They run
+through one code path, :func:`run_tasks`, on a :class:`WorkPool`, which wraps a
+:class:`concurrent.futures.Executor`:
+
+* ``jobs == 1``, no scheduler: :class:`InProcessExecutor`, each task when it is submitted;
+* ``jobs > 1``: :class:`concurrent.futures.ProcessPoolExecutor`;
+* ``scheduler="tcp://HOST:PORT"``: Dask distributed (``pip install
+  'pi-continuity-harness[scale]'``), through ``Client.get_executor()``, Dask's own
+  ``concurrent.futures`` interface. Dask reschedules a task whose worker died; the scheduler
+  logs that as a ``remove-worker`` event on its ``all`` topic, naming the tasks that were
+  processing on the worker (``processing-tasks``) and the finished results that were lost with
+  it (``lost-computed-tasks``); :meth:`WorkPool.retried` reads those events, so a report can
+  say which tasks ran again.
+
+Results come back in the order the tasks were given (each as soon as it and every task
+before it finished), so a report is the same whatever ran it.
+
+A Dask worker runs a task in one of its threads, next to its own event loop thread, and a
+simulation changes process-wide state while it runs (the working directory, ``time.time``,
+``os.urandom``, audit hooks): run in a worker's thread, it stalled the worker's messages to the
+scheduler and would draw the worker's random ids from the simulation's seeded source. So on
+Dask every task runs in a child process of the worker (:func:`_in_child_process`: one per
+worker thread, started once and reused), as it does in a local process pool.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import uuid
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from functools import partial
+from typing import Any, TypeVar
+
+from pi_continuity_harness.errors import HarnessError
+
+__all__ = ["InProcessExecutor", "SchedulerError", "WorkPool", "open_pool", "run_tasks"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class SchedulerError(HarnessError, RuntimeError):
+    """The Dask scheduler cannot be used (not installed, not reachable)."""
+
+
+class InProcessExecutor(Executor):
+    """Runs each task in this process when it is submitted (``--jobs 1``): the same interface,
+    no pickling, and tracebacks that point at the code."""
+
+    def submit(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> Future[R]:
+        future: Future[R] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as error:  # the future carries it, as a pool's would
+            if not isinstance(error, Exception):
+                raise
+            future.set_exception(error)
+        return future
+
+
+class WorkPool:
+    """An executor, how many tasks it runs at once, and (on Dask) the client behind it."""
+
+    def __init__(self, executor: Executor, *, slots: int, client: Any = None) -> None:
+        self.executor = executor
+        #: Tasks that run at the same time (the submission window is twice that).
+        self.slots = max(1, slots)
+        self.client = client
+        self._prefix = f"pch-{uuid.uuid4().hex[:12]}-"
+        self._keys: dict[str, str] = {}
+
+    @property
+    def where(self) -> str:
+        if self.client is not None:
+            return f"Dask scheduler {self.client.scheduler.address} ({self.slots} worker thread(s))"
+        if isinstance(self.executor, InProcessExecutor):
+            return "this process"
+        return f"{self.slots} local processes"
+
+    def submit(self, name: str, fn: Callable[..., R], /, *args: Any) -> Future[R]:
+        """Run ``fn(*args)``; ``name`` identifies the task in :meth:`retried`."""
+        if self.client is None:
+            return self.executor.submit(fn, *args)
+        key = self._prefix + name
+        self._keys[key] = name
+        return self.executor.submit(partial(_in_child_process, fn), *args, key=key)
+
+    def retried(self) -> list[str]:
+        """The names of the tasks Dask ran again because a worker died (empty off Dask)."""
+        if self.client is None:
+            return []
+        names: set[str] = set()
+        for _time, event in self.client.get_events("all"):
+            if isinstance(event, dict) and event.get("action") == "remove-worker":
+                for key in (*event.get("processing-tasks", ()), *event.get("lost-computed-tasks", ())):
+                    if key in self._keys:
+                        names.add(self._keys[key])
+        return sorted(names)
+
+
+_CHILDREN: dict[str, ProcessPoolExecutor] = {}
+_CHILDREN_LOCK = threading.Lock()
+
+
+def _in_child_process(fn: Callable[..., R], *args: Any) -> R:
+    """``fn(*args)`` in a child process of this (Dask worker) process: see the module docstring.
+    The children are spawned (never forked from a process with threads) once per worker and
+    reused; a child that died is replaced and the task run again once."""
+    for attempt in (1, 2):
+        with _CHILDREN_LOCK:
+            pool = _CHILDREN.get("pool")
+            if pool is None:
+                try:
+                    from distributed import get_worker  # noqa: PLC0415 (optional extra)
+
+                    threads = get_worker().state.nthreads
+                except (ImportError, ValueError):
+                    threads = 1
+                pool = ProcessPoolExecutor(
+                    max_workers=threads, mp_context=multiprocessing.get_context("spawn")
+                )
+                _CHILDREN["pool"] = pool
+        try:
+            return pool.submit(fn, *args).result()
+        except BrokenProcessPool:
+            with _CHILDREN_LOCK:
+                if _CHILDREN.get("pool") is pool:
+                    del _CHILDREN["pool"]
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _dask_executor(client: Any) -> Executor:
+    """``client.get_executor()``, letting each task be named (its Dask key) so a worker's loss
+    can be traced back to it."""
+    from distributed.cfexecutor import ClientExecutor  # noqa: PLC0415 (optional extra)
+
+    class NamedClientExecutor(ClientExecutor):
+        _allowed_kwargs = ClientExecutor._allowed_kwargs | {"key"}
+
+    executor: Executor = NamedClientExecutor(client, pure=False)  # type: ignore[no-untyped-call]
+    return executor
+
+
+@contextmanager
+def open_pool(*, jobs: int = 1, scheduler: str | None = None) -> Iterator[WorkPool]:
+    """A :class:`WorkPool`: Dask when ``scheduler`` is an address, else local (see the module)."""
+    if scheduler is None:
+        if jobs == 1:
+            yield WorkPool(InProcessExecutor(), slots=1)
+            return
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            yield WorkPool(pool, slots=jobs)
+        return
+    try:
+        import distributed  # noqa: PLC0415 (optional extra)
+    except ImportError:
+        raise SchedulerError(
+            "--scheduler needs Dask distributed: pip install 'pi-continuity-harness[scale]'"
+        ) from None
+    try:
+        client_class: Any = distributed.Client  # untyped
+        client = client_class(scheduler, timeout=30, set_as_default=False)
+    except OSError as error:
+        raise SchedulerError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from None
+    try:
+        threads = sum(client.nthreads().values())
+        yield WorkPool(_dask_executor(client), slots=max(1, threads), client=client)
+    finally:
+        client.close()
+
+
+def run_tasks(
+    pool: WorkPool,
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    *,
+    name: Callable[[T], str] = str,
+) -> Generator[R, None, None]:
+    """``fn(item)`` for every item on ``pool``, with at most twice its slots submitted and not
+    finished at a time; results in the order of ``items`` (a finished task waits for those
+    before it, the pool does not). Closing the generator cancels what has not started."""
+    queue = list(items)
+    window = 1 if isinstance(pool.executor, InProcessExecutor) else pool.slots * 2
+    pending: list[Future[R]] = []
+    try:
+        while queue or pending:
+            running = sum(1 for future in pending if not future.done())
+            while queue and running < window:
+                item = queue.pop(0)
+                pending.append(pool.submit(name(item), fn, item))
+                running += 1
+            if not pending[0].done():
+                wait([f for f in pending if not f.done()], return_when=FIRST_COMPLETED)
+            while pending and pending[0].done():
+                yield pending.pop(0).result()
+    finally:
+        for future in pending:
+            future.cancel()

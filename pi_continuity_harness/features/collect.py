@@ -1,0 +1,167 @@
+"""How the suite's pytest plugin collects and names scenarios.
+
+* :class:`FeatureFile`: a ``.feature`` file collected directly, as a test module whose tests are
+  its scenarios, with the stock step library and the steps of any ``conftest.py`` beside it; no
+  ``scenarios()`` module needed. The plugin collects feature files only when ``--target`` is
+  given (so installing the harness changes nothing in another project's pytest run), and a
+  scenario a test module of the session already binds with pytest-bdd's ``scenarios()`` is
+  collected once, by that module (:func:`drop_duplicates`).
+* :func:`printed_name`: the name the command line prints for a scenario (``name`` or
+  ``name [example]``); :func:`select_by_name` lets ``-k`` take that name, or an assertion's
+  (feature's) name, exactly as printed, although pytest's ``-k`` grammar has no spaces.
+* :func:`add_skipped_to_cucumber`: pytest-bdd's Cucumber JSON writes a scenario only from its
+  ``call`` report, so a scenario skipped before it ran (``@needs-...`` on a target without the
+  capability) was missing from the file; it is added, its steps ``skipped``.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import pytest
+from pytest_bdd.exceptions import GherkinParseError
+from pytest_bdd.feature import get_feature
+from pytest_bdd.reporting import ScenarioReport
+from pytest_bdd.scenario import get_python_name_generator, scenario, scenario_wrapper_template_registry
+
+__all__ = [
+    "FeatureFile",
+    "add_skipped_to_cucumber",
+    "drop_duplicates",
+    "printed_name",
+    "scenario_template",
+    "select_by_name",
+]
+
+# Test names already given in this session: scenarios of different files get different names,
+# so their machines (a directory per test name) never collide.
+_NAMES = pytest.StashKey[set[str]]()
+
+
+def scenario_template(item: pytest.Item) -> Any | None:
+    """The pytest-bdd scenario template of ``item``, or None for a test that is not a scenario."""
+    return scenario_wrapper_template_registry.get(getattr(item, "obj", None))  # type: ignore[arg-type]
+
+
+def printed_name(scenario_name: str, nodeid: str) -> str:
+    """How the command line prints a scenario: its name, and ``[example]`` for an outline's row."""
+    example = nodeid.split("[", 1)[1].rstrip("]") if "[" in nodeid.rpartition("::")[2] else ""
+    return f"{scenario_name} [{example}]" if example else scenario_name
+
+
+class FeatureFile(pytest.Module):
+    """A ``.feature`` file as a test module: one test per scenario (per Examples row)."""
+
+    def _getobj(self) -> types.ModuleType:
+        module = types.ModuleType(f"{self.path.stem} (feature)")
+        module.__file__ = str(self.path)
+        try:
+            feature = get_feature(str(self.path.parent), self.path.name)
+        except GherkinParseError as error:
+            raise self.CollectError(f"{self.path}:{error.line}: {error.message}") from None
+        used = self.config.stash.setdefault(_NAMES, set())
+        for name in feature.scenarios:
+            test = scenario(str(self.path), name, features_base_dir=str(self.path.parent))(_no_body)
+            for test_name in get_python_name_generator(name):
+                if test_name not in used:
+                    used.add(test_name)
+                    setattr(module, test_name, test)
+                    break
+        return module
+
+
+def _no_body() -> None:
+    """A scenario's test has no body of its own: its steps are the test."""
+
+
+def drop_duplicates(items: list[pytest.Item]) -> None:
+    """Leave out a scenario collected from its feature file when a test module of the session
+    binds it too (pytest-bdd's ``scenarios()``): the module's test is the one that runs."""
+    bound = set()
+    for item in items:
+        template = scenario_template(item)
+        if template is not None and not isinstance(item.parent, FeatureFile):
+            bound.add((str(template.feature.filename), template.name))
+    if not bound:
+        return
+    items[:] = [
+        item
+        for item in items
+        if not (
+            isinstance(item.parent, FeatureFile)
+            and (template := scenario_template(item)) is not None
+            and (str(template.feature.filename), template.name) in bound
+        )
+    ]
+
+
+def select_by_name(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``-k`` naming a scenario (``name`` or ``name [example]``) or an assertion (a feature's
+    name) exactly as the command line prints it selects those scenarios, and pytest's own ``-k``
+    is then left nothing to do; any other ``-k`` is pytest's keyword expression."""
+    wanted = " ".join(str(config.option.keyword or "").split())
+    if not wanted:
+        return
+    chosen: list[pytest.Item] = []
+    for item in items:
+        template = scenario_template(item)
+        if template is None:
+            continue
+        names = {printed_name(template.name, item.nodeid), template.name, template.feature.name}
+        if wanted in {" ".join(name.split()) for name in names if name}:
+            chosen.append(item)
+    if not chosen:
+        return
+    rest = [item for item in items if item not in chosen]
+    if rest:
+        config.hook.pytest_deselected(items=rest)
+    items[:] = chosen
+    config.option.keyword = ""
+
+
+def add_skipped_to_cucumber(item: pytest.Item, report: pytest.TestReport) -> None:
+    """Add a scenario skipped before it ran to pytest-bdd's Cucumber JSON, every step
+    ``skipped`` (pytest-bdd writes scenarios from their ``call`` report only)."""
+    log = getattr(item.config, "_bddcucumberjson", None)
+    template = scenario_template(item)
+    if log is None or template is None or not report.skipped or report.when != "setup":
+        return
+    callspec = getattr(item, "callspec", None)
+    example = callspec.params.get("_pytest_bdd_example", {}) if callspec is not None else {}
+    rendered = template.render(example)
+    serialized = ScenarioReport(rendered).serialize()
+    feature = serialized["feature"]
+    if feature["filename"] not in log.features:
+        log.features[feature["filename"]] = {
+            "keyword": feature["keyword"],
+            "uri": feature["rel_filename"],
+            "name": feature["name"] or feature["rel_filename"],
+            "id": feature["rel_filename"].lower().replace(" ", "-"),
+            "line": feature["line_number"],
+            "description": feature["description"],
+            "language": feature["language"],
+            "tags": log._serialize_tags(feature),
+            "elements": [],
+        }
+    log.features[feature["filename"]]["elements"].append(
+        {
+            "keyword": serialized["keyword"],
+            "id": item.name,
+            "name": serialized["name"],
+            "line": serialized["line_number"],
+            "description": serialized["description"],
+            "tags": log._serialize_tags(serialized),
+            "type": "scenario",
+            "steps": [
+                {
+                    "keyword": step.keyword,
+                    "name": step.name,
+                    "line": step.line_number,
+                    "match": {"location": ""},
+                    "result": {"status": "skipped", "duration": 0},
+                }
+                for step in rendered.steps
+            ],
+        }
+    )

@@ -1,0 +1,177 @@
+"""Setup checked once, before any scenario: the features parse, the target runs, the
+implementation loads.
+
+Before these checks a setup mistake surfaced once per scenario: an unimportable
+``--extension`` printed the same cut-off message in 84 failed rows (572 lines, exit 1), a
+factory that raised failed every scenario the same way, a missing npm failed every real-Pi
+scenario, and a Gherkin syntax error collapsed the suite into one ``(collection)`` row. Each is
+now one :class:`SetupError`, raised before the first scenario runs: the command line prints it
+as one line and exits 2; the suite's pytest plugin raises it as a ``pytest.UsageError``.
+
+* :func:`check_features`: every ``.feature`` file parses (the file and line of the first error);
+* :func:`check_target`: ``--target pi`` has Node 22 and Pi (1.6.0, or ``--pi-version``)
+  installed (``pi-continuity-harness install-pi``); nothing is installed implicitly;
+* :func:`check_implementation`: the implementation resolves (module imports, attribute exists,
+  is callable) and its factory loads: a probe machine, in a temporary directory removed
+  afterwards, is started with the implementation alone (a Python factory on the simulator, for
+  either target: it is the same code in the real-Pi bridge; a TypeScript file on real Pi), so a
+  factory that raises, or a TypeScript file Pi cannot load, is Pi's refusal to start, reported
+  once.
+
+A successful implementation check is remembered for the process, so the command line's check
+and the plugin's (the suite runs in the same process) cost one probe.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from pytest_bdd.exceptions import GherkinParseError
+from pytest_bdd.parser import FeatureParser
+
+from pi_continuity_harness import targets
+from pi_continuity_harness.errors import HarnessError
+from pi_continuity_harness.scenario.document import Scenario
+from pi_continuity_harness.scenario.implementations import ImplementationError, resolve_implementation
+
+__all__ = [
+    "PROBE_PREFIX",
+    "SetupError",
+    "check_features",
+    "check_implementation",
+    "check_target",
+    "feature_files",
+]
+
+#: Temporary directories of the harness are named ``pi-continuity-harness-*``.
+PROBE_PREFIX = "pi-continuity-harness-probe-"
+_TS_SUFFIXES = (".ts", ".mts", ".js", ".mjs")
+_CHECKED: set[tuple[str, str, str | None, str | None]] = set()
+
+
+class SetupError(HarnessError, ValueError):
+    """A mistake in what a run was given, found before any scenario ran; one line, the cause."""
+
+
+def feature_files(path: Path) -> list[Path]:
+    """The ``.feature`` files of ``path`` (a file, or a directory searched recursively), sorted."""
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*.feature") if p.is_file())
+
+
+def check_features(paths: Iterable[Path], *, option: str = "--features") -> list[Path]:
+    """Parse every feature file under ``paths``; the files, or a :class:`SetupError` naming the
+    first file and line that does not parse (or a path that has no feature)."""
+    found: list[Path] = []
+    for path in paths:
+        if not path.exists():
+            raise SetupError(f"{option} {path}: no such file or directory")
+        if path.is_file() and path.suffix != ".feature":
+            raise SetupError(f"{option} {path}: not a .feature file")
+        files = feature_files(path)
+        if not files:
+            raise SetupError(f"{option} {path}: no .feature file in this directory")
+        for file in files:
+            try:
+                feature = FeatureParser(str(file.parent), file.name).parse()
+            except GherkinParseError as error:
+                raise SetupError(
+                    f"{file}:{error.line}: {error.message} (line: {error.line_content.strip()!r})"
+                ) from None
+            except (OSError, UnicodeDecodeError) as error:
+                raise SetupError(f"{file}: cannot be read: {error}") from None
+            if not feature.scenarios:
+                raise SetupError(f"{file}: has no scenario")
+        found += files
+    return found
+
+
+def check_target(target: str, pi_version: str | None = None) -> None:
+    """``pi``: Node 22 and Pi ``pi_version`` (default 1.6.0) are installed (checked with
+    ``node --version`` and ``pi --version``); the simulator needs nothing. A release the
+    real-Pi target cannot drive is a :class:`SetupError` naming the supported ones."""
+    if target != "pi":
+        return
+    from pi_continuity_harness.targets.realpi.install import (  # noqa: PLC0415  (real Pi's modules load only when needed)
+        UnsupportedPiVersionError,
+        check_pi_version,
+        default_cache_dir,
+        find_installation,
+    )
+
+    try:
+        version = check_pi_version(pi_version)
+    except UnsupportedPiVersionError as error:
+        raise SetupError(f"--pi-version {pi_version}: {error}") from None
+    if find_installation(version=version) is not None:
+        return
+    npm = shutil.which("npm")
+    needs = (
+        "it needs npm, which is on PATH"
+        if npm
+        else "it needs npm, which is not on PATH: install Node.js first"
+    )
+    raise SetupError(
+        f"--target pi: real Pi {version} is not installed in {default_cache_dir()}; "
+        f"run `pi-continuity-harness install-pi{'' if pi_version is None else f' --pi-version {version}'}` "
+        f"first ({needs})"
+    )
+
+
+def check_implementation(
+    target: str, extension: str, *, system: str | None = None, pi_version: str | None = None
+) -> None:
+    """The implementation ``extension`` resolves and loads on ``target`` (``sim`` or ``pi``).
+
+    A TypeScript file (``--target pi`` only) must exist; anything else must resolve to a
+    callable factory. Then a probe machine is started with the implementation alone and closed:
+    Pi refusing to start (an extension that fails to load) is a :class:`SetupError` with Pi's
+    reason.
+    """
+    key = (target, extension, system, pi_version if target == "pi" else None)
+    if key in _CHECKED:
+        return
+    typescript = extension.endswith(_TS_SUFFIXES)
+    if typescript:
+        if target != "pi":
+            raise SetupError(
+                f"--extension {extension}: a TypeScript implementation runs only with --target pi"
+            )
+        if not Path(extension).is_file():
+            raise SetupError(f"--extension {extension}: no such TypeScript file")
+    else:
+        try:
+            resolve_implementation(extension)
+        except ImplementationError as error:
+            raise SetupError(str(error)) from None
+    # A Python factory is the same code on both targets (on real Pi it runs in the bridge), so
+    # the simulator proves it loads in milliseconds; only a TypeScript file needs Pi itself (a
+    # probe start costs a real-Pi scenario's seconds).
+    _probe("pi" if typescript else "sim", extension, system, pi_version)
+    _CHECKED.add(key)
+
+
+def _probe(target: str, extension: str, system: str | None, pi_version: str | None) -> None:
+    name: targets.TargetName = "pi" if target == "pi" else "sim"
+    directory = Path(tempfile.mkdtemp(prefix=PROBE_PREFIX))
+    try:
+        probe = targets.make_target(
+            name, extension, directory / "machine", seed=0, system=system, pi_version=pi_version
+        )
+        try:
+            probe.start(Scenario(name="setup-probe"))
+        except targets.TargetStartError as error:
+            reason = (str(error).splitlines() or ["Pi refused to start"])[0]
+            raise SetupError(f"--extension {extension}: the implementation does not load: {reason}") from None
+        except targets.TargetUnavailableError as error:
+            raise SetupError(f"--target {target}: {error}") from None
+        except ImplementationError as error:
+            raise SetupError(str(error)) from None
+        finally:
+            probe.close()
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

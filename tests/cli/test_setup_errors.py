@@ -1,0 +1,239 @@
+"""Issue 12, item 4: a setup mistake is one message, before any scenario, exit status 2.
+
+Each case of the issue, run as a user runs it (the installed script, in a directory of their
+own) and asserted as printed: before, each printed once per scenario (572 lines for one typo,
+exit 1, details cut mid-word), a Gherkin syntax error collapsed the suite into one
+``(collection)`` row, and ``simulate`` with a factory that raises exited 0. Nothing may be
+written when setup fails.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from .harness_cli import REPO, harness
+
+EXAMPLE = REPO / "examples" / "overflow-retry.yaml"
+
+RAISING = """
+def extension(pi):
+    raise RuntimeError("factory exploded while registering handlers")
+
+
+NOT_A_FACTORY = 42
+"""
+
+MY_EXTENSION = '''
+from pi_continuity_harness.reference.psc import extension as _reference
+
+
+def extension(pi):
+    """A user's own module next to them: the reference, under another name."""
+    return _reference(pi)
+'''
+
+BROKEN_FEATURE = """Feature: broken
+  Scenario: a step keyword with a typo
+    Given the user has worked through 2 turns
+    Whn the user runs "/continuity checkpoint"
+"""
+
+
+@pytest.fixture
+def user_dir(tmp_path: Path) -> Path:
+    """A directory of the user's, with their modules in it and nothing on PYTHONPATH."""
+    directory = tmp_path / "work"
+    directory.mkdir()
+    (directory / "raising.py").write_text(RAISING, encoding="utf-8")
+    (directory / "my_ext.py").write_text(MY_EXTENSION, encoding="utf-8")
+    return directory
+
+
+def _only(directory: Path, *names: str) -> None:
+    """Nothing but ``names`` is in ``directory`` (setup failed: nothing written)."""
+    found = sorted(p.name for p in directory.iterdir() if p.name != "__pycache__")
+    assert found == sorted(names), f"written despite the setup error: {found}"
+
+
+def test_rule_unimportable_extension_is_one_line_exit_2(user_dir: Path) -> None:
+    ran = harness("run", "--extension", "nosuch_mod:extension", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        "pi-continuity-harness run: --extension nosuch_mod:extension: cannot import 'nosuch_mod': "
+        f"No module named 'nosuch_mod' (looked in {user_dir} and on sys.path)"
+    ]
+    _only(user_dir, "raising.py", "my_ext.py")
+
+
+def test_rule_a_module_in_the_current_directory_resolves_as_python_m_does(user_dir: Path) -> None:
+    """Before: without PYTHONPATH every scenario failed with "cannot import 'my_ext'"."""
+    ran = harness("run", "--extension", "my_ext:extension", "-k", "the threshold is strict", cwd=user_dir)
+    assert ran.code == 0, ran.out + ran.err
+    assert "1 passed, 0 failed, 0 skipped" in ran.out
+
+
+def test_rule_a_factory_that_raises_is_one_line_exit_2(user_dir: Path) -> None:
+    ran = harness("run", "--extension", "raising:extension", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        "pi-continuity-harness run: --extension raising:extension: the implementation does not load: "
+        'Failed to load extension "raising:extension": Failed to load extension: '
+        "factory exploded while registering handlers"
+    ]
+    _only(user_dir, "raising.py", "my_ext.py")
+
+
+def test_rule_a_non_callable_implementation_is_one_line_exit_2(user_dir: Path) -> None:
+    ran = harness("run", "--extension", "raising:NOT_A_FACTORY", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        "pi-continuity-harness run: --extension raising:NOT_A_FACTORY: 'NOT_A_FACTORY' is not callable "
+        "(int 42); an implementation is an extension factory, a function that takes the ExtensionAPI"
+    ]
+
+
+def test_rule_a_module_that_fails_to_import_names_its_exception(user_dir: Path) -> None:
+    (user_dir / "bad_syntax.py").write_text("def extension(pi)\n    pass\n", encoding="utf-8")
+    ran = harness("run", "--extension", "bad_syntax:extension", cwd=user_dir)
+    assert ran.code == 2
+    assert ran.err_lines == [
+        "pi-continuity-harness run: --extension bad_syntax:extension: cannot import 'bad_syntax': "
+        f"{user_dir / 'bad_syntax.py'}:1: expected ':'"
+    ]
+
+
+def test_rule_simulate_with_a_raising_factory_exits_2_and_writes_nothing(user_dir: Path) -> None:
+    """Before: exit 0, every operation "Pi not running"."""
+    ran = harness("simulate", str(EXAMPLE), "--extension", "raising:extension", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        "pi-continuity-harness simulate: --extension raising:extension: the implementation does not load: "
+        'Failed to load extension "raising:extension": Failed to load extension: '
+        "factory exploded while registering handlers"
+    ]
+    assert not (user_dir / "sim-out").exists()
+
+
+def test_rule_target_pi_without_pi_installed_names_install_pi(user_dir: Path, tmp_path: Path) -> None:
+    """No npm on PATH and an empty cache: one line naming ``install-pi``, before any scenario."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    cache = tmp_path / "empty-cache"
+    ran = harness(
+        "run",
+        "--target",
+        "pi",
+        cwd=user_dir,
+        env={"PATH": str(bin_dir), "PI_CONTINUITY_HARNESS_CACHE": str(cache)},
+    )
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        f"pi-continuity-harness run: --target pi: real Pi 1.6.0 is not installed in {cache}; run "
+        "`pi-continuity-harness install-pi` first (it needs npm, which is not on PATH: install Node.js first)"
+    ]
+
+
+def test_rule_a_gherkin_syntax_error_names_the_file_and_line(user_dir: Path) -> None:
+    """Before: the suite collapsed into one ``(collection) failed`` row."""
+    features = user_dir / "features"
+    features.mkdir()
+    (features / "broken.feature").write_text(BROKEN_FEATURE, encoding="utf-8")
+    ran = harness("run", "--features", "features", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        "pi-continuity-harness run: features/broken.feature:4: Unexpected token found. Check Gherkin "
+        "syntax near the reported error. (line: 'Whn the user runs \"/continuity checkpoint\"')"
+    ]
+
+
+def test_rule_features_that_are_not_there_are_one_line(user_dir: Path) -> None:
+    ran = harness("run", "--features", "nowhere", cwd=user_dir)
+    assert (ran.code, ran.err_lines) == (
+        2,
+        ["pi-continuity-harness run: --features nowhere: no such file or directory"],
+    )
+    (user_dir / "empty").mkdir()
+    ran = harness("run", "--features", "empty", cwd=user_dir)
+    assert ran.err_lines == [
+        "pi-continuity-harness run: --features empty: no .feature file in this directory"
+    ]
+
+
+def test_rule_report_at_a_file_is_one_line_exit_2(user_dir: Path) -> None:
+    (user_dir / "afile").write_text("{}", encoding="utf-8")
+    ran = harness("run", "--report", "afile", cwd=user_dir)
+    assert (ran.code, ran.out, ran.err_lines) == (
+        2,
+        "",
+        ["pi-continuity-harness run: --report afile: exists and is not a directory"],
+    )
+
+
+def test_rule_workdir_at_a_file_is_one_line_exit_2(user_dir: Path) -> None:
+    (user_dir / "afile").write_text("{}", encoding="utf-8")
+    ran = harness("run", "--workdir", "afile", cwd=user_dir)
+    assert (ran.code, ran.out, ran.err_lines) == (
+        2,
+        "",
+        ["pi-continuity-harness run: --workdir afile: exists and is not a directory"],
+    )
+    assert (user_dir / "afile").read_text(encoding="utf-8") == "{}"
+
+
+def test_rule_an_unwritable_json_is_one_line_exit_2(user_dir: Path) -> None:
+    """/proc takes no new file, whoever asks (permission bits do not stop root)."""
+    ran = harness("run", "--json", "/proc/harness-results.json", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert len(ran.err_lines) == 1
+    assert ran.err_lines[0].startswith(
+        "pi-continuity-harness run: --json /proc/harness-results.json: cannot write in /proc: "
+    )
+
+
+def test_rule_json_under_a_file_is_one_line_exit_2(user_dir: Path) -> None:
+    (user_dir / "afile").write_text("{}", encoding="utf-8")
+    ran = harness("run", "--json", "afile/results.json", cwd=user_dir)
+    assert (ran.code, ran.out, ran.err_lines) == (
+        2,
+        "",
+        ["pi-continuity-harness run: --json afile/results.json: afile is not a directory"],
+    )
+
+
+def test_rule_cucumber_into_a_missing_directory_writes_no_other_output(user_dir: Path) -> None:
+    """Before: a traceback after the whole run, and --json, --junit, --report never written."""
+    (user_dir / "out").mkdir()
+    ran = harness(
+        "run",
+        "--json",
+        "out/r.json",
+        "--junit",
+        "out/j.xml",
+        "--report",
+        "out/record",
+        "--cucumber",
+        "nodir/sub/c.json",
+        cwd=user_dir,
+    )
+    assert (ran.code, ran.out, ran.err_lines) == (
+        2,
+        "",
+        ["pi-continuity-harness run: --cucumber nodir/sub/c.json: no such directory: nodir/sub"],
+    )
+    assert list((user_dir / "out").iterdir()) == []
+    assert not (user_dir / "nodir").exists()
+
+
+def test_rule_a_directory_where_a_file_belongs_is_one_line_exit_2(user_dir: Path) -> None:
+    ran = harness("compare", "--json", ".", cwd=user_dir)
+    assert (ran.code, ran.out, ran.err_lines) == (
+        2,
+        "",
+        ["pi-continuity-harness compare: --json .: is a directory"],
+    )
+    ran = harness("explore", "--json", ".", cwd=user_dir)
+    assert (ran.code, ran.err_lines) == (2, ["pi-continuity-harness explore: --json .: is a directory"])

@@ -1,0 +1,148 @@
+"""Issue 16: exploration on a real Dask cluster gives the local run's report, and a worker killed
+mid-run loses no seed (Dask runs its seeds again; the report names them).
+
+A real ``dask scheduler`` and two ``dask worker`` processes on 127.0.0.1 (free ports, each in a
+process group of its own, killed afterwards). Needs the ``scale`` extra (CI installs it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+pytestmark = pytest.mark.slow
+
+SEEDS = 200
+STEPS = 6
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _dask(*args: str, log: Path) -> subprocess.Popen[bytes]:
+    """``dask ...`` in a process group of its own (a worker's children die with it)."""
+    dask = Path(sys.executable).with_name("dask")
+    handle = log.open("wb")
+    return subprocess.Popen(
+        [str(dask), *args], stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+
+
+@dataclass
+class Cluster:
+    address: str
+    workers: list[subprocess.Popen[bytes]]
+    logs: Path
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    logs = tmp_path_factory.mktemp("dask")
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = _dask(
+        "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard", log=logs / "scheduler.log"
+    )
+    workers: list[subprocess.Popen[bytes]] = []
+    try:
+        for index in range(2):
+            options = ["--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard", "--no-nanny"]
+            directory = ["--local-directory", str(logs / f"worker-{index}")]
+            workers.append(_dask("worker", address, *options, *directory, log=logs / f"worker-{index}.log"))
+        with distributed.Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=120)
+        yield Cluster(address, workers, logs)
+    finally:
+        for process in [*workers, scheduler]:
+            _kill(process)
+
+
+def _explore(tmp: Path, name: str, *extra: str) -> subprocess.Popen[str]:
+    command = [
+        sys.executable, "-m", "pi_continuity_harness.cli", "explore", "--seeds", str(SEEDS), "--steps", str(STEPS),
+        "--quiet", "--json", str(tmp / f"{name}.json"), "--out", str(tmp / "out"), *extra,
+    ]  # fmt: skip
+    return subprocess.Popen(command, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _seeds(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every seed's report but its wall time (the one thing that depends on who ran it)."""
+    return [{k: v for k, v in seed.items() if k != "seconds"} for seed in report["seeds"]]
+
+
+@pytest.fixture(scope="module")
+def local_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    tmp = tmp_path_factory.mktemp("local")
+    process = _explore(tmp, "local")
+    output, _ = process.communicate(timeout=1800)
+    assert process.returncode == 0, output
+    report: dict[str, Any] = json.loads((tmp / "local.json").read_text(encoding="utf-8"))
+    return report
+
+
+def test_a_dask_cluster_explores_200_seeds_with_the_local_runs_report(
+    cluster: Cluster, local_report: dict[str, Any], tmp_path: Path
+) -> None:
+    process = _explore(tmp_path, "dask", "--scheduler", cluster.address)
+    output, _ = process.communicate(timeout=1800)
+    assert process.returncode == 0, output
+    assert f"on Dask scheduler {cluster.address} (2 worker thread(s))" in output
+    report = json.loads((tmp_path / "dask.json").read_text(encoding="utf-8"))
+    assert [seed["seed"] for seed in report["seeds"]] == list(range(SEEDS))
+    assert _seeds(report) == _seeds(local_report)
+    assert report["summary"]["retriedSeeds"] == []
+
+
+def test_a_worker_killed_mid_run_loses_no_seed_and_its_seeds_are_named(
+    cluster: Cluster, local_report: dict[str, Any], tmp_path: Path
+) -> None:
+    process = _explore(tmp_path, "killed", "--scheduler", cluster.address)
+    victim, lost = None, []
+    with distributed.Client(cluster.address, timeout=60) as client:
+        pids = client.run(os.getpid)  # worker address -> process id
+        processes = {
+            address: next(p for p in cluster.workers if p.pid == pid) for address, pid in pids.items()
+        }
+        assert len(processes) == 2
+        deadline = time.monotonic() + 600
+        while victim is None and time.monotonic() < deadline and process.poll() is None:
+            for address, keys in client.processing().items():
+                # once some seeds are done, kill a worker while it holds a seed
+                if any(int(str(key).rsplit("seed-", 1)[1]) >= 20 for key in keys):
+                    victim, lost = address, [str(key) for key in keys]
+                    _kill(processes[address])
+                    break
+            time.sleep(0.05)
+    assert victim is not None, "the run ended before a worker could be killed"
+    output, _ = process.communicate(timeout=1800)
+    assert process.returncode == 0, output
+    report = json.loads((tmp_path / "killed.json").read_text(encoding="utf-8"))
+    assert [seed["seed"] for seed in report["seeds"]] == list(range(SEEDS))
+    assert _seeds(report) == _seeds(local_report)
+    retried = report["summary"]["retriedSeeds"]
+    held = sorted(int(key.rsplit("seed-", 1)[1]) for key in lost)
+    assert set(held) <= set(retried), (held, retried)
+    assert "seeds run again after their worker was lost: " in output
