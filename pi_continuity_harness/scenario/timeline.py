@@ -101,7 +101,8 @@ def _text(content: Any) -> str:
 
 def _block(label: str, text: str) -> list[str]:
     body = text.splitlines() or [""]
-    return [_INDENT + label + body[0], *(_INDENT + "  " + line for line in body[1:])]
+    # No trailing blanks (a blank line of the text is the bare margin), so the output diffs cleanly.
+    return [(_INDENT + label + body[0]).rstrip(), *(f"{_INDENT}  {line}".rstrip() for line in body[1:])]
 
 
 def _request_lines(request: dict[str, Any], system: list[str | None]) -> list[str]:

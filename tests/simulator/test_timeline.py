@@ -94,6 +94,7 @@ def test_every_model_call_is_kept_in_full_and_the_timeline_shows_it(tmp_path: Pa
     assert f"| [user] {prompt.splitlines()[0]}" in timeline  # the whole prompt, not 80 characters
     assert "| system: You are a coding assistant" in timeline
     assert "| [assistant stopReason stop, totalTokens " in timeline
+    assert not [line for line in timeline.splitlines() if line.endswith(" ")]  # diffs cleanly
     assert render_timeline(result.host.trace.records) == "".join(
         render_record(r) + "\n" for r in result.host.trace.records
     )
