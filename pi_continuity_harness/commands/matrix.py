@@ -122,7 +122,7 @@ def main(args: argparse.Namespace) -> int:
     check_directory("--report", args.report)
     check_directory("--workdir", args.workdir)
     for extension in extensions:
-        if not extension.endswith(".ts"):
+        if not extension.endswith(".ts") and not extension.startswith("pkg:"):  # Python: same code on both
             check_implementation("sim", extension, system=args.system)
 
     def install(version: str) -> dict[str, Any]:

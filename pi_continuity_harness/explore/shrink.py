@@ -77,8 +77,12 @@ def minimise(
     max_runs: int = 400,
     max_seconds: float = 120.0,
     run_budget: BudgetOverride | None = None,
+    run: Callable[[Any], CaseResult] | None = None,
 ) -> MinimisedCase:
-    """Shrink ``case`` while its first violation keeps the invariant name of ``failure``."""
+    """Shrink ``case`` while its first violation keeps the invariant name of ``failure``.
+
+    ``run`` plays a candidate (default: :func:`~.runner.run_case` on the simulated host; the
+    real-Pi explorer passes its own)."""
     first = failure.first
     assert first is not None, "only a failing case can be minimised"
     target = first.invariant
@@ -93,9 +97,12 @@ def minimise(
         nonlocal runs
         runs += 1
         try:
-            result = run_case(
-                plugin, candidate, implementation=implementation, workdir=workdir, budget=run_budget
-            )
+            if run is not None:
+                result = run(candidate)
+            else:
+                result = run_case(
+                    plugin, candidate, implementation=implementation, workdir=workdir, budget=run_budget
+                )
         except Exception:  # a candidate the harness cannot run is not a smaller failure
             return None
         violation = result.first

@@ -316,8 +316,11 @@ def notes(matrix: PiVersionMatrix) -> list[str]:
         for version in matrix.pi_versions:
             cell = row.cells.get(version, MatrixCell("missing"))
             if cell.status != "passed":
-                # A skip names the release ("target pi 1.3.0 lacks it"): the same reason across releases.
-                reason = cell.reason.replace(f"target pi {version} lacks", "the release lacks")
+                # A skip names the release ("target pi 1.3.0 lacks it"): the same reason across
+                # releases. A host capability is the release's; any other (trace-faults,
+                # print-mode) the real-Pi target's, whatever the release.
+                who = "the release lacks" if cell.capability else "the real-Pi target lacks"
+                reason = cell.reason.replace(f"target pi {version} lacks", who)
                 seen.setdefault((cell.status, reason), []).append(version)
         for (status, reason), versions in seen.items():
             where = "every version" if len(versions) == len(matrix.pi_versions) else ", ".join(versions)

@@ -6,9 +6,15 @@ them cannot hide. It knows the schema-v2 frontmatter (spec §8), the mandatory h
 transcribed here from the spec's own block), the continuation suffix (§10), the
 authority-boundary sentence (§14) and what the event-freshness rule must say (§9, §14).
 
-The freshness rule has no fixed wording in the spec; the oracle recognises it by what the
-spec requires it to state: that the Brief is *historical* evidence, and that only a newer
-``eventId`` (or a new current-turn event) permits a new compaction.
+The freshness rule has no fixed wording in the spec; the oracle recognises it by the three
+things the spec requires it to state (§14): that the Brief records *one specific handoff*,
+that its presence is *historical* evidence rather than proof of a new current-turn
+compaction, and that a new compaction may be announced or acted on *only when* a new
+current-turn event or a *newer* ``eventId``/artifact is explicitly observed.
+
+Directive-looking content (§14) is recognised by :func:`promoted_directives`: a role label
+opening a line, a role tag, an instruction override, an act against the continuity
+artifacts, a claim that a compaction happened, outside quoted and attributed evidence.
 """
 
 from __future__ import annotations
@@ -26,15 +32,18 @@ __all__ = [
     "ARTIFACT_KIND",
     "AUTHORITY_BOUNDARY_SENTENCE",
     "CONTINUATION_SUFFIX",
+    "FRESHNESS_STATEMENTS",
     "HANDOFF_REASONS",
     "MANDATORY_HEADINGS",
     "MESSAGE_PREFIX",
     "REQUIRED_FIELDS",
     "Brief",
     "brief_problems",
+    "freshness_statements_missing",
     "has_freshness_rule",
     "leaf_values",
     "parse_brief",
+    "promoted_directives",
     "section",
     "sha256_hex",
 ]
@@ -213,7 +222,86 @@ def section(body: str, heading: str) -> str:
     return "\n".join(out)
 
 
+#: The three statements of the event-freshness rule (spec §9 "Recovery Instructions", §14).
+FRESHNESS_STATEMENTS: dict[str, re.Pattern[str]] = {
+    "records one specific handoff": re.compile(
+        r"\b(?:one|a single|a particular)\s+(?:specific\s+|particular\s+|single\s+)?"
+        r"(?:[\w-]+\s+){0,3}?handoff\b",
+        re.IGNORECASE,
+    ),
+    "is historical evidence, not proof of a new current-turn compaction": re.compile(
+        r"\bhistorical\b[^.]*?\bnot\b[^.]*?\b(?:proof|evidence|sign)\b[^.]*?\bnew\b[^.]*?\bcompaction\b",
+        re.IGNORECASE | re.DOTALL,
+    ),
+    "permits a new compaction only on a new current-turn event or a newer eventId/artifact": re.compile(
+        r"\bonly (?:when|if)\b[^.]*?\bnewer\b[^.]*?\b(?:eventId|artifact)\b",
+        re.IGNORECASE | re.DOTALL,
+    ),
+}
+
+
+def freshness_statements_missing(text: str) -> list[str]:
+    """What ``text`` fails to state of the event-freshness rule (empty: it states all of it)."""
+    return [what for what, pattern in FRESHNESS_STATEMENTS.items() if not pattern.search(text)]
+
+
 def has_freshness_rule(text: str) -> bool:
-    """Whether ``text`` states the event-freshness rule (historical evidence; newer eventId)."""
-    lowered = text.lower()
-    return "historical" in lowered and "eventid" in lowered
+    """Whether ``text`` states the whole event-freshness rule (the three statements)."""
+    return not freshness_statements_missing(text)
+
+
+_FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")
+_ROLE_LABEL_RE = re.compile(r"^\s*(?:system|developer|assistant)\s*:", re.IGNORECASE)
+_DIRECTIVES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"<\s*/?\s*(?:system|developer)\b[^>]*>|\[\s*(?:system|developer)\s*\]", re.IGNORECASE),
+    re.compile(r"<\|(?:im_start\|>\s*)?(?:system|developer)", re.IGNORECASE),
+    re.compile(
+        r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?]{0,40}?"
+        r"\b(?:instructions?|rules|system prompt|guidelines|polic(?:y|ies))\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?:delete|remove|erase|overwrite|rewrite)\b[^.!?]{0,40}?"
+        r"\b(?:continuity brief|this brief|the brief|brief file|continuity artifacts?|pending brief)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\bannounce\s+(?:that|a|the)\b[^.!?]{0,60}?\bcompaction\b"
+        r"|\bnew compaction (?:has )?(?:just )?(?:happened|occurred)\b",
+        re.IGNORECASE,
+    ),
+)
+_QUOTES_RE = re.compile(r"`[^`]*`|\"[^\"]*\"|\u201c[^\u201d]*\u201d")
+_OBSERVED_RE = re.compile(
+    r"\b(?:observed|said|says|contained|contains|read|wrote|found|quoted|reported|printed|showed|returned|from)\b",
+    re.IGNORECASE,
+)
+
+
+def promoted_directives(body: str) -> list[str]:
+    """Lines of a Brief body that state directive-looking content as its own text (spec §14).
+
+    Such content may be recorded only as evidence: inside a fenced code block, or quoted (a
+    ``>`` blockquote, a code span, quotation marks) with the line or the line before saying
+    where it was observed.
+    """
+    found: list[str] = []
+    in_fence = False
+    previous = ""
+    for line in body.splitlines():
+        if _FENCE_RE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        stripped = line.strip()
+        quoted = stripped.startswith(">")
+        own = "" if quoted else _QUOTES_RE.sub(" ", stripped)
+        promoted = bool(_ROLE_LABEL_RE.match(own) or any(p.search(own) for p in _DIRECTIVES))
+        if not promoted and any(p.search(stripped) for p in _DIRECTIVES):
+            promoted = not _OBSERVED_RE.search(previous + "\n" + stripped)
+        if promoted:
+            found.append(stripped)
+        if stripped:
+            previous = stripped
+    return found

@@ -834,3 +834,6 @@ for _entry in blitz.BLITZ_MUTANTS.values():
         explorable=_entry.invariant is not None,
         invariant=_entry.invariant,
     )
+
+# The single-rule mutants of the rule catalogue (mutants/continuity_rules.py) register here too.
+from pi_continuity_harness.mutants import continuity_rules  # noqa: E402, F401

@@ -64,7 +64,9 @@ def _last_user_text(messages: list[dict[str, Any]]) -> str:
     return ""
 
 
-def valid_brief_body(request: ModelRequest, *, omit: str | None = None) -> str:
+def valid_brief_body(
+    request: ModelRequest, *, omit: str | None = None, overrides: dict[str, str] | None = None
+) -> str:
     """A valid Continuity Brief body (spec §9), derived deterministically from the request.
 
     The task line quotes the last user text of the request; a digest of the whole request
@@ -74,7 +76,7 @@ def valid_brief_body(request: ModelRequest, *, omit: str | None = None) -> str:
         json.dumps(request.to_json(), sort_keys=True, ensure_ascii=False).encode()
     ).hexdigest()[:16]
     task = " ".join(_last_user_text(request.messages).split())[:240] or "None known."
-    sections: dict[str, str] = {
+    defaults: dict[str, str] = {
         "## Task": f"Continue the work described in the transcript. Latest request seen: {task}",
         "## Done When": "None known.",
         "## Constraints / Forbid": "Follow the active system, developer and user instructions.",
@@ -93,6 +95,7 @@ def valid_brief_body(request: ModelRequest, *, omit: str | None = None) -> str:
         "## External State / Assumptions": "None known.",
         "## Recovery Instructions": "Read this Brief, then continue from Next Actions.",
     }
+    sections = {**defaults, **(overrides or {})}
     lines: list[str] = []
     for heading in SCRIPTED_BRIEF_HEADINGS:
         if heading == omit:
@@ -111,10 +114,34 @@ class _ContinuityReplies:
     """The ``pi-session-continuity`` writer (see the module docstring)."""
 
     def body(self, request: ModelRequest, reply: SynthesisReply) -> str:
-        body = valid_brief_body(request, omit=reply.heading if reply.kind == "missing_heading" else None)
+        body = valid_brief_body(
+            request,
+            omit=reply.heading if reply.kind == "missing_heading" else None,
+            overrides=reply.sections,
+        )
         if reply.kind == "unquoted_directive":
             body = body.replace("## Established Facts\n\n", "## Established Facts\n\n" + _DIRECTIVE, 1)
+        elif reply.kind == "out_of_order":
+            body = _moved_to_top(body, reply.heading or "## Next Actions")
+        elif reply.kind == "fenced_heading":
+            assert reply.heading is not None
+            body = body.replace(f"\n{reply.heading}\n", f"\n```\n{reply.heading}\n```\n", 1)
+        elif reply.kind == "inline_heading":
+            assert reply.heading is not None
+            body = body.replace(
+                f"\n{reply.heading}\n", f"\nThe next section would be {reply.heading} here.\n", 1
+            )
         return body
+
+
+def _moved_to_top(body: str, heading: str) -> str:
+    """``body`` with the section of ``heading`` (up to the next heading) moved right after the
+    title: every heading still there, in the wrong order."""
+    lines = body.split("\n")
+    start = lines.index(heading)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("#")), len(lines))
+    section, rest = lines[start:end], lines[:start] + lines[end:]
+    return "\n".join([rest[0], "", *section, *rest[1:]]).rstrip("\n") + "\n"
 
 
 #: The writer the ``pi-session-continuity`` system answers synthesis requests with.

@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pi_continuity_harness.scenario.operations import Operation, Operations
+from pi_continuity_harness.scenario.operations import AbortOp, Operation, Operations
 
 __all__ = [
     "DEFAULT_REASONING_TOKENS",
@@ -48,6 +48,7 @@ __all__ = [
     "Reply",
     "RequestKind",
     "ScriptedToolCall",
+    "StreamPlan",
     "SynthesisReply",
     "Usage",
     "estimate_request_tokens",
@@ -160,6 +161,37 @@ class _Held(_Strict):
     )
 
 
+class StreamPlan(_Strict):
+    """Stream part of a reply first, then hold, abort, drop the connection or fail.
+
+    ``upto`` characters are streamed (after the response headers and the role chunk): the
+    thinking first, then the text, then each tool call's arguments JSON, in that order; 0
+    streams the role chunk only. Then:
+
+    ``hold``
+        the reply's ``during`` operations run (after Pi has read the partial reply); the rest
+        then streams, unless an operation aborted the request: pi-ai then persists what was
+        streamed with ``stopReason: "aborted"`` and ``errorMessage: "Request was aborted"``
+        (``openai-completions.js:462-466``, with ``responseId`` set);
+    ``abort``
+        ``hold`` with an ``abort`` appended to ``during``;
+    ``drop``
+        the connection closes without a finish reason: pi-ai ends the reply with
+        ``stopReason: "error"``, ``errorMessage: "Stream ended without finish_reason"``
+        (``openai-completions.js:471-476``), which Pi's auto-retry treats as retryable;
+    ``error``
+        an SSE ``{"error": {"message": error}}`` object: ``errorMessage`` is that message.
+
+    Both targets cut the stream at the same point: the fake server sends the chunks up to
+    ``upto``; the simulated model feeds the same chunks through its port of pi-ai's stream
+    handling (``simulator/provider.py``).
+    """
+
+    upto: int = Field(default=0, ge=0, description="Characters streamed before the hold or failure")
+    then: Literal["hold", "abort", "drop", "error"] = "hold"
+    error: str = Field(default="upstream error", description="The SSE error message (then: error)")
+
+
 class Reply(_Held):
     """One scripted reply to an ``agent`` (or ``summary``) request."""
 
@@ -176,6 +208,9 @@ class Reply(_Held):
     )
     finish: Literal["stop", "length", "tool_calls"] | None = None
     error: HttpError | None = None
+    stream: StreamPlan | None = Field(
+        default=None, description="Stream part of the reply, then hold, abort, drop or fail"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Reply:
@@ -183,6 +218,29 @@ class Reply(_Held):
             raise ValueError("give usage or context_tokens, not both")
         if self.error is not None and (self.text or self.tool_calls):
             raise ValueError("an error reply has no text or tool calls")
+        if self.stream is not None:
+            if self.error is not None:
+                raise ValueError("an HTTP error reply streams nothing: give error or stream, not both")
+            size = streamed_chars(self.text, self.thinking, self.tool_calls)
+            if self.stream.upto > size:
+                raise ValueError(f"stream.upto {self.stream.upto} is more than the reply's {size} characters")
+            before_calls = len(self.thinking or "") + len(self.text)
+            boundaries = {before_calls}
+            for call in self.tool_calls:
+                boundaries.add(max(boundaries) + len(tool_arguments_json(call.arguments)))
+            if (
+                self.stream.upto > before_calls
+                and self.stream.upto not in boundaries
+                and self.stream.then != "error"
+            ):
+                raise ValueError(
+                    "stream.upto stops inside a tool call's arguments: only then: error can end there "
+                    "(the finished block would carry V8's own JSON.parse message, which is not modelled)"
+                )
+            if self.stream.then in ("drop", "error") and self.during:
+                raise ValueError(
+                    f"stream.then {self.stream.then!r} ends the reply: it holds nothing (no during)"
+                )
         return self
 
 
@@ -195,8 +253,12 @@ class SynthesisReply(_Held):
     ``error``, ``abort`` (the user aborts while the call is in flight; it resolves with
     ``stopReason: aborted``), ``raw`` text, or ``unquoted_directive`` (a valid body that
     promotes a directive-looking line from the transcript to an unquoted instruction, which
-    the authority-boundary rule of the continuity spec §14 forbids). The bodies are written by
-    the system's :class:`ExtensionReplies` writer; this model only decides stop reasons,
+    the authority-boundary rule of the continuity spec §14 forbids); ``out_of_order`` (the
+    section ``heading``, default Next Actions, moved to the top), ``fenced_heading`` (``heading``
+    only inside a code fence), ``inline_heading`` (``heading`` only inside a sentence) and
+    ``tool_use`` (a body, then a tool call: ``stopReason: toolUse``). ``sections`` replaces the
+    text of some sections of the body (``{"## Next Actions": "..."}``). The bodies are written
+    by the system's :class:`ExtensionReplies` writer; this model only decides stop reasons,
     budgets and usage.
     """
 
@@ -210,17 +272,23 @@ class SynthesisReply(_Held):
         "abort",
         "raw",
         "unquoted_directive",
+        "out_of_order",
+        "fenced_heading",
+        "inline_heading",
+        "tool_use",
     ] = "valid"
     heading: str | None = None
     text: str | None = None
+    #: Section heading -> the text the writer puts under it instead of its own.
+    sections: dict[str, str] = Field(default_factory=dict)
     error: HttpError | None = None
     reasoning_tokens: int | None = Field(default=None, ge=0)
     usage: Usage | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> SynthesisReply:
-        if self.kind == "missing_heading" and not self.heading:
-            raise ValueError("kind missing_heading needs heading")
+        if self.kind in ("missing_heading", "fenced_heading", "inline_heading") and not self.heading:
+            raise ValueError(f"kind {self.kind} needs heading")
         if self.kind == "raw" and self.text is None:
             raise ValueError("kind raw needs text")
         if self.kind == "error" and self.error is None:
@@ -252,6 +320,8 @@ class ModelRequest:
     reasoning: str | None = None
     #: :func:`estimate_request_tokens`, when the caller already counted it (not part of the request).
     estimated_input_tokens: int | None = field(default=None, compare=False, repr=False)
+    #: The chat-completions body the request was parsed from (``scenario.chat_wire``), when known.
+    body: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -280,6 +350,23 @@ class ModelOutcome:
     during: tuple[Operation, ...]
     #: The user aborts while the call is held (``SynthesisReply(kind="abort")``).
     abort_while_held: bool = False
+    #: Stream part of the reply before holding or failing (None: hold before the headers).
+    stream: StreamPlan | None = None
+
+    @property
+    def held(self) -> bool:
+        """Whether the call is held open while operations run (before the headers, or after
+        a partial stream)."""
+        if self.stream is not None and self.stream.then in ("drop", "error"):
+            return False
+        return bool(self.during) or self.abort_while_held or self.stream is not None
+
+    def hold_operations(self) -> tuple[Operation, ...]:
+        """What runs while the call is held: ``during``, then an abort the reply asks for."""
+        ops = tuple(self.during)
+        if self.abort_while_held or (self.stream is not None and self.stream.then == "abort"):
+            ops = (*ops, AbortOp())
+        return ops
 
 
 class ExtensionReplies(Protocol):
@@ -339,6 +426,17 @@ def estimate_request_tokens(request: ModelRequest) -> int:
     for message in request.messages:
         chars += message_chars(message)
     return math.ceil(chars / 4)
+
+
+def streamed_chars(text: str, thinking: str | None, tool_calls: tuple[ScriptedToolCall, ...]) -> int:
+    """The characters a reply streams, in the order :class:`StreamPlan` counts them: the
+    thinking, the text, then each tool call's arguments as the fake server encodes them."""
+    return len(thinking or "") + len(text) + sum(len(tool_arguments_json(c.arguments)) for c in tool_calls)
+
+
+def tool_arguments_json(arguments: dict[str, Any]) -> str:
+    """A tool call's arguments as the fake server streams them (Python's ``json.dumps``)."""
+    return json.dumps(arguments)
 
 
 def _output_tokens(text: str, thinking: str | None, tool_calls: tuple[ScriptedToolCall, ...]) -> int:
@@ -451,6 +549,7 @@ def _respond_reply(request: ModelRequest, reply: Reply) -> ModelOutcome:
         error=None,
         latency_ms=reply.latency_ms,
         during=reply.during,
+        stream=reply.stream,
     )
 
 
@@ -494,7 +593,20 @@ def _respond_synthesis(
     if reply.kind == "length":
         half = body[: len(body) // 2]
         return outcome(half, "length", output=math.ceil(len(half) / 4) + reasoning)
-    # valid, missing_heading, abort: a body, unless the output budget starves it.
+    if reply.kind == "tool_use":
+        call = ScriptedToolCall(name="read", arguments={"path": "NOTES.md"}, id="call_synthesis_tool")
+        return ModelOutcome(
+            text=body,
+            thinking=None,
+            tool_calls=(call,),
+            stop_reason="toolUse",
+            usage=reply.usage
+            or Usage(input=estimate_request_tokens(request), output=math.ceil(len(body) / 4)),
+            error=None,
+            latency_ms=reply.latency_ms,
+            during=reply.during,
+        )
+    # valid, missing_heading, abort...: a body, unless the output budget starves it.
     body_tokens = math.ceil(len(body) / 4)
     if request.max_tokens is not None and reasoning + body_tokens > request.max_tokens:
         room_chars = max(0, (request.max_tokens - reasoning) * 4)

@@ -9,7 +9,9 @@ matches no option) is cancelled too, and the handler goes on, as with PiTarget's
 the mismatch is kept in :attr:`UIHub.errors` and the operation fails with it.
 
 Without a UI (print and json modes) dialogs return ``None``/``False`` without consuming
-an answer and notifications go nowhere, exactly as Pi's ``noOpUIContext`` (§9.18).
+an answer and notifications go nowhere, exactly as Pi's ``noOpUIContext`` (§9.18). The
+attempt to open a dialog is still recorded (``noUI: true``): Pi shows nothing, but a step
+can then tell that an implementation tried to ask.
 """
 
 from __future__ import annotations
@@ -123,8 +125,14 @@ class SimUIContext:
             await asyncio.sleep(timeout)
         return answer
 
+    def _attempt(self, method: str, title: str, **data: Any) -> None:
+        """A dialog opened without a UI: nothing is shown (Pi's no-op context), the call is recorded."""
+        self._hub.dialogs.append({"method": method, "title": title, "noUI": True, **data})
+        self._hub.trace.emit("ui", method, title=title, noUI=True, **data)
+
     async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
         if not self._has_ui:
+            self._attempt("select", title, options=list(options))
             return None
         answer = await self._dialog("select", title, timeout, options=list(options))
         if answer is None or answer.cancel:
@@ -137,6 +145,7 @@ class SimUIContext:
 
     async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
         if not self._has_ui:
+            self._attempt("confirm", title, message=message)
             return False
         answer = await self._dialog("confirm", title, timeout, message=message)
         return bool(answer is not None and not answer.cancel and answer.confirm)
@@ -145,6 +154,7 @@ class SimUIContext:
         self, title: str, placeholder: str | None = None, *, timeout: float | None = None
     ) -> str | None:
         if not self._has_ui:
+            self._attempt("input", title, placeholder=placeholder)
             return None
         answer = await self._dialog("input", title, timeout, placeholder=placeholder)
         if answer is None or answer.cancel:
@@ -153,6 +163,7 @@ class SimUIContext:
 
     async def editor(self, title: str, prefill: str | None = None) -> str | None:
         if not self._has_ui:
+            self._attempt("editor", title, prefill=prefill)
             return None
         answer = await self._dialog("editor", title, None, prefill=prefill)
         if answer is None or answer.cancel:

@@ -40,6 +40,7 @@ from pi_continuity_harness.targets.target import (
     CAPABILITIES,
     RUN_CHECKERS_GROUP,
     CheckedRun,
+    HeldOutcome,
     Observation,
     ObservedRequest,
     OperationOutcome,
@@ -149,6 +150,7 @@ class SimTarget:
             implementation=self._implementation,
             replies=self._system_of_implementation().extension_replies if self._system else None,
         )
+        self._simulation.host.rpc_events = []
         if attach is not None:
             attach(self._simulation)
         try:
@@ -211,6 +213,11 @@ class SimTarget:
             observation.operations.append(
                 OperationOutcome(outcome.name, outcome.ok, outcome.error, outcome.disposition)
             )
+        observation.rpc_events = list(host.rpc_events or [])
+        observation.held_operations = [
+            HeldOutcome(label, operation, OperationOutcome(r.name, r.ok, r.error, r.disposition))
+            for label, operation, r in host.held_outcomes
+        ]
         workdir = paths.workdir
         for record in host.trace.records:
             kind = record["kind"]
@@ -230,6 +237,8 @@ class SimTarget:
                 observation.dialogs.append({"method": record["name"], **payload})
             elif kind == "fs" and (event := fs_event(payload | {"kind": "fs", "name": record["name"]})):
                 observation.fs_events.append(event)
+            elif kind == "ui" and record["name"] == "output":
+                observation.command_output.append(str(payload.get("text") or ""))
         observation.notifications = [(n.message, n.notify_type) for n in host.ui.notifications]
         observation.statuses = dict(host.ui.statuses)
         observation.widgets = [_restore(dict(w), workdir) for w in host.ui.widget_updates]

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from pi_continuity_harness.api.abort import AbortController
 from pi_continuity_harness.api.events import (
     AgentSettledEvent,
     InputEvent,
@@ -20,9 +21,11 @@ from pi_continuity_harness.api.events import (
 from pi_continuity_harness.reference.blitz.constants import (
     EMERGENCY_INSTRUCTION,
     REMINDER_TEXT,
+    STATUS_TOOL,
     SUBCOMMANDS,
 )
 from pi_continuity_harness.reference.blitz.recovery import list_recovery_files
+from pi_continuity_harness.reference.blitz.state import BlitzHandoffError
 
 from .fakes import Rig, make_rig
 
@@ -579,3 +582,29 @@ def test_a_bootstrap_turn_that_is_unobserved_or_fails_keeps_the_recovery_file(ri
     rig.emit("agent_settled", AgentSettledEvent(aborted=False))
     assert recovery.exists()
     assert any("did not complete" in n and level == "error" for n, level in rig.ctx.ui.notes)
+
+
+def test_no_handoff_starts_while_settings_is_open(rig: Rig, tmp_path: Path) -> None:
+    """H87c: while /sh settings waits for the user, no route starts a handoff (command, model,
+    automatic). The scenario language answers every dialog at once, so only this unit test can
+    hold the menu open while a start arrives (the catalogue marks H87c unchecked with that reason)."""
+    _enable_automatic(rig, tmp_path)
+    seen: dict[str, Any] = {}
+
+    async def held_open(title: str, options: list[str], *, timeout: float | None = None) -> str | None:
+        try:
+            rig.handoff.start_request(rig.ctx, "command")
+        except BlitzHandoffError as error:
+            seen["command"] = str(error)
+        tool = rig.pi.tools[STATUS_TOOL]
+        seen["model"] = await tool.execute("c", {"action": "start"}, AbortController().signal, rig.ctx)
+        seen["automatic"] = rig.handoff.automatic_due(99.0)
+        return None
+
+    rig.ctx.ui.select = held_open  # type: ignore[method-assign]
+    rig.command("settings")
+    assert "settings" in seen["command"]
+    assert seen["model"].is_error and seen["automatic"] is False
+    assert rig.handoff.request is None
+    rig.command("start")  # closed again: a start is accepted
+    assert rig.handoff.request is not None

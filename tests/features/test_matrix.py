@@ -13,7 +13,7 @@ import pytest
 
 from pi_continuity_harness.cli import main
 from pi_continuity_harness.features import matrix as matrix_module
-from pi_continuity_harness.features.matrix import run_matrix, version_key
+from pi_continuity_harness.features.matrix import notes, run_matrix, version_key
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun
 
 NEEDS = "needs busy-while-run-starts (...); target pi 1.0.3 lacks it"
@@ -158,6 +158,20 @@ def test_the_validation_record_carries_the_same_matrix(tmp_path: Path) -> None:
     assert f"- 1.0.3: skipped beta :: b-one: {generic}" in markdown
     # Each run's own record (spec §20) beside it.
     assert (tmp_path / "record" / "reference" / "1.0.3" / "validation-record.json").is_file()
+
+
+def test_a_skip_for_what_the_target_lacks_is_not_blamed_on_the_release(tmp_path: Path) -> None:
+    """``needs trace-faults`` is the real-Pi target's lack on every release, not a host
+    capability of one (targets/realpi/versions.py): the note says so, and it is no capability skip."""
+    suite = _plan(set(), versions=("1.5.2", "1.6.0"))
+    for rows in suite.plan.values():
+        rows.append(("c-one", "gamma", "skipped", "needs trace-faults (...); target pi 1.5.2 lacks it"))
+    [matrix] = run_matrix(pi_versions=["1.5.2", "1.6.0"], suite=suite, workdir=tmp_path).implementations
+    assert "1.5.2: skipped gamma :: c-one: needs trace-faults (...); the real-Pi target lacks it" in notes(
+        matrix
+    )
+    assert matrix.capability_skips("1.5.2") == []
+    assert matrix.minimum_supported_version == "1.5.2"
 
 
 def test_every_implementation_on_every_release_and_installs_once_per_release(tmp_path: Path) -> None:

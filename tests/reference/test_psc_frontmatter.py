@@ -302,9 +302,7 @@ def frontmatters(draw: st.DrawFn) -> ContinuityBriefFrontmatter:
         updated_at=draw(_timestamps),
         model_id=draw(_text),
         synthesis_model=draw(_text),
-        synthesis_effort=draw(
-            st.sampled_from(["inherit", "off", "minimal", "low", "medium", "high", "xhigh"])
-        ),
+        synthesis_effort=draw(st.sampled_from(["inherit", "minimal", "low", "medium", "high", "xhigh"])),
         token_count_at_trigger=draw(_counts),
         context_window=draw(_counts),
         reserve_tokens=draw(_counts),

@@ -44,6 +44,10 @@ ALL_MESSAGES: dict[str, Callable[[], str]] = {
     "settings_saved": lambda: messages.settings_saved(SETTINGS),
     "settings_cancelled": messages.settings_cancelled,
     "settings_read_only": lambda: messages.settings_read_only(SETTINGS),
+    "checkpoint_read_only": messages.checkpoint_read_only,
+    "project_settings_invalid": lambda: messages.project_settings_invalid(
+        f"{SETTINGS} is not valid JSON (line 1 column 15: Expecting value)"
+    ),
     "stale_pending_found": messages.stale_pending_found,
     "invalid_config": lambda: messages.invalid_config(CONFIG_ERROR),
     "incompatible_compaction": lambda: messages.incompatible_compaction(["fromExtension", "summary"]),

@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from pi_continuity_harness.reference.psc.paths import ArtifactLayout
-from pi_continuity_harness.reference.psc.retention import archived_briefs, pending_briefs, prune_archive
+from pi_continuity_harness.reference.psc.retention import (
+    archived_briefs,
+    leftover_temp_files,
+    pending_briefs,
+    prune_archive,
+)
 
 START = datetime(2026, 11, 30, tzinfo=UTC)
 
@@ -88,3 +93,15 @@ def test_pending_briefs_lists_only_markdown_files(tmp_path: Path) -> None:
     (pending / "c.txt").write_text("x")
     assert pending_briefs(layout.pending_dir) == [str(pending / "a.md"), str(pending / "b.md")]
     assert pending_briefs(str(tmp_path / "none")) == []
+
+
+def test_leftover_temp_files_are_exactly_the_atomic_writes_temporary_names(tmp_path: Path) -> None:
+    """Rule P136 (issue 10 item 6): what ``atomic_write_text`` leaves when a crash stops it
+    before the rename, and nothing else (a Brief, another dot-file, another .tmp)."""
+    layout = ArtifactLayout(str(tmp_path), "s1")
+    pending = Path(layout.pending_dir)
+    pending.mkdir(parents=True)
+    temp = pending / f".ev-1.md.{'0123456789abcdef' * 2}.tmp"
+    for name in (temp.name, "ev-1.md", ".hidden", "notes.tmp", f".ev-2.md.{'z' * 32}.tmp"):
+        (pending / name).write_text("x")
+    assert leftover_temp_files(layout.pending_dir, layout.archive_dir, layout.failed_dir) == [str(temp)]

@@ -46,6 +46,7 @@ from pi_continuity_harness.features.oracle import (
     has_freshness_rule,
     leaf_values,
     parse_brief,
+    promoted_directives,
     section,
     sha256_hex,
 )
@@ -74,9 +75,6 @@ MIN_SYNTHESIS_TRANSCRIPT_TOKENS = 32_000
 #: Tokens a synthesis request may spend on its own framing (system prompt, delimiters).
 _PROMPT_ALLOWANCE = 4_096
 _SETTINGS_KEYS = frozenset({"enabled", "reserveTokens", "keepRecentTokens"})
-_DIRECTIVE_LINE = re.compile(
-    r"^\s*(?:SYSTEM|DEVELOPER|ASSISTANT)\s*:|ignore (?:all )?previous instructions", re.IGNORECASE
-)
 _FOOTER_PERCENT = re.compile(r"@ ~(\d+(?:\.\d+)?)%")
 _EVENT_ID = re.compile(r"^eventId:\s*\"?([^\"\n]+)\"?\s*$", re.MULTILINE)
 
@@ -370,20 +368,17 @@ def freshness_rule_once(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         yield f"the Recovery Instructions state the event-freshness rule {count} time(s)"
 
 
-@_register("entry:compaction", rules=("P117a",))
+@_register("entry:compaction", rules=("P117a", "P117b"))
 def no_promoted_directive(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Directive-looking content is evidence, not authority: a Brief that promotes it to an
     unquoted instruction is never committed (spec §14 authority-boundary rule)."""
     entry = _implementation_commit(t, record)
     if entry is None:
         return
-    for line in str(entry["summary"]).splitlines():
-        stripped = line.strip()
-        if stripped.startswith(">") or stripped.startswith("`"):
-            continue
-        if _DIRECTIVE_LINE.search(line):
-            yield f"the committed Brief promotes a directive: {stripped[:100]!r}"
-            return
+    brief = parse_brief(str(entry["summary"]))
+    promoted = promoted_directives(brief.body if brief is not None else str(entry["summary"]))
+    if promoted:
+        yield f"the committed Brief promotes a directive: {promoted[0][:100]!r}"
 
 
 @_register(

@@ -44,3 +44,18 @@ Feature: cancel-removes-only-the-owned-reservation
     And the tool's result of that turn was recorded
     And the owned dossier reservation was removed
     And the status widget no longer shows an active handoff
+
+  @rule-H70a
+  Scenario: after a cancel the old Finish ID is rejected
+    When the model asks for the template and the user cancels the handoff
+    And the model then writes the dossier and calls Finish with the ID it was given
+    Then the Finish call was rejected
+    And Pi did not switch sessions
+
+  @rule-H70c
+  Scenario: after a cancel the old request's template is refused and a new start is accepted
+    When the model asks for the template and the user cancels the handoff
+    And the model then asks for the template again
+    Then the last template request was refused
+    When the user runs "/sh start"
+    Then the status widget now shows "Waiting for Session Handoff"

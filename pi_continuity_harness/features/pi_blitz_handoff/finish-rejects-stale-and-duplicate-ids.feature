@@ -28,3 +28,21 @@ Feature: finish-rejects-stale-and-duplicate-ids
     When the user runs "/sh start" and the model writes the dossier and calls Finish before asking for the template
     Then the Finish call was rejected
     And Pi did not switch sessions
+
+  @rule-H31b
+  Scenario: a rejected Finish leaves the request as it was, and the correct Finish then succeeds
+    When the model calls Finish with a wrong ID, then with the returned one
+    Then exactly 1 Finish call was accepted
+    And Pi switched to a new session whose header links to the source session
+
+  @rule-H34a
+  Scenario: Finish is rejected while the dossier is empty
+    When the model calls Finish before writing the dossier
+    Then the Finish call was rejected
+    And Pi did not switch sessions
+
+  @rule-H34c
+  Scenario: Finish accepts any nonempty file, heading or not
+    When the model writes a dossier without any Markdown heading and finishes it
+    Then exactly 1 Finish call was accepted
+    And Pi switched to a new session whose header links to the source session

@@ -7,9 +7,13 @@ Feature: native-compaction-outside-a-handoff
   Background:
     Given the native settings are reserveTokens 10,000 and keepRecentTokens 2,000
 
+  # The last two steps are the witness that an implementation is loaded and working (an
+  # implementation that does nothing passes the first Then: issue 10, no verdict without evidence).
   Scenario: native-compaction-outside-a-handoff
     When the user compacts the session manually after 2 turns
     Then Pi committed its own summary as the compaction
+    When the user runs "/sh start"
+    Then the status widget now shows "Waiting for Session Handoff"
 
   # Host behaviour (an implementation that does nothing passes it): Pi 1.0.3 and 1.3.0 cap
   # their own summary at 0.8 x reserveTokens, here 8,000 tokens (targets/realpi/versions.py).

@@ -21,3 +21,9 @@ Feature: prompts-deferred-from-writing-are-kept-in-order
     Then the deferred prompts never reached the source model
     And the status widget showed "Inputs deferred (1)"
     And the recovery file holds the deferred prompts unchanged, in order, with boundaries
+
+  @needs-held-model-calls @rule-H22
+  Scenario: with deferral from Writing, a prompt before the template request is answered normally
+    When with deferral from writing the user sends "what is the status of the build?" while the model waits before asking for the template
+    Then the prompt sent before the template request reached the source model
+    And the status widget now shows "Waiting for Session Handoff"

@@ -18,3 +18,27 @@ Feature: recovery-file-is-atomic-and-named-as-specified
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then the recovery directory holds no file
     And Pi switched to a new session whose header links to the source session
+
+  @needs-held-model-calls @rule-H134
+  Scenario: a new recovery file is owner-only
+    Given the handoff settings are {"deferPromptsFrom": "request"}
+    When the user sends "keep this private" while the model waits before asking for the template
+    And the user runs "/sh cancel"
+    Then the recovery file is owner-only
+
+  @needs-held-model-calls @rule-H76b
+  Scenario: captured prompts are not replayed after a cancel
+    Given the handoff settings are {"deferPromptsFrom": "request"}
+    When the user sends "please also check the logs" while the model waits before asking for the template
+    And the user runs "/sh cancel"
+    Then the deferred prompts never reached the source model
+    And the recovery file holds the deferred prompts unchanged, in order, with boundaries
+
+  @rule-H80b
+  Scenario: after a reload leftover recovery files are neither executed nor removed
+    Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    When Pi reloads
+    Then the extension sent the model no message
+    When the user chooses "Inspect" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
+    Then the whole recovery file was shown
+    And "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory

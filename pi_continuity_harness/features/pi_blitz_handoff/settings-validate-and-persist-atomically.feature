@@ -39,3 +39,22 @@ Feature: settings-validate-and-persist-atomically
     When while the handoff is written the user sets "readinessRetrySeconds" to "5" in /sh settings
     Then the handoff config file is unchanged
     And the status widget now shows "Writing Session Handoff"
+
+  @rule-H134
+  Scenario: a config file the extension creates is owner-only
+    When the user sets "readinessRetrySeconds" to "5" in /sh settings
+    Then the handoff config file holds "readinessRetrySeconds" = 5
+    And the handoff config file is owner-only
+
+  @rule-H88c
+  Scenario: a confirmed edit applies at once, without a reload
+    When the user sets "deleteHandoffAfterReading" to "false" in /sh settings
+    And the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the bootstrap prompt tells the receiver to leave the dossier unchanged
+
+  @rule-H133
+  Scenario: answers to /sh dialogs never reach the model
+    When the user sets "recoveryDirectory" to "$WORK/custom-recovery" in /sh settings
+    And the user asks "What should I do next?" and the model answers
+    Then the handoff config file holds "recoveryDirectory" = "$WORK/custom-recovery"
+    And no model request contained "custom-recovery"

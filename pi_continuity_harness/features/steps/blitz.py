@@ -33,6 +33,7 @@ from pi_continuity_harness.scenario.operations import (
     CompactOp,
     DialogAnswer,
     EditFileOp,
+    NewSessionOp,
     PromptOp,
     ReloadOp,
 )
@@ -674,14 +675,21 @@ def _settings_while_active(world: World, key: str, value: str) -> None:
     world.command("/sh settings", settings_answers(world, key, value))
 
 
+#: Pi's own summarizer tries a retryable failure this often before the compaction fails.
+SUMMARIZER_ATTEMPTS = 3
+
+
 @when("the user compacts the session manually and the compaction fails")
 def _failed_compaction(world: World) -> None:
     """Pi's own summarizer fails (a provider error): Pi reports the compaction failed and emits no
-    ``session_compact`` (agent-session.js ``compact``: the error propagates, no entry is appended)."""
+    ``session_compact`` (agent-session.js ``compact``: the error propagates, no entry is appended).
+    Pi's summarizer retries a 5xx (``retryAssistantCall``: three attempts in all, the feature
+    ``host/streams-retries-and-queues``), so every attempt fails."""
     world.start()
     world.ensure_history()
     begin(world)
-    world.script("summary", Reply(error=HttpError(status=500, message="summarizer unavailable")))
+    for _ in range(SUMMARIZER_ATTEMPTS):
+        world.script("summary", Reply(error=HttpError(status=500, message="summarizer unavailable")))
     entries = len(world.compactions())
     asked = len(world.observe().requests("summary"))
     outcome = world.perform(CompactOp())
@@ -690,3 +698,109 @@ def _failed_compaction(world: World) -> None:
     )
     assert not outcome.ok, "the compaction did not fail"
     assert len(world.compactions()) == entries, "the failed compaction appended a compaction entry"
+
+
+@when(parsers.re(r'the user runs "/sh start" and the model finishes with (?P<n>\d[\d,]*) context tokens'))
+def _finish_when_full(world: World, n: str) -> None:
+    tokens = number(n)
+    sh_start(
+        world,
+        get_reply(),
+        write_reply(),
+        Reply(tool_calls=(call(oracle.FINISH_TOOL, {"id": FINISH_ID}),), context_tokens=tokens),
+        Reply(text="Handoff submitted.", context_tokens=tokens + 100),
+        *receiver_replies(),
+    )
+
+
+@when(
+    parsers.re(r'the user chooses "Discard" for "(?P<name>[^"]+)" in /sh recover and declines the deletion')
+)
+def _discard_declined(world: World, name: str) -> None:
+    world.start()
+    remember_source(world)
+    begin(world)
+    answers = [
+        DialogAnswer(select=f"/{re.escape(name)}/"),
+        DialogAnswer(select="/Discard/"),
+        DialogAnswer(confirm=False),
+    ]
+    world.command("/sh recover", answers)
+
+
+@given(parsers.re(r'the project has a \.gitignore that says "(?P<value>[^"]+)"'))
+def _given_gitignore(world: World, value: str) -> None:
+    world.start()
+    world.perform(EditFileOp.model_validate({"edit_file": {"path": ".gitignore", "text": value + "\n"}}))
+    world.remembered["gitignore"] = value + "\n"
+
+
+@when(
+    parsers.re(
+        r'with deferral from writing the user sends "(?P<value>[^"]+)" '
+        r"while the model waits before asking for the template"
+    )
+)
+def _prompt_before_get(world: World, value: str) -> None:
+    during = (PromptOp.model_validate({"prompt": {"text": value, "streaming_behavior": "followUp"}}),)
+    world.remembered["answered_prompt"] = value
+    sh_start(
+        world,
+        Reply(text="Looking at the task first.", context_tokens=12_000, during=during),
+        Reply(text="Answered the prompt.", context_tokens=12_100),
+    )
+
+
+@when("the user compacts the session while the handoff is written")
+def _compact_while_writing(world: World) -> None:
+    world.start()
+    world.work_turns(3, context_tokens=10_000)  # something to compact
+    sh_start(world, get_reply(), Reply(text="Template received.", context_tokens=12_200))
+    world.remembered["compactions_before"] = len(world.compactions())
+    begin(world)
+    world.perform(CompactOp())
+
+
+@when("the user starts a new session while the handoff is written")
+def _new_session_while_writing(world: World) -> None:
+    sh_start(world, get_reply(), Reply(text="Template received.", context_tokens=12_200))
+    begin(world)
+    world.perform(NewSessionOp())
+
+
+@when("the model calls Finish with a wrong ID, then with the returned one")
+def _wrong_then_right(world: World) -> None:
+    sh_start(
+        world,
+        get_reply(),
+        write_reply(),
+        finish_reply("not-the-finish-id"),
+        finish_reply(),
+        *submitted_then_receiver(),
+    )
+
+
+@when("the model calls Finish before writing the dossier")
+def _finish_unwritten(world: World) -> None:
+    sh_start(world, get_reply(), finish_reply(), Reply(text="I could not finish.", context_tokens=13_100))
+
+
+@when("the model writes a dossier without any Markdown heading and finishes it")
+def _plain_dossier(world: World) -> None:
+    plain = "plain notes without a heading; continue task T-42 at step 3\n"
+    sh_start(world, get_reply(), write_reply(plain), finish_reply(), *submitted_then_receiver())
+
+
+@when("the model then writes the dossier and calls Finish with the ID it was given")
+def _late_finish(world: World) -> None:
+    """The write recreates the file the cancel removed, so only the Finish ID can be refused."""
+    world.script("agent", write_reply(), finish_reply(), Reply(text="Done.", context_tokens=13_100))
+    begin(world)
+    world.prompt("Finish the handoff now.")
+
+
+@when("the model then asks for the template again")
+def _late_get(world: World) -> None:
+    world.script("agent", get_reply(), Reply(text="No template.", context_tokens=12_300))
+    begin(world)
+    world.prompt("Get the handoff template again.")

@@ -17,6 +17,7 @@ from pytest_bdd import parsers, then
 
 from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.features.steps.blitz import (
+    _FOREIGN_WIDGETS,
     DOSSIER_TEXT,
     agent_dir,
     config_bytes,
@@ -24,6 +25,7 @@ from pi_continuity_harness.features.steps.blitz import (
     handoff_messages,
     notes,
     read_lines,
+    recovery_dir,
     recovery_files,
     registered_tools,
     source_entries,
@@ -34,7 +36,7 @@ from pi_continuity_harness.features.steps.blitz import (
     tool_results,
     widget_texts,
 )
-from pi_continuity_harness.features.steps.common import last_mark
+from pi_continuity_harness.features.steps.common import last_mark, new_requests, new_session_events
 from pi_continuity_harness.features.world import World
 
 
@@ -699,6 +701,130 @@ def _config_as_written(world: World) -> None:
     written = world.remembered.get("config_written")
     assert written is not None, "the scenario wrote no handoff config"
     assert config_bytes(world) == written, "the implementation rewrote the handoff config file"
+
+
+@then("every widget line of the active request advertises /sh cancel")
+def _widget_cancel(world: World) -> None:
+    active = [t for t in widget_texts(world) if t and (oracle.WAITING in t or oracle.WRITING in t)]
+    assert active, f"the widget never showed an active request: {widget_texts(world)}"
+    missing = [t for t in active if "/sh cancel" not in t]
+    assert not missing, f"active widget texts without /sh cancel: {missing}"
+
+
+#: Progress the widget must never show: numbered or fractional steps, percentages, user prompts.
+_PROGRESS = re.compile(
+    r"\b\d+\s*/\s*\d+\b|\b\d+(?:\.\d+)?\s*%|\b(?:step|phase)\s+\d+|awaiting user go|user input required",
+    re.IGNORECASE,
+)
+
+
+@then("the status widget never showed numbered progress or a request for user input")
+def _widget_no_progress(world: World) -> None:
+    texts = [t for t in widget_texts(world) if t]
+    assert texts, "the implementation never showed a widget"
+    shown = [t for t in texts if _PROGRESS.search(t)]
+    assert not shown, f"widget texts with progress or a user prompt: {shown}"
+
+
+def _owner_only(path: Path) -> None:
+    mode = path.stat().st_mode & 0o777
+    assert not mode & 0o077, f"{path} has mode {mode:o}: group or others may access it"
+
+
+@then("the recovery file is owner-only")
+def _recovery_owner_only(world: World) -> None:
+    files = (
+        sorted(p for p in recovery_dir(world).iterdir() if p.is_file())
+        if recovery_dir(world).is_dir()
+        else []
+    )
+    assert files, "the implementation wrote no recovery file"
+    for path in files:
+        _owner_only(path)
+
+
+@then("the handoff config file is owner-only")
+def _config_owner_only(world: World) -> None:
+    path = agent_dir(world) / "config.json"
+    assert path.is_file(), "the implementation wrote no handoff config file"
+    _owner_only(path)
+
+
+@then("a notification lists every public /sh subcommand")
+def _help_listed(world: World) -> None:
+    said = notes(world)
+    words = ("start", "help", "cancel", "recover", "settings", "project-template")
+    listed = [n for n in said if all(re.search(rf"\b{re.escape(w)}\b", n) for w in words)]
+    assert listed, f"no notification names all of {words}: {said}"
+
+
+@then("the project's .gitignore is unchanged")
+def _gitignore_unchanged(world: World) -> None:
+    path = world.observe().project_dir / ".gitignore"
+    assert path.read_text(encoding="utf-8") == world.remembered["gitignore"], path.read_text(encoding="utf-8")
+
+
+@then("the prompt sent before the template request reached the source model")
+def _answered(world: World) -> None:
+    value = str(world.remembered["answered_prompt"])
+    asked = [r for r in world.observe().requests("agent") if value in r.last_user_text()]
+    assert asked, f"{value!r} never reached the model"
+
+
+@then("the last template request was refused")
+def _last_get_refused(world: World) -> None:
+    _registered(world, oracle.GET_TOOL)
+    results = tool_results(source_entries(world), oracle.GET_TOOL)
+    assert results and results[-1].get("isError"), [text(r) for r in results]
+
+
+@then("the reserved dossier is still there")
+def _reserved_dossier_kept(world: World) -> None:
+    path = dossier(world)
+    reserved = [r for r in tool_results(source_entries(world), oracle.GET_TOOL) if str(path) in text(r)]
+    assert reserved, f"the dossier {path} was never reserved"
+    assert path.exists(), f"{path} was removed"
+
+
+@then("the compaction was blocked")
+def _compaction_blocked(world: World) -> None:
+    assert len(world.compactions()) == world.remembered["compactions_before"], (
+        "a compaction entry was appended"
+    )
+    ends = new_session_events(world, "compaction_end")
+    assert not [e for e in ends if not e.get("aborted")], f"a compaction completed: {ends}"
+    summaries = [r for r in new_requests(world, "summary")]
+    assert not summaries, "Pi asked its summarizer: the compaction was not blocked before it ran"
+
+
+@then("a notification was shown")
+def _a_notification_shown(world: World) -> None:
+    assert notes(world), "the implementation showed no notification"
+
+
+@then("no notification was shown")
+def _not_notified(world: World) -> None:
+    assert not notes(world), f"notifications: {notes(world)}"
+
+
+@then(parsers.re(r'no model request contained "(?P<value>[^"]+)"'))
+def _never_sent(world: World, value: str) -> None:
+    needle = substitute_work(world, value)
+    for request in world.observe().requests("agent"):
+        for message in request.request.messages:
+            assert needle not in json.dumps(message, ensure_ascii=False), (
+                f"{needle!r} reached the model: {message}"
+            )
+
+
+@then("every widget update of the implementation is placed above the editor")
+def _widget_above(world: World) -> None:
+    """Pi places a widget above the editor unless the extension asks for ``belowEditor``
+    (modes/interactive/interactive-mode.js:2015: ``options?.placement ?? "aboveEditor"``)."""
+    updates = [w for w in world.observe().widgets if w.get("key") not in _FOREIGN_WIDGETS]
+    assert updates, "the implementation never showed a widget"
+    below = [w for w in updates if w.get("placement") not in (None, "aboveEditor")]
+    assert not below, f"widget updates not above the editor: {below}"
 
 
 @then("the model's start was refused")

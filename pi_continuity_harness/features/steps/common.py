@@ -18,6 +18,7 @@ __all__ = [
     "continuations_since",
     "current_mark",
     "last_mark",
+    "new_command_output",
     "new_dialogs",
     "new_extension_events",
     "new_notifications",
@@ -25,6 +26,7 @@ __all__ = [
     "new_session_events",
     "number",
     "numbers_in",
+    "status_output",
     "text_mentions_number",
 ]
 
@@ -53,6 +55,7 @@ class Mark:
     entries: int
     notifications: int
     dialogs: int
+    outputs: int = 0
 
 
 _NOTHING = Mark(0, 0, 0, 0, 0, 0)
@@ -69,6 +72,7 @@ def current_mark(world: World) -> Mark:
         len(obs.entries),
         len(obs.notifications),
         len(obs.dialogs),
+        len(obs.command_output),
     )
 
 
@@ -85,6 +89,24 @@ def last_mark(world: World) -> Mark:
 
 def new_notifications(world: World) -> list[tuple[str, str]]:
     return world.observe().notifications[last_mark(world).notifications :]
+
+
+def new_command_output(world: World) -> str:
+    """What the commands since the last action showed without a UI (stdout/stderr text)."""
+    return "\n".join(world.observe().command_output[last_mark(world).outputs :])
+
+
+def status_output(world: World) -> str:
+    """What a status (or settings) command showed since the last action: its notifications,
+    its dialogs' texts and, without a UI, its command output."""
+    parts = [message for message, _ in new_notifications(world)]
+    for dialog in new_dialogs(world):
+        parts.extend(str(dialog.get(k) or "") for k in ("title", "message"))
+        parts.extend(str(o) for o in dialog.get("options") or [])
+    output = new_command_output(world)
+    if output:
+        parts.append(output)
+    return "\n".join(parts)
 
 
 def new_dialogs(world: World) -> list[dict[str, Any]]:

@@ -157,6 +157,11 @@ def _pending_write_fails(world: World) -> None:
     _add_fault(world, "fs", {"op": "write", "path": "$PROJECT/*/pending/*", "times": 0, "errno": "ENOSPC"})
 
 
+@given("writing the failed postmortem fails")
+def _failed_write_fails(world: World) -> None:
+    _add_fault(world, "fs", {"op": "write", "path": "$PROJECT/*/failed/*", "times": 0, "errno": "ENOSPC"})
+
+
 @given("the pending Brief is corrupted before it is re-read")
 def _pending_corrupted_on_reread(world: World) -> None:
     _add_fault(world, "fs", {"op": "read", "path": "$PROJECT/*/pending/*.md", "effect": "corrupt"})

@@ -31,6 +31,7 @@ from pi_continuity_harness.features.steps.common import (
     new_requests,
     new_session_events,
     number,
+    status_output,
     text_mentions_number,
 )
 from pi_continuity_harness.features.world import World, project_files
@@ -40,12 +41,7 @@ from pi_continuity_harness.targets import ObservedRequest
 
 # --------------------------------------------------------------------- helpers
 def _status_output(world: World) -> str:
-    """What a status command showed: its notifications and dialog texts since the action."""
-    parts = [message for message, _ in new_notifications(world)]
-    for dialog in new_dialogs(world):
-        parts.extend(str(dialog.get(k) or "") for k in ("title", "message"))
-        parts.extend(str(o) for o in dialog.get("options") or [])
-    return "\n".join(parts)
+    return status_output(world)
 
 
 def _settings_path(world: World) -> str:
@@ -99,7 +95,8 @@ def _find_notification(world: World, pattern: str, *, since_mark: bool = True, p
 # --------------------------------------------------------------------- settings
 @then(
     parsers.re(
-        r"the user was shown reserveTokens (?P<r>\d[\d,]*) and keepRecentTokens (?P<k>\d[\d,]*) before confirming"
+        r"the user was shown reserveTokens (?P<r>\d[\d,]*) and keepRecentTokens (?P<k>\d[\d,]*) "
+        r"before (?:confirming|declining)"
     )
 )
 def _shown_preview(world: World, r: str, k: str) -> None:
@@ -781,7 +778,9 @@ def _status_synthesis(world: World) -> None:
 @then("the status output shows the artifact directory")
 def _status_artifact_dir(world: World) -> None:
     output = _status_output(world)
-    assert str(world.artifact_dir()) in output, f"no artifact directory:\n{output}"
+    # The directory itself, not a file beside it (``session-continuity.json`` shares its prefix).
+    shown = re.search(re.escape(str(world.artifact_dir())) + r"(?![\w.-])", output)
+    assert shown, f"no artifact directory:\n{output}"
 
 
 @then("the status output names the path of the checkpoint Brief")

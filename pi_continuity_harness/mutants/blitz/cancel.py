@@ -80,3 +80,107 @@ class CancelAbortsRunningWork(Mutant):
         if self.request is not None and self.request.active and not ctx.is_idle():
             ctx.abort()
         await super().cancel(ctx)
+
+
+@mutant(
+    "H76b",
+    how="captured prompts are replayed to the model after a cancel",
+    unreachable="captured_prompts_kept_in_order accepts captured prompts delivered after the capture",
+)
+class CancelReplaysCaptured(Mutant):
+    async def cancel(self, ctx: Any) -> None:
+        request = self.request
+        await super().cancel(ctx)
+        if request is not None and request.capture is not None:
+            for prompt in list(request.capture.prompts):
+                self.pi.send_user_message(prompt, deliver_as="followUp")
+
+
+_RELOAD = "the explorer reloads only between handoffs"
+
+
+@mutant("H80a", how="an active request survives a reload", unreachable=_RELOAD)
+class RequestSurvivesReload(Mutant):
+    carried: Any = None
+
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        if RequestSurvivesReload.carried is not None and self.request is None:
+            self.request = RequestSurvivesReload.carried
+
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        RequestSurvivesReload.carried = (
+            self.request if self.request is not None and self.request.active else None
+        )
+        return super().on_input(event, ctx)
+
+    async def tool_get(self, *args: Any, **kwargs: Any) -> Any:
+        result = await super().tool_get(*args, **kwargs)
+        RequestSurvivesReload.carried = self.request
+        return result
+
+
+@mutant("H80b", how="a partial dossier is removed when the extension loads", unreachable=_RELOAD)
+class PartialDossierRemovedOnLoad(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        path = dossier_path(ctx.cwd, ctx.session_manager.get_session_id())
+        if os.path.isfile(path):
+            os.remove(path)
+
+
+@mutant(
+    "H77c",
+    how="a compaction is not blocked while the handoff is written",
+    unreachable="the explorer compacts only while no handoff is written",
+)
+class CompactionNotBlocked(Mutant):
+    def guard(self, ctx: Any, what: str) -> Any:
+        return None if what == "Compaction" else super().guard(ctx, what)
+
+
+@mutant(
+    "H77a",
+    how="a session switch is not blocked while the handoff is written",
+    unreachable="the explorer starts no new session",
+)
+class SwitchNotBlocked(Mutant):
+    def guard(self, ctx: Any, what: str) -> Any:
+        return None if what == "Switching sessions" else super().guard(ctx, what)
+
+
+class _CancelledRevived(Mutant):
+    """Keeps the cancelled request; :meth:`revive` makes it current again."""
+
+    cancelled: Any = None
+
+    async def cancel(self, ctx: Any) -> None:
+        if self.request is not None and self.request.active:
+            self.cancelled = self.request
+        await super().cancel(ctx)
+
+    def revive(self) -> None:
+        if self.request is None and self.cancelled is not None:
+            self.request, self.cancelled = self.cancelled, None
+
+
+@mutant(
+    "H70a",
+    how="a cancel leaves the Finish ID valid",
+    unreachable="finish_only_with_returned_id accepts the ID a GET returned, cancelled or not",
+)
+class CancelKeepsFinishId(_CancelledRevived):
+    async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
+        self.revive()
+        return await super().tool_finish(*args, **kwargs)
+
+
+@mutant(
+    "H70c",
+    how="a GET after a cancel revives the cancelled request",
+    unreachable="one_active_request counts starts, not revived requests",
+)
+class CancelKeepsRetrieval(_CancelledRevived):
+    async def tool_get(self, *args: Any, **kwargs: Any) -> Any:
+        self.revive()
+        return await super().tool_get(*args, **kwargs)

@@ -4,11 +4,12 @@ help, the tools and their declarations, the status tool, in-memory sessions."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, with_ui
 from pi_continuity_harness.reference.blitz import commands
-from pi_continuity_harness.reference.blitz.constants import GET_TOOL, STATUS_TOOL
+from pi_continuity_harness.reference.blitz.constants import GET_TOOL, STATUS_TOOL, WIDGET_KEY
 from pi_continuity_harness.reference.blitz.state import BlitzHandoffError
 
 _TEXT = "a fixed text of the interface, not a property of a session's course (the features check it)"
@@ -187,3 +188,61 @@ class InMemoryCommandStart(_InMemoryAccepted):
 @mutant("H1b", how="model and automatic starts in an in-memory session are accepted", unreachable=_MENU)
 class InMemoryModelStart(_InMemoryAccepted):
     routes = ("model", "automatic")
+
+
+class _WidgetEdited(Mutant):
+    """Every widget update goes through :meth:`edit` (lines of a cleared widget stay None)."""
+
+    def edit(self, lines: list[str]) -> list[str]:
+        return lines
+
+    def show(self, ctx: Any, lines: list[str] | None) -> None:
+        super().show(ctx, None if lines is None else self.edit(list(lines)))
+
+
+@mutant("H68b", how="'Inputs deferred' appears only from the first captured prompt", unreachable=_TEXT)
+class DeferredCountFromOne(_WidgetEdited):
+    def edit(self, lines: list[str]) -> list[str]:
+        return [line.replace("Inputs deferred (0) · ", "") for line in lines]
+
+
+@mutant("H68c", how="the widget does not advertise /sh cancel", unreachable=_TEXT)
+class WidgetWithoutCancel(_WidgetEdited):
+    def edit(self, lines: list[str]) -> list[str]:
+        return [line.replace(" · /sh cancel", "") for line in lines]
+
+
+@mutant("H69", how="the widget shows a numbered step", unreachable=_TEXT)
+class WidgetNumberedProgress(_WidgetEdited):
+    def edit(self, lines: list[str]) -> list[str]:
+        return [*lines[:1], "Step 2/3", *lines[1:]] if lines else lines
+
+
+@mutant("H7", how="/sh help leaves out recover", unreachable=_TEXT)
+class HelpWithoutRecover(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        notify = ctx.ui.notify
+
+        def without_recover(message: str, notify_type: str = "info") -> None:
+            lines = [line for line in message.splitlines() if "recover" not in line]
+            notify("\n".join(lines), notify_type)
+
+        await super().run(args, with_ui(ctx, notify=without_recover) if args.strip() == "help" else ctx)
+
+
+@mutant("H64a", how="the widget keeps saying Waiting once the handoff is being written", unreachable=_TEXT)
+class WritingShownAsWaiting(_WidgetEdited):
+    def edit(self, lines: list[str]) -> list[str]:
+        return [line.replace("Writing Session Handoff", "Waiting for Session Handoff") for line in lines]
+
+
+@mutant("H68a", how="'Inputs deferred' stops counting at 1", unreachable=_TEXT)
+class DeferredCountStuck(_WidgetEdited):
+    def edit(self, lines: list[str]) -> list[str]:
+        return [re.sub(r"Inputs deferred \((?!0\))\d+\)", "Inputs deferred (1)", line) for line in lines]
+
+
+@mutant("H64b", how="the widget is placed below the editor", unreachable=_TEXT)
+class WidgetBelowEditor(Mutant):
+    def show(self, ctx: Any, lines: list[str] | None) -> None:
+        ctx.ui.set_widget(WIDGET_KEY, lines, placement="belowEditor")

@@ -101,3 +101,46 @@ class RecoverWhileActive(_HiddenRequest):
 )
 class SettingsWhileActive(_HiddenRequest):
     SUBCOMMAND = "settings"
+
+
+@mutant("H85b", how="Discard deletes the file whatever the confirmation says", unreachable=_MENU)
+class DiscardWithoutConfirmation(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        confirm = ctx.ui.confirm
+
+        async def always(title: str, message: str, **options: Any) -> bool:
+            await confirm(title, message, **options)
+            return True
+
+        await super().run(args, with_ui(ctx, confirm=always) if args.strip() == "recover" else ctx)
+
+
+@mutant("H81a", how="/sh recover lists only the newest recovery file", unreachable=_MENU)
+class RecoverListsNewestOnly(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        select = ctx.ui.select
+
+        async def newest(title: str, options: list[str], **kwargs: Any) -> Any:
+            if title == "Recovery files" and len(options) > 1:
+                options = sorted(options)[-1:]
+            return await select(title, options, **kwargs)
+
+        await super().run(args, with_ui(ctx, select=newest) if args.strip() == "recover" else ctx)
+
+
+@mutant(
+    "H80b",
+    how="leftover recovery files are executed when the extension loads",
+    unreachable="the explorer plants no recovery file before a load",
+)
+class LeftoversExecutedOnLoad(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        directory = self.recovery_dir()
+        if os.path.isdir(directory):
+            for name in sorted(os.listdir(directory)):
+                path = os.path.join(directory, name)
+                if name.endswith(".md") and os.path.isfile(path):
+                    with open(path, encoding="utf-8") as handle:
+                        self.pi.send_user_message(handle.read())
+                    os.remove(path)

@@ -234,3 +234,25 @@ class OldConfigRewritten(Mutant):
                 text = handle.read()
             if any(k in text for k in ("prepareWhileWaiting", "writerAttempts", "writerRetryDelaySeconds")):
                 save_settings(self.managed().config, self.settings)
+
+
+@mutant("H88c", how="a confirmed edit applies only after a reload", unreachable=_MENU)
+class EditAppliesAfterReload(Mutant):
+    def apply_settings(self, settings: Any) -> None:
+        return None
+
+
+@mutant("H133", how="a /sh dialog's answer is echoed into the model's context", unreachable=_MENU)
+class AnswersEchoedToModel(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        ask = ctx.ui.input
+
+        async def echoed(title: str, *rest: Any, **options: Any) -> Any:
+            answer = await ask(title, *rest, **options)
+            if answer:
+                self.pi.send_message(
+                    {"customType": "blitz-handoff-note", "content": f"{title}: {answer}", "display": True}
+                )
+            return answer
+
+        await super().run(args, with_ui(ctx, input=echoed))

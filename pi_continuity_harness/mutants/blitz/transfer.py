@@ -3,6 +3,7 @@ Finish, the cutover and the receiver."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import uuid
 from typing import Any
@@ -479,3 +480,46 @@ class ProtocolOnlyForDefault(Mutant):
         if not request.call_text.startswith(DEFAULT_CALL_TEMPLATE.rstrip("\n")):
             request.call_text = request.call_text.split("\n## Protocol", 1)[0] + "\n"
         return request
+
+
+_WIRING = importlib.import_module("pi_continuity_harness.reference.blitz.extension")
+
+
+@mutant(
+    "H31b",
+    how="a rejected Finish ends the request",
+    unreachable="the explorer's foreign Finish IDs end their run (no correct Finish follows)",
+)
+class RejectedFinishEndsRequest(Mutant):
+    async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
+        request = self.request
+        result = await super().tool_finish(*args, **kwargs)
+        if result.is_error and request is not None and request.active and request.finish_id is not None:
+            self.request = None
+        return result
+
+
+@mutant(
+    "H34a",
+    how="Finish accepts an empty dossier",
+    unreachable="no invariant looks at the dossier's size when a Finish is accepted",
+)
+class EmptyDossierAccepted(Mutant):
+    async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
+        with patched(_WIRING, "is_nonempty_regular_file", os.path.lexists):
+            return await super().tool_finish(*args, **kwargs)
+
+
+@mutant(
+    "H34c",
+    how="Finish requires a Markdown heading in the dossier",
+    unreachable="the explorer's dossiers all have a heading",
+)
+class HeadingRequired(Mutant):
+    async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
+        request = self.request
+        if request is not None and os.path.isfile(request.dossier):
+            with open(request.dossier, encoding="utf-8", errors="replace") as handle:
+                if not handle.read().lstrip().startswith("#"):
+                    return _WIRING._text("Rejected: the dossier has no title.", error=True)
+        return await super().tool_finish(*args, **kwargs)

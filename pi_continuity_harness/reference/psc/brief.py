@@ -86,53 +86,97 @@ def missing_headings(body: str) -> list[str]:
 
 
 # Text that impersonates a higher-authority channel when it opens a line.
+_ROLE_LABEL = re.compile(r"(?:system|developer)\s*:", re.IGNORECASE)
+# Directive-looking content wherever it stands in a line (spec §14): role tags, instruction
+# overrides, acts against the continuity artifacts themselves, and claims of a compaction event
+# (the Brief is historical evidence and must not announce one, §9/§14).
 _DIRECTIVE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("system/developer role label", re.compile(r"(?:system|developer)\s*:", re.IGNORECASE)),
     ("system/developer tag", re.compile(r"<\s*/?\s*(?:system|developer)\b[^>]*>", re.IGNORECASE)),
     ("system/developer tag", re.compile(r"\[\s*(?:system|developer)\s*\]", re.IGNORECASE)),
     ("chat-template role marker", re.compile(r"<\|(?:im_start\|>\s*)?(?:system|developer)", re.IGNORECASE)),
     (
         "instruction override",
         re.compile(
-            r"(?:ignore|disregard|forget)\s+(?:all\s+|any\s+)?(?:of\s+)?(?:the\s+|your\s+)?"
-            r"(?:previous|prior|above|earlier|preceding)\s+(?:instructions|messages|rules|prompts)",
+            r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?]{0,40}?"
+            r"\b(?:instructions?|rules|system prompt|guidelines|policies|policy)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "an act against the continuity artifacts",
+        re.compile(
+            r"\b(?:delete|remove|erase|overwrite|rewrite|tamper with)\b[^.!?]{0,40}?"
+            r"\b(?:continuity brief|this brief|the brief|brief file|continuity artifacts?|pending brief)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "a claim of a compaction event",
+        re.compile(
+            r"\bannounce\s+(?:that|a|the)\b[^.!?]{0,60}?\bcompaction\b"
+            r"|\bnew compaction (?:has )?(?:just )?(?:happened|occurred)\b",
             re.IGNORECASE,
         ),
     ),
 )
 _LIST_MARKER_RE = re.compile(r"^(?:(?:[-*+]|\d{1,9}[.)])\s+)+")
 _EMPHASIS_RE = re.compile(r"^[*_]+")
-_QUOTE_OPENERS = ("`", '"', "'", "\u201c", "\u2018", "\u00ab")
+# Quoted segments: code spans and double quotes (straight, curly, guillemets). Single quotes
+# are apostrophes too often to delimit evidence.
+_QUOTED_RE = re.compile(r"`[^`]*`|\"[^\"]*\"|\u201c[^\u201d]*\u201d|\u00ab[^\u00bb]*\u00bb")
+# Saying where quoted text was observed makes it evidence (spec §14: "may record that such
+# text existed").
+_ATTRIBUTION_RE = re.compile(
+    r"\b(?:observed|said|says|saying|contained|contains|containing|read|reads|wrote|written|found|quoted|"
+    r"reported|printed|showed|shows|returned|asked|from|in the (?:file|transcript|tool output|output|log))\b",
+    re.IGNORECASE,
+)
+
+
+def _directive(text: str) -> str | None:
+    for label, pattern in _DIRECTIVE_PATTERNS:
+        if pattern.search(text):
+            return label
+    return None
 
 
 def authority_violations(body: str) -> list[str]:
-    """Lines that present directive-looking content as an unquoted instruction (spec §14).
+    """Lines that present directive-looking content as the Brief's own text (spec §14).
 
-    Deliberately conservative: only a line that *opens* with a role label (``SYSTEM:``,
-    ``Developer:``), a role tag (``<system>``, ``[system]``, ``<|im_start|>system``) or an
-    override phrase ("Ignore all previous instructions") counts, after list markers and
-    emphasis. Recording such text as evidence is fine and expected: inside a ``>``
-    blockquote, a fenced code block, a code span, or quotation marks, or anywhere after the
-    start of a line ("The README contained `SYSTEM: ...`").
+    Directive-looking content (a role label opening a line, a role tag, an instruction
+    override, an act against the continuity artifacts, a claim that a compaction happened) may
+    appear only as quoted, attributed evidence: inside a fenced code block, or inside a ``>``
+    blockquote, a code span or quotation marks *and* with the line (or the line before) saying
+    where it was observed ("NOTES.md said: ..."). Anywhere else it is promoted to an
+    instruction, and the Brief is refused.
     """
     problems: list[str] = []
-    for line in _scan(body):
+    lines = _scan(body)
+    previous = ""
+    for line in lines:
         if line.in_code:
+            previous = line.text
             continue
         content = line.text.lstrip()
-        if content.startswith(">"):
-            continue
-        content = _EMPHASIS_RE.sub("", _LIST_MARKER_RE.sub("", content))
-        if content.startswith(_QUOTE_OPENERS):
-            continue
-        for label, pattern in _DIRECTIVE_PATTERNS:
-            if pattern.match(content):
-                problems.append(
-                    f"line {line.number} presents directive-looking content as an unquoted "
-                    f"instruction ({label}); record it as quoted observed evidence instead: "
-                    f"{line.text.strip()[:120]!r}"
-                )
-                break
+        context = previous + "\n" + content
+        if content.strip():
+            previous = line.text
+        quoted_block = content.startswith(">")
+        content = _EMPHASIS_RE.sub("", _LIST_MARKER_RE.sub("", content.lstrip("> ")))
+        own = _QUOTED_RE.sub(" ", content)
+        label = None
+        if not quoted_block and _ROLE_LABEL.match(own.lstrip()):
+            label = "system/developer role label"
+        elif not quoted_block:
+            label = _directive(own)
+        if label is None and _directive(content) is not None and not _ATTRIBUTION_RE.search(context):
+            label = f"{_directive(content)}, quoted without saying where it was observed"
+        if label is not None:
+            problems.append(
+                f"line {line.number} presents directive-looking content as an unquoted "
+                f"instruction ({label}); record it as quoted observed evidence instead: "
+                f"{line.text.strip()[:120]!r}"
+            )
     return problems
 
 

@@ -7,6 +7,10 @@
 * ``/continuity settings`` (and bare ``/continuity``): one menu when there is a UI and the
   project is trusted; otherwise read-only text with the exact settings path.
 
+Without a UI (print and json modes) every command returns text and mutates nothing (spec
+§18): ``ctx.ui`` is Pi's no-op context there, so the text goes to stdout, which Pi shows the
+user on stderr (``output-guard.js`` ``takeOverStdout``); a checkpoint writes no Brief.
+
 The settings menu follows fixed conventions so any script can drive it: a
 ``ctx.ui.select`` whose native option contains the word "compaction", two ``ctx.ui.input``
 prompts whose titles contain "Trigger" and "Keep-recent", and a ``ctx.ui.confirm`` whose
@@ -17,8 +21,9 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pi_continuity_harness.api import (
     AbortController,
@@ -69,6 +74,7 @@ __all__ = [
     "run_command",
     "run_settings",
     "run_status",
+    "say",
 ]
 
 
@@ -86,6 +92,16 @@ DONE_OPTION = "Done"
 _CANCEL_OPTION = "Cancel"
 
 
+def say(ctx: ExtensionContext, text: str, kind: Literal["info", "warning", "error"] = "info") -> None:
+    """Show a command's text: a notification with a UI; without one (print, json) stdout, which
+    is all a user sees of an extension command there (Pi's no-op UI drops notifications)."""
+    if ctx.has_ui:
+        ctx.ui.notify(text, kind)
+    else:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+
 async def run_command(app: CommandHost, args: str, ctx: ExtensionCommandContext) -> None:
     words = args.split()
     sub = words[0].lower() if words else ""
@@ -96,7 +112,7 @@ async def run_command(app: CommandHost, args: str, ctx: ExtensionCommandContext)
     elif sub == "checkpoint":
         await run_checkpoint(app, ctx)
     else:
-        ctx.ui.notify(messages.unknown_subcommand(args.strip()), "warning")
+        say(ctx, messages.unknown_subcommand(args.strip()), "warning")
 
 
 # =============================================================================== status
@@ -106,8 +122,8 @@ def run_status(app: CommandHost, ctx: ExtensionCommandContext) -> None:
     state = app.ensure_state(ctx)
     snapshot = state.snapshot(ctx.model)
     if not state.trusted:
-        ctx.ui.notify(messages.untrusted_project(), "warning")
-    ctx.ui.notify(format_status_panel(snapshot), status_notify_type(snapshot))
+        say(ctx, messages.untrusted_project(), "warning")
+    say(ctx, format_status_panel(snapshot), status_notify_type(snapshot))
 
 
 # =============================================================================== checkpoint
@@ -121,6 +137,10 @@ def _estimate_tokens(items: list[dict[str, Any]]) -> int:
 
 async def run_checkpoint(app: CommandHost, ctx: ExtensionCommandContext) -> None:
     state = app.ensure_state(ctx)
+    if not ctx.has_ui:
+        # Non-UI modes are read-only (spec §18): the checkpoint answers with text, writes nothing.
+        say(ctx, messages.checkpoint_read_only() + "\n" + format_status_panel(state.snapshot(ctx.model)))
+        return
     if not state.trusted:
         ctx.ui.notify(messages.untrusted_project(), "warning")
         return
@@ -230,7 +250,7 @@ def _menu(state: RuntimeState, model: Model | None) -> list[str]:
 async def run_settings(app: CommandHost, ctx: ExtensionCommandContext) -> None:
     state = app.ensure_state(ctx)
     if not ctx.has_ui:
-        ctx.ui.notify(_read_only_text(state, ctx.model), "info")
+        say(ctx, _read_only_text(state, ctx.model), "info")
         return
     if not state.trusted:
         ctx.ui.notify(messages.untrusted_project(), "warning")

@@ -37,6 +37,7 @@ __all__ = [
     "load_extension_config",
     "parse_json_object",
     "project_settings_path",
+    "project_settings_problem",
     "resolve_artifact_directory",
     "validate_extension_config",
 ]
@@ -70,6 +71,33 @@ def extension_config_path(cwd: str) -> str:
 def project_settings_path(cwd: str) -> str:
     """``<cwd>/<CONFIG_DIR_NAME>/settings.json``: Pi's project-native settings."""
     return os.path.join(config_dir(cwd), PROJECT_SETTINGS_FILE_NAME)
+
+
+def project_settings_problem(cwd: str) -> str | None:
+    """Why Pi cannot use the project settings file, or None (absent, or a JSON object).
+
+    Pi drops a project ``settings.json`` it cannot parse and silently runs on its defaults
+    (settings-manager.js), so the extension must say so itself: the file and the parse error
+    (spec §6: invalid native settings fail loudly and report the path). Parsed as JavaScript's
+    ``JSON.parse`` would: duplicate keys are fine (the last wins), NaN and Infinity are not.
+    """
+    path = project_settings_path(cwd)
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        return f"{path} cannot be read: {exc}"
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        return f"{path} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg})"
+    except ValueError as exc:
+        return f"{path} is not valid JSON ({exc})"
+    if not isinstance(data, dict):
+        return f"{path} is not valid JSON settings (the top-level value must be an object)"
+    return None
 
 
 def resolve_artifact_directory(cwd: str, artifact_directory: str) -> str:

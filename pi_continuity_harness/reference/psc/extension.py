@@ -26,6 +26,7 @@ bridge. All state is process-local (:mod:`.state`); nothing runs in the backgrou
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,7 +47,7 @@ from pi_continuity_harness.api import (
 from pi_continuity_harness.reference.psc import messages
 from pi_continuity_harness.reference.psc.atomic_io import read_text_exact
 from pi_continuity_harness.reference.psc.commands import run_command
-from pi_continuity_harness.reference.psc.config import load_extension_config
+from pi_continuity_harness.reference.psc.config import load_extension_config, project_settings_problem
 from pi_continuity_harness.reference.psc.constants import COMMAND_NAME, STATUS_KEY
 from pi_continuity_harness.reference.psc.frontmatter import parse_brief
 from pi_continuity_harness.reference.psc.handoff import (
@@ -69,7 +70,7 @@ from pi_continuity_harness.reference.psc.native_settings import (
     NativeCompactionSettings,
     validate_native_settings,
 )
-from pi_continuity_harness.reference.psc.retention import pending_briefs
+from pi_continuity_harness.reference.psc.retention import leftover_temp_files, pending_briefs
 from pi_continuity_harness.reference.psc.state import (
     ActiveOperation,
     LiveSettings,
@@ -106,6 +107,7 @@ class Continuity:
             trusted=trusted,
             config=config,
             live=live,
+            project_settings_error=project_settings_problem(ctx.cwd) if trusted else None,
         )
 
     def ensure_state(self, ctx: ExtensionContext) -> RuntimeState:
@@ -120,6 +122,8 @@ class Continuity:
 
     def settings_refusal(self, state: RuntimeState, model: Model | None) -> str | None:
         """The refusal notification for the live native settings and ``model``, if any."""
+        if state.project_settings_error is not None:
+            return messages.project_settings_invalid(state.project_settings_error)
         settings, error = state.native_settings(model)
         if settings is None:
             return messages.native_settings_unreadable(state.settings_path, [error or "unreadable"])
@@ -150,6 +154,7 @@ class Continuity:
         Other sessions' files live in other directories and are never opened; legacy v1,
         failed, archived and malformed files in this session's ``pending/`` are ignored.
         """
+        self._remove_leftover_temps(state, ctx)
         stale: list[str] = []
         committed = {
             str((entry.get("details") or {}).get("continuityEventId")): entry
@@ -177,6 +182,22 @@ class Continuity:
         state.stale_pending_paths = tuple(stale)
         if stale:
             ctx.ui.notify(messages.stale_pending_found(), "warning")
+
+    @staticmethod
+    def _remove_leftover_temps(state: RuntimeState, ctx: ExtensionContext) -> None:
+        """Remove (and name, once each) the temporary files of writes that a crash stopped before
+        their rename in this session's directories (rule P136; issue 10 item 6): the rename is the
+        commit point, so such a file is never a Brief, and it is never left silently."""
+        layout = state.layout
+        for path in leftover_temp_files(layout.pending_dir, layout.archive_dir, layout.failed_dir):
+            try:
+                os.remove(path)
+            except FileNotFoundError:
+                continue
+            except OSError as error:
+                ctx.ui.notify(messages.temp_file_left(path, error), "warning")
+                continue
+            ctx.ui.notify(messages.temp_file_removed(path), "warning")
 
     @staticmethod
     def _matching_entry(committed: Mapping[str, Mapping[str, Any]], text: str) -> Mapping[str, Any] | None:
@@ -211,6 +232,9 @@ class Continuity:
             return f"the extension config {state.config.path} is invalid ({state.config.error.describe()})"
         if not state.config.config.enabled:
             return f"the extension is disabled (enabled: false in {state.config.path})"
+        if state.project_settings_error is not None:
+            # Pi runs on its defaults; what the user configured is unknown until the file is fixed.
+            return f"the project settings {state.project_settings_error}"
         if model is None:
             return "no active model"
         settings = NativeCompactionSettings.from_preparation(event.preparation.settings)
@@ -239,8 +263,6 @@ class Continuity:
         self, event: SessionBeforeCompactEvent, ctx: ExtensionContext
     ) -> BeforeCompactResult:
         state = self.ensure_state(ctx)
-        if event.reason == "threshold":
-            ctx.ui.notify(messages.threshold_preparing(), "info")
         model = ctx.model
         refusal = self._refusal(state, event, model)
         if refusal is not None or model is None:
@@ -248,6 +270,9 @@ class Continuity:
             state.last_failure = f"{event.reason} compaction refused: {reason}"
             ctx.ui.notify(messages.handoff_failed(reason), "error")
             return BeforeCompactResult(cancel=True)
+        if event.reason == "threshold":
+            # Announced only for a handoff the extension really prepares (never in a refused state).
+            ctx.ui.notify(messages.threshold_preparing(), "info")
 
         prep = event.preparation
         settings = NativeCompactionSettings.from_preparation(prep.settings)

@@ -49,7 +49,8 @@ __all__ = [
 BriefStatus = Literal["pending", "archived", "failed"]
 HandoffReason = Literal["checkpoint", "threshold", "overflow", "manual-compaction"]
 #: Config effort labels plus the Pi thinking levels "off"/"max" an "inherit" can resolve to.
-RecordedEffort = Literal["inherit", "off", "minimal", "low", "medium", "high", "xhigh", "max"]
+#: ``synthesisEffort`` as recorded: the configured label, one of the spec's six (§6).
+RecordedEffort = Literal["inherit", "minimal", "low", "medium", "high", "xhigh"]
 
 _Count = Annotated[int, Field(ge=0)]
 _Percent = Annotated[float, Field(allow_inf_nan=False)]

@@ -272,7 +272,7 @@ async def prepare_brief(
             partial_body=partial_body,
             frontmatter=frontmatter,
             synthesis_model=model.full_id,
-            synthesis_effort=effort,
+            synthesis_effort=request.config.synthesis_effort,
             pending_path=pending_path,
         )
 
@@ -303,7 +303,11 @@ async def prepare_brief(
         except MissingRecoveryHeadingError as exc:
             raise failure("validation", str(exc), partial_body=body) from None
         try:
-            frontmatter = _frontmatter(request, model.full_id, effort, "pending", moment)
+            # The configured label (one of the spec's six), never the level Pi clamps it to: a
+            # model that does not reason gets no reasoning ("off"), which is not a label (§6, §8).
+            frontmatter = _frontmatter(
+                request, model.full_id, request.config.synthesis_effort, "pending", moment
+            )
         except (ValueError, BriefParseError) as exc:
             raise failure("validation", f"frontmatter: {exc}", partial_body=enriched) from None
         text = serialize_brief(frontmatter, enriched)

@@ -17,6 +17,7 @@ __all__ = [
     "brief_reconciled",
     "brief_saved",
     "checkpoint_failed",
+    "checkpoint_read_only",
     "compaction_committed",
     "config_saved",
     "continuation_submitted",
@@ -28,6 +29,7 @@ __all__ = [
     "native_settings_refused",
     "native_settings_unreadable",
     "operation_in_progress",
+    "project_settings_invalid",
     "settings_cancelled",
     "settings_input_rejected",
     "settings_read_only",
@@ -115,6 +117,11 @@ def settings_read_only(settings_path: str) -> str:
     )
 
 
+def checkpoint_read_only() -> str:
+    """A checkpoint without an interactive UI: non-UI modes mutate nothing (spec §18)."""
+    return _INFO + "checkpoint is read-only without an interactive UI; nothing was written."
+
+
 def stale_pending_found() -> str:
     return _INFO + "stale pending Continuity Brief found for this session; leaving it inert."
 
@@ -165,6 +172,14 @@ def native_settings_unreadable(settings_path: str, problems: Sequence[str]) -> s
     )
 
 
+def project_settings_invalid(problem: str) -> str:
+    """The project settings file is unusable (Pi silently fell back to its defaults)."""
+    return (
+        _REFUSED + f"the project settings {_clause(problem)}; Pi ignores it and runs on its defaults. "
+        "Fix the file and restart Pi; native compaction is cancelled until then."
+    )
+
+
 def extension_disabled(config_path: str) -> str:
     return (
         _REFUSED + f"the extension is disabled (enabled: false in {config_path}); "
@@ -189,6 +204,20 @@ def archive_failed(pending_path: str, reason: str) -> str:
     return (
         _FAILED + f"native compaction committed the Brief {pending_path}, but archiving it failed: "
         f"{_clause(reason)}. No continuation was submitted."
+    )
+
+
+def temp_file_removed(path: str) -> str:
+    """A temporary file of an interrupted write, removed at startup (rule P136): never silent."""
+    return _INFO + f"removed an incomplete temporary file left by an interrupted write: {path}."
+
+
+def temp_file_left(path: str, error: OSError) -> str:
+    """A temporary file of an interrupted write that could not be removed (rule P136)."""
+    reason = error.strerror or type(error).__name__
+    return (
+        _INFO
+        + f"an incomplete temporary file left by an interrupted write could not be removed: {path} ({reason})."
     )
 
 

@@ -8,6 +8,7 @@ pending Briefs, failed postmortems, other sessions' files or a user's notes.
 from __future__ import annotations
 
 import os
+import re
 
 from pi_continuity_harness.reference.psc.constants import ARCHIVE_RETENTION
 from pi_continuity_harness.reference.psc.paths import parse_archive_name
@@ -62,3 +63,28 @@ def pending_briefs(pending_dir: str) -> list[str]:
         and not name.startswith(".")
         and os.path.isfile(os.path.join(pending_dir, name))
     )
+
+
+#: ``atomic_io.atomic_write_text``'s temporary name: ``.<target name>.<uuid4 hex>.tmp``.
+_TEMP_NAME = re.compile(r"^\..+\.md\.[0-9a-f]{32}\.tmp$")
+
+
+def leftover_temp_files(*directories: str) -> list[str]:
+    """Temporary files of an atomic write that never reached its rename, sorted by path.
+
+    The rename is the commit point of a write (``atomic_io.atomic_write_text``), so such a
+    file is never a complete artifact: a process that died between the write and the rename
+    left it (issue 10 item 6, rule P136). Only names of that exact shape are returned.
+    """
+    found: list[str] = []
+    for directory in directories:
+        try:
+            names = os.listdir(directory)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        found.extend(
+            os.path.join(directory, name)
+            for name in names
+            if _TEMP_NAME.match(name) and os.path.isfile(os.path.join(directory, name))
+        )
+    return sorted(found)

@@ -115,6 +115,8 @@ class RuntimeState:
     last_pending_path: str | None = None
     last_failure: str | None = None
     stale_pending_paths: tuple[str, ...] = field(default_factory=tuple)
+    #: Why Pi cannot use the project settings file (it dropped it for its defaults), or None.
+    project_settings_error: str | None = None
 
     # ------------------------------------------------------------------ derived
     @property
@@ -136,6 +138,8 @@ class RuntimeState:
 
     def native_settings(self, model: Model | None) -> tuple[NativeCompactionSettings | None, str | None]:
         """``(settings, None)`` or ``(None, why they cannot be read)`` for ``model``."""
+        if self.project_settings_error is not None:
+            return None, self.project_settings_error
         try:
             return self.live.native_for(model), None
         except NativeSettingsError as exc:

@@ -120,6 +120,11 @@ def _settings_lines(settings: NativeCompactionSettings, window: int | None) -> t
 
 def _restart_lines(snapshot: StatusSnapshot) -> list[str]:
     if not snapshot.restart_required:
+        if snapshot.trusted and snapshot.native_problems:
+            # The refusal tells the user to fix the settings and restart Pi: say the same here.
+            return [
+                "Restart required: yes (after valid native settings are written; Pi reads them at startup)"
+            ]
         return ["Restart required: no"]
     written = snapshot.written_settings
     assert written is not None

@@ -206,6 +206,10 @@ def serialize_transcript(messages: Sequence[Mapping[str, Any]]) -> list[str]:
     return blocks
 
 
+#: Marks an entry whose beginning was cut to fit the synthesis budget.
+_CUT_MARK = "[... the beginning of this entry was omitted to fit the synthesis budget] "
+
+
 def _estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
@@ -292,7 +296,14 @@ def build_synthesis_request(
     if max_transcript_tokens is not None:
         total = sum(_estimate_tokens(block) + 1 for block in blocks)
         while blocks and total > max_transcript_tokens:
-            total -= _estimate_tokens(blocks[0]) + 1
+            cost = _estimate_tokens(blocks[0]) + 1
+            if total - cost < max_transcript_tokens:
+                # Dropping the whole oldest entry would leave less than the budget (and the
+                # budget is never below the transcript floor, §6): keep its newest part.
+                keep_chars = max(0, (cost - (total - max_transcript_tokens) - 1) * 4 - len(_CUT_MARK))
+                blocks[0] = _CUT_MARK + blocks[0][len(blocks[0]) - keep_chars :] if keep_chars else _CUT_MARK
+                break
+            total -= cost
             blocks.pop(0)
             omitted += 1
     parts = [

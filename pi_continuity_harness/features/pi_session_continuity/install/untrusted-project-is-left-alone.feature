@@ -28,10 +28,19 @@ Feature: untrusted-project-is-left-alone
     Then native compaction was cancelled
     And no file was written in the project
 
+  @rule-P41c
   Scenario: settings are read-only in an untrusted project
     Given the project is not trusted
     When the user sets up native compaction at 75% trigger and 15% keep-recent and confirms
     Then no file was written in the project
+    And a notification says the project is not trusted
+
+  @rule-P41d
+  Scenario: no extension config field is written in an untrusted project
+    Given the project is not trusted
+    When the user sets the synthesis effort to "high" in /continuity settings and confirms
+    Then no file was written in the project
+    And a notification says the project is not trusted
 
   # The extension asks Pi (ctx.isProjectTrusted()); Pi 1.0.3-1.4.0 ignore a saved "no" for a
   # project without trust-requiring resources (targets/realpi/versions.py).

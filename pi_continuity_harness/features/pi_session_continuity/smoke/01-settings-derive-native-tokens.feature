@@ -24,7 +24,8 @@ Feature: settings-derive-native-tokens
   @rule-P42a
   Scenario: nothing is written without explicit confirmation
     When the user sets up native compaction at 75% trigger and 15% keep-recent and declines
-    Then the project settings file is byte-for-byte unchanged
+    Then the user was shown reserveTokens 93,000 and keepRecentTokens 55,800 before declining
+    And the project settings file is byte-for-byte unchanged
     And no notification says settings were saved
 
   @rule-P15 @rule-P95e @rule-P95j @rule-P96 @rule-P101a @rule-P126

@@ -57,6 +57,7 @@ Feature: precompact-failure-cancels
       | phase   | fault                                              |
       | re-read | the pending Brief is corrupted before it is re-read |
 
+  @rule-P7a @rule-P7b @rule-P24 @rule-P66a @rule-P67 @rule-P108b
   Scenario: a failure writes a failed postmortem, never used as input
     Given the synthesis model fails with an HTTP 500 error
     And the user has worked through 2 turns

@@ -1,0 +1,33 @@
+@blitz
+Feature: protection-while-a-handoff-is-written
+  From the deferral boundary until completion or cancel, a user session switch and a compaction
+  are blocked; after a reload no handoff state is restored, and a partial dossier is left in
+  place (reference: Status, cancellation and recovery; Protection).
+
+  @rule-H77c
+  Scenario: a compaction is blocked while the handoff is written
+    Given the native settings are reserveTokens 10,000 and keepRecentTokens 2,000
+    When the user compacts the session while the handoff is written
+    Then the compaction was blocked
+    And the status widget now shows "Writing Session Handoff"
+
+  @rule-H77a
+  Scenario: a new session is blocked while the handoff is written
+    When the user starts a new session while the handoff is written
+    Then Pi did not switch sessions
+    And the status widget now shows "Writing Session Handoff"
+
+  @rule-H80a @rule-H80b
+  Scenario: after a reload no request is active and the partial dossier stays
+    When the model asks for the template once and then stops
+    And Pi reloads
+    And the model asks for the template without a handoff request
+    Then the last template request was refused
+    And the reserved dossier is still there
+
+  @rule-H105a
+  Scenario: the context warning is shown once per runtime
+    When the next turn reports 125,000 context tokens
+    Then a notification was shown
+    When the next turn reports 126,000 context tokens
+    Then no notification was shown

@@ -1,0 +1,29 @@
+@rules
+Feature: notifications-and-commands
+  Normal states are notified as info, failures as warnings or errors; there is no cleanup or
+  compact subcommand; nothing the user sees speaks of loops, campaigns or episodes (spec §4,
+  §11, §12).
+
+  @rule-P92a @rule-P8b
+  Scenario: a committed handoff is notified as info, in the vocabulary of the work
+    Given the user has worked through 2 turns
+    When native compaction reaches its threshold
+    And the user runs "/continuity status"
+    Then the notification saying "Continuity Brief saved to" was info
+    And the notification saying "native compaction committed" was info
+    And the notification saying "continuation submitted" was info
+    And no notification, status, dialog or Brief frontmatter key used the words loop, campaign or episode
+
+  @rule-P92b
+  Scenario: a failed handoff is notified as a warning or an error
+    Given the synthesis model fails with an HTTP 500 error
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the notification saying "Native compaction was cancelled" was a warning or an error
+
+  @rule-P11
+  Scenario: there is no cleanup or compact subcommand
+    Given the user has saved a checkpoint
+    When the user runs "/continuity cleanup" and "/continuity compact" after it
+    Then no artifact file changed since the checkpoint
+    And no compaction entry was persisted

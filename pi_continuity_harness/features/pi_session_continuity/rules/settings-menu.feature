@@ -1,0 +1,79 @@
+@rules
+Feature: settings-menu
+  /continuity settings (and bare /continuity, with a UI) opens one menu: extension enabled,
+  native compaction setup for the current model, synthesis model, synthesis effort, artifact
+  directory. Every write needs an explicit confirmation; a synthesisModel "inherit" comes with
+  a warning about its budget; percentages that give invalid tokens are refused; rounding is
+  JavaScript's; the merge is atomic and never overwrites a file it cannot parse; global
+  settings and modelOverrides count; Pi's prepared settings, not the file, decide a handoff
+  (spec §6, §12, §13, §18).
+
+  @rule-P94 @rule-P99
+  Scenario: bare /continuity opens the settings menu
+    When the user runs "/continuity" and dismisses the menu
+    Then the menu offered extension enabled, native compaction setup, synthesis model, synthesis effort and artifact directory
+
+  @rule-P42b
+  Scenario: a config field is written only after an accepted confirmation
+    When the user sets the synthesis effort to "high" in /continuity settings and declines
+    Then the user was asked to confirm writing the extension config
+    And no file was written in the project
+    When the user sets the synthesis effort to "high" in /continuity settings and confirms
+    Then the extension config file holds "synthesisEffort" = "high"
+
+  @rule-P35
+  Scenario: choosing synthesisModel inherit warns about its budget near the threshold
+    When the user sets the synthesis model to "inherit" in /continuity settings and declines
+    Then the dialogs warned that inherit can spend context or output budget near the threshold
+
+  @rule-P102
+  Scenario Outline: percentages that give invalid tokens are refused and nothing is written
+    When the user sets up native compaction at <trigger>% trigger and <keep>% keep-recent and confirms
+    Then a notification refused the percentages
+    And the project settings file is byte-for-byte unchanged
+
+    Examples:
+      | trigger | keep |
+      | 100     | 15   |
+      | 75      | 80   |
+
+  @rule-P101b
+  Scenario: a half token rounds up, as JavaScript's Math.round does
+    Given the active model has a context window of 200,010 tokens
+    When the user sets up native compaction at 75% trigger and 5% keep-recent and confirms
+    Then the project settings file sets compaction enabled true, reserveTokens 50002 and keepRecentTokens 10001
+
+  @needs-fs-faults @rule-P44a
+  Scenario: the settings merge replaces the file atomically
+    Given the project settings file holds unrelated settings:
+      """
+      {"theme": "dark", "compaction": {"enabled": true, "reserveTokens": 50000, "keepRecentTokens": 2000}}
+      """
+    When the user sets up native compaction at 75% trigger and 15% keep-recent and confirms
+    Then the project settings file was replaced by a rename, never written in place
+
+  @rule-P44b
+  Scenario: a project settings file that cannot be parsed is never overwritten
+    Given the project settings file holds the text "{ \"theme\": \"dark\", "
+    When the user sets up native compaction at 75% trigger and 15% keep-recent and confirms
+    Then the project settings file is byte-for-byte unchanged
+    And a notification says the settings were not written
+
+  @rule-P48
+  Scenario: global settings and the active model's override count
+    Given the active model has a context window of 372,000 tokens
+    And the project settings file holds unrelated settings:
+      """
+      {"compaction": {"modelOverrides": {"fake/fake-model": {"reserveTokens": 74400}}}}
+      """
+    And the global settings hold compaction reserveTokens 93,000 and keepRecentTokens 55,800
+    When the user runs "/continuity status"
+    Then the status output shows the model window 372,000, reserve 74,400, effective trigger 297,600 at approximately 80.0% and keep recent 55,800 at approximately 15.0%
+
+  @rule-P49
+  Scenario: Pi's prepared settings, not the file on disk, decide and are recorded
+    Given the user has worked through 2 turns
+    When the project settings file is edited outside Pi to reserveTokens 250,000
+    And native compaction reaches its threshold
+    Then the persisted compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
+    And the Brief's frontmatter records reserveTokens 50000

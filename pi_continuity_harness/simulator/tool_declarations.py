@@ -1,0 +1,104 @@
+"""How Pi 1.6 declares the tools the model may call: on the transcript's system messages.
+
+The executable tools (the four built-ins, then every tool an extension registered) are not
+sent as such: before a run's first request the agent loop compares them with what the
+transcript's system messages already declare and writes the difference onto a system
+message as ``toolsAdded`` / ``toolsRemoved`` (``declareToolChanges``,
+pi-agent-core ``dist/agent-loop.js:224-250``, called from ``runAgentLoop`` at :49). A pending
+system message (the run's prompt sections) carries the changes; otherwise a new system message
+goes before the first non-system pending message. pi-ai then sends the current tools as the
+request's ``tools`` (``getCurrentTools``, see :func:`provider.current_tools`).
+
+So a tool an extension registers reaches the model's request, and the session file, through
+the run's system message: Pi's quirk that a session's declared tools are part of its
+transcript (and of its token estimate, ``core/compaction/compaction.js:213-214``).
+
+Each declaration is ``toToolDeclaration`` (pi-ai ``dist/utils/transcript.js:106-113``): name,
+description and a JSON copy of the parameters. A redefined tool is a removal and an addition
+(``getToolStateChanges``, :126-143).
+
+Not modelled: the per-turn call (agent-loop.js:121), which matters only when a tool is
+registered or removed while a run is in progress; the simulated API has no tool removal.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pi_continuity_harness.api.extension_api import ToolDefinition
+from pi_continuity_harness.simulator.provider import current_tools
+
+__all__ = ["declare_tool_changes", "tool_declaration"]
+
+Message = dict[str, Any]
+
+
+def tool_declaration(tool: ToolDefinition) -> dict[str, Any]:
+    """``toToolDeclaration`` of an extension's tool."""
+    return {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": json.loads(json.dumps(tool.parameters)),
+    }
+
+
+def _same(left: dict[str, Any], right: dict[str, Any]) -> bool:
+    """``declarationsEqual``: the serialized declarations are equal."""
+    return json.dumps(left) == json.dumps(right)
+
+
+def _changes(previous: list[dict[str, Any]], current: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
+    before = {str(t.get("name")): t for t in previous}
+    after = {str(t.get("name")): t for t in current}
+    added = [t for t in current if (p := before.get(str(t.get("name")))) is None or not _same(p, t)]
+    removed = [
+        {"name": t.get("name")}
+        for t in previous
+        if (c := after.get(str(t.get("name")))) is None or not _same(t, c)
+    ]
+    return added, removed
+
+
+def _with_changes(message: Message, added: list[Any], removed: list[Any]) -> Message:
+    """``withToolChanges``: the message's tool fields replaced; empty lists omit the field."""
+    rest = {k: v for k, v in message.items() if k not in ("toolsAdded", "toolsRemoved")}
+    return {
+        **rest,
+        **({"toolsAdded": added} if added else {}),
+        **({"toolsRemoved": removed} if removed else {}),
+    }
+
+
+def declare_tool_changes(
+    transcript: Sequence[Message],
+    pending: list[Message],
+    tools: list[dict[str, Any]],
+    timestamp: int,
+) -> list[Message]:
+    """``declareToolChanges(context, pendingMessages)`` with ``context.messages`` =
+    ``transcript`` and ``context.tools`` declared as ``tools``; ``timestamp`` is the new system
+    message's ``Date.now()``."""
+    system_index = next(
+        (i for i in range(len(pending) - 1, -1, -1) if pending[i].get("role") == "system"), -1
+    )
+    carrier = pending[system_index] if system_index >= 0 else None
+    baseline = (
+        [_with_changes(m, [], []) if i == system_index else m for i, m in enumerate(pending)]
+        if carrier is not None
+        else pending
+    )
+    added, removed = _changes(current_tools([*transcript, *baseline]), tools)
+    unchanged = not added and not removed
+    if carrier is not None:
+        if unchanged and not carrier.get("toolsAdded") and not carrier.get("toolsRemoved"):
+            return pending
+        return [
+            _with_changes(carrier, added, removed) if i == system_index else m for i, m in enumerate(baseline)
+        ]
+    if unchanged:
+        return pending
+    update = _with_changes({"role": "system", "content": "", "timestamp": timestamp}, added, removed)
+    index = next((i for i, m in enumerate(pending) if m.get("role") != "system"), len(pending))
+    return [*pending[:index], update, *pending[index:]]

@@ -1,0 +1,79 @@
+"""Pi 1.6 declares the executable tools on the transcript's system messages
+(``declareToolChanges``, pi-agent-core ``dist/agent-loop.js:224-250``): the quirk that a tool an
+extension registers reaches the request, and the session file, only through a system message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pi_continuity_harness.api.extension_api import ToolDefinition
+from pi_continuity_harness.simulator.provider import current_tools
+from pi_continuity_harness.simulator.system_prompt import builtin_tools
+from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes, tool_declaration
+
+
+async def _never(*_: Any) -> Any:
+    raise AssertionError("not run")
+
+
+FINISH = ToolDefinition(
+    name="finish",
+    label="Finish",
+    description="Submit the dossier.",
+    parameters={"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+    execute=_never,
+)
+
+
+def _names(messages: list[dict[str, Any]]) -> list[str]:
+    return [str(t["name"]) for t in current_tools(messages)]
+
+
+def test_pi_quirk_a_registered_tool_is_declared_on_the_runs_system_message() -> None:
+    system = {
+        "role": "system",
+        "content": "",
+        "sections": {"a": "b"},
+        "timestamp": 5,
+        "toolsAdded": builtin_tools(),
+    }
+    user = {"role": "user", "content": "hi", "timestamp": 5}
+    tools = [*builtin_tools(), tool_declaration(FINISH)]
+    out = declare_tool_changes([], [system, user], tools, 9)
+    assert len(out) == 2, "the pending system message carries the changes; no new message"
+    assert list(out[0]) == ["role", "content", "sections", "timestamp", "toolsAdded"]
+    assert _names(out) == ["read", "bash", "edit", "write", "finish"]
+    assert out[0]["toolsAdded"][-1] == {
+        "name": "finish",
+        "description": "Submit the dossier.",
+        "parameters": FINISH.parameters,
+    }
+
+
+def test_pi_quirk_a_later_run_declares_only_the_difference_on_a_new_system_message() -> None:
+    transcript = [{"role": "system", "content": "", "timestamp": 1, "toolsAdded": builtin_tools()}]
+    user = {"role": "user", "content": "again", "timestamp": 7}
+    out = declare_tool_changes(transcript, [user], [*builtin_tools(), tool_declaration(FINISH)], 7)
+    assert out[0] == {
+        "role": "system",
+        "content": "",
+        "timestamp": 7,
+        "toolsAdded": [tool_declaration(FINISH)],
+    }
+    assert out[1] is user
+
+
+def test_pi_quirk_an_unchanged_loadout_adds_nothing() -> None:
+    transcript = [{"role": "system", "content": "", "timestamp": 1, "toolsAdded": builtin_tools()}]
+    pending = [{"role": "user", "content": "again", "timestamp": 7}]
+    assert declare_tool_changes(transcript, pending, builtin_tools(), 7) is pending
+
+
+def test_pi_quirk_a_redefined_tool_is_a_removal_and_an_addition() -> None:
+    old = tool_declaration(FINISH)
+    new = {**old, "description": "Submit it."}
+    transcript = [{"role": "system", "content": "", "timestamp": 1, "toolsAdded": [old]}]
+    out = declare_tool_changes(transcript, [{"role": "user", "content": "x", "timestamp": 2}], [new], 2)
+    assert out[0]["toolsAdded"] == [new]
+    assert out[0]["toolsRemoved"] == [{"name": "finish"}]
+    assert current_tools([*transcript, *out]) == [new]
