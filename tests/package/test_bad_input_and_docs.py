@@ -1,0 +1,98 @@
+"""Bad input and the docs checks, without Pi (issue 13: "not a package ... one clear error naming
+the file, exit 2"; spec §19)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.package import README_TOPICS, open_package
+from pi_continuity_harness.package.docs import docs_checks
+
+from .variants import FIXTURE
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pi_continuity_harness.cli", "package", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda d: d, "package.json: no such file (not a package directory)"),
+        (
+            lambda d: (d / "package.json").write_text('{ "name": ', encoding="utf-8") and d,
+            "package.json: invalid JSON",
+        ),
+        (
+            lambda d: (d / "package.json").write_text("[1]", encoding="utf-8") and d,
+            "package.json: not a JSON object",
+        ),
+        (lambda d: (d / "x.tgz").write_bytes(b"not gzip\n") and d / "x.tgz", "x.tgz: not a package tarball"),
+    ],
+    ids=["no-package-json", "invalid-json", "not-an-object", "not-a-tarball"],
+)
+@pytest.mark.filterwarnings("ignore")
+def test_bad_input_is_one_error_naming_the_file_exit_2(make: object, message: str, tmp_path: Path) -> None:
+    target = make(tmp_path)  # type: ignore[operator]
+    before = sorted((p.name, p.stat().st_size) for p in tmp_path.rglob("*"))
+    done = _cli(str(target))
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and str(tmp_path) in lines[0], done.stderr
+    assert sorted((p.name, p.stat().st_size) for p in tmp_path.rglob("*")) == before
+
+
+def test_a_tarball_without_a_package_is_bad_input(tmp_path: Path) -> None:
+    tarball = tmp_path / "empty.tgz"
+    (tmp_path / "readme.txt").write_text("x", encoding="utf-8")
+    with tarfile.open(tarball, "w:gz") as tar:
+        tar.add(tmp_path / "readme.txt", arcname="readme.txt")
+    done = _cli(str(tarball))
+    assert done.returncode == 2 and "no package/package.json" in done.stderr
+
+
+def test_every_readme_topic_of_the_fixture_is_found_and_two_wait_for_a_person() -> None:
+    with open_package(FIXTURE) as package:
+        checks = docs_checks(package)
+    assert len(checks) == len(README_TOPICS) + 2
+    assert {c.status for c in checks} == {"pass", "needs-a-person"}
+
+
+@pytest.mark.parametrize("topic", [t for t in README_TOPICS], ids=lambda t: t.id)
+def test_a_readme_without_a_topic_fails_that_topic(topic: object, tmp_path: Path) -> None:
+    """Each topic's patterns removed from the README fail that topic's check (the check can fail)."""
+    source = tmp_path / "pkg"
+    shutil.copytree(FIXTURE, source)
+    readme = (source / "README.md").read_text(encoding="utf-8")
+    first = topic.patterns[0]  # type: ignore[attr-defined]
+    stripped = "\n".join(line for line in readme.splitlines() if not re.search(first, line))
+    (source / "README.md").write_text(stripped, encoding="utf-8")
+    with open_package(source) as package:
+        statuses = {c.name: c.status for c in docs_checks(package)}
+    assert statuses[f"docs.readme:{topic.id}"] == "fail"  # type: ignore[attr-defined]
+
+
+def test_a_changelog_without_the_version_and_a_license_that_is_not_mit_fail(tmp_path: Path) -> None:
+    source = tmp_path / "pkg"
+    shutil.copytree(FIXTURE, source)
+    manifest = json.loads((source / "package.json").read_text(encoding="utf-8"))
+    manifest["version"] = "0.3.0"
+    (source / "package.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (source / "LICENSE").write_text("Apache License 2.0\n", encoding="utf-8")
+    with open_package(source) as package:
+        statuses = {c.name: c.status for c in docs_checks(package)}
+    assert statuses["docs.changelog-version"] == "fail" and statuses["docs.license-mit"] == "fail"
