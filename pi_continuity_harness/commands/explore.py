@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
 from pi_continuity_harness.commands._paths import check_directory, check_file
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.explore.engine import ExploreSettings, SeedReport, explore_seeds, summarise
@@ -101,6 +102,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     parser.add_argument("--list-invariants", action="store_true", help="print the invariants and exit")
+    add_budget_arguments(parser, wall=False)
     parser.set_defaults(func=main)
 
 
@@ -186,6 +188,7 @@ def _explore(args: argparse.Namespace, pool: WorkPool) -> int:
         work_root=work_root,
         check_determinism=args.check_determinism,
         minimise_failures=not args.no_minimise,
+        budget=budget_override(args),
         target=args.target,
     )
     runs = explore_seeds(seeds, settings, pool=pool)

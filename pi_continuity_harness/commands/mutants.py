@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
 from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.explore.executor import SchedulerError, open_pool
 from pi_continuity_harness.features.suite import write_atomically
@@ -52,6 +53,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--explore-steps", type=int, default=40, help="explorer steps per seed (default 40)")
     parser.add_argument("--no-control", action="store_true", help="do not run the references as controls")
+    add_budget_arguments(parser)
     parser.set_defaults(func=main)
 
 
@@ -110,6 +112,7 @@ def main(args: argparse.Namespace) -> int:
                 control=not args.no_control,
                 on_outcome=progress,
                 pool=pool,
+                budget=budget_override(args),
             )
             retried = pool.retried()
     except SchedulerError as error:

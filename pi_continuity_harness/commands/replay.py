@@ -10,10 +10,12 @@ Only scenario files are accepted: a trace names its scenario but does not contai
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.commands._budget import add_budget_arguments, with_budget
 from pi_continuity_harness.commands._simulation import (
     DEFAULT_IMPLEMENTATION,
     default_workdir,
@@ -23,6 +25,7 @@ from pi_continuity_harness.commands._simulation import (
     run,
 )
 from pi_continuity_harness.scenario.timeline import render_timeline
+from pi_continuity_harness.simulator.simulation import read_exchanges
 
 __all__ = ["register"]
 
@@ -46,6 +49,10 @@ def register(subparsers: Any) -> None:
         "--extension", metavar="SPEC", default=DEFAULT_IMPLEMENTATION, help="implementation under test"
     )
     parser.add_argument("--quiet", action="store_true", help="print only the verdict, not the timeline")
+    parser.add_argument(
+        "--requests", action="store_true", help="the timeline with every model request and reply in full"
+    )
+    add_budget_arguments(parser, wall=False)
     parser.set_defaults(func=main)
 
 
@@ -60,21 +67,27 @@ def main(args: argparse.Namespace) -> int:
             expected = Path(args.expect_trace).read_text(encoding="utf-8")
         except OSError as error:
             raise UsageError(f"--expect-trace {args.expect_trace}: {error.strerror or error}") from None
-    scenario = load(args.scenario)
+    scenario = with_budget(load(args.scenario), args)
     workdir = Path(args.workdir) if args.workdir else default_workdir("replay-", scenario, args.seed)
     with prepared(scenario, args.scenario, workdir, args.extension):
         result = run(
             scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension
         )
         if not args.quiet:
-            print(render_timeline(result.host.trace.records), end="")
+            exchanges = read_exchanges(result.workdir) if args.requests else None
+            print(render_timeline(result.host.trace.records, exchanges), end="")
         actual = result.trace_path.read_text(encoding="utf-8")
+    # A run stopped by its budget still replays (it stops at the same record), but it failed.
+    failed = 0
+    if result.over_budget:
+        print(f"BUDGET EXCEEDED: {result.over_budget}", end="", file=sys.stderr)
+        failed = 1
     if expected is None:
         print(f"replayed {scenario.name} (seed {result.seed}): {len(result.host.trace.records)} records")
-        return 0
+        return failed
     difference = first_difference(expected, actual)
     if difference is None:
         print(f"replay matches {args.expect_trace}: {len(result.host.trace.records)} records, byte-identical")
-        return 0
+        return failed
     print(f"replay DIFFERS from {args.expect_trace}: {difference}")
     return 1

@@ -21,6 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.commands._budget import add_budget_arguments, budget_args, budget_override
 from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer, shorten
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
@@ -125,6 +126,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="write Allure results into DIR, one per scenario with its steps (needs the 'allure' extra)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines, only the table")
+    add_budget_arguments(parser)
     parser.set_defaults(func=main)
 
 
@@ -193,7 +195,7 @@ def _run(
             junit=args.junit,
             cucumber=args.cucumber,
             features=args.features,
-            extra_args=extra_args or None,
+            extra_args=(extra_args + budget_args(budget_override(args))) or None,
             on_result=progress,
             workers=args.workers,
             pi_version=pi_version,

@@ -2,18 +2,22 @@
 
 The run goes into ``--workdir`` (default ``sim-out/<scenario>-<seed>``, emptied first when
 it is a previous run's directory), the trace into ``<workdir>/trace.jsonl`` (and a copy at
-``--trace``). It prints a short summary, and with ``--timeline`` the whole trace as a
-readable timeline. A malformed scenario exits with status 2 and ``file: field: reason``.
+``--trace``), and the full text of every model request and reply into
+``<workdir>/requests/<kind>-<index>.json``. It prints a short summary, with ``--timeline``
+the whole trace as a readable timeline, and with ``--requests`` the timeline with every
+request and reply in full. A malformed scenario exits with status 2 and ``file: field: reason``.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.commands._budget import add_budget_arguments, with_budget
 from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.commands._simulation import (
@@ -25,6 +29,7 @@ from pi_continuity_harness.commands._simulation import (
     summary,
 )
 from pi_continuity_harness.scenario.timeline import render_timeline
+from pi_continuity_harness.simulator.simulation import read_exchanges
 
 __all__ = ["register"]
 
@@ -50,12 +55,18 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--timeline", action="store_true", help="print the trace as a timeline")
     add_html_option(parser, "the run (context chart, artifacts, notifications, timeline)")
+    parser.add_argument(
+        "--requests",
+        action="store_true",
+        help="print the timeline with every model request and reply in full (implies --timeline)",
+    )
+    add_budget_arguments(parser, wall=False)
     parser.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     check_html(args.html)
-    scenario = load(args.scenario)
+    scenario = with_budget(load(args.scenario), args)
     workdir = Path(args.workdir) if args.workdir else default_workdir("", scenario, args.seed)
     if args.trace:
         check_file("--trace", Path(args.trace))
@@ -72,9 +83,10 @@ def main(args: argparse.Namespace) -> int:
                 raise UsageError(f"--trace {args.trace}: {error.strerror or error}") from None
         print(summary(result), end="")
         print(f"trace    {result.trace_path}" + (f" (copied to {args.trace})" if args.trace else ""))
-        if args.timeline:
+        if args.timeline or args.requests:
             print()
-            print(render_timeline(result.host.trace.records), end="")
+            exchanges = read_exchanges(result.workdir) if args.requests else None
+            print(render_timeline(result.host.trace.records, exchanges), end="")
         if args.html is not None:
             from pi_continuity_harness.report import render_simulate  # noqa: PLC0415  (the report extra)
 
@@ -91,4 +103,7 @@ def main(args: argparse.Namespace) -> int:
                     operations=operations,
                 ),
             )
+    if result.over_budget:
+        print(f"BUDGET EXCEEDED: {result.over_budget}", end="", file=sys.stderr)
+        return 1
     return 0

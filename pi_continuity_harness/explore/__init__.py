@@ -19,6 +19,7 @@ from pi_continuity_harness.explore.engine import SeedReport, explore_seed, explo
 from pi_continuity_harness.explore.plugin import (
     LIVENESS,
     LOAD_FAILURE,
+    WITHIN_BUDGET,
     ExplorerPlugin,
     InvariantSpec,
     Violation,
@@ -31,6 +32,7 @@ __all__ = [
     "LIVENESS",
     "LOAD_FAILURE",
     "PLUGINS",
+    "WITHIN_BUDGET",
     "CaseResult",
     "ExplorerPlugin",
     "InvariantSpec",

@@ -28,6 +28,7 @@ from pi_continuity_harness.explore.plugins import plugin_named
 from pi_continuity_harness.explore.regression import write_failure
 from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.explore.shrink import minimise
+from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.trace import first_difference
 
 __all__ = ["ExploreSettings", "SeedReport", "explore_seed", "explore_seeds", "summarise"]
@@ -70,6 +71,8 @@ class ExploreSettings:
     work_root: str
     check_determinism: bool = False
     minimise_failures: bool = True
+    #: Overrides of every case's budget (``--budget-ops``, ``--budget-virtual-seconds``).
+    budget: BudgetOverride | None = None
     #: ``sim``: the simulated host with the plug-in's invariants; ``pi``: real Pi, differentially
     #: against the simulator (:mod:`.differential`).
     target: str = "sim"
@@ -90,7 +93,7 @@ def explore_seed(seed: int, settings: ExploreSettings) -> SeedReport:
     extension = settings.extension
     case = plugin.case(seed, settings.steps)
     workdir = Path(settings.work_root) / f"seed-{seed}"
-    result = run_case(plugin, case, implementation=extension, workdir=workdir)
+    result = run_case(plugin, case, implementation=extension, workdir=workdir, budget=settings.budget)
     report = SeedReport(
         seed=seed,
         options=case.describe(),
@@ -105,14 +108,16 @@ def explore_seed(seed: int, settings: ExploreSettings) -> SeedReport:
         cost=result.metrics,
     )
     if settings.check_determinism:
-        again = run_case(plugin, case, implementation=extension, workdir=workdir)
+        again = run_case(plugin, case, implementation=extension, workdir=workdir, budget=settings.budget)
         difference = first_difference(result.trace, again.trace)
         report.determinism = "identical" if difference is None else difference
         if difference is not None:
             report.ok = False
     if result.failed and result.first is not None and settings.out_dir is not None:
         if settings.minimise_failures:
-            shrunk = minimise(plugin, case, result, implementation=extension, workdir=workdir)
+            shrunk = minimise(
+                plugin, case, result, implementation=extension, workdir=workdir, run_budget=settings.budget
+            )
             final_case, final, runs, seconds = shrunk.case, shrunk.result, shrunk.runs, shrunk.seconds
         else:
             final_case, final, runs, seconds = case, result, 0, 0.0

@@ -33,6 +33,7 @@ from pi_continuity_harness.simulator.simulation import Simulation
 __all__ = [
     "LIVENESS",
     "LOAD_FAILURE",
+    "WITHIN_BUDGET",
     "Attempt",
     "Case",
     "CaseT",
@@ -49,6 +50,8 @@ __all__ = [
 
 #: The violation a run records when Pi refuses to start with the implementation (it did not load).
 LOAD_FAILURE = "implementation_loads"
+#: The pseudo-invariant of a run stopped by its budget (``scenario/budget.py``): a runaway.
+WITHIN_BUDGET = "runs_within_budget"
 #: The name of the liveness verdict (not an invariant of the fault phase).
 LIVENESS = "liveness"
 

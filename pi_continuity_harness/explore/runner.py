@@ -25,12 +25,21 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import ExtensionFactory
-from pi_continuity_harness.explore.plugin import LOAD_FAILURE, Case, Checker, ExplorerPlugin, Violation
+from pi_continuity_harness.explore.plugin import (
+    LOAD_FAILURE,
+    WITHIN_BUDGET,
+    Case,
+    Checker,
+    ExplorerPlugin,
+    Violation,
+)
+from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.model_script import Reply, SynthesisReply
 from pi_continuity_harness.scenario.operations import Operation
 from pi_continuity_harness.simulator.host import ProcessStartError
+from pi_continuity_harness.simulator.meter import BudgetExceededError
 from pi_continuity_harness.simulator.simulation import Simulation
 
 __all__ = ["CaseResult", "first_session_id", "run_case", "scratch_root"]
@@ -113,12 +122,15 @@ def run_case(
     *,
     implementation: str | ExtensionFactory,
     workdir: str | Path,
+    budget: BudgetOverride | None = None,
 ) -> CaseResult:
-    """Run ``case``; stop after the operation that broke the first invariant."""
+    """Run ``case``; stop after the operation that broke the first invariant, or where the run
+    exceeded its budget (``budget`` overrides the scenario's: ``--budget-ops`` ...)."""
     started = time.perf_counter()
-    simulation = Simulation(
-        case.scenario(operations=case.operations), workdir=workdir, implementation=implementation
-    )
+    scenario = case.scenario(operations=case.operations)
+    if budget is not None:
+        scenario = scenario.model_copy(update={"budget": budget.apply(scenario.budget)})
+    simulation = Simulation(scenario, workdir=workdir, implementation=implementation)
     checker: Checker = plugin.checker(simulation)
     ran: list[Operation] = []
     boundary: int | None = None
@@ -126,9 +138,17 @@ def run_case(
     plan: FaultPlan | None = None
     status = "not reached"
 
+    def over_budget(error: BudgetExceededError) -> bool:
+        checker.violations.append(Violation(WITHIN_BUDGET, error.report, operation=len(ran)))
+        return False
+
     def perform(op: Operation) -> bool:
         checker.before_operation(op)
-        simulation.perform(op)
+        try:
+            simulation.perform(op)
+        except BudgetExceededError as error:
+            ran.append(op)
+            return over_budget(error)
         checker.after_operation()
         ran.append(op)
         return checker.ok
@@ -138,6 +158,8 @@ def run_case(
             simulation.start()
         except ProcessStartError as error:
             checker.violations.append(Violation(LOAD_FAILURE, f"Pi refused to start: {error}"))
+        except BudgetExceededError as error:
+            over_budget(error)
         checker.after_operation()
         going = checker.ok
         for op in case.operations:

@@ -23,6 +23,7 @@ from typing import Any, TypeVar, assert_never
 from pi_continuity_harness.api.extension_api import ExtensionFactory
 from pi_continuity_harness.explore.plugin import Attempt, Case, DropEach, ExplorerPlugin, Reduce, Simplify
 from pi_continuity_harness.explore.runner import CaseResult, run_case
+from pi_continuity_harness.scenario.budget import BudgetOverride
 
 __all__ = ["MinimisedCase", "ddmin", "minimise"]
 
@@ -75,6 +76,7 @@ def minimise(
     workdir: str | Path,
     max_runs: int = 400,
     max_seconds: float = 120.0,
+    run_budget: BudgetOverride | None = None,
     run: Callable[[Any], CaseResult] | None = None,
 ) -> MinimisedCase:
     """Shrink ``case`` while its first violation keeps the invariant name of ``failure``.
@@ -98,7 +100,9 @@ def minimise(
             if run is not None:
                 result = run(candidate)
             else:
-                result = run_case(plugin, candidate, implementation=implementation, workdir=workdir)
+                result = run_case(
+                    plugin, candidate, implementation=implementation, workdir=workdir, budget=run_budget
+                )
         except Exception:  # a candidate the harness cannot run is not a smaller failure
             return None
         violation = result.first

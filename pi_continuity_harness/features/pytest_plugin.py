@@ -57,6 +57,7 @@ from pi_continuity_harness.features.world import World
 from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rule_tag
 from pi_continuity_harness.rules import systems as rule_systems
 from pi_continuity_harness.scenario import implementations as registry
+from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.implementations import (
     SESSION_CONTINUITY,
     SYSTEMS,
@@ -129,6 +130,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=sorted(set(SYSTEM_DIRS.values())),
         help="system the implementation implements (default: what its factory declares, "
         f"else {DEFAULT_SYSTEM})",
+    )
+    group.addoption(
+        "--budget-ops",
+        action="store",
+        type=int,
+        default=None,
+        help="simulator: host operations a scenario may use (default: the scenario's)",
+    )
+    group.addoption(
+        "--budget-virtual-seconds",
+        action="store",
+        type=float,
+        default=None,
+        help="simulator: virtual seconds a scenario may last (default: the scenario's)",
+    )
+    group.addoption(
+        "--budget-wall-seconds",
+        action="store",
+        type=float,
+        default=None,
+        help="real Pi: wall-clock seconds a scenario may last (default: the scenario's)",
     )
     group.addoption(
         "--harness-workdir",
@@ -251,8 +273,19 @@ def make_target(config: pytest.Config, slug: str) -> Target:
         _workdir_root(config) / slug,
         seed=config.getoption("--seed"),
         system=implementation_system(config),
+        budget=_budget(config),
         pi_version=config.getoption("--pi-version") if name == "pi" else None,
     )
+
+
+def _budget(config: pytest.Config) -> BudgetOverride | None:
+    """``--budget-ops``, ``--budget-virtual-seconds``, ``--budget-wall-seconds`` (None: none given)."""
+    override = BudgetOverride(
+        operations=config.getoption("--budget-ops"),
+        virtual_seconds=config.getoption("--budget-virtual-seconds"),
+        wall_seconds=config.getoption("--budget-wall-seconds"),
+    )
+    return None if override.empty else override
 
 
 def make_named_target(config: pytest.Config, name: str, workdir: Path) -> Target:
@@ -265,6 +298,7 @@ def make_named_target(config: pytest.Config, name: str, workdir: Path) -> Target
         workdir,
         seed=config.getoption("--seed"),
         system=implementation_system(config),
+        budget=_budget(config),
     )
 
 

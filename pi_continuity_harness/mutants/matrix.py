@@ -39,6 +39,7 @@ from pi_continuity_harness.explore.executor import WorkPool, open_pool, run_task
 from pi_continuity_harness.explore.plugin import LOAD_FAILURE
 from pi_continuity_harness.explore.runner import scratch_root
 from pi_continuity_harness.mutants.catalogue import MUTANTS, Mutant
+from pi_continuity_harness.scenario.budget import BudgetOverride
 
 __all__ = ["SAMPLE_RULES", "MutantOutcome", "controls_for", "run_matrix", "run_mutant", "suite_tags"]
 
@@ -138,9 +139,10 @@ def suite_tags(mutant: Mutant) -> str | None:
 
 
 def _suite(
-    spec: str, scratch: Path, timeout: float, tags: str | None
+    spec: str, scratch: Path, timeout: float, tags: str | None, budget: BudgetOverride | None = None
 ) -> tuple[list[dict[str, Any]], str | None]:
     args = ["run", "--extension", spec, "--quiet", "--workdir", str(scratch / "suite")]
+    args += budget.cli_args() if budget is not None else []
     if tags is not None:
         args += ["--tags", tags]
     data, error = _run_cli("the suite", args, scratch, timeout)
@@ -150,9 +152,10 @@ def _suite(
 
 
 def _explore(
-    spec: str, scratch: Path, seeds: int, steps: int, timeout: float
+    spec: str, scratch: Path, seeds: int, steps: int, timeout: float, budget: BudgetOverride | None = None
 ) -> tuple[dict[str, Any] | None, str | None]:
     args = ["explore", "--extension", spec, "--seeds", str(seeds), "--steps", str(steps)]
+    args += budget.cli_args(wall=False) if budget is not None else []
     args += ["--max-failures", "1", "--no-minimise", "--quiet", "--out", str(scratch / "explore-out")]
     data, error = _run_cli("exploration", args, scratch, timeout)
     if data is None:
@@ -181,8 +184,10 @@ def run_mutant(
     explore_seeds: int,
     explore_steps: int,
     timeout: float = 900.0,
+    budget: BudgetOverride | None = None,
 ) -> MutantOutcome:
-    """Run the suite and the explorer against one mutant (or a control: see :func:`controls_for`)."""
+    """Run the suite and the explorer against one mutant (or a control: see :func:`controls_for`),
+    every scenario with the same ``budget`` overrides."""
     started = time.perf_counter()
     if name not in MUTANTS:
         outcome = MutantOutcome(name, f"(control) the {name} implementation", "unchanged", name, control=True)
@@ -199,13 +204,13 @@ def run_mutant(
         )
     with tempfile.TemporaryDirectory(prefix=f"pch-mutant-{name}-", dir=scratch_root()) as directory:
         scratch = Path(directory)
-        results, outcome.suite_error = _suite(outcome.spec, scratch, timeout, outcome.tags)
+        results, outcome.suite_error = _suite(outcome.spec, scratch, timeout, outcome.tags, budget)
         failed = [r for r in results if r.get("status") in ("failed", "error")]
         outcome.killed_by = [f"{r.get('assertion')} :: {r.get('name')}" for r in failed]
         outcome.killed_by_assertions = sorted({str(r.get("assertion")) for r in failed})
         if explore_seeds > 0 and outcome.explorable:
             outcome.exploration, outcome.exploration_error = _explore(
-                outcome.spec, scratch, explore_seeds, explore_steps, timeout
+                outcome.spec, scratch, explore_seeds, explore_steps, timeout, budget
             )
     outcome.seconds = time.perf_counter() - started
     return outcome
@@ -224,6 +229,7 @@ def run_matrix(
     explore_steps: int,
     control: bool = True,
     on_outcome: Callable[[MutantOutcome], None] | None = None,
+    budget: BudgetOverride | None = None,
     pool: WorkPool | None = None,
 ) -> list[MutantOutcome]:
     """Every mutant in ``names`` (and their controls first), in catalogue order, on ``pool``
@@ -239,9 +245,10 @@ def run_matrix(
                 control=control,
                 on_outcome=on_outcome,
                 pool=local,
+                budget=budget,
             )
     outcomes: list[MutantOutcome] = []
-    task = partial(run_mutant, explore_seeds=explore_seeds, explore_steps=explore_steps)
+    task = partial(run_mutant, explore_seeds=explore_seeds, explore_steps=explore_steps, budget=budget)
     for outcome in run_tasks(pool, task, order, name=lambda name: f"mutant-{name}"):
         outcomes.append(outcome)
         if on_outcome is not None:

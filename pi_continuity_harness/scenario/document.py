@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from pi_continuity_harness.api.extension_api import Model
 from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.scenario.budget import Budget
 from pi_continuity_harness.scenario.competitors import CompetitorBehaviour
 from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.faults import FaultPlan
@@ -146,6 +147,9 @@ class Scenario(_Strict):
     extensions: tuple[ExtensionRef, ...] = (ExtensionRef(implementation=True),)
     model: ModelScript = ModelScript()
     faults: FaultPlan = FaultPlan()
+    budget: Budget = Field(
+        default=Budget(), description="how much the run may do before it is stopped as a runaway"
+    )
     operations: Operations = ()
 
     @model_validator(mode="after")

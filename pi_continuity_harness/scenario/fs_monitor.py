@@ -5,8 +5,25 @@ operation of a *Python* implementation. Both targets inject it the same way, thr
 audit hooks in the process that runs the extension: the simulated host in its own process,
 the real-Pi target in the bridge's Python process (``targets/realpi/bridge_runtime.py``),
 which is why the monitor is part of the scenario language both targets play rather than of
-the simulated host. Every observed operation becomes an ``fs`` trace record, every fired fault
-a ``fault`` record, in the trace format of :mod:`.trace`.
+the simulated host. Every fired fault is a ``fault`` record, in the trace format of :mod:`.trace`.
+
+Every observed operation becomes an ``fs`` record **after its effect**, so "after replace" in a
+crash, inject or tamper rule means the rename happened:
+
+* ``fs:<op>`` (``read``, ``write``, ``mkdir``, ``remove``: ``path``; ``replace``: ``from``, the
+  file renamed, and ``to``, its new name) once the call returned: the file was opened, the
+  directory made, the file removed, the rename done;
+* ``fs:<op>_failed`` with ``error`` (the errno name) when the call raised (an injected fault
+  included): no effect;
+* ``fs:replace_before`` (``from``, ``to``) right before a rename, the one before-point a rule
+  needs (the old and the new content are both on disk); the before-point of every operation is
+  also where an ``fs`` fault fires (``effect: crash`` is "crash before it").
+
+The audit hook (``sys.addaudithook``) sees an operation *before* it runs; its end is seen by thin
+wrappers around ``open``, ``os.open``, ``os.rename``/``os.replace``, ``os.mkdir`` and
+``os.remove``/``os.unlink``/``os.rmdir``, installed while a monitor is active. An operation no
+wrapper saw end (a function bound before the wrappers were installed) is recorded at the next
+record or operation, from what is on disk then.
 
 The monitor also refuses an extension's writes outside the run's directory (confinement,
 see :mod:`.confine`).
@@ -14,8 +31,11 @@ see :mod:`.confine`).
 
 from __future__ import annotations
 
+import builtins
 import errno
 import fnmatch
+import functools
+import io
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -26,7 +46,10 @@ from pi_continuity_harness.scenario.confine import is_inside
 from pi_continuity_harness.scenario.faults import FsFault
 from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
 
-__all__ = ["FilesystemMonitor", "activate_monitor"]
+__all__ = ["FS_OPS", "FilesystemMonitor", "activate_monitor", "fs_event"]
+
+#: The operations the monitor records (``fs:<op>``, ``fs:<op>_failed``).
+FS_OPS: tuple[str, ...] = ("read", "write", "replace", "mkdir", "remove")
 
 
 @dataclass
@@ -34,6 +57,34 @@ class _FsCounter:
     fault: FsFault
     seen: int = 0
     fired: int = 0
+
+
+@dataclass
+class _Pending:
+    """An operation seen before it ran, waiting for its end."""
+
+    op: str
+    path: str
+    source: str | None
+    before: tuple[bool, bool]
+    serial: int
+
+
+def _exists(path: str | None) -> bool:
+    return path is not None and os.path.lexists(path)
+
+
+def fs_event(record: dict[str, Any]) -> dict[str, Any] | None:
+    """An ``fs`` trace record as an observation's file event: ``{"op", "path", "ok"}`` for every
+    attempted operation (``path`` is a rename's destination); None for other records."""
+    if record.get("kind") != "fs":
+        return None
+    name = str(record.get("name"))
+    op = name.removesuffix("_failed")
+    if op not in FS_OPS or name.endswith("_before"):
+        return None
+    path = record.get("to") if op == "replace" else record.get("path")
+    return {"op": op, "path": path, "ok": not name.endswith("_failed")}
 
 
 @dataclass
@@ -52,9 +103,13 @@ class FilesystemMonitor:
     host_io: int = 0
     frozen: bool = False
     _counters: list[_FsCounter] = field(default_factory=list)
+    _pending: _Pending | None = None
+    _serial: int = 0
 
     def __post_init__(self) -> None:
         self._counters = [_FsCounter(f) for f in self.faults]
+        # Whatever the trace records next, an operation still pending has ended before it.
+        self.trace.before_emit.append(self.flush)
 
     def _symbolic(self, path: str) -> str:
         for name, root in sorted(self.placeholders.items(), key=lambda kv: -len(kv[1])):
@@ -70,8 +125,11 @@ class FilesystemMonitor:
         return path
 
     def observe(self, op: str, path: str, target: str | None = None) -> None:
+        """The before-point of an operation (``target``: a rename's source): confinement,
+        ``fs:replace_before``, faults; the operation is then pending until it ends."""
         if self.host_io:
             return
+        self.flush()
         path = self.canonical(path)
         target = None if target is None else self.canonical(target)
         if op != "read" and not is_inside(path, self.workdir):
@@ -87,22 +145,74 @@ class FilesystemMonitor:
             if op != "read":
                 raise SimulatedCrash("the process is dead")
             return
-        self.trace.emit("fs", op, path=path, target=target)
+        if op == "replace":
+            self.trace.emit("fs", "replace_before", **{"from": target, "to": path})
+        self._serial += 1
+        pending = _Pending(op, path, target, (_exists(path), _exists(target)), self._serial)
         for fault in self._firing(op, path):
+            self._pending = None  # the fault's record comes before the operation ends
             self.trace.emit("fault", "fs", op=op, path=path, effect=fault.effect)
-            if fault.effect == "crash":
+            if fault.effect == "crash":  # the process dies before the operation: it never ends
                 if self.on_crash is not None:
                     self.on_crash()
                 raise SimulatedCrash(f"crash before {op} {self._symbolic(path)}")
+            self._pending = pending
             if fault.effect == "corrupt":
                 self._corrupt(path)
                 continue
             code = getattr(errno, fault.errno_name)
             raise OSError(code, f"{os.strerror(code)} (injected fault)", path)
+        self._pending = pending
+
+    def ended(self, since: int, error: BaseException | None) -> None:
+        """A wrapped call returned (``error`` None) or raised: record the operation it started
+        (if it started one after serial ``since``)."""
+        pending = self._pending
+        if pending is None or pending.serial <= since:
+            return
+        self._pending = None
+        if error is None:
+            self._record(pending, None)
+        else:
+            code = getattr(error, "errno", None)
+            self._record(
+                pending, errno.errorcode.get(code, type(error).__name__) if code else type(error).__name__
+            )
+
+    def flush(self) -> None:
+        """Record a pending operation no wrapper saw end, from what is on disk now."""
+        pending = self._pending
+        if pending is None:
+            return
+        self._pending = None
+        path_before, source_before = pending.before
+        now = _exists(pending.path)
+        happened = {
+            "read": path_before,
+            "write": now,
+            "mkdir": not path_before and os.path.isdir(pending.path),
+            "remove": path_before and not now,
+            "replace": source_before
+            and now
+            and (pending.source == pending.path or not _exists(pending.source)),
+        }.get(pending.op, now)
+        self._record(pending, None if happened else "unknown")
+
+    def _record(self, pending: _Pending, error: str | None) -> None:
+        fields: dict[str, Any] = (
+            {"from": pending.source, "to": pending.path}
+            if pending.op == "replace"
+            else {"path": pending.path}
+        )
+        if error is None:
+            self.trace.emit("fs", pending.op, **fields)
+        else:
+            self.trace.emit("fs", f"{pending.op}_failed", **fields, error=error)
 
     def replay(self, op: str, path: str) -> None:
         """Count an operation an earlier process observed (its faults fired there), so
-        ``occurrence`` and ``times`` count across processes."""
+        ``occurrence`` and ``times`` count across processes (one call per ``fs:<op>``,
+        ``fs:<op>_failed`` record, and per crash fault, which leaves no end record)."""
         for fault in self._firing(op, path):
             if fault.effect != "corrupt":
                 break
@@ -206,6 +316,56 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         monitor.observe("remove", os.path.abspath(args[0]))
 
 
+def _ending(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` that tells the active monitor when an operation it started has ended."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not _ACTIVE:
+            return function(*args, **kwargs)
+        monitor = _ACTIVE[-1]
+        since = monitor._serial
+        try:
+            result = function(*args, **kwargs)
+        except BaseException as error:
+            if _ACTIVE:
+                _ACTIVE[-1].ended(since, error)
+            raise
+        if _ACTIVE:
+            _ACTIVE[-1].ended(since, None)
+        return result
+
+    wrapper.__wrapped_by_monitor__ = function  # type: ignore[attr-defined]
+    return wrapper
+
+
+#: (module, attribute) of every wrapped function; the originals while wrapped.
+_WRAPPED: tuple[tuple[Any, str], ...] = (
+    (builtins, "open"),
+    (io, "open"),
+    (os, "open"),
+    (os, "rename"),
+    (os, "replace"),
+    (os, "mkdir"),
+    (os, "remove"),
+    (os, "unlink"),
+    (os, "rmdir"),
+)
+_ORIGINALS: dict[tuple[int, str], Any] = {}
+
+
+def _wrap() -> None:
+    for module, name in _WRAPPED:
+        original = getattr(module, name)
+        _ORIGINALS[(id(module), name)] = original
+        setattr(module, name, _ending(original))
+
+
+def _unwrap() -> None:
+    for module, name in _WRAPPED:
+        setattr(module, name, _ORIGINALS.pop((id(module), name)))
+
+
 class activate_monitor:  # noqa: N801  (used as a context manager)
     """Make ``monitor`` the active one for the duration of a ``with`` block."""
 
@@ -216,8 +376,13 @@ class activate_monitor:  # noqa: N801  (used as a context manager)
         if not _HOOK["installed"]:
             sys.addaudithook(_audit)  # audit hooks cannot be removed: install once per process
             _HOOK["installed"] = True
+        if not _ACTIVE:
+            _wrap()
         _ACTIVE.append(self.monitor)
         return self.monitor
 
     def __exit__(self, *exc: object) -> None:
+        self.monitor.flush()
         _ACTIVE.remove(self.monitor)
+        if not _ACTIVE:
+            _unwrap()

@@ -111,6 +111,9 @@ class Trace:
     #: Other spellings of the work directory (the simulator's run directory on disk, behind its
     #: virtual root), also written ``$WORK``.
     aliases: tuple[str, ...] = ()
+    #: Called before each record is written (the filesystem monitor records a file operation
+    #: that has ended before whatever comes next).
+    before_emit: list[Callable[[], None]] = field(default_factory=list)
     frozen: bool = False
     _triggers: list[TraceTrigger] = field(default_factory=list)
     sinks: list[Callable[[dict[str, Any]], None]] = field(default_factory=list)
@@ -128,6 +131,8 @@ class Trace:
             trigger.fired = True
 
     def emit(self, kind: str, name: str, /, **data: Any) -> dict[str, Any] | None:
+        for hook in self.before_emit:
+            hook()
         if self.frozen:
             return None
         if _RESERVED.intersection(data):

@@ -38,6 +38,7 @@ from pi_continuity_harness.api.events import (
 )
 from pi_continuity_harness.api.extension_api import ExtensionFactory, Mode, Model
 from pi_continuity_harness.errors import SimulatorError
+from pi_continuity_harness.scenario.budget import Budget
 from pi_continuity_harness.scenario.confine import ConfinementError
 from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor
@@ -67,6 +68,7 @@ from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
 from pi_continuity_harness.scenario.workspace import HostPaths, apply_edit
 from pi_continuity_harness.simulator.agent_session import AgentSession, PromptRejectedError
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
+from pi_continuity_harness.simulator.meter import Meter
 from pi_continuity_harness.simulator.model_service import ModelCatalog, ScriptedModelService, SimModelRegistry
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.runner import ExtensionRunner, RuntimeBindings
@@ -78,7 +80,7 @@ from pi_continuity_harness.simulator.settings import (
     resolve_project_trust,
 )
 from pi_continuity_harness.simulator.ui import UIHub
-from pi_continuity_harness.simulator.virtual_loop import VirtualTimeEventLoop
+from pi_continuity_harness.simulator.virtual_loop import VirtualTimeEventLoop, start_eagerly
 
 __all__ = ["HostPaths", "OperationResult", "ProcessStartError", "Runtime", "SimHost"]
 
@@ -125,6 +127,7 @@ class SimHost:
         faults: FaultPlan | None = None,
         replies: ExtensionReplies = PLAIN_REPLIES,
         disk_workdir: str | None = None,
+        budget: Budget | None = None,
         persist_sessions: bool = True,
     ) -> None:
         #: The machine's directories as the host and its extensions see them.
@@ -134,14 +137,19 @@ class SimHost:
         self.disk = HostPaths.under(disk_workdir or workdir)
         #: The Pi package directory Pi names in its system prompt (``scenario/layout.py``).
         self.package_dir = pi_package_path(self.paths.workdir)
+        #: The scenario's budget, charged by the event loop and by every trace record.
+        self.meter = Meter(budget or Budget())
         #: False: ``--no-session`` (``SessionManager.inMemory``, session-manager.js:1385): no
         #: session file, and every new session is in memory too.
         self.persist_sessions = persist_sessions
-        self.loop = VirtualTimeEventLoop()
+        self.loop = VirtualTimeEventLoop(self.meter)
         self.clock = VirtualClock(self.loop.time)
         self.rng = SeededRandom(seed)
         aliases = (self.disk.workdir,) if self.disk.workdir != self.paths.workdir else ()
         self.trace = Trace(self.clock.loop_ms, self.paths.workdir, aliases=aliases)
+        self.trace.before_emit.append(self.meter.charge)
+        #: The operations running now, outermost first (``(index, name)``; None for ``during``).
+        self.running_operations: list[tuple[int | None, str]] = []
         self.ui = UIHub(self.trace)
         self.catalog = ModelCatalog(models, unauthenticated_providers)
         self.service = ScriptedModelService(
@@ -205,6 +213,29 @@ class SimHost:
         crash, inject and tamper rules that have not fired never will."""
         self.monitor.heal()
         self.trace.disarm()
+
+    # ================================================================= budget
+    def still_running(self) -> list[str]:
+        """What the host was doing (for a budget report), in a deterministic order."""
+        out = []
+        for index, name in self.running_operations:
+            out.append(f"operation {index} {name}" if index is not None else f"operation {name} (during)")
+        tasks = sorted(task.get_name() for task in self._tasks if not task.done())
+        if tasks:
+            out.append("host tasks: " + ", ".join(tasks))
+        runtime = self.runtime
+        if runtime is not None:
+            session = runtime.session
+            state = [
+                label
+                for label, on in (("streaming", session.is_streaming), ("compacting", session.is_compacting))
+                if on
+            ]
+            if session.pending_message_count:
+                state.append(f"{session.pending_message_count} queued messages")
+            if state:
+                out.append("Pi: " + ", ".join(state))
+        return out or ["nothing (the host was between steps)"]
 
     # ================================================================= plumbing
     def spawn(self, coro: Coroutine[Any, Any, Any], label: str) -> asyncio.Task[Any]:
@@ -288,7 +319,13 @@ class SimHost:
                 for op in operations:
                     await self.run_operation(op, during=True)
 
-            self.spawn(run(), "injected")
+            # Right after the record: the operations start before the code that wrote it takes
+            # another step (an abort's signals are set at once), and go on as a host task.
+            task = start_eagerly(self.loop, run(), "injected")
+            self._tasks.add(task)
+            task.add_done_callback(self._task_done)
+            if self.crashed:  # an injected crash: the code that wrote the record dies with Pi
+                raise SimulatedCrash(f"crash injected after {record['kind']}:{record['name']}")
 
         return fire
 
@@ -700,6 +737,8 @@ class SimHost:
         if not during and index is not None:
             self.current_operation = index
         self.trace.emit("op", name, index=index, during=during or None, **_op_fields(op))
+        running = (index, name)
+        self.running_operations.append(running)
         try:
             result = await self._dispatch_operation(op, name)
         except SimulatedCrash:
@@ -710,6 +749,9 @@ class SimHost:
         except ProcessStartError as error:
             self.runtime = None
             result = OperationResult(name, ok=False, error=str(error))
+        finally:
+            if running in self.running_operations:
+                self.running_operations.remove(running)
         if not self.crashed:
             self.trace.emit(
                 "op",

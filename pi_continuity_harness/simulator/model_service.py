@@ -49,7 +49,13 @@ from pi_continuity_harness.simulator.messages import Message
 from pi_continuity_harness.simulator.provider import StreamReader, assistant_failure, request_body
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
-__all__ = ["HELD_CALL_GRACE_SECONDS", "ModelCatalog", "ScriptedModelService", "SimModelRegistry"]
+__all__ = [
+    "HELD_CALL_GRACE_SECONDS",
+    "ModelCatalog",
+    "ScriptedModelService",
+    "SimModelRegistry",
+    "exchange_file",
+]
 
 #: How long (virtual) a held call waits for its ``during`` operations before it is
 #: released anyway; an operation that waits on the held call itself would otherwise
@@ -100,6 +106,8 @@ class ScriptedModelService:
     replies: ExtensionReplies = PLAIN_REPLIES
     run_during: RunDuring | None = None
     requests: list[ModelRequest] = field(default_factory=list)
+    #: Every call's full request and reply, in order (``requests/<kind>-<index>.json``).
+    exchanges: list[dict[str, Any]] = field(default_factory=list)
     _tool_results: dict[str, str] = field(default_factory=dict)
     _counters: dict[str, int] = field(default_factory=lambda: {"agent": 0, "summary": 0, "extension": 0})
     _queues: dict[str, list[Reply | SynthesisReply]] = field(default_factory=dict)
@@ -183,6 +191,8 @@ class ScriptedModelService:
         # real-Pi target records them.
         request = dataclasses.replace(parse_chat_request(body, index=index, kind=kind), model=model.full_id)
         self.requests.append(request)
+        exchange: dict[str, Any] = {"kind": kind, "index": index, "request": request.to_json(), "reply": None}
+        self.exchanges.append(exchange)
         outcome = respond(self.script, request, reply, self.replies)
         self.trace.emit(
             "model",
@@ -195,8 +205,10 @@ class ScriptedModelService:
             maxTokens=request.max_tokens,
             reasoning=request.reasoning,
             scripted=reply is not None,
+            file=exchange_file(kind, index),
         )
         message = await self._answer(model, request, outcome, seq, (started, started_loop), signal, on_event)
+        exchange["reply"] = message
         for block, call in zip(
             [b for b in message["content"] if b.get("type") == "toolCall"], outcome.tool_calls, strict=False
         ):
@@ -303,6 +315,11 @@ class ScriptedModelService:
             self.trace.emit(
                 "model", "released", caller=request.kind, index=request.index, reason="grace elapsed"
             )
+
+
+def exchange_file(kind: str, index: int) -> str:
+    """Where a call's full request and reply are kept, relative to the run directory."""
+    return f"requests/{kind}-{index:04d}.json"
 
 
 def _last_user_excerpt(messages: list[Message]) -> str | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import AGENT_DIR_ENV, CONFIG_DIR_NAME, ExtensionFactory
+from pi_continuity_harness.scenario.budget import Budget
 from pi_continuity_harness.scenario.competitors import competitor
 from pi_continuity_harness.scenario.confine import confined_tempdir
 from pi_continuity_harness.scenario.document import Scenario, ScenarioError
@@ -38,15 +40,18 @@ from pi_continuity_harness.scenario.implementations import (
     resolve_implementation,
 )
 from pi_continuity_harness.scenario.model_script import ExtensionReplies
-from pi_continuity_harness.scenario.operations import Operation
+from pi_continuity_harness.scenario.operations import Operation, operation_name
 from pi_continuity_harness.scenario.run_lock import LOCK_NAME
+from pi_continuity_harness.scenario.timeline import render_record
 from pi_continuity_harness.scenario.trace import SimulatedCrash
 from pi_continuity_harness.scenario.workspace import RUN_MARKER, prepare_files, prepare_workdir
 from pi_continuity_harness.simulator.determinism import deterministic_environment
 from pi_continuity_harness.simulator.host import OperationResult, ProcessStartError, SimHost
+from pi_continuity_harness.simulator.meter import BudgetExceeded, BudgetExceededError, Meter
+from pi_continuity_harness.simulator.model_service import exchange_file
 from pi_continuity_harness.simulator.virtual_root import VirtualRoot
 
-__all__ = ["Simulation", "SimulationResult", "project_cwd", "simulate"]
+__all__ = ["Simulation", "SimulationResult", "project_cwd", "read_exchanges", "simulate", "write_exchanges"]
 
 
 @dataclass
@@ -61,6 +66,8 @@ class SimulationResult:
     #: Why the host saw the run's real directory instead of the fixed virtual root (then the
     #: outputs replay byte for byte only in the same directory); None when it saw the root.
     note: str | None = None
+    #: The report of the budget the run exceeded (it was stopped there); None when it did not.
+    over_budget: str | None = None
 
     @property
     def trace_path(self) -> Path:
@@ -146,6 +153,7 @@ class Simulation:
             ),
             faults=scenario.faults,
             replies=replies or declared_system(impl_factory).extension_replies,
+            budget=scenario.budget,
             persist_sessions=scenario.session == "file",
         )
         with self.view.host_view():
@@ -161,9 +169,14 @@ class Simulation:
             configDir=CONFIG_DIR_NAME,
         )
         self.finished = False
+        self._step = "the start of Pi"
 
-    def _run(self, coro: Any) -> Any:
+    def _run(self, coro: Any, step: str) -> Any:
         host = self.host
+        self._step = step
+        if self.result.over_budget is not None:
+            coro.close()
+            raise BudgetExceededError(self.result.over_budget)
         with (
             self.view.host_view(),
             project_cwd(host.paths.project_dir),
@@ -172,7 +185,34 @@ class Simulation:
             agent_dir_environment(host.paths.agent_dir),
             confined_tempdir(os.path.join(host.paths.workdir, "tmp")),
         ):
-            return host.loop.run_until_complete(coro)
+            try:
+                return host.loop.run_until_complete(coro)
+            except BudgetExceeded as exceeded:
+                raise BudgetExceededError(self._stop_over_budget(exceeded)) from None
+
+    def _stop_over_budget(self, exceeded: BudgetExceeded) -> str:
+        """Stop the host where the budget ran out; the report names the budget, what was still
+        running and the last trace records (also recorded as ``host:budget_exceeded``)."""
+        host = self.host
+        host.meter.suspended = True
+        records = host.trace.records
+        running = [f"{self._step} (not settled yet)", *host.still_running()]
+        report = (
+            f"{self.result.scenario.name}: {exceeded.describe()} at virtual time "
+            f"{host.loop.time():g} s, after {len(records)} trace records and "
+            f"{host.meter.operations:,} host operations.\n"
+            f"still running: {'; '.join(running)}\n"
+            "last trace records:\n" + "".join(f"  {render_record(r)}\n" for r in records[-8:])
+        )
+        host.trace.emit(
+            "host", "budget_exceeded", budget=exceeded.budget, limit=exceeded.limit, running=running
+        )
+        host.running = False
+        host.trace.frozen = True
+        host.monitor.frozen = True
+        _cancel_leftovers(host)
+        self.result.over_budget = report
+        return report
 
     def start(self) -> None:
         """Start Pi; raises :class:`ProcessStartError` when it refuses to (an extension failed to load)."""
@@ -184,7 +224,7 @@ class Simulation:
             except SimulatedCrash:
                 self.host.mark_crashed()
 
-        self._run(go())
+        self._run(go(), "the start of Pi")
 
     def perform(self, op: Operation) -> OperationResult:
         """Run one operation and wait until the host is quiet again."""
@@ -198,7 +238,7 @@ class Simulation:
                 self.host.mark_crashed()
             return outcome
 
-        outcome: OperationResult = self._run(go())
+        outcome: OperationResult = self._run(go(), f"operation {index} {operation_name(op)}")
         self.result.operations.append(outcome)
         return outcome
 
@@ -215,7 +255,10 @@ class Simulation:
                 await host.quiesce()
 
         try:
-            self._run(go())
+            if self.result.over_budget is None:
+                self._run(go(), "quitting Pi")
+        except BudgetExceededError:
+            pass  # quitting ran out of budget too: ``result.over_budget`` says so
         finally:
             with self.view.host_view():
                 _cancel_leftovers(host)
@@ -223,6 +266,7 @@ class Simulation:
             self.view.release()
         host.trace.frozen = False
         self.result.trace_path.write_text(host.trace.to_jsonl(), encoding="utf-8")
+        write_exchanges(self.result.workdir, host.service.exchanges)
         return self.result
 
 
@@ -241,6 +285,8 @@ def simulate(
             simulation.start()
         for op in scenario.operations:
             simulation.perform(op)
+    except BudgetExceededError:
+        pass  # the run stops there; ``result.over_budget`` says why
     finally:
         result = simulation.finish()
     return result
@@ -276,9 +322,46 @@ def agent_dir_environment(agent_dir: str) -> Iterator[None]:
             os.environ[AGENT_DIR_ENV] = previous
 
 
+def write_exchanges(run_dir: Path, exchanges: list[dict[str, Any]]) -> None:
+    """``requests/<kind>-<index>.json``: the full text of every model request and its reply
+    (the trace's ``model`` records name the file), one indented JSON document per call."""
+    for exchange in exchanges:
+        path = run_dir / exchange_file(exchange["kind"], exchange["index"])
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(exchange, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def read_exchanges(run_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """The ``requests/`` files of a run, by (kind, index) (empty when there are none)."""
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for path in sorted((run_dir / "requests").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        out[(str(data["kind"]), int(data["index"]))] = data
+    return out
+
+
+#: Event-loop steps the cancelled tasks of a finished run may take to unwind.
+_CLEANUP_STEPS = 10_000
+
+
 def _cancel_leftovers(host: SimHost) -> None:
     pending = [t for t in asyncio.all_tasks(host.loop) if not t.done()]
     for task in pending:
         task.cancel()
-    if pending:
-        host.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    if not pending:
+        return
+    # Unwinding is bounded too: a task that swallows its cancellation and goes on is left behind.
+    saved, host.loop.meter = host.loop.meter, Meter(Budget(operations=_CLEANUP_STEPS))
+    gathered = asyncio.gather(*pending, return_exceptions=True)
+    try:
+        while not gathered.done():
+            try:
+                host.loop.run_until_complete(gathered)
+            except RuntimeError:
+                # A run stopped by a budget can leave its ``run_until_complete`` callback
+                # scheduled; it stops this run once. Go on until everything unwound.
+                continue
+    except BudgetExceeded:
+        pass
+    finally:
+        host.loop.meter = saved

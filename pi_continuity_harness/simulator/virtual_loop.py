@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import selectors
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.errors import SimulatorError
+from pi_continuity_harness.simulator.meter import Meter
 
-__all__ = ["SimulationStalledError", "VirtualTimeEventLoop", "sleep_unless_aborted"]
+__all__ = ["SimulationStalledError", "VirtualTimeEventLoop", "sleep_unless_aborted", "start_eagerly"]
 
 
 class SimulationStalledError(SimulatorError, RuntimeError):
@@ -78,17 +79,29 @@ class _VirtualSelector(selectors.BaseSelector):
 
 
 class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
-    """``asyncio.sleep(60)`` returns at once, with ``loop.time()`` 60 seconds later."""
+    """``asyncio.sleep(60)`` returns at once, with ``loop.time()`` 60 seconds later.
 
-    def __init__(self) -> None:
+    With a ``meter`` (``meter.py``), every step and every jump of the clock is charged to the
+    scenario's budget; a budget that runs out raises out of ``run_until_complete``.
+    """
+
+    def __init__(self, meter: Meter | None = None) -> None:
         self._virtual_now = 0.0
+        self.meter = meter
         super().__init__(selector=_VirtualSelector(self))
 
     def time(self) -> float:
         return self._virtual_now
 
     def _advance(self, seconds: float) -> None:
+        if self.meter is not None:
+            self.meter.advance_to(self._virtual_now + seconds)
         self._virtual_now += seconds
+
+    def _run_once(self) -> None:
+        if self.meter is not None:
+            self.meter.charge()
+        super()._run_once()  # type: ignore[misc]
 
 
 async def sleep_unless_aborted(seconds: float, signal: AbortSignal | None) -> None:
@@ -101,3 +114,52 @@ async def sleep_unless_aborted(seconds: float, signal: AbortSignal | None) -> No
     await asyncio.wait([sleeper, aborted], return_when=asyncio.FIRST_COMPLETED)
     sleeper.cancel()
     aborted.cancel()
+
+
+def start_eagerly(
+    loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, Any], name: str
+) -> asyncio.Task[Any]:
+    """Run ``coro`` *now*, synchronously, until it first waits on something, then go on with it
+    as a task (``asyncio.eager_task_factory`` of Python 3.12, for 3.11).
+
+    An operation injected after a trace record must act right there (an ``abort`` sets its
+    signals before the code that wrote the record takes another step); a plain task would start
+    only when the current one next waits, which in the simulator can be many records later.
+    Inside the first step ``asyncio.current_task()`` is still the caller's task. An exception of
+    the first step is raised by the returned task.
+    """
+    try:
+        waiting = coro.send(None)
+    except StopIteration as stop:
+        return loop.create_task(_value(stop.value), name=name)
+    except BaseException as error:
+        return loop.create_task(_raise(error), name=name)
+    return loop.create_task(_go_on(coro, waiting), name=name)
+
+
+async def _value(value: Any) -> Any:
+    return value
+
+
+async def _raise(error: BaseException) -> Any:
+    raise error
+
+
+async def _go_on(coro: Coroutine[Any, Any, Any], waiting: Any) -> Any:
+    """Drive ``coro`` from where :func:`start_eagerly` left it, as ``asyncio.Task`` would."""
+    while True:
+        cancelled: BaseException | None = None
+        try:
+            if waiting is None:  # a bare ``yield`` (``asyncio.sleep(0)``)
+                await asyncio.sleep(0)
+            else:
+                await waiting
+        except asyncio.CancelledError as error:
+            if waiting is None or not waiting.done():
+                cancelled = error  # this task was cancelled while the future was not
+        except BaseException:  # the future failed: ``coro`` sees it when it resumes
+            pass
+        try:
+            waiting = coro.throw(cancelled) if cancelled is not None else coro.send(None)
+        except StopIteration as stop:
+            return stop.value

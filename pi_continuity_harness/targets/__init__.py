@@ -24,6 +24,7 @@ from typing import Literal
 
 from pi_continuity_harness.api.extension_api import ExtensionFactory
 from pi_continuity_harness.errors import TargetError
+from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.targets.differential import BothRuns, play_both
 from pi_continuity_harness.targets.target import (
     CAPABILITIES,
@@ -32,6 +33,7 @@ from pi_continuity_harness.targets.target import (
     ObservedRequest,
     OperationOutcome,
     Target,
+    TargetBudgetError,
     TargetStartError,
     TargetUnavailableError,
 )
@@ -44,6 +46,7 @@ __all__ = [
     "ObservedRequest",
     "OperationOutcome",
     "Target",
+    "TargetBudgetError",
     "TargetError",
     "TargetName",
     "TargetStartError",
@@ -62,6 +65,7 @@ def make_target(
     *,
     seed: int | None = None,
     system: str | None = None,
+    budget: BudgetOverride | None = None,
     pi_version: str | None = None,
 ) -> Target:
     """A fresh, unstarted target: ``sim`` (with ``seed``) or ``pi`` (a real Pi process of
@@ -72,7 +76,7 @@ def make_target(
     if name == "sim":
         from pi_continuity_harness.targets.sim import SimTarget  # noqa: PLC0415  (loads the simulator)
 
-        return SimTarget(implementation, workdir, seed=seed, system=system)
+        return SimTarget(implementation, workdir, seed=seed, system=system, budget=budget)
     from pi_continuity_harness.targets.realpi import PiTarget  # noqa: PLC0415  (loads only when asked for)
 
-    return PiTarget(implementation, workdir, system=system, pi_version=pi_version)
+    return PiTarget(implementation, workdir, system=system, budget=budget, pi_version=pi_version)

@@ -21,7 +21,9 @@ from typing import Any, Protocol
 
 from pi_continuity_harness import PI_VERSION, __version__
 from pi_continuity_harness.api.extension_api import ExtensionFactory
+from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.document import Scenario
+from pi_continuity_harness.scenario.fs_monitor import fs_event
 from pi_continuity_harness.scenario.implementations import (
     System,
     declared_system,
@@ -32,6 +34,7 @@ from pi_continuity_harness.scenario.model_script import Reply, RequestKind, Synt
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS
 from pi_continuity_harness.scenario.operations import Operation
 from pi_continuity_harness.simulator.host import ProcessStartError
+from pi_continuity_harness.simulator.meter import BudgetExceededError
 from pi_continuity_harness.simulator.simulation import Simulation
 from pi_continuity_harness.targets.target import (
     CAPABILITIES,
@@ -41,6 +44,7 @@ from pi_continuity_harness.targets.target import (
     Observation,
     ObservedRequest,
     OperationOutcome,
+    TargetBudgetError,
     TargetStartError,
     TargetUnavailableError,
 )
@@ -99,11 +103,13 @@ class SimTarget:
         *,
         seed: int | None = None,
         system: str | None = None,
+        budget: BudgetOverride | None = None,
     ) -> None:
         self._implementation = implementation
         self._workdir = Path(workdir)
         self._seed = seed
         self._system = system
+        self._budget = budget
         self._simulation: Simulation | None = None
 
     def _system_of_implementation(self) -> System:
@@ -135,6 +141,8 @@ class SimTarget:
     def _start(self, scenario: Scenario, attach: Callable[[Simulation], None] | None) -> None:
         """Start the simulation; ``attach`` is handed it before Pi starts, so a run checker sees
         every trace record."""
+        if self._budget is not None:
+            scenario = scenario.model_copy(update={"budget": self._budget.apply(scenario.budget)})
         self._simulation = Simulation(
             scenario,
             workdir=self._workdir,
@@ -150,6 +158,9 @@ class SimTarget:
         except ProcessStartError as error:
             self._simulation.finish()  # the process is gone: write the trace, release the loop
             raise TargetStartError(str(error)) from error
+        except BudgetExceededError as error:
+            self._simulation.finish()
+            raise TargetBudgetError(error.report) from None
 
     def run_checked(self, scenario: Scenario) -> CheckedRun:
         """Play ``scenario``'s operations with the system's run checker watching every effect."""
@@ -176,7 +187,10 @@ class SimTarget:
         )
 
     def perform(self, op: Operation) -> OperationOutcome:
-        result = self.simulation.perform(op)
+        try:
+            result = self.simulation.perform(op)
+        except BudgetExceededError as error:
+            raise TargetBudgetError(error.report) from None
         return OperationOutcome(result.name, result.ok, result.error, result.disposition)
 
     def script(self, kind: RequestKind, replies: Iterable[Reply | SynthesisReply]) -> None:
@@ -221,8 +235,8 @@ class SimTarget:
                 observation.extension_events.append({"type": record["name"], **payload})
             elif kind == "ui" and record["name"] in ("select", "confirm", "input", "editor"):
                 observation.dialogs.append({"method": record["name"], **payload})
-            elif kind == "fs" and record["name"] not in ("tool_write", "tool_remove"):
-                observation.fs_events.append({"op": record["name"], "path": payload.get("path")})
+            elif kind == "fs" and (event := fs_event(payload | {"kind": "fs", "name": record["name"]})):
+                observation.fs_events.append(event)
             elif kind == "ui" and record["name"] == "output":
                 observation.command_output.append(str(payload.get("text") or ""))
         observation.notifications = [(n.message, n.notify_type) for n in host.ui.notifications]

@@ -50,6 +50,7 @@ __all__ = [
     "ObservedRequest",
     "OperationOutcome",
     "Target",
+    "TargetBudgetError",
     "TargetStartError",
     "TargetUnavailableError",
 ]
@@ -87,6 +88,12 @@ RUN_CHECKERS_GROUP = "pi_continuity_harness.run_checkers"
 
 class TargetUnavailableError(TargetError, RuntimeError):
     """The target cannot run here (for example, real Pi is not installed)."""
+
+
+class TargetBudgetError(TargetError, RuntimeError):
+    """The scenario exceeded its budget (``scenario/budget.py``: host operations or virtual
+    seconds on the simulator, wall-clock seconds on real Pi) and was stopped there. The message
+    names the budget and what was still running; the suite goes on with the next scenario."""
 
 
 class TargetStartError(TargetError, RuntimeError):
@@ -175,7 +182,8 @@ class Observation:
     session_file: Path | None = None
     session_id: str | None = None
     entries: list[dict[str, Any]] = field(default_factory=list)
-    #: The implementation's own file operations (``{"op", "path"}``), where the target can see
+    #: The implementation's own file operations (``{"op", "path", "ok"}``: every attempt, ``path``
+    #: a rename's destination, ``ok`` False when it failed), where the target can see
     #: them (the simulator; real Pi with a Python implementation through the bridge).
     fs_events: list[dict[str, Any]] = field(default_factory=list)
     #: What slash commands showed without a UI (print and json modes), one text per command:

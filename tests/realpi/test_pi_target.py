@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
+from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.document import Scenario, parse_scenario
 from pi_continuity_harness.scenario.model_script import Reply, Usage
 from pi_continuity_harness.scenario.operations import Operation, normalise_operation_input
@@ -24,6 +25,7 @@ from pi_continuity_harness.targets.sim import SimTarget
 from pi_continuity_harness.targets.target import (
     Observation,
     OperationOutcome,
+    TargetBudgetError,
     TargetStartError,
     TargetUnavailableError,
 )
@@ -490,3 +492,26 @@ def test_bridged_api_surface(targets: Targets) -> None:
     assert {k: v for k, v in notes.items() if k != "sent"} == {
         k: v for k, v in sim_notes.items() if k != "sent"
     }
+
+
+def test_a_real_pi_scenario_over_its_wall_clock_budget_fails_naming_it(
+    pi_installation: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 12 item 5: each real-Pi scenario has a wall-clock limit; a command that outlasts it
+    fails the scenario with the budget named and what was still running."""
+    monkeypatch.syspath_prepend(str(EXTENSIONS))  # the bridge inherits it (``slow_ext``)
+    target = PiTarget(
+        "slow_ext:extension",
+        tmp_path / "pi",
+        installation=pi_installation,
+        budget=BudgetOverride(wall_seconds=8),
+    )
+    try:
+        target.start(scenario())
+        with pytest.raises(TargetBudgetError) as error:
+            target.perform(_OPS.validate_python(normalise_operation_input({"command": "/slow 120"})))
+    finally:
+        target.close()
+    message = str(error.value)
+    assert message.startswith("probe: the wall-clock budget of 8 s ran out")
+    assert "still running: operation 0 command" in message and "last events from Pi:" in message

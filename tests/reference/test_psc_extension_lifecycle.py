@@ -150,7 +150,7 @@ def test_setup_conversion_from_approximate_percentages_to_fixed_reserve_and_keep
     writes = [
         r["seq"]
         for r in run.fs()
-        if str(r.get("path", "")).endswith("settings.json") and r["name"] == "replace"
+        if str(r.get("to", "")).endswith("settings.json") and r["name"] == "replace"
     ]
     assert writes and min(writes) > confirm_seq
 
@@ -219,8 +219,8 @@ def test_atomic_project_settings_merge_preserves_unrelated_pi_settings(tmp_path:
     }
     assert "percent" not in path.read_text(encoding="utf-8").lower()
     # Atomic: a temp file in the same directory renamed onto the target, none left behind.
-    replaces = [r for r in run.fs("replace") if str(r.get("path", "")).endswith(f"{CONFIG}/settings.json")]
-    assert len(replaces) == 1 and str(replaces[0]["target"]).endswith(".tmp")
+    replaces = [r for r in run.fs("replace") if str(r["to"]).endswith(f"{CONFIG}/settings.json")]
+    assert len(replaces) == 1 and str(replaces[0]["from"]).endswith(".tmp")
     assert sorted(p.name for p in (run.project / CONFIG).iterdir()) == ["settings.json"]
     assert run.notified(f"{PREFIX}: settings saved to {path}; restart Pi to activate them.")
 
@@ -847,13 +847,9 @@ def test_session_before_compact_returns_the_exact_re_read_disk_brief_as_summary(
     (entry,) = [line for line in run.session_lines() if line.get("type") == "compaction"]
     assert spied["bytes"].decode("utf-8") == entry["summary"] == spied["entry"]["summary"]
     # The write happened before the entry was appended, and was re-read after the rename.
-    writes = [
-        r["seq"]
-        for r in run.fs("replace")
-        if str(r.get("path", "")).endswith(os.path.basename(spied["path"]))
-    ]
+    writes = [r["seq"] for r in run.fs("replace") if str(r["to"]).endswith(os.path.basename(spied["path"]))]
     entry_seq = next(r["seq"] for r in run.named("entry", "compaction"))
-    rereads = [r["seq"] for r in run.fs("read") if r.get("path") == run.named("fs", "replace")[0]["path"]]
+    rereads = [r["seq"] for r in run.fs("read") if r.get("path") == run.named("fs", "replace")[0]["to"]]
     assert writes and writes[0] < entry_seq
     assert rereads and writes[0] < rereads[0] < entry_seq
     # The next model request carries exactly those bytes in Pi's compaction wrapper.

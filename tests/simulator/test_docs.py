@@ -9,8 +9,12 @@ from typing import Any
 import pytest
 import yaml
 
-from pi_continuity_harness.scenario import parse_scenario
+from pi_continuity_harness.scenario import load_scenario, parse_scenario
+from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.operations import _OPERATION_KEYS
+from pi_continuity_harness.simulator import simulate
+
+from .helpers import EXAMPLES
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "scenario-format.md"
 BLOCKS = re.findall(r"```yaml\n(.*?)```", DOC.read_text(encoding="utf-8"), re.DOTALL)
@@ -43,3 +47,20 @@ def test_every_operation_has_an_example() -> None:
             for op in data:
                 operations.add(op if isinstance(op, str) else next(iter(op)))
     assert operations >= set(_OPERATION_KEYS)  # every operation the scenario format knows
+
+
+def test_the_documented_tamper_rule_matches_a_file(tmp_path: Path) -> None:
+    """The ``faults`` example's tamper fires after the pending Brief's rename and changes it."""
+    [faults] = [yaml.safe_load(b)["faults"] for b in BLOCKS if b.lstrip().startswith("faults:")]
+    scenario = load_scenario(EXAMPLES / "threshold-compaction.yaml").model_copy(
+        update={"faults": FaultPlan.model_validate({"tamper": faults["tamper"]})}
+    )
+    result = simulate(scenario, workdir=tmp_path / "run")
+    [tamper] = [r for r in result.host.trace.records if r["kind"] == "fault" and r["name"] == "tamper"]
+    assert tamper["after"] == "fs:replace" and len(tamper["paths"]) == 1
+    [changed] = tamper["paths"]
+    assert "/pending/" in changed and changed.endswith(".md")
+    # The reference re-reads the Brief it renamed into place and sees the appended line.
+    notes = [n.message for n in result.host.ui.notifications]
+    where = changed.replace("$WORK", result.host.paths.workdir)
+    assert any(f"re-read bytes of {where} differ from what was written" in n for n in notes)

@@ -41,25 +41,61 @@ def writer(log: list[Any]) -> Any:
     return factory
 
 
-def fs_records(result: Any) -> list[tuple[str, str]]:
-    return [(r["name"], r["path"]) for r in result.host.trace.records if r["kind"] == "fs"]
+def fs_records(result: Any) -> list[tuple[Any, ...]]:
+    """``(name, path)``, or ``(name, from, to)`` for a rename, of every ``fs`` record."""
+    return [
+        (r["name"], r["from"], r["to"]) if "to" in r else (r["name"], r["path"])
+        for r in result.host.trace.records
+        if r["kind"] == "fs"
+    ]
 
 
-def test_extension_file_effects_are_traced_with_symbolic_paths(tmp_path: Path) -> None:
+def test_extension_file_effects_are_traced_after_they_happen_with_symbolic_paths(tmp_path: Path) -> None:
     log: list[Any] = []
-    result = run(tmp_path, base(operations=[{"command": "/save hello"}, {"prompt": "hi"}]), writer(log))
-    assert log == [("read", "hello")]
+    ops = [{"command": "/save hello"}, {"command": "/save again"}, {"prompt": "hi"}]
+    result = run(tmp_path, base(operations=ops), writer(log))
+    assert log == [("read", "hello"), ("read", "again")]
     x = "$WORK/project/.pi/x"
-    assert fs_records(result) == [
-        ("mkdir", x),
+    one_save = [
         ("write", f"{x}/a.txt.tmp"),
-        ("replace", f"{x}/a.txt"),
+        ("replace_before", f"{x}/a.txt.tmp", f"{x}/a.txt"),  # both files still on disk
+        ("replace", f"{x}/a.txt.tmp", f"{x}/a.txt"),  # the rename happened
         ("read", f"{x}/a.txt"),
         ("write", f"{x}/a.txt.bak"),
         ("remove", f"{x}/a.txt.bak"),
     ]
+    # The second save's mkdir finds the directory: the call failed, and says why.
+    assert fs_records(result) == [("mkdir", x), *one_save, ("mkdir_failed", x), *one_save]
+    failed = next(r for r in result.host.trace.records if r["name"] == "mkdir_failed")
+    assert failed["error"] == "EEXIST"
     # The host's own I/O (settings, session files) is neither traced nor faultable.
-    assert all("/sessions/" not in path and "settings.json" not in path for _, path in fs_records(result))
+    assert all("/sessions/" not in r[-1] and "settings.json" not in r[-1] for r in fs_records(result))
+
+
+@pytest.mark.parametrize(
+    ("after", "renamed"),
+    [({"kind": "fs", "name": "replace"}, True), ({"kind": "fs", "name": "replace_before"}, False)],
+)
+def test_a_crash_after_replace_means_the_rename_happened(
+    tmp_path: Path, after: dict[str, str], renamed: bool
+) -> None:
+    log: list[Any] = []
+    faults = {"crash": [{"after": {**after, "glob": {"to": "$WORK/project/*/a.txt"}}}]}
+    result = run(tmp_path, base(faults=faults, operations=[{"command": "/save data"}]), writer(log))
+    directory = result.machine_dir / "project" / CONFIG_DIR_NAME / "x"
+    assert (directory / "a.txt").exists() is renamed
+    assert (directory / "a.txt.tmp").exists() is not renamed
+    assert log == [] and result.host.crashed
+
+
+def test_an_injected_fault_ends_the_operation_as_failed(tmp_path: Path) -> None:
+    log: list[Any] = []
+    faults = {"fs": [{"op": "write", "path": "$PROJECT/.pi/x/*.tmp", "errno": "ENOSPC"}]}
+    result = run(tmp_path, base(faults=faults, operations=[{"command": "/save one"}]), writer(log))
+    names = [r[0] for r in fs_records(result)]
+    assert names == ["mkdir", "write_failed"]
+    failed = next(r for r in result.host.trace.records if r["name"] == "write_failed")
+    assert failed["error"] == "ENOSPC"
 
 
 def test_error_fault_fails_the_matching_operation_with_the_errno(tmp_path: Path) -> None:
@@ -155,6 +191,42 @@ def test_crash_between_effects_leaves_the_files_as_they_were(tmp_path: Path) -> 
     assert not any(r["name"] == "session_shutdown" for r in result.host.trace.records)
 
 
+def test_inject_runs_its_operations_right_after_the_record(tmp_path: Path) -> None:
+    """Issue 12: an abort injected after the synthesis reply ran 24 records late, after the
+    compaction had committed. Now the abort is the next record, and the compaction is aborted."""
+
+    def ext(pi: ExtensionAPI) -> None:
+        async def before(event: Any, ctx: Any) -> Any:
+            reply = await ctx.model_registry.complete(ctx.model, {"messages": []}, signal=event.signal)
+            if event.signal.aborted:
+                return {"cancel": True}
+            return {
+                "compaction": {
+                    "summary": reply["content"][0]["text"],
+                    "firstKeptEntryId": event.preparation.first_kept_entry_id,
+                    "tokensBefore": 1,
+                }
+            }
+
+        pi.on("session_before_compact", before)
+
+    after = {"kind": "model", "name": "reply", "where": {"caller": "extension"}}
+    scenario = base(
+        operations=[{"prompt": "one"}, {"prompt": "two"}],
+        model={
+            "agent": [{"text": long_text("a1")}, {"text": long_text("a2"), "context_tokens": 17010}],
+            "extension": [{"kind": "raw", "text": "summary"}],
+        },
+        faults={"inject": [{"after": after, "operations": ["abort"]}]},
+    )
+    result = run(tmp_path, scenario, ext)
+    names = [(r["kind"], r["name"]) for r in result.host.trace.records]
+    inject = names.index(("fault", "inject"))
+    assert names[inject - 1] == ("model", "reply") and names[inject + 1] == ("op", "abort")
+    assert ("entry", "compaction") not in names
+    assert session_records(result, "compaction_end")[0]["aborted"] is True
+
+
 def test_inject_rule_runs_operations_at_an_awaited_point(tmp_path: Path) -> None:
     """Abort injected right after ``session_before_compact`` is dispatched → the compaction is aborted."""
     seen: list[Any] = []
@@ -193,7 +265,8 @@ def test_only_the_run_directory_is_observed_not_a_sibling_with_the_same_prefix(t
     monitor = FilesystemMonitor(workdir=workdir, placeholders={}, trace=trace)
     monitor.observe("read", str(tmp_path / "run-70" / "a.txt"))
     monitor.observe("write", str(tmp_path / "run-7" / "a.txt"))
-    assert [r["path"] for r in trace.records] == ["$WORK/a.txt"]
+    monitor.flush()  # no wrapper saw the write end: recorded from the disk (no file: failed)
+    assert [(r["name"], r["path"]) for r in trace.records] == [("write_failed", "$WORK/a.txt")]
 
 
 def test_a_write_to_a_sibling_with_the_same_prefix_is_refused_as_outside_the_run(tmp_path: Path) -> None:
@@ -214,3 +287,22 @@ def test_trace_paths_replace_the_run_directory_but_not_a_sibling_with_the_same_p
         "/w/run-70/b.txt",
         "in $WORK.",
     )
+
+
+#: Bound when this module was imported, before any monitor wrapped ``os.replace``.
+_UNWRAPPED_REPLACE = os.replace
+
+
+def test_an_operation_no_wrapper_saw_end_is_recorded_from_the_disk(tmp_path: Path) -> None:
+    def ext(pi: ExtensionAPI) -> None:
+        async def move(args: str, ctx: Any) -> None:
+            Path(ctx.cwd, "a.tmp").write_text("x", encoding="utf-8")
+            _UNWRAPPED_REPLACE(os.path.join(ctx.cwd, "a.tmp"), os.path.join(ctx.cwd, "a.txt"))
+            ctx.ui.notify("moved", "info")
+
+        pi.register_command("move", move)
+
+    result = run(tmp_path, base(operations=[{"command": "/move"}]), ext)
+    names = [(r["kind"], r["name"]) for r in result.host.trace.records]
+    moved = names.index(("fs", "replace"))
+    assert names[moved - 1] == ("fs", "replace_before") and names[moved + 1] == ("ui", "notify")

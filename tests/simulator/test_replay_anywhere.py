@@ -57,6 +57,7 @@ def test_every_example_gives_the_same_bytes_in_two_directories(
     assert len(str(first.workdir)) != len(str(second.workdir))
     files = first.output_files()
     assert "trace.jsonl" in files and any(n.startswith("sessions/") for n in files)
+    assert any(n.startswith("requests/") for n in files)  # every model call in full, too
     _compare(files, second.output_files())
     for result in (first, second):
         text = b"".join(files.values()).decode("utf-8", "replace")

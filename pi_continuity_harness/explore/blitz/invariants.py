@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.explore.blitz.generate import FINISH, GET, MANAGED, WINDOW
-from pi_continuity_harness.explore.plugin import LOAD_FAILURE, InvariantSpec, Violation
+from pi_continuity_harness.explore.plugin import LOAD_FAILURE, WITHIN_BUDGET, InvariantSpec, Violation
 from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.operations import EditFileOp, Operation
@@ -256,7 +256,7 @@ def dossier_kept_until_receiver_turn(run: _Run, ops: list[dict[str, Any]]) -> It
         elif kind == "session" and name == "agent_settled" and switched and not record.get("aborted"):
             pending = switched = False
         elif kind == "fs" and name in ("remove", "replace") and pending:
-            path = run.real(str(record.get("path", "")))
+            path = run.real(str(record.get("to" if name == "replace" else "path", "")))
             if path in submitted:
                 yield f"the implementation removed the submitted dossier {path} before the receiver's turn settled"
 
@@ -624,6 +624,11 @@ def invariant_specs() -> tuple[InvariantSpec, ...]:
             for function, rules in BLITZ_INVARIANTS
         ),
         InvariantSpec(LOAD_FAILURE, "The implementation loads: Pi starts with it.", ()),
+        InvariantSpec(
+            WITHIN_BUDGET,
+            "The run ends within its budget of host operations and virtual time (a runaway never ends).",
+            (),
+        ),
     )
 
 

@@ -489,7 +489,8 @@ _CRASH_POINTS: tuple[dict[str, Any], ...] = (
     {"kind": "event", "name": "session_compact"},
     {"kind": "event", "name": "session_before_compact"},
     {"kind": "call", "name": "send_user_message"},
-    {"kind": "fs", "name": "replace", "glob": {"path": "*/pending/*.md"}},
+    {"kind": "fs", "name": "replace_before", "glob": {"to": "*/pending/*.md"}},
+    {"kind": "fs", "name": "replace", "glob": {"to": "*/pending/*.md"}},
 )
 
 

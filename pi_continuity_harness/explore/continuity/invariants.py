@@ -30,7 +30,13 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
-from pi_continuity_harness.explore.plugin import LIVENESS, LOAD_FAILURE, InvariantSpec, Violation
+from pi_continuity_harness.explore.plugin import (
+    LIVENESS,
+    LOAD_FAILURE,
+    WITHIN_BUDGET,
+    InvariantSpec,
+    Violation,
+)
 from pi_continuity_harness.features.oracle import (
     AUTHORITY_BOUNDARY_SENTENCE,
     CONTINUATION_SUFFIX,
@@ -247,12 +253,19 @@ def invariant_specs() -> tuple[InvariantSpec, ...]:
         InvariantSpec(
             LOAD_FAILURE, "The implementation loads: Pi starts with it (spec §16, §18).", ("P129",)
         ),
+        InvariantSpec(
+            WITHIN_BUDGET,
+            "The run ends within its budget of host operations and virtual time (a runaway never ends).",
+            (),
+        ),
     )
 
 
 def describe_invariants() -> list[tuple[str, str]]:
     """``(name, docstring)`` of every invariant, in registration order (plus liveness)."""
-    return [(spec.name, spec.doc) for spec in invariant_specs()[:-1]]
+    return [
+        (spec.name, spec.doc) for spec in invariant_specs() if spec.name not in (LOAD_FAILURE, WITHIN_BUDGET)
+    ]
 
 
 # ===================================================================== compaction commits
@@ -468,11 +481,11 @@ def archive_requires_full_match(t: Tracker, record: dict[str, Any]) -> Iterator[
     """A Brief is archived only after ``session_compact`` confirmed the matching custom
     ``CompactionEntry``: entry metadata, session, event, path, hash, summary and the pending disk
     bytes all match; archival changes only ``status`` and ``updatedAt`` (spec §7, §8)."""
-    destination = t.real(str(record.get("path", "")))
+    # ``fs:replace`` is written after the rename: the Brief is at its destination now.
+    destination = t.real(str(record.get("to", "")))
     if f"{os.sep}archive{os.sep}" not in destination or not destination.endswith(".md"):
         return
-    source = t.real(str(record.get("target", "")))
-    text = t.read_text(source)
+    text = t.read_text(destination)
     t.archives_checked.add(destination)
     if text is None:
         return
@@ -548,9 +561,11 @@ def archive_written_directly(t: Tracker) -> Iterator[str]:
 
 # ===================================================================== settings
 def _settings_write(t: Tracker, record: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    if t.real(str(record.get("path", ""))) != t.settings_path:
+    """(new, old) settings of an ``fs:replace_before`` onto the project settings: both are on
+    disk right before the rename (the new at ``from``, the old at ``to``)."""
+    if t.real(str(record.get("to", ""))) != t.settings_path:
         return None
-    new_text = t.read_text(t.real(str(record.get("target", ""))))
+    new_text = t.read_text(t.real(str(record.get("from", ""))))
     old_text = t.read_text(t.settings_path)
     try:
         new = json.loads(new_text) if new_text else {}
@@ -565,14 +580,14 @@ def settings_write_confirmed(t: Tracker, record: dict[str, Any]) -> Iterator[str
     """Project settings are written only by ``/continuity settings`` after explicit
     interactive confirmation (spec §6 "Settings writes require explicit interactive
     confirmation", §12)."""
-    if t.real(str(record.get("path", ""))) != t.settings_path:
+    if t.real(str(record.get("to", record.get("path", "")))) != t.settings_path:
         return
     top = t.current_top
     if top is None or top.name != "command" or not top.confirmed:
         yield "the project settings file was written without an accepted confirmation dialog"
 
 
-@_register("fs:replace", rules=("P43",))
+@_register("fs:replace_before", rules=("P43",))
 def settings_keep_unrelated_keys(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A settings write merges the three native compaction keys and keeps every unrelated Pi
     setting (spec §6 "must preserve unrelated Pi settings", §12 "without changing unrelated
@@ -592,7 +607,7 @@ def settings_keep_unrelated_keys(t: Tracker, record: dict[str, Any]) -> Iterator
             yield f"unrelated setting {key!r} was changed or dropped"
 
 
-@_register("fs:replace", rules=("P14",))
+@_register("fs:replace_before", rules=("P14",))
 def settings_tokens_only(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Percentages are setup and display conveniences only; they are never persisted as
     runtime policy (spec §5, §6, §12 "Percentages are not persisted")."""
@@ -606,7 +621,7 @@ def settings_tokens_only(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
             yield f"a percentage key {key!r} was written to the project settings"
 
 
-@_register("fs:replace", rules=("P101a",))
+@_register("fs:replace_before", rules=("P101a",))
 def settings_for_current_window(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """``reserveTokens = contextWindow - round(contextWindow × triggerPercent / 100)`` and
     ``keepRecentTokens = round(contextWindow × keepRecentPercent / 100)`` against the *current*
@@ -659,14 +674,15 @@ def _keys(value: Any) -> Iterator[str]:
 
 # ===================================================================== trust
 @_register(
-    "fs:read", "fs:write", "fs:replace", "fs:mkdir", "fs:remove", rules=("P40", "P41a", "P41b", "P41c")
+    *(f"fs:{op}{end}" for op in ("read", "write", "replace", "mkdir", "remove") for end in ("", "_failed")),
+    rules=("P40", "P41a", "P41b", "P41c"),
 )
 def untrusted_project_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Project-local files may be read or written only when ``ctx.isProjectTrusted()`` is
-    true (spec §6)."""
+    true (spec §6): an attempt that failed counts too."""
     if t.trusted:
         return
-    path = t.real(str(record.get("path", "")))
+    path = t.real(str(record.get("to", record.get("path", ""))))
     if path == t.project_dir or path.startswith(t.project_dir + os.sep):
         yield f"{record.get('name')} of {path} in an untrusted project"
 
@@ -1017,13 +1033,13 @@ class InvariantChecker:
         if key == "fs:remove":
             t.pending_written.pop(t.real(str(record.get("path", ""))), None)
         elif key in ("fs:replace", "fs:write"):
-            path = t.real(str(record.get("path", "")))
+            path = t.real(str(record.get("to" if key == "fs:replace" else "path", "")))
             name = os.path.basename(path)
             if f"{os.sep}pending{os.sep}" in path and name.endswith(".md") and not name.startswith("."):
                 t.pending_written.pop(path, None)
                 t.pending_written[path] = t.runtime_generation
             elif key == "fs:replace" and f"{os.sep}failed{os.sep}" in path:
-                text = t.read_text(t.real(str(record.get("target", "")))) or ""
+                text = t.read_text(path) or ""  # renamed into place already
                 match = _EVENT_ID.search(text)
                 if match:
                     t.failed_event_ids.add(match.group(1).strip())

@@ -128,7 +128,8 @@ _QUOTED_RE = re.compile(r"`[^`]*`|\"[^\"]*\"|\u201c[^\u201d]*\u201d|\u00ab[^\u00
 # text existed").
 _ATTRIBUTION_RE = re.compile(
     r"\b(?:observed|said|says|saying|contained|contains|containing|read|reads|wrote|written|found|quoted|"
-    r"reported|printed|showed|shows|returned|asked|appeared|appears|from|in the (?:file|transcript|tool output|output|log))\b",
+    r"reported|printed|showed|shows|returned|asked|appeared|appears|from|"
+    r"in the (?:file|transcript|tool output|output|log))\b",
     re.IGNORECASE,
 )
 

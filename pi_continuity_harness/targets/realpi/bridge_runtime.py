@@ -55,7 +55,7 @@ from pi_continuity_harness.api import extension_api
 from pi_continuity_harness.api.abort import AbortController, AbortSignal
 from pi_continuity_harness.api.extension_api import ExtensionFactory, ReplacedSessionContext
 from pi_continuity_harness.scenario.faults import FsFault
-from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor, activate_monitor
+from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor, activate_monitor, fs_event
 from pi_continuity_harness.scenario.implementations import resolve_implementation
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.targets.realpi.bridge_api import (
@@ -263,8 +263,12 @@ def _replay_counters(monitor: FilesystemMonitor, records_path: str) -> None:
             record = json.loads(line)
         except ValueError:
             continue
-        if record.get("kind") == "fs":
-            monitor.replay(str(record.get("name")), str(record.get("path")))
+        event = fs_event(record)
+        if event is not None:
+            monitor.replay(str(event["op"]), str(event["path"]))
+        elif record.get("kind") == "fault" and record.get("effect") == "crash":
+            # The process died before the operation ended: no end record to count.
+            monitor.replay(str(record.get("op")), str(record.get("path")))
 
 
 def install_fault_monitor(plan_path: str) -> FilesystemMonitor:

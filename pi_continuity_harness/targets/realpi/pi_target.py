@@ -46,8 +46,10 @@ from typing import Any, assert_never
 
 from pi_continuity_harness import __version__
 from pi_continuity_harness.api.extension_api import ExtensionFactory
+from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.confine import ConfinementError
 from pi_continuity_harness.scenario.document import ModelSpec, Scenario
+from pi_continuity_harness.scenario.fs_monitor import fs_event
 from pi_continuity_harness.scenario.implementations import (
     SESSION_CONTINUITY,
     declared_system,
@@ -117,6 +119,7 @@ from pi_continuity_harness.targets.target import (
     Observation,
     ObservedRequest,
     OperationOutcome,
+    TargetBudgetError,
     TargetStartError,
     TargetUnavailableError,
 )
@@ -289,8 +292,10 @@ class PiTarget:
         held_op_timeout: float = 15.0,
         extra_env: dict[str, str] | None = None,
         system: str | None = None,
+        budget: BudgetOverride | None = None,
         pi_version: str | None = None,
     ) -> None:
+        self._budget = budget
         self._implementation = implementation
         if installation is not None and pi_version is not None and installation.pi_version != pi_version:
             raise ValueError(f"pi_version {pi_version} but the installation is Pi {installation.pi_version}")
@@ -323,6 +328,7 @@ class PiTarget:
         self._session_file: str | None = None
         self._session_id: str | None = None
         self._crashed = False
+        self._started_at: float | None = None
 
     # ------------------------------------------------------------------ identity
     @property
@@ -419,7 +425,10 @@ class PiTarget:
         # is installed or written, so a run directory too long to pad is refused with nothing changed.
         machine_root(self._workdir.resolve())
         installation = self._find_installation()
+        if self._budget is not None:
+            scenario = scenario.model_copy(update={"budget": self._budget.apply(scenario.budget)})
         self._scenario = scenario
+        self._started_at = time.monotonic()
         root = machine_root(prepare_workdir(self._workdir))
         root.mkdir(parents=True, exist_ok=True)
         self._paths = HostPaths.under(str(root))
@@ -644,9 +653,40 @@ class PiTarget:
 
     # ------------------------------------------------------------------ operations
     def perform(self, op: Operation) -> OperationOutcome:
-        outcome = self._run(op, during=False)
+        self._check_budget(op, None)
+        try:
+            outcome = self._run(op, during=False)
+        except PiRpcTimeoutError as error:
+            self._check_budget(op, error)
+            raise
         self._outcomes.append(outcome)
         return outcome
+
+    # ------------------------------------------------------------------ budget
+    def _remaining(self) -> float:
+        """Wall-clock seconds the scenario may still use (``scenario.budget.wall_seconds``)."""
+        if self._scenario is None or self._started_at is None:
+            return float("inf")
+        return self._scenario.budget.wall_seconds - (time.monotonic() - self._started_at)
+
+    def _op_timeout(self) -> float:
+        """How long one wait may last: the per-wait timeout, cut to what the budget has left."""
+        return max(0.001, min(self._timeout, self._remaining()))
+
+    def _check_budget(self, op: Operation, error: PiRpcTimeoutError | None) -> None:
+        """Raise :class:`TargetBudgetError` once the wall-clock budget is spent, naming it,
+        the operation and the last events Pi sent."""
+        if self._remaining() > 0 or self._scenario is None:
+            return
+        index = len(self._outcomes)
+        events = self._proc.events[-8:] if self._proc is not None else []
+        last = "".join(f"  {json.dumps(e.data, ensure_ascii=False)[:200]}\n" for e in events) or "  none\n"
+        waited = f" (waiting: {str(error).splitlines()[0]})" if error is not None else ""
+        raise TargetBudgetError(
+            f"{self._scenario.name}: the wall-clock budget of {self._scenario.budget.wall_seconds:g} s "
+            f"ran out{waited}.\nstill running: operation {index} {operation_name(op)}\n"
+            f"last events from Pi:\n{last}"
+        ) from error
 
     def _run(self, op: Operation, *, during: bool) -> OperationOutcome:
         name = operation_name(op)
@@ -682,23 +722,23 @@ class PiTarget:
 
     def _settle(self, proc: PiRpcProcess, during: bool) -> None:
         if not during:
-            proc.wait_idle(self._timeout, quiet=_QUIET_S)
+            proc.wait_idle(self._op_timeout(), quiet=_QUIET_S)
             self._wait_for_bridge(proc)
 
     def _wait_for_bridge(self, proc: PiRpcProcess) -> None:
         """After idle and quiet, also wait for the Python bridge: an extension command that
         switches sessions (sent from a settled handler) shows no RPC event until the new
         session's run starts, so a quiet window alone can end in the middle of it."""
-        deadline = time.monotonic() + self._timeout
+        deadline = time.monotonic() + self._op_timeout()
         while self._env is not None and self._env.bridge_busy() and time.monotonic() < deadline:
             time.sleep(_QUIET_S)
-            proc.wait_idle(self._timeout, quiet=_QUIET_S)
+            proc.wait_idle(self._op_timeout(), quiet=_QUIET_S)
 
     def _dispatch(
         self, proc: PiRpcProcess, op: _RpcOperation, name: str, *, during: bool
     ) -> OperationOutcome:
         """One RPC command (or the process kill) for ``op``, until Pi is quiet again."""
-        timeout = self._held_op_timeout if during else self._timeout
+        timeout = self._held_op_timeout if during else self._op_timeout()
         match op:
             case PromptOp():
                 if not during:
@@ -783,7 +823,7 @@ class PiTarget:
 
     def _current_session_file(self, proc: PiRpcProcess) -> str | None:
         with contextlib.suppress(PiRpcError):
-            file = proc.get_state(timeout=self._timeout).get("sessionFile")
+            file = proc.get_state(timeout=self._op_timeout()).get("sessionFile")
             if file:
                 return str(file)
         return self._session_file
@@ -806,7 +846,7 @@ class PiTarget:
             result = proc.prompt(
                 text,
                 streaming_behavior=behavior,
-                timeout=self._held_op_timeout if during else self._timeout,
+                timeout=self._held_op_timeout if during else self._op_timeout(),
                 settle=not during,
                 settle_quiet=_QUIET_S,
             )
@@ -834,7 +874,7 @@ class PiTarget:
         proc = self._proc
         if proc is not None and proc.alive:
             self._refresh_state()
-            proc.close(timeout=self._timeout)
+            proc.close(timeout=self._op_timeout())
         file = self._session_file
         assert self._scenario is not None
         try:
@@ -995,9 +1035,7 @@ class PiTarget:
             lines = observation.session_file_entries()
             observation.entries = lines[1:]
             observation.session_id = lines[0].get("id") if lines else self._session_id
-        observation.fs_events = [
-            {"op": r["name"], "path": r.get("path")} for r in self.fs_records() if r.get("kind") == "fs"
-        ]
+        observation.fs_events = [e for e in map(fs_event, self.fs_records()) if e is not None]
         self._resolve_from_extension(observation)
         return observation
 
