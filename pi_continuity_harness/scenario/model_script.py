@@ -195,7 +195,9 @@ class SynthesisReply(_Held):
     ``error``, ``abort`` (the user aborts while the call is in flight; it resolves with
     ``stopReason: aborted``), ``raw`` text, or ``unquoted_directive`` (a valid body that
     promotes a directive-looking line from the transcript to an unquoted instruction, which
-    the authority-boundary rule of the continuity spec §14 forbids). The bodies are written by
+    the authority-boundary rule of the continuity spec §14 forbids). ``thinking`` adds a reasoning
+    text (a thinking block before the text): ``kind: empty`` with ``thinking`` is a reply of
+    reasoning only, empty text and ``stopReason: stop``. The bodies are written by
     the system's :class:`ExtensionReplies` writer; this model only decides stop reasons,
     budgets and usage.
     """
@@ -216,9 +218,18 @@ class SynthesisReply(_Held):
     error: HttpError | None = None
     reasoning_tokens: int | None = Field(default=None, ge=0)
     usage: Usage | None = None
+    thinking: str | None = Field(
+        default=None,
+        description=(
+            "The reasoning the reply carries (a thinking block before any text). With kind "
+            "empty: a reply of reasoning only, no text, stopReason stop"
+        ),
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> SynthesisReply:
+        if self.thinking is not None and self.kind in ("error", "abort"):
+            raise ValueError(f"kind {self.kind} carries no thinking")
         if self.kind == "missing_heading" and not self.heading:
             raise ValueError("kind missing_heading needs heading")
         if self.kind == "raw" and self.text is None:
@@ -465,6 +476,11 @@ def _respond_synthesis(
         output: int | None = None,
         error: HttpError | None = None,
     ) -> ModelOutcome:
+        if reply.thinking is not None and stop != "error":
+            # A scripted reasoning text replaces the budget's placeholder and counts as output.
+            if output is None or output == 0:
+                output = _output_tokens(text, reply.thinking, ())
+            thinking = reply.thinking
         out_tokens = output if output is not None else _output_tokens(text, None, ())
         usage = reply.usage or Usage(input=estimate_request_tokens(request), output=out_tokens)
         return ModelOutcome(

@@ -123,6 +123,7 @@ class SimHost:
         faults: FaultPlan | None = None,
         replies: ExtensionReplies = PLAIN_REPLIES,
         disk_workdir: str | None = None,
+        session_id: str | None = None,
     ) -> None:
         #: The machine's directories as the host and its extensions see them.
         self.paths = HostPaths.under(workdir)
@@ -164,6 +165,8 @@ class SimHost:
         self.crashed = False
         self.running = False
         self.last_session_file: str | None = None
+        #: ``--session-id`` of the first start (``scenario/session_id.py``); a restart resumes by file.
+        self._first_session_id = session_id
         self._tasks: set[asyncio.Task[Any]] = set()
         self._task_errors: list[BaseException] = []
         self._shutdown_requested_at: int | None = None
@@ -544,11 +547,13 @@ class SimHost:
                     startup=True,
                 )
         else:
+            session_id, self._first_session_id = self._first_session_id, None
             manager = SessionManager.create(
                 cwd=self.paths.project_dir,
                 session_dir=self.paths.session_dir,
                 clock=self.clock,
                 rng=self.rng,
+                session_id=session_id,
                 write_line=self._write_session,
                 on_append=self._on_entry,
             )

@@ -145,6 +145,7 @@ class Simulation:
                 m.id.partition("/")[0] for m in scenario.models if not m.auth
             ),
             faults=scenario.faults,
+            session_id=scenario.session_id,
             replies=replies or declared_system(impl_factory).extension_replies,
         )
         with self.view.host_view():

@@ -374,3 +374,42 @@ def test_both_targets_name_paths_of_the_same_lengths(targets: Targets) -> None:
     assert real_end["result"]["estimatedTokensAfter"] == sim_end["result"]["estimatedTokensAfter"]
     assert real_end["result"]["tokensBefore"] == sim_end["result"]["tokensBefore"]
     assert_equivalent(real, sim)
+
+
+# ====================================================================== issue 12 item 8
+# Real Pi gets the id as ``--session-id`` (dist/main.js:383-390) and names the file
+# ``<timestamp>_<id>.jsonl`` in its session directory (dist/core/session-manager.js:721-723); the
+# simulator does the same. A reply scripted as ``kind: empty`` with ``thinking`` reaches the
+# extension's ``complete()`` as one thinking block, no text, ``stopReason: "stop"`` on both.
+
+
+@pytest.mark.parametrize("session_id", ["a..b", "Hostile.id_" + "x" * 200])
+def test_the_scenario_session_id_names_the_session_file_on_both_targets(
+    targets: Targets, session_id: str
+) -> None:
+    sc = scenario({}, session_id=session_id)
+    real, sim = play(
+        targets, sc, [{"prompt": "hello"}, {"command": "/probe-session"}], "probe_fidelity:session_id"
+    )
+    assert real.notifications == [(f"{session_id} {session_id}.jsonl inside=True", "info")]
+    assert sim.notifications == real.notifications
+    for observed in (real, sim):
+        [file] = sorted(Path(observed.session_dir).glob("*.jsonl"))
+        assert file.name.endswith(f"_{session_id}.jsonl")
+        assert json.loads(file.read_text(encoding="utf-8").splitlines()[0])["id"] == session_id
+    assert_equivalent(real, sim)
+
+
+def test_a_reasoning_only_synthesis_reply_on_both_targets(targets: Targets) -> None:
+    sc = scenario({"extension": [{"kind": "empty", "thinking": "Thinking about the brief."}]})
+    real, sim = play(targets, sc, [{"command": "/probe-synth"}], "probe_fidelity:synth")
+    [(note, level)] = real.notifications
+    assert level == "info"
+    assert json.loads(note) == {
+        "blocks": ["thinking"],
+        "stopReason": "stop",
+        "text": "",
+        "thinking": "Thinking about the brief.",
+    }
+    assert sim.notifications == real.notifications
+    assert_equivalent(real, sim)
