@@ -132,27 +132,31 @@ def _first_difference(recorded: Shape, replayed: Shape) -> int | None:
 def checked_import(session: str, **options: Any) -> tuple[Scenario, str]:
     """The scenario whose replay agrees longest with the session, and the check's verdict.
 
-    A compaction at or after the first difference is replayed the other way (``flip``), one at a
-    time, while that moves the first difference on: at most one replay per compaction, plus one.
+    Each compaction, nearest the first difference first (at or after it, then before it), is
+    tried the other way (``flip``: automatic instead of manual or back); a flip is kept when the
+    first difference moves on. At most one replay per compaction, plus one.
     """
     recorded = session_shape(session)
     compactions = [index + 2 for index, item in enumerate(recorded) if item[0] == "compaction"]
-    flip: frozenset[int] = frozenset()
-    best: tuple[int, Scenario, Shape] | None = None
-    for _ in range(len(compactions) + 1):
+
+    def attempt(flip: frozenset[int]) -> tuple[int | None, Scenario, Shape]:
         scenario = import_session(session, flip=flip, **options)
         replayed = _replayed_shape(scenario)
-        first = _first_difference(recorded, replayed)
-        if first is None:
-            return scenario, f"replay check: the simulator reproduces all {len(recorded)} entries"
-        if best is None or first > best[0]:
-            best = (first, scenario, replayed)
-        later = [line for line in compactions if line >= first + 2 and line not in flip]
-        if not later:
-            break
-        flip |= {later[0]}
-    assert best is not None
-    first, scenario, replayed = best
+        return _first_difference(recorded, replayed), scenario, replayed
+
+    flip: frozenset[int] = frozenset()
+    first, scenario, replayed = attempt(flip)
+    untried = list(compactions)
+    while first is not None and untried:
+        at = first + 2
+        line = min(untried, key=lambda c: (c < at, abs(c - at)))
+        untried.remove(line)
+        trial = attempt(flip ^ {line})
+        if trial[0] is None or trial[0] > first:
+            flip ^= {line}
+            first, scenario, replayed = trial
+    if first is None:
+        return scenario, f"replay check: the simulator reproduces all {len(recorded)} entries"
     want = recorded[first][:3] if first < len(recorded) else "(no entry)"
     got = replayed[first][:3] if first < len(replayed) else "(no entry)"
     return scenario, (

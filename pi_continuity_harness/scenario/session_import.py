@@ -286,13 +286,21 @@ def _compaction(state: _Import, line: int, entry: dict[str, Any]) -> None:
             f"line {line}: this compaction's summary came from an extension; the implementation "
             "under test writes its own (Pi's summarizer is scripted with the recorded text)"
         )
-    automatic = state.above_threshold() != (line in state.flip)
-    if automatic:
+    guess = state.above_threshold()
+    automatic = guess != (line in state.flip)
+    if line in state.flip:
+        way = "an automatic" if automatic else "a manual"
+        state.notes.append(
+            f"line {line}: replayed as {way} compaction: the replay check found the threshold "
+            f"guess (last usage {state.last_tokens}, threshold {state.context_window} - "
+            f"{state.reserve_tokens}) did not reproduce it"
+        )
+    elif automatic:
         state.notes.append(
             f"line {line}: an automatic compaction (last usage {state.last_tokens}, threshold "
             f"{state.context_window} - {state.reserve_tokens}); the replay compacts there by itself"
         )
-    else:
+    if not automatic:
         if state.last_role == "toolResult":
             state.notes.append(
                 f"line {line}: a compaction inside a run (after a tool result) is replayed after that run"

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pi_continuity_harness.cli import main
+from pi_continuity_harness.commands.import_session import checked_import
 from pi_continuity_harness.scenario import dump_scenario, import_session, load_scenario, session_shape
 from pi_continuity_harness.scenario.session_import import SessionImportError
 from pi_continuity_harness.simulator.simulation import simulate
@@ -24,6 +25,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
 RECORDED = FIXTURES / "recorded-on-pi-1.6.jsonl"
 #: Recorded from ``record-automatic.yaml``: a threshold compaction after a run.
 AUTOMATIC = FIXTURES / "recorded-automatic-on-pi-1.6.jsonl"
+#: Recorded from ``record-mid-run.yaml``: a compaction inside a run that the tool result (not the
+#: last reply's usage) pushes over the threshold, so the importer's guess is wrong.
+MID_RUN = FIXTURES / "recorded-mid-run-on-pi-1.6.jsonl"
 SETTINGS = json.loads((FIXTURES / "settings.json").read_text(encoding="utf-8"))
 
 
@@ -109,6 +113,21 @@ def test_with_a_larger_window_the_same_compaction_is_replayed_manually(tmp_path:
     result = simulate(scenario, workdir=tmp_path / "run", implementation="null")
     [replayed] = result.session_files()
     assert session_shape(replayed) == session_shape(AUTOMATIC)
+
+
+def test_the_replay_check_inverts_a_wrong_guess(tmp_path: Path) -> None:
+    options = {"context_window": 20000, "max_tokens": 1000, "settings": SETTINGS}
+    guessed = import_session(MID_RUN, **options)  # type: ignore[arg-type]
+    assert [next(iter(type(op).model_fields)) for op in guessed.operations] == ["prompt", "prompt", "compact"]
+    assert "line 10: a compaction inside a run (after a tool result)" in guessed.description
+    result = simulate(guessed, workdir=tmp_path / "guessed", implementation="null")
+    [replayed] = result.session_files()
+    assert session_shape(replayed) != session_shape(MID_RUN)  # Pi compacts by itself, then again
+
+    scenario, verdict = checked_import(str(MID_RUN), **options)
+    assert verdict == "replay check: the simulator reproduces all 10 entries"
+    assert [next(iter(type(op).model_fields)) for op in scenario.operations] == ["prompt", "prompt"]
+    assert "line 10: replayed as an automatic compaction" in scenario.description
 
 
 # ====================================================================== the command
