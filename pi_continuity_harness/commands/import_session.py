@@ -27,11 +27,11 @@ from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._paths import check_file
+from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario.document import Scenario, dump_scenario
 from pi_continuity_harness.scenario.session_import import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_MAX_TOKENS,
-    SessionImportError,
     import_session,
     session_shape,
 )
@@ -177,7 +177,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         scenario = import_session(args.session, **options)
         verdict = None if args.no_check else checked_import(args.session, **options)
-    except SessionImportError as error:
+    except ScenarioError as error:  # SessionImportError, or a scenario the file could not make
         raise UsageError(str(error)) from None
     if verdict is not None:
         scenario = verdict[0]

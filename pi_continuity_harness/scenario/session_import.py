@@ -245,9 +245,9 @@ def _message(state: _Import, line: int, entry: dict[str, Any]) -> None:
     role = message["role"]
     state.last_role = role
     if role == "user":
-        text = _text(message.get("content"), "text", "text")
         if not isinstance(message.get("content"), (str, list)):
             raise state.fail(line, "a user message's content is a string or a list of blocks")
+        text = _text(message.get("content"), "text", "text")
         state.operations.append({"prompt": {"text": text}})
         state.seen_message = True
     elif role == "assistant":
@@ -387,13 +387,15 @@ def import_session_lines(
         if not isinstance(value, dict):
             raise state.fail(number, "an entry is a JSON object")
         kind = value.get("type")
-        if kind not in _ENTRY_TYPES:
+        if not isinstance(kind, str) or kind not in _ENTRY_TYPES:
             raise state.fail(number, f"unknown entry type {kind!r}")
         entry_id, parent = value.get("id"), value.get("parentId", "missing")
         if not isinstance(entry_id, str) or not entry_id:
             raise state.fail(number, "an entry needs a string id")
         if entry_id in ids:
             raise state.fail(number, f"duplicate entry id {entry_id!r}")
+        if parent is not None and not isinstance(parent, str):
+            raise state.fail(number, "an entry's parentId is a string or null")
         if parent != previous:
             if parent is not None and parent not in ids:
                 raise state.fail(number, f"parentId {parent!r} names no earlier entry")

@@ -11,14 +11,18 @@ entries, assistant stop reasons and usage (:func:`session_shape`).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pi_continuity_harness.cli import main
 from pi_continuity_harness.commands.import_session import checked_import
 from pi_continuity_harness.scenario import dump_scenario, import_session, load_scenario, session_shape
-from pi_continuity_harness.scenario.session_import import SessionImportError
+from pi_continuity_harness.scenario.session_import import SessionImportError, import_session_lines
 from pi_continuity_harness.simulator.simulation import simulate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
@@ -232,3 +236,48 @@ def test_a_missing_file_and_a_bad_output_directory_are_refused(
     assert main(["import-session", str(RECORDED), "--output", str(tmp_path / "no" / "s.yaml")]) == 2
     assert "--output" in capsys.readouterr().err
     assert sorted(tmp_path.iterdir()) == []
+
+
+# ====================================================================== any damage: refused, never a crash
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+def _damage(entry: Any, path: list[Any], value: Any) -> Any:
+    """``entry`` with the value at ``path`` (keys and indexes, as far as they lead) replaced."""
+    if not path or not isinstance(entry, (dict, list)) or not entry:
+        return value
+    key = path[0]
+    if isinstance(entry, dict):
+        name = sorted(entry)[key % len(entry)] if isinstance(key, int) else key
+        return {**entry, name: _damage(entry[name], path[1:], value)}
+    index = key % len(entry) if isinstance(key, int) else 0
+    return [*entry[:index], _damage(entry[index], path[1:], value), *entry[index + 1 :]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    line=st.integers(0, 200),
+    path=st.lists(st.integers(0, 20), min_size=1, max_size=4),
+    value=_VALUES,
+    drop=st.booleans(),
+)
+def test_a_damaged_session_is_imported_or_refused_naming_its_line(
+    line: int, path: list[int], value: Any, drop: bool
+) -> None:
+    lines = RECORDED.read_text(encoding="utf-8").splitlines()
+    index = line % len(lines)
+    if drop:
+        del lines[index]
+    else:
+        lines[index] = json.dumps(_damage(json.loads(lines[index]), path, value))
+    try:
+        import_session_lines(lines, source="s.jsonl", name="damaged")
+    except SessionImportError as error:
+        assert re.match(r"s\.jsonl: line \d+: \S", str(error)), str(error)
