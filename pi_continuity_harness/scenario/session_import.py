@@ -104,7 +104,9 @@ class _Import:
     #: Compaction lines whose guess (automatic or manual) is to be inverted.
     flip: frozenset[int] = frozenset()
     models: list[str] = field(default_factory=list)
-    reasoning: bool = False
+    #: Models a non-off thinking level was recorded on (Pi keeps ``off`` on the others).
+    reasoning: set[str] = field(default_factory=set)
+    current_model: str | None = None
     active_model: str | None = None
     thinking_level: str = "off"
     session_id: str | None = None
@@ -312,6 +314,7 @@ def _compaction(state: _Import, line: int, entry: dict[str, Any]) -> None:
 
 def _model_change(state: _Import, line: int, entry: dict[str, Any]) -> None:
     name = state.model(line, entry.get("provider"), entry.get("modelId"))
+    state.current_model = name
     if not state.seen_message and not state.operations:
         state.active_model = name
     else:
@@ -322,8 +325,8 @@ def _thinking(state: _Import, line: int, entry: dict[str, Any]) -> None:
     level = entry.get("thinkingLevel")
     if level not in ("off", "minimal", "low", "medium", "high", "xhigh"):
         raise state.fail(line, f"unknown thinkingLevel {level!r}")
-    if level != "off":
-        state.reasoning = True
+    if level != "off" and state.current_model is not None:
+        state.reasoning.add(state.current_model)
     if not state.seen_message and not state.operations:
         state.thinking_level = str(level)
     elif level != state.thinking_level:
@@ -440,7 +443,7 @@ def _scenario(
                 "id": m,
                 "context_window": context_window,
                 "max_tokens": max_tokens,
-                "reasoning": state.reasoning,
+                "reasoning": m in state.reasoning,
             }
             for m in state.models
         ],

@@ -134,6 +134,25 @@ def test_the_replay_check_inverts_a_wrong_guess(tmp_path: Path) -> None:
     assert "line 10: replayed as an automatic compaction" in scenario.description
 
 
+def test_the_thinking_level_and_its_model_are_replayed(tmp_path: Path) -> None:
+    lines = RECORDED.read_text(encoding="utf-8").splitlines()
+    entry = json.loads(lines[2])
+    assert entry["type"] == "thinking_level_change"
+    lines[2] = json.dumps({**entry, "thinkingLevel": "medium"})
+    session = tmp_path / "thinking.jsonl"
+    session.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    scenario = import_session(session, context_window=20000, max_tokens=1000, settings=SETTINGS)
+    assert scenario.thinking_level == "medium"
+    assert [(m.id, m.reasoning) for m in scenario.models] == [
+        ("fake/fake-model", True),
+        ("fake/fake-big", False),
+    ]
+    result = simulate(scenario, workdir=tmp_path / "run", implementation="null")
+    [replayed] = result.session_files()
+    assert session_shape(replayed) == session_shape(session)
+    assert json.loads(replayed.read_text(encoding="utf-8").splitlines()[2])["thinkingLevel"] == "medium"
+
+
 # ====================================================================== the command
 def test_the_command_writes_the_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "s.yaml"
