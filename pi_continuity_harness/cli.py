@@ -18,7 +18,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from pi_continuity_harness import __version__
+from pi_continuity_harness import PI_VERSION, __version__
 from pi_continuity_harness.commands import SUMMARIES, UsageError, search_current_directory, usage_errors
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
@@ -36,7 +36,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             "Deterministic simulation and conformance harness for Pi 1.6 session-continuity extensions."
         ),
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {__version__} (the simulator models Pi {PI_VERSION})",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         command_name = name.replace("_", "-")

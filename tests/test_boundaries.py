@@ -65,7 +65,15 @@ RULES: tuple[Rule, ...] = (
     # The step library: only the Target seam's public API, the scenario language and the API.
     Rule(
         _p("features.steps"),
-        (_p("api"), _p("scenario"), _p("errors"), _p("features.world"), _p("features.oracle")),
+        (
+            _p("api"),
+            _p("scenario"),
+            _p("errors"),
+            _p("features.world"),
+            _p("features.oracle"),
+            _p("features.host_extensions"),
+            _p("features.blitz_oracle"),
+        ),
         facades=(_p("targets"),),
     ),
     Rule(
@@ -75,6 +83,7 @@ RULES: tuple[Rule, ...] = (
             _p("scenario"),
             _p("simulator"),
             _p("features.oracle"),
+            _p("features.blitz_oracle"),
             _p("features.world"),
             _p("rules"),
             _p("errors"),
@@ -83,9 +92,17 @@ RULES: tuple[Rule, ...] = (
     Rule(
         _p("mutants"), (_p("api"), _p("reference"), _p("explore"), _p("scenario"), _p("rules"), _p("errors"))
     ),
+    # The release gate for a Pi package: Pi's installation and environment (the real-Pi facade),
+    # the suite it runs through the installed package.
+    Rule(
+        _p("package"),
+        (_p("errors"), _p("features"), _p("scenario")),
+        (ROOT, _p("targets.realpi"), _p("targets")),
+    ),
     Rule(
         _p("commands"),
         (
+            _p("package"),
             _p("api"),
             _p("scenario"),
             _p("simulator"),

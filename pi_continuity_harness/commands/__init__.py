@@ -9,7 +9,8 @@ summary lives here, where both the lazy ``--help`` and the module's own parser r
 :func:`usage_errors` are the errors the command line reports as one line with exit status 2:
 a bad argument or input file (:class:`UsageError`), a setup mistake found before any scenario
 ran (``SetupError``), a run directory in use or unusable (``RunDirectoryError``), and pytest
-refusing the suite's arguments (``SuiteUsageError``). They are imported when a subcommand ran,
+refusing the suite's arguments (``SuiteUsageError``), and a package the release gate cannot
+open (``PackageInputError``). They are imported when a subcommand ran,
 never for ``--help``.
 """
 
@@ -23,12 +24,14 @@ SUMMARIES: dict[str, str] = {
     "simulate": "run one scenario on the simulated Pi host",
     "replay": "re-run a scenario and compare its trace with a recorded one",
     "schema": "print or write the scenario JSON Schema",
-    "install-pi": "install pinned Node 22 and Pi 1.6.0 from the npm registry (cached)",
+    "install-pi": "install pinned Node 22 and Pi (default 1.6.0, or --pi-version) from the npm registry (cached)",
     "compare": "run the suite on the simulator and on real Pi and compare what each observed",
+    "matrix": "run the suite against several real Pi releases: named assertion x Pi version",
     "explore": "explore seeded random scenarios with the spec's invariants (and minimise failures)",
     "mutants": "run the suite and the explorer against every mutant and print the kill matrix",
     "rules": "list every rule of a system with the scenarios, invariants and mutants that cover it",
     "import-session": "turn a real Pi 1.6 session file into a scenario that replays it",
+    "package": "gate a Pi package release: manifest, docs, npm pack, pi install, smoke, pi remove",
 }
 
 
@@ -40,9 +43,10 @@ def usage_errors() -> tuple[type[Exception], ...]:
     """The errors reported as one line and exit status 2 (imported when a subcommand ran)."""
     from pi_continuity_harness.features.preflight import SetupError  # noqa: PLC0415  (not for --help)
     from pi_continuity_harness.features.suite import SuiteUsageError  # noqa: PLC0415
+    from pi_continuity_harness.package import PackageInputError  # noqa: PLC0415
     from pi_continuity_harness.scenario.run_lock import RunDirectoryError  # noqa: PLC0415
 
-    return (UsageError, SetupError, RunDirectoryError, SuiteUsageError)
+    return (UsageError, SetupError, RunDirectoryError, SuiteUsageError, PackageInputError)
 
 
 def search_current_directory() -> None:

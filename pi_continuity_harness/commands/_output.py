@@ -1,4 +1,4 @@
-"""Terminal output shared by the suite commands (``run``, ``compare``)."""
+"""Terminal output and options shared by the suite commands (``run``, ``compare``, ``matrix``)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,33 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.markup import escape
 
+from pi_continuity_harness import PI_VERSION
+from pi_continuity_harness.commands import UsageError
 from pi_continuity_harness.features.suite import ScenarioResult
 
-__all__ = ["STATUS_STYLE", "console", "progress_printer", "shorten"]
+__all__ = ["STATUS_STYLE", "console", "pi_version_option", "progress_printer", "shorten"]
 
 STATUS_STYLE = {"passed": "green", "failed": "bold red", "error": "bold red", "skipped": "yellow"}
+
+
+def pi_version_option(value: str | None, target: str) -> str | None:
+    """``--pi-version``: None when not given, else the checked release; an unsupported one, or the
+    option without ``--target pi``, is a :class:`UsageError` naming it and the supported ones."""
+    if value is None:
+        return None
+    if target != "pi":
+        raise UsageError(
+            f"--pi-version {value}: only with --target pi (the simulator models Pi {PI_VERSION})"
+        )
+    from pi_continuity_harness.targets.realpi.install import (  # noqa: PLC0415  (real Pi's modules load only when needed)
+        UnsupportedPiVersionError,
+        check_pi_version,
+    )
+
+    try:
+        return check_pi_version(value)
+    except UnsupportedPiVersionError as error:
+        raise UsageError(f"--pi-version: {error}") from None
 
 
 def console() -> Console:

@@ -36,6 +36,8 @@ class SuiteSetup:
     system: str | None = None
     features: Path | None = None
     workdir: Path | None = None
+    #: The real Pi release ``pi`` drives (None: the pinned one).
+    pi_version: str | None = None
     #: Output files by option (None: not asked for).
     files: dict[str, Path | None] = field(default_factory=dict)
     #: Output directories by option (None: not asked for).
@@ -57,9 +59,9 @@ class SuiteSetup:
                 stack.enter_context(hold_run_directory(self.workdir))
             check_features([self.features] if self.features is not None else [SUITE_DIR])
             for target in self.targets:
-                check_target(target)
+                check_target(target, self.pi_version)
             for target in self.targets:
-                check_implementation(target, self.extension, system=self.system)
+                check_implementation(target, self.extension, system=self.system, pi_version=self.pi_version)
             yield
 
 

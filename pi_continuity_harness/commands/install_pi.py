@@ -1,7 +1,8 @@
-"""``pi-continuity-harness install-pi``: pinned Node 22 and Pi 1.6.0 from the npm registry.
+"""``pi-continuity-harness install-pi``: pinned Node 22 and a Pi release from the npm registry.
 
-Reuses an existing installation in the cache directory (after a version check) unless
-``--force``; prints the versions, the paths and the time it took.
+``--pi-version`` picks the release (default 1.6.0; any of the supported ones, each installed
+beside the others). Reuses an existing installation in the cache directory (after a version
+check) unless ``--force``; prints the versions, the paths and the time it took.
 """
 
 from __future__ import annotations
@@ -10,7 +11,15 @@ import argparse
 from pathlib import Path
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
-from pi_continuity_harness.targets.realpi.install import PiInstallError, default_cache_dir, install_pi
+from pi_continuity_harness.targets.realpi.install import (
+    PI_VERSION,
+    SUPPORTED_PI_VERSIONS,
+    PiInstallError,
+    UnsupportedPiVersionError,
+    check_pi_version,
+    default_cache_dir,
+    install_pi,
+)
 
 __all__ = ["register"]
 
@@ -20,11 +29,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "install-pi",
         help=SUMMARIES["install-pi"],
         description=(
-            "Install node@22 and @earendil-works/pi-coding-agent@1.6.0 from the npm registry into a cache "
-            "directory (default $PI_CONTINUITY_HARNESS_CACHE or ~/.cache/pi-continuity-harness), or reuse it."
+            "Install node@22 and @earendil-works/pi-coding-agent (default "
+            f"{PI_VERSION}) from the npm registry into a cache directory (default "
+            "$PI_CONTINUITY_HARNESS_CACHE or ~/.cache/pi-continuity-harness), each Pi release beside "
+            "the others, or reuse it."
         ),
     )
     parser.add_argument("--cache-dir", type=Path, help=f"cache directory (default {default_cache_dir()})")
+    parser.add_argument(
+        "--pi-version",
+        default=PI_VERSION,
+        help=f"the Pi release to install (default {PI_VERSION}; supported: {', '.join(SUPPORTED_PI_VERSIONS)})",
+    )
     parser.add_argument("--force", action="store_true", help="reinstall even when a working install exists")
     parser.add_argument("--quiet", action="store_true", help="only the final summary")
     parser.set_defaults(func=main)
@@ -39,7 +55,11 @@ def main(args: argparse.Namespace) -> int:
             print(line, flush=True)
 
     try:
-        installation = install_pi(args.cache_dir, force=args.force, log=log)
+        version = check_pi_version(args.pi_version)
+    except UnsupportedPiVersionError as error:
+        raise UsageError(f"--pi-version: {error}") from None
+    try:
+        installation = install_pi(args.cache_dir, version=version, force=args.force, log=log)
     except PiInstallError as error:
         raise UsageError(str(error)) from None
     state = "reused" if installation.cached else "installed"

@@ -89,7 +89,11 @@ def main(args: argparse.Namespace) -> int:
         console.print(
             f"{outcome.name:<40} {verdict:<6} features: {len(outcome.killed_by):>3} scenario(s)"
             f" / {len(outcome.killed_by_assertions)} assertion(s); explore: "
-            + (f"{explored['invariant']} (seed {explored['seed']})" if explored else "survived")
+            + (
+                f"{explored['invariant']} (seed {explored['seed']})"
+                if explored
+                else ("survived" if outcome.explorable else "n/a (the explorer cannot reach its rule)")
+            )
             + (f"  suite error: {outcome.suite_error}" if outcome.suite_error else "")
             + (f"  explore error: {outcome.exploration_error}" if outcome.exploration_error else "")
             + f"  ({outcome.seconds:.1f}s)"
@@ -116,7 +120,10 @@ def main(args: argparse.Namespace) -> int:
         console.print(renderable)
     mutants = [o for o in outcomes if not o.control]
     survivors = [o.name for o in mutants if not o.killed]
-    explore_survivors = [o.name for o in mutants if not o.killed_by_exploration] if args.explore_seeds else []
+    explorable = [o for o in mutants if o.explorable]
+    explore_survivors = (
+        [o.name for o in explorable if not o.killed_by_exploration] if args.explore_seeds else []
+    )
     controls = [o for o in outcomes if o.control]
     if args.json_path is not None:
         payload = {
@@ -132,7 +139,8 @@ def main(args: argparse.Namespace) -> int:
     console.print(
         f"{killed}/{len(mutants)} mutants killed by the features; "
         + (
-            f"{len(mutants) - len(explore_survivors)}/{len(mutants)} by exploration ({args.explore_seeds} seeds)"
+            f"{len(explorable) - len(explore_survivors)}/{len(explorable)} explorable by exploration "
+            f"({args.explore_seeds} seeds; {len(mutants) - len(explorable)} judged by the features alone)"
             if args.explore_seeds
             else "exploration skipped"
         )
@@ -187,7 +195,7 @@ def render_matrix(outcomes: list[MutantOutcome]) -> list[Any]:
         explore = (
             f"● {explored['invariant']} (seed {explored['seed']})"
             if explored
-            else ("error" if outcome.exploration_error else "·")
+            else ("error" if outcome.exploration_error else ("·" if outcome.explorable else "n/a"))
         )
         lines.append(f"{labels[outcome.name].ljust(width)}  {cells}  {explore}")
     legend = Table(title="Assertions", show_header=False, show_lines=False)

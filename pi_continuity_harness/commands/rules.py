@@ -104,7 +104,9 @@ def main(args: argparse.Namespace) -> int:
             f"{totals['checked_by_feature_or_invariant']} checked by a feature or an invariant "
             f"({totals['checked_by_feature']} by a feature, {totals['checked_by_invariant']} by an "
             f"invariant), {totals['checked_statically']} by a static check; {totals['with_mutant']} "
-            f"broken by a mutant; {totals['rules'] - totals['without_problem']} with a problem; "
+            f"broken by a mutant; {totals['unchecked_with_reason']} unchecked with a reason "
+            f"({totals['unit_only']} of them unit-only); "
+            f"{totals['rules'] - totals['without_problem']} with a problem; "
             f"{len(report.errors)} errors"
         )
     if args.json_path is not None:
@@ -137,6 +139,9 @@ def render_coverage(report: CoverageReport, *, problems_only: bool = False) -> T
             f"none: {entry.rule.no_mutant}" if entry.rule.no_mutant else "—"
         )
         status = "[green]ok[/]" if entry.ok else "[bold red]" + escape("; ".join(entry.problems)) + "[/]"
+        if entry.unchecked:
+            unit = f" (unit test {entry.rule.unit})" if entry.rule.unit else ""
+            status = "[yellow]unchecked: " + escape(f"{entry.rule.unchecked}{unit}") + "[/]"
         table.add_row(
             entry.rule.id,
             entry.rule.section,

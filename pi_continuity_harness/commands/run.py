@@ -18,10 +18,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
-from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer, shorten
+from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer, shorten
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._suite_setup import SuiteSetup, no_scenario_error, print_kept
-from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
+from pi_continuity_harness.features.suite import RULE_STATUSES, ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.rules import catalogue_for_rule, rule_tag
 
 __all__ = ["register", "render_table"]
@@ -34,8 +34,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "run",
         help=SUMMARIES["run"],
         description=(
-            "Run the Gherkin conformance suite against an implementation on the simulator (default) "
-            "or on a real Pi 1.6 process, and print one row per scenario, grouped by named assertion."
+            "Run the Gherkin conformance suite against an implementation on the simulator (default, "
+            "it models Pi 1.6.0) or on a real Pi process (--target pi, 1.6.0 or --pi-version), and "
+            "print one row per scenario, grouped by named assertion."
         ),
     )
     parser.add_argument("--target", choices=("sim", "pi"), default="sim", help="sim (default) or pi")
@@ -49,6 +50,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=("pi-session-continuity", "pi-blitz-handoff"),
         help="the system the implementation implements (default: what its factory declares; "
         "needed for a TypeScript file)",
+    )
+    parser.add_argument(
+        "--pi-version",
+        help="with --target pi: the real Pi release to drive (default: the pinned one; install it first "
+        "with install-pi --pi-version V)",
     )
     parser.add_argument(
         "--features",
@@ -83,6 +89,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--report", type=Path, help="write the validation record (Markdown and JSON) into DIR"
     )
     parser.add_argument(
+        "-n",
+        dest="workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run the scenarios in N parallel processes (pytest-xdist); same results and reports",
+    )
+    parser.add_argument(
         "--by-rule",
         action="store_true",
         help="also print, per rule of the catalogue, whether the implementation passed, failed or did not run it",
@@ -98,6 +112,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.workers < 0:
+        raise UsageError(f"-n must not be negative (got {args.workers})")
     console = output_console()
     tags = args.tags
     if args.rules:
@@ -106,6 +122,7 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--rules: {', '.join(unknown)}: no such rule in any catalogue")
         selection = " or ".join(rule_tag(rule) for rule in args.rules)
         tags = f"({tags}) and ({selection})" if tags else selection
+    pi_version = pi_version_option(args.pi_version, args.target)
     setup = SuiteSetup(
         targets=(args.target,),
         extension=args.extension,
@@ -114,6 +131,7 @@ def main(args: argparse.Namespace) -> int:
         workdir=args.workdir,
         files={"--json": args.json_path, "--junit": args.junit, "--cucumber": args.cucumber},
         directories={"--report": args.report},
+        pi_version=pi_version,
     )
     with setup.checked():
         progress = progress_printer(console, quiet=args.quiet)
@@ -129,6 +147,8 @@ def main(args: argparse.Namespace) -> int:
             features=args.features,
             extra_args=["--system", args.system] if args.system else None,
             on_result=progress,
+            workers=args.workers,
+            pi_version=pi_version,
         )
     if not run.results:
         raise no_scenario_error(tags, args.keyword, args.features)
@@ -166,13 +186,11 @@ def _null_check(console: Console, run: SuiteRun) -> int:
 def render_rules(run: SuiteRun) -> Table:
     """One row per catalogue rule: passed, failed or not run, and the scenarios that prove it."""
     verdicts = run.by_rule()
-    counts = {
-        status: sum(1 for v in verdicts if v.status == status) for status in ("passed", "failed", "not run")
-    }
+    counts = {status: sum(1 for v in verdicts if v.status == status) for status in RULE_STATUSES}
     table = Table(
         title=(
             f"Rules — {run.implementation} on {run.target}: {counts['passed']} met, {counts['failed']} broken, "
-            f"{counts['not run']} not run"
+            f"{counts['not run']} not run, {counts['unchecked']} unchecked"
         ),
         show_lines=False,
     )
@@ -181,7 +199,7 @@ def render_rules(run: SuiteRun) -> Table:
     table.add_column("status")
     table.add_column("scenarios", overflow="fold")
     table.add_column("rule text", overflow="ellipsis", max_width=70)
-    styles = {"passed": "green", "failed": "bold red", "not run": "yellow"}
+    styles = {"passed": "green", "failed": "bold red", "not run": "yellow", "unchecked": "magenta"}
     for verdict in verdicts:
         failing = [name for name, status in verdict.scenarios if status in ("failed", "error")]
         shown = failing or [name for name, _ in verdict.scenarios]
@@ -189,7 +207,8 @@ def render_rules(run: SuiteRun) -> Table:
             verdict.rule,
             verdict.section,
             f"[{styles[verdict.status]}]{verdict.status}[/]",
-            escape("; ".join(shown[:3]) + (f"; +{len(shown) - 3}" if len(shown) > 3 else "")) or "—",
+            escape("; ".join(shown[:3]) + (f"; +{len(shown) - 3}" if len(shown) > 3 else ""))
+            or (escape(f"unchecked: {verdict.why}") if verdict.why else "—"),
             escape(verdict.text),
         )
     return table

@@ -9,8 +9,8 @@ now one :class:`SetupError`, raised before the first scenario runs: the command 
 as one line and exits 2; the suite's pytest plugin raises it as a ``pytest.UsageError``.
 
 * :func:`check_features`: every ``.feature`` file parses (the file and line of the first error);
-* :func:`check_target`: ``--target pi`` has Node 22 and Pi 1.6.0 installed
-  (``pi-continuity-harness install-pi``); nothing is installed implicitly;
+* :func:`check_target`: ``--target pi`` has Node 22 and Pi (1.6.0, or ``--pi-version``)
+  installed (``pi-continuity-harness install-pi``); nothing is installed implicitly;
 * :func:`check_implementation`: the implementation resolves (module imports, attribute exists,
   is callable) and its factory loads: a probe machine, in a temporary directory removed
   afterwards, is started with the implementation alone (a Python factory on the simulator, for
@@ -49,7 +49,7 @@ __all__ = [
 #: Temporary directories of the harness are named ``pi-continuity-harness-*``.
 PROBE_PREFIX = "pi-continuity-harness-probe-"
 _TS_SUFFIXES = (".ts", ".mts", ".js", ".mjs")
-_CHECKED: set[tuple[str, str, str | None]] = set()
+_CHECKED: set[tuple[str, str, str | None, str | None]] = set()
 
 
 class SetupError(HarnessError, ValueError):
@@ -90,18 +90,24 @@ def check_features(paths: Iterable[Path], *, option: str = "--features") -> list
     return found
 
 
-def check_target(target: str) -> None:
-    """``pi``: Node 22 and Pi 1.6.0 are installed (checked with ``node --version`` and
-    ``pi --version``); the simulator needs nothing."""
+def check_target(target: str, pi_version: str | None = None) -> None:
+    """``pi``: Node 22 and Pi ``pi_version`` (default 1.6.0) are installed (checked with
+    ``node --version`` and ``pi --version``); the simulator needs nothing. A release the
+    real-Pi target cannot drive is a :class:`SetupError` naming the supported ones."""
     if target != "pi":
         return
     from pi_continuity_harness.targets.realpi.install import (  # noqa: PLC0415  (real Pi's modules load only when needed)
-        PI_VERSION,
+        UnsupportedPiVersionError,
+        check_pi_version,
         default_cache_dir,
         find_installation,
     )
 
-    if find_installation() is not None:
+    try:
+        version = check_pi_version(pi_version)
+    except UnsupportedPiVersionError as error:
+        raise SetupError(f"--pi-version {pi_version}: {error}") from None
+    if find_installation(version=version) is not None:
         return
     npm = shutil.which("npm")
     needs = (
@@ -110,12 +116,15 @@ def check_target(target: str) -> None:
         else "it needs npm, which is not on PATH: install Node.js first"
     )
     raise SetupError(
-        f"--target pi: real Pi {PI_VERSION} is not installed in {default_cache_dir()}; "
-        f"run `pi-continuity-harness install-pi` first ({needs})"
+        f"--target pi: real Pi {version} is not installed in {default_cache_dir()}; "
+        f"run `pi-continuity-harness install-pi{'' if pi_version is None else f' --pi-version {version}'}` "
+        f"first ({needs})"
     )
 
 
-def check_implementation(target: str, extension: str, *, system: str | None = None) -> None:
+def check_implementation(
+    target: str, extension: str, *, system: str | None = None, pi_version: str | None = None
+) -> None:
     """The implementation ``extension`` resolves and loads on ``target`` (``sim`` or ``pi``).
 
     A TypeScript file (``--target pi`` only) must exist; anything else must resolve to a
@@ -123,7 +132,7 @@ def check_implementation(target: str, extension: str, *, system: str | None = No
     Pi refusing to start (an extension that fails to load) is a :class:`SetupError` with Pi's
     reason.
     """
-    key = (target, extension, system)
+    key = (target, extension, system, pi_version if target == "pi" else None)
     if key in _CHECKED:
         return
     typescript = extension.endswith(_TS_SUFFIXES)
@@ -142,15 +151,17 @@ def check_implementation(target: str, extension: str, *, system: str | None = No
     # A Python factory is the same code on both targets (on real Pi it runs in the bridge), so
     # the simulator proves it loads in milliseconds; only a TypeScript file needs Pi itself (a
     # probe start costs a real-Pi scenario's seconds).
-    _probe("pi" if typescript else "sim", extension, system)
+    _probe("pi" if typescript else "sim", extension, system, pi_version)
     _CHECKED.add(key)
 
 
-def _probe(target: str, extension: str, system: str | None) -> None:
+def _probe(target: str, extension: str, system: str | None, pi_version: str | None) -> None:
     name: targets.TargetName = "pi" if target == "pi" else "sim"
     directory = Path(tempfile.mkdtemp(prefix=PROBE_PREFIX))
     try:
-        probe = targets.make_target(name, extension, directory / "machine", seed=0, system=system)
+        probe = targets.make_target(
+            name, extension, directory / "machine", seed=0, system=system, pi_version=pi_version
+        )
         try:
             probe.start(Scenario(name="setup-probe"))
         except targets.TargetStartError as error:

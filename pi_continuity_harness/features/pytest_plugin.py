@@ -10,7 +10,8 @@ library), so plain pytest runs the suite, or feature files of your own, in any p
 Options: ``--target`` (``sim`` or ``pi``; giving it also makes pytest collect ``.feature`` files
 directly, see :mod:`.collect`), ``--extension`` (``module:factory``, resolved from the current
 directory as ``python -m`` does, a registered implementation name, or a TypeScript file for
-``--target pi``), ``--seed``, ``--system``, ``--harness-workdir`` (where each scenario's machine is
+``--target pi``), ``--seed``, ``--system``, ``--pi-version`` (the real Pi release
+``--target pi`` drives; default the pinned 1.6.0), ``--harness-workdir`` (where each scenario's machine is
 laid out; held with the run-directory lock while pytest runs).
 
 Before the first scenario the implementation is checked once (:mod:`.preflight`): a mistake is
@@ -22,7 +23,8 @@ Tags: ``@needs-<capability>`` skips a scenario (or an Examples block) on a targe
 that capability, with the reason; ``@smoke``, ``@install``, ``@rules``, ``@failures`` group
 features; ``@rule-<id>`` says the scenario proves that rule of the system's catalogue
 (:mod:`pi_continuity_harness.rules`) and ``@host`` that it tests Pi's own behaviour, holding for
-any extension (both are registered as markers). Each test records its feature (the named
+any extension (both are registered as markers; the Pi version matrix keeps ``@host`` rows
+apart). Each test records its feature (the named
 assertion), scenario, system, tags and the artifacts it produced as ``user_properties``, which
 JUnit XML and the run report carry.
 """
@@ -40,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_bdd.reporting import ReportContext, test_report_context_registry
 
 from pi_continuity_harness import targets
 from pi_continuity_harness.features import preflight
@@ -79,7 +82,7 @@ __all__ = [
     "target_name",
 ]
 
-KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz")
+KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz", "host")
 _REQUEST_KINDS: tuple[RequestKind, ...] = ("agent", "summary", "extension")
 #: Features directory -> the system whose features it holds.
 SYSTEM_DIRS = {system.features: system.name for system in SYSTEMS.values()}
@@ -114,6 +117,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption("--seed", action="store", type=int, default=0, help="seed of every simulated run")
     group.addoption(
+        "--pi-version",
+        action="store",
+        default=None,
+        help="the real Pi release --target pi drives (default: the pinned one; pi only)",
+    )
+    group.addoption(
         "--system",
         action="store",
         default=None,
@@ -140,6 +149,35 @@ def _active(config: pytest.Config) -> bool:
     return config.getoption("--target") is not None or config.getoption("--harness-workdir") is not None
 
 
+#: Where a report carries pytest-bdd's scenario context from an xdist worker to the controller.
+_BDD_CONTEXT = "pch_bdd_context"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_report_to_serializable(report: Any) -> Iterator[None]:
+    """On an xdist worker (``run -n N``): send pytest-bdd's record of the scenario (its steps,
+    their outcomes) with the report. pytest-bdd keeps it in a registry keyed by the report
+    object, which does not cross processes, so the controller's Cucumber JSON, validation
+    record and step lists would lose it."""
+    outcome: Any = yield
+    data = outcome.get_result()
+    context = test_report_context_registry.get(report)
+    if isinstance(data, dict) and context is not None:
+        data[_BDD_CONTEXT] = {"scenario": context.scenario, "name": context.name}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_report_from_serializable(data: Any) -> Iterator[None]:
+    """On the controller: put the worker's scenario record back where pytest-bdd looks."""
+    outcome: Any = yield
+    report = outcome.get_result()
+    context = data.get(_BDD_CONTEXT) if isinstance(data, dict) else None
+    if isinstance(report, pytest.TestReport) and context is not None:
+        test_report_context_registry[report] = ReportContext(
+            scenario=context["scenario"], name=context["name"]
+        )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for tag in KNOWN_TAGS:
         config.addinivalue_line("markers", f"{tag}: conformance feature group")
@@ -155,7 +193,11 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     search_current_directory(str(config.invocation_params.dir))
     root = config.getoption("--harness-workdir")
-    if root:
+    if root and hasattr(config, "workerinput"):
+        # A pytest-xdist worker (``run -n N``): the controller holds the run directory for the
+        # whole session, and the workers are its own; each lays its scenarios' machines there.
+        config.stash[_WORKDIR] = Path(root).resolve()
+    elif root:
         locks = contextlib.ExitStack()
         try:
             config.stash[_WORKDIR] = locks.enter_context(hold_run_directory(Path(root)))
@@ -202,12 +244,14 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 def make_target(config: pytest.Config, slug: str) -> Target:
     """A fresh target for one scenario, laid out under the run's work directory."""
+    name = target_name(config)
     return targets.make_target(
-        target_name(config),
+        name,
         config.getoption("--extension"),
         _workdir_root(config) / slug,
         seed=config.getoption("--seed"),
         system=implementation_system(config),
+        pi_version=config.getoption("--pi-version") if name == "pi" else None,
     )
 
 
@@ -279,14 +323,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if not needed:
         return
     capabilities = target_capabilities(config)
-    target = target_name(config)
+    where: str = target_name(config)
+    if where == "pi" and config.getoption("--pi-version"):
+        where = f"pi {config.getoption('--pi-version')}"
     for item in needed:
         for mark in item.iter_markers():
             capability = mark.name.removeprefix("needs-")
             if mark.name.startswith("needs-") and capability not in capabilities:
                 meaning = CAPABILITIES.get(capability, "unknown capability")
                 item.add_marker(
-                    pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {target} lacks it")
+                    pytest.mark.skip(reason=f"needs {capability} ({meaning}); target {where} lacks it")
                 )
                 break
 
@@ -299,9 +345,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     extension = str(config.getoption("--extension"))
     target = target_name(config)
+    pi_version = config.getoption("--pi-version") if target == "pi" else None
     try:
-        preflight.check_target(target)
-        preflight.check_implementation(target, extension, system=config.getoption("--system"))
+        preflight.check_target(target, pi_version)
+        preflight.check_implementation(
+            target, extension, system=config.getoption("--system"), pi_version=pi_version
+        )
     except preflight.SetupError as error:
         raise pytest.UsageError(str(error)) from None
 

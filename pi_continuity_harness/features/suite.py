@@ -41,6 +41,7 @@ from pi_continuity_harness.rules import systems as rule_systems
 
 __all__ = [
     "PLUGIN",
+    "RULE_STATUSES",
     "RuleVerdict",
     "ScenarioResult",
     "SuiteRun",
@@ -116,24 +117,34 @@ class ScenarioResult:
         }
 
 
+#: Every status of :class:`RuleVerdict`, in report order.
+RULE_STATUSES = ("passed", "failed", "not run", "unchecked")
+
+
 @dataclass(frozen=True)
 class RuleVerdict:
     """What one run says about one rule: passed (every scenario proving it passed), failed (one
-    failed), or not run (none of its scenarios ran here, or the rule has none)."""
+    failed), not run (none of its scenarios ran here, or the rule has none), or unchecked (the
+    catalogue says why no scenario can check it: ``why``)."""
 
     rule: str
     section: str
     text: str
-    status: str  # passed | failed | not run
+    status: str  # passed | failed | not run | unchecked
     scenarios: tuple[tuple[str, str], ...]  # (scenario, status)
+    #: Why the rule is unchecked (the catalogue's ``unchecked``), when it is.
+    why: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "rule": self.rule,
             "section": self.section,
             "status": self.status,
             "scenarios": [{"name": name, "status": status} for name, status in self.scenarios],
         }
+        if self.why:
+            data["unchecked"] = self.why
+        return data
 
 
 @dataclass
@@ -184,11 +195,18 @@ class SuiteRun:
                     status = "failed"
                 elif "passed" in statuses:
                     status = "passed"
+                elif rule.unchecked is not None:
+                    status = "unchecked"
                 else:
                     status = "not run"
                 verdicts.append(
                     RuleVerdict(
-                        rule.id, rule.section, rule.text, status, tuple((r.name, r.status) for r in results)
+                        rule.id,
+                        rule.section,
+                        rule.text,
+                        status,
+                        tuple((r.name, r.status) for r in results),
+                        (rule.unchecked or "") if status == "unchecked" else "",
                     )
                 )
         return verdicts
@@ -214,7 +232,7 @@ class SuiteRun:
         """The validation record of spec §20, as Markdown and JSON."""
         record = {
             **self.to_json(),
-            "install_command": _install_command(self.target),
+            "install_command": _install_command(self.target, self.environment),
             "counts": self.counts(),
             "seconds": round(self.seconds, 3),
             "assertions": [asdict(r) for r in self.results],
@@ -226,10 +244,15 @@ class SuiteRun:
         return md_path, json_path
 
 
-def _install_command(target: str) -> str:
+def _install_command(target: str, environment: dict[str, str]) -> str:
     base = "python -m pip install pi-continuity-harness"
     if target == "pi":
-        return f"{base} && pi-continuity-harness install-pi  # Node 22, @earendil-works/pi-coding-agent@{PI_VERSION}"
+        version = environment.get("pi", PI_VERSION)
+        option = "" if version == PI_VERSION else f" --pi-version {version}"
+        return (
+            f"{base} && pi-continuity-harness install-pi{option}  "
+            f"# Node 22, @earendil-works/pi-coding-agent@{version}"
+        )
     return base
 
 
@@ -252,22 +275,22 @@ def _markdown(run: SuiteRun, record: dict[str, Any]) -> str:
         lines.append(f"| {result.assertion} | {result.name} | {result.status} | {result.duration_s:.3f} |")
     verdicts = run.by_rule()
     if verdicts:
-        counts = {
-            status: sum(1 for v in verdicts if v.status == status)
-            for status in ("passed", "failed", "not run")
-        }
+        counts = {status: sum(1 for v in verdicts if v.status == status) for status in RULE_STATUSES}
         lines += [
             "",
             "## Rules",
             "",
-            f"{counts['passed']} rules met, {counts['failed']} broken, {counts['not run']} not run here "
+            f"{counts['passed']} rules met, {counts['failed']} broken, {counts['not run']} not run here, "
+            f"{counts['unchecked']} unchecked (the catalogue says why) "
             "(a rule is met when every scenario tagged with it passed).",
             "",
             "| rule | section | status | scenarios |",
             "|---|---|---|---|",
         ]
         for verdict in verdicts:
-            names = "; ".join(f"{name} ({status})" for name, status in verdict.scenarios) or "—"
+            names = "; ".join(f"{name} ({status})" for name, status in verdict.scenarios) or (
+                f"unchecked: {verdict.why}" if verdict.why else "—"
+            )
             lines.append(f"| {verdict.rule} | {verdict.section} | {verdict.status} | {names} |")
     for result in run.results:
         lines += ["", f"## {result.assertion}: {result.name}", "", f"Status: **{result.status}**"]
@@ -293,11 +316,20 @@ class _Collector:
     def __init__(self, on_result: Callable[[ScenarioResult, int, int], None] | None) -> None:
         self.results: dict[str, ScenarioResult] = {}
         self.order: list[str] = []
+        #: Node ids in collection order: the order of a serial run, whoever ran each test.
+        self.collected: list[str] = []
         self.total = 0
         self.on_result = on_result
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
+        self.collected = [item.nodeid for item in session.items]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        """``run -n N``: the controller collects nothing; every worker reports the same ids."""
+        self.total = len(ids)
+        self.collected = list(ids)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -370,7 +402,9 @@ class _Collector:
     def ordered(self) -> list[ScenarioResult]:
         """Results in the suite's reading order: smoke assertions in spec order, then install,
         rules and failures features, each in file order (pytest collects them alphabetically)."""
-        results = [self.results[key] for key in self.order if key in self.results]
+        index = {nodeid: position for position, nodeid in enumerate(self.collected)}
+        keys = sorted(self.order, key=lambda key: index.get(key, len(index)))
+        results = [self.results[key] for key in keys if key in self.results]
         return sorted(results, key=_reading_order)
 
 
@@ -424,13 +458,20 @@ def run_suite(
     extra_args: list[str] | None = None,
     on_result: Callable[[ScenarioResult, int, int], None] | None = None,
     environment: dict[str, str] | None = None,
+    workers: int = 0,
+    pi_version: str | None = None,
 ) -> SuiteRun:
     """Run the suite (or the feature files under ``features``, a file or a directory, with the
-    stock steps and those of a ``conftest.py`` beside them) against ``extension`` on ``target``.
+    stock steps and those of a ``conftest.py`` beside them) against ``extension`` on ``target``
+    (``pi_version``: the real Pi release ``target="pi"`` drives, default the pinned one).
 
     Never raises for failing scenarios; raises :class:`SuiteUsageError` when pytest refuses the
     arguments. Without ``workdir`` the machines go to a temporary directory that is removed
     when the run passed (``SuiteRun.kept`` False) and kept when it did not.
+
+    ``workers`` > 0 runs the scenarios in that many pytest-xdist processes (``run -n N``): every
+    scenario has its own machine under its own work directory, so they are independent; the
+    results, in reading order, and the reports are those of a serial run.
     """
     if features is None:
         paths, rootdir = [str(SUITE_DIR)], SUITE_DIR
@@ -463,6 +504,8 @@ def run_suite(
         "--harness-workdir",
         str(root),
     ]
+    if pi_version is not None:
+        args += ["--pi-version", pi_version]
     if tags:
         args += ["-m", tags]
     if keyword:
@@ -471,6 +514,8 @@ def run_suite(
         args += [f"--junitxml={junit}"]
     if cucumber is not None:
         args += [f"--cucumberjson={cucumber}"]
+    if workers > 0:
+        args += ["-p", "xdist", "-n", str(workers)]
     args += extra_args or []
     collector = _Collector(on_result)
     started = time.perf_counter()
@@ -492,7 +537,7 @@ def run_suite(
     run = SuiteRun(
         target=target,
         implementation=extension,
-        environment=environment or default_environment(target),
+        environment=environment or default_environment(target, pi_version),
         results=collector.ordered(),
         exit_code=int(exit_code),
         seconds=time.perf_counter() - started,
@@ -514,12 +559,14 @@ def _usage_message(printed: str) -> str:
     return message
 
 
-def default_environment(target: str) -> dict[str, str]:
+def default_environment(target: str, pi_version: str | None = None) -> dict[str, str]:
     """What the validation record names about the run's environment (spec §20: Pi version,
-    Node version, OS)."""
+    Node version, OS). The simulator models Pi :data:`PI_VERSION`; the real-Pi target drives
+    ``pi_version`` (default the same release)."""
+    real = pi_version or PI_VERSION
     environment = {
         "harness": __version__,
-        "host": f"simulated Pi {PI_VERSION}" if target == "sim" else f"Pi {PI_VERSION} (real, RPC mode)",
+        "host": f"simulated Pi {PI_VERSION}" if target == "sim" else f"Pi {real} (real, RPC mode)",
         "python": platform.python_version(),
         "os": platform.platform(),
     }
@@ -528,4 +575,5 @@ def default_environment(target: str) -> dict[str, str]:
         from pi_continuity_harness.targets.realpi.install import NODE_VERSION  # noqa: PLC0415  (real Pi's modules load only when needed)
 
         environment["node"] = NODE_VERSION
+        environment["pi"] = real
     return environment

@@ -50,8 +50,13 @@ class Mutant:
     canary: bool = False
     #: The implementation it changes (a registered name); the kill matrix runs it as the control.
     reference: str = "reference"
-    #: The ids of the catalogue rules it breaks (``pi_continuity_harness.rules``).
+    #: The ids of the catalogue rules it breaks (``pi_continuity_harness.rules``); the kill matrix
+    #: runs the scenarios that prove them (plus a sample) instead of the whole suite. Empty: the suite.
     rules: tuple[str, ...] = ()
+    #: Whether the explorer can reach what it breaks (False: judged by the features alone).
+    explorable: bool = True
+    #: The invariant expected to catch it (None: any).
+    invariant: str | None = None
 
 
 MUTANTS: dict[str, Mutant] = {}
@@ -826,4 +831,6 @@ for _entry in blitz.BLITZ_MUTANTS.values():
         _entry.spec,
         reference="blitz",
         rules=_entry.rules,
+        explorable=_entry.invariant is not None,
+        invariant=_entry.invariant,
     )

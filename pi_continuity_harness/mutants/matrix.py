@@ -4,11 +4,15 @@ Every mutant runs in its own processes, from its own scratch directory (mutants 
 reference modules when their factory runs and never restore them):
 
 * the suite on the simulator, ``python -m pi_continuity_harness.cli run --extension <mutant>
-  --json <file> --quiet``: a mutant is *killed by* every scenario that failed;
+  --json <file> --quiet``: a mutant is *killed by* every scenario that failed. A mutant that
+  declares the catalogue rules it breaks runs only the scenarios that prove them (``--tags
+  "rule-A or rule-B"``) plus a fixed sample of its system's core scenarios
+  (:data:`SAMPLE_RULES`), so the matrix stays fast as mutants grow;
 * the explorer, ``python -m pi_continuity_harness.cli explore --extension <mutant> --seeds N
   --max-failures 1 --no-minimise``: killed when any seed breaks an invariant. A mutant that does
   not load, or that only breaks the checker, is an error, never a kill (it would otherwise be
-  "killed" by every scenario and every seed).
+  "killed" by every scenario and every seed). A mutant whose rule the explorer cannot reach
+  (``explorable`` false, with the reason in its catalogue entry) is judged by the features alone.
 
 The implementation the mutants change (the PSC reference, the handoff reference, or both)
 runs the same way as a control row: it must survive both, or the matrix means nothing.
@@ -36,7 +40,13 @@ from pi_continuity_harness.explore.plugin import LOAD_FAILURE
 from pi_continuity_harness.explore.runner import scratch_root
 from pi_continuity_harness.mutants.catalogue import MUTANTS, Mutant
 
-__all__ = ["MutantOutcome", "controls_for", "run_matrix", "run_mutant"]
+__all__ = ["SAMPLE_RULES", "MutantOutcome", "controls_for", "run_matrix", "run_mutant", "suite_tags"]
+
+#: Per reference a mutant changes, the rules whose scenarios every mutant of it also runs: a small
+#: sample of the core flow, beside the scenarios of the mutant's own rules.
+SAMPLE_RULES: dict[str, tuple[str, ...]] = {
+    "blitz": ("H11a", "H22", "H29a", "H71a"),
+}
 
 
 @dataclass
@@ -49,6 +59,9 @@ class MutantOutcome:
     spec: str
     canary: bool = False
     control: bool = False
+    explorable: bool = True
+    #: The tag expression of the scenarios run (None: the whole suite).
+    tags: str | None = None
     killed_by: list[str] = field(default_factory=list)
     killed_by_assertions: list[str] = field(default_factory=list)
     suite_error: str | None = None
@@ -71,7 +84,7 @@ class MutantOutcome:
             return False
         if self.control:
             return not self.killed and not self.killed_by_exploration
-        return self.killed and self.killed_by_exploration
+        return self.killed and (self.killed_by_exploration or not self.explorable)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,6 +97,8 @@ class MutantOutcome:
             "killed_by": self.killed_by,
             "killed_by_assertions": self.killed_by_assertions,
             "killed_by_exploration": self.killed_by_exploration,
+            "explorable": self.explorable,
+            "tags": self.tags,
             "exploration": self.exploration,
             "suite_error": self.suite_error,
             "exploration_error": self.exploration_error,
@@ -114,8 +129,20 @@ def _run_cli(
     return data, None
 
 
-def _suite(spec: str, scratch: Path, timeout: float) -> tuple[list[dict[str, Any]], str | None]:
+def suite_tags(mutant: Mutant) -> str | None:
+    """The scenarios a mutant runs: those of its rules and its reference's sample (None: all)."""
+    if not mutant.rules:
+        return None
+    rules = dict.fromkeys([*mutant.rules, *SAMPLE_RULES.get(mutant.reference, ())])
+    return " or ".join(f"rule-{rule}" for rule in rules)
+
+
+def _suite(
+    spec: str, scratch: Path, timeout: float, tags: str | None
+) -> tuple[list[dict[str, Any]], str | None]:
     args = ["run", "--extension", spec, "--quiet", "--workdir", str(scratch / "suite")]
+    if tags is not None:
+        args += ["--tags", tags]
     data, error = _run_cli("the suite", args, scratch, timeout)
     if data is None:
         return [], error
@@ -161,14 +188,22 @@ def run_mutant(
         outcome = MutantOutcome(name, f"(control) the {name} implementation", "unchanged", name, control=True)
     else:
         mutant: Mutant = MUTANTS[name]
-        outcome = MutantOutcome(mutant.name, mutant.rule, mutant.how, mutant.spec, canary=mutant.canary)
+        outcome = MutantOutcome(
+            mutant.name,
+            mutant.rule,
+            mutant.how,
+            mutant.spec,
+            canary=mutant.canary,
+            explorable=mutant.explorable,
+            tags=suite_tags(mutant),
+        )
     with tempfile.TemporaryDirectory(prefix=f"pch-mutant-{name}-", dir=scratch_root()) as directory:
         scratch = Path(directory)
-        results, outcome.suite_error = _suite(outcome.spec, scratch, timeout)
+        results, outcome.suite_error = _suite(outcome.spec, scratch, timeout, outcome.tags)
         failed = [r for r in results if r.get("status") in ("failed", "error")]
         outcome.killed_by = [f"{r.get('assertion')} :: {r.get('name')}" for r in failed]
         outcome.killed_by_assertions = sorted({str(r.get("assertion")) for r in failed})
-        if explore_seeds > 0:
+        if explore_seeds > 0 and outcome.explorable:
             outcome.exploration, outcome.exploration_error = _explore(
                 outcome.spec, scratch, explore_seeds, explore_steps, timeout
             )

@@ -7,7 +7,9 @@ kind. A *behaviour* rule is checked against any implementation by a feature scen
 ``@rule-<id>`` or an explorer invariant that declares it, and broken by at least one mutant; a
 *static* rule can only be checked by reading the implementation's source or documents, so it
 names the test that does (``check``) and, where no mutant could break it, says why
-(``no_mutant``).
+(``no_mutant``). A behaviour rule that no scenario or invariant can check yet says why
+(``unchecked``, with the reference's unit test in ``unit`` where one exists): it is reported as
+unchecked, never silently counted as covered.
 
 Loading is strict: an unknown key, a duplicate id, an id of the other system, a check on a
 behaviour rule are errors naming the file and the rule (:class:`RuleCatalogueError`). A static
@@ -73,6 +75,12 @@ class Rule(BaseModel):
     check: str | None = None
     #: Static rules only: why no mutant can break the rule (a mutant is then not required).
     no_mutant: str | None = None
+    #: Behaviour rules: why no scenario or invariant checks the rule against any implementation
+    #: (it is then reported as unchecked with this reason, not as a problem, and needs no mutant).
+    unchecked: str | None = Field(default=None, min_length=1)
+    #: With ``unchecked``: the unit test of the reference that checks the rule (``path::test``);
+    #: a unit test never counts as a check of another implementation.
+    unit: str | None = Field(default=None, min_length=1)
 
     @model_validator(mode="after")
     def _static_fields(self) -> Rule:
@@ -82,6 +90,10 @@ class Rule(BaseModel):
             )
         if self.no_mutant is not None and self.kind != "static":
             raise ValueError(f"{self.id}: only a static rule may go without a mutant (no_mutant)")
+        if self.unchecked is not None and self.kind != "behaviour":
+            raise ValueError(f"{self.id}: unchecked is for behaviour rules; a static rule names its check")
+        if self.unit is not None and self.unchecked is None:
+            raise ValueError(f"{self.id}: unit names the unit test of a rule marked unchecked (say why)")
         return self
 
 

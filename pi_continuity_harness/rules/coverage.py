@@ -10,7 +10,9 @@ enforces (docs/rules.md):
 * an explorer invariant proves the rules it declares (``InvariantSpec.rules``);
 * a mutant breaks the rules it declares (``Mutant.rules``);
 * a behaviour rule needs a scenario or an invariant, and a mutant;
-* a static rule needs its named static check, and a mutant unless it says why none can exist.
+* a static rule needs its named static check, and a mutant unless it says why none can exist;
+* a behaviour rule marked ``unchecked`` (with its reason) is reported as unchecked, not as a
+  problem, as long as nothing checks it (a mark on a checked rule is stale: a problem).
 
 A rule id the catalogue does not know, wherever it is named, is an error, as is a ``@host``
 scenario that claims a rule: nothing is counted that is not the catalogue's.
@@ -108,6 +110,11 @@ class RuleCoverage:
         return not self.problems
 
     @property
+    def unchecked(self) -> bool:
+        """Marked unchecked with a reason, and indeed checked by no scenario or invariant."""
+        return self.rule.unchecked is not None and not (self.scenarios or self.invariants)
+
+    @property
     def checked(self) -> bool:
         """Checked against any implementation (a static rule: by its static check)."""
         if self.rule.kind == "static":
@@ -125,6 +132,8 @@ class RuleCoverage:
             "mutants": self.mutants,
             "static_check": self.rule.check,
             "no_mutant": self.rule.no_mutant,
+            "unchecked": self.rule.unchecked,
+            "unit": self.rule.unit,
             "ok": self.ok,
             "problems": self.problems,
         }
@@ -153,6 +162,8 @@ class CoverageReport:
             "checked_by_feature_or_invariant": sum(1 for r in self.rules if r.scenarios or r.invariants),
             "checked_statically": sum(1 for r in self.rules if r.rule.kind == "static" and r.rule.check),
             "with_mutant": sum(1 for r in self.rules if r.mutants),
+            "unchecked_with_reason": sum(1 for r in self.rules if r.unchecked),
+            "unit_only": sum(1 for r in self.rules if r.unchecked and r.rule.unit),
             "without_problem": sum(1 for r in self.rules if r.ok),
         }
 
@@ -210,6 +221,12 @@ def compute_coverage(
 def _problems(entry: RuleCoverage) -> list[str]:
     rule = entry.rule
     problems: list[str] = []
+    if rule.unchecked is not None:
+        if entry.scenarios or entry.invariants:
+            return [
+                f"marked unchecked ({rule.unchecked}) but a scenario or invariant checks it: drop the mark"
+            ]
+        return []
     if rule.kind == "behaviour" and not (entry.scenarios or entry.invariants):
         problems.append(f"no scenario is tagged @{rule_tag(rule.id)} and no invariant declares it")
     if rule.kind == "static" and not rule.check:

@@ -136,6 +136,15 @@ class Scenario(_Strict):
         default="always", description="defaultProjectTrust in the agent settings (ask: Pi's default)"
     )
     approve: bool | None = Field(default=None, description="--approve (true) / --no-approve (false)")
+    saved_trust: bool | None = Field(
+        default=None,
+        description="a trust decision saved for the project directory in <agentDir>/trust.json, as Pi "
+        "writes it when the user answers its trust prompt (null: none)",
+    )
+    session: Literal["file", "memory"] = Field(
+        default="file",
+        description="memory: --no-session (SessionManager.inMemory: no session file, new sessions in memory too)",
+    )
     settings: SettingsSpec = SettingsSpec()
     files: dict[str, FileSpec] = Field(
         default_factory=dict,

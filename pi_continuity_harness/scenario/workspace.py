@@ -135,6 +135,13 @@ def prepare_files(paths: HostPaths, scenario: Scenario) -> None:
     if scenario.trust != "ask":
         agent_settings = {**agent_settings, "defaultProjectTrust": scenario.trust}
     write_json(os.path.join(paths.agent_dir, "settings.json"), agent_settings)
+    if scenario.saved_trust is not None:
+        # Pi's trust store: {"<canonical project path>": true|false} (dist/core/trust-manager.js:18-20
+        # canonicalises the cwd; :25-40 finds the nearest saved decision).
+        write_json(
+            os.path.join(paths.agent_dir, "trust.json"),
+            {os.path.realpath(paths.project_dir): scenario.saved_trust},
+        )
     if scenario.settings.project is not None:
         write_json(
             os.path.join(paths.project_dir, CONFIG_DIR_NAME, "settings.json"), scenario.settings.project

@@ -124,6 +124,7 @@ class SimHost:
         replies: ExtensionReplies = PLAIN_REPLIES,
         disk_workdir: str | None = None,
         session_id: str | None = None,
+        persist_sessions: bool = True,
     ) -> None:
         #: The machine's directories as the host and its extensions see them.
         self.paths = HostPaths.under(workdir)
@@ -132,6 +133,9 @@ class SimHost:
         self.disk = HostPaths.under(disk_workdir or workdir)
         #: The Pi package directory Pi names in its system prompt (``scenario/layout.py``).
         self.package_dir = pi_package_path(self.paths.workdir)
+        #: False: ``--no-session`` (``SessionManager.inMemory``, session-manager.js:1385): no
+        #: session file, and every new session is in memory too.
+        self.persist_sessions = persist_sessions
         self.loop = VirtualTimeEventLoop()
         self.clock = VirtualClock(self.loop.time)
         self.rng = SeededRandom(seed)
@@ -554,6 +558,7 @@ class SimHost:
                 clock=self.clock,
                 rng=self.rng,
                 session_id=session_id,
+                persist=self.persist_sessions,
                 write_line=self._write_session,
                 on_append=self._on_entry,
             )
@@ -618,6 +623,7 @@ class SimHost:
             clock=self.clock,
             rng=self.rng,
             parent_session=parent_session,
+            persist=self.persist_sessions,
             write_line=self._write_session,
             on_append=self._on_entry,
         )

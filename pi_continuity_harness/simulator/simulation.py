@@ -147,6 +147,7 @@ class Simulation:
             faults=scenario.faults,
             session_id=scenario.session_id,
             replies=replies or declared_system(impl_factory).extension_replies,
+            persist_sessions=scenario.session == "file",
         )
         with self.view.host_view():
             prepare_files(self.host.paths, scenario)

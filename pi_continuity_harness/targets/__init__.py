@@ -5,8 +5,9 @@ Audience: the step library and harness users. A :class:`Target` is started from 
 observed in one normalised shape (:class:`Observation`) on either target:
 
 * :mod:`.sim` — :class:`~.sim.SimTarget`, the simulated Pi 1.6 host (``simulator``);
-* :mod:`.realpi` — ``PiTarget``, a real Pi 1.6 process over RPC, with the bridge that hosts a
-  Python extension inside it, the fake model server, the RPC client and the installer. It
+* :mod:`.realpi` — ``PiTarget``, a real Pi process over RPC (1.6.0 by default, or another
+  supported release), with the bridge that hosts a Python extension inside it, the fake model
+  server, the RPC client, the installer and what each release lacks (``realpi.versions``). It
   imports only the extension API and the scenario language, never the simulated host.
 
 :func:`make_target` builds either by name (the real-Pi modules load only when asked for).
@@ -57,8 +58,10 @@ def make_target(
     *,
     seed: int | None = None,
     system: str | None = None,
+    pi_version: str | None = None,
 ) -> Target:
-    """A fresh, unstarted target: ``sim`` (with ``seed``) or ``pi`` (a real Pi 1.6 process).
+    """A fresh, unstarted target: ``sim`` (with ``seed``) or ``pi`` (a real Pi process of
+    ``pi_version``, default the pinned 1.6.0; the simulator models 1.6.0 only).
 
     ``system`` names the system the implementation implements when it cannot say so itself (a
     TypeScript file); by default a Python factory's own declaration counts."""
@@ -68,4 +71,4 @@ def make_target(
         return SimTarget(implementation, workdir, seed=seed, system=system)
     from pi_continuity_harness.targets.realpi import PiTarget  # noqa: PLC0415  (loads only when asked for)
 
-    return PiTarget(implementation, workdir, system=system)
+    return PiTarget(implementation, workdir, system=system, pi_version=pi_version)

@@ -63,6 +63,19 @@ CAPABILITIES: dict[str, str] = {
     "held-model-calls": "run operations while a model call is held open",
     "print-mode": "run Pi without a UI (print mode)",
     "run-checker": "the explorer's invariants watch every effect of a scenario file's run (simulator only)",
+    # What the host itself does. The simulator and Pi 1.6.0 have all of these; older real Pi
+    # releases lack some (targets/realpi/versions.py names the release and the file:line).
+    "agent-settled-aborted": "agent_settled says whether the run was aborted (Pi >= 1.1.0)",
+    "busy-while-run-starts": "the session is busy from a run's preflight, so a message sent during "
+    "a pre-prompt compaction queues behind the starting run (Pi >= 1.2.0)",
+    "uncapped-summary-output": "Pi's own summarizer asks for the model's whole output limit, not "
+    "0.8 x reserveTokens (Pi >= 1.4.0)",
+    "saved-trust-decision": "a decision saved in trust.json applies to a project without "
+    "trust-requiring resources (Pi >= 1.5.0)",
+    "pi-1.5-system-prompt": "the system prompt has Pi 1.5's wording, as the simulator models it (Pi >= 1.5.0)",
+    "reload-refused-while-busy": "a reload while a response or compaction runs is refused (Pi >= 1.5.2)",
+    "rpc-session-start-events": "RPC streams what session_start handlers emit after a session "
+    "replacement, e.g. their entry_appended (Pi >= 1.6.0)",
 }
 
 #: Entry-point group of the run checkers, one per system name (see :meth:`Target.run_checked`).

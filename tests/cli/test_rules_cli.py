@@ -62,6 +62,24 @@ def test_run_json_carries_tags_rules_and_a_verdict_per_rule(
     assert "Rules — reference on sim" in out
 
 
+def test_a_rule_marked_unchecked_is_reported_with_its_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """H4a (argument completions) is unchecked: no RPC request reaches them. ``rules`` and
+    ``run --by-rule`` say so, with the reason, instead of counting the rule as covered."""
+    out_file = tmp_path / "results.json"
+    code = cli(
+        ["run", "--extension", "blitz", "--rules", "H1a", "--quiet", "--by-rule", "--json", str(out_file)]
+    )
+    out = capsys.readouterr().out
+    assert code == 0, out
+    verdicts = {v["rule"]: v for v in json.loads(out_file.read_text(encoding="utf-8"))["rules"]}
+    assert verdicts["H4a"]["status"] == "unchecked" and "RPC" in verdicts["H4a"]["unchecked"]
+    assert verdicts["H1a"]["status"] == "passed" and "unchecked" not in verdicts["H1a"]
+    entry = next(e for e in coverage_of("pi-blitz-handoff").rules if e.rule.id == "H4a")
+    assert entry.unchecked and entry.ok and entry.rule.unit
+
+
 def test_run_refuses_an_unknown_rule(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli(["run", "--rules", "P999"]) == 2
     assert "P999: no such rule" in capsys.readouterr().err

@@ -14,8 +14,10 @@ from pytest_bdd.feature import get_features
 from pytest_bdd.steps import step_function_context_registry
 
 import pi_continuity_harness.features.steps.blitz
+import pi_continuity_harness.features.steps.blitz_then
 import pi_continuity_harness.features.steps.failures
 import pi_continuity_harness.features.steps.given
+import pi_continuity_harness.features.steps.host
 import pi_continuity_harness.features.steps.then
 import pi_continuity_harness.features.steps.when  # noqa: F401  (registers the definitions)
 from pi_continuity_harness.features import SUITE_DIR

@@ -16,8 +16,8 @@ import pytest
 from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.features.suite import run_suite
 
-#: (null implementation, system): pi-blitz-handoff joins once its scenarios have their witnesses.
-NULL_IMPLEMENTATIONS = [("null", "pi-session-continuity")]
+#: (null implementation, system).
+NULL_IMPLEMENTATIONS = [("null", "pi-session-continuity"), ("null-blitz", "pi-blitz-handoff")]
 
 
 @pytest.mark.slow

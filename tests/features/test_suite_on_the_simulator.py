@@ -55,6 +55,7 @@ def test_a_regenerated_summary_fails_exactly_the_assertions_that_depend_on_disk_
         "threshold-continuation-uses-disk",  # no continuation from an unverified commit
         "overflow-no-duplicate-continuation",  # the overflow Brief is not archived either
         "persistent-brief-does-not-imply-new-compaction",  # no commit announcement
+        "reload-stale-is-inert",  # the handoff a refused reload left intact sends no continuation
         "single-flight",  # the unarchived Brief stays pending beside the next checkpoint
         "archive-retention",  # nothing is ever archived
         # Real-world failure features whose proof needs the verified commit (archive or continuation):

@@ -1,9 +1,12 @@
-"""Fixtures for the tests that drive a real Pi 1.6.0 (marker ``realpi``).
+"""Fixtures for the tests that drive a real Pi (marker ``realpi``): 1.6.0, or the supported
+release named by ``$PI_HARNESS_PI_VERSION``.
 
 Pi and Node 22 are installed once per session with ``install_pi()`` into the default cache
 (``$PI_CONTINUITY_HARNESS_CACHE`` or ``~/.cache/pi-continuity-harness``). Without npm (and no
 cached installation) or when the registry is unreachable, the tests are skipped with the
-reason; set ``PI_HARNESS_REQUIRE_REALPI=1`` to make that a failure instead.
+reason; set ``PI_HARNESS_REQUIRE_REALPI=1`` to make that a failure instead. Where a release
+behaves differently, a test asks that release's profile (``targets/realpi/versions.py``)
+what to expect, so the profile's claims are checked live.
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ from pi_continuity_harness.targets.realpi import (
     PiInstallError,
     PiRpcProcess,
     PiTarget,
+    PiVersionProfile,
     find_installation,
     install_pi,
+    profile_for,
 )
 from pi_continuity_harness.targets.sim import SimTarget
 
@@ -39,17 +44,24 @@ EXTENSIONS = Path(__file__).parent / "extensions"
 @pytest.fixture(scope="session")
 def pi_installation() -> PiInstallation:
     required = os.environ.get("PI_HARNESS_REQUIRE_REALPI") == "1"
-    if shutil.which("npm") is None and find_installation() is None:
+    version = os.environ.get("PI_HARNESS_PI_VERSION") or None
+    if shutil.which("npm") is None and find_installation(version=version) is None:
         reason = "realpi: npm is not on PATH and no cached Pi installation exists (needs Node/npm)"
         if required:
             pytest.fail(reason)
         pytest.skip(reason)
     try:
-        return install_pi()
+        return install_pi(version=version)
     except PiInstallError as exc:
         if required:
             raise
-        pytest.skip(f"realpi: cannot install Node 22 / Pi 1.6.0: {exc}")
+        pytest.skip(f"realpi: cannot install Node 22 / Pi {version or '1.6.0'}: {exc}")
+
+
+@pytest.fixture(scope="session")
+def pi_profile(pi_installation: PiInstallation) -> PiVersionProfile:
+    """What the installed release lacks (``targets/realpi/versions.py``)."""
+    return profile_for(pi_installation.pi_version)
 
 
 @dataclass

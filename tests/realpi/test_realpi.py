@@ -1,4 +1,6 @@
-"""Live checks of the real-Pi target against @earendil-works/pi-coding-agent@1.6.0."""
+"""Live checks of the real-Pi target against @earendil-works/pi-coding-agent@1.6.0 (or the release
+named by ``$PI_HARNESS_PI_VERSION``; where releases differ, the release's profile says what to
+expect)."""
 
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from pi_continuity_harness.targets.realpi import (
     PiInstallError,
     PiProcessExitedError,
     PiRpcProcess,
+    PiVersionProfile,
     find_installation,
     install_pi,
 )
@@ -54,9 +57,11 @@ def _assistant_ends(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_installation_is_cached(pi_installation: PiInstallation) -> None:
-    found = find_installation(pi_installation.cache_dir)
+    expected = os.environ.get("PI_HARNESS_PI_VERSION") or "1.6.0"
+    found = find_installation(pi_installation.cache_dir, version=expected)
     assert found is not None and found.cached
-    assert (found.node_version, found.pi_version) == ("22.23.3", "1.6.0")
+    assert (found.node_version, found.pi_version) == ("22.23.3", expected)
+    assert found.pi_package_dir.parts[-4] in (f"pi-{expected}", "pi")  # beside the other releases
     assert found.pi_cli_path == pi_installation.pi_cli_path
 
 
@@ -77,9 +82,11 @@ def test_install_errors_are_clear(
 def test_install_pi_command_reuses_the_cache_and_rejects_a_file(
     pi_installation: PiInstallation, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["install-pi", "--cache-dir", str(pi_installation.cache_dir), "--quiet"]) == 0
+    version = pi_installation.pi_version
+    cache = str(pi_installation.cache_dir)
+    assert main(["install-pi", "--cache-dir", cache, "--pi-version", version, "--quiet"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("Pi 1.6.0 with Node 22.23.3 reused in ")
+    assert out.startswith(f"Pi {version} with Node 22.23.3 reused in ")
     assert f"pi:   {pi_installation.pi_cli_path}" in out
     not_a_directory = tmp_path / "cache"
     not_a_directory.write_text("", encoding="utf-8")
@@ -88,14 +95,17 @@ def test_install_pi_command_reuses_the_cache_and_rejects_a_file(
     assert not_a_directory.read_text(encoding="utf-8") == ""
 
 
-def test_prompt_round_trip(realpi: Make) -> None:
+def test_prompt_round_trip(realpi: Make, pi_profile: PiVersionProfile) -> None:
     script = ModelScript(agent=(Reply(text="Hello from fake", usage=Usage(input=2000, output=10)),))
     rp = realpi(script)
     assert rp.pi.start_seconds is not None and rp.pi.start_seconds < 10
 
     result = rp.pi.prompt("say hi")
 
-    assert result.disposition == "started" and result.settled == {"type": "agent_settled", "aborted": False}
+    settled = {"type": "agent_settled", "aborted": False}
+    if "agent-settled-aborted" not in pi_profile.capabilities:
+        settled = {"type": "agent_settled"}  # Pi 1.0.3: dist/core/agent-session.js:676-677
+    assert result.disposition == "started" and result.settled == settled
     assert rp.pi.get_last_assistant_text() == "Hello from fake"
     [message] = _assistant_ends(result.of_type("message_end"))
     assert message["usage"]["totalTokens"] == 2010 and message["stopReason"] == "stop"
@@ -108,7 +118,10 @@ def test_prompt_round_trip(realpi: Make) -> None:
     assert req.request is not None
     assert req.request.tools[:4] == ["read", "bash", "edit", "write"]
     assert req.request.max_tokens == 1000
-    assert req.request.system_prompt and req.request.system_prompt.startswith("You are a coding assistant")
+    preamble = "You are a coding assistant"
+    if "pi-1.5-system-prompt" not in pi_profile.capabilities:
+        preamble = "You are an expert coding assistant"  # Pi <= 1.4.0: dist/core/system-prompt.js:83
+    assert req.request.system_prompt and req.request.system_prompt.startswith(preamble)
     assert req.request.messages == [{"role": "user", "content": [{"type": "text", "text": "say hi"}]}]
     observed = [e["type"] for e in rp.env.observer_events()]
     assert observed[:2] == ["observer_loaded", "session_start"]
@@ -208,7 +221,7 @@ def test_http_503_error_message_matches_format_http_error(realpi: Make) -> None:
     assert rp.pi.get_last_assistant_text() == "recovered"
 
 
-def test_held_reply_aborted_over_rpc(realpi: Make) -> None:
+def test_held_reply_aborted_over_rpc(realpi: Make, pi_profile: PiVersionProfile) -> None:
     holds: list[tuple[ModelRequest, ModelOutcome, dict[str, Any]]] = []
 
     def on_hold(pi: PiRpcProcess, request: ModelRequest, outcome: ModelOutcome) -> None:
@@ -221,13 +234,15 @@ def test_held_reply_aborted_over_rpc(realpi: Make) -> None:
     result = rp.pi.prompt("please hang", timeout=20)
 
     assert len(holds) == 1 and holds[0][2]["success"] is True
-    assert result.aborted
+    # Pi 1.0.3's agent_settled says nothing about the abort (dist/core/agent-session.js:676-677).
+    assert result.aborted is ("agent-settled-aborted" in pi_profile.capabilities)
     [req] = rp.server.requests
     assert req.held and req.aborted and req.status == 0
     [message] = _assistant_ends(result.of_type("message_end"))
     assert message["stopReason"] == "aborted"
     assert not rp.server.errors
-    assert [e["aborted"] for e in rp.env.observer_events() if e["type"] == "agent_settled"] == [True]
+    settled = [e.get("aborted") for e in rp.env.observer_events() if e["type"] == "agent_settled"]
+    assert settled == ([True] if "agent-settled-aborted" in pi_profile.capabilities else [None])
 
 
 def test_dialogs_answered_from_queue(realpi: Make) -> None:
@@ -263,7 +278,9 @@ def test_dialogs_answered_from_queue(realpi: Make) -> None:
     assert rp.server.requests == []
 
 
-def test_reload_new_session_and_model_select_observed(realpi: Make) -> None:
+def test_reload_new_session_and_model_select_observed(realpi: Make, pi_profile: PiVersionProfile) -> None:
+    """Over raw RPC (not through PiTarget, which works around it), ``new_session`` runs
+    ``session_start`` twice on the releases whose profile says so (1.0.3-1.5.2)."""
     models = (FakeModel("fake-model", 20000, 1000), FakeModel("fake-big", 40000, 1000))
     rp = realpi(ModelScript(), models=models)
     rp.pi.prompt("hello")
@@ -278,6 +295,7 @@ def test_reload_new_session_and_model_select_observed(realpi: Make) -> None:
     obs = [e for e in rp.env.observer_events() if e["type"] not in ("input", "turn_start", "turn_end")]
     tail = [(e["type"], e.get("reason") or e.get("source")) for e in obs if e["type"] != "harness_reload"]
     start = tail.index(("session_shutdown", "reload"))
+    twice = [("session_start", "new")] if pi_profile.rpc_new_session_binds_twice else []
     assert tail[start:] == [
         ("session_shutdown", "reload"),
         ("observer_loaded", None),
@@ -287,12 +305,13 @@ def test_reload_new_session_and_model_select_observed(realpi: Make) -> None:
         ("session_shutdown", "new"),
         ("observer_loaded", None),
         ("session_start", "new"),
+        *twice,
     ]
     [select] = [e for e in obs if e["type"] == "model_select"]
     assert select["model"] == "fake/fake-big" and select["previousModel"] == "fake/fake-model"
     assert select["contextWindow"] == 40000
-    [started] = [e for e in obs if e["type"] == "session_start" and e["reason"] == "new"]
-    assert started["previousSessionFile"] == first_file
+    started = [e for e in obs if e["type"] == "session_start" and e["reason"] == "new"]
+    assert [e["previousSessionFile"] for e in started] == [first_file] * (1 + len(twice))
     seqs = [e["seq"] for e in rp.env.observer_events()]
     assert seqs == list(range(len(seqs)))
 

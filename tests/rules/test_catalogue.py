@@ -48,16 +48,21 @@ def test_each_catalogue_loads_with_unique_ids_of_its_own_prefix(system: str) -> 
 
 
 @pytest.mark.parametrize("system", systems())
-def test_every_static_check_names_a_test_that_exists(system: str) -> None:
+def test_every_static_check_and_unit_test_names_a_test_that_exists(system: str) -> None:
     for rule in load_catalogue(system).rules:
-        if rule.check is None:
-            continue
-        path, _, name = rule.check.partition("::")
-        source = REPO / path
-        assert source.is_file(), f"{rule.id}: {path} does not exist"
-        tree = ast.parse(source.read_text(encoding="utf-8"))
-        functions = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
-        assert name in functions, f"{rule.id}: {path} has no test {name}"
+        for named in (rule.check, rule.unit):
+            if named is not None:
+                _test_exists(rule.id, named)
+
+
+def _test_exists(rule_id: str, named: str) -> None:
+    """``path::test_name`` names a test function that exists."""
+    path, _, name = named.partition("::")
+    source = REPO / path
+    assert source.is_file(), f"{rule_id}: {path} does not exist"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    functions = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    assert name in functions, f"{rule_id}: {path} has no test {name}"
 
 
 @pytest.mark.parametrize(
@@ -70,6 +75,11 @@ def test_every_static_check_names_a_test_that_exists(system: str) -> None:
         (lambda d: d["rules"][0].update(check="tests/x.py::y"), "P1: check names a static check"),
         (lambda d: d["rules"][0].update(no_mutant="hard"), "P1: only a static rule may go without a mutant"),
         (lambda d: d.update(rules=[]), "the catalogue lists no rule"),
+        (
+            lambda d: d["rules"][0].update(unit="tests/x.py::y"),
+            "P1: unit names the unit test of a rule marked",
+        ),
+        (lambda d: d["rules"][0].update(unchecked=""), "rule P1 (rules.0.unchecked)"),
     ],
 )
 def test_a_bad_catalogue_is_refused_naming_the_file_and_the_rule(change: Any, expected: str) -> None:
@@ -160,3 +170,28 @@ def test_other_systems_inputs_are_left_out() -> None:
         [MutantRef("pi-blitz-handoff", "m", ())],
     )
     assert not report.errors
+
+
+def test_an_unchecked_rule_says_why_and_is_reported_as_unchecked_not_as_covered() -> None:
+    data = _raw()
+    rule = next(r for r in data["rules"] if r["kind"] == "behaviour")
+    rule.update(unchecked="the colour of a widget line is not observable over RPC", unit="tests/x.py::y")
+    catalogue = parse_catalogue(data, "psc.yaml")
+    report = compute_coverage(catalogue, [], [], [])
+    entry = next(e for e in report.rules if e.rule.id == rule["id"])
+    assert entry.ok and entry.unchecked and not entry.checked and not entry.mutants
+    assert report.totals()["unchecked_with_reason"] == 1 and report.totals()["unit_only"] == 1
+    assert entry.to_json()["unchecked"] == rule["unchecked"]
+    # A mark on a rule a scenario checks is stale: a problem, and the rule no longer counts as unchecked.
+    report = compute_coverage(catalogue, [_scenario("a", f"rule-{rule['id']}")], [], [])
+    entry = next(e for e in report.rules if e.rule.id == rule["id"])
+    assert not entry.ok and "drop the mark" in entry.problems[0] and not entry.unchecked
+    assert report.totals()["unchecked_with_reason"] == 0
+
+
+def test_a_static_rule_cannot_be_marked_unchecked() -> None:
+    data = _raw()
+    static = next(r for r in data["rules"] if r["kind"] == "static")
+    static.update(unchecked="why")
+    with pytest.raises(RuleCatalogueError, match="unchecked is for behaviour rules"):
+        parse_catalogue(data, "psc.yaml")

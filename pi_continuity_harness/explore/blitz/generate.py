@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pi_continuity_harness.explore.runner import first_session_id
+from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.scenario.document import Scenario, parse_scenario
 from pi_continuity_harness.scenario.model_script import ModelScript, Reply
 from pi_continuity_harness.scenario.operations import Operation
@@ -41,8 +42,9 @@ __all__ = [
 MANAGED = "$AGENT/pi-blitz-handoff"
 GET = "session_handoff_get_template"
 FINISH = "session_handoff_finish"
-FINISH_ID = r"{{match:Finish ID: (\S+)}}"
-DOSSIER = r"{{match:Dossier file: (\S+)}}"
+FINISH_ID = "{{match:" + oracle.FINISH_ID_MATCH + "}}"
+DOSSIER = "{{match:" + oracle.DOSSIER_MATCH + "}}"
+DELETE = "{{match:" + oracle.DELETION_MATCH + "}}"
 WINDOW = 200_000
 EMERGENCY_TOKENS = 182_000  # 91% of the window; the native threshold is 190,000 here
 
@@ -156,8 +158,8 @@ def _receiver(rng: random.Random) -> list[dict[str, Any]]:
     if outcome == "error":
         return [{"error": {"status": 400, "message": "bad request"}}]
     return [
-        {"tool_calls": [_call("read", path=r"{{match:read the entire file (\S+)}}")]},
-        {"tool_calls": [_call("bash", command=r"rm -f {{match:delete exactly this file: (\S+)}}")]},
+        {"tool_calls": [_call("read", path=DOSSIER)]},
+        {"tool_calls": [_call("bash", command="rm -f " + DELETE)]},
         {"text": "continuing"},
     ]
 

@@ -22,8 +22,13 @@ first four are the rules the reference document stresses:
 The others: ``receiver_link_follows_chain_limit``, ``one_reminder_per_request``,
 ``emergency_once_at_90_percent``, ``automatic_initiation_budget``, ``settings_file_valid``,
 ``dossier_retained_when_deletion_off``, ``foreign_files_untouched``,
-``project_call_template_used``. Each declares the ids of the ``handoff-rules.md`` rules it
-checks (:data:`BLITZ_INVARIANTS`).
+``project_call_template_used``. Each declares the rules it checks, by their ids in the
+catalogue ``pi_continuity_harness/rules/blitz.yaml`` (:data:`BLITZ_INVARIANTS`).
+
+They read the run the way the suite's steps do (:mod:`pi_continuity_harness.features.blitz_oracle`):
+a Finish ID, a dossier path, the Call instruction, a reminder and the emergency are recognised by
+what the reference fixes (names, positions in the transcript), never by the reference
+implementation's wording, so any implementation is judged the same way.
 
 :class:`BlitzChecker` runs them when the run is over (``finish``); :func:`run_checker` builds
 one for any run of the system (the explorer's, or a regression file the suite replays).
@@ -41,6 +46,7 @@ from typing import Any
 
 from pi_continuity_harness.explore.blitz.generate import FINISH, GET, MANAGED, WINDOW
 from pi_continuity_harness.explore.plugin import LOAD_FAILURE, InvariantSpec, Violation
+from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.operations import EditFileOp, Operation
 from pi_continuity_harness.scenario.transcript import content_text as _text
@@ -48,12 +54,7 @@ from pi_continuity_harness.simulator.simulation import Simulation
 
 __all__ = ["BLITZ_INVARIANTS", "BlitzChecker", "invariant_specs", "run_checker"]
 
-_ID_IN_RESULT = re.compile(r"Finish ID: (\S+)")
-_DOSSIER_IN_RESULT = re.compile(r"Dossier file: (\S+)")
-#: The product's mandatory protocol line of every Call instruction (what the model is told).
-_CALL_PROTOCOL = re.compile(r"session_handoff_get_template\(\{\}\)` before you write")
-_REMINDER = re.compile(r"handoff reminder", re.IGNORECASE)
-_EMERGENCY = re.compile(r"EMERGENCY")
+_DOSSIER_IN_RESULT = re.compile(oracle.DOSSIER_MATCH)
 
 
 # ======================================================================== observation
@@ -63,6 +64,8 @@ class _Run:
 
     simulation: Simulation
     settings: dict[str, Any]
+    _boundaries: list[int] | None = None
+    _transcript: list[tuple[int, oracle.Item]] | None = None
 
     @property
     def host(self) -> Any:
@@ -116,7 +119,54 @@ class _Run:
         )
 
     def epoch(self, seq: int) -> int:
-        return sum(1 for b in self.boundaries() if b < seq)
+        if self._boundaries is None:
+            self._boundaries = self.boundaries()
+        return sum(1 for b in self._boundaries if b < seq)
+
+    def transcript(self) -> list[tuple[int, oracle.Item]]:
+        """Every entry of every session as the blitz oracle reads it, with its trace position.
+
+        The trace records each appended entry (``entry``, with its id) in order, and which session
+        is live (``host``/``runtime``); the entries themselves (full texts) come from the session
+        files and the live session. A user message is the extension's when an extension sent its
+        text (``input`` with ``source: "extension"``)."""
+        if self._transcript is not None:
+            return self._transcript
+        by_file: dict[str, dict[str, dict[str, Any]]] = {}
+        for path in self.session_files():
+            by_file[str(path)] = {str(e.get("id")): e for e in _lines(path)[1:]}
+        live = self.host.runtime.session_manager if self.host.runtime is not None else None
+        if live is not None:  # the live session's entries (an in-memory session has no file)
+            by_file[str(live.get_session_file() or "")] = {str(e.get("id")): e for e in live.get_entries()}
+        sent = {
+            str(r.get("text", ""))
+            for r in self.records
+            if r["kind"] == "event" and r["name"] == "input" and r.get("source") == "extension"
+        }
+        out: list[tuple[int, oracle.Item]] = []
+        current = ""
+        for record in self.records:
+            if record["kind"] == "host" and record["name"] == "runtime":
+                current = self.real(str(record.get("sessionFile") or ""))
+            elif record["kind"] == "entry":
+                entry = by_file.get(current, {}).get(str(record.get("id")))
+                if entry is not None:
+                    out.append((int(record["seq"]), oracle.items_from_entries([entry], sent)[0]))
+        self._transcript = out
+        return out
+
+    def handoff_messages(self) -> list[tuple[int, int, oracle.HandoffMessage]]:
+        """(trace seq, request epoch, message) of every message the extension sent a source model,
+        classified per request (:func:`~pi_continuity_harness.features.blitz_oracle.classify`)."""
+        by_epoch: dict[int, list[tuple[int, oracle.Item]]] = {}
+        for seq, item in self.transcript():
+            by_epoch.setdefault(self.epoch(seq), []).append((seq, item))
+        out = []
+        for epoch, items in sorted(by_epoch.items()):
+            seq_of = {id(item): seq for seq, item in items}
+            for message in oracle.classify([item for _seq, item in items], WINDOW):
+                out.append((seq_of[id(message.item)], epoch, message))
+        return sorted(out, key=lambda x: x[0])
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -155,18 +205,11 @@ def _submitted_dossiers(run: _Run) -> set[str]:
     return submitted
 
 
-def _per_request(run: _Run, pattern: re.Pattern[str]) -> dict[int, int]:
-    """How many user/custom messages matching ``pattern`` entered a transcript, per request
-    (the :meth:`_Run.epoch` of the message)."""
+def _per_request(run: _Run, kind: str) -> dict[int, int]:
+    """How many messages of ``kind`` (call, reminder, emergency) the extension sent per request."""
     counts: dict[int, int] = {}
-    for record in run.records:
-        if (
-            record["kind"] == "session"
-            and record["name"] == "message_end"
-            and record.get("role") in ("user", "custom")
-            and pattern.search(str(record.get("text", "")))
-        ):
-            epoch = run.epoch(int(record["seq"]))
+    for _seq, epoch, message in run.handoff_messages():
+        if message.kind == kind:
             counts[epoch] = counts.get(epoch, 0) + 1
     return counts
 
@@ -239,36 +282,21 @@ def _get_results(run: _Run) -> list[tuple[int, str | None]]:
     """(trace seq, Finish ID) of every template response, in order (None: an error result)."""
     out = []
     for seq, result in _template_responses(run):
-        match = None if result.get("isError") else _ID_IN_RESULT.search(_text(result.get("content")))
-        out.append((seq, match.group(1) if match else None))
+        found = None if result.get("isError") else oracle.finish_id_in(_text(result.get("content")))
+        out.append((seq, found))
     return out
 
 
 def _call_instructions(run: _Run) -> list[tuple[int, str]]:
     """(trace seq, text) of every Call instruction sent to the model (as a prompt or steering)."""
-    out = []
-    for record in run.records:
-        if record["kind"] == "event" and record["name"] == "input" and record.get("source") == "extension":
-            text = str(record.get("text", ""))
-            if _CALL_PROTOCOL.search(text):
-                out.append((int(record["seq"]), text))
-    for entries in run.session_entries():
-        for entry in entries:
-            if entry.get("type") == "custom_message" and _CALL_PROTOCOL.search(_text(entry.get("content"))):
-                out.append((-1, _text(entry.get("content"))))
-    return out
+    return [(seq, m.item.text) for seq, _epoch, m in run.handoff_messages() if m.kind == "call"]
 
 
 def one_active_request(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """Until a cancel, a reload or a session switch, every successful GET carries the same Finish
     ID and at most one Call instruction is sent (reference §3.1, one active request)."""
-    per_epoch: dict[int, int] = {}
-    for seq, _text_sent in _call_instructions(run):
-        if seq < 0:
-            continue
-        epoch = run.epoch(seq)
-        per_epoch[epoch] = per_epoch.get(epoch, 0) + 1
-        if per_epoch[epoch] == 2:
+    for count in _per_request(run, "call").values():
+        if count > 1:
             yield "another Call instruction was sent while a request was active"
     current: tuple[int, str] | None = None
     for seq, fid in _get_results(run):
@@ -287,8 +315,7 @@ def finish_only_with_returned_id(run: _Run, ops: list[dict[str, Any]]) -> Iterat
         accepted: set[str] = set()
         for name, arguments, result in _tool_exchanges(entries):
             if name == GET and not result.get("isError"):
-                match = _ID_IN_RESULT.search(_text(result.get("content")))
-                latest = match.group(1) if match else latest
+                latest = oracle.finish_id_in(_text(result.get("content"))) or latest
             if name == FINISH and not result.get("isError"):
                 fid = str(arguments.get("id"))
                 if fid != latest:
@@ -340,7 +367,7 @@ def receiver_link_follows_chain_limit(run: _Run, ops: list[dict[str, Any]]) -> I
 
 def one_reminder_per_request(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """At most one visible reminder per request (reference §4)."""
-    for count in _per_request(run, _REMINDER).values():
+    for count in _per_request(run, "reminder").values():
         if count > 1:
             yield "a second reminder for the same request"
 
@@ -348,13 +375,13 @@ def one_reminder_per_request(run: _Run, ops: list[dict[str, Any]]) -> Iterator[s
 def emergency_once_at_90_percent(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """With a requested, unsubmitted handoff, the first completed turn at or above 90% gets the
     fixed emergency instruction, once per request; never without a request (reference §4)."""
-    emergencies = _per_request(run, _EMERGENCY)
+    emergencies = _per_request(run, "emergency")
     for count in emergencies.values():
         if count > 1:
             yield "a second emergency instruction for the same request"
     active = submitted = False
     owed: int | None = None
-    calls = {seq for seq, _t in _call_instructions(run) if seq >= 0}
+    calls = {seq for seq, _t in _call_instructions(run)}
     boundaries = set(run.boundaries())
     for record in run.records:
         seq = int(record["seq"])
@@ -388,24 +415,48 @@ def emergency_once_at_90_percent(run: _Run, ops: list[dict[str, Any]]) -> Iterat
         yield "a completed turn at or above 90% with an unsubmitted request got no emergency instruction"
 
 
+def _request_starts(run: _Run) -> list[int]:
+    """Trace positions of every explicit start: a ``/sh`` command or a ``blitz_handoff`` call."""
+    return [
+        int(r["seq"])
+        for r in run.records
+        if (r["kind"] == "op" and r["name"] == "command" and str(r.get("text", "")).startswith("/sh"))
+        or (
+            r["kind"] == "session"
+            and r["name"] == "tool_execution_end"
+            and r.get("toolName") == oracle.STATUS_TOOL
+        )
+    ]
+
+
 def automatic_initiation_budget(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """Automatic requests only when enabled with a nonzero threshold, at most two per session
-    between successful compactions (reference §4, automatic)."""
+    between successful compactions (reference §4, automatic). A Call instruction is automatic
+    when nothing started its request explicitly (no ``/sh`` command, no ``blitz_handoff`` call
+    in its request before it)."""
     enabled = (
         bool(run.settings.get("automaticSessionHandoff"))
         and run.settings.get("automaticSessionHandoffPercent", 70) != 0
     )
-    for index, entries in enumerate(run.session_entries()):
-        count = 0
-        for entry in entries:
-            if entry.get("type") == "compaction":
-                count = 0
-            if entry.get("type") == "custom_message" and _CALL_PROTOCOL.search(_text(entry.get("content"))):
-                count += 1
-                if not enabled:
-                    yield f"session {index}: an automatic request although automatic initiation is off"
-                elif count == 3:
-                    yield f"session {index}: a third automatic request without a compaction in between"
+    explicit = [(run.epoch(seq), seq) for seq in _request_starts(run)]
+    automatic = {
+        seq
+        for seq, epoch, message in run.handoff_messages()
+        if message.kind == "call" and not any(e == epoch and s < seq for e, s in explicit)
+    }
+    counts: dict[str, int] = {}
+    session = ""
+    for record in run.records:
+        if record["kind"] == "host" and record["name"] == "runtime":
+            session = str(record.get("sessionFile") or "")
+        elif record["kind"] == "entry" and record["name"] == "compaction":
+            counts[session] = 0
+        elif int(record["seq"]) in automatic:
+            counts[session] = counts.get(session, 0) + 1
+            if not enabled:
+                yield f"{session}: an automatic request although automatic initiation is off"
+            elif counts[session] == 3:
+                yield f"{session}: a third automatic request without a compaction in between"
 
 
 def settings_file_valid(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
@@ -439,14 +490,23 @@ def dossier_retained_when_deletion_off(run: _Run, ops: list[dict[str, Any]]) -> 
 def foreign_files_untouched(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """A file the extension did not create is never removed or changed (reference §5).
 
-    A file planted where a template response had already reserved the dossier is not foreign.
+    A file planted where a template response had already reserved the dossier is not foreign, and
+    a file the model's own tools wrote or removed afterwards is the model's doing, not the
+    extension's (a scripted writer writes wherever its last template response pointed).
     """
     named = _reserved_paths(run)
+    by_model = [
+        (int(r["seq"]), run.real(str(r.get("path", ""))))
+        for r in run.records
+        if r["kind"] == "fs" and r["name"] in ("tool_write", "tool_remove")
+    ]
     for op in ops:
         if op["kind"] != "edit_file" or "content" not in op:
             continue
         path = Path(run.host.paths.project_dir, op["path"])
         if any(seq < op["seq"] and str(path) == where for seq, where in named):
+            continue
+        if any(seq > op["seq"] and str(path) == where for seq, where in by_model):
             continue
         later = [
             o for o in ops if o["kind"] == "edit_file" and o["path"] == op["path"] and o["seq"] > op["seq"]
@@ -493,18 +553,18 @@ def project_call_template_used(run: _Run, ops: list[dict[str, Any]]) -> Iterator
 
 #: Every invariant, in the order they are checked and reported, with the rules it checks.
 BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
-    (captured_prompts_kept_in_order, ("H27", "H47")),
-    (dossier_kept_until_receiver_turn, ("H41", "H44")),
-    (one_active_request, ("H13", "H20")),
-    (finish_only_with_returned_id, ("H29",)),
-    (receiver_link_follows_chain_limit, ("H38", "H122")),
-    (one_reminder_per_request, ("H49",)),
-    (emergency_once_at_90_percent, ("H50", "H52")),
-    (automatic_initiation_budget, ("H54", "H55", "H58", "H60")),
-    (settings_file_valid, ("H94", "H95", "H99", "H100")),
-    (dossier_retained_when_deletion_off, ("H40", "H98", "H113")),
-    (foreign_files_untouched, ("H72",)),
-    (project_call_template_used, ("H127",)),
+    (captured_prompts_kept_in_order, ("H27b", "H27c", "H41b", "H76a")),
+    (dossier_kept_until_receiver_turn, ("H44a",)),
+    (one_active_request, ("H13", "H16", "H20")),
+    (finish_only_with_returned_id, ("H29a", "H29b")),
+    (receiver_link_follows_chain_limit, ("H38", "H121", "H122")),
+    (one_reminder_per_request, ("H49a",)),
+    (emergency_once_at_90_percent, ("H50", "H52c")),
+    (automatic_initiation_budget, ("H54", "H55", "H58", "H60a")),
+    (settings_file_valid, ("H88d", "H89", "H94b", "H95b", "H99b", "H100b")),
+    (dossier_retained_when_deletion_off, ("H40b",)),
+    (foreign_files_untouched, ("H72a",)),
+    (project_call_template_used, ("H18a", "H127a")),
 )
 
 

@@ -8,10 +8,14 @@ Feature: automatic-initiation-budget
   Background:
     Given the native settings are reserveTokens 10,000 and keepRecentTokens 2,000
 
+  @rule-H54 @rule-H11c
   Scenario: automatic initiation is off by default
     When the next turn reports 150,000 context tokens
     Then no automatic handoff request was made
+    When the user runs "/sh start"
+    Then the status widget now shows "Waiting for Session Handoff"
 
+  @rule-H56a @rule-H58 @rule-H59 @rule-H60a @rule-H95a @rule-H99a
   Scenario: automatic-initiation-budget
     Given the handoff settings are {"automaticSessionHandoff": true}
     When the next turn reports 145,000 context tokens
@@ -29,7 +33,30 @@ Feature: automatic-initiation-budget
     And the next turn reports 145,000 context tokens
     Then one automatic handoff request was made
 
+  @rule-H61
+  Scenario: a failed compaction keeps the automatic budget
+    Given the handoff settings are {"automaticSessionHandoff": true}
+    When the next turn reports 145,000 context tokens
+    Then one automatic handoff request was made
+    When the user runs "/sh cancel"
+    And the user compacts the session manually and the compaction fails
+    And the next turn reports 146,000 context tokens
+    Then no automatic handoff request was made
+    When the next turn reports 182,000 context tokens
+    Then one automatic handoff request was made
+
+  @rule-H55
   Scenario: a zero automatic threshold disables automatic initiation
     Given the handoff settings are {"automaticSessionHandoff": true, "automaticSessionHandoffPercent": 0}
     When the next turn reports 150,000 context tokens
     Then no automatic handoff request was made
+    When the user runs "/sh start"
+    Then the status widget now shows "Waiting for Session Handoff"
+
+  @rule-H15 @rule-H56b
+  Scenario: the automatic request is steering at the completed turn, after its tool results
+    Given the handoff settings are {"automaticSessionHandoff": true}
+    When the model calls a tool and reports 145,000 context tokens, then answers
+    Then the Call instruction reached the model right after that turn's tool results, before its final answer
+    And the tool's result of that turn was recorded
+    And no run was aborted

@@ -4,30 +4,43 @@ Feature: cancel-removes-only-the-owned-reservation
   retrieval, and removes only the exact reservation the extension owns; a foreign file at
   that path is never touched (reference: Status, cancellation and recovery).
 
+  @rule-H71a @rule-H65 @rule-H75
   Scenario: cancel-removes-only-the-owned-reservation
     When the model asks for the template and the user cancels the handoff
     Then the owned dossier reservation was removed
-    And a notification says "Session Handoff cancelled"
-    And the status widget now shows "Session Handoff Cancelled"
+    And exactly one notification followed the cancel, and it reports no failure
+    And the status widget no longer shows an active handoff
     And Pi did not switch sessions
 
+  @rule-H72a @rule-H72b
   Scenario: a leftover file blocks the reservation and survives the cancel
     Given a file "leftover" already sits where this session's dossier goes
-    When the user runs "/sh start"
-    Then a notification says "leftover dossier blocks"
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the handoff was refused naming the dossier file
     And the file "leftover" is untouched
+    And Pi did not switch sessions
     When the user runs "/sh cancel"
-    Then a notification says "No active Session Handoff"
-    And the file "leftover" is untouched
+    Then the file "leftover" is untouched
 
+  @rule-H13 @rule-H64a @rule-H71a
   Scenario: only one request is active at a time
     Given the model asks for the template once and then stops
     When the user runs "/sh start"
-    Then a notification says "already active"
+    Then the start was refused and the active request is unchanged
     And the status widget now shows "Writing Session Handoff"
+    When the user runs "/sh cancel"
+    Then the owned dossier reservation was removed
 
-  @needs-held-model-calls
+  @needs-held-model-calls @rule-H72a @rule-H72b
   Scenario: a file that appears before the template is retrieved is never removed
     When a file "intruder" appears where the dossier goes while the model prepares, and the user cancels
-    Then the template request was refused because the file exists
+    Then the template request was refused
     And the file "intruder" is untouched
+
+  @rule-H74
+  Scenario: a cancel never aborts unrelated work in progress
+    When the model asks for the template and the user cancels the handoff while the model runs an unrelated tool
+    Then no run was aborted
+    And the tool's result of that turn was recorded
+    And the owned dossier reservation was removed
+    And the status widget no longer shows an active handoff

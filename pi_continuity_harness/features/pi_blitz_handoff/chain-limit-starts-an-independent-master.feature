@@ -4,8 +4,11 @@ Feature: chain-limit-starts-an-independent-master
   independent master session without a parent link, with the same prompts (reference:
   Managed paths, chain).
 
+  @rule-H121 @rule-H122 @rule-H39a
   Scenario: chain-limit-starts-an-independent-master
     Given the handoff settings are {"maxSessionChainLength": 1}
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then Pi switched to a new independent master session
+    And the receiver's first prompt names the dossier's absolute path and nothing of the source history
     And the receiver read the whole dossier
+    And the bootstrap prompt tells the receiver to read the entire dossier, past any truncation

@@ -7,16 +7,38 @@ Feature: emergency-instruction-at-90-percent
   Background:
     Given the native settings are reserveTokens 10,000 and keepRecentTokens 2,000
 
+  @rule-H50
   Scenario: emergency-instruction-at-90-percent
     When a handoff is requested and the model's next reply reports 182,000 context tokens
     Then the emergency instruction was sent once
     And exactly 0 handoff reminders were shown
     And Pi switched to a new session whose header links to the source session
 
+  @rule-H50
   Scenario: below 90% there is no emergency
     When a handoff is requested and the model's next reply reports 150,000 context tokens
     Then the emergency instruction was not sent
+    And the status widget now shows "Waiting for Session Handoff"
 
+  @rule-H52c @rule-H11c
   Scenario: without a request there is no emergency
     When the next turn reports 185,000 context tokens
     Then the emergency instruction was not sent
+    And the extension sent the model no message
+    When the user runs "/sh start"
+    Then the status widget now shows "Waiting for Session Handoff"
+
+  @rule-H53
+  Scenario: a lower critical warning level does not bring the emergency forward
+    Given the handoff settings are {"contextWarningPercent": 50, "criticalWarningPercent": 75}
+    When a handoff is requested and the model's next reply reports 165,000 context tokens
+    Then the emergency instruction was not sent
+    And the extension sent the model nothing but the Call instruction
+    And the status widget now shows "Waiting for Session Handoff"
+
+  @rule-H53
+  Scenario: a critical warning level of 100% does not delay the emergency
+    Given the handoff settings are {"criticalWarningPercent": 100, "automaticSessionHandoffPercent": 95}
+    When a handoff is requested and the model's next reply reports 182,000 context tokens
+    Then the emergency instruction was sent once
+    And Pi switched to a new session whose header links to the source session

@@ -4,18 +4,27 @@ Feature: finish-rejects-stale-and-duplicate-ids
   template, a stale or foreign ID and a duplicate Finish are rejected and leave the request,
   the file and the session unchanged (reference: Transfer sequence 5).
 
+  @rule-H29b @rule-H33a @rule-H135
   Scenario: finish-rejects-stale-and-duplicate-ids
     When the model writes the handoff and calls Finish twice with the returned ID
     Then exactly 1 Finish call was accepted
-    And the Finish call was rejected as "duplicate"
+    And the second Finish call was rejected
     And Pi switched to a new session whose header links to the source session
 
+  @rule-H30 @rule-H31a
   Scenario: a Finish before the template is rejected
     When the user runs "/sh start" and the model calls Finish before asking for the template
-    Then the Finish call was rejected as "template was not retrieved"
+    Then the Finish call was rejected
     And Pi did not switch sessions
 
+  @rule-H29a @rule-H31a
   Scenario: a Finish with a foreign ID is rejected
     When the model asks for the template and calls Finish with the ID "0190aaaa-not-the-returned-id"
-    Then the Finish call was rejected as "stale or unknown Finish ID"
+    Then the Finish call was rejected
+    And Pi did not switch sessions
+
+  @rule-H30 @rule-H31a
+  Scenario: a Finish on a dossier written before the template was retrieved is rejected
+    When the user runs "/sh start" and the model writes the dossier and calls Finish before asking for the template
+    Then the Finish call was rejected
     And Pi did not switch sessions

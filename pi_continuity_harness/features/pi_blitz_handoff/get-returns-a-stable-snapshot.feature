@@ -4,6 +4,7 @@ Feature: get-returns-a-stable-snapshot
   source transcript locator and a fresh Finish ID (not the session ID); a repeated GET of
   the active request returns the same snapshot (reference: Transfer sequence 3).
 
+  @rule-H19b @rule-H19d @rule-H20 @rule-H112 @rule-H64a @rule-H135
   Scenario: get-returns-a-stable-snapshot
     When the model asks for the template twice and then stops
     Then both template responses name the same dossier file and the same Finish ID
@@ -11,6 +12,7 @@ Feature: get-returns-a-stable-snapshot
     And Pi did not switch sessions
     And the status widget now shows "Writing Session Handoff"
 
+  @rule-H22 @rule-H27a @rule-H68a
   Scenario: a prompt sent while the handoff is being written is captured, not answered
     When the model asks for the template once and then stops
     And the user sends "what is the status of the build?"

@@ -4,13 +4,21 @@ Feature: one-visible-reminder
   reminder asks the model to complete the current template/Finish flow; no regenerated
   IDs or files, no polling, never a second reminder (reference: Deferral, reminder).
 
-  @needs-virtual-time
+  @needs-virtual-time @rule-H49a
   Scenario: one-visible-reminder
     Given the handoff settings are {"readinessRetrySeconds": 1}
     When the model takes 2 seconds before asking for the template, then writes and finishes
     Then exactly 1 handoff reminder was shown
     And Pi switched to a new session whose header links to the source session
 
+  @rule-H49b @rule-H100a
   Scenario: a quick handoff gets no reminder
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then exactly 0 handoff reminders were shown
+    And Pi switched to a new session whose header links to the source session
+
+  @needs-virtual-time @rule-H100a @rule-H49b
+  Scenario: with the default delay a writer that stops after 30 seconds gets no reminder
+    When the model takes 30 seconds before asking for the template, then writes and finishes
+    Then exactly 0 handoff reminders were shown
+    And the status widget now shows "Waiting for Session Handoff"

@@ -4,9 +4,11 @@ Feature: project-template-resolution
   each start rereads the assignments and uses the nearest concrete selection upward, else
   the global setting (reference: Managed paths, templates and projects).
 
+  @rule-H125 @rule-H127a @rule-H18a @rule-H108 @rule-H132
   Scenario: project-template-resolution
     Given the managed template "call_team.cmpl" says "Team call template."
     When the user selects "call_team.cmpl" as the Call template of this directory
     Then the project templates file assigns "call_team.cmpl" to the call role of this directory
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then the handoff request the model received starts with "Team call template."
+    And the Call instruction tells the model to call session_handoff_get_template({}) before writing, and names neither the dossier file nor a Finish ID

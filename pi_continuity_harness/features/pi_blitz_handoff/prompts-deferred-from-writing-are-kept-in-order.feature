@@ -5,7 +5,7 @@ Feature: prompts-deferred-from-writing-are-kept-in-order
   appended to the dossier before cutover and kept in one recovery file until the
   receiver's bootstrap turn completes (reference: Transfer sequence 4, 6, 7).
 
-  @needs-held-model-calls
+  @needs-held-model-calls @rule-H22 @rule-H27a @rule-H27b @rule-H27c @rule-H36 @rule-H41a @rule-H68a
   Scenario: prompts-deferred-from-writing-are-kept-in-order
     When the user sends "first: run the tests" and "second: then deploy" while the model writes the handoff
     Then the deferred prompts never reached the source model
@@ -14,7 +14,7 @@ Feature: prompts-deferred-from-writing-are-kept-in-order
     And the dossier ends with the deferred prompts, in order
     And the recovery directory holds no file
 
-  @needs-held-model-calls
+  @needs-held-model-calls @rule-H23 @rule-H27a @rule-H27b @rule-H28a @rule-H47 @rule-H68a @rule-H102a
   Scenario: with deferral from Request, a prompt while waiting for the handoff is captured
     Given the handoff settings are {"deferPromptsFrom": "request"}
     When the user sends "please also check the logs" while the model waits before asking for the template

@@ -5,6 +5,7 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
   boundaries, and the file is deleted only after that turn completed; Discard removes the
   exact file (reference: Status, cancellation and recovery).
 
+  @rule-H81a @rule-H83 @rule-H84a
   Scenario: recover-executes-then-deletes-after-a-completed-turn
     Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
     And the model will answer the next turn
@@ -12,19 +13,32 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
     Then both recovered prompts reached the model as one turn, in order
     And "2026-01-01T00-00-00-000Z-s1.md" is gone
 
+  @rule-H84b
   Scenario: a recovery turn that fails keeps the file
     Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
     And the model will fail the next turn with a provider error
     When the user chooses "Execute" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
-    Then "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
+    Then both recovered prompts reached the model as one turn, in order
+    And "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
 
+  @rule-H82 @rule-H81a
   Scenario: inspect shows the whole file and keeps it
     Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
     When the user chooses "Inspect" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
-    Then a notification showed the whole recovery file
+    Then the whole recovery file was shown
     And "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
 
+  @rule-H85a
   Scenario: discard removes the exact file
     Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    And the recovery directory also holds "2026-01-02T00-00-00-000Z-s2.md"
     When the user chooses "Discard" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
     Then "2026-01-01T00-00-00-000Z-s1.md" is gone
+    And "2026-01-02T00-00-00-000Z-s2.md" is still in the recovery directory
+
+  @rule-H87a
+  Scenario: no recovery while a handoff is active
+    Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    When while the handoff is written the user chooses "Discard" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
+    Then "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
+    And the status widget now shows "Writing Session Handoff"

@@ -5,15 +5,16 @@ Feature: recovery-file-is-atomic-and-named-as-specified
   with "--- Deferred Prompt N of M ---" boundaries; no capture, no file (reference:
   Deferral). A cancel keeps the file for an explicit /sh recover.
 
-  @needs-held-model-calls
+  @needs-held-model-calls @rule-H46a @rule-H47 @rule-H27b @rule-H76a @rule-H28b @rule-H23 @rule-H102a
   Scenario: recovery-file-is-atomic-and-named-as-specified
     Given the handoff settings are {"deferPromptsFrom": "request"}
     When the user sends "keep this exactly:  two spaces" while the model waits before asking for the template
     And the user runs "/sh cancel"
     Then the recovery file is named after the UTC time in milliseconds and the source session ID
     And the recovery file holds the deferred prompts unchanged, in order, with boundaries
-    And a notification says "Deferred prompts are kept in"
 
+  @rule-H45
   Scenario: without a captured prompt there is no recovery file
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then the recovery directory holds no file
+    And Pi switched to a new session whose header links to the source session

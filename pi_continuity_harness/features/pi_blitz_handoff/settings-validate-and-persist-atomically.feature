@@ -4,16 +4,38 @@ Feature: settings-validate-and-persist-atomically
   applies at once; invalid input keeps the prior value and says why; a missing directory
   is created only after the exact path is confirmed (reference: Settings).
 
+  @rule-H88a @rule-H108
   Scenario: settings-validate-and-persist-atomically
     When the user sets "readinessRetrySeconds" to "5" in /sh settings
     Then the handoff config file holds "readinessRetrySeconds" = 5
-    And a notification says "readinessRetrySeconds set to 5"
 
+  @rule-H88d @rule-H89 @rule-H95b
   Scenario: invalid input keeps the previous value with a hint
     When the user sets "criticalWarningPercent" to "50" in /sh settings
-    Then a notification says "criticalWarningPercent not changed"
+    Then a notification names "criticalWarningPercent"
     And the handoff config file is unchanged
 
+  @rule-H88a @rule-H91a
   Scenario: a new recovery directory is created after confirming its exact path
     When the user sets "recoveryDirectory" to "$WORK/custom-recovery" in /sh settings
     Then the handoff config file holds "recoveryDirectory" = "$WORK/custom-recovery"
+    And the directory "$WORK/custom-recovery" exists
+    And a confirmation named "$WORK/custom-recovery"
+
+  @rule-H91a @rule-H91b @rule-H90a
+  Scenario: a declined directory creation creates nothing and keeps the previous value
+    When the user sets "recoveryDirectory" to "$WORK/custom-recovery" in /sh settings and declines the creation
+    Then the directory "$WORK/custom-recovery" does not exist
+    And the handoff config file is unchanged
+    And a confirmation named "$WORK/custom-recovery"
+
+  @rule-H104a
+  Scenario: the templates default to call_default.cmpl and handoff_default.cmpl
+    When the user opens /sh settings and closes it
+    Then the settings dialog showed "call_default.cmpl" and "handoff_default.cmpl"
+
+  @rule-H87b
+  Scenario: no settings edit while a handoff is active
+    When while the handoff is written the user sets "readinessRetrySeconds" to "5" in /sh settings
+    Then the handoff config file is unchanged
+    And the status widget now shows "Writing Session Handoff"

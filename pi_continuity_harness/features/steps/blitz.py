@@ -1,12 +1,18 @@
-"""Steps of the pi-blitz-handoff features, in the user's language.
+"""Steps of the pi-blitz-handoff features, in the user's language: Given and When, and the helpers
+the Then steps (:mod:`.blitz_then`) share.
 
 The scripted model plays the writer and the receiver through native tool calls. Values it
 cannot know in advance (the reserved dossier path, the Finish ID, the path in the bootstrap
 prompt) are taken from what it was sent, with ``{{match:REGEX}}`` arguments (see
-``docs/scenario-format.md``): the same script works on the simulator and on real Pi.
+``docs/scenario-format.md``), and the regexes are the suite's reading of the reference
+(:mod:`pi_continuity_harness.features.blitz_oracle`), never the reference implementation's
+wording: the same script works on the simulator and on real Pi, for any implementation.
 
 Conventions: the handoff settings live in ``$AGENT/pi-blitz-handoff/config.json``; a step
 that sets them writes the file and reloads Pi (the extension reads it at ``session_start``).
+``/sh`` menus are driven by what the reference fixes: a settings key is picked by its name, a
+recovery file by its name, an action by its word (Inspect, Execute, Discard), a template role
+by Call or Handoff.
 """
 
 from __future__ import annotations
@@ -16,100 +22,126 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pytest_bdd import given, parsers, then, when
+from pytest_bdd import given, parsers, when
 
+from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.features.steps.common import current_mark, number
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.model_script import HttpError, Reply, ScriptedToolCall
-from pi_continuity_harness.scenario.operations import DialogAnswer, EditFileOp, PromptOp, ReloadOp
+from pi_continuity_harness.scenario.operations import (
+    CommandOp,
+    CompactOp,
+    DialogAnswer,
+    EditFileOp,
+    PromptOp,
+    ReloadOp,
+)
 from pi_continuity_harness.scenario.transcript import content_text
 
-MANAGED = "pi-blitz-handoff"
+MANAGED = oracle.MANAGED_DIR
 DOSSIER_TEXT = "# Dossier: task T-42\n\nNext action: continue task T-42 at step 3.\n"
-FINISH_ID = r"{{match:Finish ID: (\S+)}}"
-DOSSIER_FILE = r"{{match:Dossier file: (\S+)}}"
-BOOTSTRAP_FILE = r"{{match:read the entire file (\S+)}}"
-WIDGET = "pi-blitz-handoff"
+FINISH_ID = "{{match:" + oracle.FINISH_ID_MATCH + "}}"
+DOSSIER_FILE = "{{match:" + oracle.DOSSIER_MATCH + "}}"
+DELETE_FILE = "{{match:" + oracle.DELETION_MATCH + "}}"
+#: A text the receiver's reply carries, so steps can tell its turn from the writer's.
+RECEIVER_TEXT = "Continuing task T-42 from the dossier."
 
 
-# ===================================================================== helpers
-def _begin(world: World) -> None:
+# ===================================================================== scripting
+def begin(world: World) -> None:
     world.remembered["mark"] = current_mark(world)
 
 
-def _call(name: str, arguments: dict[str, Any] | None = None, call_id: str | None = None) -> ScriptedToolCall:
+def call(name: str, arguments: dict[str, Any] | None = None, call_id: str | None = None) -> ScriptedToolCall:
     return ScriptedToolCall(name=name, arguments=arguments or {}, id=call_id)
 
 
-def _get() -> Reply:
-    return Reply(text="", tool_calls=(_call("session_handoff_get_template"),), context_tokens=12_000)
+def get_reply(tokens: int = 12_000) -> Reply:
+    return Reply(text="", tool_calls=(call(oracle.GET_TOOL),), context_tokens=tokens)
 
 
-def _write(content: str = DOSSIER_TEXT) -> Reply:
+def write_reply(content: str = DOSSIER_TEXT) -> Reply:
     return Reply(
-        tool_calls=(_call("write", {"path": DOSSIER_FILE, "content": content}),), context_tokens=12_500
+        tool_calls=(call("write", {"path": DOSSIER_FILE, "content": content}),), context_tokens=12_500
     )
 
 
-def _finish(finish_id: str = FINISH_ID) -> Reply:
-    return Reply(tool_calls=(_call("session_handoff_finish", {"id": finish_id}),), context_tokens=13_000)
+def finish_reply(finish_id: str = FINISH_ID) -> Reply:
+    return Reply(tool_calls=(call(oracle.FINISH_TOOL, {"id": finish_id}),), context_tokens=13_000)
 
 
-def _receiver() -> list[Reply]:
-    """The receiver reads the dossier and deletes exactly the file its bootstrap prompt names
-    for deletion (with deletion off no file is named: the ``rm`` gets the unmatched placeholder)."""
+def receiver_replies() -> list[Reply]:
+    """The receiver reads the file its bootstrap prompt names and deletes it only when the prompt
+    says so (otherwise the ``rm`` gets the unmatched placeholder, a path that does not exist)."""
     return [
-        Reply(tool_calls=(_call("read", {"path": BOOTSTRAP_FILE}),), context_tokens=3_000),
-        Reply(
-            tool_calls=(_call("bash", {"command": "rm -f " + r"{{match:delete exactly this file: (\S+)}}"}),),
-            context_tokens=3_200,
-        ),
-        Reply(text="Continuing task T-42 from the dossier.", context_tokens=3_500),
+        Reply(tool_calls=(call("read", {"path": DOSSIER_FILE}),), context_tokens=3_000),
+        Reply(tool_calls=(call("bash", {"command": "rm -f " + DELETE_FILE}),), context_tokens=3_200),
+        Reply(text=RECEIVER_TEXT, context_tokens=3_500),
     ]
 
 
-def _submitted_then_receiver() -> list[Reply]:
+def submitted_then_receiver() -> list[Reply]:
     """The writer's last reply after an accepted Finish, then the receiver's replies."""
-    return [Reply(text="Handoff submitted.", context_tokens=13_200), *_receiver()]
+    return [Reply(text="Handoff submitted.", context_tokens=13_200), *receiver_replies()]
 
 
-def _scripted(world: World, *replies: Reply) -> None:
+def scripted(world: World, *replies: Reply) -> None:
     """Start Pi, remember the source session, script the model's replies, mark the moment."""
     world.start()
-    _remember_source(world)
+    remember_source(world)
     world.script("agent", *replies)
-    _begin(world)
+    begin(world)
 
 
-def _sh_start(world: World, *replies: Reply) -> None:
-    """:func:`_scripted`, then ``/sh start``."""
-    _scripted(world, *replies)
+def sh_start(world: World, *replies: Reply) -> None:
+    """:func:`scripted`, then ``/sh start``."""
+    scripted(world, *replies)
     world.command("/sh start")
 
 
-def _agent_dir(world: World) -> Path:
-    return Path(world.observe().agent_dir) / MANAGED
-
-
-def _read_lines(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def _source_file(world: World) -> Path:
-    source = world.remembered.get("source_file")
-    assert source, "the source session was not remembered before the handoff"
-    return Path(str(source))
-
-
-def _remember_source(world: World) -> None:
+def remember_source(world: World) -> None:
     obs = world.observe()
     world.remembered["source_file"] = str(obs.session_file) if obs.session_file else None
     world.remembered["source_id"] = obs.session_id
 
 
-def _tool_results(entries: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+def set_handoff_settings(world: World, data: dict[str, Any]) -> None:
+    world.start()
+    world.perform(
+        EditFileOp.model_validate({"edit_file": {"path": f"$AGENT/{MANAGED}/config.json", "json": data}})
+    )
+    world.remembered["config_written"] = config_bytes(world)
+    outcome = world.perform(ReloadOp())
+    assert outcome.ok, f"reload failed: {outcome.error}"
+
+
+# ===================================================================== observing
+def agent_dir(world: World) -> Path:
+    return Path(world.observe().agent_dir) / MANAGED
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def source_file(world: World) -> Path:
+    source = world.remembered.get("source_file")
+    assert source, "the source session was not remembered before the handoff"
+    return Path(str(source))
+
+
+def source_entries(world: World) -> list[dict[str, Any]]:
+    """The source session's entries (from its file once Pi switched away from it)."""
+    source = world.remembered.get("source_file")
+    obs = world.observe()
+    if source and obs.session_file and str(obs.session_file) != source:
+        return read_lines(Path(str(source)))[1:]
+    return obs.entries
+
+
+def tool_results(entries: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
     out = []
     for entry in entries:
         message = entry.get("message") or {}
@@ -122,54 +154,85 @@ def _tool_results(entries: list[dict[str, Any]], name: str) -> list[dict[str, An
     return out
 
 
-def _text(message: dict[str, Any]) -> str:
+def text(message: dict[str, Any]) -> str:
     return content_text(message.get("content"))
 
 
-def _source_entries(world: World) -> list[dict[str, Any]]:
-    source = world.remembered.get("source_file")
-    obs = world.observe()
-    if source and obs.session_file and str(obs.session_file) != source:
-        return _read_lines(Path(str(source)))[1:]
-    return obs.entries
+def extension_texts(world: World) -> set[str]:
+    """Every text an extension sent as a user message (``input`` with ``source: "extension"``)."""
+    return {str(e.get("text", "")) for e in world.observe().events("input") if e.get("source") == "extension"}
 
 
-def _widget_texts(world: World) -> list[str]:
-    return ["\n".join(w.get("lines") or []) for w in world.observe().widgets if w.get("key") == WIDGET]
+def source_items(world: World, since: int = 0) -> list[oracle.Item]:
+    return oracle.items_from_entries(source_entries(world), extension_texts(world))[since:]
 
 
-def _dossier(world: World) -> Path:
+def window(world: World) -> int:
+    return int(world.current_window())
+
+
+def handoff_messages(world: World, since: int = 0) -> list[oracle.HandoffMessage]:
+    """The extension's messages to the source model since entry ``since``, classified."""
+    return oracle.classify(source_items(world, since), window(world))
+
+
+def widget_texts(world: World) -> list[str | None]:
+    """Every widget update of the implementation (None: cleared), in order. Any widget key: the
+    reference fixes the lines, not the key."""
+    return [
+        None if w.get("lines") is None else "\n".join(w.get("lines") or [])
+        for w in world.observe().widgets
+        if w.get("key") not in _FOREIGN_WIDGETS
+    ]
+
+
+#: Widgets the harness itself may set (none today); listed so a future one is not read as ours.
+_FOREIGN_WIDGETS: frozenset[str] = frozenset()
+
+
+def dossier(world: World) -> Path:
     sid = world.remembered.get("source_id") or world.observe().session_id
-    return Path(world.observe().project_dir) / ".pi" / f"handoff_{sid}.md"
+    return oracle.dossier_path(world.observe().project_dir, str(sid))
 
 
-def _recovery_files(world: World) -> dict[str, str]:
-    root = _agent_dir(world) / "recovery"
+def recovery_dir(world: World) -> Path:
+    configured = world.remembered.get("recovery_dir")
+    return Path(str(configured)) if configured else agent_dir(world) / "recovery"
+
+
+def recovery_files(world: World) -> dict[str, str]:
+    root = recovery_dir(world)
     if not root.is_dir():
         return {}
     return {p.name: p.read_text(encoding="utf-8") for p in sorted(root.iterdir()) if p.is_file()}
 
 
-def _notes(world: World, since_mark: bool = True) -> list[str]:
+def notes(world: World, since_mark: bool = True) -> list[str]:
     obs = world.observe()
     mark = world.remembered.get("mark")
     start = mark.notifications if (since_mark and mark is not None) else 0
     return [m for m, _ in obs.notifications[start:]]
 
 
-def _settings(world: World, data: dict[str, Any]) -> None:
-    world.start()
-    world.perform(
-        EditFileOp.model_validate({"edit_file": {"path": f"$AGENT/{MANAGED}/config.json", "json": data}})
-    )
-    outcome = world.perform(ReloadOp())
-    assert outcome.ok, f"reload failed: {outcome.error}"
+def registered_tools(world: World) -> set[str]:
+    """The tools Pi declared to the model in its latest agent request."""
+    requests = world.observe().requests("agent")
+    return set(requests[-1].request.tools) if requests else set()
+
+
+def config_bytes(world: World) -> bytes | None:
+    path = agent_dir(world) / "config.json"
+    return path.read_bytes() if path.exists() else None
+
+
+def substitute_work(world: World, value: str) -> str:
+    return value.replace("$WORK", str(world.observe().project_dir.parent))
 
 
 # ===================================================================== given
 @given(parsers.re(r"the handoff settings are (?P<value>\{.*\})"))
 def _given_settings(world: World, value: str) -> None:
-    _settings(world, json.loads(value))
+    set_handoff_settings(world, json.loads(substitute_work(world, value) if "$WORK" in value else value))
 
 
 @given(parsers.re(r'a file "(?P<name>[^"]+)" already sits where this session\'s dossier goes'))
@@ -177,9 +240,10 @@ def _given_leftover(world: World, name: str) -> None:
     world.start()
     sid = world.observe().session_id
     world.remembered["source_id"] = sid
+    path = dossier(world).relative_to(world.observe().project_dir)
     world.perform(
         EditFileOp.model_validate(
-            {"edit_file": {"path": f".pi/handoff_{sid}.md", "text": f"{name}: not the extension's\n"}}
+            {"edit_file": {"path": str(path), "text": f"{name}: not the extension's\n"}}
         )
     )
 
@@ -191,19 +255,21 @@ def _given_leftover(world: World, name: str) -> None:
 )
 def _given_recovery(world: World, name: str, a: str, b: str) -> None:
     world.start()
-    text = f"--- Deferred Prompt 1 of 2 ---\n{a}\n\n--- Deferred Prompt 2 of 2 ---\n{b}\n"
-    world.remembered["recovery_text"] = text
+    content = f"--- Deferred Prompt 1 of 2 ---\n{a}\n\n--- Deferred Prompt 2 of 2 ---\n{b}\n"
+    world.remembered["recovery_text"] = content
     world.perform(
-        EditFileOp.model_validate({"edit_file": {"path": f"$AGENT/{MANAGED}/recovery/{name}", "text": text}})
+        EditFileOp.model_validate(
+            {"edit_file": {"path": f"$AGENT/{MANAGED}/recovery/{name}", "text": content}}
+        )
     )
 
 
-@given(parsers.re(r'the managed template "(?P<name>[^"]+)" says "(?P<text>[^"]+)"'))
-def _given_template(world: World, name: str, text: str) -> None:
+@given(parsers.re(r'the managed template "(?P<name>[^"]+)" says "(?P<value>[^"]+)"'))
+def _given_template(world: World, name: str, value: str) -> None:
     world.start()
     world.perform(
         EditFileOp.model_validate(
-            {"edit_file": {"path": f"$AGENT/{MANAGED}/templates/{name}", "text": text + "\n"}}
+            {"edit_file": {"path": f"$AGENT/{MANAGED}/templates/{name}", "text": value + "\n"}}
         )
     )
 
@@ -211,29 +277,31 @@ def _given_template(world: World, name: str, text: str) -> None:
 # ===================================================================== when: starting and writing
 @when('the user runs "/sh start" and the model writes the handoff and finishes it')
 def _start_and_finish(world: World) -> None:
-    _sh_start(world, _get(), _write(), _finish(), *_submitted_then_receiver())
+    sh_start(world, get_reply(), write_reply(), finish_reply(), *submitted_then_receiver())
 
 
 @given(parsers.re(r"the model asks for the template (?P<times>twice|once) and then stops"))
 @when(parsers.re(r"the model asks for the template (?P<times>twice|once) and then stops"))
 def _get_then_stop(world: World, times: str) -> None:
-    gets = [_get()] * (2 if times == "twice" else 1)
-    _sh_start(world, *gets, Reply(text="Template received.", context_tokens=12_200))
+    gets = [get_reply()] * (2 if times == "twice" else 1)
+    sh_start(world, *gets, Reply(text="Template received.", context_tokens=12_200))
 
 
 @when(parsers.re(r'the model asks for the template and calls Finish with the ID "(?P<value>[^"]+)"'))
 def _get_then_finish_with(world: World, value: str) -> None:
-    _sh_start(world, _get(), _finish(value), Reply(text="done", context_tokens=13_100))
+    sh_start(
+        world, get_reply(), write_reply(), finish_reply(value), Reply(text="done", context_tokens=13_100)
+    )
 
 
 @when('the user runs "/sh start" and the model calls Finish before asking for the template')
 def _finish_first(world: World) -> None:
-    _sh_start(world, _finish("made-up-id"), Reply(text="I could not finish.", context_tokens=12_100))
+    sh_start(world, finish_reply("made-up-id-1"), Reply(text="I could not finish.", context_tokens=12_100))
 
 
 @when("the model writes the handoff and calls Finish twice with the returned ID")
 def _finish_twice(world: World) -> None:
-    _sh_start(world, _get(), _write(), _finish(), _finish(), *_submitted_then_receiver())
+    sh_start(world, get_reply(), write_reply(), finish_reply(), finish_reply(), *submitted_then_receiver())
 
 
 @when(parsers.re(r'the user sends "(?P<a>[^"]+)" and "(?P<b>[^"]+)" while the model writes the handoff'))
@@ -243,26 +311,26 @@ def _prompts_while_writing(world: World, a: str, b: str) -> None:
         PromptOp.model_validate({"prompt": {"text": b}}),
     )
     held_write = Reply(
-        tool_calls=(_call("write", {"path": DOSSIER_FILE, "content": DOSSIER_TEXT}),),
+        tool_calls=(call("write", {"path": DOSSIER_FILE, "content": DOSSIER_TEXT}),),
         context_tokens=12_500,
         during=during,
     )
     world.remembered["deferred"] = [a, b]
-    _sh_start(world, _get(), held_write, _finish(), *_submitted_then_receiver())
+    sh_start(world, get_reply(), held_write, finish_reply(), *submitted_then_receiver())
 
 
 @when(parsers.re(r'the user sends "(?P<a>[^"]+)" while the model waits before asking for the template'))
 def _prompt_while_waiting(world: World, a: str) -> None:
     during = (PromptOp.model_validate({"prompt": {"text": a, "streaming_behavior": "followUp"}}),)
     world.remembered["deferred"] = [a]
-    _sh_start(world, Reply(text="Looking at the task first.", context_tokens=12_000, during=during))
+    sh_start(world, Reply(text="Looking at the task first.", context_tokens=12_000, during=during))
 
 
-@when(parsers.re(r'the user sends "(?P<text>[^"]+)"'))
-def _user_sends(world: World, text: str) -> None:
+@when(parsers.re(r'the user sends "(?P<value>[^"]+)"'))
+def _user_sends(world: World, value: str) -> None:
     world.start()
-    _begin(world)
-    world.remembered["last_prompt"] = world.prompt(text)
+    begin(world)
+    world.remembered["last_prompt"] = world.prompt(value)
 
 
 @when(
@@ -271,43 +339,43 @@ def _user_sends(world: World, text: str) -> None:
     )
 )
 def _slow_writer(world: World, seconds: str) -> None:
-    _sh_start(
+    sh_start(
         world,
         Reply(text="Thinking about the checkpoint.", context_tokens=12_000, latency_ms=int(seconds) * 1000),
-        _get(),
-        _write(),
-        _finish(),
-        *_submitted_then_receiver(),
+        get_reply(),
+        write_reply(),
+        finish_reply(),
+        *submitted_then_receiver(),
     )
 
 
 @when(parsers.re(r"a handoff is requested and the model's next reply reports (?P<n>\d[\d,]*) context tokens"))
 def _request_then_full(world: World, n: str) -> None:
     tokens = number(n)
-    _sh_start(
+    sh_start(
         world,
         Reply(text="Gathering more context.", context_tokens=tokens),
-        _get(),
-        _write(),
-        _finish(),
+        get_reply(),
+        write_reply(),
+        finish_reply(),
         Reply(text="Handoff submitted.", context_tokens=tokens + 100),
-        *_receiver(),
+        *receiver_replies(),
     )
 
 
 @when(parsers.re(r"the next turn reports (?P<n>\d[\d,]*) context tokens"))
 def _turn_reports(world: World, n: str) -> None:
     world.start()
-    _begin(world)
+    begin(world)
     world.script("agent", Reply(text="A turn of work.", context_tokens=number(n)))
     world.prompt("continue the task")
 
 
 @when("the model asks for the template and the user cancels the handoff")
 def _get_then_cancel(world: World) -> None:
-    _sh_start(world, _get(), Reply(text="Template received.", context_tokens=12_200))
-    world.remembered["dossier_after_get"] = _dossier(world).exists()
-    _begin(world)
+    sh_start(world, get_reply(), Reply(text="Template received.", context_tokens=12_200))
+    world.remembered["dossier_after_get"] = dossier(world).exists()
+    begin(world)
     world.command("/sh cancel")
 
 
@@ -318,18 +386,19 @@ def _get_then_cancel(world: World) -> None:
 )
 def _intruder(world: World, name: str) -> None:
     world.start()
-    sid = world.observe().session_id
+    remember_source(world)
+    path = dossier(world).relative_to(world.observe().project_dir)
     intrude = EditFileOp.model_validate(
-        {"edit_file": {"path": f".pi/handoff_{sid}.md", "text": f"{name}: not the extension's\n"}}
+        {"edit_file": {"path": str(path), "text": f"{name}: not the extension's\n"}}
     )
-    _sh_start(
+    sh_start(
         world,
         Reply(
-            tool_calls=(_call("bash", {"command": "echo preparing"}),),
+            tool_calls=(call("bash", {"command": "echo preparing"}),),
             context_tokens=11_000,
             during=(intrude,),
         ),
-        _get(),
+        get_reply(),
         Reply(text="The file is taken.", context_tokens=12_000),
     )
     world.command("/sh cancel")
@@ -337,23 +406,23 @@ def _intruder(world: World, name: str) -> None:
 
 @when("the model is asked to start a handoff and asks for the template at once")
 def _model_start(world: World) -> None:
-    _scripted(
+    scripted(
         world,
-        Reply(tool_calls=(_call("blitz_handoff", {"action": "start"}),), context_tokens=11_000),
-        _get(),
-        _write(),
-        _finish(),
-        *_submitted_then_receiver(),
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "start"}),), context_tokens=11_000),
+        get_reply(),
+        write_reply(),
+        finish_reply(),
+        *submitted_then_receiver(),
     )
     world.prompt("Please hand this session off now.")
 
 
 @when("the model is asked to start a handoff, asks for the template at once and stops")
 def _model_start_stop(world: World) -> None:
-    _scripted(
+    scripted(
         world,
-        Reply(tool_calls=(_call("blitz_handoff", {"action": "start"}),), context_tokens=11_000),
-        _get(),
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "start"}),), context_tokens=11_000),
+        get_reply(),
         Reply(text="I have the template and will write it next.", context_tokens=12_000),
     )
     world.prompt("Please hand this session off now.")
@@ -361,29 +430,30 @@ def _model_start_stop(world: World) -> None:
 
 @when("the model checks the handoff status")
 def _model_status(world: World) -> None:
-    _scripted(
+    scripted(
         world,
-        Reply(tool_calls=(_call("blitz_handoff", {"action": "status"}),), context_tokens=11_000),
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "status"}),), context_tokens=11_000),
         Reply(text="Reported.", context_tokens=11_100),
     )
     world.prompt("How full is the context?")
 
 
-@when(parsers.re(r'the user chooses "(?P<option>[^"]+)" for "(?P<name>[^"]+)" in /sh recover'))
-def _recover(world: World, option: str, name: str) -> None:
-    world.start()
-    _remember_source(world)
-    answers = [
-        DialogAnswer(select=f"/{re.escape(name)}/"),
-        DialogAnswer(select=option),
-    ]
+def recover_answers(name: str, option: str) -> list[DialogAnswer]:
+    """Pick the recovery file by its name, then the action by its word; leave every menu after."""
+    answers = [DialogAnswer(select=f"/{re.escape(name)}/"), DialogAnswer(select=f"/{option}/")]
     if option == "Discard":
         answers.append(DialogAnswer(confirm=True))
     if option == "Inspect":
-        answers.append(DialogAnswer(cancel=True))
-        answers.append(DialogAnswer(cancel=True))
-    _begin(world)
-    world.command("/sh recover", answers)
+        answers += [DialogAnswer(cancel=True), DialogAnswer(cancel=True)]
+    return answers
+
+
+@when(parsers.re(r'the user chooses "(?P<option>[^"]+)" for "(?P<name>[^"]+)" in /sh recover'))
+def _recover(world: World, option: str, name: str) -> None:
+    world.start()
+    remember_source(world)
+    begin(world)
+    world.command("/sh recover", recover_answers(name, option))
 
 
 @given(parsers.re(r"the model will (?P<how>answer the next turn|fail the next turn with a provider error)"))
@@ -396,23 +466,32 @@ def _next_turn(world: World, how: str) -> None:
     world.script("agent", reply)
 
 
-@when(parsers.re(r'the user sets "(?P<key>[^"]+)" to "(?P<value>[^"]*)" in /sh settings'))
-def _set_setting(world: World, key: str, value: str) -> None:
-    world.start()
-    answers = [DialogAnswer(select=f"/^{key}:/")]
-    if key in ("automaticSessionHandoff", "deleteHandoffAfterReading"):
-        answers.append(DialogAnswer(select=value))
+_BOOLEAN_KEYS = ("automaticSessionHandoff", "deleteHandoffAfterReading")
+
+
+def settings_answers(world: World, key: str, value: str, *, create: bool = True) -> list[DialogAnswer]:
+    """Pick the key by its name, give the value (a choice for booleans and the defer mode, text
+    otherwise; a directory's creation is confirmed or declined), then close the list."""
+    answers = [DialogAnswer(select=rf"/\b{key}\b/")]
+    if key in _BOOLEAN_KEYS:
+        words = "true|on|yes|enabled?" if value.lower() in ("true", "on", "yes") else "false|off|no|disabled?"
+        answers.append(DialogAnswer(select=rf"/^({words})\b/"))
     elif key == "deferPromptsFrom":
-        answers.append(DialogAnswer(select=f"/^{value}/i"))
+        answers.append(DialogAnswer(select=f"/^{value}/"))
     elif key in ("recoveryDirectory", "templateDirectory"):
-        path = value.replace("$WORK", str(world.observe().project_dir.parent))
-        answers += [DialogAnswer(input=path), DialogAnswer(confirm=True)]
+        answers += [DialogAnswer(input=substitute_work(world, value)), DialogAnswer(confirm=create)]
     else:
         answers.append(DialogAnswer(input=value))
     answers.append(DialogAnswer(cancel=True))
-    world.remembered["config_before"] = _config_bytes(world)
-    _begin(world)
-    world.command("/sh settings", answers)
+    return answers
+
+
+@when(parsers.re(r'the user sets "(?P<key>[^"]+)" to "(?P<value>[^"]*)" in /sh settings'))
+def _set_setting(world: World, key: str, value: str) -> None:
+    world.start()
+    world.remembered["config_before"] = config_bytes(world)
+    begin(world)
+    world.command("/sh settings", settings_answers(world, key, value))
 
 
 @when(
@@ -421,333 +500,193 @@ def _set_setting(world: World, key: str, value: str) -> None:
 def _project_template(world: World, name: str, role: str) -> None:
     world.start()
     answers = [
-        DialogAnswer(select=f"/^{role}:/"),
+        DialogAnswer(select=f"/^{role}/"),
         DialogAnswer(select=name if name.startswith("<") else f"/{re.escape(name)}/"),
         DialogAnswer(cancel=True),
     ]
-    _begin(world)
+    begin(world)
     world.command("/sh project-template", answers)
 
 
 @when("the user opens the /sh menu and dismisses it")
 def _menu_dismissed(world: World) -> None:
     world.start()
-    _begin(world)
+    begin(world)
     world.command("/sh", [DialogAnswer(cancel=True)])
 
 
-def _config_bytes(world: World) -> bytes | None:
-    path = _agent_dir(world) / "config.json"
-    return path.read_bytes() if path.exists() else None
-
-
-# ===================================================================== then: the transfer
-@then("Pi switched to a new session whose header links to the source session")
-def _parent_linked(world: World) -> None:
-    obs = world.observe()
-    source = _source_file(world)
-    assert obs.session_file is not None and obs.session_file != source, "Pi did not switch sessions"
-    header = _read_lines(obs.session_file)[0]
-    assert header.get("parentSession") == str(source), f"header: {header}"
-    starts = [e for e in obs.events("session_start") if e.get("reason") == "new"]
-    assert starts and starts[-1].get("previousSessionFile") == str(source), f"session_start events: {starts}"
-
-
-@then("Pi switched to a new independent master session")
-def _independent(world: World) -> None:
-    obs = world.observe()
-    source = _source_file(world)
-    assert obs.session_file is not None and obs.session_file != source, "Pi did not switch sessions"
-    header = _read_lines(obs.session_file)[0]
-    assert "parentSession" not in header, f"header: {header}"
-
-
-@then("Pi did not switch sessions")
-def _no_switch(world: World) -> None:
-    obs = world.observe()
-    assert str(obs.session_file) == str(_source_file(world)), f"switched to {obs.session_file}"
-    assert not [e for e in obs.events("session_start") if e.get("reason") == "new"]
-
-
-@then("the receiver's first prompt names the dossier's absolute path and nothing of the source history")
-def _bootstrap(world: World) -> None:
-    obs = world.observe()
-    users = obs.user_messages()
-    assert users, "the new session has no user message"
-    dossier = str(_dossier(world))
-    assert dossier in users[0], f"first prompt: {users[0]!r}"
-    receiver_requests = [r for r in obs.requests("agent") if dossier in r.last_user_text()]
-    assert receiver_requests, "no model request carried the bootstrap prompt"
-    first = receiver_requests[0].request.messages
-    assert [m.get("role") for m in first if m.get("role") != "system"] == ["user"], f"history leaked: {first}"
-
-
-@then("the receiver read the whole dossier")
-def _read_whole(world: World) -> None:
-    reads = _tool_results(world.observe().entries, "read")
-    assert reads and DOSSIER_TEXT.strip() in _text(reads[0]), f"read results: {reads}"
-
-
-@then("the bootstrap prompt tells the receiver to delete exactly the dossier after reading it")
-def _bootstrap_delete(world: World) -> None:
-    first = world.observe().user_messages()[0]
-    assert f"delete exactly this file: {_dossier(world)}" in first, first
-
-
-@then("the bootstrap prompt tells the receiver to leave the dossier unchanged")
-def _bootstrap_keep(world: World) -> None:
-    first = world.observe().user_messages()[0]
-    assert "Leave the file unchanged" in first and "delete" not in first, first
-
-
-@then("the dossier is gone after the receiver's completed turn")
-def _dossier_gone(world: World) -> None:
-    assert not _dossier(world).exists(), f"{_dossier(world)} still exists"
-
-
-@then("the dossier is still there, unchanged")
-def _dossier_kept(world: World) -> None:
-    path = _dossier(world)
-    assert path.exists() and path.read_text(encoding="utf-8").startswith(DOSSIER_TEXT), f"{path}"
-
-
-@then(parsers.re(r'the status widget showed "(?P<text>[^"]+)"'))
-def _widget_showed(world: World, text: str) -> None:
-    texts = _widget_texts(world)
-    assert any(text in t for t in texts), f"widget texts: {texts}"
-
-
-@then(parsers.re(r'the status widget now shows "(?P<text>[^"]+)"'))
-def _widget_now(world: World, text: str) -> None:
-    texts = _widget_texts(world)
-    assert texts and text in texts[-1], f"widget texts: {texts}"
-
-
-# ===================================================================== then: GET and Finish
-@then("both template responses name the same dossier file and the same Finish ID")
-def _same_snapshot(world: World) -> None:
-    results = _tool_results(_source_entries(world), "session_handoff_get_template")
-    assert len(results) == 2, f"GET results: {results}"
-    pairs = []
-    for result in results:
-        text = _text(result)
-        file = re.search(r"Dossier file: (\S+)", text)
-        fid = re.search(r"Finish ID: (\S+)", text)
-        assert file and fid, text
-        pairs.append((file.group(1), fid.group(1)))
-    assert pairs[0] == pairs[1], pairs
-    assert pairs[0][0] == str(_dossier(world))
-    assert pairs[0][1] != world.remembered.get("source_id"), "the Finish ID is the session ID"
-
-
-@then("the template response carries the Call instruction exactly once")
-def _call_once(world: World) -> None:
-    entries = _source_entries(world)
-    results = _tool_results(entries, "session_handoff_get_template")
-    assert results and "## Call instruction" in _text(results[0]), results
-    users = [e for e in entries if (e.get("message") or {}).get("role") == "user"]
-    calls = [u for u in users if "Session Handoff requested" in _text(u.get("message") or {})]
-    assert not calls, f"the Call instruction was also sent as a prompt: {calls}"
-
-
-@then("the dossier file is reserved, empty and owner-only")
-def _reserved(world: World) -> None:
-    path = _dossier(world)
-    assert path.exists() and path.stat().st_size == 0, f"{path}"
-    assert path.stat().st_mode & 0o077 == 0, oct(path.stat().st_mode)
-
-
-@then(parsers.re(r'the Finish call was rejected as "(?P<reason>[^"]+)"'))
-def _finish_rejected(world: World, reason: str) -> None:
-    results = _tool_results(_source_entries(world), "session_handoff_finish")
-    assert results, "no Finish result"
-    rejected = [r for r in results if r.get("isError") and reason in _text(r)]
-    assert rejected, f"Finish results: {[_text(r) for r in results]}"
-
-
-@then(parsers.re(r"exactly (?P<n>\d+) Finish calls? (?:was|were) accepted"))
-def _finish_accepted(world: World, n: str) -> None:
-    results = _tool_results(_source_entries(world), "session_handoff_finish")
-    accepted = [r for r in results if not r.get("isError")]
-    assert len(accepted) == int(n), f"Finish results: {[_text(r) for r in results]}"
-
-
-# ===================================================================== then: deferral and recovery
-@then("the deferred prompts never reached the source model")
-def _not_reached(world: World) -> None:
-    source_entries = _source_entries(world)
-    for text in world.remembered["deferred"]:
-        for request in world.observe().requests("agent"):
-            if str(_dossier(world)) in request.last_user_text():
-                continue  # the receiver reads them from the dossier
-            for message in request.request.messages:
-                if message.get("role") == "user":
-                    assert _text(message) != text, f"{text!r} reached the model"
-        assert not any(_text(e.get("message") or {}) == text for e in source_entries)
-
-
-@then("the recovery file holds the deferred prompts unchanged, in order, with boundaries")
-def _recovery_holds(world: World) -> None:
-    files = _recovery_files(world)
-    assert len(files) == 1, f"recovery files: {list(files)}"
-    prompts = world.remembered["deferred"]
-    expected = (
-        "\n\n".join(f"--- Deferred Prompt {i} of {len(prompts)} ---\n{p}" for i, p in enumerate(prompts, 1))
-        + "\n"
+# ===================================================================== when: routes and timing
+@when('the user runs "/sh start" while the model is answering a prompt')
+def _start_while_busy(world: World) -> None:
+    start = CommandOp.model_validate({"command": {"text": "/sh start"}})
+    scripted(
+        world,
+        Reply(text="Working on the task.", context_tokens=11_000, latency_ms=500, during=(start,)),
+        Reply(text="Call received; looking for the next safe checkpoint.", context_tokens=11_500),
     )
-    assert next(iter(files.values())) == expected
+    world.remembered["busy_reply"] = "Working on the task."
+    world.prompt("Please fix the failing test.")
 
 
-@then("the recovery file is named after the UTC time in milliseconds and the source session ID")
-def _recovery_name(world: World) -> None:
-    names = list(_recovery_files(world))
-    sid = re.sub(r"[^A-Za-z0-9-]", "-", str(world.remembered.get("source_id")))
-    assert len(names) == 1 and re.fullmatch(
-        r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-" + re.escape(sid) + r"\.md", names[0]
-    ), names
+@when("the model is asked to start a handoff and ends its turn")
+def _model_start_then_end(world: World) -> None:
+    scripted(
+        world,
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "start"}),), context_tokens=11_000),
+        Reply(text="The handoff is requested.", context_tokens=11_200),
+        Reply(text="Call received; looking for the next safe checkpoint.", context_tokens=11_500),
+    )
+    world.remembered["busy_reply"] = "The handoff is requested."
+    world.prompt("Please hand this session off now.")
 
 
-@then("the recovery directory holds no file")
-def _no_recovery(world: World) -> None:
-    assert _recovery_files(world) == {}, list(_recovery_files(world))
+@when("the model checks the handoff status while the handoff waits and while it is written")
+def _status_twice(world: World) -> None:
+    sh_start(
+        world,
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "status"}),), context_tokens=11_000),
+        get_reply(),
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "status"}),), context_tokens=12_100),
+        Reply(text="Reported.", context_tokens=12_200),
+    )
 
 
-@then("the dossier ends with the deferred prompts, in order")
-def _dossier_has_prompts(world: World) -> None:
-    reads = _tool_results(world.observe().entries, "read")
-    assert reads, "the receiver read nothing"
-    text = _text(reads[0])
-    positions = [text.find(p) for p in world.remembered["deferred"]]
-    assert all(p >= 0 for p in positions) and positions == sorted(positions), text
+@when(parsers.re(r'the user asks "(?P<value>[^"]+)" and the model answers'))
+def _plain_question(world: World, value: str) -> None:
+    scripted(world, Reply(text="A handoff moves the work to a fresh session.", context_tokens=11_000))
+    world.prompt(value)
 
 
-@then(parsers.re(r'"(?P<name>[^"]+)" is (?P<state>gone|still in the recovery directory)'))
-def _recovery_state(world: World, name: str, state: str) -> None:
-    files = _recovery_files(world)
-    assert (name in files) == (state != "gone"), f"recovery files: {list(files)}"
+@when("the model asks for the template without a handoff request")
+def _get_without_request(world: World) -> None:
+    scripted(world, get_reply(), Reply(text="No template.", context_tokens=11_100))
+    world.prompt("Show me the handoff template.")
 
 
-@then("both recovered prompts reached the model as one turn, in order")
-def _one_turn(world: World) -> None:
-    text = world.remembered["recovery_text"]
-    users = world.observe().user_messages()
-    assert users.count(text) == 1, users
+@when(
+    'the user runs "/sh start" and the model writes the handoff, calling an unrelated tool on the way, and finishes it'
+)
+def _start_with_other_tools(world: World) -> None:
+    other = Reply(
+        tool_calls=(
+            call("bash", {"command": "echo unrelated"}),
+            call("write", {"path": "notes/unrelated.txt", "content": "unrelated work\n"}),
+        ),
+        context_tokens=12_300,
+    )
+    sh_start(world, get_reply(), other, write_reply(), finish_reply(), *submitted_then_receiver())
 
 
-@then("a notification showed the whole recovery file")
-def _inspected(world: World) -> None:
-    assert world.remembered["recovery_text"] in _notes(world), _notes(world)
+@when(
+    'the user runs "/sh start" and the model writes the dossier and calls Finish before asking for the template'
+)
+def _write_then_finish_first(world: World) -> None:
+    world.start()
+    remember_source(world)
+    path = str(dossier(world))
+    sh_start(
+        world,
+        Reply(tool_calls=(call("write", {"path": path, "content": DOSSIER_TEXT}),), context_tokens=12_000),
+        finish_reply("made-up-id-2"),
+        Reply(text="I could not finish.", context_tokens=12_100),
+    )
 
 
-# ===================================================================== then: reminder and emergency
-def _custom_entries(world: World, custom_type: str) -> list[dict[str, Any]]:
-    entries = _source_entries(world)
-    return [e for e in entries if e.get("type") == "custom_message" and e.get("customType") == custom_type]
+@given(parsers.re(r'the recovery directory also holds "(?P<name>[^"]+)"'))
+def _given_other_recovery(world: World, name: str) -> None:
+    world.start()
+    world.perform(
+        EditFileOp.model_validate(
+            {
+                "edit_file": {
+                    "path": f"$AGENT/{MANAGED}/recovery/{name}",
+                    "text": "--- Deferred Prompt 1 of 1 ---\nkeep me\n",
+                }
+            }
+        )
+    )
 
 
-@then(parsers.re(r"exactly (?P<n>\d+) handoff reminders? (?:was|were) shown"))
-def _reminders(world: World, n: str) -> None:
-    found = _custom_entries(world, "pi-blitz-handoff-reminder")
-    assert len(found) == int(n), f"reminders: {found}"
-
-
-@then(parsers.re(r"the emergency instruction was (?P<how>sent once|not sent)"))
-def _emergency(world: World, how: str) -> None:
-    found = _custom_entries(world, "pi-blitz-handoff-emergency")
-    assert len(found) == (1 if how == "sent once" else 0), f"emergency messages: {found}"
-    if found:
-        assert "at least 90%" in str(found[0].get("content")), found
-
-
-@then(parsers.re(r"(?P<n>no|one) automatic handoff request was made"))
-def _automatic(world: World, n: str) -> None:
-    requests = [
-        e
-        for e in world.observe().entries
-        if e.get("type") == "custom_message" and e.get("customType") == "pi-blitz-handoff-call"
-    ]
-    mark = world.remembered.get("auto_seen", 0)
-    new = requests[mark:]
-    world.remembered["auto_seen"] = len(requests)
-    assert len(new) == (0 if n == "no" else 1), f"automatic requests since the last check: {new}"
-
-
-# ===================================================================== then: cancel, settings, misc
-@then("the owned dossier reservation was removed")
-def _reservation_removed(world: World) -> None:
-    assert world.remembered.get("dossier_after_get"), "the reservation did not exist before the cancel"
-    assert not _dossier(world).exists()
-
-
-@then("the template request was refused because the file exists")
-def _get_refused(world: World) -> None:
-    results = _tool_results(_source_entries(world), "session_handoff_get_template")
-    assert results and all(r.get("isError") for r in results), [_text(r) for r in results]
-
-
-@then(parsers.re(r'the file "(?P<name>[^"]+)" is untouched'))
-def _foreign_untouched(world: World, name: str) -> None:
-    path = _dossier(world)
-    assert path.read_text(encoding="utf-8") == f"{name}: not the extension's\n"
-
-
-@then(parsers.re(r'a notification says "(?P<text>[^"]+)"'))
-def _notified(world: World, text: str) -> None:
-    notes = _notes(world)
-    assert any(text in n for n in notes), f"notifications: {notes}"
-
-
-@then(parsers.re(r'the handoff config file holds "(?P<key>[^"]+)" = (?P<value>.+)'))
-def _config_holds(world: World, key: str, value: str) -> None:
-    path = _agent_dir(world) / "config.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    expected = json.loads(value.replace("$WORK", json.dumps(str(world.observe().project_dir.parent))[1:-1]))
-    assert data.get(key) == expected, f"{key}: {data.get(key)!r}"
-    leftovers = [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")]
-    assert not leftovers, leftovers
-
-
-@then("the handoff config file is unchanged")
-def _config_unchanged(world: World) -> None:
-    assert _config_bytes(world) == world.remembered.get("config_before")
-
-
-@then(
+@when(
     parsers.re(
-        r'the project templates file assigns "(?P<name>[^"]+)" to the (?P<role>call|handoff) role of this directory'
+        r'the user sets "(?P<key>[^"]+)" to "(?P<value>[^"]*)" in /sh settings and declines the creation'
     )
 )
-def _project_file(world: World, name: str, role: str) -> None:
-    data = json.loads((_agent_dir(world) / "project-templates.json").read_text(encoding="utf-8"))
-    cwd = str(world.observe().project_dir)
-    assert data["projects"][cwd][role] == name, data
+def _set_setting_declined(world: World, key: str, value: str) -> None:
+    world.start()
+    world.remembered["config_before"] = config_bytes(world)
+    begin(world)
+    world.command("/sh settings", settings_answers(world, key, value, create=False))
 
 
-@then(parsers.re(r'the handoff request the model received starts with "(?P<text>[^"]+)"'))
-def _call_text(world: World, text: str) -> None:
-    users = [
-        _text(e.get("message") or {})
-        for e in _source_entries(world)
-        if (e.get("message") or {}).get("role") == "user"
-    ]
-    assert any(u.startswith(text) for u in users), users
+@when("the user opens /sh settings and closes it")
+def _settings_closed(world: World) -> None:
+    world.start()
+    world.remembered["config_before"] = config_bytes(world)
+    begin(world)
+    world.command("/sh settings", [DialogAnswer(cancel=True)])
 
 
-@then("no handoff was requested")
-def _nothing_requested(world: World) -> None:
-    assert not _widget_texts(world), _widget_texts(world)
-    assert not world.observe().model_requests[world.remembered["mark"].model_requests :]
+@given("Pi runs without a session file")
+def _in_memory(world: World) -> None:
+    """``--no-session``: Pi keeps the session in memory (``SessionManager.inMemory``)."""
+    world.require_setup("an in-memory session").data["session"] = "memory"
 
 
-@then(parsers.re(r'the status tool reported "(?P<text>[^"]+)"'))
-def _status_reported(world: World, text: str) -> None:
-    results = _tool_results(world.observe().entries, "blitz_handoff")
-    assert results and text in _text(results[-1]), [_text(r) for r in results]
+# ===================================================================== when: overlap and compaction
+@when(
+    "the model asks for the template and the user cancels the handoff while the model runs an unrelated tool"
+)
+def _cancel_during_work(world: World) -> None:
+    """``/sh cancel`` arrives while the model's turn streams a tool call of unrelated work: the
+    cancel must wait for that run to settle, never abort it (reference: Cancel)."""
+    cancel = CommandOp.model_validate({"command": {"text": "/sh cancel"}})
+    work = Reply(
+        tool_calls=(call("bash", {"command": "echo unrelated work"}),),
+        context_tokens=12_300,
+        latency_ms=500,
+        during=(cancel,),
+    )
+    world.remembered["run_final_text"] = "Unrelated work done."
+    sh_start(world, get_reply(), work, Reply(text="Unrelated work done.", context_tokens=12_400))
 
 
-@then("the prompt was handled by the extension and never reached the model")
-def _prompt_handled(world: World) -> None:
-    outcome = world.remembered["last_prompt"]
-    assert outcome.disposition == "handled", outcome
-    mark = world.remembered["mark"]
-    assert not world.observe().model_requests[mark.model_requests :], "a model request followed"
+@when(
+    parsers.re(
+        r'while the handoff is written the user chooses "(?P<option>[^"]+)" for "(?P<name>[^"]+)" in /sh recover'
+    )
+)
+def _recover_while_active(world: World, option: str, name: str) -> None:
+    sh_start(world, get_reply(), Reply(text="Template received.", context_tokens=12_200))
+    begin(world)
+    world.command("/sh recover", recover_answers(name, option))
+
+
+@when(
+    parsers.re(
+        r'while the handoff is written the user sets "(?P<key>[^"]+)" to "(?P<value>[^"]*)" in /sh settings'
+    )
+)
+def _settings_while_active(world: World, key: str, value: str) -> None:
+    sh_start(world, get_reply(), Reply(text="Template received.", context_tokens=12_200))
+    world.remembered["config_before"] = config_bytes(world)
+    begin(world)
+    world.command("/sh settings", settings_answers(world, key, value))
+
+
+@when("the user compacts the session manually and the compaction fails")
+def _failed_compaction(world: World) -> None:
+    """Pi's own summarizer fails (a provider error): Pi reports the compaction failed and emits no
+    ``session_compact`` (agent-session.js ``compact``: the error propagates, no entry is appended)."""
+    world.start()
+    world.ensure_history()
+    begin(world)
+    world.script("summary", Reply(error=HttpError(status=500, message="summarizer unavailable")))
+    entries = len(world.compactions())
+    asked = len(world.observe().requests("summary"))
+    outcome = world.perform(CompactOp())
+    assert len(world.observe().requests("summary")) > asked, (
+        "Pi never asked its summarizer: no compaction ran"
+    )
+    assert not outcome.ok, "the compaction did not fail"
+    assert len(world.compactions()) == entries, "the failed compaction appended a compaction entry"

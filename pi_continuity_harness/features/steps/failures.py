@@ -111,8 +111,15 @@ def _each_failure_notified(world: World, n: str) -> None:
 
 @then("no run was aborted")
 def _no_run_aborted(world: World) -> None:
-    aborted = [e for e in world.observe().session("agent_settled") if e.get("aborted")]
+    observation = world.observe()
+    aborted = [e for e in observation.session("agent_settled") if e.get("aborted")]
     assert not aborted, f"{len(aborted)} run(s) settled aborted"
+    if world.target is not None and "agent-settled-aborted" not in world.target.capabilities():
+        # Pi 1.0.3's agent_settled carries no ``aborted`` (dist/core/agent-session.js:676-677), so
+        # the check above would pass vacuously there: an aborted run also ends with an assistant
+        # reply that stopped "aborted".
+        replies = [e for e in observation.session("message_end") if e.get("stopReason") == "aborted"]
+        assert not replies, f"{len(replies)} assistant repl(ies) stopped aborted"
 
 
 @then("no synthesis request was aborted")

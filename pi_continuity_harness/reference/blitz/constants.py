@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "AUTO_BUDGET_ENTRY",
     "CALL_PROTOCOL",
+    "CALL_TYPE",
     "COMMAND_NAME",
     "CUTOVER_SUBCOMMAND",
     "DEFAULT_CALL_TEMPLATE",
@@ -16,6 +17,7 @@ __all__ = [
     "DEFERRED_BOUNDARY",
     "EMERGENCY_INSTRUCTION",
     "EMERGENCY_PERCENT",
+    "EMERGENCY_TYPE",
     "FINISH_TOOL",
     "GET_TOOL",
     "LEGACY_TEMPLATE_NAMES",
@@ -23,6 +25,7 @@ __all__ = [
     "PROJECT_AUTODISCOVER",
     "PROJECT_DEFAULT",
     "REMINDER_TEXT",
+    "REMINDER_TYPE",
     "ROLES",
     "STATUS_TOOL",
     "SUBCOMMANDS",
@@ -43,6 +46,11 @@ FINISH_TOOL = "session_handoff_finish"
 
 WIDGET_KEY = "pi-blitz-handoff"
 AUTO_BUDGET_ENTRY = "pi-blitz-handoff-automatic"
+#: ``customType`` of the messages the extension sends the model (a reminder, the emergency
+#: instruction, an automatic request's Call instruction).
+REMINDER_TYPE = "pi-blitz-handoff-reminder"
+EMERGENCY_TYPE = "pi-blitz-handoff-emergency"
+CALL_TYPE = "pi-blitz-handoff-call"
 
 #: Template roles and their file-name prefixes (``call_*.cmpl``, ``handoff_*.cmpl``).
 ROLES: tuple[str, ...] = ("call", "handoff")

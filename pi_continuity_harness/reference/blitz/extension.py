@@ -56,13 +56,16 @@ from pi_continuity_harness.reference.blitz.chain import ChainError, decide_paren
 from pi_continuity_harness.reference.blitz.commands import run_command
 from pi_continuity_harness.reference.blitz.constants import (
     AUTO_BUDGET_ENTRY,
+    CALL_TYPE,
     COMMAND_NAME,
     CUTOVER_SUBCOMMAND,
     EMERGENCY_INSTRUCTION,
     EMERGENCY_PERCENT,
+    EMERGENCY_TYPE,
     FINISH_TOOL,
     GET_TOOL,
     REMINDER_TEXT,
+    REMINDER_TYPE,
     ROLES,
     STATUS_TOOL,
     SUBCOMMANDS,
@@ -274,11 +277,15 @@ class BlitzHandoff:
             source_session_file=source_file,
         )
         if request.defer_mode == "request":
-            request.capture = CaptureWindow(self.recovery_dir(), session_id, now)
+            request.capture = self.new_capture(session_id, now)
         self.request = request
         self.finished_widget = False
         self.refresh(ctx)
         return request
+
+    def new_capture(self, session_id: str, now: float) -> CaptureWindow:
+        """The capture window of a request (its prompts and its one recovery file)."""
+        return CaptureWindow(self.recovery_dir(), session_id, now)
 
     def dispatch_call(self, request: BlitzRequest) -> None:
         """Send the Call instruction once (it starts a run from idle)."""
@@ -295,7 +302,7 @@ class BlitzHandoff:
         if request is None or not request.reminder_due(self.now(), self.settings.readiness_retry_seconds):
             return
         request.reminded = True
-        message = {"customType": "pi-blitz-handoff-reminder", "content": REMINDER_TEXT, "display": True}
+        message = {"customType": REMINDER_TYPE, "content": REMINDER_TEXT, "display": True}
         if ctx.is_idle():
             self.pi.send_message(message)
         else:
@@ -324,7 +331,7 @@ class BlitzHandoff:
                 request.reminded = True
                 self.pi.send_message(
                     {
-                        "customType": "pi-blitz-handoff-emergency",
+                        "customType": EMERGENCY_TYPE,
                         "content": EMERGENCY_INSTRUCTION,
                         "display": True,
                     },
@@ -356,7 +363,7 @@ class BlitzHandoff:
         request.call_dispatched = True
         request.reminder_started_at = self.now()
         self.pi.send_message(
-            {"customType": "pi-blitz-handoff-call", "content": request.call_text, "display": True},
+            {"customType": CALL_TYPE, "content": request.call_text, "display": True},
             deliver_as="steer",
         )
 
@@ -410,7 +417,7 @@ class BlitzHandoff:
         request.retrieved_at = now
         request.phase = "writing"
         if request.capture is None and request.defer_mode == "writing":
-            request.capture = CaptureWindow(self.recovery_dir(), request.source_session_id, now)
+            request.capture = self.new_capture(request.source_session_id, now)
         pending_call = None
         if not request.call_dispatched:
             request.call_dispatched = True
@@ -653,6 +660,10 @@ class BlitzHandoff:
             ctx.ui.notify("Session Handoff cancelled." + removed + kept, "info")
 
     # ================================================================== registration
+    async def run(self, args: str, ctx: ExtensionCommandContext) -> None:
+        """``/sh <args>`` (see :mod:`.commands`)."""
+        await run_command(self, args, ctx)
+
     def register(self) -> None:
         pi = self.pi
 
@@ -684,7 +695,7 @@ class BlitzHandoff:
         pi.on("session_compact", on_compact)
 
         async def command(args: str, ctx: ExtensionCommandContext) -> None:
-            await run_command(self, args, ctx)
+            await self.run(args, ctx)
 
         pi.register_command(
             COMMAND_NAME,

@@ -1,6 +1,8 @@
-"""Real Pi 1.6 target: install Pi, fake the model, drive ``pi --mode rpc``, observe extensions.
+"""Real Pi target: install Pi, fake the model, drive ``pi --mode rpc``, observe extensions.
 
-* :mod:`.install` — pinned Node 22.23.3 + ``@earendil-works/pi-coding-agent@1.6.0`` from npm.
+* :mod:`.install` — pinned Node 22.23.3 + ``@earendil-works/pi-coding-agent`` (1.6.0 by default,
+  or any of :data:`SUPPORTED_PI_VERSIONS`, each cached beside the others) from npm.
+* :mod:`.versions` — what each supported Pi release lacks, with the file:line in its package.
 * :mod:`.fake_server` — OpenAI-compatible streaming server playing a :class:`ModelScript`.
 * :mod:`.rpc_client` — :class:`PiRpcProcess`, the RPC JSONL client (events, dialogs, helpers).
 * :mod:`.environment` — :class:`PiEnvironment`, an isolated offline workspace and Pi's argv.
@@ -26,8 +28,11 @@ from pi_continuity_harness.targets.realpi.fake_server import (
 from pi_continuity_harness.targets.realpi.install import (
     NODE_VERSION,
     PI_VERSION,
+    SUPPORTED_PI_VERSIONS,
     PiInstallation,
     PiInstallError,
+    UnsupportedPiVersionError,
+    check_pi_version,
     default_cache_dir,
     find_installation,
     install_pi,
@@ -50,13 +55,22 @@ from pi_continuity_harness.targets.realpi.rpc_client import (
     RpcEvent,
     dialog_response,
 )
+from pi_continuity_harness.targets.realpi.versions import (
+    HOST_CAPABILITIES,
+    PROFILES,
+    PiVersionProfile,
+    profile_for,
+)
 
 __all__ = [
     "BRIDGE_PATH",
     "COMPETITORS_PATH",
+    "HOST_CAPABILITIES",
     "NODE_VERSION",
     "OBSERVER_PATH",
     "PI_VERSION",
+    "PROFILES",
+    "SUPPORTED_PI_VERSIONS",
     "AnswerRules",
     "DialogRecord",
     "FakeModel",
@@ -70,9 +84,12 @@ __all__ = [
     "PiRpcTimeoutError",
     "PiStartError",
     "PiTarget",
+    "PiVersionProfile",
     "PromptResult",
     "RecordedRequest",
     "RpcEvent",
+    "UnsupportedPiVersionError",
+    "check_pi_version",
     "classify_request",
     "default_agent_settings",
     "default_cache_dir",
@@ -81,5 +98,6 @@ __all__ = [
     "install_pi",
     "normalise_session_event",
     "parse_chat_request",
+    "profile_for",
     "sse_chunks",
 ]

@@ -1,13 +1,21 @@
-"""Install a pinned Node 22 and Pi 1.6.0 from the npm registry into a cache directory.
+"""Install a pinned Node 22 and a Pi release from the npm registry into a cache directory.
 
 Layout of the cache directory (default ``$PI_CONTINUITY_HARNESS_CACHE`` or
 ``~/.cache/pi-continuity-harness``)::
 
-    node22/            npm project holding the ``node`` (or ``node-<os>-<arch>``) package
-    pi/                npm project holding @earendil-works/pi-coding-agent
-    npm-cache/         npm's cache (never the user's ~/.npm)
-    install.json       marker: versions, paths and timings
-    .lock              flock held while installing
+    node22/                           npm project holding the ``node`` (or ``node-<os>-<arch>``)
+                                      package, shared by every Pi release
+    pi-<version>/                     one npm project per Pi release, each beside the others
+    pi-<version>/harness-install.json marker of that release: versions, paths and timings
+    pi/ + install.json                the single-release layout of harness 0.1 (Pi 1.6.0); still
+                                      recognised for 1.6.0, never written
+    npm-cache/                        npm's cache (never the user's ~/.npm)
+    .lock                             flock held while installing
+
+:data:`PI_VERSION` is the default release; :data:`SUPPORTED_PI_VERSIONS` are the releases the
+real-Pi target can drive (what each lacks: :mod:`.versions`). Every one of them needs Node
+``>=22.19.0`` (``package.json:106`` in 1.0.3, ``:95`` in 1.3.0, 1.5.x and 1.6.0, ``:96`` in
+1.4.0), so one Node serves them all.
 
 The machine's ``npm`` installs Node 22; the Pi install then runs the same ``npm`` with Node 22
 first on ``PATH``. An existing installation is reused after a cheap check (``node --version``
@@ -37,12 +45,16 @@ __all__ = [
     "NODE_VERSION",
     "PI_PACKAGE",
     "PI_VERSION",
+    "SUPPORTED_PI_VERSIONS",
     "PiInstallError",
     "PiInstallation",
+    "UnsupportedPiVersionError",
     "cache_tmp_dir",
+    "check_pi_version",
     "default_cache_dir",
     "find_installation",
     "install_pi",
+    "pi_dir_for",
 ]
 
 NODE_VERSION = "22.23.3"
@@ -50,7 +62,30 @@ NODE_PACKAGE = f"node@{NODE_VERSION}"
 PI_VERSION = "1.6.0"
 PI_PACKAGE_NAME = "@earendil-works/pi-coding-agent"
 PI_PACKAGE = f"{PI_PACKAGE_NAME}@{PI_VERSION}"
-_MARKER = "install.json"
+#: The releases the real-Pi target drives, oldest first: the 1.x releases on the npm registry
+#: (``npm view @earendil-works/pi-coding-agent versions``; 1.0.4, 1.1.0, 1.2.0 and 1.5.1 are
+#: named in Pi's CHANGELOG but were never published). The 0.x line is not supported: it lacks
+#: what the target reads (``agent_settled``, the prompt ``disposition``, project trust, the
+#: compaction ``reason``).
+SUPPORTED_PI_VERSIONS: tuple[str, ...] = ("1.0.3", "1.3.0", "1.4.0", "1.5.0", "1.5.2", "1.6.0")
+#: npm ``overrides`` a release needs to install at all. 1.0.3's ``package.json:50`` depends on
+#: ``@earendil-works/chord@^1.0.3``, which the registry never had (its newest chord is 0.87.1,
+#: so npm fails with ETARGET); no file of its ``dist/`` imports chord, and 1.1.0 "Removed the
+#: dependency on @earendil-works/chord" (``CHANGELOG.md:496`` in 1.6.0). It also asks for its own
+#: packages with caret ranges (``package.json:51-55``), which would float to the newest 1.x, so
+#: they are pinned to 1.0.3 (1.3.0 and later pin them exactly themselves).
+_NPM_OVERRIDES: dict[str, dict[str, str]] = {
+    "1.0.3": {
+        "@earendil-works/chord": "0.87.1",
+        "@earendil-works/pi-agent-core": "1.0.3",
+        "@earendil-works/pi-ai": "1.0.3",
+        "@earendil-works/pi-codemode": "1.0.3",
+        "@earendil-works/pi-mcp": "1.0.3",
+        "@earendil-works/pi-tui": "1.0.3",
+    },
+}
+_MARKER = "install.json"  # the single-release marker of harness 0.1 (Pi 1.6.0 in pi/)
+_VERSION_MARKER = "harness-install.json"
 _NPM_TIMEOUT_S = 600.0
 _VERSION_TIMEOUT_S = 60.0
 
@@ -59,9 +94,30 @@ class PiInstallError(TargetError, RuntimeError):
     """Node or Pi could not be installed or verified (npm missing, registry failure, ...)."""
 
 
+class UnsupportedPiVersionError(PiInstallError, ValueError):
+    """A Pi version the real-Pi target cannot drive (or that the registry does not have)."""
+
+
+def check_pi_version(version: str | None) -> str:
+    """``version`` (None: :data:`PI_VERSION`; a leading ``v`` is dropped) when the target drives
+    it, else one clear error naming it and the supported versions."""
+    chosen = PI_VERSION if version is None else str(version).strip().removeprefix("v")
+    if chosen not in SUPPORTED_PI_VERSIONS:
+        raise UnsupportedPiVersionError(
+            f"Pi {chosen!r} is not supported: the real-Pi target drives {PI_PACKAGE_NAME} "
+            f"{', '.join(SUPPORTED_PI_VERSIONS)} (the 1.x releases on the npm registry)"
+        )
+    return chosen
+
+
+def pi_dir_for(cache_dir: Path, version: str) -> Path:
+    """``<cache>/pi-<version>``: the npm project of one Pi release."""
+    return cache_dir / f"pi-{version}"
+
+
 @dataclass(frozen=True)
 class PiInstallation:
-    """A usable Node 22 + Pi 1.6 installation."""
+    """A usable Node 22 + Pi installation (one release)."""
 
     cache_dir: Path
     node_path: Path
@@ -223,26 +279,57 @@ def _locked(cache_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _existing(cache_dir: Path, started: float) -> PiInstallation | None:
-    marker = cache_dir / _MARKER
+def _existing(cache_dir: Path, started: float, version: str) -> PiInstallation | None:
+    """The verified installation of ``version``: ``pi-<version>/``, or for :data:`PI_VERSION`
+    also the single-release layout of harness 0.1 (``pi/`` + ``install.json``)."""
+    pi_dir = pi_dir_for(cache_dir, version)
+    candidates = [(pi_dir, pi_dir / _VERSION_MARKER)]
+    if version == PI_VERSION:
+        candidates.append((cache_dir / "pi", cache_dir / _MARKER))
+    for directory, marker in candidates:
+        found = _existing_at(cache_dir, directory, marker, started, version)
+        if found is not None:
+            return found
+    return None
+
+
+#: ``(node --version, pi --version)`` of the pairs this process verified, by their paths
+#: (verifying runs Node and Pi, which takes seconds).
+_VERIFIED: dict[tuple[Path, Path], tuple[str, str]] = {}
+
+
+def _verified(node: Path, cli: Path, cache_dir: Path) -> tuple[str, str]:
+    """:func:`_verify`, once per process for each Node and Pi pair that still exists."""
+    key = (node, cli)
+    known = _VERIFIED.get(key)
+    if known is not None and node.exists() and cli.exists():
+        return known
+    versions = _verify(node, cli, cache_dir)
+    _VERIFIED[key] = versions
+    return versions
+
+
+def _existing_at(
+    cache_dir: Path, pi_dir: Path, marker: Path, started: float, version: str
+) -> PiInstallation | None:
     if not marker.exists():
         return None
     try:
         data = json.loads(marker.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if data.get("node_version") != NODE_VERSION or data.get("pi_version") != PI_VERSION:
+    if data.get("node_version") != NODE_VERSION or data.get("pi_version") != version:
         return None
     node = _find_node(cache_dir / "node22")
-    found = _pi_cli(cache_dir / "pi")
+    found = _pi_cli(pi_dir)
     if node is None or found is None:
         return None
     cli, pkg_dir = found
     try:
-        node_version, pi_version = _verify(node, cli, cache_dir)
+        node_version, pi_version = _verified(node, cli, cache_dir)
     except PiInstallError:
         return None
-    if node_version != NODE_VERSION or pi_version != PI_VERSION:
+    if node_version != NODE_VERSION or pi_version != version:
         return None
     return PiInstallation(
         cache_dir=cache_dir,
@@ -256,23 +343,15 @@ def _existing(cache_dir: Path, started: float) -> PiInstallation | None:
     )
 
 
-#: Installations verified by this process, by cache directory (verifying runs Node and Pi).
-_VERIFIED: dict[Path, PiInstallation] = {}
+def find_installation(cache_dir: Path | None = None, version: str | None = None) -> PiInstallation | None:
+    """The verified installation of Pi ``version`` (default :data:`PI_VERSION`) in ``cache_dir``,
+    or None. Never installs anything; an unsupported version is :class:`UnsupportedPiVersionError`.
 
-
-def find_installation(cache_dir: Path | None = None) -> PiInstallation | None:
-    """The verified installation in ``cache_dir``, or None. Never installs anything.
-
-    Verified once per process and cache directory (``node --version`` and ``pi --version`` take
-    seconds): the setup check before a run and the real-Pi target then agree for the cost of one."""
-    root = (cache_dir or default_cache_dir()).expanduser()
-    known = _VERIFIED.get(root)
-    if known is not None and known.node_path.exists() and known.pi_cli_path.exists():
-        return known
-    found = _existing(root, time.monotonic())
-    if found is not None:
-        _VERIFIED[root] = found
-    return found
+    The markers are read on every call; running Node and Pi to verify them happens once per
+    process and installed pair (:func:`_verified`), so the setup check before a run and the
+    real-Pi target agree for the cost of one."""
+    chosen = check_pi_version(version)
+    return _existing((cache_dir or default_cache_dir()).expanduser(), time.monotonic(), chosen)
 
 
 def _install_node(cache_dir: Path, npm: str, log: Callable[[str], None]) -> Path:
@@ -303,19 +382,47 @@ def _install_node(cache_dir: Path, npm: str, log: Callable[[str], None]) -> Path
     return node
 
 
+def _node_ok(cache_dir: Path) -> Path | None:
+    """The cached Node 22 when it answers ``--version`` with :data:`NODE_VERSION` (another Pi
+    release installed it before: only Pi is installed then)."""
+    node = _find_node(cache_dir / "node22")
+    if node is None:
+        return None
+    try:
+        version = _version([str(node), "--version"], dict(os.environ)).lstrip("v")
+    except PiInstallError:
+        return None
+    return node if version == NODE_VERSION else None
+
+
+def _pi_project(directory: Path, version: str) -> None:
+    """A fresh npm project for one Pi release, with the ``overrides`` that release needs."""
+    if directory.exists():
+        shutil.rmtree(directory)
+    directory.mkdir(parents=True)
+    manifest: dict[str, object] = {"private": True}
+    if version in _NPM_OVERRIDES:
+        manifest["overrides"] = dict(_NPM_OVERRIDES[version])
+    (directory / "package.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
 def install_pi(
     cache_dir: Path | None = None,
     *,
+    version: str | None = None,
     force: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> PiInstallation:
-    """Install (or reuse) Node 22.23.3 and Pi 1.6.0 in ``cache_dir``."""
+    """Install (or reuse) Node 22.23.3 and Pi ``version`` (default :data:`PI_VERSION`) in
+    ``cache_dir``, beside the other cached releases."""
     say: Callable[[str], None] = log or (lambda _msg: None)
+    chosen = check_pi_version(version)
+    package = f"{PI_PACKAGE_NAME}@{chosen}"
     root = (cache_dir or default_cache_dir()).expanduser().resolve()
     started = time.monotonic()
     with _locked(root):
         if not force:
-            existing = _existing(root, started)
+            existing = _existing(root, started, chosen)
             if existing is not None:
                 say(f"reusing Pi {existing.pi_version} / Node {existing.node_version} in {root}")
                 return existing
@@ -325,25 +432,27 @@ def install_pi(
                 "npm is not on PATH: Node 22 and Pi are installed from the npm registry with the "
                 "machine's npm (install Node.js/npm first)"
             )
-        (root / _MARKER).unlink(missing_ok=True)
+        pi_dir = pi_dir_for(root, chosen)
+        (pi_dir / _VERSION_MARKER).unlink(missing_ok=True)
         t0 = time.monotonic()
-        node = _install_node(root, npm, say)
+        node = None if force else _node_ok(root)
+        if node is None:
+            node = _install_node(root, npm, say)
         node_seconds = time.monotonic() - t0
         t1 = time.monotonic()
-        pi_dir = root / "pi"
-        _fresh_project(pi_dir)
+        _pi_project(pi_dir, chosen)
         path = str(node.parent) + os.pathsep + os.environ.get("PATH", "")
-        _run_npm(npm, [PI_PACKAGE], pi_dir, _npm_env(root, path), say)
+        _run_npm(npm, [package], pi_dir, _npm_env(root, path), say)
         pi_seconds = time.monotonic() - t1
         found = _pi_cli(pi_dir)
         if found is None:
-            raise PiInstallError(f"{PI_PACKAGE} installed but its CLI was not found under {pi_dir}")
+            raise PiInstallError(f"{package} installed but its CLI was not found under {pi_dir}")
         cli, pkg_dir = found
         node_version, pi_version = _verify(node, cli, root)
         if node_version != NODE_VERSION:
             raise PiInstallError(f"expected Node {NODE_VERSION}, got {node_version}")
-        if pi_version != PI_VERSION:
-            raise PiInstallError(f"expected Pi {PI_VERSION}, got {pi_version!r}")
+        if pi_version != chosen:
+            raise PiInstallError(f"expected Pi {chosen}, got {pi_version!r}")
         seconds = time.monotonic() - started
         installation = PiInstallation(
             cache_dir=root,
@@ -363,6 +472,6 @@ def install_pi(
             "installed_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }
         del marker["cached"]
-        (root / _MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        (pi_dir / _VERSION_MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
         say(f"installed Node {node_version} ({node_seconds:.1f} s) and Pi {pi_version} ({pi_seconds:.1f} s)")
         return installation

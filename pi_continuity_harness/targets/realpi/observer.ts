@@ -16,7 +16,12 @@
  * when the instance loads). An `observer_loaded` line marks each new instance.
  *
  * It also registers the command `/harness-reload`, which calls `ctx.reload()` (RPC has no
- * reload command).
+ * reload command), and `/harness-new-session [parentSessionFile]`, which calls
+ * `ctx.newSession({ parentSession })`: the real-Pi target starts a new session through it on the
+ * Pi releases whose RPC `new_session` binds the new session's extensions twice (1.0.3-1.5.2:
+ * rpc-mode.js calls `rebindSession()` again after `runtimeHost.newSession()` already did, so
+ * every `session_start` handler runs twice; see versions.py). It logs
+ * `harness_new_session {cancelled}`.
  *
  * Env PI_HARNESS_OBSERVER_TURN_EVENTS=0 skips the turn_start/turn_end handlers. (A turn_end
  * handler makes Pi dispatch its turn_end boundary; that has no visible effect except an
@@ -43,15 +48,15 @@ function safe(value: unknown): unknown {
 export default function observer(pi: ExtensionAPI): void {
 	const logPath = process.env.PI_HARNESS_OBSERVER_LOG;
 	const turnEvents = process.env.PI_HARNESS_OBSERVER_TURN_EVENTS !== "0";
-	let seq = 0;
-	if (logPath) {
+	const lineCount = (): number => {
+		if (!logPath) return 0;
 		try {
-			const text = fs.readFileSync(logPath, "utf8");
-			seq = text.split("\n").filter((line) => line.length > 0).length;
+			return fs.readFileSync(logPath, "utf8").split("\n").filter((line) => line.length > 0).length;
 		} catch {
-			seq = 0;
+			return 0;
 		}
-	}
+	};
+	let seq = lineCount();
 
 	const log = (type: string, fields: Json = {}): void => {
 		if (!logPath) return;
@@ -158,6 +163,17 @@ export default function observer(pi: ExtensionAPI): void {
 			return undefined;
 		});
 	}
+
+	pi.registerCommand("harness-new-session", {
+		description: "Pi Continuity Harness: start a new session (ctx.newSession())",
+		handler: async (args, ctx) => {
+			const parentSession = args.trim();
+			const result = await ctx.newSession(parentSession ? { parentSession } : undefined);
+			// This instance is stale now and the new one has logged since: continue after its lines.
+			seq = lineCount();
+			log("harness_new_session", { cancelled: result.cancelled });
+		},
+	});
 
 	pi.registerCommand("harness-reload", {
 		description: "Pi Continuity Harness: reload the runtime (ctx.reload())",

@@ -1,4 +1,5 @@
-"""PiTarget: the conformance suite against a real Pi 1.6 process over RPC.
+"""PiTarget: the conformance suite against a real Pi process over RPC (1.6.0 by default, or any
+release of :data:`~.install.SUPPORTED_PI_VERSIONS`; what each lacks: :mod:`.versions`).
 
 ``start(scenario)`` lays the workspace out as the simulator does (``agent/``, ``project/``,
 ``sessions/`` under the machine root, same agent settings, project settings and files; the
@@ -18,7 +19,8 @@ scenario's extensions in order:
 
 Each extension slot gets a generated wrapper under ``<work>/harness-extensions/``.
 
-Operations are RPC commands (a reload is the observer's ``/harness-reload`` command, a restart
+Operations are RPC commands (a reload is the observer's ``/harness-reload`` command; so is a new
+session on the releases whose RPC ``new_session`` runs ``session_start`` twice; a restart
 closes stdin and starts Pi again with ``--session <file>`` and no ``--model``, so Pi restores
 the session's model; a crash is SIGKILL to Pi's process group). Each operation waits until Pi
 is quiet (``agent_settled`` for runs, then idle and no events for a short quiet period).
@@ -93,6 +95,7 @@ from pi_continuity_harness.targets.realpi.fake_server import FakeModelServer
 from pi_continuity_harness.targets.realpi.install import (
     PiInstallation,
     PiInstallError,
+    check_pi_version,
     find_installation,
     install_pi,
 )
@@ -104,6 +107,7 @@ from pi_continuity_harness.targets.realpi.rpc_client import (
     PiRpcTimeoutError,
     RpcEvent,
 )
+from pi_continuity_harness.targets.realpi.versions import profile_for
 from pi_continuity_harness.targets.target import (
     CAPABILITIES,
     CheckedRun,
@@ -120,8 +124,12 @@ BRIDGE_PATH = Path(__file__).with_name("bridge.ts")
 COMPETITORS_PATH = Path(__file__).with_name("competitors.ts")
 _TS_SUFFIXES = (".ts", ".mts", ".js", ".mjs")
 _RELOAD_COMMAND = "harness-reload"
+_NEW_SESSION_COMMAND = "harness-new-session"
+#: Observer log lines that are the harness's own bookkeeping, not extension events.
+_OBSERVER_BOOKKEEPING = frozenset({"observer_loaded", "harness_reload", "harness_new_session"})
 _QUIET_S = 0.05
-#: Verified installations, per process (verifying runs ``node --version`` and ``pi --version``).
+#: Verified installations per Pi version, per process (verifying runs ``node --version`` and
+#: ``pi --version``).
 _INSTALLATIONS: dict[str, PiInstallation] = {}
 _LOAD_FAILURE = re.compile(r'Failed to load extension "(?P<path>[^"]+)": (?P<rest>.*)$')
 #: The operations that are RPC commands to a running Pi (restart and file edits are not).
@@ -241,7 +249,8 @@ def normalise_session_event(data: dict[str, Any]) -> dict[str, Any] | None:
 
 
 class PiTarget:
-    """A real Pi 1.6 process behind the Target seam."""
+    """A real Pi process behind the Target seam: ``pi_version`` (default the pinned 1.6.0, or the
+    given ``installation``'s) names the release, which decides the host capabilities."""
 
     name = "pi"
 
@@ -258,8 +267,15 @@ class PiTarget:
         held_op_timeout: float = 15.0,
         extra_env: dict[str, str] | None = None,
         system: str | None = None,
+        pi_version: str | None = None,
     ) -> None:
         self._implementation = implementation
+        if installation is not None and pi_version is not None and installation.pi_version != pi_version:
+            raise ValueError(f"pi_version {pi_version} but the installation is Pi {installation.pi_version}")
+        self._pi_version = check_pi_version(
+            pi_version if pi_version is not None else (installation.pi_version if installation else None)
+        )
+        self._profile = profile_for(self._pi_version)
         self._system = system
         self._workdir = Path(workdir)
         self._installation = installation
@@ -302,8 +318,13 @@ class PiTarget:
         """True when the implementation under test runs in Python through the bridge."""
         return not _is_typescript(self._implementation)
 
+    @property
+    def pi_version(self) -> str:
+        """The Pi release this target drives."""
+        return self._pi_version
+
     def capabilities(self) -> frozenset[str]:
-        caps = {"crash", "held-model-calls"}
+        caps = {"crash", "held-model-calls"} | set(self._profile.capabilities)
         if self.bridged:
             caps |= {"python-implementation", "fs-faults"}
         assert caps <= set(CAPABILITIES)
@@ -342,19 +363,22 @@ class PiTarget:
     def _find_installation(self) -> PiInstallation:
         if self._installation is not None:
             return self._installation
-        cached = _INSTALLATIONS.get("default")
+        version = self._pi_version
+        cached = _INSTALLATIONS.get(version)
         if cached is not None and cached.node_path.exists() and cached.pi_cli_path.exists():
             self._installation = cached
             return cached
         try:
-            found = find_installation()
+            found = find_installation(version=version)
             if found is None and self._install:
-                found = install_pi()
+                found = install_pi(version=version)
         except PiInstallError as error:
-            raise TargetUnavailableError(f"real Pi is not available: {error}") from error
+            raise TargetUnavailableError(f"real Pi {version} is not available: {error}") from error
         if found is None:
-            raise TargetUnavailableError("real Pi is not installed (run pi-continuity-harness install-pi)")
-        _INSTALLATIONS["default"] = found
+            raise TargetUnavailableError(
+                f"real Pi {version} is not installed (run pi-continuity-harness install-pi --pi-version {version})"
+            )
+        _INSTALLATIONS[version] = found
         self._installation = found
         return found
 
@@ -498,6 +522,8 @@ class PiTarget:
             args.append("--no-approve")
         if session is not None:
             args += ["--session", session]
+        elif self._scenario.session == "memory":
+            args.append("--no-session")
         return self._installation.argv(*args)
 
     def _start_process(
@@ -637,6 +663,8 @@ class PiTarget:
                 return OperationOutcome(name, bool(response.get("success")), response.get("error"))
             case NewSessionOp():
                 parent = self._current_session_file(proc) if op.new_session.parent else None
+                if self._profile.rpc_new_session_binds_twice:
+                    return self._new_session_by_command(proc, name, parent, during)
                 response = proc.new_session(parent, timeout=timeout)
                 self._settle(proc, during)
                 if not response.get("success"):
@@ -646,6 +674,38 @@ class PiTarget:
                 return OperationOutcome(name, True)
             case _:
                 assert_never(op)
+
+    def _new_session_by_command(
+        self, proc: PiRpcProcess, name: str, parent: str | None, during: bool
+    ) -> OperationOutcome:
+        """``new_session`` through the observer's ``/harness-new-session`` (``ctx.newSession``): on
+        the releases whose RPC ``new_session`` binds the new session's extensions twice, so every
+        ``session_start`` handler would run twice (:mod:`.versions`). Extension commands run before
+        the input hooks (``dist/core/agent-session.js:1702`` before ``:1735`` in 1.5.2, ``:1488``
+        before ``:1501`` in 1.0.3), so the command adds no ``input`` event."""
+        assert self._env is not None
+        seq = proc.event_seq
+        before = len(self._env.observer_events())
+        text = f"/{_NEW_SESSION_COMMAND}" + (f" {parent}" if parent else "")
+        outcome = self._prompt(proc, name, text, None, (), during)
+        if not outcome.ok:
+            return OperationOutcome(name, False, outcome.error)
+        errors = [
+            e.data
+            for e in proc.events_since(seq)
+            if e.type == "extension_error"
+            and e.data.get("extensionPath") == f"command:{_NEW_SESSION_COMMAND}"
+        ]
+        if errors:
+            return OperationOutcome(name, False, str(errors[0].get("error")))
+        done = [
+            line for line in self._env.observer_events()[before:] if line.get("type") == "harness_new_session"
+        ]
+        if not done:
+            return OperationOutcome(name, False, "the new session did not finish")
+        if done[-1].get("cancelled"):
+            return OperationOutcome(name, False, "cancelled")
+        return OperationOutcome(name, True)
 
     def _current_session_file(self, proc: PiRpcProcess) -> str | None:
         with contextlib.suppress(PiRpcError):
@@ -745,7 +805,7 @@ class PiTarget:
         observation.dialogs = [dict(d) for d in self._rules.records]
         assert self._env is not None
         for line in self._env.observer_events():
-            if line.get("type") in ("observer_loaded", "harness_reload"):
+            if line.get("type") in _OBSERVER_BOOKKEEPING:
                 continue
             # The simulator's trace leaves out fields whose value is None; so does this.
             observation.extension_events.append(
@@ -836,10 +896,10 @@ class PiTarget:
 
     # ------------------------------------------------------------------ misc
     def versions(self) -> dict[str, str]:
-        installation = self._installation or find_installation()
+        installation = self._installation or find_installation(version=self._pi_version)
         out = {
             "harness": __version__,
-            "host": f"Pi {installation.pi_version if installation else '?'} (real, RPC)",
+            "host": f"Pi {installation.pi_version if installation else self._pi_version} (real, RPC)",
             "python": platform.python_version(),
             "os": platform.platform(),
         }

@@ -7,7 +7,9 @@ Feature: pi-continue-26-user-input-races-the-continuation
   continuation is delivered after it; both reach the model, and there is exactly one
   continuation (spec §10: the continuation need not win queue ordering).
 
-  @rule-P3a @rule-P5a @rule-P7b @rule-P20 @rule-P24 @rule-P67 @rule-P82b @rule-P85 @rule-P108b @rule-P125
+  # Pi 1.0.3 is not busy while a run starts: a continuation sent during its pre-prompt
+  # compaction starts a run of its own ahead of the user's prompt (targets/realpi/versions.py).
+  @needs-busy-while-run-starts @rule-P3a @rule-P5a @rule-P7b @rule-P20 @rule-P24 @rule-P67 @rule-P82b @rule-P85 @rule-P108b @rule-P125
   Scenario: pre-prompt compaction: the prompt is answered, then the continuation
     Given the user has worked through 2 turns
     And the synthesis model fails with an HTTP 500 error

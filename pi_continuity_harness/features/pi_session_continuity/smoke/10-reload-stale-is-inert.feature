@@ -24,3 +24,14 @@ Feature: reload-stale-is-inert
     Then a notification says a stale pending Continuity Brief was found for this session and left inert
     And no compaction entry was persisted
     And no message was submitted to the model after the restart
+
+  # Pi refuses a reload while it compacts; Pi 1.0.3-1.5.0 reload mid-compaction
+  # (targets/realpi/versions.py). The handoff in flight must complete as if nothing happened.
+  @needs-held-model-calls @needs-reload-refused-while-busy
+  Scenario: a reload asked for while the Brief is synthesized is refused and the handoff completes
+    Given the user has worked through 2 turns
+    And Pi is asked to reload while the next Brief is being synthesized
+    When native compaction reaches its threshold
+    Then Pi did not reload
+    And the compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
+    And exactly one continuation was submitted

@@ -1,0 +1,274 @@
+"""The suite's own reading of pi-blitz-handoff 2.0: what the agent reference fixes, and nothing more.
+
+The reference document is a "meaning-equivalent derivative": it fixes names (the ``/sh``
+command, the tools ``session_handoff_get_template``, ``session_handoff_finish`` and
+``blitz_handoff``, the settings keys, the dossier and recovery file names, the widget's phase
+lines ``Waiting for Session Handoff``, ``Writing Session Handoff``, ``Session Handoff
+Finished``, ``Inputs deferred (N)``, the ``--- Deferred Prompt N of M ---`` boundaries) but
+not the wording of any response, instruction or notification. The steps and the blitz
+explorer read runs through this module, so an implementation that words things differently
+passes, and one that breaks a rule fails:
+
+* a Finish ID is the ID-like token a template response labels "Finish ID" (any case, any
+  separator) or puts into a ``session_handoff_finish({ "id": ... })`` example: the only way a
+  model can learn it;
+* the dossier is ``<cwd>/<CONFIG_DIR_NAME>/handoff_<native session id>.md`` (fixed);
+* the receiver is told to delete the dossier when its first prompt says to delete (or remove)
+  the dossier's path, not negated; to keep it when it says to leave it unchanged and does not
+  say to delete it. Paths are never read as words (a work directory named ``x-delete-y`` says
+  nothing);
+* the messages the extension sends the source model during a request are told apart by when
+  they come, not by their wording (:func:`classify`): the Call instruction is the first one of
+  a request, before any successful template response; the emergency instruction is the one
+  that directly follows a completed turn at or above 90 % of the window; every other one is a
+  reminder.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pi_continuity_harness.api import CONFIG_DIR_NAME
+from pi_continuity_harness.scenario.transcript import content_text
+
+__all__ = [
+    "COMMAND",
+    "DELETION_MATCH",
+    "DOSSIER_MATCH",
+    "EMERGENCY_PERCENT",
+    "FINISHED",
+    "FINISH_ID_MATCH",
+    "FINISH_TOOL",
+    "GET_TOOL",
+    "MANAGED_DIR",
+    "STATUS_TOOL",
+    "WAITING",
+    "WRITING",
+    "HandoffMessage",
+    "Item",
+    "classify",
+    "deferred_prompts",
+    "dossier_path",
+    "finish_id_in",
+    "inputs_deferred",
+    "instructs_deletion",
+    "instructs_retention",
+    "items_from_entries",
+    "mentions",
+    "recovery_file_name_re",
+    "without_paths",
+]
+
+COMMAND = "sh"
+GET_TOOL = "session_handoff_get_template"
+FINISH_TOOL = "session_handoff_finish"
+STATUS_TOOL = "blitz_handoff"
+#: ``<getAgentDir()>/pi-blitz-handoff/`` (Managed paths).
+MANAGED_DIR = "pi-blitz-handoff"
+#: The fixed emergency level (Deferral, reminder and emergency: ">=90% context").
+EMERGENCY_PERCENT = 90.0
+
+WAITING = "Waiting for Session Handoff"
+WRITING = "Writing Session Handoff"
+FINISHED = "Session Handoff Finished"
+
+_ID = r"([A-Za-z0-9][A-Za-z0-9._:-]*\d[A-Za-z0-9._:-]*)"
+#: ``{{match:...}}`` for the scripted model: the Finish ID a template response gave (group 1).
+FINISH_ID_MATCH = (
+    r"(?i)(?:finish[ \t_-]*id\b[^A-Za-z0-9\n]{0,8}|"
+    + re.escape(FINISH_TOOL)
+    + r"\(\s*\{\s*[\"']?id[\"']?\s*:\s*[\"'])"
+    + _ID
+)
+_PATH = r"(/[^\s`'\"<>()]+\.md)"
+#: ``{{match:...}}``: a dossier path (``.../<CONFIG_DIR_NAME>/handoff_<id>.md``) in a text (group 1).
+DOSSIER_MATCH = r"(/[^\s`'\"<>()]*/" + re.escape(CONFIG_DIR_NAME) + r"/handoff_[A-Za-z0-9._-]+\.md)"
+#: ``{{match:...}}``: the path a first prompt says to delete (or remove), not negated (group 1).
+DELETION_MATCH = r"(?im)(?<!not )(?<!never )(?<!n't )(?:^|(?<=\s))(?:delete|remove|rm)\b[^\n]{0,160}?" + _PATH
+_NEGATED = re.compile(r"(?i)\b(?:not|never|n't|without)\s+(?:\w+\s+){0,2}(?:delete|remove)\b")
+_RETAIN = re.compile(r"(?i)\b(?:unchanged|leave|retain)\b")
+_BOUNDARY = re.compile(r"(?m)^--- Deferred Prompt (\d+) of (\d+) ---$")
+
+
+def dossier_path(project_dir: str | Path, session_id: str) -> Path:
+    """``<cwd>/<CONFIG_DIR_NAME>/handoff_<native session id>.md`` (Managed paths: "no timestamp/subdir")."""
+    return Path(project_dir) / CONFIG_DIR_NAME / f"handoff_{session_id}.md"
+
+
+def finish_id_in(text: str) -> str | None:
+    """The Finish ID a template response gives, if any (see :data:`FINISH_ID_MATCH`)."""
+    found = re.search(FINISH_ID_MATCH, text)
+    return found.group(1) if found else None
+
+
+def without_paths(text: str) -> str:
+    """``text`` with every absolute path replaced by ``<path>``: a path is never read as words."""
+    return re.sub(r"/[^\s`'\"<>()]+", "<path>", text)
+
+
+def instructs_deletion(text: str, path: str | Path) -> bool:
+    """The text tells its reader to delete (or remove) exactly ``path``, not negated."""
+    wanted = str(path)
+    return any(found.group(1) == wanted for found in re.finditer(DELETION_MATCH, text))
+
+
+def instructs_retention(text: str, path: str | Path) -> bool:
+    """The text names ``path``, says to leave it unchanged, and never says to delete it."""
+    if str(path) not in text or instructs_deletion(text, path):
+        return False
+    words = without_paths(text)
+    plain = _NEGATED.sub("", words)
+    return bool(_RETAIN.search(words) or _NEGATED.search(words)) and not re.search(
+        r"(?i)(?:^|\s)(?:delete|remove)\b", plain
+    )
+
+
+def mentions(text: str, *names: str) -> bool:
+    return all(name in text for name in names)
+
+
+def inputs_deferred(count: int) -> str:
+    return f"Inputs deferred ({count})"
+
+
+def recovery_file_name_re(session_id: str) -> re.Pattern[str]:
+    """``<filesystem-safe UTC timestamp with milliseconds>-<session id: letters, digits, hyphens>.md``."""
+    component = re.sub(r"[^A-Za-z0-9-]", "-", session_id)
+    return re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-" + re.escape(component) + r"\.md")
+
+
+def deferred_prompts(text: str) -> list[tuple[int, int, str]] | None:
+    """``(n, m, prompt)`` of each ``--- Deferred Prompt N of M ---`` block, or None when the text
+    does not start with one. A prompt is what follows its boundary line up to the next boundary,
+    without the one line break after the boundary and the blank lines that separate blocks."""
+    marks = list(_BOUNDARY.finditer(text))
+    if not marks or text[: marks[0].start()].strip():
+        return None
+    out = []
+    for index, mark in enumerate(marks):
+        end = marks[index + 1].start() if index + 1 < len(marks) else len(text)
+        body = text[mark.end() : end].removeprefix("\n").removesuffix("\n")
+        if index + 1 < len(marks):
+            body = body.removesuffix("\n")
+        out.append((int(mark.group(1)), int(mark.group(2)), body))
+    return out
+
+
+# ============================================================================ the transcript
+@dataclass(frozen=True)
+class Item:
+    """One entry of a transcript, as the handoff reading needs it."""
+
+    index: int
+    kind: Literal["user", "extension", "assistant", "tool", "other"]
+    text: str
+    #: An assistant message's reported total tokens.
+    tokens: int | None = None
+    stop: str | None = None
+    #: A tool result's tool name, and whether it is an error.
+    tool: str | None = None
+    error: bool = False
+    #: An assistant message's tool calls: (tool name, its ``action`` argument or "").
+    calls: tuple[tuple[str, str], ...] = ()
+
+
+def items_from_entries(entries: list[dict[str, Any]], extension_texts: set[str]) -> list[Item]:
+    """A session's entries as :class:`Item` s. A user message whose text an extension sent
+    (``input`` with ``source: "extension"``) and every custom message are the extension's."""
+    out: list[Item] = []
+    for index, entry in enumerate(entries):
+        kind = entry.get("type")
+        if kind == "custom_message":
+            out.append(Item(index, "extension", content_text(entry.get("content"))))
+            continue
+        if kind != "message":
+            out.append(Item(index, "other", ""))
+            continue
+        message = entry.get("message") or {}
+        role = message.get("role")
+        text = content_text(message.get("content"))
+        if role == "user":
+            out.append(Item(index, "extension" if text in extension_texts else "user", text))
+        elif role == "assistant":
+            usage = message.get("usage") or {}
+            total = usage.get("totalTokens")
+            calls = tuple(
+                (str(block.get("name")), str((block.get("arguments") or {}).get("action", "")))
+                for block in message.get("content") or []
+                if isinstance(block, dict) and block.get("type") == "toolCall"
+            )
+            out.append(
+                Item(
+                    index,
+                    "assistant",
+                    text,
+                    tokens=int(total) if isinstance(total, (int, float)) else None,
+                    stop=message.get("stopReason"),
+                    calls=calls,
+                )
+            )
+        elif role == "toolResult":
+            out.append(
+                Item(
+                    index,
+                    "tool",
+                    text,
+                    tool=str(message.get("toolName")),
+                    error=bool(message.get("isError")),
+                )
+            )
+        else:
+            out.append(Item(index, "other", text))
+    return out
+
+
+@dataclass(frozen=True)
+class HandoffMessage:
+    """A message the extension sent the source model, and what it is."""
+
+    item: Item
+    kind: Literal["call", "emergency", "reminder"]
+
+
+def classify(items: list[Item], window: int) -> list[HandoffMessage]:
+    """The extension's messages of one request, told apart by when they come (module docstring).
+
+    ``items`` are one request's part of a transcript (from the request to its end). A request is
+    known once a Call instruction was sent, the model's ``blitz_handoff start`` succeeded or a
+    template response succeeded. The emergency is the message that follows a completed turn
+    (``stop``/``toolUse``) at or above 90 % of ``window`` (after that turn's tool results, before
+    the next assistant message) while a request is known; the Call instruction is the first
+    message of a request, before any successful template response, and directs the model to
+    ``session_handoff_get_template``; every other message is a reminder.
+    """
+    out: list[HandoffMessage] = []
+    known = retrieved = full = starting = False
+    for item in items:
+        if item.kind == "assistant":
+            full = (
+                item.stop in ("stop", "toolUse")
+                and item.tokens is not None
+                and item.tokens >= EMERGENCY_PERCENT / 100 * window
+            )
+            starting = (STATUS_TOOL, "start") in item.calls
+            continue
+        if item.kind == "tool":
+            if not item.error and item.tool == GET_TOOL:
+                retrieved = known = True
+            if not item.error and item.tool == STATUS_TOOL and starting:
+                known = True
+            continue
+        if item.kind != "extension":
+            continue
+        if full and known:
+            out.append(HandoffMessage(item, "emergency"))
+        elif not out and not retrieved and mentions(item.text, GET_TOOL):
+            out.append(HandoffMessage(item, "call"))
+            known = True
+        else:
+            out.append(HandoffMessage(item, "reminder"))
+        full = False
+    return out

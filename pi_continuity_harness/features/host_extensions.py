@@ -1,0 +1,31 @@
+"""Other extensions the host features load beside the implementation under test.
+
+They exist so a feature can watch a host behaviour a continuity extension relies on, one that
+neither reference exercises by itself (features tagged ``@host`` say so). A scenario loads one
+with ``extensions: [{module: "pi_continuity_harness.features.host_extensions:<name>"}]``, in
+the simulator and, through the bridge, in real Pi.
+"""
+
+from __future__ import annotations
+
+from pi_continuity_harness.api import ExtensionAPI, ExtensionContext, SessionStartEvent
+
+__all__ = ["SESSION_START_ENTRY", "session_start_recorder"]
+
+#: The ``customType`` of the entry :func:`session_start_recorder` appends.
+SESSION_START_ENTRY = "harness-session-start"
+
+
+def session_start_recorder(pi: ExtensionAPI) -> None:
+    """Appends a custom entry ``{"reason", "n"}`` at every ``session_start`` it sees (``n``
+    counts this instance's calls): what an extension that records its state when a session
+    starts does, so a feature can see how often ``session_start`` ran and whether an RPC client
+    heard of the entry (``entry_appended``)."""
+    count = 0
+
+    def on_start(event: SessionStartEvent, _ctx: ExtensionContext) -> None:
+        nonlocal count
+        count += 1
+        pi.append_entry(SESSION_START_ENTRY, {"reason": event.reason, "n": count})
+
+    pi.on("session_start", on_start)

@@ -1,0 +1,708 @@
+"""Then steps of the pi-blitz-handoff features: what must be observed, read as the reference fixes it.
+
+Every step checks the implementation's own effect, never only its absence: a step about a
+rejection needs the tool to be the implementation's (Pi declared it to the model), a step about
+a refusal needs the implementation to have said something, and the messages the extension sends
+the model are told apart by when they come (:func:`~pi_continuity_harness.features.blitz_oracle.classify`),
+not by their wording.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from pytest_bdd import parsers, then
+
+from pi_continuity_harness.features import blitz_oracle as oracle
+from pi_continuity_harness.features.steps.blitz import (
+    DOSSIER_TEXT,
+    agent_dir,
+    config_bytes,
+    dossier,
+    handoff_messages,
+    notes,
+    read_lines,
+    recovery_files,
+    registered_tools,
+    source_entries,
+    source_file,
+    source_items,
+    substitute_work,
+    text,
+    tool_results,
+    widget_texts,
+)
+from pi_continuity_harness.features.steps.common import last_mark
+from pi_continuity_harness.features.world import World
+
+
+# ===================================================================== the transfer
+@then("Pi switched to a new session whose header links to the source session")
+def _parent_linked(world: World) -> None:
+    obs = world.observe()
+    source = source_file(world)
+    assert obs.session_file is not None and obs.session_file != source, "Pi did not switch sessions"
+    header = read_lines(obs.session_file)[0]
+    assert header.get("parentSession") == str(source), f"header: {header}"
+    starts = [e for e in obs.events("session_start") if e.get("reason") == "new"]
+    assert starts and starts[-1].get("previousSessionFile") == str(source), f"session_start events: {starts}"
+
+
+@then("Pi switched to a new independent master session")
+def _independent(world: World) -> None:
+    obs = world.observe()
+    source = source_file(world)
+    assert obs.session_file is not None and obs.session_file != source, "Pi did not switch sessions"
+    header = read_lines(obs.session_file)[0]
+    assert "parentSession" not in header, f"header: {header}"
+
+
+@then("Pi did not switch sessions")
+def _no_switch(world: World) -> None:
+    obs = world.observe()
+    assert str(obs.session_file) == str(source_file(world)), f"switched to {obs.session_file}"
+    assert not [e for e in obs.events("session_start") if e.get("reason") == "new"]
+
+
+def _first_prompt(world: World) -> str:
+    users = world.observe().user_messages()
+    assert users, "the new session has no user message"
+    return users[0]
+
+
+@then("the receiver's first prompt names the dossier's absolute path and nothing of the source history")
+def _bootstrap(world: World) -> None:
+    obs = world.observe()
+    path = str(dossier(world))
+    first = _first_prompt(world)
+    assert path in first, f"first prompt: {first!r}"
+    receiver_requests = [r for r in obs.requests("agent") if path in r.last_user_text()]
+    assert receiver_requests, "no model request carried the bootstrap prompt"
+    messages = receiver_requests[0].request.messages
+    assert [m.get("role") for m in messages if m.get("role") != "system"] == ["user"], f"history: {messages}"
+    source_prompts = [i.text for i in source_items(world) if i.kind == "user" and len(i.text) >= 20]
+    leaked = [p[:60] for p in source_prompts if p[:40] in first]
+    assert not leaked, f"the first prompt carries the source history: {leaked}"
+
+
+@then("the bootstrap prompt tells the receiver to read the entire dossier, past any truncation")
+def _bootstrap_entire(world: World) -> None:
+    words = oracle.without_paths(_first_prompt(world))
+    assert re.search(r"(?i)\b(?:entire|whole|all of it|completely|in full)\b", words), words
+    assert re.search(r"(?i)truncat", words), words
+
+
+@then("the receiver read the whole dossier")
+def _read_whole(world: World) -> None:
+    reads = tool_results(world.observe().entries, "read")
+    assert reads and DOSSIER_TEXT.strip() in text(reads[0]), f"read results: {reads}"
+
+
+@then("the bootstrap prompt tells the receiver to delete exactly the dossier after reading it")
+def _bootstrap_delete(world: World) -> None:
+    first = _first_prompt(world)
+    assert oracle.instructs_deletion(first, dossier(world)), first
+
+
+@then("the bootstrap prompt tells the receiver to leave the dossier unchanged")
+def _bootstrap_keep(world: World) -> None:
+    first = _first_prompt(world)
+    assert oracle.instructs_retention(first, dossier(world)), first
+
+
+@then("the dossier is gone after the receiver's completed turn")
+def _dossier_gone(world: World) -> None:
+    assert not dossier(world).exists(), f"{dossier(world)} still exists"
+
+
+@then("the dossier is still there, unchanged")
+def _dossier_kept(world: World) -> None:
+    path = dossier(world)
+    assert path.exists() and path.read_text(encoding="utf-8").startswith(DOSSIER_TEXT), f"{path}"
+
+
+# ===================================================================== the widget
+@then(parsers.re(r'the status widget showed "(?P<value>[^"]+)"'))
+def _widget_showed(world: World, value: str) -> None:
+    texts = widget_texts(world)
+    assert any(value in (t or "") for t in texts), f"widget texts: {texts}"
+
+
+@then(parsers.re(r'the status widget now shows "(?P<value>[^"]+)"'))
+def _widget_now(world: World, value: str) -> None:
+    texts = widget_texts(world)
+    assert texts and value in (texts[-1] or ""), f"widget texts: {texts}"
+
+
+@then("the status widget no longer shows an active handoff")
+def _widget_ended(world: World) -> None:
+    texts = widget_texts(world)
+    assert texts, "the implementation never showed a widget"
+    last = texts[-1] or ""
+    active = [phase for phase in (oracle.WAITING, oracle.WRITING, oracle.FINISHED) if phase in last]
+    assert not active, f"the widget still shows {active}: {texts}"
+
+
+# ===================================================================== GET and Finish
+def _registered(world: World, name: str) -> None:
+    assert name in registered_tools(world), f"the implementation registered no tool {name!r}"
+
+
+@then("both template responses name the same dossier file and the same Finish ID")
+def _same_snapshot(world: World) -> None:
+    results = tool_results(source_entries(world), oracle.GET_TOOL)
+    assert len(results) == 2 and not any(r.get("isError") for r in results), f"GET results: {results}"
+    path = str(dossier(world))
+    ids = []
+    for result in results:
+        body = text(result)
+        assert path in body, f"the template response does not name {path}: {body!r}"
+        ids.append(oracle.finish_id_in(body))
+    assert ids[0] is not None and ids[0] == ids[1], f"Finish IDs: {ids}"
+    assert ids[0] != world.remembered.get("source_id"), "the Finish ID is the session ID"
+
+
+@then(
+    parsers.re(
+        r'the template response carries "(?P<marker>[^"]+)" exactly once and no message to the model does'
+    )
+)
+def _call_once(world: World, marker: str) -> None:
+    entries = source_entries(world)
+    results = tool_results(entries, oracle.GET_TOOL)
+    assert results and text(results[0]).count(marker) == 1, [text(r) for r in results]
+    for result in results[1:]:
+        assert marker not in text(result), f"a later template response repeats the Call: {text(result)!r}"
+    sent = [i.text for i in source_items(world) if i.kind in ("user", "extension") and marker in i.text]
+    assert not sent, f"the Call instruction was also sent as a message: {sent}"
+
+
+@then("the dossier file is reserved, empty and owner-only")
+def _reserved(world: World) -> None:
+    path = dossier(world)
+    assert path.exists() and path.stat().st_size == 0, f"{path}"
+    assert path.stat().st_mode & 0o077 == 0, oct(path.stat().st_mode)
+
+
+def _finish_results(world: World) -> list[dict[str, object]]:
+    _registered(world, oracle.FINISH_TOOL)
+    results = tool_results(source_entries(world), oracle.FINISH_TOOL)
+    assert results, "no Finish result"
+    return results
+
+
+@then("the Finish call was rejected")
+def _finish_rejected(world: World) -> None:
+    results = _finish_results(world)
+    assert results[-1].get("isError"), f"Finish results: {[text(r) for r in results]}"
+
+
+@then("the second Finish call was rejected")
+def _second_finish_rejected(world: World) -> None:
+    results = _finish_results(world)
+    assert len(results) >= 2 and results[1].get("isError"), [text(r) for r in results]
+
+
+@then(parsers.re(r"exactly (?P<n>\d+) Finish calls? (?:was|were) accepted"))
+def _finish_accepted(world: World, n: str) -> None:
+    results = tool_results(source_entries(world), oracle.FINISH_TOOL)
+    accepted = [r for r in results if not r.get("isError")]
+    assert len(accepted) == int(n), f"Finish results: {[text(r) for r in results]}"
+
+
+@then("the template request was refused")
+def _get_refused(world: World) -> None:
+    _registered(world, oracle.GET_TOOL)
+    results = tool_results(source_entries(world), oracle.GET_TOOL)
+    assert results and all(r.get("isError") for r in results), [text(r) for r in results]
+
+
+# ===================================================================== deferral and recovery
+@then("the deferred prompts never reached the source model")
+def _not_reached(world: World) -> None:
+    entries = source_entries(world)
+    path = str(dossier(world))
+    for prompt in world.remembered["deferred"]:
+        for request in world.observe().requests("agent"):
+            if path in request.last_user_text():
+                continue  # the receiver reads them from the dossier
+            for message in request.request.messages:
+                if message.get("role") == "user":
+                    assert text(message) != prompt, f"{prompt!r} reached the model"
+        assert not any(text(e.get("message") or {}) == prompt for e in entries)
+
+
+def _recovery_blocks(world: World) -> list[tuple[int, int, str]]:
+    files = recovery_files(world)
+    assert len(files) == 1, f"recovery files: {list(files)}"
+    blocks = oracle.deferred_prompts(next(iter(files.values())))
+    assert blocks is not None, f"not a deferred-prompts file: {files}"
+    return blocks
+
+
+@then("the recovery file holds the deferred prompts unchanged, in order, with boundaries")
+def _recovery_holds(world: World) -> None:
+    prompts = world.remembered["deferred"]
+    expected = [(i, len(prompts), p) for i, p in enumerate(prompts, 1)]
+    assert _recovery_blocks(world) == expected, recovery_files(world)
+
+
+@then("the recovery file is named after the UTC time in milliseconds and the source session ID")
+def _recovery_name(world: World) -> None:
+    names = list(recovery_files(world))
+    pattern = oracle.recovery_file_name_re(str(world.remembered.get("source_id")))
+    assert len(names) == 1 and pattern.fullmatch(names[0]), names
+
+
+@then("the recovery directory holds no file")
+def _no_recovery(world: World) -> None:
+    assert recovery_files(world) == {}, list(recovery_files(world))
+
+
+@then("the dossier ends with the deferred prompts, in order")
+def _dossier_has_prompts(world: World) -> None:
+    reads = tool_results(world.observe().entries, "read")
+    assert reads, "the receiver read nothing"
+    body = text(reads[0])
+    positions = [body.find(p) for p in world.remembered["deferred"]]
+    assert all(p >= 0 for p in positions) and positions == sorted(positions), body
+    assert body.find(DOSSIER_TEXT.strip()) < positions[0], "the prompts are not after the model's dossier"
+
+
+@then(parsers.re(r'"(?P<name>[^"]+)" is (?P<state>gone|still in the recovery directory)'))
+def _recovery_state(world: World, name: str, state: str) -> None:
+    files = recovery_files(world)
+    assert (name in files) == (state != "gone"), f"recovery files: {list(files)}"
+
+
+@then("both recovered prompts reached the model as one turn, in order")
+def _one_turn(world: World) -> None:
+    content = world.remembered["recovery_text"]
+    users = world.observe().user_messages()
+    assert users.count(content) == 1, users
+    assert any(content in r.last_user_text() for r in world.observe().requests("agent")), (
+        "no request carried it"
+    )
+
+
+@then("the whole recovery file was shown")
+def _inspected(world: World) -> None:
+    content = world.remembered["recovery_text"]
+    shown = notes(world) + [
+        str(d.get("prefill") or d.get("message") or "")
+        for d in world.observe().dialogs[last_mark(world).dialogs :]
+    ]
+    assert any(content in s for s in shown), shown
+
+
+# ===================================================================== reminder, emergency, automatic
+@then(parsers.re(r"exactly (?P<n>\d+) handoff reminders? (?:was|were) shown"))
+def _reminders(world: World, n: str) -> None:
+    found = [m for m in handoff_messages(world) if m.kind == "reminder"]
+    assert len(found) == int(n), f"reminders: {[m.item.text for m in found]}"
+    for message in found:
+        assert oracle.mentions(message.item.text, oracle.FINISH_TOOL), (
+            f"a reminder that does not ask for the Finish: {message.item.text!r}"
+        )
+
+
+@then(parsers.re(r"the emergency instruction was (?P<how>sent once|not sent)"))
+def _emergency(world: World, how: str) -> None:
+    messages = handoff_messages(world)
+    found = [m for m in messages if m.kind == "emergency"]
+    if how == "not sent":
+        assert not found, f"emergency messages: {[m.item.text for m in found]}"
+        return
+    assert len(found) == 1, f"extension messages: {[(m.kind, m.item.text) for m in messages]}"
+    instruction = found[0].item.text
+    assert oracle.mentions(instruction, oracle.FINISH_TOOL), (
+        f"the emergency does not ask for the Finish: {instruction!r}"
+    )
+
+
+def _calls_since_last_check(world: World) -> int:
+    items = source_items(world)
+    seen = int(world.remembered.get("auto_seen", 0))
+    world.remembered["auto_seen"] = len(items)
+    ours = [m for m in handoff_messages(world, seen) if m.kind != "emergency"]
+    return sum(1 for m in ours if oracle.mentions(m.item.text, oracle.GET_TOOL))
+
+
+@then(parsers.re(r"(?P<n>no|one) automatic handoff request was made"))
+def _automatic(world: World, n: str) -> None:
+    found = _calls_since_last_check(world)
+    assert found == (0 if n == "no" else 1), f"automatic requests since the last check: {found}"
+
+
+# ===================================================================== cancel, settings, misc
+@then("the owned dossier reservation was removed")
+def _reservation_removed(world: World) -> None:
+    path = str(dossier(world))
+    reserved = [
+        r
+        for r in tool_results(source_entries(world), oracle.GET_TOOL)
+        if not r.get("isError") and path in text(r)
+    ]
+    assert reserved and world.remembered.get("dossier_after_get", True), "the dossier was never reserved"
+    assert not dossier(world).exists(), f"{path} is still there"
+
+
+@then(parsers.re(r'the file "(?P<name>[^"]+)" is untouched'))
+def _foreign_untouched(world: World, name: str) -> None:
+    path = dossier(world)
+    assert path.read_text(encoding="utf-8") == f"{name}: not the extension's\n"
+
+
+@then("the handoff was refused naming the dossier file")
+def _refused_naming(world: World) -> None:
+    path = str(dossier(world))
+    said = notes(world) + [
+        text(r) for r in tool_results(source_entries(world), oracle.GET_TOOL) if r.get("isError")
+    ]
+    assert any(path in s for s in said), f"nothing named {path}: {said}"
+    accepted = [r for r in tool_results(source_entries(world), oracle.FINISH_TOOL) if not r.get("isError")]
+    assert not accepted, "a Finish was accepted"
+
+
+@then("the start was refused and the active request is unchanged")
+def _start_refused(world: World) -> None:
+    assert notes(world), "the implementation said nothing about the refused start"
+    mark = last_mark(world)
+    calls = [
+        m for m in handoff_messages(world, mark.entries) if oracle.mentions(m.item.text, oracle.GET_TOOL)
+    ]
+    assert not calls, f"a second Call instruction was sent: {[m.item.text for m in calls]}"
+
+
+@then("exactly one notification followed the cancel, and it reports no failure")
+def _one_followup(world: World) -> None:
+    new = world.observe().notifications[last_mark(world).notifications :]
+    assert len(new) == 1 and new[0][1] != "error", f"notifications after the cancel: {new}"
+
+
+@then(parsers.re(r'a notification names "(?P<value>[^"]+)"'))
+def _notified(world: World, value: str) -> None:
+    said = notes(world)
+    assert any(value in n for n in said), f"notifications: {said}"
+
+
+@then(parsers.re(r'the handoff config file holds "(?P<key>[^"]+)" = (?P<value>.+)'))
+def _config_holds(world: World, key: str, value: str) -> None:
+    path = agent_dir(world) / "config.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    expected = json.loads(value.replace("$WORK", json.dumps(str(world.observe().project_dir.parent))[1:-1]))
+    assert data.get(key) == expected, f"{key}: {data.get(key)!r}"
+    leftovers = [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+    assert not leftovers, leftovers
+
+
+@then("the handoff config file is unchanged")
+def _config_unchanged(world: World) -> None:
+    assert config_bytes(world) == world.remembered.get("config_before")
+
+
+@then(parsers.re(r'the directory "(?P<value>[^"]+)" (?P<state>exists|does not exist)'))
+def _directory_state(world: World, value: str, state: str) -> None:
+    path = Path(substitute_work(world, value))
+    assert path.is_dir() == (state == "exists"), f"{path}: is_dir={path.is_dir()}"
+
+
+@then(parsers.re(r'a confirmation named "(?P<value>[^"]+)"'))
+def _confirmed(world: World, value: str) -> None:
+    path = substitute_work(world, value)
+    confirms = [
+        d for d in world.observe().dialogs[last_mark(world).dialogs :] if d.get("method") == "confirm"
+    ]
+    assert any(path in f"{d.get('title', '')} {d.get('message', '')}" for d in confirms), confirms
+
+
+@then(
+    parsers.re(
+        r'the project templates file assigns "(?P<name>[^"]+)" to the (?P<role>call|handoff) role of this directory'
+    )
+)
+def _project_file(world: World, name: str, role: str) -> None:
+    data = json.loads((agent_dir(world) / "project-templates.json").read_text(encoding="utf-8"))
+    cwd = str(world.observe().project_dir)
+    assert data["projects"][cwd][role] == name, data
+
+
+@then(parsers.re(r'the handoff request the model received starts with "(?P<value>[^"]+)"'))
+def _call_text(world: World, value: str) -> None:
+    sent = [i.text for i in source_items(world) if i.kind == "extension"]
+    assert any(s.startswith(value) for s in sent), sent
+
+
+@then("no handoff was requested")
+def _nothing_requested(world: World) -> None:
+    assert not widget_texts(world), widget_texts(world)
+    assert not world.observe().model_requests[last_mark(world).model_requests :]
+
+
+@then("a menu was offered")
+def _menu_offered(world: World) -> None:
+    dialogs = world.observe().dialogs[last_mark(world).dialogs :]
+    assert any(d.get("method") == "select" for d in dialogs), dialogs
+
+
+@then(parsers.re(r"the status tool reported the warning threshold of (?P<n>\d+)%"))
+def _status_warning(world: World, n: str) -> None:
+    _registered(world, oracle.STATUS_TOOL)
+    results = tool_results(world.observe().entries, oracle.STATUS_TOOL)
+    assert results and not results[-1].get("isError"), [text(r) for r in results]
+    body = text(results[-1])
+    assert re.search(rf"(?<!\d){n}(?:\.0+)?\s*%", body), body
+
+
+@then("the prompt was handled by the extension and never reached the model")
+def _prompt_handled(world: World) -> None:
+    outcome = world.remembered["last_prompt"]
+    assert outcome.disposition == "handled", outcome
+    mark = last_mark(world)
+    assert not world.observe().model_requests[mark.model_requests :], "a model request followed"
+
+
+# ===================================================================== routes, timing, texts
+def _runs(world: World) -> list[list[dict[str, object]]]:
+    """The source session's runs: the message_end events between two agent_settled events."""
+    runs: list[list[dict[str, object]]] = [[]]
+    for event in world.observe().session_events:
+        if event.get("type") == "agent_settled":
+            runs.append([])
+        elif event.get("type") == "message_end":
+            runs[-1].append(event)
+    return runs
+
+
+def _run_of(world: World, role: tuple[str, ...], prefix: str) -> int:
+    for index, run in enumerate(_runs(world)):
+        if any(e.get("role") in role and str(prefix).startswith(str(e.get("text") or "\0")) for e in run):
+            return index
+    raise AssertionError(f"no message {prefix[:60]!r} was delivered")
+
+
+def _the_call(world: World) -> str:
+    calls = [m.item.text for m in handoff_messages(world) if m.kind == "call"]
+    assert len(calls) == 1, f"Call instructions: {calls}"
+    return calls[0]
+
+
+@then("the Call instruction reached the model only after that run settled")
+def _call_after_settled(world: World) -> None:
+    busy = _run_of(world, ("assistant",), str(world.remembered["busy_reply"]))
+    call_run = _run_of(world, ("user", "custom"), _the_call(world))
+    assert call_run > busy, f"the Call came in run {call_run}, the busy run was {busy}"
+
+
+@then("the Call instruction reached the model right after that turn's tool results, before its final answer")
+def _call_steered(world: World) -> None:
+    items = source_items(world)
+    call_text = _the_call(world)
+    at = next(i for i, item in enumerate(items) if item.kind == "extension" and item.text == call_text)
+    before = [i for i in items[:at] if i.kind != "other"]
+    assert before and before[-1].kind == "tool", f"the Call did not follow a tool result: {before[-3:]}"
+    final = str(world.remembered.get("run_final_text"))
+    after = [i.text for i in items[at:] if i.kind == "assistant"]
+    assert final in after, f"the run's final answer came before the Call: {after}"
+
+
+@then("the tool's result of that turn was recorded")
+def _tools_ran(world: World) -> None:
+    results = [i for i in source_items(world) if i.kind == "tool" and i.tool == "bash"]
+    assert results and not any(r.error for r in results), results
+
+
+@then(
+    parsers.re(
+        r"the status tool reported the context use, the automatic threshold of (?P<auto>\d+)% "
+        r"and a reminder delay of (?P<delay>\d+) seconds"
+    )
+)
+def _status_fields(world: World, auto: str, delay: str) -> None:
+    _registered(world, oracle.STATUS_TOOL)
+    results = tool_results(source_entries(world), oracle.STATUS_TOOL)
+    assert results and not results[0].get("isError"), [text(r) for r in results]
+    body = text(results[0])
+    percents = [float(p) for p in re.findall(r"(\d+(?:\.\d+)?)\s*%", body)]
+    assert any(5 <= p <= 6 for p in percents), f"no context use of about 5.5% in {body!r}"
+    assert float(auto) in percents, f"no automatic threshold of {auto}% in {body!r}"
+    assert re.search(rf"(?<!\d){delay}\s*(?:s\b|sec|second)", body), (
+        f"no reminder delay of {delay} s in {body!r}"
+    )
+
+
+@then("the two status answers report different handoff states")
+def _status_differs(world: World) -> None:
+    results = tool_results(source_entries(world), oracle.STATUS_TOOL)
+    assert len(results) == 2 and not any(r.get("isError") for r in results), [text(r) for r in results]
+    assert text(results[0]) != text(results[1]), text(results[0])
+
+
+@then("no handoff was started")
+def _not_started(world: World) -> None:
+    assert not [t for t in widget_texts(world) if t], widget_texts(world)
+    assert not handoff_messages(world), [m.item.text for m in handoff_messages(world)]
+    assert not dossier(world).exists()
+
+
+@then("the template request was refused and nothing was reserved")
+def _get_refused_nothing(world: World) -> None:
+    _get_refused(world)
+    assert not dossier(world).exists(), f"{dossier(world)} was reserved"
+
+
+@then(
+    "the Call instruction tells the model to call session_handoff_get_template({}) before writing, "
+    "and names neither the dossier file nor a Finish ID"
+)
+def _call_protocol(world: World) -> None:
+    call_text = _the_call(world)
+    assert oracle.mentions(call_text, oracle.GET_TOOL), call_text
+    assert str(dossier(world)) not in call_text and not re.search(oracle.DOSSIER_MATCH, call_text), call_text
+    ids = [oracle.finish_id_in(text(r)) for r in tool_results(source_entries(world), oracle.GET_TOOL)]
+    assert not [i for i in ids if i and i in call_text], f"the Call carries a Finish ID: {call_text!r}"
+
+
+@then(parsers.re(r'the template response carries "(?P<marker>[^"]+)" and names the source session file'))
+def _get_contents(world: World, marker: str) -> None:
+    results = [r for r in tool_results(source_entries(world), oracle.GET_TOOL) if not r.get("isError")]
+    assert results, "no successful template response"
+    body = text(results[0])
+    assert marker in body, f"the selected Handoff template is not in {body!r}"
+    assert str(source_file(world)) in body, f"the source transcript {source_file(world)} is not in {body!r}"
+
+
+@then("the bootstrap prompt tells the receiver to keep the dossier and report the blocker if the read fails")
+def _bootstrap_blocker(world: World) -> None:
+    words = oracle.without_paths(_first_prompt(world))
+    assert re.search(r"(?i)\b(?:fail|fails|failed|incomplete|cannot|unable)\b", words), words
+    assert re.search(r"(?i)\b(?:keep|leave|retain)\b|\bdo(?: not|n't) (?:delete|remove)\b", words), words
+    assert re.search(r"(?i)\b(?:report|tell|explain|blocker|blocked)\b", words), words
+
+
+def _managed_template(world: World, name: str) -> str:
+    path = agent_dir(world) / "templates" / name
+    assert path.is_file(), f"{path} was not installed"
+    return path.read_text(encoding="utf-8").strip()
+
+
+@then(
+    "the Call instruction starts with the installed call_default.cmpl and the template response carries "
+    "the installed handoff_default.cmpl"
+)
+def _defaults_used(world: World) -> None:
+    call_text = _the_call(world)
+    assert call_text.startswith(_managed_template(world, "call_default.cmpl")), call_text
+    results = [r for r in tool_results(source_entries(world), oracle.GET_TOOL) if not r.get("isError")]
+    assert results and _managed_template(world, "handoff_default.cmpl") in text(results[0]), results
+
+
+@then("the shipped Call template asks for the next safe checkpoint before the protocol")
+def _shipped_call(world: World) -> None:
+    call_text = _the_call(world)
+    template = call_text.split(oracle.GET_TOOL, 1)[0]
+    assert re.search(r"(?i)checkpoint", template), template
+    assert oracle.mentions(call_text, oracle.FINISH_TOOL), call_text
+
+
+_V2_TOPICS = (
+    r"userfacing",
+    r"autonom",
+    r"grant|permission",
+    r"dirty|blocker",
+    r"evidence",
+    r"skill",
+    r"next action",
+    r"history",
+    r"deferred prompt",
+)
+
+
+@then("the shipped Handoff template asks for the V2 dossier")
+def _shipped_handoff(world: World) -> None:
+    results = [r for r in tool_results(source_entries(world), oracle.GET_TOOL) if not r.get("isError")]
+    assert results, "no successful template response"
+    body = text(results[0])
+    missing = [topic for topic in _V2_TOPICS if not re.search(rf"(?i){topic}", body)]
+    assert not missing, f"the template response misses {missing}: {body!r}"
+
+
+@then("the tools Pi declared to the model stayed the same during the handoff, and every tool call ran")
+def _tools_unchanged(world: World) -> None:
+    requests = [r for r in world.observe().requests("agent") if str(dossier(world)) not in r.last_user_text()]
+    declared = {tuple(r.request.tools) for r in requests}
+    assert len(declared) == 1 and "write" in next(iter(declared)), f"declared tools changed: {declared}"
+    failed = [
+        (i.tool, i.text)
+        for i in source_items(world)
+        if i.kind == "tool" and i.error and i.tool not in (oracle.GET_TOOL, oracle.FINISH_TOOL)
+    ]
+    assert not failed, f"tool calls that did not run: {failed}"
+    unrelated = Path(world.observe().project_dir) / "notes" / "unrelated.txt"
+    assert unrelated.read_text(encoding="utf-8") == "unrelated work\n", "the native write did not run"
+
+
+@then(parsers.re(r'the settings dialog showed "(?P<a>[^"]+)" and "(?P<b>[^"]+)"'))
+def _settings_showed(world: World, a: str, b: str) -> None:
+    dialogs = world.observe().dialogs[last_mark(world).dialogs :]
+    shown = "\n".join(
+        " ".join(
+            [str(d.get("title", "")), str(d.get("message", "")), *(str(o) for o in d.get("options") or [])]
+        )
+        for d in dialogs
+    )
+    assert dialogs and a in shown and b in shown, shown
+
+
+@then("the extension sent the model no message")
+def _no_message(world: World) -> None:
+    sent = [m.item.text[:80] for m in handoff_messages(world)]
+    assert not sent, f"the extension sent the model {sent}"
+
+
+@then("the extension sent the model nothing but the Call instruction")
+def _only_the_call(world: World) -> None:
+    sent = [(m.kind, m.item.text[:80]) for m in handoff_messages(world)]
+    assert [kind for kind, _ in sent] == ["call"], f"the extension sent the model {sent}"
+
+
+@then("the writer's last reply ended normally before the switch")
+def _writer_settled(world: World) -> None:
+    replies = [i for i in source_items(world) if i.kind == "assistant"]
+    assert replies and replies[-1].stop == "stop" and replies[-1].text, (
+        f"the writer's last reply: {replies[-1:]}"
+    )
+    aborted = [
+        e for e in world.observe().session_events if e.get("type") == "agent_settled" and e.get("aborted")
+    ]
+    assert not aborted, f"a run was aborted: {aborted}"
+
+
+@then("the start was refused with a notification")
+def _refused_notified(world: World) -> None:
+    assert notes(world), "the implementation said nothing"
+    assert not [t for t in widget_texts(world) if t and oracle.WAITING in t], widget_texts(world)
+    assert not [m for m in handoff_messages(world) if m.kind == "call"], "a Call instruction was sent"
+
+
+@then(parsers.re(r'the start was refused with a notification naming "(?P<key>[^"]+)"'))
+def _start_refused_naming(world: World, key: str) -> None:
+    _refused_notified(world)
+    said = notes(world)
+    assert any(key in note for note in said), f"no notification of the refusal names {key!r}: {said}"
+
+
+@then("the handoff config file is as the user wrote it")
+def _config_as_written(world: World) -> None:
+    written = world.remembered.get("config_written")
+    assert written is not None, "the scenario wrote no handoff config"
+    assert config_bytes(world) == written, "the implementation rewrote the handoff config file"
+
+
+@then("the model's start was refused")
+def _model_start_refused(world: World) -> None:
+    _registered(world, oracle.STATUS_TOOL)
+    results = tool_results(world.observe().entries, oracle.STATUS_TOOL)
+    assert results and results[0].get("isError"), [text(r) for r in results]

@@ -1,0 +1,233 @@
+"""Mutants of deferral, the reminder, the emergency and automatic initiation (reference: Deferral,
+reminder and emergency)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, patched
+from pi_continuity_harness.reference.blitz.atomic_io import atomic_write_text, remove_exact
+from pi_continuity_harness.reference.blitz.constants import EMERGENCY_INSTRUCTION
+from pi_continuity_harness.reference.blitz.paths import recovery_file_name
+from pi_continuity_harness.reference.blitz.recovery import CaptureWindow
+
+#: The reference's wiring module (the package's ``extension`` name is its factory function).
+_WIRING = importlib.import_module("pi_continuity_harness.reference.blitz.extension")
+
+
+@mutant("H27c", how="the recovery snapshot reverses the prompts", invariant="captured_prompts_kept_in_order")
+class DeferredPromptsReversed(Mutant):
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        result = super().on_input(event, ctx)
+        request = self.request
+        if result is not None and request is not None and request.capture is not None:
+            request.capture.prompts.reverse()
+            request.capture.flush()
+        return result
+
+
+@mutant("H27b", how="captured prompts are dropped", invariant="captured_prompts_kept_in_order")
+class DeferredPromptsDropped(Mutant):
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        result = super().on_input(event, ctx)
+        request = self.request
+        if result is not None and request is not None and request.capture is not None:
+            request.capture.prompts.clear()
+            if request.capture.path:
+                remove_exact(request.capture.path)
+        return result
+
+
+@mutant("H49a", how="the reminder repeats at every boundary", invariant="one_reminder_per_request")
+class ReminderRepeats(Mutant):
+    def check_reminder(self, ctx: Any) -> None:
+        request = self.request
+        super().check_reminder(ctx)
+        if request is not None and request.reminded and not request.escalated and not request.submitted:
+            request.reminded = False
+
+
+@mutant("H50", how="no emergency instruction", invariant="emergency_once_at_90_percent")
+class NoEmergency(Mutant):
+    def on_turn_end(self, event: Any, ctx: Any) -> None:
+        if self.request is not None:
+            self.request.escalated = True
+        super().on_turn_end(event, ctx)
+
+
+@mutant("H58", how="the automatic budget never runs out", invariant="automatic_initiation_budget")
+class AutomaticBudgetUnlimited(Mutant):
+    def spend_budget(self, attempts: int) -> None:
+        super().spend_budget(0)
+
+
+@mutant("H54", how="automatic initiation is on by default", invariant="automatic_initiation_budget")
+class AutomaticOnByDefault(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        if not self.settings.automatic_session_handoff:
+            self.settings = self.settings.model_copy(update={"automatic_session_handoff": True})
+
+
+_ONE_RUN = "a fixed text or the order of one start's messages (the features check it)"
+
+
+class _CaptureMutant(Mutant):
+    capture_class: type[CaptureWindow] = CaptureWindow
+
+    def new_capture(self, session_id: str, now: float) -> CaptureWindow:
+        return self.capture_class(self.recovery_dir(), session_id, now)
+
+
+@mutant(
+    "H45",
+    how="a recovery file is written as soon as capture starts, even with no prompt",
+    unreachable=_ONE_RUN,
+)
+class RecoveryWrittenEmpty(Mutant):
+    def new_capture(self, session_id: str, now: float) -> CaptureWindow:
+        window = super().new_capture(session_id, now)
+        window.path = os.path.join(window.directory, recovery_file_name(now, session_id))
+        atomic_write_text(window.path, "")
+        return window
+
+
+class _SecondsCapture(CaptureWindow):
+    def flush(self) -> None:
+        if self.path is None and self.prompts:
+            stamp = datetime.fromtimestamp(self.started_at, tz=UTC).strftime("%Y-%m-%dT%H-%M-%SZ")
+            self.path = os.path.join(self.directory, f"{stamp}-{self.session_id}.md")
+        super().flush()
+
+
+@mutant("H46a", how="the recovery file's timestamp has no milliseconds", unreachable=_ONE_RUN)
+class RecoveryNameSeconds(_CaptureMutant):
+    capture_class = _SecondsCapture
+
+
+class _RenumberedCapture(CaptureWindow):
+    def flush(self) -> None:
+        if not self.prompts:
+            return
+        if self.path is None:
+            self.path = os.path.join(self.directory, recovery_file_name(self.started_at, self.session_id))
+        text = "\n\n".join(f"--- Prompt {n} ---\n{p}" for n, p in enumerate(self.prompts, 1)) + "\n"
+        atomic_write_text(self.path, text)
+
+
+@mutant("H47", how="the boundaries read '--- Prompt N ---'", unreachable=_ONE_RUN)
+class BoundaryRenamed(_CaptureMutant):
+    capture_class = _RenumberedCapture
+
+
+@mutant("H49b", how="the reminder comes at the first boundary, whatever the delay", unreachable=_ONE_RUN)
+class ReminderWithoutDelay(Mutant):
+    def check_reminder(self, ctx: Any) -> None:
+        request = self.request
+        if request is not None and request.reminder_started_at is not None:
+            request.reminder_started_at -= 100_000
+        super().check_reminder(ctx)
+
+
+@mutant("H52c", how="at 90% without a request the emergency instruction is sent anyway", unreachable=_ONE_RUN)
+class EmergencyWithoutRequest(Mutant):
+    def on_turn_end(self, event: Any, ctx: Any) -> None:
+        percent = self.context_percent(ctx)
+        if event.outcome == "completed" and self.request is None and percent is not None and percent >= 90:
+            message = {
+                "customType": "pi-blitz-handoff-emergency",
+                "content": EMERGENCY_INSTRUCTION,
+                "display": True,
+            }
+            self.pi.send_message(message, deliver_as="steer")
+            return
+        super().on_turn_end(event, ctx)
+
+
+@mutant(
+    "H55",
+    how="a zero automatic threshold does not disable automatic initiation",
+    invariant="automatic_initiation_budget",
+)
+class ZeroThresholdAutomatic(Mutant):
+    def automatic_due(self, percent: float) -> bool:
+        settings = self.settings
+        if settings.automatic_session_handoff and settings.automatic_session_handoff_percent == 0:
+            if self.cleaning or self.in_settings or self.automatic_attempts >= 1:
+                return False
+            return percent >= 70
+        return super().automatic_due(percent)
+
+
+@mutant("H56a", how="the automatic threshold is five points higher than set", unreachable=_ONE_RUN)
+class AutomaticThresholdRaised(Mutant):
+    def automatic_due(self, percent: float) -> bool:
+        return super().automatic_due(percent - 5)
+
+
+@mutant("H59", how="the automatic budget is forgotten on reload", unreachable=_ONE_RUN)
+class BudgetForgottenOnReload(Mutant):
+    def restore_budget(self, ctx: Any) -> None:
+        self.automatic_attempts = 0
+
+
+@mutant("H60a", how="a manual compaction does not reset the automatic budget", unreachable=_ONE_RUN)
+class BudgetKeptAfterCompaction(Mutant):
+    def spend_budget(self, attempts: int) -> None:
+        if attempts == 0:
+            return
+        super().spend_budget(attempts)
+
+
+@mutant("H15", how="the automatic request is a follow-up, after the run's final answer", unreachable=_ONE_RUN)
+class AutomaticAsFollowUp(Mutant):
+    def start_automatic(self, ctx: Any) -> None:
+        pi = self.pi
+
+        def send_message(message: Any, **options: Any) -> None:
+            if options.get("deliver_as") == "steer":
+                options = {**options, "deliver_as": "followUp"}
+            pi.send_message(message, **options)
+
+        self.pi = Proxy(pi, send_message=send_message)
+        try:
+            super().start_automatic(ctx)
+        finally:
+            self.pi = pi
+
+
+@mutant("H56b", how="the automatic request aborts the running turn", unreachable=_ONE_RUN)
+class AutomaticAbortsTurn(Mutant):
+    def start_automatic(self, ctx: Any) -> None:
+        ctx.abort()
+        super().start_automatic(ctx)
+
+
+@mutant(
+    "H53",
+    how="the emergency level follows criticalWarningPercent instead of the fixed 90%",
+    unreachable="the explorer keeps criticalWarningPercent at its default of 90",
+)
+class EmergencyAtCritical(Mutant):
+    def on_turn_end(self, event: Any, ctx: Any) -> None:
+        with patched(_WIRING, "EMERGENCY_PERCENT", self.settings.critical_warning_percent):
+            super().on_turn_end(event, ctx)
+
+
+@mutant(
+    "H61",
+    how="the automatic budget resets when a compaction starts, even one that fails",
+    unreachable="the explorer's compactions all succeed",
+)
+class FailedCompactionResetsBudget(Mutant):
+    def register(self) -> None:
+        super().register()
+
+        def on_before_compact(_event: Any, _ctx: Any) -> None:
+            if self.automatic_attempts:
+                self.spend_budget(0)
+
+        self.pi.on("session_before_compact", on_before_compact)

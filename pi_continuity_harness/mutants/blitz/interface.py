@@ -1,0 +1,189 @@
+"""Mutants of the public interface (reference: Requirements, Public interface): /sh, its menu and
+help, the tools and their declarations, the status tool, in-memory sessions."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, with_ui
+from pi_continuity_harness.reference.blitz import commands
+from pi_continuity_harness.reference.blitz.constants import GET_TOOL, STATUS_TOOL
+from pi_continuity_harness.reference.blitz.state import BlitzHandoffError
+
+_TEXT = "a fixed text of the interface, not a property of a session's course (the features check it)"
+_MENU = "the explorer drives no /sh menu"
+
+
+def _replace_text(result: Any, edit: Any) -> Any:
+    text = "".join(str(b.get("text", "")) for b in result.content if isinstance(b, dict))
+    return type(result)(
+        content=[{"type": "text", "text": edit(text)}], details=result.details, is_error=result.is_error
+    )
+
+
+@mutant("H5", how="dismissing the /sh menu starts a handoff", unreachable=_MENU)
+class MenuDismissStarts(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        if args.strip():
+            await super().run(args, ctx)
+            return
+        dismissed: list[bool] = []
+        select = ctx.ui.select
+
+        async def recording(title: str, options: list[str], **kw: Any) -> str | None:
+            answer: str | None = await select(title, options, **kw)
+            dismissed.append(answer is None)
+            return answer
+
+        await super().run(args, with_ui(ctx, select=recording))
+        if dismissed and dismissed[0]:
+            await commands.start(self, ctx)
+
+
+@mutant("H8", how="the cutover waits for a GO confirmation", unreachable=_MENU)
+class GoDialogBeforeCutover(Mutant):
+    async def cutover(self, token: str, ctx: Any) -> None:
+        if not await ctx.ui.confirm("Ready to switch?", "Switch to the new session now?"):
+            return
+        await super().cutover(token, ctx)
+
+
+@mutant("H9a", how="the status tool leaves out the warning threshold", unreachable=_TEXT)
+class StatusWithoutWarning(Mutant):
+    async def tool_status(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        result = await super().tool_status(call_id, params, signal, ctx)
+        return _replace_text(result, lambda t: "\n".join(x for x in t.splitlines() if "Warning" not in x))
+
+
+@mutant("H9b", how="the status tool always says idle", unreachable=_TEXT)
+class StatusAlwaysIdle(Mutant):
+    def status_word(self) -> str:
+        return "idle"
+
+
+@mutant("H9c", how="the status tool leaves out the reminder delay", unreachable=_TEXT)
+class StatusWithoutReminderDelay(Mutant):
+    async def tool_status(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        result = await super().tool_status(call_id, params, signal, ctx)
+        return _replace_text(result, lambda t: "\n".join(x for x in t.splitlines() if "Reminder" not in x))
+
+
+@mutant(
+    "H135",
+    how="the template tool is registered as session_handoff_template",
+    unreachable=_TEXT,
+)
+class GetToolRenamed(Mutant):
+    def register(self) -> None:
+        pi = self.pi
+
+        def register_tool(tool: Any) -> None:
+            if tool.name == GET_TOOL:
+                tool = dataclasses.replace(tool, name="session_handoff_template")
+            pi.register_tool(tool)
+
+        self.pi = Proxy(pi, register_tool=register_tool)
+        super().register()
+
+
+@mutant("H11a", how="/sh start opens the menu instead of starting", unreachable=_MENU)
+class StartOpensMenu(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        await super().run("" if args.strip() == "start" else args, ctx)
+
+
+@mutant(
+    "H11b",
+    how="blitz_handoff start is refused",
+    unreachable="the explorer's model start is judged by no invariant of its own",
+)
+class ModelStartRefused(Mutant):
+    async def tool_status(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        if params.get("action") == "start":
+            return _replace_text(
+                await super().tool_status(call_id, {"action": "status"}, signal, ctx),
+                lambda t: "Session Handoff not started.",
+            )
+        return await super().tool_status(call_id, params, signal, ctx)
+
+
+@mutant("H11c", how="a prompt that mentions a handoff starts one", invariant="automatic_initiation_budget")
+class PromptMentionStarts(Mutant):
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        result = super().on_input(event, ctx)
+        if (
+            result is None
+            and event.source != "extension"
+            and "hand" in event.text.lower()
+            and self.request is None
+        ):
+            try:
+                request = self.start_request(ctx, "command")
+            except Exception:
+                return result
+            request.call_dispatched = True
+            request.reminder_started_at = self.now()
+            self.pi.send_message(
+                {"customType": "pi-blitz-handoff-call", "content": request.call_text, "display": True},
+                deliver_as="followUp",
+            )
+        return result
+
+
+@mutant("H12", how="explicit starts are refused below the warning threshold", unreachable=_MENU)
+class ExplicitStartsGated(Mutant):
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        percent = self.context_percent(ctx)
+        if route != "automatic" and (percent is None or percent < self.settings.context_warning_percent):
+            raise BlitzHandoffError("The context is not full enough for a Session Handoff yet.")
+        return super().start_request(ctx, route)
+
+
+@mutant(
+    "H2",
+    how="while a handoff is written, every tool but the handoff's own and write is blocked",
+    unreachable=_MENU,
+)
+class UnrelatedToolsBlocked(Mutant):
+    def register(self) -> None:
+        super().register()
+
+        def block(event: Any, _ctx: Any) -> Any:
+            request = self.request
+            if (
+                request is not None
+                and request.phase == "writing"
+                and event.tool_name
+                not in (
+                    GET_TOOL,
+                    "session_handoff_finish",
+                    STATUS_TOOL,
+                    "write",
+                )
+            ):
+                return {"block": True, "reason": "Blocked while a Session Handoff is written."}
+            return None
+
+        self.pi.on("tool_call", block)
+
+
+class _InMemoryAccepted(Mutant):
+    routes: tuple[str, ...] = ()
+
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        manager = ctx.session_manager
+        if route in self.routes and not manager.get_session_file():
+            fake = f"{ctx.cwd}/in-memory-{manager.get_session_id()}.jsonl"
+            ctx = Proxy(ctx, session_manager=Proxy(manager, get_session_file=lambda: fake))
+        return super().start_request(ctx, route)
+
+
+@mutant("H1a", how="/sh start in an in-memory session is accepted", unreachable=_MENU)
+class InMemoryCommandStart(_InMemoryAccepted):
+    routes = ("command",)
+
+
+@mutant("H1b", how="model and automatic starts in an in-memory session are accepted", unreachable=_MENU)
+class InMemoryModelStart(_InMemoryAccepted):
+    routes = ("model", "automatic")

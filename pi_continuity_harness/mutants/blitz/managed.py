@@ -1,0 +1,70 @@
+"""Mutants of managed paths, templates, project selections, the legacy config and the session
+chain (reference: Managed paths, templates and projects)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pi_continuity_harness.api import get_agent_dir
+from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched
+from pi_continuity_harness.reference.blitz import chain, commands
+from pi_continuity_harness.reference.blitz.paths import ManagedPaths
+
+
+@mutant("H122", how="the chain limit is ignored", invariant="receiver_link_follows_chain_limit")
+class ChainLimitIgnored(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        self.settings = self.settings.model_copy(update={"max_session_chain_length": 10_000})
+
+
+@mutant("H127a", how="project selections are ignored", invariant="project_call_template_used")
+class ProjectTemplatesIgnored(Mutant):
+    def managed(self) -> Any:
+        paths = super().managed()
+        return _NoProjects(paths)
+
+
+class _NoProjects:
+    def __init__(self, paths: Any) -> None:
+        self._paths = paths
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "project_templates":
+            return os.path.join(self._paths.root, "ignored-project-templates.json")
+        return getattr(self._paths, name)
+
+
+_ONE_RUN = "a fixed text or the order of one start's messages (the features check it)"
+
+
+@mutant("H108", how="the managed root is <agentDir>/blitz-handoff", unreachable=_ONE_RUN)
+class ManagedRootRenamed(Mutant):
+    def managed(self) -> ManagedPaths:
+        if self.paths is None:
+            self.paths = _Renamed(get_agent_dir())
+        return self.paths
+
+
+class _Renamed(ManagedPaths):
+    @property
+    def root(self) -> str:
+        return os.path.join(self.agent_dir, "blitz-handoff")
+
+
+@mutant("H121", how="the chain count leaves out the master", invariant="receiver_link_follows_chain_limit")
+class ChainWithoutMaster(Mutant):
+    async def cutover(self, token: str, ctx: Any) -> None:
+        original = chain.chain_length
+        with patched(chain, "chain_length", lambda parent, limit: original(parent, limit + 1) - 1):
+            await super().cutover(token, ctx)
+
+
+@mutant(
+    "H125", how="a project template choice is shown but not written", invariant="project_call_template_used"
+)
+class ProjectChoiceNotWritten(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        with patched(commands, "set_project_selection", lambda *a, **k: True):
+            await super().run(args, ctx)

@@ -1,0 +1,236 @@
+"""Mutants of /sh settings and the settings table (reference: Settings)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched, with_ui
+from pi_continuity_harness.reference.blitz import commands
+from pi_continuity_harness.reference.blitz.settings import save_settings
+
+
+@mutant("H89", how="an out-of-range percent is saved", invariant="settings_file_valid")
+class InvalidSettingSaved(Mutant):
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        updated, hint = super().validate_edit(key, raw)
+        if updated is None and key.endswith("Percent"):
+            data = {**self.settings.to_json(), key: float(raw)}
+            fields = type(self.settings).model_fields.items()
+            return type(self.settings).model_construct(**{n: data[str(f.alias)] for n, f in fields}), None
+        return updated, hint
+
+
+_ONE_RUN = "a fixed text or the order of one start's messages (the features check it)"
+_MENU = "the explorer edits settings only with invalid values"
+
+
+def _defaults(handoff: Mutant, **changes: Any) -> None:
+    """Change defaults: the keys the config file does not set."""
+    try:
+        with open(handoff.managed().config, encoding="utf-8") as handle:
+            given = json.load(handle)
+    except (OSError, ValueError):
+        given = {}
+    fields = type(handoff.settings).model_fields
+    update = {name: value for name, value in changes.items() if fields[name].alias not in given}
+    handoff.settings = handoff.settings.model_copy(update=update)
+
+
+@mutant("H88a", how="a confirmed edit applies but is never written", unreachable=_MENU)
+class EditNotSaved(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        with patched(commands, "save_settings", lambda path, settings: None):
+            await super().run(args, ctx)
+
+
+@mutant(
+    "H88d",
+    how="an edit is checked against its own range only, not the other keys",
+    invariant="settings_file_valid",
+)
+class EditCheckedAlone(Mutant):
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        updated, hint = super().validate_edit(key, raw)
+        if updated is None and key in ("contextWarningPercent", "criticalWarningPercent"):
+            try:
+                value = float(raw)
+            except ValueError:
+                return updated, hint
+            if 1 <= value <= 100:
+                data = {**self.settings.to_json(), key: value}
+                fields = type(self.settings).model_fields.items()
+                return type(self.settings).model_construct(**{n: data[str(f.alias)] for n, f in fields}), None
+        return updated, hint
+
+
+@mutant("H91a", "H91b", how="a new directory is created before its confirmation is asked", unreachable=_MENU)
+class DirectoryCreatedFirst(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        confirm = ctx.ui.confirm
+
+        async def create_first(title: str, message: str, **options: Any) -> bool:
+            for word in message.split():
+                if os.path.isabs(word.rstrip("?")):
+                    os.makedirs(word.rstrip("?"), exist_ok=True)
+            return bool(await confirm(title, message, **options))
+
+        await super().run(args, with_ui(ctx, confirm=create_first))
+
+
+@mutant("H94a", how="contextWarningPercent defaults to 50", unreachable=_ONE_RUN)
+class WarningDefault50(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        _defaults(self, context_warning_percent=50.0)
+
+
+@mutant("H95a", how="criticalWarningPercent defaults to 95", unreachable=_ONE_RUN)
+class CriticalDefault95(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        _defaults(self, critical_warning_percent=95.0)
+
+
+@mutant("H99a", how="automaticSessionHandoffPercent defaults to 75", unreachable=_ONE_RUN)
+class AutomaticDefault75(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        _defaults(self, automatic_session_handoff_percent=75.0)
+
+
+@mutant("H100a", how="readinessRetrySeconds defaults to 1", unreachable=_ONE_RUN)
+class RetryDefault1(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        _defaults(self, readiness_retry_seconds=1)
+
+
+@mutant("H102a", how="the default recovery directory is <root>/deferred", unreachable=_ONE_RUN)
+class RecoveryDirDeferred(Mutant):
+    def recovery_dir(self) -> str:
+        if self.settings.recovery_directory:
+            return self.settings.recovery_directory
+        return os.path.join(self.managed().root, "deferred")
+
+
+@mutant("H91b", how="a declined directory is created anyway", unreachable=_MENU)
+class DeclinedDirectoryCreated(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        confirm = ctx.ui.confirm
+
+        async def create_anyway(title: str, message: str, **options: Any) -> bool:
+            answer = bool(await confirm(title, message, **options))
+            if not answer:
+                for word in message.split():
+                    if os.path.isabs(word.rstrip("?")):
+                        os.makedirs(word.rstrip("?"), exist_ok=True)
+            return answer
+
+        await super().run(args, with_ui(ctx, confirm=create_anyway))
+
+
+@mutant("H90a", how="a declined directory creation still saves the new value", unreachable=_MENU)
+class DeclinedValueSaved(Mutant):
+    last_edit: Any = None
+
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        updated, hint = super().validate_edit(key, raw)
+        self.last_edit = updated
+        return updated, hint
+
+    async def run(self, args: str, ctx: Any) -> None:
+        confirm = ctx.ui.confirm
+
+        async def saved_anyway(title: str, message: str, **options: Any) -> bool:
+            answer = bool(await confirm(title, message, **options))
+            if not answer and self.last_edit is not None:
+                save_settings(self.managed().config, self.last_edit)
+                self.apply_settings(self.last_edit)
+            return answer
+
+        await super().run(args, with_ui(ctx, confirm=saved_anyway))
+
+
+_LOADED_ONCE = "the explorer writes only valid settings files"
+
+
+class _InvalidKeyAccepted(Mutant):
+    """A config whose only error is about ``KEY`` loads as the defaults, with no error."""
+
+    KEY = ""
+
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        if self.settings_error and self.KEY in self.settings_error.split(".json: ", 1)[-1]:
+            self.settings_error = None
+
+
+def _accepts(key: str, rule: str) -> type[Mutant]:
+    """Register ``Invalid<Key>Accepted``: the validation of ``key`` is skipped (rule ``rule``)."""
+    name = f"Invalid{key[0].upper()}{key[1:]}Accepted"
+    cls = type(name, (_InvalidKeyAccepted,), {"KEY": key, "__module__": __name__, "__qualname__": name})
+    globals()[name] = mutant(
+        rule, how=f"an invalid {key} in the config is ignored", unreachable=_LOADED_ONCE
+    )(cls)
+    return cls
+
+
+for _key, _rule in (
+    ("automaticSessionHandoff", "H96"),
+    ("deferPromptsFrom", "H97"),
+    ("deleteHandoffAfterReading", "H98"),
+    ("contextWarningPercent", "H94b"),
+    ("criticalWarningPercent", "H95b"),
+    ("automaticSessionHandoffPercent", "H99b"),
+    ("readinessRetrySeconds", "H100b"),
+    ("maxSessionChainLength", "H101b"),
+    ("recoveryDirectory", "H102b"),
+    ("templateDirectory", "H103"),
+    ("callTemplate", "H104b"),
+    ("handoffTemplate", "H104b"),
+    ("writerAttempts", "H119"),
+    ("debugging", "H119"),
+):
+    _accepts(_key, _rule)
+
+
+@mutant(
+    "H106", how="an invalid config file is repaired: rewritten with the defaults", unreachable=_LOADED_ONCE
+)
+class InvalidConfigRepaired(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        if self.settings_error:
+            save_settings(self.managed().config, self.settings)
+            self.settings_error = None
+
+
+@mutant("H118", how="retired keys of an older config are refused as unknown", unreachable=_LOADED_ONCE)
+class RetiredKeysRefused(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        try:
+            with open(self.managed().config, encoding="utf-8") as handle:
+                given = json.load(handle)
+        except (OSError, ValueError):
+            return
+        retired = [
+            k for k in ("prepareWhileWaiting", "writerAttempts", "writerRetryDelaySeconds") if k in given
+        ]
+        if retired and not self.settings_error:
+            self.settings_error = f"{retired[0]}: unknown key"
+
+
+@mutant(
+    "H120", how="an older config is rewritten in the current schema when it loads", unreachable=_LOADED_ONCE
+)
+class OldConfigRewritten(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        if not self.settings_error and os.path.exists(self.managed().config):
+            with open(self.managed().config, encoding="utf-8") as handle:
+                text = handle.read()
+            if any(k in text for k in ("prepareWhileWaiting", "writerAttempts", "writerRetryDelaySeconds")):
+                save_settings(self.managed().config, self.settings)

@@ -1,0 +1,481 @@
+"""Mutants of the transfer sequence (reference: Transfer sequence 1-7): starts, the Call, GET,
+Finish, the cutover and the receiver."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Any
+
+from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, patched, with_new_session
+from pi_continuity_harness.reference.blitz import messages
+from pi_continuity_harness.reference.blitz.constants import DEFAULT_CALL_TEMPLATE
+from pi_continuity_harness.reference.blitz.state import BlitzRequest, Route
+
+
+@mutant("H29a", how="accepts any ID", invariant="finish_only_with_returned_id")
+class FinishAcceptsForeignId(Mutant):
+    async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        request = self.request
+        if request is not None and request.finish_id is not None and not request.submitted:
+            params = {**params, "id": request.finish_id}
+        return await super().tool_finish(call_id, params, signal, ctx)
+
+
+@mutant("H29b", how="a second Finish is accepted again", invariant="finish_only_with_returned_id")
+class FinishAcceptedTwice(Mutant):
+    async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        request = self.request
+        if request is not None and request.phase == "finished" and params.get("id") == request.finish_id:
+            request.phase = "writing"
+        return await super().tool_finish(call_id, params, signal, ctx)
+
+
+@mutant("H13", how="a second start replaces the first", invariant="one_active_request")
+class SecondRequestReplacesFirst(Mutant):
+    def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
+        self.request = None
+        return super().start_request(ctx, route)
+
+
+@mutant("H20", how="each GET issues a new Finish ID", invariant="one_active_request")
+class GetIssuesNewIds(Mutant):
+    async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        result = await super().tool_get(call_id, params, signal, ctx)
+        request = self.request
+        if request is not None and request.finish_id is not None:
+            old = request.finish_id
+            request.finish_id = str(uuid.uuid4())
+            text = result.content[0]["text"].replace(old, request.finish_id)
+            result = type(result)(
+                content=[{"type": "text", "text": text}], details=result.details, is_error=result.is_error
+            )
+        return result
+
+
+@mutant("H44a", how="the dossier is deleted at cutover", invariant="dossier_kept_until_receiver_turn")
+class DossierDeletedAtCutover(Mutant):
+    async def cutover(self, token: str, ctx: Any) -> None:
+        request = self.request
+        dossier = request.dossier if request is not None else None
+        original = ctx.new_session
+
+        async def new_session(**options: Any) -> Any:
+            if dossier and os.path.exists(dossier):
+                os.remove(dossier)
+            return await original(**options)
+
+        await super().cutover(token, with_new_session(ctx, new_session))
+
+
+@mutant("H38", how="the new session has no parent link", invariant="receiver_link_follows_chain_limit")
+class NoParentLink(Mutant):
+    async def cutover(self, token: str, ctx: Any) -> None:
+        original = ctx.new_session
+
+        async def new_session(**options: Any) -> Any:
+            return await original(**{**options, "parent_session": None})
+
+        await super().cutover(token, with_new_session(ctx, new_session))
+
+
+@mutant("H40b", how="the receiver is always told to delete", invariant="dossier_retained_when_deletion_off")
+class DeletionSettingIgnored(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        self.settings = self.settings.model_copy(update={"delete_handoff_after_reading": True})
+
+
+@mutant(
+    "H41b", "H84b", how="recovery is deleted right after sending", invariant="captured_prompts_kept_in_order"
+)
+class RecoveryDeletedBeforeCompletion(Mutant):
+    def on_message_end(self, event: Any) -> None:
+        super().on_message_end(event)
+        for tracker in list(self.trackers):
+            if tracker.delivered and not tracker.decided:
+                tracker.decided = True
+                tracker.on_completed(_NullCtx())
+
+
+class _NullCtx:
+    class ui:  # noqa: N801
+        @staticmethod
+        def notify(*_: Any) -> None:
+            return None
+
+        @staticmethod
+        def set_widget(*_: Any, **__: Any) -> None:
+            return None
+
+
+@mutant("H16", how="the Call is sent again after GET", invariant="one_active_request")
+class CallRepeatedAfterEarlyGet(Mutant):
+    async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        result = await super().tool_get(call_id, params, signal, ctx)
+        request = self.request
+        if request is not None and request.route == "model":
+            request.call_dispatched = False
+        return result
+
+
+_ONE_RUN = "a fixed text or the order of one start's messages (the features check it)"
+
+
+@mutant(
+    "H14a", how="/sh start sends the Call at once, as steering into the running turn", unreachable=_ONE_RUN
+)
+class CallSentWhileBusy(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        if args.strip() != "start" or ctx.is_idle():
+            await super().run(args, ctx)
+            return
+        request = self.start_request(ctx, "command")
+        request.call_dispatched = True
+        request.reminder_started_at = self.now()
+        self.pi.send_user_message(request.call_text, deliver_as="steer")
+
+
+@mutant("H14b", how="a model start sends the Call at once, within the model's run", unreachable=_ONE_RUN)
+class ModelCallWithinRun(Mutant):
+    async def tool_status(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        result = await super().tool_status(call_id, params, signal, ctx)
+        request = self.request
+        if params.get("action") == "start" and request is not None and not request.call_dispatched:
+            request.call_dispatched = True
+            request.reminder_started_at = self.now()
+            self.pi.send_user_message(request.call_text, deliver_as="steer")
+        return result
+
+
+@mutant(
+    "H18a",
+    how="the Call is always the shipped default, whatever template is selected",
+    invariant="project_call_template_used",
+)
+class SelectedCallIgnored(Mutant):
+    def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
+        request = super().start_request(ctx, route)
+        request.call_text = messages.call_instruction(DEFAULT_CALL_TEMPLATE)
+        return request
+
+
+@mutant("H18b", how="the Call is the template alone, without the GET/Finish protocol", unreachable=_ONE_RUN)
+class CallWithoutProtocol(Mutant):
+    def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
+        request = super().start_request(ctx, route)
+        request.call_text = request.call_text.split("\n## Protocol", 1)[0] + "\n"
+        return request
+
+
+@mutant("H18c", how="the Call names the dossier file", unreachable=_ONE_RUN)
+class CallNamesDossier(Mutant):
+    def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
+        request = super().start_request(ctx, route)
+        request.call_text += f"\nWrite the dossier to {request.dossier}.\n"
+        return request
+
+
+def _edit_result(result: Any, edit: Any) -> Any:
+    text = "".join(str(b.get("text", "")) for b in result.content if isinstance(b, dict))
+    return type(result)(
+        content=[{"type": "text", "text": edit(text)}], details=result.details, is_error=result.is_error
+    )
+
+
+@mutant("H19a", how="the template response leaves out the Handoff template", unreachable=_ONE_RUN)
+class GetWithoutTemplate(Mutant):
+    def template_result(
+        self, request: BlitzRequest, finish_id: str, *, pending_call: str | None, repeated: bool
+    ) -> Any:
+        result = super().template_result(request, finish_id, pending_call=pending_call, repeated=repeated)
+        return _edit_result(result, lambda t: t.replace(request.handoff_template.text.rstrip("\n"), ""))
+
+
+@mutant("H19b", how="the template response names the dossier's directory, not the file", unreachable=_ONE_RUN)
+class GetNamesDirectory(Mutant):
+    def template_result(
+        self, request: BlitzRequest, finish_id: str, *, pending_call: str | None, repeated: bool
+    ) -> Any:
+        result = super().template_result(request, finish_id, pending_call=pending_call, repeated=repeated)
+        return _edit_result(result, lambda t: t.replace(request.dossier, os.path.dirname(request.dossier)))
+
+
+@mutant("H19c", how="the template response leaves out the source transcript", unreachable=_ONE_RUN)
+class GetWithoutTranscript(Mutant):
+    def template_result(
+        self, request: BlitzRequest, finish_id: str, *, pending_call: str | None, repeated: bool
+    ) -> Any:
+        result = super().template_result(request, finish_id, pending_call=pending_call, repeated=repeated)
+        return _edit_result(result, lambda t: t.replace(request.source_session_file, "(not given)"))
+
+
+@mutant("H19d", how="the Finish ID is the session ID", unreachable=_ONE_RUN)
+class FinishIdIsSessionId(Mutant):
+    async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        result = await super().tool_get(call_id, params, signal, ctx)
+        request = self.request
+        if request is not None and request.finish_id and request.finish_id != request.source_session_id:
+            old, request.finish_id = request.finish_id, request.source_session_id
+            result = _edit_result(result, lambda t: t.replace(old, request.source_session_id))
+        return result
+
+
+@mutant("H21", how="a template request without a handoff starts one", unreachable=_ONE_RUN)
+class GetWithoutRequestStarts(Mutant):
+    async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        if self.request is None:
+            request = self.start_request(ctx, "model")
+            request.call_dispatched = True
+        return await super().tool_get(call_id, params, signal, ctx)
+
+
+@mutant(
+    "H23",
+    how="deferPromptsFrom request is ignored: capture starts at the template only",
+    unreachable=_ONE_RUN,
+)
+class RequestDeferralIgnored(Mutant):
+    def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
+        request = super().start_request(ctx, route)
+        request.capture = None
+        request.defer_mode = "writing"
+        return request
+
+
+@mutant("H27a", how="a captured prompt also reaches the model", unreachable=_ONE_RUN)
+class CapturedPromptAlsoSent(Mutant):
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        super().on_input(event, ctx)
+        return None
+
+
+@mutant("H28a", how="the extension's own inputs are captured too", unreachable=_ONE_RUN)
+class ExtensionInputsCaptured(Mutant):
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        if event.source == "extension":
+            request = self.request
+            if request is not None and request.active and request.capture is not None:
+                request.capture.capture(event.text)
+                self.refresh(ctx)
+                return {"action": "handled"}
+        return super().on_input(event, ctx)
+
+
+@mutant("H28b", how="/sh cancel during capture is deferred like a prompt", unreachable=_ONE_RUN)
+class SlashCommandCaptured(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        request = self.request
+        if (
+            args.strip() == "cancel"
+            and request is not None
+            and request.active
+            and request.capture is not None
+        ):
+            request.capture.capture("/sh cancel")
+            self.refresh(ctx)
+            return
+        await super().run(args, ctx)
+
+
+@mutant(
+    "H30", how="before any template response, a Finish on a written dossier is accepted", unreachable=_ONE_RUN
+)
+class FinishBeforeGetAccepted(Mutant):
+    async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        request = self.request
+        if request is not None and request.phase == "requested" and os.path.isfile(request.dossier):
+            request.finish_id = str(params.get("id"))
+            request.reservation_owned = True
+        return await super().tool_finish(call_id, params, signal, ctx)
+
+
+@mutant("H31a", how="a rejected Finish still starts the switch", unreachable=_ONE_RUN)
+class RejectedFinishSwitches(Mutant):
+    async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        result = await super().tool_finish(call_id, params, signal, ctx)
+        request = self.request
+        if result.is_error and request is not None and request.active:
+            request.phase = "finished"
+        return result
+
+
+@mutant("H32", how="a writer that stops is sent the Call again (once)", unreachable=_ONE_RUN)
+class WriterRetried(Mutant):
+    def on_settled(self, event: Any, ctx: Any) -> None:
+        super().on_settled(event, ctx)
+        request = self.request
+        retried = getattr(request, "retried", False)
+        if (
+            request is not None
+            and request.phase == "writing"
+            and not retried
+            and not ctx.has_pending_messages()
+        ):
+            request.retried = True  # type: ignore[attr-defined]
+            self.pi.send_user_message(request.call_text)
+
+
+@mutant(
+    "H33a",
+    how="the switch starts at the accepted Finish, without waiting for the source to be idle",
+    unreachable=_ONE_RUN,
+)
+class SwitchBeforeIdle(Mutant):
+    async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        result = await super().tool_finish(call_id, params, signal, ctx)
+        request = self.request
+        if not result.is_error and request is not None and request.cutover_token is None:
+            request.cutover_token = uuid.uuid4().hex
+            self.pi.send_user_message(
+                f"/sh __cutover {request.cutover_token}", deliver_as="steer", expand_prompt_templates=True
+            )
+        return result
+
+    async def cutover(self, token: str, ctx: Any) -> None:
+        await super().cutover(token, Proxy(ctx, is_idle=lambda: True, has_pending_messages=lambda: False))
+
+
+@mutant("H36", how="the deferred prompts are not appended to the dossier", unreachable=_ONE_RUN)
+class DeferredNotAppended(Mutant):
+    async def cutover(self, token: str, ctx: Any) -> None:
+        request = self.request
+        if request is not None and request.capture is not None:
+            request.capture.prompts = []
+        await super().cutover(token, ctx)
+
+
+def _bootstrap_edit(edit: Any) -> Any:
+    original = messages.bootstrap_prompt
+
+    def bootstrap(dossier: str, delete_after_reading: bool) -> str:
+        return str(edit(original(dossier, delete_after_reading), dossier))
+
+    return bootstrap
+
+
+class _BootstrapMutant(Mutant):
+    """A mutant that changes the bootstrap prompt (its module function, for this instance's cutover)."""
+
+    @staticmethod
+    def edit(text: str, dossier: str) -> str:
+        return text
+
+    async def cutover(self, token: str, ctx: Any) -> None:
+        with patched(messages, "bootstrap_prompt", _bootstrap_edit(self.edit)):
+            await super().cutover(token, ctx)
+
+
+@mutant("H37a", how="the first prompt names the dossier by a relative path", unreachable=_ONE_RUN)
+class BootstrapRelativePath(_BootstrapMutant):
+    @staticmethod
+    def edit(text: str, dossier: str) -> str:
+        return text.replace(dossier, os.path.relpath(dossier))
+
+
+@mutant("H37b", how="the first prompt has no cleanup instruction", unreachable=_ONE_RUN)
+class BootstrapWithoutCleanup(_BootstrapMutant):
+    @staticmethod
+    def edit(text: str, dossier: str) -> str:
+        text = text.replace(f"After a complete, successful read, delete exactly this file: {dossier}", "")
+        return text.replace("Leave the file unchanged after reading it.", "")
+
+
+@mutant("H37c", how="the first prompt repeats the source's first user message", unreachable=_ONE_RUN)
+class BootstrapWithHistory(Mutant):
+    async def cutover(self, token: str, ctx: Any) -> None:
+        users = [
+            e for e in ctx.session_manager.get_entries() if (e.get("message") or {}).get("role") == "user"
+        ]
+        last = users[0]["message"]["content"] if users else ""
+        last = last if isinstance(last, str) else "".join(str(b.get("text", "")) for b in last)
+        original = messages.bootstrap_prompt
+        with patched(
+            messages, "bootstrap_prompt", lambda d, x: f"The user said: {last}\n\n" + original(d, x)
+        ):
+            await super().cutover(token, ctx)
+
+
+@mutant(
+    "H39a",
+    how="the first prompt asks to read the file, not all of it, and says nothing of truncation",
+    unreachable=_ONE_RUN,
+)
+class BootstrapPartialRead(_BootstrapMutant):
+    @staticmethod
+    def edit(text: str, dossier: str) -> str:
+        text = text.replace("read the entire file", "read the file")
+        return text.replace(" (continue past any truncation until you have read all of it)", "")
+
+
+@mutant("H39b", how="the first prompt says nothing about a failed read", unreachable=_ONE_RUN)
+class BootstrapNoBlockerClause(_BootstrapMutant):
+    @staticmethod
+    def edit(text: str, dossier: str) -> str:
+        return text.replace(" If the read fails or is incomplete, keep the file and report the blocker.", "")
+
+
+@mutant("H40a", how="deleteHandoffAfterReading defaults to false", unreachable=_ONE_RUN)
+class DeletionOffByDefault(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        if not os.path.exists(self.managed().config):
+            self.settings = self.settings.model_copy(update={"delete_handoff_after_reading": False})
+
+
+@mutant("H41a", how="the recovery file stays after the bootstrap turn completed", unreachable=_ONE_RUN)
+class RecoveryKeptAfterBootstrap(Mutant):
+    def adopt_duty(self, duty: Any) -> None:
+        duty.recovery_file = None
+        super().adopt_duty(duty)
+
+
+@mutant("H104a", how="callTemplate defaults to call_fast.cmpl", unreachable=_ONE_RUN)
+class CallTemplateDefaultFast(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        if not os.path.exists(self.managed().config):
+            self.settings = self.settings.model_copy(update={"call_template": "call_fast.cmpl"})
+
+
+@mutant("H112", how="the reservation is readable by everyone", unreachable=_ONE_RUN)
+class ReservationWorldReadable(Mutant):
+    async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        result = await super().tool_get(call_id, params, signal, ctx)
+        request = self.request
+        if request is not None and os.path.exists(request.dossier):
+            os.chmod(request.dossier, 0o644)
+        return result
+
+
+@mutant("H115a", how="the shipped Call template asks to finish the whole task", unreachable=_ONE_RUN)
+class ShippedCallWholeTask(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        with open(
+            os.path.join(self.managed().templates, "call_default.cmpl"), "w", encoding="utf-8"
+        ) as handle:
+            handle.write("# Session Handoff requested\n\nFinish the whole task first, then hand off.\n")
+
+
+@mutant("H115b", how="the shipped Handoff template is a one-line summary request", unreachable=_ONE_RUN)
+class ShippedHandoffSummary(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        with open(
+            os.path.join(self.managed().templates, "handoff_default.cmpl"), "w", encoding="utf-8"
+        ) as handle:
+            handle.write("# Summary\n\nSummarise the session in a few lines.\n")
+
+
+@mutant(
+    "H132",
+    how="the protocol is appended only to the default Call template",
+    invariant="project_call_template_used",
+)
+class ProtocolOnlyForDefault(Mutant):
+    def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
+        request = super().start_request(ctx, route)
+        if not request.call_text.startswith(DEFAULT_CALL_TEMPLATE.rstrip("\n")):
+            request.call_text = request.call_text.split("\n## Protocol", 1)[0] + "\n"
+        return request
