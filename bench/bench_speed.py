@@ -22,8 +22,14 @@ Figures:
 * ``suite``: the conformance suite on the simulator, median time per scenario;
 * ``compare``: the same on real Pi (this tree only: the simulator is not in its way) and the
   median per-scenario real/simulated ratio against each tree's simulator;
+* ``simulator``: the simulated host alone, trace operations per second of a 2,000-turn session
+  with the probe extension (``bench_simulator.py``);
 * ``memory``: peak traced memory of 10,000 simulated turns (``bench_simulator.py``);
 * ``pytest``: the wall time of ``pytest`` (the README's test command) in each tree.
+
+Each figure also prints the value issue 16 recorded at ``4f183ef`` (``issue``: recorded on an
+idle machine, not measured in this run) and the issue's goal, so "before", "baseline" and
+"this" stand side by side.
 """
 
 from __future__ import annotations
@@ -42,8 +48,24 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-FIGURES = ("explore", "cli", "suite", "compare", "memory", "pytest")
-DEFAULT = ("explore", "cli", "suite", "memory")
+FIGURES = ("explore", "cli", "suite", "compare", "simulator", "memory", "pytest")
+DEFAULT = ("explore", "cli", "suite", "simulator", "memory")
+
+#: What issue 16 recorded at 4f183ef on this 2-core machine, and its goal, per figure.
+ISSUE = {
+    "explore": ("278 ops/s, 6.3 seeds/s (--seeds 10 --steps 40, one process)", ">= 2,000 ops/s per core"),
+    "cli": ("--version 0.56 s", "--version and --help < 0.2 s"),
+    "suite": ("84 scenarios in 3.7 s, median 31 ms per scenario", "<= 10 ms median per scenario"),
+    "compare": ("median real/sim ratio 28x", ">= 100x"),
+    "simulator": ("25-31k trace operations/s, linear from 1k to 10k turns", "no goal (the host alone)"),
+    "memory": ("200 MiB at 10k turns", "no more than today"),
+    "pytest": ("1851 tests, 244 s idle, 762 s busy", "<= 150 s on 2 cores"),
+}
+
+
+def _issue(figure: str) -> None:
+    recorded, goal = ISSUE[figure]
+    print(f"{figure} issue 16 (4f183ef, recorded): {recorded}; goal: {goal}")
 
 
 def _env(tree: Path) -> dict[str, str]:
@@ -138,6 +160,16 @@ def figure_explore(trees: dict[str, Path], args: argparse.Namespace) -> None:
             )
             same = old["verdicts"] == new["verdicts"]
             print(f"explore {extension:<9} verdicts, options, operations, records identical: {same}")
+            differing = [
+                (a["seed"], sorted(k for k in a if a.get(k) != b.get(k)))
+                for a, b in zip(old["verdicts"], new["verdicts"], strict=False)
+                if a != b
+            ]
+            if differing:
+                print(
+                    f"explore {extension:<9} {len(differing)} seeds differ, e.g. "
+                    + "; ".join(f"seed {seed}: {', '.join(keys)}" for seed, keys in differing[:3])
+                )
             if not args.no_digests:
                 with tempfile.TemporaryDirectory(prefix="bench-digest-") as root:
                     digests = {
@@ -159,14 +191,25 @@ def figure_explore(trees: dict[str, Path], args: argparse.Namespace) -> None:
 
 
 def figure_cli(trees: dict[str, Path], args: argparse.Namespace) -> None:
+    """Median wall and CPU time of 5 runs; on a loaded machine the wall time is mostly waiting
+    for a core, so the CPU time (user + system of the process) is the figure to read, next to
+    that of ``python -c pass`` (the interpreter's own start)."""
+    floor = [_run(ROOT, ["-c", "pass"]) for _ in range(5)]
+    print(
+        f"cli python -c pass   : median {statistics.median(f[1] for f in floor) * 1000:6.0f} ms wall, "
+        f"{statistics.median(f[2] for f in floor) * 1000:5.0f} ms CPU (the interpreter alone)"
+    )
     for flag in ("--version", "--help"):
         medians = {}
         for name, tree in trees.items():
-            times = [_run(tree, ["-m", "pi_continuity_harness.cli", flag])[1] for _ in range(5)]
-            medians[name] = statistics.median(times)
-            print(f"cli {flag:<9} {name:<8}: median {medians[name] * 1000:6.0f} ms of 5 runs")
+            runs = [_run(tree, ["-m", "pi_continuity_harness.cli", flag]) for _ in range(5)]
+            wall, cpu = statistics.median(r[1] for r in runs), statistics.median(r[2] for r in runs)
+            medians[name] = cpu
+            print(
+                f"cli {flag:<9} {name:<8}: median {wall * 1000:6.0f} ms wall, {cpu * 1000:5.0f} ms CPU of 5 runs"
+            )
         if len(medians) == 2:
-            print(f"cli {flag:<9} ratio   : {medians['baseline'] / medians['this']:.1f}x faster")
+            print(f"cli {flag:<9} ratio   : {medians['baseline'] / medians['this']:.1f}x less CPU")
 
 
 # ----------------------------------------------------------------------------- suite
@@ -183,9 +226,14 @@ print(json.dumps({f"{r.assertion} :: {r.name}": r.duration_s for r in run.result
 
 
 def _suite(tree: Path, target: str) -> dict[str, float]:
-    done, _, _ = _run(tree, ["-c", _SUITE, target])
+    done, _, cpu = _run(tree, ["-c", _SUITE, target])
     durations: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    _SUITE_CPU[tree] = cpu
     return durations
+
+
+#: CPU seconds of each tree's whole suite process (imports and collection included).
+_SUITE_CPU: dict[Path, float] = {}
 
 
 def figure_suite(trees: dict[str, Path], args: argparse.Namespace, *, real: bool = False) -> None:
@@ -194,7 +242,9 @@ def figure_suite(trees: dict[str, Path], args: argparse.Namespace, *, real: bool
         print(
             f"suite sim {name:<8}: {len(durations)} scenarios passed, median "
             f"{statistics.median(durations.values()) * 1000:6.1f} ms per scenario, total "
-            f"{sum(durations.values()):.2f} s"
+            f"{sum(durations.values()):.2f} s; the process {_SUITE_CPU[trees[name]]:.1f} CPU s, "
+            f"{_SUITE_CPU[trees[name]] / len(durations) * 1000:.1f} CPU ms per scenario with imports and "
+            "collection (wall times inflate with the load, CPU time less)"
         )
     if len(sims) == 2:
         old, new = (statistics.median(sims[n].values()) for n in ("baseline", "this"))
@@ -211,6 +261,33 @@ def figure_suite(trees: dict[str, Path], args: argparse.Namespace, *, real: bool
                 f"compare {name:<8}: median real/sim per-scenario ratio {statistics.median(ratios):.0f}x "
                 f"over {len(ratios)} scenarios"
             )
+
+
+# ----------------------------------------------------------------------------- simulator
+
+_SIMULATOR = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import time
+import bench_simulator as b
+started = time.process_time()
+result, seconds = b.run_once(2000, "probe")
+print(len(result.host.trace.records), seconds, time.process_time() - started)
+"""
+
+
+def figure_simulator(trees: dict[str, Path], args: argparse.Namespace) -> None:
+    rates = {}
+    for name, tree in trees.items():
+        done, _, _ = _run(tree, ["-c", _SIMULATOR, str(tree / "bench")], cwd=tree)
+        records, seconds, cpu = done.stdout.strip().splitlines()[-1].split()
+        rates[name] = int(records) / float(cpu)
+        print(
+            f"simulator {name:<8}: {int(records)} trace operations of 2,000 turns, "
+            f"{int(records) / float(seconds):8.0f} ops/s wall, {rates[name]:8.0f} ops/CPU-s"
+        )
+    if len(rates) == 2:
+        print(f"simulator ratio   : {rates['this'] / rates['baseline']:.2f}x per CPU second")
 
 
 # ----------------------------------------------------------------------------- memory
@@ -274,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         "cli": figure_cli,
         "suite": figure_suite,
         "compare": lambda trees, a: figure_suite(trees, a, real=True),
+        "simulator": figure_simulator,
         "memory": figure_memory,
         "pytest": figure_pytest,
     }
@@ -298,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{os.cpu_count()} CPUs"
             )
         for figure in only:
+            _issue(figure)
             figures[figure](trees, args)
             sys.stdout.flush()
         print(f"load at the end {os.getloadavg()[0]:.1f}")

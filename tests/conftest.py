@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ReplayFeature = Callable[[Path, str], "subprocess.CompletedProcess[str]"]
+ReplayFeature = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
 @pytest.fixture
@@ -18,7 +18,7 @@ def replay_feature(tmp_path: Path) -> ReplayFeature:
     implementation: in a fresh pytest process (the suite's conftest as the only plugin, no ini
     of this repository), the way a user who copied it into the suite would."""
 
-    def replay(feature: Path, extension: str) -> subprocess.CompletedProcess[str]:
+    def replay(feature: Path, extension: str, *extra: str) -> subprocess.CompletedProcess[str]:
         module = feature.with_name(f"test_{feature.stem.replace('-', '_')}.py")
         module.write_text(
             f"from pytest_bdd import scenarios\n\nscenarios({feature.name!r})\n", encoding="utf-8"
@@ -29,7 +29,7 @@ def replay_feature(tmp_path: Path) -> ReplayFeature:
         command = [
             sys.executable, "-m", "pytest", str(module), "-q", "-p", "pi_continuity_harness.features.plugin",
             "-p", "no:cacheprovider", "-c", str(ini), "--rootdir", str(feature.parent),
-            "--extension", extension, "--harness-workdir", str(workdir),
+            "--extension", extension, "--harness-workdir", str(workdir), *extra,
         ]  # fmt: skip
         return subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp_path)
 

@@ -89,6 +89,22 @@ RULES: tuple[Rule, ...] = (
             _p("errors"),
         ),
     ),
+    # Exploration on real Pi (``explore --target pi``): the one part of the explorer that plays
+    # scenarios through the Target seam, on both targets.
+    Rule(
+        _p("explore.differential"),
+        (
+            _p("api"),
+            _p("scenario"),
+            _p("simulator"),
+            _p("targets"),
+            _p("features.oracle"),
+            _p("features.world"),
+            _p("rules"),
+            _p("errors"),
+            _p("explore"),
+        ),
+    ),
     Rule(
         _p("mutants"), (_p("api"), _p("reference"), _p("explore"), _p("scenario"), _p("rules"), _p("errors"))
     ),

@@ -37,7 +37,7 @@ from pi_continuity_harness.commands._suite_setup import SuiteSetup, no_scenario_
 from pi_continuity_harness.features.pytest_plugin import observation_path
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite, write_atomically
 from pi_continuity_harness.targets.comparison import Difference, Neutraliser, diff_records
-from pi_continuity_harness.targets.known_differences import KNOWN_DIFFERENCES, neutralisers
+from pi_continuity_harness.targets.known_differences import KNOWN_DIFFERENCES, UNCOMPARED, neutralisers
 
 __all__ = ["CompareReport", "ScenarioComparison", "compare_runs", "compare_suites", "register"]
 
@@ -157,6 +157,10 @@ class CompareReport:
             "environment": {"sim": self.sim.environment, "pi": self.pi.environment},
             "summary": self.summary(),
             "known_differences": [{"id": k.id, "reason": k.reason} for k in KNOWN_DIFFERENCES],
+            "uncompared": [
+                {"id": u.id, "where": u.where, "placeholder": u.placeholder, "reason": u.reason}
+                for u in UNCOMPARED
+            ],
             "scenarios": [s.to_json() for s in self.scenarios],
         }
 

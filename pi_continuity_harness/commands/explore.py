@@ -14,6 +14,14 @@ ADDRESS --nthreads 1``); either way the report lists the seeds in order, and a s
 worker died is run again and named as retried. ``--check-determinism`` runs every seed twice
 and fails on the first difference of the trace bytes. Exit status 0 only when every seed
 passed.
+
+``--target pi`` explores on real Pi 1.6. A Python implementation: each seed's host-behaviour case
+(``explore/differential``) plays on the simulator and on real Pi, with the implementation and
+with no extension (so Pi's own summarizer runs), compared with no tolerance; the first difference
+is minimised into a scenario and a ``.feature`` that replays it on both targets. A TypeScript
+implementation (``--extension ext.ts``, ``--system`` naming its system) plays the system's cases
+on real Pi alone with every invariant real Pi's observations allow checked after each
+operation (``--list-invariants --target pi`` lists them).
 """
 
 from __future__ import annotations
@@ -31,11 +39,16 @@ from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._paths import check_directory, check_file
 from pi_continuity_harness.explore.engine import ExploreSettings, SeedReport, explore_seeds, summarise
 from pi_continuity_harness.explore.executor import SchedulerError, WorkPool, open_pool
-from pi_continuity_harness.explore.plugins import plugin_for
+from pi_continuity_harness.explore.plugins import plugin_named
 from pi_continuity_harness.explore.runner import scratch_root
-from pi_continuity_harness.features.preflight import check_implementation
+from pi_continuity_harness.features.preflight import check_implementation, check_target
 from pi_continuity_harness.features.suite import write_atomically
-from pi_continuity_harness.scenario.implementations import implementation_system
+from pi_continuity_harness.scenario.implementations import (
+    SESSION_CONTINUITY,
+    SYSTEMS,
+    ImplementationError,
+    implementation_system,
+)
 from pi_continuity_harness.scenario.run_lock import hold_run_directory
 
 __all__ = ["register"]
@@ -59,6 +72,21 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--extension", default="reference", help="implementation under test (default reference)"
+    )
+    parser.add_argument(
+        "--system",
+        choices=sorted(SYSTEMS),
+        help="the system a TypeScript implementation implements (default: pi-session-continuity)",
+    )
+    parser.add_argument(
+        "--target",
+        choices=("sim", "pi"),
+        default="sim",
+        help=(
+            "sim (default): the simulated host with the system's invariants; pi: real Pi 1.6, each seed "
+            "played on the simulator and on real Pi (with the implementation and with no extension) and "
+            "compared with no tolerance"
+        ),
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write every seed's report as JSON here")
     parser.add_argument("--out", type=Path, default=Path("explore-out"), help="where failures are written")
@@ -86,12 +114,40 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--max-failures must not be negative (got {args.max_failures})")
     check_file("--json", args.json_path)
     check_directory("--out", args.out)
-    check_implementation("sim", args.extension)
+    if args.target == "pi" and args.check_determinism:
+        raise UsageError("--check-determinism: real Pi is not deterministic; it applies to --target sim")
+    if args.system is not None and not _is_typescript(args.extension):
+        raise UsageError("--system: only for a TypeScript implementation (a Python one declares its system)")
+    check_target(args.target)
+    check_implementation(args.target, args.extension, system=args.system)
+
+
+def _is_typescript(extension: str) -> bool:
+    return extension.endswith((".ts", ".mts", ".js", ".mjs"))
+
+
+def _system(args: argparse.Namespace) -> str:
+    """The system explored: a Python implementation declares it; a TypeScript one is named by
+    ``--system`` (default Pi Session Continuity)."""
+    if _is_typescript(args.extension):
+        return str(args.system or SESSION_CONTINUITY.name)
+    try:
+        return implementation_system(args.extension).name
+    except ImplementationError as error:
+        raise UsageError(str(error)) from None
 
 
 def main(args: argparse.Namespace) -> int:
     if args.list_invariants:
-        for spec in plugin_for(args.extension).describe():
+        plugin = plugin_named(_system(args))
+        if args.target == "pi":
+            for observed in plugin.observed_invariants():
+                rules = f" [{', '.join(observed.rules)}]" if observed.rules else ""
+                print(
+                    f"{observed.name}{rules} (needs {', '.join(sorted(observed.needs))})\n    {observed.doc}"
+                )
+            return 0
+        for spec in plugin.describe():
             rules = f" [{', '.join(spec.rules)}]" if spec.rules else ""
             print(f"{spec.name}{rules}\n    {spec.doc}")
         return 0
@@ -106,13 +162,13 @@ def main(args: argparse.Namespace) -> int:
 
 def _explore(args: argparse.Namespace, pool: WorkPool) -> int:
     """Explore, holding ``--out`` (a second explorer writing there is refused)."""
-    system = implementation_system(args.extension).name
+    system = _system(args)
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     work_root = tempfile.mkdtemp(prefix="pch-explore-", dir=scratch_root())
     out_dir = str(args.out.resolve())
     print(
-        f"pi-continuity-harness explore ({system}): {args.extension}, seeds {seeds[0]}..{seeds[-1]} "
-        f"({len(seeds)}), {args.steps} steps each, on {pool.where}"
+        f"pi-continuity-harness explore ({system}, target {args.target}): {args.extension}, "
+        f"seeds {seeds[0]}..{seeds[-1]} ({len(seeds)}), {args.steps} steps each, on {pool.where}"
         + (", checking determinism" if args.check_determinism else ""),
         flush=True,
     )
@@ -127,6 +183,7 @@ def _explore(args: argparse.Namespace, pool: WorkPool) -> int:
         work_root=work_root,
         check_determinism=args.check_determinism,
         minimise_failures=not args.no_minimise,
+        target=args.target,
     )
     runs = explore_seeds(seeds, settings, pool=pool)
     try:
@@ -142,7 +199,7 @@ def _explore(args: argparse.Namespace, pool: WorkPool) -> int:
         keep = any(not r.ok for r in reports)
         if not keep:
             shutil.rmtree(work_root, ignore_errors=True)
-    summary = summarise(system, reports, wall)
+    summary = summarise(system, reports, wall, args.target)
     summary["retriedSeeds"] = [int(name.removeprefix("seed-")) for name in pool.retried()]
     _print_summary(summary, work_root if keep else None)
     if args.json_path is not None:
@@ -191,8 +248,11 @@ def _print_report(report: SeedReport, index: int, total: int, *, quiet: bool) ->
 
 
 def _cost(cost: dict[str, Any]) -> str:
-    """One seed's persistent-fault cost: per failing check point, synthesis attempts /
-    failure notifications / failed postmortems."""
+    """One seed's cost: on real Pi, the seconds each target took; else, per failing check point,
+    synthesis attempts / failure notifications / failed postmortems."""
+    if "piSeconds" in cost:
+        sim = f"sim {cost['simSeconds']}s, " if "simSeconds" in cost else ""
+        return f"{sim}pi {cost['piSeconds']}s"
     failing = int(cost.get("failing", 0))
     if not failing:
         return "no failing check point"
@@ -209,6 +269,11 @@ def _print_summary(summary: dict[str, Any], kept: str | None) -> None:
         f"{summary['operationsPerSecond']} operations/s, {summary['seedsPerSecond']} seeds/s"
     )
     print(f"liveness: {', '.join(f'{k} {v}' for k, v in summary['liveness'].items())}")
+    if summary.get("medianTimeRatio") is not None:
+        print(
+            f"simulator {summary['simSeconds']} s, real Pi {summary['piSeconds']} s over "
+            f"{summary['runsPerTarget']} runs per target; median time ratio real/sim {summary['medianTimeRatio']}x"
+        )
     cost = summary.get("faultCost")
     if cost is not None:
         print(

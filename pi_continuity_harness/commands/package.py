@@ -17,15 +17,20 @@ from rich.markup import escape
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import console as output_console
-from pi_continuity_harness.commands._paths import check_file
+from pi_continuity_harness.commands._output import progress_printer
+from pi_continuity_harness.commands._paths import check_directory, check_file
 from pi_continuity_harness.package import (
+    DEFAULT_SUITE_TAGS,
+    SOURCES,
     Check,
     PackageError,
     PackageInput,
-    failed,
     npm_env,
     open_package,
-    static_gate,
+    record_json,
+    run_gate,
+    suite_hook,
+    write_record,
 )
 from pi_continuity_harness.targets.realpi import PiInstallation, find_installation
 from pi_continuity_harness.targets.realpi.install import cache_tmp_dir
@@ -41,7 +46,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=SUMMARIES["package"],
         description=(
             "Check a Pi package directory or packed tarball for release: the manifest and layout "
-            "(spec §16, §17), the README, CHANGELOG and LICENSE (§19), and npm pack (what ships). "
+            "(spec §16, §17), the README, CHANGELOG and LICENSE (§19), and npm pack (what ships); then publish "
+            "it to Verdaccio on 127.0.0.1, install it with Pi's own package manager (npm source, -l, local "
+            "path, -e), load it, run the suite through it and remove it. "
             "Exit 0: no check failed; 1: a check failed; 2: not a package."
         ),
     )
@@ -50,6 +57,45 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--json", dest="json_path", type=Path, metavar="FILE", help="write every check as JSON to FILE"
+    )
+    parser.add_argument(
+        "--static",
+        action="store_true",
+        help="only the manifest, docs and pack checks (no registry, no Pi install)",
+    )
+    parser.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="publish and install even when a static check failed (to see what a user would meet)",
+    )
+    parser.add_argument(
+        "--sources",
+        default=",".join(SOURCES),
+        help=f"install sources to gate, comma-separated (default {','.join(SOURCES)})",
+    )
+    parser.add_argument(
+        "--with-package",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="PATH|TARBALL",
+        help="also publish this package to the local registry first (a dependency it has no uplink for)",
+    )
+    parser.add_argument("--command", default="continuity", help="the slash command the package registers")
+    parser.add_argument(
+        "--suite",
+        default=DEFAULT_SUITE_TAGS,
+        metavar="TAGS",
+        help=f"tag expression of the suite run through the installed package (default {DEFAULT_SUITE_TAGS!r}; "
+        "'none': no suite)",
+    )
+    parser.add_argument("-k", dest="keyword", help="only the suite scenarios matching this name expression")
+    parser.add_argument("--system", help="the system the package implements (default: pi-session-continuity)")
+    parser.add_argument(
+        "--workdir", type=Path, help="keep the gate's files here (default: a temporary directory)"
+    )
+    parser.add_argument(
+        "--report", type=Path, metavar="DIR", help="write the validation record (Markdown and JSON)"
     )
     parser.add_argument("--quiet", action="store_true", help="only failed checks and the summary")
     parser.set_defaults(func=main)
@@ -76,6 +122,12 @@ def render(console: Console, checks: list[Check], *, prefix: str, quiet: bool) -
 
 def main(args: argparse.Namespace) -> int:
     check_file("--json", args.json_path)
+    check_directory("--report", args.report)
+    check_directory("--workdir", args.workdir)
+    sources = [s for s in args.sources.split(",") if s]
+    unknown = [s for s in sources if s not in SOURCES]
+    if unknown:
+        raise UsageError(f"--sources: {', '.join(unknown)}: not one of {', '.join(SOURCES)}")
     with open_package(args.package) as package:
         installation = find_installation()
         if installation is None:
@@ -83,34 +135,72 @@ def main(args: argparse.Namespace) -> int:
                 "Pi is not installed: run `pi-continuity-harness install-pi` first "
                 "(the gate reads the entries with Pi's parser and installs with Pi)"
             )
-        return _gate(args, package, installation)
+        return _gate(args, package, installation, sources)
 
 
-def _gate(args: argparse.Namespace, package: PackageInput, installation: PiInstallation) -> int:
+def _gate(
+    args: argparse.Namespace, package: PackageInput, installation: PiInstallation, sources: list[str]
+) -> int:
     console = output_console()
     tmp_root = cache_tmp_dir(installation.cache_dir)
-    work = Path(tempfile.mkdtemp(prefix="pch-gate-", dir=tmp_root))
+    work = (
+        args.workdir.resolve() if args.workdir else Path(tempfile.mkdtemp(prefix="pch-gate-", dir=tmp_root))
+    )
+    work.mkdir(parents=True, exist_ok=True)
+    env = npm_env(installation.env_path(), installation.cache_dir / "npm-cache", tmp_root)
+
+    def log(line: str) -> None:
+        if not args.quiet:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+    suite = None
+    if not args.static and args.suite != "none":
+        suite = suite_hook(
+            tags=args.suite or None,
+            keyword=args.keyword,
+            workdir=work / "suite",
+            system=args.system,
+            on_result=progress_printer(console, quiet=args.quiet, prefix="  "),
+        )
+    ok = False
+    installed = False
     try:
-        env = npm_env(installation.env_path(), installation.cache_dir / "npm-cache", tmp_root)
         try:
-            result = static_gate(package, installation, work / "pack", env)
+            result = run_gate(
+                package,
+                installation,
+                work,
+                env,
+                sources=sources,
+                with_packages=args.with_package,
+                command=args.command,
+                static_only=args.static,
+                keep_going=args.keep_going,
+                suite=suite,
+                log=log,
+            )
         except PackageError as error:
             console.print(f"[bold red]gate step failed:[/] {escape(str(error))}")
             return 1
-        checks = result.checks
         console.print(f"{package.name}@{package.version} ({args.package})", markup=False)
-        render(console, checks, prefix=package.display.rstrip("/"), quiet=args.quiet)
+        render(console, result.checks, prefix=package.display.rstrip("/"), quiet=args.quiet)
         console.print(
-            f"packed {len(result.packed.files)} files ({result.packed.size} bytes): "
-            + escape(", ".join(result.packed.files))
+            f"packed {len(result.static.packed.files)} files ({result.static.packed.size} bytes): "
+            + escape(", ".join(result.static.packed.files))
         )
+        if result.stopped:
+            console.print(f"[bold red]stopped:[/] {escape(result.stopped)}")
+        console.print("timings (s): " + ", ".join(f"{k} {v}" for k, v in result.timings.items()))
         if args.json_path is not None:
-            payload = {
-                "package": {"name": package.name, "version": package.version, "input": str(args.package)},
-                "packed": list(result.packed.files),
-                "checks": [c.to_json() for c in checks],
-            }
-            args.json_path.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+            args.json_path.write_text(json.dumps(record_json(result), indent=1) + "\n", encoding="utf-8")
+        if args.report is not None:
+            md, js = write_record(result, args.report)
+            console.print(f"validation record written to {escape(str(md))} and {escape(str(js))}")
+        ok = result.ok
+        installed = bool(result.sources or result.suite)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if failed(checks) else 0
+        if args.workdir is None and (ok or not installed):
+            shutil.rmtree(work, ignore_errors=True)
+        elif args.workdir is None:
+            console.print(f"the gate's files are kept in {work}", markup=False, highlight=False)
+    return 0 if ok else 1

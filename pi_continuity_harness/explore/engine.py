@@ -70,10 +70,22 @@ class ExploreSettings:
     work_root: str
     check_determinism: bool = False
     minimise_failures: bool = True
+    #: ``sim``: the simulated host with the plug-in's invariants; ``pi``: real Pi, differentially
+    #: against the simulator (:mod:`.differential`).
+    target: str = "sim"
 
 
 def explore_seed(seed: int, settings: ExploreSettings) -> SeedReport:
     """Expand ``seed`` with the system's plug-in, run it with every invariant, and handle a failure."""
+    if settings.target == "pi":
+        # Real Pi only when asked for: a Python implementation is played on both targets and
+        # compared; one the simulator cannot run (TypeScript) is explored on real Pi alone.
+        from pi_continuity_harness.explore.differential import onpi, runner  # noqa: PLC0415
+
+        on_pi_only = settings.extension.endswith((".ts", ".mts", ".js", ".mjs"))
+        explore = onpi.explore_on_pi_seed if on_pi_only else runner.explore_differential_seed
+        report: SeedReport = explore(seed, settings)
+        return report
     plugin = plugin_named(settings.system)
     extension = settings.extension
     case = plugin.case(seed, settings.steps)
@@ -118,6 +130,22 @@ def explore_seed(seed: int, settings: ExploreSettings) -> SeedReport:
     return report
 
 
+def differential_times(costs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Seconds on each target over the seeds of ``explore --target pi``, and the median of each
+    seed's ratio real/simulated."""
+    ratios = sorted(c["piSeconds"] / c["simSeconds"] for c in costs if c.get("simSeconds"))
+    middle = len(ratios) // 2
+    median = (
+        (ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2) if ratios else None
+    )
+    return {
+        "simSeconds": round(sum(c.get("simSeconds", 0.0) for c in costs), 2),
+        "piSeconds": round(sum(c.get("piSeconds", 0.0) for c in costs), 2),
+        "runsPerTarget": sum(c.get("runs", 0) for c in costs),
+        "medianTimeRatio": None if median is None else round(median, 1),
+    }
+
+
 def explore_seeds(
     seeds: list[int], settings: ExploreSettings, *, jobs: int = 1, pool: WorkPool | None = None
 ) -> Generator[SeedReport, None, None]:
@@ -132,8 +160,9 @@ def explore_seeds(
     )
 
 
-def summarise(system: str, reports: list[SeedReport], wall: float) -> dict[str, Any]:
-    """Throughput, failures, liveness and what the plug-in adds up, over all seeds."""
+def summarise(system: str, reports: list[SeedReport], wall: float, target: str = "sim") -> dict[str, Any]:
+    """Throughput, failures, liveness and what the plug-in adds up, over all seeds (on real Pi:
+    the time each target took, and the median ratio real/simulated per seed)."""
     operations = sum(r.operations for r in reports)
     violations = Counter(str(r.violation["invariant"]) for r in reports if r.violation)
     summary: dict[str, Any] = {
@@ -147,6 +176,9 @@ def summarise(system: str, reports: list[SeedReport], wall: float) -> dict[str, 
         "seedsPerSecond": round(len(reports) / wall, 2) if wall else 0.0,
         "liveness": dict(Counter(r.liveness.split(" (")[0] for r in reports)),
     }
-    summary.update(plugin_named(system).summarise([r.cost for r in reports]))
+    if target == "pi":
+        summary.update(differential_times([r.cost for r in reports]))
+    else:
+        summary.update(plugin_named(system).summarise([r.cost for r in reports]))
     summary["cpus"] = os.cpu_count()
     return summary

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, Self, TypeVar
 
+from pi_continuity_harness.explore.observed import ObservedInvariant
 from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.model_script import Reply, RequestKind, SynthesisReply
 from pi_continuity_harness.scenario.operations import Operation
@@ -233,6 +234,14 @@ class ExplorerPlugin(ABC, Generic[CaseT]):
 
     def invariant(self, name: str) -> InvariantSpec | None:
         return next((spec for spec in self.invariants if spec.name == name), None)
+
+    def observed_invariants(self) -> tuple[ObservedInvariant, ...]:
+        """The invariants a target that shows only observations can check (real Pi, for a
+        TypeScript implementation: ``explore.observed``); none by default."""
+        return ()
+
+    def observed_invariant(self, name: str) -> ObservedInvariant | None:
+        return next((spec for spec in self.observed_invariants() if spec.name == name), None)
 
     def describe(self) -> Iterable[InvariantSpec]:
         """The invariants, for ``explore --list-invariants``."""

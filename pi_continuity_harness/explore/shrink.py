@@ -75,8 +75,12 @@ def minimise(
     workdir: str | Path,
     max_runs: int = 400,
     max_seconds: float = 120.0,
+    run: Callable[[Any], CaseResult] | None = None,
 ) -> MinimisedCase:
-    """Shrink ``case`` while its first violation keeps the invariant name of ``failure``."""
+    """Shrink ``case`` while its first violation keeps the invariant name of ``failure``.
+
+    ``run`` plays a candidate (default: :func:`~.runner.run_case` on the simulated host; the
+    real-Pi explorer passes its own)."""
     first = failure.first
     assert first is not None, "only a failing case can be minimised"
     target = first.invariant
@@ -91,7 +95,10 @@ def minimise(
         nonlocal runs
         runs += 1
         try:
-            result = run_case(plugin, candidate, implementation=implementation, workdir=workdir)
+            if run is not None:
+                result = run(candidate)
+            else:
+                result = run_case(plugin, candidate, implementation=implementation, workdir=workdir)
         except Exception:  # a candidate the harness cannot run is not a smaller failure
             return None
         violation = result.first

@@ -29,5 +29,6 @@ from pi_continuity_harness.features.steps.blitz_then import *  # noqa: F403
 from pi_continuity_harness.features.steps.failures import *  # noqa: F403
 from pi_continuity_harness.features.steps.given import *  # noqa: F403
 from pi_continuity_harness.features.steps.host import *  # noqa: F403
+from pi_continuity_harness.features.steps.streams import *  # noqa: F403
 from pi_continuity_harness.features.steps.then import *  # noqa: F403
 from pi_continuity_harness.features.steps.when import *  # noqa: F403

@@ -49,6 +49,8 @@ __all__ = [
 #: Temporary directories of the harness are named ``pi-continuity-harness-*``.
 PROBE_PREFIX = "pi-continuity-harness-probe-"
 _TS_SUFFIXES = (".ts", ".mts", ".js", ".mjs")
+#: ``pkg:<pi source>``: a Pi package installed with ``pi install`` (``targets.realpi.PACKAGE_PREFIX``).
+_PACKAGE_PREFIX = "pkg:"
 _CHECKED: set[tuple[str, str, str | None, str | None]] = set()
 
 
@@ -136,7 +138,12 @@ def check_implementation(
     if key in _CHECKED:
         return
     typescript = extension.endswith(_TS_SUFFIXES)
-    if typescript:
+    if extension.startswith(_PACKAGE_PREFIX):
+        # An installed Pi package (the release gate): only real Pi can install and load it.
+        if target != "pi":
+            raise SetupError(f"--extension {extension}: an installed Pi package runs only with --target pi")
+        typescript = True
+    elif typescript:
         if target != "pi":
             raise SetupError(
                 f"--extension {extension}: a TypeScript implementation runs only with --target pi"

@@ -82,7 +82,7 @@ __all__ = [
     "target_name",
 ]
 
-KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz", "host")
+KNOWN_TAGS = ("smoke", "install", "rules", "failures", "blitz", "host", "differential")
 _REQUEST_KINDS: tuple[RequestKind, ...] = ("agent", "summary", "extension")
 #: Features directory -> the system whose features it holds.
 SYSTEM_DIRS = {system.features: system.name for system in SYSTEMS.values()}
@@ -252,6 +252,19 @@ def make_target(config: pytest.Config, slug: str) -> Target:
         seed=config.getoption("--seed"),
         system=implementation_system(config),
         pi_version=config.getoption("--pi-version") if name == "pi" else None,
+    )
+
+
+def make_named_target(config: pytest.Config, name: str, workdir: Path) -> Target:
+    """A fresh target of either kind (``sim``, ``pi``) in ``workdir``, for the implementation
+    under test (the steps that play one scenario file on both targets)."""
+    kind: targets.TargetName = "pi" if name == "pi" else "sim"
+    return targets.make_target(
+        kind,
+        config.getoption("--extension"),
+        workdir,
+        seed=config.getoption("--seed"),
+        system=implementation_system(config),
     )
 
 
@@ -439,7 +452,12 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
     node = request.node
     slug = _slug(node.name)
     node.user_properties.append(("machine", str(machine_path(request.config, node.name))))
-    created = World(name=node.name, make_target=lambda: make_target(request.config, slug))
+    created = World(
+        name=node.name,
+        make_target=lambda: make_target(request.config, slug),
+        make_named_target=lambda name, workdir: make_named_target(request.config, name, workdir),
+        work_root=_workdir_root(request.config) / slug,
+    )
     started = time.perf_counter()
     try:
         yield created

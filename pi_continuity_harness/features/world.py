@@ -29,7 +29,15 @@ from pi_continuity_harness.features.oracle import Brief, parse_brief
 from pi_continuity_harness.scenario.document import Scenario, parse_scenario
 from pi_continuity_harness.scenario.model_script import Reply, RequestKind, SynthesisReply
 from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer, Operation, PromptOp
-from pi_continuity_harness.targets import CheckedRun, Observation, OperationOutcome, Target
+from pi_continuity_harness.targets import (
+    BothRuns,
+    CheckedRun,
+    Observation,
+    OperationOutcome,
+    Target,
+    TargetUnavailableError,
+    play_both,
+)
 
 __all__ = [
     "DEFAULT_KEEP",
@@ -177,6 +185,10 @@ class World:
 
     name: str
     make_target: Callable[[], Target]
+    #: ``(target name, work directory) -> Target``: a target of either kind, for the steps that
+    #: play a scenario file on both (None: this world cannot).
+    make_named_target: Callable[[str, Path], Target] | None = None
+    work_root: Path | None = None
     draft: ScenarioDraft = field(init=False)
     target: Target | None = None
     turns: int = 0
@@ -213,16 +225,27 @@ class World:
 
     def run_checked(self, scenario: Scenario) -> CheckedRun | None:
         """Play ``scenario`` (a scenario file) on a fresh target with the system's run checker
-        watching; None when the target has no run checker (capability ``run-checker``)."""
+        watching (the simulator: every effect, capability ``run-checker``; real Pi: what it lets be
+        observed after every operation, capability ``observed-checker``); None when it has neither."""
         if self.started:
             raise AssertionError(
                 "feature error: a scenario file is played on a fresh target, but Pi has started"
             )
         target = self.make_target()
-        if "run-checker" not in target.capabilities():
+        if not {"run-checker", "observed-checker"} & target.capabilities():
             return None
         self.target = target
         return target.run_checked(scenario)
+
+    def play_both(self, scenario: Scenario) -> BothRuns | None:
+        """Play ``scenario`` on the simulator and on real Pi and compare them (None: real Pi is
+        not available here)."""
+        if self.make_named_target is None or self.work_root is None:
+            return None
+        try:
+            return play_both(scenario, self.work_root / "both", make=self.make_named_target)
+        except TargetUnavailableError:
+            return None
 
     # ----------------------------------------------------------------- doing
     def script(self, kind: RequestKind, *replies: Reply | SynthesisReply) -> None:

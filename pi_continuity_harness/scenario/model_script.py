@@ -34,7 +34,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pi_continuity_harness.scenario.operations import Operation, Operations
+from pi_continuity_harness.scenario.operations import AbortOp, Operation, Operations
 
 __all__ = [
     "DEFAULT_REASONING_TOKENS",
@@ -48,6 +48,7 @@ __all__ = [
     "Reply",
     "RequestKind",
     "ScriptedToolCall",
+    "StreamPlan",
     "SynthesisReply",
     "Usage",
     "estimate_request_tokens",
@@ -160,6 +161,37 @@ class _Held(_Strict):
     )
 
 
+class StreamPlan(_Strict):
+    """Stream part of a reply first, then hold, abort, drop the connection or fail.
+
+    ``upto`` characters are streamed (after the response headers and the role chunk): the
+    thinking first, then the text, then each tool call's arguments JSON, in that order; 0
+    streams the role chunk only. Then:
+
+    ``hold``
+        the reply's ``during`` operations run (after Pi has read the partial reply); the rest
+        then streams, unless an operation aborted the request: pi-ai then persists what was
+        streamed with ``stopReason: "aborted"`` and ``errorMessage: "Request was aborted"``
+        (``openai-completions.js:462-466``, with ``responseId`` set);
+    ``abort``
+        ``hold`` with an ``abort`` appended to ``during``;
+    ``drop``
+        the connection closes without a finish reason: pi-ai ends the reply with
+        ``stopReason: "error"``, ``errorMessage: "Stream ended without finish_reason"``
+        (``openai-completions.js:471-476``), which Pi's auto-retry treats as retryable;
+    ``error``
+        an SSE ``{"error": {"message": error}}`` object: ``errorMessage`` is that message.
+
+    Both targets cut the stream at the same point: the fake server sends the chunks up to
+    ``upto``; the simulated model feeds the same chunks through its port of pi-ai's stream
+    handling (``simulator/provider.py``).
+    """
+
+    upto: int = Field(default=0, ge=0, description="Characters streamed before the hold or failure")
+    then: Literal["hold", "abort", "drop", "error"] = "hold"
+    error: str = Field(default="upstream error", description="The SSE error message (then: error)")
+
+
 class Reply(_Held):
     """One scripted reply to an ``agent`` (or ``summary``) request."""
 
@@ -176,6 +208,9 @@ class Reply(_Held):
     )
     finish: Literal["stop", "length", "tool_calls"] | None = None
     error: HttpError | None = None
+    stream: StreamPlan | None = Field(
+        default=None, description="Stream part of the reply, then hold, abort, drop or fail"
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Reply:
@@ -183,6 +218,29 @@ class Reply(_Held):
             raise ValueError("give usage or context_tokens, not both")
         if self.error is not None and (self.text or self.tool_calls):
             raise ValueError("an error reply has no text or tool calls")
+        if self.stream is not None:
+            if self.error is not None:
+                raise ValueError("an HTTP error reply streams nothing: give error or stream, not both")
+            size = streamed_chars(self.text, self.thinking, self.tool_calls)
+            if self.stream.upto > size:
+                raise ValueError(f"stream.upto {self.stream.upto} is more than the reply's {size} characters")
+            before_calls = len(self.thinking or "") + len(self.text)
+            boundaries = {before_calls}
+            for call in self.tool_calls:
+                boundaries.add(max(boundaries) + len(tool_arguments_json(call.arguments)))
+            if (
+                self.stream.upto > before_calls
+                and self.stream.upto not in boundaries
+                and self.stream.then != "error"
+            ):
+                raise ValueError(
+                    "stream.upto stops inside a tool call's arguments: only then: error can end there "
+                    "(the finished block would carry V8's own JSON.parse message, which is not modelled)"
+                )
+            if self.stream.then in ("drop", "error") and self.during:
+                raise ValueError(
+                    f"stream.then {self.stream.then!r} ends the reply: it holds nothing (no during)"
+                )
         return self
 
 
@@ -263,6 +321,8 @@ class ModelRequest:
     reasoning: str | None = None
     #: :func:`estimate_request_tokens`, when the caller already counted it (not part of the request).
     estimated_input_tokens: int | None = field(default=None, compare=False, repr=False)
+    #: The chat-completions body the request was parsed from (``scenario.chat_wire``), when known.
+    body: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -291,6 +351,23 @@ class ModelOutcome:
     during: tuple[Operation, ...]
     #: The user aborts while the call is held (``SynthesisReply(kind="abort")``).
     abort_while_held: bool = False
+    #: Stream part of the reply before holding or failing (None: hold before the headers).
+    stream: StreamPlan | None = None
+
+    @property
+    def held(self) -> bool:
+        """Whether the call is held open while operations run (before the headers, or after
+        a partial stream)."""
+        if self.stream is not None and self.stream.then in ("drop", "error"):
+            return False
+        return bool(self.during) or self.abort_while_held or self.stream is not None
+
+    def hold_operations(self) -> tuple[Operation, ...]:
+        """What runs while the call is held: ``during``, then an abort the reply asks for."""
+        ops = tuple(self.during)
+        if self.abort_while_held or (self.stream is not None and self.stream.then == "abort"):
+            ops = (*ops, AbortOp())
+        return ops
 
 
 class ExtensionReplies(Protocol):
@@ -350,6 +427,17 @@ def estimate_request_tokens(request: ModelRequest) -> int:
     for message in request.messages:
         chars += message_chars(message)
     return math.ceil(chars / 4)
+
+
+def streamed_chars(text: str, thinking: str | None, tool_calls: tuple[ScriptedToolCall, ...]) -> int:
+    """The characters a reply streams, in the order :class:`StreamPlan` counts them: the
+    thinking, the text, then each tool call's arguments as the fake server encodes them."""
+    return len(thinking or "") + len(text) + sum(len(tool_arguments_json(c.arguments)) for c in tool_calls)
+
+
+def tool_arguments_json(arguments: dict[str, Any]) -> str:
+    """A tool call's arguments as the fake server streams them (Python's ``json.dumps``)."""
+    return json.dumps(arguments)
 
 
 def _output_tokens(text: str, thinking: str | None, tool_calls: tuple[ScriptedToolCall, ...]) -> int:
@@ -462,6 +550,7 @@ def _respond_reply(request: ModelRequest, reply: Reply) -> ModelOutcome:
         error=None,
         latency_ms=reply.latency_ms,
         during=reply.during,
+        stream=reply.stream,
     )
 
 

@@ -30,9 +30,20 @@ from pi_continuity_harness.api.abort import AbortController, AbortSignal
 from pi_continuity_harness.api.extension_api import Model
 from pi_continuity_harness.simulator.messages import Message, zero_usage
 
-__all__ = ["Agent", "AgentEvent", "CompletedTurn", "LoopHooks"]
+__all__ = [
+    "Agent",
+    "AgentEvent",
+    "CompletedTurn",
+    "LoopHooks",
+    "PreparedTool",
+    "StreamEmit",
+    "ToolUpdate",
+    "error_tool_result",
+]
 
 AgentEvent = dict[str, Any]
+#: Emits an agent event from inside the stream hook (``message_start``, ``message_update``).
+StreamEmit = Callable[[AgentEvent], Awaitable[None]]
 
 
 @dataclass
@@ -41,16 +52,32 @@ class CompletedTurn:
     tool_results: list[Message]
 
 
+#: Reports a running tool's partial result (``tool_execution_update``).
+ToolUpdate = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class PreparedTool:
+    """``prepareToolCall``'s verdict: an ``immediate`` result (an abort, an unknown tool, invalid
+    arguments, a block), or the validated ``args`` to execute with."""
+
+    immediate: dict[str, Any] | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class LoopHooks:
     """What the session plugs into the loop (Pi's ``AgentLoopConfig`` callbacks)."""
 
-    stream: Callable[[AbortSignal], Awaitable[Message]]
+    stream: Callable[[AbortSignal, StreamEmit], Awaitable[Message]]
     finish_turn: Callable[[CompletedTurn], Awaitable[None]]
     prepare_next_turn: Callable[[CompletedTurn], Awaitable[None]]
-    execute_tool: Callable[[dict[str, Any], AbortSignal, Message], Awaitable[tuple[dict[str, Any], bool]]]
-    tool_exists: Callable[[str], bool]
+    prepare_tool: Callable[[dict[str, Any], AbortSignal, Message], Awaitable[PreparedTool]]
+    execute_tool: Callable[
+        [dict[str, Any], dict[str, Any], AbortSignal, ToolUpdate], Awaitable[tuple[dict[str, Any], bool]]
+    ]
     now_ms: Callable[[], int]
+    now_loop_ms: Callable[[], int]
     model: Callable[[], Model | None]
 
 
@@ -202,8 +229,12 @@ class Agent:
                     await self._emit({"type": "message_end", "message": message})
                     new_messages.append(message)
                 pending = []
-                message = await self.hooks.stream(signal)
-                await self._emit({"type": "message_start", "message": message})
+                started: list[bool] = []
+                message = await self.hooks.stream(signal, self._stream_emitter(started))
+                if not started:
+                    # No stream began (an HTTP error, an abort before the headers): pi-agent-core
+                    # emits ``message_start`` with the final message (agent-loop.js:312-323).
+                    await self._emit({"type": "message_start", "message": message})
                 await self._emit({"type": "message_end", "message": message})
                 new_messages.append(message)
                 if message.get("stopReason") in ("error", "aborted"):
@@ -230,62 +261,136 @@ class Agent:
                 break
         await self._emit({"type": "agent_end", "messages": new_messages})
 
+    def _stream_emitter(self, started: list[bool]) -> StreamEmit:
+        """The hook's emitter: notes in ``started`` that the stream emitted ``message_start``."""
+
+        async def emit(event: AgentEvent) -> None:
+            if event["type"] == "message_start":
+                started.append(True)
+            await self._emit(event)
+
+        return emit
+
     async def _execute_tools(
         self, tool_calls: list[dict[str, Any]], assistant: Message, signal: AbortSignal
     ) -> tuple[list[Message], bool]:
-        truncated = assistant.get("stopReason") == "length"
-        finalized: list[tuple[dict[str, Any], dict[str, Any], bool]] = []
-        for call in tool_calls:
-            await self._emit(
-                {
-                    "type": "tool_execution_start",
-                    "toolCallId": call["id"],
-                    "toolName": call["name"],
-                    "args": call.get("arguments", {}),
-                }
-            )
-        for call in tool_calls:
-            if truncated:
+        """``executeToolCalls`` in Pi's default parallel mode (AC agent-loop.js:414-461): per call,
+        ``tool_execution_start`` and its preparation (an immediate result ends it at once), then
+        the prepared calls run (in call order: the simulated tools finish in order), each with
+        ``tool_execution_end``; then the result messages in call order. A ``length`` reply's
+        calls are failed one by one instead (``failToolCallsFromTruncatedMessage``, :348-368)."""
+        if assistant.get("stopReason") == "length":
+            messages: list[Message] = []
+            for call in tool_calls:
+                await self._emit_start(call)
                 result = _error_result(
                     f'Tool call "{call["name"]}" was not executed: the response hit the output token limit, '
                     "so its arguments may be truncated. Re-issue the tool call with complete arguments."
                 )
-                is_error = True
-            elif signal.aborted:
-                result, is_error = _error_result("Operation aborted"), True
-            elif not self.hooks.tool_exists(call["name"]):
-                result, is_error = _error_result(f"Tool {call['name']} not found"), True
+                await self._emit_end(call, result, True, None)
+                message = self._result_message(call, result, True, None)
+                await self._emit({"type": "message_start", "message": message})
+                await self._emit({"type": "message_end", "message": message})
+                messages.append(message)
+            return messages, False
+        finalized: list[tuple[dict[str, Any], dict[str, Any], bool, int | None] | None] = []
+        prepared: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
+        for call in tool_calls:
+            await self._emit_start(call)
+            preparation = await self.hooks.prepare_tool(call, signal, assistant)
+            if preparation.immediate is not None:
+                await self._emit_end(call, preparation.immediate, True, None)
+                finalized.append((call, preparation.immediate, True, None))
             else:
-                result, is_error = await self.hooks.execute_tool(call, signal, assistant)
-            await self._emit(
-                {
-                    "type": "tool_execution_end",
-                    "toolCallId": call["id"],
-                    "toolName": call["name"],
-                    "result": result,
-                    "isError": is_error,
-                }
-            )
-            finalized.append((call, result, is_error))
-        messages: list[Message] = []
-        for call, result, is_error in finalized:
-            tool_message: Message = {
-                "role": "toolResult",
-                "toolCallId": call["id"],
-                "toolName": call["name"],
-                "content": result.get("content") or [],
-                "details": result.get("details"),
-                "isError": is_error,
-                "timestamp": self.hooks.now_ms(),
-            }
-            if tool_message["details"] is None:
-                del tool_message["details"]
-            await self._emit({"type": "message_start", "message": tool_message})
-            await self._emit({"type": "message_end", "message": tool_message})
-            messages.append(tool_message)
-        terminate = bool(finalized) and all(r.get("terminate") is True for _, r, _ in finalized)
+                prepared.append((len(finalized), call, preparation.args))
+                finalized.append(None)
+        for index, call, args in prepared:
+            if signal.aborted:
+                result = _error_result("Operation aborted")
+                await self._emit_end(call, result, True, None)
+                finalized[index] = (call, result, True, None)
+                continue
+            started = self.hooks.now_loop_ms()
+            result, is_error = await self.hooks.execute_tool(call, args, signal, self._update_emitter(call))
+            duration = max(0, self.hooks.now_loop_ms() - started)
+            await self._emit_end(call, result, is_error, duration)
+            finalized[index] = (call, result, is_error, duration)
+        messages = []
+        for item in finalized:
+            assert item is not None
+            done_call, done_result, done_error, done_duration = item
+            message = self._result_message(done_call, done_result, done_error, done_duration)
+            await self._emit({"type": "message_start", "message": message})
+            await self._emit({"type": "message_end", "message": message})
+            messages.append(message)
+        terminate = bool(finalized) and all(
+            item is not None and item[1].get("terminate") is True for item in finalized
+        )
         return messages, terminate
 
+    async def _emit_start(self, call: dict[str, Any]) -> None:
+        await self._emit(
+            {
+                "type": "tool_execution_start",
+                "toolCallId": call["id"],
+                "toolName": call["name"],
+                "args": call.get("arguments", {}),
+            }
+        )
 
-def _error_result(text: str) -> dict[str, Any]:
+    async def _emit_end(
+        self, call: dict[str, Any], result: dict[str, Any], is_error: bool, duration: int | None
+    ) -> None:
+        event: AgentEvent = {
+            "type": "tool_execution_end",
+            "toolCallId": call["id"],
+            "toolName": call["name"],
+            "result": result,
+            "isError": is_error,
+        }
+        if duration is not None:
+            event["durationMs"] = duration
+        await self._emit(event)
+
+    def _update_emitter(self, call: dict[str, Any]) -> ToolUpdate:
+        async def update(partial: dict[str, Any]) -> None:
+            await self._emit(
+                {
+                    "type": "tool_execution_update",
+                    "toolCallId": call["id"],
+                    "toolName": call["name"],
+                    "args": call.get("arguments", {}),
+                    "partialResult": partial,
+                }
+            )
+
+        return update
+
+    def _result_message(
+        self, call: dict[str, Any], result: dict[str, Any], is_error: bool, duration: int | None
+    ) -> Message:
+        """``createToolResultMessage`` (AC agent-loop.js:656-670): Pi's key order; ``details``
+        only when the result has one, ``durationMs`` only for an executed call."""
+        message: Message = {
+            "role": "toolResult",
+            "toolCallId": call["id"],
+            "toolName": call["name"],
+            "content": result.get("content") or [],
+        }
+        if result.get("details") is not None:
+            message["details"] = result["details"]
+        if result.get("usage") is not None:
+            message["usage"] = result["usage"]
+        message["isError"] = is_error
+        if duration is not None:
+            message["durationMs"] = duration
+        message["timestamp"] = self.hooks.now_ms()
+        return message
+
+
+def error_tool_result(text: str) -> dict[str, Any]:
+    """``createErrorToolResult`` (AC agent-loop.js:640-645): the message, ``details: {}``."""
     return {"content": [{"type": "text", "text": text}], "details": {}}
+
+
+_error_result = error_tool_result

@@ -67,8 +67,17 @@ from pi_continuity_harness.scenario.layout import pi_package_path
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_summary
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.scenario.transcript import content_text
-from pi_continuity_harness.simulator.agent_loop import Agent, AgentEvent, CompletedTurn, LoopHooks
-from pi_continuity_harness.simulator.builtin_tools import BUILTIN_TOOLS, BuiltinTools
+from pi_continuity_harness.simulator.agent_loop import (
+    Agent,
+    AgentEvent,
+    CompletedTurn,
+    LoopHooks,
+    PreparedTool,
+    StreamEmit,
+    ToolUpdate,
+    error_tool_result,
+)
+from pi_continuity_harness.simulator.builtin_tools import BUILTIN_TOOLS, BuiltinTools, ToolError
 from pi_continuity_harness.simulator.compaction import (
     SUMMARIZATION_SYSTEM_PROMPT,
     Prepared,
@@ -84,13 +93,20 @@ from pi_continuity_harness.simulator.compaction import (
     summary_request_text,
     turn_prefix_request_text,
 )
-from pi_continuity_harness.simulator.messages import Message, RequestEstimate, convert_to_llm, user_message
+from pi_continuity_harness.simulator.messages import (
+    Message,
+    RequestEstimate,
+    convert_to_llm,
+    estimate_request_context_tokens,
+    user_message,
+)
 from pi_continuity_harness.simulator.model_service import ScriptedModelService
 from pi_continuity_harness.simulator.overflow import (
     is_context_overflow,
     is_recoverable_length,
     is_retryable_error,
 )
+from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.session_manager import SessionManager, current_system_message, ms_of_iso
 from pi_continuity_harness.simulator.settings import SettingsManager
 from pi_continuity_harness.simulator.system_prompt import render_system_prompt, system_message
@@ -169,6 +185,9 @@ class AgentSession:
         #: beside the project, as the simulated host lays it out.
         self.package_dir = package_dir or pi_package_path(os.path.dirname(cwd.rstrip("/")))
         self.thinking_level = thinking_level
+        #: Told the new level when :meth:`set_thinking_level` changes it (the host keeps it for
+        #: the runtimes it starts and for ``pi.getThinkingLevel()``).
+        self.on_thinking_level: Callable[[str], None] | None = None
         self._spawn = spawn
         self.builtin_tools = BuiltinTools(
             cwd=cwd,
@@ -177,15 +196,18 @@ class AgentSession:
             remove_file=remove_file or _remove_plain,
         )
         self.runner: ExtensionRunner | None = None
+        #: Receives every session event as RPC writes it (the host's RPC log), when recording.
+        self.rpc: Callable[[dict[str, Any]], None] | None = None
         self.agent = Agent(
             listener=self._handle_agent_event,
             hooks=LoopHooks(
                 stream=self._stream_assistant,
                 finish_turn=self._finish_turn,
                 prepare_next_turn=self._prepare_next_turn,
+                prepare_tool=self._prepare_tool,
                 execute_tool=self._execute_tool,
-                tool_exists=self._tool_exists,
                 now_ms=self.service.clock.now_ms,
+                now_loop_ms=self.service.clock.loop_ms,
                 model=lambda: self.model,
             ),
         )
@@ -236,12 +258,30 @@ class AgentSession:
         assert self.runner is not None
         return self.runner
 
-    def _emit(self, name: str, **data: Any) -> None:
-        """A session event (what RPC streams)."""
+    def _emit(self, name: str, *, rpc: dict[str, Any] | None = None, **data: Any) -> None:
+        """A session event (what RPC streams): the trace's record of it, and the whole event as
+        RPC writes it (``rpc``; by default the trace's fields without ``None`` values, which
+        JSON leaves out as ``undefined``)."""
         self.trace.emit("session", name, **data)
+        self._rpc(
+            rpc if rpc is not None else {"type": name, **{k: v for k, v in data.items() if v is not None}}
+        )
+
+    def _rpc(self, event: dict[str, Any]) -> None:
+        if self.rpc is not None:
+            self.rpc(event)
 
     def _emit_queue_update(self) -> None:
-        self._emit("queue_update", steering=len(self._steering_texts), followUp=len(self._follow_up_texts))
+        self._emit(
+            "queue_update",
+            rpc={
+                "type": "queue_update",
+                "steering": list(self._steering_texts),
+                "followUp": list(self._follow_up_texts),
+            },
+            steering=len(self._steering_texts),
+            followUp=len(self._follow_up_texts),
+        )
 
     def _refresh_finalized_context(self) -> None:
         projection = self.session_manager.build_session_projection()
@@ -317,7 +357,22 @@ class AgentSession:
             self._flush_pending_custom()
 
     def _emit_public(self, event: AgentEvent) -> None:
+        """An agent event for the public listeners: RPC writes it whole (``toJsonEvent``:
+        ``message_update`` carries the message's ``usage`` and the delta event without its
+        ``partial``, ``modes/json-event.js``); the trace records its summary."""
         kind = event["type"]
+        if kind == "message_update":
+            self._rpc(
+                {
+                    "type": kind,
+                    "usage": (event.get("message") or {}).get("usage"),
+                    "assistantMessageEvent": event["assistantMessageEvent"],
+                }
+            )
+            return
+        if kind == "tool_execution_update":
+            self._rpc(dict(event))
+            return
         if kind in ("message_start", "message_end"):
             message = event["message"]
             data: dict[str, Any] = {"role": message.get("role")}
@@ -328,20 +383,32 @@ class AgentSession:
             if text:
                 data["text"] = text[:80]
             if kind == "message_end":
-                self._emit(kind, **data)
+                self._emit(kind, rpc={"type": kind, "message": message}, **data)
+            else:
+                self._rpc({"type": kind, "message": message})
             return
         if kind == "agent_end":
-            self._emit("agent_end", willRetry=self._will_retry_after_agent_end(event))
+            will_retry = self._will_retry_after_agent_end(event)
+            self._emit(
+                "agent_end",
+                rpc={"type": kind, "messages": event["messages"], "willRetry": will_retry},
+                willRetry=will_retry,
+            )
         elif kind == "turn_end":
-            self._emit("turn_end")
+            self._emit(
+                "turn_end",
+                rpc={"type": kind, "message": event["message"], "toolResults": event["toolResults"]},
+            )
         elif kind == "turn_start":
             self._emit("turn_start")
         elif kind == "agent_start":
             self._emit("agent_start")
         elif kind == "tool_execution_start":
-            self._emit("tool_execution_start", toolName=event["toolName"])
+            self._emit("tool_execution_start", rpc=dict(event), toolName=event["toolName"])
         elif kind == "tool_execution_end":
-            self._emit("tool_execution_end", toolName=event["toolName"], isError=event["isError"])
+            self._emit(
+                "tool_execution_end", rpc=dict(event), toolName=event["toolName"], isError=event["isError"]
+            )
 
     async def _emit_extension_event(self, event: AgentEvent, runner: ExtensionRunner) -> None:
         kind = event["type"]
@@ -468,33 +535,53 @@ class AgentSession:
             await self._run_auto_compaction("threshold", False)
         self.agent.messages = list(self.session_manager.build_session_projection().messages)
 
-    async def _stream_assistant(self, signal: AbortSignal) -> Message:
+    async def _stream_assistant(self, signal: AbortSignal, emit: StreamEmit) -> Message:
+        """``streamAssistantResponse`` (agent-loop.js:265-330) with Pi's request projection:
+        ``convertToLlm`` of the session's projection, the request through pi-ai
+        (:mod:`.provider`), ``message_start`` when the headers are in and ``message_update`` per
+        delta (through ``emit``), and ``thinkingLevel`` recorded on the final message."""
         model = self.model
         assert model is not None
         projection = self.session_manager.build_session_projection()
         llm = convert_to_llm(projection.messages)
-        system = current_system_message(llm)
-        non_system = [m for m in llm if m.get("role") != "system"]
         # pi-ai clamps max_tokens with its own estimate of the request (3.5 chars/token).
         max_tokens = _clamp_max_tokens(model, self._request_estimate.estimate(projection.messages))
         reasoning = self.thinking_level if (model.reasoning and self.thinking_level != "off") else None
-        return await self.service.call(
+
+        async def on_event(event: dict[str, Any], partial: Message) -> None:
+            kind = event["type"]
+            if kind == "start":
+                await emit({"type": "message_start", "message": dict(partial)})
+            elif kind not in ("done", "error"):
+                await emit(
+                    {"type": "message_update", "assistantMessageEvent": event, "message": dict(partial)}
+                )
+
+        message = await self.service.call(
             "agent",
             model,
-            render_system_prompt(system) if system else None,
-            non_system,
-            tools=self.active_tool_names(),
+            llm,
             max_tokens=max_tokens,
             reasoning=reasoning,
             signal=signal,
+            on_event=on_event,
         )
+        message["thinkingLevel"] = reasoning or "off"
+        return message
 
-    async def _execute_tool(
+    async def _prepare_tool(
         self, call: dict[str, Any], signal: AbortSignal, assistant: Message
-    ) -> tuple[dict[str, Any], bool]:
+    ) -> PreparedTool:
+        """``prepareToolCall`` (AC agent-loop.js:478-538): an abort, an unknown tool, invalid
+        arguments or a ``tool_call`` handler's block end the call at once (no ``durationMs``);
+        otherwise the call is prepared with its validated arguments."""
         runner = self._runner()
         name = call["name"]
         args = call.get("arguments") or {}
+        if signal.aborted:
+            return PreparedTool(immediate=error_tool_result("Operation aborted"))
+        if not self._tool_exists(name):
+            return PreparedTool(immediate=error_tool_result(f"Tool {name} not found"))
         tool = next((t for t in runner.tools() if t.name == name), None)
         if tool is not None:
             # Pi validates (and coerces) an extension tool's arguments before anything else:
@@ -508,7 +595,7 @@ class AgentSession:
                     + "\n\nReceived arguments:\n"
                     + json.dumps(call.get("arguments") or {}, indent=2)
                 )
-                return {"content": [{"type": "text", "text": text}], "details": {}}, True
+                return PreparedTool(immediate=error_tool_result(text))
         if runner.has_handlers("tool_call"):
             ctx = runner.create_context()
             event = ToolCallEvent(tool_call_id=call["id"], tool_name=name, input=args)
@@ -518,25 +605,44 @@ class AgentSession:
                     try:
                         value = await runner.call_handler(handler, event, ctx)
                     except Exception as error:  # tool_call errors block the tool (fail-safe)
-                        return {"content": [{"type": "text", "text": str(error)}], "details": {}}, True
+                        return PreparedTool(immediate=error_tool_result(str(error)))
+                    if _aborted(signal):  # a handler may abort (AC agent-loop.js:503-509)
+                        return PreparedTool(immediate=error_tool_result("Operation aborted"))
                     if isinstance(value, dict) and value.get("block"):
-                        return {
-                            "content": [
-                                {"type": "text", "text": value.get("reason") or "Tool execution was blocked"}
-                            ],
-                            "details": {},
-                        }, True
+                        return PreparedTool(
+                            immediate=error_tool_result(value.get("reason") or "Tool execution was blocked")
+                        )
+        return PreparedTool(args=args)
+
+    async def _execute_tool(
+        self, call: dict[str, Any], args: dict[str, Any], signal: AbortSignal, on_update: ToolUpdate
+    ) -> tuple[dict[str, Any], bool]:
+        """``executePreparedToolCall`` and ``finalizeExecutedToolCall`` (AC agent-loop.js:568-639):
+        the tool runs (a thrown error becomes an error result with ``details: {}``), then
+        ``tool_result`` handlers see the result."""
+        runner = self._runner()
+        name = call["name"]
+        tool = next((t for t in runner.tools() if t.name == name), None)
+        is_error: bool
         if tool is not None:
             try:
                 result: ToolResult = await tool.execute(call["id"], args, signal, runner.create_context())
             except Exception as error:
-                return {"content": [{"type": "text", "text": str(error)}], "details": {}}, True
-            out: dict[str, Any] = {"content": list(result.content), "details": result.details}
-            if result.terminate:
-                out["terminate"] = True
-            is_error = result.is_error
+                out, is_error = error_tool_result(str(error)), True
+            else:
+                out = {"content": list(result.content), "details": result.details}
+                if result.terminate:
+                    out["terminate"] = True
+                is_error = result.is_error
         else:
-            out, is_error = self.builtin_tools.run(call)
+            try:
+                run = self.builtin_tools.run(call)
+            except ToolError as error:
+                out, is_error = error_tool_result(str(error)), True
+            else:
+                for update in run.updates:
+                    await on_update(update)
+                out, is_error = run.result, run.is_error
         if runner.has_handlers("tool_result"):
             await self.dispatch(
                 ToolResultEvent(
@@ -747,7 +853,9 @@ class AgentSession:
             app["customType"], app["content"], app["display"], app.get("details")
         )
         self._refresh_finalized_context()
-        self._emit("message_end", role="custom")
+        # AS:1997-1998: a custom message appended outside a run streams start and end.
+        self._rpc({"type": "message_start", "message": app})
+        self._emit("message_end", rpc={"type": "message_end", "message": app}, role="custom")
 
     def _flush_pending_custom(self) -> None:
         pending, self._pending_custom = self._pending_custom, []
@@ -936,7 +1044,14 @@ class AgentSession:
             if not target_id:
                 continue
             edit_id = self.session_manager.append_context_edit(target_id, None)
-            self._emit("entry_appended", entryType="context_edit", id=edit_id, targetId=target_id)
+            entry = self.session_manager.get_entry(edit_id)
+            self._emit(
+                "entry_appended",
+                rpc={"type": "entry_appended", "entry": entry},
+                entryType="context_edit",
+                id=edit_id,
+                targetId=target_id,
+            )
         self._refresh_finalized_context()
 
     # ================================================================= compaction
@@ -1057,7 +1172,9 @@ class AgentSession:
             from_extension = compaction is not None
             controller.signal.throw_if_aborted()
             if compaction is None:
-                compaction = await self._run_default_compaction(prepared, model, None, controller.signal)
+                compaction = await self._run_default_compaction(
+                    prepared, model, None, controller.signal, reason
+                )
             controller.signal.throw_if_aborted()
             await self._commit_compaction(compaction, from_extension, reason, will_retry)
             if will_retry:
@@ -1134,8 +1251,16 @@ class AgentSession:
     ) -> None:
         """Automatic compaction's commit: append and announce, then ``compaction_end``."""
         after = await self._append_and_announce(compaction, from_extension, reason, will_retry)
+        result = dataclasses.replace(compaction, estimated_tokens_after=after).to_json()
         self._emit(
             "compaction_end",
+            rpc={
+                "type": "compaction_end",
+                "reason": reason,
+                "result": result,
+                "aborted": False,
+                "willRetry": will_retry,
+            },
             reason=reason,
             aborted=False,
             willRetry=will_retry,
@@ -1156,22 +1281,39 @@ class AgentSession:
         )
 
     async def _run_default_compaction(
-        self, prepared: Prepared, model: Model, custom_instructions: str | None, signal: AbortSignal
+        self,
+        prepared: Prepared,
+        model: Model,
+        custom_instructions: str | None,
+        signal: AbortSignal,
+        reason: CompactionReason,
     ) -> CompactionResult:
-        """Pi's own summarizer: one call, two for a split turn; fails on length/error/tool calls."""
+        """Pi's own summarizer (AS:2311-2315, C:477-542): one call, two for a split turn, each
+        retried by ``retryAssistantCall`` with the ``settings.retry`` budget; fails on
+        length/error/tool calls."""
         p = prepared.preparation
         reasoning = self.thinking_level if (model.reasoning and self.thinking_level != "off") else None
 
         async def summarise(text: str, label: str) -> tuple[str, dict[str, Any]]:
-            reply = await self.service.call(
-                "summary",
-                model,
-                SUMMARIZATION_SYSTEM_PROMPT,
-                [user_message(text, self.service.clock.now_ms())],
-                max_tokens=model.max_tokens,
-                reasoning=reasoning,
-                signal=signal,
+            messages = [user_message(text, self.service.clock.now_ms())]
+            # pi-ai clamps a summary's max_tokens too (streamSimple -> buildBaseOptions,
+            # simple-options.js:31-36): the model's output limit, fitted to the window.
+            estimate = estimate_request_context_tokens(
+                [{"role": "system", "content": SUMMARIZATION_SYSTEM_PROMPT, "timestamp": 0}, *messages]
             )
+
+            async def produce() -> Message:
+                return await self.service.call(
+                    "summary",
+                    model,
+                    messages,
+                    system_prompt=SUMMARIZATION_SYSTEM_PROMPT,
+                    max_tokens=_clamp_max_tokens(model, estimate),
+                    reasoning=reasoning,
+                    signal=signal,
+                )
+
+            reply = await self._retry_summarization(produce, signal, reason)
             stop = reply.get("stopReason")
             if stop == "aborted":
                 raise _CancelledError("Compaction cancelled")
@@ -1221,6 +1363,47 @@ class AgentSession:
             usage=usage,
             details={"readFiles": read_files, "modifiedFiles": modified_files},
         )
+
+    async def _retry_summarization(
+        self, produce: Callable[[], Awaitable[Message]], signal: AbortSignal, reason: CompactionReason
+    ) -> Message:
+        """pi-ai ``retryAssistantCall`` (``utils/retry.js:166-209``) with the session's
+        ``settings.retry`` and Pi's callbacks (AS:3161-3181): a retryable error is retried up to
+        ``maxRetries`` times after ``baseDelayMs * 2^(attempt-1)`` (at most ``maxAgentDelayMs``),
+        announced by ``summarization_retry_scheduled`` and ``summarization_retry_attempt_start``
+        (``source: compaction`` and the reason), ended by one ``summarization_retry_finished``
+        when a retry was scheduled. An abort during the backoff returns the last error as an
+        aborted reply; an aborted reply is never retried. Its own counter, unlike the agent's
+        retry, and no context-overflow exclusion (``isRetryableAssistantError`` only)."""
+        retry = self.settings.get_retry_settings()
+        max_attempts = retry["maxRetries"] if retry["enabled"] else 0
+        attempt = 0
+        retried = False
+        while True:
+            response = await produce()
+            stop = response.get("stopReason")
+            if stop != "error" or attempt >= max_attempts or not is_retryable_error(response):
+                if retried:
+                    self._emit("summarization_retry_finished")
+                return response
+            attempt += 1
+            retried = True
+            error = response.get("errorMessage") or "Unknown error"
+            delay_ms = min(retry["baseDelayMs"] * 2 ** (attempt - 1), retry["maxAgentDelayMs"])
+            self._emit(
+                "summarization_retry_scheduled",
+                attempt=attempt,
+                maxAttempts=max_attempts,
+                delayMs=delay_ms,
+                errorMessage=error,
+            )
+            await sleep_unless_aborted(delay_ms / 1000, signal)
+            if _aborted(signal):
+                self._emit("summarization_retry_finished")
+                aborted = {k: v for k, v in response.items() if k != "errorMessage"}
+                aborted["stopReason"] = "aborted"
+                return aborted
+            self._emit("summarization_retry_attempt_start", source="compaction", reason=reason)
 
     async def _extension_compaction(
         self,
@@ -1274,7 +1457,7 @@ class AgentSession:
             from_extension = compaction is not None
             if compaction is None:
                 compaction = await self._run_default_compaction(
-                    prepared, model, custom_instructions, controller.signal
+                    prepared, model, custom_instructions, controller.signal, "manual"
                 )
             if controller.signal.aborted:
                 raise _CancelledError("Compaction cancelled")
@@ -1284,6 +1467,13 @@ class AgentSession:
             self._resolve_idle_waiters()
             self._emit(
                 "compaction_end",
+                rpc={
+                    "type": "compaction_end",
+                    "reason": "manual",
+                    "result": result,
+                    "aborted": False,
+                    "willRetry": False,
+                },
                 reason="manual",
                 aborted=False,
                 willRetry=False,
@@ -1347,13 +1537,48 @@ class AgentSession:
         self._spawn(self.abort(), "ctx.abort")
 
     async def set_model(self, model: Model) -> None:
+        """``AgentSession.setModel`` (agent-session.js:2119-2136): the thinking level for the
+        new model is chosen *before* the switch (``_getThinkingLevelForModelSwitch``, :2268-2280:
+        the per-model setting, else the settings' ``defaultThinkingLevel``, else the current
+        level), the ``model_change`` entry is appended, the level is applied to the new model
+        (:meth:`set_thinking_level`), then ``model_select`` (only for another model, :2103-2112).
+        The harness's settings say ``defaultThinkingLevel: "off"``, so a switch turns thinking
+        off: found by differential exploration (seed 101)."""
         if not self.service.catalog.has_auth(model.provider):
             raise PromptRejectedError(f"No API key for {model.provider}/{model.id}")
         previous = self.model
+        level = self._thinking_level_for_model_switch(model)
         self.model = model
         self.session_manager.append_model_change(model.provider, model.id)
+        self.set_thinking_level(level)
         if previous is None or previous.full_id != model.full_id:
             await self.dispatch(ModelSelectEvent(model=model, previous_model=previous, source="set"))
+
+    def _thinking_level_for_model_switch(self, model: Model) -> str:
+        """agent-session.js:2268-2280 (no explicit level: RPC ``set_model`` passes none)."""
+        settings = self.settings.get_settings()
+        per_model = settings.get("modelThinkingLevels")
+        if isinstance(per_model, dict):
+            level = per_model.get(f"{model.provider}/{model.id}")
+            if level is not None:
+                return str(level)
+        default = settings.get("defaultThinkingLevel")
+        if default is not None:
+            return str(default)
+        return self.thinking_level or DEFAULT_THINKING_LEVEL
+
+    def set_thinking_level(self, level: str) -> None:
+        """``AgentSession.setThinkingLevel`` (agent-session.js:2219-2238): the level clamped to
+        the current model's (pi-ai ``clampThinkingLevel``, models.js:714-732); only a change
+        appends a ``thinking_level_change`` entry and emits ``thinking_level_changed``."""
+        effective = clamp_thinking_level(self.model, level)
+        if effective == self.thinking_level:
+            return
+        self.thinking_level = effective
+        if self.on_thinking_level is not None:
+            self.on_thinking_level(effective)
+        self.session_manager.append_thinking_level_change(effective)
+        self._emit("thinking_level_changed", level=effective)
 
     def get_context_usage(self) -> ContextUsage | None:
         """§9.21: null tokens after a compaction until a post-compaction reply has usage."""
@@ -1442,6 +1667,11 @@ def _compaction_end_result(
         "fromExtension": from_extension,
         "summaryChars": len(compaction.summary) if isinstance(compaction.summary, str) else None,
     }
+
+
+def _aborted(signal: AbortSignal) -> bool:
+    """Read the flag anew (a handler may have aborted it since it was last read)."""
+    return signal.aborted
 
 
 def _remove_plain(path: str) -> None:

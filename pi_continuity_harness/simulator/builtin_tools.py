@@ -15,14 +15,31 @@ protocol under test depends on their effect, and otherwise prints what the scena
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
+from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.simulator.system_prompt import builtin_tools
 
-__all__ = ["BUILTIN_TOOLS", "BuiltinTools"]
+__all__ = ["BUILTIN_TOOLS", "BuiltinTools", "ToolError", "ToolRun"]
 
 #: The four built-in tools' declarations as Pi 1.6 persists them (``system_prompt.py``).
 BUILTIN_TOOLS: tuple[dict[str, Any], ...] = tuple(builtin_tools())
+
+
+class ToolError(SimulatorError, RuntimeError):
+    """A built-in tool failed: Pi's tool throws, and the loop reports the message as an error result."""
+
+
+@dataclass
+class ToolRun:
+    """A built-in tool's run: the result object Pi's tool returns (``content``, and ``details``,
+    ``structuredContent``, ``isError`` only where Pi's tool sets them), and the partial results
+    it reported while running (``tool_execution_update``)."""
+
+    result: dict[str, Any]
+    is_error: bool
+    updates: list[dict[str, Any]] = field(default_factory=list)
 
 
 class BuiltinTools:
@@ -35,48 +52,89 @@ class BuiltinTools:
         scripted_output: Callable[[str], str | None],
         write_file: Callable[[str, str], None],
         remove_file: Callable[[str], None],
+        scripted_exit_code: Callable[[str], int] | None = None,
     ) -> None:
         self.cwd = cwd
         self._scripted_output = scripted_output
+        self._scripted_exit_code = scripted_exit_code or (lambda _call_id: 0)
         self._write_file = write_file
         self._remove_file = remove_file
 
-    def run(self, call: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        """Simulated built-in tools: scripted output for ``bash``, real files for read/write."""
+    def run(self, call: dict[str, Any]) -> ToolRun:
+        """Simulated built-in tools: scripted output for ``bash``, real files for read/write.
+
+        A failure is a thrown error in Pi (``createErrorToolResult``: the message as text and
+        ``details: {}``, ``AC agent-loop.js:640-645``); the caller turns :class:`ToolError` into
+        that result.
+        """
         name = call["name"]
         args = call.get("arguments") or {}
-        scripted = self._scripted_output(call["id"])
         if name == "bash":
-            command = str(args.get("command", ""))
-            removed = None if scripted is not None else self._bash_rm(command)
-            if scripted is not None:
-                text = scripted
-            elif removed is not None:
-                text = removed
-            else:
-                text = command[5:].strip().strip("'\"") + "\n" if command.startswith("echo ") else ""
-            return {"content": [{"type": "text", "text": text or "(no output)"}], "details": {}}, False
+            return self._bash(call["id"], str(args.get("command", "")))
         if name in ("write", "edit"):
             path = str(args.get("path", ""))
-            full = path if path.startswith("/") else f"{self.cwd}/{path}"
+            full = self._absolute(path)
             content = str(args.get("content", args.get("newText", "")))
             try:
                 self._write_file(full, content)
             except OSError as error:
-                return {"content": [{"type": "text", "text": str(error)}]}, True
-            # Pi 1.6: "Successfully wrote to <path as given>", and a native result has no
-            # ``details`` key (handoff-host-on-real-pi.md §6).
-            return {"content": [{"type": "text", "text": f"Successfully wrote to {path}"}]}, False
+                raise ToolError(str(error)) from error
+            # Pi 1.6 (write.js:49-52): "Successfully wrote to <path as given>", details undefined.
+            return ToolRun({"content": [{"type": "text", "text": f"Successfully wrote to {path}"}]}, False)
         if name == "read":
             path = str(args.get("path", ""))
-            full = path if path.startswith("/") else f"{self.cwd}/{path}"
+            full = self._absolute(path)
             try:
                 with open(full, encoding="utf-8") as handle:
                     text = handle.read()
+            except FileNotFoundError as error:
+                # Node's fs.access error (read.js: ``ops.access``), with the absolute path.
+                raise ToolError(f"ENOENT: no such file or directory, access '{full}'") from error
             except OSError as error:
-                return {"content": [{"type": "text", "text": str(error)}], "details": {}}, True
-            return {"content": [{"type": "text", "text": text}], "details": {}}, False
-        return {"content": [{"type": "text", "text": scripted or ""}], "details": {}}, False
+                raise ToolError(str(error)) from error
+            # read.js:281-289: details undefined (no truncation), structuredContent the text.
+            return ToolRun({"content": [{"type": "text", "text": text}], "structuredContent": text}, False)
+        scripted = self._scripted_output(call["id"])
+        return ToolRun({"content": [{"type": "text", "text": scripted or ""}]}, False)
+
+    def _absolute(self, path: str) -> str:
+        return path if path.startswith("/") else f"{self.cwd}/{path}"
+
+    def _bash(self, call_id: str, command: str) -> ToolRun:
+        """bash.js:196-335: the output (scripted, or the one command really run), ``"(no
+        output)"`` when empty, ``Command exited with code N`` appended for a failure; the first
+        update is empty, the output comes in one more (the simulator's output is one chunk)."""
+        scripted = self._scripted_output(call_id)
+        removed = None if scripted is not None else self._bash_rm(command)
+        if scripted is not None:
+            output = scripted
+        elif removed is not None:
+            output = removed
+        else:
+            output = command[5:].strip().strip("'\"") + "\n" if command.startswith("echo ") else ""
+        exit_code = self._scripted_exit_code(call_id)
+        if removed and exit_code == 0:
+            exit_code = 1
+        updates: list[dict[str, Any]] = [{"content": []}]
+        if output:
+            updates.append({"content": [{"type": "text", "text": output}], "details": {}})
+        text = output or "(no output)"
+        structured = {"output": output, "truncated": False, "exit_code": exit_code, "wall_time_seconds": 0}
+        if exit_code != 0:
+            text = (
+                f"{output}\n\nCommand exited with code {exit_code}"
+                if output
+                else f"(no output)\n\nCommand exited with code {exit_code}"
+            )
+            result = {
+                "content": [{"type": "text", "text": text}],
+                "structuredContent": structured,
+                "isError": True,
+            }
+            return ToolRun(result, True, updates)
+        return ToolRun(
+            {"content": [{"type": "text", "text": text}], "structuredContent": structured}, False, updates
+        )
 
     def _bash_rm(self, command: str) -> str | None:
         """The one command the simulated ``bash`` really runs: ``rm [-f] <paths>``.

@@ -24,6 +24,7 @@ Lifecycle, as Pi 1.6 does it (``agent-session-runtime.js``, ``agent-session.js:3
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -167,6 +168,13 @@ class SimHost:
         )
         self.runtime: Runtime | None = None
         self.crashed = False
+        #: The top-level operation running now, and what each held call's operations did:
+        #: ``(request "<kind>#<index>", top-level operation, result)``.
+        self.current_operation = 0
+        self.held_outcomes: list[tuple[str, int, OperationResult]] = []
+        #: Every session event as Pi's RPC mode writes it, across processes, when recording
+        #: (``None``: not recorded; the target that compares observations turns it on).
+        self.rpc_events: list[dict[str, Any]] | None = None
         self.running = False
         self.last_session_file: str | None = None
         #: ``--session-id`` of the first start (``scenario/session_id.py``); a restart resumes by file.
@@ -306,8 +314,10 @@ class SimHost:
         if task is not None and task not in self._tasks:
             self._tasks.add(task)
             task.add_done_callback(self._task_done)
+        label = f"{request.kind}#{request.index}"
         for op in operations:
-            await self.run_operation(op, during=True)
+            result = await self.run_operation(op, during=True)
+            self.held_outcomes.append((label, self.current_operation, result))
 
     # ================================================================= runtimes
     def _model_for_new_runtime(self, manager: SessionManager, restored: bool) -> Model | None:
@@ -352,6 +362,8 @@ class SimHost:
             write_file=self._tool_write,
             remove_file=self._tool_remove,
         )
+        session.rpc = self.record_rpc
+        session.on_thinking_level = self._thinking_level_changed
         if not restored and model is not None and not manager.get_entries():
             manager.append_model_change(model.provider, model.id)
             manager.append_thinking_level_change(self.thinking_level)
@@ -386,9 +398,22 @@ class SimHost:
         await session.dispatch(start_event)
         return runtime
 
+    def _thinking_level_changed(self, level: str) -> None:
+        """The session changed the thinking level (a model switch): the level a later runtime
+        starts with and ``pi.getThinkingLevel()`` answers."""
+        self.thinking_level = level
+
+    def record_rpc(self, event: dict[str, Any]) -> None:
+        """Keep a session event as RPC writes it (a JSON copy: the objects it names change later)."""
+        if self.rpc_events is not None:
+            self.rpc_events.append(json.loads(json.dumps(event)))
+
     def _new_runner(self, session: AgentSession, manager: SessionManager) -> ExtensionRunner:
         def on_error(path: str, event: str, error: str) -> None:
             self.trace.emit("session", "extension_error", extensionPath=path, event=event, error=error)
+            self.record_rpc(
+                {"type": "extension_error", "extensionPath": path, "event": event, "error": error}
+            )
 
         def on_call(path: str, name: str, data: dict[str, Any]) -> None:
             self.trace.emit("call", name, ext=path, **data)
@@ -417,6 +442,7 @@ class SimHost:
         def append_entry(custom_type: str, data: Any) -> None:
             entry_id = session.session_manager.append_custom_entry(custom_type, data)
             host.trace.emit("session", "entry_appended", entryType="custom", id=entry_id)
+            host.record_rpc({"type": "entry_appended", "entry": session.session_manager.get_entry(entry_id)})
 
         b.append_entry = append_entry
         b.get_settings = runtime.settings.get_settings
@@ -428,6 +454,7 @@ class SimHost:
             current = session.session_manager.get_session_name()
             # (``name`` is the trace's own field: recorded as ``sessionName``; SimTarget maps it back.)
             host.trace.emit("session", "session_info_changed", sessionName=current)
+            host.record_rpc({"type": "session_info_changed", "name": current})
             if session.runner is not None and session.runner.has_handlers("session_info_changed"):
                 host.spawn(session.dispatch(SessionInfoChangedEvent(name=current)), "session_info_changed")
 
@@ -656,6 +683,8 @@ class SimHost:
         if isinstance(op, RestartOp) and self.crashed:
             # A restart is a new process: its own operation record is not the dead one's.
             self.trace.frozen = False
+        if not during and index is not None:
+            self.current_operation = index
         self.trace.emit("op", name, index=index, during=during or None, **_op_fields(op))
         try:
             result = await self._dispatch_operation(op, name)

@@ -21,13 +21,14 @@ scripted). The call is released when those operations finish or when its signal 
 from __future__ import annotations
 
 import asyncio
-import math
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.scenario.chat_wire import chat_stream, parse_chat_request
 from pi_continuity_harness.scenario.model_script import (
     PLAIN_REPLIES,
     ExtensionReplies,
@@ -38,14 +39,14 @@ from pi_continuity_harness.scenario.model_script import (
     RequestKind,
     SynthesisReply,
     format_http_error,
-    message_chars,
     respond,
 )
-from pi_continuity_harness.scenario.operations import AbortOp, Operation
+from pi_continuity_harness.scenario.operations import Operation
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.determinism import VirtualClock
-from pi_continuity_harness.simulator.messages import Message, zero_usage
+from pi_continuity_harness.simulator.messages import Message
+from pi_continuity_harness.simulator.provider import StreamReader, assistant_failure, request_body
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
 __all__ = ["HELD_CALL_GRACE_SECONDS", "ModelCatalog", "ScriptedModelService", "SimModelRegistry"]
@@ -56,6 +57,8 @@ __all__ = ["HELD_CALL_GRACE_SECONDS", "ModelCatalog", "ScriptedModelService", "S
 HELD_CALL_GRACE_SECONDS = 600.0
 
 RunDuring = Callable[[tuple[Operation, ...], ModelRequest], Awaitable[None]]
+#: Receives pi-ai's stream events of a call, with the partial message (see :mod:`.provider`).
+OnStreamEvent = Callable[[dict[str, Any], Message], Awaitable[None]]
 
 
 @dataclass
@@ -101,7 +104,7 @@ class ScriptedModelService:
     _counters: dict[str, int] = field(default_factory=lambda: {"agent": 0, "summary": 0, "extension": 0})
     _queues: dict[str, list[Reply | SynthesisReply]] = field(default_factory=dict)
     _cursors: dict[str, int] = field(default_factory=lambda: {"agent": 0, "summary": 0, "extension": 0})
-    _agent_previous: tuple[list[Message], list[Message], int] = field(default_factory=lambda: ([], [], 0))
+    _seq: int = 0
 
     def __post_init__(self) -> None:
         self._queues = {
@@ -145,42 +148,40 @@ class ScriptedModelService:
         self,
         kind: RequestKind,
         model: Model,
-        system_prompt: str | None,
         messages: list[Message],
         *,
-        tools: list[str] | None = None,
+        system_prompt: str | None = None,
         max_tokens: int | None = None,
         reasoning: str | None = None,
         signal: AbortSignal | None = None,
+        on_event: OnStreamEvent | None = None,
     ) -> Message:
-        """One model call; returns a pi-ai ``AssistantMessage`` dict."""
+        """One model call through pi-ai's ``openai-completions`` (:mod:`.provider`); returns the
+        ``AssistantMessage``. ``messages`` are pi-ai messages (system messages included);
+        ``system_prompt`` is a ``Context.systemPrompt``. ``on_event(event, partial)`` receives
+        pi-ai's stream events (``start``, the deltas and ends) with the partial message."""
         started = self.clock.now_ms()
+        started_loop = self.clock.loop_ms()
         if not self.catalog.has_auth(model.provider):
             self.trace.emit("model", "request", caller=kind, model=model.full_id, refused="no auth")
-            return _error_message(model, f"Provider is not configured: {model.provider}", started, "error")
+            return assistant_failure(
+                model, f"Provider is not configured: {model.provider}", started, "error", 0
+            )
         if signal is not None and signal.aborted:
             # An already-aborted signal never reaches the provider: no request, no scripted
             # reply used (s02c: the turn after a ``ctx.compact()`` yields an empty aborted
             # assistant message "with no LLM request").
             self.trace.emit("model", "request", caller=kind, model=model.full_id, refused="aborted")
-            return _error_message(model, "Request aborted", started, "aborted")
+            return assistant_failure(model, "Request aborted", started, "aborted", 0)
+        seq = self._seq
+        self._seq += 1
         index, reply = self._next_reply(kind)
-        if kind == "agent":
-            stripped, input_chars = self._agent_messages(messages)
-            estimated: int | None = math.ceil((len(system_prompt or "") + input_chars) / 4)
-        else:
-            stripped, estimated = [_strip_for_request(m) for m in messages], None
-        request = ModelRequest(
-            kind=kind,
-            index=index,
-            model=model.full_id,
-            system_prompt=system_prompt,
-            messages=stripped,
-            tools=list(tools or []),
-            max_tokens=max_tokens,
-            reasoning=reasoning,
-            estimated_input_tokens=estimated,
+        body = request_body(
+            model, messages, system_prompt=system_prompt, max_tokens=max_tokens, reasoning=reasoning
         )
+        # The wire names the model by its id; requests are recorded as ``provider/id``, as the
+        # real-Pi target records them.
+        request = dataclasses.replace(parse_chat_request(body, index=index, kind=kind), model=model.full_id)
         self.requests.append(request)
         outcome = respond(self.script, request, reply, self.replies)
         self.trace.emit(
@@ -191,24 +192,13 @@ class ScriptedModelService:
             model=model.full_id,
             messages=len(request.messages),
             lastUser=_last_user_excerpt(request.messages),
-            maxTokens=max_tokens,
-            reasoning=reasoning,
+            maxTokens=request.max_tokens,
+            reasoning=request.reasoning,
             scripted=reply is not None,
         )
-        if signal is not None and signal.aborted:
-            return self._aborted(model, kind, index, started)
-        during = tuple(outcome.during)
-        if outcome.abort_while_held:
-            during = (*during, AbortOp())
-        if during and self.run_during is not None:
-            await self._hold(during, request, signal)
-        if outcome.latency_ms and not (signal is not None and signal.aborted):
-            await sleep_unless_aborted(outcome.latency_ms / 1000.0, signal)
-        if signal is not None and signal.aborted:
-            return self._aborted(model, kind, index, started)
-        message = _assistant_message(model, outcome, started)
+        message = await self._answer(model, request, outcome, seq, (started, started_loop), signal, on_event)
         for block, call in zip(
-            [b for b in message["content"] if b.get("type") == "toolCall"], outcome.tool_calls, strict=True
+            [b for b in message["content"] if b.get("type") == "toolCall"], outcome.tool_calls, strict=False
         ):
             if call.result is not None:
                 self._tool_results[block["id"]] = call.result
@@ -219,32 +209,76 @@ class ScriptedModelService:
             index=index,
             stopReason=message["stopReason"],
             textChars=len(content_text(message["content"])),
-            toolCalls=[c.name for c in outcome.tool_calls],
+            toolCalls=[b.get("name") for b in message["content"] if b.get("type") == "toolCall"],
             totalTokens=message["usage"]["totalTokens"],
             errorMessage=message.get("errorMessage"),
         )
         return message
 
-    def _agent_messages(self, messages: list[Message]) -> tuple[list[Message], int]:
-        """Pi's own request messages, stripped, and their chars (for the default usage).
+    @staticmethod
+    def _aborted(signal: AbortSignal | None) -> bool:
+        return signal is not None and signal.aborted
 
-        Every agent request carries the whole context, so preparing each message anew made a
-        long session quadratic. Between two requests the context usually only grows, so
-        when the previous request's messages are a prefix of this one's (compared in C:
-        identical or equal dicts), only the new tail is prepared.
-        """
-        previous, stripped, chars = self._agent_previous
-        size = len(previous)
-        if size and len(messages) >= size and messages[:size] == previous:
-            tail = messages[size:]
-            new = [_strip_for_request(m) for m in tail]
-            out = [*stripped, *new]
-            total = chars + sum(message_chars(m) for m in new)
-        else:
-            out = [_strip_for_request(m) for m in messages]
-            total = sum(message_chars(m) for m in out)
-        self._agent_previous = (list(messages), out, total)
-        return list(out), total
+    async def _answer(
+        self,
+        model: Model,
+        request: ModelRequest,
+        outcome: ModelOutcome,
+        seq: int,
+        start: tuple[int, int],
+        signal: AbortSignal | None,
+        on_event: OnStreamEvent | None,
+    ) -> Message:
+        """What the fake server does with the outcome, read the way pi-ai reads it: a hold
+        before the headers, an HTTP error, or a stream (cut by a stream plan: then a hold, a
+        dropped connection or an SSE error)."""
+        started, started_loop = start
+        plan = outcome.stream
+        held = outcome.held and self.run_during is not None
+        if held and plan is None:
+            await self._hold(outcome.hold_operations(), request, signal)
+        if outcome.latency_ms and not self._aborted(signal):
+            await sleep_unless_aborted(outcome.latency_ms / 1000.0, signal)
+        if self._aborted(signal):
+            return assistant_failure(
+                model, "Request aborted", started, "aborted", self._elapsed(started_loop)
+            )
+        if outcome.error is not None:
+            return assistant_failure(
+                model, format_http_error(outcome.error), started, "error", self._elapsed(started_loop)
+            )
+        stream = chat_stream(outcome, model=model.id, seq=seq)
+        reader = StreamReader(model, started)
+
+        async def emit(events: list[dict[str, Any]]) -> None:
+            if on_event is not None:
+                for event in events:
+                    await on_event(event, reader.output)
+
+        await emit([reader.start()])
+        cut = len(stream.chunks) if stream.cut is None else stream.cut
+        for chunk in stream.chunks[:cut]:
+            await emit(reader.feed(chunk))
+        if plan is not None and plan.then == "drop":
+            await emit(reader.end(self._elapsed(started_loop)))
+            return reader.output
+        if plan is not None and plan.then == "error":
+            await emit([reader.fail(plan.error, self._elapsed(started_loop))])
+            return reader.output
+        if plan is not None and held:
+            await self._hold(outcome.hold_operations(), request, signal)
+            if self._aborted(signal):
+                await emit(reader.abort(self._elapsed(started_loop)))
+                return reader.output
+        for chunk in stream.chunks[cut:]:
+            await emit(reader.feed(chunk))
+        await emit(reader.end(self._elapsed(started_loop)))
+        return reader.output
+
+    def _elapsed(self, started_loop: int) -> int:
+        """``durationMs``: virtual milliseconds since the call began (a clock read that does not
+        advance the timestamps, unlike ``now_ms``)."""
+        return max(0, self.clock.loop_ms() - started_loop)
 
     def tool_result_for(self, tool_call_id: str) -> str | None:
         """The scripted output of a simulated built-in tool call."""
@@ -270,17 +304,6 @@ class ScriptedModelService:
                 "model", "released", caller=request.kind, index=request.index, reason="grace elapsed"
             )
 
-    def _aborted(self, model: Model, kind: str, index: int, started: int) -> Message:
-        self.trace.emit(
-            "model", "reply", caller=kind, index=index, stopReason="aborted", errorMessage="Request aborted"
-        )
-        return _error_message(model, "Request aborted", started, "aborted")
-
-
-def _strip_for_request(message: Message) -> Message:
-    out = {k: v for k, v in message.items() if k not in ("timestamp", "usage", "api", "provider", "model")}
-    return out
-
 
 def _last_user_excerpt(messages: list[Message]) -> str | None:
     for message in reversed(messages):
@@ -288,49 +311,6 @@ def _last_user_excerpt(messages: list[Message]) -> str | None:
             text = content_text(message.get("content"))
             return text[:80]
     return None
-
-
-def _error_message(model: Model, error: str, timestamp: int, stop_reason: str) -> Message:
-    return {
-        "role": "assistant",
-        "content": [],
-        "api": model.api,
-        "provider": model.provider,
-        "model": model.id,
-        "usage": zero_usage(),
-        "stopReason": stop_reason,
-        "errorMessage": error,
-        "timestamp": timestamp,
-    }
-
-
-def _assistant_message(model: Model, outcome: ModelOutcome, timestamp: int) -> Message:
-    if outcome.error is not None:
-        return _error_message(model, format_http_error(outcome.error), timestamp, "error")
-    content: list[dict[str, Any]] = []
-    if outcome.thinking:
-        content.append({"type": "thinking", "thinking": outcome.thinking})
-    if outcome.text:
-        content.append({"type": "text", "text": outcome.text})
-    for n, call in enumerate(outcome.tool_calls):
-        content.append(
-            {
-                "type": "toolCall",
-                "id": call.id or f"call_{timestamp}_{n}",
-                "name": call.name,
-                "arguments": dict(call.arguments),
-            }
-        )
-    return {
-        "role": "assistant",
-        "content": content,
-        "api": model.api,
-        "provider": model.provider,
-        "model": model.id,
-        "usage": outcome.usage.to_pi(),
-        "stopReason": outcome.stop_reason,
-        "timestamp": timestamp,
-    }
 
 
 class SimModelRegistry:
@@ -371,8 +351,8 @@ class SimModelRegistry:
         return await self._service.call(
             "extension",
             model,
-            system if isinstance(system, str) else None,
             messages,
+            system_prompt=system if isinstance(system, str) else None,
             max_tokens=max_tokens,
             reasoning=effective_reasoning,
             signal=signal,

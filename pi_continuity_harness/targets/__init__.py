@@ -12,8 +12,9 @@ observed in one normalised shape (:class:`Observation`) on either target:
 
 :func:`make_target` builds either by name (the real-Pi modules load only when asked for).
 :mod:`.comparison` and :mod:`.known_differences` compare what the two targets observed
-(``pi-continuity-harness compare``). Capabilities are data (:data:`CAPABILITIES`): a feature
-tagged ``@needs-<capability>`` is skipped, with the reason, on a target without it.
+(``pi-continuity-harness compare``); :func:`play_both` plays one scenario on both and compares
+(``explore --target pi``, and the regression features it writes). Capabilities are data
+(:data:`CAPABILITIES`): a feature tagged ``@needs-<capability>`` is skipped, with the reason, on a target without it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Literal
 
 from pi_continuity_harness.api.extension_api import ExtensionFactory
 from pi_continuity_harness.errors import TargetError
+from pi_continuity_harness.targets.differential import BothRuns, play_both
 from pi_continuity_harness.targets.target import (
     CAPABILITIES,
     CheckedRun,
@@ -36,6 +38,7 @@ from pi_continuity_harness.targets.target import (
 
 __all__ = [
     "CAPABILITIES",
+    "BothRuns",
     "CheckedRun",
     "Observation",
     "ObservedRequest",
@@ -46,6 +49,7 @@ __all__ = [
     "TargetStartError",
     "TargetUnavailableError",
     "make_target",
+    "play_both",
 ]
 
 TargetName = Literal["sim", "pi"]

@@ -1,23 +1,29 @@
-"""Normalised observation records, and the differences between two of them.
+"""Observation records with no tolerance, and the differences between two of them.
 
-A scenario's :class:`~.target.Observation` is turned into a plain JSON record
-(:func:`normalise_observation`) that holds what both targets can observe, with everything
-that legitimately differs between two runs replaced by stable placeholders:
+A scenario's :class:`~.target.Observation` becomes a plain JSON record
+(:func:`normalise_observation`) of everything a client or an extension can observe, whole:
 
-* absolute paths: ``$WORK``, ``$PROJECT``, ``$AGENT``, ``$SESSIONS`` (the scenario's
-  directories) and ``$PI_PACKAGE`` (where Pi is installed; the simulator names a fixed path);
-* session ids and other UUIDs: ``<uuid1>``, ``<uuid2>``, ... in order of first appearance
-  (the session header first); entry ids (8 hex digits): ``<id1>``, ...;
-* ISO timestamps (also in file names) and ``timestamp`` fields: ``<ts>``; hex digests (16 to
-  64 digits, of texts that hold such values): ``<digest>``.
+* ``operations``: every operation's outcome (name, ok, error, disposition), and
+  ``held_operations``: the outcome of every operation a held model call ran;
+* ``session_events``: every session event as Pi's RPC mode writes it, with its payload
+  (messages, tool results, compaction results, queue texts, ``entry_appended`` entries, ...);
+* ``extension_events``: what the observer extension (or the simulator) records of the events
+  only extensions see; ``notifications``, ``statuses``, ``widgets``, ``dialogs``;
+* ``model_requests``: each request's kind, index, whether it was aborted, and its body (the
+  chat-completions JSON: messages, ``max_tokens``, tools);
+* ``entries`` (what ``get_entries`` returns) and ``session_file`` (every line of the session
+  file, key order included): summaries, ``firstKeptEntryId``, ``tokensBefore``, stop reasons,
+  ``context_edit`` targets, parent links, message texts, field by field;
+* ``artifacts``: the implementation's files, by name, with their text.
 
-Model requests keep their kind, index, model, abort flag, tools and, per message, its role and the
-length of its normalised text (not the text). Entries keep type, role, custom type and
-``fromHook``; the persisted session file keeps each line's type and key order; artifacts
-keep their names. ``seconds`` is the scenario's wall-clock time.
+Only the values the ledger (:data:`~.known_differences.UNCOMPARED`) names are replaced, each by
+its placeholder: times (``<ts>``), durations (``<ms>``), random ids (numbered by first
+appearance: ``<uuid1>``, ``<id1>``), digests (``<digest>``), the streaming snapshots of
+``message_start``/``message_update`` (``<streaming>``), and the run's paths (``$WORK``, ...).
+``seconds`` (the scenario's wall-clock time) is kept for the time ratio and never compared.
 
-:func:`diff_records` compares two records channel by channel and explains what it can with
-:mod:`.known_differences`.
+:func:`diff_records` compares two records channel by channel; a difference is *explained* only
+when a :data:`~.known_differences.KNOWN_DIFFERENCES` neutraliser removes it.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +42,7 @@ __all__ = [
     "CHANNELS",
     "Difference",
     "Normaliser",
+    "describe",
     "diff_records",
     "normalise_observation",
     "write_observation_record",
@@ -44,10 +51,12 @@ __all__ = [
 #: The record's comparable channels, in report order.
 CHANNELS: tuple[str, ...] = (
     "operations",
+    "held_operations",
     "session_events",
     "extension_events",
     "notifications",
     "statuses",
+    "widgets",
     "dialogs",
     "model_requests",
     "entries",
@@ -60,11 +69,15 @@ _ENTRY_ID = re.compile(r"(?<![0-9A-Za-z_-])[0-9a-f]{8}(?![0-9A-Za-z_-])")
 _DIGEST = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{16,64}(?![0-9A-Za-z])")
 _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d[:-]\d\d[:-]\d\d(?:[.-]\d{1,3})?Z")
 _PI_PACKAGE = re.compile(r"[^\s\"'<>]*/node_modules/@earendil-works/pi-coding-agent")
-_TIMESTAMP_KEYS = frozenset({"timestamp", "createdAt", "updatedAt"})
+#: Keys whose values are wall-clock times (ledger ``wall-clock``).
+_TIME_KEYS = frozenset({"timestamp", "createdAt", "updatedAt"})
+#: Keys whose values are elapsed times (ledger ``durations``).
+_DURATION_KEYS = frozenset({"durationMs", "wall_time_seconds"})
+_STREAMING = "<streaming>"
 
 
 class Normaliser:
-    """Replaces run-specific values by placeholders, consistently within one record."""
+    """Replaces the ledger's values by placeholders, consistently within one record."""
 
     def __init__(self, paths: dict[str, str]) -> None:
         # Longest first, so ``$PROJECT`` wins over ``$WORK`` for paths below the project.
@@ -102,49 +115,44 @@ class Normaliser:
         return token
 
     def value(self, value: Any, key: str | None = None) -> Any:
-        if key in _TIMESTAMP_KEYS and value is not None:
+        if key in _TIME_KEYS and value is not None:
             return "<ts>"
+        if key in _DURATION_KEYS and value is not None:
+            return "<ms>"
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {k: self.value(v, k) for k, v in value.items()}
+            return {self.text(k): self.value(v, k) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self.value(v) for v in value]
         return value
 
 
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for block in content or []:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        elif block.get("type") == "thinking":
-            parts.append(str(block.get("thinking", "")))
-        elif block.get("type") == "toolCall":
-            parts.append(str(block.get("name", "")) + json.dumps(block.get("arguments", {}), sort_keys=True))
-    return "".join(parts)
+def _session_event(event: dict[str, Any]) -> dict[str, Any]:
+    """An RPC event with its streaming snapshot replaced (ledger ``streaming-snapshot``)."""
+    kind = event.get("type")
+    if kind == "message_update" and "usage" in event:
+        return {**event, "usage": _STREAMING}
+    message = event.get("message")
+    if kind == "message_start" and isinstance(message, dict) and message.get("role") == "assistant":
+        masked = dict(message)
+        for key in ("content", "usage"):
+            if key in masked:
+                masked[key] = _STREAMING
+        return {**event, "message": masked}
+    return event
 
 
-def _entry_summary(entry: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": entry.get("type")}
-    message = entry.get("message")
-    if isinstance(message, dict):
-        out["role"] = message.get("role")
-    if entry.get("customType") is not None:
-        out["customType"] = entry.get("customType")
-    if entry.get("type") == "compaction":
-        out["fromHook"] = entry.get("fromHook")
-    return out
+def _request(observed: Any) -> dict[str, Any]:
+    request = observed.request
+    body = request.body if request.body is not None else request.to_json()
+    return {"kind": observed.kind, "index": observed.index, "aborted": observed.aborted, "body": body}
 
 
 def normalise_observation(
     observation: Observation,
     *,
-    artifacts: Iterable[str] = (),
+    artifacts: Iterable[str] | Mapping[str, bytes] = (),
     seconds: float | None = None,
     scenario: str | None = None,
 ) -> dict[str, Any]:
@@ -160,47 +168,49 @@ def normalise_observation(
     )
     if observation.session_id:
         norm.uuid(observation.session_id)
-    norm.learn_ids(e.get("id") for e in observation.entries)
     file_lines = observation.session_file_entries()
+    norm.learn_ids(e.get("id") for e in observation.entries)
     norm.learn_ids(e.get("id") for e in file_lines[1:])
-
-    requests = []
-    for request in observation.model_requests:
-        req = request.request
-        requests.append(
-            {
-                "kind": request.kind,
-                "index": request.index,
-                "model": req.model,
-                "aborted": request.aborted,
-                "system_chars": len(norm.text(req.system_prompt or "")),
-                "tools": list(req.tools),
-                "max_tokens": req.max_tokens,
-                "messages": [
-                    {"role": m.get("role"), "chars": len(norm.text(_content_text(m.get("content"))))}
-                    for m in req.messages
-                ],
-            }
-        )
+    files = (
+        {name: data.decode("utf-8", errors="replace") for name, data in sorted(artifacts.items())}
+        if isinstance(artifacts, Mapping)
+        else dict.fromkeys(sorted(artifacts))
+    )
     record: dict[str, Any] = {
         "scenario": scenario,
         "target": observation.target,
         "seconds": None if seconds is None else round(seconds, 4),
         "session_id": norm.value(observation.session_id),
-        "session_file": norm.value(observation.session_file.name if observation.session_file else None),
+        "session_file_name": norm.value(observation.session_file.name if observation.session_file else None),
         "operations": [
             norm.value({"name": o.name, "ok": o.ok, "error": o.error, "disposition": o.disposition})
             for o in observation.operations
         ],
-        "session_events": norm.value(observation.session_events),
+        "held_operations": [
+            norm.value(
+                {
+                    "request": h.request,
+                    "operation": h.operation,
+                    "name": h.outcome.name,
+                    "ok": h.outcome.ok,
+                    "error": h.outcome.error,
+                    "disposition": h.outcome.disposition,
+                }
+            )
+            for h in observation.held_operations
+        ],
+        "session_events": [norm.value(_session_event(e)) for e in observation.rpc_events],
         "extension_events": norm.value(observation.extension_events),
         "notifications": [norm.value({"message": m, "type": t}) for m, t in observation.notifications],
         "statuses": norm.value(dict(sorted(observation.statuses.items()))),
+        "widgets": norm.value(observation.widgets),
         "dialogs": norm.value(observation.dialogs),
-        "model_requests": requests,
-        "entries": [norm.value(_entry_summary(e)) for e in observation.entries],
-        "session_file_lines": [{"type": line.get("type"), "keys": list(line)} for line in file_lines],
-        "artifacts": sorted(norm.text(name) for name in artifacts),
+        "model_requests": [norm.value(_request(r)) for r in observation.model_requests],
+        "entries": norm.value(observation.entries),
+        "session_file": norm.value(file_lines),
+        "artifacts": {
+            norm.text(name): None if text is None else norm.text(text) for name, text in files.items()
+        },
     }
     return record
 
@@ -234,22 +244,31 @@ class Difference:
 Neutraliser = Callable[[str, Any, Any], tuple[Any, Any]]
 
 
-def _channel_value(record: dict[str, Any], channel: str) -> Any:
-    if channel == "session_file":
-        return record.get("session_file_lines", [])
-    return record.get(channel)
-
-
 def _lines(value: Any) -> list[str]:
-    if isinstance(value, list):
-        return [json.dumps(item, sort_keys=True, ensure_ascii=False) for item in value]
-    if isinstance(value, dict):
-        return [json.dumps({k: v}, sort_keys=True, ensure_ascii=False) for k, v in sorted(value.items())]
-    return [json.dumps(value, sort_keys=True, ensure_ascii=False)]
+    """One line per leaf: ``path = value`` (keys in order), so a diff names the exact field."""
+    out: list[str] = []
+
+    def walk(item: Any, path: str) -> None:
+        if isinstance(item, dict):
+            if not item:
+                out.append(f"{path} = {{}}")
+            for key, sub in item.items():
+                walk(sub, f"{path}.{key}" if path else str(key))
+        elif isinstance(item, list):
+            if not item:
+                out.append(f"{path} = []")
+            for index, sub in enumerate(item):
+                walk(sub, f"{path}[{index}]")
+        else:
+            out.append(f"{path} = {json.dumps(item, ensure_ascii=False)}")
+
+    walk(value, "")
+    return out
 
 
-def describe(sim: Any, real: Any, limit: int = 12) -> list[str]:
-    """A short unified diff (``-`` simulator, ``+`` real Pi) of two channel values."""
+def describe(sim: Any, real: Any, limit: int = 16) -> list[str]:
+    """A short unified diff (``-`` simulator, ``+`` real Pi) of two channel values, one line per
+    field (``[3].message.usage.input = 598``)."""
     out = [
         line
         for line in difflib.unified_diff(_lines(sim), _lines(real), "sim", "pi", n=0, lineterm="")
@@ -269,8 +288,8 @@ def diff_records(
     differences: list[Difference] = []
     known = list(known)
     for channel in CHANNELS:
-        sim_value, real_value = _channel_value(sim, channel), _channel_value(real, channel)
-        if sim_value == real_value:
+        sim_value, real_value = sim.get(channel), real.get(channel)
+        if sim_value == real_value and json.dumps(sim_value) == json.dumps(real_value):
             continue
         raw = describe(sim_value, real_value)
         used: list[str] = []
@@ -279,8 +298,10 @@ def diff_records(
             if (new_sim, new_real) != (sim_value, real_value):
                 used.append(name)
                 sim_value, real_value = new_sim, new_real
-        if sim_value == real_value:
-            differences.append(Difference(channel, raw, used, explained=True))
+        if json.dumps(sim_value) == json.dumps(real_value):
+            differences.append(Difference(channel, raw or ["(key order)"], used, explained=True))
         else:
-            differences.append(Difference(channel, describe(sim_value, real_value), used, explained=False))
+            differences.append(
+                Difference(channel, describe(sim_value, real_value) or ["(key order)"], used, explained=False)
+            )
     return differences

@@ -37,6 +37,7 @@ from pi_continuity_harness.targets.target import (
     CAPABILITIES,
     RUN_CHECKERS_GROUP,
     CheckedRun,
+    HeldOutcome,
     Observation,
     ObservedRequest,
     OperationOutcome,
@@ -141,6 +142,7 @@ class SimTarget:
             implementation=self._implementation,
             replies=self._system_of_implementation().extension_replies if self._system else None,
         )
+        self._simulation.host.rpc_events = []
         if attach is not None:
             attach(self._simulation)
         try:
@@ -197,6 +199,11 @@ class SimTarget:
             observation.operations.append(
                 OperationOutcome(outcome.name, outcome.ok, outcome.error, outcome.disposition)
             )
+        observation.rpc_events = list(host.rpc_events or [])
+        observation.held_operations = [
+            HeldOutcome(label, operation, OperationOutcome(r.name, r.ok, r.error, r.disposition))
+            for label, operation, r in host.held_outcomes
+        ]
         workdir = paths.workdir
         for record in host.trace.records:
             kind = record["kind"]

@@ -45,6 +45,7 @@ __all__ = [
     "CAPABILITIES",
     "RUN_CHECKERS_GROUP",
     "CheckedRun",
+    "HeldOutcome",
     "Observation",
     "ObservedRequest",
     "OperationOutcome",
@@ -76,6 +77,8 @@ CAPABILITIES: dict[str, str] = {
     "reload-refused-while-busy": "a reload while a response or compaction runs is refused (Pi >= 1.5.2)",
     "rpc-session-start-events": "RPC streams what session_start handlers emit after a session "
     "replacement, e.g. their entry_appended (Pi >= 1.6.0)",
+    "observed-checker": "the explorer's invariants read what the target observes after every operation of a "
+    "scenario file's run (real Pi: the invariants its observations allow)",
 }
 
 #: Entry-point group of the run checkers, one per system name (see :meth:`Target.run_checked`).
@@ -100,6 +103,19 @@ class OperationOutcome:
     ok: bool
     error: str | None = None
     disposition: str | None = None
+
+
+@dataclass(frozen=True)
+class HeldOutcome:
+    """An operation a held model call ran (``during``), and what the RPC client learnt from it.
+
+    ``request`` names the held call: ``<kind>#<index>`` (``agent#2``: the third agent request);
+    ``operation`` is the index of the top-level operation during which it ran.
+    """
+
+    request: str
+    operation: int
+    outcome: OperationOutcome
 
 
 @dataclass(frozen=True)
@@ -142,7 +158,12 @@ class Observation:
     agent_dir: Path
     session_dir: Path
     operations: list[OperationOutcome] = field(default_factory=list)
+    #: The outcomes of the operations held model calls ran (``during``), in the order they ended.
+    held_operations: list[HeldOutcome] = field(default_factory=list)
     session_events: list[dict[str, Any]] = field(default_factory=list)
+    #: Every session event whole, as Pi's RPC mode writes it (``session_events`` summarises
+    #: them): what the comparison of the two targets compares.
+    rpc_events: list[dict[str, Any]] = field(default_factory=list)
     extension_events: list[dict[str, Any]] = field(default_factory=list)
     notifications: list[tuple[str, str]] = field(default_factory=list)
     statuses: dict[str, str] = field(default_factory=dict)

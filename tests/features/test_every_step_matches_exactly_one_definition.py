@@ -18,6 +18,7 @@ import pi_continuity_harness.features.steps.blitz_then
 import pi_continuity_harness.features.steps.failures
 import pi_continuity_harness.features.steps.given
 import pi_continuity_harness.features.steps.host
+import pi_continuity_harness.features.steps.streams
 import pi_continuity_harness.features.steps.then
 import pi_continuity_harness.features.steps.when  # noqa: F401  (registers the definitions)
 from pi_continuity_harness.features import SUITE_DIR

@@ -13,7 +13,7 @@ from pi_continuity_harness.targets.realpi import PiInstallation
 pytestmark = pytest.mark.realpi
 
 
-def test_compare_finds_no_unexplained_difference(
+def test_compare_finds_every_comparable_scenario_identical(
     pi_installation: PiInstallation, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report_path = tmp_path / "compare.json"
@@ -24,11 +24,11 @@ def test_compare_finds_no_unexplained_difference(
     summary = report["summary"]
     assert code == 0, out
     assert summary["compared"] == 2 and summary["not_comparable"] == 1  # print mode: simulator only
-    assert summary["unexplained_differences"] == 0 and summary["outcome_differences"] == 0
+    assert summary["identical"] == summary["compared"]
+    assert summary["explained_differences"] == 0 and summary["unexplained_differences"] == 0
+    assert summary["outcome_differences"] == 0
     assert summary["median_time_ratio"] > 1
     assert "no unexplained difference" in out
-    assert "path-lengths" not in {k["id"] for k in report["known_differences"]}
-    for scenario in report["scenarios"]:
-        for difference in scenario["differences"]:
-            assert difference["explained"] and difference["explained_by"]
+    assert report["known_differences"] == []  # no path-lengths band, no entry at all
+    assert {u["id"] for u in report["uncompared"]} >= {"wall-clock", "random-ids"}
     assert (tmp_path / "runs" / "sim").is_dir() and (tmp_path / "runs" / "pi").is_dir()

@@ -1046,6 +1046,7 @@ def test_9_10_first_kept_entry_can_be_a_metadata_entry_and_marks_split_turn(tmp_
         "output": 25,
         "cacheRead": 7,
         "cacheWrite": 0,
+        "reasoning": 0,
         "totalTokens": 432,
         "cost": {
             "input": 0,

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pi_continuity_harness.explore.blitz.generate import BlitzCase, blitz_case
 from pi_continuity_harness.explore.blitz.invariants import BlitzChecker, invariant_specs, run_checker
+from pi_continuity_harness.explore.blitz.observed import OBSERVED_INVARIANTS
+from pi_continuity_harness.explore.observed import ObservedInvariant
 from pi_continuity_harness.explore.plugin import ExplorerPlugin, InvariantSpec, Reduce
 from pi_continuity_harness.scenario.implementations import BLITZ_HANDOFF
 from pi_continuity_harness.simulator.simulation import Simulation
@@ -29,6 +31,9 @@ class BlitzPlugin(ExplorerPlugin[BlitzCase]):
     @property
     def invariants(self) -> tuple[InvariantSpec, ...]:
         return invariant_specs()
+
+    def observed_invariants(self) -> tuple[ObservedInvariant, ...]:
+        return OBSERVED_INVARIANTS
 
     def case(self, seed: int, steps: int) -> BlitzCase:
         return blitz_case(seed, steps)

@@ -24,6 +24,8 @@ from typing import Any
 
 from pi_continuity_harness.explore.continuity.generate import KEEP_RECENT, MAIN, ExploreCase, generate_case
 from pi_continuity_harness.explore.continuity.invariants import InvariantChecker, invariant_specs, run_checker
+from pi_continuity_harness.explore.continuity.observed import OBSERVED_INVARIANTS
+from pi_continuity_harness.explore.observed import ObservedInvariant
 from pi_continuity_harness.explore.plugin import (
     Attempt,
     DropEach,
@@ -108,6 +110,9 @@ class ContinuityPlugin(ExplorerPlugin[ExploreCase]):
     @property
     def invariants(self) -> tuple[InvariantSpec, ...]:
         return invariant_specs()
+
+    def observed_invariants(self) -> tuple[ObservedInvariant, ...]:
+        return OBSERVED_INVARIANTS
 
     def case(self, seed: int, steps: int) -> ExploreCase:
         return case_for_seed(seed, steps)

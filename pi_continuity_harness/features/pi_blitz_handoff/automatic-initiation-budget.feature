@@ -45,6 +45,14 @@ Feature: automatic-initiation-budget
     When the next turn reports 182,000 context tokens
     Then one automatic handoff request was made
 
+  @rule-H62
+  Scenario: an automatic request uses the selected Call template, like a command
+    Given the managed template "call_team.cmpl" says "Team call template."
+    And the handoff settings are {"automaticSessionHandoff": true, "callTemplate": "call_team.cmpl"}
+    When the next turn reports 145,000 context tokens
+    Then one automatic handoff request was made
+    And the handoff request the model received starts with "Team call template."
+
   @rule-H55
   Scenario: a zero automatic threshold disables automatic initiation
     Given the handoff settings are {"automaticSessionHandoff": true, "automaticSessionHandoffPercent": 0}

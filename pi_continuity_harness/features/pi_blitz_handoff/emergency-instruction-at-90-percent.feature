@@ -42,3 +42,16 @@ Feature: emergency-instruction-at-90-percent
     When a handoff is requested and the model's next reply reports 182,000 context tokens
     Then the emergency instruction was sent once
     And Pi switched to a new session whose header links to the source session
+
+  @rule-H52a
+  Scenario: a finished handoff is not escalated
+    When the user runs "/sh start" and the model finishes with 182,000 context tokens
+    Then the emergency instruction was not sent
+    And Pi switched to a new session whose header links to the source session
+
+  @rule-H52b
+  Scenario: a cancelled handoff is not escalated
+    When the model asks for the template and the user cancels the handoff
+    And the next turn reports 185,000 context tokens
+    Then the emergency instruction was not sent
+    And the owned dossier reservation was removed

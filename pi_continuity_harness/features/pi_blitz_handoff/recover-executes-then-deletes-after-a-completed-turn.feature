@@ -42,3 +42,10 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
     When while the handoff is written the user chooses "Discard" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
     Then "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
     And the status widget now shows "Writing Session Handoff"
+
+  @rule-H85b
+  Scenario: discard removes nothing without the confirmation
+    Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    When the user chooses "Discard" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover and declines the deletion
+    Then "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
+    And a confirmation named "2026-01-01T00-00-00-000Z-s1.md"

@@ -18,3 +18,10 @@ Feature: recovery-file-is-atomic-and-named-as-specified
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then the recovery directory holds no file
     And Pi switched to a new session whose header links to the source session
+
+  @needs-held-model-calls @rule-H134
+  Scenario: a new recovery file is owner-only
+    Given the handoff settings are {"deferPromptsFrom": "request"}
+    When the user sends "keep this private" while the model waits before asking for the template
+    And the user runs "/sh cancel"
+    Then the recovery file is owner-only

@@ -39,3 +39,9 @@ Feature: settings-validate-and-persist-atomically
     When while the handoff is written the user sets "readinessRetrySeconds" to "5" in /sh settings
     Then the handoff config file is unchanged
     And the status widget now shows "Writing Session Handoff"
+
+  @rule-H134
+  Scenario: a config file the extension creates is owner-only
+    When the user sets "readinessRetrySeconds" to "5" in /sh settings
+    Then the handoff config file holds "readinessRetrySeconds" = 5
+    And the handoff config file is owner-only

@@ -43,3 +43,15 @@ Feature: sh-start-transfers-to-a-parent-linked-session
     When the user runs "/sh start" and the model writes the handoff, calling an unrelated tool on the way, and finishes it
     Then the tools Pi declared to the model stayed the same during the handoff, and every tool call ran
     And Pi switched to a new session whose header links to the source session
+
+  @rule-H114
+  Scenario: the extension never edits the project's ignore files
+    Given the project has a .gitignore that says "node_modules/"
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then Pi switched to a new session whose header links to the source session
+    And the project's .gitignore is unchanged
+
+  @rule-H7
+  Scenario: /sh help lists every public subcommand
+    When the user runs "/sh help"
+    Then a notification lists every public /sh subcommand

@@ -690,3 +690,38 @@ def _failed_compaction(world: World) -> None:
     )
     assert not outcome.ok, "the compaction did not fail"
     assert len(world.compactions()) == entries, "the failed compaction appended a compaction entry"
+
+
+@when(parsers.re(r'the user runs "/sh start" and the model finishes with (?P<n>\d[\d,]*) context tokens'))
+def _finish_when_full(world: World, n: str) -> None:
+    tokens = number(n)
+    sh_start(
+        world,
+        get_reply(),
+        write_reply(),
+        Reply(tool_calls=(call(oracle.FINISH_TOOL, {"id": FINISH_ID}),), context_tokens=tokens),
+        Reply(text="Handoff submitted.", context_tokens=tokens + 100),
+        *receiver_replies(),
+    )
+
+
+@when(
+    parsers.re(r'the user chooses "Discard" for "(?P<name>[^"]+)" in /sh recover and declines the deletion')
+)
+def _discard_declined(world: World, name: str) -> None:
+    world.start()
+    remember_source(world)
+    begin(world)
+    answers = [
+        DialogAnswer(select=f"/{re.escape(name)}/"),
+        DialogAnswer(select="/Discard/"),
+        DialogAnswer(confirm=False),
+    ]
+    world.command("/sh recover", answers)
+
+
+@given(parsers.re(r'the project has a \.gitignore that says "(?P<value>[^"]+)"'))
+def _given_gitignore(world: World, value: str) -> None:
+    world.start()
+    world.perform(EditFileOp.model_validate({"edit_file": {"path": ".gitignore", "text": value + "\n"}}))
+    world.remembered["gitignore"] = value + "\n"

@@ -24,6 +24,7 @@ from pi_continuity_harness.features.steps.blitz import (
     handoff_messages,
     notes,
     read_lines,
+    recovery_dir,
     recovery_files,
     registered_tools,
     source_entries,
@@ -699,6 +700,67 @@ def _config_as_written(world: World) -> None:
     written = world.remembered.get("config_written")
     assert written is not None, "the scenario wrote no handoff config"
     assert config_bytes(world) == written, "the implementation rewrote the handoff config file"
+
+
+@then("every widget line of the active request advertises /sh cancel")
+def _widget_cancel(world: World) -> None:
+    active = [t for t in widget_texts(world) if t and (oracle.WAITING in t or oracle.WRITING in t)]
+    assert active, f"the widget never showed an active request: {widget_texts(world)}"
+    missing = [t for t in active if "/sh cancel" not in t]
+    assert not missing, f"active widget texts without /sh cancel: {missing}"
+
+
+#: Progress the widget must never show: numbered or fractional steps, percentages, user prompts.
+_PROGRESS = re.compile(
+    r"\b\d+\s*/\s*\d+\b|\b\d+(?:\.\d+)?\s*%|\b(?:step|phase)\s+\d+|awaiting user go|user input required",
+    re.IGNORECASE,
+)
+
+
+@then("the status widget never showed numbered progress or a request for user input")
+def _widget_no_progress(world: World) -> None:
+    texts = [t for t in widget_texts(world) if t]
+    assert texts, "the implementation never showed a widget"
+    shown = [t for t in texts if _PROGRESS.search(t)]
+    assert not shown, f"widget texts with progress or a user prompt: {shown}"
+
+
+def _owner_only(path: Path) -> None:
+    mode = path.stat().st_mode & 0o777
+    assert not mode & 0o077, f"{path} has mode {mode:o}: group or others may access it"
+
+
+@then("the recovery file is owner-only")
+def _recovery_owner_only(world: World) -> None:
+    files = (
+        sorted(p for p in recovery_dir(world).iterdir() if p.is_file())
+        if recovery_dir(world).is_dir()
+        else []
+    )
+    assert files, "the implementation wrote no recovery file"
+    for path in files:
+        _owner_only(path)
+
+
+@then("the handoff config file is owner-only")
+def _config_owner_only(world: World) -> None:
+    path = agent_dir(world) / "config.json"
+    assert path.is_file(), "the implementation wrote no handoff config file"
+    _owner_only(path)
+
+
+@then("a notification lists every public /sh subcommand")
+def _help_listed(world: World) -> None:
+    said = notes(world)
+    words = ("start", "help", "cancel", "recover", "settings", "project-template")
+    listed = [n for n in said if all(re.search(rf"\b{re.escape(w)}\b", n) for w in words)]
+    assert listed, f"no notification names all of {words}: {said}"
+
+
+@then("the project's .gitignore is unchanged")
+def _gitignore_unchanged(world: World) -> None:
+    path = world.observe().project_dir / ".gitignore"
+    assert path.read_text(encoding="utf-8") == world.remembered["gitignore"], path.read_text(encoding="utf-8")
 
 
 @then("the model's start was refused")

@@ -245,7 +245,9 @@ def _operations_run(world: World) -> None:
     assert isinstance(scenario, Scenario), "no scenario file was given"
     checked = world.run_checked(scenario)
     if checked is None:
-        pytest.skip("replaying a scenario file with invariant checks needs the run-checker capability")
+        pytest.skip(
+            "replaying a scenario file with invariant checks needs the run-checker or observed-checker capability"
+        )
     world.remembered["checked"] = checked
 
 
@@ -275,3 +277,23 @@ def _every_invariant(world: World) -> None:
     checked = _checked(world)
     problems = [seen for _name, seen in checked.violations] + list(checked.harness_errors)
     assert not problems, "\n".join(problems)
+
+
+# --------------------------------------------------------------------- both targets
+@when("it runs on the simulator and on real Pi")
+def _runs_on_both(world: World) -> None:
+    """Play the scenario file on each target (a regression ``explore --target pi`` wrote)."""
+    scenario = world.remembered.get("scenario_file")
+    assert isinstance(scenario, Scenario), "no scenario file was given"
+    both = world.play_both(scenario)
+    if both is None:
+        pytest.skip("playing a scenario on both targets needs real Pi 1.6 (pi-continuity-harness install-pi)")
+    world.remembered["both"] = both
+
+
+@then("both targets observe the same")
+def _both_observe_the_same(world: World) -> None:
+    both = world.remembered.get("both")
+    assert both is not None, "the scenario file has not run on both targets"
+    detail = "\n".join(f"{d.channel}:\n  " + "\n  ".join(d.detail) for d in both.unexplained)
+    assert not both.unexplained, f"the simulator and real Pi differ:\n{detail}"

@@ -9,10 +9,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, patched
+from pi_continuity_harness.reference.blitz import messages
 from pi_continuity_harness.reference.blitz.atomic_io import atomic_write_text, remove_exact
-from pi_continuity_harness.reference.blitz.constants import EMERGENCY_INSTRUCTION
+from pi_continuity_harness.reference.blitz.constants import EMERGENCY_INSTRUCTION, EMERGENCY_TYPE
 from pi_continuity_harness.reference.blitz.paths import recovery_file_name
 from pi_continuity_harness.reference.blitz.recovery import CaptureWindow
+from pi_continuity_harness.reference.blitz.templates import resolve_template, role_default
 
 #: The reference's wiring module (the package's ``extension`` name is its factory function).
 _WIRING = importlib.import_module("pi_continuity_harness.reference.blitz.extension")
@@ -231,3 +233,62 @@ class FailedCompactionResetsBudget(Mutant):
                 self.spend_budget(0)
 
         self.pi.on("session_before_compact", on_before_compact)
+
+
+@mutant(
+    "H52a",
+    how="a submitted (Finished) handoff is escalated too",
+    unreachable="emergency_once_at_90_percent flags missing and repeated emergencies, not one after a Finish",
+)
+class SubmittedEscalated(Mutant):
+    def on_turn_end(self, event: Any, ctx: Any) -> None:
+        request = self.request
+        if request is None or not request.submitted:
+            super().on_turn_end(event, ctx)
+            return
+        phase = request.phase
+        request.phase = "writing"
+        try:
+            super().on_turn_end(event, ctx)
+        finally:
+            if request.phase == "writing":
+                request.phase = phase
+
+
+@mutant(
+    "H52b",
+    how="a cancelled handoff is still escalated at 90%",
+    unreachable="the explorer fills the context only with a request active",
+)
+class CancelledEscalated(Mutant):
+    cancelled: Any = None
+
+    async def cancel(self, ctx: Any) -> None:
+        if self.request is not None and self.request.active:
+            self.cancelled = self.request
+        await super().cancel(ctx)
+
+    def on_turn_end(self, event: Any, ctx: Any) -> None:
+        super().on_turn_end(event, ctx)
+        old = self.cancelled
+        percent = self.context_percent(ctx)
+        if old is not None and not old.escalated and percent is not None and percent >= 90:
+            old.escalated = True
+            self.pi.send_message(
+                {"customType": EMERGENCY_TYPE, "content": EMERGENCY_INSTRUCTION, "display": True},
+                deliver_as="steer",
+            )
+
+
+@mutant(
+    "H62",
+    how="an automatic request uses the shipped Call template, not the selected one",
+    unreachable="the explorer's project Call template is never the global selection",
+)
+class AutomaticUsesDefaultCall(Mutant):
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        request = super().start_request(ctx, route)
+        if route == "automatic":
+            shipped = resolve_template("call", role_default("call"), self.managed().templates, None)
+            request.call_text = messages.call_instruction(shipped.text)
+        return request

@@ -187,3 +187,43 @@ class InMemoryCommandStart(_InMemoryAccepted):
 @mutant("H1b", how="model and automatic starts in an in-memory session are accepted", unreachable=_MENU)
 class InMemoryModelStart(_InMemoryAccepted):
     routes = ("model", "automatic")
+
+
+class _WidgetEdited(Mutant):
+    """Every widget update goes through :meth:`edit` (lines of a cleared widget stay None)."""
+
+    def edit(self, lines: list[str]) -> list[str]:
+        return lines
+
+    def show(self, ctx: Any, lines: list[str] | None) -> None:
+        super().show(ctx, None if lines is None else self.edit(list(lines)))
+
+
+@mutant("H68b", how="'Inputs deferred' appears only from the first captured prompt", unreachable=_TEXT)
+class DeferredCountFromOne(_WidgetEdited):
+    def edit(self, lines: list[str]) -> list[str]:
+        return [line.replace("Inputs deferred (0) · ", "") for line in lines]
+
+
+@mutant("H68c", how="the widget does not advertise /sh cancel", unreachable=_TEXT)
+class WidgetWithoutCancel(_WidgetEdited):
+    def edit(self, lines: list[str]) -> list[str]:
+        return [line.replace(" · /sh cancel", "") for line in lines]
+
+
+@mutant("H69", how="the widget shows a numbered step", unreachable=_TEXT)
+class WidgetNumberedProgress(_WidgetEdited):
+    def edit(self, lines: list[str]) -> list[str]:
+        return [*lines[:1], "Step 2/3", *lines[1:]] if lines else lines
+
+
+@mutant("H7", how="/sh help leaves out recover", unreachable=_TEXT)
+class HelpWithoutRecover(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        notify = ctx.ui.notify
+
+        def without_recover(message: str, notify_type: str = "info") -> None:
+            lines = [line for line in message.splitlines() if "recover" not in line]
+            notify("\n".join(lines), notify_type)
+
+        await super().run(args, with_ui(ctx, notify=without_recover) if args.strip() == "help" else ctx)

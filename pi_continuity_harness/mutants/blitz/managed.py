@@ -68,3 +68,41 @@ class ProjectChoiceNotWritten(Mutant):
     async def run(self, args: str, ctx: Any) -> None:
         with patched(commands, "set_project_selection", lambda *a, **k: True):
             await super().run(args, ctx)
+
+
+@mutant(
+    "H114",
+    how="the dossier is added to the project's .gitignore",
+    unreachable="the explorer's projects have no .gitignore",
+)
+class DossierIgnored(Mutant):
+    async def tool_get(self, *args: Any, **kwargs: Any) -> Any:
+        result = await super().tool_get(*args, **kwargs)
+        request = self.request
+        if request is not None and request.reservation_owned:
+            ignore = os.path.join(os.path.dirname(os.path.dirname(request.dossier)), ".gitignore")
+            if os.path.exists(ignore):
+                with open(ignore, "a", encoding="utf-8") as handle:
+                    handle.write(os.path.basename(request.dossier) + "\n")
+        return result
+
+
+@mutant(
+    "H134",
+    how="recovery files and the config are readable by everyone",
+    unreachable="no invariant reads file modes",
+)
+class FilesWorldReadable(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        await super().run(args, ctx)
+        config = self.managed().config
+        if os.path.exists(config):
+            os.chmod(config, 0o644)
+
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        result = super().on_input(event, ctx)
+        request = self.request
+        path = request.capture.path if request is not None and request.capture is not None else None
+        if path and os.path.exists(path):
+            os.chmod(path, 0o644)
+        return result

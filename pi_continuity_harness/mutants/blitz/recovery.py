@@ -101,3 +101,15 @@ class RecoverWhileActive(_HiddenRequest):
 )
 class SettingsWhileActive(_HiddenRequest):
     SUBCOMMAND = "settings"
+
+
+@mutant("H85b", how="Discard deletes the file whatever the confirmation says", unreachable=_MENU)
+class DiscardWithoutConfirmation(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        confirm = ctx.ui.confirm
+
+        async def always(title: str, message: str, **options: Any) -> bool:
+            await confirm(title, message, **options)
+            return True
+
+        await super().run(args, with_ui(ctx, confirm=always) if args.strip() == "recover" else ctx)

@@ -19,28 +19,41 @@ completion_tokens`` and ``totalTokens = input + output + cacheRead + cacheWrite`
 therefore sends ``prompt_tokens = input + cache_read + cache_write`` so Pi's ``totalTokens``
 equals ``Usage.total``.
 
-Held calls: when the outcome has ``during`` operations or ``abort_while_held``, the server
-calls ``on_hold(request, outcome)`` in the handler thread before it answers (the harness runs
-the operations against Pi meanwhile). If Pi closed the connection (an abort), the request is
-recorded as aborted and nothing is sent. ``latency_ms`` is ignored (real time is not virtual).
+The chunks and the ids (``chatcmpl-fake-<seq>``, ``call_<seq>_<i>``) come from
+:func:`~pi_continuity_harness.scenario.chat_wire.chat_stream`, which the simulated model
+replays too.
+
+Held calls: when the outcome is held (``during`` operations, ``abort_while_held``, or a
+:class:`~pi_continuity_harness.scenario.model_script.StreamPlan` that holds), the server calls
+``on_hold(request, outcome)`` in the handler thread (the harness runs the operations against
+Pi meanwhile): before the response headers, or after the plan's partial stream. If Pi closed
+the connection (an abort), the request is recorded as aborted and nothing more is sent. A plan
+can also drop the connection or send an SSE error after its partial stream. ``latency_ms`` is
+ignored (real time is not virtual).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import select
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from pi_continuity_harness.scenario.chat_wire import (
+    ChatStream,
+    chat_stream,
+    classify_request,
+    parse_chat_request,
+)
 from pi_continuity_harness.scenario.model_script import (
     PLAIN_REPLIES,
-    SUMMARIZATION_SYSTEM_PROMPT_PREFIX,
     ExtensionReplies,
     ModelOutcome,
     ModelRequest,
@@ -51,7 +64,6 @@ from pi_continuity_harness.scenario.model_script import (
     respond,
 )
 from pi_continuity_harness.scenario.operations import operation_name
-from pi_continuity_harness.scenario.transcript import content_text
 
 __all__ = [
     "FakeModelServer",
@@ -63,8 +75,6 @@ __all__ = [
 
 #: Operations after which Pi is expected to drop the held HTTP request.
 _ABORTING_OPS = frozenset({"abort", "compact", "crash", "new_session", "reload", "restart"})
-_TEXT_CHUNK = 256
-_FINISH = {"stop": "stop", "length": "length", "toolUse": "tool_calls"}
 
 
 @dataclass
@@ -83,193 +93,23 @@ class RecordedRequest:
     status: int = 0
     aborted: bool = False
     held: bool = False
+    #: How the answer ended: ``complete``, ``http <status>``, ``aborted`` (Pi went away while
+    #: the call was held), ``dropped`` or ``sse error`` (a stream plan's failure); "" while open.
+    ended: str = ""
     started_at: float = field(default_factory=time.monotonic)
     finished_at: float | None = None
-
-
-# --------------------------------------------------------------------------- parsing
-
-
-def _user_content(content: Any) -> Any:
-    if isinstance(content, str) or content is None:
-        return content or ""
-    blocks: list[dict[str, Any]] = []
-    for part in content if isinstance(content, list) else []:
-        if not isinstance(part, dict):
-            continue
-        if part.get("type") == "text":
-            blocks.append({"type": "text", "text": str(part.get("text", ""))})
-        elif part.get("type") == "image_url":
-            url = str((part.get("image_url") or {}).get("url", ""))
-            mime, data = "application/octet-stream", url
-            if url.startswith("data:") and ";base64," in url:
-                mime, data = url[5:].split(";base64,", 1)
-            blocks.append({"type": "image", "mimeType": mime, "data": data})
-    return blocks
-
-
-def _arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    try:
-        value = json.loads(raw) if isinstance(raw, str) and raw else {}
-    except ValueError:
-        return {"_raw": raw}
-    return value if isinstance(value, dict) else {"_raw": value}
-
-
-def _convert_messages(wire: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
-    system_prompt: str | None = None
-    messages: list[dict[str, Any]] = []
-    tool_names: dict[str, str] = {}
-    for position, msg in enumerate(wire):
-        if not isinstance(msg, dict):
-            continue
-        role = msg.get("role")
-        if role in ("system", "developer"):
-            text = content_text(msg.get("content"))
-            if position == 0 and system_prompt is None:
-                system_prompt = text
-            else:
-                messages.append({"role": "system", "content": text})
-        elif role == "user":
-            messages.append({"role": "user", "content": _user_content(msg.get("content"))})
-        elif role == "assistant":
-            blocks: list[dict[str, Any]] = []
-            for key in ("reasoning_content", "reasoning", "reasoning_text"):
-                thinking = msg.get(key)
-                if isinstance(thinking, str) and thinking:
-                    blocks.append({"type": "thinking", "thinking": thinking})
-                    break
-            text = content_text(msg.get("content"))
-            if text:
-                blocks.append({"type": "text", "text": text})
-            for call in msg.get("tool_calls") or []:
-                if not isinstance(call, dict):
-                    continue
-                fn = call.get("function") or call.get("custom") or {}
-                name = str(fn.get("name", ""))
-                call_id = str(call.get("id", ""))
-                tool_names[call_id] = name
-                args = fn.get("arguments") if "arguments" in fn else fn.get("input")
-                blocks.append(
-                    {"type": "toolCall", "id": call_id, "name": name, "arguments": _arguments(args)}
-                )
-            messages.append({"role": "assistant", "content": blocks})
-        elif role == "tool":
-            call_id = str(msg.get("tool_call_id", ""))
-            result: dict[str, Any] = {
-                "role": "toolResult",
-                "toolCallId": call_id,
-                "toolName": msg.get("name") or tool_names.get(call_id, ""),
-                "content": [{"type": "text", "text": content_text(msg.get("content"))}],
-            }
-            messages.append(result)
-        else:
-            messages.append({"role": str(role), "content": msg.get("content")})
-    return system_prompt, messages
-
-
-def _tool_names(body: dict[str, Any]) -> list[str]:
-    names: list[str] = []
-    for tool in body.get("tools") or []:
-        if isinstance(tool, dict):
-            spec = tool.get("function") or tool.get("custom") or {}
-            if isinstance(spec, dict) and spec.get("name"):
-                names.append(str(spec["name"]))
-    return names
-
-
-def classify_request(system_prompt: str | None, tools: list[str]) -> RequestKind:
-    """``summary`` (Pi's summarizer prompt), ``agent`` (Pi's agent loop sends its tools), else
-    ``extension`` (see :mod:`.environment`)."""
-    if system_prompt is not None and system_prompt.startswith(SUMMARIZATION_SYSTEM_PROMPT_PREFIX):
-        return "summary"
-    if tools:
-        return "agent"
-    return "extension"
-
-
-def parse_chat_request(
-    body: dict[str, Any],
-    *,
-    index: int = 0,
-    kind: RequestKind | None = None,
-) -> ModelRequest:
-    """A chat-completions request body as a :class:`ModelRequest` (pi-ai message shapes)."""
-    system_prompt, messages = _convert_messages(list(body.get("messages") or []))
-    tools = _tool_names(body)
-    max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
-    reasoning = body.get("reasoning_effort")
-    return ModelRequest(
-        kind=kind or classify_request(system_prompt, tools),
-        index=index,
-        model=str(body.get("model", "")),
-        system_prompt=system_prompt,
-        messages=messages,
-        tools=tools,
-        max_tokens=int(max_tokens) if isinstance(max_tokens, int | float) else None,
-        reasoning=str(reasoning) if isinstance(reasoning, str) else None,
-    )
 
 
 # --------------------------------------------------------------------------- encoding
 
 
 def sse_chunks(
-    outcome: ModelOutcome, *, model: str, completion_id: str, seq: int = 0
+    outcome: ModelOutcome, *, model: str, completion_id: str | None = None, seq: int = 0
 ) -> Iterator[dict[str, Any]]:
-    """The chat-completion chunks (JSON objects) that stream a non-error outcome."""
-    created = 1_700_000_000 + seq
-
-    def chunk(delta: dict[str, Any] | None, finish: str | None = None) -> dict[str, Any]:
-        choice: dict[str, Any] = {"index": 0, "delta": delta or {}, "finish_reason": finish}
-        return {
-            "id": completion_id,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "choices": [choice],
-        }
-
-    yield chunk({"role": "assistant", "content": ""})
-    if outcome.thinking:
-        for start in range(0, len(outcome.thinking), _TEXT_CHUNK):
-            yield chunk({"reasoning_content": outcome.thinking[start : start + _TEXT_CHUNK]})
-    for start in range(0, len(outcome.text), _TEXT_CHUNK):
-        yield chunk({"content": outcome.text[start : start + _TEXT_CHUNK]})
-    for i, call in enumerate(outcome.tool_calls):
-        call_id = call.id or f"call_{seq}_{i}"
-        yield chunk(
-            {
-                "tool_calls": [
-                    {
-                        "index": i,
-                        "id": call_id,
-                        "type": "function",
-                        "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
-                    }
-                ]
-            }
-        )
-    yield chunk({}, _FINISH.get(outcome.stop_reason, "stop"))
-    usage = outcome.usage
-    yield {
-        "id": completion_id,
-        "object": "chat.completion.chunk",
-        "created": created,
-        "model": model,
-        "choices": [],
-        "usage": {
-            "prompt_tokens": usage.input + usage.cache_read + usage.cache_write,
-            "completion_tokens": usage.output,
-            "total_tokens": usage.total,
-            "prompt_tokens_details": {
-                "cached_tokens": usage.cache_read,
-                "cache_write_tokens": usage.cache_write,
-            },
-        },
-    }
+    """The chat-completion chunks (JSON objects) that stream a whole non-error outcome
+    (:func:`~pi_continuity_harness.scenario.chat_wire.chat_stream`, uncut)."""
+    del completion_id  # the id is the stream's own (chatcmpl-fake-<seq>)
+    yield from chat_stream(outcome, model=model, seq=seq).chunks
 
 
 def _client_gone(sock: socket.socket, wait_s: float) -> bool:
@@ -335,16 +175,33 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
     def send_sse(self, chunks: Iterator[dict[str, Any]]) -> None:
+        self.start_sse()
+        self.write_chunks(chunks)
+        self.end_sse()
+
+    def start_sse(self) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Connection", "close")
         self.end_headers()
+        self.wfile.flush()
+
+    def write_chunks(self, chunks: Iterable[dict[str, Any]]) -> None:
         for item in chunks:
             self.wfile.write(b"data: " + json.dumps(item).encode() + b"\n\n")
             self.wfile.flush()
+
+    def end_sse(self) -> None:
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
+        self.close_connection = True
+
+    def drop(self) -> None:
+        """Close the connection in the middle of the stream (no finish reason, no ``[DONE]``)."""
+        self.wfile.flush()
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
         self.close_connection = True
 
 
@@ -475,12 +332,65 @@ class FakeModelServer:
             return queue[cursor]
         return None
 
-    def _finish(self, record: RecordedRequest, *, status: int = 0, aborted: bool = False) -> None:
+    def _finish(
+        self, record: RecordedRequest, *, status: int = 0, aborted: bool = False, ended: str = ""
+    ) -> None:
         with self._lock:
             record.status = status
             record.aborted = aborted
+            record.ended = ended or (
+                "aborted" if aborted else "complete" if status == 200 else f"http {status}"
+            )
             record.finished_at = time.monotonic()
             self._lock.notify_all()
+
+    def _hold(
+        self, handler: _Handler, record: RecordedRequest, request: ModelRequest, outcome: ModelOutcome
+    ) -> bool:
+        """Run the held reply's operations (``on_hold``); True when Pi went away meanwhile (the
+        request is then finished as aborted)."""
+        record.held = True
+        if self.on_hold is not None:
+            try:
+                self.on_hold(request, outcome)
+            except BaseException as exc:  # recorded; the request is still answered
+                with self._lock:
+                    self._errors.append(exc)
+        aborting = any(operation_name(op) in _ABORTING_OPS for op in outcome.hold_operations())
+        if _client_gone(handler.connection, self.abort_grace_s if aborting else 0.05):
+            handler.close_connection = True
+            self._finish(record, aborted=True)
+            return True
+        return False
+
+    def _answer_in_two_parts(
+        self,
+        handler: _Handler,
+        record: RecordedRequest,
+        request: ModelRequest,
+        outcome: ModelOutcome,
+        stream: ChatStream,
+    ) -> None:
+        """A reply with a stream plan: the chunks up to the cut, then a hold (and the rest,
+        unless Pi went away), a dropped connection, or an SSE error object."""
+        plan = outcome.stream
+        assert plan is not None and stream.cut is not None
+        handler.start_sse()
+        handler.write_chunks(stream.chunks[: stream.cut])
+        if plan.then == "drop":
+            handler.drop()
+            self._finish(record, status=200, ended="dropped")
+            return
+        if plan.then == "error":
+            handler.write_chunks(({"error": {"message": plan.error, "type": "server_error"}},))
+            handler.close_connection = True
+            self._finish(record, status=200, ended="sse error")
+            return
+        if self._hold(handler, record, request, outcome):
+            return
+        handler.write_chunks(stream.chunks[stream.cut :])
+        handler.end_sse()
+        self._finish(record, status=200)
 
     def handle(self, handler: _Handler, raw: bytes) -> None:
         try:
@@ -512,28 +422,19 @@ class FakeModelServer:
                 outcome=outcome,
             )
             self._requests.append(record)
-        if outcome.during or outcome.abort_while_held:
-            record.held = True
-            if self.on_hold is not None:
-                try:
-                    self.on_hold(request, outcome)
-                except BaseException as exc:  # recorded; the request is still answered
-                    with self._lock:
-                        self._errors.append(exc)
-            aborting = outcome.abort_while_held or any(
-                operation_name(op) in _ABORTING_OPS for op in outcome.during
-            )
-            if _client_gone(handler.connection, self.abort_grace_s if aborting else 0.05):
-                handler.close_connection = True
-                self._finish(record, aborted=True)
-                return
+        stream = None if outcome.error is not None else chat_stream(outcome, model=request.model, seq=seq)
         try:
+            if stream is not None and stream.cut is not None:
+                self._answer_in_two_parts(handler, record, request, outcome, stream)
+                return
+            if outcome.held and self._hold(handler, record, request, outcome):
+                return
             if outcome.error is not None:
                 handler.send_json(outcome.error.status, outcome.error.body())
                 self._finish(record, status=outcome.error.status)
                 return
-            completion_id = f"chatcmpl-fake-{seq}"
-            handler.send_sse(sse_chunks(outcome, model=request.model, completion_id=completion_id, seq=seq))
+            assert stream is not None
+            handler.send_sse(iter(stream.chunks))
             self._finish(record, status=200)
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             handler.close_connection = True

@@ -36,9 +36,11 @@ import json
 import os
 import platform
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterable, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -111,6 +113,7 @@ from pi_continuity_harness.targets.realpi.versions import profile_for
 from pi_continuity_harness.targets.target import (
     CAPABILITIES,
     CheckedRun,
+    HeldOutcome,
     Observation,
     ObservedRequest,
     OperationOutcome,
@@ -139,6 +142,14 @@ _DROPPED_EVENTS = frozenset(
 )
 
 
+#: Entry-point group of each system's observed checker (``explore.observed``).
+OBSERVED_CHECKERS_GROUP = "pi_continuity_harness.observed_checkers"
+
+
+def _no_liveness(first_healed_operation: int) -> str | None:
+    return "liveness is not judged on real Pi: faults are not healed there"
+
+
 class PiStartError(TargetStartError):
     """Pi exited or hung at startup (real Pi 1.6 refuses to start when an ``-e`` extension fails
     to load). The first line is Pi's reason (``Failed to load extension "<name>": ...``, with the
@@ -147,7 +158,18 @@ class PiStartError(TargetStartError):
 
 
 def _is_typescript(spec: Any) -> bool:
-    return isinstance(spec, (str, Path)) and str(spec).endswith(_TS_SUFFIXES)
+    return isinstance(spec, (str, Path)) and str(spec).endswith(_TS_SUFFIXES) and not is_package_spec(spec)
+
+
+#: ``--extension pkg:<pi source>``: the implementation is a Pi package that ``pi install <source>``
+#: installs into each scenario's agent directory, as a user installs it; Pi loads it from its
+#: settings, not from ``-e`` (the release gate, issue 13).
+PACKAGE_PREFIX = "pkg:"
+
+
+def is_package_spec(spec: Any) -> bool:
+    """Whether ``spec`` names an installed Pi package (``pkg:npm:name@1.2.3``)."""
+    return isinstance(spec, str) and spec.startswith(PACKAGE_PREFIX)
 
 
 def _factory_spec(implementation: str | ExtensionFactory | Path) -> str:
@@ -291,9 +313,13 @@ class PiTarget:
         self._env: PiEnvironment | None = None
         self._paths: HostPaths | None = None
         self._extensions: list[tuple[Path, str]] = []
+        #: Package mode: where the installed package sits among the slots (the ones before it
+        #: load with ``-e``, the ones after it from the settings, after the package).
+        self._package_position: int | None = None
         self._procs: list[PiRpcProcess] = []
         self._proc: PiRpcProcess | None = None
         self._outcomes: list[OperationOutcome] = []
+        self._held: list[HeldOutcome] = []
         self._session_file: str | None = None
         self._session_id: str | None = None
         self._crashed = False
@@ -308,15 +334,16 @@ class PiTarget:
         (``system``, else what a Python factory declares; a TypeScript file declares none)."""
         if self._system is not None:
             return system_named(self._system).extension_replies
-        if _is_typescript(self._implementation):
+        if _is_typescript(self._implementation) or is_package_spec(self._implementation):
             return SESSION_CONTINUITY.extension_replies
         _name, factory = resolve_implementation(_factory_spec(self._implementation))
         return declared_system(factory).extension_replies
 
     @property
     def bridged(self) -> bool:
-        """True when the implementation under test runs in Python through the bridge."""
-        return not _is_typescript(self._implementation)
+        """True when the implementation under test runs in Python through the bridge (an
+        installed package is taken for what it is: TypeScript, whatever it hosts)."""
+        return not _is_typescript(self._implementation) and not is_package_spec(self._implementation)
 
     @property
     def pi_version(self) -> str:
@@ -324,7 +351,7 @@ class PiTarget:
         return self._pi_version
 
     def capabilities(self) -> frozenset[str]:
-        caps = {"crash", "held-model-calls"} | set(self._profile.capabilities)
+        caps = {"crash", "held-model-calls", "observed-checker"} | set(self._profile.capabilities)
         if self.bridged:
             caps |= {"python-implementation", "fs-faults"}
         assert caps <= set(CAPABILITIES)
@@ -410,10 +437,56 @@ class PiTarget:
             )
             self._lay_out(scenario, base_url)
             self._extensions = self._extension_slots(scenario, root)
+            if is_package_spec(self._implementation):
+                self._install_package(str(self._implementation).removeprefix(PACKAGE_PREFIX))
+                self._load_after_package()
             self._start_process(session=None, model=active.id, session_id=scenario.session_id)
         except BaseException:
             self.close()
             raise
+
+    def _install_package(self, source: str) -> None:
+        """``pi install <source>`` in this scenario's agent directory, as a user installs it: npm's
+        registry from ``PI_HARNESS_NPM_REGISTRY`` (the gate's Verdaccio on 127.0.0.1). ``pi
+        install`` ignores ``PI_OFFLINE`` (``dist/core/package-manager.js:1129-1131`` checks it only
+        when resolving a missing package), so Pi stays offline and npm reaches the registry."""
+        assert self._env is not None and self._installation is not None
+        env = self._env.env()
+        registry = os.environ.get("PI_HARNESS_NPM_REGISTRY")
+        if registry:
+            env["npm_config_registry"] = registry
+        env["npm_config_cache"] = str(self._installation.cache_dir / "npm-cache")
+        env["npm_config_update_notifier"] = "false"
+        done = subprocess.run(
+            self._installation.argv("install", source),
+            env=env,
+            cwd=self.paths.project_dir,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise PiStartError(
+                f"pi install {source} failed ({done.returncode}): {(done.stdout + done.stderr).strip()}"
+            )
+
+    def _load_after_package(self) -> None:
+        """Pi loads every ``-e`` extension before the packages of its settings
+        (``dist/core/resource-loader.js:426``: ``mergePaths(cliEnabledExtensions,
+        enabledExtensions)``), so an extension the scenario loads *after* the implementation
+        becomes a local-path package entry listed after the installed package (package resources
+        keep settings order, ``package-manager.js:77-85``)."""
+        if self._package_position is None:
+            return
+        after = [str(path) for path, _name in self._extensions[self._package_position :]]
+        if not after:
+            return
+        settings_path = Path(self.paths.agent_dir) / "settings.json"
+        settings = json.loads(settings_path.read_text(encoding="utf-8"))
+        settings["packages"] = [*settings.get("packages", []), *after]
+        write_json(settings_path, settings)
 
     def _bridge_env(self) -> dict[str, str]:
         env = {
@@ -450,6 +523,10 @@ class PiTarget:
         slots: list[tuple[Path, str]] = []
         for index, ref in enumerate(scenario.extensions):
             if ref.implementation:
+                if is_package_spec(self._implementation):
+                    # Loaded from the settings once installed: the slots after it follow it there.
+                    self._package_position = len(slots)
+                    continue
                 if _is_typescript(self._implementation):
                     path = Path(str(self._implementation)).resolve()
                     slots.append((path, str(self._implementation)))
@@ -514,7 +591,10 @@ class PiTarget:
             if self._scenario.thinking_level != "off" and session is None:
                 args += ["--thinking", self._scenario.thinking_level]
         args += ["-e", str(OBSERVER_PATH)]
-        for path, _name in self._extensions:
+        cli = (
+            self._extensions if self._package_position is None else self._extensions[: self._package_position]
+        )
+        for path, _name in cli:
             args += ["-e", str(path)]
         if self._scenario.approve is True:
             args.append("--approve")
@@ -773,11 +853,50 @@ class PiTarget:
     # ------------------------------------------------------------------ held replies
     def _on_hold(self, request: ModelRequest, outcome: ModelOutcome) -> None:
         """Run a held reply's operations against Pi (fake server thread; no settling; what
-        this raises is kept in :attr:`FakeModelServer.errors`)."""
-        for op in outcome.during:
-            self._run(op, during=True)
-        if outcome.abort_while_held:
-            self._run(AbortOp(), during=True)
+        this raises is kept in :attr:`FakeModelServer.errors`), and record their outcomes.
+
+        After a partial stream (a stream plan) the operations wait until Pi has read it: the
+        ``message_update`` deltas of the running assistant message add up to the plan's
+        ``upto`` characters (``message_start`` for ``upto: 0``). Only Pi's own agent requests
+        stream events over RPC; other requests hold at once.
+        """
+        if outcome.stream is not None and request.kind == "agent" and self._proc is not None:
+            self._wait_for_partial(self._proc, outcome.stream.upto)
+        label = f"{request.kind}#{request.index}"
+        for op in outcome.hold_operations():
+            result = self._run(op, during=True)
+            self._held.append(HeldOutcome(label, len(self._outcomes), result))
+
+    def _wait_for_partial(self, proc: PiRpcProcess, upto: int) -> None:
+        """Until Pi has emitted the events of the first ``upto`` streamed characters of the
+        assistant message now streaming (see :meth:`_on_hold`)."""
+        state = {"started": False, "seen": 0}
+
+        def step(data: dict[str, Any]) -> bool:
+            kind = data.get("type")
+            if kind == "message_start" and (data.get("message") or {}).get("role") == "assistant":
+                state.update(started=True, seen=0)
+            elif kind == "message_end":
+                state.update(started=False, seen=0)
+            elif kind == "message_update" and state["started"]:
+                event = data.get("assistantMessageEvent") or {}
+                if event.get("type") in ("thinking_delta", "text_delta", "toolcall_delta"):
+                    state["seen"] += len(str(event.get("delta") or ""))
+            return bool(state["started"]) and state["seen"] >= upto
+
+        events = proc.events
+        begin = len(events)
+        for position in range(len(events) - 1, -1, -1):
+            data = events[position].data
+            if data.get("type") == "message_end":
+                break
+            if data.get("type") == "message_start" and (data.get("message") or {}).get("role") == "assistant":
+                begin = position
+                break
+        for event in events[begin:]:
+            if step(event.data):
+                return
+        proc.wait_for_event(step, timeout=self._held_op_timeout, after_seq=len(events))
 
     # ------------------------------------------------------------------ script
     def script(self, kind: RequestKind, replies: Iterable[Reply | SynthesisReply]) -> None:
@@ -785,8 +904,54 @@ class PiTarget:
 
     # ------------------------------------------------------------------ observe
     def run_checked(self, scenario: Scenario) -> CheckedRun:
-        """Not on real Pi: the run checkers read the simulated host's trace as it is written."""
-        raise TargetUnavailableError("a run checker needs the simulated host (capability run-checker)")
+        """Play ``scenario``'s operations with the system's *observed* invariants checked after
+        every operation: those of its invariants real Pi lets be observed (the session entries,
+        the events, the model requests, the UI and the files; not the effects the simulator's
+        trace shows as they happen). The checker is the entry point of
+        :data:`OBSERVED_CHECKERS_GROUP` named after the system (the explorer registers one)."""
+        points = {ep.name: ep for ep in metadata.entry_points(group=OBSERVED_CHECKERS_GROUP)}
+        system = self._system_name()
+        if system not in points:
+            raise TargetUnavailableError(
+                f"no observed checker is registered for {system} ({OBSERVED_CHECKERS_GROUP})"
+            )
+        checker = points[system].load()(scenario)
+        violations: list[tuple[str, str]] = []
+        errors: list[str] = []
+
+        def check(op: Operation | None, outcome: OperationOutcome | None, index: int | None) -> None:
+            try:
+                for name, problem in checker.after_operation(self.observe(), op, outcome):
+                    where = f" (operation {index})" if index is not None else ""
+                    violations.append((name, f"{name}{where}: {problem}"))
+            except Exception as error:  # a checker bug must surface, never pass as a verdict
+                errors.append(f"{type(error).__name__}: {error}")
+
+        try:
+            self.start(scenario)
+        except TargetStartError as error:
+            violations.append(("implementation_loads", f"implementation_loads: Pi refused to start: {error}"))
+            return CheckedRun(
+                frozenset(checker.invariants) | {"implementation_loads"}, tuple(violations), (), _no_liveness
+            )
+        check(None, None, None)
+        for index, op in enumerate(scenario.operations):
+            outcome = self.perform(op)
+            check(op, outcome, index)
+        return CheckedRun(
+            frozenset(checker.invariants) | {"implementation_loads"},
+            tuple(violations),
+            tuple(errors),
+            _no_liveness,
+        )
+
+    def _system_name(self) -> str:
+        if self._system is not None:
+            return self._system
+        if _is_typescript(self._implementation):
+            return SESSION_CONTINUITY.name
+        _name, factory = resolve_implementation(_factory_spec(self._implementation))
+        return declared_system(factory).name
 
     def observe(self) -> Observation:
         paths = self.paths
@@ -798,10 +963,13 @@ class PiTarget:
             machine_dir=Path(paths.workdir),
         )
         observation.operations = list(self._outcomes)
+        observation.held_operations = list(self._held)
         names = {str(path): name for path, name in self._extensions}
         for proc in self._procs:
             for event in proc.events:
                 self._observe_event(observation, event, names)
+                if event.type != "extension_ui_request" and not event.type.startswith("_"):
+                    observation.rpc_events.append(self._named(event.data, names))
         observation.dialogs = [dict(d) for d in self._rules.records]
         assert self._env is not None
         for line in self._env.observer_events():
@@ -877,6 +1045,15 @@ class PiTarget:
             path = str(normalised.get("extensionPath"))
             normalised["extensionPath"] = names.get(path, path)
         observation.session_events.append(normalised)
+
+    @staticmethod
+    def _named(data: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+        """An RPC event with an extension's wrapper path replaced by the name the simulator
+        reports for that extension (``extension_error.extensionPath``)."""
+        if data.get("type") == "extension_error":
+            path = str(data.get("extensionPath"))
+            return {**data, "extensionPath": names.get(path, path)}
+        return data
 
     @staticmethod
     def _resolve_from_extension(observation: Observation) -> None:

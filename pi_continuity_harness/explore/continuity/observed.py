@@ -1,0 +1,272 @@
+"""Pi Session Continuity's invariants as real Pi lets them be observed (``explore --target pi``).
+
+Each checks, after every operation, one rule of ``continuity.invariants`` from the observations a
+real Pi process gives of any implementation, TypeScript included (``explore.observed``): the
+session entries, the extension events, the model requests, the notifications and the files. The
+judge is the suite's oracle (``features.oracle``), never the reference. What these cannot see
+(the pending bytes on disk at the moment Pi commits, the implementation's own file operations and
+API calls, the host's live settings) stays with the simulator's trace invariants.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from pi_continuity_harness.explore.continuity.invariants import INVARIANTS
+from pi_continuity_harness.explore.observed import ObservedInvariant, ObservedRun
+from pi_continuity_harness.features.oracle import (
+    AUTHORITY_BOUNDARY_SENTENCE,
+    CONTINUATION_SUFFIX,
+    MESSAGE_PREFIX,
+    brief_problems,
+    has_freshness_rule,
+    leaf_values,
+    parse_brief,
+    section,
+    sha256_hex,
+)
+
+__all__ = ["OBSERVED_INVARIANTS"]
+
+ARCHIVE_LIMIT = 10
+_DIRECTIVE_LINE = re.compile(
+    r"^\s*(?:SYSTEM|DEVELOPER|ASSISTANT)\s*:|ignore (?:all )?previous instructions", re.IGNORECASE
+)
+_PLANTED = re.compile(r"PLANTED-[A-Z]+-\d+")
+
+
+def _competitors(run: ObservedRun) -> tuple[str, ...]:
+    return tuple(str(e.competitor) for e in run.scenario.extensions if e.competitor is not None)
+
+
+def _implementation_commits(run: ObservedRun) -> list[dict[str, Any]]:
+    """Compaction entries an extension returned, except a competing extension's own summary."""
+    own = "own_compaction" in _competitors(run)
+    return [
+        e
+        for e in run.entries_of("compaction")
+        if e.get("fromHook") and not (own and str(e.get("summary", "")).startswith("COMPETITOR-SUMMARY-"))
+    ]
+
+
+def commit_is_valid_brief(run: ObservedRun) -> Iterator[str]:
+    for entry in _implementation_commits(run):
+        problems = brief_problems(
+            str(entry.get("summary")), status="pending", session_id=run.observation.session_id
+        )
+        if problems:
+            yield (
+                f"compaction entry {entry.get('id')} committed a summary that is not a valid pending Brief: "
+                + "; ".join(problems[:4])
+            )
+
+
+def commit_details_correlate(run: ObservedRun) -> Iterator[str]:
+    for entry in _implementation_commits(run):
+        summary = str(entry.get("summary"))
+        brief = parse_brief(summary)
+        details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
+        assert isinstance(details, dict)
+        if brief is not None and details.get("continuityEventId") != brief.event_id:
+            found = details.get("continuityEventId")
+            yield f"entry {entry.get('id')}: details.continuityEventId {found!r} is not the Brief's {brief.event_id!r}"
+        if sha256_hex(summary) not in leaf_values(details):
+            yield f"entry {entry.get('id')}: no detail holds the SHA-256 of the summary"
+
+
+def freshness_rule_once(run: ObservedRun) -> Iterator[str]:
+    for entry in _implementation_commits(run):
+        brief = parse_brief(str(entry.get("summary")))
+        if brief is None:
+            continue
+        text = section(brief.body, "## Recovery Instructions")
+        count = len([p for p in re.split(r"\n\s*\n", text) if has_freshness_rule(p)])
+        if count != 1:
+            yield f"entry {entry.get('id')}: the Recovery Instructions state the event-freshness rule {count} time(s)"
+
+
+def no_promoted_directive(run: ObservedRun) -> Iterator[str]:
+    for entry in _implementation_commits(run):
+        for line in str(entry.get("summary")).splitlines():
+            stripped = line.strip()
+            if stripped.startswith((">", "`")):
+                continue
+            if _DIRECTIVE_LINE.search(line):
+                yield f"entry {entry.get('id')} promotes a directive: {stripped[:100]!r}"
+                break
+
+
+def fail_closed_no_pi_summary(run: ObservedRun) -> Iterator[str]:
+    if not any(e.implementation for e in run.scenario.extensions) or "empty" in _competitors(run):
+        return
+    for entry in run.entries_of("compaction"):
+        if not entry.get("fromHook"):
+            yield f"compaction entry {entry.get('id')} holds Pi's own summary (fromHook false)"
+
+
+def _markers(run: ObservedRun) -> list[str]:
+    found = (m for spec in run.scenario.files.values() for m in _PLANTED.findall(spec.text or ""))
+    return list(dict.fromkeys(found))
+
+
+def artifacts_never_input(run: ObservedRun) -> Iterator[str]:
+    for entry in run.entries_of("compaction"):
+        summary = str(entry.get("summary") or "")
+        for marker in _markers(run):
+            if marker in summary:
+                yield f"a planted artifact ({marker}) became the compaction summary {entry.get('id')}"
+
+
+def planted_artifacts_never_input(run: ObservedRun) -> Iterator[str]:
+    markers = _markers(run)
+    for request in run.observation.model_requests:
+        text = request.text
+        for marker in markers:
+            if marker in text:
+                yield f"{request.kind} request #{request.index} carries the planted artifact {marker}"
+
+
+def _continuations(run: ObservedRun) -> list[tuple[int, dict[str, Any]]]:
+    return [
+        (i, e)
+        for i, e in enumerate(run.observation.extension_events)
+        if e.get("type") == "input" and e.get("source") == "extension"
+    ]
+
+
+def continuation_only_after_threshold_commit(run: ObservedRun) -> Iterator[str]:
+    events = run.observation.extension_events
+    for index, event in _continuations(run):
+        before = [e for e in events[:index] if e.get("type") in ("session_compact", "session_start")]
+        last = before[-1] if before else None
+        if last is None or last.get("type") != "session_compact":
+            yield f"a continuation was submitted with no compaction before it: {str(event.get('text'))[:60]!r}"
+        elif last.get("reason") != "threshold":
+            yield f"a continuation was submitted after a {last.get('reason')} compaction"
+
+
+def one_continuation_per_compaction(run: ObservedRun) -> Iterator[str]:
+    counts: dict[int, int] = {}
+    events = run.observation.extension_events
+    for index, _event in _continuations(run):
+        compacts = [i for i, e in enumerate(events[:index]) if e.get("type") == "session_compact"]
+        if compacts:
+            counts[compacts[-1]] = counts.get(compacts[-1], 0) + 1
+    for position, count in counts.items():
+        if count > 1:
+            yield f"{count} continuations were submitted for the compaction at event {position}"
+
+
+def continuation_from_disk_bytes(run: ObservedRun) -> Iterator[str]:
+    """The continuation is the committed Brief's exact bytes plus the fixed suffix."""
+    events = run.observation.extension_events
+    for index, event in _continuations(run):
+        compacts = [e for e in events[:index] if e.get("type") == "session_compact"]
+        if not compacts:
+            continue
+        summary = str((compacts[-1].get("compactionEntry") or {}).get("summary") or "")
+        text = str(event.get("text") or "")
+        if (
+            text != summary + CONTINUATION_SUFFIX
+            and text.replace(str(run.project_dir), "$PROJECT") != summary + CONTINUATION_SUFFIX
+        ):
+            yield "the continuation is not the committed Brief followed by the fixed continuation suffix"
+
+
+def _archive_dirs(run: ObservedRun) -> Iterator[tuple[str, list[str]]]:
+    for root, dirs, files in os.walk(run.project_dir):
+        dirs.sort()
+        if os.path.basename(root) == "archive":
+            yield root, sorted(f for f in files if f.endswith(".md") and not f.startswith("."))
+
+
+def archive_retention(run: ObservedRun) -> Iterator[str]:
+    for root, briefs in _archive_dirs(run):
+        if len(briefs) > ARCHIVE_LIMIT:
+            yield f"{root} holds {len(briefs)} archived Briefs"
+
+
+def archive_requires_full_match(run: ObservedRun) -> Iterator[str]:
+    """What can be seen of it afterwards: every archived Brief is ``archived`` and its body is
+    the body of a committed compaction summary with the same eventId."""
+    committed = {}
+    for entry in _implementation_commits(run):
+        brief = parse_brief(str(entry.get("summary")))
+        if brief is not None:
+            committed[brief.event_id] = brief
+    for root, briefs in _archive_dirs(run):
+        for name in briefs:
+            path = os.path.join(root, name)
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    text = handle.read()
+            except OSError:
+                continue
+            brief = parse_brief(text)
+            if brief is None or brief.status != "archived":
+                yield f"{name} is not an archived Brief"
+                continue
+            match = committed.get(brief.event_id)
+            if match is None:
+                yield f"event {brief.event_id} was archived but no committed compaction entry carries it"
+            elif match.body != brief.body:
+                yield f"the archived body of event {brief.event_id} differs from the committed summary"
+
+
+def synthesis_prompt_rules(run: ObservedRun) -> Iterator[str]:
+    for request in run.observation.model_requests:
+        if request.kind != "extension":
+            continue
+        text = request.text
+        if AUTHORITY_BOUNDARY_SENTENCE not in text:
+            yield f"synthesis request #{request.index} lacks the authority-boundary rule"
+        if not has_freshness_rule(text):
+            yield f"synthesis request #{request.index} lacks the event-freshness rule"
+        if "state of the work" not in text:
+            yield f"synthesis request #{request.index} does not speak of the state of the work"
+
+
+def messages_prefixed(run: ObservedRun) -> Iterator[str]:
+    for message, _kind in run.observation.notifications:
+        if not str(message).startswith(MESSAGE_PREFIX):
+            yield f"a notification is not product-prefixed: {str(message)[:80]!r}"
+
+
+def untrusted_project_untouched(run: ObservedRun) -> Iterator[str]:
+    """What can be seen of it: nothing of the extension's appears under an untrusted project."""
+    if run.scenario.trust != "never":
+        return
+    root = run.project_dir / ".pi" / "session-continuity"
+    if root.exists():
+        yield f"{root} exists in an untrusted project"
+
+
+def _spec(function: Any, needs: tuple[str, ...]) -> ObservedInvariant:
+    """The observed form of the trace invariant of the same name: its rules and statement, and
+    what this form needs to see."""
+    traced = INVARIANTS[function.__name__]
+    doc = traced.doc + (" " + " ".join(function.__doc__.split()) if function.__doc__ else "")
+    return ObservedInvariant(function.__name__, doc, traced.rules, frozenset(needs), function)
+
+
+#: The observed invariants (each named after the trace invariant whose rule it checks).
+OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = (
+    _spec(commit_is_valid_brief, ("entries",)),
+    _spec(commit_details_correlate, ("entries",)),
+    _spec(freshness_rule_once, ("entries",)),
+    _spec(no_promoted_directive, ("entries",)),
+    _spec(fail_closed_no_pi_summary, ("entries",)),
+    _spec(artifacts_never_input, ("entries",)),
+    _spec(planted_artifacts_never_input, ("requests",)),
+    _spec(continuation_only_after_threshold_commit, ("extension_events",)),
+    _spec(one_continuation_per_compaction, ("extension_events",)),
+    _spec(continuation_from_disk_bytes, ("extension_events",)),
+    _spec(archive_retention, ("files",)),
+    _spec(archive_requires_full_match, ("files", "entries")),
+    _spec(synthesis_prompt_rules, ("requests",)),
+    _spec(messages_prefixed, ("ui",)),
+    _spec(untrusted_project_untouched, ("files",)),
+)

@@ -1,0 +1,18 @@
+@blitz
+Feature: status-widget-shows-the-phase
+  The widget shows the phase (Waiting, Writing, Finished) with plain counters: "Inputs deferred
+  (0)" from the moment capture starts, /sh cancel while a request is active, and never numbered
+  or fractional progress or a request for user input (reference: Status).
+
+  @rule-H68b @rule-H68c
+  Scenario: the writing widget counts deferred inputs from zero and advertises /sh cancel
+    When the model asks for the template once and then stops
+    Then the status widget now shows "Writing Session Handoff"
+    And the status widget now shows "Inputs deferred (0)"
+    And every widget line of the active request advertises /sh cancel
+
+  @rule-H69
+  Scenario: the widget shows no numbered progress and never asks for user input
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the status widget showed "Session Handoff Finished"
+    And the status widget never showed numbered progress or a request for user input

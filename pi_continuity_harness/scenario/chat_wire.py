@@ -1,0 +1,325 @@
+"""The chat-completions wire both targets share: what Pi sends, and what the model streams back.
+
+Pi talks to the harness's fake provider with pi-ai's ``openai-completions`` API
+(``dist/api/openai-completions.js``): a ``POST /chat/completions`` body, answered by a stream
+of chat-completion chunks. Both targets go through this one module:
+
+* :func:`parse_chat_request` reads a request body into a :class:`ModelRequest` (pi-ai message
+  shapes) and :func:`classify_request` tells the three request kinds apart. The fake server
+  parses what real Pi sent; the simulated model parses the body its port of pi-ai built
+  (``simulator/provider.py``), so the scripted model sees the same request on both targets.
+* :func:`chat_stream` is the stream of chunks that answers an outcome, with the point where a
+  :class:`~.model_script.StreamPlan` cuts it. The fake server sends these chunks; the
+  simulated model feeds the same chunks through its port of pi-ai's stream handling, so both
+  targets produce the same ``message_update`` deltas and the same persisted message.
+
+Ids are the fake server's: ``chatcmpl-fake-<seq>`` for a completion and ``call_<seq>_<i>`` for
+an unnamed tool call, ``seq`` being the request's number among every request the model got.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pi_continuity_harness.scenario.model_script import (
+    SUMMARIZATION_SYSTEM_PROMPT_PREFIX,
+    ModelOutcome,
+    ModelRequest,
+    RequestKind,
+    tool_arguments_json,
+)
+from pi_continuity_harness.scenario.transcript import content_text
+
+__all__ = [
+    "TEXT_CHUNK",
+    "ChatStream",
+    "chat_stream",
+    "classify_request",
+    "completion_id",
+    "parse_chat_request",
+    "tool_call_id",
+]
+
+#: Characters per streamed text or thinking chunk.
+TEXT_CHUNK = 256
+_FINISH = {"stop": "stop", "length": "length", "toolUse": "tool_calls"}
+
+
+def completion_id(seq: int) -> str:
+    """The ``id`` of every chunk of the ``seq``-th completion (pi-ai's ``responseId``)."""
+    return f"chatcmpl-fake-{seq}"
+
+
+def tool_call_id(seq: int, index: int) -> str:
+    """The id of the ``index``-th tool call of the ``seq``-th completion, when the script names none."""
+    return f"call_{seq}_{index}"
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _user_content(content: Any) -> Any:
+    if isinstance(content, str) or content is None:
+        return content or ""
+    blocks: list[dict[str, Any]] = []
+    for part in content if isinstance(content, list) else []:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "text":
+            blocks.append({"type": "text", "text": str(part.get("text", ""))})
+        elif part.get("type") == "image_url":
+            url = str((part.get("image_url") or {}).get("url", ""))
+            mime, data = "application/octet-stream", url
+            if url.startswith("data:") and ";base64," in url:
+                mime, data = url[5:].split(";base64,", 1)
+            blocks.append({"type": "image", "mimeType": mime, "data": data})
+    return blocks
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw) if isinstance(raw, str) and raw else {}
+    except ValueError:
+        return {"_raw": raw}
+    return value if isinstance(value, dict) else {"_raw": value}
+
+
+def _convert_messages(wire: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
+    system_prompt: str | None = None
+    messages: list[dict[str, Any]] = []
+    tool_names: dict[str, str] = {}
+    for position, msg in enumerate(wire):
+        if not isinstance(msg, dict):
+            continue
+        role = msg.get("role")
+        if role in ("system", "developer"):
+            text = content_text(msg.get("content"))
+            if position == 0 and system_prompt is None:
+                system_prompt = text
+            else:
+                messages.append({"role": "system", "content": text})
+        elif role == "user":
+            messages.append({"role": "user", "content": _user_content(msg.get("content"))})
+        elif role == "assistant":
+            blocks: list[dict[str, Any]] = []
+            for key in ("reasoning_content", "reasoning", "reasoning_text"):
+                thinking = msg.get(key)
+                if isinstance(thinking, str) and thinking:
+                    blocks.append({"type": "thinking", "thinking": thinking})
+                    break
+            text = content_text(msg.get("content"))
+            if text:
+                blocks.append({"type": "text", "text": text})
+            for call in msg.get("tool_calls") or []:
+                if not isinstance(call, dict):
+                    continue
+                fn = call.get("function") or call.get("custom") or {}
+                name = str(fn.get("name", ""))
+                call_id = str(call.get("id", ""))
+                tool_names[call_id] = name
+                args = fn.get("arguments") if "arguments" in fn else fn.get("input")
+                blocks.append(
+                    {"type": "toolCall", "id": call_id, "name": name, "arguments": _arguments(args)}
+                )
+            messages.append({"role": "assistant", "content": blocks})
+        elif role == "tool":
+            call_id = str(msg.get("tool_call_id", ""))
+            result: dict[str, Any] = {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": msg.get("name") or tool_names.get(call_id, ""),
+                "content": [{"type": "text", "text": content_text(msg.get("content"))}],
+            }
+            messages.append(result)
+        else:
+            messages.append({"role": str(role), "content": msg.get("content")})
+    return system_prompt, messages
+
+
+def _tool_names(body: dict[str, Any]) -> list[str]:
+    names: list[str] = []
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict):
+            spec = tool.get("function") or tool.get("custom") or {}
+            if isinstance(spec, dict) and spec.get("name"):
+                names.append(str(spec["name"]))
+    return names
+
+
+def classify_request(system_prompt: str | None, tools: list[str]) -> RequestKind:
+    """``summary`` (Pi's summarizer prompt), ``agent`` (Pi's agent loop sends its tools), else
+    ``extension``: Pi's agent loop always declares its tools, while the default summarizer
+    (``completeSummarization``) and an extension's ``modelRegistry.complete()`` send none."""
+    if system_prompt is not None and system_prompt.startswith(SUMMARIZATION_SYSTEM_PROMPT_PREFIX):
+        return "summary"
+    if tools:
+        return "agent"
+    return "extension"
+
+
+def parse_chat_request(
+    body: dict[str, Any],
+    *,
+    index: int = 0,
+    kind: RequestKind | None = None,
+) -> ModelRequest:
+    """A chat-completions request body as a :class:`ModelRequest` (pi-ai message shapes)."""
+    system_prompt, messages = _convert_messages(list(body.get("messages") or []))
+    tools = _tool_names(body)
+    max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+    reasoning = body.get("reasoning_effort")
+    return ModelRequest(
+        kind=kind or classify_request(system_prompt, tools),
+        index=index,
+        model=str(body.get("model", "")),
+        system_prompt=system_prompt,
+        messages=messages,
+        tools=tools,
+        max_tokens=int(max_tokens) if isinstance(max_tokens, int | float) else None,
+        reasoning=str(reasoning) if isinstance(reasoning, str) else None,
+        body=body,
+    )
+
+
+# --------------------------------------------------------------------------- streaming
+
+
+@dataclass(frozen=True)
+class ChatStream:
+    """The chunks that answer a non-error outcome, and where its stream plan cuts them.
+
+    ``chunks[:cut]`` are sent before the hold, the dropped connection or the SSE error (the
+    response headers and the role chunk always come first); the rest completes the reply.
+    ``cut`` is None when the outcome has no stream plan.
+    """
+
+    chunks: tuple[dict[str, Any], ...]
+    cut: int | None
+
+
+def _pieces(outcome: ModelOutcome, seq: int) -> list[tuple[str, Any]]:
+    """The deltas of a reply, in order: thinking and text in :data:`TEXT_CHUNK` pieces, then
+    one piece per tool call (id, name and the whole arguments JSON)."""
+    pieces: list[tuple[str, Any]] = []
+    thinking = outcome.thinking or ""
+    for start in range(0, len(thinking), TEXT_CHUNK):
+        pieces.append(("reasoning_content", thinking[start : start + TEXT_CHUNK]))
+    for start in range(0, len(outcome.text), TEXT_CHUNK):
+        pieces.append(("content", outcome.text[start : start + TEXT_CHUNK]))
+    for i, call in enumerate(outcome.tool_calls):
+        pieces.append(
+            (
+                "tool_call",
+                (i, call.id or tool_call_id(seq, i), call.name, tool_arguments_json(call.arguments)),
+            )
+        )
+    return pieces
+
+
+def _split(piece: tuple[str, Any], at: int) -> tuple[tuple[str, Any], tuple[str, Any]]:
+    kind, value = piece
+    if kind == "tool_call":
+        index, call_id, name, arguments = value
+        return ("tool_call", (index, call_id, name, arguments[:at])), (
+            "tool_call_rest",
+            (index, arguments[at:]),
+        )
+    return (kind, value[:at]), (kind, value[at:])
+
+
+def _piece_chars(piece: tuple[str, Any]) -> int:
+    kind, value = piece
+    if kind == "tool_call":
+        return len(value[3])
+    if kind == "tool_call_rest":
+        return len(value[1])
+    return len(value)
+
+
+def _delta(piece: tuple[str, Any]) -> dict[str, Any]:
+    kind, value = piece
+    if kind == "tool_call":
+        index, call_id, name, arguments = value
+        return {
+            "tool_calls": [
+                {
+                    "index": index,
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }
+            ]
+        }
+    if kind == "tool_call_rest":
+        index, arguments = value
+        return {"tool_calls": [{"index": index, "function": {"arguments": arguments}}]}
+    return {kind: value}
+
+
+def chat_stream(outcome: ModelOutcome, *, model: str, seq: int) -> ChatStream:
+    """The chat-completion chunks (JSON objects) that stream a non-error outcome, cut where its
+    :class:`~.model_script.StreamPlan` says (``upto`` characters after the role chunk)."""
+    created = 1_700_000_000 + seq
+    ident = completion_id(seq)
+
+    def chunk(delta: dict[str, Any] | None, finish: str | None = None) -> dict[str, Any]:
+        choice: dict[str, Any] = {"index": 0, "delta": delta or {}, "finish_reason": finish}
+        return {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [choice],
+        }
+
+    pieces = _pieces(outcome, seq)
+    cut_piece: int | None = None
+    plan = outcome.stream
+    if plan is not None:
+        remaining = plan.upto
+        cut_piece = len(pieces)
+        for position, piece in enumerate(pieces):
+            size = _piece_chars(piece)
+            if remaining >= size:
+                remaining -= size
+                continue
+            if remaining > 0:
+                head, tail = _split(piece, remaining)
+                pieces[position : position + 1] = [head, tail]
+                cut_piece = position + 1
+            else:
+                cut_piece = position
+            break
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    cut: int | None = None
+    for position, piece in enumerate(pieces):
+        if cut_piece == position:
+            cut = len(chunks)
+        chunks.append(chunk(_delta(piece)))
+    if cut_piece is not None and cut is None:
+        cut = len(chunks)
+    chunks.append(chunk({}, _FINISH.get(outcome.stop_reason, "stop")))
+    usage = outcome.usage
+    chunks.append(
+        {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [],
+            "usage": {
+                "prompt_tokens": usage.input + usage.cache_read + usage.cache_write,
+                "completion_tokens": usage.output,
+                "total_tokens": usage.total,
+                "prompt_tokens_details": {
+                    "cached_tokens": usage.cache_read,
+                    "cache_write_tokens": usage.cache_write,
+                },
+            },
+        }
+    )
+    return ChatStream(tuple(chunks), cut)

@@ -1,0 +1,767 @@
+"""pi-ai's ``openai-completions`` provider, as the simulated host's model service runs it.
+
+Real Pi talks to the harness's fake provider through pi-ai 1.6 (``dist/api/openai-completions.js``,
+``dist/api/transform-messages.js``, ``dist/utils/transcript.js``); the simulated host does what it
+does, in two halves:
+
+* :func:`request_body` builds the chat-completions body Pi would send (``buildParams``):
+  system messages folded into one leading message (``resolveTranscript``: the fake provider
+  does not support mid-conversation system messages), then ``transformMessages`` and
+  ``convertMessages``. Every rewrite between Pi's context and the wire is modelled here:
+
+  - an assistant message whose ``stopReason`` is ``error`` or ``aborted`` is dropped, partial
+    text and tool calls included (``transform-messages.js:169-180``);
+  - a tool call left without a result gets a synthetic ``"No result provided"`` error result
+    before the next assistant or user message, or at the end (``transform-messages.js:147-166,
+    201-211``);
+  - thinking from another model (provider, api or id differ) is dropped; same-model thinking
+    that is blank and unsigned is dropped; a kept, non-blank thinking block is sent in the field
+    its ``thinkingSignature`` names (``reasoning_content``) (``transform-messages.js:86-104``,
+    ``openai-completions.js:966-1003``);
+  - text blocks that are empty or whitespace are dropped, the rest joined into one string; an
+    assistant message left with no text and no tool calls is not sent
+    (``openai-completions.js:958-965, 1047-1055``);
+  - empty user text blocks are dropped, and a user message left empty is not sent
+    (``openai-completions.js:927-945``);
+  - tool results are sent as their text blocks joined by ``"\\n"``, or ``"(no tool output)"``
+    (``openai-completions.js:1058-1075``);
+  - tools come from the system messages' ``toolsAdded`` (``resolveTranscriptTools``, mode
+    ``none``), each as ``{type: "function", function: {name, description, parameters}}``.
+
+* :class:`StreamReader` turns the chunks the model streams back (the very chunks the fake server
+  sends, :func:`~pi_continuity_harness.scenario.chat_wire.chat_stream`) into pi-ai's assistant
+  message events and final message (``openai-completions.js:152-500``): ``start`` once the
+  headers are in, ``thinking_*``/``text_*``/``toolcall_*`` per delta, the ``*_end`` events when
+  the stream ends, and the message with ``responseId``, ``usage`` (``parseChunkUsage``:
+  ``reasoning`` and ``cost.totalFromProvider`` included), ``rawStopReason`` and ``durationMs``
+  in pi-ai's key order; or the failure: ``"Request was aborted"`` when the request is aborted
+  mid-stream (what was streamed stays in the message), ``"Stream ended without finish_reason"``
+  when the connection drops, the SSE error's message.
+
+A request aborted before its headers never reaches :class:`StreamReader`: pi-ai reports
+``"Request aborted"`` with no ``responseId`` (``utils/provider-retry.js:47, 84-85``); an HTTP
+error is ``"<status>: <JSON of the error object>"``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.scenario.transcript import content_text
+from pi_continuity_harness.simulator.messages import Message, system_message_text
+
+__all__ = [
+    "DEFAULT_THINKING_LEVEL",
+    "THINKING_LEVELS",
+    "StreamReader",
+    "assistant_failure",
+    "clamp_thinking_level",
+    "current_tools",
+    "fold_system_messages",
+    "request_body",
+    "supported_thinking_levels",
+    "transform_messages",
+    "wire_messages",
+]
+
+#: pi-ai's fields that may carry thinking on an openai-completions assistant message.
+_REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+
+
+# ============================================================================ thinking levels
+#: pi-ai ``EXTENDED_THINKING_LEVELS`` (models.js:701), in order.
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+#: pi-coding-agent ``DEFAULT_THINKING_LEVEL`` (dist/core/defaults.js:1).
+DEFAULT_THINKING_LEVEL = "medium"
+
+
+def supported_thinking_levels(model: Model | None) -> list[str]:
+    """pi-ai ``getSupportedThinkingLevels`` (models.js:702-713): ``off`` alone for a model without
+    reasoning; else every level but ``xhigh`` and ``max``, which need a ``thinkingLevelMap`` entry
+    (the harness's models have none). Without a model, every level (agent-session.js:2257-2260)."""
+    if model is None:
+        return list(THINKING_LEVELS)
+    if not model.reasoning:
+        return ["off"]
+    return [level for level in THINKING_LEVELS if level not in ("xhigh", "max")]
+
+
+def clamp_thinking_level(model: Model | None, level: str) -> str:
+    """The level ``setThinkingLevel`` applies (agent-session.js:2221, 2281-2283; pi-ai
+    ``clampThinkingLevel``, models.js:714-732): ``level`` when supported, else the nearest
+    supported level above it, else below it; ``off`` without a model."""
+    available = supported_thinking_levels(model)
+    if level in available:
+        return level
+    if model is None:
+        return "off"
+    if level not in THINKING_LEVELS:
+        return available[0] if available else "off"
+    index = THINKING_LEVELS.index(level)
+    for candidate in (*THINKING_LEVELS[index:], *reversed(THINKING_LEVELS[:index])):
+        if candidate in available:
+            return candidate
+    return available[0] if available else "off"
+
+
+# ============================================================================ request
+def current_tools(messages: Iterable[Message]) -> list[dict[str, Any]]:
+    """pi-ai ``getCurrentTools``: every system message's removals, then additions, in order (a
+    redefined tool keeps its first position, as a JavaScript ``Map`` does)."""
+    tools: dict[str, dict[str, Any]] = {}
+    for message in messages:
+        if message.get("role") != "system":
+            continue
+        for removed in message.get("toolsRemoved") or []:
+            tools.pop(str(removed.get("name") if isinstance(removed, dict) else removed), None)
+        for tool in message.get("toolsAdded") or []:
+            tools[str(tool.get("name"))] = tool
+    return list(tools.values())
+
+
+def fold_system_messages(messages: list[Message]) -> list[Message]:
+    """pi-ai ``collapseSystemMessages``: the transcript's system messages replayed into one
+    leading message (``getCurrentSystemMessage``), every other message in order."""
+    content: list[str] = []
+    sections: dict[str, Any] = {}
+    timestamp: Any = None
+    seen = False
+    for message in messages:
+        if message.get("role") != "system":
+            continue
+        if not seen:
+            timestamp, seen = message.get("timestamp"), True
+        text = content_text(message.get("content"), "\n")
+        if text:
+            content.append(text)
+        for name, value in (message.get("sections") or {}).items():
+            if value is None:
+                sections.pop(name, None)
+            else:
+                sections[name] = value
+    tools = current_tools(messages)
+    rest = [m for m in messages if m.get("role") != "system"]
+    if not seen and not tools:
+        return rest
+    head: Message = {"role": "system", "content": "\n\n".join(content)}
+    if sections:
+        head["sections"] = sections
+    if tools:
+        head["toolsAdded"] = tools
+    head["timestamp"] = timestamp if timestamp is not None else 0
+    return [head, *rest]
+
+
+def _same_model(message: Message, model: Model) -> bool:
+    return (
+        message.get("provider") == model.provider
+        and message.get("api") == model.api
+        and message.get("model") == model.id
+    )
+
+
+def _transform_assistant(message: Message, model: Model) -> Message:
+    """The first pass of ``transformMessages`` for one assistant message (thinking, text)."""
+    same = _same_model(message, model)
+    blocks: list[dict[str, Any]] = []
+    for block in message.get("content") or []:
+        kind = block.get("type")
+        if kind == "thinking":
+            if not same:
+                continue
+            if (
+                block.get("redacted")
+                or block.get("thinkingSignature")
+                or str(block.get("thinking") or "").strip()
+            ):
+                blocks.append(block)
+        elif kind == "text":
+            blocks.append(block if same else {"type": "text", "text": block.get("text")})
+        elif kind == "toolCall" and not same and "thoughtSignature" in block:
+            blocks.append({k: v for k, v in block.items() if k != "thoughtSignature"})
+        else:
+            blocks.append(block)
+    return {**message, "content": blocks}
+
+
+def transform_messages(messages: list[Message], model: Model) -> list[Message]:
+    """pi-ai ``transformMessages`` (``transform-messages.js:63-213``) for the fake provider's
+    plain ids: null content normalised, assistant thinking and text rewritten, failed and
+    aborted assistant messages dropped, orphaned tool calls given synthetic results.
+
+    Images are passed through: the harness's fake models take text only and nothing the
+    harness scripts carries an image, so ``downgradeUnsupportedImages`` never applies.
+    """
+    transformed: list[Message] = []
+    for original in messages:
+        message = original if original.get("content") is not None else {**original, "content": []}
+        if message.get("role") == "assistant":
+            message = _transform_assistant(message, model)
+        transformed.append(message)
+    result: list[Message] = []
+    pending: list[dict[str, Any]] = []
+    answered: set[str] = set()
+    held: list[Message] = []
+
+    def close_pending() -> None:
+        nonlocal pending, answered
+        for call in pending:
+            if call.get("id") not in answered:
+                result.append(
+                    {
+                        "role": "toolResult",
+                        "toolCallId": call.get("id"),
+                        "toolName": call.get("name"),
+                        "content": [{"type": "text", "text": "No result provided"}],
+                        "isError": True,
+                    }
+                )
+        pending, answered = [], set()
+        result.extend(held)
+        held.clear()
+
+    for message in transformed:
+        role = message.get("role")
+        if role == "assistant":
+            close_pending()
+            if message.get("stopReason") in ("error", "aborted"):
+                continue
+            calls = [b for b in message["content"] if b.get("type") == "toolCall"]
+            if calls:
+                pending, answered = calls, set()
+            result.append(message)
+        elif role == "toolResult":
+            answered.add(str(message.get("toolCallId")))
+            result.append(message)
+        elif role == "system":
+            (held if pending else result).append(message)
+        elif role == "user":
+            close_pending()
+            result.append(message)
+        else:
+            result.append(message)
+    close_pending()
+    return result
+
+
+def _wire_user(message: Message) -> dict[str, Any] | None:
+    content = message.get("content")
+    if isinstance(content, str):
+        return {"role": "user", "content": content}
+    parts: list[dict[str, Any]] = []
+    for item in content or []:
+        if item.get("type") == "text":
+            if len(str(item.get("text", ""))) == 0:
+                continue
+            parts.append({"type": "text", "text": item.get("text")})
+        else:
+            parts.append(
+                {
+                    "type": "image_url",
+                    "image_url": {"url": f"data:{item.get('mimeType')};base64,{item.get('data')}"},
+                }
+            )
+    return {"role": "user", "content": parts} if parts else None
+
+
+def _wire_assistant(message: Message) -> dict[str, Any] | None:
+    out: dict[str, Any] = {"role": "assistant", "content": None}
+    blocks = message.get("content") or []
+    texts = [
+        str(b.get("text", "")) for b in blocks if b.get("type") == "text" and str(b.get("text", "")).strip()
+    ]
+    text = "".join(texts)
+    thinking = [b for b in blocks if b.get("type") == "thinking" and str(b.get("thinking") or "").strip()]
+    calls = [b for b in blocks if b.get("type") == "toolCall"]
+    if text:
+        out["content"] = text
+    if thinking:
+        signature = thinking[0].get("thinkingSignature")
+        if signature in _REASONING_FIELDS:
+            out[str(signature)] = "\n".join(str(b.get("thinking")) for b in thinking)
+    if calls:
+        out["tool_calls"] = [
+            {
+                "id": c.get("id"),
+                "type": "function",
+                "function": {
+                    "name": c.get("name"),
+                    "arguments": json.dumps(c.get("arguments"), ensure_ascii=False, separators=(",", ":")),
+                },
+            }
+            for c in calls
+        ]
+    if not out["content"] and "tool_calls" not in out:
+        return None
+    return out
+
+
+def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+    """pi-ai ``convertMessages`` of the transformed transcript (the fake provider's compat:
+    ``system`` role, no ``name`` on tool results, null assistant content allowed)."""
+    out: list[dict[str, Any]] = []
+    for position, message in enumerate(messages):
+        role = message.get("role")
+        if role == "system":
+            text = system_message_text(message) if position == 0 else _system_update_text(message)
+            if text:
+                out.append({"role": "system", "content": text})
+        elif role == "user":
+            user = _wire_user(message)
+            if user is not None:
+                out.append(user)
+        elif role == "assistant":
+            assistant = _wire_assistant(message)
+            if assistant is not None:
+                out.append(assistant)
+        elif role == "toolResult":
+            text = "\n".join(
+                str(b.get("text", "")) for b in message.get("content") or [] if b.get("type") == "text"
+            )
+            has_images = any(b.get("type") == "image" for b in message.get("content") or [])
+            shown = text if text.strip() else "(see attached image)" if has_images else "(no tool output)"
+            out.append({"role": "tool", "content": shown, "tool_call_id": message.get("toolCallId")})
+    return out
+
+
+def _system_update_text(message: Message) -> str:
+    """pi-ai ``renderSystemMessageUpdate`` (only reachable with mid-conversation system messages)."""
+    parts: list[str] = []
+    text = content_text(message.get("content"), "\n")
+    if text:
+        parts.append(text)
+    for name, value in (message.get("sections") or {}).items():
+        parts.append(
+            f'Removed system prompt section "{name}".'
+            if value is None
+            else f'Updated system prompt section "{name}":\n\n{value}'
+        )
+    return "\n\n".join(parts)
+
+
+def _wire_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.get("name"),
+            "description": tool.get("description"),
+            "parameters": tool.get("parameters"),
+        },
+    }
+
+
+def request_body(
+    model: Model,
+    messages: list[Message],
+    *,
+    system_prompt: str | None = None,
+    max_tokens: int | None = None,
+    reasoning: str | None = None,
+) -> dict[str, Any]:
+    """The chat-completions body pi-ai sends for ``messages`` (after ``convertToLlm``):
+    ``normalizeContext`` (a ``systemPrompt`` becomes a leading system message), then
+    ``buildParams`` for the fake provider."""
+    context = list(messages)
+    if system_prompt:
+        context = [{"role": "system", "content": system_prompt, "timestamp": 0}, *context]
+    transcript = fold_system_messages(context)
+    body: dict[str, Any] = {
+        "model": model.id,
+        "messages": wire_messages(transform_messages(transcript, model)),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if max_tokens:
+        body["max_tokens"] = max_tokens
+    tools = current_tools(transcript)
+    if tools:
+        body["tools"] = [_wire_tool(t) for t in tools]
+    if reasoning and model.reasoning:
+        body["reasoning_effort"] = reasoning
+    return body
+
+
+# ============================================================================ response
+def _initial_usage() -> dict[str, Any]:
+    return {
+        "input": 0,
+        "output": 0,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": 0,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
+def _chunk_usage(raw: dict[str, Any]) -> dict[str, Any]:
+    """``parseChunkUsage`` with the fake models' zero prices (``calculateCost``)."""
+    prompt = int(raw.get("prompt_tokens") or 0)
+    details = raw.get("prompt_tokens_details") or {}
+    cache_read = int(details.get("cached_tokens") or 0)
+    cache_write = int(details.get("cache_write_tokens") or 0)
+    usage_input = max(0, prompt - cache_read - cache_write)
+    output = int(raw.get("completion_tokens") or 0)
+    reasoning = int((raw.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+    return {
+        "input": usage_input,
+        "output": output,
+        "cacheRead": cache_read,
+        "cacheWrite": cache_write,
+        "reasoning": reasoning,
+        "totalTokens": usage_input + output + cache_read + cache_write,
+        "cost": {
+            "input": 0,
+            "output": 0,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "total": 0,
+            "totalFromProvider": False,
+        },
+    }
+
+
+_STOP = {
+    "stop": "stop",
+    "end": "stop",
+    "length": "length",
+    "function_call": "toolUse",
+    "tool_calls": "toolUse",
+}
+
+
+def assistant_failure(
+    model: Model, error: str, timestamp: int, stop_reason: str, duration_ms: int | None = None
+) -> Message:
+    """A reply that never streamed: pi-ai's output object as it was when the request failed."""
+    message: Message = {
+        "role": "assistant",
+        "content": [],
+        "api": model.api,
+        "provider": model.provider,
+        "model": model.id,
+        "usage": _initial_usage(),
+        "stopReason": stop_reason,
+        "timestamp": timestamp,
+        "errorMessage": error,
+    }
+    if duration_ms is not None:
+        message["durationMs"] = duration_ms
+    return message
+
+
+@dataclass
+class _ToolState:
+    block: dict[str, Any]
+    text: str = ""
+
+
+@dataclass
+class StreamReader:
+    """pi-ai's handling of one streamed chat completion (``openai-completions.js:152-500``).
+
+    :meth:`start` is the ``start`` event (the headers are in); :meth:`feed` reads one chunk and
+    returns the events it caused; :meth:`end` reads the end of the stream (``[DONE]``, or a
+    dropped connection) and :meth:`fail` an abort or an SSE error, each returning the last
+    events. Every event is pi-ai's ``AssistantMessageEvent`` without ``partial``; the partial
+    message is :attr:`output`.
+    """
+
+    model: Model
+    timestamp: int
+    output: dict[str, Any] = field(init=False)
+    _text: dict[str, Any] | None = field(default=None, init=False)
+    _thinking: dict[str, Any] | None = field(default=None, init=False)
+    _tools: dict[int, _ToolState] = field(default_factory=dict, init=False)
+    _finished: bool = field(default=False, init=False)
+
+    def __post_init__(self) -> None:
+        self.output = {
+            "role": "assistant",
+            "content": [],
+            "api": self.model.api,
+            "provider": self.model.provider,
+            "model": self.model.id,
+            "usage": _initial_usage(),
+            "stopReason": "pending",
+            "timestamp": self.timestamp,
+        }
+
+    @property
+    def blocks(self) -> list[dict[str, Any]]:
+        content: list[dict[str, Any]] = self.output["content"]
+        return content
+
+    def _index(self, block: dict[str, Any]) -> int:
+        return next(i for i, b in enumerate(self.blocks) if b is block)
+
+    def start(self) -> dict[str, Any]:
+        return {"type": "start"}
+
+    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
+        if "error" in chunk and "choices" not in chunk:
+            raise ValueError("an SSE error object is read with fail()")
+        events: list[dict[str, Any]] = []
+        if not self.output.get("responseId") and chunk.get("id"):
+            self.output["responseId"] = chunk["id"]
+        if chunk.get("usage"):
+            self.output["usage"] = _chunk_usage(chunk["usage"])
+        choices = chunk.get("choices") or []
+        if not choices:
+            return events
+        choice = choices[0]
+        finish = choice.get("finish_reason")
+        if finish:
+            self.output["rawStopReason"] = finish
+            self.output["stopReason"] = _STOP.get(finish, "error")
+            self._finished = True
+        delta = choice.get("delta") or {}
+        for name in _REASONING_FIELDS:
+            value = delta.get(name)
+            if isinstance(value, str) and value:
+                if self._thinking is None:
+                    self._thinking = {"type": "thinking", "thinking": "", "thinkingSignature": name}
+                    self.blocks.append(self._thinking)
+                    events.append({"type": "thinking_start", "contentIndex": self._index(self._thinking)})
+                self._thinking["thinking"] += value
+                events.append(
+                    {"type": "thinking_delta", "contentIndex": self._index(self._thinking), "delta": value}
+                )
+                break
+        text = delta.get("content")
+        if isinstance(text, str) and text:
+            if self._text is None:
+                self._text = {"type": "text", "text": ""}
+                self.blocks.append(self._text)
+                events.append({"type": "text_start", "contentIndex": self._index(self._text)})
+            self._text["text"] += text
+            events.append({"type": "text_delta", "contentIndex": self._index(self._text), "delta": text})
+        for call in delta.get("tool_calls") or []:
+            events.extend(self._tool_delta(call))
+        return events
+
+    def _tool_delta(self, call: dict[str, Any]) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = []
+        index = int(call.get("index", 0))
+        fn = call.get("function") or {}
+        state = self._tools.get(index)
+        if state is None:
+            block: dict[str, Any] = {
+                "type": "toolCall",
+                "id": call.get("id") or "",
+                "name": fn.get("name") or "",
+                "arguments": {},
+            }
+            state = _ToolState(block)
+            self._tools[index] = state
+            self.blocks.append(block)
+            events.append(
+                {
+                    "type": "toolcall_start",
+                    "contentIndex": self._index(block),
+                    "id": block["id"],
+                    "toolName": block["name"],
+                }
+            )
+        block = state.block
+        if not block["id"] and call.get("id"):
+            block["id"] = call["id"]
+        if not block["name"] and fn.get("name"):
+            block["name"] = fn["name"]
+        delta = ""
+        if fn.get("arguments"):
+            delta = str(fn["arguments"])
+            state.text += delta
+            block["arguments"] = partial_json_object(state.text)
+        events.append({"type": "toolcall_delta", "contentIndex": self._index(block), "delta": delta})
+        return events
+
+    def _finish_blocks(self) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = []
+        for position, block in enumerate(self.blocks):
+            if block.get("type") == "text":
+                events.append({"type": "text_end", "contentIndex": position, "content": block["text"]})
+            elif block.get("type") == "thinking":
+                events.append(
+                    {"type": "thinking_end", "contentIndex": position, "content": block["thinking"]}
+                )
+            elif block.get("type") == "toolCall":
+                state = next(s for s in self._tools.values() if s.block is block)
+                block["arguments"] = _final_arguments(state.text)
+                events.append({"type": "toolcall_end", "contentIndex": position, "toolCall": block})
+        return events
+
+    def end(self, duration_ms: int) -> list[dict[str, Any]]:
+        """The stream ended (``[DONE]`` or a dropped connection): the blocks finish, then the
+        message is done, or fails without a finish reason."""
+        events = self._finish_blocks()
+        if not self._finished or self.output["stopReason"] == "pending":
+            return [*events, self.fail("Stream ended without finish_reason", duration_ms)]
+        if self.output["stopReason"] == "error":
+            return [
+                *events,
+                self.fail(f"Provider finish_reason: {self.output.get('rawStopReason')}", duration_ms),
+            ]
+        self.output["durationMs"] = duration_ms
+        return [*events, {"type": "done", "reason": self.output["stopReason"]}]
+
+    def abort(self, duration_ms: int) -> list[dict[str, Any]]:
+        """The request was aborted mid-stream: the SDK's stream ends, the blocks finish, then
+        pi-ai throws ``"Request was aborted"`` (``openai-completions.js:454-466``); what was
+        streamed stays in the message, with ``stopReason: "aborted"``."""
+        return [*self._finish_blocks(), self.fail("Request was aborted", duration_ms, aborted=True)]
+
+    def fail(self, error: str, duration_ms: int, *, aborted: bool = False) -> dict[str, Any]:
+        """The stream failed: an error thrown while it was read (an SSE error object: no block
+        finishes), or after it (see :meth:`end`, :meth:`abort`). What was streamed stays in the
+        message (``openai-completions.js:480-494``)."""
+        self.output["stopReason"] = "aborted" if aborted else "error"
+        self.output["errorMessage"] = error
+        self.output["durationMs"] = duration_ms
+        return {"type": "error", "reason": self.output["stopReason"]}
+
+
+def _final_arguments(text: str) -> dict[str, Any]:
+    """``parseToolCallArguments`` of the whole arguments text (``utils/json-parse.js:91-107``)."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+# ============================================================================ partial JSON
+class _Partial:
+    """The value of a JSON prefix, by the rules of pi-ai's ``StreamingJsonParser``
+    (``utils/streaming-json.js``): an unterminated string shows what was read (an unfinished
+    escape held back), an unterminated container its members so far, a member whose value has
+    not started is left out, an unterminated literal or number shows its value once it is a
+    prefix of ``true``/``false``/``null`` or a number."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def skip(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos] in " \t\n\r":
+            self.pos += 1
+
+    def value(self) -> tuple[bool, Any]:
+        """(started, value); ``started`` is False when the value did not begin."""
+        self.skip()
+        if self.pos >= len(self.text):
+            return False, None
+        char = self.text[self.pos]
+        if char == "{":
+            return True, self.obj()
+        if char == "[":
+            return True, self.arr()
+        if char == '"':
+            return True, self.string()[0]
+        return self.scalar()
+
+    def string(self) -> tuple[str, bool]:
+        """The string's characters and whether it was terminated."""
+        self.pos += 1
+        out: list[str] = []
+        escapes = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+        while self.pos < len(self.text):
+            char = self.text[self.pos]
+            if char == '"':
+                self.pos += 1
+                return "".join(out), True
+            if char == "\\":
+                if self.pos + 1 >= len(self.text):
+                    self.pos = len(self.text)
+                    break
+                nxt = self.text[self.pos + 1]
+                if nxt == "u":
+                    digits = self.text[self.pos + 2 : self.pos + 6]
+                    if len(digits) < 4:
+                        self.pos = len(self.text)
+                        break
+                    out.append(chr(int(digits, 16)))
+                    self.pos += 6
+                    continue
+                out.append(escapes.get(nxt, "\\" + nxt))
+                self.pos += 2
+                continue
+            out.append(char)
+            self.pos += 1
+        return "".join(out), False
+
+    def scalar(self) -> tuple[bool, Any]:
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos] not in ' \t\n\r,:{}[]"':
+            self.pos += 1
+        token = self.text[start : self.pos]
+        complete = self.pos < len(self.text)
+        for literal, value in (("true", True), ("false", False), ("null", None)):
+            if token == literal or (not complete and literal.startswith(token)):
+                return True, value
+        try:
+            number = float(token)
+        except ValueError:
+            return False, None
+        return True, int(
+            number
+        ) if number.is_integer() and "." not in token and "e" not in token.lower() else number
+
+    def obj(self) -> dict[str, Any]:
+        self.pos += 1
+        out: dict[str, Any] = {}
+        while True:
+            self.skip()
+            if self.pos >= len(self.text):
+                return out
+            char = self.text[self.pos]
+            if char == "}":
+                self.pos += 1
+                return out
+            if char == ",":
+                self.pos += 1
+                continue
+            if char != '"':
+                self.pos += 1
+                continue
+            key, closed = self.string()
+            if not closed:
+                return out
+            self.skip()
+            if self.pos < len(self.text) and self.text[self.pos] == ":":
+                self.pos += 1
+            started, value = self.value()
+            if not started:
+                return out
+            out[key] = value
+
+    def arr(self) -> list[Any]:
+        self.pos += 1
+        out: list[Any] = []
+        while True:
+            self.skip()
+            if self.pos >= len(self.text):
+                return out
+            char = self.text[self.pos]
+            if char == "]":
+                self.pos += 1
+                return out
+            if char == ",":
+                self.pos += 1
+                continue
+            started, value = self.value()
+            if not started:
+                return out
+            out.append(value)
+
+
+def partial_json_object(text: str) -> dict[str, Any]:
+    """What pi-ai shows as a tool call's arguments while they stream: the value of the prefix
+    when it is an object, else ``{}`` (``ToolCallArgumentsStream``)."""
+    started, value = _Partial(text).value()
+    return value if started and isinstance(value, dict) else {}

@@ -1,0 +1,136 @@
+"""``explore --target pi``: differential exploration of a Python implementation, and exploration
+of a TypeScript implementation on real Pi with the invariants its observations allow."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.cli import main as cli
+from pi_continuity_harness.simulator import provider
+from pi_continuity_harness.targets.realpi import PiInstallation
+
+pytestmark = pytest.mark.realpi
+
+EXTENSIONS = Path(__file__).parent / "extensions"
+PLANTED_MANUAL = EXTENSIONS / "planted_manual_bug.ts"
+PLANTED_BLITZ = EXTENSIONS / "planted_blitz_bug.ts"
+
+
+def _explore(tmp_path: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    report = tmp_path / "explore.json"
+    code = cli(
+        ["explore", "--target", "pi", "--out", str(tmp_path / "out"), "--json", str(report), "--quiet", *args]
+    )
+    return code, json.loads(report.read_text(encoding="utf-8"))
+
+
+def test_differential_exploration_finds_the_simulator_and_real_pi_alike(
+    pi_installation: PiInstallation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))
+    code, report = _explore(tmp_path, "--seeds", "2", "--seed-start", "20", "--steps", "5")
+    assert code == 0, report["seeds"]
+    summary = report["summary"]
+    assert summary["failingSeeds"] == [] and summary["runsPerTarget"] == 4  # each seed: with and without
+    assert summary["medianTimeRatio"] > 1
+
+
+def test_differential_exploration_fails_when_the_simulator_sends_an_aborted_reply(
+    pi_installation: PiInstallation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check can fail: a simulator that forgets pi-ai's filter of failed and aborted replies
+    (transform-messages.js:169-180) differs from real Pi in the request bodies, found and shrunk."""
+    monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))
+    original = provider.transform_messages
+
+    def forgetful(messages: list[dict[str, Any]], model: Any) -> list[dict[str, Any]]:
+        kept = [
+            {**m, "stopReason": "stop"} if m.get("stopReason") in ("error", "aborted") else m
+            for m in messages
+        ]
+        return original(kept, model)
+
+    monkeypatch.setattr(provider, "transform_messages", forgetful)
+    seed = next(s for s in range(200) if _has(s, "partial_abort_then_prompt", 4))
+    code, report = _explore(tmp_path, "--seeds", "1", "--seed-start", str(seed), "--steps", "4")
+    assert code == 1
+    [failing] = report["seeds"]
+    assert failing["violation"]["invariant"] == "targets_agree"
+    assert (
+        "model_requests" in failing["violation"]["message"]
+        or "session_events" in failing["violation"]["message"]
+    )
+    minimised = failing["minimised"]
+    assert minimised["operationsAfter"] <= minimised["operationsBefore"]
+    assert (
+        Path(minimised["feature"]).read_text(encoding="utf-8").count("Then both targets observe the same")
+        == 1
+    )
+
+
+def _has(seed: int, action: str, steps: int) -> bool:
+    from pi_continuity_harness.explore.differential import differential_case  # noqa: PLC0415
+
+    return action in [a.name for a in differential_case(seed, steps, with_extension=False).actions]
+
+
+def test_a_planted_bug_in_a_typescript_implementation_is_found_shrunk_and_replayed(
+    pi_installation: PiInstallation,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    replay_feature: Any,
+) -> None:
+    monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))
+    code, report = _explore(
+        tmp_path, "--extension", str(PLANTED_MANUAL), "--seeds", "1", "--seed-start", "11", "--steps", "8"
+    )
+    assert code == 1
+    [failing] = report["seeds"]
+    assert failing["violation"]["invariant"] == "commit_is_valid_brief"
+    minimised = failing["minimised"]
+    assert minimised["operationsAfter"] < minimised["operationsBefore"] and minimised["operationsAfter"] <= 3
+    feature = Path(minimised["feature"])
+    replayed = replay_feature(feature, str(PLANTED_MANUAL), "--target", "pi")
+    assert replayed.returncode == 1, replayed.stdout[-2000:]
+    assert "commit_is_valid_brief" in replayed.stdout
+
+
+def test_a_planted_bug_in_a_typescript_blitz_implementation_is_found(
+    pi_installation: PiInstallation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every agent run breaks the planted settings: found, and shrunk to one prompt."""
+    monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))
+    code, report = _explore(
+        tmp_path,
+        "--extension",
+        str(PLANTED_BLITZ),
+        "--system",
+        "pi-blitz-handoff",
+        "--seeds",
+        "1",
+        "--seed-start",
+        "3",
+        "--steps",
+        "6",
+    )
+    assert code == 1
+    [failing] = report["seeds"]
+    assert failing["violation"]["invariant"] == "settings_file_valid"
+    minimised = failing["minimised"]
+    assert minimised["operationsAfter"] < minimised["operationsBefore"]
+
+
+def test_pis_own_custom_compaction_example_keeps_the_blitz_invariants(
+    pi_installation: PiInstallation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    example = pi_installation.pi_package_dir / "examples" / "extensions" / "custom-compaction.ts"
+    monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))
+    code, report = _explore(
+        tmp_path, "--extension", str(example), "--system", "pi-blitz-handoff", "--seeds", "2", "--steps", "6"
+    )
+    assert code == 0, report["seeds"]
+    assert all(seed["ok"] for seed in report["seeds"])
