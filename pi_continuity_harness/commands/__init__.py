@@ -30,6 +30,7 @@ SUMMARIES: dict[str, str] = {
     "explore": "explore seeded random scenarios with the spec's invariants (and minimise failures)",
     "mutants": "run the suite and the explorer against every mutant and print the kill matrix",
     "rules": "list every rule of a system with the scenarios, invariants and mutants that cover it",
+    "import-session": "turn a real Pi 1.6 session file into a scenario that replays it",
     "package": "gate a Pi package release: manifest, docs, npm pack, pi install, smoke, pi remove",
 }
 

@@ -17,7 +17,9 @@ real-Pi target play it the same way, from these same modules:
   record them), :mod:`.transcript` (message texts in Pi's words), :mod:`.timeline`;
 * :mod:`.workspace` (a run's directories, ``edit_file``) and :mod:`.confine` (nothing a
   scenario says may touch a file outside its run);
-* :mod:`.implementations`: which implementation, and which system it implements.
+* :mod:`.implementations`: which implementation, and which system it implements;
+* :mod:`.session_id` (a scenario's session id, checked as Pi checks ``--session-id``) and
+  :mod:`.session_import` (a real Pi session file turned into a scenario that replays it).
 """
 
 from pi_continuity_harness.errors import ScenarioError
@@ -64,6 +66,7 @@ from pi_continuity_harness.scenario.operations import (
     RestartOp,
     SetModelOp,
 )
+from pi_continuity_harness.scenario.session_import import SessionImportError, import_session, session_shape
 from pi_continuity_harness.scenario.trace import TraceMatch
 
 __all__ = [
@@ -95,6 +98,7 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "ScriptedToolCall",
+    "SessionImportError",
     "SetModelOp",
     "SettingsSpec",
     "SynthesisReply",
@@ -104,8 +108,10 @@ __all__ = [
     "Usage",
     "dump_scenario",
     "implementation_system",
+    "import_session",
     "load_scenario",
     "parse_scenario",
     "resolve_implementation",
     "scenario_json_schema",
+    "session_shape",
 ]

@@ -29,6 +29,7 @@ from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.model_script import ModelScript
 from pi_continuity_harness.scenario.operations import _OPERATION_KEYS, Operations
+from pi_continuity_harness.scenario.session_id import check_session_id
 from pi_continuity_harness.scenario.yaml_text import safe_load
 
 __all__ = [
@@ -126,6 +127,12 @@ class Scenario(_Strict):
     )
     active_model: str | None = Field(default=None, description="provider/id; default: the first model")
     thinking_level: Literal["off", "minimal", "low", "medium", "high", "xhigh"] = "off"
+    session_id: str | None = Field(
+        default=None,
+        description=(
+            "The first session's id (Pi's --session-id); any id Pi 1.6 accepts. Default: a seeded uuidv7"
+        ),
+    )
     trust: Literal["always", "ask", "never"] = Field(
         default="always", description="defaultProjectTrust in the agent settings (ask: Pi's default)"
     )
@@ -165,6 +172,11 @@ class Scenario(_Strict):
                 raise ValueError(f"operations[{index}].set_model: {target!r} is not one of the models {ids}")
         if sum(1 for e in self.extensions if e.implementation) > 1:
             raise ValueError("extensions: the implementation under test appears more than once")
+        if self.session_id is not None:
+            try:
+                check_session_id(self.session_id)
+            except ValueError as error:
+                raise ValueError(f"session_id: {error}") from None
         for path in self.files:
             try:
                 check_scenario_path(path)

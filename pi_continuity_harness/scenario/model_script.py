@@ -253,7 +253,9 @@ class SynthesisReply(_Held):
     ``error``, ``abort`` (the user aborts while the call is in flight; it resolves with
     ``stopReason: aborted``), ``raw`` text, or ``unquoted_directive`` (a valid body that
     promotes a directive-looking line from the transcript to an unquoted instruction, which
-    the authority-boundary rule of the continuity spec §14 forbids); ``out_of_order`` (the
+    the authority-boundary rule of the continuity spec §14 forbids); ``thinking`` adds a reasoning
+    text (a thinking block before the text): ``kind: empty`` with ``thinking`` is a reply of
+    reasoning only, empty text and ``stopReason: stop``; ``out_of_order`` (the
     section ``heading``, default Next Actions, moved to the top), ``fenced_heading`` (``heading``
     only inside a code fence), ``inline_heading`` (``heading`` only inside a sentence) and
     ``tool_use`` (a body, then a tool call: ``stopReason: toolUse``). ``sections`` replaces the
@@ -284,9 +286,18 @@ class SynthesisReply(_Held):
     error: HttpError | None = None
     reasoning_tokens: int | None = Field(default=None, ge=0)
     usage: Usage | None = None
+    thinking: str | None = Field(
+        default=None,
+        description=(
+            "The reasoning the reply carries (a thinking block before any text). With kind "
+            "empty: a reply of reasoning only, no text, stopReason stop"
+        ),
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> SynthesisReply:
+        if self.thinking is not None and self.kind in ("error", "abort"):
+            raise ValueError(f"kind {self.kind} carries no thinking")
         if self.kind in ("missing_heading", "fenced_heading", "inline_heading") and not self.heading:
             raise ValueError(f"kind {self.kind} needs heading")
         if self.kind == "raw" and self.text is None:
@@ -564,6 +575,11 @@ def _respond_synthesis(
         output: int | None = None,
         error: HttpError | None = None,
     ) -> ModelOutcome:
+        if reply.thinking is not None and stop != "error":
+            # A scripted reasoning text replaces the budget's placeholder and counts as output.
+            if output is None or output == 0:
+                output = _output_tokens(text, reply.thinking, ())
+            thinking = reply.thinking
         out_tokens = output if output is not None else _output_tokens(text, None, ())
         usage = reply.usage or Usage(input=estimate_request_tokens(request), output=out_tokens)
         return ModelOutcome(

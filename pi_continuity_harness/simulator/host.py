@@ -128,6 +128,7 @@ class SimHost:
         replies: ExtensionReplies = PLAIN_REPLIES,
         disk_workdir: str | None = None,
         budget: Budget | None = None,
+        session_id: str | None = None,
         persist_sessions: bool = True,
     ) -> None:
         #: The machine's directories as the host and its extensions see them.
@@ -185,6 +186,8 @@ class SimHost:
         self.rpc_events: list[dict[str, Any]] | None = None
         self.running = False
         self.last_session_file: str | None = None
+        #: ``--session-id`` of the first start (``scenario/session_id.py``); a restart resumes by file.
+        self._first_session_id = session_id
         self._tasks: set[asyncio.Task[Any]] = set()
         self._task_errors: list[BaseException] = []
         self._shutdown_requested_at: int | None = None
@@ -631,11 +634,13 @@ class SimHost:
                     thinking_from_settings=True,
                 )
         else:
+            session_id, self._first_session_id = self._first_session_id, None
             manager = SessionManager.create(
                 cwd=self.paths.project_dir,
                 session_dir=self.paths.session_dir,
                 clock=self.clock,
                 rng=self.rng,
+                session_id=session_id,
                 persist=self.persist_sessions,
                 write_line=self._write_session,
                 on_append=self._on_entry,

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.errors import SimulatorError
+from pi_continuity_harness.scenario.session_id import check_session_id
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock, iso_from_ms
 from pi_continuity_harness.simulator.messages import Message, compaction_summary_message, custom_message
 
@@ -284,6 +285,9 @@ class SessionManager:
         return manager
 
     def new_session(self, *, session_id: str | None = None, parent_session: str | None = None) -> str | None:
+        if session_id is not None:
+            # ``assertValidSessionId`` (session-manager.js:708-709): an id never names a path.
+            check_session_id(session_id)
         self._session_id = session_id or self._rng.uuid7(self._clock.now_ms() + 0)
         ms = self._clock.now_ms()
         timestamp = iso_from_ms(ms)

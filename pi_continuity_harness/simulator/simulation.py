@@ -152,6 +152,7 @@ class Simulation:
                 m.id.partition("/")[0] for m in scenario.models if not m.auth
             ),
             faults=scenario.faults,
+            session_id=scenario.session_id,
             replies=replies or declared_system(impl_factory).extension_replies,
             budget=scenario.budget,
             persist_sessions=scenario.session == "file",

@@ -24,11 +24,12 @@ from pydantic import TypeAdapter
 from pi_continuity_harness.scenario.document import parse_scenario
 from pi_continuity_harness.scenario.layout import PI_PACKAGE_PATH_LENGTH, WORK_PATH_LENGTH, pi_package_path
 from pi_continuity_harness.scenario.operations import Operation, normalise_operation_input
+from pi_continuity_harness.scenario.session_id import PI_SESSION_ID_MESSAGE, check_session_id
 from pi_continuity_harness.simulator.agent_session import OVERFLOW_RECOVERY_FAILED
 from pi_continuity_harness.simulator.system_prompt import DATA_PATH
 from pi_continuity_harness.targets.comparison import diff_records, normalise_observation
 from pi_continuity_harness.targets.known_differences import neutralisers
-from pi_continuity_harness.targets.realpi import PiTarget, pi_target
+from pi_continuity_harness.targets.realpi import PiEnvironment, PiInstallation, PiTarget, pi_target
 from pi_continuity_harness.targets.sim import SimTarget
 from pi_continuity_harness.targets.target import Observation, OperationOutcome
 
@@ -374,3 +375,69 @@ def test_both_targets_name_paths_of_the_same_lengths(targets: Targets) -> None:
     assert real_end["result"]["estimatedTokensAfter"] == sim_end["result"]["estimatedTokensAfter"]
     assert real_end["result"]["tokensBefore"] == sim_end["result"]["tokensBefore"]
     assert_equivalent(real, sim)
+
+
+# ====================================================================== issue 12 item 8
+# Real Pi gets the id as ``--session-id`` (dist/main.js:383-390) and names the file
+# ``<timestamp>_<id>.jsonl`` in its session directory (dist/core/session-manager.js:721-723); the
+# simulator does the same. A reply scripted as ``kind: empty`` with ``thinking`` reaches the
+# extension's ``complete()`` as one thinking block, no text, ``stopReason: "stop"`` on both.
+
+
+@pytest.mark.parametrize("session_id", ["a..b", "Hostile.id_" + "x" * 200])
+def test_the_scenario_session_id_names_the_session_file_on_both_targets(
+    targets: Targets, session_id: str
+) -> None:
+    sc = scenario({}, session_id=session_id)
+    real, sim = play(
+        targets, sc, [{"prompt": "hello"}, {"command": "/probe-session"}], "probe_fidelity:session_id"
+    )
+    assert real.notifications == [(f"{session_id} {session_id}.jsonl inside=True", "info")]
+    assert sim.notifications == real.notifications
+    for observed in (real, sim):
+        [file] = sorted(Path(observed.session_dir).glob("*.jsonl"))
+        assert file.name.endswith(f"_{session_id}.jsonl")
+        assert json.loads(file.read_text(encoding="utf-8").splitlines()[0])["id"] == session_id
+    assert_equivalent(real, sim)
+
+
+def test_a_reasoning_only_synthesis_reply_on_both_targets(targets: Targets) -> None:
+    sc = scenario({"extension": [{"kind": "empty", "thinking": "Thinking about the brief."}]})
+    real, sim = play(targets, sc, [{"command": "/probe-synth"}], "probe_fidelity:synth")
+    [(note, level)] = real.notifications
+    assert level == "info"
+    assert json.loads(note) == {
+        "blocks": ["thinking"],
+        "stopReason": "stop",
+        "text": "",
+        "thinking": "Thinking about the brief.",
+    }
+    assert sim.notifications == real.notifications
+    assert_equivalent(real, sim)
+
+
+@pytest.mark.parametrize("session_id", ["..", "a/b", "../x", "é", ".hidden", "a..b", "x" * 224])
+def test_real_pi_refuses_exactly_the_ids_a_scenario_refuses(
+    pi_installation: PiInstallation, tmp_path: Path, session_id: str
+) -> None:
+    """``pi --session-id`` (main.js:296: message and exit 1 before any session) against the
+    scenario's check (``scenario/session_id.py``)."""
+    try:
+        check_session_id(session_id)
+        refused = False
+    except ValueError:
+        refused = True
+    env = PiEnvironment(pi_installation, "http://127.0.0.1:9/v1", root=tmp_path / "ws")
+    done = subprocess.run(
+        pi_installation.argv("--mode", "rpc", "--session-id", session_id),
+        env=env.env(),
+        stdin=subprocess.DEVNULL,  # an accepted id: Pi starts, reads end of input and quits
+        cwd=tmp_path / "ws" / "project",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    said = PI_SESSION_ID_MESSAGE in done.stderr
+    assert said == refused, (done.returncode, done.stderr[-500:])
+    assert (done.returncode != 0) == refused

@@ -449,7 +449,7 @@ class PiTarget:
             if is_package_spec(self._implementation):
                 self._install_package(str(self._implementation).removeprefix(PACKAGE_PREFIX))
                 self._load_after_package()
-            self._start_process(session=None, model=active.id)
+            self._start_process(session=None, model=active.id, session_id=scenario.session_id)
         except BaseException:
             self.close()
             raise
@@ -588,9 +588,13 @@ class PiTarget:
         write_json(path, plan)
         return path
 
-    def _argv(self, *, session: str | None, model: str | None) -> list[str]:
+    def _argv(self, *, session: str | None, model: str | None, session_id: str | None = None) -> list[str]:
         assert self._installation is not None and self._scenario is not None
         args = ["--mode", "rpc"]
+        if session_id is not None:
+            # The scenario's ``session_id`` (main.js:383-390: no session with that id in the
+            # project yet, so Pi warns on stderr and creates one with it).
+            args += ["--session-id", session_id]
         if model is not None:
             args += ["--model", model]
             if self._scenario.thinking_level != "off" and session is None:
@@ -611,10 +615,12 @@ class PiTarget:
             args.append("--no-session")
         return self._installation.argv(*args)
 
-    def _start_process(self, *, session: str | None, model: str | None) -> None:
+    def _start_process(
+        self, *, session: str | None, model: str | None, session_id: str | None = None
+    ) -> None:
         assert self._env is not None
         proc = PiRpcProcess(
-            self._argv(session=session, model=model),
+            self._argv(session=session, model=model, session_id=session_id),
             env=self._env.env(),
             cwd=self.paths.project_dir,
             default_timeout=self._timeout,

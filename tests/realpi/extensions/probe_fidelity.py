@@ -5,10 +5,14 @@
 * ``cancel``: cancels every compaction.
 * ``same``: returns the same summary text every time.
 * ``cwd``: ``/probe-cwd`` reports whether the process cwd is the project directory.
+* ``synth``: ``/probe-synth`` calls the model from the extension (``complete()``) and reports
+  the reply's shape: stop reason, content block types, text and thinking.
+* ``session_id``: ``/probe-session`` reports the session id and the session file's name.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -65,3 +69,37 @@ def cwd(pi: ExtensionAPI) -> None:
         ctx.ui.notify(f"cwd is the project: {os.getcwd() == ctx.cwd}", "info")
 
     pi.register_command("probe-cwd", probe)
+
+
+def synth(pi: ExtensionAPI) -> None:
+    """``/probe-synth``: one extension model call; notifies the reply's shape as JSON."""
+
+    async def probe(args: str, ctx: Any) -> None:
+        model = ctx.model
+        message = await ctx.model_registry.complete(
+            model,
+            {"systemPrompt": "You write a brief.", "messages": [{"role": "user", "content": "brief"}]},
+            max_tokens=1000,
+        )
+        content = message.get("content") or []
+        shape = {
+            "stopReason": message.get("stopReason"),
+            "blocks": [b.get("type") for b in content],
+            "text": "".join(b.get("text", "") for b in content if b.get("type") == "text"),
+            "thinking": "".join(b.get("thinking", "") for b in content if b.get("type") == "thinking"),
+        }
+        ctx.ui.notify(json.dumps(shape, sort_keys=True), "info")
+
+    pi.register_command("probe-synth", probe)
+
+
+def session_id(pi: ExtensionAPI) -> None:
+    """``/probe-session``: the session id and the session file's base name (after the timestamp)."""
+
+    async def probe(args: str, ctx: Any) -> None:
+        manager = ctx.session_manager
+        name = os.path.basename(manager.get_session_file() or "")
+        inside = os.path.dirname(manager.get_session_file() or "") == manager.get_session_dir()
+        ctx.ui.notify(f"{manager.get_session_id()} {name.partition('_')[2]} inside={inside}", "info")
+
+    pi.register_command("probe-session", probe)

@@ -1,0 +1,198 @@
+"""``pi-continuity-harness import-session SESSION.jsonl``: a real Pi session file as a scenario.
+
+Reads a Pi 1.6 session file (for instance one attached to a failure report) and writes the
+scenario that replays it on the simulator with any implementation: its prompts, the model's
+replies with their usage and stop reasons, tool calls, model changes, compactions and settings
+(docs/reproducing-a-session.md). The scenario goes to ``--output`` or standard output. What the
+file cannot say (context windows, the user's settings) comes from ``--context-window``,
+``--max-tokens`` and ``--settings``. A malformed file exits with status 2 and
+``file: line N: reason``, and nothing is written.
+
+Then the scenario is replayed on the simulator with the null implementation and its session
+compared with the file (entry types, order, parent links, compactions, replies' stop reasons
+and usage); a compaction the replay misses or adds is replayed the other way (automatic or
+manual) and the check prints whether the replay reproduces the session, or the first entry
+that differs (``--no-check``: skip it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.commands._paths import check_file
+from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.scenario.document import Scenario, dump_scenario
+from pi_continuity_harness.scenario.session_import import (
+    DEFAULT_CONTEXT_WINDOW,
+    DEFAULT_MAX_TOKENS,
+    import_session,
+    session_shape,
+)
+from pi_continuity_harness.simulator.simulation import simulate
+
+__all__ = ["register"]
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {value}")
+    return value
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "import-session",
+        help=SUMMARIES["import-session"],
+        description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("session", metavar="SESSION.jsonl", help="a Pi 1.6 session file")
+    parser.add_argument("--output", metavar="S.yaml", default=None, help="write the scenario here")
+    parser.add_argument(
+        "--context-window",
+        type=_positive,
+        default=DEFAULT_CONTEXT_WINDOW,
+        help=f"every model's context window (default {DEFAULT_CONTEXT_WINDOW})",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=_positive,
+        default=DEFAULT_MAX_TOKENS,
+        help=f"every model's output limit (default {DEFAULT_MAX_TOKENS})",
+    )
+    parser.add_argument(
+        "--settings",
+        metavar="settings.json",
+        default=None,
+        help="the user's Pi settings file, used as the scenario's global settings",
+    )
+    parser.add_argument(
+        "--no-check",
+        action="store_true",
+        help="do not replay the scenario to check it reproduces the session",
+    )
+    parser.set_defaults(func=main)
+
+
+def _settings(path: str | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    try:
+        value = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as error:
+        raise UsageError(f"--settings {path}: {error.strerror or error}") from None
+    except (ValueError, UnicodeDecodeError) as error:
+        raise UsageError(f"--settings {path}: not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"--settings {path}: a settings file is a JSON object")
+    return value
+
+
+def _write(target: Path, text: str) -> None:
+    """Write whole or not at all: a temporary file beside the target, then a rename."""
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+Shape = list[tuple[Any, ...]]
+
+
+def _replayed_shape(scenario: Scenario) -> Shape:
+    """The session shape of the scenario replayed with the null implementation (a temporary run)."""
+    with tempfile.TemporaryDirectory(prefix="pi-continuity-import-check-") as tmp:
+        result = simulate(scenario, workdir=Path(tmp) / "run", implementation="null")
+        files = result.session_files()
+        return session_shape(files[0]) if len(files) == 1 else []
+
+
+def _first_difference(recorded: Shape, replayed: Shape) -> int | None:
+    for index, (want, got) in enumerate(zip(recorded, replayed, strict=False)):
+        if want != got:
+            return index
+    return None if len(recorded) == len(replayed) else min(len(recorded), len(replayed))
+
+
+def checked_import(session: str, **options: Any) -> tuple[Scenario, str]:
+    """The scenario whose replay agrees longest with the session, and the check's verdict.
+
+    Each compaction, nearest the first difference first (at or after it, then before it), is
+    tried the other way (``flip``: automatic instead of manual or back); a flip is kept when the
+    first difference moves on. At most one replay per compaction, plus one.
+    """
+    recorded = session_shape(session)
+    compactions = [index + 2 for index, item in enumerate(recorded) if item[0] == "compaction"]
+
+    def attempt(flip: frozenset[int]) -> tuple[int | None, Scenario, Shape]:
+        scenario = import_session(session, flip=flip, **options)
+        replayed = _replayed_shape(scenario)
+        return _first_difference(recorded, replayed), scenario, replayed
+
+    flip: frozenset[int] = frozenset()
+    first, scenario, replayed = attempt(flip)
+    untried = list(compactions)
+    while first is not None and untried:
+        at = first + 2
+        line = min(untried, key=lambda c: (c < at, abs(c - at)))
+        untried.remove(line)
+        trial = attempt(flip ^ {line})
+        if trial[0] is None or trial[0] > first:
+            flip ^= {line}
+            first, scenario, replayed = trial
+    if first is None:
+        return scenario, f"replay check: the simulator reproduces all {len(recorded)} entries"
+    want = recorded[first][:3] if first < len(recorded) else "(no entry)"
+    got = replayed[first][:3] if first < len(replayed) else "(no entry)"
+    return scenario, (
+        f"replay check: entry {first + 1} (line {first + 2}) differs: recorded {want}, replayed {got}; "
+        "the scenario is written as far as it agrees (give --context-window, --max-tokens, --settings)"
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    output = Path(args.output) if args.output else None
+    check_file("--output", output)
+    settings = _settings(args.settings)
+    options: dict[str, Any] = {
+        "context_window": args.context_window,
+        "max_tokens": args.max_tokens,
+        "settings": settings,
+    }
+    try:
+        scenario = import_session(args.session, **options)
+        verdict = None if args.no_check else checked_import(args.session, **options)
+    except ScenarioError as error:  # SessionImportError, or a scenario the file could not make
+        raise UsageError(str(error)) from None
+    if verdict is not None:
+        scenario = verdict[0]
+    text = dump_scenario(scenario)
+    if output is None:
+        sys.stdout.write(text)
+        if verdict is not None:
+            print(verdict[1], file=sys.stderr)
+        return 0
+    try:
+        _write(output, text)
+    except OSError as error:
+        raise UsageError(f"--output {args.output}: {error.strerror or error}") from None
+    replies = len(scenario.model.agent)
+    print(f"wrote {output}: {len(scenario.operations)} operations, {replies} model replies ({args.session})")
+    if verdict is not None:
+        print(verdict[1])
+    return 0

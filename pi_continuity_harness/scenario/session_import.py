@@ -1,0 +1,528 @@
+"""A real Pi 1.6 session file turned into a scenario that replays it (``import-session``).
+
+A user's failure report comes with a session file; this reads it and writes the scenario that
+replays the same conversation on the simulator with *any* implementation: the user's prompts
+(``prompt`` operations, in order), every model reply with its text, thinking, tool calls, usage
+and stop reason (``model.agent``, in order; a tool's recorded output becomes the ``result`` of
+a simulated built-in tool), model changes (``set_model``), compactions (``compact`` with Pi's
+summarizer scripted to write the recorded summary), the first model and thinking level, and the
+session id. The session format is Pi 1.6's (``dist/core/session-manager.js``; reference
+pi-host-1.6.md §4): a header line ``{"type":"session","version":3,...}``, then one entry per
+line, each ``{type, id, parentId, timestamp, ...}``.
+
+What a session file does not say, the scenario cannot know, so it comes from the caller and
+the scenario's ``description`` says what was chosen:
+
+* the models' context windows and output limits (``--context-window``, ``--max-tokens``);
+* Pi's settings (``--settings``: the user's ``settings.json``, the scenario's global settings;
+  default: Pi's defaults, automatic compaction on, ``reserveTokens`` 16384);
+* *why* a compaction happened (Pi writes no reason). With those settings and windows, a
+  compaction where the last reply's reported usage is above ``contextWindow - reserveTokens``
+  (Pi's strict threshold, ``_checkCompaction``, agent-session.js:2496) is guessed to be one Pi
+  makes by itself on replay, so nothing is added for it; any other becomes a ``compact``
+  operation (a manual compaction) at its place, after the run around it. Pi's checks have more
+  cases than this guess (overflow, recoverable length stops, stale usage after a compaction);
+  ``import-session`` therefore replays the scenario on the simulator and inverts the guess for
+  a compaction the replay misses or adds (``flip``), then reports whether the replay has the
+  recorded entry sequence (:func:`session_shape`).
+
+Entries an extension or the user's UI wrote (``custom``, ``custom_message``, ``label``,
+``session_info``, ``branch_summary``, ``context_edit``, ``usage``, messages of roles ``custom``
+and ``bashExecution``) are the implementation's own doing, not the host's: they are not
+replayed (the implementation under test writes its own) and the note counts them. The
+``system`` message Pi persists with the first request (sdk.js) is Pi's, written again on replay.
+
+A malformed file is refused with :class:`SessionImportError`, ``<file>: line <n>: <reason>``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.scenario.document import Scenario, parse_scenario
+from pi_continuity_harness.scenario.session_id import check_session_id
+
+__all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
+    "DEFAULT_MAX_TOKENS",
+    "SessionImportError",
+    "import_session",
+    "import_session_lines",
+    "scenario_name",
+    "session_shape",
+]
+
+#: Defaults for what a session file does not record (the scenario's own defaults).
+DEFAULT_CONTEXT_WINDOW = 200_000
+DEFAULT_MAX_TOKENS = 16_384
+#: Pi's default ``compaction.reserveTokens`` (settings-manager.js; simulator/settings.py).
+DEFAULT_RESERVE_TOKENS = 16_384
+
+#: ``CURRENT_SESSION_VERSION`` (session-manager.js:11). v1 and v2 files are migrated by Pi on
+#: load; a report's file from Pi 1.6 is v3.
+_VERSION = 3
+
+#: Pi's split-turn merge (compaction.js:694-703) and file lists (compaction/utils.js:60-75).
+_SPLIT_TURN = "\n\n---\n\n**Turn Context (split turn):**\n\n"
+_NO_PRIOR_HISTORY = "No prior history."
+_FILE_LISTS = re.compile(
+    r"(?:\n\n<read-files>\n.*?\n</read-files>)?(?:\n\n<modified-files>\n.*?\n</modified-files>)?\Z",
+    re.DOTALL,
+)
+
+#: pi-ai's ``errorMessage`` for an HTTP error: ``"<status>: <JSON of the error object>"``.
+_HTTP_ERROR = re.compile(r"\A(?P<status>[45]\d\d)(?: status code)?:? (?P<rest>.*)\Z", re.DOTALL)
+
+#: Tools the simulated host runs from a scripted ``result`` (``simulator/builtin_tools.py``).
+_SIMULATED_OUTPUT_TOOLS = frozenset({"bash", "read"})
+
+_NOT_REPLAYED_TYPES = frozenset(
+    {"custom", "custom_message", "label", "session_info", "branch_summary", "context_edit", "usage"}
+)
+_ENTRY_TYPES = _NOT_REPLAYED_TYPES | {"message", "model_change", "thinking_level_change", "compaction"}
+_MODEL_ID = re.compile(r"^[A-Za-z0-9._-]+/[A-Za-z0-9._:-]+$")
+
+
+class SessionImportError(ScenarioError):
+    """A session file that cannot be imported: ``<file>: line <n>: <reason>``."""
+
+
+@dataclass
+class _Import:
+    source: str
+    context_window: int = DEFAULT_CONTEXT_WINDOW
+    auto_compaction: bool = True
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    #: The reported context tokens of the last reply since the last compaction.
+    last_tokens: int = 0
+    #: Compaction lines whose guess (automatic or manual) is to be inverted.
+    flip: frozenset[int] = frozenset()
+    models: list[str] = field(default_factory=list)
+    #: Models a non-off thinking level was recorded on (Pi keeps ``off`` on the others).
+    reasoning: set[str] = field(default_factory=set)
+    current_model: str | None = None
+    active_model: str | None = None
+    thinking_level: str = "off"
+    session_id: str | None = None
+    agent: list[dict[str, Any]] = field(default_factory=list)
+    summary: list[dict[str, Any]] = field(default_factory=list)
+    operations: list[Any] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    notes: list[str] = field(default_factory=list)
+    tool_calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    previous_summary: str | None = None
+    seen_message: bool = False
+    #: The role of the last message entry (a compaction after a toolResult happened mid-run).
+    last_role: str | None = None
+
+    def above_threshold(self) -> bool:
+        """Pi's post-run check would compact now (``tokens > window - reserve``, strict)."""
+        return self.auto_compaction and self.last_tokens > self.context_window - self.reserve_tokens
+
+    def fail(self, line: int, reason: str) -> SessionImportError:
+        return SessionImportError(f"{self.source}: line {line}: {reason}")
+
+    def model(self, line: int, provider: Any, model_id: Any) -> str:
+        if not isinstance(provider, str) or not isinstance(model_id, str):
+            raise self.fail(line, "a model needs a string provider and model id")
+        name = f"{provider}/{model_id}"
+        if not _MODEL_ID.match(name):
+            raise self.fail(line, f"model {name!r} is not a provider/id the scenario can declare")
+        if name not in self.models:
+            self.models.append(name)
+        return name
+
+
+def _text(content: Any, kind: str, key: str) -> str:
+    if isinstance(content, str):
+        return content if kind == "text" else ""
+    return "".join(
+        str(block.get(key, ""))
+        for block in content or []
+        if isinstance(block, dict) and block.get("type") == kind
+    )
+
+
+def _usage(usage: Any) -> dict[str, int] | None:
+    if not isinstance(usage, dict):
+        return None
+    out = {
+        "input": usage.get("input", 0),
+        "output": usage.get("output", 0),
+        "cache_read": usage.get("cacheRead", 0),
+        "cache_write": usage.get("cacheWrite", 0),
+    }
+    if not all(isinstance(v, int) and v >= 0 for v in out.values()):
+        return None
+    return out
+
+
+def _http_error(message: str) -> dict[str, Any]:
+    """The scripted HTTP error that makes Pi write ``message`` again (``format_http_error``)."""
+    match = _HTTP_ERROR.match(message)
+    if match:
+        try:
+            body = json.loads(match.group("rest"))
+        except ValueError:
+            body = None
+        if isinstance(body, dict) and isinstance(body.get("message"), str):
+            error: dict[str, Any] = {"status": int(match.group("status")), "message": body["message"]}
+            if isinstance(body.get("type"), str):
+                error["type"] = body["type"]
+            if isinstance(body.get("code"), str):
+                error["code"] = body["code"]
+            return error
+        return {"status": int(match.group("status")), "message": match.group("rest")}
+    return {"status": 500, "message": message}
+
+
+def _assistant(state: _Import, line: int, message: dict[str, Any]) -> None:
+    content = message.get("content")
+    if not isinstance(content, list):
+        raise state.fail(line, "an assistant message's content is a list of blocks")
+    if "provider" in message and "model" in message:
+        state.model(line, message["provider"], message["model"])
+    stop = message.get("stopReason")
+    reply: dict[str, Any] = {}
+    if stop == "error":
+        error_message = message.get("errorMessage")
+        reply["error"] = _http_error(error_message if isinstance(error_message, str) else "error")
+        state.agent.append(reply)
+        return
+    text = _text(content, "text", "text")
+    thinking = _text(content, "thinking", "thinking")
+    if text:
+        reply["text"] = text
+    if thinking:
+        reply["thinking"] = thinking
+    calls = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "toolCall":
+            name, arguments = block.get("name"), block.get("arguments", {})
+            if not isinstance(name, str) or not isinstance(arguments, dict):
+                raise state.fail(line, "a toolCall block needs a name and an arguments object")
+            call: dict[str, Any] = {"name": name, "arguments": arguments}
+            if isinstance(block.get("id"), str):
+                call["id"] = block["id"]
+                state.tool_calls[block["id"]] = call
+            calls.append(call)
+    if calls:
+        reply["tool_calls"] = calls
+    usage = _usage(message.get("usage"))
+    if usage is not None:
+        reply["usage"] = usage
+        total = message["usage"].get("totalTokens")
+        tokens = total if isinstance(total, int) and total > 0 else sum(usage.values())
+        if stop != "aborted" and tokens > 0:
+            state.last_tokens = tokens
+    if stop == "length":
+        reply["finish"] = "length"
+    elif stop == "toolUse" and not calls:
+        reply["finish"] = "tool_calls"
+    elif stop == "aborted":
+        state.notes.append(f"line {line}: an aborted reply is replayed as a complete one")
+    elif stop not in ("stop", "toolUse"):
+        raise state.fail(line, f"unknown stopReason {stop!r}")
+    state.agent.append(reply)
+
+
+def _tool_result(state: _Import, line: int, message: dict[str, Any]) -> None:
+    call = state.tool_calls.get(str(message.get("toolCallId")))
+    if call is None:
+        raise state.fail(line, f"a toolResult for an unknown toolCallId {message.get('toolCallId')!r}")
+    if call["name"] in _SIMULATED_OUTPUT_TOOLS:
+        call["result"] = _text(message.get("content"), "text", "text")
+
+
+def _message(state: _Import, line: int, entry: dict[str, Any]) -> None:
+    message = entry.get("message")
+    if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+        raise state.fail(line, "a message entry needs a message with a role")
+    role = message["role"]
+    state.last_role = role
+    if role == "user":
+        if not isinstance(message.get("content"), (str, list)):
+            raise state.fail(line, "a user message's content is a string or a list of blocks")
+        text = _text(message.get("content"), "text", "text")
+        state.operations.append({"prompt": {"text": text}})
+        state.seen_message = True
+    elif role == "assistant":
+        if not state.seen_message:
+            raise state.fail(line, "an assistant message before any user message")
+        _assistant(state, line, message)
+    elif role == "toolResult":
+        _tool_result(state, line, message)
+    elif role == "system":
+        pass  # Pi writes it with the first request (sdk.js:290-302); the replay writes it again.
+    else:
+        state.skipped[f"message({role})"] += 1
+
+
+def _compaction(state: _Import, line: int, entry: dict[str, Any]) -> None:
+    summary = entry.get("summary")
+    if not isinstance(summary, str):
+        raise state.fail(line, "a compaction entry needs a summary string")
+    if not state.seen_message:
+        raise state.fail(line, "a compaction before any message")
+    body = _FILE_LISTS.sub("", summary) if summary else summary
+    usage = _usage(entry.get("usage"))
+    replies: list[dict[str, Any]] = []
+    if _SPLIT_TURN in body:
+        history, _, prefix = body.partition(_SPLIT_TURN)
+        if history not in (_NO_PRIOR_HISTORY, state.previous_summary):
+            replies.append({"text": history, "usage": {"input": 0, "output": 0}})
+        replies.append({"text": prefix})
+    else:
+        replies.append({"text": body})
+    if usage is not None:
+        replies[-1]["usage"] = usage
+    state.summary.extend(replies)
+    if entry.get("fromHook") is True:
+        state.notes.append(
+            f"line {line}: this compaction's summary came from an extension; the implementation "
+            "under test writes its own (Pi's summarizer is scripted with the recorded text)"
+        )
+    guess = state.above_threshold()
+    automatic = guess != (line in state.flip)
+    if line in state.flip:
+        way = "an automatic" if automatic else "a manual"
+        state.notes.append(
+            f"line {line}: replayed as {way} compaction: the replay check found the threshold "
+            f"guess (last usage {state.last_tokens}, threshold {state.context_window} - "
+            f"{state.reserve_tokens}) did not reproduce it"
+        )
+    elif automatic:
+        state.notes.append(
+            f"line {line}: an automatic compaction (last usage {state.last_tokens}, threshold "
+            f"{state.context_window} - {state.reserve_tokens}); the replay compacts there by itself"
+        )
+    if not automatic:
+        if state.last_role == "toolResult":
+            state.notes.append(
+                f"line {line}: a compaction inside a run (after a tool result) is replayed after that run"
+            )
+        state.operations.append("compact")
+    state.previous_summary = summary
+    state.last_tokens = 0
+
+
+def _model_change(state: _Import, line: int, entry: dict[str, Any]) -> None:
+    name = state.model(line, entry.get("provider"), entry.get("modelId"))
+    state.current_model = name
+    if not state.seen_message and not state.operations:
+        state.active_model = name
+    else:
+        state.operations.append({"set_model": name})
+
+
+def _thinking(state: _Import, line: int, entry: dict[str, Any]) -> None:
+    level = entry.get("thinkingLevel")
+    if level not in ("off", "minimal", "low", "medium", "high", "xhigh"):
+        raise state.fail(line, f"unknown thinkingLevel {level!r}")
+    if level != "off" and state.current_model is not None:
+        state.reasoning.add(state.current_model)
+    if not state.seen_message and not state.operations:
+        state.thinking_level = str(level)
+    elif level != state.thinking_level:
+        state.notes.append(f"line {line}: thinking level {level} set during the session is not replayed")
+
+
+def _header(state: _Import, value: Any) -> None:
+    if not isinstance(value, dict) or value.get("type") != "session":
+        raise state.fail(1, 'the first line is the session header {"type":"session",...}')
+    if value.get("version") != _VERSION:
+        raise state.fail(1, f"session version {value.get('version')!r}: Pi 1.6 writes version {_VERSION}")
+    session_id = value.get("id")
+    if not isinstance(session_id, str):
+        raise state.fail(1, "the header has no session id")
+    try:
+        state.session_id = check_session_id(session_id)
+    except ValueError as error:
+        state.notes.append(f"line 1: the session id is not replayed ({error})")
+
+
+_HANDLERS = {"message": _message, "compaction": _compaction, "model_change": _model_change}
+
+
+def import_session_lines(
+    lines: list[str],
+    *,
+    source: str,
+    name: str,
+    context_window: int = DEFAULT_CONTEXT_WINDOW,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    settings: dict[str, Any] | None = None,
+    flip: frozenset[int] = frozenset(),
+) -> Scenario:
+    """The scenario replaying the session whose JSONL lines are ``lines`` (see the module doc);
+    ``flip``: compaction lines to replay the other way than the threshold guess says."""
+    settings = dict(settings or {})
+    given = settings.get("compaction")
+    compaction: dict[str, Any] = given if isinstance(given, dict) else {}
+    reserve = compaction.get("reserveTokens", DEFAULT_RESERVE_TOKENS)
+    state = _Import(
+        source,
+        context_window=context_window,
+        auto_compaction=compaction.get("enabled", True) is not False,
+        reserve_tokens=reserve if isinstance(reserve, int) else DEFAULT_RESERVE_TOKENS,
+        flip=flip,
+    )
+    if not lines or not lines[0].strip():
+        raise state.fail(1, "empty file: a session file starts with its header line")
+    ids: set[str] = set()
+    previous: str | None = None
+    for number, text in enumerate(lines, start=1):
+        if not text.strip():
+            raise state.fail(number, "an empty line (a session file has one JSON object per line)")
+        try:
+            value = json.loads(text)
+        except ValueError as error:
+            raise state.fail(number, f"not JSON: {error}") from None
+        if number == 1:
+            _header(state, value)
+            continue
+        if not isinstance(value, dict):
+            raise state.fail(number, "an entry is a JSON object")
+        kind = value.get("type")
+        if not isinstance(kind, str) or kind not in _ENTRY_TYPES:
+            raise state.fail(number, f"unknown entry type {kind!r}")
+        entry_id, parent = value.get("id"), value.get("parentId", "missing")
+        if not isinstance(entry_id, str) or not entry_id:
+            raise state.fail(number, "an entry needs a string id")
+        if entry_id in ids:
+            raise state.fail(number, f"duplicate entry id {entry_id!r}")
+        if parent is not None and not isinstance(parent, str):
+            raise state.fail(number, "an entry's parentId is a string or null")
+        if parent != previous:
+            if parent is not None and parent not in ids:
+                raise state.fail(number, f"parentId {parent!r} names no earlier entry")
+            raise state.fail(
+                number,
+                f"parentId {parent!r} is not the previous entry {previous!r}: a branched session "
+                "(fork or tree navigation) cannot be replayed as one conversation",
+            )
+        ids.add(entry_id)
+        previous = entry_id
+        if kind == "thinking_level_change":
+            _thinking(state, number, value)
+        elif kind in _HANDLERS:
+            _HANDLERS[kind](state, number, value)
+        else:
+            state.skipped[str(kind)] += 1
+    return _scenario(state, name, context_window, max_tokens, settings)
+
+
+def _scenario(
+    state: _Import, name: str, context_window: int, max_tokens: int, settings: dict[str, Any]
+) -> Scenario:
+    if not state.models:
+        raise SessionImportError(
+            f"{state.source}: no model_change entry and no assistant message names a model"
+        )
+    notes = [f"Imported from {Path(state.source).name} by pi-continuity-harness import-session."]
+    notes.append(
+        f"Models: context window {context_window}, max tokens {max_tokens}. A compaction below the "
+        "threshold is replayed as a manual compaction (a session file records no reason)."
+    )
+    if state.skipped:
+        counted = ", ".join(f"{count} {kind}" for kind, count in sorted(state.skipped.items()))
+        notes.append(f"Not replayed (written by extensions or the UI): {counted}.")
+    notes.extend(state.notes)
+    global_settings = dict(settings)
+    data: dict[str, Any] = {
+        "name": name,
+        "description": "\n".join(notes),
+        "models": [
+            {
+                "id": m,
+                "context_window": context_window,
+                "max_tokens": max_tokens,
+                "reasoning": m in state.reasoning,
+            }
+            for m in state.models
+        ],
+        "active_model": state.active_model or state.models[0],
+        "thinking_level": state.thinking_level,
+        "settings": {"global": global_settings},
+        "model": {"agent": state.agent, "summary": state.summary},
+        "operations": state.operations,
+    }
+    if state.session_id is not None:
+        data["session_id"] = state.session_id
+    return parse_scenario(data, source=f"{state.source} (imported scenario)")
+
+
+def scenario_name(path: Path) -> str:
+    """A scenario name from the file name (``[A-Za-z0-9][A-Za-z0-9._-]*``)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]", "-", path.stem).lstrip("._-")
+    return ("imported-" + stem)[:120] if stem else "imported-session"
+
+
+def import_session(
+    path: str | Path,
+    *,
+    context_window: int = DEFAULT_CONTEXT_WINDOW,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    settings: dict[str, Any] | None = None,
+    flip: frozenset[int] = frozenset(),
+) -> Scenario:
+    """Read a Pi 1.6 session file and return the scenario that replays it (``flip``: see
+    :func:`import_session_lines`)."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SessionImportError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise SessionImportError(f"{source}: is a directory, not a session file") from None
+    except UnicodeDecodeError as error:
+        raise SessionImportError(f"{source}: not UTF-8 text ({error.reason})") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return import_session_lines(
+        lines,
+        source=source,
+        name=scenario_name(Path(path)),
+        context_window=context_window,
+        max_tokens=max_tokens,
+        settings=settings,
+        flip=flip,
+    )
+
+
+def session_shape(path: str | Path) -> list[tuple[Any, ...]]:
+    """What a replay must reproduce of a session file, free of ids and clocks: per entry its type,
+    message role and parent (as the index of the parent entry); for a compaction its summary,
+    first kept entry (index), ``tokensBefore``, ``fromHook`` and details; for an assistant message
+    its stop reason, usage (input, output) and content block types. Two sessions with equal
+    shapes have the same entries in the same order with the same parent links."""
+    lines = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
+    index: dict[str, int] = {}
+    shape: list[tuple[Any, ...]] = []
+    for number, entry in enumerate(lines[1:]):
+        index[entry["id"]] = number
+        message = entry.get("message") if entry["type"] == "message" else None
+        role = message.get("role") if isinstance(message, dict) else None
+        item: tuple[Any, ...] = (entry["type"], role, index.get(entry.get("parentId") or ""))
+        if entry["type"] == "compaction":
+            item += (
+                entry.get("summary"),
+                index.get(entry.get("firstKeptEntryId") or ""),
+                entry.get("tokensBefore"),
+                entry.get("fromHook"),
+                json.dumps(entry.get("details"), sort_keys=True),
+            )
+        if isinstance(message, dict) and role == "assistant":
+            usage = message.get("usage") or {}
+            blocks = tuple(b.get("type") for b in message.get("content") or [] if isinstance(b, dict))
+            stop = message.get("stopReason")
+            item += (stop, message.get("errorMessage"), usage.get("input"), usage.get("output"), blocks)
+        shape.append(item)
+    return shape

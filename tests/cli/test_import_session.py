@@ -1,0 +1,302 @@
+"""``import-session`` (issue 12 item 9): a real Pi 1.6 session file becomes a scenario that replays it.
+
+The fixture ``tests/fixtures/sessions/recorded-on-pi-1.6.jsonl`` was recorded on real Pi 1.6 by
+playing ``record.yaml`` with the null implementation (the procedure of
+``tests/realpi/test_differential_fidelity.py::test_a_session_recorded_on_real_pi_replays_after_import``,
+which re-records it live); ``settings.json`` there holds the project settings it ran with. Imported
+and simulated, it must give the same entry sequence: types, order, parent links, compaction
+entries, assistant stop reasons and usage (:func:`session_shape`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pi_continuity_harness.cli import main
+from pi_continuity_harness.commands.import_session import checked_import
+from pi_continuity_harness.scenario import dump_scenario, import_session, load_scenario, session_shape
+from pi_continuity_harness.scenario.session_import import SessionImportError, import_session_lines
+from pi_continuity_harness.simulator.simulation import simulate
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
+RECORDED = FIXTURES / "recorded-on-pi-1.6.jsonl"
+#: Recorded from ``record-automatic.yaml``: a threshold compaction after a run.
+AUTOMATIC = FIXTURES / "recorded-automatic-on-pi-1.6.jsonl"
+#: Recorded from ``record-mid-run.yaml``: a compaction inside a run that the tool result (not the
+#: last reply's usage) pushes over the threshold, so the importer's guess is wrong.
+MID_RUN = FIXTURES / "recorded-mid-run-on-pi-1.6.jsonl"
+SETTINGS = json.loads((FIXTURES / "settings.json").read_text(encoding="utf-8"))
+
+
+def _imported() -> object:
+    return import_session(RECORDED, context_window=20000, max_tokens=1000, settings=SETTINGS)
+
+
+def test_the_imported_session_replays_the_same_entry_sequence(tmp_path: Path) -> None:
+    scenario = import_session(RECORDED, context_window=20000, max_tokens=1000, settings=SETTINGS)
+    result = simulate(scenario, workdir=tmp_path / "run", implementation="null")
+    [replayed] = result.session_files()
+    recorded = session_shape(RECORDED)
+    assert [item[0] for item in recorded].count("compaction") == 2
+    assert session_shape(replayed) == recorded
+    header = json.loads(replayed.read_text(encoding="utf-8").splitlines()[0])
+    assert header["id"] == json.loads(RECORDED.read_text(encoding="utf-8").splitlines()[0])["id"]
+
+
+def test_the_replay_check_fails_when_a_compaction_is_left_out(tmp_path: Path) -> None:
+    """Evidence that the round trip can fail: the same scenario without its compactions differs."""
+    scenario = import_session(RECORDED, context_window=20000, max_tokens=1000, settings=SETTINGS)
+    without = scenario.model_copy(
+        update={"operations": tuple(op for op in scenario.operations if type(op).__name__ != "CompactOp")}
+    )
+    result = simulate(without, workdir=tmp_path / "run", implementation="null")
+    [replayed] = result.session_files()
+    assert session_shape(replayed) != session_shape(RECORDED)
+
+
+def test_the_scenario_holds_prompts_replies_usage_stop_reasons_tools_models_and_compactions() -> None:
+    scenario = import_session(RECORDED, context_window=20000, max_tokens=1000, settings=SETTINGS)
+    ops = [next(iter(type(op).model_fields)) for op in scenario.operations]
+    assert ops == ["prompt", "prompt", "set_model", "prompt", "compact", "prompt", "prompt", "compact"]
+    replies = scenario.model.agent
+    assert replies[1].thinking == "I should run it and write the notes."
+    assert [c.name for c in replies[1].tool_calls] == ["bash", "write"]
+    assert replies[1].tool_calls[0].result == "hi\n"
+    assert replies[1].usage is not None and replies[1].usage.cache_read == 5
+    assert replies[3].error is not None and replies[3].error.status == 400
+    assert replies[4].finish == "length"
+    assert scenario.active_model == "fake/fake-model"
+    assert scenario.settings.global_ == SETTINGS
+    # Two summaries for the split turn, then the second compaction's two (Pi's own defaults).
+    assert [r.text for r in scenario.model.summary] == [
+        "S1 summary of the start",
+        "S2 updated summary",
+        "SUMMARY-3",
+        "SUMMARY-4",
+    ]
+
+
+def test_the_scenario_runs_with_any_implementation(tmp_path: Path) -> None:
+    """Pi Session Continuity's reference, with the default windows (its synthesis budget does not
+    fit the recording's 1,000-token output limit, which it reports and cancels: its own rule)."""
+    scenario = import_session(RECORDED, settings=SETTINGS)
+    result = simulate(scenario, workdir=tmp_path / "run", implementation="reference")
+    notes = [r["message"] for r in result.host.trace.records if r["name"] == "notify"]
+    assert sum("native compaction committed with disk-backed Brief" in n for n in notes) == 2
+    [replayed] = result.session_files()
+    # Its compactions carry its own Briefs (fromHook). The default output limit (16,384) makes the
+    # recorded 1,000-token ``length`` stop a recoverable one, so Pi asks once more there (§9.4).
+    compactions = [item for item in session_shape(replayed) if item[0] == "compaction"]
+    assert [item[6] for item in compactions] == [True, True]
+
+
+def test_a_compaction_above_the_threshold_is_left_to_pi(tmp_path: Path) -> None:
+    scenario = import_session(AUTOMATIC, context_window=20000, max_tokens=1000, settings=SETTINGS)
+    assert [next(iter(type(op).model_fields)) for op in scenario.operations] == ["prompt"] * 3
+    assert (
+        "line 9: an automatic compaction (last usage 16010, threshold 20000 - 4000)" in scenario.description
+    )
+    result = simulate(scenario, workdir=tmp_path / "run", implementation="null")
+    [replayed] = result.session_files()
+    assert session_shape(replayed) == session_shape(AUTOMATIC)
+    reasons = [r["reason"] for r in result.host.trace.records if r["name"] == "compaction_start"]
+    assert reasons == ["threshold"]
+
+
+def test_with_a_larger_window_the_same_compaction_is_replayed_manually(tmp_path: Path) -> None:
+    scenario = import_session(AUTOMATIC, settings=SETTINGS)
+    ops = [next(iter(type(op).model_fields)) for op in scenario.operations]
+    assert ops == ["prompt", "prompt", "compact", "prompt"]
+    result = simulate(scenario, workdir=tmp_path / "run", implementation="null")
+    [replayed] = result.session_files()
+    assert session_shape(replayed) == session_shape(AUTOMATIC)
+
+
+def test_the_replay_check_inverts_a_wrong_guess(tmp_path: Path) -> None:
+    options = {"context_window": 20000, "max_tokens": 1000, "settings": SETTINGS}
+    guessed = import_session(MID_RUN, **options)  # type: ignore[arg-type]
+    assert [next(iter(type(op).model_fields)) for op in guessed.operations] == ["prompt", "prompt", "compact"]
+    assert "line 10: a compaction inside a run (after a tool result)" in guessed.description
+    result = simulate(guessed, workdir=tmp_path / "guessed", implementation="null")
+    [replayed] = result.session_files()
+    assert session_shape(replayed) != session_shape(MID_RUN)  # Pi compacts by itself, then again
+
+    scenario, verdict = checked_import(str(MID_RUN), **options)
+    assert verdict == "replay check: the simulator reproduces all 10 entries"
+    assert [next(iter(type(op).model_fields)) for op in scenario.operations] == ["prompt", "prompt"]
+    assert "line 10: replayed as an automatic compaction" in scenario.description
+
+
+def test_the_thinking_level_and_its_model_are_replayed(tmp_path: Path) -> None:
+    lines = RECORDED.read_text(encoding="utf-8").splitlines()
+    entry = json.loads(lines[2])
+    assert entry["type"] == "thinking_level_change"
+    lines[2] = json.dumps({**entry, "thinkingLevel": "medium"})
+    session = tmp_path / "thinking.jsonl"
+    session.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    scenario = import_session(session, context_window=20000, max_tokens=1000, settings=SETTINGS)
+    assert scenario.thinking_level == "medium"
+    assert [(m.id, m.reasoning) for m in scenario.models] == [
+        ("fake/fake-model", True),
+        ("fake/fake-big", False),
+    ]
+    result = simulate(scenario, workdir=tmp_path / "run", implementation="null")
+    [replayed] = result.session_files()
+    assert session_shape(replayed) == session_shape(session)
+    assert json.loads(replayed.read_text(encoding="utf-8").splitlines()[2])["thinkingLevel"] == "medium"
+
+
+# ====================================================================== the command
+def test_the_command_writes_the_scenario(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "s.yaml"
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps(SETTINGS), encoding="utf-8")
+    args = ["--context-window", "20000", "--max-tokens", "1000", "--settings", str(settings)]
+    assert main(["import-session", str(RECORDED), "--output", str(out), *args]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith(f"wrote {out}: 8 operations, 6 model replies")
+    assert printed[1] == "replay check: the simulator reproduces all 19 entries"
+    assert load_scenario(out) == load_scenario(out)
+    assert dump_scenario(load_scenario(out)) == out.read_text(encoding="utf-8")
+    assert main(["import-session", str(RECORDED), *args]) == 0
+    assert capsys.readouterr().out == out.read_text(encoding="utf-8")
+
+
+def test_the_replay_check_names_the_first_entry_that_differs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without the user's settings (Pi's default keepRecentTokens 20,000), the replay has nothing
+    to compact where the recording compacted: the check says so, and the scenario is still written."""
+    out = tmp_path / "s.yaml"
+    assert main(["import-session", str(RECORDED), "--output", str(out)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[1].startswith(
+        "replay check: entry 14 (line 15) differs: recorded ('compaction', None, 12), "
+        "replayed ('message', 'user', 12)"
+    )
+    assert out.is_file()
+
+
+def test_help_lists_import_session(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "import-session" in capsys.readouterr().out
+
+
+_HEADER = '{"type":"session","version":3,"id":"abc","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}'
+_MODEL = '{"type":"model_change","id":"m1","parentId":null,"timestamp":"t","provider":"fake","modelId":"x"}'
+_USER = (
+    '{"type":"message","id":"u1","parentId":"m1","timestamp":"t","message":{"role":"user","content":"hi"}}'
+)
+_DANGLING = _MODEL.replace("null", '"zz"')
+_SIBLING = _USER.replace('"u1"', '"u2"')
+
+MALFORMED = {
+    "empty file": ("", "line 1: empty file"),
+    "not JSON": ("{nope", "line 1: not JSON"),
+    "no header": (_MODEL, 'line 1: the first line is the session header {"type":"session",...}'),
+    "old version": (_HEADER.replace('"version":3', '"version":2'), "line 1: session version 2"),
+    "bad entry JSON": (f"{_HEADER}\n{_MODEL}\n{{broken", "line 3: not JSON"),
+    "unknown type": (
+        f'{_HEADER}\n{{"type":"weird","id":"w","parentId":null}}',
+        "line 2: unknown entry type 'weird'",
+    ),
+    "no id": (f'{_HEADER}\n{{"type":"model_change","parentId":null}}', "line 2: an entry needs a string id"),
+    "dangling parent": (f"{_HEADER}\n{_DANGLING}", "line 2: parentId 'zz' names no earlier entry"),
+    "branch": (
+        f"{_HEADER}\n{_MODEL}\n{_USER}\n{_SIBLING}",
+        "line 4: parentId 'm1' is not the previous entry 'u1'",
+    ),
+    "duplicate id": (f"{_HEADER}\n{_MODEL}\n{_MODEL}", "line 3: duplicate entry id 'm1'"),
+    "message without role": (
+        f'{_HEADER}\n{_MODEL}\n{{"type":"message","id":"u","parentId":"m1","message":{{}}}}',
+        "line 3: a message entry needs a message with a role",
+    ),
+    "blank line": (f"{_HEADER}\n\n{_MODEL}", "line 2: an empty line"),
+    "bad stop reason": (
+        f"{_HEADER}\n{_MODEL}\n{_USER}\n"
+        '{"type":"message","id":"a","parentId":"u1","message":{"role":"assistant","content":[],"stopReason":"odd"}}',
+        "line 4: unknown stopReason 'odd'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_a_malformed_session_file_is_refused_naming_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    text, reason = MALFORMED[case]
+    session = tmp_path / "bad.jsonl"
+    session.write_text(text + ("\n" if text else ""), encoding="utf-8")
+    out = tmp_path / "s.yaml"
+    out.write_text("kept\n", encoding="utf-8")
+    assert main(["import-session", str(session), "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pi-continuity-harness import-session: {session}: {reason}"), err
+    assert len(err.splitlines()) == 1
+    assert out.read_text(encoding="utf-8") == "kept\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "s.yaml"]
+    with pytest.raises(SessionImportError):
+        import_session(session)
+
+
+def test_a_missing_file_and_a_bad_output_directory_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["import-session", str(tmp_path / "none.jsonl")]) == 2
+    assert "none.jsonl: no such file" in capsys.readouterr().err
+    assert main(["import-session", str(RECORDED), "--output", str(tmp_path / "no" / "s.yaml")]) == 2
+    assert "--output" in capsys.readouterr().err
+    assert sorted(tmp_path.iterdir()) == []
+
+
+# ====================================================================== any damage: refused, never a crash
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+
+
+def _damage(entry: Any, path: list[Any], value: Any) -> Any:
+    """``entry`` with the value at ``path`` (keys and indexes, as far as they lead) replaced."""
+    if not path or not isinstance(entry, (dict, list)) or not entry:
+        return value
+    key = path[0]
+    if isinstance(entry, dict):
+        name = sorted(entry)[key % len(entry)] if isinstance(key, int) else key
+        return {**entry, name: _damage(entry[name], path[1:], value)}
+    index = key % len(entry) if isinstance(key, int) else 0
+    return [*entry[:index], _damage(entry[index], path[1:], value), *entry[index + 1 :]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    line=st.integers(0, 200),
+    path=st.lists(st.integers(0, 20), min_size=1, max_size=4),
+    value=_VALUES,
+    drop=st.booleans(),
+)
+def test_a_damaged_session_is_imported_or_refused_naming_its_line(
+    line: int, path: list[int], value: Any, drop: bool
+) -> None:
+    lines = RECORDED.read_text(encoding="utf-8").splitlines()
+    index = line % len(lines)
+    if drop:
+        del lines[index]
+    else:
+        lines[index] = json.dumps(_damage(json.loads(lines[index]), path, value))
+    try:
+        import_session_lines(lines, source="s.jsonl", name="damaged")
+    except SessionImportError as error:
+        assert re.match(r"s\.jsonl: line \d+: \S", str(error)), str(error)
