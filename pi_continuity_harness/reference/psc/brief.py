@@ -98,7 +98,7 @@ _DIRECTIVE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         "instruction override",
         re.compile(
             r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?]{0,40}?"
-            r"\b(?:instructions?|rules|system prompt|guidelines|policies|policy|messages|prompts?)\b",
+            r"\b(?:instructions?|rules|system prompt|guidelines|policies|policy|messages)\b",
             re.IGNORECASE,
         ),
     ),
@@ -127,9 +127,8 @@ _QUOTED_RE = re.compile(r"`[^`]*`|\"[^\"]*\"|\u201c[^\u201d]*\u201d|\u00ab[^\u00
 # Saying where quoted text was observed makes it evidence (spec §14: "may record that such
 # text existed").
 _ATTRIBUTION_RE = re.compile(
-    r"\b(?:observed|said|says|saying|contained|contains|containing|read|reads|wrote|written|found|quoted|"
-    r"reported|printed|showed|shows|returned|asked|appeared|appears|from|"
-    r"in the (?:file|transcript|tool output|output|log))\b",
+    r"\b(?:observed|appeared|appears|said|says|saying|contained|contains|containing|read|reads|wrote|written|found|quoted|"
+    r"reported|printed|showed|shows|returned|asked|from|in the (?:file|transcript|tool output|output|log))\b",
     re.IGNORECASE,
 )
 
