@@ -129,3 +129,26 @@ def test_every_unreachable_reason_names_a_continuity_mutant_judged_by_the_featur
     for name, reason in UNREACHABLE.items():
         assert name in MUTANTS and not MUTANTS[name].explorable, name
         assert len(reason) > 40, name
+
+
+def test_a_sample_is_every_kth_mutant_by_name_plus_the_canary(capsys: pytest.CaptureFixture[str]) -> None:
+    """``mutants --sample K`` (CI's time-boxed gate): a fixed subset, the same on every run."""
+    from pi_continuity_harness.commands import mutants as command  # noqa: PLC0415
+
+    seen: list[list[str]] = []
+
+    def fake_matrix(names: list[str], **_: object) -> list[object]:
+        seen.append(list(names))
+        raise SystemExit(0)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(command, "run_matrix", fake_matrix)
+    try:
+        with pytest.raises(SystemExit):
+            cli(["mutants", "--sample", "16", "--no-control"])
+    finally:
+        mp.undo()
+    expected = set(sorted(MUTANTS)[::16]) | {CANARY}
+    assert seen and set(seen[0]) == expected
+    assert cli(["mutants", "--sample", "0"]) == 2
+    assert "--sample must be at least 1" in capsys.readouterr().err
