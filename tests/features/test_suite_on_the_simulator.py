@@ -58,6 +58,9 @@ def test_a_regenerated_summary_fails_exactly_the_assertions_that_depend_on_disk_
         "reload-stale-is-inert",  # the handoff a refused reload left intact sends no continuation
         "single-flight",  # the unarchived Brief stays pending beside the next checkpoint
         "archive-retention",  # nothing is ever archived
+        "artifacts-and-frontmatter",  # no archived <timestamp>-<eventId>.md
+        "notifications-and-commands",  # no "native compaction committed" notification
+        "status-reports-every-field",  # status names no archived Brief
         # Real-world failure features whose proof needs the verified commit (archive or continuation):
         "claude-code-13572-hook-fires-on-manual-compact",
         "codex-46337-hook-output-becomes-the-summary",
