@@ -113,12 +113,14 @@ class SimUIContext:
             self._hub.errors.append(str(error))
             answer = None
             timeout = None  # the client answers at once (a cancel)
+        # The dialog's own fields, then the answer: the order the real-Pi target records
+        # (targets/realpi/rpc_client.py DialogRules), so the dialogs compare whole.
         self._hub.trace.emit(
             "ui",
             method,
             title=title,
-            answer=None if answer is None else answer.model_dump(exclude_none=True),
             **data,
+            answer=None if answer is None else answer.model_dump(exclude_none=True),
         )
         await asyncio.sleep(0)
         if answer is None and timeout is not None:

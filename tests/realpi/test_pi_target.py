@@ -110,7 +110,8 @@ def test_threshold_compaction_round_trip_matches_simulator(targets: Targets) -> 
     assert [o.disposition for o in outcomes] == ["started", "started"]
     host = profile_for(pi_target.pi_version).capabilities
     assert (
-        pi_target.capabilities() == {"crash", "held-model-calls", "python-implementation", "fs-faults"} | host
+        pi_target.capabilities()
+        == {"crash", "held-model-calls", "observed-checker", "python-implementation", "fs-faults"} | host
     )
     # Synthesis through ctx.model_registry.complete inside session_before_compact.
     [synthesis] = real.requests("extension")
@@ -383,7 +384,7 @@ def test_typescript_extension_loaded_directly(targets: Targets) -> None:
 
     assert (
         pi_target.capabilities()
-        == {"crash", "held-model-calls"} | profile_for(pi_target.pi_version).capabilities
+        == {"crash", "held-model-calls", "observed-checker"} | profile_for(pi_target.pi_version).capabilities
     )
     versions = pi_target.versions()
     assert (versions["pi"], versions["node"]) == (pi_target.pi_version, "22.23.3")
