@@ -5,7 +5,10 @@ scenarios real Pi skips (``@needs-trace-faults``)."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,10 +24,15 @@ pytestmark = pytest.mark.realpi
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    own_features.write(tmp_path)
-    (tmp_path / "tmp").mkdir()
-    return tmp_path
+def project() -> Iterator[Path]:
+    """A project at a short path: the real-Pi target lays a machine out at exactly 128
+    characters, so a run directory may have at most 126 (pytest's own tmp_path under xdist is
+    too deep once the run's temporary directory and the scenario's name are added)."""
+    root = Path(tempfile.mkdtemp(prefix="pch-own-", dir="/tmp"))
+    own_features.write(root)
+    (root / "tmp").mkdir()
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.parametrize(
