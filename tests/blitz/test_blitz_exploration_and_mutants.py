@@ -111,7 +111,7 @@ def test_a_blitz_failure_is_shrunk_checked_and_written_as_a_regression_that_repl
     )
     assert code == 1
     printed = capsys.readouterr().out
-    assert "(pi-blitz-handoff)" in printed and "replay:" in printed
+    assert "(pi-blitz-handoff, target sim)" in printed and "replay:" in printed
     data = json.loads(report.read_text(encoding="utf-8"))
     failing = next(seed for seed in data["seeds"] if not seed["ok"])
     assert failing["determinism"] == "identical"
