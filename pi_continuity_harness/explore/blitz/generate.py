@@ -10,7 +10,9 @@ that appears where the dossier goes, receivers that read and delete the dossier,
 
 The intruder file is planted at ``.pi/handoff_<session id>.md``: the id is the one the seed's
 first session gets (``runner.first_session_id``), so the file lands where the extension would
-reserve the dossier.
+reserve the dossier. Only the seed's first writer can be an intruder (often one, sometimes
+followed by a ``/sh cancel``): after a handoff the live session has another id, and a file
+planted at the first session's path lands where no dossier goes.
 """
 
 from __future__ import annotations
@@ -97,9 +99,24 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
 
 
-def _writer(rng: random.Random, n: int, session_marker: str) -> tuple[list[dict[str, Any]], str]:
-    """One writer behaviour: the replies of a source run after a handoff request."""
-    kind = rng.choice(
+def _writer(rng: random.Random, n: int, session_marker: str | None) -> tuple[list[dict[str, Any]], str]:
+    """One writer behaviour: the replies of a source run after a handoff request.
+
+    ``session_marker`` is the live session's id while it is known (the first session, before
+    any handoff could have switched it), else None: an intruder then would land at a stale
+    path, where no dossier goes, and plants nothing; the first writer is an intruder more often.
+    """
+    if session_marker is not None and rng.random() < 0.25:
+        kind = "intruder"
+    else:
+        kind = _kind(rng)
+        if kind == "intruder" and session_marker is None:
+            kind = "good"
+    return _replies(rng, n, session_marker or "", kind), kind
+
+
+def _kind(rng: random.Random) -> str:
+    return rng.choice(
         [
             "good",
             "good",
@@ -114,6 +131,9 @@ def _writer(rng: random.Random, n: int, session_marker: str) -> tuple[list[dict[
             "intruder",
         ]
     )
+
+
+def _replies(rng: random.Random, n: int, session_marker: str, kind: str) -> list[dict[str, Any]]:
     dossier = f"# Dossier {n}\n\nNext action: step {n}.\n"
     get = {"tool_calls": [_call(GET)], "context_tokens": 12_000}
     write = {"tool_calls": [_call("write", path=DOSSIER, content=dossier)], "context_tokens": 12_500}
@@ -150,7 +170,7 @@ def _writer(rng: random.Random, n: int, session_marker: str) -> tuple[list[dict[
         replies = [first, get, done]
     else:
         replies = [get, write, finish, done]
-    return replies, kind
+    return replies
 
 
 def _receiver(rng: random.Random) -> list[dict[str, Any]]:
@@ -210,7 +230,7 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
         operations.append({"reload": {}})
     setup_end = len(operations)
     prompt_no = 0
-    marker = "{session}"
+    marker: str | None = "{session}"
     for n in range(steps):
         action = rng.choice(
             [
@@ -228,7 +248,8 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
             ]
         )
         if action in ("start", "model_start"):
-            writer, _kind = _writer(rng, n, marker)
+            writer, kind = _writer(rng, n, marker)
+            marker = None  # from here on a handoff may have switched the session
             if rng.random() < 0.4 and len(writer) > 1:
                 prompt_no += 1
                 held = dict(writer[1])
@@ -246,6 +267,9 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
             else:
                 agent += writer + _receiver(rng)
                 operations.append({"command": "/sh start"})
+            if kind == "intruder" and rng.random() < 0.5:
+                # The user gives up on the request whose dossier path a foreign file took.
+                operations.append({"command": "/sh cancel"})
         elif action == "prompt":
             prompt_no += 1
             agent.append({"text": f"answer {n}", "context_tokens": 10_000})

@@ -161,12 +161,27 @@ class _Run:
         by_epoch: dict[int, list[tuple[int, oracle.Item]]] = {}
         for seq, item in self.transcript():
             by_epoch.setdefault(self.epoch(seq), []).append((seq, item))
+        templates = self.call_templates()
         out = []
         for epoch, items in sorted(by_epoch.items()):
             seq_of = {id(item): seq for seq, item in items}
-            for message in oracle.classify([item for _seq, item in items], WINDOW):
+            for classified in oracle.classify([item for _seq, item in items], WINDOW):
+                message = classified
+                if message.kind == "reminder" and any(t in message.item.text for t in templates):
+                    # It carries a Call template: a Call instruction sent again, not a reminder.
+                    message = oracle.HandoffMessage(message.item, "call")
                 out.append((seq_of[id(message.item)], epoch, message))
         return sorted(out, key=lambda x: x[0])
+
+    def call_templates(self) -> list[str]:
+        """The texts of the run's Call templates (``templates/call_*.cmpl``, the files the run
+        shows, not the reference's wording): a message carrying one is a Call instruction, the
+        selected Call template's text with the protocol appended (H18a), whenever it comes."""
+        root = self.managed("templates")
+        if not root.is_dir():
+            return []
+        texts = (p.read_text(encoding="utf-8", errors="replace").strip() for p in root.glob("call_*.cmpl"))
+        return [t for t in texts if t]
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
@@ -490,9 +505,12 @@ def dossier_retained_when_deletion_off(run: _Run, ops: list[dict[str, Any]]) -> 
 def foreign_files_untouched(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """A file the extension did not create is never removed or changed (reference §5).
 
-    A file planted where a template response had already reserved the dossier is not foreign, and
-    a file the model's own tools wrote or removed afterwards is the model's doing, not the
-    extension's (a scripted writer writes wherever its last template response pointed).
+    A file planted where a template response had already reserved the dossier is not foreign.
+    The implementation's own removal or overwrite of a foreign file (the trace's file
+    operations, until the model's tools remove it or the scenario plants it again; a model's
+    write over it does not make it the extension's) is a violation whatever follows. The file's
+    final text is checked only when the model's own tools left it alone (a scripted writer
+    writes wherever its last template response pointed: the model's doing, not the extension's).
     """
     named = _reserved_paths(run)
     by_model = [
@@ -500,11 +518,29 @@ def foreign_files_untouched(run: _Run, ops: list[dict[str, Any]]) -> Iterator[st
         for r in run.records
         if r["kind"] == "fs" and r["name"] in ("tool_write", "tool_remove")
     ]
+    removed_by_model = [
+        (int(r["seq"]), run.real(str(r.get("path", ""))))
+        for r in run.records
+        if r["kind"] == "fs" and r["name"] == "tool_remove"
+    ]
     for op in ops:
         if op["kind"] != "edit_file" or "content" not in op:
             continue
         path = Path(run.host.paths.project_dir, op["path"])
         if any(seq < op["seq"] and str(path) == where for seq, where in named):
+            continue
+        # Until the model's tools remove it or the scenario plants it again, a file the extension
+        # did not create sits there (a model's write over it is not the extension's either): the
+        # implementation's own removal or overwrite of it is the violation, whatever follows.
+        later_plants = [o["seq"] for o in ops if o["kind"] == "edit_file" and o["path"] == op["path"]]
+        until = min(
+            [seq for seq, where in removed_by_model if seq > op["seq"] and str(path) == where]
+            + [seq for seq in later_plants if seq > op["seq"]],
+            default=math.inf,
+        )
+        touched = next((r for r in _implementation_writes(run, str(path)) if op["seq"] < r < until), None)
+        if touched is not None:
+            yield f"the implementation removed or overwrote the foreign file {path}"
             continue
         if any(seq > op["seq"] and str(path) == where for seq, where in by_model):
             continue
@@ -514,6 +550,18 @@ def foreign_files_untouched(run: _Run, ops: list[dict[str, Any]]) -> Iterator[st
         expected = later[-1]["content"] if later else op["content"]
         if not path.exists() or path.read_text(encoding="utf-8") != expected:
             yield f"the foreign file {path} was removed or changed"
+
+
+def _implementation_writes(run: _Run, path: str) -> list[int]:
+    """Trace positions where the implementation (not a model tool) removed, replaced or wrote
+    ``path``."""
+    return [
+        int(r["seq"])
+        for r in run.records
+        if r["kind"] == "fs"
+        and r["name"] in ("remove", "replace", "write", "rename")
+        and path in (run.real(str(r.get("path", ""))), run.real(str(r.get("to", ""))))
+    ]
 
 
 def _reserved_paths(run: _Run) -> list[tuple[int, str]]:
@@ -527,7 +575,8 @@ def _reserved_paths(run: _Run) -> list[tuple[int, str]]:
 
 
 def project_call_template_used(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
-    """A project Call selection for the cwd is used by every later start (reference §7)."""
+    """A project Call selection for the cwd is used by every later start, its Call instruction
+    the project's template with the GET/Finish protocol appended (reference §7, H18a, H132)."""
     path = run.managed("project-templates.json")
     marker_file = run.managed("templates", "call_project.cmpl")
     if not marker_file.exists():
@@ -549,6 +598,9 @@ def project_call_template_used(run: _Run, ops: list[dict[str, Any]]) -> Iterator
         if marker not in text:
             yield f"a Call instruction without the project's Call template ({marker})"
             return
+        if not oracle.mentions(text, GET, FINISH):
+            yield f"the project's Call instruction lacks the protocol (no {GET} and {FINISH}): {text[:80]!r}"
+            return
 
 
 #: Every invariant, in the order they are checked and reported, with the rules it checks.
@@ -564,7 +616,7 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (settings_file_valid, ("H88d", "H89", "H94b", "H95b", "H99b", "H100b")),
     (dossier_retained_when_deletion_off, ("H40b",)),
     (foreign_files_untouched, ("H72a",)),
-    (project_call_template_used, ("H18a", "H127a")),
+    (project_call_template_used, ("H18a", "H127a", "H132")),
 )
 
 
