@@ -380,8 +380,12 @@ def request_body(
     tools = current_tools(transcript)
     if tools:
         body["tools"] = [_wire_tool(t) for t in tools]
-    if reasoning and model.reasoning:
-        body["reasoning_effort"] = reasoning
+    # streamSimple clamps the requested level to what the model supports (pi-ai
+    # dist/api/openai-completions.js:508-509): ``xhigh`` on a model without a thinkingLevelMap
+    # entry goes out as ``high``, ``off`` sends no effort.
+    effort = clamp_thinking_level(model, reasoning) if reasoning else "off"
+    if effort != "off":
+        body["reasoning_effort"] = effort
     return body
 
 
