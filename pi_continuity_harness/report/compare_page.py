@@ -27,10 +27,12 @@ __all__ = ["CHANNELS", "render_compare", "side_by_side"]
 #: holds the two equal; the report reads records and imports no target).
 CHANNELS: tuple[str, ...] = (
     "operations",
+    "held_operations",
     "session_events",
     "extension_events",
     "notifications",
     "statuses",
+    "widgets",
     "dialogs",
     "model_requests",
     "entries",

@@ -318,6 +318,27 @@ def curve_from_trace(records: Iterable[Record], limits: Limits) -> Curve:
     return b.finish()
 
 
+def _message_role(item: Record) -> str | None:
+    """A ``message_end`` event's role: flat (older records) or inside its ``message``."""
+    message = item.get("message")
+    if isinstance(message, Mapping):
+        return str(message.get("role"))
+    role = item.get("role")
+    return None if role is None else str(role)
+
+
+def _flat_message_end(item: Record) -> Record:
+    """A ``message_end`` event whose ``message`` carries the assistant reply (as the
+    observation records it since the whole messages are kept) in the flat shape
+    :meth:`_Builder.assistant` reads: ``totalTokens`` from the usage, ``stopReason``."""
+    message = item.get("message")
+    if not isinstance(message, Mapping):
+        return item
+    usage = message.get("usage")
+    total = usage.get("totalTokens") if isinstance(usage, Mapping) else None
+    return {**item, "totalTokens": total, "stopReason": message.get("stopReason")}
+
+
 def curve_from_observation(record: Record, limits: Limits) -> Curve:
     """The curve of a normalised observation record (``observation.json``, either target).
 
@@ -360,8 +381,8 @@ def curve_from_observation(record: Record, limits: Limits) -> Curve:
             flush(run)
             run += 1
             b.tick(f"run {run}")
-        elif kind == "message_end" and item.get("role") == "assistant":
-            b.assistant(item)
+        elif kind == "message_end" and _message_role(item) == "assistant":
+            b.assistant(_flat_message_end(item))
         elif kind == "compaction_start":
             if before_compacts:
                 b.before_compact(before_compacts.pop(0))
