@@ -119,7 +119,10 @@ def test_a_blitz_failure_is_shrunk_checked_and_written_as_a_regression_that_repl
     minimised = failing["minimised"]
     assert minimised["operationsAfter"] < minimised["operationsBefore"], "the failure was shrunk"
     assert minimised["replayReproduces"]
-    [feature] = sorted(out.glob("*.feature"))
+    # With --jobs 2 a seed already running when the first failure lands may fail (and be written) too.
+    features = sorted(out.glob("*.feature"))
+    assert 1 <= len(features) <= 2
+    feature = features[0]
     text = feature.read_text(encoding="utf-8")
     assert (
         text.startswith("@blitz @needs-trace-faults") and 'invariant "finish_only_with_returned_id"' in text
