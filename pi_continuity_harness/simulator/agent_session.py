@@ -99,6 +99,7 @@ from pi_continuity_harness.simulator.messages import (
     Message,
     RequestEstimate,
     convert_to_llm,
+    current_system_message,
     estimate_request_context_tokens,
     user_message,
 )
@@ -109,7 +110,7 @@ from pi_continuity_harness.simulator.overflow import (
     is_retryable_error,
 )
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
-from pi_continuity_harness.simulator.session_manager import SessionManager, current_system_message, ms_of_iso
+from pi_continuity_harness.simulator.session_manager import SessionManager, ms_of_iso
 from pi_continuity_harness.simulator.settings import SettingsManager
 from pi_continuity_harness.simulator.system_prompt import builtin_tools, render_system_prompt, system_message
 from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes, tool_declaration

@@ -25,6 +25,7 @@ from pi_continuity_harness.simulator.messages import (
     Message,
     calculate_context_tokens,
     convert_to_llm,
+    current_system_message,
     estimate_tokens,
     is_cut_point_message,
     is_turn_start_message,
@@ -33,7 +34,6 @@ from pi_continuity_harness.simulator.messages import (
 from pi_continuity_harness.simulator.session_manager import (
     ProjectedEntry,
     SessionProjection,
-    current_system_message,
     entry_to_context_messages,
 )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from pi_continuity_harness.scenario.transcript import (
@@ -24,6 +25,8 @@ __all__ = [
     "calculate_context_tokens",
     "compaction_summary_message",
     "convert_to_llm",
+    "current_system_message",
+    "current_tools",
     "custom_message",
     "estimate_request_context_tokens",
     "estimate_tokens",
@@ -46,6 +49,55 @@ def system_message_text(message: Message) -> str:
     parts = [content_text(message.get("content"), "\n")]
     parts.extend(text for text in (message.get("sections") or {}).values() if text is not None)
     return "\n\n".join(part for part in parts if part)
+
+
+def current_tools(messages: Iterable[Message]) -> list[dict[str, Any]]:
+    """pi-ai ``getCurrentTools``: every system message's removals, then additions, in order (a
+    redefined tool keeps its first position, as a JavaScript ``Map`` does)."""
+    tools: dict[str, dict[str, Any]] = {}
+    for message in messages:
+        if message.get("role") != "system":
+            continue
+        for removed in message.get("toolsRemoved") or []:
+            tools.pop(str(removed.get("name") if isinstance(removed, dict) else removed), None)
+        for tool in message.get("toolsAdded") or []:
+            tools[str(tool.get("name"))] = tool
+    return list(tools.values())
+
+
+def current_system_message(messages: list[Message]) -> Message | None:
+    """pi-ai ``getCurrentSystemMessage``: a transcript's system messages folded into one (their
+    texts, the sections with later ones winning and ``null`` deleting, the current tools, the
+    first timestamp); None when there is no system message and no tool. The request's leading
+    system message (``collapseSystemMessages``) and a compaction entry's ``systemMessage``
+    (session-manager.js:903-916) are both this."""
+    content: list[str] = []
+    sections: dict[str, Any] = {}
+    timestamp: Any = None
+    seen = False
+    for message in messages:
+        if message.get("role") != "system":
+            continue
+        if not seen:
+            timestamp, seen = message.get("timestamp"), True
+        text = content_text(message.get("content"), "\n")
+        if text:
+            content.append(text)
+        for name, value in (message.get("sections") or {}).items():
+            if value is None:
+                sections.pop(name, None)
+            else:
+                sections[name] = value
+    tools = current_tools(messages)
+    if not seen and not tools:
+        return None
+    head: Message = {"role": "system", "content": "\n\n".join(content)}
+    if sections:
+        head["sections"] = sections
+    if tools:
+        head["toolsAdded"] = tools
+    head["timestamp"] = timestamp if timestamp is not None else 0
+    return head
 
 
 def zero_usage() -> dict[str, Any]:

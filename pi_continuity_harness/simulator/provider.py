@@ -46,13 +46,17 @@ error is ``"<status>: <JSON of the error object>"``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import Model
 from pi_continuity_harness.scenario.transcript import content_text
-from pi_continuity_harness.simulator.messages import Message, system_message_text
+from pi_continuity_harness.simulator.messages import (
+    Message,
+    current_system_message,
+    current_tools,
+    system_message_text,
+)
 
 __all__ = [
     "DEFAULT_THINKING_LEVEL",
@@ -109,51 +113,12 @@ def clamp_thinking_level(model: Model | None, level: str) -> str:
 
 
 # ============================================================================ request
-def current_tools(messages: Iterable[Message]) -> list[dict[str, Any]]:
-    """pi-ai ``getCurrentTools``: every system message's removals, then additions, in order (a
-    redefined tool keeps its first position, as a JavaScript ``Map`` does)."""
-    tools: dict[str, dict[str, Any]] = {}
-    for message in messages:
-        if message.get("role") != "system":
-            continue
-        for removed in message.get("toolsRemoved") or []:
-            tools.pop(str(removed.get("name") if isinstance(removed, dict) else removed), None)
-        for tool in message.get("toolsAdded") or []:
-            tools[str(tool.get("name"))] = tool
-    return list(tools.values())
-
-
 def fold_system_messages(messages: list[Message]) -> list[Message]:
     """pi-ai ``collapseSystemMessages``: the transcript's system messages replayed into one
     leading message (``getCurrentSystemMessage``), every other message in order."""
-    content: list[str] = []
-    sections: dict[str, Any] = {}
-    timestamp: Any = None
-    seen = False
-    for message in messages:
-        if message.get("role") != "system":
-            continue
-        if not seen:
-            timestamp, seen = message.get("timestamp"), True
-        text = content_text(message.get("content"), "\n")
-        if text:
-            content.append(text)
-        for name, value in (message.get("sections") or {}).items():
-            if value is None:
-                sections.pop(name, None)
-            else:
-                sections[name] = value
-    tools = current_tools(messages)
+    head = current_system_message(messages)
     rest = [m for m in messages if m.get("role") != "system"]
-    if not seen and not tools:
-        return rest
-    head: Message = {"role": "system", "content": "\n\n".join(content)}
-    if sections:
-        head["sections"] = sections
-    if tools:
-        head["toolsAdded"] = tools
-    head["timestamp"] = timestamp if timestamp is not None else 0
-    return [head, *rest]
+    return rest if head is None else [head, *rest]
 
 
 def _same_model(message: Message, model: Model) -> bool:

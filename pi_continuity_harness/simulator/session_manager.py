@@ -30,7 +30,12 @@ from typing import Any
 from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.scenario.session_id import check_session_id
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock, iso_from_ms
-from pi_continuity_harness.simulator.messages import Message, compaction_summary_message, custom_message
+from pi_continuity_harness.simulator.messages import (
+    Message,
+    compaction_summary_message,
+    current_system_message,
+    custom_message,
+)
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -38,7 +43,6 @@ __all__ = [
     "SessionFileError",
     "SessionManager",
     "SessionProjection",
-    "current_system_message",
     "dumps_entry",
     "entry_to_context_messages",
     "load_entries",
@@ -71,43 +75,6 @@ def load_entries(path: str) -> list[Entry]:
             if isinstance(value, dict):
                 entries.append(value)
     return entries
-
-
-def current_system_message(messages: list[Message]) -> Message | None:
-    """pi-ai ``getCurrentSystemMessage``: all system messages of a transcript, folded."""
-    content: list[str] = []
-    sections: dict[str, Any] = {}
-    timestamp: Any = None
-    tools: list[Any] = []
-    seen = False
-    for message in messages:
-        if message.get("role") != "system":
-            continue
-        if not seen:
-            timestamp = message.get("timestamp")
-            seen = True
-        text = message.get("content") if isinstance(message.get("content"), str) else ""
-        if text:
-            content.append(text)
-        for name, value in (message.get("sections") or {}).items():
-            if value is None:
-                sections.pop(name, None)
-            else:
-                sections[name] = value
-        if message.get("toolsAdded"):
-            names = {t.get("name") for t in message["toolsAdded"]}
-            tools = [t for t in tools if t.get("name") not in names] + list(message["toolsAdded"])
-        for removed in message.get("toolsRemoved") or []:
-            tools = [t for t in tools if t.get("name") != removed]
-    if not seen and not tools:
-        return None
-    out: Message = {"role": "system", "content": "\n\n".join(content)}
-    if sections:
-        out["sections"] = sections
-    if tools:
-        out["toolsAdded"] = tools
-    out["timestamp"] = timestamp
-    return out
 
 
 def ms_of_iso(iso: str) -> int:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import ToolDefinition
-from pi_continuity_harness.simulator.provider import current_tools
+from pi_continuity_harness.simulator.messages import current_tools
 
 __all__ = ["declare_tool_changes", "tool_declaration"]
 

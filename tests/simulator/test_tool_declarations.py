@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import ToolDefinition
-from pi_continuity_harness.simulator.provider import current_tools
+from pi_continuity_harness.simulator.messages import current_tools
 from pi_continuity_harness.simulator.system_prompt import builtin_tools
 from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes, tool_declaration
 
