@@ -153,6 +153,11 @@ async def _go_on(coro: Coroutine[Any, Any, Any], waiting: Any) -> Any:
             if waiting is None:  # a bare ``yield`` (``asyncio.sleep(0)``)
                 await asyncio.sleep(0)
             else:
+                # What Task.__step does with a yielded future: the flag set by the yield inside
+                # ``coro`` is taken back, or awaiting the still-pending future here raises
+                # "await wasn't used with future" (the C future iterator reads it as "already
+                # yielded").
+                waiting._asyncio_future_blocking = False
                 await waiting
         except asyncio.CancelledError as error:
             if waiting is None or not waiting.done():

@@ -465,13 +465,6 @@ def test_manual_compaction_commits_after_one_summarizer_500(tmp_path: Path) -> N
     assert retry_events(result)[2]["reason"] == "manual"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RuntimeError,
-    reason="known bug after merging inject-right-after-its-record (virtual_loop.start_eagerly) with "
-    "the summarizer backoff: an abort injected after summarization_retry_scheduled is resumed "
-    "before its idle future is done ('await wasn't used with future'); see CHANGELOG, Known issues",
-)
 def test_an_abort_during_the_summarizer_backoff_cancels_the_compaction(tmp_path: Path) -> None:
     scenario = base(
         model={"agent": [FIRST], "summary": [{"error": SERVER_ERROR, "during": []}]},
