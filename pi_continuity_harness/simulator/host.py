@@ -459,8 +459,10 @@ class SimHost:
         self.thinking_level = level
 
     def record_rpc(self, event: dict[str, Any]) -> None:
-        """Keep a session event as RPC writes it (a JSON copy: the objects it names change later)."""
-        if self.rpc_events is not None:
+        """Keep a session event as RPC writes it (a JSON copy: the objects it names change later).
+        A crashed Pi writes nothing more: its stdout ends with the process, while the simulated
+        code it was running still unwinds (``finally`` blocks emit ``agent_settled``, say)."""
+        if self.rpc_events is not None and not self.crashed:
             self.rpc_events.append(json.loads(json.dumps(event)))
 
     def _new_runner(self, session: AgentSession, manager: SessionManager) -> ExtensionRunner:

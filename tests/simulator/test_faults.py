@@ -9,10 +9,13 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.api import CONFIG_DIR_NAME, ExtensionAPI
+from pi_continuity_harness.scenario.document import parse_scenario
 from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor
+from pi_continuity_harness.scenario.operations import PromptOp
 from pi_continuity_harness.scenario.trace import Trace
+from pi_continuity_harness.targets import make_target
 
-from .helpers import base, event_records, long_text, run, session_records
+from .helpers import base, event_records, long_text, noop, run, session_records
 
 
 def writer(log: list[Any]) -> Any:
@@ -306,3 +309,19 @@ def test_an_operation_no_wrapper_saw_end_is_recorded_from_the_disk(tmp_path: Pat
     names = [(r["kind"], r["name"]) for r in result.host.trace.records]
     moved = names.index(("fs", "replace"))
     assert names[moved - 1] == ("fs", "replace_before") and names[moved + 1] == ("ui", "notify")
+
+
+def test_a_crashed_pi_writes_no_more_rpc_events(tmp_path: Path) -> None:
+    """Real Pi's RPC stream ends with its process; the simulated code that was running still
+    unwinds after a crash (the run's ``finally`` emits ``agent_settled``), which must not reach
+    the observation (found by ``compare``: four crash scenarios differed from real Pi)."""
+    crash_at_reply = {"crash": [{"after": {"kind": "model", "name": "reply"}}]}
+    scenario = parse_scenario(base(faults=crash_at_reply))
+    target = make_target("sim", noop, tmp_path / "machine")
+    target.start(scenario)
+    target.perform(PromptOp(prompt="hello"))
+    observation = target.observe()
+    types = [e["type"] for e in observation.rpc_events]
+    assert observation.operations[-1].error == "Pi crashed" or target.simulation.host.crashed
+    assert "agent_start" in types
+    assert "agent_settled" not in types and "agent_end" not in types, types

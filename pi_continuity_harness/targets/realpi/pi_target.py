@@ -133,6 +133,11 @@ _RELOAD_COMMAND = "harness-reload"
 _NEW_SESSION_COMMAND = "harness-new-session"
 #: Observer log lines that are the harness's own bookkeeping, not extension events.
 _OBSERVER_BOOKKEEPING = frozenset({"observer_loaded", "harness_reload", "harness_new_session"})
+#: The ``extensionPath`` of an error thrown by the observer's own commands (a refused
+#: ``ctx.reload()``): how the target learns an operation's outcome, not something the
+#: implementation or Pi did to it, so the observation leaves it out (the simulator has no such
+#: command: its reload is an operation of the host).
+_HARNESS_COMMAND_PATHS = frozenset({f"command:{_RELOAD_COMMAND}", f"command:{_NEW_SESSION_COMMAND}"})
 _QUIET_S = 0.05
 #: Verified installations per Pi version, per process (verifying runs ``node --version`` and
 #: ``pi --version``).
@@ -1007,6 +1012,11 @@ class PiTarget:
         names = {str(path): name for path, name in self._extensions}
         for proc in self._procs:
             for event in proc.events:
+                if (
+                    event.type == "extension_error"
+                    and event.data.get("extensionPath") in _HARNESS_COMMAND_PATHS
+                ):
+                    continue
                 self._observe_event(observation, event, names)
                 if event.type != "extension_ui_request" and not event.type.startswith("_"):
                     observation.rpc_events.append(self._named(event.data, names))
