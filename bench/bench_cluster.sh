@@ -7,6 +7,8 @@ set -u
 S=${1:-30}
 T=$(mktemp -d "${TMPDIR:-/tmp}/pch-cluster-XXXX")
 cd "$T" || exit 1
+# Dask's scratch space (the scheduler's too) stays in $T, removed on exit.
+export DASK_TEMPORARY_DIRECTORY="$T"
 PIDS=()
 cleanup() {
     # SIGKILL: a worker without a nanny, sent SIGTERM, can wait on a scheduler that has gone

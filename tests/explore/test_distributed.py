@@ -40,8 +40,11 @@ def _dask(*args: str, log: Path) -> subprocess.Popen[bytes]:
     """``dask ...`` in a process group of its own (a worker's children die with it)."""
     dask = Path(sys.executable).with_name("dask")
     handle = log.open("wb")
+    # Dask's scratch space (``dask-scratch-space``, the scheduler's too) goes beside the logs,
+    # not into the system's temporary directory, where nothing would remove it.
+    env = {**os.environ, "DASK_TEMPORARY_DIRECTORY": str(log.parent)}
     return subprocess.Popen(
-        [str(dask), *args], stdout=handle, stderr=subprocess.STDOUT, start_new_session=True
+        [str(dask), *args], stdout=handle, stderr=subprocess.STDOUT, start_new_session=True, env=env
     )
 
 
