@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from pi_continuity_harness import PI_VERSION, __version__
@@ -71,6 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     saved_path = list(sys.path)
     search_current_directory()
+    # SIGTERM (a CI timeout, ``timeout``, a killed job) ends a command as Ctrl-C does, through its
+    # ``finally`` blocks: temporary run directories are removed or named, servers it started are
+    # stopped. Python's default would end the process on the spot.
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt) if main_thread else None
     try:
         return int(args.func(args))
     except UsageError as error:
@@ -85,7 +92,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
         sys.path[:] = saved_path  # main() called in-process (tests) leaves sys.path as it was
+
+
+def _interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -285,6 +286,8 @@ def compare_suites(
                 on_result=progress,
                 pi_version=pi_version if target == "pi" else None,
             )
+            if runs[target].exit_code == int(pytest.ExitCode.INTERRUPTED):
+                raise KeyboardInterrupt  # pytest caught the interrupt: the comparison stops too
     except BaseException:
         if temporary:
             shutil.rmtree(root, ignore_errors=True)

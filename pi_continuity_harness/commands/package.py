@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import signal
 import tempfile
 from pathlib import Path
 
@@ -129,17 +128,9 @@ def main(args: argparse.Namespace) -> int:
     unknown = [s for s in sources if s not in SOURCES]
     if unknown:
         raise UsageError(f"--sources: {', '.join(unknown)}: not one of {', '.join(SOURCES)}")
-    # SIGTERM (a CI timeout, ``timeout``) ends the gate through its ``finally`` blocks, so the
-    # Verdaccio it started is stopped, as on Ctrl-C; Python's default would skip them.
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        return _open_and_gate(args, sources)
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
-def _terminate(signum: int, _frame: object) -> None:
-    raise SystemExit(128 + signum)
+    # SIGTERM ends the gate as Ctrl-C does (cli.main), through its ``finally`` blocks: the
+    # Verdaccio it started is stopped.
+    return _open_and_gate(args, sources)
 
 
 def _open_and_gate(args: argparse.Namespace, sources: list[str]) -> int:

@@ -16,6 +16,7 @@ import tempfile
 from collections import OrderedDict
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -200,6 +201,11 @@ def _run(
             workers=args.workers,
             pi_version=pi_version,
         )
+    if run.exit_code == int(pytest.ExitCode.INTERRUPTED):
+        # pytest caught the interrupt (Ctrl-C, or SIGTERM through cli.main): stop as interrupted,
+        # naming the machines of what failed before it.
+        print_kept(console, run, quiet=True)
+        raise KeyboardInterrupt
     if not run.results:
         raise no_scenario_error(tags, args.keyword, args.features)
     console.print(render_table(run))

@@ -550,7 +550,9 @@ def run_suite(
         seconds=time.perf_counter() - started,
         workdir=root,
     )
-    if temporary and (run.ok or not run.results):
+    # Kept only for a scenario that failed (and printed where): a passing run, and one that was
+    # interrupted before anything failed, leave nothing behind.
+    if temporary and not run.failed:
         shutil.rmtree(root, ignore_errors=True)
         run.kept = False
     return run

@@ -249,3 +249,34 @@ def test_rule_a_failing_scenario_names_its_machine_under_workdir_and_quiet(tmp_p
     )
     assert (machine / "trace.jsonl").is_file()
     assert not (workdir / LOCK_NAME).exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_rule_a_run_stopped_before_anything_failed_leaves_no_temporary_directory(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """A CI timeout (SIGTERM) or Ctrl-C ends ``run`` through its cleanup, as an interrupt: exit
+    130, and the temporary run directory is removed since no scenario failed (before: SIGTERM
+    left it behind, unnamed; 220 of them piled up in /tmp in one afternoon)."""
+    temp = tmp_path / "t"
+    temp.mkdir()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pi_continuity_harness.cli", "run", "--quiet"],
+        cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(temp)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # Once a scenario's machine exists the run is under way (a wait on an event, not a timer).
+        while process.poll() is None and not any(temp.glob("pi-continuity-harness-run-*/*")):
+            os.sched_yield()
+        process.send_signal(sig)
+        _out, err = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    assert "interrupted" in err
+    assert list(temp.glob("pi-continuity-harness-*")) == []
