@@ -258,17 +258,24 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
         raise ScenarioError(format_validation_error(source, error)) from None
 
 
+def read_text_file(path: str | Path, kind: str, error: type[ScenarioError] = ScenarioError) -> str:
+    """The UTF-8 text of the ``kind`` file at ``path`` (a scenario file, a session file), or one
+    ``error`` naming the file and what is wrong with it."""
+    source = str(path)
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{source}: is a directory, not a {kind}") from None
+    except UnicodeDecodeError as problem:
+        raise error(f"{source}: not UTF-8 text ({problem.reason})") from None
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file (YAML or JSON)."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{source}: is a directory, not a scenario file") from None
-    except UnicodeDecodeError as error:
-        raise ScenarioError(f"{source}: not UTF-8 text ({error.reason})") from None
+    text = read_text_file(path, "scenario file")
     try:
         data = safe_load(text)
     except yaml.YAMLError as error:

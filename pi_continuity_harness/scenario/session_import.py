@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.errors import ScenarioError
-from pi_continuity_harness.scenario.document import Scenario, parse_scenario
+from pi_continuity_harness.scenario.document import Scenario, parse_scenario, read_text_file
 from pi_continuity_harness.scenario.session_id import check_session_id
 
 __all__ = [
@@ -475,14 +475,7 @@ def import_session(
     """Read a Pi 1.6 session file and return the scenario that replays it (``flip``: see
     :func:`import_session_lines`)."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SessionImportError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise SessionImportError(f"{source}: is a directory, not a session file") from None
-    except UnicodeDecodeError as error:
-        raise SessionImportError(f"{source}: not UTF-8 text ({error.reason})") from None
+    text = read_text_file(path, "session file", SessionImportError)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
