@@ -43,6 +43,7 @@ __all__ = [
     "format_validation_error",
     "load_scenario",
     "parse_scenario",
+    "read_text_file",
     "scenario_json_schema",
 ]
 
