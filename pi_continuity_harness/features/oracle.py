@@ -39,6 +39,7 @@ __all__ = [
     "REQUIRED_FIELDS",
     "Brief",
     "brief_problems",
+    "freshness_rule_paragraphs",
     "freshness_statements_missing",
     "has_freshness_rule",
     "leaf_values",
@@ -248,6 +249,14 @@ def freshness_statements_missing(text: str) -> list[str]:
 def has_freshness_rule(text: str) -> bool:
     """Whether ``text`` states the whole event-freshness rule (the three statements)."""
     return not freshness_statements_missing(text)
+
+
+def freshness_rule_paragraphs(body: str) -> list[str]:
+    """The paragraphs of a Brief's ``## Recovery Instructions`` that state the whole
+    event-freshness rule: exactly one in a valid Brief (spec §9 Recovery Instructions, §14:
+    the insertion is idempotent)."""
+    text = section(body, "## Recovery Instructions")
+    return [p for p in re.split(r"\n\s*\n", text) if has_freshness_rule(p)]
 
 
 _FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})")

@@ -56,6 +56,7 @@ from pi_continuity_harness.simulator.messages import (
     current_system_message,
     current_tools,
     system_message_text,
+    zero_usage,
 )
 
 __all__ = [
@@ -355,17 +356,6 @@ def request_body(
 
 
 # ============================================================================ response
-def _initial_usage() -> dict[str, Any]:
-    return {
-        "input": 0,
-        "output": 0,
-        "cacheRead": 0,
-        "cacheWrite": 0,
-        "totalTokens": 0,
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-    }
-
-
 def _chunk_usage(raw: dict[str, Any]) -> dict[str, Any]:
     """``parseChunkUsage`` with the fake models' zero prices (``calculateCost``)."""
     prompt = int(raw.get("prompt_tokens") or 0)
@@ -412,7 +402,7 @@ def assistant_failure(
         "api": model.api,
         "provider": model.provider,
         "model": model.id,
-        "usage": _initial_usage(),
+        "usage": zero_usage(),
         "stopReason": stop_reason,
         "timestamp": timestamp,
         "errorMessage": error,
@@ -454,7 +444,7 @@ class StreamReader:
             "api": self.model.api,
             "provider": self.model.provider,
             "model": self.model.id,
-            "usage": _initial_usage(),
+            "usage": zero_usage(),
             "stopReason": "pending",
             "timestamp": self.timestamp,
         }

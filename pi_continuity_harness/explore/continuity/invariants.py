@@ -43,11 +43,11 @@ from pi_continuity_harness.features.oracle import (
     MESSAGE_PREFIX,
     Brief,
     brief_problems,
+    freshness_rule_paragraphs,
     has_freshness_rule,
     leaf_values,
     parse_brief,
     promoted_directives,
-    section,
     sha256_hex,
 )
 from pi_continuity_harness.scenario.model_script import ModelRequest, SynthesisReply, estimate_request_tokens
@@ -362,8 +362,7 @@ def freshness_rule_once(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     brief = t.brief(str(entry["summary"]))
     if brief is None:
         return
-    text = section(brief.body, "## Recovery Instructions")
-    count = len([p for p in re.split(r"\n\s*\n", text) if has_freshness_rule(p)])
+    count = len(freshness_rule_paragraphs(brief.body))
     if count != 1:
         yield f"the Recovery Instructions state the event-freshness rule {count} time(s)"
 

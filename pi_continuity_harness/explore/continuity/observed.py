@@ -22,10 +22,10 @@ from pi_continuity_harness.features.oracle import (
     CONTINUATION_SUFFIX,
     MESSAGE_PREFIX,
     brief_problems,
+    freshness_rule_paragraphs,
     has_freshness_rule,
     leaf_values,
     parse_brief,
-    section,
     sha256_hex,
 )
 
@@ -82,8 +82,7 @@ def freshness_rule_once(run: ObservedRun) -> Iterator[str]:
         brief = parse_brief(str(entry.get("summary")))
         if brief is None:
             continue
-        text = section(brief.body, "## Recovery Instructions")
-        count = len([p for p in re.split(r"\n\s*\n", text) if has_freshness_rule(p)])
+        count = len(freshness_rule_paragraphs(brief.body))
         if count != 1:
             yield f"entry {entry.get('id')}: the Recovery Instructions state the event-freshness rule {count} time(s)"
 

@@ -15,6 +15,7 @@ from pi_continuity_harness.features.oracle import (
     MESSAGE_PREFIX,
     Brief,
     brief_problems,
+    freshness_rule_paragraphs,
     has_freshness_rule,
     leaf_values,
     parse_brief,
@@ -829,9 +830,11 @@ def _synthesis_requests(world: World) -> list[ObservedRequest]:
 
 @then("the Brief's Recovery Instructions state the event-freshness rule exactly once")
 def _freshness_once(world: World) -> None:
-    text = section(world.latest_summary_brief().body, "## Recovery Instructions")
-    paragraphs = [p for p in re.split(r"\n\s*\n", text) if has_freshness_rule(p)]
-    assert len(paragraphs) == 1, f"{len(paragraphs)} statements of the freshness rule in:\n{text}"
+    body = world.latest_summary_brief().body
+    paragraphs = freshness_rule_paragraphs(body)
+    assert len(paragraphs) == 1, (
+        f"{len(paragraphs)} statements of the freshness rule in:\n{section(body, '## Recovery Instructions')}"
+    )
 
 
 @then("the synthesis request stated the event-freshness rule and the authority-boundary rule")
