@@ -228,13 +228,28 @@ def config_bytes(world: World) -> bytes | None:
 
 
 def substitute_work(world: World, value: str) -> str:
-    return value.replace("$WORK", str(world.observe().project_dir.parent))
+    """``$PROJECT`` is the project directory (Pi's cwd), ``$WORK`` its parent."""
+    project = world.observe().project_dir
+    return value.replace("$PROJECT", str(project)).replace("$WORK", str(project.parent))
+
+
+def substitute_json(world: World, value: str) -> str:
+    """:func:`substitute_work` inside a JSON text (the paths JSON-escaped)."""
+    project = world.observe().project_dir
+    return value.replace("$PROJECT", json.dumps(str(project))[1:-1]).replace(
+        "$WORK", json.dumps(str(project.parent))[1:-1]
+    )
+
+
+def project_templates_file(world: World) -> Path:
+    return agent_dir(world) / "project-templates.json"
 
 
 # ===================================================================== given
 @given(parsers.re(r"the handoff settings are (?P<value>\{.*\})"))
 def _given_settings(world: World, value: str) -> None:
-    set_handoff_settings(world, json.loads(substitute_work(world, value) if "$WORK" in value else value))
+    world.start()
+    set_handoff_settings(world, json.loads(substitute_json(world, value)))
 
 
 @given(parsers.re(r'a file "(?P<name>[^"]+)" already sits where this session\'s dossier goes'))
@@ -274,6 +289,48 @@ def _given_template(world: World, name: str, value: str) -> None:
             {"edit_file": {"path": f"$AGENT/{MANAGED}/templates/{name}", "text": value + "\n"}}
         )
     )
+
+
+@given(parsers.re(r'the addendum template "(?P<name>[^"]+)" says "(?P<value>[^"]+)"'))
+def _given_addendum_template(world: World, name: str, value: str) -> None:
+    """A template in ``$PROJECT/addendum`` (the scenario's ``templateDirectory``)."""
+    world.start()
+    world.perform(
+        EditFileOp.model_validate({"edit_file": {"path": f"addendum/{name}", "text": value + "\n"}})
+    )
+
+
+@given(parsers.re(r'the managed template "(?P<name>[^"]+)" is removed'))
+def _given_template_removed(world: World, name: str) -> None:
+    world.start()
+    world.perform(
+        EditFileOp.model_validate(
+            {"edit_file": {"path": f"$AGENT/{MANAGED}/templates/{name}", "kind": "absent"}}
+        )
+    )
+
+
+@given(parsers.re(r"the project templates file holds (?P<value>\{.*\})"))
+def _given_project_templates(world: World, value: str) -> None:
+    """``project-templates.json`` as the reference fixes it: ``{"projects": {<abs dir>: {role:
+    name}}}`` (``$PROJECT`` is the cwd, ``$WORK`` its parent)."""
+    world.start()
+    _write_project_templates(world, substitute_json(world, value))
+
+
+@given(parsers.re(r'the project templates file holds the text "(?P<value>[^"]*)"'))
+def _given_project_templates_text(world: World, value: str) -> None:
+    world.start()
+    _write_project_templates(world, value)
+
+
+def _write_project_templates(world: World, content: str) -> None:
+    world.perform(
+        EditFileOp.model_validate(
+            {"edit_file": {"path": f"$AGENT/{MANAGED}/project-templates.json", "text": content}}
+        )
+    )
+    world.remembered["project_templates_before"] = project_templates_file(world).read_bytes()
 
 
 # ===================================================================== when: starting and writing
@@ -506,6 +563,18 @@ def _project_template(world: World, name: str, role: str) -> None:
         DialogAnswer(select=name if name.startswith("<") else f"/{re.escape(name)}/"),
         DialogAnswer(cancel=True),
     ]
+    begin(world)
+    world.command("/sh project-template", answers)
+
+
+@when(
+    parsers.re(
+        r"the user opens the (?P<role>Call|Handoff) template list of /sh project-template and leaves it"
+    )
+)
+def _project_template_list(world: World, role: str) -> None:
+    world.start()
+    answers = [DialogAnswer(select=f"/^{role}/"), DialogAnswer(cancel=True), DialogAnswer(cancel=True)]
     begin(world)
     world.command("/sh project-template", answers)
 
