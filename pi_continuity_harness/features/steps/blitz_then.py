@@ -401,6 +401,7 @@ def _notified(world: World, value: str) -> None:
 @then(parsers.re(r'the handoff config file holds "(?P<key>[^"]+)" = (?P<value>.+)'))
 def _config_holds(world: World, key: str, value: str) -> None:
     path = agent_dir(world) / "config.json"
+    assert path.is_file(), f"no handoff config file at {path}"
     data = json.loads(path.read_text(encoding="utf-8"))
     expected = json.loads(value.replace("$WORK", json.dumps(str(world.observe().project_dir.parent))[1:-1]))
     assert data.get(key) == expected, f"{key}: {data.get(key)!r}"
@@ -910,3 +911,50 @@ def _template_list(world: World, role: str, a: str, b: str, absent: str) -> None
     for name in (a, b):
         assert name in shown, f"{name!r} not offered: {shown}"
     assert absent not in shown, f"{absent!r} offered: {shown}"
+
+
+# ===================================================================== recovery, settings lists, receiver
+_DATE = re.compile(
+    r"\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}"
+    r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}\b"
+)
+
+
+@then(parsers.re(r'the recovery list showed a date beside "(?P<name>[^"]+)"'))
+def _recovery_dated(world: World, name: str) -> None:
+    """The file's name carries no date, so the date must be the implementation's own."""
+    selects = [d for d in world.observe().dialogs[last_mark(world).dialogs :] if d.get("method") == "select"]
+    options = [str(o) for d in selects for o in d.get("options") or [] if name in str(o)]
+    assert options, f"no recovery list offered {name!r}: {selects}"
+    assert _DATE.search(options[0].replace(name, "")), f"no date beside {name!r}: {options[0]!r}"
+
+
+@then(
+    parsers.re(
+        r'the settings template list offered "(?P<a>[^"]+)" and "(?P<b>[^"]+)"'
+        r' but neither "(?P<c>[^"]+)" nor "(?P<d>[^"]+)"'
+    )
+)
+def _settings_template_list(world: World, a: str, b: str, c: str, d: str) -> None:
+    selects = [x for x in world.observe().dialogs[last_mark(world).dialogs :] if x.get("method") == "select"]
+    lists = [[str(o) for o in x.get("options") or []] for x in selects if b in (x.get("options") or [])]
+    assert lists, f"no select offered {b!r}: {selects}"
+    shown = lists[0]
+    assert a in shown, f"{a!r} not offered: {shown}"
+    assert c not in shown and d not in shown, f"offered: {shown}"
+
+
+@then(parsers.re(r'the receiver got "(?P<value>[^"]+)" only inside the dossier it read'))
+def _only_in_dossier(world: World, value: str) -> None:
+    """In every model request the deferred prompt appears only in a tool result (the receiver's
+    read of the dossier; the source model never gets it, a rule of its own), and it does there."""
+    seen_in_read = False
+    for request in world.observe().requests("agent"):
+        for message in request.request.messages:
+            body = json.dumps(message, ensure_ascii=False)
+            if value not in body:
+                continue
+            is_read = message.get("role") in ("tool", "toolResult") or '"tool_call_id"' in body
+            assert is_read, f"{value!r} reached the receiver outside the dossier: {body[:300]}"
+            seen_in_read = True
+    assert seen_in_read, f"{value!r} never reached the receiver through the dossier"
