@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pi_continuity_harness.scenario.json_text import dumps_indented
 from pi_continuity_harness.targets.target import Observation
 
 __all__ = [
@@ -230,7 +231,7 @@ def normalise_observation(
 
 def write_observation_record(path: Path, record: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(dumps_indented(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 # ====================================================================== differences
