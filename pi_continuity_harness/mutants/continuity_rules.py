@@ -3360,3 +3360,21 @@ patched_once(
     "extension:Continuity.on_compact_failed",
     _cancelled_brief_continued,
 )
+
+
+def _with_alias_command(pi: ExtensionAPI) -> None:
+    reference_extension(pi)
+
+    async def checkpoint_alias(args: str, ctx: Any) -> None:
+        await _module("commands").run_command(_module("extension").Continuity(pi), "checkpoint", ctx)
+
+    pi.register_command("continuity-checkpoint", checkpoint_alias, description="Save a Continuity Brief now")
+
+
+registered(
+    "alias_command_registered",
+    ("P93a",),
+    "§12, §18: the implementation registers one command, continuity",
+    "a second command, /continuity-checkpoint, is registered as an alias of /continuity checkpoint",
+    _with_alias_command,
+)

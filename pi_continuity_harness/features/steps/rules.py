@@ -1052,3 +1052,15 @@ def _cancelled_brief_inert(world: World) -> None:
 @given("the synthesis model stops at its output limit in the last sentence of the Brief")
 def _length_in_last_sentence(world: World) -> None:
     world.script("extension", SynthesisReply(kind="length_whole"))
+
+
+# --------------------------------------------------------------------- one command (P93a)
+@then(parsers.re(r"the implementation registered exactly one command, /(?P<name>[a-z-]+)"))
+def _one_command(world: World, name: str) -> None:
+    """Spec §12, §18 "Register one command, `continuity`": the commands Pi lists for the
+    extensions of the scenario (competitors register none) are exactly that one."""
+    commands = world.observe().commands
+    registered = [
+        c for owner, names in commands.items() if not owner.startswith("competitor:") for c in names
+    ]
+    assert registered == [name], f"the implementation registered {registered or 'no command'}"
