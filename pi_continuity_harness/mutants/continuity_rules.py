@@ -3378,3 +3378,13 @@ registered(
     "a second command, /continuity-checkpoint, is registered as an alias of /continuity checkpoint",
     _with_alias_command,
 )
+
+
+patched_once(
+    "session_id_used_raw",
+    ("P52",),
+    "§7 (seed README): the session id is made filesystem-safe before it becomes a path component",
+    "the session id is used as the directory name as it is ('../x' leads out of the artifact directory)",
+    "paths:safe_session_component",
+    lambda original: lambda session_id: session_id,
+)

@@ -1064,3 +1064,43 @@ def _one_command(world: World, name: str) -> None:
         c for owner, names in commands.items() if not owner.startswith("competitor:") for c in names
     ]
     assert registered == [name], f"the implementation registered {registered or 'no command'}"
+
+
+# --------------------------------------------------------------------- a hostile session id (P52)
+@when(parsers.re(r'the session file is rewritten outside Pi to name the session "(?P<session_id>[^"]+)"'))
+def _hostile_session_id(world: World, session_id: str) -> None:
+    """Pi 1.6 validates ``--session-id`` (``session-manager.js:15-19``) but takes a resumed file's
+    header id as it is (``session-manager.js:731``): the next start runs under ``session_id``."""
+    observation = world.observe()
+    file = observation.session_file
+    assert file is not None and file.is_file(), "Pi wrote no session file to rewrite"
+    lines = file.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    assert header.get("type") == "session", f"the first line of {file.name} is no session header"
+    header["id"] = session_id
+    text = "\n".join([json.dumps(header, separators=(",", ":")), *lines[1:]]) + "\n"
+    begin(world)
+    outcome = world.perform(
+        EditFileOp.model_validate({"edit_file": {"path": f"$SESSIONS/{file.name}", "text": text}})
+    )
+    assert outcome.ok, f"rewriting the session file failed: {outcome.error}"
+
+
+@then("every Brief written since lies in one directory directly under the artifact directory")
+def _briefs_in_one_component(world: World) -> None:
+    """Spec §7 (seed README): the session id is made filesystem-safe before it becomes a path
+    component, so a hostile id cannot lead a Brief out of ``<artifactDirectory>/<one component>/``."""
+    project = world.observe().project_dir
+    before: dict[str, bytes] = world.remembered.get("project_at_start") or {}
+    now = project_files(project)
+    written = {name: data for name, data in now.items() if before.get(name) != data}
+    briefs = [name for name, _brief in briefs_in(written)]
+    assert briefs, f"no Brief was written (new project files: {sorted(written) or 'none'})"
+    root = world.artifact_dir().resolve()
+    for name in briefs:
+        path = (project / name).resolve()
+        assert path.is_relative_to(root), f"{name} lies outside the artifact directory {root}"
+        parts = path.relative_to(root).parts
+        assert len(parts) == 3 and parts[0] not in (".", ".."), (
+            f"{name} is not <artifactDirectory>/<one component>/<kind>/<file>"
+        )
