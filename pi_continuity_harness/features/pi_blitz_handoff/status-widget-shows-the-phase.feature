@@ -22,3 +22,11 @@ Feature: status-widget-shows-the-phase
     When the model asks for the template once and then stops
     Then the status widget now shows "Writing Session Handoff"
     And every widget update of the implementation is placed above the editor
+
+  @rule-H6
+  Scenario: the /sh menu offers Start first, and Cancel first while a handoff is active
+    When the user opens the /sh menu and dismisses it
+    Then the /sh menu offered Start first, then Recovery, Settings, Project templates and Help
+    Given the model asks for the template once and then stops
+    When the user opens the /sh menu and dismisses it
+    Then the /sh menu offered Cancel first, then Recovery, Settings, Project templates and Help

@@ -623,6 +623,95 @@ def _slow_question(world: World, value: str, seconds: str) -> None:
     world.prompt(value)
 
 
+@when('the model asks for the template, deletes the reserved file and stops; then the user runs "/sh cancel"')
+def _get_delete_cancel(world: World) -> None:
+    sh_start(
+        world,
+        get_reply(),
+        Reply(tool_calls=(call("bash", {"command": "rm -f " + DOSSIER_FILE}),), context_tokens=12_300),
+        Reply(text="Template received.", context_tokens=12_400),
+    )
+    world.remembered["dossier_after_get"] = False
+    begin(world)
+    world.command("/sh cancel")
+
+
+@when("a directory replaces the reserved file while the model writes, and the model calls Finish")
+def _dossier_directory(world: World) -> None:
+    """The reservation is swapped for a directory from outside while the model's Finish call
+    is held (the simulated bash runs only ``rm``, so the swap is the scenario's own edit)."""
+    world.start()
+    remember_source(world)
+    path = str(dossier(world).relative_to(world.observe().project_dir))
+    swap = (
+        EditFileOp.model_validate({"edit_file": {"path": path, "kind": "absent"}}),
+        EditFileOp.model_validate({"edit_file": {"path": path, "kind": "directory"}}),
+    )
+    finish = Reply(
+        tool_calls=(call(oracle.FINISH_TOOL, {"id": FINISH_ID}),), context_tokens=13_000, during=swap
+    )
+    sh_start(world, get_reply(), finish, Reply(text="Finish was refused.", context_tokens=13_100))
+
+
+@when(
+    parsers.re(
+        r'the user sends "(?P<a>[^"]+)" and "(?P<b>[^"]+)" while the model writes the handoff,'
+        r" and the receiver's first turn fails with a provider error"
+    )
+)
+def _prompts_then_receiver_fails(world: World, a: str, b: str) -> None:
+    during = (
+        PromptOp.model_validate({"prompt": {"text": a, "streaming_behavior": "followUp"}}),
+        PromptOp.model_validate({"prompt": {"text": b}}),
+    )
+    held_write = Reply(
+        tool_calls=(call("write", {"path": DOSSIER_FILE, "content": DOSSIER_TEXT}),),
+        context_tokens=12_500,
+        during=during,
+    )
+    world.remembered["deferred"] = [a, b]
+    sh_start(
+        world,
+        get_reply(),
+        held_write,
+        finish_reply(),
+        Reply(text="Handoff submitted.", context_tokens=13_200),
+        Reply(error=HttpError(status=400, message="bad request")),
+    )
+
+
+@when(
+    parsers.re(
+        r'the user sends "(?P<a>[^"]+)" and "(?P<b>[^"]+)" while the model writes the handoff,'
+        r" and the model stops before Finish"
+    )
+)
+def _prompts_then_stop(world: World, a: str, b: str) -> None:
+    during = (
+        PromptOp.model_validate({"prompt": {"text": a, "streaming_behavior": "followUp"}}),
+        PromptOp.model_validate({"prompt": {"text": b}}),
+    )
+    held_write = Reply(
+        tool_calls=(call("write", {"path": DOSSIER_FILE, "content": DOSSIER_TEXT}),),
+        context_tokens=12_500,
+        during=during,
+    )
+    world.remembered["deferred"] = [a, b]
+    sh_start(
+        world, get_reply(), held_write, Reply(text="Dossier written; checking it.", context_tokens=12_700)
+    )
+
+
+@given("the first source session file is removed")
+def _remove_first_source(world: World) -> None:
+    path = source_file(world)
+    relative = path.relative_to(Path(world.observe().session_dir))
+    world.perform(
+        EditFileOp.model_validate({"edit_file": {"path": f"$SESSIONS/{relative}", "kind": "absent"}})
+    )
+    assert not path.exists(), f"{path} is still there"
+
+
 _BOOLEAN_KEYS = ("automaticSessionHandoff", "deleteHandoffAfterReading")
 
 

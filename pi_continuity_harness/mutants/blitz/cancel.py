@@ -208,3 +208,17 @@ class CancelKeepsReminder(Mutant):
                 self.request = None
             return
         super().check_reminder(ctx)
+
+
+@mutant(
+    "H73",
+    how="a reservation that is already gone is reported as a failed removal",
+    unreachable="the explorer's writer never deletes its reservation",
+)
+class MissingReservationReported(Mutant):
+    async def cancel(self, ctx: Any) -> None:
+        request = self.request
+        owned = request is not None and request.active and request.reservation_owned
+        if owned and request is not None and not os.path.lexists(request.dossier):
+            ctx.ui.notify(f"Could not remove {request.dossier}: it does not exist.", "error")
+        await super().cancel(ctx)

@@ -388,3 +388,19 @@ class DeferredAlsoInBootstrap(Mutant):
 
         with patched(messages, "bootstrap_prompt", with_prompts):
             await super().cutover(token, ctx)
+
+
+@mutant(
+    "H46b",
+    how="each captured prompt also gets a recovery file of its own",
+    unreachable="captured_prompts_kept_in_order reads the window's own recovery file",
+)
+class RecoveryFilePerPrompt(Mutant):
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        result = super().on_input(event, ctx)
+        request = self.request
+        capture = request.capture if request is not None else None
+        if capture is not None and capture.path and len(capture.prompts) > 1:
+            extra = capture.path[: -len(".md")] + f"-{len(capture.prompts)}.md"
+            atomic_write_text(extra, capture.prompts[-1])
+        return result
