@@ -45,7 +45,7 @@ import pytest
 from pytest_bdd.reporting import ReportContext, test_report_context_registry
 
 from pi_continuity_harness import targets
-from pi_continuity_harness.features import preflight
+from pi_continuity_harness.features import preflight, step_lookup
 from pi_continuity_harness.features.collect import (
     FeatureFile,
     add_skipped_to_cucumber,
@@ -98,6 +98,8 @@ _TEMPORARY = pytest.StashKey[bool]()
 _PASSED = pytest.StashKey[bool]()
 _LOCKS = pytest.StashKey[contextlib.ExitStack]()
 _CAPABILITIES = pytest.StashKey[frozenset[str]]()
+#: The session memoised pytest-bdd's step lookup (:mod:`.step_lookup`).
+_STEP_LOOKUP = pytest.StashKey[bool]()
 _SYSTEM = pytest.StashKey[str]()
 
 
@@ -213,6 +215,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"needs-{capability}: runs only on a target that can: {meaning}")
     if not _active(config):
         return
+    step_lookup.install()
+    config.stash[_STEP_LOOKUP] = True
     search_current_directory(str(config.invocation_params.dir))
     root = config.getoption("--harness-workdir")
     if root and hasattr(config, "workerinput"):
@@ -229,6 +233,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if config.stash.get(_STEP_LOOKUP, False):
+        step_lookup.uninstall()
     locks = config.stash.get(_LOCKS, None)
     if locks is not None:
         locks.close()

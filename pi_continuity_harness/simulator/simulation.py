@@ -39,6 +39,7 @@ from pi_continuity_harness.scenario.implementations import (
     declared_system,
     resolve_implementation,
 )
+from pi_continuity_harness.scenario.json_text import dumps_indented
 from pi_continuity_harness.scenario.model_script import ExtensionReplies
 from pi_continuity_harness.scenario.operations import Operation, operation_name
 from pi_continuity_harness.scenario.run_lock import LOCK_NAME
@@ -329,7 +330,7 @@ def write_exchanges(run_dir: Path, exchanges: list[dict[str, Any]]) -> None:
     for exchange in exchanges:
         path = run_dir / exchange_file(exchange["kind"], exchange["index"])
         path.parent.mkdir(exist_ok=True)
-        path.write_text(json.dumps(exchange, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        path.write_text(dumps_indented(exchange, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def read_exchanges(run_dir: Path) -> dict[tuple[str, int], dict[str, Any]]:

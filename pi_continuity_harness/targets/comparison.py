@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pi_continuity_harness.scenario.json_text import dumps_indented
 from pi_continuity_harness.targets.target import Observation
 
 __all__ = [
@@ -84,6 +85,12 @@ class Normaliser:
         self._paths = sorted(((p, name) for name, p in paths.items() if p), key=lambda x: -len(x[0]))
         self._uuids: dict[str, str] = {}
         self._ids: dict[str, str] = {}
+        #: Each text already normalised, with its result. A record repeats the same strings many
+        #: times (every model request carries the conversation so far, every event its message),
+        #: and the result of a text never changes once it has been normalised: its uuids and ids
+        #: are numbered by then, and an all-digit token is an id only when ``learn_ids`` learnt
+        #: it, which clears this cache.
+        self._texts: dict[str, str] = {}
 
     def uuid(self, value: str) -> str:
         return self._uuids.setdefault(value, f"<uuid{len(self._uuids) + 1}>")
@@ -93,11 +100,18 @@ class Normaliser:
 
     def learn_ids(self, values: Iterable[Any]) -> None:
         """Number these entry ids first (in this order), so equal sessions get equal numbers."""
+        self._texts.clear()
         for value in values:
             if isinstance(value, str) and _ENTRY_ID.fullmatch(value):
                 self.entry_id(value)
 
     def text(self, value: str) -> str:
+        done = self._texts.get(value)
+        if done is None:
+            done = self._texts[value] = self._text(value)
+        return done
+
+    def _text(self, value: str) -> str:
         for path, name in self._paths:
             value = value.replace(path, name)
         value = _PI_PACKAGE.sub("$PI_PACKAGE", value)
@@ -217,7 +231,7 @@ def normalise_observation(
 
 def write_observation_record(path: Path, record: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(dumps_indented(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 # ====================================================================== differences

@@ -1,0 +1,60 @@
+"""The suite's memo of pytest-bdd's step lookup (issue 16) gives pytest-bdd's own answer.
+
+pytest-bdd looks up every step it runs among every fixture pytest knows; the suite's plug-in
+keeps the answer per step text and test module (:mod:`pi_continuity_harness.features.step_lookup`).
+Here the memo checks every answer it gives against a fresh lookup, over scenarios of both
+systems, and the check itself is shown to fail when the memo is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.features import step_lookup
+from pi_continuity_harness.features.suite import run_suite
+
+
+@pytest.fixture
+def verifying() -> Iterator[None]:
+    step_lookup.verify = True
+    try:
+        yield
+    finally:
+        step_lookup.verify = False
+
+
+def test_every_memoised_step_lookup_equals_pytest_bdds_own(tmp_path: Path, verifying: None) -> None:
+    for extension, keyword in (("reference", "compaction or archive"), ("blitz", "handoff")):
+        run = run_suite(target="sim", extension=extension, keyword=keyword, workdir=tmp_path / extension)
+        assert run.results, keyword
+        problems = [f"{r.name}: {r.detail}" for r in run.results if r.status != "passed"]
+        assert not problems, "\n".join(problems)
+    # The memo lives as long as the session: pytest-bdd is as it was after the run.
+    assert not step_lookup.installed()
+
+
+def test_a_wrong_memoised_step_lookup_fails_the_scenario(
+    tmp_path: Path, verifying: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = step_lookup._ORIGINAL
+    assert original is not None
+    seen: set[tuple[str, str]] = set()
+
+    def find_fixturedefs_for_step(*, step: Any, fixturemanager: Any, node: Any) -> Any:
+        found = tuple(original(step=step, fixturemanager=fixturemanager, node=node))
+        key = (step.type, step.name)
+        if key in seen:
+            return found
+        seen.add(key)
+        return ()  # the first answer for a step is wrong: nothing matches it
+
+    monkeypatch.setattr(step_lookup, "_ORIGINAL", find_fixturedefs_for_step)
+    run = run_suite(target="sim", extension="reference", keyword="archive", workdir=tmp_path / "r")
+    assert len(run.results) > 1
+    # The first scenario finds no step; a later one gets the wrong memoised answer, and the check
+    # against pytest-bdd's own lookup fails it.
+    assert any("step lookup memo" in r.detail for r in run.results if r.status == "failed")
