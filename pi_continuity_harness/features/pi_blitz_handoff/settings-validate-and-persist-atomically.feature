@@ -4,7 +4,7 @@ Feature: settings-validate-and-persist-atomically
   applies at once; invalid input keeps the prior value and says why; a missing directory
   is created only after the exact path is confirmed (reference: Settings).
 
-  @rule-H88a @rule-H108
+  @rule-H88a @rule-H108 @rule-H88b
   Scenario: settings-validate-and-persist-atomically
     When the user sets "readinessRetrySeconds" to "5" in /sh settings
     Then the handoff config file holds "readinessRetrySeconds" = 5

@@ -30,3 +30,10 @@ Feature: status-widget-shows-the-phase
     Given the model asks for the template once and then stops
     When the user opens the /sh menu and dismisses it
     Then the /sh menu offered Cancel first, then Recovery, Settings, Project templates and Help
+
+  @rule-H66
+  Scenario: the Finished widget stays until the next ordinary input
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the status widget now shows "Session Handoff Finished"
+    When the user asks "what is next?" and the model answers
+    Then the status widget no longer shows an active handoff

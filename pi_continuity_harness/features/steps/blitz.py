@@ -702,6 +702,13 @@ def _prompts_then_stop(world: World, a: str, b: str) -> None:
     )
 
 
+@when("the user starts a new session before the model asks for the template")
+def _new_session_before_get(world: World) -> None:
+    sh_start(world, Reply(text="Let me look at the checkpoint first.", context_tokens=12_000))
+    begin(world)
+    world.perform(NewSessionOp())
+
+
 @given("the first source session file is removed")
 def _remove_first_source(world: World) -> None:
     path = source_file(world)

@@ -1038,3 +1038,11 @@ def _nothing_after_finish(world: World) -> None:
         if any(call_id in json.dumps(m) for m in r.request.messages)
     ]
     assert len(after) == 1, f"{len(after)} source model requests after the accepted Finish"
+
+
+@then("Pi switched away from the source session")
+def _switched_away(world: World) -> None:
+    obs = world.observe()
+    assert obs.session_file is not None and str(obs.session_file) != str(source_file(world)), (
+        "Pi is still in the source session"
+    )
