@@ -29,6 +29,7 @@ from pi_continuity_harness.features.steps.common import current_mark, new_sessio
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.model_script import HttpError, Reply, ScriptedToolCall
 from pi_continuity_harness.scenario.operations import (
+    AbortOp,
     CommandOp,
     CompactOp,
     DialogAnswer,
@@ -476,6 +477,29 @@ def _model_start(world: World) -> None:
     world.prompt("Please hand this session off now.")
 
 
+@when(
+    parsers.re(
+        r"the model is asked to start a handoff, asks for the template at once,"
+        r" then takes (?P<seconds>\d+) seconds before it writes and finishes"
+    )
+)
+def _model_start_slow(world: World, seconds: str) -> None:
+    scripted(
+        world,
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "start"}),), context_tokens=11_000),
+        get_reply(),
+        Reply(
+            tool_calls=(call("bash", {"command": "echo drafting"}),),
+            context_tokens=12_100,
+            latency_ms=int(seconds) * 1000,
+        ),
+        write_reply(),
+        finish_reply(),
+        *submitted_then_receiver(),
+    )
+    world.prompt("Please hand this session off now.")
+
+
 @when("the model is asked to start a handoff, asks for the template at once and stops")
 def _model_start_stop(world: World) -> None:
     scripted(
@@ -545,6 +569,11 @@ def _next_turn_odd(world: World, how: str) -> None:
         world.script(
             "agent", Reply(text="Handled the first prompt and then", finish="length", context_tokens=4_000)
         )
+
+
+@given("the user will abort the model's reply in the next turn")
+def _next_turn_aborted(world: World) -> None:
+    world.script("agent", Reply(text="Working through both prompts", during=(AbortOp(),)))
 
 
 @when("the user opens /sh recover and leaves it")

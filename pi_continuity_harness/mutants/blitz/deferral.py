@@ -404,3 +404,44 @@ class RecoveryFilePerPrompt(Mutant):
             extra = capture.path[: -len(".md")] + f"-{len(capture.prompts)}.md"
             atomic_write_text(extra, capture.prompts[-1])
         return result
+
+
+@mutant(
+    "H60b",
+    how="only a manual compaction resets the automatic budget (a threshold or overflow one does not)",
+    unreachable="the explorer's compactions are manual",
+)
+class ThresholdCompactionKeepsBudget(Mutant):
+    def register(self) -> None:
+        pi = self.pi
+        original_on = pi.on
+
+        def on(event: str, handler: Any) -> Any:
+            if event != "session_compact":
+                return original_on(event, handler)
+
+            def manual_only(compact: Any, ctx: Any) -> Any:
+                return handler(compact, ctx) if getattr(compact, "reason", None) == "manual" else None
+
+            return original_on(event, manual_only)
+
+        self.pi = Proxy(pi, on=on)
+        try:
+            super().register()
+        finally:
+            self.pi = pi
+
+
+@mutant(
+    "H17",
+    how="an early template request does not start the reminder clock",
+    unreachable="reminder_only_after_delay accepts a missing reminder",
+)
+class EarlyGetStartsNoClock(Mutant):
+    async def tool_get(self, *args: Any, **kwargs: Any) -> Any:
+        request = self.request
+        early = request is not None and request.active and not request.call_dispatched
+        result = await super().tool_get(*args, **kwargs)
+        if early and request is not None and request.retrieved_at is not None:
+            request.reminder_started_at = None
+        return result
