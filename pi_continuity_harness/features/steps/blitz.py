@@ -738,6 +738,13 @@ def _new_session_before_get(world: World) -> None:
     world.perform(NewSessionOp())
 
 
+@given("writing the handoff config fails")
+def _config_write_fails(world: World) -> None:
+    """Every write of ``config.json`` or a temporary file named after it fails (ENOSPC)."""
+    rule = {"op": "write", "path": f"$AGENT/{MANAGED}/*config.json*", "times": 0, "errno": "ENOSPC"}
+    world.require_setup("a fault").data["faults"]["fs"].append(rule)
+
+
 @given("the first source session file is removed")
 def _remove_first_source(world: World) -> None:
     path = source_file(world)

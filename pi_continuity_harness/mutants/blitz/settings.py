@@ -316,3 +316,21 @@ class SettingsTempLeftOver(Mutant):
         if args.strip() == "settings" and os.path.exists(config):
             with open(config, "rb") as source, open(config + ".4f2a.tmp", "wb") as leftover:
                 leftover.write(source.read())
+
+
+@mutant(
+    "H90b",
+    how="a settings edit whose save fails is applied in memory all the same",
+    unreachable="the explorer injects no write fault on the config",
+)
+class FailedSaveApplied(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        def save(path: str, updated: Any) -> None:
+            try:
+                save_settings(path, updated)
+            except OSError:
+                self.apply_settings(updated)
+                raise
+
+        with patched(commands, "save_settings", save):
+            await super().run(args, ctx)
