@@ -745,6 +745,12 @@ def _config_write_fails(world: World) -> None:
     world.require_setup("a fault").data["faults"]["fs"].append(rule)
 
 
+@given(parsers.re(r'reading the recovery file "(?P<name>[^"]+)" fails'))
+def _recovery_read_fails(world: World, name: str) -> None:
+    rule = {"op": "read", "path": f"$AGENT/{MANAGED}/recovery/{name}", "times": 0, "errno": "EACCES"}
+    world.require_setup("a fault").data["faults"]["fs"].append(rule)
+
+
 @given("the first source session file is removed")
 def _remove_first_source(world: World) -> None:
     path = source_file(world)

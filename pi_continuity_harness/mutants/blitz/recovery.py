@@ -226,3 +226,25 @@ class RecoveryListUndated(Mutant):
 class AbortedRecoveryCompletes(Mutant):
     def track_turn(self, tracker: Any) -> None:
         super().track_turn(_wrap_tracker(tracker, abort_completes=True))
+
+
+@mutant(
+    "H86",
+    how="a recovery file that cannot be read is removed",
+    unreachable="the explorer injects no read fault on recovery files",
+)
+class UnreadableRecoveryRemoved(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        notify = ctx.ui.notify
+        directory = self.recovery_dir()
+
+        def notify_and_remove(message: str, notify_type: str = "info") -> None:
+            notify(message, notify_type)
+            if notify_type == "error" and os.path.isdir(directory):
+                for name in sorted(os.listdir(directory)):
+                    if name in message:
+                        os.remove(os.path.join(directory, name))
+
+        if args.strip() == "recover":
+            ctx = Proxy(ctx, ui=Proxy(ctx.ui, notify=notify_and_remove))
+        await super().run(args, ctx)
