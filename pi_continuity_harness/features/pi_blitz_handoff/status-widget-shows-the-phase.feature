@@ -37,3 +37,9 @@ Feature: status-widget-shows-the-phase
     Then the status widget now shows "Session Handoff Finished"
     When the user asks "what is next?" and the model answers
     Then the status widget no longer shows an active handoff
+
+  @rule-H3
+  Scenario: there is no /sh config subcommand
+    When the user runs "/sh config"
+    Then the extension opened no dialog and started nothing
+    And the handoff config file is unchanged

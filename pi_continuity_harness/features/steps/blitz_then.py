@@ -1046,3 +1046,12 @@ def _switched_away(world: World) -> None:
     assert obs.session_file is not None and str(obs.session_file) != str(source_file(world)), (
         "Pi is still in the source session"
     )
+
+
+@then("the extension opened no dialog and started nothing")
+def _no_dialog(world: World) -> None:
+    """A positive witness that the implementation answered (a notification), and no dialog."""
+    dialogs = world.observe().dialogs[last_mark(world).dialogs :]
+    assert not dialogs, f"dialogs: {dialogs}"
+    assert notes(world), "the implementation said nothing about the command"
+    assert not widget_texts(world), widget_texts(world)

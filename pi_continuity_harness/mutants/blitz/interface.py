@@ -260,3 +260,12 @@ class MenuAlwaysStart(Mutant):
         finally:
             if self.request is None:
                 self.request = request
+
+
+@mutant("H3", how="/sh config is an alias of /sh settings", unreachable=_MENU)
+class ConfigAlias(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        words = args.split()
+        if words[:1] == ["config"]:
+            args = " ".join(["settings", *words[1:]])
+        await super().run(args, ctx)
