@@ -29,3 +29,11 @@ Feature: one-visible-reminder
     When the model is asked to start a handoff, asks for the template at once, then takes 2 seconds before it writes and finishes
     Then exactly 1 handoff reminder was shown
     And Pi switched to a new session whose header links to the source session
+
+  @needs-virtual-time @rule-H49c
+  Scenario: after the reminder the Finish ID the template request returned is still accepted
+    Given the handoff settings are {"readinessRetrySeconds": 1}
+    When the model asks for the template, takes 2 seconds before writing, then writes and finishes
+    Then exactly 1 handoff reminder was shown
+    And exactly 1 Finish call was accepted
+    And Pi switched to a new session whose header links to the source session

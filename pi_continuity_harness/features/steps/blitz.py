@@ -409,6 +409,26 @@ def _slow_writer(world: World, seconds: str) -> None:
     )
 
 
+@when(
+    parsers.re(
+        r"the model asks for the template, takes (?P<seconds>\d+) seconds before writing, then writes and finishes"
+    )
+)
+def _slow_after_get(world: World, seconds: str) -> None:
+    sh_start(
+        world,
+        get_reply(),
+        Reply(
+            tool_calls=(call("bash", {"command": "echo drafting"}),),
+            context_tokens=12_100,
+            latency_ms=int(seconds) * 1000,
+        ),
+        write_reply(),
+        finish_reply(),
+        *submitted_then_receiver(),
+    )
+
+
 @when(parsers.re(r"a handoff is requested and the model's next reply reports (?P<n>\d[\d,]*) context tokens"))
 def _request_then_full(world: World, n: str) -> None:
     tokens = number(n)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -445,3 +446,17 @@ class EarlyGetStartsNoClock(Mutant):
         if early and request is not None and request.retrieved_at is not None:
             request.reminder_started_at = None
         return result
+
+
+@mutant(
+    "H49c",
+    how="the reminder issues a new Finish ID (the one the template request returned goes stale)",
+    unreachable="finish_only_with_returned_id accepts any ID a GET returned",
+)
+class ReminderRegeneratesId(Mutant):
+    def check_reminder(self, ctx: Any) -> None:
+        request = self.request
+        before = request is not None and request.reminded
+        super().check_reminder(ctx)
+        if request is not None and request.reminded and not before and request.finish_id is not None:
+            request.finish_id = str(uuid.uuid4())
