@@ -184,6 +184,7 @@ def _gate(
                 keep_going=args.keep_going,
                 suite=suite,
                 log=log,
+                system=args.system,
             )
         except PackageError as error:
             console.print(f"[bold red]gate step failed:[/] {escape(str(error))}")

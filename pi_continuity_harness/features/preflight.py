@@ -42,6 +42,7 @@ __all__ = [
     "SetupError",
     "check_features",
     "check_implementation",
+    "check_run_directories",
     "check_target",
     "feature_files",
 ]
@@ -121,6 +122,28 @@ def check_target(target: str, pi_version: str | None = None) -> None:
         f"--target pi: real Pi {version} is not installed in {default_cache_dir()}; "
         f"run `pi-continuity-harness install-pi{'' if pi_version is None else f' --pi-version {version}'}` "
         f"first ({needs})"
+    )
+
+
+def check_run_directories(target: str, run_directories: Iterable[Path]) -> None:
+    """``pi``: every scenario's run directory is short enough for the real-Pi machine layout
+    (``scenario/layout.py``: Pi's machine root is exactly ``WORK_PATH_LENGTH`` characters, so a
+    run directory may have at most two fewer). Checked once for the whole selection, before any
+    scenario runs: the target itself would refuse each scenario in turn, one failure per
+    scenario, for what is one mistake in ``--workdir``."""
+    if target != "pi":
+        return
+    from pi_continuity_harness.scenario.layout import WORK_PATH_LENGTH  # noqa: PLC0415
+
+    longest = max((Path(p).resolve() for p in run_directories), key=lambda p: len(str(p)), default=None)
+    if longest is None or len(str(longest)) <= WORK_PATH_LENGTH - 2:
+        return
+    raise SetupError(
+        f"--workdir {longest.parent}: a scenario would run in {longest} ({len(str(longest))} "
+        f"characters); the real-Pi target lays Pi's machine out at a path of exactly "
+        f"{WORK_PATH_LENGTH} characters, so a run directory may have at most "
+        f"{WORK_PATH_LENGTH - 2}: choose a work directory of at most "
+        f"{WORK_PATH_LENGTH - 2 - len(str(longest)) + len(str(longest.parent))} characters"
     )
 
 

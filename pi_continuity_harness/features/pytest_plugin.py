@@ -400,6 +400,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     target = target_name(config)
     pi_version = config.getoption("--pi-version") if target == "pi" else None
     try:
+        preflight.check_run_directories(
+            target, [machine_path(config, item.name) for item in session.items if scenario_template(item)]
+        )
         preflight.check_target(target, pi_version)
         preflight.check_implementation(
             target, extension, system=config.getoption("--system"), pi_version=pi_version

@@ -15,7 +15,7 @@
 Each check is a :class:`Check` (pass, fail, needs-a-person, not-run) with its file and field.
 """
 
-from pi_continuity_harness.package.docs import README_TOPICS
+from pi_continuity_harness.package.docs import BLITZ_README_TOPICS, README_TOPICS, readme_topics
 from pi_continuity_harness.package.gate import GateResult, SuiteOutcome, run_gate
 from pi_continuity_harness.package.install import SOURCES
 from pi_continuity_harness.package.manifest import HOST_PACKAGES, entries
@@ -35,6 +35,7 @@ from pi_continuity_harness.package.static import StaticResult, static_gate
 from pi_continuity_harness.package.suite import DEFAULT_SUITE_TAGS, suite_hook
 
 __all__ = [
+    "BLITZ_README_TOPICS",
     "DEFAULT_SUITE_TAGS",
     "HOST_PACKAGES",
     "README_TOPICS",
@@ -54,6 +55,7 @@ __all__ = [
     "failed",
     "npm_env",
     "open_package",
+    "readme_topics",
     "record_json",
     "run_gate",
     "static_gate",

@@ -1,10 +1,13 @@
 """The documentation checks (spec §19): README topics, CHANGELOG notes for the version, MIT LICENSE.
 
 A topic is found by its heading and the words §19 requires it to name (the table
-:data:`README_TOPICS`). Whether the one-paragraph product explanation explains the product, and
-whether the core invariant is explained correctly, only a person can judge: those are reported
-``needs-a-person``, never ``pass`` (the invariant's keywords are still required, and missing
-ones fail).
+:data:`README_TOPICS` for Pi Session Continuity; :data:`BLITZ_README_TOPICS` for pi-blitz-handoff,
+whose agent reference is "a meaning-equivalent derivative" of its root README, so the README must
+carry what the reference states: requirements, the three install forms, the commands, the model
+tool, every setting, the managed paths and the dossier's privacy). Whether the one-paragraph
+product explanation explains the product, and whether the core invariant is explained correctly,
+only a person can judge: those are reported ``needs-a-person``, never ``pass`` (the invariant's
+keywords are still required, and missing ones fail).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 from pi_continuity_harness.package.model import Check
 from pi_continuity_harness.package.source import PackageInput
 
-__all__ = ["README_TOPICS", "Topic", "docs_checks"]
+__all__ = ["BLITZ_README_TOPICS", "README_TOPICS", "Topic", "docs_checks", "readme_topics"]
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,82 @@ README_TOPICS: tuple[Topic, ...] = (
     ),
 )
 
+#: pi-blitz-handoff 2.0's README, as its agent reference (``pi-blitz-handoff-reference.md``)
+#: restates it: "Requirements and installation", "Public interface", "Settings", "Managed paths,
+#: templates and projects", "Data and development evidence".
+BLITZ_README_TOPICS: tuple[Topic, ...] = (
+    Topic("product-paragraph", "one-paragraph product explanation", (r"(?m)^# \S",), person=True),
+    Topic(
+        "requirements",
+        "requirements: Node.js >= 22.19.0, Pi >= 1.5.0, a persisted session (no --no-session)",
+        (r"(?i)node(\.js)?\W{0,4}>=?\s*22", r"(?i)pi\S*\W{0,4}>=?\s*1\.\d+\.\d+", r"--no-session"),
+    ),
+    Topic(
+        "install",
+        "installation from npm and git, and a one-run load",
+        (r"pi install npm:\S+", r"pi install git:\S+", r"pi -e npm:\S+"),
+    ),
+    Topic(
+        "command-reference",
+        "command reference: /sh and its six subcommands",
+        (
+            r"(?im)^#+ .*(command|interface)",
+            *(
+                rf"/sh {sub}\b"
+                for sub in ("start", "help", "cancel", "recover", "settings", "project-template")
+            ),
+        ),
+    ),
+    Topic("model-tool", "the model tool: blitz_handoff status and start", (r"blitz_handoff",)),
+    Topic(
+        "settings",
+        "settings reference: every key with its default",
+        (
+            r"(?im)^#+ .*setting",
+            *(
+                re.escape(key)
+                for key in (
+                    "contextWarningPercent",
+                    "criticalWarningPercent",
+                    "automaticSessionHandoff",
+                    "deferPromptsFrom",
+                    "deleteHandoffAfterReading",
+                    "automaticSessionHandoffPercent",
+                    "readinessRetrySeconds",
+                    "maxSessionChainLength",
+                    "recoveryDirectory",
+                    "templateDirectory",
+                    "callTemplate",
+                    "handoffTemplate",
+                )
+            ),
+        ),
+    ),
+    Topic(
+        "managed-paths",
+        "managed paths: config, project templates, recovery, templates",
+        (r"pi-blitz-handoff/", r"config\.json", r"project-templates\.json", r"recovery/", r"templates/"),
+    ),
+    Topic(
+        "dossier-privacy",
+        "the dossier file, its plaintext content and keeping it out of Git",
+        (r"\.pi/handoff_", r"(?i)plaintext|privacy|sensitive", r"(?i)\bgit\b"),
+    ),
+    Topic("permissions", "the extension runs with Pi's process permissions", (r"(?i)permission",)),
+)
+
+#: The README topics of each system the gate knows (``--system``).
+_TOPICS_BY_SYSTEM: dict[str, tuple[Topic, ...]] = {
+    "pi-session-continuity": README_TOPICS,
+    "pi-blitz-handoff": BLITZ_README_TOPICS,
+}
+
+
+def readme_topics(system: str | None) -> tuple[Topic, ...]:
+    """The README topics of ``system`` (None: Pi Session Continuity, the gate's default)."""
+    return _TOPICS_BY_SYSTEM.get(system or "pi-session-continuity", README_TOPICS)
+
+
 _MIT_SENTENCES = (
     "MIT License",
     "Permission is hereby granted, free of charge, to any person obtaining a copy",
@@ -100,11 +179,11 @@ def _read(package: PackageInput, name: str) -> str | None:
         return None
 
 
-def docs_checks(package: PackageInput) -> list[Check]:
+def docs_checks(package: PackageInput, system: str | None = None) -> list[Check]:
     out: list[Check] = []
     readme = _read(package, "README.md")
     file = package.file("README.md")
-    for topic in README_TOPICS:
+    for topic in readme_topics(system):
         name = f"docs.readme:{topic.id}"
         if readme is None:
             out.append(Check(name, "fail", file, topic.what, "no README.md"))

@@ -107,9 +107,10 @@ def run_gate(
     keep_going: bool = False,
     suite: SuiteHook | None = None,
     log: Callable[[str], None] = lambda _line: None,
+    system: str | None = None,
 ) -> GateResult:
     started = time.monotonic()
-    static = static_gate(package, installation, workdir / "pack", npm_env)
+    static = static_gate(package, installation, workdir / "pack", npm_env, system)
     result = GateResult(
         package.name, package.version, package.display, static, environment(installation, npm_env)
     )

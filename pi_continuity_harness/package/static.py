@@ -29,7 +29,11 @@ class StaticResult:
 
 
 def static_gate(
-    package: PackageInput, installation: PiInstallation, pack_dir: Path, npm_env: dict[str, str]
+    package: PackageInput,
+    installation: PiInstallation,
+    pack_dir: Path,
+    npm_env: dict[str, str],
+    system: str | None = None,
 ) -> StaticResult:
     found = entries(package)
     graph = scan(installation, package.root, [e for e in found if (package.root / e).is_file()])
@@ -39,6 +43,6 @@ def static_gate(
         *entry_checks(package, graph),
         *dependency_checks(package, graph),
         *pack_checks(package, packed, graph, found),
-        *docs_checks(package),
+        *docs_checks(package, system),
     ]
     return StaticResult(checks, packed, found)

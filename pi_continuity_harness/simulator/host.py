@@ -353,9 +353,12 @@ class SimHost:
             self._tasks.add(task)
             task.add_done_callback(self._task_done)
         label = f"{request.kind}#{request.index}"
+        # The operation running when the call arrived (what the real target records too,
+        # ``targets/realpi/pi_target.py`` ``_on_hold``), counted before any of them runs.
+        operation = self.current_operation
         for op in operations:
             result = await self.run_operation(op, during=True)
-            self.held_outcomes.append((label, self.current_operation, result))
+            self.held_outcomes.append((label, operation, result))
 
     # ================================================================= runtimes
     def _model_for_new_runtime(self, manager: SessionManager, restored: bool) -> Model | None:

@@ -137,6 +137,37 @@ def test_rule_target_pi_without_pi_installed_names_install_pi(user_dir: Path, tm
     ]
 
 
+def test_rule_a_work_directory_too_long_for_real_pi_is_one_line_before_any_scenario(user_dir: Path) -> None:
+    """Before: the real-Pi target refused each scenario in turn (WorkdirError), one failure per
+    scenario, for one mistake in ``--workdir``. The check needs no Pi: it comes first."""
+    workdir = user_dir / ("w" * (126 - len(f"{user_dir}/") - len("/test_singleflight") + 1))
+    ran = harness("run", "--target", "pi", "--workdir", str(workdir), "-k", "singleflight", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    machine = workdir / "test_singleflight"
+    assert ran.err_lines == [
+        f"pi-continuity-harness run: --workdir {workdir}: a scenario would run in {machine} (127 "
+        "characters); the real-Pi target lays Pi's machine out at a path of exactly 128 characters, "
+        f"so a run directory may have at most 126: choose a work directory of at most {len(str(workdir)) - 1} "
+        "characters"
+    ]
+    _only(user_dir, "raising.py", "my_ext.py")
+
+
+def test_rule_a_work_directory_at_the_limit_is_not_refused(user_dir: Path, tmp_path: Path) -> None:
+    """The twin: one character shorter and the check lets the run through (here to the next
+    check, which names a Pi that is not installed in an empty cache)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    workdir = user_dir / ("w" * (126 - len(f"{user_dir}/") - len("/test_singleflight")))
+    ran = harness(
+        "run", "--target", "pi", "--workdir", str(workdir), "-k", "singleflight", cwd=user_dir,
+        env={"PI_CONTINUITY_HARNESS_CACHE": str(tmp_path / "empty-cache"), "PATH": str(bin_dir)},
+    )  # fmt: skip
+    assert ran.code == 2 and "--workdir" not in ran.err, ran.err
+    assert "is not installed" in ran.err
+
+
 def test_rule_a_gherkin_syntax_error_names_the_file_and_line(user_dir: Path) -> None:
     """Before: the suite collapsed into one ``(collection) failed`` row."""
     features = user_dir / "features"

@@ -49,9 +49,23 @@ def _dask(*args: str, log: Path) -> subprocess.Popen[bytes]:
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
+    """A worker lost mid-run: SIGKILL to the worker process alone. Its process group's helpers
+    (multiprocessing's resource tracker) see it gone and unlink its named semaphores; killing
+    the whole group left ten ``/dev/shm/sem.mp-*`` files behind per run."""
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
+        os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """The end of the cluster: SIGTERM to the process group (Dask closes down and releases what
+    it holds), SIGKILL to whatever is left after 30 s."""
+    for sig, wait in ((signal.SIGTERM, 30.0), (signal.SIGKILL, 30.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=wait)
+            return
 
 
 @dataclass
@@ -80,7 +94,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield Cluster(address, workers, logs)
     finally:
         for process in [*workers, scheduler]:
-            _kill(process)
+            _stop(process)
 
 
 def _explore(tmp: Path, name: str, *extra: str) -> subprocess.Popen[str]:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from pi_continuity_harness.package import README_TOPICS, open_package
-from pi_continuity_harness.package.docs import docs_checks
+from pi_continuity_harness.package import BLITZ_README_TOPICS, README_TOPICS, open_package
+from pi_continuity_harness.package.docs import Topic, docs_checks
 
 from .variants import FIXTURE
 
@@ -96,3 +96,39 @@ def test_a_changelog_without_the_version_and_a_license_that_is_not_mit_fail(tmp_
     with open_package(source) as package:
         statuses = {c.name: c.status for c in docs_checks(package)}
     assert statuses["docs.changelog-version"] == "fail" and statuses["docs.license-mit"] == "fail"
+
+
+#: The documentation of a pi-blitz-handoff package (README, CHANGELOG, LICENSE; no code).
+BLITZ_DOCS = Path(__file__).parent / "blitz_docs"
+BLITZ = "pi-blitz-handoff"
+
+
+def test_a_blitz_readme_is_checked_against_blitz_topics_and_passes() -> None:
+    """Before: every package was held to Pi Session Continuity's topics (``/continuity``,
+    ``session-continuity.json``), so a correct pi-blitz-handoff README failed."""
+    with open_package(BLITZ_DOCS) as package:
+        checks = docs_checks(package, BLITZ)
+        psc = {c.name: c.status for c in docs_checks(package)}
+    assert len(checks) == len(BLITZ_README_TOPICS) + 2
+    assert {c.status for c in checks} == {"pass", "needs-a-person"}, [c for c in checks if c.status == "fail"]
+    assert psc["docs.readme:quick-start"] == "fail"  # the PSC topics are not the blitz README's
+
+
+def test_the_psc_fixture_readme_fails_the_blitz_topics() -> None:
+    with open_package(FIXTURE) as package:
+        statuses = {c.name: c.status for c in docs_checks(package, BLITZ)}
+    assert statuses["docs.readme:settings"] == statuses["docs.readme:command-reference"] == "fail"
+
+
+@pytest.mark.parametrize("topic", list(BLITZ_README_TOPICS), ids=lambda t: t.id)
+def test_a_blitz_readme_without_a_topic_fails_that_topic(topic: Topic, tmp_path: Path) -> None:
+    """Every pattern of a topic, removed alone, fails that topic (each pattern is needed)."""
+    for pattern in topic.patterns:
+        source = tmp_path / f"pkg{topic.patterns.index(pattern)}"
+        shutil.copytree(BLITZ_DOCS, source)
+        readme = (source / "README.md").read_text(encoding="utf-8")
+        stripped = "\n".join(line for line in readme.splitlines() if not re.search(pattern, line))
+        (source / "README.md").write_text(stripped, encoding="utf-8")
+        with open_package(source) as package:
+            statuses = {c.name: c.status for c in docs_checks(package, BLITZ)}
+        assert statuses[f"docs.readme:{topic.id}"] == "fail", pattern

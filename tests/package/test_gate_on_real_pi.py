@@ -147,3 +147,48 @@ def test_an_install_script_that_writes_outside_the_agent_dir_is_caught_at_run_ti
     failing = [c for c in record["checks"] if c["status"] == "fail"]
     assert [c["name"] for c in failing] == ["manifest.no-install-scripts", "home-untouched:npm"], failing
     assert "LEFT-BEHIND" in failing[1]["detail"]
+
+
+def test_settings_and_remove_checks_fail_when_pi_does_not_do_them(
+    pi_installation: PiInstallation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``settings:*`` and ``remove:*`` judge what Pi did, and no package can make Pi's package
+    manager misbehave, so the fault is planted in Pi's place: for the npm source ``pi remove``
+    is replaced by ``pi list`` (a remove that removes nothing), for the local source the settings
+    file loses its ``packages`` from ``pi install`` until ``pi list`` has run (it lists none). Each
+    fails exactly its own check."""
+    from pi_continuity_harness.cli import main  # noqa: PLC0415
+    from pi_continuity_harness.package import install  # noqa: PLC0415
+
+    real_run = install._Workspace.run
+    kept: list[str] = []
+
+    def faulty_run(
+        self: install._Workspace, run: install.SourceRun, step: str, argv: list[str], **kw: object
+    ) -> install.Transcript:
+        if run.source == "npm" and step == "remove":
+            argv = ["list"]
+        settings = self.pi.agent_dir / "settings.json"
+        done = real_run(self, run, step, argv, **kw)  # type: ignore[arg-type]
+        if run.source == "local" and step == "install":
+            kept.append(settings.read_text(encoding="utf-8"))
+            settings.write_text(json.dumps({**json.loads(kept[0]), "packages": []}), encoding="utf-8")
+        if run.source == "local" and step == "list":  # put back what Pi wrote: the rest goes on
+            settings.write_text(kept.pop(), encoding="utf-8")
+        return done
+
+    monkeypatch.setattr(install._Workspace, "run", faulty_run)
+    json_path = tmp_path / "gate.json"
+    code = main(
+        [
+            "package", str(FIXTURE), "--with-package", str(FIXTURE_DEP), "--sources", "npm,local",
+            "--suite", "none", "--keep-going", "--workdir", str(tmp_path / "work"), "--json", str(json_path),
+            "--quiet",
+        ]
+    )  # fmt: skip
+    assert code == 1
+    record = json.loads(json_path.read_text(encoding="utf-8"))
+    status = {c["name"]: c["status"] for c in record["checks"] if ":" in c["name"]}
+    failing = sorted(name for name, s in status.items() if s == "fail")
+    assert failing == ["remove:npm", "settings:local"], status
+    assert status["settings:npm"] == status["remove:local"] == status["load:local"] == "pass"

@@ -21,8 +21,15 @@ from pi_continuity_harness.api.events import (
 )
 from pi_continuity_harness.scenario.faults import FsFault
 from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor
-from pi_continuity_harness.scenario.model_script import ModelScript, Reply, SynthesisReply
-from pi_continuity_harness.scenario.operations import DialogAnswer
+from pi_continuity_harness.scenario.model_script import (
+    ModelOutcome,
+    ModelRequest,
+    ModelScript,
+    Reply,
+    SynthesisReply,
+    Usage,
+)
+from pi_continuity_harness.scenario.operations import AbortOp, DialogAnswer, Operation
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.targets.realpi import (
     AnswerRules,
@@ -32,7 +39,7 @@ from pi_continuity_harness.targets.realpi import (
 )
 from pi_continuity_harness.targets.realpi.bridge_runtime import _replay_counters
 from pi_continuity_harness.targets.realpi.wire import GenericEvent, build_event, result_to_wire
-from pi_continuity_harness.targets.target import Target
+from pi_continuity_harness.targets.target import HeldOutcome, OperationOutcome, Target
 
 EXTENSIONS = Path(__file__).parent / "extensions"
 
@@ -349,3 +356,36 @@ def test_pi_target_satisfies_the_target_protocol(tmp_path: Path) -> None:
     assert bridged.implementation == "probe_ext:extension" and bridged.bridged and not direct.bridged
     assert "fs-faults" in bridged.capabilities() and "fs-faults" not in direct.capabilities()
     assert "virtual-time" not in bridged.capabilities() and "trace-faults" not in bridged.capabilities()
+
+
+def test_a_held_calls_operations_name_the_operation_running_when_it_arrived(tmp_path: Path) -> None:
+    """Pi answers ``abort`` only once idle (``dist/modes/rpc/rpc-mode.js:353-355``,
+    ``dist/core/agent-session.js:2082-2093``), after ``agent_settled`` went out
+    (``agent-session.js:742-765``), so the main thread may record the running operation before
+    the abort a held call ran returns. The held outcome still names that operation, as the
+    simulator does (differential seed 178: 4 on real Pi, 3 on the simulator)."""
+    target = PiTarget("reference", tmp_path / "pi", install=False)
+    target._outcomes.append(OperationOutcome("prompt", True, disposition="started"))  # operation 0 done
+    ran: list[Operation] = []
+
+    def run_while_the_main_thread_settles(op: Operation, *, during: bool) -> OperationOutcome:
+        assert during
+        ran.append(op)
+        target._outcomes.append(OperationOutcome("prompt", True, disposition="started"))  # operation 1
+        return OperationOutcome("abort", True)
+
+    target._run = run_while_the_main_thread_settles  # type: ignore[method-assign]
+    request = ModelRequest(kind="agent", index=1, model="fake/main", system_prompt=None, messages=[])
+    held = ModelOutcome(
+        text="never",
+        thinking=None,
+        tool_calls=(),
+        stop_reason="stop",
+        usage=Usage(),
+        error=None,
+        latency_ms=0,
+        during=(AbortOp(),),
+    )
+    target._on_hold(request, held)
+    assert ran == [AbortOp()]
+    assert target._held == [HeldOutcome("agent#1", 1, OperationOutcome("abort", True))]

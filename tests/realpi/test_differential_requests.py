@@ -6,19 +6,23 @@ asserted on real Pi. The simulator's side of each is a fidelity test in
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from test_differential_fidelity import FIRST, LONG, OVERFLOW, assert_equivalent, play, scenario
+from pydantic import TypeAdapter
+from test_differential_fidelity import FIRST, LONG, OVERFLOW, PASSIVE, assert_equivalent, play, scenario
 
+from pi_continuity_harness.scenario.operations import Operation, normalise_operation_input
 from pi_continuity_harness.targets.realpi import PiTarget
 from pi_continuity_harness.targets.sim import SimTarget
-from pi_continuity_harness.targets.target import Observation
+from pi_continuity_harness.targets.target import Observation, OperationOutcome
 
 pytestmark = pytest.mark.realpi
 
 Targets = Callable[..., PiTarget | SimTarget]
+_OPS: TypeAdapter[Any] = TypeAdapter(Operation)
 SERVER_ERROR = {"status": 500, "message": "Internal server error", "type": "server_error"}
 
 
@@ -259,6 +263,57 @@ def test_operations_during_a_held_call_are_observed(targets: Targets) -> None:
     assert [(h.request, h.outcome.ok, h.outcome.disposition) for h in real.held_operations] == [
         ("agent#0", False, None),
         ("agent#0", True, "queued"),
+    ]
+    assert_equivalent(real, sim)
+
+
+def test_a_held_abort_names_its_operation_when_pi_settles_before_answering_it(targets: Targets) -> None:
+    """Pi answers ``abort`` only once idle (``dist/modes/rpc/rpc-mode.js:353-355``,
+    ``dist/core/agent-session.js:2082-2093``), after ``agent_settled`` went out
+    (``agent-session.js:742-765``): the operation the held call ran during may be recorded as
+    done before the abort returns. Differential seed 178 lost that race (4 on real Pi, 3 on the
+    simulator); here the held call's thread waits until the operation is recorded, so the race
+    is lost every time, and the outcome must still name operation 1."""
+    sc = scenario(
+        {"agent": [{"text": "answer one"}, {"text": "never", "during": ["abort"]}, {"text": "three"}]}
+    )
+    ops = [
+        _OPS.validate_python(normalise_operation_input({"prompt": text}))
+        for text in ("first", "second", "third")
+    ]
+    real_target = targets("pi", PASSIVE)
+    assert isinstance(real_target, PiTarget)
+    second_recorded = threading.Event()
+    run, perform = real_target._run, real_target.perform
+
+    def perform_and_tell(op: Operation) -> OperationOutcome:
+        outcome = perform(op)
+        if len(real_target._outcomes) == 2:
+            second_recorded.set()
+        return outcome
+
+    forced: list[bool] = []
+
+    def run_then_wait_for_the_main_thread(op: Operation, *, during: bool) -> OperationOutcome:
+        outcome = run(op, during=during)
+        if during:
+            forced.append(second_recorded.wait(60))
+        return outcome
+
+    real_target.perform = perform_and_tell  # type: ignore[method-assign]
+    real_target._run = run_then_wait_for_the_main_thread  # type: ignore[method-assign]
+    real_target.start(sc)
+    for op in ops:
+        real_target.perform(op)
+    real = real_target.observe()
+    sim_target = targets("sim", PASSIVE)
+    sim_target.start(sc)
+    for op in ops:
+        sim_target.perform(op)
+    sim = sim_target.observe()
+    assert forced == [True]  # the main thread recorded operation 1 before the abort returned
+    assert [(h.request, h.operation, h.outcome.name) for h in real.held_operations] == [
+        ("agent#1", 1, "abort")
     ]
     assert_equivalent(real, sim)
 

@@ -59,3 +59,11 @@ Feature: cancel-removes-only-the-owned-reservation
     Then the last template request was refused
     When the user runs "/sh start"
     Then the status widget now shows "Waiting for Session Handoff"
+
+  @needs-virtual-time @rule-H70b
+  Scenario: after a cancel no reminder comes
+    Given the handoff settings are {"readinessRetrySeconds": 1}
+    When the model asks for the template and the user cancels the handoff
+    Then the owned dossier reservation was removed
+    When the user asks "anything else?" and the model answers after 2 seconds
+    Then exactly 0 handoff reminders were shown

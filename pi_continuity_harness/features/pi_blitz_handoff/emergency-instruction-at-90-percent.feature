@@ -55,3 +55,19 @@ Feature: emergency-instruction-at-90-percent
     And the next turn reports 185,000 context tokens
     Then the emergency instruction was not sent
     And the owned dossier reservation was removed
+
+  @needs-virtual-time @rule-H51 @rule-H137
+  Scenario: the emergency replaces the due reminder, keeps the request and aborts nothing
+    Given the handoff settings are {"readinessRetrySeconds": 1}
+    When a handoff is requested and the model's next reply takes 2 seconds and reports 182,000 context tokens
+    Then the emergency instruction was sent once
+    And exactly 0 handoff reminders were shown
+    And no run was aborted
+    And Pi switched to a new session whose header links to the source session
+
+  @rule-H105b
+  Scenario: the critical warning comes again at the next settled turn
+    When the next turn reports 185,000 context tokens
+    Then a notification was shown
+    When the next turn reports 186,000 context tokens
+    Then a notification was shown

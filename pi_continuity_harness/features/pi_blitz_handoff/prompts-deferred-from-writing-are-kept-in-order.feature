@@ -27,3 +27,9 @@ Feature: prompts-deferred-from-writing-are-kept-in-order
     When with deferral from writing the user sends "what is the status of the build?" while the model waits before asking for the template
     Then the prompt sent before the template request reached the source model
     And the status widget now shows "Waiting for Session Handoff"
+
+  @rule-H136
+  Scenario: deferred prompts reach the receiver only inside the dossier
+    When the user sends "also check the logs" and "then ship it" while the model writes the handoff
+    Then Pi switched to a new session whose header links to the source session
+    And the receiver got "also check the logs" only inside the dossier it read

@@ -49,3 +49,35 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
     When the user chooses "Discard" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover and declines the deletion
     Then "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
     And a confirmation named "2026-01-01T00-00-00-000Z-s1.md"
+
+  @rule-H140
+  Scenario: a recovery turn whose tool call fails still completes and deletes the file
+    Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    And the model will call a tool that fails and then answer in the next turn
+    When the user chooses "Execute" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
+    Then both recovered prompts reached the model as one turn, in order
+    And "2026-01-01T00-00-00-000Z-s1.md" is gone
+
+  @rule-H140
+  Scenario: a recovery turn cut at the output limit still completes and deletes the file
+    Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    And the model will stop at its output limit in the next turn
+    When the user chooses "Execute" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
+    Then both recovered prompts reached the model as one turn, in order
+    And "2026-01-01T00-00-00-000Z-s1.md" is gone
+
+  @rule-H84e
+  Scenario: a later successful turn does not heal a failed recovery turn
+    Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    And the model will fail the next turn with a provider error
+    When the user chooses "Execute" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
+    Then both recovered prompts reached the model as one turn, in order
+    When the user asks "what is left to do?" and the model answers
+    Then "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
+
+  @rule-H81b
+  Scenario: each listed recovery file shows its date
+    Given the recovery directory holds "leftover-s1.md" with the prompts "run the tests" and "then deploy"
+    When the user opens /sh recover and leaves it
+    Then the recovery list showed a date beside "leftover-s1.md"
+    And "leftover-s1.md" is still in the recovery directory

@@ -58,3 +58,17 @@ Feature: settings-validate-and-persist-atomically
     And the user asks "What should I do next?" and the model answers
     Then the handoff config file holds "recoveryDirectory" = "$WORK/custom-recovery"
     And no model request contained "custom-recovery"
+
+  @rule-H92
+  Scenario: no draft: Escape drops only the unconfirmed input, closing keeps the saved edits
+    When the user sets "readinessRetrySeconds" to "5" and "contextWarningPercent" to "50" in /sh settings, then escapes the "maxSessionChainLength" input and closes the list
+    Then the handoff config file holds "readinessRetrySeconds" = 5
+    And the handoff config file holds "contextWarningPercent" = 50
+
+  @rule-H93
+  Scenario: the template list holds the role's readable nonempty templates and a manual entry
+    Given the managed template "call_team.cmpl" says "Team call template."
+    And the managed template "handoff_team.cmpl" says "Team handoff template."
+    And the managed template "call_empty.cmpl" is empty
+    When the user opens the "callTemplate" list of /sh settings and leaves it
+    Then the settings template list offered "call_team.cmpl" and "Enter another filename" but neither "handoff_team.cmpl" nor "call_empty.cmpl"

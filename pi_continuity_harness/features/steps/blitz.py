@@ -228,13 +228,28 @@ def config_bytes(world: World) -> bytes | None:
 
 
 def substitute_work(world: World, value: str) -> str:
-    return value.replace("$WORK", str(world.observe().project_dir.parent))
+    """``$PROJECT`` is the project directory (Pi's cwd), ``$WORK`` its parent."""
+    project = world.observe().project_dir
+    return value.replace("$PROJECT", str(project)).replace("$WORK", str(project.parent))
+
+
+def substitute_json(world: World, value: str) -> str:
+    """:func:`substitute_work` inside a JSON text (the paths JSON-escaped)."""
+    project = world.observe().project_dir
+    return value.replace("$PROJECT", json.dumps(str(project))[1:-1]).replace(
+        "$WORK", json.dumps(str(project.parent))[1:-1]
+    )
+
+
+def project_templates_file(world: World) -> Path:
+    return agent_dir(world) / "project-templates.json"
 
 
 # ===================================================================== given
 @given(parsers.re(r"the handoff settings are (?P<value>\{.*\})"))
 def _given_settings(world: World, value: str) -> None:
-    set_handoff_settings(world, json.loads(substitute_work(world, value) if "$WORK" in value else value))
+    world.start()
+    set_handoff_settings(world, json.loads(substitute_json(world, value)))
 
 
 @given(parsers.re(r'a file "(?P<name>[^"]+)" already sits where this session\'s dossier goes'))
@@ -274,6 +289,48 @@ def _given_template(world: World, name: str, value: str) -> None:
             {"edit_file": {"path": f"$AGENT/{MANAGED}/templates/{name}", "text": value + "\n"}}
         )
     )
+
+
+@given(parsers.re(r'the addendum template "(?P<name>[^"]+)" says "(?P<value>[^"]+)"'))
+def _given_addendum_template(world: World, name: str, value: str) -> None:
+    """A template in ``$PROJECT/addendum`` (the scenario's ``templateDirectory``)."""
+    world.start()
+    world.perform(
+        EditFileOp.model_validate({"edit_file": {"path": f"addendum/{name}", "text": value + "\n"}})
+    )
+
+
+@given(parsers.re(r'the managed template "(?P<name>[^"]+)" is removed'))
+def _given_template_removed(world: World, name: str) -> None:
+    world.start()
+    world.perform(
+        EditFileOp.model_validate(
+            {"edit_file": {"path": f"$AGENT/{MANAGED}/templates/{name}", "kind": "absent"}}
+        )
+    )
+
+
+@given(parsers.re(r"the project templates file holds (?P<value>\{.*\})"))
+def _given_project_templates(world: World, value: str) -> None:
+    """``project-templates.json`` as the reference fixes it: ``{"projects": {<abs dir>: {role:
+    name}}}`` (``$PROJECT`` is the cwd, ``$WORK`` its parent)."""
+    world.start()
+    _write_project_templates(world, substitute_json(world, value))
+
+
+@given(parsers.re(r'the project templates file holds the text "(?P<value>[^"]*)"'))
+def _given_project_templates_text(world: World, value: str) -> None:
+    world.start()
+    _write_project_templates(world, value)
+
+
+def _write_project_templates(world: World, content: str) -> None:
+    world.perform(
+        EditFileOp.model_validate(
+            {"edit_file": {"path": f"$AGENT/{MANAGED}/project-templates.json", "text": content}}
+        )
+    )
+    world.remembered["project_templates_before"] = project_templates_file(world).read_bytes()
 
 
 # ===================================================================== when: starting and writing
@@ -468,6 +525,104 @@ def _next_turn(world: World, how: str) -> None:
     world.script("agent", reply)
 
 
+@given(
+    parsers.re(
+        r"the model will (?P<how>call a tool that fails and then answer|stop at its output limit) in the next turn"
+    )
+)
+def _next_turn_odd(world: World, how: str) -> None:
+    """A turn that still completes natively (``agent_settled`` not aborted, no error stop): a tool
+    call that fails (Pi's read of a missing file) or a reply cut at the output limit."""
+    if how.startswith("call"):
+        world.script(
+            "agent",
+            Reply(
+                tool_calls=(call("read", {"path": "/nonexistent/recovery-probe.txt"}),), context_tokens=4_000
+            ),
+            Reply(text="Handled both prompts.", context_tokens=4_100),
+        )
+    else:
+        world.script(
+            "agent", Reply(text="Handled the first prompt and then", finish="length", context_tokens=4_000)
+        )
+
+
+@when("the user opens /sh recover and leaves it")
+def _recover_list(world: World) -> None:
+    world.start()
+    begin(world)
+    world.command("/sh recover", [DialogAnswer(cancel=True)])
+
+
+@when(
+    parsers.re(
+        r'the user sets "(?P<a>[^"]+)" to "(?P<va>[^"]*)" and "(?P<b>[^"]+)" to "(?P<vb>[^"]*)" in /sh settings,'
+        r' then escapes the "(?P<c>[^"]+)" input and closes the list'
+    )
+)
+def _two_edits_then_escape(world: World, a: str, va: str, b: str, vb: str, c: str) -> None:
+    world.start()
+    world.remembered["config_before"] = config_bytes(world)
+    answers = [
+        *settings_answers(world, a, va)[:-1],
+        *settings_answers(world, b, vb)[:-1],
+        DialogAnswer(select=rf"/\b{c}\b/"),
+        DialogAnswer(cancel=True),
+        DialogAnswer(cancel=True),
+    ]
+    begin(world)
+    world.command("/sh settings", answers)
+
+
+@when(
+    parsers.re(
+        r'the user opens the "(?P<key>callTemplate|handoffTemplate)" list of /sh settings and leaves it'
+    )
+)
+def _settings_template_list(world: World, key: str) -> None:
+    world.start()
+    world.remembered["config_before"] = config_bytes(world)
+    begin(world)
+    answers = [DialogAnswer(select=rf"/\b{key}\b/"), DialogAnswer(cancel=True), DialogAnswer(cancel=True)]
+    world.command("/sh settings", answers)
+
+
+@given(parsers.re(r'the managed template "(?P<name>[^"]+)" is empty'))
+def _given_template_empty(world: World, name: str) -> None:
+    world.start()
+    world.perform(
+        EditFileOp.model_validate({"edit_file": {"path": f"$AGENT/{MANAGED}/templates/{name}", "text": ""}})
+    )
+
+
+@when(
+    parsers.re(
+        r"a handoff is requested and the model's next reply takes (?P<seconds>\d+) seconds"
+        r" and reports (?P<n>\d[\d,]*) context tokens"
+    )
+)
+def _request_then_slow_full(world: World, seconds: str, n: str) -> None:
+    tokens = number(n)
+    sh_start(
+        world,
+        Reply(text="Gathering more context.", context_tokens=tokens, latency_ms=int(seconds) * 1000),
+        get_reply(),
+        write_reply(),
+        finish_reply(),
+        Reply(text="Handoff submitted.", context_tokens=tokens + 100),
+        *receiver_replies(),
+    )
+
+
+@when(parsers.re(r'the user asks "(?P<value>[^"]+)" and the model answers after (?P<seconds>\d+) seconds'))
+def _slow_question(world: World, value: str, seconds: str) -> None:
+    begin(world)
+    world.script(
+        "agent", Reply(text="Here is the answer.", context_tokens=11_000, latency_ms=int(seconds) * 1000)
+    )
+    world.prompt(value)
+
+
 _BOOLEAN_KEYS = ("automaticSessionHandoff", "deleteHandoffAfterReading")
 
 
@@ -506,6 +661,18 @@ def _project_template(world: World, name: str, role: str) -> None:
         DialogAnswer(select=name if name.startswith("<") else f"/{re.escape(name)}/"),
         DialogAnswer(cancel=True),
     ]
+    begin(world)
+    world.command("/sh project-template", answers)
+
+
+@when(
+    parsers.re(
+        r"the user opens the (?P<role>Call|Handoff) template list of /sh project-template and leaves it"
+    )
+)
+def _project_template_list(world: World, role: str) -> None:
+    world.start()
+    answers = [DialogAnswer(select=f"/^{role}/"), DialogAnswer(cancel=True), DialogAnswer(cancel=True)]
     begin(world)
     world.command("/sh project-template", answers)
 

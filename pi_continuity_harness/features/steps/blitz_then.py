@@ -24,6 +24,7 @@ from pi_continuity_harness.features.steps.blitz import (
     dossier,
     handoff_messages,
     notes,
+    project_templates_file,
     read_lines,
     recovery_dir,
     recovery_files,
@@ -400,6 +401,7 @@ def _notified(world: World, value: str) -> None:
 @then(parsers.re(r'the handoff config file holds "(?P<key>[^"]+)" = (?P<value>.+)'))
 def _config_holds(world: World, key: str, value: str) -> None:
     path = agent_dir(world) / "config.json"
+    assert path.is_file(), f"no handoff config file at {path}"
     data = json.loads(path.read_text(encoding="utf-8"))
     expected = json.loads(value.replace("$WORK", json.dumps(str(world.observe().project_dir.parent))[1:-1]))
     assert data.get(key) == expected, f"{key}: {data.get(key)!r}"
@@ -839,3 +841,120 @@ def _model_start_refused(world: World) -> None:
     _registered(world, oracle.STATUS_TOOL)
     results = tool_results(world.observe().entries, oracle.STATUS_TOOL)
     assert results and results[0].get("isError"), [text(r) for r in results]
+
+
+# ===================================================================== templates and their resolver
+@then(
+    parsers.re(r'the handoff request the model received starts with the managed template "(?P<name>[^"]+)"')
+)
+def _call_from_managed(world: World, name: str) -> None:
+    first = _managed_template(world, name).splitlines()[0]
+    sent = [i.text for i in source_items(world) if i.kind == "extension"]
+    assert any(s.startswith(first) for s in sent), f"no handoff request starts with {first!r}: {sent}"
+
+
+@then(parsers.re(r'the start warned naming "(?P<a>[^"]+)" and "(?P<b>[^"]+)"'))
+def _start_warned(world: World, a: str, b: str) -> None:
+    """One notification of the start names both: the failed selection and the fallback used."""
+    said = notes(world)
+    assert any(a in n and b in n for n in said), f"no notification names {a!r} and {b!r}: {said}"
+
+
+@then(parsers.re(r'Pi\'s startup warned naming "(?P<value>[^"]+)"'))
+def _startup_warned(world: World, value: str) -> None:
+    """A notification shown before the scenario's last action (at session_start)."""
+    before = [m for m, _ in world.observe().notifications[: last_mark(world).notifications]]
+    assert any(value in n for n in before), f"no startup notification names {value!r}: {before}"
+
+
+@then("the project templates file is unchanged")
+def _project_templates_unchanged(world: World) -> None:
+    before = world.remembered.get("project_templates_before")
+    assert before is not None, "the scenario wrote no project templates file"
+    path = project_templates_file(world)
+    assert path.is_file() and path.read_bytes() == before, "the project templates file was rewritten"
+
+
+@then(
+    parsers.re(
+        r"the project templates file has no entry for this directory(?P<others>, and keeps the others)?"
+    )
+)
+def _project_entry_removed(world: World, others: str | None) -> None:
+    data = json.loads(project_templates_file(world).read_text(encoding="utf-8"))
+    projects = data.get("projects")
+    assert isinstance(projects, dict), data
+    cwd = str(world.observe().project_dir)
+    assert cwd not in projects, f"the entry of {cwd} is still there: {projects}"
+    if others:
+        before = json.loads(world.remembered["project_templates_before"])["projects"]
+        kept = {k: v for k, v in before.items() if k != cwd}
+        assert {k: projects.get(k) for k in kept} == kept, f"other entries changed: {projects}"
+
+
+@then(
+    parsers.re(
+        r'the (?P<role>Call|Handoff) template list offered "(?P<a>[^"]+)" and "(?P<b>[^"]+)"'
+        r' but not "(?P<absent>[^"]+)"'
+    )
+)
+def _template_list(world: World, role: str, a: str, b: str, absent: str) -> None:
+    """The role's list (the select whose options hold ``<Autodiscover>``), after the two boxes."""
+    dialogs = [d for d in world.observe().dialogs[last_mark(world).dialogs :] if d.get("method") == "select"]
+    boxes = [d for d in dialogs if any(str(o).startswith("Call") for o in d.get("options") or [])]
+    assert boxes, f"no select offered a Call box: {dialogs}"
+    options = [str(o) for o in boxes[0].get("options") or []]
+    assert any(o.startswith("Handoff") for o in options), f"no separate Handoff box: {options}"
+    lists = [d for d in dialogs if "<Autodiscover>" in (d.get("options") or [])]
+    assert lists, f"no {role} template list was offered: {dialogs}"
+    shown = [str(o) for o in lists[0].get("options") or []]
+    for name in (a, b):
+        assert name in shown, f"{name!r} not offered: {shown}"
+    assert absent not in shown, f"{absent!r} offered: {shown}"
+
+
+# ===================================================================== recovery, settings lists, receiver
+_DATE = re.compile(
+    r"\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}"
+    r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}\b"
+)
+
+
+@then(parsers.re(r'the recovery list showed a date beside "(?P<name>[^"]+)"'))
+def _recovery_dated(world: World, name: str) -> None:
+    """The file's name carries no date, so the date must be the implementation's own."""
+    selects = [d for d in world.observe().dialogs[last_mark(world).dialogs :] if d.get("method") == "select"]
+    options = [str(o) for d in selects for o in d.get("options") or [] if name in str(o)]
+    assert options, f"no recovery list offered {name!r}: {selects}"
+    assert _DATE.search(options[0].replace(name, "")), f"no date beside {name!r}: {options[0]!r}"
+
+
+@then(
+    parsers.re(
+        r'the settings template list offered "(?P<a>[^"]+)" and "(?P<b>[^"]+)"'
+        r' but neither "(?P<c>[^"]+)" nor "(?P<d>[^"]+)"'
+    )
+)
+def _settings_template_list(world: World, a: str, b: str, c: str, d: str) -> None:
+    selects = [x for x in world.observe().dialogs[last_mark(world).dialogs :] if x.get("method") == "select"]
+    lists = [[str(o) for o in x.get("options") or []] for x in selects if b in (x.get("options") or [])]
+    assert lists, f"no select offered {b!r}: {selects}"
+    shown = lists[0]
+    assert a in shown, f"{a!r} not offered: {shown}"
+    assert c not in shown and d not in shown, f"offered: {shown}"
+
+
+@then(parsers.re(r'the receiver got "(?P<value>[^"]+)" only inside the dossier it read'))
+def _only_in_dossier(world: World, value: str) -> None:
+    """In every model request the deferred prompt appears only in a tool result (the receiver's
+    read of the dossier; the source model never gets it, a rule of its own), and it does there."""
+    seen_in_read = False
+    for request in world.observe().requests("agent"):
+        for message in request.request.messages:
+            body = json.dumps(message, ensure_ascii=False)
+            if value not in body:
+                continue
+            is_read = message.get("role") in ("tool", "toolResult") or '"tool_call_id"' in body
+            assert is_read, f"{value!r} reached the receiver outside the dossier: {body[:300]}"
+            seen_in_read = True
+    assert seen_in_read, f"{value!r} never reached the receiver through the dossier"

@@ -3,7 +3,7 @@ be killed by the features and, where the explorer can reach the rule, by explora
 
 :mod:`.base` holds the registry and the base class; the mutants live by the reference's
 sections: :mod:`.interface`, :mod:`.transfer`, :mod:`.deferral`, :mod:`.cancel`,
-:mod:`.recovery`, :mod:`.settings`, :mod:`.managed`. :data:`BLITZ_MUTANTS` maps each mutant's
+:mod:`.recovery`, :mod:`.settings`, :mod:`.managed`, :mod:`.templates`. :data:`BLITZ_MUTANTS` maps each mutant's
 name to the rules it breaks, how, the spec that loads it and what exploration should find;
 ``catalogue`` adds them to the kill matrix.
 """
@@ -17,6 +17,7 @@ from pi_continuity_harness.mutants.blitz import (
     managed,
     recovery,
     settings,
+    templates,
     transfer,
 )
 from pi_continuity_harness.mutants.blitz.base import BLITZ_MUTANTS, SYSTEM, BlitzMutant, blitz_mutant_names
@@ -24,4 +25,4 @@ from pi_continuity_harness.mutants.blitz.base import BLITZ_MUTANTS, SYSTEM, Blit
 __all__ = ["BLITZ_MUTANTS", "SYSTEM", "BlitzMutant", "blitz_mutant_names", "modules"]
 
 #: The modules that hold mutants (importing them registers the mutants).
-modules = (interface, transfer, deferral, cancel, recovery, settings, managed)
+modules = (interface, transfer, deferral, cancel, recovery, settings, managed, templates)

@@ -184,3 +184,27 @@ class CancelKeepsRetrieval(_CancelledRevived):
     async def tool_get(self, *args: Any, **kwargs: Any) -> Any:
         self.revive()
         return await super().tool_get(*args, **kwargs)
+
+
+@mutant(
+    "H70b",
+    how="the reminder of a cancelled request still comes",
+    unreachable="no invariant looks for a reminder after a cancel",
+)
+class CancelKeepsReminder(Mutant):
+    kept: Any = None
+
+    async def cancel(self, ctx: Any) -> None:
+        if self.request is not None and self.request.active:
+            self.kept = self.request
+        await super().cancel(ctx)
+
+    def check_reminder(self, ctx: Any) -> None:
+        if self.request is None and self.kept is not None:
+            self.request = self.kept
+            try:
+                super().check_reminder(ctx)
+            finally:
+                self.request = None
+            return
+        super().check_reminder(ctx)

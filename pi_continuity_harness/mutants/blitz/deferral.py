@@ -312,3 +312,79 @@ class WarningRepeats(Mutant):
     def on_turn_end(self, event: Any, ctx: Any) -> None:
         self.warned = False
         super().on_turn_end(event, ctx)
+
+
+class _Emergency(Mutant):
+    """Calls :meth:`after_emergency` right after the turn that sent the emergency."""
+
+    def after_emergency(self, request: Any, ctx: Any) -> None:
+        raise NotImplementedError
+
+    def on_turn_end(self, event: Any, ctx: Any) -> None:
+        request = self.request
+        before = request is not None and request.escalated
+        super().on_turn_end(event, ctx)
+        if request is not None and request.escalated and not before:
+            self.after_emergency(request, ctx)
+
+
+@mutant(
+    "H51",
+    how="the emergency leaves the pending reminder due",
+    unreachable="no invariant looks for a reminder after the emergency",
+)
+class EmergencyKeepsReminder(_Emergency):
+    def after_emergency(self, request: Any, ctx: Any) -> None:
+        request.reminded = False
+
+
+@mutant(
+    "H137",
+    how="the emergency also aborts the running turn",
+    unreachable="no invariant reads aborted runs around the emergency",
+)
+class EmergencyAborts(_Emergency):
+    def after_emergency(self, request: Any, ctx: Any) -> None:
+        ctx.abort()
+
+
+@mutant(
+    "H105b",
+    how="the critical warning is shown once only",
+    unreachable="no invariant counts warnings",
+)
+class CriticalWarnedOnce(Mutant):
+    critical_said = False
+
+    def on_settled(self, event: Any, ctx: Any) -> None:
+        percent = self.context_percent(ctx)
+        critical = percent is not None and percent >= self.settings.critical_warning_percent
+        if critical and self.critical_said:
+            notify = ctx.ui.notify
+
+            def quiet(message: str, notify_type: str = "info") -> None:
+                if "critical" not in message:
+                    notify(message, notify_type)
+
+            ctx = Proxy(ctx, ui=Proxy(ctx.ui, notify=quiet))
+        self.critical_said = self.critical_said or critical
+        super().on_settled(event, ctx)
+
+
+@mutant(
+    "H136",
+    how="the deferred prompts are also sent in the receiver's first prompt",
+    unreachable="captured_prompts_kept_in_order reads the dossier and the recovery file, not the bootstrap",
+)
+class DeferredAlsoInBootstrap(Mutant):
+    async def cutover(self, token: str, ctx: Any) -> None:
+        request = self.request
+        prompts = list(request.capture.prompts) if request is not None and request.capture is not None else []
+        original = messages.bootstrap_prompt
+
+        def with_prompts(*args: Any, **kwargs: Any) -> str:
+            text = original(*args, **kwargs)
+            return text + ("\n\nDeferred prompts:\n" + "\n".join(prompts) if prompts else "")
+
+        with patched(messages, "bootstrap_prompt", with_prompts):
+            await super().cutover(token, ctx)

@@ -3,10 +3,12 @@ Settings: no overlap)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
-from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, with_ui
+from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, patched, with_ui
+from pi_continuity_harness.reference.blitz import commands, recovery
 
 _MENU = "the explorer drives no /sh recover menu"
 
@@ -144,3 +146,69 @@ class LeftoversExecutedOnLoad(Mutant):
                     with open(path, encoding="utf-8") as handle:
                         self.pi.send_user_message(handle.read())
                     os.remove(path)
+
+
+def _wrap_tracker(tracker: Any, *, odd_fails: bool = False, heal: bool = False) -> Any:
+    """``tracker`` with a veto on a failed tool call or a length stop (``odd_fails``), or whose
+    failure stays undecided so that a later successful turn completes it (``heal``)."""
+    original_end = tracker.on_message_end
+    original_settled = tracker.on_settled
+    odd: list[bool] = []
+
+    def on_message_end(message: dict[str, Any]) -> None:
+        original_end(message)
+        if tracker.delivered and (
+            (message.get("role") == "toolResult" and message.get("isError"))
+            or message.get("stopReason") == "length"
+        ):
+            odd.append(True)
+
+    def on_settled(aborted: bool, ctx: Any) -> None:
+        if odd_fails and odd and not aborted:
+            tracker.last_stop = "error"
+        if heal and tracker.delivered and not aborted and tracker.last_stop == "error":
+            tracker.last_stop = None
+            return
+        original_settled(aborted, ctx)
+
+    setattr(tracker, "on_message_end", on_message_end)  # noqa: B010 (an instance's method replaced)
+    setattr(tracker, "on_settled", on_settled)  # noqa: B010
+    return tracker
+
+
+_RECOVERY_TURN = "the explorer executes no recovery file"
+
+
+@mutant(
+    "H140",
+    how="a recovery turn with a failed tool call or a length stop counts as failed (an extra veto)",
+    unreachable=_RECOVERY_TURN,
+)
+class ToolErrorVetoesRecovery(Mutant):
+    def track_turn(self, tracker: Any) -> None:
+        super().track_turn(_wrap_tracker(tracker, odd_fails=True))
+
+
+@mutant(
+    "H84e",
+    how="a failed recovery turn stays undecided, so a later successful turn deletes the file",
+    unreachable=_RECOVERY_TURN,
+)
+class LaterTurnHealsRecovery(Mutant):
+    def track_turn(self, tracker: Any) -> None:
+        super().track_turn(_wrap_tracker(tracker, heal=True))
+
+
+@mutant("H81b", how="the recovery list shows the file names without their dates", unreachable=_MENU)
+class RecoveryListUndated(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        if args.strip() != "recover":
+            await super().run(args, ctx)
+            return
+        original = recovery.list_recovery_files
+
+        def undated(directory: str) -> Any:
+            return [dataclasses.replace(f, modified="") for f in original(directory)]
+
+        with patched(commands, "list_recovery_files", undated):
+            await super().run(args, ctx)

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched, with_ui
-from pi_continuity_harness.reference.blitz import commands
+from pi_continuity_harness.reference.blitz import commands, templates
 from pi_continuity_harness.reference.blitz.settings import save_settings
 
 
@@ -256,3 +256,49 @@ class AnswersEchoedToModel(Mutant):
             return answer
 
         await super().run(args, with_ui(ctx, input=echoed))
+
+
+@mutant(
+    "H92",
+    how="Escape on an input throws away every edit of this /sh settings opening (a draft)",
+    unreachable="the explorer never escapes a settings input",
+)
+class SettingsDraft(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        if args.strip() != "settings":
+            await super().run(args, ctx)
+            return
+        config = self.managed().config
+        saved = open(config, "rb").read() if os.path.exists(config) else None  # noqa: SIM115
+        settings = self.settings
+        ask = ctx.ui.input
+
+        async def input_or_discard(*a: Any, **k: Any) -> Any:
+            answer = await ask(*a, **k)
+            if answer is None:
+                if saved is None:
+                    if os.path.exists(config):
+                        os.remove(config)
+                else:
+                    with open(config, "wb") as handle:
+                        handle.write(saved)
+                self.apply_settings(settings)
+            return answer
+
+        await super().run(args, with_ui(ctx, input=input_or_discard))
+
+
+@mutant(
+    "H93",
+    how="the template list of /sh settings offers both roles' templates",
+    unreachable="no invariant reads the options of the settings template list",
+)
+class TemplateListMixesRoles(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        original = templates.catalogue
+
+        def both(role: str, directories: list[str]) -> list[str]:
+            return sorted({*original("call", directories), *original("handoff", directories)})
+
+        with patched(commands, "catalogue", both):
+            await super().run(args, ctx)

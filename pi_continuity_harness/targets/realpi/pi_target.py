@@ -904,13 +904,22 @@ class PiTarget:
         ``message_update`` deltas of the running assistant message add up to the plan's
         ``upto`` characters (``message_start`` for ``upto: 0``). Only Pi's own agent requests
         stream events over RPC; other requests hold at once.
+
+        The outcomes name the operation that was running when the call arrived, counted here
+        before any of them runs: the main thread records that operation as soon as Pi settles,
+        which an ``abort`` run here lets happen before its own response arrives (Pi answers
+        ``abort`` only after ``waitForIdle()``, ``dist/modes/rpc/rpc-mode.js:353-355``,
+        ``dist/core/agent-session.js:2082-2093``; by then ``agent_settled`` is out). Counted
+        after each operation, the index was one too high whenever the main thread won that
+        race (differential seed 178: 4 on real Pi, 3 on the simulator).
         """
+        operation = len(self._outcomes)
         if outcome.stream is not None and request.kind == "agent" and self._proc is not None:
             self._wait_for_partial(self._proc, outcome.stream.upto)
         label = f"{request.kind}#{request.index}"
         for op in outcome.hold_operations():
             result = self._run(op, during=True)
-            self._held.append(HeldOutcome(label, len(self._outcomes), result))
+            self._held.append(HeldOutcome(label, operation, result))
 
     def _wait_for_partial(self, proc: PiRpcProcess, upto: int) -> None:
         """Until Pi has emitted the events of the first ``upto`` streamed characters of the

@@ -1,0 +1,48 @@
+@blitz
+Feature: project-templates-nearest-upward
+  Each start rereads project-templates.json and looks each role up from the cwd upward, never in
+  descendants: the nearest concrete selection wins, <Default> selects the role default and stops
+  the lookup. An unusable file gives one warning and the role defaults, and is never rewritten.
+  /sh project-template shows a Call and a Handoff box; both roles on <Autodiscover> remove the
+  directory's exact assignment (reference: Managed paths, templates and projects).
+
+  @rule-H127b
+  Scenario: the nearest selection upward wins and a descendant's is never used
+    Given the managed template "call_parent.cmpl" says "Parent directory call."
+    And the managed template "call_child.cmpl" says "Child directory call."
+    And the project templates file holds {"projects": {"$WORK": {"call": "call_parent.cmpl"}, "$PROJECT/sub": {"call": "call_child.cmpl"}}}
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the handoff request the model received starts with "Parent directory call."
+
+  @rule-H116
+  Scenario: <Default> in the cwd stops the lookup at the role default
+    Given the managed template "call_parent.cmpl" says "Parent directory call."
+    And the project templates file holds {"projects": {"$WORK": {"call": "call_parent.cmpl"}, "$PROJECT": {"call": "<Default>"}}}
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the handoff request the model received starts with the managed template "call_default.cmpl"
+    And no model request contained "Parent directory call."
+
+  @rule-H128
+  Scenario: an unreadable project templates file warns once, uses the defaults and stays as it is
+    Given the project templates file holds the text "{not json"
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then a notification names "project-templates.json"
+    And the handoff request the model received starts with the managed template "call_default.cmpl"
+    And the project templates file is unchanged
+
+  @rule-H126
+  Scenario: both roles on Autodiscover remove the directory's assignment; nothing to remove writes nothing
+    Given the managed template "call_team.cmpl" says "Team call template."
+    And the project templates file holds {"projects": {"$PROJECT": {"call": "call_team.cmpl"}, "$WORK": {"handoff": "<Default>"}}}
+    When the user selects "<Autodiscover>" as the Call template of this directory
+    Then the project templates file has no entry for this directory, and keeps the others
+    Given the project templates file holds {"projects": {"$WORK": {"handoff": "<Default>"}}}
+    When the user selects "<Autodiscover>" as the Call template of this directory
+    Then the project templates file is unchanged
+    And a notification was shown
+
+  @rule-H124
+  Scenario: separate Call and Handoff boxes; the role default is offered once, as <Default>
+    Given the managed template "call_team.cmpl" says "Team call template."
+    When the user opens the Call template list of /sh project-template and leaves it
+    Then the Call template list offered "<Default>" and "call_team.cmpl" but not "call_default.cmpl"

@@ -1,0 +1,209 @@
+"""Mutants of the template resolver and the project selections (reference: Managed paths,
+templates and projects: the shared resolver, ``/sh project-template``, the upward lookup)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched
+from pi_continuity_harness.reference.blitz import commands, templates
+from pi_continuity_harness.reference.blitz.constants import PROJECT_DEFAULT, ROLES
+from pi_continuity_harness.reference.blitz.templates import (
+    DEFAULT_ASSETS,
+    ProjectSelection,
+    ResolvedTemplate,
+    TemplateResolutionError,
+    role_default,
+)
+
+#: The reference's module (the package exports its factory under the same name).
+blitz_extension = importlib.import_module("pi_continuity_harness.reference.blitz.extension")
+
+_NO_ADDENDUM = "the explorer configures no templateDirectory and plants no templates"
+_NO_PROJECTS = (
+    "the explorer selects one concrete Call template for the cwd itself: no parent or child directory,"
+    " no <Default> or <Autodiscover>, no hand-written project-templates.json"
+)
+
+
+def _managed_first(role: str, selected: str, managed_dir: str, addendum_dir: str | None) -> ResolvedTemplate:
+    """The resolver with the first two candidates swapped: the selected managed template first."""
+    default = role_default(role)
+    order = [
+        (managed_dir, selected),
+        (addendum_dir, selected),
+        (addendum_dir, default),
+        (managed_dir, default),
+    ]
+    failures: list[str] = []
+    seen: list[str] = []
+    for directory, name in order:
+        if directory is None or os.path.join(directory, name) in seen:
+            continue
+        path = os.path.join(directory, name)
+        seen.append(path)
+        text, failure = templates._readable_nonempty(path)
+        if text is not None:
+            return ResolvedTemplate(role, selected, path, text, tuple(failures))
+        failures.append(str(failure))
+    raise TemplateResolutionError(f"The {role} template cannot be resolved: " + "; ".join(failures) + ".")
+
+
+class _StartResolver(Mutant):
+    """Starts resolve their templates with :meth:`resolver` (startup and settings checks do not)."""
+
+    def resolver(self, original: Callable[..., ResolvedTemplate]) -> Callable[..., ResolvedTemplate]:
+        return original
+
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        original = blitz_extension.resolve_template
+        with patched(blitz_extension, "resolve_template", self.resolver(original)):
+            return super().start_request(ctx, route)
+
+
+@mutant(
+    "H129",
+    how="the selected managed template comes before the selected addendum one",
+    unreachable=_NO_ADDENDUM,
+)
+class ManagedBeforeAddendum(_StartResolver):
+    def resolver(self, original: Callable[..., ResolvedTemplate]) -> Callable[..., ResolvedTemplate]:
+        return _managed_first
+
+
+@mutant(
+    "H130a",
+    how="a start falls back from a failed selection without a warning",
+    unreachable="the explorer selects only templates that exist",
+)
+class SilentFallbackAtStart(_StartResolver):
+    def resolver(self, original: Callable[..., ResolvedTemplate]) -> Callable[..., ResolvedTemplate]:
+        def silent(*args: Any) -> ResolvedTemplate:
+            return dataclasses.replace(original(*args), failures=())
+
+        return silent
+
+
+@mutant(
+    "H130b",
+    how="an unresolvable role default falls back to an embedded copy instead of failing the start",
+    unreachable="the explorer never removes a default template",
+)
+class EmbeddedDefaultFallback(_StartResolver):
+    def resolver(self, original: Callable[..., ResolvedTemplate]) -> Callable[..., ResolvedTemplate]:
+        def embedded(role: str, selected: str, *rest: Any) -> ResolvedTemplate:
+            try:
+                return original(role, selected, *rest)
+            except TemplateResolutionError:
+                return ResolvedTemplate(role, selected, "<embedded>", DEFAULT_ASSETS[role_default(role)])
+
+        return embedded
+
+
+@mutant(
+    "H131",
+    how="startup and /sh settings do not check the selected templates",
+    unreachable="the explorer selects only templates that exist",
+)
+class NoTemplateCheck(Mutant):
+    def template_notes(self) -> list[tuple[str, bool]]:
+        return []
+
+
+def _lookup(*, upward: bool, default_stops: bool) -> Callable[[str, str, dict[str, str]], ProjectSelection]:
+    """``resolve_project_selection`` with the upward walk or ``<Default>``'s stop switched off."""
+
+    def resolve(path: str, cwd: str, global_names: dict[str, str]) -> ProjectSelection:
+        assignments, error = templates.load_project_selections(path)
+        if error is not None:
+            return ProjectSelection({role: role_default(role) for role in ROLES}, error)
+        names: dict[str, str] = {}
+        for role in ROLES:
+            directory = os.path.abspath(cwd)
+            names[role] = global_names[role]
+            while True:
+                chosen = assignments.get(directory, {}).get(role)
+                if chosen and (default_stops or chosen != PROJECT_DEFAULT):
+                    names[role] = role_default(role) if chosen == PROJECT_DEFAULT else chosen
+                    break
+                parent = os.path.dirname(directory)
+                if not upward or parent == directory:
+                    break
+                directory = parent
+        return ProjectSelection(names)
+
+    return resolve
+
+
+class _ProjectLookup(Mutant):
+    lookup: Callable[[str, str, dict[str, str]], ProjectSelection]
+
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        with patched(blitz_extension, "resolve_project_selection", type(self).lookup):
+            return super().start_request(ctx, route)
+
+
+@mutant("H127b", how="project selections are looked up in the cwd only, not upward", unreachable=_NO_PROJECTS)
+class ProjectLookupCwdOnly(_ProjectLookup):
+    lookup = staticmethod(_lookup(upward=False, default_stops=True))
+
+
+@mutant("H116", how="<Default> in a directory inherits like <Autodiscover>", unreachable=_NO_PROJECTS)
+class ProjectDefaultInherits(_ProjectLookup):
+    lookup = staticmethod(_lookup(upward=True, default_stops=False))
+
+
+@mutant(
+    "H128",
+    how="an unusable project templates file is repaired (rewritten empty) at a start",
+    unreachable="the explorer never corrupts project-templates.json",
+)
+class ProjectFileRepaired(Mutant):
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        path = self.managed().project_templates
+        if os.path.exists(path) and templates.load_project_selections(path)[1] is not None:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps({"projects": {}}) + "\n")
+        return super().start_request(ctx, route)
+
+
+def _keep_empty_entry(original: Callable[..., bool]) -> Callable[..., bool]:
+    def set_selection(path: str, cwd: str, role: str, name: str | None) -> bool:
+        changed = original(path, cwd, role, name)
+        assignments, error = templates.load_project_selections(path)
+        directory = os.path.abspath(cwd)
+        if changed and error is None and directory not in assignments:
+            assignments[directory] = {}
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps({"projects": assignments}, indent=2, sort_keys=True) + "\n")
+        return changed
+
+    return set_selection
+
+
+@mutant(
+    "H126",
+    how="both roles on <Autodiscover> leave an empty assignment for the directory",
+    unreachable=_NO_PROJECTS,
+)
+class AutodiscoverLeavesEntry(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        original = templates.set_project_selection
+        with patched(commands, "set_project_selection", _keep_empty_entry(original)):
+            await super().run(args, ctx)
+
+
+@mutant(
+    "H124",
+    how="the project template list offers the role default a second time, by its file name",
+    unreachable="no invariant reads the options of the project template list",
+)
+class ProjectListRepeatsDefault(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        with patched(commands, "role_default", lambda role: f"{role}_unnamed.cmpl"):
+            await super().run(args, ctx)
