@@ -72,7 +72,8 @@ _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d[:-]\d\d[:-]\d\d(?:[.-]\d{1,3})?Z")
 #: What every match of ``_DIGEST``, ``_UUID``, ``_ENTRY_ID`` (8 hex digits in a row) or ``_ISO``
 #: (a date) contains: a text without it is left as it is by all four (one scan instead of four).
 _MAYBE_ID = re.compile(r"[0-9a-f]{8}|\d{4}-\d\d-\d\dT")
-_PI_PACKAGE = re.compile(r"[^\s\"'<>]*/node_modules/@earendil-works/pi-coding-agent")
+_PI_PACKAGE_TAIL = "/node_modules/@earendil-works/pi-coding-agent"
+_PI_PACKAGE = re.compile(r"[^\s\"'<>]*" + re.escape(_PI_PACKAGE_TAIL))
 #: Keys whose values are wall-clock times (ledger ``wall-clock``).
 _TIME_KEYS = frozenset({"timestamp", "createdAt", "updatedAt"})
 #: Keys whose values are elapsed times (ledger ``durations``).
@@ -120,7 +121,9 @@ class Normaliser:
     def _text(self, value: str) -> str:
         for path, name in self._paths:
             value = value.replace(path, name)
-        value = _PI_PACKAGE.sub("$PI_PACKAGE", value)
+        if _PI_PACKAGE_TAIL in value:
+            # Guarded: the pattern's leading ``[^\s"'<>]*`` tries every position of a long text.
+            value = _PI_PACKAGE.sub("$PI_PACKAGE", value)
         if not _MAYBE_ID.search(value):
             # No run of 8 hex digits and no ISO date: none of the four patterns below can match.
             return value
