@@ -4,8 +4,8 @@ For every step it runs, pytest-bdd 9 (``pytest_bdd/scenario.py``: ``find_fixture
 walks every fixture name pytest knows (about 200 in the suite: each step definition is a
 fixture), asks pytest which definitions of it the test can see (``FixtureManager.
 getfixturedefs``, a walk up the node tree) and tries each step definition's parser on the
-step's text. It was a fifth of the suite's time on the simulator (issue 16), and it gives the
-same answer for the same step text in every test of a module.
+step's text: about 1,000 lookups of 200 names each per suite run on the simulator (issue 16),
+for the same answer to the same step text in every test of a module.
 
 The answer depends on the step (its type and text) and on the step definitions the test can
 see. Step definitions are fixtures registered when a plug-in, ``conftest.py``, module or class
@@ -13,9 +13,10 @@ is collected, under that node (``parsefactories``); after collection pytest-bdd 
 plain fixtures under the test itself (``target_fixture`` values, ``compat.inject_fixture``) and
 its temporary ``pytestbdd_stepimpl`` fixture, removed before the next lookup
 (``compat.inject_temporary_fixturedefs``). So every test under one parent node sees the same
-step definitions, and the answer can be kept per (step type, step text, parent node): this
-module wraps pytest-bdd's function with that memo while the suite's plug-in is active
-(:func:`install`, :func:`uninstall`), and leaves pytest-bdd as it was otherwise.
+step definitions: this module lists them once per parent node, keeps the answer per (step
+type, step text, parent node), and puts that in place of pytest-bdd's function while the
+suite's plug-in is active (:func:`install`, :func:`uninstall`); otherwise pytest-bdd is left
+as it was.
 """
 
 from __future__ import annotations
@@ -31,20 +32,55 @@ __all__ = ["install", "installed", "uninstall"]
 
 _NAME = "find_fixturedefs_for_step"
 _ORIGINAL: Callable[..., Iterable[Any]] | None = getattr(bdd_scenario, _NAME, None)
+#: The pieces of pytest-bdd's lookup (``pytest_bdd/scenario.py``, ``compat.py``, ``steps.py``).
+_NAMES: Callable[..., list[str]] | None = getattr(bdd_scenario, "get_fixture_names", None)
+_DEFS: Callable[..., Any] | None = getattr(bdd_scenario, "getfixturedefs", None)
+_CONTEXTS: Any = getattr(bdd_scenario, "step_function_context_registry", None)
+#: The answer per (step type, step text, parent node, fixture manager).
 _MEMO: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+#: The step definitions a test under a parent node sees, in pytest-bdd's order, with their
+#: step contexts, per (parent node, fixture manager).
+_VISIBLE: dict[tuple[Any, Any], list[tuple[Any, Any]]] = {}
 #: Sessions that installed the memo and have not ended (a suite run inside a test's session).
 _DEPTH = [0]
 #: Set by a test: every memoised answer is compared with pytest-bdd's own (a mismatch raises).
 verify = False
 
 
+def _visible(fixturemanager: Any, node: Any, parent: Any) -> list[tuple[Any, Any]]:
+    """pytest-bdd's two loops over every fixture name and its visible definitions, keeping the
+    step definitions, done once per parent node."""
+    assert _NAMES is not None and _DEFS is not None and _CONTEXTS is not None
+    found = _VISIBLE.get((parent, fixturemanager))
+    if found is None:
+        found = []
+        for fixturename in _NAMES(fixturemanager=fixturemanager):
+            for fixturedef in _DEFS(fixturemanager, fixturename, node) or []:
+                context = _CONTEXTS.get(fixturedef.func)
+                if context is not None:
+                    found.append((fixturedef, context))
+        _VISIBLE[(parent, fixturemanager)] = found
+    return found
+
+
+def _lookup(step: Any, fixturemanager: Any, node: Any, parent: Any) -> tuple[Any, ...]:
+    """``find_fixturedefs_for_step``'s answer: the visible step definitions of the step's type
+    whose parser matches its text, in the same order."""
+    return tuple(
+        fixturedef
+        for fixturedef, context in _visible(fixturemanager, node, parent)
+        if (context.type is None or context.type == step.type) and context.parser.is_matching(step.name)
+    )
+
+
 def _memoised(step: Any, fixturemanager: Any, node: Any) -> Iterable[Any]:
     assert _ORIGINAL is not None
-    key = (step.type, step.name, getattr(node, "parent", None) or node, fixturemanager)
+    parent = getattr(node, "parent", None) or node
+    key = (step.type, step.name, parent, fixturemanager)
     found = _MEMO.get(key)
     if found is None:
-        found = _MEMO[key] = tuple(_ORIGINAL(step=step, fixturemanager=fixturemanager, node=node))
-    elif verify:
+        found = _MEMO[key] = _lookup(step, fixturemanager, node, parent)
+    if verify:
         fresh = tuple(_ORIGINAL(step=step, fixturemanager=fixturemanager, node=node))
         if fresh != found:
             raise AssertionError(f"step lookup memo: {step.type} {step.name!r}: {found} != {fresh}")
@@ -53,7 +89,8 @@ def _memoised(step: Any, fixturemanager: Any, node: Any) -> Iterable[Any]:
 
 def install() -> None:
     """Memoise pytest-bdd's step lookup (nothing when this pytest-bdd has no such function)."""
-    if _ORIGINAL is not None and _ORIGINAL.__name__ == _NAME:
+    pieces = (_ORIGINAL, _NAMES, _DEFS, _CONTEXTS)
+    if all(piece is not None for piece in pieces) and getattr(_ORIGINAL, "__name__", "") == _NAME:
         _DEPTH[0] += 1
         setattr(bdd_scenario, _NAME, _memoised)
 
@@ -67,6 +104,7 @@ def uninstall() -> None:
     if _DEPTH[0] == 0:
         setattr(bdd_scenario, _NAME, _ORIGINAL)
         _MEMO.clear()
+        _VISIBLE.clear()
 
 
 def installed() -> bool:

@@ -19,7 +19,6 @@ to the character (``scenario/layout.py``).
 
 from __future__ import annotations
 
-import copy
 import json
 from functools import cache
 from pathlib import Path
@@ -45,9 +44,19 @@ def _data() -> dict[str, Any]:
     return data
 
 
+@cache
+def _tools_text() -> str:
+    return json.dumps(_data()["toolsAdded"], ensure_ascii=False)
+
+
 def builtin_tools() -> list[dict[str, Any]]:
-    """The four built-in tools' declarations, exactly as Pi 1.6 persists them (a fresh copy)."""
-    return copy.deepcopy(_data()["toolsAdded"])
+    """The four built-in tools' declarations, exactly as Pi 1.6 persists them (a fresh copy).
+
+    The copy is parsed from their JSON text: plain JSON data, so the same values as
+    :func:`copy.deepcopy` gives, at a fraction of its cost (every request declares them).
+    """
+    tools: list[dict[str, Any]] = json.loads(_tools_text())
+    return tools
 
 
 def prompt_sections(cwd: str, package_dir: str) -> dict[str, str]:

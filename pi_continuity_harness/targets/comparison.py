@@ -69,7 +69,11 @@ _UUID = re.compile(r"(?<![0-9a-f])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 _ENTRY_ID = re.compile(r"(?<![0-9A-Za-z_-])[0-9a-f]{8}(?![0-9A-Za-z_-])")
 _DIGEST = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{16,64}(?![0-9A-Za-z])")
 _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d[:-]\d\d[:-]\d\d(?:[.-]\d{1,3})?Z")
-_PI_PACKAGE = re.compile(r"[^\s\"'<>]*/node_modules/@earendil-works/pi-coding-agent")
+#: What every match of ``_DIGEST``, ``_UUID``, ``_ENTRY_ID`` (8 hex digits in a row) or ``_ISO``
+#: (a date) contains: a text without it is left as it is by all four (one scan instead of four).
+_MAYBE_ID = re.compile(r"[0-9a-f]{8}|\d{4}-\d\d-\d\dT")
+_PI_PACKAGE_TAIL = "/node_modules/@earendil-works/pi-coding-agent"
+_PI_PACKAGE = re.compile(r"[^\s\"'<>]*" + re.escape(_PI_PACKAGE_TAIL))
 #: Keys whose values are wall-clock times (ledger ``wall-clock``).
 _TIME_KEYS = frozenset({"timestamp", "createdAt", "updatedAt"})
 #: Keys whose values are elapsed times (ledger ``durations``).
@@ -91,6 +95,8 @@ class Normaliser:
         #: are numbered by then, and an all-digit token is an id only when ``learn_ids`` learnt
         #: it, which clears this cache.
         self._texts: dict[str, str] = {}
+        #: Each list element (an object) already normalised, by its JSON text (``_element``).
+        self._objects: dict[str, Any] = {}
 
     def uuid(self, value: str) -> str:
         return self._uuids.setdefault(value, f"<uuid{len(self._uuids) + 1}>")
@@ -101,6 +107,7 @@ class Normaliser:
     def learn_ids(self, values: Iterable[Any]) -> None:
         """Number these entry ids first (in this order), so equal sessions get equal numbers."""
         self._texts.clear()
+        self._objects.clear()
         for value in values:
             if isinstance(value, str) and _ENTRY_ID.fullmatch(value):
                 self.entry_id(value)
@@ -114,7 +121,12 @@ class Normaliser:
     def _text(self, value: str) -> str:
         for path, name in self._paths:
             value = value.replace(path, name)
-        value = _PI_PACKAGE.sub("$PI_PACKAGE", value)
+        if _PI_PACKAGE_TAIL in value:
+            # Guarded: the pattern's leading ``[^\s"'<>]*`` tries every position of a long text.
+            value = _PI_PACKAGE.sub("$PI_PACKAGE", value)
+        if not _MAYBE_ID.search(value):
+            # No run of 8 hex digits and no ISO date: none of the four patterns below can match.
+            return value
         # A digest of text that holds run-specific values (ids, paths, times) differs with them.
         value = _DIGEST.sub("<digest>", value)
         value = _UUID.sub(lambda m: self.uuid(m.group(0)), value)
@@ -138,8 +150,26 @@ class Normaliser:
         if isinstance(value, dict):
             return {self.text(k): self.value(v, k) for k, v in value.items()}
         if isinstance(value, list | tuple):
-            return [self.value(v) for v in value]
+            return [self._element(v) for v in value]
         return value
+
+    def _element(self, item: Any) -> Any:
+        """``value(item)`` of a list's element; an object equal to one already normalised (the
+        same JSON text) gets that result. A record repeats whole objects: every model request
+        carries every message of the conversation so far, so the request bodies alone are
+        quadratic in its length. The result of an object never changes once it has been
+        normalised (see ``_texts``), and it depends on nothing but its JSON text (its keys are
+        text; a tuple is written as the list it becomes)."""
+        if not isinstance(item, dict):
+            return self.value(item)
+        try:
+            token = json.dumps(item, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return self.value(item)
+        done = self._objects.get(token)
+        if done is None:
+            done = self._objects[token] = self.value(item)
+        return done
 
 
 def _session_event(event: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Callable, Iterable
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -27,6 +26,7 @@ from pi_continuity_harness.scenario.fs_monitor import fs_event
 from pi_continuity_harness.scenario.implementations import (
     System,
     declared_system,
+    entry_points_of,
     resolve_implementation,
     system_named,
 )
@@ -84,7 +84,7 @@ RunCheckerFactory = Callable[[Simulation], RunChecker]
 
 def load_run_checker(system: str) -> RunCheckerFactory:
     """The run checker factory registered for ``system`` (entry point of :data:`RUN_CHECKERS_GROUP`)."""
-    points = {ep.name: ep for ep in metadata.entry_points(group=RUN_CHECKERS_GROUP)}
+    points = entry_points_of(RUN_CHECKERS_GROUP)
     if system not in points:
         raise TargetUnavailableError(f"no run checker is registered for {system} ({RUN_CHECKERS_GROUP})")
     factory: RunCheckerFactory = points[system].load()
