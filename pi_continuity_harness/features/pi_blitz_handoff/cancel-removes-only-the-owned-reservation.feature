@@ -4,7 +4,7 @@ Feature: cancel-removes-only-the-owned-reservation
   retrieval, and removes only the exact reservation the extension owns; a foreign file at
   that path is never touched (reference: Status, cancellation and recovery).
 
-  @rule-H71a @rule-H65 @rule-H75
+  @rule-H71a @rule-H65 @rule-H75 @smoke
   Scenario: cancel-removes-only-the-owned-reservation
     When the model asks for the template and the user cancels the handoff
     Then the owned dossier reservation was removed

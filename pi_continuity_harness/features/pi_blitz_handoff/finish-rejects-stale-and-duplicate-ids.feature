@@ -4,7 +4,7 @@ Feature: finish-rejects-stale-and-duplicate-ids
   template, a stale or foreign ID and a duplicate Finish are rejected and leave the request,
   the file and the session unchanged (reference: Transfer sequence 5).
 
-  @rule-H29b @rule-H33a @rule-H135
+  @rule-H29b @rule-H33a @rule-H135 @smoke
   Scenario: finish-rejects-stale-and-duplicate-ids
     When the model writes the handoff and calls Finish twice with the returned ID
     Then exactly 1 Finish call was accepted

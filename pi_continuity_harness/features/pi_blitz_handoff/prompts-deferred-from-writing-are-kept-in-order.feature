@@ -5,7 +5,7 @@ Feature: prompts-deferred-from-writing-are-kept-in-order
   appended to the dossier before cutover and kept in one recovery file until the
   receiver's bootstrap turn completes (reference: Transfer sequence 4, 6, 7).
 
-  @needs-held-model-calls @rule-H22 @rule-H27a @rule-H27b @rule-H27c @rule-H36 @rule-H41a @rule-H68a
+  @needs-held-model-calls @rule-H22 @rule-H27a @rule-H27b @rule-H27c @rule-H36 @rule-H41a @rule-H68a @smoke
   Scenario: prompts-deferred-from-writing-are-kept-in-order
     When the user sends "first: run the tests" and "second: then deploy" while the model writes the handoff
     Then the deferred prompts never reached the source model

@@ -5,7 +5,7 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
   boundaries, and the file is deleted only after that turn completed; Discard removes the
   exact file (reference: Status, cancellation and recovery).
 
-  @rule-H81a @rule-H83 @rule-H84a
+  @rule-H81a @rule-H83 @rule-H84a @smoke
   Scenario: recover-executes-then-deletes-after-a-completed-turn
     Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
     And the model will answer the next turn
