@@ -596,6 +596,11 @@ def _next_turn_aborted(world: World) -> None:
     world.script("agent", Reply(text="Working through both prompts", during=(AbortOp(),)))
 
 
+@when("the model asks for the template and the user aborts its next reply")
+def _get_then_abort(world: World) -> None:
+    sh_start(world, get_reply(), Reply(text="Drafting the dossier", during=(AbortOp(),)))
+
+
 @when("the user opens /sh recover and leaves it")
 def _recover_list(world: World) -> None:
     world.start()
