@@ -13,6 +13,7 @@ They register into :data:`~pi_continuity_harness.mutants.catalogue.MUTANTS` with
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from functools import cache
 from typing import Any
 
@@ -45,6 +46,29 @@ UNREACHABLE: dict[str, str] = {
     "session_file_wrong": (
         "commit_is_valid_brief checks the committed Brief's sessionId against the session, not its "
         "sessionFile; the frontmatter scenario of rules/artifacts-and-frontmatter compares both"
+    ),
+    "reread_trusts_memory": (
+        "the explorer's corrupt-read fault corrupts what one read returns, not the file: a re-read "
+        "that trusts memory commits bytes that are on disk, which every invariant accepts; the "
+        "re-read row of smoke 04 expects the cancel the spec asks for"
+    ),
+    "invalid_settings_synthesize": (
+        "fail_closed_no_pi_summary checks that Pi never persists a summary of its own; a handoff "
+        "under settings invalid for the window still commits a valid Brief, which every invariant "
+        "accepts; the settings row of smoke 04 and smoke 11 expect the cancel"
+    ),
+    "disabled_without_config": (
+        "every explored case writes an extension config (explore/continuity/generate.py _base), so "
+        "the explorer never runs without one; smoke 03 and smoke 05 run without a config"
+    ),
+    "pending_file_name_prefixed": (
+        "commit_details_correlate compares details.artifactPath with the pending file the summary was "
+        "written to, whatever its name, and no invariant reads the name; smoke 03 checks <eventId>.md"
+    ),
+    "transcript_not_bounded": (
+        "synthesis_fits_window needs a session larger than its synthesis model's window, and in the "
+        "matrix's 60 seeds no explored session grew that large; the failure feature "
+        "earendil-pi-8371-synthesis-input-is-bounded builds one on purpose"
     ),
     "directives_only_at_line_start": (
         "the explorer's scripted syntheses promote only role-labelled directives at the start of a "
@@ -2259,4 +2283,1108 @@ patched(
     "the continuation notification says 'continuation submitted from saved Brief (next loop).'",
     "messages:continuation_submitted",
     lambda original: lambda: str(original()).replace("saved Brief.", "saved Brief (next loop)."),
+)
+
+
+# ============================================================================ issue 10, second pass (rules-psc2)
+# One mutant per rule that had none; each names what it changes and where. The features load an
+# implementation once per Pi start, in one process: ``patched_once`` patches a module attribute
+# only the first time, so a restart or the next scenario never stacks a second copy of the change.
+def patched_once(
+    name: str, rules: tuple[str, ...], rule: str, how: str, where: str, make: Callable[[Any], Any]
+) -> Factory:
+    """:func:`patched`, applied once per process."""
+
+    def marked(original: Any) -> Any:
+        if getattr(original, "__mutant__", None) == name:
+            return original
+        changed = make(original)
+        with suppress(AttributeError):  # a constant cannot be marked (it is patched again: harmless)
+            changed.__mutant__ = name
+        return changed
+
+    return patched(name, rules, rule, how, where, marked)
+
+
+def _newest_md(directory: str) -> str | None:
+    """The text of the last ``.md`` file of ``directory`` by name, or None."""
+    import os  # noqa: PLC0415 (only the mutants need it)
+
+    try:
+        names = sorted(name for name in os.listdir(directory) if name.endswith(".md"))
+    except OSError:
+        return None
+    if not names:
+        return None
+    with open(os.path.join(directory, names[-1]), encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _foreign_md(request: Any, *, legacy: bool) -> str | None:
+    """The first artifact under the artifact directory of another session (``legacy`` False)
+    or the first legacy v1 artifact of this session (``legacy`` True)."""
+    import glob  # noqa: PLC0415 (only the mutants need it)
+    import os  # noqa: PLC0415
+
+    own = request.layout.session_dir
+    for path in sorted(glob.glob(os.path.join(request.layout.artifact_dir, "*", "*", "*.md"))):
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        mine = path.startswith(own + os.sep)
+        if legacy and mine and "pi-session-continuity/v1" in text:
+            return text
+        if not legacy and not mine:
+            return text
+    return None
+
+
+def _prepare_with_evidence(pick: Callable[[Any], str | None]) -> Callable[[Any], Any]:
+    """``prepare_brief`` whose request carries ``pick(request)`` as its previous summary."""
+
+    def make(original: Any) -> Any:
+        async def prepare(request: Any, registry: Any, on_phase: Any = None) -> Any:
+            import dataclasses  # noqa: PLC0415 (only the mutants need it)
+
+            evidence = pick(request)
+            if evidence:
+                previous = (request.previous_summary or "") + "\n" + evidence
+                request = dataclasses.replace(request, previous_summary=previous)
+            return await original(request, registry, on_phase)
+
+        return prepare
+
+    return make
+
+
+patched_once(
+    "failed_postmortem_as_evidence",
+    ("P7c",),
+    "§3, §8: a failed postmortem never reaches any model request",
+    "the newest failed postmortem of the session is added to the synthesis request as an earlier summary",
+    "extension:prepare_brief",
+    _prepare_with_evidence(lambda request: _newest_md(request.layout.failed_dir)),
+)
+patched_once(
+    "foreign_pending_as_evidence",
+    ("P58",),
+    "§7: artifacts of other sessions are never compaction summary or prompt input",
+    "another session's artifact is added to the synthesis request as an earlier summary",
+    "extension:prepare_brief",
+    _prepare_with_evidence(lambda request: _foreign_md(request, legacy=False)),
+)
+patched_once(
+    "legacy_artifact_as_evidence",
+    ("P72",),
+    "§5, §8: a legacy v1 artifact is never compaction summary or prompt input",
+    "this session's legacy v1 artifact is added to the synthesis request as an earlier summary",
+    "extension:prepare_brief",
+    _prepare_with_evidence(lambda request: _foreign_md(request, legacy=True)),
+)
+patched_once(
+    "archived_brief_as_evidence",
+    ("P71a",),
+    "§8: an archived Brief is never compaction summary or prompt input",
+    "the newest archived Brief of the session (as it is on disk) is added to the synthesis request",
+    "extension:prepare_brief",
+    _prepare_with_evidence(lambda request: _newest_md(request.layout.archive_dir)),
+)
+
+
+def _remembering_reads(original: Any) -> Any:
+    """``lifecycle.read_text_exact`` that returns what this process last wrote to a path."""
+    written: dict[str, str] = {}
+    lifecycle = _module("lifecycle")
+    write = lifecycle.atomic_write_text
+
+    def remembering_write(path: str, text: str) -> Any:
+        written[path] = text
+        return write(path, text)
+
+    lifecycle.atomic_write_text = remembering_write
+
+    def read(path: str) -> str:
+        return written[path] if path in written else str(original(path))
+
+    return read
+
+
+patched_once(
+    "reread_trusts_memory",
+    ("P3d",),
+    "§3, §8: a re-read failure (bytes differing from what was written) cancels the compaction",
+    "the 're-read' returns the text the write was given, not the bytes on disk",
+    "lifecycle:read_text_exact",
+    _remembering_reads,
+)
+
+
+def _pi_sending(send: Callable[[Any, Any, dict[str, Any]], None]) -> Callable[[Any], Any]:
+    """A ``Continuity`` method run with ``self.pi.send_user_message`` replaced by ``send``."""
+
+    def make(original: Any) -> Any:
+        async def method(self: Any, *args: Any) -> Any:
+            pi = self.pi
+
+            class Pi:
+                def __getattr__(self, name: str) -> Any:
+                    return getattr(pi, name)
+
+                def send_user_message(self, content: Any, **options: Any) -> None:
+                    send(pi, content, options)
+
+            self.pi = Pi()
+            try:
+                return await original(self, *args)
+            finally:
+                self.pi = pi
+
+        return method
+
+    return make
+
+
+patched_once(
+    "continuation_as_hidden_message",
+    ("P10",),
+    "§4, §10: the continuation is a visible user message (sendUserMessage), never a hidden message",
+    "the continuation is sent as a hidden custom message (sendMessage, display false) that triggers a turn",
+    "extension:Continuity.on_compact",
+    _pi_sending(
+        lambda pi, content, options: pi.send_message(
+            {"customType": "pi-session-continuity", "content": content, "display": False},
+            trigger_turn=True,
+            deliver_as="followUp",
+        )
+    ),
+)
+patched_once(
+    "no_threshold_continuation",
+    ("P20",),
+    "§5, §10: a threshold compaction that commits the Brief is followed by a continuation",
+    "the continuation of a committed threshold compaction is never sent (its notification still is)",
+    "extension:Continuity.on_compact",
+    _pi_sending(lambda pi, content, options: None),
+)
+
+
+def _first_continuation_twice(original: Any) -> Any:
+    """The first continuation of each extension instance goes out twice (later ones once: a
+    duplicate every time would feed each continuation run a second Brief, compacting without end)."""
+
+    async def on_compact(self: Any, event: Any, ctx: Any) -> Any:
+        pi, sent = self.pi, []
+
+        class Pi:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(pi, name)
+
+            def send_user_message(self, content: Any, **options: Any) -> None:
+                sent.append((content, options))
+                pi.send_user_message(content, **options)
+
+        self.pi = Pi()
+        try:
+            await original(self, event, ctx)
+        finally:
+            self.pi = pi
+        if sent and not getattr(self, "_sent_twice", False):
+            self._sent_twice = True
+            content, options = sent[0]
+            pi.send_user_message(content, **options)
+
+    return on_compact
+
+
+patched_once(
+    "continuation_sent_twice",
+    ("P85",),
+    "§10: at most one continuation is submitted per threshold compaction",
+    "the first continuation of each extension instance is sent twice",
+    "extension:Continuity.on_compact",
+    _first_continuation_twice,
+)
+
+
+def _continue_after_failure(original: Any) -> Any:
+    def fail(self: Any, state: Any, ctx: Any, request: Any, failure: Any, operation: Any) -> Any:
+        result = original(self, state, ctx, request, failure, operation)
+        self.pi.send_user_message(
+            "Continue the task from where it stopped. " + _module("constants").CONTINUATION_SUFFIX,
+            deliver_as="followUp",
+        )
+        return result
+
+    return fail
+
+
+patched_once(
+    "continuation_after_failure",
+    ("P4",),
+    "§3: a failed or refused handoff submits no continuation prompt",
+    "a failed handoff cancels the compaction, then submits the continuation suffix as a prompt",
+    "extension:Continuity._fail",
+    _continue_after_failure,
+)
+
+
+def _archive_only_threshold(original: Any) -> Any:
+    async def on_compact(self: Any, event: Any, ctx: Any) -> Any:
+        if event.reason == "threshold":
+            return await original(self, event, ctx)
+        module = _module("extension")
+        saved = module.archive_brief
+        module.archive_brief = lambda layout, path, text: path
+        try:
+            return await original(self, event, ctx)
+        finally:
+            module.archive_brief = saved
+
+    return on_compact
+
+
+patched_once(
+    "only_threshold_commits_archived",
+    ("P6b",),
+    "§7: every confirmed commit is archived whatever its reason (threshold, overflow, manual)",
+    "an overflow or manual commit leaves its Brief pending (the committed notification names the pending path)",
+    "extension:Continuity.on_compact",
+    _archive_only_threshold,
+)
+
+
+def _refusal_without(fragment: str) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        def refusal(self: Any, state: Any, event: Any, model: Any) -> Any:
+            found = original(self, state, event, model)
+            return None if found is not None and fragment in found else found
+
+        return refusal
+
+    return make
+
+
+patched_once(
+    "invalid_settings_synthesize",
+    ("P18b",),
+    "§5, §6, §13: every native compaction under settings invalid for the active window is cancelled",
+    "a native compaction under settings invalid for the window is handed off as if they were valid",
+    "extension:Continuity._refusal",
+    _refusal_without("native compaction settings are invalid"),
+)
+
+
+def _disabled_without_config(original: Any) -> Any:
+    def load(cwd: str, *, trusted: bool) -> Any:
+        loaded = original(cwd, trusted=trusted)
+        if loaded.source == "missing-defaults":
+            import dataclasses  # noqa: PLC0415 (only the mutant needs it)
+
+            disabled = loaded.config.model_copy(update={"enabled": False})
+            return dataclasses.replace(loaded, config=disabled)
+        return loaded
+
+    return load
+
+
+patched_once(
+    "disabled_without_config",
+    ("P25a",),
+    "§6: without an extension config the extension is enabled",
+    "without an extension config the extension behaves as if enabled were false",
+    "extension:load_extension_config",
+    _disabled_without_config,
+)
+
+
+def _checkpoint_then(after: Callable[[Any, Any, Any], None]) -> Callable[[Any], Any]:
+    """``run_checkpoint`` followed by ``after(app, ctx, state)`` when it saved a new Brief."""
+
+    def make(original: Any) -> Any:
+        async def run_checkpoint(app: Any, ctx: Any) -> None:
+            state = app.ensure_state(ctx)
+            before = state.last_pending_path
+            await original(app, ctx)
+            if state.last_pending_path is not None and state.last_pending_path != before:
+                after(app, ctx, state)
+
+        return run_checkpoint
+
+    return make
+
+
+def _second_copy(app: Any, ctx: Any, state: Any) -> None:
+    import os  # noqa: PLC0415 (only the mutant needs it)
+
+    path = state.last_pending_path
+    with open(path, encoding="utf-8") as handle:
+        text = handle.read()
+    copy = os.path.join(os.path.dirname(path), "copy-" + os.path.basename(path))
+    with open(copy, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+patched_once(
+    "checkpoint_writes_two_briefs",
+    ("P97a",),
+    "§12: /continuity checkpoint writes exactly one pending Brief",
+    "a checkpoint leaves a second copy of its Brief in pending/",
+    "commands:run_checkpoint",
+    _checkpoint_then(_second_copy),
+)
+patched_once(
+    "checkpoint_sends_a_message",
+    ("P97c",),
+    "§12: /continuity checkpoint submits no continuation or other message to the model",
+    "after a checkpoint, 'Continuity Brief saved; continue.' is sent to the model as a follow-up",
+    "commands:run_checkpoint",
+    _checkpoint_then(
+        lambda app, ctx, state: app.pi.send_user_message(
+            "Continuity Brief saved; continue.", deliver_as="followUp"
+        )
+    ),
+)
+
+
+def _untrusted_checkpoint(kind: str) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        async def run_checkpoint(app: Any, ctx: Any) -> None:
+            state = app.ensure_state(ctx)
+            if state.trusted or not ctx.has_ui:
+                await original(app, ctx)
+                return
+            if kind == "silent":
+                ctx.ui.notify(_module("messages").checkpoint_failed("not available here"), "warning")
+                return
+            ctx.ui.notify(_module("messages").untrusted_project(), "warning")
+            state.trusted = True
+            try:
+                await original(app, ctx)
+            finally:
+                state.trusted = False
+
+        return run_checkpoint
+
+    return make
+
+
+patched_once(
+    "untrusted_checkpoint_writes",
+    ("P41a",),
+    "§6, §12: in an untrusted project /continuity checkpoint writes no file",
+    "in an untrusted project the checkpoint says the project is not trusted, then saves a Brief anyway",
+    "commands:run_checkpoint",
+    _untrusted_checkpoint("writes"),
+)
+patched_once(
+    "untrusted_checkpoint_refused_without_trust",
+    ("P98a",),
+    "§6, §12: in an untrusted project /continuity checkpoint is refused with a trust notification",
+    "in an untrusted project the checkpoint is refused as 'not available here', without naming trust",
+    "commands:run_checkpoint",
+    _untrusted_checkpoint("silent"),
+)
+
+
+def _untrusted_compaction_writes(original: Any) -> Any:
+    async def on_before_compact(self: Any, event: Any, ctx: Any) -> Any:
+        import os  # noqa: PLC0415 (only the mutant needs it)
+
+        state = self.ensure_state(ctx)
+        result = await original(self, event, ctx)
+        if not state.trusted:
+            os.makedirs(state.layout.failed_dir, exist_ok=True)
+            with open(os.path.join(state.layout.failed_dir, "refused.md"), "w", encoding="utf-8") as handle:
+                handle.write(f"{event.reason} compaction refused: the project is not trusted\n")
+        return result
+
+    return on_before_compact
+
+
+patched_once(
+    "untrusted_compaction_writes",
+    ("P41b",),
+    "§6: in an untrusted project a native compaction writes nothing and is cancelled",
+    "in an untrusted project the refused compaction records its refusal in failed/refused.md",
+    "extension:Continuity.on_before_compact",
+    _untrusted_compaction_writes,
+)
+
+
+def _dispatch(mapping: dict[str, str]) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        async def run_command(app: Any, args: str, ctx: Any) -> None:
+            words = args.split()
+            if words and words[0].lower() in mapping:
+                args = mapping[words[0].lower()]
+            await original(app, args, ctx)
+
+        return run_command
+
+    return make
+
+
+patched_once(
+    "checkpoint_dispatched_to_status",
+    ("P93b",),
+    "§12: /continuity status, checkpoint and settings are dispatched to their actions",
+    "/continuity checkpoint shows the status panel",
+    "extension:run_command",
+    _dispatch({"checkpoint": "status"}),
+)
+
+
+def _pending_named_by_prefix(original: Any) -> Any:
+    def pending_path(self: Any, event_id: str) -> str:
+        import os  # noqa: PLC0415 (only the mutant needs it)
+
+        path = str(original(self, event_id))
+        return os.path.join(os.path.dirname(path), "brief-" + os.path.basename(path))
+
+    return pending_path
+
+
+patched_once(
+    "pending_file_name_prefixed",
+    ("P51a",),
+    "§7: a pending Brief is written to <artifactDirectory>/<sessionId>/pending/<eventId>.md",
+    "pending Briefs are named brief-<eventId>.md",
+    "paths:ArtifactLayout.pending_path",
+    _pending_named_by_prefix,
+)
+
+
+# The serialised Brief changed, and parsing changed back, so the reference still accepts its own.
+def _serialized_and_parsed(
+    serialize_change: Callable[[str], str], parse_change: Callable[[str], str]
+) -> Callable[[ExtensionAPI], None]:
+    def factory(pi: ExtensionAPI) -> None:
+        frontmatter = _module("frontmatter")
+        parse, serialize = frontmatter._parse_brief, frontmatter.serialize_brief
+        frontmatter._parse_brief = lambda text: parse(parse_change(text))
+        frontmatter._PARSED.clear()
+
+        def serialize_changed(fm: Any, body: str) -> str:
+            return serialize_change(serialize(fm, body))
+
+        for name in ("lifecycle", "frontmatter"):
+            _module(name).serialize_brief = serialize_changed
+        reference_extension(pi)
+
+    return factory
+
+
+_PRODUCT_LINE = 'product: "Pi Session Continuity"'
+_RENAMED_PRODUCT = 'product: "Pi Continuity"'
+registered(
+    "product_identity_renamed",
+    ("P62",),
+    "§8: the identity fields are fixed (product 'Pi Session Continuity')",
+    "every Brief's frontmatter says product \"Pi Continuity\" (the reference's parser accepts it)",
+    _serialized_and_parsed(
+        lambda text: text.replace(_PRODUCT_LINE, _RENAMED_PRODUCT, 1),
+        lambda text: text.replace(_RENAMED_PRODUCT, _PRODUCT_LINE, 1),
+    ),
+)
+
+
+def _drop_model_id(text: str) -> str:
+    import re  # noqa: PLC0415 (only the mutant needs it)
+
+    return re.sub(r"^modelId: .*\n", "", text, count=1, flags=re.MULTILINE)
+
+
+def _restore_model_id(text: str) -> str:
+    if text.startswith("---\n") and "\nmodelId: " not in text.split("\n---\n", 1)[0]:
+        return text.replace("\nsynthesisModel: ", '\nmodelId: "unknown"\nsynthesisModel: ', 1)
+    return text
+
+
+registered(
+    "frontmatter_without_model_id",
+    ("P61a",),
+    "§8: every new Brief starts with YAML frontmatter holding every required field",
+    "the frontmatter leaves out modelId (the reference's parser fills it in)",
+    _serialized_and_parsed(_drop_model_id, _restore_model_id),
+)
+
+
+def _mismatches_with(change: Callable[[list[str], dict[str, Any]], list[str]]) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        def commit_mismatches(prepared: Any, **facts: Any) -> list[str]:
+            return change(list(original(prepared, **facts)), facts)
+
+        return commit_mismatches
+
+    return make
+
+
+patched_once(
+    "archive_when_not_from_extension",
+    ("P70a",),
+    "§8, §18: no archive when the committed entry is not from the extension",
+    "an entry Pi summarised itself (fromExtension false) is taken as the commit: archive and continue",
+    "extension:commit_mismatches",
+    _mismatches_with(lambda bad, facts: [] if not facts["from_extension"] else bad),
+)
+patched_once(
+    "archive_ignoring_details",
+    ("P70d",),
+    "§8, §18: no archive when the entry's details do not match the prepared Brief",
+    "the entry's details (eventId, artifactPath, sha256, sessionId) are not compared",
+    "extension:commit_mismatches",
+    lambda original: (
+        lambda prepared, **facts: original(
+            prepared,
+            **{**facts, "compaction_entry": {**facts["compaction_entry"], "details": prepared.details()}},
+        )
+    ),
+)
+
+
+def _mismatch_silent(original: Any) -> Any:
+    async def on_compact(self: Any, event: Any, ctx: Any) -> Any:
+        quiet = _CtxUI(ctx, _dropping("does not match the prepared Continuity Brief"))
+        return await original(self, event, quiet)
+
+    return on_compact
+
+
+def _dropping(fragment: str) -> Callable[[Any], Any]:
+    def make_ui(ui: Any) -> Any:
+        class UI:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(ui, name)
+
+            def notify(self, message: str, level: Any = "info") -> None:
+                if fragment not in message:
+                    ui.notify(message, level)
+
+        return UI()
+
+    return make_ui
+
+
+patched_once(
+    "mismatch_not_reported",
+    ("P111b",),
+    "§13: an unmatched session_compact is reported as an incompatibility",
+    "an unmatched session_compact leaves the Brief pending without a notification",
+    "extension:Continuity.on_compact",
+    _mismatch_silent,
+)
+
+
+def _continue_despite_mismatch(original: Any) -> Any:
+    async def on_compact(self: Any, event: Any, ctx: Any) -> Any:
+        prepared = self.state.prepared if self.state is not None else None
+        await original(self, event, ctx)
+        state = self.state
+        if (
+            prepared is not None
+            and state is not None
+            and event.reason == "threshold"
+            and str(state.last_failure or "").startswith("committed compaction did not match")
+        ):
+            self.pi.send_user_message(
+                _module("handoff").continuation_text(prepared.text), deliver_as="followUp"
+            )
+
+    return on_compact
+
+
+patched_once(
+    "continuation_despite_mismatch",
+    ("P83",),
+    "§10: a continuation is submitted only after the matching session_compact",
+    "after an unmatched threshold session_compact the prepared Brief is still submitted as the continuation",
+    "extension:Continuity.on_compact",
+    _continue_despite_mismatch,
+)
+patched_once(
+    "continuation_from_archived_bytes",
+    ("P82a",),
+    "§10, §18: the continuation starts with the exact verified pending Brief bytes (status: pending)",
+    "the continuation carries the Brief with status archived, as archival rewrote it",
+    "extension:continuation_text",
+    lambda original: lambda text: original(text.replace('status: "pending"', 'status: "archived"', 1)),
+)
+patched_once(
+    "continuation_separator",
+    ("P82c",),
+    "§10: nothing but whitespace lies between the Brief and the suffix",
+    "a '---' line separates the Brief from the continuation suffix",
+    "extension:continuation_text",
+    lambda original: (
+        lambda text: str(original(text)).replace(
+            "\n\n" + _module("constants").CONTINUATION_SUFFIX,
+            "\n\n---\n\n" + _module("constants").CONTINUATION_SUFFIX,
+        )
+    ),
+)
+
+
+def _event_id_detail_changed(original: Any) -> Any:
+    def details(self: Any) -> dict[str, Any]:
+        found = dict(original(self))
+        found["continuityEventId"] = "ffffffff-" + str(found["continuityEventId"])[9:]
+        return found
+
+    return details
+
+
+def _details_event_id_wrong(pi: ExtensionAPI) -> None:
+    handoff = _module("handoff")
+    handoff.PreparedHandoff.details = _event_id_detail_changed(handoff.PreparedHandoff.details)
+    extension = _module("extension")
+    extension.commit_mismatches = _mismatches_with(lambda bad, facts: [n for n in bad if n != "eventId"])(
+        extension.commit_mismatches
+    )
+    reference_extension(pi)
+
+
+registered(
+    "details_event_id_wrong",
+    ("P68a",),
+    "§8, §18: CompactionEntry.details.continuityEventId is the Brief's eventId",
+    "details carry an eventId whose first eight digits are f (the commit check ignores the eventId)",
+    _details_event_id_wrong,
+)
+
+
+def _tokens_before_changed(original: Any) -> Any:
+    async def on_before_compact(self: Any, event: Any, ctx: Any) -> Any:
+        import dataclasses  # noqa: PLC0415 (only the mutant needs it)
+
+        result = await original(self, event, ctx)
+        if result.compaction is None:
+            return result
+        changed = dataclasses.replace(result.compaction, tokens_before=result.compaction.tokens_before + 1000)
+        return dataclasses.replace(result, compaction=changed)
+
+    return on_before_compact
+
+
+patched_once(
+    "tokens_before_changed",
+    ("P124",),
+    "§18: the custom result keeps Pi's prepared firstKeptEntryId and tokensBefore",
+    "the custom result reports tokensBefore 1,000 above what Pi prepared",
+    "extension:Continuity.on_before_compact",
+    _tokens_before_changed,
+)
+
+
+# ============================================================================ §14: the synthesis request
+def _request_changed(change: Callable[[str, str], tuple[str, str]], **overrides: Any) -> Callable[[Any], Any]:
+    """``build_synthesis_request`` whose (system prompt, user text) pass through ``change``."""
+
+    def make(original: Any) -> Any:
+        def build(messages: Any, **options: Any) -> Any:
+            built = original(messages, **{**options, **overrides})
+            system, user = change(built.system_prompt, built.user_text)
+            return type(built)(system, user)
+
+        return build
+
+    return make
+
+
+patched_once(
+    "prompt_without_freshness_rule",
+    ("P114a",),
+    "§14: the synthesis prompt contains the event-freshness rule",
+    "the synthesis prompt leaves out the event-freshness rule (the extension still inserts it in the Brief)",
+    "lifecycle:build_synthesis_request",
+    _request_changed(
+        lambda system, user: (
+            system.replace(_module("constants").EVENT_FRESHNESS_RULE + "\n", "").replace(
+                "Event-freshness rule (the extension also inserts it under ## Recovery Instructions):\n", ""
+            ),
+            user,
+        )
+    ),
+)
+patched_once(
+    "prompt_state_of_the_loop",
+    ("P116",),
+    "§14: the synthesis prompt speaks of the 'state of the work', never of a loop",
+    "the synthesis request says 'state of the loop' wherever it said 'state of the work'",
+    "lifecycle:build_synthesis_request",
+    _request_changed(
+        lambda system, user: (
+            system.replace("state of the work", "state of the loop"),
+            user.replace("state of the work", "state of the loop"),
+        )
+    ),
+)
+patched_once(
+    "transcript_in_system_prompt",
+    ("P118a",),
+    "§14: transcript material and earlier Briefs reach the synthesis model in the request, never its system prompt",
+    "the evidence (earlier Brief, transcript) is appended to the system prompt; the request only asks for the Brief",
+    "lifecycle:build_synthesis_request",
+    _request_changed(lambda system, user: (system + "\n\n" + user, "Write the Continuity Brief now.")),
+)
+patched_once(
+    "transcript_not_bounded",
+    ("P119a",),
+    "§6, §14: the synthesis request fits the synthesis model's window, oldest transcript dropped first",
+    "the whole transcript goes into the synthesis request, whatever the synthesis window",
+    "lifecycle:build_synthesis_request",
+    _request_changed(lambda system, user: (system, user), max_transcript_tokens=None),
+)
+
+
+def _reply_accepted(stop: str) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        def brief_from_synthesis(reply: Any) -> Any:
+            if reply.get("stopReason") == stop:
+                reply = {**reply, "stopReason": "stop"}
+            return original(reply)
+
+        return brief_from_synthesis
+
+    return make
+
+
+patched_once(
+    "length_stop_accepted",
+    ("P120c",),
+    "§3, §14: a synthesis cut off by the output limit is a failure, even with partial text",
+    "a reply that stopped at its output limit is read as a finished Brief",
+    "lifecycle:brief_from_synthesis",
+    _reply_accepted("length"),
+)
+
+
+def _aborted_synthesized_again(original: Any) -> Any:
+    async def prepare(request: Any, registry: Any, on_phase: Any = None) -> Any:
+        import dataclasses  # noqa: PLC0415 (only the mutant needs it)
+
+        try:
+            return await original(request, registry, on_phase)
+        except _module("lifecycle").HandoffError as failure:
+            if failure.reason != "synthesis was aborted":
+                raise
+            # An aborted reply taken as a passing glitch: synthesize again, without the signal.
+            return await original(dataclasses.replace(request, signal=None), registry, on_phase)
+
+    return prepare
+
+
+patched_once(
+    "aborted_synthesis_accepted",
+    ("P120a",),
+    "§3, §14: a synthesis that resolves with stopReason 'aborted' is a failure, never a Brief",
+    "an aborted synthesis is not a failure: the Brief is synthesized again, without Pi's abort signal",
+    "extension:prepare_brief",
+    _aborted_synthesized_again,
+)
+
+
+def _empty_filled(original: Any) -> Any:
+    def brief_from_synthesis(reply: Any) -> Any:
+        outcome = original(reply)
+        if (
+            reply.get("stopReason") == "stop"
+            and getattr(outcome, "reason", "") == "synthesis returned no Brief text"
+        ):
+            headings = _module("constants").MANDATORY_HEADINGS
+            return (
+                "\n\n".join([_module("constants").BRIEF_TITLE, *(f"{h}\n\nNone known." for h in headings)])
+                + "\n"
+            )
+        return outcome
+
+    return brief_from_synthesis
+
+
+patched_once(
+    "empty_synthesis_filled_in",
+    ("P120e",),
+    "§3, §14: an empty or blank synthesis reply is a failure",
+    "an empty reply becomes a Brief whose every section says 'None known.'",
+    "lifecycle:brief_from_synthesis",
+    _empty_filled,
+)
+
+
+def _synthesis_retried(original: Any) -> Any:
+    async def prepare(request: Any, registry: Any, on_phase: Any = None) -> Any:
+        try:
+            return await original(request, registry, on_phase)
+        except _module("lifecycle").HandoffError as failure:
+            if failure.phase != "synthesis":
+                raise
+            return await original(request, registry, on_phase)
+
+    return prepare
+
+
+patched_once(
+    "synthesis_retried_in_check_point",
+    ("P137",),
+    "§3, §5: each native check point costs at most one synthesis attempt",
+    "a failed synthesis is tried once more within the same check point",
+    "extension:prepare_brief",
+    _synthesis_retried,
+)
+
+
+# ============================================================================ §7, §13, §18: other files, restarts
+def _touch_other_sessions(original: Any) -> Any:
+    async def on_compact(self: Any, event: Any, ctx: Any) -> Any:
+        import glob  # noqa: PLC0415 (only the mutant needs it)
+        import os  # noqa: PLC0415
+
+        state = self.state
+        await original(self, event, ctx)
+        if state is None:
+            return
+        own = state.layout.session_dir
+        for path in sorted(glob.glob(os.path.join(state.layout.artifact_dir, "*", "*", "*.md"))):
+            text = open(path, encoding="utf-8").read()  # noqa: SIM115 (a mutant)
+            if not path.startswith(own + os.sep) or "pi-session-continuity/v1" in text:
+                with open(path, "a", encoding="utf-8") as handle:
+                    handle.write("\n")
+
+    return on_compact
+
+
+patched_once(
+    "other_artifacts_touched",
+    ("P139",),
+    "§7, §8: the implementation never modifies artifacts of other sessions or legacy artifacts",
+    "after each commit a newline is appended to other sessions' artifacts and this session's legacy ones",
+    "extension:Continuity.on_compact",
+    _touch_other_sessions,
+)
+
+
+def _commit_announced_at_start(original: Any) -> Any:
+    async def on_session_start(self: Any, event: Any, ctx: Any) -> None:
+        await original(self, event, ctx)
+        state = self.state
+        if state is None:
+            return
+        import os  # noqa: PLC0415 (only the mutant needs it)
+
+        try:
+            names = sorted(n for n in os.listdir(state.layout.archive_dir) if n.endswith(".md"))
+        except OSError:
+            return
+        if names:
+            path = os.path.join(state.layout.archive_dir, names[-1])
+            ctx.ui.notify(_module("messages").compaction_committed(path), "info")
+
+    return on_session_start
+
+
+patched_once(
+    "commit_announced_again_at_start",
+    ("P140",),
+    "§9, §14: the committed announcement is made once per committed event, never again for an old event",
+    "at every start the newest archived Brief is announced as committed again",
+    "extension:Continuity.on_session_start",
+    _commit_announced_at_start,
+)
+
+
+def _shutdown_archives(original: Any) -> Any:
+    async def on_shutdown(self: Any, event: Any, ctx: Any) -> None:
+        state = self.state
+        if state is not None:
+            import glob  # noqa: PLC0415 (only the mutant needs it)
+            import os  # noqa: PLC0415
+
+            for path in sorted(glob.glob(os.path.join(state.layout.pending_dir, "*.md"))):
+                with open(path, encoding="utf-8") as handle:
+                    text = handle.read()
+                try:
+                    _module("lifecycle").archive_brief(state.layout, path, text)
+                except (OSError, ValueError):
+                    continue
+        await original(self, event, ctx)
+
+    return on_shutdown
+
+
+patched_once(
+    "shutdown_archives_pending",
+    ("P127",),
+    "§18: session_shutdown only clears process-local state: it writes, archives or removes no file",
+    "at session_shutdown every pending Brief of the session is archived",
+    "extension:Continuity.on_shutdown",
+    _shutdown_archives,
+)
+
+
+def _agents_md_written(original: Any) -> Any:
+    async def on_compact(self: Any, event: Any, ctx: Any) -> Any:
+        import os  # noqa: PLC0415 (only the mutant needs it)
+
+        await original(self, event, ctx)
+        if self.state is not None and self.state.last_artifact_path:
+            with open(os.path.join(ctx.cwd, "AGENTS.md"), "a", encoding="utf-8") as handle:
+                handle.write(f"Resume from the Continuity Brief {self.state.last_artifact_path}.\n")
+
+    return on_compact
+
+
+patched_once(
+    "agents_md_written",
+    ("P9",),
+    "§4: no AGENTS.md rewriting; no project file but the artifacts, the config and the project settings",
+    "after each commit the Brief's path is appended to the project's AGENTS.md",
+    "extension:Continuity.on_compact",
+    _agents_md_written,
+)
+
+
+def _continuation_before_archive(original: Any) -> Any:
+    async def on_compact(self: Any, event: Any, ctx: Any) -> Any:
+        module = _module("extension")
+        archive, pi, sent = module.archive_brief, self.pi, []
+
+        def archive_after_sending(layout: Any, path: str, text: str) -> str:
+            if event.reason == "threshold":
+                pi.send_user_message(module.continuation_text(text), deliver_as="followUp")
+                sent.append(path)
+            return str(archive(layout, path, text))
+
+        class Pi:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(pi, name)
+
+            def send_user_message(self, content: Any, **options: Any) -> None:
+                if not sent:
+                    pi.send_user_message(content, **options)
+
+        module.archive_brief, self.pi = archive_after_sending, Pi()
+        try:
+            return await original(self, event, ctx)
+        finally:
+            module.archive_brief, self.pi = archive, pi
+
+    return on_compact
+
+
+patched_once(
+    "continuation_before_archive",
+    ("P84",),
+    "§18: the Brief is archived before the retained continuation is submitted",
+    "the continuation is submitted first, then the Brief is archived",
+    "extension:Continuity.on_compact",
+    _continuation_before_archive,
+)
+
+
+def _never_reconciled(original: Any) -> Any:
+    return staticmethod(lambda committed, text: None)
+
+
+patched_once(
+    "committed_brief_not_reconciled",
+    ("P113a",),
+    "§13: at startup a pending Brief whose custom CompactionEntry is persisted is reconciled (archived)",
+    "startup never matches a pending Brief with a persisted entry: a committed Brief is reported stale",
+    "extension:Continuity._matching_entry",
+    _never_reconciled,
+)
+
+
+def _reconciliation_continues(original: Any) -> Any:
+    def inspect(self: Any, state: Any, ctx: Any) -> None:
+        before = state.last_artifact_path
+        original(self, state, ctx)
+        after = state.last_artifact_path
+        if after is not None and after != before and after.startswith(state.layout.archive_dir):
+            with open(after, encoding="utf-8") as handle:
+                text = handle.read()
+            self.pi.send_user_message(_module("handoff").continuation_text(text), deliver_as="followUp")
+
+    return inspect
+
+
+patched_once(
+    "reconciliation_continues",
+    ("P113b",),
+    "§13: reconciliation never causes a second compaction or a continuation",
+    "a Brief reconciled at startup is submitted as a continuation",
+    "extension:Continuity._inspect_pending",
+    _reconciliation_continues,
+)
+
+
+def _checkpoint_does_not_hold_native(original: Any) -> Any:
+    def refusal(self: Any, state: Any, event: Any, model: Any) -> Any:
+        held = state.active
+        if held is not None and held.kind == "checkpoint":
+            state.active = None
+            try:
+                return original(self, state, event, model)
+            finally:
+                state.active = held
+        return original(self, state, event, model)
+
+    return refusal
+
+
+patched_once(
+    "native_compaction_during_checkpoint",
+    ("P107b",),
+    "§13: a native compaction that arrives while a checkpoint is being synthesized is cancelled",
+    "a native compaction ignores a checkpoint in progress and hands off alongside it",
+    "extension:Continuity._refusal",
+    _checkpoint_does_not_hold_native,
+)
+
+
+def _cancelled_brief_continued(original: Any) -> Any:
+    async def on_compact_failed(self: Any, event: Any, ctx: Any) -> None:
+        prepared = self.state.prepared if self.state is not None else None
+        await original(self, event, ctx)
+        if prepared is not None:
+            self.pi.send_user_message(
+                _module("handoff").continuation_text(prepared.text), deliver_as="followUp"
+            )
+
+    return on_compact_failed
+
+
+patched_once(
+    "cancelled_brief_continued",
+    ("P110b",),
+    "§13: the pending Brief of an aborted or cancelled compaction is never used as a later summary or prompt",
+    "when Pi does not commit the prepared Brief, it is submitted as a continuation anyway",
+    "extension:Continuity.on_compact_failed",
+    _cancelled_brief_continued,
+)
+
+
+def _with_alias_command(pi: ExtensionAPI) -> None:
+    reference_extension(pi)
+
+    async def checkpoint_alias(args: str, ctx: Any) -> None:
+        await _module("commands").run_command(_module("extension").Continuity(pi), "checkpoint", ctx)
+
+    pi.register_command("continuity-checkpoint", checkpoint_alias, description="Save a Continuity Brief now")
+
+
+registered(
+    "alias_command_registered",
+    ("P93a",),
+    "§12, §18: the implementation registers one command, continuity",
+    "a second command, /continuity-checkpoint, is registered as an alias of /continuity checkpoint",
+    _with_alias_command,
+)
+
+
+patched_once(
+    "session_id_used_raw",
+    ("P52",),
+    "§7 (seed README): the session id is made filesystem-safe before it becomes a path component",
+    "the session id is used as the directory name as it is ('../x' leads out of the artifact directory)",
+    "paths:safe_session_component",
+    lambda original: lambda session_id: session_id,
 )

@@ -4,18 +4,29 @@ Real users run several extensions; Pi combines their ``session_before_compact`` 
 (last truthy wins, first cancel stops dispatch, a throw is isolated, §9.6). These
 behaviours are the ways a competitor can take a compaction away from a continuity
 extension. The real-Pi target loads a TypeScript twin of each (same names, same replies).
+
+``reissue_brief`` returns the newest pending Continuity Brief it finds under the project's
+default artifact directory, byte for byte, with its own ``details``: Pi then persists the
+continuity extension's summary text under details that do not describe it (rule P70d).
 """
 
 from __future__ import annotations
 
+import glob
+import os
 from typing import Any, Literal
 
 from pi_continuity_harness.api.events import SessionBeforeCompactEvent
-from pi_continuity_harness.api.extension_api import ExtensionAPI, ExtensionContext, ExtensionFactory
+from pi_continuity_harness.api.extension_api import (
+    CONFIG_DIR_NAME,
+    ExtensionAPI,
+    ExtensionContext,
+    ExtensionFactory,
+)
 
 __all__ = ["CompetitorBehaviour", "competitor"]
 
-CompetitorBehaviour = Literal["cancel", "empty", "own_compaction", "throw", "none"]
+CompetitorBehaviour = Literal["cancel", "empty", "own_compaction", "reissue_brief", "throw", "none"]
 
 
 def competitor(behaviour: CompetitorBehaviour) -> ExtensionFactory:
@@ -32,6 +43,18 @@ def competitor(behaviour: CompetitorBehaviour) -> ExtensionFactory:
                 return {}
             if behaviour == "throw":
                 raise RuntimeError("boom from competitor")
+            if behaviour == "reissue_brief":
+                brief = _newest_pending_brief(ctx.cwd)
+                if brief is None:
+                    return None
+                return {
+                    "compaction": {
+                        "summary": brief,
+                        "firstKeptEntryId": event.preparation.first_kept_entry_id,
+                        "tokensBefore": event.preparation.tokens_before,
+                        "details": {"by": "competitor"},
+                    }
+                }
             if behaviour == "own_compaction":
                 return {
                     "compaction": {
@@ -47,3 +70,14 @@ def competitor(behaviour: CompetitorBehaviour) -> ExtensionFactory:
 
     factory.__name__ = f"competitor_{behaviour}"
     return factory
+
+
+def _newest_pending_brief(cwd: str) -> str | None:
+    """The text of the most recently written ``*.md`` under ``<cwd>/<CONFIG_DIR_NAME>/
+    session-continuity/*/pending/`` (ties by path), or None when there is none."""
+    pattern = os.path.join(cwd, CONFIG_DIR_NAME, "session-continuity", "*", "pending", "*.md")
+    paths = sorted(glob.glob(pattern), key=lambda path: (os.stat(path).st_mtime_ns, path))
+    if not paths:
+        return None
+    with open(paths[-1], encoding="utf-8") as handle:
+        return handle.read()

@@ -249,7 +249,8 @@ class SynthesisReply(_Held):
 
     ``kind`` names the outcome: a ``valid`` body (the default), a body ``missing_heading``
     (``heading``), ``empty`` text, ``reasoning_only`` (the effort eats the whole budget:
-    ``stopReason: length``, no text), a ``length`` stop with a partial body, an HTTP
+    ``stopReason: length``, no text), a ``length`` stop with a partial body, ``length_whole`` (every
+    section written, the last one cut short by the output limit: ``stopReason: length``), an HTTP
     ``error``, ``abort`` (the user aborts while the call is in flight; it resolves with
     ``stopReason: aborted``), ``raw`` text, or ``unquoted_directive`` (a valid body that
     promotes a directive-looking line from the transcript to an unquoted instruction, which
@@ -270,6 +271,7 @@ class SynthesisReply(_Held):
         "empty",
         "reasoning_only",
         "length",
+        "length_whole",
         "error",
         "abort",
         "raw",
@@ -609,6 +611,11 @@ def _respond_synthesis(
     if reply.kind == "length":
         half = body[: len(body) // 2]
         return outcome(half, "length", output=math.ceil(len(half) / 4) + reasoning)
+    if reply.kind == "length_whole":
+        # Every heading is there; the limit cut the last sentence (spec §14: still a failure).
+        cut = body.rstrip("\n")
+        cut = cut[: max(cut.rfind(" "), len(cut) - 12)]
+        return outcome(cut, "length", output=math.ceil(len(cut) / 4) + reasoning)
     if reply.kind == "tool_use":
         call = ScriptedToolCall(name="read", arguments={"path": "NOTES.md"}, id="call_synthesis_tool")
         return ModelOutcome(

@@ -252,6 +252,9 @@ class SimTarget:
             for req in host.service.requests
         ]
         runtime = host.runtime
+        if runtime is not None and host.running:
+            for loaded in runtime.runner.extensions:
+                observation.commands.setdefault(loaded.path, []).extend(loaded.commands)
         if runtime is not None:
             manager = runtime.session_manager
             observation.entries = manager.get_entries()

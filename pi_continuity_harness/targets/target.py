@@ -190,6 +190,11 @@ class Observation:
     #: what the command wrote to stdout or stderr, which Pi shows the user on stderr there
     #: (the simulator; Pi's RPC mode always has a UI).
     command_output: list[str] = field(default_factory=list)
+    #: The slash commands each loaded extension registered, by the extension's name as the
+    #: simulator reports it (the implementation's spec, ``competitor:<behaviour>``), in
+    #: registration order, while Pi runs (simulator: the runner's records; real Pi: RPC
+    #: ``get_commands`` by ``sourceInfo.path``). Empty once the process ended.
+    commands: dict[str, list[str]] = field(default_factory=dict)
     #: The machine root on disk. The paths above are the ones the host sees; the simulator's
     #: host sees a fixed virtual root instead (``simulator/virtual_root.py``), which leads to
     #: this directory while the simulation is the process's current one. None: ``project_dir.parent``.

@@ -251,6 +251,15 @@ def test_rule_a_failing_scenario_names_its_machine_under_workdir_and_quiet(tmp_p
     assert not (workdir / LOCK_NAME).exists()
 
 
+#: ``python -m pi_continuity_harness.cli`` with Ctrl-C's default handling: a shell starts a
+#: background job (a CI script's, say) with SIGINT ignored and Python keeps ignoring it, while a
+#: user's Ctrl-C reaches a foreground command.
+_CLI_WITH_CTRL_C = (
+    "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "sys.argv[0] = 'pi-continuity-harness'; runpy.run_module('pi_continuity_harness.cli', run_name='__main__')"
+)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_rule_a_run_stopped_before_anything_failed_leaves_no_temporary_directory(
     tmp_path: Path, sig: signal.Signals
@@ -261,7 +270,7 @@ def test_rule_a_run_stopped_before_anything_failed_leaves_no_temporary_directory
     temp = tmp_path / "t"
     temp.mkdir()
     process = subprocess.Popen(
-        [sys.executable, "-m", "pi_continuity_harness.cli", "run", "--quiet"],
+        [sys.executable, "-c", _CLI_WITH_CTRL_C, "run", "--quiet"],
         cwd=tmp_path,
         env={**os.environ, "TMPDIR": str(temp)},
         stdout=subprocess.PIPE,

@@ -68,3 +68,13 @@ Feature: automatic-initiation-budget
     Then the Call instruction reached the model right after that turn's tool results, before its final answer
     And the tool's result of that turn was recorded
     And no run was aborted
+
+  @rule-H60b
+  Scenario: a successful threshold compaction resets the automatic budget too
+    Given the handoff settings are {"automaticSessionHandoff": true, "criticalWarningPercent": 100}
+    When the next turn reports 145,000 context tokens
+    Then one automatic handoff request was made
+    When the user runs "/sh cancel"
+    And native compaction reaches its threshold
+    And the next turn reports 145,000 context tokens
+    Then one automatic handoff request was made

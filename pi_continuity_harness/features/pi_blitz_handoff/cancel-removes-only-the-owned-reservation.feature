@@ -4,7 +4,7 @@ Feature: cancel-removes-only-the-owned-reservation
   retrieval, and removes only the exact reservation the extension owns; a foreign file at
   that path is never touched (reference: Status, cancellation and recovery).
 
-  @rule-H71a @rule-H65 @rule-H75
+  @rule-H71a @rule-H65 @rule-H75 @smoke
   Scenario: cancel-removes-only-the-owned-reservation
     When the model asks for the template and the user cancels the handoff
     Then the owned dossier reservation was removed
@@ -67,3 +67,9 @@ Feature: cancel-removes-only-the-owned-reservation
     Then the owned dossier reservation was removed
     When the user asks "anything else?" and the model answers after 2 seconds
     Then exactly 0 handoff reminders were shown
+
+  @rule-H73
+  Scenario: a reservation the model already deleted makes the cancel no failure
+    When the model asks for the template, deletes the reserved file and stops; then the user runs "/sh cancel"
+    Then exactly one notification followed the cancel, and it reports no failure
+    And the status widget no longer shows an active handoff

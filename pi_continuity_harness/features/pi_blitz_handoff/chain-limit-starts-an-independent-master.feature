@@ -12,3 +12,12 @@ Feature: chain-limit-starts-an-independent-master
     And the receiver's first prompt names the dossier's absolute path and nothing of the source history
     And the receiver read the whole dossier
     And the bootstrap prompt tells the receiver to read the entire dossier, past any truncation
+
+  @rule-H123
+  Scenario: an ancestor the count needs but cannot read fails the transfer visibly
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then Pi switched to a new session whose header links to the source session
+    Given the first source session file is removed
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then Pi stayed in the receiver session
+    And a notification was shown

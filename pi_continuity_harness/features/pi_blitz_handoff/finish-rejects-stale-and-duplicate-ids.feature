@@ -4,7 +4,7 @@ Feature: finish-rejects-stale-and-duplicate-ids
   template, a stale or foreign ID and a duplicate Finish are rejected and leave the request,
   the file and the session unchanged (reference: Transfer sequence 5).
 
-  @rule-H29b @rule-H33a @rule-H135
+  @rule-H29b @rule-H33a @rule-H135 @smoke
   Scenario: finish-rejects-stale-and-duplicate-ids
     When the model writes the handoff and calls Finish twice with the returned ID
     Then exactly 1 Finish call was accepted
@@ -46,3 +46,15 @@ Feature: finish-rejects-stale-and-duplicate-ids
     When the model writes a dossier without any Markdown heading and finishes it
     Then exactly 1 Finish call was accepted
     And Pi switched to a new session whose header links to the source session
+
+  @needs-held-model-calls @rule-H34b
+  Scenario: Finish is rejected when the dossier path is a directory
+    When a directory replaces the reserved file while the model writes, and the model calls Finish
+    Then the Finish call was rejected
+    And Pi did not switch sessions
+
+  @rule-H33b
+  Scenario: nothing asks the model between the accepted Finish and the new session
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then Pi switched to a new session whose header links to the source session
+    And the source model was asked nothing after the accepted Finish but the writer's last reply

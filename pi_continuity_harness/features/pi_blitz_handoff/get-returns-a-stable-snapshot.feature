@@ -4,7 +4,7 @@ Feature: get-returns-a-stable-snapshot
   source transcript locator and a fresh Finish ID (not the session ID); a repeated GET of
   the active request returns the same snapshot (reference: Transfer sequence 3).
 
-  @rule-H19b @rule-H19d @rule-H20 @rule-H112 @rule-H64a @rule-H135
+  @rule-H19b @rule-H19d @rule-H20 @rule-H112 @rule-H64a @rule-H135 @smoke
   Scenario: get-returns-a-stable-snapshot
     When the model asks for the template twice and then stops
     Then both template responses name the same dossier file and the same Finish ID

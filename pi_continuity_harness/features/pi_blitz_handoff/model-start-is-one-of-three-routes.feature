@@ -8,7 +8,7 @@ Feature: model-start-is-one-of-three-routes
     Given the managed template "call_marker.cmpl" says "CALL-MARKER: hand off at the next safe checkpoint."
     And the handoff settings are {"callTemplate": "call_marker.cmpl"}
 
-  @rule-H11b @rule-H16 @rule-H12
+  @rule-H11b @rule-H16 @rule-H12 @smoke
   Scenario: model-start-is-one-of-three-routes
     When the model is asked to start a handoff and asks for the template at once
     Then the template response carries "CALL-MARKER" exactly once and no message to the model does

@@ -22,3 +22,18 @@ Feature: one-visible-reminder
     When the model takes 30 seconds before asking for the template, then writes and finishes
     Then exactly 0 handoff reminders were shown
     And the status widget now shows "Waiting for Session Handoff"
+
+  @needs-virtual-time @rule-H17
+  Scenario: an early template request starts the reminder clock
+    Given the handoff settings are {"readinessRetrySeconds": 1}
+    When the model is asked to start a handoff, asks for the template at once, then takes 2 seconds before it writes and finishes
+    Then exactly 1 handoff reminder was shown
+    And Pi switched to a new session whose header links to the source session
+
+  @needs-virtual-time @rule-H49c
+  Scenario: after the reminder the Finish ID the template request returned is still accepted
+    Given the handoff settings are {"readinessRetrySeconds": 1}
+    When the model asks for the template, takes 2 seconds before writing, then writes and finishes
+    Then exactly 1 handoff reminder was shown
+    And exactly 1 Finish call was accepted
+    And Pi switched to a new session whose header links to the source session

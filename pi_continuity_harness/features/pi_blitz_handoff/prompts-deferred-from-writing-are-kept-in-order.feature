@@ -5,7 +5,7 @@ Feature: prompts-deferred-from-writing-are-kept-in-order
   appended to the dossier before cutover and kept in one recovery file until the
   receiver's bootstrap turn completes (reference: Transfer sequence 4, 6, 7).
 
-  @needs-held-model-calls @rule-H22 @rule-H27a @rule-H27b @rule-H27c @rule-H36 @rule-H41a @rule-H68a
+  @needs-held-model-calls @rule-H22 @rule-H27a @rule-H27b @rule-H27c @rule-H36 @rule-H41a @rule-H68a @smoke
   Scenario: prompts-deferred-from-writing-are-kept-in-order
     When the user sends "first: run the tests" and "second: then deploy" while the model writes the handoff
     Then the deferred prompts never reached the source model
@@ -33,3 +33,14 @@ Feature: prompts-deferred-from-writing-are-kept-in-order
     When the user sends "also check the logs" and "then ship it" while the model writes the handoff
     Then Pi switched to a new session whose header links to the source session
     And the receiver got "also check the logs" only inside the dossier it read
+
+  @rule-H46b
+  Scenario: one capture window has one recovery file
+    When the user sends "also check the logs" and "then ship it" while the model writes the handoff, and the model stops before Finish
+    Then the recovery directory holds exactly one file, with both deferred prompts
+
+  @rule-H42
+  Scenario: a failed bootstrap turn keeps the recovery file
+    When the user sends "also check the logs" and "then ship it" while the model writes the handoff, and the receiver's first turn fails with a provider error
+    Then Pi switched to a new session whose header links to the source session
+    And the recovery file still holds the deferred prompts

@@ -31,3 +31,9 @@ Feature: protection-while-a-handoff-is-written
     Then a notification was shown
     When the next turn reports 126,000 context tokens
     Then no notification was shown
+
+  @rule-H77e
+  Scenario: before the template is retrieved a new session may discard the request
+    When the user starts a new session before the model asks for the template
+    Then the status widget showed "Waiting for Session Handoff"
+    And Pi switched away from the source session

@@ -5,7 +5,7 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
   boundaries, and the file is deleted only after that turn completed; Discard removes the
   exact file (reference: Status, cancellation and recovery).
 
-  @rule-H81a @rule-H83 @rule-H84a
+  @rule-H81a @rule-H83 @rule-H84a @smoke
   Scenario: recover-executes-then-deletes-after-a-completed-turn
     Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
     And the model will answer the next turn
@@ -81,3 +81,20 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
     When the user opens /sh recover and leaves it
     Then the recovery list showed a date beside "leftover-s1.md"
     And "leftover-s1.md" is still in the recovery directory
+
+  @needs-held-model-calls @rule-H84c
+  Scenario: an aborted recovery turn keeps the file
+    Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    And the user will abort the model's reply in the next turn
+    When the user chooses "Execute" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
+    Then both recovered prompts reached the model as one turn, in order
+    And "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
+
+  @needs-trace-faults @rule-H86
+  Scenario: an unreadable recovery file is reported and kept
+    Given reading the recovery file "2026-01-01T00-00-00-000Z-s1.md" fails
+    And the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    When the user chooses "Execute" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
+    Then a notification names "2026-01-01T00-00-00-000Z-s1.md"
+    And "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
+    And the extension sent the model no message

@@ -4,7 +4,7 @@ Feature: settings-validate-and-persist-atomically
   applies at once; invalid input keeps the prior value and says why; a missing directory
   is created only after the exact path is confirmed (reference: Settings).
 
-  @rule-H88a @rule-H108
+  @rule-H88a @rule-H108 @rule-H88b
   Scenario: settings-validate-and-persist-atomically
     When the user sets "readinessRetrySeconds" to "5" in /sh settings
     Then the handoff config file holds "readinessRetrySeconds" = 5
@@ -72,3 +72,12 @@ Feature: settings-validate-and-persist-atomically
     And the managed template "call_empty.cmpl" is empty
     When the user opens the "callTemplate" list of /sh settings and leaves it
     Then the settings template list offered "call_team.cmpl" and "Enter another filename" but neither "handoff_team.cmpl" nor "call_empty.cmpl"
+
+  @needs-trace-faults @rule-H90b
+  Scenario: a settings edit that cannot be saved keeps the previous value in force
+    Given writing the handoff config fails
+    When the user sets "contextWarningPercent" to "50" in /sh settings
+    Then a notification names "config.json"
+    And the handoff config file is unchanged
+    When the model checks the handoff status
+    Then the status tool reported the warning threshold of 60%

@@ -5,7 +5,7 @@ Feature: sh-start-transfers-to-a-parent-linked-session
   switches to a fresh session linked to the source, whose short first prompt names the
   dossier's absolute path and the cleanup (reference: Transfer sequence 1-7).
 
-  @rule-H11a @rule-H8 @rule-H12 @rule-H18b @rule-H18c @rule-H104a @rule-H115a @rule-H115b @rule-H39b @rule-H33a @rule-H37a @rule-H37b @rule-H37c @rule-H38 @rule-H39a @rule-H40a @rule-H44a @rule-H64a
+  @rule-H11a @rule-H8 @rule-H12 @rule-H18b @rule-H18c @rule-H104a @rule-H115a @rule-H115b @rule-H39b @rule-H33a @rule-H37a @rule-H37b @rule-H37c @rule-H38 @rule-H39a @rule-H40a @rule-H44a @rule-H64a @smoke
   Scenario: sh-start-transfers-to-a-parent-linked-session
     Given the user has worked through 2 turns
     When the user runs "/sh start" and the model writes the handoff and finishes it

@@ -22,3 +22,24 @@ Feature: status-widget-shows-the-phase
     When the model asks for the template once and then stops
     Then the status widget now shows "Writing Session Handoff"
     And every widget update of the implementation is placed above the editor
+
+  @rule-H6
+  Scenario: the /sh menu offers Start first, and Cancel first while a handoff is active
+    When the user opens the /sh menu and dismisses it
+    Then the /sh menu offered Start first, then Recovery, Settings, Project templates and Help
+    Given the model asks for the template once and then stops
+    When the user opens the /sh menu and dismisses it
+    Then the /sh menu offered Cancel first, then Recovery, Settings, Project templates and Help
+
+  @rule-H66
+  Scenario: the Finished widget stays until the next ordinary input
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the status widget now shows "Session Handoff Finished"
+    When the user asks "what is next?" and the model answers
+    Then the status widget no longer shows an active handoff
+
+  @rule-H3
+  Scenario: there is no /sh config subcommand
+    When the user runs "/sh config"
+    Then the extension opened no dialog and started nothing
+    And the handoff config file is unchanged

@@ -29,6 +29,7 @@ from pi_continuity_harness.features.steps.common import current_mark, new_sessio
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.model_script import HttpError, Reply, ScriptedToolCall
 from pi_continuity_harness.scenario.operations import (
+    AbortOp,
     CommandOp,
     CompactOp,
     DialogAnswer,
@@ -408,6 +409,26 @@ def _slow_writer(world: World, seconds: str) -> None:
     )
 
 
+@when(
+    parsers.re(
+        r"the model asks for the template, takes (?P<seconds>\d+) seconds before writing, then writes and finishes"
+    )
+)
+def _slow_after_get(world: World, seconds: str) -> None:
+    sh_start(
+        world,
+        get_reply(),
+        Reply(
+            tool_calls=(call("bash", {"command": "echo drafting"}),),
+            context_tokens=12_100,
+            latency_ms=int(seconds) * 1000,
+        ),
+        write_reply(),
+        finish_reply(),
+        *submitted_then_receiver(),
+    )
+
+
 @when(parsers.re(r"a handoff is requested and the model's next reply reports (?P<n>\d[\d,]*) context tokens"))
 def _request_then_full(world: World, n: str) -> None:
     tokens = number(n)
@@ -469,6 +490,29 @@ def _model_start(world: World) -> None:
         world,
         Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "start"}),), context_tokens=11_000),
         get_reply(),
+        write_reply(),
+        finish_reply(),
+        *submitted_then_receiver(),
+    )
+    world.prompt("Please hand this session off now.")
+
+
+@when(
+    parsers.re(
+        r"the model is asked to start a handoff, asks for the template at once,"
+        r" then takes (?P<seconds>\d+) seconds before it writes and finishes"
+    )
+)
+def _model_start_slow(world: World, seconds: str) -> None:
+    scripted(
+        world,
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "start"}),), context_tokens=11_000),
+        get_reply(),
+        Reply(
+            tool_calls=(call("bash", {"command": "echo drafting"}),),
+            context_tokens=12_100,
+            latency_ms=int(seconds) * 1000,
+        ),
         write_reply(),
         finish_reply(),
         *submitted_then_receiver(),
@@ -547,6 +591,11 @@ def _next_turn_odd(world: World, how: str) -> None:
         )
 
 
+@given("the user will abort the model's reply in the next turn")
+def _next_turn_aborted(world: World) -> None:
+    world.script("agent", Reply(text="Working through both prompts", during=(AbortOp(),)))
+
+
 @when("the user opens /sh recover and leaves it")
 def _recover_list(world: World) -> None:
     world.start()
@@ -621,6 +670,115 @@ def _slow_question(world: World, value: str, seconds: str) -> None:
         "agent", Reply(text="Here is the answer.", context_tokens=11_000, latency_ms=int(seconds) * 1000)
     )
     world.prompt(value)
+
+
+@when('the model asks for the template, deletes the reserved file and stops; then the user runs "/sh cancel"')
+def _get_delete_cancel(world: World) -> None:
+    sh_start(
+        world,
+        get_reply(),
+        Reply(tool_calls=(call("bash", {"command": "rm -f " + DOSSIER_FILE}),), context_tokens=12_300),
+        Reply(text="Template received.", context_tokens=12_400),
+    )
+    world.remembered["dossier_after_get"] = False
+    begin(world)
+    world.command("/sh cancel")
+
+
+@when("a directory replaces the reserved file while the model writes, and the model calls Finish")
+def _dossier_directory(world: World) -> None:
+    """The reservation is swapped for a directory from outside while the model's Finish call
+    is held (the simulated bash runs only ``rm``, so the swap is the scenario's own edit)."""
+    world.start()
+    remember_source(world)
+    path = str(dossier(world).relative_to(world.observe().project_dir))
+    swap = (
+        EditFileOp.model_validate({"edit_file": {"path": path, "kind": "absent"}}),
+        EditFileOp.model_validate({"edit_file": {"path": path, "kind": "directory"}}),
+    )
+    finish = Reply(
+        tool_calls=(call(oracle.FINISH_TOOL, {"id": FINISH_ID}),), context_tokens=13_000, during=swap
+    )
+    sh_start(world, get_reply(), finish, Reply(text="Finish was refused.", context_tokens=13_100))
+
+
+@when(
+    parsers.re(
+        r'the user sends "(?P<a>[^"]+)" and "(?P<b>[^"]+)" while the model writes the handoff,'
+        r" and the receiver's first turn fails with a provider error"
+    )
+)
+def _prompts_then_receiver_fails(world: World, a: str, b: str) -> None:
+    during = (
+        PromptOp.model_validate({"prompt": {"text": a, "streaming_behavior": "followUp"}}),
+        PromptOp.model_validate({"prompt": {"text": b}}),
+    )
+    held_write = Reply(
+        tool_calls=(call("write", {"path": DOSSIER_FILE, "content": DOSSIER_TEXT}),),
+        context_tokens=12_500,
+        during=during,
+    )
+    world.remembered["deferred"] = [a, b]
+    sh_start(
+        world,
+        get_reply(),
+        held_write,
+        finish_reply(),
+        Reply(text="Handoff submitted.", context_tokens=13_200),
+        Reply(error=HttpError(status=400, message="bad request")),
+    )
+
+
+@when(
+    parsers.re(
+        r'the user sends "(?P<a>[^"]+)" and "(?P<b>[^"]+)" while the model writes the handoff,'
+        r" and the model stops before Finish"
+    )
+)
+def _prompts_then_stop(world: World, a: str, b: str) -> None:
+    during = (
+        PromptOp.model_validate({"prompt": {"text": a, "streaming_behavior": "followUp"}}),
+        PromptOp.model_validate({"prompt": {"text": b}}),
+    )
+    held_write = Reply(
+        tool_calls=(call("write", {"path": DOSSIER_FILE, "content": DOSSIER_TEXT}),),
+        context_tokens=12_500,
+        during=during,
+    )
+    world.remembered["deferred"] = [a, b]
+    sh_start(
+        world, get_reply(), held_write, Reply(text="Dossier written; checking it.", context_tokens=12_700)
+    )
+
+
+@when("the user starts a new session before the model asks for the template")
+def _new_session_before_get(world: World) -> None:
+    sh_start(world, Reply(text="Let me look at the checkpoint first.", context_tokens=12_000))
+    begin(world)
+    world.perform(NewSessionOp())
+
+
+@given("writing the handoff config fails")
+def _config_write_fails(world: World) -> None:
+    """Every write of ``config.json`` or a temporary file named after it fails (ENOSPC)."""
+    rule = {"op": "write", "path": f"$AGENT/{MANAGED}/*config.json*", "times": 0, "errno": "ENOSPC"}
+    world.require_setup("a fault").data["faults"]["fs"].append(rule)
+
+
+@given(parsers.re(r'reading the recovery file "(?P<name>[^"]+)" fails'))
+def _recovery_read_fails(world: World, name: str) -> None:
+    rule = {"op": "read", "path": f"$AGENT/{MANAGED}/recovery/{name}", "times": 0, "errno": "EACCES"}
+    world.require_setup("a fault").data["faults"]["fs"].append(rule)
+
+
+@given("the first source session file is removed")
+def _remove_first_source(world: World) -> None:
+    path = source_file(world)
+    relative = path.relative_to(Path(world.observe().session_dir))
+    world.perform(
+        EditFileOp.model_validate({"edit_file": {"path": f"$SESSIONS/{relative}", "kind": "absent"}})
+    )
+    assert not path.exists(), f"{path} is still there"
 
 
 _BOOLEAN_KEYS = ("automaticSessionHandoff", "deleteHandoffAfterReading")

@@ -958,3 +958,100 @@ def _only_in_dossier(world: World, value: str) -> None:
             assert is_read, f"{value!r} reached the receiver outside the dossier: {body[:300]}"
             seen_in_read = True
     assert seen_in_read, f"{value!r} never reached the receiver through the dossier"
+
+
+# ===================================================================== managed directory, menu, chain
+@then(parsers.re(r'the managed directories "(?P<a>[^"]+)", "(?P<b>[^"]+)" and "(?P<c>[^"]+)" exist'))
+def _managed_dirs(world: World, a: str, b: str, c: str) -> None:
+    root = agent_dir(world)
+    missing = [name for name in (a, b, c) if not (root / name).is_dir()]
+    assert not missing, f"missing under {root}: {missing}"
+
+
+@then(parsers.re(r'templates/backups holds a file that says "(?P<value>[^"]+)"'))
+def _backup_holds(world: World, value: str) -> None:
+    backups = agent_dir(world) / "templates" / "backups"
+    found = [p.name for p in sorted(backups.iterdir()) if p.is_file()] if backups.is_dir() else []
+    assert any(value in (backups / n).read_text(encoding="utf-8") for n in found), f"backups: {found}"
+
+
+@then(parsers.re(r'the managed template "(?P<name>[^"]+)" (?P<how>says|no longer says) "(?P<value>[^"]+)"'))
+def _managed_says(world: World, name: str, how: str, value: str) -> None:
+    path = agent_dir(world) / "templates" / name
+    assert path.is_file(), f"{path} is missing"
+    body = path.read_text(encoding="utf-8")
+    assert (value in body) == (how == "says"), f"{name}: {body[:200]!r}"
+
+
+_MENU_REST = ("recover", "setting", "project", "help")
+
+
+@then(
+    parsers.re(
+        r"the /sh menu offered (?P<primary>Start|Cancel) first, then Recovery, Settings, Project templates and Help"
+    )
+)
+def _menu_order(world: World, primary: str) -> None:
+    selects = [d for d in world.observe().dialogs[last_mark(world).dialogs :] if d.get("method") == "select"]
+    assert selects, "no /sh menu was offered"
+    options = [str(o).lower() for o in selects[0].get("options") or []]
+    assert len(options) == 5 and primary.lower() in options[0], f"menu: {options}"
+    assert all(word in option for word, option in zip(_MENU_REST, options[1:], strict=True)), (
+        f"menu: {options}"
+    )
+
+
+@then("the recovery directory holds exactly one file, with both deferred prompts")
+def _one_recovery_file(world: World) -> None:
+    files = recovery_files(world)
+    deferred = world.remembered.get("deferred") or []
+    assert len(files) == 1, f"recovery files: {sorted(files)}"
+    body = next(iter(files.values()))
+    assert deferred and all(p in body for p in deferred), body
+
+
+@then("the recovery file still holds the deferred prompts")
+def _recovery_kept(world: World) -> None:
+    files = recovery_files(world)
+    deferred = world.remembered.get("deferred") or []
+    assert any(deferred and all(p in body for p in deferred) for body in files.values()), (
+        f"recovery files: {sorted(files)}"
+    )
+
+
+@then("Pi stayed in the receiver session")
+def _stayed(world: World) -> None:
+    obs = world.observe()
+    assert str(obs.session_file) == str(source_file(world)), f"switched to {obs.session_file}"
+    starts = [e for e in obs.events("session_start") if e.get("reason") == "new"]
+    assert len(starts) == 1, f"session switches: {len(starts)}"
+
+
+@then("the source model was asked nothing after the accepted Finish but the writer's last reply")
+def _nothing_after_finish(world: World) -> None:
+    results = [r for r in tool_results(source_entries(world), oracle.FINISH_TOOL) if not r.get("isError")]
+    assert results, "no accepted Finish"
+    call_id = str(results[-1].get("toolCallId"))
+    after = [
+        r
+        for r in world.observe().requests("agent")
+        if any(call_id in json.dumps(m) for m in r.request.messages)
+    ]
+    assert len(after) == 1, f"{len(after)} source model requests after the accepted Finish"
+
+
+@then("Pi switched away from the source session")
+def _switched_away(world: World) -> None:
+    obs = world.observe()
+    assert obs.session_file is not None and str(obs.session_file) != str(source_file(world)), (
+        "Pi is still in the source session"
+    )
+
+
+@then("the extension opened no dialog and started nothing")
+def _no_dialog(world: World) -> None:
+    """A positive witness that the implementation answered (a notification), and no dialog."""
+    dialogs = world.observe().dialogs[last_mark(world).dialogs :]
+    assert not dialogs, f"dialogs: {dialogs}"
+    assert notes(world), "the implementation said nothing about the command"
+    assert not widget_texts(world), widget_texts(world)

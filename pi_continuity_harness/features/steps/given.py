@@ -85,6 +85,7 @@ def _print_mode(world: World) -> None:
 #: What another extension's ``session_before_compact`` handler does -> the scenario's competitor.
 _COMPETITORS = {
     "returns its own compaction": "own_compaction",
+    "returns the saved Brief with its own details": "reissue_brief",
     "returns an empty result": "empty",
     "cancels every compaction": "cancel",
     "throws an error": "throw",
@@ -176,6 +177,18 @@ def _pending_tampered(world: World) -> None:
     )
 
 
+@given("archiving the committed Brief fails")
+def _archive_write_fails(world: World) -> None:
+    _add_fault(world, "fs", {"op": "write", "path": "$PROJECT/*/archive/*", "times": 0, "errno": "ENOSPC"})
+
+
+@given("Pi crashes right before the committed Brief is archived")
+def _crash_before_archive(world: World) -> None:
+    # Pi appends the compaction entry, then emits session_compact: the first write under archive/
+    # comes after the commit, so the crash leaves a committed entry and a pending Brief (P113a).
+    _add_fault(world, "fs", {"op": "write", "path": "$PROJECT/*/archive/*", "effect": "crash"})
+
+
 @given("Pi crashes right after the pending Brief is written")
 def _crash_after_pending(world: World) -> None:
     # Audit hooks run before an operation, so "right after the write" is "before the next
@@ -206,6 +219,7 @@ def _saved_checkpoint(world: World) -> None:
         f"(new files: {sorted(written) or 'none'})"
     )
     world.remembered["checkpoint"] = briefs
+    world.remembered["artifacts_after_checkpoint"] = world.all_artifacts()
 
 
 def _plant(world: World, relative: str, text: str) -> None:
@@ -239,6 +253,29 @@ def _foreign_pending(world: World, text: str) -> None:
         foreign, "11111111-2222-4333-8444-555555555555", text, kind="pi-session-continuity/v2", version=2
     )
     _plant(world, f"{foreign}/pending/11111111-2222-4333-8444-555555555555.md", brief)
+
+
+def _archived(brief: str) -> str:
+    return brief.replace('status: "pending"', 'status: "archived"', 1)
+
+
+@given(
+    parsers.re(
+        r'the artifact directory holds an archived Brief of (?P<whose>this|another) session saying "(?P<text>[^"]+)"'
+    )
+)
+def _archived_brief(world: World, whose: str, text: str) -> None:
+    """An archived schema-v2 Brief (status archived) in the session's archive/ directory, named
+    ``<timestamp>-<eventId>.md`` (spec §7): historical evidence only (rule P71a)."""
+    world.start()
+    session_id = (
+        (world.observe().session_id or "") if whose == "this" else "0190aaaa-bbbb-7ccc-8ddd-eeeeffff0001"
+    )
+    event_id = (
+        "22222222-3333-4444-8555-666666666666" if whose == "this" else "33333333-4444-4555-8666-777777777777"
+    )
+    brief = _planted_brief(session_id, event_id, text, kind="pi-session-continuity/v2", version=2)
+    _plant(world, f"{session_id}/archive/2025-01-01T00-00-00-000Z-{event_id}.md", _archived(brief))
 
 
 @given(

@@ -36,7 +36,7 @@ from pi_continuity_harness.features.steps.common import (
     text_mentions_number,
 )
 from pi_continuity_harness.features.steps.then import _find_notification, _without_workdir
-from pi_continuity_harness.features.world import World
+from pi_continuity_harness.features.world import World, project_files
 from pi_continuity_harness.scenario.model_script import Reply, SynthesisReply
 from pi_continuity_harness.scenario.operations import DialogAnswer, EditFileOp, RestartOp
 from pi_continuity_harness.targets import ObservedRequest
@@ -968,3 +968,139 @@ def _no_loop_words(world: World) -> None:
     assert observation.notifications, "the implementation notified nothing: nothing to judge"
     hits = [text[:160] for text in texts if _LOOP_WORDS.search(text)]
     assert not hits, f"loop/campaign/episode vocabulary in what the user sees: {hits}"
+
+
+# --------------------------------------------------------------------- project files (P9)
+@then("no project file was written but the artifacts, the extension config and the project settings file")
+def _only_own_project_files(world: World) -> None:
+    """Spec §4 "No AGENTS.md rewriting": every project file that appeared or changed since Pi
+    started is under the artifact directory, or is the extension config or the project settings."""
+    observation = world.observe()
+    project = observation.project_dir
+    before: dict[str, bytes] = world.remembered.get("project_at_start") or {}
+    now = project_files(project)
+    touched = sorted({name for name in set(now) | set(before) if now.get(name) != before.get(name)})
+    artifacts = world.artifact_dir()
+    allowed = {f"{CONFIG_DIR_NAME}/session-continuity.json", f"{CONFIG_DIR_NAME}/settings.json"}
+    foreign = [
+        name
+        for name in touched
+        if name not in allowed and not (project / name).resolve().is_relative_to(artifacts.resolve())
+    ]
+    assert touched, "the implementation wrote no project file at all (no artifact either)"
+    assert not foreign, f"project files written outside the artifacts, config and settings: {foreign}"
+
+
+# --------------------------------------------------------------------- session_shutdown (P127)
+@then("no artifact file changed since the checkpoint was saved")
+def _artifacts_unchanged_since_checkpoint(world: World) -> None:
+    before: dict[str, bytes] = world.remembered["artifacts_after_checkpoint"]
+    assert before, "the checkpoint left no artifact to protect"
+    now = world.all_artifacts()
+    changed = sorted({name for name in set(before) | set(now) if before.get(name) != now.get(name)})
+    assert not changed, f"artifact files changed, appeared or disappeared: {changed}"
+
+
+# --------------------------------------------------------------------- startup reconciliation (P113a)
+@then("the Brief committed before the crash is archived and the status names its archive path")
+def _reconciled(world: World) -> None:
+    """The compaction entry Pi persisted before the crash carries a Brief; after the restart that
+    Brief lies under archive/ with status archived and the same body, no pending copy is left,
+    and the status output names the archive file (spec §13 reconciliation)."""
+    summary = str(world.latest_compaction()["summary"])
+    committed = parse_brief(summary)
+    assert committed is not None and committed.event_id, "the committed summary is not a Continuity Brief"
+    archived = [
+        (name, parse_brief(data.decode("utf-8")))
+        for name, data in world.session_artifacts("archive").items()
+        if committed.event_id in name
+    ]
+    assert archived, f"no archived Brief of event {committed.event_id} after the restart"
+    name, brief = archived[-1]
+    assert brief is not None and brief.status == "archived", f"{name} is not an archived Brief"
+    assert brief.body == committed.body, f"{name} does not hold the committed Brief's body"
+    pending = [n for n in world.session_artifacts("pending") if committed.event_id in n]
+    assert not pending, f"the committed Brief is still pending: {pending}"
+    assert Path(name).name in status_output(world), "the status output does not name the archived Brief"
+
+
+# --------------------------------------------------------------------- the pending file's name (P51a)
+@then("its file lies in this session's pending directory named <eventId>.md")
+def _pending_name(world: World) -> None:
+    """Spec §7: a pending Brief is ``<artifactDirectory>/<sessionId>/pending/<eventId>.md``
+    (``session_artifacts("pending")`` lists only this session's ``pending/``)."""
+    name, brief = world.remembered["it"]
+    assert brief.event_id, f"{name} records no eventId"
+    assert Path(name).name == f"{brief.event_id}.md", f"the pending Brief is named {Path(name).name}"
+
+
+# --------------------------------------------------------------------- a cancelled compaction's Brief (P110b)
+@then("that pending Brief never reached the model and never became a summary")
+def _cancelled_brief_inert(world: World) -> None:
+    """Spec §13: the pending Brief of a cancelled compaction stays inert: no agent request carries
+    its eventId, and no compaction entry has it as its summary."""
+    name, brief = world.remembered["it"]
+    assert brief.event_id, f"{name} records no eventId"
+    for request in world.observe().model_requests:
+        if request.kind == "agent":
+            assert brief.event_id not in request.text, f"agent request #{request.index} carries {name}"
+    for entry in world.compactions():
+        assert brief.event_id not in str(entry.get("summary", "")), f"a compaction summary carries {name}"
+
+
+# --------------------------------------------------------------------- a length stop with every section (P120c)
+@given("the synthesis model stops at its output limit in the last sentence of the Brief")
+def _length_in_last_sentence(world: World) -> None:
+    world.script("extension", SynthesisReply(kind="length_whole"))
+
+
+# --------------------------------------------------------------------- one command (P93a)
+@then(parsers.re(r"the implementation registered exactly one command, /(?P<name>[a-z-]+)"))
+def _one_command(world: World, name: str) -> None:
+    """Spec §12, §18 "Register one command, `continuity`": the commands Pi lists for the
+    extensions of the scenario (competitors register none) are exactly that one."""
+    commands = world.observe().commands
+    registered = [
+        c for owner, names in commands.items() if not owner.startswith("competitor:") for c in names
+    ]
+    assert registered == [name], f"the implementation registered {registered or 'no command'}"
+
+
+# --------------------------------------------------------------------- a hostile session id (P52)
+@when(parsers.re(r'the session file is rewritten outside Pi to name the session "(?P<session_id>[^"]+)"'))
+def _hostile_session_id(world: World, session_id: str) -> None:
+    """Pi 1.6 validates ``--session-id`` (``session-manager.js:15-19``) but takes a resumed file's
+    header id as it is (``session-manager.js:731``): the next start runs under ``session_id``."""
+    observation = world.observe()
+    file = observation.session_file
+    assert file is not None and file.is_file(), "Pi wrote no session file to rewrite"
+    lines = file.read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    assert header.get("type") == "session", f"the first line of {file.name} is no session header"
+    header["id"] = session_id
+    text = "\n".join([json.dumps(header, separators=(",", ":")), *lines[1:]]) + "\n"
+    begin(world)
+    outcome = world.perform(
+        EditFileOp.model_validate({"edit_file": {"path": f"$SESSIONS/{file.name}", "text": text}})
+    )
+    assert outcome.ok, f"rewriting the session file failed: {outcome.error}"
+
+
+@then("every Brief written since lies in one directory directly under the artifact directory")
+def _briefs_in_one_component(world: World) -> None:
+    """Spec §7 (seed README): the session id is made filesystem-safe before it becomes a path
+    component, so a hostile id cannot lead a Brief out of ``<artifactDirectory>/<one component>/``."""
+    project = world.observe().project_dir
+    before: dict[str, bytes] = world.remembered.get("project_at_start") or {}
+    now = project_files(project)
+    written = {name: data for name, data in now.items() if before.get(name) != data}
+    briefs = [name for name, _brief in briefs_in(written)]
+    assert briefs, f"no Brief was written (new project files: {sorted(written) or 'none'})"
+    root = world.artifact_dir().resolve()
+    for name in briefs:
+        path = (project / name).resolve()
+        assert path.is_relative_to(root), f"{name} lies outside the artifact directory {root}"
+        parts = path.relative_to(root).parts
+        assert len(parts) == 3 and parts[0] not in (".", ".."), (
+            f"{name} is not <artifactDirectory>/<one component>/<kind>/<file>"
+        )

@@ -208,3 +208,39 @@ class CancelKeepsReminder(Mutant):
                 self.request = None
             return
         super().check_reminder(ctx)
+
+
+@mutant(
+    "H73",
+    how="a reservation that is already gone is reported as a failed removal",
+    unreachable="the explorer's writer never deletes its reservation",
+)
+class MissingReservationReported(Mutant):
+    async def cancel(self, ctx: Any) -> None:
+        request = self.request
+        owned = request is not None and request.active and request.reservation_owned
+        if owned and request is not None and not os.path.lexists(request.dossier):
+            ctx.ui.notify(f"Could not remove {request.dossier}: it does not exist.", "error")
+        await super().cancel(ctx)
+
+
+@mutant(
+    "H77e",
+    how="a new session is blocked from the request on, before the template is retrieved",
+    unreachable="the explorer starts no new session",
+)
+class ProtectedFromRequest(Mutant):
+    def protected(self) -> bool:
+        request = self.request
+        return super().protected() or (request is not None and request.active)
+
+
+@mutant(
+    "H66",
+    how="the Finished widget is not cleared by the next ordinary input",
+    unreachable="no invariant reads the widget after the switch",
+)
+class FinishedWidgetStays(Mutant):
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        self.finished_widget = False
+        return super().on_input(event, ctx)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import uuid
 from datetime import UTC, datetime
 from typing import Any
 
@@ -388,3 +389,74 @@ class DeferredAlsoInBootstrap(Mutant):
 
         with patched(messages, "bootstrap_prompt", with_prompts):
             await super().cutover(token, ctx)
+
+
+@mutant(
+    "H46b",
+    how="each captured prompt also gets a recovery file of its own",
+    unreachable="captured_prompts_kept_in_order reads the window's own recovery file",
+)
+class RecoveryFilePerPrompt(Mutant):
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        result = super().on_input(event, ctx)
+        request = self.request
+        capture = request.capture if request is not None else None
+        if capture is not None and capture.path and len(capture.prompts) > 1:
+            extra = capture.path[: -len(".md")] + f"-{len(capture.prompts)}.md"
+            atomic_write_text(extra, capture.prompts[-1])
+        return result
+
+
+@mutant(
+    "H60b",
+    how="only a manual compaction resets the automatic budget (a threshold or overflow one does not)",
+    unreachable="the explorer's compactions are manual",
+)
+class ThresholdCompactionKeepsBudget(Mutant):
+    def register(self) -> None:
+        pi = self.pi
+        original_on = pi.on
+
+        def on(event: str, handler: Any) -> Any:
+            if event != "session_compact":
+                return original_on(event, handler)
+
+            def manual_only(compact: Any, ctx: Any) -> Any:
+                return handler(compact, ctx) if getattr(compact, "reason", None) == "manual" else None
+
+            return original_on(event, manual_only)
+
+        self.pi = Proxy(pi, on=on)
+        try:
+            super().register()
+        finally:
+            self.pi = pi
+
+
+@mutant(
+    "H17",
+    how="an early template request does not start the reminder clock",
+    unreachable="reminder_only_after_delay accepts a missing reminder",
+)
+class EarlyGetStartsNoClock(Mutant):
+    async def tool_get(self, *args: Any, **kwargs: Any) -> Any:
+        request = self.request
+        early = request is not None and request.active and not request.call_dispatched
+        result = await super().tool_get(*args, **kwargs)
+        if early and request is not None and request.retrieved_at is not None:
+            request.reminder_started_at = None
+        return result
+
+
+@mutant(
+    "H49c",
+    how="the reminder issues a new Finish ID (the one the template request returned goes stale)",
+    unreachable="finish_only_with_returned_id accepts any ID a GET returned",
+)
+class ReminderRegeneratesId(Mutant):
+    def check_reminder(self, ctx: Any) -> None:
+        request = self.request
+        before = request is not None and request.reminded
+        super().check_reminder(ctx)
+        if request is not None and request.reminded and not before and request.finish_id is not None:
+            request.finish_id = str(uuid.uuid4())

@@ -246,3 +246,26 @@ class DeferredCountStuck(_WidgetEdited):
 class WidgetBelowEditor(Mutant):
     def show(self, ctx: Any, lines: list[str] | None) -> None:
         ctx.ui.set_widget(WIDGET_KEY, lines, placement="belowEditor")
+
+
+@mutant("H6", how="the /sh menu offers Start first even while a handoff is active", unreachable=_MENU)
+class MenuAlwaysStart(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        if args.strip():
+            await super().run(args, ctx)
+            return
+        request, self.request = self.request, None
+        try:
+            await super().run(args, ctx)
+        finally:
+            if self.request is None:
+                self.request = request
+
+
+@mutant("H3", how="/sh config is an alias of /sh settings", unreachable=_MENU)
+class ConfigAlias(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        words = args.split()
+        if words[:1] == ["config"]:
+            args = " ".join(["settings", *words[1:]])
+        await super().run(args, ctx)

@@ -9,7 +9,9 @@ from typing import Any
 from pi_continuity_harness.api import get_agent_dir
 from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched
 from pi_continuity_harness.reference.blitz import chain, commands
+from pi_continuity_harness.reference.blitz.constants import LEGACY_TEMPLATE_NAMES
 from pi_continuity_harness.reference.blitz.paths import ManagedPaths
+from pi_continuity_harness.reference.blitz.templates import DEFAULT_ASSETS
 
 
 @mutant("H122", how="the chain limit is ignored", invariant="receiver_link_follows_chain_limit")
@@ -106,3 +108,53 @@ class FilesWorldReadable(Mutant):
         if path and os.path.exists(path):
             os.chmod(path, 0o644)
         return result
+
+
+class _NoRecoveryDir(ManagedPaths):
+    def ensure(self) -> None:
+        for directory in (self.root, self.templates, self.backups):
+            os.makedirs(directory, exist_ok=True)
+
+
+@mutant(
+    "H109",
+    how="loading does not create the recovery directory (it is made on first use)",
+    unreachable="no invariant reads the managed directories at startup",
+)
+class RecoveryDirNotCreated(Mutant):
+    def managed(self) -> ManagedPaths:
+        if self.paths is None:
+            self.paths = _NoRecoveryDir(get_agent_dir())
+        return self.paths
+
+
+@mutant(
+    "H110",
+    how="a changed default template is replaced without a backup",
+    unreachable="the explorer never edits a default template",
+)
+class DefaultReplacedWithoutBackup(Mutant):
+    def load(self, ctx: Any) -> None:
+        templates_dir = self.managed().templates
+        for name, text in DEFAULT_ASSETS.items():
+            target = os.path.join(templates_dir, name)
+            if os.path.isfile(target):
+                with open(target, encoding="utf-8") as handle:
+                    changed = handle.read() != text
+                if changed:
+                    os.remove(target)
+        super().load(ctx)
+
+
+@mutant(
+    "H117",
+    how="legacy templates are removed when the extension loads",
+    unreachable="the explorer plants no legacy template",
+)
+class LegacyTemplatesRemoved(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        for name in LEGACY_TEMPLATE_NAMES:
+            path = os.path.join(self.managed().templates, name)
+            if os.path.isfile(path):
+                os.remove(path)

@@ -148,7 +148,9 @@ class LeftoversExecutedOnLoad(Mutant):
                     os.remove(path)
 
 
-def _wrap_tracker(tracker: Any, *, odd_fails: bool = False, heal: bool = False) -> Any:
+def _wrap_tracker(
+    tracker: Any, *, odd_fails: bool = False, heal: bool = False, abort_completes: bool = False
+) -> Any:
     """``tracker`` with a veto on a failed tool call or a length stop (``odd_fails``), or whose
     failure stays undecided so that a later successful turn completes it (``heal``)."""
     original_end = tracker.on_message_end
@@ -164,6 +166,8 @@ def _wrap_tracker(tracker: Any, *, odd_fails: bool = False, heal: bool = False) 
             odd.append(True)
 
     def on_settled(aborted: bool, ctx: Any) -> None:
+        if abort_completes and aborted:
+            aborted, tracker.last_stop = False, "stop"
         if odd_fails and odd and not aborted:
             tracker.last_stop = "error"
         if heal and tracker.delivered and not aborted and tracker.last_stop == "error":
@@ -212,3 +216,35 @@ class RecoveryListUndated(Mutant):
 
         with patched(commands, "list_recovery_files", undated):
             await super().run(args, ctx)
+
+
+@mutant(
+    "H84c",
+    how="an aborted recovery turn counts as completed and deletes the file",
+    unreachable=_RECOVERY_TURN,
+)
+class AbortedRecoveryCompletes(Mutant):
+    def track_turn(self, tracker: Any) -> None:
+        super().track_turn(_wrap_tracker(tracker, abort_completes=True))
+
+
+@mutant(
+    "H86",
+    how="a recovery file that cannot be read is removed",
+    unreachable="the explorer injects no read fault on recovery files",
+)
+class UnreadableRecoveryRemoved(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        notify = ctx.ui.notify
+        directory = self.recovery_dir()
+
+        def notify_and_remove(message: str, notify_type: str = "info") -> None:
+            notify(message, notify_type)
+            if notify_type == "error" and os.path.isdir(directory):
+                for name in sorted(os.listdir(directory)):
+                    if name in message:
+                        os.remove(os.path.join(directory, name))
+
+        if args.strip() == "recover":
+            ctx = Proxy(ctx, ui=Proxy(ctx.ui, notify=notify_and_remove))
+        await super().run(args, ctx)

@@ -302,3 +302,35 @@ class TemplateListMixesRoles(Mutant):
 
         with patched(commands, "catalogue", both):
             await super().run(args, ctx)
+
+
+@mutant(
+    "H88b",
+    how="a settings save leaves its temporary file next to config.json",
+    unreachable="settings_file_valid reads config.json, not the files beside it",
+)
+class SettingsTempLeftOver(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        await super().run(args, ctx)
+        config = self.managed().config
+        if args.strip() == "settings" and os.path.exists(config):
+            with open(config, "rb") as source, open(config + ".4f2a.tmp", "wb") as leftover:
+                leftover.write(source.read())
+
+
+@mutant(
+    "H90b",
+    how="a settings edit whose save fails is applied in memory all the same",
+    unreachable="the explorer injects no write fault on the config",
+)
+class FailedSaveApplied(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        def save(path: str, updated: Any) -> None:
+            try:
+                save_settings(path, updated)
+            except OSError:
+                self.apply_settings(updated)
+                raise
+
+        with patched(commands, "save_settings", save):
+            await super().run(args, ctx)

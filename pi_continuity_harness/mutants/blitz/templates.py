@@ -207,3 +207,19 @@ class ProjectListRepeatsDefault(Mutant):
     async def run(self, args: str, ctx: Any) -> None:
         with patched(commands, "role_default", lambda role: f"{role}_unnamed.cmpl"):
             await super().run(args, ctx)
+
+
+@mutant(
+    "H111",
+    how="the template catalogue also lists templates/backups/",
+    unreachable="no invariant reads the options of the settings template list",
+)
+class CatalogueIncludesBackups(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        original = templates.catalogue
+
+        def with_backups(role: str, directories: list[str]) -> list[str]:
+            return original(role, [*directories, *(os.path.join(d, "backups") for d in directories)])
+
+        with patched(commands, "catalogue", with_backups):
+            await super().run(args, ctx)

@@ -523,3 +523,68 @@ class HeadingRequired(Mutant):
                 if not handle.read().lstrip().startswith("#"):
                     return _WIRING._text("Rejected: the dossier has no title.", error=True)
         return await super().tool_finish(*args, **kwargs)
+
+
+@mutant(
+    "H34b",
+    how="Finish accepts a directory at the dossier path",
+    unreachable="the explorer's writer always writes a regular file",
+)
+class FinishAcceptsDirectory(Mutant):
+    async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
+        original = _WIRING.is_nonempty_regular_file
+        with patched(_WIRING, "is_nonempty_regular_file", lambda path: os.path.isdir(path) or original(path)):
+            return await super().tool_finish(*args, **kwargs)
+
+
+@mutant(
+    "H33b",
+    how="an accepted Finish asks the source model once more before the switch (an assembly turn)",
+    unreachable="no invariant counts the source's model requests after Finish",
+)
+class AssemblyTurnAfterFinish(Mutant):
+    async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
+        result = await super().tool_finish(*args, **kwargs)
+        request = self.request
+        if request is not None and request.submitted:
+            self.pi.send_user_message("Summarise the handoff in one line.", deliver_as="followUp")
+        return result
+
+
+@mutant(
+    "H42",
+    how="a failed bootstrap turn deletes the recovery file anyway",
+    unreachable="the explorer's receiver turns always complete",
+)
+class FailedBootstrapDeletesRecovery(Mutant):
+    def adopt_duty(self, duty: Any) -> None:
+        super().adopt_duty(duty)
+        tracker = self.trackers[-1]
+        original = tracker.on_failed
+
+        def failed(ctx: Any, reason: str) -> None:
+            if duty.recovery_file and os.path.exists(duty.recovery_file):
+                os.remove(duty.recovery_file)
+            original(ctx, reason)
+
+        setattr(tracker, "on_failed", failed)  # noqa: B010 (an instance's callback replaced)
+
+
+@mutant(
+    "H123",
+    how="an unreadable ancestor counts as the end of the chain (a guessed count)",
+    unreachable="the explorer never removes a session file",
+)
+class ChainGuessed(Mutant):
+    async def cutover(self, token: str, ctx: Any) -> None:
+        original = _WIRING.decide_parent
+        chain = importlib.import_module("pi_continuity_harness.reference.blitz.chain")
+
+        def guessed(source_file: str, source_parent: str | None, limit: int) -> Any:
+            try:
+                return original(source_file, source_parent, limit)
+            except chain.ChainError:
+                return chain.ChainDecision(source_file, False)
+
+        with patched(_WIRING, "decide_parent", guessed):
+            await super().cutover(token, ctx)

@@ -1053,6 +1053,12 @@ class PiTarget:
                 file = state.get("sessionFile")
                 observation.session_file = Path(file) if file else None
                 live = True
+                slots = {str(path.resolve()): name for path, name in self._extensions}
+                for command in current.get_commands(timeout=self._timeout):
+                    info = command.get("sourceInfo") or {}
+                    owner = slots.get(str(Path(str(info.get("path") or "")).resolve()))
+                    if command.get("source") == "extension" and owner is not None:
+                        observation.commands.setdefault(owner, []).append(str(command.get("name")))
             except PiRpcError:
                 live = False
         if not live:

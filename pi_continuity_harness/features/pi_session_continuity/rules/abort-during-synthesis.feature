@@ -12,6 +12,7 @@ Feature: abort-during-synthesis
     Then native compaction was cancelled
     And no compaction entry was persisted
     And no continuation was submitted
+    And no pending Continuity Brief exists for this session
     When the user sends a short prompt
     Then Pi invoked session_before_compact with reason "threshold" again before answering it
     And the compaction summary is a valid schema-v2 Brief with handoffReason "threshold"

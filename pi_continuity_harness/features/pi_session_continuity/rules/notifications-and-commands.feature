@@ -27,3 +27,9 @@ Feature: notifications-and-commands
     When the user runs "/continuity cleanup" and "/continuity compact" after it
     Then no artifact file changed since the checkpoint
     And no compaction entry was persisted
+
+  @rule-P93a
+  Scenario: the implementation registers one command, /continuity
+    Given the user has worked through 2 turns
+    When the user runs "/continuity status"
+    Then the implementation registered exactly one command, /continuity

@@ -19,3 +19,13 @@ Feature: single-flight
     When native compaction reaches its threshold
     And the user runs "/continuity checkpoint"
     Then exactly one pending Continuity Brief exists for this session
+
+  @needs-held-model-calls @rule-P107b
+  Scenario: a manual compact while a checkpoint is synthesized is cancelled
+    Given the user has worked through 2 turns
+    And the user compacts the session manually while the next Brief is being synthesized
+    When the user runs "/continuity checkpoint"
+    Then native compaction was cancelled
+    And no compaction entry was persisted
+    And exactly one pending Continuity Brief exists for this session
+    And exactly one synthesis request was made

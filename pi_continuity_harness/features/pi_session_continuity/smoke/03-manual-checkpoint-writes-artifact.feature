@@ -9,6 +9,7 @@ Feature: manual-checkpoint-writes-artifact
     Given the user has worked through 2 turns
     When the user runs "/continuity checkpoint"
     Then exactly one pending Continuity Brief exists for this session
+    And its file lies in this session's pending directory named <eventId>.md
     And it is a valid schema-v2 Brief with status "pending" and handoffReason "checkpoint"
     And it records reserveTokens 50000 and keepRecentTokens 2000 and the active context window
     And a notification says the Brief was saved to its resolved file path

@@ -31,6 +31,7 @@ Feature: precompact-failure-cancels
       | phase      | fault                                                      |
       | synthesis  | the synthesis output is starved by its reasoning budget    |
       | synthesis  | the synthesis model stops at its output limit              |
+      | synthesis  | the synthesis model stops at its output limit in the last sentence of the Brief |
 
     @rule-P3b @rule-P4 @rule-P5a @rule-P76a @rule-P90e
     Examples: a Brief without a mandatory heading

@@ -23,6 +23,18 @@ Feature: session-compact-archives
     And no continuation was submitted
     And a notification reports that the compaction did not match the prepared Brief
 
+  @rule-P70d @rule-P83 @rule-P111b
+  Scenario: the Brief's text under another extension's details is no commit: mismatch stays pending
+    Given another extension loaded after it returns the saved Brief with its own details
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the persisted compaction entry comes from an extension
+    And the compaction summary is a new Brief of this session
+    And exactly one pending Continuity Brief exists for this session
+    And no Brief was archived
+    And no continuation was submitted
+    And a notification reports that the compaction did not match the prepared Brief
+
   @rule-P70a @rule-P83
   Scenario: a competitor's empty result discards the custom summary: mismatch stays pending
     Given another extension loaded after it returns an empty result
@@ -42,3 +54,12 @@ Feature: session-compact-archives
     And exactly one pending Continuity Brief exists for this session
     And no Brief was archived
     And no continuation was submitted
+
+  @rule-P110b
+  Scenario: the Brief of a compaction another extension cancelled stays pending and inert
+    Given another extension loaded after it cancels every compaction
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then no compaction entry was persisted
+    And exactly one pending Continuity Brief exists for this session
+    And that pending Brief never reached the model and never became a summary

@@ -22,3 +22,12 @@ Feature: cross-session-or-hash-mismatch-rejected
     And native compaction reaches its threshold again
     Then the compaction summary is a new Brief of this session
     And no model request after the failure contains the failed postmortem's text
+
+  @rule-P71a
+  Scenario: an archived Brief is never summary or prompt input
+    Given the artifact directory holds an archived Brief of this session saying "OWN-ARCHIVED-TEXT"
+    And the artifact directory holds an archived Brief of another session saying "FOREIGN-ARCHIVED-TEXT"
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the compaction summary is a new Brief of this session
+    And no model request contains "OWN-ARCHIVED-TEXT" or "FOREIGN-ARCHIVED-TEXT"

@@ -10,6 +10,7 @@ Feature: persistent-brief-does-not-imply-new-compaction
     Given the user has worked through 2 turns
     When native compaction reaches its threshold
     And the user sends a short prompt
+    And Pi reloads
     Then the Brief's Recovery Instructions state the event-freshness rule exactly once
     And the synthesis request stated the event-freshness rule and the authority-boundary rule
     And the synthesis request was phrased as the state of the work

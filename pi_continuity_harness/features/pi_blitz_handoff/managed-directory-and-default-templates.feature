@@ -1,0 +1,35 @@
+@blitz
+Feature: managed-directory-and-default-templates
+  Loading creates the missing managed directories and installs both default templates; a
+  changed default is first moved to a timestamped file under templates/backups/, other
+  templates are kept (legacy ones stay selectable); the template catalogue is nonrecursive and
+  leaves backups/ out (reference: Managed paths, templates and projects).
+
+  @rule-H109
+  Scenario: a fresh agent directory gets the managed directories at startup
+    When Pi starts
+    Then the managed directories "recovery", "templates" and "templates/backups" exist
+
+  @rule-H110
+  Scenario: a changed default template is backed up before it is replaced; other templates stay
+    Given the managed template "call_default.cmpl" says "My own call wording."
+    And the managed template "call_team.cmpl" says "Team call template."
+    When Pi reloads
+    Then templates/backups holds a file that says "My own call wording."
+    And the managed template "call_default.cmpl" no longer says "My own call wording."
+    And the managed template "call_team.cmpl" says "Team call template."
+
+  @rule-H111
+  Scenario: templates under backups/ are not offered
+    Given the managed template "call_team.cmpl" says "Team call template."
+    And the managed template "backups/call_old.cmpl" says "Old call template."
+    When the user opens the "callTemplate" list of /sh settings and leaves it
+    Then the settings template list offered "call_team.cmpl" and "Enter another filename" but neither "call_old.cmpl" nor "backups/call_old.cmpl"
+
+  @rule-H117
+  Scenario: a legacy template is neither removed nor hidden
+    Given the managed template "call_fast.cmpl" says "Fast call template."
+    When Pi reloads
+    Then the managed template "call_fast.cmpl" says "Fast call template."
+    When the user opens the "callTemplate" list of /sh settings and leaves it
+    Then the settings template list offered "call_fast.cmpl" and "Enter another filename" but neither "handoff_default.cmpl" nor "call_empty.cmpl"
