@@ -76,7 +76,11 @@ def _env(tree: Path) -> dict[str, str]:
 
 
 def _run(tree: Path, args: list[str], **kwargs: Any) -> tuple[subprocess.CompletedProcess[str], float, float]:
-    """Run ``python args`` with ``tree`` first on the path: (process, wall seconds, CPU seconds)."""
+    """Run ``python args`` with ``tree`` first on the path: (process, wall seconds, CPU seconds).
+
+    In a neutral directory unless ``cwd`` is given: ``python -c`` puts the current directory
+    before ``PYTHONPATH``, so from the repository's root every tree would import this one."""
+    kwargs.setdefault("cwd", tempfile.gettempdir())
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
@@ -110,12 +114,14 @@ print(json.dumps(out))
 """
 
 
-def _explore(tree: Path, seeds: int, extension: str) -> dict[str, Any]:
+def _explore(tree: Path, seeds: int, extension: str) -> dict[str, Any] | None:
     with tempfile.TemporaryDirectory(prefix="bench-explore-") as tmp:
         report = Path(tmp) / "explore.json"
         args = ["-m", "pi_continuity_harness.cli", "explore", "--seeds", str(seeds), "--steps", "40"]
         args += ["--extension", extension, "--quiet", "--json", str(report), "--out", str(Path(tmp) / "out")]
         _, wall, cpu = _run(tree, args, cwd=tmp)
+        if not report.is_file():
+            return None  # the tree cannot explore this extension (4f183ef has no blitz)
         data = json.loads(report.read_text(encoding="utf-8"))
     summary = data["summary"]
     verdicts = [
@@ -137,6 +143,7 @@ def _digests(tree: Path, seeds: int, extension: str, system: str, root: Path) ->
     done = subprocess.run(
         [sys.executable, "-c", _DIGESTS, system, extension, "40", str(seeds), str(root)],
         env=_env(tree),
+        cwd=root,  # not the repository's root: ``-c`` puts the current directory first on the path
         capture_output=True,
         text=True,
         check=False,
@@ -146,7 +153,11 @@ def _digests(tree: Path, seeds: int, extension: str, system: str, root: Path) ->
 
 def figure_explore(trees: dict[str, Path], args: argparse.Namespace) -> None:
     for extension, system in (("reference", "pi-session-continuity"), ("blitz", "pi-blitz-handoff")):
-        results = {name: _explore(tree, args.seeds, extension) for name, tree in trees.items()}
+        explored = {name: _explore(tree, args.seeds, extension) for name, tree in trees.items()}
+        for name, missing in explored.items():
+            if missing is None:
+                print(f"explore {extension:<9} {name:<8}: this tree cannot explore {extension}")
+        results = {name: r for name, r in explored.items() if r is not None}
         for name, r in results.items():
             print(
                 f"explore {extension:<9} {name:<8}: {r['operations']} operations, "
@@ -215,29 +226,49 @@ def figure_cli(trees: dict[str, Path], args: argparse.Namespace) -> None:
 # ----------------------------------------------------------------------------- suite
 
 _SUITE = """
-import json, statistics, sys, tempfile
+import json, statistics, sys, tempfile, time
 from pathlib import Path
 from pi_continuity_harness.features.suite import run_suite
 target = sys.argv[1]
+# CPU seconds per scenario: the process time between two scenarios' ends (its setup, steps,
+# teardown and report hooks); the first scenario's share of collection is left out.
+marks = []
+def on_result(result, done, total):
+    marks.append((result.name, result.assertion, time.process_time()))
 with tempfile.TemporaryDirectory(prefix="bench-suite-") as workdir:
-    run = run_suite(target=target, extension="reference", workdir=Path(workdir))
-print(json.dumps({f"{r.assertion} :: {r.name}": r.duration_s for r in run.results if r.status == "passed"}))
+    try:
+        run = run_suite(target=target, extension="reference", workdir=Path(workdir), on_result=on_result)
+    except TypeError:  # a tree without on_result
+        run = run_suite(target=target, extension="reference", workdir=Path(workdir))
+cpu = {f"{a} :: {n}": t - marks[i - 1][2] for i, (n, a, t) in enumerate(marks) if i}
+print(json.dumps({
+    "wall": {f"{r.assertion} :: {r.name}": r.duration_s for r in run.results if r.status == "passed"},
+    "cpu": cpu,
+}))
 """
 
 
 def _suite(tree: Path, target: str) -> dict[str, float]:
     done, _, cpu = _run(tree, ["-c", _SUITE, target])
-    durations: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    data = json.loads(done.stdout.strip().splitlines()[-1])
+    durations: dict[str, float] = data["wall"]
     _SUITE_CPU[tree] = cpu
+    _SCENARIO_CPU[tree] = data["cpu"]
     return durations
 
 
 #: CPU seconds of each tree's whole suite process (imports and collection included).
 _SUITE_CPU: dict[Path, float] = {}
+#: CPU seconds of each scenario (see ``_SUITE``), per tree.
+_SCENARIO_CPU: dict[Path, dict[str, float]] = {}
 
 
 def figure_suite(trees: dict[str, Path], args: argparse.Namespace, *, real: bool = False) -> None:
     sims = {name: _suite(tree, "sim") for name, tree in trees.items()}
+    for name in [n for n, durations in sims.items() if not durations]:
+        # 4f183ef: the installed entry points name plug-in modules that tree does not have.
+        print(f"suite sim {name:<8}: no scenario passed in this environment; not compared")
+        del sims[name]
     for name, durations in sims.items():
         print(
             f"suite sim {name:<8}: {len(durations)} scenarios passed, median "
@@ -246,9 +277,24 @@ def figure_suite(trees: dict[str, Path], args: argparse.Namespace, *, real: bool
             f"{_SUITE_CPU[trees[name]] / len(durations) * 1000:.1f} CPU ms per scenario with imports and "
             "collection (wall times inflate with the load, CPU time less)"
         )
+    for name in sims:
+        per = _SCENARIO_CPU[trees[name]]
+        if per:
+            print(
+                f"suite sim {name:<8}: median {statistics.median(per.values()) * 1000:6.1f} CPU ms per scenario "
+                f"(process time from one scenario's end to the next's, {len(per)} scenarios)"
+            )
     if len(sims) == 2:
         old, new = (statistics.median(sims[n].values()) for n in ("baseline", "this"))
-        print(f"suite sim ratio   : {old / new:.1f}x faster per scenario")
+        print(f"suite sim ratio   : {old / new:.1f}x faster per scenario (wall median)")
+        cpus = [_SCENARIO_CPU[trees[n]] for n in ("baseline", "this")]
+        if all(cpus):
+            old, new = (statistics.median(c.values()) for c in cpus)
+            whole = _SUITE_CPU[trees["baseline"]] / _SUITE_CPU[trees["this"]]
+            print(
+                f"suite sim ratio   : {old / new:.1f}x less CPU per scenario (median), "
+                f"{whole:.2f}x less CPU for the whole process"
+            )
     if real:
         pi = _suite(trees["this"], "pi")
         print(

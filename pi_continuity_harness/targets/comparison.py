@@ -193,6 +193,22 @@ def _request(observed: Any) -> dict[str, Any]:
     return {"kind": observed.kind, "index": observed.index, "aborted": observed.aborted, "body": body}
 
 
+def _masked(text: str) -> str:
+    """``text`` with every id, digest and timestamp replaced by its kind."""
+    for pattern, token in ((_UUID, "<uuid>"), (_ISO, "<ts>"), (_DIGEST, "<digest>"), (_ENTRY_ID, "<id>")):
+        text = pattern.sub(token, text)
+    return text
+
+
+def _artifact_order(item: tuple[str, str | None]) -> tuple[str, str, str]:
+    """Artifacts in an order their random ids do not decide: by name and text with the ids
+    masked, the raw name last. Sorted by raw name, two pending Briefs (``<eventId>.md``, a random
+    UUID each) came in either order, their ids were numbered by first appearance in that order,
+    and half the runs of "another extension cancels the compaction" differed from real Pi."""
+    name, text = item
+    return (_masked(name), _masked(text or ""), name)
+
+
 def normalise_observation(
     observation: Observation,
     *,
@@ -215,11 +231,12 @@ def normalise_observation(
     file_lines = observation.session_file_entries()
     norm.learn_ids(e.get("id") for e in observation.entries)
     norm.learn_ids(e.get("id") for e in file_lines[1:])
-    files = (
-        {name: data.decode("utf-8", errors="replace") for name, data in sorted(artifacts.items())}
+    texts: dict[str, str | None] = (
+        {name: data.decode("utf-8", errors="replace") for name, data in artifacts.items()}
         if isinstance(artifacts, Mapping)
-        else dict.fromkeys(sorted(artifacts))
+        else dict.fromkeys(artifacts)
     )
+    files = dict(sorted(texts.items(), key=_artifact_order))
     record: dict[str, Any] = {
         "scenario": scenario,
         "target": observation.target,

@@ -78,6 +78,27 @@ def test_records_replace_ids_paths_times_and_digests_by_placeholders(tmp_path: P
     assert record["seconds"] == 1.5
 
 
+def test_artifacts_named_by_random_ids_compare_alike_in_any_order(tmp_path: Path) -> None:
+    """Two pending Briefs named by their random event ids: whichever id sorts first, the record
+    is the same (sorted by raw name, the ids were numbered in a random order, and "another
+    extension cancels the compaction" differed from real Pi in about half its runs)."""
+    handoff, checkpoint = b"operation: handoff", b"operation: checkpoint"
+    records = []
+    for first, second in (("0" * 8, "f" * 8), ("f" * 8, "0" * 8)):
+        ids = [f"{first}-1111-4111-8111-111111111111", f"{second}-2222-4222-8222-222222222222"]
+        obs = observation(tmp_path / first)
+        artifacts = {
+            f"{SESSION}/pending/{ids[0]}.md": handoff + f" eventId: {ids[0]}".encode(),
+            f"{SESSION}/pending/{ids[1]}.md": checkpoint + f" eventId: {ids[1]}".encode(),
+        }
+        records.append(normalise_observation(obs, artifacts=artifacts)["artifacts"])
+    assert records[0] == records[1]
+    assert list(records[0].values()) == [
+        "operation: checkpoint eventId: <uuid2>",
+        "operation: handoff eventId: <uuid3>",
+    ]
+
+
 def test_only_the_ledgers_values_are_replaced(tmp_path: Path) -> None:
     """Durations and the streaming snapshots are the ledger's; every other value stays."""
     obs = observation(

@@ -73,3 +73,9 @@ Feature: cancel-removes-only-the-owned-reservation
     When the model asks for the template, deletes the reserved file and stops; then the user runs "/sh cancel"
     Then exactly one notification followed the cancel, and it reports no failure
     And the status widget no longer shows an active handoff
+
+  @needs-held-model-calls @rule-H138
+  Scenario: an aborted reply neither pauses nor cancels the handoff
+    When the model asks for the template and the user aborts its next reply
+    Then the status widget now shows "Writing Session Handoff"
+    And the reserved dossier is still there

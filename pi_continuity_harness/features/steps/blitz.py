@@ -364,18 +364,24 @@ def _finish_twice(world: World) -> None:
     sh_start(world, get_reply(), write_reply(), finish_reply(), finish_reply(), *submitted_then_receiver())
 
 
-@when(parsers.re(r'the user sends "(?P<a>[^"]+)" and "(?P<b>[^"]+)" while the model writes the handoff'))
-def _prompts_while_writing(world: World, a: str, b: str) -> None:
+def _write_while_user_sends(world: World, a: str, b: str) -> Reply:
+    """The model's write of the dossier, held while the user sends ``a`` (as a follow-up) and
+    ``b``; both are remembered as the prompts the handoff must defer."""
     during = (
         PromptOp.model_validate({"prompt": {"text": a, "streaming_behavior": "followUp"}}),
         PromptOp.model_validate({"prompt": {"text": b}}),
     )
-    held_write = Reply(
+    world.remembered["deferred"] = [a, b]
+    return Reply(
         tool_calls=(call("write", {"path": DOSSIER_FILE, "content": DOSSIER_TEXT}),),
         context_tokens=12_500,
         during=during,
     )
-    world.remembered["deferred"] = [a, b]
+
+
+@when(parsers.re(r'the user sends "(?P<a>[^"]+)" and "(?P<b>[^"]+)" while the model writes the handoff'))
+def _prompts_while_writing(world: World, a: str, b: str) -> None:
+    held_write = _write_while_user_sends(world, a, b)
     sh_start(world, get_reply(), held_write, finish_reply(), *submitted_then_receiver())
 
 
@@ -596,6 +602,11 @@ def _next_turn_aborted(world: World) -> None:
     world.script("agent", Reply(text="Working through both prompts", during=(AbortOp(),)))
 
 
+@when("the model asks for the template and the user aborts its next reply")
+def _get_then_abort(world: World) -> None:
+    sh_start(world, get_reply(), Reply(text="Drafting the dossier", during=(AbortOp(),)))
+
+
 @when("the user opens /sh recover and leaves it")
 def _recover_list(world: World) -> None:
     world.start()
@@ -709,16 +720,7 @@ def _dossier_directory(world: World) -> None:
     )
 )
 def _prompts_then_receiver_fails(world: World, a: str, b: str) -> None:
-    during = (
-        PromptOp.model_validate({"prompt": {"text": a, "streaming_behavior": "followUp"}}),
-        PromptOp.model_validate({"prompt": {"text": b}}),
-    )
-    held_write = Reply(
-        tool_calls=(call("write", {"path": DOSSIER_FILE, "content": DOSSIER_TEXT}),),
-        context_tokens=12_500,
-        during=during,
-    )
-    world.remembered["deferred"] = [a, b]
+    held_write = _write_while_user_sends(world, a, b)
     sh_start(
         world,
         get_reply(),
@@ -736,16 +738,7 @@ def _prompts_then_receiver_fails(world: World, a: str, b: str) -> None:
     )
 )
 def _prompts_then_stop(world: World, a: str, b: str) -> None:
-    during = (
-        PromptOp.model_validate({"prompt": {"text": a, "streaming_behavior": "followUp"}}),
-        PromptOp.model_validate({"prompt": {"text": b}}),
-    )
-    held_write = Reply(
-        tool_calls=(call("write", {"path": DOSSIER_FILE, "content": DOSSIER_TEXT}),),
-        context_tokens=12_500,
-        during=during,
-    )
-    world.remembered["deferred"] = [a, b]
+    held_write = _write_while_user_sends(world, a, b)
     sh_start(
         world, get_reply(), held_write, Reply(text="Dossier written; checking it.", context_tokens=12_700)
     )

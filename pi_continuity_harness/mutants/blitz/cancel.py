@@ -244,3 +244,19 @@ class FinishedWidgetStays(Mutant):
     def on_input(self, event: Any, ctx: Any) -> Any:
         self.finished_widget = False
         return super().on_input(event, ctx)
+
+
+@mutant(
+    "H138",
+    how="an aborted run cancels the handoff",
+    unreachable="the explorer aborts no run while a handoff is active",
+)
+class AbortCancels(Mutant):
+    def on_settled(self, event: Any, ctx: Any) -> None:
+        super().on_settled(event, ctx)
+        request = self.request
+        if event.aborted and request is not None and request.active:
+            if request.reservation_owned and os.path.isfile(request.dossier):
+                os.remove(request.dossier)
+            self.request = None
+            self.show(ctx, None)
