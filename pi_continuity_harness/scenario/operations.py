@@ -130,24 +130,15 @@ class ImageSpec(_Strict):
 
 
 class PromptSpec(_Strict):
-    """A user prompt. ``text`` may be padded to ``chars`` characters to grow the context.
-
-    ``images`` go with the prompt as RPC ``prompt.images``; only a prompt sent from idle may
-    carry them (queued steer and follow-up images are not modelled).
-    """
+    """A user prompt. ``text`` may be padded to ``chars`` characters to grow the context;
+    ``images`` go with it as RPC ``prompt.images``, queued ones too."""
 
     text: str = "continue"
     chars: int | None = Field(default=None, ge=1, description="Pad the prompt with filler to this length")
     streaming_behavior: Literal["steer", "followUp"] | None = None
     images: tuple[ImageSpec, ...] = Field(
-        default=(), description="images sent with the prompt (RPC prompt.images); not with streaming_behavior"
+        default=(), description="images sent with the prompt (RPC prompt.images)"
     )
-
-    @model_validator(mode="after")
-    def _images_from_idle(self) -> PromptSpec:
-        if self.images and self.streaming_behavior is not None:
-            raise ValueError("images: only a prompt without streaming_behavior may carry images")
-        return self
 
     def render(self) -> str:
         if self.chars is None or len(self.text) >= self.chars:

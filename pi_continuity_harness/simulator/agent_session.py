@@ -758,9 +758,9 @@ class AgentSession:
             if not streaming_behavior:
                 raise PromptRejectedError(BUSY_WITHOUT_BEHAVIOR)
             if streaming_behavior == "followUp":
-                self._queue_follow_up(current)
+                self._queue_follow_up(current, current_images)
             else:
-                self._queue_steer(current)
+                self._queue_steer(current, current_images)
             if preflight:
                 preflight("queued")
             return None
@@ -770,15 +770,23 @@ class AgentSession:
             raise PromptRejectedError(f'No API key found for "{self.model.provider}".')
         return _Trigger("user", prompt=current, images=current_images)
 
-    def _queue_steer(self, text: str) -> None:
+    def _queued_message(self, text: str, images: tuple[dict[str, Any], ...]) -> Message:
+        """``_queueSteer``/``_queueFollowUp``'s message: the text block, then the images
+        (``agent-session.js:1888-1914``). Pi normalises them at delivery (``:807-811``), which
+        leaves the PNGs a scenario may carry unchanged."""
+        message = user_message(text, self.service.clock.now_ms())
+        message["content"] = [*message["content"], *(dict(i) for i in images)]
+        return message
+
+    def _queue_steer(self, text: str, images: tuple[dict[str, Any], ...] = ()) -> None:
         self._steering_texts.append(text)
         self._emit_queue_update()
-        self.agent.steering.enqueue(user_message(text, self.service.clock.now_ms()))
+        self.agent.steering.enqueue(self._queued_message(text, images))
 
-    def _queue_follow_up(self, text: str) -> None:
+    def _queue_follow_up(self, text: str, images: tuple[dict[str, Any], ...] = ()) -> None:
         self._follow_up_texts.append(text)
         self._emit_queue_update()
-        self.agent.follow_up.enqueue(user_message(text, self.service.clock.now_ms()))
+        self.agent.follow_up.enqueue(self._queued_message(text, images))
 
     def clear_queue(self) -> None:
         self._steering_texts = []

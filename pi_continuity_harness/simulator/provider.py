@@ -337,7 +337,7 @@ def wire_messages(messages: list[Message], *, takes_images: bool = False) -> lis
     tool_images: list[dict[str, Any]] = []
     for position, message in enumerate(messages):
         if message.get("role") != "toolResult" and tool_images:
-            out.append({"role": "user", "content": [_TOOL_IMAGES_CAPTION, *tool_images]})
+            out.append({"role": "user", "content": [dict(_TOOL_IMAGES_CAPTION), *tool_images]})
             tool_images = []
         role = message.get("role")
         if role == "system":
@@ -364,7 +364,7 @@ def wire_messages(messages: list[Message], *, takes_images: bool = False) -> lis
                     _image_url(b) for b in message.get("content") or [] if b.get("type") == "image"
                 )
     if tool_images:
-        out.append({"role": "user", "content": [_TOOL_IMAGES_CAPTION, *tool_images]})
+        out.append({"role": "user", "content": [dict(_TOOL_IMAGES_CAPTION), *tool_images]})
     return out
 
 

@@ -54,3 +54,20 @@ def test_prompt_images_are_sent_as_pi_ai_sends_them(targets: Targets, images: bo
     ] * 2
     assert agent_bodies(sim) == real_bodies
     assert_equivalent(real, sim)
+
+
+@pytest.mark.parametrize("behavior", ["steer", "followUp"])
+def test_a_queued_prompt_keeps_its_images(targets: Targets, behavior: str) -> None:
+    queued = {"prompt": {"text": "later", "images": [IMAGE], "streaming_behavior": behavior}}
+    sc = scenario(
+        {"agent": [{"text": "slow", "during": [queued]}, {"text": "next"}]},
+        models=[{"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000, "images": True}],
+    )
+    real, sim = play(targets, sc, [{"prompt": "first"}])
+    real_bodies = agent_bodies(real)
+    assert real_bodies[-1]["messages"][-1] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "later"}, URL],
+    }
+    assert agent_bodies(sim) == real_bodies
+    assert_equivalent(real, sim)

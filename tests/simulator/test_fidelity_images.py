@@ -87,6 +87,24 @@ def test_a_prompt_image_becomes_a_placeholder_for_a_model_without_image_input(tm
     ]
 
 
+# ======================================================= CA core/agent-session.js:1888-1914
+@pytest.mark.parametrize("behavior", ["steer", "followUp"])
+def test_a_queued_prompt_keeps_its_images(tmp_path: Path, behavior: str) -> None:
+    """``_queueSteer``/``_queueFollowUp``: the queued user message is the text, then the images."""
+    queued = {"prompt": {"text": "later", "images": [IMAGE], "streaming_behavior": behavior}}
+    scenario = base(
+        models=[{"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000, "images": True}],
+        model={"agent": [{"text": "slow", "during": [queued]}, {"text": "next"}]},
+        operations=[{"prompt": "first"}],
+    )
+    result = run(tmp_path, scenario)
+    url = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}}
+    assert agent_bodies(result)[-1]["messages"][-1] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "later"}, url],
+    }
+
+
 # ======================================================= PA api/openai-completions.js:926-941
 def test_a_prompt_image_goes_as_an_image_url_to_a_model_with_image_input(tmp_path: Path) -> None:
     result = run(tmp_path, image_scenario(images=True))
@@ -188,11 +206,3 @@ def test_a_bad_prompt_image_is_refused_naming_the_field(image: dict[str, Any], m
     with pytest.raises(ScenarioError) as raised:
         parse_scenario(data, "bad.yaml")
     assert f"bad.yaml: operations[0].prompt.{message}" in str(raised.value)
-
-
-def test_a_queued_prompt_may_not_carry_images() -> None:
-    data = image_scenario(images=False)
-    data["operations"] = [{"prompt": {"text": "x", "images": [IMAGE], "streaming_behavior": "steer"}}]
-    with pytest.raises(ScenarioError) as raised:
-        parse_scenario(data, "bad.yaml")
-    assert "operations[0].prompt: images: only a prompt without streaming_behavior" in str(raised.value)
