@@ -223,6 +223,22 @@ def registered_tools(world: World) -> set[str]:
     return {name for request in world.observe().requests("agent") for name in request.request.tools}
 
 
+def tool_declarations(world: World) -> dict[str, list[dict[str, Any]]]:
+    """Every declaration of each tool in the request bodies the model received (agent requests),
+    by tool name, in request order. The body is what the model reads on both targets: pi-ai's
+    ``convertTools`` (pi-ai ``dist/api/openai-completions.js:1124-1155``, sent as ``params.tools``
+    at :591) declares each as ``{type: "function", function: {name, description, parameters}}``;
+    ``ModelRequest.tools`` keeps only the names."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for request in world.observe().requests("agent"):
+        body = request.request.body or {}
+        for tool in body.get("tools") or []:
+            spec = tool.get("function") if isinstance(tool, dict) else None
+            if isinstance(spec, dict) and spec.get("name"):
+                found.setdefault(str(spec["name"]), []).append(spec)
+    return found
+
+
 def config_bytes(world: World) -> bytes | None:
     path = agent_dir(world) / "config.json"
     return path.read_bytes() if path.exists() else None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from pytest_bdd import parsers, then
 
@@ -34,6 +35,7 @@ from pi_continuity_harness.features.steps.blitz import (
     source_items,
     substitute_work,
     text,
+    tool_declarations,
     tool_results,
     widget_texts,
 )
@@ -1055,3 +1057,41 @@ def _no_dialog(world: World) -> None:
     assert not dialogs, f"dialogs: {dialogs}"
     assert notes(world), "the implementation said nothing about the command"
     assert not widget_texts(world), widget_texts(world)
+
+
+# ===================================================================== the declarations the model reads
+_NOT_REQUESTS = ("discuss", "question", "critic", "test", "mention")
+
+
+def _declarations(world: World, name: str) -> list[dict[str, Any]]:
+    declared = tool_declarations(world).get(name)
+    assert declared, f"no request body the model received declares {name}: {sorted(tool_declarations(world))}"
+    return declared
+
+
+@then("every blitz_handoff declaration the model received offers start only on an explicit user request")
+def _start_description(world: World) -> None:
+    """H10: the rule lives in the description the model reads (the spec: "explicit user request
+    only; discussion/questions/criticism/testing/mentions ≠ request")."""
+    for declaration in _declarations(world, oracle.STATUS_TOOL):
+        description = str(declaration.get("description") or "")
+        lowered = description.lower()
+        explicit = "start" in lowered and "explicit" in lowered and ("request" in lowered or "ask" in lowered)
+        assert explicit, (
+            f"the description does not restrict start to an explicit user request: {description!r}"
+        )
+        missing = [stem for stem in _NOT_REQUESTS if stem not in lowered]
+        assert not missing, f"the description does not say {missing} are no request: {description!r}"
+
+
+@then("every session_handoff_finish declaration the model received takes only the id")
+def _finish_parameters(world: World) -> None:
+    """H29c: Finish's parameters declare ``id`` and nothing else (no content or path)."""
+    for declaration in _declarations(world, oracle.FINISH_TOOL):
+        parameters = declaration.get("parameters")
+        properties = parameters.get("properties") if isinstance(parameters, dict) else None
+        assert isinstance(properties, dict) and sorted(properties) == ["id"], (
+            f"Finish declares parameters {parameters!r}"
+        )
+        required = parameters.get("required") if isinstance(parameters, dict) else None
+        assert required == ["id"], f"Finish does not require its id: {parameters!r}"

@@ -711,8 +711,8 @@ class BlitzHandoff:
                 label="Session Handoff",
                 description=(
                     "Session Handoff status, or start a handoff. Use action 'start' only when the user "
-                    "explicitly asks for a handoff; discussing, questioning, testing or mentioning it is not "
-                    "a request."
+                    "explicitly asks for a handoff; discussing, questioning, criticising, testing or mentioning it "
+                    "is not a request."
                 ),
                 parameters={
                     "type": "object",
