@@ -1141,3 +1141,25 @@ def _late_get(world: World) -> None:
     world.script("agent", get_reply(), Reply(text="No template.", context_tokens=12_300))
     begin(world)
     world.prompt("Get the handoff template again.")
+
+
+@when(
+    parsers.re(
+        r"the user sends a prompt of (?P<n>\d[\d,]*) characters and the turn "
+        r"(?P<how>fails with a provider error|is aborted)"
+    )
+)
+def _long_prompt_turn_fails(world: World, n: str, how: str) -> None:
+    """A turn that does not complete while the context estimate is high: the errored or aborted
+    reply carries no usage Pi counts (``calculateContextTokens`` skips ``error``/``aborted``
+    replies, ``core/compaction/compaction.js``), so the estimate is the previous usage plus the
+    prompt's characters / 4."""
+    world.start()
+    begin(world)
+    reply = (
+        Reply(error=HttpError(status=400, message="bad request"))
+        if how.startswith("fails")
+        else Reply(text="Reading the long prompt", during=(AbortOp(),))
+    )
+    world.script("agent", reply)
+    world.prompt("Context for the task: " + "x" * number(n))
