@@ -1163,3 +1163,17 @@ def _long_prompt_turn_fails(world: World, n: str, how: str) -> None:
     )
     world.script("agent", reply)
     world.prompt("Context for the task: " + "x" * number(n))
+
+
+@when("the user starts a new session after the accepted Finish, before the switch")
+def _new_session_after_finish(world: World) -> None:
+    """The new session is asked while the writer's last reply (after the accepted Finish) is
+    still streaming: the request is submitted and awaits the cutover at the next idle moment."""
+    sh_start(
+        world,
+        get_reply(),
+        write_reply(),
+        finish_reply(),
+        Reply(text="Handoff submitted.", context_tokens=13_200, during=(NewSessionOp(),)),
+        *receiver_replies(),
+    )

@@ -49,7 +49,11 @@ def _parent_linked(world: World) -> None:
     obs = world.observe()
     source = source_file(world)
     assert obs.session_file is not None and obs.session_file != source, "Pi did not switch sessions"
-    header = read_lines(obs.session_file)[0]
+    lines = read_lines(obs.session_file)
+    # Pi writes a new session's file once it holds a user or assistant message
+    # (core/session-manager.js:804-819, ``_persist``): an empty one had no receiver turn.
+    assert lines, f"Pi is in a session it never wrote ({obs.session_file}): no receiver turn ran there"
+    header = lines[0]
     assert header.get("parentSession") == str(source), f"header: {header}"
     starts = [e for e in obs.events("session_start") if e.get("reason") == "new"]
     assert starts and starts[-1].get("previousSessionFile") == str(source), f"session_start events: {starts}"

@@ -588,3 +588,16 @@ class ChainGuessed(Mutant):
 
         with patched(_WIRING, "decide_parent", guessed):
             await super().cutover(token, ctx)
+
+
+@mutant(
+    "H77d",
+    how="a submitted Finish awaiting the switch is no longer protected",
+    unreachable="the blitz explorer starts no new session between Finish and the switch",
+)
+class SubmittedUnprotected(Mutant):
+    def protected(self) -> bool:
+        request = self.request
+        if request is not None and request.submitted and not self.cleaning:
+            return False
+        return super().protected()
