@@ -1177,3 +1177,18 @@ def _new_session_after_finish(world: World) -> None:
         Reply(text="Handoff submitted.", context_tokens=13_200, during=(NewSessionOp(),)),
         *receiver_replies(),
     )
+
+
+@when("the user cancels the handoff after the accepted Finish, before the switch")
+def _cancel_after_finish(world: World) -> None:
+    """``/sh cancel`` while the writer's last reply (after the accepted Finish) still streams:
+    the request is submitted and the cutover waits for the next idle moment."""
+    cancel = CommandOp.model_validate({"command": {"text": "/sh cancel"}})
+    sh_start(
+        world,
+        get_reply(),
+        write_reply(),
+        finish_reply(),
+        Reply(text="Handoff submitted.", context_tokens=13_200, during=(cancel,)),
+        *receiver_replies(),
+    )
