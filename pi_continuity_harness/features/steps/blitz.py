@@ -1192,3 +1192,30 @@ def _cancel_after_finish(world: World) -> None:
         Reply(text="Handoff submitted.", context_tokens=13_200, during=(cancel,)),
         *receiver_replies(),
     )
+
+
+@when(
+    parsers.re(
+        r'the user chooses "(?P<option>[^"]+)" for "(?P<name>[^"]+)" in /sh recover while the model answers'
+    )
+)
+def _recover_while_busy(world: World, option: str, name: str) -> None:
+    """``/sh recover`` runs while a model reply streams: the extension's plain send of the
+    recovered prompts meets a busy session (no ``deliverAs``), which Pi rejects."""
+    world.start()
+    remember_source(world)
+    begin(world)
+    recover = CommandOp.model_validate(
+        {
+            "command": {
+                "text": "/sh recover",
+                "answers": [a.model_dump() for a in recover_answers(name, option)],
+            }
+        }
+    )
+    world.script(
+        "agent",
+        Reply(text="Still working on the task.", context_tokens=4_000, latency_ms=500, during=(recover,)),
+        Reply(text="Handled.", context_tokens=4_100),
+    )
+    world.prompt("continue the task")

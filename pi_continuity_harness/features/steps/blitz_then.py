@@ -1099,3 +1099,14 @@ def _finish_parameters(world: World) -> None:
         )
         required = parameters.get("required") if isinstance(parameters, dict) else None
         assert required == ["id"], f"Finish does not require its id: {parameters!r}"
+
+
+@then("Pi rejected the extension's send of the recovered prompts because the session was busy")
+def _send_rejected(world: World) -> None:
+    """The send met a streaming session without ``deliverAs``: Pi throws "Agent is already
+    processing" (core/agent-session.js:1760) and records it as the extension's error."""
+    errors = [str(e.get("error")) for e in world.observe().session("extension_error")]
+    assert any("already processing" in e for e in errors), f"no rejected send: {errors}"
+    assert "run the tests" not in "\n".join(u for u in world.observe().user_messages()), (
+        "the recovered prompts reached the session"
+    )
