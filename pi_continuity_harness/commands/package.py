@@ -90,7 +90,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "'none': no suite)",
     )
     parser.add_argument("-k", dest="keyword", help="only the suite scenarios matching this name expression")
-    parser.add_argument("--system", help="the system the package implements (default: pi-session-continuity)")
+    parser.add_argument(
+        "--system",
+        choices=("pi-session-continuity", "pi-blitz-handoff"),
+        help="the system the package implements: its suite and its README topics (default: pi-session-continuity)",
+    )
     parser.add_argument(
         "--workdir", type=Path, help="keep the gate's files here (default: a temporary directory)"
     )

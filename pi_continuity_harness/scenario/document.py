@@ -58,6 +58,16 @@ class ModelSpec(_Strict):
     max_tokens: int = Field(default=16384, gt=0)
     reasoning: bool = False
     auth: bool = Field(default=True, description="False: the provider has no API key configured")
+    images: bool = Field(
+        default=False,
+        description='the model takes images (models.json input ["text", "image"]); false: ["text"]',
+    )
+
+    @property
+    def input(self) -> tuple[str, ...]:
+        """pi-ai ``Model.input``: what ``downgradeUnsupportedImages`` reads
+        (``@earendil-works/pi-ai`` ``dist/api/transform-messages.js:37-40``)."""
+        return ("text", "image") if self.images else ("text",)
 
     def to_model(self) -> Model:
         provider, _, model_id = self.id.partition("/")
@@ -68,6 +78,7 @@ class ModelSpec(_Strict):
             max_tokens=self.max_tokens,
             name=model_id,
             reasoning=self.reasoning,
+            input=self.input,
         )
 
 

@@ -7,7 +7,11 @@ equivalent, named in its docstring.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
+import struct
+import zlib
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -31,6 +35,7 @@ __all__ = [
     "DialogAnswer",
     "DialogAnswerMismatchError",
     "EditFileOp",
+    "ImageSpec",
     "NewSessionOp",
     "Operation",
     "Operations",
@@ -47,12 +52,93 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+#: Pi's resize limits (``dist/utils/image-resize-core.js:9-15``): an image within them is sent
+#: as given (``:53-62``); a bigger one is resized by Photon, which the simulator does not model.
+_MAX_IMAGE_SIDE = 2000
+_MAX_IMAGE_BASE64 = int(4.5 * 1024 * 1024)
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _check_png(raw: bytes) -> None:
+    """A well-formed PNG within Pi's limits, or ValueError saying what is wrong.
+
+    Pi decodes every prompt image (``processImage``, ``dist/utils/image-process.js:41-63``;
+    Photon in ``image-resize-core.js:46-62``): a well-formed PNG of at most 2000x2000 pixels
+    goes out byte for byte, anything else is converted, resized or replaced by a hint. The
+    simulator models only the first case, so a scenario may carry only such an image: the
+    signature, every chunk's CRC, IHDR first, IDAT that inflates, IEND last.
+    """
+    if not raw.startswith(_PNG_SIGNATURE):
+        raise ValueError("not a PNG (no PNG signature)")
+    position, chunks, idat = len(_PNG_SIGNATURE), [], b""
+    width = height = 0
+    while position < len(raw):
+        if position + 12 > len(raw):
+            raise ValueError("truncated PNG chunk")
+        (length,) = struct.unpack(">I", raw[position : position + 4])
+        kind = raw[position + 4 : position + 8]
+        body = raw[position + 8 : position + 8 + length]
+        crc_at = position + 8 + length
+        if len(body) != length or crc_at + 4 > len(raw):
+            raise ValueError("truncated PNG chunk")
+        (crc,) = struct.unpack(">I", raw[crc_at : crc_at + 4])
+        if zlib.crc32(kind + body) != crc:
+            raise ValueError(f"PNG chunk {kind.decode('latin-1')} has a bad CRC")
+        if kind == b"IHDR" and length == 13:
+            width, height = struct.unpack(">II", body[:8])
+        elif kind == b"IDAT":
+            idat += body
+        chunks.append(kind)
+        position = crc_at + 4
+    if not chunks or chunks[0] != b"IHDR" or chunks[-1] != b"IEND" or not idat:
+        raise ValueError("a PNG needs IHDR first, IDAT and IEND last")
+    try:
+        zlib.decompress(idat)
+    except zlib.error as error:
+        raise ValueError(f"PNG image data does not inflate: {error}") from None
+    if not (0 < width <= _MAX_IMAGE_SIDE and 0 < height <= _MAX_IMAGE_SIDE):
+        raise ValueError(
+            f"a {width}x{height} PNG would be resized by Pi (at most "
+            f"{_MAX_IMAGE_SIDE}x{_MAX_IMAGE_SIDE}; resizing is not modelled)"
+        )
+
+
+class ImageSpec(_Strict):
+    """An image attached to a prompt (RPC ``prompt.images[]``: ``{type, data, mimeType}``,
+    ``dist/modes/rpc/rpc-mode.js:324-326``): base64 of a PNG of at most 2000x2000 pixels."""
+
+    data: str = Field(description="base64 of a PNG of at most 2000x2000 pixels")
+    mime_type: Literal["image/png"] = Field(alias="mimeType")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("data")
+    @classmethod
+    def _png(cls, value: str) -> str:
+        if len(value) >= _MAX_IMAGE_BASE64:
+            raise ValueError("larger than Pi's 4.5 MB inline limit (resizing is not modelled)")
+        try:
+            raw = base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("not base64") from None
+        _check_png(raw)
+        return value
+
+    def to_content(self) -> dict[str, str]:
+        """The image block as Pi stores and sends it (``agent-session.js:1689``)."""
+        return {"type": "image", "data": self.data, "mimeType": self.mime_type}
+
+
 class PromptSpec(_Strict):
-    """A user prompt. ``text`` may be padded to ``chars`` characters to grow the context."""
+    """A user prompt. ``text`` may be padded to ``chars`` characters to grow the context;
+    ``images`` go with it as RPC ``prompt.images``, queued ones too."""
 
     text: str = "continue"
     chars: int | None = Field(default=None, ge=1, description="Pad the prompt with filler to this length")
     streaming_behavior: Literal["steer", "followUp"] | None = None
+    images: tuple[ImageSpec, ...] = Field(
+        default=(), description="images sent with the prompt (RPC prompt.images)"
+    )
 
     def render(self) -> str:
         if self.chars is None or len(self.text) >= self.chars:

@@ -159,6 +159,7 @@ class _Trigger:
     message_type: Literal["user", "custom"]
     prompt: str | None = None
     message: Message | None = None
+    images: tuple[dict[str, Any], ...] = ()
 
 
 class AgentSession:
@@ -669,8 +670,14 @@ class AgentSession:
         streaming_behavior: Literal["steer", "followUp"] | None = None,
         expand_prompt_templates: bool = True,
         preflight: Callable[[str], None] | None = None,
+        images: tuple[dict[str, Any], ...] = (),
     ) -> None:
-        """``AgentSession.prompt``; raises :class:`PromptRejectedError` where Pi would throw."""
+        """``AgentSession.prompt``; raises :class:`PromptRejectedError` where Pi would throw.
+
+        ``images`` (RPC ``prompt.images``) follow the text in the user message
+        (``agent-session.js:1574-1581``); ``processImage`` passes the PNGs a scenario may carry
+        through unchanged (``utils/image-resize-core.js:53-62``), so they are kept as given.
+        """
         if self._is_emitting_settled:
             self._deferred_settled.append(
                 lambda: self.prompt(
@@ -678,6 +685,7 @@ class AgentSession:
                     source=source,
                     streaming_behavior=streaming_behavior,
                     expand_prompt_templates=expand_prompt_templates,
+                    images=images,
                 )
             )
             return
@@ -687,7 +695,7 @@ class AgentSession:
             return
         if self._compaction_abort is not None:
             raise PromptRejectedError(PROMPT_DURING_COMPACTION)
-        trigger = await self._prepare_prompt(text, source, streaming_behavior, preflight)
+        trigger = await self._prepare_prompt(text, source, streaming_behavior, preflight, images)
         if trigger is not None:
             await self._start_run(trigger, lambda: preflight("started") if preflight else None)
 
@@ -725,11 +733,15 @@ class AgentSession:
         source: Literal["interactive", "rpc", "extension"],
         streaming_behavior: Literal["steer", "followUp"] | None,
         preflight: Callable[[str], None] | None,
+        images: tuple[dict[str, Any], ...] = (),
     ) -> _Trigger | None:
         runner = self._runner()
         behavior = streaming_behavior if self.is_streaming else None
         current = text
-        event = InputEvent(text=text, images=None, source=source, streaming_behavior=behavior)
+        current_images = images
+        event = InputEvent(
+            text=text, images=list(images) if images else None, source=source, streaming_behavior=behavior
+        )
         self.trace.emit("event", "input", **event_summary(event))
         if runner.has_handlers("input"):
             result = await runner.emit_input(event)
@@ -739,13 +751,16 @@ class AgentSession:
                 return None
             if result.action == "transform" and result.text is not None:
                 current = result.text
+            if result.action == "transform" and result.images is not None:
+                # ``inputResult.images ?? images`` (agent-session.js:1672)
+                current_images = tuple(result.images)
         if self.is_streaming:
             if not streaming_behavior:
                 raise PromptRejectedError(BUSY_WITHOUT_BEHAVIOR)
             if streaming_behavior == "followUp":
-                self._queue_follow_up(current)
+                self._queue_follow_up(current, current_images)
             else:
-                self._queue_steer(current)
+                self._queue_steer(current, current_images)
             if preflight:
                 preflight("queued")
             return None
@@ -753,17 +768,25 @@ class AgentSession:
             raise PromptRejectedError("No model selected.")
         if not self.service.catalog.has_auth(self.model.provider):
             raise PromptRejectedError(f'No API key found for "{self.model.provider}".')
-        return _Trigger("user", prompt=current)
+        return _Trigger("user", prompt=current, images=current_images)
 
-    def _queue_steer(self, text: str) -> None:
+    def _queued_message(self, text: str, images: tuple[dict[str, Any], ...]) -> Message:
+        """``_queueSteer``/``_queueFollowUp``'s message: the text block, then the images
+        (``agent-session.js:1888-1914``). Pi normalises them at delivery (``:807-811``), which
+        leaves the PNGs a scenario may carry unchanged."""
+        message = user_message(text, self.service.clock.now_ms())
+        message["content"] = [*message["content"], *(dict(i) for i in images)]
+        return message
+
+    def _queue_steer(self, text: str, images: tuple[dict[str, Any], ...] = ()) -> None:
         self._steering_texts.append(text)
         self._emit_queue_update()
-        self.agent.steering.enqueue(user_message(text, self.service.clock.now_ms()))
+        self.agent.steering.enqueue(self._queued_message(text, images))
 
-    def _queue_follow_up(self, text: str) -> None:
+    def _queue_follow_up(self, text: str, images: tuple[dict[str, Any], ...] = ()) -> None:
         self._follow_up_texts.append(text)
         self._emit_queue_update()
-        self.agent.follow_up.enqueue(user_message(text, self.service.clock.now_ms()))
+        self.agent.follow_up.enqueue(self._queued_message(text, images))
 
     def clear_queue(self) -> None:
         self._steering_texts = []
@@ -938,7 +961,10 @@ class AgentSession:
             assert trigger.message is not None
             messages.append(trigger.message)
         else:
-            messages.append(user_message(trigger.prompt or "", self.service.clock.now_ms()))
+            message = user_message(trigger.prompt or "", self.service.clock.now_ms())
+            # The text block, then the images (agent-session.js:1578-1581).
+            message["content"] = [*message["content"], *(dict(i) for i in trigger.images)]
+            messages.append(message)
         messages.extend(self._pending_next_turn)
         self._pending_next_turn = []
         # The executable tools become declarations on the run's system message (or a new one):

@@ -790,7 +790,10 @@ class SimHost:
                 return OperationResult(name, ok=False, error="Pi is not running")
             case PromptOp():
                 session = self._require_runtime().session
-                return await self._prompt(session, op.prompt.render(), op.prompt.streaming_behavior, (), name)
+                images = tuple(image.to_content() for image in op.prompt.images)
+                return await self._prompt(
+                    session, op.prompt.render(), op.prompt.streaming_behavior, (), name, images
+                )
             case CommandOp():
                 session = self._require_runtime().session
                 return await self._prompt(session, op.command.text, None, op.command.answers, name)
@@ -831,12 +834,17 @@ class SimHost:
         behavior: Literal["steer", "followUp"] | None,
         answers: tuple[DialogAnswer, ...],
         name: str,
+        images: tuple[dict[str, Any], ...] = (),
     ) -> OperationResult:
         disposition: list[str] = []
         self.ui.set_answers(tuple(answers))
         try:
             await session.prompt(
-                text, source="rpc", streaming_behavior=behavior, preflight=disposition.append
+                text,
+                source="rpc",
+                streaming_behavior=behavior,
+                preflight=disposition.append,
+                images=images,
             )
         except SettingsError as error:
             if disposition:

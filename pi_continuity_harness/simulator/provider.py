@@ -25,6 +25,11 @@ does, in two halves:
     (``openai-completions.js:927-945``);
   - tool results are sent as their text blocks joined by ``"\\n"``, or ``"(no tool output)"``
     (``openai-completions.js:1058-1075``);
+  - images: for a model without ``"image"`` in its ``input``, each run of images in a user
+    message or tool result becomes a placeholder text (``downgradeUnsupportedImages``,
+    ``transform-messages.js:1-2, 22-56``); for a model with it, user images go out as
+    ``image_url`` parts and tool-result images in a user message after the tool results
+    (``openai-completions.js:926-941, 1082-1113``);
   - tools come from the system messages' ``toolsAdded`` (``resolveTranscriptTools``, mode
     ``none``), each as ``{type: "function", function: {name, description, parameters}}``.
 
@@ -66,6 +71,7 @@ __all__ = [
     "assistant_failure",
     "clamp_thinking_level",
     "current_tools",
+    "downgrade_unsupported_images",
     "fold_system_messages",
     "request_body",
     "supported_thinking_levels",
@@ -154,20 +160,69 @@ def _transform_assistant(message: Message, model: Model) -> Message:
     return {**message, "content": blocks}
 
 
+#: pi-ai's placeholders for images a model cannot take (``transform-messages.js:1-2``).
+NON_VISION_USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
+NON_VISION_TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"
+
+
+def _replace_images(content: list[dict[str, Any]], placeholder: str) -> list[dict[str, Any]]:
+    """pi-ai ``replaceImagesWithPlaceholder`` (``transform-messages.js:22-36``): each run of
+    images becomes one placeholder text block, and an image right after a text block that *is*
+    the placeholder adds none."""
+    result: list[dict[str, Any]] = []
+    previous_was_placeholder = False
+    for block in content:
+        if block.get("type") == "image":
+            if not previous_was_placeholder:
+                result.append({"type": "text", "text": placeholder})
+            previous_was_placeholder = True
+            continue
+        result.append(block)
+        previous_was_placeholder = block.get("text") == placeholder
+    return result
+
+
+def downgrade_unsupported_images(messages: list[Message], model: Model) -> list[Message]:
+    """pi-ai ``downgradeUnsupportedImages`` (``transform-messages.js:37-56``), the first rewrite
+    of ``transformMessages`` (``:67``): for a model whose ``input`` lacks ``"image"``, the images
+    of user messages (with array content) and tool results become placeholder text; a model
+    that takes images gets the messages unchanged.
+
+    (``splitErrorToolResultImages``, ``:10-21``, is Anthropic's and Bedrock's only: the
+    openai-completions provider never calls it.)
+    """
+    if "image" in model.input:
+        return messages
+    out: list[Message] = []
+    for original in messages:
+        message = original
+        role = message.get("role")
+        if role == "user" and isinstance(message.get("content"), list):
+            message = {
+                **message,
+                "content": _replace_images(message["content"], NON_VISION_USER_IMAGE_PLACEHOLDER),
+            }
+        elif role == "toolResult":
+            message = {
+                **message,
+                "content": _replace_images(message["content"], NON_VISION_TOOL_IMAGE_PLACEHOLDER),
+            }
+        out.append(message)
+    return out
+
+
 def transform_messages(messages: list[Message], model: Model) -> list[Message]:
     """pi-ai ``transformMessages`` (``transform-messages.js:63-213``) for the fake provider's
     plain ids: null content normalised, assistant thinking and text rewritten, failed and
     aborted assistant messages dropped, orphaned tool calls given synthetic results.
 
-    Images are passed through: the harness's fake models take text only and nothing the
-    harness scripts carries an image, so ``downgradeUnsupportedImages`` never applies.
+    Images first go through ``downgradeUnsupportedImages`` (:func:`downgrade_unsupported_images`).
     """
     transformed: list[Message] = []
-    for original in messages:
-        message = original if original.get("content") is not None else {**original, "content": []}
-        if message.get("role") == "assistant":
-            message = _transform_assistant(message, model)
-        transformed.append(message)
+    normalized = [m if m.get("content") is not None else {**m, "content": []} for m in messages]
+    for message in downgrade_unsupported_images(normalized, model):
+        assistant = message.get("role") == "assistant"
+        transformed.append(_transform_assistant(message, model) if assistant else message)
     result: list[Message] = []
     pending: list[dict[str, Any]] = []
     answered: set[str] = set()
@@ -225,12 +280,7 @@ def _wire_user(message: Message) -> dict[str, Any] | None:
                 continue
             parts.append({"type": "text", "text": item.get("text")})
         else:
-            parts.append(
-                {
-                    "type": "image_url",
-                    "image_url": {"url": f"data:{item.get('mimeType')};base64,{item.get('data')}"},
-                }
-            )
+            parts.append(_image_url(item))
     return {"role": "user", "content": parts} if parts else None
 
 
@@ -266,11 +316,29 @@ def _wire_assistant(message: Message) -> dict[str, Any] | None:
     return out
 
 
-def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
+def _image_url(block: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "image_url",
+        "image_url": {"url": f"data:{block.get('mimeType')};base64,{block.get('data')}"},
+    }
+
+
+def wire_messages(messages: list[Message], *, takes_images: bool = False) -> list[dict[str, Any]]:
     """pi-ai ``convertMessages`` of the transformed transcript (the fake provider's compat:
-    ``system`` role, no ``name`` on tool results, null assistant content allowed)."""
+    ``system`` role, no ``name`` on tool results, null assistant content allowed).
+
+    A user message's images go out as ``image_url`` parts with a ``data:`` URL
+    (``openai-completions.js:926-941``). A tool result is sent as text only; for a model that
+    takes images (``takes_images``), the images of a run of consecutive tool results follow
+    them in one user message headed ``"Attached image(s) from tool result:"``
+    (``openai-completions.js:1058-1113``).
+    """
     out: list[dict[str, Any]] = []
+    tool_images: list[dict[str, Any]] = []
     for position, message in enumerate(messages):
+        if message.get("role") != "toolResult" and tool_images:
+            out.append({"role": "user", "content": [dict(_TOOL_IMAGES_CAPTION), *tool_images]})
+            tool_images = []
         role = message.get("role")
         if role == "system":
             text = system_message_text(message) if position == 0 else _system_update_text(message)
@@ -291,7 +359,16 @@ def wire_messages(messages: list[Message]) -> list[dict[str, Any]]:
             has_images = any(b.get("type") == "image" for b in message.get("content") or [])
             shown = text if text.strip() else "(see attached image)" if has_images else "(no tool output)"
             out.append({"role": "tool", "content": shown, "tool_call_id": message.get("toolCallId")})
+            if has_images and takes_images:
+                tool_images.extend(
+                    _image_url(b) for b in message.get("content") or [] if b.get("type") == "image"
+                )
+    if tool_images:
+        out.append({"role": "user", "content": [dict(_TOOL_IMAGES_CAPTION), *tool_images]})
     return out
+
+
+_TOOL_IMAGES_CAPTION = {"type": "text", "text": "Attached image(s) from tool result:"}
 
 
 def _system_update_text(message: Message) -> str:
@@ -337,7 +414,7 @@ def request_body(
     transcript = fold_system_messages(context)
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": wire_messages(transform_messages(transcript, model)),
+        "messages": wire_messages(transform_messages(transcript, model), takes_images="image" in model.input),
         "stream": True,
         "stream_options": {"include_usage": True},
     }

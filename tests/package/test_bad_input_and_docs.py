@@ -132,3 +132,10 @@ def test_a_blitz_readme_without_a_topic_fails_that_topic(topic: Topic, tmp_path:
         with open_package(source) as package:
             statuses = {c.name: c.status for c in docs_checks(package, BLITZ)}
         assert statuses[f"docs.readme:{topic.id}"] == "fail", pattern
+
+
+def test_an_unknown_system_is_one_error_naming_the_known_ones() -> None:
+    """Before: an unknown ``--system`` silently got Pi Session Continuity's README topics."""
+    done = _cli(str(FIXTURE), "--system", "blitz")
+    assert done.returncode == 2
+    assert "argument --system: invalid choice: 'blitz'" in done.stderr and "pi-blitz-handoff" in done.stderr

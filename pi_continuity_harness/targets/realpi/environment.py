@@ -60,13 +60,14 @@ class FakeModel:
     max_tokens: int = 1000
     reasoning: bool = False
     name: str | None = None
+    input: tuple[str, ...] = ("text",)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "name": self.name or self.id,
             "reasoning": self.reasoning,
-            "input": ["text"],
+            "input": list(self.input),
             "contextWindow": self.context_window,
             "maxTokens": self.max_tokens,
             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},

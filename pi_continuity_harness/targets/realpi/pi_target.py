@@ -521,7 +521,9 @@ class PiTarget:
             provider: provider_json(
                 base_url,
                 [
-                    FakeModel(m.id.partition("/")[2], m.context_window, m.max_tokens, m.reasoning)
+                    FakeModel(
+                        m.id.partition("/")[2], m.context_window, m.max_tokens, m.reasoning, input=m.input
+                    )
                     for m in specs
                 ],
                 FAKE_API_KEY if all(m.auth for m in specs) else None,
@@ -754,7 +756,10 @@ class PiTarget:
             case PromptOp():
                 if not during:
                     self._rules.set(())
-                return self._prompt(proc, name, op.prompt.render(), op.prompt.streaming_behavior, (), during)
+                images = [image.to_content() for image in op.prompt.images]
+                return self._prompt(
+                    proc, name, op.prompt.render(), op.prompt.streaming_behavior, (), during, images
+                )
             case CommandOp():
                 return self._prompt(proc, name, op.command.text, None, op.command.answers, during)
             case CompactOp():
@@ -847,6 +852,7 @@ class PiTarget:
         behavior: str | None,
         answers: Iterable[DialogAnswer],
         during: bool,
+        images: Sequence[dict[str, str]] = (),
     ) -> OperationOutcome:
         added: list[DialogAnswer] = []
         if during:
@@ -860,6 +866,7 @@ class PiTarget:
                 timeout=self._held_op_timeout if during else self._op_timeout(),
                 settle=not during,
                 settle_quiet=_QUIET_S,
+                images=images,
             )
         finally:
             if during:

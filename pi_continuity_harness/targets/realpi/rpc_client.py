@@ -618,6 +618,7 @@ class PiRpcProcess:
         timeout: float | None = None,
         settle: bool = True,
         settle_quiet: float = 0.05,
+        images: Sequence[Json] = (),
     ) -> PromptResult:
         """Send ``prompt`` and, with ``settle``, wait until the run has settled.
 
@@ -633,6 +634,9 @@ class PiRpcProcess:
         if answers is not None:
             self.queue_answers(answers, replace=True)
         command: Json = {"type": "prompt", "message": text}
+        if images:
+            # RPC ``prompt.images`` (``dist/modes/rpc/rpc-mode.js:324-326``).
+            command["images"] = [dict(image) for image in images]
         if streaming_behavior is not None:
             command["streamingBehavior"] = streaming_behavior
         response = self.send(command, timeout=limit)

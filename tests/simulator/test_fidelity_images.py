@@ -1,0 +1,208 @@
+"""Fidelity of prompt images (issue 11 item 1): what pi-ai 1.6 sends for an image in a user
+prompt, to a model without image input and to one with it.
+
+``PA`` = ``@earendil-works/pi-ai/dist``, ``CA`` = ``@earendil-works/pi-coding-agent/dist``.
+Each case is also played on both targets by ``tests/realpi/test_differential_images.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.scenario import parse_scenario
+from pi_continuity_harness.simulator.provider import (
+    NON_VISION_TOOL_IMAGE_PLACEHOLDER,
+    NON_VISION_USER_IMAGE_PLACEHOLDER,
+    request_body,
+)
+
+from .helpers import base, run, session_entries
+
+
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def png(width: int = 1, height: int = 1) -> str:
+    """Base64 of a well-formed RGB PNG of ``width`` x ``height`` black pixels."""
+    rows = (b"\x00" + b"\x00\x00\x00" * width) * height
+    raw = (
+        b"\x89PNG\r\n\x1a\n"
+        + _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        + _chunk(b"IDAT", zlib.compress(rows))
+        + _chunk(b"IEND", b"")
+    )
+    return base64.b64encode(raw).decode("ascii")
+
+
+PIXEL = png()
+IMAGE = {"data": PIXEL, "mimeType": "image/png"}
+TEXT_ONLY = Model("fake", "fake-model", 20000, 1000)
+VISION = Model("fake", "fake-vision", 20000, 1000, input=("text", "image"))
+
+
+def image_scenario(images: bool) -> dict[str, Any]:
+    return base(
+        models=[{"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000, "images": images}],
+        model={"agent": [{"text": "seen"}, {"text": "again"}]},
+        operations=[{"prompt": {"text": "look", "images": [IMAGE, IMAGE]}}, {"prompt": "and now"}],
+    )
+
+
+def agent_bodies(result: Any) -> list[dict[str, Any]]:
+    return [r.body for r in result.host.service.requests if r.kind == "agent"]
+
+
+# ======================================================= PA api/transform-messages.js:1-2, 22-56
+def test_a_prompt_image_becomes_a_placeholder_for_a_model_without_image_input(tmp_path: Path) -> None:
+    """``downgradeUnsupportedImages``: the run of two images is one placeholder, in every
+    request; the session keeps the images (the rewrite is the request's only)."""
+    result = run(tmp_path, image_scenario(images=False))
+    expected_user = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "look"},
+            {"type": "text", "text": NON_VISION_USER_IMAGE_PLACEHOLDER},
+        ],
+    }
+    bodies = agent_bodies(result)
+    assert [b["messages"][1] for b in bodies] == [expected_user, expected_user]
+    [first_user, _] = [
+        e["message"]
+        for e in session_entries(result)
+        if e["type"] == "message" and e["message"]["role"] == "user"
+    ]
+    assert first_user["content"] == [
+        {"type": "text", "text": "look"},
+        {"type": "image", "data": PIXEL, "mimeType": "image/png"},
+        {"type": "image", "data": PIXEL, "mimeType": "image/png"},
+    ]
+
+
+# ======================================================= CA core/agent-session.js:1888-1914
+@pytest.mark.parametrize("behavior", ["steer", "followUp"])
+def test_a_queued_prompt_keeps_its_images(tmp_path: Path, behavior: str) -> None:
+    """``_queueSteer``/``_queueFollowUp``: the queued user message is the text, then the images."""
+    queued = {"prompt": {"text": "later", "images": [IMAGE], "streaming_behavior": behavior}}
+    scenario = base(
+        models=[{"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000, "images": True}],
+        model={"agent": [{"text": "slow", "during": [queued]}, {"text": "next"}]},
+        operations=[{"prompt": "first"}],
+    )
+    result = run(tmp_path, scenario)
+    url = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}}
+    assert agent_bodies(result)[-1]["messages"][-1] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "later"}, url],
+    }
+
+
+# ======================================================= PA api/openai-completions.js:926-941
+def test_a_prompt_image_goes_as_an_image_url_to_a_model_with_image_input(tmp_path: Path) -> None:
+    result = run(tmp_path, image_scenario(images=True))
+    url = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}}
+    expected_user = {"role": "user", "content": [{"type": "text", "text": "look"}, url, url]}
+    assert [b["messages"][1] for b in agent_bodies(result)] == [expected_user, expected_user]
+
+
+def test_the_placeholder_after_a_placeholder_text_adds_none() -> None:
+    """``replaceImagesWithPlaceholder`` (PA transform-messages.js:22-36): an image right after
+    a text block that is the placeholder adds no second one; after other text it does."""
+    image = {"type": "image", "data": PIXEL, "mimeType": "image/png"}
+    content = [
+        {"type": "text", "text": NON_VISION_USER_IMAGE_PLACEHOLDER},
+        image,
+        {"type": "text", "text": "between"},
+        image,
+    ]
+    body = request_body(TEXT_ONLY, [{"role": "user", "content": content, "timestamp": 0}])
+    assert [p["text"] for p in body["messages"][0]["content"]] == [
+        NON_VISION_USER_IMAGE_PLACEHOLDER,
+        "between",
+        NON_VISION_USER_IMAGE_PLACEHOLDER,
+    ]
+
+
+def test_tool_result_images_follow_the_tool_results_for_a_model_with_image_input() -> None:
+    """PA openai-completions.js:1058-1113 (text model: PA transform-messages.js:49-53). No
+    scenario can make a tool return an image yet, so this is checked on the request builder
+    alone, not on real Pi."""
+    image = {"type": "image", "data": PIXEL, "mimeType": "image/png"}
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": "go"}], "timestamp": 0},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "toolCall", "id": "c1", "name": "shot", "arguments": {}},
+                {"type": "toolCall", "id": "c2", "name": "shot", "arguments": {}},
+            ],
+            "stopReason": "toolUse",
+            "provider": "fake",
+            "api": "openai-completions",
+            "model": "fake-model",
+        },
+        {"role": "toolResult", "toolCallId": "c1", "toolName": "shot", "content": [image], "isError": False},
+        {
+            "role": "toolResult",
+            "toolCallId": "c2",
+            "toolName": "shot",
+            "content": [{"type": "text", "text": "two"}, image],
+            "isError": False,
+        },
+    ]
+    url = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}}
+    vision = request_body(VISION, messages)["messages"][2:]
+    assert vision == [
+        {"role": "tool", "content": "(see attached image)", "tool_call_id": "c1"},
+        {"role": "tool", "content": "two", "tool_call_id": "c2"},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "Attached image(s) from tool result:"}, url, url],
+        },
+    ]
+    text_only = request_body(TEXT_ONLY, messages)["messages"][2:]
+    assert text_only == [
+        {"role": "tool", "content": NON_VISION_TOOL_IMAGE_PLACEHOLDER, "tool_call_id": "c1"},
+        {"role": "tool", "content": f"two\n{NON_VISION_TOOL_IMAGE_PLACEHOLDER}", "tool_call_id": "c2"},
+    ]
+
+
+# ======================================================= load-time validation
+@pytest.mark.parametrize(
+    ("image", "message"),
+    [
+        ({"data": "not base64!", "mimeType": "image/png"}, "images[0].data: not base64"),
+        (
+            {"data": base64.b64encode(b"GIF89a").decode(), "mimeType": "image/png"},
+            "images[0].data: not a PNG (no PNG signature)",
+        ),
+        (
+            {
+                "data": base64.b64encode(base64.b64decode(PIXEL)[:-1] + b"\x00").decode(),
+                "mimeType": "image/png",
+            },
+            "images[0].data: PNG chunk IEND has a bad CRC",
+        ),
+        (
+            {"data": png(2001, 1), "mimeType": "image/png"},
+            "images[0].data: a 2001x1 PNG would be resized by Pi",
+        ),
+        ({"data": PIXEL, "mimeType": "image/gif"}, "images[0].mimeType: Input should be 'image/png'"),
+        ({"data": PIXEL}, "images[0].mimeType: Field required"),
+    ],
+    ids=["base64", "signature", "crc", "too-big", "mime-type", "no-mime-type"],
+)
+def test_a_bad_prompt_image_is_refused_naming_the_field(image: dict[str, Any], message: str) -> None:
+    data = image_scenario(images=False)
+    data["operations"] = [{"prompt": {"text": "look", "images": [image]}}]
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(data, "bad.yaml")
+    assert f"bad.yaml: operations[0].prompt.{message}" in str(raised.value)
