@@ -1219,3 +1219,9 @@ def _recover_while_busy(world: World, option: str, name: str) -> None:
         Reply(text="Handled.", context_tokens=4_100),
     )
     world.prompt("continue the task")
+
+
+@given("removing a recovery file fails")
+def _recovery_remove_fails(world: World) -> None:
+    rule = {"op": "remove", "path": f"$AGENT/{MANAGED}/recovery/*", "times": 0, "errno": "EACCES"}
+    world.require_setup("a fault").data["faults"]["fs"].append(rule)

@@ -1110,3 +1110,16 @@ def _send_rejected(world: World) -> None:
     assert "run the tests" not in "\n".join(u for u in world.observe().user_messages()), (
         "the recovered prompts reached the session"
     )
+
+
+@then("a warning or error notification names the recovery file that could not be deleted")
+def _recovery_cleanup_reported(world: World) -> None:
+    """H44b: the failed cleanup is reported as a failure (warning or error level, naming the
+    file), and no notification at the plain info level names the file."""
+    files = recovery_files(world)
+    assert len(files) == 1, f"recovery files: {sorted(files)}"
+    name = next(iter(files))
+    obs = world.observe()
+    naming = [(m, t) for m, t in obs.notifications if name in m]
+    assert any(t in ("warning", "error") for _, t in naming), f"notifications naming {name}: {naming}"
+    assert not [m for m, t in naming if t not in ("warning", "error")], f"reported as success: {naming}"

@@ -601,3 +601,20 @@ class SubmittedUnprotected(Mutant):
         if request is not None and request.submitted and not self.cleaning:
             return False
         return super().protected()
+
+
+@mutant(
+    "H44b",
+    how="a recovery file the receiver cannot delete is reported as a plain success",
+    unreachable="the blitz explorer injects no file-system faults",
+)
+class RecoveryCleanupFailureHidden(Mutant):
+    def adopt_duty(self, duty: Any) -> None:
+        super().adopt_duty(duty)
+        tracker = self.trackers[-1]
+        done = tracker.on_completed
+
+        def quiet(ctx: Any) -> None:
+            done(Proxy(ctx, ui=Proxy(ctx.ui, notify=lambda text, _kind="info": ctx.ui.notify(text, "info"))))
+
+        tracker.on_completed = quiet
