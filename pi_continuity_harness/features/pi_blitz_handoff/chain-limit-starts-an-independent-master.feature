@@ -21,3 +21,12 @@ Feature: chain-limit-starts-an-independent-master
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then Pi stayed in the receiver session
     And a notification was shown
+
+  @rule-H107
+  Scenario: a child session hands off itself, never its parent
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then Pi switched to a new session whose header links to the source session
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then Pi switched to a new session whose header links to the source session
+    And the receiver's first prompt names the dossier's absolute path and nothing of the source history
+    And the receiver read the whole dossier

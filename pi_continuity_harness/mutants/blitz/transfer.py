@@ -618,3 +618,17 @@ class RecoveryCleanupFailureHidden(Mutant):
             done(Proxy(ctx, ui=Proxy(ctx.ui, notify=lambda text, _kind="info": ctx.ui.notify(text, "info"))))
 
         tracker.on_completed = quiet
+
+
+@mutant(
+    "H107",
+    how="a child session hands off its parent (the parent's session file is the source)",
+    unreachable="the blitz explorer never hands off twice in one run",
+)
+class ChildHandsOffParent(Mutant):
+    def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
+        request = super().start_request(ctx, route)
+        parent = (ctx.session_manager.get_header() or {}).get("parentSession")
+        if isinstance(parent, str) and parent:
+            request.source_session_file = parent
+        return request
