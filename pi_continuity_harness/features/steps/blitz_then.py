@@ -1123,3 +1123,14 @@ def _recovery_cleanup_reported(world: World) -> None:
     naming = [(m, t) for m, t in obs.notifications if name in m]
     assert any(t in ("warning", "error") for _, t in naming), f"notifications naming {name}: {naming}"
     assert not [m for m, t in naming if t not in ("warning", "error")], f"reported as success: {naming}"
+
+
+@then(parsers.re(r'every status widget showed "(?P<every>[^"]+)", and the last one "(?P<last>[^"]+)"'))
+def _widget_times(world: World, every: str, last: str) -> None:
+    """H67: the recorded times, as the widget renders them (virtual time: the scripted latencies)."""
+    texts = [t or "" for t in widget_texts(world)]
+    assert texts, "the implementation never showed a widget"
+    label = every.rsplit(" ", 1)[0]  # "Wait Time"
+    timed = [t for t in texts if label in t]
+    assert timed and all(every in t for t in timed), f"widget texts: {texts}"
+    assert last in texts[-1], f"the last widget: {texts[-1]!r} (all: {texts})"

@@ -632,3 +632,17 @@ class ChildHandsOffParent(Mutant):
         if isinstance(parent, str) and parent:
             request.source_session_file = parent
         return request
+
+
+@mutant(
+    "H67",
+    how="Wait Time runs until the accepted Finish (Handoff Time starts there)",
+    unreachable="the explorer's invariants read no widget times",
+)
+class WaitTimeUntilFinish(Mutant):
+    async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        result = await super().tool_finish(call_id, params, signal, ctx)
+        request = self.request
+        if request is not None and request.submitted:
+            request.retrieved_at = self.now()
+        return result
