@@ -1225,3 +1225,15 @@ def _recover_while_busy(world: World, option: str, name: str) -> None:
 def _recovery_remove_fails(world: World) -> None:
     rule = {"op": "remove", "path": f"$AGENT/{MANAGED}/recovery/*", "times": 0, "errno": "EACCES"}
     world.require_setup("a fault").data["faults"]["fs"].append(rule)
+
+
+@when("the user cancels the handoff while the model's reply asking for the template is held")
+def _cancel_before_held_get(world: World) -> None:
+    """``/sh cancel`` runs while the reply that calls the template tool is held: the cancel ends
+    the request at once and waits for the turn to settle, so the GET executes after the cancel
+    (reference: Transfer sequence 4, a GET after cancel)."""
+    cancel = CommandOp.model_validate({"command": {"text": "/sh cancel"}})
+    held_get = Reply(
+        tool_calls=(call(oracle.GET_TOOL),), context_tokens=12_000, latency_ms=500, during=(cancel,)
+    )
+    sh_start(world, held_get, Reply(text="The template was refused.", context_tokens=12_100))

@@ -646,3 +646,25 @@ class WaitTimeUntilFinish(Mutant):
         if request is not None and request.submitted:
             request.retrieved_at = self.now()
         return result
+
+
+@mutant(
+    "H26",
+    how="a template request that completes after the cancel still serves the cancelled request",
+    unreachable="the blitz explorer cancels no request while a template call is held",
+)
+class GetServesCancelledRequest(Mutant):
+    cancelled: BlitzRequest | None = None
+
+    async def cancel(self, ctx: Any) -> None:
+        self.cancelled = self.request
+        await super().cancel(ctx)
+
+    async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        if self.request is None and self.cancelled is not None:
+            self.request, self.cancelled = self.cancelled, None
+            try:
+                return await super().tool_get(call_id, params, signal, ctx)
+            finally:
+                self.request = None
+        return await super().tool_get(call_id, params, signal, ctx)
