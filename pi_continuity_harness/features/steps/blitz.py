@@ -1237,3 +1237,17 @@ def _cancel_before_held_get(world: World) -> None:
         tool_calls=(call(oracle.GET_TOOL),), context_tokens=12_000, latency_ms=500, during=(cancel,)
     )
     sh_start(world, held_get, Reply(text="The template was refused.", context_tokens=12_100))
+
+
+@when(parsers.re(r"the user hands off (?P<n>\d+) times in a row, each switch linked to its source"))
+def _handoffs_in_a_row(world: World, n: str) -> None:
+    """``n`` complete handoffs, each from the receiver of the one before: a chain of ``n + 1``
+    sessions. Each switch must link to its source (the chain grows)."""
+    for count in range(1, int(n) + 1):
+        _start_and_finish(world)
+        obs = world.observe()
+        source = source_file(world)
+        lines = read_lines(obs.session_file) if obs.session_file else []
+        assert lines and obs.session_file != source and lines[0].get("parentSession") == str(source), (
+            f"handoff {count} did not switch to a session linked to {source}: {lines[:1]}"
+        )
