@@ -78,3 +78,18 @@ Feature: automatic-initiation-budget
     And native compaction reaches its threshold
     And the next turn reports 145,000 context tokens
     Then one automatic handoff request was made
+
+  @rule-H57
+  Scenario Outline: a turn that <ends> neither initiates nor spends the automatic budget
+    Given the handoff settings are {"automaticSessionHandoff": true}
+    When the next turn reports 120,000 context tokens
+    And the user sends a prompt of 120,000 characters and the turn <ends>
+    Then no automatic handoff request was made
+    And no handoff was started
+    When the next turn reports 145,000 context tokens
+    Then one automatic handoff request was made
+
+    Examples:
+      | ends                          |
+      | fails with a provider error   |
+      | is aborted                    |

@@ -79,3 +79,11 @@ Feature: cancel-removes-only-the-owned-reservation
     When the model asks for the template and the user aborts its next reply
     Then the status widget now shows "Writing Session Handoff"
     And the reserved dossier is still there
+
+  @rule-H71b
+  Scenario: a cancel after the accepted Finish removes the dossier even when it is to be kept
+    Given the handoff settings are {"deleteHandoffAfterReading": false}
+    When the user cancels the handoff after the accepted Finish, before the switch
+    Then exactly 1 Finish call was accepted
+    And the owned dossier reservation was removed
+    And Pi did not switch sessions

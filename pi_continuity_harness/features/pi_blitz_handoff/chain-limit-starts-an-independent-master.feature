@@ -21,3 +21,18 @@ Feature: chain-limit-starts-an-independent-master
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then Pi stayed in the receiver session
     And a notification was shown
+
+  @rule-H107
+  Scenario: a child session hands off itself, never its parent
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then Pi switched to a new session whose header links to the source session
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then Pi switched to a new session whose header links to the source session
+    And the receiver's first prompt names the dossier's absolute path and nothing of the source history
+    And the receiver read the whole dossier
+
+  @rule-H101a
+  Scenario: by default the 25th session of a chain hands over to an independent master
+    When the user hands off 24 times in a row, each switch linked to its source
+    And the user runs "/sh start" and the model writes the handoff and finishes it
+    Then Pi switched to a new independent master session

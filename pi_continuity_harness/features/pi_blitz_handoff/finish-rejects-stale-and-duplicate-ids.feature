@@ -58,3 +58,8 @@ Feature: finish-rejects-stale-and-duplicate-ids
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then Pi switched to a new session whose header links to the source session
     And the source model was asked nothing after the accepted Finish but the writer's last reply
+
+  @rule-H29c
+  Scenario: Finish takes only the Finish ID
+    When the user asks "what is next?" and the model answers
+    Then every session_handoff_finish declaration the model received takes only the id

@@ -18,3 +18,9 @@ Feature: get-returns-a-stable-snapshot
     And the user sends "what is the status of the build?"
     Then the prompt was handled by the extension and never reached the model
     And the status widget now shows "Inputs deferred (1)"
+
+  @needs-held-model-calls @rule-H26
+  Scenario: a template request that completes after the cancel reserves nothing
+    When the user cancels the handoff while the model's reply asking for the template is held
+    Then the template request was refused and nothing was reserved
+    And the status widget no longer shows an active handoff

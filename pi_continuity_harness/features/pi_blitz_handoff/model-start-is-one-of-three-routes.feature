@@ -56,3 +56,8 @@ Feature: model-start-is-one-of-three-routes
     When the model asks for the template without a handoff request
     Then the template request was refused and nothing was reserved
     And no handoff was started
+
+  @rule-H10
+  Scenario: the model is told to start a handoff only on an explicit user request
+    When the user asks "what is next?" and the model answers
+    Then every blitz_handoff declaration the model received offers start only on an explicit user request

@@ -44,3 +44,10 @@ Feature: prompts-deferred-from-writing-are-kept-in-order
     When the user sends "also check the logs" and "then ship it" while the model writes the handoff, and the receiver's first turn fails with a provider error
     Then Pi switched to a new session whose header links to the source session
     And the recovery file still holds the deferred prompts
+
+  @needs-trace-faults @rule-H44b
+  Scenario: a recovery file the receiver cannot delete is reported, not claimed as delivered
+    Given removing a recovery file fails
+    When the user sends "also check the logs" and "then ship it" while the model writes the handoff
+    Then Pi switched to a new session whose header links to the source session
+    And a warning or error notification names the recovery file that could not be deleted

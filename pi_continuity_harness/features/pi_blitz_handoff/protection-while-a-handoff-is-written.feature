@@ -37,3 +37,9 @@ Feature: protection-while-a-handoff-is-written
     When the user starts a new session before the model asks for the template
     Then the status widget showed "Waiting for Session Handoff"
     And Pi switched away from the source session
+
+  @rule-H77d
+  Scenario: a Finish awaiting the switch is protected too
+    When the user starts a new session after the accepted Finish, before the switch
+    Then a notification was shown
+    And Pi switched to a new session whose header links to the source session

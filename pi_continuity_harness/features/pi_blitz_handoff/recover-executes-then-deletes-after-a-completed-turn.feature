@@ -98,3 +98,11 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
     Then a notification names "2026-01-01T00-00-00-000Z-s1.md"
     And "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
     And the extension sent the model no message
+
+  @rule-H84d
+  Scenario: a recovery send that a busy session rejects keeps the file
+    Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    When the user chooses "Execute" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover while the model answers
+    Then a notification was shown
+    And Pi rejected the extension's send of the recovered prompts because the session was busy
+    And "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory

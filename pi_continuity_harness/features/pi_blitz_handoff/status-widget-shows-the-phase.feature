@@ -43,3 +43,8 @@ Feature: status-widget-shows-the-phase
     When the user runs "/sh config"
     Then the extension opened no dialog and started nothing
     And the handoff config file is unchanged
+
+  @needs-virtual-time @rule-H67
+  Scenario: Wait Time ends at the template request, Handoff Time runs to the receiver's turn
+    When the model asks for the template, takes 2 seconds before writing, then writes and finishes
+    Then every status widget showed "Wait Time 0:00", and the last one "Handoff Time 0:02"

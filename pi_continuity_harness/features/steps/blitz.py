@@ -223,6 +223,22 @@ def registered_tools(world: World) -> set[str]:
     return {name for request in world.observe().requests("agent") for name in request.request.tools}
 
 
+def tool_declarations(world: World) -> dict[str, list[dict[str, Any]]]:
+    """Every declaration of each tool in the request bodies the model received (agent requests),
+    by tool name, in request order. The body is what the model reads on both targets: pi-ai's
+    ``convertTools`` (pi-ai ``dist/api/openai-completions.js:1124-1155``, sent as ``params.tools``
+    at :591) declares each as ``{type: "function", function: {name, description, parameters}}``;
+    ``ModelRequest.tools`` keeps only the names."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for request in world.observe().requests("agent"):
+        body = request.request.body or {}
+        for tool in body.get("tools") or []:
+            spec = tool.get("function") if isinstance(tool, dict) else None
+            if isinstance(spec, dict) and spec.get("name"):
+                found.setdefault(str(spec["name"]), []).append(spec)
+    return found
+
+
 def config_bytes(world: World) -> bytes | None:
     path = agent_dir(world) / "config.json"
     return path.read_bytes() if path.exists() else None
@@ -1125,3 +1141,113 @@ def _late_get(world: World) -> None:
     world.script("agent", get_reply(), Reply(text="No template.", context_tokens=12_300))
     begin(world)
     world.prompt("Get the handoff template again.")
+
+
+@when(
+    parsers.re(
+        r"the user sends a prompt of (?P<n>\d[\d,]*) characters and the turn "
+        r"(?P<how>fails with a provider error|is aborted)"
+    )
+)
+def _long_prompt_turn_fails(world: World, n: str, how: str) -> None:
+    """A turn that does not complete while the context estimate is high: the errored or aborted
+    reply carries no usage Pi counts (``calculateContextTokens`` skips ``error``/``aborted``
+    replies, ``core/compaction/compaction.js``), so the estimate is the previous usage plus the
+    prompt's characters / 4."""
+    world.start()
+    begin(world)
+    reply = (
+        Reply(error=HttpError(status=400, message="bad request"))
+        if how.startswith("fails")
+        else Reply(text="Reading the long prompt", during=(AbortOp(),))
+    )
+    world.script("agent", reply)
+    world.prompt("Context for the task: " + "x" * number(n))
+
+
+@when("the user starts a new session after the accepted Finish, before the switch")
+def _new_session_after_finish(world: World) -> None:
+    """The new session is asked while the writer's last reply (after the accepted Finish) is
+    still streaming: the request is submitted and awaits the cutover at the next idle moment."""
+    sh_start(
+        world,
+        get_reply(),
+        write_reply(),
+        finish_reply(),
+        Reply(text="Handoff submitted.", context_tokens=13_200, during=(NewSessionOp(),)),
+        *receiver_replies(),
+    )
+
+
+@when("the user cancels the handoff after the accepted Finish, before the switch")
+def _cancel_after_finish(world: World) -> None:
+    """``/sh cancel`` while the writer's last reply (after the accepted Finish) still streams:
+    the request is submitted and the cutover waits for the next idle moment."""
+    cancel = CommandOp.model_validate({"command": {"text": "/sh cancel"}})
+    sh_start(
+        world,
+        get_reply(),
+        write_reply(),
+        finish_reply(),
+        Reply(text="Handoff submitted.", context_tokens=13_200, during=(cancel,)),
+        *receiver_replies(),
+    )
+
+
+@when(
+    parsers.re(
+        r'the user chooses "(?P<option>[^"]+)" for "(?P<name>[^"]+)" in /sh recover while the model answers'
+    )
+)
+def _recover_while_busy(world: World, option: str, name: str) -> None:
+    """``/sh recover`` runs while a model reply streams: the extension's plain send of the
+    recovered prompts meets a busy session (no ``deliverAs``), which Pi rejects."""
+    world.start()
+    remember_source(world)
+    begin(world)
+    recover = CommandOp.model_validate(
+        {
+            "command": {
+                "text": "/sh recover",
+                "answers": [a.model_dump() for a in recover_answers(name, option)],
+            }
+        }
+    )
+    world.script(
+        "agent",
+        Reply(text="Still working on the task.", context_tokens=4_000, latency_ms=500, during=(recover,)),
+        Reply(text="Handled.", context_tokens=4_100),
+    )
+    world.prompt("continue the task")
+
+
+@given("removing a recovery file fails")
+def _recovery_remove_fails(world: World) -> None:
+    rule = {"op": "remove", "path": f"$AGENT/{MANAGED}/recovery/*", "times": 0, "errno": "EACCES"}
+    world.require_setup("a fault").data["faults"]["fs"].append(rule)
+
+
+@when("the user cancels the handoff while the model's reply asking for the template is held")
+def _cancel_before_held_get(world: World) -> None:
+    """``/sh cancel`` runs while the reply that calls the template tool is held: the cancel ends
+    the request at once and waits for the turn to settle, so the GET executes after the cancel
+    (reference: Transfer sequence 4, a GET after cancel)."""
+    cancel = CommandOp.model_validate({"command": {"text": "/sh cancel"}})
+    held_get = Reply(
+        tool_calls=(call(oracle.GET_TOOL),), context_tokens=12_000, latency_ms=500, during=(cancel,)
+    )
+    sh_start(world, held_get, Reply(text="The template was refused.", context_tokens=12_100))
+
+
+@when(parsers.re(r"the user hands off (?P<n>\d+) times in a row, each switch linked to its source"))
+def _handoffs_in_a_row(world: World, n: str) -> None:
+    """``n`` complete handoffs, each from the receiver of the one before: a chain of ``n + 1``
+    sessions. Each switch must link to its source (the chain grows)."""
+    for count in range(1, int(n) + 1):
+        _start_and_finish(world)
+        obs = world.observe()
+        source = source_file(world)
+        lines = read_lines(obs.session_file) if obs.session_file else []
+        assert lines and obs.session_file != source and lines[0].get("parentSession") == str(source), (
+            f"handoff {count} did not switch to a session linked to {source}: {lines[:1]}"
+        )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from pytest_bdd import parsers, then
 
@@ -34,6 +35,7 @@ from pi_continuity_harness.features.steps.blitz import (
     source_items,
     substitute_work,
     text,
+    tool_declarations,
     tool_results,
     widget_texts,
 )
@@ -47,7 +49,11 @@ def _parent_linked(world: World) -> None:
     obs = world.observe()
     source = source_file(world)
     assert obs.session_file is not None and obs.session_file != source, "Pi did not switch sessions"
-    header = read_lines(obs.session_file)[0]
+    lines = read_lines(obs.session_file)
+    # Pi writes a new session's file once it holds a user or assistant message
+    # (core/session-manager.js:804-819, ``_persist``): an empty one had no receiver turn.
+    assert lines, f"Pi is in a session it never wrote ({obs.session_file}): no receiver turn ran there"
+    header = lines[0]
     assert header.get("parentSession") == str(source), f"header: {header}"
     starts = [e for e in obs.events("session_start") if e.get("reason") == "new"]
     assert starts and starts[-1].get("previousSessionFile") == str(source), f"session_start events: {starts}"
@@ -1055,3 +1061,76 @@ def _no_dialog(world: World) -> None:
     assert not dialogs, f"dialogs: {dialogs}"
     assert notes(world), "the implementation said nothing about the command"
     assert not widget_texts(world), widget_texts(world)
+
+
+# ===================================================================== the declarations the model reads
+_NOT_REQUESTS = ("discuss", "question", "critic", "test", "mention")
+
+
+def _declarations(world: World, name: str) -> list[dict[str, Any]]:
+    declared = tool_declarations(world).get(name)
+    assert declared, f"no request body the model received declares {name}: {sorted(tool_declarations(world))}"
+    return declared
+
+
+@then("every blitz_handoff declaration the model received offers start only on an explicit user request")
+def _start_description(world: World) -> None:
+    """H10: the rule lives in the description the model reads (the spec: "explicit user request
+    only; discussion/questions/criticism/testing/mentions ≠ request")."""
+    for declaration in _declarations(world, oracle.STATUS_TOOL):
+        description = str(declaration.get("description") or "")
+        lowered = description.lower()
+        explicit = "start" in lowered and "explicit" in lowered and ("request" in lowered or "ask" in lowered)
+        assert explicit, (
+            f"the description does not restrict start to an explicit user request: {description!r}"
+        )
+        missing = [stem for stem in _NOT_REQUESTS if stem not in lowered]
+        assert not missing, f"the description does not say {missing} are no request: {description!r}"
+
+
+@then("every session_handoff_finish declaration the model received takes only the id")
+def _finish_parameters(world: World) -> None:
+    """H29c: Finish's parameters declare ``id`` and nothing else (no content or path)."""
+    for declaration in _declarations(world, oracle.FINISH_TOOL):
+        parameters = declaration.get("parameters")
+        properties = parameters.get("properties") if isinstance(parameters, dict) else None
+        assert isinstance(properties, dict) and sorted(properties) == ["id"], (
+            f"Finish declares parameters {parameters!r}"
+        )
+        required = parameters.get("required") if isinstance(parameters, dict) else None
+        assert required == ["id"], f"Finish does not require its id: {parameters!r}"
+
+
+@then("Pi rejected the extension's send of the recovered prompts because the session was busy")
+def _send_rejected(world: World) -> None:
+    """The send met a streaming session without ``deliverAs``: Pi throws "Agent is already
+    processing" (core/agent-session.js:1760) and records it as the extension's error."""
+    errors = [str(e.get("error")) for e in world.observe().session("extension_error")]
+    assert any("already processing" in e for e in errors), f"no rejected send: {errors}"
+    assert "run the tests" not in "\n".join(u for u in world.observe().user_messages()), (
+        "the recovered prompts reached the session"
+    )
+
+
+@then("a warning or error notification names the recovery file that could not be deleted")
+def _recovery_cleanup_reported(world: World) -> None:
+    """H44b: the failed cleanup is reported as a failure (warning or error level, naming the
+    file), and no notification at the plain info level names the file."""
+    files = recovery_files(world)
+    assert len(files) == 1, f"recovery files: {sorted(files)}"
+    name = next(iter(files))
+    obs = world.observe()
+    naming = [(m, t) for m, t in obs.notifications if name in m]
+    assert any(t in ("warning", "error") for _, t in naming), f"notifications naming {name}: {naming}"
+    assert not [m for m, t in naming if t not in ("warning", "error")], f"reported as success: {naming}"
+
+
+@then(parsers.re(r'every status widget showed "(?P<every>[^"]+)", and the last one "(?P<last>[^"]+)"'))
+def _widget_times(world: World, every: str, last: str) -> None:
+    """H67: the recorded times, as the widget renders them (virtual time: the scripted latencies)."""
+    texts = [t or "" for t in widget_texts(world)]
+    assert texts, "the implementation never showed a widget"
+    label = every.rsplit(" ", 1)[0]  # "Wait Time"
+    timed = [t for t in texts if label in t]
+    assert timed and all(every in t for t in timed), f"widget texts: {texts}"
+    assert last in texts[-1], f"the last widget: {texts[-1]!r} (all: {texts})"

@@ -260,3 +260,16 @@ class AbortCancels(Mutant):
                 os.remove(request.dossier)
             self.request = None
             self.show(ctx, None)
+
+
+@mutant(
+    "H71b",
+    how="a cancel after the accepted Finish keeps the dossier when deleteHandoffAfterReading is off",
+    unreachable="the blitz explorer cancels no submitted request before its switch",
+)
+class CancelAfterFinishKeepsDossier(Mutant):
+    async def cancel(self, ctx: Any) -> None:
+        request = self.request
+        if request is not None and request.submitted and not self.settings.delete_handoff_after_reading:
+            request.reservation_owned = False
+        await super().cancel(ctx)

@@ -3,6 +3,7 @@ reminder and emergency)."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
 import uuid
@@ -65,6 +66,16 @@ class NoEmergency(Mutant):
 class AutomaticBudgetUnlimited(Mutant):
     def spend_budget(self, attempts: int) -> None:
         super().spend_budget(0)
+
+
+@mutant(
+    "H57",
+    how="an errored or aborted turn counts as completed (automatic request, budget, emergency)",
+    unreachable="the blitz explorer scripts no errored or aborted turn",
+)
+class FailedTurnCounts(Mutant):
+    def on_turn_end(self, event: Any, ctx: Any) -> None:
+        super().on_turn_end(dataclasses.replace(event, outcome="completed"), ctx)
 
 
 @mutant("H54", how="automatic initiation is on by default", invariant="automatic_initiation_budget")

@@ -9,7 +9,7 @@ from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, with_ui
 from pi_continuity_harness.reference.blitz import commands
-from pi_continuity_harness.reference.blitz.constants import GET_TOOL, STATUS_TOOL, WIDGET_KEY
+from pi_continuity_harness.reference.blitz.constants import FINISH_TOOL, GET_TOOL, STATUS_TOOL, WIDGET_KEY
 from pi_continuity_harness.reference.blitz.state import BlitzHandoffError
 
 _TEXT = "a fixed text of the interface, not a property of a session's course (the features check it)"
@@ -269,3 +269,38 @@ class ConfigAlias(Mutant):
         if words[:1] == ["config"]:
             args = " ".join(["settings", *words[1:]])
         await super().run(args, ctx)
+
+
+class _Redeclared(Mutant):
+    """Registers one tool with an edited declaration (``tool`` names it, ``edit`` changes it)."""
+
+    tool = ""
+
+    def edit(self, tool: Any) -> Any:
+        return tool
+
+    def register(self) -> None:
+        pi = self.pi
+
+        def register_tool(tool: Any) -> None:
+            pi.register_tool(self.edit(tool) if tool.name == self.tool else tool)
+
+        self.pi = Proxy(pi, register_tool=register_tool)
+        super().register()
+
+
+@mutant("H10", how="the blitz_handoff description no longer restricts start", unreachable=_TEXT)
+class StartDescriptionUnrestricted(_Redeclared):
+    tool = STATUS_TOOL
+
+    def edit(self, tool: Any) -> Any:
+        return dataclasses.replace(tool, description="Session Handoff status, or start a handoff.")
+
+
+@mutant("H29c", how="Finish also declares an optional content argument", unreachable=_TEXT)
+class FinishTakesContent(_Redeclared):
+    tool = FINISH_TOOL
+
+    def edit(self, tool: Any) -> Any:
+        properties = {**tool.parameters["properties"], "content": {"type": "string"}}
+        return dataclasses.replace(tool, parameters={**tool.parameters, "properties": properties})

@@ -9,6 +9,7 @@ from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, patched, with_ui
 from pi_continuity_harness.reference.blitz import commands, recovery
+from pi_continuity_harness.reference.blitz.atomic_io import remove_exact
 
 _MENU = "the explorer drives no /sh recover menu"
 
@@ -248,3 +249,24 @@ class UnreadableRecoveryRemoved(Mutant):
         if args.strip() == "recover":
             ctx = Proxy(ctx, ui=Proxy(ctx.ui, notify=notify_and_remove))
         await super().run(args, ctx)
+
+
+@mutant(
+    "H84d",
+    how="a recovery send into a busy session counts as delivered: the file is deleted at once",
+    unreachable="the blitz explorer runs no /sh recover while a reply streams",
+)
+class BusySendCountsAsDelivered(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        if ctx.is_idle():
+            await super().run(args, ctx)
+            return
+
+        def execute(handoff: Any, command_ctx: Any, path: str, content: str) -> None:
+            try:
+                original(handoff, command_ctx, path, content)
+            finally:
+                remove_exact(path)
+
+        with patched(commands, "_execute", execute) as original:
+            await super().run(args, ctx)

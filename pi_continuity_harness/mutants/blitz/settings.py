@@ -334,3 +334,15 @@ class FailedSaveApplied(Mutant):
 
         with patched(commands, "save_settings", save):
             await super().run(args, ctx)
+
+
+@mutant(
+    "H101a",
+    how="maxSessionChainLength defaults to 26",
+    unreachable="the blitz explorer never builds a chain of 25 sessions",
+)
+class ChainDefault26(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        if self.settings.max_session_chain_length == 25:
+            self.settings = self.settings.model_copy(update={"max_session_chain_length": 26})

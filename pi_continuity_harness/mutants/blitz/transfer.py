@@ -588,3 +588,83 @@ class ChainGuessed(Mutant):
 
         with patched(_WIRING, "decide_parent", guessed):
             await super().cutover(token, ctx)
+
+
+@mutant(
+    "H77d",
+    how="a submitted Finish awaiting the switch is no longer protected",
+    unreachable="the blitz explorer starts no new session between Finish and the switch",
+)
+class SubmittedUnprotected(Mutant):
+    def protected(self) -> bool:
+        request = self.request
+        if request is not None and request.submitted and not self.cleaning:
+            return False
+        return super().protected()
+
+
+@mutant(
+    "H44b",
+    how="a recovery file the receiver cannot delete is reported as a plain success",
+    unreachable="the blitz explorer injects no file-system faults",
+)
+class RecoveryCleanupFailureHidden(Mutant):
+    def adopt_duty(self, duty: Any) -> None:
+        super().adopt_duty(duty)
+        tracker = self.trackers[-1]
+        done = tracker.on_completed
+
+        def quiet(ctx: Any) -> None:
+            done(Proxy(ctx, ui=Proxy(ctx.ui, notify=lambda text, _kind="info": ctx.ui.notify(text, "info"))))
+
+        tracker.on_completed = quiet
+
+
+@mutant(
+    "H107",
+    how="a child session hands off its parent (the parent's session file is the source)",
+    unreachable="the blitz explorer never hands off twice in one run",
+)
+class ChildHandsOffParent(Mutant):
+    def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
+        request = super().start_request(ctx, route)
+        parent = (ctx.session_manager.get_header() or {}).get("parentSession")
+        if isinstance(parent, str) and parent:
+            request.source_session_file = parent
+        return request
+
+
+@mutant(
+    "H67",
+    how="Wait Time runs until the accepted Finish (Handoff Time starts there)",
+    unreachable="the explorer's invariants read no widget times",
+)
+class WaitTimeUntilFinish(Mutant):
+    async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        result = await super().tool_finish(call_id, params, signal, ctx)
+        request = self.request
+        if request is not None and request.submitted:
+            request.retrieved_at = self.now()
+        return result
+
+
+@mutant(
+    "H26",
+    how="a template request that completes after the cancel still serves the cancelled request",
+    unreachable="the blitz explorer cancels no request while a template call is held",
+)
+class GetServesCancelledRequest(Mutant):
+    cancelled: BlitzRequest | None = None
+
+    async def cancel(self, ctx: Any) -> None:
+        self.cancelled = self.request
+        await super().cancel(ctx)
+
+    async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        if self.request is None and self.cancelled is not None:
+            self.request, self.cancelled = self.cancelled, None
+            try:
+                return await super().tool_get(call_id, params, signal, ctx)
+            finally:
+                self.request = None
+        return await super().tool_get(call_id, params, signal, ctx)

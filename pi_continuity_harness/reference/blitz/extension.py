@@ -570,8 +570,8 @@ class BlitzHandoff:
 
         def completed(ctx: ExtensionContext) -> None:
             notes = list(duty.notes)
+            error = remove_exact(duty.recovery_file) if duty.recovery_file else None
             if duty.recovery_file:
-                error = remove_exact(duty.recovery_file)
                 notes.append(
                     f"Could not delete the recovery file: {error}"
                     if error
@@ -581,7 +581,8 @@ class BlitzHandoff:
                 ctx,
                 status.finished_lines(duty.wait_time, status.format_duration(self.now() - duty.retrieved_at)),
             )
-            ctx.ui.notify(" ".join(["Session Handoff completed.", *notes]), "info")
+            # A cleanup failure is reported as one (H44b), never as a plain success.
+            ctx.ui.notify(" ".join(["Session Handoff completed.", *notes]), "warning" if error else "info")
 
         def failed(ctx: ExtensionContext, reason: str) -> None:
             kept = f" The recovery file {duty.recovery_file} is kept." if duty.recovery_file else ""
@@ -711,8 +712,8 @@ class BlitzHandoff:
                 label="Session Handoff",
                 description=(
                     "Session Handoff status, or start a handoff. Use action 'start' only when the user "
-                    "explicitly asks for a handoff; discussing, questioning, testing or mentioning it is not "
-                    "a request."
+                    "explicitly asks for a handoff; discussing, questioning, criticising, testing or mentioning it "
+                    "is not a request."
                 ),
                 parameters={
                     "type": "object",
