@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,17 @@ ReplayFeature = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
 @pytest.fixture
-def replay_feature(tmp_path: Path) -> ReplayFeature:
+def short_tmp() -> Iterator[Path]:
+    """A work directory at a short path, for runs on real Pi: its machine root is exactly 128
+    characters, so a scenario's run directory may have at most 126, and pytest's ``tmp_path``
+    under xdist plus a scenario's name (up to 80 characters) is longer than that."""
+    root = Path(tempfile.mkdtemp(prefix="pch-s-", dir="/tmp"))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def replay_feature(tmp_path: Path, short_tmp: Path) -> ReplayFeature:
     """Run a regression ``.feature`` the explorer wrote, with the suite's steps, against an
     implementation: in a fresh pytest process (the suite's conftest as the only plugin, no ini
     of this repository), the way a user who copied it into the suite would."""
@@ -25,7 +37,7 @@ def replay_feature(tmp_path: Path) -> ReplayFeature:
         )
         ini = tmp_path / "none.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
-        workdir = tmp_path / f"bdd-{len(list(tmp_path.glob('bdd-*')))}"
+        workdir = short_tmp / f"bdd-{len(list(short_tmp.glob('bdd-*')))}"
         command = [
             sys.executable, "-m", "pytest", str(module), "-q", "-p", "pi_continuity_harness.features.plugin",
             "-p", "no:cacheprovider", "-c", str(ini), "--rootdir", str(feature.parent),

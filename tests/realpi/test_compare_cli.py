@@ -15,13 +15,13 @@ pytestmark = pytest.mark.realpi
 
 
 def test_compare_finds_every_comparable_scenario_identical(
-    pi_installation: PiInstallation, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    pi_installation: PiInstallation, tmp_path: Path, short_tmp: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     report_path = tmp_path / "compare.json"
     selection = "singleflight or reloadstaleisinert or print"
     page = tmp_path / "compare.html"
     code = main(
-        ["compare", "-k", selection, "--workdir", str(tmp_path / "runs"), "--json", str(report_path),
+        ["compare", "-k", selection, "--workdir", str(short_tmp / "runs"), "--json", str(report_path),
          "--html", str(page)]
     )  # fmt: skip
     out = capsys.readouterr().out
@@ -40,7 +40,7 @@ def test_compare_finds_every_comparable_scenario_identical(
     assert "no unexplained difference" in out
     assert report["known_differences"] == []  # no path-lengths band, no entry at all
     assert {u["id"] for u in report["uncompared"]} >= {"wall-clock", "random-ids"}
-    assert (tmp_path / "runs" / "sim").is_dir() and (tmp_path / "runs" / "pi").is_dir()
+    assert (short_tmp / "runs" / "sim").is_dir() and (short_tmp / "runs" / "pi").is_dir()
     # The page: both targets' context charts of each compared scenario, and no unexplained channel.
     html = page.read_text(encoding="utf-8")
     # reload-stale-is-inert asks no model (no chart on either side); single-flight has both; a

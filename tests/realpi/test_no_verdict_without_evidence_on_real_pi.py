@@ -22,14 +22,14 @@ pytestmark = [pytest.mark.realpi, pytest.mark.slow]
 
 
 def test_pis_custom_compaction_example_passes_only_host_scenarios(
-    pi_installation: PiInstallation, tmp_path: Path
+    pi_installation: PiInstallation, short_tmp: Path
 ) -> None:
     example = pi_installation.pi_package_dir / "examples" / "extensions" / "custom-compaction.ts"
     assert example.is_file(), f"the installed Pi package has no {example}"
     run = run_suite(
         target="pi",
         extension=str(example),
-        workdir=tmp_path / "pi",
+        workdir=short_tmp / "pi",
         extra_args=["--system", "pi-session-continuity"],
     )
     assert run.results, "no scenario ran"

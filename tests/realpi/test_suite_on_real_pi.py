@@ -19,7 +19,6 @@ import re
 import shutil
 import tempfile
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,15 +30,6 @@ from pi_continuity_harness.targets.target import CAPABILITIES
 pytestmark = [pytest.mark.realpi, pytest.mark.slow]
 
 _NEEDS = re.compile(r"^needs (?P<capability>[a-z-]+) \(")
-
-
-@pytest.fixture
-def short_tmp() -> Iterator[Path]:
-    """A work directory at a short path (pytest's tmp_path under xdist is too deep once a
-    scenario's name is added)."""
-    root = Path(tempfile.mkdtemp(prefix="pch-s-", dir="/tmp"))
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
 
 
 def _no_reproducible_difference(report: CompareReport, root: Path) -> None:
