@@ -257,6 +257,18 @@ def _workdir_root(config: pytest.Config) -> Path:
     return path
 
 
+def _planned_workdir_root(config: pytest.Config) -> Path:
+    """Where :func:`_workdir_root` puts the machines, without creating anything (a setup check
+    that fails must leave nothing behind): a temporary directory not yet made is named by its
+    prefix and eight placeholder characters, as long as the one ``mkdtemp`` will make."""
+    if _WORKDIR in config.stash:
+        return config.stash[_WORKDIR]
+    root = config.getoption("--harness-workdir")
+    if root:
+        return Path(root).resolve()
+    return Path(tempfile.gettempdir()).resolve() / f"{TEMP_PREFIX}XXXXXXXX"
+
+
 def machine_path(config: pytest.Config, test_name: str) -> Path:
     """The directory of the machine of test ``test_name`` (the last part of its node id)."""
     return _workdir_root(config) / _slug(test_name)
@@ -400,9 +412,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     target = target_name(config)
     pi_version = config.getoption("--pi-version") if target == "pi" else None
     try:
-        preflight.check_run_directories(
-            target, [machine_path(config, item.name) for item in session.items if scenario_template(item)]
-        )
+        if target == "pi":
+            root = _planned_workdir_root(config)
+            preflight.check_run_directories(
+                target, [root / _slug(item.name) for item in session.items if scenario_template(item)]
+            )
         preflight.check_target(target, pi_version)
         preflight.check_implementation(
             target, extension, system=config.getoption("--system"), pi_version=pi_version

@@ -19,5 +19,17 @@ def test_every_handoff_scenario_passes_against_the_handoff_reference(tmp_path: P
 def test_the_other_systems_features_are_not_run_against_it(tmp_path: Path) -> None:
     everything = run_suite(target="sim", extension=HANDOFF, workdir=tmp_path / "all")
     assert everything.results and {r.system for r in everything.results} == {"pi-blitz-handoff"}
+    # `smoke` selects the blitz smoke set only: none of Pi Session Continuity's 13 smoke features.
     smoke_only = run_suite(target="sim", extension=HANDOFF, tags="smoke", workdir=tmp_path / "smoke")
-    assert smoke_only.results == []
+    assert {r.system for r in smoke_only.results} == {"pi-blitz-handoff"}
+    assert sorted(r.assertion for r in smoke_only.results) == [
+        "cancel-removes-only-the-owned-reservation",
+        "dossier-retained-when-deletion-is-off",
+        "finish-rejects-stale-and-duplicate-ids",
+        "get-returns-a-stable-snapshot",
+        "model-start-is-one-of-three-routes",
+        "prompts-deferred-from-writing-are-kept-in-order",
+        "recover-executes-then-deletes-after-a-completed-turn",
+        "sh-start-transfers-to-a-parent-linked-session",
+    ]
+    assert all(r.status == "passed" for r in smoke_only.results)
