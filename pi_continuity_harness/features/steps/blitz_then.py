@@ -39,7 +39,12 @@ from pi_continuity_harness.features.steps.blitz import (
     tool_results,
     widget_texts,
 )
-from pi_continuity_harness.features.steps.common import last_mark, new_requests, new_session_events
+from pi_continuity_harness.features.steps.common import (
+    last_mark,
+    new_dialogs,
+    new_requests,
+    new_session_events,
+)
 from pi_continuity_harness.features.world import World
 
 
@@ -306,10 +311,7 @@ def _one_turn(world: World) -> None:
 @then("the whole recovery file was shown")
 def _inspected(world: World) -> None:
     content = world.remembered["recovery_text"]
-    shown = notes(world) + [
-        str(d.get("prefill") or d.get("message") or "")
-        for d in world.observe().dialogs[last_mark(world).dialogs :]
-    ]
+    shown = notes(world) + [str(d.get("prefill") or d.get("message") or "") for d in new_dialogs(world)]
     assert any(content in s for s in shown), shown
 
 
@@ -429,9 +431,7 @@ def _directory_state(world: World, value: str, state: str) -> None:
 @then(parsers.re(r'a confirmation named "(?P<value>[^"]+)"'))
 def _confirmed(world: World, value: str) -> None:
     path = substitute_work(world, value)
-    confirms = [
-        d for d in world.observe().dialogs[last_mark(world).dialogs :] if d.get("method") == "confirm"
-    ]
+    confirms = new_dialogs(world, "confirm")
     assert any(path in f"{d.get('title', '')} {d.get('message', '')}" for d in confirms), confirms
 
 
@@ -460,7 +460,7 @@ def _nothing_requested(world: World) -> None:
 
 @then("a menu was offered")
 def _menu_offered(world: World) -> None:
-    dialogs = world.observe().dialogs[last_mark(world).dialogs :]
+    dialogs = new_dialogs(world)
     assert any(d.get("method") == "select" for d in dialogs), dialogs
 
 
@@ -663,7 +663,7 @@ def _tools_unchanged(world: World) -> None:
 
 @then(parsers.re(r'the settings dialog showed "(?P<a>[^"]+)" and "(?P<b>[^"]+)"'))
 def _settings_showed(world: World, a: str, b: str) -> None:
-    dialogs = world.observe().dialogs[last_mark(world).dialogs :]
+    dialogs = new_dialogs(world)
     shown = "\n".join(
         " ".join(
             [str(d.get("title", "")), str(d.get("message", "")), *(str(o) for o in d.get("options") or [])]
@@ -906,7 +906,7 @@ def _project_entry_removed(world: World, others: str | None) -> None:
 )
 def _template_list(world: World, role: str, a: str, b: str, absent: str) -> None:
     """The role's list (the select whose options hold ``<Autodiscover>``), after the two boxes."""
-    dialogs = [d for d in world.observe().dialogs[last_mark(world).dialogs :] if d.get("method") == "select"]
+    dialogs = new_dialogs(world, "select")
     boxes = [d for d in dialogs if any(str(o).startswith("Call") for o in d.get("options") or [])]
     assert boxes, f"no select offered a Call box: {dialogs}"
     options = [str(o) for o in boxes[0].get("options") or []]
@@ -929,7 +929,7 @@ _DATE = re.compile(
 @then(parsers.re(r'the recovery list showed a date beside "(?P<name>[^"]+)"'))
 def _recovery_dated(world: World, name: str) -> None:
     """The file's name carries no date, so the date must be the implementation's own."""
-    selects = [d for d in world.observe().dialogs[last_mark(world).dialogs :] if d.get("method") == "select"]
+    selects = new_dialogs(world, "select")
     options = [str(o) for d in selects for o in d.get("options") or [] if name in str(o)]
     assert options, f"no recovery list offered {name!r}: {selects}"
     assert _DATE.search(options[0].replace(name, "")), f"no date beside {name!r}: {options[0]!r}"
@@ -942,7 +942,7 @@ def _recovery_dated(world: World, name: str) -> None:
     )
 )
 def _settings_template_list(world: World, a: str, b: str, c: str, d: str) -> None:
-    selects = [x for x in world.observe().dialogs[last_mark(world).dialogs :] if x.get("method") == "select"]
+    selects = new_dialogs(world, "select")
     lists = [[str(o) for o in x.get("options") or []] for x in selects if b in (x.get("options") or [])]
     assert lists, f"no select offered {b!r}: {selects}"
     shown = lists[0]
@@ -998,7 +998,7 @@ _MENU_REST = ("recover", "setting", "project", "help")
     )
 )
 def _menu_order(world: World, primary: str) -> None:
-    selects = [d for d in world.observe().dialogs[last_mark(world).dialogs :] if d.get("method") == "select"]
+    selects = new_dialogs(world, "select")
     assert selects, "no /sh menu was offered"
     options = [str(o).lower() for o in selects[0].get("options") or []]
     assert len(options) == 5 and primary.lower() in options[0], f"menu: {options}"
@@ -1057,7 +1057,7 @@ def _switched_away(world: World) -> None:
 @then("the extension opened no dialog and started nothing")
 def _no_dialog(world: World) -> None:
     """A positive witness that the implementation answered (a notification), and no dialog."""
-    dialogs = world.observe().dialogs[last_mark(world).dialogs :]
+    dialogs = new_dialogs(world)
     assert not dialogs, f"dialogs: {dialogs}"
     assert notes(world), "the implementation said nothing about the command"
     assert not widget_texts(world), widget_texts(world)

@@ -109,8 +109,10 @@ def status_output(world: World) -> str:
     return "\n".join(parts)
 
 
-def new_dialogs(world: World) -> list[dict[str, Any]]:
-    return world.observe().dialogs[last_mark(world).dialogs :]
+def new_dialogs(world: World, method: str | None = None) -> list[dict[str, Any]]:
+    """The dialogs since the last mark (only those of ``method``, e.g. ``select``, if given)."""
+    dialogs = world.observe().dialogs[last_mark(world).dialogs :]
+    return dialogs if method is None else [d for d in dialogs if d.get("method") == method]
 
 
 def new_session_events(world: World, kind: str | None = None) -> list[dict[str, Any]]:
