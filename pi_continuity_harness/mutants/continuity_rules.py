@@ -57,10 +57,6 @@ UNREACHABLE: dict[str, str] = {
         "under settings invalid for the window still commits a valid Brief, which every invariant "
         "accepts; the settings row of smoke 04 and smoke 11 expect the cancel"
     ),
-    "disabled_without_config": (
-        "every explored case writes an extension config (explore/continuity/generate.py _base), so "
-        "the explorer never runs without one; smoke 03 and smoke 05 run without a config"
-    ),
     "pending_file_name_prefixed": (
         "commit_details_correlate compares details.artifactPath with the pending file the summary was "
         "written to, whatever its name, and no invariant reads the name; smoke 03 checks <eventId>.md"

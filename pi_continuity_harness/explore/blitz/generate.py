@@ -18,6 +18,7 @@ planted at the first session's path lands where no dossier goes.
 from __future__ import annotations
 
 import json
+import math
 import random
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,18 +26,22 @@ from typing import Any
 from pi_continuity_harness.explore.runner import first_session_id
 from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.scenario.document import Scenario, parse_scenario
-from pi_continuity_harness.scenario.model_script import ModelScript, Reply
+from pi_continuity_harness.scenario.model_script import Reply
 from pi_continuity_harness.scenario.operations import Operation
 
 __all__ = [
+    "CONFIG_FORMS",
     "DOSSIER",
     "EMERGENCY_TOKENS",
     "FINISH",
     "FINISH_ID",
     "GET",
     "MANAGED",
+    "MODES",
+    "SESSIONS",
     "WINDOW",
     "BlitzCase",
+    "Space",
     "blitz_case",
     "generate_blitz_scenario",
 ]
@@ -49,6 +54,61 @@ DOSSIER = "{{match:" + oracle.DOSSIER_MATCH + "}}"
 DELETE = "{{match:" + oracle.DELETION_MATCH + "}}"
 WINDOW = 200_000
 EMERGENCY_TOKENS = 182_000  # 91% of the window; the native threshold is 190,000 here
+NATIVE_THRESHOLD = 190_000  # window 200,000 − reserveTokens 10,000
+
+#: How the handoff config reaches the extension: ``written`` (a valid ``config.json``),
+#: ``absent`` (no file: the defaults of the settings table), ``invalid`` (a file the settings
+#: table refuses: reference §6 "An invalid config file is a loud error").
+CONFIG_FORMS: tuple[str, ...] = ("written", "absent", "invalid")
+#: Pi's modes (``rpc`` has dialogs; ``print`` and ``json`` have none) and session stores.
+MODES: tuple[str, ...] = ("rpc", "print", "json")
+SESSIONS: tuple[str, ...] = ("file", "memory")
+#: Invalid config files: (label, file spec). Each breaks one rule of the settings table.
+_INVALID_CONFIGS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("critical-above-100", {"json": {"criticalWarningPercent": 120}}),
+    ("warning-not-below-critical", {"json": {"contextWarningPercent": 80, "criticalWarningPercent": 80}}),
+    ("unknown-key", {"json": {"speedMode": True}}),
+    ("not-json", {"text": '{"deferPromptsFrom": '}),
+)
+#: Added to the seed for the configuration-space generator (the seed's own stream is unchanged).
+_SPACE_SALT = 0xB117_C0F6
+
+
+@dataclass(frozen=True)
+class Space:
+    """Where a seed sits in the configuration space (issue 10 item 5), drawn from the seed."""
+
+    config: str = "written"
+    invalid: str | None = None
+    mode: str = "rpc"
+    session: str = "file"
+    trust: str = "always"
+    #: Scripted outcomes of Pi's own summarization, one per compaction: ``ok``, ``error``
+    #: (the summary request fails: a failed compaction) or ``abort`` (its stream is aborted).
+    compactions: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "config": self.config,
+            "invalid": self.invalid,
+            "mode": self.mode,
+            "session": self.session,
+            "trust": self.trust,
+            "compactions": list(self.compactions),
+        }
+
+
+def draw_space(seed: int) -> Space:
+    """The seed's configuration-space draws, from a generator of their own."""
+    rng = random.Random(_SPACE_SALT + seed)
+    config = rng.choices(CONFIG_FORMS, (11, 2, 4))[0]
+    # The kind of invalid file rotates with the seed, so a few seeds carry each one.
+    invalid = _INVALID_CONFIGS[seed % len(_INVALID_CONFIGS)][0] if config == "invalid" else None
+    mode = rng.choices(MODES, (8, 1, 1))[0]
+    session = rng.choices(SESSIONS, (8, 1))[0]
+    trust = "never" if rng.random() < 0.1 else "always"
+    compactions = tuple(rng.choices(("ok", "error", "abort"), (2, 2, 1))[0] for _ in range(8))
+    return Space(config, invalid, mode, session, trust, compactions)
 
 
 @dataclass(frozen=True)
@@ -62,6 +122,7 @@ class BlitzCase:
     base: Scenario
     operations: tuple[Operation, ...]
     agent: tuple[Reply, ...]
+    space: Space = Space()
 
     @property
     def name(self) -> str:
@@ -70,7 +131,7 @@ class BlitzCase:
     def scenario(self, *, operations: tuple[Operation, ...] | None = None) -> Scenario:
         return self.base.model_copy(
             update={
-                "model": ModelScript(agent=self.agent),
+                "model": self.base.model.model_copy(update={"agent": self.agent}),
                 "operations": self.operations if operations is None else operations,
             }
         )
@@ -85,14 +146,24 @@ class BlitzCase:
             if s.get("automaticSessionHandoff")
             else "manual"
         )
+        space = self.space
+        config = space.config + (f"/{space.invalid}" if space.invalid else "")
         return (
-            f"seed {self.seed}: deferPromptsFrom {s.get('deferPromptsFrom')} delete "
-            f"{'yes' if s.get('deleteHandoffAfterReading') else 'no'} retry {s.get('readinessRetrySeconds')}s "
-            f"chain {s.get('maxSessionChainLength')} {automatic}"
+            f"seed {self.seed}: config {config} deferPromptsFrom {s.get('deferPromptsFrom', 'writing')} delete "
+            f"{'no' if s.get('deleteHandoffAfterReading') is False else 'yes'} "
+            f"retry {s.get('readinessRetrySeconds', 60)}s chain {s.get('maxSessionChainLength', 25)} "
+            f"warning {s.get('contextWarningPercent', 60)}% critical {s.get('criticalWarningPercent', 90)}% "
+            f"{automatic} mode {space.mode} session {space.session} trust {space.trust} "
+            f"compactions {','.join(space.compactions[:3])}"
         )
 
     def options_json(self) -> dict[str, Any]:
-        return {"seed": self.seed, "steps": self.steps, "settings": dict(self.settings)}
+        return {
+            "seed": self.seed,
+            "steps": self.steps,
+            "settings": dict(self.settings),
+            **self.space.to_json(),
+        }
 
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -197,6 +268,46 @@ def _settings(rng: random.Random) -> dict[str, Any]:
     return settings
 
 
+def _thresholds(seed: int, settings: dict[str, Any]) -> dict[str, Any]:
+    """Warning, critical and automatic levels other than the defaults (a generator of their own).
+
+    ``criticalWarningPercent`` 94 lies above the turns that reach 91 % (the emergency level is
+    fixed at 90 % whatever it says: reference §4), 80 and 85 below them; every level stays under
+    Pi's native threshold here (95 %), so a turn can reach it without a native compaction."""
+    rng = random.Random(_SPACE_SALT + 1_000_003 * (seed + 1))
+    out = dict(settings)
+    critical = rng.choice([None, None, 80, 85, 94])
+    if critical is not None:
+        out["criticalWarningPercent"] = critical
+    warning = rng.choice([None, 50, 70])
+    if warning is not None and warning < (critical or 90):
+        out["contextWarningPercent"] = warning
+    if (
+        out.get("automaticSessionHandoff")
+        and out.get("automaticSessionHandoffPercent")
+        and rng.random() < 0.5
+    ):
+        out["automaticSessionHandoffPercent"] = rng.choice([50, 85])
+    return out
+
+
+def config_file(seed: int, settings: dict[str, Any]) -> dict[str, Any]:
+    """The ``config.json`` the seed writes (an ``edit_file`` spec): the settings, or an invalid file."""
+    space = draw_space(seed)
+    if space.config == "invalid":
+        return dict(dict(_INVALID_CONFIGS)[str(space.invalid)])
+    return {"json": settings}
+
+
+def _summary_reply(outcome: str) -> dict[str, Any]:
+    """Pi's own summarization reply for one compaction (blitz handoff does not summarise)."""
+    if outcome == "error":
+        return {"error": {"status": 500, "message": "summarizer unavailable", "type": "server_error"}}
+    if outcome == "abort":
+        return {"text": "a summary cut short", "stream": {"upto": 4, "then": "abort"}}
+    return {"text": "## Goal\nKeep going.\n"}
+
+
 def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
     """A scenario (plain data) of ``steps`` user actions with the model's replies.
 
@@ -204,10 +315,16 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
     session ID the simulator derives from the seed; a wrong guess only plants a harmless file.
     """
     rng = random.Random(seed)
+    space = draw_space(seed)
+    menus = random.Random(_SPACE_SALT + 2 * seed + 1)  # which starts and cancels go through /sh
     agent: list[dict[str, Any]] = []
     operations: list[dict[str, Any]] = []
-    settings = _settings(rng)
-    operations.append({"edit_file": {"path": f"{MANAGED}/config.json", "json": settings}})
+    written = _thresholds(seed, _settings(rng))
+    # The settings the extension runs with: the written ones, else the defaults (an invalid
+    # file refuses every start, so nothing automatic happens either).
+    settings = written if space.config == "written" else {}
+    if space.config != "absent":
+        operations.append({"edit_file": {"path": f"{MANAGED}/config.json", **config_file(seed, written)}})
     if rng.random() < 0.3:
         operations.append(
             {
@@ -230,6 +347,7 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
         operations.append({"reload": {}})
     setup_end = len(operations)
     prompt_no = 0
+    compactions = 0
     marker: str | None = "{session}"
     for n in range(steps):
         action = rng.choice(
@@ -247,6 +365,10 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
                 "bad_setting",
             ]
         )
+        if action == "cancel" and menus.random() < 0.4:
+            # The /sh menu, dismissed (Escape): it initiates nothing (reference §2 Interface).
+            operations.append({"command": {"text": "/sh", "answers": [{"cancel": True}]}})
+            continue
         if action in ("start", "model_start"):
             writer, kind = _writer(rng, n, marker)
             marker = None  # from here on a handoff may have switched the session
@@ -266,7 +388,14 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
                 operations.append({"prompt": f"please hand this session off now ({seed}-{n})"})
             else:
                 agent += writer + _receiver(rng)
-                operations.append({"command": "/sh start"})
+                if menus.random() < 0.3:
+                    # The menu's primary entry: Start when idle (when a handoff is active it
+                    # reads Cancel, and Recovery, refused while active, is picked instead).
+                    operations.append(
+                        {"command": {"text": "/sh", "answers": [{"select": "/^(Start|Recovery)/"}]}}
+                    )
+                else:
+                    operations.append({"command": "/sh start"})
             if kind == "intruder" and rng.random() < 0.5:
                 # The user gives up on the request whose dossier path a foreign file took.
                 operations.append({"command": "/sh cancel"})
@@ -294,6 +423,7 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
                 operations.append({"command": "/sh cancel"})
         elif action == "compact":
             operations.append({"compact": {}})
+            compactions += 1
         elif action == "bad_setting":
             key, value = rng.choice(
                 [
@@ -322,19 +452,33 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
     ):
         # First, turns that fill the context, each followed by a cancel: repeated automatic
         # attempts (a request adds one steered model call, hence two replies per cycle).
+        # The first attempt comes at the automatic level, the final one at the critical level
+        # (reference §4), so the turns reach both; a compaction between the second and third
+        # cycle may fail (space.compactions): a failed compaction keeps the budget (H61).
+        level = max(
+            int(settings["automaticSessionHandoffPercent"]), int(settings.get("criticalWarningPercent", 90))
+        )
+        tokens = min(math.ceil(level * WINDOW / 100) + 1_000, NATIVE_THRESHOLD - 2_000)
         cycle_ops: list[dict[str, Any]] = []
         cycle_replies: list[dict[str, Any]] = []
         for cycle in range(3):
+            if cycle == 2:
+                cycle_ops.append({"compact": {}})
+                compactions += 1
             cycle_ops += [{"prompt": f"more work {seed}-{cycle}"}, {"command": "/sh cancel"}]
             cycle_replies += [
-                {"text": f"filled {cycle}", "context_tokens": 146_000},
-                {"text": f"noted {cycle}", "context_tokens": 146_500},
+                {"text": f"filled {cycle}", "context_tokens": tokens},
+                {"text": f"noted {cycle}", "context_tokens": tokens + 500},
             ]
         operations[setup_end:setup_end] = cycle_ops
         model["agent"] = cycle_replies + agent
+    model["summary"] = [_summary_reply(outcome) for outcome in space.compactions[: compactions * 2]]
     return {
         "name": f"blitz-explore-{seed}",
         "seed": seed,
+        "mode": space.mode,
+        "session": space.session,
+        "trust": space.trust,
         "models": [{"id": "fake/fake-model", "context_window": WINDOW, "max_tokens": 16_384}],
         "settings": {
             "project": {"compaction": {"enabled": True, "reserveTokens": 10_000, "keepRecentTokens": 2_000}}
@@ -347,7 +491,8 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
 def blitz_case(seed: int, steps: int) -> BlitzCase:
     """The case ``seed`` expands to, its intruder planted where the first session's dossier goes."""
     data = generate_blitz_scenario(seed, steps)
-    settings = dict(data["operations"][0]["edit_file"]["json"])
+    first = data["operations"][0].get("edit_file", {})
+    settings = dict(first.get("json") or {}) if first.get("path") == f"{MANAGED}/config.json" else {}
     data = json.loads(json.dumps(data).replace("{session}", first_session_id(seed)))
     scenario = parse_scenario(data, f"blitz handoff exploration seed {seed}")
     return BlitzCase(
@@ -357,4 +502,5 @@ def blitz_case(seed: int, steps: int) -> BlitzCase:
         base=scenario.model_copy(update={"operations": ()}),
         operations=scenario.operations,
         agent=scenario.model.agent,
+        space=draw_space(seed),
     )

@@ -72,6 +72,15 @@ class _Run:
         return self.simulation.host
 
     @property
+    def scenario(self) -> Scenario:
+        return self.simulation.result.scenario
+
+    @property
+    def has_ui(self) -> bool:
+        """Pi's mode has dialogs (``rpc``, ``tui``); in ``print`` and ``json`` they answer nothing."""
+        return self.scenario.mode in ("rpc", "tui")
+
+    @property
     def records(self) -> list[dict[str, Any]]:
         return list(self.host.trace.records)
 
@@ -389,8 +398,27 @@ def one_reminder_per_request(run: _Run, ops: list[dict[str, Any]]) -> Iterator[s
 
 def emergency_once_at_90_percent(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """With a requested, unsubmitted handoff, the first completed turn at or above 90% gets the
-    fixed emergency instruction, once per request; never without a request (reference §4)."""
+    fixed emergency instruction, once per request; never without a request, and never after a
+    turn below 90 %: the level is fixed whatever criticalWarningPercent, contextWarningPercent
+    or automaticSessionHandoffPercent say (reference §4)."""
     emergencies = _per_request(run, "emergency")
+    emergency_seqs = {seq for seq, _e, message in run.handoff_messages() if message.kind == "emergency"}
+    last_turn: int | None = None
+    for record in run.records:
+        if (
+            record["kind"] == "model"
+            and record["name"] == "reply"
+            and record.get("caller") == "agent"
+            and record.get("stopReason") in ("stop", "toolUse")
+        ):
+            last_turn = int(record.get("totalTokens") or 0)
+        elif (
+            int(record["seq"]) in emergency_seqs
+            and last_turn is not None
+            and last_turn < math.ceil(0.9 * WINDOW)
+        ):
+            yield f"an emergency instruction after a turn at {last_turn} tokens, below 90% of {WINDOW}"
+            break
     for count in emergencies.values():
         if count > 1:
             yield "a second emergency instruction for the same request"
@@ -475,8 +503,11 @@ def automatic_initiation_budget(run: _Run, ops: list[dict[str, Any]]) -> Iterato
 
 
 def settings_file_valid(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
-    """The saved settings always satisfy the settings table's constraints (reference §6)."""
+    """The saved settings always satisfy the settings table's constraints (reference §6); a
+    file the scenario planted and the implementation never wrote is not a saved setting."""
     path = run.managed("config.json")
+    if not _config_writes(run):
+        return
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
@@ -491,6 +522,99 @@ def settings_file_valid(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
         yield f"saved readinessRetrySeconds {retry!r} is not an integer from 1 to 300"
     if not (0 <= automatic <= 100):
         yield f"saved automaticSessionHandoffPercent {automatic!r} is outside 0..100"
+
+
+def _config_writes(run: _Run) -> list[tuple[int, str]]:
+    """(trace seq, top-level operation) of every write of ``config.json`` by the implementation."""
+    path = str(run.managed("config.json"))
+    out, top = [], ""
+    for record in run.records:
+        if record["kind"] == "op" and record.get("phase") != "end" and not record.get("during"):
+            top = f"{record['name']} {record.get('text') or ''}".strip()
+        elif record["kind"] == "fs" and record["name"] in ("write", "replace"):
+            target = run.real(str(record.get("to" if record["name"] == "replace" else "path", "")))
+            if target == path:
+                out.append((int(record["seq"]), top))
+    return out
+
+
+#: The settings table's keys (reference §6), the retired ones an older config may still carry
+#: (§ legacy config), and the ranges :func:`config_problem` checks.
+_SETTING_KEYS = frozenset(
+    {
+        "contextWarningPercent",
+        "criticalWarningPercent",
+        "automaticSessionHandoff",
+        "automaticSessionHandoffPercent",
+        "deferPromptsFrom",
+        "deleteHandoffAfterReading",
+        "readinessRetrySeconds",
+        "maxSessionChainLength",
+        "recoveryDirectory",
+        "templateDirectory",
+        "callTemplate",
+        "handoffTemplate",
+        "prepareWhileWaiting",
+        "writerAttempts",
+        "writerRetryDelaySeconds",
+    }
+)
+
+
+def config_problem(scenario: Scenario) -> str | None:
+    """Why the ``config.json`` the scenario writes first is invalid by the settings table
+    (reference §6; unknown keys are errors, §9 legacy config), else None (valid, or none)."""
+    for op in scenario.operations:
+        edit = op.edit_file if isinstance(op, EditFileOp) else None
+        if edit is None or edit.path != f"{MANAGED}/config.json":
+            continue
+        if edit.json_value is None:
+            try:
+                data = json.loads(edit.text or "")
+            except ValueError:
+                return "not JSON"
+        else:
+            data = edit.json_value
+        if not isinstance(data, dict):
+            return "not an object"
+        unknown = sorted(set(data) - _SETTING_KEYS)
+        if unknown:
+            return f"unknown keys {unknown}"
+        warning, critical = data.get("contextWarningPercent", 60), data.get("criticalWarningPercent", 90)
+        if not (1 <= warning < critical <= 100):
+            return f"warning/critical {warning}/{critical}"
+        return None
+    return None
+
+
+def invalid_config_refuses_starts(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """An invalid config file is a loud error: every start (command, model, automatic) is
+    refused, so no Call instruction is sent, and the file is never rewritten automatically
+    (reference §6 settings, §9 "no auto rewrite")."""
+    problem = config_problem(run.scenario)
+    if problem is None:
+        return
+    calls = _call_instructions(run)
+    if calls:
+        yield f"a Call instruction was sent although config.json is invalid ({problem})"
+    for _seq, top in _config_writes(run):
+        if not top.startswith("command /sh"):
+            yield f"config.json ({problem}) was rewritten during {top or 'startup'}, not by a settings edit"
+            return
+
+
+def in_memory_session_starts_nothing(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """In an in-memory (``--no-session``) source session every start is refused: ``/sh start``,
+    the ``blitz_handoff`` start and automatic initiation reserve no dossier and send no Call
+    (reference §1 requirements: "no transcript path/native parent lineage")."""
+    if run.scenario.session != "memory":
+        return
+    for _seq, text in _call_instructions(run):
+        yield f"a Call instruction was sent from an in-memory session: {text[:80]!r}"
+        return
+    for _seq, path in _reserved_paths(run):
+        yield f"a dossier was reserved at {path} from an in-memory session"
+        return
 
 
 def dossier_retained_when_deletion_off(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
@@ -581,7 +705,9 @@ def project_call_template_used(run: _Run, ops: list[dict[str, Any]]) -> Iterator
     marker_file = run.managed("templates", "call_project.cmpl")
     if not marker_file.exists():
         return
-    selected = any(op["kind"] == "command" and op["text"].startswith("/sh project-template") for op in ops)
+    selected = run.has_ui and any(
+        op["kind"] == "command" and op["text"].startswith("/sh project-template") for op in ops
+    )
     if selected and not path.exists():
         yield f"the project Call selection was not persisted in {path}"
         return
@@ -611,12 +737,14 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (finish_only_with_returned_id, ("H29a", "H29b")),
     (receiver_link_follows_chain_limit, ("H38", "H121", "H122")),
     (one_reminder_per_request, ("H49a",)),
-    (emergency_once_at_90_percent, ("H50", "H52c")),
+    (emergency_once_at_90_percent, ("H50", "H52c", "H53")),
     (automatic_initiation_budget, ("H54", "H55", "H58", "H60a")),
     (settings_file_valid, ("H88d", "H89", "H94b", "H95b", "H99b", "H100b")),
     (dossier_retained_when_deletion_off, ("H40b",)),
     (foreign_files_untouched, ("H72a",)),
     (project_call_template_used, ("H18a", "H127a", "H132")),
+    (invalid_config_refuses_starts, ("H106",)),
+    (in_memory_session_starts_nothing, ("H1a", "H1b")),
 )
 
 

@@ -46,6 +46,11 @@ from pi_continuity_harness.scenario.operations import (
 
 __all__ = [
     "ACTIONS",
+    "CONFIG_FORMS",
+    "EFFORTS",
+    "LOCKED",
+    "MODES",
+    "SESSIONS",
     "SYNTHESIS_FAULTS",
     "ExploreCase",
     "SwarmOptions",
@@ -57,6 +62,9 @@ __all__ = [
 ]
 
 MAIN, SMALL, LARGE = "fake/main", "fake/small", "fake/large"
+#: A pinned synthesis model whose provider has no API key configured (spec §18: "Authentication/
+#: model failures cancel compaction clearly"); the scenario's model has ``auth: false``.
+LOCKED = "locked/large"
 KEEP_RECENT = 2_000
 FOREIGN_SESSION = "0190aaaa-bbbb-7ccc-8ddd-eeeeffff0000"
 
@@ -92,6 +100,28 @@ SYNTHESIS_FAULTS: tuple[str, ...] = (
     "unquoted_directive",
     "raw",
     "checkpoint_during",
+)
+
+#: Every ``synthesisEffort`` of spec §6 (``inherit`` is the session's thinking level).
+EFFORTS: tuple[str, ...] = ("inherit", "minimal", "low", "medium", "high", "xhigh")
+
+#: The extension config a seed runs with (spec §6): ``valid`` (written, every field valid),
+#: ``absent`` (no file: the defaults), ``disabled`` (``enabled: false``), ``invalid_field`` (one
+#: field of a wrong value or type), ``invalid_json`` (not JSON at all).
+CONFIG_FORMS: tuple[str, ...] = ("valid", "absent", "disabled", "invalid_field", "invalid_json")
+
+#: Pi's modes a seed runs in: ``rpc`` has a UI (dialogs answered by the scenario); ``print`` and
+#: ``json`` have none (spec §18 "non-UI modes": commands answer with text and mutate nothing).
+MODES: tuple[str, ...] = ("rpc", "print", "json")
+
+#: Where Pi keeps the session: a ``file`` (``.jsonl``) or ``memory`` (``--no-session``).
+SESSIONS: tuple[str, ...] = ("file", "memory")
+
+#: The invalid fields an ``invalid_field`` config carries, one each (spec §6 validation).
+_INVALID_FIELDS: tuple[tuple[str, Any], ...] = (
+    ("synthesisEffort", "turbo"),
+    ("synthesisModel", "gpt"),
+    ("enabled", "yes"),
 )
 
 _HEADINGS = ("## Next Actions", "## Task", "## Recovery Instructions", "### Blocked", "## Current State")
@@ -131,10 +161,27 @@ class SwarmOptions:
     crash_rules: int = 0
     tamper: bool = False
     planted: bool = False
+    #: One of :data:`CONFIG_FORMS`; ``invalid_field`` names the field it breaks in ``bad_field``.
+    config: str = "valid"
+    bad_field: str | None = None
+    #: One of :data:`MODES` and :data:`SESSIONS`.
+    mode: str = "rpc"
+    session: str = "file"
 
     @property
     def threshold(self) -> int:
         return self.window - self.reserve
+
+    @property
+    def synthesis_auth(self) -> bool:
+        """Whether the synthesis model's provider has an API key (a pinned :data:`LOCKED` has none)."""
+        return self.synthesis_model != LOCKED
+
+    @property
+    def config_hands_off(self) -> bool:
+        """Whether the extension config lets a handoff commit at all: a valid (or absent) config
+        that enables the extension and pins no model without auth."""
+        return self.config in ("valid", "absent") and self.synthesis_auth
 
     def describe(self) -> str:
         favoured = ",".join(f"{name}×{w}" for name, w in self.weights.items() if w) or "-"
@@ -145,6 +192,8 @@ class SwarmOptions:
             f" trust {self.trust} competitor {self.competitor or '-'} synthesis-faults"
             f" {self.synthesis_fault_rate:.2f} fs-faults {self.fs_faults} crash-rules {self.crash_rules}"
             f" tamper {'yes' if self.tamper else 'no'} planted {'yes' if self.planted else 'no'}"
+            f" config {self.config}{'/' + self.bad_field if self.bad_field else ''}"
+            f" auth {'yes' if self.synthesis_auth else 'no'} mode {self.mode} session {self.session}"
             f" | {favoured}"
         )
 
@@ -169,6 +218,11 @@ class SwarmOptions:
             "crashRules": self.crash_rules,
             "tamper": self.tamper,
             "planted": self.planted,
+            "config": self.config,
+            "badField": self.bad_field,
+            "synthesisAuth": self.synthesis_auth,
+            "mode": self.mode,
+            "session": self.session,
         }
 
 
@@ -231,6 +285,10 @@ class ExploreCase:
 
 
 # ============================================================================ generation
+#: Added to the seed for the configuration-space generator (any fixed number: not the seed's own stream).
+_SPACE_SALT = 0x5EED_C0F6
+
+
 def _swarm(seed: int, steps: int, rng: random.Random) -> SwarmOptions:
     window = rng.choice((128_000, 200_000, 256_000))
     reserve = window // rng.choice((4, 5, 10))
@@ -251,6 +309,27 @@ def _swarm(seed: int, steps: int, rng: random.Random) -> SwarmOptions:
     crash_rules = rng.choice((0, 0, 0, 1, 2))
     if fs_faults or crash_rules:
         weights["restart"] = max(weights["restart"], 2)  # a crash fault leaves Pi down until a restart
+    # The configuration space (issue 10 item 5) comes from a generator of its own, seeded from
+    # the seed: the draws above (and the operations after them) stay what they were.
+    space = random.Random(_SPACE_SALT + seed)
+    if space.random() < 0.25:
+        effort = space.choice(("minimal", "xhigh"))
+    if space.random() < 0.1:
+        synthesis_model = LOCKED
+    if space.random() < 0.06:
+        trust = "never"
+    config = space.choices(CONFIG_FORMS, (10, 2, 2, 3, 1))[0]
+    # The broken field rotates with the seed, so a few seeds break each one.
+    bad_field = _INVALID_FIELDS[seed % len(_INVALID_FIELDS)][0] if config == "invalid_field" else None
+    if config == "absent":  # no file: the spec's defaults (§6)
+        effort, synthesis_model = "medium", "inherit"
+    mode = space.choices(MODES, (8, 1, 1))[0]
+    session = space.choices(SESSIONS, (9, 1))[0]
+    if config in ("disabled", "invalid_field", "invalid_json") or mode != "rpc":
+        # A refusing config or a mode without a UI is where /continuity checkpoint and settings
+        # must mutate nothing (spec §12, §18): make sure the seed runs them.
+        weights["checkpoint"] = max(weights["checkpoint"], 2)
+        weights["settings"] = max(weights["settings"], 1)
     return SwarmOptions(
         seed=seed,
         steps=steps,
@@ -271,6 +350,10 @@ def _swarm(seed: int, steps: int, rng: random.Random) -> SwarmOptions:
         crash_rules=crash_rules,
         tamper=rng.random() < 0.15,
         planted=rng.random() < 0.3,
+        config=config,
+        bad_field=bad_field,
+        mode=mode,
+        session=session,
     )
 
 
@@ -285,16 +368,17 @@ def _base(options: SwarmOptions, session_id: str | None) -> dict[str, Any]:
         },
         {"id": SMALL, "context_window": options.small_window, "max_tokens": 16_384},
         {"id": LARGE, "context_window": options.large_window, "max_tokens": 32_768},
+        {"id": LOCKED, "context_window": options.large_window, "max_tokens": 32_768, "auth": False},
     ]
     project = {
         "theme": "dark",
         "packages": ["npm:example-package"],
         "compaction": {**compaction, "modelOverrides": {"other/model": {"reserveTokens": 1000}}},
     }
-    config: dict[str, Any] = {"synthesisEffort": options.synthesis_effort}
-    if options.synthesis_model != "inherit":
-        config["synthesisModel"] = options.synthesis_model
-    files: dict[str, Any] = {".pi/session-continuity.json": {"json": config}}
+    files: dict[str, Any] = {}
+    config_file = _config_file(options)
+    if config_file is not None:
+        files[CONFIG_PATH] = config_file
     if options.planted:
         files.update(_planted(options.seed, session_id))
     return {
@@ -302,11 +386,39 @@ def _base(options: SwarmOptions, session_id: str | None) -> dict[str, Any]:
         "models": models,
         "thinking_level": options.thinking_level,
         "trust": options.trust,
+        "mode": options.mode,
+        "session": options.session,
         "settings": {"global": {"compaction": compaction}, "project": project},
         "files": files,
         "extensions": [{"implementation": True}]
         + ([{"competitor": options.competitor}] if options.competitor else []),
     }
+
+
+#: The project's extension config (spec §6: ``<cwd>/<CONFIG_DIR_NAME>/session-continuity.json``).
+CONFIG_PATH = ".pi/session-continuity.json"
+
+
+def valid_config(options: SwarmOptions) -> dict[str, Any]:
+    """The seed's extension config with every field valid (what the liveness phase restores)."""
+    config: dict[str, Any] = {"synthesisEffort": options.synthesis_effort}
+    if options.synthesis_model != "inherit":
+        config["synthesisModel"] = options.synthesis_model
+    return config
+
+
+def _config_file(options: SwarmOptions) -> dict[str, Any] | None:
+    """The extension config file the seed plants (None: no file, the defaults apply)."""
+    config = valid_config(options)
+    if options.config == "absent":
+        return None
+    if options.config == "invalid_json":
+        return {"text": '{"enabled": true, "synthesisEffort": '}
+    if options.config == "disabled":
+        config["enabled"] = False
+    elif options.config == "invalid_field":
+        config[str(options.bad_field)] = dict(_INVALID_FIELDS)[str(options.bad_field)]
+    return {"json": config}
 
 
 def _brief_text(session_id: str, event_id: str, marker: str, *, kind: str, version: int, status: str) -> str:
@@ -565,7 +677,11 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
 
 
 def _liveness(options: SwarmOptions) -> tuple[tuple[Operation, ...], tuple[Reply, ...]]:
-    """Heal, restart on the main model with valid settings, then cross the threshold."""
+    """Heal, restart on the main model with valid settings, then cross the threshold.
+
+    A seed whose extension config cannot hand off (disabled, invalid, a pinned model without
+    auth) also gets its config corrected before the restart: automatic behaviour must resume
+    once the config is fixed and Pi restarts (spec §6, P47)."""
     compaction = {"enabled": True, "reserveTokens": options.reserve, "keepRecentTokens": KEEP_RECENT}
     restore = EditFileOp.model_validate(
         {
@@ -576,9 +692,13 @@ def _liveness(options: SwarmOptions) -> tuple[tuple[Operation, ...], tuple[Reply
             }
         }
     )
+    heal: tuple[Operation, ...] = (restore,)
+    if not options.config_hands_off:
+        config = {**valid_config(options), "synthesisModel": "inherit"}
+        heal += (EditFileOp.model_validate({"edit_file": {"path": CONFIG_PATH, "json": config}}),)
     chars = 4 * KEEP_RECENT + 4_000
     ops = (
-        restore,
+        *heal,
         RestartOp(),
         SetModelOp(set_model=MAIN),
         PromptOp.model_validate({"prompt": {"text": "after healing: resume the task", "chars": chars}}),

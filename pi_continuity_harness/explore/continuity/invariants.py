@@ -52,6 +52,7 @@ from pi_continuity_harness.features.oracle import (
 )
 from pi_continuity_harness.scenario.model_script import ModelRequest, SynthesisReply, estimate_request_tokens
 from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer, Operation
+from pi_continuity_harness.simulator.provider import clamp_thinking_level
 from pi_continuity_harness.simulator.settings import SettingsError
 from pi_continuity_harness.simulator.simulation import Simulation
 
@@ -143,6 +144,12 @@ class Tracker:
     synthesis_scripted: dict[int, SynthesisReply | None] = field(default_factory=dict)
     archives_checked: set[str] = field(default_factory=set)
     requests_seen: int = 0
+    #: The extension config as read at the latest ``session_start`` (spec §6: it is read at
+    #: startup and after a reload): :func:`config_state` of its bytes, and its fields.
+    config_state: str = "absent"
+    config: dict[str, Any] = field(default_factory=dict)
+    #: Pi's mode has a UI (``rpc``, ``tui``); ``print`` and ``json`` have none (spec §18).
+    has_ui: bool = True
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     _problems: dict[tuple[str, str | None], list[str]] = field(default_factory=dict)
 
@@ -213,8 +220,65 @@ class Tracker:
     def settings_path(self) -> str:
         return os.path.join(self.project_dir, CONFIG_DIR_NAME, "settings.json")
 
+    @property
+    def config_path(self) -> str:
+        return os.path.join(self.project_dir, CONFIG_DIR_NAME, "session-continuity.json")
+
+    def read_config(self) -> None:
+        """Classify the extension config on disk (the checker's own reading of spec §6)."""
+        text = self.read_text(self.config_path)
+        self.config_state, self.config = config_state(text, self.host.catalog)
+
     def competitor_summary(self, summary: str) -> bool:
         return "own_compaction" in self.competitors and summary.startswith("COMPETITOR-SUMMARY-")
+
+
+# ===================================================================== extension config
+#: Spec §6: the six ``synthesisEffort`` labels.
+EFFORT_LABELS = frozenset({"inherit", "minimal", "low", "medium", "high", "xhigh"})
+_MODEL_ID = re.compile(r"^[^/\s]+/\S+$")
+_CONFIG_KEYS = frozenset({"enabled", "synthesisModel", "synthesisEffort", "artifactDirectory"})
+
+
+def config_state(text: str | None, catalog: Any) -> tuple[str, dict[str, Any]]:
+    """How the extension config ``text`` lets a handoff run (spec §6), and its fields:
+
+    ``absent`` (no file: the defaults), ``invalid`` (not a JSON object, or ``enabled`` not a
+    boolean, ``synthesisModel`` neither ``inherit`` nor ``provider/model``, ``synthesisEffort``
+    not one of the six labels), ``disabled`` (``enabled: false``), ``locked`` (a pinned
+    synthesis model whose provider has no configured auth: spec §18 "Authentication/model
+    failures cancel compaction clearly"), ``valid``; ``unknown`` when it holds a key this
+    reading does not judge (the invariants then judge nothing by the config).
+    """
+    if text is None:
+        return "absent", {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return "invalid", {}
+    if not isinstance(data, dict):
+        return "invalid", {}
+    if set(data) - _CONFIG_KEYS:
+        return "unknown", data
+    enabled = data.get("enabled", True)
+    model = data.get("synthesisModel", "inherit")
+    effort = data.get("synthesisEffort", "medium")
+    if (
+        not isinstance(enabled, bool)
+        or not isinstance(model, str)
+        or (model != "inherit" and not _MODEL_ID.match(model))
+        or effort not in EFFORT_LABELS
+    ):
+        return "invalid", data
+    if not enabled:
+        return "disabled", data
+    if model != "inherit":
+        provider = model.partition("/")[0]
+        if catalog.find_full(model) is None:
+            return "unknown", data  # a model missing from the registry: not judged here
+        if not catalog.has_auth(provider):
+            return "locked", data
+    return "valid", data
 
 
 # ===================================================================== registry
@@ -249,7 +313,7 @@ def invariant_specs() -> tuple[InvariantSpec, ...]:
     """Every invariant, in registration order, then liveness and the load check."""
     return (
         *(InvariantSpec(r.name, r.doc, r.rules) for r in INVARIANTS.values()),
-        InvariantSpec(LIVENESS, _LIVENESS_DOC, ("P19a", "P24", "P25a", "P77", "P108b")),
+        InvariantSpec(LIVENESS, _LIVENESS_DOC, ("P19a", "P24", "P25a", "P47", "P77", "P108b")),
         InvariantSpec(
             LOAD_FAILURE, "The implementation loads: Pi starts with it (spec §16, §18).", ("P129",)
         ),
@@ -686,6 +750,89 @@ def untrusted_project_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[
         yield f"{record.get('name')} of {path} in an untrusted project"
 
 
+# ===================================================================== extension config and modes
+_REFUSING = ("disabled", "invalid", "locked")
+
+
+def _pending_path(t: Tracker, record: dict[str, Any], key: str) -> str | None:
+    path = t.real(str(record.get("to" if key == "fs:replace" else "path", "")))
+    return path if f"{os.sep}pending{os.sep}" in path and path.startswith(t.project_dir + os.sep) else None
+
+
+@_register("entry:compaction", "fs:write", "fs:replace", rules=("P46b", "P98b", "P98c", "P105"))
+def refused_config_commits_nothing(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """While the extension config read at startup is disabled (``enabled: false``), invalid,
+    or pins a synthesis model without configured auth, every native compaction is cancelled
+    and no Brief is written, by a compaction or by ``/continuity checkpoint`` (spec §6 "invalid
+    extension config disables/cancels automatic behaviour until corrected", §12, §13 "The
+    extension cancels when disabled", §18 "Authentication/model failures cancel compaction")."""
+    if not t.trusted or t.config_state not in _REFUSING:
+        return
+    key = f"{record.get('kind')}:{record.get('name')}"
+    if key == "entry:compaction":
+        if _implementation_commit(t, record) is not None:
+            yield f"a compaction committed the implementation's summary with a {t.config_state} extension config"
+        return
+    path = _pending_path(t, record, key)
+    if path is not None:
+        yield f"{record.get('name')} of {path} with a {t.config_state} extension config"
+
+
+@_register("model:request", rules=("P25b", "P25c", "P33", "P37"))
+def synthesis_follows_config(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """Every synthesis call goes to the configured model (a pinned ``provider/model``, else the
+    active model: ``inherit``, also the default) with the configured reasoning effort (the
+    default ``medium``; ``inherit``: the session's thinking level), as Pi clamps a level to
+    what the model supports (pi-ai ``clampThinkingLevel``, models.js:714-732; a model without
+    reasoning gets none) (spec §6 config table, §18 model resolution)."""
+    if record.get("caller") != "extension" or not t.trusted or t.config_state not in ("valid", "absent"):
+        return
+    runtime = t.host.runtime
+    if runtime is None or runtime.session.model is None:
+        return
+    pinned = str(t.config.get("synthesisModel", "inherit"))
+    expected_model = runtime.session.model.full_id if pinned == "inherit" else pinned
+    if record.get("model") != expected_model:
+        yield f"synthesis asked {record.get('model')}; the config ({pinned}) names {expected_model}"
+        return
+    if "refused" in record:
+        return
+    effort = str(t.config.get("synthesisEffort", "medium"))
+    level = str(runtime.session.thinking_level or "off") if effort == "inherit" else effort
+    model = t.host.catalog.find_full(expected_model)
+    wanted = clamp_thinking_level(model, level) if model is not None and model.reasoning else "off"
+    sent = record.get("reasoning") or "off"
+    if sent != wanted:
+        yield f"synthesis on {expected_model} asked reasoning {sent!r}; synthesisEffort {effort!r} gives {wanted!r}"
+
+
+def _continuity_command(t: Tracker) -> str | None:
+    top = t.current_top
+    if top is None or top.name != "command" or not isinstance(top.op, CommandOp):
+        return None
+    text = top.op.command.text
+    return text if text.startswith("/continuity") else None
+
+
+@_register(
+    *(f"fs:{op}" for op in ("write", "replace", "mkdir", "remove")),
+    rules=("P103a", "P104b"),
+)
+def non_ui_commands_mutate_nothing(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """In a mode without a UI (print, json) ``/continuity`` commands answer with text and
+    mutate nothing: ``settings`` writes no configuration, ``checkpoint`` writes no Brief (spec
+    §12, §18 "In non-UI modes, settings are read-only and commands return textual status
+    without dialogs or mutation")."""
+    if t.has_ui:
+        return
+    command = _continuity_command(t)
+    if command is None:
+        return
+    path = t.real(str(record.get("to", record.get("path", ""))))
+    if path.startswith(t.project_dir + os.sep):
+        yield f"{record.get('name')} of {path} during {command!r} without a UI"
+
+
 # ===================================================================== synthesis
 @_register("model:request", rules=("P107a",))
 def single_flight_synthesis(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
@@ -841,7 +988,9 @@ def footer_tracks_model(t: Tracker) -> Iterator[str]:
 _LIVENESS_DOC = (
     "Safety then liveness: once faults heal, the next threshold compaction commits a valid Brief at "
     "the first check point that reaches it; failures are visible and fail closed, with no cooldown "
-    "that would skip it (spec §5 'no cooldown', psc-lifecycle-on-real-pi consequence 6)."
+    "that would skip it (spec §5 'no cooldown', psc-lifecycle-on-real-pi consequence 6); a seed whose "
+    "extension config could not hand off has it corrected before the restart, and automatic behaviour "
+    "resumes (spec §6 'until corrected'); without a config the defaults hand off (§6)."
 )
 
 
@@ -867,6 +1016,7 @@ class InvariantChecker:
             markers=tuple(markers),
             competitors=competitors,
             workdir=str(simulation.host.paths.workdir),
+            has_ui=scenario.mode in ("rpc", "tui"),
         )
         self.violations: list[Violation] = []
         self.harness_errors: list[str] = []
@@ -975,6 +1125,7 @@ class InvariantChecker:
             t.session_id = record.get("sessionId")
         elif key == "event:session_start":
             t.runtime_generation += 1
+            t.read_config()
         elif record.get("kind") == "op":
             self._op_record(record)
         elif key == "ui:confirm":

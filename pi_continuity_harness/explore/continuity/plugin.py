@@ -38,7 +38,7 @@ from pi_continuity_harness.explore.plugin import (
 from pi_continuity_harness.explore.runner import first_session_id
 from pi_continuity_harness.scenario.implementations import SESSION_CONTINUITY
 from pi_continuity_harness.scenario.model_script import SynthesisReply
-from pi_continuity_harness.scenario.operations import Operation
+from pi_continuity_harness.scenario.operations import Operation, RestartOp
 from pi_continuity_harness.simulator.simulation import Simulation
 
 __all__ = ["PLUGIN", "ContinuityPlugin", "case_for_seed", "liveness_operations"]
@@ -60,8 +60,8 @@ def _needs_restart(simulation: Simulation, case: ExploreCase) -> bool:
     """
     host = simulation.host
     runtime = host.runtime
-    if runtime is None or host.crashed or not host.running:
-        return True
+    if runtime is None or host.crashed or not host.running or not case.options.config_hands_off:
+        return True  # the extension reads its config at startup: a corrected one needs a restart
     model = host.catalog.find_full(MAIN)
     try:
         live = runtime.settings.get_compaction_settings(model)
@@ -72,8 +72,12 @@ def _needs_restart(simulation: Simulation, case: ExploreCase) -> bool:
 
 
 def liveness_operations(case: ExploreCase, restart: bool) -> tuple[Operation, ...]:
-    """The liveness phase: with ``restart``, restore the settings file and restart Pi first."""
-    return case.liveness if restart else case.liveness[2:]
+    """The liveness phase: with ``restart``, restore the settings (and a config that cannot hand
+    off) and restart Pi first; without, only what follows the restart."""
+    if restart:
+        return case.liveness
+    cut = next(i for i, op in enumerate(case.liveness) if isinstance(op, RestartOp))
+    return case.liveness[cut + 1 :]
 
 
 def _without_competitor(case: ExploreCase) -> ExploreCase | None:

@@ -180,12 +180,18 @@ class _InMemoryAccepted(Mutant):
         return super().start_request(ctx, route)
 
 
-@mutant("H1a", how="/sh start in an in-memory session is accepted", unreachable=_MENU)
+@mutant(
+    "H1a", how="/sh start in an in-memory session is accepted", invariant="in_memory_session_starts_nothing"
+)
 class InMemoryCommandStart(_InMemoryAccepted):
     routes = ("command",)
 
 
-@mutant("H1b", how="model and automatic starts in an in-memory session are accepted", unreachable=_MENU)
+@mutant(
+    "H1b",
+    how="model and automatic starts in an in-memory session are accepted",
+    invariant="in_memory_session_starts_nothing",
+)
 class InMemoryModelStart(_InMemoryAccepted):
     routes = ("model", "automatic")
 

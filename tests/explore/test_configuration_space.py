@@ -1,0 +1,198 @@
+"""Issue 10 item 5: the explorer covers the configuration space, for both systems.
+
+A table names every dimension of the space and the values it must take; over seeds 0–39 every
+value is generated at least once (generation only: fast). Then each invariant written for the
+space is shown to fail: exploration, at a fixed seed, kills the mutant of the rule it declares
+(each mutant patches a reference module, so it runs in its own process, as the kill matrix runs it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.explore.blitz.generate import BlitzCase, blitz_case
+from pi_continuity_harness.explore.continuity.generate import (
+    EFFORTS,
+    LARGE,
+    LOCKED,
+    SMALL,
+    ExploreCase,
+    generate_case,
+)
+from pi_continuity_harness.scenario.operations import CommandOp, CompactOp
+
+SEEDS = range(40)
+CONTINUITY = [generate_case(seed, 40) for seed in SEEDS]
+BLITZ = [blitz_case(seed, 40) for seed in SEEDS]
+
+
+def _pinned(case: ExploreCase) -> str:
+    model = case.options.synthesis_model
+    if model == "inherit":
+        return "inherit"
+    return "pinned without auth" if model == LOCKED else "pinned with auth"
+
+
+CONTINUITY_DIMENSIONS: list[tuple[str, Callable[[ExploreCase], Any], set[Any]]] = [
+    ("synthesisEffort", lambda c: c.options.synthesis_effort, set(EFFORTS)),
+    ("synthesis model", _pinned, {"inherit", "pinned with auth", "pinned without auth"}),
+    (
+        "extension config",
+        lambda c: c.options.config,
+        {"valid", "absent", "disabled", "invalid_field", "invalid_json"},
+    ),
+    ("invalid field", lambda c: c.options.bad_field, {None, "synthesisEffort", "synthesisModel", "enabled"}),
+    ("mode", lambda c: c.options.mode, {"rpc", "print", "json"}),
+    ("session", lambda c: c.options.session, {"file", "memory"}),
+    ("trust", lambda c: c.options.trust, {"always", "never"}),
+]
+
+
+def _menu(case: BlitzCase) -> set[str]:
+    out = set()
+    for op in case.operations:
+        if isinstance(op, CommandOp) and op.command.text == "/sh":
+            out.add("dismissed" if op.command.answers[0].cancel else "primary entry")
+    return out
+
+
+def _automatic(case: BlitzCase) -> Any:
+    s = case.settings if case.space.config == "written" else {}
+    return s.get("automaticSessionHandoffPercent", 70) if s.get("automaticSessionHandoff") else "off"
+
+
+def _failing_compactions(case: BlitzCase) -> set[str]:
+    compacts = sum(isinstance(op, CompactOp) for op in case.operations)
+    return set(case.space.compactions[: compacts * 2]) if compacts else set()
+
+
+BLITZ_DIMENSIONS: list[tuple[str, Callable[[BlitzCase], Any], set[Any]]] = [
+    ("criticalWarningPercent", lambda c: c.settings.get("criticalWarningPercent", 90), {80, 85, 90, 94, 120}),
+    ("contextWarningPercent", lambda c: c.settings.get("contextWarningPercent", 60), {50, 60, 70, 80}),
+    ("automatic", _automatic, {"off", 0, 50, 70, 85}),
+    ("deferPromptsFrom", lambda c: c.settings.get("deferPromptsFrom", "writing"), {"writing", "request"}),
+    ("config.json", lambda c: c.space.config, {"written", "absent", "invalid"}),
+    (
+        "invalid config",
+        lambda c: c.space.invalid,
+        {None, "critical-above-100", "warning-not-below-critical", "unknown-key", "not-json"},
+    ),
+    ("mode", lambda c: c.space.mode, {"rpc", "print", "json"}),
+    ("session", lambda c: c.space.session, {"file", "memory"}),
+    ("trust", lambda c: c.space.trust, {"always", "never"}),
+    ("compaction outcome", _failing_compactions, {"ok", "error", "abort"}),
+    ("/sh menu", _menu, {"dismissed", "primary entry"}),
+]
+
+
+def _seen(cases: list[Any], getter: Callable[[Any], Any]) -> set[Any]:
+    seen: set[Any] = set()
+    for case in cases:
+        value = getter(case)
+        seen |= value if isinstance(value, set) else {value}
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("name", "getter", "values"), CONTINUITY_DIMENSIONS, ids=[d[0] for d in CONTINUITY_DIMENSIONS]
+)
+def test_seeds_0_to_39_cover_every_value_of_each_continuity_dimension(
+    name: str, getter: Callable[[ExploreCase], Any], values: set[Any]
+) -> None:
+    assert values <= _seen(CONTINUITY, getter), f"{name}: missing {values - _seen(CONTINUITY, getter)}"
+
+
+@pytest.mark.parametrize(("name", "getter", "values"), BLITZ_DIMENSIONS, ids=[d[0] for d in BLITZ_DIMENSIONS])
+def test_seeds_0_to_39_cover_every_value_of_each_blitz_dimension(
+    name: str, getter: Callable[[BlitzCase], Any], values: set[Any]
+) -> None:
+    assert values <= _seen(BLITZ, getter), f"{name}: missing {values - _seen(BLITZ, getter)}"
+
+
+def test_the_space_is_in_the_seed_line_and_options_json() -> None:
+    case = next(c for c in CONTINUITY if c.options.config == "invalid_field")
+    line, options = case.describe(), case.options_json()
+    assert f"config invalid_field/{case.options.bad_field}" in line and options["config"] == "invalid_field"
+    assert {"mode", "session", "synthesisAuth", "badField"} <= set(options)
+    memory = next(c for c in CONTINUITY if c.options.session == "memory")
+    assert "session memory" in memory.describe() and memory.scenario().session == "memory"
+    pinned = next(c for c in CONTINUITY if c.options.synthesis_model == LOCKED)
+    assert "auth no" in pinned.describe()
+    assert {m.id: m.auth for m in pinned.scenario().models}[LOCKED] is False
+    assert {SMALL, LARGE} <= {c.options.synthesis_model for c in CONTINUITY}
+    blitz = next(c for c in BLITZ if c.settings.get("criticalWarningPercent") == 94)
+    assert (
+        "critical 94%" in blitz.describe()
+        and blitz.options_json()["settings"]["criticalWarningPercent"] == 94
+    )
+    assert {"mode", "session", "trust", "config", "compactions"} <= set(blitz.options_json())
+
+
+def test_the_space_is_drawn_from_the_seed() -> None:
+    assert [c.describe() for c in CONTINUITY[:8]] == [generate_case(s, 40).describe() for s in range(8)]
+    assert [c.describe() for c in BLITZ[:8]] == [blitz_case(s, 40).describe() for s in range(8)]
+
+
+_RULES = "pi_continuity_harness.mutants.continuity_rules"
+#: (mutant spec, a seed where exploration kills it, the invariant that must report it).
+KILLS = [
+    (f"{_RULES}:disabled_extension_hands_off", 1, "refused_config_commits_nothing"),
+    (f"{_RULES}:invalid_config_runs_with_defaults", 28, "refused_config_commits_nothing"),
+    (f"{_RULES}:checkpoint_with_invalid_config", 28, "refused_config_commits_nothing"),
+    (f"{_RULES}:checkpoint_while_disabled", 15, "refused_config_commits_nothing"),
+    (f"{_RULES}:inherit_uses_another_model", 1, "synthesis_follows_config"),
+    (f"{_RULES}:default_effort_high", 31, "synthesis_follows_config"),
+    (f"{_RULES}:pinned_model_ignored", 17, "synthesis_follows_config"),
+    (f"{_RULES}:effort_ignored", 23, "synthesis_follows_config"),
+    (f"{_RULES}:settings_written_without_ui", 1, "non_ui_commands_mutate_nothing"),
+    (f"{_RULES}:checkpoint_writes_without_ui", 14, "non_ui_commands_mutate_nothing"),
+    (f"{_RULES}:disabled_without_config", 5, "liveness"),
+    (f"{_RULES}:config_error_never_cleared", 28, "liveness"),
+    (
+        "pi_continuity_harness.mutants.blitz.deferral:EmergencyAtCritical.extension",
+        6,
+        "emergency_once_at_90_percent",
+    ),
+    (
+        "pi_continuity_harness.mutants.blitz.interface:InMemoryCommandStart.extension",
+        0,
+        "in_memory_session_starts_nothing",
+    ),
+    (
+        "pi_continuity_harness.mutants.blitz.interface:InMemoryModelStart.extension",
+        0,
+        "in_memory_session_starts_nothing",
+    ),
+    (
+        "pi_continuity_harness.mutants.blitz.settings:InvalidConfigRepaired.extension",
+        11,
+        "invalid_config_refuses_starts",
+    ),
+]
+
+
+@pytest.mark.parametrize(("spec", "seed", "invariant"), KILLS, ids=[k[0].rpartition(":")[2] for k in KILLS])
+def test_the_new_invariants_fail_on_the_mutant_of_their_rule(
+    spec: str, seed: int, invariant: str, tmp_path: Path
+) -> None:
+    report = tmp_path / "explore.json"
+    command = [sys.executable, "-m", "pi_continuity_harness.cli", "explore", "--extension", spec]
+    command += ["--seeds", "1", "--seed-start", str(seed), "--no-minimise", "--quiet"]
+    command += ["--json", str(report), "--out", str(tmp_path / "out")]
+    done = subprocess.run(
+        command,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    found = json.dumps(json.loads(report.read_text(encoding="utf-8")))
+    assert f'"invariant": "{invariant}"' in found, found[:2_000]
