@@ -39,7 +39,9 @@ def brief_writer(*, before_commit: bool) -> Any:
             prep = event.preparation
             return BeforeCompactResult(
                 compaction=CompactionResult(
-                    summary=SUMMARY, first_kept_entry_id=prep.first_kept_entry_id, tokens_before=prep.tokens_before
+                    summary=SUMMARY,
+                    first_kept_entry_id=prep.first_kept_entry_id,
+                    tokens_before=prep.tokens_before,
                 )
             )
 
