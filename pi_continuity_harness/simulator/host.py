@@ -49,6 +49,7 @@ from pi_continuity_harness.scenario.model_script import (
     ModelRequest,
     ModelScript,
 )
+from pi_continuity_harness.scenario.observed import summary_files
 from pi_continuity_harness.scenario.operations import (
     AbortOp,
     CommandOp,
@@ -291,6 +292,12 @@ class SimHost:
             os.remove(path)
         self.trace.emit("fs", "tool_remove", path=path)
 
+    def _summary_files(self, summary: str) -> list[str]:
+        """The ``summaryFiles`` witness (``scenario/observed.py``): read as the host, so the
+        monitor neither records nor faults it."""
+        with self.host_io():
+            return summary_files(self.paths.project_dir, summary)
+
     def _on_entry(self, entry: dict[str, Any], persisted: bool) -> None:
         self.trace.emit("entry", str(entry.get("type")), id=entry.get("id"), persisted=persisted)
 
@@ -415,6 +422,7 @@ class SimHost:
             spawn=self.spawn,
             write_file=self._tool_write,
             remove_file=self._tool_remove,
+            summary_files=self._summary_files,
         )
         session.rpc = self.record_rpc
         session.on_thinking_level = self._thinking_level_changed

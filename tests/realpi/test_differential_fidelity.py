@@ -262,6 +262,18 @@ def test_session_compact_reports_the_first_entry_with_an_equal_summary(targets: 
     assert_equivalent(real, sim)
 
 
+# ====================================================================== §3 durable Brief first
+def test_session_compact_names_the_files_that_held_the_summary_when_pi_appended_it(targets: Targets) -> None:
+    """The ``summaryFiles`` witness: the observer, loaded first, lists the project's files with
+    the summary's bytes before a later handler runs (``agent-session.js:2691-2698``)."""
+    sc = scenario({"agent": [FIRST]})
+    real, sim = play(targets, sc, [{"prompt": "one " + LONG}, "compact"], "probe_fidelity:witness")
+    [event] = real.events("session_compact")
+    assert event["summaryFiles"] == [str(real.project_dir / ".pi" / "early.md")]
+    assert (real.project_dir / ".pi" / "late.md").read_text() == "WITNESS-SUMMARY\n"
+    assert_equivalent(real, sim)
+
+
 # ====================================================================== session file shape
 def test_session_file_shape_and_from_hook(targets: Targets) -> None:
     sc = scenario({"agent": [FIRST, FIRST], "summary": [{"text": "S1"}]})
