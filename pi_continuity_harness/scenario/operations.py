@@ -246,13 +246,33 @@ def pick_answer(
 
 
 class CommandSpec(_Strict):
+    """A command line, its dialog answers, and whether the operation waits for the command.
+
+    ``wait: false`` sends the command and goes on at once, as an RPC client that writes the next
+    command line without waiting for the response (Pi answers an extension command's ``prompt``
+    only when the handler has returned, ``dist/core/agent-session.js:1713-1718``, and runs the
+    next stdin line meanwhile, ``dist/modes/rpc/rpc-mode.js:318-343``). The next operation then
+    runs while this command is still held (for example while ``/sh cancel`` waits for the turn
+    to settle). The command has started when the next operation runs: it ran up to its first
+    wait. Only a held reply's ``during`` and a ``faults.inject`` rule may hold such a command
+    (at the top level the next operation waits for the host to be quiet anyway), and it takes no
+    ``answers`` (they would have no operation to belong to).
+    """
+
     text: str = Field(description="The command line, starting with '/'")
     answers: tuple[DialogAnswer, ...] = ()
+    wait: bool = Field(
+        default=True,
+        strict=True,
+        description="false: send the command and run the next operation while it is still running",
+    )
 
     @model_validator(mode="after")
     def _slash(self) -> CommandSpec:
         if not self.text.startswith("/"):
             raise ValueError("a command starts with '/'")
+        if not self.wait and self.answers:
+            raise ValueError("wait: false takes no answers (no operation waits for its dialogs)")
         return self
 
 

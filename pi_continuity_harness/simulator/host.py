@@ -747,6 +747,18 @@ class SimHost:
         if not during and index is not None:
             self.current_operation = index
         self.trace.emit("op", name, index=index, during=during or None, **_op_fields(op))
+        if isinstance(op, CommandOp) and not op.command.wait:
+            # ``wait: false``: the RPC client sends the command line and goes on (Pi runs the
+            # handler up to its first await before it reads the next line, rpc-mode.js:318-343):
+            # the command runs on as a host task, which ``quiesce`` waits for.
+            task = start_eagerly(self.loop, self._finish_operation(op, name, index), f"unawaited {name}")
+            self._tasks.add(task)
+            task.add_done_callback(self._task_done)
+            return OperationResult(name, ok=True)
+        return await self._finish_operation(op, name, index)
+
+    async def _finish_operation(self, op: Operation, name: str, index: int | None) -> OperationResult:
+        """Dispatch ``op`` (its start is recorded) and record its end."""
         running = (index, name)
         self.running_operations.append(running)
         try:
@@ -796,6 +808,10 @@ class SimHost:
                 )
             case CommandOp():
                 session = self._require_runtime().session
+                if not op.command.wait:
+                    # No answers of its own: it leaves the dialog answers of the operations that
+                    # wait alone (whatever dialog it opens takes theirs, as on real Pi).
+                    return await self._unawaited_command(session, op.command.text, name)
                 return await self._prompt(session, op.command.text, None, op.command.answers, name)
             case CompactOp():
                 data = await self._require_runtime().session.compact(op.compact.custom_instructions)
@@ -869,6 +885,18 @@ class SimHost:
         return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None, data=data)
 
 
+    async def _unawaited_command(self, session: AgentSession, text: str, name: str) -> OperationResult:
+        """A ``wait: false`` command, run to its end (its ``op`` end record says how it went)."""
+        disposition: list[str] = []
+        try:
+            await session.prompt(text, source="rpc", preflight=disposition.append)
+        except SettingsError as error:
+            if not disposition:
+                return OperationResult(name, ok=False, error=str(error))
+            self.trace.emit("host", "swallowed", error=str(error))
+        return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None)
+
+
 class _HostIO:
     """Marks file operations as the host's own, so the monitor neither traces nor faults them."""
 
@@ -889,7 +917,11 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             text = op.prompt.render()
             return {"chars": len(text), "text": text[:60], "streamingBehavior": op.prompt.streaming_behavior}
         case CommandOp():
-            return {"text": op.command.text, "answers": len(op.command.answers) or None}
+            return {
+                "text": op.command.text,
+                "answers": len(op.command.answers) or None,
+                "wait": None if op.command.wait else False,
+            }
         case SetModelOp():
             return {"model": op.set_model}
         case EditFileOp():

@@ -761,6 +761,12 @@ class PiTarget:
                     proc, name, op.prompt.render(), op.prompt.streaming_behavior, (), during, images
                 )
             case CommandOp():
+                if not op.command.wait:
+                    # ``wait: false``: write the command line and go on; Pi runs the handler up to
+                    # its first await before it reads the next line (rpc-mode.js:318-343), and its
+                    # response (when the handler returns) is left unread.
+                    proc.send_nowait({"type": "prompt", "message": op.command.text})
+                    return OperationOutcome(name, True)
                 return self._prompt(proc, name, op.command.text, None, op.command.answers, during)
             case CompactOp():
                 response = proc.compact(op.compact.custom_instructions, timeout=timeout)
