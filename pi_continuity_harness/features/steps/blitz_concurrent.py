@@ -21,7 +21,7 @@ from pi_continuity_harness.features.steps.blitz import (
     write_reply,
 )
 from pi_continuity_harness.features.world import World
-from pi_continuity_harness.scenario.model_script import Reply, SynthesisReply
+from pi_continuity_harness.scenario.model_script import HttpError, Reply, SynthesisReply
 from pi_continuity_harness.scenario.operations import CommandOp
 
 
@@ -89,3 +89,32 @@ def _cancel_during_switch(world: World) -> None:
 def _cancel_ran_during_switch(world: World) -> None:
     held = [h for h in world.observe().held_operations if h.request.startswith("extension#")]
     assert held and held[0].outcome.name == "command", f"operations run while a call was held: {held}"
+
+
+# ===================================================================== H43: the sender settles late
+@when(
+    "the user runs \"/sh start\", the model writes the handoff and finishes it, "
+    "and the receiver's bootstrap turn fails with a provider error"
+)
+def _receiver_turn_fails(world: World) -> None:
+    """The receiver's first reply is a provider error (400: not retried): the bootstrap turn does
+    not complete. The sender's cutover call (``ctx.newSession`` with ``withSession``) returns
+    only after that turn has settled, so the source instance settles late (reference: Transfer
+    sequence 7)."""
+    sh_start(
+        world,
+        get_reply(),
+        write_reply(),
+        finish_reply(),
+        Reply(text="Handoff submitted.", context_tokens=13_200),
+        Reply(error=HttpError(status=400, message="bad request")),
+    )
+
+
+@then("the bootstrap turn's failure is the last handoff outcome reported")
+def _failure_last(world: World) -> None:
+    mark = world.remembered["mark"]
+    said = world.observe().notifications[mark.notifications :]
+    assert said, "the implementation reported no outcome"
+    _message, kind = said[-1]
+    assert kind == "error", f"the last notification is not the failure: {said}"
