@@ -884,7 +884,6 @@ class SimHost:
             )
         return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None, data=data)
 
-
     async def _unawaited_command(self, session: AgentSession, text: str, name: str) -> OperationResult:
         """A ``wait: false`` command, run to its end (its ``op`` end record says how it went)."""
         disposition: list[str] = []

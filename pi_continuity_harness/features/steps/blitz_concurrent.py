@@ -93,7 +93,7 @@ def _cancel_ran_during_switch(world: World) -> None:
 
 # ===================================================================== H43: the sender settles late
 @when(
-    "the user runs \"/sh start\", the model writes the handoff and finishes it, "
+    'the user runs "/sh start", the model writes the handoff and finishes it, '
     "and the receiver's bootstrap turn fails with a provider error"
 )
 def _receiver_turn_fails(world: World) -> None:

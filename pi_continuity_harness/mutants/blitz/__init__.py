@@ -4,8 +4,9 @@ be killed by the features and, where the explorer can reach the rule, by explora
 :mod:`.base` holds the registry and the base class; the mutants live by the reference's
 sections: :mod:`.interface`, :mod:`.transfer`, :mod:`.deferral`, :mod:`.cancel`,
 :mod:`.recovery`, :mod:`.settings`, :mod:`.managed`, :mod:`.templates`, and
-:mod:`.concurrent` (rules that need an operation running while a command is held). :data:`BLITZ_MUTANTS` maps each mutant's
-name to the rules it breaks, how, the spec that loads it and what exploration should find;
+:mod:`.concurrent` (rules that need an operation running while a command is held).
+:data:`BLITZ_MUTANTS` maps each mutant's name to the rules it breaks, how, the spec that loads it
+and what exploration should find;
 ``catalogue`` adds them to the kill matrix.
 """
 
