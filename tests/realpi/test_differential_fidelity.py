@@ -441,3 +441,19 @@ def test_real_pi_refuses_exactly_the_ids_a_scenario_refuses(
     said = PI_SESSION_ID_MESSAGE in done.stderr
     assert said == refused, (done.returncode, done.stderr[-500:])
     assert (done.returncode != 0) == refused
+
+
+# ====================================================================== command.wait: false
+def test_an_unawaited_command_is_still_held_when_the_next_operation_runs(targets: Targets) -> None:
+    """``wait: false`` writes the RPC line and goes on: ``/probe`` runs while ``/hold`` waits for
+    the held turn to settle (``dist/modes/rpc/rpc-mode.js:318-343``)."""
+    during = [{"command": {"text": "/hold", "wait": False}}, {"command": "/probe"}]
+    sc = scenario({"agent": [{"text": "reply", "latency_ms": 50, "during": during}]})
+    real, sim = play(targets, sc, [{"prompt": "hi"}], "probe_unawaited:extension")
+    assert real.notifications == [
+        ("hold:start", "info"),
+        ("probe:holding=True", "info"),
+        ("hold:end", "info"),
+    ]
+    assert [(h.outcome.name, h.outcome.ok) for h in real.held_operations] == [("command", True)] * 2
+    assert_equivalent(real, sim)

@@ -129,3 +129,18 @@ def test_the_cli_refuses_it_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["simulate", str(path), "--workdir", str(tmp_path / "run")]) == 2
     assert "operations[0].command.wait" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_an_injected_unawaited_command_is_held_while_the_next_injected_one_runs(tmp_path: Path) -> None:
+    seen: list[str] = []
+    inject = {
+        "after": {"kind": "session", "name": "agent_start"},
+        "operations": [{"command": {"text": "/hold", "wait": False}}, {"command": "/probe"}],
+    }
+    scenario = base(
+        operations=[{"prompt": "hi"}],
+        model={"agent": [{"text": "reply", "latency_ms": 50}]},
+        faults={"inject": [inject]},
+    )
+    run(tmp_path, scenario, _guarded(seen))
+    assert seen == ["hold:start", "probe:holding=True", "hold:end"]
