@@ -35,6 +35,7 @@ __all__ = [
     "DialogAnswer",
     "DialogAnswerMismatchError",
     "EditFileOp",
+    "ForkOp",
     "ImageSpec",
     "NewSessionOp",
     "Operation",
@@ -43,8 +44,10 @@ __all__ = [
     "ReloadOp",
     "RestartOp",
     "SetModelOp",
+    "no_fork_message",
     "operation_name",
     "pick_answer",
+    "pick_fork_message",
 ]
 
 
@@ -357,6 +360,31 @@ class NewSessionOp(_ValueOptional):
     new_session: NewSessionSpec = NewSessionSpec()
 
 
+class ForkSpec(_Strict):
+    message: int = Field(
+        default=-1,
+        description=(
+            "which user message to fork before: 1-based among the messages Pi offers "
+            "(RPC get_fork_messages), negative from the end (-1: the last)"
+        ),
+    )
+
+    @field_validator("message")
+    @classmethod
+    def _not_zero(cls, value: int) -> int:
+        if value == 0:
+            raise ValueError("0 names no message (1 is the first, -1 the last)")
+        return value
+
+
+class ForkOp(_ValueOptional):
+    """Fork the session before a user message (RPC ``get_fork_messages``, then ``fork`` with that
+    message's entry ID, ``dist/modes/rpc/rpc-mode.js:501-516``): ``session_before_fork`` may cancel
+    it; otherwise Pi switches to a new session holding the path up to that message's parent."""
+
+    fork: ForkSpec = ForkSpec()
+
+
 class EditFileSpec(_Strict):
     """Write, replace or remove a file under the workspace, as a user or a fault would.
 
@@ -398,6 +426,7 @@ _OPERATION_KEYS = (
     "set_model",
     "new_session",
     "edit_file",
+    "fork",
 )
 
 
@@ -423,7 +452,8 @@ Operation = Annotated[
     | Annotated[CrashOp, Tag("crash")]
     | Annotated[SetModelOp, Tag("set_model")]
     | Annotated[NewSessionOp, Tag("new_session")]
-    | Annotated[EditFileOp, Tag("edit_file")],
+    | Annotated[EditFileOp, Tag("edit_file")]
+    | Annotated[ForkOp, Tag("fork")],
     Discriminator(
         _operation_key,
         custom_error_type="operation",
@@ -442,7 +472,15 @@ def operation_name(op: Operation) -> str:
 
 def normalise_operation_input(value: Any) -> Any:
     """Accept the bare-word forms ``- abort`` / ``- reload`` in YAML."""
-    if isinstance(value, str) and value in ("abort", "reload", "restart", "crash", "compact", "new_session"):
+    if isinstance(value, str) and value in (
+        "abort",
+        "reload",
+        "restart",
+        "crash",
+        "compact",
+        "new_session",
+        "fork",
+    ):
         return {value: None}
     return value
 
@@ -455,3 +493,16 @@ def _bare_words(value: Any) -> Any:
 
 #: A list of operations, in which a bare word (``- abort``) stands for an operation without a value.
 Operations = Annotated[tuple[Operation, ...], BeforeValidator(_bare_words)]
+
+
+def pick_fork_message(messages: list[dict[str, str]], position: int) -> str | None:
+    """The entry ID of the ``position``-th message of RPC ``get_fork_messages`` (1-based,
+    negative from the end), or None when there is no such message."""
+    index = position - 1 if position > 0 else len(messages) + position
+    if not 0 <= index < len(messages):
+        return None
+    return str(messages[index]["entryId"])
+
+
+def no_fork_message(messages: list[dict[str, str]], position: int) -> str:
+    return f"fork: no user message {position} to fork before ({len(messages)} offered)"

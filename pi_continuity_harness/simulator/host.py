@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
 from pi_continuity_harness.api.events import (
+    SessionBeforeForkEvent,
     SessionBeforeSwitchEvent,
     SessionInfoChangedEvent,
     SessionShutdownEvent,
@@ -56,15 +57,19 @@ from pi_continuity_harness.scenario.operations import (
     CrashOp,
     DialogAnswer,
     EditFileOp,
+    ForkOp,
     NewSessionOp,
     Operation,
     PromptOp,
     ReloadOp,
     RestartOp,
     SetModelOp,
+    no_fork_message,
     operation_name,
+    pick_fork_message,
 )
 from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
+from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.scenario.workspace import HostPaths, apply_edit
 from pi_continuity_harness.simulator.agent_session import AgentSession, PromptRejectedError
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
@@ -730,6 +735,91 @@ class SimHost:
             await with_session(new_runtime.runner.create_replaced_context())
         return {"cancelled": False}
 
+    def fork_messages(self) -> list[dict[str, str]]:
+        """RPC ``get_fork_messages`` (``getUserMessagesForForking``, agent-session.js:3539-3553):
+        every user message entry with text, in file order."""
+        runtime = self._require_runtime()
+        found = []
+        for entry in runtime.session_manager.get_entries():
+            if entry.get("type") != "message" or entry["message"].get("role") != "user":
+                continue
+            text = content_text(entry["message"].get("content"), "")
+            if text:
+                found.append({"entryId": str(entry["id"]), "text": text})
+        return found
+
+    async def fork(self, entry_id: str) -> dict[str, Any]:
+        """RPC ``fork`` (``AgentSessionRuntime.fork``, agent-session-runtime.js:185-270, position
+        ``before``): ``session_before_fork`` may cancel; otherwise a new session holding the path
+        up to the selected user message's parent, its header linking the source file, replaces
+        the runtime (``session_shutdown{fork}``, ``session_start{fork}``)."""
+        runtime = self._require_runtime()
+        result = await runtime.session.dispatch(SessionBeforeForkEvent(entry_id=entry_id, position="before"))
+        if result is not None and getattr(result, "cancel", False):
+            return {"cancelled": True}
+        current = runtime.session_manager
+        selected = current.get_entry(entry_id)
+        if selected is None or selected.get("type") != "message" or selected["message"].get("role") != "user":
+            raise PromptRejectedError("Invalid entry ID for forking")
+        target_leaf = selected.get("parentId")
+        selected_text = content_text(selected["message"].get("content"), "")
+        previous_file = current.get_session_file()
+        manager: SessionManager
+        if current.is_persisted():
+            if previous_file is None:
+                raise PromptRejectedError("Persisted session is missing a session file")
+            if not target_leaf:
+                manager = self._new_manager(parent_session=previous_file)
+            else:
+                if not os.path.exists(previous_file):
+                    raise PromptRejectedError(
+                        "This session has not been saved yet. Send a message before cloning or forking it."
+                    )
+                with self.host_io():
+                    manager = SessionManager.open(
+                        previous_file,
+                        cwd=self.paths.project_dir,
+                        session_dir=self.paths.session_dir,
+                        clock=self.clock,
+                        rng=self.rng,
+                        write_line=self._write_session,
+                        on_append=self._on_entry,
+                    )
+                    manager.create_branched_session(target_leaf)
+            await self._teardown_for_fork(runtime, manager.get_session_file())
+        else:
+            manager = current
+            await self._teardown_for_fork(runtime, manager.get_session_file())
+            if not target_leaf:
+                manager.new_session(parent_session=previous_file)
+            else:
+                manager.create_branched_session(target_leaf)
+        await self._create_runtime(
+            manager,
+            SessionStartEvent(reason="fork", previous_session_file=previous_file),
+            restored=bool(target_leaf),
+            model=runtime.session.model,
+        )
+        return {"cancelled": False, "text": selected_text}
+
+    async def _teardown_for_fork(self, runtime: Runtime, target_file: str | None) -> None:
+        """``teardownCurrent("fork", ...)``: settle the running turn, ``session_shutdown``."""
+        await runtime.session.abort()
+        await runtime.session.dispatch(SessionShutdownEvent(reason="fork", target_session_file=target_file))
+        runtime.runner.invalidate()
+
+    def _new_manager(self, *, parent_session: str | None) -> SessionManager:
+        return SessionManager.create(
+            cwd=self.paths.project_dir,
+            session_dir=self.paths.session_dir,
+            clock=self.clock,
+            rng=self.rng,
+            parent_session=parent_session,
+            persist=self.persist_sessions,
+            write_line=self._write_session,
+            on_append=self._on_entry,
+        )
+
     def _require_runtime(self) -> Runtime:
         if self.runtime is None or not self.running:
             raise PromptRejectedError("Pi is not running")
@@ -840,6 +930,15 @@ class SimHost:
                 return OperationResult(
                     name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
                 )
+            case ForkOp():
+                messages = self.fork_messages()
+                chosen = pick_fork_message(messages, op.fork.message)
+                if chosen is None:
+                    return OperationResult(name, ok=False, error=no_fork_message(messages, op.fork.message))
+                outcome = await self.fork(chosen)
+                return OperationResult(
+                    name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
+                )
             case _:
                 assert_never(op)
 
@@ -927,6 +1026,8 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             return {"path": op.edit_file.path, "fileKind": op.edit_file.kind}
         case CompactOp():
             return {"customInstructions": op.compact.custom_instructions}
+        case ForkOp():
+            return {"message": op.fork.message}
         case AbortOp() | ReloadOp() | RestartOp() | CrashOp() | NewSessionOp():
             return {}
         case _:

@@ -33,3 +33,9 @@ Feature: operations-while-a-command-is-held
     And the user sends "please also check the logs" while the model waits before asking for the template
     Then the deferred prompts never reached the source model
     And the status widget showed "Inputs deferred (1)"
+
+  @rule-H77b
+  Scenario: a fork is blocked while the handoff is written
+    When the user forks the session while the handoff is written
+    Then Pi did not switch sessions
+    And the status widget now shows "Writing Session Handoff"

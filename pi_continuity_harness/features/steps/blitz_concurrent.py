@@ -12,6 +12,7 @@ from pytest_bdd import given, then, when
 
 from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.features.steps.blitz import (
+    begin,
     call,
     finish_reply,
     get_reply,
@@ -22,7 +23,7 @@ from pi_continuity_harness.features.steps.blitz import (
 )
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.model_script import HttpError, Reply, SynthesisReply
-from pi_continuity_harness.scenario.operations import CommandOp
+from pi_continuity_harness.scenario.operations import CommandOp, ForkOp
 
 
 def unawaited(text: str) -> CommandOp:
@@ -118,3 +119,14 @@ def _failure_last(world: World) -> None:
     assert said, "the implementation reported no outcome"
     _message, kind = said[-1]
     assert kind == "error", f"the last notification is not the failure: {said}"
+
+
+# ===================================================================== H77b: a fork in the protected window
+@when("the user forks the session while the handoff is written")
+def _fork_while_writing(world: World) -> None:
+    """RPC ``fork`` before the last user message (``get_fork_messages``) once the template was
+    retrieved: ``session_before_fork`` is the extension's chance to block it (reference:
+    Protection)."""
+    sh_start(world, get_reply(), Reply(text="Template received.", context_tokens=12_200))
+    begin(world)
+    world.remembered["fork"] = world.perform(ForkOp())

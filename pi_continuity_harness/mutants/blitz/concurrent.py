@@ -83,3 +83,15 @@ class DeferModeFixedPerRuntime(Mutant):
             now = request.requested_at
             request.capture = self.new_capture(request.source_session_id, now) if mode == "request" else None
         return request
+
+
+@mutant(
+    "H77b",
+    how="a fork is no longer blocked while a handoff is active",
+    unreachable="the blitz explorer forks no session",
+)
+class ForkUnguarded(Mutant):
+    def guard(self, ctx: Any, what: str) -> Any:
+        if what == "Forking":
+            return None
+        return super().guard(ctx, what)
