@@ -16,6 +16,7 @@ from pi_continuity_harness.features.pytest_plugin import (  # noqa: F401
     pytest_collection_finish,
     pytest_collection_modifyitems,
     pytest_configure,
+    pytest_ignore_collect,
     pytest_report_from_serializable,
     pytest_report_to_serializable,
     pytest_runtest_makereport,
