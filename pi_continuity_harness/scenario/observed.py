@@ -80,6 +80,8 @@ def event_summary(event: Any) -> dict[str, Any]:
         }
     if kind == "session_start":
         return {"reason": event.reason, "previousSessionFile": event.previous_session_file}
+    if kind == "session_before_fork":
+        return {"entryId": event.entry_id, "position": event.position}
     if kind in ("session_shutdown", "session_before_switch"):
         return {"reason": event.reason, "targetSessionFile": event.target_session_file}
     if kind == "model_select":
