@@ -3,9 +3,9 @@ be killed by the features and, where the explorer can reach the rule, by explora
 
 :mod:`.base` holds the registry and the base class; the mutants live by the reference's
 sections: :mod:`.interface`, :mod:`.transfer`, :mod:`.deferral`, :mod:`.cancel`,
-:mod:`.recovery`, :mod:`.settings`, :mod:`.managed`, :mod:`.templates`. :data:`BLITZ_MUTANTS` maps each mutant's
-name to the rules it breaks, how, the spec that loads it and what exploration should find;
-``catalogue`` adds them to the kill matrix.
+:mod:`.recovery`, :mod:`.settings`, :mod:`.managed`, :mod:`.templates`, :mod:`.faults`.
+:data:`BLITZ_MUTANTS` maps each mutant's name to the rules it breaks, how, the spec that loads it
+and what exploration should find; ``catalogue`` adds them to the kill matrix.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from pi_continuity_harness.mutants.blitz import (
     cancel,
     deferral,
+    faults,
     interface,
     managed,
     recovery,
@@ -25,4 +26,4 @@ from pi_continuity_harness.mutants.blitz.base import BLITZ_MUTANTS, SYSTEM, Blit
 __all__ = ["BLITZ_MUTANTS", "SYSTEM", "BlitzMutant", "blitz_mutant_names", "modules"]
 
 #: The modules that hold mutants (importing them registers the mutants).
-modules = (interface, transfer, deferral, cancel, recovery, settings, managed, templates)
+modules = (interface, transfer, deferral, cancel, recovery, settings, managed, templates, faults)
