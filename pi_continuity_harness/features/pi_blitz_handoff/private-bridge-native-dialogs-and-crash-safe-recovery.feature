@@ -2,8 +2,9 @@
 Feature: private-bridge-native-dialogs-and-crash-safe-recovery
   The extension never reads the dossier (metadata only); the cutover bridge is private and
   correlated; the recovery file is replaced atomically with the latest snapshot; over RPC the
-  /sh menus and inputs are Pi's native select/input/confirm dialogs (reference: Transfer
-  sequence 6, Deferral, Public interface).
+  /sh menus and inputs are Pi's native select/input/confirm dialogs, and the Waiting line is
+  yellow in the current theme (reference: Transfer sequence 6, Deferral, Public interface,
+  Status).
 
   @needs-fs-faults @rule-H35
   Scenario: the extension never reads the dossier, not at Finish, not at the cutover
@@ -36,3 +37,9 @@ Feature: private-bridge-native-dialogs-and-crash-safe-recovery
     When the user opens the /sh menu, picks "Settings" and sets "readinessRetrySeconds" to "120"
     Then every /sh menu was Pi's native select dialog and the value was asked in its native input dialog
     And the handoff config file holds "readinessRetrySeconds" = 120
+
+  @rule-H64c
+  Scenario: the Waiting line is yellow in the current theme
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the status widget showed "Waiting for Session Handoff"
+    And the "Waiting for Session Handoff" line was drawn in the theme's yellow warning colour

@@ -8,8 +8,9 @@ and an RPC ``abort`` during the execution aborts that signal; the tool's result 
 recorded (``agent-loop.js:398-405``). An abort that lands before the execution skips the tool
 (``agent-loop.js:478-486``): the GET never runs, so such a scenario says nothing about the
 extension. On the simulator the abort is injected right after the GET's reservation write
-(``faults.inject``: capability ``trace-faults``), the one awaited effect of a GET; real Pi
-cannot place an RPC abort there, so those scenarios are simulator-only. A *failed* GET is a
+(``faults.inject``: capability ``trace-faults``), the GET's file effect (an awaited file
+operation in a TypeScript implementation); real Pi cannot place an RPC abort inside a tool's
+execution, so those scenarios are simulator-only. A *failed* GET is a
 failed reservation write (``faults.fs``: capability ``fs-faults``), which real Pi plays for
 Python implementations.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from pytest_bdd import given, parsers, then, when
 
+from pi_continuity_harness.api import CONFIG_DIR_NAME
 from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.features.steps.blitz import (
     begin,
@@ -49,7 +51,11 @@ def _abort_during_get(world: World) -> None:
     the tool is executing, so its signal aborts while it runs (pi-agent-core
     ``dist/agent-loop.js:574``)."""
     rule = {
-        "after": {"kind": "fs", "name": "write", "glob": {"path": f"$WORK/project/.pi/{_DOSSIER_GLOB}"}},
+        "after": {
+            "kind": "fs",
+            "name": "write",
+            "glob": {"path": f"$WORK/project/{CONFIG_DIR_NAME}/{_DOSSIER_GLOB}"},
+        },
         "operations": ["abort"],
     }
     world.require_setup("an injected abort").data["faults"]["inject"].append(rule)
@@ -59,7 +65,7 @@ def _abort_during_get(world: World) -> None:
 @given("reserving the dossier will fail")
 def _reservation_fails(world: World) -> None:
     """The first write of the dossier file fails (EIO): the GET cannot reserve it."""
-    rule = {"op": "write", "path": f"$PROJECT/.pi/{_DOSSIER_GLOB}", "times": 1, "errno": "EIO"}
+    rule = {"op": "write", "path": f"$PROJECT/{CONFIG_DIR_NAME}/{_DOSSIER_GLOB}", "times": 1, "errno": "EIO"}
     world.require_setup("a fault").data["faults"]["fs"].append(rule)
 
 
@@ -149,7 +155,7 @@ def _crash_in_recovery(world: World) -> None:
         "after": {
             "kind": "fs",
             "name": "write",
-            "glob": {"path": "$WORK/agent/pi-blitz-handoff/recovery/*"},
+            "glob": {"path": f"$WORK/agent/{oracle.MANAGED_DIR}/recovery/*"},
             "occurrence": 2,
         }
     }
@@ -229,3 +235,20 @@ def _native_dialogs(world: World) -> None:
     assert set(methods) <= {"select", "input", "confirm"}, f"dialogs: {methods}"
     assert methods[:2] == ["select", "select"], f"the menus were not native selects: {methods}"
     assert "input" in methods[2:], f"the value was not asked in a native input dialog: {methods}"
+
+
+# ===================================================================== H64c: the yellow Waiting line
+@then('the "Waiting for Session Handoff" line was drawn in the theme\'s yellow warning colour')
+def _waiting_yellow(world: World) -> None:
+    """Pi loads a theme in every mode (``dist/main.js:814``) and RPC passes widget lines as they
+    are (``dist/modes/rpc/rpc-mode.js:127-137``), so the colour the extension gives the line
+    (``ctx.ui.theme.fg("warning", ...)``: ``ESC[38;5;3m`` in Pi 1.6's RPC theme) is observable."""
+    lines = [
+        line
+        for w in world.observe().widgets
+        for line in (w.get("lines") or [])
+        if oracle.plain(str(line)) == oracle.WAITING
+    ]
+    assert lines, f"no widget line said {oracle.WAITING!r}"
+    plain_ones = [line for line in lines if not oracle.drawn_yellow(str(line), oracle.WAITING)]
+    assert not plain_ones, f"the Waiting line was not drawn yellow: {plain_ones!r}"

@@ -10,6 +10,7 @@ from typing import Any
 
 from pi_continuity_harness.api import ToolResult
 from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, with_ui
+from pi_continuity_harness.reference.blitz import status
 from pi_continuity_harness.reference.blitz.paths import recovery_file_name
 from pi_continuity_harness.reference.blitz.recovery import CaptureWindow, format_deferred
 
@@ -129,3 +130,14 @@ class SettingsValueInEditor(Mutant):
             return answer
 
         await super().run(args, with_ui(ctx, input=input_as_editor))
+
+
+@mutant(
+    "H64c",
+    how="the Waiting line is drawn without a colour",
+    unreachable="the explorer reads no widget colours",
+)
+class WaitingLineUncoloured(Mutant):
+    def refresh(self, ctx: Any) -> None:
+        if self.request is not None and self.request.active:
+            self.show(ctx, status.request_lines(self.request, self.now()))
