@@ -80,6 +80,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("-k", dest="keyword", help="pytest keyword expression over scenario test names")
     parser.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
     parser.add_argument(
+        "-n",
+        dest="workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run each release's scenarios in N parallel processes (pytest-xdist); same results",
+    )
+    parser.add_argument(
         "--workdir", type=Path, help="keep every scenario's machine under DIR/<implementation>/<version>"
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the matrix as JSON here")
@@ -111,6 +119,8 @@ def parse_pi_versions(text: str) -> list[str]:
 def main(args: argparse.Namespace) -> int:
     console = output_console()
     versions = parse_pi_versions(args.pi_versions)
+    if args.workers < 0:
+        raise UsageError(f"-n must not be negative (got {args.workers})")
     extensions: list[str] = args.extensions or ["reference"]
     if len(set(extensions)) != len(extensions):
         raise UsageError("--extension: an implementation is given twice")
@@ -165,6 +175,7 @@ def main(args: argparse.Namespace) -> int:
             install=install,
             on_version=on_version,
             on_result=on_result if args.verbose else None,
+            workers=args.workers,
         )
     for matrix in run.implementations:
         console.print(f"\n[bold]Pi version matrix — {escape(matrix.implementation)} ({matrix.system})[/]")

@@ -29,6 +29,7 @@ import json
 import platform
 import re
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -396,13 +397,17 @@ def run_matrix(
     on_version: Callable[[PiVersionMatrix, str, SuiteRun], None] | None = None,
     on_result: Callable[[str, str, ScenarioResult, int, int], None] | None = None,
     suite: Callable[..., SuiteRun] | None = None,
+    workers: int = 0,
 ) -> MatrixRun:
     """Run the suite for every implementation on every release of ``pi_versions`` (checked by
     the caller), oldest first. ``install(version)`` installs or reuses a release before its runs
     (what it returns is kept in :attr:`MatrixRun.installs`); ``on_version`` hears of each
     finished (implementation, release) run. Scenario work directories go under ``workdir``
     (kept), else under a temporary directory removed at the end unless something failed.
-    ``suite`` runs one suite (default :func:`~.suite.run_suite`)."""
+    ``suite`` runs one suite (default :func:`~.suite.run_suite`); ``workers`` > 0 runs each
+    suite's scenarios in that many pytest-xdist processes (``matrix -n N``: every scenario
+    drives its own Pi process in its own machine directory, so they are independent, and the
+    results are reported in reading order as in a serial run)."""
     run_one = suite or run_suite
     versions = sorted(dict.fromkeys(pi_versions), key=version_key)
     matrices = [
@@ -410,40 +415,54 @@ def run_matrix(
     ]
     root = workdir.resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="pi-matrix-"))
     run = MatrixRun(matrices, workdir=root)
-    for version in versions:
-        if install is not None:
-            started = time.perf_counter()
-            run.installs[version] = {**install(version), "seconds": round(time.perf_counter() - started, 1)}
-        for matrix in matrices:
+    try:
+        for version in versions:
+            if install is not None:
+                started = time.perf_counter()
+                run.installs[version] = {
+                    **install(version),
+                    "seconds": round(time.perf_counter() - started, 1),
+                }
+            for matrix in matrices:
 
-            def progress(
-                result: ScenarioResult,
-                index: int,
-                total: int,
-                impl: str = matrix.implementation,
-                version: str = version,
-            ) -> None:
-                if on_result is not None:
-                    on_result(impl, version, result, index, total)
+                def progress(
+                    result: ScenarioResult,
+                    index: int,
+                    total: int,
+                    impl: str = matrix.implementation,
+                    version: str = version,
+                ) -> None:
+                    if on_result is not None:
+                        on_result(impl, version, result, index, total)
 
-            extension = matrix.implementation
-            extra = ["--system", system] if system and extension.endswith(".ts") else None
-            suite_run = run_one(
-                target="pi",
-                extension=extension,
-                tags=tags,
-                keyword=keyword,
-                seed=seed,
-                workdir=root / _slug(extension) / version,
-                extra_args=extra,
-                on_result=progress,
-                pi_version=version,
-            )
-            matrix.runs[version] = suite_run
-            if on_version is not None:
-                on_version(matrix, version, suite_run)
-            if suite_run.exit_code == int(pytest.ExitCode.INTERRUPTED):
-                raise KeyboardInterrupt  # pytest caught the interrupt; the matrix stops too
+                extension = matrix.implementation
+                extra = ["--system", system] if system and extension.endswith(".ts") else None
+                suite_run = run_one(
+                    target="pi",
+                    extension=extension,
+                    tags=tags,
+                    keyword=keyword,
+                    seed=seed,
+                    workdir=root / _slug(extension) / version,
+                    extra_args=extra,
+                    on_result=progress,
+                    pi_version=version,
+                    workers=workers,
+                )
+                matrix.runs[version] = suite_run
+                if on_version is not None:
+                    on_version(matrix, version, suite_run)
+                if suite_run.exit_code == int(pytest.ExitCode.INTERRUPTED):
+                    raise KeyboardInterrupt  # pytest caught the interrupt; the matrix stops too
+    except KeyboardInterrupt:
+        # Stopped (Ctrl-C, SIGTERM): a temporary root goes unless a finished run failed, as
+        # run_suite does for its own; then it stays, and stderr says where.
+        if workdir is None:
+            if any(r.failed for m in matrices for r in m.runs.values()):
+                print(f"scenario machines kept for inspection in {root}", file=sys.stderr)
+            else:
+                shutil.rmtree(root, ignore_errors=True)
+        raise
     if workdir is None and run.ok:
         shutil.rmtree(root, ignore_errors=True)
         run.workdir = None

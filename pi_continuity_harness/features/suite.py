@@ -523,6 +523,8 @@ def run_suite(
         args += [f"--cucumberjson={cucumber}"]
     if workers > 0:
         args += ["-p", "xdist", "-n", str(workers)]
+    if temporary:  # removed unread when it passes: only failed scenarios' records are kept
+        args += ["--observation-records", "failed"]
     args += extra_args or []
     collector = _Collector(on_result)
     started = time.perf_counter()

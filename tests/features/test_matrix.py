@@ -6,6 +6,7 @@ exit status. The live run is ``tests/realpi/test_pi_versions.py``."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -309,6 +310,7 @@ def test_html_writes_the_grid_page_of_the_matrix(
         (["--json", "."], "--json .: is a directory"),
         (["--report", "pyproject.toml"], "--report pyproject.toml: exists and is not a directory"),
         (["--html", "."], "--html .: is a directory"),
+        (["-n", "-1"], "-n must not be negative (got -1)"),
     ],
 )
 def test_bad_input_is_one_clear_error_exit_2_and_nothing_runs(
@@ -343,3 +345,34 @@ def test_a_scenario_another_release_ran_but_this_one_did_not_fails_the_release(t
     assert not matrix.passes("1.5.2") and matrix.lowest_passing_version == "1.6.0"
     alpha = [row for row in matrix.rows if row.assertion == "alpha"]
     assert matrix_module.assertion_cell(alpha, "1.5.2") == ("failed", "1/2, 1 not run")
+
+
+def test_n_runs_every_release_in_that_many_processes(fake_pi: FakeSuite, tmp_path: Path) -> None:
+    """``matrix -n N`` hands N to every suite run (pytest-xdist, as ``run -n N``); the default is serial."""
+    assert main(["matrix", "--pi-versions", "1.6.0,1.3.0", "-n", "2", "--workdir", str(tmp_path)]) == 1
+    assert [(c["pi_version"], c["workers"]) for c in fake_pi.calls] == [("1.3.0", 2), ("1.6.0", 2)]
+    fake_pi.calls.clear()
+    main(["matrix", "--pi-versions", "1.6.0", "--workdir", str(tmp_path / "serial")])
+    assert [c["workers"] for c in fake_pi.calls] == [0]
+
+
+def test_an_interrupted_matrix_removes_its_temporary_directory_unless_something_failed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A matrix stopped by Ctrl-C or SIGTERM leaves no temporary directory behind when nothing
+    had failed, and keeps it (saying where) when a finished run failed."""
+    for failing, kept in ((set(), False), ({"1.5.2"}, True)):
+        suite = _plan(failing, versions=("1.5.2", "1.6.0"))
+
+        def stop_on_the_second(suite: FakeSuite = suite, **kwargs: Any) -> SuiteRun:
+            if kwargs["pi_version"] == "1.6.0":
+                raise KeyboardInterrupt
+            return suite(**kwargs)
+
+        with pytest.raises(KeyboardInterrupt):
+            run_matrix(pi_versions=["1.5.2", "1.6.0"], suite=stop_on_the_second)
+        root = suite.calls[0]["workdir"].parent.parent
+        assert root.exists() is kept
+        assert (f"scenario machines kept for inspection in {root}" in capsys.readouterr().err) is kept
+        if kept:
+            shutil.rmtree(root)

@@ -17,17 +17,20 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 import tempfile
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from pi_continuity_harness.commands.compare import CompareReport, compare_suites
+from pi_continuity_harness.commands.compare import CompareReport, ScenarioComparison, compare_suites
+from pi_continuity_harness.features.suite import SuiteRun
+from pi_continuity_harness.targets.comparison import Difference
 from pi_continuity_harness.targets.realpi import PiInstallation
 from pi_continuity_harness.targets.target import CAPABILITIES
-
-pytestmark = [pytest.mark.realpi, pytest.mark.slow]
 
 _NEEDS = re.compile(r"^needs (?P<capability>[a-z-]+) \(")
 
@@ -90,6 +93,8 @@ def _compare_passes_and_matches(tags: str, root: Path) -> list[str]:
     return [r.feature_file.replace("\\", "/") for r in passed]
 
 
+@pytest.mark.realpi
+@pytest.mark.slow
 class TestSmokeAndInstall:
     def test_every_smoke_and_install_scenario_passes_on_real_pi_and_matches_the_simulator(
         self, pi_installation: PiInstallation, short_tmp: Path
@@ -101,6 +106,8 @@ class TestSmokeAndInstall:
         assert len(passed) >= 50
 
 
+@pytest.mark.realpi
+@pytest.mark.slow
 class TestRulesFailuresAndHost:
     def test_every_other_scenario_passes_on_real_pi_and_matches_the_simulator(
         self, pi_installation: PiInstallation, short_tmp: Path
@@ -109,3 +116,88 @@ class TestRulesFailuresAndHost:
         folders = {f.split("/")[-2] for f in passed}
         assert folders == {"rules", "failures", "host"}, folders
         assert len(passed) >= 60
+
+
+# ----------------------------------------------------------------------------- the re-run rule
+# (no real Pi: the comparison is faked, so the rule's two outcomes are shown to happen)
+def _report(tmp_path: Path, channels: list[str], name: str = "a scenario") -> CompareReport:
+    observations = {}
+    for target in ("sim", "pi"):
+        path = tmp_path / f"{target}-{len(channels)}-observation.json"
+        path.write_text(f'{{"target": "{target}"}}', encoding="utf-8")
+        observations[target] = str(path)
+    scenario = ScenarioComparison(
+        nodeid=f"test_x.py::test_{name.replace(' ', '_')}",
+        name=name,
+        assertion="an assertion",
+        sim_status="passed",
+        pi_status="passed",
+        differences=[Difference(channel, [f"{channel} differ"]) for channel in channels],
+        observations=observations,
+    )
+
+    def run(target: str) -> SuiteRun:
+        return SuiteRun(target=target, implementation="reference", environment={})
+
+    return CompareReport(run("sim"), run("pi"), [scenario], tmp_path)
+
+
+@dataclass
+class Rerun:
+    """The faked second comparison: the channels it differs in, and what it was asked."""
+
+    channels: list[str] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+@pytest.fixture
+def rerun(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Rerun:
+    rerun = Rerun()
+
+    def fake(**kwargs: Any) -> CompareReport:
+        rerun.calls.append(kwargs)
+        return _report(tmp_path / "again", rerun.channels)
+
+    (tmp_path / "again").mkdir()
+    monkeypatch.setattr(sys.modules[__name__], "compare_suites", fake)
+    return rerun
+
+
+def _kept(text: str) -> Path:
+    match = re.search(r"kept in (\S+?)\)?$", text, re.MULTILINE)
+    assert match, text
+    return Path(match.group(1))
+
+
+class TestADifferenceIsComparedAgainAlone:
+    def test_no_difference_compares_nothing_again(self, rerun: Rerun, tmp_path: Path) -> None:
+        _no_reproducible_difference(_report(tmp_path, []), tmp_path)
+        assert rerun.calls == []
+
+    def test_a_difference_that_comes_back_fails_and_keeps_both_records(
+        self, rerun: Rerun, tmp_path: Path
+    ) -> None:
+        rerun.channels = ["artifacts"]
+        with pytest.raises(AssertionError) as failure:
+            _no_reproducible_difference(_report(tmp_path, ["artifacts"]), tmp_path)
+        assert [c["keyword"] for c in rerun.calls] == ["test_a_scenario"]
+        assert "a scenario: artifacts: artifacts differ" in str(failure.value)
+        kept = _kept(str(failure.value))
+        try:
+            assert sorted(p.name for p in kept.iterdir()) == [
+                "compare.json", "test_a_scenario-pi.json", "test_a_scenario-sim.json"
+            ]  # fmt: skip
+        finally:
+            shutil.rmtree(kept)
+
+    def test_a_difference_that_does_not_come_back_is_a_warning_naming_it(
+        self, rerun: Rerun, tmp_path: Path
+    ) -> None:
+        with pytest.warns(UserWarning, match=r"not reproduced alone\): a scenario \(artifacts\)") as seen:
+            _no_reproducible_difference(_report(tmp_path, ["artifacts"]), tmp_path)
+        assert len(rerun.calls) == 1
+        kept = _kept(str(seen[0].message))
+        try:
+            assert (kept / "test_a_scenario-pi.json").is_file()
+        finally:
+            shutil.rmtree(kept)
