@@ -39,6 +39,7 @@ __all__ = [
     "MessageStartEvent",
     "ModelSelectEvent",
     "SessionBeforeCompactEvent",
+    "SessionBeforeForkEvent",
     "SessionBeforeSwitchEvent",
     "SessionCompactEvent",
     "SessionCompactFailedEvent",
@@ -240,6 +241,16 @@ class SessionBeforeSwitchEvent(Event):
     type: ClassVar[str] = "session_before_switch"
     reason: Literal["new", "resume"]
     target_session_file: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionBeforeForkEvent(Event):
+    """``session_before_fork`` (``dist/core/agent-session-runtime.js:109-120``): before RPC
+    ``fork`` branches the session at ``entry_id``; ``{"cancel": true}`` keeps the session."""
+
+    type: ClassVar[str] = "session_before_fork"
+    entry_id: str
+    position: Literal["before", "at"] = "before"
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,11 @@ the simulator and, through the bridge, in real Pi.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pi_continuity_harness.api import ExtensionAPI, ExtensionContext, SessionStartEvent
 
-__all__ = ["SESSION_START_ENTRY", "session_start_recorder"]
+__all__ = ["SESSION_START_ENTRY", "model_before_switch", "session_start_recorder"]
 
 #: The ``customType`` of the entry :func:`session_start_recorder` appends.
 SESSION_START_ENTRY = "harness-session-start"
@@ -29,3 +31,24 @@ def session_start_recorder(pi: ExtensionAPI) -> None:
         pi.append_entry(SESSION_START_ENTRY, {"reason": event.reason, "n": count})
 
     pi.on("session_start", on_start)
+
+
+def model_before_switch(pi: ExtensionAPI) -> None:
+    """Asks the active model once (``ctx.modelRegistry.complete``) in its ``session_before_switch``
+    handler before it lets the switch go on: an extension that does asynchronous work before a
+    session is replaced. Pi awaits every ``session_before_switch`` handler before it replaces the
+    session (``dist/core/agent-session-runtime.js:97-108, 166-170``), so while that call is held
+    the switch is in progress and the old session's extensions still handle commands."""
+
+    async def before_switch(_event: Any, ctx: ExtensionContext) -> None:
+        model = ctx.model
+        if model is None:
+            return
+        text = {"type": "text", "text": "Note the session switch."}
+        context = {
+            "systemPrompt": "You note session switches.",
+            "messages": [{"role": "user", "content": [text], "timestamp": 0}],
+        }
+        await ctx.model_registry.complete(model, context, max_tokens=64)
+
+    pi.on("session_before_switch", before_switch)

@@ -16,6 +16,7 @@ from pi_continuity_harness.features.pytest_plugin import (  # noqa: F401
     pytest_collection_finish,
     pytest_collection_modifyitems,
     pytest_configure,
+    pytest_ignore_collect,
     pytest_report_from_serializable,
     pytest_report_to_serializable,
     pytest_runtest_makereport,
@@ -25,6 +26,7 @@ from pi_continuity_harness.features.pytest_plugin import (  # noqa: F401
     world,
 )
 from pi_continuity_harness.features.steps.blitz import *  # noqa: F403
+from pi_continuity_harness.features.steps.blitz_concurrent import *  # noqa: F403
 from pi_continuity_harness.features.steps.blitz_faults import *  # noqa: F403
 from pi_continuity_harness.features.steps.blitz_then import *  # noqa: F403
 from pi_continuity_harness.features.steps.failures import *  # noqa: F403

@@ -285,11 +285,58 @@ def machine_path(config: pytest.Config, test_name: str) -> Path:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """A ``.feature`` file is a test module of its scenarios (when ``--target`` is given)."""
-    if file_path.suffix == ".feature" and parent.config.getoption("--target") is not None:
-        collector: FeatureFile = FeatureFile.from_parent(parent, path=file_path)
-        return collector
-    return None
+    """A ``.feature`` file is a test module of its scenarios (when ``--target`` is given).
+
+    A feature of the stock suite is left to its ``test_<system>.py`` module (``scenarios()``)
+    when that module is collected too: :func:`drop_duplicates` would drop the copy after parsing
+    it, and parsing every feature twice was half the collection of a whole-suite run."""
+    config = parent.config
+    if file_path.suffix != ".feature" or config.getoption("--target") is None:
+        return None
+    if _stock_system_dir(file_path) is not None and _suite_collected_whole(config):
+        return None
+    collector: FeatureFile = FeatureFile.from_parent(parent, path=file_path)
+    return collector
+
+
+_SUITE_DIR = Path(__file__).resolve().parent
+_WHOLE_SUITE = pytest.StashKey[bool]()
+
+
+def _stock_system_dir(path: Path) -> str | None:
+    """The stock suite's features directory ``path`` is (or is under), else None."""
+    try:
+        relative = path.resolve().relative_to(_SUITE_DIR)
+    except ValueError:
+        return None
+    head = relative.parts[0] if relative.parts else ""
+    return head if head in SYSTEM_DIRS else None
+
+
+def _suite_collected_whole(config: pytest.Config) -> bool:
+    """Whether a path given to pytest is the stock suite's directory (or holds it), so its
+    ``test_<system>.py`` modules are collected."""
+    if _WHOLE_SUITE not in config.stash:
+        given = [Path(str(arg).split("::", 1)[0]).resolve() for arg in config.args]
+        config.stash[_WHOLE_SUITE] = any(p == _SUITE_DIR or p in _SUITE_DIR.parents for p in given)
+    return config.stash[_WHOLE_SUITE]
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Another system's part of the stock suite is not collected at all when the whole suite
+    runs (``pytest_collection_modifyitems`` deselected it after collection before: a handoff
+    implementation's run parsed every continuity feature for nothing)."""
+    if config.getoption("--target") is None or not _suite_collected_whole(config):
+        return None
+    name = collection_path.name
+    directory = (
+        name.removeprefix("test_").removesuffix(".py") if collection_path.parent == _SUITE_DIR else None
+    )
+    if directory is None or directory not in SYSTEM_DIRS:
+        return None
+    if not (collection_path.is_dir() or name == f"test_{directory}.py"):
+        return None
+    return SYSTEM_DIRS[directory] != implementation_system(config) or None
 
 
 def make_target(config: pytest.Config, slug: str) -> Target:

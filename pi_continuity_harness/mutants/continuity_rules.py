@@ -70,6 +70,11 @@ UNREACHABLE: dict[str, str] = {
         "matrix's 60 seeds no explored session grew that large; the failure feature "
         "earendil-pi-8371-synthesis-input-is-bounded builds one on purpose"
     ),
+    "internal_error_reaches_pi": (
+        "fail_closed_no_pi_summary would see Pi's own summary, but the explorer's fault plans hold no "
+        "unexpected (non-OSError) fault (explore/continuity/generate.py _FS_FAULTS), so no explored "
+        "handoff reaches the catch-all; rules/fail-closed-without-cooldown injects one"
+    ),
     "directives_only_at_line_start": (
         "the explorer's scripted syntheses promote only role-labelled directives at the start of a "
         "line, which the old validator also refuses; the unquoted 'Ignore your instructions ...' "
@@ -3387,4 +3392,84 @@ patched_once(
     "the session id is used as the directory name as it is ('../x' leads out of the artifact directory)",
     "paths:safe_session_component",
     lambda original: lambda session_id: session_id,
+)
+
+
+# ============================================================================ §3: durable Brief first
+def _brief_written_after_commit(pi: ExtensionAPI) -> None:
+    """The reference, except that the Brief it wrote and re-read is taken off the disk before
+    the hook returns and written back only once Pi has appended the entry (``session_compact``)
+    or given up (``session_compact_failed``): the summary is still the exact Brief, but it was
+    not durable when Pi committed it."""
+    import os  # noqa: PLC0415 (only the mutant needs it)
+
+    owner: Any = _module("extension").Continuity
+    name = "brief_written_after_commit"
+    if getattr(owner.on_before_compact, "__mutant__", None) != name:
+        before, compact, failed = owner.on_before_compact, owner.on_compact, owner.on_compact_failed
+        deferred: dict[str, str] = {}
+
+        async def on_before_compact(self: Any, event: Any, ctx: Any) -> Any:
+            result = await before(self, event, ctx)
+            prepared = self.state.prepared if self.state is not None else None
+            if getattr(result, "compaction", None) is not None and prepared is not None:
+                os.remove(prepared.artifact_path)
+                deferred[prepared.artifact_path] = prepared.text
+            return result
+
+        def write_back(self: Any) -> None:
+            prepared = self.state.prepared if self.state is not None else None
+            text = deferred.pop(prepared.artifact_path, None) if prepared is not None else None
+            if prepared is not None and text is not None:
+                _module("atomic_io").atomic_write_text(prepared.artifact_path, text)
+
+        async def on_compact(self: Any, event: Any, ctx: Any) -> None:
+            write_back(self)
+            await compact(self, event, ctx)
+
+        async def on_compact_failed(self: Any, event: Any, ctx: Any) -> None:
+            write_back(self)
+            await failed(self, event, ctx)
+
+        methods: dict[str, Any] = {
+            "on_before_compact": on_before_compact,
+            "on_compact": on_compact,
+            "on_compact_failed": on_compact_failed,
+        }
+        for attribute, method in methods.items():
+            method.__mutant__ = name
+            setattr(owner, attribute, method)
+    reference_extension(pi)
+
+
+registered(
+    "brief_written_after_commit",
+    ("P1",),
+    "§3: Durable Continuity Brief first: the pending Brief holding the summary is on disk before Pi appends "
+    "the compaction entry",
+    "the Brief is kept in memory when the hook returns and written to pending/ only in session_compact",
+    _brief_written_after_commit,
+)
+
+
+def _internal_error_rethrown(original: Any) -> Any:
+    def fail(self: Any, state: Any, ctx: Any, request: Any, failure: Any, operation: Any) -> Any:
+        import sys  # noqa: PLC0415 (only the mutant needs it)
+
+        caught = sys.exc_info()[1]
+        if failure.phase == "internal" and caught is not None and caught is not failure:
+            raise caught  # the catch-all lets what it caught through: Pi summarises by itself
+        return original(self, state, ctx, request, failure, operation)
+
+    return fail
+
+
+patched_once(
+    "internal_error_reaches_pi",
+    ("P5b",),
+    "§3/§5: an unexpected internal error inside session_before_compact is caught and turned into cancel: true "
+    "with a failure notification, never thrown to Pi",
+    "the hook's catch-all re-raises what it caught, so the error reaches Pi, which compacts with its own summary",
+    "extension:Continuity._fail",
+    _internal_error_rethrown,
 )

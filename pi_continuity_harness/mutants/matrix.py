@@ -141,7 +141,9 @@ def suite_tags(mutant: Mutant) -> str | None:
 def _suite(
     spec: str, scratch: Path, timeout: float, tags: str | None, budget: BudgetOverride | None = None
 ) -> tuple[list[dict[str, Any]], str | None]:
-    args = ["run", "--extension", spec, "--quiet", "--workdir", str(scratch / "suite")]
+    # No --workdir: the run's temporary directory goes under TMPDIR, the scratch, and a
+    # temporary run writes only failed scenarios' observation records (nobody reads them here).
+    args = ["run", "--extension", spec, "--quiet"]
     args += budget.cli_args() if budget is not None else []
     if tags is not None:
         args += ["--tags", tags]

@@ -182,6 +182,13 @@ class Scenario(_Strict):
             target = getattr(op, "set_model", None)
             if isinstance(target, str) and target not in ids:
                 raise ValueError(f"operations[{index}].set_model: {target!r} is not one of the models {ids}")
+            command = getattr(op, "command", None)
+            if command is not None and not command.wait:
+                raise ValueError(
+                    f"operations[{index}].command.wait: false is for a command run while a reply is held"
+                    " (a reply's during, or faults.inject); at the top level the next operation waits"
+                    " for the host to be quiet"
+                )
         if sum(1 for e in self.extensions if e.implementation) > 1:
             raise ValueError("extensions: the implementation under test appears more than once")
         if self.session_id is not None:

@@ -6,9 +6,12 @@ Faults of the model (errors, malformed or empty output, aborts) are scripted rep
 ``fs``
     A filesystem fault on an extension's own file operation, matched by operation and
     path glob: fail it with an ``OSError`` (``error``), kill the process just before it
-    (``crash``), or corrupt the file just before it is read (``corrupt``: the re-read
-    sees half the bytes). Injected through Python audit hooks, so any Python
-    implementation is covered without being written for the harness.
+    (``crash``), corrupt the file just before it is read (``corrupt``: the re-read
+    sees half the bytes), or raise an exception that is no ``OSError`` (``unexpected``: a
+    ``RuntimeError``, an internal error the implementation did not anticipate; spec §3/§5
+    ask that even such an error inside ``session_before_compact`` cancels, never reaches Pi).
+    Injected through Python audit hooks, so any Python implementation is covered without
+    being written for the harness.
 ``crash``
     Kill the process right after a matching trace record ("between any two effects").
 ``inject``
@@ -50,7 +53,7 @@ class FsFault(_Strict):
     path: str = Field(description="Glob over the path, e.g. '$PROJECT/.pi/session-continuity/*/pending/*'")
     occurrence: int = Field(default=1, ge=1, description="First matching operation that fails (1-based)")
     times: int = Field(default=1, ge=0, description="How many consecutive matches fail; 0 = every one after")
-    effect: Literal["error", "crash", "corrupt"] = "error"
+    effect: Literal["error", "crash", "corrupt", "unexpected"] = "error"
     errno_name: Literal["EIO", "ENOSPC", "EACCES", "EROFS", "ENOTDIR"] = Field(default="EIO", alias="errno")
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)

@@ -1,6 +1,7 @@
 """The filesystem monitor: observes, confines and faults an extension's own file operations.
 
-An ``fs`` fault of a scenario (``faults.FsFault``) fails, corrupts or crashes at a matching file
+An ``fs`` fault of a scenario (``faults.FsFault``) fails (with an ``OSError``, or with an
+unexpected exception), corrupts or crashes at a matching file
 operation of a *Python* implementation. Both targets inject it the same way, through Python
 audit hooks in the process that runs the extension: the simulated host in its own process,
 the real-Pi target in the bridge's Python process (``targets/realpi/bridge_runtime.py``),
@@ -160,6 +161,10 @@ class FilesystemMonitor:
             if fault.effect == "corrupt":
                 self._corrupt(path)
                 continue
+            if fault.effect == "unexpected":  # no OSError: what an implementation did not anticipate
+                raise RuntimeError(
+                    f"unexpected internal error (injected fault) at {op} {self._symbolic(path)}"
+                )
             code = getattr(errno, fault.errno_name)
             raise OSError(code, f"{os.strerror(code)} (injected fault)", path)
         self._pending = pending

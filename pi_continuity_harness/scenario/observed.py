@@ -4,15 +4,21 @@ The simulated host traces every extension event it dispatches (``event`` records
 trace); on real Pi the observer extension (``targets/realpi/observer.ts``) logs the same
 events with the same fields. :data:`OBSERVABLE_EVENTS` are the events every target observes
 (the observer logs exactly these), :func:`event_summary` the fields of one, in Pi's camelCase.
+
+``session_compact`` carries one field more on both targets, ``summaryFiles``: the witness of
+"durable Brief first" (spec §3), :func:`summary_files` taken when Pi announces the entry it has
+just appended, before any extension's handler runs (Pi appends the entry and emits the event
+with no await in between: ``agent-session.js:2402-2409, 2691-2698``).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from pi_continuity_harness.api.events import CompactionPreparation
 
-__all__ = ["OBSERVABLE_EVENTS", "event_summary", "preparation_summary"]
+__all__ = ["OBSERVABLE_EVENTS", "event_summary", "preparation_summary", "summary_files"]
 
 
 #: Extension events every target observes (the real-Pi observer extension logs the same).
@@ -74,6 +80,8 @@ def event_summary(event: Any) -> dict[str, Any]:
         }
     if kind == "session_start":
         return {"reason": event.reason, "previousSessionFile": event.previous_session_file}
+    if kind == "session_before_fork":
+        return {"entryId": event.entry_id, "position": event.position}
     if kind in ("session_shutdown", "session_before_switch"):
         return {"reason": event.reason, "targetSessionFile": event.target_session_file}
     if kind == "model_select":
@@ -109,3 +117,29 @@ def preparation_summary(preparation: CompactionPreparation) -> dict[str, Any]:
         "previousSummary": preparation.previous_summary,
         "settings": preparation.settings.to_json(),
     }
+
+
+def summary_files(root: str, summary: str) -> list[str]:
+    """The regular files under ``root`` (the project: Pi's ``ctx.cwd``) whose bytes are exactly
+    the UTF-8 bytes of ``summary``, as sorted absolute paths.
+
+    The witness of spec §3 "Durable Continuity Brief first": taken at the moment Pi appends the
+    compaction entry, it shows whether a pending Brief holding the summary was already on disk.
+    The real-Pi observer (``targets/realpi/observer.ts`` ``summaryFiles``) computes the same.
+    Symbolic links are not followed; an unreadable file or directory is left out.
+    """
+    data = summary.encode("utf-8")
+    found: list[str] = []
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories.sort()
+        for name in sorted(files):
+            path = os.path.join(directory, name)
+            try:
+                if os.path.islink(path) or os.path.getsize(path) != len(data):
+                    continue
+                with open(path, "rb") as handle:
+                    if handle.read() == data:
+                        found.append(path)
+            except OSError:
+                continue
+    return sorted(found)

@@ -35,6 +35,7 @@ __all__ = [
     "DialogAnswer",
     "DialogAnswerMismatchError",
     "EditFileOp",
+    "ForkOp",
     "ImageSpec",
     "NewSessionOp",
     "Operation",
@@ -43,8 +44,10 @@ __all__ = [
     "ReloadOp",
     "RestartOp",
     "SetModelOp",
+    "no_fork_message",
     "operation_name",
     "pick_answer",
+    "pick_fork_message",
 ]
 
 
@@ -246,13 +249,33 @@ def pick_answer(
 
 
 class CommandSpec(_Strict):
+    """A command line, its dialog answers, and whether the operation waits for the command.
+
+    ``wait: false`` sends the command and goes on at once, as an RPC client that writes the next
+    command line without waiting for the response (Pi answers an extension command's ``prompt``
+    only when the handler has returned, ``dist/core/agent-session.js:1713-1718``, and runs the
+    next stdin line meanwhile, ``dist/modes/rpc/rpc-mode.js:318-343``). The next operation then
+    runs while this command is still held (for example while ``/sh cancel`` waits for the turn
+    to settle). The command has started when the next operation runs: it ran up to its first
+    wait. Only a held reply's ``during`` and a ``faults.inject`` rule may hold such a command
+    (at the top level the next operation waits for the host to be quiet anyway), and it takes no
+    ``answers`` (they would have no operation to belong to).
+    """
+
     text: str = Field(description="The command line, starting with '/'")
     answers: tuple[DialogAnswer, ...] = ()
+    wait: bool = Field(
+        default=True,
+        strict=True,
+        description="false: send the command and run the next operation while it is still running",
+    )
 
     @model_validator(mode="after")
     def _slash(self) -> CommandSpec:
         if not self.text.startswith("/"):
             raise ValueError("a command starts with '/'")
+        if not self.wait and self.answers:
+            raise ValueError("wait: false takes no answers (no operation waits for its dialogs)")
         return self
 
 
@@ -337,6 +360,31 @@ class NewSessionOp(_ValueOptional):
     new_session: NewSessionSpec = NewSessionSpec()
 
 
+class ForkSpec(_Strict):
+    message: int = Field(
+        default=-1,
+        description=(
+            "which user message to fork before: 1-based among the messages Pi offers "
+            "(RPC get_fork_messages), negative from the end (-1: the last)"
+        ),
+    )
+
+    @field_validator("message")
+    @classmethod
+    def _not_zero(cls, value: int) -> int:
+        if value == 0:
+            raise ValueError("0 names no message (1 is the first, -1 the last)")
+        return value
+
+
+class ForkOp(_ValueOptional):
+    """Fork the session before a user message (RPC ``get_fork_messages``, then ``fork`` with that
+    message's entry ID, ``dist/modes/rpc/rpc-mode.js:501-516``): ``session_before_fork`` may cancel
+    it; otherwise Pi switches to a new session holding the path up to that message's parent."""
+
+    fork: ForkSpec = ForkSpec()
+
+
 class EditFileSpec(_Strict):
     """Write, replace or remove a file under the workspace, as a user or a fault would.
 
@@ -378,6 +426,7 @@ _OPERATION_KEYS = (
     "set_model",
     "new_session",
     "edit_file",
+    "fork",
 )
 
 
@@ -403,7 +452,8 @@ Operation = Annotated[
     | Annotated[CrashOp, Tag("crash")]
     | Annotated[SetModelOp, Tag("set_model")]
     | Annotated[NewSessionOp, Tag("new_session")]
-    | Annotated[EditFileOp, Tag("edit_file")],
+    | Annotated[EditFileOp, Tag("edit_file")]
+    | Annotated[ForkOp, Tag("fork")],
     Discriminator(
         _operation_key,
         custom_error_type="operation",
@@ -422,7 +472,15 @@ def operation_name(op: Operation) -> str:
 
 def normalise_operation_input(value: Any) -> Any:
     """Accept the bare-word forms ``- abort`` / ``- reload`` in YAML."""
-    if isinstance(value, str) and value in ("abort", "reload", "restart", "crash", "compact", "new_session"):
+    if isinstance(value, str) and value in (
+        "abort",
+        "reload",
+        "restart",
+        "crash",
+        "compact",
+        "new_session",
+        "fork",
+    ):
         return {value: None}
     return value
 
@@ -435,3 +493,16 @@ def _bare_words(value: Any) -> Any:
 
 #: A list of operations, in which a bare word (``- abort``) stands for an operation without a value.
 Operations = Annotated[tuple[Operation, ...], BeforeValidator(_bare_words)]
+
+
+def pick_fork_message(messages: list[dict[str, str]], position: int) -> str | None:
+    """The entry ID of the ``position``-th message of RPC ``get_fork_messages`` (1-based,
+    negative from the end), or None when there is no such message."""
+    index = position - 1 if position > 0 else len(messages) + position
+    if not 0 <= index < len(messages):
+        return None
+    return str(messages[index]["entryId"])
+
+
+def no_fork_message(messages: list[dict[str, str]], position: int) -> str:
+    return f"fork: no user message {position} to fork before ({len(messages)} offered)"

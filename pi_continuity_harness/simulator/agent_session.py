@@ -180,6 +180,7 @@ class AgentSession:
         write_file: Callable[[str, str], None],
         remove_file: Callable[[str], None] | None = None,
         read_file: Callable[[str], str] | None = None,
+        summary_files: Callable[[str], list[str]] | None = None,
     ) -> None:
         self.session_manager = session_manager
         self.settings = settings
@@ -191,6 +192,9 @@ class AgentSession:
         #: beside the project, as the simulated host lays it out.
         self.package_dir = package_dir or pi_package_path(os.path.dirname(cwd.rstrip("/")))
         self.thinking_level = thinking_level
+        #: The files under the project holding a summary's exact bytes, read as the host (the
+        #: ``summaryFiles`` witness of ``session_compact``, ``scenario/observed.py``).
+        self._summary_files = summary_files
         #: Told the new level when :meth:`set_thinking_level` changes it (the host keeps it for
         #: the runtimes it starts and for ``pi.getThinkingLevel()``).
         self.on_thinking_level: Callable[[str], None] | None = None
@@ -465,7 +469,7 @@ class AgentSession:
         runner = self._runner()
         observable = event.type in OBSERVABLE_EVENTS
         if observable:
-            self.trace.emit("event", event.type, **event_summary(event))
+            self.trace.emit("event", event.type, **event_summary(event), **self._witness(event))
         if not runner.has_handlers(event.type):
             return None
         if not observable:
@@ -473,6 +477,14 @@ class AgentSession:
         result = await runner.emit(event)
         await self._settle_preflights()
         return result
+
+    def _witness(self, event: Event) -> dict[str, Any]:
+        """``summaryFiles`` of a ``session_compact``: what was on disk when Pi appended the entry,
+        before any handler ran (the real-Pi observer, loaded first, logs the same)."""
+        if not isinstance(event, SessionCompactEvent) or self._summary_files is None:
+            return {}
+        summary = event.compaction_entry.get("summary")
+        return {"summaryFiles": self._summary_files(summary)} if isinstance(summary, str) else {}
 
     async def _settle_preflights(self) -> None:
         """Model JavaScript's eager microtasks: an extension's ``send_user_message`` issued in

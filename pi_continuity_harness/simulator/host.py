@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
 from pi_continuity_harness.api.events import (
+    SessionBeforeForkEvent,
     SessionBeforeSwitchEvent,
     SessionInfoChangedEvent,
     SessionShutdownEvent,
@@ -49,6 +50,7 @@ from pi_continuity_harness.scenario.model_script import (
     ModelRequest,
     ModelScript,
 )
+from pi_continuity_harness.scenario.observed import summary_files
 from pi_continuity_harness.scenario.operations import (
     AbortOp,
     CommandOp,
@@ -56,15 +58,19 @@ from pi_continuity_harness.scenario.operations import (
     CrashOp,
     DialogAnswer,
     EditFileOp,
+    ForkOp,
     NewSessionOp,
     Operation,
     PromptOp,
     ReloadOp,
     RestartOp,
     SetModelOp,
+    no_fork_message,
     operation_name,
+    pick_fork_message,
 )
 from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
+from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.scenario.workspace import HostPaths, apply_edit
 from pi_continuity_harness.simulator.agent_session import AgentSession, PromptRejectedError
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
@@ -300,6 +306,12 @@ class SimHost:
             os.remove(path)
         self.trace.emit("fs", "tool_remove", path=path)
 
+    def _summary_files(self, summary: str) -> list[str]:
+        """The ``summaryFiles`` witness (``scenario/observed.py``): read as the host, so the
+        monitor neither records nor faults it."""
+        with self.host_io():
+            return summary_files(self.paths.project_dir, summary)
+
     def _on_entry(self, entry: dict[str, Any], persisted: bool) -> None:
         self.trace.emit("entry", str(entry.get("type")), id=entry.get("id"), persisted=persisted)
 
@@ -425,6 +437,7 @@ class SimHost:
             write_file=self._tool_write,
             remove_file=self._tool_remove,
             read_file=self._tool_read,
+            summary_files=self._summary_files,
         )
         session.rpc = self.record_rpc
         session.on_thinking_level = self._thinking_level_changed
@@ -740,6 +753,91 @@ class SimHost:
             await with_session(new_runtime.runner.create_replaced_context())
         return {"cancelled": False}
 
+    def fork_messages(self) -> list[dict[str, str]]:
+        """RPC ``get_fork_messages`` (``getUserMessagesForForking``, agent-session.js:3539-3553):
+        every user message entry with text, in file order."""
+        runtime = self._require_runtime()
+        found = []
+        for entry in runtime.session_manager.get_entries():
+            if entry.get("type") != "message" or entry["message"].get("role") != "user":
+                continue
+            text = content_text(entry["message"].get("content"), "")
+            if text:
+                found.append({"entryId": str(entry["id"]), "text": text})
+        return found
+
+    async def fork(self, entry_id: str) -> dict[str, Any]:
+        """RPC ``fork`` (``AgentSessionRuntime.fork``, agent-session-runtime.js:185-270, position
+        ``before``): ``session_before_fork`` may cancel; otherwise a new session holding the path
+        up to the selected user message's parent, its header linking the source file, replaces
+        the runtime (``session_shutdown{fork}``, ``session_start{fork}``)."""
+        runtime = self._require_runtime()
+        result = await runtime.session.dispatch(SessionBeforeForkEvent(entry_id=entry_id, position="before"))
+        if result is not None and getattr(result, "cancel", False):
+            return {"cancelled": True}
+        current = runtime.session_manager
+        selected = current.get_entry(entry_id)
+        if selected is None or selected.get("type") != "message" or selected["message"].get("role") != "user":
+            raise PromptRejectedError("Invalid entry ID for forking")
+        target_leaf = selected.get("parentId")
+        selected_text = content_text(selected["message"].get("content"), "")
+        previous_file = current.get_session_file()
+        manager: SessionManager
+        if current.is_persisted():
+            if previous_file is None:
+                raise PromptRejectedError("Persisted session is missing a session file")
+            if not target_leaf:
+                manager = self._new_manager(parent_session=previous_file)
+            else:
+                if not os.path.exists(previous_file):
+                    raise PromptRejectedError(
+                        "This session has not been saved yet. Send a message before cloning or forking it."
+                    )
+                with self.host_io():
+                    manager = SessionManager.open(
+                        previous_file,
+                        cwd=self.paths.project_dir,
+                        session_dir=self.paths.session_dir,
+                        clock=self.clock,
+                        rng=self.rng,
+                        write_line=self._write_session,
+                        on_append=self._on_entry,
+                    )
+                    manager.create_branched_session(target_leaf)
+            await self._teardown_for_fork(runtime, manager.get_session_file())
+        else:
+            manager = current
+            await self._teardown_for_fork(runtime, manager.get_session_file())
+            if not target_leaf:
+                manager.new_session(parent_session=previous_file)
+            else:
+                manager.create_branched_session(target_leaf)
+        await self._create_runtime(
+            manager,
+            SessionStartEvent(reason="fork", previous_session_file=previous_file),
+            restored=bool(target_leaf),
+            model=runtime.session.model,
+        )
+        return {"cancelled": False, "text": selected_text}
+
+    async def _teardown_for_fork(self, runtime: Runtime, target_file: str | None) -> None:
+        """``teardownCurrent("fork", ...)``: settle the running turn, ``session_shutdown``."""
+        await runtime.session.abort()
+        await runtime.session.dispatch(SessionShutdownEvent(reason="fork", target_session_file=target_file))
+        runtime.runner.invalidate()
+
+    def _new_manager(self, *, parent_session: str | None) -> SessionManager:
+        return SessionManager.create(
+            cwd=self.paths.project_dir,
+            session_dir=self.paths.session_dir,
+            clock=self.clock,
+            rng=self.rng,
+            parent_session=parent_session,
+            persist=self.persist_sessions,
+            write_line=self._write_session,
+            on_append=self._on_entry,
+        )
+
     def _require_runtime(self) -> Runtime:
         if self.runtime is None or not self.running:
             raise PromptRejectedError("Pi is not running")
@@ -757,6 +855,18 @@ class SimHost:
         if not during and index is not None:
             self.current_operation = index
         self.trace.emit("op", name, index=index, during=during or None, **_op_fields(op))
+        if isinstance(op, CommandOp) and not op.command.wait:
+            # ``wait: false``: the RPC client sends the command line and goes on (Pi runs the
+            # handler up to its first await before it reads the next line, rpc-mode.js:318-343):
+            # the command runs on as a host task, which ``quiesce`` waits for.
+            task = start_eagerly(self.loop, self._finish_operation(op, name, index), f"unawaited {name}")
+            self._tasks.add(task)
+            task.add_done_callback(self._task_done)
+            return OperationResult(name, ok=True)
+        return await self._finish_operation(op, name, index)
+
+    async def _finish_operation(self, op: Operation, name: str, index: int | None) -> OperationResult:
+        """Dispatch ``op`` (its start is recorded) and record its end."""
         running = (index, name)
         self.running_operations.append(running)
         try:
@@ -806,6 +916,10 @@ class SimHost:
                 )
             case CommandOp():
                 session = self._require_runtime().session
+                if not op.command.wait:
+                    # No answers of its own: it leaves the dialog answers of the operations that
+                    # wait alone (whatever dialog it opens takes theirs, as on real Pi).
+                    return await self._unawaited_command(session, op.command.text, name)
                 return await self._prompt(session, op.command.text, None, op.command.answers, name)
             case CompactOp():
                 data = await self._require_runtime().session.compact(op.compact.custom_instructions)
@@ -831,6 +945,15 @@ class SimHost:
                 runtime = self._require_runtime()
                 parent = runtime.session_manager.get_session_file() if op.new_session.parent else None
                 outcome = await self.new_session(parent_session=parent)
+                return OperationResult(
+                    name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
+                )
+            case ForkOp():
+                messages = self.fork_messages()
+                chosen = pick_fork_message(messages, op.fork.message)
+                if chosen is None:
+                    return OperationResult(name, ok=False, error=no_fork_message(messages, op.fork.message))
+                outcome = await self.fork(chosen)
                 return OperationResult(
                     name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
                 )
@@ -878,6 +1001,17 @@ class SimHost:
             )
         return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None, data=data)
 
+    async def _unawaited_command(self, session: AgentSession, text: str, name: str) -> OperationResult:
+        """A ``wait: false`` command, run to its end (its ``op`` end record says how it went)."""
+        disposition: list[str] = []
+        try:
+            await session.prompt(text, source="rpc", preflight=disposition.append)
+        except SettingsError as error:
+            if not disposition:
+                return OperationResult(name, ok=False, error=str(error))
+            self.trace.emit("host", "swallowed", error=str(error))
+        return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None)
+
 
 class _HostIO:
     """Marks file operations as the host's own, so the monitor neither traces nor faults them."""
@@ -899,13 +1033,19 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             text = op.prompt.render()
             return {"chars": len(text), "text": text[:60], "streamingBehavior": op.prompt.streaming_behavior}
         case CommandOp():
-            return {"text": op.command.text, "answers": len(op.command.answers) or None}
+            return {
+                "text": op.command.text,
+                "answers": len(op.command.answers) or None,
+                "wait": None if op.command.wait else False,
+            }
         case SetModelOp():
             return {"model": op.set_model}
         case EditFileOp():
             return {"path": op.edit_file.path, "fileKind": op.edit_file.kind}
         case CompactOp():
             return {"customInstructions": op.compact.custom_instructions}
+        case ForkOp():
+            return {"message": op.fork.message}
         case AbortOp() | ReloadOp() | RestartOp() | CrashOp() | NewSessionOp():
             return {}
         case _:

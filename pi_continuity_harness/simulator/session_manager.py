@@ -277,6 +277,50 @@ class SessionManager:
             self._session_file = str(Path(self._session_dir) / f"{file_ts}_{self._session_id}.jsonl")
         return self._session_file
 
+    def create_branched_session(self, leaf_id: str) -> str | None:
+        """``createBranchedSession(leafId)`` (session-manager.js:1226-1330): a new session whose
+        entries are the path from the root to ``leaf_id``, its header linking the previous file.
+
+        Persisted: a new file, written at once when the path has a conversation (else at the
+        first append, as ``_persist``); in memory: the entries are replaced in place. Labels are
+        re-chained in Pi; the simulator has no label entries, so the path is copied as it is
+        (the first entry's ``parentId`` becomes null, as Pi's ``{...entry, parentId}`` does).
+        """
+        previous_file = self._session_file
+        path = self.get_branch(leaf_id)
+        if not path:
+            raise SessionFileError(f"Entry {leaf_id} not found")
+        copied: list[Entry] = []
+        parent: str | None = None
+        for entry in path:
+            copied.append({**entry, "parentId": parent})
+            parent = entry["id"]
+        self._session_id = self._rng.uuid7(self._clock.now_ms() + 0)
+        timestamp = iso_from_ms(self._clock.now_ms())
+        header: Entry = {
+            "type": "session",
+            "version": CURRENT_SESSION_VERSION,
+            "id": self._session_id,
+            "timestamp": timestamp,
+            "cwd": self._cwd,
+        }
+        if self._persist and previous_file is not None:
+            header["parentSession"] = previous_file
+        self._entries = [header, *copied]
+        self._by_id = {e["id"]: e for e in copied}
+        self._leaf_id = copied[-1]["id"] if copied else None
+        self._rebuild_path()
+        if not self._persist:
+            return None
+        file_ts = timestamp.replace(":", "-").replace(".", "-")
+        self._session_file = str(Path(self._session_dir) / f"{file_ts}_{self._session_id}.jsonl")
+        if self._has_conversation():
+            self._rewrite_file()
+            self._flushed = True
+        else:
+            self._flushed = False
+        return self._session_file
+
     def _load(self, entries: list[Entry]) -> None:
         header = next((e for e in entries if e.get("type") == "session"), None)
         if header is None:

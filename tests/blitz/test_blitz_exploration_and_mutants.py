@@ -90,7 +90,13 @@ def test_exploration_kills_the_mutant(tmp_path: Path, name: str, invariant: str)
 def test_the_scenarios_of_its_rules_kill_the_mutant(tmp_path: Path, name: str) -> None:
     mutant = BLITZ_MUTANTS[name]
     tags = " or ".join(f"rule-{rule}" for rule in mutant.rules)
-    run = run_suite(target="sim", extension=mutant.spec, tags=tags, workdir=tmp_path / "runs")
+    run = run_suite(
+        target="sim",
+        extension=mutant.spec,
+        tags=tags,
+        workdir=tmp_path / "runs",
+        extra_args=["--observation-records", "failed"],  # nobody reads a passing scenario's record here
+    )
     assert run.results, f"{name}: no scenario proves {mutant.rules}"
     failed = [r for r in run.results if r.status in ("failed", "error")]
     assert failed, f"{name} ({mutant.rule}) survived the scenarios of its rules"

@@ -263,6 +263,18 @@ def test_session_compact_reports_the_first_entry_with_an_equal_summary(targets: 
     assert_equivalent(real, sim)
 
 
+# ====================================================================== §3 durable Brief first
+def test_session_compact_names_the_files_that_held_the_summary_when_pi_appended_it(targets: Targets) -> None:
+    """The ``summaryFiles`` witness: the observer, loaded first, lists the project's files with
+    the summary's bytes before a later handler runs (``agent-session.js:2691-2698``)."""
+    sc = scenario({"agent": [FIRST]})
+    real, sim = play(targets, sc, [{"prompt": "one " + LONG}, "compact"], "probe_fidelity:witness")
+    [event] = real.events("session_compact")
+    assert event["summaryFiles"] == [str(real.project_dir / ".pi" / "early.md")]
+    assert (real.project_dir / ".pi" / "late.md").read_text() == "WITNESS-SUMMARY\n"
+    assert_equivalent(real, sim)
+
+
 # ====================================================================== session file shape
 def test_session_file_shape_and_from_hook(targets: Targets) -> None:
     sc = scenario({"agent": [FIRST, FIRST], "summary": [{"text": "S1"}]})
@@ -457,3 +469,42 @@ def test_real_pi_refuses_exactly_the_ids_a_scenario_refuses(
     said = PI_SESSION_ID_MESSAGE in done.stderr
     assert said == refused, (done.returncode, done.stderr[-500:])
     assert (done.returncode != 0) == refused
+
+
+# ====================================================================== command.wait: false
+def test_an_unawaited_command_is_still_held_when_the_next_operation_runs(targets: Targets) -> None:
+    """``wait: false`` writes the RPC line and goes on: ``/probe`` runs while ``/hold`` waits for
+    the held turn to settle (``dist/modes/rpc/rpc-mode.js:318-343``)."""
+    during = [{"command": {"text": "/hold", "wait": False}}, {"command": "/probe"}]
+    sc = scenario({"agent": [{"text": "reply", "latency_ms": 50, "during": during}]})
+    real, sim = play(targets, sc, [{"prompt": "hi"}], "probe_unawaited:extension")
+    assert real.notifications == [
+        ("hold:start", "info"),
+        ("probe:holding=True", "info"),
+        ("hold:end", "info"),
+    ]
+    assert [(h.outcome.name, h.outcome.ok) for h in real.held_operations] == [("command", True)] * 2
+    assert_equivalent(real, sim)
+
+
+# ====================================================================== fork
+def test_a_fork_before_a_user_message_branches_into_a_linked_session(targets: Targets) -> None:
+    """RPC ``fork`` (``agent-session-runtime.js:185-270``): the new session holds the path up to
+    the chosen user message's parent and links the source file; ``session_start{fork}``."""
+    sc = scenario({"agent": [{"text": "first answer"}, {"text": "second answer"}]})
+    ops = [{"prompt": "one"}, {"prompt": "two"}, {"fork": {"message": 2}}]
+    real, sim = play(targets, sc, ops)
+    assert [o.ok for o in real.operations] == [True, True, True]
+    starts = [e for e in real.extension_events if e.get("type") == "session_start"]
+    assert starts[-1]["reason"] == "fork"
+    texts = [content for e in real.entries if e.get("type") == "message" for content in [e["message"]]]
+    assert [m["role"] for m in texts if m["role"] in ("user", "assistant")] == ["user", "assistant"]
+    assert_equivalent(real, sim)
+
+
+def test_a_fork_cancelled_by_an_extension_keeps_the_session(targets: Targets) -> None:
+    sc = scenario({"agent": [{"text": "first answer"}]})
+    real, sim = play(targets, sc, [{"prompt": "one"}, "fork"], "probe_fork:blocker")
+    assert [(o.ok, o.error) for o in real.operations] == [(True, None), (False, "cancelled")]
+    assert real.notifications == [("fork blocked (before)", "warning")]
+    assert_equivalent(real, sim)

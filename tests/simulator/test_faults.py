@@ -1,4 +1,4 @@
-"""Filesystem faults through audit hooks (error, crash, corrupt) and the crash/inject trace rules."""
+"""Filesystem faults through audit hooks (error, crash, corrupt, unexpected) and the crash/inject trace rules."""
 
 from __future__ import annotations
 
@@ -113,6 +113,21 @@ def test_error_fault_fails_the_matching_operation_with_the_errno(tmp_path: Path)
     [fault] = [r for r in result.host.trace.records if r["kind"] == "fault"]
     assert (fault["name"], fault["op"], fault["effect"]) == ("fs", "write", "error")
     assert result.host.ui.notifications[0].message == "save failed: No space left on device (injected fault)"
+
+
+def test_unexpected_fault_raises_an_exception_that_is_no_oserror(tmp_path: Path) -> None:
+    """``effect: unexpected``: what an implementation catching only ``OSError`` lets through
+    (spec §3/§5: even such an error inside the hook must not reach Pi)."""
+    log: list[Any] = []
+    faults = {"fs": [{"op": "write", "path": "$PROJECT/.pi/x/*.tmp", "effect": "unexpected"}]}
+    result = run(tmp_path, base(faults=faults, operations=[{"command": "/save one"}]), writer(log))
+    assert log == []  # the writer's ``except OSError`` did not catch it
+    [fault] = [r for r in result.host.trace.records if r["kind"] == "fault"]
+    assert (fault["name"], fault["op"], fault["effect"]) == ("fs", "write", "unexpected")
+    failed = next(r for r in result.host.trace.records if r["name"] == "write_failed")
+    assert failed["error"] == "RuntimeError"
+    [error] = session_records(result, "extension_error")
+    assert "unexpected internal error (injected fault) at write $PROJECT/.pi/x/a.txt.tmp" in error["error"]
 
 
 def test_occurrence_and_times_select_which_matches_fail(tmp_path: Path) -> None:

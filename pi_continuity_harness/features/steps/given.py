@@ -158,6 +158,15 @@ def _pending_write_fails(world: World) -> None:
     _add_fault(world, "fs", {"op": "write", "path": "$PROJECT/*/pending/*", "times": 0, "errno": "ENOSPC"})
 
 
+@given("writing the pending Brief raises an unexpected internal error")
+def _pending_write_raises(world: World) -> None:
+    """Not an ``OSError`` (``effect: unexpected`` raises a ``RuntimeError``): an error the
+    implementation's pipeline did not anticipate (spec §3/§5)."""
+    _add_fault(
+        world, "fs", {"op": "write", "path": "$PROJECT/*/pending/*", "times": 0, "effect": "unexpected"}
+    )
+
+
 @given("writing the failed postmortem fails")
 def _failed_write_fails(world: World) -> None:
     _add_fault(world, "fs", {"op": "write", "path": "$PROJECT/*/failed/*", "times": 0, "errno": "ENOSPC"})

@@ -1104,3 +1104,32 @@ def _briefs_in_one_component(world: World) -> None:
         assert len(parts) == 3 and parts[0] not in (".", ".."), (
             f"{name} is not <artifactDirectory>/<one component>/<kind>/<file>"
         )
+
+
+# --------------------------------------------------------------------- durable Brief first (P1)
+@then("when Pi appended each compaction entry a pending Brief of this session already held its summary")
+def _pending_brief_before_entry(world: World) -> None:
+    """Spec §3 "Durable Continuity Brief first": the ``summaryFiles`` witness of each
+    ``session_compact`` that carries an extension's summary (the project's files holding the
+    summary's exact bytes, taken when Pi appended the entry, before any handler ran: the
+    simulator's host, real Pi's observer loaded first) names a file
+    ``<artifactDirectory>/<session>/pending/<name>.md``."""
+    observation = world.observe()
+    commits = [e for e in observation.events("session_compact") if e.get("fromExtension")]
+    assert commits, "no compaction entry came from an extension"
+    root = world.artifact_dir().resolve()
+    for event in commits:
+        entry = event.get("compactionEntry") or {}
+        files = event.get("summaryFiles")
+        assert isinstance(files, list), (
+            f"the target recorded no witness for compaction entry {entry.get('id')}"
+        )
+        pending = [
+            f
+            for f in files
+            if Path(f).resolve().parent.name == "pending" and Path(f).resolve().parent.parent.parent == root
+        ]
+        assert pending, (
+            f"when Pi appended compaction entry {entry.get('id')}, no pending Brief held its summary "
+            f"(files with its exact bytes: {files or 'none'})"
+        )

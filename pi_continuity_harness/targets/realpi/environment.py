@@ -160,11 +160,18 @@ class PiEnvironment:
     # observation -------------------------------------------------------------
 
     def bridge_busy(self) -> int:
-        """Requests the Python bridge is still handling (0 without a bridge)."""
-        try:
-            return int(self.bridge_state.read_text(encoding="utf-8").strip() or 0)
-        except (OSError, ValueError):
-            return 0
+        """Requests the Python bridges are still handling (0 without a bridge): the sum over the
+        slots' files ``bridge-busy.<slot>`` (each bridged extension has its own Python process and
+        count, ``bridge.ts`` ``publishBusy``)."""
+        total = 0
+        for path in sorted(self.bridge_state.parent.glob(self.bridge_state.name + ".*")):
+            if path.name.endswith(".tmp"):
+                continue
+            try:
+                total += int(path.read_text(encoding="utf-8").strip() or 0)
+            except (OSError, ValueError):
+                continue
+        return total
 
     def observer_events(self) -> list[dict[str, Any]]:
         """The observer's log lines so far (across Pi processes and reloads)."""

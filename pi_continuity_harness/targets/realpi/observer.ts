@@ -23,6 +23,9 @@
  * every `session_start` handler runs twice; see versions.py). It logs
  * `harness_new_session {cancelled}`.
  *
+ * `session_compact` also logs `summaryFiles`: the project's files holding the summary's exact bytes
+ * when Pi appended the entry (the witness of spec §3 "Durable Continuity Brief first").
+ *
  * Env PI_HARNESS_OBSERVER_TURN_EVENTS=0 skips the turn_start/turn_end handlers. (A turn_end
  * handler makes Pi dispatch its turn_end boundary; that has no visible effect except an
  * `extension_error` from "<boundary>" in the rare case the assistant entry cannot be found.)
@@ -43,6 +46,39 @@ function safe(value: unknown): unknown {
 	} catch {
 		return String(value);
 	}
+}
+
+/**
+ * The files under `root` (the project) whose bytes are exactly the UTF-8 bytes of `summary`,
+ * sorted: the witness of spec §3 "Durable Continuity Brief first" at the moment Pi appends the
+ * compaction entry. Symbolic links are not followed; unreadable entries are left out. The
+ * simulator computes the same (scenario/observed.py summary_files).
+ */
+function summaryFiles(root: string, summary: string): string[] {
+	const data = Buffer.from(summary, "utf8");
+	const found: string[] = [];
+	const walk = (directory: string): void => {
+		let entries: fs.Dirent[];
+		try {
+			entries = fs.readdirSync(directory, { withFileTypes: true });
+		} catch {
+			return;
+		}
+		for (const entry of entries) {
+			const path = `${directory}/${entry.name}`;
+			if (entry.isDirectory()) {
+				walk(path);
+			} else if (entry.isFile()) {
+				try {
+					if (fs.statSync(path).size === data.length && fs.readFileSync(path).equals(data)) found.push(path);
+				} catch {
+					// Observation must never disturb Pi.
+				}
+			}
+		}
+	};
+	walk(root);
+	return found.sort();
 }
 
 export default function observer(pi: ExtensionAPI): void {
@@ -97,8 +133,11 @@ export default function observer(pi: ExtensionAPI): void {
 		return undefined;
 	});
 
-	pi.on("session_compact", (event) => {
+	pi.on("session_compact", (event, ctx) => {
 		const e = event.compactionEntry;
+		// First, before any later extension's handler runs: Pi appended the entry and emitted this
+		// event with no await in between (agent-session.js:2402-2409, 2691-2698).
+		const witness = typeof e.summary === "string" ? summaryFiles(ctx.cwd, e.summary) : null;
 		log("session_compact", {
 			reason: event.reason,
 			willRetry: event.willRetry,
@@ -111,6 +150,7 @@ export default function observer(pi: ExtensionAPI): void {
 				details: safe(e.details),
 				fromHook: e.fromHook ?? null,
 			},
+			summaryFiles: witness,
 		});
 	});
 

@@ -72,13 +72,16 @@ from pi_continuity_harness.scenario.operations import (
     CrashOp,
     DialogAnswer,
     EditFileOp,
+    ForkOp,
     NewSessionOp,
     Operation,
     PromptOp,
     ReloadOp,
     RestartOp,
     SetModelOp,
+    no_fork_message,
     operation_name,
+    pick_fork_message,
 )
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.scenario.workspace import (
@@ -144,7 +147,9 @@ _QUIET_S = 0.05
 _INSTALLATIONS: dict[str, PiInstallation] = {}
 _LOAD_FAILURE = re.compile(r'Failed to load extension "(?P<path>[^"]+)": (?P<rest>.*)$')
 #: The operations that are RPC commands to a running Pi (restart and file edits are not).
-_RpcOperation = PromptOp | CommandOp | CompactOp | AbortOp | ReloadOp | CrashOp | SetModelOp | NewSessionOp
+_RpcOperation = (
+    PromptOp | CommandOp | CompactOp | AbortOp | ReloadOp | CrashOp | SetModelOp | NewSessionOp | ForkOp
+)
 _DROPPED_EVENTS = frozenset(
     {"message_start", "message_update", "tool_execution_update", "extension_ui_request", "response"}
 )
@@ -761,6 +766,12 @@ class PiTarget:
                     proc, name, op.prompt.render(), op.prompt.streaming_behavior, (), during, images
                 )
             case CommandOp():
+                if not op.command.wait:
+                    # ``wait: false``: write the command line and go on; Pi runs the handler up to
+                    # its first await before it reads the next line (rpc-mode.js:318-343), and its
+                    # response (when the handler returns) is left unread.
+                    proc.send_nowait({"type": "prompt", "message": op.command.text})
+                    return OperationOutcome(name, True)
                 return self._prompt(proc, name, op.command.text, None, op.command.answers, during)
             case CompactOp():
                 response = proc.compact(op.compact.custom_instructions, timeout=timeout)
@@ -796,6 +807,19 @@ class PiTarget:
                 if self._profile.rpc_new_session_binds_twice:
                     return self._new_session_by_command(proc, name, parent, during)
                 response = proc.new_session(parent, timeout=timeout)
+                self._settle(proc, during)
+                if not response.get("success"):
+                    return OperationOutcome(name, False, response.get("error"))
+                if (response.get("data") or {}).get("cancelled"):
+                    return OperationOutcome(name, False, "cancelled")
+                return OperationOutcome(name, True)
+            case ForkOp():
+                listed = proc.send({"type": "get_fork_messages"}, timeout=timeout)
+                messages = list((listed.get("data") or {}).get("messages") or [])
+                chosen = pick_fork_message(messages, op.fork.message)
+                if chosen is None:
+                    return OperationOutcome(name, False, no_fork_message(messages, op.fork.message))
+                response = proc.send({"type": "fork", "entryId": chosen}, timeout=timeout)
                 self._settle(proc, during)
                 if not response.get("success"):
                     return OperationOutcome(name, False, response.get("error"))

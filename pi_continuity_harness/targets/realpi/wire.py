@@ -37,6 +37,7 @@ from pi_continuity_harness.api.events import (
     MessageStartEvent,
     ModelSelectEvent,
     SessionBeforeCompactEvent,
+    SessionBeforeForkEvent,
     SessionBeforeSwitchEvent,
     SessionCompactEvent,
     SessionCompactFailedEvent,
@@ -214,6 +215,8 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
         return SessionShutdownEvent(reason=get("reason"), target_session_file=get("targetSessionFile"))
     if kind == "session_before_switch":
         return SessionBeforeSwitchEvent(reason=get("reason"), target_session_file=get("targetSessionFile"))
+    if kind == "session_before_fork":
+        return SessionBeforeForkEvent(entry_id=get("entryId"), position=get("position") or "before")
     if kind == "session_before_compact":
         return SessionBeforeCompactEvent(
             preparation=_preparation(get("preparation") or {}),

@@ -8,6 +8,8 @@
 * ``synth``: ``/probe-synth`` calls the model from the extension (``complete()``) and reports
   the reply's shape: stop reason, content block types, text and thinking.
 * ``session_id``: ``/probe-session`` reports the session id and the session file's name.
+* ``witness``: writes its summary to ``.pi/early.md`` in the hook and to ``.pi/late.md`` in
+  ``session_compact`` (the ``summaryFiles`` witness must name the first only).
 """
 
 from __future__ import annotations
@@ -38,6 +40,30 @@ def own(pi: ExtensionAPI) -> None:
         }
 
     pi.on("session_before_compact", before_compact)
+
+
+def witness(pi: ExtensionAPI) -> None:
+    summary = "WITNESS-SUMMARY\n"
+
+    def write(ctx: Any, name: str) -> None:
+        directory = os.path.join(ctx.cwd, ".pi")
+        os.makedirs(directory, exist_ok=True)
+        with open(os.path.join(directory, name), "w", encoding="utf-8") as handle:
+            handle.write(summary)
+
+    def before_compact(event: Any, ctx: ExtensionContext) -> Any:
+        write(ctx, "early.md")
+        prep = event.preparation
+        return {
+            "compaction": {
+                "summary": summary,
+                "firstKeptEntryId": prep.first_kept_entry_id,
+                "tokensBefore": prep.tokens_before,
+            }
+        }
+
+    pi.on("session_before_compact", before_compact)
+    pi.on("session_compact", lambda event, ctx: write(ctx, "late.md"))
 
 
 def cancel(pi: ExtensionAPI) -> None:

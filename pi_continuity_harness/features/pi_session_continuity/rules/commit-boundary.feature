@@ -23,3 +23,12 @@ Feature: commit-boundary
     And no message was submitted to the model after the restart
     When the user runs "/continuity status"
     Then the Brief committed before the crash is archived and the status names its archive path
+
+  @rule-P1
+  Scenario: the pending Brief is on disk before Pi appends the compaction entry
+    Given the user has worked through 2 turns
+    When native compaction reaches its threshold
+    And the user works through 2 more turns
+    And native compaction happens for reason "manual"
+    Then the persisted compaction entry comes from an extension
+    And when Pi appended each compaction entry a pending Brief of this session already held its summary

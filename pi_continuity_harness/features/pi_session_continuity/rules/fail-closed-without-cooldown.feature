@@ -14,3 +14,14 @@ Feature: fail-closed-without-cooldown
     Then Pi invoked session_before_compact again before answering it
     And the compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
     And Pi never persisted a summary of its own
+
+  @needs-fs-faults @rule-P5b
+  Scenario: an unexpected internal error inside the hook cancels and never reaches Pi
+    Given writing the pending Brief raises an unexpected internal error
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then native compaction was cancelled
+    And no compaction entry was persisted
+    And Pi made no summarization request of its own
+    And no extension error was reported
+    And a notification says Pi Session Continuity failed and native compaction was cancelled
