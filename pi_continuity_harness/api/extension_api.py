@@ -49,6 +49,7 @@ __all__ = [
     "ReadonlySessionManager",
     "ReplacedSessionContext",
     "StaleContextError",
+    "Theme",
     "ToolDefinition",
     "ToolResult",
     "WidgetPlacement",
@@ -160,8 +161,24 @@ CommandHandler = Callable[[str, "ExtensionCommandContext"], Awaitable[None]]
 
 
 @runtime_checkable
+class Theme(Protocol):
+    """``ctx.ui.theme``: Pi's current theme (``dist/modes/interactive/theme/theme.js``). Pi loads
+    one in every mode (``dist/main.js:814``), so an extension may colour its widget lines in RPC,
+    print and json modes too; over RPC the escape sequences travel in ``widgetLines``."""
+
+    def fg(self, color: str, text: str) -> str:
+        """``text`` in the foreground colour of the theme token ``color`` (``warning``, ``error``,
+        ``success``, ``accent``, ``muted``, ...); an unknown token raises ``Unknown theme color:
+        <token>`` (``Theme.fg``/``tokenAnsi``, theme.js:202-213)."""
+        ...
+
+
+@runtime_checkable
 class ExtensionUIContext(Protocol):
     """``ctx.ui``. Dialogs are answered by the scenario (or an RPC client)."""
+
+    @property
+    def theme(self) -> Theme: ...
 
     def notify(self, message: str, notify_type: Literal["info", "warning", "error"] = "info") -> None: ...
 

@@ -52,12 +52,14 @@ __all__ = [
     "classify",
     "deferred_prompts",
     "dossier_path",
+    "drawn_yellow",
     "finish_id_in",
     "inputs_deferred",
     "instructs_deletion",
     "instructs_retention",
     "items_from_entries",
     "mentions",
+    "plain",
     "recovery_file_name_re",
     "without_paths",
 ]
@@ -91,6 +93,36 @@ DELETION_MATCH = r"(?im)(?<!not )(?<!never )(?<!n't )(?:^|(?<=\s))(?:delete|remo
 _NEGATED = re.compile(r"(?i)\b(?:not|never|n't|without)\s+(?:\w+\s+){0,2}(?:delete|remove)\b")
 _RETAIN = re.compile(r"(?i)\b(?:unchanged|leave|retain)\b")
 _BOUNDARY = re.compile(r"(?m)^--- Deferred Prompt (\d+) of (\d+) ---$")
+
+
+_SGR = re.compile(r"\x1b\[([0-9;]*)m")
+
+
+def plain(text: str) -> str:
+    """``text`` as a reader sees it: without SGR colour sequences (the reference fixes the lines'
+    words; their colours come from the current theme, ``ctx.ui.theme``)."""
+    return _SGR.sub("", text)
+
+
+def drawn_yellow(line: str, text: str) -> bool:
+    """``line`` is ``text`` drawn in a yellow foreground ("Yellow `Waiting for Session Handoff`"):
+    an SGR sequence right before the text sets ANSI yellow (33, 93, 256-colour 3 or 11, which is
+    what Pi 1.6's RPC theme gives its ``warning`` token: ``38;5;3``) or a truecolour yellow, and
+    nothing resets it before the text ends."""
+    index = line.find(text)
+    if index < 0 or plain(line) != text:
+        return False
+    codes = [m.group(1) for m in _SGR.finditer(line[:index])]
+    if not codes:
+        return False
+    last = codes[-1]
+    if last in ("33", "93", "38;5;3", "38;5;11", "1;33", "33;1"):
+        return True
+    parts = last.split(";")
+    if len(parts) == 5 and parts[:2] == ["38", "2"]:
+        r, g, b = (int(p) for p in parts[2:])
+        return r >= 128 and g >= 128 and b < 0.6 * min(r, g)
+    return False
 
 
 def dossier_path(project_dir: str | Path, session_id: str) -> Path:

@@ -27,6 +27,7 @@ from pi_continuity_harness.features.pytest_plugin import (  # noqa: F401
 )
 from pi_continuity_harness.features.steps.blitz import *  # noqa: F403
 from pi_continuity_harness.features.steps.blitz_concurrent import *  # noqa: F403
+from pi_continuity_harness.features.steps.blitz_faults import *  # noqa: F403
 from pi_continuity_harness.features.steps.blitz_then import *  # noqa: F403
 from pi_continuity_harness.features.steps.failures import *  # noqa: F403
 from pi_continuity_harness.features.steps.given import *  # noqa: F403

@@ -179,6 +179,7 @@ class AgentSession:
         spawn: Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]],
         write_file: Callable[[str, str], None],
         remove_file: Callable[[str], None] | None = None,
+        read_file: Callable[[str], str] | None = None,
         summary_files: Callable[[str], list[str]] | None = None,
     ) -> None:
         self.session_manager = session_manager
@@ -203,6 +204,7 @@ class AgentSession:
             scripted_output=service.tool_result_for,
             write_file=write_file,
             remove_file=remove_file or _remove_plain,
+            read_file=read_file,
         )
         self.runner: ExtensionRunner | None = None
         #: Receives every session event as RPC writes it (the host's RPC log), when recording.

@@ -52,9 +52,13 @@ class BuiltinTools:
         scripted_output: Callable[[str], str | None],
         write_file: Callable[[str, str], None],
         remove_file: Callable[[str], None],
+        read_file: Callable[[str], str] | None = None,
         scripted_exit_code: Callable[[str], int] | None = None,
     ) -> None:
         self.cwd = cwd
+        #: The native ``read`` tool's file read: Pi's own (the host records it as ``tool_read``),
+        #: never the extension's.
+        self._read_file = read_file or _read_plain
         self._scripted_output = scripted_output
         self._scripted_exit_code = scripted_exit_code or (lambda _call_id: 0)
         self._write_file = write_file
@@ -85,8 +89,7 @@ class BuiltinTools:
             path = str(args.get("path", ""))
             full = self._absolute(path)
             try:
-                with open(full, encoding="utf-8") as handle:
-                    text = handle.read()
+                text = self._read_file(full)
             except FileNotFoundError as error:
                 # Node's fs.access error (read.js: ``ops.access``), with the absolute path.
                 raise ToolError(f"ENOENT: no such file or directory, access '{full}'") from error
@@ -162,3 +165,8 @@ class BuiltinTools:
             except OSError as error:
                 errors.append(f"rm: cannot remove '{path}': {error.strerror or error}")
         return "\n".join(errors) + ("\n" if errors else "")
+
+
+def _read_plain(path: str) -> str:
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()

@@ -291,6 +291,15 @@ class SimHost:
                 handle.write(content)
         self.trace.emit("fs", "tool_write", path=path, chars=len(content))
 
+    def _tool_read(self, path: str) -> str:
+        """The native ``read`` tool: Pi reads the file (``read.js``), not the extension. Recorded
+        as ``tool_read`` like ``tool_write``, so a ``read`` record is always the extension's own,
+        as on real Pi, where only the Python extension's file operations are observed."""
+        with self.host_io(), open(path, encoding="utf-8") as handle:
+            text = handle.read()
+        self.trace.emit("fs", "tool_read", path=path, chars=len(text))
+        return text
+
     def _tool_remove(self, path: str) -> None:
         """``rm`` run by the native ``bash`` tool: Pi's child process removes the file."""
         with self.host_io():
@@ -427,6 +436,7 @@ class SimHost:
             spawn=self.spawn,
             write_file=self._tool_write,
             remove_file=self._tool_remove,
+            read_file=self._tool_read,
             summary_files=self._summary_files,
         )
         session.rpc = self.record_rpc

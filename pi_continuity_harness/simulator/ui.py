@@ -17,14 +17,17 @@ can then tell that an implementation tried to ask.
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pi_continuity_harness.api.extension_api import Mode, WidgetPlacement
 from pi_continuity_harness.scenario.operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
 from pi_continuity_harness.scenario.trace import Trace
 
-__all__ = ["DialogAnswerMismatchError", "Notification", "SimUIContext", "UIHub"]
+__all__ = ["THEME_PATH", "DialogAnswerMismatchError", "Notification", "SimTheme", "SimUIContext", "UIHub"]
 
 
 @dataclass(frozen=True)
@@ -66,10 +69,37 @@ class UIHub:
         return pick_answer(self._answers, method, title, message, options)
 
 
+class SimTheme:
+    """Pi 1.6's theme of an RPC, print or json process (``dist/main.js:814``): the system theme's
+    indexed palette, as ``pi-1.6-rpc-theme.json`` (``targets/realpi/dump_theme.mjs``) records
+    what ``Theme.fg`` puts around a text for each token (theme.js:202-207)."""
+
+    def fg(self, color: str, text: str) -> str:
+        wrap = _rpc_theme().get(color)
+        if wrap is None:
+            # theme.js:209-213 (tokenAnsi)
+            raise ValueError(f"Unknown theme color: {color}")
+        return f"{wrap[0]}{text}{wrap[1]}"
+
+
+@functools.cache
+def _rpc_theme() -> dict[str, tuple[str, str]]:
+    data = json.loads(THEME_PATH.read_text(encoding="utf-8"))
+    return {str(token): (str(pair[0]), str(pair[1])) for token, pair in data["fg"].items()}
+
+
+THEME_PATH = Path(__file__).with_name("pi-1.6-rpc-theme.json")
+
+
 class SimUIContext:
     def __init__(self, hub: UIHub, *, has_ui: bool) -> None:
         self._hub = hub
         self._has_ui = has_ui
+
+    @property
+    def theme(self) -> SimTheme:
+        """The same in every mode: Pi's no-UI context returns the global theme too."""
+        return SimTheme()
 
     def notify(self, message: str, notify_type: Literal["info", "warning", "error"] = "info") -> None:
         if not self._has_ui:

@@ -31,6 +31,10 @@ class FakeUI:
     def set_widget(self, key: str, lines: list[str] | None) -> None:
         self.widgets.append(lines)
 
+    @property
+    def theme(self) -> FakeTheme:
+        return FakeTheme()
+
     async def select(self, title: str, options: list[str], *, timeout: float | None = None) -> str | None:
         self.selects.append((title, list(options)))
         return self.answers.pop(0) if self.answers else None
@@ -181,3 +185,10 @@ def make_rig(tmp_path: Any, monkeypatch: Any, *, session_file: str | None = "def
     rig = Rig(pi, ctx, handoff)
     rig.emit("session_start", SessionStartEvent(reason="startup"))
     return rig
+
+
+class FakeTheme:
+    """``ctx.ui.theme`` that leaves the text as it is (colours are checked by the features)."""
+
+    def fg(self, color: str, text: str) -> str:
+        return text

@@ -27,6 +27,7 @@ from pi_continuity_harness.scenario.operations import Operation, normalise_opera
 from pi_continuity_harness.scenario.session_id import PI_SESSION_ID_MESSAGE, check_session_id
 from pi_continuity_harness.simulator.agent_session import OVERFLOW_RECOVERY_FAILED
 from pi_continuity_harness.simulator.system_prompt import DATA_PATH
+from pi_continuity_harness.simulator.ui import THEME_PATH
 from pi_continuity_harness.targets.comparison import diff_records, normalise_observation
 from pi_continuity_harness.targets.known_differences import neutralisers
 from pi_continuity_harness.targets.realpi import PiEnvironment, PiInstallation, PiTarget, pi_target
@@ -313,6 +314,21 @@ def test_the_simulator_system_prompt_data_matches_the_installed_package(pi_insta
     stored = json.loads(DATA_PATH.read_text(encoding="utf-8"))
     assert stored["sections"] == live["sections"]
     assert stored["toolsAdded"] == live["toolsAdded"]
+
+
+def test_the_simulator_theme_data_matches_the_installed_package(pi_installation: Any) -> None:
+    """``simulator/pi-1.6-rpc-theme.json`` is what the installed Pi's theme puts around a text for
+    each token in an RPC process (regenerated live by ``dump_theme.mjs``)."""
+    script = Path(pi_target.__file__).with_name("dump_theme.mjs")
+    out = subprocess.run(
+        [str(pi_installation.node_path), str(script), str(pi_installation.pi_package_dir)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    stored = json.loads(THEME_PATH.read_text(encoding="utf-8"))
+    assert stored["fg"] == json.loads(out)
 
 
 # ====================================================================== issue-5 differences

@@ -179,10 +179,11 @@ def handoff_messages(world: World, since: int = 0) -> list[oracle.HandoffMessage
 
 
 def widget_texts(world: World) -> list[str | None]:
-    """Every widget update of the implementation (None: cleared), in order. Any widget key: the
-    reference fixes the lines, not the key."""
+    """Every widget update of the implementation (None: cleared), in order, as a reader sees it
+    (colours left out: :func:`~pi_continuity_harness.features.blitz_oracle.plain`). Any widget
+    key: the reference fixes the lines, not the key."""
     return [
-        None if w.get("lines") is None else "\n".join(w.get("lines") or [])
+        None if w.get("lines") is None else oracle.plain("\n".join(w.get("lines") or []))
         for w in world.observe().widgets
         if w.get("key") not in _FOREIGN_WIDGETS
     ]

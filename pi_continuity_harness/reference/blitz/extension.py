@@ -202,7 +202,12 @@ class BlitzHandoff:
 
     def refresh(self, ctx: ExtensionContext) -> None:
         if self.request is not None and self.request.active:
-            self.show(ctx, status.request_lines(self.request, self.now()))
+            lines = status.request_lines(self.request, self.now())
+            if self.request.phase == "requested":
+                # "Yellow `Waiting for Session Handoff`" in the current theme (reference: Status):
+                # the theme's warning token, which Pi's themes draw in their yellow family.
+                lines[0] = ctx.ui.theme.fg("warning", lines[0])
+            self.show(ctx, lines)
 
     def status_word(self) -> str:
         request = self.request

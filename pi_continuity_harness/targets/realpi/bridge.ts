@@ -538,6 +538,8 @@ class PythonBridge {
 				return ui.setStatus(args[0], args[1] ?? undefined);
 			case "setWidget":
 				return ui.setWidget(args[0], args[1] ?? undefined, args[2] ? { placement: args[2] } : undefined);
+			case "themeFg":
+				return ui.theme.fg(String(args[0]), String(args[1]));
 			case "select":
 				return await ui.select(args[0], args[1], timeout(args[2]));
 			case "confirm":

@@ -135,11 +135,25 @@ class Caller:
         self._runtime.conn.call(self._message(target, method, list(args)), noreply=True)
 
 
+class BridgeTheme:
+    """``ctx.ui.theme``: each ``fg`` is a round trip to Pi's own ``theme.fg`` (theme.js:202-207)."""
+
+    def __init__(self, caller: Caller) -> None:
+        self._caller = caller
+
+    def fg(self, color: str, text: str) -> str:
+        return str(self._caller.sync("ui", "themeFg", color, text))
+
+
 class BridgeUIContext:
     """``ctx.ui`` over RPC dialogs (answered by the harness's rules)."""
 
     def __init__(self, caller: Caller) -> None:
         self._caller = caller
+
+    @property
+    def theme(self) -> BridgeTheme:
+        return BridgeTheme(self._caller)
 
     def notify(self, message: str, notify_type: Literal["info", "warning", "error"] = "info") -> None:
         self._caller.fire("ui", "notify", message, notify_type)
