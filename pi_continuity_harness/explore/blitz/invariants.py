@@ -504,13 +504,18 @@ def automatic_initiation_budget(run: _Run, ops: list[dict[str, Any]]) -> Iterato
 
 def settings_file_valid(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """The saved settings always satisfy the settings table's constraints (reference §6); a
-    file the scenario planted and the implementation never wrote is not a saved setting."""
+    file the scenario planted and the implementation never wrote is not a saved setting. Who
+    wrote it is seen in the trace's file operations, or, where they are not observed (a
+    TypeScript implementation on real Pi), by the file no longer holding what was planted."""
     path = run.managed("config.json")
-    if not _config_writes(run):
-        return
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
     except (OSError, json.JSONDecodeError):
+        return
+    if not _config_writes(run) and _as_planted(run.scenario, text, data):
+        return
+    if not isinstance(data, dict):
         return
     warning = data.get("contextWarningPercent", 60)
     critical = data.get("criticalWarningPercent", 90)
@@ -559,6 +564,22 @@ _SETTING_KEYS = frozenset(
         "writerRetryDelaySeconds",
     }
 )
+
+
+def _as_planted(scenario: Scenario, text: str, data: Any) -> bool:
+    """Whether ``config.json`` holds what the scenario's last write of it planted (or the
+    scenario never wrote it and nothing is there to judge as the implementation's)."""
+    planted = [
+        op.edit_file
+        for op in scenario.operations
+        if isinstance(op, EditFileOp)
+        and op.edit_file is not None
+        and op.edit_file.path == f"{MANAGED}/config.json"
+    ]
+    if not planted:
+        return False
+    last = planted[-1]
+    return bool(data == last.json_value if last.json_value is not None else text == (last.text or ""))
 
 
 def config_problem(scenario: Scenario) -> str | None:

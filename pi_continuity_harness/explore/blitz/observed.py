@@ -35,6 +35,7 @@ class _Observed:
         self._run = run
         self.records: list[dict[str, Any]] = []
         self.settings = _settings(run)
+        self.scenario = run.scenario
 
     def session_entries(self) -> list[list[dict[str, Any]]]:
         observation = self._run.observation

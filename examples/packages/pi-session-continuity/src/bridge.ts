@@ -213,10 +213,14 @@ class PythonBridge {
 	/** How many requests Python is still working on, for the harness's idle check: Pi shows
 	 * no RPC event while an extension command switches sessions ($PI_HARNESS_BRIDGE_STATE).
 	 * Written to a temporary file and renamed into place: writeFileSync truncates first, and a
-	 * harness reading the truncated file would take "" for 0 and stop waiting too early. */
+	 * harness reading the truncated file would take "" for 0 and stop waiting too early.
+	 * Each slot (one Python process) has its own file, `<state>.<slot>`, which the harness adds
+	 * up: with one shared file, a second bridged extension finishing its handler wrote 0 while
+	 * the first was still switching sessions (a held session_before_switch handler). */
 	private publishBusy(): void {
-		const path = process.env.PI_HARNESS_BRIDGE_STATE;
-		if (!path) return;
+		const base = process.env.PI_HARNESS_BRIDGE_STATE;
+		if (!base) return;
+		const path = `${base}.${this.options.slot}`;
 		try {
 			writeFileSync(`${path}.tmp`, String(this.pending.size), "utf8");
 			renameSync(`${path}.tmp`, path);
@@ -534,6 +538,8 @@ class PythonBridge {
 				return ui.setStatus(args[0], args[1] ?? undefined);
 			case "setWidget":
 				return ui.setWidget(args[0], args[1] ?? undefined, args[2] ? { placement: args[2] } : undefined);
+			case "themeFg":
+				return ui.theme.fg(String(args[0]), String(args[1]));
 			case "select":
 				return await ui.select(args[0], args[1], timeout(args[2]));
 			case "confirm":
