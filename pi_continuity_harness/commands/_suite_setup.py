@@ -10,6 +10,7 @@ has been written.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -97,3 +98,21 @@ def print_kept(console: Console, run: SuiteRun, *, quiet: bool, prefix: str = ""
         highlight=False,
         soft_wrap=True,
     )
+
+
+def add_workers_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """``-n N``: ``what`` in N pytest-xdist processes (``run``, ``matrix``); check it with
+    :func:`check_workers`."""
+    parser.add_argument(
+        "-n",
+        dest="workers",
+        type=int,
+        default=0,
+        metavar="N",
+        help=f"run {what} in N parallel processes (pytest-xdist); same results and reports",
+    )
+
+
+def check_workers(workers: int) -> None:
+    if workers < 0:
+        raise UsageError(f"-n must not be negative (got {workers})")

@@ -27,6 +27,7 @@ from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printe
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._paths import check_directory, check_file
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
+from pi_continuity_harness.commands._suite_setup import add_workers_option, check_workers
 from pi_continuity_harness.features.matrix import (
     PiVersionMatrix,
     assertion_cell,
@@ -79,14 +80,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--tags", help="pytest marker expression over feature tags, e.g. 'smoke'")
     parser.add_argument("-k", dest="keyword", help="pytest keyword expression over scenario test names")
     parser.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
-    parser.add_argument(
-        "-n",
-        dest="workers",
-        type=int,
-        default=0,
-        metavar="N",
-        help="run each release's scenarios in N parallel processes (pytest-xdist); same results",
-    )
+    add_workers_option(parser, "each release's scenarios")
     parser.add_argument(
         "--workdir", type=Path, help="keep every scenario's machine under DIR/<implementation>/<version>"
     )
@@ -119,8 +113,7 @@ def parse_pi_versions(text: str) -> list[str]:
 def main(args: argparse.Namespace) -> int:
     console = output_console()
     versions = parse_pi_versions(args.pi_versions)
-    if args.workers < 0:
-        raise UsageError(f"-n must not be negative (got {args.workers})")
+    check_workers(args.workers)
     extensions: list[str] = args.extensions or ["reference"]
     if len(set(extensions)) != len(extensions):
         raise UsageError("--extension: an implementation is given twice")

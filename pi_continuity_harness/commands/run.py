@@ -26,7 +26,13 @@ from pi_continuity_harness.commands._budget import add_budget_arguments, budget_
 from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer, shorten
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
-from pi_continuity_harness.commands._suite_setup import SuiteSetup, no_scenario_error, print_kept
+from pi_continuity_harness.commands._suite_setup import (
+    SuiteSetup,
+    add_workers_option,
+    check_workers,
+    no_scenario_error,
+    print_kept,
+)
 from pi_continuity_harness.features.suite import RULE_STATUSES, ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.rules import catalogue_for_rule, rule_tag
 
@@ -94,14 +100,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--report", type=Path, help="write the validation record (Markdown and JSON) into DIR"
     )
-    parser.add_argument(
-        "-n",
-        dest="workers",
-        type=int,
-        default=0,
-        metavar="N",
-        help="run the scenarios in N parallel processes (pytest-xdist); same results and reports",
-    )
+    add_workers_option(parser, "the scenarios")
     parser.add_argument(
         "--by-rule",
         action="store_true",
@@ -132,8 +131,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def main(args: argparse.Namespace) -> int:
-    if args.workers < 0:
-        raise UsageError(f"-n must not be negative (got {args.workers})")
+    check_workers(args.workers)
     console = output_console()
     check_html(args.html)
     extra_args = ["--system", args.system] if args.system else []

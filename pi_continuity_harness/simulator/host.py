@@ -636,15 +636,7 @@ class SimHost:
         if session_file is not None:
             existed = os.path.exists(session_file)
             with self.host_io():
-                manager = SessionManager.open(
-                    session_file,
-                    cwd=self.paths.project_dir,
-                    session_dir=self.paths.session_dir,
-                    clock=self.clock,
-                    rng=self.rng,
-                    write_line=self._write_session,
-                    on_append=self._on_entry,
-                )
+                manager = self._open_manager(session_file)
             if existed:
                 await self._create_runtime(
                     manager, SessionStartEvent(reason="startup"), restored=True, startup=True
@@ -794,15 +786,7 @@ class SimHost:
                         "This session has not been saved yet. Send a message before cloning or forking it."
                     )
                 with self.host_io():
-                    manager = SessionManager.open(
-                        previous_file,
-                        cwd=self.paths.project_dir,
-                        session_dir=self.paths.session_dir,
-                        clock=self.clock,
-                        rng=self.rng,
-                        write_line=self._write_session,
-                        on_append=self._on_entry,
-                    )
+                    manager = self._open_manager(previous_file)
                     manager.create_branched_session(target_leaf)
             await self._teardown_for_fork(runtime, manager.get_session_file())
         else:
@@ -825,6 +809,18 @@ class SimHost:
         await runtime.session.abort()
         await runtime.session.dispatch(SessionShutdownEvent(reason="fork", target_session_file=target_file))
         runtime.runner.invalidate()
+
+    def _open_manager(self, session_file: str) -> SessionManager:
+        """The session manager of an existing session file (a resume, or the source of a fork)."""
+        return SessionManager.open(
+            session_file,
+            cwd=self.paths.project_dir,
+            session_dir=self.paths.session_dir,
+            clock=self.clock,
+            rng=self.rng,
+            write_line=self._write_session,
+            on_append=self._on_entry,
+        )
 
     def _new_manager(self, *, parent_session: str | None) -> SessionManager:
         return SessionManager.create(

@@ -19,8 +19,8 @@ from pi_continuity_harness.features.steps.blitz import (
     finish_reply,
     get_reply,
     handoff_messages,
-    receiver_replies,
     sh_start,
+    submitted_then_receiver,
     write_reply,
 )
 from pi_continuity_harness.features.world import World
@@ -83,8 +83,7 @@ def _cancel_during_switch(world: World) -> None:
         get_reply(),
         write_reply(),
         finish_reply(),
-        Reply(text="Handoff submitted.", context_tokens=13_200),
-        *receiver_replies(),
+        *submitted_then_receiver(),
     )
 
 
