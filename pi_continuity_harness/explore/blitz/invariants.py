@@ -567,8 +567,8 @@ _SETTING_KEYS = frozenset(
 
 
 def _as_planted(scenario: Scenario, text: str, data: Any) -> bool:
-    """Whether ``config.json`` holds what the scenario's last write of it planted (or the
-    scenario never wrote it and nothing is there to judge as the implementation's)."""
+    """Whether ``config.json`` still holds what the scenario's last write of it planted. False
+    when the scenario never wrote it: whatever is there then is the implementation's."""
     planted = [
         op.edit_file
         for op in scenario.operations
