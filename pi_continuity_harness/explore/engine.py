@@ -26,7 +26,7 @@ from typing import Any
 from pi_continuity_harness.explore.executor import WorkPool, open_pool, run_tasks
 from pi_continuity_harness.explore.plugins import plugin_named
 from pi_continuity_harness.explore.regression import write_failure
-from pi_continuity_harness.explore.runner import run_case
+from pi_continuity_harness.explore.runner import CaseResult, run_case
 from pi_continuity_harness.explore.shrink import minimise
 from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.trace import first_difference
@@ -93,7 +93,12 @@ def explore_seed(seed: int, settings: ExploreSettings) -> SeedReport:
     extension = settings.extension
     case = plugin.case(seed, settings.steps)
     workdir = Path(settings.work_root) / f"seed-{seed}"
-    result = run_case(plugin, case, implementation=extension, workdir=workdir, budget=settings.budget)
+    # A passing seed's directory is removed: its request files (several MB) are written only
+    # when the seed's directory is kept (below).
+    result = run_case(
+        plugin, case, implementation=extension, workdir=workdir, budget=settings.budget, requests=False
+    )
+    last: CaseResult | None = result  # the run whose files the seed's directory holds
     report = SeedReport(
         seed=seed,
         options=case.describe(),
@@ -108,16 +113,21 @@ def explore_seed(seed: int, settings: ExploreSettings) -> SeedReport:
         cost=result.metrics,
     )
     if settings.check_determinism:
-        again = run_case(plugin, case, implementation=extension, workdir=workdir, budget=settings.budget)
+        again = run_case(
+            plugin, case, implementation=extension, workdir=workdir, budget=settings.budget, requests=False
+        )
+        last = again
         difference = first_difference(result.trace, again.trace)
         report.determinism = "identical" if difference is None else difference
         if difference is not None:
             report.ok = False
     if result.failed and result.first is not None and settings.out_dir is not None:
         if settings.minimise_failures:
+            # Its runs write their request files into the directory themselves.
             shrunk = minimise(
                 plugin, case, result, implementation=extension, workdir=workdir, run_budget=settings.budget
             )
+            last = None
             final_case, final, runs, seconds = shrunk.case, shrunk.result, shrunk.runs, shrunk.seconds
         else:
             final_case, final, runs, seconds = case, result, 0, 0.0
@@ -132,6 +142,8 @@ def explore_seed(seed: int, settings: ExploreSettings) -> SeedReport:
         report.minimised.update(runs=runs, seconds=round(seconds, 3))
     if report.ok:
         shutil.rmtree(workdir, ignore_errors=True)
+    elif last is not None:
+        last.write_requests()
     return report
 
 

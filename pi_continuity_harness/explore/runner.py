@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,15 @@ class CaseResult:
     seconds: float
     records: int = 0
     metrics: dict[str, Any] = field(default_factory=dict)
+    #: Writes the run's ``requests/*.json`` when ``run_case`` was told not to (None: written).
+    _write_requests: Callable[[], None] | None = field(default=None, repr=False)
+
+    def write_requests(self) -> None:
+        """Write the run's ``requests/*.json`` into its directory, if they are not there yet
+        (``run_case(..., requests=False)``): for a run whose directory is kept."""
+        if self._write_requests is not None:
+            self._write_requests()
+            self._write_requests = None
 
     @property
     def failed(self) -> bool:
@@ -123,9 +133,14 @@ def run_case(
     implementation: str | ExtensionFactory,
     workdir: str | Path,
     budget: BudgetOverride | None = None,
+    requests: bool = True,
 ) -> CaseResult:
     """Run ``case``; stop after the operation that broke the first invariant, or where the run
-    exceeded its budget (``budget`` overrides the scenario's: ``--budget-ops`` ...)."""
+    exceeded its budget (``budget`` overrides the scenario's: ``--budget-ops`` ...).
+
+    ``requests=False``: the run directory gets no ``requests/*.json`` until
+    :meth:`CaseResult.write_requests` (``explore`` removes a passing seed's directory, so it
+    writes them only for a run it keeps); everything else the run writes is the same."""
     started = time.perf_counter()
     scenario = case.scenario(operations=case.operations)
     if budget is not None:
@@ -188,7 +203,7 @@ def run_case(
             checker.finish()
         healed = _healed_scenario(simulation, tuple(ran), plan)
     finally:
-        result = simulation.finish()
+        result = simulation.finish(requests=requests)
     assert healed is not None
     return CaseResult(
         case=case,
@@ -203,4 +218,5 @@ def run_case(
         seconds=time.perf_counter() - started,
         records=len(result.host.trace.records),
         metrics=checker.metrics(),
+        _write_requests=None if requests else result.write_requests,
     )

@@ -117,6 +117,9 @@ class Trace:
     frozen: bool = False
     _triggers: list[TraceTrigger] = field(default_factory=list)
     sinks: list[Callable[[dict[str, Any]], None]] = field(default_factory=list)
+    #: ``to_jsonl``'s lines of ``records[:len(_lines)]``.
+    _lines: list[str] = field(default_factory=list, repr=False, compare=False)
+    _lines_of: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     def on(self, match: TraceMatch, action: Callable[[dict[str, Any]], None]) -> TraceTrigger:
         """Run ``action(record)`` once, after the ``match.occurrence``-th matching record; the
@@ -167,7 +170,16 @@ class Trace:
         return value
 
     def to_jsonl(self) -> str:
-        return "".join(dumps_record(r) + "\n" for r in self.records)
+        """The records as JSON lines. Encoded once: a finished run writes ``trace.jsonl`` and
+        its caller reads the same text (``trace_text``); records are never changed once
+        emitted, so only the records emitted since the last call are encoded."""
+        lines = self._lines
+        records = self.records
+        if self._lines_of is not records or len(lines) > len(records):  # replaced or cut: start again
+            lines.clear()
+            self._lines_of = records
+        lines.extend(dumps_record(r) + "\n" for r in records[len(lines) :])
+        return "".join(lines)
 
 
 def first_difference(expected: str, actual: str) -> str | None:

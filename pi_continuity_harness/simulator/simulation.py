@@ -82,6 +82,11 @@ class SimulationResult:
     def trace_text(self) -> str:
         return self.host.trace.to_jsonl()
 
+    def write_requests(self) -> None:
+        """Write ``requests/*.json`` into the run directory (see :meth:`Simulation.finish`);
+        the same bytes whenever it is called once the run has finished."""
+        write_exchanges(self.workdir, self.host.service.exchanges)
+
     def session_files(self) -> list[Path]:
         """The session files, on disk."""
         return sorted(Path(self.host.disk.session_dir).glob("*.jsonl"))
@@ -244,8 +249,13 @@ class Simulation:
         self.result.operations.append(outcome)
         return outcome
 
-    def finish(self) -> SimulationResult:
-        """Quit Pi (if it still runs), write ``trace.jsonl`` and release the loop."""
+    def finish(self, *, requests: bool = True) -> SimulationResult:
+        """Quit Pi (if it still runs), write ``trace.jsonl`` and release the loop.
+
+        ``requests``: also write ``requests/*.json`` (every model exchange in full). A caller
+        that removes a passing run's directory (``explore``) passes False and calls
+        :meth:`SimulationResult.write_requests` only for a run it keeps: the files are several
+        MB per run, and encoding them was the largest single cost of an explored seed."""
         if self.finished:
             return self.result
         self.finished = True
@@ -268,7 +278,8 @@ class Simulation:
             self.view.release()
         host.trace.frozen = False
         self.result.trace_path.write_text(host.trace.to_jsonl(), encoding="utf-8")
-        write_exchanges(self.result.workdir, host.service.exchanges)
+        if requests:
+            self.result.write_requests()
         return self.result
 
 
