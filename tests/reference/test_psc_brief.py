@@ -303,3 +303,30 @@ def test_the_scripted_models_unquoted_directive_is_refused() -> None:
         1,
     )
     assert len(validate_brief_body(body)) == 1
+
+
+# ------------------------------------------------------------------ remembered answers
+
+
+def test_a_remembered_judgement_is_the_same_list_and_a_fresh_copy() -> None:
+    """``validate_brief_body`` remembers its answer per body (issue 16): the same problems, in
+    a list the caller may change without changing the next answer."""
+    body = make_body(omit=(SPEC_HEADINGS[2],))
+    first = validate_brief_body(body)
+    first.append("changed by the caller")
+    assert validate_brief_body(body) == [f"missing or out-of-order heading: {SPEC_HEADINGS[2]}"]
+
+
+def test_a_replaced_check_is_used_even_for_a_body_judged_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Mutants replace the module's functions (``brief:authority_violations``, ``brief:_is_heading``):
+    a body judged before the replacement is judged again by the replaced function."""
+    from pi_continuity_harness.reference.psc import brief  # noqa: PLC0415
+
+    body = make_body()
+    assert validate_brief_body(body) == []
+    monkeypatch.setattr(brief, "authority_violations", lambda text: ["planted by the test"])
+    assert validate_brief_body(body) == ["planted by the test"]
+    monkeypatch.setattr(brief, "_is_heading", lambda line, heading: False)
+    assert validate_brief_body(body)[0].startswith("missing or out-of-order heading")
+    monkeypatch.undo()
+    assert validate_brief_body(body) == []

@@ -8,6 +8,7 @@ for, so a Brief that lingers in context is never mistaken for a new compaction.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -217,7 +218,23 @@ def insert_event_freshness_rule(body: str) -> str:
 
 
 def validate_brief_body(body: str) -> list[str]:
-    """Every reason the body cannot be a Continuity Brief; empty means valid."""
+    """Every reason the body cannot be a Continuity Brief; empty means valid.
+
+    A pure function of the text, and the same Brief is judged again and again (before it is
+    committed, and by every resume that finds it), so the answer is remembered per body while
+    this module is as it was imported: a mutant (``pi_continuity_harness.mutants``) or a test
+    that replaces one of its functions or patterns gets a fresh judgement every time."""
+    if all(globals().get(name) is value for name, value in _AS_IMPORTED):
+        return list(_brief_body_problems(body))
+    return _validate_brief_body(body)
+
+
+@functools.lru_cache(maxsize=64)
+def _brief_body_problems(body: str) -> tuple[str, ...]:
+    return tuple(_validate_brief_body(body))
+
+
+def _validate_brief_body(body: str) -> list[str]:
     if not body.strip():
         return ["the Brief body is empty"]
     problems: list[str] = []
@@ -253,3 +270,10 @@ def failure_brief_body(
         "\n"
         "This artifact is a postmortem only. It is never compaction or resume input.\n"
     )
+
+
+#: Every module-level name and its value as imported (``validate_brief_body`` remembers
+#: answers only while they are all unchanged).
+_AS_IMPORTED: tuple[tuple[str, object], ...] = tuple(
+    (name, value) for name, value in globals().items() if not name.startswith("__")
+)
