@@ -286,13 +286,24 @@ def _wire_user(message: Message) -> dict[str, Any] | None:
 
 def _wire_assistant(message: Message) -> dict[str, Any] | None:
     out: dict[str, Any] = {"role": "assistant", "content": None}
-    blocks = message.get("content") or []
-    texts = [
-        str(b.get("text", "")) for b in blocks if b.get("type") == "text" and str(b.get("text", "")).strip()
-    ]
+    # One pass over the blocks (every request re-sends the whole conversation, so this runs
+    # for every assistant message of every request: issue 16); the same selections as pi-ai's
+    # three filters, in block order.
+    texts: list[str] = []
+    thinking: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    for b in message.get("content") or []:
+        kind = b.get("type")
+        if kind == "text":
+            block_text = str(b.get("text", ""))
+            if block_text.strip():
+                texts.append(block_text)
+        elif kind == "thinking":
+            if str(b.get("thinking") or "").strip():
+                thinking.append(b)
+        elif kind == "toolCall":
+            calls.append(b)
     text = "".join(texts)
-    thinking = [b for b in blocks if b.get("type") == "thinking" and str(b.get("thinking") or "").strip()]
-    calls = [b for b in blocks if b.get("type") == "toolCall"]
     if text:
         out["content"] = text
     if thinking:

@@ -249,19 +249,31 @@ def captured_prompts_kept_in_order(run: _Run, ops: list[dict[str, Any]]) -> Iter
         return
     delivered = [_text(m.get("content")) for request in run.host.service.requests for m in request.messages]
     sinks = run.recovery_texts() + delivered
+    # Every request repeats the conversation so far, so most sinks are the same text many
+    # times: each distinct text is searched once (issue 16), the findings are the same.
+    patterns = {text: re.compile(r"(?m)^" + re.escape(text) + r"$") for text in captured}
+    found_in: dict[str, list[tuple[int, str]]] = {}
 
-    def where(text: str, sink: str) -> int:
-        """Position of ``text`` as a whole line (or the whole message) in ``sink``, else -1."""
-        found = re.search(r"(?m)^" + re.escape(text) + r"$", sink)
-        return found.start() if found else -1
+    def positions(sink: str) -> list[tuple[int, str]]:
+        """Where each captured prompt stands as a whole line (or the whole message) in ``sink``."""
+        found = found_in.get(sink)
+        if found is None:
+            found = []
+            for text in captured:
+                match = patterns[text].search(sink)
+                if match:
+                    found.append((match.start(), text))
+            found_in[sink] = found
+        return found
 
+    anywhere = {text for sink in sinks for _, text in positions(sink)}
     for text in captured:
-        if not any(where(text, sink) >= 0 for sink in sinks):
+        if text not in anywhere:
             yield f"the captured prompt {text!r} is neither in a recovery file nor delivered to a model"
     for sink in sinks:
-        positions = [(where(t, sink), t) for t in captured if where(t, sink) >= 0]
-        if [p for p, _ in positions] != sorted(p for p, _ in positions):
-            yield f"captured prompts are out of order in {sink[:80]!r}: {[t for _, t in positions]}"
+        at = positions(sink)
+        if [p for p, _ in at] != sorted(p for p, _ in at):
+            yield f"captured prompts are out of order in {sink[:80]!r}: {[t for _, t in at]}"
 
 
 def dossier_kept_until_receiver_turn(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:

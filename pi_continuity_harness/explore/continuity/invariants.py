@@ -152,8 +152,27 @@ class Tracker:
     has_ui: bool = True
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     _problems: dict[tuple[str, str | None], list[str]] = field(default_factory=dict)
+    #: :meth:`archive_directories` of the current ``after_operation`` (None: not walked yet).
+    _archives: list[tuple[str, list[str]]] | None = None
+    #: True while ``after_operation`` runs the invariants (outside it every call walks).
+    _walk_once: bool = False
 
     # ----------------------------------------------------------------- memoised oracle
+    def archive_directories(self) -> list[tuple[str, list[str]]]:
+        """Every ``archive`` directory under the project with its file names, walked once per
+        :meth:`InvariantChecker.after_operation` (the invariants only read: the project does
+        not change while they run; two of them walked it each before, issue 16)."""
+        if self._archives is not None:
+            return self._archives
+        found = []
+        for root, dirs, files in os.walk(self.project_dir):
+            dirs.sort()
+            if os.path.basename(root) == "archive":
+                found.append((root, list(files)))
+        if self._walk_once:
+            self._archives = found
+        return found
+
     def brief(self, text: str) -> Brief | None:
         """:func:`~pi_continuity_harness.features.oracle.parse_brief`, memoised (summaries repeat)."""
         if text not in self._briefs:
@@ -595,10 +614,7 @@ def _check_archive(t: Tracker, path: str, text: str) -> Iterator[str]:
 def archive_retention(t: Tracker) -> Iterator[str]:
     """After each archive, only the newest 10 archived Briefs of the session are kept (spec §6
     ``archiveRetention = 10``, §7)."""
-    for root, dirs, files in os.walk(t.project_dir):
-        dirs.sort()
-        if os.path.basename(root) != "archive":
-            continue
+    for root, files in t.archive_directories():
         briefs = [name for name in files if name.endswith(".md") and not name.startswith(".")]
         if len(briefs) > ARCHIVE_LIMIT:
             yield f"{root} holds {len(briefs)} archived Briefs"
@@ -608,10 +624,7 @@ def archive_retention(t: Tracker) -> Iterator[str]:
 def archive_written_directly(t: Tracker) -> Iterator[str]:
     """Archived Briefs written without an atomic rename are checked after the operation with
     the same rule as :func:`archive_requires_full_match` (spec §7, §8)."""
-    for root, dirs, files in os.walk(t.project_dir):
-        dirs.sort()
-        if os.path.basename(root) != "archive":
-            continue
+    for root, files in t.archive_directories():
         for name in sorted(files):
             path = os.path.join(root, name)
             if name.startswith(".") or not name.endswith(".md") or path in t.archives_checked:
@@ -1088,6 +1101,7 @@ class InvariantChecker:
 
     def after_operation(self) -> None:
         t = self.tracker
+        t._archives, t._walk_once = None, True  # the project as it is now, walked once
         for registered in self._after:
             try:
                 for message in registered.function(t):
@@ -1096,6 +1110,7 @@ class InvariantChecker:
                 self.harness_errors.append(f"{registered.name}: {type(error).__name__}: {error}")
         t.requests_seen = len(t.host.service.requests)
         t.current_top = None
+        t._archives, t._walk_once = None, False
 
     # ----------------------------------------------------------------- records
     def on_record(self, record: dict[str, Any]) -> None:
