@@ -12,7 +12,8 @@ could depend on their order (``disabled_without_config`` was "killed" at seed 5 
 :func:`from_pristine` wraps a mutant factory: before it runs, every module and class attribute
 of the reference packages that a mutant changed is put back to the value it had when the
 first mutant of the process loaded (``__dunder__`` attributes excepted). The reference
-rebinds no module global at run time (no ``global`` statement, no module-level cache), so
+rebinds no module global at run time (no ``global`` statement; its one memo, that of
+``brief.validate_brief_body``, answers only while every name of ``brief`` is as imported), so
 this restores only what mutants changed.
 """
 

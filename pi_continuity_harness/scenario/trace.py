@@ -117,9 +117,10 @@ class Trace:
     frozen: bool = False
     _triggers: list[TraceTrigger] = field(default_factory=list)
     sinks: list[Callable[[dict[str, Any]], None]] = field(default_factory=list)
-    #: ``to_jsonl``'s lines of ``records[:len(_lines)]``.
-    _lines: list[str] = field(default_factory=list, repr=False, compare=False)
-    _lines_of: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    #: ``to_jsonl``'s text of ``records[:_text_count]`` (of the list ``_text_of``).
+    _text: str = field(default="", repr=False, compare=False)
+    _text_count: int = field(default=0, repr=False, compare=False)
+    _text_of: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     def on(self, match: TraceMatch, action: Callable[[dict[str, Any]], None]) -> TraceTrigger:
         """Run ``action(record)`` once, after the ``match.occurrence``-th matching record; the
@@ -172,14 +173,15 @@ class Trace:
     def to_jsonl(self) -> str:
         """The records as JSON lines. Encoded once: a finished run writes ``trace.jsonl`` and
         its caller reads the same text (``trace_text``); records are never changed once
-        emitted, so only the records emitted since the last call are encoded."""
-        lines = self._lines
+        emitted, so only the records emitted since the last call are encoded (one string is
+        kept, not a line per record: the peak memory of a long run stays where it was)."""
         records = self.records
-        if self._lines_of is not records or len(lines) > len(records):  # replaced or cut: start again
-            lines.clear()
-            self._lines_of = records
-        lines.extend(dumps_record(r) + "\n" for r in records[len(lines) :])
-        return "".join(lines)
+        if self._text_of is not records or self._text_count > len(records):  # replaced or cut
+            self._text, self._text_count, self._text_of = "", 0, records
+        if self._text_count < len(records):
+            self._text += "".join(dumps_record(r) + "\n" for r in records[self._text_count :])
+            self._text_count = len(records)
+        return self._text
 
 
 def first_difference(expected: str, actual: str) -> str | None:
