@@ -30,6 +30,7 @@ from typing import Any
 
 from pi_continuity_harness.api import BeforeCompactResult, CompactionResult, ExtensionAPI
 from pi_continuity_harness.mutants import blitz
+from pi_continuity_harness.mutants.pristine import from_pristine
 from pi_continuity_harness.reference.psc import extension as reference_extension
 
 __all__ = ["CANARY", "MUTANTS", "Mutant", "spec_for"]
@@ -77,8 +78,9 @@ def _mutant(
 ) -> Callable[[Callable[[ExtensionAPI], None]], Callable[[ExtensionAPI], None]]:
     def register(factory: Callable[[ExtensionAPI], None]) -> Callable[[ExtensionAPI], None]:
         name = factory.__name__
-        MUTANTS[name] = Mutant(name, rule, how, factory, f"{__name__}:{name}", canary, rules=rules)
-        return factory
+        load = from_pristine(factory)
+        MUTANTS[name] = Mutant(name, rule, how, load, f"{__name__}:{name}", canary, rules=rules)
+        return load
 
     return register
 

@@ -13,12 +13,12 @@ They register into :data:`~pi_continuity_harness.mutants.catalogue.MUTANTS` with
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import suppress
 from functools import cache
 from typing import Any
 
 from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.mutants.catalogue import MUTANTS, Mutant, _module
+from pi_continuity_harness.mutants.pristine import from_pristine
 from pi_continuity_harness.reference.psc import extension as reference_extension
 
 __all__ = ["UNREACHABLE", "patched", "registered"]
@@ -86,10 +86,11 @@ def registered(name: str, rules: tuple[str, ...], rule: str, how: str, factory: 
     its rules and :data:`UNREACHABLE` gives no reason why that invariant cannot see the break;
     otherwise the features judge it."""
     factory.__name__ = factory.__qualname__ = name
-    globals()[name] = factory
+    load = from_pristine(factory)
+    globals()[name] = load
     reachable = bool(_invariant_rules() & set(rules)) and name not in UNREACHABLE
-    MUTANTS[name] = Mutant(name, rule, how, factory, f"{__name__}:{name}", rules=rules, explorable=reachable)
-    return factory
+    MUTANTS[name] = Mutant(name, rule, how, load, f"{__name__}:{name}", rules=rules, explorable=reachable)
+    return load
 
 
 def patched(
@@ -2288,23 +2289,8 @@ patched(
 
 
 # ============================================================================ issue 10, second pass (rules-psc2)
-# One mutant per rule that had none; each names what it changes and where. The features load an
-# implementation once per Pi start, in one process: ``patched_once`` patches a module attribute
-# only the first time, so a restart or the next scenario never stacks a second copy of the change.
-def patched_once(
-    name: str, rules: tuple[str, ...], rule: str, how: str, where: str, make: Callable[[Any], Any]
-) -> Factory:
-    """:func:`patched`, applied once per process."""
-
-    def marked(original: Any) -> Any:
-        if getattr(original, "__mutant__", None) == name:
-            return original
-        changed = make(original)
-        with suppress(AttributeError):  # a constant cannot be marked (it is patched again: harmless)
-            changed.__mutant__ = name
-        return changed
-
-    return patched(name, rules, rule, how, where, marked)
+# One mutant per rule that had none; each names what it changes and where (every load starts from
+# the reference as shipped: mutants/pristine.py).
 
 
 def _newest_md(directory: str) -> str | None:
@@ -2357,7 +2343,7 @@ def _prepare_with_evidence(pick: Callable[[Any], str | None]) -> Callable[[Any],
     return make
 
 
-patched_once(
+patched(
     "failed_postmortem_as_evidence",
     ("P7c",),
     "§3, §8: a failed postmortem never reaches any model request",
@@ -2365,7 +2351,7 @@ patched_once(
     "extension:prepare_brief",
     _prepare_with_evidence(lambda request: _newest_md(request.layout.failed_dir)),
 )
-patched_once(
+patched(
     "foreign_pending_as_evidence",
     ("P58",),
     "§7: artifacts of other sessions are never compaction summary or prompt input",
@@ -2373,7 +2359,7 @@ patched_once(
     "extension:prepare_brief",
     _prepare_with_evidence(lambda request: _foreign_md(request, legacy=False)),
 )
-patched_once(
+patched(
     "legacy_artifact_as_evidence",
     ("P72",),
     "§5, §8: a legacy v1 artifact is never compaction summary or prompt input",
@@ -2381,7 +2367,7 @@ patched_once(
     "extension:prepare_brief",
     _prepare_with_evidence(lambda request: _foreign_md(request, legacy=True)),
 )
-patched_once(
+patched(
     "archived_brief_as_evidence",
     ("P71a",),
     "§8: an archived Brief is never compaction summary or prompt input",
@@ -2409,7 +2395,7 @@ def _remembering_reads(original: Any) -> Any:
     return read
 
 
-patched_once(
+patched(
     "reread_trusts_memory",
     ("P3d",),
     "§3, §8: a re-read failure (bytes differing from what was written) cancels the compaction",
@@ -2444,7 +2430,7 @@ def _pi_sending(send: Callable[[Any, Any, dict[str, Any]], None]) -> Callable[[A
     return make
 
 
-patched_once(
+patched(
     "continuation_as_hidden_message",
     ("P10",),
     "§4, §10: the continuation is a visible user message (sendUserMessage), never a hidden message",
@@ -2458,7 +2444,7 @@ patched_once(
         )
     ),
 )
-patched_once(
+patched(
     "no_threshold_continuation",
     ("P20",),
     "§5, §10: a threshold compaction that commits the Brief is followed by a continuation",
@@ -2496,7 +2482,7 @@ def _first_continuation_twice(original: Any) -> Any:
     return on_compact
 
 
-patched_once(
+patched(
     "continuation_sent_twice",
     ("P85",),
     "§10: at most one continuation is submitted per threshold compaction",
@@ -2518,7 +2504,7 @@ def _continue_after_failure(original: Any) -> Any:
     return fail
 
 
-patched_once(
+patched(
     "continuation_after_failure",
     ("P4",),
     "§3: a failed or refused handoff submits no continuation prompt",
@@ -2543,7 +2529,7 @@ def _archive_only_threshold(original: Any) -> Any:
     return on_compact
 
 
-patched_once(
+patched(
     "only_threshold_commits_archived",
     ("P6b",),
     "§7: every confirmed commit is archived whatever its reason (threshold, overflow, manual)",
@@ -2564,7 +2550,7 @@ def _refusal_without(fragment: str) -> Callable[[Any], Any]:
     return make
 
 
-patched_once(
+patched(
     "invalid_settings_synthesize",
     ("P18b",),
     "§5, §6, §13: every native compaction under settings invalid for the active window is cancelled",
@@ -2587,7 +2573,7 @@ def _disabled_without_config(original: Any) -> Any:
     return load
 
 
-patched_once(
+patched(
     "disabled_without_config",
     ("P25a",),
     "§6: without an extension config the extension is enabled",
@@ -2624,7 +2610,7 @@ def _second_copy(app: Any, ctx: Any, state: Any) -> None:
         handle.write(text)
 
 
-patched_once(
+patched(
     "checkpoint_writes_two_briefs",
     ("P97a",),
     "§12: /continuity checkpoint writes exactly one pending Brief",
@@ -2632,7 +2618,7 @@ patched_once(
     "commands:run_checkpoint",
     _checkpoint_then(_second_copy),
 )
-patched_once(
+patched(
     "checkpoint_sends_a_message",
     ("P97c",),
     "§12: /continuity checkpoint submits no continuation or other message to the model",
@@ -2668,7 +2654,7 @@ def _untrusted_checkpoint(kind: str) -> Callable[[Any], Any]:
     return make
 
 
-patched_once(
+patched(
     "untrusted_checkpoint_writes",
     ("P41a",),
     "§6, §12: in an untrusted project /continuity checkpoint writes no file",
@@ -2676,7 +2662,7 @@ patched_once(
     "commands:run_checkpoint",
     _untrusted_checkpoint("writes"),
 )
-patched_once(
+patched(
     "untrusted_checkpoint_refused_without_trust",
     ("P98a",),
     "§6, §12: in an untrusted project /continuity checkpoint is refused with a trust notification",
@@ -2701,7 +2687,7 @@ def _untrusted_compaction_writes(original: Any) -> Any:
     return on_before_compact
 
 
-patched_once(
+patched(
     "untrusted_compaction_writes",
     ("P41b",),
     "§6: in an untrusted project a native compaction writes nothing and is cancelled",
@@ -2724,7 +2710,7 @@ def _dispatch(mapping: dict[str, str]) -> Callable[[Any], Any]:
     return make
 
 
-patched_once(
+patched(
     "checkpoint_dispatched_to_status",
     ("P93b",),
     "§12: /continuity status, checkpoint and settings are dispatched to their actions",
@@ -2744,7 +2730,7 @@ def _pending_named_by_prefix(original: Any) -> Any:
     return pending_path
 
 
-patched_once(
+patched(
     "pending_file_name_prefixed",
     ("P51a",),
     "§7: a pending Brief is written to <artifactDirectory>/<sessionId>/pending/<eventId>.md",
@@ -2819,7 +2805,7 @@ def _mismatches_with(change: Callable[[list[str], dict[str, Any]], list[str]]) -
     return make
 
 
-patched_once(
+patched(
     "archive_when_not_from_extension",
     ("P70a",),
     "§8, §18: no archive when the committed entry is not from the extension",
@@ -2827,7 +2813,7 @@ patched_once(
     "extension:commit_mismatches",
     _mismatches_with(lambda bad, facts: [] if not facts["from_extension"] else bad),
 )
-patched_once(
+patched(
     "archive_ignoring_details",
     ("P70d",),
     "§8, §18: no archive when the entry's details do not match the prepared Brief",
@@ -2865,7 +2851,7 @@ def _dropping(fragment: str) -> Callable[[Any], Any]:
     return make_ui
 
 
-patched_once(
+patched(
     "mismatch_not_reported",
     ("P111b",),
     "§13: an unmatched session_compact is reported as an incompatibility",
@@ -2893,7 +2879,7 @@ def _continue_despite_mismatch(original: Any) -> Any:
     return on_compact
 
 
-patched_once(
+patched(
     "continuation_despite_mismatch",
     ("P83",),
     "§10: a continuation is submitted only after the matching session_compact",
@@ -2901,7 +2887,7 @@ patched_once(
     "extension:Continuity.on_compact",
     _continue_despite_mismatch,
 )
-patched_once(
+patched(
     "continuation_from_archived_bytes",
     ("P82a",),
     "§10, §18: the continuation starts with the exact verified pending Brief bytes (status: pending)",
@@ -2909,7 +2895,7 @@ patched_once(
     "extension:continuation_text",
     lambda original: lambda text: original(text.replace('status: "pending"', 'status: "archived"', 1)),
 )
-patched_once(
+patched(
     "continuation_separator",
     ("P82c",),
     "§10: nothing but whitespace lies between the Brief and the suffix",
@@ -2965,7 +2951,7 @@ def _tokens_before_changed(original: Any) -> Any:
     return on_before_compact
 
 
-patched_once(
+patched(
     "tokens_before_changed",
     ("P124",),
     "§18: the custom result keeps Pi's prepared firstKeptEntryId and tokensBefore",
@@ -2990,7 +2976,7 @@ def _request_changed(change: Callable[[str, str], tuple[str, str]], **overrides:
     return make
 
 
-patched_once(
+patched(
     "prompt_without_freshness_rule",
     ("P114a",),
     "§14: the synthesis prompt contains the event-freshness rule",
@@ -3005,7 +2991,7 @@ patched_once(
         )
     ),
 )
-patched_once(
+patched(
     "prompt_state_of_the_loop",
     ("P116",),
     "§14: the synthesis prompt speaks of the 'state of the work', never of a loop",
@@ -3018,7 +3004,7 @@ patched_once(
         )
     ),
 )
-patched_once(
+patched(
     "transcript_in_system_prompt",
     ("P118a",),
     "§14: transcript material and earlier Briefs reach the synthesis model in the request, never its system prompt",
@@ -3026,7 +3012,7 @@ patched_once(
     "lifecycle:build_synthesis_request",
     _request_changed(lambda system, user: (system + "\n\n" + user, "Write the Continuity Brief now.")),
 )
-patched_once(
+patched(
     "transcript_not_bounded",
     ("P119a",),
     "§6, §14: the synthesis request fits the synthesis model's window, oldest transcript dropped first",
@@ -3048,7 +3034,7 @@ def _reply_accepted(stop: str) -> Callable[[Any], Any]:
     return make
 
 
-patched_once(
+patched(
     "length_stop_accepted",
     ("P120c",),
     "§3, §14: a synthesis cut off by the output limit is a failure, even with partial text",
@@ -3073,7 +3059,7 @@ def _aborted_synthesized_again(original: Any) -> Any:
     return prepare
 
 
-patched_once(
+patched(
     "aborted_synthesis_accepted",
     ("P120a",),
     "§3, §14: a synthesis that resolves with stopReason 'aborted' is a failure, never a Brief",
@@ -3100,7 +3086,7 @@ def _empty_filled(original: Any) -> Any:
     return brief_from_synthesis
 
 
-patched_once(
+patched(
     "empty_synthesis_filled_in",
     ("P120e",),
     "§3, §14: an empty or blank synthesis reply is a failure",
@@ -3122,7 +3108,7 @@ def _synthesis_retried(original: Any) -> Any:
     return prepare
 
 
-patched_once(
+patched(
     "synthesis_retried_in_check_point",
     ("P137",),
     "§3, §5: each native check point costs at most one synthesis attempt",
@@ -3152,7 +3138,7 @@ def _touch_other_sessions(original: Any) -> Any:
     return on_compact
 
 
-patched_once(
+patched(
     "other_artifacts_touched",
     ("P139",),
     "§7, §8: the implementation never modifies artifacts of other sessions or legacy artifacts",
@@ -3181,7 +3167,7 @@ def _commit_announced_at_start(original: Any) -> Any:
     return on_session_start
 
 
-patched_once(
+patched(
     "commit_announced_again_at_start",
     ("P140",),
     "§9, §14: the committed announcement is made once per committed event, never again for an old event",
@@ -3210,7 +3196,7 @@ def _shutdown_archives(original: Any) -> Any:
     return on_shutdown
 
 
-patched_once(
+patched(
     "shutdown_archives_pending",
     ("P127",),
     "§18: session_shutdown only clears process-local state: it writes, archives or removes no file",
@@ -3232,7 +3218,7 @@ def _agents_md_written(original: Any) -> Any:
     return on_compact
 
 
-patched_once(
+patched(
     "agents_md_written",
     ("P9",),
     "§4: no AGENTS.md rewriting; no project file but the artifacts, the config and the project settings",
@@ -3270,7 +3256,7 @@ def _continuation_before_archive(original: Any) -> Any:
     return on_compact
 
 
-patched_once(
+patched(
     "continuation_before_archive",
     ("P84",),
     "§18: the Brief is archived before the retained continuation is submitted",
@@ -3284,7 +3270,7 @@ def _never_reconciled(original: Any) -> Any:
     return staticmethod(lambda committed, text: None)
 
 
-patched_once(
+patched(
     "committed_brief_not_reconciled",
     ("P113a",),
     "§13: at startup a pending Brief whose custom CompactionEntry is persisted is reconciled (archived)",
@@ -3307,7 +3293,7 @@ def _reconciliation_continues(original: Any) -> Any:
     return inspect
 
 
-patched_once(
+patched(
     "reconciliation_continues",
     ("P113b",),
     "§13: reconciliation never causes a second compaction or a continuation",
@@ -3331,7 +3317,7 @@ def _checkpoint_does_not_hold_native(original: Any) -> Any:
     return refusal
 
 
-patched_once(
+patched(
     "native_compaction_during_checkpoint",
     ("P107b",),
     "§13: a native compaction that arrives while a checkpoint is being synthesized is cancelled",
@@ -3353,7 +3339,7 @@ def _cancelled_brief_continued(original: Any) -> Any:
     return on_compact_failed
 
 
-patched_once(
+patched(
     "cancelled_brief_continued",
     ("P110b",),
     "§13: the pending Brief of an aborted or cancelled compaction is never used as a later summary or prompt",
@@ -3381,7 +3367,7 @@ registered(
 )
 
 
-patched_once(
+patched(
     "session_id_used_raw",
     ("P52",),
     "§7 (seed README): the session id is made filesystem-safe before it becomes a path component",
@@ -3460,7 +3446,7 @@ def _internal_error_rethrown(original: Any) -> Any:
     return fail
 
 
-patched_once(
+patched(
     "internal_error_reaches_pi",
     ("P5b",),
     "§3/§5: an unexpected internal error inside session_before_compact is caught and turned into cancel: true "

@@ -1,0 +1,85 @@
+"""Every load of a mutant starts from the reference as shipped.
+
+A mutant that changes a reference module (``lifecycle.insert_event_freshness_rule = ...``)
+does so each time its factory runs, and a factory runs at every Pi start: every scenario of a
+suite run, every restart and reload inside one, every seed of an explore process. Without a
+reset the second load wraps the first load's change (the freshness rule inserted twice
+becomes three times, a second copy of a Brief becomes two), so what a mutant did in a
+scenario depended on how many scenarios or seeds the process had run before it, and a kill
+could depend on their order (``disabled_without_config`` was "killed" at seed 5 of a
+``--jobs 2`` run, and seed 5 alone passed).
+
+:func:`from_pristine` wraps a mutant factory: before it runs, every module and class attribute
+of the reference packages that a mutant changed is put back to the value it had when the
+first mutant of the process loaded (``__dunder__`` attributes excepted). The reference
+rebinds no module global at run time (no ``global`` statement, no module-level cache), so
+this restores only what mutants changed.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["REFERENCE_PACKAGES", "from_pristine", "reset_reference"]
+
+#: The packages whose modules mutants change.
+REFERENCE_PACKAGES = ("pi_continuity_harness.reference",)
+
+#: ``(module or class, its attributes)`` as the first mutant of this process found them.
+_snapshot: list[tuple[Any, dict[str, Any]]] = []
+
+
+def _owners() -> list[Any]:
+    """Every module of the reference packages (imported now, so a later import adds none) and
+    every class defined in one, in name order."""
+    owners: list[Any] = []
+    for package_name in REFERENCE_PACKAGES:
+        package = importlib.import_module(package_name)
+        names = sorted(
+            info.name for info in pkgutil.walk_packages(package.__path__, prefix=package_name + ".")
+        )
+        for name in [package_name, *names]:
+            module = importlib.import_module(name)
+            owners.append(module)
+            owners.extend(
+                value
+                for _key, value in sorted(vars(module).items())
+                if isinstance(value, type) and value.__module__ == name
+            )
+    return owners
+
+
+def reset_reference() -> None:
+    """Put back every attribute a mutant changed (the first call records them instead)."""
+    if not _snapshot:
+        _snapshot.extend((owner, dict(vars(owner))) for owner in _owners())
+        return
+    for owner, saved in _snapshot:
+        current = vars(owner)
+        for key, value in saved.items():
+            if current.get(key, _MISSING) is not value and not _dunder(key):
+                setattr(owner, key, value)
+
+
+_MISSING = object()
+
+
+def _dunder(key: str) -> bool:
+    """Python's and pydantic's own attributes (``__pydantic_core_schema__`` may be rebuilt
+    lazily); no mutant changes one."""
+    return key.startswith("__") and key.endswith("__")
+
+
+def from_pristine(factory: Callable[..., None]) -> Callable[..., None]:
+    """``factory``, run after :func:`reset_reference`."""
+
+    @functools.wraps(factory)
+    def load(*args: Any, **kwargs: Any) -> None:
+        reset_reference()
+        factory(*args, **kwargs)
+
+    return load
