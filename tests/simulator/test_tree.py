@@ -12,12 +12,14 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.cli import main
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario import load_scenario
 from pi_continuity_harness.simulator.tree import (
     NAVIGATE_WHILE_STREAMING,
     SUMMARY_NOT_MODELLED,
     entry_not_found,
+    new_leaf_for,
 )
 
 from .helpers import base, entries, run
@@ -230,6 +232,36 @@ def test_bad_tree_operations_are_refused_naming_the_field(tmp_path: Path, text: 
     assert str(raised.value).replace(str(path), "bad.yaml") == f"bad.yaml: {message}"
 
 
+def test_the_cli_refuses_an_unawaited_tree_at_the_top_level_with_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: bad\noperations: [{tree: {to: 1, wait: false}}]\n", encoding="utf-8")
+    assert main(["simulate", str(path), "--workdir", str(tmp_path / "run")]) == 2
+    assert "operations[0].tree.wait: false is for a navigation sent while a reply is held" in (
+        capsys.readouterr().err
+    )
+    assert not (tmp_path / "run").exists()
+
+
 def test_no_such_message_is_the_operations_error(tmp_path: Path) -> None:
     result = run(tmp_path, _two_prompts({"tree": {"to": 3}}))
     assert _op_ends(result) == [(False, "tree: no user message 3 to navigate to (2 offered)")]
+
+
+def test_the_new_leaf_rule_for_each_kind_of_entry() -> None:
+    """``agent-session.js:3466-3482``: a user or custom message hands its text to the editor and
+    puts the leaf on its parent; any other entry becomes the leaf."""
+    user = {"type": "message", "id": "u", "parentId": "p", "message": {"role": "user", "content": "hi"}}
+    custom = {
+        "type": "custom_message",
+        "id": "c",
+        "parentId": None,
+        "content": [{"type": "text", "text": "x"}],
+    }
+    reply = {"type": "message", "id": "a", "parentId": "u", "message": {"role": "assistant", "content": []}}
+    label = {"type": "label", "id": "l", "parentId": "a", "targetId": "u", "label": "x"}
+    assert new_leaf_for(user) == ("p", "hi")
+    assert new_leaf_for(custom) == (None, "x")
+    assert new_leaf_for(reply) == ("a", None)
+    assert new_leaf_for(label) == ("l", None)

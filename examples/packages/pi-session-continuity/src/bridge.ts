@@ -511,10 +511,9 @@ class PythonBridge {
 				return await ctx.sendMessage(args[0], args[1] ?? undefined);
 			case "reload":
 				return await ctx.reload();
-			case "navigateTree": {
-				// `summaryEntry` is a session entry: plain JSON, sent as it is.
+			case "navigateTree":
+				// Every mode resolves to `{ cancelled }` (rpc-mode.js:259-267).
 				return await ctx.navigateTree(String(args[0]), args[1] ?? undefined);
-			}
 			case "newSession": {
 				const inst = this.instances.get(entry.inst);
 				const callback = args[1];
