@@ -26,6 +26,7 @@ __all__ = [
     "BeforeAgentStartEvent",
     "BeforeCompactResult",
     "BeforeSwitchResult",
+    "BeforeTreeResult",
     "CompactionPreparation",
     "CompactionReason",
     "CompactionResult",
@@ -41,19 +42,23 @@ __all__ = [
     "SessionBeforeCompactEvent",
     "SessionBeforeForkEvent",
     "SessionBeforeSwitchEvent",
+    "SessionBeforeTreeEvent",
     "SessionCompactEvent",
     "SessionCompactFailedEvent",
     "SessionInfoChangedEvent",
     "SessionShutdownEvent",
     "SessionStartEvent",
+    "SessionTreeEvent",
     "ToolCallEvent",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
     "ToolResultEvent",
+    "TreePreparation",
     "TurnEndEvent",
     "TurnStartEvent",
     "coerce_before_compact_result",
     "coerce_before_switch_result",
+    "coerce_before_tree_result",
     "coerce_input_result",
     "js_truthy",
 ]
@@ -162,6 +167,19 @@ class BeforeSwitchResult:
 
 
 @dataclass(frozen=True)
+class BeforeTreeResult:
+    """Result of a ``session_before_tree`` handler (``agent-session.js:3412-3433``): ``cancel``
+    keeps the leaf; ``summary`` (used only when the user asked for one), and the overrides of the
+    summariser's instructions and of the label."""
+
+    cancel: bool = False
+    summary: JsonObject | None = None
+    custom_instructions: str | None = None
+    replace_instructions: bool | None = None
+    label: str | None = None
+
+
+@dataclass(frozen=True)
 class InputResult:
     action: Literal["continue", "transform", "handled"]
     text: str | None = None
@@ -198,6 +216,25 @@ def coerce_before_switch_result(value: object) -> BeforeSwitchResult | None:
     if isinstance(value, dict):
         return BeforeSwitchResult(cancel=js_truthy(value.get("cancel")))
     return BeforeSwitchResult()
+
+
+def coerce_before_tree_result(value: object) -> BeforeTreeResult | None:
+    """A ``session_before_tree`` handler's value, or None when it is not truthy (Pi keeps the
+    last truthy result, ``runner.js:833-838``)."""
+    if not js_truthy(value):
+        return None
+    if isinstance(value, BeforeTreeResult):
+        return value
+    if isinstance(value, dict):
+        summary = value.get("summary")
+        return BeforeTreeResult(
+            cancel=js_truthy(value.get("cancel")),
+            summary=summary if isinstance(summary, dict) else None,
+            custom_instructions=value.get("customInstructions"),
+            replace_instructions=value.get("replaceInstructions"),
+            label=value.get("label"),
+        )
+    return BeforeTreeResult()
 
 
 def coerce_input_result(value: object) -> InputResult | None:
@@ -251,6 +288,45 @@ class SessionBeforeForkEvent(Event):
     type: ClassVar[str] = "session_before_fork"
     entry_id: str
     position: Literal["before", "at"] = "before"
+
+
+@dataclass(frozen=True)
+class TreePreparation:
+    """``preparation`` of ``session_before_tree`` (``agent-session.js:3394-3403``): the target,
+    the leaf before, their deepest common ancestor, the entries of the abandoned branch (old
+    leaf back to that ancestor, oldest first: ``collectEntriesForBranchSummary``,
+    ``core/compaction/branch-summarization.js:27-56``) and the caller's options."""
+
+    target_id: str
+    old_leaf_id: str | None
+    common_ancestor_id: str | None
+    entries_to_summarize: list[JsonObject]
+    user_wants_summary: bool
+    custom_instructions: str | None = None
+    replace_instructions: bool | None = None
+    label: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionBeforeTreeEvent(Event):
+    """``session_before_tree`` (``agent-session.js:3412-3421``): before ``navigateTree`` moves
+    the leaf; ``{"cancel": true}`` keeps it (``navigateTree`` returns ``{cancelled: true}``)."""
+
+    type: ClassVar[str] = "session_before_tree"
+    preparation: TreePreparation
+    signal: AbortSignal
+
+
+@dataclass(frozen=True)
+class SessionTreeEvent(Event):
+    """``session_tree`` (``agent-session.js:3518-3524``): after the leaf moved and the context was
+    refreshed. ``summary_entry`` and ``from_extension`` only with a branch summary."""
+
+    type: ClassVar[str] = "session_tree"
+    new_leaf_id: str | None
+    old_leaf_id: str | None
+    summary_entry: JsonObject | None = None
+    from_extension: bool | None = None
 
 
 @dataclass(frozen=True)

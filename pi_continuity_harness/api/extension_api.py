@@ -321,6 +321,22 @@ class ExtensionCommandContext(ExtensionContext, Protocol):
 
     async def reload(self) -> None: ...
 
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool | None = None,
+        label: str | None = None,
+    ) -> JsonObject:
+        """``ctx.navigateTree`` (``core/extensions/runner.js:758-760``, ``AgentSession.navigateTree``,
+        ``agent-session.js:3370-3535``): move the leaf in the same session file. Returns
+        ``{"cancelled": bool}`` (every mode keeps only that, ``rpc-mode.js:259-267``); raises where Pi throws (while a
+        run streams, while compacting or navigating, an unknown entry). The simulator refuses
+        ``summarize=True`` (it does not model the branch summariser); real Pi runs it."""
+        ...
+
 
 @runtime_checkable
 class ReplacedSessionContext(ExtensionCommandContext, Protocol):

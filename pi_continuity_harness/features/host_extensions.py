@@ -12,7 +12,7 @@ from typing import Any
 
 from pi_continuity_harness.api import ExtensionAPI, ExtensionContext, SessionStartEvent
 
-__all__ = ["SESSION_START_ENTRY", "model_before_switch", "session_start_recorder"]
+__all__ = ["SESSION_START_ENTRY", "model_before_switch", "model_on_settled", "session_start_recorder"]
 
 #: The ``customType`` of the entry :func:`session_start_recorder` appends.
 SESSION_START_ENTRY = "harness-session-start"
@@ -52,3 +52,27 @@ def model_before_switch(pi: ExtensionAPI) -> None:
         await ctx.model_registry.complete(model, context, max_tokens=64)
 
     pi.on("session_before_switch", before_switch)
+
+
+def model_on_settled(pi: ExtensionAPI) -> None:
+    """Asks the active model once (``ctx.modelRegistry.complete``) in its ``agent_settled``
+    handler: an extension that does asynchronous work when the agent settles. Pi awaits every
+    ``agent_settled`` handler with ``_isEmittingAgentSettled`` set (``dist/core/agent-session.js:742-766``):
+    while that call is held a prompt (a command too) is deferred until the handlers have ended, and
+    it then runs *before* the idle waiters resolve (``:1705-1708``, ``_resolveIdleWaitIfIdle`` after
+    the deferred actions). So a command sent then runs while another extension's command still
+    waits for idle (``ctx.waitForIdle``): the one window in which Pi lets a tree navigation run
+    during such a wait (``navigateTree`` throws while a run is active, ``:3370-3376``)."""
+
+    async def settled(_event: Any, ctx: ExtensionContext) -> None:
+        model = ctx.model
+        if model is None:
+            return
+        text = {"type": "text", "text": "Note that the agent settled."}
+        context = {
+            "systemPrompt": "You note settlements.",
+            "messages": [{"role": "user", "content": [text], "timestamp": 0}],
+        }
+        await ctx.model_registry.complete(model, context, max_tokens=64)
+
+    pi.on("agent_settled", settled)

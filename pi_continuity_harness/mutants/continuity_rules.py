@@ -98,15 +98,25 @@ def patched(
 ) -> Factory:
     """A mutant that sets ``<module>.<attribute>`` (``where``: ``"module:attr"`` or
     ``"module:Class.method"``) to ``make(original)`` when its factory runs, then loads the
-    reference."""
+    reference.
+
+    ``make`` runs once per process, on the reference as shipped; every later load sets the
+    same changed value again (each load starts from the reference as shipped,
+    :mod:`~pi_continuity_harness.mutants.pristine`). So the change never stacks, and what
+    ``make``'s closure remembers lives for the process, as a module of a real implementation
+    does across ``/reload`` (``config_error_never_cleared`` remembers the first invalid
+    config)."""
     module_name, _, path = where.partition(":")
+    changed: list[Any] = []
 
     def factory(pi: ExtensionAPI) -> None:
         owner: Any = _module(module_name)
         *parents, attribute = path.split(".")
         for parent in parents:
             owner = getattr(owner, parent)
-        setattr(owner, attribute, make(getattr(owner, attribute)))
+        if not changed:
+            changed.append(make(getattr(owner, attribute)))
+        setattr(owner, attribute, changed[0])
         reference_extension(pi)
 
     return registered(name, rules, rule, how, factory)
@@ -756,11 +766,14 @@ def patched_everywhere(
     name: str, rules: tuple[str, ...], rule: str, how: str, modules: tuple[str, ...], attr: str, make: Any
 ) -> Factory:
     """Like :func:`patched`, for a function several reference modules imported by name."""
+    changed: dict[str, Any] = {}
 
     def factory(pi: ExtensionAPI) -> None:
         for module_name in modules:
             module = _module(module_name)
-            setattr(module, attr, make(getattr(module, attr)))
+            if module_name not in changed:
+                changed[module_name] = make(getattr(module, attr))
+            setattr(module, attr, changed[module_name])
         reference_extension(pi)
 
     return registered(name, rules, rule, how, factory)

@@ -12,9 +12,11 @@ could depend on their order (``disabled_without_config`` was "killed" at seed 5 
 :func:`from_pristine` wraps a mutant factory: before it runs, every module and class attribute
 of the reference packages that a mutant changed is put back to the value it had when the
 first mutant of the process loaded (``__dunder__`` attributes excepted). The reference
-rebinds no module global at run time (no ``global`` statement; its one memo, that of
-``brief.validate_brief_body``, answers only while every name of ``brief`` is as imported), so
-this restores only what mutants changed.
+rebinds no module or class attribute at run time (no ``global`` statement; what it remembers
+lives in objects it mutates in place, such as the memo of ``brief.validate_brief_body``,
+which answers only while every name of ``brief`` is as imported), so this restores only what
+mutants changed. A mutant whose change remembers something for the process
+(``continuity_rules.patched``) sets the same changed object again at every load.
 """
 
 from __future__ import annotations

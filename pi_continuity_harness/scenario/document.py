@@ -189,6 +189,13 @@ class Scenario(_Strict):
                     " (a reply's during, or faults.inject); at the top level the next operation waits"
                     " for the host to be quiet"
                 )
+            tree = getattr(op, "tree", None)
+            if tree is not None and not tree.wait:
+                raise ValueError(
+                    f"operations[{index}].tree.wait: false is for a navigation sent while a reply is held"
+                    " (a reply's during, or faults.inject); at the top level the next operation waits"
+                    " for the host to be quiet"
+                )
         if sum(1 for e in self.extensions if e.implementation) > 1:
             raise ValueError("extensions: the implementation under test appears more than once")
         if self.session_id is not None:

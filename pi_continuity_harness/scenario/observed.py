@@ -37,6 +37,10 @@ OBSERVABLE_EVENTS = frozenset(
         "agent_settled",
         "turn_start",
         "turn_end",
+        # ``session_tree`` (agent-session.js:3518-3524) and the harness's own record of a
+        # ``tree`` operation (the observer's ``/harness-tree`` command logs it on real Pi).
+        "session_tree",
+        "tree_navigation",
     }
 )
 
@@ -54,6 +58,12 @@ def event_summary(event: Any) -> dict[str, Any]:
             "willRetry": event.will_retry,
             "customInstructions": event.custom_instructions,
             "preparation": preparation_summary(event.preparation),
+        }
+    if kind == "session_tree":
+        return {
+            "newLeafId": event.new_leaf_id,
+            "oldLeafId": event.old_leaf_id,
+            "fromExtension": event.from_extension,
         }
     if kind == "session_compact":
         entry = event.compaction_entry

@@ -28,6 +28,7 @@ from pydantic import (
 from pi_continuity_harness.scenario.confine import check_scenario_path
 
 __all__ = [
+    "TREE_COMMAND",
     "AbortOp",
     "CommandOp",
     "CompactOp",
@@ -44,7 +45,10 @@ __all__ = [
     "ReloadOp",
     "RestartOp",
     "SetModelOp",
+    "TreeOp",
+    "TreeSpec",
     "no_fork_message",
+    "no_tree_message",
     "operation_name",
     "pick_answer",
     "pick_fork_message",
@@ -385,6 +389,51 @@ class ForkOp(_ValueOptional):
     fork: ForkSpec = ForkSpec()
 
 
+class TreeSpec(_Strict):
+    """Where to move the leaf, and whether the operation waits (see :class:`TreeOp`)."""
+
+    to: int = Field(
+        default=-1,
+        description=(
+            "which user message to navigate to, numbered as fork numbers them: 1-based among the "
+            "messages Pi offers (RPC get_fork_messages), negative from the end (-1: the last). "
+            "Pi puts the leaf on that message's parent (at the root: no leaf)"
+        ),
+    )
+    wait: bool = Field(
+        default=True,
+        strict=True,
+        description=(
+            "false: send the navigation and run the next operation while it is still pending "
+            "(as command.wait: false; for a held reply's during)"
+        ),
+    )
+
+    @field_validator("to")
+    @classmethod
+    def _not_zero(cls, value: int) -> int:
+        if value == 0:
+            raise ValueError("0 names no message (1 is the first, -1 the last)")
+        return value
+
+
+class TreeOp(_ValueOptional):
+    """Navigate the session tree to a user message (``AgentSession.navigateTree``,
+    ``dist/core/agent-session.js:3370-3535``), without a branch summary.
+
+    Pi 1.6's RPC has no tree command, so the operation is a *command*: the real-Pi target runs
+    the observer extension's ``/harness-tree <entryId>`` (``ctx.navigateTree``), the simulator
+    the same command of its host; both go through ``prompt()`` like any RPC prompt of a command,
+    so one sent while ``agent_settled`` handlers run is deferred until they end
+    (agent-session.js:1705-1708). The entry is chosen when the operation is sent, from RPC
+    ``get_fork_messages`` as ``fork`` chooses it. What the navigation did is recorded as the
+    extension event ``tree_navigation`` (``targetId``, ``oldLeafId``, ``newLeafId``,
+    ``cancelled``, or ``error`` with Pi's message). An awaited navigation fails
+    with ``cancelled`` when an extension cancelled it, or with Pi's message when Pi threw."""
+
+    tree: TreeSpec = TreeSpec()
+
+
 class EditFileSpec(_Strict):
     """Write, replace or remove a file under the workspace, as a user or a fault would.
 
@@ -427,6 +476,7 @@ _OPERATION_KEYS = (
     "new_session",
     "edit_file",
     "fork",
+    "tree",
 )
 
 
@@ -453,7 +503,8 @@ Operation = Annotated[
     | Annotated[SetModelOp, Tag("set_model")]
     | Annotated[NewSessionOp, Tag("new_session")]
     | Annotated[EditFileOp, Tag("edit_file")]
-    | Annotated[ForkOp, Tag("fork")],
+    | Annotated[ForkOp, Tag("fork")]
+    | Annotated[TreeOp, Tag("tree")],
     Discriminator(
         _operation_key,
         custom_error_type="operation",
@@ -480,6 +531,7 @@ def normalise_operation_input(value: Any) -> Any:
         "compact",
         "new_session",
         "fork",
+        "tree",
     ):
         return {value: None}
     return value
@@ -506,3 +558,11 @@ def pick_fork_message(messages: list[dict[str, str]], position: int) -> str | No
 
 def no_fork_message(messages: list[dict[str, str]], position: int) -> str:
     return f"fork: no user message {position} to fork before ({len(messages)} offered)"
+
+
+def no_tree_message(messages: list[dict[str, str]], position: int) -> str:
+    return f"tree: no user message {position} to navigate to ({len(messages)} offered)"
+
+
+#: The command that navigates the tree (the real-Pi observer's; the simulator's host has the same).
+TREE_COMMAND = "harness-tree"

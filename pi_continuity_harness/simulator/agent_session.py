@@ -46,6 +46,7 @@ from pi_continuity_harness.api.events import (
     BeforeAgentStartEvent,
     BeforeCompactResult,
     BeforeSwitchResult,
+    BeforeTreeResult,
     CompactionReason,
     CompactionResult,
     ContextUsage,
@@ -55,12 +56,15 @@ from pi_continuity_harness.api.events import (
     MessageStartEvent,
     ModelSelectEvent,
     SessionBeforeCompactEvent,
+    SessionBeforeTreeEvent,
     SessionCompactEvent,
     SessionCompactFailedEvent,
+    SessionTreeEvent,
     ToolCallEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolResultEvent,
+    TreePreparation,
     TurnEndEvent,
     TurnStartEvent,
 )
@@ -114,6 +118,15 @@ from pi_continuity_harness.simulator.session_manager import SessionManager, ms_o
 from pi_continuity_harness.simulator.settings import SettingsManager
 from pi_continuity_harness.simulator.system_prompt import builtin_tools, render_system_prompt, system_message
 from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes, tool_declaration
+from pi_continuity_harness.simulator.tree import (
+    NAVIGATE_WHILE_COMPACTING,
+    NAVIGATE_WHILE_STREAMING,
+    NO_SUMMARY_MODEL,
+    SUMMARY_NOT_MODELLED,
+    collect_entries_for_branch_summary,
+    entry_not_found,
+    new_leaf_for,
+)
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
 if TYPE_CHECKING:
@@ -226,6 +239,11 @@ class AgentSession:
         self._agent_run_abort_requested = False
         self._compaction_abort: AbortController | None = None
         self._auto_compaction_abort: AbortController | None = None
+        #: ``_branchSummaryAbortController``: set while ``navigate_tree`` runs its hooks.
+        self._branch_summary_abort: AbortController | None = None
+        #: ``_promptPreflightCount`` (agent-session.js:1724-1733): prompts between their command
+        #: check and the start of their run; tree navigation refuses meanwhile (:3371).
+        self._prompt_preflight_count = 0
         self._overflow_recovery_attempted = False
         self._retry_attempt = 0
         self._retry_abort: AbortController | None = None
@@ -242,6 +260,9 @@ class AgentSession:
         self._boundary_dispatched: set[int] = set()
         self._preflights: list[asyncio.Event] = []
         self._request_estimate = RequestEstimate()
+        #: Commands of the harness itself (the real-Pi observer extension's, loaded first there):
+        #: run by ``prompt()`` like an extension command, deferred and all.
+        self.host_commands: dict[str, Callable[[str], Awaitable[None]]] = {}
         self._refresh_finalized_context()
 
     # ================================================================= state
@@ -251,7 +272,12 @@ class AgentSession:
 
     @property
     def is_compacting(self) -> bool:
-        return self._auto_compaction_abort is not None or self._compaction_abort is not None
+        # ``isCompacting`` (agent-session.js:1295-1299): a tree navigation counts too.
+        return (
+            self._auto_compaction_abort is not None
+            or self._compaction_abort is not None
+            or self._branch_summary_abort is not None
+        )
 
     @property
     def is_idle(self) -> bool:
@@ -460,7 +486,9 @@ class AgentSession:
                 )
             )
 
-    async def dispatch(self, event: Event) -> BeforeCompactResult | BeforeSwitchResult | None:
+    async def dispatch(
+        self, event: Event
+    ) -> BeforeCompactResult | BeforeSwitchResult | BeforeTreeResult | None:
         """Dispatch an extension event, traced, then let extension preflights settle.
 
         The host dispatches the lifecycle events (``session_start``, ``session_shutdown``,
@@ -707,9 +735,13 @@ class AgentSession:
             if preflight:
                 preflight("handled")
             return
-        if self._compaction_abort is not None:
+        if self._compaction_abort is not None or self._branch_summary_abort is not None:
             raise PromptRejectedError(PROMPT_DURING_COMPACTION)
-        trigger = await self._prepare_prompt(text, source, streaming_behavior, preflight, images)
+        self._prompt_preflight_count += 1
+        try:
+            trigger = await self._prepare_prompt(text, source, streaming_behavior, preflight, images)
+        finally:
+            self._prompt_preflight_count -= 1
         if trigger is not None:
             await self._start_run(trigger, lambda: preflight("started") if preflight else None)
 
@@ -719,6 +751,9 @@ class AgentSession:
         name = text[1:] if space == -1 else text[1:space]
         args = "" if space == -1 else text[space + 1 :]
         found = runner.get_command(name)
+        if found is None and name in self.host_commands:
+            await self.host_commands[name](args)
+            return True
         if found is None:
             return False
         _record, handler = found
@@ -1570,6 +1605,89 @@ class AgentSession:
             raise PromptRejectedError(message) from error
         finally:
             self._compaction_abort = None
+            self._resolve_idle_waiters()
+
+    # ================================================================= tree navigation
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool | None = None,
+        label: str | None = None,
+    ) -> dict[str, Any]:
+        """``AgentSession.navigateTree`` (agent-session.js:3370-3535) without the branch summariser.
+
+        Throws (``PromptRejectedError``, Pi's messages) while a run streams or a prompt is in
+        preflight (:3371-3373), while compacting or navigating (:3374-3376); a no-op at the current
+        leaf (:3379-3381); an unknown entry throws (:3386-3389). ``session_before_tree`` gets the
+        preparation and a signal; ``{cancel: true}`` returns ``{cancelled: true}`` (:3412-3421);
+        handler overrides of instructions and label apply (:3425-3433). The new leaf: a user or
+        custom message's parent (its text for the editor), else the entry itself (:3466-3482);
+        ``branch``/``resetLeaf`` (:3494-3500); a label goes on the target (:3502-3504); the context
+        is refreshed (:3506) and ``session_tree`` emitted (:3518-3524). Idle waiters are checked at
+        the end (:3533). ``summarize=True`` is refused (:data:`~.tree.SUMMARY_NOT_MODELLED`): the
+        simulator does not model ``generateBranchSummary``; an extension's ``summary`` result is
+        used only with ``summarize`` (:3422-3424), so it is ignored here as in Pi.
+        The tool loadout restore (``_restoreToolsFromTranscript``, :3507) is not modelled: the
+        simulator records no tool loadout in system messages a branch could switch between.
+        """
+        if self.is_streaming or self._prompt_preflight_count > 0:
+            raise PromptRejectedError(NAVIGATE_WHILE_STREAMING)
+        if self.is_compacting:
+            raise PromptRejectedError(NAVIGATE_WHILE_COMPACTING)
+        manager = self.session_manager
+        old_leaf_id = manager.get_leaf_id()
+        if target_id == old_leaf_id:
+            return {"cancelled": False}
+        if summarize and self.model is None:
+            raise PromptRejectedError(NO_SUMMARY_MODEL)
+        if summarize:
+            raise PromptRejectedError(SUMMARY_NOT_MODELLED)
+        target = manager.get_entry(target_id)
+        if target is None:
+            raise PromptRejectedError(entry_not_found(target_id))
+        entries, common = collect_entries_for_branch_summary(manager, old_leaf_id, target_id)
+        preparation = TreePreparation(
+            target_id=target_id,
+            old_leaf_id=old_leaf_id,
+            common_ancestor_id=common,
+            entries_to_summarize=entries,
+            user_wants_summary=summarize,
+            custom_instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+            label=label,
+        )
+        controller = AbortController()
+        self._branch_summary_abort = controller
+        try:
+            if self._runner().has_handlers("session_before_tree"):
+                result = await self.dispatch(
+                    SessionBeforeTreeEvent(preparation=preparation, signal=controller.signal)
+                )
+                if isinstance(result, BeforeTreeResult):
+                    if result.cancel:
+                        return {"cancelled": True}
+                    if result.label is not None:
+                        label = result.label
+            new_leaf_id, editor_text = new_leaf_for(target)
+            if new_leaf_id is None:
+                manager.reset_leaf()
+            else:
+                manager.branch(new_leaf_id)
+            if label:
+                manager.append_label_change(target_id, label)
+            self._refresh_finalized_context()
+            self._branch_summary_abort = None
+            await self.dispatch(SessionTreeEvent(new_leaf_id=manager.get_leaf_id(), old_leaf_id=old_leaf_id))
+            out: dict[str, Any] = {"cancelled": False}
+            if editor_text is not None:
+                out["editorText"] = editor_text
+            return out
+        finally:
+            if self._branch_summary_abort is controller:
+                self._branch_summary_abort = None
             self._resolve_idle_waiters()
 
     # ================================================================= control

@@ -52,6 +52,7 @@ from pi_continuity_harness.scenario.model_script import (
 )
 from pi_continuity_harness.scenario.observed import summary_files
 from pi_continuity_harness.scenario.operations import (
+    TREE_COMMAND,
     AbortOp,
     CommandOp,
     CompactOp,
@@ -65,7 +66,9 @@ from pi_continuity_harness.scenario.operations import (
     ReloadOp,
     RestartOp,
     SetModelOp,
+    TreeOp,
     no_fork_message,
+    no_tree_message,
     operation_name,
     pick_fork_message,
 )
@@ -441,6 +444,7 @@ class SimHost:
         )
         session.rpc = self.record_rpc
         session.on_thinking_level = self._thinking_level_changed
+        session.host_commands[TREE_COMMAND] = lambda args: self._harness_tree(session, args)
         if not restored and model is not None and not manager.get_entries():
             manager.append_model_change(model.provider, model.id)
             manager.append_thinking_level_change(self.thinking_level)
@@ -587,6 +591,26 @@ class SimHost:
 
         b.new_session = new_session
         b.reload = self.reload
+
+        async def navigate_tree(
+            target_id: str,
+            summarize: bool,
+            custom_instructions: str | None,
+            replace_instructions: bool | None,
+            label: str | None,
+        ) -> dict[str, Any]:
+            # Every mode hands extensions only ``{cancelled}`` (rpc-mode.js:259-267,
+            # print-mode.js:85-93, interactive-mode.js:1646-1655).
+            result = await session.navigate_tree(
+                target_id,
+                summarize=summarize,
+                custom_instructions=custom_instructions,
+                replace_instructions=replace_instructions,
+                label=label,
+            )
+            return {"cancelled": bool(result.get("cancelled"))}
+
+        b.navigate_tree = navigate_tree
         b.send_user_message_settled = session.send_user_message_settled
         b.send_message_settled = session.send_message_settled
         return b
@@ -804,6 +828,45 @@ class SimHost:
         )
         return {"cancelled": False, "text": selected_text}
 
+    async def _harness_tree(self, session: AgentSession, args: str) -> None:
+        """The observer's ``/harness-tree <entryId>`` (``targets/realpi/observer.ts``):
+        ``ctx.navigateTree(entryId)``, and the extension event ``tree_navigation`` saying what it
+        did (or Pi's message when it threw), with the leaf before and after."""
+        target_id = args.strip()
+        old_leaf = session.session_manager.get_leaf_id()
+        fields: dict[str, Any]
+        try:
+            result = await session.navigate_tree(target_id)
+        except PromptRejectedError as error:
+            fields = {"error": str(error)}
+        else:
+            fields = {"cancelled": bool(result.get("cancelled"))}
+        self.trace.emit(
+            "event",
+            "tree_navigation",
+            targetId=target_id,
+            oldLeafId=old_leaf,
+            newLeafId=session.session_manager.get_leaf_id(),
+            **fields,
+        )
+
+    async def _tree(self, op: TreeOp, name: str) -> OperationResult:
+        """``tree``: the entry chosen now (``get_fork_messages``, as ``fork`` chooses), then the
+        command through ``prompt()``; an awaited one fails as the navigation did."""
+        session = self._require_runtime().session
+        messages = self.fork_messages()
+        chosen = pick_fork_message(messages, op.tree.to)
+        if chosen is None:
+            return OperationResult(name, ok=False, error=no_tree_message(messages, op.tree.to))
+        text = f"/{TREE_COMMAND} {chosen}"
+        if not op.tree.wait:
+            return await self._unawaited_command(session, text, name)
+        since = len(self.trace.records)
+        outcome = await self._prompt(session, text, None, (), name)
+        if not outcome.ok:
+            return outcome
+        return tree_outcome(name, [r for r in self.trace.records[since:] if r["kind"] == "event"])
+
     async def _teardown_for_fork(self, runtime: Runtime, target_file: str | None) -> None:
         """``teardownCurrent("fork", ...)``: settle the running turn, ``session_shutdown``."""
         await runtime.session.abort()
@@ -851,7 +914,9 @@ class SimHost:
         if not during and index is not None:
             self.current_operation = index
         self.trace.emit("op", name, index=index, during=during or None, **_op_fields(op))
-        if isinstance(op, CommandOp) and not op.command.wait:
+        if (isinstance(op, CommandOp) and not op.command.wait) or (
+            isinstance(op, TreeOp) and not op.tree.wait
+        ):
             # ``wait: false``: the RPC client sends the command line and goes on (Pi runs the
             # handler up to its first await before it reads the next line, rpc-mode.js:318-343):
             # the command runs on as a host task, which ``quiesce`` waits for.
@@ -944,6 +1009,8 @@ class SimHost:
                 return OperationResult(
                     name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
                 )
+            case TreeOp():
+                return await self._tree(op, name)
             case ForkOp():
                 messages = self.fork_messages()
                 chosen = pick_fork_message(messages, op.fork.message)
@@ -1042,10 +1109,25 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             return {"customInstructions": op.compact.custom_instructions}
         case ForkOp():
             return {"message": op.fork.message}
+        case TreeOp():
+            return {"to": op.tree.to, "wait": None if op.tree.wait else False}
         case AbortOp() | ReloadOp() | RestartOp() | CrashOp() | NewSessionOp():
             return {}
         case _:
             assert_never(op)
+
+
+def tree_outcome(name: str, events: list[dict[str, Any]]) -> OperationResult:
+    """An awaited ``tree``'s outcome from the ``tree_navigation`` event its command recorded."""
+    done = [e for e in events if e.get("name", e.get("type")) == "tree_navigation"]
+    if not done:
+        return OperationResult(name, ok=False, error="the tree navigation did not run")
+    last = done[-1]
+    if last.get("error"):
+        return OperationResult(name, ok=False, error=str(last["error"]))
+    if last.get("cancelled"):
+        return OperationResult(name, ok=False, error="cancelled")
+    return OperationResult(name, ok=True)
 
 
 def _reserve_tokens(settings: SettingsManager, model: Model | None) -> int | None:

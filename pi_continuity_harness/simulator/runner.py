@@ -24,12 +24,14 @@ from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.events import (
     BeforeCompactResult,
     BeforeSwitchResult,
+    BeforeTreeResult,
     ContextUsage,
     Event,
     InputEvent,
     InputResult,
     coerce_before_compact_result,
     coerce_before_switch_result,
+    coerce_before_tree_result,
     coerce_input_result,
 )
 from pi_continuity_harness.api.extension_api import (
@@ -86,6 +88,7 @@ class RuntimeBindings:
     wait_for_idle: Callable[[], Awaitable[None]]
     new_session: Callable[[str | None, Any], Awaitable[dict[str, Any]]]
     reload: Callable[[], Awaitable[None]]
+    navigate_tree: Callable[[str, bool, str | None, bool | None, str | None], Awaitable[dict[str, Any]]]
     # Replaced-session context (``with_session``): senders that resolve when the run settles
     send_user_message_settled: Callable[[str | list[dict[str, Any]], str | None], Awaitable[None]]
     send_message_settled: Callable[[dict[str, Any], bool | None, str | None], Awaitable[None]]
@@ -205,11 +208,11 @@ class ExtensionRunner:
             result = await result
         return result
 
-    async def emit(self, event: Event) -> BeforeCompactResult | BeforeSwitchResult | None:
+    async def emit(self, event: Event) -> BeforeCompactResult | BeforeSwitchResult | BeforeTreeResult | None:
         """Generic dispatch; returns the combined result of a ``session_before_*`` event."""
         ctx = self.create_context()
         before = event.type.startswith("session_before_")
-        result: BeforeCompactResult | BeforeSwitchResult | None = None
+        result: BeforeCompactResult | BeforeSwitchResult | BeforeTreeResult | None = None
         for record, handlers in self.handlers_of(event.type):
             for handler in handlers:
                 try:
@@ -218,9 +221,11 @@ class ExtensionRunner:
                     self.emit_error(record.path, event.type, _describe(error))
                     continue
                 if before:
-                    coerced: BeforeCompactResult | BeforeSwitchResult | None
+                    coerced: BeforeCompactResult | BeforeSwitchResult | BeforeTreeResult | None
                     if event.type == "session_before_compact":
                         coerced = coerce_before_compact_result(value)
+                    elif event.type == "session_before_tree":
+                        coerced = coerce_before_tree_result(value)
                     else:
                         coerced = coerce_before_switch_result(value)
                     if coerced is not None:
@@ -464,6 +469,19 @@ class SimCommandContext(SimExtensionContext):
 
     async def reload(self) -> None:
         await self._b().reload()
+
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool | None = None,
+        label: str | None = None,
+    ) -> dict[str, Any]:
+        return await self._b().navigate_tree(
+            target_id, summarize, custom_instructions, replace_instructions, label
+        )
 
 
 class SimReplacedContext(SimCommandContext):

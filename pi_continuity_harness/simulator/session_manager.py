@@ -629,6 +629,20 @@ class SessionManager:
         self._leaf_id = entry_id
         self._rebuild_path()
 
+    def reset_leaf(self) -> None:
+        """``resetLeaf`` (session-manager.js:1193-1195): the next append starts a new root."""
+        self._leaf_id = None
+        self._rebuild_path()
+
+    def append_label_change(self, target_id: str, label: str | None) -> str:
+        """``appendLabelChange`` (session-manager.js:1055-1075): a ``label`` entry at the leaf."""
+        if target_id not in self._by_id:
+            raise ValueError(f"Entry {target_id} not found")
+        entry = self._base("label")
+        entry["targetId"] = target_id
+        entry["label"] = label
+        return self._append_entry(entry)
+
     def build_context_entries(self) -> list[Entry]:
         """``buildContextEntries``: newest compaction, its kept range, then what follows it."""
         if self._path_compaction < 0:

@@ -27,6 +27,7 @@ from pi_continuity_harness.scenario.operations import Operation, normalise_opera
 from pi_continuity_harness.scenario.session_id import PI_SESSION_ID_MESSAGE, check_session_id
 from pi_continuity_harness.simulator.agent_session import OVERFLOW_RECOVERY_FAILED
 from pi_continuity_harness.simulator.system_prompt import DATA_PATH
+from pi_continuity_harness.simulator.tree import NAVIGATE_WHILE_STREAMING
 from pi_continuity_harness.simulator.ui import THEME_PATH
 from pi_continuity_harness.targets.comparison import diff_records, normalise_observation
 from pi_continuity_harness.targets.known_differences import neutralisers
@@ -507,4 +508,100 @@ def test_a_fork_cancelled_by_an_extension_keeps_the_session(targets: Targets) ->
     real, sim = play(targets, sc, [{"prompt": "one"}, "fork"], "probe_fork:blocker")
     assert [(o.ok, o.error) for o in real.operations] == [(True, None), (False, "cancelled")]
     assert real.notifications == [("fork blocked (before)", "warning")]
+    assert_equivalent(real, sim)
+
+
+# ====================================================================== tree navigation
+# ``AgentSession.navigateTree`` (agent-session.js:3370-3535); the ``tree`` operation is the
+# observer's ``/harness-tree`` on real Pi, the host's in the simulator.
+
+
+def _navigations(observation: Any) -> list[dict[str, Any]]:
+    return [e for e in observation.extension_events if e.get("type") == "tree_navigation"]
+
+
+def _user(observation: Any, text: str) -> dict[str, Any]:
+    return next(
+        e
+        for e in observation.entries
+        if e.get("type") == "message"
+        and e["message"]["role"] == "user"
+        and e["message"]["content"][0]["text"] == text
+    )
+
+
+def test_navigation_puts_the_leaf_on_the_user_messages_parent(targets: Targets) -> None:
+    sc = scenario({"agent": [{"text": "first answer"}, {"text": "second answer"}, {"text": "third"}]})
+    ops = [{"prompt": "one"}, {"prompt": "two"}, {"tree": {"to": 2}}, {"prompt": "three"}]
+    real, sim = play(targets, sc, ops)
+    assert [o.ok for o in real.operations] == [True, True, True, True]
+    [done] = _navigations(real)
+    two = _user(real, "two")
+    assert (done["newLeafId"], done["cancelled"]) == (two["parentId"], False)
+    assert _user(real, "three")["parentId"] == two["parentId"]
+    trees = [e for e in real.extension_events if e.get("type") == "session_tree"]
+    assert [(e["oldLeafId"], e["newLeafId"]) for e in trees] == [(done["oldLeafId"], two["parentId"])]
+    assert_equivalent(real, sim)
+
+
+def test_an_extension_cancels_the_navigation(targets: Targets) -> None:
+    sc = scenario({"agent": [{"text": "first answer"}, {"text": "second answer"}]})
+    ops = [{"prompt": "one"}, {"prompt": "two"}, {"tree": {"to": 2}}]
+    real, sim = play(targets, sc, ops, "probe_tree:blocker")
+    assert [(o.ok, o.error) for o in real.operations][-1] == (False, "cancelled")
+    assert real.notifications == [
+        (
+            "tree blocked: 1 abandoned, ancestor is target: True, summary: False, old leaf is leaf: True",
+            "warning",
+        )
+    ]
+    [done] = _navigations(real)
+    assert done["newLeafId"] == done["oldLeafId"]
+    assert_equivalent(real, sim)
+
+
+def test_navigation_while_a_turn_streams_throws_pis_message(targets: Targets) -> None:
+    sc = scenario(
+        {"agent": [{"text": "a"}, {"text": "b", "latency_ms": 300, "during": [{"tree": {"to": 1}}]}]}
+    )
+    real, sim = play(targets, sc, [{"prompt": "one"}, {"prompt": "two"}])
+    [held] = real.held_operations
+    assert (held.outcome.ok, held.outcome.error) == (False, NAVIGATE_WHILE_STREAMING)
+    assert _navigations(real)[0]["error"] == NAVIGATE_WHILE_STREAMING
+    assert_equivalent(real, sim)
+
+
+def test_a_navigation_sent_while_agent_settled_handlers_run_waits_for_them(targets: Targets) -> None:
+    """``/hold`` waits for idle while the turn runs; the turn ends, the ``agent_settled`` handler
+    holds a model call, the navigation sent then is deferred; it runs after the handler and before
+    ``/hold``'s wait ends (so ``/hold`` finds the leaf moved)."""
+    held_settle = {
+        "kind": "raw",
+        "text": "noted",
+        "latency_ms": 300,
+        "during": [{"tree": {"to": 2, "wait": False}}],
+    }
+    sc = scenario(
+        {
+            "agent": [
+                {"text": "a"},
+                {"text": "b", "latency_ms": 300, "during": [{"command": {"text": "/hold", "wait": False}}]},
+            ],
+            "extension": [{"kind": "raw", "text": "noted"}, held_settle],
+        }
+    )
+    real, sim = play(targets, sc, [{"prompt": "one"}, {"prompt": "two"}], "probe_tree:settled_holder")
+    [done] = _navigations(real)
+    assert done["cancelled"] is False
+    assert real.notifications == [("idle at a message entry", "info")]
+    assert done["newLeafId"] == _user(real, "two")["parentId"]
+    assert_equivalent(real, sim)
+
+
+def test_ctx_navigate_tree_through_the_bridge(targets: Targets) -> None:
+    sc = scenario({"agent": [{"text": "first answer"}]})
+    real, sim = play(targets, sc, [{"prompt": "one"}, {"command": "/nav"}], "probe_tree:navigator")
+    assert real.notifications == [("{'cancelled': False} | Entry nope not found | False", "info")]
+    labels = [e for e in real.entries if e.get("type") == "label"]
+    assert [e["label"] for e in labels] == ["start"]
     assert_equivalent(real, sim)

@@ -1,7 +1,7 @@
 @blitz
 Feature: operations-while-a-command-is-held
-  What arrives while a command or a request is still running: a start or a late template
-  request while a cancellation cleanup waits for the turn to settle, /sh cancel while the native
+  What arrives while a command or a request is still running: a start, a late template
+  request or a tree navigation while a cancellation cleanup waits for the turn to settle, /sh cancel while the native
   switch is in progress, the sender's settlement after the receiver's bootstrap turn, and a
   deferral mode saved between requests (reference: Protection, "late callbacks cannot revive
   work"; Cutover; Transfer sequences 4 and 7).
@@ -20,6 +20,12 @@ Feature: operations-while-a-command-is-held
     Then the cancel ran while the switch was in progress
     And Pi switched to a new session whose header links to the source session
     And the receiver read the whole dossier
+
+  @needs-held-model-calls @rule-H78
+  Scenario: tree navigation during a held cancellation cleanup is cancelled
+    Given another extension asks the model whenever the agent settles
+    When the user cancels the handoff while the model's reply to the Call instruction is held, and navigates the session tree while the other extension's settlement call is held
+    Then the tree navigation during the cleanup was cancelled and the leaf did not move
 
   @rule-H43
   Scenario: the sender's late settlement does not overwrite the receiver's failed bootstrap turn

@@ -25,7 +25,7 @@ from pi_continuity_harness.features.steps.blitz import (
 )
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.model_script import HttpError, Reply, SynthesisReply
-from pi_continuity_harness.scenario.operations import CommandOp, ForkOp
+from pi_continuity_harness.scenario.operations import CommandOp, ForkOp, TreeOp
 
 
 def unawaited(text: str) -> CommandOp:
@@ -91,6 +91,48 @@ def _cancel_during_switch(world: World) -> None:
 def _cancel_ran_during_switch(world: World) -> None:
     held = [h for h in world.observe().held_operations if h.request.startswith("extension#")]
     assert held and held[0].outcome.name == "command", f"operations run while a call was held: {held}"
+
+
+# ===================================================================== H78: tree navigation during the cleanup
+_MODEL_ON_SETTLED = "pi_continuity_harness.features.host_extensions:model_on_settled"
+
+
+@given("another extension asks the model whenever the agent settles")
+def _model_on_settled(world: World) -> None:
+    world.require_setup("another extension").data["extensions"].append({"module": _MODEL_ON_SETTLED})
+
+
+@when(
+    "the user cancels the handoff while the model's reply to the Call instruction is held, "
+    "and navigates the session tree while the other extension's settlement call is held"
+)
+def _tree_during_cleanup(world: World) -> None:
+    """``/sh start`` submits the Call instruction; its reply (before any GET) is held while
+    ``/sh cancel`` is sent without waiting: the cancel ends the request and waits for the turn
+    to settle. The turn ends; the other extension's ``agent_settled`` handler holds a model call,
+    and the tree navigation (to the Call instruction) sent meanwhile is deferred by Pi until the
+    handlers end, then runs while the cancel's cleanup still waits for idle
+    (``agent-session.js:742-766, 1705-1708``; ``features/host_extensions.py`` ``model_on_settled``)."""
+    world.start()
+    navigate = TreeOp.model_validate({"tree": {"to": -1, "wait": False}})
+    world.script("extension", SynthesisReply(kind="raw", text="noted", latency_ms=300, during=(navigate,)))
+    held_call_reply = Reply(
+        text="I will ask for the template.",
+        context_tokens=12_000,
+        latency_ms=300,
+        during=(unawaited("/sh cancel"),),
+    )
+    sh_start(world, held_call_reply)
+
+
+@then("the tree navigation during the cleanup was cancelled and the leaf did not move")
+def _tree_cancelled(world: World) -> None:
+    navigations = world.observe().events("tree_navigation")
+    assert navigations, "the tree navigation did not run"
+    last = navigations[-1]
+    assert not last.get("error"), f"Pi refused the navigation itself: {last['error']}"
+    assert last.get("cancelled") is True, f"the navigation was not cancelled: {last}"
+    assert last.get("newLeafId") == last.get("oldLeafId"), f"the leaf moved: {last}"
 
 
 # ===================================================================== H43: the sender settles late

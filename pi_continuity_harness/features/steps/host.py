@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_bdd import given, then, when
+from pytest_bdd import given, parsers, then, when
 
 from pi_continuity_harness.features.host_extensions import SESSION_START_ENTRY
 from pi_continuity_harness.features.steps.common import (
@@ -21,8 +21,8 @@ from pi_continuity_harness.features.steps.common import (
     new_session_events,
 )
 from pi_continuity_harness.features.world import World
-from pi_continuity_harness.scenario.model_script import SynthesisReply
-from pi_continuity_harness.scenario.operations import NewSessionOp, ReloadOp
+from pi_continuity_harness.scenario.model_script import Reply, SynthesisReply
+from pi_continuity_harness.scenario.operations import NewSessionOp, ReloadOp, TreeOp
 
 _RECORDER = "pi_continuity_harness.features.host_extensions:session_start_recorder"
 
@@ -121,3 +121,54 @@ def _summary_budget(world: World) -> None:
     assert all(n == limit for n in asked), (
         f"Pi asked for max_tokens {asked}, not the model's output limit {limit}"
     )
+
+
+# --------------------------------------------------------------------- tree navigation
+def _last_user_entry(world: World) -> dict[str, Any]:
+    users = [
+        e
+        for e in world.observe().entries
+        if e.get("type") == "message" and (e.get("message") or {}).get("role") == "user"
+    ]
+    assert users, "the session holds no user message"
+    return users[-1]
+
+
+@when("the user navigates the session tree to the last user message")
+def _navigate_to_last(world: World) -> None:
+    """The ``tree`` operation: the observer's ``/harness-tree`` on real Pi (``ctx.navigateTree``)."""
+    world.start()
+    world.remembered["tree_target"] = _last_user_entry(world)
+    world.remembered["tree_outcome"] = world.perform(TreeOp.model_validate({"tree": {"to": -1}}))
+
+
+@when("the user navigates the session tree while the model's reply is held")
+def _navigate_while_streaming(world: World) -> None:
+    world.start()
+    navigate = TreeOp.model_validate({"tree": {"to": 1}})
+    world.script("agent", Reply(text="Done.", context_tokens=6_000, latency_ms=300, during=(navigate,)))
+    outcome = world.prompt("one more step")
+    assert outcome.ok, f"the prompt failed: {outcome.error}"
+
+
+@then("Pi moved the leaf to that message's parent and told the extensions")
+def _leaf_moved(world: World) -> None:
+    """A user message puts the leaf on its parent (``agent-session.js:3466-3470``) and
+    ``session_tree`` follows (``:3518-3524``)."""
+    target = world.remembered["tree_target"]
+    outcome = world.remembered["tree_outcome"]
+    assert outcome.ok, f"the navigation failed: {outcome.error}"
+    [done] = world.observe().events("tree_navigation")
+    assert (done.get("targetId"), done.get("newLeafId")) == (target["id"], target.get("parentId")), done
+    trees = world.observe().events("session_tree")
+    assert [(e.get("oldLeafId"), e.get("newLeafId")) for e in trees] == [
+        (done.get("oldLeafId"), target.get("parentId"))
+    ], trees
+
+
+@then(parsers.parse('Pi refused the navigation: "{message}"'))
+def _navigation_refused(world: World, message: str) -> None:
+    held = [h.outcome for h in world.observe().held_operations if h.outcome.name == "tree"]
+    assert [(o.ok, o.error) for o in held] == [(False, message)], held
+    [done] = world.observe().events("tree_navigation")
+    assert done.get("newLeafId") == done.get("oldLeafId"), f"the leaf moved: {done}"

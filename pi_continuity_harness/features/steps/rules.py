@@ -928,6 +928,19 @@ def _notification_level(world: World, text: str, level: str) -> None:
     assert not wrong, f"notified at the wrong level (expected {level}): {wrong}"
 
 
+# --------------------------------------------------------------------- product prefix (P87a)
+@then("every notification starts with the product name")
+def _notifications_prefixed(world: World) -> None:
+    """Spec §11: "All user-visible messages should be short, verifiable, and product-prefixed".
+    Only the implementation notifies in these scenarios (Pi itself sends no ``notify``), so
+    every notification is the implementation's; an implementation that notified nothing has
+    shown nothing to judge."""
+    notifications = world.observe().notifications
+    assert notifications, "the implementation notified nothing: nothing to judge"
+    bare = [message[:120] for message, _ in notifications if not message.startswith(MESSAGE_PREFIX)]
+    assert not bare, f"notifications not starting with {MESSAGE_PREFIX!r}: {bare}"
+
+
 # --------------------------------------------------------------------- no cleanup command (P11)
 @when(parsers.re(r'the user runs "(?P<a>/[^"]+)" and "(?P<b>/[^"]+)" after it'))
 def _two_commands_after(world: World, a: str, b: str) -> None:

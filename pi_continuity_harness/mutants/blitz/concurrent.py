@@ -1,8 +1,8 @@
 """Mutants of the rules that need an operation running while a command is held (branch
 ``blitz-concurrent``): a start or a late template request during a held cancellation cleanup,
 ``/sh cancel`` once the native cutover is invoked, the sender's late settlement after the
-receiver's bootstrap turn, and the defer mode of a request (reference: Protection, Cutover,
-Transfer sequences 4 and 7)."""
+receiver's bootstrap turn, the defer mode of a request, and a tree navigation during a held
+cancellation cleanup (reference: Protection, Cutover, Transfer sequences 4 and 7)."""
 
 from __future__ import annotations
 
@@ -93,5 +93,17 @@ class DeferModeFixedPerRuntime(Mutant):
 class ForkUnguarded(Mutant):
     def guard(self, ctx: Any, what: str) -> Any:
         if what == "Forking":
+            return None
+        return super().guard(ctx, what)
+
+
+@mutant(
+    "H78",
+    how="tree navigation during a running cancellation cleanup is no longer blocked",
+    unreachable="the blitz explorer navigates no session tree",
+)
+class TreeUnguardedDuringCleanup(Mutant):
+    def guard(self, ctx: Any, what: str) -> Any:
+        if what == "Tree navigation":
             return None
         return super().guard(ctx, what)

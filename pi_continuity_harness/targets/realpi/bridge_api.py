@@ -390,6 +390,25 @@ class BridgeCommandContext(BridgeContext):
     async def reload(self) -> None:
         await self._caller.call("ctx", "reload")
 
+    async def navigate_tree(
+        self,
+        target_id: str,
+        *,
+        summarize: bool = False,
+        custom_instructions: str | None = None,
+        replace_instructions: bool | None = None,
+        label: str | None = None,
+    ) -> Json:
+        options: Json = {"summarize": summarize}
+        if custom_instructions is not None:
+            options["customInstructions"] = custom_instructions
+        if replace_instructions is not None:
+            options["replaceInstructions"] = replace_instructions
+        if label is not None:
+            options["label"] = label
+        result = await self._caller.call("ctx", "navigateTree", target_id, options)
+        return dict(result) if isinstance(result, dict) else {"cancelled": False}
+
 
 class BridgeReplacedContext(BridgeCommandContext):
     """``with_session``'s ctx: Pi's ``ReplacedSessionContext``; its senders resolve when the

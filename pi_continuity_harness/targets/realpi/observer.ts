@@ -21,7 +21,9 @@
  * Pi releases whose RPC `new_session` binds the new session's extensions twice (1.0.3-1.5.2:
  * rpc-mode.js calls `rebindSession()` again after `runtimeHost.newSession()` already did, so
  * every `session_start` handler runs twice; see versions.py). It logs
- * `harness_new_session {cancelled}`.
+ * `harness_new_session {cancelled}`. `/harness-tree <entryId>` calls `ctx.navigateTree(entryId)` (RPC
+ * has no tree command) and logs `tree_navigation {targetId, oldLeafId, newLeafId, cancelled,
+ * error}`; `session_tree` is logged as Pi sends it (agent-session.js:3518-3524).
  *
  * `session_compact` also logs `summaryFiles`: the project's files holding the summary's exact bytes
  * when Pi appended the entry (the witness of spec §3 "Durable Continuity Brief first").
@@ -212,6 +214,30 @@ export default function observer(pi: ExtensionAPI): void {
 			// This instance is stale now and the new one has logged since: continue after its lines.
 			seq = lineCount();
 			log("harness_new_session", { cancelled: result.cancelled });
+		},
+	});
+
+	pi.on("session_tree", (event) => {
+		log("session_tree", {
+			newLeafId: event.newLeafId ?? null,
+			oldLeafId: event.oldLeafId ?? null,
+			fromExtension: event.fromExtension ?? null,
+		});
+	});
+
+	pi.registerCommand("harness-tree", {
+		description: "Pi Continuity Harness: navigate the session tree (ctx.navigateTree(entryId))",
+		handler: async (args, ctx) => {
+			const targetId = args.trim();
+			const oldLeafId = ctx.sessionManager.getLeafId();
+			let fields: Json;
+			try {
+				const result = await ctx.navigateTree(targetId);
+				fields = { cancelled: result.cancelled };
+			} catch (error) {
+				fields = { error: error instanceof Error ? error.message : String(error) };
+			}
+			log("tree_navigation", { targetId, oldLeafId, newLeafId: ctx.sessionManager.getLeafId(), ...fields });
 		},
 	});
 

@@ -66,6 +66,7 @@ from pi_continuity_harness.scenario.model_script import (
     SynthesisReply,
 )
 from pi_continuity_harness.scenario.operations import (
+    TREE_COMMAND,
     AbortOp,
     CommandOp,
     CompactOp,
@@ -79,7 +80,9 @@ from pi_continuity_harness.scenario.operations import (
     ReloadOp,
     RestartOp,
     SetModelOp,
+    TreeOp,
     no_fork_message,
+    no_tree_message,
     operation_name,
     pick_fork_message,
 )
@@ -148,7 +151,16 @@ _INSTALLATIONS: dict[str, PiInstallation] = {}
 _LOAD_FAILURE = re.compile(r'Failed to load extension "(?P<path>[^"]+)": (?P<rest>.*)$')
 #: The operations that are RPC commands to a running Pi (restart and file edits are not).
 _RpcOperation = (
-    PromptOp | CommandOp | CompactOp | AbortOp | ReloadOp | CrashOp | SetModelOp | NewSessionOp | ForkOp
+    PromptOp
+    | CommandOp
+    | CompactOp
+    | AbortOp
+    | ReloadOp
+    | CrashOp
+    | SetModelOp
+    | NewSessionOp
+    | ForkOp
+    | TreeOp
 )
 _DROPPED_EVENTS = frozenset(
     {"message_start", "message_update", "tool_execution_update", "extension_ui_request", "response"}
@@ -813,6 +825,8 @@ class PiTarget:
                 if (response.get("data") or {}).get("cancelled"):
                     return OperationOutcome(name, False, "cancelled")
                 return OperationOutcome(name, True)
+            case TreeOp():
+                return self._tree(proc, name, op, during)
             case ForkOp():
                 listed = proc.send({"type": "get_fork_messages"}, timeout=timeout)
                 messages = list((listed.get("data") or {}).get("messages") or [])
@@ -828,6 +842,35 @@ class PiTarget:
                 return OperationOutcome(name, True)
             case _:
                 assert_never(op)
+
+    def _tree(self, proc: PiRpcProcess, name: str, op: TreeOp, during: bool) -> OperationOutcome:
+        """``tree`` through the observer's ``/harness-tree <entryId>`` (``ctx.navigateTree``; Pi
+        1.6's RPC has no tree command): the entry chosen now from RPC ``get_fork_messages`` as
+        ``fork`` chooses it. ``wait: false`` writes the line and goes on (Pi may defer the prompt
+        until the ``agent_settled`` handlers end, agent-session.js:1705-1708, and answers it only
+        then). An awaited one fails as the navigation did (the observer's ``tree_navigation``)."""
+        assert self._env is not None
+        listed = proc.send({"type": "get_fork_messages"}, timeout=self._op_timeout())
+        messages = list((listed.get("data") or {}).get("messages") or [])
+        chosen = pick_fork_message(messages, op.tree.to)
+        if chosen is None:
+            return OperationOutcome(name, False, no_tree_message(messages, op.tree.to))
+        text = f"/{TREE_COMMAND} {chosen}"
+        if not op.tree.wait:
+            proc.send_nowait({"type": "prompt", "message": text})
+            return OperationOutcome(name, True)
+        before = len(self._env.observer_events())
+        outcome = self._prompt(proc, name, text, None, (), during)
+        if not outcome.ok:
+            return outcome
+        done = [e for e in self._env.observer_events()[before:] if e.get("type") == "tree_navigation"]
+        if not done:
+            return OperationOutcome(name, False, "the tree navigation did not run")
+        if done[-1].get("error"):
+            return OperationOutcome(name, False, str(done[-1]["error"]))
+        if done[-1].get("cancelled"):
+            return OperationOutcome(name, False, "cancelled")
+        return OperationOutcome(name, True)
 
     def _new_session_by_command(
         self, proc: PiRpcProcess, name: str, parent: str | None, during: bool

@@ -39,14 +39,17 @@ from pi_continuity_harness.api.events import (
     SessionBeforeCompactEvent,
     SessionBeforeForkEvent,
     SessionBeforeSwitchEvent,
+    SessionBeforeTreeEvent,
     SessionCompactEvent,
     SessionCompactFailedEvent,
     SessionShutdownEvent,
     SessionStartEvent,
+    SessionTreeEvent,
     ToolCallEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolResultEvent,
+    TreePreparation,
     TurnEndEvent,
     TurnStartEvent,
 )
@@ -217,6 +220,28 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
         return SessionBeforeSwitchEvent(reason=get("reason"), target_session_file=get("targetSessionFile"))
     if kind == "session_before_fork":
         return SessionBeforeForkEvent(entry_id=get("entryId"), position=get("position") or "before")
+    if kind == "session_before_tree":
+        p = get("preparation") or {}
+        return SessionBeforeTreeEvent(
+            preparation=TreePreparation(
+                target_id=str(p.get("targetId") or ""),
+                old_leaf_id=p.get("oldLeafId"),
+                common_ancestor_id=p.get("commonAncestorId"),
+                entries_to_summarize=list(p.get("entriesToSummarize") or []),
+                user_wants_summary=bool(p.get("userWantsSummary")),
+                custom_instructions=p.get("customInstructions"),
+                replace_instructions=p.get("replaceInstructions"),
+                label=p.get("label"),
+            ),
+            signal=signal_from(get("signal")) or AbortSignal(),
+        )
+    if kind == "session_tree":
+        return SessionTreeEvent(
+            new_leaf_id=get("newLeafId"),
+            old_leaf_id=get("oldLeafId"),
+            summary_entry=get("summaryEntry"),
+            from_extension=get("fromExtension"),
+        )
     if kind == "session_before_compact":
         return SessionBeforeCompactEvent(
             preparation=_preparation(get("preparation") or {}),

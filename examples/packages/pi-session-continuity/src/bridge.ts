@@ -511,6 +511,9 @@ class PythonBridge {
 				return await ctx.sendMessage(args[0], args[1] ?? undefined);
 			case "reload":
 				return await ctx.reload();
+			case "navigateTree":
+				// Every mode resolves to `{ cancelled }` (rpc-mode.js:259-267).
+				return await ctx.navigateTree(String(args[0]), args[1] ?? undefined);
 			case "newSession": {
 				const inst = this.instances.get(entry.inst);
 				const callback = args[1];

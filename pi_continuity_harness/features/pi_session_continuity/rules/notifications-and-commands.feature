@@ -1,10 +1,10 @@
 @rules
 Feature: notifications-and-commands
   Normal states are notified as info, failures as warnings or errors; there is no cleanup or
-  compact subcommand; nothing the user sees speaks of loops, campaigns or episodes (spec §4,
-  §11, §12).
+  compact subcommand; every notification starts with the product name; nothing the user sees
+  speaks of loops, campaigns or episodes (spec §4, §11, §12).
 
-  @rule-P92a @rule-P8b
+  @rule-P92a @rule-P8b @rule-P87a
   Scenario: a committed handoff is notified as info, in the vocabulary of the work
     Given the user has worked through 2 turns
     When native compaction reaches its threshold
@@ -13,13 +13,15 @@ Feature: notifications-and-commands
     And the notification saying "native compaction committed" was info
     And the notification saying "continuation submitted" was info
     And no notification, status, dialog or Brief frontmatter key used the words loop, campaign or episode
+    And every notification starts with the product name
 
-  @rule-P92b
+  @rule-P92b @rule-P87a
   Scenario: a failed handoff is notified as a warning or an error
     Given the synthesis model fails with an HTTP 500 error
     And the user has worked through 2 turns
     When native compaction reaches its threshold
     Then the notification saying "Native compaction was cancelled" was a warning or an error
+    And every notification starts with the product name
 
   @rule-P11
   Scenario: there is no cleanup or compact subcommand
