@@ -28,7 +28,12 @@ worker thread, started once and reused), as it does in a local process pool.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing
+import os
+import signal
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Generator, Iterable, Iterator
@@ -108,6 +113,35 @@ class WorkPool:
 _CHILDREN: dict[str, ProcessPoolExecutor] = {}
 _CHILDREN_LOCK = threading.Lock()
 
+#: ``prctl(2)``'s option that makes the kernel signal a process when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """A child's initializer: it is killed when the worker that started it dies.
+
+    Without it, a worker killed mid-task (Dask reschedules the task on another worker) left
+    its child running the task on, orphaned, writing into the same seed directory that the
+    rescheduled run was clearing: ``OSError: [Errno 39] Directory not empty:
+    .../seed-18/requests`` in ``test_a_worker_killed_mid_run_loses_no_seed``. The kernel's
+    parent-death signal (Linux ``prctl(PR_SET_PDEATHSIG)``) stops the child at once; a parent
+    that died before the call is seen by the parent id. Elsewhere a thread watches the parent
+    id instead (it only reads ``os.getppid`` and sleeps, touching nothing of a simulation).
+    """
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    else:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="watch-parent").start()
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        threading.Event().wait(0.2)
+    os._exit(1)
+
 
 def _in_child_process(fn: Callable[..., R], *args: Any) -> R:
     """``fn(*args)`` in a child process of this (Dask worker) process: see the module docstring.
@@ -124,7 +158,10 @@ def _in_child_process(fn: Callable[..., R], *args: Any) -> R:
                 except (ImportError, ValueError):
                     threads = 1
                 pool = ProcessPoolExecutor(
-                    max_workers=threads, mp_context=multiprocessing.get_context("spawn")
+                    max_workers=threads,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_die_with_parent,
+                    initargs=(os.getpid(),),
                 )
                 _CHILDREN["pool"] = pool
         try:
