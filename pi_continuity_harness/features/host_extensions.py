@@ -33,6 +33,20 @@ def session_start_recorder(pi: ExtensionAPI) -> None:
     pi.on("session_start", on_start)
 
 
+async def _ask_the_model(ctx: ExtensionContext, system_prompt: str, prompt: str) -> None:
+    """One ``ctx.modelRegistry.complete`` call to the active model (none without a model): the
+    asynchronous work a scenario holds (a held reply of kind ``extension``)."""
+    model = ctx.model
+    if model is None:
+        return
+    text = {"type": "text", "text": prompt}
+    context = {
+        "systemPrompt": system_prompt,
+        "messages": [{"role": "user", "content": [text], "timestamp": 0}],
+    }
+    await ctx.model_registry.complete(model, context, max_tokens=64)
+
+
 def model_before_switch(pi: ExtensionAPI) -> None:
     """Asks the active model once (``ctx.modelRegistry.complete``) in its ``session_before_switch``
     handler before it lets the switch go on: an extension that does asynchronous work before a
@@ -41,15 +55,7 @@ def model_before_switch(pi: ExtensionAPI) -> None:
     the switch is in progress and the old session's extensions still handle commands."""
 
     async def before_switch(_event: Any, ctx: ExtensionContext) -> None:
-        model = ctx.model
-        if model is None:
-            return
-        text = {"type": "text", "text": "Note the session switch."}
-        context = {
-            "systemPrompt": "You note session switches.",
-            "messages": [{"role": "user", "content": [text], "timestamp": 0}],
-        }
-        await ctx.model_registry.complete(model, context, max_tokens=64)
+        await _ask_the_model(ctx, "You note session switches.", "Note the session switch.")
 
     pi.on("session_before_switch", before_switch)
 
@@ -65,14 +71,6 @@ def model_on_settled(pi: ExtensionAPI) -> None:
     during such a wait (``navigateTree`` throws while a run is active, ``:3370-3376``)."""
 
     async def settled(_event: Any, ctx: ExtensionContext) -> None:
-        model = ctx.model
-        if model is None:
-            return
-        text = {"type": "text", "text": "Note that the agent settled."}
-        context = {
-            "systemPrompt": "You note settlements.",
-            "messages": [{"role": "user", "content": [text], "timestamp": 0}],
-        }
-        await ctx.model_registry.complete(model, context, max_tokens=64)
+        await _ask_the_model(ctx, "You note settlements.", "Note that the agent settled.")
 
     pi.on("agent_settled", settled)
