@@ -4,10 +4,9 @@ A mutant that changes a reference module (``lifecycle.insert_event_freshness_rul
 does so each time its factory runs, and a factory runs at every Pi start: every scenario of a
 suite run, every restart and reload inside one, every seed of an explore process. Without a
 reset the second load wraps the first load's change (the freshness rule inserted twice
-becomes three times, a second copy of a Brief becomes two), so what a mutant did in a
-scenario depended on how many scenarios or seeds the process had run before it, and a kill
-could depend on their order (``disabled_without_config`` was "killed" at seed 5 of a
-``--jobs 2`` run, and seed 5 alone passed).
+becomes three times after two loads, a second copy of a Brief becomes two), so what a
+mutant did in a scenario depended on how many scenarios or seeds the process had run before
+it, and a kill could depend on their order.
 
 :func:`from_pristine` wraps a mutant factory: before it runs, every module and class attribute
 of the reference packages that a mutant changed is put back to the value it had when the
