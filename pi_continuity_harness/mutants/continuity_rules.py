@@ -3399,41 +3399,38 @@ def _brief_written_after_commit(pi: ExtensionAPI) -> None:
     import os  # noqa: PLC0415 (only the mutant needs it)
 
     owner: Any = _module("extension").Continuity
-    name = "brief_written_after_commit"
-    if getattr(owner.on_before_compact, "__mutant__", None) != name:
-        before, compact, failed = owner.on_before_compact, owner.on_compact, owner.on_compact_failed
-        deferred: dict[str, str] = {}
+    before, compact, failed = owner.on_before_compact, owner.on_compact, owner.on_compact_failed
+    deferred: dict[str, str] = {}
 
-        async def on_before_compact(self: Any, event: Any, ctx: Any) -> Any:
-            result = await before(self, event, ctx)
-            prepared = self.state.prepared if self.state is not None else None
-            if getattr(result, "compaction", None) is not None and prepared is not None:
-                os.remove(prepared.artifact_path)
-                deferred[prepared.artifact_path] = prepared.text
-            return result
+    async def on_before_compact(self: Any, event: Any, ctx: Any) -> Any:
+        result = await before(self, event, ctx)
+        prepared = self.state.prepared if self.state is not None else None
+        if getattr(result, "compaction", None) is not None and prepared is not None:
+            os.remove(prepared.artifact_path)
+            deferred[prepared.artifact_path] = prepared.text
+        return result
 
-        def write_back(self: Any) -> None:
-            prepared = self.state.prepared if self.state is not None else None
-            text = deferred.pop(prepared.artifact_path, None) if prepared is not None else None
-            if prepared is not None and text is not None:
-                _module("atomic_io").atomic_write_text(prepared.artifact_path, text)
+    def write_back(self: Any) -> None:
+        prepared = self.state.prepared if self.state is not None else None
+        text = deferred.pop(prepared.artifact_path, None) if prepared is not None else None
+        if prepared is not None and text is not None:
+            _module("atomic_io").atomic_write_text(prepared.artifact_path, text)
 
-        async def on_compact(self: Any, event: Any, ctx: Any) -> None:
-            write_back(self)
-            await compact(self, event, ctx)
+    async def on_compact(self: Any, event: Any, ctx: Any) -> None:
+        write_back(self)
+        await compact(self, event, ctx)
 
-        async def on_compact_failed(self: Any, event: Any, ctx: Any) -> None:
-            write_back(self)
-            await failed(self, event, ctx)
+    async def on_compact_failed(self: Any, event: Any, ctx: Any) -> None:
+        write_back(self)
+        await failed(self, event, ctx)
 
-        methods: dict[str, Any] = {
-            "on_before_compact": on_before_compact,
-            "on_compact": on_compact,
-            "on_compact_failed": on_compact_failed,
-        }
-        for attribute, method in methods.items():
-            method.__mutant__ = name
-            setattr(owner, attribute, method)
+    methods: dict[str, Any] = {
+        "on_before_compact": on_before_compact,
+        "on_compact": on_compact,
+        "on_compact_failed": on_compact_failed,
+    }
+    for attribute, method in methods.items():
+        setattr(owner, attribute, method)
     reference_extension(pi)
 
 

@@ -679,16 +679,7 @@ class SimHost:
                 )
         else:
             session_id, self._first_session_id = self._first_session_id, None
-            manager = SessionManager.create(
-                cwd=self.paths.project_dir,
-                session_dir=self.paths.session_dir,
-                clock=self.clock,
-                rng=self.rng,
-                session_id=session_id,
-                persist=self.persist_sessions,
-                write_line=self._write_session,
-                on_append=self._on_entry,
-            )
+            manager = self._new_manager(session_id=session_id)
             await self._create_runtime(
                 manager, SessionStartEvent(reason="startup"), restored=False, startup=True
             )
@@ -744,16 +735,7 @@ class SimHost:
         if result is not None and getattr(result, "cancel", False):
             return {"cancelled": True}
         previous_file = runtime.session_manager.get_session_file()
-        manager = SessionManager.create(
-            cwd=self.paths.project_dir,
-            session_dir=self.paths.session_dir,
-            clock=self.clock,
-            rng=self.rng,
-            parent_session=parent_session,
-            persist=self.persist_sessions,
-            write_line=self._write_session,
-            on_append=self._on_entry,
-        )
+        manager = self._new_manager(parent_session=parent_session)
         await runtime.session.abort()
         await runtime.session.dispatch(
             SessionShutdownEvent(reason="new", target_session_file=manager.get_session_file())
@@ -885,12 +867,16 @@ class SimHost:
             on_append=self._on_entry,
         )
 
-    def _new_manager(self, *, parent_session: str | None) -> SessionManager:
+    def _new_manager(
+        self, *, parent_session: str | None = None, session_id: str | None = None
+    ) -> SessionManager:
+        """A new session's manager (startup, ``/new``, a fork's target), written through this host."""
         return SessionManager.create(
             cwd=self.paths.project_dir,
             session_dir=self.paths.session_dir,
             clock=self.clock,
             rng=self.rng,
+            session_id=session_id,
             parent_session=parent_session,
             persist=self.persist_sessions,
             write_line=self._write_session,

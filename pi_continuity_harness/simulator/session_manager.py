@@ -255,9 +255,20 @@ class SessionManager:
         if session_id is not None:
             # ``assertValidSessionId`` (session-manager.js:708-709): an id never names a path.
             check_session_id(session_id)
+        header = self._begin(session_id, parent_session)
+        self._entries = [header]
+        self._by_id = {}
+        self._leaf_id = None
+        self._flushed = False
+        self._rebuild_path()
+        return self._session_file
+
+    def _begin(self, session_id: str | None, parent_session: str | None) -> Entry:
+        """A new session's id, header and (persisted) file name, as ``newSession`` and
+        ``createBranchedSession`` both make them (session-manager.js): the file is
+        ``<timestamp with ':' and '.' as '-'>_<id>.jsonl`` in the session directory."""
         self._session_id = session_id or self._rng.uuid7(self._clock.now_ms() + 0)
-        ms = self._clock.now_ms()
-        timestamp = iso_from_ms(ms)
+        timestamp = iso_from_ms(self._clock.now_ms())
         header: Entry = {
             "type": "session",
             "version": CURRENT_SESSION_VERSION,
@@ -267,24 +278,21 @@ class SessionManager:
         }
         if parent_session is not None:
             header["parentSession"] = parent_session
-        self._entries = [header]
-        self._by_id = {}
-        self._leaf_id = None
-        self._flushed = False
-        self._rebuild_path()
         if self._persist:
             file_ts = timestamp.replace(":", "-").replace(".", "-")
             self._session_file = str(Path(self._session_dir) / f"{file_ts}_{self._session_id}.jsonl")
-        return self._session_file
+        return header
 
     def create_branched_session(self, leaf_id: str) -> str | None:
         """``createBranchedSession(leafId)`` (session-manager.js:1226-1330): a new session whose
         entries are the path from the root to ``leaf_id``, its header linking the previous file.
 
         Persisted: a new file, written at once when the path has a conversation (else at the
-        first append, as ``_persist``); in memory: the entries are replaced in place. Labels are
-        re-chained in Pi; the simulator has no label entries, so the path is copied as it is
-        (the first entry's ``parentId`` becomes null, as Pi's ``{...entry, parentId}`` does).
+        first append, as ``_persist``); in memory: the entries are replaced in place. The path
+        is copied as it is (the first entry's ``parentId`` becomes null, as Pi's
+        ``{...entry, parentId}`` does). Pi also re-chains label entries onto the copy; the
+        simulator does not (a label is written only by ``navigate_tree(label=...)``, which no
+        scenario operation passes).
         """
         previous_file = self._session_file
         path = self.get_branch(leaf_id)
@@ -295,25 +303,13 @@ class SessionManager:
         for entry in path:
             copied.append({**entry, "parentId": parent})
             parent = entry["id"]
-        self._session_id = self._rng.uuid7(self._clock.now_ms() + 0)
-        timestamp = iso_from_ms(self._clock.now_ms())
-        header: Entry = {
-            "type": "session",
-            "version": CURRENT_SESSION_VERSION,
-            "id": self._session_id,
-            "timestamp": timestamp,
-            "cwd": self._cwd,
-        }
-        if self._persist and previous_file is not None:
-            header["parentSession"] = previous_file
+        header = self._begin(None, previous_file if self._persist else None)
         self._entries = [header, *copied]
         self._by_id = {e["id"]: e for e in copied}
         self._leaf_id = copied[-1]["id"] if copied else None
         self._rebuild_path()
         if not self._persist:
             return None
-        file_ts = timestamp.replace(":", "-").replace(".", "-")
-        self._session_file = str(Path(self._session_dir) / f"{file_ts}_{self._session_id}.jsonl")
         if self._has_conversation():
             self._rewrite_file()
             self._flushed = True

@@ -295,6 +295,16 @@ def normalise_session_event(data: dict[str, Any]) -> dict[str, Any] | None:
     return dict(data)
 
 
+def _switch_outcome(name: str, response: dict[str, Any]) -> OperationOutcome:
+    """A session switch's RPC response (``new_session``, ``fork``) as an outcome: refused with
+    Pi's error, ``cancelled`` when an extension's ``session_before_*`` cancelled it."""
+    if not response.get("success"):
+        return OperationOutcome(name, False, response.get("error"))
+    if (response.get("data") or {}).get("cancelled"):
+        return OperationOutcome(name, False, "cancelled")
+    return OperationOutcome(name, True)
+
+
 class PiTarget:
     """A real Pi process behind the Target seam: ``pi_version`` (default the pinned 1.6.0, or the
     given ``installation``'s) names the release, which decides the host capabilities."""
@@ -820,11 +830,7 @@ class PiTarget:
                     return self._new_session_by_command(proc, name, parent, during)
                 response = proc.new_session(parent, timeout=timeout)
                 self._settle(proc, during)
-                if not response.get("success"):
-                    return OperationOutcome(name, False, response.get("error"))
-                if (response.get("data") or {}).get("cancelled"):
-                    return OperationOutcome(name, False, "cancelled")
-                return OperationOutcome(name, True)
+                return _switch_outcome(name, response)
             case TreeOp():
                 return self._tree(proc, name, op, during)
             case ForkOp():
@@ -835,11 +841,7 @@ class PiTarget:
                     return OperationOutcome(name, False, no_fork_message(messages, op.fork.message))
                 response = proc.send({"type": "fork", "entryId": chosen}, timeout=timeout)
                 self._settle(proc, during)
-                if not response.get("success"):
-                    return OperationOutcome(name, False, response.get("error"))
-                if (response.get("data") or {}).get("cancelled"):
-                    return OperationOutcome(name, False, "cancelled")
-                return OperationOutcome(name, True)
+                return _switch_outcome(name, response)
             case _:
                 assert_never(op)
 
