@@ -36,13 +36,25 @@ from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
-from pi_continuity_harness.commands._suite_setup import SuiteSetup, no_scenario_error
+from pi_continuity_harness.commands._suite_setup import (
+    SuiteSetup,
+    add_workers_option,
+    check_workers,
+    no_scenario_error,
+)
 from pi_continuity_harness.features.pytest_plugin import observation_path
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite, write_atomically
 from pi_continuity_harness.targets.comparison import Difference, Neutraliser, diff_records
 from pi_continuity_harness.targets.known_differences import KNOWN_DIFFERENCES, UNCOMPARED, neutralisers
 
-__all__ = ["CompareReport", "ScenarioComparison", "compare_runs", "compare_suites", "register"]
+__all__ = ["TEMP_PREFIX", "CompareReport", "ScenarioComparison", "compare_runs", "compare_suites", "register"]
+
+#: The prefix of the temporary directory a comparison runs in without ``--workdir``. Short on
+#: purpose: real Pi's run directories go under ``<it>/pi/`` and may have at most 126 characters
+#: (``scenario/layout.py``), and the suite's longest scenario directory name has 80; the old
+#: ``pi-continuity-harness-compare-`` made ``/tmp/pi-continuity-harness-compare-XXXXXXXX/pi``
+#: 46 characters, one too many, so the README's ``compare --json compare.json`` exited 2.
+TEMP_PREFIX = "pch-compare-"
 
 
 @dataclass
@@ -260,13 +272,22 @@ def compare_suites(
     features: Path | None = None,
     on_result: Callable[[str, ScenarioResult, int, int], None] | None = None,
     pi_version: str | None = None,
+    workers: int = 0,
 ) -> CompareReport:
     """Run the suite (or the feature files under ``features``) on the simulator, then on real
     Pi (``pi_version``, default the pinned release), and compare. Without ``workdir`` both runs
-    go to a temporary directory ``pi-continuity-harness-compare-*``, removed when the comparison
-    is clean and kept (``CompareReport.kept``) when it is not."""
+    go to a temporary directory ``pch-compare-*`` (:data:`TEMP_PREFIX`), removed when the
+    comparison is clean and kept (``CompareReport.kept``) when it is not.
+
+    ``workers`` > 0 runs real Pi's scenarios in that many pytest-xdist processes (``compare -n
+    N``; the same results as a serial run, see :func:`run_suite`). A scenario on real Pi spends
+    most of its time waiting for Pi (starting a process takes about 0.5 s of Node, and the
+    bridge's Python, for every start and restart; measured: 38 CPU-s in 75 s of wall for the
+    smoke features), so parallel scenarios use the machine better even on 2 cores. The
+    simulator's run stays serial: it takes seconds, less than the workers would take to start.
+    Only the real/simulated time ratios change with it (real Pi's scenarios share the CPU)."""
     temporary = workdir is None
-    root = (workdir or Path(tempfile.mkdtemp(prefix="pi-continuity-harness-compare-"))).resolve()
+    root = (workdir or Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))).resolve()
     runs: dict[str, SuiteRun] = {}
     try:
         for target in ("sim", "pi"):
@@ -285,6 +306,7 @@ def compare_suites(
                 features=features,
                 on_result=progress,
                 pi_version=pi_version if target == "pi" else None,
+                workers=workers if target == "pi" else 0,
             )
             if runs[target].exit_code == int(pytest.ExitCode.INTERRUPTED):
                 raise KeyboardInterrupt  # pytest caught the interrupt: the comparison stops too
@@ -341,6 +363,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the full report as JSON here")
     add_html_option(parser, "the comparison (each scenario's two observations side by side)")
+    add_workers_option(parser, "real Pi's scenarios (the simulator's run stays serial)")
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
     parser.set_defaults(func=main)
 
@@ -352,13 +375,12 @@ def main(args: argparse.Namespace) -> int:
             "--extension: compare runs one implementation on both targets; a .ts file cannot run on the simulator"
         )
     check_html(args.html)
+    check_workers(args.workers)
     pi_version = pi_version_option(args.pi_version, "pi")
     # The page reads both runs' observations: without --workdir they stay in a temporary
     # directory until the page is written, removed then if the comparison is clean.
     page_workdir = (
-        Path(tempfile.mkdtemp(prefix="pi-continuity-harness-compare-"))
-        if args.html is not None and args.workdir is None
-        else None
+        Path(tempfile.mkdtemp(prefix=TEMP_PREFIX)) if args.html is not None and args.workdir is None else None
     )
     outcome = {"keep": False}
     try:
@@ -403,6 +425,7 @@ def _compare(
             features=args.features,
             on_result=progress,
             pi_version=pi_version,
+            workers=args.workers,
         )
     if not report.scenarios:
         raise no_scenario_error(args.tags, args.keyword, args.features)

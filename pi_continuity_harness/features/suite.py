@@ -517,6 +517,8 @@ def run_suite(
         args += ["-m", tags]
     if keyword:
         args += ["-k", keyword]
+    if workers > 0:
+        _check_setup_serially([*args, *(extra_args or [])], root if temporary else None)
     if junit is not None:
         args += [f"--junitxml={junit}"]
     if cucumber is not None:
@@ -558,6 +560,23 @@ def run_suite(
         shutil.rmtree(root, ignore_errors=True)
         run.kept = False
     return run
+
+
+def _check_setup_serially(args: list[str], temporary_root: Path | None) -> None:
+    """Before a parallel run (``workers`` > 0), collect once in this process, running nothing:
+    the plugin's setup checks (``pytest_collection_finish``: the target is installed, the
+    implementation loads, every run directory fits the real-Pi layout) raise the one usage
+    error a serial run gives. Under pytest-xdist those checks run in each worker, and a usage
+    error there crashed the worker (``INTERNALERROR ... crashitem``) and was then reported as
+    "selects no scenario". Collecting the suite again costs about a second, against minutes of
+    a parallel real-Pi run."""
+    errors = io.StringIO()
+    with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
+        exit_code = pytest.main([*args, "--collect-only"])
+    if exit_code == pytest.ExitCode.USAGE_ERROR:
+        if temporary_root is not None:
+            shutil.rmtree(temporary_root, ignore_errors=True)
+        raise SuiteUsageError(_usage_message(errors.getvalue()))
 
 
 def _usage_message(printed: str) -> str:

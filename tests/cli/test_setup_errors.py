@@ -137,11 +137,18 @@ def test_rule_target_pi_without_pi_installed_names_install_pi(user_dir: Path, tm
     ]
 
 
-def test_rule_a_work_directory_too_long_for_real_pi_is_one_line_before_any_scenario(user_dir: Path) -> None:
+@pytest.mark.parametrize("parallel", [[], ["-n", "2"]], ids=["serial", "n2"])
+def test_rule_a_work_directory_too_long_for_real_pi_is_one_line_before_any_scenario(
+    user_dir: Path, parallel: list[str]
+) -> None:
     """Before: the real-Pi target refused each scenario in turn (WorkdirError), one failure per
-    scenario, for one mistake in ``--workdir``. The check needs no Pi: it comes first."""
+    scenario, for one mistake in ``--workdir``. The check needs no Pi: it comes first. With
+    ``-n 2`` the check ran in each pytest-xdist worker, whose usage error crashed it
+    (``INTERNALERROR``) and was then printed as "selects no scenario of the suite"."""
     workdir = user_dir / ("w" * (126 - len(f"{user_dir}/") - len("/test_singleflight") + 1))
-    ran = harness("run", "--target", "pi", "--workdir", str(workdir), "-k", "singleflight", cwd=user_dir)
+    ran = harness(
+        "run", "--target", "pi", "--workdir", str(workdir), "-k", "singleflight", *parallel, cwd=user_dir
+    )  # fmt: skip
     assert (ran.code, ran.out) == (2, "")
     machine = workdir / "test_singleflight"
     assert ran.err_lines == [

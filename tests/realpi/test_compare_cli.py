@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -49,3 +50,21 @@ def test_compare_finds_every_comparable_scenario_identical(
     pi_charts = set(re.findall(r'<svg[^>]* id="(c\d+)-pi-chart"', html))
     assert pi_charts and pi_charts <= sim_charts
     assert "no unexplained difference" in html and 'class="channel unexplained"' not in html
+
+
+def test_compare_without_a_workdir_runs_the_longest_scenario_name_on_real_pi(
+    pi_installation: PiInstallation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """The README's ``compare --json compare.json`` (no ``--workdir``): its temporary directory
+    leaves room for the suite's longest run directory (80 characters) under ``<it>/pi/``. It
+    exited 2 before (``/tmp/pi-continuity-harness-compare-XXXXXXXX/pi`` was one character too
+    long). The selection is the scenario whose directory name is longest."""
+    monkeypatch.setenv("TMPDIR", "/tmp")
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    longest = "the summary is the disk Brief for every compaction reason"
+    code = main(["compare", "--tags", "smoke", "-k", longest, "--json", str(tmp_path / "c.json"), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    summary = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))["summary"]
+    assert summary["compared"] == 3 and summary["identical"] == 3, summary
