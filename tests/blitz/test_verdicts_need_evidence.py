@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 REWORDED = "tests.blitz.reworded:extension"
 
@@ -35,6 +37,7 @@ def _run(extension: str, tmp_path: Path) -> list[dict[str, object]]:
     return list(data["results"])
 
 
+@pytest.mark.slow
 def test_an_implementation_worded_its_own_way_passes_every_blitz_scenario(tmp_path: Path) -> None:
     results = _run(REWORDED, tmp_path)
     problems = [

@@ -111,6 +111,7 @@ def test_explore_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> No
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_a_failing_seed_is_written_as_a_replayable_scenario_and_a_regression_feature(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],

@@ -27,6 +27,7 @@ def verifying() -> Iterator[None]:
         step_lookup.verify = False
 
 
+@pytest.mark.slow
 def test_every_memoised_step_lookup_equals_pytest_bdds_own(tmp_path: Path, verifying: None) -> None:
     for extension, keyword in (("reference", "compaction or archive"), ("blitz", "handoff")):
         run = run_suite(target="sim", extension=extension, keyword=keyword, workdir=tmp_path / extension)

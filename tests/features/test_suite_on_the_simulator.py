@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pi_continuity_harness.features.suite import run_suite
 
 SMOKE_ASSERTIONS = (
@@ -28,6 +30,7 @@ SMOKE_ASSERTIONS = (
 )
 
 
+@pytest.mark.slow
 def test_every_scenario_passes_against_the_reference_on_the_simulator(tmp_path: Path) -> None:
     run = run_suite(target="sim", extension="reference", workdir=tmp_path / "runs")
     own = [r for r in run.results if r.system == "pi-session-continuity"]
@@ -41,6 +44,7 @@ def test_every_scenario_passes_against_the_reference_on_the_simulator(tmp_path: 
     assert set(SMOKE_ASSERTIONS) <= {r.name.split(" [")[0] for r in run.results}
 
 
+@pytest.mark.slow
 def test_a_regenerated_summary_fails_exactly_the_assertions_that_depend_on_disk_bytes(tmp_path: Path) -> None:
     run = run_suite(
         target="sim",

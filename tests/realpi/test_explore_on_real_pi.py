@@ -13,7 +13,7 @@ from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.simulator import provider
 from pi_continuity_harness.targets.realpi import PiInstallation
 
-pytestmark = pytest.mark.realpi
+pytestmark = [pytest.mark.realpi, pytest.mark.slow]
 
 EXTENSIONS = Path(__file__).parent / "extensions"
 PLANTED_MANUAL = EXTENSIONS / "planted_manual_bug.ts"

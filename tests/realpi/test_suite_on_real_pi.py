@@ -72,7 +72,9 @@ def _no_reproducible_difference(report: CompareReport, root: Path) -> None:
 def _compare_passes_and_matches(tags: str, root: Path) -> list[str]:
     """Compare the scenarios selected by ``tags`` on both targets; return the feature files of
     the scenarios that passed on real Pi."""
-    report = compare_suites(tags=tags, workdir=root)
+    # Two scenarios at once on real Pi (``compare -n 2``): each mostly waits for Pi to start and
+    # answer, so the pair finishes sooner even on 2 cores; the verdicts are a serial run's.
+    report = compare_suites(tags=tags, workdir=root, workers=2)
     run = report.pi
     assert run.results, "no scenario ran"
     failed = [f"{r.assertion} :: {r.name}: {r.detail[:300]}" for r in run.failed]
@@ -94,7 +96,7 @@ def _compare_passes_and_matches(tags: str, root: Path) -> list[str]:
 
 
 @pytest.mark.realpi
-@pytest.mark.slow
+@pytest.mark.slow(seconds=146)
 class TestSmokeAndInstall:
     def test_every_smoke_and_install_scenario_passes_on_real_pi_and_matches_the_simulator(
         self, pi_installation: PiInstallation, short_tmp: Path
@@ -107,7 +109,7 @@ class TestSmokeAndInstall:
 
 
 @pytest.mark.realpi
-@pytest.mark.slow
+@pytest.mark.slow(seconds=226)
 class TestRulesFailuresAndHost:
     def test_every_other_scenario_passes_on_real_pi_and_matches_the_simulator(
         self, pi_installation: PiInstallation, short_tmp: Path
