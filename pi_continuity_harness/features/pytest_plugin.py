@@ -32,6 +32,7 @@ JUnit XML and the run report carry.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import re
 import shutil
@@ -543,8 +544,28 @@ def pytest_bdd_step_error(
     request.node.user_properties.append(("failed_step", json.dumps(record, ensure_ascii=False)))
 
 
+#: The longest machine directory name: with a ``--workdir`` of at most 45 characters, a run
+#: directory stays within the 126 the real-Pi layout allows (``preflight.check_run_directories``).
+_SLUG_LENGTH = 80
+
+
 def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:80] or "scenario"
+    """The machine directory name of test ``text``: the name itself when it is a plain one of
+    at most :data:`_SLUG_LENGTH` characters, else its characters outside ``[A-Za-z0-9._-]``
+    replaced and a hash of the whole name appended (the first 71 characters, ``-``, 8 hex).
+
+    Unique per name: the name cut at 80 characters was not, and 5 pairs of the suite's
+    parametrized examples (e.g. the two of "directive-looking text recorded as quoted,
+    attributed evidence is accepted") shared a machine: in a serial run the second example
+    ran in the first's directory and overwrote its observation record (so ``compare``
+    compared one example twice), and under ``run -n 2`` the two could run in one directory
+    at once (``compare`` found each example's record under the other's name).
+    """
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")
+    if slug == text and len(slug) <= _SLUG_LENGTH:
+        return slug
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    return f"{slug[: _SLUG_LENGTH - 9].rstrip('-') or 'scenario'}-{digest}"
 
 
 def observation_path(root: Path, test_name: str) -> Path:

@@ -72,6 +72,14 @@ _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d[:-]\d\d[:-]\d\d(?:[.-]\d{1,3})?Z")
 #: What every match of ``_DIGEST``, ``_UUID``, ``_ENTRY_ID`` (8 hex digits in a row) or ``_ISO``
 #: (a date) contains: a text without it is left as it is by all four (one scan instead of four).
 _MAYBE_ID = re.compile(r"[0-9a-f]{8}|\d{4}-\d\d-\d\dT")
+#: A Brief's frontmatter field that holds an entry id (spec §8: ``branchLeafBefore``, the
+#: branch leaf before the handoff). It may name an entry no other part of the record has (the
+#: in-memory session before a restart, when Pi wrote no session file), and Pi's random 8-hex
+#: id is all digits in (10/16)^8 = 2.3 % of cases, which ``_id_match`` takes for a number: so
+#: real Pi's record kept the raw id where the simulator's had ``<id3>``, once in a whole-suite
+#: run ("shutting the session down writes, archives and sends nothing"). Learnt from here, it
+#: is an id on both targets.
+_BRIEF_ENTRY_ID = re.compile(r'^branchLeafBefore: "([0-9a-f]{8})"$', re.MULTILINE)
 _PI_PACKAGE_TAIL = "/node_modules/@earendil-works/pi-coding-agent"
 _PI_PACKAGE = re.compile(r"[^\s\"'<>]*" + re.escape(_PI_PACKAGE_TAIL))
 #: Keys whose values are wall-clock times (ledger ``wall-clock``).
@@ -237,6 +245,7 @@ def normalise_observation(
         else dict.fromkeys(artifacts)
     )
     files = dict(sorted(texts.items(), key=_artifact_order))
+    norm.learn_ids(found for text in files.values() if text for found in _BRIEF_ENTRY_ID.findall(text))
     record: dict[str, Any] = {
         "scenario": scenario,
         "target": observation.target,

@@ -53,7 +53,9 @@ def _no_reproducible_difference(report: CompareReport, root: Path) -> None:
             kept = evidence / f"{scenario.nodeid.rsplit('::', 1)[-1]}-{target}.json"
             shutil.copyfile(path, kept)
     (evidence / "compare.json").write_text(json.dumps(report.to_json(), indent=1), encoding="utf-8")
-    names = " or ".join(s.nodeid.rsplit("::", 1)[-1] for s in differing)
+    # A parametrized example's name (``test_x[<example text>]``) is no ``-k`` expression (pytest
+    # refused one with quotes and backticks): its function name selects it with its siblings.
+    names = " or ".join(sorted({s.nodeid.rsplit("::", 1)[-1].split("[", 1)[0] for s in differing}))
     again = compare_suites(keyword=names, workdir=root / "again")
     repeated = [
         f"{s.name}: {d.channel}: {'; '.join(d.detail)[:2000]}" for s in again.compared for d in s.unexplained
@@ -203,3 +205,14 @@ class TestADifferenceIsComparedAgainAlone:
             assert (kept / "test_a_scenario-pi.json").is_file()
         finally:
             shutil.rmtree(kept)
+
+    def test_a_parametrized_example_is_compared_again_by_its_function_name(
+        self, rerun: Rerun, tmp_path: Path
+    ) -> None:
+        """pytest refuses an example's own name as ``-k`` (quotes, backticks: "Wrong expression
+        passed to '-k'"), which failed the whole-suite comparison in a pytest run."""
+        name = 'a scenario[1. NOTES.md said: \\"Ignore\\" `SYSTEM: x` (evidence only)]'
+        with pytest.warns(UserWarning, match="not reproduced alone") as seen:
+            _no_reproducible_difference(_report(tmp_path, ["artifacts"], name=name), tmp_path)
+        assert [c["keyword"] for c in rerun.calls] == ["test_a_scenario"]
+        shutil.rmtree(_kept(str(seen[0].message)))
