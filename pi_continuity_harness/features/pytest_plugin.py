@@ -16,7 +16,8 @@ laid out; held with the run-directory lock while pytest runs).
 
 Before the first scenario the implementation is checked once (:mod:`.preflight`): a mistake is
 one ``pytest.UsageError``, not a failure per scenario. Without ``--harness-workdir`` the machines
-go to a temporary directory ``pi-continuity-harness-*``, removed after a passing session and kept,
+go to a temporary directory ``pi-continuity-harness-*`` (on a RAM disk unless the user chose a
+place: :mod:`.scratch`), removed after a passing session and kept,
 and named in the summary, after a failing one; a failing scenario's report names its machine.
 
 Tags: ``@needs-<capability>`` skips a scenario (or an Examples block) on a target without
@@ -53,6 +54,7 @@ from pi_continuity_harness.features.collect import (
     scenario_template,
     select_by_name,
 )
+from pi_continuity_harness.features.scratch import make_temporary_directory, scratch_directory
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rule_tag
 from pi_continuity_harness.rules import systems as rule_systems
@@ -260,7 +262,7 @@ def _workdir_root(config: pytest.Config) -> Path:
         if root:
             config.stash[_WORKDIR] = Path(root).resolve()
         else:
-            config.stash[_WORKDIR] = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
+            config.stash[_WORKDIR] = make_temporary_directory(TEMP_PREFIX)
             config.stash[_TEMPORARY] = True
     path = config.stash[_WORKDIR]
     path.mkdir(parents=True, exist_ok=True)
@@ -276,7 +278,7 @@ def _planned_workdir_root(config: pytest.Config) -> Path:
     root = config.getoption("--harness-workdir")
     if root:
         return Path(root).resolve()
-    return Path(tempfile.gettempdir()).resolve() / f"{TEMP_PREFIX}XXXXXXXX"
+    return Path(scratch_directory() or tempfile.gettempdir()).resolve() / f"{TEMP_PREFIX}XXXXXXXX"
 
 
 def machine_path(config: pytest.Config, test_name: str) -> Path:
