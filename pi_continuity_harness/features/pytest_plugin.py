@@ -38,7 +38,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +105,9 @@ _STEP_LOOKUP = pytest.StashKey[bool]()
 _SYSTEM = pytest.StashKey[str]()
 #: Whether the scenario's call phase ran clean (passed or skipped); unset when it never ran.
 _CALL_CLEAN = pytest.StashKey[bool]()
+#: What writes the ``requests/*.json`` of passing scenarios whose record was not wanted
+#: (``--observation-records failed``), if the session fails (:func:`pytest_sessionfinish`).
+_DEFERRED = pytest.StashKey[list[Callable[[], None]]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -164,7 +167,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="all",
         choices=("all", "failed"),
         help="write each scenario's observation.json (all, the default: compare and the HTML "
-        "report read them), or only a failed scenario's (a temporary run removed when it passes)",
+        "report read them), or only a failed scenario's (a temporary run removed when it passes; "
+        "a passing scenario's requests/*.json are then written only if the session fails)",
     )
     group.addoption(
         "--harness-workdir",
@@ -508,6 +512,19 @@ def pytest_runtest_makereport(
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     session.config.stash[_PASSED] = int(exitstatus) == 0
+    writers = session.config.stash.get(_DEFERRED, [])
+    if int(exitstatus) != 0:  # the run directory is kept: its passing scenarios' files as ever
+        for write in writers:
+            write()
+    writers.clear()
+
+
+def _defer(config: pytest.Config, writer: Callable[[], None] | None) -> None:
+    """Keep a passing scenario's unwritten ``requests/*.json`` (:func:`world`) until the session
+    ends: written then if it failed (its directory is kept, with every file it always had),
+    dropped if it passed (the directory is removed unread)."""
+    if writer is not None:
+        config.stash.setdefault(_DEFERRED, []).append(writer)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -587,13 +604,18 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
         node.user_properties.append(("observed", json.dumps(summary, ensure_ascii=False)))
         # Normalising and writing the record was a quarter of a simulated scenario's CPU time
         # (issue 16); a temporary run that passes removes it unread, so run_suite asks only for
-        # the records of failed scenarios there.
+        # the records of failed scenarios there. Such a scenario's requests/*.json (a tenth of
+        # its CPU time) wait for the end of the session: written only if the run failed.
         wanted = request.config.getoption("--observation-records") == "all" or not node.stash.get(
             _CALL_CLEAN, False
         )
         record = _observation_record(created, node.name) if wanted else None
         try:
-            created.close()
+            if wanted or hasattr(request.config, "workerinput"):
+                # An xdist worker (``run -n N``) cannot know whether another worker failed.
+                created.close()
+            else:
+                _defer(request.config, created.close_deferring_requests())
         finally:
             if record is not None:
                 record["seconds"] = round(time.perf_counter() - started, 4)
