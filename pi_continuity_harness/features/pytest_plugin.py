@@ -164,11 +164,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--observation-records",
         action="store",
-        default="all",
+        default=None,
         choices=("all", "failed"),
-        help="write each scenario's observation.json (all, the default: compare and the HTML "
-        "report read them), or only a failed scenario's (a temporary run removed when it passes; "
-        "a passing scenario's requests/*.json are then written only if the session fails)",
+        help="write each scenario's observation.json (all: compare and the HTML report read them; "
+        "the default with --harness-workdir), or only a failed scenario's (a temporary run removed "
+        "when it passes; the default without --harness-workdir; a passing scenario's "
+        "requests/*.json are then written only if the session fails)",
     )
     group.addoption(
         "--harness-workdir",
@@ -606,9 +607,7 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
         # (issue 16); a temporary run that passes removes it unread, so run_suite asks only for
         # the records of failed scenarios there. Such a scenario's requests/*.json (a tenth of
         # its CPU time) wait for the end of the session: written only if the run failed.
-        wanted = request.config.getoption("--observation-records") == "all" or not node.stash.get(
-            _CALL_CLEAN, False
-        )
+        wanted = _all_records(request.config) or not node.stash.get(_CALL_CLEAN, False)
         record = _observation_record(created, node.name) if wanted else None
         try:
             if wanted or hasattr(request.config, "workerinput"):
@@ -622,6 +621,18 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
                 path = observation_path(_workdir_root(request.config), node.name)
                 write_observation_record(path, record)
                 node.user_properties.append(("observation_file", str(path)))
+
+
+def _all_records(config: pytest.Config) -> bool:
+    """Whether every scenario's observation record is written: ``--observation-records all``, or
+    by default when the run directory stays (``--harness-workdir``). In the plugin's own temporary
+    directory, removed when the session passes, only failed scenarios' records are written, as
+    ``run`` asks (``features/suite.py``): on the plain pytest path the records were a third of
+    the suite's CPU time (issue 16)."""
+    chosen = config.getoption("--observation-records")
+    if chosen is not None:
+        return bool(chosen == "all")
+    return not config.stash.get(_TEMPORARY, False)
 
 
 def _observation_record(world: World, name: str) -> dict[str, Any]:

@@ -33,6 +33,8 @@ RAM_DISK = "/dev/shm"
 #: until a passing run removes them (the continuity suite on the simulator, 188 scenarios).
 MIN_FREE_BYTES = 1 << 30
 _CHOSEN = ("TMPDIR", "TEMP", "TMP")
+#: ``tempfile``'s own candidates on POSIX after the variables (``tempfile._candidate_tempdir_list``).
+_DEFAULTS = ("/tmp", "/var/tmp", "/usr/tmp")
 
 
 def scratch_directory() -> str | None:
@@ -40,7 +42,7 @@ def scratch_directory() -> str | None:
     explicit = os.environ.get("PCH_SCRATCH")
     if explicit and os.path.isdir(explicit):
         return explicit
-    if tempfile.tempdir is not None or any(os.environ.get(name) for name in _CHOSEN):
+    if any(os.environ.get(name) for name in _CHOSEN) or _chosen_in_process():
         return None
     try:
         if os.path.isdir(RAM_DISK) and os.access(RAM_DISK, os.W_OK):
@@ -50,6 +52,13 @@ def scratch_directory() -> str | None:
     except OSError:
         return None
     return None
+
+
+def _chosen_in_process() -> bool:
+    """``tempfile.tempdir`` set by the program. ``tempfile.gettempdir()`` caches its own answer
+    there too (pytest calls it before any scenario), so a system default there is no choice."""
+    chosen = tempfile.tempdir
+    return chosen is not None and chosen not in _DEFAULTS and chosen != os.getcwd()
 
 
 def make_temporary_directory(prefix: str) -> Path:
