@@ -148,7 +148,7 @@ def main(args: argparse.Namespace) -> int:
     # The page reads each scenario's machine (trace, Briefs, settings): without --workdir they
     # stay in a temporary directory until the page is written, removed then if the run passed.
     page_workdir = (
-        make_temporary_directory("pi-continuity-harness-run-")
+        make_temporary_directory("pi-continuity-harness-run-", args.target)
         if args.html is not None and args.workdir is None
         else None
     )

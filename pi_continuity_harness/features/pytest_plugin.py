@@ -16,8 +16,8 @@ laid out; held with the run-directory lock while pytest runs).
 
 Before the first scenario the implementation is checked once (:mod:`.preflight`): a mistake is
 one ``pytest.UsageError``, not a failure per scenario. Without ``--harness-workdir`` the machines
-go to a temporary directory ``pi-continuity-harness-*`` (on a RAM disk unless the user chose a
-place: :mod:`.scratch`), removed after a passing session and kept,
+go to a temporary directory ``pi-continuity-harness-*`` (for the simulator on a RAM disk unless
+the user chose a place: :mod:`.scratch`), removed after a passing session and kept,
 and named in the summary, after a failing one; a failing scenario's report names its machine.
 
 Tags: ``@needs-<capability>`` skips a scenario (or an Examples block) on a target without
@@ -167,9 +167,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         choices=("all", "failed"),
         help="write each scenario's observation.json (all: compare and the HTML report read them; "
-        "the default with --harness-workdir), or only a failed scenario's (a temporary run removed "
-        "when it passes; the default without --harness-workdir; a passing scenario's "
-        "requests/*.json are then written only if the session fails)",
+        "the default with --harness-workdir or --target pi), or only a failed scenario's (a "
+        "temporary run removed when it passes; the simulator's default without --harness-workdir; "
+        "a passing scenario's requests/*.json are then written only if the session fails)",
     )
     group.addoption(
         "--harness-workdir",
@@ -267,7 +267,7 @@ def _workdir_root(config: pytest.Config) -> Path:
         if root:
             config.stash[_WORKDIR] = Path(root).resolve()
         else:
-            config.stash[_WORKDIR] = make_temporary_directory(TEMP_PREFIX)
+            config.stash[_WORKDIR] = make_temporary_directory(TEMP_PREFIX, target_name(config))
             config.stash[_TEMPORARY] = True
     path = config.stash[_WORKDIR]
     path.mkdir(parents=True, exist_ok=True)
@@ -283,7 +283,8 @@ def _planned_workdir_root(config: pytest.Config) -> Path:
     root = config.getoption("--harness-workdir")
     if root:
         return Path(root).resolve()
-    return Path(scratch_directory() or tempfile.gettempdir()).resolve() / f"{TEMP_PREFIX}XXXXXXXX"
+    scratch = scratch_directory() if target_name(config) == "sim" else None
+    return Path(scratch or tempfile.gettempdir()).resolve() / f"{TEMP_PREFIX}XXXXXXXX"
 
 
 def machine_path(config: pytest.Config, test_name: str) -> Path:
@@ -625,14 +626,14 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
 
 def _all_records(config: pytest.Config) -> bool:
     """Whether every scenario's observation record is written: ``--observation-records all``, or
-    by default when the run directory stays (``--harness-workdir``). In the plugin's own temporary
-    directory, removed when the session passes, only failed scenarios' records are written, as
-    ``run`` asks (``features/suite.py``): on the plain pytest path the records were a third of
-    the suite's CPU time (issue 16)."""
+    by default when the run directory stays (``--harness-workdir``) or the target is real Pi. In
+    the plugin's own temporary directory of a simulated run, removed when the session passes,
+    only failed scenarios' records are written, as ``run`` asks (``features/suite.py``): on the
+    plain pytest path the records were a third of the suite's CPU time (issue 16)."""
     chosen = config.getoption("--observation-records")
     if chosen is not None:
         return bool(chosen == "all")
-    return not config.stash.get(_TEMPORARY, False)
+    return target_name(config) != "sim" or not config.stash.get(_TEMPORARY, False)
 
 
 def _observation_record(world: World, name: str) -> dict[str, Any]:

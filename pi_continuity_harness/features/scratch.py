@@ -1,4 +1,5 @@
-"""Where a suite run's *temporary* run directory goes: a RAM disk unless the user chose a place.
+"""Where a simulated suite run's *temporary* run directory goes: a RAM disk unless the user chose
+a place (a real-Pi run's stays in the system's temporary directory).
 
 Without ``--workdir`` (``run``, ``run --html``) or ``--harness-workdir`` (plain pytest) the
 scenarios' machines go to a temporary directory, removed after a passing run and kept after a
@@ -61,6 +62,7 @@ def _chosen_in_process() -> bool:
     return chosen is not None and chosen not in _DEFAULTS and chosen != os.getcwd()
 
 
-def make_temporary_directory(prefix: str) -> Path:
-    """A new temporary directory named ``<prefix>XXXXXXXX`` in :func:`scratch_directory`."""
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=scratch_directory()))
+def make_temporary_directory(prefix: str, target: str) -> Path:
+    """A new temporary directory named ``<prefix>XXXXXXXX``: in :func:`scratch_directory` for the
+    simulator, in the system's temporary directory for real Pi (its runs are left as they were)."""
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=scratch_directory() if target == "sim" else None))

@@ -7,7 +7,8 @@ small plugin, and returns a :class:`SuiteRun`, which knows how to write the JSON
 the validation record of spec §20 (each file written whole or not at all).
 
 The scenarios' machines go under ``workdir``; without one, under a temporary directory
-``pi-continuity-harness-run-*`` (on a RAM disk unless the user chose a place: :mod:`.scratch`)
+``pi-continuity-harness-run-*`` (the simulator's on a RAM disk unless the user chose a place:
+:mod:`.scratch`)
 that is removed after a passing run and kept after a failing
 one (:attr:`SuiteRun.workdir`, :attr:`SuiteRun.kept`). A usage error inside pytest (a ``-k``
 that is neither a printed name nor a keyword expression, a setup check the plugin made) is a
@@ -489,7 +490,7 @@ def run_suite(
         rootdir = features if features.is_dir() else features.parent
         paths = [str(features)]
     temporary = workdir is None
-    root = make_temporary_directory("pi-continuity-harness-run-") if workdir is None else workdir
+    root = make_temporary_directory("pi-continuity-harness-run-", target) if workdir is None else workdir
     args = [
         *paths,
         "-c",

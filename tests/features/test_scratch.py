@@ -23,8 +23,11 @@ def test_pch_scratch_comes_first(clean: pytest.MonkeyPatch, tmp_path: Path) -> N
     clean.setenv("PCH_SCRATCH", str(tmp_path))
     clean.setenv("TMPDIR", "/somewhere/else")
     assert scratch.scratch_directory() == str(tmp_path)
-    made = scratch.make_temporary_directory("pi-continuity-harness-run-")
+    made = scratch.make_temporary_directory("pi-continuity-harness-run-", "sim")
     assert made.parent == tmp_path and made.name.startswith("pi-continuity-harness-run-")
+    clean.setattr(tempfile, "tempdir", str(tmp_path / "pi"))
+    (tmp_path / "pi").mkdir()
+    assert scratch.make_temporary_directory("run-", "pi").parent == tmp_path / "pi"  # real Pi's as before
 
 
 @pytest.mark.parametrize("name", ["TMPDIR", "TEMP", "TMP"])
