@@ -36,8 +36,11 @@ def main() -> int:
     per_target: dict[str, dict[str, float]] = {}
     for target in [t.strip() for t in args.targets.split(",") if t.strip()]:
         with tempfile.TemporaryDirectory(prefix=f"bench-{target}-") as workdir:
+            # The simulator as `pi-continuity-harness run` drives it (its own temporary directory,
+            # records of failed scenarios only), as bench_speed.py does; real Pi into this one.
+            where = None if target == "sim" else Path(workdir)
             started = time.perf_counter()
-            run = run_suite(target=target, extension=args.extension, tags=args.tags, workdir=Path(workdir))
+            run = run_suite(target=target, extension=args.extension, tags=args.tags, workdir=where)
             wall = time.perf_counter() - started
         durations = {f"{r.assertion} :: {r.name}": r.duration_s for r in run.results if r.status == "passed"}
         per_target[target] = durations

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import shutil
-import tempfile
 from collections import OrderedDict
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from pi_continuity_harness.commands._suite_setup import (
     no_scenario_error,
     print_kept,
 )
+from pi_continuity_harness.features.scratch import make_temporary_directory
 from pi_continuity_harness.features.suite import RULE_STATUSES, ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.rules import catalogue_for_rule, rule_tag
 
@@ -148,7 +148,7 @@ def main(args: argparse.Namespace) -> int:
     # The page reads each scenario's machine (trace, Briefs, settings): without --workdir they
     # stay in a temporary directory until the page is written, removed then if the run passed.
     page_workdir = (
-        Path(tempfile.mkdtemp(prefix="pi-continuity-harness-run-"))
+        make_temporary_directory("pi-continuity-harness-run-", args.target)
         if args.html is not None and args.workdir is None
         else None
     )

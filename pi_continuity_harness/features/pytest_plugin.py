@@ -16,7 +16,8 @@ laid out; held with the run-directory lock while pytest runs).
 
 Before the first scenario the implementation is checked once (:mod:`.preflight`): a mistake is
 one ``pytest.UsageError``, not a failure per scenario. Without ``--harness-workdir`` the machines
-go to a temporary directory ``pi-continuity-harness-*``, removed after a passing session and kept,
+go to a temporary directory ``pi-continuity-harness-*`` (for the simulator on a RAM disk unless
+the user chose a place: :mod:`.scratch`), removed after a passing session and kept,
 and named in the summary, after a failing one; a failing scenario's report names its machine.
 
 Tags: ``@needs-<capability>`` skips a scenario (or an Examples block) on a target without
@@ -38,7 +39,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ from pi_continuity_harness.features.collect import (
     scenario_template,
     select_by_name,
 )
+from pi_continuity_harness.features.scratch import make_temporary_directory, scratch_directory
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rule_tag
 from pi_continuity_harness.rules import systems as rule_systems
@@ -104,6 +106,9 @@ _STEP_LOOKUP = pytest.StashKey[bool]()
 _SYSTEM = pytest.StashKey[str]()
 #: Whether the scenario's call phase ran clean (passed or skipped); unset when it never ran.
 _CALL_CLEAN = pytest.StashKey[bool]()
+#: What writes the ``requests/*.json`` of passing scenarios whose record was not wanted
+#: (``--observation-records failed``), if the session fails (:func:`pytest_sessionfinish`).
+_DEFERRED = pytest.StashKey[list[Callable[[], None]]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -160,10 +165,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--observation-records",
         action="store",
-        default="all",
+        default=None,
         choices=("all", "failed"),
-        help="write each scenario's observation.json (all, the default: compare and the HTML "
-        "report read them), or only a failed scenario's (a temporary run removed when it passes)",
+        help="write each scenario's observation.json (all: compare and the HTML report read them; "
+        "the default with --harness-workdir or --target pi), or only a failed scenario's (a "
+        "temporary run removed when it passes; the simulator's default without --harness-workdir; "
+        "a passing scenario's requests/*.json are then written only if the session fails)",
     )
     group.addoption(
         "--harness-workdir",
@@ -261,7 +268,7 @@ def _workdir_root(config: pytest.Config) -> Path:
         if root:
             config.stash[_WORKDIR] = Path(root).resolve()
         else:
-            config.stash[_WORKDIR] = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))
+            config.stash[_WORKDIR] = make_temporary_directory(TEMP_PREFIX, target_name(config))
             config.stash[_TEMPORARY] = True
     path = config.stash[_WORKDIR]
     path.mkdir(parents=True, exist_ok=True)
@@ -277,7 +284,8 @@ def _planned_workdir_root(config: pytest.Config) -> Path:
     root = config.getoption("--harness-workdir")
     if root:
         return Path(root).resolve()
-    return Path(tempfile.gettempdir()).resolve() / f"{TEMP_PREFIX}XXXXXXXX"
+    scratch = scratch_directory() if target_name(config) == "sim" else None
+    return Path(scratch or tempfile.gettempdir()).resolve() / f"{TEMP_PREFIX}XXXXXXXX"
 
 
 def machine_path(config: pytest.Config, test_name: str) -> Path:
@@ -507,6 +515,19 @@ def pytest_runtest_makereport(
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     session.config.stash[_PASSED] = int(exitstatus) == 0
+    writers = session.config.stash.get(_DEFERRED, [])
+    if int(exitstatus) != 0:  # the run directory is kept: its passing scenarios' files as ever
+        for write in writers:
+            write()
+    writers.clear()
+
+
+def _defer(config: pytest.Config, writer: Callable[[], None] | None) -> None:
+    """Keep a passing scenario's unwritten ``requests/*.json`` (:func:`world`) until the session
+    ends: written then if it failed (its directory is kept, with every file it always had),
+    dropped if it passed (the directory is removed unread)."""
+    if writer is not None:
+        config.stash.setdefault(_DEFERRED, []).append(writer)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -606,19 +627,34 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
         node.user_properties.append(("observed", json.dumps(summary, ensure_ascii=False)))
         # Normalising and writing the record was a quarter of a simulated scenario's CPU time
         # (issue 16); a temporary run that passes removes it unread, so run_suite asks only for
-        # the records of failed scenarios there.
-        wanted = request.config.getoption("--observation-records") == "all" or not node.stash.get(
-            _CALL_CLEAN, False
-        )
+        # the records of failed scenarios there. Such a scenario's requests/*.json (a tenth of
+        # its CPU time) wait for the end of the session: written only if the run failed.
+        wanted = _all_records(request.config) or not node.stash.get(_CALL_CLEAN, False)
         record = _observation_record(created, node.name) if wanted else None
         try:
-            created.close()
+            if wanted or hasattr(request.config, "workerinput"):
+                # An xdist worker (``run -n N``) cannot know whether another worker failed.
+                created.close()
+            else:
+                _defer(request.config, created.close_deferring_requests())
         finally:
             if record is not None:
                 record["seconds"] = round(time.perf_counter() - started, 4)
                 path = observation_path(_workdir_root(request.config), node.name)
                 write_observation_record(path, record)
                 node.user_properties.append(("observation_file", str(path)))
+
+
+def _all_records(config: pytest.Config) -> bool:
+    """Whether every scenario's observation record is written: ``--observation-records all``, or
+    by default when the run directory stays (``--harness-workdir``) or the target is real Pi. In
+    the plugin's own temporary directory of a simulated run, removed when the session passes,
+    only failed scenarios' records are written, as ``run`` asks (``features/suite.py``): on the
+    plain pytest path the records were a third of the suite's CPU time (issue 16)."""
+    chosen = config.getoption("--observation-records")
+    if chosen is not None:
+        return bool(chosen == "all")
+    return target_name(config) != "sim" or not config.stash.get(_TEMPORARY, False)
 
 
 def _observation_record(world: World, name: str) -> dict[str, Any]:

@@ -7,7 +7,9 @@ small plugin, and returns a :class:`SuiteRun`, which knows how to write the JSON
 the validation record of spec §20 (each file written whole or not at all).
 
 The scenarios' machines go under ``workdir``; without one, under a temporary directory
-``pi-continuity-harness-run-*`` that is removed after a passing run and kept after a failing
+``pi-continuity-harness-run-*`` (the simulator's on a RAM disk unless the user chose a place:
+:mod:`.scratch`)
+that is removed after a passing run and kept after a failing
 one (:attr:`SuiteRun.workdir`, :attr:`SuiteRun.kept`). A usage error inside pytest (a ``-k``
 that is neither a printed name nor a keyword expression, a setup check the plugin made) is a
 :class:`SuiteUsageError`, never an empty result.
@@ -36,6 +38,7 @@ from pi_continuity_harness import PI_VERSION, __version__
 from pi_continuity_harness.errors import HarnessError
 from pi_continuity_harness.features import SUITE_DIR
 from pi_continuity_harness.features.collect import printed_name
+from pi_continuity_harness.features.scratch import make_temporary_directory
 from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rules_in_tags
 from pi_continuity_harness.rules import systems as rule_systems
 
@@ -487,7 +490,7 @@ def run_suite(
         rootdir = features if features.is_dir() else features.parent
         paths = [str(features)]
     temporary = workdir is None
-    root = Path(tempfile.mkdtemp(prefix="pi-continuity-harness-run-")) if workdir is None else workdir
+    root = make_temporary_directory("pi-continuity-harness-run-", target) if workdir is None else workdir
     args = [
         *paths,
         "-c",

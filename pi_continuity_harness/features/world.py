@@ -223,6 +223,18 @@ class World:
         if self.target is not None:
             self.target.close()
 
+    def close_deferring_requests(self) -> Callable[[], None] | None:
+        """Close; a simulated target leaves its ``requests/*.json`` unwritten and returns what
+        writes them (``SimTarget.close_deferring_requests``); any other target closes as usual."""
+        if self.target is None:
+            return None
+        defer = getattr(self.target, "close_deferring_requests", None)
+        if defer is None:
+            self.target.close()
+            return None
+        writer: Callable[[], None] | None = defer()
+        return writer
+
     def run_checked(self, scenario: Scenario) -> CheckedRun | None:
         """Play ``scenario`` (a scenario file) on a fresh target with the system's run checker
         watching (the simulator: every effect, capability ``run-checker``; real Pi: what it lets be

@@ -35,7 +35,7 @@ from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS
 from pi_continuity_harness.scenario.operations import Operation
 from pi_continuity_harness.simulator.host import ProcessStartError
 from pi_continuity_harness.simulator.meter import BudgetExceededError
-from pi_continuity_harness.simulator.simulation import Simulation
+from pi_continuity_harness.simulator.simulation import Simulation, write_exchanges
 from pi_continuity_harness.targets.target import (
     CAPABILITIES,
     RUN_CHECKERS_GROUP,
@@ -279,6 +279,20 @@ class SimTarget:
     def close(self) -> None:
         if self._simulation is not None and not self._simulation.finished:
             self._simulation.finish()
+
+    def close_deferring_requests(self) -> Callable[[], None] | None:
+        """Close, writing ``trace.jsonl`` but not ``requests/*.json``; return what writes them
+        (the same bytes, ``Simulation.finish``), or None when there is nothing to write.
+
+        For a scenario whose directory is removed unread when the run passes (a temporary run):
+        encoding every model request was a tenth of a passing scenario's CPU time (issue 16). The
+        writer holds the exchanges and the run directory, not the host."""
+        simulation = self._simulation
+        if simulation is None or simulation.finished:
+            return None
+        result = simulation.finish(requests=False)
+        workdir, exchanges = result.workdir, result.host.service.exchanges
+        return lambda: write_exchanges(workdir, exchanges)
 
 
 def _restore(value: Any, workdir: str) -> Any:
