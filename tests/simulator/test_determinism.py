@@ -90,3 +90,37 @@ def test_outputs_do_not_depend_on_hash_randomisation(tmp_path: Path) -> None:
         )
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == here
+
+
+@pytest.mark.parametrize(
+    ("extension", "selection"),
+    [
+        ("blitz", {"keyword": "template"}),  # the template list reads every candidate (``catalogue``)
+        ("reference", {"keyword": "archiveretention or stale"}),  # pending and archive listings
+    ],
+)
+def test_outputs_do_not_depend_on_the_filesystems_listing_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extension: str, selection: dict[str, str]
+) -> None:
+    """A directory lists in the filesystem's order (ext4 by hash, tmpfs newest first): the
+    references read what they list in name order. ``reference/blitz/templates.py`` read its
+    template candidates in listing order and each read is in the trace, so the traces of one
+    scenario differed between a run on ext4 and one on the RAM disk. Here the second run lists
+    every directory backwards."""
+    from pi_continuity_harness.features.suite import run_suite  # noqa: PLC0415
+
+    def traces(root: Path) -> dict[str, str]:
+        return {
+            str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in sorted(root.rglob("trace.jsonl"))
+        }
+
+    first = run_suite(target="sim", extension=extension, workdir=tmp_path / "a", **selection)
+    listdir = os.listdir
+    monkeypatch.setattr(os, "listdir", lambda path=".": list(reversed(sorted(listdir(path)))))
+    second = run_suite(target="sim", extension=extension, workdir=tmp_path / "b", **selection)
+    monkeypatch.undo()
+    assert first.results and [r.status for r in first.results] == [r.status for r in second.results]
+    one, other = traces(tmp_path / "a"), traces(tmp_path / "b")
+    assert one and sorted(one) == sorted(other)
+    for name, text in one.items():
+        assert text == other[name], f"{name} differs when directories list in another order"

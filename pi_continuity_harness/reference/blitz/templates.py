@@ -106,7 +106,9 @@ def catalogue(role: str, directories: list[str]) -> list[str]:
     names: set[str] = set()
     for directory in directories:
         try:
-            entries = os.listdir(directory)
+            # Sorted: each candidate is read (and a run's trace records the read), so the
+            # directory's listing order (ext4 and tmpfs differ) must not decide the trace.
+            entries = sorted(os.listdir(directory))
         except OSError:
             continue
         for name in entries:

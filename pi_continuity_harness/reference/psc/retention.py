@@ -19,7 +19,7 @@ __all__ = ["archived_briefs", "pending_briefs", "prune_archive"]
 def archived_briefs(archive_dir: str) -> list[str]:
     """Archive Brief paths of one session, oldest first (file-name order is time order)."""
     try:
-        names = os.listdir(archive_dir)
+        names = sorted(os.listdir(archive_dir))  # the listing order is the filesystem's
     except FileNotFoundError:
         return []
     paths = [
@@ -53,7 +53,7 @@ def pending_briefs(pending_dir: str) -> list[str]:
     reported (spec §7, §13).
     """
     try:
-        names = os.listdir(pending_dir)
+        names = sorted(os.listdir(pending_dir))  # the listing order is the filesystem's
     except FileNotFoundError:
         return []
     return sorted(
@@ -79,7 +79,7 @@ def leftover_temp_files(*directories: str) -> list[str]:
     found: list[str] = []
     for directory in directories:
         try:
-            names = os.listdir(directory)
+            names = sorted(os.listdir(directory))  # the listing order is the filesystem's
         except (FileNotFoundError, NotADirectoryError):
             continue
         found.extend(
