@@ -930,6 +930,8 @@ def planted_artifacts_never_input(t: Tracker) -> Iterator[str]:
     """No planted failed, legacy or foreign artifact, and no failed postmortem, ever reaches a
     model request (spec §7 "Artifacts from other sessions are inert", §8 "never compaction or
     resume input")."""
+    if not t.markers and not t.failed_event_ids:
+        return  # nothing to look for: the requests' text is not even built (issue 16)
     for request in _new_requests(t, None):
         text = _request_text(request)
         for marker in t.markers:
