@@ -9,6 +9,7 @@ byte-compatible with real Pi. Ports of ``compaction.js`` (``estimateTokens``),
 from __future__ import annotations
 
 import json
+import marshal
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -168,12 +169,15 @@ def _js_json_length(value: Any) -> int:
 
 
 #: ``_js_json_length`` of system messages' tool lists, by the list's identity (the list is held,
-#: so its id is not reused while it is here). A transcript's system message declares the four
-#: built-in tools (about 5,000 characters of JSON), and every request's estimate and every
-#: compaction check encodes it again: 3 % of an exploration (issue 16). A tool list is never
-#: changed once it is on a message (``tool_declarations._with_changes`` makes new lists, and a
-#: loaded session's messages are new objects).
+#: so its id is not reused while it is here), else by its ``marshal`` bytes (equal bytes are
+#: equal data of equal types, hence equal JSON; a fifth of ``json.dumps``'s time). A
+#: transcript's system message declares the four built-in tools (about 5,000 characters of
+#: JSON), and every request's estimate and every compaction check encoded them again, also
+#: after each restart, which loads the session's messages as new objects: 3 % of an
+#: exploration (issue 16). A tool list is never changed once it is on a message
+#: (``tool_declarations._with_changes`` makes new lists).
 _TOOL_JSON_LENGTHS: dict[int, tuple[Any, int]] = {}
+_TOOL_JSON_LENGTHS_BY_BYTES: dict[bytes, int] = {}
 _TOOL_JSON_LENGTHS_MAX = 256
 
 
@@ -181,7 +185,17 @@ def _tools_json_length(tools: Any) -> int:
     known = _TOOL_JSON_LENGTHS.get(id(tools))
     if known is not None and known[0] is tools:
         return known[1]
-    length = _js_json_length(tools)
+    try:
+        key: bytes | None = marshal.dumps(tools)
+    except ValueError:  # not plain data
+        key = None
+    length = _TOOL_JSON_LENGTHS_BY_BYTES.get(key) if key is not None else None
+    if length is None:
+        length = _js_json_length(tools)
+        if key is not None:
+            if len(_TOOL_JSON_LENGTHS_BY_BYTES) >= _TOOL_JSON_LENGTHS_MAX:
+                del _TOOL_JSON_LENGTHS_BY_BYTES[next(iter(_TOOL_JSON_LENGTHS_BY_BYTES))]
+            _TOOL_JSON_LENGTHS_BY_BYTES[key] = length
     if len(_TOOL_JSON_LENGTHS) >= _TOOL_JSON_LENGTHS_MAX:
         del _TOOL_JSON_LENGTHS[next(iter(_TOOL_JSON_LENGTHS))]
     _TOOL_JSON_LENGTHS[id(tools)] = (tools, length)
