@@ -136,7 +136,7 @@ _ATTRIBUTION_RE = re.compile(
 
 #: Any of :data:`_DIRECTIVE_PATTERNS` anywhere in a line (the same patterns, one alternation):
 #: one scan tells the common line, which holds none, from one :func:`_directive` must label
-#: (the loop below names the first pattern *in order* that matches; the alternation would name
+#: (the ``for`` below names the first pattern *in order* that matches; the alternation would name
 #: the leftmost match). ``authority_violations`` scans every line two or three times, and this
 #: was the reference's largest cost after the synthesis call (issue 16).
 _ANY_DIRECTIVE = re.compile(
