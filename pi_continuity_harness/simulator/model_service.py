@@ -47,7 +47,7 @@ from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.determinism import VirtualClock
 from pi_continuity_harness.simulator.messages import Message
-from pi_continuity_harness.simulator.provider import StreamReader, assistant_failure, request_body
+from pi_continuity_harness.simulator.provider import StreamReader, WireMemo, assistant_failure, request_body
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
 __all__ = [
@@ -120,9 +120,12 @@ class ScriptedModelService:
     _shared_ids: dict[int, dict[str, Any]] = field(default_factory=dict)
     #: Every wire message's parsed form (:class:`~.chat_wire.ConvertMemo`), shared as well.
     _parsed: ConvertMemo = field(init=False)
+    #: The wire form of the conversation's user messages and tool results (:class:`~.provider.WireMemo`).
+    _wired: WireMemo = field(init=False)
 
     def __post_init__(self) -> None:
         self._parsed = ConvertMemo(share=self._share)
+        self._wired = WireMemo(share=self._share)
         self._queues = {
             "agent": list(self.script.agent),
             "summary": list(self.script.summary),
@@ -219,7 +222,12 @@ class ScriptedModelService:
         self._seq += 1
         index, reply = self._next_reply(kind)
         body = request_body(
-            model, messages, system_prompt=system_prompt, max_tokens=max_tokens, reasoning=reasoning
+            model,
+            messages,
+            system_prompt=system_prompt,
+            max_tokens=max_tokens,
+            reasoning=reasoning,
+            memo=self._wired,
         )
         body["messages"] = self._shared(body["messages"])
         # The wire names the model by its id; requests are recorded as ``provider/id``, as the
