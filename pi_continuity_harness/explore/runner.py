@@ -17,6 +17,7 @@ byte. That is the scenario a failure is written out as.
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import time
@@ -39,11 +40,12 @@ from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.model_script import Reply, SynthesisReply
 from pi_continuity_harness.scenario.operations import Operation
+from pi_continuity_harness.simulator.determinism import EPOCH_MS, SeededRandom
 from pi_continuity_harness.simulator.host import ProcessStartError
 from pi_continuity_harness.simulator.meter import BudgetExceededError
-from pi_continuity_harness.simulator.simulation import Simulation
+from pi_continuity_harness.simulator.simulation import Simulation, SimulationResult
 
-__all__ = ["CaseResult", "first_session_id", "run_case", "scratch_root"]
+__all__ = ["CaseResult", "first_session_id", "probe_session_id", "run_case", "scratch_root"]
 
 
 def scratch_root() -> str | None:
@@ -67,16 +69,25 @@ class CaseResult:
     liveness: str
     healed: Scenario
     first_healed_operation: int | None
-    trace: str
+    #: The trace (JSON lines), or what makes it when it is first read (:attr:`trace`).
+    trace_source: str | Callable[[], str]
     seconds: float
     records: int = 0
     metrics: dict[str, Any] = field(default_factory=dict)
     #: Writes the run's ``requests/*.json`` when ``run_case`` was told not to (None: written).
     _write_requests: Callable[[], None] | None = field(default=None, repr=False)
 
+    @property
+    def trace(self) -> str:
+        """The run's trace as JSON lines, encoded when first read (``explore`` never reads a
+        passing seed's, unless it checks determinism)."""
+        if not isinstance(self.trace_source, str):
+            self.trace_source = self.trace_source()
+        return self.trace_source
+
     def write_requests(self) -> None:
-        """Write the run's ``requests/*.json`` into its directory, if they are not there yet
-        (``run_case(..., requests=False)``): for a run whose directory is kept."""
+        """Write the run's ``requests/*.json`` and ``trace.jsonl`` into its directory, if they
+        are not there yet (``run_case(..., requests=False)``): for a run whose directory is kept."""
         if self._write_requests is not None:
             self._write_requests()
             self._write_requests = None
@@ -91,7 +102,19 @@ class CaseResult:
 
 
 def first_session_id(seed: int) -> str:
-    """The id of the first session a run with ``seed`` creates (it depends on the seed only)."""
+    """The id of the first session a run with ``seed`` creates (it depends on the seed only).
+
+    It is the run's first random draw: the new session's UUIDv7 at the virtual clock's first
+    millisecond (``SessionManager``, ``session_manager.py:270``; nothing draws before it). Said
+    here without starting a host, which cost every blitz seed (and every planted continuity
+    seed) a whole simulated start, 2-3 % of an exploration (issue 16);
+    :func:`probe_session_id` starts one, and ``tests/explore/test_first_session_id.py`` checks
+    that the two agree."""
+    return SeededRandom(seed).uuid7(EPOCH_MS)
+
+
+def probe_session_id(seed: int) -> str:
+    """:func:`first_session_id` as a started host says it (a run of an extension that does nothing)."""
     with tempfile.TemporaryDirectory(prefix="pch-session-id-", dir=scratch_root()) as directory:
         scenario = Scenario(name="session-id-probe", seed=seed)
         simulation = Simulation(scenario, workdir=Path(directory) / "run", implementation=_noop)
@@ -138,9 +161,9 @@ def run_case(
     """Run ``case``; stop after the operation that broke the first invariant, or where the run
     exceeded its budget (``budget`` overrides the scenario's: ``--budget-ops`` ...).
 
-    ``requests=False``: the run directory gets no ``requests/*.json`` until
-    :meth:`CaseResult.write_requests` (``explore`` removes a passing seed's directory, so it
-    writes them only for a run it keeps); everything else the run writes is the same."""
+    ``requests=False``: the run directory gets no ``requests/*.json`` and no ``trace.jsonl``
+    until :meth:`CaseResult.write_requests` (``explore`` removes a passing seed's directory, so
+    it writes them only for a run it keeps); everything else the run writes is the same."""
     started = time.perf_counter()
     scenario = case.scenario(operations=case.operations)
     if budget is not None:
@@ -203,7 +226,7 @@ def run_case(
             checker.finish()
         healed = _healed_scenario(simulation, tuple(ran), plan)
     finally:
-        result = simulation.finish(requests=requests)
+        result = simulation.finish(requests=requests, trace=requests)
     assert healed is not None
     return CaseResult(
         case=case,
@@ -214,9 +237,15 @@ def run_case(
         liveness=status,
         healed=healed,
         first_healed_operation=boundary,
-        trace=result.trace_text(),
+        trace_source=result.trace_text if not requests else result.trace_text(),
         seconds=time.perf_counter() - started,
         records=len(result.host.trace.records),
         metrics=checker.metrics(),
-        _write_requests=None if requests else result.write_requests,
+        _write_requests=None if requests else functools.partial(_write_files, result),
     )
+
+
+def _write_files(result: SimulationResult) -> None:
+    """The files ``run_case(..., requests=False)`` left unwritten: trace and requests."""
+    result.write_trace()
+    result.write_requests()

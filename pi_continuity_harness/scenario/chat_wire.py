@@ -20,7 +20,8 @@ an unnamed tool call, ``seq`` being the request's number among every request the
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from pi_continuity_harness.scenario.model_script import (
@@ -35,6 +36,7 @@ from pi_continuity_harness.scenario.transcript import content_text
 __all__ = [
     "TEXT_CHUNK",
     "ChatStream",
+    "ConvertMemo",
     "chat_stream",
     "classify_request",
     "completion_id",
@@ -88,7 +90,69 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_raw": value}
 
 
-def _convert_messages(wire: list[Any]) -> tuple[str | None, list[dict[str, Any]]]:
+def _convert_message(
+    role: Any, msg: dict[str, Any], tool_name: str
+) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
+    """One wire message (not the leading system prompt) in pi-ai's shape, and the ``(id, name)``
+    of the tool calls it makes; ``tool_name``: a tool result's tool name (read from the calls
+    before it)."""
+    if role in ("system", "developer"):
+        return {"role": "system", "content": content_text(msg.get("content"))}, ()
+    if role == "user":
+        return {"role": "user", "content": _user_content(msg.get("content"))}, ()
+    if role == "assistant":
+        blocks: list[dict[str, Any]] = []
+        calls: list[tuple[str, str]] = []
+        for key in ("reasoning_content", "reasoning", "reasoning_text"):
+            thinking = msg.get(key)
+            if isinstance(thinking, str) and thinking:
+                blocks.append({"type": "thinking", "thinking": thinking})
+                break
+        text = content_text(msg.get("content"))
+        if text:
+            blocks.append({"type": "text", "text": text})
+        for call in msg.get("tool_calls") or []:
+            if not isinstance(call, dict):
+                continue
+            fn = call.get("function") or call.get("custom") or {}
+            name = str(fn.get("name", ""))
+            call_id = str(call.get("id", ""))
+            calls.append((call_id, name))
+            args = fn.get("arguments") if "arguments" in fn else fn.get("input")
+            blocks.append({"type": "toolCall", "id": call_id, "name": name, "arguments": _arguments(args)})
+        return {"role": "assistant", "content": blocks}, tuple(calls)
+    if role == "tool":
+        result: dict[str, Any] = {
+            "role": "toolResult",
+            "toolCallId": str(msg.get("tool_call_id", "")),
+            "toolName": tool_name,
+            "content": [{"type": "text", "text": content_text(msg.get("content"))}],
+        }
+        return result, ()
+    return {"role": str(role), "content": msg.get("content")}, ()
+
+
+@dataclass
+class ConvertMemo:
+    """Converted messages by the identity of their wire message, for a caller that parses one
+    growing conversation again and again (the simulated model: every request re-sends the whole
+    conversation, and its wire messages are shared objects, ``ScriptedModelService._shared``).
+
+    A wire message's conversion depends on the message, on whether it is the leading system
+    prompt (never remembered) and, for a tool result, on the tool name the calls before it give:
+    the key holds that name. Each remembered wire message is held, so its id is not reused.
+    ``share`` is applied to a newly converted message before it is remembered (the simulated
+    model makes equal messages one object)."""
+
+    share: Callable[[dict[str, Any]], dict[str, Any]] = lambda message: message
+    _known: dict[tuple[int, str | None], tuple[Any, dict[str, Any], tuple[tuple[str, str], ...]]] = field(
+        default_factory=dict
+    )
+
+
+def _convert_messages(
+    wire: list[Any], memo: ConvertMemo | None = None
+) -> tuple[str | None, list[dict[str, Any]]]:
     system_prompt: str | None = None
     messages: list[dict[str, Any]] = []
     tool_names: dict[str, str] = {}
@@ -96,47 +160,26 @@ def _convert_messages(wire: list[Any]) -> tuple[str | None, list[dict[str, Any]]
         if not isinstance(msg, dict):
             continue
         role = msg.get("role")
-        if role in ("system", "developer"):
-            text = content_text(msg.get("content"))
-            if position == 0 and system_prompt is None:
-                system_prompt = text
-            else:
-                messages.append({"role": "system", "content": text})
-        elif role == "user":
-            messages.append({"role": "user", "content": _user_content(msg.get("content"))})
-        elif role == "assistant":
-            blocks: list[dict[str, Any]] = []
-            for key in ("reasoning_content", "reasoning", "reasoning_text"):
-                thinking = msg.get(key)
-                if isinstance(thinking, str) and thinking:
-                    blocks.append({"type": "thinking", "thinking": thinking})
-                    break
-            text = content_text(msg.get("content"))
-            if text:
-                blocks.append({"type": "text", "text": text})
-            for call in msg.get("tool_calls") or []:
-                if not isinstance(call, dict):
-                    continue
-                fn = call.get("function") or call.get("custom") or {}
-                name = str(fn.get("name", ""))
-                call_id = str(call.get("id", ""))
-                tool_names[call_id] = name
-                args = fn.get("arguments") if "arguments" in fn else fn.get("input")
-                blocks.append(
-                    {"type": "toolCall", "id": call_id, "name": name, "arguments": _arguments(args)}
-                )
-            messages.append({"role": "assistant", "content": blocks})
-        elif role == "tool":
-            call_id = str(msg.get("tool_call_id", ""))
-            result: dict[str, Any] = {
-                "role": "toolResult",
-                "toolCallId": call_id,
-                "toolName": msg.get("name") or tool_names.get(call_id, ""),
-                "content": [{"type": "text", "text": content_text(msg.get("content"))}],
-            }
-            messages.append(result)
+        if role in ("system", "developer") and position == 0 and system_prompt is None:
+            system_prompt = content_text(msg.get("content"))
+            continue
+        tool_name = (
+            msg.get("name") or tool_names.get(str(msg.get("tool_call_id", "")), "")
+            if role == "tool"
+            else None
+        )
+        if not isinstance(tool_name, str | None):
+            memo = None  # a name that is not a string (never from a wire pi-ai built): not remembered
+        known = None if memo is None else memo._known.get((id(msg), tool_name))
+        if known is not None and known[0] is msg:
+            converted, calls = known[1], known[2]
         else:
-            messages.append({"role": str(role), "content": msg.get("content")})
+            converted, calls = _convert_message(role, msg, tool_name or "")
+            if memo is not None:
+                converted = memo.share(converted)
+                memo._known[(id(msg), tool_name)] = (msg, converted, calls)
+        tool_names.update(calls)
+        messages.append(converted)
     return system_prompt, messages
 
 
@@ -166,9 +209,11 @@ def parse_chat_request(
     *,
     index: int = 0,
     kind: RequestKind | None = None,
+    memo: ConvertMemo | None = None,
 ) -> ModelRequest:
-    """A chat-completions request body as a :class:`ModelRequest` (pi-ai message shapes)."""
-    system_prompt, messages = _convert_messages(list(body.get("messages") or []))
+    """A chat-completions request body as a :class:`ModelRequest` (pi-ai message shapes);
+    ``memo``: messages converted before (see :class:`ConvertMemo`)."""
+    system_prompt, messages = _convert_messages(list(body.get("messages") or []), memo)
     tools = _tool_names(body)
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
     reasoning = body.get("reasoning_effort")

@@ -30,6 +30,7 @@ awaited point" are expressed as data.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -89,6 +90,12 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "to_json"):
         return value.to_json()
     return repr(value)
+
+
+@functools.lru_cache(maxsize=64)
+def _root_pattern(root: str) -> re.Pattern[str]:
+    """``root`` where it is the whole path component (compiled once per root, not per string)."""
+    return re.compile(re.escape(root) + r"(?![\w-])")
 
 
 @dataclass
@@ -162,7 +169,7 @@ class Trace:
             for root in (self.workdir, *self.aliases):
                 if root and root in value:
                     # Only the run directory itself: a sibling such as ``run-70`` next to ``run-7`` stays.
-                    value = re.sub(re.escape(root) + r"(?![\w-])", "$WORK", value)
+                    value = _root_pattern(root).sub("$WORK", value)
             return value
         if isinstance(value, dict):
             return {k: self._normalise(v) for k, v in value.items()}

@@ -10,6 +10,7 @@ extensions should derive wall time from ``time.time()``.
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import time
@@ -24,9 +25,17 @@ EPOCH_MS = 1_767_225_600_000
 
 
 def iso_from_ms(ms: int) -> str:
-    """JavaScript's ``new Date(ms).toISOString()``: millisecond precision, ``Z`` suffix."""
-    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    """JavaScript's ``new Date(ms).toISOString()``: millisecond precision, ``Z`` suffix.
+
+    The date and time of the whole second are formatted once per second (every entry, event
+    and status line asks, many in the same virtual second: 1.4 % of a blitz exploration, issue
+    16); the same text as formatting ``ms / 1000`` (checked on 5 million values)."""
+    return _iso_second(ms // 1000) + f"{ms % 1000:03d}Z"
+
+
+@functools.lru_cache(maxsize=4096)
+def _iso_second(second: int) -> str:
+    return datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.")
 
 
 class VirtualClock:

@@ -9,6 +9,7 @@ byte-compatible with real Pi. Ports of ``compaction.js`` (``estimateTokens``),
 from __future__ import annotations
 
 import json
+import marshal
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -167,6 +168,40 @@ def _js_json_length(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
+#: ``_js_json_length`` of system messages' tool lists, by the list's identity (the list is held,
+#: so its id is not reused while it is here), else by its ``marshal`` bytes (equal bytes are
+#: equal data of equal types, hence equal JSON; a fifth of ``json.dumps``'s time). A
+#: transcript's system message declares the four built-in tools (about 5,000 characters of
+#: JSON), and every request's estimate and every compaction check encoded them again, also
+#: after each restart, which loads the session's messages as new objects: 3 % of an
+#: exploration (issue 16). A tool list is never changed once it is on a message
+#: (``tool_declarations._with_changes`` makes new lists).
+_TOOL_JSON_LENGTHS: dict[int, tuple[Any, int]] = {}
+_TOOL_JSON_LENGTHS_BY_BYTES: dict[bytes, int] = {}
+_TOOL_JSON_LENGTHS_MAX = 256
+
+
+def _tools_json_length(tools: Any) -> int:
+    known = _TOOL_JSON_LENGTHS.get(id(tools))
+    if known is not None and known[0] is tools:
+        return known[1]
+    try:
+        key: bytes | None = marshal.dumps(tools)
+    except ValueError:  # not plain data
+        key = None
+    length = _TOOL_JSON_LENGTHS_BY_BYTES.get(key) if key is not None else None
+    if length is None:
+        length = _js_json_length(tools)
+        if key is not None:
+            if len(_TOOL_JSON_LENGTHS_BY_BYTES) >= _TOOL_JSON_LENGTHS_MAX:
+                del _TOOL_JSON_LENGTHS_BY_BYTES[next(iter(_TOOL_JSON_LENGTHS_BY_BYTES))]
+            _TOOL_JSON_LENGTHS_BY_BYTES[key] = length
+    if len(_TOOL_JSON_LENGTHS) >= _TOOL_JSON_LENGTHS_MAX:
+        del _TOOL_JSON_LENGTHS[next(iter(_TOOL_JSON_LENGTHS))]
+    _TOOL_JSON_LENGTHS[id(tools)] = (tools, length)
+    return length
+
+
 def estimate_tokens(message: Message) -> int:
     """``estimateTokens``: chars/4 rounded up, per role (compaction.js:199)."""
     role = message.get("role")
@@ -178,7 +213,7 @@ def estimate_tokens(message: Message) -> int:
             if section:
                 chars += len(section)
         if message.get("toolsAdded"):
-            chars += _js_json_length(message["toolsAdded"])
+            chars += _tools_json_length(message["toolsAdded"])
     elif role == "user" or role in ("custom", "toolResult"):
         chars = _content_chars(message.get("content"))
     elif role == "assistant":
@@ -216,7 +251,7 @@ def _pi_ai_message_tokens(message: Message) -> int:
         tokens = _pi_ai_text_tokens(len(system_message_text(message)))
         for key in ("toolsAdded", "toolsRemoved"):
             if message.get(key):
-                tokens += _pi_ai_text_tokens(_js_json_length(message[key]))
+                tokens += _pi_ai_text_tokens(_tools_json_length(message[key]))
         return tokens
     if role in ("user", "toolResult"):
         content = message.get("content")

@@ -29,7 +29,7 @@ from typing import Any
 
 from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.extension_api import Model
-from pi_continuity_harness.scenario.chat_wire import chat_stream, parse_chat_request
+from pi_continuity_harness.scenario.chat_wire import ConvertMemo, chat_stream, parse_chat_request
 from pi_continuity_harness.scenario.model_script import (
     PLAIN_REPLIES,
     ExtensionReplies,
@@ -47,7 +47,7 @@ from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.determinism import VirtualClock
 from pi_continuity_harness.simulator.messages import Message
-from pi_continuity_harness.simulator.provider import StreamReader, assistant_failure, request_body
+from pi_continuity_harness.simulator.provider import StreamReader, WireMemo, assistant_failure, request_body
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
 __all__ = [
@@ -116,8 +116,16 @@ class ScriptedModelService:
     _seq: int = 0
     #: Every distinct message of every recorded request, by its marshal bytes (:meth:`_shared`).
     _messages: dict[bytes, Any] = field(default_factory=dict)
+    #: The messages of ``_messages`` by their identity (they are held there, so ids stay theirs).
+    _shared_ids: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: Every wire message's parsed form (:class:`~.chat_wire.ConvertMemo`), shared as well.
+    _parsed: ConvertMemo = field(init=False)
+    #: The wire form of the conversation's user messages and tool results (:class:`~.provider.WireMemo`).
+    _wired: WireMemo = field(init=False)
 
     def __post_init__(self) -> None:
+        self._parsed = ConvertMemo(share=self._share)
+        self._wired = WireMemo(share=self._share)
         self._queues = {
             "agent": list(self.script.agent),
             "summary": list(self.script.summary),
@@ -149,16 +157,21 @@ class ScriptedModelService:
         b20326a, where the recorded requests were smaller; bisected to 7d747eb, which recorded
         the whole wire). Recorded messages are never changed, so equal ones can be one object.
         The key is the message's ``marshal`` bytes (a fifth of ``json.dumps``'s time): equal
-        bytes are equal contents, and ``1``, ``1.0`` and ``True`` stay apart."""
-        table = self._messages
-        shared: list[dict[str, Any]] = []
-        for message in messages:
-            try:
-                key = marshal.dumps(message)
-            except ValueError:  # not plain data: recorded as it is
-                shared.append(message)
-                continue
-            shared.append(table.setdefault(key, message))
+        bytes are equal contents, and ``1``, ``1.0`` and ``True`` stay apart. A message that
+        already is the shared one (a parsed message :attr:`_parsed` remembered) is known by
+        its identity, without encoding it again."""
+        return [self._share(message) for message in messages]
+
+    def _share(self, message: dict[str, Any]) -> dict[str, Any]:
+        ids = self._shared_ids
+        if ids.get(id(message)) is message:
+            return message
+        try:
+            key = marshal.dumps(message)
+        except ValueError:  # not plain data: recorded as it is
+            return message
+        shared: dict[str, Any] = self._messages.setdefault(key, message)
+        ids[id(shared)] = shared
         return shared
 
     def _next_reply(self, kind: RequestKind) -> tuple[int, Reply | SynthesisReply | None]:
@@ -209,12 +222,17 @@ class ScriptedModelService:
         self._seq += 1
         index, reply = self._next_reply(kind)
         body = request_body(
-            model, messages, system_prompt=system_prompt, max_tokens=max_tokens, reasoning=reasoning
+            model,
+            messages,
+            system_prompt=system_prompt,
+            max_tokens=max_tokens,
+            reasoning=reasoning,
+            memo=self._wired,
         )
         body["messages"] = self._shared(body["messages"])
         # The wire names the model by its id; requests are recorded as ``provider/id``, as the
         # real-Pi target records them.
-        request = parse_chat_request(body, index=index, kind=kind)
+        request = parse_chat_request(body, index=index, kind=kind, memo=self._parsed)
         request = dataclasses.replace(request, model=model.full_id, messages=self._shared(request.messages))
         self.requests.append(request)
         exchange: dict[str, Any] = {"kind": kind, "index": index, "request": request.to_json(), "reply": None}

@@ -51,6 +51,7 @@ error is ``"<status>: <JSON of the error object>"``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,6 +183,11 @@ def _replace_images(content: list[dict[str, Any]], placeholder: str) -> list[dic
     return result
 
 
+def _has_image(content: list[dict[str, Any]]) -> bool:
+    """Whether a user message's or tool result's content blocks include an image."""
+    return any(block.get("type") == "image" for block in content)
+
+
 def downgrade_unsupported_images(messages: list[Message], model: Model) -> list[Message]:
     """pi-ai ``downgradeUnsupportedImages`` (``transform-messages.js:37-56``), the first rewrite
     of ``transformMessages`` (``:67``): for a model whose ``input`` lacks ``"image"``, the images
@@ -197,6 +203,13 @@ def downgrade_unsupported_images(messages: list[Message], model: Model) -> list[
     for original in messages:
         message = original
         role = message.get("role")
+        content = message.get("content")
+        if role in ("user", "toolResult") and isinstance(content, list) and not _has_image(content):
+            # Nothing to replace: the message as it is (equal to its copy; every request
+            # re-sends the whole conversation, and copying each message was 2.5 % of a blitz
+            # exploration, issue 16). Only the wire conversion reads the result.
+            out.append(message)
+            continue
         if role == "user" and isinstance(message.get("content"), list):
             message = {
                 **message,
@@ -334,7 +347,34 @@ def _image_url(block: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def wire_messages(messages: list[Message], *, takes_images: bool = False) -> list[dict[str, Any]]:
+@dataclass
+class WireMemo:
+    """The wire form of user messages and tool results by the identity of the message, for a
+    caller that builds one growing conversation's requests again and again (the simulated
+    model: every request re-sends the whole conversation; these messages are the session's
+    own objects, unchanged once made, and each is held here, so its id is not reused).
+    ``share`` is applied to a newly made wire message before it is remembered (the simulated
+    model makes equal messages one object, and then knows them by identity). Assistant
+    messages are rebuilt by ``transformMessages`` for every request and are not remembered,
+    nor is a tool result with images (its images follow it in a message of their own)."""
+
+    share: Callable[[dict[str, Any]], dict[str, Any]] = lambda message: message
+    _known: dict[int, tuple[Message, dict[str, Any] | None]] = field(default_factory=dict)
+
+    def get(self, message: Message) -> tuple[Message, dict[str, Any] | None] | None:
+        known = self._known.get(id(message))
+        return known if known is not None and known[0] is message else None
+
+    def put(self, message: Message, wire: dict[str, Any] | None) -> dict[str, Any] | None:
+        if wire is not None:
+            wire = self.share(wire)
+        self._known[id(message)] = (message, wire)
+        return wire
+
+
+def wire_messages(
+    messages: list[Message], *, takes_images: bool = False, memo: WireMemo | None = None
+) -> list[dict[str, Any]]:
     """pi-ai ``convertMessages`` of the transformed transcript (the fake provider's compat:
     ``system`` role, no ``name`` on tool results, null assistant content allowed).
 
@@ -356,7 +396,13 @@ def wire_messages(messages: list[Message], *, takes_images: bool = False) -> lis
             if text:
                 out.append({"role": "system", "content": text})
         elif role == "user":
-            user = _wire_user(message)
+            known = None if memo is None else memo.get(message)
+            if known is not None:
+                user = known[1]
+            else:
+                user = _wire_user(message)
+                if memo is not None:
+                    user = memo.put(message, user)
             if user is not None:
                 out.append(user)
         elif role == "assistant":
@@ -364,12 +410,24 @@ def wire_messages(messages: list[Message], *, takes_images: bool = False) -> lis
             if assistant is not None:
                 out.append(assistant)
         elif role == "toolResult":
+            known = None if memo is None else memo.get(message)
+            if known is not None and known[1] is not None:
+                out.append(known[1])
+                continue
             text = "\n".join(
                 str(b.get("text", "")) for b in message.get("content") or [] if b.get("type") == "text"
             )
             has_images = any(b.get("type") == "image" for b in message.get("content") or [])
             shown = text if text.strip() else "(see attached image)" if has_images else "(no tool output)"
-            out.append({"role": "tool", "content": shown, "tool_call_id": message.get("toolCallId")})
+            tool: dict[str, Any] | None = {
+                "role": "tool",
+                "content": shown,
+                "tool_call_id": message.get("toolCallId"),
+            }
+            if memo is not None and not has_images:
+                tool = memo.put(message, tool)
+            assert tool is not None
+            out.append(tool)
             if has_images and takes_images:
                 tool_images.extend(
                     _image_url(b) for b in message.get("content") or [] if b.get("type") == "image"
@@ -415,6 +473,7 @@ def request_body(
     system_prompt: str | None = None,
     max_tokens: int | None = None,
     reasoning: str | None = None,
+    memo: WireMemo | None = None,
 ) -> dict[str, Any]:
     """The chat-completions body pi-ai sends for ``messages`` (after ``convertToLlm``):
     ``normalizeContext`` (a ``systemPrompt`` becomes a leading system message), then
@@ -425,7 +484,9 @@ def request_body(
     transcript = fold_system_messages(context)
     body: dict[str, Any] = {
         "model": model.id,
-        "messages": wire_messages(transform_messages(transcript, model), takes_images="image" in model.input),
+        "messages": wire_messages(
+            transform_messages(transcript, model), takes_images="image" in model.input, memo=memo
+        ),
         "stream": True,
         "stream_options": {"include_usage": True},
     }

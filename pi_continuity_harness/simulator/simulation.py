@@ -87,6 +87,11 @@ class SimulationResult:
         the same bytes whenever it is called once the run has finished."""
         write_exchanges(self.workdir, self.host.service.exchanges)
 
+    def write_trace(self) -> None:
+        """Write ``trace.jsonl`` into the run directory (see :meth:`Simulation.finish`); the
+        same bytes whenever it is called once the run has finished."""
+        self.trace_path.write_text(self.trace_text(), encoding="utf-8")
+
     def session_files(self) -> list[Path]:
         """The session files, on disk."""
         return sorted(Path(self.host.disk.session_dir).glob("*.jsonl"))
@@ -249,13 +254,16 @@ class Simulation:
         self.result.operations.append(outcome)
         return outcome
 
-    def finish(self, *, requests: bool = True) -> SimulationResult:
+    def finish(self, *, requests: bool = True, trace: bool = True) -> SimulationResult:
         """Quit Pi (if it still runs), write ``trace.jsonl`` and release the loop.
 
         ``requests``: also write ``requests/*.json`` (every model exchange in full). A caller
         that removes a passing run's directory (``explore``) passes False and calls
         :meth:`SimulationResult.write_requests` only for a run it keeps: the files are several
-        MB per run, and encoding them was the largest single cost of an explored seed."""
+        MB per run, and encoding them was the largest single cost of an explored seed.
+        ``trace`` False: ``trace.jsonl`` likewise waits for :meth:`SimulationResult.write_trace`
+        (encoding and writing the trace of a run whose directory is removed was 4 % of an
+        exploration, issue 16)."""
         if self.finished:
             return self.result
         self.finished = True
@@ -277,7 +285,8 @@ class Simulation:
             host.loop.close()
             self.view.release()
         host.trace.frozen = False
-        self.result.trace_path.write_text(host.trace.to_jsonl(), encoding="utf-8")
+        if trace:
+            self.result.write_trace()
         if requests:
             self.result.write_requests()
         return self.result

@@ -24,6 +24,7 @@ registered or removed while a run is in progress; the simulated API has no tool 
 from __future__ import annotations
 
 import json
+import marshal
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,7 +46,16 @@ def tool_declaration(tool: ToolDefinition) -> dict[str, Any]:
 
 
 def _same(left: dict[str, Any], right: dict[str, Any]) -> bool:
-    """``declarationsEqual``: the serialized declarations are equal."""
+    """``declarationsEqual``: the serialized declarations are equal.
+
+    Equal ``marshal`` bytes are equal data of equal types, hence equal JSON: that answers the
+    usual case (the same tools declared again, before every run) at a fifth of the cost of
+    encoding both (issue 16); anything else is compared as JSON, as before."""
+    try:
+        if marshal.dumps(left) == marshal.dumps(right):
+            return True
+    except ValueError:  # not plain data
+        pass
     return json.dumps(left) == json.dumps(right)
 
 

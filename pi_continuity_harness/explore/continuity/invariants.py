@@ -152,12 +152,43 @@ class Tracker:
     has_ui: bool = True
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     _problems: dict[tuple[str, str | None], list[str]] = field(default_factory=dict)
+    #: :meth:`carries`: each request message seen (held), its texts, and which needles it holds.
+    _message_needles: dict[int, tuple[dict[str, Any], list[str], dict[str, bool]]] = field(
+        default_factory=dict
+    )
     #: :meth:`archive_directories` of the current ``after_operation`` (None: not walked yet).
     _archives: list[tuple[str, list[str]]] | None = None
     #: True while ``after_operation`` runs the invariants (outside it every call walks).
     _walk_once: bool = False
 
     # ----------------------------------------------------------------- memoised oracle
+    def carries(self, request: ModelRequest, needle: str) -> bool:
+        """Whether ``needle`` is in the request's text (:func:`_request_text`).
+
+        A needle without a newline cannot span the newline between two parts, so it is looked
+        for part by part, and what each message holds is remembered by the message's identity
+        (a request's messages are the simulated model's shared objects, held here so their ids
+        stay theirs): every request re-sends the conversation, and building and searching the
+        whole text of every request after every operation was 3 % of an exploration (issue 16).
+        A needle with a newline is looked for in the whole text, as before."""
+        if "\n" in needle:
+            return needle in _request_text(request)
+        if needle in (request.system_prompt or ""):
+            return True
+        cache = self._message_needles
+        for message in request.messages:
+            known = cache.get(id(message))
+            if known is None or known[0] is not message:
+                known = (message, _message_parts(message), {})
+                cache[id(message)] = known
+            found = known[2].get(needle)
+            if found is None:
+                found = any(needle in part for part in known[1])
+                known[2][needle] = found
+            if found:
+                return True
+        return False
+
     def archive_directories(self) -> list[tuple[str, list[str]]]:
         """Every ``archive`` directory under the project with its file names, walked once per
         :meth:`InvariantChecker.after_operation` (the invariants only read: the project does
@@ -930,13 +961,14 @@ def planted_artifacts_never_input(t: Tracker) -> Iterator[str]:
     """No planted failed, legacy or foreign artifact, and no failed postmortem, ever reaches a
     model request (spec §7 "Artifacts from other sessions are inert", §8 "never compaction or
     resume input")."""
+    if not t.markers and not t.failed_event_ids:
+        return  # nothing to look for: the requests' text is not even built (issue 16)
     for request in _new_requests(t, None):
-        text = _request_text(request)
         for marker in t.markers:
-            if marker in text:
+            if t.carries(request, marker):
                 yield f"{request.kind} request #{request.index} carries the planted artifact {marker}"
         for event_id in t.failed_event_ids:
-            if event_id in text:
+            if t.carries(request, event_id):
                 yield f"{request.kind} request #{request.index} carries the failed artifact of event {event_id}"
 
 
@@ -948,15 +980,22 @@ def _new_requests(t: Tracker, kind: str | None) -> list[ModelRequest]:
 def _request_text(request: ModelRequest) -> str:
     parts = [request.system_prompt or ""]
     for message in request.messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts.extend(str(b.get("text", "")) for b in content if isinstance(b, dict))
-        summary = message.get("summary")
-        if isinstance(summary, str):
-            parts.append(summary)
+        parts.extend(_message_parts(message))
     return "\n".join(parts)
+
+
+def _message_parts(message: dict[str, Any]) -> list[str]:
+    """The texts one request message adds to :func:`_request_text` (joined there by newlines)."""
+    parts: list[str] = []
+    content = message.get("content")
+    if isinstance(content, str):
+        parts.append(content)
+    elif isinstance(content, list):
+        parts.extend(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    summary = message.get("summary")
+    if isinstance(summary, str):
+        parts.append(summary)
+    return parts
 
 
 # ===================================================================== messages and footer

@@ -59,7 +59,7 @@ def run_on_pi(case: Any, *, implementation: str, system: str, workdir: Path) -> 
         liveness="not applicable (real Pi)",
         healed=case.scenario(operations=case.operations),
         first_healed_operation=None,
-        trace="",
+        trace_source="",
         seconds=time.perf_counter() - started,
     )
 
