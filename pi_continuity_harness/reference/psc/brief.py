@@ -134,20 +134,7 @@ _ATTRIBUTION_RE = re.compile(
 )
 
 
-#: Any of :data:`_DIRECTIVE_PATTERNS` anywhere in a line (the same patterns, one alternation):
-#: one scan tells the common line, which holds none, from one :func:`_directive` must label
-#: (the ``for`` below names the first pattern *in order* that matches; the alternation would name
-#: the leftmost match). ``authority_violations`` scans every line two or three times, and this
-#: was the reference's largest cost after the synthesis call (issue 16).
-_ANY_DIRECTIVE = re.compile(
-    "|".join(f"(?:{pattern.pattern})" for _label, pattern in _DIRECTIVE_PATTERNS), re.IGNORECASE
-)
-_ANY_DIRECTIVE_OF = _DIRECTIVE_PATTERNS  # a test or mutant that replaces the patterns skips the scan
-
-
 def _directive(text: str) -> str | None:
-    if _DIRECTIVE_PATTERNS is _ANY_DIRECTIVE_OF and not _ANY_DIRECTIVE.search(text):
-        return None
     for label, pattern in _DIRECTIVE_PATTERNS:
         if pattern.search(text):
             return label
