@@ -20,7 +20,7 @@ from pi_continuity_harness.targets.realpi import PiInstallation
 
 from .variants import FIXTURE, FIXTURE_DEP, VARIANTS, make_variant
 
-pytestmark = [pytest.mark.realpi, pytest.mark.slow(seconds=50)]
+pytestmark = [pytest.mark.realpi, pytest.mark.slow(seconds=22)]
 
 #: The suite subset CI gates through the installed package (a full smoke + install run takes
 #: about 8 minutes here; these two scenarios exercise a competitor loaded after the package and

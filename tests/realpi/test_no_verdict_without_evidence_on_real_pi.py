@@ -18,7 +18,7 @@ import pytest
 from pi_continuity_harness.features.suite import run_suite
 from pi_continuity_harness.targets.realpi import PiInstallation
 
-pytestmark = [pytest.mark.realpi, pytest.mark.slow(seconds=226)]
+pytestmark = [pytest.mark.realpi, pytest.mark.slow(seconds=74)]
 
 
 def test_pis_custom_compaction_example_passes_only_host_scenarios(

@@ -98,7 +98,7 @@ def _compare_passes_and_matches(tags: str, root: Path) -> list[str]:
 
 
 @pytest.mark.realpi
-@pytest.mark.slow(seconds=146)
+@pytest.mark.slow(seconds=53)
 class TestSmokeAndInstall:
     def test_every_smoke_and_install_scenario_passes_on_real_pi_and_matches_the_simulator(
         self, pi_installation: PiInstallation, short_tmp: Path
@@ -111,7 +111,7 @@ class TestSmokeAndInstall:
 
 
 @pytest.mark.realpi
-@pytest.mark.slow(seconds=226)
+@pytest.mark.slow(seconds=70)
 class TestRulesFailuresAndHost:
     def test_every_other_scenario_passes_on_real_pi_and_matches_the_simulator(
         self, pi_installation: PiInstallation, short_tmp: Path
