@@ -27,8 +27,13 @@ _EXOTIC = re.compile(r"[!\t\ufeff]|[|>][-+0-9]*#")
 
 
 def needs_pure_parser(text: str) -> bool:
-    """Whether ``text`` has something libyaml reads differently from PyYAML's pure parser."""
-    return _EXOTIC.search(text) is not None
+    """Whether ``text`` has something libyaml reads differently from PyYAML's pure parser.
+
+    Besides :data:`_EXOTIC`: a ``?`` where a flow collection may be. Inside ``[...]`` or
+    ``{...}`` the pure parser ends a plain scalar at a ``?`` (PyYAML's ``scan_plain``) and
+    refuses ``[a?b]`` or ``{\\?}``, which libyaml reads as ``['a?b']`` and ``{'\\?': None}``
+    (found by the property test below, ``tests/simulator/test_yaml_text.py``)."""
+    return _EXOTIC.search(text) is not None or ("?" in text and ("[" in text or "{" in text))
 
 
 def safe_load(text: str) -> Any:

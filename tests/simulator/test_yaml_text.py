@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pi_continuity_harness.scenario import load_scenario
@@ -34,6 +34,8 @@ def test_pyyaml_has_libyaml() -> None:
 
 @settings(max_examples=2000, suppress_health_check=list(HealthCheck), deadline=None)
 @given(YAMLISH)
+@example("{\\?}")  # a ``?`` in a flow collection: libyaml read data, the pure parser refused it
+@example("[a?b]")
 def test_safe_load_gives_what_the_pure_parser_gives(text: str) -> None:
     """Same data for a valid text, the same error (PyYAML's message, the line quoted) for an
     invalid one, whatever libyaml makes of it."""
