@@ -18,6 +18,8 @@ real-Pi target play it the same way, from these same modules:
 * :mod:`.workspace` (a run's directories, ``edit_file``) and :mod:`.confine` (nothing a
   scenario says may touch a file outside its run);
 * :mod:`.implementations`: which implementation, and which system it implements;
+* :mod:`.identity_memo`: what was made from an unchanging object, remembered by its identity
+  (the simulated model's and the invariants' per-message work, once per run);
 * :mod:`.session_id` (a scenario's session id, checked as Pi checks ``--session-id``) and
   :mod:`.session_import` (a real Pi session file turned into a scenario that replays it).
 """

@@ -19,11 +19,12 @@ an unnamed tool call, ``seq`` being the request's number among every request the
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from pi_continuity_harness.scenario.identity_memo import IdentityMemo
 from pi_continuity_harness.scenario.model_script import (
     SUMMARIZATION_SYSTEM_PROMPT_PREFIX,
     ModelOutcome,
@@ -132,22 +133,21 @@ def _convert_message(
     return {"role": str(role), "content": msg.get("content")}, ()
 
 
-@dataclass
-class ConvertMemo:
-    """Converted messages by the identity of their wire message, for a caller that parses one
-    growing conversation again and again (the simulated model: every request re-sends the whole
-    conversation, and its wire messages are shared objects, ``ScriptedModelService._shared``).
+#: Converted wire messages and the tool calls they make, by the wire message's identity and,
+#: for a tool result, the tool name the calls before it give
+#: (:class:`~pi_continuity_harness.scenario.identity_memo.IdentityMemo`), for a caller that parses one
+#: growing conversation again and again (the simulated model: every request re-sends the
+#: whole conversation, and its wire messages are shared objects,
+#: ``ScriptedModelService._share``). The leading system prompt is never remembered.
+ConvertMemo = IdentityMemo[tuple[dict[str, Any], tuple[tuple[str, str], ...]]]
 
-    A wire message's conversion depends on the message, on whether it is the leading system
-    prompt (never remembered) and, for a tool result, on the tool name the calls before it give:
-    the key holds that name. Each remembered wire message is held, so its id is not reused.
-    ``share`` is applied to a newly converted message before it is remembered (the simulated
-    model makes equal messages one object)."""
 
-    share: Callable[[dict[str, Any]], dict[str, Any]] = lambda message: message
-    _known: dict[tuple[int, str | None], tuple[Any, dict[str, Any], tuple[tuple[str, str], ...]]] = field(
-        default_factory=dict
-    )
+def _convert_shared(
+    memo: ConvertMemo, role: Any, msg: dict[str, Any], tool_name: str
+) -> tuple[dict[str, Any], tuple[tuple[str, str], ...]]:
+    """:func:`_convert_message`, the message shared by ``memo``."""
+    converted, calls = _convert_message(role, msg, tool_name)
+    return memo.share(converted), calls
 
 
 def _convert_messages(
@@ -168,16 +168,13 @@ def _convert_messages(
             if role == "tool"
             else None
         )
-        if not isinstance(tool_name, str | None):
-            memo = None  # a name that is not a string (never from a wire pi-ai built): not remembered
-        known = None if memo is None else memo._known.get((id(msg), tool_name))
-        if known is not None and known[0] is msg:
-            converted, calls = known[1], known[2]
-        else:
+        if memo is None or not isinstance(tool_name, str | None):
+            # (a name that is not a string never comes from a wire pi-ai built: not remembered)
             converted, calls = _convert_message(role, msg, tool_name or "")
-            if memo is not None:
-                converted = memo.share(converted)
-                memo._known[(id(msg), tool_name)] = (msg, converted, calls)
+        else:
+            converted, calls = memo.get(
+                msg, functools.partial(_convert_shared, memo, role, msg, tool_name or ""), tool_name
+            )
         tool_names.update(calls)
         messages.append(converted)
     return system_prompt, messages

@@ -8,12 +8,14 @@ byte-compatible with real Pi. Ports of ``compaction.js`` (``estimateTokens``),
 
 from __future__ import annotations
 
+import functools
 import json
 import marshal
 import math
 from collections.abc import Iterable
 from typing import Any
 
+from pi_continuity_harness.scenario.identity_memo import IdentityMemo
 from pi_continuity_harness.scenario.transcript import (
     COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX,
@@ -168,23 +170,23 @@ def _js_json_length(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
-#: ``_js_json_length`` of system messages' tool lists, by the list's identity (the list is held,
-#: so its id is not reused while it is here), else by its ``marshal`` bytes (equal bytes are
-#: equal data of equal types, hence equal JSON; a fifth of ``json.dumps``'s time). A
-#: transcript's system message declares the four built-in tools (about 5,000 characters of
-#: JSON), and every request's estimate and every compaction check encoded them again, also
-#: after each restart, which loads the session's messages as new objects: 3 % of an
-#: exploration (issue 16). A tool list is never changed once it is on a message
-#: (``tool_declarations._with_changes`` makes new lists).
-_TOOL_JSON_LENGTHS: dict[int, tuple[Any, int]] = {}
+#: ``_js_json_length`` of system messages' tool lists, by the list's identity, else by its
+#: ``marshal`` bytes (equal bytes are equal data of equal types, hence equal JSON; a fifth of
+#: ``json.dumps``'s time). A transcript's system message declares the four built-in tools
+#: (about 5,000 characters of JSON), and every request's estimate and every compaction check
+#: encoded them again, also after each restart, which loads the session's messages as new
+#: objects: 3 % of an exploration (issue 16). A tool list is never changed once it is on a
+#: message (``tool_declarations._with_changes`` makes new lists).
+_TOOL_JSON_LENGTHS: IdentityMemo[int] = IdentityMemo(limit=256)
 _TOOL_JSON_LENGTHS_BY_BYTES: dict[bytes, int] = {}
 _TOOL_JSON_LENGTHS_MAX = 256
 
 
 def _tools_json_length(tools: Any) -> int:
-    known = _TOOL_JSON_LENGTHS.get(id(tools))
-    if known is not None and known[0] is tools:
-        return known[1]
+    return _TOOL_JSON_LENGTHS.get(tools, functools.partial(_tools_json_length_by_bytes, tools))
+
+
+def _tools_json_length_by_bytes(tools: Any) -> int:
     try:
         key: bytes | None = marshal.dumps(tools)
     except ValueError:  # not plain data
@@ -196,9 +198,6 @@ def _tools_json_length(tools: Any) -> int:
             if len(_TOOL_JSON_LENGTHS_BY_BYTES) >= _TOOL_JSON_LENGTHS_MAX:
                 del _TOOL_JSON_LENGTHS_BY_BYTES[next(iter(_TOOL_JSON_LENGTHS_BY_BYTES))]
             _TOOL_JSON_LENGTHS_BY_BYTES[key] = length
-    if len(_TOOL_JSON_LENGTHS) >= _TOOL_JSON_LENGTHS_MAX:
-        del _TOOL_JSON_LENGTHS[next(iter(_TOOL_JSON_LENGTHS))]
-    _TOOL_JSON_LENGTHS[id(tools)] = (tools, length)
     return length
 
 

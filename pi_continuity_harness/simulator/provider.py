@@ -50,12 +50,14 @@ error is ``"<status>: <JSON of the error object>"``.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.scenario.identity_memo import IdentityMemo
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.messages import (
     Message,
@@ -69,6 +71,7 @@ __all__ = [
     "DEFAULT_THINKING_LEVEL",
     "THINKING_LEVELS",
     "StreamReader",
+    "WireMemo",
     "assistant_failure",
     "clamp_thinking_level",
     "current_tools",
@@ -347,29 +350,12 @@ def _image_url(block: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@dataclass
-class WireMemo:
-    """The wire form of user messages and tool results by the identity of the message, for a
-    caller that builds one growing conversation's requests again and again (the simulated
-    model: every request re-sends the whole conversation; these messages are the session's
-    own objects, unchanged once made, and each is held here, so its id is not reused).
-    ``share`` is applied to a newly made wire message before it is remembered (the simulated
-    model makes equal messages one object, and then knows them by identity). Assistant
-    messages are rebuilt by ``transformMessages`` for every request and are not remembered,
-    nor is a tool result with images (its images follow it in a message of their own)."""
-
-    share: Callable[[dict[str, Any]], dict[str, Any]] = lambda message: message
-    _known: dict[int, tuple[Message, dict[str, Any] | None]] = field(default_factory=dict)
-
-    def get(self, message: Message) -> tuple[Message, dict[str, Any] | None] | None:
-        known = self._known.get(id(message))
-        return known if known is not None and known[0] is message else None
-
-    def put(self, message: Message, wire: dict[str, Any] | None) -> dict[str, Any] | None:
-        if wire is not None:
-            wire = self.share(wire)
-        self._known[id(message)] = (message, wire)
-        return wire
+#: The wire form of user messages and tool results by the message's identity
+#: (:class:`~pi_continuity_harness.scenario.identity_memo.IdentityMemo`), for a caller that builds one
+#: growing conversation's requests again and again (the simulated model). Assistant messages
+#: are rebuilt by ``transformMessages`` for every request and are not remembered, nor is a
+#: tool result with images (its images follow it in a message of their own).
+WireMemo = IdentityMemo[dict[str, Any] | None]
 
 
 def wire_messages(
@@ -396,13 +382,11 @@ def wire_messages(
             if text:
                 out.append({"role": "system", "content": text})
         elif role == "user":
-            known = None if memo is None else memo.get(message)
-            if known is not None:
-                user = known[1]
-            else:
-                user = _wire_user(message)
-                if memo is not None:
-                    user = memo.put(message, user)
+            user = (
+                _wire_user(message)
+                if memo is None
+                else memo.get(message, functools.partial(_wire_shared, memo, _wire_user, message))
+            )
             if user is not None:
                 out.append(user)
         elif role == "assistant":
@@ -410,22 +394,12 @@ def wire_messages(
             if assistant is not None:
                 out.append(assistant)
         elif role == "toolResult":
-            known = None if memo is None else memo.get(message)
-            if known is not None and known[1] is not None:
-                out.append(known[1])
-                continue
-            text = "\n".join(
-                str(b.get("text", "")) for b in message.get("content") or [] if b.get("type") == "text"
+            has_images = _has_image(message.get("content") or [])
+            tool = (
+                _wire_tool_result(message)
+                if memo is None or has_images
+                else memo.get(message, functools.partial(_wire_shared, memo, _wire_tool_result, message))
             )
-            has_images = any(b.get("type") == "image" for b in message.get("content") or [])
-            shown = text if text.strip() else "(see attached image)" if has_images else "(no tool output)"
-            tool: dict[str, Any] | None = {
-                "role": "tool",
-                "content": shown,
-                "tool_call_id": message.get("toolCallId"),
-            }
-            if memo is not None and not has_images:
-                tool = memo.put(message, tool)
             assert tool is not None
             out.append(tool)
             if has_images and takes_images:
@@ -438,6 +412,22 @@ def wire_messages(
 
 
 _TOOL_IMAGES_CAPTION = {"type": "text", "text": "Attached image(s) from tool result:"}
+
+
+def _wire_tool_result(message: Message) -> dict[str, Any]:
+    """A tool result as sent: its text only (its images, if any, go in a message after it)."""
+    text = "\n".join(str(b.get("text", "")) for b in message.get("content") or [] if b.get("type") == "text")
+    has_images = _has_image(message.get("content") or [])
+    shown = text if text.strip() else "(see attached image)" if has_images else "(no tool output)"
+    return {"role": "tool", "content": shown, "tool_call_id": message.get("toolCallId")}
+
+
+def _wire_shared(
+    memo: WireMemo, wire: Callable[[Message], dict[str, Any] | None], message: Message
+) -> dict[str, Any] | None:
+    """``wire(message)``, shared by ``memo`` (what ``memo`` remembers for ``message``)."""
+    made = wire(message)
+    return None if made is None else memo.share(made)
 
 
 def _system_update_text(message: Message) -> str:

@@ -20,6 +20,7 @@ suite's independent reading of the spec, never with the reference's code.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -50,6 +51,7 @@ from pi_continuity_harness.features.oracle import (
     promoted_directives,
     sha256_hex,
 )
+from pi_continuity_harness.scenario.identity_memo import IdentityMemo
 from pi_continuity_harness.scenario.model_script import ModelRequest, SynthesisReply, estimate_request_tokens
 from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer, Operation
 from pi_continuity_harness.simulator.provider import clamp_thinking_level
@@ -152,10 +154,8 @@ class Tracker:
     has_ui: bool = True
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     _problems: dict[tuple[str, str | None], list[str]] = field(default_factory=dict)
-    #: :meth:`carries`: each request message seen (held), its texts, and which needles it holds.
-    _message_needles: dict[int, tuple[dict[str, Any], list[str], dict[str, bool]]] = field(
-        default_factory=dict
-    )
+    #: :meth:`carries`: each request message's texts, and which needles it holds.
+    _message_needles: IdentityMemo[tuple[list[str], dict[str, bool]]] = field(default_factory=IdentityMemo)
     #: :meth:`archive_directories` of the current ``after_operation`` (None: not walked yet).
     _archives: list[tuple[str, list[str]]] | None = None
     #: True while ``after_operation`` runs the invariants (outside it every call walks).
@@ -175,16 +175,11 @@ class Tracker:
             return needle in _request_text(request)
         if needle in (request.system_prompt or ""):
             return True
-        cache = self._message_needles
         for message in request.messages:
-            known = cache.get(id(message))
-            if known is None or known[0] is not message:
-                known = (message, _message_parts(message), {})
-                cache[id(message)] = known
-            found = known[2].get(needle)
+            parts, holds = self._message_needles.get(message, functools.partial(_parts_and_needles, message))
+            found = holds.get(needle)
             if found is None:
-                found = any(needle in part for part in known[1])
-                known[2][needle] = found
+                found = holds[needle] = any(needle in part for part in parts)
             if found:
                 return True
         return False
@@ -982,6 +977,11 @@ def _request_text(request: ModelRequest) -> str:
     for message in request.messages:
         parts.extend(_message_parts(message))
     return "\n".join(parts)
+
+
+def _parts_and_needles(message: dict[str, Any]) -> tuple[list[str], dict[str, bool]]:
+    """:meth:`Tracker.carries`'s entry for a message: its parts, and no needle looked for yet."""
+    return _message_parts(message), {}
 
 
 def _message_parts(message: dict[str, Any]) -> list[str]:

@@ -1,0 +1,49 @@
+"""What was made from an object, remembered by the object's identity.
+
+The simulated model and the exploration's invariants read one growing conversation again and
+again: every model request re-sends the whole conversation, made of the same message objects,
+which never change once made. Converting a message to the wire, parsing a wire message back,
+searching a message's text: each is done once per message and run, not once per request
+(issue 16). Equal-but-distinct objects are distinct entries; a caller that wants them to be
+one object shares them first (``ScriptedModelService._share``).
+
+Each entry holds its object, so the object's ``id`` cannot be reused by another object while
+the entry is there; ``limit`` bounds a memo that outlives a run (the oldest entry goes first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+__all__ = ["IdentityMemo"]
+
+V = TypeVar("V")
+
+
+def _unshared(message: dict[str, Any]) -> dict[str, Any]:
+    return message
+
+
+@dataclass
+class IdentityMemo(Generic[V]):
+    """``get(obj, make, key)``: ``make()``'s value for ``obj`` (and ``key``), made once.
+
+    ``share`` is for the makers of message dicts to apply to what they make before it is
+    remembered (the simulated model makes equal messages one object); it changes nothing by
+    default."""
+
+    share: Callable[[dict[str, Any]], dict[str, Any]] = _unshared
+    limit: int | None = None
+    _known: dict[tuple[int, Hashable], tuple[object, V]] = field(default_factory=dict, repr=False)
+
+    def get(self, obj: object, make: Callable[[], V], key: Hashable = None) -> V:
+        known = self._known.get((id(obj), key))
+        if known is not None:
+            return known[1]
+        value = make()
+        if self.limit is not None and len(self._known) >= self.limit:
+            del self._known[next(iter(self._known))]
+        self._known[(id(obj), key)] = (obj, value)
+        return value
