@@ -8,9 +8,8 @@ the validation record of spec §20 (each file written whole or not at all).
 
 The scenarios' machines go under ``workdir``; without one, under a temporary directory
 ``pi-continuity-harness-run-*`` (the simulator's on a RAM disk unless the user chose a place:
-:mod:`.scratch`)
-that is removed after a passing run and kept after a failing
-one (:attr:`SuiteRun.workdir`, :attr:`SuiteRun.kept`). A usage error inside pytest (a ``-k``
+:mod:`.scratch`) that is removed after a passing run and kept after a failing one
+(:attr:`SuiteRun.workdir`, :attr:`SuiteRun.kept`). A usage error inside pytest (a ``-k``
 that is neither a printed name nor a keyword expression, a setup check the plugin made) is a
 :class:`SuiteUsageError`, never an empty result.
 """

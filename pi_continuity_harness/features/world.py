@@ -225,15 +225,8 @@ class World:
 
     def close_deferring_requests(self) -> Callable[[], None] | None:
         """Close; a simulated target leaves its ``requests/*.json`` unwritten and returns what
-        writes them (``SimTarget.close_deferring_requests``); any other target closes as usual."""
-        if self.target is None:
-            return None
-        defer = getattr(self.target, "close_deferring_requests", None)
-        if defer is None:
-            self.target.close()
-            return None
-        writer: Callable[[], None] | None = defer()
-        return writer
+        writes them (``Target.close_deferring_requests``)."""
+        return None if self.target is None else self.target.close_deferring_requests()
 
     def run_checked(self, scenario: Scenario) -> CheckedRun | None:
         """Play ``scenario`` (a scenario file) on a fresh target with the system's run checker
