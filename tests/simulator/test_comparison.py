@@ -81,7 +81,7 @@ def test_records_replace_ids_paths_times_and_digests_by_placeholders(tmp_path: P
 def test_a_briefs_leaf_id_is_an_id_even_when_all_digits_and_in_no_entry(tmp_path: Path) -> None:
     """``branchLeafBefore`` names the leaf of the session before a restart that wrote no file:
     no entry of the record has it. Pi's random id was all digits once (2.3 % of ids), was kept
-    raw as a number, and differed from the simulator's ``<id4>`` in a whole-suite comparison."""
+    raw as a number, and differed from the simulator's numbered id in a whole-suite comparison."""
     records = []
     for leaf in ("41079196", "a1079196"):
         brief = f'---\nhandoffReason: "checkpoint"\nbranchLeafBefore: "{leaf}"\n---\nleaf {leaf}\n'

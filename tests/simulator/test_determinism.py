@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from pi_continuity_harness.features.suite import run_suite
+
 from .helpers import EXAMPLE_NAMES, EXAMPLES, run_example
 
 
@@ -107,7 +109,6 @@ def test_outputs_do_not_depend_on_the_filesystems_listing_order(
     template candidates in listing order and each read is in the trace, so the traces of one
     scenario differed between a run on ext4 and one on the RAM disk. Here the second run lists
     every directory backwards."""
-    from pi_continuity_harness.features.suite import run_suite  # noqa: PLC0415
 
     def traces(root: Path) -> dict[str, str]:
         return {
