@@ -97,6 +97,10 @@ class FilesystemMonitor:
     trace: Trace
     faults: tuple[FsFault, ...] = ()
     on_crash: Callable[[], None] | None = None
+    #: Told the path of every file whose content an operation changed (a ``write`` that
+    #: opened it, the destination of a ``replace``, a tamper or corrupt fault): the simulated
+    #: host gives such files its virtual modification time (``SimulatedHost.stamp_changed_files``).
+    on_changed: Callable[[str], None] | None = None
     #: Other spellings of the work directory (on disk) -> ``workdir``: an operation on a path
     #: spelt the other way (``os.path.realpath`` resolves the simulator's virtual root) is
     #: observed, faulted and traced as the host path.
@@ -221,6 +225,8 @@ class FilesystemMonitor:
         )
         if error is None:
             self.trace.emit("fs", pending.op, **fields)
+            if self.on_changed is not None and pending.op in ("write", "replace"):
+                self.on_changed(pending.path)
         else:
             self.trace.emit("fs", f"{pending.op}_failed", **fields, error=error)
 
@@ -277,6 +283,8 @@ class FilesystemMonitor:
                     else:
                         with open(path, "a", encoding="utf-8") as handle:
                             handle.write("\ntampered after the hook returned\n")
+                        if self.on_changed is not None:
+                            self.on_changed(path)
                     changed.append(path)
         finally:
             self.host_io -= 1
@@ -291,6 +299,8 @@ class FilesystemMonitor:
                 data = handle.read()
             with open(path, "wb") as handle:
                 handle.write(data[: len(data) // 2])
+            if self.on_changed is not None:
+                self.on_changed(path)
         except OSError:
             pass
         finally:

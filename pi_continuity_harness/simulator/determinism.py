@@ -65,6 +65,12 @@ class VirtualClock:
     def now_iso(self) -> str:
         return iso_from_ms(self.now_ms())
 
+    def current_ms(self) -> int:
+        """The wall time now, without handing out a timestamp (a file's modification time:
+        reading it must not move the next ``Date.now()``, or every later id and timestamp
+        would shift)."""
+        return max(self._epoch_ms + self.loop_ms(), self._last_ms)
+
     def peek_ms(self) -> int:
         """The last timestamp handed out (no advance)."""
         return self._last_ms

@@ -183,7 +183,11 @@ class SimHost:
             faults=faults.fs,
             on_crash=self.mark_crashed,
             aliases={alias: self.paths.workdir for alias in aliases},
+            on_changed=self._file_changed,
         )
+        #: Files whose content changed since the last operation boundary -> the virtual time
+        #: of the change (see :meth:`stamp_changed_files`).
+        self._changed_files: dict[str, int] = {}
         self.runtime: Runtime | None = None
         self.crashed = False
         #: The top-level operation running now, and what each held call's operations did:
@@ -920,10 +924,40 @@ class SimHost:
             return OperationResult(name, ok=True)
         return await self._finish_operation(op, name, index)
 
+    def _file_changed(self, path: str) -> None:
+        self._changed_files[path] = self.clock.current_ms()
+
+    def stamp_changed_files(self) -> None:
+        """Give every file changed since the last call the virtual time of its change as its
+        modification (and access) time.
+
+        Extension code reads modification times: blitz's ``/sh recover`` lists each recovery
+        file with its date (reference: "top-level recovery Markdown files/dates"). The real
+        clock there made the simulator's dialogs, hence its traces, depend on the minute a run
+        started: same seed, different bytes. Pi itself reads no modification time on this
+        path, and ``Date.now()`` is already virtual (``determinism.VirtualClock``), so the
+        simulated filesystem's clock is the same clock. Files are stamped at operation
+        boundaries (before and after each operation) rather than at each write, since a file
+        opened for writing is written (and its real time set) until it is closed. A path that
+        no longer exists (a temporary file renamed into place) is skipped; symbolic links are
+        not followed (a link never leads a stamp outside the run).
+        """
+        if not self._changed_files:
+            return
+        with self.host_io():
+            for path, ms in self._changed_files.items():
+                ns = ms * 1_000_000
+                try:
+                    os.utime(path, ns=(ns, ns), follow_symlinks=False)
+                except OSError:
+                    continue
+        self._changed_files.clear()
+
     async def _finish_operation(self, op: Operation, name: str, index: int | None) -> OperationResult:
         """Dispatch ``op`` (its start is recorded) and record its end."""
         running = (index, name)
         self.running_operations.append(running)
+        self.stamp_changed_files()
         try:
             result = await self._dispatch_operation(op, name)
         except SimulatedCrash:
@@ -937,6 +971,7 @@ class SimHost:
         finally:
             if running in self.running_operations:
                 self.running_operations.remove(running)
+        self.stamp_changed_files()
         if not self.crashed:
             self.trace.emit(
                 "op",
@@ -960,6 +995,8 @@ class SimHost:
                         apply_edit(self.paths, op.edit_file)
                 except (ConfinementError, OSError) as error:
                     return OperationResult(name, ok=False, error=str(error))
+                if op.edit_file.kind not in ("absent", "directory"):
+                    self._file_changed(self.paths.resolve(op.edit_file.path))
                 return OperationResult(name, ok=True)
             case _ if self.crashed or not self.running:
                 return OperationResult(name, ok=False, error="Pi is not running")
