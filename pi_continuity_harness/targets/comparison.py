@@ -69,9 +69,14 @@ _UUID = re.compile(r"(?<![0-9a-f])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 _ENTRY_ID = re.compile(r"(?<![0-9A-Za-z_-])[0-9a-f]{8}(?![0-9A-Za-z_-])")
 _DIGEST = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{16,64}(?![0-9A-Za-z])")
 _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d[:-]\d\d[:-]\d\d(?:[.-]\d{1,3})?Z")
-#: What every match of ``_DIGEST``, ``_UUID``, ``_ENTRY_ID`` (8 hex digits in a row) or ``_ISO``
-#: (a date) contains: a text without it is left as it is by all four (one scan instead of four).
-_MAYBE_ID = re.compile(r"[0-9a-f]{8}|\d{4}-\d\d-\d\dT")
+#: A file's modification time to the minute, as blitz's ``/sh recover`` lists recovery files
+#: (``reference/blitz/recovery.py``): the simulator's clock is virtual (files included:
+#: ``SimHost.stamp_changed_files``), real Pi's the machine's, as for ``_ISO``.
+_MINUTE = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC")
+#: What every match of ``_DIGEST``, ``_UUID``, ``_ENTRY_ID`` (8 hex digits in a row), ``_ISO`` or
+#: ``_MINUTE`` (a date) contains: a text without it is left as it is by all five (one scan
+#: instead of five).
+_MAYBE_ID = re.compile(r"[0-9a-f]{8}|\d{4}-\d\d-\d\d[T ]")
 #: A Brief's frontmatter field that holds an entry id (spec §8: ``branchLeafBefore``, the
 #: branch leaf before the handoff). It may name an entry no other part of the record has (the
 #: in-memory session before a restart, when Pi wrote no session file), and Pi's random 8-hex
@@ -133,12 +138,13 @@ class Normaliser:
             # Guarded: the pattern's leading ``[^\s"'<>]*`` tries every position of a long text.
             value = _PI_PACKAGE.sub("$PI_PACKAGE", value)
         if not _MAYBE_ID.search(value):
-            # No run of 8 hex digits and no ISO date: none of the four patterns below can match.
+            # No run of 8 hex digits and no date: none of the five patterns below can match.
             return value
         # A digest of text that holds run-specific values (ids, paths, times) differs with them.
         value = _DIGEST.sub("<digest>", value)
         value = _UUID.sub(lambda m: self.uuid(m.group(0)), value)
         value = _ISO.sub("<ts>", value)
+        value = _MINUTE.sub("<minute>", value)
         return _ENTRY_ID.sub(self._id_match, value)
 
     def _id_match(self, match: re.Match[str]) -> str:
@@ -203,7 +209,13 @@ def _request(observed: Any) -> dict[str, Any]:
 
 def _masked(text: str) -> str:
     """``text`` with every id, digest and timestamp replaced by its kind."""
-    for pattern, token in ((_UUID, "<uuid>"), (_ISO, "<ts>"), (_DIGEST, "<digest>"), (_ENTRY_ID, "<id>")):
+    for pattern, token in (
+        (_UUID, "<uuid>"),
+        (_ISO, "<ts>"),
+        (_MINUTE, "<minute>"),
+        (_DIGEST, "<digest>"),
+        (_ENTRY_ID, "<id>"),
+    ):
         text = pattern.sub(token, text)
     return text
 

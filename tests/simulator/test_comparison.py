@@ -78,6 +78,17 @@ def test_records_replace_ids_paths_times_and_digests_by_placeholders(tmp_path: P
     assert record["seconds"] == 1.5
 
 
+def test_a_recovery_files_listed_date_is_a_placeholder(tmp_path: Path) -> None:
+    """blitz's ``/sh recover`` lists each file with its modification time to the minute: the
+    simulator's virtual clock there, the machine's on real Pi (as for ISO timestamps)."""
+    dialogs = [
+        [{"kind": "select", "options": [f"a.md ({date})", "b.md"]}]
+        for date in ("2026-01-01 00:00 UTC", "2026-12-02 17:59 UTC")
+    ]
+    records = [normalise_observation(observation(tmp_path, dialogs=d))["dialogs"] for d in dialogs]
+    assert records[0] == records[1] == [{"kind": "select", "options": ["a.md (<minute>)", "b.md"]}]
+
+
 def test_a_briefs_leaf_id_is_an_id_even_when_all_digits_and_in_no_entry(tmp_path: Path) -> None:
     """``branchLeafBefore`` names the leaf of the session before a restart that wrote no file:
     no entry of the record has it. Pi's random id was all digits once (2.3 % of ids), was kept
