@@ -322,13 +322,30 @@ def _markdown(run: SuiteRun, record: dict[str, Any]) -> str:
 class _Collector:
     """pytest plugin that turns reports into :class:`ScenarioResult` objects."""
 
-    def __init__(self, on_result: Callable[[ScenarioResult, int, int], None] | None) -> None:
+    def __init__(
+        self, on_result: Callable[[ScenarioResult, int, int], None] | None, *, native_tracebacks: bool = False
+    ) -> None:
+        self.native_tracebacks = native_tracebacks
         self.results: dict[str, ScenarioResult] = {}
         self.order: list[str] = []
         #: Node ids in collection order: the order of a serial run, whoever ran each test.
         self.collected: list[str] = []
         self.total = 0
         self.on_result = on_result
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        """A failure's traceback in Python's own format when nobody prints it.
+
+        pytest's default ("long") reads each frame's source and finds the statement around the
+        failing line by parsing the frame's whole file (``_pytest/_code/source.py``,
+        ``getstatementrange_ast``): about 0.1 s per failed scenario, a third of an in-process run
+        of a mutant's scenarios and more of the null check, where every scenario fails. With
+        ``-p no:terminal`` nothing prints it: a result's detail is the failing step
+        (:func:`failure_detail`) or the exception's message (``reprcrash``, the same in every
+        style). ``run_suite`` asks for it only when no JUnit, Cucumber or Allure report, which
+        carry the traceback, is written."""
+        if self.native_tracebacks:
+            config.option.tbstyle = "native"
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
@@ -530,7 +547,9 @@ def run_suite(
     if temporary:  # removed unread when it passes: only failed scenarios' records are kept
         args += ["--observation-records", "failed"]
     args += extra_args or []
-    collector = _Collector(on_result)
+    reports_tracebacks = junit is not None or cucumber is not None
+    reports_tracebacks |= any(arg.startswith("--alluredir") for arg in extra_args or [])
+    collector = _Collector(on_result, native_tracebacks=not reports_tracebacks)
     started = time.perf_counter()
     # pytest prints a usage error to stderr and returns 4: keep what it prints, to raise it.
     errors = io.StringIO()
