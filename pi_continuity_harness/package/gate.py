@@ -136,7 +136,7 @@ def run_gate(
             Transcript("publish", f"npm publish {static.packed.tarball.name}", "", 0, output, 0.0)
         )
         result.timings["registry+publish"] = round(time.monotonic() - step, 2)
-        bridge = python_env()
+        bridge = python_env(installation)
         for source in sources:
             step = time.monotonic()
             log(f"== install source {source}")

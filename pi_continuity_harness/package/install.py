@@ -48,7 +48,13 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.package.model import Check, Status
-from pi_continuity_harness.targets.realpi import PiEnvironment, PiInstallation, PiRpcError, PiRpcProcess
+from pi_continuity_harness.targets.realpi import (
+    PiEnvironment,
+    PiInstallation,
+    PiRpcError,
+    PiRpcProcess,
+    bytecode_cache_env,
+)
 
 __all__ = ["SOURCES", "SourceRun", "Transcript", "gate_source", "python_env"]
 
@@ -455,10 +461,12 @@ def gate_source(
     return run
 
 
-def python_env() -> dict[str, str]:
-    """What the bridge of a package needs to find Python and the harness (as the ``-e`` wrappers)."""
+def python_env(installation: PiInstallation) -> dict[str, str]:
+    """What the bridge of a package needs to find Python and the harness (as the ``-e`` wrappers),
+    its compiled modules kept in the harness's cache (:func:`bytecode_cache_env`: none beside
+    the package's files)."""
     return {
         "PI_HARNESS_PYTHON": sys.executable,
         "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
-        "PYTHONDONTWRITEBYTECODE": "1",
+        **bytecode_cache_env(installation.cache_dir),
     }

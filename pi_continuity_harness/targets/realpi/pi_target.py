@@ -105,6 +105,7 @@ from pi_continuity_harness.targets.realpi.fake_server import FakeModelServer
 from pi_continuity_harness.targets.realpi.install import (
     PiInstallation,
     PiInstallError,
+    bytecode_cache_env,
     check_pi_version,
     find_installation,
     install_pi,
@@ -533,7 +534,7 @@ class PiTarget:
         env = {
             "PI_HARNESS_PYTHON": self._python,
             "PYTHONPATH": os.pathsep.join(self._python_path),
-            "PYTHONDONTWRITEBYTECODE": "1",
+            **bytecode_cache_env(self._find_installation().cache_dir),
         }
         env.update(self._extra_env)
         return env
