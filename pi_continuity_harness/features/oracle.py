@@ -287,6 +287,32 @@ _OBSERVED_RE = re.compile(
 )
 
 
+#: :func:`_line_directives`'s answers by line, for the patterns in ``_LINES_SEEN_FOR``.
+_LINES_SEEN: dict[str, tuple[bool, bool]] = {}
+_LINES_SEEN_FOR: list[object] = [None]
+
+
+def _line_directives(stripped: str) -> tuple[bool, bool]:
+    """(the line states directive-looking content as its own text, the line holds any) for a
+    stripped line outside a fence: a pure function of the line and the patterns, remembered
+    per line while the patterns are the ones it answered for. Brief lines repeat from Brief to
+    Brief (headings, default sections), and the searches were a tenth of the exploration's
+    invariants (issue 16)."""
+    patterns = (_ROLE_LABEL_RE, _QUOTES_RE, _DIRECTIVES)
+    if _LINES_SEEN_FOR[0] != patterns:
+        _LINES_SEEN.clear()
+        _LINES_SEEN_FOR[0] = patterns
+    known = _LINES_SEEN.get(stripped)
+    if known is None:
+        own = "" if stripped.startswith(">") else _QUOTES_RE.sub(" ", stripped)
+        promoted = bool(_ROLE_LABEL_RE.match(own) or any(p.search(own) for p in _DIRECTIVES))
+        known = (promoted, promoted or any(p.search(stripped) for p in _DIRECTIVES))
+        if len(_LINES_SEEN) >= 4096:
+            _LINES_SEEN.clear()
+        _LINES_SEEN[stripped] = known
+    return known
+
+
 def promoted_directives(body: str) -> list[str]:
     """Lines of a Brief body that state directive-looking content as its own text (spec §14).
 
@@ -304,10 +330,8 @@ def promoted_directives(body: str) -> list[str]:
         if in_fence:
             continue
         stripped = line.strip()
-        quoted = stripped.startswith(">")
-        own = "" if quoted else _QUOTES_RE.sub(" ", stripped)
-        promoted = bool(_ROLE_LABEL_RE.match(own) or any(p.search(own) for p in _DIRECTIVES))
-        if not promoted and any(p.search(stripped) for p in _DIRECTIVES):
+        promoted, directive = _line_directives(stripped)
+        if not promoted and directive:
             promoted = not _OBSERVED_RE.search(previous + "\n" + stripped)
         if promoted:
             found.append(stripped)

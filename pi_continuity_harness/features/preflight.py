@@ -29,9 +29,6 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from pytest_bdd.exceptions import GherkinParseError
-from pytest_bdd.parser import FeatureParser
-
 from pi_continuity_harness import targets
 from pi_continuity_harness.errors import HarnessError
 from pi_continuity_harness.scenario.document import Scenario
@@ -69,6 +66,12 @@ def feature_files(path: Path) -> list[Path]:
 def check_features(paths: Iterable[Path], *, option: str = "--features") -> list[Path]:
     """Parse every feature file under ``paths``; the files, or a :class:`SetupError` naming the
     first file and line that does not parse (or a path that has no feature)."""
+    # pytest-bdd's parser only where feature files are read: ``explore`` and ``simulate`` import
+    # this module for its other checks, and importing pytest with it was 0.13 CPU-s of every
+    # such process (issue 16).
+    from pytest_bdd.exceptions import GherkinParseError  # noqa: PLC0415
+    from pytest_bdd.parser import FeatureParser  # noqa: PLC0415
+
     found: list[Path] = []
     for path in paths:
         if not path.exists():

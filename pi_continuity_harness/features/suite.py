@@ -19,11 +19,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import platform
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -36,6 +34,7 @@ from pytest_bdd.reporting import test_report_context_registry
 from pi_continuity_harness import PI_VERSION, __version__
 from pi_continuity_harness.errors import HarnessError
 from pi_continuity_harness.features import SUITE_DIR
+from pi_continuity_harness.features.atomic_write import write_atomically
 from pi_continuity_harness.features.collect import printed_name
 from pi_continuity_harness.features.scratch import make_temporary_directory
 from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rules_in_tags
@@ -59,20 +58,6 @@ PLUGIN = "pi_continuity_harness.features.plugin"
 
 class SuiteUsageError(HarnessError, ValueError):
     """pytest refused the run as a usage error (exit status 4); the message is pytest's."""
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (a temporary file beside it, renamed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
 
 @dataclass

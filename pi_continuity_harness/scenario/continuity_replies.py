@@ -64,6 +64,23 @@ def _last_user_text(messages: list[dict[str, Any]]) -> str:
     return ""
 
 
+#: How many characters of the last user text the task line quotes (whitespace runs as one space).
+_TASK_CHARS = 240
+
+
+def _task_line(text: str) -> str:
+    """``" ".join(text.split())[:240]``, or ``"None known."`` for a blank text, splitting only
+    the words that can reach the line.
+
+    A synthesis request's last user text is the whole serialised transcript, and splitting all
+    of it into words was a twelfth of an explored Pi Session Continuity seed (issue 16). Each
+    word is at least one character and words are joined by one space, so the first 240 words
+    already make more than 240 characters: ``split(None, 240)`` gives those words and the rest
+    of the text as one more item, which is dropped; the prefix is the same."""
+    words = text.split(None, _TASK_CHARS)
+    return " ".join(words[:_TASK_CHARS])[:_TASK_CHARS] or "None known."
+
+
 def valid_brief_body(
     request: ModelRequest, *, omit: str | None = None, overrides: dict[str, str] | None = None
 ) -> str:
@@ -75,7 +92,7 @@ def valid_brief_body(
     digest = hashlib.sha256(
         json.dumps(request.to_json(), sort_keys=True, ensure_ascii=False).encode()
     ).hexdigest()[:16]
-    task = " ".join(_last_user_text(request.messages).split())[:240] or "None known."
+    task = _task_line(_last_user_text(request.messages))
     defaults: dict[str, str] = {
         "## Task": f"Continue the work described in the transcript. Latest request seen: {task}",
         "## Done When": "None known.",

@@ -227,18 +227,36 @@ def downgrade_unsupported_images(messages: list[Message], model: Model) -> list[
     return out
 
 
-def transform_messages(messages: list[Message], model: Model) -> list[Message]:
+def transform_messages(
+    messages: list[Message], model: Model, *, memo: WireMemo | None = None
+) -> list[Message]:
     """pi-ai ``transformMessages`` (``transform-messages.js:63-213``) for the fake provider's
     plain ids: null content normalised, assistant thinking and text rewritten, failed and
     aborted assistant messages dropped, orphaned tool calls given synthetic results.
 
     Images first go through ``downgradeUnsupportedImages`` (:func:`downgrade_unsupported_images`).
+
+    ``memo``: an assistant message of the conversation is rewritten once per run and model
+    kind (the rewrite depends on the message and on whether ``model`` made it, nothing else),
+    so the rewritten message is one object from request to request and its wire form is
+    made once too (:func:`wire_messages`); a message whose null content was normalised here is
+    a new object every time and is rewritten every time.
     """
     transformed: list[Message] = []
     normalized = [m if m.get("content") is not None else {**m, "content": []} for m in messages]
-    for message in downgrade_unsupported_images(normalized, model):
-        assistant = message.get("role") == "assistant"
-        transformed.append(_transform_assistant(message, model) if assistant else message)
+    for original, message in zip(messages, downgrade_unsupported_images(normalized, model), strict=True):
+        if message.get("role") != "assistant":
+            transformed.append(message)
+        elif memo is None or message is not original:
+            transformed.append(_transform_assistant(message, model))
+        else:
+            rewritten = memo.get(
+                message,
+                functools.partial(_transform_assistant, message, model),
+                ("transform", _same_model(message, model)),
+            )
+            assert rewritten is not None
+            transformed.append(rewritten)
     result: list[Message] = []
     pending: list[dict[str, Any]] = []
     answered: set[str] = set()
@@ -352,8 +370,8 @@ def _image_url(block: dict[str, Any]) -> dict[str, Any]:
 
 #: The wire form of user messages and tool results by the message's identity
 #: (:class:`~pi_continuity_harness.scenario.identity_memo.IdentityMemo`), for a caller that builds one
-#: growing conversation's requests again and again (the simulated model). Assistant messages
-#: are rebuilt by ``transformMessages`` for every request and are not remembered, nor is a
+#: growing conversation's requests again and again (the simulated model); assistant messages
+#: too, by their rewritten form (``transform_messages`` makes it once with the memo). Not a
 #: tool result with images (its images follow it in a message of their own).
 WireMemo = IdentityMemo[dict[str, Any] | None]
 
@@ -390,7 +408,14 @@ def wire_messages(
             if user is not None:
                 out.append(user)
         elif role == "assistant":
-            assistant = _wire_assistant(message)
+            # Remembered by the rewritten message (one object per conversation message and
+            # model kind, see ``transform_messages``); an empty one may be a fresh
+            # normalisation of null content, and has no wire form to remember.
+            assistant = (
+                _wire_assistant(message)
+                if memo is None or not message.get("content")
+                else memo.get(message, functools.partial(_wire_shared, memo, _wire_assistant, message))
+            )
             if assistant is not None:
                 out.append(assistant)
         elif role == "toolResult":
@@ -475,7 +500,7 @@ def request_body(
     body: dict[str, Any] = {
         "model": model.id,
         "messages": wire_messages(
-            transform_messages(transcript, model), takes_images="image" in model.input, memo=memo
+            transform_messages(transcript, model, memo=memo), takes_images="image" in model.input, memo=memo
         ),
         "stream": True,
         "stream_options": {"include_usage": True},

@@ -23,12 +23,14 @@ registered or removed while a run is in progress; the simulated API has no tool 
 
 from __future__ import annotations
 
+import functools
 import json
 import marshal
 from collections.abc import Sequence
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import ToolDefinition
+from pi_continuity_harness.scenario.identity_memo import IdentityMemo
 from pi_continuity_harness.simulator.messages import current_tools
 
 __all__ = ["declare_tool_changes", "tool_declaration"]
@@ -45,18 +47,27 @@ def tool_declaration(tool: ToolDefinition) -> dict[str, Any]:
     }
 
 
-def _same(left: dict[str, Any], right: dict[str, Any]) -> bool:
+#: ``json.dumps`` of the declarations already on the transcript, by identity: they are the
+#: objects an earlier run declared (``current_tools`` hands them back, and a declaration is
+#: never changed once it is on a message), compared with the tools again before every run.
+_DECLARED_JSON: IdentityMemo[str] = IdentityMemo(limit=256)
+
+
+def _same(declared: dict[str, Any], current: dict[str, Any]) -> bool:
     """``declarationsEqual``: the serialized declarations are equal.
 
     Equal ``marshal`` bytes are equal data of equal types, hence equal JSON: that answers the
     usual case (the same tools declared again, before every run) at a fifth of the cost of
-    encoding both (issue 16); anything else is compared as JSON, as before."""
+    encoding both (issue 16); anything else is compared as JSON, as before, the transcript's
+    side encoded once (:data:`_DECLARED_JSON`; the ``marshal`` bytes of equal data differ
+    whenever one side's objects are referenced from more than one place, so most
+    comparisons of an exploration come here)."""
     try:
-        if marshal.dumps(left) == marshal.dumps(right):
+        if marshal.dumps(declared) == marshal.dumps(current):
             return True
     except ValueError:  # not plain data
         pass
-    return json.dumps(left) == json.dumps(right)
+    return _DECLARED_JSON.get(declared, functools.partial(json.dumps, declared)) == json.dumps(current)
 
 
 def _changes(previous: list[dict[str, Any]], current: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:

@@ -40,7 +40,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,7 @@ class _Run:
     settings: dict[str, Any]
     _boundaries: list[int] | None = None
     _transcript: list[tuple[int, oracle.Item]] | None = None
+    _files: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def host(self) -> Any:
@@ -98,10 +99,22 @@ class _Run:
         for path in self.session_files():
             if str(path) == live_file:
                 continue
-            out.append(_lines(path)[1:])
+            out.append(self.lines(path)[1:])
         if live is not None:
             out.append(list(live.get_entries()))
         return out
+
+    def lines(self, path: Path) -> list[dict[str, Any]]:
+        """A JSON-lines file's records (``[]`` when unreadable), parsed once per run: the run is
+        over and the checker writes nothing, so every invariant reads what the first read
+        (issue 16: the session files were parsed again by each invariant that reads them, a
+        twentieth of an explored blitz seed). The records are shared as the live session's
+        entries already are; no invariant changes them."""
+        key = str(path)
+        known = self._files.get(key)
+        if known is None:
+            known = self._files[key] = _lines(path)
+        return known
 
     def managed(self, *parts: str) -> Path:
         return Path(self.host.paths.agent_dir, "pi-blitz-handoff", *parts)
@@ -143,7 +156,7 @@ class _Run:
             return self._transcript
         by_file: dict[str, dict[str, dict[str, Any]]] = {}
         for path in self.session_files():
-            by_file[str(path)] = {str(e.get("id")): e for e in _lines(path)[1:]}
+            by_file[str(path)] = {str(e.get("id")): e for e in self.lines(path)[1:]}
         live = self.host.runtime.session_manager if self.host.runtime is not None else None
         if live is not None:  # the live session's entries (an in-memory session has no file)
             by_file[str(live.get_session_file() or "")] = {str(e.get("id")): e for e in live.get_entries()}
@@ -361,14 +374,14 @@ def finish_only_with_returned_id(run: _Run, ops: list[dict[str, Any]]) -> Iterat
                 accepted.add(fid)
 
 
-def _chain_length(path: str, limit: int) -> int:
+def _chain_length(run: _Run, path: str, limit: int) -> int:
     length, seen = 1, {path}
-    header = (_lines(Path(path)) or [{}])[0]
+    header = (run.lines(Path(path)) or [{}])[0]
     parent = header.get("parentSession")
     while isinstance(parent, str) and parent and length < limit and parent not in seen:
         seen.add(parent)
         length += 1
-        parent = (_lines(Path(parent)) or [{}])[0].get("parentSession")
+        parent = (run.lines(Path(parent)) or [{}])[0].get("parentSession")
     return length
 
 
@@ -381,7 +394,7 @@ def receiver_link_follows_chain_limit(run: _Run, ops: list[dict[str, Any]]) -> I
     ]
     for record in created:
         new_file = run.real(str(record.get("sessionFile") or ""))
-        lines = _lines(Path(new_file))
+        lines = run.lines(Path(new_file))
         if not lines:
             continue  # never written: nothing was delivered there
         start = next(
@@ -394,7 +407,7 @@ def receiver_link_follows_chain_limit(run: _Run, ops: list[dict[str, Any]]) -> I
         )
         source = run.real(str((start or {}).get("previousSessionFile") or ""))
         parent = lines[0].get("parentSession")
-        at_limit = _chain_length(source, limit) >= limit
+        at_limit = _chain_length(run, source, limit) >= limit
         if at_limit and parent is not None:
             yield f"{new_file}: linked to {parent} although the chain reached {limit}"
         if not at_limit and parent != source:

@@ -483,7 +483,7 @@ def no_promoted_directive(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     entry = _implementation_commit(t, record)
     if entry is None:
         return
-    brief = parse_brief(str(entry["summary"]))
+    brief = t.brief(str(entry["summary"]))
     promoted = promoted_directives(brief.body if brief is not None else str(entry["summary"]))
     if promoted:
         yield f"the committed Brief promotes a directive: {promoted[0][:100]!r}"
@@ -601,7 +601,7 @@ def archive_requires_full_match(t: Tracker, record: dict[str, Any]) -> Iterator[
 
 
 def _check_archive(t: Tracker, path: str, text: str) -> Iterator[str]:
-    brief = parse_brief(text)
+    brief = t.brief(text)
     if brief is None or brief.status != "archived":
         yield f"{os.path.basename(path)} is not an archived Brief (status {brief.status if brief else None!r})"
         return

@@ -134,11 +134,35 @@ _ATTRIBUTION_RE = re.compile(
 )
 
 
+#: :func:`_directive`'s answers by text, for the patterns in ``_DIRECTIVE_SEEN_FOR`` (a mutant
+#: or a test that replaces ``_DIRECTIVE_PATTERNS`` starts a fresh memo).
+_DIRECTIVE_SEEN: dict[str, str | None] = {}
+_DIRECTIVE_SEEN_FOR: list[object] = [None]
+_DIRECTIVE_SEEN_LIMIT = 4096
+
+
 def _directive(text: str) -> str | None:
-    for label, pattern in _DIRECTIVE_PATTERNS:
+    """The label of the first directive pattern ``text`` contains (None: none).
+
+    A pure function of the text and the patterns, remembered per text: Briefs are judged
+    line by line and most lines of one session's Briefs are the same lines (their sections'
+    defaults, their headings), so the five searches per line were a thirtieth of an explored
+    seed (issue 16)."""
+    patterns = _DIRECTIVE_PATTERNS
+    if _DIRECTIVE_SEEN_FOR[0] is not patterns:
+        _DIRECTIVE_SEEN.clear()
+        _DIRECTIVE_SEEN_FOR[0] = patterns
+    if text in _DIRECTIVE_SEEN:
+        return _DIRECTIVE_SEEN[text]
+    found = None
+    for label, pattern in patterns:
         if pattern.search(text):
-            return label
-    return None
+            found = label
+            break
+    if len(_DIRECTIVE_SEEN) >= _DIRECTIVE_SEEN_LIMIT:
+        _DIRECTIVE_SEEN.clear()
+    _DIRECTIVE_SEEN[text] = found
+    return found
 
 
 def authority_violations(body: str) -> list[str]:
