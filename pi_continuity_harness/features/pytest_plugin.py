@@ -106,7 +106,7 @@ _STEP_LOOKUP = pytest.StashKey[bool]()
 _SYSTEM = pytest.StashKey[str]()
 #: Whether the scenario's call phase ran clean (passed or skipped); unset when it never ran.
 _CALL_CLEAN = pytest.StashKey[bool]()
-#: What writes the ``requests/*.json`` of passing scenarios whose record was not wanted
+#: What writes the ``trace.jsonl`` and ``requests/*.json`` of passing scenarios whose record was not wanted
 #: (``--observation-records failed``), if the session fails (:func:`pytest_sessionfinish`).
 _DEFERRED = pytest.StashKey[list[Callable[[], None]]]()
 
@@ -170,7 +170,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write each scenario's observation.json (all: compare and the HTML report read them; "
         "the default with --harness-workdir or --target pi), or only a failed scenario's (a "
         "temporary run removed when it passes; the simulator's default without --harness-workdir; "
-        "a passing scenario's requests/*.json are then written only if the session fails)",
+        "a passing scenario's trace.jsonl and requests/*.json are then written only if the session "
+        "fails)",
     )
     group.addoption(
         "--harness-workdir",
@@ -523,7 +524,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def _defer(config: pytest.Config, writer: Callable[[], None] | None) -> None:
-    """Keep a passing scenario's unwritten ``requests/*.json`` (:func:`world`) until the session
+    """Keep a passing scenario's unwritten ``trace.jsonl`` and ``requests/*.json`` (:func:`world`) until the session
     ends: written then if it failed (its directory is kept, with every file it always had),
     dropped if it passed (the directory is removed unread)."""
     if writer is not None:
@@ -628,7 +629,8 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
         # Normalising and writing the record was a quarter of a simulated scenario's CPU time
         # (issue 16); a temporary run that passes removes it unread, so run_suite asks only for
         # the records of failed scenarios there. Such a scenario's requests/*.json (a tenth of
-        # its CPU time) wait for the end of the session: written only if the run failed.
+        # its CPU time) and trace.jsonl (3 %) wait for the end of the session: written only if
+        # the run failed.
         wanted = _all_records(request.config) or not node.stash.get(_CALL_CLEAN, False)
         record = _observation_record(created, node.name) if wanted else None
         try:
@@ -636,7 +638,7 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
                 # An xdist worker (``run -n N``) cannot know whether another worker failed.
                 created.close()
             else:
-                _defer(request.config, created.close_deferring_requests())
+                _defer(request.config, created.close_deferring_writes())
         finally:
             if record is not None:
                 record["seconds"] = round(time.perf_counter() - started, 4)
