@@ -47,7 +47,7 @@ import pytest
 from pytest_bdd.reporting import ReportContext, test_report_context_registry
 
 from pi_continuity_harness import targets
-from pi_continuity_harness.features import preflight, step_lookup
+from pi_continuity_harness.features import collector_tuning, preflight, step_lookup
 from pi_continuity_harness.features.collect import (
     FeatureFile,
     add_skipped_to_cucumber,
@@ -106,6 +106,8 @@ _STEP_LOOKUP = pytest.StashKey[bool]()
 _SYSTEM = pytest.StashKey[str]()
 #: Whether the scenario's call phase ran clean (passed or skipped); unset when it never ran.
 _CALL_CLEAN = pytest.StashKey[bool]()
+#: What puts the garbage collector back as it was before the scenarios (``collector_tuning``).
+_RESTORE_COLLECTOR = pytest.StashKey[Callable[[], None]]()
 #: What writes the ``trace.jsonl`` and ``requests/*.json`` of passing scenarios whose record was not wanted
 #: (``--observation-records failed``), if the session fails (:func:`pytest_sessionfinish`).
 _DEFERRED = pytest.StashKey[list[Callable[[], None]]]()
@@ -252,6 +254,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    restore = config.stash.get(_RESTORE_COLLECTOR, None)
+    if restore is not None:
+        restore()
     if config.stash.get(_STEP_LOOKUP, False):
         step_lookup.uninstall()
     locks = config.stash.get(_LOCKS, None)
@@ -493,6 +498,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         )
     except preflight.SetupError as error:
         raise pytest.UsageError(str(error)) from None
+    # The session's objects stay until it ends: out of the collector's way (``collector_tuning``).
+    config.stash[_RESTORE_COLLECTOR] = collector_tuning.tune_for_scenarios()
 
 
 @pytest.hookimpl(wrapper=True)
