@@ -14,7 +14,9 @@ What a run writes does not depend on when the collector runs (the simulator's ou
 function of the scenario and the seed; the suites' outputs of both systems, with and without
 this, gave the same digests). The previous settings come back when the session ends
 (:func:`tune_for_scenarios`' restore), so a suite run inside another process (``run_suite``,
-the project's tests) leaves the collector as it was.
+the project's tests) leaves the collector as it was, but for one thing: Python unfreezes all or
+nothing, so objects the caller itself froze before the run are unfrozen too (they are then
+collected as usual; nothing else changes).
 """
 
 from __future__ import annotations
