@@ -47,7 +47,7 @@ import pytest
 from pytest_bdd.reporting import ReportContext, test_report_context_registry
 
 from pi_continuity_harness import targets
-from pi_continuity_harness.features import preflight, step_lookup
+from pi_continuity_harness.features import collector_tuning, preflight, step_lookup
 from pi_continuity_harness.features.collect import (
     FeatureFile,
     add_skipped_to_cucumber,
@@ -106,7 +106,9 @@ _STEP_LOOKUP = pytest.StashKey[bool]()
 _SYSTEM = pytest.StashKey[str]()
 #: Whether the scenario's call phase ran clean (passed or skipped); unset when it never ran.
 _CALL_CLEAN = pytest.StashKey[bool]()
-#: What writes the ``requests/*.json`` of passing scenarios whose record was not wanted
+#: What puts the garbage collector back as it was before the scenarios (``collector_tuning``).
+_RESTORE_COLLECTOR = pytest.StashKey[Callable[[], None]]()
+#: What writes the ``trace.jsonl`` and ``requests/*.json`` of passing scenarios whose record was not wanted
 #: (``--observation-records failed``), if the session fails (:func:`pytest_sessionfinish`).
 _DEFERRED = pytest.StashKey[list[Callable[[], None]]]()
 
@@ -170,7 +172,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write each scenario's observation.json (all: compare and the HTML report read them; "
         "the default with --harness-workdir or --target pi), or only a failed scenario's (a "
         "temporary run removed when it passes; the simulator's default without --harness-workdir; "
-        "a passing scenario's requests/*.json are then written only if the session fails)",
+        "a passing scenario's trace.jsonl and requests/*.json are then written only if the session "
+        "fails)",
     )
     group.addoption(
         "--harness-workdir",
@@ -251,6 +254,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    restore = config.stash.get(_RESTORE_COLLECTOR, None)
+    if restore is not None:
+        restore()
     if config.stash.get(_STEP_LOOKUP, False):
         step_lookup.uninstall()
     locks = config.stash.get(_LOCKS, None)
@@ -492,6 +498,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         )
     except preflight.SetupError as error:
         raise pytest.UsageError(str(error)) from None
+    # The session's objects stay until it ends: out of the collector's way (``collector_tuning``).
+    config.stash[_RESTORE_COLLECTOR] = collector_tuning.tune_for_scenarios()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -523,7 +531,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def _defer(config: pytest.Config, writer: Callable[[], None] | None) -> None:
-    """Keep a passing scenario's unwritten ``requests/*.json`` (:func:`world`) until the session
+    """Keep a passing scenario's unwritten ``trace.jsonl`` and ``requests/*.json`` (:func:`world`) until the session
     ends: written then if it failed (its directory is kept, with every file it always had),
     dropped if it passed (the directory is removed unread)."""
     if writer is not None:
@@ -628,7 +636,8 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
         # Normalising and writing the record was a quarter of a simulated scenario's CPU time
         # (issue 16); a temporary run that passes removes it unread, so run_suite asks only for
         # the records of failed scenarios there. Such a scenario's requests/*.json (a tenth of
-        # its CPU time) wait for the end of the session: written only if the run failed.
+        # its CPU time) and trace.jsonl (3 %) wait for the end of the session: written only if
+        # the run failed.
         wanted = _all_records(request.config) or not node.stash.get(_CALL_CLEAN, False)
         record = _observation_record(created, node.name) if wanted else None
         try:
@@ -636,7 +645,7 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
                 # An xdist worker (``run -n N``) cannot know whether another worker failed.
                 created.close()
             else:
-                _defer(request.config, created.close_deferring_requests())
+                _defer(request.config, created.close_deferring_writes())
         finally:
             if record is not None:
                 record["seconds"] = round(time.perf_counter() - started, 4)

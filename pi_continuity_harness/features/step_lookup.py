@@ -1,4 +1,4 @@
-"""pytest-bdd's step lookup, done once per step text and test module instead of once per step run.
+"""pytest-bdd's step lookup, done once per step text instead of once per step run.
 
 For every step it runs, pytest-bdd 9 (``pytest_bdd/scenario.py``: ``find_fixturedefs_for_step``)
 walks every fixture name pytest knows (about 200 in the suite: each step definition is a
@@ -14,7 +14,7 @@ plain fixtures under the test itself (``target_fixture`` values, ``compat.inject
 its temporary ``pytestbdd_stepimpl`` fixture, removed before the next lookup
 (``compat.inject_temporary_fixturedefs``). So every test under one parent node sees the same
 step definitions: this module lists them once per parent node, keeps the answer per (step
-type, step text, parent node), and puts that in place of pytest-bdd's function while the
+type, step text, visible step definitions), and puts that in place of pytest-bdd's function while the
 suite's plug-in is active (:func:`install`, :func:`uninstall`); otherwise pytest-bdd is left
 as it was.
 """
@@ -36,39 +36,42 @@ _ORIGINAL: Callable[..., Iterable[Any]] | None = getattr(bdd_scenario, _NAME, No
 _NAMES: Callable[..., list[str]] | None = getattr(bdd_scenario, "get_fixture_names", None)
 _DEFS: Callable[..., Any] | None = getattr(bdd_scenario, "getfixturedefs", None)
 _CONTEXTS: Any = getattr(bdd_scenario, "step_function_context_registry", None)
-#: The answer per (step type, step text, parent node, fixture manager).
+#: The answer per (step type, step text, the step definitions visible).
 _MEMO: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 #: The step definitions a test under a parent node sees, in pytest-bdd's order, with their
-#: step contexts, per (parent node, fixture manager).
-_VISIBLE: dict[tuple[Any, Any], list[tuple[Any, Any]]] = {}
+#: step contexts, and what names that list in :data:`_MEMO` (their identities: every feature
+#: module of the suite sees the same ones, the plug-in's, so a step text is looked up once
+#: per run, not once per module), per (parent node, fixture manager).
+_VISIBLE: dict[tuple[Any, Any], tuple[list[tuple[Any, Any]], tuple[int, ...]]] = {}
 #: Sessions that installed the memo and have not ended (a suite run inside a test's session).
 _DEPTH = [0]
 #: Set by a test: every memoised answer is compared with pytest-bdd's own (a mismatch raises).
 verify = False
 
 
-def _visible(fixturemanager: Any, node: Any, parent: Any) -> list[tuple[Any, Any]]:
+def _visible(fixturemanager: Any, node: Any, parent: Any) -> tuple[list[tuple[Any, Any]], tuple[int, ...]]:
     """pytest-bdd's two loops over every fixture name and its visible definitions, keeping the
-    step definitions, done once per parent node."""
+    step definitions, done once per parent node; with the identities of those definitions
+    (they stay alive in the list, so no other object takes an identity while it is kept)."""
     assert _NAMES is not None and _DEFS is not None and _CONTEXTS is not None
     found = _VISIBLE.get((parent, fixturemanager))
     if found is None:
-        found = []
+        visible = []
         for fixturename in _NAMES(fixturemanager=fixturemanager):
             for fixturedef in _DEFS(fixturemanager, fixturename, node) or []:
                 context = _CONTEXTS.get(fixturedef.func)
                 if context is not None:
-                    found.append((fixturedef, context))
-        _VISIBLE[(parent, fixturemanager)] = found
+                    visible.append((fixturedef, context))
+        found = _VISIBLE[(parent, fixturemanager)] = (visible, tuple(id(d) for d, _ in visible))
     return found
 
 
-def _lookup(step: Any, fixturemanager: Any, node: Any, parent: Any) -> tuple[Any, ...]:
+def _lookup(step: Any, visible: list[tuple[Any, Any]]) -> tuple[Any, ...]:
     """``find_fixturedefs_for_step``'s answer: the visible step definitions of the step's type
     whose parser matches its text, in the same order."""
     return tuple(
         fixturedef
-        for fixturedef, context in _visible(fixturemanager, node, parent)
+        for fixturedef, context in visible
         if (context.type is None or context.type == step.type) and context.parser.is_matching(step.name)
     )
 
@@ -76,10 +79,11 @@ def _lookup(step: Any, fixturemanager: Any, node: Any, parent: Any) -> tuple[Any
 def _memoised(step: Any, fixturemanager: Any, node: Any) -> Iterable[Any]:
     assert _ORIGINAL is not None
     parent = getattr(node, "parent", None) or node
-    key = (step.type, step.name, parent, fixturemanager)
+    visible, identities = _visible(fixturemanager, node, parent)
+    key = (step.type, step.name, identities)
     found = _MEMO.get(key)
     if found is None:
-        found = _MEMO[key] = _lookup(step, fixturemanager, node, parent)
+        found = _MEMO[key] = _lookup(step, visible)
     if verify:
         fresh = tuple(_ORIGINAL(step=step, fixturemanager=fixturemanager, node=node))
         if fresh != found:

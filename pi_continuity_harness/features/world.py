@@ -223,10 +223,10 @@ class World:
         if self.target is not None:
             self.target.close()
 
-    def close_deferring_requests(self) -> Callable[[], None] | None:
-        """Close; a simulated target leaves its ``requests/*.json`` unwritten and returns what
-        writes them (``Target.close_deferring_requests``)."""
-        return None if self.target is None else self.target.close_deferring_requests()
+    def close_deferring_writes(self) -> Callable[[], None] | None:
+        """Close; a simulated target leaves its ``trace.jsonl`` and ``requests/*.json`` unwritten
+        and returns what writes them (``Target.close_deferring_writes``)."""
+        return None if self.target is None else self.target.close_deferring_writes()
 
     def run_checked(self, scenario: Scenario) -> CheckedRun | None:
         """Play ``scenario`` (a scenario file) on a fresh target with the system's run checker

@@ -116,7 +116,7 @@ from pi_continuity_harness.simulator.overflow import (
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.session_manager import SessionManager, ms_of_iso
 from pi_continuity_harness.simulator.settings import SettingsManager
-from pi_continuity_harness.simulator.system_prompt import builtin_tools, render_system_prompt, system_message
+from pi_continuity_harness.simulator.system_prompt import render_system_prompt, system_message
 from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes, tool_declaration
 from pi_continuity_harness.simulator.tree import (
     NAVIGATE_WHILE_COMPACTING,
@@ -1027,8 +1027,13 @@ class AgentSession:
 
     def tool_declarations(self) -> list[dict[str, Any]]:
         """``context.tools`` as declarations: the built-ins, then every extension's tools in
-        registration order (the order :meth:`active_tool_names` reports)."""
-        return builtin_tools() + [tool_declaration(t) for t in self._runner().tools()]
+        registration order (the order :meth:`active_tool_names` reports).
+
+        The built-ins are the shared :data:`BUILTIN_TOOLS`, not a fresh copy: these lists are
+        only compared with what the transcript declares, and ``declare_tool_changes`` copies
+        a declaration it puts on a message (parsing a fresh copy before every run was 1 % of
+        the suite's CPU time, issue 16)."""
+        return [*BUILTIN_TOOLS, *(tool_declaration(t) for t in self._runner().tools())]
 
     def _find_last_assistant(self) -> Message | None:
         for message in reversed(self.agent.messages):

@@ -24,7 +24,6 @@ Lifecycle, as Pi 1.6 does it (``agent-session-runtime.js``, ``agent-session.js:3
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -77,6 +76,7 @@ from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.scenario.workspace import HostPaths, apply_edit
 from pi_continuity_harness.simulator.agent_session import AgentSession, PromptRejectedError
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
+from pi_continuity_harness.simulator.json_copy import json_copy
 from pi_continuity_harness.simulator.meter import Meter
 from pi_continuity_harness.simulator.model_service import ModelCatalog, ScriptedModelService, SimModelRegistry
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
@@ -501,11 +501,12 @@ class SimHost:
         self.thinking_level = level
 
     def record_rpc(self, event: dict[str, Any]) -> None:
-        """Keep a session event as RPC writes it (a JSON copy: the objects it names change later).
-        A crashed Pi writes nothing more: its stdout ends with the process, while the simulated
-        code it was running still unwinds (``finally`` blocks emit ``agent_settled``, say)."""
+        """Keep a session event as RPC writes it (a JSON copy, :func:`.json_copy.json_copy`: the
+        objects it names change later). A crashed Pi writes nothing more: its stdout ends with
+        the process, while the simulated code it was running still unwinds (``finally`` blocks
+        emit ``agent_settled``, say)."""
         if self.rpc_events is not None and not self.crashed:
-            self.rpc_events.append(json.loads(json.dumps(event)))
+            self.rpc_events.append(json_copy(event))
 
     def _new_runner(self, session: AgentSession, manager: SessionManager) -> ExtensionRunner:
         def on_error(path: str, event: str, error: str) -> None:

@@ -280,19 +280,26 @@ class SimTarget:
         if self._simulation is not None and not self._simulation.finished:
             self._simulation.finish()
 
-    def close_deferring_requests(self) -> Callable[[], None] | None:
-        """Close, writing ``trace.jsonl`` but not ``requests/*.json``; return what writes them
-        (the same bytes, ``Simulation.finish``), or None when there is nothing to write.
+    def close_deferring_writes(self) -> Callable[[], None] | None:
+        """Close, writing neither ``trace.jsonl`` nor ``requests/*.json``; return what writes
+        them (the same bytes, ``Simulation.finish``), or None when there is nothing to write.
 
         For a scenario whose directory is removed unread when the run passes (a temporary run):
-        encoding every model request was a tenth of a passing scenario's CPU time (issue 16). The
-        writer holds the exchanges and the run directory, not the host."""
+        encoding every model request was a tenth of a passing scenario's CPU time, encoding and
+        writing the trace another 3 % (issue 16). The writer holds the run directory, the
+        trace and the exchanges, not the host."""
         simulation = self._simulation
         if simulation is None or simulation.finished:
             return None
-        result = simulation.finish(requests=False)
-        workdir, exchanges = result.workdir, result.host.service.exchanges
-        return lambda: write_exchanges(workdir, exchanges)
+        result = simulation.finish(requests=False, trace=False)
+        workdir, trace_path = result.workdir, result.trace_path
+        trace, exchanges = result.host.trace, result.host.service.exchanges
+
+        def write() -> None:
+            trace_path.write_text(trace.to_jsonl(), encoding="utf-8")
+            write_exchanges(workdir, exchanges)
+
+        return write
 
 
 def _restore(value: Any, workdir: str) -> Any:

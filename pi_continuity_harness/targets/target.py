@@ -316,7 +316,8 @@ class Target(Protocol):
     def close(self) -> None:
         """Stop Pi and every server; keep the files for inspection."""
 
-    def close_deferring_requests(self) -> Callable[[], None] | None:
-        """:meth:`close`, but a target may leave its ``requests/*.json`` unwritten and return
-        what writes them, the same bytes (None: everything is written). For a scenario whose
-        directory is removed unread when the run passes (``--observation-records failed``)."""
+    def close_deferring_writes(self) -> Callable[[], None] | None:
+        """:meth:`close`, but a target may leave its run's own records (the simulator's
+        ``trace.jsonl`` and ``requests/*.json``) unwritten and return what writes them, the same
+        bytes (None: everything is written). For a scenario whose directory is removed unread
+        when the run passes (``--observation-records failed``)."""

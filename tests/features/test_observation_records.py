@@ -4,7 +4,7 @@ a quarter of a simulated scenario's CPU time).
 A run into a directory the user keeps (``--workdir``, ``compare``, ``run --html``) writes every
 scenario's record; a temporary run (``run``, plain pytest without ``--harness-workdir``), removed
 unread when it passes, writes only the records of scenarios that failed, which it then keeps for
-inspection, and its passing scenarios' ``requests/*.json`` only if it failed.
+inspection, and its passing scenarios' ``trace.jsonl`` and ``requests/*.json`` only if it failed.
 """
 
 from __future__ import annotations
@@ -53,8 +53,9 @@ def _files(machine: Path) -> dict[str, bytes]:
 
 
 def test_a_failed_temporary_run_keeps_every_file_of_its_passing_scenarios(tmp_path: Path) -> None:
-    """A passing scenario's requests/*.json wait for the end of a temporary run (written only if
-    it failed): the kept directory holds the same files, byte for byte, as a kept run's."""
+    """A passing scenario's trace.jsonl and requests/*.json wait for the end of a temporary run
+    (written only if it failed): the kept directory holds the same files, byte for byte, as a
+    kept run's."""
     kept = run_suite(target="sim", extension="null", keyword=KEYWORD, workdir=tmp_path / "runs")
     run = run_suite(target="sim", extension="null", keyword=KEYWORD)
     try:
@@ -64,6 +65,7 @@ def test_a_failed_temporary_run_keeps_every_file_of_its_passing_scenarios(tmp_pa
         for name in passing:
             files = _files(run.workdir / name)
             assert any(path.startswith("requests/") for path in files)
+            assert "trace.jsonl" in files
             assert files == _files(tmp_path / "runs" / name)
         assert {r.status for r in kept.results} == {r.status for r in run.results}
     finally:

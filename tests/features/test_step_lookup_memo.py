@@ -1,7 +1,8 @@
 """The suite's memo of pytest-bdd's step lookup (issue 16) gives pytest-bdd's own answer.
 
 pytest-bdd looks up every step it runs among every fixture pytest knows; the suite's plug-in
-keeps the answer per step text and test module (:mod:`pi_continuity_harness.features.step_lookup`).
+keeps the answer per step text and the step definitions the test sees
+(:mod:`pi_continuity_harness.features.step_lookup`).
 Here the memo checks every answer it gives against a fresh lookup, over scenarios of both
 systems, and the check itself is shown to fail when the memo is wrong.
 """

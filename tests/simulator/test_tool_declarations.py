@@ -4,9 +4,11 @@ extension registers reaches the request, and the session file, only through a sy
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import ToolDefinition
+from pi_continuity_harness.simulator.builtin_tools import BUILTIN_TOOLS
 from pi_continuity_harness.simulator.messages import current_tools
 from pi_continuity_harness.simulator.system_prompt import builtin_tools
 from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes, tool_declaration
@@ -77,3 +79,34 @@ def test_pi_quirk_a_redefined_tool_is_a_removal_and_an_addition() -> None:
     assert out[0]["toolsAdded"] == [new]
     assert out[0]["toolsRemoved"] == [{"name": "finish"}]
     assert current_tools([*transcript, *out]) == [new]
+
+
+def test_equal_declarations_are_known_equal_without_encoding_them(monkeypatch: Any) -> None:
+    """Declarations read back from a transcript and made anew are equal data whose objects are
+    shared differently (interned strings, references): the comparison before every run answers
+    from their ``marshal`` bytes, never reaching JSON (issue 16: it always did)."""
+    from pi_continuity_harness.simulator import tool_declarations  # noqa: PLC0415
+
+    persisted = json.loads(json.dumps(builtin_tools(), ensure_ascii=False))
+    held = [tool["description"] for tool in persisted]  # held elsewhere too, as a session's are
+    transcript = [{"role": "system", "content": "", "timestamp": 1, "toolsAdded": persisted}]
+
+    def no_json(*_: Any, **__: Any) -> str:
+        raise AssertionError("compared as JSON")
+
+    monkeypatch.setattr(tool_declarations.json, "dumps", no_json)
+    pending = [{"role": "user", "content": "hi", "timestamp": 2}]
+    assert declare_tool_changes(transcript, pending, list(BUILTIN_TOOLS), 2) is pending
+    assert held == [tool["description"] for tool in BUILTIN_TOOLS]
+
+
+def test_a_declaration_put_on_a_message_is_a_copy_of_the_one_given() -> None:
+    """The built-ins are shared (``BUILTIN_TOOLS``); a message gets its own copy of each."""
+    pending = [{"role": "user", "content": "hi", "timestamp": 2}]
+    system, _ = declare_tool_changes([], pending, list(BUILTIN_TOOLS), 2)
+    assert system["toolsAdded"] == list(BUILTIN_TOOLS)
+    assert all(a is not b for a, b in zip(system["toolsAdded"], BUILTIN_TOOLS, strict=True))
+    assert all(
+        a["parameters"] is not b["parameters"]
+        for a, b in zip(system["toolsAdded"], BUILTIN_TOOLS, strict=True)
+    )

@@ -1234,8 +1234,9 @@ class PiTarget:
             with contextlib.suppress(Exception):
                 self._server.stop()
 
-    def close_deferring_requests(self) -> None:
-        """:meth:`close`: this target writes no ``requests/*.json`` (nothing to defer)."""
+    def close_deferring_writes(self) -> None:
+        """:meth:`close`: this target writes no ``trace.jsonl`` or ``requests/*.json`` (nothing
+        to defer)."""
         self.close()
 
     def __enter__(self) -> PiTarget:

@@ -1,0 +1,113 @@
+"""``json_copy`` is ``json.loads(json.dumps(value))`` (``simulator/json_copy.py``): the copy the
+simulated host keeps of every RPC event."""
+
+from __future__ import annotations
+
+import enum
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pi_continuity_harness.scenario.document import parse_scenario
+from pi_continuity_harness.scenario.operations import PromptOp
+from pi_continuity_harness.simulator.json_copy import json_copy
+from pi_continuity_harness.targets import make_target
+from pi_continuity_harness.targets.sim import SimTarget
+
+from .helpers import base, noop
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+
+
+class Name(str):
+    pass
+
+
+_leaves = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text()
+    | st.sampled_from([Level.LOW, Name("n"), -0.0])
+)
+_keys = st.text() | st.integers() | st.floats() | st.booleans() | st.none()
+_values = st.recursive(
+    _leaves,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=4).map(tuple)
+        | st.dictionaries(_keys, inner, max_size=4)
+        | st.dictionaries(st.text(), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _same(copied: Any, expected: Any) -> None:
+    """Equal values of equal types (NaN equal to NaN, -0.0 told from 0.0)."""
+    assert type(copied) is type(expected)
+    if isinstance(expected, dict):
+        assert list(copied) == list(expected)
+        for key in expected:
+            _same(copied[key], expected[key])
+    elif isinstance(expected, list):
+        assert len(copied) == len(expected)
+        for a, b in zip(copied, expected, strict=True):
+            _same(a, b)
+    elif isinstance(expected, float):
+        assert (math.isnan(copied) and math.isnan(expected)) or (
+            copied == expected and math.copysign(1, copied) == math.copysign(1, expected)
+        )
+    else:
+        assert copied == expected
+
+
+@given(_values)
+def test_it_gives_what_json_gives(value: Any) -> None:
+    _same(json_copy(value), json.loads(json.dumps(value)))
+
+
+@given(st.dictionaries(st.text(), _values, max_size=4))
+def test_the_copy_shares_nothing_mutable(value: dict[str, Any]) -> None:
+    copied = json_copy(value)
+    expected = json.loads(json.dumps(value))
+    for item in value.values():
+        if isinstance(item, dict):
+            item["changed later"] = True
+        elif isinstance(item, list):
+            item.append("changed later")
+    value["changed later"] = True
+    _same(copied, expected)
+
+
+def test_what_json_refuses_it_refuses_alike() -> None:
+    with pytest.raises(TypeError, match="set is not JSON serializable"):
+        json_copy({"a": [1, {2}]})
+    with pytest.raises(TypeError, match="keys must be"):
+        json_copy({"a": {(1, 2): 3}})
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    with pytest.raises(ValueError, match="Circular reference"):
+        json_copy({"a": cycle})
+
+
+def test_an_observation_carries_each_event_as_it_was_when_rpc_wrote_it(tmp_path: Path) -> None:
+    target = make_target("sim", noop, tmp_path / "machine")
+    assert isinstance(target, SimTarget)
+    target.start(parse_scenario(base()))
+    target.perform(PromptOp(prompt="hello"))
+    message: dict[str, Any] = {"role": "custom", "content": [{"type": "text", "text": "before"}]}
+    target.simulation.host.record_rpc({"type": "message_end", "message": message})
+    message["content"][0]["text"] = "after"
+    observation = target.observe()
+    assert observation.rpc_events[-1]["message"]["content"] == [{"type": "text", "text": "before"}]
+    assert "agent_end" in [e["type"] for e in observation.rpc_events]
+    target.close()
