@@ -366,6 +366,7 @@ def figure_memory(trees: dict[str, Path], args: argparse.Namespace) -> None:
 def figure_pytest(trees: dict[str, Path], args: argparse.Namespace) -> None:
     for name, tree in trees.items():
         started = time.perf_counter()
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
             cwd=tree,
@@ -375,8 +376,10 @@ def figure_pytest(trees: dict[str, Path], args: argparse.Namespace) -> None:
             check=False,
         )
         wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
         last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-200:]
-        print(f"pytest {name:<8}: {wall:6.0f} s wall, load {os.getloadavg()[0]:.1f}: {last}")
+        print(f"pytest {name:<8}: {wall:6.0f} s wall, {cpu:6.0f} CPU-s, load {os.getloadavg()[0]:.1f}: {last}")
 
 
 def main(argv: list[str] | None = None) -> int:
