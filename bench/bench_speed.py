@@ -379,7 +379,9 @@ def figure_pytest(trees: dict[str, Path], args: argparse.Namespace) -> None:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
         last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-200:]
-        print(f"pytest {name:<8}: {wall:6.0f} s wall, {cpu:6.0f} CPU-s, load {os.getloadavg()[0]:.1f}: {last}")
+        print(
+            f"pytest {name:<8}: {wall:6.0f} s wall, {cpu:6.0f} CPU-s, load {os.getloadavg()[0]:.1f}: {last}"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
