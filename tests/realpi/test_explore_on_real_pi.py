@@ -47,12 +47,13 @@ def test_differential_exploration_fails_when_the_simulator_sends_an_aborted_repl
     monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))
     original = provider.transform_messages
 
-    def forgetful(messages: list[dict[str, Any]], model: Any) -> list[dict[str, Any]]:
+    def forgetful(messages: list[dict[str, Any]], model: Any, **options: Any) -> list[dict[str, Any]]:
+        # ``options``: the provider's wire memo (``memo=``) passes through unchanged.
         kept = [
             {**m, "stopReason": "stop"} if m.get("stopReason") in ("error", "aborted") else m
             for m in messages
         ]
-        return original(kept, model)
+        return original(kept, model, **options)
 
     monkeypatch.setattr(provider, "transform_messages", forgetful)
     seed = next(s for s in range(200) if _has(s, "partial_abort_then_prompt", 4))
