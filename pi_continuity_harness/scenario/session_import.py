@@ -142,10 +142,11 @@ class _Import:
 def _text(content: Any, kind: str, key: str) -> str:
     if isinstance(content, str):
         return content if kind == "text" else ""
+    # Content that is neither text nor a list of blocks (a damaged file: ``true``, a number)
+    # holds no text, as None does.
+    blocks = content if isinstance(content, list) else []
     return "".join(
-        str(block.get(key, ""))
-        for block in content or []
-        if isinstance(block, dict) and block.get("type") == kind
+        str(block.get(key, "")) for block in blocks if isinstance(block, dict) and block.get("type") == kind
     )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pi_continuity_harness.cli import main
@@ -298,6 +298,8 @@ def _damage(entry: Any, path: list[Any], value: Any) -> Any:
     value=_VALUES,
     drop=st.booleans(),
 )
+# Found by a run: a message whose content is ``true`` raised TypeError in the text extraction.
+@example(line=168, path=[1, 0], value=True, drop=False)
 def test_a_damaged_session_is_imported_or_refused_naming_its_line(
     line: int, path: list[int], value: Any, drop: bool
 ) -> None:
