@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,19 @@ class SimulationResult:
         """Write ``trace.jsonl`` into the run directory (see :meth:`Simulation.finish`); the
         same bytes whenever it is called once the run has finished."""
         self.trace_path.write_text(self.trace_text(), encoding="utf-8")
+
+    def deferred_writer(self) -> Callable[[], None]:
+        """What :meth:`write_trace` and :meth:`write_requests` do, for later: it holds the run
+        directory, the trace and the exchanges, not the host (a writer kept until a session
+        ends must not keep every scenario's host alive)."""
+        workdir, trace_path = self.workdir, self.trace_path
+        trace, exchanges = self.host.trace, self.host.service.exchanges
+
+        def write() -> None:
+            trace_path.write_text(trace.to_jsonl(), encoding="utf-8")
+            write_exchanges(workdir, exchanges)
+
+        return write
 
     def session_files(self) -> list[Path]:
         """The session files, on disk."""

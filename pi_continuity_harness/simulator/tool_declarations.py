@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import ToolDefinition
+from pi_continuity_harness.simulator.json_copy import json_copy
 from pi_continuity_harness.simulator.messages import current_tools
 
 __all__ = ["declare_tool_changes", "tool_declaration"]
@@ -108,7 +109,7 @@ def declare_tool_changes(
     added, removed = _changes(current_tools([*transcript, *baseline]), tools)
     # A message gets its own copy of what it declares (``tools`` may be shared, e.g. the
     # built-ins): pi-ai makes each declaration anew, a JSON copy (``toToolDeclaration``).
-    added = json.loads(json.dumps(added)) if added else added
+    added = json_copy(added)
     unchanged = not added and not removed
     if carrier is not None:
         if unchanged and not carrier.get("toolsAdded") and not carrier.get("toolsRemoved"):

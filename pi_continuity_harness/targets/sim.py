@@ -35,7 +35,7 @@ from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS
 from pi_continuity_harness.scenario.operations import Operation
 from pi_continuity_harness.simulator.host import ProcessStartError
 from pi_continuity_harness.simulator.meter import BudgetExceededError
-from pi_continuity_harness.simulator.simulation import Simulation, write_exchanges
+from pi_continuity_harness.simulator.simulation import Simulation
 from pi_continuity_harness.targets.target import (
     CAPABILITIES,
     RUN_CHECKERS_GROUP,
@@ -291,15 +291,7 @@ class SimTarget:
         simulation = self._simulation
         if simulation is None or simulation.finished:
             return None
-        result = simulation.finish(requests=False, trace=False)
-        workdir, trace_path = result.workdir, result.trace_path
-        trace, exchanges = result.host.trace, result.host.service.exchanges
-
-        def write() -> None:
-            trace_path.write_text(trace.to_jsonl(), encoding="utf-8")
-            write_exchanges(workdir, exchanges)
-
-        return write
+        return simulation.finish(requests=False, trace=False).deferred_writer()
 
 
 def _restore(value: Any, workdir: str) -> Any:
