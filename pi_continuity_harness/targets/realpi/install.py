@@ -13,7 +13,11 @@ Layout of the cache directory (default ``$PI_CONTINUITY_HARNESS_CACHE`` or
     tmp/                              TMPDIR of npm and Pi (Node's compile cache, jiti's)
     tmp/pycache/                      the bridges' compiled Python modules, by source path
                                       (``PYTHONPYCACHEPREFIX``; a module of a removed
-                                      directory leaves its file here: safe to delete)
+                                      directory leaves its file here: safe to delete); the
+                                      test suite's processes keep theirs here too
+    tmp/harness-wrappers/<hash>/      the extension wrappers Pi loads for a scenario's slots,
+                                      per harness checkout, unchanged from run to run so that
+                                      jiti's cache (``tmp/jiti``) serves them (``wrappers.py``)
     .lock                             flock held while installing
 
 :data:`PI_VERSION` is the default release; :data:`SUPPORTED_PI_VERSIONS` are the releases the

@@ -17,7 +17,9 @@ scenario's extensions in order:
   ``scenario/competitors.py``;
 * ``module:`` extensions: through the bridge.
 
-Each extension slot gets a generated wrapper under ``<work>/harness-extensions/``.
+Each extension slot is a generated wrapper that does not change from run to run (so jiti's
+transpile cache serves it: :mod:`.wrappers`); a bridge slot's options are in
+``<machine>/harness-extensions/<slot>.json``.
 
 Operations are RPC commands (a reload is the observer's ``/harness-reload`` command; so is a new
 session on the releases whose RPC ``new_session`` runs ``session_start`` twice; a restart
@@ -119,6 +121,13 @@ from pi_continuity_harness.targets.realpi.rpc_client import (
     RpcEvent,
 )
 from pi_continuity_harness.targets.realpi.versions import profile_for
+from pi_continuity_harness.targets.realpi.wrappers import (
+    BRIDGE_PATH,
+    COMPETITORS_PATH,
+    SLOTS_ENV,
+    bridge_wrapper,
+    competitor_wrapper,
+)
 from pi_continuity_harness.targets.target import (
     CAPABILITIES,
     CheckedRun,
@@ -133,8 +142,6 @@ from pi_continuity_harness.targets.target import (
 
 __all__ = ["BRIDGE_PATH", "COMPETITORS_PATH", "PiStartError", "PiTarget", "normalise_session_event"]
 
-BRIDGE_PATH = Path(__file__).with_name("bridge.ts")
-COMPETITORS_PATH = Path(__file__).with_name("competitors.ts")
 _TS_SUFFIXES = (".ts", ".mts", ".js", ".mjs")
 _RELOAD_COMMAND = "harness-reload"
 _NEW_SESSION_COMMAND = "harness-new-session"
@@ -475,7 +482,7 @@ class PiTarget:
                 [FakeModel(active.id.partition("/")[2], active.context_window, active.max_tokens)],
                 root=root,
                 trust=None,
-                extra_env=self._bridge_env(),
+                extra_env={**self._bridge_env(), SLOTS_ENV: str(root / "harness-extensions")},
             )
             self._lay_out(scenario, base_url)
             self._extensions = self._extension_slots(scenario, root)
@@ -561,9 +568,11 @@ class PiTarget:
         write_json(Path(self.paths.agent_dir) / "models.json", {"providers": providers})
 
     def _extension_slots(self, scenario: Scenario, root: Path) -> list[tuple[Path, str]]:
-        """Generated wrappers, in load order, with the name the simulator reports for each."""
+        """The wrappers (:mod:`.wrappers`), in load order, with the name the simulator reports for
+        each; a bridge slot's options go to ``<machine>/harness-extensions/<slot>.json``."""
         directory = root / "harness-extensions"
         directory.mkdir(parents=True, exist_ok=True)
+        cache_dir = self._find_installation().cache_dir
         slots: list[tuple[Path, str]] = []
         for index, ref in enumerate(scenario.extensions):
             if ref.implementation:
@@ -577,33 +586,15 @@ class PiTarget:
                     continue
                 spec = _factory_spec(self._implementation)
                 plan = self._write_fs_plan(root, scenario)
-                slots.append((self._bridge_wrapper(directory, f"{index}-impl", spec, plan), spec))
+                options = {"spec": spec, "slot": f"{index}-impl", "faults": str(plan)}
+                slots.append((bridge_wrapper(cache_dir, directory, f"{index}-impl", options), spec))
             elif ref.competitor is not None:
-                path = directory / f"{index}-competitor-{ref.competitor}.ts"
-                path.write_text(
-                    f"import {{ competitor }} from {json.dumps(str(COMPETITORS_PATH))};\n"
-                    f"export default competitor({json.dumps(ref.competitor)});\n",
-                    encoding="utf-8",
-                )
+                path = competitor_wrapper(cache_dir, f"{index}-competitor-{ref.competitor}", ref.competitor)
                 slots.append((path, f"competitor:{ref.competitor}"))
             elif ref.module is not None:
-                slots.append(
-                    (self._bridge_wrapper(directory, f"{index}-module", ref.module, None), ref.module)
-                )
+                options = {"spec": ref.module, "slot": f"{index}-module"}
+                slots.append((bridge_wrapper(cache_dir, directory, f"{index}-module", options), ref.module))
         return slots
-
-    @staticmethod
-    def _bridge_wrapper(directory: Path, slot: str, spec: str, faults: Path | None) -> Path:
-        options: dict[str, str] = {"spec": spec, "slot": slot}
-        if faults is not None:
-            options["faults"] = str(faults)
-        path = directory / f"{slot}.ts"
-        path.write_text(
-            f"import {{ createBridge }} from {json.dumps(str(BRIDGE_PATH))};\n"
-            f"export default createBridge({json.dumps(options)});\n",
-            encoding="utf-8",
-        )
-        return path
 
     def _write_fs_plan(self, root: Path, scenario: Scenario) -> Path:
         """The bridge's filesystem plan for the implementation under test: its file operations
