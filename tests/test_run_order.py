@@ -74,27 +74,22 @@ def test_the_test_command_keeps_the_collection_order_of_scopes(pytestconfig: pyt
     )
 
 
+@pytest.mark.parametrize(
+    ("reorder", "slowest_first"),
+    [(None, True), (True, False)],
+    ids=["this-configuration-starts-the-two-slowest-real-pi-scopes", "xdists-reorder-would-not"],
+)
 def test_the_two_workers_start_with_the_two_slowest_real_pi_scopes(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, reorder: bool | None, slowest_first: bool
 ) -> None:
+    """With this run's configuration the two workers start with the two slowest real-Pi
+    scopes; with xdist's reorder forced on they would not (the check can fail)."""
     items = request.session.items
-    slow = _slow_realpi_scopes(items)
-    if len(dict.fromkeys(slow)) < 2:
+    slow = list(dict.fromkeys(_slow_realpi_scopes(items)))
+    if len(slow) < 2:
         pytest.skip("this run selects fewer than two slow real-Pi scopes (run the whole command)")
     monkeypatch.setattr(request.config.option, "tx", ["2*popen"], raising=False)
-    collection = [item.nodeid for item in items]
-    assert _first_scopes(request.config, collection) == list(dict.fromkeys(slow))[:2]
-
-
-def test_with_the_reorder_the_slowest_scopes_would_not_start_first(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The check above can fail: xdist's default order starts elsewhere."""
-    items = request.session.items
-    slow = _slow_realpi_scopes(items)
-    if len(dict.fromkeys(slow)) < 2:
-        pytest.skip("this run selects fewer than two slow real-Pi scopes (run the whole command)")
-    monkeypatch.setattr(request.config.option, "tx", ["2*popen"], raising=False)
-    monkeypatch.setattr(request.config.option, "loadscopereorder", True)
-    collection = [item.nodeid for item in items]
-    assert _first_scopes(request.config, collection) != list(dict.fromkeys(slow))[:2]
+    if reorder is not None:
+        monkeypatch.setattr(request.config.option, "loadscopereorder", reorder)
+    first = _first_scopes(request.config, [item.nodeid for item in items])
+    assert (first == slow[:2]) is slowest_first, f"the workers start with {first}; the slowest: {slow[:2]}"

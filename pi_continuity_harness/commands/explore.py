@@ -43,8 +43,8 @@ from pi_continuity_harness.explore.engine import ExploreSettings, SeedReport, ex
 from pi_continuity_harness.explore.executor import SchedulerError, WorkPool, open_pool
 from pi_continuity_harness.explore.plugins import plugin_named
 from pi_continuity_harness.explore.runner import scratch_root
-from pi_continuity_harness.features.atomic_write import write_atomically
 from pi_continuity_harness.features.preflight import check_implementation, check_target
+from pi_continuity_harness.scenario.atomic_write import write_atomically
 from pi_continuity_harness.scenario.implementations import (
     SESSION_CONTINUITY,
     SYSTEMS,

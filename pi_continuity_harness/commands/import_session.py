@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.scenario.atomic_write import write_atomically
 from pi_continuity_harness.scenario.document import Scenario, dump_scenario
 from pi_continuity_harness.scenario.session_import import (
     DEFAULT_CONTEXT_WINDOW,
@@ -97,18 +97,6 @@ def _settings(path: str | None) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         raise UsageError(f"--settings {path}: a settings file is a JSON object")
     return value
-
-
-def _write(target: Path, text: str) -> None:
-    """Write whole or not at all: a temporary file beside the target, then a rename."""
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 Shape = list[tuple[Any, ...]]
@@ -188,7 +176,7 @@ def main(args: argparse.Namespace) -> int:
             print(verdict[1], file=sys.stderr)
         return 0
     try:
-        _write(output, text)
+        write_atomically(output, text)
     except OSError as error:
         raise UsageError(f"--output {args.output}: {error.strerror or error}") from None
     replies = len(scenario.model.agent)

@@ -34,11 +34,11 @@ from pytest_bdd.reporting import test_report_context_registry
 from pi_continuity_harness import PI_VERSION, __version__
 from pi_continuity_harness.errors import HarnessError
 from pi_continuity_harness.features import SUITE_DIR
-from pi_continuity_harness.features.atomic_write import write_atomically
 from pi_continuity_harness.features.collect import printed_name
 from pi_continuity_harness.features.scratch import make_temporary_directory
 from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rules_in_tags
 from pi_continuity_harness.rules import systems as rule_systems
+from pi_continuity_harness.scenario.atomic_write import write_atomically
 
 __all__ = [
     "PLUGIN",

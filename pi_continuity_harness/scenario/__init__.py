@@ -16,7 +16,8 @@ real-Pi target play it the same way, from these same modules:
 * :mod:`.trace` (the trace record format), :mod:`.observed` (extension events as both targets
   record them), :mod:`.transcript` (message texts in Pi's words), :mod:`.timeline`;
 * :mod:`.workspace` (a run's directories, ``edit_file``) and :mod:`.confine` (nothing a
-  scenario says may touch a file outside its run);
+  scenario says may touch a file outside its run); :mod:`.atomic_write` (a file written whole or not
+  at all);
 * :mod:`.implementations`: which implementation, and which system it implements;
 * :mod:`.identity_memo`: what was made from an unchanging object, remembered by its identity
   (the simulated model's and the invariants' per-message work, once per run);

@@ -12,6 +12,7 @@ what to expect, so the profile's claims are checked live.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
@@ -39,6 +40,14 @@ from pi_continuity_harness.targets.realpi import (
 from pi_continuity_harness.targets.sim import SimTarget
 
 EXTENSIONS = Path(__file__).parent / "extensions"
+
+_COMMAND_PROBE = """\
+def extension(pi):
+    async def hello(args, ctx):
+        ctx.ui.notify({message!r}, "info")
+
+    pi.register_command("hello", hello)
+"""
 
 
 @pytest.fixture(scope="session")
@@ -143,3 +152,22 @@ def targets(
     finally:
         for target in made:
             target.close()
+
+
+@pytest.fixture
+def command_probe(
+    tmp_path: Path, pi_installation: PiInstallation, monkeypatch: pytest.MonkeyPatch
+) -> Callable[[str, str], tuple[str, PiInstallation]]:
+    """``make(module, message)``: a one-module Python extension in ``tmp_path/extension``, on the
+    bridge's path, whose ``/hello`` command notifies ``message``; returns its spec and the
+    installation with a private cache (``tmp_path/cache``), so what a run leaves in the cache
+    (bytecode, jiti's transpiles, wrappers) is this test's alone."""
+
+    def make(module: str, message: str) -> tuple[str, PiInstallation]:
+        directory = tmp_path / "extension"
+        directory.mkdir(exist_ok=True)
+        (directory / f"{module}.py").write_text(_COMMAND_PROBE.format(message=message), encoding="utf-8")
+        monkeypatch.syspath_prepend(str(directory))  # the bridge inherits it as PYTHONPATH
+        return f"{module}:extension", dataclasses.replace(pi_installation, cache_dir=tmp_path / "cache")
+
+    return make

@@ -8,7 +8,7 @@ bytecode and the promise that no ``__pycache__`` appears in an extension's direc
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,24 +19,13 @@ from pi_continuity_harness.targets.realpi import PiInstallation, PiTarget, bytec
 
 pytestmark = pytest.mark.realpi
 
-_PROBE = """\
-def extension(pi):
-    async def hello(args, ctx):
-        ctx.ui.notify("hello from a compiled module", "info")
-
-    pi.register_command("hello", hello)
-"""
-
 
 def test_the_bridge_keeps_bytecode_in_the_cache_and_none_beside_the_extension(
-    tmp_path: Path, pi_installation: PiInstallation, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, command_probe: Callable[[str, str], tuple[str, PiInstallation]]
 ) -> None:
+    spec, installation = command_probe("bytecode_probe", "hello from a compiled module")
     extension_dir = tmp_path / "extension"
-    extension_dir.mkdir()
-    (extension_dir / "bytecode_probe.py").write_text(_PROBE, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(extension_dir))  # the bridge inherits it as PYTHONPATH
-    installation = dataclasses.replace(pi_installation, cache_dir=tmp_path / "cache")
-    target = PiTarget("bytecode_probe:extension", tmp_path / "run", installation=installation)
+    target = PiTarget(spec, tmp_path / "run", installation=installation)
     try:
         model = {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000}
         target.start(parse_scenario({"name": "bytecode", "models": [model]}))

@@ -9,8 +9,8 @@ ms of CPU) and the cache gained a file per run.
 
 from __future__ import annotations
 
-import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,14 +20,6 @@ from pi_continuity_harness.scenario.operations import CommandOp
 from pi_continuity_harness.targets.realpi import PiInstallation, PiTarget
 from pi_continuity_harness.targets.realpi.install import cache_tmp_dir
 from pi_continuity_harness.targets.realpi.wrappers import bridge_wrapper, competitor_wrapper, wrappers_dir
-
-_PROBE = """\
-def extension(pi):
-    async def hello(args, ctx):
-        ctx.ui.notify("hello through a cached wrapper", "info")
-
-    pi.register_command("hello", hello)
-"""
 
 
 def test_a_bridge_wrapper_has_the_same_path_and_bytes_whatever_the_run_and_its_options(
@@ -62,13 +54,9 @@ def test_a_changed_wrapper_is_rewritten_and_an_unchanged_one_is_left_alone(tmp_p
 
 @pytest.mark.realpi
 def test_a_second_run_loads_every_wrapper_from_jitis_cache(
-    tmp_path: Path, pi_installation: PiInstallation, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, command_probe: Callable[[str, str], tuple[str, PiInstallation]]
 ) -> None:
-    extension_dir = tmp_path / "extension"
-    extension_dir.mkdir()
-    (extension_dir / "wrapper_probe.py").write_text(_PROBE, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(extension_dir))  # the bridge inherits it as PYTHONPATH
-    installation = dataclasses.replace(pi_installation, cache_dir=tmp_path / "cache")
+    spec, installation = command_probe("wrapper_probe", "hello through a cached wrapper")
     jiti = cache_tmp_dir(installation.cache_dir) / "jiti"
     scenario = parse_scenario(
         {
@@ -79,7 +67,7 @@ def test_a_second_run_loads_every_wrapper_from_jitis_cache(
     )
     cached: list[set[str]] = []
     for run in ("one", "two"):
-        target = PiTarget("wrapper_probe:extension", tmp_path / run, installation=installation)
+        target = PiTarget(spec, tmp_path / run, installation=installation)
         try:
             target.start(scenario)
             outcome = target.perform(CommandOp.model_validate({"command": "/hello"}))

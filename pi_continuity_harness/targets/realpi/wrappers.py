@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from pi_continuity_harness.scenario.atomic_write import write_atomically
 from pi_continuity_harness.targets.realpi.install import cache_tmp_dir
 
 BRIDGE_PATH = Path(__file__).with_name("bridge.ts")
@@ -74,13 +73,5 @@ def _stable_file(path: Path, text: str) -> Path:
             return path
     except (FileNotFoundError, UnicodeDecodeError):
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(path, text)
     return path

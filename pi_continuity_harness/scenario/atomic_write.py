@@ -1,8 +1,10 @@
-"""Writing a report file whole or not at all.
+"""Writing a file whole or not at all: a temporary file beside it, renamed over it.
 
-Its own module, free of pytest: ``explore`` and ``mutants`` write their JSON reports with it,
-and importing the suite runner (``features.suite``, which imports pytest and pytest-bdd) for it
-cost every such process 0.13 CPU-s (issue 16)."""
+The reports of ``run``, ``compare``, ``explore`` and ``mutants``, ``import-session``'s scenario
+and the real-Pi target's extension wrappers are written with it. Its own module, free of pytest,
+low in the layers (``scenario``) so that every layer above may use it: importing the suite
+runner (``features.suite``, which imports pytest and pytest-bdd) for it cost every ``explore``
+and ``mutants`` process 0.13 CPU-s (issue 16)."""
 
 from __future__ import annotations
 
