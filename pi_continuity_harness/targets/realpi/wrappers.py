@@ -26,6 +26,7 @@ import json
 from pathlib import Path
 
 from pi_continuity_harness.scenario.atomic_write import write_atomically
+from pi_continuity_harness.scenario.workspace import write_json
 from pi_continuity_harness.targets.realpi.install import cache_tmp_dir
 
 BRIDGE_PATH = Path(__file__).with_name("bridge.ts")
@@ -43,15 +44,17 @@ def wrappers_dir(cache_dir: Path) -> Path:
 def bridge_wrapper(cache_dir: Path, slots_dir: Path, slot: str, options: dict[str, str]) -> Path:
     """The wrapper of a bridge slot (the implementation or a ``module:`` extension); its
     options go to ``slots_dir/<slot>.json``, read by the wrapper when Pi loads it."""
-    (slots_dir / f"{slot}.json").write_text(json.dumps(options, sort_keys=True) + "\n", encoding="utf-8")
+    write_json(slots_dir / f"{slot}.json", options)
     text = (
         'import { readFileSync } from "node:fs";\n'
         'import { join } from "node:path";\n'
         f"import {{ createBridge }} from {json.dumps(str(BRIDGE_PATH))};\n"
-        f"// This slot's options in this run: $PI_HARNESS_SLOTS/{slot}.json (pi_target.py).\n"
-        f"const options = JSON.parse(readFileSync(join(process.env.{SLOTS_ENV} ?? "
-        f'"", {json.dumps(slot + ".json")}), "utf8"));\n'
-        "export default createBridge(options);\n"
+        f"// This slot's options in this run: ${SLOTS_ENV}/{slot}.json (targets/realpi/wrappers.py).\n"
+        f"const slots = process.env.{SLOTS_ENV};\n"
+        "if (!slots) {\n"
+        f'\tthrow new Error("{SLOTS_ENV} is not set: the harness\'s real-Pi target loads this wrapper");\n'
+        "}\n"
+        f'export default createBridge(JSON.parse(readFileSync(join(slots, {json.dumps(slot + ".json")}), "utf8")));\n'
     )
     return _stable_file(wrappers_dir(cache_dir) / f"{slot}.ts", text)
 
