@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from realpi.bridge_driver import CTX, EXTENSIONS, Bridge, bridge_env
 
 from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.events import (
@@ -38,11 +37,9 @@ from pi_continuity_harness.targets.realpi import (
     normalise_session_event,
 )
 from pi_continuity_harness.targets.realpi.bridge_runtime import _replay_counters
+from pi_continuity_harness.targets.realpi.bridge_zygote import BridgeZygote
 from pi_continuity_harness.targets.realpi.wire import GenericEvent, build_event, result_to_wire
 from pi_continuity_harness.targets.target import HeldOutcome, OperationOutcome, Target
-
-EXTENSIONS = Path(__file__).parent / "extensions"
-
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -191,77 +188,24 @@ def test_fs_fault_counters_continue_across_pi_processes(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- protocol
 
 
-class Bridge:
-    """The Python side of the bridge, driven over pipes as bridge.ts drives it."""
-
-    def __init__(self, spec: str, tmp_path: Path) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(EXTENSIONS), *sys.path])
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "pi_continuity_harness.targets.realpi.bridge_runtime",
-                "--extension",
-                spec,
-            ],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd=tmp_path,
-        )
-        self.ids = 0
-        self.calls: list[dict[str, Any]] = []
-
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def read(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        assert line, self.proc.stderr.read().decode() if self.proc.stderr else "bridge exited"
-        data: dict[str, Any] = json.loads(line)
-        return data
-
-    def request(self, message: dict[str, Any], answer: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Send a request; answer the bridge's calls with ``answer[method]``; return the result."""
-        self.ids += 1
-        rid = f"t{self.ids}"
-        self.send({**message, "id": rid})
-        while True:
-            reply = self.read()
-            if reply.get("type") == "call":
-                if not reply.get("noreply"):
-                    value = (answer or {}).get(reply["method"])
-                    self.send(
-                        {"type": "reply", "id": reply["id"], "value": value, "undefined": value is None}
-                    )
-                self.calls.append(reply)
-                continue
-            assert reply["id"] == rid
-            return reply
-
-    def close(self) -> int:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-        return self.proc.wait(timeout=10)
+@pytest.fixture(scope="module")
+def shared_zygote() -> Iterator[BridgeZygote]:
+    zygote = BridgeZygote(sys.executable, bridge_env())
+    try:
+        yield zygote
+    finally:
+        zygote.stop()
 
 
-@pytest.fixture
-def bridge(tmp_path: Path) -> Iterator[Bridge]:
-    b = Bridge("probe_ext:extension", tmp_path)
+@pytest.fixture(params=["fresh", "zygote"])
+def bridge(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bridge]:
+    """The bridge as a fresh ``python -m`` process and forked by a zygote (bridge_zygote.py)."""
+    zygote = request.getfixturevalue("shared_zygote") if request.param == "zygote" else None
+    b = Bridge("probe_ext:extension", tmp_path, zygote=zygote)
     try:
         yield b
     finally:
-        if b.proc.poll() is None:
-            b.proc.kill()
-            b.proc.wait()
-
-
-CTX = {"id": "c1", "inst": 1, "kind": "event", "mode": "rpc", "hasUI": True, "cwd": "/x"}
+        b.kill()
 
 
 def test_bridge_loads_serves_events_and_goes_stale(bridge: Bridge) -> None:

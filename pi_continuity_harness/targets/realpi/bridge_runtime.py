@@ -271,8 +271,11 @@ def _replay_counters(monitor: FilesystemMonitor, records_path: str) -> None:
             monitor.replay(str(record.get("op")), str(record.get("path")))
 
 
-def install_fault_monitor(plan_path: str) -> FilesystemMonitor:
-    """Read a fault plan, replay earlier records, and activate the monitor for this process."""
+def install_fault_monitor(plan_path: str, process_group: int | None = None) -> FilesystemMonitor:
+    """Read a fault plan, replay earlier records, and activate the monitor for this process.
+
+    A ``crash`` kills ``process_group`` (default: this process's group, which is Pi's for a
+    bridge Pi spawned; a zygote's worker passes Pi's, :mod:`.bridge_zygote`), then this process."""
     with open(plan_path, encoding="utf-8") as handle:
         plan = json.load(handle)
     records_path = str(plan["records"])
@@ -285,7 +288,7 @@ def install_fault_monitor(plan_path: str) -> FilesystemMonitor:
         with contextlib.suppress(OSError):
             records.flush()
         with contextlib.suppress(OSError):
-            os.killpg(os.getpgrp(), signal_module.SIGKILL)
+            os.killpg(os.getpgrp() if process_group is None else process_group, signal_module.SIGKILL)
         os._exit(137)
 
     monitor = FilesystemMonitor(
@@ -322,7 +325,8 @@ def _protocol_streams() -> tuple[IO[bytes], IO[bytes]]:
     return proto_in, proto_out
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, process_group: int | None = None) -> int:
+    """Serve Pi until stdin ends; ``process_group`` is Pi's when this process is not in it."""
     parser = argparse.ArgumentParser(prog="bridge_runtime", description=__doc__.splitlines()[0])
     parser.add_argument("--extension", required=True, help="module:factory or an implementation name")
     parser.add_argument("--config-dir-name", default=None, help="Pi's CONFIG_DIR_NAME")
@@ -338,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
                 package.CONFIG_DIR_NAME = args.config_dir_name  # type: ignore[attr-defined]
     _name, factory = resolve_implementation(args.extension)
     if args.faults:
-        install_fault_monitor(args.faults)
+        install_fault_monitor(args.faults, process_group)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     conn = Connection(proto_in, proto_out)

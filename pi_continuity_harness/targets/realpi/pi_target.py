@@ -96,6 +96,7 @@ from pi_continuity_harness.scenario.workspace import (
     prepare_workdir,
     write_json,
 )
+from pi_continuity_harness.targets.realpi.bridge_zygote import BridgeZygote, bridge_zygote
 from pi_continuity_harness.targets.realpi.environment import (
     FAKE_API_KEY,
     OBSERVER_PATH,
@@ -369,6 +370,10 @@ class PiTarget:
         self._session_id: str | None = None
         self._crashed = False
         self._started_at: float | None = None
+        #: Whether a slot is a Python extension (hosted by a bridge), and the zygote its
+        #: bridges fork from (:mod:`.bridge_zygote`; None: fresh bridge processes).
+        self._bridge_slots = False
+        self._zygote: BridgeZygote | None = None
 
     # ------------------------------------------------------------------ identity
     @property
@@ -587,12 +592,14 @@ class PiTarget:
                 spec = _factory_spec(self._implementation)
                 plan = self._write_fs_plan(root, scenario)
                 options = {"spec": spec, "slot": f"{index}-impl", "faults": str(plan)}
+                self._bridge_slots = True
                 slots.append((bridge_wrapper(cache_dir, directory, f"{index}-impl", options), spec))
             elif ref.competitor is not None:
                 path = competitor_wrapper(cache_dir, f"{index}-competitor-{ref.competitor}", ref.competitor)
                 slots.append((path, f"competitor:{ref.competitor}"))
             elif ref.module is not None:
                 options = {"spec": ref.module, "slot": f"{index}-module"}
+                self._bridge_slots = True
                 slots.append((bridge_wrapper(cache_dir, directory, f"{index}-module", options), ref.module))
         return slots
 
@@ -645,12 +652,17 @@ class PiTarget:
         self, *, session: str | None, model: str | None, session_id: str | None = None
     ) -> None:
         assert self._env is not None
+        env = self._env.env()
+        zygote = self._bridge_zygote(env)
+        if zygote is not None:
+            env.update(zygote.env())
         proc = PiRpcProcess(
             self._argv(session=session, model=model, session_id=session_id),
-            env=self._env.env(),
+            env=env,
             cwd=self.paths.project_dir,
             default_timeout=self._timeout,
             dialog_answerer=self._rules,
+            companions=zygote,
         )
         self._procs.append(proc)
         self._proc = proc
@@ -662,6 +674,19 @@ class PiTarget:
         self._refresh_state()
         with contextlib.suppress(PiRpcError):
             proc.wait_idle(self._timeout, quiet=_QUIET_S)
+
+    def _bridge_zygote(self, env: dict[str, str]) -> BridgeZygote | None:
+        """The zygote this scenario's bridges fork from, when a slot is a Python extension and
+        ``PI_HARNESS_FRESH_BRIDGE`` is not set: started with what a bridge's Python reads when
+        it starts (Pi's ``PATH``, ``LANG``, ``TMPDIR``, ``USER`` and the bridge's variables),
+        shared by every target of this process that starts bridges the same way."""
+        if not self._bridge_slots:
+            return None
+        if self._zygote is None or not self._zygote.alive:
+            startup: dict[str, str] = {k: env[k] for k in ("PATH", "LANG", "TMPDIR", "USER") if k in env}
+            startup.update({k: env[k] for k in self._bridge_env() if k in env})
+            self._zygote = bridge_zygote(self._python, startup)
+        return self._zygote
 
     def _start_failure(self, proc: PiRpcProcess, error: PiRpcError) -> str:
         """Pi's own reason first (its ``Error: Failed to load extension "<path>": ...`` line, with

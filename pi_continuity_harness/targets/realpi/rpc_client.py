@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from pi_continuity_harness.errors import TargetError
 from pi_continuity_harness.scenario.operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
@@ -42,6 +42,7 @@ __all__ = [
     "PiRpcError",
     "PiRpcProcess",
     "PiRpcTimeoutError",
+    "ProcessCompanions",
     "PromptResult",
     "RpcEvent",
     "dialog_response",
@@ -236,6 +237,17 @@ class AnswerRules:
             return answer
 
 
+class ProcessCompanions(Protocol):
+    """Processes outside Pi's process group that must live and die with it: the workers of a
+    bridge zygote (:mod:`.bridge_zygote`), which a fresh bridge would have been in the group."""
+
+    def freeze(self, pgid: int) -> None:
+        """Stop them (before the group is killed: none takes a step after Pi died)."""
+
+    def reap(self, pgid: int) -> None:
+        """Kill them and wait until they are gone (after the group is killed or Pi ended)."""
+
+
 class PiRpcProcess:
     """A ``pi --mode rpc`` child process (argv, env and cwd come from the caller)."""
 
@@ -247,8 +259,10 @@ class PiRpcProcess:
         cwd: str | Path | None = None,
         default_timeout: float = 30.0,
         dialog_answerer: DialogAnswerer | None = None,
+        companions: ProcessCompanions | None = None,
     ) -> None:
         self.argv = list(argv)
+        self.companions = companions
         self.env = dict(env) if env is not None else None
         self.cwd = str(cwd) if cwd is not None else None
         self.default_timeout = default_timeout
@@ -355,19 +369,26 @@ class PiRpcProcess:
                         proc.kill()
                     proc.wait(timeout=5.0)
         self._reap_group(proc.pid)
+        if self.companions is not None:
+            self.companions.reap(proc.pid)
         self._join()
         return proc.returncode
 
     def kill(self) -> int | None:
-        """SIGKILL Pi and its process group at once (crash simulation)."""
+        """SIGKILL Pi and its process group at once (crash simulation); its companions are
+        stopped before and reaped after."""
         proc = self._proc
         if proc is None:
             return None
+        if self.companions is not None:
+            self.companions.freeze(proc.pid)
         self._reap_group(proc.pid)
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5.0)
+        if self.companions is not None:
+            self.companions.reap(proc.pid)
         self._join()
         return proc.returncode
 
