@@ -179,6 +179,20 @@ def test_an_unreachable_zygote_is_one_line_and_exit_1(tmp_path: Path) -> None:
     )
 
 
+def test_one_zygote_per_interpreter_and_environment_until_they_are_stopped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(FRESH_ENV, raising=False)
+    env = bridge_env(PROBE_VALUE="registry")
+    first = bridge_zygote(sys.executable, env)
+    assert first is not None and bridge_zygote(sys.executable, dict(env)) is first
+    stop_bridge_zygotes()
+    assert not first.alive and not os.path.exists(first.socket_path)
+    second = bridge_zygote(sys.executable, env)
+    assert second is not None and second is not first and second.alive
+    stop_bridge_zygotes()
+
+
 def test_the_fresh_bridge_switch_turns_zygotes_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(FRESH_ENV, "1")
     assert bridge_zygote(sys.executable, {"PATH": os.environ["PATH"]}) is None
@@ -221,4 +235,3 @@ def test_pi_target_bridges_fork_from_a_zygote_and_observe_what_fresh_bridges_do(
             observation.user_messages(),
         )
     assert observed["zygote"] == observed["fresh"]
-    stop_bridge_zygotes()

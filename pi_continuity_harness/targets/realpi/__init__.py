@@ -8,7 +8,8 @@
 * :mod:`.environment` — :class:`PiEnvironment`, an isolated offline workspace and Pi's argv.
 * ``observer.ts`` — passive extension logging the extension-only events (:data:`OBSERVER_PATH`).
 * :mod:`.pi_target` — :class:`PiTarget`, the Target seam over a real Pi process.
-* ``bridge.ts`` + :mod:`.bridge_runtime` — a Python extension hosted inside real Pi.
+* ``bridge.ts`` + :mod:`.bridge_runtime` — a Python extension hosted inside real Pi;
+  :mod:`.bridge_zygote` + :mod:`.bridge_client` — each bridge a fork of an imported zygote.
 * ``competitors.ts`` — TypeScript twins of the simulator's competitor extensions.
 """
 

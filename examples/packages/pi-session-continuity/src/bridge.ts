@@ -7,6 +7,7 @@
  * Pi calls that factory like any extension factory. It spawns (once per Pi process and slot;
  * kept on globalThis so reload/new-session instances reuse it)
  *     $PI_HARNESS_PYTHON -m pi_continuity_harness.targets.realpi.bridge_runtime --extension <spec>
+ * (through a bridge zygote's client when $PI_HARNESS_BRIDGE_ZYGOTE names one: bridge_zygote.py)
  * and talks JSON lines over its stdin/stdout (stderr is Pi's stderr). Each factory call is
  * one extension *instance*: Python runs the Python factory again against a fresh API object,
  * marks the previous instance stale, and reports what it registered; this side registers one
@@ -121,6 +122,13 @@ class PythonBridge {
 			CONFIG_DIR_NAME,
 		];
 		if (options.faults) args.push("--faults", options.faults);
+		// A bridge zygote (targets/realpi/bridge_zygote.py) forks an already imported bridge for
+		// this process: its client (stdlib only) hands it these pipes and stands in for it here.
+		const zygote = process.env.PI_HARNESS_BRIDGE_ZYGOTE;
+		if (zygote) {
+			const { client, socket } = JSON.parse(zygote) as { client: string; socket: string };
+			args.unshift("-I", "-S", client, socket);
+		}
 		this.child = spawn(python, args, { stdio: ["pipe", "pipe", "inherit"], cwd: process.cwd(), env: process.env });
 		this.child.stdout?.setEncoding("utf8");
 		this.child.stdout?.on("data", (chunk: string) => this.onData(chunk));
