@@ -25,7 +25,10 @@ Figures:
 * ``simulator``: the simulated host alone, trace operations per second of a 2,000-turn session
   with the probe extension (``bench_simulator.py``);
 * ``memory``: peak traced memory of 10,000 simulated turns (``bench_simulator.py``);
-* ``pytest``: the wall time of ``pytest`` (the README's test command) in each tree.
+* ``pytest``: the wall time of ``pytest`` (the README's test command) in each tree, its CPU
+  seconds (the process and its waited-for descendants) and the machine's busy CPU seconds over
+  the run (``/proc/stat``: on an otherwise idle machine this counts orphaned processes too, such
+  as an older tree's bridges), and the tests that failed.
 
 Each figure also prints the value issue 16 recorded at ``4f183ef`` (``issue``: recorded on an
 idle machine, not measured in this run) and the issue's goal, so "before", "baseline" and
@@ -363,9 +366,25 @@ def figure_memory(trees: dict[str, Path], args: argparse.Namespace) -> None:
 # ----------------------------------------------------------------------------- pytest
 
 
+def _machine_cpu() -> float | None:
+    """CPU seconds the whole machine has been busy (``/proc/stat``; None elsewhere).
+
+    A process's ``RUSAGE_CHILDREN`` counts only descendants that were waited for: a bridge
+    process of an older tree, orphaned when its Pi ends, is missed, while a zygote's workers
+    are counted. On an otherwise idle machine the machine's figure counts both alike."""
+    try:
+        with open("/proc/stat", encoding="ascii") as handle:
+            fields = [int(x) for x in handle.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def figure_pytest(trees: dict[str, Path], args: argparse.Namespace) -> None:
     for name, tree in trees.items():
         started = time.perf_counter()
+        machine = _machine_cpu()
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
@@ -378,10 +397,20 @@ def figure_pytest(trees: dict[str, Path], args: argparse.Namespace) -> None:
         wall = time.perf_counter() - started
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
+        machine_after = _machine_cpu()
+        busy = (
+            ""
+            if machine is None or machine_after is None
+            else f", machine {machine_after - machine:6.0f} CPU-s"
+        )
         last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr[-200:]
         print(
-            f"pytest {name:<8}: {wall:6.0f} s wall, {cpu:6.0f} CPU-s, load {os.getloadavg()[0]:.1f}: {last}"
+            f"pytest {name:<8}: {wall:6.0f} s wall, {cpu:6.0f} CPU-s{busy}, "
+            f"load {os.getloadavg()[0]:.1f}: {last}"
         )
+        for line in done.stdout.splitlines():
+            if line.startswith(("FAILED ", "ERROR ")):
+                print(f"    {line}")
 
 
 def main(argv: list[str] | None = None) -> int:
