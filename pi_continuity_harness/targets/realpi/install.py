@@ -12,9 +12,9 @@ Layout of the cache directory (default ``$PI_CONTINUITY_HARNESS_CACHE`` or
     npm-cache/                        npm's cache (never the user's ~/.npm)
     tmp/                              TMPDIR of npm and Pi (Node's compile cache, jiti's)
     tmp/pycache/                      the bridges' compiled Python modules, by source path
-                                      (``PYTHONPYCACHEPREFIX``; a module of a removed
-                                      directory leaves its file here: safe to delete); the
-                                      test suite's processes keep theirs here too
+                                      (``PYTHONPYCACHEPREFIX``); the test suite's processes
+                                      keep theirs here too; those of source directories that
+                                      are gone are removed once a day (``cache_prune.py``)
     tmp/harness-wrappers/<hash>/      the extension wrappers Pi loads for a scenario's slots,
                                       per harness checkout, unchanged from run to run so that
                                       jiti's cache (``tmp/jiti``) serves them (``wrappers.py``)

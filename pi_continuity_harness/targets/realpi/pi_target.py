@@ -97,6 +97,7 @@ from pi_continuity_harness.scenario.workspace import (
     write_json,
 )
 from pi_continuity_harness.targets.realpi.bridge_zygote import BridgeZygote, bridge_zygote
+from pi_continuity_harness.targets.realpi.cache_prune import prune_stale_bytecode
 from pi_continuity_harness.targets.realpi.environment import (
     FAKE_API_KEY,
     OBSERVER_PATH,
@@ -154,6 +155,8 @@ _OBSERVER_BOOKKEEPING = frozenset({"observer_loaded", "harness_reload", "harness
 #: command: its reload is an operation of the host).
 _HARNESS_COMMAND_PATHS = frozenset({f"command:{_RELOAD_COMMAND}", f"command:{_NEW_SESSION_COMMAND}"})
 _QUIET_S = 0.05
+#: Bytecode caches this process has offered to prune (:func:`prune_stale_bytecode`).
+_PRUNED: set[str] = set()
 #: Verified installations per Pi version, per process (verifying runs ``node --version`` and
 #: ``pi --version``).
 _INSTALLATIONS: dict[str, PiInstallation] = {}
@@ -543,10 +546,15 @@ class PiTarget:
         write_json(settings_path, settings)
 
     def _bridge_env(self) -> dict[str, str]:
+        bytecode = bytecode_cache_env(self._find_installation().cache_dir)
+        prefix = bytecode["PYTHONPYCACHEPREFIX"]
+        if prefix not in _PRUNED:  # once per process, and at most once a day (cache_prune.py)
+            _PRUNED.add(prefix)
+            prune_stale_bytecode(Path(prefix))
         env = {
             "PI_HARNESS_PYTHON": self._python,
             "PYTHONPATH": os.pathsep.join(self._python_path),
-            **bytecode_cache_env(self._find_installation().cache_dir),
+            **bytecode,
         }
         env.update(self._extra_env)
         return env
