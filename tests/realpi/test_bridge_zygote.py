@@ -150,6 +150,22 @@ def test_stopping_the_zygote_ends_its_workers_and_removes_its_socket(tmp_path: P
         zygote.stop()
 
 
+def test_a_zygote_whose_harness_is_gone_ends_its_workers_and_removes_its_socket(tmp_path: Path) -> None:
+    """Its stdin ends when the harness process dies, whatever killed it: no orphans, no files."""
+    zygote = BridgeZygote(sys.executable, bridge_env())
+    bridge = Bridge("probe_process:extension", tmp_path, zygote=zygote)
+    try:
+        worker = _info(bridge)["pid"]
+        assert zygote._proc.stdin is not None
+        zygote._proc.stdin.close()  # what the harness's death does; no stop(), no rmtree
+        assert zygote._proc.wait(timeout=30) == 0
+        assert _gone(worker)
+        assert not os.path.exists(os.path.dirname(zygote.socket_path))
+    finally:
+        bridge.kill()
+        zygote.stop()
+
+
 def test_a_request_for_another_module_is_refused_naming_it(zygote: BridgeZygote, tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-I", "-S", str(CLIENT_PATH), zygote.socket_path, "-m", "os", "--anything"],

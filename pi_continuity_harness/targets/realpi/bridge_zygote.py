@@ -282,6 +282,10 @@ def serve(socket_path: str) -> int:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(worker.pid, 0)
         listener.close()
+        # The harness removes the directory too; this covers a harness that was killed.
+        with contextlib.suppress(OSError):
+            os.unlink(socket_path)
+            os.rmdir(os.path.dirname(socket_path))
 
 
 # ---------------------------------------------------------------------------- the harness side
