@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,15 @@ from pi_continuity_harness.targets.realpi.bridge_zygote import CLIENT_PATH, RUNT
 
 EXTENSIONS = Path(__file__).parent / "extensions"
 CTX = {"id": "c1", "inst": 1, "kind": "event", "mode": "rpc", "hasUI": True, "cwd": "/x"}
+
+
+def started_zygote() -> Iterator[BridgeZygote]:
+    """A zygote for the test extensions, stopped after use (the ``zygote`` fixture's body)."""
+    zygote = BridgeZygote(sys.executable, bridge_env())
+    try:
+        yield zygote
+    finally:
+        zygote.stop()
 
 
 def bridge_env(**extra: str) -> dict[str, str]:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from realpi.bridge_driver import started_zygote
 
 from pi_continuity_harness.scenario.implementations import SESSION_CONTINUITY
 from pi_continuity_harness.scenario.model_script import ModelOutcome, ModelRequest, ModelScript
@@ -37,6 +38,7 @@ from pi_continuity_harness.targets.realpi import (
     install_pi,
     profile_for,
 )
+from pi_continuity_harness.targets.realpi.bridge_zygote import BridgeZygote
 from pi_continuity_harness.targets.sim import SimTarget
 
 EXTENSIONS = Path(__file__).parent / "extensions"
@@ -171,3 +173,9 @@ def command_probe(
         return f"{module}:extension", dataclasses.replace(pi_installation, cache_dir=tmp_path / "cache")
 
     return make
+
+
+@pytest.fixture
+def zygote() -> Iterator[BridgeZygote]:
+    """A bridge zygote for the test extensions (``tests/realpi/bridge_driver.py``)."""
+    yield from started_zygote()

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from realpi.bridge_driver import CTX, EXTENSIONS, Bridge, bridge_env
+from realpi.bridge_driver import CTX, EXTENSIONS, Bridge
 
 from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.events import (
@@ -37,7 +36,6 @@ from pi_continuity_harness.targets.realpi import (
     normalise_session_event,
 )
 from pi_continuity_harness.targets.realpi.bridge_runtime import _replay_counters
-from pi_continuity_harness.targets.realpi.bridge_zygote import BridgeZygote
 from pi_continuity_harness.targets.realpi.wire import GenericEvent, build_event, result_to_wire
 from pi_continuity_harness.targets.target import HeldOutcome, OperationOutcome, Target
 
@@ -188,19 +186,10 @@ def test_fs_fault_counters_continue_across_pi_processes(tmp_path: Path) -> None:
 # ----------------------------------------------------------------------------- protocol
 
 
-@pytest.fixture(scope="module")
-def shared_zygote() -> Iterator[BridgeZygote]:
-    zygote = BridgeZygote(sys.executable, bridge_env())
-    try:
-        yield zygote
-    finally:
-        zygote.stop()
-
-
 @pytest.fixture(params=["fresh", "zygote"])
 def bridge(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Bridge]:
     """The bridge as a fresh ``python -m`` process and forked by a zygote (bridge_zygote.py)."""
-    zygote = request.getfixturevalue("shared_zygote") if request.param == "zygote" else None
+    zygote = request.getfixturevalue("zygote") if request.param == "zygote" else None
     b = Bridge("probe_ext:extension", tmp_path, zygote=zygote)
     try:
         yield b

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,15 +36,6 @@ from pi_continuity_harness.targets.realpi.bridge_zygote import (
 from pi_continuity_harness.targets.sim import SimTarget
 
 pytestmark = pytest.mark.realpi
-
-
-@pytest.fixture
-def zygote() -> Iterator[BridgeZygote]:
-    made = BridgeZygote(sys.executable, bridge_env())
-    try:
-        yield made
-    finally:
-        made.stop()
 
 
 def _info(bridge: Bridge) -> dict[str, Any]:
@@ -137,29 +128,21 @@ def test_a_worker_whose_client_is_gone_is_killed(zygote: BridgeZygote, tmp_path:
         bridge.kill()
 
 
-def test_stopping_the_zygote_ends_its_workers_and_removes_its_socket(tmp_path: Path) -> None:
+@pytest.mark.parametrize("ending", ["stop", "the harness is gone"])
+def test_a_zygote_that_ends_ends_its_workers_and_removes_its_socket(ending: str, tmp_path: Path) -> None:
+    """``stop()``, or its stdin ending when the harness process dies, whatever killed it (no
+    ``stop()``, no ``rmtree``): no orphan worker, no file left."""
     zygote = BridgeZygote(sys.executable, bridge_env())
     bridge = Bridge("probe_process:extension", tmp_path, zygote=zygote)
     try:
         worker = _info(bridge)["pid"]
-        zygote.stop()
+        if ending == "stop":
+            zygote.stop()
+        else:
+            assert zygote._proc.stdin is not None
+            zygote._proc.stdin.close()
+            assert zygote._proc.wait(timeout=30) == 0
         assert _gone(worker) and not zygote.alive
-        assert not os.path.exists(os.path.dirname(zygote.socket_path))
-    finally:
-        bridge.kill()
-        zygote.stop()
-
-
-def test_a_zygote_whose_harness_is_gone_ends_its_workers_and_removes_its_socket(tmp_path: Path) -> None:
-    """Its stdin ends when the harness process dies, whatever killed it: no orphans, no files."""
-    zygote = BridgeZygote(sys.executable, bridge_env())
-    bridge = Bridge("probe_process:extension", tmp_path, zygote=zygote)
-    try:
-        worker = _info(bridge)["pid"]
-        assert zygote._proc.stdin is not None
-        zygote._proc.stdin.close()  # what the harness's death does; no stop(), no rmtree
-        assert zygote._proc.wait(timeout=30) == 0
-        assert _gone(worker)
         assert not os.path.exists(os.path.dirname(zygote.socket_path))
     finally:
         bridge.kill()
