@@ -24,6 +24,7 @@ import pytest
 from realpi.bridge_driver import CTX, Bridge, bridge_env
 from realpi.test_pi_target import run, scenario
 
+import pi_continuity_harness.targets.realpi.bridge_zygote as zygote_module
 from pi_continuity_harness.targets.realpi import PiTarget
 from pi_continuity_harness.targets.realpi.bridge_zygote import (
     CLIENT_PATH,
@@ -190,6 +191,31 @@ def test_one_zygote_per_interpreter_and_environment_until_they_are_stopped(
     second = bridge_zygote(sys.executable, env)
     assert second is not None and second is not first and second.alive
     stop_bridge_zygotes()
+
+
+def test_a_forked_child_neither_uses_nor_stops_its_parents_zygote(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(FRESH_ENV, raising=False)
+    env = bridge_env(PROBE_VALUE="fork")
+    parent = bridge_zygote(sys.executable, env)
+    assert parent is not None
+    try:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: it sees no zygote of its own, and stopping stops nothing
+            try:
+                seen = len(zygote_module._ZYGOTES)
+                parent.stop()
+                stop_bridge_zygotes()
+                os.write(write, str(seen).encode())
+            finally:
+                os._exit(0)
+        os.close(write)
+        os.waitpid(pid, 0)
+        assert os.read(read, 16) == b"0"
+        os.close(read)
+        assert parent.alive and os.path.exists(parent.socket_path)
+    finally:
+        stop_bridge_zygotes()
 
 
 def test_the_fresh_bridge_switch_turns_zygotes_off(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -294,6 +294,9 @@ class BridgeZygote:
 
     def __init__(self, python: str, env: Mapping[str, str]) -> None:
         # A short directory of its own: a Unix socket's path has at most 107 bytes.
+        #: The process that started it, the only one that may stop it (a fork inherits this
+        #: object, not the zygote: its ``stop()`` would remove the socket under its parent).
+        self._owner = os.getpid()
         self._dir = tempfile.mkdtemp(prefix="pch-bz-")
         self.socket_path = os.path.join(self._dir, "s")
         self._lock = threading.Lock()
@@ -354,7 +357,10 @@ class BridgeZygote:
         self._ask("reap", pgid)
 
     def stop(self) -> None:
-        """End the zygote (stdin EOF: it kills its remaining workers) and remove its socket."""
+        """End the zygote (stdin EOF: it kills its remaining workers) and remove its socket;
+        nothing in a process that did not start it."""
+        if os.getpid() != self._owner:
+            return
         with self._lock:
             if self._proc.stdin is not None:
                 with contextlib.suppress(OSError):
@@ -399,6 +405,9 @@ def stop_bridge_zygotes() -> None:
 
 
 atexit.register(stop_bridge_zygotes)
+# A forked child (a ``ProcessPoolExecutor`` worker of ``explore --jobs``) starts its own zygote
+# if it needs one; it must not use or stop its parent's.
+os.register_at_fork(after_in_child=_ZYGOTES.clear)
 
 
 if __name__ == "__main__":
