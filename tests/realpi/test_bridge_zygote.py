@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -216,6 +217,21 @@ def test_a_forked_child_neither_uses_nor_stops_its_parents_zygote(monkeypatch: p
         assert parent.alive and os.path.exists(parent.socket_path)
     finally:
         stop_bridge_zygotes()
+
+
+def test_a_temporary_directory_too_long_for_a_socket_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    long = tmp_path / ("d" * 100)
+    long.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(long))
+    zygote = BridgeZygote(sys.executable, bridge_env())
+    try:
+        assert zygote.alive and len(zygote.socket_path.encode()) <= 103
+        assert os.path.dirname(zygote.socket_path).startswith("/tmp/pch-bz-")
+        assert list(long.iterdir()) == []  # the directory it tried first is gone
+    finally:
+        zygote.stop()
 
 
 def test_the_fresh_bridge_switch_turns_zygotes_off(monkeypatch: pytest.MonkeyPatch) -> None:

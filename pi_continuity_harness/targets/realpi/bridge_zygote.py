@@ -289,6 +289,21 @@ def serve(socket_path: str) -> int:
 
 
 # ---------------------------------------------------------------------------- the harness side
+#: The longest path ``bind`` takes for a Unix socket (``sun_path`` is 108 bytes on Linux, 104 on
+#: macOS, with the terminating NUL).
+_SOCKET_PATH_MAX = 103
+
+
+def _socket_dir() -> str:
+    """A private (0700) directory for the socket: under the temporary directory, or under
+    ``/tmp`` when ``$TMPDIR`` is too long for a socket's path."""
+    directory = tempfile.mkdtemp(prefix="pch-bz-")
+    if len(os.path.join(directory, "s").encode()) <= _SOCKET_PATH_MAX or not os.path.isdir("/tmp"):
+        return directory
+    os.rmdir(directory)
+    return tempfile.mkdtemp(prefix="pch-bz-", dir="/tmp")
+
+
 class BridgeZygote:
     """A running zygote, started by the harness process that uses it."""
 
@@ -297,7 +312,7 @@ class BridgeZygote:
         #: The process that started it, the only one that may stop it (a fork inherits this
         #: object, not the zygote: its ``stop()`` would remove the socket under its parent).
         self._owner = os.getpid()
-        self._dir = tempfile.mkdtemp(prefix="pch-bz-")
+        self._dir = _socket_dir()
         self.socket_path = os.path.join(self._dir, "s")
         self._lock = threading.Lock()
         self._proc = subprocess.Popen(
