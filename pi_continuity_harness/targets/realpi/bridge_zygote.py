@@ -205,8 +205,10 @@ def serve(socket_path: str) -> int:
         for worker in of_group(pgid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(worker.pid, signal.SIGSTOP if verb == "freeze" else signal.SIGKILL)
-            if verb == "reap":
-                _pid, status = os.waitpid(worker.pid, 0)
+            # ``kill`` returns before a worker running on another core has stopped or died:
+            # wait until it has (``WUNTRACED``: a stop is reported too), so "ok" means it.
+            _pid, status = os.waitpid(worker.pid, os.WUNTRACED if verb == "freeze" else 0)
+            if not os.WIFSTOPPED(status):  # it ended (on its own, before the stop came)
                 workers.pop(worker.pid, None)
                 finish(worker, status)
         os.write(1, b"ok\n")
