@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli.harness_cli import harness
 from realpi.bridge_driver import CTX, Bridge, bridge_env
 from realpi.test_pi_target import run, scenario
 
@@ -79,12 +80,12 @@ def test_a_forked_bridge_takes_the_clients_directory_environment_umask_and_strea
         finally:
             bridge.kill()
     fresh, forked = reports["fresh"], reports["zygote"]
-    assert forked["ppid"] != bridge.proc.pid  # forked by the zygote, not the client
+    assert fresh["ppid"] == os.getpid() and forked["ppid"] == zygote._proc.pid  # not the client
     for report, mode in ((fresh, "fresh"), (forked, "zygote")):
         place = str((tmp_path / mode).resolve())
         assert (report["cwd"], report["path0"], report["tmp"]) == (place, place, place)
         assert (report["probe"], report["umask"]) == (f"value-{mode}", 0o027)
-    ignored = {"pid", "ppid", "cwd", "path0", "tmp", "probe"}
+    ignored = {"pid", "ppid", "parent", "cwd", "path0", "tmp", "probe"}
     assert {k: v for k, v in forked.items() if k not in ignored} == {
         k: v for k, v in fresh.items() if k not in ignored
     }
@@ -267,7 +268,9 @@ def test_pi_target_bridges_fork_from_a_zygote_and_observe_what_fresh_bridges_do(
             assert zygote is not None and zygote.alive
             assert report["ppid"] == zygote._proc.pid
         else:
-            assert zygote is None and report["ppid"] != os.getpid()
+            assert (
+                zygote is None and report["parent"] == "pi"
+            )  # Pi spawned it (process.title = APP_NAME, dist/cli/setup.js:4)
         observed[mode] = (
             observation.extension_events,
             [n for n in observation.notifications if not n[0].startswith(("{", "info: "))],
@@ -276,3 +279,19 @@ def test_pi_target_bridges_fork_from_a_zygote_and_observe_what_fresh_bridges_do(
             observation.user_messages(),
         )
     assert observed["zygote"] == observed["fresh"]
+
+
+def test_a_passing_real_pi_run_leaves_nothing_in_its_temporary_directory(short_tmp: Path) -> None:
+    """``run --target pi`` (its bridges forked from a zygote) removes its run directory and the
+    zygote's socket directory, both made in ``$TMPDIR``, and leaves no zygote running."""
+    scratch = short_tmp / "t"
+    scratch.mkdir()
+    ran = harness(
+        "run", "--target", "pi", "--tags", "smoke", "-k", "persistent-brief-does-not-imply-new-compaction",
+        cwd=short_tmp, env={"TMPDIR": str(scratch)},
+    )  # fmt: skip
+    assert ran.code == 0, ran.out + ran.err
+    assert "2 passed" in ran.out
+    assert sorted(p.name for p in scratch.iterdir()) == []
+    serving = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
+    assert str(scratch) not in serving  # no zygote of that run (its socket is under $TMPDIR)

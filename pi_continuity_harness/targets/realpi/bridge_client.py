@@ -64,10 +64,7 @@ def main(argv: list[str]) -> int:
         signal.signal(forwarded, forward)
     reader = sock.makefile("rb")
     while True:
-        try:
-            line = reader.readline()
-        except InterruptedError:  # PEP 475 retries reads a signal interrupts; kept for clarity
-            continue
+        line = reader.readline()  # a forwarded signal does not interrupt it (PEP 475)
         if not line:
             return _fail("the bridge zygote closed the connection before the bridge ended")
         message = json.loads(line)

@@ -252,11 +252,10 @@ def serve(socket_path: str) -> int:
                     with contextlib.suppress(BlockingIOError, InterruptedError):
                         conn, _ = listener.accept()
                         fork(conn)
-                elif key.data == "child":
+                elif key.data == "child":  # a SIGCHLD: reaped below, after every wake-up
                     with contextlib.suppress(BlockingIOError):
                         while os.read(wake_r, 512):
                             pass
-                    reap_any()
                 elif key.data == "control":
                     data = os.read(0, 4096)
                     if not data:

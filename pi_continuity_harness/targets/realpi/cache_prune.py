@@ -46,7 +46,6 @@ def prune_stale_bytecode(prefix: Path, *, every_seconds: float = PRUNE_EVERY_SEC
     except FileNotFoundError:
         pass
     stamp.touch()
-    os.utime(stamp, (now, now))
     removed: list[str] = []
     pending = [str(prefix)]
     while pending:

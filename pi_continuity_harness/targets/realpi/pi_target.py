@@ -692,8 +692,7 @@ class PiTarget:
             return None
         if self._zygote is None or not self._zygote.alive:
             startup: dict[str, str] = {k: env[k] for k in ("PATH", "LANG", "TMPDIR", "USER") if k in env}
-            startup.update({k: env[k] for k in self._bridge_env() if k in env})
-            self._zygote = bridge_zygote(self._python, startup)
+            self._zygote = bridge_zygote(self._python, {**startup, **self._bridge_env()})
         return self._zygote
 
     def _start_failure(self, proc: PiRpcProcess, error: PiRpcError) -> str:

@@ -15,9 +15,15 @@ def extension(pi: ExtensionAPI) -> None:
     async def info(_args: str, ctx: ExtensionCommandContext) -> None:
         umask = os.umask(0)
         os.umask(umask)
+        try:  # the parent's command name: node (Pi) for a fresh bridge, python for a zygote's
+            with open(f"/proc/{os.getppid()}/comm", encoding="utf-8") as handle:
+                parent = handle.read().strip()
+        except OSError:
+            parent = None
         report = {
             "pid": os.getpid(),
             "ppid": os.getppid(),
+            "parent": parent,
             "cwd": os.getcwd(),
             "path0": sys.path[0],
             "argv0": os.path.basename(sys.argv[0]),
