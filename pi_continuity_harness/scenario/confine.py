@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 
@@ -31,6 +32,7 @@ __all__ = [
     "check_scenario_path",
     "confined_tempdir",
     "is_inside",
+    "resolve_below",
     "resolve_inside",
 ]
 
@@ -91,6 +93,36 @@ def is_inside(path: str, root: str) -> bool:
     real_root = os.path.realpath(root)
     real = os.path.realpath(path)
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def resolve_below(path: str, root: str, real_root: str) -> str | None:
+    """``os.path.realpath(path)`` when ``path`` is ``root`` or lexically below it and no component
+    below ``root`` is ``.``, ``..`` or a symbolic link: ``real_root`` (``realpath(root)``, which
+    the caller keeps) joined with the rest, one ``lstat`` per existing component. None
+    otherwise: the caller resolves the whole path. A component that does not exist ends the
+    walk, as in ``realpath`` (non-strict), which keeps the rest of the path as it is."""
+    if path == root:
+        return real_root
+    prefix = root.rstrip(os.sep) + os.sep
+    if not path.startswith(prefix):
+        return None
+    parts = path[len(prefix) :].split(os.sep)
+    if ".." in parts or "." in parts:
+        return None
+    current = real_root.rstrip(os.sep)
+    for index, part in enumerate(parts):
+        if not part:
+            continue
+        candidate = current + os.sep + part
+        try:
+            mode = os.lstat(candidate).st_mode
+        except OSError:
+            rest = [p for p in parts[index + 1 :] if p]
+            return os.sep.join([candidate, *rest])
+        if stat.S_ISLNK(mode):
+            return None
+        current = candidate
+    return current or os.sep
 
 
 def resolve_inside(root: str, path: str, *, follow_last: bool = True) -> str:

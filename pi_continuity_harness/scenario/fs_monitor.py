@@ -27,7 +27,15 @@ wrapper saw end (a function bound before the wrappers were installed) is recorde
 record or operation, from what is on disk then.
 
 The monitor also refuses an extension's writes outside the run's directory (confinement,
-see :mod:`.confine`).
+see :mod:`.confine`): ``open`` for writing, ``mkdir``, ``remove``, ``rmdir``, both ends of a
+rename, a link's new name and a hard link's source, and ``chmod``, ``chown``, ``utime``,
+``truncate`` (refused only; they are not recorded). The check resolves the path as the kernel
+will: relative to the working directory or to the ``dir_fd`` the call names (``shutil.rmtree``
+removes by ``dir_fd``), with ``..`` taken *after* the symbolic link before it. A lexically
+normalised path (``os.path.abspath``) let ``<project>/link/../x`` write beside the link's
+target; a rename's source went unchecked, so a file outside could be moved in; an ``unlink``
+relative to a ``dir_fd`` outside was checked against the working directory (all three found by
+hand in issue 16's eighth pass, tests in ``tests/simulator/test_confinement.py``).
 """
 
 from __future__ import annotations
@@ -43,7 +51,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_continuity_harness.scenario.confine import is_inside
+from pi_continuity_harness.scenario.confine import is_inside, resolve_below
 from pi_continuity_harness.scenario.faults import FsFault
 from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
 
@@ -112,6 +120,10 @@ class FilesystemMonitor:
     _serial: int = 0
     _sorted_from: list[tuple[str, str]] | None = None
     _sorted: list[tuple[str, str]] = field(default_factory=list)
+    #: ``os.path.realpath(workdir)`` while the monitor is active (forgotten at activation: the
+    #: simulator's virtual root, ``virtual_root.py``, names another run's directory when
+    #: another simulation takes it).
+    _real_root: str | None = None
 
     def _by_length(self) -> list[tuple[str, str]]:
         """The placeholders, longest root first (sorted again only when they changed)."""
@@ -139,21 +151,65 @@ class FilesystemMonitor:
                 return root + path[len(alias) :]
         return path
 
-    def observe(self, op: str, path: str, target: str | None = None) -> None:
+    def inside(self, path: str) -> bool:
+        """Whether ``path`` (absolute; ``..`` is taken after the link before it, as the kernel
+        does), with every symbolic link resolved, is the run's directory or below it.
+
+        Only the components below the run's directory are looked at (one ``lstat`` each) when
+        none is a link or ``..``; otherwise the whole path is resolved (``os.path.realpath``).
+        Resolving the run's directory and the whole path at every operation was a twentieth of
+        a scenario on the simulator, whose run directory is reached through ``/proc`` (issue 16).
+        """
+        real_root = self._real_root
+        if real_root is None:
+            real_root = self._real_root = os.path.realpath(self.workdir)
+        real = resolve_below(path, self.workdir, real_root)
+        if real is None:
+            return is_inside(path, self.workdir)
+        return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+    def confine(self, op: str, at: str, *, entry_only: bool = False) -> None:
+        """Refuse ``op`` on ``at`` (absolute, as the kernel will resolve it) unless it stays in the
+        run; ``entry_only``: the call acts on the directory entry (a rename's source, a link's
+        new name), so only its parent directory is resolved."""
+        if self.host_io:
+            return
+        check = self.canonical(at)
+        if entry_only:
+            check = os.path.dirname(check.rstrip(os.sep)) or check
+        if not self.inside(check):
+            # Confinement (see ``confine``): an extension's write outside the run, directly or
+            # through a symbolic link, is refused as the OS would refuse an unwritable path.
+            self.flush()
+            self.trace.emit("fs", "refused", op=op, path=self.canonical(os.path.abspath(at)))
+            raise PermissionError(
+                errno.EACCES, "outside the run's directory: refused by the simulated host (confinement)", at
+            )
+
+    def observe(
+        self,
+        op: str,
+        path: str,
+        target: str | None = None,
+        *,
+        at: str | None = None,
+        source_at: str | None = None,
+    ) -> None:
         """The before-point of an operation (``target``: a rename's source): confinement,
-        ``fs:replace_before``, faults; the operation is then pending until it ends."""
+        ``fs:replace_before``, faults; the operation is then pending until it ends.
+
+        ``path`` and ``target`` are normalised (``os.path.abspath``) for the trace; ``at`` and
+        ``source_at`` are the same paths as the kernel will resolve them, for confinement (by
+        default ``path`` and ``target``)."""
         if self.host_io:
             return
         self.flush()
+        if op != "read":
+            self.confine(op, path if at is None else at)
+            if op == "replace" and (target is not None or source_at is not None):
+                self.confine(op, str(target if source_at is None else source_at), entry_only=True)
         path = self.canonical(path)
         target = None if target is None else self.canonical(target)
-        if op != "read" and not is_inside(path, self.workdir):
-            # Confinement (see ``confine``): an extension's write outside the run, directly or
-            # through a symbolic link, is refused as the OS would refuse an unwritable path.
-            self.trace.emit("fs", "refused", op=op, path=path)
-            raise PermissionError(
-                errno.EACCES, "outside the run's directory: refused by the simulated host (confinement)", path
-            )
         if not (path == self.workdir or path.startswith(self.workdir.rstrip(os.sep) + os.sep)):
             return
         if self.frozen:
@@ -276,7 +332,7 @@ class FilesystemMonitor:
                     path = os.path.join(root, name)
                     if not fnmatch.fnmatchcase(self._symbolic(path), pattern):
                         continue
-                    if not is_inside(path, self.workdir):
+                    if not self.inside(path):
                         continue  # a symbolic link leading out of the run: never followed
                     if action == "truncate":
                         self._corrupt(path)
@@ -291,7 +347,7 @@ class FilesystemMonitor:
         return changed
 
     def _corrupt(self, path: str) -> None:
-        if not is_inside(path, self.workdir):
+        if not self.inside(path):
             return  # a symbolic link leading out of the run: never followed
         self.host_io += 1
         try:
@@ -319,6 +375,38 @@ def _write_mode(mode: Any, flags: Any) -> bool:
     return False
 
 
+def _at(path: Any, dir_fd: Any = None) -> str | None:
+    """The absolute path a call acts on, as the kernel resolves it (not normalised: ``..``
+    after a symbolic link leaves the link's target, not the link); None for a descriptor."""
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not isinstance(path, str):
+        return None
+    if os.path.isabs(path):
+        return path
+    if isinstance(dir_fd, int) and dir_fd >= 0:
+        # Relative to an open directory (``shutil.rmtree``'s ``unlink(name, dir_fd=...)``).
+        proc = f"/proc/self/fd/{dir_fd}"
+        try:
+            return os.path.join(os.readlink(proc), path)
+        except OSError:
+            return os.path.join(proc, path)  # realpath resolves it, or it is refused
+    return os.path.join(os.getcwd(), path)
+
+
+#: The ``dir_fd`` of the wrapped ``os.open`` call running (its audit event does not carry it).
+_OPEN_DIR_FD: list[Any] = [None]
+
+#: Calls that change a file's metadata or content without an ``fs`` record: refused outside
+#: the run, not recorded (audit event -> (operation, index of its path, index of its dir_fd)).
+_METADATA: dict[str, tuple[str, int, int | None]] = {
+    "os.chmod": ("chmod", 0, 2),
+    "os.chown": ("chown", 0, 3),
+    "os.utime": ("utime", 0, 3),
+    "os.truncate": ("truncate", 0, None),
+}
+
+
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     if not _ACTIVE:
         return
@@ -326,19 +414,41 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     if monitor.host_io:
         return
     if event == "open":
-        path = args[0]
-        if not isinstance(path, str):
-            return
-        monitor.observe("write" if _write_mode(args[1], args[2]) else "read", os.path.abspath(path))
+        # The ``open`` audit event has no ``dir_fd``: the wrapped ``os.open`` passes it on.
+        at = _at(args[0], _OPEN_DIR_FD[-1])
+        if at is not None:
+            op = "write" if _write_mode(args[1], args[2]) else "read"
+            monitor.observe(op, os.path.abspath(at), at=at)
     elif event == "os.rename":
-        src, dst = args[0], args[1]
-        if isinstance(src, str) and isinstance(dst, str):
-            monitor.observe("replace", os.path.abspath(dst), target=os.path.abspath(src))
+        src, dst = _at(args[0], args[2]), _at(args[1], args[3])
+        if src is not None and dst is not None:
+            monitor.observe(
+                "replace", os.path.abspath(dst), target=os.path.abspath(src), at=dst, source_at=src
+            )
     elif event == "os.mkdir":
-        if isinstance(args[0], str):
-            monitor.observe("mkdir", os.path.abspath(args[0]))
-    elif event in ("os.remove", "os.rmdir") and isinstance(args[0], str):
-        monitor.observe("remove", os.path.abspath(args[0]))
+        at = _at(args[0], args[2])
+        if at is not None:
+            monitor.observe("mkdir", os.path.abspath(at), at=at)
+    elif event in ("os.remove", "os.rmdir"):
+        at = _at(args[0], args[1])
+        if at is not None:
+            monitor.observe("remove", os.path.abspath(at), at=at)
+    elif event == "os.symlink":
+        at = _at(args[1], args[2])
+        if at is not None:
+            monitor.confine("symlink", at, entry_only=True)
+    elif event == "os.link":
+        # A hard link to a file outside would let a later write inside change it.
+        src, dst = _at(args[0], args[2]), _at(args[1], args[3])
+        if src is not None:
+            monitor.confine("link", src)
+        if dst is not None:
+            monitor.confine("link", dst, entry_only=True)
+    elif event in _METADATA:
+        op, index, fd_index = _METADATA[event]
+        at = _at(args[index], None if fd_index is None else args[fd_index])
+        if at is not None:
+            monitor.confine(op, at)
 
 
 def _ending(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -350,12 +460,18 @@ def _ending(function: Callable[..., Any]) -> Callable[..., Any]:
             return function(*args, **kwargs)
         monitor = _ACTIVE[-1]
         since = monitor._serial
+        dir_fd = kwargs.get("dir_fd")
+        if dir_fd is not None:
+            _OPEN_DIR_FD.append(dir_fd)
         try:
             result = function(*args, **kwargs)
         except BaseException as error:
             if _ACTIVE:
                 _ACTIVE[-1].ended(since, error)
             raise
+        finally:
+            if dir_fd is not None:
+                _OPEN_DIR_FD.pop()
         if _ACTIVE:
             _ACTIVE[-1].ended(since, None)
         return result
@@ -407,6 +523,7 @@ class activate_monitor:  # noqa: N801  (used as a context manager)
         self.monitor = monitor
 
     def __enter__(self) -> FilesystemMonitor:
+        self.monitor._real_root = None
         if not _HOOK["installed"]:
             sys.addaudithook(_audit)  # audit hooks cannot be removed: install once per process
             _HOOK["installed"] = True

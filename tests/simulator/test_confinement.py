@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,14 @@ from hypothesis import strategies as st
 from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario import load_scenario, parse_scenario
-from pi_continuity_harness.scenario.confine import ConfinementError, check_scenario_path, resolve_inside
+from pi_continuity_harness.scenario.confine import (
+    ConfinementError,
+    check_scenario_path,
+    resolve_below,
+    resolve_inside,
+)
+from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor, activate_monitor
+from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.simulator.simulation import Simulation, simulate
 
 
@@ -247,3 +255,175 @@ def test_hostile_paths_never_change_anything_outside_the_run(
     else:
         simulate(scenario, workdir=tmp / "run", implementation=_null_extension)
     assert _snapshot(victim) == before
+
+
+def _attempts(victim: Path) -> dict[str, Any]:
+    """What a hostile Python extension tries, each with the project directory as ``cwd``: ways
+    out that a lexically normalised or working-directory-relative check let through."""
+
+    def through_link_then_dotdot(cwd: str) -> None:
+        # ``link/..`` is the link target's parent (the kernel follows the link first), not cwd.
+        os.symlink(victim / "nested", os.path.join(cwd, "link"))
+        with open(os.path.join(cwd, "link", "..", "dotdot.txt"), "w", encoding="utf-8") as handle:
+            handle.write("escaped\n")
+
+    def rename_from_outside(cwd: str) -> None:
+        os.rename(victim / "keep.txt", os.path.join(cwd, "stolen.txt"))
+
+    def rmtree_by_dir_fd(cwd: str) -> None:
+        shutil.rmtree(victim / "nested")
+
+    def unlink_relative_to_a_directory_outside(cwd: str) -> None:
+        fd = os.open(victim, os.O_RDONLY)
+        try:
+            os.unlink("keep.txt", dir_fd=fd)
+        finally:
+            os.close(fd)
+
+    def os_open_relative_to_a_directory_outside(cwd: str) -> None:
+        fd = os.open(victim, os.O_RDONLY)
+        try:
+            os.close(os.open("keep.txt", os.O_WRONLY | os.O_TRUNC, dir_fd=fd))
+        finally:
+            os.close(fd)
+
+    def symlink_named_outside(cwd: str) -> None:
+        os.symlink(os.path.join(cwd, "x"), victim / "planted")
+
+    def hard_link_to_a_file_outside(cwd: str) -> None:
+        os.link(victim / "keep.txt", os.path.join(cwd, "hard"))
+        with open(os.path.join(cwd, "hard"), "a", encoding="utf-8") as handle:
+            handle.write("escaped\n")
+
+    def chmod_outside(cwd: str) -> None:
+        os.chmod(victim / "keep.txt", 0o600)
+
+    def utime_outside(cwd: str) -> None:
+        os.utime(victim / "keep.txt", (0, 0))
+
+    def truncate_outside(cwd: str) -> None:
+        os.truncate(victim / "keep.txt", 0)
+
+    return {
+        f.__name__: f
+        for f in (
+            through_link_then_dotdot,
+            rename_from_outside,
+            rmtree_by_dir_fd,
+            unlink_relative_to_a_directory_outside,
+            os_open_relative_to_a_directory_outside,
+            symlink_named_outside,
+            hard_link_to_a_file_outside,
+            chmod_outside,
+            utime_outside,
+            truncate_outside,
+        )
+    }
+
+
+def _snapshot_with_metadata(root: Path) -> dict[str, Any]:
+    out: dict[str, Any] = dict(_snapshot(root))
+    for path in sorted(root.rglob("*")):
+        if not path.is_symlink():
+            info = path.stat()
+            out[str(path.relative_to(root)) + ":meta"] = (oct(info.st_mode), info.st_mtime_ns)
+    return out
+
+
+@pytest.mark.parametrize("attempt", sorted(_attempts(Path("/nonexistent"))))
+def test_an_extension_cannot_reach_outside_the_run_by_any_file_call(tmp_path: Path, attempt: str) -> None:
+    """Every way out is refused (``PermissionError``, an ``fs:refused`` record) and changes
+    nothing outside: a link followed by ``..``, a rename's source, ``shutil.rmtree`` and
+    ``unlink`` relative to a directory descriptor, a link's new name, a hard link's source,
+    ``chmod``, ``utime`` and ``truncate``."""
+    victim = _outside(tmp_path)
+    before = _snapshot_with_metadata(victim)
+    refused: list[str] = []
+    action = _attempts(victim)[attempt]
+
+    def extension(pi: ExtensionAPI) -> None:
+        async def on_start(event: Any, ctx: Any) -> None:
+            try:
+                action(ctx.cwd)
+            except PermissionError as error:
+                refused.append(str(error.strerror))
+
+        pi.on("session_start", on_start)
+
+    result = simulate(parse_scenario({"name": attempt}), workdir=tmp_path / "run", implementation=extension)
+    assert _snapshot_with_metadata(victim) == before
+    assert refused, f"{attempt}: not refused"
+    assert '"name":"refused"' in result.trace_text()
+
+
+def test_the_same_calls_inside_the_run_are_allowed_and_recorded(tmp_path: Path) -> None:
+    """The confinement checks do not refuse what stays inside: a link into the project followed
+    by ``..``, ``shutil.rmtree`` of a directory of the project, and the metadata calls."""
+    seen: list[str] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        async def on_start(event: Any, ctx: Any) -> None:
+            cwd = ctx.cwd
+            os.makedirs(os.path.join(cwd, "d", "e"))
+            Path(cwd, "d", "e", "f.txt").write_text("x", encoding="utf-8")
+            os.symlink(os.path.join(cwd, "d", "e"), os.path.join(cwd, "link"))
+            with open(os.path.join(cwd, "link", "..", "via.txt"), "w", encoding="utf-8") as handle:
+                handle.write("inside\n")
+            os.chmod(os.path.join(cwd, "d", "via.txt"), 0o600)
+            os.utime(os.path.join(cwd, "d", "via.txt"), (0, 0))
+            os.link(os.path.join(cwd, "d", "via.txt"), os.path.join(cwd, "hard"))
+            shutil.rmtree(os.path.join(cwd, "d", "e"))
+            seen.append(Path(cwd, "d", "via.txt").read_text(encoding="utf-8"))
+
+        pi.on("session_start", on_start)
+
+    result = simulate(parse_scenario({"name": "inside"}), workdir=tmp_path / "run", implementation=extension)
+    assert seen == ["inside\n"]
+    assert '"name":"refused"' not in result.trace_text()
+    removed = [r["path"] for r in result.host.trace.records if r["kind"] == "fs" and r["name"] == "remove"]
+    assert removed[-2:] == ["$WORK/project/d/e/f.txt", "$WORK/project/d/e"], removed
+
+
+_NAMES = st.sampled_from(["a", "b", "link", "out", "file.txt", "missing", "..", "."])
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(_NAMES, min_size=0, max_size=5))
+def test_resolving_below_the_run_agrees_with_realpath(
+    tmp_path_factory: pytest.TempPathFactory, parts: list[str]
+) -> None:
+    """The monitor's shortcut (``resolve_below``) answers either nothing (the caller resolves the
+    whole path) or exactly ``os.path.realpath``, through links inside, links out, files and
+    missing components."""
+    tmp = tmp_path_factory.mktemp("below")
+    victim = _outside(tmp)
+    root = tmp / "run"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "file.txt").write_text("x", encoding="utf-8")
+    (root / "a" / "link").symlink_to(root / "a" / "b")
+    (root / "out").symlink_to(victim)
+    path = os.path.join(str(root), *parts) if parts else str(root)
+    real_root = os.path.realpath(root)
+    below = resolve_below(path, str(root), real_root)
+    assert below is None or below == os.path.realpath(path)
+    if not {"..", ".", "link", "out"} & set(parts):
+        assert below == os.path.realpath(path)
+
+
+@pytest.mark.parametrize("attempt", sorted(_attempts(Path("/nonexistent"))))
+def test_the_bridges_monitor_refuses_the_same_calls(tmp_path: Path, attempt: str) -> None:
+    """The real-Pi target runs a Python implementation under the same monitor in its bridge
+    (``targets/realpi/bridge_runtime.py``), on the run's real directory (no virtual root):
+    every way out is refused there too."""
+    victim = _outside(tmp_path)
+    before = _snapshot_with_metadata(victim)
+    run = tmp_path / "run"
+    (run / "project").mkdir(parents=True)
+    trace = Trace(lambda: 0, "")
+    monitor = FilesystemMonitor(
+        workdir=str(run), placeholders={"$PROJECT": str(run / "project")}, trace=trace
+    )
+    with activate_monitor(monitor), pytest.raises(PermissionError):
+        _attempts(victim)[attempt](str(run / "project"))
+    assert _snapshot_with_metadata(victim) == before
+    assert [r["name"] for r in trace.records if r["kind"] == "fs"][-1] == "refused"
