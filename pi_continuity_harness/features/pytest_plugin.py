@@ -685,7 +685,7 @@ def _summarise(world: World) -> dict[str, Any]:
     try:
         observation = world.observe()
         artifacts = sorted(
-            str(observation.on_disk(world.artifact_dir() / name)) for name in world.all_artifacts()
+            str(observation.on_disk(world.artifact_dir() / name)) for name in world.artifact_names()
         )
     except Exception as error:  # the report must not hide the scenario's own failure
         return {"started": True, "observation_error": str(error)}

@@ -17,16 +17,22 @@ step definitions: this module lists them once per parent node, keeps the answer 
 type, step text, visible step definitions), and puts that in place of pytest-bdd's function while the
 suite's plug-in is active (:func:`install`, :func:`uninstall`); otherwise pytest-bdd is left
 as it was.
+
+The same goes for the signature of the step function, which pytest-bdd computes twice per step
+it runs (``inspect.signature`` in ``_execute_step_function`` and ``utils.get_required_args``),
+2 % of a scenario on the simulator (issue 16): kept per step function while installed. A
+``Signature`` is immutable; the list of required arguments is given as a new list each time.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
 # ``import pytest_bdd.scenario`` would give the ``scenario`` function pytest_bdd exports.
-bdd_scenario = importlib.import_module("pytest_bdd.scenario")
+bdd_scenario: Any = importlib.import_module("pytest_bdd.scenario")
 
 __all__ = ["install", "installed", "uninstall"]
 
@@ -43,6 +49,12 @@ _MEMO: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 #: module of the suite sees the same ones, the plug-in's, so a step text is looked up once
 #: per run, not once per module), per (parent node, fixture manager).
 _VISIBLE: dict[tuple[Any, Any], tuple[list[tuple[Any, Any]], tuple[int, ...]]] = {}
+#: pytest-bdd's ``signature`` and ``get_required_args`` as ``pytest_bdd.scenario`` names them.
+_SIGNATURE: Callable[..., inspect.Signature] | None = getattr(bdd_scenario, "signature", None)
+_REQUIRED: Callable[..., list[str]] | None = getattr(bdd_scenario, "get_required_args", None)
+#: Per step function: its signature and its required arguments.
+_SIGNATURES: dict[Any, inspect.Signature] = {}
+_REQUIRED_ARGS: dict[Any, tuple[str, ...]] = {}
 #: Sessions that installed the memo and have not ended (a suite run inside a test's session).
 _DEPTH = [0]
 #: Set by a test: every memoised answer is compared with pytest-bdd's own (a mismatch raises).
@@ -91,12 +103,31 @@ def _memoised(step: Any, fixturemanager: Any, node: Any) -> Iterable[Any]:
     return found
 
 
+def _signature(func: Any) -> inspect.Signature:
+    assert _SIGNATURE is not None
+    found = _SIGNATURES.get(func)
+    if found is None:
+        found = _SIGNATURES[func] = _SIGNATURE(func)
+    return found
+
+
+def _required_args(func: Any) -> list[str]:
+    assert _REQUIRED is not None
+    found = _REQUIRED_ARGS.get(func)
+    if found is None:
+        found = _REQUIRED_ARGS[func] = tuple(_REQUIRED(func))
+    return list(found)
+
+
 def install() -> None:
     """Memoise pytest-bdd's step lookup (nothing when this pytest-bdd has no such function)."""
     pieces = (_ORIGINAL, _NAMES, _DEFS, _CONTEXTS)
     if all(piece is not None for piece in pieces) and getattr(_ORIGINAL, "__name__", "") == _NAME:
         _DEPTH[0] += 1
         setattr(bdd_scenario, _NAME, _memoised)
+        if _SIGNATURE is inspect.signature and _REQUIRED is not None:
+            bdd_scenario.signature = _signature
+            bdd_scenario.get_required_args = _required_args
 
 
 def uninstall() -> None:
@@ -107,8 +138,13 @@ def uninstall() -> None:
     _DEPTH[0] -= 1
     if _DEPTH[0] == 0:
         setattr(bdd_scenario, _NAME, _ORIGINAL)
+        if _SIGNATURE is inspect.signature and _REQUIRED is not None:
+            bdd_scenario.signature = _SIGNATURE
+            bdd_scenario.get_required_args = _REQUIRED
         _MEMO.clear()
         _VISIBLE.clear()
+        _SIGNATURES.clear()
+        _REQUIRED_ARGS.clear()
 
 
 def installed() -> bool:

@@ -358,9 +358,15 @@ class World:
 
     def all_artifacts(self) -> dict[str, bytes]:
         root = self.artifact_dir()
+        return {name: (root / name).read_bytes() for name in self.artifact_names()}
+
+    def artifact_names(self) -> list[str]:
+        """The artifact files' paths below the artifact directory, sorted (their bytes unread:
+        the run report lists them for every scenario, issue 16)."""
+        root = self.artifact_dir()
         if not root.is_dir():
-            return {}
-        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+            return []
+        return [str(p.relative_to(root)) for p in sorted(root.rglob("*")) if p.is_file()]
 
     def compactions(self) -> list[dict[str, Any]]:
         return self.observe().entries_of("compaction")

@@ -9,11 +9,13 @@ systems, and the check itself is shown to fail when the memo is wrong.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest_bdd import utils as bdd_utils
 
 from pi_continuity_harness.features import step_lookup
 from pi_continuity_harness.features.suite import run_suite
@@ -37,6 +39,29 @@ def test_every_memoised_step_lookup_equals_pytest_bdds_own(tmp_path: Path, verif
         assert not problems, "\n".join(problems)
     # The memo lives as long as the session: pytest-bdd is as it was after the run.
     assert not step_lookup.installed()
+    assert step_lookup.bdd_scenario.signature is inspect.signature
+    assert step_lookup.bdd_scenario.get_required_args is bdd_utils.get_required_args
+
+
+def test_step_signatures_are_kept_per_function_while_installed() -> None:
+    """pytest-bdd's ``signature`` and ``get_required_args`` give what they gave, once computed
+    per function; a caller that changes the list it got does not change the next answer."""
+
+    def step(world: Any, text: str, count: int = 1) -> None:
+        pass
+
+    step_lookup.install()
+    try:
+        signature, required = step_lookup.bdd_scenario.signature, step_lookup.bdd_scenario.get_required_args
+        assert signature is not inspect.signature
+        assert signature(step) == inspect.signature(step) and signature(step) is signature(step)
+        first = required(step)
+        assert first == bdd_utils.get_required_args(step) == ["world", "text"]
+        first.append("changed")
+        assert required(step) == ["world", "text"]
+    finally:
+        step_lookup.uninstall()
+    assert step_lookup.bdd_scenario.signature is inspect.signature
 
 
 def test_a_wrong_memoised_step_lookup_fails_the_scenario(
