@@ -298,6 +298,9 @@ def _attempts(victim: Path) -> dict[str, Any]:
     def chmod_outside(cwd: str) -> None:
         os.chmod(victim / "keep.txt", 0o600)
 
+    def chown_outside(cwd: str) -> None:
+        os.chown(victim / "keep.txt", os.getuid(), os.getgid())
+
     def utime_outside(cwd: str) -> None:
         os.utime(victim / "keep.txt", (0, 0))
 
@@ -315,6 +318,7 @@ def _attempts(victim: Path) -> dict[str, Any]:
             symlink_named_outside,
             hard_link_to_a_file_outside,
             chmod_outside,
+            chown_outside,
             utime_outside,
             truncate_outside,
         )
