@@ -12,10 +12,16 @@
 * :func:`add_skipped_to_cucumber`: pytest-bdd's Cucumber JSON writes a scenario only from its
   ``call`` report, so a scenario skipped before it ran (``@needs-...`` on a target without the
   capability) was missing from the file; it is added, its steps ``skipped``.
+* :func:`undefined_steps`: every step of the collected scenarios that no step definition the
+  scenario sees matches. pytest-bdd finds that out only when the step runs and fails the
+  scenario (``StepDefinitionNotFoundError``), so a typo in a feature of your own read as the
+  implementation failing; the plug-in makes it one usage error naming each file and line,
+  before the first scenario runs (exit status 2 from ``run``).
 """
 
 from __future__ import annotations
 
+import importlib
 import types
 from typing import Any
 
@@ -32,6 +38,7 @@ __all__ = [
     "printed_name",
     "scenario_template",
     "select_by_name",
+    "undefined_steps",
 ]
 
 # Test names already given in this session: scenarios of different files get different names,
@@ -165,3 +172,40 @@ def add_skipped_to_cucumber(item: pytest.Item, report: pytest.TestReport) -> Non
             ],
         }
     )
+
+
+# ``import pytest_bdd.scenario`` would give the ``scenario`` function pytest_bdd exports; its
+# ``find_fixturedefs_for_step`` is looked up at call time (the suite memoises it, ``step_lookup``).
+_BDD_SCENARIO: Any = importlib.import_module("pytest_bdd.scenario")
+
+
+def undefined_steps(session: pytest.Session) -> list[str]:
+    """``<feature file>:<line>: <Keyword> "<step>" matches no step definition (scenario
+    "<name>")`` for every such step of the session's scenarios, once per file and line, in
+    collection order. A step is looked up as pytest-bdd looks it up when it runs (its type, its
+    text with the Examples row filled in, the step definitions visible to the test)."""
+    fixturemanager = session._fixturemanager
+    seen: set[tuple[str, int, str]] = set()
+    problems: list[str] = []
+    for item in session.items:
+        template = scenario_template(item)
+        if template is None:
+            continue
+        callspec = getattr(item, "callspec", None)
+        example = callspec.params.get("_pytest_bdd_example", {}) if callspec is not None else {}
+        rendered = template.render(example)
+        for step in rendered.steps:
+            where = (str(template.feature.rel_filename), int(step.line_number), str(step.name))
+            if where in seen:
+                continue
+            found = _BDD_SCENARIO.find_fixturedefs_for_step(
+                step=step, fixturemanager=fixturemanager, node=item
+            )
+            if any(True for _ in found):
+                continue
+            seen.add(where)
+            problems.append(
+                f"{where[0]}:{where[1]}: {step.keyword.strip()} {step.name!r} matches no step definition "
+                f"(scenario {rendered.name!r})"
+            )
+    return problems

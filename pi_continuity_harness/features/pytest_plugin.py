@@ -54,6 +54,7 @@ from pi_continuity_harness.features.collect import (
     drop_duplicates,
     scenario_template,
     select_by_name,
+    undefined_steps,
 )
 from pi_continuity_harness.features.scratch import make_temporary_directory, scratch_directory
 from pi_continuity_harness.features.world import World
@@ -480,6 +481,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     if not any(scenario_template(item) is not None for item in session.items):
         return
+    undefined = undefined_steps(session)
+    if undefined:
+        raise pytest.UsageError(
+            "a feature has steps that no step definition matches (a typo, or a conftest.py with "
+            "your own steps missing beside it): " + "; ".join(undefined)
+        )
     extension = str(config.getoption("--extension"))
     target = target_name(config)
     pi_version = config.getoption("--pi-version") if target == "pi" else None

@@ -205,6 +205,21 @@ def test_rule_under_plain_pytest_a_gherkin_error_names_the_file_and_line(project
     assert f"{broken}:4: Unexpected token found. Check Gherkin syntax near the reported error." in ran.out
 
 
+def test_rule_under_plain_pytest_a_step_no_definition_matches_is_one_usage_error(project: Path) -> None:
+    typo = project / "my_features" / "typo.feature"
+    typo.write_text(
+        "Feature: typo\n  Scenario: s\n    Given the user has worked thru 2 turns\n", encoding="utf-8"
+    )
+    ran = pytest_in("my_features", "-q", "--target", "sim", cwd=project)
+    assert ran.code == 4
+    assert ran.err.strip() == (
+        "ERROR: a feature has steps that no step definition matches (a typo, or a conftest.py with "
+        "your own steps missing beside it): my_features/typo.feature:3: Given 'the user has worked "
+        "thru 2 turns' matches no step definition (scenario 's')"
+    )
+    assert "passed" not in ran.out and "failed" not in ran.out
+
+
 def test_rule_under_plain_pytest_the_machines_go_after_a_pass_and_stay_after_a_failure(project: Path) -> None:
     env = _tmp(project)
     scratch = Path(env["TMPDIR"])

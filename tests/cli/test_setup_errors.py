@@ -188,6 +188,44 @@ def test_rule_a_gherkin_syntax_error_names_the_file_and_line(user_dir: Path) -> 
     ]
 
 
+UNDEFINED_STEPS = """Feature: a typo in a step
+  Scenario: one step no definition matches
+    Given the user has worked through 2 turns
+    When the user run "/continuity checkpoint"
+    Then the project settings file is byte-for-byte unchanged
+
+  Scenario Outline: a placeholder filled in
+    Given the user has worked through <n> turns
+    Then teh agent is idle after <n>
+
+    Examples:
+      | n |
+      | 1 |
+"""
+
+
+def test_rule_a_step_no_definition_matches_is_one_usage_error_naming_its_file_and_line(
+    user_dir: Path,
+) -> None:
+    """Before: the scenario ran and *failed* (``StepDefinitionNotFoundError`` at that step),
+    which reads as the implementation failing the feature; now nothing runs, nothing is
+    written, and the message names every such step by file and line."""
+    features = user_dir / "features"
+    features.mkdir()
+    (features / "typo.feature").write_text(UNDEFINED_STEPS, encoding="utf-8")
+    workdir = user_dir / "out"
+    ran = harness("run", "--features", "features", "--workdir", str(workdir), cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        "pi-continuity-harness run: a feature has steps that no step definition matches (a typo, "
+        "or a conftest.py with your own steps missing beside it): features/typo.feature:4: When "
+        "'the user run \"/continuity checkpoint\"' matches no step definition (scenario 'one step "
+        "no definition matches'); features/typo.feature:9: Then 'teh agent is idle after 1' "
+        "matches no step definition (scenario 'a placeholder filled in')"
+    ]
+    _only(user_dir, "features", "my_ext.py", "raising.py")
+
+
 def test_rule_features_that_are_not_there_are_one_line(user_dir: Path) -> None:
     ran = harness("run", "--features", "nowhere", cwd=user_dir)
     assert (ran.code, ran.err_lines) == (

@@ -69,19 +69,20 @@ def test_a_wrong_memoised_step_lookup_fails_the_scenario(
 ) -> None:
     original = step_lookup._ORIGINAL
     assert original is not None
-    seen: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str, str], int] = {}
 
     def find_fixturedefs_for_step(*, step: Any, fixturemanager: Any, node: Any) -> Any:
         found = tuple(original(step=step, fixturemanager=fixturemanager, node=node))
-        key = (step.type, step.name)
-        if key in seen:
-            return found
-        seen.add(key)
-        return ()  # the first answer for a step is wrong: nothing matches it
+        key = (step.type, step.name, node.nodeid)
+        seen[key] = seen.get(key, 0) + 1
+        # A step is looked up for a test before the first scenario runs (``collect.
+        # undefined_steps``, once per file and line), then when the test runs it: the second
+        # answer for the same test and step is wrong, nothing matches it.
+        return () if seen[key] == 2 else found
 
     monkeypatch.setattr(step_lookup, "_ORIGINAL", find_fixturedefs_for_step)
     run = run_suite(target="sim", extension="reference", keyword="archive", workdir=tmp_path / "r")
     assert len(run.results) > 1
-    # The first scenario finds no step; a later one gets the wrong memoised answer, and the check
-    # against pytest-bdd's own lookup fails it.
+    # The first scenario to run a step gets a memoised answer pytest-bdd's own lookup (planted)
+    # contradicts, and the check fails it.
     assert any("step lookup memo" in r.detail for r in run.results if r.status == "failed")
