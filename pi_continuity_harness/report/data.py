@@ -33,8 +33,10 @@ __all__ = [
     "HARNESS_DEFAULT_WINDOW",
     "PI_DEFAULT_RESERVE",
     "Artifact",
+    "YamlAliasError",
     "initial_limits",
     "load_artifacts",
+    "load_yaml_without_aliases",
     "machine_dir",
     "read_artifact",
     "read_json",
@@ -59,6 +61,25 @@ def read_json(path: Path) -> Any:
         raise ReportError(f"{path}: line {error.lineno}: not JSON: {error.msg}") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ReportError(f"{path}: cannot be read: {error}") from None
+
+
+class YamlAliasError(ReportError, yaml.YAMLError):
+    """A record's YAML uses an alias, which the report does not expand."""
+
+
+def load_yaml_without_aliases(text: str) -> Any:
+    """``yaml.safe_load(text)``, refusing a document that uses an alias (``yaml.YAMLError``).
+
+    A record's YAML (a Brief's frontmatter, a minimised scenario) is drawn by walking it, and a
+    few lines of aliases can stand for billions of values or contain themselves; the harness's
+    own loader measures that (``scenario.yaml_text.expansion_problem``), but the report reads
+    records as plain data with nothing of the harness's below it, so it does not expand aliases
+    at all: none of the files it draws needs one."""
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.AliasEvent):
+            raise YamlAliasError(f"uses the YAML alias *{event.anchor}, which the report does not expand")
+    return yaml.safe_load(text)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -136,7 +157,9 @@ def read_artifact(path: Path, root: Path) -> Artifact:
     front, artifact.body = _split_frontmatter(text)
     if front is not None:
         try:
-            value = yaml.safe_load(front)
+            value = load_yaml_without_aliases(front)
+        except YamlAliasError as error:
+            artifact.frontmatter_error = f"the frontmatter is refused: {error}"
         except yaml.YAMLError as error:
             artifact.frontmatter_error = f"the frontmatter does not parse: {error}"
         else:

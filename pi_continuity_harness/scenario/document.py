@@ -30,7 +30,7 @@ from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.model_script import ModelScript
 from pi_continuity_harness.scenario.operations import _OPERATION_KEYS, Operations
 from pi_continuity_harness.scenario.session_id import check_session_id
-from pi_continuity_harness.scenario.yaml_text import safe_load
+from pi_continuity_harness.scenario.yaml_text import expansion_problem, safe_load
 
 __all__ = [
     "ExtensionRef",
@@ -309,6 +309,9 @@ def load_scenario(path: str | Path) -> Scenario:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(unknown position)"
         problem = getattr(error, "problem", None) or str(error)
         raise ScenarioError(f"{source}: {where}: invalid YAML: {problem}") from None
+    expansion = expansion_problem(data)
+    if expansion is not None:
+        raise ScenarioError(f"{source}: {expansion}")
     return parse_scenario(data, source)
 
 

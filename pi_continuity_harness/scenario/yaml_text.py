@@ -8,6 +8,13 @@ valid text loads to the same data, and an invalid one raises the error the pure 
 raises, whose message quotes the offending line with a caret (libyaml's names the line
 only) — callers and users see what they saw before. Where libyaml is stricter than the pure
 loader, the pure loader's result stands, so nothing the harness accepted is refused now.
+
+YAML aliases share a node, so a few lines can stand for billions of values (``&a [x, x, ...]``,
+``&b [*a, *a, ...]``, ...) or for a value that contains itself (``&a [*a]``). Loading is cheap,
+but everything that walks the data afterwards (validation, ``json.dumps`` of a file a scenario
+places) expands it: a 13-line scenario kept ``simulate`` busy until it was killed (issue 16's
+eighth pass). :func:`expansion_problem` measures the data as if every alias were copied, in time
+linear in the distinct nodes, so a caller can refuse such a document naming the field.
 """
 
 from __future__ import annotations
@@ -17,7 +24,12 @@ from typing import Any
 
 import yaml
 
-__all__ = ["FAST_LOADER", "needs_pure_parser", "safe_load"]
+__all__ = ["FAST_LOADER", "MAX_EXPANDED_VALUES", "expansion_problem", "needs_pure_parser", "safe_load"]
+
+#: The most values a document may stand for with its aliases expanded: far above any scenario
+#: the harness writes (a minimised failure, an imported session of thousands of entries) and
+#: far below what takes more than a second or two to validate.
+MAX_EXPANDED_VALUES = 2_000_000
 
 #: The libyaml loader when PyYAML was built with it (the wheels are), else the pure one.
 FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -44,3 +56,60 @@ def safe_load(text: str) -> Any:
         except yaml.YAMLError:
             pass
     return yaml.load(text, Loader=yaml.SafeLoader)
+
+
+class _RefusedError(Exception):
+    def __init__(self, path: tuple[Any, ...], reason: str) -> None:
+        super().__init__(reason)
+        self.path = path
+        self.reason = reason
+
+
+def _where(path: tuple[Any, ...]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def expansion_problem(data: Any, limit: int = MAX_EXPANDED_VALUES) -> str | None:
+    """``"<field>: <reason>"`` when ``data`` (as :func:`safe_load` gives it) contains itself
+    through an alias or stands for more than ``limit`` values with its aliases expanded; None
+    otherwise. Each distinct list or mapping is measured once (its size is remembered by
+    identity), so a document of a few lines that stands for billions is refused at once."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: Any, path: tuple[Any, ...]) -> int:
+        if isinstance(node, dict):
+            items: Any = node.items()
+        elif isinstance(node, list):
+            items = enumerate(node)
+        else:
+            return 1
+        key = id(node)
+        known = sizes.get(key)
+        if known is not None:
+            return known
+        if key in open_nodes:
+            raise _RefusedError(path, "the value contains itself (a YAML alias of an enclosing node)")
+        open_nodes.add(key)
+        total = 1
+        for name, child in items:
+            total += size(child, (*path, name))
+            if total > limit:
+                raise _RefusedError(
+                    (*path, name),
+                    f"stands for more than {limit:,} values once its YAML aliases are expanded",
+                )
+        open_nodes.discard(key)
+        sizes[key] = total
+        return total
+
+    try:
+        size(data, ())
+    except _RefusedError as refused:
+        return f"{_where(refused.path)}: {refused.reason}"
+    except RecursionError:
+        return "(top level): nested too deeply"
+    return None

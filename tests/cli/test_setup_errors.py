@@ -313,3 +313,19 @@ def test_rule_a_directory_where_a_file_belongs_is_one_line_exit_2(user_dir: Path
     )
     ran = harness("explore", "--json", ".", cwd=user_dir)
     assert (ran.code, ran.err_lines) == (2, ["pi-continuity-harness explore: --json .: is a directory"])
+
+
+def test_rule_a_scenario_whose_aliases_stand_for_millions_of_values_is_one_error(user_dir: Path) -> None:
+    """Before: ``simulate`` ran until it was killed, writing a file of gigabytes into the run."""
+    lines = ["name: bomb", "files:", "  big.json:", "    json:", "      a: &a [x, x, x, x, x, x, x, x, x]"]
+    lines += [
+        f"      {n}: &{n} [{', '.join(['*' + p] * 9)}]" for p, n in zip("abcdefgh", "bcdefghi", strict=True)
+    ]
+    (user_dir / "bomb.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    ran = harness("simulate", "bomb.yaml", "--workdir", "out", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        "pi-continuity-harness simulate: bomb.yaml: files.big.json.json.g[3]: stands for more than "
+        "2,000,000 values once its YAML aliases are expanded"
+    ]
+    _only(user_dir, "bomb.yaml", "my_ext.py", "raising.py")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -9,8 +10,9 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario import load_scenario
-from pi_continuity_harness.scenario.yaml_text import FAST_LOADER, safe_load
+from pi_continuity_harness.scenario.yaml_text import FAST_LOADER, expansion_problem, safe_load
 
 #: Characters and pieces that matter to a YAML scanner, so random texts hit its corners.
 YAMLISH = st.lists(
@@ -52,3 +54,71 @@ def test_an_invalid_scenario_still_names_the_line_and_column(tmp_path: Any) -> N
     path.write_text("name: x\noperations: [\n", encoding="utf-8")
     with pytest.raises(Exception, match=r"bad\.yaml: line 3, column 1: invalid YAML: expected"):
         load_scenario(path)
+
+
+# --------------------------------------------------------------------------- alias expansion
+
+#: Nine lines of aliases standing for 9**9 (387 million) strings.
+ALIAS_BOMB = "\n".join(
+    ["name: bomb", "files:", "  big.json:", "    json:", '      a: &a ["x","x","x","x","x","x","x","x","x"]']
+    + [f"      {n}: &{n} [{', '.join(['*' + p] * 9)}]" for p, n in zip("abcdefgh", "bcdefghi", strict=True)]
+)
+
+
+def test_a_scenario_whose_aliases_stand_for_millions_of_values_is_refused_naming_the_field(
+    tmp_path: Path,
+) -> None:
+    """Before: ``simulate`` on these lines ran until it was killed (validating, then writing a
+    file of gigabytes); now it is refused at load, naming the field that grows too large."""
+    path = tmp_path / "bomb.yaml"
+    path.write_text(ALIAS_BOMB, encoding="utf-8")
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario(path)
+    assert str(refused.value) == (
+        f"{path}: files.big.json.json.g[3]: stands for more than 2,000,000 values once its YAML "
+        "aliases are expanded"
+    )
+
+
+def test_a_scenario_that_contains_itself_through_an_alias_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "loop.yaml"
+    path.write_text("name: loop\nfiles:\n  a.json:\n    json: &a [1, *a]\n", encoding="utf-8")
+    with pytest.raises(ScenarioError, match=r"files\.a\.json\.json\[1\]: the value contains itself"):
+        load_scenario(path)
+
+
+def test_a_scenario_that_reuses_a_value_through_aliases_still_loads(tmp_path: Path) -> None:
+    path = tmp_path / "reuse.yaml"
+    path.write_text(
+        "name: reuse\nfiles:\n  a.json: {json: &shared {k: [1, 2, 3]}}\n  b.json: {json: *shared}\n",
+        encoding="utf-8",
+    )
+    scenario = load_scenario(path)
+    assert scenario.files["a.json"].json_value == scenario.files["b.json"].json_value == {"k": [1, 2, 3]}
+
+
+JSON_TREES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=3), children, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+def _values(node: Any) -> int:
+    if isinstance(node, dict):
+        return 1 + sum(_values(v) for v in node.values())
+    if isinstance(node, list):
+        return 1 + sum(_values(v) for v in node)
+    return 1
+
+
+@given(tree=JSON_TREES, copies=st.integers(1, 4))
+def test_the_expanded_size_counts_every_value_as_often_as_aliases_repeat_it(tree: Any, copies: int) -> None:
+    """``[tree, tree, ...]`` (the same object, as an alias gives it) stands for exactly
+    ``1 + copies * values(tree)`` values: refused one below that, accepted at it."""
+    data = [tree] * copies
+    count = 1 + copies * _values(tree)
+    assert expansion_problem(data, limit=count) is None
+    assert expansion_problem(data, limit=count - 1) is not None
