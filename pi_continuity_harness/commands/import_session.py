@@ -94,6 +94,8 @@ def _settings(path: str | None) -> dict[str, Any] | None:
         raise UsageError(f"--settings {path}: {error.strerror or error}") from None
     except (ValueError, UnicodeDecodeError) as error:
         raise UsageError(f"--settings {path}: not JSON: {error}") from None
+    except RecursionError:  # json's C decoder recurses per level
+        raise UsageError(f"--settings {path}: not JSON: nested too deeply to read") from None
     if not isinstance(value, dict):
         raise UsageError(f"--settings {path}: a settings file is a JSON object")
     return value

@@ -68,6 +68,8 @@ def read_manifest(path: Path, shown: str | None = None) -> dict[str, Any]:
         raise PackageInputError(
             f"{name}: invalid JSON (line {error.lineno} column {error.colno}: {error.msg})"
         ) from None
+    except RecursionError:  # json's C decoder recurses per level
+        raise PackageInputError(f"{name}: invalid JSON (nested too deeply to read)") from None
     except (OSError, UnicodeDecodeError) as error:
         raise PackageInputError(f"{name}: cannot be read ({error})") from None
     if not isinstance(data, dict):

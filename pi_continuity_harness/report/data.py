@@ -59,6 +59,8 @@ def read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise ReportError(f"{path}: line {error.lineno}: not JSON: {error.msg}") from None
+    except RecursionError:  # json's C decoder recurses per level
+        raise ReportError(f"{path}: not JSON: nested too deeply to read") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ReportError(f"{path}: cannot be read: {error}") from None
 
@@ -94,6 +96,8 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
                     value = json.loads(line)
                 except json.JSONDecodeError as error:
                     raise ReportError(f"{path}: line {number}: not JSON: {error.msg}") from None
+                except RecursionError:
+                    raise ReportError(f"{path}: line {number}: not JSON: nested too deeply to read") from None
                 if not isinstance(value, dict):
                     raise ReportError(f"{path}: line {number}: not a JSON object")
                 out.append(value)

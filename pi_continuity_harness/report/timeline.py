@@ -140,7 +140,7 @@ def request_files(*directories: Path | None) -> list[RequestFile]:
         data = path.read_bytes()
         text = data.decode("utf-8", errors="replace")
         if path.suffix == ".json":
-            with contextlib.suppress(json.JSONDecodeError):
+            with contextlib.suppress(json.JSONDecodeError, RecursionError):
                 text = json.dumps(json.loads(text), indent=1, ensure_ascii=False)
         out.append(
             RequestFile(

@@ -385,6 +385,8 @@ def import_session_lines(
             value = json.loads(text)
         except ValueError as error:
             raise state.fail(number, f"not JSON: {error}") from None
+        except RecursionError:  # json's C decoder recurses per level: 100,000 ``[`` end it
+            raise state.fail(number, "not JSON: nested too deeply to read") from None
         if number == 1:
             _header(state, value)
             continue

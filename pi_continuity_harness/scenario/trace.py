@@ -273,7 +273,7 @@ def _first_field(a: Any, b: Any, path: str) -> tuple[str, Any, Any] | None:
 def _parse(line: str) -> Any:
     try:
         return json.loads(line)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # nested too deeply: not a record either
         return _MISSING
 
 
@@ -290,5 +290,5 @@ def _short(text: str, limit: int = 240) -> str:
 def _record(line: str) -> str:
     try:
         return json.dumps(json.loads(line), ensure_ascii=False, separators=(",", ":"))
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return line

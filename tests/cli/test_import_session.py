@@ -215,6 +215,11 @@ MALFORMED = {
     "no header": (_MODEL, 'line 1: the first line is the session header {"type":"session",...}'),
     "old version": (_HEADER.replace('"version":3', '"version":2'), "line 1: session version 2"),
     "bad entry JSON": (f"{_HEADER}\n{_MODEL}\n{{broken", "line 3: not JSON"),
+    # json's C decoder recurses per level: before, a RecursionError traceback and exit 1.
+    "nested too deeply": (
+        f"{_HEADER}\n{'[' * 100_000}{']' * 100_000}",
+        "line 2: not JSON: nested too deeply",
+    ),
     "unknown type": (
         f'{_HEADER}\n{{"type":"weird","id":"w","parentId":null}}',
         "line 2: unknown entry type 'weird'",

@@ -41,9 +41,13 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
             lambda d: (d / "package.json").write_text("[1]", encoding="utf-8") and d,
             "package.json: not a JSON object",
         ),
+        (
+            lambda d: (d / "package.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8") and d,
+            "package.json: invalid JSON (nested too deeply to read)",
+        ),
         (lambda d: (d / "x.tgz").write_bytes(b"not gzip\n") and d / "x.tgz", "x.tgz: not a package tarball"),
     ],
-    ids=["no-package-json", "invalid-json", "not-an-object", "not-a-tarball"],
+    ids=["no-package-json", "invalid-json", "not-an-object", "nested-too-deeply", "not-a-tarball"],
 )
 @pytest.mark.filterwarnings("ignore")
 def test_bad_input_is_one_error_naming_the_file_exit_2(make: object, message: str, tmp_path: Path) -> None:

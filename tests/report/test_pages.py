@@ -134,6 +134,19 @@ def test_an_unreadable_trace_is_noted_in_its_scenario(small_run: dict[str, Any],
     assert f"{trace}: line " in text and "not JSON" in text
 
 
+def test_a_trace_line_nested_too_deeply_is_noted_in_its_scenario(
+    small_run: dict[str, Any], tmp_path: Path
+) -> None:
+    """json's C decoder recurses per level: before, the report ended in a RecursionError."""
+    run = copy_run(small_run, tmp_path)
+    first = run["record"]["assertions"][0]
+    trace = Path(first["observed"]["workdir"]) / "trace.jsonl"
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    trace.write_text("\n".join([*lines, "[" * 100_000 + "]" * 100_000]) + "\n", encoding="utf-8")
+    text = parse(render_run(dict(run["record"], assertions=[first]))).text
+    assert f"{trace}: line {len(lines) + 1}: not JSON: nested too deeply to read" in text
+
+
 def test_side_by_side_aligns_and_folds_equal_lines() -> None:
     rows = side_by_side([{"a": 1}, {"b": 2}, {"c": 3}], [{"a": 1}, {"b": 9}, {"c": 3}, {"d": 4}])
     assert [r["tag"] for r in rows] == ["equal", "replace", "equal", "insert"]

@@ -206,3 +206,12 @@ def test_differs_names_the_record_and_the_field() -> None:
         'first difference at record 0 (line 1, model:reply): $.toolCalls[1].id: expected "b", actual "c"'
     )
     assert first_difference("x\n", "x\n") is None
+
+
+def test_a_recorded_line_nested_too_deeply_is_a_difference_not_a_crash() -> None:
+    """json's C decoder recurses per level: before, ``replay --expect-trace`` on such a line
+    ended in a RecursionError traceback."""
+    record = json.dumps({"seq": 0, "kind": "host", "name": "scenario"})
+    deep = "[" * 100_000 + "]" * 100_000
+    found = first_difference(deep + "\n", record + "\n")
+    assert found is not None and found.startswith("first difference at record 0 (line 1"), found
