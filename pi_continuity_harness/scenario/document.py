@@ -309,6 +309,8 @@ def load_scenario(path: str | Path) -> Scenario:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(unknown position)"
         problem = getattr(error, "problem", None) or str(error)
         raise ScenarioError(f"{source}: {where}: invalid YAML: {problem}") from None
+    except RecursionError:  # PyYAML's pure parser recurses per level (libyaml stops at 1,000)
+        raise ScenarioError(f"{source}: (top level): invalid YAML: nested too deeply to read") from None
     expansion = expansion_problem(data)
     if expansion is not None:
         raise ScenarioError(f"{source}: {expansion}")

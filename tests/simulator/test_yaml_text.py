@@ -122,3 +122,15 @@ def test_the_expanded_size_counts_every_value_as_often_as_aliases_repeat_it(tree
     count = 1 + copies * _values(tree)
     assert expansion_problem(data, limit=count) is None
     assert expansion_problem(data, limit=count - 1) is not None
+
+
+def test_a_scenario_nested_too_deeply_to_read_is_refused(tmp_path: Path) -> None:
+    """libyaml stops at 1,000 levels and PyYAML's pure parser, tried next, recursed until a
+    RecursionError ended ``simulate`` with a traceback (exit 1)."""
+    path = tmp_path / "deep.yaml"
+    path.write_text(
+        "name: deep\nfiles:\n  a.json:\n    json: " + "[" * 50_000 + "]" * 50_000 + "\n", encoding="utf-8"
+    )
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario(path)
+    assert str(refused.value) == f"{path}: (top level): invalid YAML: nested too deeply to read"
