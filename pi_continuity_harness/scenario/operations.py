@@ -136,12 +136,20 @@ class ImageSpec(_Strict):
         return {"type": "image", "data": self.data, "mimeType": self.mime_type}
 
 
+#: The longest prompt ``chars`` may pad to: 10 million characters, about 2.5 million tokens,
+#: above any model's context window. A scenario is shared data, and ``chars: 100000000000``
+#: ended ``simulate`` in a MemoryError traceback (issue 16's eighth pass).
+MAX_PROMPT_CHARS = 10_000_000
+
+
 class PromptSpec(_Strict):
     """A user prompt. ``text`` may be padded to ``chars`` characters to grow the context;
     ``images`` go with it as RPC ``prompt.images``, queued ones too."""
 
     text: str = "continue"
-    chars: int | None = Field(default=None, ge=1, description="Pad the prompt with filler to this length")
+    chars: int | None = Field(
+        default=None, ge=1, le=MAX_PROMPT_CHARS, description="Pad the prompt with filler to this length"
+    )
     streaming_behavior: Literal["steer", "followUp"] | None = None
     images: tuple[ImageSpec, ...] = Field(
         default=(), description="images sent with the prompt (RPC prompt.images)"

@@ -315,6 +315,20 @@ def test_rule_a_directory_where_a_file_belongs_is_one_line_exit_2(user_dir: Path
     assert (ran.code, ran.err_lines) == (2, ["pi-continuity-harness explore: --json .: is a directory"])
 
 
+def test_rule_a_prompt_padded_beyond_ten_million_characters_is_one_error(user_dir: Path) -> None:
+    """Before: ``chars: 100000000000`` ended ``simulate`` in a MemoryError traceback, exit 1."""
+    (user_dir / "big.yaml").write_text(
+        "name: big\noperations:\n  - prompt: {chars: 100000000000}\n", encoding="utf-8"
+    )
+    ran = harness("simulate", "big.yaml", "--workdir", "out", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        "pi-continuity-harness simulate: big.yaml: operations[0].prompt.chars: Input should be less "
+        "than or equal to 10000000"
+    ]
+    _only(user_dir, "big.yaml", "my_ext.py", "raising.py")
+
+
 def test_rule_a_scenario_whose_aliases_stand_for_millions_of_values_is_one_error(user_dir: Path) -> None:
     """Before: ``simulate`` ran until it was killed, writing a file of gigabytes into the run."""
     lines = ["name: bomb", "files:", "  big.json:", "    json:", "      a: &a [x, x, x, x, x, x, x, x, x]"]
