@@ -33,6 +33,7 @@ from pi_continuity_harness import targets
 from pi_continuity_harness.errors import HarnessError
 from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.implementations import ImplementationError, resolve_implementation
+from pi_continuity_harness.scenario.workspace import workdir_problem
 
 __all__ = [
     "PROBE_PREFIX",
@@ -129,11 +130,18 @@ def check_target(target: str, pi_version: str | None = None) -> None:
 
 
 def check_run_directories(target: str, run_directories: Iterable[Path]) -> None:
-    """``pi``: every scenario's run directory is short enough for the real-Pi machine layout
+    """Every scenario's run directory can be used: where one exists it is a directory, empty or
+    a harness run directory (``scenario.workspace.workdir_problem``: the harness never clears
+    anything else), and, on ``pi``, it is short enough for the real-Pi machine layout
     (``scenario/layout.py``: Pi's machine root is exactly ``WORK_PATH_LENGTH`` characters, so a
     run directory may have at most two fewer). Checked once for the whole selection, before any
     scenario runs: the target itself would refuse each scenario in turn, one failure per
     scenario, for what is one mistake in ``--workdir``."""
+    run_directories = list(run_directories)
+    for directory in run_directories:
+        problem = workdir_problem(directory)
+        if problem is not None:
+            raise SetupError(f"--workdir {Path(directory).resolve().parent}: {problem}")
     if target != "pi":
         return
     from pi_continuity_harness.scenario.layout import WORK_PATH_LENGTH  # noqa: PLC0415

@@ -491,14 +491,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     target = target_name(config)
     pi_version = config.getoption("--pi-version") if target == "pi" else None
     try:
-        if target == "pi":
-            root = _planned_workdir_root(config)
-            will_run = [
-                item
-                for item in session.items
-                if scenario_template(item) and item.get_closest_marker("skip") is None
-            ]
-            preflight.check_run_directories(target, [root / _slug(item.name) for item in will_run])
+        root = _planned_workdir_root(config)
+        will_run = [
+            item
+            for item in session.items
+            if scenario_template(item) and item.get_closest_marker("skip") is None
+        ]
+        preflight.check_run_directories(target, [root / _slug(item.name) for item in will_run])
         preflight.check_target(target, pi_version)
         preflight.check_implementation(
             target, extension, system=config.getoption("--system"), pi_version=pi_version

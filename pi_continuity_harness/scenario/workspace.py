@@ -36,6 +36,7 @@ __all__ = [
     "deep_merge",
     "prepare_files",
     "prepare_workdir",
+    "workdir_problem",
     "write_json",
 ]
 
@@ -61,20 +62,31 @@ def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any
     return result
 
 
+def workdir_problem(workdir: str | Path) -> str | None:
+    """Why :func:`prepare_workdir` would refuse ``workdir`` (``"<path>: <reason>"``), or None:
+    a path that exists must be a directory, empty or a harness run directory."""
+    root = Path(workdir).resolve()
+    if not root.exists():
+        return None
+    if not root.is_dir():
+        return f"{root}: exists and is not a directory"
+    entries = [entry for entry in root.iterdir() if entry.name != LOCK_NAME]
+    if entries and not (root / RUN_MARKER).exists():
+        return f"{root}: not empty and not a harness run directory (no {RUN_MARKER}); refusing to clear it"
+    return None
+
+
 def prepare_workdir(workdir: str | Path) -> Path:
     """Create or empty a run directory, refusing to touch anything that is not one.
 
     The run-directory lock file (:data:`~.run_lock.LOCK_NAME`) is neither content nor removed:
     the process emptying the directory is the one holding it."""
     root = Path(workdir).resolve()
+    problem = workdir_problem(root)
+    if problem is not None:
+        raise WorkdirError(problem)
     if root.exists():
-        if not root.is_dir():
-            raise WorkdirError(f"{root}: exists and is not a directory")
         entries = [entry for entry in root.iterdir() if entry.name != LOCK_NAME]
-        if entries and not (root / RUN_MARKER).exists():
-            raise WorkdirError(
-                f"{root}: not empty and not a harness run directory (no {RUN_MARKER}); refusing to clear it"
-            )
         for entry in entries:
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry)

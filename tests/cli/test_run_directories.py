@@ -289,3 +289,23 @@ def test_rule_a_run_stopped_before_anything_failed_leaves_no_temporary_directory
     assert process.returncode == 130, err
     assert "interrupted" in err
     assert list(temp.glob("pi-continuity-harness-*")) == []
+
+
+def test_rule_a_scenarios_directory_that_is_not_a_run_directory_is_one_setup_error(tmp_path: Path) -> None:
+    """A directory of the user's where a scenario would run (same name) is never cleared.
+    Before: that scenario *failed* (``WorkdirError`` at its first step), which reads as the
+    implementation failing it, and the others ran; now nothing runs, exit 2, one line."""
+    root = tmp_path / "out"
+    mine = root / "test_a_failed_postmortem_is_never_summary_or_prompt_input"
+    mine.mkdir(parents=True)
+    (mine / "mine.txt").write_text("mine\n", encoding="utf-8")
+    ran = harness("run", "--workdir", str(root), "-k", "postmortem", cwd=tmp_path)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        f"pi-continuity-harness run: --workdir {root}: {mine}: not empty and not a harness run directory "
+        "(no .pi-continuity-harness-run); refusing to clear it"
+    ]
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == [
+        mine.name,
+        f"{mine.name}/mine.txt",
+    ]
