@@ -26,6 +26,8 @@ from collections.abc import Iterator
 from pi_continuity_harness.errors import ScenarioError
 
 __all__ = [
+    "MAX_NAME_BYTES",
+    "MAX_PATH_BYTES",
     "PLACEHOLDERS",
     "ConfinementError",
     "check_scenario_glob",
@@ -38,6 +40,12 @@ __all__ = [
 
 #: The placeholders a scenario path may start with; everything else is project-relative.
 PLACEHOLDERS: tuple[str, ...] = ("$PROJECT", "$AGENT", "$SESSIONS")
+
+
+#: Linux's ``NAME_MAX``: a longer file name fails with ``ENAMETOOLONG`` when the run applies it.
+MAX_NAME_BYTES = 255
+#: A path below a run directory: ``PATH_MAX`` (4,096) less room for the run's own directory.
+MAX_PATH_BYTES = 3_072
 
 
 class ConfinementError(ScenarioError):
@@ -79,6 +87,21 @@ def check_scenario_path(path: str) -> None:
         raise ValueError(f"{path!r}: names a run directory itself; name a file or directory inside it")
     if "" in parts or "." in parts:
         raise ValueError(f"{path!r}: write the path without '.', '//' or a trailing '/'")
+    long = next((part for part in parts if len(part.encode("utf-8")) > MAX_NAME_BYTES), None)
+    if long is not None:
+        raise ValueError(
+            f"{_shown(path)}: the component {_shown(long)} is {len(long.encode('utf-8'))} bytes; "
+            f"a file name has at most {MAX_NAME_BYTES} (the file system's limit)"
+        )
+    if len(rest.encode("utf-8")) > MAX_PATH_BYTES:
+        raise ValueError(
+            f"{_shown(path)}: {len(rest.encode('utf-8'))} bytes; a path in the run has at most {MAX_PATH_BYTES}"
+        )
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """``repr(text)``, shortened in the middle when long (an error line stays one line)."""
+    return repr(text) if len(text) <= limit else repr(text[: limit // 2] + "…" + text[-limit // 2 :])
 
 
 def check_scenario_glob(pattern: str) -> None:

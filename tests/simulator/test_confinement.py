@@ -431,3 +431,29 @@ def test_the_bridges_monitor_refuses_the_same_calls(tmp_path: Path, attempt: str
         _attempts(victim)[attempt](str(run / "project"))
     assert _snapshot_with_metadata(victim) == before
     assert [r["name"] for r in trace.records if r["kind"] == "fs"][-1] == "refused"
+
+
+def test_a_path_the_file_system_cannot_hold_is_refused_at_load() -> None:
+    """Before: a 300-byte file name ended ``simulate`` in an ``ENAMETOOLONG`` traceback (exit 1)
+    when the run laid the file out; now the scenario is refused naming the field."""
+    long_name = "a" * 300 + ".txt"
+    with pytest.raises(ScenarioError) as refused:
+        parse_scenario({"name": "n", "files": {long_name: {"text": "x"}}}, "n.yaml")
+    assert "the component 'aaaa" in str(refused.value) and "is 304 bytes; a file name has at most 255" in str(
+        refused.value
+    )
+    assert str(refused.value).startswith("n.yaml: files: ")
+    deep = "/".join(["d" * 200] * 30) + ".txt"
+    with pytest.raises(ScenarioError, match=r"6033 bytes; a path in the run has at most 3072"):
+        parse_scenario({"name": "p", "operations": [{"edit_file": {"path": deep, "text": "x"}}]}, "p.yaml")
+    # Multi-byte characters count as the file system counts them: 128 x 2 bytes is too long.
+    with pytest.raises(ScenarioError, match="is 256 bytes"):
+        parse_scenario({"name": "u", "files": {"é" * 128: {"text": "x"}}}, "u.yaml")
+
+
+def test_a_file_name_of_255_bytes_is_laid_out(tmp_path: Path) -> None:
+    name = "b" * 251 + ".txt"
+    result = simulate(
+        parse_scenario({"name": "ok", "files": {name: {"text": "x"}}}), workdir=tmp_path / "run"
+    )
+    assert Path(result.host.disk.project_dir, name).read_text(encoding="utf-8") == "x"
