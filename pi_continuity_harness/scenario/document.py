@@ -21,7 +21,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME, Model
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario.budget import Budget
 from pi_continuity_harness.scenario.competitors import CompetitorBehaviour
@@ -208,6 +208,9 @@ class Scenario(_Strict):
                 check_scenario_path(path)
             except ValueError as error:
                 raise ValueError(f"files: {error}") from None
+        problem = _files_conflict(self.files)
+        if problem is not None:
+            raise ValueError(f"files: {problem}")
         return self
 
     @property
@@ -215,6 +218,46 @@ class Scenario(_Strict):
         if self.active_model is None:
             return self.models[0]
         return next(m for m in self.models if m.id == self.active_model)
+
+
+#: Files the harness itself writes into a machine before Pi starts, on either target
+#: (``workspace.prepare_files``; real Pi's ``agent/models.json``, ``targets/realpi/environment.py``):
+#: a scenario may replace one with text or JSON of its own, but not make it a directory or put
+#: anything below it.
+_HARNESS_FILES = (
+    "$AGENT/settings.json",
+    "$AGENT/models.json",
+    "$AGENT/trust.json",
+    f"$PROJECT/{CONFIG_DIR_NAME}/settings.json",
+)
+
+
+def _files_conflict(files: dict[str, FileSpec]) -> str | None:
+    """Why ``files`` cannot all be laid out (``"<path>: <reason>"``), or None: a file with a
+    path below it (``a.txt`` and ``a.txt/b``), or a directory at (or a path below) a file the
+    harness writes. Found when the run laid the machine out, such a scenario ended in a
+    ``FileExistsError`` traceback (issue 16's eighth pass)."""
+
+    def placed(path: str) -> str:
+        return path if path.startswith("$") else f"$PROJECT/{path}"
+
+    plain = {placed(path): (path, spec) for path, spec in files.items()}
+    for path in sorted(plain):
+        written, spec = plain[path]
+        for parent in _parents(path):
+            found = plain.get(parent)
+            if found is not None and not found[1].directory:
+                return f"{written!r}: {found[0]!r} is a file of this scenario, so nothing can be below it"
+            if parent in _HARNESS_FILES:
+                return f"{written!r}: the harness writes {parent!r} as a file, so nothing can be below it"
+        if path in _HARNESS_FILES and spec.directory:
+            return f"{written!r}: the harness writes it as a file; give it text or json, not directory: true"
+    return None
+
+
+def _parents(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:end]) for end in range(2, len(parts))]
 
 
 def _loc(loc: tuple[int | str, ...]) -> str:

@@ -457,3 +457,50 @@ def test_a_file_name_of_255_bytes_is_laid_out(tmp_path: Path) -> None:
         parse_scenario({"name": "ok", "files": {name: {"text": "x"}}}), workdir=tmp_path / "run"
     )
     assert Path(result.host.disk.project_dir, name).read_text(encoding="utf-8") == "x"
+
+
+@pytest.mark.parametrize(
+    ("files", "reason"),
+    [
+        (
+            {"a.txt": {"text": "x"}, "a.txt/b.txt": {"text": "y"}},
+            "files: 'a.txt/b.txt': 'a.txt' is a file of this scenario, so nothing can be below it",
+        ),
+        (
+            {"$PROJECT/notes": {"json": {}}, "notes/deep/c.md": {"text": "y"}},
+            "files: 'notes/deep/c.md': '$PROJECT/notes' is a file of this scenario, so nothing can be below it",
+        ),
+        (
+            {"$AGENT/settings.json": {"directory": True}},
+            "files: '$AGENT/settings.json': the harness writes it as a file; give it text or json, not "
+            "directory: true",
+        ),
+        (
+            {".pi/settings.json/x": {"text": "y"}},
+            "files: '.pi/settings.json/x': the harness writes '$PROJECT/.pi/settings.json' as a file, so "
+            "nothing can be below it",
+        ),
+    ],
+    ids=["file-then-below", "placeholder-spelling", "harness-file-as-directory", "below-a-harness-file"],
+)
+def test_files_that_cannot_all_be_laid_out_are_refused_at_load(files: dict[str, Any], reason: str) -> None:
+    """Before: the run ended in a ``FileExistsError`` traceback while it laid the machine out."""
+    with pytest.raises(ScenarioError) as refused:
+        parse_scenario({"name": "f", "files": files}, "f.yaml")
+    assert str(refused.value) == f"f.yaml: {reason}"
+
+
+def test_files_below_a_directory_and_a_harness_file_replaced_by_text_are_laid_out(tmp_path: Path) -> None:
+    scenario = parse_scenario(
+        {
+            "name": "ok",
+            "files": {
+                "d": {"directory": True},
+                "d/e.txt": {"text": "x"},
+                "$AGENT/settings.json": {"text": "{"},
+            },
+        }
+    )
+    result = simulate(scenario, workdir=tmp_path / "run")
+    assert Path(result.host.disk.project_dir, "d", "e.txt").read_text(encoding="utf-8") == "x"
+    assert Path(result.host.disk.agent_dir, "settings.json").read_text(encoding="utf-8") == "{"
