@@ -134,8 +134,10 @@ class Scenario(_Strict):
     description: str = ""
     seed: int = 0
     mode: Literal["rpc", "tui", "json", "print"] = "rpc"
-    models: tuple[ModelSpec, ...] = (
-        ModelSpec(id="fake/fake-model", context_window=200_000, max_tokens=16384),
+    models: tuple[ModelSpec, ...] = Field(
+        default=(ModelSpec(id="fake/fake-model", context_window=200_000, max_tokens=16384),),
+        min_length=1,
+        description="the fake provider's models (at least one); the first is the default",
     )
     active_model: str | None = Field(default=None, description="provider/id; default: the first model")
     thinking_level: Literal["off", "minimal", "low", "medium", "high", "xhigh"] = "off"
