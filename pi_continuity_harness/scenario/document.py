@@ -136,7 +136,6 @@ class Scenario(_Strict):
     mode: Literal["rpc", "tui", "json", "print"] = "rpc"
     models: tuple[ModelSpec, ...] = Field(
         default=(ModelSpec(id="fake/fake-model", context_window=200_000, max_tokens=16384),),
-        min_length=1,
         description="the fake provider's models (at least one); the first is the default",
     )
     active_model: str | None = Field(default=None, description="provider/id; default: the first model")
@@ -175,6 +174,10 @@ class Scenario(_Strict):
 
     @model_validator(mode="after")
     def _references(self) -> Scenario:
+        if not self.models:
+            # Checked here, not with ``min_length``: a list whose only model is invalid would get
+            # a second error line for the same mistake.
+            raise ValueError("models: at least one model is needed (the first is the default)")
         ids = [m.id for m in self.models]
         if len(set(ids)) != len(ids):
             raise ValueError("models: duplicate model id")

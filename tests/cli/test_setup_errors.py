@@ -315,31 +315,37 @@ def test_rule_a_directory_where_a_file_belongs_is_one_line_exit_2(user_dir: Path
     assert (ran.code, ran.err_lines) == (2, ["pi-continuity-harness explore: --json .: is a directory"])
 
 
-def test_rule_a_prompt_padded_beyond_ten_million_characters_is_one_error(user_dir: Path) -> None:
-    """Before: ``chars: 100000000000`` ended ``simulate`` in a MemoryError traceback, exit 1."""
-    (user_dir / "big.yaml").write_text(
-        "name: big\noperations:\n  - prompt: {chars: 100000000000}\n", encoding="utf-8"
+#: 9 lines of aliases standing for 9**9 (387 million) strings, below ``files.big.json.json``.
+_ALIAS_BOMB = "\n".join(
+    ["name: bomb", "files:", "  big.json:", "    json:", "      a: &a [x, x, x, x, x, x, x, x, x]"]
+    + [f"      {n}: &{n} [{', '.join(['*' + p] * 9)}]" for p, n in zip("abcdefgh", "bcdefghi", strict=True)]
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        (
+            "name: big\noperations:\n  - prompt: {chars: 100000000000}\n",
+            "operations[0].prompt.chars: Input should be less than or equal to 10000000",
+        ),
+        (
+            _ALIAS_BOMB,
+            "files.big.json.json.g[3]: stands for more than 2,000,000 values once its YAML aliases are expanded",
+        ),
+    ],
+    ids=["prompt-of-10-11-characters", "yaml-alias-bomb"],
+)
+def test_rule_a_scenario_that_would_exhaust_the_machine_is_one_error(
+    user_dir: Path, text: str, error: str
+) -> None:
+    """Before: a MemoryError traceback (exit 1), and a run until killed that wrote a file of
+    gigabytes into its directory."""
+    (user_dir / "huge.yaml").write_text(text, encoding="utf-8")
+    ran = harness("simulate", "huge.yaml", "--workdir", "out", cwd=user_dir)
+    assert (ran.code, ran.out, ran.err_lines) == (
+        2,
+        "",
+        [f"pi-continuity-harness simulate: huge.yaml: {error}"],
     )
-    ran = harness("simulate", "big.yaml", "--workdir", "out", cwd=user_dir)
-    assert (ran.code, ran.out) == (2, "")
-    assert ran.err_lines == [
-        "pi-continuity-harness simulate: big.yaml: operations[0].prompt.chars: Input should be less "
-        "than or equal to 10000000"
-    ]
-    _only(user_dir, "big.yaml", "my_ext.py", "raising.py")
-
-
-def test_rule_a_scenario_whose_aliases_stand_for_millions_of_values_is_one_error(user_dir: Path) -> None:
-    """Before: ``simulate`` ran until it was killed, writing a file of gigabytes into the run."""
-    lines = ["name: bomb", "files:", "  big.json:", "    json:", "      a: &a [x, x, x, x, x, x, x, x, x]"]
-    lines += [
-        f"      {n}: &{n} [{', '.join(['*' + p] * 9)}]" for p, n in zip("abcdefgh", "bcdefghi", strict=True)
-    ]
-    (user_dir / "bomb.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    ran = harness("simulate", "bomb.yaml", "--workdir", "out", cwd=user_dir)
-    assert (ran.code, ran.out) == (2, "")
-    assert ran.err_lines == [
-        "pi-continuity-harness simulate: bomb.yaml: files.big.json.json.g[3]: stands for more than "
-        "2,000,000 values once its YAML aliases are expanded"
-    ]
-    _only(user_dir, "bomb.yaml", "my_ext.py", "raising.py")
+    _only(user_dir, "huge.yaml", "my_ext.py", "raising.py")

@@ -94,4 +94,4 @@ def test_an_empty_list_of_models_is_refused_at_load() -> None:
     """Found by the test above: ``models: []`` ended the run in an ``IndexError``."""
     with pytest.raises(HarnessError) as refused:
         parse_scenario({"name": "m", "models": []}, "m.yaml")
-    assert str(refused.value) == "m.yaml: models: Tuple should have at least 1 item after validation, not 0"
+    assert str(refused.value) == "m.yaml: models: at least one model is needed (the first is the default)"
