@@ -179,6 +179,13 @@ class ScenarioDraft:
         return parse_scenario(data, f"feature scenario {self.name!r}")
 
 
+def _files_below(root: Path) -> list[str]:
+    """Every file below ``root``, as sorted paths relative to it (none when it is not there)."""
+    if not root.is_dir():
+        return []
+    return [str(p.relative_to(root)) for p in sorted(root.rglob("*")) if p.is_file()]
+
+
 @dataclass
 class World:
     """Everything one scenario has done and seen."""
@@ -358,15 +365,12 @@ class World:
 
     def all_artifacts(self) -> dict[str, bytes]:
         root = self.artifact_dir()
-        return {name: (root / name).read_bytes() for name in self.artifact_names()}
+        return {name: (root / name).read_bytes() for name in _files_below(root)}
 
     def artifact_names(self) -> list[str]:
         """The artifact files' paths below the artifact directory, sorted (their bytes unread:
         the run report lists them for every scenario, issue 16)."""
-        root = self.artifact_dir()
-        if not root.is_dir():
-            return []
-        return [str(p.relative_to(root)) for p in sorted(root.rglob("*")) if p.is_file()]
+        return _files_below(self.artifact_dir())
 
     def compactions(self) -> list[dict[str, Any]]:
         return self.observe().entries_of("compaction")
