@@ -67,6 +67,10 @@ class FeatureFile(pytest.Module):
             feature = get_feature(str(self.path.parent), self.path.name)
         except GherkinParseError as error:
             raise self.CollectError(f"{self.path}:{error.line}: {error.message}") from None
+        except KeyError:  # pytest-bdd's parser on a document without ``Feature:``
+            raise self.CollectError(
+                f"{self.path}: has no Feature (an empty file, or only comments)"
+            ) from None
         used = self.config.stash.setdefault(_NAMES, set())
         for name in feature.scenarios:
             test = scenario(str(self.path), name, features_base_dir=str(self.path.parent))(_no_body)

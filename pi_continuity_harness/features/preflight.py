@@ -91,6 +91,8 @@ def check_features(paths: Iterable[Path], *, option: str = "--features") -> list
                 ) from None
             except (OSError, UnicodeDecodeError) as error:
                 raise SetupError(f"{file}: cannot be read: {error}") from None
+            except KeyError:  # pytest-bdd's parser on a document without ``Feature:``
+                raise SetupError(f"{file}: has no Feature (an empty file, or only comments)") from None
             if not feature.scenarios:
                 raise SetupError(f"{file}: has no scenario")
         found += files

@@ -58,7 +58,7 @@ from pi_continuity_harness.features.collect import (
 )
 from pi_continuity_harness.features.scratch import make_temporary_directory, scratch_directory
 from pi_continuity_harness.features.world import World
-from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rule_tag
+from pi_continuity_harness.rules import HOST_TAG, RULE_TAG_PREFIX, load_catalogue, rule_tag
 from pi_continuity_harness.rules import systems as rule_systems
 from pi_continuity_harness.scenario import implementations as registry
 from pi_continuity_harness.scenario.budget import BudgetOverride
@@ -487,6 +487,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             "a feature has steps that no step definition matches (a typo, or a conftest.py with "
             "your own steps missing beside it): " + "; ".join(undefined)
         )
+    unknown = unknown_tags(session)
+    if unknown:
+        raise pytest.UsageError("a feature has tags the harness refuses: " + "; ".join(unknown))
     extension = str(config.getoption("--extension"))
     target = target_name(config)
     pi_version = config.getoption("--pi-version") if target == "pi" else None
@@ -607,6 +610,40 @@ def observation_path(root: Path, test_name: str) -> Path:
     """Where the ``world`` fixture leaves the observation record of test ``test_name`` (the
     last part of its node id) in a run's work directory; ``compare`` reads it from there."""
     return root / _slug(test_name) / "observation.json"
+
+
+def unknown_tags(session: pytest.Session) -> list[str]:
+    """``<feature file>:<line>: <problem>`` for every tag of a scenario in the harness's own
+    namespaces that means nothing: ``@needs-<capability>`` naming no capability (the scenario
+    was skipped on every target, so a typo passed it without evidence), ``@rule-<id>`` naming no
+    rule of the system the scenario checks, and ``@host`` beside a rule (as ``rules`` reports
+    for the stock suite). Once per file, line and tag, in collection order."""
+    problems: list[str] = []
+    seen: set[tuple[str, int, str]] = set()
+    known_systems = set(rule_systems())
+    for item in session.items:
+        template = scenario_template(item)
+        if template is None:
+            continue
+        where = (str(template.feature.rel_filename), int(template.line_number))
+        tags = scenario_tags(item)
+        system = _system_of(str(template.feature.filename))
+        if system == "unknown":
+            system = implementation_system(session.config)
+        rule_ids = {r.id for r in load_catalogue(system).rules} if system in known_systems else None
+        for tag in tags:
+            problem = None
+            if tag.startswith("needs-") and tag.removeprefix("needs-") not in CAPABILITIES:
+                problem = f"@{tag}: no such capability (known: {', '.join(sorted(CAPABILITIES))})"
+            elif tag.startswith(RULE_TAG_PREFIX) and rule_ids is not None:
+                if HOST_TAG in tags:
+                    problem = f"@{tag} beside @{HOST_TAG}: a scenario of Pi's own behaviour proves no rule"
+                elif tag.removeprefix(RULE_TAG_PREFIX) not in rule_ids:
+                    problem = f"@{tag}: not a rule of {system} (`pi-continuity-harness rules` lists them)"
+            if problem is not None and (*where, tag) not in seen:
+                seen.add((*where, tag))
+                problems.append(f"{where[0]}:{where[1]}: {problem}")
+    return problems
 
 
 def _system_of(feature_path: str) -> str:

@@ -20,9 +20,10 @@ from pi_continuity_harness.scenario.run_lock import hold_run_directory
 from . import own_features
 from .harness_cli import harness, pytest_in
 
-SKIPPED_FEATURE = """@needs-teleportation
-Feature: needs-a-capability-no-target-has
-  A scenario no target can run is skipped, with the reason, and still reported.
+SKIPPED_FEATURE = """@skip
+Feature: skipped-before-it-runs
+  A scenario skipped before it runs (pytest's skip mark; a @needs-<capability> on a target
+  without it) is still reported.
 
   Scenario: teleport the session
     Given the user has worked through 1 turn
@@ -163,6 +164,35 @@ def test_rule_k_that_is_neither_a_name_nor_an_expression_is_one_line(
     )
 
 
+@pytest.mark.parametrize(
+    ("tags", "problem"),
+    [
+        (
+            "@needs-teleportation",
+            "@needs-teleportation: no such capability (known: agent-settled-aborted, ",
+        ),
+        ("@rule-P999", "@rule-P999: not a rule of pi-session-continuity"),
+        ("@host @rule-P1", "@rule-P1 beside @host: a scenario of Pi's own behaviour proves no rule"),
+    ],
+    ids=["unknown-capability", "unknown-rule", "host-and-rule"],
+)
+def test_rule_a_tag_in_the_harness_namespaces_that_means_nothing_is_one_usage_error(
+    project: Path, capsys: pytest.CaptureFixture[str], tags: str, problem: str
+) -> None:
+    """Before: ``@needs-teleportation`` skipped the scenario on every target (a typo passed it
+    without evidence), and a rule the catalogue does not have was claimed silently."""
+    typo = project / "my_features" / "typo.feature"
+    typo.write_text(
+        f"Feature: typo\n  {tags}\n  Scenario: s\n    Given the user has worked through 1 turn\n",
+        encoding="utf-8",
+    )
+    assert main(["run", "--features", str(typo), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"pi-continuity-harness run: a feature has tags the harness refuses: my_features/{typo.name}:3: {problem}"
+    ), err
+
+
 def test_rule_cucumber_json_includes_skipped_scenarios(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -173,8 +203,8 @@ def test_rule_cucumber_json_includes_skipped_scenarios(
     )
     capsys.readouterr()
     features = {f["name"]: f for f in json.loads(cucumber.read_text(encoding="utf-8"))}
-    assert sorted(features) == ["checkpoint-names-its-file", "needs-a-capability-no-target-has"]
-    (skipped,) = features["needs-a-capability-no-target-has"]["elements"]
+    assert sorted(features) == ["checkpoint-names-its-file", "skipped-before-it-runs"]
+    (skipped,) = features["skipped-before-it-runs"]["elements"]
     assert skipped["name"] == "teleport the session"
     assert [(s["keyword"], s["result"]["status"]) for s in skipped["steps"]] == [
         ("Given", "skipped"),

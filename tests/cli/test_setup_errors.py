@@ -249,6 +249,22 @@ def test_rule_report_at_a_file_is_one_line_exit_2(user_dir: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("text", ["", "# only a comment\n"], ids=["empty", "only-a-comment"])
+def test_rule_a_feature_file_without_a_feature_is_one_line(user_dir: Path, text: str) -> None:
+    """Before: a ``KeyError: 'feature'`` traceback from pytest-bdd's parser, exit 1."""
+    features = user_dir / "features"
+    features.mkdir()
+    (features / "empty.feature").write_text(text, encoding="utf-8")
+    ran = harness("run", "--features", "features", cwd=user_dir)
+    assert (ran.code, ran.out, ran.err_lines) == (
+        2,
+        "",
+        [
+            "pi-continuity-harness run: features/empty.feature: has no Feature (an empty file, or only comments)"
+        ],
+    )
+
+
 def test_rule_workdir_at_a_file_is_one_line_exit_2(user_dir: Path) -> None:
     (user_dir / "afile").write_text("{}", encoding="utf-8")
     ran = harness("run", "--workdir", "afile", cwd=user_dir)
