@@ -10,6 +10,7 @@ Only scenario files are accepted: a trace names its scenario but does not contai
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,28 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=main)
 
 
+def _not_a_trace(text: str) -> str | None:
+    """Why ``text`` is not a ``trace.jsonl`` (``"line N: ..."``), or None: every line is a JSON
+    object with the ``kind`` and ``name`` every trace record has, and there is at least one.
+    Before, another file (a session file, a scenario) ran the replay and reported ``DIFFERS``
+    (exit 1), as if the run had changed (issue 16's eighth pass)."""
+    lines = text.splitlines()
+    if not any(line.strip() for line in lines):
+        return "is empty: a trace starts with its host:scenario record"
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as error:
+            return f"line {number}: not JSON ({error}): is it the run's trace.jsonl?"
+        except RecursionError:
+            return f"line {number}: not JSON (nested too deeply to read): is it the run's trace.jsonl?"
+        if not isinstance(record, dict) or not {"kind", "name"} <= set(record):
+            return f"line {number}: not a trace record (a JSON object with kind and name): is it the run's trace.jsonl?"
+    return None
+
+
 def main(args: argparse.Namespace) -> int:
     if args.scenario.endswith(".jsonl"):
         raise UsageError(
@@ -67,6 +90,11 @@ def main(args: argparse.Namespace) -> int:
             expected = Path(args.expect_trace).read_text(encoding="utf-8")
         except OSError as error:
             raise UsageError(f"--expect-trace {args.expect_trace}: {error.strerror or error}") from None
+        except UnicodeDecodeError as error:
+            raise UsageError(f"--expect-trace {args.expect_trace}: not UTF-8 text ({error.reason})") from None
+        problem = _not_a_trace(expected)
+        if problem is not None:
+            raise UsageError(f"--expect-trace {args.expect_trace}: {problem}")
     scenario = with_budget(load(args.scenario), args)
     workdir = Path(args.workdir) if args.workdir else default_workdir("replay-", scenario, args.seed)
     with prepared(scenario, args.scenario, workdir, args.extension):

@@ -237,6 +237,39 @@ def test_replay_refuses_a_trace_as_its_input(tmp_path: Path, capsys: pytest.Capt
     assert main(["replay", str(EXAMPLE), "--expect-trace", str(tmp_path / "none.jsonl")]) == 2
 
 
+SESSION_FILE = REPO / "tests" / "fixtures" / "sessions" / "recorded-on-pi-1.6.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (
+            SESSION_FILE.read_bytes(),
+            "line 1: not a trace record (a JSON object with kind and name): is it the run's trace.jsonl?",
+        ),
+        (
+            b'{"seq":0,"kind":"host","name":"scenario"}\n{broken\n',
+            "line 2: not JSON (Expecting property name enclosed in double quotes: line 1 column 2 "
+            "(char 1)): is it the run's trace.jsonl?",
+        ),
+        (b"", "is empty: a trace starts with its host:scenario record"),
+        (b"\xff\n", "not UTF-8 text (invalid start byte)"),
+    ],
+    ids=["a-session-file", "a-broken-line", "empty", "not-utf-8"],
+)
+def test_replay_refuses_an_expected_trace_that_is_not_a_trace_before_running(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, problem: str
+) -> None:
+    """Before: another file (a session file, say) ran the replay and reported DIFFERS (exit 1)
+    as if the run had changed; a file that is not UTF-8 ended in a traceback."""
+    given = tmp_path / "given.jsonl"
+    given.write_bytes(content)
+    workdir = tmp_path / "run"
+    assert main(["replay", str(EXAMPLE), "--expect-trace", str(given), "--workdir", str(workdir)]) == 2
+    assert capsys.readouterr().err == f"pi-continuity-harness replay: --expect-trace {given}: {problem}\n"
+    assert not workdir.exists()
+
+
 def test_schema_prints_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema"]) == 0
     printed = capsys.readouterr().out
