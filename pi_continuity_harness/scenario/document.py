@@ -361,7 +361,9 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(f"{source}: (top level): invalid YAML: nested too deeply to read") from None
     expansion = expansion_problem(data)
     if expansion is not None:
-        raise ScenarioError(f"{source}: {expansion}")
+        at, reason = expansion
+        field = _loc(tuple(p if isinstance(p, int | str) else str(p) for p in at)) or "(top level)"
+        raise ScenarioError(f"{source}: {field}: {reason}")
     return parse_scenario(data, source)
 
 

@@ -206,8 +206,9 @@ class FilesystemMonitor:
         self.flush()
         if op != "read":
             self.confine(op, path if at is None else at)
-            if op == "replace" and (target is not None or source_at is not None):
-                self.confine(op, str(target if source_at is None else source_at), entry_only=True)
+            source = target if source_at is None else source_at
+            if op == "replace" and source is not None:
+                self.confine(op, source, entry_only=True)
         path = self.canonical(path)
         target = None if target is None else self.canonical(target)
         if not (path == self.workdir or path.startswith(self.workdir.rstrip(os.sep) + os.sep)):

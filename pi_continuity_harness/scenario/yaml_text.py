@@ -65,18 +65,12 @@ class _RefusedError(Exception):
         self.reason = reason
 
 
-def _where(path: tuple[Any, ...]) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
-
-
-def expansion_problem(data: Any, limit: int = MAX_EXPANDED_VALUES) -> str | None:
-    """``"<field>: <reason>"`` when ``data`` (as :func:`safe_load` gives it) contains itself
-    through an alias or stands for more than ``limit`` values with its aliases expanded; None
-    otherwise. Each distinct list or mapping is measured once (its size is remembered by
-    identity), so a document of a few lines that stands for billions is refused at once."""
+def expansion_problem(data: Any, limit: int = MAX_EXPANDED_VALUES) -> tuple[tuple[Any, ...], str] | None:
+    """``(where, reason)`` when ``data`` (as :func:`safe_load` gives it) contains itself through
+    an alias or stands for more than ``limit`` values with its aliases expanded (``where``: the
+    keys and indexes of the value that does); None otherwise. Each distinct list or mapping is
+    measured once (its size is remembered by identity), so a document of a few lines that
+    stands for billions is refused at once."""
     sizes: dict[int, int] = {}
     open_nodes: set[int] = set()
 
@@ -109,7 +103,7 @@ def expansion_problem(data: Any, limit: int = MAX_EXPANDED_VALUES) -> str | None
     try:
         size(data, ())
     except _RefusedError as refused:
-        return f"{_where(refused.path)}: {refused.reason}"
+        return refused.path, refused.reason
     except RecursionError:
-        return "(top level): nested too deeply"
+        return (), "nested too deeply"
     return None
