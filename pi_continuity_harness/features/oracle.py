@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from pi_continuity_harness.scenario.yaml_text import safe_load
+from pi_continuity_harness.scenario.yaml_text import expansion_problem, safe_load
 
 __all__ = [
     "ARTIFACT_KIND",
@@ -35,6 +35,7 @@ __all__ = [
     "FRESHNESS_STATEMENTS",
     "HANDOFF_REASONS",
     "MANDATORY_HEADINGS",
+    "MAX_FRONTMATTER_VALUES",
     "MESSAGE_PREFIX",
     "REQUIRED_FIELDS",
     "Brief",
@@ -45,6 +46,7 @@ __all__ = [
     "leaf_values",
     "parse_brief",
     "promoted_directives",
+    "read_frontmatter",
     "section",
     "sha256_hex",
 ]
@@ -145,18 +147,48 @@ class Brief:
 _FRONTMATTER = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n(.*)\Z", re.S)
 
 
+#: The most values a Brief's frontmatter may stand for with its YAML aliases expanded. Schema v2
+#: is a flat mapping of about twenty scalars (spec §8); a frontmatter of a few lines whose
+#: aliases stand for billions of values is no Brief, and read as one it would hang the suite
+#: in the first assertion message or invariant that prints or walks a field.
+MAX_FRONTMATTER_VALUES = 10_000
+
+
+def read_frontmatter(text: str) -> tuple[dict[str, Any] | None, str]:
+    """The frontmatter's fields, or None and why ``text`` has none the oracle will read: no
+    ``---`` block, YAML that does not parse (or nests too deeply to read), not a mapping, or
+    aliases that stand for more than :data:`MAX_FRONTMATTER_VALUES` values or contain
+    themselves (:func:`~pi_continuity_harness.scenario.yaml_text.expansion_problem`)."""
+    data, _, reason = _split_brief(text)
+    return data, reason
+
+
 def parse_brief(text: str) -> Brief | None:
-    """Split ``---`` YAML frontmatter from the Markdown body; None when there is none."""
+    """Split ``---`` YAML frontmatter from the Markdown body; None when there is none the
+    oracle reads (:func:`read_frontmatter` says why)."""
+    data, body, _ = _split_brief(text)
+    return None if data is None else Brief(text, data, body)
+
+
+def _split_brief(text: str) -> tuple[dict[str, Any] | None, str, str]:
+    """``(fields, body, "")``, or ``(None, "", why not)``."""
     match = _FRONTMATTER.match(text)
     if match is None:
-        return None
+        return None, "", "no YAML frontmatter between '---' lines"
     try:
         data = safe_load(match.group(1))
-    except yaml.YAMLError:
-        return None
+    except yaml.YAMLError as error:
+        return None, "", f"the frontmatter is not valid YAML ({str(error).splitlines()[0]})"
+    except RecursionError:
+        return None, "", "the frontmatter is nested too deeply to read"
     if not isinstance(data, dict):
-        return None
-    return Brief(text, data, match.group(2))
+        return None, "", "the frontmatter is not a mapping of fields"
+    refused = expansion_problem(data, MAX_FRONTMATTER_VALUES)
+    if refused is not None:
+        where, reason = refused
+        field = ".".join(str(key) for key in where) or "the frontmatter"
+        return None, "", f"frontmatter {field}: {reason}"
+    return data, match.group(2), ""
 
 
 def _heading_lines(body: str) -> list[str]:
@@ -167,7 +199,7 @@ def brief_problems(text: str, *, status: str | None = None, session_id: str | No
     """Everything that keeps ``text`` from being a valid schema-v2 Continuity Brief."""
     brief = parse_brief(text)
     if brief is None:
-        return ["no YAML frontmatter between '---' lines"]
+        return [read_frontmatter(text)[1]]
     problems: list[str] = []
     fm = brief.frontmatter
     for name in REQUIRED_FIELDS:

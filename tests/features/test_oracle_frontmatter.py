@@ -1,0 +1,72 @@
+"""The oracle reads a Brief written by the implementation under test, so its frontmatter is
+input the suite does not control. A frontmatter of a few lines whose YAML aliases stand for a
+billion values, or that contains itself, or that nests too deeply for the parser, is no Brief
+to the oracle: it names the reason and every step and invariant that reads Briefs goes on,
+instead of the suite hanging in the first assertion message that prints a field (found in
+stop 28: ``brief_problems`` on the bomb below ran until killed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pi_continuity_harness.features.oracle import (
+    MAX_FRONTMATTER_VALUES,
+    brief_problems,
+    parse_brief,
+    read_frontmatter,
+)
+
+
+def _brief(header: str) -> str:
+    return f"---\n{header}\n---\n# Continuity Brief\n"
+
+
+def _alias_bomb() -> str:
+    """Nine lines of aliases standing for 10**9 values, in the fields the oracle prints."""
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    lines += ["kind: *a8", "version: *a8", "status: *a8", "eventId: *a8"]
+    return "\n".join(lines)
+
+
+def test_a_frontmatter_whose_aliases_stand_for_too_many_values_is_no_brief() -> None:
+    text = _brief(_alias_bomb())
+    assert parse_brief(text) is None  # before: a Brief whose fields are the bomb
+    assert brief_problems(text) == [
+        f"frontmatter a3.9: stands for more than {MAX_FRONTMATTER_VALUES:,} values once its YAML "
+        "aliases are expanded"
+    ]
+
+
+def test_a_frontmatter_that_contains_itself_is_no_brief() -> None:
+    data, reason = read_frontmatter(_brief("kind: &k [*k]"))
+    assert data is None
+    assert reason == "frontmatter kind.0: the value contains itself (a YAML alias of an enclosing node)"
+
+
+def test_a_frontmatter_nested_too_deeply_to_read_is_no_brief() -> None:
+    text = _brief("kind: " + "[" * 20_000 + "]" * 20_000)
+    assert parse_brief(text) is None
+    assert brief_problems(text) == ["the frontmatter is nested too deeply to read"]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("# no frontmatter\n", "no YAML frontmatter between '---' lines"),
+        (_brief("- a list"), "the frontmatter is not a mapping of fields"),
+        (_brief("kind: [unclosed"), "the frontmatter is not valid YAML (while parsing a flow sequence)"),
+    ],
+)
+def test_a_text_without_a_frontmatter_mapping_is_no_brief_and_the_oracle_says_why(
+    text: str, reason: str
+) -> None:
+    assert parse_brief(text) is None
+    assert brief_problems(text) == [reason]
+
+
+def test_aliases_that_stay_within_the_bound_are_read_as_written() -> None:
+    """An alias is YAML, not a fault: a frontmatter that repeats a value through one is read."""
+    data, reason = read_frontmatter(_brief("a: &a [x, y]\nkind: *a"))
+    assert reason == ""
+    assert data == {"a": ["x", "y"], "kind": ["x", "y"]}
