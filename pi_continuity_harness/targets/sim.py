@@ -16,13 +16,12 @@ from __future__ import annotations
 import platform
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from pi_continuity_harness import PI_VERSION, __version__
 from pi_continuity_harness.api.extension_api import ExtensionFactory
 from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.document import Scenario
-from pi_continuity_harness.scenario.fs_monitor import fs_event
 from pi_continuity_harness.scenario.implementations import (
     System,
     declared_system,
@@ -31,11 +30,11 @@ from pi_continuity_harness.scenario.implementations import (
     system_named,
 )
 from pi_continuity_harness.scenario.model_script import Reply, RequestKind, SynthesisReply
-from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS
 from pi_continuity_harness.scenario.operations import Operation
 from pi_continuity_harness.simulator.host import ProcessStartError
 from pi_continuity_harness.simulator.meter import BudgetExceededError
 from pi_continuity_harness.simulator.simulation import Simulation
+from pi_continuity_harness.targets.sim_trace import TraceReading, restore_paths
 from pi_continuity_harness.targets.target import (
     CAPABILITIES,
     RUN_CHECKERS_GROUP,
@@ -111,6 +110,8 @@ class SimTarget:
         self._system = system
         self._budget = budget
         self._simulation: Simulation | None = None
+        #: What ``observe()`` has read of the simulation's trace (``sim_trace.py``).
+        self._reading: TraceReading | None = None
 
     def _system_of_implementation(self) -> System:
         """``system`` when given, else what the implementation's factory declares."""
@@ -151,6 +152,7 @@ class SimTarget:
             replies=self._system_of_implementation().extension_replies if self._system else None,
         )
         self._simulation.host.rpc_events = []
+        self._reading = None
         if attach is not None:
             attach(self._simulation)
         try:
@@ -219,34 +221,19 @@ class SimTarget:
             for label, operation, r in host.held_outcomes
         ]
         workdir = paths.workdir
-        for record in host.trace.records:
-            kind = record["kind"]
-            payload = {
-                k: _restore(v, workdir) for k, v in record.items() if k not in ("seq", "t", "kind", "name")
-            }
-            if kind == "session":
-                if record["name"] == "session_info_changed":
-                    payload = {
-                        "name": payload.get("sessionName")
-                    }  # Pi's field (``name`` is reserved in traces)
-                observation.session_events.append({"type": record["name"], **payload})
-            elif kind == "event" and record["name"] in OBSERVABLE_EVENTS:
-                # Only what the real-Pi observer extension logs (not ``command``, ``tool_call``...).
-                observation.extension_events.append({"type": record["name"], **payload})
-            elif kind == "ui" and record["name"] in ("select", "confirm", "input", "editor"):
-                observation.dialogs.append({"method": record["name"], **payload})
-            elif kind == "fs" and (event := fs_event(payload | {"kind": "fs", "name": record["name"]})):
-                observation.fs_events.append(event)
-            elif kind == "ui" and record["name"] == "output":
-                observation.command_output.append(str(payload.get("text") or ""))
+        reading = self._reading
+        if reading is None:
+            reading = self._reading = TraceReading(workdir)
+        reading.catch_up(host.trace.records)
+        observation.session_events = list(reading.session_events)
+        observation.extension_events = list(reading.extension_events)
+        observation.dialogs = list(reading.dialogs)
+        observation.fs_events = list(reading.fs_events)
+        observation.command_output = list(reading.command_output)
         observation.notifications = [(n.message, n.notify_type) for n in host.ui.notifications]
         observation.statuses = dict(host.ui.statuses)
-        observation.widgets = [_restore(dict(w), workdir) for w in host.ui.widget_updates]
-        aborted = {
-            (r.get("caller"), r.get("index"))
-            for r in host.trace.records
-            if r["kind"] == "model" and r["name"] == "reply" and r.get("stopReason") == "aborted"
-        }
+        observation.widgets = [restore_paths(dict(w), workdir) for w in host.ui.widget_updates]
+        aborted = reading.aborted
         observation.model_requests = [
             ObservedRequest(req.kind, req.index, req, (req.kind, req.index) in aborted)
             for req in host.service.requests
@@ -292,14 +279,3 @@ class SimTarget:
         if simulation is None or simulation.finished:
             return None
         return simulation.finish(requests=False, trace=False).deferred_writer()
-
-
-def _restore(value: Any, workdir: str) -> Any:
-    """Trace values carry ``$WORK``; observations carry real paths, like real Pi's do."""
-    if isinstance(value, str):
-        return value.replace("$WORK", workdir)
-    if isinstance(value, dict):
-        return {k: _restore(v, workdir) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_restore(v, workdir) for v in value]
-    return value

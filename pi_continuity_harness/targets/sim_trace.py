@@ -1,0 +1,83 @@
+"""What :meth:`SimTarget.observe <pi_continuity_harness.targets.sim.SimTarget.observe>` reads
+from the simulated host's trace, each record read once.
+
+An observation's events (session, extension, dialog, file and command output) are the trace's
+records turned into what real Pi's RPC stream and observer extension show. Rebuilding them
+from the whole trace at every ``observe()`` made a scenario's cost grow with the square of its
+length: the steps observe before and after every action (``steps/common.py``'s marks), and it
+was about 4 % of the suite's time on the simulator (issue 16, stop 28). The trace only grows
+(``scenario/trace.py``: ``Trace.emit`` appends and no record changes after it), so the
+records read so far stay read; each ``observe()`` reads the new ones and hands out new lists.
+
+The events are the same dicts in every observation of a run (built once, from records that do
+not change); the lists holding them are each observation's own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pi_continuity_harness.scenario.fs_monitor import fs_event
+from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS
+
+__all__ = ["TraceReading", "restore_paths"]
+
+_DIALOGS = frozenset({"select", "confirm", "input", "editor"})
+_NOT_PAYLOAD = frozenset({"seq", "t", "kind", "name"})
+
+
+def restore_paths(value: Any, workdir: str) -> Any:
+    """Trace values carry ``$WORK``; observations carry real paths, like real Pi's do."""
+    if isinstance(value, str):
+        return value.replace("$WORK", workdir)
+    if isinstance(value, dict):
+        return {k: restore_paths(v, workdir) for k, v in value.items()}
+    if isinstance(value, list):
+        return [restore_paths(v, workdir) for v in value]
+    return value
+
+
+class TraceReading:
+    """The observation's trace-derived parts of one simulation, up to the last record read."""
+
+    def __init__(self, workdir: str) -> None:
+        self._workdir = workdir
+        self._read = 0
+        self.session_events: list[dict[str, Any]] = []
+        self.extension_events: list[dict[str, Any]] = []
+        self.dialogs: list[dict[str, Any]] = []
+        self.fs_events: list[dict[str, Any]] = []
+        self.command_output: list[str] = []
+        #: ``(caller, index)`` of every model reply that ended ``aborted``.
+        self.aborted: set[tuple[Any, Any]] = set()
+
+    def catch_up(self, records: list[dict[str, Any]]) -> None:
+        """Read the records written since the last call."""
+        for record in records[self._read :]:
+            kind, name = record["kind"], record["name"]
+            if kind == "session":
+                payload = self._payload(record)
+                if name == "session_info_changed":
+                    payload = {
+                        "name": payload.get("sessionName")
+                    }  # Pi's field (``name`` is reserved in traces)
+                self.session_events.append({"type": name, **payload})
+            elif kind == "event":
+                if name in OBSERVABLE_EVENTS:
+                    # Only what the real-Pi observer extension logs (not ``command``, ``tool_call``...).
+                    self.extension_events.append({"type": name, **self._payload(record)})
+            elif kind == "ui":
+                if name in _DIALOGS:
+                    self.dialogs.append({"method": name, **self._payload(record)})
+                elif name == "output":
+                    self.command_output.append(str(self._payload(record).get("text") or ""))
+            elif kind == "fs":
+                if event := fs_event(self._payload(record) | {"kind": "fs", "name": name}):
+                    self.fs_events.append(event)
+            elif kind == "model" and name == "reply" and record.get("stopReason") == "aborted":
+                self.aborted.add((record.get("caller"), record.get("index")))
+        self._read = len(records)
+
+    def _payload(self, record: dict[str, Any]) -> dict[str, Any]:
+        workdir = self._workdir
+        return {k: restore_paths(v, workdir) for k, v in record.items() if k not in _NOT_PAYLOAD}
