@@ -19,6 +19,7 @@ artifacts, a claim that a compaction happened, outside quoted and attributed evi
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import re
 from dataclasses import dataclass
@@ -170,8 +171,27 @@ def parse_brief(text: str) -> Brief | None:
     return None if data is None else Brief(text, data, body)
 
 
+#: The last texts :func:`_split_brief` read (a bounded memo, oldest first): a step reads the same
+#: Brief several times (``brief_problems`` after ``parse_brief``, every Brief of a directory
+#: before and after an action), and reading one was about 2 % of the suite's time on the
+#: simulator (issue 16, stop 28). Each caller gets its own copy of the fields.
+_READ: dict[str, tuple[dict[str, Any] | None, str, str]] = {}
+_READ_MAX = 256
+
+
 def _split_brief(text: str) -> tuple[dict[str, Any] | None, str, str]:
     """``(fields, body, "")``, or ``(None, "", why not)``."""
+    known = _READ.get(text)
+    if known is None:
+        known = _read_brief(text)
+        if len(_READ) >= _READ_MAX:
+            del _READ[next(iter(_READ))]
+        _READ[text] = known
+    data, body, reason = known
+    return (None if data is None else copy.deepcopy(data)), body, reason
+
+
+def _read_brief(text: str) -> tuple[dict[str, Any] | None, str, str]:
     match = _FRONTMATTER.match(text)
     if match is None:
         return None, "", "no YAML frontmatter between '---' lines"

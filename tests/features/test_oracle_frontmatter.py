@@ -70,3 +70,17 @@ def test_aliases_that_stay_within_the_bound_are_read_as_written() -> None:
     data, reason = read_frontmatter(_brief("a: &a [x, y]\nkind: *a"))
     assert reason == ""
     assert data == {"a": ["x", "y"], "kind": ["x", "y"]}
+
+
+def test_each_reading_of_the_same_brief_gets_fields_of_its_own() -> None:
+    """The oracle remembers the Briefs it read (a step reads one several times); a step that
+    changes the fields it was given changes nothing another step reads."""
+    text = _brief("kind: pi-session-continuity/v2\nfiles: [a.txt]")
+    first = parse_brief(text)
+    assert first is not None
+    first.frontmatter["kind"] = "changed"
+    first.frontmatter["files"].append("b.txt")
+    second = parse_brief(text)
+    assert second is not None
+    assert second.frontmatter == {"kind": "pi-session-continuity/v2", "files": ["a.txt"]}
+    assert read_frontmatter(text)[0] == second.frontmatter
