@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario.confine import check_scenario_path, resolve_inside
+from pi_continuity_harness.scenario.json_text import dumps_indented
 from pi_continuity_harness.scenario.run_lock import LOCK_NAME
 
 if TYPE_CHECKING:
@@ -127,9 +128,11 @@ class HostPaths:
 
 
 def write_json(path: str | Path, value: Any) -> None:
-    """``value`` as indented JSON (the layout every harness-written settings file has)."""
+    """``value`` as indented JSON (the layout every harness-written settings file has), through
+    :func:`.json_text.dumps_indented`: the bytes of ``json.dumps(value, indent=2)`` without the
+    pure-Python encoder ``indent`` asks for (every scenario writes three such files)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    Path(path).write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    Path(path).write_text(dumps_indented(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def prepare_files(paths: HostPaths, scenario: Scenario) -> None:
