@@ -27,7 +27,7 @@ from pi_continuity_harness.scenario.budget import Budget
 from pi_continuity_harness.scenario.competitors import CompetitorBehaviour
 from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.faults import FaultPlan
-from pi_continuity_harness.scenario.model_script import ModelScript
+from pi_continuity_harness.scenario.model_script import ModelScript, tool_calls_outside
 from pi_continuity_harness.scenario.operations import _OPERATION_KEYS, Operations
 from pi_continuity_harness.scenario.session_id import check_session_id
 from pi_continuity_harness.scenario.yaml_text import expansion_problem, safe_load
@@ -327,9 +327,13 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: (top level): a scenario is a mapping, got {type(data).__name__}")
     try:
-        return Scenario.model_validate(data)
+        scenario = Scenario.model_validate(data)
     except ValidationError as error:
         raise ScenarioError(format_validation_error(source, error)) from None
+    outside = [f"{source}: {_loc(where)}: {why}" for where, why in tool_calls_outside(scenario)]
+    if outside:
+        raise ScenarioError("\n".join(outside))
+    return scenario
 
 
 def read_text_file(path: str | Path, kind: str, error: type[ScenarioError] = ScenarioError) -> str:

@@ -298,8 +298,19 @@ class SimHost:
             with handle:
                 handle.write(text)
 
+    def _confine_tool(self, op: str, path: str) -> None:
+        """A built-in tool's file stays in the run, as an extension's must (``FilesystemMonitor
+        .confine``): a path outside it is refused with ``EACCES`` and an ``fs:refused`` record,
+        and the tool fails as Pi's does on an unwritable path. The scenario loader refuses a
+        scripted call's literal path outside the project (``model_script.ScriptedToolCall``);
+        this also covers a path the model took from the run (``{{match:...}}``) and links.
+        Real Pi would touch the path: the one deliberate difference, since nothing a scenario
+        says may touch a file outside its run."""
+        self.monitor.confine(op, path if os.path.isabs(path) else os.path.join(os.getcwd(), path))
+
     def _tool_write(self, path: str, content: str) -> None:
         """The native ``write`` tool: Pi writes the file (an effect the trace records)."""
+        self._confine_tool("tool_write", path)
         with self.host_io():
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8") as handle:
@@ -310,6 +321,7 @@ class SimHost:
         """The native ``read`` tool: Pi reads the file (``read.js``), not the extension. Recorded
         as ``tool_read`` like ``tool_write``, so a ``read`` record is always the extension's own,
         as on real Pi, where only the Python extension's file operations are observed."""
+        self._confine_tool("tool_read", path)
         with self.host_io(), open(path, encoding="utf-8") as handle:
             text = handle.read()
         self.trace.emit("fs", "tool_read", path=path, chars=len(text))
@@ -317,6 +329,7 @@ class SimHost:
 
     def _tool_remove(self, path: str) -> None:
         """``rm`` run by the native ``bash`` tool: Pi's child process removes the file."""
+        self._confine_tool("tool_remove", path)
         with self.host_io():
             os.remove(path)
         self.trace.emit("fs", "tool_remove", path=path)

@@ -604,7 +604,7 @@ def _next_turn_odd(world: World, how: str) -> None:
         world.script(
             "agent",
             Reply(
-                tool_calls=(call("read", {"path": "/nonexistent/recovery-probe.txt"}),), context_tokens=4_000
+                tool_calls=(call("read", {"path": "missing/recovery-probe.txt"}),), context_tokens=4_000
             ),
             Reply(text="Handled both prompts.", context_tokens=4_100),
         )

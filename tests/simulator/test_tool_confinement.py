@@ -1,0 +1,125 @@
+"""Confinement of the model's built-in tools: a scripted ``read``/``write``/``edit`` or ``bash``
+call may not touch a file outside the run (found in stop 28: a scenario's ``write`` to
+``/tmp/x``, ``edit`` of its own scenario file, ``rm -f`` of a file beside the run and ``read``
+of ``/etc/passwd`` all did, exit 0). A literal path is refused when the scenario loads, for
+both targets (real Pi runs the tools for real); a path the model takes from the run
+(``{{match:...}}``) is refused by the simulated host when the tool runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.scenario import parse_scenario
+from pi_continuity_harness.simulator.simulation import simulate
+
+
+def _scenario(*calls: dict[str, Any], prompt: str = "go") -> dict[str, Any]:
+    return {
+        "name": "tools",
+        "model": {"agent": [{"tool_calls": list(calls)}, {"text": "done"}]},
+        "operations": [{"prompt": prompt}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("call", "why"),
+    [
+        (
+            {"name": "write", "arguments": {"path": "/tmp/x.txt", "content": "x"}},
+            "the write tool's path '/tmp/x.txt'",
+        ),
+        (
+            {"name": "write", "arguments": {"path": "../../x.txt", "content": "x"}},
+            "the write tool's path '../../x.txt'",
+        ),
+        (
+            {"name": "edit", "arguments": {"path": "a/../../x", "newText": "x"}},
+            "the edit tool's path 'a/../../x'",
+        ),
+        ({"name": "read", "arguments": {"path": "~/.ssh/id_rsa"}}, "the read tool's path '~/.ssh/id_rsa'"),
+        ({"name": "bash", "arguments": {"command": "rm -f /tmp/victim"}}, "names '/tmp/victim'"),
+        ({"name": "bash", "arguments": {"command": "echo x >/tmp/out"}}, "names '/tmp/out'"),
+        ({"name": "bash", "arguments": {"command": "cat '/etc/passwd'"}}, "names '/etc/passwd'"),
+        ({"name": "bash", "arguments": {"command": "rm -rf ../sibling"}}, "goes up with '..'"),
+        ({"name": "bash", "arguments": {"command": "rm -rf ~"}}, "names the home directory ('~')"),
+        ({"name": "bash", "arguments": {"command": "rm -rf $HOME/x"}}, "computes a path ('$' or '`')"),
+        ({"name": "bash", "arguments": {"command": "rm -rf `pwd`/.."}}, "goes up with '..'"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else json.dumps(v)[:40],
+)
+def test_a_scripted_tool_call_naming_a_path_outside_the_project_is_refused_at_load(
+    call: dict[str, Any], why: str
+) -> None:
+    with pytest.raises(ScenarioError) as refused:
+        parse_scenario(_scenario(call), "t.yaml")
+    message = str(refused.value)
+    assert message.startswith("t.yaml: model.agent[0].tool_calls[0]: "), message
+    assert why in message
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        {"name": "write", "arguments": {"path": "notes/a.txt", "content": "x"}},
+        {"name": "edit", "arguments": {"path": "./a/../b.txt", "newText": "x"}},
+        {"name": "read", "arguments": {"path": "{{match:(/\\S+)}}"}},
+        {"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n"},
+        {"name": "bash", "arguments": {"command": "head -c 20 /dev/zero | tr '\\0' x > out.txt"}},
+        {"name": "bash", "arguments": {"command": "rm -f {{match:(/\\S+\\.md)}}"}},
+        {"name": "custom_tool", "arguments": {"path": "/anything"}},
+    ],
+    ids=lambda v: json.dumps(v)[:50],
+)
+def test_a_scripted_tool_call_inside_the_project_or_taken_from_the_run_loads(call: dict[str, Any]) -> None:
+    parse_scenario(_scenario(call), "t.yaml")
+
+
+def test_a_tool_path_the_model_takes_from_the_run_is_refused_when_it_leads_outside(tmp_path: Path) -> None:
+    """The model copies a path out of the prompt (``{{match:...}}``); the simulated host
+    refuses each tool's file outside the run as the OS refuses an unwritable path: the tool
+    fails, the trace records ``fs:refused``, and nothing outside changes."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious\n", encoding="utf-8")
+    (victim / "secret.txt").write_text("TOP-SECRET-CONTENT\n", encoding="utf-8")
+    scenario = parse_scenario(
+        _scenario(
+            {"name": "write", "arguments": {"path": "{{match:write (\\S+)}}", "content": "pwned"}},
+            {"name": "edit", "arguments": {"path": "{{match:edit (\\S+)}}", "newText": "pwned"}},
+            {"name": "read", "arguments": {"path": "{{match:read (\\S+)}}"}},
+            {"name": "bash", "arguments": {"command": "rm -f {{match:remove (\\S+)}}"}},
+            prompt=(
+                f"write {victim / 'new.txt'} edit {victim / 'keep.txt'} read {victim / 'secret.txt'} "
+                f"remove {victim / 'keep.txt'}"
+            ),
+        )
+    )
+    simulate(scenario, workdir=tmp_path / "run")
+    assert sorted(p.name for p in victim.iterdir()) == ["keep.txt", "secret.txt"]
+    assert (victim / "keep.txt").read_text(encoding="utf-8") == "precious\n"
+    records = [json.loads(line) for line in (tmp_path / "run" / "trace.jsonl").read_text().splitlines()]
+    refused = [(r["op"], r["path"]) for r in records if r["kind"] == "fs" and r["name"] == "refused"]
+    assert refused == [
+        ("tool_write", str(victim / "new.txt")),
+        ("tool_write", str(victim / "keep.txt")),
+        ("tool_read", str(victim / "secret.txt")),
+        ("tool_remove", str(victim / "keep.txt")),
+    ]
+    (session_file,) = (tmp_path / "run").rglob("sessions/*.jsonl")
+    entries = [json.loads(line) for line in session_file.read_text(encoding="utf-8").splitlines()]
+    results = [e for e in entries if e.get("type") == "message" and e["message"]["role"] == "toolResult"]
+    assert [r["message"]["isError"] for r in results] == [True, True, True, True]
+    assert "TOP-SECRET-CONTENT" not in json.dumps(entries)
+
+
+def test_a_tool_path_inside_the_run_is_written_as_before(tmp_path: Path) -> None:
+    scenario = parse_scenario(
+        _scenario({"name": "write", "arguments": {"path": "notes/a.txt", "content": "kept"}})
+    )
+    result = simulate(scenario, workdir=tmp_path / "run")
+    assert Path(result.host.disk.project_dir, "notes", "a.txt").read_text(encoding="utf-8") == "kept"
