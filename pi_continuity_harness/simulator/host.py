@@ -941,6 +941,23 @@ class SimHost:
     def _file_changed(self, path: str) -> None:
         self._changed_files[path] = self.clock.current_ms()
 
+    def stamp_laid_out_files(self) -> None:
+        """Give every file laid out before Pi starts (the scenario's ``files``, the settings the
+        harness writes) the virtual start time as its modification and access time, as
+        :meth:`stamp_changed_files` does for the files changed while the run goes: blitz's
+        ``/sh recover`` lists a recovery file the scenario placed with its date, which was the
+        real minute of the run (found in stop 28: the same scenario and seed gave another trace
+        a minute later). Links are not followed."""
+        ns = self.clock.current_ms() * 1_000_000
+        with self.host_io():
+            for root, dirs, files in os.walk(self.paths.workdir):
+                dirs.sort()
+                for name in sorted(files):
+                    try:
+                        os.utime(os.path.join(root, name), ns=(ns, ns), follow_symlinks=False)
+                    except OSError:
+                        continue
+
     def stamp_changed_files(self) -> None:
         """Give every file changed since the last call the virtual time of its change as its
         modification (and access) time.

@@ -182,8 +182,11 @@ class Simulation:
             persist_sessions=scenario.session == "file",
         )
         with self.view.host_view():
-            prepare_files(self.host.paths, scenario)
+            prepare_files(
+                self.host.paths, scenario, canonical=lambda p: self.view.to_virtual(os.path.realpath(p))
+            )
             os.makedirs(os.path.join(self.host.paths.workdir, "tmp"), exist_ok=True)
+            self.host.stamp_laid_out_files()
         self.result = SimulationResult(scenario, run_seed, impl_name, root, self.host, note=self.view.note)
         self.host.trace.emit(
             "host",

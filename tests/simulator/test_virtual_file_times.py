@@ -86,3 +86,28 @@ def test_the_recovery_list_shows_the_virtual_date(tmp_path: Path) -> None:
     assert [r.status for r in suite.results] == ["passed"]
     trace = next((tmp_path / "runs").rglob("trace.jsonl")).read_text(encoding="utf-8")
     assert "leftover-s1.md (2026-01-01 00:00 UTC)" in trace
+
+
+def test_a_file_the_scenario_lays_out_has_the_virtual_start_time(tmp_path: Path) -> None:
+    """The scenario's ``files`` and the settings the harness writes are laid out before Pi starts
+    (``SimHost.stamp_laid_out_files``); before, they kept the machine's time, and a recovery file
+    placed by the scenario was listed with the real minute of the run."""
+    seen: dict[str, int] = {}
+
+    def ext(pi: ExtensionAPI) -> None:
+        async def stat(_args: str, ctx: Any) -> None:
+            seen["given.txt"] = os.stat(os.path.join(ctx.cwd, "given.txt")).st_mtime_ns // 1_000_000
+
+        pi.register_command("stat", stat)
+
+    scenario = base(
+        files={"given.txt": {"text": "given\n"}, "$AGENT/notes/placed.md": {"text": "placed\n"}},
+        operations=[{"command": "/stat"}],
+    )
+    result = run(tmp_path, scenario, ext)
+    assert seen == {"given.txt": EPOCH_MS}
+    machine = Path(result.host.disk.workdir)
+    laid_out = [p for p in machine.rglob("*") if p.is_file() and "sessions" not in p.parts]
+    assert {p.name for p in laid_out} >= {"given.txt", "placed.md", "settings.json"}
+    for path in laid_out:
+        assert path.stat().st_mtime_ns // 1_000_000 == EPOCH_MS, path
