@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -135,8 +136,14 @@ def write_json(path: str | Path, value: Any) -> None:
     Path(path).write_text(dumps_indented(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def prepare_files(paths: HostPaths, scenario: Scenario) -> None:
-    """Lay out the machine before Pi starts: agent settings, project settings, project files."""
+def prepare_files(
+    paths: HostPaths, scenario: Scenario, *, canonical: Callable[[str], str] = os.path.realpath
+) -> None:
+    """Lay out the machine before Pi starts: agent settings, project settings, project files.
+
+    ``canonical`` is the host's canonical form of a path (Pi's ``realpath``), for the trust
+    store's key: the simulator's keeps its fixed virtual root, so the file holds the same path
+    in any run directory (``simulator/virtual_root.py``)."""
     for directory in (paths.agent_dir, paths.project_dir, paths.session_dir):
         os.makedirs(directory, exist_ok=True)
     agent_settings = deep_merge(
@@ -155,7 +162,7 @@ def prepare_files(paths: HostPaths, scenario: Scenario) -> None:
         # canonicalises the cwd; :25-40 finds the nearest saved decision).
         write_json(
             os.path.join(paths.agent_dir, "trust.json"),
-            {os.path.realpath(paths.project_dir): scenario.saved_trust},
+            {canonical(paths.project_dir): scenario.saved_trust},
         )
     if scenario.settings.project is not None:
         write_json(

@@ -125,3 +125,35 @@ def test_outputs_do_not_depend_on_the_filesystems_listing_order(
     assert one and sorted(one) == sorted(other)
     for name, text in one.items():
         assert text == other[name], f"{name} differs when directories list in another order"
+
+
+def test_every_machine_file_is_the_same_bytes_in_any_run_directory_the_trust_store_too(
+    tmp_path: Path,
+) -> None:
+    """Pi's trust store holds the project's canonical path; the simulator's canonical paths keep
+    its fixed virtual root (before: the run directory's real path, so ``agent/trust.json``
+    differed from one directory to the next, found by an audit in stop 28). The decision
+    still applies: Pi reads the store with both paths resolved (``simulator/settings.py``)."""
+    from pi_continuity_harness.scenario import parse_scenario  # noqa: PLC0415
+    from pi_continuity_harness.simulator.settings import TrustDecision, resolve_project_trust  # noqa: PLC0415
+    from pi_continuity_harness.simulator.simulation import simulate  # noqa: PLC0415
+    from pi_continuity_harness.simulator.virtual_root import VIRTUAL_ROOT  # noqa: PLC0415
+
+    from .helpers import base  # noqa: PLC0415
+
+    scenario = parse_scenario(
+        base(saved_trust=False, operations=[{"prompt": "hi"}], model={"agent": [{"text": "ok"}]})
+    )
+    machines = []
+    for name in ("one", "a deeper/two"):
+        result = simulate(scenario, workdir=tmp_path / name / "run")
+        disk = Path(result.host.disk.workdir)
+        machines.append(
+            {str(p.relative_to(disk)): p.read_bytes() for p in sorted(disk.rglob("*")) if p.is_file()}
+        )
+        decision = resolve_project_trust(
+            result.host.paths.project_dir, result.host.paths.agent_dir, approve=None
+        )
+        assert decision == TrustDecision(False, "trust.json decision")
+    assert machines[0] == machines[1]
+    assert json.loads(machines[0]["agent/trust.json"]) == {f"{VIRTUAL_ROOT}/project": False}
