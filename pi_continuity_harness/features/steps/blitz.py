@@ -603,9 +603,7 @@ def _next_turn_odd(world: World, how: str) -> None:
     if how.startswith("call"):
         world.script(
             "agent",
-            Reply(
-                tool_calls=(call("read", {"path": "missing/recovery-probe.txt"}),), context_tokens=4_000
-            ),
+            Reply(tool_calls=(call("read", {"path": "missing/recovery-probe.txt"}),), context_tokens=4_000),
             Reply(text="Handled both prompts.", context_tokens=4_100),
         )
     else:
