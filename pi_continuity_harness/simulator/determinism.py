@@ -3,9 +3,11 @@
 Same scenario and seed give byte-identical traces, session files and artifacts. That holds
 for extension code too: while the simulator runs, :func:`deterministic_environment`
 points ``time.time``/``time.time_ns`` at the virtual clock and ``os.urandom`` (hence
-``uuid.uuid4()`` and ``secrets``) at the seeded source, the way FoundationDB or madsim
-virtualise a process. ``datetime.now()`` reads the C clock and cannot be virtualised;
-extensions should derive wall time from ``time.time()``.
+``uuid.uuid4()``) and ``random``'s own reference to it (hence ``secrets`` and
+``random.SystemRandom``) at the seeded source, the way FoundationDB or madsim virtualise a
+process; ``random``'s module functions and ``tempfile``'s names draw from generators of their
+own, seeded from the run's seed (so they move no id of the run). ``datetime.now()`` reads the
+C clock and cannot be virtualised; extensions should derive wall time from ``time.time()``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import random
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -82,6 +85,11 @@ class SeededRandom:
     def __init__(self, seed: int) -> None:
         self.seed = seed
         self._rng = random.Random(seed)
+        #: What extension code gets from ``random.random()`` and the other module functions, and
+        #: the names ``tempfile`` makes (:func:`deterministic_environment`): streams of their own,
+        #: so an extension's draws never move the run's ids.
+        self.module_random = random.Random(f"{seed}:random")
+        self.temporary_names = random.Random(f"{seed}:tempfile")
 
     def bytes(self, n: int) -> bytes:
         return self._rng.randbytes(n)
@@ -115,10 +123,36 @@ class SeededRandom:
         return self._rng.randrange(n)
 
 
+class _SeededNames:
+    """``tempfile``'s name sequence (``tempfile._RandomNameSequence``: eight of its characters
+    per name) drawing from a seeded generator; CPython's seeds its own from the operating
+    system, in C, where ``os.urandom``'s replacement does not reach."""
+
+    characters = "abcdefghijklmnopqrstuvwxyz0123456789_"
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def __iter__(self) -> _SeededNames:
+        return self
+
+    def __next__(self) -> str:
+        return "".join(self.rng.choices(self.characters, k=8))
+
+
 @contextmanager
 def deterministic_environment(clock: VirtualClock, rng: SeededRandom) -> Iterator[None]:
-    """Virtualise ``time.time``, ``time.time_ns`` and ``os.urandom`` for extension code."""
+    """Virtualise ``time.time``, ``time.time_ns``, ``os.urandom`` (and ``random``'s reference to
+    it), ``random``'s module functions and ``tempfile``'s names for extension code.
+
+    Before stop 28 only the first three were: ``secrets.token_hex()``, ``random.random()`` and a
+    ``tempfile.mkstemp()`` name (which reaches the trace through the ``fs`` record of the
+    write) differed from run to run. The module functions' generator is swapped in and out with
+    the process's own state, so code outside the simulation keeps its sequence."""
     saved_time, saved_time_ns, saved_urandom = time.time, time.time_ns, os.urandom
+    saved_random_urandom = random._urandom  # type: ignore[attr-defined]
+    saved_state = random.getstate()
+    saved_names = tempfile._name_sequence  # type: ignore[attr-defined]
 
     def virtual_time() -> float:
         return clock.now_ms() / 1000.0
@@ -132,7 +166,14 @@ def deterministic_environment(clock: VirtualClock, rng: SeededRandom) -> Iterato
     time.time = virtual_time
     time.time_ns = virtual_time_ns
     os.urandom = virtual_urandom
+    random._urandom = virtual_urandom  # type: ignore[attr-defined]
+    random.setstate(rng.module_random.getstate())
+    tempfile._name_sequence = _SeededNames(rng.temporary_names)  # type: ignore[attr-defined]
     try:
         yield
     finally:
         time.time, time.time_ns, os.urandom = saved_time, saved_time_ns, saved_urandom
+        random._urandom = saved_random_urandom  # type: ignore[attr-defined]
+        rng.module_random.setstate(random.getstate())
+        random.setstate(saved_state)
+        tempfile._name_sequence = saved_names  # type: ignore[attr-defined]
