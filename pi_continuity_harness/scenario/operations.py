@@ -465,6 +465,15 @@ class EditFileSpec(_Strict):
         check_scenario_path(value)
         return value
 
+    @model_validator(mode="after")
+    def _mergeable(self) -> EditFileSpec:
+        """``merge_json`` deep-merges an object into the file's object (``workspace.deep_merge``,
+        Pi's ``deepMergeObjects``): anything else to merge is a mistake in the scenario."""
+        if self.merge_json and not isinstance(self.json_value, dict):
+            given = "no json" if self.json_value is None else f"json is {type(self.json_value).__name__}"
+            raise ValueError(f"merge_json merges a JSON object into the file's object, but {given}")
+        return self
+
 
 class EditFileOp(_Strict):
     """A filesystem change made from outside Pi (never hot-reloaded by Pi)."""

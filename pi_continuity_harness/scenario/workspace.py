@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RUN_MARKER",
+    "EditFileError",
     "HostPaths",
     "WorkdirError",
     "apply_edit",
@@ -181,6 +182,34 @@ def prepare_files(
             write_json(target, spec.json_value)
 
 
+class EditFileError(ScenarioError):
+    """An ``edit_file`` operation that cannot be applied to what is on disk (the operation fails
+    with this message, as a refused path does)."""
+
+
+def _json_object_in(target: str, path: str) -> dict[str, Any]:
+    """The JSON object in the file ``merge_json`` merges into, or :class:`EditFileError` saying
+    what is there instead (the file may be anything by then: an extension or an earlier
+    operation wrote it). Before stop 28 a file that was not a JSON object ended the run with a
+    ``JSONDecodeError``, ``TypeError`` or ``AttributeError`` traceback."""
+    try:
+        with open(target, encoding="utf-8") as handle:
+            current = json.loads(handle.read())
+    except UnicodeDecodeError:
+        raise EditFileError(f"edit_file {path!r}: merge_json: the file is not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise EditFileError(f"edit_file {path!r}: merge_json: the file is not JSON ({error})") from None
+    except RecursionError:
+        raise EditFileError(
+            f"edit_file {path!r}: merge_json: the file's JSON is nested too deeply to read"
+        ) from None
+    if not isinstance(current, dict):
+        raise EditFileError(
+            f"edit_file {path!r}: merge_json: the file holds a JSON {type(current).__name__}, not an object"
+        )
+    return current
+
+
 def apply_edit(paths: HostPaths, spec: EditFileSpec) -> None:
     """Apply one ``edit_file`` operation: make the path absent, a directory, JSON or text.
 
@@ -208,9 +237,7 @@ def apply_edit(paths: HostPaths, spec: EditFileSpec) -> None:
     if spec.json_value is not None:
         value = spec.json_value
         if spec.merge_json and os.path.isfile(target):
-            with open(target, encoding="utf-8") as handle:
-                current = json.load(handle)
-            value = deep_merge(current, value)
+            value = deep_merge(_json_object_in(target, spec.path), value)
         write_json(target, value)
     else:
         Path(target).write_text(spec.text or "", encoding="utf-8")

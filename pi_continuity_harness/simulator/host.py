@@ -73,7 +73,7 @@ from pi_continuity_harness.scenario.operations import (
 )
 from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
 from pi_continuity_harness.scenario.transcript import content_text
-from pi_continuity_harness.scenario.workspace import HostPaths, apply_edit
+from pi_continuity_harness.scenario.workspace import EditFileError, HostPaths, apply_edit
 from pi_continuity_harness.simulator.agent_session import AgentSession, PromptRejectedError
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
 from pi_continuity_harness.simulator.json_copy import json_copy
@@ -1024,7 +1024,7 @@ class SimHost:
                 try:
                     with self.host_io():
                         apply_edit(self.paths, op.edit_file)
-                except (ConfinementError, OSError) as error:
+                except (ConfinementError, EditFileError, OSError) as error:
                     return OperationResult(name, ok=False, error=str(error))
                 if op.edit_file.kind not in ("absent", "directory"):
                     self._file_changed(self.paths.resolve(op.edit_file.path))

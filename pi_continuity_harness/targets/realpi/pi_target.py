@@ -90,6 +90,7 @@ from pi_continuity_harness.scenario.operations import (
 )
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.scenario.workspace import (
+    EditFileError,
     HostPaths,
     apply_edit,
     prepare_files,
@@ -759,7 +760,7 @@ class PiTarget:
         if isinstance(op, EditFileOp):
             try:
                 apply_edit(self.paths, op.edit_file)
-            except (ConfinementError, OSError) as error:
+            except (ConfinementError, EditFileError, OSError) as error:
                 return OperationOutcome(name, False, str(error))
             return OperationOutcome(name, True)
         proc = self._proc
