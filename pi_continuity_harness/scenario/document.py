@@ -27,9 +27,11 @@ from pi_continuity_harness.scenario.budget import Budget
 from pi_continuity_harness.scenario.competitors import CompetitorBehaviour
 from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.faults import FaultPlan
-from pi_continuity_harness.scenario.model_script import ModelScript, tool_calls_outside
+from pi_continuity_harness.scenario.field_path import field_path
+from pi_continuity_harness.scenario.model_script import ModelScript
 from pi_continuity_harness.scenario.operations import _OPERATION_KEYS, Operations
 from pi_continuity_harness.scenario.session_id import check_session_id
+from pi_continuity_harness.scenario.tool_confinement import tool_calls_outside
 from pi_continuity_harness.scenario.yaml_text import expansion_problem, safe_load
 
 __all__ = [
@@ -265,14 +267,7 @@ def _parents(path: str) -> list[str]:
     return ["/".join(parts[:end]) for end in range(2, len(parts))]
 
 
-def _loc(loc: tuple[int | str, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += ("." if out else "") + part
-    return out
+_loc = field_path
 
 
 _PATH_IN_MESSAGE = re.compile(r"^([A-Za-z_][\w.\[\]]*): (.+)$", re.DOTALL)

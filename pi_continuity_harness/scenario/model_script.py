@@ -58,8 +58,6 @@ __all__ = [
     "resolve_tool_calls",
     "respond",
     "text_of",
-    "tool_call_outside_problem",
-    "tool_calls_outside",
 ]
 
 RequestKind = Literal["agent", "summary", "extension"]
@@ -154,95 +152,6 @@ class ScriptedToolCall(_Strict):
             "must be what the command really prints, e.g. 'hi\\n' for 'echo hi'."
         ),
     )
-
-
-def tool_calls_outside(
-    value: Any, where: tuple[int | str, ...] = ()
-) -> Iterator[tuple[tuple[int | str, ...], str]]:
-    """``(where, why)`` for every scripted tool call in ``value`` (a scenario, or any part of
-    one: models, lists, tuples) that :func:`tool_call_outside_problem` refuses, ``where``
-    being the field names and indexes that lead to it."""
-    if isinstance(value, ScriptedToolCall):
-        problem = tool_call_outside_problem(value.name, value.arguments)
-        if problem is not None:
-            yield where, problem
-    elif isinstance(value, BaseModel):
-        for name in type(value).model_fields:
-            yield from tool_calls_outside(getattr(value, name), (*where, name))
-    elif isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            yield from tool_calls_outside(item, (*where, index))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, (BaseModel, list, tuple, dict)):
-                yield from tool_calls_outside(item, (*where, key))
-
-
-#: Device files a scripted ``bash`` command may name: sources and sinks, no file of the host.
-_DEVICES = frozenset(
-    {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin", "/dev/stdout", "/dev/stderr"}
-)
-#: Where a word may begin in a shell command: after a space, an operator, a quote or ``=``.
-_WORD_START = r"(?:^|[\s<>|;&=()'\"])"
-_ABSOLUTE_WORD = re.compile(_WORD_START + r"(/[^\s<>|;&()'\"]*)")
-_PARENT_WORD = re.compile(r"(?:^|[\s<>|;&=()'\"/])\.\.(?=$|[\s<>|;&()'\"/])")
-_HOME_WORD = re.compile(_WORD_START + r"~")
-
-
-def tool_call_outside_problem(name: str, arguments: dict[str, Any]) -> str | None:
-    """Why a scripted built-in tool call would touch a file outside the run; None when it stays.
-
-    Nothing a scenario says may touch a file outside its run, and on real Pi the model's
-    ``read``/``write``/``edit`` and ``bash`` run for real (Pi 1.6 ``core/tools/path-utils.js``
-    resolves a path against the project directory, ``~`` against the home directory). A
-    literal path is checked here, at load, for both targets: an absolute path (the run's
-    directory is not known when the scenario is written), ``~``, or ``..`` above the project;
-    a ``bash`` command also may not compute a path (``$``, backquotes). A path the model takes
-    from the run (``{{match:...}}``) is known only then: the simulated host refuses one outside
-    the run (``SimHost._confine_tool``)."""
-    if name in ("read", "write", "edit"):
-        path = arguments.get("path")
-        if not isinstance(path, str) or "{{match:" in path:
-            return None
-        if path.startswith(("/", "~")) or _escapes_project(path):
-            return (
-                f"the {name} tool's path {path!r} is outside the project: a scripted tool call may name "
-                "only a path relative to the project, below it"
-            )
-        return None
-    if name == "bash":
-        command = arguments.get("command")
-        if not isinstance(command, str):
-            return None
-        command_without_matches = re.sub(r"\{\{match:.*?\}\}", "", command)
-        reasons = []
-        absolute = [p for p in _ABSOLUTE_WORD.findall(command_without_matches) if p not in _DEVICES]
-        if absolute:
-            reasons.append(f"names {absolute[0]!r}")
-        if _PARENT_WORD.search(command_without_matches):
-            reasons.append("goes up with '..'")
-        if _HOME_WORD.search(command_without_matches):
-            reasons.append("names the home directory ('~')")
-        if "$" in command_without_matches or "`" in command_without_matches:
-            reasons.append("computes a path ('$' or '`')")
-        if reasons:
-            return (
-                f"the bash command {command!r} {reasons[0]}: real Pi runs it, and a scripted command "
-                "may name only paths relative to the project, below it"
-            )
-    return None
-
-
-def _escapes_project(path: str) -> bool:
-    parts: list[str] = []
-    for part in path.split("/"):
-        if part == "..":
-            if not parts:
-                return True
-            parts.pop()
-        elif part not in ("", "."):
-            parts.append(part)
-    return False
 
 
 class _Held(_Strict):

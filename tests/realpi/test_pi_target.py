@@ -17,7 +17,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from pi_continuity_harness.scenario.budget import BudgetOverride
-from pi_continuity_harness.scenario.document import Scenario, parse_scenario
+from pi_continuity_harness.scenario.document import Scenario, ScenarioError, parse_scenario
 from pi_continuity_harness.scenario.model_script import Reply, Usage
 from pi_continuity_harness.scenario.operations import Operation, normalise_operation_input
 from pi_continuity_harness.targets.realpi import PiStartError, PiTarget, profile_for
@@ -516,3 +516,53 @@ def test_a_real_pi_scenario_over_its_wall_clock_budget_fails_naming_it(
     message = str(error.value)
     assert message.startswith("probe: the wall-clock budget of 8 s ran out")
     assert "still running: operation 0 command" in message and "last events from Pi:" in message
+
+
+def test_a_scenario_whose_bash_command_runs_another_program_is_refused_before_pi_starts(
+    targets: Targets,
+) -> None:
+    """Real Pi runs the model's ``bash`` for real: a scenario (shared data) may run only programs
+    that act on the paths they are given (``scenario/tool_confinement.py``), and nothing is
+    installed or started when it asks for another."""
+    pi = targets("pi")
+    sc = scenario(
+        model={"agent": [{"tool_calls": [{"name": "bash", "arguments": {"command": "python -c 1"}}]}]}
+    )
+    with pytest.raises(
+        ScenarioError,
+        match=r"probe: model\.agent\[0\]\.tool_calls\[0\]: the bash command 'python -c 1' runs 'python'",
+    ):
+        pi.start(sc)
+    assert isinstance(pi, PiTarget) and pi._proc is None
+
+
+def test_a_tool_call_that_the_run_leads_outside_is_not_sent_to_real_pi(
+    targets: Targets, tmp_path: Path
+) -> None:
+    """A path the model takes from the run (``{{match:...}}``) is known only when the call is
+    served: the model server answers 403 instead, so Pi runs no tool and ends the turn with the
+    refusal; the file outside is untouched."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n", encoding="utf-8")
+    pi = targets("pi")
+    sc = scenario(
+        model={
+            "agent": [
+                {"tool_calls": [{"name": "bash", "arguments": {"command": "rm -f {{match:remove (\\S+)}}"}}]},
+                {"text": "done"},
+            ]
+        }
+    )
+    observation, outcomes = run(pi, sc, [{"prompt": f"remove {victim}"}])
+    assert victim.read_text(encoding="utf-8") == "precious\n"
+    assert [o.ok for o in outcomes] == [True]
+    errors = [
+        e
+        for e in observation.entries
+        if e.get("type") == "message" and e["message"].get("stopReason") == "error"
+    ]
+    assert (
+        errors
+        and "refused by the harness (confinement): the bash tool call names"
+        in errors[-1]["message"]["errorMessage"]
+    )

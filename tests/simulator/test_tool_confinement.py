@@ -15,6 +15,7 @@ import pytest
 
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario import parse_scenario
+from pi_continuity_harness.scenario.tool_confinement import real_pi_command_problem, served_call_problem
 from pi_continuity_harness.simulator.simulation import simulate
 
 
@@ -123,3 +124,63 @@ def test_a_tool_path_inside_the_run_is_written_as_before(tmp_path: Path) -> None
     )
     result = simulate(scenario, workdir=tmp_path / "run")
     assert Path(result.host.disk.project_dir, "notes", "a.txt").read_text(encoding="utf-8") == "kept"
+
+
+@pytest.mark.parametrize(
+    ("command", "program"),
+    [
+        ("python -c 'import os'", "python"),
+        ("ls && sh run.sh", "sh"),
+        ("cat notes.txt | bash", "bash"),
+        ("echo hi; node x.js", "node"),
+        ("env rm x", "env"),
+        ("FOO=1 ls", "FOO=1"),
+        ("sed -i s/a/b/ x", "sed"),
+        ("(cd sub; make)", "make"),
+    ],
+)
+def test_real_pi_runs_only_programs_that_act_on_the_paths_they_are_given(command: str, program: str) -> None:
+    """A scenario is shared data: a shell, an interpreter or a program that runs others would
+    run whatever it says on the machine that replays it on real Pi (the simulator runs no
+    command but ``rm`` and ``echo``, so such a scenario still loads)."""
+    parse_scenario(_scenario({"name": "bash", "arguments": {"command": command}}))
+    problem = real_pi_command_problem(command)
+    assert problem is not None and f"runs {program!r}" in problem
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo hi",
+        "rm -f notes/a.txt",
+        "head -c 20 /dev/zero | tr '\\0' x > out.txt",
+        "ls -la && wc -l a.txt",
+        "rm -f {{match:(\\S+)}}",
+    ],
+)
+def test_real_pi_runs_a_command_of_those_programs_inside_the_project(command: str) -> None:
+    assert real_pi_command_problem(command) is None
+
+
+def test_the_real_pi_targets_model_server_sends_no_call_that_leads_outside_the_run(tmp_path: Path) -> None:
+    """``served_call_problem``: the call as the model server would send it, ``{{match:...}}``
+    replaced by what the run said; symbolic links are followed."""
+    run = tmp_path / "run"
+    project = run / "machine" / "project"
+    project.mkdir(parents=True)
+    (project / "out").symlink_to(tmp_path)
+    inside = str(project / "dossier.md")
+    assert served_call_problem("bash", {"command": f"rm -f {inside}"}, str(project), str(run)) is None
+    assert served_call_problem("write", {"path": "notes/a.txt"}, str(project), str(run)) is None
+    assert served_call_problem("write", {"path": str(tmp_path / "x")}, str(project), str(run)) == (
+        f"the write tool call names {str(tmp_path / 'x')!r}, outside the run"
+    )
+    assert served_call_problem("read", {"path": "out/secret"}, str(project), str(run)) == (
+        "the read tool call names 'out/secret', outside the run"
+    )
+    assert served_call_problem("edit", {"path": "~/x"}, str(project), str(run)) is not None
+    assert served_call_problem("bash", {"command": "rm -f /etc/passwd"}, str(project), str(run)) == (
+        "the bash tool call names '/etc/passwd', outside the run"
+    )
+    refused = served_call_problem("bash", {"command": f"python {inside}"}, str(project), str(run))
+    assert refused is not None and "runs 'python'" in refused

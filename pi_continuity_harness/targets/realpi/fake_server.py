@@ -41,7 +41,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -55,11 +55,13 @@ from pi_continuity_harness.scenario.chat_wire import (
 from pi_continuity_harness.scenario.model_script import (
     PLAIN_REPLIES,
     ExtensionReplies,
+    HttpError,
     ModelOutcome,
     ModelRequest,
     ModelScript,
     Reply,
     RequestKind,
+    ScriptedToolCall,
     SynthesisReply,
     respond,
 )
@@ -221,10 +223,13 @@ class FakeModelServer:
         replies: ExtensionReplies = PLAIN_REPLIES,
         on_hold: Callable[[ModelRequest, ModelOutcome], None] | None = None,
         abort_grace_s: float = 1.0,
+        refuse: Callable[[ScriptedToolCall], str | None] | None = None,
     ) -> None:
         self.script = script
         self.replies = replies
         self.on_hold = on_hold
+        #: Why a tool call must not reach Pi (``scenario/tool_confinement.py``; None: it may).
+        self.refuse = refuse
         self.abort_grace_s = abort_grace_s
         self._lock = threading.Condition()
         self._requests: list[RecordedRequest] = []
@@ -392,6 +397,32 @@ class FakeModelServer:
         handler.end_sse()
         self._finish(record, status=200)
 
+    def _confined(self, outcome: ModelOutcome) -> ModelOutcome:
+        """The outcome, or an HTTP 403 in its place when a tool call in it must not reach Pi
+        (:attr:`refuse`): real Pi runs the tools for real, and a path the model took from the
+        run (``{{match:...}}``) is known only now. Pi ends the turn with ``stopReason: "error"``
+        and the refusal's text; the refusal is also kept in :attr:`errors`."""
+        if self.refuse is None:
+            return outcome
+        for call in outcome.tool_calls:
+            problem = self.refuse(call)
+            if problem is not None:
+                message = f"refused by the harness (confinement): {problem}"
+                with self._lock:
+                    self._errors.append(PermissionError(message))
+                return replace(
+                    outcome,
+                    text="",
+                    thinking=None,
+                    tool_calls=(),
+                    stop_reason="error",
+                    error=HttpError(status=403, message=message, type="permission_error"),
+                    during=(),
+                    abort_while_held=False,
+                    stream=None,
+                )
+        return outcome
+
     def handle(self, handler: _Handler, raw: bytes) -> None:
         try:
             body = json.loads(raw or b"{}")
@@ -410,7 +441,7 @@ class FakeModelServer:
             seq = len(self._requests)
             request = parse_chat_request(body, index=index, kind=kind)
             reply = self._next_reply(kind)
-            outcome = respond(self.script, request, reply, self.replies)
+            outcome = self._confined(respond(self.script, request, reply, self.replies))
             record = RecordedRequest(
                 seq=seq,
                 path=handler.path,

@@ -50,7 +50,8 @@ from pi_continuity_harness import __version__
 from pi_continuity_harness.api.extension_api import ExtensionFactory
 from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.confine import ConfinementError
-from pi_continuity_harness.scenario.document import ModelSpec, Scenario
+from pi_continuity_harness.scenario.document import ModelSpec, Scenario, ScenarioError
+from pi_continuity_harness.scenario.field_path import field_path
 from pi_continuity_harness.scenario.fs_monitor import fs_event
 from pi_continuity_harness.scenario.implementations import (
     SESSION_CONTINUITY,
@@ -65,6 +66,7 @@ from pi_continuity_harness.scenario.model_script import (
     ModelRequest,
     Reply,
     RequestKind,
+    ScriptedToolCall,
     SynthesisReply,
 )
 from pi_continuity_harness.scenario.operations import (
@@ -88,6 +90,7 @@ from pi_continuity_harness.scenario.operations import (
     operation_name,
     pick_fork_message,
 )
+from pi_continuity_harness.scenario.tool_confinement import served_call_problem, tool_calls_real_pi_refuses
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.scenario.workspace import (
     EditFileError,
@@ -473,6 +476,12 @@ class PiTarget:
         # long as the simulator's virtual root (``scenario/layout.py``); checked before anything
         # is installed or written, so a run directory too long to pad is refused with nothing changed.
         machine_root(self._workdir.resolve())
+        refused = [
+            f"{scenario.name}: {field_path(where)}: {why}"
+            for where, why in tool_calls_real_pi_refuses(scenario)
+        ]
+        if refused:
+            raise ScenarioError("\n".join(refused))
         installation = self._find_installation()
         if self._budget is not None:
             scenario = scenario.model_copy(update={"budget": self._budget.apply(scenario.budget)})
@@ -482,7 +491,9 @@ class PiTarget:
         root.mkdir(parents=True, exist_ok=True)
         self._paths = HostPaths.under(str(root))
         try:
-            self._server = FakeModelServer(scenario.model, replies=self._replies(), on_hold=self._on_hold)
+            self._server = FakeModelServer(
+                scenario.model, replies=self._replies(), on_hold=self._on_hold, refuse=self._refused_call
+            )
             base_url = self._server.start()
             active = scenario.active
             self._env = PiEnvironment(
@@ -502,6 +513,12 @@ class PiTarget:
         except BaseException:
             self.close()
             raise
+
+    def _refused_call(self, call: ScriptedToolCall) -> str | None:
+        """Why the model server must not send ``call`` to this Pi (``tool_confinement``): real Pi
+        runs the tools for real, so each call's paths must stay in the run and a ``bash``
+        command may run only the programs the harness lets a scenario run."""
+        return served_call_problem(call.name, call.arguments, self.paths.project_dir, self.paths.workdir)
 
     def _install_package(self, source: str) -> None:
         """``pi install <source>`` in this scenario's agent directory, as a user installs it: npm's

@@ -1,0 +1,242 @@
+"""Confinement of the model's built-in tools: what a scripted tool call may name.
+
+Nothing a scenario says may touch a file outside its run, and on real Pi the model's ``read``,
+``write``, ``edit`` and ``bash`` run for real (Pi 1.6 ``core/tools/path-utils.js`` resolves a
+path against the project directory, ``~`` against the home directory). Three checks:
+
+* :func:`tool_call_outside_problem`, at load for both targets (``document.parse_scenario``): a
+  literal path outside the project (absolute, ``~``, ``..`` above it), or a ``bash`` command
+  naming one or computing one (``$``, backquotes);
+* :func:`real_pi_command_problem`, before real Pi runs a ``bash`` command (the real-Pi target
+  at start for the scenario's own calls, its model server for every call it serves): only
+  programs that act on the paths they are given (:data:`REAL_PI_PROGRAMS`); the simulator runs
+  none but ``rm`` and ``echo``, so it needs no such list;
+* :func:`served_call_problem`, for a call the model server is about to send (a path the model
+  took from the run with ``{{match:...}}`` is known only then): its paths inside the run.
+
+The simulated host also refuses a tool's file outside the run when the tool runs
+(``SimHost._confine_tool``). Found in stop 28 by an audit: a scenario's ``write`` to ``/tmp``,
+``edit`` of its own file, ``rm -f`` beside the run and ``read`` of ``/etc/passwd`` all happened.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel
+
+from pi_continuity_harness.scenario.model_script import ScriptedToolCall
+
+__all__ = [
+    "REAL_PI_PROGRAMS",
+    "real_pi_command_problem",
+    "served_call_problem",
+    "tool_call_outside_problem",
+    "tool_calls_outside",
+    "tool_calls_real_pi_refuses",
+]
+
+
+def tool_calls_outside(
+    value: Any, where: tuple[int | str, ...] = ()
+) -> Iterator[tuple[tuple[int | str, ...], str]]:
+    """``(where, why)`` for every scripted tool call in ``value`` (a scenario, or any part of
+    one: models, lists, tuples) that :func:`tool_call_outside_problem` refuses, ``where``
+    being the field names and indexes that lead to it."""
+    for at, call in _calls(value, where):
+        problem = tool_call_outside_problem(call.name, call.arguments)
+        if problem is not None:
+            yield at, problem
+
+
+#: Device files a scripted ``bash`` command may name: sources and sinks, no file of the host.
+_DEVICES = frozenset(
+    {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin", "/dev/stdout", "/dev/stderr"}
+)
+#: Where a word may begin in a shell command: after a space, an operator, a quote or ``=``.
+_WORD_START = r"(?:^|[\s<>|;&=()'\"{},:])"
+_ABSOLUTE_WORD = re.compile(_WORD_START + r"(/[^\s<>|;&()'\"]*)")
+_PARENT_WORD = re.compile(r"(?:^|[\s<>|;&=()'\"{},:/])\.\.(?=$|[\s<>|;&()'\"{},/])")
+_HOME_WORD = re.compile(_WORD_START + r"~")
+
+
+def tool_call_outside_problem(name: str, arguments: dict[str, Any]) -> str | None:
+    """Why a scripted built-in tool call would touch a file outside the run; None when it stays.
+
+    Nothing a scenario says may touch a file outside its run, and on real Pi the model's
+    ``read``/``write``/``edit`` and ``bash`` run for real (Pi 1.6 ``core/tools/path-utils.js``
+    resolves a path against the project directory, ``~`` against the home directory). A
+    literal path is checked here, at load, for both targets: an absolute path (the run's
+    directory is not known when the scenario is written), ``~``, or ``..`` above the project;
+    a ``bash`` command also may not compute a path (``$``, backquotes). A path the model takes
+    from the run (``{{match:...}}``) is known only then: the simulated host refuses one outside
+    the run (``SimHost._confine_tool``)."""
+    if name in ("read", "write", "edit"):
+        path = arguments.get("path")
+        if not isinstance(path, str) or "{{match:" in path:
+            return None
+        if path.startswith(("/", "~")) or _escapes_project(path):
+            return (
+                f"the {name} tool's path {path!r} is outside the project: a scripted tool call may name "
+                "only a path relative to the project, below it"
+            )
+        return None
+    if name == "bash":
+        command = arguments.get("command")
+        if not isinstance(command, str):
+            return None
+        command_without_matches = re.sub(r"\{\{match:.*?\}\}", "", command)
+        reasons = []
+        absolute = [p for p in _ABSOLUTE_WORD.findall(command_without_matches) if p not in _DEVICES]
+        if absolute:
+            reasons.append(f"names {absolute[0]!r}")
+        if _PARENT_WORD.search(command_without_matches):
+            reasons.append("goes up with '..'")
+        if _HOME_WORD.search(command_without_matches):
+            reasons.append("names the home directory ('~')")
+        if "$" in command_without_matches or "`" in command_without_matches:
+            reasons.append("computes a path ('$' or '`')")
+        if reasons:
+            return (
+                f"the bash command {command!r} {reasons[0]}: real Pi runs it, and a scripted command "
+                "may name only paths relative to the project, below it"
+            )
+    return None
+
+
+def _escapes_project(path: str) -> bool:
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part == "..":
+            if not parts:
+                return True
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return False
+
+
+#: The programs a scripted ``bash`` command may run on real Pi: each acts only on the paths it
+#: is given (checked above) or on none. Shells, interpreters and programs that run others
+#: (``sh``, ``python``, ``env``, ``xargs``, ``find -exec``, ``sed``'s ``e``, ``awk``'s
+#: ``system``, ``git`` hooks) are not in it: a scenario is shared data, and one of those would
+#: run whatever it says on the machine that replays it.
+REAL_PI_PROGRAMS = frozenset(
+    {
+        "basename",
+        "cat",
+        "cd",
+        "cp",
+        "cut",
+        "date",
+        "diff",
+        "dirname",
+        "echo",
+        "false",
+        "grep",
+        "head",
+        "ls",
+        "mkdir",
+        "mv",
+        "printf",
+        "pwd",
+        "rm",
+        "rmdir",
+        "seq",
+        "sleep",
+        "sort",
+        "tail",
+        "tee",
+        "touch",
+        "tr",
+        "true",
+        "uniq",
+        "wc",
+    }
+)
+_SEGMENT = re.compile(r"\|\||&&|[|;&\n()]")
+
+
+def real_pi_command_problem(command: str) -> str | None:
+    """Why real Pi must not run the scripted ``bash`` command ``command`` (None: it may): a path
+    outside the project (:func:`tool_call_outside_problem`), or a program that is not in
+    :data:`REAL_PI_PROGRAMS`, in any part of a pipeline or list."""
+    outside = tool_call_outside_problem("bash", {"command": command})
+    if outside is not None:
+        return outside
+    command = re.sub(r"\{\{match:.*?\}\}", "x", command)
+    for segment in _SEGMENT.split(command):
+        try:
+            words = shlex.split(segment)
+        except ValueError:
+            return f"the bash command {command!r} cannot be read as shell words"
+        if not words:
+            continue
+        program = words[0]
+        if program not in REAL_PI_PROGRAMS:
+            return (
+                f"the bash command {command!r} runs {program!r}: on real Pi a scripted command may run only "
+                f"{', '.join(sorted(REAL_PI_PROGRAMS))}"
+            )
+    return None
+
+
+def tool_calls_real_pi_refuses(
+    value: Any, where: tuple[int | str, ...] = ()
+) -> Iterator[tuple[tuple[int | str, ...], str]]:
+    """``(where, why)`` for every scripted ``bash`` call in ``value`` (a scenario, or any part
+    of one) that :func:`real_pi_command_problem` refuses."""
+    for at, call in _calls(value, where):
+        if call.name == "bash" and isinstance(call.arguments.get("command"), str):
+            problem = real_pi_command_problem(call.arguments["command"])
+            if problem is not None:
+                yield at, problem
+
+
+def served_call_problem(name: str, arguments: dict[str, Any], project_dir: str, run_dir: str) -> str | None:
+    """Why the real-Pi target's model server must not send this tool call (its ``{{match:...}}``
+    already replaced by what the run said): a ``bash`` command :func:`real_pi_command_problem`
+    refuses, or a ``read``/``write``/``edit`` path, or an ``rm`` operand, that resolves outside
+    the run (symbolic links followed)."""
+    paths: list[str] = []
+    if name in ("read", "write", "edit"):
+        path = arguments.get("path")
+        if isinstance(path, str):
+            paths.append(path)
+    elif name == "bash":
+        command = arguments.get("command")
+        if not isinstance(command, str):
+            return None
+        absolute = [p for p in _ABSOLUTE_WORD.findall(command) if p not in _DEVICES]
+        relative_safe = _ABSOLUTE_WORD.sub(" ", command)
+        problem = real_pi_command_problem(relative_safe)
+        if problem is not None:
+            return problem.replace(repr(relative_safe), repr(command))
+        paths.extend(absolute)
+    root = os.path.realpath(run_dir)
+    for path in paths:
+        full = os.path.realpath(os.path.join(project_dir, os.path.expanduser(path)))
+        if full != root and not full.startswith(root.rstrip(os.sep) + os.sep):
+            return f"the {name} tool call names {path!r}, outside the run"
+    return None
+
+
+def _calls(
+    value: Any, where: tuple[int | str, ...]
+) -> Iterator[tuple[tuple[int | str, ...], ScriptedToolCall]]:
+    if isinstance(value, ScriptedToolCall):
+        yield where, value
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield from _calls(getattr(value, name), (*where, name))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _calls(item, (*where, index))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, (BaseModel, list, tuple, dict)):
+                yield from _calls(item, (*where, key))
