@@ -32,6 +32,7 @@ from pi_continuity_harness.scenario.document import Scenario, dump_scenario
 from pi_continuity_harness.scenario.session_import import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_MAX_TOKENS,
+    OUTSIDE_NOTE,
     import_session,
     session_shape,
 )
@@ -172,8 +173,13 @@ def main(args: argparse.Namespace) -> int:
     if verdict is not None:
         scenario = verdict[0]
     text = dump_scenario(scenario)
+    # A tool path the recording had outside its project is replayed elsewhere (under
+    # OUTSIDE_PROJECT): said here too, not only in the description, since it changes the replay.
+    moved = [note for note in scenario.description.split("\n") if OUTSIDE_NOTE in note]
     if output is None:
         sys.stdout.write(text)
+        for note in moved:
+            print(note, file=sys.stderr)
         if verdict is not None:
             print(verdict[1], file=sys.stderr)
         return 0
@@ -183,6 +189,8 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(f"--output {args.output}: {error.strerror or error}") from None
     replies = len(scenario.model.agent)
     print(f"wrote {output}: {len(scenario.operations)} operations, {replies} model replies ({args.session})")
+    for note in moved:
+        print(note)
     if verdict is not None:
         print(verdict[1])
     return 0

@@ -32,25 +32,41 @@ and ``bashExecution``) are the implementation's own doing, not the host's: they 
 replayed (the implementation under test writes its own) and the note counts them. The
 ``system`` message Pi persists with the first request (sdk.js) is Pi's, written again on replay.
 
+Tool calls are replayed for real (``simulator/builtin_tools.py``: ``read``, ``write`` and
+``edit`` read and write files, ``bash`` runs ``rm``), and a session file records them with the
+paths of the machine it was recorded on: Pi resolves a tool's ``path`` against the header's
+``cwd`` (``resolveToCwd``, ``dist/core/tools/path-utils.js`` and ``utils/paths.js:100-128``) and
+most models send absolute paths. Replayed as written, importing a bug report would read and
+write the developer's own files. So every such path is placed in the run (:func:`_replay_path`):
+one under the recorded ``cwd`` becomes the same path relative to the scenario's project (the
+replay touches the file the recording touched, in its own project); one outside it (absolute
+elsewhere, ``~``, escaping with ``..``) is replayed under :data:`OUTSIDE_PROJECT` in the project
+(``/tmp/r/x`` as ``outside-project/tmp/r/x``) and the description says so, line by line.
+
 A malformed file is refused with :class:`SessionImportError`, ``<file>: line <n>: <reason>``.
 """
 
 from __future__ import annotations
 
 import json
+import posixpath
 import re
+import urllib.parse
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.document import Scenario, parse_scenario, read_text_file
 from pi_continuity_harness.scenario.session_id import check_session_id
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_MAX_TOKENS",
+    "OUTSIDE_NOTE",
+    "OUTSIDE_PROJECT",
     "SessionImportError",
     "import_session",
     "import_session_lines",
@@ -82,6 +98,24 @@ _HTTP_ERROR = re.compile(r"\A(?P<status>[45]\d\d)(?: status code)?:? (?P<rest>.*
 #: Tools the simulated host runs from a scripted ``result`` (``simulator/builtin_tools.py``).
 _SIMULATED_OUTPUT_TOOLS = frozenset({"bash", "read"})
 
+#: Built-in tools whose ``path`` argument Pi resolves against its cwd (read.js, write.js,
+#: edit.js: ``resolveToCwd``) and the simulated host reads or writes for real.
+_PATH_TOOLS = frozenset({"read", "write", "edit"})
+#: Where a tool path outside the recorded project is replayed: this directory of the run's
+#: project, followed by the path Pi resolved (``/tmp/r/x``: ``outside-project/tmp/r/x``).
+OUTSIDE_PROJECT = "outside-project"
+#: The words of the description's note for such a path (the command prints those notes too).
+OUTSIDE_NOTE = "is outside the recorded project"
+#: ``normalizePath``'s ``normalizeUnicodeSpaces`` (utils/paths.js:6): each becomes a plain space.
+_UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
+#: What the simulated bash will not run ``rm`` with (``_bash_rm``), and quoting, which the shell
+#: would undo but the simulator would not: such a command's paths cannot be placed word by word.
+_RM_UNPLACEABLE = re.compile(r"[;&|`$<>*?'\"\\]")
+#: A scenario replaces ``{{match:REGEX}}`` in a tool call's arguments with text of the request
+#: (``model_script.resolve_tool_calls``): a recorded argument holding it would be sent changed,
+#: and a path made of it would be placed in the run only after the import checked it.
+_MATCH_PLACEHOLDER = "{{match:"
+
 _NOT_REPLAYED_TYPES = frozenset(
     {"custom", "custom_message", "label", "session_info", "branch_summary", "context_edit", "usage"}
 )
@@ -110,6 +144,8 @@ class _Import:
     active_model: str | None = None
     thinking_level: str = "off"
     session_id: str | None = None
+    #: The header's ``cwd``: the project directory Pi ran in, which tool paths are resolved against.
+    cwd: Any = None
     agent: list[dict[str, Any]] = field(default_factory=list)
     summary: list[dict[str, Any]] = field(default_factory=list)
     operations: list[Any] = field(default_factory=list)
@@ -208,7 +244,17 @@ def _assistant(state: _Import, line: int, message: dict[str, Any]) -> None:
             name, arguments = block.get("name"), block.get("arguments", {})
             if not isinstance(name, str) or not isinstance(arguments, dict):
                 raise state.fail(line, "a toolCall block needs a name and an arguments object")
-            call: dict[str, Any] = {"name": name, "arguments": arguments}
+            if _MATCH_PLACEHOLDER in json.dumps(arguments):
+                raise state.fail(
+                    line,
+                    f"the {name} call's arguments hold '{{{{match:', which a scenario replaces with "
+                    "text from the model's request (docs/scenario-format.md): the replay would not "
+                    "send what was recorded",
+                )
+            call: dict[str, Any] = {
+                "name": name,
+                "arguments": _placed_arguments(state, line, name, arguments),
+            }
             if isinstance(block.get("id"), str):
                 call["id"] = block["id"]
                 state.tool_calls[block["id"]] = call
@@ -231,6 +277,93 @@ def _assistant(state: _Import, line: int, message: dict[str, Any]) -> None:
     elif stop not in ("stop", "toolUse"):
         raise state.fail(line, f"unknown stopReason {stop!r}")
     state.agent.append(reply)
+
+
+def _pi_resolved(path: str, cwd: str, *, tool: bool) -> str:
+    """The absolute, normalized path Pi reaches for ``path`` run in ``cwd``; ``~`` stands for
+    the recording machine's home, which the file does not name.
+
+    ``tool``: a tool's ``path`` argument, resolved as Pi's ``resolveToCwd`` does (utils/paths.js:
+    100-128): Unicode spaces made plain, one leading ``@`` dropped, ``~`` and ``~/`` the home, a
+    ``file://`` URL its path, then ``path.resolve(cwd, path)``. Otherwise a word of a bash
+    command, which the shell resolves against the same cwd (``~`` expanded, nothing else).
+    """
+    if tool:
+        path = _UNICODE_SPACES.sub(" ", path)
+        path = path.removeprefix("@")
+        if path.startswith("file://"):
+            path = urllib.parse.unquote(urllib.parse.urlsplit(path).path)
+        home = path == "~" or path.startswith("~/")
+    else:
+        home = path.startswith("~")
+    if home:  # ``~`` or ``~user`` (bash), then the rest normalized: ``~/x``, ``~user/x``
+        user, _, rest = path.partition("/")
+        rest = posixpath.normpath(rest or ".").lstrip("/")
+        return user if rest == "." else f"{user}/{rest}"
+    joined = path if path.startswith("/") else f"{cwd}/{path}"
+    # normpath keeps a leading ``//`` (POSIX leaves it to the system); Node's resolve does not.
+    return "/" + posixpath.normpath(joined).lstrip("/")
+
+
+def _replay_path(state: _Import, line: int, what: str, path: str, *, tool: bool) -> str:
+    """Where the replay puts the file the recording's ``path`` named (see the module doc): the
+    same path relative to the project when under the recorded cwd, else under
+    :data:`OUTSIDE_PROJECT` with a note. Refused when the result is no path a scenario can name."""
+    cwd = state.cwd
+    if not isinstance(cwd, str) or not cwd.startswith("/"):
+        raise state.fail(
+            line,
+            f"{what} {path!r}: the header's cwd {cwd!r} is not an absolute path, so the import "
+            "cannot tell whether the path is inside the project Pi ran in",
+        )
+    base = "/" + posixpath.normpath(cwd).lstrip("/")
+    resolved = _pi_resolved(path, base, tool=tool)
+    prefix = base.rstrip("/") + "/"
+    if resolved == base:
+        raise state.fail(
+            line, f"{what} {path!r} names the recorded project directory itself, not a file in it"
+        )
+    inside = resolved.startswith(prefix)
+    placed = resolved[len(prefix) :] if inside else f"{OUTSIDE_PROJECT}/{resolved.lstrip('/')}"
+    try:
+        check_scenario_path(placed)
+    except ValueError as error:
+        raise state.fail(line, f"{what} {path!r} cannot be replayed inside the run: {error}") from None
+    if not inside:
+        state.notes.append(
+            f"line {line}: {what} {path!r} {OUTSIDE_NOTE} {cwd!r}: replayed as "
+            f"{placed!r}, inside the run's project"
+        )
+    return placed
+
+
+def _placed_arguments(state: _Import, line: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A tool call's arguments with every path the simulated host would touch placed in the run:
+    the ``path`` of ``read``/``write``/``edit``, and the paths of a ``bash`` ``rm`` (the one
+    command the simulated bash really runs, ``_bash_rm``; any other command prints its recorded
+    output). A non-string path is left as recorded (Pi refuses it against the tool's schema; the
+    simulator names a relative file with its text)."""
+    if name in _PATH_TOOLS and isinstance(arguments.get("path"), str):
+        path = arguments["path"]
+        placed = _replay_path(state, line, f"the {name} call's path", path, tool=True)
+        return arguments if placed == path else {**arguments, "path": placed}
+    command = arguments.get("command")
+    if name != "bash" or not isinstance(command, str):
+        return arguments
+    words = command.split()
+    if not words or words[0] != "rm":
+        return arguments
+    if _RM_UNPLACEABLE.search(command):
+        raise state.fail(
+            line,
+            f"the bash command {command!r} removes files the import cannot place inside the run "
+            "(quoting, globs, variables or more commands); edit the call in the session file",
+        )
+    placed_words = ["rm"] + [
+        word if word.startswith("-") else _replay_path(state, line, "the bash rm path", word, tool=False)
+        for word in words[1:]
+    ]
+    return arguments if placed_words == words else {**arguments, "command": " ".join(placed_words)}
 
 
 def _tool_result(state: _Import, line: int, message: dict[str, Any]) -> None:
@@ -339,6 +472,7 @@ def _header(state: _Import, value: Any) -> None:
         raise state.fail(1, 'the first line is the session header {"type":"session",...}')
     if value.get("version") != _VERSION:
         raise state.fail(1, f"session version {value.get('version')!r}: Pi 1.6 writes version {_VERSION}")
+    state.cwd = value.get("cwd")
     session_id = value.get("id")
     if not isinstance(session_id, str):
         raise state.fail(1, "the header has no session id")
