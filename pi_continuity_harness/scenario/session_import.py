@@ -632,27 +632,46 @@ def session_shape(path: str | Path) -> list[tuple[Any, ...]]:
     message role and parent (as the index of the parent entry); for a compaction its summary,
     first kept entry (index), ``tokensBefore``, ``fromHook`` and details; for an assistant message
     its stop reason, usage (input, output) and content block types. Two sessions with equal
-    shapes have the same entries in the same order with the same parent links."""
-    lines = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
+    shapes have the same entries in the same order with the same parent links.
+
+    The file is one the import accepted (or the simulator wrote), read as Pi reads it: lines
+    split on ``"\\n"`` only (``loadEntriesFromFile``, session-manager.js:326-350; JSON may hold a
+    raw U+2028, which ``str.splitlines`` would split), and a field of the wrong type read as Pi's
+    JavaScript reads it: a ``usage`` that is no object has no ``input``/``output``, a
+    ``firstKeptEntryId`` that is no string names no entry (Pi compares it with ``===``,
+    ``buildContextEntries``), content that is no list has no blocks. The replay then differs
+    there, and the check names the entry, rather than failing with a traceback."""
+    text = Path(path).read_text(encoding="utf-8")
+    lines = [json.loads(line) for line in text.split("\n") if line.strip()]
     index: dict[str, int] = {}
     shape: list[tuple[Any, ...]] = []
     for number, entry in enumerate(lines[1:]):
         index[entry["id"]] = number
         message = entry.get("message") if entry["type"] == "message" else None
         role = message.get("role") if isinstance(message, dict) else None
-        item: tuple[Any, ...] = (entry["type"], role, index.get(entry.get("parentId") or ""))
+        item: tuple[Any, ...] = (entry["type"], role, _index_of(index, entry.get("parentId")))
         if entry["type"] == "compaction":
             item += (
                 entry.get("summary"),
-                index.get(entry.get("firstKeptEntryId") or ""),
+                _index_of(index, entry.get("firstKeptEntryId")),
                 entry.get("tokensBefore"),
                 entry.get("fromHook"),
                 json.dumps(entry.get("details"), sort_keys=True),
             )
         if isinstance(message, dict) and role == "assistant":
-            usage = message.get("usage") or {}
-            blocks = tuple(b.get("type") for b in message.get("content") or [] if isinstance(b, dict))
+            usage = message.get("usage")
+            usage = usage if isinstance(usage, dict) else {}
+            content = message.get("content")
+            blocks = tuple(
+                b.get("type") for b in (content if isinstance(content, list) else []) if isinstance(b, dict)
+            )
             stop = message.get("stopReason")
             item += (stop, message.get("errorMessage"), usage.get("input"), usage.get("output"), blocks)
         shape.append(item)
     return shape
+
+
+def _index_of(index: dict[str, int], entry_id: Any) -> int | None:
+    """The index of the entry ``entry_id`` names; None for no id, an unknown one, or a value that
+    is no string (Pi compares ids with ``===``, so such a value names no entry)."""
+    return index.get(entry_id) if isinstance(entry_id, str) else None

@@ -318,3 +318,67 @@ def test_a_damaged_session_is_imported_or_refused_naming_its_line(
         import_session_lines(lines, source="s.jsonl", name="damaged")
     except SessionImportError as error:
         assert re.match(r"s\.jsonl: line \d+: \S", str(error)), str(error)
+
+
+# ====================================================================== the replay check reads as Pi reads
+def _edited(tmp_path: Path, line: int, edit: Any) -> Path:
+    """The recording with line ``line`` (1-based) replaced by ``edit(entry)``, written as Pi
+    writes a session (``JSON.stringify``: non-ASCII, U+2028 too, written raw)."""
+    lines = RECORDED.read_text(encoding="utf-8").split("\n")[:-1]
+    lines[line - 1] = json.dumps(edit(json.loads(lines[line - 1])), ensure_ascii=False)
+    session = tmp_path / "edited.jsonl"
+    session.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return session
+
+
+def _check(tmp_path: Path, session: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    settings = tmp_path / "settings.json"
+    settings.write_text(json.dumps(SETTINGS), encoding="utf-8")
+    args = ["--context-window", "20000", "--max-tokens", "1000", "--settings", str(settings)]
+    assert main(["import-session", str(session), "--output", str(tmp_path / "s.yaml"), *args]) == 0
+    return capsys.readouterr().out.splitlines()[-1]
+
+
+def test_a_prompt_holding_a_line_separator_replays_and_checks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A raw U+2028 is valid inside a JSON string and Pi writes it so; Pi splits session lines on
+    "\\n" only. Before, the check split the recording with str.splitlines (which splits at U+2028
+    too): a JSONDecodeError traceback, exit 1, nothing written."""
+
+    def separated(entry: dict[str, Any]) -> dict[str, Any]:
+        entry["message"]["content"][0]["text"] += "\u2028and\u2029more"
+        return entry
+
+    session = _edited(tmp_path, 7, separated)
+    assert "\u2028" in session.read_text(encoding="utf-8")
+    assert _check(tmp_path, session, capsys) == "replay check: the simulator reproduces all 19 entries"
+
+
+def test_a_usage_that_is_no_object_is_read_as_no_usage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pi reads ``"lots".input`` as undefined: the recorded reply has no usage, the replayed one
+    has, so the check names that entry. Before: an AttributeError traceback, exit 1."""
+
+    def lots(entry: dict[str, Any]) -> dict[str, Any]:
+        entry["message"]["usage"] = "lots"
+        return entry
+
+    verdict = _check(tmp_path, _edited(tmp_path, 6, lots), capsys)
+    assert verdict.startswith("replay check: entry 5 (line 6) differs: recorded ('message', 'assistant', 3)")
+
+
+def test_a_first_kept_entry_id_that_is_no_string_names_no_entry(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Pi compares ``firstKeptEntryId`` with ``===`` (buildContextEntries): a list names no entry.
+    Before: ``TypeError: unhashable type: 'list'``, exit 1."""
+
+    def listed(entry: dict[str, Any]) -> dict[str, Any]:
+        entry["firstKeptEntryId"] = [entry["firstKeptEntryId"]]
+        return entry
+
+    verdict = _check(tmp_path, _edited(tmp_path, 15, listed), capsys)
+    assert verdict.startswith("replay check: entry 14 (line 15) differs: recorded ('compaction', None, 12)")
+
