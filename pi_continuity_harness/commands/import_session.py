@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -156,8 +157,21 @@ def checked_import(session: str, **options: Any) -> tuple[Scenario, str]:
     )
 
 
+def _same_file(session: str, output: Path) -> bool:
+    """``--output`` names the session file itself (by any path: a link, ``./``, another case of
+    the same directory entry), so writing the scenario would replace the report it came from."""
+    try:
+        return os.path.samefile(session, output)
+    except OSError:  # either is missing (or unreadable): nothing to overwrite
+        return False
+
+
 def main(args: argparse.Namespace) -> int:
     output = Path(args.output) if args.output else None
+    if output is not None and _same_file(args.session, output):
+        raise UsageError(
+            f"--output {args.output}: is the session file {args.session}; the scenario would replace it"
+        )
     check_file("--output", output)
     settings = _settings(args.settings)
     options: dict[str, Any] = {

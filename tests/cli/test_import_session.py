@@ -382,3 +382,21 @@ def test_a_first_kept_entry_id_that_is_no_string_names_no_entry(
     verdict = _check(tmp_path, _edited(tmp_path, 15, listed), capsys)
     assert verdict.startswith("replay check: entry 14 (line 15) differs: recorded ('compaction', None, 12)")
 
+
+# ====================================================================== --output
+def test_an_output_that_is_the_session_file_is_refused_before_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, ``--no-check --output s.jsonl`` replaced the session file with the scenario (exit 0)."""
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(RECORDED.read_bytes())
+    (tmp_path / "link.jsonl").symlink_to(session)
+    for output in (session, tmp_path / "." / "s.jsonl", tmp_path / "link.jsonl"):
+        assert main(["import-session", str(session), "--no-check", "--output", str(output)]) == 2
+        err = capsys.readouterr().err
+        assert err == (
+            f"pi-continuity-harness import-session: --output {output}: is the session file {session}; "
+            "the scenario would replace it\n"
+        )
+    assert session.read_bytes() == RECORDED.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "s.jsonl"]
