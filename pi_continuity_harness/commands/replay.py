@@ -26,6 +26,7 @@ from pi_continuity_harness.commands._simulation import (
     run,
 )
 from pi_continuity_harness.scenario.timeline import render_timeline
+from pi_continuity_harness.scenario.trace import jsonl_lines
 from pi_continuity_harness.simulator.simulation import read_exchanges
 
 __all__ = ["register"]
@@ -62,7 +63,7 @@ def _not_a_trace(text: str) -> str | None:
     object with the ``kind`` and ``name`` every trace record has, and there is at least one.
     Before, another file (a session file, a scenario) ran the replay and reported ``DIFFERS``
     (exit 1), as if the run had changed (issue 16's eighth pass)."""
-    lines = text.splitlines()
+    lines = jsonl_lines(text)  # a record may hold a raw U+2028, which splitlines would cut
     if not any(line.strip() for line in lines):
         return "is empty: a trace starts with its host:scenario record"
     for number, line in enumerate(lines, start=1):

@@ -46,6 +46,7 @@ __all__ = [
     "TraceTrigger",
     "dumps_record",
     "first_difference",
+    "jsonl_lines",
 ]
 
 
@@ -191,6 +192,18 @@ class Trace:
         return self._text
 
 
+def jsonl_lines(text: str) -> list[str]:
+    """The lines of a JSON-lines text (a trace, a session file) as their writers end them: at
+    ``"\\n"`` only. A record is written with non-ASCII kept (:func:`dumps_record`, and Pi's
+    ``JSON.stringify`` for a session), so a raw U+2028 or U+2029 (valid inside a JSON string)
+    can be part of one; ``str.splitlines`` would cut the record there. A ``"\\r"`` before the
+    ``"\\n"`` is dropped (JSON never holds a raw one), as is the empty rest after the last."""
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def first_difference(expected: str, actual: str) -> str | None:
     """Where two traces (JSON lines) first differ, as one readable line; None when byte-identical.
 
@@ -200,7 +213,7 @@ def first_difference(expected: str, actual: str) -> str | None:
     """
     if expected == actual:
         return None
-    old, new = expected.splitlines(), actual.splitlines()
+    old, new = jsonl_lines(expected), jsonl_lines(actual)
     for number, (a, b) in enumerate(zip(old, new, strict=False), start=1):
         if a != b:
             return f"first difference at {_where(number, a, b)}: {_field_difference(a, b)}"

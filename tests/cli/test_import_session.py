@@ -23,6 +23,7 @@ from pi_continuity_harness.cli import main
 from pi_continuity_harness.commands.import_session import checked_import
 from pi_continuity_harness.scenario import dump_scenario, import_session, load_scenario, session_shape
 from pi_continuity_harness.scenario.session_import import SessionImportError, import_session_lines
+from pi_continuity_harness.scenario.trace import first_difference
 from pi_continuity_harness.simulator.simulation import simulate
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
@@ -400,3 +401,49 @@ def test_an_output_that_is_the_session_file_is_refused_before_anything(
         )
     assert session.read_bytes() == RECORDED.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "s.jsonl"]
+
+
+# ====================================================================== its trace, replayed
+def test_the_trace_of_an_imported_prompt_with_a_line_separator_is_replayed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The trace keeps the prompt's U+2028 raw, as the session does; ``replay --expect-trace``
+    (docs/reproducing-a-session.md, step 4) split it with str.splitlines and refused the run's
+    own trace: ``line 10: not JSON (Unterminated string ...)``, exit 2."""
+
+    def separated(entry: dict[str, Any]) -> dict[str, Any]:
+        entry["message"]["content"][0]["text"] += "\u2028and"
+        return entry
+
+    scenario = tmp_path / "s.yaml"
+    assert (
+        main(
+            ["import-session", str(_edited(tmp_path, 7, separated)), "--no-check", "--output", str(scenario)]
+        )
+        == 0
+    )
+    assert main(["simulate", str(scenario), "--workdir", str(tmp_path / "one")]) == 0
+    trace = tmp_path / "one" / "trace.jsonl"
+    assert "\u2028" in trace.read_text(encoding="utf-8")
+    capsys.readouterr()
+    args = [
+        "replay",
+        str(scenario),
+        "--expect-trace",
+        str(trace),
+        "--quiet",
+        "--workdir",
+        str(tmp_path / "two"),
+    ]
+    assert main(args) == 0
+    assert "byte-identical" in capsys.readouterr().out
+
+
+def test_a_trace_difference_after_a_line_separator_names_its_own_line() -> None:
+    first = json.dumps({"seq": 0, "kind": "k", "name": "a\u2028b"}, ensure_ascii=False)
+    expected = f"{first}\n" + '{"seq":1,"kind":"k","name":"n","v":1}\n'
+    actual = f"{first}\n" + '{"seq":1,"kind":"k","name":"n","v":2}\n'
+    assert (
+        first_difference(expected, actual)
+        == "first difference at record 1 (line 2, k:n): $.v: expected 1, actual 2"
+    )
