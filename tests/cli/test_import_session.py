@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -306,7 +307,11 @@ def _damage(entry: Any, path: list[Any], value: Any) -> Any:
 )
 # Found by a run: a message whose content is ``true`` raised TypeError in the text extraction.
 @example(line=168, path=[1, 0], value=True, drop=False)
-def test_a_damaged_session_is_imported_or_refused_naming_its_line(
+# Found by a mutation of every field (the replay check's reading of the recording, session_shape):
+# a usage that is no object raised AttributeError, a listed firstKeptEntryId TypeError.
+@example(line=5, path=[1, 11], value="lots", drop=False)
+@example(line=14, path=[1], value=[1], drop=False)
+def test_a_damaged_session_is_imported_and_checked_or_refused_naming_its_line(
     line: int, path: list[int], value: Any, drop: bool
 ) -> None:
     lines = RECORDED.read_text(encoding="utf-8").splitlines()
@@ -319,6 +324,11 @@ def test_a_damaged_session_is_imported_or_refused_naming_its_line(
         import_session_lines(lines, source="s.jsonl", name="damaged")
     except SessionImportError as error:
         assert re.match(r"s\.jsonl: line \d+: \S", str(error)), str(error)
+        return
+    with tempfile.TemporaryDirectory() as tmp:  # what the replay check compares the replay with
+        session = Path(tmp) / "s.jsonl"
+        session.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        assert len(session_shape(session)) == len(lines) - 1
 
 
 # ====================================================================== the replay check reads as Pi reads
