@@ -6,7 +6,10 @@ replies with their usage and stop reasons, tool calls, model changes, compaction
 (docs/reproducing-a-session.md). The scenario goes to ``--output`` or standard output. What the
 file cannot say (context windows, the user's settings) comes from ``--context-window``,
 ``--max-tokens`` and ``--settings``. A malformed file exits with status 2 and
-``file: line N: reason``, and nothing is written.
+``file: line N: reason``, and nothing is written; so does an ``--output`` that is the session
+file itself. The recorded tool calls' paths are placed inside the replay's project (those
+outside the recorded cwd under ``outside-project/``, each printed), so a replay never touches
+the developer's own files.
 
 Then the scenario is replayed on the simulator with the null implementation and its session
 compared with the file (entry types, order, parent links, compactions, replies' stop reasons
