@@ -5,8 +5,8 @@ Nothing a scenario says may touch a file outside its run, and on real Pi the mod
 path against the project directory, ``~`` against the home directory). Three checks:
 
 * :func:`tool_call_outside_problem`, at load for both targets (``document.parse_scenario``): a
-  literal path outside the project (absolute, ``~``, ``..`` above it), or a ``bash`` command
-  naming one or computing one (``$``, backquotes);
+  literal path outside the project (absolute, ``~``, ``..`` above it), or an ``rm`` command (the
+  one the simulator runs) naming one or computing one (``$``, backquotes);
 * :func:`real_pi_command_problem`, before real Pi runs a ``bash`` command (the real-Pi target
   at start for the scenario's own calls, its model server for every call it serves): only
   programs that act on the paths they are given (:data:`REAL_PI_PROGRAMS`); the simulator runs
@@ -33,6 +33,7 @@ from pi_continuity_harness.scenario.model_script import ScriptedToolCall
 
 __all__ = [
     "REAL_PI_PROGRAMS",
+    "command_path_problem",
     "real_pi_command_problem",
     "served_call_problem",
     "tool_call_outside_problem",
@@ -87,24 +88,34 @@ def tool_call_outside_problem(name: str, arguments: dict[str, Any]) -> str | Non
         return None
     if name == "bash":
         command = arguments.get("command")
-        if not isinstance(command, str):
-            return None
-        command_without_matches = re.sub(r"\{\{match:.*?\}\}", "", command)
-        reasons = []
-        absolute = [p for p in _ABSOLUTE_WORD.findall(command_without_matches) if p not in _DEVICES]
-        if absolute:
-            reasons.append(f"names {absolute[0]!r}")
-        if _PARENT_WORD.search(command_without_matches):
-            reasons.append("goes up with '..'")
-        if _HOME_WORD.search(command_without_matches):
-            reasons.append("names the home directory ('~')")
-        if "$" in command_without_matches or "`" in command_without_matches:
-            reasons.append("computes a path ('$' or '`')")
-        if reasons:
-            return (
-                f"the bash command {command!r} {reasons[0]}: real Pi runs it, and a scripted command "
-                "may name only paths relative to the project, below it"
-            )
+        if isinstance(command, str) and command.split()[:1] == ["rm"]:
+            # The one command the simulated host runs (``builtin_tools._bash_rm``); every other
+            # is only printed there, and checked before real Pi runs it
+            # (:func:`real_pi_command_problem`).
+            return command_path_problem(command)
+    return None
+
+
+def command_path_problem(command: str) -> str | None:
+    """Why the ``bash`` command ``command`` names a path outside the project: an absolute path
+    (devices aside), ``..``, ``~``, or one it computes (``$``, backquotes); None when it names
+    none (``{{match:...}}`` is known only when the call is made)."""
+    command_without_matches = re.sub(r"\{\{match:.*?\}\}", "", command)
+    reasons = []
+    absolute = [p for p in _ABSOLUTE_WORD.findall(command_without_matches) if p not in _DEVICES]
+    if absolute:
+        reasons.append(f"names {absolute[0]!r}")
+    if _PARENT_WORD.search(command_without_matches):
+        reasons.append("goes up with '..'")
+    if _HOME_WORD.search(command_without_matches):
+        reasons.append("names the home directory ('~')")
+    if "$" in command_without_matches or "`" in command_without_matches:
+        reasons.append("computes a path ('$' or '`')")
+    if reasons:
+        return (
+            f"the bash command {command!r} {reasons[0]}: a scripted command may name only paths "
+            "relative to the project, below it"
+        )
     return None
 
 
@@ -163,9 +174,9 @@ _SEGMENT = re.compile(r"\|\||&&|[|;&\n()]")
 
 def real_pi_command_problem(command: str) -> str | None:
     """Why real Pi must not run the scripted ``bash`` command ``command`` (None: it may): a path
-    outside the project (:func:`tool_call_outside_problem`), or a program that is not in
+    outside the project (:func:`command_path_problem`), or a program that is not in
     :data:`REAL_PI_PROGRAMS`, in any part of a pipeline or list."""
-    outside = tool_call_outside_problem("bash", {"command": command})
+    outside = command_path_problem(command)
     if outside is not None:
         return outside
     command = re.sub(r"\{\{match:.*?\}\}", "x", command)

@@ -44,8 +44,6 @@ def _scenario(*calls: dict[str, Any], prompt: str = "go") -> dict[str, Any]:
         ),
         ({"name": "read", "arguments": {"path": "~/.ssh/id_rsa"}}, "the read tool's path '~/.ssh/id_rsa'"),
         ({"name": "bash", "arguments": {"command": "rm -f /tmp/victim"}}, "names '/tmp/victim'"),
-        ({"name": "bash", "arguments": {"command": "echo x >/tmp/out"}}, "names '/tmp/out'"),
-        ({"name": "bash", "arguments": {"command": "cat '/etc/passwd'"}}, "names '/etc/passwd'"),
         ({"name": "bash", "arguments": {"command": "rm -rf ../sibling"}}, "goes up with '..'"),
         ({"name": "bash", "arguments": {"command": "rm -rf ~"}}, "names the home directory ('~')"),
         ({"name": "bash", "arguments": {"command": "rm -rf $HOME/x"}}, "computes a path ('$' or '`')"),
@@ -146,6 +144,27 @@ def test_real_pi_runs_only_programs_that_act_on_the_paths_they_are_given(command
     parse_scenario(_scenario({"name": "bash", "arguments": {"command": command}}))
     problem = real_pi_command_problem(command)
     assert problem is not None and f"runs {program!r}" in problem
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("echo x >/tmp/out", "names '/tmp/out'"),
+        ("cat '/etc/passwd'", "names '/etc/passwd'"),
+        ("ls ../..", "goes up with '..'"),
+        ("cat ~/.ssh/id_rsa", "names the home directory ('~')"),
+        ("echo $HOME", "computes a path ('$' or '`')"),
+        ("cat {/etc/passwd,x}", "names '/etc/passwd,x}'"),
+    ],
+)
+def test_a_command_the_simulator_only_prints_loads_but_real_pi_refuses_its_paths(
+    command: str, why: str
+) -> None:
+    """The simulated ``bash`` runs no command but ``rm`` (it prints the scripted result), so such
+    a scenario plays there (an imported session's commands, say); real Pi would run it."""
+    parse_scenario(_scenario({"name": "bash", "arguments": {"command": command}}))
+    problem = real_pi_command_problem(command)
+    assert problem is not None and why in problem
 
 
 @pytest.mark.parametrize(
