@@ -15,24 +15,108 @@ but everything that walks the data afterwards (validation, ``json.dumps`` of a f
 places) expands it: a 13-line scenario kept ``simulate`` busy until it was killed (issue 16's
 eighth pass). :func:`expansion_problem` measures the data as if every alias were copied, in time
 linear in the distinct nodes, so a caller can refuse such a document naming the field.
+
+A mapping that names a key twice is refused (:class:`UniqueKeyLoader`): PyYAML's own
+constructors keep the last value without a word, so a scenario with two ``operations:`` lists
+ran only the second, and a JSON scenario ``{"seed": 1, "seed": 2}`` ran with seed 2. YAML
+requires unique keys and JSON's "names SHOULD be unique" (RFC 8259) leaves such a document
+without one meaning, so :func:`safe_load` refuses it, naming the key and both lines, in both
+loaders (libyaml keeps its speed: the check is in the constructor they share).
 """
 
 from __future__ import annotations
 
+import collections.abc
 import re
 from typing import Any
 
 import yaml
 
-__all__ = ["FAST_LOADER", "MAX_EXPANDED_VALUES", "expansion_problem", "needs_pure_parser", "safe_load"]
+__all__ = [
+    "FAST_LOADER",
+    "MAX_EXPANDED_VALUES",
+    "PURE_LOADER",
+    "UniqueKeyLoader",
+    "expansion_problem",
+    "needs_pure_parser",
+    "safe_load",
+]
 
 #: The most values a document may stand for with its aliases expanded: far above any scenario
 #: the harness writes (a minimised failure, an imported session of thousands of entries) and
 #: far below what takes more than a second or two to validate.
 MAX_EXPANDED_VALUES = 2_000_000
 
-#: The libyaml loader when PyYAML was built with it (the wheels are), else the pure one.
-FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+def _unique_key_mapping(loader: yaml.SafeLoader, node: yaml.Node, deep: bool) -> dict[Any, Any]:
+    """``SafeConstructor.construct_mapping``, refusing a key the mapping itself names twice.
+
+    Only the keys written in the mapping count: a key a merge (``<<: *base``) brings in may be
+    overridden, as YAML's merge keys mean. The error names the duplicate's line and column (its
+    mark) and the first one's line; it has no context line, so the first line of its text (what
+    the oracle quotes) is the reason. One pass builds the mapping and checks it (PyYAML's own
+    loop, with its error for an unhashable key), so loading costs what it did."""
+    if not isinstance(node, yaml.MappingNode):  # PyYAML's error for it
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"expected a mapping node, but found {getattr(node, 'id', 'another node')}",
+            node.start_mark,
+        )
+    merged = any(key_node.tag == _MERGE_TAG for key_node, _ in node.value)
+    own = {id(key_node) for key_node, _ in node.value if key_node.tag != _MERGE_TAG} if merged else set()
+    loader.flatten_mapping(node)
+    mapping: dict[Any, Any] = {}
+    seen: Any = set() if merged else mapping  # the keys the mapping itself named so far
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if not isinstance(key, collections.abc.Hashable):
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, "found unhashable key", key_node.start_mark
+            )
+        if not merged or id(key_node) in own:
+            if key in seen:
+                earlier = next(
+                    k
+                    for k, _ in node.value
+                    if (not merged or id(k) in own) and loader.construct_object(k) == key
+                )
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"found duplicate key {key!r} (first on line {earlier.start_mark.line + 1})",
+                    key_node.start_mark,
+                )
+            if merged:
+                seen.add(key)
+        mapping[key] = loader.construct_object(value_node, deep=deep)
+    return mapping
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's pure-Python safe loader, refusing duplicate keys (:func:`_unique_key_mapping`)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        return _unique_key_mapping(self, node, deep)
+
+
+class _FastUniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml's safe loader (``CSafeLoader``: its parser, PyYAML's Python constructors),
+    refusing duplicate keys the same way: the check is in the constructor both loaders share,
+    so the fast path keeps libyaml's speed."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        return _unique_key_mapping(self, node, deep)
+
+
+#: The pure-Python loader :func:`safe_load` falls back to (duplicate keys refused).
+PURE_LOADER: type[yaml.SafeLoader] = UniqueKeyLoader
+
+#: The libyaml loader when PyYAML was built with it (the wheels are), else the pure one; both
+#: refuse duplicate keys.
+FAST_LOADER: type[yaml.SafeLoader] = _FastUniqueKeyLoader
 
 
 _EXOTIC = re.compile(r"[!\t\ufeff]|[|>][-+0-9]*#")
@@ -49,13 +133,14 @@ def needs_pure_parser(text: str) -> bool:
 
 
 def safe_load(text: str) -> Any:
-    """``yaml.safe_load(text)``, through libyaml (see the module docstring)."""
+    """``yaml.safe_load(text)``, through libyaml, refusing duplicate keys (see the module
+    docstring)."""
     if not needs_pure_parser(text):
         try:
             return yaml.load(text, Loader=FAST_LOADER)
         except yaml.YAMLError:
             pass
-    return yaml.load(text, Loader=yaml.SafeLoader)
+    return yaml.load(text, Loader=PURE_LOADER)
 
 
 class _RefusedError(Exception):

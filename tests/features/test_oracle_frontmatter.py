@@ -56,6 +56,10 @@ def test_a_frontmatter_nested_too_deeply_to_read_is_no_brief() -> None:
         ("# no frontmatter\n", "no YAML frontmatter between '---' lines"),
         (_brief("- a list"), "the frontmatter is not a mapping of fields"),
         (_brief("kind: [unclosed"), "the frontmatter is not valid YAML (while parsing a flow sequence)"),
+        (
+            _brief("status: pending\nkind: x\nstatus: archived"),
+            "the frontmatter is not valid YAML (found duplicate key 'status' (first on line 1))",
+        ),
     ],
 )
 def test_a_text_without_a_frontmatter_mapping_is_no_brief_and_the_oracle_says_why(
@@ -63,6 +67,15 @@ def test_a_text_without_a_frontmatter_mapping_is_no_brief_and_the_oracle_says_wh
 ) -> None:
     assert parse_brief(text) is None
     assert brief_problems(text) == [reason]
+
+
+def test_a_frontmatter_that_names_a_field_twice_is_no_brief() -> None:
+    """Before: the oracle read the last value (``status: archived``) while the reference
+    product refuses such a Brief (``'status' appears twice``): which status the Brief has is
+    not in the text, so the oracle reports it instead of judging one of the two."""
+    data, reason = read_frontmatter(_brief("status: pending\nkind: x\nstatus: archived"))
+    assert data is None
+    assert reason.startswith("the frontmatter is not valid YAML (found duplicate key 'status'")
 
 
 def test_aliases_that_stay_within_the_bound_are_read_as_written() -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario import load_scenario
-from pi_continuity_harness.scenario.yaml_text import FAST_LOADER, expansion_problem, safe_load
+from pi_continuity_harness.scenario.yaml_text import FAST_LOADER, PURE_LOADER, expansion_problem, safe_load
 
 #: Characters and pieces that matter to a YAML scanner, so random texts hit its corners.
 YAMLISH = st.lists(
@@ -31,7 +31,12 @@ def _outcome(load: Any, text: str) -> tuple[str, str]:
 
 
 def test_pyyaml_has_libyaml() -> None:
-    assert FAST_LOADER is yaml.CSafeLoader
+    assert issubclass(FAST_LOADER, yaml.CSafeLoader)
+
+
+def _pure(text: str) -> Any:
+    """PyYAML's pure parser with the same constructors (duplicate keys refused)."""
+    return yaml.load(text, Loader=PURE_LOADER)
 
 
 @settings(max_examples=2000, suppress_health_check=list(HealthCheck), deadline=None)
@@ -41,12 +46,65 @@ def test_pyyaml_has_libyaml() -> None:
 def test_safe_load_gives_what_the_pure_parser_gives(text: str) -> None:
     """Same data for a valid text, the same error (PyYAML's message, the line quoted) for an
     invalid one, whatever libyaml makes of it."""
-    assert _outcome(safe_load, text) == _outcome(lambda t: yaml.load(t, Loader=yaml.SafeLoader), text)
+    assert _outcome(safe_load, text) == _outcome(_pure, text)
 
 
 @pytest.mark.parametrize("text", ["a: !", "\ufeff\ufeff", "a: >#\n", "\\\t", "a: [1,\nb: 2"])
 def test_texts_the_two_parsers_read_differently_read_as_the_pure_parser_does(text: str) -> None:
-    assert _outcome(safe_load, text) == _outcome(lambda t: yaml.load(t, Loader=yaml.SafeLoader), text)
+    assert _outcome(safe_load, text) == _outcome(_pure, text)
+
+
+@settings(max_examples=500, suppress_health_check=list(HealthCheck), deadline=None)
+@given(YAMLISH)
+def test_the_pure_loader_reads_what_pyyaml_reads_unless_a_key_is_there_twice(text: str) -> None:
+    """Refusing duplicate keys changes nothing else: a text PyYAML's safe loader reads, the
+    loader :func:`safe_load` falls back to reads the same, or refuses it for a duplicate key."""
+    ours, theirs = _outcome(_pure, text), _outcome(lambda t: yaml.load(t, Loader=yaml.SafeLoader), text)
+    assert ours == theirs or ours[1].startswith("found duplicate key")
+
+
+# --------------------------------------------------------------------------- duplicate keys
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "key", "first"),
+    [
+        (
+            "name: dup\noperations:\n  - prompt: first\n  - compact\noperations:\n  - prompt: second\n",
+            "line 5, column 1",
+            "'operations'",
+            2,
+        ),
+        ('{"name": "dup", "seed": 1, "seed": 2}', "line 1, column 28", "'seed'", 1),
+        ("name: dup\nfiles:\n  a.json: {json: {k: 1, k: 2}}\n", "line 3, column 25", "'k'", 3),
+    ],
+)
+def test_a_scenario_that_names_a_key_twice_is_refused_naming_the_key_and_both_lines(
+    tmp_path: Path, text: str, where: str, key: str, first: int
+) -> None:
+    """Before: the last value won without a word (only ``prompt: second`` ran; the JSON file ran
+    with seed 2)."""
+    path = tmp_path / "dup.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario(path)
+    assert str(refused.value) == (
+        f"{path}: {where}: invalid YAML: found duplicate key {key} (first on line {first})"
+    )
+
+
+@pytest.mark.parametrize("loader", [FAST_LOADER, PURE_LOADER])
+def test_a_key_a_merge_brings_in_may_be_overridden(loader: Any) -> None:
+    """YAML merge keys mean "these unless given here": only the keys the mapping itself names
+    count as duplicates, so both loaders read a merge overridden as PyYAML always did."""
+    text = "base: &b {a: 1, b: 2}\nx:\n  <<: *b\n  a: 3\n"
+    assert (
+        yaml.load(text, Loader=loader)
+        == yaml.safe_load(text)
+        == {"base": {"a": 1, "b": 2}, "x": {"a": 3, "b": 2}}
+    )
+    with pytest.raises(yaml.YAMLError, match="found duplicate key 'a' \\(first on line 4\\)"):
+        yaml.load(text + "  a: 4\n", Loader=loader)
 
 
 def test_an_invalid_scenario_still_names_the_line_and_column(tmp_path: Any) -> None:
