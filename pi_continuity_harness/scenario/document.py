@@ -32,7 +32,7 @@ from pi_continuity_harness.scenario.model_script import ModelScript
 from pi_continuity_harness.scenario.operations import _OPERATION_KEYS, Operations
 from pi_continuity_harness.scenario.session_id import check_session_id
 from pi_continuity_harness.scenario.tool_confinement import tool_calls_outside
-from pi_continuity_harness.scenario.yaml_text import expansion_problem, safe_load
+from pi_continuity_harness.scenario.yaml_text import expansion_problem, json_data_problem, safe_load
 
 __all__ = [
     "ExtensionRef",
@@ -318,9 +318,23 @@ def format_validation_error(source: str, error: ValidationError) -> str:
     return "\n".join(lines)
 
 
+def _refused(source: str, at: tuple[Any, ...], reason: str) -> ScenarioError:
+    """The error for a value found unusable before validation (``at``: its keys and indexes)."""
+    field = _loc(tuple(p if isinstance(p, int | str) else str(p) for p in at)) or "(top level)"
+    return ScenarioError(f"{source}: {field}: {reason}")
+
+
 def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
+    """Validate scenario data (as a file, an imported session or a feature gives it).
+
+    The data must be JSON data (:func:`~pi_continuity_harness.scenario.yaml_text.json_data_problem`):
+    the harness writes settings and files as JSON when the run has begun, so a YAML date or set
+    is refused here, naming the field, before anything is written."""
     if not isinstance(data, dict):
         raise ScenarioError(f"{source}: (top level): a scenario is a mapping, got {type(data).__name__}")
+    problem = json_data_problem(data)
+    if problem is not None:
+        raise _refused(source, *problem)
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as error:
@@ -360,9 +374,7 @@ def load_scenario(path: str | Path) -> Scenario:
         raise ScenarioError(f"{source}: (top level): invalid YAML: nested too deeply to read") from None
     expansion = expansion_problem(data)
     if expansion is not None:
-        at, reason = expansion
-        field = _loc(tuple(p if isinstance(p, int | str) else str(p) for p in at)) or "(top level)"
-        raise ScenarioError(f"{source}: {field}: {reason}")
+        raise _refused(source, *expansion)
     return parse_scenario(data, source)
 
 

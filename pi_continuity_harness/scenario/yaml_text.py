@@ -22,11 +22,20 @@ ran only the second, and a JSON scenario ``{"seed": 1, "seed": 2}`` ran with see
 requires unique keys and JSON's "names SHOULD be unique" (RFC 8259) leaves such a document
 without one meaning, so :func:`safe_load` refuses it, naming the key and both lines, in both
 loaders (libyaml keeps its speed: the check is in the constructor they share).
+
+YAML also has values JSON has not: dates (``when: 2024-01-01``), ``!!binary`` bytes, ``!!set``,
+keys that are not strings, ``.nan`` and ``.inf``. A scenario is JSON data (its schema is a JSON
+Schema, and the harness writes settings and files as JSON): such a value went through
+validation into a field of any type (``settings``, a file's ``json``) and ended the run in a
+``TypeError`` traceback after the run directory was made. :func:`json_data_problem` finds the
+first one, so a caller can refuse the document naming the field.
 """
 
 from __future__ import annotations
 
 import collections.abc
+import datetime
+import math
 import re
 from typing import Any
 
@@ -38,6 +47,7 @@ __all__ = [
     "PURE_LOADER",
     "UniqueKeyLoader",
     "expansion_problem",
+    "json_data_problem",
     "needs_pure_parser",
     "safe_load",
 ]
@@ -191,4 +201,57 @@ def expansion_problem(data: Any, limit: int = MAX_EXPANDED_VALUES) -> tuple[tupl
         return refused.path, refused.reason
     except RecursionError:
         return (), "nested too deeply"
+    return None
+
+
+def _not_json(value: Any) -> str | None:
+    """Why the scalar ``value`` is not JSON data, or None when it is (a string, a finite
+    number, a bool, null; lists and mappings are walked by :func:`json_data_problem`)."""
+    if value is None or isinstance(value, str | bool | int):
+        return None
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return None
+        name = "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+        # Python's json writes it, but JSON has no such number: Pi's JSON.parse refuses the
+        # file the simulator (Python's json reads it) would accept, so the targets would part.
+        return f"{name} is not JSON data (a JSON file holding it is refused by Pi's JSON.parse)"
+    if isinstance(value, datetime.date):  # datetime.datetime too
+        return f"a YAML timestamp ({value.isoformat()}) is not JSON data: quote it to keep it as text"
+    if isinstance(value, bytes):
+        return "binary data (!!binary) is not JSON data: write it as a string"
+    if isinstance(value, set | frozenset):
+        return "a set (!!set) is not JSON data: write it as a list"
+    return f"a value of type {type(value).__name__} is not JSON data"
+
+
+def json_data_problem(data: Any) -> tuple[tuple[Any, ...], str] | None:
+    """``(where, reason)`` for the first value in ``data`` that is not JSON data (see the module
+    docstring; ``where``: the keys and indexes of the value, or of the mapping whose key is not
+    a string), or None when all of it is. Lists (and tuples, which Python callers build) and
+    mappings with string keys are walked without recursion, each distinct one once (an alias
+    repeats a node; a value that contains itself ends the walk, not the stack)."""
+    seen: set[int] = set()
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict | list | tuple):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, dict):
+                for key in node:
+                    if not isinstance(key, str):
+                        return path, (
+                            f"the key {key!r} is not a string (YAML reads it as {type(key).__name__}):"
+                            " JSON keys are strings, quote it"
+                        )
+                items: Any = node.items()
+            else:
+                items = enumerate(node)
+            stack.extend((child, (*path, name)) for name, child in reversed(list(items)))
+            continue
+        reason = _not_json(node)
+        if reason is not None:
+            return path, reason
     return None

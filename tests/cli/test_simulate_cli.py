@@ -96,6 +96,23 @@ def test_malformed_scenario_exits_2_with_file_field_reason_and_touches_nothing(
     assert "missing.yaml: no such file" in capsys.readouterr().err
 
 
+def test_a_scenario_value_that_is_not_json_exits_2_before_the_run_directory_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a traceback (``TypeError: Object of type date is not JSON serializable``), exit 1,
+    and a partial ``rd/machine-...`` left behind."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.yaml").write_text(
+        "name: d\nsettings:\n  global: {when: 2024-01-01}\noperations: [{prompt: hi}]\n", encoding="utf-8"
+    )
+    assert main(["simulate", "d.yaml", "--workdir", "rd"]) == 2
+    assert capsys.readouterr().err == (
+        "pi-continuity-harness simulate: d.yaml: settings.global.when: a YAML timestamp (2024-01-01) is not"
+        " JSON data: quote it to keep it as text\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.yaml"]
+
+
 def test_a_scenario_extension_module_that_cannot_load_names_the_file_and_field(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -88,6 +88,59 @@ def test_invalid_scenarios_name_file_field_and_reason(tmp_path: Path, text: str,
     assert refuse(tmp_path, text) == message
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "name: d\nsettings:\n  global: {when: 2024-01-01}\noperations: [{prompt: hi}]\n",
+            "bad.yaml: settings.global.when: a YAML timestamp (2024-01-01) is not JSON data: "
+            "quote it to keep it as text",
+        ),
+        (
+            "name: d\nfiles: {a.json: {json: {b: !!binary aGVsbG8=}}}\n",
+            "bad.yaml: files.a.json.json.b: binary data (!!binary) is not JSON data: write it as a string",
+        ),
+        (
+            "name: d\noperations: [{edit_file: {path: x.json, json: {s: !!set {a, b}}}}]\n",
+            "bad.yaml: operations[0].edit_file.json.s: a set (!!set) is not JSON data: write it as a list",
+        ),
+        (
+            "name: d\nsettings: {project: {compaction: {reserveTokens: .nan}}}\n",
+            "bad.yaml: settings.project.compaction.reserveTokens: NaN is not JSON data "
+            "(a JSON file holding it is refused by Pi's JSON.parse)",
+        ),
+        (
+            "name: d\nmodel: {agent: [{tool_calls: [{name: x, arguments: {n: -.inf}}]}]}\n",
+            "bad.yaml: model.agent[0].tool_calls[0].arguments.n: -Infinity is not JSON data "
+            "(a JSON file holding it is refused by Pi's JSON.parse)",
+        ),
+        (
+            "name: d\nsettings: {global: {1: one}}\n",
+            "bad.yaml: settings.global: the key 1 is not a string (YAML reads it as int): "
+            "JSON keys are strings, quote it",
+        ),
+        (
+            "name: d\nfaults: {crash: [{after: {kind: op, name: x, where: {at: 2024-01-01 10:00:00}}}]}\n",
+            "bad.yaml: faults.crash[0].after.where.at: a YAML timestamp (2024-01-01T10:00:00) is not JSON "
+            "data: quote it to keep it as text",
+        ),
+    ],
+)
+def test_a_value_that_is_not_json_data_is_refused_at_load_naming_the_field_and_its_type(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """Before: the value passed validation (settings, a file's json and tool arguments are any
+    data) and the run ended in ``TypeError: Object of type date is not JSON serializable`` after
+    its directory was made (NaN was written as ``NaN``, which Pi's JSON.parse refuses)."""
+    assert refuse(tmp_path, text) == message
+
+
+def test_scenario_data_from_python_must_be_json_data_too() -> None:
+    """An imported session (Python's json reads ``NaN``) or a feature builds the data itself."""
+    with pytest.raises(ScenarioError, match=r"^s: settings\.global\.x: Infinity is not JSON data"):
+        parse_scenario({"name": "s", "settings": {"global": {"x": float("inf")}}}, "s")
+
+
 def test_pydantic_union_member_steps_are_left_out_of_the_field_path() -> None:
     class Model(BaseModel):
         x: Annotated[int, AfterValidator(lambda v: v)] | list[int]
