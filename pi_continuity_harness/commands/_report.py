@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pi_continuity_harness.commands import UsageError
 from pi_continuity_harness.errors import ReportError
+from pi_continuity_harness.scenario.atomic_write import write_atomically
 
 __all__ = ["add_html_option", "check_html", "write_html_report"]
 
@@ -44,17 +45,24 @@ def check_html(path: Path | None) -> None:
 
 
 def write_html_report(path: Path, render: Callable[[], str], say: Callable[[str], None] = print) -> None:
-    """Render the page, write it to ``path`` and say where, how big and how long it took."""
-    from pi_continuity_harness.report import write_html  # noqa: PLC0415
-
+    """Render the page, write it to ``path`` whole or not at all and say where, how big and how
+    long it took."""
     started = time.perf_counter()
     try:
         html = render()
     except ReportError as error:
         raise UsageError(f"--html {path}: {error}") from None
     try:
-        write_html(path, html)
+        # Encoded first, renamed into place: a page that cannot be encoded or written leaves
+        # no truncated or empty file (``Path.write_text`` left a 0-byte page), an older page as
+        # it was.
+        data = html.encode("utf-8")
+        write_atomically(path, data)
     except OSError as error:
         raise UsageError(f"--html {path}: {error.strerror or error}") from None
-    size = len(html.encode("utf-8"))
-    say(f"HTML report written to {path} ({size:,} bytes in {time.perf_counter() - started:.1f}s)")
+    except UnicodeEncodeError as error:  # a lone surrogate the run's data brought in
+        raise UsageError(
+            f"--html {path}: the page has text UTF-8 cannot encode ({error.reason} at character"
+            f" {error.start + 1}); nothing written"
+        ) from None
+    say(f"HTML report written to {path} ({len(data):,} bytes in {time.perf_counter() - started:.1f}s)")

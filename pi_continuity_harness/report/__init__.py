@@ -80,7 +80,13 @@ def render_matrix(matrix: Mapping[str, Any]) -> str:
 
 
 def write_html(path: Path, html: str) -> Path:
-    """Write a page (its directory made if needed); returns ``path``."""
+    """Write a page (its directory made if needed); returns ``path``.
+
+    The page is encoded before the file is opened: ``Path.write_text`` truncated the file and
+    then failed to encode text UTF-8 cannot encode (a lone surrogate), leaving a 0-byte page.
+    Now ``UnicodeEncodeError`` leaves the file as it was. (The command line writes its pages
+    through ``scenario.atomic_write``, which the report, importing only ``errors``, may not.)"""
+    data = html.encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html, encoding="utf-8")
+    path.write_bytes(data)
     return path

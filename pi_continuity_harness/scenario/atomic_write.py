@@ -17,13 +17,16 @@ from pathlib import Path
 __all__ = ["write_atomically"]
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (a temporary file beside it, renamed).
+def write_atomically(path: Path, text: str | bytes) -> None:
+    """Write ``text`` (as UTF-8) or ``bytes`` to ``path`` whole or not at all (a temporary file
+    beside it, renamed). Text is encoded before anything is created, so text UTF-8 cannot encode
+    (a lone surrogate) raises ``UnicodeEncodeError`` with ``path`` and its directory untouched.
 
     The file gets the mode a plain ``open(path, "w")`` would leave: an existing file's own, a
     new one ``0o666`` less the umask. ``mkstemp`` makes its file ``0o600``, and before stop 28
     every report and imported scenario ended up readable by its owner only, an existing
     ``0o644`` file included (found by an audit)."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -32,8 +35,8 @@ def write_atomically(path: Path, text: str) -> None:
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(handle, mode)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):

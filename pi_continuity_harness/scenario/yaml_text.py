@@ -28,7 +28,14 @@ keys that are not strings, ``.nan`` and ``.inf``. A scenario is JSON data (its s
 Schema, and the harness writes settings and files as JSON): such a value went through
 validation into a field of any type (``settings``, a file's ``json``) and ended the run in a
 ``TypeError`` traceback after the run directory was made. :func:`json_data_problem` finds the
-first one, so a caller can refuse the document naming the field.
+first one, so a caller can refuse the document naming the field. A string UTF-8 cannot encode
+(a lone surrogate: ``"\\ud800"`` in a JSON or double-quoted YAML string) is no JSON text either:
+it ended a run in a ``UnicodeEncodeError`` when the host wrote the prompt, a file or a reply
+(leaving an empty trace behind), and ``--html`` in one when the page was written. A surrogate
+*pair* is one character in JSON (``json.dumps`` writes an emoji as ``"\\ud83d\\ude00"``), but
+PyYAML's parser reads each half alone (libyaml refuses the text, and the pure parser is used):
+the loaders join such a pair into its character (:func:`_joined_pairs`), so only a lone half is
+refused.
 """
 
 from __future__ import annotations
@@ -105,6 +112,24 @@ def _unique_key_mapping(loader: yaml.SafeLoader, node: yaml.Node, deep: bool) ->
     return mapping
 
 
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _joined_pairs(text: str) -> str:
+    """``text`` with each surrogate pair joined into the character it escapes, as JSON means a
+    pair; a lone surrogate stays (:func:`json_data_problem` names it)."""
+    if text.isascii():
+        return text
+    return _PAIR.sub(lambda pair: pair.group().encode("utf-16-le", "surrogatepass").decode("utf-16-le"), text)
+
+
+def _construct_str(loader: yaml.SafeLoader, node: yaml.Node) -> str:
+    return _joined_pairs(yaml.constructor.SafeConstructor.construct_yaml_str(loader, node))
+
+
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
 class UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML's pure-Python safe loader, refusing duplicate keys (:func:`_unique_key_mapping`)."""
 
@@ -120,6 +145,9 @@ class _FastUniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # ty
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         return _unique_key_mapping(self, node, deep)
 
+
+for _loader in (UniqueKeyLoader, _FastUniqueKeyLoader):
+    _loader.add_constructor(_STR_TAG, _construct_str)
 
 #: The pure-Python loader :func:`safe_load` falls back to (duplicate keys refused).
 PURE_LOADER: type[yaml.SafeLoader] = UniqueKeyLoader
@@ -207,7 +235,9 @@ def expansion_problem(data: Any, limit: int = MAX_EXPANDED_VALUES) -> tuple[tupl
 def _not_json(value: Any) -> str | None:
     """Why the scalar ``value`` is not JSON data, or None when it is (a string, a finite
     number, a bool, null; lists and mappings are walked by :func:`json_data_problem`)."""
-    if value is None or isinstance(value, str | bool | int):
+    if isinstance(value, str):
+        return _not_utf8(value)
+    if value is None or isinstance(value, bool | int):
         return None
     if isinstance(value, float):
         if math.isfinite(value):
@@ -225,12 +255,27 @@ def _not_json(value: Any) -> str | None:
     return f"a value of type {type(value).__name__} is not JSON data"
 
 
+def _not_utf8(text: str) -> str | None:
+    """Why ``text`` cannot be written as UTF-8 (a lone surrogate, where), or None."""
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return (
+            f"the text has a lone surrogate (U+{ord(text[error.start]):04X}) at character"
+            f" {error.start + 1}, which UTF-8 cannot encode"
+        )
+    return None
+
+
 def json_data_problem(data: Any) -> tuple[tuple[Any, ...], str] | None:
     """``(where, reason)`` for the first value in ``data`` that is not JSON data (see the module
-    docstring; ``where``: the keys and indexes of the value, or of the mapping whose key is not
-    a string), or None when all of it is. Lists (and tuples, which Python callers build) and
-    mappings with string keys are walked without recursion, each distinct one once (an alias
-    repeats a node; a value that contains itself ends the walk, not the stack)."""
+    docstring: a string UTF-8 cannot encode is not; ``where``: the keys and indexes of the value,
+    or of the mapping whose key is not a usable string), or None when all of it is. Lists (and
+    tuples, which Python callers build) and mappings with string keys are walked without
+    recursion, each distinct one once (an alias repeats a node; a value that contains itself
+    ends the walk, not the stack)."""
     seen: set[int] = set()
     stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
     while stack:
@@ -246,6 +291,9 @@ def json_data_problem(data: Any) -> tuple[tuple[Any, ...], str] | None:
                             f"the key {key!r} is not a string (YAML reads it as {type(key).__name__}):"
                             " JSON keys are strings, quote it"
                         )
+                    reason = _not_utf8(key)
+                    if reason is not None:
+                        return path, f"the key {key!r}: {reason}"
                 items: Any = node.items()
             else:
                 items = enumerate(node)

@@ -113,6 +113,24 @@ def test_a_scenario_value_that_is_not_json_exits_2_before_the_run_directory_is_m
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.yaml"]
 
 
+def test_a_lone_surrogate_in_a_scenario_exits_2_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a ``UnicodeEncodeError`` traceback (exit 1) and an empty trace.jsonl left in W;
+    in ``description``, a 0-byte ``--html`` page."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.json").write_text('{"name":"s","operations":[{"prompt":"x \\ud800"}]}', encoding="utf-8")
+    (tmp_path / "d.json").write_text('{"name":"d","description":"\\ud800"}', encoding="utf-8")
+    assert main(["simulate", "s.json", "--workdir", "W"]) == 2
+    assert capsys.readouterr().err == (
+        "pi-continuity-harness simulate: s.json: operations[0].prompt: the text has a lone surrogate"
+        " (U+D800) at character 3, which UTF-8 cannot encode\n"
+    )
+    assert main(["simulate", "d.json", "--workdir", "W", "--html", "d.html"]) == 2
+    assert "d.json: description: the text has a lone surrogate" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.json", "s.json"]
+
+
 def test_a_scenario_extension_module_that_cannot_load_names_the_file_and_field(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

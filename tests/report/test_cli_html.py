@@ -111,3 +111,26 @@ def test_html_to_a_directory_is_refused_before_any_work(
         main(["simulate", str(EXAMPLES / "reload.yaml"), "--html", str(tmp_path / "file" / "page.html")]) == 2
     )
     assert "a parent of it is not a directory" in capsys.readouterr().err
+
+
+def test_a_page_that_cannot_be_encoded_leaves_the_old_page_and_no_partial_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: ``Path.write_text`` truncated the page, then failed to encode a lone surrogate
+    (a traceback, a 0-byte page). Now the page is encoded first and renamed into place: the
+    command refuses it (exit 2 through UsageError) and the old page stays as it was."""
+    from pi_continuity_harness.commands import UsageError  # noqa: PLC0415
+    from pi_continuity_harness.commands._report import write_html_report  # noqa: PLC0415
+    from pi_continuity_harness.report import write_html  # noqa: PLC0415
+
+    page = tmp_path / "d.html"
+    page.write_text("<p>old</p>", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"d\.html: the page has text UTF-8 cannot encode .*nothing written"):
+        write_html_report(page, lambda: "<p>\ud800</p>")
+    with pytest.raises(UnicodeEncodeError):
+        write_html(page, "<p>\ud800</p>")
+    assert page.read_text(encoding="utf-8") == "<p>old</p>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.html"]
+    write_html_report(page, lambda: "<p>new \u00e9</p>")
+    assert page.read_text(encoding="utf-8") == "<p>new \u00e9</p>"
+    assert "HTML report written to" in capsys.readouterr().out

@@ -3,6 +3,7 @@ nothing on disk is touched; ``prepare_workdir`` refuses directories that are not
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -133,6 +134,53 @@ def test_a_value_that_is_not_json_data_is_refused_at_load_naming_the_field_and_i
     data) and the run ended in ``TypeError: Object of type date is not JSON serializable`` after
     its directory was made (NaN was written as ``NaN``, which Pi's JSON.parse refuses)."""
     assert refuse(tmp_path, text) == message
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        (
+            "s.json",
+            '{"name": "s", "operations": [{"prompt": "x \\ud800"}]}',
+            "bad.yaml: operations[0].prompt: the text has a lone surrogate (U+D800) at character 3, "
+            "which UTF-8 cannot encode",
+        ),
+        (
+            "s.yaml",
+            'name: s\nfiles: {a.txt: {text: "x\\udfff"}}\n',
+            "bad.yaml: files.a.txt.text: the text has a lone surrogate (U+DFFF) at character 2, "
+            "which UTF-8 cannot encode",
+        ),
+        (
+            "s.yaml",
+            'name: s\nmodel: {agent: [{text: "\\ud800"}]}\n',
+            "bad.yaml: model.agent[0].text: the text has a lone surrogate (U+D800) at character 1, "
+            "which UTF-8 cannot encode",
+        ),
+        (
+            "s.yaml",
+            'name: s\ndescription: "bad \\ud800"\n',
+            "bad.yaml: description: the text has a lone surrogate (U+D800) at character 5, "
+            "which UTF-8 cannot encode",
+        ),
+        (
+            "s.yaml",
+            'name: s\nsettings: {global: {"k\\ud800": 1}}\n',
+            "bad.yaml: settings.global: the key 'k\\ud800': the text has a lone surrogate (U+D800) at "
+            "character 2, which UTF-8 cannot encode",
+        ),
+    ],
+)
+def test_a_string_utf8_cannot_encode_is_refused_at_load_naming_the_field(
+    tmp_path: Path, name: str, text: str, message: str
+) -> None:
+    """Before: a lone surrogate in a prompt, a file's text or a reply ended the run in a
+    ``UnicodeEncodeError`` traceback (an empty trace left behind); in ``description`` the run
+    passed and ``--html`` crashed leaving a 0-byte page. A pair (``\\ud83d\\ude00``) is text."""
+    assert refuse(tmp_path, text, name) == message
+    paired = tmp_path / f"paired-{name}"
+    paired.write_text(re.sub(r"\\ud[89a-f]\w\w", r"\\ud83d\\ude00", text), encoding="utf-8")
+    assert load_scenario(paired).name == "s"
 
 
 def test_scenario_data_from_python_must_be_json_data_too() -> None:
