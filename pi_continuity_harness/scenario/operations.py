@@ -66,6 +66,41 @@ _MAX_IMAGE_BASE64 = int(4.5 * 1024 * 1024)
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
+#: PNG colour types (IHDR byte 9): channels per pixel and the bit depths allowed (PNG spec 11.2.2).
+_PNG_COLOUR_TYPES = {
+    0: (1, (1, 2, 4, 8, 16)),
+    2: (3, (8, 16)),
+    3: (1, (1, 2, 4, 8)),
+    4: (2, (8, 16)),
+    6: (4, (8, 16)),
+}
+
+#: Adam7's passes (PNG spec 8.2): first column, first row, column step, row step.
+_ADAM7 = ((0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2))
+
+
+def _png_data_size(header: bytes) -> int:
+    """How many bytes the image data of a PNG with IHDR ``header`` inflates to: per row (of each
+    Adam7 pass when interlaced) one filter byte and the row's pixels; ValueError when the header
+    is not one a decoder reads (a colour type or bit depth PNG has not, a method other than 0)."""
+    width, height, depth, colour, compression, filtering, interlace = struct.unpack(">IIBBBBB", header)
+    channels, depths = _PNG_COLOUR_TYPES.get(colour, (0, ()))
+    if depth not in depths:
+        raise ValueError(f"PNG IHDR has bit depth {depth} with colour type {colour}, which PNG has not")
+    if compression != 0 or filtering != 0 or interlace not in (0, 1):
+        raise ValueError("PNG IHDR names a compression, filter or interlace method PNG has not")
+
+    def rows(columns: int, count: int) -> int:
+        return 0 if columns == 0 or count == 0 else count * (1 + (columns * channels * depth + 7) // 8)
+
+    if interlace == 0:
+        return rows(width, height)
+    return sum(
+        rows(max(0, (width - x + dx - 1) // dx), max(0, (height - y + dy - 1) // dy))
+        for x, y, dx, dy in _ADAM7
+    )
+
+
 def _check_png(raw: bytes) -> None:
     """A well-formed PNG within Pi's limits, or ValueError saying what is wrong.
 
@@ -73,12 +108,17 @@ def _check_png(raw: bytes) -> None:
     Photon in ``image-resize-core.js:46-62``): a well-formed PNG of at most 2000x2000 pixels
     goes out byte for byte, anything else is converted, resized or replaced by a hint. The
     simulator models only the first case, so a scenario may carry only such an image: the
-    signature, every chunk's CRC, IHDR first, IDAT that inflates, IEND last.
-    """
+    signature, every chunk's CRC, IHDR first, IDAT that inflates to exactly the size its IHDR
+    declares, IEND last.
+
+    The image data is inflated with that size as the bound: ``zlib.decompress`` inflated it
+    whole, so a 4.3 MB scenario whose 1x1 PNG carried 3.2 GB of deflated zeros took 6.6 GB of
+    memory before anything was refused. Now at most one byte more than the header declares is
+    inflated (at most 32 MB, for 2000x2000 RGBA of 16 bits)."""
     if not raw.startswith(_PNG_SIGNATURE):
         raise ValueError("not a PNG (no PNG signature)")
-    position, chunks, idat = len(_PNG_SIGNATURE), [], b""
-    width = height = 0
+    position, chunks, idat = len(_PNG_SIGNATURE), [], []
+    header = b""
     while position < len(raw):
         if position + 12 > len(raw):
             raise ValueError("truncated PNG chunk")
@@ -92,21 +132,34 @@ def _check_png(raw: bytes) -> None:
         if zlib.crc32(kind + body) != crc:
             raise ValueError(f"PNG chunk {kind.decode('latin-1')} has a bad CRC")
         if kind == b"IHDR" and length == 13:
-            width, height = struct.unpack(">II", body[:8])
+            header = body
         elif kind == b"IDAT":
-            idat += body
+            idat.append(body)
         chunks.append(kind)
         position = crc_at + 4
     if not chunks or chunks[0] != b"IHDR" or chunks[-1] != b"IEND" or not idat:
         raise ValueError("a PNG needs IHDR first, IDAT and IEND last")
-    try:
-        zlib.decompress(idat)
-    except zlib.error as error:
-        raise ValueError(f"PNG image data does not inflate: {error}") from None
+    width, height = struct.unpack(">II", header[:8]) if header else (0, 0)
     if not (0 < width <= _MAX_IMAGE_SIDE and 0 < height <= _MAX_IMAGE_SIDE):
         raise ValueError(
             f"a {width}x{height} PNG would be resized by Pi (at most "
             f"{_MAX_IMAGE_SIDE}x{_MAX_IMAGE_SIDE}; resizing is not modelled)"
+        )
+    expected = _png_data_size(header)
+    inflater = zlib.decompressobj()
+    try:
+        size = len(inflater.decompress(b"".join(idat), expected + 1))
+    except zlib.error as error:
+        raise ValueError(f"PNG image data does not inflate: {error}") from None
+    if size > expected:
+        raise ValueError(
+            f"PNG image data inflates to more than the {expected:,} bytes its IHDR ({width}x{height}) declares"
+        )
+    if not inflater.eof:
+        raise ValueError("PNG image data does not inflate: incomplete or truncated stream")
+    if size < expected:
+        raise ValueError(
+            f"PNG image data inflates to {size:,} bytes, not the {expected:,} its IHDR ({width}x{height}) declares"
         )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import struct
+import tracemalloc
 import zlib
 from pathlib import Path
 from typing import Any
@@ -31,13 +32,14 @@ def _chunk(kind: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
 
-def png(width: int = 1, height: int = 1) -> str:
-    """Base64 of a well-formed RGB PNG of ``width`` x ``height`` black pixels."""
-    rows = (b"\x00" + b"\x00\x00\x00" * width) * height
+def png(width: int = 1, height: int = 1, data: bytes | None = None, depth: int = 8, level: int = -1) -> str:
+    """Base64 of a well-formed RGB PNG of ``width`` x ``height`` black pixels (``data``: other
+    image data to deflate, which need not match the header; ``depth``: the header's bit depth)."""
+    rows = (b"\x00" + b"\x00\x00\x00" * width) * height if data is None else data
     raw = (
         b"\x89PNG\r\n\x1a\n"
-        + _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-        + _chunk(b"IDAT", zlib.compress(rows))
+        + _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, 2, 0, 0, 0))
+        + _chunk(b"IDAT", zlib.compress(rows, level))
         + _chunk(b"IEND", b"")
     )
     return base64.b64encode(raw).decode("ascii")
@@ -197,8 +199,30 @@ def test_tool_result_images_follow_the_tool_results_for_a_model_with_image_input
         ),
         ({"data": PIXEL, "mimeType": "image/gif"}, "images[0].mimeType: Input should be 'image/png'"),
         ({"data": PIXEL}, "images[0].mimeType: Field required"),
+        (
+            {"data": png(1, 1, b"\x00" * (4 << 20), level=9), "mimeType": "image/png"},
+            "images[0].data: PNG image data inflates to more than the 4 bytes its IHDR (1x1) declares",
+        ),
+        (
+            {"data": png(2, 1, b"\x00\x00"), "mimeType": "image/png"},
+            "images[0].data: PNG image data inflates to 2 bytes, not the 7 its IHDR (2x1) declares",
+        ),
+        (
+            {"data": png(1, 1, depth=3), "mimeType": "image/png"},
+            "images[0].data: PNG IHDR has bit depth 3 with colour type 2, which PNG has not",
+        ),
     ],
-    ids=["base64", "signature", "crc", "too-big", "mime-type", "no-mime-type"],
+    ids=[
+        "base64",
+        "signature",
+        "crc",
+        "too-big",
+        "mime-type",
+        "no-mime-type",
+        "more-data",
+        "less-data",
+        "depth",
+    ],
 )
 def test_a_bad_prompt_image_is_refused_naming_the_field(image: dict[str, Any], message: str) -> None:
     data = image_scenario(images=False)
@@ -206,3 +230,58 @@ def test_a_bad_prompt_image_is_refused_naming_the_field(image: dict[str, Any], m
     with pytest.raises(ScenarioError) as raised:
         parse_scenario(data, "bad.yaml")
     assert f"bad.yaml: operations[0].prompt.{message}" in str(raised.value)
+
+
+def test_a_png_whose_data_inflates_far_beyond_its_header_is_refused_without_inflating_it() -> None:
+    """An image bomb: a 1x1 PNG whose IDAT is 64 MiB of deflated zeros (64 KB of base64; the
+    audit's 3.2 GB in 4.3 MB took ``simulate`` to 6.6 GB of memory). Before, ``zlib.decompress``
+    inflated it all and accepted it; now the data is inflated with the header's size as the
+    bound and refused, using a few kilobytes."""
+    bomb = png(1, 1, b"\x00" * (64 << 20), level=9)
+    assert len(bomb) < 100_000
+    data = image_scenario(images=False)
+    data["operations"] = [{"prompt": {"text": "look", "images": [{"data": bomb, "mimeType": "image/png"}]}}]
+    tracemalloc.start()
+    try:
+        with pytest.raises(
+            ScenarioError, match=r"inflates to more than the 4 bytes its IHDR \(1x1\) declares"
+        ):
+            parse_scenario(data, "bomb.yaml")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20
+
+
+@pytest.mark.parametrize(("width", "height"), [(1, 1), (3, 5), (9, 10), (17, 3)])
+def test_an_interlaced_png_is_accepted_at_the_size_its_header_declares_and_refused_one_byte_short(
+    width: int, height: int
+) -> None:
+    """Adam7 (PNG spec 8.2): seven passes, each row with its filter byte; an empty pass has none.
+    The sizes agree with Pillow's decoder, which reports the image truncated one byte short
+    (before, any data that inflated was accepted)."""
+    passes = (
+        (0, 0, 8, 8),
+        (4, 0, 8, 8),
+        (0, 4, 4, 8),
+        (2, 0, 4, 4),
+        (0, 2, 2, 4),
+        (1, 0, 2, 2),
+        (0, 1, 1, 2),
+    )
+    size = 0
+    for x, y, dx, dy in passes:
+        columns, rows = max(0, -(-(width - x) // dx)), max(0, -(-(height - y) // dy))
+        size += rows * (1 + 3 * columns) if columns and rows else 0
+    header = _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 1))
+
+    def scenario(data_size: int) -> dict[str, Any]:
+        raw = b"\x89PNG\r\n\x1a\n" + header + _chunk(b"IDAT", zlib.compress(b"\x00" * data_size))
+        image = {"data": base64.b64encode(raw + _chunk(b"IEND", b"")).decode(), "mimeType": "image/png"}
+        data = image_scenario(images=False)
+        data["operations"] = [{"prompt": {"text": "look", "images": [image]}}]
+        return data
+
+    parse_scenario(scenario(size), "interlaced.yaml")
+    with pytest.raises(ScenarioError, match=f"inflates to {size - 1:,} bytes, not the {size:,} its IHDR"):
+        parse_scenario(scenario(size - 1), "interlaced.yaml")
