@@ -25,6 +25,7 @@ from pi_continuity_harness.commands._simulation import (
     prepared,
     run,
 )
+from pi_continuity_harness.scenario.document import ScenarioError, read_text_file
 from pi_continuity_harness.scenario.timeline import render_timeline
 from pi_continuity_harness.scenario.trace import jsonl_lines
 from pi_continuity_harness.simulator.simulation import read_exchanges
@@ -58,6 +59,13 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=main)
 
 
+#: The largest ``--expect-trace`` read: 256 MiB. A trace record is a line of fields (requests and
+#: replies go to their own files, the trace keeps 80 characters of a prompt), so even a run that
+#: spends the default budget of 50,000 host operations writes far less; a bigger file is no
+#: trace of a run, and reading it whole would only use memory.
+MAX_TRACE_BYTES = 256 * 1024 * 1024
+
+
 def _not_a_trace(text: str) -> str | None:
     """Why ``text`` is not a ``trace.jsonl`` (``"line N: ..."``), or None: every line is a JSON
     object with the ``kind`` and ``name`` every trace record has, and there is at least one.
@@ -87,12 +95,10 @@ def main(args: argparse.Namespace) -> int:
         )
     expected: str | None = None
     if args.expect_trace is not None:
-        try:
-            expected = Path(args.expect_trace).read_text(encoding="utf-8")
-        except OSError as error:
-            raise UsageError(f"--expect-trace {args.expect_trace}: {error.strerror or error}") from None
-        except UnicodeDecodeError as error:
-            raise UsageError(f"--expect-trace {args.expect_trace}: not UTF-8 text ({error.reason})") from None
+        try:  # bounded, and never blocked by a FIFO or read forever from a device
+            expected = read_text_file(args.expect_trace, "trace", limit=MAX_TRACE_BYTES)
+        except ScenarioError as error:
+            raise UsageError(f"--expect-trace {error}") from None
         problem = _not_a_trace(expected)
         if problem is not None:
             raise UsageError(f"--expect-trace {args.expect_trace}: {problem}")

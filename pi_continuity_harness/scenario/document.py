@@ -14,7 +14,9 @@ A malformed file is refused with the file, the field and the reason::
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +37,7 @@ from pi_continuity_harness.scenario.tool_confinement import tool_calls_outside
 from pi_continuity_harness.scenario.yaml_text import expansion_problem, json_data_problem, safe_load
 
 __all__ = [
+    "MAX_SCENARIO_BYTES",
     "ExtensionRef",
     "FileSpec",
     "ModelSpec",
@@ -345,18 +348,64 @@ def parse_scenario(data: Any, source: str = "<scenario>") -> Scenario:
     return scenario
 
 
-def read_text_file(path: str | Path, kind: str, error: type[ScenarioError] = ScenarioError) -> str:
-    """The UTF-8 text of the ``kind`` file at ``path`` (a scenario file, a session file), or one
-    ``error`` naming the file and what is wrong with it."""
+#: The largest scenario file read: 64 MiB. The examples are a few kilobytes, and a prompt image
+#: is at most 4.5 MB of base64 (Pi's inline limit), so this holds a dozen of the largest images
+#: Pi sends unchanged; a bigger file is no scenario anyone wrote or the harness made, and
+#: reading it whole (then parsing it) would only use memory.
+MAX_SCENARIO_BYTES = 64 * 1024 * 1024
+
+_READ_CHUNK = 1024 * 1024
+
+
+def read_text_file(
+    path: str | Path, kind: str, error: type[ScenarioError] = ScenarioError, limit: int = MAX_SCENARIO_BYTES
+) -> str:
+    """The UTF-8 text of the ``kind`` file at ``path`` (a scenario file, a session file, a
+    trace), or one ``error`` naming the file and what is wrong with it.
+
+    ``Path.read_text`` caught only three errors (no file, a directory, not UTF-8): a loop of
+    links, a path through a file, a name too long or a file not readable ended in an ``OSError``
+    traceback, and ``/dev/zero`` was read until ``MemoryError``. Now any ``OSError`` is named by
+    its reason; the file is opened without blocking (``O_NONBLOCK``: a FIFO with no writer does
+    not hang the command) and refused unless it is a regular file (``fstat`` of what was opened,
+    so nothing changes between the check and the read); and at most ``limit`` bytes are read: a
+    larger file is refused, not read whole. Line ends are read as ``read_text`` reads them
+    (``\\r\\n`` and ``\\r`` as ``\\n``)."""
     source = str(path)
     try:
-        return Path(path).read_text(encoding="utf-8")
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise error(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise error(f"{source}: is a directory, not a {kind}") from None
+    except OSError as problem:
+        raise error(f"{source}: cannot open it: {problem.strerror or problem}") from None
+    except ValueError as problem:  # a NUL in the path
+        raise error(f"{source}: cannot open it: {problem}") from None
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if stat.S_ISDIR(mode):
+            raise error(f"{source}: is a directory, not a {kind}")
+        if not stat.S_ISREG(mode):
+            raise error(f"{source}: not a regular file (a device, FIFO or socket), not a {kind}")
+        while size <= limit:
+            chunk = os.read(descriptor, min(limit + 1 - size, _READ_CHUNK))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as problem:
+        raise error(f"{source}: cannot read it: {problem.strerror or problem}") from None
+    finally:
+        os.close(descriptor)
+    data = b"".join(chunks)
+    if len(data) > limit:
+        raise error(f"{source}: larger than {limit // (1024 * 1024):,} MiB, the most a {kind} may be")
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as problem:
         raise error(f"{source}: not UTF-8 text ({problem.reason})") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -65,6 +65,7 @@ from pi_continuity_harness.scenario.session_id import check_session_id
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_MAX_TOKENS",
+    "MAX_SESSION_BYTES",
     "OUTSIDE_NOTE",
     "OUTSIDE_PROJECT",
     "SessionImportError",
@@ -601,6 +602,13 @@ def scenario_name(path: Path) -> str:
     return ("imported-" + stem)[:120] if stem else "imported-session"
 
 
+#: The largest session file read: 256 MiB. Pi appends every message, tool result and image of a
+#: session to it, so a long one is large, but a file bigger than this is no session a failure is
+#: reproduced from (its scenario would be refused by ``simulate``, which reads at most
+#: :data:`~pi_continuity_harness.scenario.document.MAX_SCENARIO_BYTES`, long before).
+MAX_SESSION_BYTES = 256 * 1024 * 1024
+
+
 def import_session(
     path: str | Path,
     *,
@@ -612,7 +620,7 @@ def import_session(
     """Read a Pi 1.6 session file and return the scenario that replays it (``flip``: see
     :func:`import_session_lines`)."""
     source = str(path)
-    text = read_text_file(path, "session file", SessionImportError)
+    text = read_text_file(path, "session file", SessionImportError, MAX_SESSION_BYTES)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

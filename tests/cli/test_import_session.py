@@ -11,6 +11,7 @@ entries, assistant stop reasons and usage (:func:`session_shape`).
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -263,6 +264,24 @@ def test_a_malformed_session_file_is_refused_naming_the_line(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl", "s.yaml"]
     with pytest.raises(SessionImportError):
         import_session(session)
+
+
+def test_a_session_path_that_is_no_readable_file_exits_2_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: OSError tracebacks (a loop of links, a path through a file), and a device or
+    FIFO read as a session file (a FIFO waited for a writer)."""
+    (tmp_path / "loop.jsonl").symlink_to("loop.jsonl")
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    for path, reason in [
+        (tmp_path / "loop.jsonl", "cannot open it: Too many levels of symbolic links"),
+        (RECORDED / "x", "cannot open it: Not a directory"),
+        (tmp_path / "fifo.jsonl", "not a regular file (a device, FIFO or socket), not a session file"),
+        (Path(os.devnull), "not a regular file (a device, FIFO or socket), not a session file"),
+    ]:
+        assert main(["import-session", str(path), "--output", str(tmp_path / "s.yaml")]) == 2
+        assert capsys.readouterr().err == f"pi-continuity-harness import-session: {path}: {reason}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo.jsonl", "loop.jsonl"]
 
 
 def test_a_missing_file_and_a_bad_output_directory_are_refused(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -129,6 +130,45 @@ def test_a_lone_surrogate_in_a_scenario_exits_2_before_anything_is_written(
     assert main(["simulate", "d.json", "--workdir", "W", "--html", "d.html"]) == 2
     assert "d.json: description: the text has a lone surrogate" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.json", "s.json"]
+
+
+def test_a_path_that_is_no_readable_scenario_exits_2_without_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: OSError tracebacks (exit 1) for a loop of links, a path through a file and a
+    name too long; a FIFO waited for a writer; ``/dev/zero`` was read until MemoryError."""
+    monkeypatch.chdir(tmp_path)
+    Path("ok.yaml").write_text("name: ok\n", encoding="utf-8")
+    Path("loop").symlink_to("loop")
+    os.mkfifo("fifo")
+    long_name = "a" * 300
+    for given, reason in [
+        ("loop", "cannot open it: Too many levels of symbolic links"),
+        ("ok.yaml/x", "cannot open it: Not a directory"),
+        (long_name, "cannot open it: File name too long"),
+        ("fifo", "not a regular file (a device, FIFO or socket), not a scenario file"),
+    ]:
+        assert main(["simulate", given, "--workdir", "W"]) == 2
+        assert capsys.readouterr().err == f"pi-continuity-harness simulate: {given}: {reason}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "loop", "ok.yaml"]
+
+
+def test_replay_refuses_an_expected_trace_that_is_not_a_regular_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: a device was read as a trace (``/dev/zero`` until MemoryError; ``/dev/null`` as an
+    empty one) and a FIFO waited for a writer."""
+    fifo = tmp_path / "trace.fifo"
+    os.mkfifo(fifo)
+    for given in (os.devnull, str(fifo)):
+        assert (
+            main(["replay", str(EXAMPLE), "--expect-trace", given, "--workdir", str(tmp_path / "run")]) == 2
+        )
+        assert capsys.readouterr().err == (
+            f"pi-continuity-harness replay: --expect-trace {given}: not a regular file (a device, FIFO or"
+            " socket), not a trace\n"
+        )
+    assert not (tmp_path / "run").exists()
 
 
 def test_a_scenario_extension_module_that_cannot_load_names_the_file_and_field(

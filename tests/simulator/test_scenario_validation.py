@@ -3,16 +3,20 @@ nothing on disk is touched; ``prepare_workdir`` refuses directories that are not
 
 from __future__ import annotations
 
+import errno
+import io
+import os
 import re
+import threading
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
 from pydantic import AfterValidator, BaseModel, ValidationError
 
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario import load_scenario, parse_scenario
-from pi_continuity_harness.scenario.document import dump_scenario, format_validation_error
+from pi_continuity_harness.scenario.document import MAX_SCENARIO_BYTES, dump_scenario, format_validation_error
 from pi_continuity_harness.scenario.workspace import RUN_MARKER, WorkdirError, prepare_workdir
 
 from .helpers import EXAMPLES
@@ -216,6 +220,88 @@ def test_unreadable_files(tmp_path: Path) -> None:
     (tmp_path / "latin.yaml").write_bytes(b"name: \xff\n")
     with pytest.raises(ScenarioError, match="not UTF-8"):
         load_scenario(tmp_path / "latin.yaml")
+
+
+def _unreadable(tmp_path: Path, kind: str) -> Path:
+    """A path ``load_scenario`` cannot read as a scenario, of the ``kind`` the audit found."""
+    (tmp_path / "ok.yaml").write_text("name: ok\n", encoding="utf-8")
+    if kind == "loop":
+        (tmp_path / "loop").symlink_to("loop")
+        return tmp_path / "loop"
+    if kind == "through-a-file":
+        return tmp_path / "ok.yaml" / "x"
+    if kind == "name-too-long":
+        return tmp_path / ("a" * 300)
+    if kind == "too-large":  # sparse: no disk is used
+        with (tmp_path / "big.yaml").open("wb") as big:
+            big.truncate(MAX_SCENARIO_BYTES + 1)
+        return tmp_path / "big.yaml"
+    assert kind == "device"
+    return Path(os.devnull)
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason"),
+    [
+        ("loop", "cannot open it: Too many levels of symbolic links"),
+        ("through-a-file", "cannot open it: Not a directory"),
+        ("name-too-long", "cannot open it: File name too long"),
+        ("too-large", "larger than 64 MiB, the most a scenario file may be"),
+        ("device", "not a regular file (a device, FIFO or socket), not a scenario file"),
+    ],
+)
+def test_a_path_that_is_no_readable_scenario_file_is_refused_with_the_reason(
+    tmp_path: Path, kind: str, reason: str
+) -> None:
+    """Before: an ``OSError`` traceback (ELOOP, ENOTDIR, ENAMETOOLONG), a file of any size read
+    whole (``/dev/zero`` until ``MemoryError``), a device read as if it were a file."""
+    path = _unreadable(tmp_path, kind)
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario(path)
+    assert str(refused.value) == f"{path}: {reason}"
+
+
+def test_a_file_the_user_may_not_read_is_refused_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EACCES (made by hand: the tests may run as root, who reads any file). Before: a
+    ``PermissionError`` traceback."""
+    path = tmp_path / "secret.yaml"
+    path.write_text("name: secret\n", encoding="utf-8")
+
+    def refuse_open(name: Any, *args: Any, **kwargs: Any) -> int:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(name))
+
+    monkeypatch.setattr(os, "open", refuse_open)
+    monkeypatch.setattr(io, "open", refuse_open)  # the old reader's way in
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario(path)
+    assert str(refused.value) == f"{path}: cannot open it: Permission denied"
+
+
+def test_a_fifo_is_refused_at_once_not_waited_on(tmp_path: Path) -> None:
+    """Before: opening a FIFO waited for a writer, forever. The load runs in a thread here so
+    that the old behaviour fails the test (and a writer then releases the thread)."""
+    fifo = tmp_path / "fifo.yaml"
+    os.mkfifo(fifo)
+    outcome: list[BaseException | None] = []
+
+    def load() -> None:
+        try:
+            load_scenario(fifo)
+            outcome.append(None)
+        except BaseException as error:  # reported below
+            outcome.append(error)
+
+    reader = threading.Thread(target=load, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    if reader.is_alive():  # release the old reader: a writer that closes at once
+        os.close(os.open(fifo, os.O_WRONLY))
+        reader.join(timeout=10)
+        pytest.fail("load_scenario waited on the FIFO")
+    assert isinstance(outcome[0], ScenarioError)
+    assert str(outcome[0]) == f"{fifo}: not a regular file (a device, FIFO or socket), not a scenario file"
 
 
 def test_bare_word_operations_and_short_forms() -> None:
