@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -308,7 +307,7 @@ def compare_suites(
                 pi_version=pi_version if target == "pi" else None,
                 workers=workers if target == "pi" else 0,
             )
-            if runs[target].exit_code == int(pytest.ExitCode.INTERRUPTED):
+            if runs[target].interrupted:
                 raise KeyboardInterrupt  # pytest caught the interrupt: the comparison stops too
     except BaseException:
         if temporary:

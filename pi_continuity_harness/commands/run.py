@@ -15,7 +15,6 @@ import shutil
 from collections import OrderedDict
 from pathlib import Path
 
-import pytest
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -199,9 +198,10 @@ def _run(
             workers=args.workers,
             pi_version=pi_version,
         )
-    if run.exit_code == int(pytest.ExitCode.INTERRUPTED):
+    if run.interrupted:
         # pytest caught the interrupt (Ctrl-C, or SIGTERM through cli.main): stop as interrupted,
-        # naming the machines of what failed before it.
+        # naming the machines of what failed before it. Not the exit status alone: pytest
+        # returns the same INTERRUPTED for errors during collection (a usage error now).
         print_kept(console, run, quiet=True)
         raise KeyboardInterrupt
     if not run.results:

@@ -20,6 +20,7 @@ import contextlib
 import io
 import json
 import platform
+import re
 import shutil
 import sys
 import time
@@ -146,6 +147,9 @@ class SuiteRun:
     workdir: Path | None = None
     #: False when ``workdir`` was a temporary directory removed after a passing run.
     kept: bool = True
+    #: pytest caught a KeyboardInterrupt (Ctrl-C, or SIGTERM through ``cli.main``). Not read from
+    #: :attr:`exit_code`: pytest returns the same ``INTERRUPTED`` for errors during collection.
+    interrupted: bool = False
 
     @property
     def failed(self) -> list[ScenarioResult]:
@@ -317,6 +321,7 @@ class _Collector:
         self.collected: list[str] = []
         self.total = 0
         self.on_result = on_result
+        self.interrupted = False
 
     def pytest_configure(self, config: pytest.Config) -> None:
         """A failure's traceback in Python's own format when nobody prints it.
@@ -342,18 +347,8 @@ class _Collector:
         self.total = len(ids)
         self.collected = list(ids)
 
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if report.failed:
-            result = ScenarioResult(
-                name=report.nodeid or "collection",
-                assertion="(collection)",
-                system="unknown",
-                status="error",
-                duration_s=0.0,
-                detail=str(report.longrepr),
-                nodeid=report.nodeid,
-            )
-            self._store(result)
+    def pytest_keyboard_interrupt(self) -> None:
+        self.interrupted = True
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties)
@@ -417,6 +412,69 @@ class _Collector:
         keys = sorted(self.order, key=lambda key: index.get(key, len(index)))
         results = [self.results[key] for key in keys if key in self.results]
         return sorted(results, key=_reading_order)
+
+
+class _RefuseCollectionErrors:
+    """pytest plugin: a file among the features that cannot be collected (a ``conftest.py``
+    that raises, a ``test_*.py`` that does not import, a feature pytest-bdd refuses) is a usage
+    error naming the file, the line and the reason, before any scenario runs.
+
+    pytest stops such a session as ``INTERRUPTED``, the exit status of Ctrl-C: ``run`` printed
+    "interrupted" (exit 130) with no file or reason, and under ``-n N`` each error was a failed
+    ``(collection)`` row (exit 1), read as the implementation failing."""
+
+    def __init__(self, rootdir: Path) -> None:
+        self.rootdir = rootdir.resolve()
+        self.problems: list[str] = []
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.problems.append(collection_problem(report, self.rootdir))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """First of the checks: a step defined in a ``conftest.py`` that failed would otherwise
+        be reported as a step no definition matches."""
+        if self.problems:
+            raise pytest.UsageError("a file of the features cannot be collected: " + "; ".join(self.problems))
+
+
+#: A traceback entry, in pytest's format (``path:12: in f``) or Python's (``File "path", line 12``).
+_TRACEBACK_ENTRY = re.compile(
+    r'^(?:(?P<path>\S[^\n]*?):(?P<line>\d+): in |\s*File "(?P<native>[^"]+)", line (?P<native_line>\d+))',
+    re.MULTILINE,
+)
+_LOCATED = re.compile(r"^\S+:\d+: ")
+
+
+def collection_problem(report: pytest.CollectReport, rootdir: Path) -> str:
+    """``<file>:<line>: <reason>`` for a failed collection: the reason is the exception's last
+    line; the line is the deepest traceback entry in a file under ``rootdir`` (the user's
+    ``conftest.py`` or module, not pytest's or importlib's frames), else the collected node.
+    Paths are shown relative to the current directory, as ``--features`` was given."""
+    text = str(report.longrepr)
+    lines = [line for line in text.splitlines() if line.strip()]
+    crash = getattr(report.longrepr, "reprcrash", None)
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    reason = str(crash.message) if crash is not None else (errors or lines or ["cannot be collected"])[-1]
+    reason = reason.strip()
+    if _LOCATED.match(reason):  # already ``<file>:<line>: ...`` (a feature pytest-bdd refused)
+        return reason
+    where = _shown(rootdir / report.nodeid.split("::", 1)[0]) if report.nodeid else _shown(rootdir)
+    for entry in _TRACEBACK_ENTRY.finditer(text):
+        path = Path(entry["path"] or entry["native"])
+        path = (path if path.is_absolute() else Path.cwd() / path).resolve()
+        if path.is_relative_to(rootdir):
+            where = f"{_shown(path)}:{entry['line'] or entry['native_line']}"
+    return f"{where}: {reason}"
+
+
+def _shown(path: Path) -> str:
+    """``path`` relative to the current directory when it is below it, else absolute."""
+    try:
+        return str(path.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def failure_detail(failed_step: dict[str, str], errors: list[dict[str, Any]] | None) -> str:
@@ -529,7 +587,7 @@ def run_suite(
     if keyword:
         args += ["-k", keyword]
     if workers > 0:
-        _check_setup_serially([*args, *(extra_args or [])], root if temporary else None)
+        _check_setup_serially([*args, *(extra_args or [])], root if temporary else None, rootdir)
     if junit is not None:
         args += [f"--junitxml={junit}"]
     if cucumber is not None:
@@ -547,7 +605,7 @@ def run_suite(
     errors = io.StringIO()
     try:
         with contextlib.redirect_stderr(errors):
-            exit_code = pytest.main(args, plugins=[collector])
+            exit_code = pytest.main(args, plugins=[collector, _RefuseCollectionErrors(rootdir)])
     except BaseException:
         sys.stderr.write(errors.getvalue())
         if temporary:
@@ -566,6 +624,7 @@ def run_suite(
         exit_code=int(exit_code),
         seconds=time.perf_counter() - started,
         workdir=root,
+        interrupted=collector.interrupted,
     )
     # Kept only for a scenario that failed (and printed where): a passing run, and one that was
     # interrupted before anything failed, leave nothing behind.
@@ -575,17 +634,18 @@ def run_suite(
     return run
 
 
-def _check_setup_serially(args: list[str], temporary_root: Path | None) -> None:
+def _check_setup_serially(args: list[str], temporary_root: Path | None, rootdir: Path) -> None:
     """Before a parallel run (``workers`` > 0), collect once in this process, running nothing:
     the plugin's setup checks (``pytest_collection_finish``: the target is installed, the
     implementation loads, every run directory fits the real-Pi layout) raise the one usage
     error a serial run gives. Under pytest-xdist those checks run in each worker, and a usage
     error there crashed the worker (``INTERNALERROR ... crashitem``) and was then reported as
-    "selects no scenario". Collecting the suite again costs about a second, against minutes of
-    a parallel real-Pi run."""
+    "selects no scenario". A file that cannot be collected is the same usage error
+    (:class:`_RefuseCollectionErrors`), where the workers made it a failed ``(collection)`` row.
+    Collecting the suite again costs about a second, against minutes of a parallel real-Pi run."""
     errors = io.StringIO()
     with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(io.StringIO()):
-        exit_code = pytest.main([*args, "--collect-only"])
+        exit_code = pytest.main([*args, "--collect-only"], plugins=[_RefuseCollectionErrors(rootdir)])
     if exit_code == pytest.ExitCode.USAGE_ERROR:
         if temporary_root is not None:
             shutil.rmtree(temporary_root, ignore_errors=True)

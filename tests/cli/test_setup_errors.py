@@ -10,6 +10,7 @@ written when setup fails.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -365,3 +366,52 @@ def test_rule_a_scenario_that_would_exhaust_the_machine_is_one_error(
         [f"pi-continuity-harness simulate: huge.yaml: {error}"],
     )
     _only(user_dir, "huge.yaml", "my_ext.py", "raising.py")
+
+
+GOOD_FEATURE = """Feature: my checkpoint
+  Scenario: checkpoint writes a brief
+    Given the user has worked through 2 turns
+    When the user runs "/continuity checkpoint"
+    Then exactly one pending Continuity Brief exists for this session
+"""
+
+
+def _uncollectable_conftest(features: Path) -> str:
+    (features / "sub").mkdir()
+    (features / "sub" / "b.feature").write_text(GOOD_FEATURE, encoding="utf-8")
+    (features / "sub" / "conftest.py").write_text(
+        "\n\nraise RuntimeError('boom in conftest')\n", encoding="utf-8"
+    )
+    return "features/sub/conftest.py:3: RuntimeError: boom in conftest"
+
+
+def _unimportable_test_module(features: Path) -> str:
+    (features / "test_mine.py").write_text("import no_such_module_anywhere\n", encoding="utf-8")
+    return "features/test_mine.py:1: ModuleNotFoundError: No module named 'no_such_module_anywhere'"
+
+
+@pytest.mark.parametrize("parallel", [[], ["-n", "2"]], ids=["serial", "n2"])
+@pytest.mark.parametrize(
+    "make", [_uncollectable_conftest, _unimportable_test_module], ids=["conftest-raises", "test-module-fails"]
+)
+def test_rule_a_file_among_the_features_that_cannot_be_collected_is_one_usage_error(
+    user_dir: Path, make: Callable[[Path], str], parallel: list[str]
+) -> None:
+    """Before: pytest stops such a session as INTERRUPTED, which ``run`` took for Ctrl-C: exit
+    130, "interrupted", no file or reason, ``--json`` never written and an empty temporary
+    directory left; under ``-n 2`` a failed ``(collection)`` row, exit 1."""
+    features = user_dir / "features"
+    features.mkdir()
+    (features / "a.feature").write_text(GOOD_FEATURE, encoding="utf-8")
+    problem = make(features)
+    scratch = user_dir / "tmp"
+    scratch.mkdir()
+    ran = harness(
+        "run", "--features", "features", "--json", "r.json", *parallel, cwd=user_dir, env={"TMPDIR": str(scratch)}
+    )  # fmt: skip
+    assert (ran.code, ran.out) == (2, ""), ran.out + ran.err
+    assert ran.err_lines == [
+        f"pi-continuity-harness run: a file of the features cannot be collected: {problem}"
+    ]
+    assert list(scratch.iterdir()) == []
+    _only(user_dir, "features", "my_ext.py", "raising.py", "tmp")
