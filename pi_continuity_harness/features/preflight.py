@@ -24,6 +24,7 @@ and the plugin's (the suite runs in the same process) cost one probe.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Iterable
@@ -58,10 +59,49 @@ class SetupError(HarnessError, ValueError):
 
 
 def feature_files(path: Path) -> list[Path]:
-    """The ``.feature`` files of ``path`` (a file, or a directory searched recursively), sorted."""
+    """The ``.feature`` files of ``path`` (a file, or a directory searched recursively), sorted.
+
+    Linked directories are entered, as pytest enters them: ``rglob`` did not, so a feature
+    behind a link reached pytest unchecked. A link that leads back to a directory it is in (a
+    loop) is a :class:`SetupError`, as is a file or directory reached twice through links:
+    pytest collected the loop's features again at every level (41 times) and a file reached
+    twice ran twice, each copy a verdict of its own."""
     if path.is_file():
         return [path]
-    return sorted(p for p in path.rglob("*.feature") if p.is_file())
+    found: list[Path] = []
+    seen: dict[Path, Path] = {}
+
+    def visit(directory: Path, inside: tuple[Path, ...]) -> None:
+        real = directory.resolve()
+        if real in inside:
+            raise SetupError(
+                f"{directory}: a link back to {real}, a directory it is in (a loop): pytest would "
+                "collect its features again at every level"
+            )
+        _once(directory, real, seen, "directory")
+        try:
+            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+        except OSError as error:
+            raise SetupError(f"{directory}: cannot be listed: {error.strerror}") from None
+        for entry in entries:
+            child = directory / entry.name
+            if entry.is_dir():
+                visit(child, (*inside, real))
+            elif entry.name.endswith(".feature") and entry.is_file():
+                _once(child, child.resolve(), seen, "file")
+                found.append(child)
+
+    visit(path, ())
+    return sorted(found)
+
+
+def _once(path: Path, real: Path, seen: dict[Path, Path], what: str) -> None:
+    """``path`` (really ``real``) is reached for the first time, else a :class:`SetupError`."""
+    first = seen.setdefault(real, path)
+    if first != path:
+        raise SetupError(
+            f"{path}: the same {what} as {first} (through a link): its scenarios would run twice"
+        )
 
 
 def check_features(paths: Iterable[Path], *, option: str = "--features") -> list[Path]:

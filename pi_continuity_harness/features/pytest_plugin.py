@@ -481,6 +481,15 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     if not any(scenario_template(item) is not None for item in session.items):
         return
+    try:
+        # A link loop among the features (pytest collected them again at every level) or a file
+        # reached twice: what ``run`` refuses before pytest starts, refused under plain pytest too.
+        for arg in config.args:
+            path = Path(str(arg).split("::", 1)[0])
+            if path.is_dir():
+                preflight.feature_files(path)
+    except preflight.SetupError as error:
+        raise pytest.UsageError(str(error)) from None
     undefined = undefined_steps(session)
     if undefined:
         raise pytest.UsageError(

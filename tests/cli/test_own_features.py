@@ -276,3 +276,16 @@ def test_rule_under_plain_pytest_a_harness_workdir_in_use_is_refused(project: Pa
     assert ran.err.strip().startswith(
         f"ERROR: --harness-workdir {workdir}: {workdir} is in use by another run (pid "
     )
+
+
+def test_rule_under_plain_pytest_a_link_loop_among_the_features_is_one_usage_error(project: Path) -> None:
+    """Before: pytest followed the loop to its depth limit and ran the scenario 41 times."""
+    (project / "my_features" / "sub").mkdir()
+    (project / "my_features" / "sub" / "up").symlink_to("..")
+    ran = pytest_in("my_features", "-q", "--target", "sim", cwd=project)
+    assert ran.code == 4
+    assert ran.err.strip() == (
+        f"ERROR: my_features/sub/up: a link back to {project / 'my_features'}, a directory it is in "
+        "(a loop): pytest would collect its features again at every level"
+    )
+    assert "passed" not in ran.out

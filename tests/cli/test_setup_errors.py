@@ -415,3 +415,52 @@ def test_rule_a_file_among_the_features_that_cannot_be_collected_is_one_usage_er
     ]
     assert list(scratch.iterdir()) == []
     _only(user_dir, "features", "my_ext.py", "raising.py", "tmp")
+
+
+def test_rule_a_link_loop_among_the_features_is_one_usage_error(user_dir: Path) -> None:
+    """Before: pytest followed ``sub/up -> ..`` to its depth limit and ran the one scenario 41
+    times, exit 0. The loop is refused, not walked once: a link back into the tree is a mistake."""
+    features = user_dir / "features"
+    (features / "sub").mkdir(parents=True)
+    (features / "a.feature").write_text(GOOD_FEATURE, encoding="utf-8")
+    (features / "sub" / "up").symlink_to("..")
+    ran = harness("run", "--features", "features", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        f"pi-continuity-harness run: features/sub/up: a link back to {features}, a directory it is "
+        "in (a loop): pytest would collect its features again at every level"
+    ]
+
+
+def test_rule_a_feature_directory_reached_twice_through_a_link_is_one_usage_error(user_dir: Path) -> None:
+    """Before: pytest collected ``a/`` and ``b -> a`` both, and each scenario ran twice."""
+    features = user_dir / "features"
+    (features / "a").mkdir(parents=True)
+    (features / "a" / "a.feature").write_text(GOOD_FEATURE, encoding="utf-8")
+    (features / "b").symlink_to("a")
+    ran = harness("run", "--features", "features", cwd=user_dir)
+    assert (ran.code, ran.err_lines) == (
+        2,
+        [
+            "pi-continuity-harness run: features/b: the same directory as features/a (through a "
+            "link): its scenarios would run twice"
+        ],
+    )
+
+
+def test_rule_a_gherkin_error_behind_a_linked_directory_is_found_before_pytest(user_dir: Path) -> None:
+    """Before: the feature check searched with ``rglob``, which does not enter linked
+    directories while pytest does, so the error reached pytest (exit 130, "interrupted")."""
+    features = user_dir / "features"
+    features.mkdir()
+    (features / "a.feature").write_text(GOOD_FEATURE, encoding="utf-8")
+    elsewhere = user_dir / "shared"
+    elsewhere.mkdir()
+    (elsewhere / "broken.feature").write_text(BROKEN_FEATURE, encoding="utf-8")
+    (features / "shared").symlink_to(elsewhere)
+    ran = harness("run", "--features", "features", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        "pi-continuity-harness run: features/shared/broken.feature:4: Unexpected token found. Check "
+        "Gherkin syntax near the reported error. (line: 'Whn the user runs \"/continuity checkpoint\"')"
+    ]
