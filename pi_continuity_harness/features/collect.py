@@ -26,10 +26,10 @@ import types
 from typing import Any
 
 import pytest
-from pytest_bdd.exceptions import GherkinParseError
-from pytest_bdd.feature import get_feature
 from pytest_bdd.reporting import ScenarioReport
 from pytest_bdd.scenario import get_python_name_generator, scenario, scenario_wrapper_template_registry
+
+from pi_continuity_harness.features import preflight
 
 __all__ = [
     "FeatureFile",
@@ -64,16 +64,16 @@ class FeatureFile(pytest.Module):
         module = types.ModuleType(f"{self.path.stem} (feature)")
         module.__file__ = str(self.path)
         try:
-            feature = get_feature(str(self.path.parent), self.path.name)
-        except GherkinParseError as error:
-            raise self.CollectError(f"{self.path}:{error.line}: {error.message}") from None
-        except KeyError:  # pytest-bdd's parser on a document without ``Feature:``
-            raise self.CollectError(
-                f"{self.path}: has no Feature (an empty file, or only comments)"
-            ) from None
+            # Read as ``run`` reads it before pytest starts: a mistake pytest-bdd would hide
+            # (two scenarios of one name) is a collection error naming the file and line.
+            feature = preflight.read_feature(self.path)
+        except preflight.SetupError as error:
+            raise self.CollectError(str(error)) from None
         used = self.config.stash.setdefault(_NAMES, set())
         for name in feature.scenarios:
-            test = scenario(str(self.path), name, features_base_dir=str(self.path.parent))(_no_body)
+            # The file name, not its path: pytest-bdd names the feature ``<directory>/<file>``
+            # (``rel_filename``, in every message) from the two.
+            test = scenario(self.path.name, name, features_base_dir=str(self.path.parent))(_no_body)
             for test_name in get_python_name_generator(name):
                 if test_name not in used:
                     used.add(test_name)

@@ -29,12 +29,17 @@ import shutil
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pi_continuity_harness import targets
 from pi_continuity_harness.errors import HarnessError
 from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.implementations import ImplementationError, resolve_implementation
 from pi_continuity_harness.scenario.workspace import workdir_problem
+
+if TYPE_CHECKING:
+    from pytest_bdd.gherkin_parser import GherkinDocument
+    from pytest_bdd.parser import Feature
 
 __all__ = [
     "PROBE_PREFIX",
@@ -44,6 +49,7 @@ __all__ = [
     "check_run_directories",
     "check_target",
     "feature_files",
+    "read_feature",
 ]
 
 #: Temporary directories of the harness are named ``pi-continuity-harness-*``.
@@ -105,14 +111,9 @@ def _once(path: Path, real: Path, seen: dict[Path, Path], what: str) -> None:
 
 
 def check_features(paths: Iterable[Path], *, option: str = "--features") -> list[Path]:
-    """Parse every feature file under ``paths``; the files, or a :class:`SetupError` naming the
-    first file and line that does not parse (or a path that has no feature)."""
-    # pytest-bdd's parser only where feature files are read: ``explore`` and ``simulate`` import
-    # this module for its other checks, and importing pytest with it was 0.13 CPU-s of every
-    # such process (issue 16).
-    from pytest_bdd.exceptions import GherkinParseError  # noqa: PLC0415
-    from pytest_bdd.parser import FeatureParser  # noqa: PLC0415
-
+    """Read every feature file under ``paths`` (:func:`read_feature`); the files, or a
+    :class:`SetupError` naming the first file and line that cannot be used (or a path that has
+    no feature)."""
     found: list[Path] = []
     for path in paths:
         if not path.exists():
@@ -123,20 +124,78 @@ def check_features(paths: Iterable[Path], *, option: str = "--features") -> list
         if not files:
             raise SetupError(f"{option} {path}: no .feature file in this directory")
         for file in files:
-            try:
-                feature = FeatureParser(str(file.parent), file.name).parse()
-            except GherkinParseError as error:
-                raise SetupError(
-                    f"{file}:{error.line}: {error.message} (line: {error.line_content.strip()!r})"
-                ) from None
-            except (OSError, UnicodeDecodeError) as error:
-                raise SetupError(f"{file}: cannot be read: {error}") from None
-            except KeyError:  # pytest-bdd's parser on a document without ``Feature:``
-                raise SetupError(f"{file}: has no Feature (an empty file, or only comments)") from None
-            if not feature.scenarios:
-                raise SetupError(f"{file}: has no scenario")
+            read_feature(file)
         found += files
     return found
+
+
+def read_feature(file: Path) -> Feature:
+    """The feature of ``file`` as pytest-bdd parses it, or a :class:`SetupError` naming the file
+    and line of every mistake in it that pytest-bdd would not report, or would report only when
+    the scenario runs (as a failure of the implementation):
+
+    * a Gherkin syntax error (its line), a file without ``Feature:`` or without a scenario;
+    * two scenarios (or outlines) of one name, in one feature or across its ``Rule:`` blocks:
+      pytest-bdd keeps one scenario per name, so only the last ran and the others were hidden.
+
+    ``run`` reads every file before pytest starts; the plug-in's feature collector reads each
+    the same way (plain pytest: a collection error with the same message)."""
+    # pytest-bdd's parser only where feature files are read: ``explore`` and ``simulate`` import
+    # this module for its other checks, and importing pytest with it was 0.13 CPU-s of every
+    # such process (issue 16).
+    from pytest_bdd.exceptions import GherkinParseError  # noqa: PLC0415
+    from pytest_bdd.parser import FeatureParser  # noqa: PLC0415
+
+    class Parser(FeatureParser):
+        """pytest-bdd's parser, keeping the Gherkin document: its ``Feature`` keeps one
+        scenario per name, the document has them all."""
+
+        document: GherkinDocument | None = None
+
+        def _parse_feature_file(self) -> GherkinDocument:
+            self.document = super()._parse_feature_file()
+            return self.document
+
+    parser = Parser(str(file.parent), file.name)
+    try:
+        feature = parser.parse()
+    except GherkinParseError as error:
+        raise SetupError(
+            f"{file}:{error.line}: {error.message} (line: {error.line_content.strip()!r})"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise SetupError(f"{file}: cannot be read: {error}") from None
+    except KeyError:  # pytest-bdd's parser on a document without ``Feature:``
+        raise SetupError(f"{file}: has no Feature (an empty file, or only comments)") from None
+    if not feature.scenarios:
+        raise SetupError(f"{file}: has no scenario")
+    assert parser.document is not None
+    problems = _same_names(parser.document)
+    if problems:
+        raise SetupError("; ".join(f"{file}:{problem}" for problem in problems))
+    return feature
+
+
+def _same_names(document: GherkinDocument) -> list[str]:
+    """``<line>: ...`` for every scenario named as an earlier one of the feature (its rules'
+    scenarios too)."""
+    scenarios = []
+    for child in document.feature.children:
+        if child.scenario is not None:
+            scenarios.append(child.scenario)
+        elif child.rule is not None:
+            scenarios += [part.scenario for part in child.rule.children if part.scenario is not None]
+    first: dict[str, int] = {}
+    problems = []
+    for scenario in scenarios:
+        line = first.setdefault(scenario.name, scenario.location.line)
+        if line != scenario.location.line:
+            problems.append(
+                f"{scenario.location.line}: a second scenario named {scenario.name!r} (the first is at "
+                f"line {line}): pytest-bdd keeps one scenario per name, so only the last would run; "
+                "name each scenario differently"
+            )
+    return problems
 
 
 def check_target(target: str, pi_version: str | None = None) -> None:

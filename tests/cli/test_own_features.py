@@ -289,3 +289,17 @@ def test_rule_under_plain_pytest_a_link_loop_among_the_features_is_one_usage_err
         "(a loop): pytest would collect its features again at every level"
     )
     assert "passed" not in ran.out
+
+
+def test_rule_under_plain_pytest_two_scenarios_of_one_name_are_a_collection_error(project: Path) -> None:
+    """Before: only the last of the two ran ("1 passed")."""
+    same = project / "my_features" / "same.feature"
+    scenario = "  Scenario: same\n    Given the user has worked through 1 turn\n    Then the agent is idle\n"
+    same.write_text(f"Feature: same\n{scenario}{scenario}", encoding="utf-8")
+    ran = pytest_in("my_features", "-q", "--target", "sim", cwd=project)
+    assert ran.code == 2
+    assert (
+        f"{same}:5: a second scenario named 'same' (the first is at line 2): pytest-bdd keeps one "
+        "scenario per name, so only the last would run" in ran.out
+    ), ran.out
+    assert "passed" not in ran.out

@@ -464,3 +464,58 @@ def test_rule_a_gherkin_error_behind_a_linked_directory_is_found_before_pytest(u
         "pi-continuity-harness run: features/shared/broken.feature:4: Unexpected token found. Check "
         "Gherkin syntax near the reported error. (line: 'Whn the user runs \"/continuity checkpoint\"')"
     ]
+
+
+SAME_NAME_IN_TWO_RULES = """Feature: two rules
+  Rule: the first
+    Scenario: same name
+      Given the user has worked through 2 turns
+      Then the agent is idle
+
+  Rule: the second
+    Scenario: same name
+      Given the user has worked through 2 turns
+      When the user runs "/continuity checkpoint"
+      Then exactly one pending Continuity Brief exists for this session
+"""
+
+SAME_NAME_TWO_OUTLINES = """Feature: two outlines
+  Scenario Outline: same name
+    Given the user has worked through <n> turns
+    Then the agent is idle
+
+    Examples:
+      | n |
+      | 1 |
+
+  Scenario Outline: same name
+    Given the user has worked through <n> turns
+    When the user runs "/continuity checkpoint"
+    Then exactly one pending Continuity Brief exists for this session
+
+    Examples:
+      | n |
+      | 2 |
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [(SAME_NAME_IN_TWO_RULES, (8, 3)), (SAME_NAME_TWO_OUTLINES, (10, 2))],
+    ids=["two-rules", "two-outlines"],
+)
+def test_rule_two_scenarios_of_one_name_are_one_usage_error(
+    user_dir: Path, text: str, lines: tuple[int, int]
+) -> None:
+    """Before: pytest-bdd keeps one scenario per name, so only the last ran: "1 passed", exit 0,
+    and the first (which the null implementation, like any, would have had to face) was hidden."""
+    features = user_dir / "features"
+    features.mkdir()
+    (features / "same.feature").write_text(text, encoding="utf-8")
+    ran = harness("run", "--features", "features", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        f"pi-continuity-harness run: features/same.feature:{lines[0]}: a second scenario named 'same "
+        f"name' (the first is at line {lines[1]}): pytest-bdd keeps one scenario per name, so only "
+        "the last would run; name each scenario differently"
+    ]
