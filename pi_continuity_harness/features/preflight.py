@@ -136,7 +136,9 @@ def read_feature(file: Path) -> Feature:
 
     * a Gherkin syntax error (its line), a file without ``Feature:`` or without a scenario;
     * two scenarios (or outlines) of one name, in one feature or across its ``Rule:`` blocks:
-      pytest-bdd keeps one scenario per name, so only the last ran and the others were hidden.
+      pytest-bdd keeps one scenario per name, so only the last ran and the others were hidden;
+    * a scenario without steps, or without a ``Then`` step: it checks nothing, and passed for
+      any implementation (the null one too); a scenario without a name.
 
     ``run`` reads every file before pytest starts; the plug-in's feature collector reads each
     the same way (plain pytest: a collection error with the same message)."""
@@ -170,10 +172,30 @@ def read_feature(file: Path) -> Feature:
     if not feature.scenarios:
         raise SetupError(f"{file}: has no scenario")
     assert parser.document is not None
-    problems = _same_names(parser.document)
+    problems = _same_names(parser.document) + _without_evidence(feature)
     if problems:
         raise SetupError("; ".join(f"{file}:{problem}" for problem in problems))
     return feature
+
+
+def _without_evidence(feature: Feature) -> list[str]:
+    """``<line>: ...`` for every scenario that would pass for any implementation, an empty one
+    (no step) or one that checks nothing (no ``Then`` step, its Background's included), and
+    for one without a name (printed as ``test_``; the table, ``-k`` and the reports name
+    scenarios by it)."""
+    problems = []
+    for scenario in feature.scenarios.values():
+        line, name = scenario.line_number, scenario.name
+        if not name.strip():
+            problems.append(f"{line}: a scenario without a name: the results name each scenario")
+        elif not scenario.steps:
+            problems.append(f"{line}: scenario {name!r} has no steps: it would pass for any implementation")
+        elif not any(step.type == "then" for step in scenario.steps):
+            problems.append(
+                f"{line}: scenario {name!r} has no Then step: it checks nothing, so it would pass "
+                "for any implementation"
+            )
+    return problems
 
 
 def _same_names(document: GherkinDocument) -> list[str]:

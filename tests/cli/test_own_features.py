@@ -28,6 +28,7 @@ Feature: skipped-before-it-runs
   Scenario: teleport the session
     Given the user has worked through 1 turn
     When the user runs "/continuity checkpoint"
+    Then exactly one pending Continuity Brief exists for this session
 """
 
 PLAIN_TEST = """def test_the_projects_own_test():
@@ -183,7 +184,8 @@ def test_rule_a_tag_in_the_harness_namespaces_that_means_nothing_is_one_usage_er
     without evidence), and a rule the catalogue does not have was claimed silently."""
     typo = project / "my_features" / "typo.feature"
     typo.write_text(
-        f"Feature: typo\n  {tags}\n  Scenario: s\n    Given the user has worked through 1 turn\n",
+        f"Feature: typo\n  {tags}\n  Scenario: s\n    Given the user has worked through 1 turn\n"
+        "    Then exactly one pending Continuity Brief exists for this session\n",
         encoding="utf-8",
     )
     assert main(["run", "--features", str(typo), "--quiet"]) == 2
@@ -209,6 +211,7 @@ def test_rule_cucumber_json_includes_skipped_scenarios(
     assert [(s["keyword"], s["result"]["status"]) for s in skipped["steps"]] == [
         ("Given", "skipped"),
         ("When", "skipped"),
+        ("Then", "skipped"),
     ]
     (ran,) = features["checkpoint-names-its-file"]["elements"]
     assert {s["result"]["status"] for s in ran["steps"]} == {"passed"}
@@ -238,7 +241,9 @@ def test_rule_under_plain_pytest_a_gherkin_error_names_the_file_and_line(project
 def test_rule_under_plain_pytest_a_step_no_definition_matches_is_one_usage_error(project: Path) -> None:
     typo = project / "my_features" / "typo.feature"
     typo.write_text(
-        "Feature: typo\n  Scenario: s\n    Given the user has worked thru 2 turns\n", encoding="utf-8"
+        "Feature: typo\n  Scenario: s\n    Given the user has worked thru 2 turns\n"
+        "    Then exactly one pending Continuity Brief exists for this session\n",
+        encoding="utf-8",
     )
     ran = pytest_in("my_features", "-q", "--target", "sim", cwd=project)
     assert ran.code == 4

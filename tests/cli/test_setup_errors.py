@@ -519,3 +519,33 @@ def test_rule_two_scenarios_of_one_name_are_one_usage_error(
         f"name' (the first is at line {lines[1]}): pytest-bdd keeps one scenario per name, so only "
         "the last would run; name each scenario differently"
     ]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "problem"),
+    [
+        ("  Scenario: no steps\n", "scenario 'no steps' has no steps: it would pass for any implementation"),
+        (
+            "  Scenario: nothing checked\n    Given the user has worked through 2 turns\n"
+            '    When the user runs "/continuity checkpoint"\n',
+            "scenario 'nothing checked' has no Then step: it checks nothing, so it would pass for "
+            "any implementation",
+        ),
+        (
+            "  Scenario:\n    Given the user has worked through 2 turns\n    Then the agent is idle\n",
+            "a scenario without a name: the results name each scenario",
+        ),
+    ],
+    ids=["no-steps", "no-then", "no-name"],
+)
+def test_rule_a_scenario_that_checks_nothing_is_one_usage_error(
+    user_dir: Path, scenario: str, problem: str
+) -> None:
+    """Before: a scenario without steps (or without a Then step) passed for the null
+    implementation, exit 0 under --null-check; one without a name was printed as ``test_``."""
+    features = user_dir / "features"
+    features.mkdir()
+    (features / "empty.feature").write_text(f"Feature: empty\n{scenario}", encoding="utf-8")
+    ran = harness("run", "--features", "features", "--extension", "null", "--null-check", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [f"pi-continuity-harness run: features/empty.feature:2: {problem}"]
