@@ -73,7 +73,12 @@ class FeatureFile(pytest.Module):
         for name in feature.scenarios:
             # The file name, not its path: pytest-bdd names the feature ``<directory>/<file>``
             # (``rel_filename``, in every message) from the two.
-            test = scenario(self.path.name, name, features_base_dir=str(self.path.parent))(_no_body)
+            test = scenario(
+                self.path.name,
+                name,
+                encoding=preflight.FEATURE_ENCODING,
+                features_base_dir=str(self.path.parent),
+            )(_no_body)
             for test_name in get_python_name_generator(name):
                 if test_name not in used:
                     used.add(test_name)

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from pytest_bdd.parser import Feature
 
 __all__ = [
+    "FEATURE_ENCODING",
     "PROBE_PREFIX",
     "SetupError",
     "check_features",
@@ -58,6 +59,9 @@ _TS_SUFFIXES = (".ts", ".mts", ".js", ".mjs")
 #: ``pkg:<pi source>``: a Pi package installed with ``pi install`` (``targets.realpi.PACKAGE_PREFIX``).
 _PACKAGE_PREFIX = "pkg:"
 _CHECKED: set[tuple[str, str, str | None, str | None]] = set()
+#: How feature files are read: UTF-8, a leading byte order mark skipped, as Cucumber does (an
+#: editor's BOM was refused as "Unexpected token" on line 1, which did not name it).
+FEATURE_ENCODING = "utf-8-sig"
 
 
 class SetupError(HarnessError, ValueError):
@@ -158,7 +162,7 @@ def read_feature(file: Path) -> Feature:
             self.document = super()._parse_feature_file()
             return self.document
 
-    parser = Parser(str(file.parent), file.name)
+    parser = Parser(str(file.parent), file.name, FEATURE_ENCODING)
     try:
         feature = parser.parse()
     except GherkinParseError as error:

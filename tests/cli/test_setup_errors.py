@@ -549,3 +549,14 @@ def test_rule_a_scenario_that_checks_nothing_is_one_usage_error(
     ran = harness("run", "--features", "features", "--extension", "null", "--null-check", cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [f"pi-continuity-harness run: features/empty.feature:2: {problem}"]
+
+
+def test_rule_a_feature_file_with_a_utf8_byte_order_mark_is_read_as_cucumber_reads_it(user_dir: Path) -> None:
+    """Before: refused as "Unexpected token ... (line: 'Feature: ...')", which did not name the
+    mark an editor had written; Cucumber skips it, and so does the harness now."""
+    features = user_dir / "features"
+    features.mkdir()
+    (features / "bom.feature").write_bytes(b"\xef\xbb\xbf" + GOOD_FEATURE.encode("utf-8"))
+    ran = harness("run", "--features", "features", "--quiet", cwd=user_dir)
+    assert ran.code == 0, ran.out + ran.err
+    assert "1 passed, 0 failed, 0 skipped" in " ".join(ran.out.split())
