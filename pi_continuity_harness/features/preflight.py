@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FEATURE_ENCODING",
     "PROBE_PREFIX",
+    "PYTEST_MARK_TAGS",
     "SetupError",
     "check_features",
     "check_implementation",
@@ -62,6 +63,17 @@ _CHECKED: set[tuple[str, str, str | None, str | None]] = set()
 #: How feature files are read: UTF-8, a leading byte order mark skipped, as Cucumber does (an
 #: editor's BOM was refused as "Unexpected token" on line 1, which did not name it).
 FEATURE_ENCODING = "utf-8-sig"
+#: pytest's own marks, which pytest-bdd makes of a tag of the same name, refused as tags: each
+#: hides a scenario's verdict (a failing scenario counted as skipped, and the run, the null
+#: check too, exited 0) or needs arguments a tag cannot give (``@parametrize`` broke collection).
+PYTEST_MARK_TAGS = {
+    "skip": "the scenario would never run, and the run pass",
+    "skipif": "a tag cannot give it a condition: the scenario would never run, and the run pass",
+    "xfail": "a failing scenario would count as skipped, and the run pass",
+    "parametrize": "a tag cannot give it its arguments",
+    "usefixtures": "a tag cannot give it its arguments",
+    "filterwarnings": "a tag cannot give it its arguments",
+}
 
 
 class SetupError(HarnessError, ValueError):
@@ -142,7 +154,8 @@ def read_feature(file: Path) -> Feature:
     * two scenarios (or outlines) of one name, in one feature or across its ``Rule:`` blocks:
       pytest-bdd keeps one scenario per name, so only the last ran and the others were hidden;
     * a scenario without steps, or without a ``Then`` step: it checks nothing, and passed for
-      any implementation (the null one too); a scenario without a name.
+      any implementation (the null one too); a scenario without a name;
+    * a tag that is one of pytest's own marks (``@skip``, ``@xfail``, ...: :data:`PYTEST_MARK_TAGS`).
 
     ``run`` reads every file before pytest starts; the plug-in's feature collector reads each
     the same way (plain pytest: a collection error with the same message)."""
@@ -176,7 +189,7 @@ def read_feature(file: Path) -> Feature:
     if not feature.scenarios:
         raise SetupError(f"{file}: has no scenario")
     assert parser.document is not None
-    problems = _same_names(parser.document) + _without_evidence(feature)
+    problems = _same_names(parser.document) + _without_evidence(feature) + _pytest_marks(feature)
     if problems:
         raise SetupError("; ".join(f"{file}:{problem}" for problem in problems))
     return feature
@@ -199,6 +212,21 @@ def _without_evidence(feature: Feature) -> list[str]:
                 f"{line}: scenario {name!r} has no Then step: it checks nothing, so it would pass "
                 "for any implementation"
             )
+    return problems
+
+
+def _pytest_marks(feature: Feature) -> list[str]:
+    """``<line>: ...`` for every tag of a scenario (its feature's, rule's and Examples' too)
+    that is one of pytest's own marks (:data:`PYTEST_MARK_TAGS`), at the scenario's line."""
+    problems = []
+    for scenario in feature.scenarios.values():
+        tags = scenario.tags | feature.tags | (scenario.rule.tags if scenario.rule is not None else set())
+        tags |= {tag for examples in scenario.examples for tag in examples.tags}
+        problems += [
+            f"{scenario.line_number}: @{tag}: pytest's own mark, refused as a tag ({PYTEST_MARK_TAGS[tag]}); "
+            "choose what runs with --tags or -k"
+            for tag in sorted(tags & PYTEST_MARK_TAGS.keys())
+        ]
     return problems
 
 

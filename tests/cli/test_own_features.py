@@ -16,14 +16,16 @@ import pytest
 
 from pi_continuity_harness.cli import main
 from pi_continuity_harness.scenario.run_lock import hold_run_directory
+from pi_continuity_harness.targets.sim import SimTarget
+from pi_continuity_harness.targets.target import CAPABILITIES
 
 from . import own_features
 from .harness_cli import harness, pytest_in
 
-SKIPPED_FEATURE = """@skip
+SKIPPED_FEATURE = """@needs-crash
 Feature: skipped-before-it-runs
-  A scenario skipped before it runs (pytest's skip mark; a @needs-<capability> on a target
-  without it) is still reported.
+  A scenario skipped before it runs (a @needs-<capability> on a target without it) is still
+  reported.
 
   Scenario: teleport the session
     Given the user has worked through 1 turn
@@ -196,8 +198,12 @@ def test_rule_a_tag_in_the_harness_namespaces_that_means_nothing_is_one_usage_er
 
 
 def test_rule_cucumber_json_includes_skipped_scenarios(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The simulator has every capability: here it lacks ``crash``, as real Pi lacks some, so
+    the ``@needs-crash`` scenario is skipped before it runs (pytest's ``@skip`` is refused as a
+    tag of your own features)."""
+    monkeypatch.setattr(SimTarget, "capabilities", lambda _self: frozenset(CAPABILITIES) - {"crash"})
     (project / "my_features" / "skipped.feature").write_text(SKIPPED_FEATURE, encoding="utf-8")
     cucumber = project / "cucumber.json"
     assert (

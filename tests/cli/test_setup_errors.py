@@ -560,3 +560,27 @@ def test_rule_a_feature_file_with_a_utf8_byte_order_mark_is_read_as_cucumber_rea
     ran = harness("run", "--features", "features", "--quiet", cwd=user_dir)
     assert ran.code == 0, ran.out + ran.err
     assert "1 passed, 0 failed, 0 skipped" in " ".join(ran.out.split())
+
+
+@pytest.mark.parametrize(
+    ("tag", "why"),
+    [
+        ("skip", "the scenario would never run, and the run pass"),
+        ("xfail", "a failing scenario would count as skipped, and the run pass"),
+        ("parametrize", "a tag cannot give it its arguments"),
+    ],
+)
+def test_rule_pytests_own_marks_are_refused_as_tags_of_your_features(
+    user_dir: Path, tag: str, why: str
+) -> None:
+    """Before: ``@skip`` and ``@xfail`` made the null implementation's failing scenario count as
+    skipped (exit 0, ``--null-check`` too); ``@parametrize`` broke collection (exit 130)."""
+    features = user_dir / "features"
+    features.mkdir()
+    (features / "marked.feature").write_text(f"@{tag}\n{GOOD_FEATURE}", encoding="utf-8")
+    ran = harness("run", "--features", "features", "--extension", "null", "--null-check", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        f"pi-continuity-harness run: features/marked.feature:3: @{tag}: pytest's own mark, refused as "
+        f"a tag ({why}); choose what runs with --tags or -k"
+    ]
