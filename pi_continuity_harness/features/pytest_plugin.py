@@ -33,6 +33,7 @@ JUnit XML and the run report carry.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import re
@@ -655,11 +656,15 @@ def unknown_tags(session: pytest.Session) -> list[str]:
     return problems
 
 
+@functools.lru_cache(maxsize=1024)
 def _system_of(feature_path: str) -> str:
-    for directory, system in SYSTEM_DIRS.items():
-        if f"/{directory}/" in feature_path.replace("\\", "/"):
-            return system
-    return "unknown"
+    """The system of a feature of the stock suite, by its directory in the suite's own features
+    directory; ``unknown`` for a feature of your own, wherever it is (it checks the
+    implementation's system). A directory of yours named ``pi_blitz_handoff/`` is not the
+    suite's: a substring of the path made its features blitz's, deselected for a continuity
+    implementation ("no scenario runs for this implementation")."""
+    directory = _stock_system_dir(Path(feature_path))
+    return SYSTEM_DIRS[directory] if directory is not None else "unknown"
 
 
 @pytest.fixture

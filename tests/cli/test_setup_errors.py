@@ -9,6 +9,7 @@ written when setup fails.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -584,3 +585,19 @@ def test_rule_pytests_own_marks_are_refused_as_tags_of_your_features(
         f"pi-continuity-harness run: features/marked.feature:3: @{tag}: pytest's own mark, refused as "
         f"a tag ({why}); choose what runs with --tags or -k"
     ]
+
+
+def test_rule_your_features_check_the_implementations_system_whatever_their_directory_is_named(
+    user_dir: Path,
+) -> None:
+    """Before: a feature was given a system by a substring of its absolute path, so features of
+    your own in a directory named ``pi_blitz_handoff/`` were blitz's and deselected for the
+    reference: exit 2, "no scenario ... runs for this implementation"."""
+    directory = "pi_blitz_handoff"
+    features = user_dir / directory
+    features.mkdir()
+    (features / "a.feature").write_text(GOOD_FEATURE, encoding="utf-8")
+    ran = harness("run", "--features", directory, "--quiet", "--json", "r.json", cwd=user_dir)
+    assert ran.code == 0, ran.out + ran.err
+    (result,) = json.loads((user_dir / "r.json").read_text(encoding="utf-8"))["results"]
+    assert (result["status"], result["system"]) == ("passed", "pi-session-continuity")
