@@ -12,6 +12,10 @@
 * :func:`add_skipped_to_cucumber`: pytest-bdd's Cucumber JSON writes a scenario only from its
   ``call`` report, so a scenario skipped before it ran (``@needs-...`` on a target without the
   capability) was missing from the file; it is added, its steps ``skipped``.
+* :func:`misused_steps`: every step whose step definition cannot take it as written (a
+  docstring or data table missing, or given to a definition that takes none, or an argument
+  the definition declares a check for, :func:`checks_arguments`, that fails it): pytest-bdd
+  found each only when the step ran, a failure of the implementation, or silently ignored it.
 * :func:`undefined_steps`: every step of the collected scenarios that no step definition the
   scenario sees matches. pytest-bdd finds that out only when the step runs and fails the
   scenario (``StepDefinitionNotFoundError``), so a typo in a feature of your own read as the
@@ -22,19 +26,25 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import types
-from typing import Any
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 from pytest_bdd.reporting import ScenarioReport
 from pytest_bdd.scenario import get_python_name_generator, scenario, scenario_wrapper_template_registry
+from pytest_bdd.steps import step_function_context_registry
 
 from pi_continuity_harness.features import preflight
 
 __all__ = [
     "FeatureFile",
     "add_skipped_to_cucumber",
+    "checks_arguments",
     "drop_duplicates",
+    "misused_steps",
     "printed_name",
     "scenario_template",
     "select_by_name",
@@ -188,6 +198,10 @@ def add_skipped_to_cucumber(item: pytest.Item, report: pytest.TestReport) -> Non
 _BDD_SCENARIO: Any = importlib.import_module("pytest_bdd.scenario")
 
 
+#: The step definitions matching each step (feature file, line, text), as undefined_steps found them.
+_LOOKED_UP = pytest.StashKey[dict[tuple[str, int, str], list[Any]]]()
+
+
 def undefined_steps(session: pytest.Session) -> list[str]:
     """``<feature file>:<line>: <Keyword> "<step>" matches no step definition (scenario
     "<name>")`` for every such step of the session's scenarios, once per file and line, in
@@ -195,6 +209,7 @@ def undefined_steps(session: pytest.Session) -> list[str]:
     text with the Examples row filled in, the step definitions visible to the test)."""
     fixturemanager = session._fixturemanager
     seen: set[tuple[str, int, str]] = set()
+    looked_up = session.stash.setdefault(_LOOKED_UP, {})
     problems: list[str] = []
     for item in session.items:
         template = scenario_template(item)
@@ -207,10 +222,11 @@ def undefined_steps(session: pytest.Session) -> list[str]:
             where = (str(template.feature.rel_filename), int(step.line_number), str(step.name))
             if where in seen:
                 continue
-            found = _BDD_SCENARIO.find_fixturedefs_for_step(
-                step=step, fixturemanager=fixturemanager, node=item
+            found = list(
+                _BDD_SCENARIO.find_fixturedefs_for_step(step=step, fixturemanager=fixturemanager, node=item)
             )
-            if any(True for _ in found):
+            looked_up.setdefault(where, found)
+            if found:
                 continue
             seen.add(where)
             problems.append(
@@ -218,3 +234,111 @@ def undefined_steps(session: pytest.Session) -> list[str]:
                 f"(scenario {rendered.name!r})"
             )
     return problems
+
+
+#: What a step definition declares its arguments must be (:func:`checks_arguments`).
+ArgumentCheck = Callable[[Mapping[str, Any], Path], "str | None"]
+_CHECK = "_pch_argument_check"
+_F = TypeVar("_F", bound=Callable[..., Any])
+#: pytest-bdd passes a step's docstring and data table to a definition taking these parameters.
+_BLOCKS = {"docstring": 'a docstring (a """ block under the step)', "datatable": "a data table"}
+
+
+def checks_arguments(check: ArgumentCheck) -> Callable[[_F], _F]:
+    """Declare what a step definition's arguments must be, checked before any scenario runs.
+
+    ``check(arguments, feature_dir)`` gets the step's arguments as the definition would (its
+    parser's, converted, and ``docstring`` / ``datatable`` when the step has one) and the
+    directory of the feature file, and returns what is wrong with them, or None. A JSON
+    docstring that does not parse, a scenario file that is not there, found only when the
+    step ran, failed the scenario as if the implementation had; declared, each is a setup
+    error naming the feature's file and line (:func:`misused_steps`)."""
+
+    def declare(func: _F) -> _F:
+        setattr(func, _CHECK, check)
+        return func
+
+    return declare
+
+
+def misused_steps(session: pytest.Session) -> list[str]:
+    """``<feature file>:<line>: <Keyword> "<step>": <problem> (scenario "<name>")`` for every
+    step whose definition cannot take it as written, once per file, line and text, in
+    collection order:
+
+    * the definition takes a ``docstring`` or ``datatable`` the step does not have
+      (pytest-bdd's ``FixtureLookupError`` when it ran), or the step has one the definition
+      does not take (silently ignored);
+    * the definition's declared argument check (:func:`checks_arguments`) fails."""
+    fixturemanager = session._fixturemanager
+    # What undefined_steps found: a step is looked up once before the scenarios run (a test
+    # of the step lookup's memo counts the lookups).
+    looked_up = session.stash.get(_LOOKED_UP, {})
+    seen: set[tuple[str, int, str, str | None]] = set()
+    problems: list[str] = []
+    for item in session.items:
+        template = scenario_template(item)
+        if template is None:
+            continue
+        callspec = getattr(item, "callspec", None)
+        example = callspec.params.get("_pytest_bdd_example", {}) if callspec is not None else {}
+        rendered = template.render(example)
+        for step in rendered.steps:
+            where = (
+                str(template.feature.rel_filename),
+                int(step.line_number),
+                str(step.name),
+                step.docstring,
+            )
+            if where in seen:
+                continue
+            seen.add(where)
+            found = looked_up.get(where[:3])
+            if found is None:
+                found = list(
+                    _BDD_SCENARIO.find_fixturedefs_for_step(
+                        step=step, fixturemanager=fixturemanager, node=item
+                    )
+                )
+            if not found:
+                continue  # undefined_steps reports it
+            problem = _step_problem(step, found, Path(str(template.feature.filename)).parent)
+            if problem is not None:
+                problems.append(
+                    f"{where[0]}:{where[1]}: {step.keyword.strip()} {step.name!r}: {problem} "
+                    f"(scenario {rendered.name!r})"
+                )
+    return problems
+
+
+def _unconverted(value: str) -> Any:
+    return value
+
+
+def _step_problem(step: Any, found: list[Any], feature_dir: Path) -> str | None:
+    """What is wrong with ``step`` for the step definitions ``found`` to match it (pytest's
+    fixture definitions, pytest-bdd's order: the last of the nearest is the one used)."""
+    depth = {id(d): len([part for part in d.baseid.split("/") if part]) for d in found}
+    deepest = max(depth.values())
+    context = step_function_context_registry[[d for d in found if depth[id(d)] == deepest][-1].func]
+    parameters = inspect.signature(context.step_func).parameters
+    given_blocks = {"docstring": step.docstring is not None, "datatable": step.datatable is not None}
+    for name, what in _BLOCKS.items():
+        parameter = parameters.get(name)
+        if parameter is not None and not given_blocks[name] and parameter.default is parameter.empty:
+            return f"its step definition needs {what}, and the step has none"
+        if parameter is None and given_blocks[name]:
+            return f"the step has {what}, which its step definition does not take (it would be ignored)"
+    check: ArgumentCheck | None = getattr(context.step_func, _CHECK, None)
+    if check is None:
+        return None
+    converters: Mapping[str, Callable[[str], Any]] = context.converters
+    arguments: dict[str, Any] = {
+        key: converters.get(key, _unconverted)(value)
+        for key, value in (context.parser.parse_arguments(step.name) or {}).items()
+    }
+    if step.docstring is not None:
+        arguments["docstring"] = step.docstring
+    if step.datatable is not None:
+        arguments["datatable"] = step.datatable.raw()
+    return check(arguments, feature_dir)

@@ -53,6 +53,7 @@ from pi_continuity_harness.features.collect import (
     FeatureFile,
     add_skipped_to_cucumber,
     drop_duplicates,
+    misused_steps,
     scenario_template,
     select_by_name,
     undefined_steps,
@@ -496,6 +497,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         raise pytest.UsageError(
             "a feature has steps that no step definition matches (a typo, or a conftest.py with "
             "your own steps missing beside it): " + "; ".join(undefined)
+        )
+    misused = misused_steps(session)
+    if misused:
+        raise pytest.UsageError(
+            "a feature has steps their step definitions cannot take as written: " + "; ".join(misused)
         )
     unknown = unknown_tags(session)
     if unknown:

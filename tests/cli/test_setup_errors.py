@@ -601,3 +601,49 @@ def test_rule_your_features_check_the_implementations_system_whatever_their_dire
     assert ran.code == 0, ran.out + ran.err
     (result,) = json.loads((user_dir / "r.json").read_text(encoding="utf-8"))["results"]
     assert (result["status"], result["system"]) == ("passed", "pi-session-continuity")
+
+
+_THEN = "    Then exactly one pending Continuity Brief exists for this session\n"
+_SETTINGS = "    Given the project settings file holds unrelated settings:\n"
+
+
+@pytest.mark.parametrize(
+    ("steps", "problem"),
+    [
+        (
+            _SETTINGS,
+            "Given 'the project settings file holds unrelated settings:': its step definition needs a "
+            'docstring (a """ block under the step), and the step has none',
+        ),
+        (
+            f'{_SETTINGS}      """\n      {{"theme": \n      """\n',
+            "Given 'the project settings file holds unrelated settings:': its docstring is not JSON: "
+            "Expecting value: line 1 column 11 (char 10)",
+        ),
+        (
+            '    Given the scenario file "missing.yaml"\n    When its operations run\n',
+            "Given 'the scenario file \"missing.yaml\"': {features}/missing.yaml: no such file",
+        ),
+        (
+            '    Given the user has worked through 2 turns\n      """\n      ignored\n      """\n',
+            'Given \'the user has worked through 2 turns\': the step has a docstring (a """ block under '
+            "the step), which its step definition does not take (it would be ignored)",
+        ),
+    ],
+    ids=["docstring-missing", "docstring-not-json", "scenario-file-missing", "docstring-ignored"],
+)
+def test_rule_a_step_its_definition_cannot_take_as_written_is_one_usage_error(
+    user_dir: Path, steps: str, problem: str
+) -> None:
+    """Before: found only when the step ran, each failed the scenario as if the implementation
+    had (``FixtureLookupError: ('docstring', ...)``, ``JSONDecodeError``, a missing scenario
+    file), exit 1; a docstring given to a step that takes none was silently ignored."""
+    features = user_dir / "features"
+    features.mkdir()
+    (features / "args.feature").write_text(f"Feature: args\n  Scenario: s\n{steps}{_THEN}", encoding="utf-8")
+    ran = harness("run", "--features", "features", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        "pi-continuity-harness run: a feature has steps their step definitions cannot take as "
+        f"written: features/args.feature:3: {problem.format(features=features)} (scenario 's')"
+    ]

@@ -3,10 +3,14 @@ last action, and what came after it), finding Briefs and continuations."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from pi_continuity_harness.features.collect import ArgumentCheck
 from pi_continuity_harness.features.oracle import CONTINUATION_SUFFIX, Brief, parse_brief
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.targets import ObservedRequest
@@ -17,6 +21,7 @@ __all__ = [
     "briefs_in",
     "continuations_since",
     "current_mark",
+    "json_argument",
     "last_mark",
     "new_command_output",
     "new_dialogs",
@@ -29,6 +34,21 @@ __all__ = [
     "status_output",
     "text_mentions_number",
 ]
+
+
+def json_argument(name: str) -> ArgumentCheck:
+    """The check (``collect.checks_arguments``) that a step's argument ``name`` (its docstring,
+    or a part of its text) is JSON: a feature's typo, found before any scenario runs, not a
+    ``JSONDecodeError`` failing the scenario as if the implementation had."""
+
+    def check(arguments: Mapping[str, Any], _feature_dir: Path) -> str | None:
+        try:
+            json.loads(str(arguments[name]))
+        except json.JSONDecodeError as error:
+            return f"its {name} is not JSON: {error}"
+        return None
+
+    return check
 
 
 def number(text: str) -> int:

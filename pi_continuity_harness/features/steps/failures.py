@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pytest_bdd import given, parsers, then, when
 from pytest_bdd.scenario import scenario_wrapper_template_registry
 
+from pi_continuity_harness.errors import HarnessError
+from pi_continuity_harness.features.collect import checks_arguments
 from pi_continuity_harness.features.oracle import CONTINUATION_SUFFIX, MESSAGE_PREFIX, parse_brief
 from pi_continuity_harness.features.steps.common import (
     begin,
@@ -230,7 +234,18 @@ def _feature_dir(request: pytest.FixtureRequest) -> Path:
     return Path.cwd()
 
 
+def _scenario_file_loads(arguments: Mapping[str, Any], feature_dir: Path) -> str | None:
+    """The scenario file a feature names exists and is a valid scenario, checked before any
+    scenario runs (loaded only when the step ran, a missing file failed the scenario)."""
+    try:
+        load_scenario(feature_dir / str(arguments["path"]))
+    except HarnessError as error:
+        return str(error)
+    return None
+
+
 @given(parsers.re(r'the scenario file "(?P<path>[^"]+)"'))
+@checks_arguments(_scenario_file_loads)
 def _scenario_file(world: World, request: pytest.FixtureRequest, path: str) -> None:
     world.require_setup("a scenario file")
     location = Path(path)

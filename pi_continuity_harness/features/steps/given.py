@@ -11,7 +11,8 @@ import json
 from pytest_bdd import given, parsers
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
-from pi_continuity_harness.features.steps.common import briefs_in, number
+from pi_continuity_harness.features.collect import checks_arguments
+from pi_continuity_harness.features.steps.common import briefs_in, json_argument, number
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.model_script import HttpError, SynthesisReply
 from pi_continuity_harness.scenario.operations import CommandOp, EditFileOp
@@ -30,6 +31,7 @@ def _another_model(world: World, model_id: str, n: str) -> None:
 
 
 @given(parsers.re(r"the project settings file holds unrelated settings:"))
+@checks_arguments(json_argument("docstring"))
 def _unrelated_settings(world: World, docstring: str) -> None:
     world.require_setup("project settings").set_project_settings(json.loads(docstring))
 
@@ -55,6 +57,7 @@ def _native_invalid(world: World) -> None:
 
 
 @given(parsers.re(r"the extension config file holds (?P<value>\{.*\})"))
+@checks_arguments(json_argument("value"))
 def _extension_config(world: World, value: str) -> None:
     world.require_setup("extension config").set_file(
         f"{CONFIG_DIR_NAME}/session-continuity.json", json_value=json.loads(value)

@@ -15,6 +15,7 @@ from typing import Any
 from pytest_bdd import given, parsers, then, when
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
+from pi_continuity_harness.features.collect import checks_arguments
 from pi_continuity_harness.features.oracle import (
     MANDATORY_HEADINGS,
     MESSAGE_PREFIX,
@@ -27,6 +28,7 @@ from pi_continuity_harness.features.oracle import (
 from pi_continuity_harness.features.steps.common import (
     begin,
     briefs_in,
+    json_argument,
     new_command_output,
     new_dialogs,
     new_notifications,
@@ -229,6 +231,7 @@ def _config_path(world: World) -> str:
 
 
 @when(parsers.re(r"the extension config file is replaced by (?P<value>\{.*\})"))
+@checks_arguments(json_argument("value"))
 def _replace_config(world: World, value: str) -> None:
     world.start()
     begin(world)
