@@ -266,6 +266,11 @@ def misused_steps(session: pytest.Session) -> list[str]:
     step whose definition cannot take it as written, once per file, line and text, in
     collection order:
 
+    * the step matches two or more of your own step definitions equally near it (in one
+      ``conftest.py`` or module, or in two at the same level): pytest-bdd used the one it
+      happened to register last, silently. A definition of yours nearer the feature than
+      another, or one shadowing a stock step, is chosen on purpose and is not refused (nor is an
+      overlap within the stock library, which is tested as it is);
     * the definition takes a ``docstring`` or ``datatable`` the step does not have
       (pytest-bdd's ``FixtureLookupError`` when it ran), or the step has one the definition
       does not take (silently ignored);
@@ -311,6 +316,21 @@ def misused_steps(session: pytest.Session) -> list[str]:
     return problems
 
 
+def _is_stock(func: Callable[..., Any]) -> bool:
+    """A step definition of the harness's own library (``features/steps``), not a user's."""
+    return str(getattr(func, "__module__", "")).startswith("pi_continuity_harness.features.steps")
+
+
+def _defined_at(func: Callable[..., Any]) -> str:
+    """``<file>:<line> (<name>)`` of a step definition, the file relative to the current directory."""
+    source = inspect.getsourcefile(func) or "?"
+    try:
+        shown = str(Path(source).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        shown = source
+    return f"{shown}:{func.__code__.co_firstlineno} ({func.__name__})"
+
+
 def _unconverted(value: str) -> Any:
     return value
 
@@ -319,6 +339,16 @@ def _step_problem(step: Any, found: list[Any], feature_dir: Path) -> str | None:
     """What is wrong with ``step`` for the step definitions ``found`` to match it (pytest's
     fixture definitions, pytest-bdd's order: the last of the nearest is the one used)."""
     depth = {id(d): len([part for part in d.baseid.split("/") if part]) for d in found}
+    own = [d for d in found if not _is_stock(step_function_context_registry[d.func].step_func)]
+    if own:
+        nearest = max(depth[id(d)] for d in own)
+        funcs = [step_function_context_registry[d.func].step_func for d in own if depth[id(d)] == nearest]
+        if len(funcs) > 1:
+            return (
+                f"matches {len(funcs)} of your step definitions, equally near it: "
+                + ", ".join(_defined_at(func) for func in funcs)
+                + " (pytest-bdd would use the last it registered)"
+            )
     deepest = max(depth.values())
     context = step_function_context_registry[[d for d in found if depth[id(d)] == deepest][-1].func]
     parameters = inspect.signature(context.step_func).parameters

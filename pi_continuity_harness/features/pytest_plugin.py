@@ -500,9 +500,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         )
     misused = misused_steps(session)
     if misused:
-        raise pytest.UsageError(
-            "a feature has steps their step definitions cannot take as written: " + "; ".join(misused)
-        )
+        raise pytest.UsageError("a feature has steps that cannot run as written: " + "; ".join(misused))
     unknown = unknown_tags(session)
     if unknown:
         raise pytest.UsageError("a feature has tags the harness refuses: " + "; ".join(unknown))

@@ -644,6 +644,40 @@ def test_rule_a_step_its_definition_cannot_take_as_written_is_one_usage_error(
     ran = harness("run", "--features", "features", cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [
-        "pi-continuity-harness run: a feature has steps their step definitions cannot take as "
-        f"written: features/args.feature:3: {problem.format(features=features)} (scenario 's')"
+        "pi-continuity-harness run: a feature has steps that cannot run as written: "
+        f"features/args.feature:3: {problem.format(features=features)} (scenario 's')"
+    ]
+
+
+TWO_OF_MY_STEPS = """from pytest_bdd import parsers, then
+
+from pi_continuity_harness.features.world import World
+
+
+@then("exactly one pending Continuity Brief exists for this session")
+def _mine(world: World) -> None:
+    raise AssertionError("the first definition")
+
+
+@then(parsers.re(r"exactly one pending .* exists for this session"))
+def _also_mine(world: World) -> None:
+    pass
+"""
+
+
+def test_rule_a_step_two_of_your_step_definitions_match_is_one_usage_error(user_dir: Path) -> None:
+    """Before: pytest-bdd used the definition it registered last (here the one that checks
+    nothing): "1 passed", exit 0. Both shadow a stock step, which is allowed; two of yours
+    equally near the feature are not."""
+    features = user_dir / "features"
+    features.mkdir()
+    (features / "a.feature").write_text(GOOD_FEATURE, encoding="utf-8")
+    (features / "conftest.py").write_text(TWO_OF_MY_STEPS, encoding="utf-8")
+    ran = harness("run", "--features", "features", cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        "pi-continuity-harness run: a feature has steps that cannot run as written: features/a.feature:5: "
+        "Then 'exactly one pending Continuity Brief exists for this session': matches 2 of your step "
+        "definitions, equally near it: features/conftest.py:6 (_mine), features/conftest.py:11 "
+        "(_also_mine) (pytest-bdd would use the last it registered) (scenario 'checkpoint writes a brief')"
     ]
