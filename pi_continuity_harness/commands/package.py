@@ -25,6 +25,7 @@ from pi_continuity_harness.package import (
     Check,
     PackageError,
     PackageInput,
+    PackageInputError,
     npm_env,
     open_package,
     record_json,
@@ -81,7 +82,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="PATH|TARBALL",
         help="also publish this package to the local registry first (a dependency it has no uplink for)",
     )
-    parser.add_argument("--command", default="continuity", help="the slash command the package registers")
+    # Its own dest: ``command`` is the subcommand's name, which the command line's errors print
+    # (``pi-continuity-harness package: ...``, not the slash command's name).
+    parser.add_argument(
+        "--command",
+        dest="slash_command",
+        default="continuity",
+        help="the slash command the package registers",
+    )
     parser.add_argument(
         "--suite",
         default=DEFAULT_SUITE_TAGS,
@@ -139,6 +147,7 @@ def main(args: argparse.Namespace) -> int:
 
 def _open_and_gate(args: argparse.Namespace, sources: list[str]) -> int:
     with open_package(args.package) as package:
+        _check_with_packages(args.with_package)
         installation = find_installation()
         if installation is None:
             raise UsageError(
@@ -146,6 +155,17 @@ def _open_and_gate(args: argparse.Namespace, sources: list[str]) -> int:
                 "(the gate reads the entries with Pi's parser and installs with Pi)"
             )
         return _gate(args, package, installation, sources)
+
+
+def _check_with_packages(paths: list[Path]) -> None:
+    """Each ``--with-package`` opens as a package, now: before, a wrong one was found only when
+    the registry had started, and ``--static`` (which publishes nothing) ignored it, exit 0."""
+    for path in paths:
+        try:
+            with open_package(path):
+                pass
+        except PackageInputError as error:
+            raise UsageError(f"--with-package {error}") from None
 
 
 def _gate(
@@ -183,7 +203,7 @@ def _gate(
                 env,
                 sources=sources,
                 with_packages=args.with_package,
-                command=args.command,
+                command=args.slash_command,
                 static_only=args.static,
                 keep_going=args.keep_going,
                 suite=suite,

@@ -60,6 +60,33 @@ def test_bad_input_is_one_error_naming_the_file_exit_2(make: object, message: st
     assert sorted((p.name, p.stat().st_size) for p in tmp_path.rglob("*")) == before
 
 
+@pytest.mark.parametrize("extra", [[], ["--command", "/foo"]], ids=["plain", "with-command"])
+def test_an_error_is_prefixed_with_the_package_command(extra: list[str], tmp_path: Path) -> None:
+    """Before: ``--command``'s value took the place of the subcommand's name in the message
+    (``pi-continuity-harness continuity: ...``, ``pi-continuity-harness /foo: ...``)."""
+    missing = tmp_path / "nonexist"
+    done = _cli(str(missing), *extra)
+    assert (done.returncode, done.stderr) == (
+        2,
+        f"pi-continuity-harness package: {missing}: no such file or directory\n",
+    )
+
+
+@pytest.mark.parametrize("static", [["--static"], []], ids=["static", "full-gate"])
+def test_a_with_package_that_is_not_a_package_is_refused_before_the_gate(
+    static: list[str], tmp_path: Path
+) -> None:
+    """Before: ``--static`` ignored it (exit 0), and the full gate found it only once the
+    registry had started."""
+    missing = tmp_path / "nonexist"
+    done = _cli(str(FIXTURE), *static, "--with-package", str(missing))
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"pi-continuity-harness package: --with-package {missing}: no such file or directory\n",
+    )
+
+
 def test_a_tarball_without_a_package_is_bad_input(tmp_path: Path) -> None:
     tarball = tmp_path / "empty.tgz"
     (tmp_path / "readme.txt").write_text("x", encoding="utf-8")
