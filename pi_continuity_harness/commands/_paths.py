@@ -11,17 +11,23 @@ needed, a missing directory for a file and a place the process cannot write are 
 :class:`UsageError` naming the option and the path. Nothing is created by a check: writability
 is tried with a temporary file that is removed at once (permission bits alone say nothing when
 running as root).
+
+:func:`check_distinct` then compares a command's paths with each other: two outputs naming the
+same file (``--json x --html x``: the JSON silently replaced by the page), or an output naming
+one of the command's inputs (``simulate s.yaml --trace s.yaml``: the scenario replaced by its
+trace), are refused before anything runs.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pi_continuity_harness.commands import UsageError
 
-__all__ = ["check_directory", "check_file"]
+__all__ = ["check_directory", "check_distinct", "check_file", "same_path"]
 
 
 def _existing_ancestor(path: Path, option: str) -> Path:
@@ -70,3 +76,58 @@ def check_directory(option: str, path: Path | None) -> None:
         _try_writing_in(path, option, path)
         return
     _try_writing_in(_existing_ancestor(path, option), option, path)
+
+
+def same_path(first: Path, second: Path) -> bool:
+    """Whether ``first`` and ``second`` name one file: the same path once links are followed
+    (``./x`` and ``x``, a link and its target), or two names (hard links) of one existing file."""
+    try:
+        if first.resolve() == second.resolve():
+            return True
+    except (OSError, RuntimeError):  # a loop of symbolic links: compare the paths as given
+        if first.absolute() == second.absolute():
+            return True
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one of them does not exist (yet): only the comparison above can say
+        return False
+
+
+def check_distinct(
+    outputs: Mapping[str, Path | None],
+    *,
+    inputs: Sequence[tuple[str, Path | None]] = (),
+    writes: Mapping[str, tuple[str, ...]] | None = None,
+) -> None:
+    """No two outputs name one path and no output names an input (None: not asked for).
+
+    ``outputs``: the paths a command writes, by option (files and directories alike: two
+    options writing into one directory, or a file where a directory goes, clash as well).
+    ``inputs``: what it reads, each with how a message names it (``the scenario``, ``--expect-trace``).
+    ``writes``: for a directory option, the files it writes in it (``--report``:
+    ``validation-record.json``...), so a file option naming one of them is refused as well.
+    """
+    named = _written(outputs, writes or {})
+    for index, (what, path) in enumerate(named):
+        for label, source in inputs:
+            if source is not None and same_path(path, source):
+                raise UsageError(
+                    f"{what}: the same path as {label} {source}: an output must not replace an input"
+                )
+        for other, other_path in named[:index]:
+            if same_path(path, other_path):
+                raise UsageError(f"{other} and {what} name the same path: each output needs its own")
+
+
+def _written(
+    outputs: Mapping[str, Path | None], writes: Mapping[str, tuple[str, ...]]
+) -> list[tuple[str, Path]]:
+    """Each output as (how a message names it, the path it writes): a directory option once for
+    itself and once per file it writes there (``--report out (validation-record.json)``)."""
+    named: list[tuple[str, Path]] = []
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        named.append((f"{option} {path}", path))
+        named.extend((f"{option} {path} ({name})", path / name) for name in writes.get(option, ()))
+    return named

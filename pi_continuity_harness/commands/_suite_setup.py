@@ -1,7 +1,8 @@
 """What ``run`` and ``compare`` check before the first scenario, and what they say after.
 
 :meth:`SuiteSetup.checked` checks, in this order and before anything is written: every output
-path (:mod:`._paths`), the run directory's lock (a second process on it is refused), every
+path (:mod:`._paths`), no two of them naming the same path (``--json x --html x`` replaced the
+JSON with the page), the run directory's lock (a second process on it is refused), every
 feature file parses, each target runs here (``--target pi``: Pi installed), and the
 implementation loads on each target (:mod:`~pi_continuity_harness.features.preflight`). A
 mistake is one line and exit status 2 (the command line's :data:`USAGE_ERRORS`), and nothing
@@ -19,10 +20,10 @@ from pathlib import Path
 from rich.console import Console
 
 from pi_continuity_harness.commands import UsageError
-from pi_continuity_harness.commands._paths import check_directory, check_file
+from pi_continuity_harness.commands._paths import check_directory, check_distinct, check_file
 from pi_continuity_harness.features import SUITE_DIR
 from pi_continuity_harness.features.preflight import check_features, check_implementation, check_target
-from pi_continuity_harness.features.suite import SuiteRun
+from pi_continuity_harness.features.suite import RECORD_FILES, SuiteRun
 from pi_continuity_harness.scenario.run_lock import hold_run_directory
 
 __all__ = ["SuiteSetup", "no_scenario_error", "print_kept"]
@@ -43,6 +44,8 @@ class SuiteSetup:
     files: dict[str, Path | None] = field(default_factory=dict)
     #: Output directories by option (None: not asked for).
     directories: dict[str, Path | None] = field(default_factory=dict)
+    #: ``--html`` (checked by :func:`~._report.check_html`; here only compared with the others).
+    html: Path | None = None
 
     @contextlib.contextmanager
     def checked(self) -> Iterator[None]:
@@ -52,9 +55,10 @@ class SuiteSetup:
         for option, path in self.directories.items():
             check_directory(option, path)
         check_directory("--workdir", self.workdir)
-        outputs = [p.resolve() for p in [*self.files.values(), *self.directories.values()] if p is not None]
-        if len(set(outputs)) != len(outputs):
-            raise UsageError("two output options name the same path")
+        check_distinct(
+            {**self.files, "--html": self.html, **self.directories, "--workdir": self.workdir},
+            writes={"--report": RECORD_FILES},
+        )
         with contextlib.ExitStack() as stack:
             if self.workdir is not None:
                 stack.enter_context(hold_run_directory(self.workdir))

@@ -404,6 +404,7 @@ def _compare(
         features=args.features,
         workdir=workdir,
         files={"--json": args.json_path},
+        html=args.html,
         pi_version=pi_version,
     )
     printers = {

@@ -37,7 +37,7 @@ from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
-from pi_continuity_harness.commands._paths import check_directory, check_file
+from pi_continuity_harness.commands._paths import check_directory, check_distinct, check_file
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.explore.engine import ExploreSettings, SeedReport, explore_seeds, summarise
 from pi_continuity_harness.explore.executor import SchedulerError, WorkPool, open_pool
@@ -118,6 +118,7 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--max-failures must not be negative (got {args.max_failures})")
     check_file("--json", args.json_path)
     check_directory("--out", args.out)
+    check_distinct({"--json": args.json_path, "--html": args.html, "--out": args.out})
     if args.target == "pi" and args.check_determinism:
         raise UsageError("--check-determinism: real Pi is not deterministic; it applies to --target sim")
     if args.system is not None and not _is_typescript(args.extension):

@@ -25,7 +25,7 @@ from pi_continuity_harness import PI_VERSION
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
-from pi_continuity_harness.commands._paths import check_directory, check_file
+from pi_continuity_harness.commands._paths import check_directory, check_distinct, check_file
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.commands._suite_setup import add_workers_option, check_workers
 from pi_continuity_harness.features.matrix import (
@@ -36,7 +36,7 @@ from pi_continuity_harness.features.matrix import (
     run_matrix,
 )
 from pi_continuity_harness.features.preflight import check_implementation
-from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun
+from pi_continuity_harness.features.suite import RECORD_FILES, ScenarioResult, SuiteRun
 from pi_continuity_harness.scenario.run_lock import hold_run_directory
 from pi_continuity_harness.targets.realpi.install import (
     SUPPORTED_PI_VERSIONS,
@@ -127,6 +127,10 @@ def main(args: argparse.Namespace) -> int:
     check_html(args.html)
     check_directory("--report", args.report)
     check_directory("--workdir", args.workdir)
+    check_distinct(
+        {"--json": args.json_path, "--html": args.html, "--report": args.report, "--workdir": args.workdir},
+        writes={"--report": RECORD_FILES},
+    )
     for extension in extensions:
         if not extension.endswith(".ts") and not extension.startswith("pkg:"):  # Python: same code on both
             check_implementation("sim", extension, system=args.system)

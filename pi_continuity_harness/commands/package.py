@@ -18,7 +18,8 @@ from rich.markup import escape
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._output import progress_printer
-from pi_continuity_harness.commands._paths import check_directory, check_file
+from pi_continuity_harness.commands._paths import check_directory, check_distinct, check_file
+from pi_continuity_harness.features.suite import RECORD_FILES
 from pi_continuity_harness.package import (
     DEFAULT_SUITE_TAGS,
     SOURCES,
@@ -136,6 +137,11 @@ def main(args: argparse.Namespace) -> int:
     check_file("--json", args.json_path)
     check_directory("--report", args.report)
     check_directory("--workdir", args.workdir)
+    check_distinct(
+        {"--json": args.json_path, "--report": args.report, "--workdir": args.workdir},
+        inputs=[("the package", args.package), *(("--with-package", path) for path in args.with_package)],
+        writes={"--report": RECORD_FILES},
+    )
     sources = [s for s in args.sources.split(",") if s]
     unknown = [s for s in sources if s not in SOURCES]
     if unknown:

@@ -179,6 +179,7 @@ def _run(
         workdir=args.workdir or page_workdir,
         files={"--json": args.json_path, "--junit": args.junit, "--cucumber": args.cucumber},
         directories={"--report": args.report, "--allure": args.allure},
+        html=args.html,
         pi_version=pi_version,
     )
     with setup.checked():

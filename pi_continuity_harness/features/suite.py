@@ -43,6 +43,7 @@ from pi_continuity_harness.scenario.atomic_write import write_atomically
 
 __all__ = [
     "PLUGIN",
+    "RECORD_FILES",
     "RULE_STATUSES",
     "RuleVerdict",
     "ScenarioResult",
@@ -55,6 +56,10 @@ __all__ = [
 
 #: The suite's pytest plugin, by the name its ``pytest11`` entry point has.
 PLUGIN = "pi_continuity_harness.features.plugin"
+
+#: The files ``--report DIR`` writes into DIR (:meth:`SuiteRun.write_report`; the matrix and the
+#: package gate write the same two), which no other output option may name.
+RECORD_FILES = ("validation-record.md", "validation-record.json")
 
 
 class SuiteUsageError(HarnessError, ValueError):
@@ -235,9 +240,8 @@ class SuiteRun:
         """The validation record of spec §20, as Markdown and JSON."""
         directory.mkdir(parents=True, exist_ok=True)
         record = self.record()
-        json_path = directory / "validation-record.json"
+        md_path, json_path = (directory / name for name in RECORD_FILES)
         write_atomically(json_path, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-        md_path = directory / "validation-record.md"
         write_atomically(md_path, _markdown(self, record))
         return md_path, json_path
 
