@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._paths import check_distinct
 from pi_continuity_harness.features.preflight import check_implementation
 from pi_continuity_harness.scenario.document import Scenario, ScenarioError, load_scenario
 from pi_continuity_harness.scenario.implementations import (
@@ -18,10 +19,11 @@ from pi_continuity_harness.scenario.implementations import (
 from pi_continuity_harness.scenario.run_lock import hold_run_directory
 from pi_continuity_harness.scenario.trace import first_difference
 from pi_continuity_harness.scenario.workspace import WorkdirError
-from pi_continuity_harness.simulator.simulation import SimulationResult, simulate
+from pi_continuity_harness.simulator.simulation import RUN_ENTRIES, SimulationResult, simulate
 
 __all__ = [
     "DEFAULT_IMPLEMENTATION",
+    "check_paths",
     "default_workdir",
     "first_difference",
     "load",
@@ -37,6 +39,43 @@ def load(path: str) -> Scenario:
         return load_scenario(path)
     except ScenarioError as error:
         raise UsageError(str(error)) from None
+
+
+def check_paths(
+    workdir: Path, *, outputs: dict[str, Path | None], inputs: list[tuple[str, Path | None]]
+) -> None:
+    """Before the run, the paths a run of ``simulate`` or ``replay`` reads and writes keep out of
+    each other's way (a :class:`UsageError` naming the option and the path):
+
+    * no output is an input or another output (``simulate s.yaml --trace s.yaml`` replaced the
+      scenario with its trace, exit 0);
+    * no output is the run directory or one of the files the run writes there
+      (``--trace w/trace.jsonl --workdir w`` ran in full, then failed on copying the trace onto
+      itself, with two ``PosixPath(...)`` reprs for a message);
+    * no input is inside the run directory, which the run empties first (a scenario there was
+      deleted by its own run)."""
+    check_distinct({**outputs, "--workdir": workdir}, inputs=inputs)
+    root = workdir.resolve()
+    for option, path in outputs.items():
+        entry = _run_entry(root, path)
+        if entry is not None:
+            raise UsageError(f"{option} {path}: the run itself writes {entry} in its run directory {workdir}")
+    for label, source in inputs:
+        if source is not None and source.resolve().is_relative_to(root):
+            raise UsageError(
+                f"{label} {source}: inside the run directory {workdir}, which the run empties first"
+            )
+
+
+def _run_entry(root: Path, path: Path | None) -> str | None:
+    """The entry of the run directory ``root`` that ``path`` is or is inside of (None: neither)."""
+    if path is None:
+        return None
+    resolved = path.resolve()
+    if not resolved.is_relative_to(root) or resolved == root:
+        return None
+    entry = resolved.relative_to(root).parts[0]
+    return entry if entry in RUN_ENTRIES else None
 
 
 @contextlib.contextmanager

@@ -4,7 +4,9 @@ A run is a function of the scenario, the seed and the implementation, so replayi
 running again. With ``--expect-trace`` the new trace is compared byte for byte with a
 recorded one (for example a CI artifact); the first differing record is reported and the
 exit status is 1. The timeline of the new run is printed (``--quiet``: the verdict only).
-Only scenario files are accepted: a trace names its scenario but does not contain it.
+Only scenario files are accepted: a trace names its scenario but does not contain it. The
+scenario and the recorded trace must not be inside the run directory, which the run empties
+first (exit status 2 before the run).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, with_budget
 from pi_continuity_harness.commands._simulation import (
     DEFAULT_IMPLEMENTATION,
+    check_paths,
     default_workdir,
     first_difference,
     load,
@@ -104,6 +107,10 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--expect-trace {args.expect_trace}: {problem}")
     scenario = with_budget(load(args.scenario), args)
     workdir = Path(args.workdir) if args.workdir else default_workdir("replay-", scenario, args.seed)
+    expect_trace = Path(args.expect_trace) if args.expect_trace is not None else None
+    check_paths(
+        workdir, outputs={}, inputs=[("the scenario", Path(args.scenario)), ("--expect-trace", expect_trace)]
+    )
     with prepared(scenario, args.scenario, workdir, args.extension):
         result = run(
             scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension

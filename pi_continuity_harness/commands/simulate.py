@@ -5,7 +5,10 @@ it is a previous run's directory), the trace into ``<workdir>/trace.jsonl`` (and
 ``--trace``), and the full text of every model request and reply into
 ``<workdir>/requests/<kind>-<index>.json``. It prints a short summary, with ``--timeline``
 the whole trace as a readable timeline, and with ``--requests`` the timeline with every
-request and reply in full. A malformed scenario exits with status 2 and ``file: field: reason``.
+request and reply in full. A malformed scenario exits with status 2 and ``file: field: reason``;
+so, before the run, does an output (``--trace``, ``--html``) at the scenario, at the other
+output, or at a file the run writes in its directory (``trace.jsonl``, ``requests/``, the
+machine), and a scenario inside the run directory, which the run empties first.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.commands._simulation import (
     DEFAULT_IMPLEMENTATION,
+    check_paths,
     default_workdir,
     load,
     prepared,
@@ -68,8 +72,13 @@ def main(args: argparse.Namespace) -> int:
     check_html(args.html)
     scenario = with_budget(load(args.scenario), args)
     workdir = Path(args.workdir) if args.workdir else default_workdir("", scenario, args.seed)
-    if args.trace:
-        check_file("--trace", Path(args.trace))
+    trace = Path(args.trace) if args.trace else None
+    check_file("--trace", trace)
+    check_paths(
+        workdir,
+        outputs={"--trace": trace, "--html": args.html},
+        inputs=[("the scenario", Path(args.scenario))],
+    )
     with prepared(scenario, args.scenario, workdir, args.extension):
         result = run(
             scenario, source=args.scenario, workdir=workdir, seed=args.seed, extension=args.extension

@@ -50,9 +50,22 @@ from pi_continuity_harness.simulator.determinism import deterministic_environmen
 from pi_continuity_harness.simulator.host import OperationResult, ProcessStartError, SimHost
 from pi_continuity_harness.simulator.meter import BudgetExceeded, BudgetExceededError, Meter
 from pi_continuity_harness.simulator.model_service import exchange_file
-from pi_continuity_harness.simulator.virtual_root import VirtualRoot
+from pi_continuity_harness.simulator.virtual_root import MACHINE_DIR_NAME, VirtualRoot
 
-__all__ = ["Simulation", "SimulationResult", "project_cwd", "read_exchanges", "simulate", "write_exchanges"]
+__all__ = [
+    "RUN_ENTRIES",
+    "Simulation",
+    "SimulationResult",
+    "project_cwd",
+    "read_exchanges",
+    "simulate",
+    "write_exchanges",
+]
+
+#: What a run writes at the top of its run directory: the trace, the model exchanges, the
+#: machine, the run marker and the lock. A command's own output may not be one of them (or
+#: inside one): the run would replace it, or it the run's.
+RUN_ENTRIES = ("trace.jsonl", "requests", MACHINE_DIR_NAME, RUN_MARKER, LOCK_NAME)
 
 
 @dataclass

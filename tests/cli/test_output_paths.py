@@ -1,8 +1,10 @@
-"""An output may not overwrite an input or another output.
+"""An output may not overwrite an input, another output, or a file the run writes itself.
 
 Each case is one line naming the option and the path, exit status 2, before anything runs, and
-every file as it was. Before: ``run|compare|explore --json X --html X`` replaced the JSON with
-the page (exit 0), and explore compared no outputs at all.
+every file as it was. Before: ``simulate s.yaml --trace s.yaml`` replaced the scenario with its
+trace (exit 0); ``run|compare|explore --json X --html X`` replaced the JSON with the page (exit
+0); ``simulate --workdir w --trace w/trace.jsonl`` ran in full, then failed with two
+``PosixPath(...)`` reprs; and a scenario inside a run directory was deleted by its own run.
 """
 
 from __future__ import annotations
@@ -48,6 +50,98 @@ def _refused(capsys: pytest.CaptureFixture[str], directory: Path, argv: list[str
     prefix = f"pi-continuity-harness {argv[0]}: "
     assert line.startswith(prefix)
     return line.removeprefix(prefix)
+
+
+@pytest.mark.parametrize("option", ["--trace", "--html"])
+def test_simulate_refuses_an_output_that_is_its_scenario(
+    user_dir: Path, capsys: pytest.CaptureFixture[str], option: str
+) -> None:
+    line = _refused(capsys, user_dir, ["simulate", "s.yaml", option, "./s.yaml", "--workdir", "w"])
+    assert (
+        line == f"{option} s.yaml: the same path as the scenario s.yaml: an output must not replace an input"
+    )
+
+
+def test_simulate_refuses_an_output_that_is_its_scenario_under_another_name(
+    user_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A symbolic link and a hard link name the same file as well."""
+    (user_dir / "link.yaml").symlink_to("s.yaml")
+    (user_dir / "r" / "hard.yaml").hardlink_to(user_dir / "s.yaml")
+    for other in ("link.yaml", "r/hard.yaml"):
+        line = _refused(capsys, user_dir, ["simulate", "s.yaml", "--trace", other, "--workdir", "w"])
+        assert (
+            line
+            == f"--trace {other}: the same path as the scenario s.yaml: an output must not replace an input"
+        )
+
+
+def test_simulate_refuses_trace_and_html_at_one_path(
+    user_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _refused(
+        capsys, user_dir, ["simulate", "s.yaml", "--trace", "out", "--html", "out", "--workdir", "w"]
+    )
+    assert line == "--trace out and --html out name the same path: each output needs its own"
+
+
+@pytest.mark.parametrize(
+    ("output", "entry"),
+    [
+        ("w/trace.jsonl", "trace.jsonl"),
+        ("w/requests/page.html", "requests"),
+        ("w/.pi-continuity-harness-run", ".pi-continuity-harness-run"),
+    ],
+    ids=["its-trace", "inside-its-requests", "its-marker"],
+)
+def test_simulate_refuses_an_output_the_run_writes_itself_before_running_not_one_beside_it(
+    user_dir: Path, capsys: pytest.CaptureFixture[str], output: str, entry: str
+) -> None:
+    assert main(["simulate", "s.yaml", "--workdir", "w"]) == 0  # a previous run's directory
+    capsys.readouterr()
+    option = "--html" if output.endswith(".html") else "--trace"
+    line = _refused(capsys, user_dir, ["simulate", "s.yaml", "--workdir", "w", option, output])
+    assert line == f"{option} {output}: the run itself writes {entry} in its run directory w"
+    # Another name in the run directory is no file of the run's: a copy beside it.
+    assert main(["simulate", "s.yaml", "--workdir", "w", option, f"w/copy{Path(output).suffix}"]) == 0
+
+
+def test_simulate_refuses_its_run_directory_as_the_trace(
+    user_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _refused(capsys, user_dir, ["simulate", "s.yaml", "--workdir", "new", "--trace", "new"])
+    assert line == "--trace new and --workdir new name the same path: each output needs its own"
+
+
+@pytest.mark.parametrize("command", ["simulate", "replay"])
+def test_a_scenario_inside_the_run_directory_is_refused_not_deleted(
+    user_dir: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    assert main(["simulate", "s.yaml", "--workdir", "w"]) == 0
+    shutil.copyfile(user_dir / "s.yaml", user_dir / "w" / "mine.yaml")
+    capsys.readouterr()
+    line = _refused(capsys, user_dir, [command, "w/mine.yaml", "--workdir", "w"])
+    assert line == "the scenario w/mine.yaml: inside the run directory w, which the run empties first"
+
+
+def test_replay_refuses_an_expected_trace_its_run_would_replace(
+    user_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the recorded trace was overwritten by the new run's, whatever the verdict."""
+    assert main(["simulate", "s.yaml", "--workdir", "w"]) == 0
+    capsys.readouterr()
+    argv = ["replay", "s.yaml", "--workdir", "w", "--expect-trace", "w/trace.jsonl", "--quiet"]
+    line = _refused(capsys, user_dir, argv)
+    assert line == "--expect-trace w/trace.jsonl: inside the run directory w, which the run empties first"
+
+
+def test_replay_refuses_its_scenario_as_its_run_directory(
+    user_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _refused(capsys, user_dir, ["replay", "s.yaml", "--workdir", "s.yaml"])
+    assert (
+        line == "--workdir s.yaml: the same path as the scenario s.yaml: an output must not replace an input"
+    )
 
 
 #: Each command with arguments that make it quick should it not refuse the outputs (as before):
