@@ -10,7 +10,8 @@ directories always were). A file where a directory is needed, a directory where 
 needed, a missing directory for a file and a place the process cannot write are each a
 :class:`UsageError` naming the option and the path. Nothing is created by a check: writability
 is tried with a temporary file that is removed at once (permission bits alone say nothing when
-running as root).
+running as root). A symbolic link loop on the way is refused too: before, it passed the checks
+and the write after the run failed with ELOOP.
 
 :func:`check_distinct` then compares a command's paths with each other: two outputs naming the
 same file (``--json x --html x``: the JSON silently replaced by the page), or an output naming
@@ -20,6 +21,7 @@ trace), are refused before anything runs.
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -42,6 +44,16 @@ def _existing_ancestor(path: Path, option: str) -> Path:
     return current
 
 
+def _is_link_loop(path: Path) -> bool:
+    """Whether following ``path`` goes round a loop of symbolic links (ELOOP): ``exists()`` and
+    ``is_dir()`` both say False there, so without this a loop looked like a path to create."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
+
+
 def _try_writing_in(directory: Path, option: str, path: Path) -> None:
     try:
         with tempfile.TemporaryFile(dir=directory, prefix=".pi-continuity-harness-probe-"):
@@ -54,6 +66,8 @@ def check_file(option: str, path: Path | None) -> None:
     """``path`` can be written as a file by option ``option`` (None: not asked for)."""
     if path is None:
         return
+    if _is_link_loop(path):
+        raise UsageError(f"{option} {path}: goes round a loop of symbolic links")
     if path.is_dir():
         raise UsageError(f"{option} {path}: is a directory")
     parent = path.parent
@@ -70,6 +84,8 @@ def check_directory(option: str, path: Path | None) -> None:
     """``path`` can be (or become) a directory that option ``option`` writes into."""
     if path is None:
         return
+    if _is_link_loop(path):
+        raise UsageError(f"{option} {path}: goes round a loop of symbolic links")
     if path.exists():
         if not path.is_dir():
             raise UsageError(f"{option} {path}: exists and is not a directory")

@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.explore.plugins import PLUGINS
 from pi_continuity_harness.features.inventory import scenarios as feature_scenarios
 from pi_continuity_harness.mutants.catalogue import MUTANTS
@@ -88,8 +89,9 @@ def _console() -> Console:
 def main(args: argparse.Namespace) -> int:
     console = _console()
     chosen = args.system or list(systems())
-    if args.json_path is not None and args.json_path.is_dir():
-        raise UsageError(f"--json {args.json_path}: is a directory")
+    # Every path check of the other commands, before the tables: a file where a directory
+    # belongs, or a loop of links, was a traceback after them.
+    check_file("--json", args.json_path)
     try:
         reports = [coverage_of(system) for system in chosen]
     except RuleCatalogueError as error:
@@ -111,7 +113,6 @@ def main(args: argparse.Namespace) -> int:
         )
     if args.json_path is not None:
         data = {"ok": all(r.ok for r in reports), "systems": [r.to_json() for r in reports]}
-        args.json_path.parent.mkdir(parents=True, exist_ok=True)
         args.json_path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         console.print(f"coverage written to {args.json_path}")
     return 0 if all(report.ok for report in reports) else 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,33 @@ def test_rules_refuses_an_unknown_system(capsys: pytest.CaptureFixture[str]) -> 
     with pytest.raises(SystemExit) as caught:
         cli(["rules", "--system", "nope"])
     assert caught.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("make", "given", "problem"),
+    [
+        (lambda d: (d / "f").write_text("x", encoding="utf-8"), "f/x.json", "f is not a directory"),
+        (lambda d: (d / "loop").symlink_to("loop"), "loop", "goes round a loop of symbolic links"),
+        (lambda d: None, "missing/x.json", "no such directory: missing"),
+    ],
+    ids=["under-a-file", "a-link-loop", "in-a-missing-directory"],
+)
+def test_rules_refuses_a_json_it_cannot_write_before_printing_anything(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    make: Callable[[Path], object],
+    given: str,
+    problem: str,
+) -> None:
+    """Before: the tables were printed, then a FileExistsError or ELOOP traceback."""
+    monkeypatch.chdir(tmp_path)
+    make(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    assert cli(["rules", "--system", PSC, "--json", given]) == 2
+    captured = capsys.readouterr()
+    assert (captured.out, captured.err) == ("", f"pi-continuity-harness rules: --json {given}: {problem}\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
 def test_the_inventory_names_scenarios_as_a_run_does(tmp_path: Path) -> None:
