@@ -8,9 +8,11 @@ check) unless ``--force``; prints the versions, the paths and the time it took.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.commands._paths import check_directory
 from pi_continuity_harness.targets.realpi.install import (
     PI_VERSION,
     SUPPORTED_PI_VERSIONS,
@@ -21,7 +23,10 @@ from pi_continuity_harness.targets.realpi.install import (
     install_pi,
 )
 
-__all__ = ["register"]
+__all__ = ["check_cache_dir", "register"]
+
+#: The environment variable naming the cache directory (:func:`default_cache_dir`).
+CACHE_ENV = "PI_CONTINUITY_HARNESS_CACHE"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,9 +51,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=main)
 
 
+def check_cache_dir(given: Path | None) -> None:
+    """The cache directory can be (or become) a directory the installer writes in, checked as
+    every output directory is (:func:`~._paths.check_directory`), under the name it was given by:
+    ``--cache-dir``, else ``PI_CONTINUITY_HARNESS_CACHE``, else the default under the home
+    directory. Before, only ``--cache-dir`` itself was checked: one under a file, a loop of
+    symbolic links, or the variable naming a file were each a traceback (NotADirectoryError,
+    RuntimeError, FileExistsError)."""
+    if given is not None:
+        check_directory("--cache-dir", given.expanduser())
+    elif os.environ.get(CACHE_ENV):
+        check_directory(CACHE_ENV, default_cache_dir())
+    else:
+        check_directory("the cache directory", default_cache_dir())
+
+
 def main(args: argparse.Namespace) -> int:
-    if args.cache_dir is not None and args.cache_dir.exists() and not args.cache_dir.is_dir():
-        raise UsageError(f"--cache-dir {args.cache_dir}: exists and is not a directory")
+    check_cache_dir(args.cache_dir)
 
     def log(line: str) -> None:
         if not args.quiet:
