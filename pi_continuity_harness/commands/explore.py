@@ -39,7 +39,14 @@ from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
 from pi_continuity_harness.commands._paths import check_directory, check_distinct, check_file
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
-from pi_continuity_harness.explore.engine import ExploreSettings, SeedReport, explore_seeds, summarise
+from pi_continuity_harness.explore.engine import (
+    MAX_SEEDS,
+    MAX_STEPS,
+    ExploreSettings,
+    SeedReport,
+    explore_seeds,
+    summarise,
+)
 from pi_continuity_harness.explore.executor import SchedulerError, WorkPool, open_pool
 from pi_continuity_harness.explore.plugins import plugin_named
 from pi_continuity_harness.explore.runner import scratch_root
@@ -53,7 +60,7 @@ from pi_continuity_harness.scenario.implementations import (
 )
 from pi_continuity_harness.scenario.run_lock import hold_run_directory
 
-__all__ = ["register"]
+__all__ = ["check_count", "register"]
 
 
 def register(subparsers: Any) -> None:
@@ -63,8 +70,15 @@ def register(subparsers: Any) -> None:
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--seeds", type=int, default=20, help="how many seeds (default 20)")
-    parser.add_argument("--steps", type=int, default=40, help="fault-phase operations per seed (default 40)")
+    parser.add_argument(
+        "--seeds", type=int, default=20, help=f"how many seeds (default 20, at most {MAX_SEEDS:,})"
+    )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=40,
+        help=f"fault-phase operations per seed (default 40, at most {MAX_STEPS:,})",
+    )
     parser.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1: in this process)")
     parser.add_argument(
@@ -106,10 +120,19 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=main)
 
 
+def check_count(option: str, value: int, *, least: int = 1, most: int | None = None) -> None:
+    """``value`` of ``option`` is at least ``least`` and (``most`` given) at most ``most``: a count
+    too large for the machine is refused now, not found by a MemoryError or an exhausted machine."""
+    if value < least:
+        raise UsageError(f"{option} must be at least {least} (got {value})")
+    if most is not None and value > most:
+        raise UsageError(f"{option} must be at most {most:,} (got {value})")
+
+
 def _validate(args: argparse.Namespace) -> None:
-    for option in ("seeds", "steps", "jobs"):
-        if getattr(args, option) < 1:
-            raise UsageError(f"--{option} must be at least 1 (got {getattr(args, option)})")
+    check_count("--seeds", args.seeds, most=MAX_SEEDS)
+    check_count("--steps", args.steps, most=MAX_STEPS)
+    check_count("--jobs", args.jobs)
     if args.seed_start < 0:
         raise UsageError(f"--seed-start must not be negative (got {args.seed_start})")
     if args.scheduler is not None and args.jobs != 1:
@@ -169,7 +192,7 @@ def main(args: argparse.Namespace) -> int:
 def _explore(args: argparse.Namespace, pool: WorkPool) -> int:
     """Explore, holding ``--out`` (a second explorer writing there is refused)."""
     system = _system(args)
-    seeds = list(range(args.seed_start, args.seed_start + args.seeds))
+    seeds = range(args.seed_start, args.seed_start + args.seeds)
     work_root = tempfile.mkdtemp(prefix="pch-explore-", dir=scratch_root())
     out_dir = str(args.out.resolve())
     print(

@@ -22,6 +22,8 @@ from rich.text import Text
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
 from pi_continuity_harness.commands._paths import check_file
+from pi_continuity_harness.commands.explore import check_count
+from pi_continuity_harness.explore.engine import MAX_SEEDS, MAX_STEPS
 from pi_continuity_harness.explore.executor import SchedulerError, open_pool
 from pi_continuity_harness.features.suite import write_atomically
 from pi_continuity_harness.mutants.catalogue import MUTANTS
@@ -56,9 +58,17 @@ def register(subparsers: Any) -> None:
         "time-boxed gate (CI); the whole matrix is the release job",
     )
     parser.add_argument(
-        "--explore-seeds", type=int, default=60, help="explorer seeds per mutant (default 60; 0: skip)"
+        "--explore-seeds",
+        type=int,
+        default=60,
+        help=f"explorer seeds per mutant (default 60, at most {MAX_SEEDS:,}; 0: skip)",
     )
-    parser.add_argument("--explore-steps", type=int, default=40, help="explorer steps per seed (default 40)")
+    parser.add_argument(
+        "--explore-steps",
+        type=int,
+        default=40,
+        help=f"explorer steps per seed (default 40, at most {MAX_STEPS:,})",
+    )
     parser.add_argument("--no-control", action="store_true", help="do not run the references as controls")
     add_budget_arguments(parser)
     parser.set_defaults(func=main)
@@ -94,8 +104,10 @@ def main(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {args.jobs})")
     check_file("--json", args.json_path)
-    if args.explore_seeds < 0 or args.explore_steps < 1:
-        raise UsageError("--explore-seeds must not be negative and --explore-steps must be at least 1")
+    # The bounds of explore's --seeds and --steps (each mutant's exploration runs explore with
+    # them): before, a value beyond them failed in every mutant's explorer, after its suite.
+    check_count("--explore-seeds", args.explore_seeds, least=0, most=MAX_SEEDS)
+    check_count("--explore-steps", args.explore_steps, most=MAX_STEPS)
 
     def progress(outcome: MutantOutcome) -> None:
         verdict = "ok" if outcome.ok else "[bold red]NOT OK[/]"

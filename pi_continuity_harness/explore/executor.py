@@ -36,6 +36,7 @@ import signal
 import sys
 import threading
 import uuid
+from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -225,14 +226,14 @@ def run_tasks(
     """``fn(item)`` for every item on ``pool``, with at most twice its slots submitted and not
     finished at a time; results in the order of ``items`` (a finished task waits for those
     before it, the pool does not). Closing the generator cancels what has not started."""
-    queue = list(items)
+    queue = deque(items)  # popleft: a list's pop(0) copied the rest, quadratic in the seeds
     window = 1 if isinstance(pool.executor, InProcessExecutor) else pool.slots * 2
     pending: list[Future[R]] = []
     try:
         while queue or pending:
             running = sum(1 for future in pending if not future.done())
             while queue and running < window:
-                item = queue.pop(0)
+                item = queue.popleft()
                 pending.append(pool.submit(name(item), fn, item))
                 running += 1
             if not pending[0].done():

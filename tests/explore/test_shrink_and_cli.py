@@ -111,6 +111,50 @@ def test_explore_rejects_bad_arguments(capsys: pytest.CaptureFixture[str]) -> No
     capsys.readouterr()
 
 
+class _ReachedError(Exception):
+    """Raised in place of the exploration (or the kill matrix): the arguments were accepted."""
+
+
+def _reached(*_args: object, **_kwargs: object) -> None:
+    raise _ReachedError
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "most", "before"),
+    [
+        ("explore", "--seeds", 1_000_000, ["--steps", "1"]),
+        ("explore", "--steps", 1_000, ["--seeds", "1"]),
+        ("mutants", "--explore-seeds", 1_000_000, ["--only", "continuation_as_steer"]),
+        ("mutants", "--explore-steps", 1_000, ["--only", "continuation_as_steer"]),
+    ],
+    ids=["explore-seeds", "explore-steps", "mutants-explore-seeds", "mutants-explore-steps"],
+)
+def test_seeds_and_steps_have_a_documented_upper_bound_checked_before_anything_runs(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    option: str,
+    most: int,
+    before: list[str],
+) -> None:
+    """Before: ``--seeds 100000000000000`` was a MemoryError traceback at once, and ``--steps
+    1000000000000`` grew until the machine ran out of memory; ``mutants`` passed its values on
+    to every mutant's explorer. The bound itself is accepted. Neither the exploration nor the
+    kill matrix runs here: both are replaced by a function that says they were reached."""
+    monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))  # the explorer's work directory, left here
+    monkeypatch.setattr("pi_continuity_harness.commands.explore.explore_seeds", _reached)
+    monkeypatch.setattr("pi_continuity_harness.commands.mutants.run_matrix", _reached)
+    out = ["--out", str(tmp_path / "out")] if command == "explore" else []
+    for value in (100_000_000_000_000, most + 1):
+        assert cli([command, *before, *out, option, str(value)]) == 2
+        assert capsys.readouterr().err == (
+            f"pi-continuity-harness {command}: {option} must be at most {most:,} (got {value})\n"
+        )
+    with pytest.raises(_ReachedError):
+        cli([command, *before, *out, option, str(most)])
+
+
 @pytest.mark.slow
 def test_a_failing_seed_is_written_as_a_replayable_scenario_and_a_regression_feature(
     tmp_path: Path,
