@@ -47,7 +47,7 @@ from pi_continuity_harness.explore.engine import (
     explore_seeds,
     summarise,
 )
-from pi_continuity_harness.explore.executor import SchedulerError, WorkPool, open_pool
+from pi_continuity_harness.explore.executor import SchedulerError, WorkPool, open_pool, scheduler_problem
 from pi_continuity_harness.explore.plugins import plugin_named
 from pi_continuity_harness.explore.runner import scratch_root
 from pi_continuity_harness.features.preflight import check_implementation, check_target
@@ -60,7 +60,7 @@ from pi_continuity_harness.scenario.implementations import (
 )
 from pi_continuity_harness.scenario.run_lock import hold_run_directory
 
-__all__ = ["check_count", "register"]
+__all__ = ["check_count", "check_scheduler", "register"]
 
 
 def register(subparsers: Any) -> None:
@@ -129,10 +129,19 @@ def check_count(option: str, value: int, *, least: int = 1, most: int | None = N
         raise UsageError(f"{option} must be at most {most:,} (got {value})")
 
 
+def check_scheduler(address: str | None) -> None:
+    """``--scheduler`` is a Dask scheduler's address (None: not given), checked before the pool
+    opens (``explore``, ``mutants``): Dask tried a wrong one for a minute, then a traceback."""
+    problem = None if address is None else scheduler_problem(address)
+    if problem is not None:
+        raise UsageError(f"--scheduler {address}: {problem}")
+
+
 def _validate(args: argparse.Namespace) -> None:
     check_count("--seeds", args.seeds, most=MAX_SEEDS)
     check_count("--steps", args.steps, most=MAX_STEPS)
     check_count("--jobs", args.jobs)
+    check_scheduler(args.scheduler)
     if args.seed_start < 0:
         raise UsageError(f"--seed-start must not be negative (got {args.seed_start})")
     if args.scheduler is not None and args.jobs != 1:

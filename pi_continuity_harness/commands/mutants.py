@@ -22,7 +22,7 @@ from rich.text import Text
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
 from pi_continuity_harness.commands._paths import check_file
-from pi_continuity_harness.commands.explore import check_count
+from pi_continuity_harness.commands.explore import check_count, check_scheduler
 from pi_continuity_harness.explore.engine import MAX_SEEDS, MAX_STEPS
 from pi_continuity_harness.explore.executor import SchedulerError, open_pool
 from pi_continuity_harness.features.suite import write_atomically
@@ -103,6 +103,7 @@ def main(args: argparse.Namespace) -> int:
         names = [n for n in names if n in chosen]
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1 (got {args.jobs})")
+    check_scheduler(args.scheduler)
     check_file("--json", args.json_path)
     # The bounds of explore's --seeds and --steps (each mutant's exploration runs explore with
     # them): before, a value beyond them failed in every mutant's explorer, after its suite.

@@ -43,10 +43,11 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from pi_continuity_harness.errors import HarnessError
 
-__all__ = ["InProcessExecutor", "SchedulerError", "WorkPool", "open_pool", "run_tasks"]
+__all__ = ["InProcessExecutor", "SchedulerError", "WorkPool", "open_pool", "run_tasks", "scheduler_problem"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -188,6 +189,26 @@ def _dask_executor(client: Any) -> Executor:
     return executor
 
 
+def scheduler_problem(address: str) -> str | None:
+    """Why ``address`` is no Dask scheduler address (``tcp://HOST:PORT``; ``tls://`` too, and
+    ``HOST:PORT`` is tcp, as Dask reads them), or None. Checked before the pool opens: Dask
+    itself tried ``--scheduler garbage`` for a minute, then raised a ValueError that was a
+    traceback (``missing port number in address 'garbage'``)."""
+    scheme, separator, rest = address.rpartition("://")
+    if separator and scheme not in ("tcp", "tls"):
+        return f"unknown protocol {scheme!r} (tcp://HOST:PORT or tls://HOST:PORT)"
+    try:
+        parts = urlsplit(f"tcp://{rest}")
+        port = parts.port
+    except ValueError:
+        return "the port is not a number from 1 to 65535 (tcp://HOST:PORT)"
+    if not parts.hostname or rest != parts.netloc or "@" in rest:
+        return "not an address (tcp://HOST:PORT)"
+    if port is None or port == 0:
+        return "no port (tcp://HOST:PORT; 8786 is Dask's default)"
+    return None
+
+
 @contextmanager
 def open_pool(*, jobs: int = 1, scheduler: str | None = None) -> Iterator[WorkPool]:
     """A :class:`WorkPool`: Dask when ``scheduler`` is an address, else local (see the module)."""
@@ -204,10 +225,13 @@ def open_pool(*, jobs: int = 1, scheduler: str | None = None) -> Iterator[WorkPo
         raise SchedulerError(
             "--scheduler needs Dask distributed: pip install 'pi-continuity-harness[scale]'"
         ) from None
+    problem = scheduler_problem(scheduler)
+    if problem is not None:
+        raise SchedulerError(f"--scheduler {scheduler}: {problem}")
     try:
         client_class: Any = distributed.Client  # untyped
         client = client_class(scheduler, timeout=30, set_as_default=False)
-    except OSError as error:
+    except (OSError, ValueError) as error:  # not reachable; an address Dask cannot parse
         raise SchedulerError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from None
     try:
         threads = sum(client.nthreads().values())

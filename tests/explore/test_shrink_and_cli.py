@@ -19,6 +19,7 @@ from pi_continuity_harness.api.extension_api import ExtensionAPI
 from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
 from pi_continuity_harness.explore.engine import ExploreSettings, explore_seed
+from pi_continuity_harness.explore.executor import SchedulerError, open_pool
 from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.explore.shrink import ddmin, minimise
 from pi_continuity_harness.features.oracle import MESSAGE_PREFIX
@@ -153,6 +154,53 @@ def test_seeds_and_steps_have_a_documented_upper_bound_checked_before_anything_r
         )
     with pytest.raises(_ReachedError):
         cli([command, *before, *out, option, str(most)])
+
+
+@pytest.mark.parametrize(
+    ("address", "problem"),
+    [
+        ("garbage", "no port (tcp://HOST:PORT; 8786 is Dask's default)"),
+        ("tcp://10.0.0.1", "no port (tcp://HOST:PORT; 8786 is Dask's default)"),
+        ("tcp://10.0.0.1:port", "the port is not a number from 1 to 65535 (tcp://HOST:PORT)"),
+        ("tcp://10.0.0.1:70000", "the port is not a number from 1 to 65535 (tcp://HOST:PORT)"),
+        ("tcp://:8786", "not an address (tcp://HOST:PORT)"),
+        ("udp://10.0.0.1:8786", "unknown protocol 'udp' (tcp://HOST:PORT or tls://HOST:PORT)"),
+    ],
+    ids=["garbage", "no-port", "a-word-for-a-port", "port-too-large", "no-host", "udp"],
+)
+@pytest.mark.parametrize("command", ["explore", "mutants"])
+def test_a_scheduler_that_is_no_address_is_refused_before_the_pool_opens(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    address: str,
+    problem: str,
+) -> None:
+    """Before: Dask tried ``--scheduler garbage`` for a minute, then a ValueError traceback
+    (``missing port number in address 'garbage'``). No pool opens here: ``open_pool`` is
+    replaced by a function that says it was reached (a good address reaches it)."""
+    monkeypatch.chdir(tmp_path)  # explore's --out, explore-out, is held (and created) here
+    monkeypatch.setattr(f"pi_continuity_harness.commands.{command}.open_pool", _reached)
+    jobs = ["--jobs", "1"] if command == "mutants" else []
+    assert cli([command, *jobs, "--scheduler", address]) == 2
+    assert capsys.readouterr().err == f"pi-continuity-harness {command}: --scheduler {address}: {problem}\n"
+    with pytest.raises(_ReachedError):
+        cli([command, *jobs, "--scheduler", "tcp://10.0.0.1:8786"])
+
+
+def test_a_scheduler_dask_cannot_read_is_one_error_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What Dask raises for an address it cannot read (a ValueError) is a SchedulerError, as
+    one it cannot reach (an OSError) was; no cluster is started (the client is replaced)."""
+    import distributed  # noqa: PLC0415  (the scale extra)
+
+    def unreadable(address: str, **_kwargs: object) -> None:
+        raise ValueError(f"missing port number in address {address!r}")
+
+    monkeypatch.setattr(distributed, "Client", unreadable)
+    expected = "cannot reach the Dask scheduler at tcp://h:1: missing port"
+    with pytest.raises(SchedulerError, match=expected), open_pool(scheduler="tcp://h:1"):
+        pass
 
 
 @pytest.mark.slow
