@@ -15,6 +15,7 @@ Under the output directory, for a failure named ``<case>-<invariant>``:
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from pi_continuity_harness.scenario.document import Scenario, dump_scenario
 from pi_continuity_harness.scenario.trace import first_difference
 from pi_continuity_harness.simulator.simulation import simulate
 
-__all__ = ["feature_text", "write_failure"]
+__all__ = ["feature_text", "replay_command", "write_failure"]
 
 
 def _name(case_name: str, violation: Violation) -> str:
@@ -68,10 +69,7 @@ def write_failure(
     feature_path.write_text(
         feature_text(plugin, name, scenario, violation, yaml_path.name, boundary), encoding="utf-8"
     )
-    command = (
-        f"pi-continuity-harness replay {yaml_path} --workdir {workdir} --expect-trace {trace_path} "
-        f"--extension {extension}"
-    )
+    command = replay_command(yaml_path, workdir, trace_path, extension)
     return {
         "name": name,
         "invariant": violation.invariant,
@@ -84,6 +82,25 @@ def write_failure(
         "replay": command,
         "replayReproduces": first_difference(first, second) is None,
     }
+
+
+def replay_command(yaml_path: Path, workdir: Path, trace_path: Path, extension: str) -> str:
+    """The ``replay`` command that reproduces a failure, each argument quoted for a POSIX shell:
+    it is printed and written to ``--json`` to be pasted, and a path with a space (or an
+    extension spec with a shell character) split into other arguments unquoted."""
+    return shlex.join(
+        [
+            "pi-continuity-harness",
+            "replay",
+            str(yaml_path),
+            "--workdir",
+            str(workdir),
+            "--expect-trace",
+            str(trace_path),
+            "--extension",
+            extension,
+        ]
+    )
 
 
 def feature_text(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shlex
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,7 @@ from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
 from pi_continuity_harness.explore.engine import ExploreSettings, explore_seed
 from pi_continuity_harness.explore.executor import SchedulerError, open_pool
+from pi_continuity_harness.explore.regression import replay_command
 from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.explore.shrink import ddmin, minimise
 from pi_continuity_harness.features.oracle import MESSAGE_PREFIX
@@ -201,6 +203,57 @@ def test_a_scheduler_dask_cannot_read_is_one_error_not_a_traceback(monkeypatch: 
     expected = "cannot reach the Dask scheduler at tcp://h:1: missing port"
     with pytest.raises(SchedulerError, match=expected), open_pool(scheduler="tcp://h:1"):
         pass
+
+
+def test_the_replay_command_of_a_failure_is_quoted_for_the_shell(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: the printed (and ``--json``) command was the paths as they are, so in a
+    directory with a space it split into other arguments when pasted."""
+    here = tmp_path / "a dir"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.setenv("PCH_SCRATCH", str(here))  # the failing run is kept: keep it here
+    argv = [
+        "explore",
+        "--seeds",
+        "1",
+        "--steps",
+        "30",
+        "--extension",
+        STEER,
+        "--out",
+        "out dir",
+        "--no-minimise",
+    ]
+    assert cli([*argv, "--quiet", "--json", "r.json"]) == 1
+    [printed] = [
+        line.split("replay:", 1)[1] for line in capsys.readouterr().out.splitlines() if "replay:" in line
+    ]
+    [seed] = json.loads((here / "r.json").read_text(encoding="utf-8"))["seeds"]
+    assert seed["minimised"]["replay"] == printed.strip()
+    words = shlex.split(printed)
+    out = here / "out dir"
+    name = Path(seed["minimised"]["yaml"]).stem
+    assert words == [
+        "pi-continuity-harness",
+        "replay",
+        str(out / f"{name}.yaml"),
+        "--workdir",
+        str(out / "runs" / name),
+        "--expect-trace",
+        str(out / f"{name}.trace.jsonl"),
+        "--extension",
+        STEER,
+    ]
+    assert cli([*words[1:], "--quiet"]) == 0  # the command, as the shell splits it, replays
+    assert "byte-identical" in capsys.readouterr().out
+    # An extension spec is quoted too (one with shell characters stays one argument).
+    spec = "my ext:$factory"
+    assert shlex.split(replay_command(out / "s.yaml", out, out / "t.jsonl", spec))[-2:] == [
+        "--extension",
+        spec,
+    ]
 
 
 @pytest.mark.slow

@@ -13,6 +13,7 @@ invariant "..." holds``).
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import time
 from pathlib import Path
@@ -182,5 +183,5 @@ def _write(
         "operationsAfter": len(case.operations),
         "yaml": str(yaml_path),
         "feature": str(feature_path),
-        "replay": f"pytest {feature_path} --target pi --extension {extension}",
+        "replay": shlex.join(["pytest", str(feature_path), "--target", "pi", "--extension", extension]),
     }

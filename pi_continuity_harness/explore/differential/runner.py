@@ -14,6 +14,7 @@ the same``).
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import time
 from dataclasses import dataclass
@@ -150,7 +151,7 @@ def _write_failure(run: DiffRun, out_dir: Path, extension: str, original: int) -
         "operationsAfter": len(run.case.operations),
         "yaml": str(yaml_path),
         "feature": str(feature_path),
-        "replay": f"pytest {feature_path} (with --extension {extension})",
+        "replay": f"{shlex.join(['pytest', str(feature_path)])} (with {shlex.join(['--extension', extension])})",
     }
 
 
