@@ -47,6 +47,15 @@ class SuiteSetup:
     #: ``--html`` (checked by :func:`~._report.check_html`; here only compared with the others).
     html: Path | None = None
 
+    def _feature_inputs(self, outputs: dict[str, Path | None]) -> list[tuple[str, Path]]:
+        """Every output that is an existing file of ``--features`` (a feature file, a step module,
+        a scenario a feature names) as an input: ``run --features f --json f/a.feature`` replaced
+        the feature with the results (found by an audit in stop 28)."""
+        if self.features is None:
+            return []
+        label = f"a file of --features {self.features}:"
+        return [(label, path) for path in _existing_below(self.features, (p for p in outputs.values() if p))]
+
     @contextlib.contextmanager
     def checked(self) -> Iterator[None]:
         """Check everything, hold the run directory, and run the ``with`` block."""
@@ -55,10 +64,8 @@ class SuiteSetup:
         for option, path in self.directories.items():
             check_directory(option, path)
         check_directory("--workdir", self.workdir)
-        check_distinct(
-            {**self.files, "--html": self.html, **self.directories, "--workdir": self.workdir},
-            writes={"--report": RECORD_FILES},
-        )
+        outputs = {**self.files, "--html": self.html, **self.directories, "--workdir": self.workdir}
+        check_distinct(outputs, inputs=self._feature_inputs(outputs), writes={"--report": RECORD_FILES})
         with contextlib.ExitStack() as stack:
             if self.workdir is not None:
                 stack.enter_context(hold_run_directory(self.workdir))
@@ -68,6 +75,12 @@ class SuiteSetup:
             for target in self.targets:
                 check_implementation(target, self.extension, system=self.system, pi_version=self.pi_version)
             yield
+
+
+def _existing_below(root: Path, paths: Iterator[Path]) -> list[Path]:
+    """The paths that are existing files at or below ``root`` (links resolved)."""
+    resolved = root.resolve()
+    return [p for p in paths if p.is_file() and p.resolve().is_relative_to(resolved)]
 
 
 def no_scenario_error(tags: str | None, keyword: str | None, features: Path | None) -> UsageError:

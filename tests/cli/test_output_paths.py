@@ -203,3 +203,22 @@ def test_package_refuses_an_output_that_is_the_package(
     (user_dir / "pkg.tgz").write_bytes(b"a tarball")
     line = _refused(capsys, user_dir, ["package", "pkg.tgz", "--static", "--json", "pkg.tgz"])
     assert line == "--json pkg.tgz: the same path as the package pkg.tgz: an output must not replace an input"
+
+
+@pytest.mark.parametrize(
+    ("option", "target"),
+    [("--json", "f/a.feature"), ("--junit", "f/conftest.py"), ("--html", "f/sub/b.feature")],
+)
+def test_run_refuses_an_output_that_is_a_file_of_its_features(
+    user_dir: Path, capsys: pytest.CaptureFixture[str], option: str, target: str
+) -> None:
+    """Before: ``run --features f --json f/a.feature`` replaced the feature with the results
+    (exit 0; found by an audit)."""
+    (user_dir / "f" / "sub").mkdir(parents=True)
+    for name in ("a.feature", "sub/b.feature"):
+        (user_dir / "f" / name).write_text("Feature: x\n  Scenario: y\n    Then z\n", encoding="utf-8")
+    (user_dir / "f" / "conftest.py").write_text("", encoding="utf-8")
+    line = _refused(capsys, user_dir, ["run", "--features", "f", option, target])
+    assert line == (
+        f"{option} {target}: the same path as a file of --features f: {target}: an output must not replace an input"
+    )
