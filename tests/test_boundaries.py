@@ -73,6 +73,8 @@ RULES: tuple[Rule, ...] = (
             _p("features.world"),
             _p("features.oracle"),
             _p("features.host_extensions"),
+            # ``checks_arguments``: a step declares the check of its argument, run at collection.
+            _p("features.collect"),
             _p("features.blitz_oracle"),
         ),
         facades=(_p("targets"),),
