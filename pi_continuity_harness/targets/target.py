@@ -40,6 +40,7 @@ from pi_continuity_harness.errors import TargetError
 from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.model_script import ModelRequest, Reply, RequestKind, SynthesisReply
 from pi_continuity_harness.scenario.operations import Operation
+from pi_continuity_harness.scenario.trace import jsonl_lines
 
 __all__ = [
     "CAPABILITIES",
@@ -260,7 +261,7 @@ class Observation:
         """Entries as persisted in the session file (empty while Pi holds them in memory)."""
         if self.session_file is None or not self.session_file.exists():
             return []
-        lines = self.session_file.read_text(encoding="utf-8").splitlines()
+        lines = jsonl_lines(self.session_file.read_text(encoding="utf-8"))
         return [json.loads(line) for line in lines if line.strip()]
 
 

@@ -12,6 +12,7 @@ import pytest
 from pi_continuity_harness.scenario.document import load_scenario
 from pi_continuity_harness.scenario.fs_monitor import fs_event
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS
+from pi_continuity_harness.scenario.operations import PromptOp
 from pi_continuity_harness.targets import make_target
 from pi_continuity_harness.targets.sim import SimTarget
 from pi_continuity_harness.targets.sim_trace import TraceReading, restore_paths
@@ -122,3 +123,24 @@ def test_reading_a_trace_in_two_parts_split_anywhere_reads_what_reading_it_at_on
         reading.catch_up(records[:split])
         reading.catch_up(records)
         assert {name: getattr(reading, name) for name in _READ} | {"aborted": reading.aborted} == whole, split
+
+
+def test_a_session_file_line_holding_a_raw_line_separator_is_one_entry(tmp_path: Path) -> None:
+    """Pi writes a session line with ``JSON.stringify``, which leaves U+2028 and U+2029 raw (valid
+    inside a JSON string); the simulated host writes it the same way. Reading the file with
+    ``splitlines`` cut such a line in two (a ``JSONDecodeError``): it is read at ``"\\n"`` only
+    (``scenario.trace.jsonl_lines``), here and wherever a session, observer or fault log is read."""
+    text = "first\u2028second\u2029third"
+    target = make_target("sim", "reference", tmp_path / "machine", seed=7)
+    assert isinstance(target, SimTarget)
+    target.start(load_scenario(EXAMPLES[0]).model_copy(update={"operations": ()}))
+    try:
+        target.perform(PromptOp(prompt=text))
+        observation = target.observe()
+    finally:
+        target.close()
+    assert observation.session_file is not None
+    assert "\u2028" in observation.session_file.read_text(encoding="utf-8")
+    entries = observation.session_file_entries()
+    prompts = [e for e in entries if e.get("type") == "message" and e["message"]["role"] == "user"]
+    assert [p["message"]["content"][0]["text"] for p in prompts] == [text]

@@ -49,6 +49,7 @@ from pi_continuity_harness.explore.plugin import LOAD_FAILURE, WITHIN_BUDGET, In
 from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.operations import EditFileOp, Operation
+from pi_continuity_harness.scenario.trace import jsonl_lines
 from pi_continuity_harness.scenario.transcript import content_text as _text
 from pi_continuity_harness.simulator.simulation import Simulation
 
@@ -208,7 +209,7 @@ class _Run:
 
 def _lines(path: Path) -> list[dict[str, Any]]:
     try:
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [json.loads(line) for line in jsonl_lines(path.read_text(encoding="utf-8")) if line.strip()]
     except (OSError, json.JSONDecodeError):
         return []
 

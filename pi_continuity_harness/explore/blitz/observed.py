@@ -21,6 +21,7 @@ from pi_continuity_harness.explore.blitz.invariants import (
 )
 from pi_continuity_harness.explore.observed import ObservedInvariant, ObservedRun
 from pi_continuity_harness.scenario.operations import EditFileOp
+from pi_continuity_harness.scenario.trace import jsonl_lines
 
 __all__ = ["OBSERVED_INVARIANTS"]
 
@@ -45,7 +46,7 @@ class _Observed:
             if str(path) == live:
                 continue
             lines = [
-                json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+                json.loads(line) for line in jsonl_lines(path.read_text(encoding="utf-8")) if line.strip()
             ]
             out.append(lines[1:])
         out.append(list(observation.entries))

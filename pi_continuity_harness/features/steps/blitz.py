@@ -38,6 +38,7 @@ from pi_continuity_harness.scenario.operations import (
     PromptOp,
     ReloadOp,
 )
+from pi_continuity_harness.scenario.trace import jsonl_lines
 from pi_continuity_harness.scenario.transcript import content_text
 
 MANAGED = oracle.MANAGED_DIR
@@ -125,7 +126,7 @@ def agent_dir(world: World) -> Path:
 def read_lines(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [json.loads(line) for line in jsonl_lines(path.read_text(encoding="utf-8")) if line.strip()]
 
 
 def source_file(world: World) -> Path:

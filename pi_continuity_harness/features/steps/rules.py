@@ -41,6 +41,7 @@ from pi_continuity_harness.features.steps.then import _find_notification, _witho
 from pi_continuity_harness.features.world import World, project_files
 from pi_continuity_harness.scenario.model_script import Reply, SynthesisReply
 from pi_continuity_harness.scenario.operations import DialogAnswer, EditFileOp, RestartOp
+from pi_continuity_harness.scenario.trace import jsonl_lines
 from pi_continuity_harness.targets import ObservedRequest
 
 
@@ -1090,7 +1091,7 @@ def _hostile_session_id(world: World, session_id: str) -> None:
     observation = world.observe()
     file = observation.session_file
     assert file is not None and file.is_file(), "Pi wrote no session file to rewrite"
-    lines = file.read_text(encoding="utf-8").splitlines()
+    lines = jsonl_lines(file.read_text(encoding="utf-8"))
     header = json.loads(lines[0])
     assert header.get("type") == "session", f"the first line of {file.name} is no session header"
     header["id"] = session_id

@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
 from pi_continuity_harness.scenario.layout import pi_package_path
+from pi_continuity_harness.scenario.trace import jsonl_lines
 from pi_continuity_harness.scenario.workspace import write_json
 from pi_continuity_harness.targets.realpi.install import PiInstallation, cache_tmp_dir
 from pi_continuity_harness.targets.realpi.rpc_client import PiRpcProcess
@@ -177,7 +178,7 @@ class PiEnvironment:
         """The observer's log lines so far (across Pi processes and reloads)."""
         if not self.observer_log.exists():
             return []
-        lines = self.observer_log.read_text(encoding="utf-8").splitlines()
+        lines = jsonl_lines(self.observer_log.read_text(encoding="utf-8"))
         return [json.loads(line) for line in lines if line.strip()]
 
     # process -----------------------------------------------------------------

@@ -91,6 +91,7 @@ from pi_continuity_harness.scenario.operations import (
     pick_fork_message,
 )
 from pi_continuity_harness.scenario.tool_confinement import served_call_problem, tool_calls_real_pi_refuses
+from pi_continuity_harness.scenario.trace import jsonl_lines
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.scenario.workspace import (
     EditFileError,
@@ -442,7 +443,7 @@ class PiTarget:
         path = self.fault_records_path
         if not path.exists():
             return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [json.loads(line) for line in jsonl_lines(path.read_text(encoding="utf-8")) if line.strip()]
 
     # ------------------------------------------------------------------ start
     def _find_installation(self) -> PiInstallation:
