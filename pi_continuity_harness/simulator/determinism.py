@@ -85,10 +85,12 @@ class SeededRandom:
     def __init__(self, seed: int) -> None:
         self.seed = seed
         self._rng = random.Random(seed)
-        #: What extension code gets from ``random.random()`` and the other module functions, and
-        #: the names ``tempfile`` makes (:func:`deterministic_environment`): streams of their own,
-        #: so an extension's draws never move the run's ids.
-        self.module_random = random.Random(f"{seed}:random")
+        #: What extension code gets from ``random.random()`` and the other module functions (the
+        #: state of their generator, swapped in while the host runs: a state, not a generator,
+        #: saves a copy of its 625 words at each step) and the names ``tempfile`` makes
+        #: (:func:`deterministic_environment`): streams of their own, so an extension's draws
+        #: never move the run's ids.
+        self.module_random_state = random.Random(f"{seed}:random").getstate()
         self.temporary_names = random.Random(f"{seed}:tempfile")
 
     def bytes(self, n: int) -> bytes:
@@ -167,13 +169,13 @@ def deterministic_environment(clock: VirtualClock, rng: SeededRandom) -> Iterato
     time.time_ns = virtual_time_ns
     os.urandom = virtual_urandom
     random._urandom = virtual_urandom  # type: ignore[attr-defined]
-    random.setstate(rng.module_random.getstate())
+    random.setstate(rng.module_random_state)
     tempfile._name_sequence = _SeededNames(rng.temporary_names)  # type: ignore[attr-defined]
     try:
         yield
     finally:
         time.time, time.time_ns, os.urandom = saved_time, saved_time_ns, saved_urandom
         random._urandom = saved_random_urandom  # type: ignore[attr-defined]
-        rng.module_random.setstate(random.getstate())
+        rng.module_random_state = random.getstate()
         random.setstate(saved_state)
         tempfile._name_sequence = saved_names  # type: ignore[attr-defined]
