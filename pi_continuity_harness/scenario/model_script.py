@@ -519,6 +519,20 @@ class _TextsNewestFirst:
             yield texts[index]
 
 
+def _holds_match(value: Any) -> bool:
+    """Whether a ``{{match:`` is in a string of ``value`` (arguments: strings, numbers, lists and
+    mappings). Looked for in the strings themselves: encoding every call's arguments as JSON to
+    search the text (a dossier written by a ``write`` call, at every reply) was 3.5 % of a blitz
+    exploration (issue 16)."""
+    if isinstance(value, str):
+        return "{{match:" in value
+    if isinstance(value, dict):
+        return any(_holds_match(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds_match(item) for item in value)
+    return False
+
+
 def _resolve_value(value: Any, texts: Iterable[str]) -> Any:
     if isinstance(value, str):
 
@@ -542,7 +556,7 @@ def resolve_tool_calls(
     request: ModelRequest, calls: tuple[ScriptedToolCall, ...]
 ) -> tuple[ScriptedToolCall, ...]:
     """The calls with every ``{{match:REGEX}}`` argument replaced from the request's texts."""
-    if not any("{{match:" in json.dumps(c.arguments) for c in calls):
+    if not any(_holds_match(c.arguments) for c in calls):
         return calls
     texts = _TextsNewestFirst(request.messages)
     return tuple(c.model_copy(update={"arguments": _resolve_value(c.arguments, texts)}) for c in calls)
