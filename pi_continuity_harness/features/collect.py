@@ -28,7 +28,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -211,6 +211,27 @@ def undefined_steps(session: pytest.Session) -> list[str]:
     seen: set[tuple[str, int, str]] = set()
     looked_up = session.stash.setdefault(_LOOKED_UP, {})
     problems: list[str] = []
+    for item, template, rendered, step in _scenario_steps(session):
+        where = (str(template.feature.rel_filename), int(step.line_number), str(step.name))
+        if where in seen:
+            continue
+        found = list(
+            _BDD_SCENARIO.find_fixturedefs_for_step(step=step, fixturemanager=fixturemanager, node=item)
+        )
+        looked_up.setdefault(where, found)
+        if found:
+            continue
+        seen.add(where)
+        problems.append(
+            f"{where[0]}:{where[1]}: {step.keyword.strip()} {step.name!r} matches no step definition "
+            f"(scenario {rendered.name!r})"
+        )
+    return problems
+
+
+def _scenario_steps(session: pytest.Session) -> Iterator[tuple[pytest.Item, Any, Any, Any]]:
+    """``(item, template, scenario, step)`` for every step of the session's scenarios, in
+    collection order, as pytest-bdd will run it (the Examples row filled in)."""
     for item in session.items:
         template = scenario_template(item)
         if template is None:
@@ -219,21 +240,7 @@ def undefined_steps(session: pytest.Session) -> list[str]:
         example = callspec.params.get("_pytest_bdd_example", {}) if callspec is not None else {}
         rendered = template.render(example)
         for step in rendered.steps:
-            where = (str(template.feature.rel_filename), int(step.line_number), str(step.name))
-            if where in seen:
-                continue
-            found = list(
-                _BDD_SCENARIO.find_fixturedefs_for_step(step=step, fixturemanager=fixturemanager, node=item)
-            )
-            looked_up.setdefault(where, found)
-            if found:
-                continue
-            seen.add(where)
-            problems.append(
-                f"{where[0]}:{where[1]}: {step.keyword.strip()} {step.name!r} matches no step definition "
-                f"(scenario {rendered.name!r})"
-            )
-    return problems
+            yield item, template, rendered, step
 
 
 #: What a step definition declares its arguments must be (:func:`checks_arguments`).
@@ -281,38 +288,23 @@ def misused_steps(session: pytest.Session) -> list[str]:
     looked_up = session.stash.get(_LOOKED_UP, {})
     seen: set[tuple[str, int, str, str | None]] = set()
     problems: list[str] = []
-    for item in session.items:
-        template = scenario_template(item)
-        if template is None:
+    for item, template, rendered, step in _scenario_steps(session):
+        where = (str(template.feature.rel_filename), int(step.line_number), str(step.name), step.docstring)
+        if where in seen:
             continue
-        callspec = getattr(item, "callspec", None)
-        example = callspec.params.get("_pytest_bdd_example", {}) if callspec is not None else {}
-        rendered = template.render(example)
-        for step in rendered.steps:
-            where = (
-                str(template.feature.rel_filename),
-                int(step.line_number),
-                str(step.name),
-                step.docstring,
+        seen.add(where)
+        found = looked_up.get(where[:3])
+        if found is None:
+            found = list(
+                _BDD_SCENARIO.find_fixturedefs_for_step(step=step, fixturemanager=fixturemanager, node=item)
             )
-            if where in seen:
-                continue
-            seen.add(where)
-            found = looked_up.get(where[:3])
-            if found is None:
-                found = list(
-                    _BDD_SCENARIO.find_fixturedefs_for_step(
-                        step=step, fixturemanager=fixturemanager, node=item
-                    )
-                )
-            if not found:
-                continue  # undefined_steps reports it
-            problem = _step_problem(step, found, Path(str(template.feature.filename)).parent)
-            if problem is not None:
-                problems.append(
-                    f"{where[0]}:{where[1]}: {step.keyword.strip()} {step.name!r}: {problem} "
-                    f"(scenario {rendered.name!r})"
-                )
+        if not found:
+            continue  # undefined_steps reports it
+        problem = _step_problem(step, found, Path(str(template.feature.filename)).parent)
+        if problem is not None:
+            problems.append(
+                f"{where[0]}:{where[1]}: {step.keyword.strip()} {step.name!r}: {problem} (scenario {rendered.name!r})"
+            )
     return problems
 
 
