@@ -130,6 +130,14 @@ def add_workers_option(parser: argparse.ArgumentParser, what: str) -> None:
     )
 
 
+#: The most pytest-xdist workers (``-n``): each runs scenarios in a process of its own (on real
+#: Pi, with a Pi process beside it), and a count above the machine's cores only waits. Before the
+#: bound, ``-n 100000`` tried to start as many.
+MAX_WORKERS = 64
+
+
 def check_workers(workers: int) -> None:
     if workers < 0:
         raise UsageError(f"-n must not be negative (got {workers})")
+    if workers > MAX_WORKERS:
+        raise UsageError(f"-n must be at most {MAX_WORKERS} (got {workers})")

@@ -40,6 +40,7 @@ from pi_continuity_harness.commands._budget import add_budget_arguments, budget_
 from pi_continuity_harness.commands._paths import check_directory, check_distinct, check_file
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.explore.engine import (
+    MAX_JOBS,
     MAX_SEEDS,
     MAX_STEPS,
     ExploreSettings,
@@ -80,7 +81,12 @@ def register(subparsers: Any) -> None:
         help=f"fault-phase operations per seed (default 40, at most {MAX_STEPS:,})",
     )
     parser.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
-    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1: in this process)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help=f"worker processes (default 1: in this process; at most {MAX_JOBS})",
+    )
     parser.add_argument(
         "--scheduler",
         metavar="tcp://HOST:PORT",
@@ -140,7 +146,7 @@ def check_scheduler(address: str | None) -> None:
 def _validate(args: argparse.Namespace) -> None:
     check_count("--seeds", args.seeds, most=MAX_SEEDS)
     check_count("--steps", args.steps, most=MAX_STEPS)
-    check_count("--jobs", args.jobs)
+    check_count("--jobs", args.jobs, most=MAX_JOBS)
     check_scheduler(args.scheduler)
     if args.seed_start < 0:
         raise UsageError(f"--seed-start must not be negative (got {args.seed_start})")

@@ -23,7 +23,7 @@ from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
 from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.commands.explore import check_count, check_scheduler
-from pi_continuity_harness.explore.engine import MAX_SEEDS, MAX_STEPS
+from pi_continuity_harness.explore.engine import MAX_JOBS, MAX_SEEDS, MAX_STEPS
 from pi_continuity_harness.explore.executor import SchedulerError, open_pool
 from pi_continuity_harness.features.suite import write_atomically
 from pi_continuity_harness.mutants.catalogue import MUTANTS
@@ -43,7 +43,9 @@ def register(subparsers: Any) -> None:
         "action", nargs="?", choices=("run", "list"), default="run", help="run (default) or list"
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write the kill matrix as JSON here")
-    parser.add_argument("--jobs", type=int, default=2, help="mutants run at the same time (default 2)")
+    parser.add_argument(
+        "--jobs", type=int, default=2, help=f"mutants run at the same time (default 2, at most {MAX_JOBS})"
+    )
     parser.add_argument(
         "--scheduler",
         metavar="tcp://HOST:PORT",
@@ -101,8 +103,7 @@ def main(args: argparse.Namespace) -> int:
             raise UsageError(f"--sample must be at least 1 (got {args.sample})")
         chosen = set(sorted(names)[:: args.sample]) | {n for n in names if MUTANTS[n].canary}
         names = [n for n in names if n in chosen]
-    if args.jobs < 1:
-        raise UsageError(f"--jobs must be at least 1 (got {args.jobs})")
+    check_count("--jobs", args.jobs, most=MAX_JOBS)
     check_scheduler(args.scheduler)
     check_file("--json", args.json_path)
     # The bounds of explore's --seeds and --steps (each mutant's exploration runs explore with

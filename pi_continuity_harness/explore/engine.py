@@ -32,6 +32,7 @@ from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.trace import first_difference
 
 __all__ = [
+    "MAX_JOBS",
     "MAX_SEEDS",
     "MAX_STEPS",
     "ExploreSettings",
@@ -52,6 +53,11 @@ MAX_SEEDS = 1_000_000
 #: 1,000 steps 11 s and 190 MB, 2,000 steps 65 s and 390 MB); before the bound,
 #: ``--steps 1000000000000`` grew until the machine ran out of memory.
 MAX_STEPS = 1_000
+#: The most local worker processes (``explore --jobs``, ``mutants --jobs``): each is a Python
+#: process of its own (100-300 MB), and a count above the machine's cores only waits; more
+#: work than one machine goes to a Dask cluster (``--scheduler``). Before the bound, ``--jobs
+#: 100000`` started a process per pending seed.
+MAX_JOBS = 64
 
 
 @dataclass

@@ -81,3 +81,14 @@ def test_the_lazy_help_lists_what_the_modules_register() -> None:
     lazy = build_parser("").format_help()
     full = build_parser().format_help()
     assert lazy == full
+
+
+@pytest.mark.parametrize("command", ["run", "compare", "matrix"])
+def test_the_number_of_parallel_workers_has_an_upper_bound(
+    command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    """Before: ``-n 100000`` tried to start as many pytest-xdist workers (each with a Pi process
+    on real Pi); the bound is checked before anything runs."""
+    monkeypatch.chdir(str(tmp_path))
+    assert main([command, "-n", "100000"]) == 2
+    assert capsys.readouterr().err == f"pi-continuity-harness {command}: -n must be at most 64 (got 100000)\n"

@@ -129,8 +129,17 @@ def _reached(*_args: object, **_kwargs: object) -> None:
         ("explore", "--steps", 1_000, ["--seeds", "1"]),
         ("mutants", "--explore-seeds", 1_000_000, ["--only", "continuation_as_steer"]),
         ("mutants", "--explore-steps", 1_000, ["--only", "continuation_as_steer"]),
+        ("explore", "--jobs", 64, ["--seeds", "1"]),
+        ("mutants", "--jobs", 64, ["--only", "continuation_as_steer"]),
     ],
-    ids=["explore-seeds", "explore-steps", "mutants-explore-seeds", "mutants-explore-steps"],
+    ids=[
+        "explore-seeds",
+        "explore-steps",
+        "mutants-explore-seeds",
+        "mutants-explore-steps",
+        "explore-jobs",
+        "mutants-jobs",
+    ],
 )
 def test_seeds_and_steps_have_a_documented_upper_bound_checked_before_anything_runs(
     tmp_path: Path,
