@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from pi_continuity_harness.scenario.confine import is_inside
 from pi_continuity_harness.scenario.model_script import ScriptedToolCall
 
 __all__ = [
@@ -96,27 +97,32 @@ def tool_call_outside_problem(name: str, arguments: dict[str, Any]) -> str | Non
     return None
 
 
-def command_path_problem(command: str) -> str | None:
+def command_path_problem(command: str, *, absolute_paths: bool = False) -> str | None:
     """Why the ``bash`` command ``command`` names a path outside the project: an absolute path
-    (devices aside), ``..``, ``~``, or one it computes (``$``, backquotes); None when it names
-    none (``{{match:...}}`` is known only when the call is made)."""
-    command_without_matches = re.sub(r"\{\{match:.*?\}\}", "", command)
-    reasons = []
-    absolute = [p for p in _ABSOLUTE_WORD.findall(command_without_matches) if p not in _DEVICES]
+    (devices aside; allowed with ``absolute_paths``, for a caller that checks them against the
+    run itself), ``..``, ``~``, or one it computes (``$``, backquotes); None when it names none
+    (``{{match:...}}`` is known only when the call is made)."""
+    text = re.sub(r"\{\{match:.*?\}\}", "", command)
+    absolute = [] if absolute_paths else _absolute_paths(text)
     if absolute:
-        reasons.append(f"names {absolute[0]!r}")
-    if _PARENT_WORD.search(command_without_matches):
-        reasons.append("goes up with '..'")
-    if _HOME_WORD.search(command_without_matches):
-        reasons.append("names the home directory ('~')")
-    if "$" in command_without_matches or "`" in command_without_matches:
-        reasons.append("computes a path ('$' or '`')")
-    if reasons:
-        return (
-            f"the bash command {command!r} {reasons[0]}: a scripted command may name only paths "
-            "relative to the project, below it"
-        )
-    return None
+        reason = f"names {absolute[0]!r}"
+    elif _PARENT_WORD.search(text):
+        reason = "goes up with '..'"
+    elif _HOME_WORD.search(text):
+        reason = "names the home directory ('~')"
+    elif "$" in text or "`" in text:
+        reason = "computes a path ('$' or '`')"
+    else:
+        return None
+    return (
+        f"the bash command {command!r} {reason}: a scripted command may name only paths relative to the "
+        "project, below it"
+    )
+
+
+def _absolute_paths(command: str) -> list[str]:
+    """The absolute paths ``command`` names, devices aside."""
+    return [p for p in _ABSOLUTE_WORD.findall(command) if p not in _DEVICES]
 
 
 def _escapes_project(path: str) -> bool:
@@ -172,11 +178,11 @@ REAL_PI_PROGRAMS = frozenset(
 _SEGMENT = re.compile(r"\|\||&&|[|;&\n()]")
 
 
-def real_pi_command_problem(command: str) -> str | None:
+def real_pi_command_problem(command: str, *, absolute_paths: bool = False) -> str | None:
     """Why real Pi must not run the scripted ``bash`` command ``command`` (None: it may): a path
-    outside the project (:func:`command_path_problem`), or a program that is not in
-    :data:`REAL_PI_PROGRAMS`, in any part of a pipeline or list."""
-    outside = command_path_problem(command)
+    outside the project (:func:`command_path_problem`, ``absolute_paths`` as there), or a
+    program that is not in :data:`REAL_PI_PROGRAMS`, in any part of a pipeline or list."""
+    outside = command_path_problem(command, absolute_paths=absolute_paths)
     if outside is not None:
         return outside
     command = re.sub(r"\{\{match:.*?\}\}", "x", command)
@@ -185,12 +191,9 @@ def real_pi_command_problem(command: str) -> str | None:
             words = shlex.split(segment)
         except ValueError:
             return f"the bash command {command!r} cannot be read as shell words"
-        if not words:
-            continue
-        program = words[0]
-        if program not in REAL_PI_PROGRAMS:
+        if words and words[0] not in REAL_PI_PROGRAMS:
             return (
-                f"the bash command {command!r} runs {program!r}: on real Pi a scripted command may run only "
+                f"the bash command {command!r} runs {words[0]!r}: on real Pi a scripted command may run only "
                 f"{', '.join(sorted(REAL_PI_PROGRAMS))}"
             )
     return None
@@ -222,16 +225,12 @@ def served_call_problem(name: str, arguments: dict[str, Any], project_dir: str, 
         command = arguments.get("command")
         if not isinstance(command, str):
             return None
-        absolute = [p for p in _ABSOLUTE_WORD.findall(command) if p not in _DEVICES]
-        relative_safe = _ABSOLUTE_WORD.sub(" ", command)
-        problem = real_pi_command_problem(relative_safe)
+        problem = real_pi_command_problem(command, absolute_paths=True)
         if problem is not None:
-            return problem.replace(repr(relative_safe), repr(command))
-        paths.extend(absolute)
-    root = os.path.realpath(run_dir)
+            return problem
+        paths.extend(_absolute_paths(command))
     for path in paths:
-        full = os.path.realpath(os.path.join(project_dir, os.path.expanduser(path)))
-        if full != root and not full.startswith(root.rstrip(os.sep) + os.sep):
+        if not is_inside(os.path.join(project_dir, os.path.expanduser(path)), run_dir):
             return f"the {name} tool call names {path!r}, outside the run"
     return None
 

@@ -947,16 +947,13 @@ class SimHost:
         :meth:`stamp_changed_files` does for the files changed while the run goes: blitz's
         ``/sh recover`` lists a recovery file the scenario placed with its date, which was the
         real minute of the run (found in stop 28: the same scenario and seed gave another trace
-        a minute later). Links are not followed."""
-        ns = self.clock.current_ms() * 1_000_000
+        a minute later). Links are not followed. The files are stamped as changed files are
+        (:meth:`_file_changed`, then :meth:`stamp_changed_files`), at the clock's start."""
         with self.host_io():
-            for root, dirs, files in os.walk(self.paths.workdir):
-                dirs.sort()
-                for name in sorted(files):
-                    try:
-                        os.utime(os.path.join(root, name), ns=(ns, ns), follow_symlinks=False)
-                    except OSError:
-                        continue
+            for root, _dirs, files in os.walk(self.paths.workdir):
+                for name in files:
+                    self._file_changed(os.path.join(root, name))
+        self.stamp_changed_files()
 
     def stamp_changed_files(self) -> None:
         """Give every file changed since the last call the virtual time of its change as its
