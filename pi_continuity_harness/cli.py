@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import select
 import signal
 import sys
 import threading
@@ -83,6 +85,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as error:
         print(f"pi-continuity-harness {args.command}: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        if not _stdout_gone():
+            raise  # another pipe (Pi's stdin, a worker's): a defect to see, not a reader leaving
+        # The reader of the output left (``... | head``): stop as a program killed by SIGPIPE
+        # does, quietly, after the command's ``finally`` blocks ran. Python ignores SIGPIPE, so
+        # the write raised instead, and its traceback (and another when the interpreter
+        # flushes stdout at exit) was all a user saw.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return _SIGPIPE_STATUS
     except Exception as error:
         if not isinstance(error, usage_errors()):
             raise
@@ -99,6 +110,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _interrupt(signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
+
+
+#: The shell's status of a program that SIGPIPE ended (128 + 13).
+_SIGPIPE_STATUS = 128 + signal.SIGPIPE
+
+
+def _stdout_gone() -> bool:
+    """Whether standard output is a pipe whose reader has closed it (``poll`` reports
+    ``POLLERR`` on such a write end, Linux ``pipe(7)``)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by a test, or closed
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
 
 
 if __name__ == "__main__":

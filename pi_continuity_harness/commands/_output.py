@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from pi_continuity_harness import PI_VERSION
 from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._console import terminal_console
 from pi_continuity_harness.features.suite import ScenarioResult
 
 __all__ = ["STATUS_STYLE", "console", "pi_version_option", "progress_printer", "shorten"]
@@ -39,8 +40,7 @@ def pi_version_option(value: str | None, target: str) -> str | None:
 def console() -> Console:
     """A console 150 columns wide when not on a terminal: CI logs are not terminals, and rich
     would squeeze the result tables into 80 columns there."""
-    probe = Console()
-    return Console(highlight=False, width=None if probe.is_terminal else 150)
+    return terminal_console(150)
 
 
 def progress_printer(

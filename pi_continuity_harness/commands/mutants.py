@@ -21,6 +21,7 @@ from rich.text import Text
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
+from pi_continuity_harness.commands._console import terminal_console
 from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.commands.explore import check_count, check_scheduler
 from pi_continuity_harness.explore.engine import MAX_JOBS, MAX_SEEDS, MAX_STEPS
@@ -77,8 +78,7 @@ def register(subparsers: Any) -> None:
 
 
 def _console() -> Console:
-    probe = Console()
-    return Console(highlight=False, width=None if probe.is_terminal else 160)
+    return terminal_console(160)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._console import terminal_console
 from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.explore.plugins import PLUGINS
 from pi_continuity_harness.features.inventory import scenarios as feature_scenarios
@@ -82,8 +83,7 @@ def coverage_of(system: str) -> CoverageReport:
 
 
 def _console() -> Console:
-    probe = Console()
-    return Console(highlight=False, width=None if probe.is_terminal else 200)
+    return terminal_console(200)
 
 
 def main(args: argparse.Namespace) -> int:

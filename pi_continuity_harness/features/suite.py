@@ -326,6 +326,10 @@ class _Collector:
         self.total = 0
         self.on_result = on_result
         self.interrupted = False
+        #: The error of the first ``on_result`` call whose output's reader had left (``run |
+        #: head``); the run stops there and :func:`run_suite` raises it once pytest is done.
+        self.output_closed: BrokenPipeError | None = None
+        self._session: pytest.Session | None = None
 
     def pytest_configure(self, config: pytest.Config) -> None:
         """A failure's traceback in Python's own format when nobody prints it.
@@ -340,6 +344,9 @@ class _Collector:
         carry the traceback, is written."""
         if self.native_tracebacks:
             config.option.tbstyle = "native"
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self._session = session
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.total = len(session.items)
@@ -399,15 +406,26 @@ class _Collector:
             result.detail = getattr(crash, "message", None) or str(report.longrepr)[-2000:]
         if report.when == "teardown" and result.status in ("failed", "error") and result.failed_step:
             result.detail = failure_detail(result.failed_step, result.observed.get("implementation_errors"))
-        if report.when == "teardown" and self.on_result is not None:
-            self.on_result(result, len(self.order), self.total)
+        if report.when == "teardown":
+            self._notify(result)
 
     def _store(self, result: ScenarioResult) -> None:
         key = result.nodeid or f"error-{len(self.order)}"
         self.results[key] = result
         self.order.append(key)
-        if self.on_result is not None:
+        self._notify(result)
+
+    def _notify(self, result: ScenarioResult) -> None:
+        """Hand ``result`` to ``on_result``. An exception from a hook is pytest's
+        ``INTERNALERROR``, so a closed output is kept, and the run told to stop, instead."""
+        if self.on_result is None or self.output_closed is not None:
+            return
+        try:
             self.on_result(result, len(self.order), self.total)
+        except BrokenPipeError as error:
+            self.output_closed = error
+            if self._session is not None:
+                self._session.shouldstop = "the reader of the output closed it"
 
     def ordered(self) -> list[ScenarioResult]:
         """Results in the suite's reading order: smoke assertions in spec order, then install,
@@ -615,9 +633,11 @@ def run_suite(
         if temporary:
             shutil.rmtree(root, ignore_errors=True)
         raise
-    if exit_code == pytest.ExitCode.USAGE_ERROR:
+    if exit_code == pytest.ExitCode.USAGE_ERROR or collector.output_closed is not None:
         if temporary:
             shutil.rmtree(root, ignore_errors=True)
+        if collector.output_closed is not None:
+            raise collector.output_closed
         raise SuiteUsageError(_usage_message(errors.getvalue()))
     sys.stderr.write(errors.getvalue())
     run = SuiteRun(
