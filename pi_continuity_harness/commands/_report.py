@@ -47,9 +47,12 @@ def check_html(path: Path | None) -> None:
 def write_html_report(path: Path, render: Callable[[], str], say: Callable[[str], None] = print) -> None:
     """Render the page, write it to ``path`` whole or not at all and say where, how big and how
     long it took."""
+    from pi_continuity_harness.report import page_directory  # noqa: PLC0415  (only with --html)
+
     started = time.perf_counter()
     try:
-        html = render()
+        with page_directory(path.parent):
+            html = render()
     except ReportError as error:
         raise UsageError(f"--html {path}: {error}") from None
     try:

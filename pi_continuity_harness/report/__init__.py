@@ -23,10 +23,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pi_continuity_harness.report.dependencies import INSTALL_HINT, missing_dependencies, require_dependencies
+from pi_continuity_harness.report.page_paths import page_directory
 
 __all__ = [
     "INSTALL_HINT",
     "missing_dependencies",
+    "page_directory",
     "render_compare",
     "render_explore",
     "render_matrix",

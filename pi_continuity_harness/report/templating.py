@@ -21,6 +21,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from pi_continuity_harness import __version__
 from pi_continuity_harness.report.chart import COLOURS
 from pi_continuity_harness.report.markdown import render_markdown
+from pi_continuity_harness.report.page_paths import shown_path
 
 __all__ = ["CSP", "render_page"]
 
@@ -55,6 +56,7 @@ def _environment() -> Environment:
     env.filters["seconds"] = _seconds
     env.filters["markdown"] = render_markdown
     env.filters["scalar"] = _scalar
+    env.filters["shown_path"] = shown_path
     env.globals["COLOURS"] = COLOURS
     env.globals["harness_version"] = __version__
     return env

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pi_continuity_harness.report.page_paths import shown_path
+
 __all__ = [
     "FULL_LIMIT",
     "REQUEST_LIMIT",
@@ -62,7 +64,7 @@ def _value(value: Any) -> tuple[str, bool]:
 def _cut(text: str, limit: int, where: str) -> str:
     if len(text) <= limit:
         return text
-    return text[:limit] + f"\n… ({len(text) - limit:,} more characters in {where})"
+    return text[:limit] + f"\n… ({len(text) - limit:,} more characters in {shown_path(where)})"
 
 
 def timeline_rows(records: list[dict[str, Any]]) -> list[TimelineRow]:

@@ -134,3 +134,25 @@ def test_a_page_that_cannot_be_encoded_leaves_the_old_page_and_no_partial_file(
     write_html_report(page, lambda: "<p>new \u00e9</p>")
     assert page.read_text(encoding="utf-8") == "<p>new \u00e9</p>"
     assert "HTML report written to" in capsys.readouterr().out
+
+
+def test_rule_a_page_is_the_same_bytes_in_any_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same scenario and seed, simulated in two directories of different lengths, give the
+    same page: the files it names (the scenario, artifacts, request files, the work directory)
+    are shown relative to the page, and each such path names the file from the page's place."""
+    pages = []
+    for where in (tmp_path / "a", tmp_path / "a-much-longer-directory" / "inside"):
+        where.mkdir(parents=True)
+        (where / "s.yaml").write_bytes((EXAMPLES / "threshold-compaction.yaml").read_bytes())
+        monkeypatch.chdir(where)
+        code = main(["simulate", "s.yaml", "--seed", "3", "--workdir", "w", "--html", "page.html"])
+        assert code == 0, capsys.readouterr().err
+        pages.append((where, (where / "page.html").read_text(encoding="utf-8")))
+    (first, page), (_, other) = pages
+    assert str(tmp_path) not in page
+    assert page == other
+    shown = re.findall(r"<code>(w/[^<]*)</code>", page)
+    assert any("/requests/" in p for p in shown) and any("/project/" in p for p in shown), shown
+    assert all((first / p).exists() for p in shown), [p for p in shown if not (first / p).exists()]
