@@ -156,7 +156,8 @@ def checked_import(session: str, **options: Any) -> tuple[Scenario, str]:
     got = replayed[first][:3] if first < len(replayed) else "(no entry)"
     return scenario, (
         f"replay check: entry {first + 1} (line {first + 2}) differs: recorded {want}, replayed {got}; "
-        "the scenario is written as far as it agrees (give --context-window, --max-tokens, --settings)"
+        "the scenario is still written whole, the replay parting from the recording there "
+        "(--context-window, --max-tokens and --settings give the recording's host)"
     )
 
 
