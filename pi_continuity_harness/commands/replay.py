@@ -3,7 +3,9 @@
 A run is a function of the scenario, the seed and the implementation, so replaying is
 running again. With ``--expect-trace`` the new trace is compared byte for byte with a
 recorded one (for example a CI artifact); the first differing record is reported and the
-exit status is 1. The timeline of the new run is printed (``--quiet``: the verdict only).
+exit status is 1. Without ``--seed`` and ``--extension`` the run takes the seed and the
+implementation the recorded trace names in its first record (``host:scenario``), and says so.
+The timeline of the new run is printed (``--quiet``: the verdict only).
 Only scenario files are accepted: a trace names its scenario but does not contain it. The
 scenario and the recorded trace must not be inside the run directory, which the run empties
 first (exit status 2 before the run).
@@ -44,7 +46,9 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("scenario", metavar="SCENARIO", help="scenario file (YAML or JSON), not a trace")
-    parser.add_argument("--seed", type=int, default=None, help="seed (default: the scenario's)")
+    parser.add_argument(
+        "--seed", type=int, default=None, help="seed (default: the recorded trace's, else the scenario's)"
+    )
     parser.add_argument(
         "--expect-trace", metavar="TRACE", default=None, help="trace.jsonl the run must reproduce"
     )
@@ -52,7 +56,10 @@ def register(subparsers: Any) -> None:
         "--workdir", metavar="DIR", default=None, help="run directory (default sim-out/replay-<name>-<seed>)"
     )
     parser.add_argument(
-        "--extension", metavar="SPEC", default=DEFAULT_IMPLEMENTATION, help="implementation under test"
+        "--extension",
+        metavar="SPEC",
+        default=None,
+        help=f"implementation under test (default: the recorded trace's, else {DEFAULT_IMPLEMENTATION})",
     )
     parser.add_argument("--quiet", action="store_true", help="print only the verdict, not the timeline")
     parser.add_argument(
@@ -91,6 +98,42 @@ def _not_a_trace(text: str) -> str | None:
     return None
 
 
+def _recorded_run(text: str) -> tuple[int | None, str | None]:
+    """The seed and the implementation a trace's first record names (``host:scenario``, written
+    by every run before anything else), each None when absent.
+
+    Why: the seed is the other half of a run, and a replay of a CI artifact without it ran the
+    scenario's own seed and reported ``DIFFERS`` at record 0 (``$.seed: expected 7, actual
+    11``); the implementation likewise (a mutant's failure replayed against the reference)."""
+    first = next((line for line in jsonl_lines(text) if line.strip()), "")
+    record = json.loads(first)  # checked by _not_a_trace
+    if record.get("kind") != "host" or record.get("name") != "scenario":
+        return None, None
+    seed = record.get("seed")
+    implementation = record.get("implementation")
+    return (
+        seed if type(seed) is int else None,
+        implementation if isinstance(implementation, str) and implementation else None,
+    )
+
+
+def _take_recorded_run(args: argparse.Namespace, expected: str, scenario_seed: int) -> None:
+    """``--seed`` and ``--extension``, where not given, from the recorded trace; a line says
+    which, when that differs from the run without them (the scenario's seed, the reference)."""
+    recorded_seed, recorded_implementation = _recorded_run(expected)
+    taken = []
+    if args.seed is None and recorded_seed is not None:
+        args.seed = recorded_seed
+        if recorded_seed != scenario_seed:
+            taken.append(f"seed {recorded_seed}")
+    if args.extension is None and recorded_implementation is not None:
+        args.extension = recorded_implementation
+        if recorded_implementation != DEFAULT_IMPLEMENTATION:
+            taken.append(f"implementation {recorded_implementation}")
+    if taken:
+        print(f"replaying with the {' and the '.join(taken)} that {args.expect_trace} records")
+
+
 def main(args: argparse.Namespace) -> int:
     if args.scenario.endswith(".jsonl"):
         raise UsageError(
@@ -106,6 +149,10 @@ def main(args: argparse.Namespace) -> int:
         if problem is not None:
             raise UsageError(f"--expect-trace {args.expect_trace}: {problem}")
     scenario = with_budget(load(args.scenario), args)
+    if expected is not None:
+        _take_recorded_run(args, expected, scenario.seed)
+    if args.extension is None:
+        args.extension = DEFAULT_IMPLEMENTATION
     workdir = Path(args.workdir) if args.workdir else default_workdir("replay-", scenario, args.seed)
     expect_trace = Path(args.expect_trace) if args.expect_trace is not None else None
     check_paths(

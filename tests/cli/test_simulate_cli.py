@@ -384,3 +384,24 @@ def test_run_refuses_bad_arguments_before_running(tmp_path: Path, capsys: pytest
         capsys.readouterr().err
         == f"pi-continuity-harness run: --extension {missing}: no such TypeScript file\n"
     )
+
+
+def test_rule_replay_takes_the_seed_and_the_implementation_a_recorded_trace_names(
+    tmp_path: Path, probe: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CI artifact's trace, replayed with the scenario alone: the seed and the implementation
+    come from the trace's first record (before, the scenario's own seed ran and the replay
+    DIFFERED at record 0). Given on the command line, they win and the difference is reported."""
+    run = ["simulate", str(EXAMPLE), "--seed", "5", "--extension", probe, "--workdir", str(tmp_path / "a")]
+    assert main(run) == 0
+    recorded = tmp_path / "a" / "trace.jsonl"
+    capsys.readouterr()
+    replay = ["replay", str(EXAMPLE), "--expect-trace", str(recorded), "--quiet"]
+    assert main([*replay, "--workdir", str(tmp_path / "b")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"replaying with the seed 5 and the implementation {probe} that {recorded} records"
+    assert out[-1].startswith(f"replay matches {recorded}: ")
+    assert main([*replay, "--workdir", str(tmp_path / "c"), "--seed", "7"]) == 1
+    assert "$.seed: expected 5, actual 7" in capsys.readouterr().out
+    assert main([*replay, "--workdir", str(tmp_path / "d"), "--extension", "reference"]) == 1
+    assert f'$.implementation: expected "{probe}", actual "reference"' in capsys.readouterr().out
