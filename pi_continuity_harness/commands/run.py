@@ -333,11 +333,13 @@ def render_table(run: SuiteRun) -> Table:
         group = results[0].feature_file.replace("\\", "/").split("/")[-2:-1] or [""]
         table.add_row(
             *([system] if many_systems else []),
-            group[0],
-            assertion,
+            escape(group[0]),
+            escape(assertion),
             f"[{_STYLE[status]}]{status}[/]",
             f"{passed}/{len(results)}",
             f"{sum(r.duration_s for r in results):.2f}",
-            "\n".join(details),
+            # Scenario names (an outline's example values) and failure details (an
+            # implementation's own messages) are text, never rich markup: '[/gpt-4o]' must print.
+            escape("\n".join(details)),
         )
     return table
