@@ -22,6 +22,7 @@ __all__ = [
     "continuations_since",
     "current_mark",
     "json_argument",
+    "labelled_numbers",
     "last_mark",
     "new_command_output",
     "new_dialogs",
@@ -58,6 +59,17 @@ def number(text: str) -> int:
 
 def numbers_in(text: str) -> set[int]:
     return {number(m) for m in re.findall(r"\d[\d,]*", text)}
+
+
+def labelled_numbers(text: str, label: str) -> list[int]:
+    """The numbers ``text`` gives the camel-case setting ``label`` (``reserveTokens``): the name,
+    spelled as one word or as words in any case (``reserve tokens``), then only spaces or
+    punctuation (``: ``, `` (``, `` = ``, ``": ``) before the number, thousands separators allowed."""
+    words = re.findall(r"[a-z]+|[A-Z][a-z]*", label)
+    name = r"[\s_-]*".join(re.escape(word) for word in words)
+    number_text = r"(\d{1,3}(?:,\d{3})+|\d+)(?!\d|,\d)"
+    pattern = re.compile(rf"(?<![A-Za-z]){name}(?![A-Za-z])[^\w\n]{{0,4}}{number_text}", re.I)
+    return [int(match.group(1).replace(",", "")) for match in pattern.finditer(text)]
 
 
 def text_mentions_number(text: str, value: int) -> bool:

@@ -25,6 +25,7 @@ from pi_continuity_harness.features.oracle import (
 from pi_continuity_harness.features.steps.common import (
     briefs_in,
     continuations_since,
+    labelled_numbers,
     last_mark,
     new_dialogs,
     new_extension_events,
@@ -109,6 +110,12 @@ def _shown_preview(world: World, r: str, k: str) -> None:
     assert text_mentions_number(shown, reserve) and text_mentions_number(shown, keep), (
         f"the preview did not show {reserve} and {keep}; dialogs and notifications said:\n{shown}"
     )
+    # Spec §12 "preview the exact derived token values": each under its own name, so a preview
+    # that shows the two tokens the wrong way round is not a preview of what will be written.
+    for label, value in (("reserveTokens", reserve), ("keepRecentTokens", keep)):
+        assert value in labelled_numbers(shown, label), (
+            f"the preview did not show {label} {value} by its name; dialogs and notifications said:\n{shown}"
+        )
 
 
 @then(
@@ -687,10 +694,18 @@ def _refused(world: World) -> None:
     )
 )
 def _refusal_details(world: World, r: str, k: str, w: str) -> None:
+    """Spec §11 names the values it shows (``reserveTokens``, ``keepRecentTokens``, active
+    ``contextWindow``): each number must stand by its own name, and every value the message
+    gives a name must be that name's value, so swapped or stale values are caught."""
     message = world.remembered["refusal"]
     assert "enabled" in message, message
     for value in (r, k, w):
         assert text_mentions_number(message, int(value)), f"{value} missing from: {message}"
+    for label, value in (("reserveTokens", r), ("keepRecentTokens", k), ("contextWindow", w)):
+        shown = labelled_numbers(message, label)
+        assert shown, f"{label} is not shown with a value in: {message}"
+        wrong = sorted({n for n in shown if n != int(value)})
+        assert not wrong, f"{label} is shown as {wrong}, expected {value}, in: {message}"
     assert _settings_path(world) in message, f"the settings path is missing from: {message}"
 
 
