@@ -3465,3 +3465,167 @@ patched(
     "extension:Continuity._fail",
     _internal_error_rethrown,
 )
+
+
+# ============================================================================ audit: faults from outside
+# Single-rule mutants an outside audit wrote against faults the catalogue had not imagined; each
+# survived the suite and 40 explored seeds until the check named in its entry was added.
+def _lossy_session_component(original: Any) -> Any:
+    import re  # noqa: PLC0415 (only the mutant needs it)
+
+    def safe(value: str) -> str:
+        text = re.sub(r"[^A-Za-z0-9._-]", "_", value)[:128]
+        return re.sub(r"^\.+", lambda m: "_" * len(m.group(0)), text) or "_"
+
+    return safe
+
+
+patched(
+    "session_id_sanitised_lossily",
+    ("P52",),
+    "§7/seeds: making a session id filesystem-safe is injective: replaced characters never make two ids one",
+    "unsafe characters of the session id become '_' with no hash: 'team/alpha' and 'team_alpha' share a directory "
+    "(killed by rules/hostile-session-id 'two distinct session ids never share a directory')",
+    "paths:safe_session_component",
+    _lossy_session_component,
+)
+patched(
+    "session_id_case_folded",
+    ("P52",),
+    "§7/seeds: making a session id filesystem-safe keeps ids that differ only in case apart",
+    "the session id is lower-cased before it is made safe: 'Team-Alpha' and 'team-alpha' share a directory "
+    "(killed by rules/hostile-session-id 'two distinct session ids never share a directory')",
+    "paths:safe_session_component",
+    lambda original: lambda value: original(value.lower()),
+)
+
+
+def _session_start_relevelled(fragment: str, level: str) -> Callable[[Any], Any]:
+    def make(original: Any) -> Any:
+        async def on_session_start(self: Any, event: Any, ctx: Any) -> Any:
+            return await original(self, event, _CtxUI(ctx, _relevelled(fragment, level)))
+
+        return on_session_start
+
+    return make
+
+
+patched(
+    "stale_pending_notified_as_info",
+    ("P92b",),
+    "§11: stale states are notified as warnings or errors",
+    "the startup notification of a stale pending Brief is an info "
+    "(killed by rules/notifications-and-commands 'a stale pending Brief found after a reload is notified as a "
+    "warning')",
+    "extension:Continuity.on_session_start",
+    _session_start_relevelled("stale pending", "info"),
+)
+patched(
+    "invalid_config_notified_as_info",
+    ("P92b",),
+    "§11: invalid states are notified as warnings or errors",
+    "the startup notification of an invalid extension config is an info "
+    "(killed by rules/notifications-and-commands 'an invalid extension config is notified as a warning')",
+    "extension:Continuity.on_session_start",
+    _session_start_relevelled("invalid extension config", "info"),
+)
+
+
+def _refusal_tokens_swapped(original: Any) -> Any:
+    settings_type = _module("native_settings").NativeCompactionSettings
+
+    def invalid(settings: Any, window: Any, path: str, problems: Any) -> str:
+        swapped = settings_type(settings.enabled, settings.keep_recent_tokens, settings.reserve_tokens)
+        return str(original(swapped, window, path, problems))
+
+    return invalid
+
+
+patched(
+    "refusal_tokens_swapped",
+    ("P91",),
+    "§11: the invalid-native-settings refusal shows enabled, reserveTokens, keepRecentTokens, contextWindow, path",
+    "the refusal shows reserveTokens and keepRecentTokens the wrong way round (every number is still there) "
+    "(killed once the P91 step reads each value by its name)",
+    "messages:invalid_native_settings",
+    _refusal_tokens_swapped,
+)
+patched(
+    "status_names_first_stale_only",
+    ("P60",),
+    "§7, §12: /continuity status shows the stale same-session pending Briefs",
+    "status names only the first stale pending Brief "
+    "(killed by install/status-reports-every-field 'status shows the path of every stale pending Brief')",
+    "state:RuntimeState.existing_stale_paths",
+    lambda original: lambda self: original(self)[:1],
+)
+patched(
+    "effort_case_folded",
+    ("P36a",),
+    "§6: synthesisEffort is exactly one of the labels inherit, minimal, low, medium, high, xhigh (as spelled)",
+    "synthesisEffort is lower-cased before it is checked: 'High' and 'MEDIUM' are accepted "
+    "(killed by install/invalid-config-fails-closed 'the effort labels are exact')",
+    "config:validate_extension_config",
+    _validate_with(
+        lambda d: {
+            k: (v.lower() if k == "synthesisEffort" and isinstance(v, str) else v) for k, v in d.items()
+        }
+    ),
+)
+
+
+def _empty_model_part_accepted(original: Any) -> Any:
+    config_type = _module("config").ExtensionConfig
+
+    def validate(data: dict[str, Any], path: str) -> Any:
+        model = data.get("synthesisModel")
+        if isinstance(model, str) and model.count("/") == 1 and model != "/" and "" in model.split("/"):
+            result = original({**data, "synthesisModel": model.replace("/", "x/x")}, path)
+            if isinstance(result, config_type):
+                return result.model_copy(update={"synthesis_model": model})
+            return result
+        return original(data, path)
+
+    return validate
+
+
+patched(
+    "model_id_part_may_be_empty",
+    ("P31",),
+    "§6: a concrete synthesisModel names both a provider and a model ('provider/model', neither part empty)",
+    "a synthesisModel with an empty provider or model ('openai/', '/gpt-4o') is accepted; the handoff fails later "
+    "(killed by install/invalid-config-fails-closed 'a synthesis model id with an empty provider or model part')",
+    "config:validate_extension_config",
+    _empty_model_part_accepted,
+)
+
+
+def _preview_tokens_swapped(original: Any) -> Any:
+    import re  # noqa: PLC0415 (only the mutant needs it)
+
+    derive = _module("native_settings").derive_native_tokens
+
+    def preview(window: int, trigger: Any, keep: Any, path: str, **options: Any) -> str:
+        text = str(original(window, trigger, keep, path, **options))
+        reserve_tokens, keep_tokens = derive(window, trigger, keep)
+        swaps = {
+            f"{reserve_tokens:,}": f"{keep_tokens:,}",
+            f"{keep_tokens:,}": f"{reserve_tokens:,}",
+            str(reserve_tokens): str(keep_tokens),
+            str(keep_tokens): str(reserve_tokens),
+        }
+        alternatives = "|".join(re.escape(s) for s in sorted(swaps, key=len, reverse=True))
+        return re.sub(rf"(?<![\d,])(?:{alternatives})(?!\d|,\d)", lambda m: swaps[m.group(0)], text)
+
+    return preview
+
+
+patched(
+    "preview_tokens_swapped",
+    ("P100",),
+    "§12: native setup previews the exact derived tokens before confirming",
+    "the preview shows reserveTokens and keepRecentTokens the wrong way round; the right values are written "
+    "(killed once the preview step reads each value by its name)",
+    "commands:settings_preview",
+    _preview_tokens_swapped,
+)

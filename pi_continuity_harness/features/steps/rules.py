@@ -1123,6 +1123,35 @@ def _briefs_in_one_component(world: World) -> None:
         )
 
 
+@then(
+    parsers.re(
+        r'the Briefs of the sessions "(?P<first>[^"]+)" and "(?P<second>[^"]+)" lie in different '
+        r"directories under the artifact directory"
+    )
+)
+def _sessions_apart(world: World, first: str, second: str) -> None:
+    """Spec §7 (seed README): two distinct session ids never share a directory, so one session's
+    Briefs can never sit among another's (a sanitiser that maps ``a/b`` and ``a_b``, or ``Ab`` and
+    ``ab``, to one name breaks that). Each session must have written a Brief (by its frontmatter
+    ``sessionId``), and no directory directly under the artifact directory holds Briefs of both."""
+    root = world.artifact_dir().resolve()
+    project = world.observe().project_dir
+    dirs: dict[str, set[str]] = {first: set(), second: set()}
+    for name, brief in briefs_in(project_files(project)):
+        session = brief.frontmatter.get("sessionId")
+        if session not in dirs:
+            continue
+        path = (project / name).resolve()
+        assert path.is_relative_to(root), f"{name} lies outside the artifact directory {root}"
+        dirs[str(session)].add(path.relative_to(root).parts[0])
+    for session, found in dirs.items():
+        assert found, f"no Brief of session {session!r} was written under {root}"
+    shared = dirs[first] & dirs[second]
+    assert not shared, (
+        f"the sessions {first!r} and {second!r} share the directory {sorted(shared)} under {root}"
+    )
+
+
 # --------------------------------------------------------------------- durable Brief first (P1)
 @then("when Pi appended each compaction entry a pending Brief of this session already held its summary")
 def _pending_brief_before_entry(world: World) -> None:

@@ -145,3 +145,25 @@ Feature: invalid-config-fails-closed
     When the provider rejects the next request because it exceeds the context window
     Then the persisted compaction summary is a valid schema-v2 Brief with handoffReason "overflow"
     And no notification said a durable Brief is being prepared
+
+  @rule-P36a
+  Scenario Outline: the effort labels are exact: another spelling is refused
+    Given the extension config file holds {"synthesisEffort": "<effort>"}
+    When Pi starts
+    Then a notification names the extension config file and the field "synthesisEffort"
+
+    Examples:
+      | effort |
+      | High   |
+      | MEDIUM |
+
+  @rule-P31
+  Scenario Outline: a synthesis model id with an empty provider or model part is rejected
+    Given the extension config file holds {"synthesisModel": "<model>"}
+    When Pi starts
+    Then a notification names the extension config file and the field "synthesisModel"
+
+    Examples:
+      | model   |
+      | openai/ |
+      | /gpt-4o |

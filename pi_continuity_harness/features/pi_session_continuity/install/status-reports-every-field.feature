@@ -80,3 +80,12 @@ Feature: status-reports-every-field
     And the user has worked through 2 turns
     When native compaction reaches its threshold
     Then the status shown during the synthesis names the current operation
+
+  @rule-P60
+  Scenario: status shows the path of every stale pending Brief, not only the first
+    Given the user has worked through 2 turns
+    When the user runs "/continuity checkpoint"
+    And the user runs "/continuity checkpoint"
+    And Pi reloads
+    And the user runs "/continuity status"
+    Then the status output names the path of every pending Brief of this session

@@ -11,3 +11,19 @@ Feature: hostile-session-id
     And Pi restarts
     And the user runs "/continuity checkpoint"
     Then every Brief written since lies in one directory directly under the artifact directory
+
+  @rule-P52
+  Scenario Outline: two distinct session ids never share a directory
+    Given the user has worked through 2 turns
+    When the session file is rewritten outside Pi to name the session "<first>"
+    And Pi restarts
+    And the user runs "/continuity checkpoint"
+    And the session file is rewritten outside Pi to name the session "<second>"
+    And Pi restarts
+    And the user runs "/continuity checkpoint"
+    Then the Briefs of the sessions "<first>" and "<second>" lie in different directories under the artifact directory
+
+    Examples:
+      | first       | second      |
+      | team/alpha  | team_alpha  |
+      | Team-Alpha  | team-alpha  |

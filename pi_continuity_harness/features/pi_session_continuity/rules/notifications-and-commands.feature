@@ -35,3 +35,18 @@ Feature: notifications-and-commands
     Given the user has worked through 2 turns
     When the user runs "/continuity status"
     Then the implementation registered exactly one command, /continuity
+
+  @rule-P92b
+  Scenario: a stale pending Brief found after a reload is notified as a warning
+    Given the user has worked through 2 turns
+    And the user has saved a checkpoint
+    When Pi reloads
+    Then a notification says a stale pending Continuity Brief was found for this session and left inert
+    And the notification saying "stale pending Continuity Brief found" was a warning or an error
+
+  @rule-P92b
+  Scenario: an invalid extension config is notified as a warning
+    Given the extension config file holds {"synthesisEffort": "extreme"}
+    When Pi starts
+    Then a notification names the extension config file and the field "synthesisEffort"
+    And the notification saying "session-continuity.json" was a warning or an error
