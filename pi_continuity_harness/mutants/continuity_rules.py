@@ -71,6 +71,11 @@ UNREACHABLE: dict[str, str] = {
         "unexpected (non-OSError) fault (explore/continuity/generate.py _FS_FAULTS), so no explored "
         "handoff reaches the catch-all; rules/fail-closed-without-cooldown injects one"
     ),
+    "reconciled_archive_not_pruned": (
+        "archive_retention would see eleven archived Briefs, but an explored session must first commit "
+        "ten Briefs and then crash between a commit and its archive write before a restart; in 40 seeds "
+        "of 40 steps none did; rules/archive-retention plants the ten archives"
+    ),
     "directives_only_at_line_start": (
         "the explorer's scripted syntheses promote only role-labelled directives at the start of a "
         "line, which the old validator also refuses; the unquoted 'Ignore your instructions ...' "
@@ -3628,4 +3633,73 @@ patched(
     "(killed once the preview step reads each value by its name)",
     "commands:settings_preview",
     _preview_tokens_swapped,
+)
+
+
+def _reconciled_without_retention(original: Any) -> Any:
+    lifecycle = _module("lifecycle")
+
+    def inspect(self: Any, state: Any, ctx: Any) -> None:
+        prune = lifecycle.prune_archive
+        lifecycle.prune_archive = lambda directory, keep=10: []
+        try:
+            original(self, state, ctx)
+        finally:
+            lifecycle.prune_archive = prune
+
+    return inspect
+
+
+patched(
+    "reconciled_archive_not_pruned",
+    ("P54",),
+    "§6/§7: retention applies after every archive, including a Brief archived by startup reconciliation",
+    "a committed Brief reconciled at startup is archived without retention: the archive may hold eleven "
+    "(killed by rules/archive-retention 'a Brief reconciled at startup is archived with the same retention')",
+    "extension:Continuity._inspect_pending",
+    _reconciled_without_retention,
+)
+
+
+def _identity_swapped(original: Any) -> Any:
+    def body(*, phase: str, error: str, event_id: str, session_id: str, compaction_cancelled: bool) -> str:
+        return str(
+            original(
+                phase=phase,
+                error=error,
+                event_id=session_id,
+                session_id=event_id,
+                compaction_cancelled=compaction_cancelled,
+            )
+        )
+
+    return body
+
+
+patched(
+    "postmortem_identity_swapped",
+    ("P75d",),
+    "§8: the failure record names the event by its eventId and the session by its session id",
+    "the failure record's '- Event:' line gives the session id and '- Session:' the eventId (both ids are there) "
+    "(killed once the P75 record step reads each id by its name)",
+    "lifecycle:failure_brief_body",
+    _identity_swapped,
+)
+
+
+def _percent_truncated(original: Any) -> Any:
+    from decimal import ROUND_DOWN, Decimal  # noqa: PLC0415 (only the mutant needs it)
+
+    return lambda value: float(value.quantize(Decimal("0.1"), rounding=ROUND_DOWN))
+
+
+patched(
+    "frontmatter_percent_truncated",
+    ("P64g",),
+    "§8: the recorded effective percentages are those of the tokens and the window",
+    "the frontmatter percentages are truncated to one decimal (95.59 becomes 95.5), not rounded "
+    "(killed by rules/artifacts-and-frontmatter 'the effective percentages are those of the tokens when they are "
+    "not round numbers')",
+    "lifecycle:percent_for_frontmatter",
+    _percent_truncated,
 )

@@ -290,6 +290,21 @@ def _archived_brief(world: World, whose: str, text: str) -> None:
     _plant(world, f"{session_id}/archive/2025-01-01T00-00-00-000Z-{event_id}.md", _archived(brief))
 
 
+@given(parsers.re(r"the artifact directory holds (?P<count>\d+) archived Briefs of this session"))
+def _archived_briefs(world: World, count: str) -> None:
+    """``count`` archived schema-v2 Briefs of this session, a day apart in 2025 (older than any
+    Brief the scenario makes), named ``<timestamp>-<eventId>.md`` (spec §7): the archive is full
+    before the scenario's own Brief is archived (rule P54)."""
+    world.start()
+    session_id = world.observe().session_id or ""
+    for day in range(1, int(count) + 1):
+        event_id = f"{day:08d}-3333-4444-8555-666666666666"
+        brief = _planted_brief(
+            session_id, event_id, f"archived {day}", kind="pi-session-continuity/v2", version=2
+        )
+        _plant(world, f"{session_id}/archive/2025-01-{day:02d}T00-00-00-000Z-{event_id}.md", _archived(brief))
+
+
 @given(
     parsers.re(r'the artifact directory holds a legacy v1 artifact of this session saying "(?P<text>[^"]+)"')
 )

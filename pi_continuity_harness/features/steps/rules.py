@@ -729,6 +729,13 @@ def _postmortem_title(world: World, title: str) -> None:
     )
 
 
+#: ``- Event: <id>``, ``eventId: "<id>"``, ``Session id = <id>``: a line of the postmortem that gives
+#: the event or the session id by its name (not ``sessionFile``).
+_POSTMORTEM_ID_LINE = re.compile(
+    r'^[\W_]*\b(event(?:[ _-]?id)?|session(?:[ _-]?id)?)\s*[:=]\s*["\'`]?([^\s"\'`]+)', re.I | re.M
+)
+
+
 @then(
     parsers.re(
         r'the failed postmortem records the phase "(?P<phase>[^"]+)", the error "(?P<error>[^"]+)", '
@@ -747,6 +754,14 @@ def _postmortem_record(world: World, phase: str, error: str) -> None:
     assert event and event.group(1) in text, (
         f"the eventId of {Path(path).name} is not recorded:\n{text[:600]}"
     )
+    # The ids must also stand by the right names: a record whose "Event:" line gives the session
+    # id (and "Session:" the eventId) has both ids in it, and names neither correctly.
+    wrong = [
+        f"{label} {value!r}"
+        for label, value in _POSTMORTEM_ID_LINE.findall(text)
+        if value != (event.group(1) if label.lower().startswith("event") else session)
+    ]
+    assert not wrong, f"the failed postmortem names the wrong id for {wrong}:\n{text[:600]}"
 
 
 @then("the failed postmortem says native compaction was cancelled and no continuation prompt was submitted")

@@ -43,3 +43,11 @@ Feature: artifacts-and-frontmatter
     Given the user has worked through 2 turns
     When native compaction reaches its threshold
     Then the Brief's frontmatter records this session's id and session file
+
+  @rule-P64g
+  Scenario: the effective percentages are those of the tokens when they are not round numbers
+    Given the active model has a context window of 372,000 tokens
+    And the native settings are reserveTokens 16,384 and keepRecentTokens 2,230
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the Brief's frontmatter records Pi's tokensBefore, the effective percentages of its tokens and the leaf before the handoff
