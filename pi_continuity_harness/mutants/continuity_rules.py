@@ -76,6 +76,11 @@ UNREACHABLE: dict[str, str] = {
         "ten Briefs and then crash between a commit and its archive write before a restart; in 40 seeds "
         "of 40 steps none did; rules/archive-retention plants the ten archives"
     ),
+    "merge_drops_unknown_compaction_keys": (
+        "settings_keep_unrelated_keys compares every compaction key of the old file with the new, but "
+        "the explored project settings hold only the three native keys and modelOverrides "
+        "(explore/continuity/generate.py), which this merge keeps; rules/settings-menu plants an unknown one"
+    ),
     "directives_only_at_line_start": (
         "the explorer's scripted syntheses promote only role-labelled directives at the start of a "
         "line, which the old validator also refuses; the unquoted 'Ignore your instructions ...' "
@@ -3702,4 +3707,51 @@ patched(
     "not round numbers')",
     "lifecycle:percent_for_frontmatter",
     _percent_truncated,
+)
+
+
+def _merge_keeping_known_keys(original: Any) -> Any:
+    import json  # noqa: PLC0415 (only the mutant needs it)
+
+    known = ("enabled", "reserveTokens", "keepRecentTokens", "modelOverrides")
+
+    def merged(existing: str | None, path: str, reserve: int, keep: int) -> str:
+        data = json.loads(original(existing, path, reserve, keep))
+        data["compaction"] = {k: v for k, v in data["compaction"].items() if k in known}
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    return merged
+
+
+patched(
+    "merge_drops_unknown_compaction_keys",
+    ("P43",),
+    "§6/§12: the settings merge preserves every unrelated Pi setting, compaction keys it does not know included",
+    "the merged compaction object keeps only enabled, reserveTokens, keepRecentTokens and modelOverrides "
+    "(killed by rules/settings-menu 'the settings merge keeps the compaction keys it does not know')",
+    "settings_merge:merged_settings_text",
+    _merge_keeping_known_keys,
+)
+
+
+def _every_sessions_temp_files_removed(original: Any) -> Any:
+    import glob  # noqa: PLC0415 (only the mutant needs it)
+    import os  # noqa: PLC0415
+
+    def remove(state: Any, ctx: Any) -> None:
+        original(state, ctx)
+        for path in glob.glob(os.path.join(state.artifact_dir, "*", "*", ".*.tmp")):
+            os.remove(path)
+
+    return staticmethod(remove)
+
+
+patched(
+    "temp_files_of_every_session_removed",
+    ("P139",),
+    "§7: another session's files are inert: a temporary file of its write in progress is not this session's",
+    "startup removes the temporary files of every session's directories, not only its own "
+    "(killed by rules/interrupted-write 'another session's temporary file is not this session's to remove')",
+    "extension:Continuity._remove_leftover_temps",
+    _every_sessions_temp_files_removed,
 )

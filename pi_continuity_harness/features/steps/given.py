@@ -267,6 +267,17 @@ def _foreign_pending(world: World, text: str) -> None:
     _plant(world, f"{foreign}/pending/11111111-2222-4333-8444-555555555555.md", brief)
 
 
+@given("the artifact directory holds a temporary file of another session's write in progress")
+def _foreign_temp_file(world: World) -> None:
+    """Another Pi process in the same project is writing a Brief: its temporary file (the shape
+    of an atomic write before its rename) lies in its own session's ``pending/``. It is that
+    session's file (rule P139), whatever this session's startup does about its own (P136)."""
+    foreign = "0190aaaa-bbbb-7ccc-8ddd-eeeeffff0002"
+    event = "44444444-5555-4666-8777-888888888888"
+    brief = _planted_brief(foreign, event, "a write in progress", kind="pi-session-continuity/v2", version=2)
+    _plant(world, f"{foreign}/pending/.{event}.md.{'0123456789abcdef' * 2}.tmp", brief)
+
+
 def _archived(brief: str) -> str:
     return brief.replace('status: "pending"', 'status: "archived"', 1)
 

@@ -536,6 +536,7 @@ def _no_request_contains(world: World, a: str, b: str) -> None:
 def _planted_unchanged(world: World) -> None:
     project = world.observe().project_dir
     for path, text in world.remembered.get("planted", {}).items():
+        assert (project / path).is_file(), f"{path} was removed"
         assert (project / path).read_text(encoding="utf-8") == text, f"{path} changed"
 
 

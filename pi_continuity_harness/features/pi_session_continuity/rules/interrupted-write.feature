@@ -12,3 +12,12 @@ Feature: interrupted-write
     And Pi restarts after the crash left a temporary file
     And the user runs "/continuity status"
     Then each temporary file the crash left was removed and named by a notification, or is named by the status
+
+  @rule-P139
+  Scenario: another session's temporary file is not this session's to remove
+    Given the user has worked through 2 turns
+    And the artifact directory holds a temporary file of another session's write in progress
+    When Pi restarts
+    And the user runs "/continuity checkpoint"
+    Then exactly one pending Continuity Brief exists for this session
+    And the planted artifacts are unchanged

@@ -77,3 +77,14 @@ Feature: settings-menu
     And native compaction reaches its threshold
     Then the persisted compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
     And the Brief's frontmatter records reserveTokens 50000
+
+  @rule-P43
+  Scenario: the settings merge keeps the compaction keys it does not know
+    Given the active model has a context window of 200,000 tokens
+    And the project settings file holds unrelated settings:
+      """
+      {"compaction": {"enabled": true, "reserveTokens": 16384, "keepRecentTokens": 20000, "futureOption": {"kept": true}}}
+      """
+    When the user sets up native compaction at 75% trigger and 15% keep-recent and confirms
+    Then the project settings file sets compaction enabled true, reserveTokens 50000 and keepRecentTokens 30000
+    And every unrelated project setting is unchanged
