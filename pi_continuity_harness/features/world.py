@@ -180,6 +180,13 @@ class ScenarioDraft:
         return parse_scenario(data, f"feature scenario {self.name!r}")
 
 
+def _kind_files(directory: Path) -> dict[str, bytes]:
+    """The files directly in ``directory`` (an artifact kind's directory), by name, in name order."""
+    if not directory.is_dir():
+        return {}
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+
+
 def _files_below(root: Path) -> list[str]:
     """Every file below ``root``, as paths relative to it sorted component by component (none
     when it is not there): what ``sorted(root.rglob("*"))`` filtered by ``is_file()`` gives,
@@ -373,11 +380,21 @@ class World:
         observation = self.observe()
         sid = session_id or observation.session_id or ""
         root = self.artifact_dir()
-        for candidate in root.iterdir() if root.is_dir() else []:
-            if candidate.is_dir() and (candidate.name == sid or (sid and candidate.name.startswith(sid[:8]))):
-                directory = candidate / kind
-                if directory.is_dir():
-                    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+        if not sid or not root.is_dir():
+            return {}
+        exact = root / sid
+        if exact.is_dir():
+            return _kind_files(exact / kind)
+        # A sanitised directory name (a hostile id, spec §7) keeps a prefix of the id. uuidv7 ids
+        # of sessions started within about a minute share their first 8 characters, so a prefix
+        # alone could pick another session's directory (and ``iterdir`` has no fixed order): of
+        # the candidates, in name order, the first whose files name this session (a Brief's
+        # ``sessionId``, a failure record's session line) is this session's.
+        for candidate in sorted(root.iterdir()):
+            if candidate.is_dir() and candidate.name.startswith(sid[:8]):
+                files = _kind_files(candidate / kind)
+                if any(sid.encode() in data for data in files.values()):
+                    return files
         return {}
 
     def all_project_files(self) -> dict[str, bytes]:

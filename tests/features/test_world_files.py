@@ -10,7 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_continuity_harness.features.world import _files_below
+from pi_continuity_harness.features.world import World, _files_below
+from pi_continuity_harness.targets.target import Observation
 
 _NAMES = st.sampled_from(["a", "a-b", "a.b", "a b", ".h", "b", "B", "é", "z9", "a0"])
 
@@ -58,3 +59,40 @@ def test_a_directory_that_is_not_there_has_no_files(tmp_path: Path) -> None:
     assert _files_below(tmp_path / "missing") == []
     (tmp_path / "file").write_text("x", encoding="utf-8")
     assert _files_below(tmp_path / "file") == []
+
+
+def test_rule_a_sessions_artifacts_are_never_another_sessions_sharing_its_id_prefix(
+    tmp_path: Path,
+) -> None:
+    """uuidv7 ids of sessions started within about a minute share their first 8 characters; a
+    sanitised directory keeps only a prefix of the id. Of the directories with that prefix, the
+    one whose files name this session is this session's, whatever the listing order (before, the
+    first the filesystem listed, another session's included)."""
+    project = tmp_path / "project"
+    root = project / ".pi" / "session-continuity"
+    this, other = "019b76da-a800-7d3f-ab3c-9250b797528b", "019b76da-a811-7000-8000-000000000001"
+    for name, session in (("019b76da-a811-other", other), ("019b76da-a800-this", this)):
+        (root / name / "pending").mkdir(parents=True)
+        (root / name / "pending" / "b.md").write_text(f'---\nsessionId: "{session}"\n---\n', "utf-8")
+    observation = Observation(
+        target="fixed",
+        project_dir=project,
+        agent_dir=tmp_path / "agent",
+        session_dir=tmp_path / "sessions",
+        session_id=this,
+    )
+
+    class _Fixed:
+        name = implementation = "fixed"
+
+        def start(self, scenario: object) -> None:
+            pass
+
+        def observe(self) -> Observation:
+            return observation
+
+    world = World("scenario", make_target=_Fixed)  # type: ignore[arg-type]
+    world.start()
+    assert world.session_artifacts("pending") == {"b.md": f'---\nsessionId: "{this}"\n---\n'.encode()}
+    assert world.session_artifacts("pending", session_id=other)["b.md"].decode().count(other) == 1
+    assert world.session_artifacts("archive") == {}
