@@ -3755,3 +3755,40 @@ patched(
     "extension:Continuity._remove_leftover_temps",
     _every_sessions_temp_files_removed,
 )
+
+
+def _pending_deleted_on_abort(pi: ExtensionAPI) -> None:
+    """The reference, whose ``session_before_compact`` result, once returned, listens to the
+    hook's signal and deletes the Brief it names when Pi aborts the compaction."""
+    import contextlib  # noqa: PLC0415 (only this mutant needs them)
+    import os  # noqa: PLC0415
+
+    from pi_continuity_harness.mutants.catalogue import (  # noqa: PLC0415
+        _after_before_compact,
+        _reference,
+    )
+
+    def change(app: Any, event: Any, ctx: Any, result: Any) -> Any:
+        compaction = getattr(result, "compaction", None)
+        path = (getattr(compaction, "details", None) or {}).get("artifactPath")
+        if isinstance(path, str):
+
+            def remove() -> None:
+                with contextlib.suppress(OSError):
+                    os.remove(path)
+
+            event.signal.add_listener(remove)
+        return result
+
+    _reference(pi, on={"session_before_compact": _after_before_compact(change)})
+
+
+registered(
+    "abort_deletes_pending",
+    ("P110b",),
+    "§13: Pi aborting a compaction after the hook returned leaves its pending Brief on disk, inert",
+    "the hook's result listens to its signal and deletes the pending Brief when Pi aborts "
+    "(killed by smoke/session-compact-archives 'the Brief of a compaction Pi aborts after the hook "
+    "returned stays pending and inert')",
+    _pending_deleted_on_abort,
+)

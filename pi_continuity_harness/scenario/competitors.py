@@ -8,6 +8,11 @@ extension. The real-Pi target loads a TypeScript twin of each (same names, same 
 ``reissue_brief`` returns the newest pending Continuity Brief it finds under the project's
 default artifact directory, byte for byte, with its own ``details``: Pi then persists the
 continuity extension's summary text under details that do not describe it (rule P70d).
+
+``abort`` calls ``ctx.abort()`` and returns nothing: Pi aborts the compaction after the
+continuity extension's hook has returned (``AgentSession.abort`` aborts the auto-compaction's
+controller, ``agent-session.js``; the hook's own ``signal`` is that controller's), the one way a
+scenario reaches rule P110b (the Brief of an aborted compaction stays pending and inert).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from pi_continuity_harness.api.extension_api import (
 
 __all__ = ["CompetitorBehaviour", "competitor"]
 
-CompetitorBehaviour = Literal["cancel", "empty", "own_compaction", "reissue_brief", "throw", "none"]
+CompetitorBehaviour = Literal["abort", "cancel", "empty", "own_compaction", "reissue_brief", "throw", "none"]
 
 
 def competitor(behaviour: CompetitorBehaviour) -> ExtensionFactory:
@@ -37,6 +42,9 @@ def competitor(behaviour: CompetitorBehaviour) -> ExtensionFactory:
 
         def before_compact(event: SessionBeforeCompactEvent, ctx: ExtensionContext) -> Any:
             count["n"] += 1
+            if behaviour == "abort":
+                ctx.abort()
+                return None
             if behaviour == "cancel":
                 return {"cancel": True}
             if behaviour == "empty":

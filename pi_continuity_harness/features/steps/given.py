@@ -91,6 +91,7 @@ _COMPETITORS = {
     "returns the saved Brief with its own details": "reissue_brief",
     "returns an empty result": "empty",
     "cancels every compaction": "cancel",
+    "aborts every compaction": "abort",
     "throws an error": "throw",
 }
 

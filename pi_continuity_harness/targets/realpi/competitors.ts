@@ -9,7 +9,14 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
-export type CompetitorBehaviour = "cancel" | "empty" | "own_compaction" | "reissue_brief" | "throw" | "none";
+export type CompetitorBehaviour =
+	| "abort"
+	| "cancel"
+	| "empty"
+	| "own_compaction"
+	| "reissue_brief"
+	| "throw"
+	| "none";
 
 /** The newest `*.md` under `<cwd>/<CONFIG_DIR_NAME>/session-continuity/<session>/pending/` (ties by path). */
 function newestPendingBrief(cwd: string): string | undefined {
@@ -46,6 +53,9 @@ export function competitor(behaviour: CompetitorBehaviour): (pi: ExtensionAPI) =
 		pi.on("session_before_compact", (event, ctx) => {
 			count += 1;
 			switch (behaviour) {
+				case "abort":
+					ctx.abort();
+					return undefined;
 				case "cancel":
 					return { cancel: true };
 				case "empty":

@@ -56,6 +56,15 @@ Feature: session-compact-archives
     And no continuation was submitted
 
   @rule-P110b
+  Scenario: the Brief of a compaction Pi aborts after the hook returned stays pending and inert
+    Given another extension loaded after it aborts every compaction
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then no compaction entry was persisted
+    And exactly one pending Continuity Brief exists for this session
+    And that pending Brief never reached the model and never became a summary
+
+  @rule-P110b
   Scenario: the Brief of a compaction another extension cancelled stays pending and inert
     Given another extension loaded after it cancels every compaction
     And the user has worked through 2 turns
