@@ -60,6 +60,13 @@ Feature: cancel-removes-only-the-owned-reservation
     When the user runs "/sh start"
     Then the status widget now shows "Waiting for Session Handoff"
 
+  @rule-H19d @rule-H70a
+  Scenario: a request after a cancel gets a fresh Finish ID
+    When the model asks for the template and the user cancels the handoff
+    And the user runs "/sh start"
+    And the model then asks for the template again
+    Then the two successful template responses gave different Finish IDs
+
   @needs-virtual-time @rule-H70b
   Scenario: after a cancel no reminder comes
     Given the handoff settings are {"readinessRetrySeconds": 1}
@@ -73,6 +80,13 @@ Feature: cancel-removes-only-the-owned-reservation
     When the model asks for the template, deletes the reserved file and stops; then the user runs "/sh cancel"
     Then exactly one notification followed the cancel, and it reports no failure
     And the status widget no longer shows an active handoff
+
+  @needs-trace-faults @rule-H73 @rule-H75
+  Scenario: a reservation that cannot be removed is reported once, as a failure naming it
+    Given removing the dossier reservation fails
+    When the model asks for the template and the user cancels the handoff
+    Then exactly one notification followed the cancel: a warning or error naming the dossier file
+    And the reserved dossier is still there
 
   @needs-held-model-calls @rule-H138
   Scenario: an aborted reply neither pauses nor cancels the handoff

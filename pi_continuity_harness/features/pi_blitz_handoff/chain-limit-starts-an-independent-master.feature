@@ -13,7 +13,7 @@ Feature: chain-limit-starts-an-independent-master
     And the receiver read the whole dossier
     And the bootstrap prompt tells the receiver to read the entire dossier, past any truncation
 
-  @rule-H123
+  @rule-H123 @rule-H65
   Scenario: an ancestor the count needs but cannot read fails the transfer visibly
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then Pi switched to a new session whose header links to the source session
@@ -21,6 +21,7 @@ Feature: chain-limit-starts-an-independent-master
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then Pi stayed in the receiver session
     And a notification was shown
+    And the status widget no longer shows an active handoff
 
   @rule-H107
   Scenario: a child session hands off itself, never its parent

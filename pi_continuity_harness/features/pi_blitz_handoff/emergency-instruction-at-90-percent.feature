@@ -56,6 +56,13 @@ Feature: emergency-instruction-at-90-percent
     Then the emergency instruction was not sent
     And the owned dossier reservation was removed
 
+  @rule-H51
+  Scenario: the emergency keeps the Finish ID the template response gave
+    When a handoff is requested, the model asks for the template and its next reply reports 182,000 context tokens
+    Then the emergency instruction was sent once
+    And exactly 1 Finish call was accepted
+    And Pi switched to a new session whose header links to the source session
+
   @needs-virtual-time @rule-H51 @rule-H137
   Scenario: the emergency replaces the due reminder, keeps the request and aborts nothing
     Given the handoff settings are {"readinessRetrySeconds": 1}

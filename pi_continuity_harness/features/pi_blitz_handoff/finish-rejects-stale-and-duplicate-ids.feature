@@ -35,6 +35,13 @@ Feature: finish-rejects-stale-and-duplicate-ids
     Then exactly 1 Finish call was accepted
     And Pi switched to a new session whose header links to the source session
 
+  @rule-H29a
+  Scenario: only the exact returned ID is accepted, not a padded copy of it
+    When the model calls Finish with the returned ID padded with a space, then with the returned one
+    Then the first Finish call was rejected
+    And exactly 1 Finish call was accepted
+    And Pi switched to a new session whose header links to the source session
+
   @rule-H34a
   Scenario: Finish is rejected while the dossier is empty
     When the model calls Finish before writing the dossier

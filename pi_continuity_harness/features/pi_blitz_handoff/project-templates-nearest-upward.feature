@@ -14,6 +14,22 @@ Feature: project-templates-nearest-upward
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then the handoff request the model received starts with "Parent directory call."
 
+  @rule-H127b
+  Scenario: a selection made only for a descendant directory is never used
+    Given the managed template "call_child.cmpl" says "Child directory call."
+    And the project templates file holds {"projects": {"$PROJECT/sub": {"call": "call_child.cmpl"}}}
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the handoff request the model received starts with the managed template "call_default.cmpl"
+    And no model request contained "Child directory call."
+
+  @rule-H127b
+  Scenario: a directory whose path only begins like the cwd's is not its ancestor
+    Given the managed template "call_other.cmpl" says "Other directory call."
+    And the project templates file holds {"projects": {"$WORK/proj": {"call": "call_other.cmpl"}}}
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the handoff request the model received starts with the managed template "call_default.cmpl"
+    And no model request contained "Other directory call."
+
   @rule-H116
   Scenario: <Default> in the cwd stops the lookup at the role default
     Given the managed template "call_parent.cmpl" says "Parent directory call."
@@ -26,7 +42,7 @@ Feature: project-templates-nearest-upward
   Scenario: an unreadable project templates file warns once, uses the defaults and stays as it is
     Given the project templates file holds the text "{not json"
     When the user runs "/sh start" and the model writes the handoff and finishes it
-    Then a notification names "project-templates.json"
+    Then exactly one notification names "project-templates.json"
     And the handoff request the model received starts with the managed template "call_default.cmpl"
     And the project templates file is unchanged
 

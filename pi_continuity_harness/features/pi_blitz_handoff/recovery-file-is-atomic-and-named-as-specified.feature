@@ -26,6 +26,13 @@ Feature: recovery-file-is-atomic-and-named-as-specified
     And the user runs "/sh cancel"
     Then the recovery file is owner-only
 
+  @needs-held-model-calls @rule-H47
+  Scenario: every boundary of a recovery file counts all the prompts of the snapshot
+    Given the handoff settings are {"deferPromptsFrom": "request"}
+    When the user sends "please also check the logs" and then "then ship it" while the model waits before asking for the template
+    And the user runs "/sh cancel"
+    Then the recovery file holds the deferred prompts unchanged, in order, with boundaries
+
   @needs-held-model-calls @rule-H76b
   Scenario: captured prompts are not replayed after a cancel
     Given the handoff settings are {"deferPromptsFrom": "request"}

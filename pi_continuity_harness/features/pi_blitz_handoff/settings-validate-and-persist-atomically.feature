@@ -81,3 +81,30 @@ Feature: settings-validate-and-persist-atomically
     And the handoff config file is unchanged
     When the model checks the handoff status
     Then the status tool reported the warning threshold of 60%
+
+  @rule-H94b @rule-H99b @rule-H100b @rule-H101b
+  Scenario Outline: a value just outside its range is refused and the file is left as it was
+    When the user sets "<key>" to "<value>" in /sh settings
+    Then a notification names "<key>"
+    And the handoff config file is unchanged
+
+    Examples:
+      | key                            | value |
+      | contextWarningPercent          | 90    |
+      | automaticSessionHandoffPercent | 100.5 |
+      | readinessRetrySeconds          | 0     |
+      | readinessRetrySeconds          | 301   |
+      | maxSessionChainLength          | 0     |
+
+  @rule-H94b @rule-H95b @rule-H99b @rule-H100b @rule-H101b
+  Scenario Outline: a value at the edge of its range is accepted and saved
+    When the user sets "<key>" to "<value>" in /sh settings
+    Then the handoff config file holds "<key>" = <value>
+
+    Examples:
+      | key                            | value |
+      | contextWarningPercent          | 1     |
+      | criticalWarningPercent         | 100   |
+      | automaticSessionHandoffPercent | 100   |
+      | readinessRetrySeconds          | 300   |
+      | maxSessionChainLength          | 1     |

@@ -55,3 +55,4 @@ Feature: sh-start-transfers-to-a-parent-linked-session
   Scenario: /sh help lists every public subcommand
     When the user runs "/sh help"
     Then a notification lists every public /sh subcommand
+    And no notification mentions "__cutover"

@@ -44,7 +44,26 @@ Feature: status-widget-shows-the-phase
     Then the extension opened no dialog and started nothing
     And the handoff config file is unchanged
 
+  @rule-H3
+  Scenario: there is no public /sh cleanup subcommand
+    Given a file "leftover" already sits where this session's dossier goes
+    When the user runs "/sh cleanup"
+    Then the extension opened no dialog and started nothing
+    And the file "leftover" is untouched
+
+  @rule-H3
+  Scenario: there is no public /sh retry subcommand
+    Given the model asks for the template once and then stops
+    When the user runs "/sh retry"
+    Then the extension sent the model nothing but the Call instruction
+    And the status widget now shows "Writing Session Handoff"
+
   @needs-virtual-time @rule-H67
   Scenario: Wait Time ends at the template request, Handoff Time runs to the receiver's turn
     When the model asks for the template, takes 2 seconds before writing, then writes and finishes
     Then every status widget showed "Wait Time 0:00", and the last one "Handoff Time 0:02"
+
+  @needs-virtual-time @rule-H67
+  Scenario: Handoff Time starts at the template request, not at the handoff request
+    When the model takes 3 seconds before asking for the template and 2 seconds before writing, then writes and finishes
+    Then the last status widget showed "Session Handoff Finished" and "Handoff Time 0:02"

@@ -435,6 +435,30 @@ def _slow_writer(world: World, seconds: str) -> None:
 
 @when(
     parsers.re(
+        r"the model takes (?P<wait>\d+) seconds before asking for the template and (?P<seconds>\d+) seconds"
+        r" before writing, then writes and finishes"
+    )
+)
+def _slow_before_and_after_get(world: World, wait: str, seconds: str) -> None:
+    """Both times are nonzero: Wait Time (request to GET) and Handoff Time (GET to the
+    receiver's turn) can only be told apart when neither is 0:00."""
+    slow_get = Reply(tool_calls=(call(oracle.GET_TOOL),), context_tokens=12_000, latency_ms=int(wait) * 1000)
+    sh_start(
+        world,
+        slow_get,
+        Reply(
+            tool_calls=(call("bash", {"command": "echo drafting"}),),
+            context_tokens=12_100,
+            latency_ms=int(seconds) * 1000,
+        ),
+        write_reply(),
+        finish_reply(),
+        *submitted_then_receiver(),
+    )
+
+
+@when(
+    parsers.re(
         r"the model asks for the template, takes (?P<seconds>\d+) seconds before writing, then writes and finishes"
     )
 )
@@ -690,6 +714,26 @@ def _request_then_slow_full(world: World, seconds: str, n: str) -> None:
     )
 
 
+@when(
+    parsers.re(
+        r"a handoff is requested, the model asks for the template and its next reply"
+        r" reports (?P<n>\d[\d,]*) context tokens"
+    )
+)
+def _get_then_full(world: World, n: str) -> None:
+    """The emergency comes after the template response: the ID it gave must stay valid (H51)."""
+    tokens = number(n)
+    sh_start(
+        world,
+        get_reply(),
+        Reply(text="Gathering more context.", context_tokens=tokens),
+        write_reply(),
+        finish_reply(),
+        Reply(text="Handoff submitted.", context_tokens=tokens + 100),
+        *receiver_replies(),
+    )
+
+
 @when(parsers.re(r'the user asks "(?P<value>[^"]+)" and the model answers after (?P<seconds>\d+) seconds'))
 def _slow_question(world: World, value: str, seconds: str) -> None:
     begin(world)
@@ -771,6 +815,13 @@ def _new_session_before_get(world: World) -> None:
 def _config_write_fails(world: World) -> None:
     """Every write of ``config.json`` or a temporary file named after it fails (ENOSPC)."""
     rule = {"op": "write", "path": f"$AGENT/{MANAGED}/*config.json*", "times": 0, "errno": "ENOSPC"}
+    world.require_setup("a fault").data["faults"]["fs"].append(rule)
+
+
+@given("removing the dossier reservation fails")
+def _dossier_remove_fails(world: World) -> None:
+    """Every removal of a ``handoff_*.md`` file in the project's config directory fails (EACCES)."""
+    rule = {"op": "remove", "path": "$PROJECT/.pi/handoff_*", "times": 0, "errno": "EACCES"}
     world.require_setup("a fault").data["faults"]["fs"].append(rule)
 
 
@@ -1112,6 +1163,19 @@ def _wrong_then_right(world: World) -> None:
         get_reply(),
         write_reply(),
         finish_reply("not-the-finish-id"),
+        finish_reply(),
+        *submitted_then_receiver(),
+    )
+
+
+@when("the model calls Finish with the returned ID padded with a space, then with the returned one")
+def _padded_then_right(world: World) -> None:
+    """Only the exact returned ID is accepted: no trimming or other normalisation of the ID."""
+    sh_start(
+        world,
+        get_reply(),
+        write_reply(),
+        finish_reply(" " + FINISH_ID),
         finish_reply(),
         *submitted_then_receiver(),
     )

@@ -220,6 +220,21 @@ def _finish_rejected(world: World) -> None:
     assert results[-1].get("isError"), f"Finish results: {[text(r) for r in results]}"
 
 
+@then("the first Finish call was rejected")
+def _first_finish_rejected(world: World) -> None:
+    results = _finish_results(world)
+    assert results[0].get("isError"), f"Finish results: {[text(r) for r in results]}"
+
+
+@then("the two successful template responses gave different Finish IDs")
+def _fresh_ids(world: World) -> None:
+    """H19d: a new request gets a fresh Finish ID (not the one of the request before it)."""
+    results = [r for r in tool_results(source_entries(world), oracle.GET_TOOL) if not r.get("isError")]
+    assert len(results) == 2, f"successful GET results: {[text(r) for r in results]}"
+    ids = [oracle.finish_id_in(text(r)) for r in results]
+    assert None not in ids and ids[0] != ids[1], f"Finish IDs: {ids}"
+
+
 @then("the second Finish call was rejected")
 def _second_finish_rejected(world: World) -> None:
     results = _finish_results(world)
@@ -289,7 +304,10 @@ def _dossier_has_prompts(world: World) -> None:
     body = text(reads[0])
     positions = [body.find(p) for p in world.remembered["deferred"]]
     assert all(p >= 0 for p in positions) and positions == sorted(positions), body
-    assert body.find(DOSSIER_TEXT.strip()) < positions[0], "the prompts are not after the model's dossier"
+    # find() is -1 when the model's dossier is gone (overwritten by the prompts): that is no append.
+    written = body.find(DOSSIER_TEXT.strip())
+    assert written >= 0, f"the model's dossier is no longer in the file the receiver read: {body!r}"
+    assert written < positions[0], "the prompts are not after the model's dossier"
 
 
 @then(parsers.re(r'"(?P<name>[^"]+)" is (?P<state>gone|still in the recovery directory)'))
@@ -398,6 +416,16 @@ def _start_refused(world: World) -> None:
 def _one_followup(world: World) -> None:
     new = world.observe().notifications[last_mark(world).notifications :]
     assert len(new) == 1 and new[0][1] != "error", f"notifications after the cancel: {new}"
+
+
+@then("exactly one notification followed the cancel: a warning or error naming the dossier file")
+def _one_failed_followup(world: World) -> None:
+    """H73/H75: a removal that fails is reported once, as a failure, with the exact path."""
+    new = world.observe().notifications[last_mark(world).notifications :]
+    path = str(dossier(world))
+    assert len(new) == 1, f"notifications after the cancel: {new}"
+    message, level = new[0]
+    assert level in ("warning", "error") and path in message, f"the cancel's notification: {new[0]}"
 
 
 @then(parsers.re(r'a notification names "(?P<value>[^"]+)"'))
@@ -812,6 +840,13 @@ def _compaction_blocked(world: World) -> None:
     assert not summaries, "Pi asked its summarizer: the compaction was not blocked before it ran"
 
 
+@then(parsers.re(r'no notification mentions "(?P<value>[^"]+)"'))
+def _not_mentioned(world: World, value: str) -> None:
+    said = notes(world)
+    assert said, "the implementation showed no notification"
+    assert not any(value in n for n in said), f"notifications: {said}"
+
+
 @then("a notification was shown")
 def _a_notification_shown(world: World) -> None:
     assert notes(world), "the implementation showed no notification"
@@ -924,6 +959,19 @@ _DATE = re.compile(
     r"\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}[./]\d{2,4}"
     r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2}\b"
 )
+
+
+@then(
+    parsers.re(r'the recovery list offered "(?P<name>[^"]+)" but neither "(?P<c>[^"]+)" nor "(?P<d>[^"]+)"')
+)
+def _recovery_list_only(world: World, name: str, c: str, d: str) -> None:
+    """H81a: the list (the select that offers ``name``) holds top-level Markdown files only."""
+    selects = new_dialogs(world, "select")
+    lists = [[str(o) for o in x.get("options") or []] for x in selects]
+    lists = [options for options in lists if any(name in o for o in options)]
+    assert lists, f"no recovery list offered {name!r}: {selects}"
+    offered = [o for o in lists[0] if c in o or d in o]
+    assert not offered, f"the recovery list offered {offered}: {lists[0]}"
 
 
 @then(parsers.re(r'the recovery list showed a date beside "(?P<name>[^"]+)"'))
@@ -1123,6 +1171,20 @@ def _recovery_cleanup_reported(world: World) -> None:
     naming = [(m, t) for m, t in obs.notifications if name in m]
     assert any(t in ("warning", "error") for _, t in naming), f"notifications naming {name}: {naming}"
     assert not [m for m, t in naming if t not in ("warning", "error")], f"reported as success: {naming}"
+
+
+@then(parsers.re(r'the last status widget showed "(?P<a>[^"]+)" and "(?P<b>[^"]+)"'))
+def _last_widget_both(world: World, a: str, b: str) -> None:
+    texts = [t or "" for t in widget_texts(world)]
+    assert texts, "the implementation never showed a widget"
+    assert a in texts[-1] and b in texts[-1], f"the last widget: {texts[-1]!r} (all: {texts})"
+
+
+@then(parsers.re(r'exactly one notification names "(?P<value>[^"]+)"'))
+def _notified_once(world: World, value: str) -> None:
+    said = notes(world)
+    naming = [n for n in said if value in n]
+    assert len(naming) == 1, f"notifications naming {value!r}: {naming} (all: {said})"
 
 
 @then(parsers.re(r'every status widget showed "(?P<every>[^"]+)", and the last one "(?P<last>[^"]+)"'))

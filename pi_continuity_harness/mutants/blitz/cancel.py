@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any
 
-from pi_continuity_harness.mutants.blitz.base import Mutant, mutant
+from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched, with_ui
 from pi_continuity_harness.reference.blitz import status
 from pi_continuity_harness.reference.blitz.atomic_io import remove_exact
 from pi_continuity_harness.reference.blitz.paths import dossier_path
@@ -273,3 +274,42 @@ class CancelAfterFinishKeepsDossier(Mutant):
         if request is not None and request.submitted and not self.settings.delete_handoff_after_reading:
             request.reservation_owned = False
         await super().cancel(ctx)
+
+
+_WIRING = importlib.import_module("pi_continuity_harness.reference.blitz.extension")
+_NO_REMOVE_FAULT = "the explorer makes no removal of the reservation fail"
+
+
+@mutant(
+    "H75",
+    how="a reservation that cannot be removed is announced as removed (a false success)",
+    unreachable=_NO_REMOVE_FAULT,
+)
+class CancelFalseSuccess(Mutant):
+    async def cancel(self, ctx: Any) -> None:
+        def remove(path: str) -> str | None:
+            remove_exact(path)
+            return None
+
+        with patched(_WIRING, "remove_exact", remove):
+            await super().cancel(ctx)
+
+
+@mutant("H73", how="a failed removal at cancel is reported without the path", unreachable=_NO_REMOVE_FAULT)
+class CancelErrorWithoutPath(Mutant):
+    async def cancel(self, ctx: Any) -> None:
+        def remove(path: str) -> str | None:
+            return None if remove_exact(path) is None else "the reservation could not be removed"
+
+        with patched(_WIRING, "remove_exact", remove):
+            await super().cancel(ctx)
+
+
+@mutant(
+    "H65",
+    how="a failed transfer leaves the widget as it was (Session Handoff Finished)",
+    unreachable="the explorer never removes a session file, so no transfer fails",
+)
+class FailureKeepsWidget(Mutant):
+    def fail(self, ctx: Any, request: Any, reason: str, *, keep: bool = False) -> None:
+        super().fail(with_ui(ctx, set_widget=lambda *_a, **_k: None), request, reason, keep=keep)

@@ -474,3 +474,54 @@ class ReminderRegeneratesId(Mutant):
         super().check_reminder(ctx)
         if request is not None and request.reminded and not before and request.finish_id is not None:
             request.finish_id = str(uuid.uuid4())
+
+
+class _RunningTotalCapture(CaptureWindow):
+    """Each boundary's M is the count at the time its prompt was captured (1 of 1, 2 of 2)."""
+
+    def flush(self) -> None:
+        if not self.prompts:
+            return
+        if self.path is None:
+            self.path = os.path.join(self.directory, recovery_file_name(self.started_at, self.session_id))
+        text = "\n\n".join(f"--- Deferred Prompt {n} of {n} ---\n{p}" for n, p in enumerate(self.prompts, 1))
+        atomic_write_text(self.path, text + "\n")
+
+
+@mutant(
+    "H47",
+    how="each boundary's M is the count when its prompt was captured ('1 of 1', '2 of 2')",
+    unreachable=_ONE_RUN,
+)
+class BoundaryTotalIsRunningCount(_CaptureMutant):
+    capture_class = _RunningTotalCapture
+
+
+@mutant(
+    "H36",
+    how="the deferred prompts are written over the dossier instead of appended to it",
+    unreachable="the explorer's receiver checks no dossier content",
+)
+class DeferredOverwriteDossier(Mutant):
+    async def cutover(self, token: str, ctx: Any) -> None:
+        request = self.request
+        if (
+            request is not None
+            and request.phase == "finished"
+            and request.capture
+            and request.capture.prompts
+        ):
+            with open(request.dossier, "w", encoding="utf-8"):
+                pass  # truncated: the append below leaves only the deferred prompts
+        await super().cutover(token, ctx)
+
+
+@mutant(
+    "H51",
+    how="the emergency issues a new Finish ID: the one the template response gave goes stale",
+    unreachable="the explorer checks that no foreign Finish is accepted, not that the returned one is",
+)
+class EmergencyRegeneratesId(_Emergency):
+    def after_emergency(self, request: Any, ctx: Any) -> None:
+        if request.finish_id is not None:
+            request.finish_id = str(uuid.uuid4())

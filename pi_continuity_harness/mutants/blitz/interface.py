@@ -8,8 +8,10 @@ import re
 from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, with_ui
-from pi_continuity_harness.reference.blitz import commands
+from pi_continuity_harness.reference.blitz import commands, messages
+from pi_continuity_harness.reference.blitz.atomic_io import remove_exact
 from pi_continuity_harness.reference.blitz.constants import FINISH_TOOL, GET_TOOL, STATUS_TOOL, WIDGET_KEY
+from pi_continuity_harness.reference.blitz.paths import dossier_path
 from pi_continuity_harness.reference.blitz.state import BlitzHandoffError
 
 _TEXT = "a fixed text of the interface, not a property of a session's course (the features check it)"
@@ -310,3 +312,37 @@ class FinishTakesContent(_Redeclared):
     def edit(self, tool: Any) -> Any:
         properties = {**tool.parameters["properties"], "content": {"type": "string"}}
         return dataclasses.replace(tool, parameters={**tool.parameters, "properties": properties})
+
+
+@mutant("H7", how="/sh help also lists the private cutover bridge", unreachable=_TEXT)
+class HelpListsBridge(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        if args.strip() == "help":
+            ctx.ui.notify(messages.help_text() + "\n/sh __cutover <token>: switch sessions now", "info")
+            return
+        await super().run(args, ctx)
+
+
+@mutant("H3", how="a public /sh cleanup removes this session's leftover dossier", unreachable=_MENU)
+class CleanupSubcommand(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        if args.split()[:1] == ["cleanup"]:
+            path = dossier_path(ctx.cwd, ctx.session_manager.get_session_id())
+            error = remove_exact(path)
+            ctx.ui.notify(f"Cleanup failed: {error}" if error else f"Removed {path}.", "info")
+            return
+        await super().run(args, ctx)
+
+
+@mutant("H3", how="a public /sh retry sends the active request's Call instruction again", unreachable=_MENU)
+class RetrySubcommand(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        if args.split()[:1] == ["retry"]:
+            request = self.request
+            if request is not None and request.active:
+                self.pi.send_user_message(request.call_text)
+                ctx.ui.notify("Session Handoff Call sent again.", "info")
+            else:
+                ctx.ui.notify("No active Session Handoff to retry.", "info")
+            return
+        await super().run(args, ctx)

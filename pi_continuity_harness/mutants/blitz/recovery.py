@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from datetime import UTC, datetime
 from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, patched, with_ui
@@ -270,3 +271,48 @@ class BusySendCountsAsDelivered(Mutant):
 
         with patched(commands, "_execute", execute) as original:
             await super().run(args, ctx)
+
+
+def _dated(directory: str, name: str) -> recovery.RecoveryFile:
+    path = os.path.join(directory, name)
+    stamp = datetime.fromtimestamp(os.stat(path).st_mtime, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return recovery.RecoveryFile(name, path, stamp)
+
+
+def _every_file(directory: str) -> list[recovery.RecoveryFile]:
+    """Every regular file of the directory, Markdown or not."""
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    return [_dated(directory, n) for n in names if os.path.isfile(os.path.join(directory, n))]
+
+
+def _recursive(directory: str) -> list[recovery.RecoveryFile]:
+    """Every Markdown file below the directory, subdirectories included."""
+    found = []
+    for root, _dirs, files in sorted(os.walk(directory)):
+        for name in sorted(files):
+            if name.endswith(".md") and not name.startswith("."):
+                found.append(_dated(directory, os.path.relpath(os.path.join(root, name), directory)))
+    return found
+
+
+class _Listing(Mutant):
+    listing: Any
+
+    async def run(self, args: str, ctx: Any) -> None:
+        with patched(commands, "list_recovery_files", type(self).listing):
+            await super().run(args, ctx)
+
+
+@mutant(
+    "H81a", how="/sh recover lists every file of the recovery directory, not only Markdown", unreachable=_MENU
+)
+class RecoverListsEveryFile(_Listing):
+    listing = staticmethod(_every_file)
+
+
+@mutant("H81a", how="/sh recover also lists Markdown files in subdirectories", unreachable=_MENU)
+class RecoverListsSubdirectories(_Listing):
+    listing = staticmethod(_recursive)

@@ -351,3 +351,63 @@ class ChainDefault26(Mutant):
         super().load(ctx)
         if self.settings.max_session_chain_length == 25:
             self.settings = self.settings.model_copy(update={"max_session_chain_length": 26})
+
+
+def _unchecked(handoff: Mutant, key: str, raw: str, field: str, value: Any) -> Any:
+    """An edit of ``key`` to ``raw`` taken as ``value`` without the range check (None: not this edit)."""
+    if raw.strip() != str(value) and raw.strip() != f"{value}.0":
+        return None
+    return handoff.settings.model_copy(update={field: value}), None
+
+
+@mutant("H101b", how="/sh settings accepts maxSessionChainLength 0", unreachable=_MENU)
+class ChainZeroAccepted(Mutant):
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        edit = (
+            _unchecked(self, key, raw, "max_session_chain_length", 0)
+            if key == "maxSessionChainLength"
+            else None
+        )
+        return edit if edit is not None else super().validate_edit(key, raw)
+
+
+@mutant("H100b", how="/sh settings accepts readinessRetrySeconds 0", invariant="settings_file_valid")
+class RetryZeroAccepted(Mutant):
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        edit = (
+            _unchecked(self, key, raw, "readiness_retry_seconds", 0)
+            if key == "readinessRetrySeconds"
+            else None
+        )
+        return edit if edit is not None else super().validate_edit(key, raw)
+
+
+@mutant(
+    "H94b",
+    how="/sh settings accepts a contextWarningPercent equal to criticalWarningPercent",
+    unreachable=_MENU,
+)
+class WarningEqualCriticalAccepted(Mutant):
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        critical = self.settings.critical_warning_percent
+        if key == "contextWarningPercent" and raw.strip() in (f"{critical:g}", str(critical)):
+            return self.settings.model_copy(update={"context_warning_percent": critical}), None
+        return super().validate_edit(key, raw)
+
+
+@mutant("H95b", how="/sh settings refuses criticalWarningPercent 100 (< instead of <=)", unreachable=_MENU)
+class CriticalHundredRefused(Mutant):
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        if key == "criticalWarningPercent" and raw.strip() in ("100", "100.0"):
+            return None, "criticalWarningPercent not changed: must be below 100"
+        return super().validate_edit(key, raw)
+
+
+@mutant(
+    "H99b", how="/sh settings refuses automaticSessionHandoffPercent 100 (< instead of <=)", unreachable=_MENU
+)
+class AutomaticHundredRefused(Mutant):
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        if key == "automaticSessionHandoffPercent" and raw.strip() in ("100", "100.0"):
+            return None, "automaticSessionHandoffPercent not changed: must be below 100"
+        return super().validate_edit(key, raw)

@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched
+from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched, with_ui
 from pi_continuity_harness.reference.blitz import commands, templates
 from pi_continuity_harness.reference.blitz.constants import PROJECT_DEFAULT, ROLES
 from pi_continuity_harness.reference.blitz.templates import (
@@ -223,3 +223,73 @@ class CatalogueIncludesBackups(Mutant):
 
         with patched(commands, "catalogue", with_backups):
             await super().run(args, ctx)
+
+
+def _concrete(role: str, chosen: str) -> str:
+    return role_default(role) if chosen == PROJECT_DEFAULT else chosen
+
+
+def _with_descendants(path: str, cwd: str, global_names: dict[str, str]) -> ProjectSelection:
+    """The reference's lookup; a role nothing upward selects takes a descendant's selection."""
+    found = templates.resolve_project_selection(path, cwd, global_names)
+    if found.warning:
+        return found
+    assignments, _ = templates.load_project_selections(path)
+    here = os.path.abspath(cwd)
+    names = dict(found.names)
+    for role in ROLES:
+        upward = any(
+            assignments.get(d, {}).get(role) for d in assignments if here == d or here.startswith(d + os.sep)
+        )
+        below = [d for d in sorted(assignments) if d.startswith(here + os.sep) and assignments[d].get(role)]
+        if not upward and below:
+            names[role] = _concrete(role, assignments[below[0]][role])
+    return ProjectSelection(names)
+
+
+def _string_prefix(path: str, cwd: str, global_names: dict[str, str]) -> ProjectSelection:
+    """'Upward' as a string prefix test: /w/proj counts as an ancestor of /w/project."""
+    assignments, error = templates.load_project_selections(path)
+    if error is not None:
+        return templates.resolve_project_selection(path, cwd, global_names)
+    here = os.path.abspath(cwd)
+    names: dict[str, str] = {}
+    for role in ROLES:
+        owners = [d for d in assignments if here.startswith(d) and assignments[d].get(role)]
+        nearest = max(owners, key=len, default=None)
+        names[role] = global_names[role] if nearest is None else _concrete(role, assignments[nearest][role])
+    return ProjectSelection(names)
+
+
+@mutant(
+    "H127b",
+    how="a role nothing upward selects takes a descendant directory's selection",
+    unreachable=_NO_PROJECTS,
+)
+class ProjectLookupUsesDescendant(_ProjectLookup):
+    lookup = staticmethod(_with_descendants)
+
+
+@mutant(
+    "H127b",
+    how="the upward lookup is a string prefix test (a sibling '/w/proj' counts for '/w/project')",
+    unreachable=_NO_PROJECTS,
+)
+class ProjectLookupStringPrefix(_ProjectLookup):
+    lookup = staticmethod(_string_prefix)
+
+
+@mutant(
+    "H128",
+    how="an unusable project templates file warns once per role (two warnings per start)",
+    unreachable="the explorer never corrupts project-templates.json",
+)
+class ProjectWarningPerRole(Mutant):
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        notify = ctx.ui.notify
+
+        def per_role(message: str, level: str = "info") -> None:
+            for _role in ROLES if message.startswith("Project templates") else ROLES[:1]:
+                notify(message, level)
+
+        return super().start_request(with_ui(ctx, notify=per_role), route)

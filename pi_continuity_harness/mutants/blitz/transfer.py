@@ -668,3 +668,77 @@ class GetServesCancelledRequest(Mutant):
             finally:
                 self.request = None
         return await super().tool_get(call_id, params, signal, ctx)
+
+
+@mutant(
+    "H123",
+    how="an unreadable ancestor ends the request silently: no failure notification, no failed widget",
+    unreachable="the explorer never removes a session file",
+)
+class ChainErrorSilent(Mutant):
+    def fail(self, ctx: Any, request: Any, reason: str, *, keep: bool = False) -> None:
+        if reason.startswith(("The ancestor session", "The session chain")):
+            self.request = None
+            return
+        super().fail(ctx, request, reason, keep=keep)
+
+
+@mutant(
+    "H29a",
+    how="the Finish ID is compared after trimming and case folding",
+    unreachable="the explorer's model sends the exact or a foreign ID, never a padded copy",
+)
+class FinishIdNormalised(Mutant):
+    async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        request = self.request
+        given = params.get("id")
+        if (
+            request is not None
+            and request.finish_id is not None
+            and isinstance(given, str)
+            and given.strip().casefold() == request.finish_id.casefold()
+        ):
+            params = {**params, "id": request.finish_id}
+        return await super().tool_finish(call_id, params, signal, ctx)
+
+
+@mutant(
+    "H19d",
+    how="the Finish ID is derived from the source session file: every request of a session gets the same one",
+    unreachable="the explorer compares no Finish IDs across requests",
+)
+class FinishIdPerSession(Mutant):
+    async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        request = self.request
+        fresh = request is not None and request.finish_id is None
+        result = await super().tool_get(call_id, params, signal, ctx)
+        if fresh and request is not None and request.finish_id is not None and not result.is_error:
+            old = request.finish_id
+            request.finish_id = str(uuid.uuid5(uuid.NAMESPACE_URL, request.source_session_file))
+            text = result.content[0]["text"].replace(old, request.finish_id)
+            result = type(result)(
+                content=[{"type": "text", "text": text}], details=result.details, is_error=result.is_error
+            )
+        return result
+
+
+@mutant(
+    "H67",
+    how="the receiver's Handoff Time runs from the handoff request, not from the template request",
+    unreachable="the explorer's invariants read no widget times",
+)
+class HandoffTimeFromRequest(Mutant):
+    async def cutover(self, token: str, ctx: Any) -> None:
+        request = self.request
+        if request is None:
+            await super().cutover(token, ctx)
+            return
+        requested = request.requested_at
+        original = _WIRING.register_duty
+
+        def register(duty: Any) -> None:
+            duty.retrieved_at = requested
+            original(duty)
+
+        with patched(_WIRING, "register_duty", register):
+            await super().cutover(token, ctx)
