@@ -33,6 +33,32 @@ Feature: automatic-initiation-budget
     And the next turn reports 145,000 context tokens
     Then one automatic handoff request was made
 
+  @rule-H59 @rule-H60a
+  Scenario: a reload restores the budget as last spent, and a compaction's reset as well
+    Given the handoff settings are {"automaticSessionHandoff": true}
+    When the next turn reports 145,000 context tokens
+    Then one automatic handoff request was made
+    When the user runs "/sh cancel"
+    And the next turn reports 182,000 context tokens
+    Then one automatic handoff request was made
+    When the user runs "/sh cancel"
+    And Pi reloads
+    And the next turn reports 184,000 context tokens
+    Then no automatic handoff request was made
+    When the user compacts the session manually
+    And Pi reloads
+    And the next turn reports 145,000 context tokens
+    Then one automatic handoff request was made
+
+  @rule-H56a
+  Scenario: a turn exactly at the automatic threshold initiates, and one exactly at the critical level tries again
+    Given the handoff settings are {"automaticSessionHandoff": true}
+    When the next turn reports 140,000 context tokens
+    Then one automatic handoff request was made
+    When the user runs "/sh cancel"
+    And the next turn reports 180,000 context tokens
+    Then one automatic handoff request was made
+
   @rule-H61
   Scenario: a failed compaction keeps the automatic budget
     Given the handoff settings are {"automaticSessionHandoff": true}

@@ -56,6 +56,11 @@ Feature: emergency-instruction-at-90-percent
     Then the emergency instruction was not sent
     And the owned dossier reservation was removed
 
+  @rule-H50 @rule-H53
+  Scenario: a turn at exactly 90% is at the emergency level
+    When a handoff is requested and the model's next reply reports 180,000 context tokens
+    Then the emergency instruction was sent once
+
   @rule-H51
   Scenario: the emergency keeps the Finish ID the template response gave
     When a handoff is requested, the model asks for the template and its next reply reports 182,000 context tokens

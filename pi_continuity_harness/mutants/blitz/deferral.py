@@ -13,7 +13,11 @@ from typing import Any
 from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, patched
 from pi_continuity_harness.reference.blitz import messages
 from pi_continuity_harness.reference.blitz.atomic_io import atomic_write_text, remove_exact
-from pi_continuity_harness.reference.blitz.constants import EMERGENCY_INSTRUCTION, EMERGENCY_TYPE
+from pi_continuity_harness.reference.blitz.constants import (
+    AUTO_BUDGET_ENTRY,
+    EMERGENCY_INSTRUCTION,
+    EMERGENCY_TYPE,
+)
 from pi_continuity_harness.reference.blitz.paths import recovery_file_name
 from pi_continuity_harness.reference.blitz.recovery import CaptureWindow
 from pi_continuity_harness.reference.blitz.templates import resolve_template, role_default
@@ -525,3 +529,70 @@ class EmergencyRegeneratesId(_Emergency):
     def after_emergency(self, request: Any, ctx: Any) -> None:
         if request.finish_id is not None:
             request.finish_id = str(uuid.uuid4())
+
+
+@mutant(
+    "H59",
+    how="a reload restores the budget from the first budget entry of the session, not the latest",
+    unreachable=(
+        "40 seeds never reloaded between a second automatic attempt and a turn at the critical level"
+        " (automatic_initiation_budget would count the third request)"
+    ),
+)
+class BudgetRestoredFromFirstEntry(Mutant):
+    def restore_budget(self, ctx: Any) -> None:
+        self.automatic_attempts = 0
+        for entry in ctx.session_manager.get_entries():
+            data = entry.get("data") if entry.get("customType") == AUTO_BUDGET_ENTRY else None
+            if (
+                entry.get("type") == "custom"
+                and isinstance(data, dict)
+                and isinstance(data.get("attempts"), int)
+            ):
+                self.automatic_attempts = data["attempts"]
+                return
+
+
+@mutant(
+    "H60a",
+    how="a compaction resets the budget in memory only: no session entry, so a reload brings it back",
+    unreachable="automatic_initiation_budget bounds automatic requests from above; a missing one breaks none",
+)
+class CompactionResetNotPersisted(Mutant):
+    def spend_budget(self, attempts: int) -> None:
+        if attempts == 0:
+            self.automatic_attempts = 0
+            return
+        super().spend_budget(attempts)
+
+
+@mutant(
+    "H53",
+    how="the emergency needs use strictly above 90% (> instead of >=)",
+    unreachable="the explorer's turns never report exactly 90% of the window",
+)
+class EmergencyStrictlyAbove(Mutant):
+    def on_turn_end(self, event: Any, ctx: Any) -> None:
+        request = self.request
+        if request is None or request.escalated or self.context_percent(ctx) != 90.0:
+            super().on_turn_end(event, ctx)
+            return
+        request.escalated = True  # taken as already escalated for this turn only
+        try:
+            super().on_turn_end(event, ctx)
+        finally:
+            request.escalated = False
+
+
+@mutant(
+    "H56a",
+    how="automatic attempts need use strictly above their threshold (> instead of >=)",
+    unreachable="the explorer's turns never report exactly the automatic or the critical percent",
+)
+class AutomaticStrictlyAbove(Mutant):
+    def automatic_due(self, percent: float) -> bool:
+        settings = self.settings
+        level = (settings.automatic_session_handoff_percent, settings.critical_warning_percent)
+        if self.automatic_attempts < 2 and percent == level[self.automatic_attempts]:
+            return False
+        return super().automatic_due(percent)
