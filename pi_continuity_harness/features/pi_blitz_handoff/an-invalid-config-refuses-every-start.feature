@@ -75,6 +75,13 @@ Feature: an-invalid-config-refuses-every-start
       | debugging      | {"debugging": true}       |
       | bogus          | {"bogus": 1}              |
 
+  @rule-H120
+  Scenario: an explicit save of an older config writes the current schema only
+    Given the handoff settings are {"prepareWhileWaiting": true, "writerAttempts": 3, "writerRetryDelaySeconds": 5, "readinessRetrySeconds": 45}
+    When the user sets "readinessRetrySeconds" to "5" in /sh settings
+    Then the handoff config file holds "readinessRetrySeconds" = 5
+    And the handoff config file names none of "prepareWhileWaiting", "writerAttempts" and "writerRetryDelaySeconds"
+
   @rule-H118 @rule-H120
   Scenario: an older config with retired keys loads and is not rewritten
     Given the handoff settings are {"prepareWhileWaiting": true, "writerAttempts": 3, "writerRetryDelaySeconds": 5, "readinessRetrySeconds": 45}

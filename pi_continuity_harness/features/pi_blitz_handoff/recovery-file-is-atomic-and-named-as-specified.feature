@@ -33,6 +33,13 @@ Feature: recovery-file-is-atomic-and-named-as-specified
     And the user runs "/sh cancel"
     Then the recovery file holds the deferred prompts unchanged, in order, with boundaries
 
+  @needs-held-model-calls @rule-H27b
+  Scenario: a captured prompt keeps the spaces around it
+    Given the handoff settings are {"deferPromptsFrom": "request"}
+    When the user sends "  indented, and a space after " while the model waits before asking for the template
+    And the user runs "/sh cancel"
+    Then the recovery file holds the deferred prompts unchanged, in order, with boundaries
+
   @needs-held-model-calls @rule-H76b
   Scenario: captured prompts are not replayed after a cancel
     Given the handoff settings are {"deferPromptsFrom": "request"}

@@ -445,6 +445,16 @@ def _config_holds(world: World, key: str, value: str) -> None:
     assert not leftovers, leftovers
 
 
+@then(parsers.re(r'the handoff config file names none of (?P<keys>"\w+"(?:(?:, | and )"\w+")*)'))
+def _config_without(world: World, keys: str) -> None:
+    """H120: an explicit save writes the current schema only (no retired key survives it)."""
+    path = agent_dir(world) / "config.json"
+    assert path.is_file(), f"no handoff config file at {path}"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    kept = [key for key in re.findall(r'"(\w+)"', keys) if key in data]
+    assert not kept, f"the saved config still holds {kept}: {data}"
+
+
 @then("the handoff config file is unchanged")
 def _config_unchanged(world: World) -> None:
     assert config_bytes(world) == world.remembered.get("config_before")

@@ -596,3 +596,13 @@ class AutomaticStrictlyAbove(Mutant):
         if self.automatic_attempts < 2 and percent == level[self.automatic_attempts]:
             return False
         return super().automatic_due(percent)
+
+
+@mutant(
+    "H27b",
+    how="captured prompts are stripped of the whitespace around them",
+    unreachable="the explorer's prompts carry no surrounding whitespace",
+)
+class CapturedPromptStripped(Mutant):
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        return super().on_input(dataclasses.replace(event, text=event.text.strip()), ctx)

@@ -8,6 +8,7 @@ from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched, with_ui
 from pi_continuity_harness.reference.blitz import commands, templates
+from pi_continuity_harness.reference.blitz.atomic_io import atomic_write_text
 from pi_continuity_harness.reference.blitz.settings import save_settings
 
 
@@ -411,3 +412,25 @@ class AutomaticHundredRefused(Mutant):
         if key == "automaticSessionHandoffPercent" and raw.strip() in ("100", "100.0"):
             return None, "automaticSessionHandoffPercent not changed: must be below 100"
         return super().validate_edit(key, raw)
+
+
+def _merged_save(path: str, settings: Any) -> None:
+    """The save merged into the file as it was: retired keys of an older config stay."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            old = json.load(handle)
+    except (OSError, ValueError):
+        old = {}
+    merged = {**(old if isinstance(old, dict) else {}), **settings.to_json()}
+    atomic_write_text(path, json.dumps(merged, indent=2) + "\n")
+
+
+@mutant(
+    "H120",
+    how="an explicit save merges into the older file: its retired keys stay in config.json",
+    unreachable="the explorer writes no older config",
+)
+class SaveKeepsRetiredKeys(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        with patched(commands, "save_settings", _merged_save):
+            await super().run(args, ctx)
