@@ -19,6 +19,16 @@ Feature: managed-directory-and-default-templates
     And the managed template "call_default.cmpl" no longer says "My own call wording."
     And the managed template "call_team.cmpl" says "Team call template."
 
+  @rule-H110
+  Scenario: a second replacement keeps the first backup
+    Given the managed template "call_default.cmpl" says "First own wording."
+    When Pi reloads
+    And the user asks "anything new?" and the model answers after 2 seconds
+    Given the managed template "call_default.cmpl" says "Second own wording."
+    When Pi reloads
+    Then templates/backups holds a file that says "First own wording."
+    And templates/backups holds a file that says "Second own wording."
+
   @rule-H111
   Scenario: templates under backups/ are not offered
     Given the managed template "call_team.cmpl" says "Team call template."

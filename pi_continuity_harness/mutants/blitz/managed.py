@@ -8,7 +8,7 @@ from typing import Any
 
 from pi_continuity_harness.api import get_agent_dir
 from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched
-from pi_continuity_harness.reference.blitz import chain, commands
+from pi_continuity_harness.reference.blitz import chain, commands, templates
 from pi_continuity_harness.reference.blitz.constants import LEGACY_TEMPLATE_NAMES
 from pi_continuity_harness.reference.blitz.paths import ManagedPaths
 from pi_continuity_harness.reference.blitz.templates import DEFAULT_ASSETS
@@ -158,3 +158,14 @@ class LegacyTemplatesRemoved(Mutant):
             path = os.path.join(self.managed().templates, name)
             if os.path.isfile(path):
                 os.remove(path)
+
+
+@mutant(
+    "H110",
+    how="the backup of a changed default is named without a timestamp: a later backup overwrites it",
+    unreachable="the explorer never edits a default template",
+)
+class BackupNotTimestamped(Mutant):
+    def load(self, ctx: Any) -> None:
+        with patched(templates, "utc_file_timestamp", lambda _now: "backup"):
+            super().load(ctx)
