@@ -3,8 +3,10 @@
 A run is a function of the scenario, the seed and the implementation, so replaying is
 running again. With ``--expect-trace`` the new trace is compared byte for byte with a
 recorded one (for example a CI artifact); the first differing record is reported and the
-exit status is 1. Without ``--seed`` and ``--extension`` the run takes the seed and the
-implementation the recorded trace names in its first record (``host:scenario``), and says so.
+exit status is 1. Without ``--seed`` the run takes the seed the recorded trace names in its first record
+(``host:scenario``), and without ``--extension`` its implementation when that is an installed
+one or the harness's own (a mutant); another ``module:factory`` is only named, not imported
+on a trace's word.
 The timeline of the new run is printed (``--quiet``: the verdict only).
 Only scenario files are accepted: a trace names its scenario but does not contain it. The
 scenario and the recorded trace must not be inside the run directory, which the run empties
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,6 +34,7 @@ from pi_continuity_harness.commands._simulation import (
     run,
 )
 from pi_continuity_harness.scenario.document import ScenarioError, read_text_file
+from pi_continuity_harness.scenario.implementations import ENTRY_POINT_GROUP, entry_points_of
 from pi_continuity_harness.scenario.timeline import render_timeline
 from pi_continuity_harness.scenario.trace import jsonl_lines
 from pi_continuity_harness.simulator.simulation import read_exchanges
@@ -117,6 +121,14 @@ def _recorded_run(text: str) -> tuple[int | None, str | None]:
     )
 
 
+def _harness_implementation(spec: str) -> bool:
+    """Whether ``spec`` names an installed implementation (an entry point: the references, the
+    null implementations, an installed package's) or one of the harness's own modules (a
+    mutant): code already on this machine by choice, which a trace may pick. Any other
+    ``module:factory`` a trace names would be imported and run on the trace's word."""
+    return spec in entry_points_of(ENTRY_POINT_GROUP) or spec.startswith("pi_continuity_harness.")
+
+
 def _take_recorded_run(args: argparse.Namespace, expected: str, scenario_seed: int) -> None:
     """``--seed`` and ``--extension``, where not given, from the recorded trace; a line says
     which, when that differs from the run without them (the scenario's seed, the reference)."""
@@ -127,9 +139,16 @@ def _take_recorded_run(args: argparse.Namespace, expected: str, scenario_seed: i
         if recorded_seed != scenario_seed:
             taken.append(f"seed {recorded_seed}")
     if args.extension is None and recorded_implementation is not None:
-        args.extension = recorded_implementation
-        if recorded_implementation != DEFAULT_IMPLEMENTATION:
-            taken.append(f"implementation {recorded_implementation}")
+        if _harness_implementation(recorded_implementation):
+            args.extension = recorded_implementation
+            if recorded_implementation != DEFAULT_IMPLEMENTATION:
+                taken.append(f"implementation {recorded_implementation}")
+        else:
+            # A trace is data, perhaps downloaded: the code it names is run only when asked for.
+            print(
+                f"{args.expect_trace} was recorded with the implementation {recorded_implementation}: "
+                f"give --extension {shlex.quote(recorded_implementation)} to replay it with that one"
+            )
     if taken:
         print(f"replaying with the {' and the '.join(taken)} that {args.expect_trace} records")
 

@@ -389,19 +389,45 @@ def test_run_refuses_bad_arguments_before_running(tmp_path: Path, capsys: pytest
 def test_rule_replay_takes_the_seed_and_the_implementation_a_recorded_trace_names(
     tmp_path: Path, probe: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A CI artifact's trace, replayed with the scenario alone: the seed and the implementation
-    come from the trace's first record (before, the scenario's own seed ran and the replay
-    DIFFERED at record 0). Given on the command line, they win and the difference is reported."""
-    run = ["simulate", str(EXAMPLE), "--seed", "5", "--extension", probe, "--workdir", str(tmp_path / "a")]
-    assert main(run) == 0
+    """A CI artifact's trace, replayed with the scenario alone: the seed comes from the trace's
+    first record (before, the scenario's own seed ran and the replay DIFFERED at record 0), and
+    so does the implementation when it is the harness's own or an installed one. Another
+    ``module:factory`` is only named: a trace is data, and its word runs no code. Given on the
+    command line, the options win and a difference is reported."""
+    mutant = "pi_continuity_harness.mutants.catalogue:canary_cancels_every_compaction"
+    assert (
+        main(
+            ["simulate", str(EXAMPLE), "--seed", "5", "--extension", mutant, "--workdir", str(tmp_path / "a")]
+        )
+        == 0
+    )
     recorded = tmp_path / "a" / "trace.jsonl"
     capsys.readouterr()
     replay = ["replay", str(EXAMPLE), "--expect-trace", str(recorded), "--quiet"]
     assert main([*replay, "--workdir", str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == f"replaying with the seed 5 and the implementation {probe} that {recorded} records"
+    assert out[0] == f"replaying with the seed 5 and the implementation {mutant} that {recorded} records"
     assert out[-1].startswith(f"replay matches {recorded}: ")
     assert main([*replay, "--workdir", str(tmp_path / "c"), "--seed", "7"]) == 1
     assert "$.seed: expected 5, actual 7" in capsys.readouterr().out
     assert main([*replay, "--workdir", str(tmp_path / "d"), "--extension", "reference"]) == 1
-    assert f'$.implementation: expected "{probe}", actual "reference"' in capsys.readouterr().out
+    assert f'$.implementation: expected "{mutant}", actual "reference"' in capsys.readouterr().out
+
+    # A module of the user's (or of whoever made the trace): named, not run.
+    assert (
+        main(
+            ["simulate", str(EXAMPLE), "--seed", "5", "--extension", probe, "--workdir", str(tmp_path / "e")]
+        )
+        == 0
+    )
+    theirs = tmp_path / "e" / "trace.jsonl"
+    capsys.readouterr()
+    replay = ["replay", str(EXAMPLE), "--expect-trace", str(theirs), "--quiet"]
+    assert main([*replay, "--workdir", str(tmp_path / "f")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        f"{theirs} was recorded with the implementation {probe}: give --extension {probe} to replay it with that one"
+    )
+    assert out[1] == f"replaying with the seed 5 that {theirs} records"
+    assert f'$.implementation: expected "{probe}", actual "reference"' in out[-1]
+    assert main([*replay, "--workdir", str(tmp_path / "g"), "--extension", probe]) == 0
