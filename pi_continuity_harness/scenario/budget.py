@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pi_continuity_harness.scenario.numbers import Float, Int
+
 __all__ = [
     "DEFAULT_OPERATIONS",
     "DEFAULT_VIRTUAL_SECONDS",
@@ -42,15 +44,15 @@ class Budget(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    operations: int = Field(
+    operations: Int = Field(
         default=DEFAULT_OPERATIONS,
         ge=1,
         description="simulator: host operations (trace records and event-loop steps)",
     )
-    virtual_seconds: float = Field(
+    virtual_seconds: Float = Field(
         default=DEFAULT_VIRTUAL_SECONDS, gt=0, description="simulator: seconds of virtual time"
     )
-    wall_seconds: float = Field(
+    wall_seconds: Float = Field(
         default=DEFAULT_WALL_SECONDS, gt=0, description="real Pi: wall-clock seconds per scenario"
     )
 

@@ -31,6 +31,7 @@ from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.field_path import field_path
 from pi_continuity_harness.scenario.model_script import ModelScript
+from pi_continuity_harness.scenario.numbers import Int
 from pi_continuity_harness.scenario.operations import _OPERATION_KEYS, Operations
 from pi_continuity_harness.scenario.session_id import check_session_id
 from pi_continuity_harness.scenario.tool_confinement import tool_calls_outside
@@ -59,8 +60,8 @@ class _Strict(BaseModel):
 
 class ModelSpec(_Strict):
     id: str = Field(description="provider/id", pattern=r"^[A-Za-z0-9._-]+/[A-Za-z0-9._:-]+$")
-    context_window: int = Field(gt=0)
-    max_tokens: int = Field(default=16384, gt=0)
+    context_window: Int = Field(gt=0)
+    max_tokens: Int = Field(default=16384, gt=0)
     reasoning: bool = False
     auth: bool = Field(default=True, description="False: the provider has no API key configured")
     images: bool = Field(
@@ -137,7 +138,7 @@ class ExtensionRef(_Strict):
 class Scenario(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     description: str = ""
-    seed: int = 0
+    seed: Int = 0
     mode: Literal["rpc", "tui", "json", "print"] = "rpc"
     models: tuple[ModelSpec, ...] = Field(
         default=(ModelSpec(id="fake/fake-model", context_window=200_000, max_tokens=16384),),

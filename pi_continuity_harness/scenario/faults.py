@@ -29,6 +29,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pi_continuity_harness.scenario.confine import check_scenario_glob
+from pi_continuity_harness.scenario.numbers import Int
 from pi_continuity_harness.scenario.operations import Operations
 from pi_continuity_harness.scenario.trace import TraceMatch
 
@@ -51,8 +52,8 @@ class _Strict(BaseModel):
 class FsFault(_Strict):
     op: FsOp = "any"
     path: str = Field(description="Glob over the path, e.g. '$PROJECT/.pi/session-continuity/*/pending/*'")
-    occurrence: int = Field(default=1, ge=1, description="First matching operation that fails (1-based)")
-    times: int = Field(default=1, ge=0, description="How many consecutive matches fail; 0 = every one after")
+    occurrence: Int = Field(default=1, ge=1, description="First matching operation that fails (1-based)")
+    times: Int = Field(default=1, ge=0, description="How many consecutive matches fail; 0 = every one after")
     effect: Literal["error", "crash", "corrupt", "unexpected"] = "error"
     errno_name: Literal["EIO", "ENOSPC", "EACCES", "EROFS", "ENOTDIR"] = Field(default="EIO", alias="errno")
 

@@ -35,6 +35,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from pi_continuity_harness.scenario.numbers import Int, OptionalInt
 from pi_continuity_harness.scenario.operations import AbortOp, Operation, Operations
 
 __all__ = [
@@ -86,10 +87,10 @@ class _Strict(BaseModel):
 class Usage(_Strict):
     """Token usage as the provider reports it; ``total`` drives Pi's post-run threshold."""
 
-    input: int = Field(default=0, ge=0)
-    output: int = Field(default=0, ge=0)
-    cache_read: int = Field(default=0, ge=0)
-    cache_write: int = Field(default=0, ge=0)
+    input: Int = Field(default=0, ge=0)
+    output: Int = Field(default=0, ge=0)
+    cache_read: Int = Field(default=0, ge=0)
+    cache_write: Int = Field(default=0, ge=0)
 
     @property
     def total(self) -> int:
@@ -114,7 +115,7 @@ class HttpError(_Strict):
     window") starts overflow recovery; 429/5xx are retried by Pi before any compaction.
     """
 
-    status: int = Field(ge=400, le=599)
+    status: Int = Field(ge=400, le=599)
     message: str
     type: str = "invalid_request_error"
     code: str | None = None
@@ -155,7 +156,7 @@ class ScriptedToolCall(_Strict):
 
 
 class _Held(_Strict):
-    latency_ms: int = Field(default=1, ge=0, description="Virtual time the call takes")
+    latency_ms: Int = Field(default=1, ge=0, description="Virtual time the call takes")
     during: Operations = Field(
         default=(),
         description="Operations run while this call is held open (abort, commands, prompts)",
@@ -188,7 +189,7 @@ class StreamPlan(_Strict):
     handling (``simulator/provider.py``).
     """
 
-    upto: int = Field(default=0, ge=0, description="Characters streamed before the hold or failure")
+    upto: Int = Field(default=0, ge=0, description="Characters streamed before the hold or failure")
     then: Literal["hold", "abort", "drop", "error"] = "hold"
     error: str = Field(default="upstream error", description="The SSE error message (then: error)")
 
@@ -202,7 +203,7 @@ class Reply(_Held):
     usage: Usage | None = Field(
         default=None, description="Reported usage; default: the request's chars/4 estimate"
     )
-    context_tokens: int | None = Field(
+    context_tokens: OptionalInt = Field(
         default=None,
         ge=0,
         description="Shorthand: report this many total tokens (input = N - output)",
@@ -287,7 +288,7 @@ class SynthesisReply(_Held):
     #: Section heading -> the text the writer puts under it instead of its own.
     sections: dict[str, str] = Field(default_factory=dict)
     error: HttpError | None = None
-    reasoning_tokens: int | None = Field(default=None, ge=0)
+    reasoning_tokens: OptionalInt = Field(default=None, ge=0)
     usage: Usage | None = None
     thinking: str | None = Field(
         default=None,
@@ -317,7 +318,7 @@ class ModelScript(_Strict):
     summary: tuple[Reply, ...] = ()
     extension: tuple[SynthesisReply, ...] = ()
     default_agent: Reply = Reply(text="ok")
-    reasoning_tokens: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_REASONING_TOKENS))
+    reasoning_tokens: dict[str, Int] = Field(default_factory=lambda: dict(DEFAULT_REASONING_TOKENS))
 
 
 @dataclass(frozen=True)

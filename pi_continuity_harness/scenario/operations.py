@@ -26,6 +26,7 @@ from pydantic import (
 )
 
 from pi_continuity_harness.scenario.confine import check_scenario_path
+from pi_continuity_harness.scenario.numbers import Int, OptionalInt
 
 __all__ = [
     "TREE_COMMAND",
@@ -200,7 +201,7 @@ class PromptSpec(_Strict):
     ``images`` go with it as RPC ``prompt.images``, queued ones too."""
 
     text: str = "continue"
-    chars: int | None = Field(
+    chars: OptionalInt = Field(
         default=None, ge=1, le=MAX_PROMPT_CHARS, description="Pad the prompt with filler to this length"
     )
     streaming_behavior: Literal["steer", "followUp"] | None = None
@@ -426,7 +427,7 @@ class NewSessionOp(_ValueOptional):
 
 
 class ForkSpec(_Strict):
-    message: int = Field(
+    message: Int = Field(
         default=-1,
         description=(
             "which user message to fork before: 1-based among the messages Pi offers "
@@ -453,7 +454,7 @@ class ForkOp(_ValueOptional):
 class TreeSpec(_Strict):
     """Where to move the leaf, and whether the operation waits (see :class:`TreeOp`)."""
 
-    to: int = Field(
+    to: Int = Field(
         default=-1,
         description=(
             "which user message to navigate to, numbered as fork numbers them: 1-based among the "

@@ -39,6 +39,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pi_continuity_harness.scenario.numbers import Int
+
 __all__ = [
     "SimulatedCrash",
     "Trace",
@@ -65,7 +67,7 @@ class TraceMatch(BaseModel):
     glob: dict[str, str] = Field(
         default_factory=dict, description="String fields that must match a glob ('*' crosses '/')"
     )
-    occurrence: int = Field(default=1, ge=1, description="Fire at the N-th matching record")
+    occurrence: Int = Field(default=1, ge=1, description="Fire at the N-th matching record")
 
     def matches(self, record: dict[str, Any]) -> bool:
         if record.get("kind") != self.kind or record.get("name") != self.name:

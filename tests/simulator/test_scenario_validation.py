@@ -187,6 +187,71 @@ def test_a_string_utf8_cannot_encode_is_refused_at_load_naming_the_field(
     assert load_scenario(paired).name == "s"
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: s\nseed: true\n", "bad.yaml: seed: true is a boolean, not a number"),
+        (
+            "name: s\nmodels: [{id: fake/m, context_window: true}]\n",
+            "bad.yaml: models[0].context_window: true is a boolean, not a number",
+        ),
+        (
+            "name: s\nmodels: [{id: fake/m, context_window: 9, max_tokens: false}]\n",
+            "bad.yaml: models[0].max_tokens: false is a boolean, not a number",
+        ),
+        (
+            "name: s\noperations: [{prompt: {text: x, chars: true}}]\n",
+            "bad.yaml: operations[0].prompt.chars: true is a boolean, not a number",
+        ),
+        (
+            "name: s\noperations: [{tree: {to: true}}]\n",
+            "bad.yaml: operations[0].tree.to: true is a boolean, not a number",
+        ),
+        (
+            "name: s\nmodel: {agent: [{text: x, usage: {input: true}}]}\n",
+            "bad.yaml: model.agent[0].usage.input: true is a boolean, not a number",
+        ),
+        (
+            "name: s\nmodel: {agent: [{text: x, latency_ms: true}]}\n",
+            "bad.yaml: model.agent[0].latency_ms: true is a boolean, not a number",
+        ),
+        (
+            "name: s\nmodel: {reasoning_tokens: {high: true}}\n",
+            "bad.yaml: model.reasoning_tokens.high: true is a boolean, not a number",
+        ),
+        (
+            "name: s\nfaults: {fs: [{path: $PROJECT/x, times: false}]}\n",
+            "bad.yaml: faults.fs[0].times: false is a boolean, not a number",
+        ),
+        (
+            "name: s\nfaults: {crash: [{after: {kind: op, name: x, occurrence: true}}]}\n",
+            "bad.yaml: faults.crash[0].after.occurrence: true is a boolean, not a number",
+        ),
+        (
+            "name: s\nbudget: {virtual_seconds: true}\n",
+            "bad.yaml: budget.virtual_seconds: true is a boolean, not a number",
+        ),
+    ],
+)
+def test_a_boolean_is_no_number(tmp_path: Path, text: str, message: str) -> None:
+    """Python's bool is an int, so pydantic read ``seed: true`` as seed 1 and
+    ``context_window: true`` as a one-token window, and the run went on silently; a number
+    written as a whole float still reads (``context_window: 2000.0``)."""
+    assert refuse(tmp_path, text) == message
+    assert (
+        load_scenario_text(tmp_path, "name: s\nmodels: [{id: fake/m, context_window: 2000.0}]\n")
+        .models[0]
+        .context_window
+        == 2000
+    )
+
+
+def load_scenario_text(tmp_path: Path, text: str) -> Any:
+    path = tmp_path / "good.yaml"
+    path.write_text(text, encoding="utf-8")
+    return load_scenario(path)
+
+
 def test_scenario_data_from_python_must_be_json_data_too() -> None:
     """An imported session (Python's json reads ``NaN``) or a feature builds the data itself."""
     with pytest.raises(ScenarioError, match=r"^s: settings\.global\.x: Infinity is not JSON data"):
