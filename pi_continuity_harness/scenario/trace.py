@@ -72,12 +72,36 @@ class TraceMatch(BaseModel):
     def matches(self, record: dict[str, Any]) -> bool:
         if record.get("kind") != self.kind or record.get("name") != self.name:
             return False
-        if not all(record.get(k) == v for k, v in self.where.items()):
+        if not all(same_json(record.get(k), v) for k, v in self.where.items()):
             return False
         return all(
             isinstance(record.get(k), str) and fnmatch.fnmatchcase(record[k], pattern)
             for k, pattern in self.glob.items()
         )
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are the same JSON value: as ``==``, except that ``true``/``false`` equal only
+    a boolean (Python's ``True == 1`` and ``False == 0`` made ``where: {turnIndex: false}`` fire on
+    ``turnIndex: 0``), a list only a list and a mapping only a mapping, compared the same way inside.
+    A list of the trace may be a tuple before it is written."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, list | tuple) or isinstance(b, list | tuple):
+        return (
+            isinstance(a, list | tuple)
+            and isinstance(b, list | tuple)
+            and len(a) == len(b)
+            and all(same_json(x, y) for x, y in zip(a, b, strict=True))
+        )
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(same_json(a[k], b[k]) for k in a)
+        )
+    return bool(a == b)
 
 
 _RESERVED = frozenset({"seq", "t", "kind", "name"})

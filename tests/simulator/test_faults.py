@@ -190,6 +190,23 @@ def test_crash_rule_fires_after_the_matching_record(tmp_path: Path) -> None:
     assert result.host.crashed
 
 
+def test_a_where_field_of_a_boolean_matches_only_a_boolean(tmp_path: Path) -> None:
+    """``where: {turnIndex: false}`` fired on ``turnIndex: 0`` (Python's ``False == 0``): a rule
+    written to match no record crashed the run at the first turn. ``0`` does match it."""
+    never = base(
+        operations=[{"prompt": "one"}],
+        faults={"crash": [{"after": {"kind": "event", "name": "turn_start", "where": {"turnIndex": False}}}]},
+    )
+    result = run(tmp_path / "never", never)
+    assert [o.ok for o in result.operations] == [True]
+    assert not result.host.crashed
+    zero = base(
+        operations=[{"prompt": "one"}],
+        faults={"crash": [{"after": {"kind": "event", "name": "turn_start", "where": {"turnIndex": 0}}}]},
+    )
+    assert run(tmp_path / "zero", zero).host.crashed
+
+
 def test_crash_between_effects_leaves_the_files_as_they_were(tmp_path: Path) -> None:
     """Crash right after the compaction entry is written: the file has it, ``session_compact`` never runs."""
     seen: list[str] = []
