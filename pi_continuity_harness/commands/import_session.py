@@ -36,6 +36,7 @@ from pi_continuity_harness.scenario.document import Scenario, dump_scenario
 from pi_continuity_harness.scenario.session_import import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_MAX_TOKENS,
+    IMAGE_NOTE,
     OUTSIDE_NOTE,
     import_session,
     session_shape,
@@ -192,8 +193,9 @@ def main(args: argparse.Namespace) -> int:
         scenario = verdict[0]
     text = dump_scenario(scenario)
     # A tool path the recording had outside its project is replayed elsewhere (under
-    # OUTSIDE_PROJECT): said here too, not only in the description, since it changes the replay.
-    moved = [note for note in scenario.description.split("\n") if OUTSIDE_NOTE in note]
+    # OUTSIDE_PROJECT), and a prompt image the scenario cannot send is left out: said here too,
+    # not only in the description, since it changes the replay.
+    moved = [note for note in scenario.description.split("\n") if OUTSIDE_NOTE in note or IMAGE_NOTE in note]
     if output is None:
         sys.stdout.write(text)
         for note in moved:

@@ -2,7 +2,8 @@
 
 A user's failure report comes with a session file; this reads it and writes the scenario that
 replays the same conversation on the simulator with *any* implementation: the user's prompts
-(``prompt`` operations, in order), every model reply with its text, thinking, tool calls, usage
+(``prompt`` operations, in order, with their PNG images; any other image is named in the
+description), every model reply with its text, thinking, tool calls, usage
 and stop reason (``model.agent``, in order; a tool's recorded output becomes the ``result`` of
 a simulated built-in tool), model changes (``set_model``), compactions (``compact`` with Pi's
 summarizer scripted to write the recorded summary), the first model and thinking level, and the
@@ -57,14 +58,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.document import Scenario, parse_scenario, read_text_file
+from pi_continuity_harness.scenario.operations import ImageSpec
 from pi_continuity_harness.scenario.session_id import check_session_id
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_MAX_TOKENS",
+    "IMAGE_NOTE",
     "MAX_SESSION_BYTES",
     "OUTSIDE_NOTE",
     "OUTSIDE_PROJECT",
@@ -107,6 +112,9 @@ _PATH_TOOLS = frozenset({"read", "write", "edit"})
 OUTSIDE_PROJECT = "outside-project"
 #: The words of the description's note for such a path (the command prints those notes too).
 OUTSIDE_NOTE = "is outside the recorded project"
+#: The words of the description's note for a prompt image the scenario cannot send (the command
+#: prints those notes too).
+IMAGE_NOTE = "of the user message is not replayed"
 #: ``normalizePath``'s ``normalizeUnicodeSpaces`` (utils/paths.js:6): each becomes a plain space.
 _UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 #: What the simulated bash will not run ``rm`` with (``_bash_rm``), and quoting, which the shell
@@ -375,6 +383,38 @@ def _tool_result(state: _Import, line: int, message: dict[str, Any]) -> None:
         call["result"] = _text(message.get("content"), "text", "text")
 
 
+def _images(state: _Import, line: int, content: Any) -> list[dict[str, Any]]:
+    """The image blocks of a user message's ``content`` as a prompt's ``images`` (the scenario format
+    takes what Pi sends unchanged: a PNG within its inline limits, ``operations.ImageSpec``); any
+    other image is left out with a note naming the line and why. Before, every image was left out
+    without a word, so the replay sent the text alone."""
+    out: list[dict[str, Any]] = []
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict) or block.get("type") != "image":
+            continue
+        image = {"data": block.get("data"), "mimeType": block.get("mimeType")}
+        reason = None
+        if image["mimeType"] != "image/png":
+            reason = (
+                "a scenario's prompt takes PNG images only (Pi converts any other, which is not modelled)"
+            )
+        else:
+            try:
+                ImageSpec.model_validate(image)
+            except ValidationError as error:
+                reason = str(error.errors()[0]["msg"]).removeprefix("Value error, ")
+        if reason is not None:
+            state.notes.append(f"line {line}: an image ({_short(image['mimeType'])}) {IMAGE_NOTE}: {reason}")
+            continue
+        out.append(image)
+    return out
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _message(state: _Import, line: int, entry: dict[str, Any]) -> None:
     message = entry.get("message")
     if not isinstance(message, dict) or not isinstance(message.get("role"), str):
@@ -385,7 +425,11 @@ def _message(state: _Import, line: int, entry: dict[str, Any]) -> None:
         if not isinstance(message.get("content"), (str, list)):
             raise state.fail(line, "a user message's content is a string or a list of blocks")
         text = _text(message.get("content"), "text", "text")
-        state.operations.append({"prompt": {"text": text}})
+        prompt: dict[str, Any] = {"text": text}
+        images = _images(state, line, message.get("content"))
+        if images:
+            prompt["images"] = images
+        state.operations.append({"prompt": prompt})
         state.seen_message = True
     elif role == "assistant":
         if not state.seen_message:

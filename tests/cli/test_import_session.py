@@ -413,6 +413,38 @@ def test_a_first_kept_entry_id_that_is_no_string_names_no_entry(
     assert verdict.startswith("replay check: entry 14 (line 15) differs: recorded ('compaction', None, 12)")
 
 
+#: A 1x1 PNG (the scenario format's own example).
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGNgYGAAAAAEAAH2FzhVAAAAAElFTkSuQmCC"
+
+
+def test_the_images_of_a_user_message_are_replayed_or_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A prompt's PNG goes into the scenario's ``prompt.images``; an image the scenario format cannot
+    send (a JPEG) is named, in the description and on the output. Before: every image was left out
+    without a word, and the replay sent the prompt's text alone."""
+
+    def pictured(entry: dict[str, Any]) -> dict[str, Any]:
+        entry["message"]["content"] += [
+            {"type": "image", "data": PNG, "mimeType": "image/png"},
+            {"type": "image", "data": "/9j/4AAQSkZJRgABAQ", "mimeType": "image/jpeg"},
+        ]
+        return entry
+
+    verdict = _check(tmp_path, _edited(tmp_path, 5, pictured), capsys)
+    assert verdict == "replay check: the simulator reproduces all 19 entries"
+    scenario = load_scenario(tmp_path / "s.yaml")
+    first = scenario.operations[0].prompt  # type: ignore[union-attr]
+    assert [(image.mime_type, image.data) for image in first.images] == [("image/png", PNG)]
+    note = (
+        "line 5: an image (image/jpeg) of the user message is not replayed: a scenario's prompt takes "
+        "PNG images only (Pi converts any other, which is not modelled)"
+    )
+    assert note in scenario.description.split("\n")
+    main(["import-session", str(tmp_path / "edited.jsonl"), "--no-check"])
+    assert capsys.readouterr().err.splitlines() == [note]
+
+
 # ====================================================================== --output
 def test_an_output_that_is_the_session_file_is_refused_before_anything(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
