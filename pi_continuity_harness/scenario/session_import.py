@@ -195,6 +195,13 @@ def _text(content: Any, kind: str, key: str) -> str:
     )
 
 
+def _count(value: Any) -> bool:
+    """``value`` is a whole number of tokens: an ``int`` at least 0, never ``true``/``false`` (which
+    Python counts as 1 and 0: a usage of ``true`` was imported as one token, and the scenario then
+    refused the boolean with no line of the session file)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _usage(usage: Any) -> dict[str, int] | None:
     if not isinstance(usage, dict):
         return None
@@ -204,7 +211,7 @@ def _usage(usage: Any) -> dict[str, int] | None:
         "cache_read": usage.get("cacheRead", 0),
         "cache_write": usage.get("cacheWrite", 0),
     }
-    if not all(isinstance(v, int) and v >= 0 for v in out.values()):
+    if not all(_count(v) for v in out.values()):
         return None
     return out
 
@@ -274,7 +281,7 @@ def _assistant(state: _Import, line: int, message: dict[str, Any]) -> None:
     if usage is not None:
         reply["usage"] = usage
         total = message["usage"].get("totalTokens")
-        tokens = total if isinstance(total, int) and total > 0 else sum(usage.values())
+        tokens = total if _count(total) and total > 0 else sum(usage.values())
         if stop != "aborted" and tokens > 0:
             state.last_tokens = tokens
     if stop == "length":
@@ -550,7 +557,7 @@ def import_session_lines(
         source,
         context_window=context_window,
         auto_compaction=compaction.get("enabled", True) is not False,
-        reserve_tokens=reserve if isinstance(reserve, int) else DEFAULT_RESERVE_TOKENS,
+        reserve_tokens=reserve if _count(reserve) else DEFAULT_RESERVE_TOKENS,
         flip=flip,
     )
     if not lines or not lines[0].strip():

@@ -399,6 +399,21 @@ def test_a_usage_that_is_no_object_is_read_as_no_usage(
     assert verdict.startswith("replay check: entry 5 (line 6) differs: recorded ('message', 'assistant', 3)")
 
 
+def test_a_usage_of_booleans_is_read_as_no_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``true`` is no token count (Python's ``True == 1``): read as a usage of the wrong type, as
+    ``"lots"`` is, and the check names the entry. Before: the import took ``input: true`` as one
+    token and the scenario refused it, exit 2 with ``(imported scenario): model.agent[1].usage.input:
+    ...`` and no line of the session file."""
+
+    def booleans(entry: dict[str, Any]) -> dict[str, Any]:
+        entry["message"]["usage"]["input"] = True
+        return entry
+
+    verdict = _check(tmp_path, _edited(tmp_path, 6, booleans), capsys)
+    assert verdict.startswith("replay check: entry 5 (line 6) differs: recorded ('message', 'assistant', 3)")
+    assert load_scenario(tmp_path / "s.yaml").model.agent[0].usage is None
+
+
 def test_a_first_kept_entry_id_that_is_no_string_names_no_entry(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
