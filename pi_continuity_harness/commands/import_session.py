@@ -109,6 +109,10 @@ def _settings(path: str | None) -> dict[str, Any] | None:
 
 Shape = list[tuple[Any, ...]]
 
+#: How many compactions in a row the replay check tries the other way without the first
+#: difference moving before it stops (:func:`checked_import`).
+MAX_FRUITLESS_FLIPS = 8
+
 
 def _replayed_shape(scenario: Scenario) -> Shape:
     """The session shape of the scenario replayed with the null implementation (a temporary run)."""
@@ -130,7 +134,12 @@ def checked_import(session: str, **options: Any) -> tuple[Scenario, str]:
 
     Each compaction, nearest the first difference first (at or after it, then before it), is
     tried the other way (``flip``: automatic instead of manual or back); a flip is kept when the
-    first difference moves on. At most one replay per compaction, plus one.
+    first difference moves on. At most one replay per compaction, plus one; and the search stops
+    after :data:`MAX_FRUITLESS_FLIPS` flips in a row that did not move the difference (the
+    compactions nearest it were tried first, so the farther ones would not either). Before, every
+    compaction was tried: a session of a few hundred compactions whose replay parts early (a
+    different ``--settings``) replayed it a few hundred times, each replay as long as the session,
+    and the command ran for hours.
     """
     recorded = session_shape(session)
     compactions = [index + 2 for index, item in enumerate(recorded) if item[0] == "compaction"]
@@ -143,7 +152,8 @@ def checked_import(session: str, **options: Any) -> tuple[Scenario, str]:
     flip: frozenset[int] = frozenset()
     first, scenario, replayed = attempt(flip)
     untried = list(compactions)
-    while first is not None and untried:
+    fruitless = 0
+    while first is not None and untried and fruitless < MAX_FRUITLESS_FLIPS:
         at = first + 2
         line = min(untried, key=lambda c: (c < at, abs(c - at)))
         untried.remove(line)
@@ -151,6 +161,9 @@ def checked_import(session: str, **options: Any) -> tuple[Scenario, str]:
         if trial[0] is None or trial[0] > first:
             flip ^= {line}
             first, scenario, replayed = trial
+            fruitless = 0
+        else:
+            fruitless += 1
     if first is None:
         return scenario, f"replay check: the simulator reproduces all {len(recorded)} entries"
     want = recorded[first][:3] if first < len(recorded) else "(no entry)"
@@ -159,6 +172,11 @@ def checked_import(session: str, **options: Any) -> tuple[Scenario, str]:
         f"replay check: entry {first + 1} (line {first + 2}) differs: recorded {want}, replayed {got}; "
         "the scenario is still written whole, the replay parting from the recording there "
         "(--context-window, --max-tokens and --settings give the recording's host)"
+        + (
+            f"; {len(untried)} compactions farther from it were not tried the other way"
+            if untried and fruitless >= MAX_FRUITLESS_FLIPS
+            else ""
+        )
     )
 
 

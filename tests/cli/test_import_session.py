@@ -22,6 +22,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pi_continuity_harness.cli import main
+from pi_continuity_harness.commands import import_session as command
 from pi_continuity_harness.commands.import_session import checked_import
 from pi_continuity_harness.scenario import dump_scenario, import_session, load_scenario, session_shape
 from pi_continuity_harness.scenario.session_import import SessionImportError, import_session_lines
@@ -348,6 +349,62 @@ def test_a_damaged_session_is_imported_and_checked_or_refused_naming_its_line(
         session = Path(tmp) / "s.jsonl"
         session.write_text("\n".join(lines) + "\n", encoding="utf-8")
         assert len(session_shape(session)) == len(lines) - 1
+
+
+def _compacted_session(path: Path, compactions: int) -> Path:
+    """A session of ``compactions`` prompt, reply and (manual) compaction triples, written without
+    the system message Pi persists with the first request: its replay parts at entry 3, before
+    every compaction."""
+    entries: list[dict[str, Any]] = [
+        {"type": "model_change", "provider": "fake", "modelId": "fake-model"},
+        {"type": "thinking_level_change", "thinkingLevel": "off"},
+    ]
+    usage = {"input": 10, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 12}
+    for n in range(compactions):
+        entries.append({"type": "message", "message": {"role": "user", "content": f"q{n}"}})
+        entries.append(
+            {
+                "type": "message",
+                "message": {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": f"a{n}"}],
+                    "provider": "fake",
+                    "model": "fake-model",
+                    "usage": usage,
+                    "stopReason": "stop",
+                },
+            }
+        )
+        entries.append({"type": "compaction", "summary": f"S{n}", "tokensBefore": 12})
+    lines = [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
+    ]
+    for number, entry in enumerate(entries):
+        lines.append({"id": f"e{number}", "parentId": f"e{number - 1}" if number else None, **entry})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_the_replay_check_stops_after_flips_that_do_not_move_the_difference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: every compaction was tried the other way, one replay of the whole session each, so
+    a session of a few hundred compactions whose replay parts early took hours (80 took 22 s)."""
+    replays: list[object] = []
+    replayed_shape = command._replayed_shape
+
+    def counted(scenario: Any) -> Any:
+        replays.append(scenario)
+        return replayed_shape(scenario)
+
+    monkeypatch.setattr(command, "_replayed_shape", counted)
+    session = _compacted_session(tmp_path / "long.jsonl", 20)
+    _, verdict = checked_import(str(session), context_window=200_000, max_tokens=1000, settings=None)
+    assert len(replays) == 1 + 8  # not 1 + 20: eight flips in a row that did not help end it
+    assert verdict.startswith("replay check: entry 3 (line 4) differs")
+    assert verdict.endswith(
+        f"; {20 - command.MAX_FRUITLESS_FLIPS} compactions farther from it were not tried the other way"
+    )
 
 
 # ====================================================================== the replay check reads as Pi reads
