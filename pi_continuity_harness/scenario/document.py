@@ -189,10 +189,11 @@ class Scenario(_Strict):
             raise ValueError("models: duplicate model id")
         if self.active_model is not None and self.active_model not in ids:
             raise ValueError(f"active_model: {self.active_model!r} is not one of the models {ids}")
-        for index, op in enumerate(self.operations):
+        for where, op in self._nested_operations():
             target = getattr(op, "set_model", None)
             if isinstance(target, str) and target not in ids:
-                raise ValueError(f"operations[{index}].set_model: {target!r} is not one of the models {ids}")
+                raise ValueError(f"{where}.set_model: {target!r} is not one of the models {ids}")
+        for index, op in enumerate(self.operations):
             command = getattr(op, "command", None)
             if command is not None and not command.wait:
                 raise ValueError(
@@ -223,6 +224,22 @@ class Scenario(_Strict):
         if problem is not None:
             raise ValueError(f"files: {problem}")
         return self
+
+    def _nested_operations(self) -> list[tuple[str, Any]]:
+        """Every operation with its field path: the top-level ones, those a scripted reply runs
+        while it is held (``during``) and those a fault rule injects. A ``set_model`` to a model the
+        scenario does not declare was refused only at the top level: in a ``during`` or
+        ``faults.inject`` it loaded, and the run went on with that operation failing ``Model not
+        found`` in the trace alone."""
+        found: list[tuple[str, Any]] = [(f"operations[{i}]", op) for i, op in enumerate(self.operations)]
+        replies: list[tuple[str, Any]] = [("model.default_agent", self.model.default_agent)]
+        for kind in ("agent", "summary", "extension"):
+            replies += [(f"model.{kind}[{i}]", reply) for i, reply in enumerate(getattr(self.model, kind))]
+        for where, reply in replies:
+            found += [(f"{where}.during[{i}]", op) for i, op in enumerate(reply.during)]
+        for index, rule in enumerate(self.faults.inject):
+            found += [(f"faults.inject[{index}].operations[{i}]", op) for i, op in enumerate(rule.operations)]
+        return found
 
     @property
     def active(self) -> ModelSpec:

@@ -252,6 +252,37 @@ def load_scenario_text(tmp_path: Path, text: str) -> Any:
     return load_scenario(path)
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "name: s\nmodel: {agent: [{text: x, during: [abort, {set_model: fake/nope}]}]}\n",
+            "bad.yaml: model.agent[0].during[1].set_model: 'fake/nope' is not one of the models ['fake/fake-model']",
+        ),
+        (
+            "name: s\nmodel: {extension: [{kind: valid, during: [{set_model: fake/nope}]}]}\n",
+            "bad.yaml: model.extension[0].during[0].set_model: 'fake/nope' is not one of the models "
+            "['fake/fake-model']",
+        ),
+        (
+            "name: s\nmodel: {default_agent: {text: x, during: [{set_model: fake/nope}]}}\n",
+            "bad.yaml: model.default_agent.during[0].set_model: 'fake/nope' is not one of the models "
+            "['fake/fake-model']",
+        ),
+        (
+            "name: s\nfaults: {inject: [{after: {kind: op, name: x}, operations: [{set_model: fake/nope}]}]}\n",
+            "bad.yaml: faults.inject[0].operations[0].set_model: 'fake/nope' is not one of the models "
+            "['fake/fake-model']",
+        ),
+    ],
+)
+def test_a_set_model_anywhere_names_a_declared_model(tmp_path: Path, text: str, message: str) -> None:
+    """Only a top-level ``set_model`` was checked: in a held reply's ``during`` or a fault's injected
+    operations an undeclared model loaded, and the run went on with that operation failing
+    ``Model not found``, seen in the trace alone."""
+    assert refuse(tmp_path, text) == message
+
+
 def test_scenario_data_from_python_must_be_json_data_too() -> None:
     """An imported session (Python's json reads ``NaN``) or a feature builds the data itself."""
     with pytest.raises(ScenarioError, match=r"^s: settings\.global\.x: Infinity is not JSON data"):
