@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pi_continuity_harness.scenario.numbers import Int, OptionalInt
 from pi_continuity_harness.scenario.operations import AbortOp, Operation, Operations
@@ -153,6 +153,18 @@ class ScriptedToolCall(_Strict):
             "must be what the command really prints, e.g. 'hi\\n' for 'echo hi'."
         ),
     )
+
+    @field_validator("arguments")
+    @classmethod
+    def _placeholders_compile(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Every ``{{match:REGEX}}`` holds a regular expression. Before, one that does not compile
+        loaded, and the ``re.error`` of the reply that used it became a provider error Pi retried
+        (``errorMessage: "unterminated character set at position 1"``): a run of a reply the script
+        did not write."""
+        problem = _bad_placeholder(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class _Held(_Strict):
@@ -518,6 +530,29 @@ class _TextsNewestFirst:
             if index == len(texts):
                 texts.append(text_of(messages[len(messages) - 1 - index].get("content")))
             yield texts[index]
+
+
+def _bad_placeholder(value: Any, where: str = "") -> str | None:
+    """``"<key>: '{{match:...}}' is not a regular expression: <why>"`` for the first placeholder of
+    ``value`` (a call's arguments, nested too) that does not compile, or None."""
+    if isinstance(value, str):
+        for found in _MATCH.finditer(value):
+            try:
+                re.compile(found.group("pattern"))
+            except re.error as error:
+                return f"{where or '(arguments)'}: {found.group(0)!r} is not a regular expression: {error}"
+        return None
+    items: Iterable[tuple[Any, Any]] = ()
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    for key, item in items:
+        step = f"[{key}]" if isinstance(key, int) else (f".{key}" if where else str(key))
+        problem = _bad_placeholder(item, f"{where}{step}")
+        if problem is not None:
+            return problem
+    return None
 
 
 def _holds_match(value: Any) -> bool:

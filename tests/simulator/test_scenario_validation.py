@@ -283,6 +283,28 @@ def test_a_set_model_anywhere_names_a_declared_model(tmp_path: Path, text: str, 
     assert refuse(tmp_path, text) == message
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            'name: s\nmodel: {agent: [{tool_calls: [{name: bash, arguments: {command: "echo {{match:([}}"}}]}]}\n',
+            "bad.yaml: model.agent[0].tool_calls[0].arguments: command: '{{match:([}}' is not a regular "
+            "expression: unterminated character set at position 1",
+        ),
+        (
+            "name: s\nmodel: {summary: [{tool_calls: [{name: write, arguments: "
+            '{path: x, content: {a: [1, "{{match:a(b}}"]}}}]}]}\n',
+            "bad.yaml: model.summary[0].tool_calls[0].arguments: content.a[1]: '{{match:a(b}}' is not a "
+            "regular expression: missing ), unterminated subpattern at position 1",
+        ),
+    ],
+)
+def test_a_match_placeholder_holds_a_regular_expression(tmp_path: Path, text: str, message: str) -> None:
+    """Before: it loaded, and the reply that used it failed with the ``re.error`` as a provider
+    error Pi retried, so the run played a reply the script did not write."""
+    assert refuse(tmp_path, text) == message
+
+
 def test_scenario_data_from_python_must_be_json_data_too() -> None:
     """An imported session (Python's json reads ``NaN``) or a feature builds the data itself."""
     with pytest.raises(ScenarioError, match=r"^s: settings\.global\.x: Infinity is not JSON data"):
