@@ -114,12 +114,18 @@ Shape = list[tuple[Any, ...]]
 MAX_FRUITLESS_FLIPS = 8
 
 
-def _replayed_shape(scenario: Scenario) -> Shape:
-    """The session shape of the scenario replayed with the null implementation (a temporary run)."""
+def _replayed_shape(scenario: Scenario) -> tuple[Shape, str | None]:
+    """The session shape of the scenario replayed with the null implementation (a temporary run),
+    and what stopped the replay when its budget ran out (``the budget of 50,000 host operations
+    ... ran out at ...``), else None."""
     with tempfile.TemporaryDirectory(prefix="pi-continuity-import-check-") as tmp:
         result = simulate(scenario, workdir=Path(tmp) / "run", implementation="null")
         files = result.session_files()
-        return session_shape(files[0]) if len(files) == 1 else []
+        shape = session_shape(files[0]) if len(files) == 1 else []
+    budget = None
+    if result.over_budget is not None:
+        budget = result.over_budget.split("\n", 1)[0].removeprefix(f"{scenario.name}: ").rstrip(".")
+    return shape, budget
 
 
 def _first_difference(recorded: Shape, replayed: Shape) -> int | None:
@@ -144,28 +150,45 @@ def checked_import(session: str, **options: Any) -> tuple[Scenario, str]:
     recorded = session_shape(session)
     compactions = [index + 2 for index, item in enumerate(recorded) if item[0] == "compaction"]
 
-    def attempt(flip: frozenset[int]) -> tuple[int | None, Scenario, Shape]:
+    def attempt(flip: frozenset[int]) -> tuple[int | None, Scenario, Shape, str | None]:
         scenario = import_session(session, flip=flip, **options)
-        replayed = _replayed_shape(scenario)
-        return _first_difference(recorded, replayed), scenario, replayed
+        replayed, budget = _replayed_shape(scenario)
+        return _first_difference(recorded, replayed), scenario, replayed, budget
+
+    def cut_short(first: int | None, replayed: Shape, budget: str | None) -> bool:
+        """The replay ended at its budget before the first difference: no flip moves that."""
+        return budget is not None and first is not None and first >= len(replayed)
 
     flip: frozenset[int] = frozenset()
-    first, scenario, replayed = attempt(flip)
+    first, scenario, replayed, budget = attempt(flip)
     untried = list(compactions)
     fruitless = 0
-    while first is not None and untried and fruitless < MAX_FRUITLESS_FLIPS:
+    while (
+        first is not None
+        and untried
+        and fruitless < MAX_FRUITLESS_FLIPS
+        and not cut_short(first, replayed, budget)
+    ):
         at = first + 2
         line = min(untried, key=lambda c: (c < at, abs(c - at)))
         untried.remove(line)
         trial = attempt(flip ^ {line})
         if trial[0] is None or trial[0] > first:
             flip ^= {line}
-            first, scenario, replayed = trial
+            first, scenario, replayed, budget = trial
             fruitless = 0
         else:
             fruitless += 1
     if first is None:
         return scenario, f"replay check: the simulator reproduces all {len(recorded)} entries"
+    if cut_short(first, replayed, budget):
+        # Before, this read as the replay parting from the recording ("replayed (no entry)"),
+        # blaming --context-window, --max-tokens and --settings, when the simulator had stopped it.
+        return scenario, (
+            f"replay check: the replay stopped after entry {first} of {len(recorded)} (line {first + 1}): "
+            f"{budget}; the scenario is still written whole, and runs further with a larger budget "
+            "(simulate --budget-ops N, or budget.operations in the scenario)"
+        )
     want = recorded[first][:3] if first < len(recorded) else "(no entry)"
     got = replayed[first][:3] if first < len(replayed) else "(no entry)"
     return scenario, (

@@ -25,6 +25,7 @@ from pi_continuity_harness.cli import main
 from pi_continuity_harness.commands import import_session as command
 from pi_continuity_harness.commands.import_session import checked_import
 from pi_continuity_harness.scenario import dump_scenario, import_session, load_scenario, session_shape
+from pi_continuity_harness.scenario.budget import Budget
 from pi_continuity_harness.scenario.session_import import SessionImportError, import_session_lines
 from pi_continuity_harness.scenario.trace import first_difference
 from pi_continuity_harness.simulator.simulation import simulate
@@ -405,6 +406,40 @@ def test_the_replay_check_stops_after_flips_that_do_not_move_the_difference(
     assert verdict.endswith(
         f"; {20 - command.MAX_FRUITLESS_FLIPS} compactions farther from it were not tried the other way"
     )
+
+
+def test_a_replay_its_budget_stops_is_said_to_have_stopped_not_to_differ(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long session's replay runs out of the simulator's budget (50,000 host operations: about
+    1,900 prompts). Before, the verdict said the replay parted from the recording there
+    (``replayed (no entry)``) and blamed --context-window, --max-tokens and --settings, and every
+    compaction was then replayed the other way, each replay running to the budget again."""
+    lines = RECORDED.read_text(encoding="utf-8").split("\n")[:-1]
+    small = Budget(operations=100)
+    imported = command.import_session
+
+    def with_small_budget(*args: Any, **kwargs: Any) -> Any:
+        return imported(*args, **kwargs).model_copy(update={"budget": small})
+
+    replays: list[object] = []
+    replayed_shape = command._replayed_shape
+
+    def counted(scenario: Any) -> Any:
+        replays.append(scenario)
+        return replayed_shape(scenario)
+
+    monkeypatch.setattr(command, "import_session", with_small_budget)
+    monkeypatch.setattr(command, "_replayed_shape", counted)
+    _, verdict = checked_import(str(RECORDED), context_window=20000, max_tokens=1000, settings=SETTINGS)
+    assert re.fullmatch(
+        rf"replay check: the replay stopped after entry (\d+) of {len(lines) - 1} \(line \d+\): the budget of "
+        r"100 host operations \(trace records and event-loop steps\) ran out at virtual time .*; the scenario "
+        r"is still written whole, and runs further with a larger budget \(simulate --budget-ops N, or "
+        r"budget.operations in the scenario\)",
+        verdict,
+    ), verdict
+    assert len(replays) == 1
 
 
 # ====================================================================== the replay check reads as Pi reads
