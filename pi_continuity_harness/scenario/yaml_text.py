@@ -128,6 +128,24 @@ def _construct_str(loader: yaml.SafeLoader, node: yaml.Node) -> str:
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
+_INT_TAG = "tag:yaml.org,2002:int"
+
+#: The longest integer read or written (Python's ``sys.int_info.default_max_str_digits``, 4,300
+#: decimal digits, as bits: a number of more bits has more digits than Python converts).
+_MAX_INT_BITS = 14_284
+_TOO_LONG = "more than the 4,300 digits Python reads and writes as a number"
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    """PyYAML's integer, or a YAML error at the number: a decimal integer of more than 4,300
+    digits made ``int()`` raise ``ValueError: Exceeds the limit (4300 digits) for integer string
+    conversion``, which no caller catches as a YAML error (a traceback, exit 1)."""
+    try:
+        return int(yaml.constructor.SafeConstructor.construct_yaml_int(loader, node))
+    except ValueError:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"an integer of {len(str(node.value)):,} characters: {_TOO_LONG}", node.start_mark
+        ) from None
 
 
 class UniqueKeyLoader(yaml.SafeLoader):
@@ -148,6 +166,7 @@ class _FastUniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # ty
 
 for _loader in (UniqueKeyLoader, _FastUniqueKeyLoader):
     _loader.add_constructor(_STR_TAG, _construct_str)
+    _loader.add_constructor(_INT_TAG, _construct_int)
 
 #: The pure-Python loader :func:`safe_load` falls back to (duplicate keys refused).
 PURE_LOADER: type[yaml.SafeLoader] = UniqueKeyLoader
@@ -237,7 +256,14 @@ def _not_json(value: Any) -> str | None:
     number, a bool, null; lists and mappings are walked by :func:`json_data_problem`)."""
     if isinstance(value, str):
         return _not_utf8(value)
-    if value is None or isinstance(value, bool | int):
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        # A YAML hexadecimal, octal or binary integer is read past Python's limit on decimal
+        # digits (4,300), and writing it as JSON (a settings file, the trace) then raised
+        # ``ValueError: Exceeds the limit`` in the middle of the run.
+        if value.bit_length() > _MAX_INT_BITS:
+            return f"an integer of {value.bit_length():,} bits: {_TOO_LONG}"
         return None
     if isinstance(value, float):
         if math.isfinite(value):

@@ -305,6 +305,38 @@ def test_a_match_placeholder_holds_a_regular_expression(tmp_path: Path, text: st
     assert refuse(tmp_path, text) == message
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "name: s\nsettings: {global: {x: " + "1" * 4301 + "}}\n",
+            "bad.yaml: line 2, column 24: invalid YAML: an integer of 4,301 characters: more than the 4,300 "
+            "digits Python reads and writes as a number",
+        ),
+        (
+            '{"name": "s", "seed": ' + "9" * 5000 + "}",
+            "bad.yaml: line 1, column 23: invalid YAML: an integer of 5,000 characters: more than the 4,300 "
+            "digits Python reads and writes as a number",
+        ),
+        (
+            "name: s\nfiles: {a.json: {json: {x: 0x" + "f" * 4000 + "}}}\n",
+            "bad.yaml: files.a.json.json.x: an integer of 16,000 bits: more than the 4,300 digits Python "
+            "reads and writes as a number",
+        ),
+    ],
+)
+def test_an_integer_longer_than_python_converts_is_refused_naming_where(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """Before: ``ValueError: Exceeds the limit (4300 digits) for integer string conversion`` in a
+    traceback, exit 1: while reading a decimal one, or (a hexadecimal one, which Python reads past
+    the limit) while writing the settings file when the run had begun. 4,300 digits still read."""
+    assert refuse(tmp_path, text) == message
+    path = tmp_path / "long.yaml"
+    path.write_text("name: s\nsettings: {global: {x: " + "1" * 4300 + "}}\n", encoding="utf-8")
+    assert load_scenario(path).settings.global_["x"] == int("1" * 4300)
+
+
 def test_scenario_data_from_python_must_be_json_data_too() -> None:
     """An imported session (Python's json reads ``NaN``) or a feature builds the data itself."""
     with pytest.raises(ScenarioError, match=r"^s: settings\.global\.x: Infinity is not JSON data"):
