@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pi_continuity_harness.scenario.confine import check_scenario_glob
 from pi_continuity_harness.scenario.numbers import Int
@@ -64,6 +64,19 @@ class FsFault(_Strict):
     def _confined(cls, value: str) -> str:
         check_scenario_glob(value)
         return value
+
+    @model_validator(mode="after")
+    def _corrupts_a_read(self) -> FsFault:
+        """``corrupt`` halves the file right before it is *read*: before a write, a rename, a
+        removal or a directory creation the operation then replaces or removes the file anyway (and
+        a file not there yet is left alone), so such a fault was traced as fired and changed
+        nothing."""
+        if self.effect == "corrupt" and self.op not in ("read", "any"):
+            raise ValueError(
+                f"effect corrupt halves a file right before it is read: op {self.op} would change "
+                "nothing (give op: read, or any)"
+            )
+        return self
 
 
 class CrashRule(_Strict):

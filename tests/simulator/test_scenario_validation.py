@@ -337,6 +337,18 @@ def test_an_integer_longer_than_python_converts_is_refused_naming_where(
     assert load_scenario(path).settings.global_["x"] == int("1" * 4300)
 
 
+@pytest.mark.parametrize("op", ["write", "replace", "mkdir", "remove"])
+def test_a_corrupt_fault_is_on_a_read(tmp_path: Path, op: str) -> None:
+    """``corrupt`` halves the file right before a read. On any other operation the fault was traced
+    as fired and changed nothing (the operation then writes, replaces or removes the file, and a
+    file not there yet was left alone), so the scenario did not test what it said."""
+    text = f"name: s\nfaults: {{fs: [{{op: {op}, path: $PROJECT/*, effect: corrupt}}]}}\n"
+    assert refuse(tmp_path, text) == (
+        f"bad.yaml: faults.fs[0]: effect corrupt halves a file right before it is read: op {op} would "
+        "change nothing (give op: read, or any)"
+    )
+
+
 def test_scenario_data_from_python_must_be_json_data_too() -> None:
     """An imported session (Python's json reads ``NaN``) or a feature builds the data itself."""
     with pytest.raises(ScenarioError, match=r"^s: settings\.global\.x: Infinity is not JSON data"):
