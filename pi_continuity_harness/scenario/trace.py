@@ -37,11 +37,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pi_continuity_harness.scenario.numbers import Int
 
 __all__ = [
+    "RECORD_KINDS",
     "SimulatedCrash",
     "Trace",
     "TraceMatch",
@@ -56,6 +57,10 @@ class SimulatedCrash(BaseException):
     """The simulated Pi process died. A ``BaseException`` so ``except Exception`` cannot eat it."""
 
 
+#: Every ``kind`` of trace record (docs/scenario-format.md, "The trace").
+RECORD_KINDS = ("op", "host", "event", "session", "call", "ui", "model", "entry", "fs", "fault")
+
+
 class TraceMatch(BaseModel):
     """Selects trace records: ``kind`` and ``name`` equal, and every ``where`` field equal."""
 
@@ -68,6 +73,15 @@ class TraceMatch(BaseModel):
         default_factory=dict, description="String fields that must match a glob ('*' crosses '/')"
     )
     occurrence: Int = Field(default=1, ge=1, description="Fire at the N-th matching record")
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        """A kind the trace writes. Any string loaded, so a misspelt one (``entri``) made a rule that
+        never fired and a run that went on as if the scenario had no such fault."""
+        if value not in RECORD_KINDS:
+            raise ValueError(f"{value!r} is no kind of trace record (one of: {', '.join(RECORD_KINDS)})")
+        return value
 
     def matches(self, record: dict[str, Any]) -> bool:
         if record.get("kind") != self.kind or record.get("name") != self.name:

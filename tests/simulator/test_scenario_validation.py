@@ -349,6 +349,26 @@ def test_a_corrupt_fault_is_on_a_read(tmp_path: Path, op: str) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("rules", "field"),
+    [
+        ("crash: [{after: {kind: entri, name: compaction}}]", "faults.crash[0].after.kind"),
+        ("inject: [{after: {kind: Event, name: x}, operations: [abort]}]", "faults.inject[0].after.kind"),
+        ("tamper: [{after: {kind: '', name: x}, path: $PROJECT/x}]", "faults.tamper[0].after.kind"),
+    ],
+)
+def test_a_fault_rule_matches_a_kind_of_record_the_trace_writes(
+    tmp_path: Path, rules: str, field: str
+) -> None:
+    """Any ``kind`` loaded: a misspelt one made a rule that never fired, and the run went on as if
+    the scenario had no such fault."""
+    message = refuse(tmp_path, f"name: s\nfaults: {{{rules}}}\n")
+    assert message.startswith(f"bad.yaml: {field}: ")
+    assert message.endswith(
+        "is no kind of trace record (one of: op, host, event, session, call, ui, model, entry, fs, fault)"
+    )
+
+
 def test_scenario_data_from_python_must_be_json_data_too() -> None:
     """An imported session (Python's json reads ``NaN``) or a feature builds the data itself."""
     with pytest.raises(ScenarioError, match=r"^s: settings\.global\.x: Infinity is not JSON data"):
