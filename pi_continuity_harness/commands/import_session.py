@@ -33,6 +33,7 @@ from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario.atomic_write import write_atomically
 from pi_continuity_harness.scenario.document import Scenario, dump_scenario
+from pi_continuity_harness.scenario.field_path import field_path
 from pi_continuity_harness.scenario.session_import import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_MAX_TOKENS,
@@ -41,6 +42,7 @@ from pi_continuity_harness.scenario.session_import import (
     import_session,
     session_shape,
 )
+from pi_continuity_harness.scenario.yaml_text import json_data_problem
 from pi_continuity_harness.simulator.simulation import simulate
 
 __all__ = ["register"]
@@ -104,6 +106,12 @@ def _settings(path: str | None) -> dict[str, Any] | None:
         raise UsageError(f"--settings {path}: not JSON: nested too deeply to read") from None
     if not isinstance(value, dict):
         raise UsageError(f"--settings {path}: a settings file is a JSON object")
+    # Python's json reads NaN, Infinity and 1e400 (as inf), which Pi's JSON.parse does not: named
+    # here, in this file, not later as a field of the "(imported scenario)" of the session file.
+    problem = json_data_problem(value)
+    if problem is not None:
+        where, reason = problem
+        raise UsageError(f"--settings {path}: {field_path(where) or '(top level)'}: {reason}")
     return value
 
 

@@ -296,6 +296,29 @@ def test_a_missing_file_and_a_bad_output_directory_are_refused(
     assert sorted(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"compaction": {"reserveTokens": 1e400}}', "compaction.reserveTokens: Infinity is not JSON data"),
+        ('{"a": [1, NaN]}', "a[1]: NaN is not JSON data"),
+    ],
+)
+def test_a_settings_file_that_is_no_json_data_is_refused_naming_it_and_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str
+) -> None:
+    """Python's json reads ``NaN`` and ``1e400`` (as inf), Pi's ``JSON.parse`` does not. Before, the
+    error named the session file's "(imported scenario)" and ``settings.global...``: a field of a
+    file the user did not write, not the settings file that holds it."""
+    settings = tmp_path / "settings.json"
+    settings.write_text(text, encoding="utf-8")
+    output = tmp_path / "s.yaml"
+    assert main(["import-session", str(RECORDED), "--settings", str(settings), "--output", str(output)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pi-continuity-harness import-session: --settings {settings}: {message}"), err
+    assert err.count("\n") == 1
+    assert not output.exists()
+
+
 # ====================================================================== any damage: refused, never a crash
 _VALUES = st.one_of(
     st.none(),
