@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from pi_continuity_harness.scenario.numbers import Int, OptionalInt
 from pi_continuity_harness.scenario.operations import AbortOp, Operation, Operations
+from pi_continuity_harness.scenario.regex_check import regex_problem
 
 __all__ = [
     "DEFAULT_REASONING_TOKENS",
@@ -537,10 +538,9 @@ def _bad_placeholder(value: Any, where: str = "") -> str | None:
     ``value`` (a call's arguments, nested too) that does not compile, or None."""
     if isinstance(value, str):
         for found in _MATCH.finditer(value):
-            try:
-                re.compile(found.group("pattern"))
-            except re.error as error:
-                return f"{where or '(arguments)'}: {found.group(0)!r} is not a regular expression: {error}"
+            problem = regex_problem(found.group("pattern"))
+            if problem is not None:
+                return f"{where or '(arguments)'}: {found.group(0)!r} is {problem}"
         return None
     items: Iterable[tuple[Any, Any]] = ()
     if isinstance(value, dict):

@@ -27,6 +27,7 @@ from pydantic import (
 
 from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.numbers import Int, OptionalInt
+from pi_continuity_harness.scenario.regex_check import regex_problem
 
 __all__ = [
     "TREE_COMMAND",
@@ -253,10 +254,14 @@ class DialogAnswer(_Strict):
         if len(given) != 1:
             raise ValueError("a dialog answer has exactly one of: select, input, confirm, cancel")
         if self.when is not None:
-            try:
-                re.compile(self.when)
-            except re.error as error:
-                raise ValueError(f"when: not a regular expression: {error}") from None
+            problem = regex_problem(self.when, re.IGNORECASE)
+            if problem is not None:
+                raise ValueError(f"when: {self.when!r} is {problem}")
+        select = self.select
+        if select is not None and len(select) > 1 and select.startswith("/") and select.endswith("/"):
+            problem = regex_problem(select[1:-1], re.IGNORECASE)
+            if problem is not None:
+                raise ValueError(f"select: {select!r} is {problem}")
         return self
 
     @property

@@ -15,8 +15,10 @@ import pytest
 from pydantic import AfterValidator, BaseModel, ValidationError
 
 from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.features import blitz_oracle
 from pi_continuity_harness.scenario import load_scenario, parse_scenario
 from pi_continuity_harness.scenario.document import MAX_SCENARIO_BYTES, dump_scenario, format_validation_error
+from pi_continuity_harness.scenario.regex_check import regex_problem
 from pi_continuity_harness.scenario.workspace import RUN_MARKER, WorkdirError, prepare_workdir
 
 from .helpers import EXAMPLES
@@ -557,3 +559,42 @@ def test_emptying_a_run_directory_removes_links_not_what_they_point_at(tmp_path:
     prepare_workdir(root)
     assert sorted(p.name for p in root.iterdir()) == [RUN_MARKER]
     assert (outside / "keep.txt").read_text(encoding="utf-8") == "keep me"
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (
+            'name: s\nmodel: {agent: [{tool_calls: [{name: bash, arguments: {command: "echo {{match:(a|a)*b}}"}}]}]}\n',
+            "model.agent[0].tool_calls[0].arguments: command: '{{match:(a|a)*b}}' is",
+        ),
+        (
+            "name: s\noperations:\n  - command: {text: /x, answers: [{select: 'y', when: '(\\w+\\s?)*$'}]}\n",
+            "when: '(\\\\w+\\\\s?)*$' is",
+        ),
+        (
+            "name: s\noperations:\n  - command: {text: /x, answers: [{select: '/(a+)+z/'}]}\n",
+            "select: '/(a+)+z/' is",
+        ),
+    ],
+)
+def test_rule_a_scenario_regular_expression_cannot_backtrack_for_ever(
+    tmp_path: Path, text: str, field: str
+) -> None:
+    """``{{match:(a|a)*b}}`` against a prompt of 110 ``a``s ran past a 60 s timeout: Python's
+    ``re`` backtracks exponentially on a repeat of something that matches in more than one way,
+    and no budget of the simulator counts a search's time. Such a pattern (in a tool argument's
+    placeholder, a dialog answer's ``when`` or ``select: /.../``) is refused at load, naming it."""
+    message = refuse(tmp_path, text)
+    assert field in message, message
+    assert "a pattern that may backtrack for ever" in message, message
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"remove (\S+)", r"(/\S+\.md)", r"(dossier-\d+\.md)", r"(\d{4}-\d{2})+", r"(a|b)?", r"x*y*"],
+)
+def test_a_regular_expression_without_nested_repeats_loads(tmp_path: Path, pattern: str) -> None:
+    assert regex_problem(pattern) is None
+    assert regex_problem(blitz_oracle.DOSSIER_MATCH) is None
+    assert regex_problem(blitz_oracle.DELETION_MATCH) is None
