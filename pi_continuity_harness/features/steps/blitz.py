@@ -443,18 +443,7 @@ def _slow_before_and_after_get(world: World, wait: str, seconds: str) -> None:
     """Both times are nonzero: Wait Time (request to GET) and Handoff Time (GET to the
     receiver's turn) can only be told apart when neither is 0:00."""
     slow_get = Reply(tool_calls=(call(oracle.GET_TOOL),), context_tokens=12_000, latency_ms=int(wait) * 1000)
-    sh_start(
-        world,
-        slow_get,
-        Reply(
-            tool_calls=(call("bash", {"command": "echo drafting"}),),
-            context_tokens=12_100,
-            latency_ms=int(seconds) * 1000,
-        ),
-        write_reply(),
-        finish_reply(),
-        *submitted_then_receiver(),
-    )
+    _draft_slowly_after(world, slow_get, seconds)
 
 
 @when(
@@ -463,18 +452,18 @@ def _slow_before_and_after_get(world: World, wait: str, seconds: str) -> None:
     )
 )
 def _slow_after_get(world: World, seconds: str) -> None:
-    sh_start(
-        world,
-        get_reply(),
-        Reply(
-            tool_calls=(call("bash", {"command": "echo drafting"}),),
-            context_tokens=12_100,
-            latency_ms=int(seconds) * 1000,
-        ),
-        write_reply(),
-        finish_reply(),
-        *submitted_then_receiver(),
+    _draft_slowly_after(world, get_reply(), seconds)
+
+
+def _draft_slowly_after(world: World, get: Reply, seconds: str) -> None:
+    """``/sh start``: the template request ``get``, a ``seconds``-long drafting turn, then the
+    dossier written, Finish called and the receiver's turn."""
+    drafting = Reply(
+        tool_calls=(call("bash", {"command": "echo drafting"}),),
+        context_tokens=12_100,
+        latency_ms=int(seconds) * 1000,
     )
+    sh_start(world, get, drafting, write_reply(), finish_reply(), *submitted_then_receiver())
 
 
 @when(parsers.re(r"a handoff is requested and the model's next reply reports (?P<n>\d[\d,]*) context tokens"))
