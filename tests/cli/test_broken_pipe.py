@@ -30,7 +30,7 @@ def _head_one_line(*args: str, cwd: Path) -> tuple[int, str, bytes]:
     status, that line and what it wrote to stderr."""
     read_end, write_end = os.pipe()
     fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-    env = {**os.environ, "TMPDIR": str(cwd)}
+    env = {**os.environ, "TMPDIR": str(cwd), "PCH_SCRATCH": str(cwd)}  # /dev/shm otherwise
     env.pop("PYTHONPATH", None)
     process = subprocess.Popen(
         [str(SCRIPT), *args], cwd=cwd, stdout=write_end, stderr=subprocess.PIPE, env=env
@@ -58,7 +58,7 @@ def test_rule_a_command_whose_reader_leaves_ends_quietly_with_sigpipes_status(
     assert first, "the command printed nothing"
     assert err == b"", err.decode()[-3000:]
     assert code == 128 + signal.SIGPIPE
-    # Its run's temporary directories (under TMPDIR, this test's own) are removed; pytest-xdist's
+    # Its run's temporary directories (TMPDIR and PCH_SCRATCH: this test's own) are removed; pytest-xdist's
     # workers keep pytest's own ``pytest-of-<user>``, as in any run.
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("pytest-of-")) == []
 
