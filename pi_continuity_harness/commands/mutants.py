@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -77,12 +76,8 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=main)
 
 
-def _console() -> Console:
-    return terminal_console(160)
-
-
 def main(args: argparse.Namespace) -> int:
-    console = _console()
+    console = terminal_console(160)  # the tables' width when not on a terminal
     if args.action == "list":
         table = Table(title=f"{len(MUTANTS)} mutants of the reference", show_lines=False)
         table.add_column("mutant", no_wrap=True)

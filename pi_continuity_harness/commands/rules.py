@@ -14,7 +14,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -82,12 +81,8 @@ def coverage_of(system: str) -> CoverageReport:
     )
 
 
-def _console() -> Console:
-    return terminal_console(200)
-
-
 def main(args: argparse.Namespace) -> int:
-    console = _console()
+    console = terminal_console(200)  # the tables' width when not on a terminal
     chosen = args.system or list(systems())
     # Every path check of the other commands, before the tables: a file where a directory
     # belongs, or a loop of links, was a traceback after them.

@@ -10,9 +10,11 @@ default artifact directory, byte for byte, with its own ``details``: Pi then per
 continuity extension's summary text under details that do not describe it (rule P70d).
 
 ``abort`` calls ``ctx.abort()`` and returns nothing: Pi aborts the compaction after the
-continuity extension's hook has returned (``AgentSession.abort`` aborts the auto-compaction's
-controller, ``agent-session.js``; the hook's own ``signal`` is that controller's), the one way a
-scenario reaches rule P110b (the Brief of an aborted compaction stays pending and inert).
+continuity extension's hook has returned (``ctx.abort`` is ``void this.abort()``,
+``dist/core/agent-session.js:2925-2930``; ``AgentSession.abort`` calls ``abortCompaction``,
+:2082-2087, which aborts the auto-compaction's controller, :2465-2467, whose ``signal`` every
+hook got), the one way a scenario reaches rule P110b (the Brief of an aborted compaction stays
+pending and inert).
 """
 
 from __future__ import annotations

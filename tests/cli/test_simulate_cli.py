@@ -386,24 +386,28 @@ def test_run_refuses_bad_arguments_before_running(tmp_path: Path, capsys: pytest
     )
 
 
+def _recorded(tmp_path: Path, extension: str, capsys: pytest.CaptureFixture[str]) -> tuple[Path, list[str]]:
+    """A trace recorded with seed 5 (the example's own is 7) and ``extension``, and the
+    ``replay`` command that gives only the scenario and that trace."""
+    workdir = tmp_path / "recorded"
+    assert (
+        main(["simulate", str(EXAMPLE), "--seed", "5", "--extension", extension, "--workdir", str(workdir)])
+        == 0
+    )
+    capsys.readouterr()
+    trace = workdir / "trace.jsonl"
+    return trace, ["replay", str(EXAMPLE), "--expect-trace", str(trace), "--quiet"]
+
+
 def test_rule_replay_takes_the_seed_and_the_implementation_a_recorded_trace_names(
-    tmp_path: Path, probe: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A CI artifact's trace, replayed with the scenario alone: the seed comes from the trace's
     first record (before, the scenario's own seed ran and the replay DIFFERED at record 0), and
-    so does the implementation when it is the harness's own or an installed one. Another
-    ``module:factory`` is only named: a trace is data, and its word runs no code. Given on the
-    command line, the options win and a difference is reported."""
+    so does the implementation when it is the harness's own (a mutant) or an installed one.
+    Given on the command line, the options win and a difference is reported."""
     mutant = "pi_continuity_harness.mutants.catalogue:canary_cancels_every_compaction"
-    assert (
-        main(
-            ["simulate", str(EXAMPLE), "--seed", "5", "--extension", mutant, "--workdir", str(tmp_path / "a")]
-        )
-        == 0
-    )
-    recorded = tmp_path / "a" / "trace.jsonl"
-    capsys.readouterr()
-    replay = ["replay", str(EXAMPLE), "--expect-trace", str(recorded), "--quiet"]
+    recorded, replay = _recorded(tmp_path, mutant, capsys)
     assert main([*replay, "--workdir", str(tmp_path / "b")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == f"replaying with the seed 5 and the implementation {mutant} that {recorded} records"
@@ -413,21 +417,19 @@ def test_rule_replay_takes_the_seed_and_the_implementation_a_recorded_trace_name
     assert main([*replay, "--workdir", str(tmp_path / "d"), "--extension", "reference"]) == 1
     assert f'$.implementation: expected "{mutant}", actual "reference"' in capsys.readouterr().out
 
-    # A module of the user's (or of whoever made the trace): named, not run.
-    assert (
-        main(
-            ["simulate", str(EXAMPLE), "--seed", "5", "--extension", probe, "--workdir", str(tmp_path / "e")]
-        )
-        == 0
-    )
-    theirs = tmp_path / "e" / "trace.jsonl"
-    capsys.readouterr()
-    replay = ["replay", str(EXAMPLE), "--expect-trace", str(theirs), "--quiet"]
+
+def test_rule_replay_runs_no_other_module_a_recorded_trace_names(
+    tmp_path: Path, probe: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trace is data, perhaps downloaded: a ``module:factory`` of the user's (or of whoever
+    made the trace) is named with the option to give, not imported (a trace naming ``os:system``
+    would have run it). The seed is still taken; the replay runs the reference and differs."""
+    recorded, replay = _recorded(tmp_path, probe, capsys)
     assert main([*replay, "--workdir", str(tmp_path / "f")]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0] == (
-        f"{theirs} was recorded with the implementation {probe}: give --extension {probe} to replay it with that one"
+        f"{recorded} was recorded with the implementation {probe}: give --extension {probe} to replay it with that one"
     )
-    assert out[1] == f"replaying with the seed 5 that {theirs} records"
+    assert out[1] == f"replaying with the seed 5 that {recorded} records"
     assert f'$.implementation: expected "{probe}", actual "reference"' in out[-1]
     assert main([*replay, "--workdir", str(tmp_path / "g"), "--extension", probe]) == 0

@@ -311,6 +311,34 @@ def test_9_2_threshold_is_strict_at_exactly_window_minus_reserve(
     assert [s["reason"] for s in starts] == (["threshold"] if compacts else [])
 
 
+def test_ctx_abort_in_a_before_compact_handler_aborts_the_auto_compaction(tmp_path: Path) -> None:
+    """``ctx.abort()`` (``agent-session.js:2925-2930``: ``void this.abort()``) calls
+    ``AgentSession.abort`` (:2082-2087), whose ``abortCompaction`` (:2465-2467) aborts the
+    auto-compaction's controller, the ``signal`` every ``session_before_compact`` handler got. So
+    a handler that returned first sees its signal abort afterwards, and Pi commits nothing:
+    ``compaction_end {aborted: true}``, no compaction entry, ``agent_settled {aborted: true}``
+    (compared on real Pi 1.6.0 through the smoke scenario of rule P110b)."""
+    seen: list[bool] = []
+
+    def ext(pi: ExtensionAPI) -> None:
+        def first(event: Any, ctx: Any) -> dict[str, Any]:
+            event.signal.add_listener(lambda: seen.append(True))
+            return {}
+
+        def second(event: Any, ctx: Any) -> None:
+            ctx.abort()
+
+        pi.on("session_before_compact", first)
+        pi.on("session_before_compact", second)
+
+    result = run(tmp_path, two_prompts({"text": long_text("answer two"), "context_tokens": 16001}), ext)
+    end = session_records(result, "compaction_end")[-1]
+    assert (end["reason"], end["aborted"]) == ("threshold", True)
+    assert seen == [True]
+    assert not [e for e in entries(result) if e["type"] == "compaction"]
+    assert session_records(result, "agent_settled")[-1]["aborted"] is True
+
+
 def test_9_2_threshold_checked_mid_run_between_tool_turns(tmp_path: Path) -> None:
     """s2: checked after the tool turn's ``turn_end``, before the next ``turn_start``;
     ``ctx.signal`` is set.
