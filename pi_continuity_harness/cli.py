@@ -23,7 +23,13 @@ import threading
 from collections.abc import Sequence
 
 from pi_continuity_harness import PI_VERSION, __version__
-from pi_continuity_harness.commands import SUMMARIES, UsageError, search_current_directory, usage_errors
+from pi_continuity_harness.commands import (
+    SUMMARIES,
+    UsageError,
+    search_current_directory,
+    sweep_orphaned_directories,
+    usage_errors,
+)
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
@@ -75,6 +81,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     saved_path = list(sys.path)
     search_current_directory()
+    # A harness process killed by SIGKILL ran no ``finally`` block: its temporary directories
+    # (on /dev/shm, in memory) go now (``scenario/owned_dirs.py``).
+    sweep_orphaned_directories()
     # SIGTERM (a CI timeout, ``timeout``, a killed job) ends a command as Ctrl-C does, through its
     # ``finally`` blocks: temporary run directories are removed or named, servers it started are
     # stopped. Python's default would end the process on the spot.

@@ -16,7 +16,13 @@ never for ``--help``.
 
 from pi_continuity_harness.errors import HarnessError
 
-__all__ = ["SUMMARIES", "UsageError", "search_current_directory", "usage_errors"]
+__all__ = [
+    "SUMMARIES",
+    "UsageError",
+    "search_current_directory",
+    "sweep_orphaned_directories",
+    "usage_errors",
+]
 
 #: One line per subcommand, in the order ``--help`` lists them (command name: summary).
 SUMMARIES: dict[str, str] = {
@@ -57,3 +63,22 @@ def search_current_directory() -> None:
     )
 
     search()
+
+
+def sweep_orphaned_directories() -> None:
+    """Remove the temporary directories harness processes killed by SIGKILL left behind
+    (:func:`~pi_continuity_harness.scenario.owned_dirs.sweep_orphans`: only those whose owner is
+    certainly gone), in the usual places and in the harness's cache (the package gate's work
+    goes there), and say so on stderr, one line."""
+    import sys  # noqa: PLC0415
+
+    from pi_continuity_harness.scenario.owned_dirs import sweep_message, sweep_orphans, sweep_roots  # noqa: PLC0415
+    from pi_continuity_harness.targets.realpi.install import default_cache_dir  # noqa: PLC0415
+
+    roots = sweep_roots()
+    cache_tmp = default_cache_dir() / "tmp"
+    if cache_tmp.is_dir() and str(cache_tmp.resolve()) not in roots:
+        roots.append(str(cache_tmp.resolve()))
+    removed = sweep_orphans(roots)
+    if removed:
+        print(sweep_message(removed), file=sys.stderr)

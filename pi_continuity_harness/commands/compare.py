@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +41,7 @@ from pi_continuity_harness.commands._suite_setup import (
 )
 from pi_continuity_harness.features.pytest_plugin import observation_path
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite, write_atomically
+from pi_continuity_harness.scenario.owned_dirs import make_owned_directory, remove_owned
 from pi_continuity_harness.targets.comparison import Difference, Neutraliser, diff_records
 from pi_continuity_harness.targets.known_differences import KNOWN_DIFFERENCES, UNCOMPARED, neutralisers
 
@@ -286,7 +285,7 @@ def compare_suites(
     simulator's run stays serial: it takes seconds, less than the workers would take to start.
     Only the real/simulated time ratios change with it (real Pi's scenarios share the CPU)."""
     temporary = workdir is None
-    root = (workdir or Path(tempfile.mkdtemp(prefix=TEMP_PREFIX))).resolve()
+    root = (workdir or make_owned_directory(TEMP_PREFIX)).resolve()
     runs: dict[str, SuiteRun] = {}
     try:
         for target in ("sim", "pi"):
@@ -311,11 +310,11 @@ def compare_suites(
                 raise KeyboardInterrupt  # pytest caught the interrupt: the comparison stops too
     except BaseException:
         if temporary:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_owned(root)
         raise
     report = compare_runs(runs["sim"], runs["pi"], root)
     if temporary and (report.ok or not report.scenarios):
-        shutil.rmtree(root, ignore_errors=True)
+        remove_owned(root)
         report.kept = False
     return report
 
@@ -379,14 +378,14 @@ def main(args: argparse.Namespace) -> int:
     # The page reads both runs' observations: without --workdir they stay in a temporary
     # directory until the page is written, removed then if the comparison is clean.
     page_workdir = (
-        Path(tempfile.mkdtemp(prefix=TEMP_PREFIX)) if args.html is not None and args.workdir is None else None
+        make_owned_directory(TEMP_PREFIX) if args.html is not None and args.workdir is None else None
     )
     outcome = {"keep": False}
     try:
         return _compare(args, console, pi_version, page_workdir, outcome)
     finally:
         if page_workdir is not None and not outcome["keep"]:
-            shutil.rmtree(page_workdir, ignore_errors=True)
+            remove_owned(page_workdir)
 
 
 def _compare(

@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -59,6 +57,7 @@ from pi_continuity_harness.scenario.implementations import (
     ImplementationError,
     implementation_system,
 )
+from pi_continuity_harness.scenario.owned_dirs import make_owned_directory, remove_owned
 from pi_continuity_harness.scenario.run_lock import hold_run_directory
 
 __all__ = ["check_count", "check_scheduler", "register"]
@@ -208,7 +207,7 @@ def _explore(args: argparse.Namespace, pool: WorkPool) -> int:
     """Explore, holding ``--out`` (a second explorer writing there is refused)."""
     system = _system(args)
     seeds = range(args.seed_start, args.seed_start + args.seeds)
-    work_root = tempfile.mkdtemp(prefix="pch-explore-", dir=scratch_root())
+    work_root = str(make_owned_directory("pch-explore-", scratch_root()))
     out_dir = str(args.out.resolve())
     print(
         f"pi-continuity-harness explore ({system}, target {args.target}): {args.extension}, "
@@ -243,7 +242,7 @@ def _explore(args: argparse.Namespace, pool: WorkPool) -> int:
         wall = time.perf_counter() - started
         keep = any(not r.ok for r in reports)
         if not keep:
-            shutil.rmtree(work_root, ignore_errors=True)
+            remove_owned(work_root)
     summary = summarise(system, reports, wall, args.target)
     summary["retriedSeeds"] = [int(name.removeprefix("seed-")) for name in pool.retried()]
     _print_summary(summary, work_root if keep else None)

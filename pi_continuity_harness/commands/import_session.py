@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario.atomic_write import write_atomically
 from pi_continuity_harness.scenario.document import Scenario, dump_scenario
 from pi_continuity_harness.scenario.field_path import field_path
+from pi_continuity_harness.scenario.owned_dirs import owned_temporary_directory
 from pi_continuity_harness.scenario.session_import import (
     DEFAULT_CONTEXT_WINDOW,
     DEFAULT_MAX_TOKENS,
@@ -126,7 +126,7 @@ def _replayed_shape(scenario: Scenario) -> tuple[Shape, str | None]:
     """The session shape of the scenario replayed with the null implementation (a temporary run),
     and what stopped the replay when its budget ran out (``the budget of 50,000 host operations
     ... ran out at ...``), else None."""
-    with tempfile.TemporaryDirectory(prefix="pi-continuity-import-check-") as tmp:
+    with owned_temporary_directory("pi-continuity-import-check-") as tmp:
         result = simulate(scenario, workdir=Path(tmp) / "run", implementation="null")
         files = result.session_files()
         shape = session_shape(files[0]) if len(files) == 1 else []

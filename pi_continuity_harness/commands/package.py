@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import tempfile
 from pathlib import Path
 
 from rich.console import Console
@@ -34,6 +32,7 @@ from pi_continuity_harness.package import (
     suite_hook,
     write_record,
 )
+from pi_continuity_harness.scenario.owned_dirs import make_owned_directory, remove_owned
 from pi_continuity_harness.targets.realpi import PiInstallation, find_installation
 from pi_continuity_harness.targets.realpi.install import cache_tmp_dir
 
@@ -179,9 +178,7 @@ def _gate(
 ) -> int:
     console = output_console()
     tmp_root = cache_tmp_dir(installation.cache_dir)
-    work = (
-        args.workdir.resolve() if args.workdir else Path(tempfile.mkdtemp(prefix="pch-gate-", dir=tmp_root))
-    )
+    work = args.workdir.resolve() if args.workdir else make_owned_directory("pch-gate-", tmp_root)
     work.mkdir(parents=True, exist_ok=True)
     env = npm_env(installation.env_path(), installation.cache_dir / "npm-cache", tmp_root)
 
@@ -237,7 +234,7 @@ def _gate(
         installed = bool(result.sources or result.suite)
     finally:
         if args.workdir is None and (ok or not installed):
-            shutil.rmtree(work, ignore_errors=True)
+            remove_owned(work)
         elif args.workdir is None:
             console.print(f"the gate's files are kept in {work}", markup=False, highlight=False)
     return 0 if ok else 1

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import shutil
 from collections import OrderedDict
 from pathlib import Path
 
@@ -34,6 +33,7 @@ from pi_continuity_harness.commands._suite_setup import (
 from pi_continuity_harness.features.scratch import make_temporary_directory
 from pi_continuity_harness.features.suite import RULE_STATUSES, ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.rules import catalogue_for_rule, rule_tag
+from pi_continuity_harness.scenario.owned_dirs import remove_owned
 
 __all__ = ["register", "render_table"]
 
@@ -156,7 +156,7 @@ def main(args: argparse.Namespace) -> int:
         _run(args, console, tags, extra_args, pi_version, page_workdir, outcome)
     finally:
         if page_workdir is not None and not outcome["keep"]:
-            shutil.rmtree(page_workdir, ignore_errors=True)
+            remove_owned(page_workdir)
     return 0 if outcome["passed"] else 1
 
 

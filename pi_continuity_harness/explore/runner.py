@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.model_script import Reply, SynthesisReply
 from pi_continuity_harness.scenario.operations import Operation
+from pi_continuity_harness.scenario.owned_dirs import owned_temporary_directory
 from pi_continuity_harness.simulator.determinism import EPOCH_MS, SeededRandom
 from pi_continuity_harness.simulator.host import ProcessStartError
 from pi_continuity_harness.simulator.meter import BudgetExceededError
@@ -115,7 +115,7 @@ def first_session_id(seed: int) -> str:
 
 def probe_session_id(seed: int) -> str:
     """:func:`first_session_id` as a started host says it (a run of an extension that does nothing)."""
-    with tempfile.TemporaryDirectory(prefix="pch-session-id-", dir=scratch_root()) as directory:
+    with owned_temporary_directory("pch-session-id-", scratch_root()) as directory:
         scenario = Scenario(name="session-id-probe", seed=seed)
         simulation = Simulation(scenario, workdir=Path(directory) / "run", implementation=_noop)
         try:

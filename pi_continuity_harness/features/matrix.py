@@ -28,9 +28,7 @@ from __future__ import annotations
 import json
 import platform
 import re
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +41,7 @@ from pi_continuity_harness import PI_VERSION, __version__
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.scenario import implementations as registry
 from pi_continuity_harness.scenario.implementations import SESSION_CONTINUITY, ImplementationError
+from pi_continuity_harness.scenario.owned_dirs import make_owned_directory, remove_owned
 from pi_continuity_harness.targets.realpi.versions import HOST_CAPABILITIES
 
 __all__ = [
@@ -413,7 +412,7 @@ def run_matrix(
     matrices = [
         PiVersionMatrix(ext, implementation_system(ext, system), list(versions)) for ext in extensions
     ]
-    root = workdir.resolve() if workdir is not None else Path(tempfile.mkdtemp(prefix="pi-matrix-"))
+    root = workdir.resolve() if workdir is not None else make_owned_directory("pi-matrix-")
     run = MatrixRun(matrices, workdir=root)
     try:
         for version in versions:
@@ -461,9 +460,9 @@ def run_matrix(
             if any(r.failed for m in matrices for r in m.runs.values()):
                 print(f"scenario machines kept for inspection in {root}", file=sys.stderr)
             else:
-                shutil.rmtree(root, ignore_errors=True)
+                remove_owned(root)
         raise
     if workdir is None and run.ok:
-        shutil.rmtree(root, ignore_errors=True)
+        remove_owned(root)
         run.workdir = None
     return run

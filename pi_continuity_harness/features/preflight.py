@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,6 +34,7 @@ from pi_continuity_harness import targets
 from pi_continuity_harness.errors import HarnessError
 from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.implementations import ImplementationError, resolve_implementation
+from pi_continuity_harness.scenario.owned_dirs import make_owned_directory, remove_owned
 from pi_continuity_harness.scenario.workspace import workdir_problem
 
 if TYPE_CHECKING:
@@ -353,7 +353,7 @@ def check_implementation(
 
 def _probe(target: str, extension: str, system: str | None, pi_version: str | None) -> None:
     name: targets.TargetName = "pi" if target == "pi" else "sim"
-    directory = Path(tempfile.mkdtemp(prefix=PROBE_PREFIX))
+    directory = make_owned_directory(PROBE_PREFIX)
     try:
         probe = targets.make_target(
             name, extension, directory / "machine", seed=0, system=system, pi_version=pi_version
@@ -370,4 +370,4 @@ def _probe(target: str, extension: str, system: str | None, pi_version: str | No
         finally:
             probe.close()
     finally:
-        shutil.rmtree(directory, ignore_errors=True)
+        remove_owned(directory)

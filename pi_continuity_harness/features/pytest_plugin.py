@@ -37,7 +37,7 @@ import functools
 import hashlib
 import json
 import re
-import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Generator, Iterator
@@ -71,6 +71,7 @@ from pi_continuity_harness.scenario.implementations import (
     search_current_directory,
 )
 from pi_continuity_harness.scenario.model_script import RequestKind
+from pi_continuity_harness.scenario.owned_dirs import remove_owned, sweep_message, sweep_orphans
 from pi_continuity_harness.scenario.run_lock import RunDirectoryError, hold_run_directory
 from pi_continuity_harness.targets.comparison import normalise_observation, write_observation_record
 from pi_continuity_harness.targets.target import CAPABILITIES, Target
@@ -242,6 +243,8 @@ def pytest_configure(config: pytest.Config) -> None:
     step_lookup.install()
     config.stash[_STEP_LOOKUP] = True
     search_current_directory(str(config.invocation_params.dir))
+    if not hasattr(config, "workerinput"):
+        _sweep_orphans()
     root = config.getoption("--harness-workdir")
     if root and hasattr(config, "workerinput"):
         # A pytest-xdist worker (``run -n N``): the controller holds the run directory for the
@@ -256,6 +259,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_LOCKS] = locks
 
 
+def _sweep_orphans() -> None:
+    """Plain ``pytest`` over the features: the temporary directories a harness process killed
+    by SIGKILL left go first, as for every command (``scenario/owned_dirs.py``)."""
+    removed = sweep_orphans()
+    if removed:
+        print(sweep_message(removed), file=sys.stderr)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     restore = config.stash.get(_RESTORE_COLLECTOR, None)
     if restore is not None:
@@ -266,7 +277,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if locks is not None:
         locks.close()
     if config.stash.get(_TEMPORARY, False) and config.stash.get(_PASSED, False):
-        shutil.rmtree(config.stash[_WORKDIR], ignore_errors=True)
+        remove_owned(config.stash[_WORKDIR])
 
 
 def _workdir_root(config: pytest.Config) -> Path:

@@ -27,6 +27,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from pi_continuity_harness.scenario.owned_dirs import make_owned_directory
+
 __all__ = ["MIN_FREE_BYTES", "RAM_DISK", "make_temporary_directory", "scratch_directory"]
 
 RAM_DISK = "/dev/shm"
@@ -65,4 +67,4 @@ def _chosen_in_process() -> bool:
 def make_temporary_directory(prefix: str, target: str) -> Path:
     """A new temporary directory named ``<prefix>XXXXXXXX``: in :func:`scratch_directory` for the
     simulator, in the system's temporary directory for real Pi (its runs are left as they were)."""
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=scratch_directory() if target == "sim" else None))
+    return make_owned_directory(prefix, scratch_directory() if target == "sim" else None)

@@ -21,7 +21,6 @@ import io
 import json
 import platform
 import re
-import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from pi_continuity_harness.features.scratch import make_temporary_directory
 from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rules_in_tags
 from pi_continuity_harness.rules import systems as rule_systems
 from pi_continuity_harness.scenario.atomic_write import write_atomically
+from pi_continuity_harness.scenario.owned_dirs import remove_owned
 
 __all__ = [
     "PLUGIN",
@@ -631,11 +631,11 @@ def run_suite(
     except BaseException:
         sys.stderr.write(errors.getvalue())
         if temporary:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_owned(root)
         raise
     if exit_code == pytest.ExitCode.USAGE_ERROR or collector.output_closed is not None:
         if temporary:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_owned(root)
         if collector.output_closed is not None:
             raise collector.output_closed
         raise SuiteUsageError(_usage_message(errors.getvalue()))
@@ -653,7 +653,7 @@ def run_suite(
     # Kept only for a scenario that failed (and printed where): a passing run, and one that was
     # interrupted before anything failed, leave nothing behind.
     if temporary and not run.failed:
-        shutil.rmtree(root, ignore_errors=True)
+        remove_owned(root)
         run.kept = False
     return run
 
@@ -672,7 +672,7 @@ def _check_setup_serially(args: list[str], temporary_root: Path | None, rootdir:
         exit_code = pytest.main([*args, "--collect-only"], plugins=[_RefuseCollectionErrors(rootdir)])
     if exit_code == pytest.ExitCode.USAGE_ERROR:
         if temporary_root is not None:
-            shutil.rmtree(temporary_root, ignore_errors=True)
+            remove_owned(temporary_root)
         raise SuiteUsageError(_usage_message(errors.getvalue()))
 
 

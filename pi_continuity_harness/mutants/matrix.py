@@ -27,7 +27,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from pi_continuity_harness.explore.plugin import LOAD_FAILURE
 from pi_continuity_harness.explore.runner import scratch_root
 from pi_continuity_harness.mutants.catalogue import MUTANTS, Mutant
 from pi_continuity_harness.scenario.budget import BudgetOverride
+from pi_continuity_harness.scenario.owned_dirs import owned_temporary_directory
 
 __all__ = ["SAMPLE_RULES", "MutantOutcome", "controls_for", "run_matrix", "run_mutant", "suite_tags"]
 
@@ -204,7 +204,7 @@ def run_mutant(
             explorable=mutant.explorable,
             tags=suite_tags(mutant),
         )
-    with tempfile.TemporaryDirectory(prefix=f"pch-mutant-{name}-", dir=scratch_root()) as directory:
+    with owned_temporary_directory(f"pch-mutant-{name}-", scratch_root()) as directory:
         scratch = Path(directory)
         results, outcome.suite_error = _suite(outcome.spec, scratch, timeout, outcome.tags, budget)
         failed = [r for r in results if r.get("status") in ("failed", "error")]

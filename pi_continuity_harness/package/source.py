@@ -9,14 +9,13 @@ caller owns (:meth:`PackageInput.close`); the input itself is never changed.
 from __future__ import annotations
 
 import json
-import shutil
 import tarfile
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.package.model import PackageInputError
+from pi_continuity_harness.scenario.owned_dirs import make_owned_directory, remove_owned
 
 __all__ = ["PackageInput", "open_package"]
 
@@ -49,7 +48,7 @@ class PackageInput:
 
     def close(self) -> None:
         if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            remove_owned(self._tmp)
             self._tmp = None
 
     def __enter__(self) -> PackageInput:
@@ -86,7 +85,7 @@ def open_package(path: Path, *, tmp_dir: Path | None = None) -> PackageInput:
         return PackageInput(path.resolve(), read_manifest(manifest), str(path))
     if not path.is_file():
         raise PackageInputError(f"{path}: no such file or directory")
-    tmp = Path(tempfile.mkdtemp(prefix="pch-package-", dir=tmp_dir))
+    tmp = make_owned_directory("pch-package-", tmp_dir)
     try:
         try:
             with tarfile.open(path, "r:*") as tar:
@@ -101,6 +100,6 @@ def open_package(path: Path, *, tmp_dir: Path | None = None) -> PackageInput:
             raise PackageInputError(f"{path}: not a package tarball (no package/package.json in it)")
         data = read_manifest(manifest, f"{path}:package/package.json")
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_owned(tmp)
         raise
     return PackageInput(tmp / "package", data, str(path), tarball=path.resolve(), _tmp=tmp)

@@ -49,7 +49,6 @@ import contextlib
 import json
 import os
 import selectors
-import shutil
 import signal
 import socket
 import struct
@@ -64,6 +63,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from pi_continuity_harness.errors import TargetError
+from pi_continuity_harness.scenario.owned_dirs import make_owned_directory, remove_owned
 from pi_continuity_harness.targets.realpi import bridge_runtime  # what every worker inherits imported
 
 __all__ = [
@@ -298,11 +298,11 @@ _SOCKET_PATH_MAX = 103
 def _socket_dir() -> str:
     """A private (0700) directory for the socket: under the temporary directory, or under
     ``/tmp`` when ``$TMPDIR`` is too long for a socket's path."""
-    directory = tempfile.mkdtemp(prefix="pch-bz-")
+    directory = str(make_owned_directory("pch-bz-"))
     if len(os.path.join(directory, "s").encode()) <= _SOCKET_PATH_MAX or not os.path.isdir("/tmp"):
         return directory
-    os.rmdir(directory)
-    return tempfile.mkdtemp(prefix="pch-bz-", dir="/tmp")
+    remove_owned(directory)
+    return str(make_owned_directory("pch-bz-", "/tmp"))
 
 
 class BridgeZygote:
@@ -388,7 +388,7 @@ class BridgeZygote:
                 self._proc.wait()
             if self._proc.stdout is not None:
                 self._proc.stdout.close()
-        shutil.rmtree(self._dir, ignore_errors=True)
+        remove_owned(self._dir)
 
 
 _ZYGOTES: dict[tuple[str, tuple[tuple[str, str], ...]], BridgeZygote] = {}

@@ -40,13 +40,13 @@ import os
 import platform
 import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pi_continuity_harness.errors import TargetError
+from pi_continuity_harness.scenario.owned_dirs import owned_temporary_directory
 
 __all__ = [
     "NODE_PACKAGE",
@@ -277,7 +277,7 @@ def _verify(node: Path, cli: Path, cache_dir: Path) -> tuple[str, str]:
     """Run ``node --version`` and ``pi --version`` in an isolated agent dir."""
     node_version = _version([str(node), "--version"], dict(os.environ)).lstrip("v")
     tmp_root = cache_tmp_dir(cache_dir)
-    with tempfile.TemporaryDirectory(prefix="pi-version-", dir=tmp_root) as tmp:
+    with owned_temporary_directory("pi-version-", tmp_root) as tmp:
         env = dict(os.environ)
         env.update(
             PATH=str(node.parent) + os.pathsep + env.get("PATH", ""),
