@@ -15,7 +15,9 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,39 +144,35 @@ def test_rule_an_owner_the_sweep_cannot_see_is_not_judged_dead(
     assert (directory / "machine.txt").is_file() and _marker(directory).is_file()
 
 
-@pytest.mark.parametrize(
-    "marker_text",
-    [
-        "not json",
-        "[1, 2]",
-        '{"dir": "pch-x", "pid": true}',
-        '{"dir": "../pch-x", "pid": 1}',
-        '{"dir": "pch-other", "pid": 1}',
-        '{"dir": "someone-elses", "pid": 1}',
-    ],
-    ids=[
-        "not JSON",
-        "not an object",
-        "a boolean pid",
-        "a name with a slash",
-        "another directory's name",
-        "no harness prefix",
-    ],
-)
-def test_rule_a_marker_that_is_not_the_harnesss_own_removes_nothing(tmp_path: Path, marker_text: str) -> None:
+#: How a dead owner's marker is changed: (the directory's new name or None, the marker's text).
+_NOT_OURS: dict[str, Callable[[dict[str, Any]], tuple[str | None, str]]] = {
+    "not JSON": lambda owner: (None, "not json"),
+    "not an object": lambda owner: (None, "[1, 2]"),
+    "a boolean pid": lambda owner: (None, json.dumps({**owner, "pid": True})),
+    "a name with a slash": lambda owner: (None, json.dumps({**owner, "dir": "../" + owner["dir"]})),
+    "another directory's name": lambda owner: (None, json.dumps({**owner, "dir": "pch-other"})),
+    "no harness prefix": lambda owner: ("someone-elses", json.dumps({**owner, "dir": "someone-elses"})),
+}
+
+
+@pytest.mark.parametrize("change", sorted(_NOT_OURS))
+def test_rule_a_marker_that_is_not_the_harnesss_own_removes_nothing(tmp_path: Path, change: str) -> None:
+    """Each marker is a dead owner's, changed in one way; unchanged, the same directory goes."""
     process, directory = _claimer(tmp_path)
     process.kill()
     process.wait()
     (tmp_path / "pch-other").mkdir()
-    (tmp_path / "someone-elses").mkdir()
-    original = json.loads(_marker(directory).read_text(encoding="ascii"))
-    for name in ("pch-other", "someone-elses"):
-        (tmp_path / (name + MARKER_SUFFIX)).write_text(marker_text, encoding="ascii")
-    _marker(directory).write_text(marker_text, encoding="ascii")
+    original = _marker(directory).read_text(encoding="ascii")
+    rename, text = _NOT_OURS[change](json.loads(original))
+    if rename is not None:
+        _marker(directory).unlink()
+        directory = directory.rename(tmp_path / rename)
+    _marker(directory).write_text(text, encoding="ascii")
     assert sweep_orphans([str(tmp_path)]) == []
-    assert directory.is_dir() and (tmp_path / "pch-other").is_dir() and (tmp_path / "someone-elses").is_dir()
-    _marker(directory).write_text(json.dumps(original), encoding="ascii")
-    assert sweep_orphans([str(tmp_path)]) == [directory], "the same directory goes with its own marker"
+    assert (directory / "machine.txt").is_file() and (tmp_path / "pch-other").is_dir()
+    if rename is None:
+        _marker(directory).write_text(original, encoding="ascii")
+        assert sweep_orphans([str(tmp_path)]) == [directory], "the same directory goes with its own marker"
 
 
 def test_rule_a_symbolic_link_in_a_dead_owners_place_is_not_followed(tmp_path: Path) -> None:
