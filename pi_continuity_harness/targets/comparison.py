@@ -131,9 +131,14 @@ class Normaliser:
             done = self._texts[value] = self._text(value)
         return done
 
-    def _text(self, value: str) -> str:
+    def places(self, value: str) -> str:
+        """``value`` with the machine's directories named (``$PROJECT``...), nothing numbered."""
         for path, name in self._paths:
             value = value.replace(path, name)
+        return value
+
+    def _text(self, value: str) -> str:
+        value = self.places(value)
         if _PI_PACKAGE_TAIL in value:
             # Guarded: the pattern's leading ``[^\s"'<>]*`` tries every position of a long text.
             value = _PI_PACKAGE.sub("$PI_PACKAGE", value)
@@ -220,13 +225,21 @@ def _masked(text: str) -> str:
     return text
 
 
-def _artifact_order(item: tuple[str, str | None]) -> tuple[str, str, str]:
-    """Artifacts in an order their random ids do not decide: by name and text with the ids
-    masked, the raw name last. Sorted by raw name, two pending Briefs (``<eventId>.md``, a random
-    UUID each) came in either order, their ids were numbered by first appearance in that order,
-    and half the runs of "another extension cancels the compaction" differed from real Pi."""
-    name, text = item
-    return (_masked(name), _masked(text or ""), name)
+def _artifact_order(norm: Normaliser) -> Callable[[tuple[str, str | None]], tuple[str, str, str]]:
+    """Artifacts in an order neither their random ids nor the machine's directories decide: by
+    name and text with the directories named and the ids masked, the raw name last. Sorted by
+    raw name, two pending Briefs (``<eventId>.md``, a random UUID each) came in either order,
+    their ids were numbered by first appearance in that order, and half the runs of "another
+    extension cancels the compaction" differed from real Pi. With the directories left in, a
+    Brief's ``sessionFile`` (an absolute path under the run's directory) sorted it against a
+    planted archive by where the run happened to be (``compare`` in ``/dev/shm``: "an archived
+    Brief is never summary or prompt input" differed in order only)."""
+
+    def key(item: tuple[str, str | None]) -> tuple[str, str, str]:
+        name, text = item
+        return (_masked(norm.places(name)), _masked(norm.places(text or "")), name)
+
+    return key
 
 
 def normalise_observation(
@@ -256,7 +269,7 @@ def normalise_observation(
         if isinstance(artifacts, Mapping)
         else dict.fromkeys(artifacts)
     )
-    files = dict(sorted(texts.items(), key=_artifact_order))
+    files = dict(sorted(texts.items(), key=_artifact_order(norm)))
     norm.learn_ids(found for text in files.values() if text for found in _BRIEF_ENTRY_ID.findall(text))
     record: dict[str, Any] = {
         "scenario": scenario,

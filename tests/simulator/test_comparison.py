@@ -130,6 +130,28 @@ def test_artifacts_named_by_random_ids_compare_alike_in_any_order(tmp_path: Path
     ]
 
 
+def test_artifacts_compare_alike_wherever_the_run_directory_is(tmp_path: Path) -> None:
+    """A Brief names its session file by an absolute path under the run's directory. Sorted by
+    text with that path in it, it came before or after a planted archive depending on where
+    the run was (``compare`` in ``/dev/shm``: "an archived Brief is never summary or prompt
+    input" differed in its artifacts' order only); sorted with the directories named, never."""
+    planted = f"{SESSION}/archive/2025-01-01T00-00-00-000Z-22222222-3333-4444-8555-666666666666.md"
+    made = f"{SESSION}/archive/2026-01-01T00-00-00-028Z-3906a7c8-603d-41d4-89e7-a54d87bdc1f7.md"
+    records = []
+    for root in (tmp_path / "a", tmp_path / "z" / "deeper"):
+        obs = observation(root)
+        artifacts = {
+            planted: b'sessionFile: "/home/someone/.pi/sessions/old.jsonl"',
+            made: f'sessionFile: "{root / "sessions" / "s.jsonl"}"'.encode(),
+        }
+        records.append(normalise_observation(obs, artifacts=artifacts)["artifacts"])
+    assert records[0] == records[1]
+    assert list(records[0].values()) == [
+        'sessionFile: "$SESSIONS/s.jsonl"',
+        'sessionFile: "/home/someone/.pi/sessions/old.jsonl"',
+    ]
+
+
 def test_only_the_ledgers_values_are_replaced(tmp_path: Path) -> None:
     """Durations and the streaming snapshots are the ledger's; every other value stays."""
     obs = observation(
