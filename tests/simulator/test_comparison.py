@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import pi_continuity_harness.commands.compare as compare_module
 from pi_continuity_harness.commands.compare import compare_runs
+from pi_continuity_harness.features import pytest_plugin
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.targets.comparison import (
     Neutraliser,
@@ -359,3 +362,54 @@ def test_the_world_fixture_writes_a_normalised_observation_record(tmp_path: Path
     assert {r["kind"] for r in record["model_requests"]} >= {"agent", "extension"}
     assert all(r["body"]["messages"] for r in record["model_requests"])
     assert record["session_file"][0]["type"] == "session" and record["session_events"]
+
+
+def test_a_records_seconds_are_the_scenarios_not_the_record_keeping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``compare``'s time ratio divides the two records' seconds: the scenario from its world
+    to its last step. Record-keeping after it (the normalised record, closing the target) took
+    longer than a simulated scenario and made the ratio shown 25x while the scenarios ran 93x
+    faster (issue 16). Here that record-keeping is made to take 0.3 s: the pytest duration has
+    it, the record's seconds do not."""
+    normalise = pytest_plugin._observation_record
+
+    def slow(world: Any, name: str) -> dict[str, Any]:
+        time.sleep(0.3)
+        return normalise(world, name)
+
+    monkeypatch.setattr(pytest_plugin, "_observation_record", slow)
+    run = run_suite(target="sim", keyword="singleflight", workdir=tmp_path)
+    [result] = run.results
+    record = json.loads(
+        (tmp_path / result.observed["workdir"].rsplit("/", 1)[-1] / "observation.json").read_text()
+    )
+    assert result.duration_s >= 0.3
+    assert 0 < record["seconds"] < 0.3
+
+
+def test_compares_temporary_directory_is_where_run_puts_a_simulated_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a disk the reference's fsync calls made the simulated scenarios 1.5x slower in
+    ``compare`` than in ``run`` (which uses the RAM disk, ``features/scratch.py``)."""
+    monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))
+    roots: list[Path] = []
+
+    def fake_run_suite(**kwargs: Any) -> SuiteRun:
+        roots.append(kwargs["workdir"])
+        return SuiteRun(
+            target=kwargs["target"],
+            implementation="reference",
+            environment={},
+            results=[],
+            exit_code=0,
+            seconds=0.0,
+            workdir=kwargs["workdir"],
+        )
+
+    monkeypatch.setattr(compare_module, "run_suite", fake_run_suite)
+    compare_module.compare_suites()
+    assert [root.parent.parent for root in roots] == [tmp_path.resolve(), tmp_path.resolve()]
+    assert [root.name for root in roots] == ["sim", "pi"]
+    assert roots[0].parent.name.startswith(compare_module.TEMP_PREFIX)
