@@ -21,6 +21,7 @@ from pydantic import (
     Discriminator,
     Field,
     Tag,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -507,14 +508,29 @@ class EditFileSpec(_Strict):
     ``path`` is relative to the project directory (``$PROJECT``) unless it starts with
     ``$AGENT/`` (the agent directory). ``kind: directory`` creates a directory at the path
     (for example a directory where a file should be), ``kind: file`` a file (``text`` or
-    ``json``), ``kind: absent`` removes whatever is there.
+    ``json``), ``kind: absent`` removes whatever is there, ``kind: symlink`` puts a symbolic
+    link to ``target`` there (whatever was there is removed first).
+
+    A link's ``target`` is a scenario path like ``path`` (checked by the same
+    ``confine.check_scenario_path``: no absolute path, no ``..``), and the link is written
+    relative to its own directory, so it holds the same bytes on both targets and in any run
+    directory. Why a link at all: pi-blitz-handoff's Finish must refuse a dossier that is a
+    symbolic link (H34b, "nonempty-regular-file check") and its managed directories may be
+    "deliberate directory symlinks" (H109); no scenario could plant one before.
     """
 
     path: str = Field(description="Relative to the project, or under $PROJECT/, $AGENT/ or $SESSIONS/")
-    kind: Literal["file", "directory", "absent"] = "file"
+    kind: Literal["file", "directory", "absent", "symlink"] = "file"
     text: str | None = None
     json_value: Any = Field(default=None, alias="json")
     merge_json: bool = Field(default=False, description="Deep-merge json into an existing JSON file")
+    target: str | None = Field(
+        default=None,
+        validate_default=True,
+        description="kind symlink: what the link points to, a path inside the run named as `path` is "
+        "(relative to the project, or under $PROJECT/, $AGENT/ or $SESSIONS/); written relative to "
+        "the link's directory",
+    )
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -522,6 +538,37 @@ class EditFileSpec(_Strict):
     @classmethod
     def _confined(cls, value: str) -> str:
         check_scenario_path(value)
+        return value
+
+    @field_validator("text", "json_value", "merge_json")
+    @classmethod
+    def _no_content_for_a_link(cls, value: Any, info: ValidationInfo) -> Any:
+        """A link has no content of its own: ``text``/``json`` with ``kind: symlink`` would be
+        written nowhere (or through the link, which is ``kind: file`` on the target's path)."""
+        if info.data.get("kind") == "symlink" and value not in (None, False):
+            raise ValueError("kind symlink takes a target, not file content")
+        return value
+
+    @field_validator("target")
+    @classmethod
+    def _link_target(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Only a link has a ``target`` and a link needs one, a path inside the run
+        (``check_scenario_path``: refused when absolute or with ``..``, so a link never points
+        out of the run it is planted in). A link to itself would be a loop every later path
+        check stops at (``ELOOP``)."""
+        kind = info.data.get("kind")
+        if kind is None:
+            return value  # kind itself was refused
+        if kind != "symlink":
+            if value is not None:
+                raise ValueError(f"target is for kind symlink, not kind {kind}")
+            return value
+        if value is None:
+            raise ValueError("kind symlink needs a target: the path the link points to")
+        check_scenario_path(value)
+        path = info.data.get("path")
+        if path is not None and _same_scenario_path(value, path):
+            raise ValueError(f"{value!r}: a link to itself is a loop")
         return value
 
     @model_validator(mode="after")
@@ -532,6 +579,14 @@ class EditFileSpec(_Strict):
             given = "no json" if self.json_value is None else f"json is {type(self.json_value).__name__}"
             raise ValueError(f"merge_json merges a JSON object into the file's object, but {given}")
         return self
+
+
+def _same_scenario_path(a: str, b: str) -> bool:
+    """Whether two scenario paths name the same file (``$PROJECT/x`` is ``x``)."""
+    prefix = "$PROJECT/"
+    return (a[len(prefix) :] if a.startswith(prefix) else a) == (
+        b[len(prefix) :] if b.startswith(prefix) else b
+    )
 
 
 class EditFileOp(_Strict):

@@ -22,7 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
 from pi_continuity_harness.errors import ScenarioError
-from pi_continuity_harness.scenario.confine import check_scenario_path, resolve_inside
+from pi_continuity_harness.scenario.confine import (
+    ConfinementError,
+    check_scenario_path,
+    is_inside,
+    resolve_inside,
+)
 from pi_continuity_harness.scenario.json_text import dumps_indented
 from pi_continuity_harness.scenario.run_lock import LOCK_NAME
 
@@ -210,21 +215,63 @@ def _json_object_in(target: str, path: str) -> dict[str, Any]:
     return current
 
 
+def _remove_entry(path: str) -> None:
+    """Remove whatever is at ``path`` without following a link there: a directory with its
+    contents, a file or a link (a missing path is fine)."""
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.remove(path)
+
+
+def _plant_link(paths: HostPaths, link: str, spec: EditFileSpec) -> None:
+    """``kind: symlink``: a symbolic link at ``link`` to ``spec.target``, replacing what was there.
+
+    The target was checked at load like every scenario path (no absolute path, no ``..``); here
+    it is checked again with links followed (:func:`~.confine.resolve_inside`): a link an
+    extension planted on the way (``$PROJECT/out -> /elsewhere``, then ``target: out/x``) would
+    otherwise make the new link lead out of the run, and a later ``edit_file`` through it would
+    then be refused anyway, but the link itself must not exist. The link is written relative to
+    its own directory, computed from both real directories, so it holds the same bytes on both
+    targets and in any run directory (the simulator's host path is its virtual root,
+    ``simulator/virtual_root.py``) and resolves where the scenario said even when a directory on
+    the way is itself a link inside the run. Last, the planted link is resolved once more: if
+    it does not stay in the run it is removed and the operation fails."""
+    assert spec.target is not None  # EditFileSpec: kind symlink has a target
+    check_scenario_path(spec.target)
+    destination = resolve_inside(paths.workdir, paths.resolve(spec.target))
+    directory = os.path.dirname(link)
+    os.makedirs(directory, exist_ok=True)
+    _remove_entry(link)
+    real_destination = os.path.join(
+        os.path.realpath(os.path.dirname(destination)), os.path.basename(destination)
+    )
+    os.symlink(os.path.relpath(real_destination, os.path.realpath(directory)), link)
+    if not is_inside(link, paths.workdir):
+        os.remove(link)
+        raise ConfinementError(
+            f"{link}: refused, the link to {spec.target!r} leads outside the run's directory "
+            f"{os.path.realpath(paths.workdir)}"
+        )
+
+
 def apply_edit(paths: HostPaths, spec: EditFileSpec) -> None:
     """Apply one ``edit_file`` operation: make the path absent, a directory, JSON or text.
 
     The path was checked when the scenario loaded (``confine.check_scenario_path``); here it is
     checked again with symbolic links resolved, since an extension may have planted one that
-    leads out of the run (:class:`~.confine.ConfinementError`).
+    leads out of the run (:class:`~.confine.ConfinementError`). ``kind: absent`` and ``kind:
+    symlink`` act on the entry itself (its directory is checked, a link there is removed or
+    replaced, never followed); the others act on what the path leads to.
     """
     target = paths.resolve(spec.path)
     check_scenario_path(spec.path)
-    resolve_inside(paths.workdir, target, follow_last=spec.kind != "absent")
+    resolve_inside(paths.workdir, target, follow_last=spec.kind not in ("absent", "symlink"))
+    if spec.kind == "symlink":
+        _plant_link(paths, target, spec)
+        return
     if spec.kind == "absent":
-        if os.path.isdir(target) and not os.path.islink(target):
-            shutil.rmtree(target)
-        elif os.path.lexists(target):
-            os.remove(target)
+        _remove_entry(target)
         return
     if spec.kind == "directory":
         if os.path.isfile(target):

@@ -1163,7 +1163,7 @@ def _op_fields(op: Operation) -> dict[str, Any]:
         case SetModelOp():
             return {"model": op.set_model}
         case EditFileOp():
-            return {"path": op.edit_file.path, "fileKind": op.edit_file.kind}
+            return {"path": op.edit_file.path, "fileKind": op.edit_file.kind, "target": op.edit_file.target}
         case CompactOp():
             return {"customInstructions": op.compact.custom_instructions}
         case ForkOp():

@@ -230,16 +230,23 @@ def _hostile_paths(draw: st.DrawFn) -> str:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(path=_hostile_paths(), kind=st.sampled_from(["absent", "directory", "file"]), where=st.integers(0, 2))
+@given(
+    path=_hostile_paths(),
+    kind=st.sampled_from(["absent", "directory", "file", "symlink"]),
+    where=st.integers(0, 2),
+    target=_hostile_paths(),
+)
 def test_hostile_paths_never_change_anything_outside_the_run(
-    tmp_path_factory: pytest.TempPathFactory, path: str, kind: str, where: int
+    tmp_path_factory: pytest.TempPathFactory, path: str, kind: str, where: int, target: str
 ) -> None:
+    """``kind: symlink`` draws a hostile link target too: a link out of the run must not be
+    planted, since a later edit through it would leave the run (the apply-time check refuses
+    that as well, ``test_edit_file_symlink``)."""
     tmp = tmp_path_factory.mktemp("confine")
     victim = _outside(tmp)
     before = _snapshot(victim)
-    op: dict[str, Any] = {
-        "edit_file": {"path": path, "kind": kind, **({"text": "x"} if kind == "file" else {})}
-    }
+    content: dict[str, Any] = {"file": {"text": "x"}, "symlink": {"target": target}}.get(kind, {})
+    op: dict[str, Any] = {"edit_file": {"path": path, "kind": kind, **content}}
     data: dict[str, Any] = {"name": "hostile", "extensions": []}
     if where == 0:
         data["operations"] = [op]

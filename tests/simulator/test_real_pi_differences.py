@@ -349,6 +349,7 @@ def test_a_select_answer_matching_no_option_cancels_that_dialog(tmp_path: Path) 
         ({"path": "a/b.json", "text": "plain"}, "plain"),
         ({"path": "a/b.json", "kind": "directory"}, "dir"),
         ({"path": "a/b.json", "kind": "absent"}, None),
+        ({"path": "a/b.json", "kind": "symlink", "target": "c.json"}, "link"),
     ],
 )
 def test_edit_file_is_one_function_for_both_targets(
@@ -361,6 +362,8 @@ def test_edit_file_is_one_function_for_both_targets(
     apply_edit(paths, EditFileSpec.model_validate(spec))
     if expected is None:
         assert not target.exists()
+    elif expected == "link":
+        assert os.readlink(target) == "../c.json"
     elif expected == "dir":
         assert target.is_dir()
     elif isinstance(expected, str):
