@@ -60,6 +60,12 @@ Feature: finish-rejects-stale-and-duplicate-ids
     Then the Finish call was rejected
     And Pi did not switch sessions
 
+  @needs-held-model-calls @rule-H34b
+  Scenario: Finish is rejected when the dossier path is a symbolic link to a nonempty file
+    When a symbolic link to a nonempty file replaces the reserved file while the model writes, and the model calls Finish
+    Then the Finish call was rejected
+    And Pi did not switch sessions
+
   @rule-H33b
   Scenario: nothing asks the model between the accepted Finish and the new session
     When the user runs "/sh start" and the model writes the handoff and finishes it

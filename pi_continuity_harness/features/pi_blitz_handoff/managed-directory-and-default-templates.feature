@@ -1,14 +1,23 @@
 @blitz
 Feature: managed-directory-and-default-templates
-  Loading creates the missing managed directories and installs both default templates; a
-  changed default is first moved to a timestamped file under templates/backups/, other
-  templates are kept (legacy ones stay selectable); the template catalogue is nonrecursive and
-  leaves backups/ out (reference: Managed paths, templates and projects).
+  Loading creates the missing managed directories (a deliberate directory symlink is used as it
+  is) and installs both default templates; a changed default is first moved to a timestamped
+  file under templates/backups/, other templates are kept (legacy ones stay selectable); the
+  template catalogue is nonrecursive and leaves backups/ out (reference: Managed paths,
+  templates and projects).
 
   @rule-H109
   Scenario: a fresh agent directory gets the managed directories at startup
     When Pi starts
     Then the managed directories "recovery", "templates" and "templates/backups" exist
+
+  @needs-held-model-calls @rule-H109
+  Scenario: a deliberately symlinked recovery directory is kept and used
+    Given the managed directory "recovery" is a symbolic link to the directory "$AGENT/recovery-kept-elsewhere"
+    When Pi reloads
+    And the user sends "also check the logs" and "then ship it" while the model writes the handoff, and the model stops before Finish
+    Then the managed directory "recovery" is still the symbolic link the user made
+    And the recovery directory holds exactly one file, with both deferred prompts
 
   @rule-H110
   Scenario: a changed default template is backed up before it is replaced; other templates stay

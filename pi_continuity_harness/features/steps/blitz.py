@@ -300,6 +300,32 @@ def _given_recovery(world: World, name: str, a: str, b: str) -> None:
     )
 
 
+@given(
+    parsers.re(
+        r'the managed directory "(?P<name>[^"/]+)" is a symbolic link to the directory "(?P<where>\$AGENT/[^"]+)"'
+    )
+)
+def _given_managed_link(world: World, name: str, where: str) -> None:
+    """H109 ("supports deliberate directory symlinks"): the user moved a managed directory
+    elsewhere under the agent directory and left a link in its place (``edit_file`` ``kind:
+    symlink``). Pi has started, so the extension has made the real directory; it is replaced by
+    the link, and the steps read ``where`` as that directory from then on."""
+    world.start()
+    managed = f"$AGENT/{MANAGED}/{name}"
+    for edit in (
+        {"path": where, "kind": "directory"},
+        {"path": managed, "kind": "absent"},
+        {"path": managed, "kind": "symlink", "target": where},
+    ):
+        outcome = world.perform(EditFileOp.model_validate({"edit_file": edit}))
+        assert outcome.ok, f"edit_file {edit}: {outcome.error}"
+    world.remembered[f"managed_link_{name}"] = where
+    if name == "recovery":
+        world.remembered["recovery_dir"] = str(
+            Path(world.observe().agent_dir) / where.removeprefix("$AGENT/")
+        )
+
+
 @given(parsers.re(r'the managed template "(?P<name>[^"]+)" says "(?P<value>[^"]+)"'))
 def _given_template(world: World, name: str, value: str) -> None:
     world.start()
@@ -755,6 +781,30 @@ def _dossier_directory(world: World) -> None:
     swap = (
         EditFileOp.model_validate({"edit_file": {"path": path, "kind": "absent"}}),
         EditFileOp.model_validate({"edit_file": {"path": path, "kind": "directory"}}),
+    )
+    finish = Reply(
+        tool_calls=(call(oracle.FINISH_TOOL, {"id": FINISH_ID}),), context_tokens=13_000, during=swap
+    )
+    sh_start(world, get_reply(), finish, Reply(text="Finish was refused.", context_tokens=13_100))
+
+
+@when(
+    "a symbolic link to a nonempty file replaces the reserved file while the model writes,"
+    " and the model calls Finish"
+)
+def _dossier_symlink(world: World) -> None:
+    """H34b ("nonempty-regular-file check": not "a directory or symlink"): while the Finish call
+    is held, the reservation is swapped for a symbolic link to a nonempty regular file of the
+    project (``edit_file`` ``kind: symlink``; the simulated bash runs only ``rm``). Only a check
+    that follows the link (``stat``, ``os.path.isfile``) sees a nonempty regular file there."""
+    world.start()
+    remember_source(world)
+    path = str(dossier(world).relative_to(world.observe().project_dir))
+    elsewhere = "handoff-written-elsewhere.md"
+    swap = (
+        EditFileOp.model_validate({"edit_file": {"path": elsewhere, "text": DOSSIER_TEXT}}),
+        EditFileOp.model_validate({"edit_file": {"path": path, "kind": "absent"}}),
+        EditFileOp.model_validate({"edit_file": {"path": path, "kind": "symlink", "target": elsewhere}}),
     )
     finish = Reply(
         tool_calls=(call(oracle.FINISH_TOOL, {"id": FINISH_ID}),), context_tokens=13_000, during=swap

@@ -1034,6 +1034,17 @@ def _managed_dirs(world: World, a: str, b: str, c: str) -> None:
     assert not missing, f"missing under {root}: {missing}"
 
 
+@then(parsers.re(r'the managed directory "(?P<name>[^"/]+)" is still the symbolic link the user made'))
+def _managed_link_kept(world: World, name: str) -> None:
+    """H109: a deliberate directory link is used as it is, never replaced by a real directory
+    (nor re-pointed) when the extension loads."""
+    where = str(world.remembered[f"managed_link_{name}"])
+    link = agent_dir(world) / name
+    assert link.is_symlink(), f"{link} is no longer a symbolic link (a directory: {link.is_dir()})"
+    wanted = Path(world.observe().agent_dir) / where.removeprefix("$AGENT/")
+    assert link.resolve() == wanted.resolve(), f"{link} now leads to {link.resolve()}, not {wanted}"
+
+
 @then(parsers.re(r'templates/backups holds a file that says "(?P<value>[^"]+)"'))
 def _backup_holds(world: World, value: str) -> None:
     backups = agent_dir(world) / "templates" / "backups"

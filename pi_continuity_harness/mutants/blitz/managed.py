@@ -128,6 +128,31 @@ class RecoveryDirNotCreated(Mutant):
         return self.paths
 
 
+class _SymlinksReplaced(ManagedPaths):
+    def ensure(self) -> None:
+        for directory in (self.root, self.recovery, self.templates, self.backups):
+            if os.path.islink(directory):
+                os.remove(directory)
+            os.makedirs(directory, exist_ok=True)
+
+
+@mutant(
+    "H109",
+    how="loading replaces a symlinked managed directory with a real, empty one",
+    unreachable="the explorer plants no symbolic link (the suite does: edit_file kind symlink)",
+)
+class SymlinkedDirReplaced(Mutant):
+    """From the independent round (docs/pi-blitz-handoff.md): a load that "repairs" every
+    managed directory that is not a real one, which the reference forbids ("Load creates missing
+    dirs; supports deliberate directory symlinks", Managed paths; rule H109). It survived while
+    no scenario could plant a link."""
+
+    def managed(self) -> ManagedPaths:
+        if self.paths is None:
+            self.paths = _SymlinksReplaced(get_agent_dir())
+        return self.paths
+
+
 @mutant(
     "H110",
     how="a changed default template is replaced without a backup",

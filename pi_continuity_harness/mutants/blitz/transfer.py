@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import stat
 import uuid
 from typing import Any
 
@@ -534,6 +535,31 @@ class FinishAcceptsDirectory(Mutant):
     async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
         original = _WIRING.is_nonempty_regular_file
         with patched(_WIRING, "is_nonempty_regular_file", lambda path: os.path.isdir(path) or original(path)):
+            return await super().tool_finish(*args, **kwargs)
+
+
+def _nonempty_file_following_links(path: str) -> bool:
+    """``atomic_io.is_nonempty_regular_file`` with ``stat`` for ``lstat``: a link to a nonempty
+    regular file passes, the mistake ``os.path.isfile`` and ``getsize`` make."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_size > 0
+
+
+@mutant(
+    "H34b",
+    how="Finish follows a symbolic link at the dossier path (stat, not lstat)",
+    unreachable="the explorer plants no symbolic link (the suite does: edit_file kind symlink)",
+)
+class FinishFollowsSymlink(Mutant):
+    """From the independent round (docs/pi-blitz-handoff.md): it survived while no scenario
+    could plant a link. The reference's check is ``lstat`` (reference, Transfer 6:
+    "Metadata-only nonempty-regular-file check"; rule H34b: "a directory or symlink")."""
+
+    async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
+        with patched(_WIRING, "is_nonempty_regular_file", _nonempty_file_following_links):
             return await super().tool_finish(*args, **kwargs)
 
 
