@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pi_continuity_harness.api import CONFIG_DIR_NAME
 from pi_continuity_harness.explore.blitz.generate import FINISH, GET, MANAGED, WINDOW
 from pi_continuity_harness.explore.plugin import LOAD_FAILURE, WITHIN_BUDGET, InvariantSpec, Violation
 from pi_continuity_harness.features import blitz_oracle as oracle
@@ -67,6 +68,7 @@ class _Run:
     settings: dict[str, Any]
     _boundaries: list[int] | None = None
     _transcript: list[tuple[int, oracle.Item]] | None = None
+    _entries: list[tuple[int, str, dict[str, Any]]] | None = None
     _files: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
@@ -155,18 +157,29 @@ class _Run:
         text (``input`` with ``source: "extension"``)."""
         if self._transcript is not None:
             return self._transcript
-        by_file: dict[str, dict[str, dict[str, Any]]] = {}
-        for path in self.session_files():
-            by_file[str(path)] = {str(e.get("id")): e for e in self.lines(path)[1:]}
-        live = self.host.runtime.session_manager if self.host.runtime is not None else None
-        if live is not None:  # the live session's entries (an in-memory session has no file)
-            by_file[str(live.get_session_file() or "")] = {str(e.get("id")): e for e in live.get_entries()}
         sent = {
             str(r.get("text", ""))
             for r in self.records
             if r["kind"] == "event" and r["name"] == "input" and r.get("source") == "extension"
         }
-        out: list[tuple[int, oracle.Item]] = []
+        out = [(seq, oracle.items_from_entries([entry], sent)[0]) for seq, _session, entry in self.entries()]
+        self._transcript = out
+        return out
+
+    def entries(self) -> list[tuple[int, str, dict[str, Any]]]:
+        """(trace seq, session file, entry) of every entry of every session, in the order the trace
+        recorded their appends: the trace says which session is live (``host``/``runtime``) and
+        which entry was appended (``entry``, with its id); the entries themselves come from the
+        session files and the live session (an in-memory session has no file)."""
+        if self._entries is not None:
+            return self._entries
+        by_file: dict[str, dict[str, dict[str, Any]]] = {}
+        for path in self.session_files():
+            by_file[str(path)] = {str(e.get("id")): e for e in self.lines(path)[1:]}
+        live = self.host.runtime.session_manager if self.host.runtime is not None else None
+        if live is not None:
+            by_file[str(live.get_session_file() or "")] = {str(e.get("id")): e for e in live.get_entries()}
+        out: list[tuple[int, str, dict[str, Any]]] = []
         current = ""
         for record in self.records:
             if record["kind"] == "host" and record["name"] == "runtime":
@@ -174,8 +187,8 @@ class _Run:
             elif record["kind"] == "entry":
                 entry = by_file.get(current, {}).get(str(record.get("id")))
                 if entry is not None:
-                    out.append((int(record["seq"]), oracle.items_from_entries([entry], sent)[0]))
-        self._transcript = out
+                    out.append((int(record["seq"]), current, entry))
+        self._entries = out
         return out
 
     def handoff_messages(self) -> list[tuple[int, int, oracle.HandoffMessage]]:
@@ -359,7 +372,10 @@ def one_active_request(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
 
 
 def finish_only_with_returned_id(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
-    """An accepted Finish carries the Finish ID of the latest successful GET, once (reference §3.5)."""
+    """An accepted Finish carries the Finish ID of the latest successful GET, once (reference §3.5),
+    and never an ID a ``/sh cancel`` invalidated: "canonical cancel immediately invalidates request,
+    Finish ID, reminder, retrieval" (reference Cancel, H70a). The cancel part reads the trace (which
+    operation came between the GET and the Finish), so an observed real-Pi run checks the rest."""
     for index, entries in enumerate(run.session_entries()):
         latest: str | None = None
         accepted: set[str] = set()
@@ -373,6 +389,131 @@ def finish_only_with_returned_id(run: _Run, ops: list[dict[str, Any]]) -> Iterat
                 if fid in accepted:
                     yield f"session {index}: Finish accepted twice for {fid!r}"
                 accepted.add(fid)
+    if not run.records:
+        return  # an observed run: no trace, so no order of cancels and tool calls
+    cancels = [int(r["seq"]) for r in run.records if _is_cancel(r)]
+    returned: dict[tuple[str, str], int] = {}  # (session, Finish ID) -> the latest GET returning it
+    for exchange in _exchanges(run):
+        if exchange.name == GET and not exchange.error:
+            given = oracle.finish_id_in(exchange.text)
+            if given:
+                returned[(exchange.session, given)] = exchange.seq
+        elif exchange.name == FINISH and not exchange.error:
+            used = str(exchange.arguments.get("id"))
+            got = returned.get((exchange.session, used))
+            if got is not None and any(got < c < exchange.seq for c in cancels):
+                yield f"Finish accepted with {used!r}, an ID a /sh cancel had invalidated"
+
+
+def valid_finish_accepted(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """A valid Finish is accepted: one that carries exactly the Finish ID the latest successful GET
+    of the session returned, within the same request (no cancel, reload or session switch since
+    that GET), for an ID no Finish was accepted with yet, when the dossier that GET named is a
+    nonempty regular file (reference §3.5 "exact returned ID only", §3.6 "metadata-only
+    nonempty-regular-file check"; H29a). Neither a rejected Finish before it (H31b: "leaves
+    request, path, dossier and session unchanged"), nor the reminder (H49c: "no regenerated
+    IDs"), nor the emergency (H51: "retain current request/file/ID") may make it stale.
+    ``finish_only_with_returned_id`` forbids accepting what is not valid; this one requires
+    accepting what is. Whether the dossier is a nonempty file is read from the trace: the last
+    file operation on its path before the Finish must be the model's ``write`` of a nonempty text
+    (a planted file or the implementation's own write leaves it undecided, and nothing is
+    required)."""
+    latest: dict[str, tuple[int, str, str]] = {}  # session -> (request epoch, Finish ID, dossier)
+    accepted: set[str] = set()
+    for exchange in _exchanges(run):
+        if exchange.name == GET and not exchange.error:
+            fid = oracle.finish_id_in(exchange.text)
+            dossier = _DOSSIER_IN_RESULT.search(exchange.text)
+            if fid and dossier:
+                latest[exchange.session] = (run.epoch(exchange.seq), fid, dossier.group(1))
+        elif exchange.name == FINISH:
+            fid = str(exchange.arguments.get("id"))
+            if not exchange.error:
+                accepted.add(fid)
+                continue
+            got = latest.get(exchange.session)
+            if (
+                got is not None
+                and got[1] == fid
+                and got[0] == run.epoch(exchange.seq)
+                and fid not in accepted
+                and _nonempty_before(run, got[2], exchange.seq)
+            ):
+                yield (
+                    f"a valid Finish was rejected: {fid!r} is the ID the latest template response returned "
+                    f"in this request, not used yet, and {got[2]} holds the model's nonempty dossier"
+                )
+
+
+@dataclass(frozen=True)
+class _Exchange:
+    """One tool call and its result, where the trace recorded the result's entry."""
+
+    seq: int
+    session: str
+    name: str
+    arguments: dict[str, Any]
+    text: str
+    error: bool
+
+
+def _exchanges(run: _Run) -> list[_Exchange]:
+    """Every tool call with its result, in trace order, with the session it ran in (the entries
+    placed by the trace: :meth:`_Run.entries`)."""
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
+    out = []
+    for seq, session, entry in run.entries():
+        message = entry.get("message") or {}
+        if entry.get("type") != "message":
+            continue
+        if message.get("role") == "assistant":
+            for block in message.get("content") or []:
+                if isinstance(block, dict) and block.get("type") == "toolCall":
+                    calls[str(block.get("id"))] = (str(block.get("name")), dict(block.get("arguments") or {}))
+        elif message.get("role") == "toolResult":
+            name, arguments = calls.get(str(message.get("toolCallId")), (str(message.get("toolName")), {}))
+            text = _text(message.get("content"))
+            out.append(_Exchange(seq, session, name, arguments, text, bool(message.get("isError"))))
+    return out
+
+
+def _is_cancel(record: dict[str, Any]) -> bool:
+    return (
+        record["kind"] == "op"
+        and record["name"] == "command"
+        and record.get("phase") != "end"
+        and str(record.get("text", "")).startswith("/sh cancel")
+    )
+
+
+def _file_states(run: _Run, path: str) -> list[tuple[int, str]]:
+    """(trace seq, state) after each operation on ``path``: ``nonempty`` or ``empty`` (the model's
+    ``write``), ``gone`` (removed by the model or the implementation), ``unknown`` (written by the
+    implementation or planted by the scenario)."""
+    out = []
+    for record in run.records:
+        kind, name = record["kind"], record["name"]
+        if kind == "fs":
+            where = {run.real(str(record.get(key, ""))) for key in ("path", "to")}
+            if path not in where:
+                continue
+            if name == "tool_write":
+                out.append((int(record["seq"]), "nonempty" if int(record.get("chars") or 0) > 0 else "empty"))
+            elif name in ("tool_remove", "remove"):
+                out.append((int(record["seq"]), "gone"))
+            elif name in ("write", "replace", "rename"):
+                out.append((int(record["seq"]), "unknown"))
+        elif kind == "op" and name == "edit_file" and record.get("phase") != "end":
+            planted = str(Path(run.host.paths.project_dir, str(record.get("path", ""))))
+            if planted == path:
+                out.append((int(record["seq"]), "unknown"))
+    return out
+
+
+def _nonempty_before(run: _Run, path: str, seq: int) -> bool:
+    """Whether the last operation on ``path`` before ``seq`` was the model's nonempty write."""
+    states = [state for at, state in _file_states(run, path) if at < seq]
+    return bool(states) and states[-1] == "nonempty"
 
 
 def _chain_length(run: _Run, path: str, limit: int) -> int:
@@ -507,12 +648,7 @@ def automatic_initiation_budget(run: _Run, ops: list[dict[str, Any]]) -> Iterato
         bool(run.settings.get("automaticSessionHandoff"))
         and run.settings.get("automaticSessionHandoffPercent", 70) != 0
     )
-    explicit = [(run.epoch(seq), seq) for seq in _request_starts(run)]
-    automatic = {
-        seq
-        for seq, epoch, message in run.handoff_messages()
-        if message.kind == "call" and not any(e == epoch and s < seq for e, s in explicit)
-    }
+    automatic = _automatic_calls(run)
     counts: dict[str, int] = {}
     session = ""
     for record in run.records:
@@ -526,6 +662,118 @@ def automatic_initiation_budget(run: _Run, ops: list[dict[str, Any]]) -> Iterato
                 yield f"{session}: an automatic request although automatic initiation is off"
             elif counts[session] == 3:
                 yield f"{session}: a third automatic request without a compaction in between"
+
+
+def _automatic_calls(run: _Run) -> set[int]:
+    """Trace positions of the automatic Call instructions: those nothing started explicitly (no
+    ``/sh`` command, no ``blitz_handoff`` call in their request before them)."""
+    explicit = [(run.epoch(seq), seq) for seq in _request_starts(run)]
+    return {
+        seq
+        for seq, epoch, message in run.handoff_messages()
+        if message.kind == "call" and not any(e == epoch and s < seq for e, s in explicit)
+    }
+
+
+def automatic_request_when_due(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """Enabled, automatic initiation is not only bounded but owed: a completed turn at or above the
+    automatic threshold, with no request active and nothing spent of the budget since the last
+    successful compaction, gets an automatic Call instruction as steering before the next model
+    turn (reference §4 Automatic, "enabled: first completed qualifying turn inserts request as
+    steering before next model turn"; H56a); after one automatic attempt that was cancelled, the
+    first completed turn at or above ``criticalWarningPercent`` gets the final one ("one final
+    eligible at critical threshold"; H58); a successful compaction restores the budget, across a
+    reload too ("native metadata retains budget across reload; successful manual/threshold/overflow
+    compaction resets"; H59, H60a). ``automatic_initiation_budget`` bounds automatic requests from
+    above; this one requires the request that is due.
+
+    Nothing is required where a start would rightly be refused or the trace cannot tell: automatic
+    off or its percent 0 (H54, H55), an invalid ``config.json`` (H106), an in-memory session (H1),
+    a file at the session's dossier path (a leftover blocks the reservation, reference §5), a
+    request that may still be active (from a Call instruction, a successful GET or
+    ``blitz_handoff`` call until a ``/sh cancel`` or a session switch; a reload may or may not end
+    it: "reload can end memory state"). A turn counts by its reply's own tokens, a lower bound of
+    the context use the implementation sees at the turn's end."""
+    settings = run.settings
+    if (
+        not settings.get("automaticSessionHandoff")
+        or settings.get("automaticSessionHandoffPercent", 70) == 0
+        or config_problem(run.scenario) is not None
+        or run.scenario.session == "memory"
+    ):
+        return
+    levels = (
+        float(settings.get("automaticSessionHandoffPercent", 70)),
+        float(settings.get("criticalWarningPercent", 90)),
+    )
+    automatic = _automatic_calls(run)
+    calls = {seq for seq, _epoch, message in run.handoff_messages() if message.kind == "call"}
+    exists: dict[str, bool] = {}
+    attempts: dict[str, int] = {}
+    session = session_id = ""
+    active = after_turn = False
+    tokens: int | None = None
+    owed: tuple[int, float] | None = None  # (tokens of the due turn, the level it reached)
+    for record in run.records:
+        seq, kind, name = int(record["seq"]), record["kind"], record["name"]
+        if kind == "fs" and name in ("write", "tool_write", "replace", "rename"):
+            exists[run.real(str(record.get("to" if name in ("replace", "rename") else "path", "")))] = True
+        elif kind == "fs" and name in ("remove", "tool_remove"):
+            exists[run.real(str(record.get("path", "")))] = False
+        elif kind == "op" and name == "edit_file" and record.get("phase") != "end":
+            exists[str(Path(run.host.paths.project_dir, str(record.get("path", ""))))] = True
+        if seq in calls:
+            # A Call instruction between a turn's end and the next model turn is steering, the
+            # automatic route's delivery (command and model Calls start a run from idle); counted
+            # as spent whichever way it is classified (more spent, less required).
+            if seq in automatic or after_turn:
+                attempts[session] = attempts.get(session, 0) + 1
+            active, owed = True, None
+        elif (
+            kind == "session"
+            and name == "tool_execution_end"
+            and record.get("toolName") in (GET, oracle.STATUS_TOOL)
+            and not record.get("isError")
+        ):
+            active = True
+        new_session = kind == "event" and name == "session_start" and record.get("reason") == "new"
+        agent_reply = kind == "model" and name == "reply" and record.get("caller") == "agent"
+        run_end = kind == "event" and name == "agent_end"
+        if owed is not None and (_is_cancel(record) or new_session or agent_reply or run_end):
+            yield (
+                f"{session}: a completed turn at {owed[0]} tokens (>= {owed[1]:g}% of {WINDOW}) with no "
+                "active request and automatic budget left got no automatic request before the next model turn"
+            )
+            owed = None
+        if agent_reply or run_end:
+            after_turn = False
+        if kind == "host" and name == "runtime":
+            session, session_id = str(record.get("sessionFile") or ""), str(record.get("sessionId") or "")
+        elif kind == "entry" and name == "compaction":
+            attempts[session] = 0
+        elif _is_cancel(record) or new_session:
+            active = False
+        elif agent_reply:
+            completed = record.get("stopReason") in ("stop", "toolUse")
+            tokens = int(record.get("totalTokens") or 0) if completed else None
+        elif kind == "event" and name == "turn_end":
+            after_turn = True
+            spent = attempts.get(session, 0)
+            dossier = str(Path(run.host.paths.project_dir, CONFIG_DIR_NAME, f"handoff_{session_id}.md"))
+            if (
+                tokens is not None
+                and spent < len(levels)
+                and not active
+                and not exists.get(dossier)
+                and tokens * 100 >= levels[spent] * WINDOW
+            ):
+                owed = (tokens, levels[spent])
+            tokens = None
+    if owed is not None:
+        yield (
+            f"{session}: a completed turn at {owed[0]} tokens (>= {owed[1]:g}% of {WINDOW}) with no active "
+            "request and automatic budget left got no automatic request"
+        )
 
 
 def settings_file_valid(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
@@ -781,11 +1029,13 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (captured_prompts_kept_in_order, ("H27b", "H27c", "H41b", "H76a")),
     (dossier_kept_until_receiver_turn, ("H44a",)),
     (one_active_request, ("H13", "H16", "H20")),
-    (finish_only_with_returned_id, ("H29a", "H29b")),
+    (finish_only_with_returned_id, ("H29a", "H29b", "H70a")),
+    (valid_finish_accepted, ("H29a", "H31b", "H49c", "H51")),
     (receiver_link_follows_chain_limit, ("H38", "H121", "H122")),
     (one_reminder_per_request, ("H49a",)),
     (emergency_once_at_90_percent, ("H50", "H52c", "H53")),
     (automatic_initiation_budget, ("H54", "H55", "H58", "H60a")),
+    (automatic_request_when_due, ("H56a", "H58", "H59", "H60a")),
     (settings_file_valid, ("H88d", "H89", "H94b", "H95b", "H99b", "H100b")),
     (dossier_retained_when_deletion_off, ("H40b",)),
     (foreign_files_untouched, ("H72a",)),
