@@ -86,6 +86,32 @@ def test_exploration_kills_the_mutant(tmp_path: Path, name: str, invariant: str)
     pytest.fail(f"{name}: {KILL_SEEDS} seeds found {sorted(found) or 'nothing'}, not {invariant}")
 
 
+#: (rule, mutant, a seed where exploration (40 steps) kills it, the invariant that must report it): the
+#: checks that require what the spec requires (a valid Finish accepted, an automatic request when
+#: due, a cancelled Finish ID refused), each shown able to fail.
+REQUIRED = [
+    ("H31b", "blitz_rejected_finish_ends_request", 16, "valid_finish_accepted"),
+    ("H56a", "blitz_automatic_threshold_raised", 1, "automatic_request_when_due"),
+    ("H70a", "blitz_cancel_keeps_finish_id", 129, "finish_only_with_returned_id"),
+]
+
+
+@pytest.mark.parametrize(("rule", "name", "seed", "invariant"), REQUIRED, ids=[r[0] for r in REQUIRED])
+def test_the_invariant_of_the_rule_fails_on_its_mutant(
+    tmp_path: Path, rule: str, name: str, seed: int, invariant: str
+) -> None:
+    assert rule in BLITZ_MUTANTS[name].rules
+    assert any(rule in rules for function, rules in BLITZ_INVARIANTS if function.__name__ == invariant)
+    result = run_case(
+        PLUGIN, PLUGIN.case(seed, KILL_STEPS), implementation=BLITZ_MUTANTS[name].spec, workdir=tmp_path / "m"
+    )
+    assert invariant in {v.invariant for v in result.violations}, result.violations
+    reference = run_case(
+        PLUGIN, PLUGIN.case(seed, KILL_STEPS), implementation="blitz", workdir=tmp_path / "r"
+    )
+    assert reference.violations == []
+
+
 @pytest.mark.parametrize("name", blitz_mutant_names())
 def test_the_scenarios_of_its_rules_kill_the_mutant(tmp_path: Path, name: str) -> None:
     mutant = BLITZ_MUTANTS[name]

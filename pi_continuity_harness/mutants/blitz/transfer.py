@@ -489,7 +489,7 @@ _WIRING = importlib.import_module("pi_continuity_harness.reference.blitz.extensi
 @mutant(
     "H31b",
     how="a rejected Finish ends the request",
-    unreachable="the explorer's foreign Finish IDs end their run (no correct Finish follows)",
+    invariant="valid_finish_accepted",
 )
 class RejectedFinishEndsRequest(Mutant):
     async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
