@@ -19,11 +19,16 @@ first four are the rules the reference document stresses:
     an accepted Finish carries exactly the Finish ID of the latest successful template
     response of that session, and no Finish is accepted twice.
 
-The others: ``receiver_link_follows_chain_limit``, ``one_reminder_per_request``,
-``emergency_once_at_90_percent``, ``automatic_initiation_budget``, ``settings_file_valid``,
-``dossier_retained_when_deletion_off``, ``foreign_files_untouched``,
-``project_call_template_used``. Each declares the rules it checks, by their ids in the
-catalogue ``pi_continuity_harness/rules/blitz.yaml`` (:data:`BLITZ_INVARIANTS`).
+The others: ``valid_finish_accepted``, ``receiver_link_follows_chain_limit``,
+``one_reminder_per_request``, ``emergency_once_at_90_percent``, ``automatic_initiation_budget``,
+``automatic_request_when_due``, ``settings_file_valid``, ``dossier_retained_when_deletion_off``,
+``foreign_files_untouched``, ``project_call_template_used``, ``invalid_config_refuses_starts``,
+``in_memory_session_starts_nothing``. Most forbid; three also require what the reference
+requires, so doing too little fails too: ``emergency_once_at_90_percent`` (a due emergency),
+``valid_finish_accepted`` (the forbidding half is ``finish_only_with_returned_id``) and
+``automatic_request_when_due`` (the upper bound is ``automatic_initiation_budget``). Each
+declares the rules it checks, by their ids in the catalogue
+``pi_continuity_harness/rules/blitz.yaml`` (:data:`BLITZ_INVARIANTS`).
 
 They read the run the way the suite's steps do (:mod:`pi_continuity_harness.features.blitz_oracle`):
 a Finish ID, a dossier path, the Call instruction, a reminder and the emergency are recognised by
@@ -680,7 +685,8 @@ def automatic_request_when_due(run: _Run, ops: list[dict[str, Any]]) -> Iterator
     automatic threshold, with no request active and nothing spent of the budget since the last
     successful compaction, gets an automatic Call instruction as steering before the next model
     turn (reference §4 Automatic, "enabled: first completed qualifying turn inserts request as
-    steering before next model turn"; H56a); after one automatic attempt that was cancelled, the
+    steering before next model turn"; H15, H56a: a follow-up, which waits for the run's end, comes
+    after the next model turn when the due turn called a tool); after one automatic attempt that was cancelled, the
     first completed turn at or above ``criticalWarningPercent`` gets the final one ("one final
     eligible at critical threshold"; H58); a successful compaction restores the budget, across a
     reload too ("native metadata retains budget across reload; successful manual/threshold/overflow
@@ -1035,7 +1041,7 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (one_reminder_per_request, ("H49a",)),
     (emergency_once_at_90_percent, ("H50", "H52c", "H53")),
     (automatic_initiation_budget, ("H54", "H55", "H58", "H60a")),
-    (automatic_request_when_due, ("H56a", "H58", "H59", "H60a")),
+    (automatic_request_when_due, ("H15", "H56a", "H58", "H59", "H60a")),
     (settings_file_valid, ("H88d", "H89", "H94b", "H95b", "H99b", "H100b")),
     (dossier_retained_when_deletion_off, ("H40b",)),
     (foreign_files_untouched, ("H72a",)),

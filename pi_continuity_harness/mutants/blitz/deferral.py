@@ -209,7 +209,11 @@ class BudgetKeptAfterCompaction(Mutant):
         super().spend_budget(attempts)
 
 
-@mutant("H15", how="the automatic request is a follow-up, after the run's final answer", unreachable=_ONE_RUN)
+@mutant(
+    "H15",
+    how="the automatic request is a follow-up, after the run's final answer",
+    invariant="automatic_request_when_due",
+)
 class AutomaticAsFollowUp(Mutant):
     def start_automatic(self, ctx: Any) -> None:
         pi = self.pi
