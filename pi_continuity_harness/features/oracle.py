@@ -45,6 +45,7 @@ __all__ = [
     "freshness_statements_missing",
     "has_freshness_rule",
     "leaf_values",
+    "named_values",
     "parse_brief",
     "promoted_directives",
     "read_frontmatter",
@@ -126,6 +127,16 @@ def leaf_values(value: Any) -> list[Any]:
     if isinstance(value, list):
         return [x for v in value for x in leaf_values(v)]
     return [value]
+
+
+def named_values(value: Any, name: str) -> list[Any]:
+    """Every value filed under the key ``name`` at any depth of nested dicts and lists."""
+    if isinstance(value, dict):
+        own = [value[name]] if name in value else []
+        return own + [x for v in value.values() for x in named_values(v, name)]
+    if isinstance(value, list):
+        return [x for v in value for x in named_values(v, name)]
+    return []
 
 
 @dataclass(frozen=True)

@@ -92,12 +92,14 @@ class TamperRule(_Strict):
     """Change files on disk right after a matching trace record, before anything else runs.
 
     ``append`` adds a line (a valid-looking change the bytes check must catch), ``truncate``
-    keeps half the file. Synchronous, so no handler can read the file in between.
+    keeps half the file, ``edit`` changes the case of the file's last ASCII letter: the same
+    length and still valid text, so only a comparison of the bytes themselves sees it (a check
+    of the size alone does not, P70c). Synchronous, so no handler can read the file in between.
     """
 
     after: TraceMatch
     path: str = Field(description="Glob over the files to change, e.g. '$PROJECT/*/pending/*.md'")
-    action: Literal["append", "truncate"] = "append"
+    action: Literal["append", "truncate", "edit"] = "append"
 
     @field_validator("path")
     @classmethod

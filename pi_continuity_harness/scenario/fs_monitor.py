@@ -337,6 +337,8 @@ class FilesystemMonitor:
                         continue  # a symbolic link leading out of the run: never followed
                     if action == "truncate":
                         self._corrupt(path)
+                    elif action == "edit":
+                        self._edit_in_place(path)
                     else:
                         with open(path, "a", encoding="utf-8") as handle:
                             handle.write("\ntampered after the hook returned\n")
@@ -346,6 +348,30 @@ class FilesystemMonitor:
         finally:
             self.host_io -= 1
         return changed
+
+    def _edit_in_place(self, path: str) -> None:
+        """Change the case of the last ASCII letter: the same length, still valid UTF-8."""
+        self.host_io += 1
+        try:
+            with open(path, "rb") as handle:
+                data = bytearray(handle.read())
+            index = next(
+                (
+                    i
+                    for i in range(len(data) - 1, -1, -1)
+                    if chr(data[i]).isascii() and chr(data[i]).isalpha()
+                ),
+                None,
+            )
+            if index is None:
+                return
+            data[index] ^= 0x20
+            with open(path, "r+b") as handle:
+                handle.write(bytes(data))
+            if self.on_changed is not None:
+                self.on_changed(path)
+        finally:
+            self.host_io -= 1
 
     def _corrupt(self, path: str) -> None:
         if not self.inside(path):

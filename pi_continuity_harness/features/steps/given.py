@@ -190,6 +190,20 @@ def _pending_tampered(world: World) -> None:
     )
 
 
+@given("the pending Brief is edited on disk, keeping its length, right after Pi appends the compaction entry")
+def _pending_edited_same_length(world: World) -> None:
+    """P70c: the bytes change, the size does not (a check of the size alone passes it)."""
+    _add_fault(
+        world,
+        "tamper",
+        {
+            "after": {"kind": "entry", "name": "compaction"},
+            "path": "$PROJECT/*/pending/*.md",
+            "action": "edit",
+        },
+    )
+
+
 @given("archiving the committed Brief fails")
 def _archive_write_fails(world: World) -> None:
     _add_fault(world, "fs", {"op": "write", "path": "$PROJECT/*/archive/*", "times": 0, "errno": "ENOSPC"})

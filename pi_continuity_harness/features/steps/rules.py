@@ -21,6 +21,7 @@ from pi_continuity_harness.features.oracle import (
     MESSAGE_PREFIX,
     REQUIRED_FIELDS,
     brief_problems,
+    freshness_rule_paragraphs,
     freshness_statements_missing,
     parse_brief,
     section,
@@ -573,6 +574,15 @@ def _copies_recovery(world: World) -> None:
     world.script("extension", SynthesisReply(sections={"## Recovery Instructions": recovery}))
 
 
+@when("the synthesis model copies the freshness rule of the last Brief into its Key Decisions")
+def _copies_rule_elsewhere(world: World) -> None:
+    """P78: the rule's text in the body, but not under Recovery Instructions (whose text the
+    model writes itself): the extension still inserts it there."""
+    paragraphs = freshness_rule_paragraphs(world.latest_summary_brief().body)
+    assert paragraphs, "the last Brief states no freshness rule to copy"
+    world.script("extension", SynthesisReply(sections={"## Key Decisions": paragraphs[0].strip()}))
+
+
 def _recovery(world: World) -> str:
     return section(world.latest_summary_brief().body, "## Recovery Instructions")
 
@@ -658,10 +668,14 @@ _FIELD_ORDER = (*REQUIRED_FIELDS, "branchLeafBefore")
 
 @then("the Brief's frontmatter fields follow the schema order")
 def _frontmatter_order(world: World) -> None:
-    text = str(world.latest_compaction().get("summary", ""))
-    block = text.split("---", 2)[1] if text.startswith("---") else ""
-    keys = [m.group(1) for m in re.finditer(r"^([A-Za-z]\w*)\s*:", block, re.M)]
+    """P61b: every field of the frontmatter block in the schema's order. The block ends at the
+    first line that is exactly ``---``, never at a ``---`` inside a value (a session file's path
+    may hold one: splitting there saw only the fields before ``sessionFile``)."""
+    lines = str(world.latest_compaction().get("summary", "")).split("\n")
+    end = lines.index("---", 1) if lines[0] == "---" and "---" in lines[1:] else 0
+    keys = [m.group(1) for line in lines[1:end] if (m := re.match(r"([A-Za-z]\w*)\s*:", line))]
     known = [key for key in keys if key in _FIELD_ORDER]
+    assert len(known) >= len(REQUIRED_FIELDS), f"the frontmatter block holds only the fields {known}"
     expected = sorted(known, key=_FIELD_ORDER.index)
     assert known == expected, f"frontmatter fields in the order {known}; the schema lists {expected}"
 

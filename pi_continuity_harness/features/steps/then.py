@@ -18,6 +18,7 @@ from pi_continuity_harness.features.oracle import (
     freshness_rule_paragraphs,
     has_freshness_rule,
     leaf_values,
+    named_values,
     parse_brief,
     section,
     sha256_hex,
@@ -189,9 +190,17 @@ def _no_saved_notification(world: World) -> None:
     )
 )
 def _status_pending(world: World, live: str, written: str) -> None:
+    """P96: both values shown under the reserve's name (``reserve``, ``reserveTokens``): a
+    status giving the written keep-recent tokens as the reserve (and the written reserve as
+    keep recent) passed a check that only asked that each number appear somewhere."""
     output = _status_output(world)
-    assert text_mentions_number(output, number(live)), f"live value {live} not shown:\n{output}"
-    assert text_mentions_number(output, number(written)), f"written value {written} not shown:\n{output}"
+    reserves = labelled_numbers(output, "reserve") + labelled_numbers(output, "reserveTokens")
+    assert number(live) in reserves, (
+        f"live reserve {live} not shown as a reserve (reserves {reserves}):\n{output}"
+    )
+    assert number(written) in reserves, (
+        f"written reserve {written} not shown as a reserve (reserves {reserves}):\n{output}"
+    )
     assert re.search(r"restart required:\s*yes", output, re.I), (
         f"'Restart required: yes' not shown:\n{output}"
     )
@@ -344,12 +353,27 @@ def _details_correlate(world: World) -> None:
 
 @then("its details carry the session id, the handoff reason and the effective native settings")
 def _details_context(world: World) -> None:
+    """P69a-c: the session id, the handoff reason and the effective native settings are among
+    the details' values (the spec names no key for them), and a value the details file under the
+    name of the frontmatter field or of Pi's setting (``handoffReason``, ``reserveTokens``) is
+    that value: details giving the keep-recent tokens as ``reserveTokens`` (and the reserve as
+    ``keepRecentTokens``), or Pi's compaction reason ``manual`` as ``handoffReason``, passed a
+    check that only asked that each value appear somewhere."""
     details = world.latest_compaction().get("details") or {}
     values = leaf_values(details)
-    assert world.observe().session_id in values, f"session id not in details: {details}"
-    assert world.latest_summary_brief().frontmatter.get("handoffReason") in values, details
     native = world.draft.native()
-    assert native["reserveTokens"] in values and native["keepRecentTokens"] in values, details
+    expected = {
+        "sessionId": world.observe().session_id,
+        "handoffReason": world.latest_summary_brief().frontmatter.get("handoffReason"),
+        "reserveTokens": native["reserveTokens"],
+        "keepRecentTokens": native["keepRecentTokens"],
+    }
+    for name, value in expected.items():
+        assert value in values, f"the {name} {value!r} is not among the details' values: {details}"
+        named = named_values(details, name)
+        assert all(found == value for found in named), (
+            f"the details give {name} {named}, not {value!r}: {details}"
+        )
 
 
 @then("it keeps the firstKeptEntryId and tokensBefore that Pi prepared")

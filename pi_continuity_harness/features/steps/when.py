@@ -19,7 +19,8 @@ from pi_continuity_harness.scenario.operations import (
 
 @when(
     parsers.re(
-        r"the user sets up native compaction at (?P<trigger>\d+)% trigger and (?P<keep>\d+)% keep-recent "
+        r"the user sets up native compaction at (?P<trigger>\d+(?:\.\d+)?)% trigger and "
+        r"(?P<keep>\d+(?:\.\d+)?)% keep-recent "
         r"and (?P<decision>confirms|declines)"
     )
 )

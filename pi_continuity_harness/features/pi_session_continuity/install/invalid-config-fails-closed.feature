@@ -20,6 +20,17 @@ Feature: invalid-config-fails-closed
     When Pi starts
     Then a notification names the extension config file and the field "triggerPercent"
 
+  @rule-P26 @rule-P28a
+  Scenario Outline: every removed automatic percentage field is rejected by its name
+    Given the extension config file holds {"enabled": true, "<field>": 75}
+    When Pi starts
+    Then a notification names the extension config file and the field "<field>"
+
+    Examples:
+      | field             |
+      | keepRecentPercent |
+      | thresholdPercent  |
+
   @rule-P27 @rule-P28a @rule-P28b
   Scenario: every invalid field of the extension config is named, native token fields included
     Given the extension config file holds {"enabled": "yes", "colour": "red", "reserveTokens": 1000}

@@ -69,3 +69,12 @@ Feature: brief-validation
     And native compaction reaches its threshold again
     Then the persisted compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
     And the Brief's Recovery Instructions state the event-freshness rule exactly once
+
+  @rule-P78
+  Scenario: the freshness rule is inserted under Recovery Instructions even when the model wrote it elsewhere
+    When native compaction reaches its threshold
+    And the synthesis model copies the freshness rule of the last Brief into its Key Decisions
+    And the user works through 2 more turns
+    And native compaction reaches its threshold again
+    Then the persisted compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
+    And the Brief's Recovery Instructions state the event-freshness rule exactly once

@@ -23,3 +23,18 @@ Feature: failed-postmortem
     When native compaction reaches its threshold
     Then the failed postmortem is a schema-v2 Brief with status "failed"
     And the failed postmortem keeps the headings "## Task" and "## Recovery Instructions"
+
+  @needs-fs-faults @rule-P66a @rule-P74
+  Scenario Outline: a Brief that was written but not made durable is retired with status failed
+    Its frontmatter was built before the write, with status pending: the failed copy must say
+    failed, not keep the pending status with a new updatedAt.
+    Given <fault>
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the failed postmortem is a schema-v2 Brief with status "failed"
+    And no pending Continuity Brief exists for this session
+
+    Examples:
+      | fault                                               |
+      | writing the pending Brief fails                     |
+      | the pending Brief is corrupted before it is re-read |

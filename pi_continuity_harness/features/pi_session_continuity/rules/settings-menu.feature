@@ -43,6 +43,15 @@ Feature: settings-menu
     When the user sets up native compaction at 75% trigger and 5% keep-recent and confirms
     Then the project settings file sets compaction enabled true, reserveTokens 50002 and keepRecentTokens 10001
 
+  @rule-P101b
+  Scenario: the tokens are rounded from the exact decimals the user typed, not from binary floats
+    The exact products are 643.5 and 161.5 tokens, which round up to 644 and 162; in binary
+    floating point (JavaScript's 1000 * 64.35 / 100) they are 643.4999... and 161.4999..., which
+    round down.
+    Given the active model has a context window of 1,000 tokens
+    When the user sets up native compaction at 64.35% trigger and 16.15% keep-recent and confirms
+    Then the project settings file sets compaction enabled true, reserveTokens 356 and keepRecentTokens 162
+
   @needs-fs-faults @rule-P44a
   Scenario: the settings merge replaces the file atomically
     Given the project settings file holds unrelated settings:

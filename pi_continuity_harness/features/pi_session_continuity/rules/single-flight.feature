@@ -20,6 +20,19 @@ Feature: single-flight
     And the user runs "/continuity checkpoint"
     Then exactly one pending Continuity Brief exists for this session
 
+  @rule-P108a
+  Scenario Outline: after a committed overflow or manual handoff, a checkpoint is accepted again
+    Given the user has worked through 3 turns
+    When native compaction happens for reason "<reason>"
+    And the user runs "/continuity checkpoint"
+    Then the checkpoint was accepted
+    And exactly one pending Continuity Brief exists for this session
+
+    Examples:
+      | reason   |
+      | overflow |
+      | manual   |
+
   @needs-held-model-calls @rule-P107b
   Scenario: a manual compact while a checkpoint is synthesized is cancelled
     Given the user has worked through 2 turns

@@ -31,6 +31,7 @@ Feature: compaction-summary-is-disk-brief
     Then Pi invoked session_before_compact with reason "<reason>"
     And its summary is a valid schema-v2 Brief for this session with handoffReason "<handoff_reason>"
     And its details carry the continuityEventId and artifactPath of that Brief and the SHA-256 of the summary
+    And its details carry the session id, the handoff reason and the effective native settings
     And it keeps the firstKeptEntryId and tokensBefore that Pi prepared
     And the archived Brief on disk is the summary with only its status and updatedAt changed
 
@@ -44,7 +45,7 @@ Feature: compaction-summary-is-disk-brief
       | reason    | handoff_reason    |
       | overflow  | overflow          |
 
-    @rule-P2 @rule-P6b @rule-P19c @rule-P63 @rule-P66b @rule-P68a @rule-P68b @rule-P68c @rule-P124
+    @rule-P2 @rule-P6b @rule-P19c @rule-P63 @rule-P66b @rule-P68a @rule-P68b @rule-P68c @rule-P69b @rule-P124
     Examples: manual
       | reason    | handoff_reason    |
       | manual    | manual-compaction |

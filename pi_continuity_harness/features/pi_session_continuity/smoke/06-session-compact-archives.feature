@@ -55,6 +55,16 @@ Feature: session-compact-archives
     And no Brief was archived
     And no continuation was submitted
 
+  @needs-trace-faults @rule-P70c
+  Scenario: mismatch stays pending when the pending bytes changed on disk but not their length
+    Given the pending Brief is edited on disk, keeping its length, right after Pi appends the compaction entry
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the persisted compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
+    And exactly one pending Continuity Brief exists for this session
+    And no Brief was archived
+    And no continuation was submitted
+
   @rule-P110b
   Scenario: the Brief of a compaction Pi aborts after the hook returned stays pending and inert
     Given another extension loaded after it aborts every compaction
