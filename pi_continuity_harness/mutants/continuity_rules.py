@@ -81,6 +81,19 @@ UNREACHABLE: dict[str, str] = {
         "the explored project settings hold only the three native keys and modelOverrides "
         "(explore/continuity/generate.py), which this merge keeps; rules/settings-menu plants an unknown one"
     ),
+    "failed_copy_keeps_pending_status": (
+        "the invariants that declare P66a judge committed and archived Briefs; a failed copy's status is read by "
+        "no invariant, and the explorer's write and re-read faults retire few Briefs; rules/failed-postmortem "
+        "checks it"
+    ),
+    "disk_compared_by_length": (
+        "archive_requires_full_match would see the archive, but the explorer's tamper rules append a line or "
+        "truncate (explore/continuity/generate.py), both of which change the length; smoke 06 edits in place"
+    ),
+    "freshness_rule_found_anywhere": (
+        "freshness_rule_once would see a Brief without the rule under Recovery Instructions, but the explorer's "
+        "scripted syntheses never write the rule's text in another section; rules/brief-validation does"
+    ),
     "directives_only_at_line_start": (
         "the explorer's scripted syntheses promote only role-labelled directives at the start of a "
         "line, which the old validator also refuses; the unquoted 'Ignore your instructions ...' "
@@ -3791,4 +3804,217 @@ registered(
     "(killed by smoke/session-compact-archives 'the Brief of a compaction Pi aborts after the hook "
     "returned stays pending and inert')",
     _pending_deleted_on_abort,
+)
+
+
+# ============================================================================ audit: a second independent round
+# Single-rule mutants a second outside round wrote against rules the first had not touched; each
+# survived the suite and 40 explored seeds until the check named in its entry was added.
+def _float_derivation(original: Any) -> Any:
+    import math  # noqa: PLC0415 (only the mutant needs it)
+
+    percent = _module("native_settings").parse_percent
+
+    def derive(window: int, trigger: Any, keep: Any) -> tuple[int, int]:
+        original(window, trigger, keep)  # the range checks, as before
+        t, k = float(percent(trigger, "trigger percent")), float(percent(keep, "keep-recent percent"))
+        return window - math.floor(window * t / 100 + 0.5), math.floor(window * k / 100 + 0.5)
+
+    return derive
+
+
+patched_everywhere(
+    "tokens_derived_in_binary_floats",
+    ("P101b",),
+    "§12: round() is Math.round on the exact decimals of the percentages",
+    "the tokens are derived in binary floating point, as JavaScript's 1000 * 64.35 / 100 would (643.4999... "
+    "rounds to 643) (killed by rules/settings-menu 'the tokens are rounded from the exact decimals the user "
+    "typed, not from binary floats')",
+    ("commands", "settings_preview"),
+    "derive_native_tokens",
+    _float_derivation,
+)
+patched(
+    "details_settings_swapped",
+    ("P69c",),
+    "§18: details carry the effective native settings used",
+    "details.settings gives reserveTokens and keepRecentTokens the wrong way round (both numbers are there) "
+    "(killed once the details step reads each value by its name)",
+    "handoff:PreparedHandoff.details",
+    _details_with(
+        lambda d: {
+            **d,
+            "settings": {
+                **d["settings"],
+                "reserveTokens": d["settings"]["keepRecentTokens"],
+                "keepRecentTokens": d["settings"]["reserveTokens"],
+            },
+        }
+    ),
+)
+
+
+def _details_with_pi_reason(original: Any) -> Any:
+    def details(self: Any) -> dict[str, Any]:
+        return {**original(self), "handoffReason": self.compaction_reason}
+
+    return details
+
+
+patched(
+    "details_reason_is_pi_reason",
+    ("P69b",),
+    "§18: details carry the handoff reason",
+    "details.handoffReason is Pi's compaction reason ('manual'), not the handoff reason ('manual-compaction') "
+    "(killed by smoke/compaction-summary-is-disk-brief's manual row, which now checks the details)",
+    "handoff:PreparedHandoff.details",
+    _details_with_pi_reason,
+)
+
+
+def _timestamps_out_of_order(original: Any) -> Any:
+    def serialize(frontmatter: Any, body: str) -> str:
+        lines = str(original(frontmatter, body)).split("\n")
+        index = next(n for n, line in enumerate(lines) if line.startswith("createdAt: "))
+        lines[index], lines[index + 1] = lines[index + 1], lines[index]
+        return "\n".join(lines)
+
+    return serialize
+
+
+patched(
+    "frontmatter_timestamps_out_of_order",
+    ("P61b",),
+    "§8: frontmatter fields appear in the order of the schema listing",
+    "updatedAt is written before createdAt, every other field in order (killed once the order step reads the "
+    "whole block: it stopped at a '---' inside the session file's path)",
+    "lifecycle:serialize_brief",
+    _timestamps_out_of_order,
+)
+
+
+def _failed_keeps_status(original: Any) -> Any:
+    def with_status(frontmatter: Any, status: str, updated_at: str) -> Any:
+        return original(frontmatter, frontmatter.status if status == "failed" else status, updated_at)
+
+    return with_status
+
+
+patched(
+    "failed_copy_keeps_pending_status",
+    ("P66a",),
+    "§8: a Brief in failed/ has status failed",
+    "a Brief written but not made durable (write or re-read failure) is retired to failed/ with status: pending "
+    "(killed by rules/failed-postmortem 'a Brief that was written but not made durable is retired with status "
+    "failed')",
+    "lifecycle:with_status",
+    _failed_keeps_status,
+)
+
+
+def _gate_kept_after_manual(original: Any) -> Any:
+    async def on_compact(self: Any, event: Any, ctx: Any) -> None:
+        state = self.state
+        active = state.active if state is not None else None
+        stale = len(state.stale_pending_paths) if state is not None else 0
+        await original(self, event, ctx)
+        # Committed (a mismatch adds a stale path, and releases the gate as before).
+        if (
+            state is not None
+            and active is not None
+            and event.reason == "manual"
+            and len(state.stale_pending_paths) == stale
+        ):
+            state.active = active
+
+    return on_compact
+
+
+patched(
+    "gate_kept_after_manual_commit",
+    ("P108a",),
+    "§13: the single-flight gate is released after a committed handoff",
+    "after a committed manual /compact the gate stays held: a checkpoint is refused as in progress "
+    "(killed by rules/single-flight 'after a committed overflow or manual handoff, a checkpoint is accepted "
+    "again')",
+    "extension:Continuity.on_compact",
+    _gate_kept_after_manual,
+)
+
+
+def _disk_compared_by_length(original: Any) -> Any:
+    def check(prepared: Any, *, disk_text: Any, **kwargs: Any) -> list[str]:
+        if disk_text is not None and len(disk_text) == len(prepared.text):
+            disk_text = prepared.text
+        return list(original(prepared, disk_text=disk_text, **kwargs))
+
+    return check
+
+
+patched(
+    "disk_compared_by_length",
+    ("P70c",),
+    "§8/§18: no archive when the pending file's bytes changed between the return and session_compact",
+    "the commit check compares the pending file's length with the prepared Brief's, not its bytes "
+    "(killed by smoke/session-compact-archives 'mismatch stays pending when the pending bytes changed on disk "
+    "but not their length', tamper action edit)",
+    "extension:commit_mismatches",
+    _disk_compared_by_length,
+)
+patched(
+    "threshold_percent_ignored",
+    ("P26",),
+    "§6: the removed automatic percentage fields are rejected by name",
+    "thresholdPercent is dropped silently; triggerPercent and keepRecentPercent are still refused "
+    "(killed by install/invalid-config-fails-closed 'every removed automatic percentage field is rejected by "
+    "its name')",
+    "config:validate_extension_config",
+    _validate_with(_without_keys("thresholdPercent")),
+)
+
+
+def _rule_found_anywhere(original: Any) -> Any:
+    rule = _module("constants").EVENT_FRESHNESS_RULE
+    return lambda body: body if rule in body else original(body)
+
+
+patched(
+    "freshness_rule_found_anywhere",
+    ("P78",),
+    "§9/§14: the freshness rule is inserted under ## Recovery Instructions of every Brief",
+    "the rule is not inserted when its text is anywhere in the body, under Key Decisions too "
+    "(killed by rules/brief-validation 'the freshness rule is inserted under Recovery Instructions even when the "
+    "model wrote it elsewhere')",
+    "lifecycle:insert_event_freshness_rule",
+    _rule_found_anywhere,
+)
+
+
+def _written_line_swapped(original: Any) -> Any:
+    import dataclasses  # noqa: PLC0415 (only the mutant needs it)
+
+    def lines(snapshot: Any) -> list[str]:
+        written = snapshot.written_settings
+        shown = list(original(snapshot))
+        if written is None:
+            return shown
+        swapped = dataclasses.replace(
+            written, reserve_tokens=written.keep_recent_tokens, keep_recent_tokens=written.reserve_tokens
+        )
+        other = list(original(dataclasses.replace(snapshot, written_settings=swapped)))
+        return [
+            b if a.startswith("Written for after restart") else a for a, b in zip(shown, other, strict=False)
+        ]
+
+    return lines
+
+
+patched(
+    "status_written_values_swapped",
+    ("P96",),
+    "§12/§18: status shows the live values and the written-after-restart values separately",
+    "the 'Written for after restart' line gives reserve and keep recent the wrong way round "
+    "(killed once the status step reads the reserves by their name)",
+    "status:_restart_lines",
+    _written_line_swapped,
 )
