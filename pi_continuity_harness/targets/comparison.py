@@ -137,6 +137,14 @@ class Normaliser:
             value = value.replace(path, name)
         return value
 
+    def known(self, value: str) -> str:
+        """``value`` with the directories named and every id masked, except that a UUID already
+        numbered shows its number: what orders artifacts alike on both targets when their masked
+        texts tie (see :func:`_artifact_order`). Numbers nothing itself."""
+        value = _DIGEST.sub("<digest>", self.places(value))
+        value = _UUID.sub(lambda m: self._uuids.get(m.group(0), "<uuid>"), value)
+        return _ENTRY_ID.sub("<id>", _MINUTE.sub("<minute>", _ISO.sub("<ts>", value)))
+
     def _text(self, value: str) -> str:
         value = self.places(value)
         if _PI_PACKAGE_TAIL in value:
@@ -225,7 +233,7 @@ def _masked(text: str) -> str:
     return text
 
 
-def _artifact_order(norm: Normaliser) -> Callable[[tuple[str, str | None]], tuple[str, str, str]]:
+def _artifact_order(norm: Normaliser) -> Callable[[tuple[str, str | None]], tuple[str, ...]]:
     """Artifacts in an order neither their random ids nor the machine's directories decide: by
     name and text with the directories named and the ids masked, the raw name last. Sorted by
     raw name, two pending Briefs (``<eventId>.md``, a random UUID each) came in either order,
@@ -233,11 +241,23 @@ def _artifact_order(norm: Normaliser) -> Callable[[tuple[str, str | None]], tupl
     extension cancels the compaction" differed from real Pi. With the directories left in, a
     Brief's ``sessionFile`` (an absolute path under the run's directory) sorted it against a
     planted archive by where the run happened to be (``compare`` in ``/dev/shm``: "an archived
-    Brief is never summary or prompt input" differed in order only)."""
+    Brief is never summary or prompt input" differed in order only).
 
-    def key(item: tuple[str, str | None]) -> tuple[str, str, str]:
+    Artifacts that still tie (two pending Briefs of one session, the same but for their ids) are
+    ordered by the numbers their ids got in the channels before the artifacts (a notification
+    named each when it was written): sorted by raw name, two Briefs named by random event ids came
+    in either order on real Pi ("status shows the path of every stale pending Brief" differed in
+    about half its runs). Ties beyond that are identical once numbered, in either order."""
+
+    def key(item: tuple[str, str | None]) -> tuple[str, ...]:
         name, text = item
-        return (_masked(norm.places(name)), _masked(norm.places(text or "")), name)
+        return (
+            _masked(norm.places(name)),
+            _masked(norm.places(text or "")),
+            norm.known(name),
+            norm.known(text or ""),
+            name,
+        )
 
     return key
 
@@ -303,9 +323,11 @@ def normalise_observation(
         "model_requests": [norm.value(_request(r)) for r in observation.model_requests],
         "entries": norm.value(observation.entries),
         "session_file": norm.value(file_lines),
-        "artifacts": {
-            norm.text(name): None if text is None else norm.text(text) for name, text in files.items()
-        },
+    }
+    # Last, and ordered again now that the other channels numbered the ids they name.
+    files = dict(sorted(files.items(), key=_artifact_order(norm)))
+    record["artifacts"] = {
+        norm.text(name): None if text is None else norm.text(text) for name, text in files.items()
     }
     return record
 

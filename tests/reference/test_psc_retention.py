@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -91,8 +92,29 @@ def test_pending_briefs_lists_only_markdown_files(tmp_path: Path) -> None:
     (pending / "a.md").write_text("x")
     (pending / ".a.md.123.tmp").write_text("x")
     (pending / "c.txt").write_text("x")
+    (pending / "d.md").mkdir()
+    for name in ("a.md", "b.md"):
+        os.utime(pending / name, ns=(1_000_000_000, 1_000_000_000))  # written at the same time
     assert pending_briefs(layout.pending_dir) == [str(pending / "a.md"), str(pending / "b.md")]
     assert pending_briefs(str(tmp_path / "none")) == []
+
+
+def test_pending_briefs_are_listed_oldest_first_whatever_their_random_names(tmp_path: Path) -> None:
+    """A pending Brief is named by its event id, a random UUID: listed by name, ``/continuity
+    status`` showed two stale Briefs in a random order (on real Pi, a different one from the
+    simulator's in about half the runs of "status shows the path of every stale pending
+    Brief"). The order they were written in is the one a user reads."""
+    layout = ArtifactLayout(str(tmp_path), "s1")
+    pending = Path(layout.pending_dir)
+    pending.mkdir(parents=True)
+    for second, name in enumerate(("f0000000.md", "00000000.md", "80000000.md"), start=1):
+        (pending / name).write_text("x")
+        os.utime(pending / name, ns=(second * 1_000_000_000, second * 1_000_000_000))
+    assert pending_briefs(layout.pending_dir) == [
+        str(pending / "f0000000.md"),
+        str(pending / "00000000.md"),
+        str(pending / "80000000.md"),
+    ]
 
 
 def test_leftover_temp_files_are_exactly_the_atomic_writes_temporary_names(tmp_path: Path) -> None:

@@ -155,6 +155,26 @@ def test_artifacts_compare_alike_wherever_the_run_directory_is(tmp_path: Path) -
     ]
 
 
+def test_briefs_that_differ_only_in_their_ids_compare_alike_whichever_sorts_first(tmp_path: Path) -> None:
+    """Two checkpoints' pending Briefs, the same text but for their random event ids, each named
+    by a notification when it was written. Ordered by raw name, the artifacts came in either
+    order on real Pi and "status shows the path of every stale pending Brief" differed in about
+    half its runs; ordered by the numbers the notifications gave their ids, never."""
+    records = []
+    for first, second in (("0" * 8, "f" * 8), ("f" * 8, "0" * 8)):
+        ids = [f"{first}-1111-4111-8111-111111111111", f"{second}-2222-4222-8222-222222222222"]
+        names = [f"{SESSION}/pending/{event}.md" for event in ids]
+        obs = observation(tmp_path / first, notifications=[(f"saved to {name}", "info") for name in names])
+        artifacts = {
+            name: f"operation: checkpoint eventId: {event}".encode()
+            for name, event in zip(names, ids, strict=True)
+        }
+        records.append(normalise_observation(obs, artifacts=artifacts))
+    assert records[0]["notifications"] == records[1]["notifications"]
+    assert list(records[0]["artifacts"].items()) == list(records[1]["artifacts"].items())  # in order
+    assert list(records[0]["artifacts"]) == ["<uuid1>/pending/<uuid2>.md", "<uuid1>/pending/<uuid3>.md"]
+
+
 def test_only_the_ledgers_values_are_replaced(tmp_path: Path) -> None:
     """Durations and the streaming snapshots are the ledger's; every other value stays."""
     obs = observation(

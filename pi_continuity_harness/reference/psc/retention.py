@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from stat import S_ISREG
 
 from pi_continuity_harness.reference.psc.constants import ARCHIVE_RETENTION
 from pi_continuity_harness.reference.psc.paths import parse_archive_name
@@ -47,22 +48,32 @@ def prune_archive(archive_dir: str, keep: int = ARCHIVE_RETENTION) -> list[str]:
 
 
 def pending_briefs(pending_dir: str) -> list[str]:
-    """Pending Brief paths of one session (``*.md``, no temp files), sorted by name.
+    """Pending Brief paths of one session (``*.md``, no temp files), oldest first: by the
+    time each was last written, then by name.
 
     At ``session_start`` these are stale by definition: they stay inert and are only
-    reported (spec §7, §13).
+    reported (spec §7, §13). A Brief is named by its event id, a random UUID, so an order by
+    name was a random one: ``/continuity status`` listed two stale Briefs in either order, and
+    a run on real Pi differed from the simulator's in about half its runs ("status shows the
+    path of every stale pending Brief", ``compare``). The order a user reads them in is the
+    order they were written.
     """
     try:
         names = sorted(os.listdir(pending_dir))  # the listing order is the filesystem's
     except FileNotFoundError:
         return []
-    return sorted(
-        os.path.join(pending_dir, name)
-        for name in names
-        if name.endswith(".md")
-        and not name.startswith(".")
-        and os.path.isfile(os.path.join(pending_dir, name))
-    )
+    found: list[tuple[int, str]] = []
+    for name in names:
+        path = os.path.join(pending_dir, name)
+        if not name.endswith(".md") or name.startswith("."):
+            continue
+        try:
+            stat = os.stat(path)
+        except OSError:
+            continue
+        if S_ISREG(stat.st_mode):
+            found.append((stat.st_mtime_ns, path))
+    return [path for _, path in sorted(found)]
 
 
 #: ``atomic_io.atomic_write_text``'s temporary name: ``.<target name>.<uuid4 hex>.tmp``.
