@@ -4018,3 +4018,35 @@ patched(
     "status:_restart_lines",
     _written_line_swapped,
 )
+
+
+class _CtxWithoutUsage:
+    """``ctx`` whose ``get_context_usage()`` reports nothing (as Pi does after a compaction)."""
+
+    def __init__(self, ctx: Any) -> None:
+        self._ctx = ctx
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+    def get_context_usage(self) -> Any:
+        return None
+
+
+def _checkpoint_without_usage(original: Any) -> Any:
+    async def run(app: Any, ctx: Any) -> None:
+        await original(app, _CtxWithoutUsage(ctx))
+
+    return run
+
+
+patched(
+    "checkpoint_tokens_estimated",
+    ("P64d",),
+    "§8: a checkpoint's tokenCountAtTrigger is Pi's context usage",
+    "a checkpoint records chars/4 of its context as tokenCountAtTrigger, never Pi's context usage "
+    "(killed by rules/artifacts-and-frontmatter 'a checkpoint's Brief records Pi's context usage as its "
+    "tokenCountAtTrigger')",
+    "commands:run_checkpoint",
+    _checkpoint_without_usage,
+)

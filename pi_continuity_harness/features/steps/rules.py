@@ -704,6 +704,77 @@ def _frontmatter_event(world: World) -> None:
         )
 
 
+#: Session entries whose messages Pi's context holds (``buildContextEntries``, SM:166-290): one
+#: of them after the last reply with usage would add chars/4 of its own to the usage.
+_CONTEXT_ENTRY_TYPES = frozenset(
+    {"message", "custom_message", "branch_summary", "compaction", "context_edit"}
+)
+
+
+def _context_tokens(usage: Any) -> int:
+    """``calculateContextTokens``: ``totalTokens``, else the sum of the parts (C:65-67)."""
+    if not isinstance(usage, dict):
+        return 0
+    total = usage.get("totalTokens") or 0
+    if total:
+        return int(total)
+    return sum(int(usage.get(part) or 0) for part in ("input", "output", "cacheRead", "cacheWrite"))
+
+
+def _branch(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The session entries from the root to the leaf (the last entry appended), by ``parentId``."""
+    by_id = {str(e["id"]): e for e in entries if e.get("id")}
+    path: list[dict[str, Any]] = []
+    entry = next((e for e in reversed(entries) if e.get("id")), None)
+    while entry is not None:
+        path.append(entry)
+        parent = entry.get("parentId")
+        entry = by_id.get(str(parent)) if parent else None
+    return path[::-1]
+
+
+@then("the checkpoint Brief records Pi's context usage as its tokenCountAtTrigger")
+def _checkpoint_token_count(world: World) -> None:
+    """P64d: a checkpoint has no ``tokensBefore``; its tokenCountAtTrigger is Pi's context usage
+    (``ctx.getContextUsage().tokens``). Pi derives it (AS:3614-3650, ``estimateProjectedContextTokens``
+    C:137-169) from the last assistant reply on the branch that reported usage (not aborted, not an
+    error, ``calculateContextTokens`` above 0), plus chars/4 of every message after it; usage older
+    than the latest compaction or context edit is not trusted. The step derives the same value from
+    the session file, so it holds on real Pi: it asks that the branch end on that reply (nothing
+    trailing, no compaction after it), where the usage is exactly the reply's reported tokens, and
+    an estimate of the implementation's own (chars/4 of its context) cannot pass for it."""
+    checkpoint = world.remembered.get("checkpoint") or {}
+    briefs = briefs_in(checkpoint)
+    assert len(briefs) == 1, f"expected the checkpoint's one Brief, found {[name for name, _ in briefs]}"
+    name, brief = briefs[0]
+    branch = _branch(world.observe().entries)
+    last = max(
+        (
+            n
+            for n, e in enumerate(branch)
+            if e.get("type") == "message"
+            and (e.get("message") or {}).get("role") == "assistant"
+            and (e.get("message") or {}).get("stopReason") not in ("aborted", "error")
+            and _context_tokens((e.get("message") or {}).get("usage")) > 0
+        ),
+        default=None,
+    )
+    assert last is not None, (
+        "no assistant reply on the branch reported usage: Pi's context usage is an estimate"
+    )
+    trailing = [e.get("type") for e in branch[last + 1 :] if e.get("type") in _CONTEXT_ENTRY_TYPES]
+    assert not trailing, (
+        f"entries {trailing} follow the last reply with usage: this step pins the value only when the "
+        "branch ends on that reply"
+    )
+    expected = _context_tokens(branch[last]["message"].get("usage"))
+    recorded = brief.frontmatter.get("tokenCountAtTrigger")
+    assert recorded == expected, (
+        f"{name}: tokenCountAtTrigger {recorded!r}; Pi's context usage at the checkpoint is {expected} "
+        "(the last reply's reported tokens)"
+    )
+
+
 _TIMESTAMPED = r"(?=(?:[^\d]*\d){8})[0-9TZ:._-]+"
 
 

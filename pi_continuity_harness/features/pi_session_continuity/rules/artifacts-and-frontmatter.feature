@@ -4,8 +4,8 @@ Feature: artifacts-and-frontmatter
   <cwd>/<CONFIG_DIR_NAME>/, absolute values as given): pending/<eventId>.md,
   archive/<timestamp>-<eventId>.md, failed/<timestamp>-<eventId>.md. "saved to" names the
   pending file of the event. The frontmatter lists the schema's fields in order and describes
-  the event: Pi's tokensBefore, the effective percentages of the recorded tokens, the leaf
-  before the handoff (spec §6, §7, §8).
+  the event: Pi's tokensBefore (for a checkpoint, Pi's context usage), the effective percentages
+  of the recorded tokens, the leaf before the handoff (spec §6, §7, §8).
 
   @rule-P45a
   Scenario: a relative artifact directory resolves under the project's config directory
@@ -30,6 +30,12 @@ Feature: artifacts-and-frontmatter
     And the Brief's frontmatter fields follow the schema order
     And the Brief's frontmatter records Pi's tokensBefore, the effective percentages of its tokens and the leaf before the handoff
     And the archived Brief's file name is <timestamp>-<eventId>.md
+
+  @rule-P64d
+  Scenario: a checkpoint's Brief records Pi's context usage as its tokenCountAtTrigger
+    Given the user has worked through 2 turns
+    And the user has saved a checkpoint
+    Then the checkpoint Brief records Pi's context usage as its tokenCountAtTrigger
 
   @rule-P51c
   Scenario: a failed postmortem is named by timestamp and eventId
