@@ -26,6 +26,7 @@ fake server streams it as OpenAI chat-completion chunks or returns the HTTP erro
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -273,8 +274,14 @@ class SynthesisReply(_Held):
     text (a thinking block before the text): ``kind: empty`` with ``thinking`` is a reply of
     reasoning only, empty text and ``stopReason: stop``; ``out_of_order`` (the
     section ``heading``, default Next Actions, moved to the top), ``fenced_heading`` (``heading``
-    only inside a code fence), ``inline_heading`` (``heading`` only inside a sentence) and
-    ``tool_use`` (a body, then a tool call: ``stopReason: toolUse``). ``sections`` replaces the
+    only inside a code fence), ``inline_heading`` (``heading`` only inside a sentence),
+    ``tool_use`` (a body, then a tool call: ``stopReason: toolUse``) and ``error_after_body`` (a
+    mid-stream error: the whole valid body streams, thinking first, then an SSE error object
+    ``{"error": {"message": error_message}}`` instead of the finish reason; pi-ai's catch keeps
+    what was streamed and ends the reply ``stopReason: "error"``, ``errorMessage`` that message,
+    ``openai-completions.js:480-500`` of pi-ai 1.6, so the reply carries a whole Brief's text and
+    still failed; both targets play it as the stream plan ``then: error`` of an agent reply,
+    :class:`StreamPlan`). ``sections`` replaces the
     text of some sections of the body (``{"## Next Actions": "..."}``). The bodies are written
     by the system's :class:`ExtensionReplies` writer; this model only decides stop reasons,
     budgets and usage.
@@ -295,12 +302,17 @@ class SynthesisReply(_Held):
         "fenced_heading",
         "inline_heading",
         "tool_use",
+        "error_after_body",
     ] = "valid"
     heading: str | None = None
     text: str | None = None
     #: Section heading -> the text the writer puts under it instead of its own.
     sections: dict[str, str] = Field(default_factory=dict)
     error: HttpError | None = None
+    error_message: str = Field(
+        default="upstream error",
+        description="The SSE error message that ends the stream (kind error_after_body)",
+    )
     reasoning_tokens: OptionalInt = Field(default=None, ge=0)
     usage: Usage | None = None
     thinking: str | None = Field(
@@ -321,6 +333,12 @@ class SynthesisReply(_Held):
             raise ValueError("kind raw needs text")
         if self.kind == "error" and self.error is None:
             raise ValueError("kind error needs error")
+        if "error_message" in self.model_fields_set and self.kind != "error_after_body":
+            raise ValueError(f"error_message is for kind error_after_body, not kind {self.kind}")
+        if self.kind == "error_after_body" and self.during:
+            raise ValueError(
+                "kind error_after_body ends the reply with its error: it holds nothing (no during)"
+            )
         return self
 
 
@@ -685,6 +703,18 @@ def _respond_synthesis(
         cut = body.rstrip("\n")
         cut = cut[: max(cut.rfind(" "), len(cut) - 12)]
         return outcome(cut, "length", output=math.ceil(len(cut) / 4) + reasoning)
+    if reply.kind == "error_after_body":
+        # The whole body streams (budget or not: the error comes before any finish reason).
+        whole = outcome(
+            body,
+            "stop",
+            thinking="(reasoning)" if reasoning else None,
+            output=reasoning + math.ceil(len(body) / 4),
+        )
+        plan = StreamPlan(
+            upto=streamed_chars(whole.text, whole.thinking, ()), then="error", error=reply.error_message
+        )
+        return dataclasses.replace(whole, stream=plan)
     if reply.kind == "tool_use":
         call = ScriptedToolCall(name="read", arguments={"path": "NOTES.md"}, id="call_synthesis_tool")
         return ModelOutcome(

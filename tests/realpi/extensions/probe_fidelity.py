@@ -6,7 +6,8 @@
 * ``same``: returns the same summary text every time.
 * ``cwd``: ``/probe-cwd`` reports whether the process cwd is the project directory.
 * ``synth``: ``/probe-synth`` calls the model from the extension (``complete()``) and reports
-  the reply's shape: stop reason, content block types, text and thinking.
+  the reply's shape: stop reason, content block types, text and thinking (and ``errorMessage``
+  when the reply has one).
 * ``session_id``: ``/probe-session`` reports the session id and the session file's name.
 * ``witness``: writes its summary to ``.pi/early.md`` in the hook and to ``.pi/late.md`` in
   ``session_compact`` (the ``summaryFiles`` witness must name the first only).
@@ -114,6 +115,8 @@ def synth(pi: ExtensionAPI) -> None:
             "text": "".join(b.get("text", "") for b in content if b.get("type") == "text"),
             "thinking": "".join(b.get("thinking", "") for b in content if b.get("type") == "thinking"),
         }
+        if message.get("errorMessage") is not None:
+            shape["errorMessage"] = message.get("errorMessage")
         ctx.ui.notify(json.dumps(shape, sort_keys=True), "info")
 
     pi.register_command("probe-synth", probe)
