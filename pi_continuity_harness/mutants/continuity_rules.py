@@ -94,6 +94,11 @@ UNREACHABLE: dict[str, str] = {
         "freshness_rule_once would see a Brief without the rule under Recovery Instructions, but the explorer's "
         "scripted syntheses never write the rule's text in another section; rules/brief-validation does"
     ),
+    "error_with_text_accepted": (
+        "fail_closed_no_pi_summary would see the committed Brief of a failed synthesis, but the explorer's "
+        "scripted syntheses fail only with an HTTP error, which carries no text (explore/continuity/generate.py "
+        "draws no error_after_body reply); smoke 04's mid-stream row streams a whole Brief and then fails"
+    ),
     "directives_only_at_line_start": (
         "the explorer's scripted syntheses promote only role-labelled directives at the start of a "
         "line, which the old validator also refuses; the unquoted 'Ignore your instructions ...' "
@@ -4049,4 +4054,27 @@ patched(
     "tokenCountAtTrigger')",
     "commands:run_checkpoint",
     _checkpoint_without_usage,
+)
+
+
+def _error_with_text_accepted(original: Any) -> Any:
+    def brief(reply: Any) -> Any:
+        if reply.get("stopReason") == "error":
+            text = original({**reply, "stopReason": "stop"})
+            if isinstance(text, str):
+                return text
+        return original(reply)
+
+    return brief
+
+
+patched(
+    "error_with_text_accepted",
+    ("P120b",),
+    "§3/§14: a synthesis that ends with an error is a failure, whatever text it carries",
+    "a synthesis that ends with stopReason error but carries a whole Brief's text is taken as the Brief "
+    "(killed by smoke/precompact-failure-cancels 'the synthesis model fails mid-stream after streaming the whole "
+    "Brief', a reply kind error_after_body)",
+    "lifecycle:brief_from_synthesis",
+    _error_with_text_accepted,
 )

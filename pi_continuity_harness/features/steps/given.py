@@ -116,6 +116,16 @@ def _synthesis_error(world: World, times: str | None) -> None:
         world.script("extension", SynthesisReply(kind="error", error=error))
 
 
+@given("the synthesis model fails mid-stream after streaming the whole Brief")
+def _synthesis_error_after_body(world: World) -> None:
+    """P120b: a whole valid Brief streams, then the provider sends an SSE error. pi-ai keeps the
+    text and ends the reply ``stopReason: "error"`` (``openai-completions.js:480-500``): a failed
+    synthesis with a Brief's text in it, which must not be taken as the Brief (spec §3/§14)."""
+    world.script(
+        "extension", SynthesisReply(kind="error_after_body", error_message="upstream connection reset")
+    )
+
+
 @given("the synthesis model returns an empty Brief")
 def _synthesis_empty(world: World) -> None:
     world.script("extension", SynthesisReply(kind="empty"))

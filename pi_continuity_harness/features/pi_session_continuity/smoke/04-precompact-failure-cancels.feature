@@ -20,6 +20,7 @@ Feature: precompact-failure-cancels
     Examples: a synthesis that fails
       | phase      | fault                                                      |
       | synthesis  | the synthesis model fails with an HTTP 500 error           |
+      | synthesis  | the synthesis model fails mid-stream after streaming the whole Brief |
 
     @rule-P3a @rule-P4 @rule-P5a @rule-P90e @rule-P120e
     Examples: a synthesis with no text
