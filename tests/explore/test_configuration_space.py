@@ -176,6 +176,10 @@ KILLS = [
         5,
         "invalid_config_refuses_starts",
     ),
+    # P20: liveness requires the continuation of the healed threshold commit, not only the commit
+    # (the upper bounds one_continuation_per_compaction and continuation_only_after_threshold_commit
+    # pass an implementation that never continues).
+    (f"{_RULES}:no_threshold_continuation", 0, "liveness"),
 ]
 
 

@@ -95,6 +95,9 @@ class CheckPoint:
     failed_postmortems: int = 0
     outcome: str = "open"  # open | committed | cancelled | failed | crashed
     verified: bool = False
+    #: Continuations (``send_user_message`` of the extension) between this check point's
+    #: ``session_compact`` and its ``compaction_end``.
+    continuations: int = 0
 
     def describe(self) -> str:
         return (
@@ -120,6 +123,7 @@ class _Window:
     reason: str
     entry_id: str | None
     continuations: int = 0
+    checkpoint: CheckPoint | None = None
 
 
 @dataclass
@@ -358,7 +362,7 @@ def invariant_specs() -> tuple[InvariantSpec, ...]:
     """Every invariant, in registration order, then liveness and the load check."""
     return (
         *(InvariantSpec(r.name, r.doc, r.rules) for r in INVARIANTS.values()),
-        InvariantSpec(LIVENESS, _LIVENESS_DOC, ("P19a", "P24", "P25a", "P47", "P77", "P108b")),
+        InvariantSpec(LIVENESS, _LIVENESS_DOC, ("P19a", "P20", "P24", "P25a", "P47", "P77", "P108b")),
         InvariantSpec(
             LOAD_FAILURE, "The implementation loads: Pi starts with it (spec §16, §18).", ("P129",)
         ),
@@ -1039,8 +1043,9 @@ def footer_tracks_model(t: Tracker) -> Iterator[str]:
 # ===================================================================== liveness
 _LIVENESS_DOC = (
     "Safety then liveness: once faults heal, the next threshold compaction commits a valid Brief at "
-    "the first check point that reaches it; failures are visible and fail closed, with no cooldown "
-    "that would skip it (spec §5 'no cooldown', psc-lifecycle-on-real-pi consequence 6); a seed whose "
+    "the first check point that reaches it, and a continuation follows it (spec §5, §10); failures "
+    "are visible and fail closed, with no cooldown that would skip it (spec §5 'no cooldown', "
+    "psc-lifecycle-on-real-pi consequence 6); a seed whose "
     "extension config could not hand off has it corrected before the restart, and automatic behaviour "
     "resumes (spec §6 'until corrected'); without a config the defaults hand off (§6)."
 )
@@ -1198,11 +1203,13 @@ class InvariantChecker:
             t.open_checkpoint = checkpoint
         elif key == "event:session_compact":
             entry = record.get("compactionEntry") or {}
-            t.window = _Window(str(record.get("reason")), entry.get("id"))
+            t.window = _Window(str(record.get("reason")), entry.get("id"), checkpoint=t.open_checkpoint)
         elif key == "call:send_user_message" and not _by_competitor(record):
             window = t.window
             if window is not None:
                 window.continuations += 1
+                if window.checkpoint is not None:
+                    window.checkpoint.continuations += 1
         elif key == "model:request" and record.get("caller") == "extension" and "refused" not in record:
             t.synthesis_in_flight += 1
             service = t.host.service
@@ -1279,7 +1286,8 @@ class InvariantChecker:
     # ----------------------------------------------------------------- liveness
     def check_liveness(self, first_healed_operation: int) -> Violation | None:
         """The first threshold check point at or after ``first_healed_operation`` committed the
-        verified disk Brief; ``None`` when it did, the violation (with the reason) otherwise."""
+        verified disk Brief and submitted a continuation (P20); ``None`` when it did, the violation
+        (with the reason) otherwise."""
         t = self.tracker
         points = [
             c
@@ -1299,8 +1307,19 @@ class InvariantChecker:
             violation = Violation(
                 "liveness", f"no progress after the faults healed: {why}", first_healed_operation
             )
-        elif points[0].outcome == "committed" and points[0].verified:
+        elif points[0].outcome == "committed" and points[0].verified and points[0].continuations:
             return None
+        elif points[0].outcome == "committed" and points[0].verified:
+            # P20: with nothing failing, a committed threshold handoff continues the work; the
+            # upper bounds (one_continuation_per_compaction, continuation_only_after_threshold_commit)
+            # pass an implementation that never continues.
+            violation = Violation(
+                "liveness",
+                "the first threshold check point after the faults healed committed the verified Brief "
+                "but no continuation followed it (spec §5, §10: after session_compact a threshold "
+                "compaction submits the Brief plus the continuation instruction)",
+                points[0].operation,
+            )
         else:
             notes = [n.message for n in t.host.ui.notifications][-2:]
             violation = Violation(
