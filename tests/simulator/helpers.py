@@ -8,7 +8,9 @@ The live checks of pi-host-1.6-verified.md ran with two fake models (windows 20,
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,8 @@ __all__ = [
     "run_example",
     "session_entries",
     "session_records",
+    "tree_snapshot",
+    "victim_beside",
 ]
 
 
@@ -195,3 +199,27 @@ def agent_requests(result: SimulationResult) -> list[Any]:
 def projection(result: SimulationResult) -> Any:
     """The context projection of the final session."""
     return result.final_manager.build_session_projection()  # type: ignore[attr-defined]
+
+
+def tree_snapshot(root: Path) -> dict[str, str]:
+    """Every entry below ``root``: a digest of a file's bytes, ``dir``, or a link's text (what a
+    confinement test compares before and after a hostile scenario)."""
+    out: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        rel = str(path.relative_to(root))
+        if path.is_symlink():
+            out[rel] = "link:" + os.readlink(path)
+        elif path.is_dir():
+            out[rel] = "dir"
+        else:
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def victim_beside(tmp: Path) -> Path:
+    """A directory beside the run with files in it, the victim of a hostile scenario."""
+    victim = tmp / "victim"
+    (victim / "nested").mkdir(parents=True, exist_ok=True)
+    (victim / "keep.txt").write_text("precious\n", encoding="utf-8")
+    (victim / "nested" / "deep.json").write_text('{"a": 1}\n', encoding="utf-8")
+    return victim

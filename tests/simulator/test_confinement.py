@@ -9,7 +9,6 @@ checks that nothing outside the run changes.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
@@ -34,29 +33,7 @@ from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor, activat
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.simulator.simulation import Simulation, simulate
 
-
-def _snapshot(root: Path) -> dict[str, str]:
-    """Every file and directory below ``root`` with a digest of its bytes (or the link target)."""
-    out: dict[str, str] = {}
-    for path in sorted(root.rglob("*")):
-        rel = str(path.relative_to(root))
-        if path.is_symlink():
-            out[rel] = "link:" + os.readlink(path)
-        elif path.is_dir():
-            out[rel] = "dir"
-        else:
-            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
-
-
-def _outside(tmp: Path) -> Path:
-    """A directory beside the run with files in it, the victim of a hostile scenario."""
-    victim = tmp / "victim"
-    (victim / "nested").mkdir(parents=True, exist_ok=True)
-    (victim / "keep.txt").write_text("precious\n", encoding="utf-8")
-    (victim / "nested" / "deep.json").write_text('{"a": 1}\n', encoding="utf-8")
-    return victim
-
+from .helpers import tree_snapshot, victim_beside
 
 HOSTILE = [
     "/etc/passwd",
@@ -126,8 +103,8 @@ def test_paths_inside_the_run_are_accepted(path: str) -> None:
 
 
 def test_a_symlink_planted_in_the_project_cannot_lead_an_edit_out(tmp_path: Path) -> None:
-    victim = _outside(tmp_path)
-    before = _snapshot(victim)
+    victim = victim_beside(tmp_path)
+    before = tree_snapshot(victim)
     scenario = parse_scenario({"name": "links", "extensions": []})
     simulation = Simulation(scenario, workdir=tmp_path / "run", implementation=_null_extension)
     simulation.start()
@@ -154,11 +131,11 @@ def test_a_symlink_planted_in_the_project_cannot_lead_an_edit_out(tmp_path: Path
     assert [r.ok for r in results] == [False] * 5
     assert all("outside the run" in (r.error or "") for r in results)
     assert removed.ok and not (project / "file-link").exists()
-    assert _snapshot(victim) == before
+    assert tree_snapshot(victim) == before
 
 
 def test_resolve_inside_refuses_a_link_out(tmp_path: Path) -> None:
-    victim = _outside(tmp_path)
+    victim = victim_beside(tmp_path)
     run = tmp_path / "run"
     run.mkdir()
     (run / "l").symlink_to(victim)
@@ -192,14 +169,14 @@ def _escaping_extension(victim: Path) -> Any:
 
 
 def test_an_extension_cannot_write_outside_the_run(tmp_path: Path) -> None:
-    victim = _outside(tmp_path)
-    before = _snapshot(victim)
+    victim = victim_beside(tmp_path)
+    before = tree_snapshot(victim)
     result = simulate(
         parse_scenario({"name": "escape", "operations": [{"prompt": "hi"}]}),
         workdir=tmp_path / "run",
         implementation=_escaping_extension(victim),
     )
-    assert _snapshot(victim) == before
+    assert tree_snapshot(victim) == before
     refusals = [line for line in result.trace_text().splitlines() if '"name":"refused"' in line]
     assert len(refusals) == 3, refusals
 
@@ -243,8 +220,8 @@ def test_hostile_paths_never_change_anything_outside_the_run(
     planted, since a later edit through it would leave the run (the apply-time check refuses
     that as well, ``test_edit_file_symlink``)."""
     tmp = tmp_path_factory.mktemp("confine")
-    victim = _outside(tmp)
-    before = _snapshot(victim)
+    victim = victim_beside(tmp)
+    before = tree_snapshot(victim)
     content: dict[str, Any] = {"file": {"text": "x"}, "symlink": {"target": target}}.get(kind, {})
     op: dict[str, Any] = {"edit_file": {"path": path, "kind": kind, **content}}
     data: dict[str, Any] = {"name": "hostile", "extensions": []}
@@ -261,7 +238,7 @@ def test_hostile_paths_never_change_anything_outside_the_run(
         assert str(error).startswith("hostile.yaml: "), str(error)
     else:
         simulate(scenario, workdir=tmp / "run", implementation=_null_extension)
-    assert _snapshot(victim) == before
+    assert tree_snapshot(victim) == before
 
 
 def _attempts(victim: Path) -> dict[str, Any]:
@@ -333,7 +310,7 @@ def _attempts(victim: Path) -> dict[str, Any]:
 
 
 def _snapshot_with_metadata(root: Path) -> dict[str, Any]:
-    out: dict[str, Any] = dict(_snapshot(root))
+    out: dict[str, Any] = dict(tree_snapshot(root))
     for path in sorted(root.rglob("*")):
         if not path.is_symlink():
             info = path.stat()
@@ -347,7 +324,7 @@ def test_an_extension_cannot_reach_outside_the_run_by_any_file_call(tmp_path: Pa
     nothing outside: a link followed by ``..``, a rename's source, ``shutil.rmtree`` and
     ``unlink`` relative to a directory descriptor, a link's new name, a hard link's source,
     ``chmod``, ``utime`` and ``truncate``."""
-    victim = _outside(tmp_path)
+    victim = victim_beside(tmp_path)
     before = _snapshot_with_metadata(victim)
     refused: list[str] = []
     action = _attempts(victim)[attempt]
@@ -407,7 +384,7 @@ def test_resolving_below_the_run_agrees_with_realpath(
     whole path) or exactly ``os.path.realpath``, through links inside, links out, files and
     missing components."""
     tmp = tmp_path_factory.mktemp("below")
-    victim = _outside(tmp)
+    victim = victim_beside(tmp)
     root = tmp / "run"
     (root / "a" / "b").mkdir(parents=True)
     (root / "a" / "file.txt").write_text("x", encoding="utf-8")
@@ -426,7 +403,7 @@ def test_the_bridges_monitor_refuses_the_same_calls(tmp_path: Path, attempt: str
     """The real-Pi target runs a Python implementation under the same monitor in its bridge
     (``targets/realpi/bridge_runtime.py``), on the run's real directory (no virtual root):
     every way out is refused there too."""
-    victim = _outside(tmp_path)
+    victim = victim_beside(tmp_path)
     before = _snapshot_with_metadata(victim)
     run = tmp_path / "run"
     (run / "project").mkdir(parents=True)

@@ -15,7 +15,6 @@ run lets neither a new link nor a later edit through it leave the run.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -30,31 +29,11 @@ from pi_continuity_harness.scenario.operations import EditFileSpec
 from pi_continuity_harness.scenario.workspace import HostPaths, apply_edit
 from pi_continuity_harness.simulator.simulation import Simulation, simulate
 
+from .helpers import tree_snapshot, victim_beside
+
 
 def _null_extension(pi: ExtensionAPI) -> None:
     """Registers nothing."""
-
-
-def _snapshot(root: Path) -> dict[str, str]:
-    """Every entry below ``root``: a digest of a file's bytes, ``dir``, or a link's text."""
-    out: dict[str, str] = {}
-    for path in sorted(root.rglob("*")):
-        rel = str(path.relative_to(root))
-        if path.is_symlink():
-            out[rel] = "link:" + os.readlink(path)
-        elif path.is_dir():
-            out[rel] = "dir"
-        else:
-            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
-
-
-def _victim(tmp: Path) -> Path:
-    """A directory beside the run with files in it, the victim of a hostile scenario."""
-    victim = tmp / "victim"
-    (victim / "nested").mkdir(parents=True, exist_ok=True)
-    (victim / "keep.txt").write_text("precious\n", encoding="utf-8")
-    return victim
 
 
 def _op(edit: dict[str, Any]) -> Any:
@@ -166,8 +145,8 @@ def test_a_link_planted_pointing_outside_lets_no_new_link_and_no_later_edit_leav
     are each refused when applied (``... leads outside the run's directory``) and change
     nothing outside; a scenario link into the run that is later turned to point out does not
     let a write through it out either."""
-    victim = _victim(tmp_path)
-    before = _snapshot(victim)
+    victim = victim_beside(tmp_path)
+    before = tree_snapshot(victim)
     simulation = Simulation(parse_scenario({"name": "links", "extensions": []}), workdir=tmp_path / "run")
     simulation.start()
     project = Path(simulation.host.disk.project_dir)
@@ -195,7 +174,7 @@ def test_a_link_planted_pointing_outside_lets_no_new_link_and_no_later_edit_leav
     assert not write.ok and "outside the run" in (write.error or "")
     assert not mkdir.ok and "outside the run" in (mkdir.error or "")
     assert not (project / "to-keep").is_symlink() and not (project / "to-out").is_symlink()
-    assert _snapshot(victim) == before
+    assert tree_snapshot(victim) == before
 
 
 def test_a_symlink_edit_plants_a_relative_link_that_later_edits_use_on_the_simulator(tmp_path: Path) -> None:

@@ -44,10 +44,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pi_continuity_harness.api import CONFIG_DIR_NAME
 from pi_continuity_harness.explore.blitz.generate import FINISH, GET, MANAGED, WINDOW
@@ -60,6 +60,9 @@ from pi_continuity_harness.scenario.transcript import content_text as _text
 from pi_continuity_harness.simulator.simulation import Simulation
 
 __all__ = ["BLITZ_INVARIANTS", "BlitzChecker", "invariant_specs", "run_checker"]
+
+#: The tag each entry carries through :func:`_paired_tool_results` (a trace position, or nothing).
+T = TypeVar("T")
 
 _DOSSIER_IN_RESULT = re.compile(oracle.DOSSIER_MATCH)
 
@@ -232,10 +235,14 @@ def _lines(path: Path) -> list[dict[str, Any]]:
         return []
 
 
-def _tool_exchanges(entries: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """(tool name, call arguments, result message) in transcript order."""
+def _paired_tool_results(
+    entries: Iterable[tuple[T, dict[str, Any]]],
+) -> Iterator[tuple[T, str, dict[str, Any], dict[str, Any]]]:
+    """(the entry's tag, tool name, call arguments, result message) of every tool result in
+    ``entries`` (``(tag, entry)`` in transcript order), each paired with the call that asked for it
+    by its ``toolCallId``."""
     calls: dict[str, tuple[str, dict[str, Any]]] = {}
-    for entry in entries:
+    for tag, entry in entries:
         message = entry.get("message") or {}
         if entry.get("type") != "message":
             continue
@@ -245,7 +252,13 @@ def _tool_exchanges(entries: list[dict[str, Any]]) -> Iterator[tuple[str, dict[s
                     calls[str(block.get("id"))] = (str(block.get("name")), dict(block.get("arguments") or {}))
         elif message.get("role") == "toolResult":
             name, arguments = calls.get(str(message.get("toolCallId")), (str(message.get("toolName")), {}))
-            yield name, arguments, message
+            yield tag, name, arguments, message
+
+
+def _tool_exchanges(entries: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(tool name, call arguments, result message) in transcript order."""
+    for _tag, name, arguments, message in _paired_tool_results((None, entry) for entry in entries):
+        yield name, arguments, message
 
 
 def _submitted_dossiers(run: _Run) -> set[str]:
@@ -465,21 +478,11 @@ class _Exchange:
 def _exchanges(run: _Run) -> list[_Exchange]:
     """Every tool call with its result, in trace order, with the session it ran in (the entries
     placed by the trace: :meth:`_Run.entries`)."""
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
-    out = []
-    for seq, session, entry in run.entries():
-        message = entry.get("message") or {}
-        if entry.get("type") != "message":
-            continue
-        if message.get("role") == "assistant":
-            for block in message.get("content") or []:
-                if isinstance(block, dict) and block.get("type") == "toolCall":
-                    calls[str(block.get("id"))] = (str(block.get("name")), dict(block.get("arguments") or {}))
-        elif message.get("role") == "toolResult":
-            name, arguments = calls.get(str(message.get("toolCallId")), (str(message.get("toolName")), {}))
-            text = _text(message.get("content"))
-            out.append(_Exchange(seq, session, name, arguments, text, bool(message.get("isError"))))
-    return out
+    tagged = (((seq, session), entry) for seq, session, entry in run.entries())
+    return [
+        _Exchange(seq, session, name, arguments, _text(message.get("content")), bool(message.get("isError")))
+        for (seq, session), name, arguments, message in _paired_tool_results(tagged)
+    ]
 
 
 def _is_cancel(record: dict[str, Any]) -> bool:
