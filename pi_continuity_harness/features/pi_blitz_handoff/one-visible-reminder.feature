@@ -30,6 +30,13 @@ Feature: one-visible-reminder
     Then exactly 1 handoff reminder was shown
     And Pi switched to a new session whose header links to the source session
 
+  @needs-virtual-time @rule-H17
+  Scenario: a request that waited before its early template request is not reminded before the delay after it
+    Given the handoff settings are {"readinessRetrySeconds": 2}
+    When the model is asked to start a handoff, takes 3 seconds before it asks for the template, then writes and finishes at once
+    Then exactly 0 handoff reminders were shown
+    And Pi switched to a new session whose header links to the source session
+
   @needs-virtual-time @rule-H49c
   Scenario: after the reminder the Finish ID the template request returned is still accepted
     Given the handoff settings are {"readinessRetrySeconds": 1}

@@ -44,6 +44,13 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
     Then "2026-01-01T00-00-00-000Z-s1.md" is gone
     And "2026-01-02T00-00-00-000Z-s2.md" is still in the recovery directory
 
+  @rule-H85a
+  Scenario: discard removes the chosen file from the configured recovery directory
+    Given the recovery directory is set to "$AGENT/custom-recovery"
+    And the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    When the user chooses "Discard" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
+    Then "2026-01-01T00-00-00-000Z-s1.md" is gone
+
   @rule-H87a
   Scenario: no recovery while a handoff is active
     Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"

@@ -29,6 +29,19 @@ Feature: settings-validate-and-persist-atomically
     And the handoff config file is unchanged
     And a confirmation named "$WORK/custom-recovery"
 
+  @rule-H102b
+  Scenario: a relative recovery directory typed in /sh settings is refused, not resolved
+    When the user sets "recoveryDirectory" to "relative/recovery" in /sh settings
+    Then a notification names "recoveryDirectory"
+    And the handoff config file is unchanged
+
+  @rule-H90a
+  Scenario: a directory that cannot be created keeps the previous value with a hint
+    Given the project holds a plain file "blocker"
+    When the user sets "recoveryDirectory" to "$PROJECT/blocker/recovery" in /sh settings
+    Then a notification names "recoveryDirectory"
+    And the handoff config file is unchanged
+
   @rule-H104a
   Scenario: the templates default to call_default.cmpl and handoff_default.cmpl
     When the user opens /sh settings and closes it

@@ -293,11 +293,30 @@ def _given_recovery(world: World, name: str, a: str, b: str) -> None:
     world.start()
     content = f"--- Deferred Prompt 1 of 2 ---\n{a}\n\n--- Deferred Prompt 2 of 2 ---\n{b}\n"
     world.remembered["recovery_text"] = content
-    world.perform(
-        EditFileOp.model_validate(
-            {"edit_file": {"path": f"$AGENT/{MANAGED}/recovery/{name}", "text": content}}
-        )
-    )
+    where = str(world.remembered.get("recovery_dir_op") or f"$AGENT/{MANAGED}/recovery")
+    world.perform(EditFileOp.model_validate({"edit_file": {"path": f"{where}/{name}", "text": content}}))
+
+
+@given(parsers.re(r'the recovery directory is set to "\$AGENT/(?P<name>[^"/]+)"'))
+def _given_recovery_setting(world: World, name: str) -> None:
+    """``recoveryDirectory`` names a directory of the agent directory outside the managed root
+    (H102a: a configured directory replaces the managed one), so a command that builds a recovery
+    path from the managed directory instead (H85a: "Discard removes exactly the chosen file")
+    misses the file the user chose."""
+    world.start()
+    world.perform(EditFileOp.model_validate({"edit_file": {"path": f"$AGENT/{name}", "kind": "directory"}}))
+    path = str(Path(world.observe().agent_dir) / name)
+    set_handoff_settings(world, {"recoveryDirectory": path})
+    world.remembered["recovery_dir"] = path
+    world.remembered["recovery_dir_op"] = f"$AGENT/{name}"
+
+
+@given(parsers.re(r'the project holds a plain file "(?P<name>[^"/]+)"'))
+def _given_project_file(world: World, name: str) -> None:
+    """A regular file in the project, so a directory below it cannot be created (H90a: a rejected
+    directory creation must keep the prior value with a hint)."""
+    world.start()
+    world.perform(EditFileOp.model_validate({"edit_file": {"path": name, "text": "not a directory\n"}}))
 
 
 @given(
@@ -576,6 +595,29 @@ def _model_start_slow(world: World, seconds: str) -> None:
             context_tokens=12_100,
             latency_ms=int(seconds) * 1000,
         ),
+        write_reply(),
+        finish_reply(),
+        *submitted_then_receiver(),
+    )
+    world.prompt("Please hand this session off now.")
+
+
+@when(
+    parsers.re(
+        r"the model is asked to start a handoff, takes (?P<seconds>\d+) seconds before it asks for"
+        r" the template, then writes and finishes at once"
+    )
+)
+def _model_start_late_get(world: World, seconds: str) -> None:
+    """The request waits before its early GET, then the dossier is written and finished at once.
+
+    The reminder clock starts at the early GET (H17), not at the request: a clock started at the
+    request is already past a delay shorter than the wait when the GET arrives.
+    """
+    scripted(
+        world,
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "start"}),), context_tokens=11_000),
+        Reply(tool_calls=(call(oracle.GET_TOOL),), context_tokens=12_000, latency_ms=int(seconds) * 1000),
         write_reply(),
         finish_reply(),
         *submitted_then_receiver(),

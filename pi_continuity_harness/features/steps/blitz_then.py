@@ -258,6 +258,8 @@ def _get_refused(world: World) -> None:
 # ===================================================================== deferral and recovery
 @then("the deferred prompts never reached the source model")
 def _not_reached(world: World) -> None:
+    """H27a, H76b: no user message to the source model holds a captured prompt, verbatim or inside
+    a longer text (a replay after a cancel wraps them in their ``Deferred Prompt`` boundaries)."""
     entries = source_entries(world)
     path = str(dossier(world))
     for prompt in world.remembered["deferred"]:
@@ -266,8 +268,8 @@ def _not_reached(world: World) -> None:
                 continue  # the receiver reads them from the dossier
             for message in request.request.messages:
                 if message.get("role") == "user":
-                    assert text(message) != prompt, f"{prompt!r} reached the model"
-        assert not any(text(e.get("message") or {}) == prompt for e in entries)
+                    assert prompt not in text(message), f"{prompt!r} reached the model"
+        assert not any(prompt in text(e.get("message") or {}) for e in entries)
 
 
 def _recovery_blocks(world: World) -> list[tuple[int, int, str]]:
