@@ -10,6 +10,7 @@ from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched, wi
 from pi_continuity_harness.reference.blitz import status
 from pi_continuity_harness.reference.blitz.atomic_io import remove_exact
 from pi_continuity_harness.reference.blitz.paths import dossier_path
+from pi_continuity_harness.reference.blitz.recovery import format_deferred
 
 
 @mutant("H76a", how="cancel deletes the recovery file", invariant="captured_prompts_kept_in_order")
@@ -316,3 +317,17 @@ class CancelErrorWithoutPath(Mutant):
 class FailureKeepsWidget(Mutant):
     def fail(self, ctx: Any, request: Any, reason: str, *, keep: bool = False) -> None:
         super().fail(with_ui(ctx, set_widget=lambda *_a, **_k: None), request, reason, keep=keep)
+
+
+@mutant(
+    "H76b",
+    how="a cancel hands the captured prompts back to the model, wrapped in their boundaries",
+    unreachable="captured_prompts_kept_in_order accepts captured prompts delivered after the capture",
+)
+class CancelReplaysPrompts(Mutant):
+    async def cancel(self, ctx: Any) -> None:
+        request = self.request
+        await super().cancel(ctx)
+        capture = request.capture if request is not None else None
+        if self.request is None and capture is not None and capture.prompts:
+            self.pi.send_user_message(format_deferred(capture.prompts))

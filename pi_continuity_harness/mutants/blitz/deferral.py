@@ -625,3 +625,20 @@ class AutomaticStrictlyAbove(Mutant):
 class CapturedPromptStripped(Mutant):
     def on_input(self, event: Any, ctx: Any) -> Any:
         return super().on_input(dataclasses.replace(event, text=event.text.strip()), ctx)
+
+
+@mutant(
+    "H17",
+    how="an early GET starts the reminder clock at the request, not at the GET",
+    unreachable="one_reminder_per_request bounds the reminders per request, not when the first one is due",
+)
+class ReminderClockFromRequest(Mutant):
+    """A plausible slip: the clock is "started" at the early GET with the request's own time."""
+
+    async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        request = self.request
+        early = request is not None and request.reminder_started_at is None
+        result = await super().tool_get(call_id, params, signal, ctx)
+        if early and request is not None and request.reminder_started_at is not None:
+            request.reminder_started_at = request.requested_at
+        return result

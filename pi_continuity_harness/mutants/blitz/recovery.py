@@ -316,3 +316,20 @@ class RecoverListsEveryFile(_Listing):
 @mutant("H81a", how="/sh recover also lists Markdown files in subdirectories", unreachable=_MENU)
 class RecoverListsSubdirectories(_Listing):
     listing = staticmethod(_recursive)
+
+
+@mutant(
+    "H85a",
+    how="Discard removes the chosen name from the managed recovery directory, not the configured one",
+    unreachable=_MENU,
+)
+class DiscardInManagedDir(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        original = remove_exact
+        managed = self.managed().recovery
+
+        def elsewhere(path: str) -> str | None:
+            return original(os.path.join(managed, os.path.basename(path)))
+
+        with patched(commands, "remove_exact", elsewhere):
+            await super().run(args, ctx)

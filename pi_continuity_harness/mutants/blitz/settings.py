@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from typing import Any
 
-from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched, with_ui
+from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, patched, with_ui
 from pi_continuity_harness.reference.blitz import commands, templates
 from pi_continuity_harness.reference.blitz.atomic_io import atomic_write_text
 from pi_continuity_harness.reference.blitz.settings import save_settings
@@ -433,4 +434,33 @@ def _merged_save(path: str, settings: Any) -> None:
 class SaveKeepsRetiredKeys(Mutant):
     async def run(self, args: str, ctx: Any) -> None:
         with patched(commands, "save_settings", _merged_save):
+            await super().run(args, ctx)
+
+
+@mutant(
+    "H102b",
+    how="a relative recoveryDirectory typed in /sh settings is resolved against the process cwd",
+    unreachable=_MENU,
+)
+class RelativeRecoveryDirResolved(Mutant):
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        text = raw.strip()
+        typed_path = text and text.lower() not in ("null", "none", "default")
+        if key == "recoveryDirectory" and typed_path and not os.path.isabs(text):
+            raw = os.path.abspath(text)
+        return super().validate_edit(key, raw)
+
+
+@mutant(
+    "H90a",
+    how="a directory that cannot be created is ignored and the value saved anyway",
+    unreachable=_MENU,
+)
+class DirectoryErrorSwallowed(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        def lenient(path: str, *args: Any, **kwargs: Any) -> None:
+            with contextlib.suppress(OSError):
+                os.makedirs(path, *args, **kwargs)
+
+        with patched(commands, "os", Proxy(os, makedirs=lenient)):
             await super().run(args, ctx)
