@@ -32,6 +32,12 @@ Feature: private-bridge-native-dialogs-and-crash-safe-recovery
     When the user sends "first: run the tests" and then "second: deploy" while the model waits before asking for the template
     Then the recovery file holds a whole snapshot of the deferred prompts, never a partial one
 
+  @needs-trace-faults @rule-H88b
+  Scenario: a crash while the settings are saved leaves a whole config file
+    Given Pi crashes right after the second write of the handoff config
+    When the user sets "readinessRetrySeconds" to "5" and "contextWarningPercent" to "50" in /sh settings, then escapes the "maxSessionChainLength" input and closes the list
+    Then the handoff config file is whole and holds "readinessRetrySeconds" = 5
+
   @rule-H139
   Scenario: over RPC the /sh menus and inputs are Pi's native dialogs
     When the user opens the /sh menu, picks "Settings" and sets "readinessRetrySeconds" to "120"

@@ -17,11 +17,14 @@ Python implementations.
 
 from __future__ import annotations
 
+import json
+
 from pytest_bdd import given, parsers, then, when
 
 from pi_continuity_harness.api import CONFIG_DIR_NAME
 from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.features.steps.blitz import (
+    agent_dir,
     begin,
     dossier,
     finish_reply,
@@ -252,3 +255,35 @@ def _waiting_yellow(world: World) -> None:
     assert lines, f"no widget line said {oracle.WAITING!r}"
     plain_ones = [line for line in lines if not oracle.drawn_yellow(str(line), oracle.WAITING)]
     assert not plain_ones, f"the Waiting line was not drawn yellow: {plain_ones!r}"
+
+
+@given("Pi crashes right after the second write of the handoff config")
+def _crash_in_config(world: World) -> None:
+    """The process dies right after the second file the implementation opens for writing whose
+    name holds ``config.json`` in the managed directory (``faults.crash``, capability
+    ``trace-faults``): for an atomic replacement the second save's temporary file, with the first
+    save whole at ``config.json``; for a write in place the truncated ``config.json`` itself
+    (H88b: "The settings file is replaced atomically (no partial file)")."""
+    rule = {
+        "after": {
+            "kind": "fs",
+            "name": "write",
+            "glob": {"path": f"$WORK/agent/{oracle.MANAGED_DIR}/*config.json*"},
+            "occurrence": 2,
+        }
+    }
+    world.require_setup("a crash").data["faults"]["crash"].append(rule)
+
+
+@then(parsers.re(r'the handoff config file is whole and holds "(?P<key>[^"]+)" = (?P<value>\d+)'))
+def _config_whole(world: World, key: str, value: str) -> None:
+    """After a crash inside a save the config is one whole save (a leftover temporary file of the
+    interrupted save is allowed: a crash cannot clean up)."""
+    path = agent_dir(world) / "config.json"
+    assert path.is_file(), f"no handoff config file at {path}"
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        raise AssertionError(f"a partial config file: {text!r}") from None
+    assert data.get(key) == int(value), f"{key}: {data.get(key)!r}"

@@ -9,6 +9,7 @@ from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, patched, with_ui
 from pi_continuity_harness.reference.blitz import commands, templates
+from pi_continuity_harness.reference.blitz import settings as settings_module
 from pi_continuity_harness.reference.blitz.atomic_io import atomic_write_text
 from pi_continuity_harness.reference.blitz.settings import save_settings
 
@@ -463,4 +464,20 @@ class DirectoryErrorSwallowed(Mutant):
                 os.makedirs(path, *args, **kwargs)
 
         with patched(commands, "os", Proxy(os, makedirs=lenient)):
+            await super().run(args, ctx)
+
+
+@mutant(
+    "H88b",
+    how="a settings save truncates config.json and writes it in place",
+    unreachable="the explorer places no crash inside a settings save",
+)
+class SettingsWrittenInPlace(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        def in_place(path: str, text: str, *, mode: int = 0o600) -> None:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+
+        with patched(settings_module, "atomic_write_text", in_place):
             await super().run(args, ctx)
