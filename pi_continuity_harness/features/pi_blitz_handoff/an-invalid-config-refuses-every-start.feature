@@ -87,4 +87,5 @@ Feature: an-invalid-config-refuses-every-start
     Given the handoff settings are {"prepareWhileWaiting": true, "writerAttempts": 3, "writerRetryDelaySeconds": 5, "readinessRetrySeconds": 45}
     When the user runs "/sh start"
     Then the status widget now shows "Waiting for Session Handoff"
+    And the status widget never showed "Inputs deferred"
     And the handoff config file is as the user wrote it

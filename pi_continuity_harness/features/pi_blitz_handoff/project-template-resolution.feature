@@ -9,6 +9,7 @@ Feature: project-template-resolution
     Given the managed template "call_team.cmpl" says "Team call template."
     When the user selects "call_team.cmpl" as the Call template of this directory
     Then the project templates file assigns "call_team.cmpl" to the call role of this directory
+    And the project templates file assigns nothing to the handoff role of this directory
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then the handoff request the model received starts with "Team call template."
     And the Call instruction tells the model to call session_handoff_get_template({}) before writing, and names neither the dossier file nor a Finish ID

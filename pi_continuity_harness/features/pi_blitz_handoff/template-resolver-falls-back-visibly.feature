@@ -22,6 +22,14 @@ Feature: template-resolver-falls-back-visibly
     And the handoff request the model received starts with the managed template "call_default.cmpl"
 
   @rule-H130b
+  Scenario: a selected role default found after the addendum directory gives no warning
+    Given the addendum template "call_team.cmpl" says "Addendum team call."
+    And the handoff settings are {"templateDirectory": "$PROJECT/addendum"}
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then no notification mentions "call_default.cmpl"
+    And the handoff request the model received starts with the managed template "call_default.cmpl"
+
+  @rule-H130b
   Scenario: a role default that cannot be resolved fails the start visibly
     Given the managed template "call_default.cmpl" is removed
     When the user runs "/sh start" and the model writes the handoff and finishes it

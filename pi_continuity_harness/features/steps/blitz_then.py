@@ -144,6 +144,14 @@ def _widget_showed(world: World, value: str) -> None:
     assert any(value in (t or "") for t in texts), f"widget texts: {texts}"
 
 
+@then(parsers.re(r'the status widget never showed "(?P<value>[^"]+)"'))
+def _widget_never(world: World, value: str) -> None:
+    """H118: an older config without ``deferPromptsFrom`` captures from the GET (``writing``), so
+    a request still waiting for its GET shows no ``Inputs deferred`` count."""
+    texts = widget_texts(world)
+    assert not any(value in (t or "") for t in texts), f"widget texts: {texts}"
+
+
 @then(parsers.re(r'the status widget now shows "(?P<value>[^"]+)"'))
 def _widget_now(world: World, value: str) -> None:
     texts = widget_texts(world)
@@ -486,6 +494,18 @@ def _project_file(world: World, name: str, role: str) -> None:
     data = json.loads((agent_dir(world) / "project-templates.json").read_text(encoding="utf-8"))
     cwd = str(world.observe().project_dir)
     assert data["projects"][cwd][role] == name, data
+
+
+@then(
+    parsers.re(
+        r"the project templates file assigns nothing to the (?P<role>call|handoff) role of this directory"
+    )
+)
+def _project_file_absent(world: World, role: str) -> None:
+    """H125: "the other role, absent, stays Autodiscover": choosing one role writes that role only."""
+    data = json.loads((agent_dir(world) / "project-templates.json").read_text(encoding="utf-8"))
+    entry = data["projects"][str(world.observe().project_dir)]
+    assert role not in entry, data
 
 
 @then(parsers.re(r'the handoff request the model received starts with "(?P<value>[^"]+)"'))

@@ -481,3 +481,23 @@ class SettingsWrittenInPlace(Mutant):
 
         with patched(settings_module, "atomic_write_text", in_place):
             await super().run(args, ctx)
+
+
+@mutant(
+    "H118",
+    how="an older config with prepareWhileWaiting true and no deferPromptsFrom captures from the request",
+    unreachable=_LOADED_ONCE,
+)
+class PrepareMeansRequest(Mutant):
+    def load(self, ctx: Any) -> None:
+        original = settings_module.normalise_config
+
+        def mapped(raw: Any) -> dict[str, Any]:
+            prepare = raw.get("prepareWhileWaiting") if isinstance(raw, dict) else None
+            data = original(raw)
+            if prepare is True and "deferPromptsFrom" not in raw:
+                data["deferPromptsFrom"] = "request"
+            return data
+
+        with patched(settings_module, "normalise_config", mapped):
+            super().load(ctx)

@@ -12,6 +12,7 @@ from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched, with_ui
 from pi_continuity_harness.reference.blitz import commands, templates
+from pi_continuity_harness.reference.blitz.atomic_io import atomic_write_text
 from pi_continuity_harness.reference.blitz.constants import PROJECT_DEFAULT, ROLES
 from pi_continuity_harness.reference.blitz.templates import (
     DEFAULT_ASSETS,
@@ -293,3 +294,62 @@ class ProjectWarningPerRole(Mutant):
                 notify(message, level)
 
         return super().start_request(with_ui(ctx, notify=per_role), route)
+
+
+class _WarnsForDefaults(ResolvedTemplate):
+    """A resolved template that warns whenever a candidate failed, even for the role default."""
+
+    @property
+    def warning(self) -> str | None:
+        if not self.failures:
+            return None
+        return (
+            f"The {self.role} template {self.selected!r} could not be used ("
+            + "; ".join(self.failures)
+            + f"); using {self.path}."
+        )
+
+
+@mutant(
+    "H130b",
+    how="a selected role default missing from the addendum directory warns although the managed one resolves",
+    unreachable=_NO_ADDENDUM,
+)
+class DefaultSelectionWarns(Mutant):
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        original = blitz_extension.resolve_template
+
+        def warns(role: str, selected: str, managed_dir: str, addendum_dir: str | None) -> ResolvedTemplate:
+            found = original(role, selected, managed_dir, addendum_dir)
+            return _WarnsForDefaults(found.role, found.selected, found.path, found.text, found.failures)
+
+        with patched(blitz_extension, "resolve_template", warns):
+            return super().start_request(ctx, route)
+
+
+@mutant(
+    "H125",
+    how="choosing one role's project template also writes the other role as <Default>",
+    unreachable=(
+        "the explorer checks the Call template a start uses (project_call_template_used); the other role"
+        " written as <Default> resolves as its absence does with the explorer's default Handoff template"
+    ),
+)
+class OtherRoleWrittenDefault(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        original = templates.set_project_selection
+
+        def both(path: str, cwd: str, role: str, name: str | None) -> bool:
+            changed = original(path, cwd, role, name)
+            if changed and name is not None:
+                other = "handoff" if role == "call" else "call"
+                assignments, _error = templates.load_project_selections(path)
+                entry = assignments.setdefault(os.path.abspath(cwd), {})
+                if other not in entry:
+                    entry[other] = PROJECT_DEFAULT
+                    text = json.dumps({"projects": assignments}, indent=2, sort_keys=True) + "\n"
+                    atomic_write_text(path, text)
+            return changed
+
+        with patched(commands, "set_project_selection", both):
+            await super().run(args, ctx)
