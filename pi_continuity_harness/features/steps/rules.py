@@ -219,6 +219,19 @@ def _status_stale(world: World) -> None:
     assert not missing, f"the status does not name the pending Briefs {missing}:\n{text}"
 
 
+@then("the status output was shown as a warning or an error")
+def _status_level(world: World) -> None:
+    """Rule P92b (spec §11: "Warnings are reserved for disabled, invalid, failed, stale, or
+    restart-required states"): a status shown in such a state is itself a warning (or an error),
+    not an info that reads like an armed, healthy extension. Found by the third independent
+    mutant round: ``status_info_with_stale`` and ``status_info_after_failure`` kept every line and
+    only lowered the level, which no step looked at."""
+    shown = [(m, k) for m, k in new_notifications(world) if re.search(r"^\s*Status:", m, re.M)]
+    assert shown, f"no status panel was notified; notifications were: {new_notifications(world)}"
+    wrong = [(m[:80], k) for m, k in shown if k not in {"warning", "error"}]
+    assert not wrong, f"the status was shown at the wrong level (expected a warning or an error): {wrong}"
+
+
 @then("the status shown during the synthesis names the current operation")
 def _status_operation(world: World) -> None:
     panel = _panel(world, [message for message, _ in new_notifications(world)])

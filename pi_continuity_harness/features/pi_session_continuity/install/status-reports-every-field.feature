@@ -55,6 +55,15 @@ Feature: status-reports-every-field
     Then the status output names the failed postmortem's path
     And the status output reports the failure "Internal server error"
 
+  @rule-P56 @rule-P95n
+  Scenario: status after a failed checkpoint names the failure and the failed postmortem
+    Given the synthesis model fails with an HTTP 500 error
+    And the user has worked through 2 turns
+    When the user runs "/continuity checkpoint"
+    And the user runs "/continuity status"
+    Then the status output names the failed postmortem's path
+    And the status output reports the failure "Internal server error"
+
   @needs-fs-faults @rule-P57
   Scenario: status after a failure that left no failed artifact names no artifact
     Given the synthesis model fails with an HTTP 500 error

@@ -50,3 +50,21 @@ Feature: notifications-and-commands
     When Pi starts
     Then a notification names the extension config file and the field "synthesisEffort"
     And the notification saying "session-continuity.json" was a warning or an error
+
+  @rule-P92b
+  Scenario: the status shown while a stale pending Brief exists is a warning
+    Given the user has worked through 2 turns
+    And the user has saved a checkpoint
+    When Pi reloads
+    And the user runs "/continuity status"
+    Then the status output names the path of every pending Brief of this session
+    And the status output was shown as a warning or an error
+
+  @rule-P92b
+  Scenario: the status shown after a failed handoff is a warning
+    Given the synthesis model fails with an HTTP 500 error
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    And the user runs "/continuity status"
+    Then the status output reports the failure "Internal server error"
+    And the status output was shown as a warning or an error

@@ -97,3 +97,16 @@ Feature: settings-menu
     When the user sets up native compaction at 75% trigger and 15% keep-recent and confirms
     Then the project settings file sets compaction enabled true, reserveTokens 50000 and keepRecentTokens 30000
     And every unrelated project setting is unchanged
+
+  @rule-P123a
+  Scenario: the native setup turns a disabled native compaction back on
+    Native auto-compaction disabled is a refused state (spec §18); the setup is how the user
+    leaves it, and spec §12 merges {"compaction": {"enabled": true, ...}}: a merge that keeps
+    enabled false writes tokens Pi never uses and leaves the extension refused after the restart.
+    Given the active model has a context window of 200,000 tokens
+    And native compaction is disabled in the project settings
+    When the user sets up native compaction at 75% trigger and 15% keep-recent and confirms
+    Then the project settings file sets compaction enabled true, reserveTokens 50000 and keepRecentTokens 30000
+    When Pi restarts
+    And the user runs "/continuity status"
+    Then the status output names the product and says it is armed
