@@ -64,6 +64,15 @@ Feature: status-reports-every-field
     Then the status output names the failed postmortem's path
     And the status output reports the failure "Internal server error"
 
+  @rule-P95n
+  Scenario: status after a refused compaction reports the failure
+    Given the extension config file holds {"enabled": false}
+    And the user has worked through 2 turns
+    When the user compacts the session manually
+    Then native compaction was cancelled
+    When the user runs "/continuity status"
+    Then the status output reports a last failure
+
   @needs-fs-faults @rule-P57
   Scenario: status after a failure that left no failed artifact names no artifact
     Given the synthesis model fails with an HTTP 500 error

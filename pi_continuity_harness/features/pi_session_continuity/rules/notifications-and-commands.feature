@@ -68,3 +68,13 @@ Feature: notifications-and-commands
     And the user runs "/continuity status"
     Then the status output reports the failure "Internal server error"
     And the status output was shown as a warning or an error
+
+  @rule-P72 @rule-P92a
+  Scenario: a legacy v1 artifact in pending/ is history, not a stale pending Brief
+    Only a valid same-session pending v2 Brief is stale and inert after a restart; a legacy v1
+    artifact is recognised as history, so it puts the status in no warning state.
+    Given the artifact directory holds a legacy v1 artifact of this session saying "LEGACY-RESUME-TEXT"
+    When Pi reloads
+    And the user runs "/continuity status"
+    Then the status output names the product and says it is armed
+    And the status output was shown as info

@@ -79,3 +79,13 @@ Feature: synthesis-model-and-effort
     Given the user has worked through 2 turns
     When native compaction reaches its threshold
     Then the Brief's frontmatter records a synthesisEffort among inherit, minimal, low, medium, high, xhigh
+
+  @rule-P23
+  Scenario: the synthesis output budget stays within the model's output limit
+    The medium reasoning allowance and the body reserve together ask for more than this model
+    can produce; the budget is capped at the model's limit, which still leaves room for a body.
+    Given the active model reasons, with an output limit of 14,000 tokens
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the persisted compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
+    And the synthesis request asked for at most 14,000 output tokens
