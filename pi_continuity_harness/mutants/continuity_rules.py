@@ -99,6 +99,18 @@ UNREACHABLE: dict[str, str] = {
         "scripted syntheses fail only with an HTTP error, which carries no text (explore/continuity/generate.py "
         "draws no error_after_body reply); smoke 04's mid-stream row streams a whole Brief and then fails"
     ),
+    "output_budget_uncapped": (
+        "synthesis_not_starved checks that max_tokens leaves room for a body after the reasoning "
+        "allowance, not that it stays within the model's output limit; the explorer's models all have "
+        "limits above the allowance plus the body reserve, and the simulated provider accepts a request "
+        "above the limit; rules/synthesis-model-and-effort 'the synthesis output budget stays within the "
+        "model's output limit' gives the model a lower one"
+    ),
+    "invalid_pending_listed_stale": (
+        "artifacts_never_input and planted_artifacts_never_input check that a legacy artifact never reaches "
+        "a summary or a prompt; listing it in the status as a stale pending Brief reaches neither, and no "
+        "invariant reads the status; rules/notifications-and-commands plants one and reads the status"
+    ),
     "directives_only_at_line_start": (
         "the explorer's scripted syntheses promote only role-labelled directives at the start of a "
         "line, which the old validator also refuses; the unquoted 'Ignore your instructions ...' "
@@ -4077,4 +4089,176 @@ patched(
     "Brief', a reply kind error_after_body)",
     "lifecycle:brief_from_synthesis",
     _error_with_text_accepted,
+)
+
+
+# ============================================================================ audit: a third independent round
+# Single-rule mutants a third outside round wrote against the status and its levels, the settings
+# merge, the synthesis budget and the startup inspection; each survived the suite and 40 explored
+# seeds until the scenario named in its entry was added.
+def _notify_type_ignoring(field: str) -> Callable[[Any], Any]:
+    """``status_notify_type`` judging a snapshot with ``field`` emptied: the panel keeps every
+    line, only its level forgets that state."""
+
+    def make(original: Any) -> Any:
+        import dataclasses  # noqa: PLC0415 (only the mutant needs it)
+
+        empty: Any = () if field == "stale_pending_paths" else None
+
+        def notify_type(snapshot: Any) -> Any:
+            return original(dataclasses.replace(snapshot, **{field: empty}))
+
+        return notify_type
+
+    return make
+
+
+patched(
+    "status_info_with_stale",
+    ("P92b",),
+    "§11: a status shown while a stale pending Brief exists is a warning (warnings: stale states too)",
+    "the status panel is notified as info while a stale pending Brief exists (every line is still there) "
+    "(killed by rules/notifications-and-commands 'the status shown while a stale pending Brief exists is a "
+    "warning')",
+    "commands:status_notify_type",
+    _notify_type_ignoring("stale_pending_paths"),
+)
+patched(
+    "status_info_after_failure",
+    ("P92b",),
+    "§11: a status shown after a failed handoff is a warning (warnings: failed states too)",
+    "the status panel is notified as info after a failed handoff (its Last failure line is still there) "
+    "(killed by rules/notifications-and-commands 'the status shown after a failed handoff is a warning')",
+    "commands:status_notify_type",
+    _notify_type_ignoring("last_failure"),
+)
+
+
+def _checkpoint_failure_unrecorded(original: Any) -> Any:
+    async def run(app: Any, ctx: Any) -> None:
+        state = app.ensure_state(ctx)
+        before = state.last_failure
+        await original(app, ctx)
+        if state.last_failure != before and str(state.last_failure).startswith("checkpoint "):
+            state.last_failure = before
+
+    return run
+
+
+patched(
+    "checkpoint_failure_unrecorded",
+    ("P95n",),
+    "§12: status shows the last failure, a failed checkpoint's too",
+    "a failed checkpoint is notified and leaves its failed postmortem, but the status says 'Last failure: none' "
+    "(killed by install/status-reports-every-field 'status after a failed checkpoint names the failure and the "
+    "failed postmortem')",
+    "commands:run_checkpoint",
+    _checkpoint_failure_unrecorded,
+)
+
+
+def _refusal_unrecorded(original: Any) -> Any:
+    async def on_before_compact(self: Any, event: Any, ctx: Any) -> Any:
+        state = self.ensure_state(ctx)
+        before = state.last_failure
+        result = await original(self, event, ctx)
+        if str(state.last_failure).startswith(f"{event.reason} compaction refused"):
+            state.last_failure = before
+        return result
+
+    return on_before_compact
+
+
+patched(
+    "refusal_not_recorded",
+    ("P95n",),
+    "§12: status shows the last failure, a refused compaction's too",
+    "a refused compaction is notified as a failure but is not the status's last failure "
+    "(killed by install/status-reports-every-field 'status after a refused compaction reports the failure')",
+    "extension:Continuity.on_before_compact",
+    _refusal_unrecorded,
+)
+
+
+def _merge_keeps_enabled(original: Any) -> Any:
+    import json  # noqa: PLC0415 (only the mutant needs it)
+
+    parse = _module("config").parse_json_object
+
+    def merged(existing: str | None, path: str, reserve_tokens: int, keep_recent_tokens: int) -> str:
+        data = json.loads(original(existing, path, reserve_tokens, keep_recent_tokens))
+        old = parse(existing)[0] if existing is not None else None
+        compaction = old.get("compaction") if isinstance(old, dict) else None
+        if isinstance(compaction, dict) and "enabled" in compaction:
+            data["compaction"]["enabled"] = compaction["enabled"]
+        else:
+            data["compaction"].pop("enabled", None)
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    return merged
+
+
+patched(
+    "merge_keeps_enabled_false",
+    ("P123a",),
+    "§12, §18: the native setup merges compaction.enabled true; native auto-compaction disabled is refused",
+    "the settings merge writes the tokens but keeps the file's compaction.enabled (false stays false), so the "
+    "extension is still refused after the restart (killed by rules/settings-menu 'the native setup turns a "
+    "disabled native compaction back on')",
+    "settings_merge:merged_settings_text",
+    _merge_keeps_enabled,
+)
+
+
+def _uncapped_budget(original: Any) -> Any:
+    synthesis = _module("synthesis")
+
+    def budget(model_max_tokens: int, effort: str) -> int:
+        original(model_max_tokens, effort)  # the starvation check, as before
+        return int(synthesis.REASONING_ALLOWANCE[effort] + synthesis.BODY_RESERVE_TOKENS)
+
+    return budget
+
+
+patched(
+    "output_budget_uncapped",
+    ("P23",),
+    "§5: synthesis reserves output for reasoning within the model's output limit",
+    "max_tokens is the reasoning allowance plus the body reserve, never capped at the model's output limit "
+    "(killed by rules/synthesis-model-and-effort 'the synthesis output budget stays within the model's output "
+    "limit')",
+    "lifecycle:synthesis_output_budget",
+    _uncapped_budget,
+)
+
+
+def _invalid_pending_listed(original: Any) -> Any:
+    def inspect(self: Any, state: Any, ctx: Any) -> None:
+        original(self, state, ctx)
+        extension_module = _module("extension")
+        listed = list(state.stale_pending_paths)
+        for path in _module("retention").pending_briefs(state.layout.pending_dir):
+            if path in listed:
+                continue
+            try:
+                text = extension_module.read_text_exact(path)
+            except (OSError, UnicodeDecodeError):
+                continue
+            problems = extension_module.resume_source_problems(text, session_id=state.session_id)
+            if not any("belongs to session" in problem for problem in problems):
+                listed.append(path)  # legacy, failed or malformed: listed as a stale pending Brief
+        state.stale_pending_paths = tuple(listed)
+
+    return inspect
+
+
+patched(
+    "invalid_pending_listed_stale",
+    ("P72",),
+    "§7, §8: a legacy v1 artifact is recognised as history, never a pending Brief",
+    "startup lists a legacy (or failed, or malformed) file of the session's pending/ as a stale pending Brief "
+    "in the status, which then warns (killed by rules/notifications-and-commands 'a legacy v1 artifact in "
+    "pending/ is history, not a stale pending Brief')",
+    "extension:Continuity._inspect_pending",
+    _invalid_pending_listed,
 )

@@ -411,7 +411,9 @@ def _output_cap(world: World, n: str) -> None:
     requests = _synthesis_requests(world)
     assert requests, "no synthesis request was made"
     limit = number(n)
-    over = [r.request.max_tokens for r in requests if r.request.max_tokens is None or r.request.max_tokens > limit]
+    over = [
+        r.request.max_tokens for r in requests if r.request.max_tokens is None or r.request.max_tokens > limit
+    ]
     assert not over, f"synthesis requests asked for {over} output tokens, above the model's limit {limit}"
 
 
