@@ -111,6 +111,12 @@ UNREACHABLE: dict[str, str] = {
         "a summary or a prompt; listing it in the status as a stale pending Brief reaches neither, and no "
         "invariant reads the status; rules/notifications-and-commands plants one and reads the status"
     ),
+    "thinking_in_brief": (
+        "commit_bytes_on_disk and archive_requires_full_match compare the summary with the disk bytes, which "
+        "agree whatever the body holds, and the explorer's synthesis replies carry no thinking block; "
+        "rules/synthesis-model-and-effort 'the synthesis model's reasoning never becomes part of the Brief' "
+        "scripts one"
+    ),
     "directives_only_at_line_start": (
         "the explorer's scripted syntheses promote only role-labelled directives at the start of a "
         "line, which the old validator also refuses; the unquoted 'Ignore your instructions ...' "
@@ -4261,4 +4267,48 @@ patched(
     "pending/ is history, not a stale pending Brief')",
     "extension:Continuity._inspect_pending",
     _invalid_pending_listed,
+)
+
+
+def _reasoning_read_as_text(original: Any) -> Any:
+    def reply_text(content: Any) -> str:
+        if not isinstance(content, list):
+            return str(original(content))
+        return "\n".join(
+            str(block.get("text") or block.get("thinking") or "")
+            for block in content
+            if isinstance(block, dict) and block.get("type") in ("text", "thinking")
+        )
+
+    return reply_text
+
+
+patched(
+    "thinking_in_brief",
+    ("P2",),
+    "§3/§14: the Brief is the synthesis reply's Markdown body, never its reasoning",
+    "the reply's thinking blocks are read as text, so the model's reasoning opens the Brief (which still "
+    "validates) (killed by rules/synthesis-model-and-effort 'the synthesis model's reasoning never becomes part "
+    "of the Brief')",
+    "synthesis:_reply_text",
+    _reasoning_read_as_text,
+)
+
+
+def _without_previous_summary(original: Any) -> Any:
+    def build(messages: Any, **options: Any) -> Any:
+        return original(messages, **{**options, "previous_summary": None})
+
+    return build
+
+
+patched(
+    "previous_summary_dropped",
+    ("P118a",),
+    "§14: earlier Briefs reach the synthesis model as delimited evidence",
+    "the earlier compaction summary Pi prepared is left out of the synthesis request; only a Brief repeated in "
+    "the transcript (a threshold continuation) is seen (killed by smoke/persistent-brief-does-not-imply-new-"
+    "compaction 'the Brief of a manual compaction reaches the next synthesis as evidence')",
+    "lifecycle:build_synthesis_request",
+    _without_previous_summary,
 )

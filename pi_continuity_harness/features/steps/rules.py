@@ -417,6 +417,15 @@ def _output_cap(world: World, n: str) -> None:
     assert not over, f"synthesis requests asked for {over} output tokens, above the model's limit {limit}"
 
 
+@then(parsers.re(r'the persisted compaction summary does not contain "(?P<text>[^"]+)"'))
+def _summary_without(world: World, text: str) -> None:
+    """Rule P2: the summary is the re-read Brief, whose body is the synthesis reply's Markdown
+    text; what the model reasoned on the way is not part of it."""
+    summary = str(world.latest_compaction().get("summary", ""))
+    assert summary, "no compaction summary was persisted"
+    assert text not in summary, f"the compaction summary contains {text!r}"
+
+
 def _summary_frontmatter(world: World) -> dict[str, Any]:
     return dict(world.latest_summary_brief().frontmatter)
 
@@ -604,6 +613,14 @@ def _heading_not_a_line(world: World, heading: str, where: str) -> None:
 @given(parsers.re(r'the synthesis model\'s Next Actions say "(?P<text>(?:[^"\\]|\\.)*)"'))
 def _next_actions(world: World, text: str) -> None:
     world.script("extension", SynthesisReply(sections={"## Next Actions": text.replace('\\"', '"')}))
+
+
+@given(parsers.re(r'the synthesis model reasons "(?P<text>[^"]+)" before it writes the Brief'))
+def _reasons_first(world: World, text: str) -> None:
+    """A valid reply whose thinking block (the model's reasoning, which pi-ai keeps apart from
+    the text) carries ``text``: the Brief is the reply's Markdown body, never its reasoning
+    (rule P2). Added by the third independent mutant round (``thinking_in_brief``)."""
+    world.script("extension", SynthesisReply(thinking=text))
 
 
 @given("the synthesis model asks for a tool call after writing the Brief")

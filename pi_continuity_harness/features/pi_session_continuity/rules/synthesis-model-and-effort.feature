@@ -89,3 +89,12 @@ Feature: synthesis-model-and-effort
     When native compaction reaches its threshold
     Then the persisted compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
     And the synthesis request asked for at most 14,000 output tokens
+
+  @rule-P2
+  Scenario: the synthesis model's reasoning never becomes part of the Brief
+    Given the active model reasons, with an output limit of 65,536 tokens
+    And the synthesis model reasons "PRIVATE-REASONING-7Q2" before it writes the Brief
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the persisted compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
+    And the persisted compaction summary does not contain "PRIVATE-REASONING-7Q2"

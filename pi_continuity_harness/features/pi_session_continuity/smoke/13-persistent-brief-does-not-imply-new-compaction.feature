@@ -25,3 +25,13 @@ Feature: persistent-brief-does-not-imply-new-compaction
     And native compaction reaches its threshold again
     Then the second Brief has a different eventId and a later createdAt than the first
     And the second synthesis request was given the first Brief only as transcript evidence
+
+  @rule-P118a
+  Scenario: the Brief of a manual compaction reaches the next synthesis as evidence
+    A manual /compact submits no continuation, so its Brief is in no later message: the next
+    synthesis sees it only if the earlier summary Pi prepared is passed on as evidence.
+    Given the user has worked through 2 turns
+    When the user compacts the session manually
+    And the user works through 2 more turns
+    And native compaction reaches its threshold
+    Then the second synthesis request was given the first Brief only as transcript evidence
