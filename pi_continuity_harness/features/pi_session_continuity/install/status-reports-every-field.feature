@@ -69,8 +69,7 @@ Feature: status-reports-every-field
     Given the extension config file holds {"enabled": false}
     And the user has worked through 2 turns
     When the user compacts the session manually
-    Then native compaction was cancelled
-    When the user runs "/continuity status"
+    And the user runs "/continuity status"
     Then the status output reports a last failure
 
   @needs-fs-faults @rule-P57
