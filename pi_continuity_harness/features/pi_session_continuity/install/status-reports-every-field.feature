@@ -68,7 +68,7 @@ Feature: status-reports-every-field
   Scenario: status after a refused compaction reports the failure
     Given the extension config file holds {"enabled": false}
     And the user has worked through 2 turns
-    When the user compacts the session manually
+    When native compaction reaches its threshold
     And the user runs "/continuity status"
     Then the status output reports a last failure
 
