@@ -4312,3 +4312,68 @@ patched(
     "lifecycle:build_synthesis_request",
     _without_previous_summary,
 )
+
+
+def _footer_from_written(original: Any) -> Any:
+    async def native_setup(state: Any, ctx: Any) -> None:
+        await original(state, ctx)
+        written, model = state.written_settings, ctx.model
+        if written is not None and model is not None and model.context_window > 0:
+            view = _module("native_settings").effective_percents(model.context_window, written)
+            status = _module("status")
+            ctx.ui.set_status(_module("constants").STATUS_KEY, status.footer_status(view.trigger_percent))
+
+    return native_setup
+
+
+patched(
+    "footer_shows_written_settings",
+    ("P126",),
+    "§18: the live settings snapshot stays for the runtime; written values count only after a restart",
+    "after /continuity settings writes, the footer shows the written values' trigger although Pi still runs on "
+    "the live ones (killed by exploration, footer_tracks_model, and by smoke/settings-derive-native-tokens "
+    "'written settings are pending until restart, the live policy stays', which now reads the footer)",
+    "commands:_native_setup",
+    _footer_from_written,
+)
+
+
+def _stale_reported_once(original: Any) -> Any:
+    reported: set[str] = set()  # the process's memory: every stale path it has reported
+
+    class _HeldNotices:
+        def __init__(self, ui: Any) -> None:
+            self._ui = ui
+            self.held: list[tuple[str, str]] = []
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._ui, name)
+
+        def notify(self, text: str, kind: str = "info") -> None:
+            if text == _module("messages").stale_pending_found():
+                self.held.append((text, kind))
+            else:
+                self._ui.notify(text, kind)
+
+    def inspect(self: Any, state: Any, ctx: Any) -> None:
+        ui = _HeldNotices(ctx.ui)
+        original(self, state, _CtxUI(ctx, lambda _ui: ui))
+        new = set(state.stale_pending_paths) - reported
+        reported.update(state.stale_pending_paths)
+        if new:
+            for text, kind in ui.held:
+                ctx.ui.notify(text, kind)
+
+    return inspect
+
+
+patched(
+    "stale_reported_once_per_process",
+    ("P59a",),
+    "§7, §13: a same-session stale pending Brief is reported at startup, every startup",
+    "a stale pending Brief is reported at the first startup that finds it; later reloads of the process, which "
+    "find it still pending, say nothing (killed by smoke/reload-stale-is-inert 'a stale pending Brief is "
+    "reported at every start, not only the first')",
+    "extension:Continuity._inspect_pending",
+    _stale_reported_once,
+)

@@ -33,6 +33,7 @@ Feature: settings-derive-native-tokens
     When the user sets up native compaction at 75% trigger and 15% keep-recent and confirms
     And the user runs "/continuity status"
     Then the status shows the live reserveTokens 16,384 and the written reserveTokens 93,000 pending a restart
+    And the footer status reads "Continuity @ ~95.6%"
     When Pi restarts
     And the user runs "/continuity status"
     Then the status shows reserveTokens 93,000 and keepRecentTokens 55,800 with no restart required

@@ -15,6 +15,17 @@ Feature: reload-stale-is-inert
     When the user sends a short prompt
     Then the model request for that prompt does not contain the stale Brief
 
+  @rule-P59a
+  Scenario: a stale pending Brief is reported at every start, not only the first
+    The Brief stays pending and inert until the user deals with it, so every startup that finds
+    it reports it: a notice given once per process (or per project) would leave a reload silent.
+    Given the user has worked through 2 turns
+    And the user has saved a checkpoint
+    When Pi reloads
+    Then a notification says a stale pending Continuity Brief was found for this session and left inert
+    When Pi reloads
+    Then a notification says a stale pending Continuity Brief was found for this session and left inert
+
   @needs-fs-faults @rule-P59a @rule-P90h @rule-P112
   Scenario: a crash after the Brief was written leaves it pending and inert on restart
     Given Pi crashes right after the pending Brief is written
