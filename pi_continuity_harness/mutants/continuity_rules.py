@@ -4308,7 +4308,7 @@ patched(
     "§14: earlier Briefs reach the synthesis model as delimited evidence",
     "the earlier compaction summary Pi prepared is left out of the synthesis request; only a Brief repeated in "
     "the transcript (a threshold continuation) is seen (killed by smoke/persistent-brief-does-not-imply-new-"
-    "compaction 'the Brief of a manual compaction reaches the next synthesis as evidence')",
+    "compaction 'a manual compaction's Brief is evidence for the next synthesis')",
     "lifecycle:build_synthesis_request",
     _without_previous_summary,
 )

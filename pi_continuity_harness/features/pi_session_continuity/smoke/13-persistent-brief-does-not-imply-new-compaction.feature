@@ -27,7 +27,7 @@ Feature: persistent-brief-does-not-imply-new-compaction
     And the second synthesis request was given the first Brief only as transcript evidence
 
   @rule-P118a
-  Scenario: the Brief of a manual compaction reaches the next synthesis as evidence
+  Scenario: a manual compaction's Brief is evidence for the next synthesis
     A manual /compact submits no continuation, so its Brief is in no later message: the next
     synthesis sees it only if the earlier summary Pi prepared is passed on as evidence.
     Given the user has worked through 2 turns
