@@ -154,14 +154,13 @@ def _crash_in_recovery(world: World) -> None:
     """The process dies right after the second file the implementation opens for writing in the
     recovery directory (``faults.crash``: capability ``trace-faults``): for an atomic
     replacement, the second snapshot's temporary file; for a write in place, the truncated file."""
-    rule = {
-        "after": {
-            "kind": "fs",
-            "name": "write",
-            "glob": {"path": f"$WORK/agent/{oracle.MANAGED_DIR}/recovery/*"},
-            "occurrence": 2,
-        }
-    }
+    _crash_after_second_write(world, f"$WORK/agent/{oracle.MANAGED_DIR}/recovery/*")
+
+
+def _crash_after_second_write(world: World, glob: str) -> None:
+    """A ``faults.crash`` rule (capability ``trace-faults``): Pi dies right after the second file
+    opened for writing whose path matches ``glob``."""
+    rule = {"after": {"kind": "fs", "name": "write", "glob": {"path": glob}, "occurrence": 2}}
     world.require_setup("a crash").data["faults"]["crash"].append(rule)
 
 
@@ -264,15 +263,7 @@ def _crash_in_config(world: World) -> None:
     ``trace-faults``): for an atomic replacement the second save's temporary file, with the first
     save whole at ``config.json``; for a write in place the truncated ``config.json`` itself
     (H88b: "The settings file is replaced atomically (no partial file)")."""
-    rule = {
-        "after": {
-            "kind": "fs",
-            "name": "write",
-            "glob": {"path": f"$WORK/agent/{oracle.MANAGED_DIR}/*config.json*"},
-            "occurrence": 2,
-        }
-    }
-    world.require_setup("a crash").data["faults"]["crash"].append(rule)
+    _crash_after_second_write(world, f"$WORK/agent/{oracle.MANAGED_DIR}/*config.json*")
 
 
 @then(parsers.re(r'the handoff config file is whole and holds "(?P<key>[^"]+)" = (?P<value>\d+)'))
