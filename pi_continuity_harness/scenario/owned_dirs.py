@@ -165,8 +165,9 @@ def sweep_roots() -> list[str]:
     return roots
 
 
-def _orphan(marker: str) -> str | None:
-    """The directory ``marker`` claims when its owner is certainly gone, else None."""
+def _orphan(marker: str, mine: dict[str, str | int]) -> str | None:
+    """The directory ``marker`` claims when its owner is certainly gone, else None (``mine``:
+    this process's :func:`_identity`, for its boot and pid namespace)."""
     text = _read(marker)
     if text is None:
         return None
@@ -187,8 +188,7 @@ def _orphan(marker: str) -> str | None:
         or _marker(directory) != marker
     ):
         return None
-    mine = _identity(os.getpid())
-    if mine is None or owner.get("boot") != mine["boot"] or owner.get("pidns") != mine["pidns"]:
+    if owner.get("boot") != mine["boot"] or owner.get("pidns") != mine["pidns"]:
         return None  # another boot or another container: not ours to judge
     if _start_time(pid) == owner.get("start"):
         return None  # the owner lives
@@ -200,6 +200,9 @@ def sweep_orphans(roots: Iterable[str] | None = None) -> list[Path]:
     was killed, and their markers; the directories removed, in name order. A symbolic link
     where the directory was is not followed (only the marker goes)."""
     removed: list[Path] = []
+    mine = _identity(os.getpid())
+    if mine is None:
+        return removed  # no /proc: no owner can be judged
     for root in sweep_roots() if roots is None else roots:
         try:
             names = sorted(os.listdir(root))
@@ -209,7 +212,7 @@ def sweep_orphans(roots: Iterable[str] | None = None) -> list[Path]:
             if not name.endswith(MARKER_SUFFIX):
                 continue
             marker = os.path.join(root, name)
-            directory = _orphan(marker)
+            directory = _orphan(marker, mine)
             if directory is None:
                 continue
             if os.path.isdir(directory) and not os.path.islink(directory):

@@ -409,19 +409,25 @@ def _compacted_session(path: Path, compactions: int) -> Path:
     return path
 
 
-def test_the_replay_check_stops_after_flips_that_do_not_move_the_difference(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Before: every compaction was tried the other way, one replay of the whole session each, so
-    a session of a few hundred compactions whose replay parts early took hours (80 took 22 s)."""
-    replays: list[object] = []
+@pytest.fixture
+def replays(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every scenario the replay check replays (``_replayed_shape`` counted), in order."""
+    seen: list[object] = []
     replayed_shape = command._replayed_shape
 
     def counted(scenario: Any) -> Any:
-        replays.append(scenario)
+        seen.append(scenario)
         return replayed_shape(scenario)
 
     monkeypatch.setattr(command, "_replayed_shape", counted)
+    return seen
+
+
+def test_the_replay_check_stops_after_flips_that_do_not_move_the_difference(
+    tmp_path: Path, replays: list[object]
+) -> None:
+    """Before: every compaction was tried the other way, one replay of the whole session each, so
+    a session of a few hundred compactions whose replay parts early took hours (80 took 22 s)."""
     session = _compacted_session(tmp_path / "long.jsonl", 20)
     _, verdict = checked_import(str(session), context_window=200_000, max_tokens=1000, settings=None)
     assert len(replays) == 1 + 8  # not 1 + 20: eight flips in a row that did not help end it
@@ -432,7 +438,7 @@ def test_the_replay_check_stops_after_flips_that_do_not_move_the_difference(
 
 
 def test_a_replay_its_budget_stops_is_said_to_have_stopped_not_to_differ(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, replays: list[object]
 ) -> None:
     """A long session's replay runs out of the simulator's budget (50,000 host operations: about
     1,900 prompts). Before, the verdict said the replay parted from the recording there
@@ -445,15 +451,7 @@ def test_a_replay_its_budget_stops_is_said_to_have_stopped_not_to_differ(
     def with_small_budget(*args: Any, **kwargs: Any) -> Any:
         return imported(*args, **kwargs).model_copy(update={"budget": small})
 
-    replays: list[object] = []
-    replayed_shape = command._replayed_shape
-
-    def counted(scenario: Any) -> Any:
-        replays.append(scenario)
-        return replayed_shape(scenario)
-
     monkeypatch.setattr(command, "import_session", with_small_budget)
-    monkeypatch.setattr(command, "_replayed_shape", counted)
     _, verdict = checked_import(str(RECORDED), context_window=20000, max_tokens=1000, settings=SETTINGS)
     assert re.fullmatch(
         rf"replay check: the replay stopped after entry (\d+) of {len(lines) - 1} \(line \d+\): the budget of "
