@@ -35,6 +35,12 @@ Feature: settings-validate-and-persist-atomically
     Then a notification names "recoveryDirectory"
     And the handoff config file is unchanged
 
+  @rule-H103
+  Scenario: a relative template directory typed in /sh settings is refused
+    When the user sets "templateDirectory" to "relative/templates" in /sh settings
+    Then a notification names "templateDirectory"
+    And the handoff config file is unchanged
+
   @rule-H90a
   Scenario: a directory that cannot be created keeps the previous value with a hint
     Given the project holds a plain file "blocker"

@@ -453,6 +453,20 @@ class RelativeRecoveryDirResolved(Mutant):
 
 
 @mutant(
+    "H103",
+    how="a relative templateDirectory typed in /sh settings is resolved against the process cwd",
+    unreachable=_MENU,
+)
+class RelativeTemplateDirResolved(Mutant):
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        text = raw.strip()
+        typed_path = text and text.lower() not in ("null", "none", "default")
+        if key == "templateDirectory" and typed_path and not os.path.isabs(text):
+            raw = os.path.abspath(text)
+        return super().validate_edit(key, raw)
+
+
+@mutant(
     "H90a",
     how="a directory that cannot be created is ignored and the value saved anyway",
     unreachable=_MENU,
