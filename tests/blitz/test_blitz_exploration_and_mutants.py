@@ -16,10 +16,13 @@ import pytest
 
 from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.explore.blitz import BLITZ_INVARIANTS, PLUGIN
+from pi_continuity_harness.explore.blitz.invariants import _Run
+from pi_continuity_harness.explore.blitz.invariants import _settings as _explored_settings
 from pi_continuity_harness.explore.engine import ExploreSettings, explore_seeds, summarise
 from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.features.suite import run_suite
 from pi_continuity_harness.mutants.blitz import BLITZ_MUTANTS, blitz_mutant_names
+from pi_continuity_harness.simulator.simulation import Simulation
 
 SEEDS = list(range(24))
 STEPS = 12
@@ -111,6 +114,47 @@ def test_the_invariant_of_the_rule_fails_on_its_mutant(
         PLUGIN, PLUGIN.case(seed, KILL_STEPS), implementation="blitz", workdir=tmp_path / "r"
     )
     assert reference.violations == []
+
+
+#: Seed 11 of ``cancel_replays_prompts`` (H76b, 40 steps): its ``/sh cancel`` hands the two
+#: captured prompts back as one user message ("deferred 11-1" and "please hand this session off
+#: now (11-12)"), the next ``/sh start`` sends a Call and a turn at 90% brings the emergency.
+REPLAY_SEED = 11
+
+
+def test_prompts_handed_back_at_a_cancel_are_not_a_reminder(tmp_path: Path) -> None:
+    """A replayed prompt that mentions the handoff is no reminder, and does not turn the next
+    request's Call into one: what the extension sends while ``/sh cancel`` runs is set aside by
+    the operation that produced it (the trace), not by what it says. The reading by position
+    alone took the replay for a reminder, the next Call (not first any more) for a second one
+    and the emergency, which then followed no known request, for a third: the mutant was killed
+    by ``one_reminder_per_request`` and ``emergency_once_at_90_percent``, neither its rule."""
+    case = PLUGIN.case(REPLAY_SEED, KILL_STEPS)
+    scenario = case.scenario(operations=case.operations)
+    spec = BLITZ_MUTANTS["blitz_cancel_replays_prompts"].spec
+    simulation = Simulation(scenario, workdir=tmp_path / "m", implementation=spec)
+    try:
+        simulation.start()
+        for op in case.operations:
+            simulation.perform(op)
+        run = _Run(simulation, _explored_settings(scenario))
+        replays = [
+            seq
+            for seq, item in run.transcript()
+            if item.kind == "extension"
+            and "Deferred Prompt" in item.text
+            and "hand this session off" in item.text
+        ]
+        assert replays, f"seed {REPLAY_SEED} no longer replays a prompt that mentions the handoff"
+        kinds = [(seq, message.kind) for seq, _epoch, message in run.handoff_messages()]
+        assert not [seq for seq, _kind in kinds if seq in replays], kinds
+        assert "reminder" not in {kind for _seq, kind in kinds}, kinds
+        assert "emergency" in {kind for _seq, kind in kinds}, kinds
+    finally:
+        simulation.finish(requests=False, trace=False)
+    result = run_case(PLUGIN, case, implementation=spec, workdir=tmp_path / "r", requests=False)
+    found = {v.invariant for v in result.violations}
+    assert not found & {"one_reminder_per_request", "emergency_once_at_90_percent"}, result.violations
 
 
 @pytest.mark.parametrize("name", blitz_mutant_names())

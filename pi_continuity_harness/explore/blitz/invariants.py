@@ -33,7 +33,10 @@ declares the rules it checks, by their ids in the catalogue
 They read the run the way the suite's steps do (:mod:`pi_continuity_harness.features.blitz_oracle`):
 a Finish ID, a dossier path, the Call instruction, a reminder and the emergency are recognised by
 what the reference fixes (names, positions in the transcript), never by the reference
-implementation's wording, so any implementation is judged the same way.
+implementation's wording, so any implementation is judged the same way. Before the messages of a
+request are told apart, what the extension sent while the user's ``/sh cancel`` or ``/sh recover``
+ran is set aside by the operation that produced it (:meth:`_Run.producers`, read from the trace):
+prompts handed back at a cancel or a recovery turn are no Call, reminder or emergency.
 
 :class:`BlitzChecker` runs them when the run is over (``finish``); :func:`run_checker` builds
 one for any run of the system (the explorer's, or a regression file the suite replays).
@@ -66,6 +69,10 @@ T = TypeVar("T")
 
 _DOSSIER_IN_RESULT = re.compile(oracle.DOSSIER_MATCH)
 
+#: The ``/sh`` subcommands that end a request or run only without one (reference: Commands,
+#: Cancel, Recovery): nothing the extension sends while one runs belongs to a request.
+_NO_REQUEST_COMMANDS = ("cancel", "recover")
+
 
 # ======================================================================== observation
 @dataclass
@@ -77,6 +84,7 @@ class _Run:
     _boundaries: list[int] | None = None
     _transcript: list[tuple[int, oracle.Item]] | None = None
     _entries: list[tuple[int, str, dict[str, Any]]] | None = None
+    _producers: dict[int, dict[str, Any] | None] | None = None
     _files: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
@@ -199,11 +207,79 @@ class _Run:
         self._entries = out
         return out
 
+    def producers(self) -> dict[int, dict[str, Any] | None]:
+        """Trace seq of the entry of each message the extension sent → the operation (its trace
+        record) that was running when the extension sent it, None outside every operation.
+
+        Read from the host's records, not from the message's wording: the extension's send is a
+        ``call`` record (``send_user_message``, ``send_message``) inside the span of an ``op``
+        record (up to its ``phase: end`` record). A user message's send is paired with the
+        ``input`` event (``source: "extension"``) it caused, the first unpaired send whose
+        recorded text (an excerpt) the input's text starts with, and that input with the first
+        later entry holding its text; a custom message's send with the first later
+        ``custom_message`` entry of its ``customType``. Both are first in, first out, as Pi
+        delivers them; a reload or a session switch drops what was not delivered."""
+        if self._producers is not None:
+            return self._producers
+        by_seq = {seq: entry for seq, _session, entry in self.entries()}
+        op: dict[str, Any] | None = None
+        user_sends: list[tuple[str, dict[str, Any] | None]] = []
+        custom_sends: list[tuple[Any, dict[str, Any] | None]] = []
+        inputs: list[tuple[str, dict[str, Any] | None]] = []
+        out: dict[int, dict[str, Any] | None] = {}
+        for record in self.records:
+            kind, name = record["kind"], record["name"]
+            if kind == "op":
+                op = None if record.get("phase") == "end" else record
+            elif kind == "host" and name in ("runtime", "reload"):
+                # A new runtime: what the old one had not delivered yet never will be.
+                user_sends, custom_sends, inputs = [], [], []
+            elif kind == "call" and name == "send_user_message":
+                user_sends.append((str(record.get("text", "")).removesuffix("\u2026"), op))
+            elif kind == "call" and name == "send_message":
+                custom_sends.append((record.get("customType"), op))
+            elif kind == "event" and name == "input" and record.get("source") == "extension":
+                text = str(record.get("text", ""))
+                at = next((i for i, (sent, _op) in enumerate(user_sends) if text.startswith(sent)), None)
+                inputs.append((text, user_sends.pop(at)[1] if at is not None else None))
+            elif kind == "entry" and int(record["seq"]) in by_seq:
+                seq = int(record["seq"])
+                entry = by_seq[seq]
+                if entry.get("type") == "custom_message":
+                    ctype = entry.get("customType")
+                    at = next((i for i, (sent, _op) in enumerate(custom_sends) if sent == ctype), None)
+                    if at is not None:
+                        out[seq] = custom_sends.pop(at)[1]
+                elif entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "user":
+                    text = _text((entry.get("message") or {}).get("content"))
+                    at = next((i for i, (sent, _op) in enumerate(inputs) if sent == text), None)
+                    if at is not None:
+                        out[seq] = inputs.pop(at)[1]
+        self._producers = out
+        return out
+
+    def sent_by_command(self, seq: int, subcommands: tuple[str, ...]) -> bool:
+        """Whether the extension sent the message of the entry at ``seq`` while the user's
+        ``/sh <subcommand>`` (one of ``subcommands``) ran (:meth:`producers`)."""
+        op = self.producers().get(seq)
+        if op is None or op.get("name") != "command":
+            return False
+        words = str(op.get("text", "")).split()
+        return len(words) > 1 and words[0] == f"/{oracle.COMMAND}" and words[1] in subcommands
+
     def handoff_messages(self) -> list[tuple[int, int, oracle.HandoffMessage]]:
         """(trace seq, request epoch, message) of every message the extension sent a source model,
-        classified per request (:func:`~pi_continuity_harness.features.blitz_oracle.classify`)."""
+        classified per request (:func:`~pi_continuity_harness.features.blitz_oracle.classify`).
+
+        What the extension sends while the user's ``/sh cancel`` or ``/sh recover`` runs is set
+        aside first (:data:`_NO_REQUEST_COMMANDS`): it is that command's own doing, a recovery
+        turn or prompts handed back at a cancel, never a Call, reminder or emergency, whatever it
+        says. Before, such a message was the first extension message after the cancel, so it
+        counted as a reminder and the next request's Call as a second one."""
         by_epoch: dict[int, list[tuple[int, oracle.Item]]] = {}
         for seq, item in self.transcript():
+            if item.kind == "extension" and self.sent_by_command(seq, _NO_REQUEST_COMMANDS):
+                continue
             by_epoch.setdefault(self.epoch(seq), []).append((seq, item))
         templates = self.call_templates()
         out = []
