@@ -18,7 +18,7 @@ from typing import Any
 
 from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.reference.blitz import BlitzHandoff, messages, state, status
-from pi_continuity_harness.reference.blitz import extension as blitz_extension
+from pi_continuity_harness.reference.blitz import wiring as blitz_wiring
 
 _WORDS = (
     ("Session Handoff", "Relay"),
@@ -143,16 +143,16 @@ def extension(pi: ExtensionAPI) -> None:
     messages.status_text = _status_text
     status.cancelled_lines = lambda: ["Relay called off"]
     status.failed_lines = lambda reason: ["Relay failed", reason]
-    blitz_extension.check_finish = _check_finish
-    blitz_extension.WIDGET_KEY = "relay"
-    blitz_extension.REMINDER_TYPE = "relay-nudge"
-    blitz_extension.EMERGENCY_TYPE = "relay-urgent"
-    blitz_extension.CALL_TYPE = "relay-request"
-    blitz_extension.REMINDER_TEXT = (
+    blitz_wiring.check_finish = _check_finish
+    blitz_wiring.WIDGET_KEY = "relay"
+    blitz_wiring.REMINDER_TYPE = "relay-nudge"
+    blitz_wiring.EMERGENCY_TYPE = "relay-urgent"
+    blitz_wiring.CALL_TYPE = "relay-request"
+    blitz_wiring.REMINDER_TEXT = (
         "Nudge: the relay is still open. Fetch the template with session_handoff_get_template({}) if you "
         "have none, finish the file, then session_handoff_finish with the id you were given."
     )
-    blitz_extension.EMERGENCY_INSTRUCTION = (
+    blitz_wiring.EMERGENCY_INSTRUCTION = (
         "Context nearly exhausted. Stop all other work now, get the template via "
         "session_handoff_get_template({}) if you lack it, complete the supplied file and call "
         "session_handoff_finish with your id; do not wait for background jobs."

@@ -48,6 +48,11 @@ def test_an_implementation_worded_its_own_way_passes_every_blitz_scenario(tmp_pa
     assert results and not problems, "\n".join(problems)
     trace = "\n".join(p.read_text(encoding="utf-8") for p in (tmp_path / "work").rglob("trace.jsonl"))
     assert "Reserved file ->" in trace and "Finish ID:" not in trace, "the implementation was not reworded"
+    # The names it rebinds in the reference's wiring module (the widget key, the message types):
+    # when that module was reference/blitz/extension.py, the package's factory of the same name
+    # hid it and these were set on the factory function instead, which the reference never reads.
+    assert '"widgetKey":"relay"' in trace and '"widgetKey":"pi-blitz-handoff"' not in trace, "widget key"
+    assert '"customType":"relay-' in trace and '"customType":"pi-blitz-handoff-call"' not in trace, "types"
 
 
 def test_an_implementation_worded_its_own_way_survives_exploration(tmp_path: Path) -> None:

@@ -280,7 +280,7 @@ class CancelAfterFinishKeepsDossier(Mutant):
         await super().cancel(ctx)
 
 
-_WIRING = importlib.import_module("pi_continuity_harness.reference.blitz.extension")
+_WIRING = importlib.import_module("pi_continuity_harness.reference.blitz.wiring")
 _NO_REMOVE_FAULT = "the explorer makes no removal of the reservation fail"
 
 

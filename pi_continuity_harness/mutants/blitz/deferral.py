@@ -23,7 +23,7 @@ from pi_continuity_harness.reference.blitz.recovery import CaptureWindow
 from pi_continuity_harness.reference.blitz.templates import resolve_template, role_default
 
 #: The reference's wiring module (the package's ``extension`` name is its factory function).
-_WIRING = importlib.import_module("pi_continuity_harness.reference.blitz.extension")
+_WIRING = importlib.import_module("pi_continuity_harness.reference.blitz.wiring")
 
 
 @mutant("H27c", how="the recovery snapshot reverses the prompts", invariant="captured_prompts_kept_in_order")

@@ -23,7 +23,7 @@ from pi_continuity_harness.reference.blitz.templates import (
 )
 
 #: The reference's module (the package exports its factory under the same name).
-blitz_extension = importlib.import_module("pi_continuity_harness.reference.blitz.extension")
+blitz_extension = importlib.import_module("pi_continuity_harness.reference.blitz.wiring")
 
 _NO_ADDENDUM = "the explorer configures no templateDirectory and plants no templates"
 _NO_PROJECTS = (

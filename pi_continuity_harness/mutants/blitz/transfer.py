@@ -483,7 +483,7 @@ class ProtocolOnlyForDefault(Mutant):
         return request
 
 
-_WIRING = importlib.import_module("pi_continuity_harness.reference.blitz.extension")
+_WIRING = importlib.import_module("pi_continuity_harness.reference.blitz.wiring")
 
 
 @mutant(

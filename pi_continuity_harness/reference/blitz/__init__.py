@@ -10,11 +10,13 @@ as ``blitz`` and, for compatibility, ``handoff``); it declares
 project selections), :mod:`.recovery` (capture windows), :mod:`.chain`, :mod:`.state`
 (the request and Finish correlation), :mod:`.status` (widget), :mod:`.messages` (texts),
 :mod:`.receiver` (delivered-turn tracking across the switch), :mod:`.commands` (``/sh``),
-:mod:`.extension` (wiring).
+:mod:`.wiring` (the events, tools and command wired to :class:`BlitzHandoff`, and the factory).
+The wiring module is not named ``extension``: a submodule of that name was hidden by the
+factory the package exports under the same name.
 """
 
 from __future__ import annotations
 
-from pi_continuity_harness.reference.blitz.extension import BlitzHandoff, extension
+from pi_continuity_harness.reference.blitz.wiring import BlitzHandoff, extension
 
 __all__ = ["BlitzHandoff", "extension"]
