@@ -85,6 +85,11 @@ FINISH_ID_MATCH = (
     + r"\(\s*\{\s*[\"']?id[\"']?\s*:\s*[\"'])"
     + _ID
 )
+#: ``{{match:...}}``: the Finish ID a template response gave without its last character (a
+#: truncated copy, which only a prefix comparison would accept, H29a).
+FINISH_ID_BUT_LAST_MATCH = (
+    FINISH_ID_MATCH.removesuffix(_ID) + r"([A-Za-z0-9][A-Za-z0-9._:-]*)[A-Za-z0-9._:-](?![A-Za-z0-9._:-])"
+)
 _PATH = r"(/[^\s`'\"<>()]+\.md)"
 #: ``{{match:...}}``: a dossier path (``.../<CONFIG_DIR_NAME>/handoff_<id>.md``) in a text (group 1).
 DOSSIER_MATCH = r"(/[^\s`'\"<>()]*/" + re.escape(CONFIG_DIR_NAME) + r"/handoff_[A-Za-z0-9._-]+\.md)"

@@ -101,3 +101,10 @@ Feature: cancel-removes-only-the-owned-reservation
     Then exactly 1 Finish call was accepted
     And the owned dossier reservation was removed
     And Pi did not switch sessions
+
+  @needs-held-model-calls @rule-H70a @rule-H71a
+  Scenario: a cancel during the dossier write outlasts the write and the Finish
+    When the model asks for the template and the user cancels the handoff while the model writes the dossier, then calls Finish
+    Then the Finish call was rejected
+    And Pi did not switch sessions
+    And the owned dossier reservation was removed

@@ -83,3 +83,10 @@ Feature: emergency-instruction-at-90-percent
     Then a notification was shown
     When the next turn reports 186,000 context tokens
     Then a notification was shown
+
+  @rule-H50
+  Scenario: a second request in the session gets its own emergency
+    When a first request is escalated by a reply of 182,000 context tokens and cancelled
+    And a handoff is requested and the model's next reply reports 182,000 context tokens
+    Then each of the two requests got the emergency instruction once
+    And Pi switched to a new session whose header links to the source session

@@ -42,6 +42,13 @@ Feature: finish-rejects-stale-and-duplicate-ids
     And exactly 1 Finish call was accepted
     And Pi switched to a new session whose header links to the source session
 
+  @rule-H29a
+  Scenario: a Finish ID cut by one character is rejected
+    When the model calls Finish with the returned ID cut by one character, then with the returned one
+    Then the first Finish call was rejected
+    And exactly 1 Finish call was accepted
+    And Pi switched to a new session whose header links to the source session
+
   @rule-H34a
   Scenario: Finish is rejected while the dossier is empty
     When the model calls Finish before writing the dossier

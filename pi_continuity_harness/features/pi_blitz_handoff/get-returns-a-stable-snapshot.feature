@@ -12,6 +12,21 @@ Feature: get-returns-a-stable-snapshot
     And Pi did not switch sessions
     And the status widget now shows "Writing Session Handoff"
 
+  @rule-H112
+  Scenario: the dossier is named after the native session id
+    Given the session id is "blitz_run.7"
+    When the model asks for the template twice and then stops
+    Then both template responses name the same dossier file and the same Finish ID
+    And the dossier file is reserved, empty and owner-only
+
+  @needs-held-model-calls @rule-H20
+  Scenario: a repeated GET returns the snapshot, not the edited file
+    Given the managed template "handoff_team.cmpl" says "Team handoff, first wording."
+    And the handoff settings are {"handoffTemplate": "handoff_team.cmpl"}
+    When the model asks for the template, the managed template "handoff_team.cmpl" is changed to say "Team handoff, second wording.", and the model asks for the template again and stops
+    Then both template responses name the same dossier file and the same Finish ID
+    And no model request contained "second wording"
+
   @rule-H22 @rule-H27a @rule-H68a
   Scenario: a prompt sent while the handoff is being written is captured, not answered
     When the model asks for the template once and then stops

@@ -29,6 +29,14 @@ Feature: managed-directory-and-default-templates
     And the managed template "call_team.cmpl" says "Team call template."
 
   @rule-H110
+  Scenario: unchanged default templates are not backed up at a reload
+    Given the managed template "call_team.cmpl" says "Team call template."
+    When Pi reloads
+    Then the managed directories "recovery", "templates" and "templates/backups" exist
+    And templates/backups holds no file
+    And the managed template "call_team.cmpl" says "Team call template."
+
+  @rule-H110
   Scenario: a second replacement keeps the first backup
     Given the managed template "call_default.cmpl" says "First own wording."
     When Pi reloads

@@ -44,3 +44,18 @@ Feature: one-visible-reminder
     Then exactly 1 handoff reminder was shown
     And exactly 1 Finish call was accepted
     And Pi switched to a new session whose header links to the source session
+
+  @needs-virtual-time @rule-H49a
+  Scenario: a repeated GET does not restart the reminder clock
+    Given the handoff settings are {"readinessRetrySeconds": 3}
+    When the model asks for the template, again after 2 seconds, then writes after 2 more seconds and finishes
+    Then exactly 1 handoff reminder was shown
+    And Pi switched to a new session whose header links to the source session
+
+  @needs-virtual-time @rule-H49a
+  Scenario: a second request in the session gets its own reminder
+    Given the handoff settings are {"readinessRetrySeconds": 1}
+    When a first request is reminded after 2 seconds and cancelled
+    And the model takes 2 seconds before asking for the template, then writes and finishes
+    Then each of the two requests got exactly one reminder
+    And Pi switched to a new session whose header links to the source session

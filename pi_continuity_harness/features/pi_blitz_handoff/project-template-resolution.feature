@@ -13,3 +13,18 @@ Feature: project-template-resolution
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then the handoff request the model received starts with "Team call template."
     And the Call instruction tells the model to call session_handoff_get_template({}) before writing, and names neither the dossier file nor a Finish ID
+
+  @rule-H127a
+  Scenario: a selection made after a start is used by the next start
+    Given the managed template "call_team.cmpl" says "Team call template."
+    When the model asks for the template and the user cancels the handoff
+    And the user selects "call_team.cmpl" as the Call template of this directory
+    And the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the handoff request the model received starts with "Team call template."
+
+  @needs-trace-faults @rule-H125
+  Scenario: a project template choice that cannot be saved says so
+    Given writing the project templates file fails
+    And the managed template "call_team.cmpl" says "Team call template."
+    When the user selects "call_team.cmpl" as the Call template of this directory
+    Then a warning or error notification names "project-templates.json"

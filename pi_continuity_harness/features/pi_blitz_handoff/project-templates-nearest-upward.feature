@@ -30,6 +30,24 @@ Feature: project-templates-nearest-upward
     Then the handoff request the model received starts with the managed template "call_default.cmpl"
     And no model request contained "Other directory call."
 
+  @rule-H127b
+  Scenario: a role the cwd does not assign is looked up further up
+    Given the managed template "call_parent.cmpl" says "Parent directory call."
+    And the managed template "handoff_here.cmpl" says "Handoff template of this directory."
+    And the project templates file holds {"projects": {"$WORK": {"call": "call_parent.cmpl"}, "$PROJECT": {"handoff": "handoff_here.cmpl"}}}
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the handoff request the model received starts with "Parent directory call."
+    And the template response carries "Handoff template of this directory." and names the source session file
+
+  @rule-H127b
+  Scenario: the nearest of two upward selections wins
+    Given the managed template "call_parent.cmpl" says "Parent directory call."
+    And the managed template "call_here.cmpl" says "Call template of this directory."
+    And the project templates file holds {"projects": {"$WORK": {"call": "call_parent.cmpl"}, "$PROJECT": {"call": "call_here.cmpl"}}}
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the handoff request the model received starts with "Call template of this directory."
+    And no model request contained "Parent directory call."
+
   @rule-H116
   Scenario: <Default> in the cwd stops the lookup at the role default
     Given the managed template "call_parent.cmpl" says "Parent directory call."

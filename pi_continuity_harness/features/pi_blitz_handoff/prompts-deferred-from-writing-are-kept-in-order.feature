@@ -45,6 +45,12 @@ Feature: prompts-deferred-from-writing-are-kept-in-order
     Then Pi switched to a new session whose header links to the source session
     And the recovery file still holds the deferred prompts
 
+  @rule-H42
+  Scenario: a bootstrap turn that fails after its read keeps the recovery file
+    When the user sends "also check the logs" and "then ship it" while the model writes the handoff, and the receiver reads the dossier and then fails with a provider error
+    Then Pi switched to a new session whose header links to the source session
+    And the recovery file still holds the deferred prompts
+
   @needs-trace-faults @rule-H44b
   Scenario: a recovery file the receiver cannot delete is reported, not claimed as delivered
     Given removing a recovery file fails

@@ -17,6 +17,13 @@ Feature: protection-while-a-handoff-is-written
     Then Pi did not switch sessions
     And the status widget now shows "Writing Session Handoff"
 
+  @rule-H77a @rule-H23
+  Scenario: deferral from Request blocks a new session before the GET
+    Given the handoff settings are {"deferPromptsFrom": "request"}
+    When the user starts a new session before the model asks for the template
+    Then Pi did not switch sessions
+    And the status widget now shows "Waiting for Session Handoff"
+
   @rule-H80a @rule-H80b
   Scenario: after a reload no request is active and the partial dossier stays
     When the model asks for the template once and then stops

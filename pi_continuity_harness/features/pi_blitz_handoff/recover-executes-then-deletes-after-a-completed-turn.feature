@@ -121,3 +121,28 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
     Then a notification was shown
     And Pi rejected the extension's send of the recovered prompts because the session was busy
     And "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
+
+  @rule-H85a
+  Scenario: discard removes the chosen file, not the first listed
+    Given the recovery directory holds "2026-01-02T00-00-00-000Z-s2.md" with the prompts "run the tests" and "then deploy"
+    And the recovery directory also holds "2026-01-01T00-00-00-000Z-s1.md"
+    When the user chooses "Discard" for "2026-01-02T00-00-00-000Z-s2.md" in /sh recover
+    Then "2026-01-02T00-00-00-000Z-s2.md" is gone
+    And "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
+
+  @needs-trace-faults @rule-H85a
+  Scenario: a discard that cannot remove the file says so
+    Given removing a recovery file fails
+    And the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    When the user chooses "Discard" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
+    Then a warning or error notification names "2026-01-01T00-00-00-000Z-s1.md"
+    And "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
+
+  @needs-trace-faults @rule-H84a
+  Scenario: a recovered file that cannot be deleted is reported
+    Given removing a recovery file fails
+    And the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
+    And the model will answer the next turn
+    When the user chooses "Execute" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
+    Then both recovered prompts reached the model as one turn, in order
+    And a warning or error notification names "2026-01-01T00-00-00-000Z-s1.md"

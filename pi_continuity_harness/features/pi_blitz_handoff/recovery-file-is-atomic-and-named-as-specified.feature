@@ -56,3 +56,26 @@ Feature: recovery-file-is-atomic-and-named-as-specified
     When the user chooses "Inspect" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
     Then the whole recovery file was shown
     And "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
+
+  @needs-held-model-calls @rule-H46a
+  Scenario: recovery file name drops an underscore and a dot of the id
+    Given the session id is "blitz_run.7"
+    And the handoff settings are {"deferPromptsFrom": "request"}
+    When the user sends "keep this for later" while the model waits before asking for the template
+    And the user runs "/sh cancel"
+    Then the recovery file is named after the UTC time in milliseconds and the source session ID
+
+  @needs-held-model-calls @rule-H27b
+  Scenario: a captured prompt keeps its combining accent and CRLF
+    Given the handoff settings are {"deferPromptsFrom": "request"}
+    When the user sends a prompt with a combining accent and CRLF line ends while the model waits before asking for the template
+    And the user runs "/sh cancel"
+    Then the recovery file holds the deferred prompts unchanged, in order, with boundaries
+
+  @needs-trace-faults @needs-held-model-calls @rule-H48
+  Scenario: a recovery file that cannot be written is reported
+    Given writing the recovery file fails
+    And the handoff settings are {"deferPromptsFrom": "request"}
+    When the user sends "keep this for later" while the model waits before asking for the template
+    Then a warning or error notification names the recovery directory
+    And the deferred prompts never reached the source model

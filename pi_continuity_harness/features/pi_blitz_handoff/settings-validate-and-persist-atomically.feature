@@ -92,6 +92,14 @@ Feature: settings-validate-and-persist-atomically
     When the user opens the "callTemplate" list of /sh settings and leaves it
     Then the settings template list offered "call_team.cmpl" and "Enter another filename" but neither "handoff_team.cmpl" nor "call_empty.cmpl"
 
+  @rule-H93
+  Scenario: the template list also offers the addendum directory's templates
+    Given the addendum template "call_addendum.cmpl" says "Addendum call template."
+    And the addendum template "handoff_addendum.cmpl" says "Addendum handoff template."
+    And the handoff settings are {"templateDirectory": "$PROJECT/addendum"}
+    When the user opens the "callTemplate" list of /sh settings and leaves it
+    Then the settings template list offered "call_addendum.cmpl" and "Enter another filename" but neither "handoff_addendum.cmpl" nor "call_empty.cmpl"
+
   @needs-trace-faults @rule-H90b
   Scenario: a settings edit that cannot be saved keeps the previous value in force
     Given writing the handoff config fails
@@ -114,6 +122,9 @@ Feature: settings-validate-and-persist-atomically
       | readinessRetrySeconds          | 0     |
       | readinessRetrySeconds          | 301   |
       | maxSessionChainLength          | 0     |
+      | contextWarningPercent          | 0.5   |
+      | automaticSessionHandoffPercent | -1    |
+      | readinessRetrySeconds          | 2.5   |
 
   @rule-H94b @rule-H95b @rule-H99b @rule-H100b @rule-H101b
   Scenario Outline: a value at the edge of its range is accepted and saved
@@ -127,3 +138,5 @@ Feature: settings-validate-and-persist-atomically
       | automaticSessionHandoffPercent | 100   |
       | readinessRetrySeconds          | 300   |
       | maxSessionChainLength          | 1     |
+      | contextWarningPercent          | 62.5  |
+      | automaticSessionHandoffPercent | 0     |

@@ -63,6 +63,16 @@ Feature: status-widget-shows-the-phase
     When the model asks for the template, takes 2 seconds before writing, then writes and finishes
     Then every status widget showed "Wait Time 0:00", and the last one "Handoff Time 0:02"
 
+  @needs-virtual-time @needs-held-model-calls @rule-H67
+  Scenario: Wait Time counts from a start made while the model was busy
+    When the user runs "/sh start" while the model answers for 5 seconds, then the model writes the handoff and finishes it
+    Then the last status widget showed a Wait Time of at least 4 seconds
+
+  @needs-virtual-time @rule-H67
+  Scenario: Handoff Time runs to the end of the receiver's turn
+    When the user runs "/sh start", the model writes the handoff and finishes it, and the receiver's turn takes 5 seconds
+    Then the last status widget showed a Handoff Time of at least 4 seconds
+
   @needs-virtual-time @rule-H67
   Scenario: Handoff Time starts at the template request, not at the handoff request
     When the model takes 3 seconds before asking for the template and 2 seconds before writing, then writes and finishes

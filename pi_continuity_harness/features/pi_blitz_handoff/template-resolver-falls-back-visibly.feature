@@ -14,6 +14,21 @@ Feature: template-resolver-falls-back-visibly
     When the user runs "/sh start" and the model writes the handoff and finishes it
     Then the handoff request the model received starts with "Addendum team call."
 
+  @rule-H129
+  Scenario: the selected managed template comes before the addendum default
+    Given the managed template "call_team.cmpl" says "Managed team call."
+    And the addendum template "call_default.cmpl" says "Addendum default call."
+    And the handoff settings are {"templateDirectory": "$PROJECT/addendum", "callTemplate": "call_team.cmpl"}
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then the handoff request the model received starts with "Managed team call."
+
+  @rule-H129
+  Scenario: the fallback warning names every candidate that failed
+    Given the addendum template "call_other.cmpl" says "Another addendum call."
+    And the handoff settings are {"templateDirectory": "$PROJECT/addendum", "callTemplate": "call_missing.cmpl"}
+    When the model asks for the template once and then stops
+    Then the start warned naming "addendum/call_missing.cmpl" and "templates/call_missing.cmpl"
+
   @rule-H130a
   Scenario: a selected template that cannot be used warns with the fallback used
     Given the handoff settings are {"callTemplate": "call_missing.cmpl"}

@@ -208,7 +208,8 @@ def recovery_files(world: World) -> dict[str, str]:
     root = recovery_dir(world)
     if not root.is_dir():
         return {}
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(root.iterdir()) if p.is_file()}
+    # Bytes decoded, not ``read_text``: text mode would turn a prompt's CRLF into LF (H27b).
+    return {p.name: p.read_bytes().decode("utf-8") for p in sorted(root.iterdir()) if p.is_file()}
 
 
 def notes(world: World, since_mark: bool = True) -> list[str]:
@@ -265,6 +266,13 @@ def project_templates_file(world: World) -> Path:
 
 
 # ===================================================================== given
+@given(parsers.re(r'the session id is "(?P<value>[^"]+)"'))
+def _given_session_id(world: World, value: str) -> None:
+    """Pi's ``--session-id``: the native id the dossier keeps and the recovery file name reduces
+    to letters, digits and hyphens (H112, H46a)."""
+    world.require_setup("the session id").data["session_id"] = value
+
+
 @given(parsers.re(r"the handoff settings are (?P<value>\{.*\})"))
 def _given_settings(world: World, value: str) -> None:
     world.start()
@@ -455,6 +463,21 @@ def _prompt_while_waiting(world: World, a: str) -> None:
     sh_start(world, Reply(text="Looking at the task first.", context_tokens=12_000, during=during))
 
 
+#: A prompt whose bytes a normalising capture would change: a decomposed "é" (e + U+0301, which
+#: NFC composes) and CRLF line ends (which a newline normalisation turns into LF).
+UNNORMALISED_PROMPT = "Cafe\u0301 menu:\r\nkeep the CRLF and the combining accent"
+
+
+@when(
+    "the user sends a prompt with a combining accent and CRLF line ends while the model waits before asking"
+    " for the template"
+)
+def _unnormalised_prompt_while_waiting(world: World) -> None:
+    """H27b: "Strings never parsed/classified/summarized/rewritten": byte for byte, so neither
+    Unicode normalisation nor line-end conversion."""
+    _prompt_while_waiting(world, UNNORMALISED_PROMPT)
+
+
 @when(parsers.re(r'the user sends "(?P<value>[^"]+)"'))
 def _user_sends(world: World, value: str) -> None:
     world.start()
@@ -509,6 +532,115 @@ def _draft_slowly_after(world: World, get: Reply, seconds: str) -> None:
         latency_ms=int(seconds) * 1000,
     )
     sh_start(world, get, drafting, write_reply(), finish_reply(), *submitted_then_receiver())
+
+
+@when(
+    parsers.re(
+        r"the model asks for the template, again after (?P<a>\d+) seconds, then writes after (?P<b>\d+) more"
+        r" seconds and finishes"
+    )
+)
+def _repeated_get_later(world: World, a: str, b: str) -> None:
+    """H20, H49a: a repeated GET returns the request's snapshot and restarts nothing, so the one
+    reminder still comes ``readinessRetrySeconds`` after the clock the Call started."""
+    again = Reply(tool_calls=(call(oracle.GET_TOOL),), context_tokens=12_100, latency_ms=int(a) * 1000)
+    write = Reply(
+        tool_calls=(call("write", {"path": DOSSIER_FILE, "content": DOSSIER_TEXT}),),
+        context_tokens=12_500,
+        latency_ms=int(b) * 1000,
+    )
+    sh_start(world, get_reply(), again, write, finish_reply(), *submitted_then_receiver())
+
+
+@when(
+    parsers.re(
+        r'the model asks for the template, the managed template "(?P<name>[^"]+)" is changed to say'
+        r' "(?P<value>[^"]+)", and the model asks for the template again and stops'
+    )
+)
+def _template_changed_between_gets(world: World, name: str, value: str) -> None:
+    """H20: the second GET of the same request returns the request's snapshot, not the file's
+    new text (the edit happens while the second GET's reply is held)."""
+    edit = EditFileOp.model_validate(
+        {"edit_file": {"path": f"$AGENT/{MANAGED}/templates/{name}", "text": value + "\n"}}
+    )
+    again = Reply(tool_calls=(call(oracle.GET_TOOL),), context_tokens=12_100, during=(edit,))
+    sh_start(world, get_reply(), again, Reply(text="Template received.", context_tokens=12_200))
+
+
+@when(parsers.re(r"a first request is escalated by a reply of (?P<n>\d[\d,]*) context tokens and cancelled"))
+def _first_escalated_then_cancelled(world: World, n: str) -> None:
+    """A first request gets its emergency (the steering makes one more model call), then the user
+    cancels it; the state of that request must not reach the next one (H50: per request)."""
+    tokens = number(n)
+    sh_start(
+        world,
+        Reply(text="Gathering more context.", context_tokens=tokens),
+        Reply(text="Stopping as the handoff asks.", context_tokens=tokens + 100),
+    )
+    world.command("/sh cancel")
+    world.remembered["next_request_from"] = len(source_items(world))
+
+
+@when("a first request is reminded after 2 seconds and cancelled")
+def _first_reminded_then_cancelled(world: World) -> None:
+    """A first request gets its one reminder (the steering makes one more model call), then the
+    user cancels it; the next request has a reminder of its own (H49a: one per request)."""
+    sh_start(
+        world,
+        Reply(text="Looking at the task first.", context_tokens=12_000, latency_ms=2000),
+        Reply(text="Noted; the handoff comes next.", context_tokens=12_100),
+    )
+    world.command("/sh cancel")
+    world.remembered["next_request_from"] = len(source_items(world))
+
+
+@when(
+    parsers.re(
+        r'the user runs "/sh start" while the model answers for (?P<seconds>\d+) seconds, then the model'
+        r" writes the handoff and finishes it"
+    )
+)
+def _start_while_busy_then_finish(world: World, seconds: str) -> None:
+    """H67: Wait Time runs from the request (the command, while the model was still answering),
+    not from the moment the Call instruction could be sent."""
+    start = CommandOp.model_validate({"command": {"text": "/sh start", "wait": False}})
+    scripted(
+        world,
+        Reply(
+            text="Working on the task.",
+            context_tokens=11_000,
+            latency_ms=int(seconds) * 1000,
+            during=(start,),
+        ),
+        get_reply(),
+        write_reply(),
+        finish_reply(),
+        *submitted_then_receiver(),
+    )
+    world.prompt("Please fix the failing test.")
+
+
+@when(
+    parsers.re(
+        r'the user runs "/sh start", the model writes the handoff and finishes it, and the receiver\'s turn'
+        r" takes (?P<seconds>\d+) seconds"
+    )
+)
+def _slow_receiver(world: World, seconds: str) -> None:
+    """H67: Handoff Time runs to the receiver's successful turn, not to the switch."""
+    read, delete, final = receiver_replies()
+    slow = final.model_copy(update={"latency_ms": int(seconds) * 1000})
+    sh_start(
+        world,
+        get_reply(),
+        write_reply(),
+        finish_reply(),
+        Reply(text="Handoff submitted.", context_tokens=13_200),
+        read,
+        delete,
+        slow,
+    )
 
 
 @when(parsers.re(r"a handoff is requested and the model's next reply reports (?P<n>\d[\d,]*) context tokens"))
@@ -875,6 +1007,28 @@ def _prompts_then_receiver_fails(world: World, a: str, b: str) -> None:
 @when(
     parsers.re(
         r'the user sends "(?P<a>[^"]+)" and "(?P<b>[^"]+)" while the model writes the handoff,'
+        r" and the receiver reads the dossier and then fails with a provider error"
+    )
+)
+def _prompts_then_receiver_reads_and_fails(world: World, a: str, b: str) -> None:
+    """H42: the bootstrap turn is judged by how it ends (its last assistant message), not by its
+    first: a read that completes, then a provider error, is an errored turn."""
+    held_write = _write_while_user_sends(world, a, b)
+    read, _delete, _final = receiver_replies()
+    sh_start(
+        world,
+        get_reply(),
+        held_write,
+        finish_reply(),
+        Reply(text="Handoff submitted.", context_tokens=13_200),
+        read,
+        Reply(error=HttpError(status=400, message="bad request")),
+    )
+
+
+@when(
+    parsers.re(
+        r'the user sends "(?P<a>[^"]+)" and "(?P<b>[^"]+)" while the model writes the handoff,'
         r" and the model stops before Finish"
     )
 )
@@ -1120,6 +1274,25 @@ def _cancel_during_work(world: World) -> None:
 
 
 @when(
+    "the model asks for the template and the user cancels the handoff while the model writes the dossier,"
+    " then calls Finish"
+)
+def _cancel_during_write(world: World) -> None:
+    """``/sh cancel`` arrives while the reply that writes the dossier is held: the request ends at
+    once (the Finish that follows in the same run is stale, H70a), and the owned reservation is
+    removed only after the native write settled (reference: "Ownership retained through
+    native-write settlement then cleanup", H71a), so the write cannot leave the file behind."""
+    cancel = CommandOp.model_validate({"command": {"text": "/sh cancel"}})
+    held_write = Reply(
+        tool_calls=(call("write", {"path": DOSSIER_FILE, "content": DOSSIER_TEXT}),),
+        context_tokens=12_500,
+        latency_ms=500,
+        during=(cancel,),
+    )
+    sh_start(world, get_reply(), held_write, finish_reply(), Reply(text="Done.", context_tokens=13_100))
+
+
+@when(
     parsers.re(
         r'while the handoff is written the user chooses "(?P<option>[^"]+)" for "(?P<name>[^"]+)" in /sh recover'
     )
@@ -1262,6 +1435,15 @@ def _padded_then_right(world: World) -> None:
     )
 
 
+@when("the model calls Finish with the returned ID cut by one character, then with the returned one")
+def _truncated_then_right(world: World) -> None:
+    """Only the exact returned ID is accepted: a prefix of it is a different ID (H29a)."""
+    truncated = "{{match:" + oracle.FINISH_ID_BUT_LAST_MATCH + "}}"
+    sh_start(
+        world, get_reply(), write_reply(), finish_reply(truncated), finish_reply(), *submitted_then_receiver()
+    )
+
+
 @when("the model calls Finish before writing the dossier")
 def _finish_unwritten(world: World) -> None:
     sh_start(world, get_reply(), finish_reply(), Reply(text="I could not finish.", context_tokens=13_100))
@@ -1364,6 +1546,25 @@ def _recover_while_busy(world: World, option: str, name: str) -> None:
         Reply(text="Handled.", context_tokens=4_100),
     )
     world.prompt("continue the task")
+
+
+@given("writing the project templates file fails")
+def _project_templates_write_fails(world: World) -> None:
+    """Every write of ``project-templates.json`` or a temporary file named after it fails (ENOSPC)."""
+    rule = {
+        "op": "write",
+        "path": f"$AGENT/{MANAGED}/*project-templates.json*",
+        "times": 0,
+        "errno": "ENOSPC",
+    }
+    world.require_setup("a fault").data["faults"]["fs"].append(rule)
+
+
+@given("writing the recovery file fails")
+def _recovery_write_fails(world: World) -> None:
+    """Every write in the managed recovery directory fails (ENOSPC): the snapshot cannot be kept."""
+    rule = {"op": "write", "path": f"$AGENT/{MANAGED}/recovery/*", "times": 0, "errno": "ENOSPC"}
+    world.require_setup("a fault").data["faults"]["fs"].append(rule)
 
 
 @given("removing a recovery file fails")

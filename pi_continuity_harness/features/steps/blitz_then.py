@@ -38,6 +38,7 @@ from pi_continuity_harness.features.steps.blitz import (
     tool_declarations,
     tool_results,
     widget_texts,
+    window,
 )
 from pi_continuity_harness.features.steps.common import (
     last_mark,
@@ -366,6 +367,21 @@ def _emergency(world: World, how: str) -> None:
     assert oracle.mentions(instruction, oracle.FINISH_TOOL), (
         f"the emergency does not ask for the Finish: {instruction!r}"
     )
+
+
+@then(
+    parsers.re(r"each of the two requests got (?P<what>exactly one reminder|the emergency instruction once)")
+)
+def _per_request(world: World, what: str) -> None:
+    """The transcript split where the second request began (each request is classified on its
+    own, as :func:`~pi_continuity_harness.features.blitz_oracle.classify` expects): what the
+    first request got, the second gets again (H49a, H50: per request, not per runtime)."""
+    items = source_items(world)
+    split = int(world.remembered["next_request_from"])
+    kind = "reminder" if what.endswith("reminder") else "emergency"
+    for label, part in (("first", items[:split]), ("second", items[split:])):
+        found = [m for m in oracle.classify(part, window(world)) if m.kind == kind]
+        assert len(found) == 1, f"the {label} request's {kind} messages: {[m.item.text for m in found]}"
 
 
 def _calls_since_last_check(world: World) -> int:
@@ -1074,6 +1090,14 @@ def _backup_holds(world: World, value: str) -> None:
     assert any(value in (backups / n).read_text(encoding="utf-8") for n in found), f"backups: {found}"
 
 
+@then("templates/backups holds no file")
+def _no_backup(world: World) -> None:
+    """H110: only a *different* same-name default is moved to backups/ (an unchanged one stays)."""
+    backups = agent_dir(world) / "templates" / "backups"
+    found = [p.name for p in sorted(backups.iterdir())] if backups.is_dir() else []
+    assert not found, f"backups: {found}"
+
+
 @then(parsers.re(r'the managed template "(?P<name>[^"]+)" (?P<how>says|no longer says) "(?P<value>[^"]+)"'))
 def _managed_says(world: World, name: str, how: str, value: str) -> None:
     path = agent_dir(world) / "templates" / name
@@ -1218,11 +1242,41 @@ def _recovery_cleanup_reported(world: World) -> None:
     assert not [m for m, t in naming if t not in ("warning", "error")], f"reported as success: {naming}"
 
 
+@then("a warning or error notification names the recovery directory")
+def _recovery_dir_failure_reported(world: World) -> None:
+    """H48: a snapshot that could not be written is a capture status the user is told about, as a
+    failure (warning or error), with the directory the file was to go to."""
+    where = str(recovery_dir(world))
+    said = [(m, t) for m, t in world.observe().notifications if where in m]
+    assert any(t in ("warning", "error") for _, t in said), f"notifications naming {where}: {said}"
+
+
+@then(parsers.re(r'a warning or error notification names "(?P<value>[^"]+)"'))
+def _failure_names(world: World, value: str) -> None:
+    """A failed removal is reported as a failure (warning or error level) naming the file."""
+    said = [(m, t) for m, t in world.observe().notifications[last_mark(world).notifications :] if value in m]
+    assert any(t in ("warning", "error") for _, t in said), f"notifications naming {value}: {said}"
+
+
 @then(parsers.re(r'the last status widget showed "(?P<a>[^"]+)" and "(?P<b>[^"]+)"'))
 def _last_widget_both(world: World, a: str, b: str) -> None:
     texts = [t or "" for t in widget_texts(world)]
     assert texts, "the implementation never showed a widget"
     assert a in texts[-1] and b in texts[-1], f"the last widget: {texts[-1]!r} (all: {texts})"
+
+
+@then(
+    parsers.re(r"the last status widget showed a (?P<label>Wait|Handoff) Time of at least (?P<n>\d+) seconds")
+)
+def _time_at_least(world: World, label: str, n: str) -> None:
+    """H67: Wait Time runs from the request, Handoff Time to the receiver's successful turn, so a
+    phase of several seconds shows in its time (whole seconds, rounded down)."""
+    texts = [t or "" for t in widget_texts(world)]
+    assert texts, "the implementation never showed a widget"
+    found = re.search(label + r" Time (\d+):(\d\d)", texts[-1])
+    assert found, f"the last widget: {texts[-1]!r}"
+    shown = int(found.group(1)) * 60 + int(found.group(2))
+    assert shown >= int(n), f"the last widget: {texts[-1]!r} (all: {texts})"
 
 
 @then(parsers.re(r'exactly one notification names "(?P<value>[^"]+)"'))
