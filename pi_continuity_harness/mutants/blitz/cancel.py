@@ -331,3 +331,31 @@ class CancelReplaysPrompts(Mutant):
         capture = request.capture if request is not None else None
         if self.request is None and capture is not None and capture.prompts:
             self.pi.send_user_message(format_deferred(capture.prompts))
+
+
+# ---------------------------------------------------------------- a third independent round
+@mutant(
+    "H71a",
+    how="a cancel removes the owned reservation at once, then waits for the turn (whose write recreates it)",
+    unreachable="the explorer cancels only between operations, when the source is idle",
+)
+class CancelRemovesBeforeSettlement(Mutant):
+    async def cancel(self, ctx: Any) -> None:
+        request = self.request
+        if request is not None and request.active and request.reservation_owned and not ctx.is_idle():
+            error = remove_exact(request.dossier)
+            request.reservation_owned = error is not None
+        await super().cancel(ctx)
+
+
+@mutant(
+    "H77a",
+    how="with deferral from Request, nothing is protected until the template was retrieved",
+    unreachable="the explorer starts no new session",
+)
+class RequestModeWaitUnprotected(Mutant):
+    def protected(self) -> bool:
+        request = self.request
+        if request is not None and request.active and request.phase == "requested" and not self.cleaning:
+            return False
+        return super().protected()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import re
+import unicodedata
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -18,7 +20,7 @@ from pi_continuity_harness.reference.blitz.constants import (
     EMERGENCY_INSTRUCTION,
     EMERGENCY_TYPE,
 )
-from pi_continuity_harness.reference.blitz.paths import recovery_file_name
+from pi_continuity_harness.reference.blitz.paths import recovery_file_name, utc_file_timestamp
 from pi_continuity_harness.reference.blitz.recovery import CaptureWindow
 from pi_continuity_harness.reference.blitz.templates import resolve_template, role_default
 
@@ -642,3 +644,83 @@ class ReminderClockFromRequest(Mutant):
         if early and request is not None and request.reminder_started_at is not None:
             request.reminder_started_at = request.requested_at
         return result
+
+
+# ---------------------------------------------------------------- a third independent round
+@mutant(
+    "H46a",
+    how="the recovery file name keeps underscores and dots of the session id",
+    unreachable="explored sessions have uuidv7 ids (letters, digits and hyphens only)",
+)
+class SessionComponentKeepsUnderscore(Mutant):
+    def new_capture(self, session_id: str, now: float) -> CaptureWindow:
+        window = super().new_capture(session_id, now)
+        kept = re.sub(r"[^A-Za-z0-9_.-]", "-", session_id)
+        window.path = os.path.join(window.directory, f"{utc_file_timestamp(now)}-{kept}.md")
+        return window
+
+
+_NO_UNNORMALISED = "the explorer's prompts are ASCII without carriage returns"
+
+
+@mutant("H27b", how="captured prompts are normalised to Unicode NFC", unreachable=_NO_UNNORMALISED)
+class CapturedPromptNfc(Mutant):
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        return super().on_input(
+            dataclasses.replace(event, text=unicodedata.normalize("NFC", event.text)), ctx
+        )
+
+
+@mutant("H27b", how="captured prompts have their CRLF line ends turned into LF", unreachable=_NO_UNNORMALISED)
+class CapturedPromptNewlinesNormalised(Mutant):
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        return super().on_input(dataclasses.replace(event, text=event.text.replace("\r\n", "\n")), ctx)
+
+
+@mutant(
+    "H49a",
+    how="a repeated template request restarts the reminder clock",
+    unreachable="one_reminder_per_request bounds the reminders from above only",
+)
+class RepeatedGetRestartsReminder(Mutant):
+    async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        request = self.request
+        repeated = request is not None and request.active and request.finish_id is not None
+        result = await super().tool_get(call_id, params, signal, ctx)
+        if repeated and request is not None and not request.reminded:
+            request.reminder_started_at = self.now()
+        return result
+
+
+@mutant(
+    "H49a",
+    how="the reminder is sent once per extension instance: a later request of the session gets none",
+    unreachable="one_reminder_per_request bounds the reminders from above only",
+)
+class ReminderOncePerRuntime(Mutant):
+    spent = False
+
+    def check_reminder(self, ctx: Any) -> None:
+        request = self.request
+        if self.spent and request is not None:
+            request.reminded = True
+        super().check_reminder(ctx)
+        if request is not None and request.reminded:
+            self.spent = True
+
+
+@mutant(
+    "H50",
+    how="the emergency is sent once per extension instance: a later request of the session is never escalated",
+    invariant="emergency_once_at_90_percent",
+)
+class EmergencyOncePerRuntime(Mutant):
+    spent = False
+
+    def on_turn_end(self, event: Any, ctx: Any) -> None:
+        request = self.request
+        if self.spent and request is not None:
+            request.escalated = True
+        super().on_turn_end(event, ctx)
+        if request is not None and request.escalated:
+            self.spent = True

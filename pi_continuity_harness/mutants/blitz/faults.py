@@ -141,3 +141,21 @@ class WaitingLineUncoloured(Mutant):
     def refresh(self, ctx: Any) -> None:
         if self.request is not None and self.request.active:
             self.show(ctx, status.request_lines(self.request, self.now()))
+
+
+@mutant(
+    "H48",
+    how="a recovery file that cannot be written is not reported",
+    unreachable="the explorer makes no write in the recovery directory fail",
+)
+class RecoveryWriteErrorSilent(Mutant):
+    def new_capture(self, session_id: str, now: float) -> CaptureWindow:
+        window = super().new_capture(session_id, now)
+        flush = window.flush
+
+        def silent() -> None:
+            flush()
+            window.last_error = None
+
+        window.flush = silent  # type: ignore[method-assign]
+        return window

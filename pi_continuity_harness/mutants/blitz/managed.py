@@ -10,7 +10,7 @@ from pi_continuity_harness.api import get_agent_dir
 from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched
 from pi_continuity_harness.reference.blitz import chain, commands, templates
 from pi_continuity_harness.reference.blitz.constants import LEGACY_TEMPLATE_NAMES
-from pi_continuity_harness.reference.blitz.paths import ManagedPaths
+from pi_continuity_harness.reference.blitz.paths import ManagedPaths, utc_file_timestamp
 from pi_continuity_harness.reference.blitz.templates import DEFAULT_ASSETS
 
 
@@ -194,3 +194,20 @@ class BackupNotTimestamped(Mutant):
     def load(self, ctx: Any) -> None:
         with patched(templates, "utc_file_timestamp", lambda _now: "backup"):
             super().load(ctx)
+
+
+# ---------------------------------------------------------------- a third independent round
+@mutant(
+    "H110",
+    how="every load moves the default templates to backups/, changed or not",
+    unreachable="no invariant reads templates/backups",
+)
+class BackupEveryLoad(Mutant):
+    def load(self, ctx: Any) -> None:
+        paths = self.managed()
+        for name in DEFAULT_ASSETS:
+            target = os.path.join(paths.templates, name)
+            if os.path.isfile(target):
+                os.makedirs(paths.backups, exist_ok=True)
+                os.replace(target, os.path.join(paths.backups, f"{utc_file_timestamp(self.now())}-{name}"))
+        super().load(ctx)

@@ -333,3 +333,40 @@ class DiscardInManagedDir(Mutant):
 
         with patched(commands, "remove_exact", elsewhere):
             await super().run(args, ctx)
+
+
+# ---------------------------------------------------------------- a third independent round
+@mutant("H85a", how="/sh recover acts on the first listed file, whichever was chosen", unreachable=_MENU)
+class RecoverActsOnFirstFile(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        original = commands._recover_file
+
+        async def first(handoff: Any, ctx: Any, path: str) -> bool:
+            files = recovery.list_recovery_files(handoff.recovery_dir())
+            return bool(await original(handoff, ctx, files[0].path if files else path))
+
+        with patched(commands, "_recover_file", first):
+            await super().run(args, ctx)
+
+
+def _silent_remove(path: str) -> None:
+    """Removes ``path`` and reports nothing, even a failure."""
+    remove_exact(path)
+
+
+@mutant("H85a", how="a Discard whose removal failed is announced as done", unreachable=_MENU)
+class DiscardFailureReportedSuccess(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        with patched(commands, "remove_exact", _silent_remove):
+            await super().run(args, ctx)
+
+
+@mutant(
+    "H84a",
+    how="a recovery file that cannot be deleted after its completed turn is announced as deleted",
+    unreachable=_RECOVERY_TURN,
+)
+class ExecutedCleanupFailureHidden(Mutant):
+    def on_settled(self, event: Any, ctx: Any) -> None:
+        with patched(commands, "remove_exact", _silent_remove):
+            super().on_settled(event, ctx)

@@ -515,3 +515,63 @@ class PrepareMeansRequest(Mutant):
 
         with patched(settings_module, "normalise_config", mapped):
             super().load(ctx)
+
+
+# ---------------------------------------------------------------- a third independent round
+def _number(raw: str) -> float | None:
+    try:
+        return float(raw)
+    except ValueError:
+        return None
+
+
+@mutant("H94b", how="/sh settings accepts a contextWarningPercent above 0 but below 1", unreachable=_MENU)
+class WarningBelowOneAccepted(Mutant):
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        value = _number(raw) if key == "contextWarningPercent" else None
+        if value is not None and 0 < value < 1:
+            return self.settings.model_copy(update={"context_warning_percent": value}), None
+        return super().validate_edit(key, raw)
+
+
+@mutant("H99b", how="/sh settings accepts a negative automaticSessionHandoffPercent", unreachable=_MENU)
+class AutomaticNegativeAccepted(Mutant):
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        value = _number(raw) if key == "automaticSessionHandoffPercent" else None
+        if value is not None and value < 0:
+            return self.settings.model_copy(update={"automatic_session_handoff_percent": value}), None
+        return super().validate_edit(key, raw)
+
+
+@mutant("H94b", how="/sh settings takes whole-number percents only: '62.5' is refused", unreachable=_MENU)
+class PercentEditIntegerOnly(Mutant):
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        if key.endswith("Percent") and not raw.strip().lstrip("-").isdigit():
+            return None, f"{key} not changed: must be a whole number"
+        return super().validate_edit(key, raw)
+
+
+@mutant(
+    "H100b",
+    how="/sh settings truncates a fractional readinessRetrySeconds ('2.5' is saved as 2)",
+    unreachable=_MENU,
+)
+class RetrySecondsTruncated(Mutant):
+    def validate_edit(self, key: str, raw: str) -> tuple[Any, str | None]:
+        value = _number(raw) if key == "readinessRetrySeconds" else None
+        if value is not None:
+            raw = str(int(value))
+        return super().validate_edit(key, raw)
+
+
+@mutant(
+    "H93", how="the settings template list leaves out the addendum directory's templates", unreachable=_MENU
+)
+class CatalogueWithoutAddendum(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        original = templates.catalogue
+        managed = self.managed().templates
+        with patched(
+            commands, "catalogue", lambda role, dirs: original(role, [d for d in dirs if d == managed])
+        ):
+            await super().run(args, ctx)

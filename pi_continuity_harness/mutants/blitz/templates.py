@@ -353,3 +353,114 @@ class OtherRoleWrittenDefault(Mutant):
 
         with patched(commands, "set_project_selection", both):
             await super().run(args, ctx)
+
+
+# ---------------------------------------------------------------- a third independent round
+def _swapped_middle(role: str, selected: str, managed_dir: str, addendum_dir: str | None) -> ResolvedTemplate:
+    """The resolver with the middle two candidates swapped: the addendum role default before the
+    selected managed template."""
+    default = role_default(role)
+    order = [
+        (addendum_dir, selected),
+        (addendum_dir, default),
+        (managed_dir, selected),
+        (managed_dir, default),
+    ]
+    failures: list[str] = []
+    seen: list[str] = []
+    for directory, name in order:
+        if directory is None or os.path.join(directory, name) in seen:
+            continue
+        path = os.path.join(directory, name)
+        seen.append(path)
+        text, failure = templates._readable_nonempty(path)
+        if text is not None:
+            return ResolvedTemplate(role, selected, path, text, tuple(failures))
+        failures.append(str(failure))
+    raise TemplateResolutionError(f"The {role} template cannot be resolved: " + "; ".join(failures) + ".")
+
+
+@mutant(
+    "H129",
+    how="the addendum's role default comes before the selected managed template",
+    unreachable=_NO_ADDENDUM,
+)
+class AddendumDefaultBeforeManagedSelection(_StartResolver):
+    def resolver(self, original: Callable[..., ResolvedTemplate]) -> Callable[..., ResolvedTemplate]:
+        return _swapped_middle
+
+
+@mutant("H129", how="a fallback warning names only the last candidate that failed", unreachable=_NO_ADDENDUM)
+class ResolverReportsLastFailure(_StartResolver):
+    def resolver(self, original: Callable[..., ResolvedTemplate]) -> Callable[..., ResolvedTemplate]:
+        def last_failure(*args: Any) -> ResolvedTemplate:
+            resolved = original(*args)
+            return dataclasses.replace(resolved, failures=resolved.failures[-1:])
+
+        return last_failure
+
+
+def _stop_at_entry(path: str, cwd: str, global_names: dict[str, str]) -> ProjectSelection:
+    """The upward lookup stops at the first directory with any assignment, whatever its roles."""
+    assignments, error = templates.load_project_selections(path)
+    if error is not None:
+        return templates.resolve_project_selection(path, cwd, global_names)
+    directory = os.path.abspath(cwd)
+    while directory not in assignments and os.path.dirname(directory) != directory:
+        directory = os.path.dirname(directory)
+    entry = assignments.get(directory, {})
+    names = {}
+    for role in ROLES:
+        chosen = entry.get(role)
+        names[role] = role_default(role) if chosen == PROJECT_DEFAULT else chosen or global_names[role]
+    return ProjectSelection(names)
+
+
+@mutant(
+    "H127b",
+    how="the upward lookup stops at the first directory with an assignment, even one of the other role only",
+    unreachable=_NO_PROJECTS,
+)
+class ProjectLookupStopsAtEntry(Mutant):
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        with patched(blitz_extension, "resolve_project_selection", _stop_at_entry):
+            return super().start_request(ctx, route)
+
+
+@mutant(
+    "H127a",
+    how="the project assignments are read at the first start of the runtime only, then reused",
+    unreachable=_NO_PROJECTS,
+)
+class ProjectFileCached(Mutant):
+    cached: ProjectSelection | None = None
+
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        original = templates.resolve_project_selection
+
+        def cached(path: str, cwd: str, global_names: dict[str, str]) -> ProjectSelection:
+            if self.cached is None:
+                self.cached = original(path, cwd, global_names)
+            return self.cached
+
+        with patched(blitz_extension, "resolve_project_selection", cached):
+            return super().start_request(ctx, route)
+
+
+@mutant(
+    "H125",
+    how="a project template choice that cannot be written is announced as set",
+    unreachable="the explorer drives no /sh project-template menu",
+)
+class ProjectWriteFailureHidden(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        original = templates.set_project_selection
+
+        def setter(*args: Any) -> bool:
+            try:
+                return original(*args)
+            except OSError:
+                return True
+
+        with patched(commands, "set_project_selection", setter):
+            await super().run(args, ctx)

@@ -3,6 +3,7 @@ Finish, the cutover and the receiver."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import stat
@@ -12,7 +13,10 @@ from typing import Any
 from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, patched, with_new_session
 from pi_continuity_harness.reference.blitz import messages
 from pi_continuity_harness.reference.blitz.constants import DEFAULT_CALL_TEMPLATE
-from pi_continuity_harness.reference.blitz.state import BlitzRequest, Route
+from pi_continuity_harness.reference.blitz.paths import dossier_path, normalise_session_component
+from pi_continuity_harness.reference.blitz.receiver import TurnTracker
+from pi_continuity_harness.reference.blitz.state import BlitzRequest, FinishCheck, Route, check_finish
+from pi_continuity_harness.reference.blitz.templates import TemplateResolutionError, resolve_template
 
 
 @mutant("H29a", how="accepts any ID", invariant="finish_only_with_returned_id")
@@ -768,3 +772,114 @@ class HandoffTimeFromRequest(Mutant):
 
         with patched(_WIRING, "register_duty", register):
             await super().cutover(token, ctx)
+
+
+# ---------------------------------------------------------------- a third independent round
+@mutant(
+    "H112",
+    how="the dossier is named after the normalised session id, not the native one",
+    unreachable="explored sessions have uuidv7 ids (letters, digits and hyphens only)",
+)
+class DossierNamedNormalised(Mutant):
+    def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
+        with patched(
+            _WIRING, "dossier_path", lambda cwd, sid: dossier_path(cwd, normalise_session_component(sid))
+        ):
+            return super().start_request(ctx, route)
+
+
+@mutant(
+    "H20",
+    how="a repeated template request reads the Handoff template from disk again",
+    unreachable="the explorer edits no template while a request is active",
+)
+class RepeatedGetRereadsTemplate(Mutant):
+    async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        request = self.request
+        if request is not None and request.active and request.finish_id is not None:
+            with contextlib.suppress(TemplateResolutionError):
+                request.handoff_template = resolve_template(
+                    "handoff",
+                    request.handoff_template.selected,
+                    self.managed().templates,
+                    self.settings.template_directory,
+                )
+        return await super().tool_get(call_id, params, signal, ctx)
+
+
+def _prefix_check(request: BlitzRequest | None, finish_id: object) -> FinishCheck:
+    if (
+        request is not None
+        and request.active
+        and not request.submitted
+        and request.finish_id is not None
+        and isinstance(finish_id, str)
+        and request.finish_id.startswith(finish_id)
+    ):
+        return FinishCheck(True, "accepted")
+    return check_finish(request, finish_id)
+
+
+@mutant(
+    "H29a",
+    how="Finish accepts any prefix of the Finish ID (a truncated copy, the empty string)",
+    unreachable="the explorer's writers use the returned ID, a foreign one or a duplicate, never a prefix of it",
+)
+class FinishIdPrefixAccepted(Mutant):
+    async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        with patched(_WIRING, "check_finish", _prefix_check):
+            return await super().tool_finish(call_id, params, signal, ctx)
+
+
+class _FirstStopTracker(TurnTracker):
+    """Judges a delivered turn by its first assistant message's stop reason, not its last."""
+
+    def on_message_end(self, message: dict[str, Any]) -> None:
+        if message.get("role") == "assistant" and self.delivered and self.last_stop is not None:
+            return
+        super().on_message_end(message)
+
+
+@mutant(
+    "H42",
+    how="the bootstrap turn is judged by its first assistant message: a read, then an error, counts as completed",
+    unreachable="the blitz explorer scripts no failing receiver turn",
+)
+class TrackerFirstStop(Mutant):
+    def adopt_duty(self, duty: Any) -> None:
+        with patched(_WIRING, "TurnTracker", _FirstStopTracker):
+            super().adopt_duty(duty)
+
+
+_NO_TIMES = "no invariant reads the widget's times"
+
+
+@mutant("H67", how="Wait Time runs from the Call's dispatch, not from the request", unreachable=_NO_TIMES)
+class WaitTimeFromDispatch(Mutant):
+    def dispatch_call(self, request: BlitzRequest) -> None:
+        if not request.call_dispatched:
+            request.requested_at = self.now()
+        super().dispatch_call(request)
+
+
+@mutant(
+    "H67",
+    how="the receiver's Handoff Time stops at the switch, not at the end of its completed turn",
+    unreachable=_NO_TIMES,
+)
+class HandoffTimeStopsAtCutover(Mutant):
+    def adopt_duty(self, duty: Any) -> None:
+        switched = self.now()
+        super().adopt_duty(duty)
+        tracker = self.trackers[-1]
+        completed = tracker.on_completed
+        clock = self.now
+
+        def on_completed(ctx: Any) -> None:
+            self.now = lambda: switched  # type: ignore[method-assign]
+            try:
+                completed(ctx)
+            finally:
+                self.now = clock  # type: ignore[method-assign]
+
+        tracker.on_completed = on_completed
