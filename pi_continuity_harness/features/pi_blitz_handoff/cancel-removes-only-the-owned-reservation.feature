@@ -103,7 +103,7 @@ Feature: cancel-removes-only-the-owned-reservation
     And Pi did not switch sessions
 
   @needs-held-model-calls @rule-H70a @rule-H71a
-  Scenario: a cancel during the dossier write outlasts the write and the Finish
+  Scenario: a cancel during the dossier write outlasts it and the Finish
     When the model asks for the template and the user cancels the handoff while the model writes the dossier, then calls Finish
     Then the Finish call was rejected
     And Pi did not switch sessions

@@ -46,7 +46,7 @@ Feature: prompts-deferred-from-writing-are-kept-in-order
     And the recovery file still holds the deferred prompts
 
   @rule-H42
-  Scenario: a bootstrap turn that fails after its read keeps the recovery file
+  Scenario: a receiver turn failing after its read keeps the recovery file
     When the user sends "also check the logs" and "then ship it" while the model writes the handoff, and the receiver reads the dossier and then fails with a provider error
     Then Pi switched to a new session whose header links to the source session
     And the recovery file still holds the deferred prompts

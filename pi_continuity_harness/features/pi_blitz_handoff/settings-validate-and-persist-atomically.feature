@@ -93,7 +93,7 @@ Feature: settings-validate-and-persist-atomically
     Then the settings template list offered "call_team.cmpl" and "Enter another filename" but neither "handoff_team.cmpl" nor "call_empty.cmpl"
 
   @rule-H93
-  Scenario: the template list also offers the addendum directory's templates
+  Scenario: the template list also offers the addendum's templates
     Given the addendum template "call_addendum.cmpl" says "Addendum call template."
     And the addendum template "handoff_addendum.cmpl" says "Addendum handoff template."
     And the handoff settings are {"templateDirectory": "$PROJECT/addendum"}

@@ -15,7 +15,7 @@ Feature: template-resolver-falls-back-visibly
     Then the handoff request the model received starts with "Addendum team call."
 
   @rule-H129
-  Scenario: the selected managed template comes before the addendum default
+  Scenario: the managed selection comes before the addendum default
     Given the managed template "call_team.cmpl" says "Managed team call."
     And the addendum template "call_default.cmpl" says "Addendum default call."
     And the handoff settings are {"templateDirectory": "$PROJECT/addendum", "callTemplate": "call_team.cmpl"}
