@@ -90,3 +90,9 @@ Feature: emergency-instruction-at-90-percent
     And a handoff is requested and the model's next reply reports 182,000 context tokens
     Then each of the two requests got the emergency instruction once
     And Pi switched to a new session whose header links to the source session
+
+  @rule-H50
+  Scenario: after a tool turn at 90% the emergency steers the next call
+    When a handoff is requested and the model's next turn runs a tool at 182,000 context tokens
+    Then the emergency instruction reached the model right after that turn's tool results
+    And Pi switched to a new session whose header links to the source session

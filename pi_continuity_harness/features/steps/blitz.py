@@ -643,6 +643,29 @@ def _slow_receiver(world: World, seconds: str) -> None:
     )
 
 
+@when(
+    parsers.re(
+        r"a handoff is requested and the model's next turn runs a tool at (?P<n>\d[\d,]*) context tokens"
+    )
+)
+def _request_then_full_tool_turn(world: World, n: str) -> None:
+    """H50: the emergency is *steering*: after a tool-call turn at 90 % it lands right after that
+    turn's tool results, before the next model call, not as a follow-up after the run."""
+    tokens = number(n)
+    sh_start(
+        world,
+        Reply(tool_calls=(call("bash", {"command": "echo gathering context"}),), context_tokens=tokens),
+        get_reply(tokens + 100),
+        Reply(
+            tool_calls=(call("write", {"path": DOSSIER_FILE, "content": DOSSIER_TEXT}),),
+            context_tokens=tokens + 200,
+        ),
+        finish_reply(),
+        Reply(text="Handoff submitted.", context_tokens=tokens + 300),
+        *receiver_replies(),
+    )
+
+
 @when(parsers.re(r"a handoff is requested and the model's next reply reports (?P<n>\d[\d,]*) context tokens"))
 def _request_then_full(world: World, n: str) -> None:
     tokens = number(n)

@@ -603,6 +603,18 @@ def _call_steered(world: World) -> None:
     assert final in after, f"the run's final answer came before the Call: {after}"
 
 
+@then("the emergency instruction reached the model right after that turn's tool results")
+def _emergency_steered(world: World) -> None:
+    items = source_items(world)
+    found = [m.item for m in handoff_messages(world) if m.kind == "emergency"]
+    assert len(found) == 1, f"emergency messages: {[i.text for i in found]}"
+    at = items.index(found[0])
+    before = [i for i in items[:at] if i.kind != "other"]
+    assert before and before[-1].kind == "tool" and before[-1].tool == "bash", (
+        f"the emergency did not follow the turn's tool result: {before[-3:]}"
+    )
+
+
 @then("the tool's result of that turn was recorded")
 def _tools_ran(world: World) -> None:
     results = [i for i in source_items(world) if i.kind == "tool" and i.tool == "bash"]

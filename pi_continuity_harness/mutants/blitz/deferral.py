@@ -724,3 +724,24 @@ class EmergencyOncePerRuntime(Mutant):
         super().on_turn_end(event, ctx)
         if request is not None and request.escalated:
             self.spent = True
+
+
+@mutant(
+    "H50",
+    how="the emergency instruction is queued as a follow-up (after the run), not as steering",
+    invariant="emergency_once_at_90_percent",
+)
+class EmergencyAsFollowUp(Mutant):
+    def on_turn_end(self, event: Any, ctx: Any) -> None:
+        pi = self.pi
+
+        def send_message(message: Any, **options: Any) -> Any:
+            if isinstance(message, dict) and message.get("customType") == EMERGENCY_TYPE:
+                options = {**options, "deliver_as": "followUp"}
+            return pi.send_message(message, **options)
+
+        self.pi = Proxy(pi, send_message=send_message)
+        try:
+            super().on_turn_end(event, ctx)
+        finally:
+            self.pi = pi
