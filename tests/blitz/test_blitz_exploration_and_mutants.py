@@ -166,7 +166,18 @@ def test_the_scenarios_of_its_rules_kill_the_mutant(tmp_path: Path, name: str) -
         extension=mutant.spec,
         tags=tags,
         workdir=tmp_path / "runs",
-        extra_args=["--observation-records", "failed"],  # nobody reads a passing scenario's record here
+        extra_args=[
+            "--observation-records",
+            "failed",  # nobody reads a passing scenario's record here
+            # A mutant that loops (blitz_reminder_repeats: a reminder at every turn end, each
+            # answered by the model, in "a second request in the session gets its own reminder")
+            # ran to the default 50,000 host operations, quadratic in its growing history: 218 s
+            # of the test command. The whole blitz suite passes for the reference at 10,000 (the
+            # longest, a chain of 25 sessions, fails at 5,000), so 10,000 stops a runaway in 12 s
+            # and judges every other scenario as before.
+            "--budget-ops",
+            "10000",
+        ],
     )
     assert run.results, f"{name}: no scenario proves {mutant.rules}"
     failed = [r for r in run.results if r.status in ("failed", "error")]
