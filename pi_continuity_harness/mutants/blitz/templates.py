@@ -32,15 +32,9 @@ _NO_PROJECTS = (
 )
 
 
-def _managed_first(role: str, selected: str, managed_dir: str, addendum_dir: str | None) -> ResolvedTemplate:
-    """The resolver with the first two candidates swapped: the selected managed template first."""
-    default = role_default(role)
-    order = [
-        (managed_dir, selected),
-        (addendum_dir, selected),
-        (addendum_dir, default),
-        (managed_dir, default),
-    ]
+def _resolve_in_order(role: str, selected: str, order: list[tuple[str | None, str]]) -> ResolvedTemplate:
+    """The reference resolver's loop (first readable, nonempty candidate; each failure listed)
+    over candidates in the order a mutant gives them."""
     failures: list[str] = []
     seen: list[str] = []
     for directory, name in order:
@@ -53,6 +47,18 @@ def _managed_first(role: str, selected: str, managed_dir: str, addendum_dir: str
             return ResolvedTemplate(role, selected, path, text, tuple(failures))
         failures.append(str(failure))
     raise TemplateResolutionError(f"The {role} template cannot be resolved: " + "; ".join(failures) + ".")
+
+
+def _managed_first(role: str, selected: str, managed_dir: str, addendum_dir: str | None) -> ResolvedTemplate:
+    """The resolver with the first two candidates swapped: the selected managed template first."""
+    default = role_default(role)
+    order = [
+        (managed_dir, selected),
+        (addendum_dir, selected),
+        (addendum_dir, default),
+        (managed_dir, default),
+    ]
+    return _resolve_in_order(role, selected, order)
 
 
 class _StartResolver(Mutant):
@@ -366,18 +372,7 @@ def _swapped_middle(role: str, selected: str, managed_dir: str, addendum_dir: st
         (managed_dir, selected),
         (managed_dir, default),
     ]
-    failures: list[str] = []
-    seen: list[str] = []
-    for directory, name in order:
-        if directory is None or os.path.join(directory, name) in seen:
-            continue
-        path = os.path.join(directory, name)
-        seen.append(path)
-        text, failure = templates._readable_nonempty(path)
-        if text is not None:
-            return ResolvedTemplate(role, selected, path, text, tuple(failures))
-        failures.append(str(failure))
-    raise TemplateResolutionError(f"The {role} template cannot be resolved: " + "; ".join(failures) + ".")
+    return _resolve_in_order(role, selected, order)
 
 
 @mutant(
