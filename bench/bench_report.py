@@ -43,7 +43,7 @@ def main() -> int:
 
     views.render_chart = timed  # type: ignore[assignment]
     started = time.process_time()
-    chart.render_chart(chart_warmup(), "warmup")  # matplotlib's first figure: fonts, caches
+    chart.render_chart(chart_warmup(), "warmup")  # the first chart (imports)
     print(f"first chart (imports and font cache): {time.process_time() - started:.2f} s CPU")
     for extension in [e.strip() for e in args.extensions.split(",") if e.strip()]:
         with tempfile.TemporaryDirectory(prefix="bench-report-") as workdir:

@@ -10,7 +10,7 @@ minimised scenarios; ``matrix`` shows the assertion × Pi version grid.
 
 The report reads results, observations and traces as data (records and files), never the
 simulator's or the targets' objects: layer-wise it sits beside ``commands``, which alone
-imports it. It needs the ``report`` extra (Jinja2, matplotlib, markdown-it-py); the functions
+imports it. It needs the ``report`` extra (Jinja2, markdown-it-py); the functions
 below import it on first use, so :func:`missing_dependencies` can be asked before any work
 starts. Every page has no script and a Content-Security-Policy that forbids scripts and
 network loads; everything taken from a run is escaped.

@@ -2,8 +2,8 @@
 
 The suite and the command line run without them; only ``--html`` needs them, and a command
 given ``--html`` without them must say so before it runs a single scenario (exit status 2),
-not after a 20-minute run. The check imports each library (a partial install, such as
-matplotlib without numpy, fails here too, not in the middle of rendering).
+not after a 20-minute run. The check imports each library (a partial install fails here
+too, not in the middle of rendering).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ __all__ = ["INSTALL_HINT", "REQUIRED", "missing_dependencies", "require_dependen
 REQUIRED: tuple[tuple[str, str], ...] = (
     ("jinja2", "jinja2"),
     ("markdown_it", "markdown-it-py"),
-    ("matplotlib", "matplotlib"),
 )
 INSTALL_HINT = "python -m pip install 'pi-continuity-harness[report]'"
 

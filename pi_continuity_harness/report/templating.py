@@ -2,8 +2,8 @@
 
 Why Jinja2: the standard templating library, with autoescape on every template, so every value
 taken from a run (a Brief, a model reply, a notification, a failure message) is text unless the
-code marks it as markup; the only markup is matplotlib's SVG and markdown-it's HTML, both
-escaped by their writers. ``StrictUndefined``: a misspelt name in a template is an error, not
+code marks it as markup; the only markup is the chart's SVG (``report/chart.py``) and
+markdown-it's HTML, both escaped by their writers. ``StrictUndefined``: a misspelt name in a template is an error, not
 an empty cell. The templates are package data (``report/templates``).
 
 Every page carries a Content-Security-Policy that allows no script and no network at all, so

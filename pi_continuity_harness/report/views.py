@@ -79,7 +79,7 @@ def curve_view(
     if curve is None or curve.empty:
         return None
     return {
-        # matplotlib's XML writer escapes every text it draws (test_chart checks a planted one).
+        # chart.py escapes every text it draws (test_chart checks a planted one).
         "svg": Markup(render_chart(curve, prefix, width=width, height=height)),
         "prefix": prefix,
         "limits": curve.limits,

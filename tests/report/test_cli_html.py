@@ -85,7 +85,7 @@ def test_explore_html_writes_seeds_failures_and_the_replay_command(
 def test_html_without_the_report_extra_is_refused_before_any_work(
     command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now fails
+    monkeypatch.setitem(sys.modules, "markdown_it", None)  # import markdown_it now fails
     workdir = tmp_path / "work"
     args = {
         "run": ["run", "--workdir", str(workdir)],
@@ -95,7 +95,7 @@ def test_html_without_the_report_extra_is_refused_before_any_work(
     }[command]
     assert main([*args, "--html", str(tmp_path / "page.html")]) == 2
     err = capsys.readouterr().err
-    assert "--html: the HTML report needs the 'report' extra (matplotlib not installed)" in err
+    assert "--html: the HTML report needs the 'report' extra (markdown-it-py not installed)" in err
     assert "pip install 'pi-continuity-harness[report]'" in err
     assert not workdir.exists() and not (tmp_path / "page.html").exists()
 
