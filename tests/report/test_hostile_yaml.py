@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pi_continuity_harness.report import render_run
 from pi_continuity_harness.report.data import load_yaml_without_aliases, read_artifact
@@ -23,6 +25,24 @@ BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
 
 def test_yaml_without_aliases_loads_as_safe_load_does() -> None:
     text = "kind: checkpoint\nsession: s1\nitems: [1, two, {three: 3}]\n"
+    assert load_yaml_without_aliases(text) == yaml.safe_load(text)
+    typed = "when: 2024-01-01\nat: 2024-01-01T10:00:00Z\nn: 0x1f\nyes: on\nnone: ~\nf: 1e3\ns: !!set {a, b}\n"
+    assert load_yaml_without_aliases(typed) == yaml.safe_load(typed)  # the safe constructors' types
+
+
+_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20)
+
+
+@given(
+    st.recursive(
+        _SCALARS,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+        max_leaves=20,
+    )
+)
+def test_any_data_written_as_yaml_loads_back_as_safe_load_reads_it(data: Any) -> None:
+    """libyaml (``CSafeLoader``) reads what the pure-Python ``yaml.safe_load`` reads."""
+    text = yaml.safe_dump(data, allow_unicode=True)
     assert load_yaml_without_aliases(text) == yaml.safe_load(text)
 
 
