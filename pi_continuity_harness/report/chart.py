@@ -99,10 +99,13 @@ def _thin(ticks: list[tuple[int, str]], most: int) -> list[tuple[int, str]]:
 
 def _nice_ticks(top: float, intervals: int = 5) -> list[float]:
     """Ticks from 0 to at most ``top`` on the smallest step of 1, 2, 2.5, 5 or 10 times a power
-    of ten that needs at most ``intervals`` intervals (matplotlib's ``MaxNLocator(5)``)."""
+    of ten that needs at most ``intervals`` intervals (matplotlib's ``MaxNLocator(5)``), and at
+    least 1: tokens are whole numbers, so a curve of zeros gets ticks 0 and 1, not five labels
+    that all read "0" or "1"."""
     raw = top / intervals
     magnitude = 10.0 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw * (1 - 1e-9))
+    step = max(step, 1.0)
     return [i * step for i in range(int(top / step * (1 + 1e-9)) + 1)]
 
 

@@ -65,7 +65,8 @@ def test_every_part_has_an_id_and_run_text_stays_text() -> None:
 def test_the_y_ticks_are_nice_steps_from_zero_below_the_top() -> None:
     assert _nice_ticks(162_001.08) == [0, 50_000, 100_000, 150_000]
     assert _nice_ticks(216_000.0) == [0, 50_000, 100_000, 150_000, 200_000]
-    assert _nice_ticks(1.08) == [0, 0.25, 0.5, 0.75, 1.0]
+    assert _nice_ticks(1.08) == [0, 1]  # whole tokens: no labels that all read 0 or 1
+    assert _nice_ticks(5.4) == [0, 2, 4]
 
 
 @given(st.floats(min_value=1.0, max_value=1e9))
