@@ -517,12 +517,26 @@ class EditFileSpec(_Strict):
     directory. Why a link at all: pi-blitz-handoff's Finish must refuse a dossier that is a
     symbolic link (H34b, "nonempty-regular-file check") and its managed directories may be
     "deliberate directory symlinks" (H109); no scenario could plant one before.
+
+    ``base64`` writes exact bytes (``kind: file`` only, instead of ``text`` or ``json``): a file
+    that is not UTF-8 text. Why: pi-blitz-handoff's ``/sh recover`` must report an unreadable
+    recovery file and keep it (H86, "unreadable reported/retained") and Inspect must show the
+    "entire unchanged contents" (H82; reference: Status, cancellation and recovery), so a
+    recovery file that does not decode must be reported, not shown with replacement characters;
+    ``text`` is written as UTF-8, so no scenario could plant such a file before.
     """
 
     path: str = Field(description="Relative to the project, or under $PROJECT/, $AGENT/ or $SESSIONS/")
     kind: Literal["file", "directory", "absent", "symlink"] = "file"
     text: str | None = None
     json_value: Any = Field(default=None, alias="json")
+    base64_value: str | None = Field(
+        default=None,
+        alias="base64",
+        description="kind file: the file's exact bytes, standard base64 (A-Z a-z 0-9 + /, padded with =, "
+        "no whitespace), instead of text or json: a file that need not be UTF-8",
+        json_schema_extra={"contentEncoding": "base64"},
+    )
     merge_json: bool = Field(default=False, description="Deep-merge json into an existing JSON file")
     target: str | None = Field(
         default=None,
@@ -548,6 +562,36 @@ class EditFileSpec(_Strict):
         if info.data.get("kind") == "symlink" and value not in (None, False):
             raise ValueError("kind symlink takes a target, not file content")
         return value
+
+    @field_validator("base64_value")
+    @classmethod
+    def _exact_bytes(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """``base64`` is a file's whole content, so it is for ``kind: file`` only and excludes
+        ``text`` and ``json`` (which of them would the file hold?); it must decode strictly
+        (``validate=True``: a character outside the alphabet or a bad padding is refused, not
+        skipped, so the bytes written are the bytes meant)."""
+        if value is None:
+            return value
+        kind = info.data.get("kind")
+        if kind is not None and kind != "file":
+            raise ValueError(f"base64 is a file's content, for kind file, not kind {kind}")
+        given = [
+            name for name, key in (("text", "text"), ("json", "json_value")) if info.data.get(key) is not None
+        ]
+        if given:
+            raise ValueError(f"base64 and {given[0]} both give the file's content: give one")
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError) as error:
+            raise ValueError(
+                f"not valid base64 ({error}); standard alphabet A-Z a-z 0-9 + /, padded with =, no whitespace"
+            ) from None
+        return value
+
+    @property
+    def content_bytes(self) -> bytes | None:
+        """The exact bytes ``base64`` gives (None: the edit gives none)."""
+        return None if self.base64_value is None else base64.b64decode(self.base64_value, validate=True)
 
     @field_validator("target")
     @classmethod

@@ -256,7 +256,7 @@ def _plant_link(paths: HostPaths, link: str, spec: EditFileSpec) -> None:
 
 
 def apply_edit(paths: HostPaths, spec: EditFileSpec) -> None:
-    """Apply one ``edit_file`` operation: make the path absent, a directory, JSON or text.
+    """Apply one ``edit_file`` operation: make the path absent, a directory, JSON, text or bytes.
 
     The path was checked when the scenario loaded (``confine.check_scenario_path``); here it is
     checked again with symbolic links resolved, since an extension may have planted one that
@@ -281,7 +281,10 @@ def apply_edit(paths: HostPaths, spec: EditFileSpec) -> None:
     os.makedirs(os.path.dirname(target), exist_ok=True)
     if os.path.isdir(target):
         shutil.rmtree(target)
-    if spec.json_value is not None:
+    data = spec.content_bytes
+    if data is not None:
+        Path(target).write_bytes(data)  # exact bytes: a file that need not be UTF-8 (H86)
+    elif spec.json_value is not None:
         value = spec.json_value
         if spec.merge_json and os.path.isfile(target):
             value = deep_merge(_json_object_in(target, spec.path), value)

@@ -24,6 +24,7 @@ Lifecycle, as Pi 1.6 does it (``agent-session-runtime.js``, ``agent-session.js:3
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -1163,7 +1164,15 @@ def _op_fields(op: Operation) -> dict[str, Any]:
         case SetModelOp():
             return {"model": op.set_model}
         case EditFileOp():
-            return {"path": op.edit_file.path, "fileKind": op.edit_file.kind, "target": op.edit_file.target}
+            data = op.edit_file.content_bytes
+            return {
+                "path": op.edit_file.path,
+                "fileKind": op.edit_file.kind,
+                "target": op.edit_file.target,
+                # Exact bytes (``base64``): their size and digest, so the trace says which bytes.
+                "bytes": None if data is None else len(data),
+                "sha256": None if data is None else hashlib.sha256(data).hexdigest(),
+            }
         case CompactOp():
             return {"customInstructions": op.compact.custom_instructions}
         case ForkOp():

@@ -1,0 +1,160 @@
+"""``edit_file`` with ``base64``: a scenario writes a file's exact bytes, which need not be UTF-8.
+
+Why the field exists: pi-blitz-handoff's ``/sh recover`` must report an unreadable recovery file
+and keep it (H86, "unreadable reported/retained"), and Inspect must show the "entire unchanged
+contents" (H82; ``shared/seeds/pi-blitz-handoff-reference.md``, Status, cancellation and
+recovery). An Inspect that decoded a file that is not UTF-8 with replacement characters passed
+the suite, since ``text`` is written as UTF-8 and no scenario could plant such a file
+(``docs/pi-blitz-handoff.md``, the third independent round).
+
+``base64`` is checked at load like every field (strict decoding; ``kind: file`` only; not with
+``text`` or ``json``), each refusal one line naming the file and the field (exit status 2 from
+the CLI), and applied by the same :func:`~pi_continuity_harness.scenario.workspace.apply_edit`
+on both targets, with the same confinement checks as ``text``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.cli import main
+from pi_continuity_harness.errors import ScenarioError
+from pi_continuity_harness.scenario import parse_scenario
+from pi_continuity_harness.simulator.simulation import Simulation, simulate
+
+from .helpers import tree_snapshot, victim_beside
+
+#: Not UTF-8: a Latin-1 "é" (0xE9 before a space), a lone 0xFF, and a NUL and CR LF kept as they are.
+NOT_UTF8 = b"--- Deferred Prompt 1 of 1 ---\r\ncaf\xe9 \xff\x00 end\r\n"
+
+
+def _null_extension(pi: ExtensionAPI) -> None:
+    """Registers nothing."""
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _op(edit: dict[str, Any]) -> Any:
+    return parse_scenario({"name": "x", "operations": [{"edit_file": edit}]}).operations[0]
+
+
+def test_base64_writes_the_exact_bytes_and_the_trace_records_them_deterministically(tmp_path: Path) -> None:
+    """The file holds the decoded bytes exactly (no newline translation, no encoding), it
+    replaces a text file or a directory that was there, an empty ``base64`` makes an empty
+    file, and the trace's ``op`` record names the size and SHA-256 of the bytes, the same in
+    any run directory."""
+    scenario = parse_scenario(
+        {
+            "name": "bytes",
+            "files": {"notes.md": {"text": "was text\n"}, "was-a-dir/f": {"text": "y"}},
+            "operations": [
+                {"edit_file": {"path": "$AGENT/pi-blitz-handoff/recovery/r.md", "base64": _b64(NOT_UTF8)}},
+                {"edit_file": {"path": "notes.md", "base64": _b64(b"\xfe\xff")}},
+                {"edit_file": {"path": "was-a-dir", "base64": _b64(b"a\r\nb")}},
+                {"edit_file": {"path": "empty.bin", "base64": ""}},
+            ],
+        }
+    )
+    traces = []
+    for run in ("run", "a-much-longer-run-directory-name"):
+        result = simulate(scenario, workdir=tmp_path / run, implementation=_null_extension)
+        assert [o.ok for o in result.operations] == [True] * 4, [o.error for o in result.operations]
+        project, agent = Path(result.host.disk.project_dir), Path(result.host.disk.agent_dir)
+        assert (agent / "pi-blitz-handoff" / "recovery" / "r.md").read_bytes() == NOT_UTF8
+        assert (project / "notes.md").read_bytes() == b"\xfe\xff"
+        assert (project / "was-a-dir").read_bytes() == b"a\r\nb"
+        assert (project / "empty.bin").read_bytes() == b""
+        traces.append(result.trace_text())
+    assert traces[0] == traces[1]
+    ops = [json.loads(line) for line in traces[0].splitlines() if '"op"' in line and "edit_file" in line]
+    first = next(r for r in ops if r.get("path", "").endswith("r.md"))
+    assert first["bytes"] == len(NOT_UTF8)
+    assert first["sha256"] == hashlib.sha256(NOT_UTF8).hexdigest()
+
+
+def test_a_text_edit_records_no_bytes_in_the_trace(tmp_path: Path) -> None:
+    """``bytes`` and ``sha256`` are the exact-bytes edit's alone: a ``text`` edit's record is as
+    it was before the field existed (no trace of another scenario changes)."""
+    scenario = parse_scenario({"name": "text", "operations": [{"edit_file": {"path": "n.md", "text": "x"}}]})
+    trace = simulate(scenario, workdir=tmp_path / "run", implementation=_null_extension).trace_text()
+    record = next(json.loads(line) for line in trace.splitlines() if "edit_file" in line and '"op"' in line)
+    assert "bytes" not in record and "sha256" not in record, record
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        ({"path": "a", "base64": "not base64!"}, "not valid base64"),
+        ({"path": "a", "base64": "//79/"}, "not valid base64"),  # bad padding
+        ({"path": "a", "base64": "//79\n"}, "not valid base64"),  # whitespace is refused, not skipped
+        ({"path": "a", "base64": "é"}, "not valid base64"),
+        ({"path": "a", "base64": "AA==", "text": "x"}, "base64 and text both give the file's content"),
+        ({"path": "a", "base64": "AA==", "json": {"k": 1}}, "base64 and json both give the file's content"),
+        ({"path": "a", "kind": "directory", "base64": "AA=="}, "for kind file, not kind directory"),
+        ({"path": "a", "kind": "absent", "base64": "AA=="}, "for kind file, not kind absent"),
+        (
+            {"path": "a", "kind": "symlink", "target": "b", "base64": "AA=="},
+            "for kind file, not kind symlink",
+        ),
+    ],
+)
+def test_bad_base64_is_refused_at_load_naming_the_file_and_the_field(
+    edit: dict[str, Any], reason: str
+) -> None:
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario({"name": "bad", "operations": [{"edit_file": edit}]}, "bad.yaml")
+    message = str(raised.value)
+    assert message.startswith("bad.yaml: operations[0].edit_file.base64: "), message
+    assert reason in message, message
+    assert "\n" not in message, message
+
+
+def test_simulate_exits_2_on_bad_base64_naming_the_file_and_field_and_makes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bytes.yaml").write_text(
+        "name: bytes\noperations:\n  - edit_file: {path: r.md, base64: 'caf\\xe9'}\n", encoding="utf-8"
+    )
+    assert main(["simulate", "bytes.yaml", "--workdir", "run"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "pi-continuity-harness simulate: bytes.yaml: operations[0].edit_file.base64: not valid base64 ("
+    ), err
+    assert err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bytes.yaml"]
+
+
+def test_a_bytes_edit_through_a_link_out_of_the_run_is_refused_and_writes_nothing(tmp_path: Path) -> None:
+    """The same apply-time confinement as ``text``: a link an extension planted pointing out of
+    the run lets no exact-bytes write through it."""
+    victim = victim_beside(tmp_path)
+    before = tree_snapshot(victim)
+    simulation = Simulation(parse_scenario({"name": "links", "extensions": []}), workdir=tmp_path / "run")
+    simulation.start()
+    project = Path(simulation.host.disk.project_dir)
+    (project / "out").symlink_to(victim, target_is_directory=True)
+    refused = simulation.perform(_op({"path": "out/keep.txt", "base64": _b64(NOT_UTF8)}))
+    simulation.finish()
+    assert not refused.ok and "outside the run" in (refused.error or ""), refused.error
+    assert tree_snapshot(victim) == before
+
+
+def test_a_bytes_path_leaving_the_run_is_refused_at_load() -> None:
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(
+            {"name": "hostile", "operations": [{"edit_file": {"path": "../victim", "base64": "AA=="}}]},
+            "hostile.yaml",
+        )
+    assert str(raised.value).startswith("hostile.yaml: operations[0].edit_file.path: '../victim': '..'"), str(
+        raised.value
+    )
