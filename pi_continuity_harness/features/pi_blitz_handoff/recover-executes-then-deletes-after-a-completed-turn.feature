@@ -114,6 +114,14 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
     And "2026-01-01T00-00-00-000Z-s1.md" is still in the recovery directory
     And the extension sent the model no message
 
+  @rule-H86 @rule-H82
+  Scenario: a recovery file that is not UTF-8 is reported unreadable and kept
+    Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with bytes that are not UTF-8
+    When the user chooses "Inspect" for "2026-01-01T00-00-00-000Z-s1.md" in /sh recover
+    Then a warning or error notification names "2026-01-01T00-00-00-000Z-s1.md"
+    And nothing shown holds a replacement character
+    And "2026-01-01T00-00-00-000Z-s1.md" still holds the bytes it was planted with
+
   @rule-H84d
   Scenario: a recovery send that a busy session rejects keeps the file
     Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"

@@ -17,6 +17,7 @@ by Call or Handoff.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -209,7 +210,13 @@ def recovery_files(world: World) -> dict[str, str]:
     if not root.is_dir():
         return {}
     # Bytes decoded, not ``read_text``: text mode would turn a prompt's CRLF into LF (H27b).
-    return {p.name: p.read_bytes().decode("utf-8") for p in sorted(root.iterdir()) if p.is_file()}
+    # ``surrogateescape``: a file that is not UTF-8 (H86) is still listed, its bad bytes kept as
+    # lone surrogates that equal no text a step expects; UTF-8 decodes exactly as before.
+    return {
+        p.name: p.read_bytes().decode("utf-8", errors="surrogateescape")
+        for p in sorted(root.iterdir())
+        if p.is_file()
+    }
 
 
 def notes(world: World, since_mark: bool = True) -> list[str]:
@@ -1250,6 +1257,26 @@ def _given_other_recovery(world: World, name: str) -> None:
             }
         )
     )
+
+
+#: A deferred prompt that is not UTF-8: "café" with a Latin-1 "é" (0xE9 before a space, which
+#: no UTF-8 sequence allows) and a lone 0xFF. A replacing decoder turns both into U+FFFD.
+NOT_UTF8_RECOVERY = b"--- Deferred Prompt 1 of 1 ---\ncaf\xe9 au lait \xff\n"
+
+
+@given(parsers.re(r'the recovery directory holds "(?P<name>[^"]+)" with bytes that are not UTF-8'))
+def _given_undecodable_recovery(world: World, name: str) -> None:
+    """A recovery file that cannot be read as text (H86: "unreadable reported/retained"; H82:
+    Inspect shows the "entire unchanged contents", reference: Status, cancellation and
+    recovery). Planted as exact bytes (``edit_file`` ``base64``), on either target."""
+    world.start()
+    where = str(world.remembered.get("recovery_dir_op") or f"$AGENT/{MANAGED}/recovery")
+    world.remembered.setdefault("recovery_bytes", {})[name] = NOT_UTF8_RECOVERY
+    data = base64.b64encode(NOT_UTF8_RECOVERY).decode("ascii")
+    outcome = world.perform(
+        EditFileOp.model_validate({"edit_file": {"path": f"{where}/{name}", "base64": data}})
+    )
+    assert outcome.ok, f"planting {name} failed: {outcome.error}"
 
 
 @when(

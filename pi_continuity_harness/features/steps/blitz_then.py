@@ -337,6 +337,24 @@ def _one_turn(world: World) -> None:
     )
 
 
+@then(parsers.re(r'"(?P<name>[^"]+)" still holds the bytes it was planted with'))
+def _recovery_bytes_kept(world: World, name: str) -> None:
+    """H86: an unreadable recovery file is "retained": kept byte for byte, neither removed nor
+    rewritten (as text it was never read)."""
+    planted = world.remembered["recovery_bytes"][name]
+    path = recovery_dir(world) / name
+    assert path.is_file(), f"{name} is gone: recovery files {sorted(recovery_files(world))}"
+    assert path.read_bytes() == planted, f"{name} now holds {path.read_bytes()!r}, not {planted!r}"
+
+
+@then("nothing shown holds a replacement character")
+def _no_replacement_shown(world: World) -> None:
+    """H82: Inspect shows the "entire unchanged contents"; a file decoded with replacement
+    characters (U+FFFD) is changed contents, shown as if it were the file."""
+    shown = notes(world) + [str(d.get("prefill") or d.get("message") or "") for d in new_dialogs(world)]
+    assert not [s for s in shown if "\ufffd" in s], f"shown with replacement characters: {shown}"
+
+
 @then("the whole recovery file was shown")
 def _inspected(world: World) -> None:
     content = world.remembered["recovery_text"]
