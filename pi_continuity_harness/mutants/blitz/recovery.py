@@ -370,3 +370,41 @@ class ExecutedCleanupFailureHidden(Mutant):
     def on_settled(self, event: Any, ctx: Any) -> None:
         with patched(commands, "remove_exact", _silent_remove):
             super().on_settled(event, ctx)
+
+
+@mutant(
+    "H82",
+    "H86",
+    how="Inspect decodes a recovery file that is not UTF-8 with replacement characters and shows it",
+    unreachable=_MENU,
+)
+class InspectReplacesUndecodable(Mutant):
+    """The third independent round's open survivor: ``errors="replace"`` on Inspect's read, so a
+    file that is not UTF-8 is shown changed (U+FFFD for its bad bytes, H82 "entire unchanged
+    contents") instead of reported as unreadable (H86). Only Inspect's read: the action chosen
+    in the file's menu is remembered, and ``open`` in the commands module is shadowed for the
+    command's duration (a module global before the builtin), then removed."""
+
+    async def run(self, args: str, ctx: Any) -> None:
+        if args.strip() != "recover":
+            await super().run(args, ctx)
+            return
+        select = ctx.ui.select
+        chosen: list[Any] = [None]
+
+        async def remembering(title: str, options: list[str], **kwargs: Any) -> Any:
+            choice = await select(title, options, **kwargs)
+            if "Inspect" in options:
+                chosen[0] = choice
+            return choice
+
+        def replacing_open(file: Any, mode: str = "r", *rest: Any, **kwargs: Any) -> Any:
+            if chosen[0] == "Inspect" and "b" not in mode:
+                kwargs["errors"] = "replace"
+            return open(file, mode, *rest, **kwargs)
+
+        setattr(commands, "open", replacing_open)  # noqa: B010 (no such attribute for mypy)
+        try:
+            await super().run(args, with_ui(ctx, select=remembering))
+        finally:
+            delattr(commands, "open")
