@@ -21,12 +21,14 @@ passes, and one that breaks a rule fails:
   they come, not by their wording (:func:`classify`): the Call instruction is the first one of
   a request, before any successful template response; the emergency instruction is the one
   that directly follows a completed turn at or above 90 % of the window; every other one is a
-  reminder.
+  reminder. All three are per request: a transcript that holds several is read one request at
+  a time, cut where each later request began.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -270,20 +272,41 @@ class HandoffMessage:
     kind: Literal["call", "emergency", "reminder"]
 
 
-def classify(items: list[Item], window: int) -> list[HandoffMessage]:
-    """The extension's messages of one request, told apart by when they come (module docstring).
+def classify(items: list[Item], window: int, *, starts: Iterable[int] = ()) -> list[HandoffMessage]:
+    """The extension's messages, told apart by when they come within their request (module docstring).
 
-    ``items`` are one request's part of a transcript (from the request to its end). A request is
-    known once a Call instruction was sent, the model's ``blitz_handoff start`` succeeded or a
-    template response succeeded. The emergency is the message that follows a completed turn
-    (``stop``/``toolUse``) at or above 90 % of ``window`` (after that turn's tool results, before
-    the next assistant message) while a request is known; the Call instruction is the first
-    message of a request, before any successful template response, and directs the model to
-    ``session_handoff_get_template``; every other message is a reminder.
+    A request is known once a Call instruction was sent, the model's ``blitz_handoff start``
+    succeeded or a template response succeeded. The emergency is the message that follows a
+    completed turn (``stop``/``toolUse``) at or above 90 % of ``window`` (after that turn's tool
+    results, before the next assistant message) while a request is known; the Call instruction
+    is the first message of a request, before any successful template response, and directs the
+    model to ``session_handoff_get_template``; every other message is a reminder.
+
+    All three are per request, so ``items`` are read one request at a time: ``starts`` are the
+    transcript positions (:attr:`Item.index`) at which a later request began, and the items from
+    each start on are classified as that request's, with nothing of the request before it
+    carried over. The reference ends a request at ``/sh cancel`` or the menu's Cancel ("Canonical
+    cancel/menu immediately invalidate request, Finish ID, reminder, retrieval", Status,
+    cancellation and recovery), at the native cutover (Transfer sequence 6) and when a reload ends
+    the memory state; a second request can only begin after that ("One active request; second
+    rejects without replacing state", Transfer sequence 1). The transcript shows none of these
+    ends, so the caller, which knows where it began the next request, says so. Read as one, a
+    second request's Call instruction came after the first request's messages, so it was taken
+    for a reminder (or for the emergency, after a turn at 90 %), and the second request's own
+    reminder and emergency were each counted against the first. A cut at the start of the next
+    request, not at the end of the one before, keeps whatever the first request still sent after
+    its end (a reminder after a cancel, H70b) as that request's, where its rules judge it.
     """
+    cuts = sorted(set(starts))
     out: list[HandoffMessage] = []
+    ours: list[HandoffMessage] = []  # this request's
     known = retrieved = full = starting = False
     for item in items:
+        if cuts and item.index >= cuts[0]:
+            while cuts and item.index >= cuts[0]:
+                cuts.pop(0)
+            ours = []
+            known = retrieved = full = starting = False
         if item.kind == "assistant":
             full = (
                 item.stop in ("stop", "toolUse")
@@ -301,11 +324,13 @@ def classify(items: list[Item], window: int) -> list[HandoffMessage]:
         if item.kind != "extension":
             continue
         if full and known:
-            out.append(HandoffMessage(item, "emergency"))
-        elif not out and not retrieved and mentions(item.text, GET_TOOL):
-            out.append(HandoffMessage(item, "call"))
+            message = HandoffMessage(item, "emergency")
+        elif not ours and not retrieved and mentions(item.text, GET_TOOL):
+            message = HandoffMessage(item, "call")
             known = True
         else:
-            out.append(HandoffMessage(item, "reminder"))
+            message = HandoffMessage(item, "reminder")
+        ours.append(message)
+        out.append(message)
         full = False
     return out

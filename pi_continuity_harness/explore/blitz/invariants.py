@@ -145,7 +145,14 @@ class _Run:
         return [p.read_text(encoding="utf-8") for p in sorted(root.rglob("*")) if p.is_file()]
 
     def boundaries(self) -> list[int]:
-        """Trace positions where a request ends for sure: a cancel, a reload, a session switch."""
+        """Trace positions where a request ends for sure: a cancel, a reload, a session switch.
+
+        Each epoch between two of them holds at most one request, which is what
+        :func:`~pi_continuity_harness.features.blitz_oracle.classify` reads at a time. The
+        reference also ends a request at the menu's Cancel and at a cutover that fails (an
+        unreadable chain ancestor, H123); the generator makes neither (its menu picks Start or
+        Recovery, and its chains stay readable). Audited for seeds 0-99: no epoch of the
+        reference holds a second request (every widget change into Waiting or Writing counted)."""
         return sorted(
             int(r["seq"])
             for r in self.records

@@ -176,8 +176,23 @@ def window(world: World) -> int:
 
 
 def handoff_messages(world: World, since: int = 0) -> list[oracle.HandoffMessage]:
-    """The extension's messages to the source model since entry ``since``, classified."""
-    return oracle.classify(source_items(world, since), window(world))
+    """The extension's messages to the source model since entry ``since``, classified per request
+    (:func:`request_starts`): a Call instruction, a reminder and the emergency are each one
+    request's (reference: Transfer sequence 1, Deferral, reminder and emergency)."""
+    return oracle.classify(source_items(world, since), window(world), starts=request_starts(world))
+
+
+def request_starts(world: World) -> list[int]:
+    """Where in the source transcript a later request of the session began (:func:`next_request`)."""
+    return [int(at) for at in world.remembered.get("request_starts", [])]
+
+
+def next_request(world: World) -> None:
+    """The request before has ended (a step ran ``/sh cancel``): whatever the extension sends the
+    model from here on belongs to the next request, which
+    :func:`~pi_continuity_harness.features.blitz_oracle.classify` reads on its own. The
+    transcript does not show where a request ended, only the step that ended it knows."""
+    world.remembered.setdefault("request_starts", []).append(len(source_items(world)))
 
 
 def widget_texts(world: World) -> list[str | None]:
@@ -586,7 +601,7 @@ def _first_escalated_then_cancelled(world: World, n: str) -> None:
         Reply(text="Stopping as the handoff asks.", context_tokens=tokens + 100),
     )
     world.command("/sh cancel")
-    world.remembered["next_request_from"] = len(source_items(world))
+    next_request(world)
 
 
 @when("a first request is reminded after 2 seconds and cancelled")
@@ -599,7 +614,7 @@ def _first_reminded_then_cancelled(world: World) -> None:
         Reply(text="Noted; the handoff comes next.", context_tokens=12_100),
     )
     world.command("/sh cancel")
-    world.remembered["next_request_from"] = len(source_items(world))
+    next_request(world)
 
 
 @when(

@@ -30,6 +30,7 @@ from pi_continuity_harness.features.steps.blitz import (
     recovery_dir,
     recovery_files,
     registered_tools,
+    request_starts,
     source_entries,
     source_file,
     source_items,
@@ -38,7 +39,6 @@ from pi_continuity_harness.features.steps.blitz import (
     tool_declarations,
     tool_results,
     widget_texts,
-    window,
 )
 from pi_continuity_harness.features.steps.common import (
     last_mark,
@@ -391,15 +391,21 @@ def _emergency(world: World, how: str) -> None:
     parsers.re(r"each of the two requests got (?P<what>exactly one reminder|the emergency instruction once)")
 )
 def _per_request(world: World, what: str) -> None:
-    """The transcript split where the second request began (each request is classified on its
-    own, as :func:`~pi_continuity_harness.features.blitz_oracle.classify` expects): what the
-    first request got, the second gets again (H49a, H50: per request, not per runtime)."""
-    items = source_items(world)
-    split = int(world.remembered["next_request_from"])
+    """Each request classified on its own (:func:`handoff_messages`, cut where the second request
+    began): what the first request got, the second gets again (H49a, H50: per request, not per
+    runtime), and each has its own Call instruction."""
+    starts = request_starts(world)
+    assert len(starts) == 1, f"feature error: the second request was not marked ({starts})"
     kind = "reminder" if what.endswith("reminder") else "emergency"
-    for label, part in (("first", items[:split]), ("second", items[split:])):
-        found = [m for m in oracle.classify(part, window(world)) if m.kind == kind]
+    messages = handoff_messages(world)
+    for label, part in (
+        ("first", [m for m in messages if m.item.index < starts[0]]),
+        ("second", [m for m in messages if m.item.index >= starts[0]]),
+    ):
+        found = [m for m in part if m.kind == kind]
         assert len(found) == 1, f"the {label} request's {kind} messages: {[m.item.text for m in found]}"
+        calls = [m for m in part if m.kind == "call"]
+        assert len(calls) == 1, f"the {label} request's Call instructions: {[m.item.text for m in calls]}"
 
 
 def _calls_since_last_check(world: World) -> int:
