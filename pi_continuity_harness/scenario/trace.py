@@ -205,6 +205,12 @@ class Trace:
                 trigger.action(record)
         return record
 
+    def normalise(self, value: Any) -> Any:
+        """``value`` as a record holds it (the work directory, and its aliases, written ``$WORK``):
+        what a reader compares with a record's text, which it cannot turn back (``$WORK`` stands
+        for more than one spelling)."""
+        return self._normalise(value)
+
     def _normalise(self, value: Any) -> Any:
         if isinstance(value, str):
             for root in (self.workdir, *self.aliases):

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from pi_continuity_harness.simulator.ui import UIHub
 
 __all__ = [
+    "REPLACED_SESSION",
     "ExtensionRecord",
     "ExtensionRunner",
     "RuntimeBindings",
@@ -484,6 +485,11 @@ class SimCommandContext(SimExtensionContext):
         )
 
 
+#: The ``ext`` of the ``call`` records of what ``with_session``'s context sends: a message sent
+#: through the replaced-session context, not by an extension's own ``pi``.
+REPLACED_SESSION = "<replaced-session>"
+
+
 class SimReplacedContext(SimCommandContext):
     """``with_session``'s ctx: bound to the new session; its senders resolve at settlement."""
 
@@ -492,7 +498,7 @@ class SimReplacedContext(SimCommandContext):
     ) -> None:
         text = content_text(content, "\n")
         self._runner.record_call(
-            "<replaced-session>",
+            REPLACED_SESSION,
             "send_user_message",
             {"deliverAs": deliver_as, "chars": len(text), "awaited": True},
         )

@@ -36,7 +36,10 @@ what the reference fixes (names, positions in the transcript), never by the refe
 implementation's wording, so any implementation is judged the same way. Before the messages of a
 request are told apart, what the extension sent while the user's ``/sh cancel`` or ``/sh recover``
 ran is set aside by the operation that produced it (:meth:`_Run.producers`, read from the trace):
-prompts handed back at a cancel or a recovery turn are no Call, reminder or emergency.
+prompts handed back at a cancel or a recovery turn are no Call, reminder or emergency; nor is the
+receiving session's bootstrap, set aside by its producer (the ``withSession`` context). A user
+message is the extension's when its text, as the trace writes it (``$WORK`` paths), is an
+``input`` the extension sent.
 
 :class:`BlitzChecker` runs them when the run is over (``finish``); :func:`run_checker` builds
 one for any run of the system (the explorer's, or a regression file the suite replays).
@@ -60,6 +63,7 @@ from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.operations import EditFileOp, Operation
 from pi_continuity_harness.scenario.trace import jsonl_lines
 from pi_continuity_harness.scenario.transcript import content_text as _text
+from pi_continuity_harness.simulator.runner import REPLACED_SESSION
 from pi_continuity_harness.simulator.simulation import Simulation
 
 __all__ = ["BLITZ_INVARIANTS", "BlitzChecker", "invariant_specs", "run_checker"]
@@ -85,6 +89,9 @@ class _Run:
     _transcript: list[tuple[int, oracle.Item]] | None = None
     _entries: list[tuple[int, str, dict[str, Any]]] | None = None
     _producers: dict[int, dict[str, Any] | None] | None = None
+    #: Trace seqs of the entries of the user messages sent through ``with_session``'s context
+    #: (filled by :meth:`producers`).
+    _replaced_session_sends: set[int] = field(default_factory=set)
     _files: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
@@ -177,7 +184,11 @@ class _Run:
         The trace records each appended entry (``entry``, with its id) in order, and which session
         is live (``host``/``runtime``); the entries themselves (full texts) come from the session
         files and the live session. A user message is the extension's when an extension sent its
-        text (``input`` with ``source: "extension"``)."""
+        text (``input`` with ``source: "extension"``): the entry's text as the trace writes it
+        (:meth:`traced`) is one of those inputs. Before, the entry's text was compared as it
+        stands, with real paths, with the trace's, whose paths read ``$WORK/...``: a message
+        holding a path (the receiver's bootstrap, which names the dossier, Transfer sequence 6)
+        was never recognised as the extension's."""
         if self._transcript is not None:
             return self._transcript
         sent = {
@@ -185,9 +196,18 @@ class _Run:
             for r in self.records
             if r["kind"] == "event" and r["name"] == "input" and r.get("source") == "extension"
         }
-        out = [(seq, oracle.items_from_entries([entry], sent)[0]) for seq, _session, entry in self.entries()]
+        out = []
+        for seq, _session, entry in self.entries():
+            text = _user_text(entry)
+            ours = {text} if text is not None and self.traced(text) in sent else set()
+            out.append((seq, oracle.items_from_entries([entry], ours)[0]))
         self._transcript = out
         return out
+
+    def traced(self, text: str) -> str:
+        """``text`` as the trace writes it (paths under the work directory as ``$WORK``), so that a
+        text from a session file compares with a record's like with like."""
+        return str(self.host.trace.normalise(text))
 
     def entries(self) -> list[tuple[int, str, dict[str, Any]]]:
         """(trace seq, session file, entry) of every entry of every session, in the order the trace
@@ -231,6 +251,8 @@ class _Run:
         by_seq = {seq: entry for seq, _session, entry in self.entries()}
         op: dict[str, Any] | None = None
         user_sends: list[tuple[str, dict[str, Any] | None]] = []
+        senders: list[dict[str, Any]] = []  # the ``call`` record of each of ``user_sends``
+        input_senders: list[dict[str, Any] | None] = []  # and of each of ``inputs``
         custom_sends: list[tuple[Any, dict[str, Any] | None]] = []
         inputs: list[tuple[str, dict[str, Any] | None]] = []
         out: dict[int, dict[str, Any] | None] = {}
@@ -241,14 +263,17 @@ class _Run:
             elif kind == "host" and name in ("runtime", "reload"):
                 # A new runtime: what the old one had not delivered yet never will be.
                 user_sends, custom_sends, inputs = [], [], []
+                senders, input_senders = [], []
             elif kind == "call" and name == "send_user_message":
                 user_sends.append((str(record.get("text", "")).removesuffix("\u2026"), op))
+                senders.append(record)
             elif kind == "call" and name == "send_message":
                 custom_sends.append((record.get("customType"), op))
             elif kind == "event" and name == "input" and record.get("source") == "extension":
                 text = str(record.get("text", ""))
                 at = next((i for i, (sent, _op) in enumerate(user_sends) if text.startswith(sent)), None)
                 inputs.append((text, user_sends.pop(at)[1] if at is not None else None))
+                input_senders.append(senders.pop(at) if at is not None else None)
             elif kind == "entry" and int(record["seq"]) in by_seq:
                 seq = int(record["seq"])
                 entry = by_seq[seq]
@@ -257,13 +282,24 @@ class _Run:
                     at = next((i for i, (sent, _op) in enumerate(custom_sends) if sent == ctype), None)
                     if at is not None:
                         out[seq] = custom_sends.pop(at)[1]
-                elif entry.get("type") == "message" and (entry.get("message") or {}).get("role") == "user":
-                    text = _text((entry.get("message") or {}).get("content"))
-                    at = next((i for i, (sent, _op) in enumerate(inputs) if sent == text), None)
+                elif (said := _user_text(entry)) is not None:
+                    traced = self.traced(said)
+                    at = next((i for i, (sent, _op) in enumerate(inputs) if sent == traced), None)
                     if at is not None:
                         out[seq] = inputs.pop(at)[1]
+                        sender = input_senders.pop(at)
+                        if sender is not None and sender.get("ext") == REPLACED_SESSION:
+                            self._replaced_session_sends.add(seq)
         self._producers = out
         return out
+
+    def sent_by_replaced_session(self, seq: int) -> bool:
+        """Whether the message of the entry at ``seq`` went out through the context
+        ``ctx.newSession``'s ``withSession`` callback receives (its ``call`` record's ``ext``, read
+        by :meth:`producers`): the receiving session's first prompt (the bootstrap), sent before
+        that session has a request of its own."""
+        self.producers()
+        return seq in self._replaced_session_sends
 
     def sent_by_command(self, seq: int, subcommands: tuple[str, ...]) -> bool:
         """Whether the extension sent the message of the entry at ``seq`` while the user's
@@ -282,10 +318,18 @@ class _Run:
         aside first (:data:`_NO_REQUEST_COMMANDS`): it is that command's own doing, a recovery
         turn or prompts handed back at a cancel, never a Call, reminder or emergency, whatever it
         says. Before, such a message was the first extension message after the cancel, so it
-        counted as a reminder and the next request's Call as a second one."""
+        counted as a reminder and the next request's Call as a second one.
+
+        The receiving session's bootstrap is set aside too (:meth:`sent_by_replaced_session`): the
+        "short first prompt: absolute path, startup/cleanup" of the replacement session (reference:
+        Transfer sequence 6), sent before that session has a request, never a Call, reminder or
+        emergency. It was left out before only because its text, which names the dossier, was
+        never recognised as the extension's (:meth:`transcript`)."""
         by_epoch: dict[int, list[tuple[int, oracle.Item]]] = {}
         for seq, item in self.transcript():
-            if item.kind == "extension" and self.sent_by_command(seq, _NO_REQUEST_COMMANDS):
+            if item.kind == "extension" and (
+                self.sent_by_command(seq, _NO_REQUEST_COMMANDS) or self.sent_by_replaced_session(seq)
+            ):
                 continue
             by_epoch.setdefault(self.epoch(seq), []).append((seq, item))
         templates = self.call_templates()
@@ -309,6 +353,14 @@ class _Run:
             return []
         texts = (p.read_text(encoding="utf-8", errors="replace").strip() for p in root.glob("call_*.cmpl"))
         return [t for t in texts if t]
+
+
+def _user_text(entry: dict[str, Any]) -> str | None:
+    """The text of a user message entry (None: the entry is no user message)."""
+    message = entry.get("message") or {}
+    if entry.get("type") != "message" or message.get("role") != "user":
+        return None
+    return _text(message.get("content"))
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
