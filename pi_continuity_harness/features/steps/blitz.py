@@ -188,10 +188,11 @@ def request_starts(world: World) -> list[int]:
 
 
 def next_request(world: World) -> None:
-    """The request before has ended (a step ran ``/sh cancel``): whatever the extension sends the
-    model from here on belongs to the next request, which
-    :func:`~pi_continuity_harness.features.blitz_oracle.classify` reads on its own. The
-    transcript does not show where a request ended, only the step that ended it knows."""
+    """The next request of the session begins here: what the extension sends the model from here
+    on is that request's, which :func:`~pi_continuity_harness.features.blitz_oracle.classify`
+    reads on its own. The transcript does not show where a request ended or began, only the
+    steps know: the When steps that call this have just ended the request before with ``/sh
+    cancel``, and the next step starts the next one with nothing in between."""
     world.remembered.setdefault("request_starts", []).append(len(source_items(world)))
 
 
