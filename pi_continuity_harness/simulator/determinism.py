@@ -20,8 +20,16 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import Protocol
 
-__all__ = ["EPOCH_MS", "SeededRandom", "VirtualClock", "deterministic_environment", "iso_from_ms"]
+__all__ = [
+    "EPOCH_MS",
+    "LoopClock",
+    "SeededRandom",
+    "VirtualClock",
+    "deterministic_environment",
+    "iso_from_ms",
+]
 
 #: Virtual wall clock at loop time zero: 2026-01-01T00:00:00.000Z.
 EPOCH_MS = 1_767_225_600_000
@@ -41,29 +49,51 @@ def _iso_second(second: int) -> str:
     return datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.")
 
 
+class LoopClock(Protocol):
+    """What :class:`VirtualClock` needs of the event loop (``VirtualTimeEventLoop``)."""
+
+    def time(self) -> float: ...
+
+    def catch_up(self, seconds: float) -> None: ...
+
+
 class VirtualClock:
-    """Wall time derived from the virtual event loop's time, strictly increasing per read.
+    """Wall time that is the virtual event loop's time, strictly increasing per read.
 
     Every timestamp read advances by at least one millisecond, so two entries never share
     a timestamp. Pi compares timestamps (``assistant.timestamp <= compaction.timestamp``
-    decides whether usage predates a compaction); equal values would be an accident of
-    simulation, not of Pi.
+    decides whether usage predates a compaction, AS:2496-2615); equal values would be an
+    accident of simulation, not of Pi.
+
+    A read that has to hand out a millisecond ahead of the loop's time moves the loop's clock
+    there (``catch_up``): time moves with the work, as on a real machine, where Pi's wall clock
+    (``Date.now()``) and its monotonic clock (``performance.now()``, which times a response in
+    pi-ai ``dist/utils/event-stream.js:89-90,117`` and a tool in pi-agent-core
+    ``dist/agent-loop.js:571-572``) and timers advance together. Before, the loop stood still
+    while the wall clock ran ahead of it one millisecond per read; a wait measured across the
+    loop's timers came out short by that lead (a 5 s receiver turn showed blitz's "Handoff Time
+    0:04"). Now ``now_ms() - (EPOCH_MS + loop time)`` is 0 after every read: a 5 s wait between
+    two reads measures 5000 ms, and a timer scheduled after a read is due after it.
     """
 
-    def __init__(self, loop_time: Callable[[], float], epoch_ms: int = EPOCH_MS) -> None:
-        self._loop_time = loop_time
+    def __init__(self, loop: LoopClock, epoch_ms: int = EPOCH_MS) -> None:
+        self._loop = loop
         self._epoch_ms = epoch_ms
         self._last_ms = epoch_ms - 1
 
     def loop_ms(self) -> int:
         """Virtual milliseconds since the run started (for traces)."""
-        return round(self._loop_time() * 1000)
+        return round(self._loop.time() * 1000)
 
     def now_ms(self) -> int:
-        """``Date.now()``: a fresh, strictly increasing millisecond timestamp."""
-        candidate = self._epoch_ms + self.loop_ms()
-        self._last_ms = max(candidate, self._last_ms + 1)
-        return self._last_ms
+        """``Date.now()``: a fresh, strictly increasing millisecond timestamp; when it is ahead
+        of the loop's time, the loop's clock is moved to it (the read took that long)."""
+        loop_ms = self.loop_ms()
+        ms = max(self._epoch_ms + loop_ms, self._last_ms + 1)
+        if ms - self._epoch_ms > loop_ms:
+            self._loop.catch_up((ms - self._epoch_ms) / 1000)
+        self._last_ms = ms
+        return ms
 
     def now_iso(self) -> str:
         return iso_from_ms(self.now_ms())
@@ -71,8 +101,8 @@ class VirtualClock:
     def current_ms(self) -> int:
         """The wall time now, without handing out a timestamp (a file's modification time:
         reading it must not move the next ``Date.now()``, or every later id and timestamp
-        would shift)."""
-        return max(self._epoch_ms + self.loop_ms(), self._last_ms)
+        would shift). The loop's time is never behind the last timestamp handed out."""
+        return self._epoch_ms + self.loop_ms()
 
     def peek_ms(self) -> int:
         """The last timestamp handed out (no advance)."""

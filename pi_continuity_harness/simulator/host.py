@@ -154,7 +154,7 @@ class SimHost:
         #: session file, and every new session is in memory too.
         self.persist_sessions = persist_sessions
         self.loop = VirtualTimeEventLoop(self.meter)
-        self.clock = VirtualClock(self.loop.time)
+        self.clock = VirtualClock(self.loop)
         self.rng = SeededRandom(seed)
         aliases = (self.disk.workdir,) if self.disk.workdir != self.paths.workdir else ()
         self.trace = Trace(self.clock.loop_ms, self.paths.workdir, aliases=aliases)

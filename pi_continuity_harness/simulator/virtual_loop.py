@@ -93,6 +93,17 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
     def time(self) -> float:
         return self._virtual_now
 
+    def catch_up(self, seconds: float) -> None:
+        """Move the clock to ``seconds`` (never back): the work of the current step took that
+        long. ``VirtualClock.now_ms`` calls it when it hands out a timestamp ahead of the loop's
+        time (``determinism.py``), so the wall clock never leads the loop's: timers and
+        ``loop.time()`` read later agree with ``Date.now()``, as on a real machine.
+
+        Not charged to the meter's virtual seconds: no timer is reached, and each read happens
+        inside a step or a trace record that is charged as an operation; the next jump to a
+        timer is checked against the budget from the moved clock."""
+        self._virtual_now = max(self._virtual_now, seconds)
+
     def _advance(self, seconds: float) -> None:
         if self.meter is not None:
             self.meter.advance_to(self._virtual_now + seconds)

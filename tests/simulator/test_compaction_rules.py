@@ -23,6 +23,20 @@ from pi_continuity_harness.simulator.messages import (
 )
 from pi_continuity_harness.simulator.session_manager import SessionManager
 
+
+class _LoopTime:
+    """The event loop's clock as ``VirtualClock`` uses it (``determinism.LoopClock``)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def time(self) -> float:
+        return self.now
+
+    def catch_up(self, seconds: float) -> None:
+        self.now = max(self.now, seconds)
+
+
 SETTINGS = CompactionSettings(enabled=True, reserve_tokens=4000, keep_recent_tokens=100)
 
 
@@ -30,7 +44,7 @@ def sm(tmp_path: Path) -> SessionManager:
     return SessionManager.create(
         cwd="/p",
         session_dir=str(tmp_path),
-        clock=VirtualClock(lambda: 0.0),
+        clock=VirtualClock(_LoopTime()),
         rng=SeededRandom(4),
         persist=False,
     )

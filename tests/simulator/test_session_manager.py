@@ -19,11 +19,16 @@ from pi_continuity_harness.simulator.session_manager import (
 
 
 class _Clock:
+    """The event loop's clock as ``VirtualClock`` uses it (``determinism.LoopClock``)."""
+
     def __init__(self) -> None:
         self.now = 0.0
 
-    def __call__(self) -> float:
+    def time(self) -> float:
         return self.now
+
+    def catch_up(self, seconds: float) -> None:
+        self.now = max(self.now, seconds)
 
 
 def manager(tmp_path: Path, **kwargs: Any) -> SessionManager:
