@@ -23,19 +23,7 @@ from pi_continuity_harness.simulator.messages import (
 )
 from pi_continuity_harness.simulator.session_manager import SessionManager
 
-
-class _LoopTime:
-    """The event loop's clock as ``VirtualClock`` uses it (``determinism.LoopClock``)."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def time(self) -> float:
-        return self.now
-
-    def catch_up(self, seconds: float) -> None:
-        self.now = max(self.now, seconds)
-
+from .loop_clock import ManualLoopClock
 
 SETTINGS = CompactionSettings(enabled=True, reserve_tokens=4000, keep_recent_tokens=100)
 
@@ -44,7 +32,7 @@ def sm(tmp_path: Path) -> SessionManager:
     return SessionManager.create(
         cwd="/p",
         session_dir=str(tmp_path),
-        clock=VirtualClock(_LoopTime()),
+        clock=VirtualClock(ManualLoopClock()),
         rng=SeededRandom(4),
         persist=False,
     )

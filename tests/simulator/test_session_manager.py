@@ -17,18 +17,7 @@ from pi_continuity_harness.simulator.session_manager import (
     load_entries,
 )
 
-
-class _Clock:
-    """The event loop's clock as ``VirtualClock`` uses it (``determinism.LoopClock``)."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def time(self) -> float:
-        return self.now
-
-    def catch_up(self, seconds: float) -> None:
-        self.now = max(self.now, seconds)
+from .loop_clock import ManualLoopClock
 
 
 def manager(tmp_path: Path, **kwargs: Any) -> SessionManager:
@@ -36,7 +25,7 @@ def manager(tmp_path: Path, **kwargs: Any) -> SessionManager:
     return SessionManager.create(
         cwd=str(tmp_path / "project"),
         session_dir=str(tmp_path / "sessions"),
-        clock=VirtualClock(_Clock()),
+        clock=VirtualClock(ManualLoopClock()),
         rng=SeededRandom(1),
         **kwargs,
     )
@@ -101,7 +90,7 @@ def test_first_flush_is_exclusive_and_a_failed_write_rolls_back(tmp_path: Path) 
     sm = SessionManager.create(
         cwd="/p",
         session_dir=str(tmp_path),
-        clock=VirtualClock(_Clock()),
+        clock=VirtualClock(ManualLoopClock()),
         rng=SeededRandom(2),
         write_line=failing,
     )
@@ -256,7 +245,7 @@ def test_open_resumes_a_file_and_appends(tmp_path: Path) -> None:
     path = sm.get_session_file()
     assert path is not None
     again = SessionManager.open(
-        path, cwd="/p", session_dir=str(tmp_path), clock=VirtualClock(_Clock()), rng=SeededRandom(9)
+        path, cwd="/p", session_dir=str(tmp_path), clock=VirtualClock(ManualLoopClock()), rng=SeededRandom(9)
     )
     assert again.get_session_id() == sm.get_session_id()
     assert again.get_leaf_id() == sm.get_leaf_id()
@@ -275,11 +264,19 @@ def test_open_skips_malformed_lines_and_refuses_non_sessions(tmp_path: Path) -> 
     bogus.write_text("garbage\n", encoding="utf-8")
     with pytest.raises(SessionFileError):
         SessionManager.open(
-            str(bogus), cwd="/p", session_dir=str(tmp_path), clock=VirtualClock(_Clock()), rng=SeededRandom(1)
+            str(bogus),
+            cwd="/p",
+            session_dir=str(tmp_path),
+            clock=VirtualClock(ManualLoopClock()),
+            rng=SeededRandom(1),
         )
     missing = tmp_path / "new.jsonl"
     fresh = SessionManager.open(
-        str(missing), cwd="/p", session_dir=str(tmp_path), clock=VirtualClock(_Clock()), rng=SeededRandom(1)
+        str(missing),
+        cwd="/p",
+        session_dir=str(tmp_path),
+        clock=VirtualClock(ManualLoopClock()),
+        rng=SeededRandom(1),
     )
     assert fresh.get_session_file() == str(missing) and not missing.exists()
 
@@ -297,7 +294,11 @@ def test_v1_files_are_migrated_and_rewritten(tmp_path: Path) -> None:
     ]
     path.write_text("".join(json.dumps(e) + "\n" for e in lines), encoding="utf-8")
     sm = SessionManager.open(
-        str(path), cwd="/p", session_dir=str(tmp_path), clock=VirtualClock(_Clock()), rng=SeededRandom(1)
+        str(path),
+        cwd="/p",
+        session_dir=str(tmp_path),
+        clock=VirtualClock(ManualLoopClock()),
+        rng=SeededRandom(1),
     )
     rewritten = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert rewritten[0]["version"] == 3
