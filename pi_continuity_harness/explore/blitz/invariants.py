@@ -250,11 +250,10 @@ class _Run:
             return self._producers
         by_seq = {seq: entry for seq, _session, entry in self.entries()}
         op: dict[str, Any] | None = None
-        user_sends: list[tuple[str, dict[str, Any] | None]] = []
-        senders: list[dict[str, Any]] = []  # the ``call`` record of each of ``user_sends``
-        input_senders: list[dict[str, Any] | None] = []  # and of each of ``inputs``
+        # (text, op, the send's ``call`` record): the record says which context sent it.
+        user_sends: list[tuple[str, dict[str, Any] | None, dict[str, Any]]] = []
         custom_sends: list[tuple[Any, dict[str, Any] | None]] = []
-        inputs: list[tuple[str, dict[str, Any] | None]] = []
+        inputs: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]] = []
         out: dict[int, dict[str, Any] | None] = {}
         for record in self.records:
             kind, name = record["kind"], record["name"]
@@ -263,17 +262,17 @@ class _Run:
             elif kind == "host" and name in ("runtime", "reload"):
                 # A new runtime: what the old one had not delivered yet never will be.
                 user_sends, custom_sends, inputs = [], [], []
-                senders, input_senders = [], []
             elif kind == "call" and name == "send_user_message":
-                user_sends.append((str(record.get("text", "")).removesuffix("\u2026"), op))
-                senders.append(record)
+                user_sends.append((str(record.get("text", "")).removesuffix("\u2026"), op, record))
             elif kind == "call" and name == "send_message":
                 custom_sends.append((record.get("customType"), op))
             elif kind == "event" and name == "input" and record.get("source") == "extension":
                 text = str(record.get("text", ""))
-                at = next((i for i, (sent, _op) in enumerate(user_sends) if text.startswith(sent)), None)
-                inputs.append((text, user_sends.pop(at)[1] if at is not None else None))
-                input_senders.append(senders.pop(at) if at is not None else None)
+                at = next(
+                    (i for i, (sent, _op, _call) in enumerate(user_sends) if text.startswith(sent)), None
+                )
+                _sent, sender_op, call = user_sends.pop(at) if at is not None else ("", None, None)
+                inputs.append((text, sender_op, call))
             elif kind == "entry" and int(record["seq"]) in by_seq:
                 seq = int(record["seq"])
                 entry = by_seq[seq]
@@ -284,11 +283,10 @@ class _Run:
                         out[seq] = custom_sends.pop(at)[1]
                 elif (said := _user_text(entry)) is not None:
                     traced = self.traced(said)
-                    at = next((i for i, (sent, _op) in enumerate(inputs) if sent == traced), None)
+                    at = next((i for i, (sent, _op, _call) in enumerate(inputs) if sent == traced), None)
                     if at is not None:
-                        out[seq] = inputs.pop(at)[1]
-                        sender = input_senders.pop(at)
-                        if sender is not None and sender.get("ext") == REPLACED_SESSION:
+                        _text_sent, out[seq], call = inputs.pop(at)
+                        if call is not None and call.get("ext") == REPLACED_SESSION:
                             self._replaced_session_sends.add(seq)
         self._producers = out
         return out
