@@ -66,7 +66,7 @@ def ident(text: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-") or "x"
 
 
-def _tokens(value: float, _pos: int | None = 0) -> str:
+def _tokens(value: float) -> str:
     if value >= 1_000_000:
         return f"{value / 1_000_000:.1f}M".replace(".0M", "M")
     if value >= 1_000:
