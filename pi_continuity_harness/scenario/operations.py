@@ -27,6 +27,12 @@ from pydantic import (
 )
 
 from pi_continuity_harness.scenario.confine import check_scenario_path
+from pi_continuity_harness.scenario.file_content import (
+    BASE64_DESCRIPTION,
+    check_base64,
+    decode_base64,
+    refuse_second_content,
+)
 from pi_continuity_harness.scenario.numbers import Int, OptionalInt
 from pi_continuity_harness.scenario.regex_check import regex_problem
 
@@ -533,8 +539,7 @@ class EditFileSpec(_Strict):
     base64_value: str | None = Field(
         default=None,
         alias="base64",
-        description="kind file: the file's exact bytes, standard base64 (A-Z a-z 0-9 + /, padded with =, "
-        "no whitespace), instead of text or json: a file that need not be UTF-8",
+        description=f"kind file: {BASE64_DESCRIPTION}",
         json_schema_extra={"contentEncoding": "base64"},
     )
     merge_json: bool = Field(default=False, description="Deep-merge json into an existing JSON file")
@@ -575,23 +580,13 @@ class EditFileSpec(_Strict):
         kind = info.data.get("kind")
         if kind is not None and kind != "file":
             raise ValueError(f"base64 is a file's content, for kind file, not kind {kind}")
-        given = [
-            name for name, key in (("text", "text"), ("json", "json_value")) if info.data.get(key) is not None
-        ]
-        if given:
-            raise ValueError(f"base64 and {given[0]} both give the file's content: give one")
-        try:
-            base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError) as error:
-            raise ValueError(
-                f"not valid base64 ({error}); standard alphabet A-Z a-z 0-9 + /, padded with =, no whitespace"
-            ) from None
-        return value
+        refuse_second_content("base64", info.data, {"text": "text", "json": "json_value"})
+        return check_base64(value)
 
     @property
     def content_bytes(self) -> bytes | None:
         """The exact bytes ``base64`` gives (None: the edit gives none)."""
-        return None if self.base64_value is None else base64.b64decode(self.base64_value, validate=True)
+        return decode_base64(self.base64_value)
 
     @field_validator("target")
     @classmethod
