@@ -28,7 +28,11 @@ def refuse_second_content(field: str, data: Mapping[str, Any], earlier: Mapping[
 
     ``earlier`` maps each such field's scenario name to its attribute (``{"json": "json_value"}``);
     ``data`` is pydantic's ``ValidationInfo.data``, the fields validated so far. A field that is
-    absent or ``null`` gives nothing."""
+    absent or ``null`` gives nothing. A field missing from ``data`` failed its own validation
+    (``text`` and ``json`` together, say): that error names the mistake already, so nothing is
+    refused here, and three content fields get one error line, not two."""
+    if any(key not in data for key in earlier.values()):
+        return
     given = [name for name, key in earlier.items() if data.get(key) is not None]
     if given:
         raise ValueError(f"{field} and {given[0]} both give the file's content: give one")

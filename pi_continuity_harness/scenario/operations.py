@@ -513,8 +513,8 @@ class EditFileSpec(_Strict):
 
     ``path`` is relative to the project directory (``$PROJECT``) unless it starts with
     ``$AGENT/`` (the agent directory). ``kind: directory`` creates a directory at the path
-    (for example a directory where a file should be), ``kind: file`` a file (``text`` or
-    ``json``), ``kind: absent`` removes whatever is there, ``kind: symlink`` puts a symbolic
+    (for example a directory where a file should be), ``kind: file`` a file (one of ``text``,
+    ``json`` or ``base64``), ``kind: absent`` removes whatever is there, ``kind: symlink`` puts a symbolic
     link to ``target`` there (whatever was there is removed first).
 
     A link's ``target`` is a scenario path like ``path`` (checked by the same
@@ -566,6 +566,15 @@ class EditFileSpec(_Strict):
         written nowhere (or through the link, which is ``kind: file`` on the target's path)."""
         if info.data.get("kind") == "symlink" and value not in (None, False):
             raise ValueError("kind symlink takes a target, not file content")
+        return value
+
+    @field_validator("json_value")
+    @classmethod
+    def _one_content(cls, value: Any, info: ValidationInfo) -> Any:
+        """``text`` and ``json`` both give the file's content: which would it hold? Before, the
+        file was written from ``json`` and the ``text`` silently dropped."""
+        if value is not None:
+            refuse_second_content("json", info.data, {"text": "text"})
         return value
 
     @field_validator("base64_value")

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import AfterValidator, BaseModel, ValidationError
 
+from pi_continuity_harness.cli import main
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.features import blitz_oracle
 from pi_continuity_harness.scenario import load_scenario, parse_scenario
@@ -21,7 +22,7 @@ from pi_continuity_harness.scenario.document import MAX_SCENARIO_BYTES, dump_sce
 from pi_continuity_harness.scenario.regex_check import regex_problem
 from pi_continuity_harness.scenario.workspace import RUN_MARKER, WorkdirError, prepare_workdir
 
-from .helpers import EXAMPLES
+from .helpers import EXAMPLES, tree_snapshot
 
 
 def refuse(tmp_path: Path, text: str, name: str = "bad.yaml") -> str:
@@ -387,6 +388,70 @@ def test_pydantic_union_member_steps_are_left_out_of_the_field_path() -> None:
         "s.yaml: x: Input should be a valid integer, unable to parse string as an integer",
         "s.yaml: x: Input should be a valid list",
     ]
+
+
+_BOTH = "json and text both give the file's content: give one"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "name: bad\noperations:\n  - edit_file: {path: a.json, text: x, json: {k: 1}}\n",
+            f"bad.yaml: operations[0].edit_file.json: {_BOTH}",
+        ),
+        (  # merge_json merges json: the text beside it was silently dropped
+            "name: bad\noperations:\n"
+            "  - edit_file: {path: .pi/settings.json, text: x, json: {k: 1}, merge_json: true}\n",
+            f"bad.yaml: operations[0].edit_file.json: {_BOTH}",
+        ),
+        (  # a scalar json is content too
+            "name: bad\noperations:\n  - edit_file: {path: a.json, text: '', json: 0}\n",
+            f"bad.yaml: operations[0].edit_file.json: {_BOTH}",
+        ),
+        (  # one mistake, one line, with base64 given as well
+            "name: bad\noperations:\n  - edit_file: {path: a, text: x, json: 1, base64: AA==}\n",
+            f"bad.yaml: operations[0].edit_file.json: {_BOTH}",
+        ),
+        (
+            "name: bad\nmodel: {agent: [{text: a, during: [{edit_file: {path: a, text: x, json: [1]}}]}]}\n",
+            f"bad.yaml: model.agent[0].during[0].edit_file.json: {_BOTH}",
+        ),
+        (
+            "name: bad\nfaults: {inject: [{after: {kind: op, name: prompt},\n"
+            "  operations: [{edit_file: {path: a, text: x, json: 1}}]}]}\n",
+            f"bad.yaml: faults.inject[0].operations[0].edit_file.json: {_BOTH}",
+        ),
+    ],
+    ids=["object", "merge_json", "scalar", "and-base64", "during", "inject"],
+)
+def test_rule_an_edit_file_gives_one_content_field_text_and_json_together_are_refused(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """``text`` and ``json`` together: the file was written from ``json`` and the ``text``
+    silently dropped. One of them is the mistake, so the scenario is refused at load naming the
+    file and the field, one line, and nothing is written (``refuse``)."""
+    assert refuse(tmp_path, text) == message
+
+
+def test_rule_an_edit_file_gives_one_content_field_simulate_exits_2_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """From the CLI: exit status 2, one error line naming the file and the field, and nothing on
+    disk changed, not even the run directory of an earlier run that ``--workdir`` names (a run
+    directory is emptied before a run only once the scenario is valid)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "both.yaml").write_text(
+        "name: both\noperations:\n  - edit_file: {path: a.json, text: x, json: {k: 1}}\n", encoding="utf-8"
+    )
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / RUN_MARKER).write_text("", encoding="utf-8")
+    (tmp_path / "run" / "trace.jsonl").write_text("{}\n", encoding="utf-8")
+    before = tree_snapshot(tmp_path)
+    assert main(["simulate", "both.yaml", "--workdir", "run"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"pi-continuity-harness simulate: both.yaml: operations[0].edit_file.json: {_BOTH}\n", err
+    assert tree_snapshot(tmp_path) == before
 
 
 def test_every_problem_is_listed_one_per_line(tmp_path: Path) -> None:
