@@ -21,7 +21,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME, Model
 from pi_continuity_harness.errors import ScenarioError
@@ -30,6 +38,12 @@ from pi_continuity_harness.scenario.competitors import CompetitorBehaviour
 from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.field_path import field_path
+from pi_continuity_harness.scenario.file_content import (
+    BASE64_DESCRIPTION,
+    check_base64,
+    decode_base64,
+    refuse_second_content,
+)
 from pi_continuity_harness.scenario.model_script import ModelScript
 from pi_continuity_harness.scenario.numbers import Int
 from pi_continuity_harness.scenario.operations import _OPERATION_KEYS, Operations
@@ -100,19 +114,54 @@ class SettingsSpec(_Strict):
 
 
 class FileSpec(_Strict):
-    """A file placed before the run: ``text`` or ``json`` content, or a ``directory``."""
+    """A file placed before the run: ``text``, ``json`` or ``base64`` content, or a ``directory``.
+
+    ``base64`` plants exact bytes, a file that need not be UTF-8 (``text`` is written as
+    UTF-8), checked and decoded as ``edit_file``'s is (``scenario/file_content.py``: strictly,
+    and not with another content field). Why: a file that does not decode could be planted only
+    by an ``edit_file`` once the run had begun, not before Pi starts (an unreadable recovery or
+    config file an extension must meet at startup)."""
 
     text: str | None = None
     json_value: Any = Field(default=None, alias="json")
     directory: bool = False
+    base64_value: str | None = Field(
+        default=None,
+        alias="base64",
+        description=BASE64_DESCRIPTION,
+        json_schema_extra={"contentEncoding": "base64"},
+    )
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
+    @field_validator("base64_value")
+    @classmethod
+    def _exact_bytes(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return value
+        refuse_second_content("base64", info.data, {"text": "text", "json": "json_value"})
+        if info.data.get("directory"):
+            raise ValueError("base64 is a file's content, not for directory: true")
+        return check_base64(value)
+
+    @property
+    def content_bytes(self) -> bytes | None:
+        """The exact bytes ``base64`` gives (None: the file gives none)."""
+        return decode_base64(self.base64_value)
+
     @model_validator(mode="after")
     def _one(self) -> FileSpec:
-        given = sum(x for x in (self.text is not None, self.json_value is not None, self.directory))
+        given = sum(
+            x
+            for x in (
+                self.text is not None,
+                self.json_value is not None,
+                self.base64_value is not None,
+                self.directory,
+            )
+        )
         if given != 1:
-            raise ValueError("a file has exactly one of: text, json, directory: true")
+            raise ValueError("a file has exactly one of: text, json, base64, directory: true")
         return self
 
 
@@ -250,7 +299,7 @@ class Scenario(_Strict):
 
 #: Files the harness itself writes into a machine before Pi starts, on either target
 #: (``workspace.prepare_files``; real Pi's ``agent/models.json``, ``targets/realpi/environment.py``):
-#: a scenario may replace one with text or JSON of its own, but not make it a directory or put
+#: a scenario may replace one with text, JSON or bytes of its own, but not make it a directory or put
 #: anything below it.
 _HARNESS_FILES = (
     "$AGENT/settings.json",
@@ -279,7 +328,7 @@ def _files_conflict(files: dict[str, FileSpec]) -> str | None:
             if parent in _HARNESS_FILES:
                 return f"{written!r}: the harness writes {parent!r} as a file, so nothing can be below it"
         if path in _HARNESS_FILES and spec.directory:
-            return f"{written!r}: the harness writes it as a file; give it text or json, not directory: true"
+            return f"{written!r}: the harness writes it as a file; give it text, json or base64, not directory: true"
     return None
 
 

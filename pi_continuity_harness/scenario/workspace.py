@@ -177,8 +177,12 @@ def prepare_files(
     for relative, spec in scenario.files.items():
         check_scenario_path(relative)
         target = resolve_inside(paths.workdir, paths.resolve(relative))
+        data = spec.content_bytes
         if spec.directory:
             os.makedirs(target, exist_ok=True)
+        elif data is not None:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            Path(target).write_bytes(data)  # exact bytes: a file that need not be UTF-8
         elif spec.text is not None:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "w", encoding="utf-8") as handle:

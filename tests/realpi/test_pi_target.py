@@ -7,6 +7,7 @@ notifications and operation outcomes.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from collections.abc import Callable
@@ -356,6 +357,17 @@ def test_fs_faults_fire_in_the_bridge_process(targets: Targets) -> None:
     assert real.notifications == sim.notifications
     assert real.files("probe-out") == sim.files("probe-out")
     assert [(o.ok, o.error) for o in real.operations] == [(o.ok, o.error) for o in sim.operations]
+
+
+def test_rule_files_base64_plants_the_same_bytes_on_both_targets(targets: Targets) -> None:
+    """``files:`` with ``base64`` (bytes that are not UTF-8) is planted by ``prepare_files`` on
+    both targets: Pi's project holds exactly the bytes the simulator's does, before and after a
+    turn (the probe extension reads none of them)."""
+    data = b"caf\xe9 \xff\x00\r\n"
+    files = {"planted/r.md": {"base64": base64.b64encode(data).decode("ascii")}, "planted/e": {"base64": ""}}
+    real, _ = run(targets("pi"), scenario(files=files), [{"prompt": "hi"}])
+    sim, _ = run(targets("sim"), scenario(files=files), [{"prompt": "hi"}])
+    assert real.files("planted") == sim.files("planted") == {"e": b"", "r.md": data}
 
 
 def test_file_operations_of_the_bridged_implementation_are_observed(targets: Targets) -> None:

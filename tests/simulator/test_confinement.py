@@ -456,7 +456,7 @@ def test_a_file_name_of_255_bytes_is_laid_out(tmp_path: Path) -> None:
         ),
         (
             {"$AGENT/settings.json": {"directory": True}},
-            "files: '$AGENT/settings.json': the harness writes it as a file; give it text or json, not "
+            "files: '$AGENT/settings.json': the harness writes it as a file; give it text, json or base64, not "
             "directory: true",
         ),
         (

@@ -22,11 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.cli import main
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario import parse_scenario
+from pi_continuity_harness.scenario.document import dump_scenario
+from pi_continuity_harness.scenario.workspace import RUN_MARKER
 from pi_continuity_harness.simulator.simulation import Simulation, simulate
 
 from .helpers import tree_snapshot, victim_beside
@@ -158,3 +161,100 @@ def test_a_bytes_path_leaving_the_run_is_refused_at_load() -> None:
     assert str(raised.value).startswith("hostile.yaml: operations[0].edit_file.path: '../victim': '..'"), str(
         raised.value
     )
+
+
+# ``files:`` with ``base64``: a file that is not UTF-8 planted before the run, decoded and
+# checked by the same code as ``edit_file``'s (``scenario/file_content.py``) and written by
+# ``prepare_files``, which both targets call.
+
+
+def test_rule_files_base64_plants_the_exact_bytes_before_the_run(tmp_path: Path) -> None:
+    """The planted file holds the decoded bytes exactly, in the project or under ``$AGENT/``,
+    with its directories made; an empty ``base64`` plants an empty file; the scenario dumps and
+    loads back the same (``import-session`` and the explorer's minimiser write scenarios)."""
+    scenario = parse_scenario(
+        {
+            "name": "planted",
+            "files": {
+                "$AGENT/pi-blitz-handoff/recovery/r.md": {"base64": _b64(NOT_UTF8)},
+                "deep/er/x.bin": {"base64": _b64(b"\xfe\xff\r\n")},
+                "empty.bin": {"base64": ""},
+                "notes.md": {"text": "text still works\n"},
+            },
+        }
+    )
+    assert parse_scenario(yaml.safe_load(dump_scenario(scenario))) == scenario
+    result = simulate(scenario, workdir=tmp_path / "run", implementation=_null_extension)
+    project, agent = Path(result.host.disk.project_dir), Path(result.host.disk.agent_dir)
+    assert (agent / "pi-blitz-handoff" / "recovery" / "r.md").read_bytes() == NOT_UTF8
+    assert (project / "deep" / "er" / "x.bin").read_bytes() == b"\xfe\xff\r\n"
+    assert (project / "empty.bin").read_bytes() == b""
+    assert (project / "notes.md").read_bytes() == b"text still works\n"
+
+
+@pytest.mark.parametrize(
+    ("spec", "reason"),
+    [
+        ({"base64": "not base64!"}, "not valid base64"),
+        ({"base64": "//79/"}, "not valid base64"),  # bad padding
+        ({"base64": "//79\n"}, "not valid base64"),  # whitespace is refused, not skipped
+        ({"base64": "AA==", "text": "x"}, "base64 and text both give the file's content: give one"),
+        ({"base64": "AA==", "json": {"k": 1}}, "base64 and json both give the file's content: give one"),
+        ({"base64": "AA==", "json": 0}, "base64 and json both give the file's content: give one"),
+        ({"base64": "AA==", "directory": True}, "base64 is a file's content, not for directory: true"),
+        (  # three content fields: one line
+            {"base64": "AA==", "text": "x", "json": 1},
+            "base64 and text both give the file's content: give one",
+        ),
+    ],
+    ids=[
+        "alphabet",
+        "padding",
+        "whitespace",
+        "and-text",
+        "and-json",
+        "and-scalar-json",
+        "and-dir",
+        "and-both",
+    ],
+)
+def test_rule_files_base64_is_refused_at_load_naming_the_file_and_the_field(
+    spec: dict[str, Any], reason: str
+) -> None:
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario({"name": "bad", "files": {"r.md": spec}}, "bad.yaml")
+    message = str(raised.value)
+    assert message.startswith("bad.yaml: files.r.md.base64: "), message
+    assert reason in message, message
+    assert "\n" not in message, message
+
+
+def test_rule_files_base64_simulate_exits_2_naming_the_file_and_field_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """From the CLI: exit status 2, one line naming the file and the field, and nothing on disk
+    changed, not even the earlier run directory ``--workdir`` names."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "planted.yaml").write_text(
+        "name: planted\nfiles:\n  r.md: {base64: 'caf\\xe9'}\n", encoding="utf-8"
+    )
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / RUN_MARKER).write_text("", encoding="utf-8")
+    (tmp_path / "run" / "trace.jsonl").write_text("{}\n", encoding="utf-8")
+    before = tree_snapshot(tmp_path)
+    assert main(["simulate", "planted.yaml", "--workdir", "run"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "pi-continuity-harness simulate: planted.yaml: files.r.md.base64: not valid base64 ("
+    ), err
+    assert err.count("\n") == 1, err
+    assert tree_snapshot(tmp_path) == before
+
+
+def test_rule_files_base64_path_leaving_the_run_is_refused_at_load() -> None:
+    """The same load-time confinement as every planted file: no ``..``, no absolute path."""
+    for path in ("../victim", "/tmp/victim"):
+        with pytest.raises(ScenarioError) as raised:
+            parse_scenario({"name": "hostile", "files": {path: {"base64": "AA=="}}}, "hostile.yaml")
+        assert str(raised.value).startswith(f"hostile.yaml: files: {path!r}: "), str(raised.value)
+        assert "\n" not in str(raised.value)
