@@ -8,6 +8,21 @@ Full requests: a trace keeps only a summary of each model request. When a run al
 full text of every request and reply (a ``request`` field on the record, or files under the
 scenario's ``requests/`` directory: the reproduction issue's), they are shown too, each
 expandable, whatever the files' names: sorted with their numbers compared as numbers.
+
+Each kept request repeats the whole conversation so far, so a file is shown as what it adds to
+the previous request of its series (the same ``kind``, else the same name without its number,
+in the same directory; :func:`request_files`):
+
+* the first request of a series is shown whole;
+* a request whose messages start with all of the previous request's messages shows only the
+  messages appended since, under a line naming that request and how many messages are the same,
+  and leaves out (naming them) its other fields that equal the previous request's
+  (``systemPrompt``, ``tools``, ...);
+* any other request (a compaction replaced the history, a new session began) is shown whole,
+  with the reason: the first message that differs, or fewer messages than before.
+
+A file that is not a JSON object with a ``messages`` list (at the top or in ``request``) is
+shown whole. What is shown is cut at :data:`REQUEST_LIMIT` characters; the file keeps it all.
 """
 
 from __future__ import annotations
@@ -121,16 +136,102 @@ class RequestFile:
     path: str
     size: int
     text: str
+    #: What of the file is shown: whole (and why), or what it adds to the request it names.
+    note: str | None = None
+    #: The index (1-based, in the scenario's list) of the request this one extends.
+    extends: int | None = None
 
 
 def _natural(name: str) -> list[tuple[int, int | str]]:
     return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part]
 
 
+@dataclass
+class _Request:
+    """A kept file read as a model request: its series and the object holding ``messages``."""
+
+    series: tuple[str, str]
+    name: str
+    number: int
+    document: dict[str, Any]
+    holder: dict[str, Any]
+    messages: list[Any]
+
+
+def _as_request(name: str, document: Any, number: int) -> _Request | None:
+    if not isinstance(document, dict):
+        return None
+    inner = document.get("request")
+    holder: dict[str, Any] = inner if isinstance(inner, dict) else document
+    messages = holder.get("messages")
+    if not isinstance(messages, list):
+        return None
+    folder, _, base = name.rpartition("/")
+    kind = document.get("kind")
+    series = kind if isinstance(kind, str) else re.sub(r"[\d_.-]+$", "", base.rsplit(".", 1)[0])
+    return _Request((folder, series), name, number, document, holder, messages)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def _span(first: int, last: int) -> str:
+    return f"message {first:,}" if first == last else f"messages {first:,}–{last:,}"
+
+
+def _extension(request: _Request, previous: _Request) -> tuple[str, str | None]:
+    """What ``request`` adds to ``previous``: the text shown and the note above it; the note is
+    ``None`` when it does not extend it (then see :func:`_why_whole`)."""
+    before, now = previous.messages, request.messages
+    if not before or len(now) < len(before) or now[: len(before)] != before:
+        return "", None
+    same = [
+        key
+        for key, value in request.holder.items()
+        if key not in ("messages", "kind", "index")
+        and key in previous.holder
+        and previous.holder[key] == value
+    ]
+    holder: dict[str, Any] = {}
+    for key, value in request.holder.items():
+        if key == "messages":
+            if len(now) > len(before):
+                holder[_span(len(before) + 1, len(now))] = now[len(before) :]
+        elif key not in same:
+            holder[key] = value
+    document = dict(request.document, request=holder) if request.holder is not request.document else holder
+    shared = "message is" if len(before) == 1 else f"{len(before):,} messages are"
+    note = f"The first {shared} the same as request {previous.name}'s (all of its messages)"
+    if len(now) > len(before):
+        note += f", not repeated; shown: what this request adds, {_span(len(before) + 1, len(now))}"
+        note += f" of {len(now):,}"
+    else:
+        note += ": this request adds none"
+    if same:
+        note += f". Its {', '.join(same)} {'is' if len(same) == 1 else 'are'} the same too, left out"
+    return json.dumps(document, indent=1, ensure_ascii=False), note + "."
+
+
+def _why_whole(request: _Request, previous: _Request) -> str:
+    before, now = previous.messages, request.messages
+    differs = next((i for i, (a, b) in enumerate(zip(before, now, strict=False)) if a != b), None)
+    if differs is not None:
+        why = f"its message {differs + 1:,} differs from that request's"
+    elif not before:
+        why = "that request has no messages"
+    else:
+        why = f"it has {_plural(len(now), 'message')}, fewer than that request's {len(before):,}"
+    return (
+        f"Shown whole: it does not extend request {previous.name} (the previous {previous.series[1]} "
+        f"request) by appending messages: {why}."
+    )
+
+
 def request_files(*directories: Path | None) -> list[RequestFile]:
     """Every file under the first ``<directory>/requests/`` there is (a run that kept its full
-    model requests and replies), JSON pretty-printed, each cut at :data:`REQUEST_LIMIT`
-    characters."""
+    model requests and replies), JSON pretty-printed, a request as what it adds to the
+    previous one of its series (see the module), each cut at :data:`REQUEST_LIMIT` characters."""
     folder = next((d / "requests" for d in directories if d is not None and (d / "requests").is_dir()), None)
     if folder is None:
         return []
@@ -138,15 +239,30 @@ def request_files(*directories: Path | None) -> list[RequestFile]:
         (p for p in folder.rglob("*") if p.is_file()), key=lambda p: _natural(str(p.relative_to(folder)))
     )
     out: list[RequestFile] = []
+    last: dict[tuple[str, str], _Request] = {}
     for path in files:
+        name = path.relative_to(folder).as_posix()
         data = path.read_bytes()
         text = data.decode("utf-8", errors="replace")
+        note: str | None = None
+        extends: int | None = None
         if path.suffix == ".json":
             with contextlib.suppress(json.JSONDecodeError, RecursionError):
-                text = json.dumps(json.loads(text), indent=1, ensure_ascii=False)
+                document = json.loads(text)
+                text = json.dumps(document, indent=1, ensure_ascii=False)
+                request = _as_request(name, document, len(out) + 1)
+                if request is not None:
+                    previous = last.get(request.series)
+                    last[request.series] = request
+                    if previous is None:
+                        note = f"The first {request.series[1]} request: shown whole."
+                    else:
+                        shown, note = _extension(request, previous)
+                        if note is None:
+                            note = _why_whole(request, previous)
+                        else:
+                            text, extends = shown, previous.number
         out.append(
-            RequestFile(
-                str(path.relative_to(folder)), str(path), len(data), _cut(text, REQUEST_LIMIT, str(path))
-            )
+            RequestFile(name, str(path), len(data), _cut(text, REQUEST_LIMIT, str(path)), note, extends)
         )
     return out
