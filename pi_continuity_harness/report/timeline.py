@@ -17,7 +17,8 @@ in the same directory; :func:`request_files`):
 * a request whose messages start with all of the previous request's messages shows only the
   messages appended since, under a line naming that request and how many messages are the same,
   and leaves out (naming them) its other fields that equal the previous request's
-  (``systemPrompt``, ``tools``, ...);
+  (``systemPrompt``, ``tools``, ...); the first appended message is not repeated either when it
+  is the previous request's reply (the same role and content: shown with that request);
 * any other request (a compaction replaced the history, a new session began) is shown whole,
   with the reason: the first message that differs, or fewer messages than before.
 
@@ -193,19 +194,32 @@ def _extension(request: _Request, previous: _Request) -> tuple[str, str | None]:
         and key in previous.holder
         and previous.holder[key] == value
     ]
+    # The previous request's reply, when the conversation goes on from it: shown with it already.
+    reply = previous.document.get("reply")
+    replied = (
+        len(now) > len(before)
+        and isinstance(reply, dict)
+        and isinstance(now[len(before)], dict)
+        and now[len(before)].get("role") == reply.get("role")
+        and now[len(before)].get("content") == reply.get("content")
+    )
+    start = len(before) + (2 if replied else 1)
     holder: dict[str, Any] = {}
     for key, value in request.holder.items():
         if key == "messages":
-            if len(now) > len(before):
-                holder[_span(len(before) + 1, len(now))] = now[len(before) :]
+            if start <= len(now):
+                holder[_span(start, len(now))] = now[start - 1 :]
         elif key not in same:
             holder[key] = value
     document = dict(request.document, request=holder) if request.holder is not request.document else holder
     shared = "message is" if len(before) == 1 else f"{len(before):,} messages are"
     note = f"The first {shared} the same as request {previous.name}'s (all of its messages)"
-    if len(now) > len(before):
-        note += f", not repeated; shown: what this request adds, {_span(len(before) + 1, len(now))}"
-        note += f" of {len(now):,}"
+    if replied:
+        note += f", and message {len(before) + 1:,} is that request's reply (its role and content)"
+    if start <= len(now):
+        note += f", not repeated; shown: what this request adds, {_span(start, len(now))} of {len(now):,}"
+    elif replied:
+        note += ": this request adds no other"
     else:
         note += ": this request adds none"
     if same:

@@ -83,9 +83,9 @@ def test_the_first_request_of_a_series_is_shown_whole(small_run: dict[str, Any],
 def test_a_request_that_extends_the_previous_shows_only_what_it_adds(
     small_run: dict[str, Any], tmp_path: Path
 ) -> None:
-    page = _page(
-        small_run, tmp_path, {"agent-0000.json": CONVERSATION[0], "agent-0001.json": CONVERSATION[1]}
-    )
+    # the assistant message appended is not the first request's reply (it answered otherwise)
+    first = _exchange("agent", 0, [_user("PROMPT-ONE")], "ANOTHER REPLY")
+    page = _page(small_run, tmp_path, {"agent-0000.json": first, "agent-0001.json": CONVERSATION[1]})
     shown = _shown(page, "agent-0001.json")
     # it names the request it extends (a link to it on the page) and how many messages it shares
     assert "The first message is the same as request agent-0000.json's (all of its messages)" in shown
@@ -97,6 +97,22 @@ def test_a_request_that_extends_the_previous_shows_only_what_it_adds(
     assert "Its model, systemPrompt, tools, maxTokens are the same too, left out." in shown
     # what is shown is the file's own text otherwise: its reply, its index
     assert "REPLY-TWO" in shown and '"index": 1' in shown
+
+
+def test_a_message_appended_that_is_the_previous_reply_is_named_not_repeated(
+    small_run: dict[str, Any], tmp_path: Path
+) -> None:
+    page = _page(
+        small_run, tmp_path, {"agent-0000.json": CONVERSATION[0], "agent-0001.json": CONVERSATION[1]}
+    )
+    shown = _shown(page, "agent-0001.json")
+    assert (
+        "The first message is the same as request agent-0000.json's (all of its messages), and message 2 "
+        "is that request's reply (its role and content), not repeated; shown: what this request adds, "
+        "message 3 of 3." in shown
+    )
+    assert "REPLY-ONE" not in shown and "PROMPT-TWO <b>" in shown and "REPLY-TWO" in shown
+    assert "REPLY-ONE" in _shown(page, "agent-0000.json")  # shown with the request it answered
 
 
 def test_a_request_that_does_not_extend_the_previous_is_shown_whole_with_the_reason(
