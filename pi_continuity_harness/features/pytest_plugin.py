@@ -77,11 +77,13 @@ from pi_continuity_harness.targets.comparison import normalise_observation, writ
 from pi_continuity_harness.targets.target import CAPABILITIES, Target
 
 __all__ = [
+    "BATCH_PARAM",
     "DEFAULT_SYSTEM",
     "KNOWN_TAGS",
     "SYSTEM_DIRS",
     "TEMP_PREFIX",
     "implementation_system",
+    "item_extension",
     "machine_path",
     "make_target",
     "observation_path",
@@ -98,6 +100,10 @@ SYSTEM_DIRS = {system.features: system.name for system in SYSTEMS.values()}
 DEFAULT_SYSTEM = SESSION_CONTINUITY.name
 #: Temporary run directories are ``pi-continuity-harness-*`` (what a leftover check looks for).
 TEMP_PREFIX = "pi-continuity-harness-"
+
+#: The parameter that gives a scenario's test its own implementation when one session runs
+#: several (:func:`~.suite.run_batch`): its value replaces ``--extension`` for that test.
+BATCH_PARAM = "_harness_implementation"
 
 # What the plugin keeps for a session, in pytest's typed stash.
 _WORKDIR = pytest.StashKey[Path]()
@@ -368,12 +374,22 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return SYSTEM_DIRS[directory] != implementation_system(config) or None
 
 
-def make_target(config: pytest.Config, slug: str) -> Target:
-    """A fresh target for one scenario, laid out under the run's work directory."""
+def item_extension(item: pytest.Item) -> str:
+    """The implementation ``item`` runs against: its own in a batch run (:data:`BATCH_PARAM`),
+    else ``--extension``."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and BATCH_PARAM in callspec.params:
+        return str(callspec.params[BATCH_PARAM])
+    return str(item.config.getoption("--extension"))
+
+
+def make_target(config: pytest.Config, slug: str, extension: str | None = None) -> Target:
+    """A fresh target for one scenario, laid out under the run's work directory, for
+    ``extension`` (default ``--extension``)."""
     name = target_name(config)
     return targets.make_target(
         name,
-        config.getoption("--extension"),
+        extension if extension is not None else config.getoption("--extension"),
         _workdir_root(config) / slug,
         seed=config.getoption("--seed"),
         system=implementation_system(config),
@@ -392,13 +408,15 @@ def _budget(config: pytest.Config) -> BudgetOverride | None:
     return None if override.empty else override
 
 
-def make_named_target(config: pytest.Config, name: str, workdir: Path) -> Target:
+def make_named_target(
+    config: pytest.Config, name: str, workdir: Path, extension: str | None = None
+) -> Target:
     """A fresh target of either kind (``sim``, ``pi``) in ``workdir``, for the implementation
     under test (the steps that play one scenario file on both targets)."""
     kind: targets.TargetName = "pi" if name == "pi" else "sim"
     return targets.make_target(
         kind,
-        config.getoption("--extension"),
+        extension if extension is not None else config.getoption("--extension"),
         workdir,
         seed=config.getoption("--seed"),
         system=implementation_system(config),
@@ -693,11 +711,12 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
     """
     node = request.node
     slug = _slug(node.name)
+    extension = item_extension(node)
     node.user_properties.append(("machine", str(machine_path(request.config, node.name))))
     created = World(
         name=node.name,
-        make_target=lambda: make_target(request.config, slug),
-        make_named_target=lambda name, workdir: make_named_target(request.config, name, workdir),
+        make_target=lambda: make_target(request.config, slug, extension),
+        make_named_target=lambda name, workdir: make_named_target(request.config, name, workdir, extension),
         work_root=_workdir_root(request.config) / slug,
     )
     started = time.perf_counter()

@@ -23,21 +23,24 @@ import platform
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pytest_bdd.reporting import test_report_context_registry
+from pytest_bdd.scenario import scenario_wrapper_template_registry
 
 from pi_continuity_harness import PI_VERSION, __version__
 from pi_continuity_harness.errors import HarnessError
-from pi_continuity_harness.features import SUITE_DIR
+from pi_continuity_harness.features import SUITE_DIR, preflight
 from pi_continuity_harness.features.collect import printed_name
+from pi_continuity_harness.features.pytest_plugin import BATCH_PARAM
 from pi_continuity_harness.features.scratch import make_temporary_directory
 from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rules_in_tags
 from pi_continuity_harness.rules import systems as rule_systems
+from pi_continuity_harness.scenario import implementations as registry
 from pi_continuity_harness.scenario.atomic_write import write_atomically
 from pi_continuity_harness.scenario.owned_dirs import remove_owned
 
@@ -50,6 +53,7 @@ __all__ = [
     "SuiteRun",
     "SuiteUsageError",
     "failure_detail",
+    "run_batch",
     "run_suite",
     "write_atomically",
 ]
@@ -572,36 +576,7 @@ def run_suite(
         paths = [str(features)]
     temporary = workdir is None
     root = make_temporary_directory("pi-continuity-harness-run-", target) if workdir is None else workdir
-    args = [
-        *paths,
-        "-c",
-        str(SUITE_DIR / "suite.ini"),
-        "--rootdir",
-        str(rootdir),
-        "--confcutdir",
-        str(rootdir),
-        "-p",
-        PLUGIN,
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:terminal",
-        # pytest's unraisable-exception plugin collects the garbage of the whole process twice
-        # when a session ends (``_pytest/unraisableexception.py``, ``gc_collect_harder``): 64 ms
-        # of a mutant's 0.31 s in-process run, more in a large process. Its warnings were never
-        # shown here (``no:terminal``); without it Python's own hook prints an unraisable
-        # exception to stderr, which the caller sees.
-        "-p",
-        "no:unraisableexception",
-        "--target",
-        target,
-        "--extension",
-        extension,
-        "--seed",
-        str(seed),
-        "--harness-workdir",
-        str(root),
-    ]
+    args = _session_args(paths, rootdir, target, extension, seed, root)
     if pi_version is not None:
         args += ["--pi-version", pi_version]
     if tags:
@@ -656,6 +631,179 @@ def run_suite(
         remove_owned(root)
         run.kept = False
     return run
+
+
+def run_batch(
+    runs: Mapping[str, tuple[str, Collection[str]]],
+    *,
+    workdir: Path,
+    target: str = "sim",
+    seed: int = 0,
+    extra_args: list[str] | None = None,
+) -> dict[str, SuiteRun | SuiteUsageError]:
+    """Several runs of the suite in one pytest session: for each label of ``runs``, the scenarios
+    tagged with one of its tags against its implementation, ``(extension, tags)``, as
+    :func:`run_suite` runs them with ``extension=`` and ``tags="<tag> or <tag> ..."``.
+
+    Every pytest session collects the whole suite and reads the step library again: three
+    quarters of the CPU time of :func:`run_suite` for a mutant's few scenarios. Here each
+    selected scenario is a test of its own per run (parametrized with
+    :data:`~.pytest_plugin.BATCH_PARAM`, which gives its ``world`` that implementation), with its
+    own machine under ``workdir``, so one session serves them all. Each label gets the
+    :class:`SuiteRun` of its scenarios alone (their names as :func:`run_suite` prints them), or
+    the :class:`SuiteUsageError` of an implementation that does not load; the others still run.
+
+    The implementations must be of one system (the session deselects another system's
+    features) and distinct. They share this process, as the runs of :func:`run_suite` in one
+    process do: an implementation that changes a module must restore it (a blitz mutant's
+    ``patched``) or start from the reference as shipped (:mod:`pi_continuity_harness.mutants.pristine`).
+    """
+    extensions = [extension for extension, _tags in runs.values()]
+    if len(set(extensions)) != len(extensions):
+        raise ValueError("two runs of a batch name one implementation")
+    out: dict[str, SuiteRun | SuiteUsageError] = {}
+    loaded: dict[str, tuple[str, frozenset[str]]] = {}
+    for label, (extension, tags) in runs.items():
+        try:
+            preflight.check_implementation(target, extension)
+        except preflight.SetupError as error:
+            out[label] = SuiteUsageError(str(error))
+            continue
+        loaded[label] = (extension, frozenset(tags))
+    if len({registry.implementation_system(extension).name for extension, _tags in loaded.values()}) > 1:
+        raise ValueError("the implementations of a batch are of one system")
+    if not loaded:
+        return out
+    first = next(iter(loaded.values()))[0]
+    args = _session_args([str(SUITE_DIR)], SUITE_DIR, target, first, seed, workdir) + (extra_args or [])
+    batch = _Batch(loaded)
+    collector = _Collector(None, native_tracebacks=True)
+    errors = io.StringIO()
+    started = time.perf_counter()
+    try:
+        with contextlib.redirect_stderr(errors):
+            exit_code = pytest.main(args, plugins=[collector, _RefuseCollectionErrors(SUITE_DIR), batch])
+    except BaseException:
+        sys.stderr.write(errors.getvalue())
+        raise
+    if exit_code == pytest.ExitCode.USAGE_ERROR:
+        raise SuiteUsageError(_usage_message(errors.getvalue()))
+    sys.stderr.write(errors.getvalue())
+    seconds = time.perf_counter() - started
+    grouped: dict[str, list[ScenarioResult]] = {label: [] for label in loaded}
+    for result in collector.ordered():
+        owner = batch.labels.get(result.nodeid)
+        if owner is None:  # not a scenario of one run (none is): it counts against every run
+            for results in grouped.values():
+                results.append(result)
+            continue
+        plain = batch.plain[result.nodeid]
+        scenario = result.name.removesuffix(printed_name("", result.nodeid))  # its " [<row>-<label>]"
+        result.name = printed_name(scenario, plain)
+        grouped[owner].append(result)
+    for label, (extension, _tags) in loaded.items():
+        results = grouped[label]
+        failed = any(r.status in ("failed", "error") for r in results)
+        code = int(exit_code)
+        if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+            code = 1 if failed else (0 if results else 5)
+        out[label] = SuiteRun(
+            target=target,
+            implementation=extension,
+            environment=default_environment(target),
+            results=results,
+            exit_code=code,
+            seconds=seconds,
+            workdir=workdir,
+            interrupted=collector.interrupted,
+        )
+    return {label: out[label] for label in runs}
+
+
+class _Batch:
+    """pytest plugin of :func:`run_batch`: every scenario that one of the runs selects becomes one
+    test per such run (the run's label is its id), deselected where its tags (pytest's marks, as
+    ``-m`` reads them) match none of that run's."""
+
+    def __init__(self, runs: Mapping[str, tuple[str, frozenset[str]]]) -> None:
+        self.runs = runs
+        self.label_of = {extension: label for label, (extension, _tags) in runs.items()}
+        #: Node id -> the label of its run.
+        self.labels: dict[str, str] = {}
+        #: Node id -> the node id the scenario has in a run of its own (the label's id left out).
+        self.plain: dict[str, str] = {}
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """After pytest-bdd's Examples rows: the run's id comes last (``[<row>-<label>]``)."""
+        template = scenario_wrapper_template_registry.get(metafunc.function)
+        if template is None:
+            return
+        # Every tag a test of the scenario can have: a superset, checked per test below.
+        tags = set(template.tags) | set(template.feature.tags)
+        if template.rule is not None:
+            tags |= set(template.rule.tags)
+        for examples in template.examples:
+            tags |= set(examples.tags)
+        chosen = [label for label, (_extension, wanted) in self.runs.items() if wanted & tags]
+        metafunc.fixturenames.append(BATCH_PARAM)
+        metafunc.parametrize(BATCH_PARAM, [self.runs[label][0] for label in chosen], ids=chosen)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        kept: list[pytest.Item] = []
+        dropped: list[pytest.Item] = []
+        for item in items:
+            callspec = getattr(item, "callspec", None)
+            label = self.label_of.get(callspec.params.get(BATCH_PARAM)) if callspec is not None else None
+            marks = {mark.name for mark in item.iter_markers()}
+            if label is None or not marks & self.runs[label][1]:
+                dropped.append(item)
+                continue
+            kept.append(item)
+            self.labels[item.nodeid] = label
+            own, row = f"[{label}]", f"-{label}]"  # a scenario, an Examples row
+            nodeid = item.nodeid
+            self.plain[nodeid] = nodeid[: -len(own)] if nodeid.endswith(own) else nodeid[: -len(row)] + "]"
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
+
+
+def _session_args(
+    paths: list[str], rootdir: Path, target: str, extension: str, seed: int, root: Path
+) -> list[str]:
+    """pytest's arguments for a run of the suite (:func:`run_suite`, :func:`run_batch`)."""
+    return [
+        *paths,
+        "-c",
+        str(SUITE_DIR / "suite.ini"),
+        "--rootdir",
+        str(rootdir),
+        "--confcutdir",
+        str(rootdir),
+        "-p",
+        PLUGIN,
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:terminal",
+        # pytest's unraisable-exception plugin collects the garbage of the whole process twice
+        # when a session ends (``_pytest/unraisableexception.py``, ``gc_collect_harder``): 64 ms
+        # of a mutant's 0.31 s in-process run, more in a large process. Its warnings were never
+        # shown here (``no:terminal``); without it Python's own hook prints an unraisable
+        # exception to stderr, which the caller sees.
+        "-p",
+        "no:unraisableexception",
+        "--target",
+        target,
+        "--extension",
+        extension,
+        "--seed",
+        str(seed),
+        "--harness-workdir",
+        str(root),
+    ]
 
 
 def _check_setup_serially(args: list[str], temporary_root: Path | None, rootdir: Path) -> None:
