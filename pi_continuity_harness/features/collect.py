@@ -40,6 +40,7 @@ from pytest_bdd.steps import step_function_context_registry
 from pi_continuity_harness.features import preflight
 
 __all__ = [
+    "BATCH_PARAM",
     "FeatureFile",
     "add_skipped_to_cucumber",
     "checks_arguments",
@@ -54,6 +55,12 @@ __all__ = [
 # Test names already given in this session: scenarios of different files get different names,
 # so their machines (a directory per test name) never collide.
 _NAMES = pytest.StashKey[set[str]]()
+
+
+#: The parameter that gives a scenario's test its own implementation when one session runs
+#: several (:func:`~.suite.run_batch`): its value replaces ``--extension`` for that test
+#: (``pytest_plugin.item_extension``).
+BATCH_PARAM = "_harness_implementation"
 
 
 def scenario_template(item: pytest.Item) -> Any | None:

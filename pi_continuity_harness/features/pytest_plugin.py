@@ -50,6 +50,7 @@ from pytest_bdd.reporting import ReportContext, test_report_context_registry
 from pi_continuity_harness import targets
 from pi_continuity_harness.features import collector_tuning, preflight, step_lookup
 from pi_continuity_harness.features.collect import (
+    BATCH_PARAM,
     FeatureFile,
     add_skipped_to_cucumber,
     drop_duplicates,
@@ -100,10 +101,6 @@ SYSTEM_DIRS = {system.features: system.name for system in SYSTEMS.values()}
 DEFAULT_SYSTEM = SESSION_CONTINUITY.name
 #: Temporary run directories are ``pi-continuity-harness-*`` (what a leftover check looks for).
 TEMP_PREFIX = "pi-continuity-harness-"
-
-#: The parameter that gives a scenario's test its own implementation when one session runs
-#: several (:func:`~.suite.run_batch`): its value replaces ``--extension`` for that test.
-BATCH_PARAM = "_harness_implementation"
 
 # What the plugin keeps for a session, in pytest's typed stash.
 _WORKDIR = pytest.StashKey[Path]()

@@ -4,7 +4,8 @@
 own, ``features=``) with its own minimal configuration (so a user's ``pytest.ini`` cannot change
 the suite), collects a :class:`ScenarioResult` per scenario (and per Examples row) through a
 small plugin, and returns a :class:`SuiteRun`, which knows how to write the JSON results and
-the validation record of spec §20 (each file written whole or not at all).
+the validation record of spec §20 (each file written whole or not at all). :func:`run_batch`
+runs several implementations' selections in one pytest session, a :class:`SuiteRun` each.
 
 The scenarios' machines go under ``workdir``; without one, under a temporary directory
 ``pi-continuity-harness-run-*`` (the simulator's on a RAM disk unless the user chose a place:
@@ -35,8 +36,7 @@ from pytest_bdd.scenario import scenario_wrapper_template_registry
 from pi_continuity_harness import PI_VERSION, __version__
 from pi_continuity_harness.errors import HarnessError
 from pi_continuity_harness.features import SUITE_DIR, preflight
-from pi_continuity_harness.features.collect import printed_name
-from pi_continuity_harness.features.pytest_plugin import BATCH_PARAM
+from pi_continuity_harness.features.collect import BATCH_PARAM, printed_name
 from pi_continuity_harness.features.scratch import make_temporary_directory
 from pi_continuity_harness.rules import HOST_TAG, load_catalogue, rules_in_tags
 from pi_continuity_harness.rules import systems as rule_systems
