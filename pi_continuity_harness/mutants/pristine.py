@@ -23,10 +23,11 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+import types
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["REFERENCE_PACKAGES", "from_pristine", "reset_reference"]
+__all__ = ["REFERENCE_PACKAGES", "changed_since", "from_pristine", "reference_snapshot", "reset_reference"]
 
 #: The packages whose modules mutants change.
 REFERENCE_PACKAGES = ("pi_continuity_harness.reference",)
@@ -68,6 +69,33 @@ def reset_reference() -> None:
 
 
 _MISSING = object()
+
+
+def reference_snapshot() -> list[tuple[Any, dict[str, Any]]]:
+    """Every module and class attribute of the reference packages as they are now, for
+    :func:`changed_since`."""
+    return [(owner, dict(vars(owner))) for owner in _owners()]
+
+
+def changed_since(snapshot: list[tuple[Any, dict[str, Any]]]) -> list[str]:
+    """The attributes of the reference packages that are not what ``snapshot`` holds
+    (``module.name`` or ``module.Class.name``; ``__dunder__`` attributes excepted), sorted.
+
+    Why: runs that share a process (a batch of blitz mutants in one pytest session,
+    ``features.suite.run_batch``) are judged apart only while each leaves the reference as it
+    found it. A blitz mutant changes a module only inside ``mutants.blitz.patched``, which puts it
+    back; one that did not would change what every later run in the process does, and a mutant
+    judged after it could be "killed" by the leak. Comparing identities after the runs names
+    such a leak instead of trusting it away."""
+    changed: list[str] = []
+    for owner, saved in snapshot:
+        current = vars(owner)
+        keys = {k for k in set(saved) | set(current) if not _dunder(k)}
+        for key in sorted(k for k in keys if current.get(k, _MISSING) is not saved.get(k, _MISSING)):
+            module = isinstance(owner, types.ModuleType)
+            where = owner.__name__ if module else f"{owner.__module__}.{owner.__qualname__}"
+            changed.append(f"{where}.{key}")
+    return sorted(changed)
 
 
 def _dunder(key: str) -> bool:

@@ -22,6 +22,7 @@ from pi_continuity_harness.explore.engine import ExploreSettings, explore_seeds,
 from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.features.suite import SuiteRun, SuiteUsageError, run_batch
 from pi_continuity_harness.mutants.blitz import BLITZ_MUTANTS, blitz_mutant_names
+from pi_continuity_harness.mutants.pristine import changed_since, reference_snapshot
 from pi_continuity_harness.simulator.simulation import Simulation
 
 SEEDS = list(range(24))
@@ -195,9 +196,14 @@ class _Kills:
             start = self.order.index(name) if name in self.order else len(self.order)
             batch = [name, *[n for n in self.order[start + 1 :] if n not in self.runs][: BATCH - 1]]
             runs = {n: (BLITZ_MUTANTS[n].spec, _rule_tags(n)) for n in batch}
+            before = reference_snapshot()
             self.runs.update(
                 run_batch(runs, workdir=self.work / f"batch-{len(self.runs)}", extra_args=MUTANT_RUN_ARGS)
             )
+            # The mutants of a batch share this process: a verdict counts only if none of them
+            # left the reference changed for the runs after it (``pristine.changed_since``).
+            leaked = changed_since(before)
+            assert not leaked, f"a mutant of the batch {batch} left the reference changed: {leaked}"
         return self.runs[name]
 
 

@@ -20,6 +20,7 @@ import pytest
 from pi_continuity_harness.features.suite import SuiteRun, SuiteUsageError, run_batch, run_suite
 from pi_continuity_harness.mutants.blitz import BLITZ_MUTANTS
 from pi_continuity_harness.mutants.blitz.base import Mutant
+from pi_continuity_harness.mutants.pristine import changed_since, reference_snapshot
 from pi_continuity_harness.reference.blitz import commands
 
 #: Patches ``commands.save_settings`` while ``/sh`` runs (``patched``): a module change that must
@@ -102,3 +103,15 @@ def test_an_implementation_that_does_not_load_is_its_own_error(tmp_path: Path) -
 def test_a_batch_refuses_implementations_of_two_systems(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="one system"):
         run_batch({"blitz": ("blitz", TAGS), "continuity": ("reference", TAGS)}, workdir=tmp_path)
+
+
+def test_a_mutant_that_leaves_the_reference_changed_is_named_after_its_batch(
+    tmp_path: Path, save_settings_restored: None
+) -> None:
+    """The kill test's guard (``pristine.changed_since`` after each batch) names a change that
+    outlives its run, and finds none after a mutant that restores its change (``patched``)."""
+    before = reference_snapshot()
+    run_batch({"mutant": (BLITZ_MUTANTS[MUTANT].spec, TAGS)}, workdir=tmp_path / "restores", extra_args=ARGS)
+    assert changed_since(before) == []
+    run_batch({"leaky": (LEAKY, TAGS)}, workdir=tmp_path / "leaks", extra_args=ARGS)
+    assert changed_since(before) == ["pi_continuity_harness.reference.blitz.commands.save_settings"]
