@@ -11,16 +11,23 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["BASE64_DESCRIPTION", "check_base64", "decode_base64", "refuse_second_content"]
+__all__ = ["BASE64_DESCRIPTION", "check_base64", "content_refused", "decode_base64", "refuse_second_content"]
 
 #: The schema's description of a ``base64`` field, the same wherever a file is written.
 BASE64_DESCRIPTION = (
     "the file's exact bytes, standard base64 (A-Z a-z 0-9 + /, padded with =, no whitespace), "
     "instead of text or json: a file that need not be UTF-8"
 )
+
+
+def content_refused(data: Mapping[str, Any], earlier: Iterable[str]) -> bool:
+    """Whether a content field validated before this one was refused (missing from ``data``,
+    pydantic's ``ValidationInfo.data``): its error names the mistake already, so a later field
+    adds no second line about the same content (``text`` and ``json`` with a link, say)."""
+    return any(key not in data for key in earlier)
 
 
 def refuse_second_content(field: str, data: Mapping[str, Any], earlier: Mapping[str, str]) -> None:
@@ -31,7 +38,7 @@ def refuse_second_content(field: str, data: Mapping[str, Any], earlier: Mapping[
     absent or ``null`` gives nothing. A field missing from ``data`` failed its own validation
     (``text`` and ``json`` together, say): that error names the mistake already, so nothing is
     refused here, and three content fields get one error line, not two."""
-    if any(key not in data for key in earlier.values()):
+    if content_refused(data, earlier.values()):
         return
     given = [name for name, key in earlier.items() if data.get(key) is not None]
     if given:

@@ -30,6 +30,7 @@ from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.file_content import (
     BASE64_DESCRIPTION,
     check_base64,
+    content_refused,
     decode_base64,
     refuse_second_content,
 )
@@ -508,6 +509,14 @@ class TreeOp(_ValueOptional):
     tree: TreeSpec = TreeSpec()
 
 
+#: The content fields validated before each field that checks ``kind`` (declaration order).
+_EARLIER_CONTENT: dict[str, tuple[str, ...]] = {
+    "text": (),
+    "json_value": ("text",),
+    "merge_json": ("text", "json_value", "base64_value"),
+}
+
+
 class EditFileSpec(_Strict):
     """Write, replace or remove a file under the workspace, as a user or a fault would.
 
@@ -561,11 +570,27 @@ class EditFileSpec(_Strict):
 
     @field_validator("text", "json_value", "merge_json")
     @classmethod
-    def _no_content_for_a_link(cls, value: Any, info: ValidationInfo) -> Any:
-        """A link has no content of its own: ``text``/``json`` with ``kind: symlink`` would be
-        written nowhere (or through the link, which is ``kind: file`` on the target's path)."""
-        if info.data.get("kind") == "symlink" and value not in (None, False):
+    def _content_for_a_file(cls, value: Any, info: ValidationInfo) -> Any:
+        """``text`` and ``json`` are a file's content, for ``kind: file`` only (as ``base64`` is).
+        A link has no content of its own: with ``kind: symlink`` they would be written nowhere
+        (or through the link, which is ``kind: file`` on the target's path); ``kind: directory``
+        and ``kind: absent`` write no file, so the content was silently dropped. ``merge_json``
+        (how ``json`` is written) is refused with a link too.
+
+        ``json: false`` and ``json: 0`` are content (before, they passed with a link, being
+        equal to ``False``); ``null`` and ``merge_json: false`` give nothing. One mistake, one
+        line: when an earlier content field was refused already (``text`` and ``json`` with a
+        link), the later ones are not refused again."""
+        if value is None or (info.field_name == "merge_json" and not value):
+            return value
+        if content_refused(info.data, _EARLIER_CONTENT[str(info.field_name)]):
+            return value
+        kind = info.data.get("kind")
+        if kind == "symlink":
             raise ValueError("kind symlink takes a target, not file content")
+        if kind in ("directory", "absent") and info.field_name != "merge_json":
+            field = "json" if info.field_name == "json_value" else str(info.field_name)
+            raise ValueError(f"{field} is a file's content, for kind file, not kind {kind}")
         return value
 
     @field_validator("json_value")
@@ -584,8 +609,8 @@ class EditFileSpec(_Strict):
         ``text`` and ``json`` (which of them would the file hold?); it must decode strictly
         (``validate=True``: a character outside the alphabet or a bad padding is refused, not
         skipped, so the bytes written are the bytes meant)."""
-        if value is None:
-            return value
+        if value is None or content_refused(info.data, ("text", "json_value")):
+            return value  # an earlier content field was refused: one mistake, one line
         kind = info.data.get("kind")
         if kind is not None and kind != "file":
             raise ValueError(f"base64 is a file's content, for kind file, not kind {kind}")

@@ -454,6 +454,94 @@ def test_rule_an_edit_file_gives_one_content_field_simulate_exits_2_and_changes_
     assert tree_snapshot(tmp_path) == before
 
 
+_NOT_A_FILE = "is a file's content, for kind file, not kind"
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            "{path: a, kind: directory, text: x}",
+            f"operations[0].edit_file.text: text {_NOT_A_FILE} directory",
+        ),
+        ("{path: a, kind: absent, text: ''}", f"operations[0].edit_file.text: text {_NOT_A_FILE} absent"),
+        (
+            "{path: a, kind: directory, json: {k: 1}}",
+            f"operations[0].edit_file.json: json {_NOT_A_FILE} directory",
+        ),
+        ("{path: a, kind: absent, json: 0}", f"operations[0].edit_file.json: json {_NOT_A_FILE} absent"),
+        (  # one mistake, one line: text and json both dropped
+            "{path: a, kind: directory, text: x, json: 1}",
+            f"operations[0].edit_file.text: text {_NOT_A_FILE} directory",
+        ),
+        (  # base64 was refused already: one line, not two
+            "{path: a, kind: absent, text: x, base64: AA==}",
+            f"operations[0].edit_file.text: text {_NOT_A_FILE} absent",
+        ),
+    ],
+    ids=["dir-text", "absent-text", "dir-json", "absent-scalar-json", "dir-both", "absent-and-base64"],
+)
+def test_rule_edit_file_content_is_for_kind_file_text_and_json_with_a_directory_or_absent_are_refused(
+    tmp_path: Path, edit: str, message: str
+) -> None:
+    """``kind: directory`` and ``kind: absent`` write no file, so a ``text`` or ``json`` beside
+    them was silently dropped (``base64`` was refused already): refused at load like ``base64``,
+    naming the file and the field, one line, nothing written."""
+    assert refuse(tmp_path, f"name: bad\noperations:\n  - edit_file: {edit}\n") == f"bad.yaml: {message}"
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        ("{path: a, kind: symlink, target: b, text: x, json: {k: 1}}", "text"),
+        ("{path: a, kind: symlink, target: b, text: x, json: 1, merge_json: true}", "text"),
+        ("{path: a, kind: symlink, target: b, text: x, base64: AA==}", "text"),
+        ("{path: a, kind: symlink, target: b, json: false}", "json"),  # false == False passed
+        ("{path: a, kind: symlink, target: b, json: 0}", "json"),  # and so did 0
+    ],
+    ids=["text-json", "text-json-merge", "text-base64", "false", "zero"],
+)
+def test_rule_edit_file_a_link_takes_no_content_one_line_per_mistake(
+    tmp_path: Path, edit: str, field: str
+) -> None:
+    """A link has no content: ``text`` and ``json`` together gave one line per field, and
+    ``json: false`` or ``0`` passed (they equal ``False``, which stood for "not given")."""
+    assert refuse(tmp_path, f"name: bad\noperations:\n  - edit_file: {edit}\n") == (
+        f"bad.yaml: operations[0].edit_file.{field}: kind symlink takes a target, not file content"
+    )
+
+
+@pytest.mark.parametrize(
+    ("scenario", "where"),
+    [
+        (
+            "name: dropped\noperations:\n  - edit_file: {path: a.json, kind: directory, json: {k: 1}}\n",
+            f"operations[0].edit_file.json: json {_NOT_A_FILE} directory",
+        ),
+    ],
+    ids=["edit-file-directory-json"],
+)
+def test_rule_file_content_refusals_simulate_exits_2_one_line_and_change_nothing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    scenario: str,
+    where: str,
+) -> None:
+    """From the CLI: exit status 2, one stderr line naming the file and the field, and nothing
+    on disk changed, not even the earlier run directory ``--workdir`` names."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dropped.yaml").write_text(scenario, encoding="utf-8")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / RUN_MARKER).write_text("", encoding="utf-8")
+    (tmp_path / "run" / "trace.jsonl").write_text("{}\n", encoding="utf-8")
+    before = tree_snapshot(tmp_path)
+    assert main(["simulate", "dropped.yaml", "--workdir", "run"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"pi-continuity-harness simulate: dropped.yaml: {where}\n", err
+    assert tree_snapshot(tmp_path) == before
+
+
 def test_every_problem_is_listed_one_per_line(tmp_path: Path) -> None:
     message = refuse(tmp_path, "name: 'bad name'\nmode: web\nseed: x\n")
     lines = message.splitlines()
