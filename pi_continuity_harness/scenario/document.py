@@ -41,6 +41,7 @@ from pi_continuity_harness.scenario.field_path import field_path
 from pi_continuity_harness.scenario.file_content import (
     BASE64_DESCRIPTION,
     check_base64,
+    content_refused,
     decode_base64,
     refuse_second_content,
 )
@@ -134,11 +135,37 @@ class FileSpec(_Strict):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
+    @field_validator("json_value")
+    @classmethod
+    def _one_content(cls, value: Any, info: ValidationInfo) -> Any:
+        """``text`` and ``json`` both give the file's content: refused naming ``json``, as
+        ``edit_file``'s are (before, the error named no field: ``files.<path>: a file has
+        exactly one of: ...``)."""
+        if value is not None:
+            refuse_second_content("json", info.data, {"text": "text"})
+        return value
+
+    @field_validator("directory")
+    @classmethod
+    def _no_content_for_a_directory(cls, value: bool, info: ValidationInfo) -> bool:
+        """A directory has no content: ``directory: true`` beside ``text`` or ``json`` is
+        refused naming ``directory`` (``base64`` names itself, being validated after it)."""
+        if not value or content_refused(info.data, ("text", "json_value")):
+            return value
+        given = [
+            name for name, key in (("text", "text"), ("json", "json_value")) if info.data.get(key) is not None
+        ]
+        if given:
+            raise ValueError(
+                f"directory: true and {given[0]} both given: a directory has no content, give one"
+            )
+        return value
+
     @field_validator("base64_value")
     @classmethod
     def _exact_bytes(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if value is None:
-            return value
+        if value is None or content_refused(info.data, ("text", "json_value", "directory")):
+            return value  # an earlier field was refused: one mistake, one line
         refuse_second_content("base64", info.data, {"text": "text", "json": "json_value"})
         if info.data.get("directory"):
             raise ValueError("base64 is a file's content, not for directory: true")
@@ -160,7 +187,7 @@ class FileSpec(_Strict):
                 self.directory,
             )
         )
-        if given != 1:
+        if given != 1:  # two are refused above, naming the field: this is none
             raise ValueError("a file has exactly one of: text, json, base64, directory: true")
         return self
 

@@ -202,10 +202,7 @@ def test_rule_files_base64_plants_the_exact_bytes_before_the_run(tmp_path: Path)
         ({"base64": "AA==", "json": {"k": 1}}, "base64 and json both give the file's content: give one"),
         ({"base64": "AA==", "json": 0}, "base64 and json both give the file's content: give one"),
         ({"base64": "AA==", "directory": True}, "base64 is a file's content, not for directory: true"),
-        (  # three content fields: one line
-            {"base64": "AA==", "text": "x", "json": 1},
-            "base64 and text both give the file's content: give one",
-        ),
+        # three content fields: one line, ``files.r.md.json`` as edit_file's (test_scenario_validation)
     ],
     ids=[
         "alphabet",
@@ -215,7 +212,6 @@ def test_rule_files_base64_plants_the_exact_bytes_before_the_run(tmp_path: Path)
         "and-json",
         "and-scalar-json",
         "and-dir",
-        "and-both",
     ],
 )
 def test_rule_files_base64_is_refused_at_load_naming_the_file_and_the_field(

@@ -512,14 +512,56 @@ def test_rule_edit_file_a_link_takes_no_content_one_line_per_mistake(
 
 
 @pytest.mark.parametrize(
+    ("file", "message"),
+    [
+        ("{text: x, json: {k: 1}}", f"files.r.md.json: {_BOTH}"),
+        ("{text: '', json: 0}", f"files.r.md.json: {_BOTH}"),
+        ("{text: x, json: 1, base64: AA==}", f"files.r.md.json: {_BOTH}"),  # one line, not two
+        ("{text: x, json: 1, directory: true}", f"files.r.md.json: {_BOTH}"),
+        ("{}", "files.r.md: a file has exactly one of: text, json, base64, directory: true"),  # kept
+    ],
+    ids=["object", "scalar", "and-base64", "and-directory", "none"],
+)
+def test_rule_files_a_file_gives_one_content_field_text_and_json_together_name_the_field(
+    tmp_path: Path, file: str, message: str
+) -> None:
+    """``text`` and ``json`` together were refused as ``files.<path>: a file has exactly one
+    of: ...``, naming no field: now as ``edit_file``'s are, naming ``json``. A file given no
+    content at all keeps the "exactly one of" error (no field is the mistake there)."""
+    assert refuse(tmp_path, f"name: bad\nfiles:\n  r.md: {file}\n") == f"bad.yaml: {message}"
+
+
+@pytest.mark.parametrize(
+    ("file", "field"),
+    [
+        ("{directory: true, text: x}", "text"),
+        ("{directory: true, json: {k: 1}}", "json"),
+        ("{directory: true, json: false}", "json"),
+        ("{directory: true, text: x, base64: AA==}", "text"),  # one line, not two
+    ],
+    ids=["text", "json", "false", "and-base64"],
+)
+def test_rule_files_a_directory_takes_no_content_naming_the_field(
+    tmp_path: Path, file: str, field: str
+) -> None:
+    """``directory: true`` beside ``text`` or ``json`` was the same unnamed "exactly one of"
+    error: now it names ``directory`` (``base64`` there names itself already)."""
+    assert refuse(tmp_path, f"name: bad\nfiles:\n  r.md: {file}\n") == (
+        f"bad.yaml: files.r.md.directory: directory: true and {field} both given: "
+        "a directory has no content, give one"
+    )
+
+
+@pytest.mark.parametrize(
     ("scenario", "where"),
     [
         (
             "name: dropped\noperations:\n  - edit_file: {path: a.json, kind: directory, json: {k: 1}}\n",
             f"operations[0].edit_file.json: json {_NOT_A_FILE} directory",
         ),
+        ("name: dropped\nfiles:\n  a.json: {text: x, json: {k: 1}}\n", f"files.a.json.json: {_BOTH}"),
     ],
-    ids=["edit-file-directory-json"],
+    ids=["edit-file-directory-json", "files-text-json"],
 )
 def test_rule_file_content_refusals_simulate_exits_2_one_line_and_change_nothing(
     tmp_path: Path,
