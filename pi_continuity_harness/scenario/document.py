@@ -40,10 +40,13 @@ from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.field_path import field_path
 from pi_continuity_harness.scenario.file_content import (
     BASE64_DESCRIPTION,
+    JSON_DESCRIPTION,
     check_base64,
     content_refused,
     decode_base64,
+    mark_given_null,
     refuse_second_content,
+    settle_given_null,
 )
 from pi_continuity_harness.scenario.model_script import ModelScript
 from pi_continuity_harness.scenario.numbers import Int
@@ -124,7 +127,7 @@ class FileSpec(_Strict):
     config file an extension must meet at startup)."""
 
     text: str | None = None
-    json_value: Any = Field(default=None, alias="json")
+    json_value: Any = Field(default=None, alias="json", description=JSON_DESCRIPTION)
     directory: bool = False
     base64_value: str | None = Field(
         default=None,
@@ -134,6 +137,14 @@ class FileSpec(_Strict):
     )
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @field_validator("json_value", mode="before")
+    @classmethod
+    def _null_is_content(cls, value: Any) -> Any:
+        """``json: null`` given is a file holding the JSON ``null``
+        (:data:`~.file_content.GIVEN_NULL` until every field is valid): before, it counted as
+        no content and the file was refused (a file has exactly one of ...)."""
+        return mark_given_null(value)
 
     @field_validator("json_value")
     @classmethod
@@ -176,13 +187,32 @@ class FileSpec(_Strict):
         """The exact bytes ``base64`` gives (None: the file gives none)."""
         return decode_base64(self.base64_value)
 
+    @property
+    def json_given(self) -> bool:
+        """``json`` was given, ``null`` too (then :attr:`json_value` is ``None``, as when not)."""
+        return "json_value" in self.model_fields_set
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields and ``json`` given alike: ``json: null`` (a file holding ``null``) is not
+        ``json`` left out, though both hold ``None`` (pydantic compares no ``model_fields_set``)."""
+        return (
+            super().__eq__(other) is True
+            and isinstance(other, FileSpec)
+            and self.json_given == other.json_given
+        )
+
+    def __hash__(self) -> int:
+        """The fields' hash, as pydantic's for a frozen model, and ``json`` given (see ``__eq__``)."""
+        return hash((*(self.__dict__[name] for name in type(self).model_fields), self.json_given))
+
     @model_validator(mode="after")
     def _one(self) -> FileSpec:
+        settle_given_null(self)  # a given json: null is None again, and json_given says it was
         given = sum(
             x
             for x in (
                 self.text is not None,
-                self.json_value is not None,
+                self.json_given,
                 self.base64_value is not None,
                 self.directory,
             )
@@ -533,7 +563,11 @@ def _plain(value: Any) -> Any:
         out: dict[str, Any] = {}
         for name, info in fields.items():
             current = getattr(value, name)
-            if name not in op_keys and current == info.get_default(call_default_factory=True):
+            if (
+                name not in op_keys
+                and current == info.get_default(call_default_factory=True)
+                and not _given_json_null(value, name)
+            ):
                 continue
             out[info.alias or name] = _plain(current)
         return out
@@ -542,6 +576,12 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     return value
+
+
+def _given_json_null(model: BaseModel, name: str) -> bool:
+    """A file's ``json: null`` that was given: the JSON ``null``, not the default (no json),
+    so the dump keeps it (``FileSpec`` and ``EditFileSpec``: ``json_given``)."""
+    return name == "json_value" and bool(getattr(model, "json_given", False))
 
 
 def dump_scenario(scenario: Scenario) -> str:

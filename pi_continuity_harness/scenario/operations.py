@@ -29,10 +29,13 @@ from pydantic import (
 from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.file_content import (
     BASE64_DESCRIPTION,
+    JSON_DESCRIPTION,
     check_base64,
     content_refused,
     decode_base64,
+    mark_given_null,
     refuse_second_content,
+    settle_given_null,
 )
 from pi_continuity_harness.scenario.numbers import Int, OptionalInt
 from pi_continuity_harness.scenario.regex_check import regex_problem
@@ -544,7 +547,7 @@ class EditFileSpec(_Strict):
     path: str = Field(description="Relative to the project, or under $PROJECT/, $AGENT/ or $SESSIONS/")
     kind: Literal["file", "directory", "absent", "symlink"] = "file"
     text: str | None = None
-    json_value: Any = Field(default=None, alias="json")
+    json_value: Any = Field(default=None, alias="json", description=f"kind file: {JSON_DESCRIPTION}")
     base64_value: str | None = Field(
         default=None,
         alias="base64",
@@ -568,6 +571,13 @@ class EditFileSpec(_Strict):
         check_scenario_path(value)
         return value
 
+    @field_validator("json_value", mode="before")
+    @classmethod
+    def _null_is_content(cls, value: Any) -> Any:
+        """``json: null`` given is the JSON ``null`` (:data:`~.file_content.GIVEN_NULL` until
+        every field is valid): before, it counted as no ``json`` and wrote an empty file."""
+        return mark_given_null(value)
+
     @field_validator("text", "json_value", "merge_json")
     @classmethod
     def _content_for_a_file(cls, value: Any, info: ValidationInfo) -> Any:
@@ -577,10 +587,11 @@ class EditFileSpec(_Strict):
         and ``kind: absent`` write no file, so the content was silently dropped. ``merge_json``
         (how ``json`` is written) is refused with a link too.
 
-        ``json: false`` and ``json: 0`` are content (before, they passed with a link, being
-        equal to ``False``); ``null`` and ``merge_json: false`` give nothing. One mistake, one
-        line: when an earlier content field was refused already (``text`` and ``json`` with a
-        link), the later ones are not refused again."""
+        ``json`` given is content whatever its value (``null``, ``false`` and ``0`` too: before,
+        ``false`` and ``0`` passed with a link, being equal to ``False``); ``text: null`` and
+        ``merge_json: false`` give nothing. One mistake, one line: when an earlier content field
+        was refused already (``text`` and ``json`` with a link), the later ones are not refused
+        again."""
         if value is None or (info.field_name == "merge_json" and not value):
             return value
         if content_refused(info.data, _EARLIER_CONTENT[str(info.field_name)]):
@@ -644,12 +655,35 @@ class EditFileSpec(_Strict):
             raise ValueError(f"{value!r}: a link to itself is a loop")
         return value
 
+    @property
+    def json_given(self) -> bool:
+        """``json`` was given, ``null`` too (then :attr:`json_value` is ``None``, as when not)."""
+        return "json_value" in self.model_fields_set
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields and ``json`` given alike: ``json: null`` (a file holding ``null``) is not
+        ``json`` left out, though both hold ``None`` (pydantic compares no ``model_fields_set``)."""
+        return (
+            super().__eq__(other) is True
+            and isinstance(other, EditFileSpec)
+            and self.json_given == other.json_given
+        )
+
+    def __hash__(self) -> int:
+        """The fields' hash, as pydantic's for a frozen model, and ``json`` given (see ``__eq__``)."""
+        return hash((*(self.__dict__[name] for name in type(self).model_fields), self.json_given))
+
     @model_validator(mode="after")
     def _mergeable(self) -> EditFileSpec:
         """``merge_json`` deep-merges an object into the file's object (``workspace.deep_merge``,
-        Pi's ``deepMergeObjects``): anything else to merge is a mistake in the scenario."""
+        Pi's ``deepMergeObjects``): anything else to merge is a mistake in the scenario. First
+        a given ``json: null`` becomes ``None`` again (:func:`~.file_content.settle_given_null`)."""
+        settle_given_null(self)
         if self.merge_json and not isinstance(self.json_value, dict):
-            given = "no json" if self.json_value is None else f"json is {type(self.json_value).__name__}"
+            if not self.json_given:
+                given = "no json"
+            else:
+                given = "json is " + ("null" if self.json_value is None else type(self.json_value).__name__)
             raise ValueError(f"merge_json merges a JSON object into the file's object, but {given}")
         return self
 

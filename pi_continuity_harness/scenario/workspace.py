@@ -187,7 +187,7 @@ def prepare_files(
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "w", encoding="utf-8") as handle:
                 handle.write(spec.text)
-        else:
+        else:  # json, null too: the file holds the JSON null
             write_json(target, spec.json_value)
 
 
@@ -288,7 +288,7 @@ def apply_edit(paths: HostPaths, spec: EditFileSpec) -> None:
     data = spec.content_bytes
     if data is not None:
         Path(target).write_bytes(data)  # exact bytes: a file that need not be UTF-8 (H86)
-    elif spec.json_value is not None:
+    elif spec.json_given:  # null too: the file holds the JSON null
         value = spec.json_value
         if spec.merge_json and os.path.isfile(target):
             value = deep_merge(_json_object_in(target, spec.path), value)

@@ -370,6 +370,17 @@ def test_rule_files_base64_plants_the_same_bytes_on_both_targets(targets: Target
     assert real.files("planted") == sim.files("planted") == {"e": b"", "r.md": data}
 
 
+def test_rule_json_null_is_a_file_holding_null_on_both_targets(targets: Targets) -> None:
+    """``json: null`` in ``files:`` (``prepare_files``) and ``edit_file`` (``apply_edit``, both
+    targets' own code path) writes the JSON ``null``, the same bytes on Pi and the simulator."""
+    files = {"planted/f.json": {"json": None}}
+    ops: list[Any] = [{"edit_file": {"path": "planted/e.json", "json": None}}, {"prompt": "hi"}]
+    real, real_outcomes = run(targets("pi"), scenario(files=files), ops)
+    sim, sim_outcomes = run(targets("sim"), scenario(files=files), ops)
+    assert [o.ok for o in real_outcomes] == [o.ok for o in sim_outcomes] == [True, True]
+    assert real.files("planted") == sim.files("planted") == {"e.json": b"null\n", "f.json": b"null\n"}
+
+
 def test_file_operations_of_the_bridged_implementation_are_observed(targets: Targets) -> None:
     # No fs fault is scripted: the bridge records the implementation's own file operations
     # anyway, as the simulator does, so a step on them ("did not read ...") can fail on real Pi.

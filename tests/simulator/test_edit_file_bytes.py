@@ -254,3 +254,89 @@ def test_rule_files_base64_path_leaving_the_run_is_refused_at_load() -> None:
             parse_scenario({"name": "hostile", "files": {path: {"base64": "AA=="}}}, "hostile.yaml")
         assert str(raised.value).startswith(f"hostile.yaml: files: {path!r}: "), str(raised.value)
         assert "\n" not in str(raised.value)
+
+
+# ``json: null``: a file holding the JSON null (``files:`` and ``edit_file``), not "no json".
+
+
+def test_rule_json_null_is_a_file_holding_null_written_and_dumped_by_both_specs(tmp_path: Path) -> None:
+    """``json: null`` writes ``null`` (``write_json``, as any JSON value): planted by
+    ``prepare_files`` and written by ``apply_edit``, which both targets call. Before, ``files:``
+    refused it (a file has exactly one of ...) and ``edit_file`` wrote an empty file. The dump
+    keeps it (``import-session`` and the explorer's minimiser write scenarios), and a spec with
+    ``json: null`` is not equal to one without ``json``."""
+    data = {
+        "name": "null",
+        "files": {"planted.json": {"json": None}, "$AGENT/a.json": {"json": None}},
+        "operations": [{"edit_file": {"path": "edited.json", "json": None}}],
+    }
+    scenario = parse_scenario(data)
+    dumped = dump_scenario(scenario)
+    assert yaml.safe_load(dumped) == data, dumped
+    again = parse_scenario(yaml.safe_load(dumped))
+    assert again == scenario
+    assert again.files["planted.json"].json_given and again.operations[0].edit_file.json_given
+    assert (
+        scenario.operations[0]
+        != parse_scenario({"name": "x", "operations": [{"edit_file": {"path": "edited.json"}}]}).operations[0]
+    )
+    result = simulate(scenario, workdir=tmp_path / "run", implementation=_null_extension)
+    project, agent = Path(result.host.disk.project_dir), Path(result.host.disk.agent_dir)
+    assert (project / "planted.json").read_bytes() == b"null\n"
+    assert (agent / "a.json").read_bytes() == b"null\n"
+    assert (project / "edited.json").read_bytes() == b"null\n"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            {"files": {"r.md": {"text": "x", "json": None}}},
+            "files.r.md.json: json and text both give the file's content: give one",
+        ),
+        (
+            {"files": {"r.md": {"json": None, "base64": "AA=="}}},
+            "files.r.md.base64: base64 and json both give the file's content: give one",
+        ),
+        (
+            {"files": {"r.md": {"json": None, "directory": True}}},
+            "files.r.md.directory: directory: true and json both given: a directory has no content, give one",
+        ),
+        (
+            {"operations": [{"edit_file": {"path": "a", "text": "x", "json": None}}]},
+            "operations[0].edit_file.json: json and text both give the file's content: give one",
+        ),
+        (
+            {"operations": [{"edit_file": {"path": "a", "json": None, "base64": "AA=="}}]},
+            "operations[0].edit_file.base64: base64 and json both give the file's content: give one",
+        ),
+        (
+            {"operations": [{"edit_file": {"path": "a", "kind": "absent", "json": None}}]},
+            "operations[0].edit_file.json: json is a file's content, for kind file, not kind absent",
+        ),
+        (
+            {"operations": [{"edit_file": {"path": "a", "kind": "symlink", "target": "b", "json": None}}]},
+            "operations[0].edit_file.json: kind symlink takes a target, not file content",
+        ),
+        (
+            {"operations": [{"edit_file": {"path": "a", "json": None, "merge_json": True}}]},
+            "operations[0].edit_file: merge_json merges a JSON object into the file's object, but json is null",
+        ),
+    ],
+    ids=[
+        "files-text",
+        "files-base64",
+        "files-dir",
+        "edit-text",
+        "edit-base64",
+        "edit-absent",
+        "edit-link",
+        "merge",
+    ],
+)
+def test_rule_json_null_is_content_refused_beside_other_content(data: dict[str, Any], message: str) -> None:
+    """Being content, a given ``json: null`` is refused where other content is, one line naming
+    the file and the field. Before, it counted as not given and the other content won silently."""
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario({"name": "bad", **data}, "bad.yaml")
+    assert str(raised.value) == f"bad.yaml: {message}"

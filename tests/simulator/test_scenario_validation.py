@@ -560,8 +560,12 @@ def test_rule_files_a_directory_takes_no_content_naming_the_field(
             f"operations[0].edit_file.json: json {_NOT_A_FILE} directory",
         ),
         ("name: dropped\nfiles:\n  a.json: {text: x, json: {k: 1}}\n", f"files.a.json.json: {_BOTH}"),
+        (
+            "name: dropped\noperations:\n  - edit_file: {path: a.json, text: x, json: null}\n",
+            f"operations[0].edit_file.json: {_BOTH}",
+        ),
     ],
-    ids=["edit-file-directory-json", "files-text-json"],
+    ids=["edit-file-directory-json", "files-text-json", "edit-file-text-json-null"],
 )
 def test_rule_file_content_refusals_simulate_exits_2_one_line_and_change_nothing(
     tmp_path: Path,

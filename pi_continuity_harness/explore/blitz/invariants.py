@@ -995,7 +995,7 @@ def _as_planted(scenario: Scenario, text: str, data: Any) -> bool:
     if not planted:
         return False
     last = planted[-1]
-    return bool(data == last.json_value if last.json_value is not None else text == (last.text or ""))
+    return bool(data == last.json_value if last.json_given else text == (last.text or ""))
 
 
 def config_problem(scenario: Scenario) -> str | None:
@@ -1005,7 +1005,7 @@ def config_problem(scenario: Scenario) -> str | None:
         edit = op.edit_file if isinstance(op, EditFileOp) else None
         if edit is None or edit.path != f"{MANAGED}/config.json":
             continue
-        if edit.json_value is None:
+        if not edit.json_given:
             try:
                 data = json.loads(edit.text or "")
             except ValueError:
