@@ -33,6 +33,7 @@ from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
+from pi_continuity_harness.commands._seed import seed
 from pi_continuity_harness.commands._suite_setup import (
     SuiteSetup,
     add_workers_option,
@@ -357,7 +358,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         dest="keyword",
         help="a scenario's or an assertion's name exactly as printed, or a pytest keyword expression",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of every simulated run (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of every simulated run (default 0)")
     parser.add_argument(
         "--workdir",
         type=Path,

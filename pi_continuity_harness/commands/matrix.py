@@ -27,6 +27,7 @@ from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printe
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._paths import check_directory, check_distinct, check_file
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
+from pi_continuity_harness.commands._seed import seed
 from pi_continuity_harness.commands._suite_setup import add_workers_option, check_workers
 from pi_continuity_harness.features.matrix import (
     PiVersionMatrix,
@@ -79,7 +80,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--tags", help="pytest marker expression over feature tags, e.g. 'smoke'")
     parser.add_argument("-k", dest="keyword", help="pytest keyword expression over scenario test names")
-    parser.add_argument("--seed", type=int, default=0, help="seed of every run (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of every run (default 0)")
     add_workers_option(parser, "each release's scenarios")
     parser.add_argument(
         "--workdir", type=Path, help="keep every scenario's machine under DIR/<implementation>/<version>"

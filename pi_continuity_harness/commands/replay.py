@@ -24,6 +24,7 @@ from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, with_budget
+from pi_continuity_harness.commands._seed import seed
 from pi_continuity_harness.commands._simulation import (
     DEFAULT_IMPLEMENTATION,
     check_paths,
@@ -51,7 +52,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("scenario", metavar="SCENARIO", help="scenario file (YAML or JSON), not a trace")
     parser.add_argument(
-        "--seed", type=int, default=None, help="seed (default: the recorded trace's, else the scenario's)"
+        "--seed", type=seed, default=None, help="seed (default: the recorded trace's, else the scenario's)"
     )
     parser.add_argument(
         "--expect-trace", metavar="TRACE", default=None, help="trace.jsonl the run must reproduce"
@@ -116,7 +117,7 @@ def _recorded_run(text: str) -> tuple[int | None, str | None]:
     seed = record.get("seed")
     implementation = record.get("implementation")
     return (
-        seed if type(seed) is int else None,
+        seed if type(seed) is int and seed >= 0 else None,
         implementation if isinstance(implementation, str) and implementation else None,
     )
 

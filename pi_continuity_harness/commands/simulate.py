@@ -23,6 +23,7 @@ from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, with_budget
 from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
+from pi_continuity_harness.commands._seed import seed
 from pi_continuity_harness.commands._simulation import (
     DEFAULT_IMPLEMENTATION,
     check_paths,
@@ -46,7 +47,7 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("scenario", metavar="SCENARIO", help="scenario file (YAML or JSON)")
-    parser.add_argument("--seed", type=int, default=None, help="seed (default: the scenario's)")
+    parser.add_argument("--seed", type=seed, default=None, help="seed (default: the scenario's)")
     parser.add_argument("--trace", metavar="PATH", default=None, help="also copy trace.jsonl here")
     parser.add_argument(
         "--workdir", metavar="DIR", default=None, help="run directory (default sim-out/<name>-<seed>)"

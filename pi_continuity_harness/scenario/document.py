@@ -244,7 +244,7 @@ class ExtensionRef(_Strict):
 class Scenario(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     description: str = ""
-    seed: Int = 0
+    seed: Int = Field(default=0, ge=0, description="seed of the run (default 0); --seed overrides it")
     mode: Literal["rpc", "tui", "json", "print"] = "rpc"
     models: tuple[ModelSpec, ...] = Field(
         default=(ModelSpec(id="fake/fake-model", context_window=200_000, max_tokens=16384),),

@@ -1,0 +1,60 @@
+"""The developers' guide's rule for bad input: one clear error naming the file and the field or
+the option, exit status 2, and nothing on disk lost or changed. Cases a systematic audit of
+every subcommand found broken (each test failed on the code before its fix)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "threshold-compaction.yaml"
+
+
+def _snapshot(root: Path) -> dict[str, str]:
+    """Every path under ``root`` with its content's sha256 (directories: ``dir``)."""
+    return {
+        str(p.relative_to(root)): "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+    }
+
+
+@pytest.mark.parametrize("command", ["simulate", "replay"])
+def test_rule_a_negative_seed_in_a_scenario_is_one_line_exit_2_and_nothing_is_written(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: ``seed: -7`` ran, as seed 7 (``random.Random(-7)`` is ``random.Random(7)``)."""
+    monkeypatch.chdir(tmp_path)
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(EXAMPLE.read_text(encoding="utf-8").replace("seed: 7", "seed: -7"), encoding="utf-8")
+    before = _snapshot(tmp_path)
+    assert main([command, "s.yaml", "--workdir", "run"]) == 2
+    assert capsys.readouterr().err == (
+        f"pi-continuity-harness {command}: s.yaml: seed: Input should be greater than or equal to 0\n"
+    )
+    assert _snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", ["simulate", "replay", "run", "compare", "matrix"])
+def test_rule_a_negative_seed_option_is_refused_before_anything_runs(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: ``--seed -1`` ran (``simulate``, ``replay``: the run of seed 1 under the name -1)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    before = _snapshot(tmp_path)
+    scenario = ["s.yaml", "--workdir", "run"] if command in ("simulate", "replay") else []
+    with pytest.raises(SystemExit) as exited:
+        main([command, *scenario, "--seed", "-1"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (
+        f"pi-continuity-harness {command}: error: argument --seed: '-1': must not be negative "
+        "(seed -n would give the run of seed n)"
+    )
+    assert "Traceback" not in err
+    assert _snapshot(tmp_path) == before
