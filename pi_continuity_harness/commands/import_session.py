@@ -7,9 +7,9 @@ replies with their usage and stop reasons, tool calls, model changes, compaction
 file cannot say (context windows, the user's settings) comes from ``--context-window``,
 ``--max-tokens`` and ``--settings``. A malformed file exits with status 2 and
 ``file: line N: reason``, and nothing is written; so does an ``--output`` that is the session
-file itself. The recorded tool calls' paths are placed inside the replay's project (those
-outside the recorded cwd under ``outside-project/``, each printed), so a replay never touches
-the developer's own files.
+file itself or the ``--settings`` file. The recorded tool calls' paths are placed inside the
+replay's project (those outside the recorded cwd under ``outside-project/``, each printed), so a
+replay never touches the developer's own files.
 
 Then the scenario is replayed on the simulator with the null implementation and its session
 compared with the file (entry types, order, parent links, compactions, replies' stop reasons
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
-from pi_continuity_harness.commands._paths import check_file
+from pi_continuity_harness.commands._paths import check_distinct, check_file
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario.atomic_write import write_atomically
 from pi_continuity_harness.scenario.document import Scenario, dump_scenario
@@ -227,6 +227,10 @@ def main(args: argparse.Namespace) -> int:
             f"--output {args.output}: is the session file {args.session}; the scenario would replace it"
         )
     check_file("--output", output)
+    # The settings file is an input too: before, --output at it replaced it with the scenario.
+    check_distinct(
+        {"--output": output}, inputs=[("--settings", Path(args.settings) if args.settings else None)]
+    )
     settings = _settings(args.settings)
     options: dict[str, Any] = {
         "context_window": args.context_window,

@@ -58,3 +58,23 @@ def test_rule_a_negative_seed_option_is_refused_before_anything_runs(
     )
     assert "Traceback" not in err
     assert _snapshot(tmp_path) == before
+
+
+def test_rule_import_session_refuses_an_output_that_is_its_settings_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: ``--output settings.json --settings settings.json`` replaced the user's settings
+    with the scenario (exit 0)."""
+    monkeypatch.chdir(tmp_path)
+    session = REPO / "tests" / "fixtures" / "sessions" / "recorded-on-pi-1.6.jsonl"
+    (tmp_path / "session.jsonl").write_bytes(session.read_bytes())
+    (tmp_path / "settings.json").write_text('{"compaction": {"enabled": true}}\n', encoding="utf-8")
+    before = _snapshot(tmp_path)
+    args = ["import-session", "session.jsonl", "--settings", "settings.json", "--no-check", "--output"]
+    for output in ("settings.json", "./settings.json"):
+        assert main([*args, output]) == 2
+        assert capsys.readouterr().err == (
+            f"pi-continuity-harness import-session: --output {Path(output)}: the same path as --settings "
+            "settings.json: an output must not replace an input\n"
+        )
+    assert _snapshot(tmp_path) == before
