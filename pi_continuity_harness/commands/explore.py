@@ -35,6 +35,7 @@ from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
+from pi_continuity_harness.commands._listing import refuse_ignored_options, remember_run_options
 from pi_continuity_harness.commands._paths import check_directory, check_distinct, check_file
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.explore.engine import (
@@ -122,6 +123,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--quiet", action="store_true", help="print failures and the summary only")
     parser.add_argument("--list-invariants", action="store_true", help="print the invariants and exit")
     add_budget_arguments(parser, wall=False)
+    remember_run_options(parser, keep={"list_invariants", "extension", "system", "target"})
     parser.set_defaults(func=main)
 
 
@@ -182,6 +184,7 @@ def _system(args: argparse.Namespace) -> str:
 
 def main(args: argparse.Namespace) -> int:
     if args.list_invariants:
+        refuse_ignored_options(args, "--list-invariants")
         plugin = plugin_named(_system(args))
         if args.target == "pi":
             for observed in plugin.observed_invariants():

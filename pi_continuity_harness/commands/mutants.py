@@ -21,6 +21,7 @@ from rich.text import Text
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
 from pi_continuity_harness.commands._console import terminal_console
+from pi_continuity_harness.commands._listing import refuse_ignored_options, remember_run_options
 from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.commands.explore import check_count, check_scheduler
 from pi_continuity_harness.explore.engine import MAX_JOBS, MAX_SEEDS, MAX_STEPS
@@ -73,12 +74,14 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--no-control", action="store_true", help="do not run the references as controls")
     add_budget_arguments(parser)
+    remember_run_options(parser, keep=set())
     parser.set_defaults(func=main)
 
 
 def main(args: argparse.Namespace) -> int:
     console = terminal_console(160)  # the tables' width when not on a terminal
     if args.action == "list":
+        refuse_ignored_options(args, "'mutants list'")
         table = Table(title=f"{len(MUTANTS)} mutants of the reference", show_lines=False)
         table.add_column("mutant", no_wrap=True)
         table.add_column("rule it breaks")

@@ -78,3 +78,55 @@ def test_rule_import_session_refuses_an_output_that_is_its_settings_file(
             "settings.json: an output must not replace an input\n"
         )
     assert _snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "err"),
+    [
+        (
+            ["mutants", "list", "--json", "m.json"],
+            "mutants: --json: not with 'mutants list', which runs nothing and writes nothing",
+        ),
+        (
+            ["mutants", "list", "--only", "x", "--no-control"],
+            "mutants: --only, --no-control: not with 'mutants list', which runs nothing and writes nothing",
+        ),
+        (
+            ["explore", "--list-invariants", "--json", "e.json", "--out", "failures"],
+            "explore: --json, --out: not with --list-invariants, which runs nothing and writes nothing",
+        ),
+        (
+            ["explore", "--list-invariants", "--seeds", "5"],
+            "explore: --seeds: not with --list-invariants, which runs nothing and writes nothing",
+        ),
+    ],
+)
+def test_rule_an_option_a_listing_would_ignore_is_one_line_exit_2(
+    args: list[str],
+    err: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: the listing was printed, the option dropped, exit 0 (``--json m.json``: no file)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.err == f"pi-continuity-harness {err}\n"
+    assert captured.out == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["mutants", "list"],
+        ["explore", "--list-invariants"],
+        ["explore", "--list-invariants", "--target", "pi"],
+    ],
+)
+def test_a_listing_still_takes_the_options_it_uses(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args) == 0
+    assert capsys.readouterr().out
