@@ -132,15 +132,29 @@ def render(console: Console, checks: list[Check], *, prefix: str, quiet: bool) -
     )
 
 
+def _check_outside_packages(packages: list[tuple[str, Path]], outputs: dict[str, Path | None]) -> None:
+    """No output at or below a package directory (``packages``: each with how a message names it):
+    the gate packs and installs every file there, so ``--json pkg/package.json`` replaced the
+    manifest with the checks, and any other file written there would ship with the package."""
+    for label, package in packages:
+        if not package.is_dir():
+            continue
+        root = package.resolve()
+        for option, path in outputs.items():
+            if path is not None and path.resolve().is_relative_to(root):
+                raise UsageError(
+                    f"{option} {path}: inside {label} {package}: an output must not change an input"
+                )
+
+
 def main(args: argparse.Namespace) -> int:
     check_file("--json", args.json_path)
     check_directory("--report", args.report)
     check_directory("--workdir", args.workdir)
-    check_distinct(
-        {"--json": args.json_path, "--report": args.report, "--workdir": args.workdir},
-        inputs=[("the package", args.package), *(("--with-package", path) for path in args.with_package)],
-        writes={"--report": RECORD_FILES},
-    )
+    outputs = {"--json": args.json_path, "--report": args.report, "--workdir": args.workdir}
+    packages = [("the package", args.package), *(("--with-package", path) for path in args.with_package)]
+    check_distinct(outputs, inputs=packages, writes={"--report": RECORD_FILES})
+    _check_outside_packages(packages, outputs)
     sources = [s for s in args.sources.split(",") if s]
     unknown = [s for s in sources if s not in SOURCES]
     if unknown:

@@ -130,3 +130,29 @@ def test_a_listing_still_takes_the_options_it_uses(
 ) -> None:
     assert main(args) == 0
     assert capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("option", "target"),
+    [("--json", "pkg/package.json"), ("--json", "pkg/checks.json"), ("--report", "pkg/docs")],
+)
+def test_rule_package_refuses_an_output_inside_the_package_it_gates(
+    option: str,
+    target: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: ``package pkg --static --json pkg/package.json`` replaced the manifest with the
+    checks (exit 0); another file written there would ship with the package."""
+    import shutil  # noqa: PLC0415
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(REPO / "examples" / "packages" / "pi-session-continuity", tmp_path / "pkg")
+    before = _snapshot(tmp_path)
+    assert main(["package", "pkg", "--static", "--quiet", option, target]) == 2
+    assert capsys.readouterr().err == (
+        f"pi-continuity-harness package: {option} {target}: inside the package pkg: "
+        "an output must not change an input\n"
+    )
+    assert _snapshot(tmp_path) == before
