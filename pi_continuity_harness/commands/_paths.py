@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pi_continuity_harness.commands import UsageError
 
-__all__ = ["check_directory", "check_distinct", "check_file", "same_path"]
+__all__ = ["check_directory", "check_distinct", "check_file", "same_path", "typescript_inputs"]
 
 
 def _existing_ancestor(path: Path, option: str) -> Path:
@@ -147,3 +147,10 @@ def _written(
         named.append((f"{option} {path}", path))
         named.extend((f"{option} {path} ({name})", path / name) for name in writes.get(option, ()))
     return named
+
+
+def typescript_inputs(extensions: Sequence[str]) -> list[tuple[str, Path | None]]:
+    """The TypeScript implementations among ``--extension`` values, as inputs of
+    :func:`check_distinct`: before, ``run --target pi --extension ext.ts --json ext.ts`` replaced
+    the implementation with the results."""
+    return [("--extension", Path(spec)) for spec in extensions if spec.endswith(".ts")]

@@ -20,7 +20,12 @@ from pathlib import Path
 from rich.console import Console
 
 from pi_continuity_harness.commands import UsageError
-from pi_continuity_harness.commands._paths import check_directory, check_distinct, check_file
+from pi_continuity_harness.commands._paths import (
+    check_directory,
+    check_distinct,
+    check_file,
+    typescript_inputs,
+)
 from pi_continuity_harness.features import SUITE_DIR
 from pi_continuity_harness.features.preflight import check_features, check_implementation, check_target
 from pi_continuity_harness.features.suite import RECORD_FILES, SuiteRun
@@ -65,7 +70,8 @@ class SuiteSetup:
             check_directory(option, path)
         check_directory("--workdir", self.workdir)
         outputs = {**self.files, "--html": self.html, **self.directories, "--workdir": self.workdir}
-        check_distinct(outputs, inputs=self._feature_inputs(outputs), writes={"--report": RECORD_FILES})
+        inputs = [*self._feature_inputs(outputs), *typescript_inputs([self.extension])]
+        check_distinct(outputs, inputs=inputs, writes={"--report": RECORD_FILES})
         with contextlib.ExitStack() as stack:
             if self.workdir is not None:
                 stack.enter_context(hold_run_directory(self.workdir))

@@ -36,7 +36,12 @@ from typing import Any
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, budget_override
 from pi_continuity_harness.commands._listing import refuse_ignored_options, remember_run_options
-from pi_continuity_harness.commands._paths import check_directory, check_distinct, check_file
+from pi_continuity_harness.commands._paths import (
+    check_directory,
+    check_distinct,
+    check_file,
+    typescript_inputs,
+)
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.explore.engine import (
     MAX_JOBS,
@@ -157,7 +162,10 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--max-failures must not be negative (got {args.max_failures})")
     check_file("--json", args.json_path)
     check_directory("--out", args.out)
-    check_distinct({"--json": args.json_path, "--html": args.html, "--out": args.out})
+    check_distinct(
+        {"--json": args.json_path, "--html": args.html, "--out": args.out},
+        inputs=typescript_inputs([args.extension]),
+    )
     if args.target == "pi" and args.check_determinism:
         raise UsageError("--check-determinism: real Pi is not deterministic; it applies to --target sim")
     if args.system is not None and not _is_typescript(args.extension):

@@ -25,7 +25,12 @@ from pi_continuity_harness import PI_VERSION
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
-from pi_continuity_harness.commands._paths import check_directory, check_distinct, check_file
+from pi_continuity_harness.commands._paths import (
+    check_directory,
+    check_distinct,
+    check_file,
+    typescript_inputs,
+)
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
 from pi_continuity_harness.commands._seed import seed
 from pi_continuity_harness.commands._suite_setup import add_workers_option, check_workers
@@ -130,6 +135,7 @@ def main(args: argparse.Namespace) -> int:
     check_directory("--workdir", args.workdir)
     check_distinct(
         {"--json": args.json_path, "--html": args.html, "--report": args.report, "--workdir": args.workdir},
+        inputs=typescript_inputs(extensions),
         writes={"--report": RECORD_FILES},
     )
     for extension in extensions:

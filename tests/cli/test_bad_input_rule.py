@@ -156,3 +156,40 @@ def test_rule_package_refuses_an_output_inside_the_package_it_gates(
         "an output must not change an input\n"
     )
     assert _snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["run", "--target", "pi", "--system", "pi-session-continuity", "--json", "ext.ts"], "--json"),
+        (["run", "--target", "pi", "--system", "pi-session-continuity", "--html", "./ext.ts"], "--html"),
+        (["matrix", "--pi-versions", "1.6.0", "--json", "ext.ts"], "--json"),
+        (["explore", "--target", "pi", "--seeds", "1", "--out", "found", "--html", "ext.ts"], "--html"),
+    ],
+)
+def test_rule_an_output_at_the_typescript_implementation_is_refused(
+    args: list[str],
+    option: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: the TypeScript implementation was no input of the output checks: the run went on
+    (here: to the missing Pi, or the matrix) and its results would replace the implementation."""
+    from pi_continuity_harness.commands import matrix  # noqa: PLC0415
+
+    def ran(**_: object) -> None:
+        raise AssertionError("the matrix ran")
+
+    monkeypatch.setattr(matrix, "run_matrix", ran)
+    monkeypatch.setenv("PI_CONTINUITY_HARNESS_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ext.ts").write_text("export default function (pi) {}\n", encoding="utf-8")
+    before = _snapshot(tmp_path)
+    assert main([*args, "--extension", "ext.ts"]) == 2
+    target = args[args.index(option) + 1]
+    assert capsys.readouterr().err == (
+        f"pi-continuity-harness {args[0]}: {option} {Path(target)}: the same path as --extension ext.ts: "
+        "an output must not replace an input\n"
+    )
+    assert _snapshot(tmp_path) == before
