@@ -29,7 +29,14 @@ from pathlib import Path
 
 from pi_continuity_harness.commands import UsageError
 
-__all__ = ["check_directory", "check_distinct", "check_file", "same_path", "typescript_inputs"]
+__all__ = [
+    "check_creatable",
+    "check_directory",
+    "check_distinct",
+    "check_file",
+    "same_path",
+    "typescript_inputs",
+]
 
 
 def _existing_ancestor(path: Path, option: str) -> Path:
@@ -78,6 +85,12 @@ def check_file(option: str, path: Path | None) -> None:
     if path.exists() and not os.access(path, os.W_OK):
         raise UsageError(f"{option} {path}: is not writable")
     _try_writing_in(parent, option, path)
+
+
+def check_creatable(option: str, path: Path) -> None:
+    """A file can be written at ``path`` by option ``option`` with its missing directories (which
+    the writer makes: ``--html``): tried in the nearest existing ancestor."""
+    _try_writing_in(_existing_ancestor(path, option), option, path)
 
 
 def check_directory(option: str, path: Path | None) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pi_continuity_harness.commands import UsageError
+from pi_continuity_harness.commands._paths import check_creatable
 from pi_continuity_harness.errors import ReportError
 from pi_continuity_harness.scenario.atomic_write import write_atomically
 
@@ -36,6 +37,8 @@ def check_html(path: Path | None) -> None:
         raise UsageError(f"--html {path}: is a directory")
     if any(parent.exists() and not parent.is_dir() for parent in path.parents):
         raise UsageError(f"--html {path}: a parent of it is not a directory")
+    # A place the process cannot write: before, found when the page was written, after the run.
+    check_creatable("--html", path)
     from pi_continuity_harness.report import require_dependencies  # noqa: PLC0415  (only with --html)
 
     try:

@@ -193,3 +193,25 @@ def test_rule_an_output_at_the_typescript_implementation_is_refused(
         "an output must not replace an input\n"
     )
     assert _snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", ["simulate", "explore"])
+def test_rule_an_html_page_where_nothing_can_be_written_is_refused_before_the_run(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """/proc takes no new file, whoever asks (permission bits do not stop root). Before: the run
+    went ahead (its directory written), and the page failed after it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    before = _snapshot(tmp_path)
+    args = {
+        "simulate": ["simulate", "s.yaml", "--workdir", "run"],
+        "explore": ["explore", "--seeds", "1", "--steps", "2", "--out", "found", "--quiet"],
+    }[command]
+    assert main([*args, "--html", "/proc/harness-page.html"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1
+    assert err.startswith(
+        f"pi-continuity-harness {command}: --html /proc/harness-page.html: cannot write in /proc: "
+    )
+    assert _snapshot(tmp_path) == before
