@@ -156,6 +156,8 @@ def main(args: argparse.Namespace) -> int:
     check_distinct(outputs, inputs=packages, writes={"--report": RECORD_FILES})
     _check_outside_packages(packages, outputs)
     sources = [s for s in args.sources.split(",") if s]
+    if not sources:  # before: published, nothing installed, every install check unrun, exit 0
+        raise UsageError(f"--sources: no source given (one or more of {', '.join(SOURCES)}; --static: none)")
     unknown = [s for s in sources if s not in SOURCES]
     if unknown:
         raise UsageError(f"--sources: {', '.join(unknown)}: not one of {', '.join(SOURCES)}")

@@ -215,3 +215,23 @@ def test_rule_an_html_page_where_nothing_can_be_written_is_refused_before_the_ru
         f"pi-continuity-harness {command}: --html /proc/harness-page.html: cannot write in /proc: "
     )
     assert _snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("sources", ["", ","])
+def test_rule_package_refuses_an_empty_list_of_sources(
+    sources: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: ``--sources ''`` published the package, installed it from nowhere and passed."""
+    from pi_continuity_harness.commands import package  # noqa: PLC0415
+
+    def gated(*_: object) -> int:
+        raise AssertionError("the gate ran")
+
+    monkeypatch.setattr(package, "_open_and_gate", gated)
+    monkeypatch.chdir(tmp_path)
+    assert main(["package", "pkg", "--sources", sources]) == 2
+    assert capsys.readouterr().err == (
+        "pi-continuity-harness package: --sources: no source given "
+        "(one or more of npm, project, local, git, one-run; --static: none)\n"
+    )
+    assert list(tmp_path.iterdir()) == []
