@@ -43,7 +43,16 @@ def test_rule_a_negative_seed_in_a_scenario_is_one_line_exit_2_and_nothing_is_wr
 def test_rule_a_negative_seed_option_is_refused_before_anything_runs(
     command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Before: ``--seed -1`` ran (``simulate``, ``replay``: the run of seed 1 under the name -1)."""
+    """Before: ``--seed -1`` ran (``simulate``, ``replay``: the run of seed 1 under the name -1).
+    The suite commands' own work is replaced by a failure: argparse refuses before it."""
+    import importlib  # noqa: PLC0415
+
+    if command in ("run", "compare", "matrix"):
+
+        def ran(_: object) -> int:
+            raise AssertionError(f"{command} ran")
+
+        monkeypatch.setattr(importlib.import_module(f"pi_continuity_harness.commands.{command}"), "main", ran)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "s.yaml").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
     before = _snapshot(tmp_path)
@@ -176,12 +185,13 @@ def test_rule_an_output_at_the_typescript_implementation_is_refused(
 ) -> None:
     """Before: the TypeScript implementation was no input of the output checks: the run went on
     (here: to the missing Pi, or the matrix) and its results would replace the implementation."""
-    from pi_continuity_harness.commands import matrix  # noqa: PLC0415
+    from pi_continuity_harness.commands import explore, matrix  # noqa: PLC0415
 
-    def ran(**_: object) -> None:
-        raise AssertionError("the matrix ran")
+    def ran(*_: object, **__: object) -> None:
+        raise AssertionError("it ran")
 
     monkeypatch.setattr(matrix, "run_matrix", ran)
+    monkeypatch.setattr(explore, "_explore", ran)
     monkeypatch.setenv("PI_CONTINUITY_HARNESS_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ext.ts").write_text("export default function (pi) {}\n", encoding="utf-8")
