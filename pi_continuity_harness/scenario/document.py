@@ -41,6 +41,7 @@ from pi_continuity_harness.scenario.field_path import field_path
 from pi_continuity_harness.scenario.file_content import (
     BASE64_DESCRIPTION,
     JSON_DESCRIPTION,
+    JsonGiven,
     check_base64,
     content_refused,
     decode_base64,
@@ -117,7 +118,7 @@ class SettingsSpec(_Strict):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-class FileSpec(_Strict):
+class FileSpec(JsonGiven, _Strict):
     """A file placed before the run: ``text``, ``json`` or ``base64`` content, or a ``directory``.
 
     ``base64`` plants exact bytes, a file that need not be UTF-8 (``text`` is written as
@@ -186,24 +187,6 @@ class FileSpec(_Strict):
     def content_bytes(self) -> bytes | None:
         """The exact bytes ``base64`` gives (None: the file gives none)."""
         return decode_base64(self.base64_value)
-
-    @property
-    def json_given(self) -> bool:
-        """``json`` was given, ``null`` too (then :attr:`json_value` is ``None``, as when not)."""
-        return "json_value" in self.model_fields_set
-
-    def __eq__(self, other: object) -> bool:
-        """Equal fields and ``json`` given alike: ``json: null`` (a file holding ``null``) is not
-        ``json`` left out, though both hold ``None`` (pydantic compares no ``model_fields_set``)."""
-        return (
-            super().__eq__(other) is True
-            and isinstance(other, FileSpec)
-            and self.json_given == other.json_given
-        )
-
-    def __hash__(self) -> int:
-        """The fields' hash, as pydantic's for a frozen model, and ``json`` given (see ``__eq__``)."""
-        return hash((*(self.__dict__[name] for name in type(self).model_fields), self.json_given))
 
     @model_validator(mode="after")
     def _one(self) -> FileSpec:

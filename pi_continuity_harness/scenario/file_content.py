@@ -26,6 +26,7 @@ __all__ = [
     "BASE64_DESCRIPTION",
     "GIVEN_NULL",
     "JSON_DESCRIPTION",
+    "JsonGiven",
     "check_base64",
     "content_refused",
     "decode_base64",
@@ -76,6 +77,30 @@ def settle_given_null(spec: BaseModel) -> None:
     none given."""
     if spec.__dict__.get("json_value") is GIVEN_NULL:
         spec.__dict__["json_value"] = None
+
+
+class JsonGiven(BaseModel):
+    """A file's content spec whose ``json`` may be given as ``null`` (``FileSpec`` of ``files:``,
+    ``EditFileSpec`` of ``edit_file``): :attr:`json_given` tells it from ``json`` left out, and
+    two specs are equal only when they agree on it."""
+
+    @property
+    def json_given(self) -> bool:
+        """``json`` was given, ``null`` too (then ``json_value`` is ``None``, as when not)."""
+        return "json_value" in self.model_fields_set
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields and ``json`` given alike: ``json: null`` (a file holding ``null``) is not
+        ``json`` left out, though both hold ``None`` (pydantic compares no ``model_fields_set``)."""
+        return (
+            super().__eq__(other) is True
+            and isinstance(other, JsonGiven)
+            and self.json_given == other.json_given
+        )
+
+    def __hash__(self) -> int:
+        """The fields' hash, as pydantic's for a frozen model, and ``json`` given (see ``__eq__``)."""
+        return hash((*(self.__dict__[name] for name in type(self).model_fields), self.json_given))
 
 
 def content_refused(data: Mapping[str, Any], earlier: Iterable[str]) -> bool:

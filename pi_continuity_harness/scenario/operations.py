@@ -30,6 +30,7 @@ from pi_continuity_harness.scenario.confine import check_scenario_path
 from pi_continuity_harness.scenario.file_content import (
     BASE64_DESCRIPTION,
     JSON_DESCRIPTION,
+    JsonGiven,
     check_base64,
     content_refused,
     decode_base64,
@@ -520,7 +521,7 @@ _EARLIER_CONTENT: dict[str, tuple[str, ...]] = {
 }
 
 
-class EditFileSpec(_Strict):
+class EditFileSpec(JsonGiven, _Strict):
     """Write, replace or remove a file under the workspace, as a user or a fault would.
 
     ``path`` is relative to the project directory (``$PROJECT``) unless it starts with
@@ -654,24 +655,6 @@ class EditFileSpec(_Strict):
         if path is not None and _same_scenario_path(value, path):
             raise ValueError(f"{value!r}: a link to itself is a loop")
         return value
-
-    @property
-    def json_given(self) -> bool:
-        """``json`` was given, ``null`` too (then :attr:`json_value` is ``None``, as when not)."""
-        return "json_value" in self.model_fields_set
-
-    def __eq__(self, other: object) -> bool:
-        """Equal fields and ``json`` given alike: ``json: null`` (a file holding ``null``) is not
-        ``json`` left out, though both hold ``None`` (pydantic compares no ``model_fields_set``)."""
-        return (
-            super().__eq__(other) is True
-            and isinstance(other, EditFileSpec)
-            and self.json_given == other.json_given
-        )
-
-    def __hash__(self) -> int:
-        """The fields' hash, as pydantic's for a frozen model, and ``json`` given (see ``__eq__``)."""
-        return hash((*(self.__dict__[name] for name in type(self).model_fields), self.json_given))
 
     @model_validator(mode="after")
     def _mergeable(self) -> EditFileSpec:
