@@ -287,15 +287,15 @@ class Scenario(_Strict):
             if command is not None and not command.wait:
                 raise ValueError(
                     f"operations[{index}].command.wait: false is for a command run while a reply is held"
-                    " (a reply's during, or faults.inject); at the top level the next operation waits"
-                    " for the host to be quiet"
+                    " (a reply's or a dialog answer's during, or faults.inject); at the top level the next"
+                    " operation waits for the host to be quiet"
                 )
             tree = getattr(op, "tree", None)
             if tree is not None and not tree.wait:
                 raise ValueError(
                     f"operations[{index}].tree.wait: false is for a navigation sent while a reply is held"
-                    " (a reply's during, or faults.inject); at the top level the next operation waits"
-                    " for the host to be quiet"
+                    " (a reply's or a dialog answer's during, or faults.inject); at the top level the next"
+                    " operation waits for the host to be quiet"
                 )
         if sum(1 for e in self.extensions if e.implementation) > 1:
             raise ValueError("extensions: the implementation under test appears more than once")
@@ -316,7 +316,8 @@ class Scenario(_Strict):
 
     def _nested_operations(self) -> list[tuple[str, Any]]:
         """Every operation with its field path: the top-level ones, those a scripted reply runs
-        while it is held (``during``) and those a fault rule injects. A ``set_model`` to a model the
+        while it is held (``during``), those a fault rule injects and those a dialog answer runs
+        while its dialog is open. A ``set_model`` to a model the
         scenario does not declare was refused only at the top level: in a ``during`` or
         ``faults.inject`` it loaded, and the run went on with that operation failing ``Model not
         found`` in the trace alone."""
@@ -328,6 +329,17 @@ class Scenario(_Strict):
             found += [(f"{where}.during[{i}]", op) for i, op in enumerate(reply.during)]
         for index, rule in enumerate(self.faults.inject):
             found += [(f"faults.inject[{index}].operations[{i}]", op) for i, op in enumerate(rule.operations)]
+        # Those a dialog answer runs while its dialog is open (``answers[j].during``), at any depth.
+        position = 0
+        while position < len(found):
+            where, op = found[position]
+            command = getattr(op, "command", None)
+            for j, answer in enumerate(command.answers if command is not None else ()):
+                found += [
+                    (f"{where}.command.answers[{j}].during[{i}]", inner)
+                    for i, inner in enumerate(answer.during)
+                ]
+            position += 1
         return found
 
     @property

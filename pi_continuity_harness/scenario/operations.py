@@ -252,6 +252,14 @@ class DialogAnswer(_Strict):
     case-insensitive regex), the answer goes to the first dialog whose title, message or
     options match it, wherever it comes: that is how one script answers any
     implementation's menus ("pick the option about compaction", "the trigger percent is 75").
+
+    ``during`` holds the dialog open: its operations run, in order, while the dialog waits
+    for the user, and the answer is given when they have ended, as a held reply's ``during``
+    (``scenario/model_script.py``). On real Pi a command line sent meanwhile runs at once: every
+    stdin line is handled without waiting for the one before (``dist/modes/rpc/rpc-mode.js:663-665``),
+    the RPC ``prompt`` case does not await the extension command it started (``:318-343``), and the
+    open dialog's promise waits for its ``extension_ui_response`` (``:52-84``, resolved at
+    ``:624-635``).
     """
 
     select: str | None = None
@@ -259,6 +267,10 @@ class DialogAnswer(_Strict):
     confirm: bool | None = None
     cancel: bool | None = None
     when: str | None = Field(default=None, description="Regex over the dialog's title, message and options")
+    during: Operations = Field(
+        default=(),
+        description="Operations run while this dialog is open, before the answer is given",
+    )
 
     @model_validator(mode="after")
     def _one_key(self) -> DialogAnswer:
@@ -275,6 +287,11 @@ class DialogAnswer(_Strict):
             if problem is not None:
                 raise ValueError(f"select: {select!r} is {problem}")
         return self
+
+    def record(self) -> dict[str, Any]:
+        """The answer as a dialog's trace record shows it (the operations of ``during`` are
+        recorded as operations of their own)."""
+        return self.model_dump(exclude_none=True, exclude={"during"})
 
     @property
     def method(self) -> str:
@@ -340,9 +357,9 @@ class CommandSpec(_Strict):
     next stdin line meanwhile, ``dist/modes/rpc/rpc-mode.js:318-343``). The next operation then
     runs while this command is still held (for example while ``/sh cancel`` waits for the turn
     to settle). The command has started when the next operation runs: it ran up to its first
-    wait. Only a held reply's ``during`` and a ``faults.inject`` rule may hold such a command
-    (at the top level the next operation waits for the host to be quiet anyway), and it takes no
-    ``answers`` (they would have no operation to belong to).
+    wait. Only a held reply's or a dialog answer's ``during`` and a ``faults.inject`` rule may hold
+    such a command (at the top level the next operation waits for the host to be quiet anyway),
+    and it takes no ``answers`` (they would have no operation to belong to).
     """
 
     text: str = Field(description="The command line, starting with '/'")
@@ -787,3 +804,9 @@ def no_tree_message(messages: list[dict[str, str]], position: int) -> str:
 
 #: The command that navigates the tree (the real-Pi observer's; the simulator's host has the same).
 TREE_COMMAND = "harness-tree"
+
+
+# ``DialogAnswer.during`` names ``Operations``, defined after the operations that hold answers.
+DialogAnswer.model_rebuild()
+CommandSpec.model_rebuild()
+CommandOp.model_rebuild()

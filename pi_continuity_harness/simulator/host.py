@@ -162,6 +162,7 @@ class SimHost:
         #: The operations running now, outermost first (``(index, name)``; None for ``during``).
         self.running_operations: list[tuple[int | None, str]] = []
         self.ui = UIHub(self.trace)
+        self.ui.hold = self._run_dialog_during
         self.catalog = ModelCatalog(models, unauthenticated_providers)
         self.service = ScriptedModelService(
             script, self.trace, self.clock, self.catalog, replies=replies, run_during=self._run_during
@@ -409,6 +410,15 @@ class SimHost:
         for op in operations:
             result = await self.run_operation(op, during=True)
             self.held_outcomes.append((label, operation, result))
+
+    async def _run_dialog_during(self, operations: tuple[Operation, ...], method: str) -> None:
+        """Run a dialog answer's ``during`` operations while the dialog is open (the extension
+        awaits its answer meanwhile), and record their outcomes as a held call's are, under
+        ``dialog:<method>`` (what PiTarget records from its RPC client's answer thread)."""
+        operation = self.current_operation
+        for op in operations:
+            result = await self.run_operation(op, during=True)
+            self.held_outcomes.append((f"dialog:{method}", operation, result))
 
     # ================================================================= runtimes
     def _model_for_new_runtime(self, manager: SessionManager, restored: bool) -> Model | None:
@@ -1093,7 +1103,13 @@ class SimHost:
         images: tuple[dict[str, Any], ...] = (),
     ) -> OperationResult:
         disposition: list[str] = []
-        self.ui.set_answers(tuple(answers))
+        nested = self.ui.holding > 0
+        added: list[DialogAnswer] = []
+        if nested:
+            # Run while a dialog is held open: the held command keeps its pending answers.
+            added = self.ui.add_answers(tuple(answers))
+        else:
+            self.ui.set_answers(tuple(answers))
         try:
             await session.prompt(
                 text,
@@ -1108,6 +1124,11 @@ class SimHost:
                 self.trace.emit("host", "swallowed", error=str(error))
             else:
                 return OperationResult(name, ok=False, error=str(error))
+        finally:
+            if nested:
+                self.ui.discard_answers(added)
+        if nested:
+            return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None)
         unused = self.ui.unused_answers()
         errors = self.ui.take_errors()
         self.ui.set_answers(())

@@ -19,12 +19,18 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pi_continuity_harness.api.extension_api import Mode, WidgetPlacement
-from pi_continuity_harness.scenario.operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
+from pi_continuity_harness.scenario.operations import (
+    DialogAnswer,
+    DialogAnswerMismatchError,
+    Operation,
+    pick_answer,
+)
 from pi_continuity_harness.scenario.trace import Trace
 
 __all__ = ["THEME_PATH", "DialogAnswerMismatchError", "Notification", "SimTheme", "SimUIContext", "UIHub"]
@@ -48,10 +54,27 @@ class UIHub:
     #: Answer mismatches since the last :meth:`take_errors` (each cancelled its dialog).
     errors: list[str] = field(default_factory=list)
     _answers: list[DialogAnswer] = field(default_factory=list)
+    #: Runs an answer's ``during`` operations while its dialog is open (the host sets it):
+    #: ``(operations, dialog method)``.
+    hold: Callable[[tuple[Operation, ...], str], Awaitable[None]] | None = None
+    #: How many dialogs are held open now (their ``during`` operations are running).
+    holding: int = 0
 
     def set_answers(self, answers: tuple[DialogAnswer, ...]) -> None:
         self._answers = list(answers)
         self.errors = []
+
+    def add_answers(self, answers: tuple[DialogAnswer, ...]) -> list[DialogAnswer]:
+        """Append answers after the pending ones (a command run while a dialog is held open
+        leaves the held command's answers alone, as PiTarget's ``AnswerRules.add``)."""
+        added = list(answers)
+        self._answers.extend(added)
+        return added
+
+    def discard_answers(self, answers: list[DialogAnswer]) -> None:
+        """Drop those of ``answers`` still pending (by identity)."""
+        drop = {id(a) for a in answers}
+        self._answers = [a for a in self._answers if id(a) not in drop]
 
     def take_errors(self) -> list[str]:
         errors, self.errors = self.errors, []
@@ -150,9 +173,16 @@ class SimUIContext:
             method,
             title=title,
             **data,
-            answer=None if answer is None else answer.model_dump(exclude_none=True),
+            answer=None if answer is None else answer.record(),
         )
         await asyncio.sleep(0)
+        if answer is not None and answer.during and self._hub.hold is not None:
+            # The dialog stays open while the answer's operations run; then it is answered.
+            self._hub.holding += 1
+            try:
+                await self._hub.hold(answer.during, method)
+            finally:
+                self._hub.holding -= 1
         if answer is None and timeout is not None:
             await asyncio.sleep(timeout)
         return answer

@@ -64,6 +64,7 @@ CAPABILITIES: dict[str, str] = {
     "virtual-time": "time is virtual: long waits cost nothing",
     "crash": "kill the Pi process at an operation boundary",
     "held-model-calls": "run operations while a model call is held open",
+    "held-dialogs": "run operations while an extension dialog is held open (a dialog answer's during)",
     "print-mode": "run Pi without a UI (print mode)",
     "run-checker": "the explorer's invariants watch every effect of a scenario file's run (simulator only)",
     # What the host itself does. The simulator and Pi 1.6.0 have all of these; older real Pi
@@ -115,9 +116,11 @@ class OperationOutcome:
 
 @dataclass(frozen=True)
 class HeldOutcome:
-    """An operation a held model call ran (``during``), and what the RPC client learnt from it.
+    """An operation a held model call or a held-open dialog ran (``during``), and what the RPC
+    client learnt from it.
 
-    ``request`` names the held call: ``<kind>#<index>`` (``agent#2``: the third agent request);
+    ``request`` names the held call: ``<kind>#<index>`` (``agent#2``: the third agent request),
+    or ``dialog:<method>`` for a dialog answer's ``during`` (``dialog:select``);
     ``operation`` is the index of the top-level operation during which it ran.
     """
 

@@ -112,7 +112,15 @@ def test_threshold_compaction_round_trip_matches_simulator(targets: Targets) -> 
     host = profile_for(pi_target.pi_version).capabilities
     assert (
         pi_target.capabilities()
-        == {"crash", "held-model-calls", "observed-checker", "python-implementation", "fs-faults"} | host
+        == {
+            "crash",
+            "held-model-calls",
+            "held-dialogs",
+            "observed-checker",
+            "python-implementation",
+            "fs-faults",
+        }
+        | host
     )
     # Synthesis through ctx.model_registry.complete inside session_before_compact.
     [synthesis] = real.requests("extension")
@@ -256,6 +264,44 @@ def test_command_dialogs_answered_by_when_rules(targets: Targets) -> None:
         "options": ["armed", "settings", "artifacts"],
         "answer": {"select": "/sett/", "when": "section"},
     }
+
+
+def test_a_dialog_held_open_runs_its_during_before_its_answer(targets: Targets) -> None:
+    """A dialog answer's ``during``: a second ``/probe-ask`` runs while the first one's confirm
+    is open (real Pi runs a prompt line at once, ``dist/modes/rpc/rpc-mode.js:318-343`` and
+    ``:663-665``; the dialog waits for its response, ``:52-84``), with answers of its own that
+    leave the held command's later answers alone; then the confirm is answered."""
+    inner = [
+        {"confirm": False, "when": "inner"},
+        {"select": "armed", "when": "section"},
+        {"input": "5", "when": "percent"},
+    ]
+    answers = [
+        {"confirm": True, "during": [{"command": {"text": "/probe-ask inner", "answers": inner}}]},
+        {"select": "/sett/"},
+        {"input": "80"},
+    ]
+    ops = [{"command": {"text": "/probe-ask outer", "answers": answers}}]
+    real, outcomes = run(targets("pi"), scenario(), ops)
+    sim, _ = run(targets("sim"), scenario(), ops)
+
+    assert outcomes == [OperationOutcome("command", True, None, "handled")]
+    assert real.notifications == [
+        ('Answers: {"confirm": false, "input": "5", "select": "armed"}', "info"),
+        ('Answers: {"confirm": true, "input": "80", "select": "settings"}', "info"),
+    ]
+    assert real.held_operations == sim.held_operations
+    assert [(h.request, h.operation, h.outcome) for h in real.held_operations] == [
+        ("dialog:confirm", 0, OperationOutcome("command", True, None, "handled"))
+    ]
+    assert real.dialogs == sim.dialogs
+    assert real.dialogs[0] == {
+        "method": "confirm",
+        "title": "Probe",
+        "message": "Proceed with outer?",
+        "answer": {"confirm": True},
+    }
+    assert_same_shape(real, sim)
 
 
 def test_reload_makes_captured_ctx_and_pi_stale(targets: Targets) -> None:
@@ -407,7 +453,8 @@ def test_typescript_extension_loaded_directly(targets: Targets) -> None:
 
     assert (
         pi_target.capabilities()
-        == {"crash", "held-model-calls", "observed-checker"} | profile_for(pi_target.pi_version).capabilities
+        == {"crash", "held-model-calls", "held-dialogs", "observed-checker"}
+        | profile_for(pi_target.pi_version).capabilities
     )
     versions = pi_target.versions()
     assert (versions["pi"], versions["node"]) == (pi_target.pi_version, "22.23.3")

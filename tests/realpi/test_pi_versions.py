@@ -215,7 +215,7 @@ def test_the_target_reports_the_capabilities_of_its_release(tmp_path: Path) -> N
     new = PiTarget("reference", tmp_path / "a", pi_version="1.6.0", install=False).capabilities()
     old = PiTarget("reference", tmp_path / "b", pi_version="1.0.3", install=False).capabilities()
     assert new >= HOST_CAPABILITIES and new - old == set(PROFILES["1.0.3"].lacks)
-    assert {"crash", "held-model-calls", "python-implementation", "fs-faults"} <= old
+    assert {"crash", "held-model-calls", "held-dialogs", "python-implementation", "fs-faults"} <= old
     assert PiTarget("reference", tmp_path / "c", install=False).pi_version == PI_VERSION
     with pytest.raises(UnsupportedPiVersionError):
         PiTarget("reference", tmp_path / "d", pi_version="0.73.0", install=False)

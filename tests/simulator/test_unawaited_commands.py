@@ -109,8 +109,8 @@ def test_same_seed_same_trace(tmp_path: Path) -> None:
         (
             "name: bad\noperations: [{prompt: hi}, {command: {text: /x, wait: false}}]\n",
             "bad.yaml: operations[1].command.wait: false is for a command run while a reply is held"
-            " (a reply's during, or faults.inject); at the top level the next operation waits for the"
-            " host to be quiet",
+            " (a reply's or a dialog answer's during, or faults.inject); at the top level the next operation"
+            " waits for the host to be quiet",
         ),
     ],
 )

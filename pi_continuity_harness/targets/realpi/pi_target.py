@@ -362,6 +362,7 @@ class PiTarget:
         self._held_op_timeout = held_op_timeout
         self._extra_env = dict(extra_env or {})
         self._rules = AnswerRules()
+        self._rules.hold = self._on_dialog_hold
         self._scenario: Scenario | None = None
         self._server: FakeModelServer | None = None
         self._env: PiEnvironment | None = None
@@ -410,7 +411,9 @@ class PiTarget:
         return self._pi_version
 
     def capabilities(self) -> frozenset[str]:
-        caps = {"crash", "held-model-calls", "observed-checker"} | set(self._profile.capabilities)
+        caps = {"crash", "held-model-calls", "held-dialogs", "observed-checker"} | set(
+            self._profile.capabilities
+        )
         if self.bridged:
             caps |= {"python-implementation", "fs-faults"}
         assert caps <= set(CAPABILITIES)
@@ -1039,6 +1042,16 @@ class PiTarget:
         for op in outcome.hold_operations():
             result = self._run(op, during=True)
             self._held.append(HeldOutcome(label, operation, result))
+
+    def _on_dialog_hold(self, operations: tuple[Operation, ...], method: str) -> None:
+        """Run a dialog answer's ``during`` operations while the dialog is open (the RPC
+        client's answer thread; the answer is written when this returns), and record their
+        outcomes as a held reply's are, under ``dialog:<method>`` (the simulator's
+        ``Host._run_dialog_during``)."""
+        operation = len(self._outcomes)
+        for op in operations:
+            result = self._run(op, during=True)
+            self._held.append(HeldOutcome(f"dialog:{method}", operation, result))
 
     def _wait_for_partial(self, proc: PiRpcProcess, upto: int) -> None:
         """Until Pi has emitted the events of the first ``upto`` streamed characters of the

@@ -30,7 +30,12 @@ from types import TracebackType
 from typing import IO, Any, Protocol
 
 from pi_continuity_harness.errors import TargetError
-from pi_continuity_harness.scenario.operations import DialogAnswer, DialogAnswerMismatchError, pick_answer
+from pi_continuity_harness.scenario.operations import (
+    DialogAnswer,
+    DialogAnswerMismatchError,
+    Operation,
+    pick_answer,
+)
 
 __all__ = [
     "DIALOG_METHODS",
@@ -38,6 +43,7 @@ __all__ = [
     "AnswerRules",
     "DialogAnswerer",
     "DialogRecord",
+    "HeldAnswer",
     "PiProcessExitedError",
     "PiRpcError",
     "PiRpcProcess",
@@ -50,8 +56,21 @@ __all__ = [
 
 Json = dict[str, Any]
 AnswerLike = DialogAnswer | Mapping[str, Any] | bool | str | None
+
+
+@dataclass(frozen=True)
+class HeldAnswer:
+    """An answer given only once ``hold`` has returned: the dialog stays open meanwhile.
+
+    The reader thread runs ``hold`` in a thread of its own (it may send RPC commands and wait
+    for their responses, which the reader thread reads), then writes the answer."""
+
+    answer: AnswerLike
+    hold: Callable[[], None]
+
+
 #: Called by the reader thread for each dialog request; returns the answer (None: cancel).
-DialogAnswerer = Callable[[Json], AnswerLike]
+DialogAnswerer = Callable[[Json], AnswerLike | HeldAnswer]
 
 DIALOG_METHODS = frozenset({"select", "confirm", "input", "editor"})
 UI_NOTIFY_METHODS = frozenset({"notify", "setStatus", "setWidget", "setTitle", "set_editor_text"})
@@ -179,6 +198,9 @@ class AnswerRules:
         self._pending: list[DialogAnswer] = list(answers)
         self.records: list[Json] = []
         self.errors: list[str] = []
+        #: Runs an answer's ``during`` operations while its dialog is open: ``(operations,
+        #: dialog method)``; called in a thread of its own (:class:`HeldAnswer`). None: ignored.
+        self.hold: Callable[[tuple[Operation, ...], str], None] | None = None
 
     def set(self, answers: Iterable[DialogAnswer]) -> None:
         """Replace the pending answers (and forget earlier mismatch errors)."""
@@ -208,7 +230,17 @@ class AnswerRules:
             errors, self.errors = self.errors, []
             return errors
 
-    def __call__(self, request: Json) -> AnswerLike:
+    def __call__(self, request: Json) -> AnswerLike | HeldAnswer:
+        answer = self._pick(request)
+        hold = self.hold
+        scripted = answer.scripted if isinstance(answer, _Chosen) else answer
+        if isinstance(scripted, DialogAnswer) and scripted.during and hold is not None:
+            operations, method = scripted.during, str(request.get("method", ""))
+            given = answer.value if isinstance(answer, _Chosen) else answer
+            return HeldAnswer(given, lambda: hold(operations, method))
+        return answer.value if isinstance(answer, _Chosen) else answer
+
+    def _pick(self, request: Json) -> AnswerLike | _Chosen:
         method = str(request.get("method", ""))
         title = str(request.get("title") or "")
         message = str(request.get("message") or "")
@@ -226,15 +258,23 @@ class AnswerRules:
                 self.records.append(record)
                 return None
             if answer is not None:
-                record["answer"] = answer.model_dump(exclude_none=True)
+                record["answer"] = answer.record()
             self.records.append(record)
             if answer is not None and answer.select is not None and not answer.cancel:
                 chosen = answer.choose(options or [])
                 if chosen is None:
                     self.errors.append(f"select {title!r}: {answer.select!r} matches none of {options!r}")
                     return None
-                return {"value": chosen}
+                return _Chosen({"value": chosen}, answer)
             return answer
+
+
+@dataclass(frozen=True)
+class _Chosen:
+    """The option a ``select`` answer picked (``value``), and the answer that picked it."""
+
+    value: Json
+    scripted: DialogAnswer
 
 
 class ProcessCompanions(Protocol):
@@ -473,12 +513,34 @@ class PiRpcProcess:
                 chosen = None
                 with self._cond:
                     self._stderr += f"\n[harness] dialog answerer failed: {error!r}\n".encode()
+            if isinstance(chosen, HeldAnswer):
+                thread = threading.Thread(
+                    target=self._answer_after,
+                    args=(data, seq, chosen),
+                    name="pi-rpc-held-dialog",
+                    daemon=True,
+                )
+                thread.start()
+                return
             answer = dialog_response(data, chosen)
             with self._cond:
                 self._dialogs.append(DialogRecord(seq=seq, request=data, response=answer))
         else:
             with self._cond:
                 answer = next(d.response for d in reversed(self._dialogs) if d.seq == seq)
+        with contextlib.suppress(PiRpcError):
+            self._write(answer)
+
+    def _answer_after(self, data: Json, seq: int, held: HeldAnswer) -> None:
+        """Run ``held.hold`` (the dialog is open), then answer the dialog."""
+        try:
+            held.hold()
+        except Exception as error:  # the dialog is answered whatever the operations did
+            with self._cond:
+                self._stderr += f"\n[harness] held dialog failed: {error!r}\n".encode()
+        answer = dialog_response(data, held.answer)
+        with self._cond:
+            self._dialogs.append(DialogRecord(seq=seq, request=data, response=answer))
         with contextlib.suppress(PiRpcError):
             self._write(answer)
 
