@@ -586,8 +586,8 @@ def test_a_bootstrap_turn_that_is_unobserved_or_fails_keeps_the_recovery_file(ri
 
 def test_no_handoff_starts_while_settings_is_open(rig: Rig, tmp_path: Path) -> None:
     """H87c: while /sh settings waits for the user, no route starts a handoff (command, model,
-    automatic). The scenario language answers every dialog at once, so only this unit test can
-    hold the menu open while a start arrives (the catalogue marks H87c unchecked with that reason)."""
+    automatic). The feature scenario (a dialog answer's ``during``, operations-while-a-command-is-
+    held.feature) covers the command route on both targets; this unit test covers all three."""
     _enable_automatic(rig, tmp_path)
     seen: dict[str, Any] = {}
 

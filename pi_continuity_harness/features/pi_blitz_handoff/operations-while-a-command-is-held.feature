@@ -1,7 +1,8 @@
 @blitz
 Feature: operations-while-a-command-is-held
   What arrives while a command or a request is still running: a start, a late template
-  request or a tree navigation while a cancellation cleanup waits for the turn to settle, /sh cancel while the native
+  request or a tree navigation while a cancellation cleanup waits for the turn to settle, a start
+  while the /sh settings menu is open, /sh cancel while the native
   switch is in progress, the sender's settlement after the receiver's bootstrap turn, and a
   deferral mode saved between requests (reference: Protection, "late callbacks cannot revive
   work"; Cutover; Transfer sequences 4 and 7).
@@ -12,6 +13,15 @@ Feature: operations-while-a-command-is-held
     Then the start during the cleanup was refused: the Call instruction was sent once
     And the template request was refused and nothing was reserved
     And the status widget no longer shows an active handoff
+
+  @needs-held-dialogs @rule-H87c
+  Scenario: /sh start while the /sh settings menu is open is refused and nothing reaches the model
+    When the user runs "/sh start" while the /sh settings menu is open, then closes the menu
+    Then the start ran while the settings menu was open
+    And the start was refused with a notification naming "settings"
+    And no handoff was requested
+    And no handoff was started
+    And the handoff config file is unchanged
 
   @needs-held-model-calls @rule-H63
   Scenario: once the native switch is invoked /sh cancel changes nothing and the switch completes

@@ -2,7 +2,8 @@
 command sent with ``wait: false`` (``docs/scenario-format.md``, "command") goes on running while
 the next operation runs, so a start can arrive while ``/sh cancel`` waits for the turn to settle;
 ``/sh cancel`` while another extension holds the native switch; the sender's late settlement; a
-fork (``fork`` operation) in the protected window.
+fork (``fork`` operation) in the protected window; ``/sh start`` while the ``/sh settings`` menu is
+held open (a dialog answer's ``during``).
 
 Kept apart from :mod:`.blitz` and :mod:`.blitz_then` (branch ``blitz-concurrent``) so parallel
 work on those modules merges cleanly.
@@ -16,6 +17,7 @@ from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.features.steps.blitz import (
     begin,
     call,
+    config_bytes,
     finish_reply,
     get_reply,
     handoff_messages,
@@ -25,7 +27,7 @@ from pi_continuity_harness.features.steps.blitz import (
 )
 from pi_continuity_harness.features.world import World
 from pi_continuity_harness.scenario.model_script import HttpError, Reply, SynthesisReply
-from pi_continuity_harness.scenario.operations import CommandOp, ForkOp, TreeOp
+from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer, ForkOp, TreeOp
 
 
 def unawaited(text: str) -> CommandOp:
@@ -175,3 +177,22 @@ def _fork_while_writing(world: World) -> None:
     outcome = world.perform(ForkOp())
     # Either way the fork reached Pi: it switched, or session_before_fork cancelled it.
     assert outcome.ok or outcome.error == "cancelled", f"the fork could not run: {outcome.error}"
+
+
+# ===================================================================== H87c: a start while settings is open
+@when('the user runs "/sh start" while the /sh settings menu is open, then closes the menu')
+def _start_during_settings(world: World) -> None:
+    """``/sh settings`` opens its menu; while the menu waits for the user (the answer's
+    ``during``), ``/sh start`` arrives as a second command line, as an RPC client sends it (Pi
+    runs it at once: ``dist/modes/rpc/rpc-mode.js:318-343``). Then the menu is closed
+    (reference: Overlap, "no start during settings")."""
+    world.start()
+    world.remembered["config_before"] = config_bytes(world)
+    begin(world)
+    world.command("/sh settings", [DialogAnswer(cancel=True, during=(awaited("/sh start"),))])
+
+
+@then("the start ran while the settings menu was open")
+def _start_ran_during_settings(world: World) -> None:
+    held = [h for h in world.observe().held_operations if h.request.startswith("dialog:")]
+    assert held and held[0].outcome.name == "command", f"operations run while a dialog was open: {held}"

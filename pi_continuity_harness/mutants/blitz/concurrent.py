@@ -1,8 +1,9 @@
 """Mutants of the rules that need an operation running while a command is held (branch
 ``blitz-concurrent``): a start or a late template request during a held cancellation cleanup,
 ``/sh cancel`` once the native cutover is invoked, the sender's late settlement after the
-receiver's bootstrap turn, the defer mode of a request, and a tree navigation during a held
-cancellation cleanup (reference: Protection, Cutover, Transfer sequences 4 and 7)."""
+receiver's bootstrap turn, the defer mode of a request, a tree navigation during a held
+cancellation cleanup, and a start while the /sh settings menu is open (reference: Protection,
+Cutover, Transfer sequences 4 and 7, Settings: no overlap)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,20 @@ class StartDuringCleanup(Mutant):
             return super().start_request(ctx, route)  # type: ignore[arg-type]
         finally:
             self.cleaning = cleaning
+
+
+@mutant(
+    "H87c",
+    how="a start while /sh settings is open is accepted",
+    unreachable="the blitz explorer starts nothing while a settings dialog is open",
+)
+class StartDuringSettings(Mutant):
+    def start_request(self, ctx: object, route: Route) -> BlitzRequest:
+        in_settings, self.in_settings = self.in_settings, False
+        try:
+            return super().start_request(ctx, route)  # type: ignore[arg-type]
+        finally:
+            self.in_settings = in_settings
 
 
 @mutant(
