@@ -943,11 +943,13 @@ class SimHost:
             # ``wait: false``: the RPC client sends the command line and goes on (Pi runs the
             # handler up to its first await before it reads the next line, rpc-mode.js:318-343):
             # the command runs on as a host task, which ``quiesce`` waits for.
-            task = start_eagerly(self.loop, self._finish_operation(op, name, index), f"unawaited {name}")
+            task = start_eagerly(
+                self.loop, self._finish_operation(op, name, index, during), f"unawaited {name}"
+            )
             self._tasks.add(task)
             task.add_done_callback(self._task_done)
             return OperationResult(name, ok=True)
-        return await self._finish_operation(op, name, index)
+        return await self._finish_operation(op, name, index, during)
 
     def _file_changed(self, path: str) -> None:
         self._changed_files[path] = self.clock.current_ms()
@@ -992,13 +994,16 @@ class SimHost:
                     continue
         self._changed_files.clear()
 
-    async def _finish_operation(self, op: Operation, name: str, index: int | None) -> OperationResult:
-        """Dispatch ``op`` (its start is recorded) and record its end."""
+    async def _finish_operation(
+        self, op: Operation, name: str, index: int | None, during: bool = False
+    ) -> OperationResult:
+        """Dispatch ``op`` (its start is recorded) and record its end. ``during``: a held model
+        call's or a held dialog's operation (see :meth:`_prompt`)."""
         running = (index, name)
         self.running_operations.append(running)
         self.stamp_changed_files()
         try:
-            result = await self._dispatch_operation(op, name)
+            result = await self._dispatch_operation(op, name, during)
         except SimulatedCrash:
             self.mark_crashed()
             result = OperationResult(name, ok=False, error="Pi crashed")
@@ -1023,7 +1028,7 @@ class SimHost:
             )
         return result
 
-    async def _dispatch_operation(self, op: Operation, name: str) -> OperationResult:
+    async def _dispatch_operation(self, op: Operation, name: str, during: bool = False) -> OperationResult:
         match op:
             case RestartOp():
                 await self.restart()
@@ -1043,7 +1048,7 @@ class SimHost:
                 session = self._require_runtime().session
                 images = tuple(image.to_content() for image in op.prompt.images)
                 return await self._prompt(
-                    session, op.prompt.render(), op.prompt.streaming_behavior, (), name, images
+                    session, op.prompt.render(), op.prompt.streaming_behavior, (), name, images, during=during
                 )
             case CommandOp():
                 session = self._require_runtime().session
@@ -1051,7 +1056,9 @@ class SimHost:
                     # No answers of its own: it leaves the dialog answers of the operations that
                     # wait alone (whatever dialog it opens takes theirs, as on real Pi).
                     return await self._unawaited_command(session, op.command.text, name)
-                return await self._prompt(session, op.command.text, None, op.command.answers, name)
+                return await self._prompt(
+                    session, op.command.text, None, op.command.answers, name, during=during
+                )
             case CompactOp():
                 data = await self._require_runtime().session.compact(op.compact.custom_instructions)
                 return OperationResult(name, ok=True, data={"firstKeptEntryId": data.get("firstKeptEntryId")})
@@ -1101,12 +1108,22 @@ class SimHost:
         answers: tuple[DialogAnswer, ...],
         name: str,
         images: tuple[dict[str, Any], ...] = (),
+        *,
+        during: bool = False,
     ) -> OperationResult:
+        """Send ``text`` as an RPC ``prompt`` with ``answers`` for the dialogs it opens.
+
+        A ``during`` operation (a held model call's or a held dialog's) adds its answers after
+        the held command's pending ones and drops its unused ones when it ends, as PiTarget's
+        ``_prompt`` does for every ``during`` operation (``AnswerRules.add``/``discard``); before,
+        in a held call's ``during`` they replaced the held command's answers and then cleared
+        them, so its later dialogs went unanswered on the simulator only."""
         disposition: list[str] = []
-        nested = self.ui.holding > 0
+        nested = during
         added: list[DialogAnswer] = []
         if nested:
-            # Run while a dialog is held open: the held command keeps its pending answers.
+            # Run while a dialog or a model call is held: the held command keeps its pending
+            # answers (before, in a held call's ``during`` they were replaced, then cleared).
             added = self.ui.add_answers(tuple(answers))
         else:
             self.ui.set_answers(tuple(answers))

@@ -304,6 +304,41 @@ def test_a_dialog_held_open_runs_its_during_before_its_answer(targets: Targets) 
     assert_same_shape(real, sim)
 
 
+def test_a_command_in_a_held_calls_during_leaves_the_held_commands_answers(targets: Targets) -> None:
+    """``/probe-held`` asks a select, calls the model, then asks another; the held call's
+    ``during`` runs ``/probe-ask`` with answers of its own. Real Pi runs that command line at
+    once (``dist/modes/rpc/rpc-mode.js:318-343``); its answers go after the held command's and
+    its unused ones are dropped, so the held command's second select still gets its answer on
+    both targets (the simulator replaced and then cleared them before: ``second=None``)."""
+    inner = [
+        {"confirm": True, "when": "inner"},
+        {"select": "artifacts", "when": "section"},
+        {"input": "9", "when": "percent"},
+    ]
+    model = {
+        "extension": [
+            {
+                "kind": "raw",
+                "text": "noted",
+                "during": [{"command": {"text": "/probe-ask inner", "answers": inner}}],
+            }
+        ]
+    }
+    answers = [{"select": "b", "when": "First"}, {"select": "d", "when": "Second"}]
+    ops = [{"command": {"text": "/probe-held", "answers": answers}}]
+    real, outcomes = run(targets("pi"), scenario(model), ops)
+    sim, sim_outcomes = run(targets("sim"), scenario(model), ops)
+
+    assert outcomes == sim_outcomes == [OperationOutcome("command", True, None, "handled")]
+    assert real.notifications[-2:] == [
+        ('Answers: {"confirm": true, "input": "9", "select": "artifacts"}', "info"),
+        ("held: first=b second=d", "info"),
+    ]
+    assert real.notifications == sim.notifications
+    assert real.held_operations == sim.held_operations
+    assert real.dialogs == sim.dialogs
+
+
 def test_reload_makes_captured_ctx_and_pi_stale(targets: Targets) -> None:
     ops = ["reload", {"command": "/probe-stale"}]
     real, outcomes = run(targets("pi"), scenario(), ops)

@@ -87,6 +87,21 @@ def extension(pi: ExtensionAPI) -> None:
         answers = {"confirm": confirm, "select": section, "input": percent}
         ctx.ui.notify("Answers: " + json.dumps(answers, sort_keys=True), "info")
 
+    async def held(args: str, ctx: ExtensionCommandContext) -> None:
+        """A select, one model call (``ctx.model_registry.complete``: what a scenario holds),
+        then another select: the held command's later dialog after a ``during`` command."""
+        first = await ctx.ui.select("First", ["a", "b"])
+        model = ctx.model
+        if model is not None:
+            text = {"type": "text", "text": "note"}
+            context = {
+                "systemPrompt": "You note.",
+                "messages": [{"role": "user", "content": [text], "timestamp": 0}],
+            }
+            await ctx.model_registry.complete(model, context, max_tokens=64)
+        second = await ctx.ui.select("Second", ["c", "d"])
+        ctx.ui.notify(f"held: first={first} second={second}", "info")
+
     async def stale(args: str, ctx: ExtensionCommandContext) -> None:
         outcomes = []
         old_ctx, old_pi = CAPTURED["ctx"], CAPTURED["pi"]
@@ -134,6 +149,7 @@ def extension(pi: ExtensionAPI) -> None:
     pi.on("session_compact", on_compact)
     pi.on("model_select", on_model)
     pi.register_command("probe-ask", ask, description="three dialogs")
+    pi.register_command("probe-held", held, description="a select, a model call, a select")
     pi.register_command("probe-stale", stale, description="use the first instance's ctx and pi")
     pi.register_command("probe-write", write, description="write a file under the project")
     pi.register_command("probe-info", info, description="report the context")
