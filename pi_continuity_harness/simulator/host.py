@@ -1119,9 +1119,8 @@ class SimHost:
         in a held call's ``during`` they replaced the held command's answers and then cleared
         them, so its later dialogs went unanswered on the simulator only."""
         disposition: list[str] = []
-        nested = during
         added: list[DialogAnswer] = []
-        if nested:
+        if during:
             # Run while a dialog or a model call is held: the held command keeps its pending
             # answers (before, in a held call's ``during`` they were replaced, then cleared).
             added = self.ui.add_answers(tuple(answers))
@@ -1142,9 +1141,9 @@ class SimHost:
             else:
                 return OperationResult(name, ok=False, error=str(error))
         finally:
-            if nested:
+            if during:
                 self.ui.discard_answers(added)
-        if nested:
+        if during:
             return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None)
         unused = self.ui.unused_answers()
         errors = self.ui.take_errors()

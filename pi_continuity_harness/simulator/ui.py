@@ -57,8 +57,6 @@ class UIHub:
     #: Runs an answer's ``during`` operations while its dialog is open (the host sets it):
     #: ``(operations, dialog method)``.
     hold: Callable[[tuple[Operation, ...], str], Awaitable[None]] | None = None
-    #: How many dialogs are held open now (their ``during`` operations are running).
-    holding: int = 0
 
     def set_answers(self, answers: tuple[DialogAnswer, ...]) -> None:
         self._answers = list(answers)
@@ -178,11 +176,7 @@ class SimUIContext:
         await asyncio.sleep(0)
         if answer is not None and answer.during and self._hub.hold is not None:
             # The dialog stays open while the answer's operations run; then it is answered.
-            self._hub.holding += 1
-            try:
-                await self._hub.hold(answer.during, method)
-            finally:
-                self._hub.holding -= 1
+            await self._hub.hold(answer.during, method)
         if answer is None and timeout is not None:
             await asyncio.sleep(timeout)
         return answer
