@@ -3,22 +3,33 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.document import Scenario
 
-__all__ = ["add_budget_arguments", "budget_args", "budget_override", "with_budget"]
+__all__ = ["add_budget_arguments", "budget_args", "budget_override", "whole_number", "with_budget"]
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
-    return value
+def whole_number(least: int, why: str = "") -> Callable[[str], int]:
+    """An argparse ``type``: a whole number of at least ``least``, else one error naming the
+    value (and ``why``, when given); shared by ``--budget-ops`` and ``--seed``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least:
+            bound = "must not be negative" if least == 0 else f"must be at least {least}"
+            raise argparse.ArgumentTypeError(f"{text!r}: {bound}" + (f" ({why})" if why else ""))
+        return value
+
+    return parse
+
+
+_positive_int = whole_number(1)
 
 
 def _positive_float(text: str) -> float:

@@ -7,19 +7,9 @@ another seed's run under its own name (``explore --seed-start`` refuses one for 
 
 from __future__ import annotations
 
-import argparse
+from pi_continuity_harness.commands._budget import whole_number
 
 __all__ = ["seed"]
 
-
-def seed(text: str) -> int:
-    """``--seed``'s value (argparse ``type``): refused, naming it, unless a whole number >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: must not be negative (seed -n would give the run of seed n)"
-        )
-    return value
+#: ``--seed``'s value (argparse ``type``): refused, naming it, unless a whole number >= 0.
+seed = whole_number(0, "seed -n would give the run of seed n")
