@@ -163,6 +163,7 @@ class SimHost:
         self.running_operations: list[tuple[int | None, str]] = []
         self.ui = UIHub(self.trace)
         self.ui.hold = self._run_dialog_during
+        self.ui.track = self._track
         self.catalog = ModelCatalog(models, unauthenticated_providers)
         self.service = ScriptedModelService(
             script, self.trace, self.clock, self.catalog, replies=replies, run_during=self._run_during
@@ -261,6 +262,11 @@ class SimHost:
         self._tasks.add(task)
         task.add_done_callback(self._task_done)
         return task
+
+    def _track(self, task: asyncio.Task[Any]) -> None:
+        """Make a task started elsewhere a host task (:meth:`quiesce` waits for it)."""
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
@@ -375,9 +381,7 @@ class SimHost:
 
             # Right after the record: the operations start before the code that wrote it takes
             # another step (an abort's signals are set at once), and go on as a host task.
-            task = start_eagerly(self.loop, run(), "injected")
-            self._tasks.add(task)
-            task.add_done_callback(self._task_done)
+            self._track(start_eagerly(self.loop, run(), "injected"))
             if self.crashed:  # an injected crash: the code that wrote the record dies with Pi
                 raise SimulatedCrash(f"crash injected after {record['kind']}:{record['name']}")
 
@@ -943,11 +947,9 @@ class SimHost:
             # ``wait: false``: the RPC client sends the command line and goes on (Pi runs the
             # handler up to its first await before it reads the next line, rpc-mode.js:318-343):
             # the command runs on as a host task, which ``quiesce`` waits for.
-            task = start_eagerly(
-                self.loop, self._finish_operation(op, name, index, during), f"unawaited {name}"
+            self._track(
+                start_eagerly(self.loop, self._finish_operation(op, name, index, during), f"unawaited {name}")
             )
-            self._tasks.add(task)
-            task.add_done_callback(self._task_done)
             return OperationResult(name, ok=True)
         return await self._finish_operation(op, name, index, during)
 

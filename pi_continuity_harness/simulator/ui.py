@@ -32,8 +32,17 @@ from pi_continuity_harness.scenario.operations import (
     pick_answer,
 )
 from pi_continuity_harness.scenario.trace import Trace
+from pi_continuity_harness.simulator.virtual_loop import start_eagerly
 
-__all__ = ["THEME_PATH", "DialogAnswerMismatchError", "Notification", "SimTheme", "SimUIContext", "UIHub"]
+__all__ = [
+    "THEME_PATH",
+    "DialogAnswerMismatchError",
+    "Notification",
+    "SimTheme",
+    "SimUIContext",
+    "UIHub",
+    "pi_dialog_timeout",
+]
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,9 @@ class UIHub:
     #: Runs an answer's ``during`` operations while its dialog is open (the host sets it):
     #: ``(operations, dialog method)``.
     hold: Callable[[tuple[Operation, ...], str], Awaitable[None]] | None = None
+    #: Makes a task a host task (the operation's settle waits for it; the host sets it): a
+    #: timed dialog's ``during`` operations go on after Pi's timer gave the default.
+    track: Callable[[asyncio.Task[Any]], None] | None = None
 
     def set_answers(self, answers: tuple[DialogAnswer, ...]) -> None:
         self._answers = list(answers)
@@ -111,6 +123,41 @@ def _rpc_theme() -> dict[str, tuple[str, str]]:
 
 THEME_PATH = Path(__file__).with_name("pi-1.6-rpc-theme.json")
 
+#: Node's setTimeout runs a delay above this (or below 1 ms) after 1 ms (Node ``timers``:
+#: "When delay is larger than 2147483647 or less than 1, the delay will be set to 1").
+_NODE_TIMER_MAX_MS = 2**31 - 1
+
+
+def pi_dialog_timeout(timeout: float | None) -> float | None:
+    """The seconds after which Pi 1.6 gives a dialog asked with ``timeout`` its default (None:
+    never).
+
+    The Python API's seconds reach Pi as whole milliseconds (``targets/realpi/bridge_api.py``
+    ``_ms``: ``round(timeout * 1000)``, which raises for NaN and infinity as here). Pi arms a
+    timer only for a truthy ``opts.timeout`` (``dist/modes/rpc/rpc-mode.js:69``): 0 ms (and any
+    timeout under half a millisecond) is no timeout at all. Node runs a delay below 1 ms (a
+    negative one) or above 2**31 - 1 ms after 1 ms: a timeout of 30 days gives the default at once.
+    """
+    if timeout is None:
+        return None
+    ms = round(timeout * 1000)
+    if ms == 0:
+        return None
+    if ms < 1 or ms > _NODE_TIMER_MAX_MS:
+        ms = 1
+    return ms / 1000
+
+
+def _picks_no_option(answer: DialogAnswer, options: Any) -> bool:
+    """A ``select`` answer that names none of the dialog's options (the client cancels it)."""
+    if not isinstance(options, list) or answer.cancel or answer.select is None:
+        return False
+    return answer.choose(list(options)) is None
+
+
+async def _awaited(awaitable: Awaitable[None]) -> None:
+    await awaitable
+
 
 class SimUIContext:
     def __init__(self, hub: UIHub, *, has_ui: bool) -> None:
@@ -158,12 +205,13 @@ class SimUIContext:
     ) -> DialogAnswer | None:
         record = {"method": method, "title": title, **data}
         self._hub.dialogs.append(record)
+        limit = pi_dialog_timeout(timeout)
         try:
             answer = self._hub.next_answer(method, title, str(data.get("message") or ""), data.get("options"))
         except DialogAnswerMismatchError as error:
             self._hub.errors.append(str(error))
             answer = None
-            timeout = None  # the client answers at once (a cancel)
+            limit = None  # the client answers at once (a cancel)
         # The dialog's own fields, then the answer: the order the real-Pi target records
         # (targets/realpi/rpc_client.py DialogRules), so the dialogs compare whole.
         self._hub.trace.emit(
@@ -173,13 +221,41 @@ class SimUIContext:
             **data,
             answer=None if answer is None else answer.record(),
         )
+        if answer is not None and _picks_no_option(answer, data.get("options")):
+            # The client cancels at once, before any ``during`` operation (AnswerRules._pick).
+            self._hub.errors.append(
+                f"select {title!r}: {answer.select!r} matches none of {data['options']!r}"
+            )
+            answer = None
+            limit = None
         await asyncio.sleep(0)
         if answer is not None and answer.during and self._hub.hold is not None:
             # The dialog stays open while the answer's operations run; then it is answered.
-            await self._hub.hold(answer.during, method)
-        if answer is None and timeout is not None:
-            await asyncio.sleep(timeout)
+            if limit is None:
+                await self._hub.hold(answer.during, method)
+            elif not await self._hold_until(answer.during, method, limit):
+                return None  # Pi's timer won: the default, the late answer is dropped
+        if answer is None and limit is not None:
+            await asyncio.sleep(limit)
         return answer
+
+    async def _hold_until(self, operations: tuple[Operation, ...], method: str, limit: float) -> bool:
+        """Run a timed dialog's ``during`` operations, for at most ``limit`` seconds of the dialog.
+
+        Pi 1.6 resolves a dialog with its default when its timer fires and forgets the request
+        (``dist/modes/rpc/rpc-mode.js:69-74``): the answer the client sends once its operations
+        have run finds no pending request and is dropped. The client goes on with them all the
+        same, so they run on as a host task (``track``) that the operation's settle waits for,
+        as PiTarget waits for its held dialogs' answer threads. Returns whether they ended (and
+        the answer came) before the timer.
+        """
+        assert self._hub.hold is not None
+        coro = self._hub.hold(operations, method)
+        task = start_eagerly(asyncio.get_running_loop(), _awaited(coro), f"dialog {method} during")
+        if self._hub.track is not None:
+            self._hub.track(task)
+        done, _ = await asyncio.wait({task}, timeout=limit)
+        return bool(done)
 
     def _attempt(self, method: str, title: str, **data: Any) -> None:
         """A dialog opened without a UI: nothing is shown (Pi's no-op context), the call is recorded."""
@@ -193,11 +269,7 @@ class SimUIContext:
         answer = await self._dialog("select", title, timeout, options=list(options))
         if answer is None or answer.cancel:
             return None
-        chosen = answer.choose(list(options))
-        if chosen is None:
-            self._hub.errors.append(f"select {title!r}: {answer.select!r} matches none of {options!r}")
-            return None
-        return chosen
+        return answer.choose(list(options))  # an option: _dialog cancelled an answer matching none
 
     async def confirm(self, title: str, message: str, *, timeout: float | None = None) -> bool:
         if not self._has_ui:

@@ -210,6 +210,7 @@ def test_bridge_loads_serves_events_and_goes_stale(bridge: Bridge) -> None:
     assert [c[0] for c in loaded["value"]["commands"]] == [
         "probe-ask",
         "probe-held",
+        "probe-timed",
         "probe-stale",
         "probe-write",
         "probe-info",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -336,6 +337,38 @@ def test_a_command_in_a_held_calls_during_leaves_the_held_commands_answers(targe
     ]
     assert real.notifications == sim.notifications
     assert real.held_operations == sim.held_operations
+    assert real.dialogs == sim.dialogs
+
+
+def _without_session_id(text: str) -> str:
+    return re.sub(r'"sessionId": "[^"]*"', '"sessionId": ...', text)
+
+
+def test_a_timed_dialog_gives_its_default_when_its_timer_fires_before_its_during_ends(
+    targets: Targets,
+) -> None:
+    """``/probe-timed`` asks a confirm with a 1 ms timeout, answered ``true`` only after a
+    ``during`` prompt (a model call of 500 virtual ms). Pi's timer fires first and resolves the
+    confirm with ``false``; the late answer finds no pending request (``dist/modes/rpc/
+    rpc-mode.js:69-74``). The prompt still runs to its end before the next operation, on both
+    targets (the simulator gave ``true`` before)."""
+    model = {"agent": [{"text": "late", "latency_ms": 500}]}
+    answers = [{"confirm": True, "during": [{"prompt": "slow"}]}]
+    ops = [{"command": {"text": "/probe-timed", "answers": answers}}, {"command": "/probe-info"}]
+    real, outcomes = run(targets("pi"), scenario(model), ops)
+    sim, sim_outcomes = run(targets("sim"), scenario(model), ops)
+
+    assert outcomes == sim_outcomes
+    assert [o.ok for o in outcomes] == [True, True]
+    assert real.notifications[0] == ("timed: false", "info")
+    # /probe-info runs after the held prompt's messages are in the session, on both targets.
+    assert [_without_session_id(n[0]) for n in real.notifications] == [
+        _without_session_id(n[0]) for n in sim.notifications
+    ]
+    assert real.held_operations == sim.held_operations
+    assert [(h.request, h.operation, h.outcome.name, h.outcome.ok) for h in real.held_operations] == [
+        ("dialog:confirm", 0, "prompt", True)
+    ]
     assert real.dialogs == sim.dialogs
 
 

@@ -17,6 +17,7 @@ from pi_continuity_harness.cli import main
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario import load_scenario
 from pi_continuity_harness.scenario.operations import DialogAnswer
+from pi_continuity_harness.simulator.ui import pi_dialog_timeout
 
 from .helpers import base, labels, run
 
@@ -146,3 +147,80 @@ def test_the_cli_refuses_it_with_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
     err = capsys.readouterr().err
     assert "operations[0].command.answers[0].during[0].set_model" in err and str(path) in err
     assert not (tmp_path / "run").exists()
+
+
+def _timed(seen: list[str], timeout: float) -> Any:
+    """``/timed`` asks a confirm with ``timeout`` and notes the result; ``/note`` notes a word."""
+
+    def ext(pi: ExtensionAPI) -> None:
+        async def timed(_args: str, ctx: Any) -> None:
+            seen.append(f"timed:{await ctx.ui.confirm('Timed', 'Wait?', timeout=timeout)}")
+
+        async def note(args: str, _ctx: Any) -> None:
+            seen.append(f"note:{args}")
+
+        pi.register_command("timed", timed)
+        pi.register_command("note", note)
+
+    return ext
+
+
+def _timed_scenario(latency_ms: int) -> dict[str, Any]:
+    during = [{"prompt": "slow"}, {"command": "/note after"}]
+    answers = [{"confirm": True, "during": during}]
+    return base(
+        model={"agent": [{"text": "late", "latency_ms": latency_ms}]},
+        operations=[{"command": {"text": "/timed", "answers": answers}}, {"command": "/note next"}],
+    )
+
+
+def test_a_timed_dialog_gives_its_default_when_its_timer_fires_before_its_during_ends(tmp_path: Path) -> None:
+    """Pi 1.6 resolves the dialog with its default when its timer fires and drops the late
+    answer (``dist/modes/rpc/rpc-mode.js:69-74``); the client still runs every operation, and
+    the command's operation ends only when they have (PiTarget waits for the answer thread),
+    so the next operation comes after them. Before: the scripted answer, whatever the timer."""
+    seen: list[str] = []
+    result = run(tmp_path, _timed_scenario(latency_ms=500), _timed(seen, timeout=0.05))
+    assert seen == ["timed:False", "note:after", "note:next"]
+    assert [(label, op, r.name, r.ok) for label, op, r in result.host.held_outcomes] == [
+        ("dialog:confirm", 0, "prompt", True),
+        ("dialog:confirm", 0, "command", True),
+    ]
+    assert all(r.ok for r in result.operations)
+
+
+def test_a_timed_dialog_whose_during_ends_first_gets_its_answer(tmp_path: Path) -> None:
+    seen: list[str] = []
+    run(tmp_path, _timed_scenario(latency_ms=5), _timed(seen, timeout=2.0))
+    assert seen == ["note:after", "timed:True", "note:next"]
+
+
+@pytest.mark.parametrize(
+    ("timeout", "seconds"),
+    [
+        (None, None),
+        (0.0, None),  # 0 ms: no timer (rpc-mode.js:69 tests opts.timeout for truth)
+        (0.0004, None),  # rounds to 0 ms on its way to Pi (bridge_api.py _ms)
+        (0.0006, 0.001),
+        (0.3, 0.3),
+        (-5.0, 0.001),  # Node runs a negative delay after 1 ms
+        (2**31 / 1000, 0.001),  # and one above 2**31 - 1 ms
+        ((2**31 - 1) / 1000, (2**31 - 1) / 1000),
+    ],
+)
+def test_a_dialog_timeout_is_what_pi_and_node_make_of_it(
+    timeout: float | None, seconds: float | None
+) -> None:
+    assert pi_dialog_timeout(timeout) == seconds
+
+
+def test_a_select_answer_naming_no_option_cancels_before_its_during_runs(tmp_path: Path) -> None:
+    """The RPC client cancels such an answer at once (``AnswerRules._pick`` returns None, so no
+    held answer): its operations never run. Before, the simulator ran them and then cancelled."""
+    seen: list[str] = []
+    answers = [{"select": "three", "during": [{"command": "/probe"}]}]
+    result = run(tmp_path, base(operations=[{"command": {"text": "/menu", "answers": answers}}]), _menu(seen))
+    assert seen == ["menu:None"]
+    assert result.host.held_outcomes == []
+    assert not result.operations[0].ok
+    assert "matches none of ['one', 'two']" in str(result.operations[0].error)

@@ -803,6 +803,8 @@ class PiTarget:
             self._crashed = True
             return OperationOutcome(name, False, "Pi crashed")
         if not during:
+            if proc.alive and proc.wait_for_held_answers(self._op_timeout()):
+                self._settle(proc, during)  # what the held dialogs' operations started
             self._refresh_state()
         return outcome
 

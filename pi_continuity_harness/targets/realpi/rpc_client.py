@@ -321,6 +321,8 @@ class PiRpcProcess:
         self._stderr = bytearray()
         self._eof = False
         self._threads: list[threading.Thread] = []
+        #: The answer threads of held dialogs (:class:`HeldAnswer`) not yet waited for.
+        self._held_answers: list[threading.Thread] = []
         self.started_at: float | None = None
         #: Seconds from spawn to the first ``get_state`` reply (set by :meth:`start`).
         self.start_seconds: float | None = None
@@ -520,6 +522,8 @@ class PiRpcProcess:
                     name="pi-rpc-held-dialog",
                     daemon=True,
                 )
+                with self._cond:
+                    self._held_answers.append(thread)
                 thread.start()
                 return
             answer = dialog_response(data, chosen)
@@ -676,6 +680,27 @@ class PiRpcProcess:
                     raise PiRpcTimeoutError(self._describe(f"event not seen within {limit:.1f} s"))
                 self._cond.wait(remaining)
         raise self._exited("Pi exited while waiting for an event")
+
+    def wait_for_held_answers(self, timeout: float | None = None) -> bool:
+        """Wait until every held dialog's answer thread has ended (its ``during`` operations
+        ran and its answer was written); returns whether there was any to wait for.
+
+        Pi may give a timed dialog its default before then (its timer fires,
+        ``dist/modes/rpc/rpc-mode.js:69-74``) and the command goes on and ends; the client still
+        runs the operations, and an operation is over only when they are: the simulator's
+        settle waits for them the same way (``simulator/ui.py`` ``_hold_until``).
+        """
+        limit = self.default_timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        with self._cond:
+            threads, self._held_answers = self._held_answers, []
+        for thread in threads:
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                raise PiRpcTimeoutError(
+                    self._describe(f"a held dialog's operations did not end within {limit:.1f} s")
+                )
+        return bool(threads)
 
     def wait_idle(self, timeout: float | None = None, *, quiet: float = 0.05) -> Json:
         """Wait until Pi is neither streaming nor compacting and no event arrived for ``quiet`` s."""

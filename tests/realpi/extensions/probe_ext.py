@@ -102,6 +102,11 @@ def extension(pi: ExtensionAPI) -> None:
         second = await ctx.ui.select("Second", ["c", "d"])
         ctx.ui.notify(f"held: first={first} second={second}", "info")
 
+    async def timed(args: str, ctx: ExtensionCommandContext) -> None:
+        """A confirm with a 1 ms timeout: Pi gives its default unless the answer comes first."""
+        confirmed = await ctx.ui.confirm("Timed", "Wait?", timeout=0.001)
+        ctx.ui.notify(f"timed: {json.dumps(confirmed)}", "info")
+
     async def stale(args: str, ctx: ExtensionCommandContext) -> None:
         outcomes = []
         old_ctx, old_pi = CAPTURED["ctx"], CAPTURED["pi"]
@@ -150,6 +155,7 @@ def extension(pi: ExtensionAPI) -> None:
     pi.on("model_select", on_model)
     pi.register_command("probe-ask", ask, description="three dialogs")
     pi.register_command("probe-held", held, description="a select, a model call, a select")
+    pi.register_command("probe-timed", timed, description="a confirm with a 1 ms timeout")
     pi.register_command("probe-stale", stale, description="use the first instance's ctx and pi")
     pi.register_command("probe-write", write, description="write a file under the project")
     pi.register_command("probe-info", info, description="report the context")
