@@ -18,7 +18,6 @@ The world also knows the conventions the suite relies on, in one place:
 from __future__ import annotations
 
 import copy
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from typing import Any
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
 from pi_continuity_harness.features.oracle import Brief, parse_brief
-from pi_continuity_harness.scenario.document import Scenario, parse_scenario
+from pi_continuity_harness.scenario.document import Scenario, parse_scenario, scenario_data
 from pi_continuity_harness.scenario.model_script import Reply, RequestKind, SynthesisReply
 from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer, Operation, PromptOp
 from pi_continuity_harness.targets import (
@@ -170,7 +169,7 @@ class ScenarioDraft:
 
     # ----------------------------------------------------------------- model script
     def script(self, kind: RequestKind, reply: Reply | SynthesisReply) -> None:
-        self.data["model"][kind].append(json.loads(reply.model_dump_json(exclude_defaults=True)))
+        self.data["model"][kind].append(scenario_data(reply))
 
     def build(self) -> Scenario:
         data = copy.deepcopy(self.data)

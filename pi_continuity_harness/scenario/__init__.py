@@ -35,6 +35,7 @@ from pi_continuity_harness.scenario.document import (
     dump_scenario,
     load_scenario,
     parse_scenario,
+    scenario_data,
     scenario_json_schema,
 )
 from pi_continuity_harness.scenario.faults import CrashRule, FaultPlan, FsFault, InjectRule, TamperRule
@@ -115,6 +116,7 @@ __all__ = [
     "load_scenario",
     "parse_scenario",
     "resolve_implementation",
+    "scenario_data",
     "scenario_json_schema",
     "session_shape",
 ]

@@ -579,6 +579,16 @@ def _given_json_null(model: BaseModel, name: str) -> bool:
     return name == "json_value" and bool(getattr(model, "json_given", False))
 
 
+def scenario_data(value: BaseModel) -> dict[str, Any]:
+    """JSON data of a part of a scenario (a reply, an operation) with its defaults left out,
+    which :func:`parse_scenario` reads back to an equal part: every operation keeps the key that
+    names it (``exclude_defaults`` wrote ``abort`` and ``compact: {}`` as ``{}``) and a given
+    ``json: null`` stays (it dropped it, so an ``edit_file`` wrote no JSON)."""
+    data = json.loads(json.dumps(_plain(value)))
+    assert isinstance(data, dict)
+    return data
+
+
 def dump_scenario(scenario: Scenario) -> str:
     """YAML text of a scenario (defaults left out) that loads back to an equal scenario."""
     data = json.loads(json.dumps(_plain(scenario)))
