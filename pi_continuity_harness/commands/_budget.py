@@ -3,43 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from typing import Any
 
 from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.document import Scenario
+from pi_continuity_harness.scenario.option_values import positive_seconds, whole_number
 
-__all__ = ["add_budget_arguments", "budget_args", "budget_override", "whole_number", "with_budget"]
-
-
-def whole_number(least: int, why: str = "") -> Callable[[str], int]:
-    """An argparse ``type``: a whole number of at least ``least``, else one error naming the
-    value (and ``why``, when given); shared by ``--budget-ops`` and ``--seed``."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < least:
-            bound = "must not be negative" if least == 0 else f"must be at least {least}"
-            raise argparse.ArgumentTypeError(f"{text!r}: {bound}" + (f" ({why})" if why else ""))
-        return value
-
-    return parse
+__all__ = ["add_budget_arguments", "budget_args", "budget_override", "with_budget"]
 
 
 _positive_int = whole_number(1)
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: must be greater than 0")
-    return value
 
 
 def add_budget_arguments(parser: Any, *, wall: bool = True) -> None:
@@ -53,14 +26,14 @@ def add_budget_arguments(parser: Any, *, wall: bool = True) -> None:
     )
     parser.add_argument(
         "--budget-virtual-seconds",
-        type=_positive_float,
+        type=positive_seconds,
         metavar="S",
         help="simulator: virtual seconds a scenario may last (default: the scenario's, else 86400)",
     )
     if wall:
         parser.add_argument(
             "--budget-wall-seconds",
-            type=_positive_float,
+            type=positive_seconds,
             metavar="S",
             help="real Pi: wall-clock seconds a scenario may last (default: the scenario's, else 600)",
         )

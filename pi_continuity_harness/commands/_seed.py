@@ -3,13 +3,11 @@
 
 Python's ``random.Random(-n)`` is seeded as ``random.Random(n)``: a negative seed would replay
 another seed's run under its own name (``explore --seed-start`` refuses one for this reason).
+The check is ``scenario.option_values.seed``, which the pytest plugin's ``--seed`` uses too.
 """
 
 from __future__ import annotations
 
-from pi_continuity_harness.commands._budget import whole_number
+from pi_continuity_harness.scenario.option_values import seed
 
 __all__ = ["seed"]
-
-#: ``--seed``'s value (argparse ``type``): refused, naming it, unless a whole number >= 0.
-seed = whole_number(0, "seed -n would give the run of seed n")

@@ -33,6 +33,7 @@ from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario.atomic_write import write_atomically
 from pi_continuity_harness.scenario.document import Scenario, dump_scenario
 from pi_continuity_harness.scenario.field_path import field_path
+from pi_continuity_harness.scenario.option_values import whole_number
 from pi_continuity_harness.scenario.owned_dirs import owned_temporary_directory
 from pi_continuity_harness.scenario.session_import import (
     DEFAULT_CONTEXT_WINDOW,
@@ -48,14 +49,8 @@ from pi_continuity_harness.simulator.simulation import simulate
 __all__ = ["register"]
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {value}")
-    return value
+#: ``--context-window`` and ``--max-tokens``: whole numbers of tokens, at least 1.
+_positive = whole_number(1)
 
 
 def register(subparsers: Any) -> None:

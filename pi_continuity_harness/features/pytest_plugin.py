@@ -64,6 +64,7 @@ from pi_continuity_harness.features.world import World
 from pi_continuity_harness.rules import HOST_TAG, RULE_TAG_PREFIX, load_catalogue, rule_tag
 from pi_continuity_harness.rules import systems as rule_systems
 from pi_continuity_harness.scenario import implementations as registry
+from pi_continuity_harness.scenario import option_values
 from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.implementations import (
     SESSION_CONTINUITY,
@@ -135,7 +136,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="reference",
         help="implementation under test: module:factory, a registered name, or path/to/ext.ts (pi only)",
     )
-    group.addoption("--seed", action="store", type=int, default=0, help="seed of every simulated run")
+    group.addoption(
+        "--seed", action="store", type=option_values.seed, default=0, help="seed of every simulated run"
+    )
     group.addoption(
         "--pi-version",
         action="store",
@@ -153,21 +156,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--budget-ops",
         action="store",
-        type=int,
+        type=option_values.whole_number(1),
         default=None,
         help="simulator: host operations a scenario may use (default: the scenario's)",
     )
     group.addoption(
         "--budget-virtual-seconds",
         action="store",
-        type=float,
+        type=option_values.positive_seconds,
         default=None,
         help="simulator: virtual seconds a scenario may last (default: the scenario's)",
     )
     group.addoption(
         "--budget-wall-seconds",
         action="store",
-        type=float,
+        type=option_values.positive_seconds,
         default=None,
         help="real Pi: wall-clock seconds a scenario may last (default: the scenario's)",
     )

@@ -63,8 +63,9 @@ class BudgetOverride(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     operations: int | None = Field(default=None, ge=1)
-    virtual_seconds: float | None = Field(default=None, gt=0)
-    wall_seconds: float | None = Field(default=None, gt=0)
+    #: Finite, as a scenario's (whose JSON data cannot hold Infinity): no "no limit" by the back door.
+    virtual_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    wall_seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
     def apply(self, budget: Budget) -> Budget:
         changes = {k: v for k, v in self.model_dump().items() if v is not None}

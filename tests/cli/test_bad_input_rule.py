@@ -245,3 +245,68 @@ def test_rule_package_refuses_an_empty_list_of_sources(
         "(one or more of npm, project, local, git, one-run; --static: none)\n"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e400"])
+@pytest.mark.parametrize(
+    ("command", "flag"),
+    [
+        ("simulate", "--budget-virtual-seconds"),
+        ("run", "--budget-virtual-seconds"),
+        ("run", "--budget-wall-seconds"),
+        ("explore", "--budget-virtual-seconds"),
+    ],
+)
+def test_rule_a_budget_of_seconds_that_is_no_finite_number_is_refused(
+    command: str,
+    flag: str,
+    value: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Before: ``inf`` (and ``1e400``) ran with no limit at all, though a scenario's ``budget:``
+    refuses Infinity (not JSON data); ``nan`` was refused as "must be greater than 0"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "s.yaml").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    before = _snapshot(tmp_path)
+    scenario = ["s.yaml", "--workdir", "run"] if command == "simulate" else []
+    with pytest.raises(SystemExit) as exited:
+        main([command, *scenario, f"{flag}={value}"])  # '-inf' would read as an option
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == (
+        f"pi-continuity-harness {command}: error: argument {flag}: '{value}': must be a finite number of seconds"
+    )
+    assert _snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--seed", "-1", "'-1': must not be negative (seed -n would give the run of seed n)"),
+        ("--seed", "one", "'one' is not a whole number"),
+        ("--budget-ops", "0", "'0': must be at least 1"),
+        ("--budget-virtual-seconds", "inf", "'inf': must be a finite number of seconds"),
+        ("--budget-wall-seconds", "0", "'0': must be greater than 0"),
+    ],
+)
+def test_rule_the_pytest_plugins_own_options_are_checked_as_the_commands_are(
+    option: str, value: str, message: str, tmp_path: Path
+) -> None:
+    """``pytest --seed -1`` (the plugin's option, what ``run`` passes on) ran seed 1, and
+    ``--budget-ops 0``/``--budget-*-seconds inf`` were taken as given. pytest reports a bad option
+    value as its usage error (exit 4), naming the option and the value."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", option, value],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert f"error: argument {option}: {message}" in done.stderr
+    assert list(tmp_path.iterdir()) == []
