@@ -33,7 +33,11 @@ from typing import TYPE_CHECKING
 from pi_continuity_harness import targets
 from pi_continuity_harness.errors import HarnessError
 from pi_continuity_harness.scenario.document import Scenario
-from pi_continuity_harness.scenario.implementations import ImplementationError, resolve_implementation
+from pi_continuity_harness.scenario.implementations import (
+    ImplementationError,
+    check_chosen_system,
+    resolve_implementation,
+)
 from pi_continuity_harness.scenario.owned_dirs import make_owned_directory, remove_owned
 from pi_continuity_harness.scenario.workspace import workdir_problem
 
@@ -342,6 +346,7 @@ def check_implementation(
     else:
         try:
             resolve_implementation(extension)
+            check_chosen_system(extension, system)
         except ImplementationError as error:
             raise SetupError(str(error)) from None
     # A Python factory is the same code on both targets (on real Pi it runs in the bridge), so

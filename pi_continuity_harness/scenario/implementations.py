@@ -39,6 +39,7 @@ __all__ = [
     "SYSTEM_ATTRIBUTE",
     "ImplementationError",
     "System",
+    "check_chosen_system",
     "declared_system",
     "entry_points_of",
     "implementation_system",
@@ -107,6 +108,28 @@ def implementation_system(spec: str | ExtensionFactory) -> System:
     """The system of the implementation ``spec`` names (see :func:`resolve_implementation`)."""
     _name, factory = resolve_implementation(spec)
     return declared_system(factory)
+
+
+def check_chosen_system(spec: str | ExtensionFactory, chosen: str | None) -> None:
+    """Refuse ``--system chosen`` for an implementation whose factory declares another system.
+
+    ``--system`` names the system of an implementation that cannot say it (a TypeScript file,
+    a factory without :data:`SYSTEM_ATTRIBUTE`). Given for one that declares another, it ran
+    that system's suite against it: ``run --system pi-blitz-handoff`` with the default
+    ``reference`` (Session Continuity) failed every handoff scenario, a verdict about nothing.
+    Raises :class:`ImplementationError` naming both systems and the implementation to use.
+    """
+    if not chosen:
+        return
+    wanted = system_named(chosen)
+    name, factory = resolve_implementation(spec)
+    declared = getattr(factory, SYSTEM_ATTRIBUTE, None)
+    if isinstance(declared, str) and declared and declared != wanted.name:
+        raise ImplementationError(
+            f"--system {wanted.name}: --extension {name} implements {declared} (its factory declares "
+            f"it); leave --system out, or name an implementation of {wanted.name} "
+            f"(its reference: --extension {wanted.reference})"
+        )
 
 
 #: ``entry_points_of``'s last answer per group, with the state of ``sys.path`` it was read in.

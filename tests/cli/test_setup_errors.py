@@ -681,3 +681,41 @@ def test_rule_a_step_two_of_your_step_definitions_match_is_one_usage_error(user_
         "definitions, equally near it: features/conftest.py:6 (_mine), features/conftest.py:11 "
         "(_also_mine) (pytest-bdd would use the last it registered) (scenario 'checkpoint writes a brief')"
     ]
+
+
+@pytest.mark.parametrize(
+    ("extension", "system", "declared", "reference"),
+    [
+        ([], "pi-blitz-handoff", "reference implements pi-session-continuity", "blitz"),
+        (["--extension", "blitz"], "pi-session-continuity", "blitz implements pi-blitz-handoff", "reference"),
+    ],
+)
+def test_rule_a_system_the_implementation_does_not_declare_is_one_line_exit_2(
+    user_dir: Path, extension: list[str], system: str, declared: str, reference: str
+) -> None:
+    """Before: ``run --system pi-blitz-handoff`` ran the handoff suite against the default
+    ``reference`` (Session Continuity): every handoff scenario failed, a verdict about nothing."""
+    ran = harness("run", *extension, "--system", system, cwd=user_dir)
+    assert (ran.code, ran.out) == (2, "")
+    assert ran.err_lines == [
+        f"pi-continuity-harness run: --system {system}: --extension {declared} (its factory "
+        f"declares it); leave --system out, or name an implementation of {system} "
+        f"(its reference: --extension {reference})"
+    ]
+    _only(user_dir, "raising.py", "my_ext.py")
+
+
+def test_rule_a_system_is_taken_for_a_factory_that_declares_none_or_the_same(user_dir: Path) -> None:
+    """``--system`` still names the system of a factory that cannot say it (``my_ext`` wraps the
+    reference and declares nothing), and may repeat what one declares."""
+    ran = harness(
+        "run", "--extension", "my_ext:extension", "--system", "pi-session-continuity", "-k",
+        "the threshold is strict", cwd=user_dir,
+    )  # fmt: skip
+    assert ran.code == 0, ran.out + ran.err
+    assert "1 passed, 0 failed, 0 skipped" in ran.out
+    ran = harness(
+        "run", "--extension", "blitz", "--system", "pi-blitz-handoff", "--rules", "H79", cwd=user_dir
+    )
+    assert ran.code == 0, ran.out + ran.err
+    assert "1 passed, 0 failed, 0 skipped" in ran.out

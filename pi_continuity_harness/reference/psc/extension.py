@@ -447,3 +447,9 @@ def extension(pi: ExtensionAPI) -> None:
         description="Pi Session Continuity: status, checkpoint, settings",
         get_argument_completions=_completions,
     )
+
+
+# The system this factory implements, said as the blitz reference says its own: ``run --system
+# pi-blitz-handoff --extension reference`` is then refused (scenario/implementations.py
+# check_chosen_system) instead of failing every handoff scenario against the wrong product.
+extension.pi_continuity_system = "pi-session-continuity"  # type: ignore[attr-defined]
