@@ -23,6 +23,7 @@ from pi_continuity_harness.features.steps.blitz import (
     handoff_messages,
     sh_start,
     submitted_then_receiver,
+    widget_texts,
     write_reply,
 )
 from pi_continuity_harness.features.world import World
@@ -60,8 +61,16 @@ def _start_during_cleanup(world: World) -> None:
 
 @then("the start during the cleanup was refused: the Call instruction was sent once")
 def _start_during_cleanup_refused(world: World) -> None:
+    """One Call instruction, and the widget shows a request waiting only once: a start accepted
+    during the cleanup shows "Waiting for Session Handoff" again after the cancel (its Call
+    would be sent only once the turn settles, after the scenario's end, so the count alone
+    passed for such a start: ``blitz_start_during_cleanup`` survived this step)."""
     calls = [m.item.text for m in handoff_messages(world) if m.kind == "call"]
     assert len(calls) == 1, f"Call instructions sent: {len(calls)} ({[c[:60] for c in calls]})"
+    texts = widget_texts(world)
+    waiting = [bool(t and oracle.WAITING in t) for t in texts]
+    shown = sum(1 for i, on in enumerate(waiting) if on and (i == 0 or not waiting[i - 1]))
+    assert shown == 1, f"a request was shown waiting {shown} times (widget updates: {texts})"
 
 
 # ===================================================================== H63: cancel during the cutover
