@@ -161,9 +161,32 @@ def main(args: argparse.Namespace) -> int:
     unknown = [s for s in sources if s not in SOURCES]
     if unknown:
         raise UsageError(f"--sources: {', '.join(unknown)}: not one of {', '.join(SOURCES)}")
+    if args.static:
+        _refuse_what_static_ignores(args)
     # SIGTERM ends the gate as Ctrl-C does (cli.main), through its ``finally`` blocks: the
     # Verdaccio it started is stopped.
     return _open_and_gate(args, sources)
+
+
+def _refuse_what_static_ignores(args: argparse.Namespace) -> None:
+    """``--static`` publishes nothing, installs nothing and runs no suite: the options of those
+    steps given with it are refused, named (before, ``--static --sources npm`` or ``--static
+    --suite smoke`` exited 0 as if they had been gated)."""
+    ignored = [
+        name
+        for name, given in (
+            ("--sources", args.sources != ",".join(SOURCES)),
+            ("--with-package", bool(args.with_package)),
+            ("--keep-going", args.keep_going),
+            ("--suite", args.suite != DEFAULT_SUITE_TAGS),
+            ("-k", args.keyword is not None),
+        )
+        if given
+    ]
+    if ignored:
+        raise UsageError(
+            f"{', '.join(ignored)}: not with --static, which publishes nothing, installs nothing and runs no suite"
+        )
 
 
 def _open_and_gate(args: argparse.Namespace, sources: list[str]) -> int:

@@ -80,11 +80,41 @@ def test_a_with_package_that_is_not_a_package_is_refused_before_the_gate(
     registry had started."""
     missing = tmp_path / "nonexist"
     done = _cli(str(FIXTURE), *static, "--with-package", str(missing))
+    problem = (
+        "--with-package: not with --static, which publishes nothing, installs nothing and runs no suite"
+        if static
+        else f"--with-package {missing}: no such file or directory"
+    )
     assert (done.returncode, done.stdout, done.stderr) == (
         2,
         "",
-        f"pi-continuity-harness package: --with-package {missing}: no such file or directory\n",
+        f"pi-continuity-harness package: {problem}\n",
     )
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["--sources", "npm"], "--sources"),
+        (["--with-package", str(FIXTURE)], "--with-package"),
+        (["--keep-going"], "--keep-going"),
+        (["--suite", "smoke"], "--suite"),
+        (["-k", "threshold"], "-k"),
+        (["--sources", "local", "--suite", "none", "--keep-going"], "--sources, --keep-going, --suite"),
+    ],
+)
+def test_an_option_static_would_ignore_is_refused_naming_it(
+    options: list[str], named: str, tmp_path: Path
+) -> None:
+    """Before: ``--static --sources npm`` (and the others) exited 0, gating none of it."""
+    done = _cli(str(FIXTURE), "--static", *options, "--json", str(tmp_path / "out.json"))
+    assert (done.returncode, done.stdout, done.stderr) == (
+        2,
+        "",
+        f"pi-continuity-harness package: {named}: not with --static, which publishes nothing, "
+        "installs nothing and runs no suite\n",
+    )
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_tarball_without_a_package_is_bad_input(tmp_path: Path) -> None:
