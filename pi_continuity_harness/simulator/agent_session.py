@@ -731,9 +731,11 @@ class AgentSession:
                 )
             )
             return
-        if expand_prompt_templates and text.startswith("/") and await self._try_execute_command(text):
-            if preflight:
-                preflight("handled")
+        if (
+            expand_prompt_templates
+            and text.startswith("/")
+            and await self._try_execute_command(text, preflight)
+        ):
             return
         if self._compaction_abort is not None or self._branch_summary_abort is not None:
             raise PromptRejectedError(PROMPT_DURING_COMPACTION)
@@ -745,17 +747,26 @@ class AgentSession:
         if trigger is not None:
             await self._start_run(trigger, lambda: preflight("started") if preflight else None)
 
-    async def _try_execute_command(self, text: str) -> bool:
+    async def _try_execute_command(self, text: str, preflight: Callable[[str], None] | None = None) -> bool:
+        """Run the command ``text`` names, if there is one (True: it was a command).
+
+        ``preflight("handled")`` comes before the handler runs: ``prompt()`` decided, and an
+        extension's ``sendUserMessage`` of a command (fire-and-forget) does not hold the dispatch
+        that sent it until the command is done. Awaited to its end, a command that waits for Pi to
+        be idle (``ctx.newSession()`` aborts the run and waits for it) waited for the run that
+        waited for it: the simulation stalled where real Pi runs on."""
         runner = self._runner()
         space = text.find(" ")
         name = text[1:] if space == -1 else text[1:space]
         args = "" if space == -1 else text[space + 1 :]
         found = runner.get_command(name)
-        if found is None and name in self.host_commands:
+        if found is None and name not in self.host_commands:
+            return False
+        if preflight:
+            preflight("handled")
+        if found is None:
             await self.host_commands[name](args)
             return True
-        if found is None:
-            return False
         _record, handler = found
         self.trace.emit("event", "command", command=name, args=args)
         context = runner.create_command_context()
