@@ -2436,31 +2436,38 @@ patched(
 )
 
 
-def _remembering_reads(original: Any) -> Any:
-    """``lifecycle.read_text_exact`` that returns what this process last wrote to a path."""
-    written: dict[str, str] = {}
+def _reread_trusts_memory(pi: ExtensionAPI) -> None:
+    """``lifecycle.read_text_exact`` returns what this process last wrote to a path with
+    ``lifecycle.atomic_write_text``. Both are set at every load: each load starts from the
+    reference as shipped, so a write set only when the mutant was first made (the ``make`` of
+    :func:`patched`) was gone from the second load on, the read remembered nothing and the mutant
+    re-read the disk as the reference does (it survived the suite)."""
     lifecycle = _module("lifecycle")
-    write = lifecycle.atomic_write_text
+    if not _REMEMBERED_IO:
+        written: dict[str, str] = {}
+        write, read_disk = lifecycle.atomic_write_text, lifecycle.read_text_exact
 
-    def remembering_write(path: str, text: str) -> Any:
-        written[path] = text
-        return write(path, text)
+        def remembering_write(path: str, text: str) -> Any:
+            written[path] = text
+            return write(path, text)
 
-    lifecycle.atomic_write_text = remembering_write
+        def read(path: str) -> str:
+            return written[path] if path in written else str(read_disk(path))
 
-    def read(path: str) -> str:
-        return written[path] if path in written else str(original(path))
+        _REMEMBERED_IO.append((remembering_write, read))
+    lifecycle.atomic_write_text, lifecycle.read_text_exact = _REMEMBERED_IO[0]
+    reference_extension(pi)
 
-    return read
 
+#: ``reread_trusts_memory``'s write and read, made once per process (what they remember lives for it).
+_REMEMBERED_IO: list[tuple[Callable[[str, str], Any], Callable[[str], str]]] = []
 
-patched(
+registered(
     "reread_trusts_memory",
     ("P3d",),
     "§3, §8: a re-read failure (bytes differing from what was written) cancels the compaction",
     "the 're-read' returns the text the write was given, not the bytes on disk",
-    "lifecycle:read_text_exact",
-    _remembering_reads,
+    _reread_trusts_memory,
 )
 
 
