@@ -33,8 +33,9 @@ Feature: recover-executes-then-deletes-after-a-completed-turn
     Given the recovery directory holds "2026-01-01T00-00-00-000Z-s1.md" with the prompts "run the tests" and "then deploy"
     And the recovery directory also holds "notes.txt"
     And the recovery directory also holds "older/2026-01-02T00-00-00-000Z-s2.md"
+    And the recovery directory also holds "2026-01-03T00-00-00-000Z-s3.md"
     When the user opens /sh recover and leaves it
-    Then the recovery list offered "2026-01-01T00-00-00-000Z-s1.md" but neither "notes.txt" nor "s2.md"
+    Then the recovery list offered "2026-01-01T00-00-00-000Z-s1.md" and "2026-01-03T00-00-00-000Z-s3.md" but neither "notes.txt" nor "s2.md"
 
   @rule-H85a @rule-H81a
   Scenario: discard removes the exact file

@@ -1048,14 +1048,22 @@ _DATE = re.compile(
 
 
 @then(
-    parsers.re(r'the recovery list offered "(?P<name>[^"]+)" but neither "(?P<c>[^"]+)" nor "(?P<d>[^"]+)"')
+    parsers.re(
+        r'the recovery list offered (?P<names>"[^"]+"(?: and "[^"]+")*)'
+        r' but neither "(?P<c>[^"]+)" nor "(?P<d>[^"]+)"'
+    )
 )
-def _recovery_list_only(world: World, name: str, c: str, d: str) -> None:
-    """H81a: the list (the select that offers ``name``) holds top-level Markdown files only."""
+def _recovery_list_only(world: World, names: str, c: str, d: str) -> None:
+    """H81a: the list (the select that offers one of ``names``) offers every one of them, the
+    top-level Markdown files, and nothing else named: a list of the newest file alone offers
+    one of two."""
+    wanted = re.findall(r'"([^"]+)"', names)
     selects = new_dialogs(world, "select")
     lists = [[str(o) for o in x.get("options") or []] for x in selects]
-    lists = [options for options in lists if any(name in o for o in options)]
-    assert lists, f"no recovery list offered {name!r}: {selects}"
+    lists = [options for options in lists if any(name in o for name in wanted for o in options)]
+    assert lists, f"no recovery list offered any of {wanted}: {selects}"
+    missing = [name for name in wanted if not any(name in o for o in lists[0])]
+    assert not missing, f"the recovery list did not offer {missing}: {lists[0]}"
     offered = [o for o in lists[0] if c in o or d in o]
     assert not offered, f"the recovery list offered {offered}: {lists[0]}"
 
