@@ -384,10 +384,30 @@ def _kept_preparation(world: World) -> None:
     assert entry.get("tokensBefore") == preparation.get("tokensBefore"), (entry, preparation)
 
 
+def _first_difference(disk: str, summary: str) -> str:
+    """Where ``summary`` first departs from ``disk``, by line (empty when the bodies agree)."""
+    for line, (a, b) in enumerate(zip(disk.splitlines(), summary.splitlines(), strict=False), 1):
+        if a != b:
+            return f" at body line {line}: disk {a!r}, summary {b!r}"
+    disk_lines, summary_lines = len(disk.splitlines()), len(summary.splitlines())
+    if disk_lines != summary_lines:
+        return f": {disk_lines} body lines on disk, {summary_lines} in the summary"
+    return " in its frontmatter" if disk == summary else ""
+
+
 @then("the archived Brief on disk is the summary with only its status and updatedAt changed")
 def _archived_matches(world: World) -> None:
     brief = world.latest_summary_brief()
     matches = [b for _, b in _archived(world) if b.event_id == brief.event_id]
+    if not matches:
+        # Not archived: the Brief of the event still on disk must be the summary all the same
+        # (P2), or the missing archive is the commit check refusing a summary that is not it.
+        pending = [b for _, b in _pending(world) if b.event_id == brief.event_id]
+        differ = [b for b in pending if b.body != brief.body or b.frontmatter != brief.frontmatter]
+        assert not differ, (
+            f"the summary is not the Brief on disk: the pending Brief of event {brief.event_id} "
+            f"differs from it{_first_difference(differ[0].body, brief.body)} (and none was archived)"
+        )
     assert len(matches) == 1, f"{len(matches)} archived Briefs for event {brief.event_id}"
     archived = matches[0]
     assert archived.body == brief.body, "the archived body differs from the summary body"
