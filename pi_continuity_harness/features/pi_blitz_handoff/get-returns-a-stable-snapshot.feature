@@ -7,7 +7,8 @@ Feature: get-returns-a-stable-snapshot
   @rule-H19b @rule-H19d @rule-H20 @rule-H112 @rule-H64a @rule-H135 @smoke
   Scenario: get-returns-a-stable-snapshot
     When the model asks for the template twice and then stops
-    Then both template responses name the same dossier file and the same Finish ID
+    Then every model request offered the tools session_handoff_get_template, session_handoff_finish and blitz_handoff, and one write tool
+    And both template responses name the same dossier file and the same Finish ID
     And the dossier file is reserved, empty and owner-only
     And Pi did not switch sessions
     And the status widget now shows "Writing Session Handoff"

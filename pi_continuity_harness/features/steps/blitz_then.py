@@ -775,6 +775,23 @@ def _tools_unchanged(world: World) -> None:
     assert unrelated.read_text(encoding="utf-8") == "unrelated work\n", "the native write did not run"
 
 
+@then(
+    "every model request offered the tools session_handoff_get_template, session_handoff_finish"
+    " and blitz_handoff, and one write tool"
+)
+def _tools_registered(world: World) -> None:
+    """H135: the names the spec fixes (a model that calls the template tool by its name finds
+    it), and the extension registers no ``write`` of its own beside Pi's native one."""
+    requests = world.observe().requests("agent")
+    assert requests, "no model request was made"
+    wanted = (oracle.GET_TOOL, oracle.FINISH_TOOL, oracle.STATUS_TOOL)
+    for request in requests:
+        tools = list(request.request.tools)
+        missing = [name for name in wanted if name not in tools]
+        assert not missing, f"a model request was not offered {missing}: {tools}"
+        assert tools.count("write") == 1, f"{tools.count('write')} tools named write: {tools}"
+
+
 @then(parsers.re(r'the settings dialog showed "(?P<a>[^"]+)" and "(?P<b>[^"]+)"'))
 def _settings_showed(world: World, a: str, b: str) -> None:
     dialogs = new_dialogs(world)
