@@ -10,10 +10,11 @@ Feature: compaction-summary-is-disk-brief
     When native compaction reaches its threshold
     Then the persisted compaction entry comes from an extension
     And its summary is a valid schema-v2 Brief for this session with handoffReason "threshold"
-    And the archived Brief on disk is the summary with only its status and updatedAt changed
+    And the summary is the Brief the extension wrote on disk
     And its details carry the continuityEventId and artifactPath of that Brief and the SHA-256 of the summary
     And its details carry the session id, the handoff reason and the effective native settings
     And it keeps the firstKeptEntryId and tokensBefore that Pi prepared
+    And the archived Brief on disk is the summary with only its status and updatedAt changed
     And the Brief was created before the compaction entry was appended
     And the next model request carries the summary exactly inside Pi's compaction wrapper
 
@@ -30,10 +31,11 @@ Feature: compaction-summary-is-disk-brief
     When native compaction happens for reason "<reason>"
     Then Pi invoked session_before_compact with reason "<reason>"
     And its summary is a valid schema-v2 Brief for this session with handoffReason "<handoff_reason>"
-    And the archived Brief on disk is the summary with only its status and updatedAt changed
+    And the summary is the Brief the extension wrote on disk
     And its details carry the continuityEventId and artifactPath of that Brief and the SHA-256 of the summary
     And its details carry the session id, the handoff reason and the effective native settings
     And it keeps the firstKeptEntryId and tokensBefore that Pi prepared
+    And the archived Brief on disk is the summary with only its status and updatedAt changed
 
     @rule-P2 @rule-P19a @rule-P63 @rule-P66b @rule-P68a @rule-P68b @rule-P68c @rule-P124
     Examples: threshold
