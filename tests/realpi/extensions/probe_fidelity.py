@@ -132,3 +132,223 @@ def session_id(pi: ExtensionAPI) -> None:
         ctx.ui.notify(f"{manager.get_session_id()} {name.partition('_')[2]} inside={inside}", "info")
 
     pi.register_command("probe-session", probe)
+
+
+def surface(pi: ExtensionAPI) -> None:
+    """The extension API's edge cases, each command notifying what the API returned as JSON (no
+    ids or times: what is compared must be the same on both targets).
+
+    * ``/sm``: the session manager's lookups of unknown ids, the header's fields, the leaf.
+    * ``/name``: ``set_session_name`` with line breaks and blanks; what each getter then says.
+    * ``/entries``: ``append_entry`` with data of every JSON kind (and none); the entries' keys.
+    * ``/state``: settings, tools, thinking level, pending, idle, usage, system prompt, model.
+    * ``/ui``: notify of each type, a status cleared with ``None``, widgets with placements,
+      ``input`` without a placeholder, ``editor`` with a prefill.
+    * ``/alias``: whether changing what the API returned (or the data given to ``append_entry``)
+      changes the session.
+    * ``/setmodel``: ``pi.set_model`` to a model without auth, then to one with.
+    * ``agent_start``/``agent_end``/``message_end`` handlers: ``is_idle``, ``has_pending_messages``
+      and ``get_context_usage`` inside them (notified only when ``/watch`` turned them on).
+    """
+    watching = {"on": False, "steer": False, "report": False, "before": None}
+
+    def note(ctx: Any, label: str, value: Any) -> None:
+        ctx.ui.notify(f"{label}: {json.dumps(value, sort_keys=True)}", "info")
+
+    def usage(ctx: Any) -> Any:
+        found = ctx.get_context_usage()
+        if found is None:
+            return None
+        return {"tokens": found.tokens, "window": found.context_window, "percent": found.percent}
+
+    async def sm(args: str, ctx: Any) -> None:
+        manager = ctx.session_manager
+        entries = manager.get_entries()
+        header = manager.get_header() or {}
+        leaf = manager.get_leaf_entry()
+        first = entries[0]["id"] if entries else None
+        note(
+            ctx,
+            "sm",
+            {
+                "branchUnknown": manager.get_branch("no-such-entry"),
+                "entryUnknown": manager.get_entry("no-such-entry"),
+                "entryHeader": manager.get_entry(manager.get_session_id()) is not None,
+                "headerKeys": sorted(header),
+                "headerVersion": header.get("version"),
+                "headerCwd": header.get("cwd") == ctx.cwd,
+                "headerId": header.get("id") == manager.get_session_id(),
+                "cwd": manager.get_cwd() == ctx.cwd,
+                "leafType": None if leaf is None else leaf.get("type"),
+                "leafIsLast": leaf is not None and leaf["id"] == entries[-1]["id"],
+                "branchFirst": [e["type"] for e in manager.get_branch(first)] if first else None,
+                "branch": [e["type"] for e in manager.get_branch()],
+                "branchLeaf": len(manager.get_branch(manager.get_leaf_id())),
+                "entries": [e["type"] for e in entries],
+                "name": manager.get_session_name(),
+            },
+        )
+
+    async def name(args: str, ctx: Any) -> None:
+        seen = []
+        for value in ("a\r\nb", " x \n\n y ", "tab\there", "\u00a0nbsp\u00a0", "\x1fsep\x1f", "   ", ""):
+            pi.set_session_name(value)
+            seen.append([pi.get_session_name(), ctx.session_manager.get_session_name()])
+        names = [e.get("name") for e in ctx.session_manager.get_entries() if e["type"] == "session_info"]
+        note(ctx, "name", {"seen": seen, "stored": names})
+
+    async def entries(args: str, ctx: Any) -> None:
+        values: list[Any] = [None, {}, {"a": {"b": [1, 2.5, None, True]}}, [1, "two"], "text", 0, False, 1.5]
+        for index, value in enumerate(values):
+            pi.append_entry(f"probe-{index}", value)
+        customs = [e for e in ctx.session_manager.get_entries() if e["type"] == "custom"]
+        note(
+            ctx,
+            "entries",
+            [
+                {"keys": list(e), "customType": e["customType"], "has": "data" in e, "data": e.get("data")}
+                for e in customs
+            ],
+        )
+
+    async def state(args: str, ctx: Any) -> None:
+        model = ctx.model
+        note(
+            ctx,
+            "state",
+            {
+                "settings": pi.get_settings(),
+                "tools": pi.get_active_tools(),
+                "thinking": pi.get_thinking_level(),
+                "pending": ctx.has_pending_messages(),
+                "idle": ctx.is_idle(),
+                "usage": usage(ctx),
+                "prompt": len(ctx.get_system_prompt()),
+                "model": None if model is None else model.to_json(),
+                "name": pi.get_session_name(),
+                "trusted": ctx.is_project_trusted(),
+            },
+        )
+
+    async def ui(args: str, ctx: Any) -> None:
+        for kind in ("info", "warning", "error"):
+            ctx.ui.notify(f"kind {kind}", kind)
+        ctx.ui.set_status("kept", "on")
+        ctx.ui.set_status("gone", "soon")
+        ctx.ui.set_status("gone", None)
+        ctx.ui.set_status("never", None)
+        ctx.ui.set_widget("above", ["one", "two"])
+        ctx.ui.set_widget("below", ["three"], placement="belowEditor")
+        ctx.ui.set_widget("cleared", ["x"], placement="aboveEditor")
+        ctx.ui.set_widget("cleared", None)
+        ctx.ui.set_widget("empty", [])
+        typed = await ctx.ui.input("No placeholder")
+        edited = await ctx.ui.editor("Edit", "pre\nfilled")
+        unanswered = await ctx.ui.editor("Unanswered")
+        note(ctx, "ui", {"input": typed, "editor": edited, "unanswered": unanswered})
+
+    async def setmodel(args: str, ctx: Any) -> None:
+        registry = ctx.model_registry
+        locked = registry.find("locked", "big")
+        big = registry.find("fake", "fake-big")
+        results: dict[str, Any] = {"lockedFound": locked is not None}
+        if locked is not None:
+            results["lockedAuth"] = registry.has_configured_auth(locked)
+            results["locked"] = await pi.set_model(locked)
+            results["afterLocked"] = ctx.model.full_id
+        if big is not None:
+            results["big"] = await pi.set_model(big)
+            results["again"] = await pi.set_model(big)
+            results["afterBig"] = ctx.model.full_id
+        results["thinking"] = pi.get_thinking_level()
+        results["available"] = [m.full_id for m in registry.get_available()]
+        note(ctx, "setmodel", results)
+
+    async def alias(args: str, ctx: Any) -> None:
+        """What the API hands out is a copy (the bridge's JSON): changing it changes nothing."""
+        manager = ctx.session_manager
+        data: dict[str, Any] = {"n": 1, "inner": {"k": [1]}}
+        pi.append_entry("alias-dict", data)
+        data["n"] = 2
+        data["inner"]["k"].append(2)
+        pi.append_entry("alias-tuple", (1, 2))
+        stored = [e for e in manager.get_entries() if e["type"] == "custom"]
+        for getter in (
+            lambda: manager.get_entries()[-1],
+            manager.get_leaf_entry,
+            lambda: manager.get_entry(manager.get_leaf_id()),
+            lambda: manager.get_branch()[-1],
+            manager.get_header,
+        ):
+            got = getter()
+            got["type"] = "changed"
+            got.pop("id", None)
+        settings = pi.get_settings()
+        settings["compaction"]["enabled"] = "changed"
+        note(
+            ctx,
+            "alias",
+            {
+                "data": [e.get("data") for e in stored],
+                "tupleType": type(stored[-1].get("data")).__name__,
+                "types": [e["type"] for e in manager.get_entries()],
+                "header": (manager.get_header() or {}).get("type"),
+                "leaf": (manager.get_leaf_entry() or {}).get("type"),
+                "leafHasId": "id" in (manager.get_leaf_entry() or {}),
+                "enabled": pi.get_settings()["compaction"]["enabled"],
+            },
+        )
+
+    async def watch(args: str, ctx: Any) -> None:
+        watching["on"] = args == ""
+        watching["steer"] = args == "steer"
+
+    def inside(label: str) -> Any:
+        def handler(event: Any, ctx: Any) -> None:
+            if watching["on"]:
+                note(
+                    ctx,
+                    label,
+                    {"idle": ctx.is_idle(), "pending": ctx.has_pending_messages(), "usage": usage(ctx)},
+                )
+
+        return handler
+
+    async def queue(args: str, ctx: Any) -> None:
+        pi.send_user_message("queued follow-up", deliver_as="followUp")
+
+    def steer_on_turn_end(event: Any, ctx: Any) -> None:
+        """With ``/watch steer``: the first ``turn_end`` queues a steer and a follow-up; the next
+        ``turn_end`` handler (Pi has awaited this one) says what ``has_pending_messages`` and
+        ``is_idle`` say then. (Right after the call, in the same handler, the answer depends on
+        the bridge's round trip: Pi queues the message a few microtasks later.)"""
+        if watching.get("steer"):
+            watching["steer"] = False
+            watching["report"] = True
+            watching["before"] = ctx.has_pending_messages()
+            pi.send_user_message("steered", deliver_as="steer")
+            pi.send_user_message("followed", deliver_as="followUp")
+
+    def steer_report(event: Any, ctx: Any) -> None:
+        if watching.get("report"):
+            watching["report"] = False
+            after = ctx.has_pending_messages()
+            note(ctx, "steer", {"before": watching["before"], "after": after, "idle": ctx.is_idle()})
+
+    pi.on("agent_start", inside("agent_start"))
+    pi.on("agent_end", inside("agent_end"))
+    pi.on("turn_end", inside("turn_end"))
+    pi.on("turn_end", steer_on_turn_end)
+    pi.on("turn_end", steer_report)
+    for command, handler in (
+        ("sm", sm),
+        ("name", name),
+        ("entries", entries),
+        ("state", state),
+        ("ui", ui),
+        ("setmodel", setmodel),
+        ("alias", alias),
+        ("watch", watch),
+        ("queue", queue),
+    ):
+        pi.register_command(command, handler)

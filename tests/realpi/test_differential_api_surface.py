@@ -1,0 +1,136 @@
+"""Differential fidelity of the extension API's edge cases: real Pi 1.6 against the simulator.
+
+Each test runs commands of ``extensions/probe_fidelity.py:surface`` on both targets. Every
+command notifies what the API returned as JSON; the test asserts real Pi's answer explicitly
+(so a mistake both targets share cannot pass) and then that the simulator's whole observation is
+the same (:func:`realpi.test_differential_fidelity.assert_equivalent`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from realpi.test_differential_fidelity import LONG, Targets, assert_equivalent, play, scenario
+
+pytestmark = pytest.mark.realpi
+
+SURFACE = "probe_fidelity:surface"
+
+
+def notes(observation: Any) -> dict[str, Any]:
+    """The ``label: json`` notifications by label (the last one of a label wins)."""
+    found: dict[str, Any] = {}
+    for message, _ in observation.notifications:
+        label, sep, rest = message.partition(": ")
+        if sep and label.isidentifier():
+            found[label] = json.loads(rest)
+    return found
+
+
+def test_session_manager_lookups_of_unknown_ids_and_the_header(targets: Targets) -> None:
+    sc = scenario({"agent": [{"text": "hello back"}]})
+    real, sim = play(targets, sc, [{"command": "/sm"}, {"prompt": "hello"}, {"command": "/sm"}], SURFACE)
+    sm = notes(real)["sm"]
+    # getBranch/getEntry of an unknown id: [] and undefined (session-manager.js:1029-1031, 1083-1094);
+    # the header is not an entry (byId holds entries only).
+    assert sm["branchUnknown"] == [] and sm["entryUnknown"] is None and sm["entryHeader"] is False
+    assert sm["headerKeys"] == ["cwd", "id", "timestamp", "type", "version"]
+    assert (sm["headerVersion"], sm["headerCwd"], sm["headerId"], sm["cwd"]) == (3, True, True, True)
+    assert sm["leafIsLast"] and sm["leafType"] == "message" and sm["name"] is None
+    assert sm["branchFirst"] == ["model_change"]
+    assert sm["branchLeaf"] == len(sm["branch"]) == len(sm["entries"])
+    assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)
+
+
+def test_append_entry_with_data_of_every_json_kind(targets: Targets) -> None:
+    real, sim = play(targets, scenario({}), [{"command": "/entries"}], SURFACE)
+    entries = notes(real)["entries"]
+    # appendCustomEntry (session-manager.js:922-933): type, customType, data, id, parentId,
+    # timestamp; undefined data (the bridge passes None as undefined) has no key.
+    assert [e["keys"] for e in entries][:2] == [
+        ["type", "customType", "id", "parentId", "timestamp"],
+        ["type", "customType", "data", "id", "parentId", "timestamp"],
+    ]
+    assert [e["data"] for e in entries] == [
+        None,
+        {},
+        {"a": {"b": [1, 2.5, None, True]}},
+        [1, "two"],
+        "text",
+        0,
+        False,
+        1.5,
+    ]
+    assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)
+
+
+def test_ui_notify_types_status_none_widgets_and_dialog_defaults(targets: Targets) -> None:
+    answers = [{"input": "typed"}, {"input": "edited"}]
+    real, sim = play(targets, scenario({}), [{"command": {"text": "/ui", "answers": answers}}], SURFACE)
+    assert real.notifications[:3] == [
+        ("kind info", "info"),
+        ("kind warning", "warning"),
+        ("kind error", "error"),
+    ]
+    assert notes(real)["ui"] == {"input": "typed", "editor": "edited", "unanswered": None}
+    assert real.statuses == {"kept": "on"}
+    assert (real.notifications, real.statuses) == (sim.notifications, sim.statuses)
+    assert_equivalent(real, sim)
+
+
+def test_pi_set_model_to_a_model_without_auth_returns_false(targets: Targets) -> None:
+    sc = scenario(
+        {},
+        models=[
+            {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000},
+            {"id": "fake/fake-big", "context_window": 40000, "max_tokens": 1000},
+            {"id": "locked/big", "context_window": 40000, "max_tokens": 1000, "auth": False},
+        ],
+    )
+    real, sim = play(targets, sc, [{"command": "/setmodel"}], SURFACE)
+    # pi.setModel: false without configured auth, no model change (agent-session.js:2911-2916).
+    assert notes(real)["setmodel"] == {
+        "lockedFound": True,
+        "lockedAuth": False,
+        "locked": False,
+        "afterLocked": "fake/fake-model",
+        "big": True,
+        "again": True,
+        "afterBig": "fake/fake-big",
+        "thinking": "off",
+        "available": ["fake/fake-model", "fake/fake-big"],
+    }
+    assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)
+
+
+def test_context_usage_after_a_compaction_is_unknown_until_the_next_reply(targets: Targets) -> None:
+    sc = scenario(
+        {
+            "agent": [
+                {"text": LONG, "usage": {"input": 1000, "output": 10}},
+                {"text": "second", "usage": {"input": 1100, "output": 10}},
+            ],
+            "summary": [{"text": "S1"}],
+        }
+    )
+    ops = [
+        {"prompt": "one " + LONG},
+        "compact",
+        {"command": "/state"},
+        {"prompt": "two"},
+        {"command": "/state"},
+    ]
+    real, sim = play(targets, sc, ops, SURFACE)
+    states = [json.loads(m.partition(": ")[2]) for m, _ in real.notifications if m.startswith("state: ")]
+    # getContextUsage: tokens and percent null after a compaction until an assistant replied
+    # after it (agent-session.js:3621-3640).
+    assert real.operations[1].ok
+    assert states[0]["usage"] == {"tokens": None, "percent": None, "window": 20000}
+    assert states[1]["usage"]["tokens"] == 1110
+    assert sim.notifications == real.notifications
+    assert_equivalent(real, sim)
