@@ -582,7 +582,12 @@ class SimHost:
             current = session.session_manager.get_session_name()
             # (``name`` is the trace's own field: recorded as ``sessionName``; SimTarget maps it back.)
             host.trace.emit("session", "session_info_changed", sessionName=current)
-            host.record_rpc({"type": "session_info_changed", "name": current})
+            # A cleared name is ``undefined`` (agent-session.js:3350-3354): RPC's JSON line has no
+            # ``name`` at all, not ``"name": null``.
+            changed: dict[str, Any] = {"type": "session_info_changed"}
+            if current is not None:
+                changed["name"] = current
+            host.record_rpc(changed)
             if session.runner is not None and session.runner.has_handlers("session_info_changed"):
                 host.spawn(session.dispatch(SessionInfoChangedEvent(name=current)), "session_info_changed")
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -50,6 +51,20 @@ __all__ = [
 
 CURRENT_SESSION_VERSION = 3
 Entry = dict[str, Any]
+
+#: What JavaScript's ``String.prototype.trim`` removes (ECMAScript WhiteSpace and
+#: LineTerminator): not Python's ``str.strip()`` set, which also takes U+001C-U+001F and U+0085
+#: but leaves U+FEFF.
+_JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+_LINE_BREAKS = re.compile(r"[\r\n]+")
+
+
+def js_trim(text: str) -> str:
+    """JavaScript's ``text.trim()``."""
+    return text.strip(_JS_WHITESPACE)
 
 
 class SessionFileError(SimulatorError, RuntimeError):
@@ -458,8 +473,11 @@ class SessionManager:
         return self._append_entry(entry)
 
     def append_session_info(self, name: str) -> str:
+        """``appendSessionInfo`` (session-manager.js:935-946): ``name.replace(/[\\r\\n]+/g, " ")
+        .trim()``: a run of line breaks (``"\\r\\n"``, ``"\\n\\n"``) is one space, and only what
+        JavaScript's ``trim`` takes is trimmed (U+001F stays)."""
         entry = self._base("session_info")
-        entry["name"] = " ".join(name.replace("\r", "\n").split("\n")).strip()
+        entry["name"] = js_trim(_LINE_BREAKS.sub(" ", name))
         return self._append_entry(entry)
 
     def append_context_edit(self, target_id: str, replacement: Any) -> str:
@@ -542,7 +560,8 @@ class SessionManager:
     def get_session_name(self) -> str | None:
         for entry in reversed(self._entries):
             if entry.get("type") == "session_info":
-                name = (entry.get("name") or "").strip()
+                # ``entry.name?.trim() || undefined`` (session-manager.js:948-958)
+                name = js_trim(entry.get("name") or "")
                 return name or None
         return None
 

@@ -58,9 +58,10 @@ class TraceReading:
             if kind == "session":
                 payload = self._payload(record)
                 if name == "session_info_changed":
-                    payload = {
-                        "name": payload.get("sessionName")
-                    }  # Pi's field (``name`` is reserved in traces)
+                    # Pi's field (``name`` is reserved in traces); a cleared name is ``undefined``
+                    # in Pi's event (agent-session.js:3350-3354), so it has no key at all.
+                    named = payload.get("sessionName")
+                    payload = {} if named is None else {"name": named}
                 self.session_events.append({"type": name, **payload})
             elif kind == "event":
                 if name in OBSERVABLE_EVENTS:

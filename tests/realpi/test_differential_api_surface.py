@@ -45,6 +45,26 @@ def test_session_manager_lookups_of_unknown_ids_and_the_header(targets: Targets)
     assert_equivalent(real, sim)
 
 
+def test_set_session_name_sanitises_line_breaks_as_pi_does(targets: Targets) -> None:
+    real, sim = play(targets, scenario({}), [{"command": "/name"}], SURFACE)
+    named = notes(real)["name"]
+    # appendSessionInfo: name.replace(/[\r\n]+/g, " ").trim() (session-manager.js:935-946);
+    # getSessionName: entry.name?.trim() || undefined (:948-958). JavaScript's trim() takes
+    # U+00A0 but not U+001F.
+    assert named["stored"] == ["a b", "x   y", "tab\there", "nbsp", "\x1fsep\x1f", "", ""]
+    assert named["seen"] == [
+        ["a b", "a b"],
+        ["x   y", "x   y"],
+        ["tab\there", "tab\there"],
+        ["nbsp", "nbsp"],
+        ["\x1fsep\x1f", "\x1fsep\x1f"],
+        [None, None],
+        [None, None],
+    ]
+    assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)
+
+
 def test_append_entry_with_data_of_every_json_kind(targets: Targets) -> None:
     real, sim = play(targets, scenario({}), [{"command": "/entries"}], SURFACE)
     entries = notes(real)["entries"]
