@@ -1810,8 +1810,13 @@ class AgentSession:
             self.session_manager.branch_position,
             self.session_manager.latest_invalidating_position(),
         )
+        # agent-session.js:3642: ``(estimate.tokens / contextWindow) * 100``, a JavaScript number: an
+        # integral one reaches a Python extension as an ``int`` (JSON ``0``, not ``0.0``).
+        percent = estimate.tokens / window * 100
         return ContextUsage(
-            tokens=estimate.tokens, context_window=window, percent=estimate.tokens / window * 100
+            tokens=estimate.tokens,
+            context_window=window,
+            percent=int(percent) if percent.is_integer() else percent,
         )
 
     def system_prompt(self) -> str:

@@ -88,6 +88,28 @@ def test_append_entry_with_data_of_every_json_kind(targets: Targets) -> None:
     assert_equivalent(real, sim)
 
 
+def test_state_getters_before_and_after_a_turn(targets: Targets) -> None:
+    sc = scenario({"agent": [{"text": "hello back", "usage": {"input": 1200, "output": 30}}]})
+    real, sim = play(
+        targets, sc, [{"command": "/state"}, {"prompt": "hello"}, {"command": "/state"}], SURFACE
+    )
+    states = [json.loads(m.partition(": ")[2]) for m, _ in real.notifications if m.startswith("state: ")]
+    before, after = states
+    assert before["thinking"] == "off" and before["pending"] is False and before["idle"] is True
+    # (0 / 20000) * 100 is the JavaScript number 0 (agent-session.js:3642): an int in Python.
+    assert before["usage"] == {"tokens": 0, "percent": 0, "window": 20000}
+    assert type(before["usage"]["percent"]) is int
+    assert after["usage"]["tokens"] == 1230
+    assert before["settings"]["compaction"] == {
+        "enabled": True,
+        "keepRecentTokens": 100,
+        "reserveTokens": 4000,
+    }
+    sim_states = [json.loads(m.partition(": ")[2]) for m, _ in sim.notifications if m.startswith("state: ")]
+    assert sim_states == states
+    assert_equivalent(real, sim)
+
+
 def test_ui_notify_types_status_none_widgets_and_dialog_defaults(targets: Targets) -> None:
     answers = [{"input": "typed"}, {"input": "edited"}]
     real, sim = play(targets, scenario({}), [{"command": {"text": "/ui", "answers": answers}}], SURFACE)
@@ -125,6 +147,25 @@ def test_pi_set_model_to_a_model_without_auth_returns_false(targets: Targets) ->
         "available": ["fake/fake-model", "fake/fake-big"],
     }
     assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)
+
+
+def test_is_idle_pending_and_usage_inside_run_handlers(targets: Targets) -> None:
+    sc = scenario(
+        {
+            "agent": [
+                {"text": "first", "usage": {"input": 1000, "output": 10}},
+                {"text": "second", "usage": {"input": 1100, "output": 10}},
+            ]
+        }
+    )
+    ops = [{"command": "/watch"}, {"prompt": "one"}, {"command": "/queue"}]
+    real, sim = play(targets, sc, ops, SURFACE)
+    labels = [m.partition(": ")[0] for m, _ in real.notifications]
+    assert labels[:3] == ["agent_start", "turn_end", "agent_end"]
+    first = [json.loads(m.partition(": ")[2]) for m, _ in real.notifications[:3]]
+    assert [f["idle"] for f in first] == [False, False, False]
+    assert sim.notifications == real.notifications
     assert_equivalent(real, sim)
 
 
