@@ -568,7 +568,10 @@ class SimHost:
         b.send_user_message = session.send_user_message
 
         def append_entry(custom_type: str, data: Any) -> None:
-            entry_id = session.session_manager.append_custom_entry(custom_type, data)
+            # The data as it is now: on real Pi it crossed the bridge as JSON at this call
+            # (``BridgeExtensionAPI.append_entry``), so a later change to it, by the extension,
+            # is not Pi's; a tuple is a list.
+            entry_id = session.session_manager.append_custom_entry(custom_type, json_copy(data))
             host.trace.emit("session", "entry_appended", entryType="custom", id=entry_id)
             host.record_rpc({"type": "entry_appended", "entry": session.session_manager.get_entry(entry_id)})
 

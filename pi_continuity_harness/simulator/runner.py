@@ -46,6 +46,7 @@ from pi_continuity_harness.api.extension_api import (
     ToolDefinition,
 )
 from pi_continuity_harness.scenario.transcript import content_text
+from pi_continuity_harness.simulator.json_copy import json_copy
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.ui import UIHub
@@ -54,6 +55,7 @@ __all__ = [
     "REPLACED_SESSION",
     "ExtensionRecord",
     "ExtensionRunner",
+    "ReadonlySessionView",
     "RuntimeBindings",
     "SimExtensionAPI",
     "SimExtensionContext",
@@ -406,9 +408,9 @@ class SimExtensionContext:
         return self._runner.cwd
 
     @property
-    def session_manager(self) -> Any:
+    def session_manager(self) -> ReadonlySessionView:
         self._runner.assert_active()
-        return self._runner.session_manager
+        return ReadonlySessionView(self._runner.session_manager)
 
     @property
     def model_registry(self) -> Any:
@@ -452,6 +454,56 @@ class SimExtensionContext:
 
     def get_system_prompt(self) -> str:
         return self._b().get_system_prompt()
+
+
+class ReadonlySessionView:
+    """``ctx.session_manager`` as a Python extension has it on real Pi: each answer is a JSON copy.
+
+    On real Pi every getter is a round trip through the bridge (``targets/realpi/bridge_api.py``
+    ``BridgeSessionManager``): the entries come back parsed from JSON, so changing one changes
+    no entry of Pi's (session-manager.js:1128-1130 ``getEntries`` filters ``fileEntries``; the
+    extension never holds them). Handing out the simulator's own entries let an extension that
+    changed one (popped its ``id``, say) change the session, or break it.
+    """
+
+    def __init__(self, manager: Any) -> None:
+        self._manager = manager
+
+    def get_session_id(self) -> str:
+        return str(self._manager.get_session_id())
+
+    def get_session_file(self) -> str | None:
+        found = self._manager.get_session_file()
+        return None if found is None else str(found)
+
+    def get_session_dir(self) -> str:
+        return str(self._manager.get_session_dir())
+
+    def get_cwd(self) -> str:
+        return str(self._manager.get_cwd())
+
+    def get_header(self) -> dict[str, Any] | None:
+        return json_copy(self._manager.get_header())  # type: ignore[no-any-return]
+
+    def get_entries(self) -> list[dict[str, Any]]:
+        return json_copy(self._manager.get_entries())  # type: ignore[no-any-return]
+
+    def get_entry(self, entry_id: str) -> dict[str, Any] | None:
+        return json_copy(self._manager.get_entry(entry_id))  # type: ignore[no-any-return]
+
+    def get_leaf_id(self) -> str | None:
+        found = self._manager.get_leaf_id()
+        return None if found is None else str(found)
+
+    def get_leaf_entry(self) -> dict[str, Any] | None:
+        return json_copy(self._manager.get_leaf_entry())  # type: ignore[no-any-return]
+
+    def get_branch(self, from_id: str | None = None) -> list[dict[str, Any]]:
+        return json_copy(self._manager.get_branch(from_id))  # type: ignore[no-any-return]
+
+    def get_session_name(self) -> str | None:
+        found = self._manager.get_session_name()
+        return None if found is None else str(found)
 
 
 class SimCommandContext(SimExtensionContext):

@@ -169,6 +169,28 @@ def test_is_idle_pending_and_usage_inside_run_handlers(targets: Targets) -> None
     assert_equivalent(real, sim)
 
 
+def test_what_the_api_returns_and_takes_is_a_copy(targets: Targets) -> None:
+    sc = scenario({"agent": [{"text": "hello back"}]})
+    real, sim = play(targets, sc, [{"prompt": "hello"}, {"command": "/alias"}, {"prompt": "again"}], SURFACE)
+    alias = notes(real)["alias"]
+    # A Python extension talks to Pi in JSON (the bridge): append_entry's data is the data as it
+    # was at the call (a tuple a list), and changing an entry the session manager returned
+    # changes no entry of Pi's.
+    assert alias == {
+        "data": [{"n": 1, "inner": {"k": [1]}}, [1, 2]],
+        "tupleType": "list",
+        "types": ["model_change", "thinking_level_change", *["message"] * 3, "custom", "custom"],
+        "header": "session",
+        "leaf": "custom",
+        "leafHasId": True,
+        "enabled": True,
+    }
+    lines = real.session_file_entries()
+    assert [line.get("data") for line in lines if line["type"] == "custom"] == alias["data"]
+    assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)
+
+
 def test_context_usage_after_a_compaction_is_unknown_until_the_next_reply(targets: Targets) -> None:
     sc = scenario(
         {
