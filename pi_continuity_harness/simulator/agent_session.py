@@ -503,7 +503,7 @@ class AgentSession:
         if not observable:
             self.trace.emit("event", event.type, **event_summary(event))
         result = await runner.emit(event)
-        await self._settle_preflights()
+        await self.settle_preflights()
         return result
 
     def _witness(self, event: Event) -> dict[str, Any]:
@@ -514,9 +514,12 @@ class AgentSession:
         summary = event.compaction_entry.get("summary")
         return {"summaryFiles": self._summary_files(summary)} if isinstance(summary, str) else {}
 
-    async def _settle_preflights(self) -> None:
+    async def settle_preflights(self) -> None:
         """Model JavaScript's eager microtasks: an extension's ``send_user_message`` issued in
-        a handler reaches its queue/reject decision before Pi continues past the dispatch."""
+        a handler reaches its queue/reject decision before Pi continues past the dispatch, and
+        before the event's next handler runs (the runner awaits this after each handler:
+        ``await handler(event, ctx)``, runner.js:832), so that handler's
+        ``has_pending_messages()`` counts the message (agent-session.js:1757-1770, 2065-2067)."""
         while self._preflights:
             pending, self._preflights = self._preflights, []
             for done in pending:

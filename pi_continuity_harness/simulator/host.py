@@ -558,6 +558,7 @@ class SimHost:
             ui=self.ui,
             on_error=on_error,
             on_call=on_call,
+            between_handlers=session.settle_preflights,
         )
 
     def _bindings(self, runtime: Runtime) -> RuntimeBindings:

@@ -120,8 +120,11 @@ class ExtensionRunner:
         ui: UIHub,
         on_error: Callable[[str, str, str], None],
         on_call: Callable[[str, str, dict[str, Any]], None],
+        between_handlers: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.cwd = cwd
+        #: Awaited after each handler of :meth:`emit` (the session's preflight settling).
+        self._between_handlers = between_handlers
         self.mode: Mode = mode
         self.session_manager = session_manager
         self.model_registry = model_registry
@@ -218,10 +221,17 @@ class ExtensionRunner:
         result: BeforeCompactResult | BeforeSwitchResult | BeforeTreeResult | None = None
         for record, handlers in self.handlers_of(event.type):
             for handler in handlers:
+                failed = False
                 try:
                     value = await self.call_handler(handler, event, ctx)
                 except Exception as error:
                     self.emit_error(record.path, event.type, _describe(error))
+                    failed = True
+                if self._between_handlers is not None:
+                    # runner.js:832 awaits each handler: the microtasks a handler started (a
+                    # ``send_user_message`` reaching its queue) run before the next handler.
+                    await self._between_handlers()
+                if failed:
                     continue
                 if before:
                     coerced: BeforeCompactResult | BeforeSwitchResult | BeforeTreeResult | None

@@ -191,6 +191,27 @@ def test_what_the_api_returns_and_takes_is_a_copy(targets: Targets) -> None:
     assert_equivalent(real, sim)
 
 
+def test_has_pending_messages_after_queueing_in_a_handler(targets: Targets) -> None:
+    sc = scenario(
+        {
+            "agent": [
+                {"text": "first", "usage": {"input": 1000, "output": 10}},
+                {"text": "after steer", "usage": {"input": 1100, "output": 10}},
+                {"text": "after follow-up", "usage": {"input": 1200, "output": 10}},
+            ]
+        }
+    )
+    real, sim = play(targets, sc, [{"command": "/watch steer"}, {"prompt": "one"}], SURFACE)
+    # While the agent streams, sendUserMessage queues a steer or a follow-up (prompt ->
+    # _preparePrompt -> _queueSteer/_queueFollowUp, agent-session.js:1757-1770); by the next
+    # handler hasPendingMessages counts them (pendingMessageCount, :2065-2067, :2932).
+    assert notes(real)["steer"] == {"before": False, "after": True, "idle": False}
+    users = [e["message"]["content"] for e in real.entries if e.get("message", {}).get("role") == "user"]
+    assert len(users) == 3
+    assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)
+
+
 def test_context_usage_after_a_compaction_is_unknown_until_the_next_reply(targets: Targets) -> None:
     sc = scenario(
         {
