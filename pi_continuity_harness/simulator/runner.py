@@ -15,6 +15,7 @@ Ported from ``dist/core/extensions/runner.js`` and ``loader.js``:
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,10 +26,12 @@ from pi_continuity_harness.api.events import (
     BeforeCompactResult,
     BeforeSwitchResult,
     BeforeTreeResult,
+    CompactionPreparation,
     ContextUsage,
     Event,
     InputEvent,
     InputResult,
+    TreePreparation,
     coerce_before_compact_result,
     coerce_before_switch_result,
     coerce_before_tree_result,
@@ -223,7 +226,7 @@ class ExtensionRunner:
             for handler in handlers:
                 failed = False
                 try:
-                    value = await self.call_handler(handler, event, ctx)
+                    value = await self.call_handler(handler, bridged_copy(event), ctx)
                 except Exception as error:
                     self.emit_error(record.path, event.type, _describe(error))
                     failed = True
@@ -287,6 +290,28 @@ class ExtensionRunner:
 
     def create_replaced_context(self) -> SimReplacedContext:
         return SimReplacedContext(self)
+
+
+def bridged_copy(value: Any) -> Any:
+    """An event (or its ``preparation``) as a Python extension's handler gets it on real Pi: its
+    JSON data parsed anew for each handler call (``bridge.ts`` ``registerHandler`` sends the
+    payload to Python with every call), so a handler that changes a message, a list or an entry
+    in place changes nothing of Pi's, nor what the next handler sees. Other fields (the abort
+    signal, a model) stay as they are, and so does data JSON cannot copy (a tool's arbitrary
+    ``details``)."""
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return value
+    changes: dict[str, Any] = {}
+    for item in dataclasses.fields(value):
+        current = getattr(value, item.name)
+        if isinstance(current, dict | list):
+            try:
+                changes[item.name] = json_copy(current)
+            except (TypeError, ValueError):
+                continue
+        elif isinstance(current, CompactionPreparation | TreePreparation):
+            changes[item.name] = bridged_copy(current)
+    return dataclasses.replace(value, **changes) if changes else value
 
 
 def _describe(error: BaseException) -> str:

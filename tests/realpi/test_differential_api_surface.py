@@ -238,3 +238,23 @@ def test_context_usage_after_a_compaction_is_unknown_until_the_next_reply(target
     assert states[1]["usage"]["tokens"] == 1110
     assert sim.notifications == real.notifications
     assert_equivalent(real, sim)
+
+
+def test_changing_an_event_in_a_handler_changes_nothing_of_pis(targets: Targets) -> None:
+    sc = scenario(
+        {
+            "agent": [
+                {"text": LONG, "usage": {"input": 1000, "output": 10}},
+                {"text": "second", "usage": {"input": 1100, "output": 10}},
+            ],
+            "summary": [{"text": "S1"}],
+        }
+    )
+    ops = [{"prompt": "one " + LONG}, "compact", {"prompt": "two"}]
+    real, sim = play(targets, sc, ops, "probe_fidelity:mutator")
+    assert all(o.ok for o in real.operations)
+    text = json.dumps(real.session_file_entries()) + json.dumps(
+        [r.request.messages for r in real.model_requests]
+    )
+    assert "MUTATED" not in text and '"mutated"' not in text
+    assert_equivalent(real, sim)

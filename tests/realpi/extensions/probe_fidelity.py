@@ -352,3 +352,29 @@ def surface(pi: ExtensionAPI) -> None:
         ("queue", queue),
     ):
         pi.register_command(command, handler)
+
+
+def mutator(pi: ExtensionAPI) -> None:
+    """Changes, in place, what its handlers are given and returns nothing: a user and an
+    assistant message at ``message_end``, the messages of ``agent_end``, and the messages to
+    summarise of ``session_before_compact``. On real Pi a Python extension's event is a JSON
+    copy (the bridge), so none of it reaches Pi."""
+
+    def on_message_end(event: Any, ctx: ExtensionContext) -> None:
+        event.message["content"] = [{"type": "text", "text": "MUTATED-" + str(event.message.get("role"))}]
+        event.message["role"] = "mutated"
+
+    def on_agent_end(event: Any, ctx: ExtensionContext) -> None:
+        for message in event.messages:
+            message["content"] = "MUTATED-END"
+        event.messages.clear()
+
+    def before_compact(event: Any, ctx: ExtensionContext) -> None:
+        prep = event.preparation
+        for message in prep.messages_to_summarize:
+            message["content"] = [{"type": "text", "text": "MUTATED-PREP"}]
+        prep.messages_to_summarize.clear()
+
+    pi.on("message_end", on_message_end)
+    pi.on("agent_end", on_agent_end)
+    pi.on("session_before_compact", before_compact)
