@@ -114,6 +114,7 @@ from pi_continuity_harness.simulator.overflow import (
     is_retryable_error,
 )
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
+from pi_continuity_harness.simulator.runner import bridged_copy
 from pi_continuity_harness.simulator.session_manager import SessionManager, ms_of_iso
 from pi_continuity_harness.simulator.settings import SettingsManager
 from pi_continuity_harness.simulator.system_prompt import render_system_prompt, system_message
@@ -653,7 +654,9 @@ class AgentSession:
             for _record, handlers in runner.handlers_of("tool_call"):
                 for handler in handlers:
                     try:
-                        value = await runner.call_handler(handler, event, ctx)
+                        # A copy, as the bridge gives a Python handler (``bridged_copy``): a
+                        # handler that changes ``event.input`` in place changes no argument.
+                        value = await runner.call_handler(handler, bridged_copy(event), ctx)
                     except Exception as error:  # tool_call errors block the tool (fail-safe)
                         return PreparedTool(immediate=error_tool_result(str(error)))
                     if _aborted(signal):  # a handler may abort (AC agent-loop.js:503-509)

@@ -17,6 +17,7 @@ from realpi.test_differential_fidelity import LONG, Targets, assert_equivalent, 
 pytestmark = pytest.mark.realpi
 
 SURFACE = "probe_fidelity:surface"
+TOOL = {"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n"}
 
 
 def notes(observation: Any) -> dict[str, Any]:
@@ -245,13 +246,16 @@ def test_changing_an_event_in_a_handler_changes_nothing_of_pis(targets: Targets)
         {
             "agent": [
                 {"text": LONG, "usage": {"input": 1000, "output": 10}},
-                {"text": "second", "usage": {"input": 1100, "output": 10}},
+                {"text": "calling", "tool_calls": [TOOL], "usage": {"input": 1100, "output": 10}},
+                {"text": "second", "usage": {"input": 1200, "output": 10}},
             ],
             "summary": [{"text": "S1"}],
         }
     )
     ops = [{"prompt": "one " + LONG}, "compact", {"prompt": "two"}]
     real, sim = play(targets, sc, ops, "probe_fidelity:mutator")
+    [result] = [e["message"] for e in real.entries if e.get("message", {}).get("role") == "toolResult"]
+    assert result["content"] == [{"type": "text", "text": "hi\n"}]
     assert all(o.ok for o in real.operations)
     text = json.dumps(real.session_file_entries()) + json.dumps(
         [r.request.messages for r in real.model_requests]

@@ -356,9 +356,9 @@ def surface(pi: ExtensionAPI) -> None:
 
 def mutator(pi: ExtensionAPI) -> None:
     """Changes, in place, what its handlers are given and returns nothing: a user and an
-    assistant message at ``message_end``, the messages of ``agent_end``, and the messages to
-    summarise of ``session_before_compact``. On real Pi a Python extension's event is a JSON
-    copy (the bridge), so none of it reaches Pi."""
+    assistant message at ``message_end``, the messages of ``agent_end``, a tool call's input at
+    ``tool_call``, and the messages to summarise of ``session_before_compact``. On real Pi a
+    Python extension's event is a JSON copy (the bridge), so none of it reaches Pi."""
 
     def on_message_end(event: Any, ctx: ExtensionContext) -> None:
         event.message["content"] = [{"type": "text", "text": "MUTATED-" + str(event.message.get("role"))}]
@@ -375,6 +375,11 @@ def mutator(pi: ExtensionAPI) -> None:
             message["content"] = [{"type": "text", "text": "MUTATED-PREP"}]
         prep.messages_to_summarize.clear()
 
+    def on_tool_call(event: Any, ctx: ExtensionContext) -> None:
+        event.input["command"] = "echo MUTATED"
+        event.input["extra"] = True
+
     pi.on("message_end", on_message_end)
     pi.on("agent_end", on_agent_end)
+    pi.on("tool_call", on_tool_call)
     pi.on("session_before_compact", before_compact)
