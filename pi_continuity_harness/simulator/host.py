@@ -565,7 +565,13 @@ class SimHost:
         host = self
         session = runtime.session
         b = RuntimeBindings()
-        b.send_message = session.send_custom_message
+
+        def send_message(message: dict[str, Any], trigger_turn: bool | None, deliver_as: str | None) -> None:
+            # The message as it is now: on real Pi it crossed the bridge as JSON at this call, so a
+            # later change to it by the extension is not Pi's (``append_entry`` alike).
+            session.send_custom_message(json_copy(message), trigger_turn, deliver_as)
+
+        b.send_message = send_message
         b.send_user_message = session.send_user_message
 
         def append_entry(custom_type: str, data: Any) -> None:
@@ -662,7 +668,13 @@ class SimHost:
 
         b.navigate_tree = navigate_tree
         b.send_user_message_settled = session.send_user_message_settled
-        b.send_message_settled = session.send_message_settled
+
+        async def send_message_settled(
+            message: dict[str, Any], trigger_turn: bool | None, deliver_as: str | None
+        ) -> None:
+            await session.send_message_settled(json_copy(message), trigger_turn, deliver_as)
+
+        b.send_message_settled = send_message_settled
         return b
 
     def _request_shutdown(self) -> None:

@@ -236,6 +236,10 @@ class ExtensionRunner:
                     await self._between_handlers()
                 if failed:
                     continue
+                if isinstance(value, dict | list):
+                    # What the handler returned reaches Pi as JSON (the bridge's reply), so the
+                    # handler's own object (a ``details`` it keeps and changes later) is not Pi's.
+                    value = _json_or_same(value)
                 if before:
                     coerced: BeforeCompactResult | BeforeSwitchResult | BeforeTreeResult | None
                     if event.type == "session_before_compact":
@@ -305,13 +309,18 @@ def bridged_copy(value: Any) -> Any:
     for item in dataclasses.fields(value):
         current = getattr(value, item.name)
         if isinstance(current, dict | list):
-            try:
-                changes[item.name] = json_copy(current)
-            except (TypeError, ValueError):
-                continue
+            changes[item.name] = _json_or_same(current)
         elif isinstance(current, CompactionPreparation | TreePreparation):
             changes[item.name] = bridged_copy(current)
     return dataclasses.replace(value, **changes) if changes else value
+
+
+def _json_or_same(value: Any) -> Any:
+    """A JSON copy of ``value``, or ``value`` itself when JSON cannot copy it."""
+    try:
+        return json_copy(value)
+    except (TypeError, ValueError):
+        return value
 
 
 def _describe(error: BaseException) -> str:

@@ -262,3 +262,31 @@ def test_changing_an_event_in_a_handler_changes_nothing_of_pis(targets: Targets)
     )
     assert "MUTATED" not in text and '"mutated"' not in text
     assert_equivalent(real, sim)
+
+
+def test_what_an_extension_gave_pi_does_not_change_when_the_extension_changes_it(targets: Targets) -> None:
+    sc = scenario(
+        {
+            "agent": [
+                {"text": LONG, "usage": {"input": 1000, "output": 10}},
+                {"text": "second", "usage": {"input": 1100, "output": 10}},
+            ]
+        }
+    )
+    ops = [
+        {"prompt": "one " + LONG},
+        {"command": "/keep"},
+        "compact",
+        {"command": "/kept"},
+        {"prompt": "two"},
+    ]
+    real, sim = play(targets, sc, ops, "probe_fidelity:keeper")
+    assert all(o.ok for o in real.operations)
+    assert notes(real)["kept"] == {
+        "custom": [[{"type": "text", "text": "ORIGINAL"}]],
+        "details": [{"state": "ORIGINAL", "list": [1]}],
+    }
+    last = real.requests("agent")[-1].request.messages
+    assert "ORIGINAL" in json.dumps(last) and "CHANGED" not in json.dumps(last)
+    assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)

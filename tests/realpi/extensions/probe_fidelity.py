@@ -383,3 +383,52 @@ def mutator(pi: ExtensionAPI) -> None:
     pi.on("agent_end", on_agent_end)
     pi.on("tool_call", on_tool_call)
     pi.on("session_before_compact", before_compact)
+
+
+def keeper(pi: ExtensionAPI) -> None:
+    """Keeps what it gave Pi and changes it afterwards: ``/keep`` sends a custom message (no
+    turn) and then changes the message's content; its ``session_before_compact`` returns a
+    compaction whose ``details`` it changes at ``session_compact``. ``/kept`` notifies what the
+    session holds. On real Pi both crossed the bridge as JSON when they were given."""
+    kept: dict[str, Any] = {}
+
+    async def keep(args: str, ctx: Any) -> None:
+        message = {"customType": "kept", "content": [{"type": "text", "text": "ORIGINAL"}], "display": True}
+        pi.send_message(message)
+        message["content"][0]["text"] = "CHANGED"
+        message["content"].append({"type": "text", "text": "ADDED"})
+
+    def before_compact(event: Any, ctx: ExtensionContext) -> Any:
+        kept["details"] = {"state": "ORIGINAL", "list": [1]}
+        prep = event.preparation
+        return {
+            "compaction": {
+                "summary": "KEPT-SUMMARY",
+                "firstKeptEntryId": prep.first_kept_entry_id,
+                "tokensBefore": prep.tokens_before,
+                "details": kept["details"],
+            }
+        }
+
+    def on_compact(event: Any, ctx: ExtensionContext) -> None:
+        kept["details"]["state"] = "CHANGED"
+        kept["details"]["list"].append(2)
+
+    async def report(args: str, ctx: Any) -> None:
+        entries = ctx.session_manager.get_entries()
+        ctx.ui.notify(
+            "kept: "
+            + json.dumps(
+                {
+                    "custom": [e.get("content") for e in entries if e["type"] == "custom_message"],
+                    "details": [e.get("details") for e in entries if e["type"] == "compaction"],
+                },
+                sort_keys=True,
+            ),
+            "info",
+        )
+
+    pi.register_command("keep", keep)
+    pi.register_command("kept", report)
+    pi.on("session_before_compact", before_compact)
+    pi.on("session_compact", on_compact)
