@@ -99,6 +99,7 @@ from pi_continuity_harness.simulator.compaction import (
     summary_request_text,
     turn_prefix_request_text,
 )
+from pi_continuity_harness.simulator.json_copy import json_copy, json_copy_or_same
 from pi_continuity_harness.simulator.messages import (
     Message,
     RequestEstimate,
@@ -679,11 +680,17 @@ class AgentSession:
         is_error: bool
         if tool is not None:
             try:
-                result: ToolResult = await tool.execute(call["id"], args, signal, runner.create_context())
+                # The params and the result cross the bridge as JSON on real Pi: an ``execute`` that
+                # changes its params, or keeps and later changes its result, changes nothing of Pi's.
+                params = json_copy(args)
+                result: ToolResult = await tool.execute(call["id"], params, signal, runner.create_context())
             except Exception as error:
                 out, is_error = error_tool_result(str(error)), True
             else:
-                out = {"content": list(result.content), "details": result.details}
+                out = {
+                    "content": json_copy_or_same(list(result.content)),
+                    "details": json_copy_or_same(result.details),
+                }
                 if result.terminate:
                     out["terminate"] = True
                 is_error = result.is_error

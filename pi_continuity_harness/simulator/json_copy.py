@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["json_copy"]
+__all__ = ["json_copy", "json_copy_or_same"]
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 
@@ -53,3 +53,12 @@ def _copy(value: Any) -> Any:
     if kind in _LEAVES:
         return value
     raise _NotPlainError
+
+
+def json_copy_or_same(value: Any) -> Any:
+    """:func:`json_copy` of ``value``, or ``value`` itself when JSON cannot copy it (a set, an
+    object): what an extension hands Pi through the bridge, where that is plain data."""
+    try:
+        return json_copy(value)
+    except (TypeError, ValueError):
+        return value

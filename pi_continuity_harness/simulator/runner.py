@@ -49,7 +49,7 @@ from pi_continuity_harness.api.extension_api import (
     ToolDefinition,
 )
 from pi_continuity_harness.scenario.transcript import content_text
-from pi_continuity_harness.simulator.json_copy import json_copy
+from pi_continuity_harness.simulator.json_copy import json_copy, json_copy_or_same
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.ui import UIHub
@@ -239,7 +239,7 @@ class ExtensionRunner:
                 if isinstance(value, dict | list):
                     # What the handler returned reaches Pi as JSON (the bridge's reply), so the
                     # handler's own object (a ``details`` it keeps and changes later) is not Pi's.
-                    value = _json_or_same(value)
+                    value = json_copy_or_same(value)
                 if before:
                     coerced: BeforeCompactResult | BeforeSwitchResult | BeforeTreeResult | None
                     if event.type == "session_before_compact":
@@ -309,18 +309,10 @@ def bridged_copy(value: Any) -> Any:
     for item in dataclasses.fields(value):
         current = getattr(value, item.name)
         if isinstance(current, dict | list):
-            changes[item.name] = _json_or_same(current)
+            changes[item.name] = json_copy_or_same(current)
         elif isinstance(current, CompactionPreparation | TreePreparation):
             changes[item.name] = bridged_copy(current)
     return dataclasses.replace(value, **changes) if changes else value
-
-
-def _json_or_same(value: Any) -> Any:
-    """A JSON copy of ``value``, or ``value`` itself when JSON cannot copy it."""
-    try:
-        return json_copy(value)
-    except (TypeError, ValueError):
-        return value
 
 
 def _describe(error: BaseException) -> str:

@@ -290,3 +290,23 @@ def test_what_an_extension_gave_pi_does_not_change_when_the_extension_changes_it
     assert "ORIGINAL" in json.dumps(last) and "CHANGED" not in json.dumps(last)
     assert notes(sim) == notes(real)
     assert_equivalent(real, sim)
+
+
+def test_a_tool_that_changes_its_params_and_its_kept_result_changes_nothing_of_pis(targets: Targets) -> None:
+    call = {"name": "keep_items", "arguments": {"items": ["a"]}}
+    sc = scenario(
+        {
+            "agent": [
+                {"text": "calling", "tool_calls": [call], "usage": {"input": 1000, "output": 10}},
+                {"text": "done", "usage": {"input": 1100, "output": 10}},
+                {"text": "again", "usage": {"input": 1200, "output": 10}},
+            ]
+        }
+    )
+    real, sim = play(targets, sc, [{"prompt": "one"}, {"prompt": "two"}], "probe_fidelity:tool_keeper")
+    assert all(o.ok for o in real.operations)
+    text = json.dumps(real.session_file_entries()) + json.dumps(
+        [r.request.messages for r in real.model_requests]
+    )
+    assert "ADDED-BY-EXECUTE" not in text and "CHANGED" not in text and "ORIGINAL" in text
+    assert_equivalent(real, sim)

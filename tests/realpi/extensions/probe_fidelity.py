@@ -19,7 +19,7 @@ import json
 import os
 from typing import Any
 
-from pi_continuity_harness.api import ExtensionAPI, ExtensionContext
+from pi_continuity_harness.api import ExtensionAPI, ExtensionContext, ToolDefinition, ToolResult
 
 
 def passive(pi: ExtensionAPI) -> None:
@@ -432,3 +432,36 @@ def keeper(pi: ExtensionAPI) -> None:
     pi.register_command("kept", report)
     pi.on("session_before_compact", before_compact)
     pi.on("session_compact", on_compact)
+
+
+def tool_keeper(pi: ExtensionAPI) -> None:
+    """A tool ``keep_items`` whose ``execute`` changes its params in place and returns content
+    and details it keeps and changes at ``agent_end``. On real Pi the params reach Python as JSON
+    and the result goes back as JSON, so none of the changes is Pi's."""
+    kept: dict[str, Any] = {}
+
+    async def execute(call_id: str, params: Any, signal: Any, ctx: Any) -> ToolResult:
+        params["items"].append("ADDED-BY-EXECUTE")
+        kept["content"] = [{"type": "text", "text": "ORIGINAL"}]
+        kept["details"] = {"state": "ORIGINAL"}
+        return ToolResult(content=kept["content"], details=kept["details"])
+
+    def on_agent_end(event: Any, ctx: ExtensionContext) -> None:
+        if kept:
+            kept["content"][0]["text"] = "CHANGED"
+            kept["details"]["state"] = "CHANGED"
+
+    pi.register_tool(
+        ToolDefinition(
+            name="keep_items",
+            label="Keep items",
+            description="Keeps items.",
+            parameters={
+                "type": "object",
+                "properties": {"items": {"type": "array", "items": {"type": "string"}}},
+                "required": ["items"],
+            },
+            execute=execute,
+        )
+    )
+    pi.on("agent_end", on_agent_end)
