@@ -1,9 +1,11 @@
 """Differential fidelity of the extension API's edge cases: real Pi 1.6 against the simulator.
 
-Each test runs commands of ``extensions/probe_fidelity.py:surface`` on both targets. Every
-command notifies what the API returned as JSON; the test asserts real Pi's answer explicitly
-(so a mistake both targets share cannot pass) and then that the simulator's whole observation is
-the same (:func:`realpi.test_differential_fidelity.assert_equivalent`).
+Each test runs the same operations on both targets with a probe of
+``extensions/probe_fidelity.py``: the commands of ``surface`` notify what the API returned as
+JSON; ``mutator``, ``keeper`` and ``tool_keeper`` change in place what Pi gave them or what they
+gave Pi. Each test asserts real Pi's answer explicitly (so a mistake both targets share cannot
+pass) and then that the simulator's whole observation is the same
+(:func:`realpi.test_differential_fidelity.assert_equivalent`).
 """
 
 from __future__ import annotations
