@@ -46,6 +46,7 @@ from pi_continuity_harness.scenario.operations import Operation
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.determinism import VirtualClock
+from pi_continuity_harness.simulator.json_copy import json_copy_or_same
 from pi_continuity_harness.simulator.messages import Message
 from pi_continuity_harness.simulator.provider import StreamReader, WireMemo, assistant_failure, request_body
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
@@ -408,7 +409,10 @@ class SimModelRegistry:
             {"model": model.full_id, "maxTokens": max_tokens, "reasoning": effective_reasoning},
         )
         system = context.get("systemPrompt")
-        messages = list(context.get("messages") or [])
+        # The context as it is now: on real Pi it crosses the bridge as JSON at this call. The
+        # extension's own message objects were kept before, and a list reused for a second call
+        # (its first message changed in place) was sent as the first call had converted it.
+        messages = json_copy_or_same(list(context.get("messages") or []))
         return await self._service.call(
             "extension",
             model,

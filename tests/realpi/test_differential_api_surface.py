@@ -2,8 +2,8 @@
 
 Each test runs the same operations on both targets with a probe of
 ``extensions/probe_fidelity.py``: the commands of ``surface`` notify what the API returned as
-JSON; ``mutator``, ``keeper`` and ``tool_keeper`` change in place what Pi gave them or what they
-gave Pi. Each test asserts real Pi's answer explicitly (so a mistake both targets share cannot
+JSON; ``mutator``, ``keeper``, ``tool_keeper`` and ``call_keeper`` change in place what Pi gave
+them or what they gave Pi. Each test asserts real Pi's answer explicitly (so a mistake both targets share cannot
 pass) and then that the simulator's whole observation is the same
 (:func:`realpi.test_differential_fidelity.assert_equivalent`).
 """
@@ -311,4 +311,14 @@ def test_a_tool_that_changes_its_params_and_its_kept_result_changes_nothing_of_p
         [r.request.messages for r in real.model_requests]
     )
     assert "ADDED-BY-EXECUTE" not in text and "CHANGED" not in text and "ORIGINAL" in text
+    assert_equivalent(real, sim)
+
+
+def test_complete_with_a_reused_message_list(targets: Targets) -> None:
+    sc = scenario({"extension": [{"text": "ONE"}, {"text": "TWO"}]})
+    real, sim = play(targets, sc, [{"command": "/twice"}], "probe_fidelity:call_keeper")
+    assert real.notifications == [('["stop", "stop"]', "info")]
+    first, second = real.requests("extension")
+    assert "CHANGED" not in json.dumps(first.request.messages)
+    assert "CHANGED-REQUEST" in json.dumps(second.request.messages)
     assert_equivalent(real, sim)

@@ -465,3 +465,23 @@ def tool_keeper(pi: ExtensionAPI) -> None:
         )
     )
     pi.on("agent_end", on_agent_end)
+
+
+def call_keeper(pi: ExtensionAPI) -> None:
+    """``/twice``: two ``complete()`` calls on one message list, changing the first request's
+    message and the first reply in place after the call (the list reused, as a chat loop does)."""
+
+    async def twice(args: str, ctx: Any) -> None:
+        messages: list[Any] = [
+            {"role": "user", "content": [{"type": "text", "text": "first"}], "timestamp": 0}
+        ]
+        context = {"systemPrompt": "You answer.", "messages": messages}
+        first = await ctx.model_registry.complete(ctx.model, context, max_tokens=1000)
+        messages[0]["content"][0]["text"] = "CHANGED-REQUEST"
+        first["content"] = [{"type": "text", "text": "CHANGED-REPLY"}]
+        messages.append(first)
+        messages.append({"role": "user", "content": [{"type": "text", "text": "second"}], "timestamp": 0})
+        second = await ctx.model_registry.complete(ctx.model, context, max_tokens=1000)
+        ctx.ui.notify(json.dumps([first.get("stopReason"), second.get("stopReason")]), "info")
+
+    pi.register_command("twice", twice)
