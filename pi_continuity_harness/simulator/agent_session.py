@@ -872,6 +872,7 @@ class AgentSession:
     ) -> None:
         """``pi.sendUserMessage``: fire-and-forget; failures become extension errors (AS:2879)."""
         text, behavior = _user_text_and_behavior(content, deliver_as)
+        images = _user_images(content)
         done = asyncio.Event()
         self._preflights.append(done)
 
@@ -886,6 +887,7 @@ class AgentSession:
                     streaming_behavior=behavior,
                     expand_prompt_templates=expand_prompt_templates,
                     preflight=mark,
+                    images=images,
                 )
             except Exception as error:  # PromptRejectedError and any other failure alike
                 self._runner().emit_error("<runtime>", "send_user_message", str(error))
@@ -905,7 +907,11 @@ class AgentSession:
         """
         text, behavior = _user_text_and_behavior(content, deliver_as)
         await self.prompt(
-            text, source="extension", streaming_behavior=behavior, expand_prompt_templates=False
+            text,
+            source="extension",
+            streaming_behavior=behavior,
+            expand_prompt_templates=False,
+            images=_user_images(content),
         )
 
     async def send_message_settled(
@@ -1859,6 +1865,15 @@ def _coerce_arguments(schema: dict[str, Any], args: dict[str, Any]) -> tuple[dic
         elif isinstance(value, str) and kind == "boolean" and value in ("true", "false"):
             out[key] = value == "true"
     return out, problems
+
+
+def _user_images(content: str | list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """A ``sendUserMessage`` call's images: every part that is not text (agent-session.js:2028-2041),
+    as they crossed the bridge (JSON). The simulator used to drop them: the prompt went without
+    the image real Pi sent."""
+    if isinstance(content, str):
+        return ()
+    return tuple(json_copy_or_same(p) for p in content if p.get("type") != "text")
 
 
 def _user_text_and_behavior(

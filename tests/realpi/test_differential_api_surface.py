@@ -3,8 +3,9 @@
 Each test runs the same operations on both targets with a probe of
 ``extensions/probe_fidelity.py``: the commands of ``surface`` notify what the API returned as
 JSON; ``mutator``, ``keeper``, ``tool_keeper`` and ``call_keeper`` change in place what Pi gave
-them or what they gave Pi. Each test asserts real Pi's answer explicitly (so a mistake both targets share cannot
-pass) and then that the simulator's whole observation is the same
+them or what they gave Pi; ``imager`` sends a user message with an image part. Each test asserts
+real Pi's answer explicitly (so a mistake both targets share cannot pass) and then that the
+simulator's whole observation is the same
 (:func:`realpi.test_differential_fidelity.assert_equivalent`).
 """
 
@@ -321,4 +322,18 @@ def test_complete_with_a_reused_message_list(targets: Targets) -> None:
     first, second = real.requests("extension")
     assert "CHANGED" not in json.dumps(first.request.messages)
     assert "CHANGED-REQUEST" in json.dumps(second.request.messages)
+    assert_equivalent(real, sim)
+
+
+def test_send_user_message_with_an_image_part(targets: Targets) -> None:
+    sc = scenario(
+        {"agent": [{"text": "seen"}]},
+        models=[{"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000, "images": True}],
+    )
+    real, sim = play(targets, sc, [{"command": "/img"}], "probe_fidelity:imager")
+    # sendUserMessage: text parts joined, the other parts are the prompt's images
+    # (agent-session.js:2021-2049).
+    [request] = real.requests("agent")
+    user = request.request.messages[-1]
+    assert [part["type"] for part in user["content"]] == ["text", "image"]
     assert_equivalent(real, sim)

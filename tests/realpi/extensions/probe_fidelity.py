@@ -485,3 +485,18 @@ def call_keeper(pi: ExtensionAPI) -> None:
         ctx.ui.notify(json.dumps([first.get("stopReason"), second.get("stopReason")]), "info")
 
     pi.register_command("twice", twice)
+
+
+#: A 1x1 black RGB PNG (``tests/realpi/test_differential_images.py``).
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGNgYGAAAAAEAAH2FzhVAAAAAElFTkSuQmCC"
+
+
+def imager(pi: ExtensionAPI) -> None:
+    """``/img``: ``send_user_message`` with a text part and an image part."""
+
+    async def img(args: str, ctx: Any) -> None:
+        pi.send_user_message(
+            [{"type": "text", "text": "look"}, {"type": "image", "data": PIXEL, "mimeType": "image/png"}]
+        )
+
+    pi.register_command("img", img)
