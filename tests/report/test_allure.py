@@ -26,7 +26,7 @@ def test_allure_results_have_each_scenario_with_its_steps(
     by_name = {r["name"]: r for r in found}
     assert sorted(r["status"] for r in found) == ["failed", "passed", "passed"]
     failed = by_name["compaction-summary-is-disk-brief"]
-    assert "no detail holds the SHA-256 of the summary" in failed["statusDetails"]["message"]
+    assert "the summary is not the Brief on disk" in failed["statusDetails"]["message"]
     states = [s["status"] for s in failed["steps"]]
     assert states[:5] == ["passed"] * 4 + ["failed"] and set(states[5:]) == {"skipped"}
     assert {"name": "feature", "value": "compaction-summary-is-disk-brief"} in failed["labels"]

@@ -30,7 +30,7 @@ def test_the_run_page_has_every_section_failures_first(small_run: dict[str, Any]
     assert next(a["data-status"] for a in dom.tags("tr") if a.get("data-status")) == "failed"
     # the failing step with its expectation and observation, and the steps after it not run
     assert any(i.endswith("-failing") for i in found)
-    assert "no detail holds the SHA-256 of the summary" in dom.text
+    assert "the summary is not the Brief on disk" in dom.text
     states = [a["data-state"] for a in dom.tags("li") if a.get("data-state")]
     assert states.count("failed") == 1 and "not-run" in states
     # per scenario a chart, with the threshold, the window and the compaction markers
