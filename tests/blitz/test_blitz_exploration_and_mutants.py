@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from mutants.batched_kills import BatchedKills
 
 from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.explore.blitz import BLITZ_INVARIANTS, PLUGIN
@@ -20,9 +21,8 @@ from pi_continuity_harness.explore.blitz.invariants import _Run
 from pi_continuity_harness.explore.blitz.invariants import _settings as _explored_settings
 from pi_continuity_harness.explore.engine import ExploreSettings, explore_seeds, summarise
 from pi_continuity_harness.explore.runner import run_case
-from pi_continuity_harness.features.suite import SuiteRun, SuiteUsageError, run_batch
+from pi_continuity_harness.features.suite import SuiteUsageError
 from pi_continuity_harness.mutants.blitz import BLITZ_MUTANTS, blitz_mutant_names
-from pi_continuity_harness.mutants.pristine import changed_since, reference_snapshot
 from pi_continuity_harness.simulator.simulation import Simulation
 
 SEEDS = list(range(24))
@@ -158,18 +158,6 @@ def test_prompts_handed_back_at_a_cancel_are_not_a_reminder(tmp_path: Path) -> N
     assert not found & {"one_reminder_per_request", "emergency_once_at_90_percent"}, result.violations
 
 
-#: Mutants judged in one pytest session (:func:`run_batch`): each session collects the whole blitz
-#: suite and reads the step library again, three quarters of a mutant's CPU time when each had
-#: its own (``run_suite``). A batch is the mutants this process runs next, so a test selected
-#: alone (``-k``) runs alone, and a worker that gets only some of the tests runs no others.
-BATCH = 48
-#: ``--budget-ops``: a mutant that loops (blitz_reminder_repeats: a reminder at every turn end,
-#: each answered by the model, in "a second request in the session gets its own reminder") ran to
-#: the default 50,000 host operations, quadratic in its growing history: 218 s of the test
-#: command. The whole blitz suite passes for the reference at 10,000 (the longest, a chain of 25
-#: sessions, fails at 5,000), so 10,000 stops a runaway in 12 s and judges every other scenario
-#: as before.
-MUTANT_RUN_ARGS = ["--observation-records", "failed", "--budget-ops", "10000"]
 KILL_TEST = "test_the_scenarios_of_its_rules_kill_the_mutant"
 
 
@@ -177,43 +165,19 @@ def _rule_tags(name: str) -> list[str]:
     return [f"rule-{rule}" for rule in BLITZ_MUTANTS[name].rules]
 
 
-class _Kills:
-    """Each mutant's run of the scenarios of its rules, made a batch at a time on first need."""
-
-    def __init__(self, session: pytest.Session, work: Path) -> None:
-        # The mutants of this test in the order this process runs them (its items after
-        # selection; a pytest-xdist worker runs a subset of its items, in this order).
-        self.order = [
-            str(item.callspec.params["name"])
-            for item in session.items
-            if isinstance(item, pytest.Function) and item.originalname == KILL_TEST
-        ]
-        self.work = work
-        self.runs: dict[str, SuiteRun | SuiteUsageError] = {}
-
-    def __getitem__(self, name: str) -> SuiteRun | SuiteUsageError:
-        if name not in self.runs:
-            start = self.order.index(name) if name in self.order else len(self.order)
-            batch = [name, *[n for n in self.order[start + 1 :] if n not in self.runs][: BATCH - 1]]
-            runs = {n: (BLITZ_MUTANTS[n].spec, _rule_tags(n)) for n in batch}
-            before = reference_snapshot()
-            self.runs.update(
-                run_batch(runs, workdir=self.work / f"batch-{len(self.runs)}", extra_args=MUTANT_RUN_ARGS)
-            )
-            # The mutants of a batch share this process: a verdict counts only if none of them
-            # left the reference changed for the runs after it (``pristine.changed_since``).
-            leaked = changed_since(before)
-            assert not leaked, f"a mutant of the batch {batch} left the reference changed: {leaked}"
-        return self.runs[name]
-
-
 @pytest.fixture(scope="module")
-def kills(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> _Kills:
-    return _Kills(request.session, tmp_path_factory.mktemp("kills"))
+def kills(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> BatchedKills:
+    return BatchedKills(
+        request.session,
+        tmp_path_factory.mktemp("kills"),
+        KILL_TEST,
+        lambda name: (BLITZ_MUTANTS[name].spec, _rule_tags(name)),
+        reset=False,
+    )
 
 
 @pytest.mark.parametrize("name", blitz_mutant_names())
-def test_the_scenarios_of_its_rules_kill_the_mutant(kills: _Kills, name: str) -> None:
+def test_the_scenarios_of_its_rules_kill_the_mutant(kills: BatchedKills, name: str) -> None:
     mutant = BLITZ_MUTANTS[name]
     run = kills[name]
     if isinstance(run, SuiteUsageError):
