@@ -7,19 +7,16 @@ from typing import Any
 
 from pi_continuity_harness.scenario.budget import BudgetOverride
 from pi_continuity_harness.scenario.document import Scenario
-from pi_continuity_harness.scenario.option_values import positive_seconds, whole_number
+from pi_continuity_harness.scenario.option_values import positive_seconds, positive_whole
 
 __all__ = ["add_budget_arguments", "budget_args", "budget_override", "with_budget"]
-
-
-_positive_int = whole_number(1)
 
 
 def add_budget_arguments(parser: Any, *, wall: bool = True) -> None:
     """``--budget-ops``, ``--budget-virtual-seconds`` and (``wall``) ``--budget-wall-seconds``."""
     parser.add_argument(
         "--budget-ops",
-        type=_positive_int,
+        type=positive_whole,
         metavar="N",
         help="simulator: host operations (trace records and event-loop steps) a scenario may use "
         "(default: the scenario's, else 50000)",

@@ -33,7 +33,6 @@ from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
-from pi_continuity_harness.commands._seed import seed
 from pi_continuity_harness.commands._suite_setup import (
     SuiteSetup,
     add_workers_option,
@@ -43,6 +42,7 @@ from pi_continuity_harness.commands._suite_setup import (
 from pi_continuity_harness.features.pytest_plugin import observation_path
 from pi_continuity_harness.features.scratch import scratch_directory
 from pi_continuity_harness.features.suite import ScenarioResult, SuiteRun, run_suite, write_atomically
+from pi_continuity_harness.scenario.option_values import seed
 from pi_continuity_harness.scenario.owned_dirs import make_owned_directory, remove_owned
 from pi_continuity_harness.targets.comparison import Difference, Neutraliser, diff_records
 from pi_continuity_harness.targets.known_differences import KNOWN_DIFFERENCES, UNCOMPARED, neutralisers

@@ -33,7 +33,7 @@ from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario.atomic_write import write_atomically
 from pi_continuity_harness.scenario.document import Scenario, dump_scenario
 from pi_continuity_harness.scenario.field_path import field_path
-from pi_continuity_harness.scenario.option_values import whole_number
+from pi_continuity_harness.scenario.option_values import positive_whole
 from pi_continuity_harness.scenario.owned_dirs import owned_temporary_directory
 from pi_continuity_harness.scenario.session_import import (
     DEFAULT_CONTEXT_WINDOW,
@@ -49,10 +49,6 @@ from pi_continuity_harness.simulator.simulation import simulate
 __all__ = ["register"]
 
 
-#: ``--context-window`` and ``--max-tokens``: whole numbers of tokens, at least 1.
-_positive = whole_number(1)
-
-
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "import-session",
@@ -64,13 +60,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--output", metavar="S.yaml", default=None, help="write the scenario here")
     parser.add_argument(
         "--context-window",
-        type=_positive,
+        type=positive_whole,
         default=DEFAULT_CONTEXT_WINDOW,
         help=f"every model's context window (default {DEFAULT_CONTEXT_WINDOW})",
     )
     parser.add_argument(
         "--max-tokens",
-        type=_positive,
+        type=positive_whole,
         default=DEFAULT_MAX_TOKENS,
         help=f"every model's output limit (default {DEFAULT_MAX_TOKENS})",
     )

@@ -32,7 +32,6 @@ from pi_continuity_harness.commands._paths import (
     typescript_inputs,
 )
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
-from pi_continuity_harness.commands._seed import seed
 from pi_continuity_harness.commands._suite_setup import add_workers_option, check_workers
 from pi_continuity_harness.features.matrix import (
     PiVersionMatrix,
@@ -43,6 +42,7 @@ from pi_continuity_harness.features.matrix import (
 )
 from pi_continuity_harness.features.preflight import check_implementation
 from pi_continuity_harness.features.suite import RECORD_FILES, ScenarioResult, SuiteRun
+from pi_continuity_harness.scenario.option_values import seed
 from pi_continuity_harness.scenario.run_lock import hold_run_directory
 from pi_continuity_harness.targets.realpi.install import (
     SUPPORTED_PI_VERSIONS,

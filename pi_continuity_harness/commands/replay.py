@@ -24,7 +24,6 @@ from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, with_budget
-from pi_continuity_harness.commands._seed import seed
 from pi_continuity_harness.commands._simulation import (
     DEFAULT_IMPLEMENTATION,
     check_paths,
@@ -36,6 +35,7 @@ from pi_continuity_harness.commands._simulation import (
 )
 from pi_continuity_harness.scenario.document import ScenarioError, read_text_file
 from pi_continuity_harness.scenario.implementations import ENTRY_POINT_GROUP, entry_points_of
+from pi_continuity_harness.scenario.option_values import seed
 from pi_continuity_harness.scenario.timeline import render_timeline
 from pi_continuity_harness.scenario.trace import jsonl_lines
 from pi_continuity_harness.simulator.simulation import read_exchanges

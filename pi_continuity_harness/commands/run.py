@@ -23,7 +23,6 @@ from pi_continuity_harness.commands._budget import add_budget_arguments, budget_
 from pi_continuity_harness.commands._output import STATUS_STYLE, pi_version_option, progress_printer, shorten
 from pi_continuity_harness.commands._output import console as output_console
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
-from pi_continuity_harness.commands._seed import seed
 from pi_continuity_harness.commands._suite_setup import (
     SuiteSetup,
     add_workers_option,
@@ -34,6 +33,7 @@ from pi_continuity_harness.commands._suite_setup import (
 from pi_continuity_harness.features.scratch import make_temporary_directory
 from pi_continuity_harness.features.suite import RULE_STATUSES, ScenarioResult, SuiteRun, run_suite
 from pi_continuity_harness.rules import catalogue_for_rule, rule_tag
+from pi_continuity_harness.scenario.option_values import seed
 from pi_continuity_harness.scenario.owned_dirs import remove_owned
 
 __all__ = ["register", "render_table"]

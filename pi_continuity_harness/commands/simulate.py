@@ -23,7 +23,6 @@ from pi_continuity_harness.commands import SUMMARIES, UsageError
 from pi_continuity_harness.commands._budget import add_budget_arguments, with_budget
 from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.commands._report import add_html_option, check_html, write_html_report
-from pi_continuity_harness.commands._seed import seed
 from pi_continuity_harness.commands._simulation import (
     DEFAULT_IMPLEMENTATION,
     check_paths,
@@ -33,6 +32,7 @@ from pi_continuity_harness.commands._simulation import (
     run,
     summary,
 )
+from pi_continuity_harness.scenario.option_values import seed
 from pi_continuity_harness.scenario.timeline import render_timeline
 from pi_continuity_harness.simulator.simulation import read_exchanges
 

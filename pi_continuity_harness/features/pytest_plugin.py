@@ -156,7 +156,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--budget-ops",
         action="store",
-        type=option_values.whole_number(1),
+        type=option_values.positive_whole,
         default=None,
         help="simulator: host operations a scenario may use (default: the scenario's)",
     )

@@ -591,7 +591,7 @@ def scenario_data(value: BaseModel) -> dict[str, Any]:
 
 def dump_scenario(scenario: Scenario) -> str:
     """YAML text of a scenario (defaults left out) that loads back to an equal scenario."""
-    data = json.loads(json.dumps(_plain(scenario)))
+    data = scenario_data(scenario)
     data = {"name": scenario.name, **{k: v for k, v in data.items() if k != "name"}}
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
 

@@ -13,7 +13,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-__all__ = ["positive_seconds", "seed", "whole_number"]
+__all__ = ["positive_seconds", "positive_whole", "seed", "whole_number"]
 
 
 def whole_number(least: int, why: str = "") -> Callable[[str], int]:
@@ -46,5 +46,9 @@ def positive_seconds(text: str) -> float:
     return value
 
 
-#: ``--seed`` (a scenario's ``seed``): a whole number >= 0.
+#: ``--seed`` (a scenario's ``seed``): a whole number >= 0. Python's ``random.Random(-n)`` is
+#: seeded as ``random.Random(n)``: a negative seed would replay another seed's run under its own
+#: name (``explore --seed-start`` refuses one for this reason).
 seed = whole_number(0, "seed -n would give the run of seed n")
+#: A count of at least 1 (``--budget-ops``, ``import-session``'s ``--context-window``/``--max-tokens``).
+positive_whole = whole_number(1)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -65,7 +65,7 @@ class UIHub:
     _answers: list[DialogAnswer] = field(default_factory=list)
     #: Runs an answer's ``during`` operations while its dialog is open (the host sets it):
     #: ``(operations, dialog method)``.
-    hold: Callable[[tuple[Operation, ...], str], Awaitable[None]] | None = None
+    hold: Callable[[tuple[Operation, ...], str], Coroutine[Any, Any, None]] | None = None
     #: Makes a task a host task (the operation's settle waits for it; the host sets it): a
     #: timed dialog's ``during`` operations go on after Pi's timer gave the default.
     track: Callable[[asyncio.Task[Any]], None] | None = None
@@ -153,10 +153,6 @@ def _picks_no_option(answer: DialogAnswer, options: Any) -> bool:
     if not isinstance(options, list) or answer.cancel or answer.select is None:
         return False
     return answer.choose(list(options)) is None
-
-
-async def _awaited(awaitable: Awaitable[None]) -> None:
-    await awaitable
 
 
 class SimUIContext:
@@ -250,8 +246,9 @@ class SimUIContext:
         the answer came) before the timer.
         """
         assert self._hub.hold is not None
-        coro = self._hub.hold(operations, method)
-        task = start_eagerly(asyncio.get_running_loop(), _awaited(coro), f"dialog {method} during")
+        task = start_eagerly(
+            asyncio.get_running_loop(), self._hub.hold(operations, method), f"dialog {method} during"
+        )
         if self._hub.track is not None:
             self._hub.track(task)
         done, _ = await asyncio.wait({task}, timeout=limit)

@@ -76,3 +76,14 @@ class BatchedKills:
             leaked = changed_since(before)
             assert not leaked, f"a mutant of the batch {batch} left the reference changed: {leaked}"
         return self.runs[name]
+
+
+def assert_killed(kills: BatchedKills, name: str, rules: tuple[str, ...]) -> None:
+    """The verdict of both kill tests: mutant ``name`` (of ``rules``) loaded, ran at least one
+    scenario, and at least one failed."""
+    run = kills[name]
+    if isinstance(run, SuiteUsageError):
+        pytest.fail(f"{name}: {run}")
+    assert run.results, f"{name}: no scenario proves {rules}"
+    failed = [r for r in run.results if r.status in ("failed", "error")]
+    assert failed, f"{name} ({', '.join(rules)}) survived the scenarios of its rules"

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import pytest
 
-from pi_continuity_harness.features.suite import SuiteUsageError
 from pi_continuity_harness.mutants.blitz import BLITZ_MUTANTS
 from pi_continuity_harness.mutants.catalogue import MUTANTS
 from pi_continuity_harness.mutants.matrix import SAMPLE_RULES
 
-from .batched_kills import BatchedKills
+from .batched_kills import BatchedKills, assert_killed
 
 NAMES = sorted(name for name, mutant in MUTANTS.items() if mutant.reference == "reference")
 KILL_TEST = "test_the_scenarios_of_its_rules_kill_the_psc_mutant"
@@ -53,10 +52,4 @@ def test_every_psc_mutant_is_judged_here() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_scenarios_of_its_rules_kill_the_psc_mutant(kills: BatchedKills, name: str) -> None:
-    mutant = MUTANTS[name]
-    run = kills[name]
-    if isinstance(run, SuiteUsageError):
-        pytest.fail(f"{name}: {run}")
-    assert run.results, f"{name}: no scenario proves {mutant.rules}"
-    failed = [r for r in run.results if r.status in ("failed", "error")]
-    assert failed, f"{name} ({mutant.rule}) survived the scenarios of its rules"
+    assert_killed(kills, name, tuple(MUTANTS[name].rules))
