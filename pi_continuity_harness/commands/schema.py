@@ -4,6 +4,10 @@ Prints it, or writes it to ``--output``. The committed copy lives at
 ``docs/schema/scenario.schema.json``; a test keeps it equal to this output.
 """
 
+# ``--output`` is checked as every command's file output is (``commands/_paths.check_file``): its
+# directory must exist. Before, a missing one was created with its parents (``--output typo/x.json``
+# left a ``typo/`` behind) where ``run --json typo/x.json`` refuses with one line, exit 2.
+
 from __future__ import annotations
 
 import argparse
@@ -13,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.commands import SUMMARIES, UsageError
+from pi_continuity_harness.commands._paths import check_file
 from pi_continuity_harness.scenario.document import scenario_json_schema
 
 __all__ = ["register", "render_scenario_schema"]
@@ -41,8 +46,8 @@ def main(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     target = Path(args.output)
+    check_file("--output", target)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
     except OSError as error:
         raise UsageError(f"--output {args.output}: {error.strerror or error}") from None

@@ -222,3 +222,22 @@ def test_run_refuses_an_output_that_is_a_file_of_its_features(
     assert line == (
         f"{option} {target}: the same path as a file of --features f: {target}: an output must not replace an input"
     )
+
+
+@pytest.mark.parametrize(
+    ("output", "says"),
+    [
+        ("typo/scenario.schema.json", "--output typo/scenario.schema.json: no such directory: typo"),
+        ("r", "--output r: is a directory"),
+    ],
+)
+def test_schema_refuses_an_output_in_a_missing_directory_or_at_a_directory(
+    capsys: pytest.CaptureFixture[str], user_dir: Path, output: str, says: str
+) -> None:
+    """``schema --output`` is a file output as ``run --json`` is: before, ``typo/`` was created."""
+    assert _refused(capsys, user_dir, ["schema", "--output", output]) == says
+
+
+def test_schema_writes_its_output_into_an_existing_directory(user_dir: Path) -> None:
+    assert main(["schema", "--output", "r/scenario.schema.json"]) == 0
+    assert (user_dir / "r" / "scenario.schema.json").read_text(encoding="utf-8").startswith("{")

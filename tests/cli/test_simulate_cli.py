@@ -197,7 +197,7 @@ def test_unwritable_output_paths_exit_2(
     assert capsys.readouterr().err == f"pi-continuity-harness simulate: --trace {taken}: is a directory\n"
     assert not (tmp_path / "r").exists(), "nothing simulated when an output path is wrong"
     assert main(["schema", "--output", str(taken)]) == 2
-    assert capsys.readouterr().err == f"pi-continuity-harness schema: --output {taken}: Is a directory\n"
+    assert capsys.readouterr().err == f"pi-continuity-harness schema: --output {taken}: is a directory\n"
     assert list(taken.iterdir()) == []
 
 
@@ -349,6 +349,7 @@ def test_schema_prints_and_writes(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["schema"]) == 0
     printed = capsys.readouterr().out
     assert json.loads(printed) == scenario_json_schema()
+    (tmp_path / "s").mkdir()  # a missing directory is refused (tests/cli/test_output_paths.py)
     assert main(["schema", "--output", str(tmp_path / "s" / "schema.json")]) == 0
     assert (tmp_path / "s" / "schema.json").read_text(encoding="utf-8") == printed
 
