@@ -372,6 +372,35 @@ def test_a_timed_dialog_gives_its_default_when_its_timer_fires_before_its_during
     assert real.dialogs == sim.dialogs
 
 
+@pytest.mark.parametrize(
+    ("timeout", "confirmed"),
+    [
+        ("-5", "false"),  # a negative delay: Node runs the timer after 1 ms
+        ("2592000", "false"),  # 30 days = 2,592,000,000 ms > 2**31 - 1: after 1 ms as well
+        ("0", "true"),  # 0 ms: ``opts.timeout`` is falsy, no timer (rpc-mode.js:69)
+        ("0.0004", "true"),  # 0.4 ms reaches Pi as round(0.4) = 0 ms: no timer either
+    ],
+)
+def test_a_timed_dialog_s_timer_follows_nodes_clamps_and_pis_truthiness(
+    targets: Targets, timeout: str, confirmed: str
+) -> None:
+    """``simulator/ui.pi_dialog_timeout`` on real Pi: the bridge sends whole milliseconds
+    (``bridge_api._ms``), Pi arms a timer only for a truthy ``opts.timeout``
+    (``dist/modes/rpc/rpc-mode.js:69``) and Node runs a delay below 1 ms or above 2**31 - 1 ms
+    after 1 ms (Node's ``setTimeout``). The confirm's answer ``true`` comes after a 500 ms
+    ``during`` prompt: a timer that fires gives the default ``false`` first."""
+    model = {"agent": [{"text": "late", "latency_ms": 500}]}
+    answers = [{"confirm": True, "during": [{"prompt": "slow"}]}]
+    ops = [{"command": {"text": f"/probe-timed {timeout}", "answers": answers}}]
+    real, outcomes = run(targets("pi"), scenario(model), ops)
+    sim, sim_outcomes = run(targets("sim"), scenario(model), ops)
+
+    assert outcomes == sim_outcomes
+    assert real.notifications[0] == (f"timed: {confirmed}", "info")
+    assert sim.notifications[0] == real.notifications[0]
+    assert real.dialogs == sim.dialogs
+
+
 def test_reload_makes_captured_ctx_and_pi_stale(targets: Targets) -> None:
     ops = ["reload", {"command": "/probe-stale"}]
     real, outcomes = run(targets("pi"), scenario(), ops)

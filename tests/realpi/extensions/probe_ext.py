@@ -103,8 +103,9 @@ def extension(pi: ExtensionAPI) -> None:
         ctx.ui.notify(f"held: first={first} second={second}", "info")
 
     async def timed(args: str, ctx: ExtensionCommandContext) -> None:
-        """A confirm with a 1 ms timeout: Pi gives its default unless the answer comes first."""
-        confirmed = await ctx.ui.confirm("Timed", "Wait?", timeout=0.001)
+        """A confirm with a 1 ms timeout (or the seconds given as the argument): Pi gives its
+        default unless the answer comes first."""
+        confirmed = await ctx.ui.confirm("Timed", "Wait?", timeout=float(args) if args.strip() else 0.001)
         ctx.ui.notify(f"timed: {json.dumps(confirmed)}", "info")
 
     async def stale(args: str, ctx: ExtensionCommandContext) -> None:
