@@ -745,3 +745,74 @@ class EmergencyAsFollowUp(Mutant):
             super().on_turn_end(event, ctx)
         finally:
             self.pi = pi
+
+
+# ---------------------------------------------------------------- the fourth independent round
+class _FollowUpPi(Proxy):
+    """``pi`` whose steering custom messages are queued as follow-ups instead."""
+
+    def send_message(self, message: Any, **options: Any) -> Any:
+        if options.get("deliver_as") == "steer":
+            options["deliver_as"] = "followUp"
+        return self._inner.send_message(message, **options)
+
+
+@mutant(
+    "H49c",
+    how="a reminder due while the model works is queued as a follow-up: one more turn after the writer's last",
+    unreachable=(
+        "no invariant reads when a reminder reaches the model (captured_prompts_kept_in_order fails at seed 25"
+        " only through a consequence of the extra turn)"
+    ),
+)
+class ReminderAsFollowUp(Mutant):
+    def check_reminder(self, ctx: Any) -> None:
+        pi = self.pi
+        self.pi = _FollowUpPi(pi)
+        try:
+            super().check_reminder(ctx)
+        finally:
+            self.pi = pi
+
+
+@mutant(
+    "H49a",
+    how="the reminder still comes after the Finish was accepted",
+    unreachable="the explorer's writer is never slow after its Finish",
+)
+class ReminderAfterFinish(Mutant):
+    def check_reminder(self, ctx: Any) -> None:
+        request = self.request
+        if request is None or request.phase != "finished":
+            super().check_reminder(ctx)
+            return
+        request.phase = "writing"  # not submitted, for reminder_due
+        try:
+            super().check_reminder(ctx)
+        finally:
+            request.phase = "finished"
+
+
+@mutant(
+    "H62",
+    how="an automatic request captures prompts from the request, whatever deferPromptsFrom says",
+    unreachable="no invariant reads when capture starts",
+)
+class AutomaticDefersFromRequest(Mutant):
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        request = super().start_request(ctx, route)
+        if route == "automatic" and request.capture is None:
+            request.defer_mode = "request"
+            request.capture = self.new_capture(request.source_session_id, request.requested_at)
+            self.refresh(ctx)
+        return request
+
+
+@mutant(
+    "H102a",
+    how="prompts are captured into the managed recovery directory, not the configured one",
+    unreachable="the explorer never configures recoveryDirectory",
+)
+class CaptureIgnoresRecoveryDirectory(Mutant):
+    def new_capture(self, session_id: str, now: float) -> CaptureWindow:
+        return CaptureWindow(self.managed().recovery, session_id, now)

@@ -575,3 +575,38 @@ class CatalogueWithoutAddendum(Mutant):
             commands, "catalogue", lambda role, dirs: original(role, [d for d in dirs if d == managed])
         ):
             await super().run(args, ctx)
+
+
+# ---------------------------------------------------------------- the fourth independent round
+_DIALOG_ANSWER = commands._ask_value
+
+
+@mutant("H92", how="Escape on a true/false setting's choice saves false", unreachable=_MENU)
+class EscapeOnToggleSavesFalse(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        async def ask(handoff: Any, ctx: Any, key: str) -> str | None:
+            answer = await _DIALOG_ANSWER(handoff, ctx, key)
+            if answer is None and key in ("automaticSessionHandoff", "deleteHandoffAfterReading"):
+                return "false"
+            return answer
+
+        with patched(commands, "_ask_value", ask):
+            await super().run(args, ctx)
+
+
+@mutant(
+    "H119",
+    how="debugging and speedMode are refused only when set to a true value",
+    unreachable="the explorer's invalid configs never hold debugging or speedMode",
+)
+class DebuggingFalseAccepted(Mutant):
+    def load(self, ctx: Any) -> None:
+        original = settings_module.normalise_config
+
+        def lenient(raw: Any) -> dict[str, Any]:
+            if isinstance(raw, dict):
+                raw = {k: v for k, v in raw.items() if not (k in ("debugging", "speedMode") and not v)}
+            return original(raw)
+
+        with patched(settings_module, "normalise_config", lenient):
+            super().load(ctx)

@@ -883,3 +883,49 @@ class HandoffTimeStopsAtCutover(Mutant):
                 self.now = clock  # type: ignore[method-assign]
 
         tracker.on_completed = on_completed
+
+
+# ---------------------------------------------------------------- the fourth independent round
+@mutant(
+    "H29b",
+    "H20",
+    how="a template request after the accepted Finish reopens writing, so a second Finish is accepted",
+    unreachable="the explorer's writers ask for the template again only before their Finish",
+)
+class RepeatedGetReopensWriting(Mutant):
+    async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        result = await super().tool_get(call_id, params, signal, ctx)
+        request = self.request
+        if request is not None and request.phase == "finished":
+            request.phase = "writing"
+        return result
+
+
+@mutant(
+    "H123",
+    how="a transfer that failed (an unreadable ancestor) keeps its request active, still capturing prompts",
+    unreachable="the explorer never removes a session file",
+)
+class FailedCutoverKeepsRequest(Mutant):
+    def fail(self, ctx: Any, request: Any, reason: str, *, keep: bool = False) -> None:
+        super().fail(ctx, request, reason, keep=True)
+
+
+@mutant(
+    "H40b",
+    how="an empty deferred-prompts section is appended to the dossier when nothing was captured",
+    unreachable="dossier_retained_when_deletion_off checks that the dossier is kept, not its bytes",
+)
+class EmptyDeferredSectionAppended(Mutant):
+    async def cutover(self, token: str, ctx: Any) -> None:
+        request = self.request
+        if (
+            request is not None
+            and request.phase == "finished"
+            and token
+            and token == request.cutover_token
+            and (request.capture is None or not request.capture.prompts)
+        ):
+            with contextlib.suppress(OSError), open(request.dossier, "a", encoding="utf-8") as handle:
+                handle.write("\n\n# Deferred prompts\n\n(none)\n")
+        await super().cutover(token, ctx)
