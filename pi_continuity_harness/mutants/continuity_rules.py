@@ -12,6 +12,8 @@ They register into :data:`~pi_continuity_harness.mutants.catalogue.MUTANTS` with
 
 from __future__ import annotations
 
+import hashlib
+import unicodedata
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -121,6 +123,16 @@ UNREACHABLE: dict[str, str] = {
         "the explorer's scripted syntheses promote only role-labelled directives at the start of a "
         "line, which the old validator also refuses; the unquoted 'Ignore your instructions ...' "
         "reply is a feature scenario's (rules/brief-validation)"
+    ),
+    "checkpoint_gate_kept_on_failure": (
+        "liveness demands a commit only after the faults heal and Pi restarts (explore/continuity/generate.py "
+        "_liveness), and the restart drops the process-local gate a failed checkpoint kept; no invariant asks that a "
+        "checkpoint after a failed one be accepted; rules/single-flight does"
+    ),
+    "hash_ignores_non_ascii": (
+        "commit_details_correlate compares details.sha256 with the SHA-256 of the summary's UTF-8 bytes, but every "
+        "Brief the explorer scripts and every transcript it sends is ASCII, where this hash is the same; smoke 05 "
+        "scripts Next Actions with accents, guillemets and CJK"
     ),
 }
 
@@ -4383,4 +4395,234 @@ patched(
     "reported at every start, not only the first')",
     "extension:Continuity._inspect_pending",
     _stale_reported_once,
+)
+
+
+# ============================================================================ fourth independent round
+# Written by a session that had not read the features (4 December 2026), each a fault a real
+# implementation could make; these ten survived the suite and 40 explored seeds until a scenario
+# or a sharpened step was added for each (docs/exploration-and-mutants.md, "A fourth independent round").
+def _notices_through(hook: Callable[[str, str, Any], None]) -> Callable[[Any], Any]:
+    """A ``_CtxUI`` maker whose ``notify(text, kind)`` goes to ``hook(text, kind, ui)``."""
+
+    def make_ui(ui: Any) -> Any:
+        class UI:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(ui, name)
+
+            def notify(self, message: str, kind: Any = "info") -> None:
+                hook(message, kind, ui)
+
+        return UI()
+
+    return make_ui
+
+
+patched(
+    "session_id_unicode_normalised",
+    ("P52",),
+    "§7 (seed README): distinct session ids never share a directory, whatever their Unicode normalisation",
+    "the session id is NFC-normalised before it becomes a path component, so 'café' written precomposed and "
+    "with a combining accent share one directory (killed by rules/hostile-session-id 'two distinct session ids "
+    "never share a directory', its Unicode-normalisation row)",
+    "paths:safe_session_component",
+    lambda original: lambda session_id: original(unicodedata.normalize("NFC", session_id)),
+)
+
+patched(
+    "session_id_stripped",
+    ("P52",),
+    "§7 (seed README): distinct session ids never share a directory, surrounding whitespace included",
+    "the session id is stripped of surrounding whitespace before it becomes a path component, so ' team-alpha ' "
+    "and 'team-alpha' share one directory (killed by rules/hostile-session-id 'session ids that differ only in "
+    "surrounding whitespace never share a directory')",
+    "paths:safe_session_component",
+    lambda original: lambda session_id: original(session_id.strip()),
+)
+
+
+def _gate_kept_after_failed_checkpoint(original: Any) -> Any:
+    async def run_checkpoint(app: Any, ctx: Any) -> None:
+        state = app.ensure_state(ctx)
+        before = state.last_failure
+        await original(app, ctx)
+        failed = state.last_failure != before and str(state.last_failure).startswith("checkpoint ")
+        if failed and state.active is None:
+            # the release sat on the success path only: a failed checkpoint keeps holding the gate
+            state.active = _module("state").ActiveOperation("checkpoint", "failed-checkpoint", phase="failed")
+
+    return run_checkpoint
+
+
+patched(
+    "checkpoint_gate_kept_on_failure",
+    ("P108b",),
+    "§13: the single-flight gate is released when a handoff or checkpoint ends, failed ones included",
+    "a checkpoint whose synthesis fails keeps holding the gate: every later checkpoint is refused as "
+    "overlapping and every native compaction cancelled until Pi restarts (killed by rules/single-flight "
+    "'after a failed checkpoint, a checkpoint is accepted again')",
+    "commands:run_checkpoint",
+    _gate_kept_after_failed_checkpoint,
+)
+
+
+def _checkpoint_clears_stale(original: Any) -> Any:
+    async def run_checkpoint(app: Any, ctx: Any) -> None:
+        state = app.ensure_state(ctx)
+        before = state.last_pending_path
+        await original(app, ctx)
+        if state.last_pending_path != before:
+            state.stale_pending_paths = ()  # "the newest Brief supersedes the stale ones"
+
+    return run_checkpoint
+
+
+patched(
+    "checkpoint_forgets_stale",
+    ("P60",),
+    "§7, §12: /continuity status shows the stale same-session pending path while it stays pending",
+    "a checkpoint saved after a reload forgets the stale pending Briefs the startup found, so the status stops "
+    "naming them although they are still pending on disk (killed by install/status-reports-every-field 'a "
+    "checkpoint saved after a reload leaves the stale Brief in the status')",
+    "commands:run_checkpoint",
+    _checkpoint_clears_stale,
+)
+
+
+def _stale_only_when_armed(original: Any) -> Any:
+    def inspect(self: Any, state: Any, ctx: Any) -> None:
+        if self.settings_refusal(state, ctx.model) is None:
+            original(self, state, ctx)
+
+    return inspect
+
+
+patched(
+    "stale_unreported_while_refused",
+    ("P59a",),
+    "§7, §13: at startup a same-session stale pending Brief is reported",
+    "pending Briefs are inspected only when the native settings are valid for the model, so a startup that "
+    "refuses the settings says nothing of a stale Brief (killed by smoke/reload-stale-is-inert 'a stale pending "
+    "Brief is reported at startup even while the settings are refused')",
+    "extension:Continuity._inspect_pending",
+    _stale_only_when_armed,
+)
+
+patched_everywhere(
+    "hash_ignores_non_ascii",
+    ("P68c",),
+    "§8, §18: the details carry the SHA-256 of the exact Brief content returned as summary",
+    "the SHA-256 is taken of the Brief encoded as ASCII with the other characters dropped: right for an ASCII "
+    "Brief, wrong as soon as the Brief records an accent (killed by smoke/compaction-summary-is-disk-brief "
+    "'the details' SHA-256 is of the summary's UTF-8 bytes, non-ASCII text included')",
+    ("handoff", "extension", "lifecycle"),
+    "brief_sha256",
+    lambda _original: lambda text: hashlib.sha256(text.encode("ascii", "ignore")).hexdigest(),
+)
+
+
+def _checkpoint_without_override(original: Any) -> Any:
+    async def run_checkpoint(app: Any, ctx: Any) -> None:
+        state = app.ensure_state(ctx)
+        own = state.native_settings
+        state.native_settings = lambda _model: own(None)  # the global values, whatever the model
+        try:
+            await original(app, ctx)
+        finally:
+            del state.native_settings
+
+    return run_checkpoint
+
+
+patched(
+    "checkpoint_ignores_model_override",
+    ("P48",),
+    "§6, §12: compaction.modelOverrides for the active model count; a checkpoint records the effective policy",
+    "a checkpoint reads the native settings without the active model, so its Brief records the global "
+    "reserveTokens although a modelOverrides entry for the model wins (and the status shows it) (killed by "
+    "rules/settings-menu 'a checkpoint records the active model's override, as the status shows it')",
+    "commands:run_checkpoint",
+    _checkpoint_without_override,
+)
+
+
+def _commit_names_pending(original: Any) -> Any:
+    async def on_compact(self: Any, event: Any, ctx: Any) -> None:
+        state = self.state
+        pending = state.prepared.artifact_path if state is not None and state.prepared is not None else None
+        messages = _module("messages")
+        prefix = messages.compaction_committed("\0").split("\0")[0]
+
+        def hook(text: str, kind: str, ui: Any) -> None:
+            if pending is not None and text.startswith(prefix):
+                text = messages.compaction_committed(pending)
+            ui.notify(text, kind)
+
+        await original(self, event, _CtxUI(ctx, _notices_through(hook)))
+
+    return on_compact
+
+
+patched(
+    "commit_notice_names_pending_path",
+    ("P90c",),
+    "§7, §11: 'native compaction committed with disk-backed Brief <resolved-file-path>' names the archived Brief",
+    "the committed notice names the pending path the Brief was written to, which the archive move has just "
+    "removed (killed by smoke/session-compact-archives, whose step now asks for the archived file, not only a "
+    "name ending in <eventId>.md)",
+    "extension:Continuity.on_compact",
+    _commit_names_pending,
+)
+
+
+def _preparing_announced_late(original: Any) -> Any:
+    async def on_before_compact(self: Any, event: Any, ctx: Any) -> Any:
+        held: list[tuple[str, str]] = []
+        preparing = _module("messages").threshold_preparing()
+
+        def hook(text: str, kind: str, ui: Any) -> None:
+            if text == preparing:
+                held.append((text, kind))  # said once the synthesis has answered
+                return
+            while held:
+                ui.notify(*held.pop(0))
+            ui.notify(text, kind)
+
+        result = await original(self, event, _CtxUI(ctx, _notices_through(hook)))
+        while held:
+            ctx.ui.notify(*held.pop(0))
+        return result
+
+    return on_before_compact
+
+
+patched(
+    "preparing_announced_after_synthesis",
+    ("P90a",),
+    "§11: 'native compaction reached its threshold; preparing durable Brief.' announces the handoff as it starts",
+    "the threshold notice is shown only after the synthesis returned, just before 'saved to': the same words, "
+    "after the fact (killed by smoke/native-threshold-enters-hook 'the threshold notice is shown before the Brief "
+    "is synthesized')",
+    "extension:Continuity.on_before_compact",
+    _preparing_announced_late,
+)
+
+
+def _config_write_error_dropped(original: Any) -> Any:
+    def write(state: Any, key: str, value: Any) -> str | None:
+        original(state, key, value)
+        return None
+
+    return write
+
+
+patched(
+    "config_write_failure_reported_saved",
+    ("P141",),
+    "§5, §12: failures are visible; a config field that could not be written is not reported as saved",
+    "the settings menu drops the error of a config write it refused (the merged config would be invalid) and "
+    "says 'extension config saved' for a file it left unchanged (killed by rules/settings-menu 'a config field "
+    "that cannot be written is reported as not written, never as saved')",
+    "commands:_write_config_field",
+    _config_write_error_dropped,
 )

@@ -3,7 +3,7 @@
 The blitz mutants are judged this way in every run of the test command
 (``tests/blitz/test_blitz_exploration_and_mutants.py``); the PSC mutants were judged only by
 ``pi-continuity-harness mutants`` (CI runs a sample of 29). ``reread_trusts_memory`` (P3d)
-survived the suite unnoticed until an audit ran them all (4 December 2026). Here each of the 267
+survived the suite unnoticed until an audit ran them all (4 December 2026). Here each of the 277
 runs, as the kill matrix runs it (``mutants.matrix.suite_tags``: the scenarios of its rules), in
 batches of 48 to a pytest session (``features.suite.run_batch``).
 
