@@ -73,6 +73,8 @@ Feature: an-invalid-config-refuses-every-start
       | key            | settings                  |
       | writerAttempts | {"writerAttempts": "x"}   |
       | debugging      | {"debugging": true}       |
+      | debugging      | {"debugging": false}      |
+      | speedMode      | {"speedMode": false}      |
       | bogus          | {"bogus": 1}              |
 
   @rule-H120

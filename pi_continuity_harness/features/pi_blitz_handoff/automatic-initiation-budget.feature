@@ -79,6 +79,14 @@ Feature: automatic-initiation-budget
     Then one automatic handoff request was made
     And the handoff request the model received starts with "Team call template."
 
+  @rule-H62
+  Scenario: an automatic request defers prompts from the template request, like a command
+    Given the handoff settings are {"automaticSessionHandoff": true}
+    When the next turn reports 145,000 context tokens
+    Then one automatic handoff request was made
+    And the status widget showed "Waiting for Session Handoff"
+    And the status widget never showed "Inputs deferred"
+
   @rule-H55
   Scenario: a zero automatic threshold disables automatic initiation
     Given the handoff settings are {"automaticSessionHandoff": true, "automaticSessionHandoffPercent": 0}

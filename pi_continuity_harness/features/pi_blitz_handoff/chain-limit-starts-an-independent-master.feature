@@ -22,6 +22,8 @@ Feature: chain-limit-starts-an-independent-master
     Then Pi stayed in the receiver session
     And a notification was shown
     And the status widget no longer shows an active handoff
+    When the user asks "is the transfer done?" and the model answers
+    Then the model was asked "is the transfer done?"
 
   @rule-H107
   Scenario: a child session hands off itself, never its parent

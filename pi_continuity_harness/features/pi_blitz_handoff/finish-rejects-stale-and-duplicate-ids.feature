@@ -11,6 +11,13 @@ Feature: finish-rejects-stale-and-duplicate-ids
     And the second Finish call was rejected
     And Pi switched to a new session whose header links to the source session
 
+  @rule-H29b @rule-H20
+  Scenario: a template request after the accepted Finish does not reopen it for a second Finish
+    When the model writes the handoff, calls Finish, asks for the template again and calls Finish again
+    Then exactly 1 Finish call was accepted
+    And the second Finish call was rejected
+    And Pi switched to a new session whose header links to the source session
+
   @rule-H30 @rule-H31a
   Scenario: a Finish before the template is rejected
     When the user runs "/sh start" and the model calls Finish before asking for the template

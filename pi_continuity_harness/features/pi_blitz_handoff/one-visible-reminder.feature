@@ -43,6 +43,7 @@ Feature: one-visible-reminder
     When the model asks for the template, takes 2 seconds before writing, then writes and finishes
     Then exactly 1 handoff reminder was shown
     And exactly 1 Finish call was accepted
+    And the source model was asked nothing after the accepted Finish but the writer's last reply
     And Pi switched to a new session whose header links to the source session
 
   @needs-virtual-time @rule-H49a
@@ -58,4 +59,11 @@ Feature: one-visible-reminder
     When a first request is reminded after 2 seconds and cancelled
     And the model takes 2 seconds before asking for the template, then writes and finishes
     Then each of the two requests got exactly one reminder
+    And Pi switched to a new session whose header links to the source session
+
+  @needs-virtual-time @rule-H49a
+  Scenario: no reminder after the Finish was accepted
+    Given the handoff settings are {"readinessRetrySeconds": 1}
+    When the model writes the handoff, finishes it and takes 2 seconds over its last reply
+    Then exactly 0 handoff reminders were shown
     And Pi switched to a new session whose header links to the source session

@@ -34,6 +34,12 @@ Feature: prompts-deferred-from-writing-are-kept-in-order
     Then Pi switched to a new session whose header links to the source session
     And the receiver got "also check the logs" only inside the dossier it read
 
+  @rule-H102a
+  Scenario: prompts are captured into the configured recovery directory
+    Given the recovery directory is set to "$AGENT/recovery-configured"
+    When the user sends "also check the logs" and "then ship it" while the model writes the handoff, and the model stops before Finish
+    Then the recovery directory holds exactly one file, with both deferred prompts
+
   @rule-H46b
   Scenario: one capture window has one recovery file
     When the user sends "also check the logs" and "then ship it" while the model writes the handoff, and the model stops before Finish

@@ -84,6 +84,12 @@ Feature: settings-validate-and-persist-atomically
     Then the handoff config file holds "readinessRetrySeconds" = 5
     And the handoff config file holds "contextWarningPercent" = 50
 
+  @rule-H92
+  Scenario: Escape on a true/false choice saves nothing for it
+    When the user sets "readinessRetrySeconds" to "5" in /sh settings, then escapes the "deleteHandoffAfterReading" choice and closes the list
+    Then the handoff config file holds "readinessRetrySeconds" = 5
+    And the handoff config file holds "deleteHandoffAfterReading" = true
+
   @rule-H93
   Scenario: the template list holds the role's readable nonempty templates and a manual entry
     Given the managed template "call_team.cmpl" says "Team call template."

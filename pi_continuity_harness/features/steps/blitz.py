@@ -453,6 +453,34 @@ def _finish_first(world: World) -> None:
     sh_start(world, finish_reply("made-up-id-1"), Reply(text="I could not finish.", context_tokens=12_100))
 
 
+@when("the model writes the handoff, calls Finish, asks for the template again and calls Finish again")
+def _get_after_finish(world: World) -> None:
+    """H29b, H20: a GET after the accepted Finish returns the same snapshot; it does not reopen
+    the request for a second Finish."""
+    sh_start(
+        world,
+        get_reply(),
+        write_reply(),
+        finish_reply(),
+        get_reply(),
+        finish_reply(),
+        *submitted_then_receiver(),
+    )
+
+
+@when(
+    parsers.re(
+        r"the model writes the handoff, finishes it and takes (?P<seconds>\d+) seconds over its last reply"
+    )
+)
+def _slow_last_reply(world: World, seconds: str) -> None:
+    """H49a: the reminder asks to complete the template/Finish flow; a request whose Finish was
+    accepted has nothing left to complete, however long the writer's last reply takes."""
+    last, *receiver = submitted_then_receiver()
+    slow = last.model_copy(update={"latency_ms": int(seconds) * 1000})
+    sh_start(world, get_reply(), write_reply(), finish_reply(), slow, *receiver)
+
+
 @when("the model writes the handoff and calls Finish twice with the returned ID")
 def _finish_twice(world: World) -> None:
     sh_start(world, get_reply(), write_reply(), finish_reply(), finish_reply(), *submitted_then_receiver())
@@ -901,6 +929,27 @@ def _two_edits_then_escape(world: World, a: str, va: str, b: str, vb: str, c: st
     answers = [
         *settings_answers(world, a, va)[:-1],
         *settings_answers(world, b, vb)[:-1],
+        DialogAnswer(select=rf"/\b{c}\b/"),
+        DialogAnswer(cancel=True),
+        DialogAnswer(cancel=True),
+    ]
+    begin(world)
+    world.command("/sh settings", answers)
+
+
+@when(
+    parsers.re(
+        r'the user sets "(?P<a>[^"]+)" to "(?P<va>[^"]*)" in /sh settings, then escapes the "(?P<c>[^"]+)"'
+        r" choice and closes the list"
+    )
+)
+def _edit_then_escape_choice(world: World, a: str, va: str, c: str) -> None:
+    """H92: Escape on a setting's value (a true/false choice too) drops only that input; it is
+    no answer, so nothing is saved for it."""
+    world.start()
+    world.remembered["config_before"] = config_bytes(world)
+    answers = [
+        *settings_answers(world, a, va)[:-1],
         DialogAnswer(select=rf"/\b{c}\b/"),
         DialogAnswer(cancel=True),
         DialogAnswer(cancel=True),

@@ -134,8 +134,16 @@ def _dossier_gone(world: World) -> None:
 
 @then("the dossier is still there, unchanged")
 def _dossier_kept(world: World) -> None:
+    """H40b: same path, same content. Deferred prompts are appended before the cutover (H36);
+    without any the file holds exactly what the model wrote (an empty "deferred prompts" section
+    appended anyway is a change)."""
     path = dossier(world)
-    assert path.exists() and path.read_text(encoding="utf-8").startswith(DOSSIER_TEXT), f"{path}"
+    assert path.exists(), f"{path} is gone"
+    body = path.read_bytes().decode("utf-8", errors="surrogateescape")
+    if world.remembered.get("deferred"):
+        assert body.startswith(DOSSIER_TEXT), f"{path}: {body!r}"
+    else:
+        assert body == DOSSIER_TEXT, f"{path} is not as the model wrote it: {body!r}"
 
 
 # ===================================================================== the widget
@@ -908,6 +916,14 @@ def _help_listed(world: World) -> None:
 def _gitignore_unchanged(world: World) -> None:
     path = world.observe().project_dir / ".gitignore"
     assert path.read_text(encoding="utf-8") == world.remembered["gitignore"], path.read_text(encoding="utf-8")
+
+
+@then(parsers.re(r'the model was asked "(?P<value>[^"]+)"'))
+def _asked(world: World, value: str) -> None:
+    """The prompt reached the model (it was not captured): after a failed transfer no request is
+    left to defer it to (H123)."""
+    asked = [r for r in world.observe().requests("agent") if value in r.last_user_text()]
+    assert asked, f"{value!r} never reached the model"
 
 
 @then("the prompt sent before the template request reached the source model")
