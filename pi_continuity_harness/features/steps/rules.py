@@ -256,6 +256,24 @@ def _status_operation(world: World) -> None:
     )
 
 
+@then("the threshold notification came before the status shown during the synthesis")
+def _preparing_before_synthesis(world: World) -> None:
+    """Rule P90a: "native compaction reached its threshold; preparing durable Brief." announces
+    work about to start, so it is shown when the handoff begins, before the synthesis, not once the
+    Brief exists. Found by the fourth independent mutant round (``preparing_announced_after_synthesis``
+    held the notice back until the Brief was saved: same words, after the fact)."""
+    notes = [message for message, _ in new_notifications(world)]
+    preparing = [
+        i for i, m in enumerate(notes) if re.search(r"native compaction reached its threshold; preparing", m)
+    ]
+    panels = [i for i, m in enumerate(notes) if re.search(r"^\s*Status:", m, re.M)]
+    assert preparing, f"no threshold notification; notifications were: {notes}"
+    assert panels, f"no status was shown during the synthesis; notifications were: {notes}"
+    assert preparing[0] < panels[0], (
+        f"the threshold notification came after the status shown during the synthesis: {notes}"
+    )
+
+
 # --------------------------------------------------------------------- the extension config, refusals
 def _config_path(world: World) -> str:
     return str(world.observe().project_dir / CONFIG_DIR_NAME / "session-continuity.json")
@@ -426,6 +444,15 @@ def _summary_without(world: World, text: str) -> None:
     assert text not in summary, f"the compaction summary contains {text!r}"
 
 
+@then(parsers.re(r'the persisted compaction summary contains "(?P<text>[^"]+)"'))
+def _summary_with(world: World, text: str) -> None:
+    """The scripted text reached the summary as it was written (a scenario about its bytes, such
+    as the non-ASCII SHA-256 one of smoke 05, is then not vacuous)."""
+    summary = str(world.latest_compaction().get("summary", ""))
+    assert summary, "no compaction summary was persisted"
+    assert text in summary, f"the compaction summary does not contain {text!r}"
+
+
 def _summary_frontmatter(world: World) -> dict[str, Any]:
     return dict(world.latest_summary_brief().frontmatter)
 
@@ -511,6 +538,15 @@ def _set_field(world: World, topic: str, value: str, decision: str) -> None:
     _settings_field(world, f"synthesis {topic}", value, decision)
 
 
+@then("no notification says the extension config was saved")
+def _config_not_saved(world: World) -> None:
+    """Rule P141: a config write that failed is never announced as saved. Found by the fourth
+    independent mutant round (``config_write_failure_reported_saved`` dropped the write's error and
+    said "extension config saved" for a file it had not changed)."""
+    saved = [m for m, _ in new_notifications(world) if re.search(r"config[^.]*\bsaved\b", m, re.I)]
+    assert not saved, f"a notification says the extension config was saved: {saved}"
+
+
 @then("the user was asked to confirm writing the extension config")
 def _asked_to_confirm(world: World) -> None:
     confirms = [d for d in new_dialogs(world) if d.get("method") == "confirm" and not d.get("noUI")]
@@ -590,6 +626,27 @@ def _edit_settings(world: World, n: str) -> None:
 def _frontmatter_reserve(world: World, n: str) -> None:
     recorded = _summary_frontmatter(world).get("reserveTokens")
     assert recorded == int(n), f"reserveTokens is {recorded!r}, expected {n}"
+
+
+@then(
+    parsers.re(
+        r"the checkpoint Brief's frontmatter records reserveTokens (?P<r>\d[\d,]*) "
+        r"and keepRecentTokens (?P<k>\d[\d,]*)"
+    )
+)
+def _checkpoint_tokens(world: World, r: str, k: str) -> None:
+    """Rule P48 (spec §6, §12 "It records the current effective native token policy"): the one
+    pending Brief a checkpoint wrote records the values Pi uses for the active model, a
+    ``compaction.modelOverrides`` entry included. Found by the fourth independent mutant round
+    (``checkpoint_ignores_model_override``: the status read the override, the checkpoint did not)."""
+    pending = _files_of(world, "pending")
+    assert len(pending) == 1, f"expected one pending Brief, found {pending}"
+    brief = parse_brief(world.observe().on_disk(pending[0]).read_text(encoding="utf-8"))
+    assert brief is not None, f"{pending[0]} is not a Continuity Brief"
+    recorded = (brief.frontmatter.get("reserveTokens"), brief.frontmatter.get("keepRecentTokens"))
+    assert recorded == (number(r), number(k)), (
+        f"the checkpoint records {recorded}, expected {(number(r), number(k))}"
+    )
 
 
 # --------------------------------------------------------------------- what the synthesis model writes

@@ -543,6 +543,15 @@ def _committed(world: World) -> None:
     )
     event_id = world.latest_summary_brief().event_id
     assert f"{event_id}.md" in message, f"the committed message names another Brief: {message!r}"
+    # The archive path, as the step says: naming the pending file (gone once it is archived) also
+    # ends in <eventId>.md. Found by the fourth independent mutant round
+    # (commit_notice_names_pending_path).
+    match = re.search(r"disk-backed Brief (/\S+)\.$", message)
+    assert match is not None, message
+    named = world.observe().on_disk(match.group(1))
+    assert named.parent.name == "archive" and named.is_file(), (
+        f"the committed message names {match.group(1)}, which is not the archived Brief"
+    )
 
 
 @then("a notification reports that the compaction did not match the prepared Brief")

@@ -106,3 +106,14 @@ Feature: status-reports-every-field
     And Pi reloads
     And the user runs "/continuity status"
     Then the status output names the path of every pending Brief of this session
+
+  @rule-P60
+  Scenario: a checkpoint saved after a reload leaves the stale Brief in the status
+    A new Brief does not make an older pending one less stale: it stays on disk, inert, and the
+    status keeps naming it beside the new one.
+    Given the user has worked through 2 turns
+    And the user has saved a checkpoint
+    When Pi reloads
+    And the user runs "/continuity checkpoint"
+    And the user runs "/continuity status"
+    Then the status output names the path of every pending Brief of this session

@@ -21,6 +21,16 @@ Feature: settings-menu
     When the user sets the synthesis effort to "high" in /continuity settings and confirms
     Then the extension config file holds "synthesisEffort" = "high"
 
+  @rule-P141
+  Scenario: a config field that cannot be written is reported as not written, never as saved
+    The config already holds an invalid field, so merging another one into it would write an
+    invalid config: the change is refused, and the user is told so rather than that it was saved.
+    Given the extension config file holds {"enabled": "yes"}
+    When the user sets the synthesis effort to "high" in /continuity settings and confirms
+    Then a notification says the settings were not written
+    And no notification says the extension config was saved
+    And the extension config file holds "enabled" = "yes"
+
   @rule-P35
   Scenario: choosing synthesisModel inherit warns about its budget near the threshold
     When the user sets the synthesis model to "inherit" in /continuity settings and declines
@@ -78,6 +88,19 @@ Feature: settings-menu
     And the global settings hold compaction reserveTokens 93,000 and keepRecentTokens 55,800
     When the user runs "/continuity status"
     Then the status output shows the model window 372,000, reserve 74,400, effective trigger 297,600 at approximately 80.0% and keep recent 55,800 at approximately 15.0%
+
+  @rule-P48 @rule-P97a
+  Scenario: a checkpoint records the active model's override, as the status shows it
+    Given the active model has a context window of 372,000 tokens
+    And the project settings file holds unrelated settings:
+      """
+      {"compaction": {"modelOverrides": {"fake/fake-model": {"reserveTokens": 74400}}}}
+      """
+    And the global settings hold compaction reserveTokens 93,000 and keepRecentTokens 55,800
+    And the user has worked through 2 turns
+    When the user runs "/continuity checkpoint"
+    Then the checkpoint was accepted
+    And the checkpoint Brief's frontmatter records reserveTokens 74,400 and keepRecentTokens 55,800
 
   @rule-P49
   Scenario: Pi's prepared settings, not the file on disk, decide and are recorded

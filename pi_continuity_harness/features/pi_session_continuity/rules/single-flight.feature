@@ -42,3 +42,13 @@ Feature: single-flight
     And no compaction entry was persisted
     And exactly one pending Continuity Brief exists for this session
     And exactly one synthesis request was made
+
+  @rule-P108b
+  Scenario: after a failed checkpoint, a checkpoint is accepted again
+    Given the user has worked through 2 turns
+    And the synthesis model fails with an HTTP 500 error
+    When the user runs "/continuity checkpoint"
+    Then no pending Continuity Brief exists for this session
+    When the user runs "/continuity checkpoint"
+    Then the checkpoint was accepted
+    And exactly one pending Continuity Brief exists for this session

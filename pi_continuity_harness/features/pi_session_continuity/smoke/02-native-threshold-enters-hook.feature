@@ -12,6 +12,13 @@ Feature: native-threshold-enters-hook
     And the hook was given the settings enabled true, reserveTokens 50000 and keepRecentTokens 2000
     And a notification says native compaction reached its threshold and a durable Brief is being prepared
 
+  @needs-held-model-calls @rule-P90a
+  Scenario: the threshold notice is shown before the Brief is synthesized
+    Given the user runs "/continuity status" while the next Brief is being synthesized
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the threshold notification came before the status shown during the synthesis
+
   # Pi's own strict ">" (agent-session.js shouldCompact); holds for any extension.
   @host
   Scenario: the threshold is strict

@@ -51,3 +51,15 @@ Feature: compaction-summary-is-disk-brief
     Examples: manual
       | reason    | handoff_reason    |
       | manual    | manual-compaction |
+
+  @rule-P68c @rule-P2
+  Scenario: the details' SHA-256 is of the summary's UTF-8 bytes, non-ASCII text included
+    A Brief records the user's own words, which need not be ASCII; a hash of anything but the
+    exact UTF-8 bytes (text with accents dropped, another encoding) agrees with the summary only
+    while the Brief happens to be ASCII.
+    Given the synthesis model's Next Actions say "1. Vérifier le résumé « café » — naïve → 完了 ✓"
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the summary is the Brief the extension wrote on disk
+    And its details carry the continuityEventId and artifactPath of that Brief and the SHA-256 of the summary
+    And the persisted compaction summary contains "Vérifier le résumé « café » — naïve → 完了 ✓"

@@ -26,6 +26,17 @@ Feature: reload-stale-is-inert
     When Pi reloads
     Then a notification says a stale pending Continuity Brief was found for this session and left inert
 
+  @rule-P59a
+  Scenario: a stale pending Brief is reported at startup even while the settings are refused
+    Spec §13: startup reports a same-session pending Brief; a refusal of the native settings
+    (reported at the same startup) is no reason to leave the stale Brief unmentioned.
+    Given the user has worked through 2 turns
+    And the user has saved a checkpoint
+    When the project settings file is edited outside Pi to reserveTokens 400,000
+    And Pi restarts
+    Then a notification refuses: native compaction settings are invalid for the current model
+    And a notification says a stale pending Continuity Brief was found for this session and left inert
+
   @needs-fs-faults @rule-P59a @rule-P90h @rule-P112
   Scenario: a crash after the Brief was written leaves it pending and inert on restart
     Given Pi crashes right after the pending Brief is written
