@@ -546,7 +546,7 @@ def _committed(world: World) -> None:
     # The archive path, as the step says: naming the pending file (gone once it is archived) also
     # ends in <eventId>.md. Found by the fourth independent mutant round
     # (commit_notice_names_pending_path).
-    match = re.search(r"disk-backed Brief (/\S+)\.$", message)
+    match = re.search(r"disk-backed Brief (/.+)\.$", message)  # a path may hold spaces
     assert match is not None, message
     named = world.observe().on_disk(match.group(1))
     assert named.parent.name == "archive" and named.is_file(), (
