@@ -77,7 +77,7 @@ from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.scenario.workspace import EditFileError, HostPaths, apply_edit
 from pi_continuity_harness.simulator.agent_session import AgentSession, PromptRejectedError
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
-from pi_continuity_harness.simulator.json_copy import json_copy
+from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy, json_copy
 from pi_continuity_harness.simulator.meter import Meter
 from pi_continuity_harness.simulator.model_service import ModelCatalog, ScriptedModelService, SimModelRegistry
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
@@ -568,17 +568,36 @@ class SimHost:
 
         def send_message(message: dict[str, Any], trigger_turn: bool | None, deliver_as: str | None) -> None:
             # The message as it is now: on real Pi it crossed the bridge as JSON at this call, so a
-            # later change to it by the extension is not Pi's (``append_entry`` alike).
-            session.send_custom_message(json_copy(message), trigger_turn, deliver_as)
+            # later change to it by the extension is not Pi's (``append_entry`` alike), a set in
+            # its details is a list, bytes their ``str()`` (``bridge_copy``), and a NaN in it
+            # loses the call.
+            sent = bridge_copy(message)
+            if sent is not NOT_FOR_PI:
+                session.send_custom_message(sent, trigger_turn, deliver_as)
 
         b.send_message = send_message
-        b.send_user_message = session.send_user_message
+
+        def send_user_message(
+            content: str | list[dict[str, Any]], deliver_as: str | None, expand_prompt_templates: bool
+        ) -> None:
+            # The content as the bridge's JSON gives it to Pi (``send_message`` alike).
+            sent = bridge_copy(content)
+            if sent is not NOT_FOR_PI:
+                session.send_user_message(sent, deliver_as, expand_prompt_templates)
+
+        b.send_user_message = send_user_message
 
         def append_entry(custom_type: str, data: Any) -> None:
             # The data as it is now: on real Pi it crossed the bridge as JSON at this call
             # (``BridgeExtensionAPI.append_entry``), so a later change to it, by the extension,
-            # is not Pi's; a tuple is a list.
-            entry_id = session.session_manager.append_custom_entry(custom_type, json_copy(data))
+            # is not Pi's; a tuple or a set is a list, an int key a string key, bytes or a path
+            # their ``str()``, 1.0 the integer 1 (``bridge_copy``). With a NaN or an infinity in
+            # it the bridge's line is not JSON and Pi never sees the call: no entry, no error.
+            sent = bridge_copy([custom_type, data])
+            if sent is NOT_FOR_PI:
+                return
+            custom_type, data = sent
+            entry_id = session.session_manager.append_custom_entry(custom_type, data)
             host.trace.emit("session", "entry_appended", entryType="custom", id=entry_id)
             host.record_rpc({"type": "entry_appended", "entry": session.session_manager.get_entry(entry_id)})
 

@@ -14,14 +14,23 @@ infinities as ``NaN``/``Infinity``, which read back as such; a lone surrogate as
 reads back as itself). Only data of exactly these types is copied here (dicts with string keys,
 lists, tuples); anything else (another key type, a subclass, a set, a cycle) is handed to
 ``json.loads(json.dumps(value))`` whole, so it gives what it always gave, errors included.
+
+:func:`bridge_copy` is the copy of what a Python extension hands Pi itself (``append_entry``,
+``send_message``, ``send_user_message``): the bridge's own encoding
+(``api/wire_json.py``), read back as Pi reads it and writes it again, so a set is a list,
+``1.0`` is ``1`` and a NaN loses the call, as on real Pi.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import math
+from decimal import Decimal
+from typing import Any, Final
 
-__all__ = ["json_copy", "json_copy_or_same"]
+from pi_continuity_harness.api.wire_json import wire_dumps
+
+__all__ = ["NOT_FOR_PI", "bridge_copy", "json_copy", "json_copy_or_same"]
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 
@@ -62,3 +71,59 @@ def json_copy_or_same(value: Any) -> Any:
         return json_copy(value)
     except (TypeError, ValueError):
         return value
+
+
+class _NotForPi:
+    """The type of :data:`NOT_FOR_PI`."""
+
+    def __repr__(self) -> str:
+        return "NOT_FOR_PI"
+
+
+#: What :func:`bridge_copy` returns for data whose bridge line Pi cannot parse (a NaN, an
+#: infinity): on real Pi that call never reaches Pi.
+NOT_FOR_PI: Final = _NotForPi()
+
+
+class _NotJsonError(Exception):
+    """The line holds ``NaN``, ``Infinity`` or ``-Infinity``: ``JSON.parse`` throws on it."""
+
+
+def bridge_copy(value: Any) -> Any:
+    """``value`` as Pi has it after a Python extension handed it over, and as Python reads it
+    back (an entry of ``get_entries()``, an event): encoded as the bridge's
+    ``Connection.send`` encodes it (:func:`~pi_continuity_harness.api.wire_json.wire_dumps`:
+    a set, a frozenset or a tuple a list, an int, float, bool or ``None`` key its JSON text,
+    bytes or another object its ``str()``, a dataclass its fields), parsed as ``JSON.parse``
+    parses it and written again as ``JSON.stringify`` writes it (:func:`_js_number`), sharing
+    nothing with ``value``. A tuple key raises ``TypeError`` and a cycle ``ValueError``, as the
+    bridge's ``json.dumps`` does at the call. A NaN or an infinity gives :data:`NOT_FOR_PI`:
+    the bridge writes ``NaN``/``Infinity``, ``JSON.parse`` throws, and ``bridge.ts`` ``onData``
+    drops the line ("[harness bridge] unparsable line from Python" on Pi's stderr), so the
+    call is lost without an error in the extension."""
+    try:
+        return json.loads(
+            wire_dumps(value), parse_int=_js_number, parse_float=_js_number, parse_constant=_not_json
+        )
+    except _NotJsonError:
+        return NOT_FOR_PI
+
+
+def _not_json(name: str) -> Any:
+    raise _NotJsonError(name)
+
+
+def _js_number(text: str) -> int | float | None:
+    """A JSON number as Python reads it after ``JSON.parse`` and ``JSON.stringify``: the
+    nearest double, written as an integer when it is one below 1e21 (``1.0`` is ``1``, ``-0.0``
+    is ``0``, ``2**64`` is ``18446744073709552000``: ECMA-262 Number::toString), an infinity
+    (an int beyond the doubles) as ``null``."""
+    if len(text) <= 15 and "." not in text and "e" not in text and "E" not in text:
+        return int(text)  # below 10**15 < 2**53: the double is the same integer
+    number = float(text)
+    if math.isinf(number):
+        return None
+    if number.is_integer() and abs(number) < 1e21:
+        # repr is the shortest text that reads back as the double, as Number::toString's.
+        return int(Decimal(repr(number)))
+    return number

@@ -3,7 +3,8 @@
 Each test runs the same operations on both targets with a probe of
 ``extensions/probe_fidelity.py``: the commands of ``surface`` notify what the API returned as
 JSON; ``mutator``, ``keeper``, ``tool_keeper`` and ``call_keeper`` change in place what Pi gave
-them or what they gave Pi; ``imager`` sends a user message with an image part. Each test asserts
+them or what they gave Pi; ``imager`` sends a user message with an image part; ``odd_data``
+hands Pi data JSON cannot take as it is. Each test asserts
 real Pi's answer explicitly (so a mistake both targets share cannot pass) and then that the
 simulator's whole observation is the same
 (:func:`realpi.test_differential_fidelity.assert_equivalent`).
@@ -336,4 +337,57 @@ def test_send_user_message_with_an_image_part(targets: Targets) -> None:
     [request] = real.requests("agent")
     user = request.request.messages[-1]
     assert [part["type"] for part in user["content"]] == ["text", "image"]
+    assert_equivalent(real, sim)
+
+
+ODD = "probe_fidelity:odd_data"
+
+
+def test_data_json_cannot_take_as_it_is_reaches_pi_as_the_bridge_encodes_it(targets: Targets) -> None:
+    real, sim = play(targets, scenario({}), [{"command": "/odd"}, {"command": "/oddmsg"}], ODD)
+    odd = notes(real)["odd"]
+    # The bridge's json.dumps (api/wire_json.py): a set, frozenset or tuple a list, int, float,
+    # bool and None keys their JSON text, bytes and a path their str(), a dataclass its fields;
+    # a tuple key raises TypeError at the call. Pi parses numbers as doubles and writes them
+    # back with JSON.stringify: 1.0 is 1, -0.0 is 0, 2**64 rounded, 10**400 Infinity -> null.
+    assert odd["outcomes"] == {
+        "set": "ok",
+        "frozenset": "ok",
+        "nested-set": "ok",
+        "int-keys": "ok",
+        "float-key": "ok",
+        "bool-key": "ok",
+        "none-key": "ok",
+        "tuple-key": "TypeError",
+        "bytes": "ok",
+        "path": "ok",
+        "dataclass": "ok",
+        "numbers": "ok",
+    }
+    assert odd["entries"] == [
+        ["set", [1, 2, 3], True],
+        ["frozenset", ["a"], True],
+        ["nested-set", {"s": [5], "t": [1, [2, 3]]}, True],
+        ["int-keys", {"1": "one", "2": {"3": "three"}}, True],
+        ["float-key", {"2.5": "x"}, True],
+        ["bool-key", {"true": "t", "false": "f"}, True],
+        ["none-key", {"null": "n"}, True],
+        ["bytes", "b'ab'", True],
+        ["path", "a/b", True],
+        ["dataclass", {"x": 1, "y": [2]}, True],
+        ["numbers", [1, 0, 18446744073709552000, None, 1e21, 1e300, 0.1, 9007199254740992], True],
+    ]
+    numbers = odd["entries"][-1][1]
+    assert [type(n).__name__ for n in numbers[:3]] == ["int", "int", "int"]
+    assert notes(real)["oddmsg"] == {"outcome": "ok", "details": [{"s": [1], "b": "b'x'"}]}
+    assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)
+
+
+def test_append_entry_with_nan_or_infinity_never_reaches_pi(targets: Targets) -> None:
+    real, sim = play(targets, scenario({}), [{"command": "/nan"}], ODD)
+    # The bridge writes NaN/Infinity, JSON.parse throws and bridge.ts drops the line: no entry,
+    # no error in the extension.
+    assert notes(real)["nan"] == {"outcomes": ["ok", "ok", "ok"], "entries": [["one", 1, True]]}
+    assert notes(sim) == notes(real)
     assert_equivalent(real, sim)

@@ -5,14 +5,15 @@ and resolves the futures of this side's calls when their replies arrive. The cod
 Pi's JSON into the extension API's Python values and back: models (:func:`model_from_wire`),
 event payloads (:func:`build_event`, a :mod:`~pi_continuity_harness.api.events` dataclass or a
 :class:`GenericEvent`), handler results (:func:`result_to_wire`, ``None`` being JavaScript's
-``undefined``) and tool declarations (:func:`tool_to_wire`). Pi's own stale-context and
-not-initialized errors come back as the API's exceptions (:func:`unwrap_reply`).
+``undefined``) and tool declarations (:func:`tool_to_wire`). A line's encoding
+(``wire_dumps``, and ``result_to_wire``) is ``api/wire_json.py``'s, which the simulator shares.
+Pi's own stale-context and not-initialized errors come back as the API's exceptions
+(:func:`unwrap_reply`).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import itertools
 import json
 import sys
@@ -26,13 +27,9 @@ from pi_continuity_harness.api.events import (
     AgentSettledEvent,
     AgentStartEvent,
     BeforeAgentStartEvent,
-    BeforeCompactResult,
-    BeforeSwitchResult,
     CompactionPreparation,
-    CompactionResult,
     CompactionSettings,
     InputEvent,
-    InputResult,
     MessageEndEvent,
     MessageStartEvent,
     ModelSelectEvent,
@@ -58,8 +55,8 @@ from pi_continuity_harness.api.extension_api import (
     NotInitializedError,
     StaleContextError,
     ToolDefinition,
-    ToolResult,
 )
+from pi_continuity_harness.api.wire_json import result_to_wire, wire_dumps
 from pi_continuity_harness.errors import TargetError
 
 __all__ = [
@@ -105,48 +102,6 @@ def model_from_wire(data: Any) -> Model | None:
         reasoning=bool(data.get("reasoning")),
         input=tuple(str(i) for i in data.get("input") or ("text",)),
     )
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "to_json"):
-        return value.to_json()
-    if isinstance(value, BeforeCompactResult | BeforeSwitchResult | InputResult):
-        return result_to_wire(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    return str(value)
-
-
-def result_to_wire(value: Any) -> Any:
-    """A handler's return value in Pi's JSON shape (``None`` stays ``None``: undefined)."""
-    if isinstance(value, BeforeCompactResult):
-        out: Json = {}
-        if value.cancel:
-            out["cancel"] = True
-        if value.compaction is not None:
-            out["compaction"] = value.compaction.to_json()
-        return out
-    if isinstance(value, BeforeSwitchResult):
-        return {"cancel": True} if value.cancel else {}
-    if isinstance(value, InputResult):
-        data: Json = {"action": value.action}
-        if value.text is not None:
-            data["text"] = value.text
-        if value.images is not None:
-            data["images"] = value.images
-        return data
-    if isinstance(value, CompactionResult):
-        return value.to_json()
-    if isinstance(value, ToolResult):
-        return {
-            "content": value.content,
-            "details": value.details,
-            "isError": value.is_error,
-            "terminate": value.terminate,
-        }
-    return value
 
 
 def describe_error(error: BaseException) -> str:
@@ -347,7 +302,7 @@ class Connection:
         self.closed = False
 
     def send(self, message: Json) -> None:
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+        data = wire_dumps(message)
         with self._write_lock:
             try:
                 self._writer.write(data.encode("utf-8") + b"\n")

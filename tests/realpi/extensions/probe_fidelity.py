@@ -9,14 +9,18 @@
   the reply's shape: stop reason, content block types, text and thinking (and ``errorMessage``
   when the reply has one).
 * ``session_id``: ``/probe-session`` reports the session id and the session file's name.
+* ``odd_data``: ``/odd``, ``/oddmsg`` and ``/nan`` hand Pi data JSON cannot take as it is
+  (a set, int keys, bytes, a NaN...) and notify what Pi stored.
 * ``witness``: writes its summary to ``.pi/early.md`` in the hook and to ``.pi/late.md`` in
   ``session_compact`` (the ``summaryFiles`` witness must name the first only).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import pathlib
 from typing import Any
 
 from pi_continuity_harness.api import ExtensionAPI, ExtensionContext, ToolDefinition, ToolResult
@@ -500,3 +504,81 @@ def imager(pi: ExtensionAPI) -> None:
         )
 
     pi.register_command("img", img)
+
+
+def odd_data(pi: ExtensionAPI) -> None:
+    """What a Python extension's data that JSON cannot take as it is becomes on its way to Pi.
+
+    * ``/odd``: ``append_entry`` with a set, a frozenset, a tuple, dicts with int, float, bool
+      and ``None`` keys, a tuple key, bytes, a ``Path``, a dataclass; notifies each call's
+      outcome (``ok`` or the exception's type) and then the custom entries' data.
+    * ``/oddmsg``: ``send_message`` whose ``details`` hold a set and bytes; notifies the custom
+      message entry's details.
+    * ``/nan``: ``append_entry`` with NaN, then with infinity, then with 1; notifies outcomes
+      and the custom entries' data.
+    """
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+        y: list[int]
+
+    def note(ctx: Any, label: str, value: Any) -> None:
+        ctx.ui.notify(f"{label}: {json.dumps(value, sort_keys=True)}", "info")
+
+    def customs(ctx: Any) -> list[Any]:
+        return [
+            [e["customType"], e.get("data"), "data" in e]
+            for e in ctx.session_manager.get_entries()
+            if e["type"] == "custom"
+        ]
+
+    def outcome(call: Any) -> str:
+        try:
+            call()
+        except Exception as error:
+            return type(error).__name__
+        return "ok"
+
+    async def odd(args: str, ctx: Any) -> None:
+        values: list[tuple[str, Any]] = [
+            ("set", {3, 1, 2}),
+            ("frozenset", frozenset({"a"})),
+            ("nested-set", {"s": {5}, "t": (1, (2, 3))}),
+            ("int-keys", {1: "one", 2: {3: "three"}}),
+            ("float-key", {2.5: "x"}),
+            ("bool-key", {True: "t", False: "f"}),
+            ("none-key", {None: "n"}),
+            ("tuple-key", {(1, 2): "x"}),
+            ("bytes", b"ab"),
+            ("path", pathlib.PurePosixPath("a/b")),
+            ("dataclass", Point(1, [2])),
+            ("numbers", [1.0, -0.0, 2**64, 10**400, 1e21, 1e300, 0.1, 2**53 + 1]),
+        ]
+        outcomes = {label: outcome(lambda v=value, n=label: pi.append_entry(n, v)) for label, value in values}
+        note(ctx, "odd", {"outcomes": outcomes, "entries": customs(ctx)})
+
+    async def oddmsg(args: str, ctx: Any) -> None:
+        message = {
+            "customType": "odd",
+            "content": "odd content",
+            "display": True,
+            "details": {"s": {1}, "b": b"x"},
+        }
+        sent = outcome(lambda: pi.send_message(message))
+        details = [
+            e.get("details") for e in ctx.session_manager.get_entries() if e["type"] == "custom_message"
+        ]
+        note(ctx, "oddmsg", {"outcome": sent, "details": details})
+
+    async def nan(args: str, ctx: Any) -> None:
+        outcomes = [
+            outcome(lambda: pi.append_entry("nan", {"x": float("nan")})),
+            outcome(lambda: pi.append_entry("inf", [float("inf")])),
+            outcome(lambda: pi.append_entry("one", 1)),
+        ]
+        note(ctx, "nan", {"outcomes": outcomes, "entries": customs(ctx)})
+
+    pi.register_command("odd", odd)
+    pi.register_command("oddmsg", oddmsg)
+    pi.register_command("nan", nan)

@@ -1,0 +1,133 @@
+"""What a Python extension hands Pi crosses the bridge as JSON, on the simulator as on real Pi.
+
+On real Pi a Python extension's ``append_entry``, ``send_message`` and ``send_user_message``
+are lines the bridge writes with Python's ``json`` (``api/wire_json.py`` ``wire_dumps``, shared
+by both targets) and Pi reads with ``JSON.parse`` (``targets/realpi/bridge.ts`` ``onData``);
+each ``input`` handler's event is parsed anew from Pi's JSON (``bridge.ts``
+``registerHandler``; Pi's ``emitInput``, ``dist/core/extensions/runner.js:1214-1249``). The
+probes of ``tests/realpi/test_differential_api_surface.py`` showed real Pi's answers; these
+tests hold the simulator to them without a Pi.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import pathlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy
+
+from .helpers import base, entries, run, session_entries
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: list[int]
+
+
+def _customs(result: Any) -> list[tuple[str, Any]]:
+    return [(e["customType"], e.get("data")) for e in entries(result) if e["type"] == "custom"]
+
+
+def test_append_entry_data_json_cannot_take_as_it_is_is_what_the_bridge_makes_of_it(tmp_path: Path) -> None:
+    """A set or a tuple is a list, an int, float, bool or None key its JSON text, bytes and a
+    path their ``str()``, a dataclass its fields (the bridge's ``json.dumps`` default); numbers
+    are JavaScript's (1.0 is 1); a tuple key raises ``TypeError`` at the call."""
+    raised: list[str] = []
+
+    def factory(pi: ExtensionAPI) -> None:
+        async def odd(args: str, ctx: Any) -> None:
+            pi.append_entry("set", {3, 1, 2})
+            pi.append_entry("keys", {1: "one", None: "n", False: "f", 2.5: {"deep": (1, {5})}})
+            pi.append_entry("bytes", b"ab")
+            pi.append_entry("path", pathlib.PurePosixPath("a/b"))
+            pi.append_entry("dataclass", Point(1, [2]))
+            pi.append_entry("numbers", [1.0, -0.0, 2**64, 10**400])
+            try:
+                pi.append_entry("tuple-key", {(1, 2): "x"})
+            except TypeError as error:
+                raised.append(type(error).__name__)
+
+        pi.register_command("odd", odd)
+
+    scenario = base(model={"agent": [{"text": "ok"}]}, operations=[{"command": "/odd"}, {"prompt": "hi"}])
+    result = run(tmp_path, scenario, factory)
+    assert raised == ["TypeError"]
+    expected = [
+        ("set", [1, 2, 3]),
+        ("keys", {"1": "one", "null": "n", "false": "f", "2.5": {"deep": [1, [5]]}}),
+        ("bytes", "b'ab'"),
+        ("path", "a/b"),
+        ("dataclass", {"x": 1, "y": [2]}),
+        ("numbers", [1, 0, 18446744073709552000, None]),
+    ]
+    assert _customs(result) == expected
+    assert [type(n) for n in expected[-1][1]] == [int, int, int, type(None)]
+    in_file = [(e["customType"], e.get("data")) for e in session_entries(result) if e["type"] == "custom"]
+    assert in_file == expected
+
+
+def test_append_entry_with_nan_or_infinity_is_lost_without_an_error(tmp_path: Path) -> None:
+    """The bridge writes ``NaN``/``Infinity``, which ``JSON.parse`` refuses: bridge.ts drops
+    the line, so Pi never sees the call and the extension sees no error."""
+
+    def factory(pi: ExtensionAPI) -> None:
+        async def nan(args: str, ctx: Any) -> None:
+            pi.append_entry("nan", {"x": math.nan})
+            pi.append_entry("inf", [-math.inf])
+            pi.append_entry("one", 1)
+            pi.send_message({"customType": "nan", "content": "c", "display": True, "details": math.nan})
+
+        pi.register_command("nan", nan)
+
+    result = run(tmp_path, base(operations=[{"command": "/nan"}]), factory)
+    assert _customs(result) == [("one", 1)]
+    assert [e["type"] for e in entries(result)].count("custom_message") == 0
+    assert not [r for r in result.host.trace.records if r["name"] == "extension_error"]
+
+
+def test_send_message_details_with_a_set_and_bytes_cross_as_the_bridge_encodes_them(tmp_path: Path) -> None:
+    def factory(pi: ExtensionAPI) -> None:
+        async def oddmsg(args: str, ctx: Any) -> None:
+            pi.send_message(
+                {"customType": "odd", "content": "c", "display": True, "details": {"s": {1}, "b": b"x"}}
+            )
+
+        pi.register_command("oddmsg", oddmsg)
+
+    result = run(tmp_path, base(operations=[{"command": "/oddmsg"}]), factory)
+    [message] = [e for e in entries(result) if e["type"] == "custom_message"]
+    assert message["details"] == {"s": [1], "b": "b'x'"}
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (1.0, 1),
+        (-0.0, 0),
+        (2**53 + 1, 2**53),
+        (2**64, 18446744073709552000),
+        (10**400, None),
+        (1e21, 1e21),
+        (1e20, 100000000000000000000),
+        (0.1, 0.1),
+        (-12345, -12345),
+        (123456789012345678, 123456789012345680),
+    ],
+)
+def test_a_number_is_what_json_parse_and_json_stringify_make_of_it(value: Any, expected: Any) -> None:
+    """ECMA-262 Number::toString: an integral double below 1e21 is written without a fraction
+    or exponent, in the shortest digits that read back as the double."""
+    copied = bridge_copy([value])[0]
+    assert copied == expected and type(copied) is type(expected)
+
+
+def test_bridge_copy_of_nan_anywhere_is_not_for_pi() -> None:
+    assert bridge_copy({"a": [1, {"b": math.inf}]}) is NOT_FOR_PI
+    assert bridge_copy(["NaN", "Infinity"]) == ["NaN", "Infinity"]  # strings are not numbers
