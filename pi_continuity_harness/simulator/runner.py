@@ -255,12 +255,26 @@ class ExtensionRunner:
         return result
 
     async def emit_input(self, event: InputEvent) -> InputResult:
+        """runner.js:1214-1249 ``emitInput``: each handler gets the text and images as they are
+        now, a transform replaces the text (and the images when it has some), ``handled`` ends.
+
+        Each handler's event is its own JSON copy (:func:`bridged_copy`): on real Pi a Python
+        handler's event is parsed anew from the bridge's JSON for each call (``bridge.ts``
+        ``registerHandler``), so a handler that changes ``event.images`` in place (adds an
+        image, changes one) changes neither what the next handler sees nor the prompt's images.
+        A transform's images crossed back as JSON too: the handler's own list and dicts are
+        not the prompt's."""
         ctx = self.create_context()
         text, images = event.text, event.images
         for record, handlers in self.handlers_of("input"):
             for handler in handlers:
-                current = InputEvent(
-                    text=text, images=images, source=event.source, streaming_behavior=event.streaming_behavior
+                current = bridged_copy(
+                    InputEvent(
+                        text=text,
+                        images=images,
+                        source=event.source,
+                        streaming_behavior=event.streaming_behavior,
+                    )
                 )
                 try:
                     value = await self.call_handler(handler, current, ctx)
@@ -274,7 +288,7 @@ class ExtensionRunner:
                     return result
                 if result.action == "transform":
                     text = result.text if result.text is not None else text
-                    images = result.images if result.images is not None else images
+                    images = json_copy_or_same(result.images) if result.images is not None else images
         if text != event.text or images is not event.images:
             return InputResult("transform", text, images)
         return InputResult("continue")

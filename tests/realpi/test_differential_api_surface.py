@@ -4,7 +4,8 @@ Each test runs the same operations on both targets with a probe of
 ``extensions/probe_fidelity.py``: the commands of ``surface`` notify what the API returned as
 JSON; ``mutator``, ``keeper``, ``tool_keeper`` and ``call_keeper`` change in place what Pi gave
 them or what they gave Pi; ``imager`` sends a user message with an image part; ``odd_data``
-hands Pi data JSON cannot take as it is. Each test asserts
+hands Pi data JSON cannot take as it is; ``input_imager``'s first ``input`` handler changes the
+prompt's images in place. Each test asserts
 real Pi's answer explicitly (so a mistake both targets share cannot pass) and then that the
 simulator's whole observation is the same
 (:func:`realpi.test_differential_fidelity.assert_equivalent`).
@@ -16,6 +17,7 @@ import json
 from typing import Any
 
 import pytest
+from realpi.extensions.probe_fidelity import PIXEL
 from realpi.test_differential_fidelity import LONG, Targets, assert_equivalent, play, scenario
 
 pytestmark = pytest.mark.realpi
@@ -390,4 +392,28 @@ def test_append_entry_with_nan_or_infinity_never_reaches_pi(targets: Targets) ->
     # no error in the extension.
     assert notes(real)["nan"] == {"outcomes": ["ok", "ok", "ok"], "entries": [["one", 1, True]]}
     assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)
+
+
+def test_input_handlers_each_get_their_own_images(targets: Targets) -> None:
+    sc = scenario(
+        {"agent": [{"text": "seen"}]},
+        models=[{"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000, "images": True}],
+    )
+    op = {"prompt": {"text": "look", "images": [{"data": PIXEL, "mimeType": "image/png"}]}}
+    real, sim = play(targets, sc, [op], "probe_fidelity:input_imager")
+    # emitInput (runner.js:1214-1249) hands each handler the images; through the bridge each
+    # handler's event is parsed anew, so the first handler's in-place change reaches neither
+    # the second handler nor the prompt (one image, no "extra"), and the images the second
+    # returned crossed as JSON: the third handler's change to them is not Pi's.
+    assert real.notifications == [
+        ('input: {"text": "look", "images": [["data", "mimeType", "type"]]}', "info")
+    ]
+    [request] = real.requests("agent")
+    user = request.request.messages[-1]
+    assert [part["type"] for part in user["content"]] == ["text", "image"]
+    assert user["content"][0]["text"] == "look (transformed)"
+    assert user["content"][1]["data"] == PIXEL
+    assert "MUTATED" not in json.dumps(real.session_file_entries())
+    assert sim.notifications == real.notifications
     assert_equivalent(real, sim)

@@ -12,6 +12,7 @@ tests hold the simulator to them without a Pi.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import pathlib
 from pathlib import Path
@@ -22,7 +23,10 @@ import pytest
 from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy
 
-from .helpers import base, entries, run, session_entries
+from .helpers import agent_requests, base, entries, run, session_entries
+
+#: A 1x1 black RGB PNG.
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGNgYGAAAAAEAAH2FzhVAAAAAElFTkSuQmCC"
 
 
 @dataclasses.dataclass
@@ -104,6 +108,50 @@ def test_send_message_details_with_a_set_and_bytes_cross_as_the_bridge_encodes_t
     result = run(tmp_path, base(operations=[{"command": "/oddmsg"}]), factory)
     [message] = [e for e in entries(result) if e["type"] == "custom_message"]
     assert message["details"] == {"s": [1], "b": "b'x'"}
+
+
+def test_an_input_handler_changing_event_images_in_place_changes_neither_the_next_handler_nor_the_prompt(
+    tmp_path: Path,
+) -> None:
+    """runner.js:1214-1249 hands each handler ``currentImages``; a Python handler gets them parsed
+    anew from the bridge's JSON, so an in-place change (a key added, an image appended) is its
+    own. A transform's images cross back as JSON too: changing them after returning them
+    changes nothing of Pi's."""
+    seen: list[Any] = []
+    returned: list[Any] = []
+
+    def factory(pi: ExtensionAPI) -> None:
+        def change(event: Any, ctx: Any) -> None:
+            event.images[0]["extra"] = "MUTATED"
+            event.images.append(dict(event.images[0]))
+
+        def look(event: Any, ctx: Any) -> Any:
+            seen.append([sorted(image) for image in event.images])
+            images = [dict(image) for image in event.images]
+            returned.append(images)
+            return {"action": "transform", "text": event.text + "!", "images": images}
+
+        def later(event: Any, ctx: Any) -> None:
+            returned[0][0]["data"] = "CHANGED-AFTER-RETURN"
+
+        pi.on("input", change)
+        pi.on("input", look)
+        pi.on("input", later)
+
+    scenario = base(
+        models=[{"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000, "images": True}],
+        model={"agent": [{"text": "seen"}]},
+        operations=[{"prompt": {"text": "look", "images": [{"data": PIXEL, "mimeType": "image/png"}]}}],
+    )
+    result = run(tmp_path, scenario, factory)
+    assert seen == [[["data", "mimeType", "type"]]]
+    [request] = agent_requests(result)
+    user = request.messages[-1]
+    assert user["content"] == [
+        {"type": "text", "text": "look!"},
+        {"type": "image", "data": PIXEL, "mimeType": "image/png"},
+    ]
+    assert "MUTATED" not in json.dumps(session_entries(result))
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@
 * ``session_id``: ``/probe-session`` reports the session id and the session file's name.
 * ``odd_data``: ``/odd``, ``/oddmsg`` and ``/nan`` hand Pi data JSON cannot take as it is
   (a set, int keys, bytes, a NaN...) and notify what Pi stored.
+* ``input_imager``: three ``input`` handlers, the first changing ``event.images`` in place.
 * ``witness``: writes its summary to ``.pi/early.md`` in the hook and to ``.pi/late.md`` in
   ``session_compact`` (the ``summaryFiles`` witness must name the first only).
 """
@@ -582,3 +583,31 @@ def odd_data(pi: ExtensionAPI) -> None:
     pi.register_command("odd", odd)
     pi.register_command("oddmsg", oddmsg)
     pi.register_command("nan", nan)
+
+
+def input_imager(pi: ExtensionAPI) -> None:
+    """Three ``input`` handlers on a prompt with one image: the first changes ``event.images``
+    in place (adds a key to the image and a second image) and returns nothing; the second
+    notifies what it sees and transforms the text, returning copies of the images it keeps; the
+    third changes those kept images. On real Pi each handler's event is parsed anew from JSON
+    and a handler's result crosses back as JSON (the bridge), so none of it reaches Pi."""
+    kept: list[Any] = []
+
+    def change(event: Any, ctx: Any) -> None:
+        if event.images:
+            event.images[0]["extra"] = "MUTATED"
+            event.images.append(dict(event.images[0]))
+
+    def look(event: Any, ctx: Any) -> Any:
+        seen = [sorted(image) for image in event.images or []]
+        ctx.ui.notify("input: " + json.dumps({"text": event.text, "images": seen}), "info")
+        kept.extend(dict(image) for image in event.images or [])
+        return {"action": "transform", "text": event.text + " (transformed)", "images": kept}
+
+    def later(event: Any, ctx: Any) -> None:
+        for image in kept:
+            image["data"] = "CHANGED-AFTER-RETURN"
+
+    pi.on("input", change)
+    pi.on("input", look)
+    pi.on("input", later)
