@@ -181,6 +181,12 @@ class BeforeTreeResult:
 
 @dataclass(frozen=True)
 class InputResult:
+    """An ``input`` handler's result. A ``transform`` replaces the text with ``text`` as it is
+    (``currentText = result.text``, runner.js:1232): one without a text leaves Pi none, and a
+    prompt that expands templates (every RPC or interactive prompt) then fails with
+    ``Cannot read properties of undefined (reading 'startsWith')`` (agent-session.js:1754,
+    1821). ``images`` replace the prompt's only when given."""
+
     action: Literal["continue", "transform", "handled"]
     text: str | None = None
     images: list[JsonObject] | None = None

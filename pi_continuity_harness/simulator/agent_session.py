@@ -754,7 +754,9 @@ class AgentSession:
             raise PromptRejectedError(PROMPT_DURING_COMPACTION)
         self._prompt_preflight_count += 1
         try:
-            trigger = await self._prepare_prompt(text, source, streaming_behavior, preflight, images)
+            trigger = await self._prepare_prompt(
+                text, source, streaming_behavior, preflight, images, expand_prompt_templates
+            )
         finally:
             self._prompt_preflight_count -= 1
         if trigger is not None:
@@ -807,6 +809,7 @@ class AgentSession:
         streaming_behavior: Literal["steer", "followUp"] | None,
         preflight: Callable[[str], None] | None,
         images: tuple[dict[str, Any], ...] = (),
+        expand_prompt_templates: bool = True,
     ) -> _Trigger | None:
         runner = self._runner()
         behavior = streaming_behavior if self.is_streaming else None
@@ -822,6 +825,13 @@ class AgentSession:
                 if preflight:
                     preflight("handled")
                 return None
+            if result.action == "transform" and result.text_error is not None and expand_prompt_templates:
+                # A transform left no string text: ``_expandSkillCommand`` throws
+                # (agent-session.js:1754, 1821), and the prompt fails with V8's message.
+                # (Without expansion, ``sendUserMessage``'s default, Pi goes on with the
+                # text-less message, which breaks every later request: not modelled, the
+                # last string text stands in for it.)
+                raise PromptRejectedError(result.text_error)
             if result.action == "transform" and result.text is not None:
                 current = result.text
             if result.action == "transform" and result.images is not None:

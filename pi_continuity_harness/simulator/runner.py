@@ -58,6 +58,7 @@ __all__ = [
     "REPLACED_SESSION",
     "ExtensionRecord",
     "ExtensionRunner",
+    "InputOutcome",
     "ReadonlySessionView",
     "RuntimeBindings",
     "SimExtensionAPI",
@@ -254,7 +255,7 @@ class ExtensionRunner:
                             return result
         return result
 
-    async def emit_input(self, event: InputEvent) -> InputResult:
+    async def emit_input(self, event: InputEvent) -> InputOutcome:
         """runner.js:1214-1249 ``emitInput``: each handler gets the text and images as they are
         now, a transform replaces the text (and the images when it has some), ``handled`` ends.
 
@@ -263,14 +264,21 @@ class ExtensionRunner:
         ``registerHandler``), so a handler that changes ``event.images`` in place (adds an
         image, changes one) changes neither what the next handler sees nor the prompt's images.
         A transform's images crossed back as JSON too: the handler's own list and dicts are
-        not the prompt's."""
+        not the prompt's.
+
+        A transform replaces the text with whatever its ``text`` is (``currentText =
+        result.text``, :1232), none included: the next Python handler then reads ``""`` (the
+        bridge's ``InputEvent`` takes ``str(text or "")``), and the outcome's ``text_error`` is
+        the ``TypeError`` Pi's ``_expandSkillCommand`` throws on it (:func:`_starts_with_error`).
+        """
         ctx = self.create_context()
         text, images = event.text, event.images
+        js_text: Any = event.text  # Pi's currentText, which need not be a string
         for record, handlers in self.handlers_of("input"):
             for handler in handlers:
                 current = bridged_copy(
                     InputEvent(
-                        text=text,
+                        text=_bridged_text(js_text),
                         images=images,
                         source=event.source,
                         streaming_behavior=event.streaming_behavior,
@@ -285,13 +293,14 @@ class ExtensionRunner:
                 if result is None:
                     continue
                 if result.action == "handled":
-                    return result
+                    return InputOutcome(result.action, result.text, result.images)
                 if result.action == "transform":
-                    text = result.text if result.text is not None else text
+                    js_text = _transform_text(value)
+                    text = result.text if isinstance(result.text, str) else text
                     images = json_copy_or_same(result.images) if result.images is not None else images
-        if text != event.text or images is not event.images:
-            return InputResult("transform", text, images)
-        return InputResult("continue")
+        if js_text != event.text or images is not event.images:
+            return InputOutcome("transform", text, images, text_error=_starts_with_error(js_text))
+        return InputOutcome("continue")
 
     def emit_error(self, path: str, event: str, error: str) -> None:
         self._on_error(path, event, error)
@@ -308,6 +317,52 @@ class ExtensionRunner:
 
     def create_replaced_context(self) -> SimReplacedContext:
         return SimReplacedContext(self)
+
+
+@dataclass(frozen=True)
+class InputOutcome(InputResult):
+    """:meth:`ExtensionRunner.emit_input`'s result. ``text_error``: the text Pi ends with is not
+    a string (a transform without one), and this is the ``TypeError`` ``prompt()`` throws when
+    it expands skill commands and templates (``_expandSkillCommand``, agent-session.js:1754,
+    1820-1821: ``text.startsWith``); ``text`` is then the last string text."""
+
+    text_error: str | None = None
+
+
+#: A transform's ``text`` when the handler's result has none: JavaScript's ``undefined``.
+_UNDEFINED = object()
+
+
+def _transform_text(value: Any) -> Any:
+    """A transform's ``text`` as Pi has it after the bridge: a missing key (or an
+    ``InputResult`` without text, which ``result_to_wire`` leaves out) is ``undefined``,
+    ``None`` is ``null``, anything else its JSON copy."""
+    if isinstance(value, InputResult):
+        return _UNDEFINED if value.text is None else value.text
+    if isinstance(value, dict) and "text" in value:
+        return json_copy_or_same(value["text"])
+    return _UNDEFINED
+
+
+def _bridged_text(js_text: Any) -> str:
+    """``event.text`` as a Python handler reads Pi's ``currentText``: the bridge's
+    ``InputEvent`` takes ``str(text or "")`` of the JSON (``undefined`` and ``null`` are ``""``,
+    ``5`` is ``"5"``)."""
+    if isinstance(js_text, str):
+        return js_text
+    return "" if js_text is _UNDEFINED else str(js_text or "")
+
+
+def _starts_with_error(js_text: Any) -> str | None:
+    """V8's message for ``text.startsWith(...)`` on a text that is not a string (observed on
+    real Pi 1.6.0), or ``None`` for a string."""
+    if isinstance(js_text, str):
+        return None
+    if js_text is _UNDEFINED:
+        return "Cannot read properties of undefined (reading 'startsWith')"
+    if js_text is None:
+        return "Cannot read properties of null (reading 'startsWith')"
+    return "text.startsWith is not a function"
 
 
 def bridged_copy(value: Any) -> Any:

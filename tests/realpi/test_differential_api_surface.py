@@ -5,7 +5,7 @@ Each test runs the same operations on both targets with a probe of
 JSON; ``mutator``, ``keeper``, ``tool_keeper`` and ``call_keeper`` change in place what Pi gave
 them or what they gave Pi; ``imager`` sends a user message with an image part; ``odd_data``
 hands Pi data JSON cannot take as it is; ``input_imager``'s first ``input`` handler changes the
-prompt's images in place. Each test asserts
+prompt's images in place; ``input_untexted`` transforms without a text. Each test asserts
 real Pi's answer explicitly (so a mistake both targets share cannot pass) and then that the
 simulator's whole observation is the same
 (:func:`realpi.test_differential_fidelity.assert_equivalent`).
@@ -416,4 +416,34 @@ def test_input_handlers_each_get_their_own_images(targets: Targets) -> None:
     assert user["content"][1]["data"] == PIXEL
     assert "MUTATED" not in json.dumps(real.session_file_entries())
     assert sim.notifications == real.notifications
+    assert_equivalent(real, sim)
+
+
+def test_an_input_transform_without_a_text_fails_the_prompt(targets: Targets) -> None:
+    sc = scenario({"agent": [{"text": "answered"}]})
+    ops: list[Any] = []
+    for kind in ("missing", "none", "number", "result", "off"):
+        ops += [{"command": f"/how {kind}"}, {"prompt": f"p-{kind}"}]
+    real, sim = play(targets, sc, ops, "probe_fidelity:input_untexted")
+    # emitInput: currentText = result.text (runner.js:1232), so a transform without a string
+    # text leaves none; prompt() expands skills on it (_expandSkillCommand, agent-session.js:
+    # 1754, 1821: text.startsWith) and throws V8's TypeError. The next Python handler reads ""
+    # (the bridge's str(text or "")), or "5".
+    prompts = [o for o in real.operations if o.name == "prompt"]
+    assert [(o.ok, o.error) for o in prompts] == [
+        (False, "Cannot read properties of undefined (reading 'startsWith')"),
+        (False, "Cannot read properties of null (reading 'startsWith')"),
+        (False, "text.startsWith is not a function"),
+        (False, "Cannot read properties of undefined (reading 'startsWith')"),
+        (True, None),
+    ]
+    assert [json.loads(m.partition(": ")[2])["text"] for m, _ in real.notifications] == [
+        "",
+        "",
+        "5",
+        "",
+        "p-off",
+    ]
+    assert len(real.requests("agent")) == 1
+    assert (sim.operations, sim.notifications) == (real.operations, real.notifications)
     assert_equivalent(real, sim)

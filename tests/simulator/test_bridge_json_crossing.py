@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.api import ExtensionAPI, InputResult
 from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy
 
 from .helpers import agent_requests, base, entries, run, session_entries
@@ -152,6 +152,36 @@ def test_an_input_handler_changing_event_images_in_place_changes_neither_the_nex
         {"type": "image", "data": PIXEL, "mimeType": "image/png"},
     ]
     assert "MUTATED" not in json.dumps(session_entries(result))
+
+
+@pytest.mark.parametrize(
+    ("result", "error", "next_sees"),
+    [
+        ({"action": "transform"}, "Cannot read properties of undefined (reading 'startsWith')", ""),
+        ({"action": "transform", "text": None}, "Cannot read properties of null (reading 'startsWith')", ""),
+        ({"action": "transform", "text": 5}, "text.startsWith is not a function", "5"),
+        (InputResult("transform"), "Cannot read properties of undefined (reading 'startsWith')", ""),
+    ],
+)
+def test_an_input_transform_without_a_string_text_fails_the_prompt(
+    tmp_path: Path, result: Any, error: str, next_sees: str
+) -> None:
+    """``currentText = result.text`` (runner.js:1232): a transform without a string text leaves
+    Pi none, and ``prompt()`` throws where it expands skills (agent-session.js:1754, 1821,
+    ``text.startsWith``): V8's messages, as real Pi 1.6.0 answered the RPC ``prompt``. The next
+    Python handler reads the bridge's ``str(text or "")``."""
+    seen: list[str] = []
+
+    def factory(pi: ExtensionAPI) -> None:
+        pi.on("input", lambda event, ctx: result)
+        pi.on("input", lambda event, ctx: seen.append(event.text))
+
+    scenario = base(model={"agent": [{"text": "never"}]}, operations=[{"prompt": "hello"}])
+    outcome = run(tmp_path, scenario, factory)
+    [prompt] = [r for r in outcome.host.trace.records if r["kind"] == "op" and r.get("phase") == "end"]
+    assert (prompt["ok"], prompt["error"]) == (False, error)
+    assert seen == [next_sees]
+    assert agent_requests(outcome) == []
 
 
 @pytest.mark.parametrize(

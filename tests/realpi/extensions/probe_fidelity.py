@@ -12,6 +12,7 @@
 * ``odd_data``: ``/odd``, ``/oddmsg`` and ``/nan`` hand Pi data JSON cannot take as it is
   (a set, int keys, bytes, a NaN...) and notify what Pi stored.
 * ``input_imager``: three ``input`` handlers, the first changing ``event.images`` in place.
+* ``input_untexted``: an ``input`` transform without a (string) text.
 * ``witness``: writes its summary to ``.pi/early.md`` in the hook and to ``.pi/late.md`` in
   ``session_compact`` (the ``summaryFiles`` witness must name the first only).
 """
@@ -24,7 +25,7 @@ import os
 import pathlib
 from typing import Any
 
-from pi_continuity_harness.api import ExtensionAPI, ExtensionContext, ToolDefinition, ToolResult
+from pi_continuity_harness.api import ExtensionAPI, ExtensionContext, InputResult, ToolDefinition, ToolResult
 
 
 def passive(pi: ExtensionAPI) -> None:
@@ -611,3 +612,32 @@ def input_imager(pi: ExtensionAPI) -> None:
     pi.on("input", change)
     pi.on("input", look)
     pi.on("input", later)
+
+
+def input_untexted(pi: ExtensionAPI) -> None:
+    """An ``input`` handler whose transform has no usable text, and one that notifies the text it
+    sees. ``/how <kind>`` picks the transform: ``missing`` (no ``text`` key), ``none`` (``text:
+    None``), ``number`` (``text: 5``), ``result`` (``InputResult("transform")``), ``off``."""
+    how = {"kind": "off"}
+
+    def transform(event: Any, ctx: Any) -> Any:
+        kind = how["kind"]
+        if kind == "missing":
+            return {"action": "transform"}
+        if kind == "none":
+            return {"action": "transform", "text": None}
+        if kind == "number":
+            return {"action": "transform", "text": 5}
+        if kind == "result":
+            return InputResult("transform")
+        return None
+
+    def look(event: Any, ctx: Any) -> None:
+        ctx.ui.notify("input: " + json.dumps({"text": event.text}), "info")
+
+    async def choose(args: str, ctx: Any) -> None:
+        how["kind"] = args
+
+    pi.on("input", transform)
+    pi.on("input", look)
+    pi.register_command("how", choose)
