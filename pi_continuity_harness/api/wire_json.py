@@ -36,7 +36,7 @@ from pi_continuity_harness.api.events import (
 )
 from pi_continuity_harness.api.extension_api import ToolResult
 
-__all__ = ["json_default", "result_to_wire", "wire_dumps"]
+__all__ = ["json_default", "result_to_wire", "wire_dumps", "wire_line"]
 
 
 def json_default(value: Any) -> Any:
@@ -51,6 +51,19 @@ def json_default(value: Any) -> Any:
     if isinstance(value, set | frozenset | tuple):
         return list(value)
     return str(value)
+
+
+def wire_line(message: Any) -> bytes:
+    """The line ``Connection.send`` writes: :func:`wire_dumps` in UTF-8, or, when the text holds
+    a lone surrogate (a ``str`` Python allows and UTF-8 cannot encode), the same JSON with
+    every non-ASCII character escaped: ``\\ud800`` reads back in ``JSON.parse`` as the lone
+    surrogate a JavaScript extension could have handed Pi itself, and ``JSON.stringify``
+    writes it escaped again."""
+    try:
+        return wire_dumps(message).encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        text = json.dumps(message, ensure_ascii=True, separators=(",", ":"), default=json_default)
+        return text.encode("ascii") + b"\n"
 
 
 def wire_dumps(message: Any) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,7 +37,7 @@ from pi_continuity_harness.targets.realpi import (
     normalise_session_event,
 )
 from pi_continuity_harness.targets.realpi.bridge_runtime import _replay_counters
-from pi_continuity_harness.targets.realpi.wire import GenericEvent, build_event, result_to_wire
+from pi_continuity_harness.targets.realpi.wire import Connection, GenericEvent, build_event, result_to_wire
 from pi_continuity_harness.targets.target import HeldOutcome, OperationOutcome, Target
 
 # ----------------------------------------------------------------------------- helpers
@@ -111,6 +112,22 @@ def test_results_in_pis_json_shape() -> None:
     assert result_to_wire(InputResult("transform", "t")) == {"action": "transform", "text": "t"}
     assert result_to_wire(None) is None
     assert result_to_wire({"cancel": True}) == {"cancel": True}
+
+
+def test_a_lone_surrogate_crosses_the_wire_escaped_and_the_connection_stays_open() -> None:
+    """A str may hold a lone surrogate, which UTF-8 cannot encode: the line escapes it (JSON's
+    ``\\ud800``, which ``JSON.parse`` reads as that surrogate). The UnicodeEncodeError was a
+    ValueError inside ``send``'s ``except``: the connection was marked closed and every later
+    call raised "Pi has exited"."""
+    written = io.BytesIO()
+    conn = Connection(io.BytesIO(), written)
+    conn.send({"type": "call", "args": ["lone \ud800", "é"]})
+    conn.send({"type": "call", "args": ["next"]})
+    assert not conn.closed
+    first, second = written.getvalue().splitlines()
+    assert first == b'{"type":"call","args":["lone \\ud800","\\u00e9"]}'
+    assert json.loads(first)["args"] == ["lone \ud800", "é"]
+    assert second == b'{"type":"call","args":["next"]}'
 
 
 def test_events_become_the_simulators_dataclasses() -> None:

@@ -6,7 +6,7 @@ Pi's JSON into the extension API's Python values and back: models (:func:`model_
 event payloads (:func:`build_event`, a :mod:`~pi_continuity_harness.api.events` dataclass or a
 :class:`GenericEvent`), handler results (:func:`result_to_wire`, ``None`` being JavaScript's
 ``undefined``) and tool declarations (:func:`tool_to_wire`). A line's encoding
-(``wire_dumps``, and ``result_to_wire``) is ``api/wire_json.py``'s, which the simulator shares.
+(``wire_line``, and ``result_to_wire``) is ``api/wire_json.py``'s, which the simulator shares.
 Pi's own stale-context and not-initialized errors come back as the API's exceptions
 (:func:`unwrap_reply`).
 """
@@ -56,7 +56,7 @@ from pi_continuity_harness.api.extension_api import (
     StaleContextError,
     ToolDefinition,
 )
-from pi_continuity_harness.api.wire_json import result_to_wire, wire_dumps
+from pi_continuity_harness.api.wire_json import result_to_wire, wire_line
 from pi_continuity_harness.errors import TargetError
 
 __all__ = [
@@ -302,12 +302,15 @@ class Connection:
         self.closed = False
 
     def send(self, message: Json) -> None:
-        data = wire_dumps(message)
+        # Encoded before the lock and the write: an encoding error is the caller's (a lone
+        # surrogate used to raise UnicodeEncodeError, a ValueError, inside the ``except`` below
+        # and mark the connection closed: every later call failed with "Pi has exited").
+        line = wire_line(message)
         with self._write_lock:
             try:
-                self._writer.write(data.encode("utf-8") + b"\n")
+                self._writer.write(line)
                 self._writer.flush()
-            except (BrokenPipeError, OSError, ValueError):
+            except (BrokenPipeError, OSError, ValueError):  # ValueError: write to a closed file
                 self.closed = True
 
     def call(self, message: Json, *, noreply: bool = False) -> concurrent.futures.Future[Json] | None:
