@@ -72,8 +72,25 @@ class SessionFileError(SimulatorError, RuntimeError):
 
 
 def dumps_entry(entry: Entry) -> str:
-    """``JSON.stringify(entry)``: compact, non-ASCII kept."""
-    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    """``JSON.stringify(entry)``: compact, non-ASCII kept, a lone surrogate escaped."""
+    text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _escape_lone_surrogates(text)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_PAIR = re.compile("([\ud800-\udbff])([\udc00-\udfff])")
+
+
+def _escape_lone_surrogates(text: str) -> str:
+    """``JSON.stringify`` is well-formed (ECMA-262 QuoteJSONString): a surrogate pair is the
+    character it makes, written as it is, and a lone surrogate is the escape ``\\udXXX``
+    (lowercase hex), so Pi's session file is UTF-8 even when an entry holds one (a Python
+    extension's string, which the bridge carries as such). Python's ``json.dumps`` left the
+    surrogate raw, and writing the line raised ``UnicodeEncodeError``."""
+    text = _PAIR.sub(lambda m: chr(0x10000 + ((ord(m[1]) - 0xD800) << 10) + ord(m[2]) - 0xDC00), text)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 def load_entries(path: str) -> list[Entry]:

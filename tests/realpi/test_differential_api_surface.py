@@ -447,3 +447,24 @@ def test_an_input_transform_without_a_text_fails_the_prompt(targets: Targets) ->
     assert len(real.requests("agent")) == 1
     assert (sim.operations, sim.notifications) == (real.operations, real.notifications)
     assert_equivalent(real, sim)
+
+
+def test_a_lone_surrogate_reaches_pi_and_its_session_file_escaped(targets: Targets) -> None:
+    sc = scenario({"agent": [{"text": "answered"}]})
+    ops = [{"command": "/surrogate"}, {"prompt": "hi"}, {"command": "/surrogate"}]
+    real, sim = play(targets, sc, ops, "probe_fidelity:surrogate")
+    # A JavaScript string may hold a lone surrogate, and JSON.stringify writes it as the escape
+    # \ud800 (well-formed JSON.stringify), so Pi keeps it and its session file is UTF-8. (The
+    # bridge used to take the UnicodeEncodeError for a closed pipe: the call was lost and every
+    # later one failed with "Pi has exited".)
+    data = ["lone \ud800 surrogate", "plain"]
+    assert notes(real)["surrogate"] == {"outcomes": ["ok", "ok"], "data": data + data}
+    assert [
+        line.get("data") for line in real.session_file_entries() if line["type"] == "custom"
+    ] == data + data
+    for observed in (real, sim):
+        assert observed.session_file is not None
+        raw = observed.session_file.read_bytes()
+        assert b'"lone \\ud800 surrogate"' in raw
+    assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)

@@ -184,6 +184,27 @@ def test_an_input_transform_without_a_string_text_fails_the_prompt(
     assert agent_requests(outcome) == []
 
 
+def test_a_lone_surrogate_is_kept_and_escaped_in_the_session_file(tmp_path: Path) -> None:
+    """``JSON.stringify`` is well-formed: Pi writes a lone surrogate as the escape ``\\ud800``
+    (and a surrogate pair as its character), so the session file stays UTF-8 and reads back
+    with the surrogate. The simulator's ``json.dumps`` left it raw and writing the line raised
+    ``UnicodeEncodeError``."""
+
+    def factory(pi: ExtensionAPI) -> None:
+        async def lone(args: str, ctx: Any) -> None:
+            pi.append_entry("text", "lone \ud800 surrogate, pair \ud83d\ude00, é")
+
+        pi.register_command("lone", lone)
+
+    scenario = base(model={"agent": [{"text": "ok"}]}, operations=[{"command": "/lone"}, {"prompt": "hi"}])
+    result = run(tmp_path, scenario, factory)
+    [path] = result.session_files()
+    raw = path.read_bytes()
+    assert '"lone \\ud800 surrogate, pair \U0001f600, é"'.encode() in raw
+    [data] = [e.get("data") for e in session_entries(result) if e["type"] == "custom"]
+    assert data == "lone \ud800 surrogate, pair \U0001f600, é"
+
+
 @pytest.mark.parametrize(
     ("value", "expected"),
     [

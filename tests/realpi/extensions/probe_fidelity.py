@@ -13,6 +13,7 @@
   (a set, int keys, bytes, a NaN...) and notify what Pi stored.
 * ``input_imager``: three ``input`` handlers, the first changing ``event.images`` in place.
 * ``input_untexted``: an ``input`` transform without a (string) text.
+* ``surrogate``: ``/surrogate`` appends a string with a lone surrogate.
 * ``witness``: writes its summary to ``.pi/early.md`` in the hook and to ``.pi/late.md`` in
   ``session_compact`` (the ``summaryFiles`` witness must name the first only).
 """
@@ -641,3 +642,24 @@ def input_untexted(pi: ExtensionAPI) -> None:
     pi.on("input", transform)
     pi.on("input", look)
     pi.register_command("how", choose)
+
+
+def surrogate(pi: ExtensionAPI) -> None:
+    """``/surrogate``: ``append_entry`` with a lone surrogate in a string, then a plain one;
+    notifies the outcomes and the custom entries' data (the surrogate escaped)."""
+
+    async def probe(args: str, ctx: Any) -> None:
+        results = []
+        for value in ("lone \ud800 surrogate", "plain"):
+            try:
+                pi.append_entry("text", value)
+                results.append("ok")
+            except Exception as error:
+                results.append(type(error).__name__)
+        try:
+            data = [e.get("data") for e in ctx.session_manager.get_entries() if e["type"] == "custom"]
+        except Exception as error:
+            data = [type(error).__name__]
+        ctx.ui.notify("surrogate: " + json.dumps({"outcomes": results, "data": data}), "info")
+
+    pi.register_command("surrogate", probe)
