@@ -99,7 +99,7 @@ from pi_continuity_harness.simulator.compaction import (
     summary_request_text,
     turn_prefix_request_text,
 )
-from pi_continuity_harness.simulator.json_copy import json_copy, json_copy_or_same
+from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy, json_copy_or_same
 from pi_continuity_harness.simulator.messages import (
     Message,
     RequestEstimate,
@@ -687,9 +687,10 @@ class AgentSession:
             except Exception as error:
                 out, is_error = error_tool_result(str(error)), True
             else:
+                # (a set a list, bytes their ``str()``, ``1.0`` the integer 1: ``bridge_reply_copy``)
                 out = {
-                    "content": json_copy_or_same(list(result.content)),
-                    "details": json_copy_or_same(result.details),
+                    "content": bridge_reply_copy(list(result.content)),
+                    "details": bridge_reply_copy(result.details),
                 }
                 if result.terminate:
                     out["terminate"] = True

@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from pi_continuity_harness.api.wire_json import wire_dumps
 
-__all__ = ["NOT_FOR_PI", "bridge_copy", "json_copy", "json_copy_or_same"]
+__all__ = ["NOT_FOR_PI", "bridge_copy", "bridge_reply_copy", "json_copy", "json_copy_or_same"]
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 
@@ -127,3 +127,13 @@ def _js_number(text: str) -> int | float | None:
         # repr is the shortest text that reads back as the double, as Number::toString's.
         return int(Decimal(repr(number)))
     return number
+
+
+def bridge_reply_copy(value: Any) -> Any:
+    """What Python's reply to Pi (a handler's result, a tool's content and details) carries:
+    :func:`bridge_copy` (a set a list, bytes their ``str()``, ``2.0`` the integer 2). With a NaN
+    in it the reply line is not JSON and real Pi waits for it forever (``bridge.ts`` never
+    resolves the request), which is not modelled: the value is then kept as
+    :func:`json_copy_or_same` keeps it."""
+    copied = bridge_copy(value)
+    return json_copy_or_same(value) if copied is NOT_FOR_PI else copied

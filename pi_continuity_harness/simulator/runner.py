@@ -49,7 +49,7 @@ from pi_continuity_harness.api.extension_api import (
     ToolDefinition,
 )
 from pi_continuity_harness.scenario.transcript import content_text
-from pi_continuity_harness.simulator.json_copy import json_copy, json_copy_or_same
+from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy, json_copy_or_same
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.ui import UIHub
@@ -237,10 +237,10 @@ class ExtensionRunner:
                     await self._between_handlers()
                 if failed:
                     continue
-                if isinstance(value, dict | list):
-                    # What the handler returned reaches Pi as JSON (the bridge's reply), so the
-                    # handler's own object (a ``details`` it keeps and changes later) is not Pi's.
-                    value = json_copy_or_same(value)
+                # What the handler returned reaches Pi as JSON (the bridge's reply), so the
+                # handler's own object (a ``details`` it keeps and changes later) is not Pi's,
+                # and a set in it is a list, bytes their ``str()``, ``2.0`` the integer 2.
+                value = _bridged_result(value)
                 if before:
                     coerced: BeforeCompactResult | BeforeSwitchResult | BeforeTreeResult | None
                     if event.type == "session_before_compact":
@@ -382,6 +382,25 @@ def bridged_copy(value: Any) -> Any:
         elif isinstance(current, CompactionPreparation | TreePreparation):
             changes[item.name] = bridged_copy(current)
     return dataclasses.replace(value, **changes) if changes else value
+
+
+def _bridged_result(value: Any) -> Any:
+    """A ``session_before_*`` handler's result as Pi gets it from a Python handler: plain data
+    as :func:`bridge_reply_copy` makes it; a :class:`BeforeCompactResult`'s compaction with its
+    ``details`` and ``usage`` so (``result_to_wire`` sends ``compaction.to_json()``)."""
+    if isinstance(value, dict | list):
+        return bridge_reply_copy(value)
+    if isinstance(value, BeforeCompactResult) and value.compaction is not None:
+        compaction = value.compaction
+        return dataclasses.replace(
+            value,
+            compaction=dataclasses.replace(
+                compaction,
+                details=bridge_reply_copy(compaction.details),
+                usage=bridge_reply_copy(compaction.usage),
+            ),
+        )
+    return value
 
 
 def _describe(error: BaseException) -> str:

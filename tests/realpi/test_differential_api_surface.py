@@ -5,7 +5,8 @@ Each test runs the same operations on both targets with a probe of
 JSON; ``mutator``, ``keeper``, ``tool_keeper`` and ``call_keeper`` change in place what Pi gave
 them or what they gave Pi; ``imager`` sends a user message with an image part; ``odd_data``
 hands Pi data JSON cannot take as it is; ``input_imager``'s first ``input`` handler changes the
-prompt's images in place; ``input_untexted`` transforms without a text. Each test asserts
+prompt's images in place; ``input_untexted`` transforms without a text; ``returner`` returns a compaction and a tool
+result JSON cannot take as they are. Each test asserts
 real Pi's answer explicitly (so a mistake both targets share cannot pass) and then that the
 simulator's whole observation is the same
 (:func:`realpi.test_differential_fidelity.assert_equivalent`).
@@ -467,4 +468,27 @@ def test_a_lone_surrogate_reaches_pi_and_its_session_file_escaped(targets: Targe
         raw = observed.session_file.read_bytes()
         assert b'"lone \\ud800 surrogate"' in raw
     assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)
+
+
+def test_what_a_handler_or_a_tool_returns_reaches_pi_as_the_bridge_encodes_it(targets: Targets) -> None:
+    call = {"name": "odd_result", "arguments": {}}
+    sc = scenario(
+        {
+            "agent": [
+                {"text": LONG, "usage": {"input": 1000, "output": 10}},
+                {"text": "calling", "tool_calls": [call], "usage": {"input": 1100, "output": 10}},
+                {"text": "done", "usage": {"input": 1200, "output": 10}},
+            ],
+        }
+    )
+    ops = [{"prompt": "one " + LONG}, "compact", {"prompt": "two"}]
+    real, sim = play(targets, sc, ops, "probe_fidelity:returner")
+    # The bridge's reply is json.dumps with its default (api/wire_json.py): a set or a tuple a
+    # list, bytes their str(); Pi reads 2.0 as the number 2 and stores it so.
+    assert all(o.ok for o in real.operations)
+    [compaction] = real.entries_of("compaction")
+    assert compaction["details"] == {"s": [1, 2], "f": 2, "b": "b'x'", "t": [1, 2]}
+    [result] = [e["message"] for e in real.entries_of("message") if e["message"]["role"] == "toolResult"]
+    assert result["details"] == {"s": [3], "f": 1} and type(result["details"]["f"]) is int
     assert_equivalent(real, sim)

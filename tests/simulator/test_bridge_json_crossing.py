@@ -20,7 +20,14 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.api import ExtensionAPI, InputResult
+from pi_continuity_harness.api import (
+    BeforeCompactResult,
+    CompactionResult,
+    ExtensionAPI,
+    InputResult,
+    ToolDefinition,
+    ToolResult,
+)
 from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy
 
 from .helpers import agent_requests, base, entries, run, session_entries
@@ -203,6 +210,70 @@ def test_a_lone_surrogate_is_kept_and_escaped_in_the_session_file(tmp_path: Path
     assert '"lone \\ud800 surrogate, pair \U0001f600, é"'.encode() in raw
     [data] = [e.get("data") for e in session_entries(result) if e["type"] == "custom"]
     assert data == "lone \ud800 surrogate, pair \U0001f600, é"
+
+
+@pytest.mark.parametrize("as_dataclass", [False, True])
+def test_a_compaction_a_handler_returns_with_a_set_in_its_details_is_stored_as_the_bridge_encodes_it(
+    tmp_path: Path, as_dataclass: bool
+) -> None:
+    """The bridge replies with ``json.dumps`` and its default (``result_to_wire``, then
+    ``wire_dumps``): a set or a tuple a list, bytes their ``str()``, ``2.0`` the integer 2. The
+    simulator kept the set and the compaction failed (``Object of type set is not JSON
+    serializable``) where real Pi 1.6.0 stored it."""
+    details = {"s": {2, 1}, "f": 2.0, "b": b"x", "t": (1, 2)}
+
+    def factory(pi: ExtensionAPI) -> None:
+        def before_compact(event: Any, ctx: Any) -> Any:
+            prep = event.preparation
+            if as_dataclass:
+                compaction = CompactionResult("OWN", prep.first_kept_entry_id, prep.tokens_before, details)
+                return BeforeCompactResult(compaction=compaction)
+            own = {"summary": "OWN", "firstKeptEntryId": prep.first_kept_entry_id, "details": details}
+            return {"compaction": {**own, "tokensBefore": prep.tokens_before}}
+
+        pi.on("session_before_compact", before_compact)
+
+    long = "The quick brown fox jumps over the lazy dog. " * 18
+    scenario = base(
+        model={"agent": [{"text": long, "usage": {"input": 1000, "output": 10}}]},
+        operations=[{"prompt": "one " + long}, "compact"],
+    )
+    result = run(tmp_path, scenario, factory)
+    [compaction] = [e for e in session_entries(result) if e["type"] == "compaction"]
+    assert compaction["details"] == {"s": [1, 2], "f": 2, "b": "b'x'", "t": [1, 2]}
+    assert type(compaction["details"]["f"]) is int
+
+
+def test_a_tool_result_with_a_set_in_its_details_is_stored_as_the_bridge_encodes_it(tmp_path: Path) -> None:
+    """An extension tool's content and details cross back as JSON (``bridge.ts``
+    ``registerTool``): a set is a list and ``1.0`` the integer 1 in the tool result entry."""
+
+    async def execute(call_id: str, params: Any, signal: Any, ctx: Any) -> ToolResult:
+        return ToolResult(content=[{"type": "text", "text": "done"}], details={"s": {3}, "f": 1.0})
+
+    def factory(pi: ExtensionAPI) -> None:
+        pi.register_tool(
+            ToolDefinition(
+                name="odd_result",
+                label="Odd result",
+                description="Returns odd details.",
+                parameters={"type": "object", "properties": {}},
+                execute=execute,
+            )
+        )
+
+    call = {"name": "odd_result", "arguments": {}}
+    scenario = base(
+        model={"agent": [{"text": "calling", "tool_calls": [call]}, {"text": "done"}]},
+        operations=[{"prompt": "go"}],
+    )
+    result = run(tmp_path, scenario, factory)
+    [message] = [
+        e["message"]
+        for e in session_entries(result)
+        if e["type"] == "message" and e["message"]["role"] == "toolResult"
+    ]
+    assert message["details"] == {"s": [3], "f": 1} and type(message["details"]["f"]) is int
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@
 * ``input_imager``: three ``input`` handlers, the first changing ``event.images`` in place.
 * ``input_untexted``: an ``input`` transform without a (string) text.
 * ``surrogate``: ``/surrogate`` appends a string with a lone surrogate.
+* ``returner``: a compaction and a tool result whose details JSON cannot take as they are.
 * ``witness``: writes its summary to ``.pi/early.md`` in the hook and to ``.pi/late.md`` in
   ``session_compact`` (the ``summaryFiles`` witness must name the first only).
 """
@@ -663,3 +664,34 @@ def surrogate(pi: ExtensionAPI) -> None:
         ctx.ui.notify("surrogate: " + json.dumps({"outcomes": results, "data": data}), "info")
 
     pi.register_command("surrogate", probe)
+
+
+def returner(pi: ExtensionAPI) -> None:
+    """What a handler or a tool returns that JSON cannot take as it is: a compaction whose
+    ``details`` hold a set, a float 2.0, bytes and a tuple; a tool ``odd_result`` whose details
+    hold a set and 1.0."""
+
+    def before_compact(event: Any, ctx: ExtensionContext) -> Any:
+        prep = event.preparation
+        return {
+            "compaction": {
+                "summary": "RETURNED",
+                "firstKeptEntryId": prep.first_kept_entry_id,
+                "tokensBefore": prep.tokens_before,
+                "details": {"s": {2, 1}, "f": 2.0, "b": b"x", "t": (1, 2)},
+            }
+        }
+
+    async def execute(call_id: str, params: Any, signal: Any, ctx: Any) -> ToolResult:
+        return ToolResult(content=[{"type": "text", "text": "done"}], details={"s": {3}, "f": 1.0})
+
+    pi.on("session_before_compact", before_compact)
+    pi.register_tool(
+        ToolDefinition(
+            name="odd_result",
+            label="Odd result",
+            description="Returns odd details.",
+            parameters={"type": "object", "properties": {}},
+            execute=execute,
+        )
+    )
