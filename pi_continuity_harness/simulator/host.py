@@ -606,7 +606,14 @@ class SimHost:
 
         def set_session_name(name: str) -> None:
             # ``AgentSession.setSessionName``: append, then the session event RPC streams and
-            # the (not awaited) extension event.
+            # the (not awaited) extension event. A name that is not a string after the bridge's
+            # JSON (``None``, a number) makes ``appendSessionInfo``'s ``name.replace`` throw
+            # (session-manager.js:935-936) inside Pi's fire-and-forget call: nothing is
+            # appended and the extension sees no error.
+            sent = bridge_copy(name)
+            if not isinstance(sent, str):
+                return
+            name = sent
             session.session_manager.append_session_info(name)
             current = session.session_manager.get_session_name()
             # (``name`` is the trace's own field: recorded as ``sessionName``; SimTarget maps it back.)

@@ -32,6 +32,7 @@ from pi_continuity_harness.scenario.operations import (
     pick_answer,
 )
 from pi_continuity_harness.scenario.trace import Trace
+from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy
 from pi_continuity_harness.simulator.virtual_loop import start_eagerly
 
 __all__ = [
@@ -168,12 +169,22 @@ class SimUIContext:
     def notify(self, message: str, notify_type: Literal["info", "warning", "error"] = "info") -> None:
         if not self._has_ui:
             return
+        # What a Python extension passes crosses the bridge as JSON (``bridge_copy``): a message
+        # that is not a string reaches Pi as its JSON (a dict an object), one with a NaN never.
+        sent = bridge_copy([message, notify_type])
+        if sent is NOT_FOR_PI:
+            return
+        message, notify_type = sent
         self._hub.notifications.append(Notification(message, notify_type))
         self._hub.trace.emit("ui", "notify", message=message, notifyType=notify_type)
 
     def set_status(self, key: str, text: str | None) -> None:
         if not self._has_ui:
             return
+        sent = bridge_copy([key, text])  # as :meth:`notify`
+        if sent is NOT_FOR_PI:
+            return
+        key, text = sent
         if text is None:
             self._hub.statuses.pop(key, None)
         else:

@@ -230,8 +230,10 @@ class SimTarget:
         observation.dialogs = list(reading.dialogs)
         observation.fs_events = list(reading.fs_events)
         observation.command_output = list(reading.command_output)
-        observation.notifications = [(n.message, n.notify_type) for n in host.ui.notifications]
-        observation.statuses = dict(host.ui.statuses)
+        # As PiTarget reads them from RPC (``_observe_event``): the message and the status text
+        # as strings (an extension may pass any JSON).
+        observation.notifications = [(str(n.message), str(n.notify_type)) for n in host.ui.notifications]
+        observation.statuses = {key: str(text) for key, text in host.ui.statuses.items()}
         observation.widgets = [restore_paths(dict(w), workdir) for w in host.ui.widget_updates]
         aborted = reading.aborted
         observation.model_requests = [

@@ -6,7 +6,7 @@ JSON; ``mutator``, ``keeper``, ``tool_keeper`` and ``call_keeper`` change in pla
 them or what they gave Pi; ``imager`` sends a user message with an image part; ``odd_data``
 hands Pi data JSON cannot take as it is; ``input_imager``'s first ``input`` handler changes the
 prompt's images in place; ``input_untexted`` transforms without a text; ``returner`` returns a compaction and a tool
-result JSON cannot take as they are. Each test asserts
+result JSON cannot take as they are; ``loose_args`` calls the API with arguments of other types. Each test asserts
 real Pi's answer explicitly (so a mistake both targets share cannot pass) and then that the
 simulator's whole observation is the same
 (:func:`realpi.test_differential_fidelity.assert_equivalent`).
@@ -491,4 +491,29 @@ def test_what_a_handler_or_a_tool_returns_reaches_pi_as_the_bridge_encodes_it(ta
     assert compaction["details"] == {"s": [1, 2], "f": 2, "b": "b'x'", "t": [1, 2]}
     [result] = [e["message"] for e in real.entries_of("message") if e["message"]["role"] == "toolResult"]
     assert result["details"] == {"s": [3], "f": 1} and type(result["details"]["f"]) is int
+    assert_equivalent(real, sim)
+
+
+def test_api_calls_with_arguments_of_other_types(targets: Targets) -> None:
+    real, sim = play(targets, scenario({}), [{"command": "/loose"}], "probe_fidelity:loose_args")
+    loose = json.loads(real.notifications[-1][0].partition(": ")[2])
+    # Fire-and-forget calls: Pi's appendSessionInfo throws on a name that is not a string
+    # (name.replace, session-manager.js:935-936), inside Pi; the extension sees no error.
+    assert loose.pop("customs") == [[7, {"x": 1}]]  # a custom type Pi stores as given
+    assert loose == {
+        "name-int": "ok",
+        "name-none": "ok",
+        "name-tuple": "ok",
+        "notify-dict": "ok",
+        "notify-bogus": "ok",
+        "status-int": "ok",
+        "widget-tuple": "ok",
+        "entry-type-int": "ok",
+        "name": None,
+        "infos": [],
+    }
+    # RPC carries a message that is not a string as its JSON; PiTarget records it as str().
+    assert real.notifications[:2] == [("{'a': 1}", "info"), ("bogus kind", "bogus")]
+    assert real.statuses == {"k": "5"}
+    assert (sim.notifications, sim.statuses) == (real.notifications, real.statuses)
     assert_equivalent(real, sim)

@@ -28,7 +28,10 @@ from pi_continuity_harness.api import (
     ToolDefinition,
     ToolResult,
 )
+from pi_continuity_harness.scenario import parse_scenario
+from pi_continuity_harness.scenario.operations import CommandOp
 from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy
+from pi_continuity_harness.targets.sim import SimTarget
 
 from .helpers import agent_requests, base, entries, run, session_entries
 
@@ -274,6 +277,50 @@ def test_a_tool_result_with_a_set_in_its_details_is_stored_as_the_bridge_encodes
         if e["type"] == "message" and e["message"]["role"] == "toolResult"
     ]
     assert message["details"] == {"s": [3], "f": 1} and type(message["details"]["f"]) is int
+
+
+def test_set_session_name_with_a_name_that_is_not_a_string_appends_nothing_and_raises_nothing(
+    tmp_path: Path,
+) -> None:
+    """``appendSessionInfo`` calls ``name.replace`` (session-manager.js:935-936): on a number or
+    ``null`` it throws inside Pi's fire-and-forget call. The simulator raised ``TypeError`` in
+    the extension."""
+    raised: list[str] = []
+
+    def factory(pi: ExtensionAPI) -> None:
+        async def name(args: str, ctx: Any) -> None:
+            for value in (5, None, ("a", "b")):
+                try:
+                    pi.set_session_name(value)  # type: ignore[arg-type]
+                except Exception as error:
+                    raised.append(type(error).__name__)
+            pi.set_session_name("kept")
+
+        pi.register_command("name", name)
+
+    result = run(tmp_path, base(operations=[{"command": "/name"}]), factory)
+    assert raised == []
+    assert [e.get("name") for e in entries(result) if e["type"] == "session_info"] == ["kept"]
+
+
+def test_a_notification_or_status_that_is_not_a_string_is_observed_as_on_real_pi(tmp_path: Path) -> None:
+    """RPC carries the message as its JSON (a tuple a list) and PiTarget records ``str()`` of
+    it; SimTarget now records the same."""
+
+    def factory(pi: ExtensionAPI) -> None:
+        async def loose(args: str, ctx: Any) -> None:
+            ctx.ui.notify({"a": (1, 2.0)}, "info")  # type: ignore[arg-type]
+            ctx.ui.set_status("k", 5)  # type: ignore[arg-type]
+            ctx.ui.notify("x", "info")
+
+        pi.register_command("loose", loose)
+
+    target = SimTarget(factory, tmp_path / "sim")
+    target.start(parse_scenario(base()))
+    target.perform(CommandOp.model_validate({"command": "/loose"}))
+    observed = target.observe()
+    assert observed.notifications == [("{'a': [1, 2]}", "info"), ("x", "info")]
+    assert observed.statuses == {"k": "5"}
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@
 * ``input_untexted``: an ``input`` transform without a (string) text.
 * ``surrogate``: ``/surrogate`` appends a string with a lone surrogate.
 * ``returner``: a compaction and a tool result whose details JSON cannot take as they are.
+* ``loose_args``: ``/loose`` calls the API with arguments of other types than its own.
 * ``witness``: writes its summary to ``.pi/early.md`` in the hook and to ``.pi/late.md`` in
   ``session_compact`` (the ``summaryFiles`` witness must name the first only).
 """
@@ -695,3 +696,38 @@ def returner(pi: ExtensionAPI) -> None:
             execute=execute,
         )
     )
+
+
+def loose_args(pi: ExtensionAPI) -> None:
+    """``/loose``: API calls with arguments of another type than the API's: a session name that
+    is a number, ``None`` or a tuple, a notification whose message is a dict or whose type is
+    unknown, a status that is a number, widget lines as a tuple, a custom type that is a
+    number; notifies each call's outcome and what the session then holds."""
+
+    async def run(args: str, ctx: Any) -> None:
+        out: dict[str, Any] = {}
+
+        def attempt(label: str, call: Any) -> None:
+            try:
+                call()
+                out[label] = "ok"
+            except Exception as error:
+                out[label] = type(error).__name__ + ": " + str(error)
+
+        attempt("name-int", lambda: pi.set_session_name(5))
+        attempt("name-none", lambda: pi.set_session_name(None))
+        attempt("name-tuple", lambda: pi.set_session_name(("a", "b")))
+        attempt("notify-dict", lambda: ctx.ui.notify({"a": 1}, "info"))
+        attempt("notify-bogus", lambda: ctx.ui.notify("bogus kind", "bogus"))
+        attempt("status-int", lambda: ctx.ui.set_status("k", 5))
+        attempt("widget-tuple", lambda: ctx.ui.set_widget("w", ("a", "b")))
+        attempt("entry-type-int", lambda: pi.append_entry(7, {"x": 1}))
+        out["name"] = pi.get_session_name()
+        out["infos"] = [
+            e.get("name") for e in ctx.session_manager.get_entries() if e["type"] == "session_info"
+        ]
+        entries = ctx.session_manager.get_entries()
+        out["customs"] = [[e.get("customType"), e.get("data")] for e in entries if e["type"] == "custom"]
+        ctx.ui.notify("loose: " + json.dumps(out), "info")
+
+    pi.register_command("loose", run)
