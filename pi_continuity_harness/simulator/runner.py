@@ -106,7 +106,8 @@ class ExtensionRecord:
     """One loaded extension instance."""
 
     path: str
-    handlers: dict[str, list[EventHandler]] = field(default_factory=dict)
+    #: Per event, the handlers in registration order; an unsubscribed one's slot is ``None``.
+    handlers: dict[str, list[EventHandler | None]] = field(default_factory=dict)
     commands: dict[str, tuple[CommandHandler, str | None]] = field(default_factory=dict)
     tools: dict[str, ToolDefinition] = field(default_factory=dict)
 
@@ -205,11 +206,20 @@ class ExtensionRunner:
 
     # ----------------------------------------------------------------- dispatch
     def handlers_of(self, event_type: str) -> list[tuple[ExtensionRecord, list[EventHandler]]]:
-        """The handlers of ``event_type`` per extension, snapshotted (a handler that unsubscribes
-        another during dispatch does not change this dispatch)."""
-        return [
-            (r, list(r.handlers.get(event_type, []))) for r in self.extensions if r.handlers.get(event_type)
-        ]
+        """The handlers of ``event_type`` per extension, snapshotted: one registered during the
+        dispatch does not run in it (Pi's ``snapshotEventHandlers``).
+
+        Each is the bridge's Pi handler for it (``bridge.ts`` ``registerHandler``): Pi keeps it
+        after an unsubscribe, and it answers ``undefined`` without calling the Python handler
+        (``BridgeExtensionAPI.on``'s ``unsubscribe`` empties its slot), so a handler that
+        unsubscribes a later one of the same dispatch keeps that one from running, as on real
+        Pi, and Pi still awaits its slot."""
+        found: list[tuple[ExtensionRecord, list[EventHandler]]] = []
+        for record in self.extensions:
+            slots = record.handlers.get(event_type)
+            if slots:
+                found.append((record, [_slot_handler(slots, index) for index in range(len(slots))]))
+        return found
 
     async def call_handler(self, handler: EventHandler, event: Any, ctx: SimExtensionContext) -> Any:
         """Call one handler, awaiting its result when it returns an awaitable (sync or async)."""
@@ -384,6 +394,19 @@ def bridged_copy(value: Any) -> Any:
     return dataclasses.replace(value, **changes) if changes else value
 
 
+def _slot_handler(slots: list[EventHandler | None], index: int) -> EventHandler:
+    """Slot ``index`` of ``slots`` as the bridge's Pi handler: the Python handler registered
+    there if it is still subscribed when called, else ``undefined``."""
+    registered = slots[index]
+
+    def call(event: Any, ctx: Any) -> Any:
+        if registered is None or slots[index] is not registered:
+            return None
+        return registered(event, ctx)
+
+    return call
+
+
 def _bridged_result(value: Any) -> Any:
     """A ``session_before_*`` handler's result as Pi gets it from a Python handler: plain data
     as :func:`bridge_reply_copy` makes it; a :class:`BeforeCompactResult`'s compaction with its
@@ -423,11 +446,12 @@ class SimExtensionAPI:
     def on(self, event: str, handler: EventHandler) -> Callable[[], None]:
         self._runner.assert_active()
         handlers = self._record.handlers.setdefault(event, [])
+        index = len(handlers)
         handlers.append(handler)
 
         def unsubscribe() -> None:
-            if handler in handlers:
-                handlers.remove(handler)
+            # The bridge empties the slot; Pi keeps its handler, which answers ``undefined``.
+            handlers[index] = None
 
         return unsubscribe
 

@@ -5,10 +5,11 @@ Each test runs the same operations on both targets with a probe of
 JSON; ``mutator``, ``keeper``, ``tool_keeper`` and ``call_keeper`` change in place what Pi gave
 them or what they gave Pi; ``imager`` sends a user message with an image part; ``odd_data``
 hands Pi data JSON cannot take as it is; ``input_imager``'s first ``input`` handler changes the
-prompt's images in place; ``input_untexted`` transforms without a text; ``returner`` returns a compaction and a tool
-result JSON cannot take as they are; ``loose_args`` calls the API with arguments of other types. Each test asserts
-real Pi's answer explicitly (so a mistake both targets share cannot pass) and then that the
-simulator's whole observation is the same
+prompt's images in place; ``input_untexted`` transforms without a text; ``returner`` returns a
+compaction and a tool result JSON cannot take as they are; ``loose_args`` calls the API with
+arguments of other types; ``unsubscriber``'s first ``agent_end`` handler unsubscribes the
+second. Each test asserts real Pi's answer explicitly (so a mistake both targets share cannot
+pass) and then that the simulator's whole observation is the same
 (:func:`realpi.test_differential_fidelity.assert_equivalent`).
 """
 
@@ -516,4 +517,15 @@ def test_api_calls_with_arguments_of_other_types(targets: Targets) -> None:
     assert real.notifications[:2] == [("{'a': 1}", "info"), ("bogus kind", "bogus")]
     assert real.statuses == {"k": "5"}
     assert (sim.notifications, sim.statuses) == (real.notifications, real.statuses)
+    assert_equivalent(real, sim)
+
+
+def test_a_handler_unsubscribed_by_an_earlier_one_of_the_same_dispatch_does_not_run(targets: Targets) -> None:
+    sc = scenario({"agent": [{"text": "one"}, {"text": "two"}]})
+    real, sim = play(targets, sc, [{"prompt": "a"}, {"prompt": "b"}], "probe_fidelity:unsubscriber")
+    # Pi snapshots its handlers per dispatch (runner.js snapshotEventHandlers) and keeps the
+    # bridge's handler after an unsubscribe; that handler answers undefined once its Python slot
+    # is empty (bridge_api.py BridgeExtensionAPI.on), so the second handler never runs.
+    assert real.notifications == [("first ran", "info"), ("first ran", "info")]
+    assert sim.notifications == real.notifications
     assert_equivalent(real, sim)

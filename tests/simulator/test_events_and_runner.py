@@ -162,6 +162,33 @@ def test_handlers_run_in_load_then_registration_order_on_a_snapshot() -> None:
     assert order[3:] == ["1a", "1b", "late", "2"]
 
 
+def test_a_handler_unsubscribed_by_an_earlier_one_of_the_same_dispatch_does_not_run() -> None:
+    """On real Pi a Python handler is the bridge's Pi handler (``bridge.ts`` ``registerHandler``):
+    Pi's per-dispatch snapshot keeps it, but after ``unsubscribe`` it answers ``undefined``
+    without calling Python (``BridgeExtensionAPI.on``), so the unsubscribed one does not run
+    even in the dispatch that unsubscribed it (the simulator used to run it there)."""
+    runner, _ = new_runner()
+    order: list[str] = []
+    off: dict[str, Any] = {}
+
+    def factory(pi: ExtensionAPI) -> None:
+        def first(e: Any, c: Any) -> None:
+            order.append("first")
+            off["second"]()
+
+        pi.on("session_start", first)
+        off["second"] = pi.on("session_start", lambda e, c: order.append("second"))
+        again = pi.on("session_start", lambda e, c: order.append("third"))
+        again()
+        again()  # twice is once
+
+    load(runner, factory)
+    asyncio.run(runner.emit(SessionStartEvent(reason="startup")))
+    asyncio.run(runner.emit(SessionStartEvent(reason="startup")))
+    assert order == ["first", "first"]
+    assert runner.has_handlers("session_start")
+
+
 def test_input_transforms_chain_and_handled_short_circuits() -> None:
     runner, _ = new_runner()
     seen: list[str] = []

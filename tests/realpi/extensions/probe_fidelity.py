@@ -16,6 +16,7 @@
 * ``surrogate``: ``/surrogate`` appends a string with a lone surrogate.
 * ``returner``: a compaction and a tool result whose details JSON cannot take as they are.
 * ``loose_args``: ``/loose`` calls the API with arguments of other types than its own.
+* ``unsubscriber``: the first ``agent_end`` handler unsubscribes the second during dispatch.
 * ``witness``: writes its summary to ``.pi/early.md`` in the hook and to ``.pi/late.md`` in
   ``session_compact`` (the ``summaryFiles`` witness must name the first only).
 """
@@ -731,3 +732,21 @@ def loose_args(pi: ExtensionAPI) -> None:
         ctx.ui.notify("loose: " + json.dumps(out), "info")
 
     pi.register_command("loose", run)
+
+
+def unsubscriber(pi: ExtensionAPI) -> None:
+    """Two ``agent_end`` handlers: the first unsubscribes the second (once) and notifies; the
+    second notifies when it runs."""
+    state: dict[str, Any] = {"off": None}
+
+    def first(event: Any, ctx: Any) -> None:
+        ctx.ui.notify("first ran", "info")
+        if state["off"] is not None:
+            state["off"]()
+            state["off"] = None
+
+    def second(event: Any, ctx: Any) -> None:
+        ctx.ui.notify("second ran", "info")
+
+    pi.on("agent_end", first)
+    state["off"] = pi.on("agent_end", second)
