@@ -391,8 +391,14 @@ def test_data_json_cannot_take_as_it_is_reaches_pi_as_the_bridge_encodes_it(targ
 def test_append_entry_with_nan_or_infinity_never_reaches_pi(targets: Targets) -> None:
     real, sim = play(targets, scenario({}), [{"command": "/nan"}], ODD)
     # The bridge writes NaN/Infinity, JSON.parse throws and bridge.ts drops the line: no entry,
-    # no error in the extension.
-    assert notes(real)["nan"] == {"outcomes": ["ok", "ok", "ok"], "entries": [["one", 1, True]]}
+    # no message, no notification, no status, no error in the extension.
+    assert notes(real)["nan"] == {
+        "outcomes": ["ok"] * 6,
+        "entries": [["one", 1, True]],
+        "messages": [],
+    }
+    assert [message.partition(": ")[0] for message, _ in real.notifications] == ["nan"]
+    assert real.statuses == {}
     assert notes(sim) == notes(real)
     assert_equivalent(real, sim)
 

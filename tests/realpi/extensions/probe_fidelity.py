@@ -520,8 +520,9 @@ def odd_data(pi: ExtensionAPI) -> None:
       outcome (``ok`` or the exception's type) and then the custom entries' data.
     * ``/oddmsg``: ``send_message`` whose ``details`` hold a set and bytes; notifies the custom
       message entry's details.
-    * ``/nan``: ``append_entry`` with NaN, then with infinity, then with 1; notifies outcomes
-      and the custom entries' data.
+    * ``/nan``: ``append_entry`` with NaN, then with infinity, then with 1, ``send_message``,
+      ``notify`` and ``set_status`` with a NaN or an infinity; notifies outcomes, the custom
+      entries' data and the custom messages.
     """
 
     @dataclasses.dataclass
@@ -582,8 +583,14 @@ def odd_data(pi: ExtensionAPI) -> None:
             outcome(lambda: pi.append_entry("nan", {"x": float("nan")})),
             outcome(lambda: pi.append_entry("inf", [float("inf")])),
             outcome(lambda: pi.append_entry("one", 1)),
+            outcome(lambda: pi.send_message({"customType": "nan", "content": "c", "details": float("nan")})),
+            outcome(lambda: ctx.ui.notify({"n": float("-inf")}, "info")),
+            outcome(lambda: ctx.ui.set_status("nan", float("nan"))),
         ]
-        note(ctx, "nan", {"outcomes": outcomes, "entries": customs(ctx)})
+        messages = [
+            e["customType"] for e in ctx.session_manager.get_entries() if e["type"] == "custom_message"
+        ]
+        note(ctx, "nan", {"outcomes": outcomes, "entries": customs(ctx), "messages": messages})
 
     pi.register_command("odd", odd)
     pi.register_command("oddmsg", oddmsg)
