@@ -19,14 +19,17 @@ first four are the rules the reference document stresses:
     an accepted Finish carries exactly the Finish ID of the latest successful template
     response of that session, and no Finish is accepted twice.
 
-The others: ``valid_finish_accepted``, ``receiver_link_follows_chain_limit``,
-``one_reminder_per_request``, ``emergency_once_at_90_percent``, ``automatic_initiation_budget``,
-``automatic_request_when_due``, ``settings_file_valid``, ``dossier_retained_when_deletion_off``,
-``foreign_files_untouched``, ``project_call_template_used``, ``invalid_config_refuses_starts``,
-``in_memory_session_starts_nothing``. Most forbid; three also require what the reference
-requires, so doing too little fails too: ``emergency_once_at_90_percent`` (a due emergency),
-``valid_finish_accepted`` (the forbidding half is ``finish_only_with_returned_id``) and
-``automatic_request_when_due`` (the upper bound is ``automatic_initiation_budget``). Each
+The others: ``prompts_captured_when_due``, ``valid_finish_accepted``,
+``receiver_link_follows_chain_limit``, ``one_reminder_per_request``,
+``emergency_once_at_90_percent``, ``automatic_initiation_budget``, ``automatic_request_when_due``,
+``settings_file_valid``, ``dossier_retained_when_deletion_off``, ``foreign_files_untouched``,
+``project_call_template_used``, ``invalid_config_refuses_starts``,
+``in_memory_session_starts_nothing``. Most forbid; four also require what the reference
+requires, so doing too little fails too: ``prompts_captured_when_due`` (a prompt due for capture;
+``captured_prompts_kept_in_order`` judges the captured ones), ``emergency_once_at_90_percent`` (a
+due emergency), ``valid_finish_accepted`` (the forbidding half is
+``finish_only_with_returned_id``) and ``automatic_request_when_due`` (the upper bound is
+``automatic_initiation_budget``). Each
 declares the rules it checks, by their ids in the catalogue
 ``pi_continuity_harness/rules/blitz.yaml`` (:data:`BLITZ_INVARIANTS`).
 
@@ -452,6 +455,56 @@ def captured_prompts_kept_in_order(run: _Run, ops: list[dict[str, Any]]) -> Iter
         at = positions(sink)
         if [p for p, _ in at] != sorted(p for p, _ in at):
             yield f"captured prompts are out of order in {sink[:80]!r}: {[t for _, t in at]}"
+
+
+def prompts_captured_when_due(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """A prompt the user sends after a successful GET of the request, before its Finish is
+    accepted, is captured: its input is handled, whether Pi got it from RPC or interactively and
+    whether the model was idle or streaming (a steer or a follow-up) (reference §3.4 "successful
+    GET starts Writing capture. Captured interactive/RPC prompts ..."; H22, H27a).
+    ``captured_prompts_kept_in_order`` judges the prompts an implementation captured; this one
+    requires capturing the prompts that are due.
+
+    Nothing is required where the trace cannot tell that the request is still capturing: before
+    its first successful GET (in Request mode capture starts at the accepted request, H23, which
+    no trace record marks apart from a refused start), from an accepted Finish on (a transfer that
+    then fails ends the request, H123), once a ``/sh`` or any other command ran (the ``/sh`` menu's
+    Cancel ends it), after a reload ("reload can end memory state") or a session switch; nor for a
+    prompt Pi never handed the extension (rejected during a compaction, or held back while Pi
+    emits its settled event: its operation got no disposition) or one that is a slash command."""
+    capturing = False
+    # Prompt operations begun and not ended yet (``during`` ones nest in the one they interrupt).
+    open_prompts: list[dict[str, Any]] = []
+    due: dict[int, str] = {}  # prompt op seq -> its text, where its input came while capturing
+    for record in run.records:
+        kind, name, begins = record["kind"], record["name"], record.get("phase") != "end"
+        tool = record.get("toolName") if kind == "session" and name == "tool_execution_end" else None
+        if tool is not None and not record.get("isError"):
+            capturing = tool == GET or (capturing and tool != FINISH)
+        elif (
+            (kind == "host" and name in ("runtime", "reload"))
+            or (kind == "event" and name == "session_start")
+            or (kind == "op" and name == "command" and begins)
+        ):
+            capturing = False
+        elif kind == "op" and name == "prompt":
+            if begins:
+                open_prompts.append(record)
+            elif open_prompts:
+                open_prompts.pop()
+        elif kind == "event" and name == "input" and record.get("source") != "extension" and capturing:
+            text = str(record.get("text", ""))
+            op = next((o for o in reversed(open_prompts) if str(o.get("text", "")) == text), None)
+            if op is not None and not text.startswith("/"):
+                due[int(op["seq"])] = text
+    for op in ops:
+        said = due.get(int(op["seq"]))
+        if said is None or op["kind"] != "prompt" or op.get("disposition") in (None, "handled"):
+            continue
+        yield (
+            f"the prompt {said!r}, sent after a successful GET and before any Finish was accepted in the "
+            f"same request, was not captured (disposition {op.get('disposition')!r})"
+        )
 
 
 def dossier_kept_until_receiver_turn(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
@@ -1169,6 +1222,7 @@ def project_call_template_used(run: _Run, ops: list[dict[str, Any]]) -> Iterator
 #: Every invariant, in the order they are checked and reported, with the rules it checks.
 BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (captured_prompts_kept_in_order, ("H27b", "H27c", "H41b", "H76a")),
+    (prompts_captured_when_due, ("H22", "H27a")),
     (dossier_kept_until_receiver_turn, ("H44a",)),
     (one_active_request, ("H13", "H16", "H20")),
     (finish_only_with_returned_id, ("H29a", "H29b", "H70a")),
