@@ -91,9 +91,10 @@ def test_exploration_kills_the_mutant(tmp_path: Path, name: str, invariant: str)
 
 #: (rule, mutant, a seed where exploration (40 steps) kills it, the invariant that must report it): the
 #: checks that require what the spec requires (a valid Finish accepted, an automatic request when
-#: due, a cancelled Finish ID refused), each shown able to fail.
+#: due, a cancelled Finish ID refused, a prompt after a successful GET captured), each shown able to fail.
 REQUIRED = [
     ("H15", "blitz_automatic_as_follow_up", 30, "automatic_request_when_due"),
+    ("H27a", "blitz_streaming_input_not_captured", 2, "prompts_captured_when_due"),
     ("H31b", "blitz_rejected_finish_ends_request", 16, "valid_finish_accepted"),
     ("H56a", "blitz_automatic_threshold_raised", 1, "automatic_request_when_due"),
     ("H70a", "blitz_cancel_keeps_finish_id", 129, "finish_only_with_returned_id"),

@@ -51,6 +51,30 @@ class DeferredPromptsDropped(Mutant):
         return result
 
 
+@mutant(
+    "H27a",
+    how="prompts typed while the model streams (steer/follow-up) pass through",
+    invariant="prompts_captured_when_due",
+)
+class StreamingInputNotCaptured(Mutant):
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        if event.streaming_behavior is not None:
+            return None
+        return super().on_input(event, ctx)
+
+
+@mutant(
+    "H27a",
+    how="only interactive prompts are captured; RPC prompts pass through",
+    invariant="prompts_captured_when_due",
+)
+class RpcInputsPassThrough(Mutant):
+    def on_input(self, event: Any, ctx: Any) -> Any:
+        if event.source == "rpc":
+            return None
+        return super().on_input(event, ctx)
+
+
 @mutant("H49a", how="the reminder repeats at every boundary", invariant="one_reminder_per_request")
 class ReminderRepeats(Mutant):
     def check_reminder(self, ctx: Any) -> None:
