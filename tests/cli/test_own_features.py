@@ -138,7 +138,7 @@ def test_rule_the_plugin_is_a_pytest11_entry_point_named_after_its_module() -> N
     ("name", "count"),
     [
         ("the threshold is strict", 1),
-        ("native-threshold-enters-hook", 3),
+        ("native-threshold-enters-hook", 4),
         ("the summary is the disk Brief for every compaction reason [overflow-overflow]", 1),
         ("the summary is the disk Brief for every compaction reason", 3),
     ],
