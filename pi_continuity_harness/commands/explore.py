@@ -168,11 +168,18 @@ def _validate(args: argparse.Namespace) -> None:
     )
     if args.target == "pi" and args.check_determinism:
         raise UsageError("--check-determinism: real Pi is not deterministic; it applies to --target sim")
-    if args.system is not None and not _is_typescript(args.extension):
-        raise UsageError("--system: only for a TypeScript implementation (a Python one declares its system)")
+    _check_system_option(args)
     check_target(args.target)
     check_implementation(args.target, args.extension, system=args.system)
     check_html(args.html)
+
+
+def _check_system_option(args: argparse.Namespace) -> None:
+    """``--system`` names a TypeScript implementation's system; a Python one declares its own.
+    Checked for ``--list-invariants`` too: before, ``--list-invariants --system
+    pi-blitz-handoff`` printed the reference's (Pi Session Continuity's) invariants, exit 0."""
+    if args.system is not None and not _is_typescript(args.extension):
+        raise UsageError("--system: only for a TypeScript implementation (a Python one declares its system)")
 
 
 def _is_typescript(extension: str) -> bool:
@@ -193,6 +200,7 @@ def _system(args: argparse.Namespace) -> str:
 def main(args: argparse.Namespace) -> int:
     if args.list_invariants:
         refuse_ignored_options(args, "--list-invariants")
+        _check_system_option(args)
         plugin = plugin_named(_system(args))
         if args.target == "pi":
             for observed in plugin.observed_invariants():

@@ -108,6 +108,11 @@ def test_rule_import_session_refuses_an_output_that_is_its_settings_file(
             ["explore", "--list-invariants", "--seeds", "5"],
             "explore: --seeds: not with --list-invariants, which runs nothing and writes nothing",
         ),
+        (
+            # Before: Pi Session Continuity's invariants, under the other system's name, exit 0.
+            ["explore", "--list-invariants", "--system", "pi-blitz-handoff"],
+            "explore: --system: only for a TypeScript implementation (a Python one declares its system)",
+        ),
     ],
 )
 def test_rule_an_option_a_listing_would_ignore_is_one_line_exit_2(
@@ -132,6 +137,8 @@ def test_rule_an_option_a_listing_would_ignore_is_one_line_exit_2(
         ["mutants", "list"],
         ["explore", "--list-invariants"],
         ["explore", "--list-invariants", "--target", "pi"],
+        ["explore", "--list-invariants", "--extension", "blitz"],
+        ["explore", "--list-invariants", "--extension", "ext.ts", "--system", "pi-blitz-handoff"],
     ],
 )
 def test_a_listing_still_takes_the_options_it_uses(
