@@ -515,7 +515,7 @@ def _it_records_policy(world: World, r: str, k: str) -> None:
 def _saved_to(world: World) -> None:
     name, _brief = world.remembered["it"]
     message = _find_notification(
-        world, rf"^{re.escape(MESSAGE_PREFIX)}: Continuity Brief saved to (?P<path>/\S+)\.$", paths=True
+        world, rf"^{re.escape(MESSAGE_PREFIX)}: Continuity Brief saved to (?P<path>/.+)\.$", paths=True
     )
     assert message.endswith(f"/pending/{name}."), f"the notification names another file: {message!r}"
 
@@ -538,7 +538,7 @@ def _none_archived(world: World) -> None:
 def _committed(world: World) -> None:
     message = _find_notification(
         world,
-        rf"^{re.escape(MESSAGE_PREFIX)}: native compaction committed with disk-backed Brief (?P<p>/\S+)\.$",
+        rf"^{re.escape(MESSAGE_PREFIX)}: native compaction committed with disk-backed Brief (?P<p>/.+)\.$",
         paths=True,
     )
     event_id = world.latest_summary_brief().event_id
