@@ -27,6 +27,7 @@ passes, and one that breaks a rule fails:
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pi_continuity_harness.api import CONFIG_DIR_NAME
+from pi_continuity_harness.scenario import ROOT_MARK, expand_root
 from pi_continuity_harness.scenario.transcript import content_text
 
 __all__ = [
@@ -92,11 +94,23 @@ FINISH_ID_MATCH = (
 FINISH_ID_BUT_LAST_MATCH = (
     FINISH_ID_MATCH.removesuffix(_ID) + r"([A-Za-z0-9][A-Za-z0-9._:-]*)[A-Za-z0-9._:-](?![A-Za-z0-9._:-])"
 )
-_PATH = r"(/[^\s`'\"<>()]+\.md)"
+# The path patterns below hold no quote character (``\x27`` is ``'``, ``\x22`` is ``"``), so a
+# script can put a ``{{match:...}}`` of them in single quotes in a shell command (``rm -f
+# '{{match:...}}'``) whether it matches or not, and a path with a space stays one word. Each
+# starts with :data:`~pi_continuity_harness.scenario.ROOT_MARK`: a path under the run's
+# directory is read whole when that directory has a space (``--workdir "/tmp/my runs"`` on real
+# Pi). Without the mark, the path character class stopped at the space and took the rest
+# (``/runs/.../handoff_<id>.md``, outside the run): 46 of the 249 blitz scenarios failed there.
+_PATH_CHARS = r"[^\s`\x27\x22<>()]"
+_PATH = "(" + ROOT_MARK + "/" + _PATH_CHARS + r"+\.md)"
 #: ``{{match:...}}``: a dossier path (``.../<CONFIG_DIR_NAME>/handoff_<id>.md``) in a text (group 1).
-DOSSIER_MATCH = r"(/[^\s`'\"<>()]*/" + re.escape(CONFIG_DIR_NAME) + r"/handoff_[A-Za-z0-9._-]+\.md)"
+DOSSIER_MATCH = (
+    "(" + ROOT_MARK + "/" + _PATH_CHARS + "*/" + re.escape(CONFIG_DIR_NAME) + r"/handoff_[A-Za-z0-9._-]+\.md)"
+)
 #: ``{{match:...}}``: the path a first prompt says to delete (or remove), not negated (group 1).
-DELETION_MATCH = r"(?im)(?<!not )(?<!never )(?<!n't )(?:^|(?<=\s))(?:delete|remove|rm)\b[^\n]{0,160}?" + _PATH
+DELETION_MATCH = (
+    r"(?im)(?<!not )(?<!never )(?<!n\x27t )(?:^|(?<=\s))(?:delete|remove|rm)\b[^\n]{0,160}?" + _PATH
+)
 _NEGATED = re.compile(r"(?i)\b(?:not|never|n't|without)\s+(?:\w+\s+){0,2}(?:delete|remove)\b")
 _RETAIN = re.compile(r"(?i)\b(?:unchanged|leave|retain)\b")
 _BOUNDARY = re.compile(r"(?m)^--- Deferred Prompt (\d+) of (\d+) ---$")
@@ -151,7 +165,9 @@ def without_paths(text: str) -> str:
 def instructs_deletion(text: str, path: str | Path) -> bool:
     """The text tells its reader to delete (or remove) exactly ``path``, not negated."""
     wanted = str(path)
-    return any(found.group(1) == wanted for found in re.finditer(DELETION_MATCH, text))
+    # The path's own directory as the run's: a directory with a space is read whole.
+    pattern = expand_root(DELETION_MATCH, os.path.dirname(wanted))
+    return any(found.group(1) == wanted for found in re.finditer(pattern, text))
 
 
 def instructs_retention(text: str, path: str | Path) -> bool:

@@ -47,6 +47,7 @@ from pi_continuity_harness.scenario.implementations import (
     resolve_implementation,
 )
 from pi_continuity_harness.scenario.model_script import (
+    ROOT_MARK,
     HttpError,
     ModelRequest,
     ModelScript,
@@ -55,6 +56,7 @@ from pi_continuity_harness.scenario.model_script import (
     ScriptedToolCall,
     SynthesisReply,
     Usage,
+    expand_root,
 )
 from pi_continuity_harness.scenario.operations import (
     AbortOp,
@@ -74,6 +76,7 @@ from pi_continuity_harness.scenario.session_import import SessionImportError, im
 from pi_continuity_harness.scenario.trace import TraceMatch
 
 __all__ = [
+    "ROOT_MARK",
     "SYSTEMS",
     "AbortOp",
     "CommandOp",
@@ -111,6 +114,7 @@ __all__ = [
     "TraceMatch",
     "Usage",
     "dump_scenario",
+    "expand_root",
     "implementation_system",
     "import_session",
     "load_scenario",

@@ -43,6 +43,7 @@ from pi_continuity_harness.scenario.regex_check import regex_problem
 __all__ = [
     "DEFAULT_REASONING_TOKENS",
     "PLAIN_REPLIES",
+    "ROOT_MARK",
     "SUMMARIZATION_SYSTEM_PROMPT_PREFIX",
     "ExtensionReplies",
     "HttpError",
@@ -56,6 +57,7 @@ __all__ = [
     "SynthesisReply",
     "Usage",
     "estimate_request_tokens",
+    "expand_root",
     "format_http_error",
     "message_chars",
     "resolve_tool_calls",
@@ -515,9 +517,12 @@ def respond(
     request: ModelRequest,
     reply: Reply | SynthesisReply | None,
     replies: ExtensionReplies,
+    *,
+    root: str | None = None,
 ) -> ModelOutcome:
     """Turn a request and its scripted reply (None: the default) into an outcome; ``replies``
-    writes the body of an ``extension`` reply."""
+    writes the body of an ``extension`` reply; ``root`` is the run's directory as the host shows
+    it, for a ``{{match:...}}`` that holds :data:`ROOT_MARK`."""
     if request.kind == "summary" and reply is None:
         reply = Reply(text=f"SUMMARY-{request.index + 1}")
     if request.kind == "agent" and reply is None:
@@ -526,11 +531,26 @@ def respond(
         reply = SynthesisReply()
     assert reply is not None
     if isinstance(reply, Reply):
-        return _respond_reply(request, reply)
+        return _respond_reply(request, reply, root)
     return _respond_synthesis(script, request, reply, replies)
 
 
 _MATCH = re.compile(r"\{\{match:(?P<pattern>.+?)\}\}", re.DOTALL)
+
+#: In a ``{{match:REGEX}}``, where a path may begin with the run's directory: the regex comment
+#: becomes ``(?:<the run's directory>)?``, so a path under a directory with a space is read whole
+#: (``/tmp/my runs/...``), where a path pattern without spaces took the part after the space.
+#: It is a comment, so the pattern compiles and means the same without a run (validation, a
+#: session file's import) and, for a directory without whitespace or quotes, with one: the path
+#: pattern that follows already reads the directory as part of the path.
+ROOT_MARK = "(?#root)"
+
+
+def expand_root(pattern: str, root: str | None) -> str:
+    """``pattern`` with every :data:`ROOT_MARK` made the optional run directory ``root``."""
+    if root is None or ROOT_MARK not in pattern:
+        return pattern
+    return pattern.replace(ROOT_MARK, "(?:" + re.escape(root) + ")?")
 
 
 class _TextsNewestFirst:
@@ -587,11 +607,11 @@ def _holds_match(value: Any) -> bool:
     return False
 
 
-def _resolve_value(value: Any, texts: Iterable[str]) -> Any:
+def _resolve_value(value: Any, texts: Iterable[str], root: str | None) -> Any:
     if isinstance(value, str):
 
         def lookup(found: re.Match[str]) -> str:
-            pattern = re.compile(found.group("pattern"))
+            pattern = re.compile(expand_root(found.group("pattern"), root))
             for text in texts:
                 hit = pattern.search(text)
                 if hit is not None:
@@ -600,25 +620,28 @@ def _resolve_value(value: Any, texts: Iterable[str]) -> Any:
 
         return _MATCH.sub(lookup, value)
     if isinstance(value, dict):
-        return {k: _resolve_value(v, texts) for k, v in value.items()}
+        return {k: _resolve_value(v, texts, root) for k, v in value.items()}
     if isinstance(value, list):
-        return [_resolve_value(v, texts) for v in value]
+        return [_resolve_value(v, texts, root) for v in value]
     return value
 
 
 def resolve_tool_calls(
-    request: ModelRequest, calls: tuple[ScriptedToolCall, ...]
+    request: ModelRequest, calls: tuple[ScriptedToolCall, ...], *, root: str | None = None
 ) -> tuple[ScriptedToolCall, ...]:
-    """The calls with every ``{{match:REGEX}}`` argument replaced from the request's texts."""
+    """The calls with every ``{{match:REGEX}}`` argument replaced from the request's texts
+    (``root``: the run's directory, for :data:`ROOT_MARK`)."""
     if not any(_holds_match(c.arguments) for c in calls):
         return calls
     texts = _TextsNewestFirst(request.messages)
-    return tuple(c.model_copy(update={"arguments": _resolve_value(c.arguments, texts)}) for c in calls)
+    return tuple(c.model_copy(update={"arguments": _resolve_value(c.arguments, texts, root)}) for c in calls)
 
 
-def _respond_reply(request: ModelRequest, reply: Reply) -> ModelOutcome:
+def _respond_reply(request: ModelRequest, reply: Reply, root: str | None = None) -> ModelOutcome:
     if reply.tool_calls:
-        reply = reply.model_copy(update={"tool_calls": resolve_tool_calls(request, reply.tool_calls)})
+        reply = reply.model_copy(
+            update={"tool_calls": resolve_tool_calls(request, reply.tool_calls, root=root)}
+        )
     if reply.error is not None:
         return ModelOutcome(
             text="",

@@ -106,7 +106,7 @@ def command_path_problem(command: str, *, absolute_paths: bool = False) -> str |
     absolute = [] if absolute_paths else _absolute_paths(text)
     if absolute:
         reason = f"names {absolute[0]!r}"
-    elif _PARENT_WORD.search(text):
+    elif _PARENT_WORD.search(text) or _PARENT_WORD.search(_as_shell_reads(text)):
         reason = "goes up with '..'"
     elif _HOME_WORD.search(text):
         reason = "names the home directory ('~')"
@@ -121,8 +121,62 @@ def command_path_problem(command: str, *, absolute_paths: bool = False) -> str |
 
 
 def _absolute_paths(command: str) -> list[str]:
-    """The absolute paths ``command`` names, devices aside."""
-    return [p for p in _ABSOLUTE_WORD.findall(command) if p not in _DEVICES]
+    """The absolute paths ``command`` names, devices aside, read from the words as bash makes
+    them (:func:`_as_shell_reads`).
+
+    ``rm -f '/tmp/my runs/x.md'`` names ``/tmp/my runs/x.md``: read at every space, it named
+    ``/tmp/my`` (outside the run), and the real-Pi target refused a receiver's ``rm`` of its
+    dossier in a run under a directory with a space. ``/tmp/r/.\\./x`` names ``/tmp/r/../x``.
+    """
+    found = (_restore_whitespace(p) for p in _ABSOLUTE_WORD.findall(_as_shell_reads(command)))
+    return [p for p in found if p not in _DEVICES]
+
+
+#: Stand-ins for whitespace the shell keeps inside a word (quoted or escaped): not whitespace
+#: to the path regexes, put back in the paths they find.
+_KEPT_WHITESPACE = {" ": "\x00", "\t": "\x01", "\n": "\x02"}
+_RESTORE = str.maketrans({kept: char for char, kept in _KEPT_WHITESPACE.items()})
+#: What a backslash escapes inside double quotes (bash(1), QUOTING); before any other
+#: character it stays.
+_DOUBLE_QUOTE_ESCAPES = '$`"\\\n'
+
+
+def _restore_whitespace(text: str) -> str:
+    return text.translate(_RESTORE)
+
+
+def _as_shell_reads(command: str) -> str:
+    """``command`` after bash's quote removal (bash(1), QUOTING), with the whitespace a word
+    keeps replaced by stand-ins (:data:`_KEPT_WHITESPACE`) and the operators left as they are:
+    single quotes keep everything up to the next one; a backslash outside quotes keeps the next
+    character (and joins lines); in double quotes it escapes only ``$`` ````` ``"`` ``\\`` and a
+    newline."""
+    out: list[str] = []
+    quote = ""
+    escaped = False
+    for char in command:
+        if escaped:
+            escaped = False
+            if quote == '"' and char not in _DOUBLE_QUOTE_ESCAPES:
+                out.append("\\")
+            if char != "\n":
+                out.append(_KEPT_WHITESPACE.get(char, char))
+        elif quote == "'":
+            if char == "'":
+                quote = ""
+            else:
+                out.append(_KEPT_WHITESPACE.get(char, char))
+        elif char == "\\":
+            escaped = True
+        elif char == quote:
+            quote = ""
+        elif not quote and char in "'\"":
+            quote = char
+        else:
+            out.append(_KEPT_WHITESPACE.get(char, char) if quote else char)
+    if escaped:
+        out.append("\\")
+    return "".join(out)
 
 
 def _escapes_project(path: str) -> bool:

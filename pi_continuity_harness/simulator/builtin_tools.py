@@ -14,6 +14,7 @@ protocol under test depends on their effect, and otherwise prints what the scena
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -146,8 +147,16 @@ class BuiltinTools:
         delete is part of the protocols under test, so ``rm`` has its real effect here
         (through the host's file writer, so faults and the trace see it). Every other
         command prints its scripted result. Returns the output, or None if not an ``rm``.
+
+        The words are the shell's (``shlex``, POSIX quoting), as bash reads them: ``rm -f '/my
+        runs/x.md'`` removes one file with a space in its path. Splitting at whitespace made it
+        two paths, ``'/my`` and ``runs/x.md'``, and removed neither. A command the shell cannot
+        read (an open quote) is not an ``rm`` here; bash fails it.
         """
-        words = command.split()
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return None
         if not words or words[0] != "rm":
             return None
         force = "-f" in words[1:]

@@ -166,7 +166,13 @@ class SimHost:
         self.ui.track = self._track
         self.catalog = ModelCatalog(models, unauthenticated_providers)
         self.service = ScriptedModelService(
-            script, self.trace, self.clock, self.catalog, replies=replies, run_during=self._run_during
+            script,
+            self.trace,
+            self.clock,
+            self.catalog,
+            replies=replies,
+            run_during=self._run_during,
+            root=self.paths.workdir,
         )
         self.active_model = active_model
         self.extensions = extensions

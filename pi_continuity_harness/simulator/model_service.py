@@ -107,6 +107,8 @@ class ScriptedModelService:
     catalog: ModelCatalog
     replies: ExtensionReplies = PLAIN_REPLIES
     run_during: RunDuring | None = None
+    #: The machine root the host shows (``{{match:(?#root)...}}``, ``model_script.ROOT_MARK``).
+    root: str | None = None
     requests: list[ModelRequest] = field(default_factory=list)
     #: Every call's full request and reply, in order (``requests/<kind>-<index>.json``).
     exchanges: list[dict[str, Any]] = field(default_factory=list)
@@ -238,7 +240,7 @@ class ScriptedModelService:
         self.requests.append(request)
         exchange: dict[str, Any] = {"kind": kind, "index": index, "request": request.to_json(), "reply": None}
         self.exchanges.append(exchange)
-        outcome = respond(self.script, request, reply, self.replies)
+        outcome = respond(self.script, request, reply, self.replies, root=self.root)
         self.trace.emit(
             "model",
             "request",

@@ -301,15 +301,18 @@ def test_native_write_creates_parents_and_reports_the_path_as_given_without_deta
 
 
 def test_native_bash_rm_removes_the_named_file(tmp_path: Path) -> None:
+    """The path comes from the prompt (``{{match:...}}``). This test looked for the file in
+    ``<run>/project``, where it never was (the machine is ``<run>/machine---.../``), and named
+    the file by that path in the prompt, so it passed whether ``rm`` removed anything or not."""
     target = "{{match:file (\\S+) now}}"
     calls = [{"name": "bash", "arguments": {"command": f"rm -f {target}"}}]
     scenario = base(model={"agent": [{"tool_calls": calls}, {"text": "ok"}]}, operations=[])
     LOG.clear()
-    planted = tmp_path / "run" / "project" / "gone.md"
-    scenario["files"] = {"gone.md": {"text": "x"}}
-    scenario["operations"] = [{"prompt": f"delete the file {planted} now"}]
-    run(tmp_path, scenario, _probe)
-    assert not planted.exists()
+    scenario["files"] = {"gone.md": {"text": "x"}, "kept.md": {"text": "y"}}
+    scenario["operations"] = [{"prompt": "delete the file gone.md now"}]
+    project = Path(run(tmp_path, scenario, _probe).host.paths.project_dir)
+    assert not (project / "gone.md").exists()
+    assert (project / "kept.md").read_text(encoding="utf-8") == "y"
 
 
 def test_scripted_tool_call_arguments_take_values_from_the_request_with_match(tmp_path: Path) -> None:
@@ -376,3 +379,18 @@ def test_tool_arguments_are_coerced_and_invalid_ones_never_reach_execute(tmp_pat
     )
     assistant = next(e["message"] for e in entries(result) if e.get("message", {}).get("role") == "assistant")
     assert assistant["content"][0]["arguments"] == {"x": "5", "tag": "coerce"}  # the raw arguments are kept
+
+
+def test_native_bash_rm_reads_quoted_and_escaped_words_as_bash_does(tmp_path: Path) -> None:
+    """``rm -f 'my notes.md' other\\ file.md`` removes those two files and nothing else
+    (``builtin_tools._bash_rm`` splits words as the shell does). Split at whitespace, it named
+    four paths that do not exist, and both files stayed."""
+    calls = [{"name": "bash", "arguments": {"command": "rm -f 'my notes.md' other\\ file.md"}}]
+    scenario = base(model={"agent": [{"tool_calls": calls}, {"text": "ok"}]}, operations=[])
+    LOG.clear()
+    scenario["files"] = {"my notes.md": {"text": "x"}, "other file.md": {"text": "y"}, "my": {"text": "z"}}
+    scenario["operations"] = [{"prompt": "go"}]
+    project = Path(run(tmp_path, scenario, _probe).host.paths.project_dir)
+    assert not (project / "my notes.md").exists()
+    assert not (project / "other file.md").exists()
+    assert (project / "my").read_text(encoding="utf-8") == "z"

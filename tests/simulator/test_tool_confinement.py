@@ -203,3 +203,49 @@ def test_the_real_pi_targets_model_server_sends_no_call_that_leads_outside_the_r
     )
     refused = served_call_problem("bash", {"command": f"python {inside}"}, str(project), str(run))
     assert refused is not None and "runs 'python'" in refused
+
+
+def test_a_quoted_or_escaped_path_with_a_space_is_read_whole_as_bash_reads_it(tmp_path: Path) -> None:
+    """``_absolute_paths`` reads the words bash makes (quote removal): a receiver's ``rm -f
+    '<dossier>'`` under a run directory with a space names the dossier, inside the run. Read at
+    every space, it named ``<tmp>/my`` and the real-Pi target refused the call."""
+    run = tmp_path / "my runs" / "run"
+    project = run / "machine" / "project"
+    project.mkdir(parents=True)
+    dossier = str(project / ".pi" / "handoff_s.md")
+    assert served_call_problem("bash", {"command": f"rm -f '{dossier}'"}, str(project), str(run)) is None
+    escaped = dossier.replace(" ", "\\ ")
+    assert served_call_problem("bash", {"command": f"rm -f {escaped}"}, str(project), str(run)) is None
+    # Unquoted, bash reads two words, and the first is outside the run.
+    assert served_call_problem("bash", {"command": f"rm -f {dossier}"}, str(project), str(run)) == (
+        f"the bash tool call names {str(tmp_path / 'my')!r}, outside the run"
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param("rm -f {run}/.\\./x", id="an escaped dot"),
+        pytest.param("rm -f '{run}/.'./x", id="a quoted dot"),
+        pytest.param('rm -f "{run}/."./x', id="a double-quoted dot"),
+    ],
+)
+def test_a_parent_bash_reads_as_dot_dot_is_outside_the_run(tmp_path: Path, command: str) -> None:
+    """``<run>/.\\./x`` is ``<run>/../x`` to bash. Read as written, the path named a directory
+    ``.\\.`` inside the run, and the model server sent an ``rm`` of a file beside the run."""
+    run = tmp_path / "run"
+    project = run / "machine" / "project"
+    project.mkdir(parents=True)
+    command = command.format(run=run)
+    assert served_call_problem("bash", {"command": command}, str(project), str(run)) == (
+        f"the bash command {command!r} goes up with '..': a scripted command may name only paths "
+        "relative to the project, below it"
+    )
+
+
+@pytest.mark.parametrize("command", ["cat .\\./x", "cat '.'./x", 'cat "."./x', "cat ./'..'/x"])
+def test_a_relative_parent_bash_reads_as_dot_dot_is_refused_at_load(command: str) -> None:
+    assert real_pi_command_problem(command) == (
+        f"the bash command {command!r} goes up with '..': a scripted command may name only paths "
+        "relative to the project, below it"
+    )

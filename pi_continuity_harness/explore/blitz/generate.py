@@ -253,7 +253,7 @@ def _receiver(rng: random.Random) -> list[dict[str, Any]]:
         return [{"error": {"status": 400, "message": "bad request"}}]
     return [
         {"tool_calls": [_call("read", path=DOSSIER)]},
-        {"tool_calls": [_call("bash", command="rm -f " + DELETE)]},
+        {"tool_calls": [_call("bash", command="rm -f '" + DELETE + "'")]},
         {"text": "continuing"},
     ]
 

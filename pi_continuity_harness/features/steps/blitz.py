@@ -79,7 +79,7 @@ def receiver_replies() -> list[Reply]:
     says so (otherwise the ``rm`` gets the unmatched placeholder, a path that does not exist)."""
     return [
         Reply(tool_calls=(call("read", {"path": DOSSIER_FILE}),), context_tokens=3_000),
-        Reply(tool_calls=(call("bash", {"command": "rm -f " + DELETE_FILE}),), context_tokens=3_200),
+        Reply(tool_calls=(call("bash", {"command": "rm -f '" + DELETE_FILE + "'"}),), context_tokens=3_200),
         Reply(text=RECEIVER_TEXT, context_tokens=3_500),
     ]
 
@@ -1032,7 +1032,7 @@ def _get_delete_cancel(world: World) -> None:
     sh_start(
         world,
         get_reply(),
-        Reply(tool_calls=(call("bash", {"command": "rm -f " + DOSSIER_FILE}),), context_tokens=12_300),
+        Reply(tool_calls=(call("bash", {"command": "rm -f '" + DOSSIER_FILE + "'"}),), context_tokens=12_300),
         Reply(text="Template received.", context_tokens=12_400),
     )
     world.remembered["dossier_after_get"] = False

@@ -224,12 +224,15 @@ class FakeModelServer:
         on_hold: Callable[[ModelRequest, ModelOutcome], None] | None = None,
         abort_grace_s: float = 1.0,
         refuse: Callable[[ScriptedToolCall], str | None] | None = None,
+        root: str | None = None,
     ) -> None:
         self.script = script
         self.replies = replies
         self.on_hold = on_hold
         #: Why a tool call must not reach Pi (``scenario/tool_confinement.py``; None: it may).
         self.refuse = refuse
+        #: The run's directory as Pi shows it (``{{match:(?#root)...}}``, ``model_script.ROOT_MARK``).
+        self.root = root
         self.abort_grace_s = abort_grace_s
         self._lock = threading.Condition()
         self._requests: list[RecordedRequest] = []
@@ -441,7 +444,7 @@ class FakeModelServer:
             seq = len(self._requests)
             request = parse_chat_request(body, index=index, kind=kind)
             reply = self._next_reply(kind)
-            outcome = self._confined(respond(self.script, request, reply, self.replies))
+            outcome = self._confined(respond(self.script, request, reply, self.replies, root=self.root))
             record = RecordedRequest(
                 seq=seq,
                 path=handler.path,

@@ -496,7 +496,12 @@ class PiTarget:
         self._paths = HostPaths.under(str(root))
         try:
             self._server = FakeModelServer(
-                scenario.model, replies=self._replies(), on_hold=self._on_hold, refuse=self._refused_call
+                scenario.model,
+                replies=self._replies(),
+                on_hold=self._on_hold,
+                refuse=self._refused_call,
+                # Pi shows the real path (``process.cwd()``), with no symbolic link in it.
+                root=os.path.realpath(self._paths.workdir),
             )
             base_url = self._server.start()
             active = scenario.active
