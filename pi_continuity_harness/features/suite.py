@@ -45,6 +45,7 @@ from pi_continuity_harness.scenario.atomic_write import write_atomically
 from pi_continuity_harness.scenario.owned_dirs import remove_owned
 
 __all__ = [
+    "KILLED_EARLIER",
     "PLUGIN",
     "RECORD_FILES",
     "RULE_STATUSES",
@@ -640,6 +641,7 @@ def run_batch(
     target: str = "sim",
     seed: int = 0,
     extra_args: list[str] | None = None,
+    first_failure: bool = False,
 ) -> dict[str, SuiteRun | SuiteUsageError]:
     """Several runs of the suite in one pytest session: for each label of ``runs``, the scenarios
     tagged with one of its tags against its implementation, ``(extension, tags)``, as
@@ -657,6 +659,11 @@ def run_batch(
     features) and distinct. They share this process, as the runs of :func:`run_suite` in one
     process do: an implementation that changes a module must restore it (a blitz mutant's
     ``patched``) or start from the reference as shipped (:mod:`pi_continuity_harness.mutants.pristine`).
+
+    ``first_failure``: a run ends at its first failed (or erroring) scenario, and the rest of its
+    scenarios are reported skipped (``"killed by an earlier scenario"``). A mutant's kill test
+    needs one failure: the blitz kill tests ran every scenario of every mutant's rules, most
+    of them after the one that had already killed it.
     """
     extensions = [extension for extension, _tags in runs.values()]
     if len(set(extensions)) != len(extensions):
@@ -676,7 +683,7 @@ def run_batch(
         return out
     first = next(iter(loaded.values()))[0]
     args = _session_args([str(SUITE_DIR)], SUITE_DIR, target, first, seed, workdir) + (extra_args or [])
-    batch = _Batch(loaded)
+    batch = _Batch(loaded, first_failure=first_failure)
     collector = _Collector(None, native_tracebacks=True)
     errors = io.StringIO()
     started = time.perf_counter()
@@ -725,8 +732,13 @@ class _Batch:
     test per such run (the run's label is its id), deselected where its tags (pytest's marks, as
     ``-m`` reads them) match none of that run's."""
 
-    def __init__(self, runs: Mapping[str, tuple[str, frozenset[str]]]) -> None:
+    def __init__(
+        self, runs: Mapping[str, tuple[str, frozenset[str]]], *, first_failure: bool = False
+    ) -> None:
         self.runs = runs
+        self.first_failure = first_failure
+        #: The labels of the runs with a failed scenario (``first_failure``).
+        self.failed: set[str] = set()
         self.label_of = {extension: label for label, (extension, _tags) in runs.items()}
         #: Node id -> the label of its run.
         self.labels: dict[str, str] = {}
@@ -768,6 +780,23 @@ class _Batch:
         if dropped:
             config.hook.pytest_deselected(items=dropped)
             items[:] = kept
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """``first_failure``: a scenario of a run that already failed one is skipped before its
+        fixtures (its machine) are made."""
+        if self.first_failure and self.labels.get(item.nodeid) in self.failed:
+            pytest.skip(KILLED_EARLIER)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.first_failure and report.failed:
+            label = self.labels.get(report.nodeid)
+            if label is not None:
+                self.failed.add(label)
+
+
+#: Why :func:`run_batch` with ``first_failure`` skipped a scenario.
+KILLED_EARLIER = "killed by an earlier scenario of its run"
 
 
 def _session_args(

@@ -17,7 +17,13 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.features.suite import SuiteRun, SuiteUsageError, run_batch, run_suite
+from pi_continuity_harness.features.suite import (
+    KILLED_EARLIER,
+    SuiteRun,
+    SuiteUsageError,
+    run_batch,
+    run_suite,
+)
 from pi_continuity_harness.mutants.blitz import BLITZ_MUTANTS
 from pi_continuity_harness.mutants.blitz.base import Mutant
 from pi_continuity_harness.mutants.pristine import changed_since, reference_snapshot
@@ -115,3 +121,29 @@ def test_a_mutant_that_leaves_the_reference_changed_is_named_after_its_batch(
     assert changed_since(before) == []
     run_batch({"leaky": (LEAKY, TAGS)}, workdir=tmp_path / "leaks", extra_args=ARGS)
     assert changed_since(before) == ["pi_continuity_harness.reference.blitz.commands.save_settings"]
+
+
+def test_with_first_failure_a_run_ends_at_its_first_failed_scenario_and_the_others_run_whole(
+    tmp_path: Path,
+) -> None:
+    """``first_failure`` (the kill tests): the implementation that does nothing fails the first
+    scenario of rule H50 and skips the other four, each reported skipped with the reason; the
+    reference's run in the same batch runs all five and passes them."""
+    tags = ["rule-H50"]
+    batch = run_batch(
+        {"null": ("null-blitz", tags), "reference": ("blitz", tags)},
+        workdir=tmp_path,
+        extra_args=ARGS,
+        first_failure=True,
+    )
+    null, reference = batch["null"], batch["reference"]
+    assert isinstance(null, SuiteRun) and isinstance(reference, SuiteRun)
+    assert [r.status for r in reference.results] == ["passed"] * 5
+    statuses = [r.status for r in null.results]
+    assert statuses[0] in ("failed", "error") and statuses[1:] == ["skipped"] * 4, statuses
+    assert all(KILLED_EARLIER in r.detail for r in null.results[1:]), [r.detail for r in null.results[1:]]
+    assert null.exit_code == 1
+    # Without it every scenario runs, and each fails.
+    whole = run_batch({"null": ("null-blitz", tags)}, workdir=tmp_path / "whole", extra_args=ARGS)["null"]
+    assert isinstance(whole, SuiteRun)
+    assert {r.status for r in whole.results} <= {"failed", "error"} and len(whole.results) == 5

@@ -68,7 +68,12 @@ class BatchedKills:
             before = reference_snapshot()
             try:
                 self.runs.update(
-                    run_batch(runs, workdir=self.work / f"batch-{len(self.runs)}", extra_args=MUTANT_RUN_ARGS)
+                    run_batch(
+                        runs,
+                        workdir=self.work / f"batch-{len(self.runs)}",
+                        extra_args=MUTANT_RUN_ARGS,
+                        first_failure=True,
+                    )
                 )
             finally:
                 if self.reset:
