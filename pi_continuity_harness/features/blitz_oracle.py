@@ -157,9 +157,13 @@ def finish_id_in(text: str) -> str | None:
     return found.group(1) if found else None
 
 
-def without_paths(text: str) -> str:
-    """``text`` with every absolute path replaced by ``<path>``: a path is never read as words."""
-    return re.sub(r"/[^\s`'\"<>()]+", "<path>", text)
+def without_paths(text: str, root: str | Path | None = None) -> str:
+    """``text`` with every absolute path replaced by ``<path>``: a path is never read as words.
+
+    ``root``: the run's directory, so a path under it is replaced whole when it has a space (a
+    work directory ``/tmp/keep it`` must not say "keep")."""
+    pattern = "(" + ROOT_MARK + "/" + _PATH_CHARS + "+)"
+    return re.sub(expand_root(pattern, None if root is None else str(root)), "<path>", text)
 
 
 def instructs_deletion(text: str, path: str | Path) -> bool:
@@ -174,7 +178,7 @@ def instructs_retention(text: str, path: str | Path) -> bool:
     """The text names ``path``, says to leave it unchanged, and never says to delete it."""
     if str(path) not in text or instructs_deletion(text, path):
         return False
-    words = without_paths(text)
+    words = without_paths(text, Path(path).parent.parent)  # the project directory
     plain = _NEGATED.sub("", words)
     return bool(_RETAIN.search(words) or _NEGATED.search(words)) and not re.search(
         r"(?i)(?:^|\s)(?:delete|remove)\b", plain

@@ -111,3 +111,17 @@ def test_the_root_mark_changes_nothing_under_a_directory_without_spaces(
         found = [m.group(1) for m in re.finditer(pattern, text)]
         expanded = [m.group(1) for m in re.finditer(expand_root(pattern, root), text)]
         assert expanded == found, (pattern, text)
+
+
+def test_a_path_with_a_space_is_never_read_as_words() -> None:
+    """Under ``/tmp/x delete/w`` the words "delete" and "keep" are the directory's, not the
+    prompt's: the oracle reads the reference's "leave it unchanged" prompt as retention, and
+    the steps' word checks see ``<path>`` in place of the whole path."""
+    root = "/tmp/x delete/keep w"
+    dossier = f"{root}/machine/project/.pi/handoff_0193-abc.md"
+    keep = messages.bootstrap_prompt(dossier, delete_after_reading=False)
+    assert oracle.instructs_retention(keep, dossier)
+    assert not oracle.instructs_deletion(keep, dossier)
+    assert oracle.without_paths(f"read {dossier} now", f"{root}/machine") == "read <path> now"
+    # Without the directory, its words stay: the failure this avoids.
+    assert oracle.without_paths(f"read {dossier} now") == "read <path> delete<path> w<path> now"

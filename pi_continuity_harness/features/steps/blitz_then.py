@@ -81,6 +81,12 @@ def _no_switch(world: World) -> None:
     assert not [e for e in obs.events("session_start") if e.get("reason") == "new"]
 
 
+def _machine(world: World) -> Path:
+    """The machine's directory (project, agent directory and sessions are in it): the paths a
+    first prompt names are under it."""
+    return Path(world.observe().project_dir).parent
+
+
 def _first_prompt(world: World) -> str:
     users = world.observe().user_messages()
     assert users, "the new session has no user message"
@@ -104,7 +110,7 @@ def _bootstrap(world: World) -> None:
 
 @then("the bootstrap prompt tells the receiver to read the entire dossier, past any truncation")
 def _bootstrap_entire(world: World) -> None:
-    words = oracle.without_paths(_first_prompt(world))
+    words = oracle.without_paths(_first_prompt(world), _machine(world))
     assert re.search(r"(?i)\b(?:entire|whole|all of it|completely|in full)\b", words), words
     assert re.search(r"(?i)truncat", words), words
 
@@ -715,7 +721,7 @@ def _get_contents(world: World, marker: str) -> None:
 
 @then("the bootstrap prompt tells the receiver to keep the dossier and report the blocker if the read fails")
 def _bootstrap_blocker(world: World) -> None:
-    words = oracle.without_paths(_first_prompt(world))
+    words = oracle.without_paths(_first_prompt(world), _machine(world))
     assert re.search(r"(?i)\b(?:fail|fails|failed|incomplete|cannot|unable)\b", words), words
     assert re.search(r"(?i)\b(?:keep|leave|retain)\b|\bdo(?: not|n't) (?:delete|remove)\b", words), words
     assert re.search(r"(?i)\b(?:report|tell|explain|blocker|blocked)\b", words), words
