@@ -190,15 +190,18 @@ class SettingsManager:
     def is_project_trusted(self) -> bool:
         return self.project_trusted
 
-    def get_compaction_enabled(self) -> bool:
-        value = _field(self.settings, "compaction", "enabled")
+    def get_compaction_enabled(self, merged: dict[str, Any] | None = None) -> bool:
+        """``merged``: :attr:`settings`, when the caller has merged them already."""
+        value = _field(self.settings if merged is None else merged, "compaction", "enabled")
         return bool(_DEFAULTS["enabled"]) if value is None or value is _MISSING else bool(value)
 
-    def _token_setting(self, name: str, model: Model | None) -> int:
+    def _token_setting(self, name: str, model: Model | None, merged: dict[str, Any] | None = None) -> int:
         """``getCompactionTokenSetting``: only a *missing* value falls back; a JSON ``null`` is
-        invalid like any other non-integer (Pi tests ``!== undefined``)."""
-        compaction = self.settings.get("compaction")
-        ordinary = _field(self.settings, "compaction", name)
+        invalid like any other non-integer (Pi tests ``!== undefined``). ``merged``: as for
+        :meth:`get_compaction_enabled`."""
+        settings = self.settings if merged is None else merged
+        compaction = settings.get("compaction")
+        ordinary = _field(settings, "compaction", name)
         if ordinary is not _MISSING and not _non_negative_safe_int(ordinary):
             raise SettingsError(
                 f"Invalid compaction.{name} setting: {_js_str(ordinary)}. "
@@ -226,18 +229,24 @@ class SettingsManager:
         return int(_DEFAULTS[name])
 
     def get_compaction_settings(self, model: Model | None) -> CompactionSettings:
-        """``getCompactionSettings(model)``; raises :class:`SettingsError` on invalid values."""
+        """``getCompactionSettings(model)``; raises :class:`SettingsError` on invalid values.
+
+        The two files are merged once for the three values (each read merged them anew, twice
+        for a token setting: five deep merges a call, and it is called before every turn and
+        compaction check, 3 % of a Pi Session Continuity exploration, issue 16)."""
+        merged = self.settings
         return CompactionSettings(
-            enabled=self.get_compaction_enabled(),
-            reserve_tokens=self._token_setting("reserveTokens", model),
-            keep_recent_tokens=self._token_setting("keepRecentTokens", model),
+            enabled=self.get_compaction_enabled(merged),
+            reserve_tokens=self._token_setting("reserveTokens", model, merged),
+            keep_recent_tokens=self._token_setting("keepRecentTokens", model, merged),
         )
 
     def get_retry_settings(self) -> dict[str, Any]:
         """``getRetrySettings``: each value ``?? default`` (a ``null`` takes the default too)."""
         out = {}
+        merged = self.settings  # once, not once per key (issue 16)
         for key, default in _RETRY_DEFAULTS.items():
-            value = _field(self.settings, "retry", key)
+            value = _field(merged, "retry", key)
             out[key] = default if value is None or value is _MISSING else value
         return out
 
