@@ -72,8 +72,8 @@ def sweep_orphaned_directories() -> None:
     goes there), and say so on stderr, one line."""
     import sys  # noqa: PLC0415
 
+    from pi_continuity_harness.cache_dir import default_cache_dir  # noqa: PLC0415  (not the real-Pi package)
     from pi_continuity_harness.scenario.owned_dirs import sweep_message, sweep_orphans, sweep_roots  # noqa: PLC0415
-    from pi_continuity_harness.targets.realpi.install import default_cache_dir  # noqa: PLC0415
 
     roots = sweep_roots()
     cache_tmp = default_cache_dir() / "tmp"

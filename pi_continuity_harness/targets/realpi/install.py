@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from pi_continuity_harness.cache_dir import default_cache_dir
 from pi_continuity_harness.errors import TargetError
 from pi_continuity_harness.scenario.owned_dirs import owned_temporary_directory
 
@@ -152,13 +153,6 @@ class PiInstallation:
         """A ``PATH`` with Node 22 first (Pi's own child processes may call ``node``)."""
         rest = base_path if base_path is not None else os.environ.get("PATH", "")
         return str(self.node_bin_dir) + (os.pathsep + rest if rest else "")
-
-
-def default_cache_dir() -> Path:
-    env = os.environ.get("PI_CONTINUITY_HARNESS_CACHE")
-    if env:
-        return Path(env).expanduser()
-    return Path.home() / ".cache" / "pi-continuity-harness"
 
 
 def cache_tmp_dir(cache_dir: Path) -> Path:
