@@ -49,13 +49,17 @@ def json_copy(value: Any) -> Any:
 
 
 def _copy(value: Any) -> Any:
+    """A dict is first copied whole (in C, its order kept) and only its containers are then
+    replaced by their copies: building it key by key was twice as slow, and this copy was 6 %
+    of a Pi Session Continuity exploration (each handler of an event gets its own, issue 16)."""
     kind = type(value)
     if kind is dict:
-        out = {}
+        out = value.copy()
         for key, item in value.items():
             if type(key) is not str:
                 raise _NotPlainError
-            out[key] = item if type(item) in _LEAVES else _copy(item)
+            if type(item) not in _LEAVES:
+                out[key] = _copy(item)
         return out
     if kind is list or kind is tuple:
         return [item if type(item) in _LEAVES else _copy(item) for item in value]
