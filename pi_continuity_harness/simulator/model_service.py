@@ -48,7 +48,13 @@ from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.determinism import VirtualClock
 from pi_continuity_harness.simulator.json_copy import json_copy_or_same
 from pi_continuity_harness.simulator.messages import Message
-from pi_continuity_harness.simulator.provider import StreamReader, WireMemo, assistant_failure, request_body
+from pi_continuity_harness.simulator.provider import (
+    StreamReader,
+    TransformResume,
+    WireMemo,
+    assistant_failure,
+    request_body,
+)
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
 __all__ = [
@@ -125,10 +131,18 @@ class ScriptedModelService:
     _parsed: ConvertMemo = field(init=False)
     #: The wire form of the conversation's user messages and tool results (:class:`~.provider.WireMemo`).
     _wired: WireMemo = field(init=False)
+    #: Each kind's previous request, transformed (:class:`TransformResume`): the agent's
+    #: conversation and the summarizer's are two, taking turns.
+    _resume: dict[RequestKind, TransformResume] = field(init=False)
 
     def __post_init__(self) -> None:
         self._parsed = ConvertMemo(share=self._share)
         self._wired = WireMemo(share=self._share)
+        self._resume = {
+            "agent": TransformResume(),
+            "summary": TransformResume(),
+            "extension": TransformResume(),
+        }
         self._queues = {
             "agent": list(self.script.agent),
             "summary": list(self.script.summary),
@@ -231,6 +245,7 @@ class ScriptedModelService:
             max_tokens=max_tokens,
             reasoning=reasoning,
             memo=self._wired,
+            resume=self._resume.setdefault(kind, TransformResume()),
         )
         body["messages"] = self._shared(body["messages"])
         # The wire names the model by its id; requests are recorded as ``provider/id``, as the

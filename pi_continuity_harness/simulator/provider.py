@@ -227,8 +227,36 @@ def downgrade_unsupported_images(messages: list[Message], model: Model) -> list[
     return out
 
 
+@dataclass
+class TransformResume:
+    """What :func:`transform_messages` keeps of one conversation's previous request, so the next
+    request (the same messages and a few more) is transformed from where the two part.
+
+    Every request re-sends the whole conversation, and transforming it all again for each was
+    7 % of a blitz exploration (issue 16): the work grew with the square of the conversation.
+    The transform is a walk over the messages whose only state is the tool calls of the latest
+    assistant message that are still open (``pending``); where none is open (``clean``), what
+    comes before is done for good. So the previous request's messages after the leading system
+    message (which :func:`request_body` makes anew for every request), the result, and each
+    clean position (message index, result length) are kept; a request whose messages start with
+    the same objects (by identity, as :class:`WireMemo` already remembers messages) takes the
+    result up to the last clean position within the common part and walks only the rest.
+    Positions are kept only up to the first message the transform replaces by a new object
+    (null content, an image the model cannot take), so every kept result is what the walk
+    gives now: the same objects, from the same messages."""
+
+    key: tuple[Any, ...] | None = None
+    messages: list[Message] = field(default_factory=list)
+    result: list[Message] = field(default_factory=list)
+    clean: list[tuple[int, int]] = field(default_factory=list)
+
+
 def transform_messages(
-    messages: list[Message], model: Model, *, memo: WireMemo | None = None
+    messages: list[Message],
+    model: Model,
+    *,
+    memo: WireMemo | None = None,
+    resume: TransformResume | None = None,
 ) -> list[Message]:
     """pi-ai ``transformMessages`` (``transform-messages.js:63-213``) for the fake provider's
     plain ids: null content normalised, assistant thinking and text rewritten, failed and
@@ -241,10 +269,59 @@ def transform_messages(
     so the rewritten message is one object from request to request and its wire form is
     made once too (:func:`wire_messages`); a message whose null content was normalised here is
     a new object every time and is rewritten every time.
+
+    ``resume`` (with ``memo``): the previous request's transform, taken up to where the two
+    requests part (:class:`TransformResume`); the result is the same.
     """
+    if resume is None or memo is None:
+        return _transform_walk(messages, model, memo, [], None)
+    head = messages[:1] if messages and messages[0].get("role") == "system" else []
+    rest = messages[len(head) :]
+    key = (model.provider, model.api, model.id, "image" in model.input, id(memo))
+    start, kept = 0, 0
+    if resume.key == key:
+        previous = resume.messages
+        common = 0
+        for now, before in zip(rest, previous, strict=False):
+            if now is not before:
+                break
+            common += 1
+        for index, length in reversed(resume.clean):
+            if index <= common:
+                start, kept = index, length
+                break
+    # The leading system message first: no tool call is open after it, so the rest is walked
+    # from a clean state whatever it was.
+    result = _transform_walk(head, model, memo, [], None)
+    clean = [(index, length) for index, length in resume.clean if index < start]
+    tail = _transform_walk(rest[start:], model, memo, resume.result[:kept] if kept else [], (clean, start))
+    resume.key, resume.messages, resume.clean = key, rest, clean
+    resume.result = tail
+    result.extend(tail)
+    return result
+
+
+def _transform_walk(
+    messages: list[Message],
+    model: Model,
+    memo: WireMemo | None,
+    result: list[Message],
+    clean: tuple[list[tuple[int, int]], int] | None,
+) -> list[Message]:
+    """The walk of :func:`transform_messages` over ``messages``, appending to ``result`` (the
+    transform of the messages before them, which left no tool call open). ``clean``: a list to
+    fill with the clean positions (:class:`TransformResume`) and the index of ``messages[0]``
+    in the request. Returns ``result`` with what the last messages leave open closed; the
+    recorded result lengths never count that closing."""
     transformed: list[Message] = []
     normalized = [m if m.get("content") is not None else {**m, "content": []} for m in messages]
-    for original, message in zip(messages, downgrade_unsupported_images(normalized, model), strict=True):
+    # Clean positions are kept only up to the first message replaced by a new object.
+    barrier = len(messages)
+    for position, (original, message) in enumerate(
+        zip(messages, downgrade_unsupported_images(normalized, model), strict=True)
+    ):
+        if message is not original and barrier == len(messages):
+            barrier = position
         if message.get("role") != "assistant":
             transformed.append(message)
         elif memo is None or message is not original:
@@ -257,7 +334,6 @@ def transform_messages(
             )
             assert rewritten is not None
             transformed.append(rewritten)
-    result: list[Message] = []
     pending: list[dict[str, Any]] = []
     answered: set[str] = set()
     held: list[Message] = []
@@ -279,7 +355,9 @@ def transform_messages(
         result.extend(held)
         held.clear()
 
-    for message in transformed:
+    for position, message in enumerate(transformed):
+        if clean is not None and not pending and position <= barrier:
+            clean[0].append((clean[1] + position, len(result)))
         role = message.get("role")
         if role == "assistant":
             close_pending()
@@ -299,6 +377,8 @@ def transform_messages(
             result.append(message)
         else:
             result.append(message)
+    if clean is not None and not pending and len(transformed) <= barrier:
+        clean[0].append((clean[1] + len(transformed), len(result)))
     close_pending()
     return result
 
@@ -489,10 +569,12 @@ def request_body(
     max_tokens: int | None = None,
     reasoning: str | None = None,
     memo: WireMemo | None = None,
+    resume: TransformResume | None = None,
 ) -> dict[str, Any]:
     """The chat-completions body pi-ai sends for ``messages`` (after ``convertToLlm``):
     ``normalizeContext`` (a ``systemPrompt`` becomes a leading system message), then
-    ``buildParams`` for the fake provider."""
+    ``buildParams`` for the fake provider. ``memo`` and ``resume``: see
+    :func:`transform_messages`."""
     context = list(messages)
     if system_prompt:
         context = [{"role": "system", "content": system_prompt, "timestamp": 0}, *context]
@@ -500,7 +582,9 @@ def request_body(
     body: dict[str, Any] = {
         "model": model.id,
         "messages": wire_messages(
-            transform_messages(transcript, model, memo=memo), takes_images="image" in model.input, memo=memo
+            transform_messages(transcript, model, memo=memo, resume=resume),
+            takes_images="image" in model.input,
+            memo=memo,
         ),
         "stream": True,
         "stream_options": {"include_usage": True},
