@@ -29,7 +29,12 @@ from typing import Any
 
 from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.extension_api import Model
-from pi_continuity_harness.scenario.chat_wire import ConvertMemo, chat_stream, parse_chat_request
+from pi_continuity_harness.scenario.chat_wire import (
+    ConvertMemo,
+    ConvertResume,
+    chat_stream,
+    parse_chat_request,
+)
 from pi_continuity_harness.scenario.model_script import (
     PLAIN_REPLIES,
     ExtensionReplies,
@@ -52,6 +57,7 @@ from pi_continuity_harness.simulator.provider import (
     StreamReader,
     TransformResume,
     WireMemo,
+    WireResume,
     assistant_failure,
     request_body,
 )
@@ -131,18 +137,15 @@ class ScriptedModelService:
     _parsed: ConvertMemo = field(init=False)
     #: The wire form of the conversation's user messages and tool results (:class:`~.provider.WireMemo`).
     _wired: WireMemo = field(init=False)
-    #: Each kind's previous request, transformed (:class:`TransformResume`): the agent's
-    #: conversation and the summarizer's are two, taking turns.
-    _resume: dict[RequestKind, TransformResume] = field(init=False)
+    #: Each kind's previous request, transformed (:class:`TransformResume`), in wire form
+    #: (:class:`WireResume`) and parsed (:class:`ConvertResume`): the agent's conversation and
+    #: the summarizer's are two, taking turns.
+    _resume: dict[RequestKind, tuple[TransformResume, WireResume, ConvertResume]] = field(init=False)
 
     def __post_init__(self) -> None:
         self._parsed = ConvertMemo(share=self._share)
         self._wired = WireMemo(share=self._share)
-        self._resume = {
-            "agent": TransformResume(),
-            "summary": TransformResume(),
-            "extension": TransformResume(),
-        }
+        self._resume = {}
         self._queues = {
             "agent": list(self.script.agent),
             "summary": list(self.script.summary),
@@ -238,6 +241,7 @@ class ScriptedModelService:
         seq = self._seq
         self._seq += 1
         index, reply = self._next_reply(kind)
+        resume = self._resume.setdefault(kind, (TransformResume(), WireResume(), ConvertResume()))
         body = request_body(
             model,
             messages,
@@ -245,12 +249,13 @@ class ScriptedModelService:
             max_tokens=max_tokens,
             reasoning=reasoning,
             memo=self._wired,
-            resume=self._resume.setdefault(kind, TransformResume()),
+            resume=resume[0],
+            wire_resume=resume[1],
         )
         body["messages"] = self._shared(body["messages"])
         # The wire names the model by its id; requests are recorded as ``provider/id``, as the
         # real-Pi target records them.
-        request = parse_chat_request(body, index=index, kind=kind, memo=self._parsed)
+        request = parse_chat_request(body, index=index, kind=kind, memo=self._parsed, resume=resume[2])
         request = dataclasses.replace(request, model=model.full_id, messages=self._shared(request.messages))
         self.requests.append(request)
         exchange: dict[str, Any] = {"kind": kind, "index": index, "request": request.to_json(), "reply": None}
