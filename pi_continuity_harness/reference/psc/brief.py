@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pi_continuity_harness.reference.psc.constants import (
     EVENT_FRESHNESS_RULE,
@@ -29,8 +29,10 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class _Line:
+class _Line(NamedTuple):
+    """One line of a body. A named tuple, not a frozen dataclass: every Brief judged is split
+    into these two or three times, and making frozen dataclasses was half of that (issue 16)."""
+
     number: int  # 1-based
     text: str  # without the "\n"
     in_code: bool  # inside (or delimiting) a fenced code block
