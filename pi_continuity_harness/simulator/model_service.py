@@ -179,8 +179,10 @@ class ScriptedModelService:
         The key is the message's ``marshal`` bytes (a fifth of ``json.dumps``'s time): equal
         bytes are equal contents, and ``1``, ``1.0`` and ``True`` stay apart. A message that
         already is the shared one (a parsed message :attr:`_parsed` remembered) is known by
-        its identity, without encoding it again."""
-        return [self._share(message) for message in messages]
+        its identity, without encoding it again (looked up here, not in a call of :meth:`_share`
+        per message: almost every message of a request already is the shared one, issue 16)."""
+        ids = self._shared_ids
+        return [message if ids.get(id(message)) is message else self._share(message) for message in messages]
 
     def _share(self, message: dict[str, Any]) -> dict[str, Any]:
         ids = self._shared_ids
