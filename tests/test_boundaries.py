@@ -51,6 +51,9 @@ def _p(name: str) -> str:
 RULES: tuple[Rule, ...] = (
     Rule(ROOT),
     Rule(_p("errors")),
+    # Where the cache is (``PI_CONTINUITY_HARNESS_CACHE``): the real-Pi installer's, read by every
+    # command's orphan sweep without importing the real-Pi package (issue 16).
+    Rule(_p("cache_dir")),
     Rule(_p("api"), (_p("errors"),)),
     # The rule catalogue and its coverage: data and pure computation, asked by everyone above.
     Rule(_p("rules"), (_p("errors"),)),
@@ -58,7 +61,11 @@ RULES: tuple[Rule, ...] = (
     Rule(_p("simulator"), (_p("api"), _p("scenario"), _p("errors"))),
     Rule(_p("targets"), (_p("api"), _p("scenario"), _p("simulator"), _p("errors")), (ROOT,)),
     # The real-Pi target: the API, the scenario language and the Target seam, never the simulator.
-    Rule(_p("targets.realpi"), (_p("api"), _p("scenario"), _p("errors"), _p("targets.target")), (ROOT,)),
+    Rule(
+        _p("targets.realpi"),
+        (_p("api"), _p("scenario"), _p("errors"), _p("cache_dir"), _p("targets.target")),
+        (ROOT,),
+    ),
     Rule(_p("reference.psc"), (_p("api"),)),
     Rule(_p("reference.blitz"), (_p("api"),)),
     Rule(_p("reference"), ()),
@@ -136,6 +143,7 @@ RULES: tuple[Rule, ...] = (
             _p("rules"),
             _p("report"),
             _p("errors"),
+            _p("cache_dir"),
         ),
         (ROOT,),
     ),
