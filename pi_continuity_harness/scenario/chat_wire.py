@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_continuity_harness.scenario.identity_memo import IdentityMemo
+from pi_continuity_harness.scenario.identity_memo import IdentityMemo, same_objects_prefix
 from pi_continuity_harness.scenario.model_script import (
     SUMMARIZATION_SYSTEM_PROMPT_PREFIX,
     ModelOutcome,
@@ -183,11 +183,7 @@ def _convert_messages(
     system_prompt = content_text(first.get("content"))
     rest = wire[1:]
     previous = resume.wire
-    if (
-        resume.key == id(memo)
-        and len(previous) <= len(rest)
-        and all(now is before for now, before in zip(rest, previous, strict=False))
-    ):
+    if resume.key == id(memo) and same_objects_prefix(rest, previous) == len(previous):
         _none, messages, names = _convert_walk(
             rest[len(previous) :], memo, list(resume.messages), dict(resume.tool_names), first=False
         )

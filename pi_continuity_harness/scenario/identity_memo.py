@@ -13,11 +13,11 @@ the entry is there; ``limit`` bounds a memo that outlives a run (the oldest entr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-__all__ = ["IdentityMemo"]
+__all__ = ["IdentityMemo", "same_objects_prefix"]
 
 V = TypeVar("V")
 
@@ -47,3 +47,16 @@ class IdentityMemo(Generic[V]):
             del self._known[next(iter(self._known))]
         self._known[(id(obj), key)] = (obj, value)
         return value
+
+
+def same_objects_prefix(now: Sequence[object], before: Sequence[object]) -> int:
+    """How many leading items of ``now`` are the very objects of ``before`` (``is``): where a
+    request that re-sends a conversation parts from the previous one. The resumed walks of a
+    request (``chat_wire.ConvertResume``, ``provider.TransformResume``, ``provider.WireResume``)
+    take over the previous result up to there."""
+    common = 0
+    for item, previous in zip(now, before, strict=False):
+        if item is not previous:
+            break
+        common += 1
+    return common

@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import Model
-from pi_continuity_harness.scenario.identity_memo import IdentityMemo
+from pi_continuity_harness.scenario.identity_memo import IdentityMemo, same_objects_prefix
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.messages import (
     Message,
@@ -280,12 +280,7 @@ def transform_messages(
     key = (model.provider, model.api, model.id, "image" in model.input, id(memo))
     start, kept = 0, 0
     if resume.key == key:
-        previous = resume.messages
-        common = 0
-        for now, before in zip(rest, previous, strict=False):
-            if now is not before:
-                break
-            common += 1
+        common = same_objects_prefix(rest, resume.messages)
         for index, length in reversed(resume.clean):
             if index <= common:
                 start, kept = index, length
@@ -498,11 +493,7 @@ def wire_messages(
     rest = messages[1:]
     key = (takes_images, id(memo))
     previous = resume.messages
-    if (
-        resume.key == key
-        and len(previous) <= len(rest)
-        and all(now is before for now, before in zip(rest, previous, strict=False))
-    ):
+    if resume.key == key and same_objects_prefix(rest, previous) == len(previous):
         done = list(resume.out)
         tail, waiting = _wire_walk(rest[len(previous) :], takes_images, memo, done, first=False)
     else:
