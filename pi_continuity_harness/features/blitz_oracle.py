@@ -108,8 +108,11 @@ DOSSIER_MATCH = (
     "(" + ROOT_MARK + "/" + _PATH_CHARS + "*/" + re.escape(CONFIG_DIR_NAME) + r"/handoff_[A-Za-z0-9._-]+\.md)"
 )
 #: ``{{match:...}}``: the path a first prompt says to delete (or remove), not negated (group 1).
+#: A verb followed by ``/`` is a directory of a path (``/tmp/x delete/w/...``), not an
+#: instruction: read as one, the path that followed it in the same path was taken for the
+#: file to delete, and on real Pi the dossier stayed.
 DELETION_MATCH = (
-    r"(?im)(?<!not )(?<!never )(?<!n\x27t )(?:^|(?<=\s))(?:delete|remove|rm)\b[^\n]{0,160}?" + _PATH
+    r"(?im)(?<!not )(?<!never )(?<!n\x27t )(?:^|(?<=\s))(?:delete|remove|rm)\b(?!/)[^\n]{0,160}?" + _PATH
 )
 _NEGATED = re.compile(r"(?i)\b(?:not|never|n't|without)\s+(?:\w+\s+){0,2}(?:delete|remove)\b")
 _RETAIN = re.compile(r"(?i)\b(?:unchanged|leave|retain)\b")

@@ -83,7 +83,7 @@ def test_the_oracle_reads_a_deletion_instruction_for_a_path_with_a_space() -> No
 def test_the_path_patterns_hold_no_quote_so_a_script_can_single_quote_them_matched_or_not() -> None:
     for pattern in (oracle.DOSSIER_MATCH, oracle.DELETION_MATCH):
         assert "'" not in pattern and '"' not in pattern, pattern
-        assert pattern.startswith("(" + ROOT_MARK) or ROOT_MARK in pattern
+        assert ROOT_MARK in pattern, pattern
 
 
 _DIR_CHARS = "ab/._-"
@@ -125,3 +125,16 @@ def test_a_path_with_a_space_is_never_read_as_words() -> None:
     assert oracle.without_paths(f"read {dossier} now", f"{root}/machine") == "read <path> now"
     # Without the directory, its words stay: the failure this avoids.
     assert oracle.without_paths(f"read {dossier} now") == "read <path> delete<path> w<path> now"
+
+
+def test_a_verb_in_the_directorys_name_is_not_the_deletion_instruction() -> None:
+    """Under ``/tmp/x delete/keep w`` the scripted receiver's ``rm`` names the dossier: "delete"
+    followed by ``/`` is a directory of the path. Read as the verb, the path after it in the same
+    path (``/keep w/...`` cut at the space) was taken, and on real Pi the dossier stayed
+    (``tests/realpi/test_blitz_under_a_directory_with_a_space.py``)."""
+    root = "/tmp/x delete/keep w"
+    dossier = f"{root}/machine/project/.pi/handoff_0193-abc.md"
+    prompt = messages.bootstrap_prompt(dossier, delete_after_reading=True)
+    assert _resolved({"command": "rm -f '" + steps.DELETE_FILE + "'"}, prompt, root) == {
+        "command": f"rm -f '{dossier}'"
+    }
