@@ -14,6 +14,9 @@ Names are the snake_case form of Pi's (``sendUserMessage`` is ``send_user_messag
   ``deliver_as``;
 * a captured ``pi`` or ``ctx`` raises :class:`StaleContextError` after a reload or a
   session replacement;
+* where Pi's API throws an ``Error`` (an unknown theme colour, ``navigate_tree`` to an unknown
+  entry or while a run streams, ``reload`` while a run streams...), the call raises
+  :class:`PiError` with Pi's message, on both targets;
 * dialogs without a UI return ``None`` / ``False``.
 
 The concrete classes live in the simulator (``simulator.runner``) and in the bridge
@@ -46,6 +49,7 @@ __all__ = [
     "Model",
     "ModelRegistry",
     "NotInitializedError",
+    "PiError",
     "ReadonlySessionManager",
     "ReplacedSessionContext",
     "StaleContextError",
@@ -101,6 +105,33 @@ class NotInitializedError(ApiError, RuntimeError):
 
     def __init__(self, message: str = NOT_INITIALIZED_MESSAGE) -> None:
         super().__init__(message)
+
+
+class PiError(ApiError, RuntimeError):
+    """Pi's API threw this ``Error``; ``str()`` is Pi's message, word for word.
+
+    Raised by a call an extension makes (``pi.*``, ``ctx.*``, ``ctx.ui.*``) where Pi 1.6's API
+    throws, on the simulator and on real Pi alike (the bridge's ``PiCallError`` is one), and
+    handed to ``ctx.compact``'s ``on_error``. Where Pi throws (``dist/`` of
+    ``@earendil-works/pi-coding-agent`` 1.6.0):
+
+    * ``ctx.ui.theme.fg`` of an unknown token: ``Unknown theme color: <token>``
+      (``tokenAnsi``, ``modes/interactive/theme/theme.js:212-215``);
+    * ``ctx.navigate_tree``: while a run streams or a prompt is in preflight, while compacting
+      or navigating, ``summarize`` without a model, an unknown entry
+      (``AgentSession.navigateTree``, ``core/agent-session.js:3371-3389``);
+    * ``ctx.reload``: while a run streams, while compacting (``AgentSession.reload``,
+      ``core/agent-session.js:3105-3110``);
+    * the ``with_session`` context's ``send_user_message``: ``prompt()``'s refusals (while
+      compacting, busy without ``deliver_as``, no model, no API key;
+      ``core/agent-session.js:1721-1785``);
+    * ``ctx.compact``'s ``on_error``: why the compaction failed (``core/agent-session.js:2335-2461``,
+      2936-2948).
+
+    A stale ``pi``/``ctx`` and an action during loading keep their own classes
+    (:class:`StaleContextError`, :class:`NotInitializedError`), which Pi throws as plain Errors
+    too. An exception an extension raises itself is not a ``PiError``.
+    """
 
 
 @dataclass(frozen=True)

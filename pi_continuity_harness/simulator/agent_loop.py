@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_continuity_harness.api.abort import AbortController, AbortSignal
-from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.api.extension_api import Model, PiError
 from pi_continuity_harness.simulator.messages import Message, zero_usage
 
 __all__ = [
@@ -129,9 +129,12 @@ class Agent:
         self.follow_up.clear()
 
     # ----------------------------------------------------------------- runs
+    # The guards throw Pi's Errors (pi-agent-core ``agent.js:248``, 256, 260, 273, 347), so they
+    # raise ``PiError``: ``AgentSession`` checks first, and an extension's awaited sender (the
+    # ``with_session`` context's) could meet one only as Pi's ``prompt()`` would pass it on.
     async def prompt(self, messages: list[Message]) -> None:
         if self.active_run is not None:
-            raise RuntimeError(
+            raise PiError(
                 "Agent is already processing a prompt. Use steer() or followUp() to queue messages, "
                 "or wait for completion."
             )
@@ -139,10 +142,10 @@ class Agent:
 
     async def continue_(self) -> None:
         if self.active_run is not None:
-            raise RuntimeError("Agent is already processing. Wait for completion before continuing.")
+            raise PiError("Agent is already processing. Wait for completion before continuing.")
         last = self.messages[-1] if self.messages else None
         if last is None or all(m.get("role") == "system" for m in self.messages):
-            raise RuntimeError("No messages to continue from")
+            raise PiError("No messages to continue from")
         if last.get("role") == "assistant":
             steering = self.steering.drain()
             if steering:
@@ -154,12 +157,12 @@ class Agent:
             if follow:
                 await self._run_with_lifecycle(lambda signal: self._run_loop_with_prompts(follow, signal))
                 return
-            raise RuntimeError("Cannot continue from message role: assistant")
+            raise PiError("Cannot continue from message role: assistant")
         await self._run_with_lifecycle(self._run_continuation)
 
     async def _run_with_lifecycle(self, executor: Callable[[AbortSignal], Awaitable[None]]) -> None:
         if self.active_run is not None:
-            raise RuntimeError("Agent is already processing.")
+            raise PiError("Agent is already processing.")
         controller = AbortController()
         self.active_run = controller
         try:

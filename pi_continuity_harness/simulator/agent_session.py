@@ -68,7 +68,7 @@ from pi_continuity_harness.api.events import (
     TurnEndEvent,
     TurnStartEvent,
 )
-from pi_continuity_harness.api.extension_api import Model, ToolResult
+from pi_continuity_harness.api.extension_api import Model, PiError, ToolResult
 from pi_continuity_harness.scenario.layout import pi_package_path
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_summary
 from pi_continuity_harness.scenario.trace import Trace
@@ -137,6 +137,7 @@ from pi_continuity_harness.errors import SimulatorError
 
 __all__ = [
     "AgentSession",
+    "PiThrewError",
     "PromptRejectedError",
 ]
 
@@ -156,6 +157,13 @@ PROMPT_DURING_COMPACTION = (
 
 class PromptRejectedError(SimulatorError, RuntimeError):
     """``prompt()`` threw: the RPC response would be ``success: false`` with this message."""
+
+
+class PiThrewError(PromptRejectedError, PiError):
+    """An ``Error`` Pi's API throws, with Pi's message: what an extension's call raises
+    (:class:`~pi_continuity_harness.api.PiError`, as on real Pi), and what the host's own
+    callers (RPC commands, the observer's ``/harness-tree``) catch as
+    :class:`PromptRejectedError` to report its text."""
 
 
 class _CancelledError(Exception):
@@ -728,7 +736,7 @@ class AgentSession:
         preflight: Callable[[str], None] | None = None,
         images: tuple[dict[str, Any], ...] = (),
     ) -> None:
-        """``AgentSession.prompt``; raises :class:`PromptRejectedError` where Pi would throw.
+        """``AgentSession.prompt``; raises :class:`PiThrewError` where Pi would throw.
 
         ``images`` (RPC ``prompt.images``) follow the text in the user message
         (``agent-session.js:1574-1581``); ``processImage`` passes the PNGs a scenario may carry
@@ -752,7 +760,7 @@ class AgentSession:
         ):
             return
         if self._compaction_abort is not None or self._branch_summary_abort is not None:
-            raise PromptRejectedError(PROMPT_DURING_COMPACTION)
+            raise PiThrewError(PROMPT_DURING_COMPACTION)
         self._prompt_preflight_count += 1
         try:
             trigger = await self._prepare_prompt(
@@ -832,7 +840,7 @@ class AgentSession:
                 # (Without expansion, ``sendUserMessage``'s default, Pi goes on with the
                 # text-less message, which breaks every later request: not modelled, the
                 # last string text stands in for it.)
-                raise PromptRejectedError(result.text_error)
+                raise PiThrewError(result.text_error)
             if result.action == "transform" and result.text is not None:
                 current = result.text
             if result.action == "transform" and result.images is not None:
@@ -840,7 +848,7 @@ class AgentSession:
                 current_images = tuple(result.images)
         if self.is_streaming:
             if not streaming_behavior:
-                raise PromptRejectedError(BUSY_WITHOUT_BEHAVIOR)
+                raise PiThrewError(BUSY_WITHOUT_BEHAVIOR)
             if streaming_behavior == "followUp":
                 self._queue_follow_up(current, current_images)
             else:
@@ -849,9 +857,9 @@ class AgentSession:
                 preflight("queued")
             return None
         if self.model is None:
-            raise PromptRejectedError("No model selected.")
+            raise PiThrewError("No model selected.")
         if not self.service.catalog.has_auth(self.model.provider):
-            raise PromptRejectedError(f'No API key found for "{self.model.provider}".')
+            raise PiThrewError(f'No API key found for "{self.model.provider}".')
         return _Trigger("user", prompt=current, images=current_images)
 
     def _queued_message(self, text: str, images: tuple[dict[str, Any], ...]) -> Message:
@@ -1583,7 +1591,7 @@ class AgentSession:
         return extension_result.compaction
 
     async def compact(self, custom_instructions: str | None = None) -> dict[str, Any]:
-        """Manual compaction (AS:2335-2461); raises :class:`PromptRejectedError` with Pi's message."""
+        """Manual compaction (AS:2335-2461); raises :class:`PiThrewError` with Pi's message."""
         await self.abort()
         controller = AbortController()
         self._compaction_abort = controller
@@ -1648,7 +1656,7 @@ class AgentSession:
             await self._emit_compact_failed(
                 "manual", error_message, aborted=aborted, from_extension=from_extension
             )
-            raise PromptRejectedError(message) from error
+            raise PiThrewError(message) from error
         finally:
             self._compaction_abort = None
             self._resolve_idle_waiters()
@@ -1665,7 +1673,7 @@ class AgentSession:
     ) -> dict[str, Any]:
         """``AgentSession.navigateTree`` (agent-session.js:3370-3535) without the branch summariser.
 
-        Throws (``PromptRejectedError``, Pi's messages) while a run streams or a prompt is in
+        Throws (:class:`PiThrewError`, Pi's messages) while a run streams or a prompt is in
         preflight (:3371-3373), while compacting or navigating (:3374-3376); a no-op at the current
         leaf (:3379-3381); an unknown entry throws (:3386-3389). ``session_before_tree`` gets the
         preparation and a signal; ``{cancel: true}`` returns ``{cancelled: true}`` (:3412-3421);
@@ -1680,20 +1688,21 @@ class AgentSession:
         simulator records no tool loadout in system messages a branch could switch between.
         """
         if self.is_streaming or self._prompt_preflight_count > 0:
-            raise PromptRejectedError(NAVIGATE_WHILE_STREAMING)
+            raise PiThrewError(NAVIGATE_WHILE_STREAMING)
         if self.is_compacting:
-            raise PromptRejectedError(NAVIGATE_WHILE_COMPACTING)
+            raise PiThrewError(NAVIGATE_WHILE_COMPACTING)
         manager = self.session_manager
         old_leaf_id = manager.get_leaf_id()
         if target_id == old_leaf_id:
             return {"cancelled": False}
         if summarize and self.model is None:
-            raise PromptRejectedError(NO_SUMMARY_MODEL)
+            raise PiThrewError(NO_SUMMARY_MODEL)
         if summarize:
+            # The simulator's own refusal, not an Error of Pi's: a PromptRejectedError, no PiError.
             raise PromptRejectedError(SUMMARY_NOT_MODELLED)
         target = manager.get_entry(target_id)
         if target is None:
-            raise PromptRejectedError(entry_not_found(target_id))
+            raise PiThrewError(entry_not_found(target_id))
         entries, common = collect_entries_for_branch_summary(manager, old_leaf_id, target_id)
         preparation = TreePreparation(
             target_id=target_id,
@@ -1777,7 +1786,7 @@ class AgentSession:
         The harness's settings say ``defaultThinkingLevel: "off"``, so a switch turns thinking
         off: found by differential exploration (seed 101)."""
         if not self.service.catalog.has_auth(model.provider):
-            raise PromptRejectedError(f"No API key for {model.provider}/{model.id}")
+            raise PiThrewError(f"No API key for {model.provider}/{model.id}")
         previous = self.model
         level = self._thinking_level_for_model_switch(model)
         self.model = model

@@ -75,7 +75,7 @@ from pi_continuity_harness.scenario.operations import (
 from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.scenario.workspace import EditFileError, HostPaths, apply_edit
-from pi_continuity_harness.simulator.agent_session import AgentSession, PromptRejectedError
+from pi_continuity_harness.simulator.agent_session import AgentSession, PiThrewError, PromptRejectedError
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
 from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy, json_copy
 from pi_continuity_harness.simulator.meter import Meter
@@ -661,7 +661,8 @@ class SimHost:
             async def run() -> None:
                 try:
                     result = await session.compact(instructions)
-                except PromptRejectedError as error:
+                except PiThrewError as error:
+                    # Pi hands ``onError`` the Error compact() threw (agent-session.js:2936-2948).
                     if on_error is not None:
                         on_error(error)
                     return
@@ -798,10 +799,12 @@ class SimHost:
     async def reload(self) -> None:
         runtime = self._require_runtime()
         session = runtime.session
+        # ``AgentSession.reload`` (agent-session.js:3105-3110): Pi's errors, what ``ctx.reload()``
+        # raises (``PiError``) and what RPC ``/reload`` answers.
         if session.is_streaming:
-            raise PromptRejectedError("Wait for the current response to finish before reloading.")
+            raise PiThrewError("Wait for the current response to finish before reloading.")
         if session.is_compacting:
-            raise PromptRejectedError("Wait for compaction to finish before reloading.")
+            raise PiThrewError("Wait for compaction to finish before reloading.")
         await session.dispatch(SessionShutdownEvent(reason="reload"))
         runtime.runner.invalidate()
         with self.host_io():

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pi_continuity_harness.api.extension_api import Mode, WidgetPlacement
+from pi_continuity_harness.api.extension_api import Mode, PiError, WidgetPlacement
 from pi_continuity_harness.scenario.operations import (
     DialogAnswer,
     DialogAnswerMismatchError,
@@ -111,8 +111,8 @@ class SimTheme:
     def fg(self, color: str, text: str) -> str:
         wrap = _rpc_theme().get(color)
         if wrap is None:
-            # theme.js:209-213 (tokenAnsi)
-            raise ValueError(f"Unknown theme color: {color}")
+            # theme.js:202-203, 212-215 (``fg`` -> ``tokenAnsi`` throws): Pi's Error, as ``PiError``
+            raise PiError(f"Unknown theme color: {color}")
         return f"{wrap[0]}{text}{wrap[1]}"
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.api import ExtensionAPI, PiError
 from pi_continuity_harness.simulator.ui import SimTheme
 
 from .helpers import base, records, run
@@ -35,7 +35,8 @@ def test_the_theme_wraps_a_text_as_pi_16_does_in_rpc_mode() -> None:
     theme = SimTheme()
     assert theme.fg("warning", "Waiting") == "\x1b[38;5;3mWaiting\x1b[39m"
     assert theme.fg("muted", "x") == "\x1b[39m\x1b[2mx\x1b[22;39m"
-    with pytest.raises(ValueError, match="Unknown theme color: yellow"):
+    # Pi throws (tokenAnsi, theme.js:212-215): the API's PiError, as through the bridge.
+    with pytest.raises(PiError, match=r"^Unknown theme color: yellow$"):
         theme.fg("yellow", "x")
 
 
