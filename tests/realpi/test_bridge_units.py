@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from realpi.bridge_driver import CTX, EXTENSIONS, Bridge
 
+from pi_continuity_harness.api import NotInitializedError, PiError, StaleContextError
 from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.events import (
     BeforeCompactResult,
@@ -37,7 +38,15 @@ from pi_continuity_harness.targets.realpi import (
     normalise_session_event,
 )
 from pi_continuity_harness.targets.realpi.bridge_runtime import _replay_counters
-from pi_continuity_harness.targets.realpi.wire import Connection, GenericEvent, build_event, result_to_wire
+from pi_continuity_harness.targets.realpi.wire import (
+    BridgeCallError,
+    Connection,
+    GenericEvent,
+    PiCallError,
+    build_event,
+    result_to_wire,
+    unwrap_reply,
+)
 from pi_continuity_harness.targets.target import HeldOutcome, OperationOutcome, Target
 
 # ----------------------------------------------------------------------------- helpers
@@ -341,3 +350,20 @@ def test_a_held_calls_operations_name_the_operation_running_when_it_arrived(tmp_
     target._on_hold(request, held)
     assert ran == [AbortOp()]
     assert target._held == [HeldOutcome("agent#1", 1, OperationOutcome("abort", True))]
+
+
+def test_a_reply_error_is_raised_by_its_kind() -> None:
+    """``bridge.ts`` ``handleCall``: an Error Pi's API threw (kind ``error``) is the API's
+    ``PiError`` and still a ``BridgeCallError``; the bridge's own failure (kind ``bridge``) is
+    no ``PiError``; stale and not-initialized keep their classes. The message is Pi's."""
+    raised: dict[str, BaseException] = {}
+    for kind in ("error", "bridge", "stale", "notInitialized"):
+        with pytest.raises(Exception) as caught:
+            unwrap_reply({"type": "reply", "id": "1", "error": f"said {kind}", "kind": kind})
+        raised[kind] = caught.value
+    assert type(raised["error"]) is PiCallError and str(raised["error"]) == "said error"
+    assert isinstance(raised["error"], PiError) and isinstance(raised["error"], BridgeCallError)
+    assert type(raised["bridge"]) is BridgeCallError and not isinstance(raised["bridge"], PiError)
+    assert type(raised["stale"]) is StaleContextError
+    assert type(raised["notInitialized"]) is NotInitializedError
+    assert unwrap_reply({"type": "reply", "id": "1", "value": 3}) == 3

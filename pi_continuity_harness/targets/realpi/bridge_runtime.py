@@ -53,7 +53,7 @@ from typing import IO, Any
 
 from pi_continuity_harness.api import extension_api
 from pi_continuity_harness.api.abort import AbortController, AbortSignal
-from pi_continuity_harness.api.extension_api import ExtensionFactory, ReplacedSessionContext
+from pi_continuity_harness.api.extension_api import ExtensionFactory, PiError, ReplacedSessionContext
 from pi_continuity_harness.scenario.faults import FsFault
 from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor, activate_monitor, fs_event
 from pi_continuity_harness.scenario.implementations import resolve_implementation
@@ -153,7 +153,8 @@ class BridgeRuntime:
             try:
                 if "error" in message:
                     if on_error is not None:
-                        on_error(RuntimeError(str(message["error"])))
+                        # Pi hands ``onError`` the Error compact() threw (agent-session.js:2936-2948).
+                        on_error(PiError(str(message["error"])))
                 elif on_complete is not None:
                     on_complete(message.get("result") or {})
             except Exception as error:

@@ -7,8 +7,9 @@ event payloads (:func:`build_event`, a :mod:`~pi_continuity_harness.api.events` 
 :class:`GenericEvent`), handler results (:func:`result_to_wire`, ``None`` being JavaScript's
 ``undefined``) and tool declarations (:func:`tool_to_wire`). A line's encoding
 (``wire_line``, and ``result_to_wire``) is ``api/wire_json.py``'s, which the simulator shares.
-Pi's own stale-context and not-initialized errors come back as the API's exceptions
-(:func:`unwrap_reply`).
+Pi's own stale-context and not-initialized errors come back as the API's exceptions, and any
+other Error Pi's API threw as :class:`PiCallError` (the API's ``PiError``); the bridge's own
+failures stay a plain :class:`BridgeCallError` (:func:`unwrap_reply`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from pi_continuity_harness.api.events import (
 from pi_continuity_harness.api.extension_api import (
     Model,
     NotInitializedError,
+    PiError,
     StaleContextError,
     ToolDefinition,
 )
@@ -65,6 +67,7 @@ __all__ = [
     "Connection",
     "GenericEvent",
     "Json",
+    "PiCallError",
     "build_event",
     "describe_error",
     "model_from_wire",
@@ -83,6 +86,12 @@ class BridgeCallError(TargetError, RuntimeError):
 
 class BridgeClosedError(BridgeCallError):
     """Pi has gone away (stdin reached EOF)."""
+
+
+class PiCallError(BridgeCallError, PiError):
+    """Pi's API threw an Error on a call through the bridge (reply kind ``error``): the API's
+    :class:`~pi_continuity_harness.api.PiError`, as the simulator raises it, and still a
+    :class:`BridgeCallError` for code that catches that."""
 
 
 def model_to_wire(model: Model) -> Json:
@@ -362,5 +371,8 @@ def unwrap_reply(reply: Json) -> Any:
             raise StaleContextError(message)
         if kind == "notInitialized":
             raise NotInitializedError(message)
-        raise BridgeCallError(message)
+        if kind == "bridge":
+            # The bridge's own failure (a call it cannot make, a Python callback that raised).
+            raise BridgeCallError(message)
+        raise PiCallError(message)
     return None if reply.get("undefined") else reply.get("value")
