@@ -8,9 +8,9 @@ hands Pi data JSON cannot take as it is; ``input_imager``'s first ``input`` hand
 prompt's images in place; ``input_untexted`` transforms without a text; ``returner`` returns a
 compaction and a tool result JSON cannot take as they are; ``loose_args`` calls the API with
 arguments of other types; ``unsubscriber``'s first ``agent_end`` handler unsubscribes the
-second. Each test asserts real Pi's answer explicitly (so a mistake both targets share cannot
-pass) and then that the simulator's whole observation is the same
-(:func:`realpi.test_differential_fidelity.assert_equivalent`).
+second; ``thrower`` makes the calls where Pi's API throws. Each test asserts real Pi's answer
+explicitly (so a mistake both targets share cannot pass) and then that the simulator's whole
+observation is the same (:func:`realpi.test_differential_fidelity.assert_equivalent`).
 """
 
 from __future__ import annotations
@@ -534,4 +534,38 @@ def test_a_handler_unsubscribed_by_an_earlier_one_of_the_same_dispatch_does_not_
     # is empty (bridge_api.py BridgeExtensionAPI.on), so the second handler never runs.
     assert real.notifications == [("first ran", "info"), ("first ran", "info")]
     assert sim.notifications == real.notifications
+    assert_equivalent(real, sim)
+
+
+# ====================================================================== Pi's thrown Errors
+THROWER = "probe_fidelity:thrower"
+
+
+def test_an_error_pi_throws_is_the_apis_pi_error_on_both_targets(targets: Targets) -> None:
+    """Where Pi's API throws, a Python extension catches :class:`~pi_continuity_harness.api.PiError`
+    with Pi's message on both targets (it was the simulator's ``ValueError``/``PromptRejectedError``
+    and the bridge's ``BridgeCallError``): ``theme.fg`` of an unknown token (``tokenAnsi``,
+    theme.js:212-215), ``navigate_tree`` to an unknown entry (agent-session.js:3386-3389), and the
+    Error ``ctx.compact`` hands ``on_error`` (agent-session.js:2352-2356, 2936-2948)."""
+    real, sim = play(targets, scenario({}), [{"command": "/throws"}], THROWER)
+    said = notes(real)
+    assert said["idle"] == {
+        "theme": [True, "Unknown theme color: bogus"],
+        "navigate": [True, "Entry nope not found"],
+    }
+    assert said["compact"] == [True, "Nothing to compact (session too small)"]
+    assert notes(sim) == said
+    assert_equivalent(real, sim)
+
+
+def test_an_error_pi_throws_while_a_reply_streams_is_the_apis_pi_error(targets: Targets) -> None:
+    """``/throws busy`` while the reply streams: ``reload`` (agent-session.js:3105-3107) and
+    ``navigate_tree`` (:3371-3373) throw Pi's Errors, a ``PiError`` on both targets."""
+    sc = scenario({"agent": [{"text": "reply", "latency_ms": 300, "during": [{"command": "/throws busy"}]}]})
+    real, sim = play(targets, sc, [{"prompt": "one"}], THROWER)
+    assert notes(real)["busy"] == {
+        "reload": [True, "Wait for the current response to finish before reloading."],
+        "navigate": [True, "Wait for the current response to finish before navigating the session tree."],
+    }
+    assert notes(sim) == notes(real)
     assert_equivalent(real, sim)

@@ -17,6 +17,8 @@
 * ``returner``: a compaction and a tool result whose details JSON cannot take as they are.
 * ``loose_args``: ``/loose`` calls the API with arguments of other types than its own.
 * ``unsubscriber``: the first ``agent_end`` handler unsubscribes the second during dispatch.
+* ``thrower``: ``/throws`` makes the API calls where Pi throws an Error and notifies, per call,
+  whether the exception is the API's ``PiError`` and its message.
 * ``witness``: writes its summary to ``.pi/early.md`` in the hook and to ``.pi/late.md`` in
   ``session_compact`` (the ``summaryFiles`` witness must name the first only).
 """
@@ -24,12 +26,20 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import os
 import pathlib
 from typing import Any
 
-from pi_continuity_harness.api import ExtensionAPI, ExtensionContext, InputResult, ToolDefinition, ToolResult
+from pi_continuity_harness.api import (
+    ExtensionAPI,
+    ExtensionContext,
+    InputResult,
+    PiError,
+    ToolDefinition,
+    ToolResult,
+)
 
 
 def passive(pi: ExtensionAPI) -> None:
@@ -757,3 +767,38 @@ def unsubscriber(pi: ExtensionAPI) -> None:
 
     pi.on("agent_end", first)
     state["off"] = pi.on("agent_end", second)
+
+
+def thrower(pi: ExtensionAPI) -> None:
+    """``/throws``: the API calls where Pi 1.6 throws an Error, each notifying ``[isinstance(error,
+    PiError), str(error)]``. Idle: ``ctx.ui.theme.fg`` of an unknown token, ``navigate_tree`` to an
+    unknown entry (``idle: {...}``), then ``ctx.compact`` of a session too small, whose
+    ``on_error`` notifies ``compact: [...]``. ``/throws busy`` (sent while a reply streams):
+    ``reload`` and ``navigate_tree`` (``busy: {...}``)."""
+
+    def outcome(error: BaseException) -> list[Any]:
+        return [isinstance(error, PiError), str(error)]
+
+    async def run(args: str, ctx: Any) -> None:
+        out: dict[str, Any] = {}
+
+        async def attempt(label: str, call: Any) -> None:
+            try:
+                value = call()
+                if inspect.isawaitable(value):
+                    await value
+                out[label] = "no error"
+            except Exception as error:
+                out[label] = outcome(error)
+
+        if args == "busy":
+            await attempt("reload", ctx.reload)
+            await attempt("navigate", lambda: ctx.navigate_tree("nope"))
+            ctx.ui.notify("busy: " + json.dumps(out), "info")
+            return
+        await attempt("theme", lambda: ctx.ui.theme.fg("bogus", "x"))
+        await attempt("navigate", lambda: ctx.navigate_tree("nope"))
+        ctx.ui.notify("idle: " + json.dumps(out), "info")
+        ctx.compact(on_error=lambda error: ctx.ui.notify("compact: " + json.dumps(outcome(error)), "info"))
+
+    pi.register_command("throws", run)
