@@ -9,7 +9,7 @@ base it always had (``ValueError``, ``RuntimeError``) so code that caught those 
 branch             raised by
 =================  =========================================================================
 ApiError           the extension API itself: a stale ``pi``/``ctx``, an action during loading,
-                   an aborted signal (``api``)
+                   an aborted signal, any other Error Pi's API throws (``PiError``) (``api``)
 ScenarioError      what a run is given: an invalid scenario, a path that leaves the run, an
                    implementation that does not load, a work directory the harness will not
                    empty (``scenario``)
