@@ -20,7 +20,8 @@
  *   {type:"command", id, inst, name, args, ctx}                  -> null
  *   {type:"tool", id, inst, name, toolCallId, params, signal, ctx} -> {content, details, isError}
  *   {type:"callback", id, callback, ctx}                         -> null (withSession of newSession)
- *   {type:"reply", id, value | error, kind}                      answer to a Python "call"
+ *   {type:"reply", id, value | error, kind}                      answer to a Python "call"; kind: stale |
+ *                                                                notInitialized | error (Pi's API threw) | bridge
  *   {type:"abort", signal, reason}                               a Pi AbortSignal fired
  *   {type:"compact_done", callback, result | error}              ctx.compact() finished
  * Messages Python -> this side:
@@ -56,9 +57,15 @@ function errorMessage(error: unknown): string {
 	return String(error);
 }
 
-function errorKind(message: string): string {
+/** An error of the bridge's own (a call it cannot make, Pi or Python gone, a Python callback
+ * that raised), not one Pi's API threw: its reply's kind is "bridge", so Python does not raise
+ * it as Pi's Error (PiError). */
+class BridgeError extends Error {}
+
+function errorKind(error: unknown, message: string): string {
 	if (message.includes("is stale")) return "stale";
 	if (message.includes("not initialized")) return "notInitialized";
+	if (error instanceof BridgeError) return "bridge";
 	return "error";
 }
 
@@ -143,7 +150,7 @@ class PythonBridge {
 	private onExit(reason: string): void {
 		if (this.exited) return;
 		this.exited = reason;
-		for (const pending of this.pending.values()) pending.reject(new Error(reason));
+		for (const pending of this.pending.values()) pending.reject(new BridgeError(reason));
 		this.pending.clear();
 	}
 
@@ -198,7 +205,7 @@ class PythonBridge {
 	}
 
 	request(message: Json): Promise<Any> {
-		if (this.exited) return Promise.reject(new Error(this.exited));
+		if (this.exited) return Promise.reject(new BridgeError(this.exited));
 		const id = `t${this.nextId++}`;
 		return new Promise((resolve, reject) => {
 			this.pending.set(id, {
@@ -374,7 +381,7 @@ class PythonBridge {
 				const pending = this.pending.get(String(message.id));
 				if (!pending) return;
 				this.pending.delete(String(message.id));
-				if (message.type === "error") pending.reject(new Error(String(message.error)));
+				if (message.type === "error") pending.reject(new BridgeError(String(message.error)));
 				else pending.resolve(message);
 				return;
 			}
@@ -411,11 +418,13 @@ class PythonBridge {
 	private async handleCall(message: Json): Promise<void> {
 		let value: Any;
 		let failure: string | undefined;
+		let kind = "error";
 		try {
 			// perform() runs synchronously up to its first await, so fire-and-forget calls keep their order.
 			value = await this.perform(message);
 		} catch (error) {
 			failure = errorMessage(error);
+			kind = errorKind(error, failure);
 		}
 		if (message.noreply) {
 			if (failure !== undefined) {
@@ -423,13 +432,13 @@ class PythonBridge {
 			}
 			return;
 		}
-		if (failure !== undefined) this.send({ type: "reply", id: message.id, error: failure, kind: errorKind(failure) });
+		if (failure !== undefined) this.send({ type: "reply", id: message.id, error: failure, kind });
 		else this.send({ type: "reply", id: message.id, value: value ?? null, undefined: value === undefined });
 	}
 
 	private findModel(ctx: Any, ref: Any): Any {
 		const model = ctx.modelRegistry.find(String(ref?.provider), String(ref?.id));
-		if (!model) throw new Error(`unknown model ${ref?.provider}/${ref?.id}`);
+		if (!model) throw new BridgeError(`unknown model ${ref?.provider}/${ref?.id}`);
 		return model;
 	}
 
@@ -439,11 +448,11 @@ class PythonBridge {
 		const method = String(message.method);
 		if (target === "pi") {
 			const inst = this.instances.get(Number(message.inst));
-			if (!inst) throw new Error(`unknown extension instance ${message.inst}`);
+			if (!inst) throw new BridgeError(`unknown extension instance ${message.inst}`);
 			return this.performPi(inst, method, args);
 		}
 		const entry = this.lookupCtx(message.ctx, message.inst);
-		if (!entry) throw new Error("no extension context is available yet");
+		if (!entry) throw new BridgeError("no extension context is available yet");
 		const ctx = entry.ctx;
 		switch (target) {
 			case "ctx":
@@ -452,13 +461,13 @@ class PythonBridge {
 				return this.performUi(ctx.ui, method, args);
 			case "sm": {
 				const manager: Any = ctx.sessionManager;
-				if (typeof manager[method] !== "function") throw new Error(`sessionManager.${method} is not available`);
+				if (typeof manager[method] !== "function") throw new BridgeError(`sessionManager.${method} is not available`);
 				return manager[method](...args);
 			}
 			case "registry":
 				return this.performRegistry(ctx, method, args);
 			default:
-				throw new Error(`unknown call target ${target}`);
+				throw new BridgeError(`unknown call target ${target}`);
 		}
 	}
 
@@ -479,11 +488,11 @@ class PythonBridge {
 				return pi[method](...args);
 			case "setModel": {
 				const ctx = inst.latestCommandCtx ?? inst.latestCtx;
-				if (!ctx) throw new Error("setModel needs a context (call it from a handler or command)");
+				if (!ctx) throw new BridgeError("setModel needs a context (call it from a handler or command)");
 				return await pi.setModel(this.findModel(ctx, args[0]));
 			}
 			default:
-				throw new Error(`pi.${method} is not bridged`);
+				throw new BridgeError(`pi.${method} is not bridged`);
 		}
 	}
 
@@ -535,7 +544,7 @@ class PythonBridge {
 				return await ctx.newSession(options);
 			}
 			default:
-				throw new Error(`ctx.${method} is not bridged`);
+				throw new BridgeError(`ctx.${method} is not bridged`);
 		}
 	}
 
@@ -560,7 +569,7 @@ class PythonBridge {
 			case "editor":
 				return await ui.editor(args[0], args[1] ?? undefined);
 			default:
-				throw new Error(`ui.${method} is not bridged`);
+				throw new BridgeError(`ui.${method} is not bridged`);
 		}
 	}
 
@@ -588,7 +597,7 @@ class PythonBridge {
 				return await registry.complete(model, args[1], options);
 			}
 			default:
-				throw new Error(`modelRegistry.${method} is not bridged`);
+				throw new BridgeError(`modelRegistry.${method} is not bridged`);
 		}
 	}
 }
