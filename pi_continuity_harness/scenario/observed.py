@@ -17,6 +17,7 @@ import os
 from typing import Any
 
 from pi_continuity_harness.api.events import CompactionPreparation
+from pi_continuity_harness.scenario.tree_walk import walk_sorted
 
 __all__ = ["OBSERVABLE_EVENTS", "event_summary", "preparation_summary", "summary_files"]
 
@@ -137,15 +138,23 @@ def summary_files(root: str, summary: str) -> list[str]:
     compaction entry, it shows whether a pending Brief holding the summary was already on disk.
     The real-Pi observer (``targets/realpi/observer.ts`` ``summaryFiles``) computes the same.
     Symbolic links are not followed; an unreadable file or directory is left out.
+
+    The walk is :func:`~pi_continuity_harness.scenario.tree_walk.walk_sorted` (``os.walk``'s
+    directories and order, without its ``lstat`` per subdirectory), and a file's link test and
+    size come from its directory entry (the listing's type, one ``stat``) instead of
+    ``os.path.islink`` and ``os.path.getsize`` (two): the same files are read, in the same
+    order; this witness is taken at every compaction.
     """
     data = summary.encode("utf-8")
+    size = len(data)
     found: list[str] = []
-    for directory, subdirectories, files in os.walk(root):
-        subdirectories.sort()
-        for name in sorted(files):
-            path = os.path.join(directory, name)
+    for directory, files in walk_sorted(root):
+        for entry in sorted(files, key=_entry_name):
+            path = os.path.join(directory, entry.name)
             try:
-                if os.path.islink(path) or os.path.getsize(path) != len(data):
+                # ``is_symlink`` answers False for a vanished entry, as ``islink`` does; the
+                # size is then unreadable, and the file left out, as ``getsize`` left it out.
+                if entry.is_symlink() or entry.stat().st_size != size:
                     continue
                 with open(path, "rb") as handle:
                     if handle.read() == data:
@@ -153,3 +162,7 @@ def summary_files(root: str, summary: str) -> list[str]:
             except OSError:
                 continue
     return sorted(found)
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name

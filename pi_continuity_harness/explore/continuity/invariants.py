@@ -54,6 +54,7 @@ from pi_continuity_harness.features.oracle import (
 from pi_continuity_harness.scenario.identity_memo import IdentityMemo
 from pi_continuity_harness.scenario.model_script import ModelRequest, SynthesisReply, estimate_request_tokens
 from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer, Operation
+from pi_continuity_harness.scenario.tree_walk import walk_sorted
 from pi_continuity_harness.simulator.provider import clamp_thinking_level
 from pi_continuity_harness.simulator.settings import SettingsError
 from pi_continuity_harness.simulator.simulation import Simulation
@@ -191,14 +192,15 @@ class Tracker:
     def archive_directories(self) -> list[tuple[str, list[str]]]:
         """Every ``archive`` directory under the project with its file names, walked once per
         :meth:`InvariantChecker.after_operation` (the invariants only read: the project does
-        not change while they run; two of them walked it each before, issue 16)."""
+        not change while they run; two of them walked it each before, issue 16). The walk is
+        :func:`~pi_continuity_harness.scenario.tree_walk.walk_sorted`: ``os.walk``'s directories,
+        order and file lists (subdirectories sorted), without its ``lstat`` per subdirectory."""
         if self._archives is not None:
             return self._archives
         found = []
-        for root, dirs, files in os.walk(self.project_dir):
-            dirs.sort()
+        for root, files in walk_sorted(self.project_dir):
             if os.path.basename(root) == "archive":
-                found.append((root, list(files)))
+                found.append((root, [entry.name for entry in files]))
         if self._walk_once:
             self._archives = found
         return found
