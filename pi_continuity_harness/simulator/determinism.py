@@ -17,8 +17,7 @@ import os
 import random
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -172,40 +171,60 @@ class _SeededNames:
         return "".join(self.rng.choices(self.characters, k=8))
 
 
-@contextmanager
-def deterministic_environment(clock: VirtualClock, rng: SeededRandom) -> Iterator[None]:
+class deterministic_environment:  # noqa: N801  (used as a context manager)
     """Virtualise ``time.time``, ``time.time_ns``, ``os.urandom`` (and ``random``'s reference to
     it), ``random``'s module functions and ``tempfile``'s names for extension code.
 
     Before stop 28 only the first three were: ``secrets.token_hex()``, ``random.random()`` and a
     ``tempfile.mkstemp()`` name (which reaches the trace through the ``fs`` record of the
     write) differed from run to run. The module functions' generator is swapped in and out with
-    the process's own state, so code outside the simulation keeps its sequence."""
-    saved_time, saved_time_ns, saved_urandom = time.time, time.time_ns, os.urandom
-    saved_random_urandom = random._urandom  # type: ignore[attr-defined]
-    saved_state = random.getstate()
-    saved_names = tempfile._name_sequence  # type: ignore[attr-defined]
+    the process's own state, so code outside the simulation keeps its sequence.
 
-    def virtual_time() -> float:
-        return clock.now_ms() / 1000.0
+    A class rather than a ``contextlib`` generator: every step of a simulation enters it
+    (``Simulation._run``), and a generator's context costs four times a class's; what is
+    replaced and restored, and in which order, is the same."""
 
-    def virtual_time_ns() -> int:
-        return clock.now_ms() * 1_000_000
+    __slots__ = (
+        "_clock",
+        "_rng",
+        "_saved_names",
+        "_saved_random_urandom",
+        "_saved_state",
+        "_saved_time",
+        "_saved_time_ns",
+        "_saved_urandom",
+    )
 
-    def virtual_urandom(n: int) -> bytes:
-        return rng.bytes(n)
+    def __init__(self, clock: VirtualClock, rng: SeededRandom) -> None:
+        self._clock = clock
+        self._rng = rng
 
-    time.time = virtual_time
-    time.time_ns = virtual_time_ns
-    os.urandom = virtual_urandom
-    random._urandom = virtual_urandom  # type: ignore[attr-defined]
-    random.setstate(rng.module_random_state)
-    tempfile._name_sequence = _SeededNames(rng.temporary_names)  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        time.time, time.time_ns, os.urandom = saved_time, saved_time_ns, saved_urandom
-        random._urandom = saved_random_urandom  # type: ignore[attr-defined]
-        rng.module_random_state = random.getstate()
-        random.setstate(saved_state)
-        tempfile._name_sequence = saved_names  # type: ignore[attr-defined]
+    def __enter__(self) -> None:
+        clock, rng = self._clock, self._rng
+        self._saved_time, self._saved_time_ns, self._saved_urandom = time.time, time.time_ns, os.urandom
+        self._saved_random_urandom = random._urandom  # type: ignore[attr-defined]
+        self._saved_state = random.getstate()
+        self._saved_names = tempfile._name_sequence  # type: ignore[attr-defined]
+
+        def virtual_time() -> float:
+            return clock.now_ms() / 1000.0
+
+        def virtual_time_ns() -> int:
+            return clock.now_ms() * 1_000_000
+
+        def virtual_urandom(n: int) -> bytes:
+            return rng.bytes(n)
+
+        time.time = virtual_time
+        time.time_ns = virtual_time_ns
+        os.urandom = virtual_urandom
+        random._urandom = virtual_urandom  # type: ignore[attr-defined]
+        random.setstate(rng.module_random_state)
+        tempfile._name_sequence = _SeededNames(rng.temporary_names)  # type: ignore[attr-defined]
+
+    def __exit__(self, *exc: object) -> None:
+        time.time, time.time_ns, os.urandom = self._saved_time, self._saved_time_ns, self._saved_urandom
+        random._urandom = self._saved_random_urandom  # type: ignore[attr-defined]
+        self._rng.module_random_state = random.getstate()
+        random.setstate(self._saved_state)
+        tempfile._name_sequence = self._saved_names  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -343,34 +343,58 @@ def simulate(
     return result
 
 
-@contextlib.contextmanager
-def project_cwd(project_dir: str) -> Iterator[None]:
+class project_cwd:  # noqa: N801  (used as a context manager)
     """The process working directory is the project while the simulated Pi runs, as for
-    extensions in real Pi (which runs in the project directory); restored afterwards."""
-    previous = os.getcwd()
-    entered = os.path.isdir(project_dir)
-    if entered:
-        os.chdir(project_dir)
-    try:
-        yield
-    finally:
-        if entered:
-            os.chdir(previous)
+    extensions in real Pi (which runs in the project directory); restored afterwards.
+
+    A class rather than a ``contextlib`` generator, as the other contexts of
+    :meth:`Simulation._run` (every step of a simulation enters them all; a generator's context
+    costs four times a class's). The directory is entered with ``os.chdir`` straight away
+    instead of after ``os.path.isdir``: ``chdir`` succeeds exactly on a directory it can enter,
+    which ``isdir`` then finds too; when it fails, ``isdir`` says which of the two outcomes of
+    before it was: no directory (not entered, as before) or a directory ``chdir`` refuses (its
+    error, as before)."""
+
+    __slots__ = ("_entered", "_previous", "_project_dir")
+
+    def __init__(self, project_dir: str) -> None:
+        self._project_dir = project_dir
+
+    def __enter__(self) -> None:
+        self._previous = os.getcwd()
+        try:
+            os.chdir(self._project_dir)
+        except OSError:
+            if os.path.isdir(self._project_dir):
+                raise
+            self._entered = False
+        else:
+            self._entered = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self._entered:
+            os.chdir(self._previous)
 
 
-@contextlib.contextmanager
-def agent_dir_environment(agent_dir: str) -> Iterator[None]:
+class agent_dir_environment:  # noqa: N801  (used as a context manager)
     """``PI_CODING_AGENT_DIR`` points at the machine's agent directory while Pi runs, as the
-    real-Pi target sets it for the Pi process: ``get_agent_dir()`` answers from it."""
-    previous = os.environ.get(AGENT_DIR_ENV)
-    os.environ[AGENT_DIR_ENV] = agent_dir
-    try:
-        yield
-    finally:
-        if previous is None:
+    real-Pi target sets it for the Pi process: ``get_agent_dir()`` answers from it. (A class,
+    as :class:`project_cwd`.)"""
+
+    __slots__ = ("_agent_dir", "_previous")
+
+    def __init__(self, agent_dir: str) -> None:
+        self._agent_dir = agent_dir
+
+    def __enter__(self) -> None:
+        self._previous = os.environ.get(AGENT_DIR_ENV)
+        os.environ[AGENT_DIR_ENV] = self._agent_dir
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is None:
             os.environ.pop(AGENT_DIR_ENV, None)
         else:
-            os.environ[AGENT_DIR_ENV] = previous
+            os.environ[AGENT_DIR_ENV] = self._previous
 
 
 def write_exchanges(run_dir: Path, exchanges: list[dict[str, Any]]) -> None:
