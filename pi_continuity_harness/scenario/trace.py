@@ -119,6 +119,8 @@ def same_json(a: Any, b: Any) -> bool:
 
 
 _RESERVED = frozenset({"seq", "t", "kind", "name"})
+#: The exact types :meth:`Trace._normalise` returns unchanged, checked first by :meth:`Trace.emit`.
+_UNCHANGED = frozenset({int, float, bool})
 
 
 def dumps_record(record: dict[str, Any]) -> str:
@@ -187,12 +189,16 @@ class Trace:
             hook()
         if self.frozen:
             return None
-        if _RESERVED.intersection(data):
+        if not _RESERVED.isdisjoint(data):
             raise ValueError(f"trace fields {sorted(_RESERVED.intersection(data))} are reserved")
         record: dict[str, Any] = {"seq": len(self.records), "t": self.loop_ms(), "kind": kind, "name": name}
+        normalise = self._normalise
         for key, value in data.items():
             if value is not None:
-                record[key] = self._normalise(value)
+                # A number or a boolean is what ``_normalise`` gives back unchanged (it changes
+                # strings, dicts, lists and tuples only): not handed to it (a third of the
+                # fields of a record; every record of a run is emitted here).
+                record[key] = value if type(value) in _UNCHANGED else normalise(value)
         self.records.append(record)
         for sink in self.sinks:
             sink(record)
@@ -213,9 +219,14 @@ class Trace:
 
     def _normalise(self, value: Any) -> Any:
         if isinstance(value, str):
-            for root in (self.workdir, *self.aliases):
+            # The work directory, then each alias (without making the tuple of them all for
+            # every string of every record).
+            workdir = self.workdir
+            if workdir and workdir in value:
+                # Only the run directory itself: a sibling such as ``run-70`` next to ``run-7`` stays.
+                value = _root_pattern(workdir).sub("$WORK", value)
+            for root in self.aliases:
                 if root and root in value:
-                    # Only the run directory itself: a sibling such as ``run-70`` next to ``run-7`` stays.
                     value = _root_pattern(root).sub("$WORK", value)
             return value
         if isinstance(value, dict):
