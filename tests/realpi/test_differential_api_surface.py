@@ -457,6 +457,82 @@ def test_an_input_transform_without_a_text_fails_the_prompt(targets: Targets) ->
     assert_equivalent(real, sim)
 
 
+def _sent_and_later(observation: Any) -> tuple[list[Any], list[tuple[str | None, str | None]]]:
+    """The user messages' content and each assistant reply's (stopReason, errorMessage), as
+    the session file holds them."""
+    messages = [e["message"] for e in observation.session_file_entries() if e["type"] == "message"]
+    users = [m["content"] for m in messages if m["role"] == "user"]
+    replies = [(m.get("stopReason"), m.get("errorMessage")) for m in messages if m["role"] == "assistant"]
+    return users, replies
+
+
+UNDEFINED_LENGTH = "Cannot read properties of undefined (reading 'length')"
+
+
+def test_a_user_message_sent_without_a_text_fails_every_later_request_until_compacted(
+    targets: Targets,
+) -> None:
+    sc = scenario({"agent": [{"text": "answered"}]})
+    ops: list[Any] = [
+        {"command": "/how missing"},
+        {"command": "/send"},
+        {"command": "/how off"},
+        {"prompt": "one " + LONG},
+        "restart",
+        {"prompt": "two " + LONG},
+        "compact",
+        {"prompt": "after"},
+    ]
+    real, sim = play(targets, sc, ops, "probe_fidelity:input_untexted")
+    # sendUserMessage does not expand templates (agent-session.js:2045), so nothing reads the
+    # transform's text until the run: _runInputHandlers takes it as it is (:1670-1671) and
+    # _prepareRun builds {type: "text", text: undefined} (:1571-1581), which JSON.stringify
+    # stores as {"type": "text"}. pi-ai's estimate in streamSimple (clampMaxTokensToContext,
+    # api/simple-options.js:13-23, 36) reads block.text.length (utils/estimate.js:15-21) for
+    # every later request too, and lazyStream ends each with the TypeError (api/lazy.js:2-21,
+    # 45-66): no request is sent, the reply is empty, not retried; after a restart the same
+    # (the session file's block has no text). A compaction that summarises the message away
+    # (contentText gives "", serializeConversation leaves it out) heals the session.
+    users, replies = _sent_and_later(real)
+    assert users[0] == [{"type": "text"}]
+    assert replies == [("error", UNDEFINED_LENGTH)] * 3 + [("stop", None)]
+    assert all(o.ok for o in real.operations)
+    assert [r.kind for r in real.model_requests] == ["summary", "agent"]
+    [summary] = real.requests("summary")
+    assert "<conversation>\n[User]: one " in summary.request.messages[0]["content"][0]["text"]
+    assert [json.loads(m.partition(": ")[2])["text"] for m, _ in real.notifications][:1] == [""]
+    assert not any(e["type"].startswith("auto_retry") for e in real.rpc_events)
+    assert_equivalent(real, sim)
+
+
+@pytest.mark.parametrize("kind", ["none", "number"])
+def test_a_user_message_sent_with_a_null_or_numeric_text(targets: Targets, kind: str) -> None:
+    sc = scenario({"agent": [{"text": "answered"}, {"text": "again"}]})
+    ops: list[Any] = [
+        {"command": f"/how {kind}"},
+        {"command": "/send"},
+        {"command": "/how off"},
+        {"prompt": "later"},
+    ]
+    real, sim = play(targets, sc, ops, "probe_fidelity:input_untexted")
+    users, replies = _sent_and_later(real)
+    if kind == "none":
+        # null stays in the session file; block.text.length throws on it (utils/estimate.js:20).
+        assert users[0] == [{"type": "text", "text": None}]
+        assert replies == [("error", "Cannot read properties of null (reading 'length')")] * 2
+        assert real.model_requests == []
+    else:
+        # A number's length is undefined: the estimate is NaN, so max_tokens is NaN and left out
+        # (openai-completions.js:578), and convertMessages drops the block and the message
+        # (item.text.length > 0, :927, 944-945). The next request counts from the reply's usage.
+        assert users[0] == [{"type": "text", "text": 5}]
+        assert replies == [("stop", None), ("stop", None)]
+        first, second = real.requests("agent")
+        assert (first.request.max_tokens, second.request.max_tokens) == (None, 1000)
+        assert [m["role"] for m in first.request.messages] == []
+    assert_equivalent(real, sim)
+
+
 def test_a_lone_surrogate_reaches_pi_and_its_session_file_escaped(targets: Targets) -> None:
     sc = scenario({"agent": [{"text": "answered"}]})
     ops = [{"command": "/surrogate"}, {"prompt": "hi"}, {"command": "/surrogate"}]

@@ -638,7 +638,8 @@ def input_imager(pi: ExtensionAPI) -> None:
 def input_untexted(pi: ExtensionAPI) -> None:
     """An ``input`` handler whose transform has no usable text, and one that notifies the text it
     sees. ``/how <kind>`` picks the transform: ``missing`` (no ``text`` key), ``none`` (``text:
-    None``), ``number`` (``text: 5``), ``result`` (``InputResult("transform")``), ``off``."""
+    None``), ``number`` (``text: 5``), ``result`` (``InputResult("transform")``), ``off``.
+    ``/send <text>``: ``send_user_message`` of the text (``sent`` without one)."""
     how = {"kind": "off"}
 
     def transform(event: Any, ctx: Any) -> Any:
@@ -659,9 +660,13 @@ def input_untexted(pi: ExtensionAPI) -> None:
     async def choose(args: str, ctx: Any) -> None:
         how["kind"] = args
 
+    async def send(args: str, ctx: Any) -> None:
+        pi.send_user_message(args or "sent")
+
     pi.on("input", transform)
     pi.on("input", look)
     pi.register_command("how", choose)
+    pi.register_command("send", send)
 
 
 def surrogate(pi: ExtensionAPI) -> None:
