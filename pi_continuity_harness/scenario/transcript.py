@@ -20,13 +20,32 @@ COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
 
 
 def content_text(content: Any, separator: str = "") -> str:
-    """pi-ai ``contentText``: the text blocks of a content value, joined."""
+    """pi-ai ``contentText``: the text blocks of a content value, joined (utils/text.js:2-9:
+    ``.map((block) => block.text).join(separator)``, so a block without a text or with
+    ``null`` adds ``""`` and a number its JavaScript string)."""
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
         return ""
     return separator.join(
-        str(block.get("text", ""))
+        _joined(block.get("text"))
         for block in content
         if isinstance(block, dict) and block.get("type") == "text"
     )
+
+
+def _joined(value: Any) -> str:
+    """A value as ``Array.prototype.join`` writes it: ``undefined``/``null`` as ``""``."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list):
+        return ",".join(_joined(item) for item in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    return str(value)

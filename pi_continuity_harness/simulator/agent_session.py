@@ -36,7 +36,7 @@ import math
 import os
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pi_continuity_harness.api.abort import AbortController, AbortSignal
 from pi_continuity_harness.api.events import (
@@ -101,6 +101,8 @@ from pi_continuity_harness.simulator.compaction import (
 )
 from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy, json_copy_or_same
 from pi_continuity_harness.simulator.messages import (
+    UNDEFINED,
+    JsTypeError,
     Message,
     RequestEstimate,
     convert_to_llm,
@@ -180,7 +182,8 @@ class _ExtensionCancelledError(_CancelledError):
 @dataclass
 class _Trigger:
     message_type: Literal["user", "custom"]
-    prompt: str | None = None
+    #: A user trigger's text: a string, or what an ``input`` transform left (UNDEFINED, None...).
+    prompt: Any = None
     message: Message | None = None
     images: tuple[dict[str, Any], ...] = ()
 
@@ -257,8 +260,10 @@ class AgentSession:
         self._overflow_recovery_attempted = False
         self._retry_attempt = 0
         self._retry_abort: AbortController | None = None
-        self._steering_texts: list[str] = []
-        self._follow_up_texts: list[str] = []
+        # Pi's ``_steeringMessages``/``_followUpMessages``: strings, or what an ``input``
+        # transform without a string text left (UNDEFINED, None, a number).
+        self._steering_texts: list[Any] = []
+        self._follow_up_texts: list[Any] = []
         self._pending_next_turn: list[Message] = []
         self._pending_custom: list[Message] = []
         self._turn_index = 0
@@ -323,8 +328,9 @@ class AgentSession:
             "queue_update",
             rpc={
                 "type": "queue_update",
-                "steering": list(self._steering_texts),
-                "followUp": list(self._follow_up_texts),
+                # JSON.stringify writes an undefined in an array as null.
+                "steering": [None if t is UNDEFINED else t for t in self._steering_texts],
+                "followUp": [None if t is UNDEFINED else t for t in self._follow_up_texts],
             },
             steering=len(self._steering_texts),
             followUp=len(self._follow_up_texts),
@@ -604,8 +610,17 @@ class AgentSession:
         assert model is not None
         projection = self.session_manager.build_session_projection()
         llm = convert_to_llm(projection.messages)
-        # pi-ai clamps max_tokens with its own estimate of the request (3.5 chars/token).
-        max_tokens = _clamp_max_tokens(model, self._request_estimate.estimate(projection.messages))
+        # pi-ai clamps max_tokens with its own estimate of the request (3.5 chars/token), in
+        # the provider's streamSimple (buildBaseOptions, api/simple-options.js:36); a user
+        # message it cannot measure fails the request there (``setup_error``).
+        setup_error: str | None = None
+        max_tokens: int | None = None
+        try:
+            max_tokens = _clamp_max_tokens(
+                model, lambda: self._request_estimate.estimate(projection.messages)
+            )
+        except JsTypeError as error:
+            setup_error = str(error)
         reasoning = self.thinking_level if (model.reasoning and self.thinking_level != "off") else None
 
         async def on_event(event: dict[str, Any], partial: Message) -> None:
@@ -625,6 +640,7 @@ class AgentSession:
             reasoning=reasoning,
             signal=signal,
             on_event=on_event,
+            setup_error=setup_error,
         )
         message["thinkingLevel"] = reasoning or "off"
         return message
@@ -822,7 +838,7 @@ class AgentSession:
     ) -> _Trigger | None:
         runner = self._runner()
         behavior = streaming_behavior if self.is_streaming else None
-        current = text
+        current: Any = text  # Pi's currentText: a string, or what a transform left (UNDEFINED...)
         current_images = images
         event = InputEvent(
             text=text, images=list(images) if images else None, source=source, streaming_behavior=behavior
@@ -834,14 +850,18 @@ class AgentSession:
                 if preflight:
                     preflight("handled")
                 return None
-            if result.action == "transform" and result.text_error is not None and expand_prompt_templates:
-                # A transform left no string text: ``_expandSkillCommand`` throws
-                # (agent-session.js:1754, 1821), and the prompt fails with V8's message.
-                # (Without expansion, ``sendUserMessage``'s default, Pi goes on with the
-                # text-less message, which breaks every later request: not modelled, the
-                # last string text stands in for it.)
-                raise PiThrewError(result.text_error)
-            if result.action == "transform" and result.text is not None:
+            if result.action == "transform" and result.text_error is not None:
+                if expand_prompt_templates:
+                    # A transform left no string text: ``_expandSkillCommand`` throws
+                    # (agent-session.js:1754, 1821), and the prompt fails with V8's message.
+                    raise PiThrewError(result.text_error)
+                # Without expansion (``sendUserMessage``'s default, agent-session.js:2045)
+                # Pi goes on with the text as the transform left it (``_runInputHandlers``,
+                # :1670-1671): the user message's text block has no text (``undefined``;
+                # ``null``, a number), it is stored so, and pi-ai's estimate of every later
+                # request throws on it (``user_message``, ``_stream_assistant``).
+                current = result.pi_text
+            elif result.action == "transform" and result.text is not None:
                 current = result.text
             if result.action == "transform" and result.images is not None:
                 # ``inputResult.images ?? images`` (agent-session.js:1672)
@@ -862,7 +882,7 @@ class AgentSession:
             raise PiThrewError(f'No API key found for "{self.model.provider}".')
         return _Trigger("user", prompt=current, images=current_images)
 
-    def _queued_message(self, text: str, images: tuple[dict[str, Any], ...]) -> Message:
+    def _queued_message(self, text: Any, images: tuple[dict[str, Any], ...]) -> Message:
         """``_queueSteer``/``_queueFollowUp``'s message: the text block, then the images
         (``agent-session.js:1888-1914``). Pi normalises them at delivery (``:807-811``), which
         leaves the PNGs a scenario may carry unchanged."""
@@ -870,12 +890,12 @@ class AgentSession:
         message["content"] = [*message["content"], *(dict(i) for i in images)]
         return message
 
-    def _queue_steer(self, text: str, images: tuple[dict[str, Any], ...] = ()) -> None:
+    def _queue_steer(self, text: Any, images: tuple[dict[str, Any], ...] = ()) -> None:
         self._steering_texts.append(text)
         self._emit_queue_update()
         self.agent.steering.enqueue(self._queued_message(text, images))
 
-    def _queue_follow_up(self, text: str, images: tuple[dict[str, Any], ...] = ()) -> None:
+    def _queue_follow_up(self, text: Any, images: tuple[dict[str, Any], ...] = ()) -> None:
         self._follow_up_texts.append(text)
         self._emit_queue_update()
         self.agent.follow_up.enqueue(self._queued_message(text, images))
@@ -1050,7 +1070,9 @@ class AgentSession:
             await self.dispatch(
                 BeforeAgentStartEvent(
                     message_type=trigger.message_type,
-                    prompt=trigger.prompt,
+                    # ``{...trigger}`` (runner.js:1147): an undefined prompt reaches a Python
+                    # handler as a missing key, None.
+                    prompt=None if trigger.prompt is UNDEFINED else trigger.prompt,
                     system_prompt=self.system_prompt(),
                     message=trigger.message,
                 )
@@ -1059,7 +1081,7 @@ class AgentSession:
             assert trigger.message is not None
             messages.append(trigger.message)
         else:
-            message = user_message(trigger.prompt or "", self.service.clock.now_ms())
+            message = user_message(trigger.prompt, self.service.clock.now_ms())
             # The text block, then the images (agent-session.js:1578-1581).
             message["content"] = [*message["content"], *(dict(i) for i in trigger.images)]
             messages.append(message)
@@ -1299,7 +1321,11 @@ class AgentSession:
             self.session_manager.branch_position,
             self.session_manager.latest_invalidating_position(),
         ).tokens
-        return prepare_compaction(self.session_manager.branch_view(), projection, settings, tokens_before)
+        # A NaN estimate (a user text that is a number after the last usage) is Pi's too, and
+        # JSON.stringify writes it as null; the simulator keeps the float NaN (not modelled).
+        return prepare_compaction(
+            self.session_manager.branch_view(), projection, settings, cast(int, tokens_before)
+        )
 
     async def _run_auto_compaction(self, reason: CompactionReason, will_retry: bool) -> bool:
         """``_runAutoCompaction`` (AS:2626-2754)."""
@@ -1370,7 +1396,7 @@ class AgentSession:
 
     async def _append_and_announce(
         self, compaction: CompactionResult, from_extension: bool, reason: CompactionReason, will_retry: bool
-    ) -> int:
+    ) -> int | None:
         """Append the entry verbatim (§9.7), rebuild context, emit ``session_compact`` with the
         first entry whose summary equals the new one (§9.9, Pi's lookup quirk). Shared by
         automatic and manual compaction; returns ``estimatedTokensAfter``."""
@@ -1401,7 +1427,8 @@ class AgentSession:
                     will_retry=will_retry,
                 )
             )
-        return estimated_after
+        # A NaN estimate (a kept user text that is a number) is JSON null on real Pi.
+        return None if math.isnan(estimated_after) else int(estimated_after)
 
     async def _commit_compaction(
         self, compaction: CompactionResult, from_extension: bool, reason: CompactionReason, will_retry: bool
@@ -1851,9 +1878,13 @@ class AgentSession:
         )
         # agent-session.js:3642: ``(estimate.tokens / contextWindow) * 100``, a JavaScript number: an
         # integral one reaches a Python extension as an ``int`` (JSON ``0``, not ``0.0``).
+        if math.isnan(estimate.tokens):
+            # A user text that is a number (estimateTokens' NaN): Pi's NaN crosses the bridge
+            # as JSON null.
+            return ContextUsage(tokens=None, context_window=window, percent=None)
         percent = estimate.tokens / window * 100
         return ContextUsage(
-            tokens=estimate.tokens,
+            tokens=int(estimate.tokens),
             context_window=window,
             percent=int(percent) if percent.is_integer() else percent,
         )
@@ -1900,11 +1931,8 @@ def _user_text_and_behavior(
     content: str | list[dict[str, Any]], deliver_as: str | None
 ) -> tuple[str, Literal["steer", "followUp"] | None]:
     """A ``sendUserMessage`` call's text and the ``streamingBehavior`` its ``deliverAs`` asks for."""
-    text = (
-        content
-        if isinstance(content, str)
-        else "\n".join(str(p.get("text", "")) for p in content if p.get("type") == "text")
-    )
+    # textParts.join("\n") (agent-session.js:2021-2043): contentText's join.
+    text = content if isinstance(content, str) else content_text(content, "\n")
     behavior: Literal["steer", "followUp"] | None = (
         "followUp" if deliver_as == "followUp" else "steer" if deliver_as == "steer" else None
     )
@@ -1912,7 +1940,7 @@ def _user_text_and_behavior(
 
 
 def _compaction_end_result(
-    compaction: CompactionResult, estimated_after: int, from_extension: bool
+    compaction: CompactionResult, estimated_after: int | None, from_extension: bool
 ) -> dict[str, Any]:
     """The ``result`` of a successful ``compaction_end`` as the trace records it."""
     return {
@@ -1933,12 +1961,19 @@ def _remove_plain(path: str) -> None:
     os.remove(path)
 
 
-def _clamp_max_tokens(model: Model, input_tokens: int) -> int:
-    """pi-ai ``clampMaxTokensToContext`` for Pi's own requests (E4: near the window → 1)."""
+def _clamp_max_tokens(model: Model, input_tokens: float | Callable[[], float]) -> int | None:
+    """pi-ai ``clampMaxTokensToContext`` for Pi's own requests (E4: near the window → 1),
+    api/simple-options.js:13-23. ``input_tokens`` may be the estimate's thunk: pi-ai estimates
+    only for a model with a window. A ``NaN`` estimate (a user text that is a number) makes
+    ``maxTokens`` ``NaN``, which the provider leaves out (``if (options?.maxTokens)``,
+    openai-completions.js:578): ``None``."""
     if model.context_window <= 0:
         return max(1, model.max_tokens)
-    margin = max(4096, math.ceil(input_tokens * 0.15))
-    room = model.context_window - input_tokens - margin
+    tokens = input_tokens() if callable(input_tokens) else input_tokens
+    if math.isnan(tokens):
+        return None
+    margin = max(4096, math.ceil(tokens * 0.15))
+    room = model.context_window - tokens - margin
     if room < 32768:
-        room = min(32768, model.context_window - input_tokens - 4096)
-    return min(model.max_tokens, max(1, room))
+        room = min(32768, model.context_window - tokens - 4096)
+    return int(min(model.max_tokens, max(1, room)))

@@ -178,8 +178,9 @@ def combine_usage(first: dict[str, Any], second: dict[str, Any]) -> dict[str, An
     return out
 
 
-def should_compact(context_tokens: int, context_window: int, settings: CompactionSettings) -> bool:
-    """§9.2: strictly greater than ``window - reserve``; never when disabled."""
+def should_compact(context_tokens: float, context_window: int, settings: CompactionSettings) -> bool:
+    """§9.2: strictly greater than ``window - reserve``; never when disabled (nor for a ``NaN``
+    estimate: every comparison with ``NaN`` is false, in Python as in JavaScript)."""
     if not settings.enabled:
         return False
     return context_tokens > context_window - settings.reserve_tokens
@@ -198,9 +199,12 @@ def _assistant_usage(message: Message) -> dict[str, Any] | None:
 
 @dataclass(frozen=True)
 class ContextEstimate:
-    tokens: int
+    """``tokens`` and ``trailing_tokens`` are ``NaN`` where a user message's text is a number
+    (:func:`~.messages.estimate_tokens`), as in JavaScript: no threshold is then exceeded."""
+
+    tokens: float
     usage_tokens: int
-    trailing_tokens: int
+    trailing_tokens: float
     last_usage_index: int | None
 
 
@@ -216,7 +220,7 @@ def estimate_context_tokens(messages: list[Message]) -> ContextEstimate:
     return ContextEstimate(estimated, 0, estimated, None)
 
 
-def estimate_messages_tokens(messages: list[Message]) -> int:
+def estimate_messages_tokens(messages: list[Message]) -> float:
     return sum(estimate_tokens(m) for m in messages)
 
 
@@ -274,7 +278,7 @@ def _find_projected_cut_point(
     ]
     if not cut_points:
         return _CutPoint(start, -1, False)
-    accumulated = 0
+    accumulated: float = 0
     exceeded = False
     cut_index = cut_points[0]
     for i in range(end - 1, start - 1, -1):

@@ -23,6 +23,8 @@ from pi_continuity_harness.scenario.transcript import (
 )
 
 __all__ = [
+    "UNDEFINED",
+    "JsTypeError",
     "Message",
     "RequestEstimate",
     "calculate_context_tokens",
@@ -35,6 +37,7 @@ __all__ = [
     "estimate_tokens",
     "is_cut_point_message",
     "is_turn_start_message",
+    "js_length",
     "serialize_conversation",
     "system_message_text",
     "user_message",
@@ -42,6 +45,51 @@ __all__ = [
 ]
 
 Message = dict[str, Any]
+
+
+class _Undefined:
+    """JavaScript's ``undefined`` where Pi holds a value that need not be a string (an ``input``
+    transform's text). A message never holds it: a text block without a text is one without
+    the key, as ``JSON.stringify`` writes it and as the session file and the bridge have it."""
+
+    def __repr__(self) -> str:
+        return "undefined"
+
+
+UNDEFINED = _Undefined()
+
+
+class JsTypeError(Exception):
+    """A ``TypeError`` V8 throws where Pi reads a property of a value that is not what it
+    expects; ``str()`` is V8's message (observed on real Pi 1.6.0)."""
+
+
+def js_length(value: Any) -> int | None:
+    """``value.length`` in JavaScript: a string's or an array's length, ``None`` (undefined)
+    for a number, a boolean or an object; V8's ``TypeError`` for ``undefined`` (a missing
+    key) and ``null``. (A string's length counts UTF-16 units in JavaScript; the simulator
+    counts code points, as everywhere else.)"""
+    if isinstance(value, str | list):
+        return len(value)
+    if value is UNDEFINED or value is None:
+        kind = "null" if value is None else "undefined"
+        raise JsTypeError(f"Cannot read properties of {kind} (reading 'length')")
+    return None
+
+
+def _js_truthy(value: Any) -> bool:
+    """JavaScript's truthiness of a JSON value (an empty array or object is true)."""
+    if value is UNDEFINED or value is None:
+        return False
+    if isinstance(value, dict | list):
+        return True
+    return bool(value) and not (isinstance(value, float) and math.isnan(value))
+
+
+def _js_ceil(value: float) -> float:
+    """``Math.ceil``: ``NaN`` stays ``NaN``."""
+    return value if math.isnan(value) else math.ceil(value)
+
 
 _ESTIMATED_IMAGE_CHARS = 4800
 _TOOL_RESULT_MAX_CHARS = 2000
@@ -130,8 +178,15 @@ def calculate_context_tokens(usage: dict[str, Any] | None) -> int:
     )
 
 
-def user_message(text: str, timestamp: int) -> Message:
-    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": timestamp}
+def user_message(text: Any, timestamp: int) -> Message:
+    """A user message with one text block (``_prepareRun``, agent-session.js:1571-1581;
+    ``_queueSteer``/``_queueFollowUp``, :1888-1914). ``text`` is a string, or what an
+    ``input`` transform without a string text left (``currentText = result.text``,
+    runner.js:1232) on a prompt that does not expand templates (``sendUserMessage``):
+    :data:`UNDEFINED` makes a block without ``text`` (``JSON.stringify`` drops the key, so
+    the session file and every event have ``{"type": "text"}``), ``None`` and a number stay."""
+    block: dict[str, Any] = {"type": "text"} if text is UNDEFINED else {"type": "text", "text": text}
+    return {"role": "user", "content": [block], "timestamp": timestamp}
 
 
 def custom_message(custom_type: str, content: Any, display: bool, details: Any, timestamp: int) -> Message:
@@ -151,16 +206,22 @@ def compaction_summary_message(summary: str, tokens_before: int, timestamp: int)
     }
 
 
-def _content_chars(content: Any) -> int:
+def _content_chars(content: Any) -> float:
+    """``estimateTextAndImageContentChars`` (compaction.js:182-196): a text block counts when
+    its text is truthy (``block.text && ...``), so a missing or ``null`` text counts nothing;
+    a truthy text without a ``length`` (a number) makes the count ``NaN``."""
     if isinstance(content, str):
         return len(content)
-    chars = 0
+    chars: float = 0
     if isinstance(content, list):
         for block in content:
             if not isinstance(block, dict):
                 continue
-            if block.get("type") == "text" and block.get("text"):
-                chars += len(block["text"])
+            if block.get("type") == "text":
+                text = block.get("text", UNDEFINED)
+                if _js_truthy(text):
+                    length = js_length(text)
+                    chars += math.nan if length is None else length
             elif block.get("type") == "image":
                 chars += _ESTIMATED_IMAGE_CHARS
     return chars
@@ -201,10 +262,11 @@ def _tools_json_length_by_bytes(tools: Any) -> int:
     return length
 
 
-def estimate_tokens(message: Message) -> int:
-    """``estimateTokens``: chars/4 rounded up, per role (compaction.js:199)."""
+def estimate_tokens(message: Message) -> float:
+    """``estimateTokens``: chars/4 rounded up, per role (compaction.js:199). ``NaN`` for a user
+    message whose text is a number (:func:`_content_chars`), as in JavaScript."""
     role = message.get("role")
-    chars = 0
+    chars: float = 0
     if role == "system":
         chars = _content_chars(message.get("content"))
         sections = message.get("sections") or {}
@@ -230,7 +292,7 @@ def estimate_tokens(message: Message) -> int:
         chars = len(message.get("summary", ""))
     else:
         return 0
-    return math.ceil(chars / 4)
+    return _js_ceil(chars / 4)
 
 
 # ---------------------------------------------------------------------- pi-ai's estimate
@@ -239,11 +301,11 @@ def estimate_tokens(message: Message) -> int:
 _PI_AI_CHARS_PER_TOKEN = 3.5
 
 
-def _pi_ai_text_tokens(chars: int) -> int:
-    return math.ceil(chars / _PI_AI_CHARS_PER_TOKEN)
+def _pi_ai_text_tokens(chars: float) -> float:
+    return _js_ceil(chars / _PI_AI_CHARS_PER_TOKEN)
 
 
-def _pi_ai_message_tokens(message: Message) -> int:
+def _pi_ai_message_tokens(message: Message) -> float:
     role = message.get("role")
     if role == "system":
         # ``getSystemMessageText`` (content, then sections) plus the tools' JSON.
@@ -256,9 +318,17 @@ def _pi_ai_message_tokens(message: Message) -> int:
         content = message.get("content")
         if isinstance(content, str):
             return _pi_ai_text_tokens(len(content))
-        chars = 0
+        # ``chars += block.type === "text" ? block.text.length : ...`` (utils/estimate.js:15-21),
+        # unguarded: a text block without a text (or ``null``) throws V8's TypeError, which
+        # fails the request (see :func:`estimate_request_context_tokens`); a number's
+        # ``length`` is undefined and the estimate ``NaN``.
+        chars: float = 0
         for block in content or []:
-            chars += len(block.get("text", "")) if block.get("type") == "text" else _ESTIMATED_IMAGE_CHARS
+            if block.get("type") == "text":
+                length = js_length(block.get("text", UNDEFINED))
+                chars += math.nan if length is None else length
+            else:
+                chars += _ESTIMATED_IMAGE_CHARS
         return _pi_ai_text_tokens(chars)
     chars = 0
     for block in message.get("content") or []:
@@ -271,8 +341,13 @@ def _pi_ai_message_tokens(message: Message) -> int:
     return _pi_ai_text_tokens(chars)
 
 
-def estimate_request_context_tokens(messages: list[Message]) -> int:
+def estimate_request_context_tokens(messages: list[Message]) -> float:
     """pi-ai ``estimateContextTokens`` of a request's messages (after ``convertToLlm``).
+
+    It runs in the provider's ``streamSimple`` (``clampMaxTokensToContext``,
+    api/simple-options.js:13-23, 36), so a user message it cannot measure (a text block
+    without a text: :class:`JsTypeError`) fails the request before anything is sent; a text
+    that is a number makes the estimate ``NaN`` (no ``max_tokens`` is sent then).
 
     The last assistant usage counts only when no message before it is newer (a compaction
     summary inserted in front of kept replies invalidates their usage); what follows it, or
@@ -320,11 +395,12 @@ class RequestEstimate:
         self._latest = -math.inf
         self._usage = 0
         self._usage_found = False
-        self._trailing = 0
-        self._all = 0
+        self._trailing: float = 0
+        self._all: float = 0
 
-    def estimate(self, projected: list[Message]) -> int:
-        """pi-ai's estimate of the request built from ``projected`` (projection messages)."""
+    def estimate(self, projected: list[Message]) -> float:
+        """pi-ai's estimate of the request built from ``projected`` (projection messages);
+        raises :class:`JsTypeError` where pi-ai's throws (and starts over next time)."""
         resumable = (
             0 < self._count <= len(projected)
             and projected[0] is self._first
@@ -332,9 +408,13 @@ class RequestEstimate:
         )
         if not resumable:
             self._reset()
-        for message in projected[self._count :]:
-            for llm in convert_to_llm([message]):
-                self._add(llm)
+        try:
+            for message in projected[self._count :]:
+                for llm in convert_to_llm([message]):
+                    self._add(llm)
+        except JsTypeError:
+            self._reset()
+            raise
         if projected:
             self._first, self._last, self._count = projected[0], projected[-1], len(projected)
         return self._usage + self._trailing if self._usage_found else self._all

@@ -53,7 +53,7 @@ from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.determinism import VirtualClock
 from pi_continuity_harness.simulator.json_copy import json_copy_or_same
-from pi_continuity_harness.simulator.messages import Message
+from pi_continuity_harness.simulator.messages import JsTypeError, Message
 from pi_continuity_harness.simulator.provider import (
     StreamReader,
     TransformResume,
@@ -61,6 +61,7 @@ from pi_continuity_harness.simulator.provider import (
     WireResume,
     assistant_failure,
     request_body,
+    setup_failure,
 )
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
@@ -262,18 +263,45 @@ class ScriptedModelService:
         reasoning: str | None = None,
         signal: AbortSignal | None = None,
         on_event: OnStreamEvent | None = None,
+        setup_error: str | None = None,
     ) -> Message:
         """One model call through pi-ai's ``openai-completions`` (:mod:`.provider`); returns the
         ``AssistantMessage``. ``messages`` are pi-ai messages (system messages included);
         ``system_prompt`` is a ``Context.systemPrompt``. ``on_event(event, partial)`` receives
-        pi-ai's stream events (``start``, the deltas and ends) with the partial message."""
+        pi-ai's stream events (``start``, the deltas and ends) with the partial message.
+
+        ``setup_error``: what the provider's ``streamSimple`` threw before it streamed (pi-ai's
+        estimate of the request, :func:`~.messages.estimate_request_context_tokens`), once the
+        runtime has resolved auth: ``lazyStream`` ends the stream with it (api/lazy.js:2-21,
+        45-66: ``content: []``, zero usage, ``stopReason`` ``error``, or ``aborted`` when the
+        signal is). A message ``convertMessages`` cannot take fails the same way, in the
+        provider's own ``catch`` (openai-completions.js:480-495). Neither sends a request nor
+        uses a scripted reply."""
         started = self.clock.now_ms()
         started_loop = self.clock.loop_ms()
         if not self.catalog.has_auth(model.provider):
             self.trace.emit("model", "request", caller=kind, model=model.full_id, refused="no auth")
-            return assistant_failure(
-                model, f"Provider is not configured: {model.provider}", started, "error", 0
+            return setup_failure(model, f"Provider is not configured: {model.provider}", started, "error")
+        if setup_error is not None:
+            self.trace.emit("model", "request", caller=kind, model=model.full_id, refused=setup_error)
+            stop = "aborted" if signal is not None and signal.aborted else "error"
+            return setup_failure(model, setup_error, started, stop)
+        resume = self._resume.setdefault(kind, (TransformResume(), WireResume(), ConvertResume()))
+        try:
+            body = request_body(
+                model,
+                messages,
+                system_prompt=system_prompt,
+                max_tokens=max_tokens,
+                reasoning=reasoning,
+                memo=self._wired,
+                resume=resume[0],
+                wire_resume=resume[1],
             )
+        except JsTypeError as error:
+            self.trace.emit("model", "request", caller=kind, model=model.full_id, refused=str(error))
+            stop = "aborted" if signal is not None and signal.aborted else "error"
+            return assistant_failure(model, str(error), started, stop, 0)
         if signal is not None and signal.aborted:
             # An already-aborted signal never reaches the provider: no request, no scripted
             # reply used (s02c: the turn after a ``ctx.compact()`` yields an empty aborted
@@ -283,17 +311,6 @@ class ScriptedModelService:
         seq = self._seq
         self._seq += 1
         index, reply = self._next_reply(kind)
-        resume = self._resume.setdefault(kind, (TransformResume(), WireResume(), ConvertResume()))
-        body = request_body(
-            model,
-            messages,
-            system_prompt=system_prompt,
-            max_tokens=max_tokens,
-            reasoning=reasoning,
-            memo=self._wired,
-            resume=resume[0],
-            wire_resume=resume[1],
-        )
         body["messages"] = self._shared(body["messages"], (kind, "wire"))
         # The wire names the model by its id; requests are recorded as ``provider/id``, as the
         # real-Pi target records them.

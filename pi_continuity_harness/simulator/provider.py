@@ -60,9 +60,12 @@ from pi_continuity_harness.api.extension_api import Model
 from pi_continuity_harness.scenario.identity_memo import IdentityMemo, same_objects_prefix
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.messages import (
+    UNDEFINED,
+    JsTypeError,
     Message,
     current_system_message,
     current_tools,
+    js_length,
     system_message_text,
     zero_usage,
 )
@@ -78,6 +81,7 @@ __all__ = [
     "downgrade_unsupported_images",
     "fold_system_messages",
     "request_body",
+    "setup_failure",
     "supported_thinking_levels",
     "transform_messages",
     "wire_messages",
@@ -385,9 +389,16 @@ def _wire_user(message: Message) -> dict[str, Any] | None:
     parts: list[dict[str, Any]] = []
     for item in content or []:
         if item.get("type") == "text":
-            if len(str(item.get("text", ""))) == 0:
+            # ``.filter((item) => item.type !== "text" || item.text.length > 0)``
+            # (openai-completions.js:927): a text block without a text (or ``null``) throws
+            # V8's TypeError; a number's ``length`` is undefined, and the block is dropped.
+            text = item.get("text", UNDEFINED)
+            length = js_length(text)
+            if length is None or length == 0:
                 continue
-            parts.append({"type": "text", "text": item.get("text")})
+            if not isinstance(text, str):  # an array: sanitizeSurrogates' ``text.replace``
+                raise JsTypeError("text.replace is not a function")
+            parts.append({"type": "text", "text": text})
         else:
             parts.append(_image_url(item))
     return {"role": "user", "content": parts} if parts else None
@@ -705,6 +716,17 @@ def assistant_failure(
     }
     if duration_ms is not None:
         message["durationMs"] = duration_ms
+    return message
+
+
+def setup_failure(model: Model, error: str, timestamp: int, stop_reason: str) -> Message:
+    """A reply whose stream failed while it was set up (auth, the provider's ``streamSimple``
+    throwing before it streamed): ``createSetupErrorMessage`` (api/lazy.js:2-21), whose
+    ``errorMessage`` comes before the ``timestamp``, then ``durationMs`` (the event stream's,
+    utils/event-stream.js:115-117; 0 in virtual time)."""
+    message = assistant_failure(model, error, timestamp, stop_reason, 0)
+    message["timestamp"] = message.pop("timestamp")
+    message["durationMs"] = message.pop("durationMs")
     return message
 
 

@@ -50,6 +50,7 @@ from pi_continuity_harness.api.extension_api import (
 )
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy, json_copy_or_same
+from pi_continuity_harness.simulator.messages import UNDEFINED
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.ui import UIHub
@@ -309,7 +310,9 @@ class ExtensionRunner:
                     text = result.text if isinstance(result.text, str) else text
                     images = json_copy_or_same(result.images) if result.images is not None else images
         if js_text != event.text or images is not event.images:
-            return InputOutcome("transform", text, images, text_error=_starts_with_error(js_text))
+            return InputOutcome(
+                "transform", text, images, text_error=_starts_with_error(js_text), pi_text=js_text
+            )
         return InputOutcome("continue")
 
     def emit_error(self, path: str, event: str, error: str) -> None:
@@ -334,13 +337,16 @@ class InputOutcome(InputResult):
     """:meth:`ExtensionRunner.emit_input`'s result. ``text_error``: the text Pi ends with is not
     a string (a transform without one), and this is the ``TypeError`` ``prompt()`` throws when
     it expands skill commands and templates (``_expandSkillCommand``, agent-session.js:1754,
-    1820-1821: ``text.startsWith``); ``text`` is then the last string text."""
+    1820-1821: ``text.startsWith``); ``text`` is then the last string text. ``pi_text``: the
+    text as Pi has it (:data:`~.messages.UNDEFINED`, ``None``, a number...), which a prompt
+    that does not expand templates (``sendUserMessage``) goes on with."""
 
     text_error: str | None = None
+    pi_text: Any = None
 
 
 #: A transform's ``text`` when the handler's result has none: JavaScript's ``undefined``.
-_UNDEFINED = object()
+_UNDEFINED = UNDEFINED
 
 
 def _transform_text(value: Any) -> Any:
@@ -348,9 +354,10 @@ def _transform_text(value: Any) -> Any:
     ``InputResult`` without text, which ``result_to_wire`` leaves out) is ``undefined``,
     ``None`` is ``null``, anything else its JSON copy."""
     if isinstance(value, InputResult):
-        return _UNDEFINED if value.text is None else value.text
+        return _UNDEFINED if value.text is None else bridge_reply_copy(value.text)
     if isinstance(value, dict) and "text" in value:
-        return json_copy_or_same(value["text"])
+        # The bridge's JSON: ``5.0`` reaches Pi as the number 5 (``bridge_reply_copy``).
+        return bridge_reply_copy(value["text"])
     return _UNDEFINED
 
 
