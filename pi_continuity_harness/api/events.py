@@ -185,7 +185,10 @@ class InputResult:
     (``currentText = result.text``, runner.js:1232): one without a text leaves Pi none, and a
     prompt that expands templates (every RPC or interactive prompt) then fails with
     ``Cannot read properties of undefined (reading 'startsWith')`` (agent-session.js:1754,
-    1821). ``images`` replace the prompt's only when given."""
+    1821); ``send_user_message`` (no expansion) goes on with a user message without a text,
+    and every later request fails (``Cannot read properties of undefined (reading 'length')``,
+    pi-ai's estimate) until a compaction summarises it away. ``images`` replace the prompt's
+    only when given."""
 
     action: Literal["continue", "transform", "handled"]
     text: str | None = None
