@@ -4,9 +4,12 @@ The hub outlives runtimes (like the RPC client that renders UI requests). It rec
 notification, status and widget (the observable UI), and answers dialogs from the answer
 queue of the operation that is running, in the order the dialogs open, as an RPC client
 answering ``extension_ui_request`` would. An unanswered dialog is cancelled (``None`` /
-``False``). A dialog whose scripted answer is of the wrong kind (or a ``select`` answer that
-matches no option) is cancelled too, and the handler goes on, as with PiTarget's RPC client;
-the mismatch is kept in :attr:`UIHub.errors` and the operation fails with it.
+``False``) at once, except one asked with a timeout: it gets its default when the timeout has
+passed in virtual time, as Pi's timer gives it on real Pi, where the RPC client leaves it
+unanswered (``targets/realpi/rpc_client.py`` ``left_to_pis_timer``). A dialog whose scripted
+answer is of the wrong kind (or a ``select`` answer that matches no option) is cancelled at
+once too, and the handler goes on, as with PiTarget's RPC client; the mismatch is kept in
+:attr:`UIHub.errors` and the operation fails with it.
 
 Without a UI (print and json modes) dialogs return ``None``/``False`` without consuming
 an answer and notifications go nowhere, exactly as Pi's ``noOpUIContext`` (§9.18). The

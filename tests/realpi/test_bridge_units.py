@@ -34,6 +34,7 @@ from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.targets.realpi import (
     AnswerRules,
     FakeModelServer,
+    PiRpcProcess,
     PiTarget,
     normalise_session_event,
 )
@@ -103,12 +104,70 @@ def test_answer_rules_follow_pick_answer() -> None:
         {"input": "80", "when": "percent"},
         None,
     ]
+    # A scenario error cancels at once (not None: a timed dialog would be left to Pi's timer).
     rules.set([DialogAnswer(select="/zzz/")])
-    assert rules({"method": "select", "title": "Pick", "options": ["a", "b"]}) is None
+    assert rules({"method": "select", "title": "Pick", "options": ["a", "b"], "timeout": 300}) == {
+        "cancelled": True
+    }
     assert rules.take_errors() == ["select 'Pick': '/zzz/' matches none of ['a', 'b']"]
     rules.set([DialogAnswer(input="x")])
-    assert rules({"method": "confirm", "title": "C", "message": ""}) is None
+    assert rules({"method": "confirm", "title": "C", "message": "", "timeout": 300}) == {"cancelled": True}
     assert "next scripted answer is 'input'" in rules.take_errors()[0]
+
+
+class _Stdin(io.BytesIO):
+    def close(self) -> None:  # keep what was written readable
+        pass
+
+
+class _Proc:
+    """What :class:`PiRpcProcess` writes to (``_proc.stdin``), without a process."""
+
+    def __init__(self) -> None:
+        self.stdin = _Stdin()
+        self.pid = 0
+
+    def poll(self) -> int:
+        return 0
+
+    def lines(self) -> list[Any]:
+        return [json.loads(line) for line in self.stdin.getvalue().splitlines()]
+
+
+@pytest.mark.parametrize("scripted", [False, True])
+def test_an_unanswered_timed_dialog_is_left_to_pis_timer(scripted: bool) -> None:
+    """Pi 1.6 gives a dialog asked with a truthy ``timeout`` its default when its timer fires
+    (``dist/modes/rpc/rpc-mode.js:69-74``): the client sends no response for one it has no
+    answer for, with the :class:`AnswerRules` of a scenario or the FIFO alike, and records it
+    without one. An untimed (or ``timeout: 0``) unanswered dialog, and a scenario error's, are
+    cancelled at once, as before."""
+    proc = PiRpcProcess(["pi"])
+    fake = _Proc()
+    proc._proc = fake  # type: ignore[assignment]
+    rules = AnswerRules()
+    if scripted:
+        proc.set_dialog_answerer(rules)
+    requests = [
+        {"type": "extension_ui_request", "id": "t", "method": "confirm", "title": "T", "timeout": 400},
+        {"type": "extension_ui_request", "id": "z", "method": "confirm", "title": "Z", "timeout": 0},
+        {"type": "extension_ui_request", "id": "u", "method": "select", "title": "U", "options": ["a"]},
+    ]
+    for request in requests:
+        proc._dispatch(request)
+    if scripted:  # a positional input answer for a timed confirm: a mismatch, cancelled at once
+        rules.set([DialogAnswer(input="x")])
+        requests.append({**requests[0], "id": "m", "title": "M"})
+        proc._dispatch(requests[-1])
+    cancelled = {"type": "extension_ui_response", "cancelled": True}
+    expected = [{**cancelled, "id": rid} for rid in ["z", "u"] + (["m"] if scripted else [])]
+    assert fake.lines() == expected
+    assert [(d.request["id"], d.response) for d in proc.dialogs] == [
+        (r["id"], None if r["id"] == "t" else {**cancelled, "id": r["id"]}) for r in requests
+    ]
+    if scripted:
+        assert [r["title"] for r in rules.records] == ["T", "Z", "U", "M"]
+        assert all("answer" not in r for r in rules.records)
+        assert "next scripted answer is 'input'" in rules.take_errors()[0]
 
 
 def test_results_in_pis_json_shape() -> None:
@@ -237,6 +296,7 @@ def test_bridge_loads_serves_events_and_goes_stale(bridge: Bridge) -> None:
         "probe-ask",
         "probe-held",
         "probe-timed",
+        "probe-unanswered",
         "probe-stale",
         "probe-write",
         "probe-info",

@@ -372,6 +372,37 @@ def test_a_timed_dialog_gives_its_default_when_its_timer_fires_before_its_during
     assert real.dialogs == sim.dialogs
 
 
+def test_an_unanswered_timed_dialog_waits_its_timeout_on_both_targets(targets: Targets) -> None:
+    """``/probe-unanswered 0.4`` asks a confirm with a 400 ms timeout and no answer: Pi arms a
+    timer and gives the default ``false`` when it fires (``dist/modes/rpc/rpc-mode.js:69-74``),
+    as the simulator does after 400 virtual ms (``simulator/ui.py`` ``_dialog``; psc-lifecycle
+    Consequence 13). The handler resumes only then: it waited the timeout out, and a command sent
+    meanwhile (the two are a held reply's ``during``, the first ``wait: false``) lands first. The
+    client cancelled every unanswered dialog at once before: on real Pi the handler resumed a few
+    ms later (``waited: false``)."""
+    during = [
+        {"command": {"text": "/probe-unanswered 0.4", "wait": False}},
+        {"command": "/probe-write meanwhile"},
+    ]
+    model = {"agent": [{"text": "reply", "latency_ms": 50, "during": during}]}
+    ops = [{"command": "/probe-unanswered 0.4"}, {"prompt": "hi"}]
+    real, outcomes = run(targets("pi"), scenario(model), ops)
+    sim, sim_outcomes = run(targets("sim"), scenario(model), ops)
+
+    assert [o.ok for o in outcomes] == [True, True]
+    assert real.notifications == [
+        ("unanswered: false waited: true", "info"),
+        ("write meanwhile: ok", "info"),
+        ("unanswered: false waited: true", "info"),
+    ]
+    assert sim.notifications == real.notifications
+    assert outcomes == sim_outcomes
+    assert real.held_operations == sim.held_operations
+    assert (
+        real.dialogs == sim.dialogs == [{"method": "confirm", "title": "Unanswered", "message": "Wait?"}] * 2
+    )
+
+
 @pytest.mark.parametrize(
     ("timeout", "confirmed"),
     [

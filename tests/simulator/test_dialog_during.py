@@ -215,8 +215,8 @@ def test_a_dialog_timeout_is_what_pi_and_node_make_of_it(
 
 
 def test_a_select_answer_naming_no_option_cancels_before_its_during_runs(tmp_path: Path) -> None:
-    """The RPC client cancels such an answer at once (``AnswerRules._pick`` returns None, so no
-    held answer): its operations never run. Before, the simulator ran them and then cancelled."""
+    """The RPC client cancels such an answer at once (``AnswerRules._pick`` returns a cancel, so
+    no held answer): its operations never run. Before, the simulator ran them and then cancelled."""
     seen: list[str] = []
     answers = [{"select": "three", "during": [{"command": "/probe"}]}]
     result = run(tmp_path, base(operations=[{"command": {"text": "/menu", "answers": answers}}]), _menu(seen))

@@ -4,7 +4,10 @@ Framing is LF only (``readline()`` on the binary pipe; U+2028 inside JSON string
 break). Every stdout line that is not the response to one of our commands goes to the event
 log with a monotonic sequence number. Extension dialogs (``extension_ui_request`` with method
 ``select``/``confirm``/``input``/``editor``) are answered by the reader thread from a FIFO of
-answers; an empty FIFO answers ``{"cancelled": true}``. Fire-and-forget UI requests
+answers. A dialog left without an answer (an empty FIFO) is cancelled (``{"cancelled": true}``)
+at once, unless Pi asked it with a ``timeout``: that one is left unanswered, and Pi's timer gives
+it its default (``dist/modes/rpc/rpc-mode.js:69-74``), as a user who never answers would see
+(:func:`left_to_pis_timer`). Fire-and-forget UI requests
 (``notify``, ``setStatus``, ``setWidget``, ``setTitle``, ``set_editor_text``) are recorded.
 
 Pi handles RPC commands concurrently, so :meth:`PiRpcProcess.send` may be called from any
@@ -52,6 +55,7 @@ __all__ = [
     "PromptResult",
     "RpcEvent",
     "dialog_response",
+    "left_to_pis_timer",
 ]
 
 Json = dict[str, Any]
@@ -69,7 +73,9 @@ class HeldAnswer:
     hold: Callable[[], None]
 
 
-#: Called by the reader thread for each dialog request; returns the answer (None: cancel).
+#: Called by the reader thread for each dialog request; returns the answer. None: no answer (a
+#: dialog asked with a timeout is left to Pi's timer, any other is cancelled,
+#: :func:`left_to_pis_timer`); ``{"cancelled": True}`` cancels at once.
 DialogAnswerer = Callable[[Json], AnswerLike | HeldAnswer]
 
 DIALOG_METHODS = frozenset({"select", "confirm", "input", "editor"})
@@ -104,11 +110,12 @@ class RpcEvent:
 
 @dataclass(frozen=True)
 class DialogRecord:
-    """A dialog Pi opened and the answer we sent."""
+    """A dialog Pi opened and the answer we sent (``response`` None: none, Pi's timer gave the
+    dialog its default, :func:`left_to_pis_timer`)."""
 
     seq: int
     request: Json
-    response: Json
+    response: Json | None
 
 
 @dataclass
@@ -172,9 +179,23 @@ def dialog_response(request: Mapping[str, Any], answer: AnswerLike) -> Json:
     return response
 
 
+def left_to_pis_timer(request: Mapping[str, Any], answer: AnswerLike) -> bool:
+    """Whether a dialog gets no response at all: it has no answer (None) and Pi asked it with a
+    timeout. Pi 1.6 arms a timer for a truthy ``opts.timeout`` and resolves the dialog with its
+    default (``undefined``/``false``) when it fires; the request carries that ``timeout``
+    (``dist/modes/rpc/rpc-mode.js:51-85``). A user who never answers leaves it to the timer, and
+    the simulator waits the timeout out the same way (``simulator/ui.py`` ``_dialog``); Pi (Node)
+    does the timing, with its clamps (``pi_dialog_timeout``). An untimed dialog would wait
+    forever: it is cancelled at once instead, on both targets."""
+    return answer is None and bool(request.get("timeout"))
+
+
 def _answer_json(answer: AnswerLike) -> Json:
     return {k: v for k, v in dialog_response({}, answer).items() if k not in ("type", "id")}
 
+
+#: The answer that cancels a dialog at once, timed or not (a scenario error's dialog).
+_CANCEL: Json = {"cancelled": True}
 
 _DIALOG_FIELDS = {"select": "options", "confirm": "message", "input": "placeholder", "editor": "prefill"}
 
@@ -184,9 +205,11 @@ class AnswerRules:
 
     Answers are :class:`DialogAnswer` values: targeted ones (``when``) go to the first
     dialog whose title, message or options match, positional ones in the order dialogs open
-    (:func:`pick_answer`). An unanswered dialog is cancelled. A positional answer of the wrong
-    kind, or a ``select`` that matches no option, cancels the dialog and is kept in
-    :attr:`errors` (the simulator fails the operation with the same message).
+    (:func:`pick_answer`). An unanswered dialog gets None: it is cancelled at once, unless Pi
+    asked it with a timeout (then Pi's timer gives its default, :func:`left_to_pis_timer`). A
+    positional answer of the wrong kind, or a ``select`` that matches no option, cancels the
+    dialog at once, timed or not, and is kept in :attr:`errors` (the simulator fails the
+    operation with the same message).
 
     :attr:`records` holds every dialog in the simulator's observation shape:
     ``{"method", "title", "options"|"message"|"placeholder"|"prefill", "answer"}`` (keys
@@ -256,7 +279,7 @@ class AnswerRules:
             except DialogAnswerMismatchError as error:
                 self.errors.append(str(error))
                 self.records.append(record)
-                return None
+                return dict(_CANCEL)
             if answer is not None:
                 record["answer"] = answer.record()
             self.records.append(record)
@@ -264,7 +287,7 @@ class AnswerRules:
                 chosen = answer.choose(options or [])
                 if chosen is None:
                     self.errors.append(f"select {title!r}: {answer.select!r} matches none of {options!r}")
-                    return None
+                    return dict(_CANCEL)
                 return _Chosen({"value": chosen}, answer)
             return answer
 
@@ -499,9 +522,8 @@ class PiRpcProcess:
             answerer = self._answerer
             if dialog and answerer is None:
                 scripted = self._answers.popleft() if self._answers else None
-                self._dialogs.append(
-                    DialogRecord(seq=seq, request=data, response=dialog_response(data, scripted))
-                )
+                response = None if left_to_pis_timer(data, scripted) else dialog_response(data, scripted)
+                self._dialogs.append(DialogRecord(seq=seq, request=data, response=response))
             elif data.get("type") == "extension_ui_request" and data.get("method") in UI_NOTIFY_METHODS:
                 self._ui.append((seq, data))
             self._cond.notify_all()
@@ -512,7 +534,7 @@ class PiRpcProcess:
             try:
                 chosen = answerer(data)
             except Exception as error:  # a broken answerer must not kill the reader thread
-                chosen = None
+                chosen = dict(_CANCEL)
                 with self._cond:
                     self._stderr += f"\n[harness] dialog answerer failed: {error!r}\n".encode()
             if isinstance(chosen, HeldAnswer):
@@ -526,12 +548,14 @@ class PiRpcProcess:
                     self._held_answers.append(thread)
                 thread.start()
                 return
-            answer = dialog_response(data, chosen)
+            answer = None if left_to_pis_timer(data, chosen) else dialog_response(data, chosen)
             with self._cond:
                 self._dialogs.append(DialogRecord(seq=seq, request=data, response=answer))
         else:
             with self._cond:
                 answer = next(d.response for d in reversed(self._dialogs) if d.seq == seq)
+        if answer is None:
+            return  # no answer: Pi's timer gives the dialog its default
         with contextlib.suppress(PiRpcError):
             self._write(answer)
 

@@ -5,6 +5,7 @@
   (made unique) is the compaction summary.
 * ``session_compact``: on ``threshold`` sends a ``followUp`` continuation.
 * ``/probe-ask``: three dialogs (answered by ``when`` rules), then a notify with the answers.
+* ``/probe-unanswered SECONDS``: a timed confirm no answer meets; whether it waited the timeout.
 * ``/probe-stale``: uses the ``ctx`` and ``pi`` captured by the *first* instance.
 * ``/probe-write NAME``: writes ``probe-out/NAME.txt`` under the project (fs faults).
 * ``/probe-info``: notifies what the context reports.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from typing import Any
 
 from pi_continuity_harness.api import (
@@ -108,6 +110,17 @@ def extension(pi: ExtensionAPI) -> None:
         confirmed = await ctx.ui.confirm("Timed", "Wait?", timeout=float(args) if args.strip() else 0.001)
         ctx.ui.notify(f"timed: {json.dumps(confirmed)}", "info")
 
+    async def unanswered(args: str, ctx: ExtensionCommandContext) -> None:
+        """A confirm with a timeout of ``args`` seconds that no answer meets: Pi's timer gives its
+        default. Notifies the default and whether the handler waited the timeout out
+        (``time.time()``: wall time on real Pi, virtual time on the simulator; 2 ms of slack for
+        Node's millisecond timers)."""
+        timeout = float(args)
+        start = time.time()
+        confirmed = await ctx.ui.confirm("Unanswered", "Wait?", timeout=timeout)
+        waited = time.time() - start >= timeout - 0.002
+        ctx.ui.notify(f"unanswered: {json.dumps(confirmed)} waited: {json.dumps(waited)}", "info")
+
     async def stale(args: str, ctx: ExtensionCommandContext) -> None:
         outcomes = []
         old_ctx, old_pi = CAPTURED["ctx"], CAPTURED["pi"]
@@ -157,6 +170,7 @@ def extension(pi: ExtensionAPI) -> None:
     pi.register_command("probe-ask", ask, description="three dialogs")
     pi.register_command("probe-held", held, description="a select, a model call, a select")
     pi.register_command("probe-timed", timed, description="a confirm with a 1 ms timeout")
+    pi.register_command("probe-unanswered", unanswered, description="a timed confirm nobody answers")
     pi.register_command("probe-stale", stale, description="use the first instance's ctx and pi")
     pi.register_command("probe-write", write, description="write a file under the project")
     pi.register_command("probe-info", info, description="report the context")
