@@ -9,7 +9,8 @@ Calls behave as pi-ai's do (observed live, psc-lifecycle-on-real-pi.md §8):
 * a call whose ``signal`` aborts **resolves** with ``stopReason: "aborted"`` and
   ``errorMessage: "Request aborted"``; it never raises;
 * a provider without auth resolves with ``stopReason: "error"``
-  (``"Provider is not configured: <provider>"``), the message pi-ai's lazy stream builds;
+  (``"Provider is not configured: <provider>"``), the message pi-ai's lazy stream builds; a
+  provider Pi does not have at all with ``"Unknown provider: <provider>"``;
 * ``max_tokens`` is passed through unclamped for extension calls (``complete()`` goes to
   ``provider.stream()``).
 
@@ -83,9 +84,68 @@ RunDuring = Callable[[tuple[Operation, ...], ModelRequest], Awaitable[None]]
 OnStreamEvent = Callable[[dict[str, Any], Message], Awaitable[None]]
 
 
+#: The providers Pi 1.6 builds in (``@earendil-works/pi-ai`` ``dist/providers/all.js``
+#: ``builtinProviders()``, which ``dist/core/model-runtime.js:88`` registers): Pi knows them
+#: without models.json, and none has auth in the harness's clean environment. A model of one
+#: reaches no server: ``complete`` resolves with "Provider is not configured: <provider>", of any
+#: other provider a scenario does not declare with "Unknown provider: <provider>"
+#: (``prepareRequest``, model-runtime.js:459-469). ``tests/realpi`` checks the list against the
+#: installed package.
+PI_BUILTIN_PROVIDERS = frozenset(
+    {
+        "amazon-bedrock",
+        "ant-ling",
+        "anthropic",
+        "azure",
+        "baseten",
+        "cerebras",
+        "cloudflare-ai-gateway",
+        "cloudflare-workers-ai",
+        "deepseek",
+        "fireworks",
+        "github-copilot",
+        "google",
+        "google-vertex",
+        "groq",
+        "huggingface",
+        "kimi-coding",
+        "meta",
+        "minimax",
+        "minimax-cn",
+        "mistral",
+        "moonshotai",
+        "moonshotai-cn",
+        "nvidia",
+        "openai",
+        "openai-codex",
+        "opencode",
+        "opencode-go",
+        "openrouter",
+        "qwen-token-plan",
+        "qwen-token-plan-cn",
+        "qwen-token-plan-individual",
+        "qwen-token-plan-individual-cn",
+        "radius",
+        "together",
+        "typesafe",
+        "vercel-ai-gateway",
+        "xai",
+        "xiaomi",
+        "xiaomi-token-plan-ams",
+        "xiaomi-token-plan-cn",
+        "xiaomi-token-plan-sgp",
+        "zai",
+        "zai-coding-cn",
+    }
+)
+
+
 @dataclass
 class ModelCatalog:
-    """The models a scenario declares, and which providers have auth."""
+    """The models a scenario declares, and which providers have auth: a scenario's provider
+    unless it is unauthenticated, no other (Pi's ``hasConfiguredAuth``: the providers with
+    configured auth, ``dist/core/model-runtime.js:366-368``; the harness's models.json gives a
+    key to the authenticated ones only, and its environment none)."""
 
     models: list[Model]
     unauthenticated_providers: frozenset[str] = frozenset()
@@ -98,7 +158,13 @@ class ModelCatalog:
         return self.find(provider, model_id)
 
     def has_auth(self, provider: str) -> bool:
-        return provider not in self.unauthenticated_providers
+        return provider not in self.unauthenticated_providers and any(
+            m.provider == provider for m in self.models
+        )
+
+    def knows_provider(self, provider: str) -> bool:
+        """Whether Pi has the provider (models.json's or a built-in one, :data:`PI_BUILTIN_PROVIDERS`)."""
+        return provider in PI_BUILTIN_PROVIDERS or any(m.provider == provider for m in self.models)
 
     def first_available(self) -> Model | None:
         """The first authenticated model in models.json order (providers in order of first
@@ -280,8 +346,12 @@ class ScriptedModelService:
         started = self.clock.now_ms()
         started_loop = self.clock.loop_ms()
         if not self.catalog.has_auth(model.provider):
-            self.trace.emit("model", "request", caller=kind, model=model.full_id, refused="no auth")
-            return setup_failure(model, f"Provider is not configured: {model.provider}", started, "error")
+            # ``prepareRequest`` (model-runtime.js:459-469): no provider, or no auth for it.
+            known = self.catalog.knows_provider(model.provider)
+            refused = "no auth" if known else "unknown provider"
+            self.trace.emit("model", "request", caller=kind, model=model.full_id, refused=refused)
+            error = "Provider is not configured" if known else "Unknown provider"
+            return setup_failure(model, f"{error}: {model.provider}", started, "error")
         if setup_error is not None:
             self.trace.emit("model", "request", caller=kind, model=model.full_id, refused=setup_error)
             stop = "aborted" if signal is not None and signal.aborted else "error"

@@ -645,3 +645,57 @@ def test_an_error_pi_throws_while_a_reply_streams_is_the_apis_pi_error(targets: 
     }
     assert notes(sim) == notes(real)
     assert_equivalent(real, sim)
+
+
+def test_models_the_registry_does_not_know_reach_pi_as_given(targets: Targets) -> None:
+    """``/unknown`` hands ``complete``, ``has_configured_auth`` and ``pi.set_model`` models made
+    with ``dataclasses.replace(ctx.model, ...)``, as a TypeScript extension's
+    ``{...ctx.model, id: "other-model"}``. Pi looks none up: ``setModel`` checks the provider's
+    auth and sets the object (``dist/core/agent-session.js:2911-2915, 2119-2136``),
+    ``hasConfiguredAuth`` asks the provider (``model-registry.js:31-32``,
+    ``model-runtime.js:366-368``), ``complete`` prepares the request for the provider
+    (``model-runtime.js:459-469``, a setup failure resolves as pi-ai's error message,
+    ``pi-ai/dist/api/lazy.js:2-21, 55-65``). The bridge threw ``unknown model`` for every one
+    of them but the registry's own; the simulator gave an unknown provider auth."""
+    sc = scenario({"agent": [{"text": "from other"}], "extension": [{"text": "noted"}] * 2})
+    real, sim = play(targets, sc, [{"command": "/unknown"}, {"prompt": "hi"}], SURFACE)
+    seen = notes(real)["unknown"]
+    model = {
+        "api": "openai-completions",
+        "contextWindow": 20000,
+        "id": "fake-model",
+        "input": ["text"],
+        "maxTokens": 1000,
+        "name": "fake-model",
+        "provider": "fake",
+        "reasoning": False,
+    }
+
+    def failed(provider: str, model_id: str, error: str) -> dict[str, Any]:
+        complete = {"errorMessage": error, "model": model_id, "provider": provider, "stopReason": "error"}
+        return {"complete": complete, "text": "", "auth": False, "set": False, "after": model}
+
+    assert seen["stranger"] == failed("nowhere", "x", "Unknown provider: nowhere")
+    assert seen["builtin"] == failed("anthropic", "claude-x", "Provider is not configured: anthropic")
+    for label, after in (
+        ("narrow", {**model, "maxTokens": 77, "name": "Narrow"}),
+        ("other", {**model, "id": "other-model"}),
+    ):
+        assert seen[label]["complete"] == {
+            "errorMessage": None,
+            "model": after["id"],
+            "provider": "fake",
+            "stopReason": "length",
+        }
+        assert (seen[label]["auth"], seen[label]["set"], seen[label]["after"]) == (True, True, after)
+    assert seen["builtinAuth"] == []
+    # The requests reached the fake server under the models' ids; the turn after uses other-model.
+    assert [(r.kind, r.request.model, r.request.max_tokens) for r in real.model_requests] == [
+        ("extension", "fake/fake-model", 64),
+        ("extension", "fake/other-model", 64),
+        ("agent", "fake/other-model", 1000),
+    ]
+    changes = [(e["provider"], e["modelId"]) for e in real.entries if e["type"] == "model_change"]
+    assert changes == [("fake", "fake-model")] * 2 + [("fake", "other-model")]
+    assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)

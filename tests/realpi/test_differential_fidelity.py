@@ -26,6 +26,7 @@ from pi_continuity_harness.scenario.layout import PI_PACKAGE_PATH_LENGTH, WORK_P
 from pi_continuity_harness.scenario.operations import Operation, normalise_operation_input
 from pi_continuity_harness.scenario.session_id import PI_SESSION_ID_MESSAGE, check_session_id
 from pi_continuity_harness.simulator.agent_session import OVERFLOW_RECOVERY_FAILED
+from pi_continuity_harness.simulator.model_service import PI_BUILTIN_PROVIDERS
 from pi_continuity_harness.simulator.system_prompt import DATA_PATH
 from pi_continuity_harness.simulator.tree import NAVIGATE_WHILE_STREAMING
 from pi_continuity_harness.simulator.ui import THEME_PATH
@@ -330,6 +331,25 @@ def test_the_simulator_theme_data_matches_the_installed_package(pi_installation:
     ).stdout
     stored = json.loads(THEME_PATH.read_text(encoding="utf-8"))
     assert stored["fg"] == json.loads(out)
+
+
+def test_the_simulator_s_built_in_providers_are_the_installed_packages(pi_installation: Any) -> None:
+    """``simulator/model_service.PI_BUILTIN_PROVIDERS`` is what the installed Pi registers
+    (``@earendil-works/pi-ai`` ``dist/providers/all.js`` ``builtinProviders()``,
+    ``dist/core/model-runtime.js:88``)."""
+    pi_ai = Path(pi_installation.pi_package_dir).parent / "pi-ai" / "dist" / "providers" / "all.js"
+    script = (
+        f"const m = await import({json.dumps(pi_ai.as_uri())});"
+        "process.stdout.write(JSON.stringify(m.builtinProviders().map((p) => p.id)));"
+    )
+    out = subprocess.run(
+        [str(pi_installation.node_path), "--input-type=module", "-e", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    assert sorted(PI_BUILTIN_PROVIDERS) == sorted(json.loads(out))
 
 
 # ====================================================================== issue-5 differences

@@ -6,6 +6,7 @@ targets where real Pi can produce them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -289,6 +290,39 @@ def test_set_model_to_an_unauthenticated_model_is_model_not_found(tmp_path: Path
     result = run(tmp_path, scenario)
     assert (result.operations[0].ok, result.operations[0].error) == (False, "Model not found: locked/big")
     assert event_records(result, "model_select") == []
+
+
+def test_models_the_scenario_does_not_declare_are_taken_as_given(tmp_path: Path) -> None:
+    """Pi looks no model up (``agent-session.js:2911-2915``): a new id of a scenario provider is
+    set and called; a provider with no auth gives ``false`` and no request, with pi-ai's message
+    for a provider Pi has built in or none (``model-runtime.js:366-368, 459-469``). An unknown
+    provider had auth on the simulator before."""
+    seen: dict[str, Any] = {}
+
+    def ext(pi: ExtensionAPI) -> None:
+        async def models(args: str, ctx: Any) -> None:
+            context = {"messages": [{"role": "user", "content": "x", "timestamp": 0}]}
+            for label, model in (
+                ("nowhere", dataclasses.replace(ctx.model, provider="nowhere")),
+                ("anthropic", dataclasses.replace(ctx.model, provider="anthropic")),
+                ("other", dataclasses.replace(ctx.model, id="other-model")),
+            ):
+                reply = await ctx.model_registry.complete(model, context, max_tokens=8)
+                auth = ctx.model_registry.has_configured_auth(model)
+                seen[label] = (auth, await pi.set_model(model), reply.get("errorMessage"))
+            seen["model"] = ctx.model.full_id
+
+        pi.register_command("models", models)
+
+    result = run(tmp_path, base(operations=[{"command": "/models"}]), ext)
+    assert result.operations[0].ok
+    assert seen == {
+        "nowhere": (False, False, "Unknown provider: nowhere"),
+        "anthropic": (False, False, "Provider is not configured: anthropic"),
+        "other": (True, True, None),
+        "model": "fake/other-model",
+    }
+    assert [r.model for r in result.host.service.requests] == ["fake/other-model"]
 
 
 # ------------------------------------------------------------------ 9. cwd

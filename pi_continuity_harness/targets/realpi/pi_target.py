@@ -45,6 +45,7 @@ from collections.abc import Iterable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any, assert_never
+from urllib.parse import quote, unquote, urlsplit
 
 from pi_continuity_harness import __version__
 from pi_continuity_harness.api.extension_api import ExtensionFactory
@@ -592,9 +593,12 @@ class PiTarget:
         by_provider: dict[str, list[ModelSpec]] = {}
         for spec in scenario.models:
             by_provider.setdefault(spec.id.partition("/")[0], []).append(spec)
+        # Each provider its own path on the fake server (``<base>/<provider>/chat/completions``):
+        # the wire names the model by its id alone, the path tells its provider
+        # (:meth:`_with_full_model_id`), also for a model the scenario does not declare.
         providers = {
             provider: provider_json(
-                base_url,
+                f"{base_url}/{quote(provider, safe='')}",
                 [
                     FakeModel(
                         m.id.partition("/")[2], m.context_window, m.max_tokens, m.reasoning, input=m.input
@@ -1178,7 +1182,7 @@ class PiTarget:
                 {k: v for k, v in line.items() if k != "seq" and v is not None}
             )
         observation.model_requests = [
-            ObservedRequest(r.kind, r.index, self._with_full_model_id(r.request), r.aborted)
+            ObservedRequest(r.kind, r.index, self._with_full_model_id(r.request, r.path), r.aborted)
             for r in self.server.requests
             if r.kind is not None and r.request is not None
         ]
@@ -1209,11 +1213,18 @@ class PiTarget:
         self._resolve_from_extension(observation)
         return observation
 
-    def _with_full_model_id(self, request: ModelRequest) -> ModelRequest:
+    def _with_full_model_id(self, request: ModelRequest, path: str = "") -> ModelRequest:
         """The request's model as ``provider/id`` (the wire carries only the id), as the simulator
-        records it; kept as sent when no scenario model or several have that id."""
+        records it: the provider is the one whose path the request came to (:meth:`_lay_out`);
+        elsewhere (no such path), the provider of the one scenario model with that id, else the
+        id as sent."""
         if self._scenario is None or "/" in request.model:
             return request
+        if self._server is not None:
+            prefix = urlsplit(self._server.base_url).path.rstrip("/") + "/"
+            provider, sep, rest = path.removeprefix(prefix).partition("/")
+            if path.startswith(prefix) and sep and provider and rest.rstrip("/") == "chat/completions":
+                return dataclasses.replace(request, model=f"{unquote(provider)}/{request.model}")
         matches = [m.id for m in self._scenario.models if m.id.partition("/")[2] == request.model]
         return dataclasses.replace(request, model=matches[0]) if len(matches) == 1 else request
 

@@ -95,7 +95,10 @@ class PiCallError(BridgeCallError, PiError):
 
 
 def model_to_wire(model: Model) -> Json:
-    return {"provider": model.provider, "id": model.id}
+    """Every field of ``model`` (``Model.to_json``): ``bridge.ts`` ``modelFor`` hands Pi the
+    registry's object when it is that model unchanged, else these fields over it (or over one of
+    its provider's models), as a TypeScript extension's ``{...model, id: "other"}`` would be."""
+    return model.to_json()
 
 
 def model_from_wire(data: Any) -> Model | None:

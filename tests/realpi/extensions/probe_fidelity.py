@@ -40,6 +40,7 @@ from pi_continuity_harness.api import (
     ToolDefinition,
     ToolResult,
 )
+from pi_continuity_harness.simulator.model_service import PI_BUILTIN_PROVIDERS
 
 
 def passive(pi: ExtensionAPI) -> None:
@@ -167,6 +168,8 @@ def surface(pi: ExtensionAPI) -> None:
     * ``/alias``: whether changing what the API returned (or the data given to ``append_entry``)
       changes the session.
     * ``/setmodel``: ``pi.set_model`` to a model without auth, then to one with.
+    * ``/unknown``: ``complete``, ``has_configured_auth`` and ``set_model`` with models the
+      registry does not know (another id, another provider, other fields).
     * ``agent_start``/``agent_end``/``message_end`` handlers: ``is_idle``, ``has_pending_messages``
       and ``get_context_usage`` inside them (notified only when ``/watch`` turned them on).
     """
@@ -284,6 +287,52 @@ def surface(pi: ExtensionAPI) -> None:
         results["available"] = [m.full_id for m in registry.get_available()]
         note(ctx, "setmodel", results)
 
+    async def unknown(args: str, ctx: Any) -> None:
+        """``complete``, ``has_configured_auth`` and ``set_model`` with models the registry does
+        not know, made as a TypeScript extension's ``{...ctx.model, id: "other-model"}``: a
+        provider Pi does not know (``nowhere``), a built-in one without auth (``anthropic``), the
+        current model with fields of its own (``max_tokens``, ``name``), and a new id of the
+        current provider; then which built-in providers have auth (none)."""
+        registry = ctx.model_registry
+        current = ctx.model
+        context = {
+            "systemPrompt": "You note.",
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "note"}], "timestamp": 0}],
+        }
+        results: dict[str, Any] = {}
+        for label, model in (
+            ("stranger", dataclasses.replace(current, provider="nowhere", id="x")),
+            ("builtin", dataclasses.replace(current, provider="anthropic", id="claude-x")),
+            ("narrow", dataclasses.replace(current, max_tokens=77, name="Narrow")),
+            ("other", dataclasses.replace(current, id="other-model")),
+        ):
+            seen: dict[str, Any] = {}
+            try:
+                reply = await registry.complete(model, context, max_tokens=64)
+                seen["complete"] = {
+                    key: reply.get(key) for key in ("stopReason", "errorMessage", "provider", "model")
+                }
+                seen["text"] = "".join(b.get("text", "") for b in reply.get("content") or [])
+            except Exception as error:  # the old bridge: unknown model
+                seen["complete"] = f"{type(error).__name__}: {error}"
+            try:
+                seen["auth"] = registry.has_configured_auth(model)
+            except Exception as error:
+                seen["auth"] = f"{type(error).__name__}: {error}"
+            try:
+                seen["set"] = await pi.set_model(model)
+            except Exception as error:
+                seen["set"] = f"{type(error).__name__}: {error}"
+            seen["after"] = ctx.model.to_json()
+            results[label] = seen
+        results["thinking"] = pi.get_thinking_level()
+        results["builtinAuth"] = [
+            provider
+            for provider in sorted(PI_BUILTIN_PROVIDERS)
+            if registry.has_configured_auth(dataclasses.replace(current, provider=provider))
+        ]
+        note(ctx, "unknown", results)
+
     async def alias(args: str, ctx: Any) -> None:
         """What the API hands out is a copy (the bridge's JSON): changing it changes nothing."""
         manager = ctx.session_manager
@@ -367,6 +416,7 @@ def surface(pi: ExtensionAPI) -> None:
         ("state", state),
         ("ui", ui),
         ("setmodel", setmodel),
+        ("unknown", unknown),
         ("alias", alias),
         ("watch", watch),
         ("queue", queue),
