@@ -436,10 +436,26 @@ class PythonBridge {
 		else this.send({ type: "reply", id: message.id, value: value ?? null, undefined: value === undefined });
 	}
 
-	private findModel(ctx: Any, ref: Any): Any {
-		const model = ctx.modelRegistry.find(String(ref?.provider), String(ref?.id));
-		if (!model) throw new BridgeError(`unknown model ${ref?.provider}/${ref?.id}`);
-		return model;
+	/** The model a Python extension hands Pi (its fields, `wire.model_to_wire`) as a TypeScript
+	 * extension's object would reach Pi: Pi looks none up (`pi.setModel` checks the provider's
+	 * auth and sets the object it gets, agent-session.js:2911-2915, 2119-2136;
+	 * `hasConfiguredAuth` and `complete` take it as given, model-registry.js:31-32, 77-78). The
+	 * registry's own object when the fields are that model's; else the fields over the registry's
+	 * model of that id, or over the provider's first model (its baseUrl, headers, compat, cost:
+	 * what `{...model, id: "other"}` keeps), or alone for a provider the registry does not know. */
+	private modelFor(ctx: Any, wire: Any): Any {
+		const registry: Any = ctx.modelRegistry;
+		const provider = String(wire?.provider);
+		const found = registry.find(provider, String(wire?.id));
+		const fields: Json = {};
+		for (const key of ["provider", "id", "name", "api", "reasoning", "input", "contextWindow", "maxTokens"]) {
+			if (wire && typeof wire === "object" && key in wire) fields[key] = wire[key];
+		}
+		if (found && JSON.stringify(modelToWire(found)) === JSON.stringify(modelToWire({ ...found, ...fields }))) {
+			return found;
+		}
+		const base = found ?? registry.getAll().find((model: Any) => model.provider === provider);
+		return { ...(base ?? {}), ...fields };
 	}
 
 	private async perform(message: Json): Promise<Any> {
@@ -489,7 +505,7 @@ class PythonBridge {
 			case "setModel": {
 				const ctx = inst.latestCommandCtx ?? inst.latestCtx;
 				if (!ctx) throw new BridgeError("setModel needs a context (call it from a handler or command)");
-				return await pi.setModel(this.findModel(ctx, args[0]));
+				return await pi.setModel(this.modelFor(ctx, args[0]));
 			}
 			default:
 				throw new BridgeError(`pi.${method} is not bridged`);
@@ -583,9 +599,9 @@ class PythonBridge {
 			case "getAvailable":
 				return registry.getAvailable().map(modelToWire);
 			case "hasConfiguredAuth":
-				return registry.hasConfiguredAuth(this.findModel(ctx, args[0]));
+				return registry.hasConfiguredAuth(this.modelFor(ctx, args[0]));
 			case "complete": {
-				const model = this.findModel(ctx, args[0]);
+				const model = this.modelFor(ctx, args[0]);
 				const options: Json = {};
 				if (typeof args[2] === "number") options.maxTokens = args[2];
 				const signal = this.resolveSignal(args[3]);
