@@ -1321,8 +1321,9 @@ class AgentSession:
             self.session_manager.branch_position,
             self.session_manager.latest_invalidating_position(),
         ).tokens
-        # A NaN estimate (a user text that is a number after the last usage) is Pi's too, and
-        # JSON.stringify writes it as null; the simulator keeps the float NaN (not modelled).
+        # A NaN estimate (a user text that is a number after the last usage) is Pi's too: the
+        # entry keeps it and its session file line holds null, as JSON.stringify writes it
+        # (``session_manager.dumps_entry``).
         return prepare_compaction(
             self.session_manager.branch_view(), projection, settings, cast(int, tokens_before)
         )

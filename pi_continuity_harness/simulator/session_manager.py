@@ -20,6 +20,7 @@ long session costs time linear in its length (Pi recomputes them from the root).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Callable
@@ -72,11 +73,35 @@ class SessionFileError(SimulatorError, RuntimeError):
 
 
 def dumps_entry(entry: Entry) -> str:
-    """``JSON.stringify(entry)``: compact, non-ASCII kept, a lone surrogate escaped."""
-    text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    """``JSON.stringify(entry)``: compact, non-ASCII kept, a lone surrogate escaped, and a
+    number that is not finite written as ``null``.
+
+    ``JSON.stringify`` writes ``NaN`` and the infinities as ``null`` (ECMA-262
+    SerializeJSONProperty: a non-finite Number serialises as ``"null"``); Python's ``json``
+    writes ``NaN``/``Infinity``, which ``JSON.parse`` refuses, so Pi would skip the whole line
+    when it reads the file back (``parseSessionEntryLine``). A compaction's ``tokensBefore`` is
+    ``NaN`` when a kept user message's text is a number (``messages.estimate_tokens``); the entry
+    in memory keeps the float, as Pi's keeps its ``NaN``, and the file holds ``null``, as Pi's."""
+    try:
+        text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError as error:
+        if not str(error).startswith("Out of range float values"):
+            raise
+        text = json.dumps(_finite_or_null(entry), ensure_ascii=False, separators=(",", ":"))
     if text.isascii() or not _SURROGATE.search(text):
         return text
     return _escape_lone_surrogates(text)
+
+
+def _finite_or_null(value: Any) -> Any:
+    """``value`` with every float that is not finite replaced by ``None`` (containers copied)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite_or_null(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite_or_null(item) for item in value]
+    return value
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -347,3 +347,22 @@ def test_incremental_projection_equals_a_rebuild(tmp_path: Path) -> None:
             (e.source["id"], e.messages) for e in rebuilt.entries
         ], step
         assert (incremental.thinking_level, incremental.model) == (rebuilt.thinking_level, rebuilt.model)
+
+
+def test_a_number_that_is_not_finite_is_written_as_json_stringify_writes_it() -> None:
+    """``JSON.stringify`` writes ``NaN`` and the infinities as ``null`` (ECMA-262
+    SerializeJSONProperty), so a compaction's ``NaN`` ``tokensBefore`` (a kept user text that is a
+    number) is ``null`` in Pi's session file; ``json.dumps`` alone wrote ``NaN``, which
+    ``JSON.parse`` refuses (Pi would skip the line on reading it back)."""
+    nan, inf = float("nan"), float("inf")
+    entry = {"type": "compaction", "tokensBefore": nan, "details": {"x": [inf, -inf, 1.5, 2]}, "t": (nan,)}
+    line = dumps_entry(entry)
+    assert line == '{"type":"compaction","tokensBefore":null,"details":{"x":[null,null,1.5,2]},"t":[null]}'
+    assert json.loads(line)["tokensBefore"] is None
+    assert entry["tokensBefore"] != entry["tokensBefore"]  # the entry itself keeps its NaN
+    # Finite numbers, strings and a lone surrogate are written as before.
+    assert dumps_entry({"a": 1.5, "b": "é", "c": "\ud800"}) == '{"a":1.5,"b":"é","c":"\\ud800"}'
+    with pytest.raises(ValueError, match="Circular reference"):
+        cyclic: dict[str, Any] = {}
+        cyclic["self"] = cyclic
+        dumps_entry(cyclic)
