@@ -31,6 +31,7 @@ from typing import Any
 from pi_continuity_harness.api.events import CompactionSettings
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME, Model
 from pi_continuity_harness.errors import SimulatorError
+from pi_continuity_harness.scenario.transcript import js_string
 from pi_continuity_harness.scenario.workspace import deep_merge
 from pi_continuity_harness.simulator.compaction import DEFAULT_COMPACTION_SETTINGS
 
@@ -204,7 +205,7 @@ class SettingsManager:
         ordinary = _field(settings, "compaction", name)
         if ordinary is not _MISSING and not _non_negative_safe_int(ordinary):
             raise SettingsError(
-                f"Invalid compaction.{name} setting: {_js_str(ordinary)}. "
+                f"Invalid compaction.{name} setting: {js_string(ordinary)}. "
                 "Expected a non-negative safe integer."
             )
         override: Any = _MISSING
@@ -213,13 +214,13 @@ class SettingsManager:
             entry = _field(compaction, "modelOverrides", key)
             if entry is not _MISSING and not isinstance(entry, dict):
                 raise SettingsError(
-                    f'Invalid compaction.modelOverrides["{key}"] setting: {_js_str(entry)}. '
+                    f'Invalid compaction.modelOverrides["{key}"] setting: {js_string(entry)}. '
                     "Expected an object."
                 )
             override = _field(entry, name)
             if override is not _MISSING and not _non_negative_safe_int(override):
                 raise SettingsError(
-                    f'Invalid compaction.modelOverrides["{key}"].{name} setting: {_js_str(override)}. '
+                    f'Invalid compaction.modelOverrides["{key}"].{name} setting: {js_string(override)}. '
                     "Expected a non-negative safe integer."
                 )
         if override is not _MISSING:
@@ -271,15 +272,3 @@ def _non_negative_safe_int(value: Any) -> bool:
         and float(value).is_integer()
         and 0 <= value <= 2**53 - 1
     )
-
-
-def _js_str(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, dict):
-        return "[object Object]"
-    return str(value)

@@ -119,6 +119,16 @@ def test_model_overrides_take_precedence_per_model(tmp_path: Path) -> None:
             'Invalid compaction.modelOverrides["fake/m"].reserveTokens setting: -1. '
             "Expected a non-negative safe integer.",
         ),
+        # ``${String(value)}``: an array as its elements joined with "," (a null as ""), numbers
+        # as JavaScript writes them (js_string; tests/realpi/test_js_string_matches_node.py).
+        (
+            {"reserveTokens": [1, [2, None], "x"]},
+            "Invalid compaction.reserveTokens setting: 1,2,,x. Expected a non-negative safe integer.",
+        ),
+        (
+            {"modelOverrides": {"fake/m": [1e21, 1.5e-7, 0.000001]}},
+            'Invalid compaction.modelOverrides["fake/m"] setting: 1e+21,1.5e-7,0.000001. Expected an object.',
+        ),
         # Only a missing key falls back: a JSON null is a value, and not a valid one.
         (
             {"reserveTokens": None},
