@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
+import json
 import marshal
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.api.abort import AbortSignal
@@ -140,6 +143,40 @@ PI_BUILTIN_PROVIDERS = frozenset(
 )
 
 
+#: Pi 1.6's built-in chat models as ``ctx.modelRegistry.getAll()`` lists them before models.json's
+#: providers (``targets/realpi/dump_models.mjs`` writes it from the installed package; compact
+#: JSON, one ``[provider, id, name, api, reasoning, input, contextWindow, maxTokens]`` row a model,
+#: the fields the bridge's ``modelToWire`` carries; ``tests/realpi`` regenerates it live).
+BUILTIN_MODELS_PATH = Path(__file__).with_name("pi-1.6-models.json")
+
+
+@functools.cache
+def pi_builtin_models() -> tuple[Model, ...]:
+    """The built-in catalogue, read once and only when a registry read needs it."""
+    rows = json.loads(BUILTIN_MODELS_PATH.read_text(encoding="utf-8"))
+    return tuple(
+        Model(
+            provider=provider,
+            id=model_id,
+            context_window=context_window,
+            max_tokens=max_tokens,
+            name=name,
+            api=api,
+            reasoning=reasoning,
+            input=tuple(inputs),
+        )
+        for provider, model_id, name, api, reasoning, inputs, context_window, max_tokens in rows
+    )
+
+
+@functools.cache
+def _pi_builtin_index() -> dict[tuple[str, str], Model]:
+    index: dict[tuple[str, str], Model] = {}
+    for model in pi_builtin_models():
+        index.setdefault((model.provider, model.id), model)
+    return index
+
+
 @dataclass
 class ModelCatalog:
     """The models a scenario declares, and which providers have auth: a scenario's provider
@@ -161,6 +198,54 @@ class ModelCatalog:
         return provider not in self.unauthenticated_providers and any(
             m.provider == provider for m in self.models
         )
+
+    def declared_by_provider(self) -> dict[str, list[Model]]:
+        """The scenario's models by provider, as the harness's models.json lists them (providers
+        in order of first appearance, each provider's models in scenario order)."""
+        declared: dict[str, list[Model]] = {}
+        for model in self.models:
+            declared.setdefault(model.provider, []).append(model)
+        return declared
+
+    def registry_find(self, provider: str, model_id: str) -> Model | None:
+        """``modelRegistry.find``: a scenario's model, else a built-in one (``getModel``,
+        dist/core/model-runtime.js:292-294, looks in every provider, built-ins included)."""
+        found = self.find(provider, model_id)
+        if found is not None:
+            return found
+        if provider not in PI_BUILTIN_PROVIDERS:
+            return None
+        return _pi_builtin_index().get((provider, model_id))
+
+    def registry_models(self) -> list[Model]:
+        """``modelRegistry.getAll()`` (dist/core/model-registry.js:18-20, ``getModels()``): the
+        providers in ``providerIds()`` order, built-ins first, then models.json's
+        (dist/core/model-runtime.js:134-142, set by ``rebuildProviders``, :174-179). A scenario's
+        provider that is a built-in one keeps its place, its models upserted into the built-in
+        list by id (replaced in place, else appended: ``applyModelsJson`` of
+        ``composeModelProvider``, dist/core/provider-composer.js:357)."""
+        declared = self.declared_by_provider()
+        out: list[Model] = []
+        for model in pi_builtin_models():
+            own = declared.get(model.provider)
+            if own is None:
+                out.append(model)
+                continue
+            replacement = next((m for m in own if m.id == model.id), None)
+            out.append(replacement if replacement is not None else model)
+        builtin_ids: dict[str, set[str]] = {}
+        for model in pi_builtin_models():
+            builtin_ids.setdefault(model.provider, set()).add(model.id)
+        # the appended models: of a built-in provider after its last built-in model
+        appended: list[Model] = []
+        for provider, own in declared.items():
+            extra = [m for m in own if m.id not in builtin_ids.get(provider, set())]
+            if provider in builtin_ids:
+                last = max(i for i, m in enumerate(out) if m.provider == provider)
+                out[last + 1 : last + 1] = extra
+            else:
+                appended.extend(extra)
+        return out + appended
 
     def knows_provider(self, provider: str) -> bool:
         """Whether Pi has the provider (models.json's or a built-in one, :data:`PI_BUILTIN_PROVIDERS`)."""
@@ -536,13 +621,21 @@ class SimModelRegistry:
         self._on_call = on_call
 
     def find(self, provider: str, model_id: str) -> Model | None:
-        return self._service.catalog.find(provider, model_id)
+        return self._service.catalog.registry_find(provider, model_id)
 
     def get_all(self) -> list[Model]:
-        return list(self._service.catalog.models)
+        return self._service.catalog.registry_models()
 
     def get_available(self) -> list[Model]:
-        return [m for m in self._service.catalog.models if self._service.catalog.has_auth(m.provider)]
+        # ``getAvailableSnapshot``: the models of ``getAll()`` whose provider has configured auth
+        # (dist/core/model-runtime.js:181-188); no built-in provider has any in the harness's
+        # clean environment, unless a scenario's models.json provider is one.
+        catalog = self._service.catalog
+        if not any(m.provider in PI_BUILTIN_PROVIDERS for m in catalog.models):
+            # (without reading the built-in catalogue: none of its models has auth)
+            grouped = [m for ms in catalog.declared_by_provider().values() for m in ms]
+            return [m for m in grouped if catalog.has_auth(m.provider)]
+        return [m for m in catalog.registry_models() if catalog.has_auth(m.provider)]
 
     def has_configured_auth(self, model: Model) -> bool:
         return self._service.catalog.has_auth(model.provider)

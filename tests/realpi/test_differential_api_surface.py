@@ -15,12 +15,15 @@ observation is the same (:func:`realpi.test_differential_fidelity.assert_equival
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
 import pytest
 from realpi.extensions.probe_fidelity import PIXEL
 from realpi.test_differential_fidelity import LONG, Targets, assert_equivalent, play, scenario
+
+from pi_continuity_harness.simulator.model_service import pi_builtin_models
 
 pytestmark = pytest.mark.realpi
 
@@ -697,5 +700,91 @@ def test_models_the_registry_does_not_know_reach_pi_as_given(targets: Targets) -
     ]
     changes = [(e["provider"], e["modelId"]) for e in real.entries if e["type"] == "model_change"]
     assert changes == [("fake", "fake-model")] * 2 + [("fake", "other-model")]
+    assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)
+
+
+def test_the_registry_lists_and_finds_pi_s_built_in_models(targets: Targets) -> None:
+    """``/catalog``: ``getAll()`` is ``runtime.getModels()`` (``dist/core/model-registry.js:18-20``),
+    every provider in ``providerIds()`` order, pi-ai's built-in ones first and models.json's
+    after them (``dist/core/model-runtime.js:134-142, 174-179``); ``find`` is ``getModel``
+    (``model-registry.js:24-26``, ``model-runtime.js:292-294``) and finds a built-in model too.
+    No built-in provider has auth in the harness's environment: ``getAvailable()`` lists the
+    scenario's models only, ``setModel`` of a built-in model is false and ``complete`` fails
+    with "Provider is not configured" (``model-runtime.js:459-469``). The simulator listed and
+    found the scenario's models only."""
+    real, sim = play(targets, scenario({}), [{"command": "/catalog"}], SURFACE)
+    seen = notes(real)["catalog"]
+    stored = [m.to_json() for m in pi_builtin_models()]
+    fake = {
+        "api": "openai-completions",
+        "contextWindow": 20000,
+        "id": "fake-model",
+        "input": ["text"],
+        "maxTokens": 1000,
+        "name": "fake-model",
+        "provider": "fake",
+        "reasoning": False,
+    }
+    big = {**fake, "id": "fake-big", "name": "fake-big", "contextWindow": 40000}
+    rows = json.dumps([*stored, fake, big], sort_keys=True).encode()
+    assert seen["count"] == len(stored) + 2 > 1000
+    assert seen["digest"] == hashlib.sha256(rows).hexdigest()
+    assert seen["first"] == stored[0] and seen["last"] == "fake/fake-big"
+    assert seen["providers"][-1] == "fake" and "anthropic" in seen["providers"]
+    assert seen["builtin"] == {
+        "api": "anthropic-messages",
+        "contextWindow": 200000,
+        "id": "claude-sonnet-4-5",
+        "input": ["text", "image"],
+        "maxTokens": 64000,
+        "name": "Claude Sonnet 4.5 (latest)",
+        "provider": "anthropic",
+        "reasoning": True,
+    }
+    assert seen["missing"] is False and seen["fake"] == fake
+    assert seen["available"] == ["fake/fake-model", "fake/fake-big"]
+    assert (seen["builtinAuth"], seen["builtinSet"]) == (False, False)
+    assert seen["builtinComplete"] == ["error", "Provider is not configured: anthropic"]
+    assert seen["after"] == "fake/fake-model"
+    assert notes(sim) == notes(real)
+    assert_equivalent(real, sim)
+
+
+def test_a_scenario_provider_named_as_a_built_in_one_overlays_its_models(targets: Targets) -> None:
+    """A models.json provider with a built-in provider's name keeps the built-in's place in
+    ``getAll()``, its models upserted by id into the built-in list (replaced in place, else
+    appended: ``composeModelProvider``'s ``applyModelsJson``, ``dist/core/provider-composer.js:357``,
+    ``dist/core/model-runtime.js:156-173``), and its key gives auth to every model of it:
+    ``getAvailable()`` lists the built-in ones too (``model-runtime.js:181-188``)."""
+    sc = scenario(
+        {"extension": [{"text": "noted"}]},
+        models=[
+            {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000},
+            {"id": "anthropic/claude-sonnet-4-5", "context_window": 30000, "max_tokens": 1000},
+            {"id": "anthropic/brand-new", "context_window": 30000, "max_tokens": 1000},
+        ],
+    )
+    real, sim = play(targets, sc, [{"command": "/catalog"}], SURFACE)
+    seen = notes(real)["catalog"]
+    anthropic = [m.full_id for m in pi_builtin_models() if m.provider == "anthropic"]
+    assert seen["count"] == len(pi_builtin_models()) + 2 and seen["last"] == "fake/fake-model"
+    assert seen["builtin"] == {
+        "api": "openai-completions",
+        "contextWindow": 30000,
+        "id": "claude-sonnet-4-5",
+        "input": ["text"],
+        "maxTokens": 1000,
+        "name": "claude-sonnet-4-5",
+        "provider": "anthropic",
+        "reasoning": False,
+    }
+    assert seen["available"] == [*anthropic, "anthropic/brand-new", "fake/fake-model"]
+    assert (seen["builtinAuth"], seen["builtinSet"], seen["after"]) == (
+        True,
+        True,
+        "anthropic/claude-sonnet-4-5",
+    )
+    assert seen["builtinComplete"] == ["length", None]
     assert notes(sim) == notes(real)
     assert_equivalent(real, sim)

@@ -26,7 +26,11 @@ from pi_continuity_harness.scenario.layout import PI_PACKAGE_PATH_LENGTH, WORK_P
 from pi_continuity_harness.scenario.operations import Operation, normalise_operation_input
 from pi_continuity_harness.scenario.session_id import PI_SESSION_ID_MESSAGE, check_session_id
 from pi_continuity_harness.simulator.agent_session import OVERFLOW_RECOVERY_FAILED
-from pi_continuity_harness.simulator.model_service import PI_BUILTIN_PROVIDERS
+from pi_continuity_harness.simulator.model_service import (
+    BUILTIN_MODELS_PATH,
+    PI_BUILTIN_PROVIDERS,
+    pi_builtin_models,
+)
 from pi_continuity_harness.simulator.system_prompt import DATA_PATH
 from pi_continuity_harness.simulator.tree import NAVIGATE_WHILE_STREAMING
 from pi_continuity_harness.simulator.ui import THEME_PATH
@@ -331,6 +335,21 @@ def test_the_simulator_theme_data_matches_the_installed_package(pi_installation:
     ).stdout
     stored = json.loads(THEME_PATH.read_text(encoding="utf-8"))
     assert stored["fg"] == json.loads(out)
+
+
+def test_the_simulator_built_in_models_data_matches_the_installed_package(pi_installation: Any) -> None:
+    """``simulator/pi-1.6-models.json`` is, byte for byte, what ``dump_models.mjs`` writes from the
+    installed Pi: its built-in catalogue in ``getAll()`` order (``dist/core/model-runtime.js:88-96,
+    134-142``; ``dist/core/model-registry.js:18-20``)."""
+    script = Path(pi_target.__file__).with_name("dump_models.mjs")
+    out = subprocess.run(
+        [str(pi_installation.node_path), str(script), str(pi_installation.pi_package_dir)],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    assert BUILTIN_MODELS_PATH.read_bytes() == out
+    assert {m.provider for m in pi_builtin_models()} <= PI_BUILTIN_PROVIDERS
 
 
 def test_the_simulator_s_built_in_providers_are_the_installed_packages(pi_installation: Any) -> None:

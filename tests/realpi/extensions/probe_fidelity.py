@@ -26,6 +26,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import inspect
 import json
 import os
@@ -168,6 +169,8 @@ def surface(pi: ExtensionAPI) -> None:
     * ``/alias``: whether changing what the API returned (or the data given to ``append_entry``)
       changes the session.
     * ``/setmodel``: ``pi.set_model`` to a model without auth, then to one with.
+    * ``/catalog``: ``get_all`` (count, digest, order of providers), ``find`` of a built-in and of
+      a scenario model, ``get_available``, and ``set_model``/``complete`` of the built-in one.
     * ``/unknown``: ``complete``, ``has_configured_auth`` and ``set_model`` with models the
       registry does not know (another id, another provider, other fields).
     * ``agent_start``/``agent_end``/``message_end`` handlers: ``is_idle``, ``has_pending_messages``
@@ -286,6 +289,35 @@ def surface(pi: ExtensionAPI) -> None:
         results["thinking"] = pi.get_thinking_level()
         results["available"] = [m.full_id for m in registry.get_available()]
         note(ctx, "setmodel", results)
+
+    async def catalog(args: str, ctx: Any) -> None:
+        """The registry's whole catalogue: Pi's built-in models, then models.json's."""
+        registry = ctx.model_registry
+        every = registry.get_all()
+        rows = json.dumps([m.to_json() for m in every], sort_keys=True).encode()
+        builtin = registry.find("anthropic", "claude-sonnet-4-5")
+        results: dict[str, Any] = {
+            "count": len(every),
+            "digest": hashlib.sha256(rows).hexdigest(),
+            "first": every[0].to_json() if every else None,
+            "last": every[-1].full_id if every else None,
+            "providers": list(dict.fromkeys(m.provider for m in every)),
+            "builtin": builtin.to_json() if builtin is not None else None,
+            "missing": registry.find("anthropic", "no-such-model") is not None,
+            "fake": registry.find("fake", "fake-model").to_json(),
+            "available": [m.full_id for m in registry.get_available()],
+        }
+        if builtin is not None:
+            results["builtinAuth"] = registry.has_configured_auth(builtin)
+            results["builtinSet"] = await pi.set_model(builtin)
+            context = {
+                "systemPrompt": "You note.",
+                "messages": [{"role": "user", "content": [{"type": "text", "text": "note"}], "timestamp": 0}],
+            }
+            reply = await registry.complete(builtin, context, max_tokens=64)
+            results["builtinComplete"] = [reply.get("stopReason"), reply.get("errorMessage")]
+        results["after"] = ctx.model.full_id
+        note(ctx, "catalog", results)
 
     async def unknown(args: str, ctx: Any) -> None:
         """``complete``, ``has_configured_auth`` and ``set_model`` with models the registry does
@@ -417,6 +449,7 @@ def surface(pi: ExtensionAPI) -> None:
         ("ui", ui),
         ("setmodel", setmodel),
         ("unknown", unknown),
+        ("catalog", catalog),
         ("alias", alias),
         ("watch", watch),
         ("queue", queue),
