@@ -29,6 +29,17 @@ pytestmark = pytest.mark.realpi
 
 SURFACE = "probe_fidelity:surface"
 TOOL = {"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n"}
+#: The scenario's first model as the bridge carries it (``modelToWire``) and ``Model.to_json`` writes it.
+FAKE_MODEL: dict[str, Any] = {
+    "api": "openai-completions",
+    "contextWindow": 20000,
+    "id": "fake-model",
+    "input": ["text"],
+    "maxTokens": 1000,
+    "name": "fake-model",
+    "provider": "fake",
+    "reasoning": False,
+}
 
 
 def notes(observation: Any) -> dict[str, Any]:
@@ -663,16 +674,7 @@ def test_models_the_registry_does_not_know_reach_pi_as_given(targets: Targets) -
     sc = scenario({"agent": [{"text": "from other"}], "extension": [{"text": "noted"}] * 2})
     real, sim = play(targets, sc, [{"command": "/unknown"}, {"prompt": "hi"}], SURFACE)
     seen = notes(real)["unknown"]
-    model = {
-        "api": "openai-completions",
-        "contextWindow": 20000,
-        "id": "fake-model",
-        "input": ["text"],
-        "maxTokens": 1000,
-        "name": "fake-model",
-        "provider": "fake",
-        "reasoning": False,
-    }
+    model = dict(FAKE_MODEL)
 
     def failed(provider: str, model_id: str, error: str) -> dict[str, Any]:
         complete = {"errorMessage": error, "model": model_id, "provider": provider, "stopReason": "error"}
@@ -716,16 +718,7 @@ def test_the_registry_lists_and_finds_pi_s_built_in_models(targets: Targets) -> 
     real, sim = play(targets, scenario({}), [{"command": "/catalog"}], SURFACE)
     seen = notes(real)["catalog"]
     stored = [m.to_json() for m in pi_builtin_models()]
-    fake = {
-        "api": "openai-completions",
-        "contextWindow": 20000,
-        "id": "fake-model",
-        "input": ["text"],
-        "maxTokens": 1000,
-        "name": "fake-model",
-        "provider": "fake",
-        "reasoning": False,
-    }
+    fake = dict(FAKE_MODEL)
     big = {**fake, "id": "fake-big", "name": "fake-big", "contextWindow": 40000}
     rows = json.dumps([*stored, fake, big], sort_keys=True).encode()
     assert seen["count"] == len(stored) + 2 > 1000
