@@ -224,28 +224,19 @@ class ModelCatalog:
         provider that is a built-in one keeps its place, its models upserted into the built-in
         list by id (replaced in place, else appended: ``applyModelsJson`` of
         ``composeModelProvider``, dist/core/provider-composer.js:357)."""
-        declared = self.declared_by_provider()
-        out: list[Model] = []
+        providers: dict[str, list[Model]] = {}
         for model in pi_builtin_models():
-            own = declared.get(model.provider)
-            if own is None:
-                out.append(model)
-                continue
-            replacement = next((m for m in own if m.id == model.id), None)
-            out.append(replacement if replacement is not None else model)
-        builtin_ids: dict[str, set[str]] = {}
-        for model in pi_builtin_models():
-            builtin_ids.setdefault(model.provider, set()).add(model.id)
-        # the appended models: of a built-in provider after its last built-in model
-        appended: list[Model] = []
-        for provider, own in declared.items():
-            extra = [m for m in own if m.id not in builtin_ids.get(provider, set())]
-            if provider in builtin_ids:
-                last = max(i for i, m in enumerate(out) if m.provider == provider)
-                out[last + 1 : last + 1] = extra
-            else:
-                appended.extend(extra)
-        return out + appended
+            providers.setdefault(model.provider, []).append(model)
+        # models.json's providers: a built-in one's list upserted by id, any other after them all
+        for provider, own in self.declared_by_provider().items():
+            models = providers.setdefault(provider, [])
+            for model in own:
+                at = next((i for i, m in enumerate(models) if m.id == model.id), None)
+                if at is None:
+                    models.append(model)
+                else:
+                    models[at] = model
+        return [model for models in providers.values() for model in models]
 
     def knows_provider(self, provider: str) -> bool:
         """Whether Pi has the provider (models.json's or a built-in one, :data:`PI_BUILTIN_PROVIDERS`)."""
