@@ -12,9 +12,12 @@ refused, so a typo cannot delete someone's files.
 
 from __future__ import annotations
 
+import errno
+import functools
 import json
 import os
 import shutil
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +45,7 @@ __all__ = [
     "WorkdirError",
     "apply_edit",
     "deep_merge",
+    "make_dir",
     "prepare_files",
     "prepare_workdir",
     "workdir_problem",
@@ -73,15 +77,36 @@ def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any
 def workdir_problem(workdir: str | Path) -> str | None:
     """Why :func:`prepare_workdir` would refuse ``workdir`` (``"<path>: <reason>"``), or None:
     a path that exists must be a directory, empty or a harness run directory."""
-    root = Path(workdir).resolve()
-    if not root.exists():
-        return None
-    if not root.is_dir():
-        return f"{root}: exists and is not a directory"
+    return _resolved_workdir(Path(workdir).resolve())[0]
+
+
+def _resolved_workdir(root: Path) -> tuple[str | None, list[Path] | None]:
+    """:func:`workdir_problem` of a resolved ``root``, and the entries it found there besides
+    the lock (None: nothing is at ``root``), for :func:`prepare_workdir` to clear.
+
+    One ``stat`` answers "exists" and "is a directory" (``Path.exists`` then ``Path.is_dir``,
+    each a ``stat``, with ``Path.exists``'s rule for what counts as absent), and the listing is
+    made once: :func:`prepare_workdir` resolved, stat-ed and listed the directory twice, its
+    own check and this one, before every scenario of the suite (issue 16)."""
+    try:
+        mode = os.stat(root).st_mode
+    except OSError as error:
+        if error.errno in _ABSENT_ERRNOS:
+            return None, None
+        raise
+    if not stat.S_ISDIR(mode):
+        return f"{root}: exists and is not a directory", None
     entries = [entry for entry in root.iterdir() if entry.name != LOCK_NAME]
     if entries and not (root / RUN_MARKER).exists():
-        return f"{root}: not empty and not a harness run directory (no {RUN_MARKER}); refusing to clear it"
-    return None
+        return (
+            f"{root}: not empty and not a harness run directory (no {RUN_MARKER}); refusing to clear it",
+            entries,
+        )
+    return None, entries
+
+
+#: The errors ``Path.exists`` takes for "not there" (pathlib's ``_IGNORED_ERRNOS``).
+_ABSENT_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
 
 
 def prepare_workdir(workdir: str | Path) -> Path:
@@ -90,20 +115,18 @@ def prepare_workdir(workdir: str | Path) -> Path:
     The run-directory lock file (:data:`~.run_lock.LOCK_NAME`) is neither content nor removed:
     the process emptying the directory is the one holding it."""
     root = Path(workdir).resolve()
-    problem = workdir_problem(root)
+    problem, entries = _resolved_workdir(root)
     if problem is not None:
         raise WorkdirError(problem)
-    if root.exists():
-        entries = [entry for entry in root.iterdir() if entry.name != LOCK_NAME]
+    if entries is None:
+        root.mkdir(parents=True, exist_ok=True)
+    else:  # a directory: emptied, then (as ``mkdir(exist_ok=True)`` left it) kept
         for entry in entries:
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry)
             else:
                 entry.unlink()
-    root.mkdir(parents=True, exist_ok=True)
-    (root / RUN_MARKER).write_text(
-        "created by pi-continuity-harness; emptied before each run\n", encoding="utf-8"
-    )
+    _write_text(os.path.join(root, RUN_MARKER), "created by pi-continuity-harness; emptied before each run\n")
     return root
 
 
@@ -139,7 +162,49 @@ def write_json(path: str | Path, value: Any) -> None:
     :func:`.json_text.dumps_indented`: the bytes of ``json.dumps(value, indent=2)`` without the
     pure-Python encoder ``indent`` asks for (every scenario writes three such files)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    Path(path).write_text(dumps_indented(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    Path(path).write_text(_json_text(value), encoding="utf-8")
+
+
+def _json_text(value: Any) -> str:
+    """What :func:`write_json` writes for ``value``."""
+    return dumps_indented(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def _write_text(path: str, text: str) -> None:
+    """``Path(path).write_text(text, encoding="utf-8")`` without the ``Path``."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _write_bytes(path: str, data: bytes) -> None:
+    """``Path(path).write_bytes(data)`` without the ``Path``."""
+    with open(path, "wb") as handle:
+        handle.write(data)
+
+
+def make_dir(path: str) -> None:
+    """``os.makedirs(path, exist_ok=True)`` for a directory whose parent is usually there and
+    itself usually not: one ``mkdir``; anything else (no parent, already there, a file in its
+    place) goes to ``makedirs``, which makes, accepts or refuses it as before."""
+    try:
+        os.mkdir(path)
+    except OSError:
+        os.makedirs(path, exist_ok=True)
+
+
+def _lay_out(path: str, write: Callable[[str], None]) -> None:
+    """``write(path)`` with its directory made first when it is missing, for
+    :func:`prepare_files`: the same files and directories as ``os.makedirs(dirname,
+    exist_ok=True)`` before every write, which cost a refused ``mkdir``, its exception and a
+    ``stat`` for a directory that is nearly always there (three or more files per scenario).
+    A write that finds no directory (or a file in its place) makes it as before and writes
+    again; ``makedirs`` raises the error it raised before. Only before Pi starts: no monitor
+    is active then, so the refused first write is not an operation of anyone's."""
+    try:
+        write(path)
+    except (FileNotFoundError, NotADirectoryError):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write(path)
 
 
 def prepare_files(
@@ -151,7 +216,7 @@ def prepare_files(
     store's key: the simulator's keeps its fixed virtual root, so the file holds the same path
     in any run directory (``simulator/virtual_root.py``)."""
     for directory in (paths.agent_dir, paths.project_dir, paths.session_dir):
-        os.makedirs(directory, exist_ok=True)
+        make_dir(directory)
     agent_settings = deep_merge(
         {
             "defaultThinkingLevel": "off",
@@ -162,17 +227,22 @@ def prepare_files(
     )
     if scenario.trust != "ask":
         agent_settings = {**agent_settings, "defaultProjectTrust": scenario.trust}
-    write_json(os.path.join(paths.agent_dir, "settings.json"), agent_settings)
+
+    def json_file(value: Any) -> Callable[[str], None]:
+        return functools.partial(_write_text, text=_json_text(value))
+
+    _lay_out(os.path.join(paths.agent_dir, "settings.json"), json_file(agent_settings))
     if scenario.saved_trust is not None:
         # Pi's trust store: {"<canonical project path>": true|false} (dist/core/trust-manager.js:18-20
         # canonicalises the cwd; :25-40 finds the nearest saved decision).
-        write_json(
+        _lay_out(
             os.path.join(paths.agent_dir, "trust.json"),
-            {canonical(paths.project_dir): scenario.saved_trust},
+            json_file({canonical(paths.project_dir): scenario.saved_trust}),
         )
     if scenario.settings.project is not None:
-        write_json(
-            os.path.join(paths.project_dir, CONFIG_DIR_NAME, "settings.json"), scenario.settings.project
+        _lay_out(
+            os.path.join(paths.project_dir, CONFIG_DIR_NAME, "settings.json"),
+            json_file(scenario.settings.project),
         )
     for relative, spec in scenario.files.items():
         check_scenario_path(relative)
@@ -181,14 +251,11 @@ def prepare_files(
         if spec.directory:
             os.makedirs(target, exist_ok=True)
         elif data is not None:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            Path(target).write_bytes(data)  # exact bytes: a file that need not be UTF-8
+            _lay_out(target, functools.partial(_write_bytes, data=data))  # exact bytes: not always UTF-8
         elif spec.text is not None:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            with open(target, "w", encoding="utf-8") as handle:
-                handle.write(spec.text)
+            _lay_out(target, functools.partial(_write_text, text=spec.text))
         else:  # json, null too: the file holds the JSON null
-            write_json(target, spec.json_value)
+            _lay_out(target, json_file(spec.json_value))
 
 
 class EditFileError(ScenarioError):

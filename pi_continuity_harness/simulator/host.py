@@ -1021,9 +1021,8 @@ class SimHost:
         a minute later). Links are not followed. The files are stamped as changed files are
         (:meth:`_file_changed`, then :meth:`stamp_changed_files`), at the clock's start."""
         with self.host_io():
-            for root, _dirs, files in os.walk(self.paths.workdir):
-                for name in files:
-                    self._file_changed(os.path.join(root, name))
+            for path in _files_below(self.paths.workdir):
+                self._file_changed(path)
         self.stamp_changed_files()
 
     def stamp_changed_files(self) -> None:
@@ -1242,6 +1241,40 @@ class _HostIO:
 
     def __exit__(self, *exc: object) -> None:
         self.monitor.host_io -= 1
+
+
+def _files_below(top: str) -> list[str]:
+    """Every file below ``top`` as ``os.walk(top)`` lists them (top-down, links to directories
+    listed but not entered, unreadable directories skipped), for
+    :meth:`SimHost.stamp_laid_out_files`: the entries' own ``is_symlink`` (the type ``scandir``
+    already read) instead of ``os.walk``'s ``islink`` per directory, and no generator per level
+    (walking the fresh machine was a twelfth of laying it out)."""
+    found: list[str] = []
+    pending = [top]
+    while pending:
+        directory = pending.pop()
+        try:
+            with os.scandir(directory) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        below: list[str] = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if not is_dir:
+                found.append(entry.path)
+                continue
+            try:
+                link = entry.is_symlink()
+            except OSError:
+                link = False
+            if not link:
+                below.append(entry.path)
+        pending.extend(reversed(below))
+    return found
 
 
 def _op_fields(op: Operation) -> dict[str, Any]:

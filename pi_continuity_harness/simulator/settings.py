@@ -22,6 +22,7 @@ otherwise trusted.
 from __future__ import annotations
 
 import copy
+import errno
 import json
 import os
 from dataclasses import dataclass, field
@@ -67,11 +68,33 @@ def has_trust_requiring_resources(cwd: str) -> bool:
     """``hasTrustRequiringProjectResources`` for the project directory itself.
 
     Pi also looks for ``.agents/skills`` in ancestors; the simulator's workspaces never have one.
+
+    The paths are strings, tested with :func:`_exists` (``Path.exists``'s rule): every runtime
+    asks, and a ``Path`` built and parsed per resource was most of the cost.
     """
-    config_dir = Path(cwd) / CONFIG_DIR_NAME
-    if any((config_dir / name).exists() for name in TRUST_REQUIRING_RESOURCES):
+    config_dir = os.path.join(cwd, CONFIG_DIR_NAME)
+    if any(_exists(os.path.join(config_dir, name)) for name in TRUST_REQUIRING_RESOURCES):
         return True
-    return (Path(cwd) / ".agents" / "skills").exists()
+    return _exists(os.path.join(cwd, ".agents", "skills"))
+
+
+#: The errors ``Path.exists`` takes for "not there" (pathlib's ``_IGNORED_ERRNOS``); any other
+#: error propagates, as it did.
+_ABSENT_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+
+
+def _exists(path: str) -> bool:
+    """``Path(path).exists()`` without the ``Path``: False for a missing path (or a link to
+    nothing), the error itself for any other failure of ``stat``."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno in _ABSENT_ERRNOS:
+            return False
+        raise
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -92,7 +115,7 @@ def resolve_project_trust(
         return TrustDecision(True if stored is None else stored, "no trust-requiring project resources")
     if stored is not None:
         return TrustDecision(stored, "trust.json decision")
-    default = _read_json_object(Path(agent_dir) / "settings.json").get("defaultProjectTrust", "ask")
+    default = _read_json_object(os.path.join(agent_dir, "settings.json")).get("defaultProjectTrust", "ask")
     if default == "always":
         return TrustDecision(True, "defaultProjectTrust always")
     if default == "never":
@@ -103,13 +126,21 @@ def resolve_project_trust(
 
 
 def _stored_trust(agent_dir: str, cwd: str) -> bool | None:
-    data = _read_json_object(Path(agent_dir) / "trust.json")
+    """The nearest saved decision for ``cwd`` (trust-manager.js:25-40), None without one.
+
+    ``cwd`` is resolved only once a decision is there to compare it with: most scenarios have
+    no ``trust.json``, and resolving the host's project path (through the virtual root's
+    ``/proc/self/fd`` link and every directory of the run's real path) was a fifth of deciding
+    trust at each runtime's start."""
+    data = _read_json_object(os.path.join(agent_dir, "trust.json"))
     best: tuple[int, bool] | None = None
-    target = os.path.realpath(cwd)
+    target: str | None = None
     for key, value in data.items():
         decision = value.get("decision") if isinstance(value, dict) else value
         if not isinstance(decision, bool):
             continue
+        if target is None:
+            target = os.path.realpath(cwd)
         root = os.path.realpath(key)
         inside = target == root or target.startswith(root.rstrip("/") + "/")
         if inside and (best is None or len(root) > best[0]):
@@ -117,9 +148,10 @@ def _stored_trust(agent_dir: str, cwd: str) -> bool | None:
     return best[1] if best else None
 
 
-def _read_json_object(path: Path) -> dict[str, Any]:
+def _read_json_object(path: str) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return {}
     try:
@@ -162,7 +194,8 @@ class SettingsManager:
 
     def _load(self, path: str, scope: str) -> dict[str, Any]:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            with open(path, encoding="utf-8") as handle:  # ``Path.read_text`` without the ``Path``
+                text = handle.read()
         except (FileNotFoundError, NotADirectoryError):
             return {}
         except IsADirectoryError:

@@ -45,7 +45,7 @@ from pi_continuity_harness.scenario.operations import Operation, operation_name
 from pi_continuity_harness.scenario.run_lock import LOCK_NAME
 from pi_continuity_harness.scenario.timeline import render_record
 from pi_continuity_harness.scenario.trace import SimulatedCrash
-from pi_continuity_harness.scenario.workspace import RUN_MARKER, prepare_files, prepare_workdir
+from pi_continuity_harness.scenario.workspace import RUN_MARKER, make_dir, prepare_files, prepare_workdir
 from pi_continuity_harness.simulator.determinism import deterministic_environment
 from pi_continuity_harness.simulator.host import OperationResult, ProcessStartError, SimHost
 from pi_continuity_harness.simulator.meter import BudgetExceeded, BudgetExceededError, Meter
@@ -172,7 +172,7 @@ class Simulation:
         root = prepare_workdir(workdir)
         #: The fixed root the host sees, and the machine's directory on disk.
         self.view = VirtualRoot(root)
-        os.makedirs(self.view.disk_root, exist_ok=True)
+        make_dir(self.view.disk_root)
         run_seed = scenario.seed if seed is None else seed
         self.host = SimHost(
             workdir=self.view.root,
@@ -198,7 +198,7 @@ class Simulation:
             prepare_files(
                 self.host.paths, scenario, canonical=lambda p: self.view.to_virtual(os.path.realpath(p))
             )
-            os.makedirs(os.path.join(self.host.paths.workdir, "tmp"), exist_ok=True)
+            make_dir(os.path.join(self.host.paths.workdir, "tmp"))
             self.host.stamp_laid_out_files()
         self.result = SimulationResult(scenario, run_seed, impl_name, root, self.host, note=self.view.note)
         self.host.trace.emit(

@@ -1,0 +1,118 @@
+"""Starting a simulated host does less file work than before, with the same outcome (issue 16).
+
+Each test pins down what the cheaper code must still do exactly as the code it replaced did:
+``os.walk``'s listing of the laid-out files, ``Path.exists``'s rule for a trust-requiring
+resource, the trust store's decision for a symbolically linked project, and ``os.makedirs``'s
+errors for a scenario file whose directory is a file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
+from pi_continuity_harness.scenario import parse_scenario
+from pi_continuity_harness.scenario.workspace import HostPaths, prepare_files
+from pi_continuity_harness.simulator.host import _files_below
+from pi_continuity_harness.simulator.settings import has_trust_requiring_resources, resolve_project_trust
+
+from .helpers import base
+
+
+def _walked(top: Path) -> list[str]:
+    return [os.path.join(root, name) for root, _dirs, files in os.walk(top) for name in files]
+
+
+def test_the_laid_out_files_are_the_ones_os_walk_lists(tmp_path: Path) -> None:
+    """Files at every depth, an empty directory, a link to a file and a link to nothing are
+    listed; a link to a directory is listed by neither (``os.walk`` puts it among the
+    directories and does not enter it) and what is behind it is not stamped."""
+    top = tmp_path / "machine"
+    (top / "agent" / "deep" / "er").mkdir(parents=True)
+    (top / "project" / ".pi").mkdir(parents=True)
+    (top / "empty").mkdir()
+    (top / "agent" / "settings.json").write_text("{}", encoding="utf-8")
+    (top / "agent" / "deep" / "er" / "x.md").write_text("x", encoding="utf-8")
+    (top / "project" / ".pi" / "settings.json").write_text("{}", encoding="utf-8")
+    (top / "top.txt").write_text("t", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "not-ours.txt").write_text("o", encoding="utf-8")
+    (top / "project" / "linked-dir").symlink_to(outside, target_is_directory=True)
+    (top / "project" / "linked-file").symlink_to(top / "top.txt")
+    (top / "project" / "dangling").symlink_to(tmp_path / "nowhere")
+    found = _files_below(str(top))
+    assert sorted(found) == sorted(_walked(top))
+    assert len(found) == len(set(found)) == 6
+    assert not any("not-ours" in path for path in found)
+    assert _files_below(str(tmp_path / "absent")) == []
+
+
+def test_a_link_to_nothing_is_no_trust_requiring_resource(tmp_path: Path) -> None:
+    """``Path.exists``'s rule, kept by the string paths: a link to nothing is not there."""
+    config = tmp_path / CONFIG_DIR_NAME
+    config.mkdir()
+    (config / "settings.json").symlink_to(tmp_path / "nowhere.json")
+    assert has_trust_requiring_resources(str(tmp_path)) is False
+    (tmp_path / "skills-target").mkdir()
+    (tmp_path / ".agents").mkdir()
+    (tmp_path / ".agents" / "skills").symlink_to(tmp_path / "skills-target", target_is_directory=True)
+    assert has_trust_requiring_resources(str(tmp_path)) is True
+
+
+def test_a_saved_decision_applies_to_a_project_reached_through_a_link(tmp_path: Path) -> None:
+    """The project path is resolved only once there is a saved decision, and then as before:
+    a decision saved for the real directory applies to the linked one (and a longer saved key
+    inside it wins)."""
+    real = tmp_path / "real"
+    (real / CONFIG_DIR_NAME).mkdir(parents=True)
+    (real / CONFIG_DIR_NAME / "settings.json").write_text("{}", encoding="utf-8")
+    linked = tmp_path / "linked"
+    linked.symlink_to(real, target_is_directory=True)
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "trust.json").write_text(f'{{"{tmp_path}": true, "{real}": false}}', encoding="utf-8")
+    decision = resolve_project_trust(str(linked), str(agent), approve=None)
+    assert (decision.trusted, decision.reason) == (False, "trust.json decision")
+    (agent / "trust.json").write_text('{"/elsewhere": false}', encoding="utf-8")
+    decision = resolve_project_trust(str(linked), str(agent), approve=None)
+    assert (decision.trusted, decision.reason) == (
+        False,
+        "defaultProjectTrust ask without an interactive prompt",
+    )
+
+
+def test_a_scenario_file_below_a_file_is_refused_as_before(tmp_path: Path) -> None:
+    """The layout writes first and makes the directory only when the write finds none; a file
+    where the directory should be (on disk already: the scenario itself cannot say so) still
+    ends in ``makedirs``'s ``FileExistsError`` and is left as it was."""
+    paths = HostPaths.under(str(tmp_path / "machine"))
+    Path(paths.project_dir).mkdir(parents=True)
+    (Path(paths.project_dir) / "a").write_text("file\n", encoding="utf-8")
+    scenario = parse_scenario(base(files={"a/b.txt": {"text": "below\n"}}))
+    with pytest.raises(FileExistsError):
+        prepare_files(paths, scenario)
+    assert (Path(paths.project_dir) / "a").read_text(encoding="utf-8") == "file\n"
+
+
+def test_the_layout_makes_missing_directories_and_writes_the_same_bytes(tmp_path: Path) -> None:
+    """Nested scenario files, bytes and JSON, and the project settings in a new ``.pi``."""
+    paths = HostPaths.under(str(tmp_path / "machine"))
+    scenario = parse_scenario(
+        base(
+            files={
+                "deep/er/t.txt": {"text": "caf\u00e9\n"},
+                "$AGENT/x/y.json": {"json": {"k": [1, None]}},
+                "$SESSIONS/raw.bin": {"base64": "AP8="},
+            }
+        )
+    )
+    prepare_files(paths, scenario)
+    project = Path(paths.project_dir)
+    assert (project / "deep" / "er" / "t.txt").read_bytes() == "caf\u00e9\n".encode()
+    assert (Path(paths.agent_dir) / "x" / "y.json").read_bytes() == b'{\n  "k": [\n    1,\n    null\n  ]\n}\n'
+    assert (Path(paths.session_dir) / "raw.bin").read_bytes() == b"\x00\xff"
+    assert (project / CONFIG_DIR_NAME / "settings.json").read_text(encoding="utf-8").startswith("{\n  ")
