@@ -112,6 +112,10 @@ class SimTarget:
         self._simulation: Simulation | None = None
         #: What ``observe()`` has read of the simulation's trace (``sim_trace.py``).
         self._reading: TraceReading | None = None
+        #: The simulation's directories as ``observe()`` hands them out (see :meth:`_dirs`).
+        self._observed_dirs: tuple[Path, Path, Path, Path] | None = None
+        #: The last session file ``observe()`` named, as a string and as a ``Path``.
+        self._session_file: tuple[str, Path] | None = None
 
     def _system_of_implementation(self) -> System:
         """``system`` when given, else what the implementation's factory declares."""
@@ -153,6 +157,8 @@ class SimTarget:
         )
         self._simulation.host.rpc_events = []
         self._reading = None
+        self._observed_dirs = None
+        self._session_file = None
         if attach is not None:
             attach(self._simulation)
         try:
@@ -204,12 +210,13 @@ class SimTarget:
         self.simulation.view.activate()
         host = self.simulation.host
         paths = host.paths
+        project_dir, agent_dir, session_dir, machine_dir = self._dirs()
         observation = Observation(
             target=self.name,
-            project_dir=Path(paths.project_dir),
-            agent_dir=Path(paths.agent_dir),
-            session_dir=Path(paths.session_dir),
-            machine_dir=Path(host.disk.workdir),
+            project_dir=project_dir,
+            agent_dir=agent_dir,
+            session_dir=session_dir,
+            machine_dir=machine_dir,
         )
         for outcome in self.simulation.result.operations:
             observation.operations.append(
@@ -249,13 +256,38 @@ class SimTarget:
             observation.entries = manager.get_entries()
             observation.session_id = manager.get_session_id()
             file = manager.get_session_file()
-            observation.session_file = Path(file) if file else None
+            observation.session_file = self._session_path(file) if file else None
         elif host.last_session_file:
-            observation.session_file = Path(host.last_session_file)
+            observation.session_file = self._session_path(host.last_session_file)
             observation.entries = observation.session_file_entries()[1:]
             header = observation.session_file_entries()[:1]
             observation.session_id = header[0].get("id") if header else None
         return observation
+
+    def _dirs(self) -> tuple[Path, Path, Path, Path]:
+        """The project, agent, session and machine directories as ``Path`` objects, made once per
+        simulation: the host's directories never change (``SimHost.paths``, ``.disk``), a
+        ``Path`` is immutable, and building the four anew was a third of each ``observe()``
+        (three or four per scenario of the suite)."""
+        dirs = self._observed_dirs
+        if dirs is None:
+            host = self.simulation.host
+            paths = host.paths
+            dirs = self._observed_dirs = (
+                Path(paths.project_dir),
+                Path(paths.agent_dir),
+                Path(paths.session_dir),
+                Path(host.disk.workdir),
+            )
+        return dirs
+
+    def _session_path(self, file: str) -> Path:
+        """``Path(file)``, the last one kept (a session's file rarely changes between two
+        observations; a ``Path`` is immutable, so sharing it is safe)."""
+        kept = self._session_file
+        if kept is None or kept[0] != file:
+            kept = self._session_file = (file, Path(file))
+        return kept[1]
 
     def versions(self) -> dict[str, str]:
         return {

@@ -116,3 +116,39 @@ def test_the_layout_makes_missing_directories_and_writes_the_same_bytes(tmp_path
     assert (Path(paths.agent_dir) / "x" / "y.json").read_bytes() == b'{\n  "k": [\n    1,\n    null\n  ]\n}\n'
     assert (Path(paths.session_dir) / "raw.bin").read_bytes() == b"\x00\xff"
     assert (project / CONFIG_DIR_NAME / "settings.json").read_text(encoding="utf-8").startswith("{\n  ")
+
+
+def test_each_observation_names_the_current_session_file_and_the_hosts_directories(tmp_path: Path) -> None:
+    """``SimTarget.observe`` keeps its ``Path`` objects (the directories once per simulation, the
+    last session file): a new session's file is still the one observed, and a second start
+    of the same target observes its own simulation."""
+    from pi_continuity_harness.targets.sim import SimTarget  # noqa: PLC0415
+
+    from .helpers import noop  # noqa: PLC0415
+
+    scenario = parse_scenario(
+        base(
+            operations=[{"prompt": "one"}, "new_session", {"prompt": "two"}],
+            model={"agent": [{"text": "a"}, {"text": "b"}]},
+        )
+    )
+    target = SimTarget(noop, tmp_path / "run")
+    seen = []
+    for _ in range(2):
+        target.start(scenario)
+        files = []
+        for op in scenario.operations:
+            target.perform(op)
+            observation = target.observe()
+            host = target.simulation.host
+            assert observation.project_dir == Path(host.paths.project_dir)
+            assert observation.agent_dir == Path(host.paths.agent_dir)
+            assert observation.session_dir == Path(host.paths.session_dir)
+            assert observation.machine_dir == Path(host.disk.workdir)
+            assert host.runtime is not None
+            assert observation.session_file == Path(host.runtime.session_manager.get_session_file() or "-")
+            files.append(observation.session_file)
+        assert files[0] is not None and files[1] != files[0] and files[2] == files[1]
+        seen.append(target.simulation)
+        target.close()
+    assert seen[0] is not seen[1]
