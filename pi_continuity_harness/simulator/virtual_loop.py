@@ -42,7 +42,8 @@ class _KeyMap(Mapping[Any, selectors.SelectorKey]):
 
 
 class _VirtualSelector(selectors.BaseSelector):
-    """Accepts registrations (the loop's self-pipe) but never waits on real I/O."""
+    """Accepts registrations but never waits on real I/O (the loop makes no self-pipe for it,
+    ``VirtualTimeEventLoop._make_self_pipe``)."""
 
     def __init__(self, loop: VirtualTimeEventLoop) -> None:
         self._loop = loop
@@ -89,6 +90,17 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         self._virtual_now = 0.0
         self.meter = meter
         super().__init__(selector=_VirtualSelector(self))
+
+    def _make_self_pipe(self) -> None:
+        """No self-pipe: it wakes a selector that waits on real I/O from another thread
+        (``call_soon_threadsafe``), and :class:`_VirtualSelector` never waits, nor reads it (its
+        ``select`` returns nothing). Making a socket pair for every host and closing it at the
+        end was a twentieth of starting and stopping a simulated host (issue 16); asyncio's
+        ``_write_to_self`` does nothing without one (``_csock`` None), as it does once closed."""
+        self._ssock = self._csock = None
+
+    def _close_self_pipe(self) -> None:
+        """Nothing to close (:meth:`_make_self_pipe`)."""
 
     def time(self) -> float:
         return self._virtual_now

@@ -48,3 +48,28 @@ def test_a_first_step_that_finishes_at_once_is_a_finished_task() -> None:
         assert loop.run_until_complete(main()) == 7
     finally:
         loop.close()
+
+
+def test_a_virtual_loop_opens_no_descriptor_and_still_takes_threadsafe_calls() -> None:
+    """No self-pipe (``VirtualTimeEventLoop._make_self_pipe``): making and closing a loop opens
+    and leaves no descriptor, a ``call_soon_threadsafe`` callback still runs, and the loop
+    closes cleanly."""
+    import os  # noqa: PLC0415
+
+    before = sorted(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    loop = VirtualTimeEventLoop()
+    during = sorted(os.listdir("/proc/self/fd")) if before is not None else None
+    seen: list[str] = []
+
+    async def main() -> None:
+        loop.call_soon_threadsafe(seen.append, "called")
+        await asyncio.sleep(1)
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+    assert seen == ["called"]
+    assert loop.is_closed() and loop.time() == 1
+    if before is not None:
+        assert during == before
