@@ -218,8 +218,9 @@ class SettingsManager:
         return deep_merge(self.global_settings, self.project_settings)
 
     def get_settings(self) -> dict[str, Any]:
-        """``pi.getSettings()``: a copy of the merged settings."""
-        return copy.deepcopy(self.settings)
+        """``pi.getSettings()``: a copy of the merged settings (:func:`_copy_json`)."""
+        copied: dict[str, Any] = _copy_json(self.settings)
+        return copied
 
     def is_project_trusted(self) -> bool:
         return self.project_trusted
@@ -283,6 +284,23 @@ class SettingsManager:
             value = _field(merged, "retry", key)
             out[key] = default if value is None or value is _MISSING else value
         return out
+
+
+def _copy_json(value: Any) -> Any:
+    """``copy.deepcopy(value)`` for settings read from JSON: new objects and arrays, the same
+    strings and numbers. ``deepcopy``'s memo and dispatch were most of each ``getSettings()``
+    (every runtime's extensions ask at ``session_start``); ``json.loads`` never shares an
+    object between two places, nor does :func:`deep_merge` of two files, so there is no
+    sharing for the memo to keep. Anything else (a manager given other values) is copied by
+    ``deepcopy`` as before."""
+    kind = type(value)
+    if kind is dict:
+        return {key: _copy_json(item) for key, item in value.items()}
+    if kind is list:
+        return [_copy_json(item) for item in value]
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    return copy.deepcopy(value)
 
 
 #: A key that is not there (JavaScript ``undefined``), as opposed to a JSON ``null``.

@@ -157,3 +157,33 @@ def test_every_machine_file_is_the_same_bytes_in_any_run_directory_the_trust_sto
         assert decision == TrustDecision(False, "trust.json decision")
     assert machines[0] == machines[1]
     assert json.loads(machines[0]["agent/trust.json"]) == {f"{VIRTUAL_ROOT}/project": False}
+
+
+def test_a_hosts_module_random_stream_depends_on_its_seed_alone() -> None:
+    """The first state of the module functions' stream is kept per seed (``determinism.py``,
+    ``_module_random_state``): each host still starts from ``Random("<seed>:random")``, a
+    run's draws do not reach the next host with that seed, and ``True`` is not ``1``."""
+    import random  # noqa: PLC0415
+
+    from pi_continuity_harness.simulator.determinism import (  # noqa: PLC0415
+        SeededRandom,
+        VirtualClock,
+        deterministic_environment,
+    )
+    from pi_continuity_harness.simulator.virtual_loop import VirtualTimeEventLoop  # noqa: PLC0415
+
+    expected = random.Random("7:random")
+    first = SeededRandom(7)
+    assert first.module_random_state == expected.getstate()
+    loop = VirtualTimeEventLoop()
+    try:
+        with deterministic_environment(VirtualClock(loop), first):
+            drawn = [random.random() for _ in range(3)]
+    finally:
+        loop.close()
+    assert drawn == [expected.random() for _ in range(3)]
+    assert first.module_random_state == expected.getstate()
+    again = SeededRandom(7)
+    assert again.module_random_state == random.Random("7:random").getstate()
+    assert SeededRandom(True).module_random_state == random.Random("True:random").getstate()
+    assert SeededRandom(1).module_random_state == random.Random("1:random").getstate()

@@ -210,10 +210,23 @@ def test_malformed_files_count_as_empty_and_are_reported(tmp_path: Path) -> None
 
 
 def test_get_settings_returns_a_copy(tmp_path: Path) -> None:
-    agent, cwd = layout(tmp_path, {"compaction": {"reserveTokens": 1}})
+    agent, cwd = layout(
+        tmp_path, {"compaction": {"reserveTokens": 1}, "list": [{"a": [1]}, "s", 2.5, None, True]}
+    )
     settings = SettingsManager.create(str(cwd), str(agent), project_trusted=True)
     settings.get_settings()["compaction"]["reserveTokens"] = 99
     assert settings.get_compaction_settings(MODEL).reserve_tokens == 1
+    copied = settings.get_settings()
+    assert copied == settings.settings and copied["list"] == [{"a": [1]}, "s", 2.5, None, True]
+    copied["list"][0]["a"].append(2)
+    copied["list"].append("more")
+    assert settings.get_settings()["list"] == [{"a": [1]}, "s", 2.5, None, True]
+    # Values that are not JSON (a manager given them directly) are still copied deeply.
+    odd = SettingsManager(
+        cwd=str(cwd), agent_dir=str(agent), project_trusted=True, global_settings={"t": ([1],)}
+    )
+    odd.get_settings()["t"][0].append(2)
+    assert odd.global_settings == {"t": ([1],)}
 
 
 @pytest.mark.parametrize(
