@@ -87,7 +87,6 @@ from pi_continuity_harness.simulator.settings import (
     SettingsError,
     SettingsManager,
     TrustDecision,
-    resolve_project_trust,
 )
 from pi_continuity_harness.simulator.ui import UIHub
 from pi_continuity_harness.simulator.virtual_loop import VirtualTimeEventLoop, start_eagerly
@@ -456,9 +455,8 @@ class SimHost:
         thinking_from_settings: bool = False,
     ) -> Runtime:
         with self.host_io():
-            trust = resolve_project_trust(self.paths.project_dir, self.paths.agent_dir, approve=self.approve)
-            settings = SettingsManager.create(
-                self.paths.project_dir, self.paths.agent_dir, project_trusted=trust.trusted
+            trust, settings = SettingsManager.create_trusting(
+                self.paths.project_dir, self.paths.agent_dir, approve=self.approve
             )
         model = model or self._model_for_new_runtime(manager, restored)
         if thinking_from_settings:

@@ -25,6 +25,7 @@ import copy
 import errno
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,9 +105,17 @@ class TrustDecision:
 
 
 def resolve_project_trust(
-    cwd: str, agent_dir: str, *, approve: bool | None, interactive: bool = False
+    cwd: str,
+    agent_dir: str,
+    *,
+    approve: bool | None,
+    interactive: bool = False,
+    global_settings: Callable[[], dict[str, Any]] | None = None,
 ) -> TrustDecision:
-    """Project trust as a non-interactive Pi (rpc/json/print) decides it at startup."""
+    """Project trust as a non-interactive Pi (rpc/json/print) decides it at startup.
+
+    ``global_settings``: what ``<agentDir>/settings.json`` holds, when the caller reads it
+    anyway (:meth:`SettingsManager.create_trusting`); by default the file is read here."""
     if approve is not None:
         return TrustDecision(approve, "--approve" if approve else "--no-approve")
     stored = _stored_trust(agent_dir, cwd)
@@ -115,7 +124,12 @@ def resolve_project_trust(
         return TrustDecision(True if stored is None else stored, "no trust-requiring project resources")
     if stored is not None:
         return TrustDecision(stored, "trust.json decision")
-    default = _read_json_object(os.path.join(agent_dir, "settings.json")).get("defaultProjectTrust", "ask")
+    values = (
+        _read_json_object(os.path.join(agent_dir, "settings.json"))
+        if global_settings is None
+        else global_settings()
+    )
+    default = values.get("defaultProjectTrust", "ask")
     if default == "always":
         return TrustDecision(True, "defaultProjectTrust always")
     if default == "never":
@@ -185,6 +199,31 @@ class SettingsManager:
         manager = cls(cwd=cwd, agent_dir=agent_dir, project_trusted=project_trusted)
         manager.reload()
         return manager
+
+    @classmethod
+    def create_trusting(
+        cls, cwd: str, agent_dir: str, *, approve: bool | None
+    ) -> tuple[TrustDecision, SettingsManager]:
+        """:func:`resolve_project_trust`, then :meth:`create` with its decision, as a runtime
+        starts (main.js:652-658, then the settings manager), reading the global settings file
+        once for both: the trust decision's ``defaultProjectTrust`` is read from the manager's
+        own reading. Both readings give the same object for every content (missing, a
+        directory, empty, not JSON, not an object: ``{}``), and the file is read at the same
+        point as before (when trust needs it, else where the manager read it), so an error
+        reading it is raised where it was."""
+        manager = cls(cwd=cwd, agent_dir=agent_dir, project_trusted=False)
+        read: list[dict[str, Any]] = []
+
+        def global_settings() -> dict[str, Any]:
+            if not read:
+                read.append(manager._load(manager.global_path, "global"))
+            return read[0]
+
+        trust = resolve_project_trust(cwd, agent_dir, approve=approve, global_settings=global_settings)
+        manager.project_trusted = trust.trusted
+        manager.global_settings = global_settings()
+        manager.project_settings = manager._load(manager.project_path, "project") if trust.trusted else {}
+        return trust, manager
 
     def reload(self) -> None:
         """Re-read both files (``/reload``, ``ctx.reload()``)."""

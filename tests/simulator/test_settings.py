@@ -276,3 +276,51 @@ def test_trust_resolution(
     decision = resolve_project_trust(str(cwd), str(agent), approve=approve)
     assert decision.trusted is trusted
     assert decision.reason
+
+
+@pytest.mark.parametrize(
+    "global_",
+    [
+        None,
+        "",
+        "{not json",
+        "[1]",
+        "\ufeff{}",
+        {"defaultProjectTrust": "always"},
+        {"defaultProjectTrust": "never"},
+        "DIR",
+    ],
+)
+@pytest.mark.parametrize("stored", [None, True, False])
+@pytest.mark.parametrize("resources", [False, True])
+@pytest.mark.parametrize("approve", [None, False])
+def test_create_trusting_is_trust_then_create_reading_the_global_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, global_: Any, stored: Any, resources: bool, approve: Any
+) -> None:
+    """``SettingsManager.create_trusting`` (a runtime's start) decides trust and reads the
+    settings as ``resolve_project_trust`` then ``create`` did, for every content of the
+    global file, with that file opened once instead of twice when trust needs it."""
+    import builtins  # noqa: PLC0415
+
+    agent, cwd = layout(
+        tmp_path, None if global_ == "DIR" else global_, {"compaction": {}} if resources else None
+    )
+    if global_ == "DIR":
+        (agent / "settings.json").mkdir()
+    if stored is not None:
+        write(agent / "trust.json", {str(cwd): stored})
+    old_trust = resolve_project_trust(str(cwd), str(agent), approve=approve)
+    old = SettingsManager.create(str(cwd), str(agent), project_trusted=old_trust.trusted)
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def counting_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        opened.append(str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    trust, manager = SettingsManager.create_trusting(str(cwd), str(agent), approve=approve)
+    monkeypatch.setattr(builtins, "open", real_open)
+    assert trust == old_trust
+    assert manager == old
+    assert opened.count(str(agent / "settings.json")) == 1
