@@ -209,12 +209,22 @@ def _lay_out(path: str, write: Callable[[str], None]) -> None:
 
 def prepare_files(
     paths: HostPaths, scenario: Scenario, *, canonical: Callable[[str], str] = os.path.realpath
-) -> None:
+) -> list[str]:
     """Lay out the machine before Pi starts: agent settings, project settings, project files.
 
     ``canonical`` is the host's canonical form of a path (Pi's ``realpath``), for the trust
     store's key: the simulator's keeps its fixed virtual root, so the file holds the same path
-    in any run directory (``simulator/virtual_root.py``)."""
+    in any run directory (``simulator/virtual_root.py``).
+
+    Returns every file it wrote, in order (a path written twice is named twice): in a fresh
+    machine, every file there is (the simulated host stamps them with its start time,
+    ``SimHost.stamp_laid_out_files``, without walking the machine for them)."""
+    written: list[str] = []
+
+    def lay_out(path: str, write: Callable[[str], None]) -> None:
+        _lay_out(path, write)
+        written.append(path)
+
     for directory in (paths.agent_dir, paths.project_dir, paths.session_dir):
         make_dir(directory)
     agent_settings = deep_merge(
@@ -231,16 +241,16 @@ def prepare_files(
     def json_file(value: Any) -> Callable[[str], None]:
         return functools.partial(_write_text, text=_json_text(value))
 
-    _lay_out(os.path.join(paths.agent_dir, "settings.json"), json_file(agent_settings))
+    lay_out(os.path.join(paths.agent_dir, "settings.json"), json_file(agent_settings))
     if scenario.saved_trust is not None:
         # Pi's trust store: {"<canonical project path>": true|false} (dist/core/trust-manager.js:18-20
         # canonicalises the cwd; :25-40 finds the nearest saved decision).
-        _lay_out(
+        lay_out(
             os.path.join(paths.agent_dir, "trust.json"),
             json_file({canonical(paths.project_dir): scenario.saved_trust}),
         )
     if scenario.settings.project is not None:
-        _lay_out(
+        lay_out(
             os.path.join(paths.project_dir, CONFIG_DIR_NAME, "settings.json"),
             json_file(scenario.settings.project),
         )
@@ -251,11 +261,12 @@ def prepare_files(
         if spec.directory:
             os.makedirs(target, exist_ok=True)
         elif data is not None:
-            _lay_out(target, functools.partial(_write_bytes, data=data))  # exact bytes: not always UTF-8
+            lay_out(target, functools.partial(_write_bytes, data=data))  # exact bytes: not always UTF-8
         elif spec.text is not None:
-            _lay_out(target, functools.partial(_write_text, text=spec.text))
+            lay_out(target, functools.partial(_write_text, text=spec.text))
         else:  # json, null too: the file holds the JSON null
-            _lay_out(target, json_file(spec.json_value))
+            lay_out(target, json_file(spec.json_value))
+    return written
 
 
 class EditFileError(ScenarioError):

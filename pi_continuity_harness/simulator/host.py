@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
@@ -1010,16 +1010,22 @@ class SimHost:
     def _file_changed(self, path: str) -> None:
         self._changed_files[path] = self.clock.current_ms()
 
-    def stamp_laid_out_files(self) -> None:
-        """Give every file laid out before Pi starts (the scenario's ``files``, the settings the
-        harness writes) the virtual start time as its modification and access time, as
-        :meth:`stamp_changed_files` does for the files changed while the run goes: blitz's
+    def stamp_laid_out_files(self, files: Iterable[str]) -> None:
+        """Give every file laid out before Pi starts (``files``: what ``prepare_files`` wrote,
+        the scenario's ``files`` and the settings the harness writes, which in the fresh
+        machine are all its files) the virtual start time as its modification and access time,
+        as :meth:`stamp_changed_files` does for the files changed while the run goes: blitz's
         ``/sh recover`` lists a recovery file the scenario placed with its date, which was the
         real minute of the run (found in stop 28: the same scenario and seed gave another trace
         a minute later). Links are not followed. The files are stamped as changed files are
-        (:meth:`_file_changed`, then :meth:`stamp_changed_files`), at the clock's start."""
+        (:meth:`_file_changed`, then :meth:`stamp_changed_files`), at the clock's start.
+
+        The list comes from the layout rather than from walking the machine (``os.walk``, a
+        directory listing per directory, was a twentieth of starting a host, issue 16): the
+        run directory was emptied and the machine made anew just before, so nothing else is
+        there (``tests/simulator/test_virtual_file_times.py`` checks every laid-out file)."""
         with self.host_io():
-            for path in _files_below(self.paths.workdir):
+            for path in files:
                 self._file_changed(path)
         self.stamp_changed_files()
 
@@ -1239,40 +1245,6 @@ class _HostIO:
 
     def __exit__(self, *exc: object) -> None:
         self.monitor.host_io -= 1
-
-
-def _files_below(top: str) -> list[str]:
-    """Every file below ``top`` as ``os.walk(top)`` lists them (top-down, links to directories
-    listed but not entered, unreadable directories skipped), for
-    :meth:`SimHost.stamp_laid_out_files`: the entries' own ``is_symlink`` (the type ``scandir``
-    already read) instead of ``os.walk``'s ``islink`` per directory, and no generator per level
-    (walking the fresh machine was a twelfth of laying it out)."""
-    found: list[str] = []
-    pending = [top]
-    while pending:
-        directory = pending.pop()
-        try:
-            with os.scandir(directory) as listing:
-                entries = list(listing)
-        except OSError:
-            continue
-        below: list[str] = []
-        for entry in entries:
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
-            if not is_dir:
-                found.append(entry.path)
-                continue
-            try:
-                link = entry.is_symlink()
-            except OSError:
-                link = False
-            if not link:
-                below.append(entry.path)
-        pending.extend(reversed(below))
-    return found
 
 
 def _op_fields(op: Operation) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import copy
 import errno
+import functools
 import json
 import os
 from collections.abc import Callable
@@ -175,6 +176,21 @@ def _read_json_object(path: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+@functools.lru_cache(maxsize=64)
+def _global_path(agent_dir: str) -> str:
+    """``<agentDir>/settings.json`` as ``pathlib`` spells it. Kept per directory (a pure
+    function of a string): every runtime of every scenario names the same two files below the
+    host's fixed root, and parsing them into ``Path`` objects anew was a third of reading the
+    settings at a runtime's start (issue 16)."""
+    return str(Path(agent_dir) / "settings.json")
+
+
+@functools.lru_cache(maxsize=64)
+def _project_path(cwd: str) -> str:
+    """``<cwd>/<CONFIG_DIR_NAME>/settings.json`` as ``pathlib`` spells it (see :func:`_global_path`)."""
+    return str(Path(cwd) / CONFIG_DIR_NAME / "settings.json")
+
+
 @dataclass
 class SettingsManager:
     """The merged settings of one runtime, read from disk at creation and on reload."""
@@ -188,11 +204,11 @@ class SettingsManager:
 
     @property
     def global_path(self) -> str:
-        return str(Path(self.agent_dir) / "settings.json")
+        return _global_path(self.agent_dir)
 
     @property
     def project_path(self) -> str:
-        return str(Path(self.cwd) / CONFIG_DIR_NAME / "settings.json")
+        return _project_path(self.cwd)
 
     @classmethod
     def create(cls, cwd: str, agent_dir: str, *, project_trusted: bool) -> SettingsManager:

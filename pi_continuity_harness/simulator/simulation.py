@@ -195,11 +195,11 @@ class Simulation:
             persist_sessions=scenario.session == "file",
         )
         with self.view.host_view():
-            prepare_files(
+            laid_out = prepare_files(
                 self.host.paths, scenario, canonical=lambda p: self.view.to_virtual(os.path.realpath(p))
             )
             make_dir(os.path.join(self.host.paths.workdir, "tmp"))
-            self.host.stamp_laid_out_files()
+            self.host.stamp_laid_out_files(laid_out)
         self.result = SimulationResult(scenario, run_seed, impl_name, root, self.host, note=self.view.note)
         self.host.trace.emit(
             "host",

@@ -1,7 +1,7 @@
 """Starting a simulated host does less file work than before, with the same outcome (issue 16).
 
 Each test pins down what the cheaper code must still do exactly as the code it replaced did:
-``os.walk``'s listing of the laid-out files, ``Path.exists``'s rule for a trust-requiring
+the laid-out files ``os.walk`` would list, ``Path.exists``'s rule for a trust-requiring
 resource, the trust store's decision for a symbolically linked project, and ``os.makedirs``'s
 errors for a scenario file whose directory is a file.
 """
@@ -16,39 +16,36 @@ import pytest
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
 from pi_continuity_harness.scenario import parse_scenario
 from pi_continuity_harness.scenario.workspace import HostPaths, prepare_files
-from pi_continuity_harness.simulator.host import _files_below
 from pi_continuity_harness.simulator.settings import has_trust_requiring_resources, resolve_project_trust
 
 from .helpers import base
 
 
-def _walked(top: Path) -> list[str]:
+def _walked(top: str) -> list[str]:
     return [os.path.join(root, name) for root, _dirs, files in os.walk(top) for name in files]
 
 
-def test_the_laid_out_files_are_the_ones_os_walk_lists(tmp_path: Path) -> None:
-    """Files at every depth, an empty directory, a link to a file and a link to nothing are
-    listed; a link to a directory is listed by neither (``os.walk`` puts it among the
-    directories and does not enter it) and what is behind it is not stamped."""
-    top = tmp_path / "machine"
-    (top / "agent" / "deep" / "er").mkdir(parents=True)
-    (top / "project" / ".pi").mkdir(parents=True)
-    (top / "empty").mkdir()
-    (top / "agent" / "settings.json").write_text("{}", encoding="utf-8")
-    (top / "agent" / "deep" / "er" / "x.md").write_text("x", encoding="utf-8")
-    (top / "project" / ".pi" / "settings.json").write_text("{}", encoding="utf-8")
-    (top / "top.txt").write_text("t", encoding="utf-8")
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    (outside / "not-ours.txt").write_text("o", encoding="utf-8")
-    (top / "project" / "linked-dir").symlink_to(outside, target_is_directory=True)
-    (top / "project" / "linked-file").symlink_to(top / "top.txt")
-    (top / "project" / "dangling").symlink_to(tmp_path / "nowhere")
-    found = _files_below(str(top))
-    assert sorted(found) == sorted(_walked(top))
-    assert len(found) == len(set(found)) == 6
-    assert not any("not-ours" in path for path in found)
-    assert _files_below(str(tmp_path / "absent")) == []
+def test_the_layout_names_every_file_of_the_fresh_machine(tmp_path: Path) -> None:
+    """``prepare_files`` returns what it wrote, and in a fresh machine that is every file
+    ``os.walk`` finds there (``SimHost.stamp_laid_out_files`` stamps that list instead of
+    walking): settings, the trust store, nested text, bytes and JSON files; directories alone
+    are no files."""
+    paths = HostPaths.under(str(tmp_path / "machine"))
+    scenario = parse_scenario(
+        base(
+            saved_trust=True,
+            files={
+                "deep/er/t.txt": {"text": "t\n"},
+                "$AGENT/x/y.json": {"json": [1]},
+                "$SESSIONS/raw.bin": {"base64": "AP8="},
+                "empty-dir": {"directory": True},
+                "$PROJECT/top.md": {"text": ""},
+            },
+        )
+    )
+    written = prepare_files(paths, scenario)
+    assert sorted(written) == sorted(_walked(paths.workdir))
+    assert len(written) == 7
 
 
 def test_a_link_to_nothing_is_no_trust_requiring_resource(tmp_path: Path) -> None:
