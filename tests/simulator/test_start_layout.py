@@ -149,3 +149,39 @@ def test_each_observation_names_the_current_session_file_and_the_hosts_directori
         seen.append(target.simulation)
         target.close()
     assert seen[0] is not seen[1]
+
+
+def test_an_observed_payload_restores_paths_in_every_kind_of_value() -> None:
+    """``TraceReading._payload`` keeps numbers, booleans and None as they are and replaces
+    ``$WORK`` in strings right there; everything else still goes through ``restore_paths``
+    (nested objects and arrays, a ``str`` subclass), as when every value did."""
+    from pi_continuity_harness.targets.sim_trace import TraceReading, restore_paths  # noqa: PLC0415
+
+    class Text(str):
+        pass
+
+    record = {
+        "seq": 3,
+        "t": 10,
+        "kind": "fs",
+        "name": "write",
+        "path": "$WORK/project/a",
+        "n": 2,
+        "x": 1.5,
+        "ok": True,
+        "none": None,
+        "nested": {"p": ["$WORK/q", {"r": "$WORK"}], "k": 1},
+        "sub": Text("$WORK/s"),
+        "items": ("$WORK/t",),
+    }
+    payload = TraceReading("/root")._payload(record)
+    expected = {
+        k: restore_paths(v, "/root") for k, v in record.items() if k not in {"seq", "t", "kind", "name"}
+    }
+    assert payload == expected
+    assert payload["path"] == "/root/project/a" and payload["nested"] == {
+        "p": ["/root/q", {"r": "/root"}],
+        "k": 1,
+    }
+    assert payload["sub"] == "/root/s" and payload["items"] == ("$WORK/t",)
+    assert [type(payload[k]) for k in ("n", "x", "ok", "none")] == [int, float, bool, type(None)]
