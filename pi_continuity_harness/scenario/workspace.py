@@ -171,15 +171,43 @@ def _json_text(value: Any) -> str:
 
 
 def _write_text(path: str, text: str) -> None:
-    """``Path(path).write_text(text, encoding="utf-8")`` without the ``Path``."""
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    """``Path(path).write_text(text, encoding="utf-8")``: the same bytes (``\\n`` written as
+    the platform's line separator, as text mode does), through :func:`_write_bytes`'s
+    descriptor; the file is opened before the text is encoded, as ``open()`` then ``write``
+    did (text that cannot be encoded leaves an empty file and the same error)."""
+    fd = os.open(path, _WRITE_FLAGS, 0o666)
+    try:
+        if os.linesep != "\n":  # pragma: no cover - Windows
+            text = text.replace("\n", os.linesep)
+        _write_all(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+#: ``open(path, "wb")``'s flags: created with mode 0o666 (less the umask), truncated, not
+#: inherited by a child process.
+_WRITE_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOINHERIT", 0)
+) | getattr(os, "O_BINARY", 0)
 
 
 def _write_bytes(path: str, data: bytes) -> None:
-    """``Path(path).write_bytes(data)`` without the ``Path``."""
-    with open(path, "wb") as handle:
-        handle.write(data)
+    """``Path(path).write_bytes(data)``: the same file, written with ``os.open`` and
+    ``os.write``. ``open()`` also asks for the file's size and whether it is a terminal, seeks
+    twice and builds three objects around the descriptor; for the few small files of every
+    layout that was half of each write (21 -> 10 us CPU per new file on tmpfs, issue 16). A
+    failure to open raises the same error (class, errno and file name)."""
+    fd = os.open(path, _WRITE_FLAGS, 0o666)
+    try:
+        _write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def make_dir(path: str) -> None:
