@@ -168,6 +168,22 @@ class FilesystemMonitor:
             return is_inside(path, self.workdir)
         return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
+    def _on_disk(self, path: str | None) -> str | None:
+        """``path`` (a host path below the run's directory) spelt below the run's real directory
+        when this activation has resolved it (:meth:`inside`), else ``path`` itself.
+
+        The same file: the rest of the path is resolved from the same directory either way (the
+        directory itself is followed in both spellings). ``lexists`` of the host spelling walks
+        ``/proc/self/fd/1000/machine-...`` on the simulator: 5.1 us against 2.7 us, at every
+        operation the monitor observes (issue 16)."""
+        real_root = self._real_root
+        if real_root is None or path is None:
+            return path
+        prefix = self.workdir.rstrip(os.sep) + os.sep
+        if not path.startswith(prefix):
+            return path
+        return real_root.rstrip(os.sep) + os.sep + path[len(prefix) :]
+
     def confine(self, op: str, at: str, *, entry_only: bool = False) -> None:
         """Refuse ``op`` on ``at`` (absolute, as the kernel will resolve it) unless it stays in the
         run; ``entry_only``: the call acts on the directory entry (a rename's source, a link's
@@ -220,8 +236,12 @@ class FilesystemMonitor:
         if op == "replace":
             self.trace.emit("fs", "replace_before", **{"from": target, "to": path})
         self._serial += 1
-        pending = _Pending(op, path, target, (_exists(path), _exists(target)), self._serial)
-        for fault in self._firing(op, path):
+        pending = _Pending(
+            op, path, target, (_exists(self._on_disk(path)), _exists(self._on_disk(target))), self._serial
+        )
+        # Without faults there is nothing to fire (nor to count): the generator, and the
+        # placeholder spelling it makes of the path, are skipped.
+        for fault in self._firing(op, path) if self._counters else ():
             self._pending = None  # the fault's record comes before the operation ends
             self.trace.emit("fault", "fs", op=op, path=path, effect=fault.effect)
             if fault.effect == "crash":  # the process dies before the operation: it never ends

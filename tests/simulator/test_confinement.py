@@ -398,6 +398,35 @@ def test_resolving_below_the_run_agrees_with_realpath(
         assert below == os.path.realpath(path)
 
 
+def test_the_monitor_looks_up_existence_below_the_runs_real_directory(tmp_path: Path) -> None:
+    """Once an activation has resolved the run's directory (``inside``), the monitor asks
+    whether a file exists (an operation's before-state) through the real directory
+    (``_on_disk``) instead of the spelling the host sees (on the simulator, through
+    ``/proc/self/fd``): the same answer for files, missing files, directories, a link inside the
+    run, a path through it and a dangling link; other paths keep their spelling."""
+    real = Path(os.path.realpath(tmp_path)) / "run"
+    project = real / "project"
+    (project / "d").mkdir(parents=True)
+    (project / "f.txt").write_text("x", encoding="utf-8")
+    (project / "link").symlink_to(project / "d")
+    (project / "dangling").symlink_to(project / "nowhere")
+    (project / "d" / "inner.txt").write_text("y", encoding="utf-8")
+    spelt = tmp_path / "spelt"  # the run's directory reached through a link, as through /proc
+    spelt.symlink_to(real)
+    monitor = FilesystemMonitor(workdir=str(spelt), placeholders={}, trace=Trace(lambda: 0, ""))
+    with activate_monitor(monitor):
+        assert monitor._on_disk(str(spelt / "project")) == str(spelt / "project")  # not resolved yet
+        assert monitor.inside(str(spelt / "project" / "f.txt"))
+        names = ["f.txt", "missing", "d", "link", "link/inner.txt", "link/none", "dangling", "f.txt/x"]
+        for name in names:
+            path = str(spelt / "project" / name)
+            assert monitor._on_disk(path) == str(project / name)
+            assert os.path.lexists(str(project / name)) == os.path.lexists(path), name
+        assert monitor._on_disk(str(spelt)) == str(spelt)
+        assert monitor._on_disk(str(tmp_path / "spelt-other")) == str(tmp_path / "spelt-other")
+        assert monitor._on_disk(None) is None
+
+
 @pytest.mark.parametrize("attempt", sorted(_attempts(Path("/nonexistent"))))
 def test_the_bridges_monitor_refuses_the_same_calls(tmp_path: Path, attempt: str) -> None:
     """The real-Pi target runs a Python implementation under the same monitor in its bridge
