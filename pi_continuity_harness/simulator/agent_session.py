@@ -371,6 +371,13 @@ class AgentSession:
     async def _handle_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
         kind = event["type"]
         runner = self._runner()
+        if kind == "message_update":
+            # One per streamed delta, more than half of all agent events: no extension event
+            # is dispatched for it (:meth:`_emit_extension_event` has none) and nothing is
+            # persisted, so only the public listeners see it; the coroutine of the extension
+            # step and the tests below are not gone through (issue 16).
+            self._emit_public(event)
+            return
         if kind == "agent_start" and self._agent_run_abort_requested:
             self.agent.abort()
         if kind == "message_start" and event["message"].get("role") == "user":

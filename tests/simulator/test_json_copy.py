@@ -111,3 +111,29 @@ def test_an_observation_carries_each_event_as_it_was_when_rpc_wrote_it(tmp_path:
     assert observation.rpc_events[-1]["message"]["content"] == [{"type": "text", "text": "before"}]
     assert "agent_end" in [e["type"] for e in observation.rpc_events]
     target.close()
+
+
+def test_rpc_streams_each_delta_between_the_assistants_start_and_end(tmp_path: Path) -> None:
+    """Every streamed delta reaches RPC as a ``message_update`` (``AgentSession`` hands it to the
+    public listeners only, without an extension event), in order, inside the assistant's
+    ``message_start``/``message_end``, with the message's usage of that moment."""
+    text = "A reply long enough to be streamed in more than one delta. " * 8
+    target = make_target("sim", noop, tmp_path / "machine")
+    assert isinstance(target, SimTarget)
+    target.start(parse_scenario(base(model={"agent": [{"text": text}]})))
+    target.perform(PromptOp(prompt="hello"))
+    events = target.observe().rpc_events
+    target.close()
+    types = [e["type"] for e in events]
+    start = max(i for i, e in enumerate(events) if e["type"] == "message_start")
+    end = types.index("message_end", start)
+    assert events[start]["message"]["role"] == "assistant"
+    updates = [e for e in events if e["type"] == "message_update"]
+    assert updates == events[start + 1 : end]
+    kinds = [e["assistantMessageEvent"]["type"] for e in updates]
+    assert kinds[0] == "text_start" and kinds[-1] == "text_end" and kinds.count("text_delta") > 1
+    deltas = "".join(
+        e["assistantMessageEvent"]["delta"] for e in updates if "delta" in e["assistantMessageEvent"]
+    )
+    assert deltas == text == events[end]["message"]["content"][0]["text"]
+    assert all(set(e) == {"type", "usage", "assistantMessageEvent"} for e in updates)
