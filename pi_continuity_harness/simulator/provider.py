@@ -89,6 +89,7 @@ __all__ = [
 
 #: pi-ai's fields that may carry thinking on an openai-completions assistant message.
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
+_REASONING_KEYS = frozenset(_REASONING_FIELDS)
 
 
 # ============================================================================ thinking levels
@@ -773,7 +774,15 @@ class StreamReader:
         return content
 
     def _index(self, block: dict[str, Any]) -> int:
-        return next(i for i, b in enumerate(self.blocks) if b is block)
+        """The position of ``block`` in the message's content. Every block is a dict this reader
+        made and appended once (the content list is appended to here only), so when it is the
+        last one that is its position: the block a delta continues almost always is (the text
+        after the thinking, the last tool call), and the scan is left for the others (one per
+        delta of every reply, issue 16)."""
+        blocks = self.blocks
+        if blocks and blocks[-1] is block:
+            return len(blocks) - 1
+        return next(i for i, b in enumerate(blocks) if b is block)
 
     def start(self) -> dict[str, Any]:
         return {"type": "start"}
@@ -796,7 +805,8 @@ class StreamReader:
             self.output["stopReason"] = _STOP.get(finish, "error")
             self._finished = True
         delta = choice.get("delta") or {}
-        for name in _REASONING_FIELDS:
+        # (a delta without any reasoning field, most of them, skips the loop)
+        for name in () if _REASONING_KEYS.isdisjoint(delta) else _REASONING_FIELDS:
             value = delta.get(name)
             if isinstance(value, str) and value:
                 if self._thinking is None:

@@ -66,14 +66,40 @@ def _same(left: dict[str, Any], right: dict[str, Any]) -> bool:
 
 
 def _changes(previous: list[dict[str, Any]], current: list[dict[str, Any]]) -> tuple[list[Any], list[Any]]:
+    """``getToolStateChanges``: the current tools not declared alike before, and the declared
+    ones not current alike.
+
+    A name declared before and current is one pair of declarations, compared once: the
+    additions compare each current tool with the one declared under its name, and the
+    removals the one declared (``previous`` holds a name once, ``current_tools``) with the
+    last current tool of that name, the same pair when that tool is the last of its name;
+    ``_same`` is symmetric. Comparing it twice was half of the comparisons before every run
+    (issue 16)."""
     before = {str(t.get("name")): t for t in previous}
     after = {str(t.get("name")): t for t in current}
-    added = [t for t in current if (p := before.get(str(t.get("name")))) is None or not _same(p, t)]
-    removed = [
-        {"name": t.get("name")}
-        for t in previous
-        if (c := after.get(str(t.get("name")))) is None or not _same(t, c)
-    ]
+    compared: dict[str, bool] = {}
+    added: list[Any] = []
+    for tool in current:
+        name = str(tool.get("name"))
+        declared = before.get(name)
+        if declared is None:
+            added.append(tool)
+            continue
+        same = _same(declared, tool)
+        if after[name] is tool:
+            compared[name] = same
+        if not same:
+            added.append(tool)
+    removed: list[Any] = []
+    for tool in previous:
+        name = str(tool.get("name"))
+        now = after.get(name)
+        if now is None:
+            removed.append({"name": tool.get("name")})
+            continue
+        same = compared[name] if name in compared and before[name] is tool else _same(tool, now)
+        if not same:
+            removed.append({"name": tool.get("name")})
     return added, removed
 
 

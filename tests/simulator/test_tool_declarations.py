@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from pi_continuity_harness.api.extension_api import ToolDefinition
 from pi_continuity_harness.simulator.builtin_tools import BUILTIN_TOOLS
 from pi_continuity_harness.simulator.messages import current_tools
@@ -110,3 +113,55 @@ def test_a_declaration_put_on_a_message_is_a_copy_of_the_one_given() -> None:
         a["parameters"] is not b["parameters"]
         for a, b in zip(system["toolsAdded"], BUILTIN_TOOLS, strict=True)
     )
+
+
+def _changes_comparing_twice(
+    previous: list[dict[str, Any]], current: list[dict[str, Any]]
+) -> tuple[list[Any], list[Any]]:
+    """``_changes`` as it was: each pair compared for the additions and again for the removals."""
+    from pi_continuity_harness.simulator.tool_declarations import _same  # noqa: PLC0415
+
+    before = {str(t.get("name")): t for t in previous}
+    after = {str(t.get("name")): t for t in current}
+    added = [t for t in current if (p := before.get(str(t.get("name")))) is None or not _same(p, t)]
+    removed = [
+        {"name": t.get("name")}
+        for t in previous
+        if (c := after.get(str(t.get("name")))) is None or not _same(t, c)
+    ]
+    return added, removed
+
+
+_DECLARATIONS = st.fixed_dictionaries(
+    {"name": st.sampled_from(["a", "b", "c", "d"]), "description": st.sampled_from(["x", "y"])}
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(previous=st.lists(_DECLARATIONS, max_size=4), current=st.lists(_DECLARATIONS, max_size=5))
+def test_tool_changes_compare_each_pair_once_with_the_same_outcome(
+    previous: list[dict[str, Any]], current: list[dict[str, Any]]
+) -> None:
+    """``_changes`` gives what comparing every pair twice gave (the very objects of ``current``
+    added), comparing a name declared before and current once when it is current once."""
+    from pi_continuity_harness.simulator import tool_declarations  # noqa: PLC0415
+
+    declared = list({str(t["name"]): t for t in previous}.values())  # as current_tools gives them
+    expected = _changes_comparing_twice(declared, current)
+    calls: list[tuple[int, int]] = []
+    same = tool_declarations._same
+
+    def counting(left: dict[str, Any], right: dict[str, Any]) -> bool:
+        calls.append((id(left), id(right)))
+        return same(left, right)
+
+    tool_declarations._same = counting
+    try:
+        added, removed = tool_declarations._changes(declared, current)
+    finally:
+        tool_declarations._same = same
+    assert (added, removed) == expected
+    assert all(a is b for a, b in zip(added, expected[0], strict=True))
+    names = [str(t["name"]) for t in current]
+    if len(set(names)) == len(names):
+        assert len(calls) == len({str(t["name"]) for t in declared} & set(names))
