@@ -366,3 +366,42 @@ def test_a_number_that_is_not_finite_is_written_as_json_stringify_writes_it() ->
         cyclic: dict[str, Any] = {}
         cyclic["self"] = cyclic
         dumps_entry(cyclic)
+
+
+def test_the_hosts_session_writes_behave_as_a_text_file_opened_with_the_mode(tmp_path: Path) -> None:
+    """``SimHost._write_session`` (``os.open``/``os.write``) does what ``open(path, mode,
+    encoding="utf-8")`` and a ``write`` did: ``x`` creates and refuses an existing file, ``a``
+    appends, ``w`` replaces, a missing directory is made, and a text UTF-8 cannot encode leaves
+    the file opened (created) and raises the same ``UnicodeEncodeError``."""
+    from pi_continuity_harness.scenario.document import parse_scenario  # noqa: PLC0415
+    from pi_continuity_harness.simulator.simulation import Simulation  # noqa: PLC0415
+
+    from .helpers import base  # noqa: PLC0415
+
+    simulation = Simulation(parse_scenario(base()), workdir=tmp_path / "run")
+    host = simulation.host
+    path = str(tmp_path / "sessions" / "deeper" / "s.jsonl")  # the directories are missing
+    host._write_session(path, "one ✓\n", "x")
+    with pytest.raises(FileExistsError):
+        host._write_session(path, "again\n", "x")
+    host._write_session(path, "two\n", "a")
+    assert Path(path).read_bytes() == "one ✓\ntwo\n".encode()
+    host._write_session(path, "three\n", "w")
+    assert Path(path).read_bytes() == b"three\n"
+    fresh = str(tmp_path / "sessions" / "fresh.jsonl")
+    with pytest.raises(UnicodeEncodeError):
+        host._write_session(fresh, "lone \ud800\n", "x")
+    assert Path(fresh).read_bytes() == b""
+    with pytest.raises(UnicodeEncodeError):
+        host._write_session(path, "lone \ud800\n", "w")
+    assert Path(path).read_bytes() == b""  # truncated, as the text file was when opened
+    assert oct(Path(path).stat().st_mode & 0o777) == oct(0o666 & ~_umask())
+    simulation.finish()
+
+
+def _umask() -> int:
+    import os  # noqa: PLC0415
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
