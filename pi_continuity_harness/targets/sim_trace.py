@@ -30,6 +30,11 @@ _PLAIN = frozenset({int, float, bool, type(None)})
 
 def restore_paths(value: Any, workdir: str) -> Any:
     """Trace values carry ``$WORK``; observations carry real paths, like real Pi's do."""
+    kind = type(value)
+    if kind is str:
+        return value.replace("$WORK", workdir)
+    if kind in _PLAIN:
+        return value
     if isinstance(value, str):
         return value.replace("$WORK", workdir)
     if isinstance(value, dict):
@@ -75,7 +80,10 @@ class TraceReading:
                 elif name == "output":
                     self.command_output.append(str(self._payload(record).get("text") or ""))
             elif kind == "fs":
-                if event := fs_event(self._payload(record) | {"kind": "fs", "name": name}):
+                # ``fs_event`` reads the kind, the name and the path (a rename's ``to``) only:
+                # the path is restored in the event, not every field in a payload first.
+                if event := fs_event(record):
+                    event["path"] = restore_paths(event["path"], self._workdir)
                     self.fs_events.append(event)
             elif kind == "model" and name == "reply" and record.get("stopReason") == "aborted":
                 self.aborted.add((record.get("caller"), record.get("index")))
