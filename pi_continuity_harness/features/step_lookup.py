@@ -22,12 +22,27 @@ The same goes for the signature of the step function, which pytest-bdd computes 
 it runs (``inspect.signature`` in ``_execute_step_function`` and ``utils.get_required_args``),
 2 % of a scenario on the simulator (issue 16): kept per step function while installed. A
 ``Signature`` is immutable; the list of required arguments is given as a new list each time.
+
+Having found the step definitions, pytest-bdd registers them under a temporary fixture name for
+the test (``inject_fixturedefs_for_step``) and asks pytest for that fixture's value
+(``get_step_function``): the step context of the definition pytest picks (its fixture function
+returns it, ``steps.py``: ``step_function_marker``), through pytest's fixture setup (a
+``SubRequest``, the ``pytest_fixture_setup`` hook, a finalizer) and, at the test's teardown,
+the fixture's finish, for every step of every test: 5 % of a scenario's CPU time on the
+simulator (issue 16). When one definition matches, that is its step context, which
+:func:`_step_function` gives, kept per (step type, step text, visible step definitions), but
+only while nothing can tell the fixture was not set up (:func:`_fixture_setup_unobserved`): the
+fixture setup and finalizer hooks are pytest's own and do nothing (no ``--setup-show``,
+``--setup-only``, ``--setup-plan``, no other plug-in on them) and pytest-bdd's debug log of
+the injected fixtures is off; otherwise, and for a step that several definitions match,
+pytest-bdd's own function.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -45,26 +60,51 @@ _CONTEXTS: Any = getattr(bdd_scenario, "step_function_context_registry", None)
 #: The answer per (step type, step text, the step definitions visible).
 _MEMO: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 #: The step definitions a test under a parent node sees, in pytest-bdd's order, with their
-#: step contexts, and what names that list in :data:`_MEMO` (their identities: every feature
-#: module of the suite sees the same ones, the plug-in's, so a step text is looked up once
-#: per run, not once per module), per (parent node, fixture manager).
-_VISIBLE: dict[tuple[Any, Any], tuple[list[tuple[Any, Any]], tuple[int, ...]]] = {}
+#: step contexts, and what names that list in :data:`_MEMO` (the number :data:`_LISTINGS` gave
+#: their identities: every feature module of the suite sees the same ones, the plug-in's, so
+#: a step text is looked up once per run, not once per module), per (parent node, fixture
+#: manager).
+_VISIBLE: dict[tuple[Any, Any], tuple[list[tuple[Any, Any]], int]] = {}
+#: A number per distinct list of visible step definitions (their identities): a key of a few
+#: words instead of a tuple of about 200 identities hashed again at every step.
+_LISTINGS: dict[tuple[int, ...], int] = {}
 #: pytest-bdd's ``signature`` and ``get_required_args`` as ``pytest_bdd.scenario`` names them.
 _SIGNATURE: Callable[..., inspect.Signature] | None = getattr(bdd_scenario, "signature", None)
 _REQUIRED: Callable[..., list[str]] | None = getattr(bdd_scenario, "get_required_args", None)
 #: Per step function: its signature and its required arguments.
 _SIGNATURES: dict[Any, inspect.Signature] = {}
 _REQUIRED_ARGS: dict[Any, tuple[str, ...]] = {}
+#: pytest-bdd's ``get_step_function``, and the step context of a step per (step type, step text,
+#: the step definitions visible), given by :func:`_step_function`.
+_GET_STEP_FUNCTION: Callable[..., Any] | None = getattr(bdd_scenario, "get_step_function", None)
+#: The two functions as pytest-bdd defines them, put back by :func:`uninstall` (a test may
+#: replace ``_ORIGINAL`` or ``_GET_STEP_FUNCTION`` with a wrapper while a session runs).
+_FIND_AS_IMPORTED = _ORIGINAL
+_GET_AS_IMPORTED = _GET_STEP_FUNCTION
+#: This pytest-bdd's ``get_step_function`` is called as pytest-bdd 9 calls it.
+_GET_KNOWN = _GET_STEP_FUNCTION is not None and list(inspect.signature(_GET_STEP_FUNCTION).parameters) == [
+    "request",
+    "step",
+]
+_STEP_CONTEXTS: dict[tuple[Any, ...], Any] = {}
+#: Per pytest config (one session): whether the setup of a step's fixture is unobserved.
+_UNOBSERVED: dict[Any, bool] = {}
+#: The plug-ins (by pytest's names) whose fixture setup and finalizer hooks are pytest's own:
+#: ``fixtures`` sets a fixture up, ``setuponly`` and ``setupplan`` act only with their options.
+_OWN_FIXTURE_HOOKS = frozenset({"fixtures", "setuponly", "setupplan"})
+#: pytest-bdd's logger, which writes the fixtures it injects for a step at debug level.
+_BDD_LOG = logging.getLogger(bdd_scenario.__name__)
 #: Sessions that installed the memo and have not ended (a suite run inside a test's session).
 _DEPTH = [0]
 #: Set by a test: every memoised answer is compared with pytest-bdd's own (a mismatch raises).
 verify = False
 
 
-def _visible(fixturemanager: Any, node: Any, parent: Any) -> tuple[list[tuple[Any, Any]], tuple[int, ...]]:
+def _visible(fixturemanager: Any, node: Any, parent: Any) -> tuple[list[tuple[Any, Any]], int]:
     """pytest-bdd's two loops over every fixture name and its visible definitions, keeping the
-    step definitions, done once per parent node; with the identities of those definitions
-    (they stay alive in the list, so no other object takes an identity while it is kept)."""
+    step definitions, done once per parent node; with the number of the identities of those
+    definitions (they stay alive in the list, so no other object takes an identity while it is
+    kept)."""
     assert _NAMES is not None and _DEFS is not None and _CONTEXTS is not None
     found = _VISIBLE.get((parent, fixturemanager))
     if found is None:
@@ -74,7 +114,9 @@ def _visible(fixturemanager: Any, node: Any, parent: Any) -> tuple[list[tuple[An
                 context = _CONTEXTS.get(fixturedef.func)
                 if context is not None:
                     visible.append((fixturedef, context))
-        found = _VISIBLE[(parent, fixturemanager)] = (visible, tuple(id(d) for d, _ in visible))
+        identities = tuple(id(d) for d, _ in visible)
+        listing = _LISTINGS.setdefault(identities, len(_LISTINGS))
+        found = _VISIBLE[(parent, fixturemanager)] = (visible, listing)
     return found
 
 
@@ -91,8 +133,8 @@ def _lookup(step: Any, visible: list[tuple[Any, Any]]) -> tuple[Any, ...]:
 def _memoised(step: Any, fixturemanager: Any, node: Any) -> Iterable[Any]:
     assert _ORIGINAL is not None
     parent = getattr(node, "parent", None) or node
-    visible, identities = _visible(fixturemanager, node, parent)
-    key = (step.type, step.name, identities)
+    visible, listing = _visible(fixturemanager, node, parent)
+    key = (step.type, step.name, listing)
     found = _MEMO.get(key)
     if found is None:
         found = _MEMO[key] = _lookup(step, visible)
@@ -100,6 +142,56 @@ def _memoised(step: Any, fixturemanager: Any, node: Any) -> Iterable[Any]:
         fresh = tuple(_ORIGINAL(step=step, fixturemanager=fixturemanager, node=node))
         if fresh != found:
             raise AssertionError(f"step lookup memo: {step.type} {step.name!r}: {found} != {fresh}")
+    return found
+
+
+def _fixture_setup_unobserved(config: Any) -> bool:
+    """Whether skipping a step fixture's setup and teardown changes nothing anyone sees in this
+    session: only pytest's own plug-ins implement ``pytest_fixture_setup`` and
+    ``pytest_fixture_post_finalizer``, none of ``--setup-show``, ``--setup-only``,
+    ``--setup-plan`` is given (they print every fixture; a listener on those hooks could record
+    them), and pytest-bdd's logger does not write the injected fixtures (with
+    ``--log-level=DEBUG`` that line is in the test's captured log). The plug-ins are decided
+    once per session (they are registered when it is configured), the log level at every step."""
+    found = _UNOBSERVED.get(config)
+    if found is None:
+        hook = config.pluginmanager.hook
+        plugins = {
+            impl.plugin_name
+            for name in ("pytest_fixture_setup", "pytest_fixture_post_finalizer")
+            for impl in getattr(hook, name).get_hookimpls()
+        }
+        option = config.option
+        shown = any(getattr(option, name, False) for name in ("setupshow", "setuponly", "setupplan"))
+        found = _UNOBSERVED[config] = plugins <= _OWN_FIXTURE_HOOKS and not shown
+    return found and not _BDD_LOG.isEnabledFor(logging.DEBUG)
+
+
+def _step_function(request: Any, step: Any) -> Any:
+    """pytest-bdd's ``get_step_function`` while the fixture setup it does is unobserved: the
+    step context of the one step definition that matches the step (what pytest-bdd's fixture
+    returns: pytest sets up the only definition registered under the temporary name, which
+    shadows any other fixture of that name), kept per (step type, step text, visible step
+    definitions), the key of :func:`_memoised`. No definition (pytest-bdd's error) or several
+    (which one pytest picks is pytest's and pytest-bdd's business): pytest-bdd's own."""
+    assert _GET_STEP_FUNCTION is not None and _CONTEXTS is not None
+    if not _fixture_setup_unobserved(request.config):
+        return _GET_STEP_FUNCTION(request=request, step=step)
+    node = request.node
+    fixturemanager = request._fixturemanager
+    parent = getattr(node, "parent", None) or node
+    _defs, listing = _visible(fixturemanager, node, parent)
+    key = (step.type, step.name, listing)
+    found = _STEP_CONTEXTS.get(key)
+    if found is None:
+        defs = tuple(_memoised(step, fixturemanager, node))
+        if len(defs) != 1:
+            return _GET_STEP_FUNCTION(request=request, step=step)
+        found = _STEP_CONTEXTS[key] = _CONTEXTS[defs[0].func]
+    if verify:
+        fresh = _GET_STEP_FUNCTION(request=request, step=step)
+        if fresh is not found:
+            raise AssertionError(f"step function memo: {step.type} {step.name!r}: {found} is not {fresh}")
     return found
 
 
@@ -125,6 +217,8 @@ def install() -> None:
     if all(piece is not None for piece in pieces) and getattr(_ORIGINAL, "__name__", "") == _NAME:
         _DEPTH[0] += 1
         setattr(bdd_scenario, _NAME, _memoised)
+        if _GET_KNOWN:
+            bdd_scenario.get_step_function = _step_function
         if _SIGNATURE is inspect.signature and _REQUIRED is not None:
             bdd_scenario.signature = _signature
             bdd_scenario.get_required_args = _required_args
@@ -137,12 +231,17 @@ def uninstall() -> None:
         return
     _DEPTH[0] -= 1
     if _DEPTH[0] == 0:
-        setattr(bdd_scenario, _NAME, _ORIGINAL)
+        setattr(bdd_scenario, _NAME, _FIND_AS_IMPORTED)
+        if bdd_scenario.get_step_function is _step_function:
+            bdd_scenario.get_step_function = _GET_AS_IMPORTED
         if _SIGNATURE is inspect.signature and _REQUIRED is not None:
             bdd_scenario.signature = _SIGNATURE
             bdd_scenario.get_required_args = _REQUIRED
         _MEMO.clear()
         _VISIBLE.clear()
+        _LISTINGS.clear()
+        _STEP_CONTEXTS.clear()
+        _UNOBSERVED.clear()
         _SIGNATURES.clear()
         _REQUIRED_ARGS.clear()
 

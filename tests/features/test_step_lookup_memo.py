@@ -86,3 +86,111 @@ def test_a_wrong_memoised_step_lookup_fails_the_scenario(
     # The first scenario to run a step gets a memoised answer pytest-bdd's own lookup (planted)
     # contradicts, and the check fails it.
     assert any("step lookup memo" in r.detail for r in run.results if r.status == "failed")
+
+
+def _counting_step_function(calls: list[tuple[str, str]]) -> Any:
+    """pytest-bdd's own ``get_step_function``, recording each step it is asked for."""
+    own = step_lookup._GET_STEP_FUNCTION
+    assert own is not None
+
+    def get_step_function(*, request: Any, step: Any) -> Any:
+        calls.append((str(step.type), str(step.name)))
+        return own(request=request, step=step)
+
+    return get_step_function
+
+
+def test_a_step_is_found_without_pytests_fixture_setup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step that one step definition matches gets that definition's step context without
+    pytest-bdd's ``get_step_function`` (pytest's fixture setup of a temporary fixture, issue 16),
+    and the scenarios pass; pytest-bdd is as it was after the run."""
+    calls: list[tuple[str, str]] = []
+    monkeypatch.setattr(step_lookup, "_GET_STEP_FUNCTION", _counting_step_function(calls))
+    run = run_suite(target="sim", extension="reference", keyword="archive", workdir=tmp_path / "r")
+    assert len(run.results) > 1 and all(r.status == "passed" for r in run.results)
+    assert sum(len(r.steps) for r in run.results) > 0
+    assert calls == []
+    assert bdd_scenario_module().get_step_function is step_lookup._GET_AS_IMPORTED
+
+
+def bdd_scenario_module() -> Any:
+    """``pytest_bdd.scenario`` the module (the package exports a function of that name)."""
+    return step_lookup.bdd_scenario
+
+
+_RECORDER = """
+SET_UP = []
+
+
+def pytest_fixture_setup(fixturedef, request):
+    if fixturedef.argname.startswith("pytestbdd_stepdef_"):
+        SET_UP.append((request.node.nodeid, fixturedef.argname))
+"""
+
+
+def test_a_plugin_on_the_fixture_setup_sees_every_steps_fixture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With another plug-in on ``pytest_fixture_setup`` (an Allure-like listener, a recorder),
+    every step's fixture is set up as pytest-bdd sets it up: nothing it sees is skipped."""
+    (tmp_path / "fixture_recorder_plugin.py").write_text(_RECORDER, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    calls: list[tuple[str, str]] = []
+    monkeypatch.setattr(step_lookup, "_GET_STEP_FUNCTION", _counting_step_function(calls))
+    run = run_suite(
+        target="sim",
+        extension="reference",
+        keyword="archive",
+        workdir=tmp_path / "r",
+        extra_args=["-p", "fixture_recorder_plugin"],
+    )
+    import fixture_recorder_plugin  # type: ignore[import-not-found]  # noqa: PLC0415
+
+    assert len(run.results) > 1 and all(r.status == "passed" for r in run.results)
+    ran = [(str(s["type"]), str(s["name"])) for r in run.results for s in r.steps]
+    assert sorted(calls) == sorted(ran)  # every step, repeated texts included
+    # The plug-in saw the step fixtures set up in every test, not once per step text of the run.
+    assert {nodeid for nodeid, _name in fixture_recorder_plugin.SET_UP} == {r.nodeid for r in run.results}
+    assert len(fixture_recorder_plugin.SET_UP) > len(set(ran))
+
+
+def test_pytest_bdds_debug_log_of_a_steps_fixtures_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``--log-level=DEBUG`` pytest-bdd logs the fixtures it injects for every step (into
+    the test's captured log): every step then goes through pytest-bdd's own lookup."""
+    calls: list[tuple[str, str]] = []
+    monkeypatch.setattr(step_lookup, "_GET_STEP_FUNCTION", _counting_step_function(calls))
+    run = run_suite(
+        target="sim",
+        extension="reference",
+        keyword="archive",
+        workdir=tmp_path / "r",
+        extra_args=["--log-level=DEBUG"],
+    )
+    assert len(run.results) > 1 and all(r.status == "passed" for r in run.results)
+    ran = [(str(s["type"]), str(s["name"])) for r in run.results for s in r.steps]
+    assert sorted(calls) == sorted(ran)
+
+
+def test_a_wrong_step_context_fails_the_scenario_when_verified(
+    tmp_path: Path, verifying: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check of every answer against pytest-bdd's own fails a scenario given the step
+    context of another step definition."""
+    registry = step_lookup._CONTEXTS
+    assert registry is not None
+
+    class _Wrong:
+        def get(self, func: Any) -> Any:
+            return registry.get(func)
+
+        def __getitem__(self, func: Any) -> Any:
+            return next(context for key, context in registry.items() if key is not func)
+
+    monkeypatch.setattr(step_lookup, "_CONTEXTS", _Wrong())
+    run = run_suite(target="sim", extension="reference", keyword="archive", workdir=tmp_path / "r")
+    assert run.results
+    assert all(r.status == "failed" and "step function memo" in r.detail for r in run.results)
