@@ -4,13 +4,14 @@ every scenario, and every file of a directory a step reads) is what
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_continuity_harness.features.world import World, _files_below
+from pi_continuity_harness.features.world import World, _copy_data, _files_below, project_files
 from pi_continuity_harness.targets.target import Observation
 
 _NAMES = st.sampled_from(["a", "a-b", "a.b", "a b", ".h", "b", "B", "é", "z9", "a0"])
@@ -53,6 +54,47 @@ def test_the_files_below_a_directory_are_listed_as_pathlib_lists_them(
         )
         link.symlink_to(aim)
     assert _files_below(root) == _as_pathlib_lists_them(root)
+
+
+def test_a_projects_files_are_what_pathlib_reads_of_them(tmp_path: Path) -> None:
+    """``project_files`` (every scenario's project at its start) gives what reading the files of
+    ``sorted(project.rglob("*"))`` that are files gave: nested and hidden files, a link to a
+    file read through it, a link to a directory or to nothing left out, in path order."""
+    project = Path(os.path.realpath(tmp_path)) / "project"
+    (project / ".pi" / "deep").mkdir(parents=True)
+    (project / "src").mkdir()
+    (project / ".pi" / "settings.json").write_bytes(b'{"a": 1}')
+    (project / ".pi" / "deep" / "x.md").write_bytes("é\n".encode())
+    (project / "src" / "b").write_bytes(b"\x00\xff")
+    (project / "a b").write_bytes(b"")
+    (project / "link").symlink_to(project / "src" / "b")
+    (project / "dirlink").symlink_to(project / "src")
+    (project / "gone").symlink_to(project / "missing")
+    as_pathlib = {
+        p.relative_to(project).as_posix(): p.read_bytes() for p in sorted(project.rglob("*")) if p.is_file()
+    }
+    found = project_files(project)
+    assert found == as_pathlib
+    assert list(found) == [".pi/deep/x.md", ".pi/settings.json", "a b", "link", "src/b"]
+    assert project_files(project / "missing") == {}
+
+
+def test_a_drafts_data_is_copied_as_deepcopy_copies_it() -> None:
+    """``ScenarioDraft.build`` copies the draft's data: an equal value sharing no container with
+    it (the draft is read after Pi started); what is not plain data goes to ``deepcopy`` whole."""
+    data: dict[str, object] = {"a": [1, 2.5, {"b": None, "c": [True, "x"]}], "d": {}, "e": []}
+    copied = _copy_data(data)
+    assert copied == copy.deepcopy(data)
+    assert copied is not data and copied["a"] is not data["a"] and copied["d"] is not data["d"]
+    copied["a"][2]["c"].append("changed")  # type: ignore[index]
+    assert data["a"][2]["c"] == [True, "x"]  # type: ignore[index]
+    shared = {"t": (1, [2])}
+    assert type(_copy_data(shared)["t"]) is tuple  # a tuple stays one, as deepcopy keeps it
+    assert _copy_data(shared)["t"][1] is not shared["t"][1]
+    cycle: list[object] = []
+    cycle.append(cycle)
+    again = _copy_data({"c": cycle})["c"]
+    assert again[0] is again and again is not cycle  # deepcopy keeps the cycle
 
 
 def test_a_directory_that_is_not_there_has_no_files(tmp_path: Path) -> None:
