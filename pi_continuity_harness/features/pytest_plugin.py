@@ -112,6 +112,8 @@ _CAPABILITIES = pytest.StashKey[frozenset[str]]()
 #: The session memoised pytest-bdd's step lookup (:mod:`.step_lookup`).
 _STEP_LOOKUP = pytest.StashKey[bool]()
 _SYSTEM = pytest.StashKey[str]()
+#: The session's budget override (``_budget``): its options do not change while it runs.
+_BUDGET = pytest.StashKey[BudgetOverride | None]()
 #: Whether the scenario's call phase ran clean (passed or skipped); unset when it never ran.
 _CALL_CLEAN = pytest.StashKey[bool]()
 #: What puts the garbage collector back as it was before the scenarios (``collector_tuning``).
@@ -386,11 +388,16 @@ def item_extension(item: pytest.Item) -> str:
 def make_target(config: pytest.Config, slug: str, extension: str | None = None) -> Target:
     """A fresh target for one scenario, laid out under the run's work directory, for
     ``extension`` (default ``--extension``)."""
+    return _make_target_in(config, _workdir_root(config) / slug, extension)
+
+
+def _make_target_in(config: pytest.Config, workdir: Path, extension: str | None = None) -> Target:
+    """:func:`make_target` in ``workdir``, a directory under the run's work directory."""
     name = target_name(config)
     return targets.make_target(
         name,
         extension if extension is not None else config.getoption("--extension"),
-        _workdir_root(config) / slug,
+        workdir,
         seed=config.getoption("--seed"),
         system=implementation_system(config),
         budget=_budget(config),
@@ -399,13 +406,17 @@ def make_target(config: pytest.Config, slug: str, extension: str | None = None) 
 
 
 def _budget(config: pytest.Config) -> BudgetOverride | None:
-    """``--budget-ops``, ``--budget-virtual-seconds``, ``--budget-wall-seconds`` (None: none given)."""
-    override = BudgetOverride(
-        operations=config.getoption("--budget-ops"),
-        virtual_seconds=config.getoption("--budget-virtual-seconds"),
-        wall_seconds=config.getoption("--budget-wall-seconds"),
-    )
-    return None if override.empty else override
+    """``--budget-ops``, ``--budget-virtual-seconds``, ``--budget-wall-seconds`` (None: none given),
+    made once per session: validating the override and asking whether it is empty was 15 us of
+    every scenario's target (issue 16); it is frozen, so every target may hold the one."""
+    if _BUDGET not in config.stash:
+        override = BudgetOverride(
+            operations=config.getoption("--budget-ops"),
+            virtual_seconds=config.getoption("--budget-virtual-seconds"),
+            wall_seconds=config.getoption("--budget-wall-seconds"),
+        )
+        config.stash[_BUDGET] = None if override.empty else override
+    return config.stash[_BUDGET]
 
 
 def make_named_target(
@@ -710,14 +721,17 @@ def world(request: pytest.FixtureRequest) -> Iterator[World]:
     ``compare`` command reads these records from both targets' runs.
     """
     node = request.node
-    slug = _slug(node.name)
+    config = request.config
     extension = item_extension(node)
-    node.user_properties.append(("machine", str(machine_path(request.config, node.name))))
+    # The run's work directory is made (``mkdir``) once per scenario, not once for each of the
+    # machine's three uses: its path, the world's root and the target's directory.
+    machine = machine_path(config, node.name)
+    node.user_properties.append(("machine", str(machine)))
     created = World(
         name=node.name,
-        make_target=lambda: make_target(request.config, slug, extension),
-        make_named_target=lambda name, workdir: make_named_target(request.config, name, workdir, extension),
-        work_root=_workdir_root(request.config) / slug,
+        make_target=lambda: _make_target_in(config, machine, extension),
+        make_named_target=lambda name, workdir: make_named_target(config, name, workdir, extension),
+        work_root=machine,
     )
     started = time.perf_counter()
     try:
@@ -783,9 +797,8 @@ def _summarise(world: World) -> dict[str, Any]:
         return {"started": False}
     try:
         observation = world.observe()
-        artifacts = sorted(
-            str(observation.on_disk(world.artifact_dir() / name)) for name in world.artifact_names()
-        )
+        directory = world.artifact_dir()  # once, not once per artifact
+        artifacts = sorted(str(observation.on_disk(directory / name)) for name in world.artifact_names())
     except Exception as error:  # the report must not hide the scenario's own failure
         return {"started": True, "observation_error": str(error)}
     return {

@@ -386,7 +386,8 @@ class _Collector:
             self.order.append(nodeid)
         result.duration_s += report.duration
         machine = str(props.get("machine") or "")
-        if machine and Path(machine).is_dir():
+        # Once found, not looked for again in the later reports (a ``stat`` each).
+        if machine and machine != result.machine and Path(machine).is_dir():
             result.machine = machine
         if "tags" in props and not result.tags:
             result.tags = list(json.loads(str(props["tags"])))

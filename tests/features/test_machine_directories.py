@@ -55,3 +55,17 @@ def test_rule_two_examples_alike_in_their_first_80_characters_keep_their_own_rec
         example = result.name.split("[", 1)[1].rstrip("]")
         briefs = "".join(str(v) for v in record["artifacts"].values())
         assert example.split(". ", 1)[1][:30] in briefs, (result.name, sorted(record["artifacts"]))
+
+
+def test_every_result_names_its_machine_directory(tmp_path: Path) -> None:
+    """A result names the directory its scenario's machine was laid out in (the validation
+    record's ``machine``): the run directory's own directory for the test, which the target
+    filled. The world makes the run directory once per scenario and lays the machine, the
+    record path and the ``machine`` property out from it."""
+    run = run_suite(target="sim", keyword="archive", workdir=tmp_path / "runs")
+    assert len(run.results) > 1 and all(r.status == "passed" for r in run.results)
+    for result in run.results:
+        machine = Path(result.machine)
+        assert machine == observation_path(tmp_path / "runs", result.nodeid.rsplit("::", 1)[-1]).parent
+        assert machine.is_dir() and any(machine.iterdir())
+        assert (machine / "observation.json").is_file()
