@@ -8,6 +8,7 @@ system's features are not collected at all.
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 from typing import Any
 
@@ -59,3 +60,35 @@ def test_a_feature_file_of_the_suite_given_alone_is_still_collected(seen: dict[s
     feature = next((SUITE_DIR / "pi_blitz_handoff").rglob("*.feature"))
     run = run_suite(target="sim", extension="blitz", features=feature)
     assert run.results and seen["feature_files"] == [str(Path(feature).resolve())]
+
+
+_PLUGINS_SEEN = """
+SEEN = {}
+
+
+def pytest_configure(config):
+    for name in ("syrupy", "hypothesispytest", "pytest-bdd"):
+        SEEN[name] = config.pluginmanager.hasplugin(name)
+"""
+
+
+def test_the_stock_suite_runs_without_the_plugins_it_does_not_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run of the stock suite leaves out syrupy's and Hypothesis's plug-ins (hooks on every
+    test it never uses); a run of feature files of your own keeps them for its conftest.py."""
+    (tmp_path / "plugins_seen.py").write_text(_PLUGINS_SEEN, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    seen = importlib.import_module("plugins_seen").SEEN
+    run = run_suite(
+        target="sim", keyword="archive", workdir=tmp_path / "a", extra_args=["-p", "plugins_seen"]
+    )
+    assert run.results and all(r.status == "passed" for r in run.results)
+    assert seen == {"syrupy": False, "hypothesispytest": False, "pytest-bdd": True}
+    seen.clear()
+    features = SUITE_DIR / "pi_session_continuity" / "smoke"
+    run = run_suite(
+        target="sim", features=features, workdir=tmp_path / "b", extra_args=["-p", "plugins_seen"]
+    )
+    assert run.results
+    assert seen == {"syrupy": True, "hypothesispytest": True, "pytest-bdd": True}
