@@ -295,7 +295,7 @@ class World:
             target = self.make_target()
             target.start(self.draft.build())
             self.target = target
-            project = target.observe().project_dir
+            project = target.project_dir()
             settings = project / CONFIG_DIR_NAME / "settings.json"
             self.remembered["settings_at_start"] = settings.read_bytes() if settings.exists() else None
             self.remembered["project_at_start"] = project_files(project)

@@ -204,6 +204,12 @@ class SimTarget:
     def script(self, kind: RequestKind, replies: Iterable[Reply | SynthesisReply]) -> None:
         self.simulation.host.service.extend(kind, list(replies))
 
+    def project_dir(self) -> Path:
+        # The host's fixed virtual root leads to this run's files once its view is active (see
+        # observe() below).
+        self.simulation.view.activate()
+        return self._dirs()[0]
+
     def observe(self) -> Observation:
         # The observation's paths are the host's (its fixed virtual root, ``virtual_root.py``);
         # they lead to this run's files until another simulation in this process takes the root.

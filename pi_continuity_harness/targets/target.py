@@ -310,6 +310,11 @@ class Target(Protocol):
 
     def observe(self) -> Observation: ...
 
+    def project_dir(self) -> Path:
+        """The project directory, as :meth:`observe` names it (``Observation.project_dir``),
+        usable at once: what a step reads at the start needs no whole observation (a third of a
+        simulated scenario's start, issue 16)."""
+
     def run_checked(self, scenario: Scenario) -> CheckedRun:
         """Start from ``scenario`` and perform all its operations with the system's run checker
         watching (capability ``run-checker``; without it, :class:`TargetUnavailableError`)."""

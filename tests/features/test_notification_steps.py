@@ -31,6 +31,9 @@ class _Fixed:
     def observe(self) -> Observation:
         return self._observation
 
+    def project_dir(self) -> Path:
+        return self._observation.project_dir
+
 
 def _world(workdir: Path, *messages: str) -> World:
     observation = Observation(

@@ -133,6 +133,9 @@ def test_rule_a_sessions_artifacts_are_never_another_sessions_sharing_its_id_pre
         def observe(self) -> Observation:
             return observation
 
+        def project_dir(self) -> Path:
+            return project
+
     world = World("scenario", make_target=_Fixed)  # type: ignore[arg-type]
     world.start()
     assert world.session_artifacts("pending") == {"b.md": f'---\nsessionId: "{this}"\n---\n'.encode()}

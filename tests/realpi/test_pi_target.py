@@ -62,7 +62,10 @@ def run(
 ) -> tuple[Observation, list[OperationOutcome]]:
     target.start(sc)
     outcomes = [target.perform(_OPS.validate_python(normalise_operation_input(op))) for op in ops]
-    return target.observe(), outcomes
+    observation = target.observe()
+    # Target.project_dir(): what World.start reads the project through, on both targets.
+    assert target.project_dir() == observation.project_dir
+    return observation, outcomes
 
 
 def ext_sequence(obs: Observation) -> list[tuple[str, Any]]:

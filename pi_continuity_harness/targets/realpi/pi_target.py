@@ -1150,6 +1150,9 @@ class PiTarget:
         _name, factory = resolve_implementation(_factory_spec(self._implementation))
         return declared_system(factory).name
 
+    def project_dir(self) -> Path:
+        return Path(self.paths.project_dir)
+
     def observe(self) -> Observation:
         paths = self.paths
         observation = Observation(
