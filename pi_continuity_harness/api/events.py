@@ -38,6 +38,7 @@ __all__ = [
     "JsonObject",
     "MessageEndEvent",
     "MessageStartEvent",
+    "MessageUpdateEvent",
     "ModelSelectEvent",
     "SessionBeforeCompactEvent",
     "SessionBeforeForkEvent",
@@ -435,6 +436,17 @@ class TurnEndEvent(Event):
 class MessageStartEvent(Event):
     type: ClassVar[str] = "message_start"
     message: JsonObject
+
+
+@dataclass(frozen=True)
+class MessageUpdateEvent(Event):
+    """One streamed delta of an assistant message (agent-session.js:990-996): ``message`` as it
+    stands at this delta, ``assistant_message_event`` pi-ai's delta event (``text_delta``, ...)
+    without its ``partial`` (the bridge drops it: it repeats ``message``)."""
+
+    type: ClassVar[str] = "message_update"
+    message: JsonObject
+    assistant_message_event: JsonObject
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ from pi_continuity_harness.api.events import (
     InputEvent,
     MessageEndEvent,
     MessageStartEvent,
+    MessageUpdateEvent,
     ModelSelectEvent,
     SessionBeforeCompactEvent,
     SessionBeforeTreeEvent,
@@ -372,10 +373,14 @@ class AgentSession:
         kind = event["type"]
         runner = self._runner()
         if kind == "message_update":
-            # One per streamed delta, more than half of all agent events: no extension event
-            # is dispatched for it (:meth:`_emit_extension_event` has none) and nothing is
-            # persisted, so only the public listeners see it; the coroutine of the extension
-            # step and the tests below are not gone through (issue 16).
+            # One per streamed delta, more than half of all agent events, and nothing of it is
+            # persisted: Pi hands it to the extensions first (agent-session.js:990-996, awaited
+            # ``_extensionRunner.emit``), then to the public listeners. With no extension handler
+            # for it that dispatch does nothing (``dispatch`` returns before any trace or await
+            # point: it is not an observable event), so the extension step and the tests below
+            # are skipped then (issue 16).
+            if runner.has_handlers("message_update"):
+                await self._emit_extension_event(event, runner)
             self._emit_public(event)
             return
         if kind == "agent_start" and self._agent_run_abort_requested:
@@ -491,6 +496,18 @@ class AgentSession:
             self._turn_index += 1
         elif kind == "message_start":
             await self.dispatch(MessageStartEvent(message=event["message"]))
+        elif kind == "message_update":
+            # agent-session.js:990-996: ``{type: "message_update", message, assistantMessageEvent}``
+            # through the awaited ``_extensionRunner.emit``. A Python handler gets it through the
+            # bridge as JSON made at its call, the delta event without its ``partial`` (bridge.ts
+            # ``registerHandler``); ``runner.emit`` copies the event per handler call
+            # (``bridged_copy``), and the stream here waits for the dispatch, so each handler sees
+            # the message as it stands at this delta. (On real Pi ``{...partialMessage}``,
+            # pi-agent-core agent-loop.js:305-310, shares the ``content`` blocks pi-ai goes on
+            # filling during the bridge's round trip: its handler may see text of later deltas
+            # already; the simulator's is the outcome of a reply read delta by delta.)
+            delta = {k: v for k, v in event["assistantMessageEvent"].items() if k != "partial"}
+            await self.dispatch(MessageUpdateEvent(message=event["message"], assistant_message_event=delta))
         elif kind == "message_end":
             await self.dispatch(MessageEndEvent(message=event["message"]))
         elif kind == "tool_execution_start":

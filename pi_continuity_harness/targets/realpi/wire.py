@@ -33,6 +33,7 @@ from pi_continuity_harness.api.events import (
     InputEvent,
     MessageEndEvent,
     MessageStartEvent,
+    MessageUpdateEvent,
     ModelSelectEvent,
     SessionBeforeCompactEvent,
     SessionBeforeForkEvent,
@@ -272,6 +273,11 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
         )
     if kind == "message_start":
         return MessageStartEvent(message=get("message") or {})
+    if kind == "message_update":
+        # bridge.ts registerHandler has already dropped the delta event's ``partial``.
+        return MessageUpdateEvent(
+            message=get("message") or {}, assistant_message_event=get("assistantMessageEvent") or {}
+        )
     if kind == "message_end":
         return MessageEndEvent(message=get("message") or {})
     if kind == "tool_execution_start":
