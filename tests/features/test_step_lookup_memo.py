@@ -18,7 +18,7 @@ import pytest
 from pytest_bdd import utils as bdd_utils
 
 from pi_continuity_harness.features import step_lookup
-from pi_continuity_harness.features.suite import run_suite
+from pi_continuity_harness.features.suite import SuiteRun, run_suite
 
 
 @pytest.fixture
@@ -130,13 +130,11 @@ def pytest_fixture_setup(fixturedef, request):
 """
 
 
-def test_a_plugin_on_the_fixture_setup_sees_every_steps_fixture(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """With another plug-in on ``pytest_fixture_setup`` (an Allure-like listener, a recorder),
-    every step's fixture is set up as pytest-bdd sets it up: nothing it sees is skipped."""
-    (tmp_path / "fixture_recorder_plugin.py").write_text(_RECORDER, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path))
+def _every_step_through_pytest_bdd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra_args: list[str]
+) -> tuple[SuiteRun, list[tuple[str, str]]]:
+    """Run the archive scenarios with ``extra_args`` and assert that every step, repeated texts
+    included, went through pytest-bdd's own ``get_step_function``; the run and its steps."""
     calls: list[tuple[str, str]] = []
     monkeypatch.setattr(step_lookup, "_GET_STEP_FUNCTION", _counting_step_function(calls))
     run = run_suite(
@@ -144,13 +142,24 @@ def test_a_plugin_on_the_fixture_setup_sees_every_steps_fixture(
         extension="reference",
         keyword="archive",
         workdir=tmp_path / "r",
-        extra_args=["-p", "fixture_recorder_plugin"],
+        extra_args=extra_args,
     )
-    import fixture_recorder_plugin  # type: ignore[import-not-found]  # noqa: PLC0415
-
     assert len(run.results) > 1 and all(r.status == "passed" for r in run.results)
     ran = [(str(s["type"]), str(s["name"])) for r in run.results for s in r.steps]
     assert sorted(calls) == sorted(ran)  # every step, repeated texts included
+    return run, ran
+
+
+def test_a_plugin_on_the_fixture_setup_sees_every_steps_fixture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With another plug-in on ``pytest_fixture_setup`` (an Allure-like listener, a recorder),
+    every step's fixture is set up as pytest-bdd sets it up: nothing it sees is skipped."""
+    (tmp_path / "fixture_recorder_plugin.py").write_text(_RECORDER, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    run, ran = _every_step_through_pytest_bdd(tmp_path, monkeypatch, ["-p", "fixture_recorder_plugin"])
+    import fixture_recorder_plugin  # type: ignore[import-not-found]  # noqa: PLC0415
+
     # The plug-in saw the step fixtures set up in every test, not once per step text of the run.
     assert {nodeid for nodeid, _name in fixture_recorder_plugin.SET_UP} == {r.nodeid for r in run.results}
     assert len(fixture_recorder_plugin.SET_UP) > len(set(ran))
@@ -161,18 +170,7 @@ def test_pytest_bdds_debug_log_of_a_steps_fixtures_is_kept(
 ) -> None:
     """With ``--log-level=DEBUG`` pytest-bdd logs the fixtures it injects for every step (into
     the test's captured log): every step then goes through pytest-bdd's own lookup."""
-    calls: list[tuple[str, str]] = []
-    monkeypatch.setattr(step_lookup, "_GET_STEP_FUNCTION", _counting_step_function(calls))
-    run = run_suite(
-        target="sim",
-        extension="reference",
-        keyword="archive",
-        workdir=tmp_path / "r",
-        extra_args=["--log-level=DEBUG"],
-    )
-    assert len(run.results) > 1 and all(r.status == "passed" for r in run.results)
-    ran = [(str(s["type"]), str(s["name"])) for r in run.results for s in r.steps]
-    assert sorted(calls) == sorted(ran)
+    _every_step_through_pytest_bdd(tmp_path, monkeypatch, ["--log-level=DEBUG"])
 
 
 def test_a_wrong_step_context_fails_the_scenario_when_verified(
