@@ -46,9 +46,11 @@ __all__ = [
     "apply_edit",
     "deep_merge",
     "make_dir",
+    "path_exists",
     "prepare_files",
     "prepare_workdir",
     "workdir_problem",
+    "write_file",
     "write_json",
 ]
 
@@ -105,8 +107,25 @@ def _resolved_workdir(root: Path) -> tuple[str | None, list[Path] | None]:
     return None, entries
 
 
-#: The errors ``Path.exists`` takes for "not there" (pathlib's ``_IGNORED_ERRNOS``).
+#: The errors ``Path.exists`` takes for "not there" (pathlib's ``_IGNORED_ERRNOS``); any other
+#: error propagates, as it does from ``Path.exists``.
 _ABSENT_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+
+
+def path_exists(path: str) -> bool:
+    """``Path(path).exists()`` without the ``Path``: False for a missing path (or a link to
+    nothing, or a name with a NUL), the error itself for any other failure of ``stat``. For
+    paths tested at every host start (the simulator's trust decision, issue 16), where building
+    and parsing a ``Path`` per test was most of the cost."""
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno in _ABSENT_ERRNOS:
+            return False
+        raise
+    except ValueError:
+        return False
+    return True
 
 
 def prepare_workdir(workdir: str | Path) -> Path:
@@ -126,7 +145,7 @@ def prepare_workdir(workdir: str | Path) -> Path:
                 shutil.rmtree(entry)
             else:
                 entry.unlink()
-    _write_text(os.path.join(root, RUN_MARKER), "created by pi-continuity-harness; emptied before each run\n")
+    write_file(os.path.join(root, RUN_MARKER), "created by pi-continuity-harness; emptied before each run\n")
     return root
 
 
@@ -170,44 +189,42 @@ def _json_text(value: Any) -> str:
     return dumps_indented(value, indent=2, ensure_ascii=False) + "\n"
 
 
-def _write_text(path: str, text: str) -> None:
-    """``Path(path).write_text(text, encoding="utf-8")``: the same bytes (``\\n`` written as
-    the platform's line separator, as text mode does), through :func:`_write_bytes`'s
-    descriptor; the file is opened before the text is encoded, as ``open()`` then ``write``
-    did (text that cannot be encoded leaves an empty file and the same error)."""
-    fd = os.open(path, _WRITE_FLAGS, 0o666)
+#: ``open(path, mode)``'s flags for the modes the harness writes files with (CPython's
+#: ``FileIO``: write-only, created with 0o666 less the umask, not inherited by a child process;
+#: ``O_BINARY`` and ``O_NOINHERIT`` exist only on Windows).
+_OPEN_FLAGS: dict[str, int] = {
+    mode: os.O_WRONLY
+    | os.O_CREAT
+    | extra
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_NOINHERIT", 0)
+    | getattr(os, "O_BINARY", 0)
+    for mode, extra in (("w", os.O_TRUNC), ("a", os.O_APPEND), ("x", os.O_EXCL))
+}
+
+
+def write_file(path: str, data: str | bytes, mode: str = "w") -> None:
+    """``open(path, mode)`` and one ``write`` of ``data`` (text in UTF-8, ``\n`` as the
+    platform's line separator, as text mode writes it), through ``os.open`` and ``os.write``:
+    the same file, mode bits and errors (class, errno, file name). ``open()`` also asks for the
+    file's size and whether it is a terminal, seeks, and builds a buffer and an encoder around
+    the descriptor; for the small files the harness lays out and the session lines the
+    simulated host appends that was half of each write (21 -> 10 us CPU per new file, a 4.5 kB
+    append 20 -> 10 us, issue 16). Text is encoded after the file is opened, as a text file
+    encodes it at its ``write``: text UTF-8 cannot encode leaves the file opened (created,
+    truncated) and raises the same ``UnicodeEncodeError``. A short write goes on with the rest,
+    as the buffered writer does. ``mode``: ``"w"``, ``"a"`` or ``"x"``."""
+    fd = os.open(path, _OPEN_FLAGS[mode], 0o666)
     try:
-        if os.linesep != "\n":  # pragma: no cover - Windows
-            text = text.replace("\n", os.linesep)
-        _write_all(fd, text.encode("utf-8"))
+        if isinstance(data, str):
+            if os.linesep != "\n":  # pragma: no cover - Windows
+                data = data.replace("\n", os.linesep)
+            data = data.encode("utf-8")
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
-
-
-#: ``open(path, "wb")``'s flags: created with mode 0o666 (less the umask), truncated, not
-#: inherited by a child process.
-_WRITE_FLAGS = (
-    os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOINHERIT", 0)
-) | getattr(os, "O_BINARY", 0)
-
-
-def _write_bytes(path: str, data: bytes) -> None:
-    """``Path(path).write_bytes(data)``: the same file, written with ``os.open`` and
-    ``os.write``. ``open()`` also asks for the file's size and whether it is a terminal, seeks
-    twice and builds three objects around the descriptor; for the few small files of every
-    layout that was half of each write (21 -> 10 us CPU per new file on tmpfs, issue 16). A
-    failure to open raises the same error (class, errno and file name)."""
-    fd = os.open(path, _WRITE_FLAGS, 0o666)
-    try:
-        _write_all(fd, data)
-    finally:
-        os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def make_dir(path: str) -> None:
@@ -267,7 +284,7 @@ def prepare_files(
         agent_settings = {**agent_settings, "defaultProjectTrust": scenario.trust}
 
     def json_file(value: Any) -> Callable[[str], None]:
-        return functools.partial(_write_text, text=_json_text(value))
+        return functools.partial(write_file, data=_json_text(value))
 
     lay_out(os.path.join(paths.agent_dir, "settings.json"), json_file(agent_settings))
     if scenario.saved_trust is not None:
@@ -289,9 +306,9 @@ def prepare_files(
         if spec.directory:
             os.makedirs(target, exist_ok=True)
         elif data is not None:
-            lay_out(target, functools.partial(_write_bytes, data=data))  # exact bytes: not always UTF-8
+            lay_out(target, functools.partial(write_file, data=data))  # exact bytes: not always UTF-8
         elif spec.text is not None:
-            lay_out(target, functools.partial(_write_text, text=spec.text))
+            lay_out(target, functools.partial(write_file, data=spec.text))
         else:  # json, null too: the file holds the JSON null
             lay_out(target, json_file(spec.json_value))
     return written

@@ -74,7 +74,7 @@ from pi_continuity_harness.scenario.operations import (
 )
 from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
 from pi_continuity_harness.scenario.transcript import content_text
-from pi_continuity_harness.scenario.workspace import EditFileError, HostPaths, apply_edit
+from pi_continuity_harness.scenario.workspace import EditFileError, HostPaths, apply_edit, write_file
 from pi_continuity_harness.simulator.agent_session import AgentSession, PiThrewError, PromptRejectedError
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
 from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy, json_copy
@@ -299,33 +299,22 @@ class SimHost:
         """Pi's write of session lines (``appendFileSync``/``writeFileSync``): ``mode`` ``"a"``
         appends, ``"x"`` creates a new file, ``"w"`` replaces the content.
 
-        Through ``os.open`` and ``os.write`` with :data:`_SESSION_WRITE_FLAGS`, the flags
-        ``open(path, mode)`` passes the kernel: a text-mode ``open`` (a ``TextIOWrapper`` and
-        its encoder, a buffer, a seek to the end) made an append of a 4.5 kB line take 20 us
+        Through :func:`.workspace.write_file` (``os.open`` and ``os.write``, the flags and errors
+        of ``open(path, mode)``): a text-mode ``open`` made an append of a 4.5 kB line take 20 us
         of CPU time where this takes 10 (1,557 writes in a run of the Pi Session Continuity
-        suite, issue 16). The text is encoded after the file is opened, as the text file
-        encoded it at its ``write``, so a text UTF-8 cannot encode still leaves the file opened
-        (created, truncated) and raises the same ``UnicodeEncodeError``; a short write goes on
-        with the rest, as ``TextIOWrapper``'s buffered writer does."""
+        suite, issue 16)."""
         if self.crashed:
             raise SimulatedCrash("the process is dead")
-        flags = _SESSION_WRITE_FLAGS[mode]
         with self.host_io():
             # The directory is made only when it is missing: every entry Pi appends comes here,
             # and ``makedirs`` on the existing directory (a stat, a refused mkdir, an exception)
             # was 2 % of an exploration (issue 16). A missing directory, or a file in its place,
             # takes the ``makedirs`` path as before, so the outcome and any error are the same.
             try:
-                fd = os.open(path, flags, 0o666)
-            except (FileNotFoundError, NotADirectoryError):
+                write_file(path, text, mode)
+            except (FileNotFoundError, NotADirectoryError):  # only ``open`` raises these
                 os.makedirs(os.path.dirname(path), exist_ok=True)
-                fd = os.open(path, flags, 0o666)
-            try:
-                data = memoryview(text.encode("utf-8"))
-                while data:
-                    data = data[os.write(fd, data) :]
-            finally:
-                os.close(fd)
+                write_file(path, text, mode)
 
     def _confine_tool(self, op: str, path: str) -> None:
         """A built-in tool's file stays in the run, as an extension's must (``FilesystemMonitor
@@ -1248,16 +1237,6 @@ class SimHost:
                 return OperationResult(name, ok=False, error=str(error))
             self.trace.emit("host", "swallowed", error=str(error))
         return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None)
-
-
-#: ``open(path, mode)``'s flags for the modes of :meth:`SimHost._write_session` (CPython's
-#: ``FileIO``: write-only, created with 0o666 less the umask, close-on-exec where there is one).
-_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
-_SESSION_WRITE_FLAGS: dict[str, int] = {
-    "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND | _CLOEXEC,
-    "x": os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC,
-    "w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _CLOEXEC,
-}
 
 
 class _HostIO:

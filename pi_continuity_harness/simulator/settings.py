@@ -22,7 +22,6 @@ otherwise trusted.
 from __future__ import annotations
 
 import copy
-import errno
 import functools
 import json
 import os
@@ -35,7 +34,7 @@ from pi_continuity_harness.api.events import CompactionSettings
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME, Model
 from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.scenario.transcript import js_string
-from pi_continuity_harness.scenario.workspace import deep_merge
+from pi_continuity_harness.scenario.workspace import deep_merge, path_exists
 from pi_continuity_harness.simulator.compaction import DEFAULT_COMPACTION_SETTINGS
 
 __all__ = [
@@ -71,32 +70,13 @@ def has_trust_requiring_resources(cwd: str) -> bool:
 
     Pi also looks for ``.agents/skills`` in ancestors; the simulator's workspaces never have one.
 
-    The paths are strings, tested with :func:`_exists` (``Path.exists``'s rule): every runtime
+    The paths are strings, tested with :func:`.workspace.path_exists` (``Path.exists``'s rule): every runtime
     asks, and a ``Path`` built and parsed per resource was most of the cost.
     """
     config_dir = os.path.join(cwd, CONFIG_DIR_NAME)
-    if any(_exists(os.path.join(config_dir, name)) for name in TRUST_REQUIRING_RESOURCES):
+    if any(path_exists(os.path.join(config_dir, name)) for name in TRUST_REQUIRING_RESOURCES):
         return True
-    return _exists(os.path.join(cwd, ".agents", "skills"))
-
-
-#: The errors ``Path.exists`` takes for "not there" (pathlib's ``_IGNORED_ERRNOS``); any other
-#: error propagates, as it did.
-_ABSENT_ERRNOS = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
-
-
-def _exists(path: str) -> bool:
-    """``Path(path).exists()`` without the ``Path``: False for a missing path (or a link to
-    nothing), the error itself for any other failure of ``stat``."""
-    try:
-        os.stat(path)
-    except OSError as error:
-        if error.errno in _ABSENT_ERRNOS:
-            return False
-        raise
-    except ValueError:
-        return False
-    return True
+    return path_exists(os.path.join(cwd, ".agents", "skills"))
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -189,28 +188,27 @@ def test_an_observed_payload_restores_paths_in_every_kind_of_value() -> None:
 
 
 def test_the_layouts_writes_are_the_files_open_writes(tmp_path: Path) -> None:
-    """The layout writes through ``os.open`` (``workspace._write_text``, ``_write_bytes``):
+    """The layout writes through ``os.open`` (``workspace.write_file``, text and bytes):
     the same bytes and permissions as ``Path.write_text``/``write_bytes``, a longer file
     truncated, the same errors, and text that cannot be encoded leaves the same empty file."""
     from pi_continuity_harness.scenario import workspace  # noqa: PLC0415
 
     text = "caf\u00e9\n\u2603 line\r\n{}\n"
     (tmp_path / "old.txt").write_text(text, encoding="utf-8")
-    workspace._write_text(str(tmp_path / "new.txt"), text)
+    workspace.write_file(str(tmp_path / "new.txt"), text)
     assert (tmp_path / "new.txt").read_bytes() == (tmp_path / "old.txt").read_bytes()
     assert (tmp_path / "new.txt").stat().st_mode == (tmp_path / "old.txt").stat().st_mode
-    workspace._write_bytes(str(tmp_path / "new.txt"), b"\x00\xff")
+    workspace.write_file(str(tmp_path / "new.txt"), b"\x00\xff")
     assert (tmp_path / "new.txt").read_bytes() == b"\x00\xff"
-    for write in (workspace._write_text, workspace._write_bytes):
-        data: Any = "x" if write is workspace._write_text else b"x"
+    for data in ("x", b"x"):
         for where, error in ((tmp_path, IsADirectoryError), (tmp_path / "no" / "f", FileNotFoundError)):
             with pytest.raises(error) as raised:
-                write(str(where), data)
+                workspace.write_file(str(where), data)
             with pytest.raises(error) as expected:
                 Path(where).write_bytes(b"x")
             assert str(raised.value) == str(expected.value)
     with pytest.raises(UnicodeEncodeError):
-        workspace._write_text(str(tmp_path / "bad.txt"), "\ud800")
+        workspace.write_file(str(tmp_path / "bad.txt"), "\ud800")
     with pytest.raises(UnicodeEncodeError):
         (tmp_path / "bad-old.txt").write_text("\ud800", encoding="utf-8")
     assert (tmp_path / "bad.txt").read_bytes() == (tmp_path / "bad-old.txt").read_bytes() == b""
