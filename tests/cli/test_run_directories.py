@@ -270,17 +270,23 @@ def test_rule_a_run_stopped_before_anything_failed_leaves_no_temporary_directory
     temp = tmp_path / "t"
     temp.mkdir()
     process = subprocess.Popen(
-        [sys.executable, "-c", _CLI_WITH_CTRL_C, "run", "--quiet"],
+        [sys.executable, "-c", _CLI_WITH_CTRL_C, "run"],
         cwd=tmp_path,
-        env={**os.environ, "TMPDIR": str(temp)},
+        env={**os.environ, "TMPDIR": str(temp), "PYTHONUNBUFFERED": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        # Once a scenario's machine exists the run is under way (a wait on an event, not a timer).
-        while process.poll() is None and not any(temp.glob("pi-continuity-harness-run-*/*")):
-            os.sched_yield()
+        # Once the first scenario's progress line is out, the run is under way, with about 230
+        # scenarios to go (a wait on an event, not a timer). Before: the test waited for a
+        # scenario's machine directory to appear, but a passing scenario's directory lives for
+        # about 10 ms; on a loaded machine the poll missed every one and signalled a finished
+        # run (exit 0, seen once on 4 December 2026).
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert first.startswith("[  1/"), first
+        assert process.poll() is None, "the run ended before the signal was sent"
         process.send_signal(sig)
         _out, err = process.communicate(timeout=300)
     finally:
