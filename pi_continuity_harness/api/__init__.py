@@ -20,11 +20,13 @@ Pi's, quirks included (see each module).
 
 from pi_continuity_harness.api.abort import AbortController, AbortError, AbortSignal
 from pi_continuity_harness.api.events import (
+    AfterProviderResponseEvent,
     AgentEndEvent,
     AgentSettledEvent,
     AgentStartEvent,
     BeforeAgentStartEvent,
     BeforeCompactResult,
+    BeforeProviderRequestEvent,
     BeforeSwitchResult,
     BeforeTreeResult,
     CompactionPreparation,
@@ -90,11 +92,13 @@ __all__ = [
     "AbortController",
     "AbortError",
     "AbortSignal",
+    "AfterProviderResponseEvent",
     "AgentEndEvent",
     "AgentSettledEvent",
     "AgentStartEvent",
     "BeforeAgentStartEvent",
     "BeforeCompactResult",
+    "BeforeProviderRequestEvent",
     "BeforeSwitchResult",
     "BeforeTreeResult",
     "CommandHandler",

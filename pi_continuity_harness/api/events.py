@@ -20,11 +20,13 @@ from typing import Any, ClassVar, Literal
 from pi_continuity_harness.api.abort import AbortSignal
 
 __all__ = [
+    "AfterProviderResponseEvent",
     "AgentEndEvent",
     "AgentSettledEvent",
     "AgentStartEvent",
     "BeforeAgentStartEvent",
     "BeforeCompactResult",
+    "BeforeProviderRequestEvent",
     "BeforeSwitchResult",
     "BeforeTreeResult",
     "CompactionPreparation",
@@ -489,3 +491,33 @@ class ToolResultEvent(Event):
     content: list[JsonObject]
     details: Any
     is_error: bool
+
+
+@dataclass(frozen=True)
+class BeforeProviderRequestEvent(Event):
+    """The provider's request body, just before it is sent (``onPayload``: sdk.js:224-229,
+    runner.js:1079-1107 ``emitBeforeProviderRequest``): for the agent's own model calls only
+    (pi-agent-core agent.js:312 passes ``onPayload`` to the agent loop; compaction and branch
+    summaries, compaction.js:477-488, and ``ctx.model_registry.complete`` do not). ``payload``
+    is what pi-ai's ``buildParams`` made (openai-completions.js:188-192: the chat-completions
+    body), or what the handler before returned. A handler that returns anything but ``None``
+    replaces the payload: the next handler sees the replacement, and the last one is the body
+    Pi sends (JSON). A handler that raises is reported as an extension error and the payload
+    stays as it was."""
+
+    type: ClassVar[str] = "before_provider_request"
+    payload: Any
+
+
+@dataclass(frozen=True)
+class AfterProviderResponseEvent(Event):
+    """The HTTP response's status and headers, once they are in and before the stream is read
+    (``onResponse``: sdk.js:230-238, openai-completions.js:203): for the agent's own model calls
+    only, and only for a response the provider accepted (an HTTP error status makes the SDK
+    throw first: no event). ``headers`` as ``headersToRecord`` makes them (pi-ai
+    utils/headers.js: the fetch ``Headers``' entries, names lower-case and sorted). The return
+    value is ignored."""
+
+    type: ClassVar[str] = "after_provider_response"
+    status: int
+    headers: dict[str, str]

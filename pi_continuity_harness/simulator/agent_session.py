@@ -118,6 +118,7 @@ from pi_continuity_harness.simulator.overflow import (
     is_retryable_error,
 )
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
+from pi_continuity_harness.simulator.provider_events import agent_provider_hooks
 from pi_continuity_harness.simulator.runner import bridged_copy
 from pi_continuity_harness.simulator.session_manager import SessionManager, ms_of_iso
 from pi_continuity_harness.simulator.settings import SettingsManager
@@ -248,6 +249,11 @@ class AgentSession:
                 now_loop_ms=self.service.clock.loop_ms,
                 model=lambda: self.model,
             ),
+        )
+        #: The agent loop's provider callbacks (``before_provider_request``,
+        #: ``after_provider_response``: :mod:`.provider_events`).
+        self._provider_hooks = agent_provider_hooks(
+            self._runner, self.dispatch, self.settle_preflights, trace
         )
         self._is_agent_run_active = False
         self._agent_run_abort_requested = False
@@ -665,6 +671,7 @@ class AgentSession:
             signal=signal,
             on_event=on_event,
             setup_error=setup_error,
+            hooks=self._provider_hooks,
         )
         message["thinkingLevel"] = reasoning or "off"
         return message

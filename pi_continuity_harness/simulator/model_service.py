@@ -33,6 +33,7 @@ from typing import Any
 
 from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.scenario.chat_response import STREAM_STATUS
 from pi_continuity_harness.scenario.chat_wire import (
     ConvertMemo,
     ConvertResume,
@@ -72,6 +73,7 @@ from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 __all__ = [
     "HELD_CALL_GRACE_SECONDS",
     "ModelCatalog",
+    "ProviderHooks",
     "ScriptedModelService",
     "SimModelRegistry",
     "exchange_file",
@@ -85,6 +87,26 @@ HELD_CALL_GRACE_SECONDS = 600.0
 RunDuring = Callable[[tuple[Operation, ...], ModelRequest], Awaitable[None]]
 #: Receives pi-ai's stream events of a call, with the partial message (see :mod:`.provider`).
 OnStreamEvent = Callable[[dict[str, Any], Message], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class ProviderHooks:
+    """The agent loop's provider callbacks (sdk.js:273-275, passed on by pi-agent-core
+    agent.js:312-314 to the agent's own model calls only; summaries and ``complete`` have none).
+
+    ``on_payload(body)`` is pi-ai's ``onPayload`` (openai-completions.js:189-192): called with
+    the request body before it is sent, it returns the body to send (the same object when
+    nothing replaced it). ``on_response(status, at_ms)`` is ``onResponse``
+    (openai-completions.js:203), awaited once the headers of an accepted answer are in (at the
+    wall time ``at_ms``, their ``Date``), before the stream's ``start``."""
+
+    on_payload: Callable[[dict[str, Any]], Awaitable[Any]]
+    on_response: Callable[[int, int], Awaitable[None]]
+
+
+#: The fake server's answer to a body that is not a JSON object (``FakeModelServer.handle``):
+#: a 400 before anything is recorded, which pi-ai reports as ``"<status>: <JSON of error>"``.
+_NOT_AN_OBJECT = '400: {"message":"bad JSON: body is not an object","type":"invalid_request_error"}'
 
 
 #: The providers Pi 1.6 builds in (``@earendil-works/pi-ai`` ``dist/providers/all.js``
@@ -406,6 +428,7 @@ class ScriptedModelService:
         signal: AbortSignal | None = None,
         on_event: OnStreamEvent | None = None,
         setup_error: str | None = None,
+        hooks: ProviderHooks | None = None,
     ) -> Message:
         """One model call through pi-ai's ``openai-completions`` (:mod:`.provider`); returns the
         ``AssistantMessage``. ``messages`` are pi-ai messages (system messages included);
@@ -418,7 +441,11 @@ class ScriptedModelService:
         45-66: ``content: []``, zero usage, ``stopReason`` ``error``, or ``aborted`` when the
         signal is). A message ``convertMessages`` cannot take fails the same way, in the
         provider's own ``catch`` (openai-completions.js:480-495). Neither sends a request nor
-        uses a scripted reply."""
+        uses a scripted reply.
+
+        ``hooks``: the agent loop's provider callbacks (:class:`ProviderHooks`). A body
+        ``on_payload`` replaced is what is sent, recorded and answered, and its kind is the one
+        the fake server gives it (:func:`~.chat_wire.classify_request`)."""
         started = self.clock.now_ms()
         started_loop = self.clock.loop_ms()
         if not self.catalog.has_auth(model.provider):
@@ -448,6 +475,20 @@ class ScriptedModelService:
             self.trace.emit("model", "request", caller=kind, model=model.full_id, refused=str(error))
             stop = "aborted" if signal is not None and signal.aborted else "error"
             return assistant_failure(model, str(error), started, stop, 0)
+        replaced = False
+        if hooks is not None:
+            # openai-completions.js:188-192: ``buildParams``, then ``onPayload``, then the SDK's
+            # request (which an aborted signal stops before anything is sent).
+            sent = await hooks.on_payload(body)
+            if sent is not body:
+                if not isinstance(sent, dict):
+                    self.trace.emit(
+                        "model", "request", caller=kind, model=model.full_id, refused="not an object"
+                    )
+                    stop = "aborted" if signal is not None and signal.aborted else "error"
+                    return assistant_failure(model, _NOT_AN_OBJECT, started, stop, 0)
+                body, replaced = sent, True
+                kind = parse_chat_request(body).kind
         if signal is not None and signal.aborted:
             # An already-aborted signal never reaches the provider: no request, no scripted
             # reply used (s02c: the turn after a ``ctx.compact()`` yields an empty aborted
@@ -457,10 +498,14 @@ class ScriptedModelService:
         seq = self._seq
         self._seq += 1
         index, reply = self._next_reply(kind)
-        body["messages"] = self._shared(body["messages"], (kind, "wire"))
+        if replaced:
+            # A body of the handler's (JSON copies): parsed without the conversation's memos.
+            request = parse_chat_request(body, index=index, kind=kind)
+        else:
+            body["messages"] = self._shared(body["messages"], (kind, "wire"))
+            request = parse_chat_request(body, index=index, kind=kind, memo=self._parsed, resume=resume[2])
         # The wire names the model by its id; requests are recorded as ``provider/id``, as the
         # real-Pi target records them.
-        request = parse_chat_request(body, index=index, kind=kind, memo=self._parsed, resume=resume[2])
         request = dataclasses.replace(
             request, model=model.full_id, messages=self._shared(request.messages, (kind, "parsed"))
         )
@@ -481,7 +526,11 @@ class ScriptedModelService:
             scripted=reply is not None,
             file=exchange_file(kind, index),
         )
-        message = await self._answer(model, request, outcome, seq, (started, started_loop), signal, on_event)
+        # The chunks name the model the body named, as the fake server's do.
+        wire_model = str(body.get("model", "")) if replaced else model.id
+        message = await self._answer(
+            model, request, outcome, (seq, wire_model), (started, started_loop), signal, on_event, hooks
+        )
         exchange["reply"] = message
         for block, call in zip(
             [b for b in message["content"] if b.get("type") == "toolCall"], outcome.tool_calls, strict=False
@@ -510,14 +559,16 @@ class ScriptedModelService:
         model: Model,
         request: ModelRequest,
         outcome: ModelOutcome,
-        seq: int,
+        stream_id: tuple[int, str],
         start: tuple[int, int],
         signal: AbortSignal | None,
         on_event: OnStreamEvent | None,
+        hooks: ProviderHooks | None = None,
     ) -> Message:
         """What the fake server does with the outcome, read the way pi-ai reads it: a hold
         before the headers, an HTTP error, or a stream (cut by a stream plan: then a hold, a
-        dropped connection or an SSE error)."""
+        dropped connection or an SSE error). A stream's headers go to ``hooks.on_response``
+        before its ``start`` (openai-completions.js:203-204)."""
         started, started_loop = start
         plan = outcome.stream
         held = outcome.held and self.run_during is not None
@@ -533,7 +584,10 @@ class ScriptedModelService:
             return assistant_failure(
                 model, format_http_error(outcome.error), started, "error", self._elapsed(started_loop)
             )
-        stream = chat_stream(outcome, model=model.id, seq=seq)
+        if hooks is not None:
+            await hooks.on_response(STREAM_STATUS, self.clock.current_ms())
+        seq, wire_model = stream_id
+        stream = chat_stream(outcome, model=wire_model, seq=seq)
         reader = StreamReader(model, started)
 
         async def emit(events: list[dict[str, Any]]) -> None:

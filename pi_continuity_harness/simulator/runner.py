@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.events import (
     BeforeCompactResult,
+    BeforeProviderRequestEvent,
     BeforeSwitchResult,
     BeforeTreeResult,
     CompactionPreparation,
@@ -48,6 +49,7 @@ from pi_continuity_harness.api.extension_api import (
     StaleContextError,
     ToolDefinition,
 )
+from pi_continuity_harness.api.wire_json import result_to_wire
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy, json_copy_or_same
 from pi_continuity_harness.simulator.messages import UNDEFINED
@@ -314,6 +316,32 @@ class ExtensionRunner:
                 "transform", text, images, text_error=_starts_with_error(js_text), pi_text=js_text
             )
         return InputOutcome("continue")
+
+    async def emit_before_provider_request(self, payload: Any) -> Any:
+        """runner.js:1079-1107 ``emitBeforeProviderRequest``: each handler gets the payload as
+        it is now (``{type, payload: currentPayload}``), and whatever it returns but ``undefined``
+        becomes the payload; a handler that throws is reported (``emitError``) and the payload
+        stays. Returns the payload the provider sends.
+
+        A Python handler's event is the payload's JSON, parsed anew for each call (``bridge.ts``
+        ``registerHandler``: :func:`bridged_copy`), so an in-place change reaches neither Pi nor
+        the next handler: only a returned payload counts. Its result crosses back as the
+        bridge's reply (``result_to_wire``, then JSON: :func:`bridge_reply_copy`)."""
+        ctx = self.create_context()
+        current = payload
+        for record, handlers in self.handlers_of("before_provider_request"):
+            for handler in handlers:
+                event = bridged_copy(BeforeProviderRequestEvent(payload=json_copy_or_same(current)))
+                try:
+                    value = await self.call_handler(handler, event, ctx)
+                except Exception as error:
+                    self.emit_error(record.path, "before_provider_request", _describe(error))
+                    value = None
+                if self._between_handlers is not None:
+                    await self._between_handlers()
+                if value is not None:
+                    current = bridge_reply_copy(result_to_wire(value))
+        return current
 
     def emit_error(self, path: str, event: str, error: str) -> None:
         self._on_error(path, event, error)

@@ -46,6 +46,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from pi_continuity_harness.scenario.chat_response import SERVER_SOFTWARE, STREAM_HEADERS, STREAM_STATUS
 from pi_continuity_harness.scenario.chat_wire import (
     ChatStream,
     chat_stream,
@@ -181,11 +182,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.write_chunks(chunks)
         self.end_sse()
 
+    def version_string(self) -> str:
+        """``Server``: a fixed name (``chat_response.SERVER_SOFTWARE``), which the simulator
+        reports too, not the interpreter's version."""
+        return SERVER_SOFTWARE
+
     def start_sse(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
+        # The status and headers the simulator reports to ``after_provider_response``
+        # (``scenario/chat_response.py``); ``send_response`` adds ``Server`` and ``Date``.
+        self.send_response(STREAM_STATUS)
+        for name, value in STREAM_HEADERS:
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.flush()
 

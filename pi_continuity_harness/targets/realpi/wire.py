@@ -24,10 +24,12 @@ from typing import IO, Any
 
 from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.events import (
+    AfterProviderResponseEvent,
     AgentEndEvent,
     AgentSettledEvent,
     AgentStartEvent,
     BeforeAgentStartEvent,
+    BeforeProviderRequestEvent,
     CompactionPreparation,
     CompactionSettings,
     InputEvent,
@@ -304,6 +306,11 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
             details=get("details"),
             is_error=bool(get("isError")),
         )
+    if kind == "before_provider_request":
+        # A handler's result goes back as the payload (bridge.ts registerHandler returns it).
+        return BeforeProviderRequestEvent(payload=get("payload"))
+    if kind == "after_provider_response":
+        return AfterProviderResponseEvent(status=int(get("status") or 0), headers=dict(get("headers") or {}))
     return GenericEvent(data)
 
 

@@ -1,0 +1,56 @@
+"""The extension events of the agent's provider calls (sdk.js:224-238).
+
+Pi builds its agent with three provider callbacks (sdk.js:273-275), which pi-agent-core passes
+to the agent loop's model calls only (agent.js:312-314; compaction and branch summaries call
+the stream function without them, compaction.js:477-488, and so does an extension's
+``modelRegistry.complete``):
+
+* ``onPayload`` -> ``before_provider_request`` (sdk.js:224-229): when some extension listens,
+  ``emitBeforeProviderRequest`` (runner.js:1079-1107) hands each handler the payload and takes
+  what it returns as the body to send (:meth:`~.runner.ExtensionRunner.emit_before_provider_request`).
+* ``onResponse`` -> ``after_provider_response`` (sdk.js:230-238): ``{status, headers}`` through
+  the plain, awaited ``emit``; its result is ignored.
+
+Each first asks ``hasHandlers`` (sdk.js:226, 232): without a listener there is no dispatch,
+no trace line and no await point, so a run whose extensions do not listen is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pi_continuity_harness.api.events import AfterProviderResponseEvent, Event
+from pi_continuity_harness.scenario.chat_response import response_record
+from pi_continuity_harness.scenario.trace import Trace
+from pi_continuity_harness.simulator.model_service import ProviderHooks
+from pi_continuity_harness.simulator.runner import ExtensionRunner
+
+__all__ = ["agent_provider_hooks"]
+
+
+def agent_provider_hooks(
+    runner: Callable[[], ExtensionRunner],
+    dispatch: Callable[[Event], Awaitable[Any]],
+    settle: Callable[[], Awaitable[None]],
+    trace: Trace,
+) -> ProviderHooks:
+    """The agent loop's :class:`~.model_service.ProviderHooks`: ``runner`` is the current
+    extension runner (read at each call, as Pi reads ``extensionRunnerRef.current``),
+    ``dispatch`` the session's traced dispatch, ``settle`` its preflight settling."""
+
+    async def on_payload(payload: dict[str, Any]) -> Any:
+        current = runner()
+        if not current.has_handlers("before_provider_request"):
+            return payload
+        trace.emit("event", "before_provider_request")
+        sent = await current.emit_before_provider_request(payload)
+        await settle()
+        return sent
+
+    async def on_response(status: int, at_ms: int) -> None:
+        if runner().has_handlers("after_provider_response"):
+            headers = response_record(at_ms)  # the fake server's (``scenario/chat_response.py``)
+            await dispatch(AfterProviderResponseEvent(status=status, headers=headers))
+
+    return ProviderHooks(on_payload=on_payload, on_response=on_response)

@@ -1,0 +1,166 @@
+"""Differential: a Python extension's provider-event handlers, real Pi 1.6 against the simulator.
+
+Pi hands the agent loop's model calls (not the summarizer's: compaction.js:477-488) three
+provider callbacks (sdk.js:273-275). This file covers two:
+
+* ``before_provider_request`` (sdk.js:224-229, runner.js:1079-1107): each handler gets the
+  request body pi-ai built (openai-completions.js:188-192) and may return another, which the
+  next handler sees and pi-ai sends; a handler that throws is reported and changes nothing.
+* ``after_provider_response`` (sdk.js:230-238, openai-completions.js:203): the status and the
+  headers of the fake server's answer (``scenario/chat_response.py``), before ``message_start``.
+
+The extension below, defined here, records what its handlers saw and notifies it at the end of
+each assistant message; the test asserts real Pi's record explicitly (so a shared mistake
+cannot pass), then that the simulator's is the same, and that the replaced body is what both
+targets' model received.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from realpi.test_differential_api_surface import notes
+from realpi.test_differential_fidelity import LONG, Targets, assert_equivalent, play, scenario
+
+from pi_continuity_harness.scenario.chat_response import SERVER_SOFTWARE
+from pi_continuity_harness.scenario.transcript import content_text
+
+pytestmark = pytest.mark.realpi
+
+_EXTENSION = """\
+import json
+import re
+
+DATE = re.compile(r"^[A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} GMT$")
+
+
+def last_user(payload):
+    for message in reversed(payload.get("messages") or []):
+        if message.get("role") == "user":
+            return message.get("content")
+    return None
+
+
+def extension(pi):
+    seen = []
+
+    def rewrite(event, ctx):
+        payload = event.payload
+        seen.append(["rewrite", event.type, type(event).__name__, sorted(payload), payload.get("stream"),
+                     payload.get("max_tokens"), last_user(payload)])
+        replaced = dict(payload)
+        replaced["messages"] = [*payload["messages"][:-1], {"role": "user", "content": "rewritten"}]
+        replaced["max_tokens"] = 77
+        return replaced
+
+    def fails(event, ctx):
+        seen.append(["fails", event.payload.get("max_tokens"), last_user(event.payload)])
+        raise RuntimeError("boom")
+
+    def in_place(event, ctx):
+        seen.append(["in_place", event.payload.get("max_tokens")])
+        event.payload["max_tokens"] = 99
+
+    def response(event, ctx):
+        headers = event.headers
+        seen.append(["response", event.type, type(event).__name__, event.status, list(headers),
+                     headers.get("content-type"), headers.get("server"),
+                     bool(DATE.match(headers.get("date") or ""))])
+
+    def start(event, ctx):
+        seen.append(["message_start", event.message.get("role")])
+
+    def end(event, ctx):
+        if event.message.get("role") == "assistant":
+            ctx.ui.notify("seen: " + json.dumps(seen), "info")
+
+    pi.on("before_provider_request", rewrite)
+    pi.on("before_provider_request", fails)
+    pi.on("before_provider_request", in_place)
+    pi.on("after_provider_response", response)
+    pi.on("message_start", start)
+    pi.on("message_end", end)
+"""
+
+
+def test_provider_request_and_response_reach_a_python_extension_for_the_agent_s_requests(
+    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = tmp_path / "extension"
+    directory.mkdir()
+    (directory / "provider_probe.py").write_text(_EXTENSION, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(directory))  # the bridge inherits it as PYTHONPATH
+    sc = scenario({"agent": [{"text": "first reply"}, {"text": "second reply"}]})
+    ops: list[Any] = [{"prompt": "hello " + LONG}, {"prompt": "again " + LONG}, {"compact": None}]
+    real, sim = play(targets, sc, ops, "provider_probe:extension")
+
+    seen = notes(real)["seen"]
+    rows = [row for row in seen if row[0] != "message_start" or row[1] in ("user", "assistant")]
+    request = rows[1]
+    assert request[:3] == ["rewrite", "before_provider_request", "BeforeProviderRequestEvent"]
+    assert {"messages", "model", "stream", "tools"} <= set(request[3]), request[3]
+    assert request[4] is True
+    assert request[6] == [{"type": "text", "text": "hello " + LONG}]
+    response = [
+        "response",
+        "after_provider_response",
+        "AfterProviderResponseEvent",
+        200,
+        ["cache-control", "connection", "content-type", "date", "server"],
+        "text/event-stream",
+        SERVER_SOFTWARE,
+        True,
+    ]
+    # Real Pi: the handlers in order, each after the previous one's replacement; the failing
+    # one's error changes nothing, the in-place change is the handler's copy; the response's
+    # headers before the assistant's message_start. Only the agent's two requests: the
+    # summarizer's has no provider events.
+    turn = [
+        ["message_start", "user"],
+        request,
+        ["fails", 77, "rewritten"],
+        ["in_place", 77],
+        response,
+        ["message_start", "assistant"],
+    ]
+    assert rows[:6] == turn, json.dumps(seen, indent=1)
+    assert [row[0] for row in rows[6:]] == [row[0] for row in turn], json.dumps(seen, indent=1)
+    assert len(real.requests("summary")) == 1
+    for observed in (real, sim):
+        agent = observed.requests("agent")
+        assert [r.request.max_tokens for r in agent] == [77, 77], observed.target
+        assert [content_text(r.request.messages[-1]["content"]) for r in agent] == ["rewritten", "rewritten"]
+    assert notes(sim).get("seen") == seen
+    assert_equivalent(real, sim)
+
+
+_NOT_AN_OBJECT = """\
+def extension(pi):
+    pi.on("before_provider_request", lambda event, ctx: "not a body")
+"""
+
+
+def test_a_payload_that_is_not_an_object_fails_the_turn_with_the_servers_400(
+    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pi-ai sends the JSON of whatever the handler returned; the fake server answers a body
+    that is not an object with a 400 before it records a request."""
+    directory = tmp_path / "extension"
+    directory.mkdir()
+    (directory / "payload_string.py").write_text(_NOT_AN_OBJECT, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(directory))
+    sc = scenario({"agent": [{"text": "never"}]})
+    real, sim = play(targets, sc, [{"prompt": "hello"}], "payload_string:extension")
+    assert real.requests("agent") == []
+    failed = [
+        e["message"]
+        for e in real.entries
+        if e.get("type") == "message" and e["message"].get("role") == "assistant"
+    ]
+    assert [m.get("stopReason") for m in failed] == ["error"]
+    assert failed[0]["errorMessage"].startswith("400: "), failed[0]["errorMessage"]
+    assert sim.requests("agent") == []
+    assert_equivalent(real, sim)

@@ -1,0 +1,109 @@
+"""The extension events of the agent's provider calls (``simulator/provider_events.py``):
+``before_provider_request`` (sdk.js:224-229, runner.js:1079-1107) and
+``after_provider_response`` (sdk.js:230-238, pi-ai openai-completions.js:203)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.api.events import AfterProviderResponseEvent, BeforeProviderRequestEvent
+from pi_continuity_harness.scenario.chat_response import SERVER_SOFTWARE
+
+from .helpers import agent_requests, base, long_text, records, run
+
+HTTP_DATE = re.compile(r"^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$")
+
+
+def _last_user_text(payload: dict[str, Any]) -> Any:
+    return next(m["content"] for m in reversed(payload["messages"]) if m.get("role") == "user")
+
+
+def test_a_returned_payload_replaces_the_request_body_for_the_next_handler_and_the_provider(
+    tmp_path: Path,
+) -> None:
+    """runner.js:1089-1092: a result other than ``undefined`` becomes ``currentPayload``; a
+    handler that throws is reported and changes nothing; an in-place change is the handler's
+    copy only (the bridge's JSON); the last payload is what the provider sends."""
+    seen: list[Any] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        def rewrite(event: BeforeProviderRequestEvent, ctx: Any) -> Any:
+            seen.append(("rewrite", type(event).__name__, _last_user_text(event.payload)))
+            payload = dict(event.payload)
+            payload["messages"] = [*payload["messages"][:-1], {"role": "user", "content": "rewritten"}]
+            payload["max_tokens"] = 7
+            return payload
+
+        def fails(event: BeforeProviderRequestEvent, ctx: Any) -> Any:
+            seen.append(("fails", _last_user_text(event.payload)))
+            raise RuntimeError("boom")
+
+        def in_place(event: BeforeProviderRequestEvent, ctx: Any) -> None:
+            seen.append(("in_place", _last_user_text(event.payload), event.payload.get("max_tokens")))
+            event.payload["max_tokens"] = 99
+
+        pi.on("before_provider_request", rewrite)
+        pi.on("before_provider_request", fails)
+        pi.on("before_provider_request", in_place)
+
+    scenario = base(model={"agent": [{"text": "hi"}]}, operations=[{"prompt": "hello"}])
+    result = run(tmp_path, scenario, extension)
+    assert seen == [
+        ("rewrite", "BeforeProviderRequestEvent", [{"type": "text", "text": "hello"}]),
+        ("fails", "rewritten"),
+        ("in_place", "rewritten", 7),
+    ]
+    (request,) = agent_requests(result)
+    assert request.max_tokens == 7
+    assert request.messages[-1]["content"] in ("rewritten", [{"type": "text", "text": "rewritten"}])
+    errors = [r for r in records(result, "session") if r["name"] == "extension_error"]
+    assert [(r["event"], r["error"]) for r in errors] == [("before_provider_request", "boom")]
+
+
+def test_provider_events_come_from_the_agent_s_requests_only(tmp_path: Path) -> None:
+    """agent.js:312-314 hands ``onPayload``/``onResponse`` to the agent loop; the summarizer's
+    request (compaction.js:477-488) has neither. ``after_provider_response`` comes with status
+    200 and the fake server's headers, before the assistant's ``message_start``."""
+    order: list[str] = []
+    responses: list[AfterProviderResponseEvent] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        pi.on("before_provider_request", lambda event, ctx: order.append("request"))
+
+        def response(event: AfterProviderResponseEvent, ctx: Any) -> None:
+            responses.append(event)
+            order.append("response")
+
+        pi.on("after_provider_response", response)
+        pi.on("message_start", lambda event, ctx: order.append("start:" + event.message["role"]))
+
+    operations = [{"prompt": long_text("one")}, {"prompt": long_text("two")}, {"compact": None}]
+    result = run(tmp_path, base(operations=operations), extension)
+    kinds = [r.kind for r in result.host.service.requests]
+    assert kinds == ["agent", "agent", "summary"]
+    order = [o for o in order if o in ("request", "response", "start:user", "start:assistant")]
+    assert order == ["start:user", "request", "response", "start:assistant"] * 2, order
+    assert [e.status for e in responses] == [200, 200]
+    headers = responses[0].headers
+    assert list(headers) == ["cache-control", "connection", "content-type", "date", "server"]
+    assert headers["content-type"] == "text/event-stream"
+    assert headers["server"] == SERVER_SOFTWARE
+    assert HTTP_DATE.match(headers["date"]), headers["date"]
+
+
+def test_an_http_error_has_a_provider_request_but_no_provider_response(tmp_path: Path) -> None:
+    """pi-ai's SDK throws on an error status before ``onResponse`` (openai-completions.js:198-203)."""
+    order: list[str] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        pi.on("before_provider_request", lambda event, ctx: order.append("request"))
+        pi.on("after_provider_response", lambda event, ctx: order.append("response"))
+
+    scenario = base(
+        model={"agent": [{"error": {"status": 400, "message": "no"}}]}, operations=[{"prompt": "hello"}]
+    )
+    run(tmp_path, scenario, extension)
+    assert order == ["request"]
