@@ -42,6 +42,7 @@ __all__ = [
     "MessageStartEvent",
     "MessageUpdateEvent",
     "ModelSelectEvent",
+    "ProviderStreamEvent",
     "SessionBeforeCompactEvent",
     "SessionBeforeForkEvent",
     "SessionBeforeSwitchEvent",
@@ -521,3 +522,18 @@ class AfterProviderResponseEvent(Event):
     type: ClassVar[str] = "after_provider_response"
     status: int
     headers: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ProviderStreamEvent(Event):
+    """One chunk of the provider's stream as the provider's SDK parsed it, before pi-ai reads it
+    (``onProviderStreamEvent``: sdk.js:240-249, openai-completions.js:339-340): for the agent's
+    own model calls only. ``data`` is the chat-completion chunk (an SSE ``error`` object and
+    ``[DONE]`` are not chunks); ``provider``, ``api`` and ``model`` (its id) name the request's
+    model. The return value is ignored."""
+
+    type: ClassVar[str] = "provider_stream_event"
+    data: Any
+    provider: str
+    api: str
+    model: str

@@ -98,10 +98,13 @@ class ProviderHooks:
     the request body before it is sent, it returns the body to send (the same object when
     nothing replaced it). ``on_response(status, at_ms)`` is ``onResponse``
     (openai-completions.js:203), awaited once the headers of an accepted answer are in (at the
-    wall time ``at_ms``, their ``Date``), before the stream's ``start``."""
+    wall time ``at_ms``, their ``Date``), before the stream's ``start``.
+    ``on_stream_event(chunk, model)`` is ``onProviderStreamEvent`` (openai-completions.js:339-340),
+    awaited for each chunk before pi-ai reads it."""
 
     on_payload: Callable[[dict[str, Any]], Awaitable[Any]]
     on_response: Callable[[int, int], Awaitable[None]]
+    on_stream_event: Callable[[dict[str, Any], Model], Awaitable[None]]
 
 
 #: The fake server's answer to a body that is not a JSON object (``FakeModelServer.handle``):
@@ -597,7 +600,10 @@ class ScriptedModelService:
 
         await emit([reader.start()])
         cut = len(stream.chunks) if stream.cut is None else stream.cut
+        on_chunk = None if hooks is None else hooks.on_stream_event
         for chunk in stream.chunks[:cut]:
+            if on_chunk is not None:
+                await on_chunk(chunk, model)
             await emit(reader.feed(chunk))
         if plan is not None and plan.then == "drop":
             await emit(reader.end(self._elapsed(started_loop)))
@@ -611,6 +617,8 @@ class ScriptedModelService:
                 await emit(reader.abort(self._elapsed(started_loop)))
                 return reader.output
         for chunk in stream.chunks[cut:]:
+            if on_chunk is not None:
+                await on_chunk(chunk, model)
             await emit(reader.feed(chunk))
         await emit(reader.end(self._elapsed(started_loop)))
         return reader.output

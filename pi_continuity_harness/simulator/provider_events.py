@@ -10,8 +10,10 @@ the stream function without them, compaction.js:477-488, and so does an extensio
   what it returns as the body to send (:meth:`~.runner.ExtensionRunner.emit_before_provider_request`).
 * ``onResponse`` -> ``after_provider_response`` (sdk.js:230-238): ``{status, headers}`` through
   the plain, awaited ``emit``; its result is ignored.
+* ``onProviderStreamEvent`` -> ``provider_stream_event`` (sdk.js:240-249): each chunk with the
+  request's model's ``provider``, ``api`` and ``id``, through ``emit``; its result is ignored.
 
-Each first asks ``hasHandlers`` (sdk.js:226, 232): without a listener there is no dispatch,
+Each first asks ``hasHandlers`` (sdk.js:226, 232, 242): without a listener there is no dispatch,
 no trace line and no await point, so a run whose extensions do not listen is unchanged.
 """
 
@@ -20,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from pi_continuity_harness.api.events import AfterProviderResponseEvent, Event
+from pi_continuity_harness.api.events import AfterProviderResponseEvent, Event, ProviderStreamEvent
+from pi_continuity_harness.api.extension_api import Model
 from pi_continuity_harness.scenario.chat_response import response_record
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.simulator.model_service import ProviderHooks
@@ -53,4 +56,10 @@ def agent_provider_hooks(
             headers = response_record(at_ms)  # the fake server's (``scenario/chat_response.py``)
             await dispatch(AfterProviderResponseEvent(status=status, headers=headers))
 
-    return ProviderHooks(on_payload=on_payload, on_response=on_response)
+    async def on_stream_event(chunk: dict[str, Any], model: Model) -> None:
+        if runner().has_handlers("provider_stream_event"):
+            await dispatch(
+                ProviderStreamEvent(data=chunk, provider=model.provider, api=model.api, model=model.id)
+            )
+
+    return ProviderHooks(on_payload=on_payload, on_response=on_response, on_stream_event=on_stream_event)

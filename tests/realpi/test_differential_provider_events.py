@@ -164,3 +164,68 @@ def test_a_payload_that_is_not_an_object_fails_the_turn_with_the_servers_400(
     assert failed[0]["errorMessage"].startswith("400: "), failed[0]["errorMessage"]
     assert sim.requests("agent") == []
     assert_equivalent(real, sim)
+
+
+_STREAM = """\
+import json
+
+
+def extension(pi):
+    seen = []
+
+    def chunk(event, ctx):
+        seen.append(["chunk", event.type, type(event).__name__, event.provider, event.api, event.model,
+                     json.loads(json.dumps(event.data))])
+        event.data["choices"] = []  # the handler's copy
+
+    def response(event, ctx):
+        seen.append(["response", event.status])
+
+    def end(event, ctx):
+        if event.message.get("role") == "assistant":
+            seen.append(["end", event.message.get("content")])
+            ctx.ui.notify("seen: " + json.dumps(seen), "info")
+
+    pi.on("provider_stream_event", chunk)
+    pi.on("after_provider_response", response)
+    pi.on("message_end", end)
+"""
+
+
+def test_every_chunk_of_the_agent_s_stream_reaches_a_python_extension(
+    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sdk.js:240-249: ``{data, provider, api, model}`` per chunk the SDK parsed
+    (openai-completions.js:339-340), awaited before pi-ai reads the chunk; not for the
+    summarizer's request. The chunks are compared whole (ids and ``created`` are the fake
+    server's, deterministic)."""
+    directory = tmp_path / "extension"
+    directory.mkdir()
+    (directory / "stream_probe.py").write_text(_STREAM, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(directory))
+    sc = scenario({"agent": [{"text": "first reply"}, {"text": "second reply"}]})
+    ops: list[Any] = [{"prompt": "hello " + LONG}, {"prompt": "again " + LONG}, {"compact": None}]
+    real, sim = play(targets, sc, ops, "stream_probe:extension")
+
+    seen = notes(real)["seen"]
+    assert len(real.requests("summary")) == 1
+    chunks = [row for row in seen if row[0] == "chunk"]
+    assert {tuple(row[1:6]) for row in chunks} == {
+        ("provider_stream_event", "ProviderStreamEvent", "fake", "openai-completions", "fake-model")
+    }
+    datas = [row[6] for row in chunks]
+    assert {d["id"] for d in datas} == {"chatcmpl-fake-0", "chatcmpl-fake-1"}
+    first = "".join(
+        d["choices"][0]["delta"].get("content") or ""
+        for d in datas
+        if d["choices"] and d["id"].endswith("-0")
+    )
+    assert first == "first reply"
+    # Each turn: the response, then its chunks, then the message's end (unchanged by the
+    # handler's change of its copy).
+    per_turn = len(chunks) // 2
+    shape = ["response", *["chunk"] * per_turn, "end"]
+    assert [row[0] for row in seen] == shape * 2, json.dumps(seen, indent=1)
+    assert seen[per_turn + 1] == ["end", [{"type": "text", "text": "first reply"}]]
+    assert notes(sim).get("seen") == seen
+    assert_equivalent(real, sim)

@@ -4,12 +4,17 @@
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.api import ExtensionAPI
-from pi_continuity_harness.api.events import AfterProviderResponseEvent, BeforeProviderRequestEvent
+from pi_continuity_harness.api.events import (
+    AfterProviderResponseEvent,
+    BeforeProviderRequestEvent,
+    ProviderStreamEvent,
+)
 from pi_continuity_harness.scenario.chat_response import SERVER_SOFTWARE
 
 from .helpers import agent_requests, base, long_text, records, run
@@ -107,3 +112,42 @@ def test_an_http_error_has_a_provider_request_but_no_provider_response(tmp_path:
     )
     run(tmp_path, scenario, extension)
     assert order == ["request"]
+
+
+def test_each_chunk_of_the_agent_s_stream_is_a_provider_stream_event_before_pi_ai_reads_it(
+    tmp_path: Path,
+) -> None:
+    """openai-completions.js:339-340 awaits ``onProviderStreamEvent(chunk, model)`` for every
+    chunk the SDK parsed (sdk.js:240-249: ``{data, provider, api, model}``), for the agent's
+    requests only; an in-place change of ``data`` is the handler's copy."""
+    chunks: list[Any] = []
+    order: list[str] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        def chunk(event: ProviderStreamEvent, ctx: Any) -> None:
+            data = copy.deepcopy(event.data)
+            chunks.append((type(event).__name__, event.provider, event.api, event.model, data))
+            order.append("chunk")
+            event.data["choices"] = []
+
+        pi.on("provider_stream_event", chunk)
+        pi.on("after_provider_response", lambda event, ctx: order.append("response"))
+        pi.on("message_end", lambda event, ctx: order.append("end:" + event.message["role"]))
+
+    operations = [{"prompt": long_text("one")}, {"prompt": long_text("two")}, {"compact": None}]
+    scenario = base(model={"agent": [{"text": "first"}, {"text": "second"}]}, operations=operations)
+    result = run(tmp_path, scenario, extension)
+    assert [r.kind for r in result.host.service.requests] == ["agent", "agent", "summary"]
+    assert {c[:4] for c in chunks} == {("ProviderStreamEvent", "fake", "openai-completions", "fake-model")}
+    datas = [c[4] for c in chunks]
+    assert {d["id"] for d in datas} == {"chatcmpl-fake-0", "chatcmpl-fake-1"}
+    text = "".join(
+        (d["choices"][0]["delta"].get("content") or "")
+        for d in datas
+        if d.get("choices") and d["id"].endswith("0")
+    )
+    assert text == "first"
+    turn = ["response", *["chunk"] * (len(chunks) // 2), "end:assistant"]
+    assert [o for o in order if o in ("response", "chunk", "end:assistant")] == turn * 2
+    # The handler's change of its copy did not reach the stream pi-ai read.
+    assert result.host.service.exchanges[0]["reply"]["content"] == [{"type": "text", "text": "first"}]

@@ -37,6 +37,7 @@ from pi_continuity_harness.api.events import (
     MessageStartEvent,
     MessageUpdateEvent,
     ModelSelectEvent,
+    ProviderStreamEvent,
     SessionBeforeCompactEvent,
     SessionBeforeForkEvent,
     SessionBeforeSwitchEvent,
@@ -311,6 +312,13 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
         return BeforeProviderRequestEvent(payload=get("payload"))
     if kind == "after_provider_response":
         return AfterProviderResponseEvent(status=int(get("status") or 0), headers=dict(get("headers") or {}))
+    if kind == "provider_stream_event":
+        return ProviderStreamEvent(
+            data=get("data"),
+            provider=str(get("provider") or ""),
+            api=str(get("api") or ""),
+            model=str(get("model") or ""),
+        )
     return GenericEvent(data)
 
 
