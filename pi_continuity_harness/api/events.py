@@ -26,6 +26,7 @@ __all__ = [
     "AgentStartEvent",
     "BeforeAgentStartEvent",
     "BeforeCompactResult",
+    "BeforeProviderHeadersEvent",
     "BeforeProviderRequestEvent",
     "BeforeSwitchResult",
     "BeforeTreeResult",
@@ -537,3 +538,17 @@ class ProviderStreamEvent(Event):
     provider: str
     api: str
     model: str
+
+
+@dataclass(frozen=True)
+class BeforeProviderHeadersEvent(Event):
+    """The request's extra HTTP headers, once auth is resolved and before the provider builds
+    its request (``transformHeaders``: sdk.js:206-208, model-runtime.js:476-478,
+    runner.js:1108-1133 ``emitBeforeProviderHeaders``): for every request through the agent's
+    stream function, the agent's turns and the compaction summaries alike, not for
+    ``ctx.model_registry.complete``. Pi's handlers change ``headers`` in place and their return
+    value is ignored; a Python handler's ``headers`` is the bridge's JSON copy, so on real Pi it
+    only observes them (``{}`` for the harness's provider, which declares none)."""
+
+    type: ClassVar[str] = "before_provider_headers"
+    headers: dict[str, str]

@@ -118,7 +118,7 @@ from pi_continuity_harness.simulator.overflow import (
     is_retryable_error,
 )
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
-from pi_continuity_harness.simulator.provider_events import agent_provider_hooks
+from pi_continuity_harness.simulator.provider_events import agent_provider_hooks, summary_provider_hooks
 from pi_continuity_harness.simulator.runner import bridged_copy
 from pi_continuity_harness.simulator.session_manager import SessionManager, ms_of_iso
 from pi_continuity_harness.simulator.settings import SettingsManager
@@ -255,6 +255,8 @@ class AgentSession:
         self._provider_hooks = agent_provider_hooks(
             self._runner, self.dispatch, self.settle_preflights, trace
         )
+        #: A compaction summary's (``before_provider_headers`` only).
+        self._summary_hooks = summary_provider_hooks(self._runner, self.dispatch)
         self._is_agent_run_active = False
         self._agent_run_abort_requested = False
         self._compaction_abort: AbortController | None = None
@@ -1527,6 +1529,7 @@ class AgentSession:
                     max_tokens=_clamp_max_tokens(model, estimate),
                     reasoning=reasoning,
                     signal=signal,
+                    hooks=self._summary_hooks,
                 )
 
             reply = await self._retry_summarization(produce, signal, reason)

@@ -100,11 +100,15 @@ class ProviderHooks:
     (openai-completions.js:203), awaited once the headers of an accepted answer are in (at the
     wall time ``at_ms``, their ``Date``), before the stream's ``start``.
     ``on_stream_event(chunk, model)`` is ``onProviderStreamEvent`` (openai-completions.js:339-340),
-    awaited for each chunk before pi-ai reads it."""
+    awaited for each chunk before pi-ai reads it. ``on_headers()`` is the request options'
+    ``transformHeaders`` (sdk.js:206-208), awaited in ``prepareRequest`` once auth is resolved
+    (model-runtime.js:476-478), which the compaction summaries have too (they call the agent's
+    stream function, agent-session.js:2314), without the other three."""
 
-    on_payload: Callable[[dict[str, Any]], Awaitable[Any]]
-    on_response: Callable[[int, int], Awaitable[None]]
-    on_stream_event: Callable[[dict[str, Any], Model], Awaitable[None]]
+    on_payload: Callable[[dict[str, Any]], Awaitable[Any]] | None = None
+    on_response: Callable[[int, int], Awaitable[None]] | None = None
+    on_stream_event: Callable[[dict[str, Any], Model], Awaitable[None]] | None = None
+    on_headers: Callable[[], Awaitable[None]] | None = None
 
 
 #: The fake server's answer to a body that is not a JSON object (``FakeModelServer.handle``):
@@ -458,6 +462,10 @@ class ScriptedModelService:
             self.trace.emit("model", "request", caller=kind, model=model.full_id, refused=refused)
             error = "Provider is not configured" if known else "Unknown provider"
             return setup_failure(model, f"{error}: {model.provider}", started, "error")
+        if hooks is not None and hooks.on_headers is not None:
+            # After ``prepareRequest`` resolved auth, before the provider's own setup (its
+            # estimate, ``setup_error``) and ``buildParams`` (model-runtime.js:459-488).
+            await hooks.on_headers()
         if setup_error is not None:
             self.trace.emit("model", "request", caller=kind, model=model.full_id, refused=setup_error)
             stop = "aborted" if signal is not None and signal.aborted else "error"
@@ -479,7 +487,7 @@ class ScriptedModelService:
             stop = "aborted" if signal is not None and signal.aborted else "error"
             return assistant_failure(model, str(error), started, stop, 0)
         replaced = False
-        if hooks is not None:
+        if hooks is not None and hooks.on_payload is not None:
             # openai-completions.js:188-192: ``buildParams``, then ``onPayload``, then the SDK's
             # request (which an aborted signal stops before anything is sent).
             sent = await hooks.on_payload(body)
@@ -587,7 +595,7 @@ class ScriptedModelService:
             return assistant_failure(
                 model, format_http_error(outcome.error), started, "error", self._elapsed(started_loop)
             )
-        if hooks is not None:
+        if hooks is not None and hooks.on_response is not None:
             await hooks.on_response(STREAM_STATUS, self.clock.current_ms())
         seq, wire_model = stream_id
         stream = chat_stream(outcome, model=wire_model, seq=seq)

@@ -10,6 +10,10 @@ the stream function without them, compaction.js:477-488, and so does an extensio
   what it returns as the body to send (:meth:`~.runner.ExtensionRunner.emit_before_provider_request`).
 * ``onResponse`` -> ``after_provider_response`` (sdk.js:230-238): ``{status, headers}`` through
   the plain, awaited ``emit``; its result is ignored.
+* ``transformHeaders`` -> ``before_provider_headers`` (sdk.js:206-208): the request's headers
+  (``{}`` for the harness's provider: no provider headers, no OpenCode session), for the
+  summaries' requests too (:func:`summary_provider_hooks`). A Python handler gets a JSON copy
+  and Pi ignores results (runner.js:1113-1118), so nothing it does changes the request.
 * ``onProviderStreamEvent`` -> ``provider_stream_event`` (sdk.js:240-249): each chunk with the
   request's model's ``provider``, ``api`` and ``id``, through ``emit``; its result is ignored.
 
@@ -22,14 +26,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from pi_continuity_harness.api.events import AfterProviderResponseEvent, Event, ProviderStreamEvent
+from pi_continuity_harness.api.events import (
+    AfterProviderResponseEvent,
+    BeforeProviderHeadersEvent,
+    Event,
+    ProviderStreamEvent,
+)
 from pi_continuity_harness.api.extension_api import Model
 from pi_continuity_harness.scenario.chat_response import response_record
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.simulator.model_service import ProviderHooks
 from pi_continuity_harness.simulator.runner import ExtensionRunner
 
-__all__ = ["agent_provider_hooks"]
+__all__ = ["agent_provider_hooks", "summary_provider_hooks"]
 
 
 def agent_provider_hooks(
@@ -62,4 +71,28 @@ def agent_provider_hooks(
                 ProviderStreamEvent(data=chunk, provider=model.provider, api=model.api, model=model.id)
             )
 
-    return ProviderHooks(on_payload=on_payload, on_response=on_response, on_stream_event=on_stream_event)
+    return ProviderHooks(
+        on_payload=on_payload,
+        on_response=on_response,
+        on_stream_event=on_stream_event,
+        on_headers=_headers_hook(runner, dispatch),
+    )
+
+
+def summary_provider_hooks(
+    runner: Callable[[], ExtensionRunner], dispatch: Callable[[Event], Awaitable[Any]]
+) -> ProviderHooks:
+    """A compaction summary's hooks: ``transformHeaders`` only (its options come from
+    ``buildRequestOptions`` in the agent's stream function, sdk.js:261-262, but pi-agent-core
+    adds the payload, response and stream callbacks to the agent loop's calls alone)."""
+    return ProviderHooks(on_headers=_headers_hook(runner, dispatch))
+
+
+def _headers_hook(
+    runner: Callable[[], ExtensionRunner], dispatch: Callable[[Event], Awaitable[Any]]
+) -> Callable[[], Awaitable[None]]:
+    async def on_headers() -> None:
+        if runner().has_handlers("before_provider_headers"):
+            await dispatch(BeforeProviderHeadersEvent(headers={}))
+
+    return on_headers

@@ -229,3 +229,55 @@ def test_every_chunk_of_the_agent_s_stream_reaches_a_python_extension(
     assert seen[per_turn + 1] == ["end", [{"type": "text", "text": "first reply"}]]
     assert notes(sim).get("seen") == seen
     assert_equivalent(real, sim)
+
+
+_HEADERS = """\
+import json
+
+
+def extension(pi):
+    seen = []
+
+    def headers(event, ctx):
+        seen.append(["headers", event.type, type(event).__name__, dict(event.headers)])
+        event.headers["x-probe"] = "in place"  # the handler's copy
+        return {"x-probe": "returned"}  # ignored (runner.js:1113-1118)
+
+    pi.on("before_provider_headers", headers)
+    pi.on("before_provider_request", lambda event, ctx: seen.append(["request"]))
+    pi.on("after_provider_response", lambda event, ctx: seen.append(["response"]))
+
+    def end(event, ctx):
+        if event.message.get("role") == "assistant":
+            seen.append(["end"])
+
+    def compacted(event, ctx):
+        seen.append(["compacted"])
+        ctx.ui.notify("seen: " + json.dumps(seen), "info")
+
+    pi.on("message_end", end)
+    pi.on("session_compact", compacted)
+"""
+
+
+def test_the_headers_of_the_agent_s_and_the_summarizer_s_requests_reach_a_python_extension(
+    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """sdk.js:206-208: ``transformHeaders`` of every request through the agent's stream
+    function (the compaction summary's too, agent-session.js:2314), in ``prepareRequest``
+    (model-runtime.js:476-478), before ``onPayload``; a Python handler observes only."""
+    directory = tmp_path / "extension"
+    directory.mkdir()
+    (directory / "headers_probe.py").write_text(_HEADERS, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(directory))
+    sc = scenario({"agent": [{"text": "first reply"}, {"text": "second reply"}]})
+    ops: list[Any] = [{"prompt": "hello " + LONG}, {"prompt": "again " + LONG}, {"compact": None}]
+    real, sim = play(targets, sc, ops, "headers_probe:extension")
+
+    seen = notes(real)["seen"]
+    headers = ["headers", "before_provider_headers", "BeforeProviderHeadersEvent", {}]
+    turn = [headers, ["request"], ["response"], ["end"]]
+    assert seen == [*turn, *turn, headers, ["compacted"]], json.dumps(seen, indent=1)
+    assert len(real.requests("summary")) == 1
+    assert notes(sim).get("seen") == seen
+    assert_equivalent(real, sim)

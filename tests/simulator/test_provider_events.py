@@ -12,6 +12,7 @@ from typing import Any
 from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.api.events import (
     AfterProviderResponseEvent,
+    BeforeProviderHeadersEvent,
     BeforeProviderRequestEvent,
     ProviderStreamEvent,
 )
@@ -151,3 +152,28 @@ def test_each_chunk_of_the_agent_s_stream_is_a_provider_stream_event_before_pi_a
     assert [o for o in order if o in ("response", "chunk", "end:assistant")] == turn * 2
     # The handler's change of its copy did not reach the stream pi-ai read.
     assert result.host.service.exchanges[0]["reply"]["content"] == [{"type": "text", "text": "first"}]
+
+
+def test_before_provider_headers_comes_for_the_agent_s_and_the_summarizer_s_requests_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    """sdk.js:206-208: ``transformHeaders`` of every request through the agent's stream
+    function, compaction summaries included, once auth is resolved (model-runtime.js:476-478),
+    before ``onPayload``; handlers change ``headers`` in place and their result is ignored
+    (runner.js:1108-1133), and a Python handler's ``headers`` is its own copy."""
+    order: list[Any] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        def headers(event: BeforeProviderHeadersEvent, ctx: Any) -> Any:
+            order.append(("headers", type(event).__name__, dict(event.headers)))
+            event.headers["x-probe"] = "in place"
+            return {"x-probe": "returned"}
+
+        pi.on("before_provider_headers", headers)
+        pi.on("before_provider_request", lambda event, ctx: order.append("request"))
+
+    operations = [{"prompt": long_text("one")}, {"prompt": long_text("two")}, {"compact": None}]
+    result = run(tmp_path, base(operations=operations), extension)
+    assert [r.kind for r in result.host.service.requests] == ["agent", "agent", "summary"]
+    headers = ("headers", "BeforeProviderHeadersEvent", {})
+    assert order == [headers, "request", headers, "request", headers]

@@ -29,6 +29,7 @@ from pi_continuity_harness.api.events import (
     AgentSettledEvent,
     AgentStartEvent,
     BeforeAgentStartEvent,
+    BeforeProviderHeadersEvent,
     BeforeProviderRequestEvent,
     CompactionPreparation,
     CompactionSettings,
@@ -312,6 +313,8 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
         return BeforeProviderRequestEvent(payload=get("payload"))
     if kind == "after_provider_response":
         return AfterProviderResponseEvent(status=int(get("status") or 0), headers=dict(get("headers") or {}))
+    if kind == "before_provider_headers":
+        return BeforeProviderHeadersEvent(headers=dict(get("headers") or {}))
     if kind == "provider_stream_event":
         return ProviderStreamEvent(
             data=get("data"),
