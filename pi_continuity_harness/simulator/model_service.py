@@ -462,6 +462,18 @@ class ScriptedModelService:
             self.trace.emit("model", "request", caller=kind, model=model.full_id, refused=refused)
             error = "Provider is not configured" if known else "Unknown provider"
             return setup_failure(model, f"{error}: {model.provider}", started, "error")
+        if signal is not None and signal.aborted:
+            # An already-aborted signal never reaches the provider: no request, no scripted
+            # reply used (s02c: the turn after a ``ctx.compact()`` yields an empty aborted
+            # assistant message "with no LLM request"). ``prepareRequest``'s auth resolution
+            # (model-runtime.js:462) throws the signal's reason, ``signal.throwIfAborted()``
+            # (probably the credential read, auth-storage.js:216: the exact line is not
+            # observed), before ``transformHeaders`` and ``onPayload``; ``lazyStream`` ends the stream
+            # with it (api/lazy.js:56-66): observed on real Pi 1.6.0, neither provider event
+            # and ``errorMessage`` "This operation was aborted" (tests/realpi
+            # test_differential_provider_events.py).
+            self.trace.emit("model", "request", caller=kind, model=model.full_id, refused="aborted")
+            return setup_failure(model, "This operation was aborted", started, "aborted")
         if hooks is not None and hooks.on_headers is not None:
             # After ``prepareRequest`` resolved auth, before the provider's own setup (its
             # estimate, ``setup_error``) and ``buildParams`` (model-runtime.js:459-488).
@@ -489,7 +501,7 @@ class ScriptedModelService:
         replaced = False
         if hooks is not None and hooks.on_payload is not None:
             # openai-completions.js:188-192: ``buildParams``, then ``onPayload``, then the SDK's
-            # request (which an aborted signal stops before anything is sent).
+            # request (which a signal a handler aborted stops before anything is sent).
             sent = await hooks.on_payload(body)
             if sent is not body:
                 if not isinstance(sent, dict):
@@ -501,9 +513,8 @@ class ScriptedModelService:
                 body, replaced = sent, True
                 kind = parse_chat_request(body).kind
         if signal is not None and signal.aborted:
-            # An already-aborted signal never reaches the provider: no request, no scripted
-            # reply used (s02c: the turn after a ``ctx.compact()`` yields an empty aborted
-            # assistant message "with no LLM request").
+            # A handler aborted the signal (``before_provider_headers`` or
+            # ``before_provider_request``): the SDK's request stops before anything is sent.
             self.trace.emit("model", "request", caller=kind, model=model.full_id, refused="aborted")
             return assistant_failure(model, "Request aborted", started, "aborted", 0)
         seq = self._seq

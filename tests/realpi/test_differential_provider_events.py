@@ -281,3 +281,57 @@ def test_the_headers_of_the_agent_s_and_the_summarizer_s_requests_reach_a_python
     assert len(real.requests("summary")) == 1
     assert notes(sim).get("seen") == seen
     assert_equivalent(real, sim)
+
+
+_ABORTED = """\
+import json
+
+
+def extension(pi):
+    seen = []
+
+    def turn_end(event, ctx):
+        seen.append(["turn_end", event.message.get("stopReason")])
+        if event.message.get("stopReason") == "toolUse":
+            ctx.compact()
+
+    pi.on("turn_end", turn_end)
+    pi.on("before_provider_headers", lambda event, ctx: seen.append(["headers"]))
+    pi.on("before_provider_request", lambda event, ctx: seen.append(["request"]))
+    pi.on("after_provider_response", lambda event, ctx: seen.append(["response"]))
+
+    def compacted(event, ctx):
+        seen.append(["compacted"])
+        ctx.ui.notify("seen: " + json.dumps(seen), "info")
+
+    pi.on("session_compact", compacted)
+"""
+
+
+def test_a_turn_whose_signal_is_already_aborted_has_no_provider_events(
+    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``ctx.compact()`` at the ``turn_end`` of a tool turn aborts the run; Pi still opens the
+    next turn, whose request is never sent (s02c), and whose signal is aborted before
+    ``transformHeaders`` and ``onPayload``: no provider event for it (the compaction summary
+    after it has its headers event)."""
+    directory = tmp_path / "extension"
+    directory.mkdir()
+    (directory / "aborted_probe.py").write_text(_ABORTED, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(directory))
+    tool = {"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n"}
+    sc = scenario({"agent": [{"text": LONG, "tool_calls": [tool]}, {"text": "never requested"}]})
+    real, sim = play(targets, sc, [{"prompt": "hello " + LONG}], "aborted_probe:extension")
+    seen = notes(real).get("seen")
+    assert seen == [
+        ["headers"],
+        ["request"],
+        ["response"],
+        ["turn_end", "toolUse"],
+        ["turn_end", "aborted"],
+        ["headers"],
+        ["compacted"],
+    ]
+    assert len(real.requests("agent")) == 1
+    assert notes(sim).get("seen") == seen
+    assert_equivalent(real, sim)

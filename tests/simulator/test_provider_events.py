@@ -18,7 +18,7 @@ from pi_continuity_harness.api.events import (
 )
 from pi_continuity_harness.scenario.chat_response import SERVER_SOFTWARE
 
-from .helpers import agent_requests, base, long_text, records, run
+from .helpers import agent_requests, base, entries, long_text, records, run
 
 HTTP_DATE = re.compile(r"^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$")
 
@@ -177,3 +177,35 @@ def test_before_provider_headers_comes_for_the_agent_s_and_the_summarizer_s_requ
     assert [r.kind for r in result.host.service.requests] == ["agent", "agent", "summary"]
     headers = ("headers", "BeforeProviderHeadersEvent", {})
     assert order == [headers, "request", headers, "request", headers]
+
+
+def test_a_turn_whose_signal_is_already_aborted_has_no_provider_events_and_the_signal_s_message(
+    tmp_path: Path,
+) -> None:
+    """s02c: ``ctx.compact()`` at a tool turn's ``turn_end`` aborts the run, and Pi still opens
+    the next turn; ``prepareRequest``'s auth resolution throws the aborted signal's reason
+    (``signal.throwIfAborted()``, model-runtime.js:462) before ``transformHeaders`` and
+    ``onPayload``, and ``lazyStream`` makes it the message (api/lazy.js:56-66), as real Pi
+    1.6.0 showed."""
+    order: list[str] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        def turn_end(event: Any, ctx: Any) -> None:
+            order.append("turn_end:" + str(event.message.get("stopReason")))
+            if event.message.get("stopReason") == "toolUse":
+                ctx.compact()
+
+        pi.on("turn_end", turn_end)
+        pi.on("before_provider_headers", lambda event, ctx: order.append("headers"))
+        pi.on("before_provider_request", lambda event, ctx: order.append("request"))
+
+    tool = {"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n"}
+    model = {"agent": [{"text": long_text("tool"), "tool_calls": [tool]}, {"text": "never"}]}
+    result = run(tmp_path, base(model=model, operations=[{"prompt": long_text("hello")}]), extension)
+    assert order == ["headers", "request", "turn_end:toolUse", "turn_end:aborted", "headers"]
+    aborted = [
+        e["message"]
+        for e in entries(result)
+        if e["type"] == "message" and e["message"].get("stopReason") == "aborted"
+    ]
+    assert [m["errorMessage"] for m in aborted] == ["This operation was aborted"]
