@@ -335,3 +335,46 @@ def test_a_turn_whose_signal_is_already_aborted_has_no_provider_events(
     assert len(real.requests("agent")) == 1
     assert notes(sim).get("seen") == seen
     assert_equivalent(real, sim)
+
+
+_ABORTS = """\
+import json
+
+
+def extension(pi):
+    seen = []
+
+    def request(event, ctx):
+        seen.append(["request"])
+        ctx.abort()
+
+    pi.on("before_provider_request", request)
+    pi.on("after_provider_response", lambda event, ctx: seen.append(["response"]))
+
+    def end(event, ctx):
+        if event.message.get("role") == "assistant":
+            seen.append(["end", event.message.get("stopReason"), event.message.get("errorMessage")])
+            ctx.ui.notify("seen: " + json.dumps(seen), "info")
+
+    pi.on("message_end", end)
+"""
+
+
+def test_a_before_provider_request_handler_that_aborts_stops_the_request_before_it_is_sent(
+    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ctx.abort()`` in the handler: pi-ai's SDK sees the aborted signal before it sends the
+    body (openai-completions.js:192-198), so the fake server gets no request and the turn ends
+    aborted."""
+    directory = tmp_path / "extension"
+    directory.mkdir()
+    (directory / "aborting_probe.py").write_text(_ABORTS, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(directory))
+    sc = scenario({"agent": [{"text": "never"}]})
+    real, sim = play(targets, sc, [{"prompt": "hello"}], "aborting_probe:extension")
+    seen = notes(real)["seen"]
+    assert seen == [["request"], ["end", "aborted", "Request aborted"]], seen
+    assert real.requests("agent") == []
+    assert notes(sim).get("seen") == seen
+    assert sim.requests("agent") == []
+    assert_equivalent(real, sim)
