@@ -14,9 +14,21 @@ date of the answer: the wall clock on the fake server, the virtual clock on the 
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from email.utils import formatdate
+from typing import Any
 
-__all__ = ["SERVER_SOFTWARE", "STREAM_HEADERS", "STREAM_STATUS", "http_date", "response_record"]
+__all__ = [
+    "SERVER_SOFTWARE",
+    "SSE_DONE",
+    "STREAM_HEADERS",
+    "STREAM_STATUS",
+    "http_date",
+    "response_record",
+    "sse_event",
+    "sse_text",
+]
 
 #: The status of a streamed answer (an HTTP error answers before any stream: pi-ai's SDK throws
 #: then, and ``onResponse`` is not called).
@@ -42,3 +54,17 @@ def response_record(epoch_ms: int) -> dict[str, str]:
     headers = {"server": SERVER_SOFTWARE, "date": http_date(epoch_ms)}
     headers.update((name.lower(), value) for name, value in STREAM_HEADERS)
     return dict(sorted(headers.items()))
+
+
+#: The event that ends a stream.
+SSE_DONE = "data: [DONE]\n\n"
+
+
+def sse_event(chunk: Any) -> str:
+    """One chunk as the fake server writes it: ``data: <JSON>`` and a blank line."""
+    return "data: " + json.dumps(chunk) + "\n\n"
+
+
+def sse_text(chunks: Iterable[Any]) -> str:
+    """A whole stream's body: every chunk's event, then :data:`SSE_DONE`."""
+    return "".join(sse_event(chunk) for chunk in chunks) + SSE_DONE

@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.api.abort import AbortSignal
+from pi_continuity_harness.api.events import js_truthy
 from pi_continuity_harness.api.extension_api import Model
-from pi_continuity_harness.scenario.chat_response import STREAM_STATUS
+from pi_continuity_harness.scenario.chat_response import STREAM_STATUS, sse_text
 from pi_continuity_harness.scenario.chat_wire import (
     ConvertMemo,
     ConvertResume,
@@ -107,7 +108,7 @@ class ProviderHooks:
 
     on_payload: Callable[[dict[str, Any]], Awaitable[Any]] | None = None
     on_response: Callable[[int, int], Awaitable[None]] | None = None
-    on_stream_event: Callable[[dict[str, Any], Model], Awaitable[None]] | None = None
+    on_stream_event: Callable[[Any, Model], Awaitable[None]] | None = None
     on_headers: Callable[[], Awaitable[None]] | None = None
 
 
@@ -550,8 +551,17 @@ class ScriptedModelService:
         )
         # The chunks name the model the body named, as the fake server's do.
         wire_model = str(body.get("model", "")) if replaced else model.id
+        # The SDK asks for a stream when the body's ``stream`` is truthy (pi-ai's own always is).
+        streaming = not replaced or js_truthy(body.get("stream"))
         message = await self._answer(
-            model, request, outcome, (seq, wire_model), (started, started_loop), signal, on_event, hooks
+            model,
+            request,
+            outcome,
+            (seq, wire_model, streaming),
+            (started, started_loop),
+            signal,
+            on_event,
+            hooks,
         )
         exchange["reply"] = message
         for block, call in zip(
@@ -581,7 +591,7 @@ class ScriptedModelService:
         model: Model,
         request: ModelRequest,
         outcome: ModelOutcome,
-        stream_id: tuple[int, str],
+        wire: tuple[int, str, bool],
         start: tuple[int, int],
         signal: AbortSignal | None,
         on_event: OnStreamEvent | None,
@@ -608,7 +618,7 @@ class ScriptedModelService:
             )
         if hooks is not None and hooks.on_response is not None:
             await hooks.on_response(STREAM_STATUS, self.clock.current_ms())
-        seq, wire_model = stream_id
+        seq, wire_model, streaming = wire
         stream = chat_stream(outcome, model=wire_model, seq=seq)
         reader = StreamReader(model, started)
 
@@ -620,6 +630,18 @@ class ScriptedModelService:
         await emit([reader.start()])
         cut = len(stream.chunks) if stream.cut is None else stream.cut
         on_chunk = None if hooks is None else hooks.on_stream_event
+        if not streaming and plan is None:
+            # A body whose ``stream`` a ``before_provider_request`` handler turned off: the SDK
+            # reads the fake server's answer whole as text (its content type is not JSON), and
+            # pi-ai's ``for await`` walks that string: every character is a "chunk"
+            # (``onProviderStreamEvent`` included), none an object, so no finish reason
+            # (openai-completions.js:339-342, 474-476). Observed on real Pi 1.6.0: 1,757
+            # provider_stream_event calls, "Stream ended without finish_reason", no content.
+            for character in sse_text(stream.chunks):
+                if on_chunk is not None:
+                    await on_chunk(character, model)
+            await emit(reader.end(self._elapsed(started_loop)))
+            return reader.output
         for chunk in stream.chunks[:cut]:
             if on_chunk is not None:
                 await on_chunk(chunk, model)

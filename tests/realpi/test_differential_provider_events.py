@@ -378,3 +378,60 @@ def test_a_before_provider_request_handler_that_aborts_stops_the_request_before_
     assert notes(sim).get("seen") == seen
     assert sim.requests("agent") == []
     assert_equivalent(real, sim)
+
+
+_NO_STREAM = """\
+import json
+
+
+def extension(pi):
+    datas = []
+
+    def request(event, ctx):
+        payload = dict(event.payload)
+        payload["stream"] = False
+        payload.pop("stream_options", None)
+        return payload
+
+    pi.on("before_provider_request", request)
+    pi.on("provider_stream_event", lambda event, ctx: datas.append(event.data))
+    pi.on("after_provider_response", lambda event, ctx: datas.append({"response": event.status}))
+
+    def end(event, ctx):
+        if event.message.get("role") == "assistant":
+            message = event.message
+            ctx.ui.notify("end: " + json.dumps([message.get("stopReason"), message.get("errorMessage"),
+                                                message.get("content"), sorted(message)]), "info")
+            ctx.ui.notify("datas: " + json.dumps([datas[0], "".join(datas[1:])]), "info")
+
+    pi.on("message_end", end)
+"""
+
+
+def test_a_replaced_body_without_stream_is_read_whole_character_by_character(
+    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``before_provider_request`` handler turns ``stream`` off: the SDK reads the fake
+    server's SSE answer whole as text, pi-ai's ``for await`` walks the string, so every
+    character is a ``provider_stream_event`` and none a chunk: the turn fails with "Stream
+    ended without finish_reason" (openai-completions.js:339-342, 474-476)."""
+    directory = tmp_path / "extension"
+    directory.mkdir()
+    (directory / "no_stream_probe.py").write_text(_NO_STREAM, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(directory))
+    # Pi would retry the failed turn (after a real-time delay); once is enough here.
+    project = {"compaction": {"enabled": True, "reserveTokens": 4000, "keepRecentTokens": 100}}
+    sc = scenario(
+        {"agent": [{"text": "hi there"}]},
+        settings={"project": {**project, "retry": {"enabled": False}}},
+    )
+    real, sim = play(targets, sc, [{"prompt": "hello"}], "no_stream_probe:extension")
+    end = notes(real)["end"]
+    assert end[:3] == ["error", "Stream ended without finish_reason", []]
+    response, text = notes(real)["datas"]
+    assert response == {"response": 200}
+    assert text.startswith('data: {"id": "chatcmpl-fake-0"') and text.endswith("data: [DONE]\n\n")
+    assert len(real.requests("agent")) == 1
+    assert notes(sim).get("end") == end
+    assert notes(sim).get("datas") == notes(real)["datas"]
+    assert_equivalent(real, sim)

@@ -209,3 +209,28 @@ def test_a_turn_whose_signal_is_already_aborted_has_no_provider_events_and_the_s
         if e["type"] == "message" and e["message"].get("stopReason") == "aborted"
     ]
     assert [m["errorMessage"] for m in aborted] == ["This operation was aborted"]
+
+
+def test_a_body_without_stream_is_read_whole_each_character_a_provider_stream_event(tmp_path: Path) -> None:
+    """A handler that turns the body's ``stream`` off: the SDK reads the answer whole as text
+    and pi-ai's ``for await`` walks the string (openai-completions.js:339-342): each character
+    is a ``provider_stream_event``, none a chunk, so the turn ends "Stream ended without
+    finish_reason" with no content (observed on real Pi 1.6.0)."""
+    datas: list[Any] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        pi.on("before_provider_request", lambda event, ctx: {**event.payload, "stream": False})
+        pi.on("provider_stream_event", lambda event, ctx: datas.append(event.data))
+
+    settings = {"project": {"retry": {"enabled": False}}}
+    scenario = base(model={"agent": [{"text": "hi"}]}, operations=[{"prompt": "hello"}], settings=settings)
+    result = run(tmp_path, scenario, extension)
+    text = "".join(datas)
+    assert all(isinstance(d, str) and len(d) == 1 for d in datas)
+    assert text.startswith('data: {"id": "chatcmpl-fake-0"') and text.endswith("data: [DONE]\n\n")
+    (reply,) = [e["reply"] for e in result.host.service.exchanges]
+    assert (reply["stopReason"], reply["errorMessage"], reply["content"]) == (
+        "error",
+        "Stream ended without finish_reason",
+        [],
+    )

@@ -46,7 +46,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from pi_continuity_harness.scenario.chat_response import SERVER_SOFTWARE, STREAM_HEADERS, STREAM_STATUS
+from pi_continuity_harness.scenario.chat_response import (
+    SERVER_SOFTWARE,
+    SSE_DONE,
+    STREAM_HEADERS,
+    STREAM_STATUS,
+    sse_event,
+)
 from pi_continuity_harness.scenario.chat_wire import (
     ChatStream,
     chat_stream,
@@ -198,11 +204,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def write_chunks(self, chunks: Iterable[dict[str, Any]]) -> None:
         for item in chunks:
-            self.wfile.write(b"data: " + json.dumps(item).encode() + b"\n\n")
+            self.wfile.write(sse_event(item).encode())
             self.wfile.flush()
 
     def end_sse(self) -> None:
-        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.write(SSE_DONE.encode())
         self.wfile.flush()
         self.close_connection = True
 
