@@ -57,6 +57,7 @@ __all__ = [
     "ToolCallEvent",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
+    "ToolExecutionUpdateEvent",
     "ToolResultEvent",
     "TreePreparation",
     "TurnEndEvent",
@@ -465,6 +466,21 @@ class ToolExecutionStartEvent(Event):
     tool_call_id: str
     tool_name: str
     args: JsonObject
+
+
+@dataclass(frozen=True)
+class ToolExecutionUpdateEvent(Event):
+    """A running tool's partial result (agent-session.js:1026-1034, from pi-agent-core
+    ``emitToolExecutionUpdate``, agent-loop.js:540-547): ``args`` the call's arguments,
+    ``partial_result`` what the tool reported (``bash``: an empty one as it starts, then its
+    output so far, bash.js:204-241). Pi awaits every update before ``tool_execution_end``
+    (agent-loop.js:577-581); a handler's return value is ignored."""
+
+    type: ClassVar[str] = "tool_execution_update"
+    tool_call_id: str
+    tool_name: str
+    args: JsonObject
+    partial_result: JsonObject
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,7 @@ from pi_continuity_harness.api.events import (
     ToolCallEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
     ToolResultEvent,
     TreePreparation,
     TurnEndEvent,
@@ -380,14 +381,15 @@ class AgentSession:
     async def _handle_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
         kind = event["type"]
         runner = self._runner()
-        if kind == "message_update":
-            # One per streamed delta, more than half of all agent events, and nothing of it is
-            # persisted: Pi hands it to the extensions first (agent-session.js:990-996, awaited
-            # ``_extensionRunner.emit``), then to the public listeners. With no extension handler
-            # for it that dispatch does nothing (``dispatch`` returns before any trace or await
-            # point: it is not an observable event), so the extension step and the tests below
-            # are skipped then (issue 16).
-            if runner.has_handlers("message_update"):
+        if kind in ("message_update", "tool_execution_update"):
+            # One per streamed delta (more than half of all agent events) or per partial result
+            # of a running tool, and nothing of it is persisted: Pi hands it to the extensions
+            # first (agent-session.js:990-996, 1026-1034, awaited ``_extensionRunner.emit``), then
+            # to the public listeners. With no extension handler for it that dispatch does
+            # nothing (``dispatch`` returns before any trace or await point: it is not an
+            # observable event), so the extension step and the tests below are skipped then
+            # (issue 16).
+            if runner.has_handlers(kind):
                 await self._emit_extension_event(event, runner)
             self._emit_public(event)
             return
@@ -522,6 +524,20 @@ class AgentSession:
             await self.dispatch(
                 ToolExecutionStartEvent(
                     tool_call_id=event["toolCallId"], tool_name=event["toolName"], args=event["args"]
+                )
+            )
+        elif kind == "tool_execution_update":
+            # agent-session.js:1026-1034: the call's id, name and arguments and the tool's partial
+            # result, through the awaited ``_extensionRunner.emit`` (return value ignored; a
+            # handler that raises is an ``extension_error``). pi-agent-core awaits each update
+            # before the result is final (agent-loop.js:568-581): after ``tool_execution_start``,
+            # before ``tool_result`` and ``tool_execution_end`` (:meth:`_execute_tool`).
+            await self.dispatch(
+                ToolExecutionUpdateEvent(
+                    tool_call_id=event["toolCallId"],
+                    tool_name=event["toolName"],
+                    args=event["args"],
+                    partial_result=event["partialResult"],
                 )
             )
         elif kind == "tool_execution_end":

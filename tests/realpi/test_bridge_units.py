@@ -18,6 +18,7 @@ from pi_continuity_harness.api.events import (
     CompactionResult,
     InputResult,
     SessionBeforeCompactEvent,
+    ToolExecutionUpdateEvent,
 )
 from pi_continuity_harness.scenario.faults import FsFault
 from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor
@@ -227,8 +228,20 @@ def test_events_become_the_simulators_dataclasses() -> None:
     assert event.preparation.settings.reserve_tokens == 4000
     assert event.preparation.file_ops["read"] == ["a", "b"]
     assert event.signal is signals["s1"]
-    generic = build_event({"type": "tool_execution_update", "toolCallId": "c"}, signal_from)
-    assert isinstance(generic, GenericEvent) and generic.tool_call_id == "c"
+    update = build_event(
+        {
+            "type": "tool_execution_update",
+            "toolCallId": "c",
+            "toolName": "bash",
+            "partialResult": {"content": []},
+        },
+        signal_from,
+    )
+    assert update == ToolExecutionUpdateEvent(
+        tool_call_id="c", tool_name="bash", args={}, partial_result={"content": []}
+    )
+    generic = build_event({"type": "user_bash", "excludeFromContext": True}, signal_from)
+    assert isinstance(generic, GenericEvent) and generic.exclude_from_context is True
 
 
 def test_fake_server_extend_appends_by_kind() -> None:

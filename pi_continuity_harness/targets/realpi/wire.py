@@ -51,6 +51,7 @@ from pi_continuity_harness.api.events import (
     ToolCallEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
     ToolResultEvent,
     TreePreparation,
     TurnEndEvent,
@@ -287,6 +288,13 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
     if kind == "tool_execution_start":
         return ToolExecutionStartEvent(
             tool_call_id=str(get("toolCallId")), tool_name=str(get("toolName")), args=get("args") or {}
+        )
+    if kind == "tool_execution_update":
+        return ToolExecutionUpdateEvent(
+            tool_call_id=str(get("toolCallId")),
+            tool_name=str(get("toolName")),
+            args=get("args") or {},
+            partial_result=get("partialResult") or {},
         )
     if kind == "tool_execution_end":
         return ToolExecutionEndEvent(
