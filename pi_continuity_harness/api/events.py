@@ -54,6 +54,7 @@ __all__ = [
     "SessionShutdownEvent",
     "SessionStartEvent",
     "SessionTreeEvent",
+    "ThinkingLevelSelectEvent",
     "ToolCallEvent",
     "ToolExecutionEndEvent",
     "ToolExecutionStartEvent",
@@ -380,6 +381,18 @@ class ModelSelectEvent(Event):
     model: Any
     previous_model: Any
     source: Literal["set", "cycle", "restore"]
+
+
+@dataclass(frozen=True)
+class ThinkingLevelSelectEvent(Event):
+    """The thinking level changed (agent-session.js:2219-2238, ``setThinkingLevel``: a model
+    switch clamps or restores it): ``level`` the new, clamped level, ``previous_level`` the one
+    before. Pi does not await it (``void _extensionRunner.emit``) and ignores a handler's
+    return value; a handler that raises is an ``extension_error``."""
+
+    type: ClassVar[str] = "thinking_level_select"
+    level: str
+    previous_level: str
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ from pi_continuity_harness.api.events import (
     SessionCompactEvent,
     SessionCompactFailedEvent,
     SessionTreeEvent,
+    ThinkingLevelSelectEvent,
     ToolCallEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
@@ -134,7 +135,7 @@ from pi_continuity_harness.simulator.tree import (
     entry_not_found,
     new_leaf_for,
 )
-from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
+from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted, start_eagerly
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.runner import ExtensionRunner
@@ -206,6 +207,7 @@ class AgentSession:
         package_dir: str | None = None,
         thinking_level: str = "off",
         spawn: Callable[[Coroutine[Any, Any, Any], str], asyncio.Task[Any]],
+        track: Callable[[asyncio.Task[Any]], None] | None = None,
         write_file: Callable[[str, str], None],
         remove_file: Callable[[str], None] | None = None,
         read_file: Callable[[str], str] | None = None,
@@ -228,6 +230,9 @@ class AgentSession:
         #: the runtimes it starts and for ``pi.getThinkingLevel()``).
         self.on_thinking_level: Callable[[str], None] | None = None
         self._spawn = spawn
+        #: Makes a task started elsewhere a host task (``SimHost._track``: the host waits for
+        #: it and reports its failure), for the dispatches Pi does not await.
+        self._track = track
         self.builtin_tools = BuiltinTools(
             cwd=cwd,
             scripted_output=service.tool_result_for,
@@ -1889,15 +1894,28 @@ class AgentSession:
     def set_thinking_level(self, level: str) -> None:
         """``AgentSession.setThinkingLevel`` (agent-session.js:2219-2238): the level clamped to
         the current model's (pi-ai ``clampThinkingLevel``, models.js:714-732); only a change
-        appends a ``thinking_level_change`` entry and emits ``thinking_level_changed``."""
+        appends a ``thinking_level_change`` entry, emits ``thinking_level_changed`` and starts the
+        extensions' ``thinking_level_select``."""
         effective = clamp_thinking_level(self.model, level)
         if effective == self.thinking_level:
             return
-        self.thinking_level = effective
+        previous, self.thinking_level = self.thinking_level, effective
         if self.on_thinking_level is not None:
             self.on_thinking_level(effective)
         self.session_manager.append_thinking_level_change(effective)
         self._emit("thinking_level_changed", level=effective)
+        runner = self.runner
+        if runner is not None and runner.has_handlers("thinking_level_select"):
+            # ``void this._extensionRunner.emit({type: "thinking_level_select", level,
+            # previousLevel})`` (:2232-2236): not awaited, but the runner calls the first
+            # handler at once (a Python handler's request leaves before anything Pi does next,
+            # ``model_select`` of the same ``setModel`` included), so the dispatch starts here
+            # and goes on as a host task. With no handler Pi's ``emit`` does nothing, nor does
+            # the simulator.
+            event = ThinkingLevelSelectEvent(level=effective, previous_level=previous)
+            task = start_eagerly(asyncio.get_running_loop(), self.dispatch(event), "thinking_level_select")
+            if self._track is not None:
+                self._track(task)
 
     def get_context_usage(self) -> ContextUsage | None:
         """§9.21: null tokens after a compaction until a post-compaction reply has usage."""

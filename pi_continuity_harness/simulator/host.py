@@ -486,6 +486,7 @@ class SimHost:
             package_dir=self.package_dir,
             thinking_level=self.thinking_level,
             spawn=self.spawn,
+            track=self._track,
             write_file=self._tool_write,
             remove_file=self._tool_remove,
             read_file=self._tool_read,

@@ -75,3 +75,60 @@ def test_a_tool_update_no_extension_listens_to_is_not_dispatched(tmp_path: Path)
     )
     assert event_records(result, "tool_execution_update") == []
     assert len(session_records(result, "tool_execution_end")) == 1
+
+
+THINKING_MODELS = [
+    {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000},
+    {"id": "fake/fake-think", "context_window": 20000, "max_tokens": 1000, "reasoning": True},
+]
+
+
+def test_a_changed_thinking_level_reaches_extensions_before_the_switchs_model_select(tmp_path: Path) -> None:
+    """agent-session.js:2219-2238: a change of the clamped level hands the extensions
+    ``thinking_level_select`` (level, previous level), unawaited but called at once, so before the
+    same ``setModel``'s ``model_select`` (:2134-2136); none when the level stays; a raising handler
+    is an ``extension_error``, a return value changes nothing."""
+    seen: list[Any] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        def level(event: Any, ctx: Any) -> Any:
+            seen.append((event.type, event.level, event.previous_level, pi.get_thinking_level()))
+            return {"level": "minimal"}
+
+        def fail(event: Any, ctx: Any) -> None:
+            raise RuntimeError(f"failed at {event.level}")
+
+        pi.on("thinking_level_select", level)
+        pi.on("thinking_level_select", fail)
+        pi.on("model_select", lambda event, ctx: seen.append(("model_select", event.model.id)))
+
+    scenario = base(
+        models=THINKING_MODELS,
+        settings={"project": {"defaultThinkingLevel": "high"}},
+        operations=[
+            {"set_model": "fake/fake-think"},
+            {"set_model": "fake/fake-think"},
+            {"set_model": "fake/fake-model"},
+        ],
+    )
+    result = run(tmp_path, scenario, extension)
+    assert seen == [
+        ("thinking_level_select", "high", "off", "high"),
+        ("model_select", "fake-think"),
+        ("thinking_level_select", "off", "high", "off"),
+        ("model_select", "fake-model"),
+    ]
+    errors = [(r["event"], r["error"]) for r in session_records(result, "extension_error")]
+    assert errors == [("thinking_level_select", "failed at high"), ("thinking_level_select", "failed at off")]
+    assert [r["level"] for r in session_records(result, "thinking_level_changed")] == ["high", "off"]
+
+
+def test_a_thinking_level_change_no_extension_listens_to_is_not_dispatched(tmp_path: Path) -> None:
+    scenario = base(
+        models=THINKING_MODELS,
+        settings={"project": {"defaultThinkingLevel": "high"}},
+        operations=[{"set_model": "fake/fake-think"}],
+    )
+    result = run(tmp_path, scenario)
+    assert [r["level"] for r in session_records(result, "thinking_level_changed")] == ["high"]
+    assert event_records(result, "thinking_level_select") == []

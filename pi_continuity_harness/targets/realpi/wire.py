@@ -48,6 +48,7 @@ from pi_continuity_harness.api.events import (
     SessionShutdownEvent,
     SessionStartEvent,
     SessionTreeEvent,
+    ThinkingLevelSelectEvent,
     ToolCallEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
@@ -245,6 +246,8 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
             previous_model=model_from_wire(get("previousModel")),
             source=get("source"),
         )
+    if kind == "thinking_level_select":
+        return ThinkingLevelSelectEvent(level=str(get("level")), previous_level=str(get("previousLevel")))
     if kind == "input":
         return InputEvent(
             text=str(get("text") or ""),
