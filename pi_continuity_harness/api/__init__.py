@@ -21,6 +21,7 @@ Pi's, quirks included (see each module).
 from pi_continuity_harness.api.abort import AbortController, AbortError, AbortSignal
 from pi_continuity_harness.api.events import (
     AfterProviderResponseEvent,
+    AgentBeforeSettleEvent,
     AgentEndEvent,
     AgentSettledEvent,
     AgentStartEvent,
@@ -97,6 +98,7 @@ __all__ = [
     "AbortError",
     "AbortSignal",
     "AfterProviderResponseEvent",
+    "AgentBeforeSettleEvent",
     "AgentEndEvent",
     "AgentSettledEvent",
     "AgentStartEvent",

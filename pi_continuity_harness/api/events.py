@@ -21,6 +21,7 @@ from pi_continuity_harness.api.abort import AbortSignal
 
 __all__ = [
     "AfterProviderResponseEvent",
+    "AgentBeforeSettleEvent",
     "AgentEndEvent",
     "AgentSettledEvent",
     "AgentStartEvent",
@@ -424,6 +425,23 @@ class AgentEndEvent(Event):
 
     type: ClassVar[str] = "agent_end"
     messages: list[JsonObject]
+
+
+@dataclass(frozen=True)
+class AgentBeforeSettleEvent(Event):
+    """Before the run settles (agent-session.js:1639-1662, ``_runBeforeSettleBoundary``): the
+    last turn's ``outcome`` (``completed``, ``aborted`` or ``error``), the session-entry drafts
+    so far (``entries``) and whether a handler asked to go on (``continue_``: Pi's ``continue``,
+    a Python keyword). Each handler sees what the earlier ones returned (runner.js:772-818,
+    ``emitBoundary``); a handler may return ``{"entries": [...drafts], "continue": True}``:
+    Pi appends the drafts (``custom``, ``custom_message``, ``context_edit``, ``compaction``)
+    and, when the context can go on, starts another turn. The bridge leaves out Pi's
+    ``context`` preview (bridge.ts ``registerHandler``)."""
+
+    type: ClassVar[str] = "agent_before_settle"
+    outcome: Literal["completed", "aborted", "error"]
+    entries: list[Any]
+    continue_: Any
 
 
 @dataclass(frozen=True)

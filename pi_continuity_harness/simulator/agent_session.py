@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pi_continuity_harness.api.abort import AbortController, AbortSignal
 from pi_continuity_harness.api.events import (
+    AgentBeforeSettleEvent,
     AgentEndEvent,
     AgentSettledEvent,
     AgentStartEvent,
@@ -70,6 +71,7 @@ from pi_continuity_harness.api.events import (
     TreePreparation,
     TurnEndEvent,
     TurnStartEvent,
+    js_truthy,
 )
 from pi_continuity_harness.api.extension_api import Model, PiError, ToolResult
 from pi_continuity_harness.scenario.layout import pi_package_path
@@ -86,6 +88,7 @@ from pi_continuity_harness.simulator.agent_loop import (
     ToolUpdate,
     error_tool_result,
 )
+from pi_continuity_harness.simulator.boundary import apply_boundary_drafts, boundary_can_continue
 from pi_continuity_harness.simulator.builtin_tools import BUILTIN_TOOLS, BuiltinTools, ToolError
 from pi_continuity_harness.simulator.compaction import (
     SUMMARIZATION_SYSTEM_PROMPT,
@@ -288,6 +291,11 @@ class AgentSession:
         self._idle_waiters: list[asyncio.Future[None]] = []
         self._entry_ids: dict[int, tuple[Message, str]] = {}
         self._boundary_dispatched: set[int] = set()
+        #: The last turn's outcome and whether ``agent_before_settle`` runs / an abort came
+        #: meanwhile (agent-session.js:152-154).
+        self._last_activity_outcome: Literal["completed", "aborted", "error"] = "completed"
+        self._is_before_settle = False
+        self._abort_during_before_settle = False
         self._preflights: list[asyncio.Event] = []
         self._request_estimate = RequestEstimate()
         #: Commands of the harness itself (the real-Pi observer extension's, loaded first there):
@@ -602,6 +610,8 @@ class AgentSession:
             if message.get("stopReason") == "error"
             else "completed"
         )
+        # ``_lastActivityOutcome`` (agent-session.js:547-548), which ``agent_before_settle`` reports.
+        self._last_activity_outcome = outcome
         await self.dispatch(
             TurnEndEvent(
                 turn_index=self._turn_index,
@@ -1095,7 +1105,9 @@ class AgentSession:
                         break
                     await self.agent.continue_()
                     continue
-                if self._agent_run_abort_requested or not self.agent.has_queued_messages():
+                if self._agent_run_abort_requested or not await self._run_before_settle_boundary():
+                    break
+                if self._abort_requested():
                     break
                 await self.agent.continue_()
         finally:
@@ -1188,6 +1200,70 @@ class AgentSession:
         if await self._check_compaction(message):
             return not self._agent_run_abort_requested
         return not self._agent_run_abort_requested and self.agent.has_queued_messages()
+
+    async def _run_before_settle_boundary(self) -> bool:
+        """``_runBeforeSettleBoundary`` (agent-session.js:1639-1662): without an
+        ``agent_before_settle`` handler, go on only for queued messages. With one, the handlers
+        run (:meth:`ExtensionRunner.emit_boundary`: ``outcome`` is the last turn's), their drafts
+        are appended (``entry_appended`` each) and held custom messages delivered; an abort
+        meanwhile settles; else the run goes on when a handler asked to (or messages are
+        queued) and the context can, and a handler's ``continue`` the context cannot follow is
+        a ``<boundary>`` error."""
+        runner = self._runner()
+        if not runner.has_handlers("agent_before_settle"):
+            return self.agent.has_queued_messages()
+        self._is_before_settle = True
+        self._abort_during_before_settle = False
+        try:
+            outcome = self._last_activity_outcome
+            self.trace.emit("event", "agent_before_settle", outcome=outcome)
+            result = await runner.emit_boundary(
+                "agent_before_settle",
+                lambda entries, go_on: AgentBeforeSettleEvent(
+                    outcome=outcome, entries=entries, continue_=go_on
+                ),
+                lambda entries: apply_boundary_drafts(self.session_manager.branch_preview(), entries),
+            )
+            await self.settle_preflights()
+            self._commit_boundary_drafts(result.entries)
+            self._flush_pending_custom()
+            can_continue = self._boundary_can_continue("agent_before_settle")
+            if self._abort_during_before_settle:
+                return False
+            should_continue = js_truthy(result.continue_) or self.agent.has_queued_messages()
+            if should_continue and not can_continue:
+                if js_truthy(result.continue_):
+                    runner.emit_error(
+                        "<boundary>",
+                        "agent_before_settle",
+                        "agent_before_settle requested continuation without runnable model context",
+                    )
+                return False
+            return should_continue
+        finally:
+            self._is_before_settle = False
+
+    def _commit_boundary_drafts(self, drafts: Any) -> None:
+        """``_commitBoundaryDrafts`` (agent-session.js:694-699): the drafts appended to the
+        session, the agent's messages rebuilt from it, then an ``entry_appended`` per entry."""
+        appended = apply_boundary_drafts(self.session_manager, drafts)
+        self._refresh_finalized_context()
+        for entry in appended:
+            self._emit(
+                "entry_appended",
+                rpc={"type": "entry_appended", "entry": entry},
+                entryType=entry["type"],
+                id=entry["id"],
+            )
+
+    def _boundary_can_continue(self, boundary: str) -> bool:
+        """``_buildBoundaryContext([], boundary).canContinue`` (agent-session.js:674-693)."""
+        return boundary_can_continue(
+            self.session_manager.branch_preview(),
+            pending_custom=bool(self._pending_custom),
+            has_queued_messages=self.agent.has_queued_messages(),
+            boundary=boundary,
+        )
 
     async def _emit_agent_settled(self) -> None:
         self._is_agent_run_active = False
@@ -1848,6 +1924,8 @@ class AgentSession:
             self._compaction_abort.abort()
         if self._auto_compaction_abort is not None:
             self._auto_compaction_abort.abort()
+        if self._is_before_settle:
+            self._abort_during_before_settle = True
         self.agent.abort()
 
     async def abort(self) -> None:

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REPLACED_SESSION",
+    "BoundaryOutcome",
     "ExtensionRecord",
     "ExtensionRunner",
     "InputOutcome",
@@ -268,6 +269,47 @@ class ExtensionRunner:
                             return result
         return result
 
+    async def emit_boundary(
+        self, event_type: str, make_event: Callable[[Any, Any], Event], build: Callable[[Any], object]
+    ) -> BoundaryOutcome:
+        """runner.js:772-818 ``emitBoundary``: each handler gets the drafts (``entries``) and the
+        ``continue`` so far (``make_event``); a result's ``entries`` or ``continue`` that is not
+        ``undefined`` replaces them (``null`` included: a Python ``None`` under the key); after
+        every handler, failed or not, the drafts are previewed (``build``), and a preview that
+        raises is an ``extension_error`` "Invalid boundary entries: ..." of that handler's
+        extension. The outcome is the drafts and ``continue`` when the last preview held, else
+        no drafts and no continue."""
+        ctx = self.create_context()
+        entries: Any = []
+        should_continue: Any = False
+        valid = True
+        for record, handlers in self.handlers_of(event_type):
+            for handler in handlers:
+                try:
+                    value = await self.call_handler(
+                        handler, bridged_copy(make_event(entries, should_continue)), ctx
+                    )
+                except Exception as error:
+                    self.emit_error(record.path, event_type, _describe(error))
+                    value = None
+                if self._between_handlers is not None:
+                    await self._between_handlers()
+                value = _bridged_result(value)
+                if isinstance(value, dict):
+                    if "entries" in value:
+                        entries = value["entries"]
+                    if "continue" in value:
+                        should_continue = value["continue"]
+                try:
+                    build(entries)
+                    valid = True
+                except Exception as error:
+                    valid = False
+                    self.emit_error(record.path, event_type, f"Invalid boundary entries: {_describe(error)}")
+        if not valid:
+            return BoundaryOutcome(entries=[], continue_=False, valid=False)
+        return BoundaryOutcome(entries=entries, continue_=should_continue, valid=True)
+
     async def emit_input(self, event: InputEvent) -> InputOutcome:
         """runner.js:1214-1249 ``emitInput``: each handler gets the text and images as they are
         now, a transform replaces the text (and the images when it has some), ``handled`` ends.
@@ -358,6 +400,17 @@ class ExtensionRunner:
 
     def create_replaced_context(self) -> SimReplacedContext:
         return SimReplacedContext(self)
+
+
+@dataclass(frozen=True)
+class BoundaryOutcome:
+    """:meth:`ExtensionRunner.emit_boundary`'s result (runner.js:815-817): the drafts, the
+    ``continue`` as the handlers left it (any JSON value: Pi tests its truthiness), and whether
+    the last preview of the drafts held."""
+
+    entries: Any
+    continue_: Any
+    valid: bool
 
 
 @dataclass(frozen=True)

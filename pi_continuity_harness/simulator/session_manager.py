@@ -313,6 +313,20 @@ class SessionManager:
             manager._session_file = path
         return manager
 
+    def branch_preview(self) -> SessionManager:
+        """``SessionManager.inMemory(cwd, undefined, [header, ...getBranch()])``
+        (agent-session.js:665-672): the current branch in a manager that writes nothing, for
+        applying drafts to see what they would make (its ids and timestamps come from the same
+        seeded source and clock)."""
+        header = self.get_header()
+        if header is None:
+            raise ValueError("Session header is missing")
+        preview = SessionManager(
+            cwd=self._cwd, session_dir=self._session_dir, clock=self._clock, rng=self._rng, persist=False
+        )
+        preview._load([header, *self.get_branch()])
+        return preview
+
     def new_session(self, *, session_id: str | None = None, parent_session: str | None = None) -> str | None:
         if session_id is not None:
             # ``assertValidSessionId`` (session-manager.js:708-709): an id never names a path.
@@ -528,6 +542,13 @@ class SessionManager:
         return self._append_entry(entry)
 
     def append_context_edit(self, target_id: str, replacement: Any) -> str:
+        """``appendContextEdit`` (session-manager.js:985-1019): ``null`` or an object with string
+        or array ``content``; a string replacing an assistant or tool result becomes a text
+        block."""
+        if replacement is not None and (
+            not isinstance(replacement, dict) or not isinstance(replacement.get("content"), str | list)
+        ):
+            raise ValueError("Context edit replacement must be null or contain string/array content")
         target = self._by_id.get(target_id)
         if target is None:
             raise ValueError(f"Entry {target_id} not found")
@@ -539,6 +560,13 @@ class SessionManager:
         )
         if not editable:
             raise ValueError(f"Entry {target_id} does not contribute editable model content")
+        role = target["message"].get("role") if target.get("type") == "message" else "custom"
+        if (
+            replacement is not None
+            and role in ("assistant", "toolResult")
+            and isinstance(replacement["content"], str)
+        ):
+            replacement = {"content": [{"type": "text", "text": replacement["content"]}]}
         entry = self._base("context_edit")
         entry["targetId"] = target_id
         entry["replacement"] = replacement

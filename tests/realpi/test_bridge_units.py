@@ -14,6 +14,7 @@ from realpi.bridge_driver import CTX, EXTENSIONS, Bridge
 from pi_continuity_harness.api import NotInitializedError, PiError, StaleContextError
 from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.events import (
+    AgentBeforeSettleEvent,
     BeforeCompactResult,
     CompactionResult,
     InputResult,
@@ -240,6 +241,16 @@ def test_events_become_the_simulators_dataclasses() -> None:
     assert update == ToolExecutionUpdateEvent(
         tool_call_id="c", tool_name="bash", args={}, partial_result={"content": []}
     )
+    settle = build_event(
+        {
+            "type": "agent_before_settle",
+            "outcome": "error",
+            "entries": [{"type": "custom"}],
+            "continue": True,
+        },
+        signal_from,
+    )
+    assert settle == AgentBeforeSettleEvent(outcome="error", entries=[{"type": "custom"}], continue_=True)
     generic = build_event({"type": "user_bash", "excludeFromContext": True}, signal_from)
     assert isinstance(generic, GenericEvent) and generic.exclude_from_context is True
 

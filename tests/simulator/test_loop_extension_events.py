@@ -9,7 +9,7 @@ from typing import Any
 
 from pi_continuity_harness.api import ExtensionAPI
 
-from .helpers import base, event_records, run, session_records
+from .helpers import agent_requests, base, entries, event_records, run, session_records
 
 BASH = {"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n", "id": "c1"}
 TOOL_EVENTS = ("tool_execution_start", "tool_execution_update", "tool_result", "tool_execution_end")
@@ -132,3 +132,104 @@ def test_a_thinking_level_change_no_extension_listens_to_is_not_dispatched(tmp_p
     result = run(tmp_path, scenario)
     assert [r["level"] for r in session_records(result, "thinking_level_changed")] == ["high"]
     assert event_records(result, "thinking_level_select") == []
+
+
+def _before_settle(answers: dict[int, Any], seen: list[Any], *, abort: bool = False) -> Any:
+    """An extension whose ``agent_before_settle`` handler answers its n-th call with
+    ``answers[n]`` (after recording the event), and whose second handler records what it sees."""
+
+    def extension(pi: ExtensionAPI) -> None:
+        calls = [0]
+
+        def settle(event: Any, ctx: Any) -> Any:
+            calls[0] += 1
+            seen.append((calls[0], event.outcome, event.entries, event.continue_))
+            if abort:
+                ctx.abort()
+            return answers.get(calls[0])
+
+        pi.on("agent_before_settle", settle)
+        pi.on(
+            "agent_before_settle", lambda event, ctx: seen.append(("second", event.entries, event.continue_))
+        )
+
+    return extension
+
+
+NUDGE = {"type": "custom_message", "customType": "nudge", "content": "go on", "display": True}
+
+
+def test_before_settle_drafts_are_appended_and_a_continue_runs_one_more_turn(tmp_path: Path) -> None:
+    """agent-session.js:1639-1662: the second handler sees the first's drafts and ``continue``;
+    the drafts become entries (``entry_appended``), and the run goes on from them; the next
+    boundary starts again from no drafts."""
+    seen: list[Any] = []
+    state = {"type": "custom", "customType": "state", "data": {"n": 1}}
+    answers = {1: {"entries": [state, NUDGE], "continue": True}}
+    scenario = base(model={"agent": [{"text": "first"}, {"text": "second"}]}, operations=[{"prompt": "one"}])
+    result = run(tmp_path, scenario, _before_settle(answers, seen))
+    assert seen == [
+        (1, "completed", [], False),
+        ("second", [state, NUDGE], True),
+        (2, "completed", [], False),
+        ("second", [], False),
+    ]
+    assert len(agent_requests(result)) == 2
+    tail = [(e["type"], e.get("customType") or e.get("message", {}).get("role")) for e in entries(result)][
+        -5:
+    ]
+    assert tail == [
+        ("message", "user"),
+        ("message", "assistant"),
+        ("custom", "state"),
+        ("custom_message", "nudge"),
+        ("message", "assistant"),
+    ]
+    appended = [r["entryType"] for r in session_records(result, "entry_appended")]
+    assert appended == ["custom", "custom_message"]
+    assert [r["aborted"] for r in session_records(result, "agent_settled")] == [False]
+
+
+def test_an_invalid_before_settle_draft_drops_every_draft_and_the_continue(tmp_path: Path) -> None:
+    """runner.js:772-818: a draft the preview refuses is an ``extension_error`` "Invalid boundary
+    entries: ..." after each later handler too; then nothing is appended and the run settles."""
+    seen: list[Any] = []
+    bad = {"type": "context_edit", "targetId": "nope", "replacement": None}
+    answers = {1: {"entries": [NUDGE, bad], "continue": True}}
+    scenario = base(model={"agent": [{"text": "first"}]}, operations=[{"prompt": "one"}])
+    result = run(tmp_path, scenario, _before_settle(answers, seen))
+    errors = [r["error"] for r in session_records(result, "extension_error")]
+    assert errors == ["Invalid boundary entries: Entry nope not found"] * 2
+    assert session_records(result, "entry_appended") == []
+    assert len(agent_requests(result)) == 1
+
+
+def test_a_before_settle_continue_the_context_cannot_follow_is_a_boundary_error(tmp_path: Path) -> None:
+    seen: list[Any] = []
+    scenario = base(model={"agent": [{"text": "first"}]}, operations=[{"prompt": "one"}])
+    result = run(tmp_path, scenario, _before_settle({1: {"continue": True}}, seen))
+    [error] = session_records(result, "extension_error")
+    assert (error["extensionPath"], error["error"]) == (
+        "<boundary>",
+        "agent_before_settle requested continuation without runnable model context",
+    )
+    assert len(agent_requests(result)) == 1
+
+
+def test_an_abort_during_before_settle_keeps_the_drafts_and_settles(tmp_path: Path) -> None:
+    """``abort()`` while the boundary runs (agent-session.js:2089-2090): the drafts are still
+    appended, the run does not go on and settles aborted."""
+    seen: list[Any] = []
+    answers = {1: {"entries": [NUDGE], "continue": True}}
+    scenario = base(model={"agent": [{"text": "first"}, {"text": "second"}]}, operations=[{"prompt": "one"}])
+    result = run(tmp_path, scenario, _before_settle(answers, seen, abort=True))
+    assert [r["entryType"] for r in session_records(result, "entry_appended")] == ["custom_message"]
+    assert len(agent_requests(result)) == 1
+    assert [r["aborted"] for r in session_records(result, "agent_settled")] == [True]
+
+
+def test_before_settle_without_a_handler_goes_on_only_for_queued_messages(tmp_path: Path) -> None:
+    scenario = base(model={"agent": [{"text": "first"}]}, operations=[{"prompt": "one"}])
+    result = run(tmp_path, scenario)
+    assert event_records(result, "agent_before_settle") == []
+    assert len(agent_requests(result)) == 1

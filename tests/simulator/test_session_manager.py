@@ -405,3 +405,21 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_a_context_edit_replacement_must_be_null_or_have_content_and_a_string_becomes_a_text_block(
+    tmp_path: Path,
+) -> None:
+    """session-manager.js:985-1019 (``appendContextEdit``, which an ``agent_before_settle``
+    draft reaches): the replacement is checked first; a string replacing an assistant's
+    content is a text block, a user's stays a string."""
+    sm = manager(tmp_path)
+    user_id = sm.append_message(user("one"))
+    assistant_id = sm.append_message(assistant("reply"))
+    for bad in ({}, {"content": 5}, "text", ["x"]):
+        with pytest.raises(ValueError, match="Context edit replacement must be null or contain string/array"):
+            sm.append_context_edit("unknown", bad)
+    edit = sm.get_entry(sm.append_context_edit(assistant_id, {"content": "short"}))
+    assert edit is not None and edit["replacement"] == {"content": [{"type": "text", "text": "short"}]}
+    edit = sm.get_entry(sm.append_context_edit(user_id, {"content": "short"}))
+    assert edit is not None and edit["replacement"] == {"content": "short"}

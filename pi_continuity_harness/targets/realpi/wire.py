@@ -25,6 +25,7 @@ from typing import IO, Any
 from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.events import (
     AfterProviderResponseEvent,
+    AgentBeforeSettleEvent,
     AgentEndEvent,
     AgentSettledEvent,
     AgentStartEvent,
@@ -266,6 +267,12 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
         return AgentStartEvent()
     if kind == "agent_end":
         return AgentEndEvent(messages=list(get("messages") or []))
+    if kind == "agent_before_settle":
+        # bridge.ts registerHandler leaves out ``context``; ``entries`` and ``continue`` are
+        # what the earlier handlers returned, as Pi has them.
+        return AgentBeforeSettleEvent(
+            outcome=get("outcome") or "completed", entries=get("entries"), continue_=get("continue")
+        )
     if kind == "agent_settled":
         return AgentSettledEvent(aborted=bool(get("aborted")))
     if kind == "turn_start":
