@@ -35,6 +35,7 @@ __all__ = [
     "CompactionReason",
     "CompactionResult",
     "CompactionSettings",
+    "ContextEvent",
     "ContextUsage",
     "Event",
     "InputEvent",
@@ -412,6 +413,19 @@ class BeforeAgentStartEvent(Event):
     prompt: str | None
     system_prompt: str
     message: JsonObject | None = None
+
+
+@dataclass(frozen=True)
+class ContextEvent(Event):
+    """Before each model request of a run (``dist/core/sdk.js:276-282``, runner.js:1014-1078
+    ``emitContext``): the conversation the model is about to get, without Pi's system
+    messages. A handler may return ``{"messages": [...]}``: the model then gets those (Pi's
+    system prompt and tool declarations folded into one leading system message before them);
+    the session keeps the whole conversation. Changing ``messages`` in place changes nothing
+    (a Python handler has a copy); a handler that raises is an ``extension_error``."""
+
+    type: ClassVar[str] = "context"
+    messages: list[JsonObject]
 
 
 @dataclass(frozen=True)

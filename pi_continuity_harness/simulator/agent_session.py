@@ -671,17 +671,23 @@ class AgentSession:
         delta (through ``emit``), and ``thinkingLevel`` recorded on the final message."""
         model = self.model
         assert model is not None
-        projection = self.session_manager.build_session_projection()
-        llm = convert_to_llm(projection.messages)
+        messages = self.session_manager.build_session_projection().messages
+        runner = self._runner()
+        if runner.has_handlers("context"):
+            # ``transformContext`` (sdk.js:276-282, pi-agent-core agent-loop.js:268-270): the
+            # ``context`` handlers may replace what this request sends; the session keeps its
+            # messages. Without a handler the messages are what they are (Pi copies them).
+            self.trace.emit("event", "context", messages=len(messages))
+            messages = await runner.emit_context(messages)
+            await self.settle_preflights()
+        llm = convert_to_llm(messages)
         # pi-ai clamps max_tokens with its own estimate of the request (3.5 chars/token), in
         # the provider's streamSimple (buildBaseOptions, api/simple-options.js:36); a user
         # message it cannot measure fails the request there (``setup_error``).
         setup_error: str | None = None
         max_tokens: int | None = None
         try:
-            max_tokens = _clamp_max_tokens(
-                model, lambda: self._request_estimate.estimate(projection.messages)
-            )
+            max_tokens = _clamp_max_tokens(model, lambda: self._request_estimate.estimate(messages))
         except JsTypeError as error:
             setup_error = str(error)
         reasoning = self.thinking_level if (model.reasoning and self.thinking_level != "off") else None

@@ -28,6 +28,7 @@ from pi_continuity_harness.api.events import (
     BeforeSwitchResult,
     BeforeTreeResult,
     CompactionPreparation,
+    ContextEvent,
     ContextUsage,
     Event,
     InputEvent,
@@ -52,7 +53,7 @@ from pi_continuity_harness.api.extension_api import (
 from pi_continuity_harness.api.wire_json import result_to_wire
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy, json_copy_or_same
-from pi_continuity_harness.simulator.messages import UNDEFINED
+from pi_continuity_harness.simulator.messages import UNDEFINED, Message, current_system_message
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.ui import UIHub
@@ -310,6 +311,29 @@ class ExtensionRunner:
             return BoundaryOutcome(entries=[], continue_=False, valid=False)
         return BoundaryOutcome(entries=entries, continue_=should_continue, valid=True)
 
+    async def emit_context(self, messages: list[Message]) -> list[Message]:
+        """runner.js:1014-1048 ``emitContext``, its ``context`` phase: the messages copied
+        (``structuredClone``), then each handler gets the conversation without system messages
+        (its own JSON copy, as through the bridge: a change in place reaches nothing); a
+        result's ``messages`` (not ``undefined`` or ``null``) replace it, Pi's system messages
+        restored (:func:`_restore_system_messages`); a raise is an ``extension_error``."""
+        ctx = self.create_context()
+        current: list[Message] = json_copy(messages)
+        for record, handlers in self.handlers_of("context"):
+            for handler in handlers:
+                try:
+                    visible = [m for m in current if m.get("role") != "system"]
+                    value = await self.call_handler(handler, ContextEvent(messages=json_copy(visible)), ctx)
+                    value = _bridged_result(value)
+                    returned = value.get("messages") if isinstance(value, dict) else None
+                    if returned is not None:
+                        current = _restore_system_messages(current, visible, returned)
+                except Exception as error:
+                    self.emit_error(record.path, "context", _describe(error))
+                if self._between_handlers is not None:
+                    await self._between_handlers()
+        return current
+
     async def emit_input(self, event: InputEvent) -> InputOutcome:
         """runner.js:1214-1249 ``emitInput``: each handler gets the text and images as they are
         now, a transform replaces the text (and the images when it has some), ``handled`` ends.
@@ -480,6 +504,21 @@ def bridged_copy(value: Any) -> Any:
         elif isinstance(current, CompactionPreparation | TreePreparation):
             changes[item.name] = bridged_copy(current)
     return dataclasses.replace(value, **changes) if changes else value
+
+
+def _restore_system_messages(current: list[Message], visible: list[Message], returned: Any) -> list[Message]:
+    """runner.js:90-106 ``restoreSystemMessages``: the same conversation (the same objects, in
+    order) keeps every system message in place; another gets Pi's system messages folded into
+    one leading message (``getCurrentSystemMessage``) before it. What a Python handler returns
+    crossed the bridge, so it is never the same objects unless both are empty. A result that
+    is not a list is what V8's spread throws on (a string, which JavaScript would spread into
+    characters, is refused the same way here)."""
+    if not isinstance(returned, list):
+        raise TypeError("returned is not iterable")
+    if len(returned) == len(visible) and all(a is b for a, b in zip(returned, visible, strict=True)):
+        return current
+    head = current_system_message(current)
+    return [head, *returned] if head is not None else list(returned)
 
 
 def _slot_handler(slots: list[EventHandler | None], index: int) -> EventHandler:

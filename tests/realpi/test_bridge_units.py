@@ -17,6 +17,7 @@ from pi_continuity_harness.api.events import (
     AgentBeforeSettleEvent,
     BeforeCompactResult,
     CompactionResult,
+    ContextEvent,
     InputResult,
     SessionBeforeCompactEvent,
     ToolExecutionUpdateEvent,
@@ -251,6 +252,8 @@ def test_events_become_the_simulators_dataclasses() -> None:
         signal_from,
     )
     assert settle == AgentBeforeSettleEvent(outcome="error", entries=[{"type": "custom"}], continue_=True)
+    context = build_event({"type": "context", "messages": [{"role": "user", "content": "u"}]}, signal_from)
+    assert context == ContextEvent(messages=[{"role": "user", "content": "u"}])
     generic = build_event({"type": "user_bash", "excludeFromContext": True}, signal_from)
     assert isinstance(generic, GenericEvent) and generic.exclude_from_context is True
 

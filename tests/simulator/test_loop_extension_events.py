@@ -7,7 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.simulator.runner import _restore_system_messages
 
 from .helpers import agent_requests, base, entries, event_records, run, session_records
 
@@ -233,3 +236,61 @@ def test_before_settle_without_a_handler_goes_on_only_for_queued_messages(tmp_pa
     result = run(tmp_path, scenario)
     assert event_records(result, "agent_before_settle") == []
     assert len(agent_requests(result)) == 1
+
+
+def test_a_context_handlers_messages_are_what_the_model_gets_and_the_session_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    """sdk.js:276-282, runner.js:1014-1048: before each request the handlers see the
+    conversation without system messages; a returned ``messages`` is what the model gets (the
+    system prompt kept), an in-place change or a raise changes nothing, the session keeps all."""
+    seen: list[Any] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        def context(event: Any, ctx: Any) -> Any:
+            seen.append([m["role"] for m in event.messages])
+            if len(seen) == 2:
+                return {"messages": [event.messages[-1]]}
+            event.messages.clear()
+            return None
+
+        def fail(event: Any, ctx: Any) -> None:
+            raise RuntimeError("context failed")
+
+        pi.on("context", context)
+        pi.on("context", fail)
+
+    scenario = base(
+        model={"agent": [{"text": "first"}, {"text": "second"}]},
+        operations=[{"prompt": "one"}, {"prompt": "two"}],
+    )
+    result = run(tmp_path, scenario, extension)
+    assert seen == [["user"], ["user", "assistant", "user"]]
+    first, second = agent_requests(result)
+    assert [m["role"] for m in first.messages] == [m["role"] for m in second.messages] == ["user"]
+    assert second.system_prompt == first.system_prompt
+    assert second.messages[0]["content"] == [{"type": "text", "text": "two"}]
+    assert [r["error"] for r in session_records(result, "extension_error")] == ["context failed"] * 2
+    roles = [e["message"]["role"] for e in entries(result) if e["type"] == "message"]
+    assert roles == ["system", "user", "assistant", "user", "assistant"]
+
+
+def test_a_context_result_keeps_pis_system_messages_in_place_only_when_it_is_the_same_conversation() -> None:
+    """runner.js:90-106 ``restoreSystemMessages``."""
+    system = {"role": "system", "content": "", "sections": {"a": "A"}, "timestamp": 1}
+    user = {"role": "user", "content": "u", "timestamp": 2}
+    current = [system, user]
+    assert _restore_system_messages(current, [user], [user]) is current
+    copy = {**user}
+    restored = _restore_system_messages(current, [user], [copy])
+    assert restored[0]["role"] == "system" and restored[1:] == [copy]
+    assert _restore_system_messages([user], [user], [copy]) == [copy]
+    with pytest.raises(TypeError, match="returned is not iterable"):
+        _restore_system_messages(current, [user], {"role": "user"})
+
+
+def test_a_request_no_context_handler_listens_to_is_sent_as_projected(tmp_path: Path) -> None:
+    scenario = base(model={"agent": [{"text": "first"}]}, operations=[{"prompt": "one"}])
+    result = run(tmp_path, scenario)
+    assert event_records(result, "context") == []
+    assert [m["role"] for m in agent_requests(result)[0].messages] == ["user"]

@@ -34,6 +34,7 @@ from pi_continuity_harness.api.events import (
     BeforeProviderRequestEvent,
     CompactionPreparation,
     CompactionSettings,
+    ContextEvent,
     InputEvent,
     MessageEndEvent,
     MessageStartEvent,
@@ -263,6 +264,8 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
             system_prompt=str(get("systemPrompt") or ""),
             message=get("message"),
         )
+    if kind == "context":
+        return ContextEvent(messages=list(get("messages") or []))
     if kind == "agent_start":
         return AgentStartEvent()
     if kind == "agent_end":
