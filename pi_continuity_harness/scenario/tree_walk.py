@@ -25,39 +25,52 @@ entry's type from the listing is the type ``islink`` would have found a moment l
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 __all__ = ["walk_sorted"]
 
 
-def walk_sorted(root: str) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
-    """Each directory under ``root`` (``root`` first) with its non-directory entries."""
+def walk_sorted(root: str) -> list[tuple[str, list[os.DirEntry[str]]]]:
+    """Each directory under ``root`` (``root`` first) with its non-directory entries.
+
+    A list, made whole before the caller reads it (nothing changes the tree while it reads,
+    see above): as a generator, every directory's pair went up through one ``yield from`` per
+    level above it, and with the recursion that was half the time of a walk of a small project,
+    which the explorer's archive invariants take after every operation (96 -> 52 us for a
+    project of 7 directories, issue 16)."""
+    found: list[tuple[str, list[os.DirEntry[str]]]] = []
+    _walk(root, found)
+    return found
+
+
+def _walk(directory: str, found: list[tuple[str, list[os.DirEntry[str]]]]) -> None:
     try:
-        with os.scandir(root) as listing:
+        with os.scandir(directory) as listing:
             entries = list(listing)
     except OSError:
         return
     files: list[os.DirEntry[str]] = []
-    subdirectories: list[tuple[str, os.DirEntry[str]]] = []
+    subdirectories: list[os.DirEntry[str]] = []
     for entry in entries:
         try:
             is_dir = entry.is_dir()
         except OSError:
             is_dir = False
         if is_dir:
-            subdirectories.append((entry.name, entry))
+            subdirectories.append(entry)
         else:
             files.append(entry)
-    yield root, files
-    subdirectories.sort(key=_name)
-    for _, entry in subdirectories:
+    found.append((directory, files))
+    if len(subdirectories) > 1:
+        subdirectories.sort(key=_name)
+    for entry in subdirectories:
         try:
             link = entry.is_symlink()
         except OSError:
             link = False  # ``os.path.islink`` answers False when it cannot tell
         if not link:
-            yield from walk_sorted(os.path.join(root, entry.name))
+            # ``entry.path`` is ``os.path.join(directory, entry.name)``, as ``os.walk`` joins.
+            _walk(entry.path, found)
 
 
-def _name(item: tuple[str, os.DirEntry[str]]) -> str:
-    return item[0]
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
