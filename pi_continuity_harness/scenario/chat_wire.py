@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pi_continuity_harness.scenario.identity_memo import IdentityMemo, same_objects_prefix
+from pi_continuity_harness.scenario.identity_memo import IdentityMemo, identity, same_objects_prefix
 from pi_continuity_harness.scenario.model_script import (
     SUMMARIZATION_SYSTEM_PROMPT_PREFIX,
     ModelOutcome,
@@ -183,13 +183,13 @@ def _convert_messages(
     system_prompt = content_text(first.get("content"))
     rest = wire[1:]
     previous = resume.wire
-    if resume.key == id(memo) and same_objects_prefix(rest, previous) == len(previous):
+    if resume.key == identity(memo) and same_objects_prefix(rest, previous) == len(previous):
         _none, messages, names = _convert_walk(
             rest[len(previous) :], memo, list(resume.messages), dict(resume.tool_names), first=False
         )
     else:
         _none, messages, names = _convert_walk(rest, memo, [], {}, first=False)
-    resume.key, resume.wire, resume.messages, resume.tool_names = id(memo), rest, messages, names
+    resume.key, resume.wire, resume.messages, resume.tool_names = identity(memo), rest, messages, names
     return system_prompt, list(messages)
 
 

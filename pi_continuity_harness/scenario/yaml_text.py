@@ -48,6 +48,8 @@ from typing import Any
 
 import yaml
 
+from pi_continuity_harness.scenario.identity_memo import identity
+
 __all__ = [
     "FAST_LOADER",
     "MAX_EXPANDED_VALUES",
@@ -223,7 +225,7 @@ def expansion_problem(data: Any, limit: int = MAX_EXPANDED_VALUES) -> tuple[tupl
             items = enumerate(node)
         else:
             return 1
-        key = id(node)
+        key = identity(node)
         known = sizes.get(key)
         if known is not None:
             return known
@@ -307,9 +309,9 @@ def json_data_problem(data: Any) -> tuple[tuple[Any, ...], str] | None:
     while stack:
         node, path = stack.pop()
         if isinstance(node, dict | list | tuple):
-            if id(node) in seen:
+            if identity(node) in seen:
                 continue
-            seen.add(id(node))
+            seen.add(identity(node))
             if isinstance(node, dict):
                 for key in node:
                     if not isinstance(key, str):

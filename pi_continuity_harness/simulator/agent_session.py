@@ -74,6 +74,7 @@ from pi_continuity_harness.api.events import (
     js_truthy,
 )
 from pi_continuity_harness.api.extension_api import Model, PiError, ToolResult
+from pi_continuity_harness.scenario.identity_memo import identity
 from pi_continuity_harness.scenario.layout import pi_package_path
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_summary
 from pi_continuity_harness.scenario.trace import Trace
@@ -363,11 +364,11 @@ class AgentSession:
         projection = self.session_manager.build_session_projection()
         for entry in projection.entries:
             for message in entry.messages:
-                self._entry_ids[id(message)] = (message, entry.source["id"])
+                self._entry_ids[identity(message)] = (message, entry.source["id"])
         self.agent.messages = list(projection.messages)
 
     def _find_entry_id(self, message: Message) -> str | None:
-        known = self._entry_ids.get(id(message))
+        known = self._entry_ids.get(identity(message))
         if known is not None and known[0] is message:
             return known[1]
         for entry in reversed(self.session_manager.branch_view()):
@@ -433,7 +434,7 @@ class AgentSession:
             elif message.get("role") in ("system", "user", "assistant", "toolResult"):
                 entry_id = self.session_manager.append_message(message)
             if entry_id is not None:
-                self._entry_ids[id(message)] = (message, entry_id)
+                self._entry_ids[identity(message)] = (message, entry_id)
             if message.get("role") == "assistant":
                 self._last_assistant = message
                 if message.get("stopReason") not in ("error", "length"):
@@ -512,10 +513,10 @@ class AgentSession:
         elif kind == "turn_end":
             if (
                 event["message"].get("role") == "assistant"
-                and id(event["message"]) not in self._boundary_dispatched
+                and identity(event["message"]) not in self._boundary_dispatched
             ):
                 await self._dispatch_turn_end(event["message"], event["toolResults"])
-            self._boundary_dispatched.discard(id(event["message"]))
+            self._boundary_dispatched.discard(identity(event["message"]))
             self._turn_index += 1
         elif kind == "message_start":
             await self.dispatch(MessageStartEvent(message=event["message"]))
@@ -645,7 +646,7 @@ class AgentSession:
         return [t["name"] for t in BUILTIN_TOOLS] + [t.name for t in self._runner().tools()]
 
     async def _finish_turn(self, turn: CompletedTurn) -> None:
-        self._boundary_dispatched.add(id(turn.message))
+        self._boundary_dispatched.add(identity(turn.message))
         await self._dispatch_turn_end(turn.message, turn.tool_results)
 
     async def _prepare_next_turn(self, turn: CompletedTurn) -> None:

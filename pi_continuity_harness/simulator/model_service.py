@@ -41,7 +41,7 @@ from pi_continuity_harness.scenario.chat_wire import (
     chat_stream,
     parse_chat_request,
 )
-from pi_continuity_harness.scenario.identity_memo import same_objects_prefix
+from pi_continuity_harness.scenario.identity_memo import identity, same_objects_prefix
 from pi_continuity_harness.scenario.model_script import (
     PLAIN_REPLIES,
     ExtensionReplies,
@@ -385,11 +385,11 @@ class ScriptedModelService:
         leading = common  # how many leading messages of ``shared`` are registered
         counting = True
         for message in messages[common:]:
-            if ids.get(id(message)) is message:
+            if ids.get(identity(message)) is message:
                 result = message
             else:
                 result = self._share(message)
-                if counting and ids.get(id(result)) is not result:
+                if counting and ids.get(identity(result)) is not result:
                     counting = False  # not registered (``marshal`` refused it): the prefix ends
             shared.append(result)
             if counting:
@@ -399,14 +399,14 @@ class ScriptedModelService:
 
     def _share(self, message: dict[str, Any]) -> dict[str, Any]:
         ids = self._shared_ids
-        if ids.get(id(message)) is message:
+        if ids.get(identity(message)) is message:
             return message
         try:
             key = marshal.dumps(message)
         except ValueError:  # not plain data: recorded as it is
             return message
         shared: dict[str, Any] = self._messages.setdefault(key, message)
-        ids[id(shared)] = shared
+        ids[identity(shared)] = shared
         return shared
 
     def _next_reply(self, kind: RequestKind) -> tuple[int, Reply | SynthesisReply | None]:

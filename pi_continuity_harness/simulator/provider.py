@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import Model
-from pi_continuity_harness.scenario.identity_memo import IdentityMemo, same_objects_prefix
+from pi_continuity_harness.scenario.identity_memo import IdentityMemo, identity, same_objects_prefix
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.messages import (
     UNDEFINED,
@@ -282,7 +282,7 @@ def transform_messages(
         return _transform_walk(messages, model, memo, [], None)
     head = messages[:1] if messages and messages[0].get("role") == "system" else []
     rest = messages[len(head) :]
-    key = (model.provider, model.api, model.id, "image" in model.input, id(memo))
+    key = (model.provider, model.api, model.id, "image" in model.input, identity(memo))
     start, kept = 0, 0
     if resume.key == key:
         common = same_objects_prefix(rest, resume.messages)
@@ -503,7 +503,7 @@ def wire_messages(
         return _wire_walk(messages, takes_images, memo, [], first=True)[0]
     out = _wire_walk(messages[:1], takes_images, memo, [], first=True)[0]
     rest = messages[1:]
-    key = (takes_images, id(memo))
+    key = (takes_images, identity(memo))
     previous = resume.messages
     if resume.key == key and same_objects_prefix(rest, previous) == len(previous):
         done = list(resume.out)

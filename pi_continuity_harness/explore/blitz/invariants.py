@@ -63,6 +63,7 @@ from pi_continuity_harness.explore.blitz.generate import FINISH, GET, MANAGED, W
 from pi_continuity_harness.explore.plugin import LOAD_FAILURE, WITHIN_BUDGET, InvariantSpec, Violation
 from pi_continuity_harness.features import blitz_oracle as oracle
 from pi_continuity_harness.scenario.document import Scenario
+from pi_continuity_harness.scenario.identity_memo import identity
 from pi_continuity_harness.scenario.operations import EditFileOp, Operation
 from pi_continuity_harness.scenario.trace import jsonl_lines
 from pi_continuity_harness.scenario.transcript import content_text as _text
@@ -343,13 +344,13 @@ class _Run:
         templates = self.call_templates()
         out = []
         for epoch, items in sorted(by_epoch.items()):
-            seq_of = {id(item): seq for seq, item in items}
+            seq_of = {identity(item): seq for seq, item in items}
             for classified in oracle.classify([item for _seq, item in items], WINDOW):
                 message = classified
                 if message.kind == "reminder" and any(t in message.item.text for t in templates):
                     # It carries a Call template: a Call instruction sent again, not a reminder.
                     message = oracle.HandoffMessage(message.item, "call")
-                out.append((seq_of[id(message.item)], epoch, message))
+                out.append((seq_of[identity(message.item)], epoch, message))
         self._handoff_messages = sorted(out, key=lambda x: x[0])
         return self._handoff_messages
 
