@@ -97,3 +97,32 @@ def test_each_reading_of_the_same_brief_gets_fields_of_its_own() -> None:
     assert second is not None
     assert second.frontmatter == {"kind": "pi-session-continuity/v2", "files": ["a.txt"]}
     assert read_frontmatter(text)[0] == second.frontmatter
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "kind: brief\nstatus: pending\nversion: 2\npercent: 62.5\nfresh: true\nleaf: null",
+        "kind: brief\nlist: [a, b]\nnested: {x: 1}",
+        "kind: brief\nshared: &s [a]\nagain: *s\ncreatedAt: 2026-12-05T00:00:00Z",
+    ],
+)
+def test_each_reader_of_a_remembered_brief_gets_fields_of_its_own(header: str) -> None:
+    """The oracle remembers the Briefs it read; a reader that changes the fields it got (at
+    any depth) changes neither the next reader's fields nor the Brief's, and the fields are
+    what ``copy.deepcopy`` of the first reading gives (shared aliases stay shared)."""
+    text = _brief(header)
+    first, _ = read_frontmatter(text)
+    assert first is not None
+    second, _ = read_frontmatter(text)
+    assert second == first and second is not first
+    for key, value in first.items():
+        if isinstance(value, list | dict):
+            assert second[key] is not value
+    if "again" in first:
+        assert second["again"] is second["shared"]
+    first["kind"] = "changed"
+    first.setdefault("list", []).append("changed")
+    assert read_frontmatter(text)[0] == second
+    brief = parse_brief(text)
+    assert brief is not None and brief.frontmatter["kind"] == "brief"
