@@ -11,8 +11,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pi_continuity_harness.errors import ScenarioError
-from pi_continuity_harness.scenario import load_scenario
-from pi_continuity_harness.scenario.yaml_text import FAST_LOADER, PURE_LOADER, expansion_problem, safe_load
+from pi_continuity_harness.scenario import load_scenario, yaml_text
+from pi_continuity_harness.scenario.yaml_text import (
+    FAST_LOADER,
+    PURE_LOADER,
+    expansion_problem,
+    json_data_problem,
+    safe_load,
+)
 
 #: Characters and pieces that matter to a YAML scanner, so random texts hit its corners.
 YAMLISH = st.lists(
@@ -192,3 +198,49 @@ def test_a_scenario_nested_too_deeply_to_read_is_refused(tmp_path: Path) -> None
     with pytest.raises(ScenarioError) as refused:
         load_scenario(path)
     assert str(refused.value) == f"{path}: (top level): invalid YAML: nested too deeply to read"
+
+
+#: Values json_data_problem looks at: JSON data and each kind of value that is not.
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.sampled_from([1.5, float("nan"), float("inf"), -float("inf")]),
+    st.text(max_size=4),
+    st.sampled_from(["\ud800", "a\udfffb", "é", b"bytes", frozenset({1}), {2}]),
+    st.dates(),
+    st.datetimes(),
+)
+_DATA = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(
+            st.one_of(st.text(max_size=3), st.sampled_from(["\udc80", 1, None, 2.5])), inner, max_size=3
+        ),
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_DATA)
+@example({"a": [1, {"b": "\ud800"}]})
+@example([{"x": 1}, 5.0, {1: 2}])
+def test_json_data_problem_finds_a_problem_exactly_when_the_walk_with_paths_does(data: Any) -> None:
+    """The walk without paths answers "all JSON data" exactly when the walk with paths finds
+    nothing; the first problem is then named by the latter (issue 16)."""
+    assert yaml_text._is_json_data(data) == (yaml_text._first_problem(data) is None)
+    assert yaml_text.json_data_problem(data) == yaml_text._first_problem(data)
+
+
+def test_json_data_problem_walks_a_value_that_contains_itself_once() -> None:
+    looped: list[Any] = ["a"]
+    looped.append(looped)
+    assert json_data_problem({"x": looped, "y": looped}) is None
+    looped.append(float("nan"))
+    assert json_data_problem({"x": looped})[0] == ("x", 2)  # type: ignore[index]
+    huge = {"a": [1, 2**20000]}  # past the digits repr allows: not in the property test
+    assert not yaml_text._is_json_data(huge)
+    assert json_data_problem(huge)[0] == ("a", 1)  # type: ignore[index]
