@@ -27,15 +27,17 @@ fake server streams it as OpenAI chat-completion chunks or returns the HTTP erro
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from pi_continuity_harness.scenario.identity_memo import IdentityMemo
 from pi_continuity_harness.scenario.numbers import Int, OptionalInt
 from pi_continuity_harness.scenario.operations import AbortOp, Operation, Operations
 from pi_continuity_harness.scenario.regex_check import regex_problem
@@ -553,22 +555,36 @@ def expand_root(pattern: str, root: str | None) -> str:
     return pattern.replace(ROOT_MARK, "(?:" + re.escape(root) + ")?")
 
 
-class _TextsNewestFirst:
-    """The texts of a request's messages, newest first, each made when a lookup first reaches
-    it: a ``{{match:...}}`` is found in the last few messages, and making the text of every
-    message of every request (tool-call arguments JSON-encoded) was 4 % of a blitz
-    exploration (issue 16). Iterating gives what the full list gave, in the same order."""
+#: How many messages (and message-and-pattern searches) :data:`_MESSAGE_TEXTS` and
+#: :data:`_SEARCHES` keep: they outlive a run (the oldest entry goes first).
+_MEMO_LIMIT = 20_000
 
-    def __init__(self, messages: list[dict[str, Any]]) -> None:
-        self._messages = messages
-        self._texts: list[str] = []
+#: :func:`text_of` of a request's message, remembered by the message's identity: a request's
+#: messages are the simulated model's recorded ones, shared from one request to the next and
+#: never changed (``ScriptedModelService._shared``).
+_MESSAGE_TEXTS: IdentityMemo[str] = IdentityMemo(limit=_MEMO_LIMIT)
 
-    def __iter__(self) -> Iterator[str]:
-        texts, messages = self._texts, self._messages
-        for index in range(len(messages)):
-            if index == len(texts):
-                texts.append(text_of(messages[len(messages) - 1 - index].get("content")))
-            yield texts[index]
+#: Whether a ``{{match:REGEX}}`` pattern is found in a message's text, and what it reads there,
+#: remembered by the message's identity and the compiled pattern: every request re-sends the
+#: conversation, and each lookup searched (and first made) the text of every message newer
+#: than the one that holds the answer, again for every request; a blitz receiver's replies
+#: look their Finish ID and dossier path up so at each turn, 4.5 % of a blitz exploration
+#: (issue 16). A pure function of the text and the pattern.
+_SEARCHES: IdentityMemo[tuple[bool, Any]] = IdentityMemo(limit=_MEMO_LIMIT)
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    return text_of(message.get("content"))
+
+
+def _search(pattern: re.Pattern[str], message: dict[str, Any]) -> tuple[bool, Any]:
+    """``(True, what the pattern reads)`` when ``pattern`` is found in the message's text (its
+    first group, or the whole match without one), else ``(False, None)``."""
+    text = _MESSAGE_TEXTS.get(message, functools.partial(_message_text, message))
+    hit = pattern.search(text)
+    if hit is None:
+        return False, None
+    return True, hit.group(1) if pattern.groups else hit.group(0)
 
 
 def _bad_placeholder(value: Any, where: str = "") -> str | None:
@@ -607,22 +623,24 @@ def _holds_match(value: Any) -> bool:
     return False
 
 
-def _resolve_value(value: Any, texts: Iterable[str], root: str | None) -> Any:
+def _resolve_value(value: Any, messages: list[dict[str, Any]], root: str | None) -> Any:
+    """``value`` with each ``{{match:REGEX}}`` replaced from the first of ``messages``, newest
+    first, whose text (:func:`text_of` of its content) holds the pattern."""
     if isinstance(value, str):
 
         def lookup(found: re.Match[str]) -> str:
             pattern = re.compile(expand_root(found.group("pattern"), root))
-            for text in texts:
-                hit = pattern.search(text)
-                if hit is not None:
-                    return hit.group(1) if pattern.groups else hit.group(0)
+            for message in reversed(messages):
+                hit, read = _SEARCHES.get(message, functools.partial(_search, pattern, message), pattern)
+                if hit:
+                    return read  # type: ignore[no-any-return]
             return found.group(0)
 
         return _MATCH.sub(lookup, value)
     if isinstance(value, dict):
-        return {k: _resolve_value(v, texts, root) for k, v in value.items()}
+        return {k: _resolve_value(v, messages, root) for k, v in value.items()}
     if isinstance(value, list):
-        return [_resolve_value(v, texts, root) for v in value]
+        return [_resolve_value(v, messages, root) for v in value]
     return value
 
 
@@ -633,8 +651,10 @@ def resolve_tool_calls(
     (``root``: the run's directory, for :data:`ROOT_MARK`)."""
     if not any(_holds_match(c.arguments) for c in calls):
         return calls
-    texts = _TextsNewestFirst(request.messages)
-    return tuple(c.model_copy(update={"arguments": _resolve_value(c.arguments, texts, root)}) for c in calls)
+    messages = request.messages
+    return tuple(
+        c.model_copy(update={"arguments": _resolve_value(c.arguments, messages, root)}) for c in calls
+    )
 
 
 def _respond_reply(request: ModelRequest, reply: Reply, root: str | None = None) -> ModelOutcome:

@@ -60,3 +60,29 @@ def test_a_placeholder_is_replaced_from_the_newest_text_and_other_calls_stay_as_
         resolve_tool_calls(request, calls[1:]) is not None
         and resolve_tool_calls(request, calls[1:]) == calls[1:]
     )
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def test_a_placeholder_reads_the_newest_message_that_holds_it_as_the_conversation_grows() -> None:
+    """Each message's search is remembered by the message's identity (the conversation's
+    messages are re-sent, the same objects, by every request): a request that adds a newer
+    message holding the pattern reads that one; an equal pattern over other message objects,
+    or a group that does not take part, reads what a fresh search reads (issue 16)."""
+    call = ScriptedToolCall(name="bash", arguments={"command": "cat {{match:(id-\\d+)}} {{match:z|(q)}}"})
+    first, second, third = _user("old id-1 z"), _user("nothing here"), _user("new id-2")
+
+    def resolved(*messages: dict[str, Any]) -> Any:
+        request = ModelRequest(
+            kind="agent", index=0, model="fake/m", system_prompt=None, messages=list(messages)
+        )
+        return resolve_tool_calls(request, (call,))[0].arguments["command"]
+
+    assert resolved(first) == "cat id-1 "
+    assert resolved(first, second) == "cat id-1 "
+    assert resolved(first, second, third) == "cat id-2 "
+    assert resolved(first, second) == "cat id-1 "
+    assert resolved(_user("other id-7"), second) == "cat id-7 {{match:z|(q)}}"
+    assert resolved(_user("q only")) == "cat {{match:(id-\\d+)}} q"
