@@ -46,6 +46,7 @@ __all__ = [
     "MessageUpdateEvent",
     "ModelSelectEvent",
     "ProviderStreamEvent",
+    "ResourcesDiscoverEvent",
     "SessionBeforeCompactEvent",
     "SessionBeforeForkEvent",
     "SessionBeforeSwitchEvent",
@@ -426,6 +427,25 @@ class ContextEvent(Event):
 
     type: ClassVar[str] = "context"
     messages: list[JsonObject]
+
+
+@dataclass(frozen=True)
+class ResourcesDiscoverEvent(Event):
+    """After every ``session_start`` of a runtime (``dist/core/agent-session.js:2786-2804``
+    ``bindExtensions`` then ``extendResourcesFromExtensions``; :3136-3139 after a reload):
+    the project directory and ``reason``, ``"reload"`` after a reload, else ``"startup"`` (a
+    new, forked or resumed session too: RPC mode binds each new session, ``rpc-mode.js:249``).
+
+    A handler may return ``{"skillPaths": [...], "promptPaths": [...], "themePaths": [...]}``
+    (runner.js:1194-1210 ``emitResourcesDiscover``): each list's paths, relative ones resolved
+    against the project directory, are added to what Pi loaded (``resource-loader.js:339-364``
+    ``extendResources``), and the system prompt is rebuilt, so the skills found there are
+    listed in its ``skills`` section from the next first run on. A handler that raises is an
+    ``extension_error`` and adds nothing."""
+
+    type: ClassVar[str] = "resources_discover"
+    cwd: str
+    reason: Literal["startup", "reload"]
 
 
 @dataclass(frozen=True)

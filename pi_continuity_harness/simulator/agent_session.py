@@ -128,7 +128,13 @@ from pi_continuity_harness.simulator.provider_events import agent_provider_hooks
 from pi_continuity_harness.simulator.runner import bridged_copy
 from pi_continuity_harness.simulator.session_manager import SessionManager, ms_of_iso
 from pi_continuity_harness.simulator.settings import SettingsManager
-from pi_continuity_harness.simulator.system_prompt import render_system_prompt, system_message
+from pi_continuity_harness.simulator.system_prompt import (
+    current_sections,
+    diff_sections,
+    prompt_sections,
+    render_system_prompt,
+    system_message,
+)
 from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes, tool_declaration
 from pi_continuity_harness.simulator.tree import (
     NAVIGATE_WHILE_COMPACTING,
@@ -227,6 +233,14 @@ class AgentSession:
         #: beside the project, as the simulated host lays it out.
         self.package_dir = package_dir or pi_package_path(os.path.dirname(cwd.rstrip("/")))
         self.thinking_level = thinking_level
+        #: The ``skills`` section of the system prompt: the skills ``resources_discover`` handlers
+        #: named (:mod:`.resources`), "" for none (a reload starts again from none).
+        self.skills_prompt = ""
+        #: The paths those handlers returned, merged (``lastSkillPaths``, resource-loader.js:353).
+        self.extension_skill_paths: list[str] = []
+        #: Whether this session ever listed skills: only then can the prompt sections differ
+        #: from the transcript's, and each run diffs them.
+        self.skills_seen = False
         #: The files under the project holding a summary's exact bytes, read as the host (the
         #: ``summaryFiles`` witness of ``session_compact``, ``scenario/observed.py``).
         self._summary_files = summary_files
@@ -1133,11 +1147,31 @@ class AgentSession:
         if last is not None:
             await self._check_compaction(last, skip_aborted_check=False)
         messages: list[Message] = []
-        if not any(
-            m.get("role") == "system" for m in self.session_manager.build_session_projection().messages
-        ):
+        transcript = self.session_manager.build_session_projection().messages
+        if not any(m.get("role") == "system" for m in transcript):
             # Pi's structured system prompt: sections plus the tools' declarations (§ system_prompt.py).
-            messages.append(system_message(self.cwd, self.service.clock.now_ms(), self.package_dir))
+            messages.append(
+                system_message(self.cwd, self.service.clock.now_ms(), self.package_dir, self.skills_prompt)
+            )
+        elif self.skills_seen:
+            # The sections that changed since the transcript's system messages, as a patch
+            # (``_preparePromptAndToolLoadout``, agent-session.js:1395-1400): skills an extension
+            # added or a reload dropped (``resources_discover``, :mod:`.resources`). Only skills
+            # can make the simulated sections differ, so a session that never had any skips the
+            # walk of its transcript.
+            patch = diff_sections(
+                current_sections(transcript) or {},
+                prompt_sections(self.cwd, self.package_dir, self.skills_prompt),
+            )
+            if patch is not None:
+                messages.append(
+                    {
+                        "role": "system",
+                        "content": "",
+                        "sections": patch,
+                        "timestamp": self.service.clock.now_ms(),
+                    }
+                )
         runner = self._runner()
         if runner.has_handlers("before_agent_start"):
             await self.dispatch(
@@ -2048,7 +2082,7 @@ class AgentSession:
         projection = self.session_manager.build_session_projection()
         current = current_system_message(projection.messages)
         if current is None:
-            current = system_message(self.cwd, 0, self.package_dir)
+            current = system_message(self.cwd, 0, self.package_dir, self.skills_prompt)
         return render_system_prompt(current)
 
 

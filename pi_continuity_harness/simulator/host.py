@@ -81,6 +81,10 @@ from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy, j
 from pi_continuity_harness.simulator.meter import Meter
 from pi_continuity_harness.simulator.model_service import ModelCatalog, ScriptedModelService, SimModelRegistry
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
+from pi_continuity_harness.simulator.resources import (
+    extend_resources_from_extensions,
+    reset_extension_resources,
+)
 from pi_continuity_harness.simulator.runner import ExtensionRunner, RuntimeBindings
 from pi_continuity_harness.simulator.session_manager import SessionManager
 from pi_continuity_harness.simulator.settings import (
@@ -531,6 +535,8 @@ class SimHost:
         self.runtime = runtime
         self.last_session_file = manager.get_session_file()
         await session.dispatch(start_event)
+        # bindExtensions ends asking for more resources (agent-session.js:2786-2788).
+        await extend_resources_from_extensions(session, "startup", self.host_io)
         return runtime
 
     def _thinking_level_changed(self, level: str) -> None:
@@ -821,7 +827,9 @@ class SimHost:
         runner.bind(self._bindings(new_runtime))
         session.runner = runner
         self.runtime = new_runtime
+        reset_extension_resources(session)
         await session.dispatch(SessionStartEvent(reason="reload"))
+        await extend_resources_from_extensions(session, "reload", self.host_io)
 
     async def new_session(
         self,

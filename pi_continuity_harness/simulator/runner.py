@@ -33,6 +33,7 @@ from pi_continuity_harness.api.events import (
     Event,
     InputEvent,
     InputResult,
+    ResourcesDiscoverEvent,
     TreePreparation,
     coerce_before_compact_result,
     coerce_before_switch_result,
@@ -334,6 +335,32 @@ class ExtensionRunner:
                     await self._between_handlers()
         return current
 
+    async def emit_resources_discover(
+        self, cwd: str, reason: Literal["startup", "reload"]
+    ) -> dict[str, list[str]]:
+        """runner.js:1194-1214 ``emitResourcesDiscover``: each handler gets ``{cwd, reason}``;
+        the non-empty ``skillPaths``, ``promptPaths`` and ``themePaths`` of its result are
+        collected in handler order (a string there is what ``.map`` throws on, after the
+        lists before it were taken); a raise is an ``extension_error``."""
+        ctx = self.create_context()
+        found: dict[str, list[str]] = {key: [] for key in _RESOURCE_KEYS}
+        for record, handlers in self.handlers_of("resources_discover"):
+            for handler in handlers:
+                try:
+                    event = ResourcesDiscoverEvent(cwd=cwd, reason=reason)
+                    value = _bridged_result(await self.call_handler(handler, event, ctx))
+                    for key in _RESOURCE_KEYS if isinstance(value, dict) else ():
+                        paths = value.get(key)
+                        if isinstance(paths, list) and paths:
+                            found[key].extend(paths)
+                        elif isinstance(paths, str) and paths:
+                            raise TypeError(f"result.{key}.map is not a function")
+                except Exception as error:
+                    self.emit_error(record.path, "resources_discover", _describe(error))
+                if self._between_handlers is not None:
+                    await self._between_handlers()
+        return found
+
     async def emit_input(self, event: InputEvent) -> InputOutcome:
         """runner.js:1214-1249 ``emitInput``: each handler gets the text and images as they are
         now, a transform replaces the text (and the images when it has some), ``handled`` ends.
@@ -551,6 +578,10 @@ def _bridged_result(value: Any) -> Any:
             ),
         )
     return value
+
+
+#: The lists a ``resources_discover`` result may hold, in the order Pi takes them.
+_RESOURCE_KEYS = ("skillPaths", "promptPaths", "themePaths")
 
 
 def _describe(error: BaseException) -> str:

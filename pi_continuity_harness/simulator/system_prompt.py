@@ -29,6 +29,8 @@ from pi_continuity_harness.simulator.messages import system_message_text
 __all__ = [
     "BUILTIN_TOOL_NAMES",
     "builtin_tools",
+    "current_sections",
+    "diff_sections",
     "prompt_sections",
     "render_system_prompt",
     "system_message",
@@ -59,22 +61,27 @@ def builtin_tools() -> list[dict[str, Any]]:
     return tools
 
 
-def prompt_sections(cwd: str, package_dir: str) -> dict[str, str]:
+def prompt_sections(cwd: str, package_dir: str, skills: str = "") -> dict[str, str]:
     """``buildSystemPromptSections`` for the default tools, ``cwd`` and Pi's package directory
-    ``package_dir`` (``getPackageDir()``; no context files, no skills)."""
+    ``package_dir`` (``getPackageDir()``; no context files). ``skills``: the skills section's
+    text (:func:`.skills.format_skills_for_prompt`), "" for none; Pi places it just before
+    ``cwd`` (``system-prompt.js:99-119``)."""
     sections: dict[str, str] = _data()["sections"]
     out: dict[str, str] = {}
     for name, text in sections.items():
+        if name == "cwd" and skills:
+            out["skills"] = f"<skills>\n{skills}\n</skills>"
         out[name] = text.replace("$PI_PACKAGE", package_dir).replace("$CWD", cwd.replace("\\", "/"))
     return out
 
 
-def system_message(cwd: str, timestamp: int, package_dir: str) -> dict[str, Any]:
-    """The system message of a session's first run, with Pi's key order."""
+def system_message(cwd: str, timestamp: int, package_dir: str, skills: str = "") -> dict[str, Any]:
+    """The system message of a session's first run, with Pi's key order (``skills`` as in
+    :func:`prompt_sections`)."""
     return {
         "role": "system",
         "content": "",
-        "sections": prompt_sections(cwd, package_dir),
+        "sections": prompt_sections(cwd, package_dir, skills),
         "timestamp": timestamp,
         "toolsAdded": builtin_tools(),
     }
@@ -83,3 +90,33 @@ def system_message(cwd: str, timestamp: int, package_dir: str) -> dict[str, Any]
 def render_system_prompt(message: dict[str, Any] | None) -> str:
     """The system prompt a request carries: pi-ai ``getSystemMessageText`` ("" without a message)."""
     return "" if message is None else system_message_text(message)
+
+
+def current_sections(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The prompt sections the transcript's system messages give the model (later ones win,
+    ``null`` deletes: pi-ai ``getCurrentSystemMessage``'s ``sections``); None without any
+    system message."""
+    sections: dict[str, Any] | None = None
+    for message in messages:
+        if message.get("role") != "system":
+            continue
+        if sections is None:
+            sections = {}
+        for name, value in (message.get("sections") or {}).items():
+            if value is None:
+                sections.pop(name, None)
+            else:
+                sections[name] = value
+    return sections
+
+
+def diff_sections(previous: dict[str, Any], current: dict[str, str]) -> dict[str, str | None] | None:
+    """``diffSystemPromptSections`` (``system-prompt.js:139-150``): the sections that changed
+    or are new, then ``null`` for each that is gone; None when nothing changed."""
+    patch: dict[str, str | None] = {
+        name: text for name, text in current.items() if previous.get(name) != text
+    }
+    for name in previous:
+        if name not in current:
+            patch[name] = None
+    return patch or None

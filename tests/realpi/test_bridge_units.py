@@ -19,6 +19,7 @@ from pi_continuity_harness.api.events import (
     CompactionResult,
     ContextEvent,
     InputResult,
+    ResourcesDiscoverEvent,
     SessionBeforeCompactEvent,
     ToolExecutionUpdateEvent,
 )
@@ -254,6 +255,8 @@ def test_events_become_the_simulators_dataclasses() -> None:
     assert settle == AgentBeforeSettleEvent(outcome="error", entries=[{"type": "custom"}], continue_=True)
     context = build_event({"type": "context", "messages": [{"role": "user", "content": "u"}]}, signal_from)
     assert context == ContextEvent(messages=[{"role": "user", "content": "u"}])
+    discover = build_event({"type": "resources_discover", "cwd": "/p", "reason": "reload"}, signal_from)
+    assert discover == ResourcesDiscoverEvent(cwd="/p", reason="reload")
     generic = build_event({"type": "user_bash", "excludeFromContext": True}, signal_from)
     assert isinstance(generic, GenericEvent) and generic.exclude_from_context is True
 

@@ -41,6 +41,7 @@ from pi_continuity_harness.api.events import (
     MessageUpdateEvent,
     ModelSelectEvent,
     ProviderStreamEvent,
+    ResourcesDiscoverEvent,
     SessionBeforeCompactEvent,
     SessionBeforeForkEvent,
     SessionBeforeSwitchEvent,
@@ -266,6 +267,8 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
         )
     if kind == "context":
         return ContextEvent(messages=list(get("messages") or []))
+    if kind == "resources_discover":
+        return ResourcesDiscoverEvent(cwd=str(get("cwd") or ""), reason=get("reason"))
     if kind == "agent_start":
         return AgentStartEvent()
     if kind == "agent_end":

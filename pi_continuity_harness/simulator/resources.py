@@ -1,0 +1,64 @@
+"""``resources_discover``: the resources extensions add after a runtime starts, as Pi 1.6 does.
+
+After each ``session_start`` of a runtime Pi asks the extensions for more resources
+(``AgentSession.extendResourcesFromExtensions``, ``dist/core/agent-session.js:2790-2805``):
+``bindExtensions`` (:2786-2788, called for every runtime RPC mode binds, ``rpc-mode.js:249``:
+startup, new session, fork, resume) with reason ``"startup"``, and ``reload`` (:3136-3139)
+with ``"reload"``. Without a handler nothing happens (``hasHandlers``, :2791). With one, the
+handlers' ``skillPaths``, ``promptPaths`` and ``themePaths`` (runner.js:1194-1214) extend the
+resource loader's (``extendResources``, resource-loader.js:339-364) and the system prompt is
+rebuilt (``_rebuildSystemPrompt``, :1358-1383), so the skills found are listed in its
+``skills`` section (:mod:`.skills`): in the session's first system message, or as a section
+patch on the next run's (``_preparePromptAndToolLoadout``, :1395-1400).
+
+A reload starts again from the settings' resources (``_resourceLoader.reload()``, :3122), so
+skills an extension named before it are gone unless a handler names them again.
+
+Not modelled: a resumed session whose transcript lists skills no handler names any more (Pi
+patches the section away on the next run; the simulator diffs the sections only once its own
+session listed skills, :attr:`.AgentSession.skills_seen`); ``promptPaths`` (prompt templates:
+``/name`` expansion and ``get_commands``) and ``themePaths`` (themes matter to the TUI only)
+are collected and dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Literal
+
+from pi_continuity_harness.simulator.skills import format_skills_for_prompt, load_skills, merge_paths
+
+if TYPE_CHECKING:
+    from pi_continuity_harness.simulator.agent_session import AgentSession
+
+__all__ = ["extend_resources_from_extensions", "reset_extension_resources"]
+
+
+def reset_extension_resources(session: AgentSession) -> None:
+    """A reload's ``_resourceLoader.reload()`` (agent-session.js:3122): the skills extensions
+    added are dropped (``lastSkillPaths`` recomputed from the settings, resource-loader.js:441-445)."""
+    session.extension_skill_paths = []
+    session.skills_prompt = ""
+
+
+async def extend_resources_from_extensions(
+    session: AgentSession,
+    reason: Literal["startup", "reload"],
+    host_io: Callable[[], AbstractContextManager[None]],
+) -> None:
+    """agent-session.js:2790-2805: dispatch ``resources_discover`` and load the skills named
+    (the files read as the host's own, ``host_io``: Pi's loader, not a tool)."""
+    runner = session.runner
+    if runner is None or not runner.has_handlers("resources_discover"):
+        return
+    found = await runner.emit_resources_discover(session.cwd, reason)
+    skill_paths = [path for path in found["skillPaths"] if isinstance(path, str)]
+    if not skill_paths:
+        return
+    with host_io():
+        session.extension_skill_paths = merge_paths(session.extension_skill_paths, skill_paths, session.cwd)
+        skills = load_skills(session.extension_skill_paths, session.cwd)
+    # ``read`` is always among the simulated session's tools (system-prompt.js:101-103).
+    session.skills_prompt = format_skills_for_prompt(skills, "read")
+    session.skills_seen = session.skills_seen or bool(session.skills_prompt)

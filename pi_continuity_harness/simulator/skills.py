@@ -1,0 +1,185 @@
+"""The skills Pi 1.6 loads from paths an extension names, and how its system prompt lists them.
+
+A ``resources_discover`` handler may return ``skillPaths`` (agent-session.js:2790-2804):
+Pi's resource loader loads the skills found there (``resource-loader.js:339-364``
+``extendResources``, then ``loadSkills`` with ``includeDefaults: false``,
+``dist/core/skills.js:316-403``) and the rebuilt system prompt lists those the model may
+invoke in a ``skills`` section (``system-prompt.js:99-108``, ``formatSkillsForPrompt``
+skills.js:278-303), between ``docs`` and ``cwd``.
+
+What is modelled (``dist/core/skills.js``):
+
+* a path is resolved against the project directory (``resolvePath``, ``utils/paths.js:124``);
+  paths are merged without duplicates (``mergePaths``, resource-loader.js:803-815, by real
+  path); a missing path or a file that is not ``.md`` loads nothing (a diagnostic Pi shows
+  in its TUI only);
+* a directory: a ``SKILL.md`` in it makes it one skill root (no recursion); otherwise its
+  ``.md`` files (at the top level only) and, recursively, its subdirectories' ``SKILL.md``,
+  skipping names that start with ``.`` and ``node_modules`` (``loadSkillsFromDirInternal``,
+  :124-211), entries in byte order (libuv's ``scandir`` sorts them);
+* a file: its YAML frontmatter (``utils/frontmatter.js``) must give a non-empty
+  ``description``; ``name`` defaults to the parent directory's name; an ``.md`` file that is
+  not ``SKILL.md`` without a description is no skill (:212-260); a name seen before loses
+  (a collision diagnostic), the same file twice is skipped (:325-350);
+* ``disable-model-invocation: true`` keeps a skill out of the prompt (:279).
+
+Not modelled: ``.gitignore``/``.ignore``/``.fdignore`` rules in a skill directory
+(skills.js:38-55) and PyYAML's YAML 1.1 scalars where Pi's ``yaml`` reads YAML 1.2 (``yes``
+is a string there); ``/skill:name`` commands (``_expandSkillCommand``) are not expanded.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+__all__ = ["Skill", "format_skills_for_prompt", "load_skills", "resolve_resource_path"]
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    file_path: str
+    disable_model_invocation: bool
+
+
+def resolve_resource_path(path: str, cwd: str) -> str:
+    """``resolvePath(p, cwd, {trim: true})`` (utils/paths.js:124-128): trimmed, ``~``
+    expanded, relative paths against ``cwd``, normalised."""
+    normalized = os.path.expanduser(path.strip())
+    return os.path.normpath(os.path.join(cwd, normalized))
+
+
+def merge_paths(primary: list[str], additional: list[str], cwd: str) -> list[str]:
+    """``mergePaths`` (resource-loader.js:803-815): resolved, the first of each real path kept."""
+    merged: list[str] = []
+    seen: set[str] = set()
+    for path in [*primary, *additional]:
+        resolved = resolve_resource_path(path, cwd)
+        key = os.path.realpath(resolved)
+        if key not in seen:
+            seen.add(key)
+            merged.append(resolved)
+    return merged
+
+
+def _frontmatter(text: str) -> dict[str, Any]:
+    """``parseFrontmatter`` (utils/frontmatter.js): the YAML between a leading ``---`` and the
+    next ``\\n---``; none is ``{}``; a YAML error raises."""
+    normalized = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    if not normalized.startswith("---"):
+        return {}
+    end = normalized.find("\n---", 3)
+    if end == -1:
+        return {}
+    parsed = yaml.safe_load(normalized[4:end])
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def _skill_from_file(path: str) -> Skill | None:
+    """``loadSkillFromFile`` (skills.js:212-260), diagnostics left out."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            raw = file.read()
+        front = _frontmatter(raw)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    description = front.get("description")
+    if not isinstance(description, str) or description.strip() == "":
+        return None
+    name = front.get("name")
+    if not isinstance(name, str) or not name:
+        name = os.path.basename(os.path.dirname(path))
+    return Skill(
+        name=name,
+        description=description,
+        file_path=path,
+        disable_model_invocation=front.get("disable-model-invocation") is True,
+    )
+
+
+def _skills_from_dir(directory: str, include_root_files: bool) -> list[Skill]:
+    """``loadSkillsFromDirInternal`` (skills.js:124-211) without ignore files."""
+    try:
+        names = sorted(os.listdir(directory), key=lambda n: n.encode("utf-8", "surrogateescape"))
+    except OSError:
+        return []
+    if "SKILL.md" in names and os.path.isfile(os.path.join(directory, "SKILL.md")):
+        skill = _skill_from_file(os.path.join(directory, "SKILL.md"))
+        return [skill] if skill else []
+    skills: list[Skill] = []
+    for name in names:
+        if name.startswith(".") or name == "node_modules":
+            continue
+        full = os.path.join(directory, name)
+        if os.path.isdir(full):
+            skills.extend(_skills_from_dir(full, False))
+        elif include_root_files and name.endswith(".md") and os.path.isfile(full):
+            skill = _skill_from_file(full)
+            if skill:
+                skills.append(skill)
+    return skills
+
+
+def load_skills(paths: list[str], cwd: str) -> list[Skill]:
+    """``loadSkills`` with ``includeDefaults: false`` (skills.js:316-403): the skills of
+    ``paths`` (already merged), first of each name and of each real file kept."""
+    by_name: dict[str, Skill] = {}
+    real_paths: set[str] = set()
+    for raw in paths:
+        resolved = resolve_resource_path(raw, cwd)
+        if os.path.isdir(resolved):
+            found = _skills_from_dir(resolved, True)
+        elif os.path.isfile(resolved) and resolved.endswith(".md"):
+            skill = _skill_from_file(resolved)
+            found = [skill] if skill else []
+        else:
+            continue
+        for skill in found:
+            real = os.path.realpath(skill.file_path)
+            if real in real_paths or skill.name in by_name:
+                continue
+            by_name[skill.name] = skill
+            real_paths.add(real)
+    return list(by_name.values())
+
+
+def _escape_xml(text: str) -> str:
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&apos;")
+    )
+
+
+def format_skills_for_prompt(skills: list[Skill], file_read_tool: str = "read") -> str:
+    """``formatSkillsForPrompt`` (skills.js:278-303), trimmed as ``buildSystemPromptSections``
+    uses it (system-prompt.js:105): "" when no skill may be invoked by the model."""
+    visible = [s for s in skills if not s.disable_model_invocation]
+    if not visible:
+        return ""
+    hint = {
+        "read": "Use the read tool to load a skill's file when the task matches its description.",
+        "bash": "Use bash to load a skill's file when the task matches its description.",
+    }.get(file_read_tool, "Load a skill's file when the task matches its description.")
+    lines = [
+        "\n\nThe following skills provide specialized instructions for specific tasks.",
+        hint,
+        "Resolve relative paths against the skill's directory (parent of SKILL.md). Use absolute paths in tool calls.",
+        "",
+        "<available_skills>",
+    ]
+    for skill in visible:
+        lines.append("  <skill>")
+        lines.append(f"    <name>{_escape_xml(skill.name)}</name>")
+        lines.append(f"    <description>{_escape_xml(skill.description)}</description>")
+        lines.append(f"    <location>{_escape_xml(skill.file_path)}</location>")
+        lines.append("  </skill>")
+    lines.append("</available_skills>")
+    return "\n".join(lines).strip()
