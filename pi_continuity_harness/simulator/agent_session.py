@@ -128,6 +128,7 @@ from pi_continuity_harness.simulator.provider_events import agent_provider_hooks
 from pi_continuity_harness.simulator.runner import bridged_copy
 from pi_continuity_harness.simulator.session_manager import SessionManager, ms_of_iso
 from pi_continuity_harness.simulator.settings import SettingsManager
+from pi_continuity_harness.simulator.skills import Skill, expand_skill_command
 from pi_continuity_harness.simulator.system_prompt import (
     current_sections,
     diff_sections,
@@ -238,6 +239,10 @@ class AgentSession:
         self.skills_prompt = ""
         #: The paths those handlers returned, merged (``lastSkillPaths``, resource-loader.js:353).
         self.extension_skill_paths: list[str] = []
+        #: The skills loaded from them (``/skill:name`` prompts expand to them).
+        self.skills: list[Skill] = []
+        #: Marks a file operation as Pi's own, not the extension's (the host's ``host_io``).
+        self.host_io: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
         #: Whether this session ever listed skills: only then can the prompt sections differ
         #: from the transcript's, and each run diffs them.
         self.skills_seen = False
@@ -951,6 +956,8 @@ class AgentSession:
             if result.action == "transform" and result.images is not None:
                 # ``inputResult.images ?? images`` (agent-session.js:1672)
                 current_images = tuple(result.images)
+        if expand_prompt_templates and self.skills and isinstance(current, str):
+            current = self._expand_skill_command(current)
         if self.is_streaming:
             if not streaming_behavior:
                 raise PiThrewError(BUSY_WITHOUT_BEHAVIOR)
@@ -966,6 +973,16 @@ class AgentSession:
         if not self.service.catalog.has_auth(self.model.provider):
             raise PiThrewError(f'No API key found for "{self.model.provider}".')
         return _Trigger("user", prompt=current, images=current_images)
+
+    def _expand_skill_command(self, text: str) -> str:
+        """``_expandSkillCommand`` (agent-session.js:1754, 1820-1844) for the skills
+        ``resources_discover`` handlers named (:mod:`.skills`); an unreadable skill file is an
+        ``extension_error`` of event ``skill_expansion`` and the text stays."""
+        with self.host_io():
+            expanded, skill, error = expand_skill_command(text, self.skills)
+        if skill is not None and error is not None:
+            self._runner().emit_error(skill.file_path, "skill_expansion", error)
+        return expanded
 
     def _queued_message(self, text: Any, images: tuple[dict[str, Any], ...]) -> Message:
         """``_queueSteer``/``_queueFollowUp``'s message: the text block, then the images

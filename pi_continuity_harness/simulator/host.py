@@ -497,6 +497,7 @@ class SimHost:
             summary_files=self._summary_files,
         )
         session.rpc = self.record_rpc
+        session.host_io = self.host_io
         session.on_thinking_level = self._thinking_level_changed
         session.host_commands[TREE_COMMAND] = lambda args: self._harness_tree(session, args)
         if not restored and model is not None and not manager.get_entries():
@@ -536,7 +537,7 @@ class SimHost:
         self.last_session_file = manager.get_session_file()
         await session.dispatch(start_event)
         # bindExtensions ends asking for more resources (agent-session.js:2786-2788).
-        await extend_resources_from_extensions(session, "startup", self.host_io)
+        await extend_resources_from_extensions(session, "startup")
         return runtime
 
     def _thinking_level_changed(self, level: str) -> None:
@@ -829,7 +830,7 @@ class SimHost:
         self.runtime = new_runtime
         reset_extension_resources(session)
         await session.dispatch(SessionStartEvent(reason="reload"))
-        await extend_resources_from_extensions(session, "reload", self.host_io)
+        await extend_resources_from_extensions(session, "reload")
 
     async def new_session(
         self,

@@ -23,8 +23,6 @@ are collected and dropped.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Literal
 
 from pi_continuity_harness.simulator.skills import format_skills_for_prompt, load_skills, merge_paths
@@ -39,16 +37,15 @@ def reset_extension_resources(session: AgentSession) -> None:
     """A reload's ``_resourceLoader.reload()`` (agent-session.js:3122): the skills extensions
     added are dropped (``lastSkillPaths`` recomputed from the settings, resource-loader.js:441-445)."""
     session.extension_skill_paths = []
+    session.skills = []
     session.skills_prompt = ""
 
 
 async def extend_resources_from_extensions(
-    session: AgentSession,
-    reason: Literal["startup", "reload"],
-    host_io: Callable[[], AbstractContextManager[None]],
+    session: AgentSession, reason: Literal["startup", "reload"]
 ) -> None:
     """agent-session.js:2790-2805: dispatch ``resources_discover`` and load the skills named
-    (the files read as the host's own, ``host_io``: Pi's loader, not a tool)."""
+    (the files read as the host's own, :attr:`.AgentSession.host_io`: Pi's loader, not a tool)."""
     runner = session.runner
     if runner is None or not runner.has_handlers("resources_discover"):
         return
@@ -56,9 +53,9 @@ async def extend_resources_from_extensions(
     skill_paths = [path for path in found["skillPaths"] if isinstance(path, str)]
     if not skill_paths:
         return
-    with host_io():
+    with session.host_io():
         session.extension_skill_paths = merge_paths(session.extension_skill_paths, skill_paths, session.cwd)
-        skills = load_skills(session.extension_skill_paths, session.cwd)
+        session.skills = load_skills(session.extension_skill_paths, session.cwd)
     # ``read`` is always among the simulated session's tools (system-prompt.js:101-103).
-    session.skills_prompt = format_skills_for_prompt(skills, "read")
+    session.skills_prompt = format_skills_for_prompt(session.skills, "read")
     session.skills_seen = session.skills_seen or bool(session.skills_prompt)

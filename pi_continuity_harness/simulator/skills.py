@@ -25,7 +25,9 @@ What is modelled (``dist/core/skills.js``):
 
 Not modelled: ``.gitignore``/``.ignore``/``.fdignore`` rules in a skill directory
 (skills.js:38-55) and PyYAML's YAML 1.1 scalars where Pi's ``yaml`` reads YAML 1.2 (``yes``
-is a string there); ``/skill:name`` commands (``_expandSkillCommand``) are not expanded.
+is a string there).
+
+``/skill:name`` prompts are expanded (:func:`expand_skill_command`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,14 @@ from typing import Any
 
 import yaml
 
-__all__ = ["Skill", "format_skills_for_prompt", "load_skills", "resolve_resource_path"]
+__all__ = [
+    "Skill",
+    "expand_skill_command",
+    "format_skills_for_prompt",
+    "load_skills",
+    "merge_paths",
+    "resolve_resource_path",
+]
 
 
 @dataclass(frozen=True)
@@ -183,3 +192,42 @@ def format_skills_for_prompt(skills: list[Skill], file_read_tool: str = "read") 
         lines.append("  </skill>")
     lines.append("</available_skills>")
     return "\n".join(lines).strip()
+
+
+def _strip_frontmatter(text: str) -> str:
+    """``stripFrontmatter`` (utils/frontmatter.js): the body after the frontmatter (the YAML is
+    still parsed, and an error in it raises as in Pi)."""
+    normalized = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    if not normalized.startswith("---"):
+        return normalized
+    end = normalized.find("\n---", 3)
+    if end == -1:
+        return normalized
+    yaml.safe_load(normalized[4:end])
+    return normalized[end + 4 :].strip()
+
+
+def expand_skill_command(text: str, skills: list[Skill]) -> tuple[str, Skill | None, str | None]:
+    """``_expandSkillCommand`` (agent-session.js:1820-1844): ``/skill:<name> [args]`` of a
+    loaded skill becomes its body in a ``<skill>`` block, the arguments after it; another text
+    stays. Returns the text, the skill and, when its file could not be read, the error (Pi then
+    keeps the text and reports an ``extension_error`` of event ``skill_expansion``)."""
+    if not text.startswith("/skill:"):
+        return text, None, None
+    space = text.find(" ")
+    name = text[7:] if space == -1 else text[7:space]
+    args = "" if space == -1 else text[space + 1 :].strip()
+    skill = next((s for s in skills if s.name == name), None)
+    if skill is None:
+        return text, None, None
+    try:
+        with open(skill.file_path, encoding="utf-8") as file:
+            body = _strip_frontmatter(file.read()).strip()
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+        return text, skill, str(error)
+    base_dir = os.path.dirname(skill.file_path)
+    block = (
+        f'<skill name="{skill.name}" location="{skill.file_path}">\n'
+        f"References are relative to {base_dir}.\n\n{body}\n</skill>"
+    )
+    return (f"{block}\n\n{args}" if args else block), skill, None

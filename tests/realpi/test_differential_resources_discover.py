@@ -5,7 +5,8 @@ After each ``session_start`` of a runtime Pi asks the extensions for more resour
 ``"reload"``); the skills a handler's ``skillPaths`` name are loaded (``dist/core/skills.js``
 ``loadSkills``) and listed in the system prompt's ``skills`` section, in the session's first
 system message or as a section patch on the next run's system message after a reload
-(``_preparePromptAndToolLoadout``, :1395-1400). A handler that raises is an
+(``_preparePromptAndToolLoadout``, :1395-1400), and a ``/skill:<name>`` prompt expands to
+the skill's body (``_expandSkillCommand``, :1820-1844). A handler that raises is an
 ``extension_error``.
 
 The extension below records each call (its event's class, reason, and whether ``cwd`` is the
@@ -76,7 +77,7 @@ def test_skills_a_resources_discover_handler_names_are_listed_in_the_system_prom
     (directory / "discover_probe.py").write_text(text, encoding="utf-8")
     monkeypatch.syspath_prepend(str(directory))  # the bridge inherits it as PYTHONPATH
     sc = scenario({"agent": [{"text": "first reply"}, {"text": "second reply"}]})
-    ops = [{"prompt": "one"}, "reload", {"prompt": "two"}]
+    ops = [{"prompt": "/skill:probe-skill-unknown one"}, "reload", {"prompt": "/skill:solo  go on "}]
     real, sim = play(targets, sc, ops, "discover_probe:extension")
 
     found = notes(real)
@@ -92,6 +93,12 @@ def test_skills_a_resources_discover_handler_names_are_listed_in_the_system_prom
     # After the reload only the file the handler named again is listed.
     listed = second.request.system_prompt.split("<available_skills>")[1]
     assert "<name>solo</name>" in listed and "probe-skill" not in listed
+    # ``/skill:<name>`` of a loaded skill is its body in a <skill> block (agent-session.js:1820-1844);
+    # an unknown name stays as typed.
+    assert first.last_user_text() == "/skill:probe-skill-unknown one"
+    assert second.last_user_text() == (
+        f'<skill name="solo" location="{one}">\nReferences are relative to {one.parent}.\n\n# Body\n</skill>\n\ngo on'
+    )
     errors = [(e["event"], e["error"]) for e in real.session("extension_error")]
     assert errors == [("resources_discover", "discover failed")]
     system = [
@@ -104,6 +111,10 @@ def test_skills_a_resources_discover_handler_names_are_listed_in_the_system_prom
     assert [_skills_section(r.request.system_prompt) for r in sim.requests("agent")] == [
         _skills_section(first.request.system_prompt),
         _skills_section(second.request.system_prompt),
+    ]
+    assert [r.last_user_text() for r in sim.requests("agent")] == [
+        first.last_user_text(),
+        second.last_user_text(),
     ]
     assert [(e["event"], e["error"]) for e in sim.session("extension_error")] == errors
     assert_equivalent(real, sim)

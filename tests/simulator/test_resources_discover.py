@@ -9,7 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.api import ExtensionAPI
-from pi_continuity_harness.simulator.skills import format_skills_for_prompt, load_skills, merge_paths
+from pi_continuity_harness.simulator.skills import (
+    expand_skill_command,
+    format_skills_for_prompt,
+    load_skills,
+    merge_paths,
+)
 from pi_continuity_harness.simulator.system_prompt import current_sections, diff_sections
 
 from .helpers import agent_requests, base, entries, event_records, run, session_records
@@ -132,3 +137,21 @@ def test_a_system_prompt_patch_names_changed_sections_then_deleted_ones() -> Non
     assert current_sections([{"role": "user", "content": "u"}]) is None
     assert diff_sections(sections, {"a": "A", "c": "C"}) is None
     assert diff_sections(sections, {"a": "A2", "d": "D"}) == {"a": "A2", "d": "D", "c": None}
+
+
+def test_a_skill_command_expands_to_the_skills_body_and_an_unreadable_file_keeps_the_text(
+    tmp_path: Path,
+) -> None:
+    """``_expandSkillCommand`` (agent-session.js:1820-1844): the body without frontmatter,
+    trimmed, in a ``<skill>`` block, the trimmed arguments after a blank line; a name no skill
+    has, or a file that cannot be read (then an error to report), leaves the text."""
+    path = _skill(tmp_path / "s" / "SKILL.md", "description: d")
+    skills = load_skills([str(path)], str(tmp_path))
+    block = f'<skill name="s" location="{path}">\nReferences are relative to {path.parent}.\n\nbody\n</skill>'
+    assert expand_skill_command("/skill:s", skills) == (block, skills[0], None)
+    assert expand_skill_command("/skill:s   a b  ", skills)[0] == f"{block}\n\na b"
+    assert expand_skill_command("/skill:other x", skills) == ("/skill:other x", None, None)
+    assert expand_skill_command("please /skill:s", skills)[0] == "please /skill:s"
+    path.unlink()
+    text, skill, error = expand_skill_command("/skill:s", skills)
+    assert (text, skill) == ("/skill:s", skills[0]) and error
