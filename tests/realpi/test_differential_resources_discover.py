@@ -150,3 +150,37 @@ def test_a_new_session_asks_for_resources_again_as_startup(
     assert notes(real)["discover"] == ["startup", "startup"]
     assert notes(sim) == notes(real)
     assert_equivalent(real, sim)
+
+
+_STEADY = """\
+SKILL = {skill!r}
+
+
+def extension(pi):
+    pi.on("resources_discover", lambda event, ctx: {{"skillPaths": [SKILL]}})
+"""
+
+
+def test_a_restarted_process_that_names_the_same_skills_patches_nothing(
+    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resumed session whose transcript already lists the skills the handler names again:
+    the prompt sections are unchanged, so the next run carries no system message
+    (``diffSystemPromptSections`` finds nothing, system-prompt.js:139-150)."""
+    skill = tmp_path / "skills" / "steady" / "SKILL.md"
+    _skill(skill, "description: always there")
+    directory = tmp_path / "extension"
+    directory.mkdir()
+    (directory / "discover_steady.py").write_text(_STEADY.format(skill=str(skill)), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(directory))
+    sc = scenario({"agent": [{"text": "first reply"}, {"text": "second reply"}]})
+    real, sim = play(
+        targets, sc, [{"prompt": "one"}, "restart", {"prompt": "two"}], "discover_steady:extension"
+    )
+    roles = [e["message"]["role"] for e in real.entries if e["type"] == "message"]
+    assert roles == ["system", "user", "assistant", "user", "assistant"]
+    first, second = real.requests("agent")
+    assert "<name>steady</name>" in first.request.system_prompt
+    assert second.request.system_prompt == first.request.system_prompt
+    assert [e["message"]["role"] for e in sim.entries if e["type"] == "message"] == roles
+    assert_equivalent(real, sim)
