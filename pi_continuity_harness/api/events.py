@@ -493,6 +493,14 @@ class TurnStartEvent(Event):
 
 @dataclass(frozen=True)
 class TurnEndEvent(Event):
+    """A turn ended (agent-session.js:546-579, ``_dispatchTurnEndBoundary``). Like
+    ``agent_before_settle`` it is a run boundary (runner.js:772-818, ``emitBoundary``):
+    ``entries`` and ``continue_`` (Pi's ``continue``, a Python keyword) are the session-entry
+    drafts and the ``continue`` the earlier handlers returned; a handler may return
+    ``{"entries": [...drafts], "continue": True}``: Pi appends the drafts and, when the loop
+    would stop and the context can go on, runs one more context-only turn. The bridge leaves out
+    Pi's ``context`` preview (bridge.ts ``registerHandler``)."""
+
     type: ClassVar[str] = "turn_end"
     turn_index: int
     message: JsonObject
@@ -500,6 +508,8 @@ class TurnEndEvent(Event):
     message_entry_id: str | None
     tool_result_entry_ids: list[str]
     outcome: Literal["completed", "aborted", "error"]
+    entries: list[Any] = field(default_factory=list)
+    continue_: Any = False
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,11 @@ The loop is Pi's, including the order that continuity extensions can observe:
 Tool calls run "in parallel" as Pi's default: every ``tool_execution_start`` first, then
 the executions, then the result messages in call order.
 
-Not modelled: a ``finishTurn`` decision (Pi's extension boundary drafts can end a run or ask
-for one more context-only turn; the simulated session has no boundary drafts, so a turn
-always goes on as the loop itself decides), and the ``all`` steering/follow-up modes (Pi's
-default ``one-at-a-time`` only).
+``finish_turn`` answers whether to ask for one more turn (``finishTurn``'s ``{action:
+"continue"}``, AC agent-loop.js:184-190: the session's ``turn_end`` boundary): with no tool call
+left, no steering and no follow-up, the loop runs one context-only turn (:203-207). Not
+modelled: an ``{action: "end"}`` decision (Pi's session never makes one) and the ``all``
+steering/follow-up modes (Pi's default ``one-at-a-time`` only).
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ class LoopHooks:
     """What the session plugs into the loop (Pi's ``AgentLoopConfig`` callbacks)."""
 
     stream: Callable[[AbortSignal, StreamEmit], Awaitable[Message]]
-    finish_turn: Callable[[CompletedTurn], Awaitable[None]]
+    #: ``True``: one more turn (``finishTurn``'s ``{action: "continue"}``).
+    finish_turn: Callable[[CompletedTurn], Awaitable[bool]]
     prepare_next_turn: Callable[[CompletedTurn], Awaitable[None]]
     prepare_tool: Callable[[dict[str, Any], AbortSignal, Message], Awaitable[PreparedTool]]
     execute_tool: Callable[
@@ -218,6 +220,7 @@ class Agent:
         self, new_messages: list[Message], signal: AbortSignal, skip_initial_steering: bool
     ) -> None:
         last_turn: CompletedTurn | None = None
+        explicit_continuation = False
         pending: list[Message] = [] if skip_initial_steering else self.steering.drain()
         while True:
             has_more_tool_calls = True
@@ -255,13 +258,17 @@ class Agent:
                     has_more_tool_calls = not terminate
                     new_messages.extend(results)
                 last_turn = CompletedTurn(message, tool_results)
-                await self.hooks.finish_turn(last_turn)
+                explicit_continuation = await self.hooks.finish_turn(last_turn)
                 await self._emit({"type": "turn_end", "message": message, "toolResults": tool_results})
                 pending = self.steering.drain()
-            # The agent would stop here: follow-ups start another pass.
+                if has_more_tool_calls or pending:
+                    explicit_continuation = False
+            # The agent would stop here: follow-ups start another pass, else a ``continue``
+            # decision one context-only turn (agent-loop.js:194-207).
             pending = self.follow_up.drain()
-            if not pending:
+            if not pending and not explicit_continuation:
                 break
+            explicit_continuation = False
         await self._emit({"type": "agent_end", "messages": new_messages})
 
     def _stream_emitter(self, started: list[bool]) -> StreamEmit:

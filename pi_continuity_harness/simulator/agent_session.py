@@ -622,7 +622,18 @@ class AgentSession:
             for done in pending:
                 await done.wait()
 
-    async def _dispatch_turn_end(self, message: Message, tool_results: list[Message]) -> None:
+    async def _dispatch_turn_end(self, message: Message, tool_results: list[Message]) -> bool:
+        """``_dispatchTurnEndBoundary`` (agent-session.js:546-579); ``True``: a handler asked for
+        one more turn and the context can go on.
+
+        Without a ``turn_end`` handler nothing is dispatched (only the trace records the event,
+        as the real-Pi observer does). With one, an assistant message whose entry is not found
+        is a ``<boundary>`` error and no dispatch; else the handlers run through
+        :meth:`ExtensionRunner.emit_boundary` as ``agent_before_settle``'s do (each sees the
+        drafts and ``continue`` the earlier ones returned, the drafts previewed after each), the
+        drafts are appended (``entry_appended`` each), and a ``continue`` the context cannot
+        follow is a ``<boundary>`` error "turn_end requested continuation without runnable
+        model context"."""
         outcome: Literal["completed", "aborted", "error"] = (
             "aborted"
             if message.get("stopReason") == "aborted"
@@ -632,16 +643,45 @@ class AgentSession:
         )
         # ``_lastActivityOutcome`` (agent-session.js:547-548), which ``agent_before_settle`` reports.
         self._last_activity_outcome = outcome
-        await self.dispatch(
-            TurnEndEvent(
-                turn_index=self._turn_index,
+        runner = self._runner()
+        message_entry_id = self._find_entry_id(message)
+        turn_index = self._turn_index
+        tool_result_entry_ids = [i for i in (self._find_entry_id(r) for r in tool_results) if i]
+
+        def make_event(entries: Any, go_on: Any) -> TurnEndEvent:
+            return TurnEndEvent(
+                turn_index=turn_index,
                 message=message,
                 tool_results=tool_results,
-                message_entry_id=self._find_entry_id(message),
-                tool_result_entry_ids=[i for i in (self._find_entry_id(r) for r in tool_results) if i],
+                message_entry_id=message_entry_id,
+                tool_result_entry_ids=tool_result_entry_ids,
                 outcome=outcome,
+                entries=entries,
+                continue_=go_on,
             )
+
+        if not runner.has_handlers("turn_end"):
+            await self.dispatch(make_event([], False))
+            return False
+        self.trace.emit("event", "turn_end", **event_summary(make_event([], False)))
+        if message_entry_id is None:
+            runner.emit_error(
+                "<boundary>", "turn_end", "turn_end could not resolve the persisted assistant entry ID"
+            )
+            return False
+        result = await runner.emit_boundary(
+            "turn_end",
+            make_event,
+            lambda entries: apply_boundary_drafts(self.session_manager.branch_preview(), entries),
         )
+        await self.settle_preflights()
+        self._commit_boundary_drafts(result.entries)
+        if js_truthy(result.continue_) and not self._boundary_can_continue("turn_end"):
+            runner.emit_error(
+                "<boundary>", "turn_end", "turn_end requested continuation without runnable model context"
+            )
+            return False
+        return js_truthy(result.continue_)
 
     def _will_retry_after_agent_end(self, event: AgentEvent) -> bool:
         if self._agent_run_abort_requested:
@@ -664,9 +704,11 @@ class AgentSession:
         """The built-in tools, then every extension's registered tools (``pi.getActiveTools()``)."""
         return [t["name"] for t in BUILTIN_TOOLS] + [t.name for t in self._runner().tools()]
 
-    async def _finish_turn(self, turn: CompletedTurn) -> None:
+    async def _finish_turn(self, turn: CompletedTurn) -> bool:
+        """The session's ``finishTurn`` (agent-session.js:580-591): the ``turn_end`` boundary,
+        whose ``continue`` asks the loop for one more turn."""
         self._boundary_dispatched.add(identity(turn.message))
-        await self._dispatch_turn_end(turn.message, turn.tool_results)
+        return await self._dispatch_turn_end(turn.message, turn.tool_results)
 
     async def _prepare_next_turn(self, turn: CompletedTurn) -> None:
         """Mid-run threshold check, before the next assistant request (AS:482-490)."""

@@ -22,6 +22,7 @@ from pi_continuity_harness.api.events import (
     ResourcesDiscoverEvent,
     SessionBeforeCompactEvent,
     ToolExecutionUpdateEvent,
+    TurnEndEvent,
 )
 from pi_continuity_harness.scenario.faults import FsFault
 from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor
@@ -253,6 +254,22 @@ def test_events_become_the_simulators_dataclasses() -> None:
         signal_from,
     )
     assert settle == AgentBeforeSettleEvent(outcome="error", entries=[{"type": "custom"}], continue_=True)
+    turn = build_event(
+        {
+            "type": "turn_end",
+            "turnIndex": 2,
+            "message": {"role": "assistant"},
+            "toolResults": [],
+            "messageEntryId": "m",
+            "toolResultEntryIds": [],
+            "outcome": "completed",
+            "entries": [{"type": "custom"}],
+            "continue": True,
+        },
+        signal_from,
+    )
+    assert isinstance(turn, TurnEndEvent)
+    assert (turn.turn_index, turn.entries, turn.continue_) == (2, [{"type": "custom"}], True)
     context = build_event({"type": "context", "messages": [{"role": "user", "content": "u"}]}, signal_from)
     assert context == ContextEvent(messages=[{"role": "user", "content": "u"}])
     discover = build_event({"type": "resources_discover", "cwd": "/p", "reason": "reload"}, signal_from)

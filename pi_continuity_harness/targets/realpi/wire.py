@@ -291,6 +291,9 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
             message_entry_id=get("messageEntryId"),
             tool_result_entry_ids=list(get("toolResultEntryIds") or []),
             outcome=get("outcome") or "completed",
+            # bridge.ts registerHandler leaves out ``context``, as for agent_before_settle.
+            entries=get("entries") if "entries" in data else [],
+            continue_=get("continue") if "continue" in data else False,
         )
     if kind == "message_start":
         return MessageStartEvent(message=get("message") or {})
