@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from pi_continuity_harness.simulator.compaction import estimate_projected_context_tokens
-from pi_continuity_harness.simulator.messages import convert_to_llm
+from pi_continuity_harness.simulator.messages import UNDEFINED, convert_to_llm
 from pi_continuity_harness.simulator.session_manager import Entry, SessionManager
 
 __all__ = ["BoundaryDraftError", "apply_boundary_drafts", "boundary_can_continue"]
@@ -30,9 +30,10 @@ def apply_boundary_drafts(manager: SessionManager, drafts: Any) -> list[Entry]:
     error (``Entry <id> not found``, ...); ``for (const draft of drafts)`` over what is not a
     list, or a ``null`` draft, raises V8's TypeError message.
 
-    A draft's missing optional field is passed as ``None``, where Pi passes ``undefined``; the
-    manager leaves ``None`` details, data and usage out as JSON leaves ``undefined`` out, but
-    writes a missing ``display`` or ``content`` of a ``custom_message`` as ``null`` (Pi: no key).
+    A ``custom_message`` draft's missing ``customType``, ``content`` or ``display`` is passed as
+    :data:`UNDEFINED`, which the manager writes as no key (session-manager.js:968-981); other
+    missing optional fields are passed as ``None``, which the manager leaves out (details, data
+    and usage) as JSON leaves ``undefined`` out.
     """
     if isinstance(drafts, str):
         return []  # a string iterates over its characters, whose ``type`` is undefined
@@ -49,9 +50,9 @@ def apply_boundary_drafts(manager: SessionManager, drafts: Any) -> list[Entry]:
             entry_id = manager.append_custom_entry(draft.get("customType"), draft.get("data"))  # type: ignore[arg-type]
         elif kind == "custom_message":
             entry_id = manager.append_custom_message_entry(
-                draft.get("customType"),  # type: ignore[arg-type]
-                draft.get("content"),
-                draft.get("display"),  # type: ignore[arg-type]
+                draft.get("customType", UNDEFINED),
+                draft.get("content", UNDEFINED),
+                draft.get("display", UNDEFINED),
                 draft.get("details"),
             )
         elif kind == "context_edit":

@@ -189,8 +189,18 @@ def user_message(text: Any, timestamp: int) -> Message:
     return {"role": "user", "content": [block], "timestamp": timestamp}
 
 
-def custom_message(custom_type: str, content: Any, display: bool, details: Any, timestamp: int) -> Message:
-    message: Message = {"role": "custom", "customType": custom_type, "content": content, "display": display}
+def custom_message(
+    custom_type: str | _Undefined, content: Any, display: bool | _Undefined, details: Any, timestamp: int
+) -> Message:
+    """``createCustomMessage`` (messages.js:57-66) of a session entry; an entry without
+    ``customType`` or ``display`` (a boundary draft's) makes a message without the key, as
+    JavaScript's ``undefined`` is written."""
+    message: Message = {"role": "custom"}
+    if custom_type is not UNDEFINED:
+        message["customType"] = custom_type
+    message["content"] = content
+    if display is not UNDEFINED:
+        message["display"] = display
     if details is not None:
         message["details"] = details
     message["timestamp"] = timestamp

@@ -33,7 +33,9 @@ from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.scenario.session_id import check_session_id
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock, iso_from_ms
 from pi_continuity_harness.simulator.messages import (
+    UNDEFINED,
     Message,
+    _Undefined,
     compaction_summary_message,
     current_system_message,
     custom_message,
@@ -157,9 +159,9 @@ def entry_to_context_messages(entry: Entry) -> list[Message]:
     if kind == "custom_message":
         return [
             custom_message(
-                entry["customType"],
+                entry.get("customType", UNDEFINED),
                 entry.get("content") if entry.get("content") is not None else [],
-                entry.get("display", True),
+                entry.get("display", UNDEFINED),
                 entry.get("details"),
                 ms_of_iso(entry["timestamp"]),
             )
@@ -519,15 +521,22 @@ class SessionManager:
         return self._append_entry(entry)
 
     def append_custom_message_entry(
-        self, custom_type: str, content: Any, display: bool, details: Any = None
+        self, custom_type: str | _Undefined, content: Any, display: bool | _Undefined, details: Any = None
     ) -> str:
-        entry: Entry = {
-            "type": "custom_message",
-            "customType": custom_type,
-            "content": content,
-            "display": display,
-        }
-        if details is not None:
+        """``appendCustomMessageEntry`` (session-manager.js:968-981): ``{type, customType, content,
+        display, details, id, parentId, timestamp}``, where a key whose value is ``undefined``
+        (:data:`UNDEFINED`; a boundary draft without it) is no key, as ``JSON.stringify`` writes
+        it. ``details`` ``None`` is no key either: the simulator's callers pass it for a message
+        without details (a draft's explicit ``"details": None``, which Pi writes as ``null``,
+        too)."""
+        entry: Entry = {"type": "custom_message"}
+        if custom_type is not UNDEFINED:
+            entry["customType"] = custom_type
+        if content is not UNDEFINED:
+            entry["content"] = content
+        if display is not UNDEFINED:
+            entry["display"] = display
+        if details is not None and details is not UNDEFINED:
             entry["details"] = details
         base = self._base("custom_message")
         entry.update({"id": base["id"], "parentId": base["parentId"], "timestamp": base["timestamp"]})

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
+from pi_continuity_harness.simulator.messages import UNDEFINED
 from pi_continuity_harness.simulator.session_manager import (
     SessionFileError,
     SessionManager,
@@ -211,6 +212,29 @@ def test_context_edits_omit_or_replace_and_are_validated(tmp_path: Path) -> None
     with pytest.raises(ValueError, match="editable"):
         sm.append_context_edit(meta, None)
     assert sm.latest_invalidating_position() == len(sm.get_entries()) - 1
+
+
+def test_an_undefined_custom_message_field_is_no_key_in_the_entry_and_its_message(tmp_path: Path) -> None:
+    """session-manager.js:968-981 and messages.js:57-66: ``customType``, ``content``, ``display``
+    and ``details`` go into the entry as they are, so ``undefined`` (a boundary draft without the
+    field) is no key in the session file and in the projected message; ``null`` stays ``null``."""
+    sm = manager(tmp_path)
+    sm.append_message(user("u"))
+    first = sm.append_custom_message_entry("t", "a", UNDEFINED)
+    second = sm.append_custom_message_entry(UNDEFINED, None, False)
+    assert {
+        k: v for k, v in (sm.get_entry(first) or {}).items() if k in ("customType", "content", "display")
+    } == {
+        "customType": "t",
+        "content": "a",
+    }
+    entry = sm.get_entry(second) or {}
+    assert "customType" not in entry and entry["content"] is None and entry["display"] is False
+    lines = [json.loads(line) for line in Path(sm.get_session_file() or "").read_text().splitlines()]
+    assert "display" not in lines[-2] and "customType" not in lines[-1]
+    messages = sm.build_session_projection().messages
+    assert "display" not in messages[1] and messages[1]["customType"] == "t"
+    assert "customType" not in messages[2] and messages[2]["content"] == []
 
 
 def test_branch_moves_the_leaf_and_the_path(tmp_path: Path) -> None:

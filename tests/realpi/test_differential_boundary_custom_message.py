@@ -1,0 +1,85 @@
+"""Differential: a boundary's ``custom_message`` draft without ``display``, ``content`` or
+``customType``, real Pi 1.6 against the simulator.
+
+Pi appends the draft with ``appendCustomMessageEntry(draft.customType, draft.content,
+draft.display, draft.details)`` (agent-session.js:645-647), which puts each in the entry as it is
+(session-manager.js:968-981): a missing one is ``undefined``, so the session file and every copy
+through JSON (the bridge's ``get_entries``) have no key. The simulator wrote ``null`` for a missing
+``display`` or ``content`` (and ``customType``) until 5 December 2026.
+
+The extension's ``turn_end`` handler drafts three such messages on the first prompt's turn; its
+``agent_settled`` handler reports the custom_message entries it reads back. The test asserts
+real Pi's entries explicitly, then that the simulator's are the same.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from realpi.test_differential_api_surface import notes
+from realpi.test_differential_fidelity import Targets, assert_equivalent, play, scenario
+
+pytestmark = pytest.mark.realpi
+
+_EXTENSION = """\
+import json
+
+
+def extension(pi):
+    def turn_end(event, ctx):
+        return {
+            "entries": [
+                {"type": "custom_message", "customType": "no-display", "content": "a"},
+                {"type": "custom_message", "customType": "no-content", "display": False},
+                {"type": "custom_message", "details": {"d": 1}},
+            ]
+        }
+
+    def settled(event, ctx):
+        found = [
+            {k: v for k, v in e.items() if k not in ("id", "parentId", "timestamp")}
+            for e in ctx.session_manager.get_entries()
+            if e.get("type") == "custom_message"
+        ]
+        ctx.ui.notify("drafted: " + json.dumps(found), "info")
+
+    pi.on("turn_end", turn_end)
+    pi.on("agent_settled", settled)
+"""
+
+PATH = "draft_probe:extension"
+
+EXPECTED = [
+    {"type": "custom_message", "customType": "no-display", "content": "a"},
+    {"type": "custom_message", "customType": "no-content", "display": False},
+    {"type": "custom_message", "details": {"d": 1}},
+]
+
+
+def test_a_custom_message_draft_without_display_or_content_has_no_such_key(
+    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = tmp_path / "extension"
+    directory.mkdir()
+    (directory / "draft_probe.py").write_text(_EXTENSION, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(directory))  # the bridge inherits it as PYTHONPATH
+    sc = scenario({"agent": [{"text": "first"}]})
+    ops: list[Any] = [{"prompt": "one"}]
+    real, sim = play(targets, sc, ops, PATH)
+
+    def written(observation: Any) -> list[dict[str, Any]]:
+        return [
+            {k: v for k, v in e.items() if k not in ("id", "parentId", "timestamp")}
+            for e in observation.entries
+            if e["type"] == "custom_message"
+        ]
+
+    assert notes(real)["drafted"] == EXPECTED, json.dumps(notes(real).get("drafted"))
+    assert written(real) == EXPECTED
+    assert real.session("extension_error") == []
+    assert notes(sim).get("drafted") == EXPECTED
+    assert written(sim) == EXPECTED
+    assert_equivalent(real, sim)
