@@ -560,11 +560,17 @@ class ToolExecutionUpdateEvent(Event):
 
 @dataclass(frozen=True)
 class ToolExecutionEndEvent(Event):
+    """A tool call's end (agent-session.js:1036-1045). ``duration_ms``: how long the tool's
+    ``execute`` ran, rounded milliseconds (pi-agent-core agent-loop.js:576-591, 653), present
+    only for a call that was executed (``None`` for one refused, blocked or failed before it
+    ran); wall time on real Pi, virtual time on the simulator."""
+
     type: ClassVar[str] = "tool_execution_end"
     tool_call_id: str
     tool_name: str
     result: JsonObject
     is_error: bool
+    duration_ms: int | None = None
 
 
 @dataclass(frozen=True)

@@ -580,6 +580,8 @@ class AgentSession:
                     tool_name=event["toolName"],
                     result=event["result"],
                     is_error=event["isError"],
+                    # :1043: only when the loop has one (an executed call).
+                    duration_ms=event.get("durationMs"),
                 )
             )
 

@@ -21,6 +21,7 @@ from pi_continuity_harness.api.events import (
     InputResult,
     ResourcesDiscoverEvent,
     SessionBeforeCompactEvent,
+    ToolExecutionEndEvent,
     ToolExecutionUpdateEvent,
     TurnEndEvent,
 )
@@ -254,6 +255,15 @@ def test_events_become_the_simulators_dataclasses() -> None:
         signal_from,
     )
     assert settle == AgentBeforeSettleEvent(outcome="error", entries=[{"type": "custom"}], continue_=True)
+    end = build_event(
+        {"type": "tool_execution_end", "toolCallId": "c", "toolName": "bash", "result": {}, "isError": False},
+        signal_from,
+    )
+    assert isinstance(end, ToolExecutionEndEvent) and end.duration_ms is None
+    timed = build_event(
+        {"type": "tool_execution_end", "toolCallId": "c", "toolName": "bash", "durationMs": 7}, signal_from
+    )
+    assert isinstance(timed, ToolExecutionEndEvent) and timed.duration_ms == 7
     turn = build_event(
         {
             "type": "turn_end",

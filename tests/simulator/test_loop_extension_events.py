@@ -4,12 +4,13 @@ differential twins on real Pi are ``tests/realpi/test_differential_<event>.py``.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pi_continuity_harness.api import ExtensionAPI
+from pi_continuity_harness.api import ExtensionAPI, ToolDefinition, ToolResult
 from pi_continuity_harness.simulator.runner import _restore_system_messages
 
 from .helpers import agent_requests, base, entries, event_records, run, session_records
@@ -78,6 +79,45 @@ def test_a_tool_update_no_extension_listens_to_is_not_dispatched(tmp_path: Path)
     )
     assert event_records(result, "tool_execution_update") == []
     assert len(session_records(result, "tool_execution_end")) == 1
+
+
+def test_tool_execution_end_carries_the_virtual_duration_of_a_call_that_ran(tmp_path: Path) -> None:
+    """pi-agent-core agent-loop.js:565-596, 645-668 and agent-session.js:1036-1045: an executed
+    call's ``durationMs`` (here 2.5 s of virtual time in the tool) reaches the extensions and is
+    the tool result message's; a call refused before it runs has none."""
+    seen: list[Any] = []
+
+    async def execute(call_id: str, params: Any, signal: Any, ctx: Any) -> ToolResult:
+        await asyncio.sleep(2.5)
+        return ToolResult(content=[{"type": "text", "text": "slept"}])
+
+    def extension(pi: ExtensionAPI) -> None:
+        pi.register_tool(
+            ToolDefinition(
+                name="nap",
+                label="Nap",
+                description="Sleeps.",
+                parameters={"type": "object", "properties": {}},
+                execute=execute,
+            )
+        )
+        pi.on("tool_execution_end", lambda event, ctx: seen.append((event.tool_name, event.duration_ms)))
+
+    calls = [
+        {"name": "nap", "arguments": {}, "id": "n1"},
+        {"name": "no_such_tool", "arguments": {}, "id": "x"},
+    ]
+    scenario = base(
+        model={"agent": [{"text": "t", "tool_calls": calls}, {"text": "DONE"}]}, operations=[{"prompt": "go"}]
+    )
+    result = run(tmp_path, scenario, extension)
+    assert seen == [("no_such_tool", None), ("nap", 2500)]
+    durations = [
+        e["message"].get("durationMs")
+        for e in entries(result)
+        if e.get("message", {}).get("role") == "toolResult"
+    ]
+    assert durations == [2500, None]
 
 
 THINKING_MODELS = [

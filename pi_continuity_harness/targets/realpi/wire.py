@@ -321,6 +321,7 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
             tool_name=str(get("toolName")),
             result=get("result") or {},
             is_error=bool(get("isError")),
+            duration_ms=get("durationMs"),
         )
     if kind == "tool_call":
         return ToolCallEvent(
