@@ -37,6 +37,7 @@ __all__ = [
     "CompactionSettings",
     "ContextEvent",
     "ContextUsage",
+    "ContextWithSystemEvent",
     "Event",
     "InputEvent",
     "InputResult",
@@ -446,6 +447,20 @@ class ResourcesDiscoverEvent(Event):
     type: ClassVar[str] = "resources_discover"
     cwd: str
     reason: Literal["startup", "reload"]
+
+
+@dataclass(frozen=True)
+class ContextWithSystemEvent(Event):
+    """The phase of ``emitContext`` after ``context`` (runner.js:1049-1077): the whole request
+    transcript, Pi's system messages included (the leading one holds the system prompt and the
+    tool declarations). A handler may return ``{"messages": [...]}``: the model gets exactly
+    those, with no restoring; a result whose first message is not a system message where the
+    transcript had one is still used, and reported as an ``extension_error`` ("Handler removed
+    the leading system message; ..."). Changing ``messages`` in place changes nothing (a Python
+    handler has a copy); a handler that raises is an ``extension_error``."""
+
+    type: ClassVar[str] = "context_with_system"
+    messages: list[JsonObject]
 
 
 @dataclass(frozen=True)

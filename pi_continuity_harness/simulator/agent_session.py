@@ -737,11 +737,17 @@ class AgentSession:
         assert model is not None
         messages = self.session_manager.build_session_projection().messages
         runner = self._runner()
-        if runner.has_handlers("context"):
+        has_context = runner.has_handlers("context")
+        has_with_system = runner.has_handlers("context_with_system")
+        if has_context or has_with_system:
             # ``transformContext`` (sdk.js:276-282, pi-agent-core agent-loop.js:268-270): the
-            # ``context`` handlers may replace what this request sends; the session keeps its
-            # messages. Without a handler the messages are what they are (Pi copies them).
-            self.trace.emit("event", "context", messages=len(messages))
+            # ``context`` then the ``context_with_system`` handlers may replace what this
+            # request sends; the session keeps its messages. Without a handler the messages
+            # are what they are (Pi copies them).
+            if has_context:
+                self.trace.emit("event", "context", messages=len(messages))
+            if has_with_system:
+                self.trace.emit("event", "context_with_system", messages=len(messages))
             messages = await runner.emit_context(messages)
             await self.settle_preflights()
         llm = convert_to_llm(messages)

@@ -30,6 +30,7 @@ from pi_continuity_harness.api.events import (
     CompactionPreparation,
     ContextEvent,
     ContextUsage,
+    ContextWithSystemEvent,
     Event,
     InputEvent,
     InputResult,
@@ -58,6 +59,12 @@ from pi_continuity_harness.simulator.messages import UNDEFINED, Message, current
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.ui import UIHub
+
+#: runner.js:1063-1068: a ``context_with_system`` result without the leading system message.
+_LEADING_SYSTEM_REMOVED = (
+    "Handler removed the leading system message; the request has no prompt or initial tool declarations. "
+    "Keep it at index 0 or replace a dropped prefix with getCurrentSystemMessage()."
+)
 
 __all__ = [
     "REPLACED_SESSION",
@@ -313,11 +320,12 @@ class ExtensionRunner:
         return BoundaryOutcome(entries=entries, continue_=should_continue, valid=True)
 
     async def emit_context(self, messages: list[Message]) -> list[Message]:
-        """runner.js:1014-1048 ``emitContext``, its ``context`` phase: the messages copied
+        """runner.js:1014-1078 ``emitContext``. Its ``context`` phase: the messages copied
         (``structuredClone``), then each handler gets the conversation without system messages
         (its own JSON copy, as through the bridge: a change in place reaches nothing); a
         result's ``messages`` (not ``undefined`` or ``null``) replace it, Pi's system messages
-        restored (:func:`_restore_system_messages`); a raise is an ``extension_error``."""
+        restored (:func:`_restore_system_messages`); a raise is an ``extension_error``. Then
+        the ``context_with_system`` phase (:meth:`_emit_context_with_system`)."""
         ctx = self.create_context()
         current: list[Message] = json_copy(messages)
         for record, handlers in self.handlers_of("context"):
@@ -331,6 +339,36 @@ class ExtensionRunner:
                         current = _restore_system_messages(current, visible, returned)
                 except Exception as error:
                     self.emit_error(record.path, "context", _describe(error))
+                if self._between_handlers is not None:
+                    await self._between_handlers()
+        return await self._emit_context_with_system(current, ctx)
+
+    async def _emit_context_with_system(self, current: list[Message], ctx: Any) -> list[Message]:
+        """runner.js:1049-1077: each ``context_with_system`` handler gets the whole transcript
+        (a JSON copy); a result's ``messages`` (not ``undefined`` or ``null``) are used as they
+        are, and one whose first message is not a system message where the transcript's was is
+        reported (an ``extension_error``, the request still sent as returned); a raise is an
+        ``extension_error``. A result that is not a list is refused (an ``extension_error``),
+        where JavaScript would go on with it and fail later."""
+        event_type = ContextWithSystemEvent.type
+        for record, handlers in self.handlers_of(event_type):
+            for handler in handlers:
+                try:
+                    had_leading_system = bool(current) and current[0].get("role") == "system"
+                    value = await self.call_handler(
+                        handler, ContextWithSystemEvent(messages=json_copy(current)), ctx
+                    )
+                    value = _bridged_result(value)
+                    returned = value.get("messages") if isinstance(value, dict) else None
+                    if returned is not None:
+                        if not isinstance(returned, list):
+                            raise TypeError("context_with_system messages must be a list")
+                        current = returned
+                    first = current[0] if current else None
+                    if had_leading_system and not (isinstance(first, dict) and first.get("role") == "system"):
+                        self.emit_error(record.path, event_type, _LEADING_SYSTEM_REMOVED)
+                except Exception as error:
+                    self.emit_error(record.path, event_type, _describe(error))
                 if self._between_handlers is not None:
                     await self._between_handlers()
         return current

@@ -18,6 +18,7 @@ from pi_continuity_harness.api.events import (
     BeforeCompactResult,
     CompactionResult,
     ContextEvent,
+    ContextWithSystemEvent,
     InputResult,
     ResourcesDiscoverEvent,
     SessionBeforeCompactEvent,
@@ -284,6 +285,10 @@ def test_events_become_the_simulators_dataclasses() -> None:
     assert context == ContextEvent(messages=[{"role": "user", "content": "u"}])
     discover = build_event({"type": "resources_discover", "cwd": "/p", "reason": "reload"}, signal_from)
     assert discover == ResourcesDiscoverEvent(cwd="/p", reason="reload")
+    system = build_event(
+        {"type": "context_with_system", "messages": [{"role": "system", "content": ""}]}, signal_from
+    )
+    assert system == ContextWithSystemEvent(messages=[{"role": "system", "content": ""}])
     generic = build_event({"type": "user_bash", "excludeFromContext": True}, signal_from)
     assert isinstance(generic, GenericEvent) and generic.exclude_from_context is True
 

@@ -334,3 +334,72 @@ def test_a_request_no_context_handler_listens_to_is_sent_as_projected(tmp_path: 
     result = run(tmp_path, scenario)
     assert event_records(result, "context") == []
     assert [m["role"] for m in agent_requests(result)[0].messages] == ["user"]
+
+
+def test_context_with_system_handlers_see_the_context_phases_result_with_the_system_message(
+    tmp_path: Path,
+) -> None:
+    """runner.js:1049-1077: after the ``context`` handlers, each ``context_with_system`` handler
+    gets the whole transcript (Pi's leading system message first); its ``messages`` are sent as
+    returned, an in-place change or a raise changes nothing; the session keeps all."""
+    seen: list[Any] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        def context(event: Any, ctx: Any) -> Any:
+            return {"messages": [event.messages[-1]]} if len(event.messages) > 1 else None
+
+        def with_system(event: Any, ctx: Any) -> Any:
+            seen.append([m["role"] for m in event.messages])
+            if len(seen) == 2:
+                return {"messages": [*event.messages, {"role": "user", "content": "added", "timestamp": 1}]}
+            event.messages.clear()
+            return None
+
+        def fail(event: Any, ctx: Any) -> None:
+            raise RuntimeError("with system failed")
+
+        pi.on("context", context)
+        pi.on("context_with_system", with_system)
+        pi.on("context_with_system", fail)
+
+    scenario = base(
+        model={"agent": [{"text": "first"}, {"text": "second"}]},
+        operations=[{"prompt": "one"}, {"prompt": "two"}],
+    )
+    result = run(tmp_path, scenario, extension)
+    assert seen == [["system", "user"], ["system", "user"]]
+    first, second = agent_requests(result)
+    assert [m["role"] for m in first.messages] == ["user"]
+    assert [m["role"] for m in second.messages] == ["user", "user"]
+    assert second.messages[1]["content"] == "added" and second.system_prompt == first.system_prompt
+    assert [r["error"] for r in session_records(result, "extension_error")] == ["with system failed"] * 2
+    assert len(event_records(result, "context_with_system")) == 2
+    roles = [e["message"]["role"] for e in entries(result) if e["type"] == "message"]
+    assert roles == ["system", "user", "assistant", "user", "assistant"]
+
+
+def test_a_context_with_system_result_without_the_leading_system_message_is_sent_and_reported(
+    tmp_path: Path,
+) -> None:
+    """runner.js:1060-1068: the result is used (the request has no system prompt and no tools)
+    and an ``extension_error`` says the leading system message was removed."""
+
+    def extension(pi: ExtensionAPI) -> None:
+        pi.on("context_with_system", lambda event, ctx: {"messages": event.messages[1:]})
+
+    scenario = base(model={"agent": [{"text": "first"}]}, operations=[{"prompt": "one"}])
+    result = run(tmp_path, scenario, extension)
+    [error] = session_records(result, "extension_error")
+    assert (error["event"], error["error"].split(";")[0]) == (
+        "context_with_system",
+        "Handler removed the leading system message",
+    )
+    [request] = agent_requests(result)
+    assert request.system_prompt is None and request.tools == []
+
+
+def test_a_request_no_context_with_system_handler_listens_to_dispatches_nothing(tmp_path: Path) -> None:
+    scenario = base(model={"agent": [{"text": "first"}]}, operations=[{"prompt": "one"}])
+    result = run(tmp_path, scenario)
+    assert event_records(result, "context_with_system") == []
+    assert [m["role"] for m in agent_requests(result)[0].messages] == ["user"]

@@ -35,6 +35,7 @@ from pi_continuity_harness.api.events import (
     CompactionPreparation,
     CompactionSettings,
     ContextEvent,
+    ContextWithSystemEvent,
     InputEvent,
     MessageEndEvent,
     MessageStartEvent,
@@ -269,6 +270,8 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
         return ContextEvent(messages=list(get("messages") or []))
     if kind == "resources_discover":
         return ResourcesDiscoverEvent(cwd=str(get("cwd") or ""), reason=get("reason"))
+    if kind == "context_with_system":
+        return ContextWithSystemEvent(messages=list(get("messages") or []))
     if kind == "agent_start":
         return AgentStartEvent()
     if kind == "agent_end":
