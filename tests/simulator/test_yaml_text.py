@@ -244,3 +244,57 @@ def test_json_data_problem_walks_a_value_that_contains_itself_once() -> None:
     huge = {"a": [1, 2**20000]}  # past the digits repr allows: not in the property test
     assert not yaml_text._is_json_data(huge)
     assert json_data_problem(huge)[0] == ("a", 1)  # type: ignore[index]
+
+
+#: Keys and scalars around what ``safe_load`` reads without a YAML loader (``_flat_mapping``).
+_FLAT_KEYS = st.sampled_from(["kind", "a", "B2", "on", "Off", "yes", "NULL", "y", "n", "x_y", "2a", "e1"])
+_FLAT_VALUES = st.one_of(
+    st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12).map(
+        lambda t: '"' + t.replace('"', "").replace("\\", "") + '"'
+    ),
+    st.sampled_from(
+        [
+            "0",
+            "-0",
+            "7",
+            "-12",
+            "007",
+            "010",
+            "-010",
+            "1_000",
+            "0.5",
+            "-0.0",
+            "-1.25",
+            "1.",
+            ".5",
+            "1e3",
+            "null",
+            "true",
+            "false",
+        ]
+    ),
+    st.sampled_from(["True", "~", "yes", "0x1F", "0o7", "1:30", '"a\\tb"', '"é"', "'q'", "plain", ""]),
+    st.integers(min_value=-(10**19), max_value=10**19).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+)
+_FLAT_TEXTS = st.lists(
+    st.tuples(_FLAT_KEYS, _FLAT_VALUES, st.sampled_from([": ", ":  ", ":", " : "])), min_size=1, max_size=6
+).map(lambda lines: "\n".join(f"{k}{sep}{v}" for k, v, sep in lines))
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(_FLAT_TEXTS)
+@example('kind: "pi-session-continuity/v2"\nversion: 2\nratio: 0.75\nname: null\nok: true')
+@example("on: 1")
+@example("a: 010")
+@example('a: "x"\na: "y"')
+def test_a_flat_mapping_reads_as_the_loaders_read_it(text: str) -> None:
+    """``safe_load`` reads a text of ``key: scalar`` lines itself (a Brief's frontmatter): what it
+    gives, or the error it raises, is what the pure parser gives (and libyaml, where both read
+    the text), with keys YAML reads as bools or null, octal or ``_`` numbers, escapes, a key
+    named twice and any other line left to them."""
+    assert _outcome(safe_load, text) == _outcome(_pure, text)
+    flat = yaml_text._flat_mapping(text)
+    if flat is not None:
+        assert repr(flat) == repr(yaml.load(text, Loader=FAST_LOADER))
+        assert all(type(k) is str for k in flat)
