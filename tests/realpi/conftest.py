@@ -128,6 +128,24 @@ def realpi(pi_installation: PiInstallation, tmp_path: Path) -> Iterator[Callable
 
 
 @pytest.fixture
+def python_extension(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[str, str], str]:
+    """Factory: ``python_extension(module, source)`` writes ``source`` as
+    ``<tmp_path>/extension/<module>.py``, puts that directory first on ``sys.path`` (the
+    simulator imports the extension from there; the bridge process inherits it as
+    ``PYTHONPATH``) and returns the implementation spec ``"<module>:extension"``: the set-up of
+    every differential test that defines its own extension."""
+    directory = tmp_path / "extension"
+
+    def make(module: str, source: str) -> str:
+        directory.mkdir(exist_ok=True)
+        (directory / f"{module}.py").write_text(source, encoding="utf-8")
+        monkeypatch.syspath_prepend(str(directory))
+        return f"{module}:extension"
+
+    return make
+
+
+@pytest.fixture
 def targets(
     pi_installation: PiInstallation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Callable[..., PiTarget | SimTarget]]:

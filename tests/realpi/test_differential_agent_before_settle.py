@@ -22,7 +22,7 @@ it had no record, no second request and no drafted entries).
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -75,12 +75,9 @@ PATH = "before_settle_probe:extension"
 
 
 def test_agent_before_settle_drafts_entries_and_continues_the_run(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "before_settle_probe.py").write_text(_EXTENSION, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))  # the bridge inherits it as PYTHONPATH
+    python_extension("before_settle_probe", _EXTENSION)
     sc = scenario({"agent": [{"text": "first"}, {"text": "second"}, {"text": "third"}, {"text": "fourth"}]})
     ops: list[Any] = [{"prompt": "one"}, {"prompt": "two"}, {"prompt": "three"}]
     real, sim = play(targets, sc, ops, PATH)

@@ -15,7 +15,7 @@ real Pi's entries explicitly, then that the simulator's are the same.
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -60,12 +60,9 @@ EXPECTED = [
 
 
 def test_a_custom_message_draft_without_display_or_content_has_no_such_key(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "draft_probe.py").write_text(_EXTENSION, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))  # the bridge inherits it as PYTHONPATH
+    python_extension("draft_probe", _EXTENSION)
     sc = scenario({"agent": [{"text": "first"}]})
     ops: list[Any] = [{"prompt": "one"}]
     real, sim = play(targets, sc, ops, PATH)

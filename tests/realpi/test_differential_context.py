@@ -19,7 +19,7 @@ conversation and its record was empty).
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from realpi.test_differential_api_surface import notes
@@ -61,12 +61,9 @@ def extension(pi):
 
 
 def test_a_context_handler_replaces_the_messages_the_model_gets(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "context_probe.py").write_text(_EXTENSION, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))  # the bridge inherits it as PYTHONPATH
+    python_extension("context_probe", _EXTENSION)
     sc = scenario({"agent": [{"text": "first reply"}, {"text": "second reply"}]})
     real, sim = play(targets, sc, [{"prompt": "one"}, {"prompt": "two"}], "context_probe:extension")
 

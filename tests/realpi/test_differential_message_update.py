@@ -22,7 +22,7 @@ The simulator gives the message as it stands at the delta, one of the outcomes r
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -82,12 +82,9 @@ def extension(pi):
 
 
 def test_message_update_reaches_a_python_extension_delta_by_delta(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "message_update_probe.py").write_text(_EXTENSION, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))  # the bridge inherits it as PYTHONPATH
+    python_extension("message_update_probe", _EXTENSION)
     text = "".join(chr(ord("a") + i % 26) for i in range(TEXT_CHUNK * 2 + 10))
     sc = scenario({"agent": [{"text": text}]})
     real, sim = play(targets, sc, [{"prompt": "hello"}], "message_update_probe:extension")

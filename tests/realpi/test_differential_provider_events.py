@@ -18,7 +18,7 @@ targets' model received.
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -87,12 +87,9 @@ def extension(pi):
 
 
 def test_provider_request_and_response_reach_a_python_extension_for_the_agent_s_requests(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "provider_probe.py").write_text(_EXTENSION, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))  # the bridge inherits it as PYTHONPATH
+    python_extension("provider_probe", _EXTENSION)
     sc = scenario({"agent": [{"text": "first reply"}, {"text": "second reply"}]})
     ops: list[Any] = [{"prompt": "hello " + LONG}, {"prompt": "again " + LONG}, {"compact": None}]
     real, sim = play(targets, sc, ops, "provider_probe:extension")
@@ -144,14 +141,11 @@ def extension(pi):
 
 
 def test_a_payload_that_is_not_an_object_fails_the_turn_with_the_servers_400(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
     """pi-ai sends the JSON of whatever the handler returned; the fake server answers a body
     that is not an object with a 400 before it records a request."""
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "payload_string.py").write_text(_NOT_AN_OBJECT, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))
+    python_extension("payload_string", _NOT_AN_OBJECT)
     sc = scenario({"agent": [{"text": "never"}]})
     real, sim = play(targets, sc, [{"prompt": "hello"}], "payload_string:extension")
     assert real.requests("agent") == []
@@ -193,16 +187,13 @@ def extension(pi):
 
 
 def test_every_chunk_of_the_agent_s_stream_reaches_a_python_extension(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
     """sdk.js:240-249: ``{data, provider, api, model}`` per chunk the SDK parsed
     (openai-completions.js:339-340), awaited before pi-ai reads the chunk; not for the
     summarizer's request. The chunks are compared whole (ids and ``created`` are the fake
     server's, deterministic)."""
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "stream_probe.py").write_text(_STREAM, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))
+    python_extension("stream_probe", _STREAM)
     sc = scenario({"agent": [{"text": "first reply"}, {"text": "second reply"}]})
     ops: list[Any] = [{"prompt": "hello " + LONG}, {"prompt": "again " + LONG}, {"compact": None}]
     real, sim = play(targets, sc, ops, "stream_probe:extension")
@@ -261,15 +252,12 @@ def extension(pi):
 
 
 def test_the_headers_of_the_agent_s_and_the_summarizer_s_requests_reach_a_python_extension(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
     """sdk.js:206-208: ``transformHeaders`` of every request through the agent's stream
     function (the compaction summary's too, agent-session.js:2314), in ``prepareRequest``
     (model-runtime.js:476-478), before ``onPayload``; a Python handler observes only."""
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "headers_probe.py").write_text(_HEADERS, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))
+    python_extension("headers_probe", _HEADERS)
     sc = scenario({"agent": [{"text": "first reply"}, {"text": "second reply"}]})
     ops: list[Any] = [{"prompt": "hello " + LONG}, {"prompt": "again " + LONG}, {"compact": None}]
     real, sim = play(targets, sc, ops, "headers_probe:extension")
@@ -309,16 +297,13 @@ def extension(pi):
 
 
 def test_a_turn_whose_signal_is_already_aborted_has_no_provider_events(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
     """A ``ctx.compact()`` at the ``turn_end`` of a tool turn aborts the run; Pi still opens the
     next turn, whose request is never sent (s02c), and whose signal is aborted before
     ``transformHeaders`` and ``onPayload``: no provider event for it (the compaction summary
     after it has its headers event)."""
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "aborted_probe.py").write_text(_ABORTED, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))
+    python_extension("aborted_probe", _ABORTED)
     tool = {"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n"}
     sc = scenario({"agent": [{"text": LONG, "tool_calls": [tool]}, {"text": "never requested"}]})
     real, sim = play(targets, sc, [{"prompt": "hello " + LONG}], "aborted_probe:extension")
@@ -361,15 +346,12 @@ def extension(pi):
 
 
 def test_a_before_provider_request_handler_that_aborts_stops_the_request_before_it_is_sent(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
     """``ctx.abort()`` in the handler: pi-ai's SDK sees the aborted signal before it sends the
     body (openai-completions.js:192-198), so the fake server gets no request and the turn ends
     aborted."""
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "aborting_probe.py").write_text(_ABORTS, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))
+    python_extension("aborting_probe", _ABORTS)
     sc = scenario({"agent": [{"text": "never"}]})
     real, sim = play(targets, sc, [{"prompt": "hello"}], "aborting_probe:extension")
     seen = notes(real)["seen"]
@@ -409,16 +391,13 @@ def extension(pi):
 
 
 def test_a_replaced_body_without_stream_is_read_whole_character_by_character(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
     """A ``before_provider_request`` handler turns ``stream`` off: the SDK reads the fake
     server's SSE answer whole as text, pi-ai's ``for await`` walks the string, so every
     character is a ``provider_stream_event`` and none a chunk: the turn fails with "Stream
     ended without finish_reason" (openai-completions.js:339-342, 474-476)."""
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "no_stream_probe.py").write_text(_NO_STREAM, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))
+    python_extension("no_stream_probe", _NO_STREAM)
     # Pi would retry the failed turn (after a real-time delay); once is enough here.
     project = {"compaction": {"enabled": True, "reserveTokens": 4000, "keepRecentTokens": 100}}
     sc = scenario(

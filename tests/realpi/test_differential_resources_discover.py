@@ -19,6 +19,7 @@ was empty and its system prompt had no skills).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -136,15 +137,12 @@ def extension(pi):
 
 
 def test_a_new_session_asks_for_resources_again_as_startup(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
     """RPC mode binds every new runtime (``rpc-mode.js:249``, ``bindExtensions``), whose
     ``session_start`` reason is ``new``: ``resources_discover`` says ``startup``
     (agent-session.js:2788)."""
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "discover_count.py").write_text(_COUNTING, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))
+    python_extension("discover_count", _COUNTING)
     sc = scenario({"agent": []})
     real, sim = play(targets, sc, ["new_session"], "discover_count:extension")
     assert notes(real)["discover"] == ["startup", "startup"]

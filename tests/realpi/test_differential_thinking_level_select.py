@@ -21,7 +21,7 @@ simulator dispatched the event, its list had only the ``model_select`` rows).
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -57,12 +57,9 @@ def extension(pi):
 
 
 def test_thinking_level_select_reaches_a_python_extension_before_model_select(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "thinking_level_probe.py").write_text(_EXTENSION, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))  # the bridge inherits it as PYTHONPATH
+    python_extension("thinking_level_probe", _EXTENSION)
     sc = parse_scenario(
         {
             "name": "differential",

@@ -16,7 +16,7 @@ tool result message's ``durationMs``; the simulator's exact virtual duration is 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from realpi.test_differential_api_surface import notes
@@ -51,12 +51,9 @@ def extension(pi):
 
 
 def test_tool_execution_end_carries_the_duration_of_a_call_that_ran(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "tool_end_probe.py").write_text(_EXTENSION, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))  # the bridge inherits it as PYTHONPATH
+    python_extension("tool_end_probe", _EXTENSION)
     bash = {"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n", "id": "c1"}
     unknown = {"name": "no_such_tool", "arguments": {}, "id": "c2"}
     sc = scenario({"agent": [{"text": "calling", "tool_calls": [bash, unknown]}, {"text": "DONE"}]})

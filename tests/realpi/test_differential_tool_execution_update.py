@@ -18,7 +18,7 @@ simulator's is the same (before the simulator dispatched the event, its list had
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -61,12 +61,9 @@ def extension(pi):
 
 
 def test_tool_execution_update_reaches_a_python_extension_before_the_tools_result(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "tool_update_probe.py").write_text(_EXTENSION, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))  # the bridge inherits it as PYTHONPATH
+    python_extension("tool_update_probe", _EXTENSION)
     tool = {"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n", "id": "c1"}
     sc = scenario({"agent": [{"text": "calling", "tool_calls": [tool]}, {"text": "DONE"}]})
     real, sim = play(targets, sc, [{"prompt": "hello"}], "tool_update_probe:extension")

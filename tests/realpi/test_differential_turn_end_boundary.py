@@ -21,7 +21,7 @@ simulator modelled the result, it had no second request and no drafted entries).
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -72,12 +72,9 @@ PATH = "turn_end_probe:extension"
 
 
 def test_turn_end_drafts_entries_and_continues_the_run(
-    targets: Targets, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
-    directory = tmp_path / "extension"
-    directory.mkdir()
-    (directory / "turn_end_probe.py").write_text(_EXTENSION, encoding="utf-8")
-    monkeypatch.syspath_prepend(str(directory))  # the bridge inherits it as PYTHONPATH
+    python_extension("turn_end_probe", _EXTENSION)
     sc = scenario({"agent": [{"text": "first"}, {"text": "second"}, {"text": "third"}]})
     ops: list[Any] = [{"prompt": "one"}, {"prompt": "two"}]
     real, sim = play(targets, sc, ops, PATH)
