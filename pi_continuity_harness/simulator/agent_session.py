@@ -130,6 +130,7 @@ from pi_continuity_harness.simulator.session_manager import SessionManager, ms_o
 from pi_continuity_harness.simulator.settings import SettingsManager
 from pi_continuity_harness.simulator.skills import Skill, expand_skill_command
 from pi_continuity_harness.simulator.system_prompt import (
+    BUILTIN_TOOL_NAMES,
     current_sections,
     diff_sections,
     prompt_sections,
@@ -163,6 +164,9 @@ OVERFLOW_RECOVERY_FAILED = (
     "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or "
     "switching to a larger-context model."
 )
+#: Extension tool names that change the prompt without a snippet: a built-in's (its line goes)
+#: and those ``buildRules`` checks (system-prompt.js:31-62).
+_PROMPT_TOOL_NAMES = frozenset((*BUILTIN_TOOL_NAMES, "grep", "find", "ls"))
 LENGTH_RECOVERY_FAILED = "Truncated response recovery failed after one compact-and-retry attempt."
 BUSY_WITHOUT_BEHAVIOR = (
     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
@@ -246,6 +250,10 @@ class AgentSession:
         #: Whether this session ever listed skills: only then can the prompt sections differ
         #: from the transcript's, and each run diffs them.
         self.skills_seen = False
+        #: Whether an extension tool ever changed the prompt's ``tools``/``rules`` sections
+        #: (:meth:`_prompt_extension_tools`): from then on each run diffs the sections, so a
+        #: tool that is gone after a reload is patched away too.
+        self.prompt_tools_seen = False
         #: The files under the project holding a summary's exact bytes, read as the host (the
         #: ``summaryFiles`` witness of ``session_compact``, ``scenario/observed.py``).
         self._summary_files = summary_files
@@ -1215,20 +1223,25 @@ class AgentSession:
             await self._check_compaction(last, skip_aborted_check=False)
         messages: list[Message] = []
         transcript = self.session_manager.build_session_projection().messages
+        tools = self._prompt_extension_tools()
+        self.prompt_tools_seen = self.prompt_tools_seen or bool(tools)
         if not any(m.get("role") == "system" for m in transcript):
             # Pi's structured system prompt: sections plus the tools' declarations (§ system_prompt.py).
             messages.append(
-                system_message(self.cwd, self.service.clock.now_ms(), self.package_dir, self.skills_prompt)
+                system_message(
+                    self.cwd, self.service.clock.now_ms(), self.package_dir, self.skills_prompt, tools
+                )
             )
-        elif self.skills_seen:
+        elif self.skills_seen or self.prompt_tools_seen:
             # The sections that changed since the transcript's system messages, as a patch
-            # (``_preparePromptAndToolLoadout``, agent-session.js:1395-1400): skills an extension
-            # added or a reload dropped (``resources_discover``, :mod:`.resources`). Only skills
-            # can make the simulated sections differ, so a session that never had any skips the
-            # walk of its transcript.
+            # (``_preparePromptAndToolLoadout``, agent-session.js:1394-1400): skills an extension
+            # added or a reload dropped (``resources_discover``, :mod:`.resources`), an extension
+            # tool with a ``promptSnippet`` registered or gone (the ``tools`` section,
+            # :func:`.system_prompt.prompt_sections`). Only these can make the simulated sections
+            # differ, so a session that never had any skips the walk of its transcript.
             patch = diff_sections(
                 current_sections(transcript) or {},
-                prompt_sections(self.cwd, self.package_dir, self.skills_prompt),
+                prompt_sections(self.cwd, self.package_dir, self.skills_prompt, tools),
             )
             if patch is not None:
                 messages.append(
@@ -1268,6 +1281,17 @@ class AgentSession:
             messages,
             self.tool_declarations(),
             self.service.clock.now_ms(),
+        )
+
+    def _prompt_extension_tools(self) -> tuple[tuple[str, str | None], ...]:
+        """The extension tools that change the prompt's ``tools`` or ``rules`` section, as
+        (name, ``promptSnippet``) in registration order: those with a snippet, or named like a
+        built-in (whose line they replace) or ``grep``/``find``/``ls`` (``buildRules``,
+        system-prompt.js:31-62). Empty for most sessions, so their sections are the dumped ones."""
+        return tuple(
+            (tool.name, tool.prompt_snippet)
+            for tool in self._runner().tools()
+            if tool.prompt_snippet or tool.name in _PROMPT_TOOL_NAMES
         )
 
     def tool_declarations(self) -> list[dict[str, Any]]:
@@ -2149,7 +2173,9 @@ class AgentSession:
         projection = self.session_manager.build_session_projection()
         current = current_system_message(projection.messages)
         if current is None:
-            current = system_message(self.cwd, 0, self.package_dir, self.skills_prompt)
+            current = system_message(
+                self.cwd, 0, self.package_dir, self.skills_prompt, self._prompt_extension_tools()
+            )
         return render_system_prompt(current)
 
 

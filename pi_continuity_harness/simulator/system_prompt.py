@@ -20,6 +20,8 @@ to the character (``scenario/layout.py``).
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -61,27 +63,87 @@ def builtin_tools() -> list[dict[str, Any]]:
     return tools
 
 
-def prompt_sections(cwd: str, package_dir: str, skills: str = "") -> dict[str, str]:
-    """``buildSystemPromptSections`` for the default tools, ``cwd`` and Pi's package directory
-    ``package_dir`` (``getPackageDir()``; no context files). ``skills``: the skills section's
-    text (:func:`.skills.format_skills_for_prompt`), "" for none; Pi places it just before
-    ``cwd`` (``system-prompt.js:99-119``)."""
+def _normalize_snippet(text: str | None) -> str | None:
+    """``_normalizePromptSnippet`` (agent-session.js:1336-1344): line breaks and runs of
+    whitespace become one space, trimmed; None for nothing left."""
+    if not text:
+        return None
+    one_line = " ".join(re.sub(r"[\r\n]+", " ", text).split())
+    return one_line or None
+
+
+def _tools_and_rules(extension_tools: Sequence[tuple[str, str | None]]) -> tuple[str, str]:
+    """The ``tools`` and ``rules`` sections' texts (without placeholders) for the built-ins plus
+    ``extension_tools`` (name, ``promptSnippet``) in registration order.
+
+    Pi lists each active tool with a snippet, ``- <name>: <snippet>`` (system-prompt.js:83-85),
+    the tools in registry order (``_refreshToolRegistry``'s Map, agent-session.js:2976-3000: a
+    tool named like a built-in replaces its definition in its place); ``buildRules``
+    (system-prompt.js:31-62) keeps "Use bash for file operations" only while no tool is named
+    ``grep``, ``find`` or ``ls``. Without extension tools these are the dumped sections."""
     sections: dict[str, str] = _data()["sections"]
+    if not extension_tools:
+        return sections["tools"], sections["rules"]
+    snippets: dict[str, str | None] = dict(_builtin_snippets())
+    for name, snippet in extension_tools:
+        snippets[name] = _normalize_snippet(snippet)
+    listed = "\n".join(f"- {name}: {text}" for name, text in snippets.items() if text) or "(none)"
+    tools = f"<tools>\n{listed}\n\nAdditional tools may be available.\n</tools>"
+    rules = sections["rules"]
+    if any(name in snippets for name in ("grep", "find", "ls")):
+        rules = rules.replace(f"\n- {_BASH_FILE_RULE}\n", "\n", 1)
+    return tools, rules
+
+
+_BASH_FILE_RULE = "Use bash for file operations like ls, rg, find"
+
+
+@cache
+def _builtin_snippets() -> tuple[tuple[str, str], ...]:
+    """The built-in tools' snippets, read back from the dumped ``tools`` section."""
+    text: str = _data()["sections"]["tools"]
+    lines = text.split("\n")[1 : 1 + len(BUILTIN_TOOL_NAMES)]
+    pairs = tuple((line[2:].split(": ", 1)[0], line[2:].split(": ", 1)[1]) for line in lines)
+    assert tuple(name for name, _ in pairs) == BUILTIN_TOOL_NAMES, pairs
+    return pairs
+
+
+def prompt_sections(
+    cwd: str,
+    package_dir: str,
+    skills: str = "",
+    extension_tools: Sequence[tuple[str, str | None]] = (),
+) -> dict[str, str]:
+    """``buildSystemPromptSections`` for the built-in tools plus ``extension_tools`` (each
+    extension tool's name and ``promptSnippet``, :func:`_tools_and_rules`), ``cwd`` and Pi's
+    package directory ``package_dir`` (``getPackageDir()``; no context files). ``skills``: the
+    skills section's text (:func:`.skills.format_skills_for_prompt`), "" for none; Pi places it
+    just before ``cwd`` (``system-prompt.js:99-119``)."""
+    sections: dict[str, str] = _data()["sections"]
+    tools, rules = _tools_and_rules(extension_tools)
+    built = {"tools": tools, "rules": rules}
     out: dict[str, str] = {}
-    for name, text in sections.items():
+    for name, dumped in sections.items():
         if name == "cwd" and skills:
             out["skills"] = f"<skills>\n{skills}\n</skills>"
+        text = built.get(name, dumped)
         out[name] = text.replace("$PI_PACKAGE", package_dir).replace("$CWD", cwd.replace("\\", "/"))
     return out
 
 
-def system_message(cwd: str, timestamp: int, package_dir: str, skills: str = "") -> dict[str, Any]:
-    """The system message of a session's first run, with Pi's key order (``skills`` as in
-    :func:`prompt_sections`)."""
+def system_message(
+    cwd: str,
+    timestamp: int,
+    package_dir: str,
+    skills: str = "",
+    extension_tools: Sequence[tuple[str, str | None]] = (),
+) -> dict[str, Any]:
+    """The system message of a session's first run, with Pi's key order (``skills`` and
+    ``extension_tools`` as in :func:`prompt_sections`)."""
     return {
         "role": "system",
         "content": "",
-        "sections": prompt_sections(cwd, package_dir, skills),
+        "sections": prompt_sections(cwd, package_dir, skills, extension_tools),
         "timestamp": timestamp,
         "toolsAdded": builtin_tools(),
     }

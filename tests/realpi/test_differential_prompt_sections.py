@@ -1,0 +1,123 @@
+"""Differential: the system prompt's sections when an extension's tools change, real Pi 1.6 against the simulator.
+
+Pi keeps the system prompt in the transcript as sections (``buildSystemPromptSections``,
+``dist/core/system-prompt.js:66-122``). Its ``tools`` section lists each active, declared tool
+that has a ``promptSnippet`` (``- <name>: <snippet>``, :83-85; the snippet on one line,
+``_normalizePromptSnippet``, agent-session.js:1336-1344); a tool an extension registers is
+active on registration (``_refreshToolRegistry``, :2976-3040) and the prompt is rebuilt
+(``_rebuildSystemPrompt``, :1358-1384). Before each run Pi diffs the sections against the
+transcript's and writes the changed ones as a system message (``_preparePromptAndToolLoadout``,
+:1394-1400, ``diffSystemPromptSections``, system-prompt.js:139-150).
+
+The extension below registers a tool with a snippet at load (the first system message lists it)
+and, after the first run, a second one (the second run's system message patches ``tools``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+from realpi.test_differential_fidelity import Targets, assert_equivalent, play, scenario
+
+pytestmark = pytest.mark.realpi
+
+_EXTENSION = """\
+from pi_continuity_harness.api import ToolDefinition, ToolResult
+
+
+async def execute(call_id, params, signal, ctx):
+    return ToolResult(content=[{"type": "text", "text": "done"}])
+
+
+def tool(name, snippet):
+    return ToolDefinition(
+        name=name,
+        label=name,
+        description="A probe tool.",
+        parameters={"type": "object", "properties": {}},
+        execute=execute,
+        prompt_snippet=snippet,
+    )
+
+
+def extension(pi):
+    pi.register_tool(tool("probe_first", "Lists  the\\nfirst probe"))
+    pi.register_tool(tool("probe_quiet", None))
+
+    def later(event, ctx):
+        pi.register_tool(tool("probe_later", "The later probe"))
+
+    pi.on("agent_end", later)
+"""
+
+
+def _system_messages(entries: list[dict]) -> list[dict]:
+    return [e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "system"]
+
+
+def _section(prompt: str, name: str) -> str:
+    return prompt[prompt.index(f"<{name}>\n") : prompt.index(f"</{name}>")]
+
+
+def test_tools_section_lists_extension_tool_snippets_and_a_later_tool_is_a_section_patch(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    spec = python_extension("sections_probe", _EXTENSION)
+    sc = scenario({"agent": [{"text": "first reply"}, {"text": "second reply"}]})
+    real, sim = play(targets, sc, [{"prompt": "one"}, {"prompt": "two"}], spec)
+
+    first, second = real.requests("agent")
+    tools = _section(first.request.system_prompt, "tools")
+    assert "- probe_first: Lists the first probe\n" in tools, tools
+    assert "probe_quiet" not in tools and "probe_later" not in tools
+    assert "- probe_later: The later probe\n" in _section(second.request.system_prompt, "tools")
+    system = _system_messages(real.entries)
+    assert len(system) == 2 and list(system[1]["sections"]) == ["tools"], json.dumps(system[1])
+
+    assert [_section(r.request.system_prompt, "tools") for r in sim.requests("agent")] == [
+        tools,
+        _section(second.request.system_prompt, "tools"),
+    ]
+    assert [list(m["sections"]) for m in _system_messages(sim.entries)][1:] == [["tools"]]
+    assert_equivalent(real, sim)
+
+
+_LS_EXTENSION = """\
+from pi_continuity_harness.api import ToolDefinition, ToolResult
+
+
+async def execute(call_id, params, signal, ctx):
+    return ToolResult(content=[{"type": "text", "text": "done"}])
+
+
+def extension(pi):
+    pi.register_tool(
+        ToolDefinition(
+            name="ls",
+            label="ls",
+            description="Lists.",
+            parameters={"type": "object", "properties": {}},
+            execute=execute,
+        )
+    )
+"""
+
+
+def test_rules_drop_the_bash_file_operations_rule_when_an_ls_tool_is_active(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """``buildRules`` (system-prompt.js:41-54): the bash rule only while no ``grep``, ``find``
+    or ``ls`` tool is declared; a tool without a snippet is not listed in ``tools``."""
+    spec = python_extension("sections_ls", _LS_EXTENSION)
+    sc = scenario({"agent": [{"text": "first reply"}]})
+    real, sim = play(targets, sc, [{"prompt": "one"}], spec)
+    (request,) = real.requests("agent")
+    assert "Use bash for file operations" not in _section(request.request.system_prompt, "rules")
+    assert "- ls:" not in _section(request.request.system_prompt, "tools")
+    (simulated,) = sim.requests("agent")
+    assert _section(simulated.request.system_prompt, "rules") == _section(
+        request.request.system_prompt, "rules"
+    )
+    assert_equivalent(real, sim)
