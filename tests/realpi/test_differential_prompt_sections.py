@@ -121,3 +121,23 @@ def test_rules_drop_the_bash_file_operations_rule_when_an_ls_tool_is_active(
         request.request.system_prompt, "rules"
     )
     assert_equivalent(real, sim)
+
+
+def test_a_reload_that_drops_a_later_tool_patches_the_tools_section_back(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """A reload re-registers only the load-time tools (``_refreshToolRegistry`` after the
+    reload, agent-session.js:3099): the tool registered in ``agent_end`` is gone, so the next
+    run's system message patches ``tools`` back to the load-time list (the second run's patch
+    had added it)."""
+    spec = python_extension("sections_reload", _EXTENSION)
+    sc = scenario({"agent": [{"text": "first reply"}, {"text": "second reply"}, {"text": "third"}]})
+    ops = [{"prompt": "one"}, {"prompt": "two"}, "reload", {"prompt": "three"}]
+    real, sim = play(targets, sc, ops, spec)
+    first, second, third = real.requests("agent")
+    assert "probe_later" in second.request.system_prompt
+    assert third.request.system_prompt == first.request.system_prompt
+    system = _system_messages(real.entries)
+    assert [list(m["sections"]) for m in system][1:] == [["tools"], ["tools"]], json.dumps(system)
+    assert [list(m["sections"]) for m in _system_messages(sim.entries)][1:] == [["tools"], ["tools"]]
+    assert_equivalent(real, sim)
