@@ -254,6 +254,12 @@ class AgentSession:
         #: (:meth:`_prompt_extension_tools`): from then on each run diffs the sections, so a
         #: tool that is gone after a reload is patched away too.
         self.prompt_tools_seen = False
+        #: The ``project_context`` section's text: the context files the runtime's resource
+        #: loader read (:func:`.resources.load_context_files`), "" for none.
+        self.project_context = ""
+        #: Whether this session ever read a context file: from then on each run diffs the
+        #: sections (a file written before a reload is patched in, one removed patched away).
+        self.project_context_seen = False
         #: The files under the project holding a summary's exact bytes, read as the host (the
         #: ``summaryFiles`` witness of ``session_compact``, ``scenario/observed.py``).
         self._summary_files = summary_files
@@ -1229,19 +1235,25 @@ class AgentSession:
             # Pi's structured system prompt: sections plus the tools' declarations (§ system_prompt.py).
             messages.append(
                 system_message(
-                    self.cwd, self.service.clock.now_ms(), self.package_dir, self.skills_prompt, tools
+                    self.cwd,
+                    self.service.clock.now_ms(),
+                    self.package_dir,
+                    self.skills_prompt,
+                    tools,
+                    self.project_context,
                 )
             )
-        elif self.skills_seen or self.prompt_tools_seen:
+        elif self.skills_seen or self.prompt_tools_seen or self.project_context_seen:
             # The sections that changed since the transcript's system messages, as a patch
             # (``_preparePromptAndToolLoadout``, agent-session.js:1394-1400): skills an extension
             # added or a reload dropped (``resources_discover``, :mod:`.resources`), an extension
             # tool with a ``promptSnippet`` registered or gone (the ``tools`` section,
-            # :func:`.system_prompt.prompt_sections`). Only these can make the simulated sections
-            # differ, so a session that never had any skips the walk of its transcript.
+            # :func:`.system_prompt.prompt_sections`), context files read at a reload
+            # (:mod:`.context_files`). Only these can make the simulated sections differ, so a
+            # session that never had any skips the walk of its transcript.
             patch = diff_sections(
                 current_sections(transcript) or {},
-                prompt_sections(self.cwd, self.package_dir, self.skills_prompt, tools),
+                prompt_sections(self.cwd, self.package_dir, self.skills_prompt, tools, self.project_context),
             )
             if patch is not None:
                 messages.append(
@@ -2174,7 +2186,12 @@ class AgentSession:
         current = current_system_message(projection.messages)
         if current is None:
             current = system_message(
-                self.cwd, 0, self.package_dir, self.skills_prompt, self._prompt_extension_tools()
+                self.cwd,
+                0,
+                self.package_dir,
+                self.skills_prompt,
+                self._prompt_extension_tools(),
+                self.project_context,
             )
         return render_system_prompt(current)
 

@@ -113,17 +113,22 @@ def prompt_sections(
     package_dir: str,
     skills: str = "",
     extension_tools: Sequence[tuple[str, str | None]] = (),
+    project_context: str = "",
 ) -> dict[str, str]:
     """``buildSystemPromptSections`` for the built-in tools plus ``extension_tools`` (each
     extension tool's name and ``promptSnippet``, :func:`_tools_and_rules`), ``cwd`` and Pi's
     package directory ``package_dir`` (``getPackageDir()``; no context files). ``skills``: the
     skills section's text (:func:`.skills.format_skills_for_prompt`), "" for none; Pi places it
-    just before ``cwd`` (``system-prompt.js:99-119``)."""
+    just before ``cwd`` (``system-prompt.js:99-119``). ``project_context``: the context files'
+    text (:func:`.context_files.render_project_context`), "" for none; before ``skills``
+    (:96-97)."""
     sections: dict[str, str] = _data()["sections"]
     tools, rules = _tools_and_rules(extension_tools)
     built = {"tools": tools, "rules": rules}
     out: dict[str, str] = {}
     for name, dumped in sections.items():
+        if name == "cwd" and project_context:
+            out["project_context"] = f"<project_context>\n{project_context}\n</project_context>"
         if name == "cwd" and skills:
             out["skills"] = f"<skills>\n{skills}\n</skills>"
         text = built.get(name, dumped)
@@ -137,13 +142,14 @@ def system_message(
     package_dir: str,
     skills: str = "",
     extension_tools: Sequence[tuple[str, str | None]] = (),
+    project_context: str = "",
 ) -> dict[str, Any]:
-    """The system message of a session's first run, with Pi's key order (``skills`` and
-    ``extension_tools`` as in :func:`prompt_sections`)."""
+    """The system message of a session's first run, with Pi's key order (``skills``,
+    ``extension_tools`` and ``project_context`` as in :func:`prompt_sections`)."""
     return {
         "role": "system",
         "content": "",
-        "sections": prompt_sections(cwd, package_dir, skills, extension_tools),
+        "sections": prompt_sections(cwd, package_dir, skills, extension_tools, project_context),
         "timestamp": timestamp,
         "toolsAdded": builtin_tools(),
     }

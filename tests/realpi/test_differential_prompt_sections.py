@@ -141,3 +141,49 @@ def test_a_reload_that_drops_a_later_tool_patches_the_tools_section_back(
     assert [list(m["sections"]) for m in system][1:] == [["tools"], ["tools"]], json.dumps(system)
     assert [list(m["sections"]) for m in _system_messages(sim.entries)][1:] == [["tools"], ["tools"]]
     assert_equivalent(real, sim)
+
+
+_CONTEXT_EXTENSION = """\
+import os
+
+
+def extension(pi):
+    def later(event, ctx):
+        with open(os.path.join(ctx.cwd, "AGENTS.md"), "w", encoding="utf-8") as handle:
+            handle.write("\\ufeffBe brief.\\n")
+        with open(os.path.join(os.path.dirname(ctx.cwd), "CLAUDE.md"), "w", encoding="utf-8") as handle:
+            handle.write("From the machine root.")
+
+    pi.on("agent_end", later)
+"""
+
+
+def _rooted(text: str, entries: list[dict]) -> str:
+    """``text`` with the machine root (the parent of the first system message's cwd) written
+    ``$ROOT``: the targets' roots differ, with the same lengths (``scenario/layout.py``)."""
+    cwd = _system_messages(entries)[0]["sections"]["cwd"].split("\n")[1]
+    return text.replace(cwd.rsplit("/", 1)[0], "$ROOT")
+
+
+def test_context_files_written_before_a_reload_are_a_project_context_patch(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """The resource loader reads the context files on reload (resource-loader.js:482-491,
+    ``loadProjectContextFiles`` :179-210: ancestors outermost first, the cwd's last, without a
+    BOM), so the next run patches ``project_context`` (system-prompt.js:25-30, :96-97)."""
+    spec = python_extension("sections_context", _CONTEXT_EXTENSION)
+    sc = scenario({"agent": [{"text": "first reply"}, {"text": "second reply"}]})
+    real, sim = play(targets, sc, [{"prompt": "one"}, "reload", {"prompt": "two"}], spec)
+    system = _system_messages(real.entries)
+    assert [list(m["sections"]) for m in system][1:] == [["project_context"]], json.dumps(system)
+    patch = _rooted(system[1]["sections"]["project_context"], real.entries)
+    assert patch == (
+        "<project_context>\nProject-specific instructions and guidelines:\n\n"
+        '<project_instructions path="$ROOT/CLAUDE.md">\nFrom the machine root.\n</project_instructions>\n\n'
+        '<project_instructions path="$ROOT/project/AGENTS.md">\nBe brief.\n\n</project_instructions>\n'
+        "</project_context>"
+    )
+    simulated = _system_messages(sim.entries)
+    assert [list(m["sections"]) for m in simulated][1:] == [["project_context"]]
+    assert _rooted(simulated[1]["sections"]["project_context"], sim.entries) == patch
+    assert_equivalent(real, sim)

@@ -1,0 +1,81 @@
+"""The project context files Pi 1.6 puts in the system prompt's ``project_context`` section.
+
+Each time Pi's resource loader (re)loads (``DefaultResourceLoader.reload``,
+``dist/core/resource-loader.js:372-491``: for every new runtime, ``agent-session-services.js:69``,
+startup, new session, fork, resume; and on ``/reload``, ``agent-session.js:3122``), after the
+extensions are loaded (:429), it reads the context files (``loadProjectContextFiles``, :179-210):
+the agent directory's first of ``AGENTS.override.md``, ``AGENTS.md``, ``AGENTS.MD``,
+``CLAUDE.md``, ``CLAUDE.MD`` (:130-147, a regular file, its text without a BOM), then the same
+for every ancestor of the cwd, outermost first, the cwd last, each path once. The prompt lists
+them (``renderProjectContext``, system-prompt.js:25-30) in a ``project_context`` section after
+``addendum`` and before ``skills`` (:96-97); a change shows as a section patch on the next run.
+
+Not modelled: the ancestors above the machine root (real Pi goes on to ``/``; the simulated
+host's root is a virtual path, ``virtual_root.py``, and the run's real parents are no part of
+the machine), the git-worktree shadowing (``findShadowedContextFile``, :157-178: scenarios have
+no linked worktrees), and an unreadable file's console warning.
+"""
+
+from __future__ import annotations
+
+import os
+
+__all__ = ["CONTEXT_FILE_NAMES", "load_context_files", "render_project_context"]
+
+#: ``loadContextFileFromDir``'s candidates, first found wins (resource-loader.js:130).
+CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
+
+
+def _from_dir(directory: str) -> tuple[str, str] | None:
+    """``loadContextFileFromDir`` (resource-loader.js:129-147)."""
+    for name in CONTEXT_FILE_NAMES:
+        path = os.path.join(directory, name)
+        if not os.path.isfile(path):
+            continue
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        except (OSError, UnicodeDecodeError):
+            continue  # Pi warns on the console and tries the next name
+        return path, text.removeprefix("\ufeff")
+    return None
+
+
+def load_context_files(cwd: str, agent_dir: str, root: str) -> list[tuple[str, str]]:
+    """``loadProjectContextFiles`` (resource-loader.js:179-210): (path, content) of the agent
+    directory's file, then of ``cwd`` and its ancestors up to ``root`` (inclusive), outermost
+    first, each path once."""
+    found: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    own = _from_dir(agent_dir)
+    if own is not None:
+        found.append(own)
+        seen.add(own[0])
+    ancestors: list[tuple[str, str]] = []
+    directory = os.path.normpath(cwd)
+    top = os.path.normpath(root)
+    while True:
+        file = _from_dir(directory)
+        if file is not None and file[0] not in seen:
+            ancestors.insert(0, file)
+            seen.add(file[0])
+        parent = os.path.dirname(directory)
+        if directory in (top, parent):
+            break
+        directory = parent
+    return found + ancestors
+
+
+def render_project_context(files: list[tuple[str, str]]) -> str:
+    """``renderProjectContext`` (system-prompt.js:25-30): the section's text, "" for no file."""
+    if not files:
+        return ""
+    return "\n\n".join(
+        [
+            "Project-specific instructions and guidelines:",
+            *(
+                f'<project_instructions path="{path}">\n{content}\n</project_instructions>'
+                for path, content in files
+            ),
+        ]
+    )

@@ -1,0 +1,48 @@
+"""Pi 1.6's context files for the ``project_context`` section (``loadProjectContextFiles``,
+``dist/core/resource-loader.js:129-210``; ``renderProjectContext``, system-prompt.js:25-30).
+The differential test on real Pi is in ``tests/realpi/test_differential_prompt_sections.py``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pi_continuity_harness.simulator.context_files import load_context_files, render_project_context
+
+
+def _layout(tmp_path: Path) -> tuple[Path, Path, Path]:
+    root = tmp_path / "machine"
+    agent, project = root / "agent", root / "project"
+    agent.mkdir(parents=True)
+    project.mkdir()
+    return root, agent, project
+
+
+def test_agent_dir_first_then_ancestors_outermost_first_up_to_the_root(tmp_path: Path) -> None:
+    root, agent, project = _layout(tmp_path)
+    (agent / "AGENTS.md").write_text("global", encoding="utf-8")
+    (root / "CLAUDE.md").write_text("root", encoding="utf-8")
+    (project / "AGENTS.md").write_text("\ufeffproject", encoding="utf-8")
+    (tmp_path / "AGENTS.md").write_text("above the root: not read", encoding="utf-8")
+    files = load_context_files(str(project), str(agent), str(root))
+    assert files == [
+        (str(agent / "AGENTS.md"), "global"),
+        (str(root / "CLAUDE.md"), "root"),
+        (str(project / "AGENTS.md"), "project"),
+    ]
+
+
+def test_the_first_candidate_name_wins_and_a_directory_is_skipped(tmp_path: Path) -> None:
+    root, agent, project = _layout(tmp_path)
+    (project / "AGENTS.override.md").mkdir()
+    (project / "AGENTS.md").write_text("a", encoding="utf-8")
+    (project / "CLAUDE.md").write_text("c", encoding="utf-8")
+    assert load_context_files(str(project), str(agent), str(root)) == [(str(project / "AGENTS.md"), "a")]
+
+
+def test_rendering_lists_each_file_in_project_instructions() -> None:
+    assert render_project_context([]) == ""
+    assert render_project_context([("/a/AGENTS.md", "x\n"), ("/b/CLAUDE.md", "y")]) == (
+        "Project-specific instructions and guidelines:\n\n"
+        '<project_instructions path="/a/AGENTS.md">\nx\n\n</project_instructions>\n\n'
+        '<project_instructions path="/b/CLAUDE.md">\ny\n</project_instructions>'
+    )
