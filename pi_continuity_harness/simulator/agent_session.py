@@ -36,7 +36,7 @@ import math
 import os
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 from pi_continuity_harness.api.abort import AbortController, AbortSignal
 from pi_continuity_harness.api.events import (
@@ -164,6 +164,18 @@ OVERFLOW_RECOVERY_FAILED = (
     "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or "
     "switching to a larger-context model."
 )
+
+
+class _PromptInputs(TypedDict):
+    """The keyword arguments of :func:`.system_prompt.prompt_sections` a session fills in."""
+
+    skills: str
+    extension_tools: tuple[tuple[str, str | None], ...]
+    project_context: str
+    custom_prompt: str
+    addendum: str
+
+
 #: Extension tool names that change the prompt without a snippet: a built-in's (its line goes)
 #: and those ``buildRules`` checks (system-prompt.js:31-62).
 _PROMPT_TOOL_NAMES = frozenset((*BUILTIN_TOOL_NAMES, "grep", "find", "ls"))
@@ -254,12 +266,15 @@ class AgentSession:
         #: (:meth:`_prompt_extension_tools`): from then on each run diffs the sections, so a
         #: tool that is gone after a reload is patched away too.
         self.prompt_tools_seen = False
-        #: The ``project_context`` section's text: the context files the runtime's resource
-        #: loader read (:func:`.resources.load_context_files`), "" for none.
+        #: The prompt files the runtime's resource loader read (:func:`.resources.read_prompt_files`),
+        #: "" for none: the ``project_context`` section's text (the context files), ``SYSTEM.md``
+        #: and ``APPEND_SYSTEM.md``.
         self.project_context = ""
-        #: Whether this session ever read a context file: from then on each run diffs the
-        #: sections (a file written before a reload is patched in, one removed patched away).
-        self.project_context_seen = False
+        self.custom_prompt = ""
+        self.prompt_addendum = ""
+        #: Whether this session ever read such a file: from then on each run diffs the sections
+        #: (a file written before a reload is patched in, one removed patched away).
+        self.prompt_files_seen = False
         #: The files under the project holding a summary's exact bytes, read as the host (the
         #: ``summaryFiles`` witness of ``session_compact``, ``scenario/observed.py``).
         self._summary_files = summary_files
@@ -1235,25 +1250,21 @@ class AgentSession:
             # Pi's structured system prompt: sections plus the tools' declarations (§ system_prompt.py).
             messages.append(
                 system_message(
-                    self.cwd,
-                    self.service.clock.now_ms(),
-                    self.package_dir,
-                    self.skills_prompt,
-                    tools,
-                    self.project_context,
+                    self.cwd, self.service.clock.now_ms(), self.package_dir, **self._prompt_inputs(tools)
                 )
             )
-        elif self.skills_seen or self.prompt_tools_seen or self.project_context_seen:
+        elif self.skills_seen or self.prompt_tools_seen or self.prompt_files_seen:
             # The sections that changed since the transcript's system messages, as a patch
             # (``_preparePromptAndToolLoadout``, agent-session.js:1394-1400): skills an extension
             # added or a reload dropped (``resources_discover``, :mod:`.resources`), an extension
             # tool with a ``promptSnippet`` registered or gone (the ``tools`` section,
-            # :func:`.system_prompt.prompt_sections`), context files read at a reload
-            # (:mod:`.context_files`). Only these can make the simulated sections differ, so a
-            # session that never had any skips the walk of its transcript.
+            # :func:`.system_prompt.prompt_sections`), context files, ``SYSTEM.md`` or
+            # ``APPEND_SYSTEM.md`` read at a reload (:mod:`.context_files`). Only these can make
+            # the simulated sections differ, so a session that never had any skips the walk of
+            # its transcript.
             patch = diff_sections(
                 current_sections(transcript) or {},
-                prompt_sections(self.cwd, self.package_dir, self.skills_prompt, tools, self.project_context),
+                prompt_sections(self.cwd, self.package_dir, **self._prompt_inputs(tools)),
             )
             if patch is not None:
                 messages.append(
@@ -1294,6 +1305,16 @@ class AgentSession:
             self.tool_declarations(),
             self.service.clock.now_ms(),
         )
+
+    def _prompt_inputs(self, tools: tuple[tuple[str, str | None], ...]) -> _PromptInputs:
+        """What :func:`.system_prompt.prompt_sections` takes besides the cwd and package."""
+        return {
+            "skills": self.skills_prompt,
+            "extension_tools": tools,
+            "project_context": self.project_context,
+            "custom_prompt": self.custom_prompt,
+            "addendum": self.prompt_addendum,
+        }
 
     def _prompt_extension_tools(self) -> tuple[tuple[str, str | None], ...]:
         """The extension tools that change the prompt's ``tools`` or ``rules`` section, as
@@ -2186,12 +2207,7 @@ class AgentSession:
         current = current_system_message(projection.messages)
         if current is None:
             current = system_message(
-                self.cwd,
-                0,
-                self.package_dir,
-                self.skills_prompt,
-                self._prompt_extension_tools(),
-                self.project_context,
+                self.cwd, 0, self.package_dir, **self._prompt_inputs(self._prompt_extension_tools())
             )
         return render_system_prompt(current)
 

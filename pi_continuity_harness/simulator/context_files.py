@@ -10,6 +10,12 @@ for every ancestor of the cwd, outermost first, the cwd last, each path once. Th
 them (``renderProjectContext``, system-prompt.js:25-30) in a ``project_context`` section after
 ``addendum`` and before ``skills`` (:96-97); a change shows as a section patch on the next run.
 
+The same load finds ``SYSTEM.md`` and ``APPEND_SYSTEM.md`` (:492-511, ``discoverSystemPromptFile``
+and ``discoverAppendSystemPromptFile``, :961-982): the project's ``.pi/`` one when the project
+is trusted, else the agent directory's. ``SYSTEM.md`` replaces the preamble and drops the
+``tools``, ``rules`` and ``docs`` sections (system-prompt.js:77-94); ``APPEND_SYSTEM.md`` is the
+``addendum`` section (:95-96). An empty file counts as none.
+
 Not modelled: the ancestors above the machine root (real Pi goes on to ``/``; the simulated
 host's root is a virtual path, ``virtual_root.py``, and the run's real parents are no part of
 the machine), the git-worktree shadowing (``findShadowedContextFile``, :157-178: scenarios have
@@ -20,7 +26,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["CONTEXT_FILE_NAMES", "load_context_files", "render_project_context"]
+__all__ = ["CONTEXT_FILE_NAMES", "load_context_files", "prompt_file", "render_project_context"]
 
 #: ``loadContextFileFromDir``'s candidates, first found wins (resource-loader.js:130).
 CONTEXT_FILE_NAMES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
@@ -64,6 +70,22 @@ def load_context_files(cwd: str, agent_dir: str, root: str) -> list[tuple[str, s
             break
         directory = parent
     return found + ancestors
+
+
+def prompt_file(cwd: str, agent_dir: str, name: str, *, trusted: bool) -> str:
+    """``SYSTEM.md`` or ``APPEND_SYSTEM.md`` (resource-loader.js:961-982, read by
+    ``resolvePromptInput``, :113-127, without a BOM): the trusted project's ``.pi/<name>``, else
+    the agent directory's, "" for none (a file that cannot be read counts as none; Pi would
+    use its path as the text)."""
+    for directory, allowed in ((os.path.join(cwd, ".pi"), trusted), (agent_dir, True)):
+        path = os.path.join(directory, name)
+        if allowed and os.path.exists(path):
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    return handle.read().removeprefix("\ufeff")
+            except (OSError, UnicodeDecodeError):
+                return ""
+    return ""
 
 
 def render_project_context(files: list[tuple[str, str]]) -> str:

@@ -83,7 +83,7 @@ from pi_continuity_harness.simulator.model_service import ModelCatalog, Scripted
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.resources import (
     extend_resources_from_extensions,
-    read_context_files,
+    read_prompt_files,
     reset_extension_resources,
 )
 from pi_continuity_harness.simulator.runner import ExtensionRunner, RuntimeBindings
@@ -532,7 +532,7 @@ class SimHost:
         for path, message in failures:
             # Reload and session replacement drop load errors silently in RPC mode (no event).
             self.trace.emit("host", "extension_load_failed", extensionPath=path, error=message)
-        read_context_files(session, self.paths.agent_dir, self.paths.workdir)
+        read_prompt_files(session, self.paths.agent_dir, self.paths.workdir, trusted=trust.trusted)
         runner.bind(self._bindings(runtime))
         session.runner = runner
         self.runtime = runtime
@@ -826,7 +826,9 @@ class SimHost:
         self.trace.emit("host", "reload", settingsErrors=runtime.settings.errors or None)
         for path, message in await runner.load(self.extensions):
             self.trace.emit("host", "extension_load_failed", extensionPath=path, error=message)
-        read_context_files(session, self.paths.agent_dir, self.paths.workdir)
+        read_prompt_files(
+            session, self.paths.agent_dir, self.paths.workdir, trusted=runtime.settings.project_trusted
+        )
         new_runtime = Runtime(runtime.trust, runtime.settings, runtime.session_manager, session, runner)
         runner.bind(self._bindings(new_runtime))
         session.runner = runner

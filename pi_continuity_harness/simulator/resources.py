@@ -25,23 +25,31 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pi_continuity_harness.simulator.context_files import load_context_files, render_project_context
+from pi_continuity_harness.simulator.context_files import (
+    load_context_files,
+    prompt_file,
+    render_project_context,
+)
 from pi_continuity_harness.simulator.skills import format_skills_for_prompt, load_skills, merge_paths
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.agent_session import AgentSession
 
-__all__ = ["extend_resources_from_extensions", "read_context_files", "reset_extension_resources"]
+__all__ = ["extend_resources_from_extensions", "read_prompt_files", "reset_extension_resources"]
 
 
-def read_context_files(session: AgentSession, agent_dir: str, root: str) -> None:
-    """The resource loader's context files (resource-loader.js:482-491, after the extensions
-    loaded, :429): read for each runtime and on every reload (:mod:`.context_files`), as the
-    host's own reads."""
+def read_prompt_files(session: AgentSession, agent_dir: str, root: str, *, trusted: bool) -> None:
+    """The resource loader's context files, ``SYSTEM.md`` and ``APPEND_SYSTEM.md``
+    (resource-loader.js:482-511, after the extensions loaded, :429): read for each runtime and
+    on every reload (:mod:`.context_files`), as the host's own reads."""
     with session.host_io():
         files = load_context_files(session.cwd, agent_dir, root)
+        session.custom_prompt = prompt_file(session.cwd, agent_dir, "SYSTEM.md", trusted=trusted)
+        session.prompt_addendum = prompt_file(session.cwd, agent_dir, "APPEND_SYSTEM.md", trusted=trusted)
     session.project_context = render_project_context(files)
-    session.project_context_seen = session.project_context_seen or bool(files)
+    session.prompt_files_seen = session.prompt_files_seen or bool(
+        files or session.custom_prompt or session.prompt_addendum
+    )
 
 
 def reset_extension_resources(session: AgentSession) -> None:

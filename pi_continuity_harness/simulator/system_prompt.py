@@ -114,6 +114,8 @@ def prompt_sections(
     skills: str = "",
     extension_tools: Sequence[tuple[str, str | None]] = (),
     project_context: str = "",
+    custom_prompt: str = "",
+    addendum: str = "",
 ) -> dict[str, str]:
     """``buildSystemPromptSections`` for the built-in tools plus ``extension_tools`` (each
     extension tool's name and ``promptSnippet``, :func:`_tools_and_rules`), ``cwd`` and Pi's
@@ -121,16 +123,25 @@ def prompt_sections(
     skills section's text (:func:`.skills.format_skills_for_prompt`), "" for none; Pi places it
     just before ``cwd`` (``system-prompt.js:99-119``). ``project_context``: the context files'
     text (:func:`.context_files.render_project_context`), "" for none; before ``skills``
-    (:96-97)."""
+    (:96-97). ``custom_prompt`` (``SYSTEM.md``) replaces the preamble and drops ``tools``,
+    ``rules`` and ``docs`` (:77-94); ``addendum`` (``APPEND_SYSTEM.md``) follows them (:95-96);
+    "" for none (:mod:`.context_files`)."""
     sections: dict[str, str] = _data()["sections"]
     tools, rules = _tools_and_rules(extension_tools)
     built = {"tools": tools, "rules": rules}
     out: dict[str, str] = {}
     for name, dumped in sections.items():
+        if custom_prompt and name in ("tools", "rules", "docs"):
+            continue
+        if name == "cwd" and addendum:
+            out["addendum"] = f"<addendum>\n{addendum}\n</addendum>"
         if name == "cwd" and project_context:
             out["project_context"] = f"<project_context>\n{project_context}\n</project_context>"
         if name == "cwd" and skills:
             out["skills"] = f"<skills>\n{skills}\n</skills>"
+        if name == "preamble" and custom_prompt:
+            out[name] = custom_prompt
+            continue
         text = built.get(name, dumped)
         out[name] = text.replace("$PI_PACKAGE", package_dir).replace("$CWD", cwd.replace("\\", "/"))
     return out
@@ -143,13 +154,17 @@ def system_message(
     skills: str = "",
     extension_tools: Sequence[tuple[str, str | None]] = (),
     project_context: str = "",
+    custom_prompt: str = "",
+    addendum: str = "",
 ) -> dict[str, Any]:
-    """The system message of a session's first run, with Pi's key order (``skills``,
-    ``extension_tools`` and ``project_context`` as in :func:`prompt_sections`)."""
+    """The system message of a session's first run, with Pi's key order (the optional
+    arguments as in :func:`prompt_sections`)."""
     return {
         "role": "system",
         "content": "",
-        "sections": prompt_sections(cwd, package_dir, skills, extension_tools, project_context),
+        "sections": prompt_sections(
+            cwd, package_dir, skills, extension_tools, project_context, custom_prompt, addendum
+        ),
         "timestamp": timestamp,
         "toolsAdded": builtin_tools(),
     }

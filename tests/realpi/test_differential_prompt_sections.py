@@ -187,3 +187,43 @@ def test_context_files_written_before_a_reload_are_a_project_context_patch(
     assert [list(m["sections"]) for m in simulated][1:] == [["project_context"]]
     assert _rooted(simulated[1]["sections"]["project_context"], sim.entries) == patch
     assert_equivalent(real, sim)
+
+
+_PROMPT_FILES_EXTENSION = """\
+import os
+
+
+def extension(pi):
+    def later(event, ctx):
+        root = os.path.dirname(ctx.cwd)
+        with open(os.path.join(root, "agent", "SYSTEM.md"), "w", encoding="utf-8") as handle:
+            handle.write("You are the probe's own assistant.")
+        with open(os.path.join(root, "agent", "APPEND_SYSTEM.md"), "w", encoding="utf-8") as handle:
+            handle.write("\\ufeffGlobal addendum.")
+        os.makedirs(os.path.join(ctx.cwd, ".pi"), exist_ok=True)
+        with open(os.path.join(ctx.cwd, ".pi", "APPEND_SYSTEM.md"), "w", encoding="utf-8") as handle:
+            handle.write("Project addendum.")
+
+    pi.on("agent_end", later)
+"""
+
+
+def test_system_and_append_system_files_written_before_a_reload_are_a_section_patch(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """``SYSTEM.md`` replaces the preamble and drops ``tools``, ``rules`` and ``docs``;
+    ``APPEND_SYSTEM.md`` is the ``addendum`` section (system-prompt.js:77-96); the project's
+    ``.pi/`` file wins only in a trusted project, else the agent directory's
+    (resource-loader.js:961-982). Read on reload, so the next run patches them."""
+    spec = python_extension("sections_files", _PROMPT_FILES_EXTENSION)
+    sc = scenario({"agent": [{"text": "first reply"}, {"text": "second reply"}]})
+    real, sim = play(targets, sc, [{"prompt": "one"}, "reload", {"prompt": "two"}], spec)
+    system = _system_messages(real.entries)
+    assert len(system) == 2, json.dumps(system)
+    patch = system[1]["sections"]
+    assert patch["preamble"] == "You are the probe's own assistant."
+    assert patch["tools"] is None and patch["rules"] is None and patch["docs"] is None
+    # The harness's project is trusted, so its ``.pi/APPEND_SYSTEM.md`` wins over the agent's.
+    assert patch["addendum"] == "<addendum>\nProject addendum.\n</addendum>"
+    assert _system_messages(sim.entries)[1]["sections"] == patch
+    assert_equivalent(real, sim)

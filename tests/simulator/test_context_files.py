@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pi_continuity_harness.simulator.context_files import load_context_files, render_project_context
+from pi_continuity_harness.simulator.context_files import (
+    load_context_files,
+    prompt_file,
+    render_project_context,
+)
+from pi_continuity_harness.simulator.system_prompt import prompt_sections
 
 
 def _layout(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -46,3 +51,23 @@ def test_rendering_lists_each_file_in_project_instructions() -> None:
         '<project_instructions path="/a/AGENTS.md">\nx\n\n</project_instructions>\n\n'
         '<project_instructions path="/b/CLAUDE.md">\ny\n</project_instructions>'
     )
+
+
+def test_prompt_files_prefer_the_trusted_projects_then_the_agent_dirs(tmp_path: Path) -> None:
+    _, agent, project = _layout(tmp_path)
+    assert prompt_file(str(project), str(agent), "SYSTEM.md", trusted=True) == ""
+    (agent / "SYSTEM.md").write_text("\ufeffglobal", encoding="utf-8")
+    (project / ".pi").mkdir()
+    (project / ".pi" / "SYSTEM.md").write_text("project", encoding="utf-8")
+    assert prompt_file(str(project), str(agent), "SYSTEM.md", trusted=True) == "project"
+    assert prompt_file(str(project), str(agent), "SYSTEM.md", trusted=False) == "global"
+
+
+def test_a_custom_prompt_replaces_the_preamble_and_drops_tools_rules_docs() -> None:
+    sections = prompt_sections(
+        "/p", "/pkg", custom_prompt="Mine $CWD", addendum="More", project_context="Ctx"
+    )
+    assert list(sections) == ["preamble", "addendum", "project_context", "cwd"]
+    assert sections["preamble"] == "Mine $CWD"
+    assert sections["addendum"] == "<addendum>\nMore\n</addendum>"
+    assert sections["project_context"] == "<project_context>\nCtx\n</project_context>"
