@@ -40,6 +40,7 @@ __all__ = [
     "ConvertMemo",
     "ConvertResume",
     "chat_stream",
+    "classify_body",
     "classify_request",
     "completion_id",
     "parse_chat_request",
@@ -248,6 +249,21 @@ def classify_request(system_prompt: str | None, tools: list[str]) -> RequestKind
     if tools:
         return "agent"
     return "extension"
+
+
+def classify_body(body: dict[str, Any]) -> RequestKind:
+    """:func:`classify_request` of a request body, as :func:`parse_chat_request` reads it (the
+    system prompt is a leading system or developer message), without converting the messages:
+    the fake server picks a request's script by it, and the simulated host's model service
+    (:mod:`pi_continuity_harness.simulator.model_service`) by the same rule."""
+    wire = body.get("messages") or []
+    first = wire[0] if isinstance(wire, list) and wire else None
+    system_prompt = (
+        content_text(first.get("content"))
+        if isinstance(first, dict) and first.get("role") in ("system", "developer")
+        else None
+    )
+    return classify_request(system_prompt, _tool_names(body))
 
 
 def parse_chat_request(

@@ -39,6 +39,7 @@ from pi_continuity_harness.scenario.chat_wire import (
     ConvertMemo,
     ConvertResume,
     chat_stream,
+    classify_body,
     parse_chat_request,
 )
 from pi_continuity_harness.scenario.identity_memo import identity, same_objects_prefix
@@ -452,8 +453,16 @@ class ScriptedModelService:
         uses a scripted reply.
 
         ``hooks``: the agent loop's provider callbacks (:class:`ProviderHooks`). A body
-        ``on_payload`` replaced is what is sent, recorded and answered, and its kind is the one
-        the fake server gives it (:func:`~.chat_wire.classify_request`)."""
+        ``on_payload`` replaced is what is sent, recorded and answered.
+
+        ``kind`` names the caller (the agent loop, compaction, an extension's ``complete()``):
+        it keys the memos of that caller's conversation and names a call refused before a
+        request is sent. The request itself is answered as the fake server answers it on real
+        Pi, by the kind of the body sent (:func:`~.chat_wire.classify_body`: a summarizer
+        system prompt is ``summary``, declared tools ``agent``, anything else ``extension``):
+        an agent request without tools (``pi.set_active_tools([])``), or whose leading system
+        message a ``context_with_system`` handler dropped, uses the extension script, as it
+        does on real Pi (``FakeModelServer.handle``, targets/realpi/fake_server.py)."""
         started = self.clock.now_ms()
         started_loop = self.clock.loop_ms()
         if not self.catalog.has_auth(model.provider):
@@ -483,7 +492,8 @@ class ScriptedModelService:
             self.trace.emit("model", "request", caller=kind, model=model.full_id, refused=setup_error)
             stop = "aborted" if signal is not None and signal.aborted else "error"
             return setup_failure(model, setup_error, started, stop)
-        resume = self._resume.setdefault(kind, (TransformResume(), WireResume(), ConvertResume()))
+        caller = kind
+        resume = self._resume.setdefault(caller, (TransformResume(), WireResume(), ConvertResume()))
         try:
             body = request_body(
                 model,
@@ -512,7 +522,7 @@ class ScriptedModelService:
                     stop = "aborted" if signal is not None and signal.aborted else "error"
                     return assistant_failure(model, _NOT_AN_OBJECT, started, stop, 0)
                 body, replaced = sent, True
-                kind = parse_chat_request(body).kind
+        kind = classify_body(body)
         if signal is not None and signal.aborted:
             # A handler aborted the signal (``before_provider_headers`` or
             # ``before_provider_request``): the SDK's request stops before anything is sent.
@@ -525,12 +535,12 @@ class ScriptedModelService:
             # A body of the handler's (JSON copies): parsed without the conversation's memos.
             request = parse_chat_request(body, index=index, kind=kind)
         else:
-            body["messages"] = self._shared(body["messages"], (kind, "wire"))
+            body["messages"] = self._shared(body["messages"], (caller, "wire"))
             request = parse_chat_request(body, index=index, kind=kind, memo=self._parsed, resume=resume[2])
         # The wire names the model by its id; requests are recorded as ``provider/id``, as the
         # real-Pi target records them.
         request = dataclasses.replace(
-            request, model=model.full_id, messages=self._shared(request.messages, (kind, "parsed"))
+            request, model=model.full_id, messages=self._shared(request.messages, (caller, "parsed"))
         )
         self.requests.append(request)
         exchange: dict[str, Any] = {"kind": kind, "index": index, "request": request.to_json(), "reply": None}

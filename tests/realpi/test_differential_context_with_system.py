@@ -23,6 +23,8 @@ import pytest
 from realpi.test_differential_api_surface import notes
 from realpi.test_differential_fidelity import Targets, assert_equivalent, play, scenario
 
+from pi_continuity_harness.scenario.transcript import content_text
+
 pytestmark = pytest.mark.realpi
 
 _EXTENSION = """\
@@ -118,9 +120,11 @@ def test_a_context_with_system_result_without_the_leading_system_message_is_sent
 ) -> None:
     """Three prompts; the third request's handler drops the leading system message: an
     ``extension_error`` (runner.js:1063-1068), and the request goes out without a system
-    prompt or tools. Not ``assert_equivalent``: the harness's fake server takes a request
-    without tools for an extension's (``classify_request``) and answers it from the extension
-    script, where the simulator's model answers it from the agent script (docs/architecture.md)."""
+    prompt or tools. The harness's fake server takes a request without tools for an
+    extension's (``classify_request``) and answers it from the extension script (its default
+    reply here, not the agent script's "third reply"); the simulator's model picks the script
+    by the same rule (before, it answered from the agent script: ``assert_equivalent`` failed
+    on the third reply and the requests' kinds)."""
     real, sim = _play(targets, tmp_path, monkeypatch, True, 3)
     record = notes(real)["withsystem"]
     assert len(record) == 3 and record[2][2][0][0] == "system"
@@ -140,6 +144,12 @@ def test_a_context_with_system_result_without_the_leading_system_message_is_sent
             for r in observation.model_requests
         ]
 
+    assert [r.kind for r in real.model_requests] == ["agent", "agent", "extension"]
+    replies = [
+        e["message"] for e in real.entries if e["type"] == "message" and e["message"]["role"] == "assistant"
+    ]
+    assert "third reply" not in [content_text(m["content"]) for m in replies]
     assert notes(sim).get("withsystem") == record
     assert _errors(sim) == _errors(real)
     assert shape(sim) == shape(real)
+    assert_equivalent(real, sim)
