@@ -112,6 +112,7 @@ from pi_continuity_harness.simulator.messages import (
     JsTypeError,
     Message,
     RequestEstimate,
+    absent_if_none,
     convert_to_llm,
     current_system_message,
     estimate_request_context_tokens,
@@ -477,7 +478,7 @@ class AgentSession:
                     message["customType"],
                     message.get("content"),
                     message.get("display", True),
-                    message.get("details"),
+                    absent_if_none(message.get("details")),
                 )
             elif message.get("role") in ("system", "user", "assistant", "toolResult"):
                 entry_id = self.session_manager.append_message(message)
@@ -1188,7 +1189,7 @@ class AgentSession:
 
     def _append_custom(self, app: Message) -> None:
         self.session_manager.append_custom_message_entry(
-            app["customType"], app["content"], app["display"], app.get("details")
+            app["customType"], app["content"], app["display"], absent_if_none(app.get("details"))
         )
         self._refresh_finalized_context()
         # AS:1997-1998: a custom message appended outside a run streams start and end.

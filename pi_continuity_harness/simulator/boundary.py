@@ -30,10 +30,12 @@ def apply_boundary_drafts(manager: SessionManager, drafts: Any) -> list[Entry]:
     error (``Entry <id> not found``, ...); ``for (const draft of drafts)`` over what is not a
     list, or a ``null`` draft, raises V8's TypeError message.
 
-    A ``custom_message`` draft's missing ``customType``, ``content`` or ``display`` is passed as
-    :data:`UNDEFINED`, which the manager writes as no key (session-manager.js:968-981); other
-    missing optional fields are passed as ``None``, which the manager leaves out (details, data
-    and usage) as JSON leaves ``undefined`` out.
+    A ``custom_message`` draft's missing ``customType``, ``content``, ``display`` or ``details``
+    and a ``custom`` draft's missing ``data`` are passed as :data:`UNDEFINED`, which the manager
+    writes as no key, and an explicit ``None`` as it is, JSON's ``null`` (session-manager.js:921-932,
+    968-981 put the fields in the entry as given); a ``compaction`` draft's missing ``details``
+    and ``usage`` are passed as ``None``, which the manager leaves out as JSON leaves
+    ``undefined`` out (an explicit ``null`` is left out too: not modelled).
     """
     if isinstance(drafts, str):
         return []  # a string iterates over its characters, whose ``type`` is undefined
@@ -47,13 +49,13 @@ def apply_boundary_drafts(manager: SessionManager, drafts: Any) -> list[Entry]:
             continue
         kind = draft.get("type")
         if kind == "custom":
-            entry_id = manager.append_custom_entry(draft.get("customType"), draft.get("data"))  # type: ignore[arg-type]
+            entry_id = manager.append_custom_entry(draft.get("customType"), draft.get("data", UNDEFINED))  # type: ignore[arg-type]
         elif kind == "custom_message":
             entry_id = manager.append_custom_message_entry(
                 draft.get("customType", UNDEFINED),
                 draft.get("content", UNDEFINED),
                 draft.get("display", UNDEFINED),
-                draft.get("details"),
+                draft.get("details", UNDEFINED),
             )
         elif kind == "context_edit":
             entry_id = manager.append_context_edit(draft.get("targetId"), draft.get("replacement"))  # type: ignore[arg-type]

@@ -78,6 +78,7 @@ from pi_continuity_harness.scenario.workspace import EditFileError, HostPaths, a
 from pi_continuity_harness.simulator.agent_session import AgentSession, PiThrewError, PromptRejectedError
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
 from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy, json_copy
+from pi_continuity_harness.simulator.messages import absent_if_none
 from pi_continuity_harness.simulator.meter import Meter
 from pi_continuity_harness.simulator.model_service import ModelCatalog, ScriptedModelService, SimModelRegistry
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
@@ -616,7 +617,7 @@ class SimHost:
             if sent is NOT_FOR_PI:
                 return
             custom_type, data = sent
-            entry_id = session.session_manager.append_custom_entry(custom_type, data)
+            entry_id = session.session_manager.append_custom_entry(custom_type, absent_if_none(data))
             host.trace.emit("session", "entry_appended", entryType="custom", id=entry_id)
             host.record_rpc({"type": "entry_appended", "entry": session.session_manager.get_entry(entry_id)})
 

@@ -27,6 +27,7 @@ __all__ = [
     "JsTypeError",
     "Message",
     "RequestEstimate",
+    "absent_if_none",
     "calculate_context_tokens",
     "compaction_summary_message",
     "convert_to_llm",
@@ -57,6 +58,13 @@ class _Undefined:
 
 
 UNDEFINED = _Undefined()
+
+
+def absent_if_none(value: Any) -> Any:
+    """``value``, or :data:`UNDEFINED` for ``None``: for the simulator's own callers, whose
+    ``None`` means "not given" where the session manager writes ``None`` as JSON's ``null``
+    (as Pi writes a field an extension's draft gives as ``null``)."""
+    return UNDEFINED if value is None else value
 
 
 class JsTypeError(Exception):
@@ -194,14 +202,15 @@ def custom_message(
 ) -> Message:
     """``createCustomMessage`` (messages.js:57-66) of a session entry; an entry without
     ``customType`` or ``display`` (a boundary draft's) makes a message without the key, as
-    JavaScript's ``undefined`` is written."""
+    JavaScript's ``undefined`` is written; ``details`` :data:`UNDEFINED` (an entry without the
+    key) is no key, ``None`` (an entry's ``null``) is ``null``."""
     message: Message = {"role": "custom"}
     if custom_type is not UNDEFINED:
         message["customType"] = custom_type
     message["content"] = content
     if display is not UNDEFINED:
         message["display"] = display
-    if details is not None:
+    if details is not UNDEFINED:
         message["details"] = details
     message["timestamp"] = timestamp
     return message

@@ -162,7 +162,7 @@ def entry_to_context_messages(entry: Entry) -> list[Message]:
                 entry.get("customType", UNDEFINED),
                 entry.get("content") if entry.get("content") is not None else [],
                 entry.get("display", UNDEFINED),
-                entry.get("details"),
+                entry.get("details", UNDEFINED),
                 ms_of_iso(entry["timestamp"]),
             )
         ]
@@ -512,23 +512,28 @@ class SessionManager:
             entry["systemMessage"] = {**system, "timestamp": ms}
         return self._append_entry(entry)
 
-    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+    def append_custom_entry(self, custom_type: str, data: Any = UNDEFINED) -> str:
+        """``appendCustomEntry`` (session-manager.js:921-932): ``data`` as given, :data:`UNDEFINED`
+        (a boundary draft without it; the default) no key, ``None`` JSON's ``null``."""
         entry: Entry = {"type": "custom", "customType": custom_type}
-        if data is not None:
+        if data is not UNDEFINED:
             entry["data"] = data
         base = self._base("custom")
         entry.update({"id": base["id"], "parentId": base["parentId"], "timestamp": base["timestamp"]})
         return self._append_entry(entry)
 
     def append_custom_message_entry(
-        self, custom_type: str | _Undefined, content: Any, display: bool | _Undefined, details: Any = None
+        self,
+        custom_type: str | _Undefined,
+        content: Any,
+        display: bool | _Undefined,
+        details: Any = UNDEFINED,
     ) -> str:
         """``appendCustomMessageEntry`` (session-manager.js:968-981): ``{type, customType, content,
         display, details, id, parentId, timestamp}``, where a key whose value is ``undefined``
         (:data:`UNDEFINED`; a boundary draft without it) is no key, as ``JSON.stringify`` writes
-        it. ``details`` ``None`` is no key either: the simulator's callers pass it for a message
-        without details (a draft's explicit ``"details": None``, which Pi writes as ``null``,
-        too)."""
+        it; ``None`` is JSON's ``null``, written as Pi writes a draft's explicit ``"details": null``
+        (the simulator's own callers pass :data:`UNDEFINED` for a message without details)."""
         entry: Entry = {"type": "custom_message"}
         if custom_type is not UNDEFINED:
             entry["customType"] = custom_type
@@ -536,7 +541,7 @@ class SessionManager:
             entry["content"] = content
         if display is not UNDEFINED:
             entry["display"] = display
-        if details is not None and details is not UNDEFINED:
+        if details is not UNDEFINED:
             entry["details"] = details
         base = self._base("custom_message")
         entry.update({"id": base["id"], "parentId": base["parentId"], "timestamp": base["timestamp"]})

@@ -7,8 +7,14 @@ draft.display, draft.details)`` (agent-session.js:645-647), which puts each in t
 through JSON (the bridge's ``get_entries``) have no key. The simulator wrote ``null`` for a missing
 ``display`` or ``content`` (and ``customType``) until 5 December 2026.
 
-The extension's ``turn_end`` handler drafts three such messages on the first prompt's turn; its
-``agent_settled`` handler reports the custom_message entries it reads back. The test asserts
+A draft's explicit ``null`` is written as ``null``: a ``custom_message``'s ``"details": null``
+and a ``custom`` draft's ``"data": null`` (``appendCustomEntry``, session-manager.js:921-932),
+which the simulator left out until 5 December 2026 (its own callers pass ``None`` for "no
+details"; they now pass ``messages.UNDEFINED``).
+
+The extension's ``turn_end`` handler drafts three messages without a key, one with ``null``
+details and two custom entries (``null`` data, no data) on the first prompt's turn; its
+``agent_settled`` handler reports the custom_message and custom entries it reads back. The test asserts
 real Pi's entries explicitly, then that the simulator's are the same.
 """
 
@@ -35,6 +41,9 @@ def extension(pi):
                 {"type": "custom_message", "customType": "no-display", "content": "a"},
                 {"type": "custom_message", "customType": "no-content", "display": False},
                 {"type": "custom_message", "details": {"d": 1}},
+                {"type": "custom_message", "customType": "null-details", "content": "b", "details": None},
+                {"type": "custom", "customType": "null-data", "data": None},
+                {"type": "custom", "customType": "no-data"},
             ]
         }
 
@@ -42,7 +51,7 @@ def extension(pi):
         found = [
             {k: v for k, v in e.items() if k not in ("id", "parentId", "timestamp")}
             for e in ctx.session_manager.get_entries()
-            if e.get("type") == "custom_message"
+            if e.get("type") in ("custom_message", "custom")
         ]
         ctx.ui.notify("drafted: " + json.dumps(found), "info")
 
@@ -56,10 +65,13 @@ EXPECTED = [
     {"type": "custom_message", "customType": "no-display", "content": "a"},
     {"type": "custom_message", "customType": "no-content", "display": False},
     {"type": "custom_message", "details": {"d": 1}},
+    {"type": "custom_message", "customType": "null-details", "content": "b", "details": None},
+    {"type": "custom", "customType": "null-data", "data": None},
+    {"type": "custom", "customType": "no-data"},
 ]
 
 
-def test_a_custom_message_draft_without_display_or_content_has_no_such_key(
+def test_a_draft_has_no_key_it_leaves_out_and_null_where_it_gives_none(
     targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
     python_extension("draft_probe", _EXTENSION)
@@ -71,7 +83,7 @@ def test_a_custom_message_draft_without_display_or_content_has_no_such_key(
         return [
             {k: v for k, v in e.items() if k not in ("id", "parentId", "timestamp")}
             for e in observation.entries
-            if e["type"] == "custom_message"
+            if e["type"] in ("custom_message", "custom")
         ]
 
     assert notes(real)["drafted"] == EXPECTED, json.dumps(notes(real).get("drafted"))

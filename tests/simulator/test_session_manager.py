@@ -237,6 +237,26 @@ def test_an_undefined_custom_message_field_is_no_key_in_the_entry_and_its_messag
     assert "customType" not in messages[2] and messages[2]["content"] == []
 
 
+def test_null_details_or_data_is_null_and_undefined_is_no_key(tmp_path: Path) -> None:
+    """session-manager.js:921-932, 968-981 write ``details`` and ``data`` as given: ``None``
+    (a draft's ``null``) is ``null`` in the entry, the session file and the projected message;
+    :data:`UNDEFINED` (the default, the simulator's own "no details") is no key."""
+    sm = manager(tmp_path)
+    sm.append_message(user("u"))
+    null_details = sm.append_custom_message_entry("t", "a", True, None)
+    no_details = sm.append_custom_message_entry("t", "b", True)
+    null_data = sm.append_custom_entry("c", None)
+    no_data = sm.append_custom_entry("c")
+    entries = [sm.get_entry(i) or {} for i in (null_details, no_details, null_data, no_data)]
+    assert entries[0]["details"] is None and "details" not in entries[1]
+    assert entries[2]["data"] is None and "data" not in entries[3]
+    lines = [json.loads(line) for line in Path(sm.get_session_file() or "").read_text().splitlines()]
+    assert lines[-4]["details"] is None and "details" not in lines[-3]
+    assert lines[-2]["data"] is None and "data" not in lines[-1]
+    messages = sm.build_session_projection().messages
+    assert messages[1]["details"] is None and "details" not in messages[2]
+
+
 def test_branch_moves_the_leaf_and_the_path(tmp_path: Path) -> None:
     sm = manager(tmp_path)
     a = sm.append_message(user("a"))
