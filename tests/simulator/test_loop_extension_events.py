@@ -382,7 +382,9 @@ def test_a_context_with_system_result_without_the_leading_system_message_is_sent
     tmp_path: Path,
 ) -> None:
     """runner.js:1060-1068: the result is used (the request has no system prompt and no tools)
-    and an ``extension_error`` says the leading system message was removed."""
+    and an ``extension_error`` says the leading system message was removed. Without tools, the
+    request is an extension's to the model (the fake server's ``classify_request``): it is
+    answered from the extension script, not the agent script's "first"."""
 
     def extension(pi: ExtensionAPI) -> None:
         pi.on("context_with_system", lambda event, ctx: {"messages": event.messages[1:]})
@@ -394,8 +396,11 @@ def test_a_context_with_system_result_without_the_leading_system_message_is_sent
         "context_with_system",
         "Handler removed the leading system message",
     )
-    [request] = agent_requests(result)
+    assert agent_requests(result) == []
+    [request] = result.host.service.requests
+    assert request.kind == "extension"
     assert request.system_prompt is None and request.tools == []
+    assert result.host.service.used("agent") == []
 
 
 def test_a_request_no_context_with_system_handler_listens_to_dispatches_nothing(tmp_path: Path) -> None:
