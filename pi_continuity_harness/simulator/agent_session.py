@@ -1701,9 +1701,9 @@ class AgentSession:
             compaction.summary,
             compaction.first_kept_entry_id,
             compaction.tokens_before,
-            compaction.details,
+            absent_if_none(compaction.details),
             from_extension,
-            compaction.usage,
+            absent_if_none(compaction.usage),
         )
         self._refresh_finalized_context()
         estimated_after = estimate_messages_tokens(self.session_manager.build_session_projection().messages)

@@ -30,12 +30,11 @@ def apply_boundary_drafts(manager: SessionManager, drafts: Any) -> list[Entry]:
     error (``Entry <id> not found``, ...); ``for (const draft of drafts)`` over what is not a
     list, or a ``null`` draft, raises V8's TypeError message.
 
-    A ``custom_message`` draft's missing ``customType``, ``content``, ``display`` or ``details``
-    and a ``custom`` draft's missing ``data`` are passed as :data:`UNDEFINED`, which the manager
-    writes as no key, and an explicit ``None`` as it is, JSON's ``null`` (session-manager.js:921-932,
-    968-981 put the fields in the entry as given); a ``compaction`` draft's missing ``details``
-    and ``usage`` are passed as ``None``, which the manager leaves out as JSON leaves
-    ``undefined`` out (an explicit ``null`` is left out too: not modelled).
+    A ``custom_message`` draft's missing ``customType``, ``content``, ``display`` or ``details``,
+    a ``custom`` draft's missing ``data`` and a ``compaction`` draft's missing ``details`` or
+    ``usage`` are passed as :data:`UNDEFINED`, which the manager writes as no key, and an
+    explicit ``None`` as it is, JSON's ``null`` (session-manager.js:901-932, 968-981 put the
+    fields in the entry as given).
     """
     if isinstance(drafts, str):
         return []  # a string iterates over its characters, whose ``type`` is undefined
@@ -69,9 +68,9 @@ def apply_boundary_drafts(manager: SessionManager, drafts: Any) -> list[Entry]:
                 draft.get("summary"),  # type: ignore[arg-type]
                 draft.get("firstKeptEntryId"),
                 cast(int, tokens_before),  # a float only where JavaScript's would be NaN
-                draft.get("details"),
+                draft.get("details", UNDEFINED),
                 True,
-                draft.get("usage"),
+                draft.get("usage", UNDEFINED),
             )
         else:
             continue

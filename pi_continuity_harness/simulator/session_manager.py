@@ -489,8 +489,11 @@ class SessionManager:
         tokens_before: int,
         details: Any,
         from_hook: bool,
-        usage: Any = None,
+        usage: Any = UNDEFINED,
     ) -> str:
+        """``appendCompaction`` (session-manager.js:901-920): ``details`` and ``usage`` as given,
+        :data:`UNDEFINED` no key (a draft without them; the simulator's own "none"), ``None``
+        JSON's ``null`` (a boundary draft's explicit ``null``)."""
         ms = self._clock.now_ms()
         system = current_system_message(self.build_session_projection().messages)
         entry_id = self._rng.entry_id(lambda candidate: candidate in self._by_id)
@@ -503,9 +506,9 @@ class SessionManager:
             "firstKeptEntryId": first_kept_entry_id if first_kept_entry_id is not None else entry_id,
             "tokensBefore": tokens_before,
         }
-        if details is not None:
+        if details is not UNDEFINED:
             entry["details"] = details
-        if usage is not None:
+        if usage is not UNDEFINED:
             entry["usage"] = usage
         entry["fromHook"] = from_hook
         if system is not None:

@@ -7,15 +7,17 @@ draft.display, draft.details)`` (agent-session.js:645-647), which puts each in t
 through JSON (the bridge's ``get_entries``) have no key. The simulator wrote ``null`` for a missing
 ``display`` or ``content`` (and ``customType``) until 5 December 2026.
 
-A draft's explicit ``null`` is written as ``null``: a ``custom_message``'s ``"details": null``
-and a ``custom`` draft's ``"data": null`` (``appendCustomEntry``, session-manager.js:921-932),
-which the simulator left out until 5 December 2026 (its own callers pass ``None`` for "no
-details"; they now pass ``messages.UNDEFINED``).
+A draft's explicit ``null`` is written as ``null``: a ``custom_message``'s ``"details": null``,
+a ``custom`` draft's ``"data": null`` (``appendCustomEntry``, session-manager.js:921-932) and a
+``compaction`` draft's ``"details": null`` and ``"usage": null`` (``appendCompaction``,
+session-manager.js:901-920), which the simulator left out until 5 December 2026 (its own
+callers pass ``None`` for "none"; they now pass ``messages.UNDEFINED``).
 
-The extension's ``turn_end`` handler drafts three messages without a key, one with ``null``
-details and two custom entries (``null`` data, no data) on the first prompt's turn; its
-``agent_settled`` handler reports the custom_message and custom entries it reads back. The test asserts
-real Pi's entries explicitly, then that the simulator's are the same.
+The extension's ``turn_end`` handler drafts, on the first prompt's turn, three messages without
+a key, one with ``null`` details, two custom entries (``null`` data, no data) and two compaction
+entries (``null`` details and usage, neither); its ``agent_settled`` handler reports the
+custom_message and custom entries it reads back. The test asserts real Pi's entries explicitly,
+then that the simulator's are the same.
 """
 
 from __future__ import annotations
@@ -35,7 +37,12 @@ import json
 
 
 def extension(pi):
+    turns = []
+
     def turn_end(event, ctx):
+        turns.append(1)
+        if len(turns) > 1:
+            return None
         return {
             "entries": [
                 {"type": "custom_message", "customType": "no-display", "content": "a"},
@@ -44,6 +51,8 @@ def extension(pi):
                 {"type": "custom_message", "customType": "null-details", "content": "b", "details": None},
                 {"type": "custom", "customType": "null-data", "data": None},
                 {"type": "custom", "customType": "no-data"},
+                {"type": "compaction", "summary": "S", "details": None, "usage": None},
+                {"type": "compaction", "summary": "T"},
             ]
         }
 
@@ -92,3 +101,13 @@ def test_a_draft_has_no_key_it_leaves_out_and_null_where_it_gives_none(
     assert notes(sim).get("drafted") == EXPECTED
     assert written(sim) == EXPECTED
     assert_equivalent(real, sim)
+
+    def nulls(observation: Any) -> list[dict[str, Any]]:
+        return [
+            {k: e[k] for k in ("summary", "details", "usage") if k in e}
+            for e in observation.entries
+            if e["type"] == "compaction"
+        ]
+
+    assert nulls(real) == [{"summary": "S", "details": None, "usage": None}, {"summary": "T"}]
+    assert nulls(sim) == nulls(real)

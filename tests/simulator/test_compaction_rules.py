@@ -17,6 +17,7 @@ from pi_continuity_harness.simulator.compaction import (
 )
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
 from pi_continuity_harness.simulator.messages import (
+    UNDEFINED,
     calculate_context_tokens,
     estimate_tokens,
     serialize_conversation,
@@ -185,7 +186,7 @@ def test_previous_summary_and_already_compacted(tmp_path: Path) -> None:
     manager.append_message(user(400))
     manager.append_message(assistant(400))
     u2 = manager.append_message(user(400))
-    manager.append_compaction("FIRST", u2, 1, None, False)
+    manager.append_compaction("FIRST", u2, 1, UNDEFINED, False)
     assert prepare(manager) is None  # the last entry is a compaction
     manager.append_message(assistant(400))
     manager.append_message(user(400))

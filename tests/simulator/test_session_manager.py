@@ -131,7 +131,7 @@ def test_compaction_entry_key_order_from_hook_and_missing_first_kept(tmp_path: P
     sm = manager(tmp_path)
     sm.append_message({"role": "system", "content": "sys", "timestamp": 0})
     sm.append_message(user("a"))
-    sid = sm.append_compaction("S", None, 7, None, False)
+    sid = sm.append_compaction("S", None, 7, UNDEFINED, False)
     entry = sm.get_entry(sid)
     assert entry is not None
     assert list(entry) == [
@@ -165,12 +165,12 @@ def test_projection_after_compaction_keeps_from_first_kept_and_drops_system_entr
     sm.append_message(assistant("one"))
     sm.append_custom_entry("meta")
     u2 = sm.append_message(user("two"))
-    sm.append_compaction("SUM", u2, 5, None, False)
+    sm.append_compaction("SUM", u2, 5, UNDEFINED, False)
     sm.append_message(user("three"))
     roles = [m["role"] for m in sm.build_session_projection().messages]
     assert roles == ["system", "compactionSummary", "user", "user"]
     # Keeping from the first entry keeps the system *entry* out of the kept range.
-    sm.append_compaction("SUM2", first, 5, None, False)
+    sm.append_compaction("SUM2", first, 5, UNDEFINED, False)
     projection = sm.build_session_projection()
     assert [m["role"] for m in projection.messages] == [
         "system",
@@ -190,7 +190,7 @@ def test_projection_after_compaction_keeps_from_first_kept_and_drops_system_entr
 def test_unknown_first_kept_entry_keeps_nothing(tmp_path: Path) -> None:
     sm = manager(tmp_path)
     sm.append_message(user("one"))
-    sm.append_compaction("SUM", "deadbeef", 5, None, True)
+    sm.append_compaction("SUM", "deadbeef", 5, UNDEFINED, True)
     sm.append_message(user("two"))
     assert [m["role"] for m in sm.build_session_projection().messages] == ["compactionSummary", "user"]
 
@@ -380,7 +380,7 @@ def test_incremental_projection_equals_a_rebuild(tmp_path: Path) -> None:
             if sm.branch_position(target) >= 0:
                 sm.append_context_edit(target, None if rng.random() < 0.5 else {"content": f"edit {step}"})
         elif ids:
-            sm.append_compaction(f"S{step}", rng.choice(ids), step, None, False)
+            sm.append_compaction(f"S{step}", rng.choice(ids), step, UNDEFINED, False)
         incremental = sm.build_session_projection()
         saved = sm._projection_cache
         sm._projection_cache = None
