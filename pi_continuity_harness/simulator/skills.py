@@ -76,16 +76,21 @@ def merge_paths(primary: list[str], additional: list[str], cwd: str) -> list[str
     return merged
 
 
-def _frontmatter(text: str) -> dict[str, Any]:
-    """``parseFrontmatter`` (utils/frontmatter.js): the YAML between a leading ``---`` and the
-    next ``\\n---``; none is ``{}``; a YAML error raises."""
+def _split_frontmatter(text: str) -> tuple[Any, str]:
+    """utils/frontmatter.js's split, shared by ``parseFrontmatter`` and ``stripFrontmatter``:
+    the parsed YAML between a leading ``---`` and the next ``\\n---`` (None without one) and
+    the body after it (the whole normalised text without one); a YAML error raises."""
     normalized = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    if not normalized.startswith("---"):
-        return {}
-    end = normalized.find("\n---", 3)
+    end = normalized.find("\n---", 3) if normalized.startswith("---") else -1
     if end == -1:
-        return {}
-    parsed = yaml.safe_load(normalized[4:end])
+        return None, normalized
+    return yaml.safe_load(normalized[4:end]), normalized[end + 4 :].strip()
+
+
+def _frontmatter(text: str) -> dict[str, Any]:
+    """``parseFrontmatter`` (utils/frontmatter.js): the frontmatter's mapping; none, or YAML
+    that is not a mapping, is ``{}``."""
+    parsed, _body = _split_frontmatter(text)
     return parsed if isinstance(parsed, dict) else {}
 
 
@@ -197,14 +202,7 @@ def format_skills_for_prompt(skills: list[Skill], file_read_tool: str = "read") 
 def _strip_frontmatter(text: str) -> str:
     """``stripFrontmatter`` (utils/frontmatter.js): the body after the frontmatter (the YAML is
     still parsed, and an error in it raises as in Pi)."""
-    normalized = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    if not normalized.startswith("---"):
-        return normalized
-    end = normalized.find("\n---", 3)
-    if end == -1:
-        return normalized
-    yaml.safe_load(normalized[4:end])
-    return normalized[end + 4 :].strip()
+    return _split_frontmatter(text)[1]
 
 
 def expand_skill_command(text: str, skills: list[Skill]) -> tuple[str, Skill | None, str | None]:
