@@ -20,10 +20,12 @@ from email.utils import formatdate
 from typing import Any
 
 __all__ = [
+    "BAD_JSON_STATUS",
     "SERVER_SOFTWARE",
     "SSE_DONE",
     "STREAM_HEADERS",
     "STREAM_STATUS",
+    "bad_json_error",
     "http_date",
     "response_record",
     "sse_event",
@@ -33,6 +35,18 @@ __all__ = [
 #: The status of a streamed answer (an HTTP error answers before any stream: pi-ai's SDK throws
 #: then, and ``onResponse`` is not called).
 STREAM_STATUS = 200
+
+#: The status of the fake server's answer to a body it cannot take (not JSON, not an object),
+#: sent before anything is recorded.
+BAD_JSON_STATUS = 400
+
+
+def bad_json_error(reason: str) -> dict[str, str]:
+    """The ``error`` object of that answer (``{"error": ...}``): one definition for the fake
+    server and for the simulated host, which reports it as pi-ai does, ``"<status>: <JSON>"``."""
+    return {"message": f"bad JSON: {reason}", "type": "invalid_request_error"}
+
+
 #: The fake server's ``Server`` header (``BaseHTTPRequestHandler.version_string``).
 SERVER_SOFTWARE = "pi-continuity-harness-fake-model-server"
 #: The headers of a streamed answer besides ``Server`` and ``Date``, in the order they are sent.

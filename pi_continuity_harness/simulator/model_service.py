@@ -34,7 +34,12 @@ from typing import Any
 from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.events import js_truthy
 from pi_continuity_harness.api.extension_api import Model
-from pi_continuity_harness.scenario.chat_response import STREAM_STATUS, sse_text
+from pi_continuity_harness.scenario.chat_response import (
+    BAD_JSON_STATUS,
+    STREAM_STATUS,
+    bad_json_error,
+    sse_text,
+)
 from pi_continuity_harness.scenario.chat_wire import (
     ConvertMemo,
     ConvertResume,
@@ -115,7 +120,9 @@ class ProviderHooks:
 
 #: The fake server's answer to a body that is not a JSON object (``FakeModelServer.handle``):
 #: a 400 before anything is recorded, which pi-ai reports as ``"<status>: <JSON of error>"``.
-_NOT_AN_OBJECT = '400: {"message":"bad JSON: body is not an object","type":"invalid_request_error"}'
+_NOT_AN_OBJECT = f"{BAD_JSON_STATUS}: " + json.dumps(
+    bad_json_error("body is not an object"), separators=(",", ":")
+)
 
 
 #: The providers Pi 1.6 builds in (``@earendil-works/pi-ai`` ``dist/providers/all.js``

@@ -47,10 +47,12 @@ from types import TracebackType
 from typing import Any
 
 from pi_continuity_harness.scenario.chat_response import (
+    BAD_JSON_STATUS,
     SERVER_SOFTWARE,
     SSE_DONE,
     STREAM_HEADERS,
     STREAM_STATUS,
+    bad_json_error,
     sse_event,
 )
 from pi_continuity_harness.scenario.chat_wire import (
@@ -445,9 +447,7 @@ class FakeModelServer:
             if not isinstance(body, dict):
                 raise ValueError("body is not an object")
         except ValueError as exc:
-            handler.send_json(
-                400, {"error": {"message": f"bad JSON: {exc}", "type": "invalid_request_error"}}
-            )
+            handler.send_json(BAD_JSON_STATUS, {"error": bad_json_error(str(exc))})
             return
         probe = parse_chat_request(body)
         kind = probe.kind
