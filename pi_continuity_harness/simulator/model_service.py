@@ -445,6 +445,7 @@ class ScriptedModelService:
         on_event: OnStreamEvent | None = None,
         setup_error: str | None = None,
         hooks: ProviderHooks | None = None,
+        tools: list[Any] | None = None,
     ) -> Message:
         """One model call through pi-ai's ``openai-completions`` (:mod:`.provider`); returns the
         ``AssistantMessage``. ``messages`` are pi-ai messages (system messages included);
@@ -461,6 +462,10 @@ class ScriptedModelService:
 
         ``hooks``: the agent loop's provider callbacks (:class:`ProviderHooks`). A body
         ``on_payload`` replaced is what is sent, recorded and answered.
+
+        ``tools``: a ``Context.tools`` (an extension's ``complete()``), declared by the request
+        (:func:`~.provider.request_body`), which makes it an ``agent`` request by the fake
+        server's rule.
 
         ``kind`` names the caller (the agent loop, compaction, an extension's ``complete()``):
         it keys the memos of that caller's conversation and names a call refused before a
@@ -511,6 +516,7 @@ class ScriptedModelService:
                 memo=self._wired,
                 resume=resume[0],
                 wire_resume=resume[1],
+                tools=tools,
             )
         except JsTypeError as error:
             self.trace.emit("model", "request", caller=kind, model=model.full_id, refused=str(error))
@@ -770,10 +776,15 @@ class SimModelRegistry:
         # extension's own message objects were kept before, and a list reused for a second call
         # (its first message changed in place) was sent as the first call had converted it.
         messages = json_copy_or_same(list(context.get("messages") or []))
+        # ``Context.tools`` reach pi-ai too (bridge.ts hands the whole context to
+        # ``modelRegistry.complete``): the request declares them, so the fake server answers it
+        # from the agent script (tests/realpi/test_differential_complete_tools.py).
+        tools = context.get("tools")
         return await self._service.call(
             "extension",
             model,
             messages,
+            tools=json_copy_or_same(tools) if isinstance(tools, list) else None,
             system_prompt=system if isinstance(system, str) else None,
             max_tokens=max_tokens,
             reasoning=effective_reasoning,

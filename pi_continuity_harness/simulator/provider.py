@@ -609,14 +609,13 @@ def _system_update_text(message: Message) -> str:
 
 
 def _wire_tool(tool: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": tool.get("name"),
-            "description": tool.get("description"),
-            "parameters": tool.get("parameters"),
-        },
-    }
+    """pi-ai ``convertTools`` for the fake provider (openai-completions.js:1124-1155; no strict
+    mode, no grammar): the tool's ``name``, ``description`` and ``parameters``, a key the tool
+    lacks left out as ``JSON.stringify`` leaves ``undefined`` out (an explicit ``None`` is
+    ``null``). The agent's tools always have all three; an extension's ``complete()`` context
+    may not."""
+    function = {key: tool[key] for key in ("name", "description", "parameters") if key in tool}
+    return {"type": "function", "function": function}
 
 
 def request_body(
@@ -629,14 +628,22 @@ def request_body(
     memo: WireMemo | None = None,
     resume: TransformResume | None = None,
     wire_resume: WireResume | None = None,
+    tools: list[Any] | None = None,
 ) -> dict[str, Any]:
     """The chat-completions body pi-ai sends for ``messages`` (after ``convertToLlm``):
-    ``normalizeContext`` (a ``systemPrompt`` becomes a leading system message), then
-    ``buildParams`` for the fake provider. ``memo`` and ``resume``: see
-    :func:`transform_messages`; ``wire_resume``: :func:`wire_messages`'s."""
+    ``normalizeContext`` (a ``systemPrompt`` and ``Context.tools`` become a leading system
+    message, its ``toolsAdded`` the tools: ``createInitialSystemMessage``, pi-ai
+    ``dist/utils/transcript.js:6-26``), then ``buildParams`` for the fake provider. ``memo``
+    and ``resume``: see :func:`transform_messages`; ``wire_resume``: :func:`wire_messages`'s.
+    ``tools``: an extension's ``complete()`` context's (the agent declares its tools on its
+    system messages instead)."""
     context = list(messages)
-    if system_prompt:
-        context = [{"role": "system", "content": system_prompt, "timestamp": 0}, *context]
+    if system_prompt or tools:
+        lead: Message = {"role": "system", "content": system_prompt or ""}
+        if tools:
+            lead["toolsAdded"] = list(tools)
+        lead["timestamp"] = 0
+        context = [lead, *context]
     transcript = fold_system_messages(context)
     body: dict[str, Any] = {
         "model": model.id,
