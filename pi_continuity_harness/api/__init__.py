@@ -67,6 +67,7 @@ from pi_continuity_harness.api.events import (
     TreePreparation,
     TurnEndEvent,
     TurnStartEvent,
+    UserBashEvent,
 )
 from pi_continuity_harness.api.extension_api import (
     AGENT_DIR_ENV,
@@ -166,6 +167,7 @@ __all__ = [
     "TreePreparation",
     "TurnEndEvent",
     "TurnStartEvent",
+    "UserBashEvent",
     "WidgetPlacement",
     "get_agent_dir",
 ]

@@ -67,6 +67,7 @@ __all__ = [
     "TreePreparation",
     "TurnEndEvent",
     "TurnStartEvent",
+    "UserBashEvent",
     "coerce_before_compact_result",
     "coerce_before_switch_result",
     "coerce_before_tree_result",
@@ -586,6 +587,24 @@ class ToolExecutionEndEvent(Event):
     result: JsonObject
     is_error: bool
     duration_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class UserBashEvent(Event):
+    """A user's shell command (RPC ``bash``, ``dist/modes/rpc/rpc-mode.js:462-468``): ``command``
+    as sent, ``exclude_from_context`` the command's ``excludeFromContext ?? false``, ``cwd`` the
+    session's directory. The first handler returning something other than ``None`` decides
+    (``emitUserBash``, ``dist/core/extensions/runner.js:986-1013``): it must be
+    ``{"result": {"output": str, "exitCode": int, "cancelled": bool, "truncated": bool}}``
+    (``fullOutputPath``, a string, may be added; ``isUserBashEventResult``, runner.js:51-75),
+    which Pi records instead of running the command. ``{operations}`` needs a JavaScript function,
+    which a Python result cannot carry, and an ``exitCode`` of ``None`` is JSON ``null``, which Pi
+    refuses. Anything else, or a raise, is an ``extension_error`` and fails the command with it."""
+
+    type: ClassVar[str] = "user_bash"
+    command: str
+    exclude_from_context: bool
+    cwd: str
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,8 @@ from pi_continuity_harness.scenario.regex_check import regex_problem
 __all__ = [
     "TREE_COMMAND",
     "AbortOp",
+    "BashOp",
+    "BashSpec",
     "CommandOp",
     "CompactOp",
     "CrashOp",
@@ -61,6 +63,7 @@ __all__ = [
     "SetModelOp",
     "TreeOp",
     "TreeSpec",
+    "bash_command_id",
     "no_fork_message",
     "no_tree_message",
     "operation_name",
@@ -702,6 +705,99 @@ class EditFileOp(_Strict):
     edit_file: EditFileSpec
 
 
+#: What Pi's bash executor removes from a command's output (``sanitizeBinaryOutput``,
+#: ``dist/utils/shell.js:165-168``, after ``stripAnsi`` and ``\r`` removal,
+#: ``dist/core/bash-executor.js:38-40``): an output holding one would differ between the targets.
+_PI_STRIPS = re.compile(r"[\x00-\x08\x0b-\x1f\ufff9-\ufffb]")
+#: ``truncateTail``'s limits (``dist/core/tools/truncate.js:10-11, 123-135``): a longer output is
+#: cut and written to a temporary file, which the simulator does not model.
+_MAX_OUTPUT_LINES = 2000
+_MAX_OUTPUT_BYTES = 50 * 1024
+
+
+class BashSpec(_Strict):
+    """A user's shell command (RPC ``bash``), its output and exit code on the simulator.
+
+    Real Pi (``dist/modes/rpc/rpc-mode.js:462-481``) first emits ``user_bash`` to the
+    extensions; a handler's ``{result}`` is recorded as the command's outcome, otherwise Pi runs
+    the command in the project directory. The simulator's shell runs nothing, so ``output`` and
+    ``exit_code`` say what the command prints and returns on real Pi (as a scripted tool call's
+    ``result`` does); on real Pi they are unused. Since the command really runs on real Pi, it is
+    held to the rule of a scripted ``bash`` tool call (``tool_confinement.real_pi_command_problem``:
+    only programs that act on the paths they are given, no path outside the project), here, at
+    load, for both targets."""
+
+    command: str = Field(description="The command line, run in the project directory on real Pi")
+    output: str = Field(
+        default="",
+        description="What the command prints (stdout and stderr as one text); the simulator's shell runs nothing",
+    )
+    exit_code: Int = Field(default=0, ge=0, le=255, description="The command's exit code on the simulator")
+    exclude_from_context: bool | None = Field(
+        default=None,
+        strict=True,
+        description="RPC excludeFromContext: true keeps the record out of the model's context",
+    )
+
+    @field_validator("command")
+    @classmethod
+    def _confined(cls, value: str) -> str:
+        # Imported here: tool_confinement reads the model script, which imports this module.
+        from pi_continuity_harness.scenario.tool_confinement import real_pi_command_problem  # noqa: PLC0415
+
+        if "{{match:" in value:
+            raise ValueError(
+                "{{match:...}} is for a scripted tool call; an operation's command is sent as written"
+            )
+        problem = real_pi_command_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("output")
+    @classmethod
+    def _as_pi_keeps_it(cls, value: str) -> str:
+        found = _PI_STRIPS.search(value)
+        if found is not None:
+            raise ValueError(
+                f"holds {found.group()!r}, which Pi removes from a command's output (control characters, "
+                "ANSI escapes and '\\r' are not modelled)"
+            )
+        lines = value.split("\n")
+        count = len(lines) - 1 if value.endswith("\n") else len(lines) if value else 0
+        size = len(value.encode("utf-8", "surrogatepass"))
+        if count > _MAX_OUTPUT_LINES or size > _MAX_OUTPUT_BYTES:
+            raise ValueError(
+                f"{count:,} lines, {size:,} bytes: Pi truncates an output of more than {_MAX_OUTPUT_LINES:,} lines "
+                f"or {_MAX_OUTPUT_BYTES:,} bytes (truncation is not modelled)"
+            )
+        return value
+
+
+def bash_command_id(count: int) -> str:
+    """The RPC ``id`` of the ``count``-th (1-based) ``bash`` operation a target sends in a run.
+
+    Real Pi puts the command's id in every ``bash_execution_update`` it streams
+    (agent-session.js:3277: ``{type, id: options.id, delta}``; rpc-mode.js:475 passes the RPC
+    id), so the id is part of what a run records. The real-Pi client numbers its commands
+    (``h<n>``, counting every command it sends) and the simulator has no RPC ids; both targets
+    send this one instead, so the same scenario records the same ids on both."""
+    return f"bash-{count}"
+
+
+class BashOp(_Strict):
+    """The user runs a shell command (RPC ``bash``); the op ends with Pi's response."""
+
+    bash: BashSpec
+
+    @model_validator(mode="before")
+    @classmethod
+    def _short_form(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("bash"), str):
+            return {**data, "bash": {"command": data["bash"]}}
+        return data
+
+
 _OPERATION_KEYS = (
     "prompt",
     "command",
@@ -715,6 +811,7 @@ _OPERATION_KEYS = (
     "edit_file",
     "fork",
     "tree",
+    "bash",
 )
 
 
@@ -742,7 +839,8 @@ Operation = Annotated[
     | Annotated[NewSessionOp, Tag("new_session")]
     | Annotated[EditFileOp, Tag("edit_file")]
     | Annotated[ForkOp, Tag("fork")]
-    | Annotated[TreeOp, Tag("tree")],
+    | Annotated[TreeOp, Tag("tree")]
+    | Annotated[BashOp, Tag("bash")],
     Discriminator(
         _operation_key,
         custom_error_type="operation",

@@ -71,6 +71,7 @@ from pi_continuity_harness.api.events import (
     TreePreparation,
     TurnEndEvent,
     TurnStartEvent,
+    UserBashEvent,
     js_truthy,
 )
 from pi_continuity_harness.api.extension_api import Model, PiError, ToolResult
@@ -148,6 +149,7 @@ from pi_continuity_harness.simulator.tree import (
     entry_not_found,
     new_leaf_for,
 )
+from pi_continuity_harness.simulator.user_bash import bash_message, local_result
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted, start_eagerly
 
 if TYPE_CHECKING:
@@ -334,6 +336,9 @@ class AgentSession:
         self._follow_up_texts: list[Any] = []
         self._pending_next_turn: list[Message] = []
         self._pending_custom: list[Message] = []
+        #: ``_pendingBashMessages`` (agent-session.js:145): shell-command records held while a run
+        #: streams (:meth:`record_bash_result`).
+        self._pending_bash: list[Message] = []
         self._turn_index = 0
         self._last_assistant: Message | None = None
         self._is_emitting_settled = False
@@ -1201,6 +1206,53 @@ class AgentSession:
         for app in pending:
             self._append_custom(app)
 
+    # ================================================================= shell commands
+    async def user_bash(
+        self, command: str, exclude_from_context: bool | None, output: str, exit_code: int, rpc_id: str
+    ) -> dict[str, Any]:
+        """RPC ``bash`` (rpc-mode.js:462-481): ``user_bash`` first (``emitUserBash``, which
+        raises :class:`~.runner.UserBashError` when a handler raised or returned an invalid
+        result); a handler's ``result`` is recorded as it is; otherwise the command "runs":
+        ``executeBash`` (agent-session.js:3267-3288) streams its output as
+        ``bash_execution_update`` session events carrying the RPC command's ``id`` (here one
+        delta, the scenario's ``output``; nothing for no output) and records the result. Returns
+        the response's data."""
+        event = UserBashEvent(
+            command=command,
+            exclude_from_context=bool(exclude_from_context),
+            cwd=self.session_manager.get_cwd(),
+        )
+        decided = await self._runner().emit_user_bash(event)
+        if decided is not None:
+            result: dict[str, Any] = decided["result"]
+        else:
+            if output:
+                self._emit("bash_execution_update", id=rpc_id, delta=output)
+            result = local_result(output, exit_code)
+        self.record_bash_result(command, result, exclude_from_context)
+        return result
+
+    def record_bash_result(
+        self, command: str, result: dict[str, Any], exclude_from_context: bool | None
+    ) -> None:
+        """``recordBashResult`` (agent-session.js:3293-3313): the ``bashExecution`` message is
+        appended now, or, while a run streams, when the run ends (:meth:`_flush_pending_bash`)."""
+        message = bash_message(command, result, exclude_from_context, self.service.clock.now_ms())
+        if self.is_streaming:
+            self._pending_bash.append(message)
+        else:
+            self.session_manager.append_message(message)
+            self._refresh_finalized_context()
+
+    def _flush_pending_bash(self) -> None:
+        """``_flushPendingBashMessages`` (agent-session.js:3335-3343)."""
+        if not self._pending_bash:
+            return
+        pending, self._pending_bash = self._pending_bash, []
+        for message in pending:
+            self.session_manager.append_message(message)
+        self._refresh_finalized_context()
+
     # ================================================================= runs
     async def _start_run(self, trigger: _Trigger, on_started: Callable[[], Any] | None = None) -> None:
         self._is_agent_run_active = True
@@ -1209,9 +1261,11 @@ class AgentSession:
             messages = await self._prepare_run(trigger)
         except BaseException:
             self._is_agent_run_active = False
+            self._flush_pending_bash()
             self._flush_pending_custom()
             self._resolve_idle_waiters()
             raise
+        self._flush_pending_bash()
         self._flush_pending_custom()
         if on_started is not None:
             on_started()
@@ -1230,6 +1284,7 @@ class AgentSession:
                 await self.agent.continue_()
         finally:
             self._finish_cancelled_retry_if_aborted()
+            self._flush_pending_bash()
             self._flush_pending_custom()
             await self._emit_agent_settled()
 

@@ -54,6 +54,7 @@ from pi_continuity_harness.scenario.observed import summary_files
 from pi_continuity_harness.scenario.operations import (
     TREE_COMMAND,
     AbortOp,
+    BashOp,
     CommandOp,
     CompactOp,
     CrashOp,
@@ -67,6 +68,7 @@ from pi_continuity_harness.scenario.operations import (
     RestartOp,
     SetModelOp,
     TreeOp,
+    bash_command_id,
     no_fork_message,
     no_tree_message,
     operation_name,
@@ -87,7 +89,7 @@ from pi_continuity_harness.simulator.resources import (
     read_prompt_files,
     reset_extension_resources,
 )
-from pi_continuity_harness.simulator.runner import ExtensionRunner, RuntimeBindings
+from pi_continuity_harness.simulator.runner import ExtensionRunner, RuntimeBindings, UserBashError
 from pi_continuity_harness.simulator.session_manager import SessionManager
 from pi_continuity_harness.simulator.settings import (
     SettingsError,
@@ -166,6 +168,8 @@ class SimHost:
         self.trace.before_emit.append(self.meter.charge)
         #: The operations running now, outermost first (``(index, name)``; None for ``during``).
         self.running_operations: list[tuple[int | None, str]] = []
+        #: The ``bash`` operations sent so far, which number their RPC ids (``bash_command_id``).
+        self._bash_commands = 0
         self.ui = UIHub(self.trace)
         self.ui.hold = self._run_dialog_during
         self.ui.track = self._track
@@ -1170,6 +1174,19 @@ class SimHost:
                 )
             case TreeOp():
                 return await self._tree(op, name)
+            case BashOp():
+                self._bash_commands += 1
+                try:
+                    await self._require_runtime().session.user_bash(
+                        op.bash.command,
+                        op.bash.exclude_from_context,
+                        op.bash.output,
+                        op.bash.exit_code,
+                        bash_command_id(self._bash_commands),
+                    )
+                except UserBashError as error:
+                    return OperationResult(name, ok=False, error=str(error))
+                return OperationResult(name, ok=True)
             case ForkOp():
                 messages = self.fork_messages()
                 chosen = pick_fork_message(messages, op.fork.message)
@@ -1298,6 +1315,8 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             return {"message": op.fork.message}
         case TreeOp():
             return {"to": op.tree.to, "wait": None if op.tree.wait else False}
+        case BashOp():
+            return {"command": op.bash.command, "excludeFromContext": op.bash.exclude_from_context}
         case AbortOp() | ReloadOp() | RestartOp() | CrashOp() | NewSessionOp():
             return {}
         case _:

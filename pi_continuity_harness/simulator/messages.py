@@ -28,6 +28,7 @@ __all__ = [
     "Message",
     "RequestEstimate",
     "absent_if_none",
+    "bash_execution_to_text",
     "calculate_context_tokens",
     "compaction_summary_message",
     "convert_to_llm",
@@ -476,11 +477,22 @@ def is_turn_start_message(message: Message) -> bool:
 
 
 def convert_to_llm(messages: list[Message]) -> list[Message]:
-    """``convertToLlm``: custom and summary messages become user messages for the model."""
+    """``convertToLlm`` (``dist/core/messages.js:75-122``): custom, summary and shell-command
+    (``bashExecution``, unless ``excludeFromContext``) messages become user messages for the model."""
     out: list[Message] = []
     for m in messages:
         role = m.get("role")
-        if role == "custom":
+        if role == "bashExecution":
+            if not m.get("excludeFromContext"):
+                text = bash_execution_to_text(m)
+                out.append(
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "text": text}],
+                        "timestamp": m.get("timestamp"),
+                    }
+                )
+        elif role == "custom":
             content = m.get("content")
             if isinstance(content, str):
                 content = [{"type": "text", "text": content}]
@@ -502,6 +514,28 @@ def convert_to_llm(messages: list[Message]) -> list[Message]:
         elif role in ("system", "user", "assistant", "toolResult"):
             out.append(m)
     return out
+
+
+def bash_execution_to_text(message: dict[str, Any]) -> str:
+    """``bashExecutionToText`` (``dist/core/messages.js:21-39``): what the model reads."""
+    text = f"Ran `{message.get('command')}`\n"
+    output = message.get("output")
+    text += f"```\n{output}\n```" if output else "(no output)"
+    exit_code = message.get("exitCode")
+    if message.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif exit_code is not None and exit_code != 0:
+        text += f"\n\nCommand exited with code {_js_number(exit_code)}"
+    if message.get("truncated") and message.get("fullOutputPath"):
+        text += f"\n\n[Output truncated. Full output: {message['fullOutputPath']}]"
+    return text
+
+
+def _js_number(value: Any) -> str:
+    """A number as a JavaScript template literal writes it (``2.0`` is ``2``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _truncate_for_summary(text: str, limit: int) -> str:

@@ -36,6 +36,7 @@ from pi_continuity_harness.api.events import (
     InputResult,
     ResourcesDiscoverEvent,
     TreePreparation,
+    UserBashEvent,
     coerce_before_compact_result,
     coerce_before_switch_result,
     coerce_before_tree_result,
@@ -56,6 +57,7 @@ from pi_continuity_harness.api.wire_json import result_to_wire
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy, json_copy_or_same
 from pi_continuity_harness.simulator.messages import UNDEFINED, Message, current_system_message
+from pi_continuity_harness.simulator.user_bash import INVALID_RESULT, is_user_bash_event_result
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.ui import UIHub
@@ -77,6 +79,7 @@ __all__ = [
     "SimExtensionAPI",
     "SimExtensionContext",
     "SimReplacedContext",
+    "UserBashError",
 ]
 
 
@@ -480,6 +483,30 @@ class ExtensionRunner:
                     current = bridge_reply_copy(result_to_wire(value))
         return current
 
+    async def emit_user_bash(self, event: UserBashEvent) -> dict[str, Any] | None:
+        """runner.js:986-1013 ``emitUserBash``: the first handler returning something other than
+        ``undefined`` decides, and its result must pass ``isUserBashEventResult``
+        (:func:`~.user_bash.is_user_bash_event_result`, on the result as it crosses the bridge:
+        :func:`bridge_reply_copy`), else it fails with :data:`~.user_bash.INVALID_RESULT`. A
+        handler that raises, or an invalid result, is reported (``emitError``) and raised again:
+        the RPC command fails with its message. ``None``: no handler decided (Pi runs the
+        command)."""
+        ctx = self.create_context()
+        for record, handlers in self.handlers_of("user_bash"):
+            for handler in handlers:
+                try:
+                    value = await self.call_handler(handler, bridged_copy(event), ctx)
+                    if value is None:
+                        continue
+                    value = bridge_reply_copy(result_to_wire(value))
+                    if not is_user_bash_event_result(value):
+                        raise UserBashError(INVALID_RESULT)
+                    return value  # type: ignore[no-any-return]
+                except Exception as error:
+                    self.emit_error(record.path, "user_bash", _describe(error))
+                    raise UserBashError(_describe(error)) from error
+        return None
+
     def emit_error(self, path: str, event: str, error: str) -> None:
         self._on_error(path, event, error)
 
@@ -495,6 +522,11 @@ class ExtensionRunner:
 
     def create_replaced_context(self) -> SimReplacedContext:
         return SimReplacedContext(self)
+
+
+class UserBashError(Exception):
+    """``emitUserBash`` rethrew (a handler raised, or returned an invalid result): the RPC
+    ``bash`` command fails with this message (rpc-mode.js:652-655)."""
 
 
 @dataclass(frozen=True)

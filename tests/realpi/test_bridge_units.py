@@ -25,6 +25,7 @@ from pi_continuity_harness.api.events import (
     ToolExecutionEndEvent,
     ToolExecutionUpdateEvent,
     TurnEndEvent,
+    UserBashEvent,
 )
 from pi_continuity_harness.scenario.faults import FsFault
 from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor
@@ -289,7 +290,11 @@ def test_events_become_the_simulators_dataclasses() -> None:
         {"type": "context_with_system", "messages": [{"role": "system", "content": ""}]}, signal_from
     )
     assert system == ContextWithSystemEvent(messages=[{"role": "system", "content": ""}])
-    generic = build_event({"type": "user_bash", "excludeFromContext": True}, signal_from)
+    bash = build_event(
+        {"type": "user_bash", "command": "ls", "excludeFromContext": False, "cwd": "/p"}, signal_from
+    )
+    assert bash == UserBashEvent(command="ls", exclude_from_context=False, cwd="/p")
+    generic = build_event({"type": "a_later_event", "excludeFromContext": True}, signal_from)
     assert isinstance(generic, GenericEvent) and generic.exclude_from_context is True
 
 

@@ -73,6 +73,7 @@ from pi_continuity_harness.scenario.model_script import (
 from pi_continuity_harness.scenario.operations import (
     TREE_COMMAND,
     AbortOp,
+    BashOp,
     CommandOp,
     CompactOp,
     CrashOp,
@@ -86,6 +87,7 @@ from pi_continuity_harness.scenario.operations import (
     RestartOp,
     SetModelOp,
     TreeOp,
+    bash_command_id,
     no_fork_message,
     no_tree_message,
     operation_name,
@@ -179,6 +181,7 @@ _RpcOperation = (
     | NewSessionOp
     | ForkOp
     | TreeOp
+    | BashOp
 )
 _DROPPED_EVENTS = frozenset(
     {"message_start", "message_update", "tool_execution_update", "extension_ui_request", "response"}
@@ -379,6 +382,8 @@ class PiTarget:
         self._session_file: str | None = None
         self._session_id: str | None = None
         self._crashed = False
+        #: The ``bash`` operations sent in this run, which number their RPC ids (``bash_command_id``).
+        self._bash_commands = 0
         self._started_at: float | None = None
         #: Whether a slot is a Python extension (hosted by a bridge), and the zygote its
         #: bridges fork from (:mod:`.bridge_zygote`; None: fresh bridge processes).
@@ -481,6 +486,7 @@ class PiTarget:
         # long as the simulator's virtual root (``scenario/layout.py``); checked before anything
         # is installed or written, so a run directory too long to pad is refused with nothing changed.
         machine_root(self._workdir.resolve())
+        self._bash_commands = 0
         refused = [
             f"{scenario.name}: {field_path(where)}: {why}"
             for where, why in tool_calls_real_pi_refuses(scenario)
@@ -890,6 +896,22 @@ class PiTarget:
                 return _switch_outcome(name, response)
             case TreeOp():
                 return self._tree(proc, name, op, during)
+            case BashOp():
+                # RPC ``bash`` (rpc-mode.js:462-481), with the id both targets give it
+                # (``bash_command_id``); ``excludeFromContext`` only when the scenario gives it,
+                # as Pi records it as sent. Pi runs the command unless a ``user_bash`` handler
+                # answers; the scenario's ``output`` and ``exit_code`` are the simulator's.
+                self._bash_commands += 1
+                command: dict[str, Any] = {
+                    "type": "bash",
+                    "id": bash_command_id(self._bash_commands),
+                    "command": op.bash.command,
+                }
+                if op.bash.exclude_from_context is not None:
+                    command["excludeFromContext"] = op.bash.exclude_from_context
+                response = proc.send(command, timeout=timeout)
+                self._settle(proc, during)
+                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
             case ForkOp():
                 listed = proc.send({"type": "get_fork_messages"}, timeout=timeout)
                 messages = list((listed.get("data") or {}).get("messages") or [])

@@ -61,6 +61,7 @@ from pi_continuity_harness.api.events import (
     TreePreparation,
     TurnEndEvent,
     TurnStartEvent,
+    UserBashEvent,
 )
 from pi_continuity_harness.api.extension_api import (
     Model,
@@ -325,6 +326,12 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
             result=get("result") or {},
             is_error=bool(get("isError")),
             duration_ms=get("durationMs"),
+        )
+    if kind == "user_bash":
+        return UserBashEvent(
+            command=str(get("command") or ""),
+            exclude_from_context=bool(get("excludeFromContext")),
+            cwd=str(get("cwd") or ""),
         )
     if kind == "tool_call":
         return ToolCallEvent(
