@@ -214,6 +214,26 @@ def _session_event(event: dict[str, Any]) -> dict[str, Any]:
     return event
 
 
+def _joined_bash_updates(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``events`` with consecutive ``bash_execution_update`` events of one ``id`` joined into
+    one (ledger ``bash-output-chunks``): how a command's output is cut is the pipe's doing."""
+    out: list[dict[str, Any]] = []
+    for event in events:
+        last = out[-1] if out else None
+        if (
+            event.get("type") == "bash_execution_update"
+            and last is not None
+            and last.get("type") == "bash_execution_update"
+            and last.get("id") == event.get("id")
+            and isinstance(last.get("delta"), str)
+            and isinstance(event.get("delta"), str)
+        ):
+            out[-1] = {**last, "delta": last["delta"] + event["delta"]}
+        else:
+            out.append(event)
+    return out
+
+
 def _request(observed: Any) -> dict[str, Any]:
     request = observed.request
     body = request.body if request.body is not None else request.to_json()
@@ -314,7 +334,9 @@ def normalise_observation(
             )
             for h in observation.held_operations
         ],
-        "session_events": [norm.value(_session_event(e)) for e in observation.rpc_events],
+        "session_events": [
+            norm.value(_session_event(e)) for e in _joined_bash_updates(observation.rpc_events)
+        ],
         "extension_events": norm.value(observation.extension_events),
         "notifications": [norm.value({"message": m, "type": t}) for m, t in observation.notifications],
         "statuses": norm.value(dict(sorted(observation.statuses.items()))),

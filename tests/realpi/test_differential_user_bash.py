@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 from realpi.test_differential_api_surface import notes
-from realpi.test_differential_fidelity import _OPS, Targets, assert_equivalent, scenario
+from realpi.test_differential_fidelity import _OPS, PASSIVE, Targets, assert_equivalent, scenario
 
 from pi_continuity_harness.scenario.operations import normalise_operation_input
 from pi_continuity_harness.targets.target import Observation
@@ -206,6 +206,39 @@ def test_a_command_sent_while_a_run_streams_is_recorded_when_the_run_ends(
 
     assert sim_ok == real_ok
     assert [e["message"].get("role") for e in sim.entries if e.get("type") == "message"][:5] == roles[:5]
+    assert _bash_messages(sim) == _bash_messages(real)
+    assert _user_texts(sim) == _user_texts(real)
+    assert_equivalent(real, sim)
+
+
+def test_without_an_extension_real_pi_runs_the_command_and_the_model_reads_its_exit_code(
+    targets: Targets,
+) -> None:
+    sc = scenario({"agent": [{"text": "DONE"}]})
+    ops = [
+        {"bash": {"command": "printf 'a\\nb\\n'", "output": "a\nb\n"}},
+        {"bash": {"command": "false", "exit_code": 1}},
+        {"prompt": "hello"},
+    ]
+    (real, real_ok), (sim, sim_ok) = _play(targets, sc, ops, PASSIVE)
+
+    assert real_ok == [(True, None)] * 3
+    # Real Pi ran both: the output streamed (none for false; bash's printf writes line by line,
+    # and the pipe may deliver the lines in one read or two: the comparison joins them, ledger
+    # ``bash-output-chunks``), the exit codes recorded.
+    updates = real.session("bash_execution_update")
+    assert {e["id"] for e in updates} == {"bash-1"} and "".join(e["delta"] for e in updates) == "a\nb\n"
+    assert [(m["command"], m["output"], m["exitCode"]) for m in _bash_messages(real)] == [
+        ("printf 'a\\nb\\n'", "a\nb\n", 0),
+        ("false", "", 1),
+    ]
+    assert _user_texts(real) == [
+        "Ran `printf 'a\\nb\\n'`\n```\na\nb\n\n```",
+        "Ran `false`\n(no output)\n\nCommand exited with code 1",
+        "hello",
+    ]
+
+    assert sim_ok == real_ok
     assert _bash_messages(sim) == _bash_messages(real)
     assert _user_texts(sim) == _user_texts(real)
     assert_equivalent(real, sim)

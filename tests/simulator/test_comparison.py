@@ -212,7 +212,38 @@ def test_only_the_ledgers_values_are_replaced(tmp_path: Path) -> None:
         },
     ]
     ledger = {u.id for u in UNCOMPARED}
-    assert ledger == {"paths", "wall-clock", "durations", "random-ids", "digests", "streaming-snapshot"}
+    assert ledger == {
+        "paths",
+        "wall-clock",
+        "durations",
+        "random-ids",
+        "digests",
+        "streaming-snapshot",
+        "bash-output-chunks",
+    }
+
+
+def test_consecutive_bash_output_chunks_of_one_command_compare_as_one(tmp_path: Path) -> None:
+    """Ledger ``bash-output-chunks``: how the pipe cut a command's output is not compared; its
+    text, its id and where it comes among the other events are."""
+
+    def update(rid: str, delta: str) -> dict[str, Any]:
+        return {"type": "bash_execution_update", "id": rid, "delta": delta}
+
+    one = observation(tmp_path, rpc_events=[update("bash-1", "a\nb\n"), {"type": "agent_start"}])
+    two = observation(
+        tmp_path, rpc_events=[update("bash-1", "a\n"), update("bash-1", "b\n"), {"type": "agent_start"}]
+    )
+    assert normalise_observation(one)["session_events"] == normalise_observation(two)["session_events"]
+    other_text = observation(tmp_path, rpc_events=[update("bash-1", "a\n"), {"type": "agent_start"}])
+    other_id = observation(tmp_path, rpc_events=[update("bash-1", "a\n"), update("bash-2", "b\n")])
+    apart = observation(
+        tmp_path, rpc_events=[update("bash-1", "a\n"), {"type": "agent_start"}, update("bash-1", "b\n")]
+    )
+    joined = normalise_observation(one)["session_events"]
+    assert normalise_observation(other_text)["session_events"] != joined
+    assert len(normalise_observation(other_id)["session_events"]) == 2
+    assert len(normalise_observation(apart)["session_events"]) == 3
 
 
 def test_the_pi_package_directory_is_a_placeholder() -> None:
