@@ -19,7 +19,9 @@ A scenario's :class:`~.target.Observation` becomes a plain JSON record
 Only the values the ledger (:data:`~.known_differences.UNCOMPARED`) names are replaced, each by
 its placeholder: times (``<ts>``), durations (``<ms>``), random ids (numbered by first
 appearance: ``<uuid1>``, ``<id1>``), digests (``<digest>``), the streaming snapshots of
-``message_start``/``message_update`` (``<streaming>``), and the run's paths (``$WORK``, ...).
+``message_start``/``message_update`` (``<streaming>``), and the run's paths (``$WORK``, ...);
+consecutive ``bash_execution_update`` events of one command are joined into one (how the pipe
+cut its output is timing).
 ``seconds`` (the scenario's wall-clock time) is kept for the time ratio and never compared.
 
 :func:`diff_records` compares two records channel by channel; a difference is *explained* only
