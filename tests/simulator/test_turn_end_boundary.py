@@ -66,8 +66,13 @@ def test_turn_end_drafts_are_appended_and_a_continue_runs_one_more_context_only_
 
 
 def test_a_turn_end_continue_adds_no_turn_while_tool_calls_remain(tmp_path: Path) -> None:
-    """agent-loop.js:190-193: a ``continue`` from a turn whose tool calls go on is dropped; the
-    loop's own next turn is the only one."""
+    """agent-loop.js:184-193: a ``continue`` from a turn whose tool calls go on is dropped; the
+    loop's own next turn is the only one.
+
+    It kills a loop that owes a turn for every ``continue`` (``explicit_continuation =
+    finish_turn(...) or explicit_continuation`` without the clearing: 3 requests). Deleting
+    only the clearing (:191-193) is an equivalent change, here as in Pi: the inner loop goes
+    on, and the next turn's ``finishTurn`` decision overwrites ``explicitContinuation``."""
     seen: list[Any] = []
     scenario = base(
         model={"agent": [{"text": "t", "tool_calls": [BASH]}, {"text": "DONE"}]},
@@ -75,6 +80,7 @@ def test_a_turn_end_continue_adds_no_turn_while_tool_calls_remain(tmp_path: Path
     )
     result = run(tmp_path, scenario, _turn_end({1: {"continue": True}}, seen))
     assert len(agent_requests(result)) == 2
+    assert [r["turnIndex"] for r in event_records(result, "turn_start")] == [0, 1]
     assert session_records(result, "extension_error") == []
 
 
