@@ -16,7 +16,9 @@ here, under both, and what it does with data JSON cannot take as it is holds on 
   (:func:`result_to_wire`), anything else its ``str()`` (bytes ``b'ab'`` as ``"b'ab'"``);
 * a NaN or an infinity is written as ``NaN``/``Infinity``, which is not JSON: ``JSON.parse``
   throws, and ``bridge.ts`` drops the whole line ("unparsable line from Python",
-  ``onData``), so Pi never sees the call;
+  ``onData``), so Pi never sees the call; in a *reply* (a handler's or a tool's result,
+  :func:`reply_line`) it crosses as ``{"$nonfinite": "NaN"}`` and ``bridge.ts`` gives Pi the
+  number, as a JavaScript extension's handler would (Pi waited for the dropped reply forever);
 * a number is what JavaScript makes of its text: a double (``1.0`` the integer 1, ``2**64``
   rounded, an int beyond the doubles' range infinite, which ``JSON.stringify`` writes as
   ``null``).
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any
 
 from pi_continuity_harness.api.events import (
@@ -36,7 +39,7 @@ from pi_continuity_harness.api.events import (
 )
 from pi_continuity_harness.api.extension_api import ToolResult
 
-__all__ = ["json_default", "result_to_wire", "wire_dumps", "wire_line"]
+__all__ = ["NONFINITE_KEY", "json_default", "reply_line", "result_to_wire", "wire_dumps", "wire_line"]
 
 
 def json_default(value: Any) -> Any:
@@ -64,6 +67,43 @@ def wire_line(message: Any) -> bytes:
     except UnicodeEncodeError:
         text = json.dumps(message, ensure_ascii=True, separators=(",", ":"), default=json_default)
         return text.encode("ascii") + b"\n"
+
+
+#: The one key of the object that stands for a non-finite number in a reply line, and the flag
+#: of such a line (``bridge.ts`` ``reviveNonFinite``).
+NONFINITE_KEY = "$nonfinite"
+
+
+def reply_line(message: dict[str, Any]) -> bytes:
+    """The line of a reply to Pi (``{"type": "result", ...}``): :func:`wire_line`, unless the
+    value holds a NaN or an infinity, which no JSON text can hold. Then each such number is
+    ``{"$nonfinite": "NaN" | "Infinity" | "-Infinity"}`` and the line carries
+    ``"$nonfinite": true``, so that ``bridge.ts`` revives them as the numbers: JavaScript's
+    ``JSON.parse`` throws on ``NaN`` and the bridge used to drop the line, leaving Pi to wait
+    for the reply forever. A cycle still raises ``ValueError``."""
+    try:
+        text = json.dumps(
+            message, ensure_ascii=False, separators=(",", ":"), default=json_default, allow_nan=False
+        )
+    except ValueError:
+        plain = json.loads(wire_dumps(message))  # a cycle raises here, as wire_line would
+        return wire_line({**_mark_nonfinite(plain), NONFINITE_KEY: True})
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return wire_line(message)
+
+
+def _mark_nonfinite(value: Any) -> Any:
+    """``value`` (plain JSON data as ``json.loads`` makes it) with every NaN or infinity
+    replaced by its ``{"$nonfinite": text}`` marker."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return {NONFINITE_KEY: "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
+    if isinstance(value, dict):
+        return {key: _mark_nonfinite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_mark_nonfinite(item) for item in value]
+    return value
 
 
 def wire_dumps(message: Any) -> str:

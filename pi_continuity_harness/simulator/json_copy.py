@@ -135,9 +135,16 @@ def _js_number(text: str) -> int | float | None:
 
 def bridge_reply_copy(value: Any) -> Any:
     """What Python's reply to Pi (a handler's result, a tool's content and details) carries:
-    :func:`bridge_copy` (a set a list, bytes their ``str()``, ``2.0`` the integer 2). With a NaN
-    in it the reply line is not JSON and real Pi waits for it forever (``bridge.ts`` never
-    resolves the request), which is not modelled: the value is then kept as
-    :func:`json_copy_or_same` keeps it."""
-    copied = bridge_copy(value)
-    return json_copy_or_same(value) if copied is NOT_FOR_PI else copied
+    :func:`bridge_copy` (a set a list, bytes their ``str()``, ``2.0`` the integer 2). A NaN or an
+    infinity crosses as a marker that ``bridge.ts`` revives as the number (``api/wire_json.py``
+    ``reply_line``); Pi keeps it, and every JSON view of it (an RPC event, ``get_entries``, the
+    session file, the next handler's event) shows ``null``, which is what it is here: the
+    simulator's one object cannot be both (a difference only where Pi would compute with it)."""
+    return json.loads(
+        wire_dumps(value), parse_int=_js_number, parse_float=_js_number, parse_constant=_as_null
+    )
+
+
+def _as_null(name: str) -> None:
+    """``NaN``, ``Infinity`` or ``-Infinity`` in a reply: ``null`` in every JSON view of it."""
+    return None

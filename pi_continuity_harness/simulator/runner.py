@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -562,11 +563,20 @@ def _transform_text(value: Any) -> Any:
     ``InputResult`` without text, which ``result_to_wire`` leaves out) is ``undefined``,
     ``None`` is ``null``, anything else its JSON copy."""
     if isinstance(value, InputResult):
-        return _UNDEFINED if value.text is None else bridge_reply_copy(value.text)
+        return _UNDEFINED if value.text is None else _reply_text(value.text)
     if isinstance(value, dict) and "text" in value:
         # The bridge's JSON: ``5.0`` reaches Pi as the number 5 (``bridge_reply_copy``).
-        return bridge_reply_copy(value["text"])
+        return _reply_text(value["text"])
     return _UNDEFINED
+
+
+def _reply_text(text: Any) -> Any:
+    """A transform's ``text`` as Pi has it: its :func:`bridge_reply_copy`, but a NaN or an
+    infinity stays the number (``bridge.ts`` revives it), on which ``startsWith`` is not a
+    function, and which the next handler reads as JSON's ``null``."""
+    if isinstance(text, float) and not math.isfinite(text):
+        return text
+    return bridge_reply_copy(text)
 
 
 def _bridged_text(js_text: Any) -> str:
@@ -575,7 +585,9 @@ def _bridged_text(js_text: Any) -> str:
     ``5`` is ``"5"``)."""
     if isinstance(js_text, str):
         return js_text
-    return "" if js_text is _UNDEFINED else str(js_text or "")
+    if js_text is _UNDEFINED or (isinstance(js_text, float) and not math.isfinite(js_text)):
+        return ""  # undefined, or a NaN or an infinity, which JSON.stringify writes as null
+    return str(js_text or "")
 
 
 def _starts_with_error(js_text: Any) -> str | None:

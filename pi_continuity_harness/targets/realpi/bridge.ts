@@ -57,6 +57,21 @@ function errorMessage(error: unknown): string {
 	return String(error);
 }
 
+/** A reply whose value held a NaN or an infinity carries `"$nonfinite": true`, each such number
+ * as `{"$nonfinite": "NaN" | "Infinity" | "-Infinity"}` (api/wire_json.py reply_line): no JSON
+ * text holds them, and Pi gets the numbers, as from a JavaScript extension's handler. */
+const NONFINITE = "$nonfinite";
+
+function reviveNonFinite(value: Any): Any {
+	if (Array.isArray(value)) return value.map(reviveNonFinite);
+	if (value === null || typeof value !== "object") return value;
+	const keys = Object.keys(value);
+	if (keys.length === 1 && keys[0] === NONFINITE && typeof value[NONFINITE] === "string") return Number(value[NONFINITE]);
+	const out: Json = {};
+	for (const key of keys) if (key !== NONFINITE || value[key] !== true) out[key] = reviveNonFinite(value[key]);
+	return out;
+}
+
 /** An error of the bridge's own (a call it cannot make, Pi or Python gone, a Python callback
  * that raised), not one Pi's API threw: its reply's kind is "bridge", so Python does not raise
  * it as Pi's Error (PiError). */
@@ -382,7 +397,7 @@ class PythonBridge {
 				if (!pending) return;
 				this.pending.delete(String(message.id));
 				if (message.type === "error") pending.reject(new BridgeError(String(message.error)));
-				else pending.resolve(message);
+				else pending.resolve(message[NONFINITE] === true ? reviveNonFinite(message) : message);
 				return;
 			}
 			case "call":

@@ -54,6 +54,7 @@ from typing import IO, Any
 from pi_continuity_harness.api import extension_api
 from pi_continuity_harness.api.abort import AbortController, AbortSignal
 from pi_continuity_harness.api.extension_api import ExtensionFactory, PiError, ReplacedSessionContext
+from pi_continuity_harness.api.wire_json import reply_line
 from pi_continuity_harness.scenario.faults import FsFault
 from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor, activate_monitor, fs_event
 from pi_continuity_harness.scenario.implementations import resolve_implementation
@@ -177,7 +178,9 @@ class BridgeRuntime:
             self.conn.send({"type": "error", "id": message.get("id"), "error": describe_error(error)})
             raise
         wire = result_to_wire(value)
-        self.conn.send({"type": "result", "id": message.get("id"), "value": wire, "undefined": wire is None})
+        self.conn.send_line(
+            reply_line({"type": "result", "id": message.get("id"), "value": wire, "undefined": wire is None})
+        )
 
     async def _handle(self, message: Json) -> Any:
         kind = message.get("type")

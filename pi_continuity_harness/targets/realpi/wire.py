@@ -379,7 +379,10 @@ class Connection:
         # Encoded before the lock and the write: an encoding error is the caller's (a lone
         # surrogate used to raise UnicodeEncodeError, a ValueError, inside the ``except`` below
         # and mark the connection closed: every later call failed with "Pi has exited").
-        line = wire_line(message)
+        self.send_line(wire_line(message))
+
+    def send_line(self, line: bytes) -> None:
+        """Write one encoded line (:func:`wire_line`, or a reply's ``reply_line``)."""
         with self._write_lock:
             try:
                 self._writer.write(line)
