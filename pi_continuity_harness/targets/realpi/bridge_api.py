@@ -73,6 +73,8 @@ class RuntimePort(Protocol):
 
     def register_callback(self, callback: Callable[[ReplacedSessionContext], Awaitable[None]]) -> str: ...
 
+    def take_callback_error(self, cid: str) -> Exception | None: ...
+
     def register_compact_callback(self, on_complete: Any, on_error: Any) -> str: ...
 
 
@@ -384,7 +386,18 @@ class BridgeCommandContext(BridgeContext):
         with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None = None,
     ) -> Json:
         callback = self._runtime.register_callback(with_session) if with_session is not None else None
-        result = await self._caller.call("ctx", "newSession", parent_session, callback)
+        try:
+            result = await self._caller.call("ctx", "newSession", parent_session, callback)
+        except BridgeCallError:
+            # Pi's newSession rejects with what withSession threw, the callback's last step
+            # (agent-session-runtime.js:139-146): the exception the Python callback raised, as a
+            # JavaScript extension's await would get its own Error back (the simulator's too).
+            raised = self._runtime.take_callback_error(callback) if callback is not None else None
+            if raised is not None:
+                raise raised from None
+            raise
+        if callback is not None:
+            self._runtime.take_callback_error(callback)
         return dict(result) if isinstance(result, dict) else {"cancelled": False}
 
     async def reload(self) -> None:

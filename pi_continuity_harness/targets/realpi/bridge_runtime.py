@@ -95,6 +95,8 @@ class BridgeRuntime:
         self._callback_ids = itertools.count(1)
         self._callbacks: dict[str, Callable[[ReplacedSessionContext], Awaitable[None]]] = {}
         self._compact_callbacks: dict[str, tuple[Any, Any]] = {}
+        #: What a ``with_session`` callback raised, by its id, for ``new_session`` to raise again.
+        self._callback_errors: dict[str, Exception] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.eof = asyncio.Event()
 
@@ -128,6 +130,10 @@ class BridgeRuntime:
         cid = f"cb{next(self._callback_ids)}"
         self._callbacks[cid] = callback
         return cid
+
+    def take_callback_error(self, cid: str) -> Exception | None:
+        """The exception the ``with_session`` callback ``cid`` raised, if it did (once)."""
+        return self._callback_errors.pop(cid, None)
 
     def register_compact_callback(self, on_complete: Any, on_error: Any) -> str:
         cid = f"cc{next(self._callback_ids)}"
@@ -189,11 +195,16 @@ class BridgeRuntime:
         instance = self.instances.get(int(message.get("inst") or 0))
         info = message.get("ctx") or {}
         if kind == "callback":
-            callback = self._callbacks.pop(str(message.get("callback")), None)
+            cid = str(message.get("callback"))
+            callback = self._callbacks.pop(cid, None)
             if callback is None:
                 return None
             detached = Instance(id=int(info.get("inst") or 0), loading=False)
-            await callback(BridgeReplacedContext(self, detached, info))
+            try:
+                await callback(BridgeReplacedContext(self, detached, info))
+            except Exception as error:
+                self._callback_errors[cid] = error
+                raise
             return None
         if instance is None:
             raise BridgeCallError(f"unknown extension instance {message.get('inst')}")
