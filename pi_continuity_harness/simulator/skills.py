@@ -23,9 +23,13 @@ What is modelled (``dist/core/skills.js``):
   (a collision diagnostic), the same file twice is skipped (:325-350);
 * ``disable-model-invocation: true`` keeps a skill out of the prompt (:279).
 
+The frontmatter is read as Pi's ``yaml`` package (2.9.0) reads it by default: YAML 1.2's core
+schema (``yes``, ``on``, a date, ``1:30`` are strings; ``0o17`` and ``0x1F`` integers; ``<<``
+an ordinary key) and a key named twice in a mapping an error (:class:`_CoreSchemaLoader`).
+
 Not modelled: ``.gitignore``/``.ignore``/``.fdignore`` rules in a skill directory
-(skills.js:38-55) and PyYAML's YAML 1.1 scalars where Pi's ``yaml`` reads YAML 1.2 (``yes``
-is a string there).
+(skills.js:38-55), and the ``yaml`` package's error messages (a ``/skill:`` prompt whose file
+became invalid YAML reports PyYAML's).
 
 ``/skill:name`` prompts are expanded (:func:`expand_skill_command`).
 """
@@ -33,10 +37,13 @@ is a string there).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import yaml
+
+from pi_continuity_harness.scenario.yaml_text import UniqueKeyLoader
 
 __all__ = [
     "Skill",
@@ -76,6 +83,50 @@ def merge_paths(primary: list[str], additional: list[str], cwd: str) -> list[str
     return merged
 
 
+_INT_10 = re.compile(r"[-+]?[0-9]+")
+_INT_8 = re.compile(r"0o[0-7]+")
+_INT_16 = re.compile(r"0x[0-9a-fA-F]+")
+
+
+class _CoreSchemaLoader(UniqueKeyLoader):
+    """PyYAML's safe loader with YAML 1.2's core schema (the ``yaml`` package's default,
+    ``schema: "core"``, its ``tags/core.js`` resolvers) in place of YAML 1.1's, refusing a key a
+    mapping names twice (``uniqueKeys: true``, which ``parse`` throws on) as
+    :class:`~pi_continuity_harness.scenario.yaml_text.UniqueKeyLoader` does. No timestamp, no
+    sexagesimal numbers, no ``yes``/``no``/``on``/``off`` booleans, no merge key: those are
+    strings."""
+
+    yaml_implicit_resolvers: dict[Any, Any] = {}  # noqa: RUF012 (PyYAML's class attribute)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """``0o`` octal, ``0x`` hexadecimal, else decimal (a leading zero is no octal in 1.2)."""
+        text = str(self.construct_scalar(node))
+        if text.startswith("0o"):
+            return int(text[2:], 8)
+        if text.startswith("0x"):
+            return int(text[2:], 16)
+        try:
+            return int(text, 10)
+        except ValueError:  # beyond Python's 4,300 digits: JavaScript's Number is a double too
+            return cast(int, float(text))
+
+
+_CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", _CoreSchemaLoader.construct_yaml_int)
+for _tag, _pattern, _first in (
+    ("bool", r"true|True|TRUE|false|False|FALSE", "tTfF"),
+    ("null", r"~|null|Null|NULL|", ["~", "n", "N", ""]),
+    ("int", f"{_INT_10.pattern}|{_INT_8.pattern}|{_INT_16.pattern}", "-+0123456789"),
+    (
+        "float",
+        r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+        "-+0123456789.",
+    ),
+):
+    _CoreSchemaLoader.add_implicit_resolver(
+        f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_pattern})$"), list(_first)
+    )
+
+
 def _split_frontmatter(text: str) -> tuple[Any, str]:
     """utils/frontmatter.js's split, shared by ``parseFrontmatter`` and ``stripFrontmatter``:
     the parsed YAML between a leading ``---`` and the next ``\\n---`` (None without one) and
@@ -84,7 +135,7 @@ def _split_frontmatter(text: str) -> tuple[Any, str]:
     end = normalized.find("\n---", 3) if normalized.startswith("---") else -1
     if end == -1:
         return None, normalized
-    return yaml.safe_load(normalized[4:end]), normalized[end + 4 :].strip()
+    return yaml.load(normalized[4:end], Loader=_CoreSchemaLoader), normalized[end + 4 :].strip()
 
 
 def _frontmatter(text: str) -> dict[str, Any]:
