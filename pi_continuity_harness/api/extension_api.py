@@ -55,6 +55,8 @@ __all__ = [
     "StaleContextError",
     "Theme",
     "ToolDefinition",
+    "ToolExposure",
+    "ToolInfo",
     "ToolResult",
     "WidgetPlacement",
     "get_agent_dir",
@@ -185,6 +187,33 @@ class ToolDefinition:
     execute: Callable[[str, JsonObject, AbortSignal | None, ExtensionContext], Awaitable[ToolResult]]
     prompt_snippet: str | None = None
     metadata: JsonObject = field(default_factory=dict)
+
+
+#: ``ToolExposure`` (types.d.ts:415): which tools the model is shown. A Python extension's tools
+#: and Pi's built-ins are all ``direct``.
+ToolExposure = Literal["direct", "model-only", "codemode", "deferred", "hidden"]
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """One tool of ``pi.get_all_tools()`` (Pi's ``ToolInfo``, types.d.ts:1622-1627, made by
+    ``AgentSession.getAllTools``, agent-session.js:1160-1172): every registered tool, active or
+    not, the eight built-ins first (``createAllToolDefinitions``, core/tools/index.js:89-100),
+    then the extensions' tools in registration order (one of an extension named like a built-in
+    takes that built-in's place).
+
+    ``prompt_guidelines`` is ``None`` where Pi's field is ``undefined`` (a Python extension's
+    tools, ``grep``/``find``/``ls``/``powershell``). ``source_info`` is Pi's ``sourceInfo``
+    (``path``, ``source``, ``scope``, ``origin``): ``builtin:<name>`` with source ``builtin`` for
+    a built-in; for an extension's tool the extension's own, whose ``path`` names the file Pi
+    loaded (on real Pi the bridge's wrapper, on the simulator the Python file)."""
+
+    name: str
+    description: str
+    parameters: JsonObject
+    exposure: ToolExposure = "direct"
+    prompt_guidelines: tuple[str, ...] | None = None
+    source_info: JsonObject = field(default_factory=dict)
 
 
 EventHandler = Callable[[Any, "ExtensionContext"], Any]
@@ -433,6 +462,17 @@ class ExtensionAPI(Protocol):
     def set_session_name(self, name: str) -> None: ...
 
     def get_active_tools(self) -> list[str]: ...
+
+    def get_all_tools(self) -> list[ToolInfo]: ...
+
+    def set_active_tools(self, tool_names: list[str]) -> None:
+        """``pi.setActiveTools`` (``setActiveToolsByName``, agent-session.js:1182-1193,
+        ``_applyToolLoadout`` :1239-1245): the active tools become the registered ones among
+        ``tool_names`` (an unknown name is ignored, no error); tools that stay active keep their
+        order and the newly active follow in the order given. The model's next request (the next
+        turn of a running run, or the next run) declares the change (``toolsAdded`` /
+        ``toolsRemoved``) and patches the prompt's ``tools`` and ``rules`` sections."""
+        ...
 
     async def set_model(self, model: Model) -> bool: ...
 

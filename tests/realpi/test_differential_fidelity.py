@@ -320,6 +320,7 @@ def test_the_simulator_system_prompt_data_matches_the_installed_package(pi_insta
     stored = json.loads(DATA_PATH.read_text(encoding="utf-8"))
     assert stored["sections"] == live["sections"]
     assert stored["toolsAdded"] == live["toolsAdded"]
+    assert stored["builtinTools"] == live["builtinTools"]
 
 
 def test_the_simulator_theme_data_matches_the_installed_package(pi_installation: Any) -> None:

@@ -514,9 +514,14 @@ class PythonBridge {
 			case "setSessionName":
 			case "getSessionName":
 			case "getActiveTools":
+			case "setActiveTools":
 			case "getSettings":
 			case "getThinkingLevel":
 				return pi[method](...args);
+			case "getAllTools":
+				// ToolInfo (types.d.ts:1622-1627): plain data but for `reachesTools`, a function
+				// no Python tool has (JSON drops it).
+				return pi.getAllTools();
 			case "setModel": {
 				const ctx = inst.latestCommandCtx ?? inst.latestCtx;
 				if (!ctx) throw new BridgeError("setModel needs a context (call it from a handler or command)");

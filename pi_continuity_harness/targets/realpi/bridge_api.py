@@ -32,6 +32,7 @@ from pi_continuity_harness.api.extension_api import (
     ReplacedSessionContext,
     StaleContextError,
     ToolDefinition,
+    ToolInfo,
 )
 from pi_continuity_harness.targets.realpi.wire import (
     BridgeCallError,
@@ -39,6 +40,7 @@ from pi_continuity_harness.targets.realpi.wire import (
     Json,
     model_from_wire,
     model_to_wire,
+    tool_info_from_wire,
     tool_to_wire,
     unwrap_reply,
 )
@@ -556,6 +558,16 @@ class BridgeExtensionAPI:
     def get_active_tools(self) -> list[str]:
         self._instance.require_runtime()
         return [str(t) for t in self._caller.sync("pi", "getActiveTools") or []]
+
+    def get_all_tools(self) -> list[ToolInfo]:
+        self._instance.require_runtime()
+        return [tool_info_from_wire(t) for t in self._caller.sync("pi", "getAllTools") or []]
+
+    def set_active_tools(self, tool_names: list[str]) -> None:
+        # A round trip, not fire-and-forget: Pi's ``setActiveTools`` is synchronous, so what
+        # ``get_active_tools`` and the next request see is settled when this returns.
+        self._instance.require_runtime()
+        self._caller.sync("pi", "setActiveTools", list(tool_names))
 
     async def set_model(self, model: Model) -> bool:
         self._instance.require_runtime()

@@ -35,6 +35,14 @@ const sections = prompt.buildSystemPromptSections({
 	toolSnippets: Object.fromEntries(definitions.map((d) => [d.name, d.promptSnippet])),
 	toolGuidelines: Object.fromEntries(definitions.map((d) => [d.name, d.promptGuidelines ?? []])),
 });
+// All eight built-in tools Pi registers (createAllToolDefinitions, core/tools/index.js:89-100),
+// active or not: what `pi.setActiveTools` can activate and `pi.getAllTools` lists.
+const tools = await load("dist/core/tools/index.js");
+const builtinTools = Object.values(tools.createAllToolDefinitions(cwd)).map((d) => ({
+	declaration: ai.toToolDeclaration(d),
+	promptSnippet: d.promptSnippet ?? null,
+	promptGuidelines: d.promptGuidelines ?? null,
+}));
 process.stdout.write(
-	JSON.stringify({ sections, toolsAdded: definitions.map((d) => ai.toToolDeclaration(d)) }) + "\n",
+	JSON.stringify({ sections, toolsAdded: definitions.map((d) => ai.toToolDeclaration(d)), builtinTools }) + "\n",
 );

@@ -69,6 +69,7 @@ from pi_continuity_harness.api.extension_api import (
     PiError,
     StaleContextError,
     ToolDefinition,
+    ToolInfo,
 )
 from pi_continuity_harness.api.wire_json import result_to_wire, wire_line
 from pi_continuity_harness.errors import TargetError
@@ -140,6 +141,20 @@ def tool_to_wire(tool: ToolDefinition) -> Json:
         "parameters": tool.parameters,
         "promptSnippet": tool.prompt_snippet,
     }
+
+
+def tool_info_from_wire(data: Any) -> ToolInfo:
+    """One item of Pi's ``getAllTools()`` (agent-session.js:1160-1172) as :class:`ToolInfo`:
+    ``promptGuidelines`` is absent where Pi's is ``undefined`` (``None``)."""
+    guidelines = data.get("promptGuidelines")
+    return ToolInfo(
+        name=str(data.get("name")),
+        description=str(data.get("description") or ""),
+        parameters=dict(data.get("parameters") or {}),
+        exposure=data.get("exposure") or "direct",
+        prompt_guidelines=None if guidelines is None else tuple(str(g) for g in guidelines),
+        source_info=dict(data.get("sourceInfo") or {}),
+    )
 
 
 def _snake_to_camel(name: str) -> str:
