@@ -7,7 +7,9 @@ The loop is Pi's, including the order that continuity extensions can observe:
   stopped calling tools and no steering is left (a continuation sent mid-run lands after
   the interrupted run's final reply, psc-lifecycle §2);
 * before every turn after the first, ``prepare_next_turn`` runs: that is where Pi checks
-  the threshold mid-run (§9.2, "between turns of a run");
+  the threshold mid-run (§9.2, "between turns of a run"), and where a change of the active
+  tools since the last request becomes a prompt patch and tool declarations
+  (``declare_turn_tools``);
 * an ``error`` or ``aborted`` reply ends the run at once (``turn_end``, ``agent_end``);
 * a ``length`` stop fails every tool call of that reply instead of running it.
 
@@ -73,7 +75,9 @@ class LoopHooks:
     stream: Callable[[AbortSignal, StreamEmit], Awaitable[Message]]
     #: ``True``: one more turn (``finishTurn``'s ``{action: "continue"}``).
     finish_turn: Callable[[CompletedTurn], Awaitable[bool]]
-    prepare_next_turn: Callable[[CompletedTurn], Awaitable[None]]
+    #: ``prepareNextTurn``: the messages it prepares (a prompt patch), ``None`` when the tools
+    #: did not change (nothing to declare).
+    prepare_next_turn: Callable[[CompletedTurn], Awaitable[list[Message] | None]]
     prepare_tool: Callable[[dict[str, Any], AbortSignal, Message], Awaitable[PreparedTool]]
     execute_tool: Callable[
         [dict[str, Any], dict[str, Any], AbortSignal, ToolUpdate], Awaitable[tuple[dict[str, Any], bool]]
@@ -81,6 +85,8 @@ class LoopHooks:
     now_ms: Callable[[], int]
     now_loop_ms: Callable[[], int]
     model: Callable[[], Model | None]
+    #: ``declareToolChanges`` of a later turn's pending messages (agent-loop.js:121).
+    declare_turn_tools: Callable[[list[Message]], list[Message]] = lambda pending: pending
 
 
 class _PendingQueue:
@@ -226,10 +232,14 @@ class Agent:
             has_more_tool_calls = True
             while has_more_tool_calls or pending:
                 if last_turn is not None:
-                    await self.hooks.prepare_next_turn(last_turn)
+                    prepared = await self.hooks.prepare_next_turn(last_turn)
                     if not pending:
                         pending = self.steering.drain()
                     await self._emit({"type": "turn_start"})
+                    if prepared is not None:
+                        # An extension set the tools since the last request: the prepared patch
+                        # and the pending messages, the changes declared (agent-loop.js:110-126).
+                        pending = self.hooks.declare_turn_tools([*prepared, *pending])
                 for message in pending:
                     await self._emit({"type": "message_start", "message": message})
                     await self._emit({"type": "message_end", "message": message})

@@ -74,12 +74,19 @@ from pi_continuity_harness.api.events import (
     UserBashEvent,
     js_truthy,
 )
-from pi_continuity_harness.api.extension_api import Model, PiError, ToolResult
+from pi_continuity_harness.api.extension_api import Model, PiError, ToolDefinition, ToolInfo, ToolResult
 from pi_continuity_harness.scenario.identity_memo import identity
 from pi_continuity_harness.scenario.layout import pi_package_path
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_summary
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.scenario.transcript import content_text
+from pi_continuity_harness.simulator.active_tools import (
+    ActiveTools,
+    core_tools,
+    prompt_tools_and_rules,
+    skills_reader,
+    tool_infos,
+)
 from pi_continuity_harness.simulator.agent_loop import (
     Agent,
     AgentEvent,
@@ -116,6 +123,7 @@ from pi_continuity_harness.simulator.messages import (
     absent_if_none,
     convert_to_llm,
     current_system_message,
+    current_tools,
     estimate_request_context_tokens,
     user_message,
 )
@@ -130,7 +138,7 @@ from pi_continuity_harness.simulator.provider_events import agent_provider_hooks
 from pi_continuity_harness.simulator.runner import bridged_copy
 from pi_continuity_harness.simulator.session_manager import SessionManager, ms_of_iso
 from pi_continuity_harness.simulator.settings import SettingsManager
-from pi_continuity_harness.simulator.skills import Skill, expand_skill_command
+from pi_continuity_harness.simulator.skills import Skill, expand_skill_command, format_skills_for_prompt
 from pi_continuity_harness.simulator.system_prompt import (
     BUILTIN_TOOL_NAMES,
     current_sections,
@@ -174,6 +182,7 @@ class _PromptInputs(TypedDict):
 
     skills: str
     extension_tools: tuple[tuple[str, str | None], ...]
+    tools_and_rules: tuple[str, str] | None
     project_context: str
     custom_prompt: str
     addendum: str
@@ -269,6 +278,11 @@ class AgentSession:
         #: (:meth:`_prompt_extension_tools`): from then on each run diffs the sections, so a
         #: tool that is gone after a reload is patched away too.
         self.prompt_tools_seen = False
+        #: The active tools (``pi.set_active_tools``): Pi's default until an extension sets them.
+        self.active_tools = ActiveTools()
+        #: Set when an extension sets the tools: the next turn of a running run declares them
+        #: (``prepareNextTurnWithContext``, agent-session.js:593-620); a run's start clears it.
+        self._loadout_changed = False
         #: The prompt files the runtime's resource loader read (:func:`.resources.read_prompt_files`),
         #: "" for none: the ``project_context`` section's text (the context files), ``SYSTEM.md``
         #: and ``APPEND_SYSTEM.md``.
@@ -304,6 +318,7 @@ class AgentSession:
                 stream=self._stream_assistant,
                 finish_turn=self._finish_turn,
                 prepare_next_turn=self._prepare_next_turn,
+                declare_turn_tools=self.declare_turn_tools,
                 prepare_tool=self._prepare_tool,
                 execute_tool=self._execute_tool,
                 now_ms=self.service.clock.now_ms,
@@ -733,13 +748,49 @@ class AgentSession:
 
     # ================================================================= loop hooks
     def _tool_exists(self, name: str) -> bool:
+        """Whether ``name`` is among the executable tools (``context.tools``: the active ones)."""
+        if self.active_tools.explicit is not None:
+            return name in self.active_tool_names()
         return any(t["name"] == name for t in BUILTIN_TOOLS) or any(
             t.name == name for t in self._runner().tools()
         )
 
     def active_tool_names(self) -> list[str]:
-        """The built-in tools, then every extension's registered tools (``pi.getActiveTools()``)."""
-        return [t["name"] for t in BUILTIN_TOOLS] + [t.name for t in self._runner().tools()]
+        """``pi.getActiveTools()``: the built-in tools, then every extension's registered tools,
+        until an extension sets them (:mod:`.active_tools`)."""
+        return self.active_tools.names(self._runner().tools())
+
+    def set_active_tools(self, tool_names: list[str]) -> None:
+        """``pi.setActiveTools`` (``setActiveToolsByName``, agent-session.js:1182-1193): see
+        :mod:`.active_tools`; the model sees the change at its next request."""
+        self.active_tools.set(tool_names, self._runner().tools())
+        self._loadout_changed = True
+
+    def restore_tools_from_transcript(self) -> None:
+        """``_restoreToolsFromTranscript`` (agent-session.js:1460-1487): the branch's declared
+        tools become the active ones (:meth:`.active_tools.ActiveTools.restore`); nothing without
+        a system message on the branch."""
+        systems = [
+            e["message"]
+            for e in self.session_manager.get_branch()
+            if e.get("type") == "message" and e["message"].get("role") == "system"
+        ]
+        if not systems:
+            return
+        mentioned = {
+            str(t.get("name"))
+            for m in systems
+            for t in [*(m.get("toolsAdded") or []), *(m.get("toolsRemoved") or [])]
+            if isinstance(t, dict)
+        }
+        declared = [str(t.get("name")) for t in current_tools(systems)]
+        self.active_tools.restore(declared, mentioned, self._runner().tools())
+
+    def all_tools(self) -> list[ToolInfo]:
+        """``pi.getAllTools()`` (agent-session.js:1160-1172, :func:`.active_tools.tool_infos`)."""
+        runner = self._runner()
+        paths = {name: record.path for record in runner.extensions for name in record.tools}
+        return tool_infos(runner.tools(), paths)
 
     async def _finish_turn(self, turn: CompletedTurn) -> bool:
         """The session's ``finishTurn`` (agent-session.js:580-591): the ``turn_end`` boundary,
@@ -747,7 +798,30 @@ class AgentSession:
         self._boundary_dispatched.add(identity(turn.message))
         return await self._dispatch_turn_end(turn.message, turn.tool_results)
 
-    async def _prepare_next_turn(self, turn: CompletedTurn) -> None:
+    async def _prepare_next_turn(self, turn: CompletedTurn) -> list[Message] | None:
+        """``prepareNextTurnWithContext`` (agent-session.js:593-620): the mid-run threshold check
+        before the next assistant request (AS:482-490), then, when an extension set the tools
+        since the run's last request, the prompt's changed sections as a system message (the
+        loop declares the tools with it); ``None`` when the tools did not change."""
+        await self._compact_before_next_turn()
+        if not self._loadout_changed:
+            return None
+        self._loadout_changed = False
+        patch = self._sections_patch(self.session_manager.build_session_projection().messages)
+        return [] if patch is None else [patch]
+
+    def declare_turn_tools(self, pending: list[Message]) -> list[Message]:
+        """``declareToolChanges`` before a later turn's request (pi-agent-core agent-loop.js:121):
+        ``pending`` (the prepared section patch, then steering messages) with the tool changes
+        declared on its system message or a new one."""
+        return declare_tool_changes(
+            self.session_manager.build_session_projection().messages,
+            pending,
+            self.tool_declarations(),
+            self.service.clock.now_ms(),
+        )
+
+    async def _compact_before_next_turn(self) -> None:
         """Mid-run threshold check, before the next assistant request (AS:482-490)."""
         model = self.model
         if model is None or model.context_window <= 0:
@@ -1302,6 +1376,7 @@ class AgentSession:
         transcript = self.session_manager.build_session_projection().messages
         tools = self._prompt_extension_tools()
         self.prompt_tools_seen = self.prompt_tools_seen or bool(tools)
+        self._loadout_changed = False
         if not any(m.get("role") == "system" for m in transcript):
             # Pi's structured system prompt: sections plus the tools' declarations (§ system_prompt.py).
             messages.append(
@@ -1309,7 +1384,12 @@ class AgentSession:
                     self.cwd, self.service.clock.now_ms(), self.package_dir, **self._prompt_inputs(tools)
                 )
             )
-        elif self.skills_seen or self.prompt_tools_seen or self.prompt_files_seen:
+        elif (
+            self.skills_seen
+            or self.prompt_tools_seen
+            or self.prompt_files_seen
+            or self.active_tools.explicit is not None
+        ):
             # The sections that changed since the transcript's system messages, as a patch
             # (``_preparePromptAndToolLoadout``, agent-session.js:1394-1400): skills an extension
             # added or a reload dropped (``resources_discover``, :mod:`.resources`), an extension
@@ -1318,21 +1398,13 @@ class AgentSession:
             # ``APPEND_SYSTEM.md`` read at a reload (:mod:`.context_files`). Only these can make
             # the simulated sections differ, so a session that never had any skips the walk of
             # its transcript.
-            patch = diff_sections(
-                current_sections(transcript) or {},
-                prompt_sections(self.cwd, self.package_dir, **self._prompt_inputs(tools)),
-            )
+            patch = self._sections_patch(transcript)
             if patch is not None:
-                messages.append(
-                    {
-                        "role": "system",
-                        "content": "",
-                        "sections": patch,
-                        "timestamp": self.service.clock.now_ms(),
-                    }
-                )
+                messages.append(patch)
         runner = self._runner()
         if runner.has_handlers("before_agent_start"):
+            active_before = self.active_tool_names()
+            definitions_before = list(runner.tools())
             await self.dispatch(
                 BeforeAgentStartEvent(
                     message_type=trigger.message_type,
@@ -1343,6 +1415,9 @@ class AgentSession:
                     message=trigger.message,
                 )
             )
+            self._loadout_changed = False
+            if self.active_tool_names() != active_before:
+                messages = self._prompt_after_handlers(messages, transcript, tools, definitions_before)
         if trigger.message_type == "custom":
             assert trigger.message is not None
             messages.append(trigger.message)
@@ -1362,11 +1437,76 @@ class AgentSession:
             self.service.clock.now_ms(),
         )
 
-    def _prompt_inputs(self, tools: tuple[tuple[str, str | None], ...]) -> _PromptInputs:
-        """What :func:`.system_prompt.prompt_sections` takes besides the cwd and package."""
+    def _prompt_after_handlers(
+        self,
+        messages: list[Message],
+        transcript: list[Message],
+        tools: tuple[tuple[str, str | None], ...],
+        definitions: list[ToolDefinition],
+    ) -> list[Message]:
+        """The run's system message again, when ``before_agent_start`` handlers changed the active
+        tools (``set_active_tools``, or a tool they registered). Pi builds the run's sections after
+        the handlers (``_prepareRun``, agent-session.js:1560-1599) from the options it handed them:
+        the live active tools (:1565-1568) but the snippets and guidelines of the tools registered
+        before (``tools``, ``definitions``): a tool a handler registers is declared in this run
+        and listed in ``tools`` from the next. (A tool named like a built-in that is registered
+        after loading is not activated at all, ``_refreshToolRegistry`` :3049-3055; a Python
+        tool has no guidelines: so only a ``set_active_tools`` changes this run's sections.)
+        The message keeps the timestamp it had."""
+        live = {t.name for t in self._runner().tools()}
+        inputs = self._prompt_inputs(tools, [t for t in definitions if t.name in live])
+        sections = prompt_sections(self.cwd, self.package_dir, **inputs)
+        head = messages[0] if messages else None
+        if not any(m.get("role") == "system" for m in transcript):
+            assert head is not None and head.get("role") == "system"
+            return [{**head, "sections": sections}, *messages[1:]]
+        patch = diff_sections(current_sections(transcript) or {}, sections)
+        rest = messages[1:] if head is not None and head.get("role") == "system" else messages
+        if patch is None:
+            return rest
+        stamp = (
+            head["timestamp"]
+            if head is not None and head.get("role") == "system"
+            else self.service.clock.now_ms()
+        )
+        return [{"role": "system", "content": "", "sections": patch, "timestamp": stamp}, *rest]
+
+    def _sections_patch(self, transcript: list[Message]) -> Message | None:
+        """The system message patching the sections that differ from ``transcript``'s
+        (``_preparePromptAndToolLoadout``, agent-session.js:1394-1400), or None."""
+        tools = self._prompt_extension_tools()
+        patch = diff_sections(
+            current_sections(transcript) or {},
+            prompt_sections(self.cwd, self.package_dir, **self._prompt_inputs(tools)),
+        )
+        if patch is None:
+            return None
+        return {"role": "system", "content": "", "sections": patch, "timestamp": self.service.clock.now_ms()}
+
+    def _prompt_inputs(
+        self, tools: tuple[tuple[str, str | None], ...], definitions: list[ToolDefinition] | None = None
+    ) -> _PromptInputs:
+        """What :func:`.system_prompt.prompt_sections` takes besides the cwd and package: once an
+        extension set the active tools, the ``tools`` and ``rules`` sections of those
+        (:func:`.active_tools.prompt_tools_and_rules`) and the skills read with the first active
+        reader (system-prompt.js:100-104)."""
+        if self.active_tools.explicit is not None:
+            active = self.active_tool_names()
+            extension_tools = self._runner().tools() if definitions is None else definitions
+            reader = skills_reader(active)
+            skills = format_skills_for_prompt(self.skills, reader) if reader and self.skills else ""
+            return {
+                "skills": skills,
+                "extension_tools": tools,
+                "tools_and_rules": prompt_tools_and_rules(active, extension_tools),
+                "project_context": self.project_context,
+                "custom_prompt": self.custom_prompt,
+                "addendum": self.prompt_addendum,
+            }
         return {
             "skills": self.skills_prompt,
             "extension_tools": tools,
+            "tools_and_rules": None,
             "project_context": self.project_context,
             "custom_prompt": self.custom_prompt,
             "addendum": self.prompt_addendum,
@@ -1391,6 +1531,10 @@ class AgentSession:
         only compared with what the transcript declares, and ``declare_tool_changes`` copies
         a declaration it puts on a message (parsing a fresh copy before every run was 1 % of
         the suite's CPU time, issue 16)."""
+        if self.active_tools.explicit is not None:
+            defined: dict[str, dict[str, Any]] = {n: t.declaration for n, t in core_tools().items()}
+            defined.update((t.name, tool_declaration(t)) for t in self._runner().tools())
+            return [defined[name] for name in self.active_tool_names()]
         return [*BUILTIN_TOOLS, *(tool_declaration(t) for t in self._runner().tools())]
 
     def _find_last_assistant(self) -> Message | None:
@@ -2114,6 +2258,7 @@ class AgentSession:
             if label:
                 manager.append_label_change(target_id, label)
             self._refresh_finalized_context()
+            self.restore_tools_from_transcript()
             self._branch_summary_abort = None
             await self.dispatch(SessionTreeEvent(new_leaf_id=manager.get_leaf_id(), old_leaf_id=old_leaf_id))
             out: dict[str, Any] = {"cancelled": False}

@@ -540,6 +540,8 @@ class SimHost:
         read_prompt_files(session, self.paths.agent_dir, self.paths.workdir, trusted=trust.trusted)
         runner.bind(self._bindings(runtime))
         session.runner = runner
+        # The loadout the session's branch declares (agent-session.js:245, :1460-1487).
+        session.restore_tools_from_transcript()
         self.runtime = runtime
         self.last_session_file = manager.get_session_file()
         await session.dispatch(start_event)
@@ -654,6 +656,8 @@ class SimHost:
         b.set_session_name = set_session_name
         b.get_session_name = session.session_manager.get_session_name
         b.get_active_tools = session.active_tool_names
+        b.get_all_tools = session.all_tools
+        b.set_active_tools = session.set_active_tools
 
         async def set_model(model: Model) -> bool:
             if not host.catalog.has_auth(model.provider):
@@ -838,6 +842,8 @@ class SimHost:
         runner.bind(self._bindings(new_runtime))
         session.runner = runner
         self.runtime = new_runtime
+        # Every extension tool of the new runtime is active again (agent-session.js:3131-3134).
+        session.active_tools.reload()
         reset_extension_resources(session)
         await session.dispatch(SessionStartEvent(reason="reload"))
         await extend_resources_from_extensions(session, "reload")

@@ -53,6 +53,7 @@ from pi_continuity_harness.api.extension_api import (
     ReplacedSessionContext,
     StaleContextError,
     ToolDefinition,
+    ToolInfo,
 )
 from pi_continuity_harness.api.wire_json import result_to_wire
 from pi_continuity_harness.scenario.transcript import content_text
@@ -95,6 +96,8 @@ class RuntimeBindings:
     set_session_name: Callable[[str], None]
     get_session_name: Callable[[], str | None]
     get_active_tools: Callable[[], list[str]]
+    get_all_tools: Callable[[], list[ToolInfo]]
+    set_active_tools: Callable[[list[str]], None]
     set_model: Callable[[Model], Awaitable[bool]]
     get_thinking_level: Callable[[], str]
     # Context (ctx.*)
@@ -760,6 +763,14 @@ class SimExtensionAPI:
 
     def get_active_tools(self) -> list[str]:
         return self._bindings().get_active_tools()
+
+    def get_all_tools(self) -> list[ToolInfo]:
+        return self._bindings().get_all_tools()
+
+    def set_active_tools(self, tool_names: list[str]) -> None:
+        bindings = self._bindings()
+        # What crosses the bridge on real Pi: a JSON copy of the names.
+        bindings.set_active_tools(json_copy(list(tool_names)))
 
     async def set_model(self, model: Model) -> bool:
         return await self._bindings().set_model(model)

@@ -116,6 +116,7 @@ def prompt_sections(
     project_context: str = "",
     custom_prompt: str = "",
     addendum: str = "",
+    tools_and_rules: tuple[str, str] | None = None,
 ) -> dict[str, str]:
     """``buildSystemPromptSections`` for the built-in tools plus ``extension_tools`` (each
     extension tool's name and ``promptSnippet``, :func:`_tools_and_rules`), ``cwd`` and Pi's
@@ -125,9 +126,10 @@ def prompt_sections(
     text (:func:`.context_files.render_project_context`), "" for none; before ``skills``
     (:96-97). ``custom_prompt`` (``SYSTEM.md``) replaces the preamble and drops ``tools``,
     ``rules`` and ``docs`` (:77-94); ``addendum`` (``APPEND_SYSTEM.md``) follows them (:95-96);
-    "" for none (:mod:`.context_files`)."""
+    "" for none (:mod:`.context_files`). ``tools_and_rules``: the two sections' texts once an
+    extension set the active tools (:func:`.active_tools.prompt_tools_and_rules`), else None."""
     sections: dict[str, str] = _data()["sections"]
-    tools, rules = _tools_and_rules(extension_tools)
+    tools, rules = tools_and_rules or _tools_and_rules(extension_tools)
     built = {"tools": tools, "rules": rules}
     out: dict[str, str] = {}
     for name, dumped in sections.items():
@@ -156,6 +158,7 @@ def system_message(
     project_context: str = "",
     custom_prompt: str = "",
     addendum: str = "",
+    tools_and_rules: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """The system message of a session's first run, with Pi's key order (the optional
     arguments as in :func:`prompt_sections`)."""
@@ -163,7 +166,14 @@ def system_message(
         "role": "system",
         "content": "",
         "sections": prompt_sections(
-            cwd, package_dir, skills, extension_tools, project_context, custom_prompt, addendum
+            cwd,
+            package_dir,
+            skills,
+            extension_tools,
+            project_context,
+            custom_prompt,
+            addendum,
+            tools_and_rules,
         ),
         "timestamp": timestamp,
         "toolsAdded": builtin_tools(),
