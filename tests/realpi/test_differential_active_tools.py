@@ -353,3 +353,33 @@ def test_a_tree_navigation_restores_the_tools_of_the_branch_it_moves_to(
         r.request.tools for r in real.requests("agent")
     ]
     assert_equivalent(real, sim)
+
+
+def test_a_fork_restores_the_tools_its_branch_declares(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """A fork is a new runtime on the branch up to the chosen message's parent
+    (agent-session-runtime.js:223-247), whose constructor restores that branch's tools
+    (agent-session.js:245): before the third message, the second run's ``read`` is declared."""
+    spec = python_extension("active_fork", _RELOAD)
+    sc = scenario({"agent": [{"text": "first"}, {"text": "second"}, {"text": "third"}, {"text": "fourth"}]})
+    ops = [
+        {"prompt": "one"},
+        {"prompt": "two"},
+        {"prompt": "three"},
+        {"fork": {"message": 3}},
+        {"prompt": "four"},
+    ]
+    real, sim = play(targets, sc, ops, spec)
+    assert [r.request.tools for r in real.requests("agent")] == [
+        ["read", "bash", "edit", "write", "probe"],
+        ["read"],
+        ["read"],
+        ["read"],
+    ]
+    assert notes(real)["start"] == ["fork", ["read"]]
+    assert [r.request.tools for r in sim.requests("agent")] == [
+        r.request.tools for r in real.requests("agent")
+    ]
+    assert notes(sim)["start"] == notes(real)["start"]
+    assert_equivalent(real, sim)
