@@ -280,8 +280,9 @@ class AgentSession:
         self.prompt_tools_seen = False
         #: The active tools (``pi.set_active_tools``): Pi's default until an extension sets them.
         self.active_tools = ActiveTools()
-        #: Set when an extension sets the tools: the next turn of a running run declares them
-        #: (``prepareNextTurnWithContext``, agent-session.js:593-620); a run's start clears it.
+        #: Set when an extension sets the tools or registers one after loading: the next turn of
+        #: a running run declares them (``prepareNextTurnWithContext``, agent-session.js:593-620);
+        #: a run's start clears it.
         self._loadout_changed = False
         #: The prompt files the runtime's resource loader read (:func:`.resources.read_prompt_files`),
         #: "" for none: the ``project_context`` section's text (the context files), ``SYSTEM.md``
@@ -785,6 +786,12 @@ class AgentSession:
         }
         declared = [str(t.get("name")) for t in current_tools(systems)]
         self.active_tools.restore(declared, mentioned, self._runner().tools())
+
+    def mark_loadout_changed(self) -> None:
+        """A tool registered after loading: Pi refreshes the registry at once (loader.js:246-249,
+        ``_refreshToolRegistry``), so the next turn of a running run declares it and lists its
+        snippet (``prepareNextTurnWithContext``, agent-session.js:593-620)."""
+        self._loadout_changed = True
 
     def all_tools(self) -> list[ToolInfo]:
         """``pi.getAllTools()`` (agent-session.js:1160-1172, :func:`.active_tools.tool_infos`)."""

@@ -658,6 +658,7 @@ class SimHost:
         b.get_active_tools = session.active_tool_names
         b.get_all_tools = session.all_tools
         b.set_active_tools = session.set_active_tools
+        b.tools_changed = session.mark_loadout_changed
 
         async def set_model(model: Model) -> bool:
             if not host.catalog.has_auth(model.provider):

@@ -98,6 +98,9 @@ class RuntimeBindings:
     get_active_tools: Callable[[], list[str]]
     get_all_tools: Callable[[], list[ToolInfo]]
     set_active_tools: Callable[[list[str]], None]
+    #: A tool registered after loading (``refreshTools``, loader.js:246-249): the next turn of a
+    #: running run declares it.
+    tools_changed: Callable[[], None]
     set_model: Callable[[Model], Awaitable[bool]]
     get_thinking_level: Callable[[], str]
     # Context (ctx.*)
@@ -718,6 +721,8 @@ class SimExtensionAPI:
     def register_tool(self, tool: ToolDefinition) -> None:
         self._runner.assert_active()
         self._record.tools[tool.name] = tool
+        if self._runner.bindings is not None:
+            self._runner.bindings.tools_changed()
 
     def send_message(
         self,

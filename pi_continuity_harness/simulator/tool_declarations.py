@@ -17,9 +17,9 @@ Each declaration is ``toToolDeclaration`` (pi-ai ``dist/utils/transcript.js:106-
 description and a JSON copy of the parameters. A redefined tool is a removal and an addition
 (``getToolStateChanges``, :126-143).
 
-The per-turn call (agent-loop.js:121) is made when an extension set the active tools during
-the run (``pi.set_active_tools``, :mod:`.active_tools`). Not modelled: a tool registered while a
-run is in progress, which Pi declares at the run's next turn and the simulator at the next run.
+The per-turn call (agent-loop.js:121) is made when an extension set the active tools or
+registered a tool during the run (``pi.set_active_tools``, :mod:`.active_tools`; ``registerTool``
+refreshes the registry at once, loader.js:246-249): the run's next turn declares the change.
 """
 
 from __future__ import annotations

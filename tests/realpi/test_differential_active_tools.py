@@ -383,3 +383,42 @@ def test_a_fork_restores_the_tools_its_branch_declares(
     ]
     assert notes(sim)["start"] == notes(real)["start"]
     assert_equivalent(real, sim)
+
+
+_REGISTER_MID_RUN = (
+    _TOOL
+    + """
+
+def extension(pi):
+    async def execute(call_id, params, signal, ctx):
+        pi.register_tool(probe(done, "late", "The late probe"))
+        return ToolResult(content=[{"type": "text", "text": "done"}], details={"ok": True})
+
+    pi.register_tool(probe(execute))
+"""
+)
+
+
+def test_a_tool_registered_during_a_run_shows_at_the_next_turns_request(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """``registerTool`` after loading refreshes the registry at once (loader.js:246-249,
+    ``_refreshToolRegistry``): the new tool is active, and the next turn's system message
+    declares it and lists its snippet (``prepareNextTurnWithContext``, agent-session.js:593-620)."""
+    spec = python_extension("active_register_mid_run", _REGISTER_MID_RUN)
+    call = {"name": "probe", "arguments": {}, "id": "c1"}
+    sc = scenario({"agent": [{"text": "calling", "tool_calls": [call]}, {"text": "DONE"}]})
+    real, sim = play(targets, sc, [{"prompt": "one"}], spec)
+    assert [r.request.tools for r in real.requests("agent")] == [
+        ["read", "bash", "edit", "write", "probe"],
+        ["read", "bash", "edit", "write", "probe", "late"],
+    ]
+    patch = _system_messages(real.entries)[1]
+    assert _changes(patch) == (["late"], [])
+    assert list(patch["sections"]) == ["tools"] and "- late: The late probe\n" in patch["sections"]["tools"]
+    assert [r.request.tools for r in sim.requests("agent")] == [
+        r.request.tools for r in real.requests("agent")
+    ]
+    simulated = _system_messages(sim.entries)[1]
+    assert _changes(simulated) == _changes(patch) and simulated["sections"] == patch["sections"]
+    assert_equivalent(real, sim)

@@ -203,6 +203,37 @@ def test_set_during_a_run_shows_at_the_next_turns_request(tmp_path: Path) -> Non
     assert roles == ["system", "user", "assistant", "toolResult", "system", "assistant"]
 
 
+def test_a_tool_registered_during_a_run_is_declared_at_the_next_turn(tmp_path: Path) -> None:
+    """``registerTool`` after loading refreshes the registry at once (loader.js:246-249)."""
+
+    def extension(pi: ExtensionAPI) -> None:
+        async def execute(call_id: str, params: Any, signal: Any, ctx: Any) -> ToolResult:
+            pi.register_tool(_tool("late", "The late probe"))
+            return ToolResult(content=[{"type": "text", "text": "done"}], details={"ok": True})
+
+        pi.register_tool(
+            ToolDefinition(
+                name="probe",
+                label="probe",
+                description="A probe tool.",
+                parameters={"type": "object", "properties": {}},
+                execute=execute,
+            )
+        )
+
+    call = {"name": "probe", "arguments": {}, "id": "c1"}
+    scenario = base(
+        model={"agent": [{"text": "calling", "tool_calls": [call]}, {"text": "done"}]},
+        operations=[{"prompt": "1"}],
+    )
+    result = run(tmp_path, scenario, extension)
+    assert [r.tools for r in agent_requests(result)][1][-1] == "late"
+    patch = _system(result)[1]
+    assert [t["name"] for t in patch["toolsAdded"]] == ["late"] and "- late: The late probe" in patch[
+        "sections"
+    ]["tools"]
+
+
 def test_a_call_of_a_deactivated_tool_is_not_found(tmp_path: Path) -> None:
     call = {"name": "bash", "arguments": {"command": "echo hi"}, "id": "c1"}
     scenario = base(
