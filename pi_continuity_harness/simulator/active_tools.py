@@ -50,6 +50,7 @@ __all__ = [
     "DEFAULT_ACTIVE",
     "ActiveTools",
     "CoreTool",
+    "activatable_tools",
     "core_tools",
     "prompt_tools_and_rules",
     "tool_infos",
@@ -61,6 +62,7 @@ CORE_TOOL_NAMES: tuple[str, ...] = ("read", "bash", "powershell", "edit", "write
 DEFAULT_ACTIVE: tuple[str, ...] = ("read", "bash", "edit", "write")
 
 _BASH_FILE_RULE = "Use bash for file operations like ls, rg, find"
+_INACTIVE_CORE = frozenset(CORE_TOOL_NAMES) - frozenset(DEFAULT_ACTIVE)
 
 
 @dataclass(frozen=True)
@@ -103,9 +105,23 @@ def registry_names(extension_tools: Sequence[ToolDefinition]) -> list[str]:
 
 
 def default_active(extension_tools: Sequence[ToolDefinition]) -> list[str]:
-    """Pi's default: the four built-ins, then every extension tool in registration order (what
-    the simulator reported before ``set_active_tools`` existed, unchanged)."""
-    return [*DEFAULT_ACTIVE, *(t.name for t in extension_tools)]
+    """Pi's default: the four built-ins, then every extension tool in registration order, each
+    name once (a Set, agent-session.js:3059)."""
+    return list(dict.fromkeys([*DEFAULT_ACTIVE, *(t.name for t in extension_tools)]))
+
+
+def activatable_tools(
+    extension_tools: Sequence[ToolDefinition], loaded: Collection[str] | None
+) -> list[ToolDefinition]:
+    """The extension tools Pi activates on registration: all registered while loading, and of
+    those registered later (``loaded`` names the former) all but one named like a built-in that
+    is not active by default (``grep``, ``find``, ``ls``, ``powershell``): Pi activates a later
+    tool only if its name was not registered before (``_refreshToolRegistry``,
+    agent-session.js:3049-3055), and every built-in's name was. (One named like a default
+    built-in replaces that built-in's definition, which stays active.)"""
+    if loaded is None:
+        return list(extension_tools)
+    return [t for t in extension_tools if t.name in loaded or t.name not in _INACTIVE_CORE]
 
 
 class ActiveTools:

@@ -81,7 +81,9 @@ from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_sum
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.active_tools import (
+    CORE_TOOL_NAMES,
     ActiveTools,
+    activatable_tools,
     core_tools,
     prompt_tools_and_rules,
     skills_reader,
@@ -191,6 +193,9 @@ class _PromptInputs(TypedDict):
 #: Extension tool names that change the prompt without a snippet: a built-in's (its line goes)
 #: and those ``buildRules`` checks (system-prompt.js:31-62).
 _PROMPT_TOOL_NAMES = frozenset((*BUILTIN_TOOL_NAMES, "grep", "find", "ls"))
+#: The eight built-ins' names (:data:`.active_tools.CORE_TOOL_NAMES`).
+_CORE_NAMES = frozenset(CORE_TOOL_NAMES)
+_DEFAULT_NAMES = frozenset(BUILTIN_TOOL_NAMES)
 LENGTH_RECOVERY_FAILED = "Truncated response recovery failed after one compact-and-retry attempt."
 BUSY_WITHOUT_BEHAVIOR = (
     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
@@ -753,18 +758,23 @@ class AgentSession:
         if self.active_tools.explicit is not None:
             return name in self.active_tool_names()
         return any(t["name"] == name for t in BUILTIN_TOOLS) or any(
-            t.name == name for t in self._runner().tools()
+            t.name == name for t in self._activatable_tools()
         )
+
+    def _activatable_tools(self) -> list[ToolDefinition]:
+        """The runner's tools Pi activates (:func:`.active_tools.activatable_tools`)."""
+        runner = self._runner()
+        return activatable_tools(runner.tools(), runner.loaded_tool_names)
 
     def active_tool_names(self) -> list[str]:
         """``pi.getActiveTools()``: the built-in tools, then every extension's registered tools,
         until an extension sets them (:mod:`.active_tools`)."""
-        return self.active_tools.names(self._runner().tools())
+        return self.active_tools.names(self._activatable_tools())
 
     def set_active_tools(self, tool_names: list[str]) -> None:
         """``pi.setActiveTools`` (``setActiveToolsByName``, agent-session.js:1182-1193): see
         :mod:`.active_tools`; the model sees the change at its next request."""
-        self.active_tools.set(tool_names, self._runner().tools())
+        self.active_tools.set(tool_names, self._activatable_tools())
         self._loadout_changed = True
 
     def restore_tools_from_transcript(self) -> None:
@@ -785,7 +795,7 @@ class AgentSession:
             if isinstance(t, dict)
         }
         declared = [str(t.get("name")) for t in current_tools(systems)]
-        self.active_tools.restore(declared, mentioned, self._runner().tools())
+        self.active_tools.restore(declared, mentioned, self._activatable_tools())
 
     def mark_loadout_changed(self) -> None:
         """A tool registered after loading: Pi refreshes the registry at once (loader.js:246-249,
@@ -1510,10 +1520,20 @@ class AgentSession:
                 "custom_prompt": self.custom_prompt,
                 "addendum": self.prompt_addendum,
             }
+        replaced = not _DEFAULT_NAMES.isdisjoint(name for name, _ in tools)
         return {
             "skills": self.skills_prompt,
             "extension_tools": tools,
-            "tools_and_rules": None,
+            # An extension tool named like a default built-in takes its snippet and guidelines
+            # (none from Python) with its definition: the general builder drops the guidelines.
+            "tools_and_rules": (
+                prompt_tools_and_rules(
+                    self.active_tool_names(),
+                    self._activatable_tools() if definitions is None else definitions,
+                )
+                if replaced
+                else None
+            ),
             "project_context": self.project_context,
             "custom_prompt": self.custom_prompt,
             "addendum": self.prompt_addendum,
@@ -1526,7 +1546,7 @@ class AgentSession:
         system-prompt.js:31-62). Empty for most sessions, so their sections are the dumped ones."""
         return tuple(
             (tool.name, tool.prompt_snippet)
-            for tool in self._runner().tools()
+            for tool in self._activatable_tools()
             if tool.prompt_snippet or tool.name in _PROMPT_TOOL_NAMES
         )
 
@@ -1538,11 +1558,20 @@ class AgentSession:
         only compared with what the transcript declares, and ``declare_tool_changes`` copies
         a declaration it puts on a message (parsing a fresh copy before every run was 1 % of
         the suite's CPU time, issue 16)."""
-        if self.active_tools.explicit is not None:
+        tools = self._runner().tools()
+        names = [t.name for t in tools]
+        if (
+            self.active_tools.explicit is not None
+            or len(set(names)) != len(names)
+            or not _CORE_NAMES.isdisjoint(names)
+        ):
+            # The registry's definition of each active name: an extension's tool replaces a
+            # built-in's, a later one of the same name an earlier one's (a Map, agent-session.js:
+            # 2990-3000), so a name is declared once.
             defined: dict[str, dict[str, Any]] = {n: t.declaration for n, t in core_tools().items()}
-            defined.update((t.name, tool_declaration(t)) for t in self._runner().tools())
+            defined.update((t.name, tool_declaration(t)) for t in tools)
             return [defined[name] for name in self.active_tool_names()]
-        return [*BUILTIN_TOOLS, *(tool_declaration(t) for t in self._runner().tools())]
+        return [*BUILTIN_TOOLS, *(tool_declaration(t) for t in tools)]
 
     def _find_last_assistant(self) -> Message | None:
         for message in reversed(self.agent.messages):

@@ -162,6 +162,10 @@ class ExtensionRunner:
         self.extensions: list[ExtensionRecord] = []
         self.bindings: RuntimeBindings | None = None
         self.stale_message: str | None = None
+        #: The tool names registered while the factories ran (None until they have): Pi activates
+        #: every one of them (``includeAllExtensionTools``, agent-session.js:3043-3047), a later one
+        #: only if its name was not registered before (:3049-3055; see ``activatable_tools``).
+        self.loaded_tool_names: frozenset[str] | None = None
 
     # ----------------------------------------------------------------- lifecycle
     async def load(self, factories: list[tuple[str, ExtensionFactory]]) -> list[tuple[str, str]]:
@@ -179,6 +183,7 @@ class ExtensionRunner:
                 failures.append((path, _describe(error)))
                 continue
             self.extensions.append(record)
+        self.loaded_tool_names = frozenset(tool.name for tool in self.tools())
         return failures
 
     def bind(self, bindings: RuntimeBindings) -> None:

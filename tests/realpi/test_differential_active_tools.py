@@ -422,3 +422,55 @@ def test_a_tool_registered_during_a_run_shows_at_the_next_turns_request(
     simulated = _system_messages(sim.entries)[1]
     assert _changes(simulated) == _changes(patch) and simulated["sections"] == patch["sections"]
     assert_equivalent(real, sim)
+
+
+_BUILTIN_NAMES = (
+    _TOOL
+    + """
+
+def extension(pi):
+    pi.register_tool(probe(done, "read", "My read"))
+    pi.register_tool(probe(done, "grep", None))
+
+    def end(event, ctx):
+        pi.register_tool(probe(done, "ls", "Lists"))
+        ctx.ui.notify("active: " + json.dumps(pi.get_active_tools()), "info")
+
+    pi.on("agent_end", end)
+"""
+)
+
+
+def test_extension_tools_named_like_built_ins_replace_them_once_and_a_later_one_stays_inactive(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """An extension's ``read`` replaces the built-in's definition in the registry (a Map,
+    agent-session.js:2990-3000): ``read`` is declared once, with the extension's description, and
+    listed with its snippet; ``grep`` registered while loading is activated
+    (``includeAllExtensionTools``, :3043-3047), ``ls`` registered later is not (its name was
+    registered before, :3049-3055), so it neither is declared nor changes ``rules``."""
+    spec = python_extension("active_builtin_names", _BUILTIN_NAMES)
+    call = {"name": "ls", "arguments": {}, "id": "c1"}
+    sc = scenario({"agent": [{"text": "first"}, {"text": "calling", "tool_calls": [call]}, {"text": "DONE"}]})
+    real, sim = play(targets, sc, [{"prompt": "one"}, {"prompt": "two"}], spec)
+    assert notes(real)["active"] == ["read", "bash", "edit", "write", "grep"]
+    assert [r.request.tools for r in real.requests("agent")] == [
+        ["read", "bash", "edit", "write", "grep"]
+    ] * 3
+    first = _system_messages(real.entries)[0]
+    assert [t["description"] for t in first["toolsAdded"]][:2] == [
+        "A probe tool.",
+        first["toolsAdded"][1]["description"],
+    ]
+    assert first["sections"]["tools"].startswith("<tools>\n- read: My read\n- bash: ")
+    assert len(_system_messages(real.entries)) == 1
+    [result] = [e["message"] for e in real.entries if e.get("message", {}).get("role") == "toolResult"]
+    assert result["content"] == [{"type": "text", "text": "Tool ls not found"}]
+
+    assert notes(sim)["active"] == notes(real)["active"]
+    assert [r.request.tools for r in sim.requests("agent")] == [
+        r.request.tools for r in real.requests("agent")
+    ]
+    assert _system_messages(sim.entries)[0]["toolsAdded"] == first["toolsAdded"]
+    assert len(_system_messages(sim.entries)) == 1
+    assert_equivalent(real, sim)

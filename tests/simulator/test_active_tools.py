@@ -14,6 +14,7 @@ from pi_continuity_harness.api import ExtensionAPI, NotInitializedError, ToolDef
 from pi_continuity_harness.simulator.active_tools import (
     CORE_TOOL_NAMES,
     ActiveTools,
+    activatable_tools,
     prompt_tools_and_rules,
     skills_reader,
     tool_infos,
@@ -65,6 +66,24 @@ def test_a_tool_named_like_a_builtin_registered_after_the_tools_were_set_is_not_
     active = ActiveTools()
     active.set(["read"], [])
     assert active.names([_tool("ls")]) == ["read"]
+
+
+def test_the_default_names_each_tool_once() -> None:
+    assert ActiveTools().names([_tool("read"), _tool("probe"), _tool("probe")]) == [
+        "read",
+        "bash",
+        "edit",
+        "write",
+        "probe",
+    ]
+
+
+def test_a_later_tool_named_like_an_inactive_builtin_is_not_activated_by_default() -> None:
+    """``_refreshToolRegistry`` (agent-session.js:3043-3055): every tool registered while loading
+    is activated, a later one only if its name was not registered before (a built-in's was)."""
+    tools = [_tool("grep"), _tool("ls"), _tool("read"), _tool("late")]
+    assert [t.name for t in activatable_tools(tools, {"grep"})] == ["grep", "read", "late"]
+    assert [t.name for t in activatable_tools(tools, None)] == ["grep", "ls", "read", "late"]
 
 
 def test_a_reload_activates_every_extension_tool_again_but_not_a_deactivated_builtin() -> None:
