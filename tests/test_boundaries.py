@@ -95,6 +95,8 @@ RULES: tuple[Rule, ...] = (
             _p("features.oracle"),
             _p("features.blitz_oracle"),
             _p("features.world"),
+            # The collector tuned as for the suite's scenarios while seeds run in the process.
+            _p("features.collector_tuning"),
             _p("rules"),
             _p("errors"),
         ),
