@@ -16,6 +16,7 @@ threshold compaction must commit a valid Brief.
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from dataclasses import dataclass, field, replace
@@ -132,9 +133,16 @@ def _filler(label: str, chars: int) -> str:
     return (label + word * (chars // len(word) + 1))[:chars]
 
 
+@functools.lru_cache(maxsize=4096)
 def filler_reply(n: int, tokens: int) -> Reply:
     """An ordinary reply, below any threshold (pads the agent script so it never runs out; a
-    filler above the small model's threshold would chain compaction and continuation forever)."""
+    filler above the small model's threshold would chain compaction and continuation forever).
+
+    Made once per ``(n, tokens)`` in a process: the reply is a pure function of its two
+    arguments (the key), and a :class:`Reply` is a frozen model nothing changes, so scenarios
+    may share it as they share every other part of a case. A seed's scenario pads with six
+    replies per operation and 24 more (264 for 40 steps), and validating them anew each time
+    was 0.7 ms per scenario, about 1 % of an explored seed (issue 16)."""
     return Reply(text=_filler(f"ordinary reply {n}:", 300), context_tokens=tokens)
 
 
