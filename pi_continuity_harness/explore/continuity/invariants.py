@@ -158,6 +158,8 @@ class Tracker:
     #: Pi's mode has a UI (``rpc``, ``tui``); ``print`` and ``json`` have none (spec §18).
     has_ui: bool = True
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
+    #: :meth:`states_freshness_rule`: whether a system prompt states the whole rule, per prompt.
+    _prompt_freshness: dict[str, bool] = field(default_factory=dict)
     _problems: dict[tuple[str, str | None], list[str]] = field(default_factory=dict)
     #: :meth:`carries`: each request message's texts, and which needles it holds.
     _message_needles: IdentityMemo[tuple[list[str], dict[str, bool]]] = field(default_factory=IdentityMemo)
@@ -204,6 +206,27 @@ class Tracker:
         if self._walk_once:
             self._archives = found
         return found
+
+    def states_freshness_rule(self, request: ModelRequest, text: str) -> bool:
+        """:func:`~pi_continuity_harness.features.oracle.has_freshness_rule` of ``text``, the
+        request's whole text (:func:`_request_text`: its system prompt, then a newline and the
+        messages' texts, if any).
+
+        When the system prompt alone states every statement of the rule, so does the text: each
+        statement's match in the prompt is one in the text (the characters before it are the
+        same, and what follows the prompt is a newline, which keeps a closing ``\\b`` a word
+        boundary; no statement's pattern looks further). The prompt's answer is a pure function
+        of its text, remembered per text (the key) for the run: a session's synthesis requests
+        share their system prompt, and searching each request's whole text for the three
+        statements was 1.5-3 % of a Pi Session Continuity exploration (issue 16). A prompt that
+        does not state it all sends the whole text to the search, as before."""
+        prompt = request.system_prompt or ""
+        in_prompt = self._prompt_freshness.get(prompt)
+        if in_prompt is None:
+            if len(self._prompt_freshness) > 256:
+                self._prompt_freshness.clear()
+            in_prompt = self._prompt_freshness[prompt] = has_freshness_rule(prompt)
+        return in_prompt or has_freshness_rule(text)
 
     def brief(self, text: str) -> Brief | None:
         """:func:`~pi_continuity_harness.features.oracle.parse_brief`, memoised (summaries repeat)."""
@@ -927,7 +950,7 @@ def synthesis_prompt_rules(t: Tracker) -> Iterator[str]:
         text = _request_text(request)
         if AUTHORITY_BOUNDARY_SENTENCE not in text:
             yield f"synthesis request #{request.index} lacks the authority-boundary rule"
-        if not has_freshness_rule(text):
+        if not t.states_freshness_rule(request, text):
             yield f"synthesis request #{request.index} lacks the event-freshness rule"
         if "state of the work" not in text:
             yield f"synthesis request #{request.index} does not speak of the state of the work"
