@@ -390,14 +390,16 @@ class Agent:
         self, call: dict[str, Any], result: dict[str, Any], is_error: bool, duration: int | None
     ) -> Message:
         """``createToolResultMessage`` (AC agent-loop.js:656-670): Pi's key order; ``details``
-        only when the result has one, ``durationMs`` only for an executed call."""
+        when the result has the key (a Python tool's ``details=None`` crosses the bridge as
+        ``null`` and Pi writes ``"details": null``; a built-in's result without details has no
+        key, ``undefined``), ``durationMs`` only for an executed call."""
         message: Message = {
             "role": "toolResult",
             "toolCallId": call["id"],
             "toolName": call["name"],
             "content": result.get("content") or [],
         }
-        if result.get("details") is not None:
+        if "details" in result:
             message["details"] = result["details"]
         if result.get("usage") is not None:
             message["usage"] = result["usage"]
