@@ -71,3 +71,19 @@ def test_a_custom_prompt_replaces_the_preamble_and_drops_tools_rules_docs() -> N
     assert sections["preamble"] == "Mine $CWD"
     assert sections["addendum"] == "<addendum>\nMore\n</addendum>"
     assert sections["project_context"] == "<project_context>\nCtx\n</project_context>"
+
+
+def test_a_candidate_named_by_a_link_is_read_and_a_differently_cased_name_is_not(tmp_path: Path) -> None:
+    """The directory is listed once (issue 16); a candidate is still looked at as before:
+    ``isfile`` follows a link, and on a filesystem that tells case apart ``agents.md`` is no
+    candidate."""
+    root, agent, project = _layout(tmp_path)
+    (root / "notes.md").write_text("linked", encoding="utf-8")
+    (project / "CLAUDE.md").symlink_to(root / "notes.md")
+    (agent / "agents.md").write_text("lower case", encoding="utf-8")
+    case_sensitive = not (agent / "AGENTS.md").exists()
+    files = load_context_files(str(project), str(agent), str(root))
+    expected = [(str(project / "CLAUDE.md"), "linked")]
+    if not case_sensitive:
+        expected.insert(0, (str(agent / "AGENTS.md"), "lower case"))
+    assert files == expected
