@@ -66,6 +66,11 @@ def project_files(project: Path) -> dict[str, bytes]:
     return {name: _read_bytes(os.path.join(root, name)) for name in _files_below(project)}
 
 
+def _settings_bytes(settings: Path) -> bytes | None:
+    """The project settings file's bytes, None when there is none (``Path.exists``)."""
+    return settings.read_bytes() if settings.exists() else None
+
+
 def _read_bytes(path: str) -> bytes:
     """``Path(path).read_bytes()`` without making a ``Path``."""
     with open(path, "rb") as file:
@@ -297,8 +302,19 @@ class World:
             self.target = target
             project = target.project_dir()
             settings = project / CONFIG_DIR_NAME / "settings.json"
-            self.remembered["settings_at_start"] = settings.read_bytes() if settings.exists() else None
-            self.remembered["project_at_start"] = project_files(project)
+            try:
+                files = project_files(project)
+            except BaseException:
+                _settings_bytes(settings)  # its error first, as when it was read first
+                raise
+            # The project's settings file is one of the project's files when it is a file (or a
+            # link to one): the bytes just read, not read again (a ``stat`` and a read through
+            # the virtual root's ``/proc`` path per scenario, issue 16). Anything else (none, a
+            # directory, a link into a linked directory ``project_files`` does not enter) is
+            # read as before.
+            known = files.get(f"{CONFIG_DIR_NAME}/settings.json")
+            self.remembered["settings_at_start"] = known if known is not None else _settings_bytes(settings)
+            self.remembered["project_at_start"] = files
         return self.target
 
     def close(self) -> None:

@@ -8,6 +8,7 @@ import copy
 import os
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -141,3 +142,39 @@ def test_rule_a_sessions_artifacts_are_never_another_sessions_sharing_its_id_pre
     assert world.session_artifacts("pending") == {"b.md": f'---\nsessionId: "{this}"\n---\n'.encode()}
     assert world.session_artifacts("pending", session_id=other)["b.md"].decode().count(other) == 1
     assert world.session_artifacts("archive") == {}
+
+
+def _started_world(project: Path) -> World:
+    class _Fixed:
+        name = implementation = "fixed"
+
+        def start(self, scenario: object) -> None:
+            pass
+
+        def project_dir(self) -> Path:
+            return project
+
+    world = World("scenario", make_target=_Fixed)  # type: ignore[arg-type]
+    world.start()
+    return world
+
+
+def test_the_settings_at_start_are_the_project_settings_files_bytes_or_none(tmp_path: Path) -> None:
+    """``World.start`` remembers the project's ``.pi/settings.json`` as ``read_bytes`` gave it
+    (None when there is none) beside every project file; the bytes ``project_files`` read are
+    not read again (issue 16), and a settings path that is no file is read as before."""
+    project = Path(os.path.realpath(tmp_path)) / "project"
+    (project / ".pi").mkdir(parents=True)
+    assert _started_world(project).remembered["settings_at_start"] is None
+    (project / "real.json").write_bytes(b'{"linked": true}')
+    (project / ".pi" / "settings.json").symlink_to(project / "real.json")
+    world = _started_world(project)
+    assert world.remembered["settings_at_start"] == b'{"linked": true}'
+    assert world.remembered["project_at_start"][".pi/settings.json"] == b'{"linked": true}'
+    (project / ".pi" / "settings.json").unlink()
+    (project / ".pi" / "settings.json").write_bytes(b"")
+    assert _started_world(project).remembered["settings_at_start"] == b""
+    (project / ".pi" / "settings.json").unlink()
+    (project / ".pi" / "settings.json").mkdir()
+    with pytest.raises(IsADirectoryError):  # a directory is read, and fails, as before
+        _started_world(project)
