@@ -79,8 +79,9 @@ class LoopHooks:
     #: did not change (nothing to declare).
     prepare_next_turn: Callable[[CompletedTurn], Awaitable[list[Message] | None]]
     prepare_tool: Callable[[dict[str, Any], AbortSignal, Message], Awaitable[PreparedTool]]
+    #: The result and ``isError``: any JSON value a ``tool_result`` handler set (Pi keeps it).
     execute_tool: Callable[
-        [dict[str, Any], dict[str, Any], AbortSignal, ToolUpdate], Awaitable[tuple[dict[str, Any], bool]]
+        [dict[str, Any], dict[str, Any], AbortSignal, ToolUpdate], Awaitable[tuple[dict[str, Any], Any]]
     ]
     now_ms: Callable[[], int]
     now_loop_ms: Callable[[], int]
@@ -313,7 +314,7 @@ class Agent:
                 await self._emit({"type": "message_end", "message": message})
                 messages.append(message)
             return messages, False
-        finalized: list[tuple[dict[str, Any], dict[str, Any], bool, int | None] | None] = []
+        finalized: list[tuple[dict[str, Any], dict[str, Any], Any, int | None] | None] = []
         prepared: list[tuple[int, dict[str, Any], dict[str, Any]]] = []
         for call in tool_calls:
             await self._emit_start(call)
@@ -359,7 +360,7 @@ class Agent:
         )
 
     async def _emit_end(
-        self, call: dict[str, Any], result: dict[str, Any], is_error: bool, duration: int | None
+        self, call: dict[str, Any], result: dict[str, Any], is_error: Any, duration: int | None
     ) -> None:
         event: AgentEvent = {
             "type": "tool_execution_end",
@@ -387,7 +388,7 @@ class Agent:
         return update
 
     def _result_message(
-        self, call: dict[str, Any], result: dict[str, Any], is_error: bool, duration: int | None
+        self, call: dict[str, Any], result: dict[str, Any], is_error: Any, duration: int | None
     ) -> Message:
         """``createToolResultMessage`` (AC agent-loop.js:656-670): Pi's key order; ``details``
         when the result has the key (a Python tool's ``details=None`` crosses the bridge as

@@ -150,6 +150,7 @@ from pi_continuity_harness.simulator.system_prompt import (
     system_message,
 )
 from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes, tool_declaration
+from pi_continuity_harness.simulator.tool_result_hooks import after_tool_call
 from pi_continuity_harness.simulator.tree import (
     NAVIGATE_WHILE_COMPACTING,
     NAVIGATE_WHILE_STREAMING,
@@ -635,7 +636,8 @@ class AgentSession:
                     tool_call_id=event["toolCallId"],
                     tool_name=event["toolName"],
                     result=event["result"],
-                    is_error=event["isError"],
+                    # The bridge's ``bool(isError)``: a handler's ``"yes"`` (tool_result_hooks).
+                    is_error=bool(event["isError"]),
                     # :1043: only when the loop has one (an executed call).
                     duration_ms=event.get("durationMs"),
                 )
@@ -960,10 +962,11 @@ class AgentSession:
 
     async def _execute_tool(
         self, call: dict[str, Any], args: dict[str, Any], signal: AbortSignal, on_update: ToolUpdate
-    ) -> tuple[dict[str, Any], bool]:
+    ) -> tuple[dict[str, Any], Any]:
         """``executePreparedToolCall`` and ``finalizeExecutedToolCall`` (AC agent-loop.js:568-639):
         the tool runs (a thrown error becomes an error result with ``details: {}``), then
-        ``tool_result`` handlers see the result."""
+        ``tool_result`` handlers see the result and may change it (``isError`` too, to any JSON
+        value: Pi keeps a handler's ``"yes"``)."""
         runner = self._runner()
         name = call["name"]
         tool = next((t for t in runner.tools() if t.name == name), None)
@@ -994,18 +997,24 @@ class AgentSession:
                 for update in run.updates:
                     await on_update(update)
                 out, is_error = run.result, run.is_error
-        if runner.has_handlers("tool_result"):
-            await self.dispatch(
-                ToolResultEvent(
-                    tool_call_id=call["id"],
-                    tool_name=name,
-                    input=args,
-                    content=out["content"],
-                    details=out.get("details"),
-                    is_error=is_error,
-                )
-            )
-        return out, is_error
+        if not runner.has_handlers("tool_result"):
+            return out, is_error
+        # ``_afterToolCall`` (agent-session.js:406-440) and ``finalizeExecutedToolCall``
+        # (AC agent-loop.js:598-630): the handlers' changes become the call's result
+        # (``simulator/tool_result_hooks.py``), in ``tool_execution_end``, the ``toolResult``
+        # message and the next request.
+        first = ToolResultEvent(
+            tool_call_id=call["id"],
+            tool_name=name,
+            input=args,
+            content=out["content"],
+            details=out.get("details"),
+            is_error=is_error,
+        )
+        self.trace.emit("event", first.type, **event_summary(first))
+        hook = await runner.emit_tool_result(call["id"], name, args, out, is_error)
+        await self.settle_preflights()
+        return after_tool_call(out, is_error, hook)
 
     # ================================================================= prompting
     async def prompt(

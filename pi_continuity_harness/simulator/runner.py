@@ -59,6 +59,7 @@ from pi_continuity_harness.api.wire_json import result_to_wire
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy, json_copy_or_same
 from pi_continuity_harness.simulator.messages import UNDEFINED, Message, current_system_message
+from pi_continuity_harness.simulator.tool_result_hooks import apply_handler_result, hook_result, python_event
 from pi_continuity_harness.simulator.user_bash import INVALID_RESULT, is_user_bash_event_result
 
 if TYPE_CHECKING:
@@ -494,6 +495,45 @@ class ExtensionRunner:
                 if value is not None:
                     current = bridge_reply_copy(result_to_wire(value))
         return current
+
+    async def emit_tool_result(
+        self, tool_call_id: str, tool_name: str, args: dict[str, Any], result: dict[str, Any], is_error: Any
+    ) -> dict[str, Any] | None:
+        """runner.js:913-969 ``emitToolResult`` on the event of ``_afterToolCall``
+        (agent-session.js:409-420): each handler sees what the ones before it changed and may
+        change ``content``, ``details``, ``structuredContent``, ``isError``, ``usage``
+        (:func:`~.tool_result_hooks.apply_handler_result`); one that raises is reported and the
+        next runs. Returns the hook's result, ``None`` (``undefined``) when nothing changed.
+
+        A Python handler's event is built from the event's JSON by the bridge
+        (:func:`~.tool_result_hooks.python_event`, inside the ``try``: the bridge's failure to
+        build it is that handler's error on Pi), and its result crosses back as the bridge's
+        reply (``result_to_wire``, then JSON: :func:`bridge_reply_copy`; ``None`` is
+        ``undefined``)."""
+        ctx = self.create_context()
+        current: dict[str, Any] = {
+            key: result[key] for key in ("content", "details", "structuredContent") if key in result
+        }
+        current["isError"] = is_error
+        if "usage" in result:
+            current["usage"] = result["usage"]
+        modified = False
+        for record, handlers in self.handlers_of("tool_result"):
+            for handler in handlers:
+                value: Any = None
+                try:
+                    event = python_event(tool_call_id, tool_name, args, current)
+                    value = await self.call_handler(handler, bridged_copy(event), ctx)
+                    if value is not None:
+                        value = bridge_reply_copy(result_to_wire(value))
+                except Exception as error:
+                    self.emit_error(record.path, "tool_result", _describe(error))
+                    value = None
+                if self._between_handlers is not None:
+                    await self._between_handlers()
+                if apply_handler_result(current, value):
+                    modified = True
+        return hook_result(current) if modified else None
 
     async def emit_user_bash(self, event: UserBashEvent) -> dict[str, Any] | None:
         """runner.js:986-1013 ``emitUserBash``: the first handler returning something other than
