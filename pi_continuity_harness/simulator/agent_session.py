@@ -977,14 +977,15 @@ class AgentSession:
                 # changes its params, or keeps and later changes its result, changes nothing of Pi's.
                 params = json_copy(args)
                 result: ToolResult = await tool.execute(call["id"], params, signal, runner.create_context())
-            except Exception as error:
-                out, is_error = error_tool_result(str(error)), True
-            else:
-                # (a set a list, bytes their ``str()``, ``1.0`` the integer 1: ``bridge_reply_copy``)
+                # (a set a list, bytes their ``str()``, ``1.0`` the integer 1: ``bridge_reply_copy``;
+                # a tuple key or a cycle the bridge's error reply, so Pi's ``execute`` throws)
                 out = {
                     "content": bridge_reply_copy(list(result.content)),
                     "details": bridge_reply_copy(result.details),
                 }
+            except Exception as error:
+                out, is_error = error_tool_result(str(error)), True
+            else:
                 if result.terminate:
                     out["terminate"] = True
                 is_error = result.is_error

@@ -55,7 +55,7 @@ from pi_continuity_harness.api.extension_api import (
     ToolDefinition,
     ToolInfo,
 )
-from pi_continuity_harness.api.wire_json import result_to_wire
+from pi_continuity_harness.api.wire_json import result_to_wire, wire_dumps
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy, json_copy_or_same
 from pi_continuity_harness.simulator.messages import UNDEFINED, Message, current_system_message
@@ -257,10 +257,18 @@ class ExtensionRunner:
         return found
 
     async def call_handler(self, handler: EventHandler, event: Any, ctx: SimExtensionContext) -> Any:
-        """Call one handler, awaiting its result when it returns an awaitable (sync or async)."""
+        """Call one handler, awaiting its result when it returns an awaitable (sync or async).
+
+        On real Pi the result crosses the bridge as JSON (``bridge_runtime._serve``,
+        ``reply_line``); one JSON cannot carry (a dict key that is a tuple, a cycle) is answered
+        as an error, and Pi's handler throws as if the Python handler had raised: the same
+        ``TypeError`` or ``ValueError`` is raised here, so every caller reports it as the
+        handler's error."""
         result = handler(event, ctx)
         if inspect.isawaitable(result):
             result = await result
+        if result is not None and type(result) not in _PLAIN_REPLIES:
+            wire_dumps(result_to_wire(result))
         return result
 
     async def emit(self, event: Event) -> BeforeCompactResult | BeforeSwitchResult | BeforeTreeResult | None:
@@ -693,6 +701,10 @@ def _restore_system_messages(current: list[Message], visible: list[Message], ret
         return current
     head = current_system_message(current)
     return [head, *returned] if head is not None else list(returned)
+
+
+#: Handler results whose JSON cannot fail (:meth:`ExtensionRunner.call_handler` skips them).
+_PLAIN_REPLIES = frozenset({str, int, float, bool})
 
 
 def _slot_handler(slots: list[EventHandler | None], index: int) -> EventHandler:

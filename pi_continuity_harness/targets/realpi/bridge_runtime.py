@@ -183,10 +183,18 @@ class BridgeRuntime:
         except BaseException as error:  # SimulatedCrash from an fs fault, cancellation at exit
             self.conn.send({"type": "error", "id": message.get("id"), "error": describe_error(error)})
             raise
-        wire = result_to_wire(value)
-        self.conn.send_line(
-            reply_line({"type": "result", "id": message.get("id"), "value": wire, "undefined": wire is None})
-        )
+        try:
+            wire = result_to_wire(value)
+            line = reply_line(
+                {"type": "result", "id": message.get("id"), "value": wire, "undefined": wire is None}
+            )
+        except Exception as error:
+            # A value JSON cannot carry (a dict key that is a tuple, a cycle): answered as the
+            # error of a handler that raised, so Pi's handler or tool throws with its message.
+            # Unanswered, Pi waited for this reply forever.
+            self.conn.send({"type": "error", "id": message.get("id"), "error": describe_error(error)})
+            return
+        self.conn.send_line(line)
 
     async def _handle(self, message: Json) -> Any:
         kind = message.get("type")
