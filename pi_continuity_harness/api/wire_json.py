@@ -19,6 +19,8 @@ here, under both, and what it does with data JSON cannot take as it is holds on 
   ``onData``), so Pi never sees the call; in a *reply* (a handler's or a tool's result,
   :func:`reply_line`) it crosses as ``{"$nonfinite": "NaN"}`` and ``bridge.ts`` gives Pi the
   number, as a JavaScript extension's handler would (Pi waited for the dropped reply forever);
+  a reply JSON cannot carry at all (a tuple key, a cycle) is answered as the handler's error
+  (``bridge_runtime._serve``: Pi's handler throws, as if the Python handler had raised);
 * a number is what JavaScript makes of its text: a double (``1.0`` the integer 1, ``2**64``
   rounded, an int beyond the doubles' range infinite, which ``JSON.stringify`` writes as
   ``null``).
@@ -29,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from typing import Any
 
 from pi_continuity_harness.api.events import (
@@ -96,14 +99,25 @@ def reply_line(message: dict[str, Any]) -> bytes:
 
 def _mark_nonfinite(value: Any) -> Any:
     """``value`` (plain JSON data as ``json.loads`` makes it) with every NaN or infinity
-    replaced by its ``{"$nonfinite": text}`` marker."""
+    replaced by its ``{"$nonfinite": text}`` marker, and every key of the value's own made of
+    ``$``s and ``nonfinite`` (``$nonfinite``, ``$$nonfinite``, ...) escaped with one more ``$``,
+    which ``reviveNonFinite`` takes off: so no object of the user's is taken for a marker or
+    for the line's flag (a user's ``{"$nonfinite": "Infinity"}`` was revived as the number)."""
     if isinstance(value, float) and not math.isfinite(value):
         return {NONFINITE_KEY: "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
     if isinstance(value, dict):
-        return {key: _mark_nonfinite(item) for key, item in value.items()}
+        return {_escape_key(key): _mark_nonfinite(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_mark_nonfinite(item) for item in value]
     return value
+
+
+#: A key ``reviveNonFinite`` would read as a marker's or the flag's, or as an escaped one.
+_MARKER_LIKE = re.compile(r"\$+nonfinite")
+
+
+def _escape_key(key: str) -> str:
+    return "$" + key if _MARKER_LIKE.fullmatch(key) else key
 
 
 def wire_dumps(message: Any) -> str:

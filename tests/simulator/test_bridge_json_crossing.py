@@ -28,6 +28,7 @@ from pi_continuity_harness.api import (
     ToolDefinition,
     ToolResult,
 )
+from pi_continuity_harness.api.wire_json import reply_line
 from pi_continuity_harness.scenario import parse_scenario
 from pi_continuity_harness.scenario.operations import CommandOp
 from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy
@@ -348,3 +349,30 @@ def test_a_number_is_what_json_parse_and_json_stringify_make_of_it(value: Any, e
 def test_bridge_copy_of_nan_anywhere_is_not_for_pi() -> None:
     assert bridge_copy({"a": [1, {"b": math.inf}]}) is NOT_FOR_PI
     assert bridge_copy(["NaN", "Infinity"]) == ["NaN", "Infinity"]  # strings are not numbers
+
+
+def test_a_users_own_nonfinite_keys_in_a_reply_with_a_nan_are_escaped_so_no_marker_collides() -> None:
+    """``reply_line``: in a reply holding a NaN, a NaN is the ``{"$nonfinite": "NaN"}`` marker
+    and every key of the user's made of ``$``s and ``nonfinite`` gets one more ``$``, which
+    ``bridge.ts`` ``reviveNonFinite`` takes off (tests/realpi/test_differential_nonfinite_marker_escape.py);
+    a reply without one is plain JSON, its keys as given."""
+    value = {
+        "n": math.nan,
+        "user": {"$nonfinite": "Infinity"},
+        "flag": {"$nonfinite": True},
+        "e": {"$$nonfinite": 1},
+    }
+    line = json.loads(reply_line({"type": "result", "id": "1", "value": value}))
+    assert line == {
+        "type": "result",
+        "id": "1",
+        "value": {
+            "n": {"$nonfinite": "NaN"},
+            "user": {"$$nonfinite": "Infinity"},
+            "flag": {"$$nonfinite": True},
+            "e": {"$$$nonfinite": 1},
+        },
+        "$nonfinite": True,
+    }
+    plain = {"user": {"$nonfinite": "Infinity"}}
+    assert json.loads(reply_line({"type": "result", "value": plain})) == {"type": "result", "value": plain}

@@ -59,8 +59,10 @@ function errorMessage(error: unknown): string {
 
 /** A reply whose value held a NaN or an infinity carries `"$nonfinite": true`, each such number
  * as `{"$nonfinite": "NaN" | "Infinity" | "-Infinity"}` (api/wire_json.py reply_line): no JSON
- * text holds them, and Pi gets the numbers, as from a JavaScript extension's handler. */
+ * text holds them, and Pi gets the numbers, as from a JavaScript extension's handler. The
+ * value's own keys `$nonfinite`, `$$nonfinite`, ... come with one more `$`, taken off here. */
 const NONFINITE = "$nonfinite";
+const ESCAPED = /^\$\$+nonfinite$/;
 
 function reviveNonFinite(value: Any): Any {
 	if (Array.isArray(value)) return value.map(reviveNonFinite);
@@ -68,7 +70,11 @@ function reviveNonFinite(value: Any): Any {
 	const keys = Object.keys(value);
 	if (keys.length === 1 && keys[0] === NONFINITE && typeof value[NONFINITE] === "string") return Number(value[NONFINITE]);
 	const out: Json = {};
-	for (const key of keys) if (key !== NONFINITE || value[key] !== true) out[key] = reviveNonFinite(value[key]);
+	for (const key of keys) {
+		if (key === NONFINITE && value[key] === true) continue;
+		// A user's own `$nonfinite` key came with one more `$` (wire_json.py _mark_nonfinite).
+		out[ESCAPED.test(key) ? key.slice(1) : key] = reviveNonFinite(value[key]);
+	}
 	return out;
 }
 
