@@ -79,7 +79,7 @@ from pi_continuity_harness.scenario.identity_memo import identity
 from pi_continuity_harness.scenario.layout import pi_package_path
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_summary
 from pi_continuity_harness.scenario.trace import Trace
-from pi_continuity_harness.scenario.transcript import content_text
+from pi_continuity_harness.scenario.transcript import content_text, js_string
 from pi_continuity_harness.simulator.active_tools import (
     CORE_TOOL_NAMES,
     ActiveTools,
@@ -986,9 +986,16 @@ class AgentSession:
             except Exception as error:
                 out, is_error = error_tool_result(str(error)), True
             else:
-                if result.terminate:
-                    out["terminate"] = True
-                is_error = result.is_error
+                if result.is_error:
+                    # The bridge's ``execute`` throws for an error result (``bridge.ts``
+                    # ``registerTool``: the blocks' texts joined, or "tool failed"), so the call's
+                    # result is ``createErrorToolResult`` of that (AC agent-loop.js:582-590):
+                    # one text block, ``details: {}``.
+                    out, is_error = error_tool_result(_failed_tool_text(out["content"])), True
+                else:
+                    if result.terminate:
+                        out["terminate"] = True
+                    is_error = False
         else:
             try:
                 run = self.builtin_tools.run(call)
@@ -2538,3 +2545,11 @@ def _clamp_max_tokens(model: Model, input_tokens: float | Callable[[], float]) -
     if room < 32768:
         room = min(32768, model.context_window - tokens - 4096)
     return int(min(model.max_tokens, max(1, room)))
+
+
+def _failed_tool_text(content: list[Any]) -> str:
+    """The message ``bridge.ts`` ``registerTool`` throws for a Python tool's error result:
+    ``content.map((b) => b?.text ?? "").join("") || "tool failed"`` (a block without a
+    ``text``, or not an object, adds nothing; another value is its ``String()``)."""
+    texts = (block.get("text") if isinstance(block, dict) else None for block in content)
+    return "".join("" if text is None else js_string(text) for text in texts) or "tool failed"
