@@ -993,7 +993,8 @@ class AgentSession:
                     # one text block, ``details: {}``.
                     out, is_error = error_tool_result(_failed_tool_text(out["content"])), True
                 else:
-                    if result.terminate:
+                    # ``bridge.ts`` passes ``terminate`` only when it is ``true``.
+                    if result.terminate is True:
                         out["terminate"] = True
                     is_error = False
         else:

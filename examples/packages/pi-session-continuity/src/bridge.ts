@@ -389,7 +389,9 @@ class PythonBridge {
 					const text = (result.content ?? []).map((b: Any) => b?.text ?? "").join("");
 					throw new Error(text || "tool failed");
 				}
-				return { content: result.content ?? [], details: result.details };
+				// `terminate: true` ends the batch when every call of it says so (pi-agent-core
+				// agent-loop.js:462-463, `=== true`); the bridge used to drop it.
+				return { content: result.content ?? [], details: result.details, ...(result.terminate === true ? { terminate: true } : {}) };
 			},
 		} as Any);
 	}
