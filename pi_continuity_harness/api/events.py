@@ -557,6 +557,9 @@ class ToolExecutionStartEvent(Event):
     tool_call_id: str
     tool_name: str
     args: JsonObject
+    #: Set for a call another tool made (``ctx.execute_tool``): the calling call's id
+    #: (nested-tool-calls.js:109-160, agent-session.js:385-416).
+    parent_tool_call_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -572,6 +575,9 @@ class ToolExecutionUpdateEvent(Event):
     tool_name: str
     args: JsonObject
     partial_result: JsonObject
+    #: Set for a call another tool made (``ctx.execute_tool``): the calling call's id
+    #: (nested-tool-calls.js:109-160, agent-session.js:385-416).
+    parent_tool_call_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -587,6 +593,9 @@ class ToolExecutionEndEvent(Event):
     result: JsonObject
     is_error: bool
     duration_ms: int | None = None
+    #: Set for a call another tool made (``ctx.execute_tool``): the calling call's id
+    #: (nested-tool-calls.js:109-160, agent-session.js:385-416).
+    parent_tool_call_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -613,6 +622,9 @@ class ToolCallEvent(Event):
     tool_call_id: str
     tool_name: str
     input: JsonObject = field(default_factory=dict)
+    #: Set for a call another tool made (``ctx.execute_tool``): the calling call's id
+    #: (nested-tool-calls.js:109-160, agent-session.js:385-416).
+    parent_tool_call_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -624,6 +636,9 @@ class ToolResultEvent(Event):
     content: list[JsonObject]
     details: Any
     is_error: bool
+    #: Set for a call another tool made (``ctx.execute_tool``): the calling call's id
+    #: (nested-tool-calls.js:109-160, agent-session.js:385-416).
+    parent_tool_call_id: str | None = None
 
 
 @dataclass(frozen=True)

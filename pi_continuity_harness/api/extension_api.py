@@ -44,6 +44,7 @@ __all__ = [
     "ExtensionCommandContext",
     "ExtensionContext",
     "ExtensionFactory",
+    "ExtensionToolContext",
     "ExtensionUIContext",
     "Mode",
     "Model",
@@ -54,6 +55,7 @@ __all__ = [
     "ReplacedSessionContext",
     "StaleContextError",
     "Theme",
+    "ToolCallOutcome",
     "ToolDefinition",
     "ToolExposure",
     "ToolInfo",
@@ -177,14 +179,30 @@ class ToolResult:
 
 
 @dataclass(frozen=True)
+class ToolCallOutcome:
+    """What ``ctx.execute_tool`` returns: Pi's ``AgentToolCallOutcome`` (pi-agent-core
+    agent-loop.js:559-566, ``runToolCall``). ``tool_call`` is the nested call as Pi made it
+    (``{"type": "toolCall", "id": "<calling id>/<n>", "name", "arguments"}``,
+    nested-tool-calls.js:103-108), ``result`` the tool's result as JSON (``content``,
+    ``details``...), ``duration_ms`` how long the tool ran (``None`` for a call refused before it
+    ran: unknown, invalid, blocked)."""
+
+    tool_call: JsonObject
+    result: JsonObject
+    is_error: bool
+    duration_ms: int | None = None
+
+
+@dataclass(frozen=True)
 class ToolDefinition:
-    """``pi.register_tool(ToolDefinition(...))``; ``execute`` receives the tool context."""
+    """``pi.register_tool(ToolDefinition(...))``; ``execute`` receives the tool context
+    (:class:`ExtensionToolContext`)."""
 
     name: str
     label: str
     description: str
     parameters: JsonObject
-    execute: Callable[[str, JsonObject, AbortSignal | None, ExtensionContext], Awaitable[ToolResult]]
+    execute: Callable[[str, JsonObject, AbortSignal | None, ExtensionToolContext], Awaitable[ToolResult]]
     prompt_snippet: str | None = None
     metadata: JsonObject = field(default_factory=dict)
 
@@ -367,6 +385,30 @@ class ExtensionContext(Protocol):
 
 
 @runtime_checkable
+class ExtensionToolContext(ExtensionContext, Protocol):
+    """``ctx`` of a tool's ``execute`` (``ExtensionToolContext``, core/extensions/types.d.ts:289-301;
+    made by ``createToolContext``, runner.js:709-736): the extension context plus
+    ``execute_tool``."""
+
+    async def execute_tool(
+        self, name: str, args: JsonObject | None = None, *, signal: AbortSignal | None = None
+    ) -> ToolCallOutcome:
+        """Run another tool as the model's calls run (``ctx.executeTool``, types.d.ts:291-300;
+        ``AgentSession._executeNestedToolCall``, agent-session.js:446-475, and
+        ``NestedToolCallRunner.execute``, nested-tool-calls.js:96-160): against the callable tools
+        (the active ones, agent-session.js:1229-1234), with argument validation and the
+        ``tool_call``/``tool_result`` handlers. The call's id is ``<this call's id>/<n>``; its
+        ``tool_execution_*``, ``tool_call`` and ``tool_result`` events carry
+        ``parent_tool_call_id`` (RPC: ``parentToolCallId``). It is not a message of the session:
+        the calling tool's result message records it under ``nestedCalls``
+        (agent-session.js:773-783). Never raises for a tool's failure: an unknown or inactive
+        tool, invalid arguments, a blocked call and a raise come back as ``is_error``.
+        ``signal`` defaults to the calling tool's. Pi's ``onUpdate`` option (a JavaScript
+        callback) cannot cross the bridge and is not offered: the partial results reach the
+        ``tool_execution_update`` handlers."""
+        ...
+
+
 class ExtensionCommandContext(ExtensionContext, Protocol):
     """Command handlers get these extra session controls (types.d.ts:306)."""
 

@@ -563,6 +563,13 @@ class PythonBridge {
 				});
 				return undefined;
 			}
+			case "executeTool": {
+				// ExtensionToolContext.executeTool (types.d.ts:291-300, runner.js:719-733): a tool's
+				// ctx only. The outcome is JSON: `onUpdate` (a function) cannot come from Python.
+				if (typeof ctx.executeTool !== "function") throw new BridgeError("ctx.executeTool is not available");
+				const signal = this.resolveSignal(args[2]);
+				return await ctx.executeTool(String(args[0]), args[1] ?? undefined, signal ? { signal } : {});
+			}
 			case "waitForIdle":
 				return await ctx.waitForIdle();
 			case "sendUserMessage":

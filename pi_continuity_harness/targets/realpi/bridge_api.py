@@ -31,6 +31,7 @@ from pi_continuity_harness.api.extension_api import (
     NotInitializedError,
     ReplacedSessionContext,
     StaleContextError,
+    ToolCallOutcome,
     ToolDefinition,
     ToolInfo,
 )
@@ -53,6 +54,7 @@ __all__ = [
     "BridgeModelRegistry",
     "BridgeReplacedContext",
     "BridgeSessionManager",
+    "BridgeToolContext",
     "BridgeUIContext",
     "Caller",
     "Instance",
@@ -373,6 +375,25 @@ class BridgeContext:
 
     def get_system_prompt(self) -> str:
         return str(self._caller.sync("ctx", "getSystemPrompt") or "")
+
+
+class BridgeToolContext(BridgeContext):
+    """``ctx`` of a tool's ``execute`` (``ExtensionToolContext``, types.d.ts:289-301): ``ctx`` plus
+    ``execute_tool``, which runs in Pi (bridge.ts ``performCtx`` ``executeTool``). The outcome
+    comes back as JSON; Pi's ``onUpdate`` option, a JavaScript callback, is not offered."""
+
+    async def execute_tool(
+        self, name: str, args: Json | None = None, *, signal: AbortSignal | None = None
+    ) -> ToolCallOutcome:
+        value = await self._caller.call("ctx", "executeTool", name, args, self._runtime.signal_ref(signal))
+        outcome: Json = value if isinstance(value, dict) else {}
+        duration = outcome.get("durationMs")
+        return ToolCallOutcome(
+            tool_call=dict(outcome.get("toolCall") or {}),
+            result=dict(outcome.get("result") or {}),
+            is_error=bool(outcome.get("isError")),
+            duration_ms=int(duration) if isinstance(duration, (int, float)) else None,
+        )
 
 
 class BridgeCommandContext(BridgeContext):

@@ -64,6 +64,7 @@ from pi_continuity_harness.targets.realpi.bridge_api import (
     BridgeContext,
     BridgeExtensionAPI,
     BridgeReplacedContext,
+    BridgeToolContext,
     Instance,
 )
 from pi_continuity_harness.targets.realpi.wire import (
@@ -238,7 +239,7 @@ class BridgeRuntime:
                 str(message.get("toolCallId")),
                 message.get("params") or {},
                 self.signal_from(message.get("signal")),
-                BridgeContext(self, instance, info),
+                BridgeToolContext(self, instance, info),
             )
             return result
         raise BridgeCallError(f"unknown request {kind}")

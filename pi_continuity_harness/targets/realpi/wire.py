@@ -325,7 +325,10 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
         return MessageEndEvent(message=get("message") or {})
     if kind == "tool_execution_start":
         return ToolExecutionStartEvent(
-            tool_call_id=str(get("toolCallId")), tool_name=str(get("toolName")), args=get("args") or {}
+            tool_call_id=str(get("toolCallId")),
+            tool_name=str(get("toolName")),
+            args=get("args") or {},
+            parent_tool_call_id=get("parentToolCallId"),
         )
     if kind == "tool_execution_update":
         return ToolExecutionUpdateEvent(
@@ -333,6 +336,7 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
             tool_name=str(get("toolName")),
             args=get("args") or {},
             partial_result=get("partialResult") or {},
+            parent_tool_call_id=get("parentToolCallId"),
         )
     if kind == "tool_execution_end":
         return ToolExecutionEndEvent(
@@ -341,6 +345,7 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
             result=get("result") or {},
             is_error=bool(get("isError")),
             duration_ms=get("durationMs"),
+            parent_tool_call_id=get("parentToolCallId"),
         )
     if kind == "user_bash":
         return UserBashEvent(
@@ -350,7 +355,10 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
         )
     if kind == "tool_call":
         return ToolCallEvent(
-            tool_call_id=str(get("toolCallId")), tool_name=str(get("toolName")), input=get("input") or {}
+            tool_call_id=str(get("toolCallId")),
+            tool_name=str(get("toolName")),
+            input=get("input") or {},
+            parent_tool_call_id=get("parentToolCallId"),
         )
     if kind == "tool_result":
         return ToolResultEvent(
@@ -360,6 +368,7 @@ def build_event(data: Json, signal_from: Callable[[Any], AbortSignal | None]) ->
             content=list(get("content") or []),
             details=get("details"),
             is_error=bool(get("isError")),
+            parent_tool_call_id=get("parentToolCallId"),
         )
     if kind == "before_provider_request":
         # A handler's result goes back as the payload (bridge.ts registerHandler returns it).
