@@ -74,7 +74,14 @@ from pi_continuity_harness.api.events import (
     UserBashEvent,
     js_truthy,
 )
-from pi_continuity_harness.api.extension_api import Model, PiError, ToolDefinition, ToolInfo, ToolResult
+from pi_continuity_harness.api.extension_api import (
+    Model,
+    PiError,
+    ToolCallOutcome,
+    ToolDefinition,
+    ToolInfo,
+    ToolResult,
+)
 from pi_continuity_harness.scenario.identity_memo import identity
 from pi_continuity_harness.scenario.layout import pi_package_path
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_summary
@@ -130,6 +137,7 @@ from pi_continuity_harness.simulator.messages import (
     user_message,
 )
 from pi_continuity_harness.simulator.model_service import ScriptedModelService
+from pi_continuity_harness.simulator.nested_tools import NestedCalls
 from pi_continuity_harness.simulator.overflow import (
     is_context_overflow,
     is_recoverable_length,
@@ -363,6 +371,8 @@ class AgentSession:
         self._pending_bash: list[Message] = []
         self._turn_index = 0
         self._last_assistant: Message | None = None
+        #: The calls tools made through ``ctx.execute_tool`` (:meth:`execute_nested_tool`).
+        self._nested_calls = NestedCalls()
         self._is_emitting_settled = False
         self._deferred_settled: list[Callable[[], Awaitable[None]]] = []
         self._idle_waiters: list[asyncio.Future[None]] = []
@@ -485,6 +495,14 @@ class AgentSession:
             return
         if kind == "agent_start" and self._agent_run_abort_requested:
             self.agent.abort()
+        # agent-session.js:773-786: the calls a tool made through ctx.execute_tool go on its
+        # result message (``nestedCalls``) as the message starts; the scopes go at agent_end.
+        if kind == "message_start" and event["message"].get("role") == "toolResult":
+            record = self._nested_calls.take_record(event["message"].get("toolCallId", ""))
+            if record is not None:
+                event["message"]["nestedCalls"] = record
+        elif kind == "agent_end":
+            self._nested_calls.clear()
         if kind == "message_start" and event["message"].get("role") == "user":
             self._overflow_recovery_attempted = False
             text = content_text(event["message"].get("content"))
@@ -613,7 +631,10 @@ class AgentSession:
         elif kind == "tool_execution_start":
             await self.dispatch(
                 ToolExecutionStartEvent(
-                    tool_call_id=event["toolCallId"], tool_name=event["toolName"], args=event["args"]
+                    tool_call_id=event["toolCallId"],
+                    tool_name=event["toolName"],
+                    args=event["args"],
+                    parent_tool_call_id=event.get("parentToolCallId"),
                 )
             )
         elif kind == "tool_execution_update":
@@ -628,6 +649,7 @@ class AgentSession:
                     tool_name=event["toolName"],
                     args=event["args"],
                     partial_result=event["partialResult"],
+                    parent_tool_call_id=event.get("parentToolCallId"),
                 )
             )
         elif kind == "tool_execution_end":
@@ -640,6 +662,7 @@ class AgentSession:
                     is_error=bool(event["isError"]),
                     # :1043: only when the loop has one (an executed call).
                     duration_ms=event.get("durationMs"),
+                    parent_tool_call_id=event.get("parentToolCallId"),
                 )
             )
 
@@ -914,11 +937,12 @@ class AgentSession:
         return message
 
     async def _prepare_tool(
-        self, call: dict[str, Any], signal: AbortSignal, assistant: Message
+        self, call: dict[str, Any], signal: AbortSignal, assistant: Message, parent: str | None = None
     ) -> PreparedTool:
         """``prepareToolCall`` (AC agent-loop.js:478-538): an abort, an unknown tool, invalid
         arguments or a ``tool_call`` handler's block end the call at once (no ``durationMs``);
-        otherwise the call is prepared with its validated arguments."""
+        otherwise the call is prepared with its validated arguments. ``parent``: the calling
+        call's id of a nested call (its ``tool_call`` carries it, agent-session.js:385-396)."""
         runner = self._runner()
         name = call["name"]
         args = call.get("arguments") or {}
@@ -942,7 +966,9 @@ class AgentSession:
                 return PreparedTool(immediate=error_tool_result(text))
         if runner.has_handlers("tool_call"):
             ctx = runner.create_context()
-            event = ToolCallEvent(tool_call_id=call["id"], tool_name=name, input=args)
+            event = ToolCallEvent(
+                tool_call_id=call["id"], tool_name=name, input=args, parent_tool_call_id=parent
+            )
             self.trace.emit("event", "tool_call", toolName=name)
             for _record, handlers in runner.handlers_of("tool_call"):
                 for handler in handlers:
@@ -961,12 +987,18 @@ class AgentSession:
         return PreparedTool(args=args)
 
     async def _execute_tool(
-        self, call: dict[str, Any], args: dict[str, Any], signal: AbortSignal, on_update: ToolUpdate
+        self,
+        call: dict[str, Any],
+        args: dict[str, Any],
+        signal: AbortSignal,
+        on_update: ToolUpdate,
+        parent: str | None = None,
     ) -> tuple[dict[str, Any], Any]:
         """``executePreparedToolCall`` and ``finalizeExecutedToolCall`` (AC agent-loop.js:568-639):
         the tool runs (a thrown error becomes an error result with ``details: {}``), then
         ``tool_result`` handlers see the result and may change it (``isError`` too, to any JSON
-        value: Pi keeps a handler's ``"yes"``)."""
+        value: Pi keeps a handler's ``"yes"``). The tool gets the tool context (``execute_tool``
+        for the call); ``parent`` as in :meth:`_prepare_tool` (agent-session.js:407-416)."""
         runner = self._runner()
         name = call["name"]
         tool = next((t for t in runner.tools() if t.name == name), None)
@@ -976,7 +1008,8 @@ class AgentSession:
                 # The params and the result cross the bridge as JSON on real Pi: an ``execute`` that
                 # changes its params, or keeps and later changes its result, changes nothing of Pi's.
                 params = json_copy(args)
-                result: ToolResult = await tool.execute(call["id"], params, signal, runner.create_context())
+                context = runner.create_tool_context(call["id"], signal)
+                result: ToolResult = await tool.execute(call["id"], params, signal, context)
                 # (a set a list, bytes their ``str()``, ``1.0`` the integer 1: ``bridge_reply_copy``;
                 # a tuple key or a cycle the bridge's error reply, so Pi's ``execute`` throws)
                 out = {
@@ -1019,11 +1052,81 @@ class AgentSession:
             content=out["content"],
             details=out.get("details"),
             is_error=is_error,
+            parent_tool_call_id=parent,
         )
         self.trace.emit("event", first.type, **event_summary(first))
-        hook = await runner.emit_tool_result(call["id"], name, args, out, is_error)
+        hook = await runner.emit_tool_result(call["id"], name, args, out, is_error, parent=parent)
         await self.settle_preflights()
         return after_tool_call(out, is_error, hook)
+
+    async def execute_nested_tool(
+        self, parent: str, name: str, args: Any, signal: AbortSignal | None
+    ) -> ToolCallOutcome:
+        """``ctx.execute_tool`` of the tool call ``parent`` (``_executeNestedToolCall``,
+        agent-session.js:446-475; ``NestedToolCallRunner.execute``, nested-tool-calls.js:96-160;
+        ``runToolCall``, pi-agent-core agent-loop.js:559-566): ``tool_execution_start``, then the
+        model's pipeline against the callable (active) tools (an unknown or inactive tool, invalid
+        arguments, a ``tool_call`` block or an abort end it at once; else the tool runs, its
+        updates as ``tool_execution_update``, then ``tool_result``), then
+        ``tool_execution_end``; every event carries ``parentToolCallId``. No message: the record
+        goes on the calling call's result message (:meth:`_handle_agent_event`). The nested calls
+        of one tool run one after the other here (Pi's queue for sequential tools, :112-122, is
+        not modelled: a simulated tool cannot run two at once)."""
+        loop_ms = self.service.clock.loop_ms
+        run_signal = signal if signal is not None else AbortSignal()
+        call, handle = self._nested_calls.begin(parent, name, args, loop_ms())
+        arguments = call["arguments"]
+        await self._handle_agent_event(
+            {
+                "type": "tool_execution_start",
+                "toolCallId": call["id"],
+                "toolName": name,
+                "args": arguments,
+                "parentToolCallId": parent,
+            },
+            run_signal,
+        )
+        duration: int | None = None
+        assistant = self._find_last_assistant()
+        if assistant is None:  # agent-session.js:452-458
+            result, is_error = error_tool_result("No assistant message issued this call"), True
+        else:
+            preparation = await self._prepare_tool(call, run_signal, assistant, parent)
+            if preparation.immediate is not None:
+                result, is_error = preparation.immediate, True
+            else:
+
+                async def on_update(partial: dict[str, Any]) -> None:
+                    await self._handle_agent_event(
+                        {
+                            "type": "tool_execution_update",
+                            "toolCallId": call["id"],
+                            "toolName": name,
+                            "args": arguments,
+                            "partialResult": partial,
+                            "parentToolCallId": parent,
+                        },
+                        run_signal,
+                    )
+
+                started = loop_ms()
+                result, is_error = await self._execute_tool(
+                    call, preparation.args, run_signal, on_update, parent
+                )
+                duration = max(0, loop_ms() - started)
+        self._nested_calls.end(call, handle, result, is_error, loop_ms())
+        end: AgentEvent = {
+            "type": "tool_execution_end",
+            "toolCallId": call["id"],
+            "toolName": name,
+            "result": result,
+            "isError": is_error,
+        }
+        if duration is not None:
+            end["durationMs"] = duration
+        end["parentToolCallId"] = parent
+        await self._handle_agent_event(end, run_signal)
+        return ToolCallOutcome(tool_call=call, result=result, is_error=is_error, duration_ms=duration)
 
     # ================================================================= prompting
     async def prompt(

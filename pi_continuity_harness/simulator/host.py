@@ -656,6 +656,7 @@ class SimHost:
         b.set_session_name = set_session_name
         b.get_session_name = session.session_manager.get_session_name
         b.get_active_tools = session.active_tool_names
+        b.execute_tool = session.execute_nested_tool
         b.get_all_tools = session.all_tools
         b.set_active_tools = session.set_active_tools
         b.tools_changed = session.mark_loadout_changed

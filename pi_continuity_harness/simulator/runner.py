@@ -52,6 +52,7 @@ from pi_continuity_harness.api.extension_api import (
     NotInitializedError,
     ReplacedSessionContext,
     StaleContextError,
+    ToolCallOutcome,
     ToolDefinition,
     ToolInfo,
 )
@@ -115,6 +116,8 @@ class RuntimeBindings:
     get_context_usage: Callable[[], ContextUsage | None]
     compact: Callable[[str | None, Any, Any], None]
     get_system_prompt: Callable[[], str]
+    # Tool context (``ctx.execute_tool``: the calling call's id, the tool, its arguments, the signal)
+    execute_tool: Callable[[str, str, Any, AbortSignal | None], Awaitable[ToolCallOutcome]]
     # Command context
     wait_for_idle: Callable[[], Awaitable[None]]
     new_session: Callable[[str | None, Any], Awaitable[dict[str, Any]]]
@@ -505,13 +508,21 @@ class ExtensionRunner:
         return current
 
     async def emit_tool_result(
-        self, tool_call_id: str, tool_name: str, args: dict[str, Any], result: dict[str, Any], is_error: Any
+        self,
+        tool_call_id: str,
+        tool_name: str,
+        args: dict[str, Any],
+        result: dict[str, Any],
+        is_error: Any,
+        *,
+        parent: str | None = None,
     ) -> dict[str, Any] | None:
         """runner.js:913-969 ``emitToolResult`` on the event of ``_afterToolCall``
         (agent-session.js:409-420): each handler sees what the ones before it changed and may
         change ``content``, ``details``, ``structuredContent``, ``isError``, ``usage``
         (:func:`~.tool_result_hooks.apply_handler_result`); one that raises is reported and the
         next runs. Returns the hook's result, ``None`` (``undefined``) when nothing changed.
+        ``parent``: the calling tool's id for a nested call (``parentToolCallId``).
 
         A Python handler's event is built from the event's JSON by the bridge
         (:func:`~.tool_result_hooks.python_event`, inside the ``try``: the bridge's failure to
@@ -530,7 +541,7 @@ class ExtensionRunner:
             for handler in handlers:
                 value: Any = None
                 try:
-                    event = python_event(tool_call_id, tool_name, args, current)
+                    event = python_event(tool_call_id, tool_name, args, current, parent=parent)
                     value = await self.call_handler(handler, bridged_copy(event), ctx)
                     if value is not None:
                         value = bridge_reply_copy(result_to_wire(value))
@@ -576,6 +587,9 @@ class ExtensionRunner:
     # ----------------------------------------------------------------- contexts
     def create_context(self) -> SimExtensionContext:
         return SimExtensionContext(self)
+
+    def create_tool_context(self, tool_call_id: str, signal: AbortSignal | None) -> SimToolContext:
+        return SimToolContext(self, tool_call_id, signal)
 
     def create_command_context(self) -> SimCommandContext:
         return SimCommandContext(self)
@@ -979,6 +993,26 @@ class ReadonlySessionView:
     def get_session_name(self) -> str | None:
         found = self._manager.get_session_name()
         return None if found is None else str(found)
+
+
+class SimToolContext(SimExtensionContext):
+    """``ctx`` of a tool's ``execute`` (``createToolContext``, runner.js:709-736): the extension
+    context plus ``execute_tool``, bound to the call the tool runs for; ``signal`` is the nested
+    calls' default signal (the calling tool's)."""
+
+    def __init__(self, runner: ExtensionRunner, tool_call_id: str, signal: AbortSignal | None) -> None:
+        super().__init__(runner)
+        self._tool_call_id = tool_call_id
+        self._tool_signal = signal
+
+    async def execute_tool(
+        self, name: str, args: dict[str, Any] | None = None, *, signal: AbortSignal | None = None
+    ) -> ToolCallOutcome:
+        self._runner.assert_active()  # runner.js:721
+        # The arguments cross the bridge as JSON on real Pi (``bridge_copy``, as ``send_message``).
+        return await self._b().execute_tool(
+            self._tool_call_id, name, json_copy(args) if args is not None else {}, signal or self._tool_signal
+        )
 
 
 class SimCommandContext(SimExtensionContext):
