@@ -83,7 +83,12 @@ def hook_result(current: dict[str, Any]) -> dict[str, Any]:
 
 
 def python_event(
-    tool_call_id: str, tool_name: str, args: dict[str, Any], current: dict[str, Any], *, parent: str | None = None
+    tool_call_id: str,
+    tool_name: str,
+    args: dict[str, Any],
+    current: dict[str, Any],
+    *,
+    parent: str | None = None,
 ) -> ToolResultEvent:
     """The event a Python handler gets on real Pi: ``build_event`` of the event's JSON
     (``targets/realpi/wire.py``): ``list(content or [])`` (a string its characters; a number
