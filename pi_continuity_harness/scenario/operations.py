@@ -78,6 +78,11 @@ class _Strict(BaseModel):
 
 #: Pi's resize limits (``dist/utils/image-resize-core.js:9-15``): an image within them is sent
 #: as given (``:53-62``); a bigger one is resized by Photon, which the simulator does not model.
+#: Pi keeps an image when ``width <= 2000 && height <= 2000 && ceil(bytes / 3) * 4 < 4718592``
+#: (``:39, 54``), the size being canonical base64's length, which ``ImageSpec`` requires the data
+#: to be. Measured on real Pi 1.6.0's ``processImage`` (5 December 2026): 2000x2000 and a
+#: 4,718,588-character image are kept; 2001x1, 1x2001 (re-encoded as JPEG) and a
+#: 4,718,592-character image are changed, with a dimension note.
 _MAX_IMAGE_SIDE = 2000
 _MAX_IMAGE_BASE64 = int(4.5 * 1024 * 1024)
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -198,6 +203,14 @@ class ImageSpec(_Strict):
             raw = base64.b64decode(value, validate=True)
         except (binascii.Error, ValueError):
             raise ValueError("not base64") from None
+        if base64.b64encode(raw).decode("ascii") != value:
+            # Pi decodes the data and sends ``Buffer.from(bytes).toString("base64")`` of it
+            # (image-resize-core.js:56, image-process.js:78), so base64 whose padding bits are not
+            # zero (``gh==`` for ``gg==``) goes out changed even when the image is kept.
+            raise ValueError(
+                "not canonical base64: Pi re-encodes it, which changes the data (re-encode it, "
+                "e.g. base64.b64encode(base64.b64decode(data)))"
+            )
         _check_png(raw)
         return value
 

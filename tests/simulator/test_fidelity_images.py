@@ -8,6 +8,7 @@ Each case is also played on both targets by ``tests/realpi/test_differential_ima
 from __future__ import annotations
 
 import base64
+import json
 import struct
 import tracemalloc
 import zlib
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.cli import main
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.scenario import parse_scenario
 from pi_continuity_harness.simulator.provider import (
@@ -285,3 +287,108 @@ def test_an_interlaced_png_is_accepted_at_the_size_its_header_declares_and_refus
     parse_scenario(scenario(size), "interlaced.yaml")
     with pytest.raises(ScenarioError, match=f"inflates to {size - 1:,} bytes, not the {size:,} its IHDR"):
         parse_scenario(scenario(size - 1), "interlaced.yaml")
+
+
+# ======================================================= CA utils/image-resize-core.js:39, 53-62
+def padded_png(size: int) -> bytes:
+    """A well-formed 1x1 grey PNG of exactly ``size`` bytes, made up to size with a private
+    ancillary chunk (``prVt``), which PNG decoders skip."""
+    head = (
+        b"\x89PNG\r\n\x1a\n"
+        + _chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 0, 0, 0, 0))
+        + _chunk(b"IDAT", zlib.compress(b"\x00\x00"))
+    )
+    tail = _chunk(b"IEND", b"")
+    raw = head + _chunk(b"prVt", b"\x00" * (size - len(head) - len(tail) - 12)) + tail
+    assert len(raw) == size
+    return raw
+
+
+def sized_png(base64_chars: int) -> str:
+    """Base64 of exactly ``base64_chars`` characters (a multiple of 4) of :func:`padded_png`."""
+    return base64.b64encode(padded_png(base64_chars // 4 * 3)).decode("ascii")
+
+
+#: Pi's ``maxBytes``: 4.5 MiB of base64 (image-resize-core.js:9), kept when strictly below (:54).
+LIMIT = 4718592
+
+
+@pytest.mark.parametrize(
+    ("data", "refusal"),
+    [
+        (png(2000, 2000), None),
+        (png(2001, 1), "a 2001x1 PNG would be resized by Pi"),
+        (png(1, 2001), "a 1x2001 PNG would be resized by Pi"),
+        (sized_png(LIMIT - 4), None),
+        (sized_png(LIMIT), "larger than Pi's 4.5 MB inline limit"),
+    ],
+    ids=["2000x2000", "2001x1", "1x2001", "just-under-4.5MiB", "at-4.5MiB"],
+)
+def test_an_image_within_pis_resize_limits_is_accepted_and_one_past_them_refused_naming_file_and_field(
+    data: str, refusal: str | None
+) -> None:
+    """Pi keeps an image when ``width <= 2000 && height <= 2000 && base64 length < 4718592``
+    (``CA utils/image-resize-core.js:9-15, 39, 54``) and otherwise resizes or re-encodes it
+    (measured on Pi 1.6.0's ``processImage``: 2001x1 and 4,718,592 characters come back changed
+    with a dimension note, 1x2001 as a JPEG), which the simulator does not model."""
+    scenario = image_scenario(images=False)
+    scenario["operations"] = [
+        {"prompt": {"text": "look", "images": [{"data": data, "mimeType": "image/png"}]}}
+    ]
+    if refusal is None:
+        parse_scenario(scenario, "limits.yaml")
+        return
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(scenario, "limits.yaml")
+    assert f"limits.yaml: operations[0].prompt.images[0].data: {refusal}" in str(raised.value)
+
+
+def non_canonical(data: str) -> str:
+    """``data`` with non-zero padding bits: the same bytes to a decoder, other characters."""
+    assert data.endswith("==")
+    last = data[-3]
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    changed = data[:-3] + alphabet[alphabet.index(last) + 1] + "=="
+    assert base64.b64decode(changed) == base64.b64decode(data) and changed != data
+    return changed
+
+
+def test_base64_that_pi_would_re_encode_is_refused_naming_file_and_field() -> None:
+    """Pi sends ``Buffer.from(bytes).toString("base64")`` of a kept image (``CA
+    utils/image-resize-core.js:56``), so base64 with non-zero padding bits goes out changed
+    (measured on Pi 1.6.0's ``processImage`` and ``normalizeToolResultImages``: ``...gh==``
+    comes back ``...gg==``, no note). Before, the simulator accepted it and sent it as given."""
+    data = base64.b64encode(padded_png(82)).decode("ascii")  # 82 = 3 * 27 + 1: ends in "=="
+    parse_scenario(
+        {
+            **image_scenario(images=False),
+            "operations": [{"prompt": {"text": "look", "images": [{"data": data, "mimeType": "image/png"}]}}],
+        },
+        "canonical.yaml",
+    )
+    scenario = image_scenario(images=False)
+    scenario["operations"] = [
+        {"prompt": {"text": "look", "images": [{"data": non_canonical(data), "mimeType": "image/png"}]}}
+    ]
+    with pytest.raises(ScenarioError) as raised:
+        parse_scenario(scenario, "padding.yaml")
+    assert "padding.yaml: operations[0].prompt.images[0].data: not canonical base64: Pi re-encodes it" in str(
+        raised.value
+    )
+
+
+def test_an_image_pi_would_change_stops_simulate_with_one_line_naming_file_and_field_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The refusal reaches the command line as the other load-time errors do: one line, exit 2."""
+    monkeypatch.chdir(tmp_path)
+    scenario = image_scenario(images=False)
+    scenario["operations"] = [
+        {"prompt": {"text": "look", "images": [{"data": sized_png(LIMIT), "mimeType": "image/png"}]}}
+    ]
+    (tmp_path / "big.yaml").write_text(json.dumps(scenario), encoding="utf-8")
+    assert main(["simulate", "big.yaml", "--workdir", "run"]) == 2
+    assert capsys.readouterr().err == (
+        "pi-continuity-harness simulate: big.yaml: operations[0].prompt.images[0].data: "
+        "larger than Pi's 4.5 MB inline limit (resizing is not modelled)\n"
+    )
