@@ -24,10 +24,10 @@ does it hold the list, so a session that never sets them computes nothing new. O
 * a reload (``reload``, :3118-3135, ``includeAllExtensionTools``) keeps the active built-ins and
   activates every extension tool again, a deactivated one too.
 
-Not modelled: the built-in extensions' tools ``codemode`` and ``tool_search``
-(``dist/extensions/index.js:5-11``, registered with ``defaultActive: false``): real Pi lists them
-in ``getAllTools()`` after the extensions' tools and activates them when named; the simulator
-neither lists nor activates them.
+The built-in extensions' tools ``codemode`` and ``tool_search`` (:mod:`.builtin_extension_tools`,
+``dist/extensions/index.js:5-11``, registered with ``defaultActive: false``) are in the registry
+after the extensions' tools: listed by ``getAllTools()``, never activated on registration, reload
+or restore, and ``tool_search`` activated when named (``codemode``'s activation is not modelled).
 
 A runtime started on a session with a transcript (resume, fork, restart) and a tree navigation
 restore the loadout the branch's system messages declare (:meth:`ActiveTools.restore`).
@@ -43,6 +43,10 @@ from functools import cache
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import ToolDefinition, ToolInfo
+from pi_continuity_harness.simulator.builtin_extension_tools import (
+    BUILTIN_EXTENSION_TOOL_NAMES,
+    builtin_extension_tools,
+)
 from pi_continuity_harness.simulator.system_prompt import DATA_PATH
 
 __all__ = [
@@ -97,10 +101,14 @@ def core_tools() -> dict[str, CoreTool]:
 
 def registry_names(extension_tools: Sequence[ToolDefinition]) -> list[str]:
     """``_toolRegistry``'s keys: the built-ins, then each extension tool's name not already there
-    (a Map keeps a replaced key in its place)."""
+    (a Map keeps a replaced key in its place), then the built-in extensions' tools the simulator
+    activates when named (``tool_search``; not ``codemode``, :mod:`.builtin_extension_tools`)."""
     names = dict.fromkeys(CORE_TOOL_NAMES)
     for tool in extension_tools:
         names.setdefault(tool.name)
+    for builtin in builtin_extension_tools(extension_tools):
+        if builtin.activatable:
+            names.setdefault(builtin.name)
     return list(names)
 
 
@@ -141,7 +149,13 @@ class ActiveTools:
         registry = registry_names(extension_tools)
         present = set(registry)
         names = [n for n in self.explicit if n in present]
-        names.extend(n for n in registry if n not in self._known and n not in names)
+        # A tool registered since is appended, unless it is registered inactive (the built-in
+        # extensions' tools: ``_isActivatedOnRegistration``, agent-session.js:3066-3068, 3046-3050).
+        names.extend(
+            n
+            for n in registry
+            if n not in self._known and n not in names and n not in BUILTIN_EXTENSION_TOOL_NAMES
+        )
         self.explicit, self._known = names, present
         return list(names)
 
@@ -167,7 +181,12 @@ class ActiveTools:
         ``getCurrentTools`` order), then the extension tools it never ``mentioned`` (registered
         since), set as ``setActiveTools`` sets them. The default stays when that is what it gives."""
         registry = registry_names(extension_tools)
-        new = [n for n in registry if n not in mentioned and n not in CORE_TOOL_NAMES]
+        # (not the built-in extensions' tools, registered inactive: agent-session.js:1477)
+        new = [
+            n
+            for n in registry
+            if n not in mentioned and n not in CORE_TOOL_NAMES and n not in BUILTIN_EXTENSION_TOOL_NAMES
+        ]
         was_default = self.explicit is None
         current = self.names(extension_tools)
         self.set([*declared, *new], extension_tools)
@@ -199,6 +218,9 @@ def prompt_tools_and_rules(
     built-in's snippet and guidelines (a Python tool has no guidelines)."""
     snippets: dict[str, str | None] = {n: _normalize_snippet(t.snippet) for n, t in core_tools().items()}
     guidelines: dict[str, tuple[str, ...]] = {n: t.guidelines or () for n, t in core_tools().items()}
+    for builtin in builtin_extension_tools(extension_tools):
+        snippets[builtin.name] = _normalize_snippet(builtin.snippet)
+        guidelines[builtin.name] = builtin.guidelines or ()
     for tool in extension_tools:
         snippets[tool.name] = _normalize_snippet(tool.prompt_snippet)
         guidelines[tool.name] = ()
@@ -235,12 +257,16 @@ def skills_reader(active: Sequence[str]) -> str | None:
     return next((n for n in ("read", "bash") if n in active), None)
 
 
-def tool_infos(extension_tools: Sequence[ToolDefinition], extension_paths: dict[str, str]) -> list[ToolInfo]:
+def tool_infos(
+    extension_tools: Sequence[ToolDefinition], extension_paths: dict[str, str], package_dir: str
+) -> list[ToolInfo]:
     """``getAllTools()`` (agent-session.js:1160-1172): the registry's tools, built-ins first with
     ``sourceInfo`` ``builtin:<name>`` (``createSyntheticSourceInfo``, source-info.js:38-47), an
     extension's tool with its extension's (``source`` ``cli``: loaded with ``-e``, as both targets
     load a scenario's extensions; ``path`` the Python file, where real Pi names the bridge's
-    wrapper). ``extension_paths``: each extension tool's file."""
+    wrapper), then the built-in extensions' ``codemode`` and ``tool_search`` (``exposure``
+    ``model-only``; :mod:`.builtin_extension_tools`, whose ``codemode`` description names
+    ``package_dir``'s docs). ``extension_paths``: each extension tool's file."""
     defined: dict[str, ToolInfo] = {}
     for name, core in core_tools().items():
         defined[name] = ToolInfo(
@@ -256,6 +282,15 @@ def tool_infos(extension_tools: Sequence[ToolDefinition], extension_paths: dict[
             description=tool.description,
             parameters=json.loads(json.dumps(tool.parameters)),
             source_info=_source_info(extension_paths.get(tool.name, ""), "cli"),
+        )
+    for builtin in builtin_extension_tools(extension_tools):
+        defined[builtin.name] = ToolInfo(
+            name=builtin.name,
+            description=builtin.describe(package_dir),
+            parameters=builtin.parameters,
+            exposure="model-only",
+            prompt_guidelines=builtin.guidelines,
+            source_info=_source_info(builtin.source_path, "builtin"),
         )
     return list(defined.values())
 

@@ -107,6 +107,7 @@ from pi_continuity_harness.simulator.agent_loop import (
     error_tool_result,
 )
 from pi_continuity_harness.simulator.boundary import apply_boundary_drafts, boundary_can_continue
+from pi_continuity_harness.simulator.builtin_extension_tools import builtin_extension_tools
 from pi_continuity_harness.simulator.builtin_tools import BUILTIN_TOOLS, BuiltinTools, ToolError
 from pi_continuity_harness.simulator.compaction import (
     SUMMARIZATION_SYSTEM_PROMPT,
@@ -832,7 +833,7 @@ class AgentSession:
         """``pi.getAllTools()`` (agent-session.js:1160-1172, :func:`.active_tools.tool_infos`)."""
         runner = self._runner()
         paths = {name: record.path for record in runner.extensions for name in record.tools}
-        return tool_infos(runner.tools(), paths)
+        return tool_infos(runner.tools(), paths, self.package_dir)
 
     async def _finish_turn(self, turn: CompletedTurn) -> bool:
         """The session's ``finishTurn`` (agent-session.js:580-591): the ``turn_end`` boundary,
@@ -1690,6 +1691,7 @@ class AgentSession:
             # built-in's, a later one of the same name an earlier one's (a Map, agent-session.js:
             # 2990-3000), so a name is declared once.
             defined: dict[str, dict[str, Any]] = {n: t.declaration for n, t in core_tools().items()}
+            defined.update((t.name, t.declaration()) for t in builtin_extension_tools(tools) if t.activatable)
             defined.update((t.name, tool_declaration(t)) for t in tools)
             return [defined[name] for name in self.active_tool_names()]
         return [*BUILTIN_TOOLS, *(tool_declaration(t) for t in tools)]

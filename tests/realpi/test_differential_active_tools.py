@@ -126,7 +126,7 @@ def test_set_active_tools_between_runs_keeps_order_drops_unknown_names_and_patch
         "rules": _PROBE_RULES,
     }
     # getAllTools: the eight built-ins, the extension's tool, then the built-in extensions' two
-    # (which the simulator does not register: active_tools.py).
+    # (compared in test_differential_builtin_extension_tools.py).
     everything = notes(real)["all"]
     names = [t["name"] for t in everything]
     builtins = ["read", "bash", "powershell", "edit", "write", "grep", "find", "ls"]
@@ -150,7 +150,8 @@ def test_set_active_tools_between_runs_keeps_order_drops_unknown_names_and_patch
     sim_all = notes(sim)["all"]
     for tool in (t for t in sim_all + everything if t["name"] == "probe"):
         tool["source_info"].pop("path")  # the Python file there, the bridge's wrapper here
-    assert sim_all == everything[:9]
+    assert sim_all[:9] == everything[:9]
+    assert [t["name"] for t in sim_all] == names
     assert_equivalent(_without_note(real, "all"), _without_note(sim, "all"))
 
 

@@ -153,8 +153,8 @@ def test_skills_are_read_with_read_else_bash_else_not_listed() -> None:
 def test_get_all_tools_lists_the_eight_builtins_then_extension_tools_one_named_like_a_builtin_in_its_place() -> (
     None
 ):
-    infos = tool_infos([_tool("probe"), _tool("ls")], {"probe": "ext.py", "ls": "ext.py"})
-    assert [t.name for t in infos] == [*CORE_TOOL_NAMES, "probe"]
+    infos = tool_infos([_tool("probe"), _tool("ls")], {"probe": "ext.py", "ls": "ext.py"}, "/pkg")
+    assert [t.name for t in infos] == [*CORE_TOOL_NAMES, "probe", "codemode", "tool_search"]
     assert infos[0].source_info == {
         "path": "builtin:read",
         "source": "builtin",
