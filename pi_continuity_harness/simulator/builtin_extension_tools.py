@@ -20,7 +20,8 @@ test_differential_builtin_extension_tools.py``). ``codemode``'s description name
 ``getDocsPath()``, ``config.js:384-386``). Activating ``codemode`` is not modelled: Pi rewrites
 its description and the callable tools' descriptions for the request (``prepareCodemodeLoadout``,
 ``extensions/codemode/tool.js:256-287``), so the simulator ignores the name in
-``set_active_tools`` (as an unknown one). Calling ``tool_search`` is not modelled either.
+``set_active_tools`` (as an unknown one). A call of an active ``tool_search`` is
+:func:`run_tool_search`.
 """
 
 from __future__ import annotations
@@ -33,7 +34,12 @@ from typing import Any
 
 from pi_continuity_harness.api.extension_api import ToolDefinition
 
-__all__ = ["BUILTIN_EXTENSION_TOOL_NAMES", "BuiltinExtensionTool", "builtin_extension_tools"]
+__all__ = [
+    "BUILTIN_EXTENSION_TOOL_NAMES",
+    "BuiltinExtensionTool",
+    "builtin_extension_tools",
+    "run_tool_search",
+]
 
 
 @dataclass(frozen=True)
@@ -95,3 +101,24 @@ def builtin_extension_tools(extension_tools: Sequence[ToolDefinition]) -> list[B
     extension registers a tool of the same name for is left out."""
     taken = {t.name for t in extension_tools}
     return [t for t in _TOOLS if t.name not in taken]
+
+
+def run_tool_search(args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """``tool_search``'s ``execute`` (extensions/tool-search/tool.js:249-263): its text and details.
+
+    It searches the registered tools with ``codemode`` or ``deferred`` exposure that are not
+    active (``searchAndLoad``, :219-231); a Python extension's tools are ``direct`` and the
+    simulator has no MCP servers, so there is none: ``No matching tools found.`` and nothing
+    loaded. A blank ``query`` or a ``limit`` that is no positive integer throws first
+    (:250-254): :class:`ValueError` with Pi's message. (Pi validates the arguments against the
+    schema before, which the simulator does not for a built-in extension's tool.)"""
+    query = args.get("query")
+    if not isinstance(query, str) or query.strip() == "":
+        raise ValueError("query must not be empty")
+    limit = args.get("limit", 8)
+    if limit is None:
+        limit = 8
+    valid = isinstance(limit, (int, float)) and not isinstance(limit, bool) and float(limit).is_integer()
+    if not valid or limit <= 0:
+        raise ValueError("limit must be a positive integer")
+    return "No matching tools found.", {"loaded": []}

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_continuity_harness.errors import SimulatorError
+from pi_continuity_harness.simulator.builtin_extension_tools import run_tool_search
 from pi_continuity_harness.simulator.system_prompt import builtin_tools
 
 __all__ = ["BUILTIN_TOOLS", "BuiltinTools", "ToolError", "ToolRun"]
@@ -98,6 +99,14 @@ class BuiltinTools:
                 raise ToolError(str(error)) from error
             # read.js:281-289: details undefined (no truncation), structuredContent the text.
             return ToolRun({"content": [{"type": "text", "text": text}], "structuredContent": text}, False)
+        if name == "tool_search":
+            # The built-in extension's tool, once activated (an extension's own ``tool_search``
+            # runs as that extension's tool).
+            try:
+                text, details = run_tool_search(args)
+            except ValueError as error:
+                raise ToolError(str(error)) from error
+            return ToolRun({"content": [{"type": "text", "text": text}], "details": details}, False)
         scripted = self._scripted_output(call["id"])
         return ToolRun({"content": [{"type": "text", "text": scripted or ""}]}, False)
 

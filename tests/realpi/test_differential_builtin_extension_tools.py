@@ -10,7 +10,8 @@ A replaceable built-in extension that shares a tool name with another extension 
 (``omitReplacedExtensions``, ``core/resource-loader.js:81-105``).
 
 Each test asserts real Pi's record explicitly, then the simulator's. The old simulator listed
-neither tool and ignored their names in ``set_active_tools``.
+neither tool and ignored their names in ``set_active_tools``; before it modelled a call of
+``tool_search`` it answered with a scripted built-in's empty text and no details.
 """
 
 from __future__ import annotations
@@ -168,6 +169,44 @@ def test_an_extensions_own_tool_search_replaces_the_builtin_extension(
     ]
 
     assert notes(sim)["all"] == notes(real)["all"]
+    assert [r.request.tools for r in sim.requests("agent")] == [
+        r.request.tools for r in real.requests("agent")
+    ]
+    assert_equivalent(real, sim)
+
+
+_CALL = """\
+def extension(pi):
+    pi.on("session_start", lambda event, ctx: pi.set_active_tools(["read", "tool_search"]))
+"""
+
+
+def test_a_call_of_tool_search_finds_nothing_to_load_and_rejects_a_blank_query_or_bad_limit(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    spec = python_extension("builtin_ext_call", _CALL)
+    calls = [
+        {"name": "tool_search", "arguments": {"query": "files"}, "id": "c1"},
+        {"name": "tool_search", "arguments": {"query": "  "}, "id": "c2"},
+        {"name": "tool_search", "arguments": {"query": "files", "limit": 0}, "id": "c3"},
+    ]
+    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
+    real, sim = play(targets, sc, [{"prompt": "one"}], spec)
+
+    def results(entries: list[dict[str, Any]]) -> list[tuple[Any, Any, Any]]:
+        found = [e["message"] for e in entries if e.get("message", {}).get("role") == "toolResult"]
+        return [(m["content"], m.get("details"), m["isError"]) for m in found]
+
+    # Real Pi: no tool has codemode or deferred exposure, so nothing is found or loaded; a blank
+    # query and a limit of 0 throw (extensions/tool-search/tool.js:249-263).
+    assert results(real.entries) == [
+        ([{"type": "text", "text": "No matching tools found."}], {"loaded": []}, False),
+        ([{"type": "text", "text": "query must not be empty"}], {}, True),
+        ([{"type": "text", "text": "limit must be a positive integer"}], {}, True),
+    ]
+    assert [r.request.tools for r in real.requests("agent")] == [["read", "tool_search"]] * 2
+
+    assert results(sim.entries) == results(real.entries)
     assert [r.request.tools for r in sim.requests("agent")] == [
         r.request.tools for r in real.requests("agent")
     ]

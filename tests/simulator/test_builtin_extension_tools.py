@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pi_continuity_harness.api import ExtensionAPI, ToolDefinition, ToolResult
 from pi_continuity_harness.simulator.active_tools import (
     CORE_TOOL_NAMES,
@@ -19,6 +21,7 @@ from pi_continuity_harness.simulator.active_tools import (
     prompt_tools_and_rules,
     tool_infos,
 )
+from pi_continuity_harness.simulator.builtin_extension_tools import run_tool_search
 
 from .helpers import agent_requests, base, entries, run
 
@@ -105,3 +108,15 @@ def test_an_activated_tool_search_is_declared_at_the_next_request(tmp_path: Path
     ][1]
     [added] = patch["toolsAdded"]
     assert added["name"] == "tool_search" and added["parameters"]["required"] == ["query"]
+
+
+def test_tool_search_finds_nothing_and_throws_for_a_blank_query_or_a_limit_no_positive_integer() -> None:
+    assert run_tool_search({"query": "files"}) == ("No matching tools found.", {"loaded": []})
+    assert run_tool_search({"query": "files", "limit": 2.0}) == ("No matching tools found.", {"loaded": []})
+    for args, message in [
+        ({"query": " \n"}, "query must not be empty"),
+        ({"query": "x", "limit": 0}, "limit must be a positive integer"),
+        ({"query": "x", "limit": 1.5}, "limit must be a positive integer"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            run_tool_search(args)
