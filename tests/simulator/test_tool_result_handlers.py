@@ -236,9 +236,25 @@ def test_a_tool_result_handlers_usage_reaches_the_tool_result_message(tmp_path: 
     assert _messages(result) == [{"content": text("hi\n"), "usage": usage, "isError": False}]
 
 
-def test_a_tool_result_handler_that_changes_its_event_in_place_changes_nothing() -> None:
-    """The bridge hands a Python handler a JSON copy of Pi's event: only the returned value
-    counts (:func:`apply_handler_result` reads the result, not the event)."""
+def test_a_tool_result_handler_that_changes_its_event_in_place_changes_nothing(tmp_path: Path) -> None:
+    """The bridge hands a Python handler a JSON copy of Pi's event (``build_event``): a handler
+    that changes its event's content blocks and details in place and returns ``None`` changes
+    neither the next handler's event nor the call's result; only a returned value counts."""
+    seen: list[Any] = []
+
+    def first(event: Any, ctx: Any) -> None:
+        event.content[0]["text"] = "changed"
+        event.details["n"] = 2
+
+    def second(event: Any, ctx: Any) -> None:
+        seen.append((event.content, event.details))
+
+    result = _run(
+        tmp_path, first, second, calls=[{"name": "probe", "arguments": {}, "id": "p1"}], tool=_probe
+    )
+    assert seen == [(text("probe out"), {"n": 1})]
+    assert _ends(result) == [({"content": text("probe out"), "details": {"n": 1}}, False)]
+    assert _messages(result) == [{"content": text("probe out"), "details": {"n": 1}, "isError": False}]
     current: dict[str, Any] = {"content": text("x"), "isError": False}
     assert apply_handler_result(current, None) is False
     assert apply_handler_result(current, []) is False
