@@ -982,9 +982,12 @@ class AgentSession:
                     if _aborted(signal):  # a handler may abort (AC agent-loop.js:503-509)
                         return PreparedTool(immediate=error_tool_result("Operation aborted"))
                     if isinstance(value, dict) and value.get("block"):
-                        return PreparedTool(
-                            immediate=error_tool_result(value.get("reason") or "Tool execution was blocked")
-                        )
+                        blocked = error_tool_result(value.get("reason") or "Tool execution was blocked")
+                        # A block's ``terminate: true`` stays on the error result, so a batch whose
+                        # calls all end so ends the run (AC agent-loop.js:512-516, :462-463).
+                        if value.get("terminate") is True:
+                            blocked["terminate"] = True
+                        return PreparedTool(immediate=blocked)
         return PreparedTool(args=args)
 
     async def _execute_tool(
