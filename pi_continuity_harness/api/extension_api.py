@@ -361,6 +361,13 @@ class ExtensionContext(Protocol):
     @property
     def signal(self) -> AbortSignal | None: ...
 
+    @property
+    def thinking_level(self) -> str:
+        """``ctx.thinkingLevel`` (types.d.ts:254): a live getter of the session's current level
+        (runner.js:663-666, ``runtime.getThinkingLevel``), what ``pi.get_thinking_level()``
+        answers at the moment it is read."""
+        ...
+
     def is_idle(self) -> bool: ...
 
     def is_project_trusted(self) -> bool: ...
@@ -519,6 +526,17 @@ class ExtensionAPI(Protocol):
     async def set_model(self, model: Model) -> bool: ...
 
     def get_thinking_level(self) -> str: ...
+
+    def set_thinking_level(self, level: str) -> None:
+        """``pi.setThinkingLevel`` (types.d.ts:1350; loader.js:369-372 to
+        ``AgentSession.setThinkingLevel``, agent-session.js:2219-2238, without ``persist``: the
+        settings' default is untouched). The level is clamped to the current model
+        (``clampThinkingLevel``, pi-ai models.js:714-732: a model without reasoning has only
+        ``off``; ``xhigh``/``max`` fall to ``high``; an unknown name becomes the model's first
+        level, ``off``). Only a change of the clamped level appends a ``thinking_level_change``
+        entry, emits ``thinking_level_changed`` and starts ``thinking_level_select`` (not
+        awaited: a Python handler runs once the caller yields)."""
+        ...
 
 
 ExtensionFactory = Callable[[ExtensionAPI], "Awaitable[None] | None"]

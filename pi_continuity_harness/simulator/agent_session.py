@@ -2497,11 +2497,18 @@ class AgentSession:
             return str(default)
         return self.thinking_level or DEFAULT_THINKING_LEVEL
 
-    def set_thinking_level(self, level: str) -> None:
+    def set_thinking_level(self, level: str, *, from_extension: bool = False) -> None:
         """``AgentSession.setThinkingLevel`` (agent-session.js:2219-2238): the level clamped to
         the current model's (pi-ai ``clampThinkingLevel``, models.js:714-732); only a change
         appends a ``thinking_level_change`` entry, emits ``thinking_level_changed`` and starts the
-        extensions' ``thinking_level_select``."""
+        extensions' ``thinking_level_select``.
+
+        ``from_extension``: a Python extension's ``pi.set_thinking_level`` (loader.js:369-372).
+        On real Pi that call is a round trip through the bridge; the handler's event reaches the
+        Python process while the caller still runs, so the handler runs only once the caller
+        yields (what the caller appends right after the call comes first:
+        ``tests/realpi/test_differential_set_thinking_level.py``). The dispatch is then a plain
+        task, not started eagerly."""
         effective = clamp_thinking_level(self.model, level)
         if effective == self.thinking_level:
             return
@@ -2519,7 +2526,11 @@ class AgentSession:
             # and goes on as a host task. With no handler Pi's ``emit`` does nothing, nor does
             # the simulator.
             event = ThinkingLevelSelectEvent(level=effective, previous_level=previous)
-            task = start_eagerly(asyncio.get_running_loop(), self.dispatch(event), "thinking_level_select")
+            loop = asyncio.get_running_loop()
+            if from_extension:
+                task = loop.create_task(self.dispatch(event), name="thinking_level_select")
+            else:
+                task = start_eagerly(loop, self.dispatch(event), "thinking_level_select")
             if self._track is not None:
                 self._track(task)
 

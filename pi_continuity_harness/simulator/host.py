@@ -669,6 +669,7 @@ class SimHost:
 
         b.set_model = set_model
         b.get_thinking_level = lambda: host.thinking_level
+        b.set_thinking_level = lambda level: session.set_thinking_level(level, from_extension=True)
         b.get_model = lambda: session.model
         b.is_idle = lambda: session.is_idle
         b.is_project_trusted = runtime.settings.is_project_trusted

@@ -105,6 +105,7 @@ class RuntimeBindings:
     tools_changed: Callable[[], None]
     set_model: Callable[[Model], Awaitable[bool]]
     get_thinking_level: Callable[[], str]
+    set_thinking_level: Callable[[str], None]
     # Context (ctx.*)
     get_model: Callable[[], Model | None]
     is_idle: Callable[[], bool]
@@ -862,6 +863,11 @@ class SimExtensionAPI:
     def get_thinking_level(self) -> str:
         return self._bindings().get_thinking_level()
 
+    def set_thinking_level(self, level: str) -> None:
+        # What crosses the bridge on real Pi: a JSON copy (a level that is no string reaches
+        # Pi's clamp as it is, and is no level).
+        self._bindings().set_thinking_level(json_copy(level))
+
 
 def _excerpt(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
@@ -913,6 +919,11 @@ class SimExtensionContext:
     @property
     def signal(self) -> AbortSignal | None:
         return self._b().get_signal()
+
+    @property
+    def thinking_level(self) -> str:
+        # runner.js:663-666: read anew at every access.
+        return self._b().get_thinking_level()
 
     def is_idle(self) -> bool:
         return self._b().is_idle()

@@ -338,6 +338,11 @@ class BridgeContext:
     def signal(self) -> AbortSignal | None:
         return self._runtime.signal_from(self._caller.sync("ctx", "signal"))
 
+    @property
+    def thinking_level(self) -> str:
+        # A round trip: Pi's getter reads the session's level at each access (runner.js:663-666).
+        return str(self._caller.sync("ctx", "thinkingLevel"))
+
     def is_idle(self) -> bool:
         return bool(self._caller.sync("ctx", "isIdle"))
 
@@ -597,3 +602,9 @@ class BridgeExtensionAPI:
     def get_thinking_level(self) -> str:
         self._instance.require_runtime()
         return str(self._caller.sync("pi", "getThinkingLevel"))
+
+    def set_thinking_level(self, level: str) -> None:
+        # A round trip, as ``set_active_tools``: Pi's ``setThinkingLevel`` is synchronous, so the
+        # entry is appended and ``get_thinking_level`` answers the new level when this returns.
+        self._instance.require_runtime()
+        self._caller.sync("pi", "setThinkingLevel", level)

@@ -525,6 +525,7 @@ class PythonBridge {
 			case "setActiveTools":
 			case "getSettings":
 			case "getThinkingLevel":
+			case "setThinkingLevel":
 				return pi[method](...args);
 			case "getAllTools":
 				// ToolInfo (types.d.ts:1622-1627): plain data but for `reachesTools`, a function
@@ -546,6 +547,9 @@ class PythonBridge {
 				return modelToWire(ctx.model);
 			case "signal":
 				return this.signalRef(ctx.signal);
+			case "thinkingLevel":
+				// A live getter (runner.js:663-666), read at the call.
+				return ctx.thinkingLevel;
 			case "isIdle":
 			case "isProjectTrusted":
 			case "hasPendingMessages":
