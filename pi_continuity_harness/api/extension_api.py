@@ -301,6 +301,12 @@ class ReadonlySessionManager(Protocol):
 
     def get_branch(self, from_id: str | None = None) -> list[JsonObject]: ...
 
+    def get_label(self, entry_id: str) -> str | None:
+        """``getLabel`` (session-manager.d.ts:178, session-manager.js:1047-1049): the entry's
+        current label, or ``None`` (never set, cleared, or no such entry). Labels are read from
+        every entry of the session, whatever the branch (``_buildIndex``, :752-760)."""
+        ...
+
     def get_session_name(self) -> str | None: ...
 
 
@@ -509,6 +515,15 @@ class ExtensionAPI(Protocol):
     def get_session_name(self) -> str | None: ...
 
     def set_session_name(self, name: str) -> None: ...
+
+    def set_label(self, entry_id: str, label: str | None = None) -> None:
+        """``pi.setLabel`` (types.d.ts:1323; loader.js:333-336, agent-session.js:2902-2904):
+        ``SessionManager.appendLabelChange`` (session-manager.js:1055-1075). An unknown
+        ``entry_id`` raises :class:`PiError` (``Entry <id> not found``); else a ``label`` entry
+        is appended at the leaf (``targetId``, ``label``; with ``None``, Pi's ``undefined``, the
+        entry has no ``label`` key) and the label is set, or cleared by ``None`` or ``""``. No
+        event is emitted."""
+        ...
 
     def get_active_tools(self) -> list[str]: ...
 

@@ -654,6 +654,16 @@ class SimHost:
                 host.spawn(session.dispatch(SessionInfoChangedEvent(name=current)), "session_info_changed")
 
         b.set_session_name = set_session_name
+
+        def set_label(entry_id: Any, label: Any) -> None:
+            # agent-session.js:2902-2904: the append alone, no event; Pi's Error for an unknown
+            # entry reaches the extension (session-manager.js:1056-1058).
+            try:
+                session.session_manager.append_label_change(entry_id, label)
+            except ValueError as error:
+                raise PiThrewError(str(error)) from None
+
+        b.set_label = set_label
         b.get_session_name = session.session_manager.get_session_name
         b.get_active_tools = session.active_tool_names
         b.execute_tool = session.execute_nested_tool

@@ -96,6 +96,7 @@ class RuntimeBindings:
     append_entry: Callable[[str, Any], None]
     get_settings: Callable[[], dict[str, Any]]
     set_session_name: Callable[[str], None]
+    set_label: Callable[[Any, Any], None]
     get_session_name: Callable[[], str | None]
     get_active_tools: Callable[[], list[str]]
     get_all_tools: Callable[[], list[ToolInfo]]
@@ -846,6 +847,10 @@ class SimExtensionAPI:
     def set_session_name(self, name: str) -> None:
         self._bindings().set_session_name(name)
 
+    def set_label(self, entry_id: str, label: str | None = None) -> None:
+        # What crosses the bridge on real Pi: JSON copies of both.
+        self._bindings().set_label(json_copy(entry_id), json_copy(label))
+
     def get_active_tools(self) -> list[str]:
         return self._bindings().get_active_tools()
 
@@ -1003,6 +1008,10 @@ class ReadonlySessionView:
 
     def get_session_name(self) -> str | None:
         found = self._manager.get_session_name()
+        return None if found is None else str(found)
+
+    def get_label(self, entry_id: str) -> str | None:
+        found = self._manager.get_label(json_copy(entry_id))
         return None if found is None else str(found)
 
 

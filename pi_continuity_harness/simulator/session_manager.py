@@ -368,9 +368,11 @@ class SessionManager:
         Persisted: a new file, written at once when the path has a conversation (else at the
         first append, as ``_persist``); in memory: the entries are replaced in place. The path
         is copied as it is (the first entry's ``parentId`` becomes null, as Pi's
-        ``{...entry, parentId}`` does). Pi also re-chains label entries onto the copy; the
-        simulator does not (a label is written only by ``navigate_tree(label=...)``, which no
-        scenario operation passes).
+        ``{...entry, parentId}`` does). Pi also drops the path's label entries and writes the
+        path's current labels after it (:1232-1320); the simulator does not: a label is written
+        by ``navigate_tree(label=...)``, which no scenario operation passes, or by an
+        extension's ``pi.set_label``, which neither reference calls (a fork of a labelled path
+        differs from Pi's there).
         """
         previous_file = self._session_file
         path = self.get_branch(leaf_id)
@@ -747,8 +749,22 @@ class SessionManager:
             raise ValueError(f"Entry {target_id} not found")
         entry = self._base("label")
         entry["targetId"] = target_id
-        entry["label"] = label
+        if label is not None:
+            # ``undefined`` (a Python ``None``): JSON has no ``label`` key.
+            entry["label"] = label
         return self._append_entry(entry)
+
+    def get_label(self, entry_id: str) -> str | None:
+        """``getLabel`` (session-manager.js:1047-1049): ``labelsById``, which every ``label``
+        entry of the session sets (a non-empty label) or clears, in file order, whatever the
+        branch (``_buildIndex``, :752-760; ``appendLabelChange``, :1068-1074). Read from the
+        entries at each call: only an extension asks."""
+        found: str | None = None
+        for entry in self._entries:
+            if entry.get("type") == "label" and entry.get("targetId") == entry_id:
+                label = entry.get("label")
+                found = label if label else None
+        return found
 
     def build_context_entries(self) -> list[Entry]:
         """``buildContextEntries``: newest compaction, its kept range, then what follows it."""

@@ -519,6 +519,9 @@ class PythonBridge {
 				return pi.sendUserMessage(args[0], args[1] ?? undefined);
 			case "appendEntry":
 				return pi.appendEntry(args[0], args[1] ?? undefined);
+			case "setLabel":
+				// A Python None is `undefined`: the label entry has no `label` key.
+				return pi.setLabel(args[0], args[1] ?? undefined);
 			case "setSessionName":
 			case "getSessionName":
 			case "getActiveTools":

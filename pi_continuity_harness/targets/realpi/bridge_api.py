@@ -244,6 +244,10 @@ class BridgeSessionManager:
         value = self._caller.sync("sm", "getSessionName")
         return None if value is None else str(value)
 
+    def get_label(self, entry_id: str) -> str | None:
+        value = self._caller.sync("sm", "getLabel", entry_id)
+        return None if value is None else str(value)
+
 
 class BridgeModelRegistry:
     """``ctx.model_registry`` backed by Pi's ModelRegistry (calls reach the fake server)."""
@@ -580,6 +584,12 @@ class BridgeExtensionAPI:
     def set_session_name(self, name: str) -> None:
         self._instance.require_runtime()
         self._caller.fire("pi", "setSessionName", name)
+
+    def set_label(self, entry_id: str, label: str | None = None) -> None:
+        # A round trip: Pi's ``appendLabelChange`` throws for an unknown entry
+        # (session-manager.js:1056-1058), which the caller gets as ``PiError``.
+        self._instance.require_runtime()
+        self._caller.sync("pi", "setLabel", entry_id, label)
 
     def get_active_tools(self) -> list[str]:
         self._instance.require_runtime()
