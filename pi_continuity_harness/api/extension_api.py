@@ -307,6 +307,16 @@ class ReadonlySessionManager(Protocol):
         every entry of the session, whatever the branch (``_buildIndex``, :752-760)."""
         ...
 
+    def get_tree(self) -> list[JsonObject]:
+        """``getTree`` (session-manager.d.ts:178, ``SessionTreeNode`` :132-139;
+        session-manager.js:1136-1172): the roots of the session's entries, every branch, the
+        header left out. A node is ``{"entry", "children", "label", "labelTimestamp"}``, the
+        last two only when the entry has a label (the timestamp of the label entry that set it);
+        an entry whose ``parentId`` is null, itself or unknown is a root; every node's children
+        are sorted by their entries' timestamps, oldest first (a stable sort: equal times keep
+        the file's order)."""
+        ...
+
     def get_session_name(self) -> str | None: ...
 
 

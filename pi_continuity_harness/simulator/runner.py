@@ -1014,6 +1014,9 @@ class ReadonlySessionView:
         found = self._manager.get_label(json_copy(entry_id))
         return None if found is None else str(found)
 
+    def get_tree(self) -> list[dict[str, Any]]:
+        return json_copy(self._manager.get_tree())  # type: ignore[no-any-return]
+
 
 class SimToolContext(SimExtensionContext):
     """``ctx`` of a tool's ``execute`` (``createToolContext``, runner.js:709-736): the extension

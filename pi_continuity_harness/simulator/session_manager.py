@@ -146,6 +146,16 @@ def ms_of_iso(iso: str) -> int:
     return int(datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
 
 
+def _tree_time(timestamp: Any) -> float:
+    """``new Date(timestamp).getTime()`` for ``getTree``'s sort (session-manager.js:1168). An
+    entry without a parsable timestamp sorts first here; Pi's comparator answers ``NaN`` for it,
+    which its sort takes as equal (no entry the harness writes has one)."""
+    try:
+        return float(ms_of_iso(str(timestamp)))
+    except ValueError:
+        return -math.inf
+
+
 def entry_to_context_messages(entry: Entry) -> list[Message]:
     """``sessionEntryToContextMessages``: what one entry contributes to model context."""
     kind = entry.get("type")
@@ -765,6 +775,38 @@ class SessionManager:
                 label = entry.get("label")
                 found = label if label else None
         return found
+
+    def get_tree(self) -> list[dict[str, Any]]:
+        """``getTree`` (session-manager.js:1136-1172): a node per entry (header left out), with
+        the entry's current label and its label entry's timestamp (``labelsById``,
+        ``labelTimestampsById``: set by a non-empty label, removed by an empty one, in file
+        order); roots are entries whose ``parentId`` is null, their own id or unknown; children
+        are in file order, then sorted by ``new Date(timestamp)`` (a stable sort). The nodes
+        hold the entries themselves, as Pi's do; the extension's view copies them."""
+        labels: dict[Any, tuple[Any, Any]] = {}
+        for entry in self._entries:
+            if entry.get("type") == "label":
+                if entry.get("label"):
+                    labels.pop(entry.get("targetId"), None)
+                    labels[entry.get("targetId")] = (entry["label"], entry.get("timestamp"))
+                else:
+                    labels.pop(entry.get("targetId"), None)
+        nodes: dict[Any, dict[str, Any]] = {}
+        order: list[dict[str, Any]] = []
+        for entry in self.get_entries():
+            node: dict[str, Any] = {"entry": entry, "children": []}
+            if entry["id"] in labels:
+                node["label"], node["labelTimestamp"] = labels[entry["id"]]
+            nodes[entry["id"]] = node
+            order.append(node)
+        roots: list[dict[str, Any]] = []
+        for node in order:
+            parent_id = node["entry"].get("parentId")
+            parent = None if parent_id is None or parent_id == node["entry"]["id"] else nodes.get(parent_id)
+            (roots if parent is None else parent["children"]).append(node)
+        for node in order:
+            node["children"].sort(key=lambda child: _tree_time(child["entry"].get("timestamp")))
+        return roots
 
     def build_context_entries(self) -> list[Entry]:
         """``buildContextEntries``: newest compaction, its kept range, then what follows it."""

@@ -248,6 +248,9 @@ class BridgeSessionManager:
         value = self._caller.sync("sm", "getLabel", entry_id)
         return None if value is None else str(value)
 
+    def get_tree(self) -> list[Json]:
+        return list(self._caller.sync("sm", "getTree") or [])
+
 
 class BridgeModelRegistry:
     """``ctx.model_registry`` backed by Pi's ModelRegistry (calls reach the fake server)."""
