@@ -502,6 +502,28 @@ class ExtensionAPI(Protocol):
 
     def register_tool(self, tool: ToolDefinition) -> None: ...
 
+    def register_flag(
+        self,
+        name: str,
+        *,
+        type: Literal["boolean", "string"],
+        default: bool | str | None = None,
+        description: str | None = None,
+    ) -> None:
+        """``pi.registerFlag`` (types.d.ts:1280; loader.js:268-283): ``PiError`` when
+        ``default``'s type is not ``type`` (:mod:`.flags`); else the flag is this extension's and
+        its default becomes the runtime's value unless the runtime has one (a CLI value, or an
+        earlier extension's default). Registered while the factory runs, the default is
+        pending until the factory returns (``commit``, :457-467): a factory that fails leaves
+        no value. The harness passes Pi no CLI flags, so a value is always a default."""
+        ...
+
+    def get_flag(self, name: str) -> bool | str | None:
+        """``pi.getFlag`` (types.d.ts:1290; loader.js:306-311): ``None`` for a flag this
+        extension did not register (another extension's included); else the runtime's value,
+        or while the factory runs its pending default."""
+        ...
+
     def send_message(
         self,
         message: JsonObject,

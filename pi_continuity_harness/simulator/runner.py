@@ -56,6 +56,7 @@ from pi_continuity_harness.api.extension_api import (
     ToolDefinition,
     ToolInfo,
 )
+from pi_continuity_harness.api.flags import flag_options
 from pi_continuity_harness.api.wire_json import result_to_wire, wire_dumps
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy, json_copy_or_same
@@ -139,6 +140,12 @@ class ExtensionRecord:
     handlers: dict[str, list[EventHandler | None]] = field(default_factory=dict)
     commands: dict[str, tuple[CommandHandler, str | None]] = field(default_factory=dict)
     tools: dict[str, ToolDefinition] = field(default_factory=dict)
+    #: ``extension.flags`` (loader.js:273): the flags this extension registered.
+    flags: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: ``pendingFlagValues`` (loader.js:198, 274-278): defaults registered while the factory
+    #: runs, committed when it returns (:457-467).
+    pending_flags: dict[str, Any] = field(default_factory=dict)
+    loading: bool = True
 
 
 class ExtensionRunner:
@@ -172,6 +179,8 @@ class ExtensionRunner:
         #: every one of them (``includeAllExtensionTools``, agent-session.js:3043-3047), a later one
         #: only if its name was not registered before (:3049-3055; see ``activatable_tools``).
         self.loaded_tool_names: frozenset[str] | None = None
+        #: ``runtime.flagValues`` (loader.js:139): one per runtime, shared by its extensions.
+        self.flag_values: dict[str, Any] = {}
 
     # ----------------------------------------------------------------- lifecycle
     async def load(self, factories: list[tuple[str, ExtensionFactory]]) -> list[tuple[str, str]]:
@@ -188,6 +197,11 @@ class ExtensionRunner:
             except Exception as error:  # an extension that fails to load is not loaded
                 failures.append((path, _describe(error)))
                 continue
+            # ``commit`` (loader.js:457-467): the pending defaults a value has not yet taken.
+            for name, value in record.pending_flags.items():
+                self.flag_values.setdefault(name, value)
+            record.pending_flags.clear()
+            record.loading = False
             self.extensions.append(record)
         self.loaded_tool_names = frozenset(tool.name for tool in self.tools())
         return failures
@@ -804,6 +818,34 @@ class SimExtensionAPI:
         self._record.tools[tool.name] = tool
         if self._runner.bindings is not None:
             self._runner.bindings.tools_changed()
+
+    def register_flag(
+        self,
+        name: str,
+        *,
+        type: Literal["boolean", "string"],
+        default: bool | str | None = None,
+        description: str | None = None,
+    ) -> None:
+        # loader.js:268-283; the arguments as the bridge's JSON hands them to Pi.
+        self._runner.assert_active()
+        name, default = json_copy(name), json_copy(default)
+        options = flag_options(name, type, default, description)
+        self._record.flags[name] = options
+        if default is not None and name not in self._runner.flag_values:
+            if self._record.loading:
+                self._record.pending_flags.setdefault(name, default)
+            else:
+                self._runner.flag_values[name] = default
+
+    def get_flag(self, name: str) -> bool | str | None:
+        # loader.js:306-311.
+        self._runner.assert_active()
+        if name not in self._record.flags:
+            return None
+        if name in self._runner.flag_values:
+            return self._runner.flag_values[name]  # type: ignore[no-any-return]
+        return self._record.pending_flags.get(name)
 
     def send_message(
         self,

@@ -35,6 +35,7 @@ from pi_continuity_harness.api.extension_api import (
     ToolDefinition,
     ToolInfo,
 )
+from pi_continuity_harness.api.flags import flag_options
 from pi_continuity_harness.targets.realpi.wire import (
     BridgeCallError,
     Connection,
@@ -92,6 +93,10 @@ class Instance:
     handlers: list[tuple[str, EventHandler | None]] = dataclasses.field(default_factory=list)
     commands: dict[str, CommandHandler] = dataclasses.field(default_factory=dict)
     tools: dict[str, ToolDefinition] = dataclasses.field(default_factory=dict)
+    #: Flags registered while the factory ran (``registerFlag``'s options), sent with the load
+    #: reply; their defaults answer ``get_flag`` until the factory returns (loader.js:274-278).
+    flags: dict[str, Json] = dataclasses.field(default_factory=dict)
+    pending_flags: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def assert_active(self) -> None:
         if self.stale:
@@ -530,6 +535,35 @@ class BridgeExtensionAPI:
                 }
             )
         self._runtime.descriptions[(instance.id, name)] = description
+
+    def register_flag(
+        self,
+        name: str,
+        *,
+        type: Literal["boolean", "string"],
+        default: bool | str | None = None,
+        description: str | None = None,
+    ) -> None:
+        instance = self._instance
+        instance.assert_active()
+        options = flag_options(name, type, default, description, check=instance.loading)
+        if instance.loading:
+            # Pi registers it when the factory's registrations are replayed (bridge.ts ``load``).
+            instance.flags[name] = options
+            if default is not None:
+                instance.pending_flags.setdefault(name, default)
+            return
+        self._caller.sync("pi", "registerFlag", name, options)
+
+    def get_flag(self, name: str) -> bool | str | None:
+        instance = self._instance
+        instance.assert_active()
+        if instance.loading:
+            # Pi's pending default (loader.js:306-311); a value an earlier extension's default
+            # gave the runtime is not seen here while the factory runs.
+            return instance.pending_flags.get(name) if name in instance.flags else None
+        value = self._caller.sync("pi", "getFlag", name)
+        return value if isinstance(value, (bool, str)) else None
 
     def register_tool(self, tool: ToolDefinition) -> None:
         instance = self._instance

@@ -259,6 +259,7 @@ class BridgeRuntime:
             "handlers": [[event, i] for i, (event, _h) in enumerate(instance.handlers)],
             "commands": [[name, self.descriptions.get((inst_id, name))] for name in instance.commands],
             "tools": [tool_to_wire(t) for t in instance.tools.values()],
+            "flags": [[name, options] for name, options in instance.flags.items()],
         }
 
     async def run_until_eof(self) -> None:

@@ -15,7 +15,7 @@
  * commands and tools.
  *
  * Messages this side -> Python (requests carry "id"; Python answers {"type":"result"|"error","id"}):
- *   {type:"load", id, inst}                                      -> {handlers:[[event,idx]], commands:[[name,desc]], tools:[...]}
+ *   {type:"load", id, inst}                                      -> {handlers:[[event,idx]], commands:[[name,desc]], tools:[...], flags:[[name,options]]}
  *   {type:"event", id, inst, handler, event, ctx}                -> handler result (undefined: {"undefined":true})
  *   {type:"command", id, inst, name, args, ctx}                  -> null
  *   {type:"tool", id, inst, name, toolCallId, params, signal, ctx} -> {content, details, isError}
@@ -335,6 +335,8 @@ class PythonBridge {
 		for (const [event, index] of loaded.handlers ?? []) this.registerHandler(inst, String(event), Number(index));
 		for (const [name, description] of loaded.commands ?? []) this.registerCommand(inst, String(name), description);
 		for (const tool of loaded.tools ?? []) this.registerTool(inst, tool);
+		// Still inside Pi's factory call: the defaults are pending until it returns (loader.js:274-278).
+		for (const [name, options] of loaded.flags ?? []) pi.registerFlag(String(name), options);
 	}
 
 	private registerHandler(inst: Instance, event: string, index: number): void {
@@ -529,6 +531,8 @@ class PythonBridge {
 			case "getSettings":
 			case "getThinkingLevel":
 			case "setThinkingLevel":
+			case "registerFlag":
+			case "getFlag":
 				return pi[method](...args);
 			case "getAllTools":
 				// ToolInfo (types.d.ts:1622-1627): plain data but for `reachesTools`, a function
