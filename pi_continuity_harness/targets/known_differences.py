@@ -96,7 +96,7 @@ UNCOMPARED: tuple[Uncompared, ...] = (
         "one event, their `delta`s joined",
         "(joined)",
         "Real Pi streams a command's output as the pipe delivers it (`onData` per read, "
-        "bash-executor.js:60-65): bash's builtins write line by line (its stdout is line "
+        "bash-executor.js:60-70): bash's builtins write line by line (its stdout is line "
         "buffered), and whether two writes arrive in one read depends on timing; the simulator's "
         "shell runs nothing and streams the scenario's output as one delta. The text, where it "
         "comes among the other events, and the id are compared.",
