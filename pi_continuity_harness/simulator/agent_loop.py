@@ -87,7 +87,7 @@ class LoopHooks:
     now_loop_ms: Callable[[], int]
     model: Callable[[], Model | None]
     #: ``declareToolChanges`` of a later turn's pending messages (agent-loop.js:121).
-    declare_turn_tools: Callable[[list[Message]], list[Message]] = lambda pending: pending
+    declare_turn_tools: Callable[..., list[Message]] = lambda pending, **_: pending
 
 
 class _PendingQueue:
@@ -221,14 +221,28 @@ class Agent:
     async def _run_continuation(self, signal: AbortSignal) -> None:
         await self._emit({"type": "agent_start"})
         await self._emit({"type": "turn_start"})
-        await self._run_loop([], signal, False)
+        await self._run_loop([], signal, False, declare_first=True)
 
     async def _run_loop(
-        self, new_messages: list[Message], signal: AbortSignal, skip_initial_steering: bool
+        self,
+        new_messages: list[Message],
+        signal: AbortSignal,
+        skip_initial_steering: bool,
+        *,
+        declare_first: bool = False,
     ) -> None:
+        """pi-agent-core's ``runLoop`` (agent-loop.js:84-). ``declare_first``: a continuation
+        (``runAgentLoopContinue``, :64-76: an ``agent_before_settle`` ``continue``, a retry)
+        declares the active tools before its first request too, as ``declareToolChanges``
+        runs before every request (:121), so a ``set_active_tools`` since the last request
+        shows there as a system message with the changes (no sections: ``prepareNextTurn``
+        runs only after a completed turn, :97-98); a run from prompts declared them with its
+        prompts (:49)."""
         last_turn: CompletedTurn | None = None
         explicit_continuation = False
         pending: list[Message] = [] if skip_initial_steering else self.steering.drain()
+        if declare_first:
+            pending = self.hooks.declare_turn_tools(pending, lazy_clock=True)
         while True:
             has_more_tool_calls = True
             while has_more_tool_calls or pending:

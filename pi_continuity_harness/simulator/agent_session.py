@@ -853,15 +853,17 @@ class AgentSession:
         patch = self._sections_patch(self.session_manager.build_session_projection().messages)
         return [] if patch is None else [patch]
 
-    def declare_turn_tools(self, pending: list[Message]) -> list[Message]:
+    def declare_turn_tools(self, pending: list[Message], *, lazy_clock: bool = False) -> list[Message]:
         """``declareToolChanges`` before a later turn's request (pi-agent-core agent-loop.js:121):
         ``pending`` (the prepared section patch, then steering messages) with the tool changes
-        declared on its system message or a new one."""
+        declared on its system message or a new one. ``lazy_clock`` (a continuation's first
+        request): the clock is read only for a new system message, as Pi's (:246)."""
+        clock = self.service.clock
         return declare_tool_changes(
             self.session_manager.build_session_projection().messages,
             pending,
             self.tool_declarations(),
-            self.service.clock.now_ms(),
+            clock.now_ms if lazy_clock else clock.now_ms(),
         )
 
     async def _compact_before_next_turn(self) -> None:

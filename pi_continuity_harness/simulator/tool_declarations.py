@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import marshal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import ToolDefinition
@@ -118,11 +118,12 @@ def declare_tool_changes(
     transcript: Sequence[Message],
     pending: list[Message],
     tools: list[dict[str, Any]],
-    timestamp: int,
+    timestamp: int | Callable[[], int],
 ) -> list[Message]:
     """``declareToolChanges(context, pendingMessages)`` with ``context.messages`` =
     ``transcript`` and ``context.tools`` declared as ``tools``; ``timestamp`` is the new system
-    message's ``Date.now()``. The messages it returns hold copies of ``tools``' declarations,
+    message's ``Date.now()`` (a callable: read only when that message is made, as Pi reads the
+    clock only then, agent-loop.js:246). The messages it returns hold copies of ``tools``' declarations,
     never the objects themselves."""
     system_index = next(
         (i for i in range(len(pending) - 1, -1, -1) if pending[i].get("role") == "system"), -1
@@ -146,6 +147,7 @@ def declare_tool_changes(
         ]
     if unchanged:
         return pending
-    update = _with_changes({"role": "system", "content": "", "timestamp": timestamp}, added, removed)
+    now = timestamp() if callable(timestamp) else timestamp
+    update = _with_changes({"role": "system", "content": "", "timestamp": now}, added, removed)
     index = next((i for i, m in enumerate(pending) if m.get("role") != "system"), len(pending))
     return [*pending[:index], update, *pending[index:]]
