@@ -57,7 +57,7 @@ from pi_continuity_harness.api.extension_api import (
     ToolInfo,
 )
 from pi_continuity_harness.api.flags import flag_options
-from pi_continuity_harness.api.wire_json import result_to_wire, wire_dumps
+from pi_continuity_harness.api.wire_json import reply_line, result_to_wire, wire_dumps
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy, json_copy_or_same
 from pi_continuity_harness.simulator.messages import UNDEFINED, Message, current_system_message
@@ -194,6 +194,7 @@ class ExtensionRunner:
                 result = factory(api)
                 if inspect.isawaitable(result):
                     await result
+                _encode_load_reply(record)
             except Exception as error:  # an extension that fails to load is not loaded
                 failures.append((path, _describe(error)))
                 continue
@@ -771,6 +772,31 @@ def _bridged_result(value: Any) -> Any:
 
 #: The lists a ``resources_discover`` result may hold, in the order Pi takes them.
 _RESOURCE_KEYS = ("skillPaths", "promptPaths", "themePaths")
+
+
+def _encode_load_reply(record: ExtensionRecord) -> None:
+    """Encode what a Python extension's load reply carries to real Pi (``bridge_runtime._load``:
+    its handlers, commands with their descriptions, tools' names, labels, descriptions,
+    parameters and snippets), as the bridge does (``_serve``, :func:`.wire_json.reply_line`).
+    A value JSON cannot carry (a tuple key in a tool's ``parameters``, a cycle) raises: the
+    bridge answers the load with that error, ``bridge.ts`` rejects the load request with it
+    (:333, :407), and real Pi 1.6.0 reports the extension as failed to load
+    (core/extensions/loader.js:563; at startup ``Failed to load extension "<path>": Failed to
+    load extension: keys must be str, int, float, bool or None, not tuple`` and exit 1,
+    main.js:825; measured)."""
+    reply_line(
+        {
+            "type": "result",
+            "id": 0,
+            "value": {
+                "commands": [[name, description] for name, (_, description) in record.commands.items()],
+                "tools": [
+                    [t.name, t.label, t.description, t.parameters, t.prompt_snippet]
+                    for t in record.tools.values()
+                ],
+            },
+        }
+    )
 
 
 def _describe(error: BaseException) -> str:
