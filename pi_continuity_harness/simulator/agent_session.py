@@ -973,6 +973,10 @@ class AgentSession:
                 tool_call_id=call["id"], tool_name=name, input=args, parent_tool_call_id=parent
             )
             self.trace.emit("event", "tool_call", toolName=name)
+            # Every handler runs, up to the first block (runner.js:970-985); only then does the
+            # loop look at the signal (AC agent-loop.js:505-510): a handler that aborts the run
+            # does not stop the later ones, and an abort wins over a block.
+            blocking: dict[str, Any] | None = None
             for _record, handlers in runner.handlers_of("tool_call"):
                 for handler in handlers:
                     try:
@@ -981,15 +985,20 @@ class AgentSession:
                         value = await runner.call_handler(handler, bridged_copy(event), ctx)
                     except Exception as error:  # tool_call errors block the tool (fail-safe)
                         return PreparedTool(immediate=error_tool_result(str(error)))
-                    if _aborted(signal):  # a handler may abort (AC agent-loop.js:503-509)
-                        return PreparedTool(immediate=error_tool_result("Operation aborted"))
                     if isinstance(value, dict) and value.get("block"):
-                        blocked = error_tool_result(value.get("reason") or "Tool execution was blocked")
-                        # A block's ``terminate: true`` stays on the error result, so a batch whose
-                        # calls all end so ends the run (AC agent-loop.js:512-516, :462-463).
-                        if value.get("terminate") is True:
-                            blocked["terminate"] = True
-                        return PreparedTool(immediate=blocked)
+                        blocking = value
+                        break
+                if blocking is not None:
+                    break
+            if _aborted(signal):  # a handler may abort (AC agent-loop.js:505-510)
+                return PreparedTool(immediate=error_tool_result("Operation aborted"))
+            if blocking is not None:
+                blocked = error_tool_result(blocking.get("reason") or "Tool execution was blocked")
+                # A block's ``terminate: true`` stays on the error result, so a batch whose
+                # calls all end so ends the run (AC agent-loop.js:512-516, :462-463).
+                if blocking.get("terminate") is True:
+                    blocked["terminate"] = True
+                return PreparedTool(immediate=blocked)
         return PreparedTool(args=args)
 
     async def _execute_tool(
