@@ -376,24 +376,54 @@ class SessionManager:
         entries are the path from the root to ``leaf_id``, its header linking the previous file.
 
         Persisted: a new file, written at once when the path has a conversation (else at the
-        first append, as ``_persist``); in memory: the entries are replaced in place. The path
-        is copied as it is (the first entry's ``parentId`` becomes null, as Pi's
-        ``{...entry, parentId}`` does). Pi also drops the path's label entries and writes the
-        path's current labels after it (:1232-1320); the simulator does not: a label is written
-        by ``navigate_tree(label=...)``, which no scenario operation passes, or by an
-        extension's ``pi.set_label``, which neither reference calls (a fork of a labelled path
-        differs from Pi's there).
+        first append, as ``_persist``); in memory: the entries are replaced in place. The path's
+        ``label`` entries are dropped and the rest re-chained (the first entry's ``parentId``
+        null, each next one's its kept predecessor; a compaction's ``firstKeptEntryId`` that
+        named a dropped label names the next kept entry, :1232-1258); then the session's current
+        labels of the kept entries (``labelsById`` in its order, with ``labelTimestampsById``)
+        are written after them as new ``label`` entries, chained (:1270-1320).
         """
         previous_file = self._session_file
         path = self.get_branch(leaf_id)
         if not path:
             raise SessionFileError(f"Entry {leaf_id} not found")
+        labels = self._current_labels()
         copied: list[Entry] = []
+        replacement: dict[Any, str] = {}
+        pending: list[str] = []
         parent: str | None = None
         for entry in path:
-            copied.append({**entry, "parentId": parent})
+            if entry.get("type") == "label":
+                pending.append(entry["id"])
+                continue
+            for label_id in pending:
+                replacement[label_id] = entry["id"]
+            pending.clear()
+            kept = {**entry, "parentId": parent}
+            if entry.get("type") == "compaction" and entry.get("firstKeptEntryId") != entry["id"]:
+                first = entry.get("firstKeptEntryId")
+                kept["firstKeptEntryId"] = replacement.get(first, first)
+            copied.append(kept)
             parent = entry["id"]
+        # The new session's id first, then the labels' ids, in Pi's order (:1259, :1285).
         header = self._begin(None, previous_file if self._persist else None)
+        kept_ids = {e["id"] for e in copied}
+        for target_id, (label, label_timestamp) in labels.items():
+            if target_id not in kept_ids:
+                continue
+            new_id = self._rng.entry_id(lambda candidate: candidate in kept_ids)
+            copied.append(
+                {
+                    "type": "label",
+                    "id": new_id,
+                    "parentId": parent,
+                    "timestamp": label_timestamp,
+                    "targetId": target_id,
+                    "label": label,
+                }
+            )
+            kept_ids.add(new_id)
+            parent = new_id
         self._entries = [header, *copied]
         self._by_id = {e["id"]: e for e in copied}
         self._leaf_id = copied[-1]["id"] if copied else None
@@ -776,6 +806,21 @@ class SessionManager:
                 found = label if label else None
         return found
 
+    def _current_labels(self) -> dict[Any, tuple[Any, Any]]:
+        """``labelsById`` with ``labelTimestampsById`` (``_buildIndex``, session-manager.js:752-760;
+        ``appendLabelChange``, :1068-1074): every ``label`` entry of the session, in file order,
+        sets its target's label (a non-empty one) or deletes it. A dict keeps a ``Map``'s order:
+        a set of a present key stays in place, a delete and a later set move it to the end (the
+        order ``createBranchedSession`` writes labels in, :1274)."""
+        labels: dict[Any, tuple[Any, Any]] = {}
+        for entry in self._entries:
+            if entry.get("type") == "label":
+                if entry.get("label"):
+                    labels[entry.get("targetId")] = (entry["label"], entry.get("timestamp"))
+                else:
+                    labels.pop(entry.get("targetId"), None)
+        return labels
+
     def get_tree(self) -> list[dict[str, Any]]:
         """``getTree`` (session-manager.js:1136-1172): a node per entry (header left out), with
         the entry's current label and its label entry's timestamp (``labelsById``,
@@ -783,14 +828,7 @@ class SessionManager:
         order); roots are entries whose ``parentId`` is null, their own id or unknown; children
         are in file order, then sorted by ``new Date(timestamp)`` (a stable sort). The nodes
         hold the entries themselves, as Pi's do; the extension's view copies them."""
-        labels: dict[Any, tuple[Any, Any]] = {}
-        for entry in self._entries:
-            if entry.get("type") == "label":
-                if entry.get("label"):
-                    labels.pop(entry.get("targetId"), None)
-                    labels[entry.get("targetId")] = (entry["label"], entry.get("timestamp"))
-                else:
-                    labels.pop(entry.get("targetId"), None)
+        labels = self._current_labels()
         nodes: dict[Any, dict[str, Any]] = {}
         order: list[dict[str, Any]] = []
         for entry in self.get_entries():
