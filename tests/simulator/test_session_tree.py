@@ -14,15 +14,8 @@ from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClo
 from pi_continuity_harness.simulator.session_manager import SessionManager
 
 from .loop_clock import ManualLoopClock
-
-HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/p"}
-
-
-def _entry(entry_id: str, parent: str | None, second: int, **fields: Any) -> dict[str, Any]:
-    entry = {"type": "custom", "customType": entry_id, "id": entry_id, "parentId": parent}
-    entry["timestamp"] = f"2026-01-01T00:00:{second:02d}.000Z"
-    entry.update(fields)
-    return entry
+from .session_files import HEADER
+from .session_files import entry as _entry
 
 
 def _tree(tmp_path: Path, *entries: dict[str, Any]) -> list[dict[str, Any]]:
