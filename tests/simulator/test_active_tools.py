@@ -30,13 +30,13 @@ async def _done(*_: Any) -> ToolResult:
     return ToolResult(content=[{"type": "text", "text": "done"}], details={"ok": True})
 
 
-def _tool(name: str, snippet: str | None = None) -> ToolDefinition:
+def _tool(name: str, snippet: str | None = None, execute: Any = _done) -> ToolDefinition:
     return ToolDefinition(
         name=name,
         label=name,
         description="A probe tool.",
         parameters={"type": "object", "properties": {}},
-        execute=_done,
+        execute=execute,
         prompt_snippet=snippet,
     )
 
@@ -173,16 +173,7 @@ def _setter(when: str, names: list[str]) -> Any:
                 pi.set_active_tools(names)
             return ToolResult(content=[{"type": "text", "text": "done"}], details={"ok": True})
 
-        pi.register_tool(
-            ToolDefinition(
-                name="probe",
-                label="probe",
-                description="A probe tool.",
-                parameters={"type": "object", "properties": {}},
-                execute=execute,
-                prompt_snippet="The probe",
-            )
-        )
+        pi.register_tool(_tool("probe", "The probe", execute))
         if when != "tool":
             pi.on(when, lambda event, ctx: pi.set_active_tools(names))
 
@@ -230,15 +221,7 @@ def test_a_tool_registered_during_a_run_is_declared_at_the_next_turn(tmp_path: P
             pi.register_tool(_tool("late", "The late probe"))
             return ToolResult(content=[{"type": "text", "text": "done"}], details={"ok": True})
 
-        pi.register_tool(
-            ToolDefinition(
-                name="probe",
-                label="probe",
-                description="A probe tool.",
-                parameters={"type": "object", "properties": {}},
-                execute=execute,
-            )
-        )
+        pi.register_tool(_tool("probe", execute=execute))
 
     call = {"name": "probe", "arguments": {}, "id": "c1"}
     scenario = base(
