@@ -35,7 +35,6 @@ import json
 import math
 import os
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, cast
 
 from pi_continuity_harness.api.abort import AbortController, AbortSignal
@@ -76,7 +75,6 @@ from pi_continuity_harness.api.events import (
 )
 from pi_continuity_harness.api.extension_api import (
     Model,
-    PiError,
     ToolCallOutcome,
     ToolDefinition,
     ToolInfo,
@@ -148,6 +146,13 @@ from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, cla
 from pi_continuity_harness.simulator.provider_events import agent_provider_hooks, summary_provider_hooks
 from pi_continuity_harness.simulator.runner import bridged_copy
 from pi_continuity_harness.simulator.session_manager import SessionManager, ms_of_iso
+from pi_continuity_harness.simulator.session_shared import (
+    PiThrewError,
+    PromptRejectedError,
+    Trigger,
+    clamp_max_tokens,
+    signal_aborted,
+)
 from pi_continuity_harness.simulator.settings import SettingsManager
 from pi_continuity_harness.simulator.skills import Skill, expand_skill_command, format_skills_for_prompt
 from pi_continuity_harness.simulator.system_prompt import (
@@ -174,7 +179,6 @@ from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted, s
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.runner import ExtensionRunner
-from pi_continuity_harness.errors import SimulatorError
 
 __all__ = [
     "AgentSession",
@@ -215,17 +219,6 @@ PROMPT_DURING_COMPACTION = (
 )
 
 
-class PromptRejectedError(SimulatorError, RuntimeError):
-    """``prompt()`` threw: the RPC response would be ``success: false`` with this message."""
-
-
-class PiThrewError(PromptRejectedError, PiError):
-    """An ``Error`` Pi's API throws, with Pi's message: what an extension's call raises
-    (:class:`~pi_continuity_harness.api.PiError`, as on real Pi), and what the host's own
-    callers (RPC commands, the observer's ``/harness-tree``) catch as
-    :class:`PromptRejectedError` to report its text."""
-
-
 class _CancelledError(Exception):
     """Internal: a compaction was cancelled by an extension or aborted."""
 
@@ -235,15 +228,6 @@ class _ExtensionCancelledError(_CancelledError):
 
     Pi ends such a compaction as aborted (no error message), like an abort of its signal.
     """
-
-
-@dataclass
-class _Trigger:
-    message_type: Literal["user", "custom"]
-    #: A user trigger's text: a string, or what an ``input`` transform left (UNDEFINED, None...).
-    prompt: Any = None
-    message: Message | None = None
-    images: tuple[dict[str, Any], ...] = ()
 
 
 class AgentSession:
@@ -911,7 +895,7 @@ class AgentSession:
         setup_error: str | None = None
         max_tokens: int | None = None
         try:
-            max_tokens = _clamp_max_tokens(model, lambda: self._request_estimate.estimate(messages))
+            max_tokens = clamp_max_tokens(model, lambda: self._request_estimate.estimate(messages))
         except JsTypeError as error:
             setup_error = str(error)
         reasoning = self.thinking_level if (model.reasoning and self.thinking_level != "off") else None
@@ -990,7 +974,7 @@ class AgentSession:
                         break
                 if blocking is not None:
                     break
-            if _aborted(signal):  # a handler may abort (AC agent-loop.js:505-510)
+            if signal_aborted(signal):  # a handler may abort (AC agent-loop.js:505-510)
                 return PreparedTool(immediate=error_tool_result("Operation aborted"))
             if blocking is not None:
                 blocked = error_tool_result(blocking.get("reason") or "Tool execution was blocked")
@@ -1237,7 +1221,7 @@ class AgentSession:
         preflight: Callable[[str], None] | None,
         images: tuple[dict[str, Any], ...] = (),
         expand_prompt_templates: bool = True,
-    ) -> _Trigger | None:
+    ) -> Trigger | None:
         runner = self._runner()
         behavior = streaming_behavior if self.is_streaming else None
         current: Any = text  # Pi's currentText: a string, or what a transform left (UNDEFINED...)
@@ -1284,7 +1268,7 @@ class AgentSession:
             raise PiThrewError("No model selected.")
         if not self.service.catalog.has_auth(self.model.provider):
             raise PiThrewError(f'No API key found for "{self.model.provider}".')
-        return _Trigger("user", prompt=current, images=current_images)
+        return Trigger("user", prompt=current, images=current_images)
 
     def _expand_skill_command(self, text: str) -> str:
         """``_expandSkillCommand`` (agent-session.js:1754, 1820-1844) for the skills
@@ -1373,7 +1357,7 @@ class AgentSession:
         """``ReplacedSessionContext.sendMessage``: a triggered run from idle is awaited."""
         if trigger_turn and not self.is_streaming and deliver_as != "nextTurn":
             app = self._custom_app_message(message)
-            await self._start_run(_Trigger("custom", message=app))
+            await self._start_run(Trigger("custom", message=app))
             return
         self.send_custom_message(message, trigger_turn, deliver_as)
 
@@ -1406,10 +1390,10 @@ class AgentSession:
 
             async def start() -> None:
                 if self._is_emitting_settled:
-                    self._deferred_settled.append(lambda: self._start_run(_Trigger("custom", message=app)))
+                    self._deferred_settled.append(lambda: self._start_run(Trigger("custom", message=app)))
                     return
                 try:
-                    await self._start_run(_Trigger("custom", message=app))
+                    await self._start_run(Trigger("custom", message=app))
                 except Exception as error:
                     self._runner().emit_error("<runtime>", "send_message", str(error))
 
@@ -1481,7 +1465,7 @@ class AgentSession:
         self._refresh_finalized_context()
 
     # ================================================================= runs
-    async def _start_run(self, trigger: _Trigger, on_started: Callable[[], Any] | None = None) -> None:
+    async def _start_run(self, trigger: Trigger, on_started: Callable[[], Any] | None = None) -> None:
         self._is_agent_run_active = True
         self._agent_run_abort_requested = False
         try:
@@ -1520,7 +1504,7 @@ class AgentSession:
             attempt, self._retry_attempt = self._retry_attempt, 0
             self._emit("auto_retry_end", success=False, attempt=attempt, finalError="Retry cancelled")
 
-    async def _prepare_run(self, trigger: _Trigger) -> list[Message]:
+    async def _prepare_run(self, trigger: Trigger) -> list[Message]:
         """Pre-prompt compaction check (§9.2, third point), then ``before_agent_start``."""
         last = self._find_last_assistant()
         if last is not None:
@@ -2161,7 +2145,7 @@ class AgentSession:
                     model,
                     messages,
                     system_prompt=SUMMARIZATION_SYSTEM_PROMPT,
-                    max_tokens=_clamp_max_tokens(model, estimate),
+                    max_tokens=clamp_max_tokens(model, estimate),
                     reasoning=reasoning,
                     signal=signal,
                     hooks=self._summary_hooks,
@@ -2252,7 +2236,7 @@ class AgentSession:
                 errorMessage=error,
             )
             await sleep_unless_aborted(delay_ms / 1000, signal)
-            if _aborted(signal):
+            if signal_aborted(signal):
                 self._emit("summarization_retry_finished")
                 aborted = {k: v for k, v in response.items() if k != "errorMessage"}
                 aborted["stopReason"] = "aborted"
@@ -2651,31 +2635,8 @@ def _compaction_end_result(
     }
 
 
-def _aborted(signal: AbortSignal) -> bool:
-    """Read the flag anew (a handler may have aborted it since it was last read)."""
-    return signal.aborted
-
-
 def _remove_plain(path: str) -> None:
     os.remove(path)
-
-
-def _clamp_max_tokens(model: Model, input_tokens: float | Callable[[], float]) -> int | None:
-    """pi-ai ``clampMaxTokensToContext`` for Pi's own requests (E4: near the window → 1),
-    api/simple-options.js:13-23. ``input_tokens`` may be the estimate's thunk: pi-ai estimates
-    only for a model with a window. A ``NaN`` estimate (a user text that is a number) makes
-    ``maxTokens`` ``NaN``, which the provider leaves out (``if (options?.maxTokens)``,
-    openai-completions.js:578): ``None``."""
-    if model.context_window <= 0:
-        return max(1, model.max_tokens)
-    tokens = input_tokens() if callable(input_tokens) else input_tokens
-    if math.isnan(tokens):
-        return None
-    margin = max(4096, math.ceil(tokens * 0.15))
-    room = model.context_window - tokens - margin
-    if room < 32768:
-        room = min(32768, model.context_window - tokens - 4096)
-    return int(min(model.max_tokens, max(1, room)))
 
 
 def _failed_tool_text(content: list[Any]) -> str:
