@@ -30,11 +30,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import json
 import math
 import os
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Literal
 
 from pi_continuity_harness.api.abort import AbortController, AbortSignal
 from pi_continuity_harness.api.events import (
@@ -57,11 +56,9 @@ from pi_continuity_harness.api.events import (
     SessionCompactEvent,
     SessionTreeEvent,
     ThinkingLevelSelectEvent,
-    ToolCallEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
-    ToolResultEvent,
     TreePreparation,
     TurnEndEvent,
     TurnStartEvent,
@@ -71,42 +68,30 @@ from pi_continuity_harness.api.events import (
 from pi_continuity_harness.api.extension_api import (
     Model,
     ToolCallOutcome,
-    ToolDefinition,
     ToolInfo,
-    ToolResult,
 )
 from pi_continuity_harness.scenario.identity_memo import identity
 from pi_continuity_harness.scenario.layout import pi_package_path
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_summary
 from pi_continuity_harness.scenario.trace import Trace
-from pi_continuity_harness.scenario.transcript import content_text, js_string
+from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.active_tools import (
-    CORE_TOOL_NAMES,
     ActiveTools,
-    activatable_tools,
-    core_tools,
-    prompt_tools_and_rules,
-    skills_reader,
-    tool_infos,
 )
 from pi_continuity_harness.simulator.agent_loop import (
     Agent,
     AgentEvent,
     CompletedTurn,
     LoopHooks,
-    PreparedTool,
     StreamEmit,
-    ToolUpdate,
-    error_tool_result,
 )
 from pi_continuity_harness.simulator.boundary import apply_boundary_drafts, boundary_can_continue
-from pi_continuity_harness.simulator.builtin_extension_tools import builtin_extension_tools
-from pi_continuity_harness.simulator.builtin_tools import BUILTIN_TOOLS, BuiltinTools, ToolError
+from pi_continuity_harness.simulator.builtin_tools import BuiltinTools
 from pi_continuity_harness.simulator.compaction import (
     calculate_context_tokens,
     estimate_projected_context_tokens,
 )
-from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy, json_copy_or_same
+from pi_continuity_harness.simulator.json_copy import json_copy_or_same
 from pi_continuity_harness.simulator.messages import (
     UNDEFINED,
     JsTypeError,
@@ -114,8 +99,6 @@ from pi_continuity_harness.simulator.messages import (
     RequestEstimate,
     absent_if_none,
     convert_to_llm,
-    current_system_message,
-    current_tools,
     user_message,
 )
 from pi_continuity_harness.simulator.model_service import ScriptedModelService
@@ -126,7 +109,6 @@ from pi_continuity_harness.simulator.overflow import (
 )
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.provider_events import agent_provider_hooks, summary_provider_hooks
-from pi_continuity_harness.simulator.runner import bridged_copy
 from pi_continuity_harness.simulator.session_compaction import (
     LENGTH_RECOVERY_FAILED,
     OVERFLOW_RECOVERY_FAILED,
@@ -138,20 +120,14 @@ from pi_continuity_harness.simulator.session_shared import (
     PromptRejectedError,
     Trigger,
     clamp_max_tokens,
-    signal_aborted,
 )
+from pi_continuity_harness.simulator.session_tools import SessionTools
 from pi_continuity_harness.simulator.settings import SettingsManager
-from pi_continuity_harness.simulator.skills import Skill, expand_skill_command, format_skills_for_prompt
+from pi_continuity_harness.simulator.skills import Skill, expand_skill_command
 from pi_continuity_harness.simulator.system_prompt import (
-    BUILTIN_TOOL_NAMES,
-    current_sections,
-    diff_sections,
-    prompt_sections,
-    render_system_prompt,
     system_message,
 )
-from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes, tool_declaration
-from pi_continuity_harness.simulator.tool_result_hooks import after_tool_call
+from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes
 from pi_continuity_harness.simulator.tree import (
     NAVIGATE_WHILE_COMPACTING,
     NAVIGATE_WHILE_STREAMING,
@@ -178,23 +154,6 @@ __all__ = [
 ]
 
 
-class _PromptInputs(TypedDict):
-    """The keyword arguments of :func:`.system_prompt.prompt_sections` a session fills in."""
-
-    skills: str
-    extension_tools: tuple[tuple[str, str | None], ...]
-    tools_and_rules: tuple[str, str] | None
-    project_context: str
-    custom_prompt: str
-    addendum: str
-
-
-#: Extension tool names that change the prompt without a snippet: a built-in's (its line goes)
-#: and those ``buildRules`` checks (system-prompt.js:31-62).
-_PROMPT_TOOL_NAMES = frozenset((*BUILTIN_TOOL_NAMES, "grep", "find", "ls"))
-#: The eight built-ins' names (:data:`.active_tools.CORE_TOOL_NAMES`).
-_CORE_NAMES = frozenset(CORE_TOOL_NAMES)
-_DEFAULT_NAMES = frozenset(BUILTIN_TOOL_NAMES)
 BUSY_WITHOUT_BEHAVIOR = (
     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
 )
@@ -285,6 +244,8 @@ class AgentSession:
         self.runner: ExtensionRunner | None = None
         #: The session's compaction job (:mod:`.session_compaction`).
         self._compaction = SessionCompaction(self)
+        #: The session's tools, their loadout and the prompt sections they change (:mod:`.session_tools`).
+        self._tools = SessionTools(self)
         #: Receives every session event as RPC writes it (the host's RPC log), when recording.
         self.rpc: Callable[[dict[str, Any]], None] | None = None
         self.agent = Agent(
@@ -293,9 +254,9 @@ class AgentSession:
                 stream=self._stream_assistant,
                 finish_turn=self._finish_turn,
                 prepare_next_turn=self._prepare_next_turn,
-                declare_turn_tools=self.declare_turn_tools,
-                prepare_tool=self._prepare_tool,
-                execute_tool=self._execute_tool,
+                declare_turn_tools=self._tools.declare_turn_tools,
+                prepare_tool=self._tools.prepare_tool,
+                execute_tool=self._tools.execute_tool,
                 now_ms=self.service.clock.now_ms,
                 now_loop_ms=self.service.clock.loop_ms,
                 model=lambda: self.model,
@@ -738,62 +699,6 @@ class AgentSession:
         return False
 
     # ================================================================= loop hooks
-    def _tool_exists(self, name: str) -> bool:
-        """Whether ``name`` is among the executable tools (``context.tools``: the active ones)."""
-        if self.active_tools.explicit is not None:
-            return name in self.active_tool_names()
-        return any(t["name"] == name for t in BUILTIN_TOOLS) or any(
-            t.name == name for t in self._activatable_tools()
-        )
-
-    def _activatable_tools(self) -> list[ToolDefinition]:
-        """The runner's tools Pi activates (:func:`.active_tools.activatable_tools`)."""
-        runner = self._runner()
-        return activatable_tools(runner.tools(), runner.loaded_tool_names)
-
-    def active_tool_names(self) -> list[str]:
-        """``pi.getActiveTools()``: the built-in tools, then every extension's registered tools,
-        until an extension sets them (:mod:`.active_tools`)."""
-        return self.active_tools.names(self._activatable_tools())
-
-    def set_active_tools(self, tool_names: list[str]) -> None:
-        """``pi.setActiveTools`` (``setActiveToolsByName``, agent-session.js:1182-1193): see
-        :mod:`.active_tools`; the model sees the change at its next request."""
-        self.active_tools.set(tool_names, self._activatable_tools())
-        self._loadout_changed = True
-
-    def restore_tools_from_transcript(self) -> None:
-        """``_restoreToolsFromTranscript`` (agent-session.js:1460-1487): the branch's declared
-        tools become the active ones (:meth:`.active_tools.ActiveTools.restore`); nothing without
-        a system message on the branch."""
-        systems = [
-            e["message"]
-            for e in self.session_manager.get_branch()
-            if e.get("type") == "message" and e["message"].get("role") == "system"
-        ]
-        if not systems:
-            return
-        mentioned = {
-            str(t.get("name"))
-            for m in systems
-            for t in [*(m.get("toolsAdded") or []), *(m.get("toolsRemoved") or [])]
-            if isinstance(t, dict)
-        }
-        declared = [str(t.get("name")) for t in current_tools(systems)]
-        self.active_tools.restore(declared, mentioned, self._activatable_tools())
-
-    def mark_loadout_changed(self) -> None:
-        """A tool registered after loading: Pi refreshes the registry at once (loader.js:246-249,
-        ``_refreshToolRegistry``), so the next turn of a running run declares it and lists its
-        snippet (``prepareNextTurnWithContext``, agent-session.js:593-620)."""
-        self._loadout_changed = True
-
-    def all_tools(self) -> list[ToolInfo]:
-        """``pi.getAllTools()`` (agent-session.js:1160-1172, :func:`.active_tools.tool_infos`)."""
-        runner = self._runner()
-        paths = {name: record.path for record in runner.extensions for name in record.tools}
-        return tool_infos(runner.tools(), paths, self.package_dir)
-
     async def _finish_turn(self, turn: CompletedTurn) -> bool:
         """The session's ``finishTurn`` (agent-session.js:580-591): the ``turn_end`` boundary,
         whose ``continue`` asks the loop for one more turn."""
@@ -809,21 +714,8 @@ class AgentSession:
         if not self._loadout_changed:
             return None
         self._loadout_changed = False
-        patch = self._sections_patch(self.session_manager.build_session_projection().messages)
+        patch = self._tools.sections_patch(self.session_manager.build_session_projection().messages)
         return [] if patch is None else [patch]
-
-    def declare_turn_tools(self, pending: list[Message], *, lazy_clock: bool = False) -> list[Message]:
-        """``declareToolChanges`` before a later turn's request (pi-agent-core agent-loop.js:121):
-        ``pending`` (the prepared section patch, then steering messages) with the tool changes
-        declared on its system message or a new one. ``lazy_clock`` (a continuation's first
-        request): the clock is read only for a new system message, as Pi's (:246)."""
-        clock = self.service.clock
-        return declare_tool_changes(
-            self.session_manager.build_session_projection().messages,
-            pending,
-            self.tool_declarations(),
-            clock.now_ms if lazy_clock else clock.now_ms(),
-        )
 
     async def _stream_assistant(self, signal: AbortSignal, emit: StreamEmit) -> Message:
         """``streamAssistantResponse`` (agent-loop.js:265-330) with Pi's request projection:
@@ -882,209 +774,44 @@ class AgentSession:
         message["thinkingLevel"] = reasoning or "off"
         return message
 
-    async def _prepare_tool(
-        self, call: dict[str, Any], signal: AbortSignal, assistant: Message, parent: str | None = None
-    ) -> PreparedTool:
-        """``prepareToolCall`` (AC agent-loop.js:478-538): an abort, an unknown tool, invalid
-        arguments or a ``tool_call`` handler's block end the call at once (no ``durationMs``);
-        otherwise the call is prepared with its validated arguments. ``parent``: the calling
-        call's id of a nested call (its ``tool_call`` carries it, agent-session.js:385-396)."""
-        runner = self._runner()
-        name = call["name"]
-        args = call.get("arguments") or {}
-        if signal.aborted:
-            return PreparedTool(immediate=error_tool_result("Operation aborted"))
-        if not self._tool_exists(name):
-            return PreparedTool(immediate=error_tool_result(f"Tool {name} not found"))
-        tool = next((t for t in runner.tools() if t.name == name), None)
-        if tool is not None:
-            # Pi validates (and coerces) an extension tool's arguments before anything else:
-            # ``"5"`` reaches ``tool_call`` and ``execute`` as ``5``; a missing required field
-            # never reaches ``execute`` (handoff-host-on-real-pi.md §1, items 2-3).
-            args, problems = _coerce_arguments(tool.parameters, args)
-            if problems:
-                text = (
-                    f'Validation failed for tool "{name}":\n'
-                    + "\n".join(f"  - {p}" for p in problems)
-                    + "\n\nReceived arguments:\n"
-                    + json.dumps(call.get("arguments") or {}, indent=2)
-                )
-                return PreparedTool(immediate=error_tool_result(text))
-        if runner.has_handlers("tool_call"):
-            ctx = runner.create_context()
-            event = ToolCallEvent(
-                tool_call_id=call["id"], tool_name=name, input=args, parent_tool_call_id=parent
-            )
-            self.trace.emit("event", "tool_call", toolName=name)
-            # Every handler runs, up to the first block (runner.js:970-985); only then does the
-            # loop look at the signal (AC agent-loop.js:505-510): a handler that aborts the run
-            # does not stop the later ones, and an abort wins over a block.
-            blocking: dict[str, Any] | None = None
-            for _record, handlers in runner.handlers_of("tool_call"):
-                for handler in handlers:
-                    try:
-                        # A copy, as the bridge gives a Python handler (``bridged_copy``): a
-                        # handler that changes ``event.input`` in place changes no argument.
-                        value = await runner.call_handler(handler, bridged_copy(event), ctx)
-                    except Exception as error:  # tool_call errors block the tool (fail-safe)
-                        return PreparedTool(immediate=error_tool_result(str(error)))
-                    if isinstance(value, dict) and value.get("block"):
-                        blocking = value
-                        break
-                if blocking is not None:
-                    break
-            if signal_aborted(signal):  # a handler may abort (AC agent-loop.js:505-510)
-                return PreparedTool(immediate=error_tool_result("Operation aborted"))
-            if blocking is not None:
-                blocked = error_tool_result(blocking.get("reason") or "Tool execution was blocked")
-                # A block's ``terminate: true`` stays on the error result, so a batch whose
-                # calls all end so ends the run (AC agent-loop.js:512-516, :462-463).
-                if blocking.get("terminate") is True:
-                    blocked["terminate"] = True
-                return PreparedTool(immediate=blocked)
-        return PreparedTool(args=args)
+    # ================================================================= tools (:mod:`.session_tools`)
+    def active_tool_names(self) -> list[str]:
+        """``pi.getActiveTools()`` (:meth:`.session_tools.SessionTools.active_tool_names`)."""
+        return self._tools.active_tool_names()
 
-    async def _execute_tool(
-        self,
-        call: dict[str, Any],
-        args: dict[str, Any],
-        signal: AbortSignal,
-        on_update: ToolUpdate,
-        parent: str | None = None,
-    ) -> tuple[dict[str, Any], Any]:
-        """``executePreparedToolCall`` and ``finalizeExecutedToolCall`` (AC agent-loop.js:568-639):
-        the tool runs (a thrown error becomes an error result with ``details: {}``), then
-        ``tool_result`` handlers see the result and may change it (``isError`` too, to any JSON
-        value: Pi keeps a handler's ``"yes"``). The tool gets the tool context (``execute_tool``
-        for the call); ``parent`` as in :meth:`_prepare_tool` (agent-session.js:407-416)."""
-        runner = self._runner()
-        name = call["name"]
-        tool = next((t for t in runner.tools() if t.name == name), None)
-        is_error: bool
-        if tool is not None:
-            try:
-                # The params and the result cross the bridge as JSON on real Pi: an ``execute`` that
-                # changes its params, or keeps and later changes its result, changes nothing of Pi's.
-                params = json_copy(args)
-                context = runner.create_tool_context(call["id"], signal)
-                result: ToolResult = await tool.execute(call["id"], params, signal, context)
-                # (a set a list, bytes their ``str()``, ``1.0`` the integer 1: ``bridge_reply_copy``;
-                # a tuple key or a cycle the bridge's error reply, so Pi's ``execute`` throws)
-                out = {
-                    "content": bridge_reply_copy(list(result.content)),
-                    "details": bridge_reply_copy(result.details),
-                }
-            except Exception as error:
-                out, is_error = error_tool_result(str(error)), True
-            else:
-                if result.is_error:
-                    # The bridge's ``execute`` throws for an error result (``bridge.ts``
-                    # ``registerTool``: the blocks' texts joined, or "tool failed"), so the call's
-                    # result is ``createErrorToolResult`` of that (AC agent-loop.js:582-590):
-                    # one text block, ``details: {}``.
-                    out, is_error = error_tool_result(_failed_tool_text(out["content"])), True
-                else:
-                    # ``bridge.ts`` passes ``terminate`` only when it is ``true``.
-                    if result.terminate is True:
-                        out["terminate"] = True
-                    is_error = False
-        else:
-            try:
-                run = self.builtin_tools.run(call)
-            except ToolError as error:
-                out, is_error = error_tool_result(str(error)), True
-            else:
-                for update in run.updates:
-                    await on_update(update)
-                out, is_error = run.result, run.is_error
-        if not runner.has_handlers("tool_result"):
-            return out, is_error
-        # ``_afterToolCall`` (agent-session.js:406-440) and ``finalizeExecutedToolCall``
-        # (AC agent-loop.js:598-630): the handlers' changes become the call's result
-        # (``simulator/tool_result_hooks.py``), in ``tool_execution_end``, the ``toolResult``
-        # message and the next request.
-        first = ToolResultEvent(
-            tool_call_id=call["id"],
-            tool_name=name,
-            input=args,
-            content=out["content"],
-            details=out.get("details"),
-            is_error=is_error,
-            parent_tool_call_id=parent,
-        )
-        self.trace.emit("event", first.type, **event_summary(first))
-        hook = await runner.emit_tool_result(call["id"], name, args, out, is_error, parent=parent)
-        await self.settle_preflights()
-        return after_tool_call(out, is_error, hook)
+    def set_active_tools(self, tool_names: list[str]) -> None:
+        """``pi.setActiveTools`` (:meth:`.session_tools.SessionTools.set_active_tools`)."""
+        self._tools.set_active_tools(tool_names)
+
+    def restore_tools_from_transcript(self) -> None:
+        """``_restoreToolsFromTranscript`` (:meth:`.session_tools.SessionTools.restore_tools_from_transcript`)."""
+        self._tools.restore_tools_from_transcript()
+
+    def mark_loadout_changed(self) -> None:
+        """A tool registered after loading (:meth:`.session_tools.SessionTools.mark_loadout_changed`)."""
+        self._tools.mark_loadout_changed()
+
+    def all_tools(self) -> list[ToolInfo]:
+        """``pi.getAllTools()`` (:meth:`.session_tools.SessionTools.all_tools`)."""
+        return self._tools.all_tools()
+
+    def declare_turn_tools(self, pending: list[Message], *, lazy_clock: bool = False) -> list[Message]:
+        """``declareToolChanges`` before a later turn (:meth:`.session_tools.SessionTools.declare_turn_tools`)."""
+        return self._tools.declare_turn_tools(pending, lazy_clock=lazy_clock)
+
+    def tool_declarations(self) -> list[dict[str, Any]]:
+        """``context.tools`` as declarations (:meth:`.session_tools.SessionTools.tool_declarations`)."""
+        return self._tools.tool_declarations()
 
     async def execute_nested_tool(
         self, parent: str, name: str, args: Any, signal: AbortSignal | None
     ) -> ToolCallOutcome:
-        """``ctx.execute_tool`` of the tool call ``parent`` (``_executeNestedToolCall``,
-        agent-session.js:446-475; ``NestedToolCallRunner.execute``, nested-tool-calls.js:96-160;
-        ``runToolCall``, pi-agent-core agent-loop.js:559-566): ``tool_execution_start``, then the
-        model's pipeline against the callable (active) tools (an unknown or inactive tool, invalid
-        arguments, a ``tool_call`` block or an abort end it at once; else the tool runs, its
-        updates as ``tool_execution_update``, then ``tool_result``), then
-        ``tool_execution_end``; every event carries ``parentToolCallId``. No message: the record
-        goes on the calling call's result message (:meth:`_handle_agent_event`). The nested calls
-        of one tool run one after the other here (Pi's queue for sequential tools, :112-122, is
-        not modelled: a simulated tool cannot run two at once)."""
-        loop_ms = self.service.clock.loop_ms
-        run_signal = signal if signal is not None else AbortSignal()
-        call, handle = self._nested_calls.begin(parent, name, args, loop_ms())
-        arguments = call["arguments"]
-        await self._handle_agent_event(
-            {
-                "type": "tool_execution_start",
-                "toolCallId": call["id"],
-                "toolName": name,
-                "args": arguments,
-                "parentToolCallId": parent,
-            },
-            run_signal,
-        )
-        duration: int | None = None
-        assistant = self._find_last_assistant()
-        if assistant is None:  # agent-session.js:452-458
-            result, is_error = error_tool_result("No assistant message issued this call"), True
-        else:
-            preparation = await self._prepare_tool(call, run_signal, assistant, parent)
-            if preparation.immediate is not None:
-                result, is_error = preparation.immediate, True
-            else:
+        """``ctx.execute_tool`` (:meth:`.session_tools.SessionTools.execute_nested_tool`)."""
+        return await self._tools.execute_nested_tool(parent, name, args, signal)
 
-                async def on_update(partial: dict[str, Any]) -> None:
-                    await self._handle_agent_event(
-                        {
-                            "type": "tool_execution_update",
-                            "toolCallId": call["id"],
-                            "toolName": name,
-                            "args": arguments,
-                            "partialResult": partial,
-                            "parentToolCallId": parent,
-                        },
-                        run_signal,
-                    )
-
-                started = loop_ms()
-                result, is_error = await self._execute_tool(
-                    call, preparation.args, run_signal, on_update, parent
-                )
-                duration = max(0, loop_ms() - started)
-        self._nested_calls.end(call, handle, result, is_error, loop_ms())
-        end: AgentEvent = {
-            "type": "tool_execution_end",
-            "toolCallId": call["id"],
-            "toolName": name,
-            "result": result,
-            "isError": is_error,
-        }
-        if duration is not None:
-            end["durationMs"] = duration
-        end["parentToolCallId"] = parent
-        await self._handle_agent_event(end, run_signal)
-        return ToolCallOutcome(tool_call=call, result=result, is_error=is_error, duration_ms=duration)
+    def system_prompt(self) -> str:
+        """``getSystemPrompt()`` (:meth:`.session_tools.SessionTools.system_prompt`)."""
+        return self._tools.system_prompt()
 
     # ================================================================= prompting
     async def prompt(
@@ -1470,14 +1197,17 @@ class AgentSession:
             await self._compaction.check(last, skip_aborted_check=False)
         messages: list[Message] = []
         transcript = self.session_manager.build_session_projection().messages
-        tools = self._prompt_extension_tools()
+        tools = self._tools.prompt_extension_tools()
         self.prompt_tools_seen = self.prompt_tools_seen or bool(tools)
         self._loadout_changed = False
         if not any(m.get("role") == "system" for m in transcript):
             # Pi's structured system prompt: sections plus the tools' declarations (§ system_prompt.py).
             messages.append(
                 system_message(
-                    self.cwd, self.service.clock.now_ms(), self.package_dir, **self._prompt_inputs(tools)
+                    self.cwd,
+                    self.service.clock.now_ms(),
+                    self.package_dir,
+                    **self._tools.prompt_inputs(tools),
                 )
             )
         elif (
@@ -1494,12 +1224,12 @@ class AgentSession:
             # ``APPEND_SYSTEM.md`` read at a reload (:mod:`.context_files`). Only these can make
             # the simulated sections differ, so a session that never had any skips the walk of
             # its transcript.
-            patch = self._sections_patch(transcript)
+            patch = self._tools.sections_patch(transcript)
             if patch is not None:
                 messages.append(patch)
         runner = self._runner()
         if runner.has_handlers("before_agent_start"):
-            active_before = self.active_tool_names()
+            active_before = self._tools.active_tool_names()
             definitions_before = list(runner.tools())
             await self.dispatch(
                 BeforeAgentStartEvent(
@@ -1507,13 +1237,13 @@ class AgentSession:
                     # ``{...trigger}`` (runner.js:1147): an undefined prompt reaches a Python
                     # handler as a missing key, None.
                     prompt=None if trigger.prompt is UNDEFINED else trigger.prompt,
-                    system_prompt=self.system_prompt(),
+                    system_prompt=self._tools.system_prompt(),
                     message=trigger.message,
                 )
             )
             self._loadout_changed = False
-            if self.active_tool_names() != active_before:
-                messages = self._prompt_after_handlers(messages, transcript, tools, definitions_before)
+            if self._tools.active_tool_names() != active_before:
+                messages = self._tools.prompt_after_handlers(messages, transcript, tools, definitions_before)
         if trigger.message_type == "custom":
             assert trigger.message is not None
             messages.append(trigger.message)
@@ -1529,129 +1259,9 @@ class AgentSession:
         return declare_tool_changes(
             self.session_manager.build_session_projection().messages,
             messages,
-            self.tool_declarations(),
+            self._tools.tool_declarations(),
             self.service.clock.now_ms(),
         )
-
-    def _prompt_after_handlers(
-        self,
-        messages: list[Message],
-        transcript: list[Message],
-        tools: tuple[tuple[str, str | None], ...],
-        definitions: list[ToolDefinition],
-    ) -> list[Message]:
-        """The run's system message again, when ``before_agent_start`` handlers changed the active
-        tools (``set_active_tools``, or a tool they registered). Pi builds the run's sections after
-        the handlers (``_prepareRun``, agent-session.js:1560-1599) from the options it handed them:
-        the live active tools (:1565-1568) but the snippets and guidelines of the tools registered
-        before (``tools``, ``definitions``): a tool a handler registers is declared in this run
-        and listed in ``tools`` from the next. (A tool named like a built-in that is registered
-        after loading is not activated at all, ``_refreshToolRegistry`` :3049-3055; a Python
-        tool has no guidelines: so only a ``set_active_tools`` changes this run's sections.)
-        The message keeps the timestamp it had."""
-        live = {t.name for t in self._runner().tools()}
-        inputs = self._prompt_inputs(tools, [t for t in definitions if t.name in live])
-        sections = prompt_sections(self.cwd, self.package_dir, **inputs)
-        head = messages[0] if messages else None
-        if not any(m.get("role") == "system" for m in transcript):
-            assert head is not None and head.get("role") == "system"
-            return [{**head, "sections": sections}, *messages[1:]]
-        patch = diff_sections(current_sections(transcript) or {}, sections)
-        rest = messages[1:] if head is not None and head.get("role") == "system" else messages
-        if patch is None:
-            return rest
-        stamp = (
-            head["timestamp"]
-            if head is not None and head.get("role") == "system"
-            else self.service.clock.now_ms()
-        )
-        return [{"role": "system", "content": "", "sections": patch, "timestamp": stamp}, *rest]
-
-    def _sections_patch(self, transcript: list[Message]) -> Message | None:
-        """The system message patching the sections that differ from ``transcript``'s
-        (``_preparePromptAndToolLoadout``, agent-session.js:1394-1400), or None."""
-        tools = self._prompt_extension_tools()
-        patch = diff_sections(
-            current_sections(transcript) or {},
-            prompt_sections(self.cwd, self.package_dir, **self._prompt_inputs(tools)),
-        )
-        if patch is None:
-            return None
-        return {"role": "system", "content": "", "sections": patch, "timestamp": self.service.clock.now_ms()}
-
-    def _prompt_inputs(
-        self, tools: tuple[tuple[str, str | None], ...], definitions: list[ToolDefinition] | None = None
-    ) -> _PromptInputs:
-        """What :func:`.system_prompt.prompt_sections` takes besides the cwd and package: once an
-        extension set the active tools, the ``tools`` and ``rules`` sections of those
-        (:func:`.active_tools.prompt_tools_and_rules`) and the skills read with the first active
-        reader (system-prompt.js:100-104)."""
-        if self.active_tools.explicit is not None:
-            active = self.active_tool_names()
-            extension_tools = self._runner().tools() if definitions is None else definitions
-            reader = skills_reader(active)
-            skills = format_skills_for_prompt(self.skills, reader) if reader and self.skills else ""
-            return {
-                "skills": skills,
-                "extension_tools": tools,
-                "tools_and_rules": prompt_tools_and_rules(active, extension_tools),
-                "project_context": self.project_context,
-                "custom_prompt": self.custom_prompt,
-                "addendum": self.prompt_addendum,
-            }
-        replaced = not _DEFAULT_NAMES.isdisjoint(name for name, _ in tools)
-        return {
-            "skills": self.skills_prompt,
-            "extension_tools": tools,
-            # An extension tool named like a default built-in takes its snippet and guidelines
-            # (none from Python) with its definition: the general builder drops the guidelines.
-            "tools_and_rules": (
-                prompt_tools_and_rules(
-                    self.active_tool_names(),
-                    self._activatable_tools() if definitions is None else definitions,
-                )
-                if replaced
-                else None
-            ),
-            "project_context": self.project_context,
-            "custom_prompt": self.custom_prompt,
-            "addendum": self.prompt_addendum,
-        }
-
-    def _prompt_extension_tools(self) -> tuple[tuple[str, str | None], ...]:
-        """The extension tools that change the prompt's ``tools`` or ``rules`` section, as
-        (name, ``promptSnippet``) in registration order: those with a snippet, or named like a
-        built-in (whose line they replace) or ``grep``/``find``/``ls`` (``buildRules``,
-        system-prompt.js:31-62). Empty for most sessions, so their sections are the dumped ones."""
-        return tuple(
-            (tool.name, tool.prompt_snippet)
-            for tool in self._activatable_tools()
-            if tool.prompt_snippet or tool.name in _PROMPT_TOOL_NAMES
-        )
-
-    def tool_declarations(self) -> list[dict[str, Any]]:
-        """``context.tools`` as declarations: the built-ins, then every extension's tools in
-        registration order (the order :meth:`active_tool_names` reports).
-
-        The built-ins are the shared :data:`BUILTIN_TOOLS`, not a fresh copy: these lists are
-        only compared with what the transcript declares, and ``declare_tool_changes`` copies
-        a declaration it puts on a message (parsing a fresh copy before every run was 1 % of
-        the suite's CPU time, issue 16)."""
-        tools = self._runner().tools()
-        names = [t.name for t in tools]
-        if (
-            self.active_tools.explicit is not None
-            or len(set(names)) != len(names)
-            or not _CORE_NAMES.isdisjoint(names)
-        ):
-            # The registry's definition of each active name: an extension's tool replaces a
-            # built-in's, a later one of the same name an earlier one's (a Map, agent-session.js:
-            # 2990-3000), so a name is declared once.
-            defined: dict[str, dict[str, Any]] = {n: t.declaration for n, t in core_tools().items()}
-            defined.update((t.name, t.declaration()) for t in builtin_extension_tools(tools) if t.activatable)
-            defined.update((t.name, tool_declaration(t)) for t in tools)
-            return [defined[name] for name in self.active_tool_names()]
-        return [*BUILTIN_TOOLS, *(tool_declaration(t) for t in tools)]
 
     def _find_last_assistant(self) -> Message | None:
         for message in reversed(self.agent.messages):
@@ -1921,7 +1531,7 @@ class AgentSession:
             if label:
                 manager.append_label_change(target_id, label)
             self._refresh_finalized_context()
-            self.restore_tools_from_transcript()
+            self._tools.restore_tools_from_transcript()
             self._branch_summary_abort = None
             await self.dispatch(SessionTreeEvent(new_leaf_id=manager.get_leaf_id(), old_leaf_id=old_leaf_id))
             out: dict[str, Any] = {"cancelled": False}
@@ -2076,36 +1686,6 @@ class AgentSession:
             percent=int(percent) if percent.is_integer() else percent,
         )
 
-    def system_prompt(self) -> str:
-        """``getSystemPrompt()``: the current system message rendered (the default before any run)."""
-        projection = self.session_manager.build_session_projection()
-        current = current_system_message(projection.messages)
-        if current is None:
-            current = system_message(
-                self.cwd, 0, self.package_dir, **self._prompt_inputs(self._prompt_extension_tools())
-            )
-        return render_system_prompt(current)
-
-
-def _coerce_arguments(schema: dict[str, Any], args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Pi's (TypeBox) argument check for an extension tool: required fields, and the primitive
-    coercions Pi applies (numeric strings to numbers, ``"true"``/``"false"`` to booleans)."""
-    properties = schema.get("properties") or {}
-    out = dict(args)
-    problems = [f"{key}: missing" for key in schema.get("required") or [] if key not in out]
-    for key, value in list(out.items()):
-        kind = (properties.get(key) or {}).get("type")
-        if isinstance(value, str) and kind in ("number", "integer"):
-            try:
-                number = float(value)
-            except ValueError:
-                problems.append(f"{key}: must be {kind}")
-                continue
-            out[key] = int(number) if kind == "integer" or number.is_integer() else number
-        elif isinstance(value, str) and kind == "boolean" and value in ("true", "false"):
-            out[key] = value == "true"
-    return out, problems
-
 
 def _user_images(content: str | list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
     """A ``sendUserMessage`` call's images: every part that is not text (agent-session.js:2028-2041),
@@ -2130,11 +1710,3 @@ def _user_text_and_behavior(
 
 def _remove_plain(path: str) -> None:
     os.remove(path)
-
-
-def _failed_tool_text(content: list[Any]) -> str:
-    """The message ``bridge.ts`` ``registerTool`` throws for a Python tool's error result:
-    ``content.map((b) => b?.text ?? "").join("") || "tool failed"`` (a block without a
-    ``text``, or not an object, adds nothing; another value is its ``String()``)."""
-    texts = (block.get("text") if isinstance(block, dict) else None for block in content)
-    return "".join("" if text is None else js_string(text) for text in texts) or "tool failed"

@@ -10,7 +10,7 @@ handler runs on the unchanged event (runner.js:947-955), an ``agent_end`` handle
 (runner.js:832-842), a ``tool_call`` handler's makes the call an error result
 (agent-session.js:385-404, pi-agent-core agent-loop.js:529-535), and a tool's result makes its
 call an error result (agent-loop.js:582-590). The simulator raises the same error where the
-handler or the tool returns (``ExtensionRunner.call_handler``, ``AgentSession._execute_tool``).
+handler or the tool returns (``ExtensionRunner.call_handler``, ``SessionTools.execute_tool``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A Python handler's or tool's result that JSON cannot carry (a dict key that is a tuple, a
 cycle) is answered by the bridge as an error (``bridge_runtime._serve``), so Pi's handler or tool
 throws with the encoder's message, as if it had raised; the simulator raises the same error where
-the result comes back (``ExtensionRunner.call_handler``, ``AgentSession._execute_tool``). The
+the result comes back (``ExtensionRunner.call_handler``, ``SessionTools.execute_tool``). The
 differential twin on real Pi is ``tests/realpi/test_differential_unencodable_reply.py``."""
 
 from __future__ import annotations
