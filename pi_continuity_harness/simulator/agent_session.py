@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import math
 import os
 from collections.abc import Awaitable, Callable, Coroutine
@@ -47,7 +46,6 @@ from pi_continuity_harness.api.events import (
     BeforeTreeResult,
     ContextUsage,
     Event,
-    InputEvent,
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
@@ -62,7 +60,6 @@ from pi_continuity_harness.api.events import (
     TreePreparation,
     TurnEndEvent,
     TurnStartEvent,
-    UserBashEvent,
     js_truthy,
 )
 from pi_continuity_harness.api.extension_api import (
@@ -91,7 +88,6 @@ from pi_continuity_harness.simulator.compaction import (
     calculate_context_tokens,
     estimate_projected_context_tokens,
 )
-from pi_continuity_harness.simulator.json_copy import json_copy_or_same
 from pi_continuity_harness.simulator.messages import (
     UNDEFINED,
     JsTypeError,
@@ -115,6 +111,11 @@ from pi_continuity_harness.simulator.session_compaction import (
     SessionCompaction,
 )
 from pi_continuity_harness.simulator.session_manager import SessionManager
+from pi_continuity_harness.simulator.session_prompting import (
+    BUSY_WITHOUT_BEHAVIOR,
+    PROMPT_DURING_COMPACTION,
+    SessionPrompting,
+)
 from pi_continuity_harness.simulator.session_shared import (
     PiThrewError,
     PromptRejectedError,
@@ -123,7 +124,7 @@ from pi_continuity_harness.simulator.session_shared import (
 )
 from pi_continuity_harness.simulator.session_tools import SessionTools
 from pi_continuity_harness.simulator.settings import SettingsManager
-from pi_continuity_harness.simulator.skills import Skill, expand_skill_command
+from pi_continuity_harness.simulator.skills import Skill
 from pi_continuity_harness.simulator.system_prompt import (
     system_message,
 )
@@ -137,7 +138,6 @@ from pi_continuity_harness.simulator.tree import (
     entry_not_found,
     new_leaf_for,
 )
-from pi_continuity_harness.simulator.user_bash import bash_message, local_result
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted, start_eagerly
 
 if TYPE_CHECKING:
@@ -152,14 +152,6 @@ __all__ = [
     "PiThrewError",
     "PromptRejectedError",
 ]
-
-
-BUSY_WITHOUT_BEHAVIOR = (
-    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
-)
-PROMPT_DURING_COMPACTION = (
-    "Cannot submit a prompt while compaction is in progress. Wait for compaction to finish and retry."
-)
 
 
 class AgentSession:
@@ -246,6 +238,8 @@ class AgentSession:
         self._compaction = SessionCompaction(self)
         #: The session's tools, their loadout and the prompt sections they change (:mod:`.session_tools`).
         self._tools = SessionTools(self)
+        #: The session's prompts, queues, custom messages and shell commands (:mod:`.session_prompting`).
+        self._prompting = SessionPrompting(self)
         #: Receives every session event as RPC writes it (the host's RPC log), when recording.
         self.rpc: Callable[[dict[str, Any]], None] | None = None
         self.agent = Agent(
@@ -458,7 +452,7 @@ class AgentSession:
                     self._emit("auto_retry_end", success=True, attempt=self._retry_attempt)
                     self._retry_attempt = 0
         if kind == "turn_end":
-            self._flush_pending_custom()
+            self._prompting.flush_pending_custom()
 
     def _emit_public(self, event: AgentEvent) -> None:
         """An agent event for the public listeners: RPC writes it whole (``toJsonEvent``:
@@ -813,7 +807,7 @@ class AgentSession:
         """``getSystemPrompt()`` (:meth:`.session_tools.SessionTools.system_prompt`)."""
         return self._tools.system_prompt()
 
-    # ================================================================= prompting
+    # ================================================================= prompting (:mod:`.session_prompting`)
     async def prompt(
         self,
         text: str,
@@ -824,331 +818,57 @@ class AgentSession:
         preflight: Callable[[str], None] | None = None,
         images: tuple[dict[str, Any], ...] = (),
     ) -> None:
-        """``AgentSession.prompt``; raises :class:`PiThrewError` where Pi would throw.
-
-        ``images`` (RPC ``prompt.images``) follow the text in the user message
-        (``agent-session.js:1574-1581``); ``processImage`` passes the PNGs a scenario may carry
-        through unchanged (``utils/image-resize-core.js:53-62``), so they are kept as given.
-        """
-        if self._is_emitting_settled:
-            self._deferred_settled.append(
-                lambda: self.prompt(
-                    text,
-                    source=source,
-                    streaming_behavior=streaming_behavior,
-                    expand_prompt_templates=expand_prompt_templates,
-                    images=images,
-                )
-            )
-            return
-        if (
-            expand_prompt_templates
-            and text.startswith("/")
-            and await self._try_execute_command(text, preflight)
-        ):
-            return
-        if self._compaction_abort is not None or self._branch_summary_abort is not None:
-            raise PiThrewError(PROMPT_DURING_COMPACTION)
-        self._prompt_preflight_count += 1
-        try:
-            trigger = await self._prepare_prompt(
-                text, source, streaming_behavior, preflight, images, expand_prompt_templates
-            )
-        finally:
-            self._prompt_preflight_count -= 1
-        if trigger is not None:
-            await self._start_run(trigger, lambda: preflight("started") if preflight else None)
-
-    async def _try_execute_command(self, text: str, preflight: Callable[[str], None] | None = None) -> bool:
-        """Run the command ``text`` names, if there is one (True: it was a command).
-
-        ``preflight("handled")`` comes before the handler runs: ``prompt()`` decided, and an
-        extension's ``sendUserMessage`` of a command (fire-and-forget) does not hold the dispatch
-        that sent it until the command is done. Awaited to its end, a command that waits for Pi to
-        be idle (``ctx.newSession()`` aborts the run and waits for it) waited for the run that
-        waited for it: the simulation stalled where real Pi runs on."""
-        runner = self._runner()
-        space = text.find(" ")
-        name = text[1:] if space == -1 else text[1:space]
-        args = "" if space == -1 else text[space + 1 :]
-        found = runner.get_command(name)
-        if found is None and name not in self.host_commands:
-            return False
-        if preflight:
-            preflight("handled")
-        if found is None:
-            await self.host_commands[name](args)
-            return True
-        _record, handler = found
-        self.trace.emit("event", "command", command=name, args=args)
-        context = runner.create_command_context()
-        # Without a UI (print and json modes) ``ctx.ui`` is Pi's no-op context, and what the
-        # user sees of a command is what it writes to stdout or stderr: Pi hands stdout over to
-        # stderr there (output-guard.js takeOverStdout; main.js:566). Recorded as ``ui:output``.
-        captured = io.StringIO() if not context.has_ui else None
-        try:
-            if captured is None:
-                await handler(args, context)
-            else:
-                with contextlib.redirect_stdout(captured), contextlib.redirect_stderr(captured):
-                    await handler(args, context)
-        except Exception as error:
-            runner.emit_error(f"command:{name}", "command", str(error) or type(error).__name__)
-        finally:
-            if captured is not None and captured.getvalue():
-                self.trace.emit("ui", "output", command=name, text=captured.getvalue())
-        return True
-
-    async def _prepare_prompt(
-        self,
-        text: str,
-        source: Literal["interactive", "rpc", "extension"],
-        streaming_behavior: Literal["steer", "followUp"] | None,
-        preflight: Callable[[str], None] | None,
-        images: tuple[dict[str, Any], ...] = (),
-        expand_prompt_templates: bool = True,
-    ) -> Trigger | None:
-        runner = self._runner()
-        behavior = streaming_behavior if self.is_streaming else None
-        current: Any = text  # Pi's currentText: a string, or what a transform left (UNDEFINED...)
-        current_images = images
-        event = InputEvent(
-            text=text, images=list(images) if images else None, source=source, streaming_behavior=behavior
+        """``AgentSession.prompt`` (:meth:`.session_prompting.SessionPrompting.prompt`)."""
+        await self._prompting.prompt(
+            text,
+            source=source,
+            streaming_behavior=streaming_behavior,
+            expand_prompt_templates=expand_prompt_templates,
+            preflight=preflight,
+            images=images,
         )
-        self.trace.emit("event", "input", **event_summary(event))
-        if runner.has_handlers("input"):
-            result = await runner.emit_input(event)
-            if result.action == "handled":
-                if preflight:
-                    preflight("handled")
-                return None
-            if result.action == "transform" and result.text_error is not None:
-                if expand_prompt_templates:
-                    # A transform left no string text: ``_expandSkillCommand`` throws
-                    # (agent-session.js:1754, 1821), and the prompt fails with V8's message.
-                    raise PiThrewError(result.text_error)
-                # Without expansion (``sendUserMessage``'s default, agent-session.js:2045)
-                # Pi goes on with the text as the transform left it (``_runInputHandlers``,
-                # :1670-1671): the user message's text block has no text (``undefined``;
-                # ``null``, a number), it is stored so, and pi-ai's estimate of every later
-                # request throws on it (``user_message``, ``_stream_assistant``).
-                current = result.pi_text
-            elif result.action == "transform" and result.text is not None:
-                current = result.text
-            if result.action == "transform" and result.images is not None:
-                # ``inputResult.images ?? images`` (agent-session.js:1672)
-                current_images = tuple(result.images)
-        if expand_prompt_templates and self.skills and isinstance(current, str):
-            current = self._expand_skill_command(current)
-        if self.is_streaming:
-            if not streaming_behavior:
-                raise PiThrewError(BUSY_WITHOUT_BEHAVIOR)
-            if streaming_behavior == "followUp":
-                self._queue_follow_up(current, current_images)
-            else:
-                self._queue_steer(current, current_images)
-            if preflight:
-                preflight("queued")
-            return None
-        if self.model is None:
-            raise PiThrewError("No model selected.")
-        if not self.service.catalog.has_auth(self.model.provider):
-            raise PiThrewError(f'No API key found for "{self.model.provider}".')
-        return Trigger("user", prompt=current, images=current_images)
-
-    def _expand_skill_command(self, text: str) -> str:
-        """``_expandSkillCommand`` (agent-session.js:1754, 1820-1844) for the skills
-        ``resources_discover`` handlers named (:mod:`.skills`); an unreadable skill file is an
-        ``extension_error`` of event ``skill_expansion`` and the text stays."""
-        with self.host_io():
-            expanded, skill, error = expand_skill_command(text, self.skills)
-        if skill is not None and error is not None:
-            self._runner().emit_error(skill.file_path, "skill_expansion", error)
-        return expanded
-
-    def _queued_message(self, text: Any, images: tuple[dict[str, Any], ...]) -> Message:
-        """``_queueSteer``/``_queueFollowUp``'s message: the text block, then the images
-        (``agent-session.js:1888-1914``). Pi normalises them at delivery (``:807-811``), which
-        leaves the PNGs a scenario may carry unchanged."""
-        message = user_message(text, self.service.clock.now_ms())
-        message["content"] = [*message["content"], *(dict(i) for i in images)]
-        return message
-
-    def _queue_steer(self, text: Any, images: tuple[dict[str, Any], ...] = ()) -> None:
-        self._steering_texts.append(text)
-        self._emit_queue_update()
-        self.agent.steering.enqueue(self._queued_message(text, images))
-
-    def _queue_follow_up(self, text: Any, images: tuple[dict[str, Any], ...] = ()) -> None:
-        self._follow_up_texts.append(text)
-        self._emit_queue_update()
-        self.agent.follow_up.enqueue(self._queued_message(text, images))
 
     def clear_queue(self) -> None:
-        self._steering_texts = []
-        self._follow_up_texts = []
-        self.agent.clear_queues()
-        self._emit_queue_update()
+        """``clearQueue`` (:meth:`.session_prompting.SessionPrompting.clear_queue`)."""
+        self._prompting.clear_queue()
 
     def send_user_message(
         self, content: str | list[dict[str, Any]], deliver_as: str | None, expand_prompt_templates: bool
     ) -> None:
-        """``pi.sendUserMessage``: fire-and-forget; failures become extension errors (AS:2879)."""
-        text, behavior = _user_text_and_behavior(content, deliver_as)
-        images = _user_images(content)
-        done = asyncio.Event()
-        self._preflights.append(done)
-
-        async def run() -> None:
-            def mark(_: str) -> None:
-                done.set()
-
-            try:
-                await self.prompt(
-                    text,
-                    source="extension",
-                    streaming_behavior=behavior,
-                    expand_prompt_templates=expand_prompt_templates,
-                    preflight=mark,
-                    images=images,
-                )
-            except Exception as error:  # PromptRejectedError and any other failure alike
-                self._runner().emit_error("<runtime>", "send_user_message", str(error))
-            finally:
-                done.set()
-
-        self._spawn(run(), "send_user_message")
+        """``pi.sendUserMessage`` (:meth:`.session_prompting.SessionPrompting.send_user_message`)."""
+        self._prompting.send_user_message(content, deliver_as, expand_prompt_templates)
 
     async def send_user_message_settled(
         self, content: str | list[dict[str, Any]], deliver_as: str | None
     ) -> None:
-        """``ReplacedSessionContext.sendUserMessage``: ``prompt()`` itself, awaited to settlement.
-
-        Unlike ``pi.sendUserMessage`` it is not fire-and-forget: it resolves when the run it
-        started has settled (observed: the bootstrap run's ``agent_settled`` comes before the
-        promise resolves) and rejects where ``prompt()`` throws.
-        """
-        text, behavior = _user_text_and_behavior(content, deliver_as)
-        await self.prompt(
-            text,
-            source="extension",
-            streaming_behavior=behavior,
-            expand_prompt_templates=False,
-            images=_user_images(content),
-        )
+        """``ReplacedSessionContext.sendUserMessage``
+        (:meth:`.session_prompting.SessionPrompting.send_user_message_settled`)."""
+        await self._prompting.send_user_message_settled(content, deliver_as)
 
     async def send_message_settled(
         self, message: dict[str, Any], trigger_turn: bool | None, deliver_as: str | None
     ) -> None:
-        """``ReplacedSessionContext.sendMessage``: a triggered run from idle is awaited."""
-        if trigger_turn and not self.is_streaming and deliver_as != "nextTurn":
-            app = self._custom_app_message(message)
-            await self._start_run(Trigger("custom", message=app))
-            return
-        self.send_custom_message(message, trigger_turn, deliver_as)
-
-    def _custom_app_message(self, message: dict[str, Any]) -> Message:
-        app: Message = {
-            "role": "custom",
-            "customType": message.get("customType"),
-            "content": message.get("content") if message.get("content") is not None else [],
-            "display": message.get("display", True),
-            "details": message.get("details"),
-            "timestamp": self.service.clock.now_ms(),
-        }
-        if app["details"] is None:
-            del app["details"]
-        return app
+        """``ReplacedSessionContext.sendMessage``
+        (:meth:`.session_prompting.SessionPrompting.send_message_settled`)."""
+        await self._prompting.send_message_settled(message, trigger_turn, deliver_as)
 
     def send_custom_message(
         self, message: dict[str, Any], trigger_turn: bool | None, deliver_as: str | None
     ) -> None:
-        """``pi.sendMessage`` (AS:1955-1993)."""
-        app = self._custom_app_message(message)
-        if deliver_as == "nextTurn":
-            self._pending_next_turn.append(app)
-        elif self.is_streaming and trigger_turn is not False:
-            if deliver_as == "followUp":
-                self.agent.follow_up.enqueue(app)
-            else:
-                self.agent.steering.enqueue(app)
-        elif trigger_turn:
+        """``pi.sendMessage`` (:meth:`.session_prompting.SessionPrompting.send_custom_message`)."""
+        self._prompting.send_custom_message(message, trigger_turn, deliver_as)
 
-            async def start() -> None:
-                if self._is_emitting_settled:
-                    self._deferred_settled.append(lambda: self._start_run(Trigger("custom", message=app)))
-                    return
-                try:
-                    await self._start_run(Trigger("custom", message=app))
-                except Exception as error:
-                    self._runner().emit_error("<runtime>", "send_message", str(error))
-
-            self._spawn(start(), "send_message")
-        elif self.is_streaming:
-            self._pending_custom.append(app)
-        else:
-            self._append_custom(app)
-
-    def _append_custom(self, app: Message) -> None:
-        self.session_manager.append_custom_message_entry(
-            app["customType"], app["content"], app["display"], absent_if_none(app.get("details"))
-        )
-        self._refresh_finalized_context()
-        # AS:1997-1998: a custom message appended outside a run streams start and end.
-        self._rpc({"type": "message_start", "message": app})
-        self._emit("message_end", rpc={"type": "message_end", "message": app}, role="custom")
-
-    def _flush_pending_custom(self) -> None:
-        pending, self._pending_custom = self._pending_custom, []
-        for app in pending:
-            self._append_custom(app)
-
-    # ================================================================= shell commands
     async def user_bash(
         self, command: str, exclude_from_context: bool | None, output: str, exit_code: int, rpc_id: str
     ) -> dict[str, Any]:
-        """RPC ``bash`` (rpc-mode.js:462-481): ``user_bash`` first (``emitUserBash``, which
-        raises :class:`~.runner.UserBashError` when a handler raised or returned an invalid
-        result); a handler's ``result`` is recorded as it is; otherwise the command "runs":
-        ``executeBash`` (agent-session.js:3267-3288) streams its output as
-        ``bash_execution_update`` session events carrying the RPC command's ``id`` (here one
-        delta, the scenario's ``output``; nothing for no output) and records the result. Returns
-        the response's data."""
-        event = UserBashEvent(
-            command=command,
-            exclude_from_context=bool(exclude_from_context),
-            cwd=self.session_manager.get_cwd(),
-        )
-        decided = await self._runner().emit_user_bash(event)
-        if decided is not None:
-            result: dict[str, Any] = decided["result"]
-        else:
-            if output:
-                self._emit("bash_execution_update", id=rpc_id, delta=output)
-            result = local_result(output, exit_code)
-        self.record_bash_result(command, result, exclude_from_context)
-        return result
+        """RPC ``bash`` (:meth:`.session_prompting.SessionPrompting.user_bash`)."""
+        return await self._prompting.user_bash(command, exclude_from_context, output, exit_code, rpc_id)
 
     def record_bash_result(
         self, command: str, result: dict[str, Any], exclude_from_context: bool | None
     ) -> None:
-        """``recordBashResult`` (agent-session.js:3293-3313): the ``bashExecution`` message is
-        appended now, or, while a run streams, when the run ends (:meth:`_flush_pending_bash`)."""
-        message = bash_message(command, result, exclude_from_context, self.service.clock.now_ms())
-        if self.is_streaming:
-            self._pending_bash.append(message)
-        else:
-            self.session_manager.append_message(message)
-            self._refresh_finalized_context()
-
-    def _flush_pending_bash(self) -> None:
-        """``_flushPendingBashMessages`` (agent-session.js:3335-3343)."""
-        if not self._pending_bash:
-            return
-        pending, self._pending_bash = self._pending_bash, []
-        for message in pending:
-            self.session_manager.append_message(message)
-        self._refresh_finalized_context()
+        """``recordBashResult`` (:meth:`.session_prompting.SessionPrompting.record_bash_result`)."""
+        self._prompting.record_bash_result(command, result, exclude_from_context)
 
     # ================================================================= runs
     async def _start_run(self, trigger: Trigger, on_started: Callable[[], Any] | None = None) -> None:
@@ -1158,12 +878,12 @@ class AgentSession:
             messages = await self._prepare_run(trigger)
         except BaseException:
             self._is_agent_run_active = False
-            self._flush_pending_bash()
-            self._flush_pending_custom()
+            self._prompting.flush_pending_bash()
+            self._prompting.flush_pending_custom()
             self._resolve_idle_waiters()
             raise
-        self._flush_pending_bash()
-        self._flush_pending_custom()
+        self._prompting.flush_pending_bash()
+        self._prompting.flush_pending_custom()
         if on_started is not None:
             on_started()
         try:
@@ -1181,8 +901,8 @@ class AgentSession:
                 await self.agent.continue_()
         finally:
             self._finish_cancelled_retry_if_aborted()
-            self._flush_pending_bash()
-            self._flush_pending_custom()
+            self._prompting.flush_pending_bash()
+            self._prompting.flush_pending_custom()
             await self._emit_agent_settled()
 
     def _finish_cancelled_retry_if_aborted(self) -> None:
@@ -1317,7 +1037,7 @@ class AgentSession:
             )
             await self.settle_preflights()
             self._commit_boundary_drafts(result.entries)
-            self._flush_pending_custom()
+            self._prompting.flush_pending_custom()
             can_continue = self._boundary_can_continue("agent_before_settle")
             if self._abort_during_before_settle:
                 return False
@@ -1685,27 +1405,6 @@ class AgentSession:
             context_window=window,
             percent=int(percent) if percent.is_integer() else percent,
         )
-
-
-def _user_images(content: str | list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
-    """A ``sendUserMessage`` call's images: every part that is not text (agent-session.js:2028-2041),
-    as they crossed the bridge (JSON). The simulator used to drop them: the prompt went without
-    the image real Pi sent."""
-    if isinstance(content, str):
-        return ()
-    return tuple(json_copy_or_same(p) for p in content if p.get("type") != "text")
-
-
-def _user_text_and_behavior(
-    content: str | list[dict[str, Any]], deliver_as: str | None
-) -> tuple[str, Literal["steer", "followUp"] | None]:
-    """A ``sendUserMessage`` call's text and the ``streamingBehavior`` its ``deliverAs`` asks for."""
-    # textParts.join("\n") (agent-session.js:2021-2043): contentText's join.
-    text = content if isinstance(content, str) else content_text(content, "\n")
-    behavior: Literal["steer", "followUp"] | None = (
-        "followUp" if deliver_as == "followUp" else "steer" if deliver_as == "steer" else None
-    )
-    return text, behavior
 
 
 def _remove_plain(path: str) -> None:
