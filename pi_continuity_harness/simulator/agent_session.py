@@ -36,11 +36,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pi_continuity_harness.api.abort import AbortController, AbortSignal
 from pi_continuity_harness.api.events import (
-    AgentBeforeSettleEvent,
     AgentEndEvent,
-    AgentSettledEvent,
     AgentStartEvent,
-    BeforeAgentStartEvent,
     BeforeCompactResult,
     BeforeSwitchResult,
     BeforeTreeResult,
@@ -58,9 +55,7 @@ from pi_continuity_harness.api.events import (
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
     TreePreparation,
-    TurnEndEvent,
     TurnStartEvent,
-    js_truthy,
 )
 from pi_continuity_harness.api.extension_api import (
     Model,
@@ -82,7 +77,6 @@ from pi_continuity_harness.simulator.agent_loop import (
     LoopHooks,
     StreamEmit,
 )
-from pi_continuity_harness.simulator.boundary import apply_boundary_drafts, boundary_can_continue
 from pi_continuity_harness.simulator.builtin_tools import BuiltinTools
 from pi_continuity_harness.simulator.compaction import (
     calculate_context_tokens,
@@ -95,14 +89,9 @@ from pi_continuity_harness.simulator.messages import (
     RequestEstimate,
     absent_if_none,
     convert_to_llm,
-    user_message,
 )
 from pi_continuity_harness.simulator.model_service import ScriptedModelService
 from pi_continuity_harness.simulator.nested_tools import NestedCalls
-from pi_continuity_harness.simulator.overflow import (
-    is_context_overflow,
-    is_retryable_error,
-)
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.provider_events import agent_provider_hooks, summary_provider_hooks
 from pi_continuity_harness.simulator.session_compaction import (
@@ -116,19 +105,15 @@ from pi_continuity_harness.simulator.session_prompting import (
     PROMPT_DURING_COMPACTION,
     SessionPrompting,
 )
+from pi_continuity_harness.simulator.session_runs import SessionRuns
 from pi_continuity_harness.simulator.session_shared import (
     PiThrewError,
     PromptRejectedError,
-    Trigger,
     clamp_max_tokens,
 )
 from pi_continuity_harness.simulator.session_tools import SessionTools
 from pi_continuity_harness.simulator.settings import SettingsManager
 from pi_continuity_harness.simulator.skills import Skill
-from pi_continuity_harness.simulator.system_prompt import (
-    system_message,
-)
-from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes
 from pi_continuity_harness.simulator.tree import (
     NAVIGATE_WHILE_COMPACTING,
     NAVIGATE_WHILE_STREAMING,
@@ -138,7 +123,7 @@ from pi_continuity_harness.simulator.tree import (
     entry_not_found,
     new_leaf_for,
 )
-from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted, start_eagerly
+from pi_continuity_harness.simulator.virtual_loop import start_eagerly
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.runner import ExtensionRunner
@@ -240,6 +225,8 @@ class AgentSession:
         self._tools = SessionTools(self)
         #: The session's prompts, queues, custom messages and shell commands (:mod:`.session_prompting`).
         self._prompting = SessionPrompting(self)
+        #: The session's runs, from start to ``agent_settled`` (:mod:`.session_runs`).
+        self._runs = SessionRuns(self)
         #: Receives every session event as RPC writes it (the host's RPC log), when recording.
         self.rpc: Callable[[dict[str, Any]], None] | None = None
         self.agent = Agent(
@@ -392,6 +379,22 @@ class AgentSession:
         self._idle_waiters.append(future)
         await future
 
+    def _find_last_assistant(self) -> Message | None:
+        for message in reversed(self.agent.messages):
+            if message.get("role") == "assistant":
+                return message
+        return None
+
+    def _model_for_message(self, message: Message) -> Model | None:
+        model = self.model
+        if (
+            model is not None
+            and model.provider == message.get("provider")
+            and model.id == message.get("model")
+        ):
+            return model
+        return None
+
     # ================================================================= agent events
     async def _handle_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
         kind = event["type"]
@@ -486,7 +489,7 @@ class AgentSession:
                 self._rpc({"type": kind, "message": message})
             return
         if kind == "agent_end":
-            will_retry = self._will_retry_after_agent_end(event)
+            will_retry = self._runs.will_retry_after_agent_end(event)
             self._emit(
                 "agent_end",
                 rpc={"type": kind, "messages": event["messages"], "willRetry": will_retry},
@@ -524,7 +527,7 @@ class AgentSession:
                 event["message"].get("role") == "assistant"
                 and identity(event["message"]) not in self._boundary_dispatched
             ):
-                await self._dispatch_turn_end(event["message"], event["toolResults"])
+                await self._runs.dispatch_turn_end(event["message"], event["toolResults"])
             self._boundary_dispatched.discard(identity(event["message"]))
             self._turn_index += 1
         elif kind == "message_start":
@@ -620,84 +623,12 @@ class AgentSession:
             for done in pending:
                 await done.wait()
 
-    async def _dispatch_turn_end(self, message: Message, tool_results: list[Message]) -> bool:
-        """``_dispatchTurnEndBoundary`` (agent-session.js:546-579); ``True``: a handler asked for
-        one more turn and the context can go on.
-
-        Without a ``turn_end`` handler nothing is dispatched (only the trace records the event,
-        as the real-Pi observer does). With one, an assistant message whose entry is not found
-        is a ``<boundary>`` error and no dispatch; else the handlers run through
-        :meth:`ExtensionRunner.emit_boundary` as ``agent_before_settle``'s do (each sees the
-        drafts and ``continue`` the earlier ones returned, the drafts previewed after each), the
-        drafts are appended (``entry_appended`` each), and a ``continue`` the context cannot
-        follow is a ``<boundary>`` error "turn_end requested continuation without runnable
-        model context"."""
-        outcome: Literal["completed", "aborted", "error"] = (
-            "aborted"
-            if message.get("stopReason") == "aborted"
-            else "error"
-            if message.get("stopReason") == "error"
-            else "completed"
-        )
-        # ``_lastActivityOutcome`` (agent-session.js:547-548), which ``agent_before_settle`` reports.
-        self._last_activity_outcome = outcome
-        runner = self._runner()
-        message_entry_id = self._find_entry_id(message)
-        turn_index = self._turn_index
-        tool_result_entry_ids = [i for i in (self._find_entry_id(r) for r in tool_results) if i]
-
-        def make_event(entries: Any, go_on: Any) -> TurnEndEvent:
-            return TurnEndEvent(
-                turn_index=turn_index,
-                message=message,
-                tool_results=tool_results,
-                message_entry_id=message_entry_id,
-                tool_result_entry_ids=tool_result_entry_ids,
-                outcome=outcome,
-                entries=entries,
-                continue_=go_on,
-            )
-
-        if not runner.has_handlers("turn_end"):
-            await self.dispatch(make_event([], False))
-            return False
-        self.trace.emit("event", "turn_end", **event_summary(make_event([], False)))
-        if message_entry_id is None:
-            runner.emit_error(
-                "<boundary>", "turn_end", "turn_end could not resolve the persisted assistant entry ID"
-            )
-            return False
-        result = await runner.emit_boundary(
-            "turn_end",
-            make_event,
-            lambda entries: apply_boundary_drafts(self.session_manager.branch_preview(), entries),
-        )
-        await self.settle_preflights()
-        self._commit_boundary_drafts(result.entries)
-        if js_truthy(result.continue_) and not self._boundary_can_continue("turn_end"):
-            runner.emit_error(
-                "<boundary>", "turn_end", "turn_end requested continuation without runnable model context"
-            )
-            return False
-        return js_truthy(result.continue_)
-
-    def _will_retry_after_agent_end(self, event: AgentEvent) -> bool:
-        if self._agent_run_abort_requested:
-            return False
-        retry = self.settings.get_retry_settings()
-        if not retry["enabled"] or self._retry_attempt >= retry["maxRetries"]:
-            return False
-        for message in reversed(event["messages"]):
-            if message.get("role") == "assistant":
-                return self._is_retryable(message)
-        return False
-
     # ================================================================= loop hooks
     async def _finish_turn(self, turn: CompletedTurn) -> bool:
         """The session's ``finishTurn`` (agent-session.js:580-591): the ``turn_end`` boundary,
         whose ``continue`` asks the loop for one more turn."""
         self._boundary_dispatched.add(identity(turn.message))
-        return await self._dispatch_turn_end(turn.message, turn.tool_results)
+        return await self._runs.dispatch_turn_end(turn.message, turn.tool_results)
 
     async def _prepare_next_turn(self, turn: CompletedTurn) -> list[Message] | None:
         """``prepareNextTurnWithContext`` (agent-session.js:593-620): the mid-run threshold check
@@ -870,310 +801,7 @@ class AgentSession:
         """``recordBashResult`` (:meth:`.session_prompting.SessionPrompting.record_bash_result`)."""
         self._prompting.record_bash_result(command, result, exclude_from_context)
 
-    # ================================================================= runs
-    async def _start_run(self, trigger: Trigger, on_started: Callable[[], Any] | None = None) -> None:
-        self._is_agent_run_active = True
-        self._agent_run_abort_requested = False
-        try:
-            messages = await self._prepare_run(trigger)
-        except BaseException:
-            self._is_agent_run_active = False
-            self._prompting.flush_pending_bash()
-            self._prompting.flush_pending_custom()
-            self._resolve_idle_waiters()
-            raise
-        self._prompting.flush_pending_bash()
-        self._prompting.flush_pending_custom()
-        if on_started is not None:
-            on_started()
-        try:
-            await self.agent.prompt(messages)
-            while not self._agent_run_abort_requested:
-                if await self._handle_post_agent_run():
-                    if self._abort_requested():
-                        break
-                    await self.agent.continue_()
-                    continue
-                if self._agent_run_abort_requested or not await self._run_before_settle_boundary():
-                    break
-                if self._abort_requested():
-                    break
-                await self.agent.continue_()
-        finally:
-            self._finish_cancelled_retry_if_aborted()
-            self._prompting.flush_pending_bash()
-            self._prompting.flush_pending_custom()
-            await self._emit_agent_settled()
-
-    def _finish_cancelled_retry_if_aborted(self) -> None:
-        if self._agent_run_abort_requested and self._retry_attempt > 0:
-            attempt, self._retry_attempt = self._retry_attempt, 0
-            self._emit("auto_retry_end", success=False, attempt=attempt, finalError="Retry cancelled")
-
-    async def _prepare_run(self, trigger: Trigger) -> list[Message]:
-        """Pre-prompt compaction check (§9.2, third point), then ``before_agent_start``."""
-        last = self._find_last_assistant()
-        if last is not None:
-            await self._compaction.check(last, skip_aborted_check=False)
-        messages: list[Message] = []
-        transcript = self.session_manager.build_session_projection().messages
-        tools = self._tools.prompt_extension_tools()
-        self.prompt_tools_seen = self.prompt_tools_seen or bool(tools)
-        self._loadout_changed = False
-        if not any(m.get("role") == "system" for m in transcript):
-            # Pi's structured system prompt: sections plus the tools' declarations (§ system_prompt.py).
-            messages.append(
-                system_message(
-                    self.cwd,
-                    self.service.clock.now_ms(),
-                    self.package_dir,
-                    **self._tools.prompt_inputs(tools),
-                )
-            )
-        elif (
-            self.skills_seen
-            or self.prompt_tools_seen
-            or self.prompt_files_seen
-            or self.active_tools.explicit is not None
-        ):
-            # The sections that changed since the transcript's system messages, as a patch
-            # (``_preparePromptAndToolLoadout``, agent-session.js:1394-1400): skills an extension
-            # added or a reload dropped (``resources_discover``, :mod:`.resources`), an extension
-            # tool with a ``promptSnippet`` registered or gone (the ``tools`` section,
-            # :func:`.system_prompt.prompt_sections`), context files, ``SYSTEM.md`` or
-            # ``APPEND_SYSTEM.md`` read at a reload (:mod:`.context_files`). Only these can make
-            # the simulated sections differ, so a session that never had any skips the walk of
-            # its transcript.
-            patch = self._tools.sections_patch(transcript)
-            if patch is not None:
-                messages.append(patch)
-        runner = self._runner()
-        if runner.has_handlers("before_agent_start"):
-            active_before = self._tools.active_tool_names()
-            definitions_before = list(runner.tools())
-            await self.dispatch(
-                BeforeAgentStartEvent(
-                    message_type=trigger.message_type,
-                    # ``{...trigger}`` (runner.js:1147): an undefined prompt reaches a Python
-                    # handler as a missing key, None.
-                    prompt=None if trigger.prompt is UNDEFINED else trigger.prompt,
-                    system_prompt=self._tools.system_prompt(),
-                    message=trigger.message,
-                )
-            )
-            self._loadout_changed = False
-            if self._tools.active_tool_names() != active_before:
-                messages = self._tools.prompt_after_handlers(messages, transcript, tools, definitions_before)
-        if trigger.message_type == "custom":
-            assert trigger.message is not None
-            messages.append(trigger.message)
-        else:
-            message = user_message(trigger.prompt, self.service.clock.now_ms())
-            # The text block, then the images (agent-session.js:1578-1581).
-            message["content"] = [*message["content"], *(dict(i) for i in trigger.images)]
-            messages.append(message)
-        messages.extend(self._pending_next_turn)
-        self._pending_next_turn = []
-        # The executable tools become declarations on the run's system message (or a new one):
-        # declareToolChanges, pi-agent-core dist/agent-loop.js:49, :224-250.
-        return declare_tool_changes(
-            self.session_manager.build_session_projection().messages,
-            messages,
-            self._tools.tool_declarations(),
-            self.service.clock.now_ms(),
-        )
-
-    def _find_last_assistant(self) -> Message | None:
-        for message in reversed(self.agent.messages):
-            if message.get("role") == "assistant":
-                return message
-        return None
-
-    async def _handle_post_agent_run(self) -> bool:
-        message = self._last_assistant
-        self._last_assistant = None
-        if self._agent_run_abort_requested:
-            return False
-        if message is None:
-            return self.agent.has_queued_messages()
-        if self._is_retryable(message) and await self._prepare_retry(message):
-            return not self._abort_requested()
-        if self._abort_requested():
-            return False
-        if message.get("stopReason") == "error" and self._retry_attempt > 0:
-            self._emit(
-                "auto_retry_end",
-                success=False,
-                attempt=self._retry_attempt,
-                finalError=message.get("errorMessage"),
-            )
-            self._retry_attempt = 0
-        if await self._compaction.check(message):
-            return not self._agent_run_abort_requested
-        return not self._agent_run_abort_requested and self.agent.has_queued_messages()
-
-    async def _run_before_settle_boundary(self) -> bool:
-        """``_runBeforeSettleBoundary`` (agent-session.js:1639-1662): without an
-        ``agent_before_settle`` handler, go on only for queued messages. With one, the handlers
-        run (:meth:`ExtensionRunner.emit_boundary`: ``outcome`` is the last turn's), their drafts
-        are appended (``entry_appended`` each) and held custom messages delivered; an abort
-        meanwhile settles; else the run goes on when a handler asked to (or messages are
-        queued) and the context can, and a handler's ``continue`` the context cannot follow is
-        a ``<boundary>`` error."""
-        runner = self._runner()
-        if not runner.has_handlers("agent_before_settle"):
-            return self.agent.has_queued_messages()
-        self._is_before_settle = True
-        self._abort_during_before_settle = False
-        try:
-            outcome = self._last_activity_outcome
-            self.trace.emit("event", "agent_before_settle", outcome=outcome)
-            result = await runner.emit_boundary(
-                "agent_before_settle",
-                lambda entries, go_on: AgentBeforeSettleEvent(
-                    outcome=outcome, entries=entries, continue_=go_on
-                ),
-                lambda entries: apply_boundary_drafts(self.session_manager.branch_preview(), entries),
-            )
-            await self.settle_preflights()
-            self._commit_boundary_drafts(result.entries)
-            self._prompting.flush_pending_custom()
-            can_continue = self._boundary_can_continue("agent_before_settle")
-            if self._abort_during_before_settle:
-                return False
-            should_continue = js_truthy(result.continue_) or self.agent.has_queued_messages()
-            if should_continue and not can_continue:
-                if js_truthy(result.continue_):
-                    runner.emit_error(
-                        "<boundary>",
-                        "agent_before_settle",
-                        "agent_before_settle requested continuation without runnable model context",
-                    )
-                return False
-            return should_continue
-        finally:
-            self._is_before_settle = False
-
-    def _commit_boundary_drafts(self, drafts: Any) -> None:
-        """``_commitBoundaryDrafts`` (agent-session.js:694-699): the drafts appended to the
-        session, the agent's messages rebuilt from it, then an ``entry_appended`` per entry."""
-        appended = apply_boundary_drafts(self.session_manager, drafts)
-        self._refresh_finalized_context()
-        for entry in appended:
-            self._emit(
-                "entry_appended",
-                rpc={"type": "entry_appended", "entry": entry},
-                entryType=entry["type"],
-                id=entry["id"],
-            )
-
-    def _boundary_can_continue(self, boundary: str) -> bool:
-        """``_buildBoundaryContext([], boundary).canContinue`` (agent-session.js:674-693)."""
-        return boundary_can_continue(
-            self.session_manager.branch_preview(),
-            pending_custom=bool(self._pending_custom),
-            has_queued_messages=self.agent.has_queued_messages(),
-            boundary=boundary,
-        )
-
-    async def _emit_agent_settled(self) -> None:
-        self._is_agent_run_active = False
-        self._is_emitting_settled = True
-        try:
-            aborted = self._agent_run_abort_requested
-            await self.dispatch(AgentSettledEvent(aborted=aborted))
-            self._emit("agent_settled", aborted=aborted)
-        finally:
-            self._is_emitting_settled = False
-        deferred, self._deferred_settled = self._deferred_settled, []
-        try:
-            for action in deferred:
-                try:
-                    await action()
-                except PromptRejectedError as error:
-                    self._runner().emit_error("<runtime>", "send_user_message", str(error))
-        finally:
-            self._resolve_idle_waiters()
-
-    def _is_retryable(self, message: Message) -> bool:
-        model = self._model_for_message(message) or self.model
-        window = model.context_window if model else 0
-        if is_context_overflow(message, window):
-            return False
-        return is_retryable_error(message)
-
-    async def _prepare_retry(self, message: Message) -> bool:
-        retry = self.settings.get_retry_settings()
-        if not retry["enabled"]:
-            return False
-        self._retry_attempt += 1
-        if self._retry_attempt > retry["maxRetries"]:
-            self._retry_attempt -= 1
-            return False
-        delay_ms = min(retry["baseDelayMs"] * 2 ** (self._retry_attempt - 1), retry["maxAgentDelayMs"])
-        self._emit(
-            "auto_retry_start",
-            attempt=self._retry_attempt,
-            maxAttempts=retry["maxRetries"],
-            delayMs=delay_ms,
-            errorMessage=message.get("errorMessage") or "Unknown error",
-        )
-        self._omit_recovery_attempt(message)
-        controller = AbortController()
-        self._retry_abort = controller
-        try:
-            await sleep_unless_aborted(delay_ms / 1000, controller.signal)
-            if controller.signal.aborted:
-                self._finish_cancelled_retry_if_aborted()
-                return False
-        finally:
-            self._retry_abort = None
-        return True
-
-    def _model_for_message(self, message: Message) -> Model | None:
-        model = self.model
-        if (
-            model is not None
-            and model.provider == message.get("provider")
-            and model.id == message.get("model")
-        ):
-            return model
-        return None
-
-    def _omit_recovery_attempt(self, message: Message) -> None:
-        """``_omitRecoveryAttempt``: persistently hide a failed reply and its tool results."""
-        call_ids = {b["id"] for b in message.get("content") or [] if b.get("type") == "toolCall"}
-        entry_id = self._find_entry_id(message)
-        messages = self.agent.messages
-        index = next(
-            (
-                i
-                for i, m in enumerate(messages)
-                if m is message or (entry_id and self._find_entry_id(m) == entry_id)
-            ),
-            -1,
-        )
-        results: list[Message] = []
-        for m in messages[index + 1 :] if index >= 0 else []:
-            if m.get("role") == "assistant":
-                break
-            if m.get("role") == "toolResult" and m.get("toolCallId") in call_ids:
-                results.append(m)
-        for target in [message, *results]:
-            target_id = self._find_entry_id(target)
-            if not target_id:
-                continue
-            edit_id = self.session_manager.append_context_edit(target_id, None)
-            entry = self.session_manager.get_entry(edit_id)
-            self._emit(
-                "entry_appended",
-                rpc={"type": "entry_appended", "entry": entry},
-                entryType="context_edit",
-                id=edit_id,
-                targetId=target_id,
-            )
-        self._refresh_finalized_context()
-
+    # ================================================================= compaction (:mod:`.session_compaction`)
     async def compact(self, custom_instructions: str | None = None) -> dict[str, Any]:
         """Manual compaction (:meth:`.session_compaction.SessionCompaction.compact`)."""
         return await self._compaction.compact(custom_instructions)

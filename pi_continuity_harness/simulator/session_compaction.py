@@ -163,7 +163,7 @@ class SessionCompaction:
                 await self._emit_compact_failed("overflow", text, aborted=False, from_extension=False)
                 return False
             s._overflow_recovery_attempted = True
-            s._omit_recovery_attempt(message)
+            s._runs.omit_recovery_attempt(message)
             return await self.run_auto("overflow", True)
         has_edits = any(e.source.get("type") == "context_edit" for e in projection.entries)
         direct = calculate_context_tokens(message.get("usage"))

@@ -110,7 +110,7 @@ class SessionPrompting:
         finally:
             s._prompt_preflight_count -= 1
         if trigger is not None:
-            await s._start_run(trigger, lambda: preflight("started") if preflight else None)
+            await s._runs.start_run(trigger, lambda: preflight("started") if preflight else None)
 
     async def _try_execute_command(self, text: str, preflight: Callable[[str], None] | None = None) -> bool:
         """Run the command ``text`` names, if there is one (True: it was a command).
@@ -305,7 +305,7 @@ class SessionPrompting:
         s = self._session
         if trigger_turn and not s.is_streaming and deliver_as != "nextTurn":
             app = self._custom_app_message(message)
-            await s._start_run(Trigger("custom", message=app))
+            await s._runs.start_run(Trigger("custom", message=app))
             return
         self.send_custom_message(message, trigger_turn, deliver_as)
 
@@ -340,10 +340,10 @@ class SessionPrompting:
 
             async def start() -> None:
                 if s._is_emitting_settled:
-                    s._deferred_settled.append(lambda: s._start_run(Trigger("custom", message=app)))
+                    s._deferred_settled.append(lambda: s._runs.start_run(Trigger("custom", message=app)))
                     return
                 try:
-                    await s._start_run(Trigger("custom", message=app))
+                    await s._runs.start_run(Trigger("custom", message=app))
                 except Exception as error:
                     s._runner().emit_error("<runtime>", "send_message", str(error))
 
