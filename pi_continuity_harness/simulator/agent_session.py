@@ -47,14 +47,11 @@ from pi_continuity_harness.api.events import (
     MessageStartEvent,
     MessageUpdateEvent,
     ModelSelectEvent,
-    SessionBeforeTreeEvent,
     SessionCompactEvent,
-    SessionTreeEvent,
     ThinkingLevelSelectEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
-    TreePreparation,
     TurnStartEvent,
 )
 from pi_continuity_harness.api.extension_api import (
@@ -112,17 +109,9 @@ from pi_continuity_harness.simulator.session_shared import (
     clamp_max_tokens,
 )
 from pi_continuity_harness.simulator.session_tools import SessionTools
+from pi_continuity_harness.simulator.session_tree import SessionTree
 from pi_continuity_harness.simulator.settings import SettingsManager
 from pi_continuity_harness.simulator.skills import Skill
-from pi_continuity_harness.simulator.tree import (
-    NAVIGATE_WHILE_COMPACTING,
-    NAVIGATE_WHILE_STREAMING,
-    NO_SUMMARY_MODEL,
-    SUMMARY_NOT_MODELLED,
-    collect_entries_for_branch_summary,
-    entry_not_found,
-    new_leaf_for,
-)
 from pi_continuity_harness.simulator.virtual_loop import start_eagerly
 
 if TYPE_CHECKING:
@@ -227,6 +216,8 @@ class AgentSession:
         self._prompting = SessionPrompting(self)
         #: The session's runs, from start to ``agent_settled`` (:mod:`.session_runs`).
         self._runs = SessionRuns(self)
+        #: The session's tree navigation (:mod:`.session_tree`).
+        self._tree = SessionTree(self)
         #: Receives every session event as RPC writes it (the host's RPC log), when recording.
         self.rpc: Callable[[dict[str, Any]], None] | None = None
         self.agent = Agent(
@@ -806,7 +797,7 @@ class AgentSession:
         """Manual compaction (:meth:`.session_compaction.SessionCompaction.compact`)."""
         return await self._compaction.compact(custom_instructions)
 
-    # ================================================================= tree navigation
+    # ================================================================= tree navigation (:mod:`.session_tree`)
     async def navigate_tree(
         self,
         target_id: str,
@@ -816,80 +807,14 @@ class AgentSession:
         replace_instructions: bool | None = None,
         label: str | None = None,
     ) -> dict[str, Any]:
-        """``AgentSession.navigateTree`` (agent-session.js:3370-3535) without the branch summariser.
-
-        Throws (:class:`PiThrewError`, Pi's messages) while a run streams or a prompt is in
-        preflight (:3371-3373), while compacting or navigating (:3374-3376); a no-op at the current
-        leaf (:3379-3381); an unknown entry throws (:3386-3389). ``session_before_tree`` gets the
-        preparation and a signal; ``{cancel: true}`` returns ``{cancelled: true}`` (:3412-3421);
-        handler overrides of instructions and label apply (:3425-3433). The new leaf: a user or
-        custom message's parent (its text for the editor), else the entry itself (:3466-3482);
-        ``branch``/``resetLeaf`` (:3494-3500); a label goes on the target (:3502-3504); the context
-        is refreshed (:3506) and ``session_tree`` emitted (:3518-3524). Idle waiters are checked at
-        the end (:3533). ``summarize=True`` is refused (:data:`~.tree.SUMMARY_NOT_MODELLED`): the
-        simulator does not model ``generateBranchSummary``; an extension's ``summary`` result is
-        used only with ``summarize`` (:3422-3424), so it is ignored here as in Pi.
-        The tool loadout restore (``_restoreToolsFromTranscript``, :3507) is not modelled: the
-        simulator records no tool loadout in system messages a branch could switch between.
-        """
-        if self.is_streaming or self._prompt_preflight_count > 0:
-            raise PiThrewError(NAVIGATE_WHILE_STREAMING)
-        if self.is_compacting:
-            raise PiThrewError(NAVIGATE_WHILE_COMPACTING)
-        manager = self.session_manager
-        old_leaf_id = manager.get_leaf_id()
-        if target_id == old_leaf_id:
-            return {"cancelled": False}
-        if summarize and self.model is None:
-            raise PiThrewError(NO_SUMMARY_MODEL)
-        if summarize:
-            # The simulator's own refusal, not an Error of Pi's: a PromptRejectedError, no PiError.
-            raise PromptRejectedError(SUMMARY_NOT_MODELLED)
-        target = manager.get_entry(target_id)
-        if target is None:
-            raise PiThrewError(entry_not_found(target_id))
-        entries, common = collect_entries_for_branch_summary(manager, old_leaf_id, target_id)
-        preparation = TreePreparation(
-            target_id=target_id,
-            old_leaf_id=old_leaf_id,
-            common_ancestor_id=common,
-            entries_to_summarize=entries,
-            user_wants_summary=summarize,
+        """``AgentSession.navigateTree`` (:meth:`.session_tree.SessionTree.navigate_tree`)."""
+        return await self._tree.navigate_tree(
+            target_id,
+            summarize=summarize,
             custom_instructions=custom_instructions,
             replace_instructions=replace_instructions,
             label=label,
         )
-        controller = AbortController()
-        self._branch_summary_abort = controller
-        try:
-            if self._runner().has_handlers("session_before_tree"):
-                result = await self.dispatch(
-                    SessionBeforeTreeEvent(preparation=preparation, signal=controller.signal)
-                )
-                if isinstance(result, BeforeTreeResult):
-                    if result.cancel:
-                        return {"cancelled": True}
-                    if result.label is not None:
-                        label = result.label
-            new_leaf_id, editor_text = new_leaf_for(target)
-            if new_leaf_id is None:
-                manager.reset_leaf()
-            else:
-                manager.branch(new_leaf_id)
-            if label:
-                manager.append_label_change(target_id, label)
-            self._refresh_finalized_context()
-            self._tools.restore_tools_from_transcript()
-            self._branch_summary_abort = None
-            await self.dispatch(SessionTreeEvent(new_leaf_id=manager.get_leaf_id(), old_leaf_id=old_leaf_id))
-            out: dict[str, Any] = {"cancelled": False}
-            if editor_text is not None:
-                out["editorText"] = editor_text
-            return out
-        finally:
-            if self._branch_summary_abort is controller:
-                self._branch_summary_abort = None
-            self._resolve_idle_waiters()
 
     # ================================================================= control
     def abort_now(self) -> None:
