@@ -46,9 +46,7 @@ from pi_continuity_harness.api.events import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
-    ModelSelectEvent,
     SessionCompactEvent,
-    ThinkingLevelSelectEvent,
     ToolExecutionEndEvent,
     ToolExecutionStartEvent,
     ToolExecutionUpdateEvent,
@@ -89,7 +87,6 @@ from pi_continuity_harness.simulator.messages import (
 )
 from pi_continuity_harness.simulator.model_service import ScriptedModelService
 from pi_continuity_harness.simulator.nested_tools import NestedCalls
-from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.provider_events import agent_provider_hooks, summary_provider_hooks
 from pi_continuity_harness.simulator.session_compaction import (
     LENGTH_RECOVERY_FAILED,
@@ -97,6 +94,7 @@ from pi_continuity_harness.simulator.session_compaction import (
     SessionCompaction,
 )
 from pi_continuity_harness.simulator.session_manager import SessionManager
+from pi_continuity_harness.simulator.session_model import SessionModel
 from pi_continuity_harness.simulator.session_prompting import (
     BUSY_WITHOUT_BEHAVIOR,
     PROMPT_DURING_COMPACTION,
@@ -112,7 +110,6 @@ from pi_continuity_harness.simulator.session_tools import SessionTools
 from pi_continuity_harness.simulator.session_tree import SessionTree
 from pi_continuity_harness.simulator.settings import SettingsManager
 from pi_continuity_harness.simulator.skills import Skill
-from pi_continuity_harness.simulator.virtual_loop import start_eagerly
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.runner import ExtensionRunner
@@ -218,6 +215,8 @@ class AgentSession:
         self._runs = SessionRuns(self)
         #: The session's tree navigation (:mod:`.session_tree`).
         self._tree = SessionTree(self)
+        #: The session's model and thinking level (:mod:`.session_model`).
+        self._models = SessionModel(self)
         #: Receives every session event as RPC writes it (the host's RPC log), when recording.
         self.rpc: Callable[[dict[str, Any]], None] | None = None
         self.agent = Agent(
@@ -850,74 +849,16 @@ class AgentSession:
         self.abort_now()
         self._spawn(self.abort(), "ctx.abort")
 
+    # ================================================================= model (:mod:`.session_model`)
     async def set_model(self, model: Model) -> None:
-        """``AgentSession.setModel`` (agent-session.js:2119-2136): the thinking level for the
-        new model is chosen *before* the switch (``_getThinkingLevelForModelSwitch``, :2268-2280:
-        the per-model setting, else the settings' ``defaultThinkingLevel``, else the current
-        level), the ``model_change`` entry is appended, the level is applied to the new model
-        (:meth:`set_thinking_level`), then ``model_select`` (only for another model, :2103-2112).
-        The harness's settings say ``defaultThinkingLevel: "off"``, so a switch turns thinking
-        off: found by differential exploration (seed 101)."""
-        if not self.service.catalog.has_auth(model.provider):
-            raise PiThrewError(f"No API key for {model.provider}/{model.id}")
-        previous = self.model
-        level = self._thinking_level_for_model_switch(model)
-        self.model = model
-        self.session_manager.append_model_change(model.provider, model.id)
-        self.set_thinking_level(level)
-        if previous is None or previous.full_id != model.full_id:
-            await self.dispatch(ModelSelectEvent(model=model, previous_model=previous, source="set"))
-
-    def _thinking_level_for_model_switch(self, model: Model) -> str:
-        """agent-session.js:2268-2280 (no explicit level: RPC ``set_model`` passes none)."""
-        settings = self.settings.get_settings()
-        per_model = settings.get("modelThinkingLevels")
-        if isinstance(per_model, dict):
-            level = per_model.get(f"{model.provider}/{model.id}")
-            if level is not None:
-                return str(level)
-        default = settings.get("defaultThinkingLevel")
-        if default is not None:
-            return str(default)
-        return self.thinking_level or DEFAULT_THINKING_LEVEL
+        """``AgentSession.setModel`` (:meth:`.session_model.SessionModel.set_model`)."""
+        await self._models.set_model(model)
 
     def set_thinking_level(self, level: str, *, from_extension: bool = False) -> None:
-        """``AgentSession.setThinkingLevel`` (agent-session.js:2219-2238): the level clamped to
-        the current model's (pi-ai ``clampThinkingLevel``, models.js:714-732); only a change
-        appends a ``thinking_level_change`` entry, emits ``thinking_level_changed`` and starts the
-        extensions' ``thinking_level_select``.
+        """``AgentSession.setThinkingLevel`` (:meth:`.session_model.SessionModel.set_thinking_level`)."""
+        self._models.set_thinking_level(level, from_extension=from_extension)
 
-        ``from_extension``: a Python extension's ``pi.set_thinking_level`` (loader.js:369-372).
-        On real Pi that call is a round trip through the bridge; the handler's event reaches the
-        Python process while the caller still runs, so the handler runs only once the caller
-        yields (what the caller appends right after the call comes first:
-        ``tests/realpi/test_differential_set_thinking_level.py``). The dispatch is then a plain
-        task, not started eagerly."""
-        effective = clamp_thinking_level(self.model, level)
-        if effective == self.thinking_level:
-            return
-        previous, self.thinking_level = self.thinking_level, effective
-        if self.on_thinking_level is not None:
-            self.on_thinking_level(effective)
-        self.session_manager.append_thinking_level_change(effective)
-        self._emit("thinking_level_changed", level=effective)
-        runner = self.runner
-        if runner is not None and runner.has_handlers("thinking_level_select"):
-            # ``void this._extensionRunner.emit({type: "thinking_level_select", level,
-            # previousLevel})`` (:2232-2236): not awaited, but the runner calls the first
-            # handler at once (a Python handler's request leaves before anything Pi does next,
-            # ``model_select`` of the same ``setModel`` included), so the dispatch starts here
-            # and goes on as a host task. With no handler Pi's ``emit`` does nothing, nor does
-            # the simulator.
-            event = ThinkingLevelSelectEvent(level=effective, previous_level=previous)
-            loop = asyncio.get_running_loop()
-            if from_extension:
-                task = loop.create_task(self.dispatch(event), name="thinking_level_select")
-            else:
-                task = start_eagerly(loop, self.dispatch(event), "thinking_level_select")
-            if self._track is not None:
-                self._track(task)
-
+    # ================================================================= context usage
     def get_context_usage(self) -> ContextUsage | None:
         """§9.21: null tokens after a compaction until a post-compaction reply has usage."""
         model = self.model
