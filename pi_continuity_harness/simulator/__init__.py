@@ -2,10 +2,12 @@
 
 Audience: the simulated target (``targets.sim``), the explorer and the ``simulate``/``replay``
 commands. :func:`simulate` runs a whole scenario; :class:`Simulation` runs one operation at a
-time. The host is ``agent_session``/``agent_loop`` (Pi's session and loop), ``compaction`` and
-``overflow``, ``session_manager``, ``settings``, ``model_service`` (the scripted model),
-``runner`` (the extension runner and the API objects), ``host`` (the process: runtimes,
-lifecycle, operations), ``virtual_loop`` and ``determinism``.
+time. The host is ``agent_session``/``agent_loop`` (Pi's session and loop; the session's jobs
+in ``session_tools``, ``session_prompting``, ``session_runs``, ``session_compaction``,
+``session_tree`` and ``session_model``), ``compaction`` and ``overflow``, ``session_manager``,
+``settings``, ``model_service`` (the scripted model), ``runner`` (the extension runner and the
+API objects), ``host`` (the process: runtimes, lifecycle, operations), ``virtual_loop`` and
+``determinism``.
 
 Compatibility, for one release (0.2): the names of the extension API (now
 :mod:`pi_continuity_harness.api`) and of the scenario language (now

@@ -1,9 +1,28 @@
 """``AgentSession`` of Pi 1.6 (``dist/core/agent-session.js``), ported to asyncio.
 
 This is where Pi decides when to compact, and where nearly every quirk of §9 lives. The
-port keeps Pi's structure (``prompt`` → ``_start_run`` → ``_prepare_run`` → loop →
-``_handle_post_agent_run`` → ``_emit_agent_settled``) so a reader can hold it next to the
-JavaScript. The quirks, each named in the code where it happens:
+port keeps Pi's structure (``prompt`` → ``start_run`` → ``_prepare_run`` → loop →
+``_handle_post_agent_run`` → ``_emit_agent_settled``, all but the first in
+:mod:`.session_runs`) so a reader can hold it next to the JavaScript. Pi's class does several
+jobs; each but the first is a module of its own, a
+collaborator the session holds and that reads and changes the session's state:
+
+* this module: the state (the constructor, agent-session.js:206-246; ``isStreaming``,
+  ``isIdle``, ``isCompacting``, :1131-1138, :1295-1300; idle waits, :725-741, :2094-2102),
+  the agent's events, handed to the extensions, then to RPC, then persisted
+  (``_handleAgentEvent``, :768-861; ``_emitExtensionEvent``, :961-1052;
+  ``_emit``/``_emitQueueUpdate``, :708-719), the agent loop's hooks (the request,
+  ``finishTurn``, ``prepareNextTurnWithContext``, :492-628), abort (:2082-2093) and
+  ``getContextUsage`` (:3614-3654);
+* :mod:`.session_tools`: the active tools, tool calls, ``ctx.execute_tool``, the prompt sections;
+* :mod:`.session_prompting`: ``prompt()``, the queues, custom and user messages, RPC ``bash``;
+* :mod:`.session_runs`: a run from its start to ``agent_settled``, retry and the boundaries;
+* :mod:`.session_compaction`: the threshold checks, automatic and manual compaction;
+* :mod:`.session_tree`: ``navigateTree``; :mod:`.session_model`: ``setModel``, ``setThinkingLevel``.
+
+The hot path (a streamed delta: ``message_update``) stays in this module, one call from the
+loop to :meth:`AgentSession._handle_agent_event` as before. The quirks, each named in the code
+where it happens:
 
 * §9.1  manual compaction aborts the running turn first, emits ``compaction_start`` even
   when it then fails ("Nothing to compact", "Already compacted"), ignores ``enabled``;
@@ -20,7 +39,7 @@ JavaScript. The quirks, each named in the code where it happens:
 * §9.9  ``session_compact`` receives the *first* entry whose summary equals the new one;
 * §9.16 ``send_user_message`` while busy without ``deliver_as`` is rejected as an
   extension error; during manual compaction it is rejected and the message is lost;
-* §9.17 busy from ``_start_run`` to ``agent_settled``; idle also requires no compaction;
+* §9.17 busy from ``start_run`` to ``agent_settled``; idle also requires no compaction;
 * §9.21 ``get_context_usage()`` has null tokens after a compaction until the next reply;
 * §9.24 retryable errors are retried (virtual backoff) before any compaction check.
 """
@@ -52,26 +71,14 @@ from pi_continuity_harness.api.events import (
     ToolExecutionUpdateEvent,
     TurnStartEvent,
 )
-from pi_continuity_harness.api.extension_api import (
-    Model,
-    ToolCallOutcome,
-    ToolInfo,
-)
+from pi_continuity_harness.api.extension_api import Model, ToolCallOutcome, ToolInfo
 from pi_continuity_harness.scenario.identity_memo import identity
 from pi_continuity_harness.scenario.layout import pi_package_path
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_summary
 from pi_continuity_harness.scenario.trace import Trace
 from pi_continuity_harness.scenario.transcript import content_text
-from pi_continuity_harness.simulator.active_tools import (
-    ActiveTools,
-)
-from pi_continuity_harness.simulator.agent_loop import (
-    Agent,
-    AgentEvent,
-    CompletedTurn,
-    LoopHooks,
-    StreamEmit,
-)
+from pi_continuity_harness.simulator.active_tools import ActiveTools
+from pi_continuity_harness.simulator.agent_loop import Agent, AgentEvent, CompletedTurn, LoopHooks, StreamEmit
 from pi_continuity_harness.simulator.builtin_tools import BuiltinTools
 from pi_continuity_harness.simulator.compaction import (
     calculate_context_tokens,
@@ -101,11 +108,7 @@ from pi_continuity_harness.simulator.session_prompting import (
     SessionPrompting,
 )
 from pi_continuity_harness.simulator.session_runs import SessionRuns
-from pi_continuity_harness.simulator.session_shared import (
-    PiThrewError,
-    PromptRejectedError,
-    clamp_max_tokens,
-)
+from pi_continuity_harness.simulator.session_shared import PiThrewError, PromptRejectedError, clamp_max_tokens
 from pi_continuity_harness.simulator.session_tools import SessionTools
 from pi_continuity_harness.simulator.session_tree import SessionTree
 from pi_continuity_harness.simulator.settings import SettingsManager
@@ -169,7 +172,7 @@ class AgentSession:
         #: from the transcript's, and each run diffs them.
         self.skills_seen = False
         #: Whether an extension tool ever changed the prompt's ``tools``/``rules`` sections
-        #: (:meth:`_prompt_extension_tools`): from then on each run diffs the sections, so a
+        #: (:meth:`.session_tools.SessionTools.prompt_extension_tools`): from then on each run diffs the sections, so a
         #: tool that is gone after a reload is patched away too.
         self.prompt_tools_seen = False
         #: The active tools (``pi.set_active_tools``): Pi's default until an extension sets them.
@@ -550,7 +553,7 @@ class AgentSession:
             # result, through the awaited ``_extensionRunner.emit`` (return value ignored; a
             # handler that raises is an ``extension_error``). pi-agent-core awaits each update
             # before the result is final (agent-loop.js:568-581): after ``tool_execution_start``,
-            # before ``tool_result`` and ``tool_execution_end`` (:meth:`_execute_tool`).
+            # before ``tool_result`` and ``tool_execution_end`` (:meth:`.session_tools.SessionTools.execute_tool`).
             await self.dispatch(
                 ToolExecutionUpdateEvent(
                     tool_call_id=event["toolCallId"],

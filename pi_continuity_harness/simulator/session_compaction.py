@@ -35,9 +35,7 @@ from pi_continuity_harness.api.events import (
     SessionCompactEvent,
     SessionCompactFailedEvent,
 )
-from pi_continuity_harness.api.extension_api import (
-    Model,
-)
+from pi_continuity_harness.api.extension_api import Model
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.compaction import (
     SUMMARIZATION_SYSTEM_PROMPT,
@@ -66,11 +64,7 @@ from pi_continuity_harness.simulator.overflow import (
     is_retryable_error,
 )
 from pi_continuity_harness.simulator.session_manager import ms_of_iso
-from pi_continuity_harness.simulator.session_shared import (
-    PiThrewError,
-    clamp_max_tokens,
-    signal_aborted,
-)
+from pi_continuity_harness.simulator.session_shared import PiThrewError, clamp_max_tokens, signal_aborted
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
 if TYPE_CHECKING:

@@ -13,17 +13,10 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from pi_continuity_harness.api.events import (
-    ModelSelectEvent,
-    ThinkingLevelSelectEvent,
-)
-from pi_continuity_harness.api.extension_api import (
-    Model,
-)
+from pi_continuity_harness.api.events import ModelSelectEvent, ThinkingLevelSelectEvent
+from pi_continuity_harness.api.extension_api import Model
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
-from pi_continuity_harness.simulator.session_shared import (
-    PiThrewError,
-)
+from pi_continuity_harness.simulator.session_shared import PiThrewError
 from pi_continuity_harness.simulator.virtual_loop import start_eagerly
 
 if TYPE_CHECKING:

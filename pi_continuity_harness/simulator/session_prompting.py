@@ -26,22 +26,12 @@ import io
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from pi_continuity_harness.api.events import (
-    InputEvent,
-    UserBashEvent,
-)
+from pi_continuity_harness.api.events import InputEvent, UserBashEvent
 from pi_continuity_harness.scenario.observed import event_summary
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.json_copy import json_copy_or_same
-from pi_continuity_harness.simulator.messages import (
-    Message,
-    absent_if_none,
-    user_message,
-)
-from pi_continuity_harness.simulator.session_shared import (
-    PiThrewError,
-    Trigger,
-)
+from pi_continuity_harness.simulator.messages import Message, absent_if_none, user_message
+from pi_continuity_harness.simulator.session_shared import PiThrewError, Trigger
 from pi_continuity_harness.simulator.skills import expand_skill_command
 from pi_continuity_harness.simulator.user_bash import bash_message, local_result
 
@@ -399,7 +389,7 @@ class SessionPrompting:
         self, command: str, result: dict[str, Any], exclude_from_context: bool | None
     ) -> None:
         """``recordBashResult`` (agent-session.js:3293-3313): the ``bashExecution`` message is
-        appended now, or, while a run streams, when the run ends (:meth:`_flush_pending_bash`)."""
+        appended now, or, while a run streams, when the run ends (:meth:`flush_pending_bash`)."""
         s = self._session
         message = bash_message(command, result, exclude_from_context, s.service.clock.now_ms())
         if s.is_streaming:

@@ -15,7 +15,7 @@ counter and pending messages it reads and changes):
   ``agent_before_settle`` (``_runBeforeSettleBoundary``, :1639-1662), their drafts committed
   and their ``continue`` checked (:629-707), whether ``agent_end`` will retry
   (``_willRetryAfterAgentEnd``, :862-876), and ``agent_settled`` with what was deferred
-  meanwhile (``_emitAgentSettled``, :742-861).
+  meanwhile (``_emitAgentSettled``, :742-767).
 
 The loop itself is :mod:`.agent_loop`'s (pi-agent-core's agent-loop.js).
 """
@@ -34,26 +34,12 @@ from pi_continuity_harness.api.events import (
     js_truthy,
 )
 from pi_continuity_harness.scenario.observed import event_summary
-from pi_continuity_harness.simulator.agent_loop import (
-    AgentEvent,
-)
+from pi_continuity_harness.simulator.agent_loop import AgentEvent
 from pi_continuity_harness.simulator.boundary import apply_boundary_drafts, boundary_can_continue
-from pi_continuity_harness.simulator.messages import (
-    UNDEFINED,
-    Message,
-    user_message,
-)
-from pi_continuity_harness.simulator.overflow import (
-    is_context_overflow,
-    is_retryable_error,
-)
-from pi_continuity_harness.simulator.session_shared import (
-    PromptRejectedError,
-    Trigger,
-)
-from pi_continuity_harness.simulator.system_prompt import (
-    system_message,
-)
+from pi_continuity_harness.simulator.messages import UNDEFINED, Message, user_message
+from pi_continuity_harness.simulator.overflow import is_context_overflow, is_retryable_error
+from pi_continuity_harness.simulator.session_shared import PromptRejectedError, Trigger
+from pi_continuity_harness.simulator.system_prompt import system_message
 from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 

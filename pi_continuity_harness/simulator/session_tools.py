@@ -24,16 +24,8 @@ import json
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from pi_continuity_harness.api.abort import AbortSignal
-from pi_continuity_harness.api.events import (
-    ToolCallEvent,
-    ToolResultEvent,
-)
-from pi_continuity_harness.api.extension_api import (
-    ToolCallOutcome,
-    ToolDefinition,
-    ToolInfo,
-    ToolResult,
-)
+from pi_continuity_harness.api.events import ToolCallEvent, ToolResultEvent
+from pi_continuity_harness.api.extension_api import ToolCallOutcome, ToolDefinition, ToolInfo, ToolResult
 from pi_continuity_harness.scenario.observed import event_summary
 from pi_continuity_harness.scenario.transcript import js_string
 from pi_continuity_harness.simulator.active_tools import (
@@ -44,24 +36,13 @@ from pi_continuity_harness.simulator.active_tools import (
     skills_reader,
     tool_infos,
 )
-from pi_continuity_harness.simulator.agent_loop import (
-    AgentEvent,
-    PreparedTool,
-    ToolUpdate,
-    error_tool_result,
-)
+from pi_continuity_harness.simulator.agent_loop import AgentEvent, PreparedTool, ToolUpdate, error_tool_result
 from pi_continuity_harness.simulator.builtin_extension_tools import builtin_extension_tools
 from pi_continuity_harness.simulator.builtin_tools import BUILTIN_TOOLS, ToolError
 from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy
-from pi_continuity_harness.simulator.messages import (
-    Message,
-    current_system_message,
-    current_tools,
-)
+from pi_continuity_harness.simulator.messages import Message, current_system_message, current_tools
 from pi_continuity_harness.simulator.runner import bridged_copy
-from pi_continuity_harness.simulator.session_shared import (
-    signal_aborted,
-)
+from pi_continuity_harness.simulator.session_shared import signal_aborted
 from pi_continuity_harness.simulator.skills import format_skills_for_prompt
 from pi_continuity_harness.simulator.system_prompt import (
     BUILTIN_TOOL_NAMES,
@@ -259,7 +240,7 @@ class SessionTools:
         the tool runs (a thrown error becomes an error result with ``details: {}``), then
         ``tool_result`` handlers see the result and may change it (``isError`` too, to any JSON
         value: Pi keeps a handler's ``"yes"``). The tool gets the tool context (``execute_tool``
-        for the call); ``parent`` as in :meth:`_prepare_tool` (agent-session.js:407-416)."""
+        for the call); ``parent`` as in :meth:`prepare_tool` (agent-session.js:407-416)."""
         s = self._session
         runner = s._runner()
         name = call["name"]
@@ -331,7 +312,7 @@ class SessionTools:
         arguments, a ``tool_call`` block or an abort end it at once; else the tool runs, its
         updates as ``tool_execution_update``, then ``tool_result``), then
         ``tool_execution_end``; every event carries ``parentToolCallId``. No message: the record
-        goes on the calling call's result message (:meth:`_handle_agent_event`). The nested calls
+        goes on the calling call's result message (``AgentSession._handle_agent_event``). The nested calls
         of one tool run one after the other here (Pi's queue for sequential tools, :112-122, is
         not modelled: a simulated tool cannot run two at once)."""
         s = self._session

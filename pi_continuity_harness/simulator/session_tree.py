@@ -18,10 +18,7 @@ from pi_continuity_harness.api.events import (
     SessionTreeEvent,
     TreePreparation,
 )
-from pi_continuity_harness.simulator.session_shared import (
-    PiThrewError,
-    PromptRejectedError,
-)
+from pi_continuity_harness.simulator.session_shared import PiThrewError, PromptRejectedError
 from pi_continuity_harness.simulator.tree import (
     NAVIGATE_WHILE_COMPACTING,
     NAVIGATE_WHILE_STREAMING,
