@@ -38,6 +38,8 @@ __all__ = [
     "AGENT_DIR_ENV",
     "CONFIG_DIR_NAME",
     "CommandHandler",
+    "CommandInfo",
+    "CommandSource",
     "DeliverAs",
     "EventHandler",
     "ExtensionAPI",
@@ -231,6 +233,31 @@ class ToolInfo:
     parameters: JsonObject
     exposure: ToolExposure = "direct"
     prompt_guidelines: tuple[str, ...] | None = None
+    source_info: JsonObject = field(default_factory=dict)
+
+
+#: ``SlashCommandSource`` (core/slash-commands.d.ts:2).
+CommandSource = Literal["extension", "prompt", "skill"]
+
+
+@dataclass(frozen=True)
+class CommandInfo:
+    """One command of ``pi.get_commands()`` (Pi's ``SlashCommandInfo``, core/slash-commands.d.ts:
+    3-8, made by ``getCommands`` in ``AgentSession._bindExtensionCore``, agent-session.js:
+    2849-2872): the extensions' commands (``runner.getRegisteredCommands()``, runner.js:569-604:
+    extensions in load order, each one's commands in registration order, a name several
+    extensions registered as ``<name>:<n>``), then the prompt templates, then the skills as
+    ``skill:<name>``. Read anew at each call, so a command registered late is listed.
+
+    ``description`` is ``None`` where Pi's is ``undefined`` (a command registered without one).
+    ``source_info`` is Pi's ``sourceInfo``: for an extension's command its extension's
+    (``path``, ``source``, ``scope``, ``origin``; ``path`` names the file Pi loaded: on real Pi the
+    bridge's wrapper, on the simulator the Python file; ``builtin:<name>`` for Pi's built-in
+    extensions' ``llama`` and ``mcp``), for a skill its file's."""
+
+    name: str
+    description: str | None
+    source: CommandSource
     source_info: JsonObject = field(default_factory=dict)
 
 
@@ -560,6 +587,12 @@ class ExtensionAPI(Protocol):
     def get_active_tools(self) -> list[str]: ...
 
     def get_all_tools(self) -> list[ToolInfo]: ...
+
+    def get_commands(self) -> list[CommandInfo]:
+        """``pi.getCommands()`` (types.d.ts:1338, loader.js:357-360): :class:`CommandInfo`. An
+        action method: it raises :class:`NotInitializedError` while the factory runs
+        (loader.js:112-114, 135)."""
+        ...
 
     def set_active_tools(self, tool_names: list[str]) -> None:
         """``pi.setActiveTools`` (``setActiveToolsByName``, agent-session.js:1182-1193,

@@ -37,7 +37,7 @@ from pi_continuity_harness.api.events import (
     SessionShutdownEvent,
     SessionStartEvent,
 )
-from pi_continuity_harness.api.extension_api import ExtensionFactory, Mode, Model
+from pi_continuity_harness.api.extension_api import CommandInfo, ExtensionFactory, Mode, Model
 from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.scenario.budget import Budget
 from pi_continuity_harness.scenario.confine import ConfinementError
@@ -78,6 +78,12 @@ from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.scenario.workspace import EditFileError, HostPaths, apply_edit, write_file
 from pi_continuity_harness.simulator.agent_session import AgentSession, PiThrewError, PromptRejectedError
+from pi_continuity_harness.simulator.commands import (
+    PromptTemplatesNotModelledError,
+    command_infos,
+    prompt_templates_problem,
+    skill_owner,
+)
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
 from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy, json_copy
 from pi_continuity_harness.simulator.messages import absent_if_none
@@ -86,10 +92,16 @@ from pi_continuity_harness.simulator.model_service import ModelCatalog, Scripted
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.resources import (
     extend_resources_from_extensions,
+    extension_resources,
     read_prompt_files,
     reset_extension_resources,
 )
-from pi_continuity_harness.simulator.runner import ExtensionRunner, RuntimeBindings, UserBashError
+from pi_continuity_harness.simulator.runner import (
+    ExtensionRecord,
+    ExtensionRunner,
+    RuntimeBindings,
+    UserBashError,
+)
 from pi_continuity_harness.simulator.session_manager import SessionManager
 from pi_continuity_harness.simulator.settings import (
     SettingsError,
@@ -668,6 +680,42 @@ class SimHost:
         b.get_active_tools = session.active_tool_names
         b.execute_tool = session.execute_nested_tool
         b.get_all_tools = session.all_tools
+
+        def get_commands() -> list[CommandInfo]:
+            # agent-session.js:2849-2872 (simulator/commands.py). Prompt templates are not
+            # modelled: a run that may have some is refused, not answered without them.
+            resources = extension_resources(session)
+            with host.host_io():
+                problem = prompt_templates_problem(
+                    runtime.settings.get_settings(),
+                    host.paths.agent_dir,
+                    host.paths.project_dir,
+                    resources.prompt_paths_named,
+                )
+            if problem is not None:
+                raise PromptTemplatesNotModelledError(
+                    f"pi.get_commands: prompt templates are not modelled by the simulator ({problem})"
+                )
+            runner = session.runner
+            assert runner is not None
+            commands = [
+                (invocation, owner.path, owner.commands[name][1])
+                if isinstance(owner, ExtensionRecord)
+                else (invocation, owner.path, owner.description)
+                for invocation, owner, name in runner.resolved_commands()
+            ]
+            skills = [
+                (
+                    skill.name,
+                    skill.description,
+                    skill.file_path,
+                    skill_owner(skill.file_path, resources.skill_owners),
+                )
+                for skill in session.skills
+            ]
+            return command_infos(commands, skills)
+
+        b.get_commands = get_commands
         b.set_active_tools = session.set_active_tools
         b.tools_changed = session.mark_loadout_changed
 

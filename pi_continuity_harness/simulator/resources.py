@@ -18,11 +18,18 @@ Not modelled: a resumed session whose transcript lists skills no handler names a
 patches the section away on the next run; the simulator diffs the sections only once its own
 session listed skills, :attr:`.AgentSession.skills_seen`); ``promptPaths`` (prompt templates:
 ``/name`` expansion and ``get_commands``) and ``themePaths`` (themes matter to the TUI only)
-are collected and dropped.
+are collected and dropped; a run whose handlers named ``promptPaths`` is one
+``pi.get_commands`` refuses to answer for (:func:`.commands.prompt_templates_problem`).
+
+Each skill path remembers the extension that named it (:func:`extension_resources`), whose
+``sourceInfo`` the skill's ``get_commands`` entry carries (``extendResources``,
+resource-loader.js:339-345; cleared by a reload, :393).
 """
 
 from __future__ import annotations
 
+import weakref
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pi_continuity_harness.simulator.context_files import (
@@ -30,12 +37,47 @@ from pi_continuity_harness.simulator.context_files import (
     prompt_file,
     render_project_context,
 )
-from pi_continuity_harness.simulator.skills import format_skills_for_prompt, load_skills, merge_paths
+from pi_continuity_harness.simulator.skills import (
+    format_skills_for_prompt,
+    load_skills,
+    merge_paths,
+    resolve_resource_path,
+)
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.agent_session import AgentSession
 
-__all__ = ["extend_resources_from_extensions", "read_prompt_files", "reset_extension_resources"]
+__all__ = [
+    "ExtensionResources",
+    "extend_resources_from_extensions",
+    "extension_resources",
+    "read_prompt_files",
+    "reset_extension_resources",
+]
+
+
+@dataclass
+class ExtensionResources:
+    """What the extensions' ``resources_discover`` results told the resource loader beyond the
+    skill paths (:attr:`.AgentSession.extension_skill_paths`)."""
+
+    #: ``extensionSkillSourceInfos`` (resource-loader.js:251, 344): each named skill path
+    #: (resolved) -> the path of the extension that named it last, in the order first named.
+    skill_owners: dict[str, str] = field(default_factory=dict)
+    #: Whether a handler named ``promptPaths`` (prompt templates, not modelled).
+    prompt_paths_named: bool = False
+
+
+#: Per session; kept here rather than on the session, whose module reads none of it.
+_RESOURCES: weakref.WeakKeyDictionary[AgentSession, ExtensionResources] = weakref.WeakKeyDictionary()
+
+
+def extension_resources(session: AgentSession) -> ExtensionResources:
+    """``session``'s :class:`ExtensionResources` (empty until a handler named something)."""
+    found = _RESOURCES.get(session)
+    if found is None:
+        found = _RESOURCES[session] = ExtensionResources()
+    return found
 
 
 def read_prompt_files(session: AgentSession, agent_dir: str, root: str, *, trusted: bool) -> None:
@@ -53,11 +95,13 @@ def read_prompt_files(session: AgentSession, agent_dir: str, root: str, *, trust
 
 
 def reset_extension_resources(session: AgentSession) -> None:
-    """A reload's ``_resourceLoader.reload()`` (agent-session.js:3122): the skills extensions
-    added are dropped (``lastSkillPaths`` recomputed from the settings, resource-loader.js:441-445)."""
+    """A reload's ``_resourceLoader.reload()`` (agent-session.js:3122): the skills and prompt
+    paths extensions added are dropped (``lastSkillPaths`` recomputed from the settings,
+    resource-loader.js:441-445; ``extensionSkillSourceInfos`` emptied, :393)."""
     session.extension_skill_paths = []
     session.skills = []
     session.skills_prompt = ""
+    _RESOURCES.pop(session, None)
 
 
 async def extend_resources_from_extensions(
@@ -69,9 +113,16 @@ async def extend_resources_from_extensions(
     if runner is None or not runner.has_handlers("resources_discover"):
         return
     found = await runner.emit_resources_discover(session.cwd, reason)
-    skill_paths = [path for path in found["skillPaths"] if isinstance(path, str)]
+    resources = extension_resources(session)
+    if found["promptPaths"]:
+        resources.prompt_paths_named = True
+    named = [(path, owner) for path, owner in found["skillPaths"] if isinstance(path, str)]
+    skill_paths = [path for path, _ in named]
     if not skill_paths:
         return
+    for path, owner in named:
+        # A ``Map.set``: a path named again keeps its place and takes the later extension.
+        resources.skill_owners[resolve_resource_path(path, session.cwd)] = owner
     with session.host_io():
         session.extension_skill_paths = merge_paths(session.extension_skill_paths, skill_paths, session.cwd)
         session.skills = load_skills(session.extension_skill_paths, session.cwd)

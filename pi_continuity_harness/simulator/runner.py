@@ -45,6 +45,7 @@ from pi_continuity_harness.api.events import (
 )
 from pi_continuity_harness.api.extension_api import (
     CommandHandler,
+    CommandInfo,
     EventHandler,
     ExtensionFactory,
     Mode,
@@ -59,6 +60,7 @@ from pi_continuity_harness.api.extension_api import (
 from pi_continuity_harness.api.flags import flag_options
 from pi_continuity_harness.api.wire_json import reply_line, result_to_wire, wire_dumps
 from pi_continuity_harness.scenario.transcript import content_text
+from pi_continuity_harness.simulator.commands import BuiltinCommand, builtin_commands, resolve_commands
 from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy, json_copy_or_same
 from pi_continuity_harness.simulator.messages import UNDEFINED, Message, current_system_message
 from pi_continuity_harness.simulator.tool_result_hooks import apply_handler_result, hook_result, python_event
@@ -101,6 +103,8 @@ class RuntimeBindings:
     get_session_name: Callable[[], str | None]
     get_active_tools: Callable[[], list[str]]
     get_all_tools: Callable[[], list[ToolInfo]]
+    #: ``pi.getCommands()`` (:mod:`.commands`).
+    get_commands: Callable[[], list[CommandInfo]]
     set_active_tools: Callable[[list[str]], None]
     #: A tool registered after loading (``refreshTools``, loader.js:246-249): the next turn of a
     #: running run declares it.
@@ -179,6 +183,9 @@ class ExtensionRunner:
         #: every one of them (``includeAllExtensionTools``, agent-session.js:3043-3047), a later one
         #: only if its name was not registered before (:3049-3055; see ``activatable_tools``).
         self.loaded_tool_names: frozenset[str] | None = None
+        #: The command names registered while the factories ran: what ``omitReplacedExtensions``
+        #: (resource-loader.js:81-105) saw when it left out a replaced built-in extension.
+        self.loaded_command_names: frozenset[str] = frozenset()
         #: ``runtime.flagValues`` (loader.js:139): one per runtime, shared by its extensions.
         self.flag_values: dict[str, Any] = {}
 
@@ -205,6 +212,7 @@ class ExtensionRunner:
             record.loading = False
             self.extensions.append(record)
         self.loaded_tool_names = frozenset(tool.name for tool in self.tools())
+        self.loaded_command_names = frozenset(name for record in self.extensions for name in record.commands)
         return failures
 
     def bind(self, bindings: RuntimeBindings) -> None:
@@ -234,27 +242,28 @@ class ExtensionRunner:
                 return True
         return False
 
+    def resolved_commands(self) -> list[tuple[str, ExtensionRecord | BuiltinCommand, str]]:
+        """``resolveRegisteredCommands`` (runner.js:569-597, :func:`.commands.resolve_commands`):
+        every extension's commands in load and registration order as ``(invocation name, its
+        extension or the built-in command, name)``; Pi's built-in extensions load after the
+        ``-e`` ones, so their commands come last (:func:`.commands.builtin_commands`)."""
+        owned: list[tuple[str, tuple[ExtensionRecord | BuiltinCommand, str]]] = [
+            (name, (record, name)) for record in self.extensions for name in record.commands
+        ]
+        owned += [(c.name, (c, c.name)) for c in builtin_commands(self.loaded_command_names)]
+        return [(invocation, owner, name) for invocation, (owner, name) in resolve_commands(owned)]
+
     def get_command(self, name: str) -> tuple[ExtensionRecord, CommandHandler] | None:
-        owners = [(r, r.commands[name][0]) for r in self.extensions if name in r.commands]
-        if len(owners) == 1:
-            return owners[0]
-        base, _, suffix = name.partition(":")
-        if suffix.isdigit():
-            owners = [(r, r.commands[base][0]) for r in self.extensions if base in r.commands]
-            index = int(suffix) - 1
-            if len(owners) > 1 and 0 <= index < len(owners):
-                return owners[index]
+        """``getCommand`` (runner.js:608-610): the extension command whose invocation name is
+        ``name`` (a built-in extension's is not modelled: ``None``, as for no command)."""
+        for invocation, owner, registered in self.resolved_commands():
+            if invocation == name:
+                return (owner, owner.commands[registered][0]) if isinstance(owner, ExtensionRecord) else None
         return None
 
     def command_names(self) -> list[str]:
-        counts: dict[str, int] = {}
-        for record in self.extensions:
-            for name in record.commands:
-                counts[name] = counts.get(name, 0) + 1
-        names: list[str] = []
-        for name, count in counts.items():
-            names.extend([name] if count == 1 else [f"{name}:{i + 1}" for i in range(count)])
-        return names
+        """The invocation names of the extensions' own commands."""
+        return [i for i, owner, _ in self.resolved_commands() if isinstance(owner, ExtensionRecord)]
 
     def tools(self) -> list[ToolDefinition]:
         return [tool for record in self.extensions for tool in record.tools.values()]
@@ -425,13 +434,14 @@ class ExtensionRunner:
 
     async def emit_resources_discover(
         self, cwd: str, reason: Literal["startup", "reload"]
-    ) -> dict[str, list[str]]:
+    ) -> dict[str, list[tuple[Any, str]]]:
         """runner.js:1194-1214 ``emitResourcesDiscover``: each handler gets ``{cwd, reason}``;
         the non-empty ``skillPaths``, ``promptPaths`` and ``themePaths`` of its result are
-        collected in handler order (a string there is what ``.map`` throws on, after the
+        collected in handler order, each path with its extension's path (Pi's ``{path,
+        extensionPath}``, :1190-1196; a string there is what ``.map`` throws on, after the
         lists before it were taken); a raise is an ``extension_error``."""
         ctx = self.create_context()
-        found: dict[str, list[str]] = {key: [] for key in _RESOURCE_KEYS}
+        found: dict[str, list[tuple[Any, str]]] = {key: [] for key in _RESOURCE_KEYS}
         for record, handlers in self.handlers_of("resources_discover"):
             for handler in handlers:
                 try:
@@ -440,7 +450,7 @@ class ExtensionRunner:
                     for key in _RESOURCE_KEYS if isinstance(value, dict) else ():
                         paths = value.get(key)
                         if isinstance(paths, list) and paths:
-                            found[key].extend(paths)
+                            found[key].extend((path, record.path) for path in paths)
                         elif isinstance(paths, str) and paths:
                             raise TypeError(f"result.{key}.map is not a function")
                 except Exception as error:
@@ -924,6 +934,9 @@ class SimExtensionAPI:
 
     def get_all_tools(self) -> list[ToolInfo]:
         return self._bindings().get_all_tools()
+
+    def get_commands(self) -> list[CommandInfo]:
+        return self._bindings().get_commands()
 
     def set_active_tools(self, tool_names: list[str]) -> None:
         bindings = self._bindings()

@@ -25,6 +25,7 @@ from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.api.events import ContextUsage
 from pi_continuity_harness.api.extension_api import (
     CommandHandler,
+    CommandInfo,
     EventHandler,
     Mode,
     Model,
@@ -40,6 +41,7 @@ from pi_continuity_harness.targets.realpi.wire import (
     BridgeCallError,
     Connection,
     Json,
+    command_info_from_wire,
     model_from_wire,
     model_to_wire,
     tool_info_from_wire,
@@ -635,6 +637,10 @@ class BridgeExtensionAPI:
     def get_all_tools(self) -> list[ToolInfo]:
         self._instance.require_runtime()
         return [tool_info_from_wire(t) for t in self._caller.sync("pi", "getAllTools") or []]
+
+    def get_commands(self) -> list[CommandInfo]:
+        self._instance.require_runtime()
+        return [command_info_from_wire(c) for c in self._caller.sync("pi", "getCommands") or []]
 
     def set_active_tools(self, tool_names: list[str]) -> None:
         # A round trip, not fire-and-forget: Pi's ``setActiveTools`` is synchronous, so what

@@ -199,6 +199,8 @@ class PiEnvironment:
             "PI_SKIP_VERSION_CHECK": "1",
             "PI_TELEMETRY": "0",
             "PI_HARNESS_OBSERVER_LOG": str(self.observer_log),
+            # The observer's path: the bridge leaves its commands out of getCommands (bridge.ts).
+            "PI_HARNESS_OBSERVER": str(OBSERVER_PATH),
             "PI_HARNESS_BRIDGE_STATE": str(self.bridge_state),
         }
         env.update(self.extra_env)

@@ -64,6 +64,7 @@ from pi_continuity_harness.api.events import (
     UserBashEvent,
 )
 from pi_continuity_harness.api.extension_api import (
+    CommandInfo,
     Model,
     NotInitializedError,
     PiError,
@@ -153,6 +154,18 @@ def tool_info_from_wire(data: Any) -> ToolInfo:
         parameters=dict(data.get("parameters") or {}),
         exposure=data.get("exposure") or "direct",
         prompt_guidelines=None if guidelines is None else tuple(str(g) for g in guidelines),
+        source_info=dict(data.get("sourceInfo") or {}),
+    )
+
+
+def command_info_from_wire(data: Any) -> CommandInfo:
+    """One item of Pi's ``getCommands()`` (agent-session.js:2849-2872) as :class:`CommandInfo`:
+    ``description`` is absent where Pi's is ``undefined`` (``None``)."""
+    description = data.get("description")
+    return CommandInfo(
+        name=str(data.get("name")),
+        description=None if description is None else str(description),
+        source=data.get("source"),
         source_info=dict(data.get("sourceInfo") or {}),
     )
 

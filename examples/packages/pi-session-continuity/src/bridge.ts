@@ -538,6 +538,16 @@ class PythonBridge {
 				// ToolInfo (types.d.ts:1622-1627): plain data but for `reachesTools`, a function
 				// no Python tool has (JSON drops it).
 				return pi.getAllTools();
+			case "getCommands": {
+				// SlashCommandInfo (slash-commands.d.ts:3-8): plain data. The harness's observer
+				// (targets/realpi/observer.ts, loaded first) registers its own harness-* commands,
+				// which plain Pi would not list: they are left out by their extension's path,
+				// $PI_HARNESS_OBSERVER (environment.py), so both targets answer what Pi would
+				// without the instrument.
+				const observer = process.env.PI_HARNESS_OBSERVER;
+				const commands: Any[] = pi.getCommands();
+				return observer ? commands.filter((c) => c.sourceInfo?.path !== observer) : commands;
+			}
 			case "setModel": {
 				const ctx = inst.latestCommandCtx ?? inst.latestCtx;
 				if (!ctx) throw new BridgeError("setModel needs a context (call it from a handler or command)");

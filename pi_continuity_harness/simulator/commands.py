@@ -1,0 +1,208 @@
+"""Pi 1.6's slash commands as an extension sees them: ``pi.get_commands()``.
+
+``getCommands`` (``AgentSession._bindExtensionCore``, ``dist/core/agent-session.js:2849-2872``)
+answers, read anew at each call:
+
+1. the extensions' commands, ``runner.getRegisteredCommands()`` (``core/extensions/runner.js:
+   569-604``, :func:`resolve_commands`): extensions in load order, each one's commands in the
+   order it first registered their names (``extension.commands`` is a ``Map``; registering a
+   name again replaces the command in its place, loader.js:250-263); a name that several
+   commands have is ``<name>:<n>`` (``n`` counting that name's commands in this order), and an
+   invocation name already taken goes on counting (``<name>:<n+1>``...). Pi's CLI loads its
+   built-in extensions after the ``-e`` ones (``extensionPaths`` order, resource-loader.js:
+   426, 577-592; ``main.js:487``), so ``llama`` (the ``llama.cpp`` extension,
+   ``extensions/llama/index.js:163``) and ``mcp`` (``extensions/mcp/index.js:1119``) come after
+   the extensions' commands. The ``mcp`` extension is replaceable: an extension that registered
+   ``/mcp`` while Pi loaded it leaves it out (``omitReplacedExtensions``, resource-loader.js:
+   81-105), one registered later does not. The runner's dispatch of a ``/name`` prompt
+   resolves names the same way (``getCommand``, runner.js:608-610: ``/llama:1`` is an
+   extension's ``llama``); the built-in commands' handlers are not modelled (``/llama`` and
+   ``/mcp`` are no extension command to the simulator, as before);
+2. the prompt templates (``source`` ``prompt``): not modelled (below);
+3. the skills, ``skill:<name>`` (``source`` ``skill``), every loaded one (a skill with
+   ``disable-model-invocation`` too), with the ``sourceInfo`` of the extension whose
+   ``resources_discover`` named its path (``buildExtensionResourcePaths`` and
+   ``getExtensionSourceLabel``, agent-session.js:2806-2828; ``findSourceInfoForPath``,
+   resource-loader.js:734-748: the first named path the file lies in).
+
+An extension command's ``sourceInfo`` is its extension's, loaded with ``-e`` (``source``
+``cli``, resource-loader.js:411-415); its ``path`` is the file Pi loaded, on real Pi the bridge's
+wrapper, here the extension's name (as ``extension_error.extensionPath`` is), and so are the
+``extension:<name>`` and ``baseDir`` of a skill's.
+
+Prompt templates are not modelled (nor their ``/name`` expansion): the simulator refuses to
+answer ``get_commands`` when a run may have some (:func:`prompt_templates_problem`), so a
+scenario that lays them out shows the refusal as an ``extension_error`` instead of a listing
+that silently lacks them.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME, CommandInfo
+from pi_continuity_harness.errors import SimulatorError
+
+__all__ = [
+    "BUILTIN_COMMANDS",
+    "BuiltinCommand",
+    "PromptTemplatesNotModelledError",
+    "builtin_commands",
+    "command_infos",
+    "extension_source_label",
+    "prompt_templates_problem",
+    "resolve_commands",
+    "skill_owner",
+]
+
+
+@dataclass(frozen=True)
+class BuiltinCommand:
+    """A command of one of Pi's built-in extensions (handlers not modelled)."""
+
+    #: The extension's path (``builtin:<name>``).
+    path: str
+    name: str
+    description: str
+    #: Left out when an extension registered its name while Pi loaded them.
+    replaceable: bool = False
+
+
+#: The built-in extensions' commands in load order (``dist/extensions/index.js:5-11``), as real
+#: Pi 1.6.0 lists them (``tests/realpi/test_differential_get_commands.py``).
+BUILTIN_COMMANDS: tuple[BuiltinCommand, ...] = (
+    BuiltinCommand("builtin:llama.cpp", "llama", "Manage llama.cpp router models"),
+    BuiltinCommand(
+        "builtin:mcp",
+        "mcp",
+        "Manage MCP servers: sign in, reconnect, enable or disable, and change exposure",
+        replaceable=True,
+    ),
+)
+
+
+def builtin_commands(loaded_command_names: frozenset[str]) -> list[BuiltinCommand]:
+    """The built-in extensions' commands Pi loaded, given the command names the extensions had
+    registered when their factories returned (what ``omitReplacedExtensions`` saw)."""
+    return [c for c in BUILTIN_COMMANDS if not (c.replaceable and c.name in loaded_command_names)]
+
+
+class PromptTemplatesNotModelledError(SimulatorError, RuntimeError):
+    """``get_commands`` in a run that may have prompt templates, which the simulator does not
+    load: its answer would lack their entries."""
+
+
+def resolve_commands(commands: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """``resolveRegisteredCommands`` (runner.js:569-597): each ``(name, value)`` in order as
+    ``(invocation name, value)``."""
+    listed = list(commands)
+    counts: dict[str, int] = {}
+    for name, _ in listed:
+        counts[name] = counts.get(name, 0) + 1
+    seen: dict[str, int] = {}
+    taken: set[str] = set()
+    resolved: list[tuple[str, Any]] = []
+    for name, value in listed:
+        occurrence = seen.get(name, 0) + 1
+        seen[name] = occurrence
+        invocation = f"{name}:{occurrence}" if counts[name] > 1 else name
+        suffix = occurrence
+        while invocation in taken:
+            suffix += 1
+            invocation = f"{name}:{suffix}"
+        taken.add(invocation)
+        resolved.append((invocation, value))
+    return resolved
+
+
+def extension_source_label(extension_path: str) -> str:
+    """``getExtensionSourceLabel`` (agent-session.js:2821-2828)."""
+    if _is_synthetic(extension_path):
+        return "extension:" + re.sub(r"[<>]", "", extension_path)
+    return "extension:" + re.sub(r"\.(ts|js)$", "", posixpath.basename(extension_path))
+
+
+def _is_synthetic(path: str) -> bool:
+    # ``isSyntheticPath`` (source-info.js:21-23).
+    return path.startswith(("builtin:", "<"))
+
+
+def _source_info(path: str, source: str, base_dir: str | None = None) -> dict[str, Any]:
+    # ``createSourceInfo``/``createSyntheticSourceInfo`` (source-info.js:38-47): no ``baseDir``
+    # key where it is undefined.
+    info: dict[str, Any] = {"path": path, "source": source, "scope": "temporary", "origin": "top-level"}
+    if base_dir is not None:
+        info["baseDir"] = base_dir
+    return info
+
+
+def skill_owner(file_path: str, owners: dict[str, str]) -> str:
+    """The extension whose named path ``file_path`` lies in, the first in ``owners``' order
+    (``findSourceInfoForPath``, resource-loader.js:741-748, ``isPathWithin``, utils/paths.js:
+    45-53); ``<unknown>`` if none (every skill the simulator loads comes from a named path)."""
+    for path, owner in owners.items():
+        if file_path == path or file_path.startswith(path.rstrip(os.sep) + os.sep):
+            return owner
+    return "<unknown>"
+
+
+def command_infos(
+    commands: Sequence[tuple[str, str, str | None]],
+    skills: Sequence[tuple[str, str, str, str]],
+) -> list[CommandInfo]:
+    """``getCommands()`` for the resolved extension commands (each ``(invocation name, its
+    extension's path, description)``, built-in ones included) and ``skills`` (each ``(name,
+    description, file path, path of the extension that named it)``)."""
+    infos: list[CommandInfo] = []
+    for invocation, path, description in commands:
+        source = "builtin" if path.startswith("builtin:") else "cli"
+        infos.append(
+            CommandInfo(
+                name=invocation,
+                # The bridge hands Pi a description only when it is a string (bridge.ts).
+                description=description if isinstance(description, str) else None,
+                source="extension",
+                source_info=_source_info(path, source),
+            )
+        )
+    for name, description, file_path, owner in skills:
+        base_dir = None if _is_synthetic(owner) else (posixpath.dirname(owner) or ".")
+        infos.append(
+            CommandInfo(
+                name=f"skill:{name}",
+                description=description,
+                source="skill",
+                source_info=_source_info(file_path, extension_source_label(owner), base_dir),
+            )
+        )
+    return infos
+
+
+def prompt_templates_problem(
+    settings: dict[str, Any], agent_dir: str, project_dir: str, prompt_paths_named: bool
+) -> str | None:
+    """Why the run may have prompt templates, or ``None``: the ``prompts`` setting (global or
+    project, merged in ``settings``), a non-empty ``<agentDir>/prompts`` or
+    ``<project>/.pi/prompts`` (``collectAutoPromptEntries``, package-manager.js:2226, 2240),
+    or a ``resources_discover`` result that named ``promptPaths``. Over-cautious on purpose: an
+    entry that is no template (not ``.md``) or an untrusted project's directory refuses too."""
+    if settings.get("prompts"):
+        return "the settings name prompt templates (prompts)"
+    directories = (
+        ("$AGENT/prompts", os.path.join(agent_dir, "prompts")),
+        (f"$PROJECT/{CONFIG_DIR_NAME}/prompts", os.path.join(project_dir, CONFIG_DIR_NAME, "prompts")),
+    )
+    for name, directory in directories:
+        try:
+            if os.listdir(directory):
+                return f"{name} is not empty"
+        except OSError:
+            continue
+    if prompt_paths_named:
+        return "a resources_discover handler named promptPaths"
+    return None
