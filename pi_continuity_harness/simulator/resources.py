@@ -28,7 +28,6 @@ resource-loader.js:339-345; cleared by a reload, :393).
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -68,16 +67,9 @@ class ExtensionResources:
     prompt_paths_named: bool = False
 
 
-#: Per session; kept here rather than on the session, whose module reads none of it.
-_RESOURCES: weakref.WeakKeyDictionary[AgentSession, ExtensionResources] = weakref.WeakKeyDictionary()
-
-
 def extension_resources(session: AgentSession) -> ExtensionResources:
     """``session``'s :class:`ExtensionResources` (empty until a handler named something)."""
-    found = _RESOURCES.get(session)
-    if found is None:
-        found = _RESOURCES[session] = ExtensionResources()
-    return found
+    return session.extension_resources
 
 
 def read_prompt_files(session: AgentSession, agent_dir: str, root: str, *, trusted: bool) -> None:
@@ -101,7 +93,7 @@ def reset_extension_resources(session: AgentSession) -> None:
     session.extension_skill_paths = []
     session.skills = []
     session.skills_prompt = ""
-    _RESOURCES.pop(session, None)
+    session.extension_resources = ExtensionResources()
 
 
 async def extend_resources_from_extensions(
