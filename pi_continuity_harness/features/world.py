@@ -33,6 +33,7 @@ from pi_continuity_harness.targets import (
     BothRuns,
     CheckedRun,
     Observation,
+    ObservedCounts,
     OperationOutcome,
     Target,
     TargetUnavailableError,
@@ -430,6 +431,18 @@ class World:
         if self._observation is None:
             self._observation = self.start().observe()
         return self._observation
+
+    def observed_counts(self) -> ObservedCounts:
+        """How much :meth:`observe` holds now (a step's mark before its action): the kept
+        observation's counts, else the target's own count when it has one (the simulator's,
+        ``SimTarget.observed_counts``: the action's operation would make an observation made
+        for the mark stale at once), else a new observation's (kept, as :meth:`observe` keeps it)."""
+        if self._observation is None:
+            count = getattr(self.start(), "observed_counts", None)
+            counts = count() if count is not None else None
+            if counts is not None:
+                return ObservedCounts(*counts)
+        return ObservedCounts.of(self.observe())
 
     def artifact_dir(self) -> Path:
         configured = self.draft.extension_config().get("artifactDirectory", ARTIFACT_SUBDIR)

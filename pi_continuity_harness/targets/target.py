@@ -34,7 +34,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from pi_continuity_harness.errors import TargetError
 from pi_continuity_harness.scenario.document import Scenario
@@ -48,6 +48,7 @@ __all__ = [
     "CheckedRun",
     "HeldOutcome",
     "Observation",
+    "ObservedCounts",
     "ObservedRequest",
     "OperationOutcome",
     "Target",
@@ -158,6 +159,32 @@ class ObservedRequest:
                     return content
                 return "".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict))
         return ""
+
+
+class ObservedCounts(NamedTuple):
+    """How many session events, extension events, model requests, entries, notifications,
+    dialogs and command outputs an observation holds: where a step's mark of "what was seen
+    before this action" stands (``features/steps/common.py``)."""
+
+    session_events: int
+    extension_events: int
+    model_requests: int
+    entries: int
+    notifications: int
+    dialogs: int
+    command_output: int
+
+    @classmethod
+    def of(cls, observation: Observation) -> ObservedCounts:
+        return cls(
+            len(observation.session_events),
+            len(observation.extension_events),
+            len(observation.model_requests),
+            len(observation.entries),
+            len(observation.notifications),
+            len(observation.dialogs),
+            len(observation.command_output),
+        )
 
 
 @dataclass

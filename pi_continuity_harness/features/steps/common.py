@@ -96,16 +96,7 @@ _NOTHING = Mark(0, 0, 0, 0, 0, 0)
 def current_mark(world: World) -> Mark:
     if not world.started:
         return _NOTHING
-    obs = world.observe()
-    return Mark(
-        len(obs.session_events),
-        len(obs.extension_events),
-        len(obs.model_requests),
-        len(obs.entries),
-        len(obs.notifications),
-        len(obs.dialogs),
-        len(obs.command_output),
-    )
+    return Mark(*world.observed_counts())
 
 
 def begin(world: World) -> None:
