@@ -437,10 +437,20 @@ def captured_prompts_kept_in_order(run: _Run, ops: list[dict[str, Any]]) -> Iter
     captured = [op["text"] for op in ops if op["kind"] == "prompt" and op.get("disposition") == "handled"]
     if not captured:
         return
-    delivered = [_text(m.get("content")) for request in run.host.service.requests for m in request.messages]
+    # Every request repeats the conversation so far, made of the same message objects (the
+    # simulated model shares them): each message's text is made once, and most sinks are the
+    # same text many times, so each distinct text is searched and judged once (issue 16), the
+    # findings are the same.
+    texts: dict[int, str] = {}
+    delivered: list[str] = []
+    for request in run.host.service.requests:
+        for message in request.messages:
+            key = identity(message)
+            text = texts.get(key)
+            if text is None:
+                text = texts[key] = _text(message.get("content"))
+            delivered.append(text)
     sinks = run.recovery_texts() + delivered
-    # Every request repeats the conversation so far, so most sinks are the same text many
-    # times: each distinct text is searched once (issue 16), the findings are the same.
     patterns = {text: re.compile(r"(?m)^" + re.escape(text) + r"$") for text in captured}
     found_in: dict[str, list[tuple[int, str]]] = {}
 
@@ -456,14 +466,17 @@ def captured_prompts_kept_in_order(run: _Run, ops: list[dict[str, Any]]) -> Iter
             found_in[sink] = found
         return found
 
-    anywhere = {text for sink in sinks for _, text in positions(sink)}
+    distinct = dict.fromkeys(sinks)
+    anywhere = {text for sink in distinct for _, text in positions(sink)}
     for text in captured:
         if text not in anywhere:
             yield f"the captured prompt {text!r} is neither in a recovery file nor delivered to a model"
+    in_order = {
+        sink: [p for p, _ in positions(sink)] == sorted(p for p, _ in positions(sink)) for sink in distinct
+    }
     for sink in sinks:
-        at = positions(sink)
-        if [p for p, _ in at] != sorted(p for p, _ in at):
-            yield f"captured prompts are out of order in {sink[:80]!r}: {[t for _, t in at]}"
+        if not in_order[sink]:
+            yield f"captured prompts are out of order in {sink[:80]!r}: {[t for _, t in positions(sink)]}"
 
 
 def prompts_captured_when_due(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
