@@ -200,7 +200,7 @@ def explore_seeds(
             yield from explore_seeds(seeds, settings, pool=local)
         return
     # Seeds run here: the collector tuned as for the suite's scenarios (``collector_tuning``:
-    # the process's objects frozen, the youngest generation collected every 2,000 allocations),
+    # the process's objects frozen, the youngest generation collected every ``YOUNGEST_THRESHOLD`` allocations),
     # and put back when the seeds are done. What a seed gives does not depend on when the
     # collector runs (its report is the same in a worker process of another history); the
     # collections of a Pi Session Continuity exploration took 0.26 of 4.6 CPU-s, 0.19 so.
