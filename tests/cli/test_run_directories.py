@@ -28,7 +28,7 @@ from pi_continuity_harness.scenario.run_lock import (
     hold_run_directory,
     this_command,
 )
-from pi_continuity_harness.targets.realpi.environment import PiEnvironment
+from pi_continuity_harness.targets.realpi.environment import OBSERVER_PATH, PiEnvironment
 from pi_continuity_harness.targets.realpi.fake_server import FakeModelServer
 from pi_continuity_harness.targets.realpi.install import PiInstallation
 
@@ -188,10 +188,13 @@ def test_rule_two_real_pi_machines_share_no_run_path_and_no_port(tmp_path: Path)
         paths = {
             key: value
             for key, value in env.items()
-            if value.startswith("/") and key not in ("PATH", "TMPDIR")
+            # PI_HARNESS_OBSERVER names the observer's source file in the harness's package, read
+            # only (the bridge compares extension paths with it), shared as Pi's own files are.
+            if value.startswith("/") and key not in ("PATH", "TMPDIR", "PI_HARNESS_OBSERVER")
         }
         assert paths and all(Path(value).is_relative_to(root) for value in paths.values()), paths
         assert env["TMPDIR"] == str(tmp_path / "cache" / "tmp")
+        assert env["PI_HARNESS_OBSERVER"] == str(OBSERVER_PATH)
 
 
 def test_rule_run_removes_its_temporary_directory_after_a_passing_run(tmp_path: Path) -> None:
