@@ -113,6 +113,7 @@ from pi_continuity_harness.simulator.session_shared import PiThrewError, PromptR
 from pi_continuity_harness.simulator.session_tools import SessionTools
 from pi_continuity_harness.simulator.session_tree import SessionTree
 from pi_continuity_harness.simulator.settings import SettingsManager
+from pi_continuity_harness.simulator.skill_dirs import SkillOrigin
 from pi_continuity_harness.simulator.skills import Skill
 
 if TYPE_CHECKING:
@@ -165,7 +166,11 @@ class AgentSession:
         self.skills_prompt = ""
         #: The paths those handlers returned, merged (``lastSkillPaths``, resource-loader.js:353).
         self.extension_skill_paths: list[str] = []
-        #: The skills loaded from them (``/skill:name`` prompts expand to them).
+        #: The skill files Pi finds without an extension, each with its origin (the skill folders
+        #: and the ``skills`` setting, :mod:`.skill_dirs`; read anew for each runtime and reload).
+        self.default_skills: list[tuple[str, SkillOrigin]] = []
+        #: The skills loaded from those and the extensions' paths (``/skill:name`` prompts
+        #: expand to them).
         self.skills: list[Skill] = []
         #: What else those handlers named: each skill path's extension, whether any named prompt
         #: templates (:class:`.resources.ExtensionResources`; a reload starts again from none).

@@ -153,11 +153,12 @@ def skill_owner(file_path: str, owners: dict[str, str]) -> str:
 
 def command_infos(
     commands: Sequence[tuple[str, str, str | None]],
-    skills: Sequence[tuple[str, str, str, str]],
+    skills: Sequence[tuple[str, str, str, str | dict[str, str]]],
 ) -> list[CommandInfo]:
     """``getCommands()`` for the resolved extension commands (each ``(invocation name, its
     extension's path, description)``, built-in ones included) and ``skills`` (each ``(name,
-    description, file path, path of the extension that named it)``)."""
+    description, file path, path of the extension that named it or, for a skill no extension
+    named, its ``sourceInfo``)``)."""
     infos: list[CommandInfo] = []
     for invocation, path, description in commands:
         source = "builtin" if path.startswith("builtin:") else "cli"
@@ -171,13 +172,14 @@ def command_infos(
             )
         )
     for name, description, file_path, owner in skills:
-        base_dir = None if _is_synthetic(owner) else (posixpath.dirname(owner) or ".")
+        if isinstance(owner, dict):  # a skill folder's or the setting's (:mod:`.skill_dirs`)
+            source_info = owner
+        else:
+            base_dir = None if _is_synthetic(owner) else (posixpath.dirname(owner) or ".")
+            source_info = _source_info(file_path, extension_source_label(owner), base_dir)
         infos.append(
             CommandInfo(
-                name=f"skill:{name}",
-                description=description,
-                source="skill",
-                source_info=_source_info(file_path, extension_source_label(owner), base_dir),
+                name=f"skill:{name}", description=description, source="skill", source_info=source_info
             )
         )
     return infos

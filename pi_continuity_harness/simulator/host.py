@@ -82,7 +82,6 @@ from pi_continuity_harness.simulator.commands import (
     PromptTemplatesNotModelledError,
     command_infos,
     prompt_templates_problem,
-    skill_owner,
 )
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
 from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy, json_copy
@@ -108,6 +107,7 @@ from pi_continuity_harness.simulator.settings import (
     SettingsManager,
     TrustDecision,
 )
+from pi_continuity_harness.simulator.skill_dirs import load_default_skills, skill_source
 from pi_continuity_harness.simulator.ui import UIHub
 from pi_continuity_harness.simulator.virtual_loop import VirtualTimeEventLoop, start_eagerly
 
@@ -550,6 +550,7 @@ class SimHost:
             # Reload and session replacement drop load errors silently in RPC mode (no event).
             self.trace.emit("host", "extension_load_failed", extensionPath=path, error=message)
         read_prompt_files(session, self.paths.agent_dir, self.paths.workdir, trusted=trust.trusted)
+        self._load_default_skills(runtime)
         runner.bind(self._bindings(runtime))
         session.runner = runner
         # The loadout the session's branch declares (agent-session.js:245, :1460-1487).
@@ -560,6 +561,18 @@ class SimHost:
         # bindExtensions ends asking for more resources (agent-session.js:2786-2788).
         await extend_resources_from_extensions(session, "startup")
         return runtime
+
+    def _load_default_skills(self, runtime: Runtime) -> None:
+        """The skills of Pi's skill folders and ``skills`` setting (:mod:`.skill_dirs`), loaded
+        with the resource loader's other resources, before ``session_start``."""
+        settings = runtime.settings
+        load_default_skills(
+            runtime.session,
+            self.paths.agent_dir,
+            trusted=settings.project_trusted,
+            global_settings=settings.global_settings,
+            project_settings=settings.project_settings,
+        )
 
     def _thinking_level_changed(self, level: str) -> None:
         """The session changed the thinking level (a model switch): the level a later runtime
@@ -704,12 +717,13 @@ class SimHost:
                 else (invocation, owner.path, owner.description)
                 for invocation, owner, name in runner.resolved_commands()
             ]
+            origins = dict(session.default_skills)
             skills = [
                 (
                     skill.name,
                     skill.description,
                     skill.file_path,
-                    skill_owner(skill.file_path, resources.skill_owners),
+                    skill_source(skill.file_path, resources.skill_owners, origins),
                 )
                 for skill in session.skills
             ]
@@ -906,6 +920,7 @@ class SimHost:
         # Every extension tool of the new runtime is active again (agent-session.js:3131-3134).
         session.active_tools.reload()
         reset_extension_resources(session)
+        self._load_default_skills(new_runtime)
         await session.dispatch(SessionStartEvent(reason="reload"))
         await extend_resources_from_extensions(session, "reload")
 

@@ -36,6 +36,7 @@ from pi_continuity_harness.simulator.context_files import (
     prompt_file,
     render_project_context,
 )
+from pi_continuity_harness.simulator.skill_dirs import skill_paths as all_skill_paths
 from pi_continuity_harness.simulator.skills import (
     format_skills_for_prompt,
     load_skills,
@@ -117,7 +118,7 @@ async def extend_resources_from_extensions(
         resources.skill_owners[resolve_resource_path(path, session.cwd)] = owner
     with session.host_io():
         session.extension_skill_paths = merge_paths(session.extension_skill_paths, skill_paths, session.cwd)
-        session.skills = load_skills(session.extension_skill_paths, session.cwd)
+        session.skills = load_skills(all_skill_paths(session), session.cwd)
     # ``read`` is always among the simulated session's tools (system-prompt.js:101-103).
     session.skills_prompt = format_skills_for_prompt(session.skills, "read")
     session.skills_seen = session.skills_seen or bool(session.skills_prompt)
