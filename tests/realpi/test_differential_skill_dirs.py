@@ -69,13 +69,18 @@ FILES = {
     "$AGENT/skills/user-one/SKILL.md": _front("description: user one"),
     "$AGENT/skills/top.md": _front("name: user-top\ndescription: a top-level file of the agent folder"),
     "$AGENT/skills/shared/SKILL.md": _front("description: the user shared"),
-    "$AGENT/skills/deep/inner.md": _front("name: inner\ndescription: below a pi folder's top: not collected"),
+    "$AGENT/skills/deep/inner.md": _front(
+        "name: inner\ndescription: below the top of a pi folder, not collected"
+    ),
     ".pi/skills/shared/SKILL.md": _front("description: the project shared"),
     ".pi/skills/proj/SKILL.md": _front("description: a project skill\ndisable-model-invocation: true"),
-    ".agents/skills/top.md": _front("name: agents-top\ndescription: an agents folder's top: not collected"),
+    ".agents/skills/top.md": _front(
+        "name: agents-top\ndescription: the top of an agents folder, not collected"
+    ),
     ".agents/skills/group/nested.md": _front("description: nested in an agents folder"),
     ".agents/skills/tool/SKILL.md": _front("description: an agents skill"),
     "from-settings/set/SKILL.md": _front("description: named by the skills setting"),
+    "$AGENT/global.md": _front("name: global\ndescription: named by the global skills setting"),
 }
 LATE = "$AGENT/skills/late/SKILL.md"
 
@@ -116,7 +121,10 @@ def _play(
     sc = scenario(
         {"agent": [{"text": "first"}, {"text": "second"}]},
         files=FILES,
-        settings={"project": {**settings, "skills": ["../from-settings"]}},
+        settings={
+            "project": {**settings, "skills": ["../from-settings"]},
+            "global": {"skills": ["global.md"]},
+        },
         **fields,
     )
     ops: list[Any] = [
@@ -145,6 +153,8 @@ def test_skill_folders_and_setting_are_loaded_before_extension_paths(
         ("shared", "the project shared", "project/.pi/skills/shared/SKILL.md"),
         ("group", "nested in an agents folder", "project/.agents/skills/group/nested.md"),
         ("tool", "an agents skill", "project/.agents/skills/tool/SKILL.md"),
+        # The global setting's (rank 2), resolved against the agent dir.
+        ("global", "named by the global skills setting", "agent/global.md"),
         # Byte order of the names: top.md before user-one.
         ("user-top", "a top-level file of the agent folder", "agent/skills/top.md"),
         ("user-one", "user one", "agent/skills/user-one/SKILL.md"),
@@ -175,6 +185,7 @@ def test_skill_folders_and_setting_are_loaded_before_extension_paths(
             agents,
         ),
         _entry("tool", "an agents skill", f"{agents}/skills/tool/SKILL.md", "auto", "project", agents),
+        _entry("global", "named by the global skills setting", f"{agent}/global.md", "local", "user"),
         _entry(
             "user-top",
             "a top-level file of the agent folder",
@@ -192,7 +203,7 @@ def test_skill_folders_and_setting_are_loaded_before_extension_paths(
     assert real_notes["skills2"] == real_notes["skills1"]  # not hot-reloaded
     late = _entry("late", "written before the reload", f"{agent}/skills/late/SKILL.md", "auto", "user", agent)
     # Read anew by the reload: "late" sorts first in the agent folder.
-    assert real_notes["skills3"] == [*listed[:5], late, *real_notes["skills1"][5:]]
+    assert real_notes["skills3"] == [*listed[:6], late, *real_notes["skills1"][6:]]
 
     assert _listed(sim.requests("agent")[0].request.system_prompt) == expected_prompt
     assert notes(sim) == real_notes
@@ -204,8 +215,10 @@ def test_an_untrusted_project_has_no_project_skills(
 ) -> None:
     real, sim, _ = _play(targets, tmp_path, python_extension, "untrusted", trust="never")
     first = real.requests("agent")[0]
-    # Neither the project folders nor the project's settings count; the agent folder's do.
+    # Neither the project folders nor the project's settings count; the global setting's and
+    # the agent folder's do.
     assert [name for name, _, _ in _listed(first.request.system_prompt)] == [
+        "global",
         "shared",
         "user-top",
         "user-one",
