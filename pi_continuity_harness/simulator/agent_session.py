@@ -161,8 +161,9 @@ class AgentSession:
         #: beside the project, as the simulated host lays it out.
         self.package_dir = package_dir or pi_package_path(os.path.dirname(cwd.rstrip("/")))
         self.thinking_level = thinking_level
-        #: The ``skills`` section of the system prompt: the skills ``resources_discover`` handlers
-        #: named (:mod:`.resources`), "" for none (a reload starts again from none).
+        #: The ``skills`` section of the system prompt: the skills of Pi's skill folders
+        #: (:mod:`.skill_dirs`) and those ``resources_discover`` handlers named (:mod:`.resources`),
+        #: "" for none (a reload starts again from the folders').
         self.skills_prompt = ""
         #: The paths those handlers returned, merged (``lastSkillPaths``, resource-loader.js:353).
         self.extension_skill_paths: list[str] = []

@@ -23,7 +23,8 @@ answers, read anew at each call:
    ``disable-model-invocation`` too), with the ``sourceInfo`` of the extension whose
    ``resources_discover`` named its path (``buildExtensionResourcePaths`` and
    ``getExtensionSourceLabel``, agent-session.js:2806-2828; ``findSourceInfoForPath``,
-   resource-loader.js:734-748: the first named path the file lies in).
+   resource-loader.js:734-748: the first named path the file lies in), or for a skill of Pi's
+   skill folders or ``skills`` setting that folder's or entry's (:mod:`.skill_dirs`).
 
 An extension command's ``sourceInfo`` is its extension's, loaded with ``-e`` (``source``
 ``cli``, resource-loader.js:411-415); its ``path`` is the file Pi loaded, on real Pi the bridge's
@@ -144,7 +145,7 @@ def _source_info(path: str, source: str, base_dir: str | None = None) -> dict[st
 def skill_owner(file_path: str, owners: dict[str, str]) -> str:
     """The extension whose named path ``file_path`` lies in, the first in ``owners``' order
     (``findSourceInfoForPath``, resource-loader.js:741-748, ``isPathWithin``, utils/paths.js:
-    45-53); ``<unknown>`` if none (every skill the simulator loads comes from a named path)."""
+    45-53); ``<unknown>`` if none (a skill folder's, :func:`.skill_dirs.skill_source`)."""
     for path, owner in owners.items():
         if file_path == path or file_path.startswith(path.rstrip(os.sep) + os.sep):
             return owner

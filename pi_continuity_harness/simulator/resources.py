@@ -12,7 +12,10 @@ rebuilt (``_rebuildSystemPrompt``, :1358-1383), so the skills found are listed i
 patch on the next run's (``_preparePromptAndToolLoadout``, :1395-1400).
 
 A reload starts again from the settings' resources (``_resourceLoader.reload()``, :3122), so
-skills an extension named before it are gone unless a handler names them again.
+skills an extension named before it are gone unless a handler names them again. The skills Pi
+finds without an extension (its skill folders and ``skills`` setting, :mod:`.skill_dirs`) come
+before the named ones (``lastSkillPaths``, resource-loader.js:353), so a name both have is the
+folder's.
 
 Not modelled: a resumed session whose transcript lists skills no handler names any more (Pi
 patches the section away on the next run; the simulator diffs the sections only once its own

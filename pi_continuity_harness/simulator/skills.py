@@ -31,7 +31,8 @@ Not modelled: ``.gitignore``/``.ignore``/``.fdignore`` rules in a skill director
 (skills.js:38-55), and the ``yaml`` package's error messages (a ``/skill:`` prompt whose file
 became invalid YAML reports PyYAML's).
 
-``/skill:name`` prompts are expanded (:func:`expand_skill_command`).
+``/skill:name`` prompts are expanded (:func:`expand_skill_command`). The skills of Pi's skill
+folders and ``skills`` setting are found by :mod:`.skill_dirs` and loaded here too.
 """
 
 from __future__ import annotations
