@@ -18,7 +18,8 @@ answers, read anew at each call:
    resolves names the same way (``getCommand``, runner.js:608-610: ``/llama:1`` is an
    extension's ``llama``); the built-in commands' handlers are not modelled (``/llama`` and
    ``/mcp`` are no extension command to the simulator, as before);
-2. the prompt templates (``source`` ``prompt``): not modelled (below);
+2. the prompt templates (``source`` ``prompt``) of the default folders, with their
+   folder's ``sourceInfo`` (:mod:`.prompt_templates`);
 3. the skills, ``skill:<name>`` (``source`` ``skill``), every loaded one (a skill with
    ``disable-model-invocation`` too), with the ``sourceInfo`` of the extension whose
    ``resources_discover`` named its path (``buildExtensionResourcePaths`` and
@@ -31,10 +32,10 @@ An extension command's ``sourceInfo`` is its extension's, loaded with ``-e`` (``
 wrapper, here the extension's name (as ``extension_error.extensionPath`` is), and so are the
 ``extension:<name>`` and ``baseDir`` of a skill's.
 
-Prompt templates are not modelled (nor their ``/name`` expansion): the simulator refuses to
-answer ``get_commands`` when a run may have some (:func:`prompt_templates_problem`), so a
-scenario that lays them out shows the refusal as an ``extension_error`` instead of a listing
-that silently lacks them.
+Prompt templates beyond the default folders are not modelled (the ``prompts`` setting, ignore
+files, ``promptPaths``): the simulator refuses to answer ``get_commands`` when a run may have
+such (:func:`prompt_templates_problem`), so a scenario that lays them out shows the refusal as
+an ``extension_error`` instead of a listing that silently lacks them.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from pi_continuity_harness.errors import SimulatorError
 
 __all__ = [
     "BUILTIN_COMMANDS",
+    "IGNORE_FILE_NAMES",
     "BuiltinCommand",
     "PromptTemplatesNotModelledError",
     "builtin_commands",
@@ -91,6 +93,11 @@ def builtin_commands(loaded_command_names: frozenset[str]) -> list[BuiltinComman
     """The built-in extensions' commands Pi loaded, given the command names the extensions had
     registered when their factories returned (what ``omitReplacedExtensions`` saw)."""
     return [c for c in BUILTIN_COMMANDS if not (c.replaceable and c.name in loaded_command_names)]
+
+
+#: The ignore files Pi's auto-discovery reads in a resource folder (``IGNORE_FILE_NAMES``,
+#: package-manager.js:93).
+IGNORE_FILE_NAMES: tuple[str, ...] = (".gitignore", ".ignore", ".fdignore")
 
 
 class PromptTemplatesNotModelledError(SimulatorError, RuntimeError):
@@ -155,11 +162,13 @@ def skill_owner(file_path: str, owners: dict[str, str]) -> str:
 def command_infos(
     commands: Sequence[tuple[str, str, str | None]],
     skills: Sequence[tuple[str, str, str, str | dict[str, str]]],
+    templates: Sequence[tuple[str, str, dict[str, Any]]] = (),
 ) -> list[CommandInfo]:
     """``getCommands()`` for the resolved extension commands (each ``(invocation name, its
-    extension's path, description)``, built-in ones included) and ``skills`` (each ``(name,
-    description, file path, path of the extension that named it or, for a skill no extension
-    named, its ``sourceInfo``)``)."""
+    extension's path, description)``, built-in ones included), the prompt ``templates`` (each
+    ``(name, description, sourceInfo)``) and ``skills`` (each ``(name, description, file path,
+    path of the extension that named it or, for a skill no extension named, its
+    ``sourceInfo``)``)."""
     infos: list[CommandInfo] = []
     for invocation, path, description in commands:
         source = "builtin" if path.startswith("builtin:") else "cli"
@@ -172,6 +181,8 @@ def command_infos(
                 source_info=_source_info(path, source),
             )
         )
+    for name, description, info in templates:
+        infos.append(CommandInfo(name=name, description=description, source="prompt", source_info=dict(info)))
     for name, description, file_path, owner in skills:
         if isinstance(owner, dict):  # a skill folder's or the setting's (:mod:`.skill_dirs`)
             source_info = owner
@@ -187,25 +198,27 @@ def command_infos(
 
 
 def prompt_templates_problem(
-    settings: dict[str, Any], agent_dir: str, project_dir: str, prompt_paths_named: bool
+    settings: dict[str, Any], agent_dir: str, project_dir: str, prompt_paths_named: bool, *, trusted: bool
 ) -> str | None:
-    """Why the run may have prompt templates, or ``None``: the ``prompts`` setting (global or
-    project, merged in ``settings``), a non-empty ``<agentDir>/prompts`` or
-    ``<project>/.pi/prompts`` (``collectAutoPromptEntries``, package-manager.js:2226, 2240),
-    or a ``resources_discover`` result that named ``promptPaths``. Over-cautious on purpose: an
-    entry that is no template (not ``.md``) or an untrusted project's directory refuses too."""
+    """Why the run may have prompt templates the simulator does not load
+    (:mod:`.prompt_templates` loads the default folders'), or ``None``: the ``prompts`` setting
+    (global or project, merged in ``settings``: more paths, or overrides that disable default
+    ones, package-manager.js:2175-2184), an ignore file in a default folder Pi reads
+    (``addIgnoreRules`` in ``collectAutoPromptEntries``, package-manager.js:324-330; the
+    project's only when trusted, :2225), or a ``resources_discover`` result that named
+    ``promptPaths``. Over-cautious on purpose: a setting or path that adds no template refuses
+    too."""
     if settings.get("prompts"):
         return "the settings name prompt templates (prompts)"
-    directories = (
-        ("$AGENT/prompts", os.path.join(agent_dir, "prompts")),
-        (f"$PROJECT/{CONFIG_DIR_NAME}/prompts", os.path.join(project_dir, CONFIG_DIR_NAME, "prompts")),
-    )
+    directories = [("$AGENT/prompts", os.path.join(agent_dir, "prompts"))]
+    if trusted:
+        directories.append(
+            (f"$PROJECT/{CONFIG_DIR_NAME}/prompts", os.path.join(project_dir, CONFIG_DIR_NAME, "prompts"))
+        )
     for name, directory in directories:
-        try:
-            if os.listdir(directory):
-                return f"{name} is not empty"
-        except OSError:
-            continue
+        for ignore_file in IGNORE_FILE_NAMES:
+            if os.path.lexists(os.path.join(directory, ignore_file)):
+                return f"{name} has an ignore file ({ignore_file})"
     if prompt_paths_named:
         return "a resources_discover handler named promptPaths"
     return None

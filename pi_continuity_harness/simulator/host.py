@@ -88,6 +88,7 @@ from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy, j
 from pi_continuity_harness.simulator.messages import absent_if_none
 from pi_continuity_harness.simulator.meter import Meter
 from pi_continuity_harness.simulator.model_service import ModelCatalog, ScriptedModelService, SimModelRegistry
+from pi_continuity_harness.simulator.prompt_templates import load_prompt_templates
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.resources import (
     extend_resources_from_extensions,
@@ -551,6 +552,7 @@ class SimHost:
             self.trace.emit("host", "extension_load_failed", extensionPath=path, error=message)
         read_prompt_files(session, self.paths.agent_dir, self.paths.workdir, trusted=trust.trusted)
         self._load_default_skills(runtime)
+        self._load_prompt_templates(session, trusted=trust.trusted)
         runner.bind(self._bindings(runtime))
         session.runner = runner
         # The loadout the session's branch declares (agent-session.js:245, :1460-1487).
@@ -573,6 +575,14 @@ class SimHost:
             global_settings=settings.global_settings,
             project_settings=settings.project_settings,
         )
+
+    def _load_prompt_templates(self, session: AgentSession, *, trusted: bool) -> None:
+        """The resource loader's prompt templates (resource-loader.js:454-458), read for each
+        runtime and on every reload as the host's own reads (:mod:`.prompt_templates`)."""
+        with self.host_io():
+            session.prompt_templates = load_prompt_templates(
+                self.paths.agent_dir, session.cwd, trusted=trusted
+            )
 
     def _thinking_level_changed(self, level: str) -> None:
         """The session changed the thinking level (a model switch): the level a later runtime
@@ -695,8 +705,9 @@ class SimHost:
         b.get_all_tools = session.all_tools
 
         def get_commands() -> list[CommandInfo]:
-            # agent-session.js:2849-2872 (simulator/commands.py). Prompt templates are not
-            # modelled: a run that may have some is refused, not answered without them.
+            # agent-session.js:2849-2872 (simulator/commands.py). Prompt templates beyond the
+            # default folders are not modelled: a run that may have some is refused, not
+            # answered without them.
             resources = extension_resources(session)
             with host.host_io():
                 problem = prompt_templates_problem(
@@ -704,6 +715,7 @@ class SimHost:
                     host.paths.agent_dir,
                     host.paths.project_dir,
                     resources.prompt_paths_named,
+                    trusted=runtime.settings.project_trusted,
                 )
             if problem is not None:
                 raise PromptTemplatesNotModelledError(
@@ -727,7 +739,8 @@ class SimHost:
                 )
                 for skill in session.skills
             ]
-            return command_infos(commands, skills)
+            templates = [(t.name, t.description, t.source_info) for t in session.prompt_templates]
+            return command_infos(commands, skills, templates)
 
         b.get_commands = get_commands
         b.set_active_tools = session.set_active_tools
@@ -913,6 +926,7 @@ class SimHost:
         read_prompt_files(
             session, self.paths.agent_dir, self.paths.workdir, trusted=runtime.settings.project_trusted
         )
+        self._load_prompt_templates(session, trusted=runtime.settings.project_trusted)
         new_runtime = Runtime(runtime.trust, runtime.settings, runtime.session_manager, session, runner)
         runner.bind(self._bindings(new_runtime))
         session.runner = runner

@@ -7,7 +7,8 @@ changes, and whose runs it starts):
 
 * ``prompt()`` (agent-session.js:1704-1740): an extension command first
   (``_tryExecuteExtensionCommand``, :1791-1819), the ``input`` handlers (``_runInputHandlers``,
-  :1663-1675), ``/skill:`` expansion (``_expandSkillCommand``, :1820-1844), then a run, or the
+  :1663-1675), ``/skill:`` expansion (``_expandSkillCommand``, :1820-1844), the prompt
+  templates' (``expandPromptTemplate``, :1755, :mod:`.prompt_templates`), then a run, or the
   queue while one streams (``_preparePrompt``, :1741-1790; ``_queueSteer``/``_queueFollowUp``,
   :1845-1933; ``clearQueue``, :2055-2064);
 * ``pi.sendUserMessage`` (fire-and-forget, failures become extension errors, :2021-2054) and
@@ -31,6 +32,7 @@ from pi_continuity_harness.scenario.observed import event_summary
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.json_copy import json_copy_or_same
 from pi_continuity_harness.simulator.messages import Message, absent_if_none, user_message
+from pi_continuity_harness.simulator.prompt_templates import expand_prompt_template
 from pi_continuity_harness.simulator.session_shared import PiThrewError, Trigger
 from pi_continuity_harness.simulator.skills import expand_skill_command
 from pi_continuity_harness.simulator.user_bash import bash_message, local_result
@@ -185,6 +187,9 @@ class SessionPrompting:
                 current_images = tuple(result.images)
         if expand_prompt_templates and s.skills and isinstance(current, str):
             current = self._expand_skill_command(current)
+        if expand_prompt_templates and s.prompt_templates and isinstance(current, str):
+            # After the input event and /skill: expansion (agent-session.js:1753-1756).
+            current = expand_prompt_template(current, s.prompt_templates)
         if s.is_streaming:
             if not streaming_behavior:
                 raise PiThrewError(BUSY_WITHOUT_BEHAVIOR)

@@ -224,39 +224,3 @@ def test_the_builtin_mcp_command_stays_when_an_extension_registers_mcp_after_loa
     ]
     assert notes(sim)["commands"] == notes(real)["commands"]
     assert_equivalent(real, sim)
-
-
-_TEMPLATES = """\
-import json
-
-
-def extension(pi):
-    async def listing(args, ctx):
-        found = [[c.name, c.description, c.source] for c in pi.get_commands()]
-        ctx.ui.notify("commands: " + json.dumps(found), "info")
-
-    pi.register_command("list", listing)
-"""
-
-
-def test_a_prompt_template_is_listed_on_real_pi_and_refused_by_the_simulator(
-    targets: Targets, python_extension: Callable[[str, str], str]
-) -> None:
-    """The simulator does not model prompt templates: where a run may have some it refuses
-    ``get_commands`` (an ``extension_error``) rather than answer without them."""
-    spec = python_extension("commands_templates", _TEMPLATES)
-    template = {"text": "---\ndescription: review the diff\n---\nReview $1\n"}
-    sc = scenario({"agent": [{"text": "hello back"}]}, files={"$AGENT/prompts/review.md": template})
-    real, sim = play(targets, sc, [{"command": "/list"}], spec)
-
-    assert notes(real)["commands"] == [
-        ["list", None, "extension"],
-        ["llama", _LLAMA, "extension"],
-        ["mcp", _MCP, "extension"],
-        ["review", "review the diff", "prompt"],
-    ]
-    assert "commands" not in notes(sim)
-    errors = [e["error"] for e in sim.session_events if e["type"] == "extension_error"]
-    assert errors == [
-        "pi.get_commands: prompt templates are not modelled by the simulator ($AGENT/prompts is not empty)"
-    ]

@@ -177,15 +177,21 @@ def test_skills_follow_as_skill_name_with_the_naming_extensions_source_info(tmp_
 @pytest.mark.parametrize(
     ("overrides", "problem"),
     [
-        ({"files": {"$AGENT/prompts/review.md": {"text": "Review\n"}}}, "$AGENT/prompts is not empty"),
-        ({"files": {".pi/prompts/review.md": {"text": "Review\n"}}}, "$PROJECT/.pi/prompts is not empty"),
+        (
+            {"files": {"$AGENT/prompts/.gitignore": {"text": "review.md\n"}}},
+            "$AGENT/prompts has an ignore file (.gitignore)",
+        ),
+        (
+            {"files": {".pi/prompts/.fdignore": {"text": "review.md\n"}}},
+            "$PROJECT/.pi/prompts has an ignore file (.fdignore)",
+        ),
         (
             {"settings": {"global": {"prompts": ["somewhere"]}}},
             "the settings name prompt templates (prompts)",
         ),
     ],
 )
-def test_a_run_that_may_have_prompt_templates_refuses_get_commands(
+def test_a_run_that_may_have_templates_beyond_the_default_folders_refuses_get_commands(
     tmp_path: Path, overrides: dict[str, Any], problem: str
 ) -> None:
     seen: list[list[CommandInfo]] = []
