@@ -94,7 +94,7 @@ from pi_continuity_harness.simulator.messages import (
 )
 from pi_continuity_harness.simulator.model_service import ScriptedModelService
 from pi_continuity_harness.simulator.nested_tools import NestedCalls
-from pi_continuity_harness.simulator.prompt_templates import PromptTemplate
+from pi_continuity_harness.simulator.prompt_templates import PromptTemplates
 from pi_continuity_harness.simulator.provider_events import agent_provider_hooks, summary_provider_hooks
 from pi_continuity_harness.simulator.resources import ExtensionResources
 from pi_continuity_harness.simulator.session_compaction import (
@@ -177,9 +177,10 @@ class AgentSession:
         #: What else those handlers named: each skill path's extension, whether any named prompt
         #: templates (:class:`.resources.ExtensionResources`; a reload starts again from none).
         self.extension_resources = ExtensionResources()
-        #: The prompt templates of the default folders, loaded at the runtime's start and on
-        #: reload (:mod:`.prompt_templates`); ``/name args`` prompts expand to them.
-        self.prompt_templates: list[PromptTemplate] = []
+        #: The prompt templates: the default folders', loaded at the runtime's start and on
+        #: reload, and those of the paths ``resources_discover`` handlers named
+        #: (:mod:`.prompt_templates`); ``/name args`` prompts expand to them.
+        self.prompt_templates = PromptTemplates()
         #: Marks a file operation as Pi's own, not the extension's (the host's ``host_io``).
         self.host_io: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext
         #: Whether this session ever listed skills: only then can the prompt sections differ

@@ -18,8 +18,9 @@ answers, read anew at each call:
    resolves names the same way (``getCommand``, runner.js:608-610: ``/llama:1`` is an
    extension's ``llama``); the built-in commands' handlers are not modelled (``/llama`` and
    ``/mcp`` are no extension command to the simulator, as before);
-2. the prompt templates (``source`` ``prompt``) of the default folders, with their
-   folder's ``sourceInfo`` (:mod:`.prompt_templates`);
+2. the prompt templates (``source`` ``prompt``, :mod:`.prompt_templates`): the default
+   folders', with their folder's ``sourceInfo``, and those of ``resources_discover``'s
+   ``promptPaths``, with the naming extension's (as a skill's, below);
 3. the skills, ``skill:<name>`` (``source`` ``skill``), every loaded one (a skill with
    ``disable-model-invocation`` too), with the ``sourceInfo`` of the extension whose
    ``resources_discover`` named its path (``buildExtensionResourcePaths`` and
@@ -32,8 +33,8 @@ An extension command's ``sourceInfo`` is its extension's, loaded with ``-e`` (``
 wrapper, here the extension's name (as ``extension_error.extensionPath`` is), and so are the
 ``extension:<name>`` and ``baseDir`` of a skill's.
 
-Prompt templates beyond the default folders are not modelled (the ``prompts`` setting, ignore
-files, ``promptPaths``): the simulator refuses to answer ``get_commands`` when a run may have
+Prompt templates of the ``prompts`` setting, and ignore files in a prompts folder, are not
+modelled: the simulator refuses to answer ``get_commands`` when a run may have
 such (:func:`prompt_templates_problem`), so a scenario that lays them out shows the refusal as
 an ``extension_error`` instead of a listing that silently lacks them.
 """
@@ -57,6 +58,7 @@ __all__ = [
     "PromptTemplatesNotModelledError",
     "builtin_commands",
     "command_infos",
+    "extension_resource_info",
     "extension_source_label",
     "prompt_templates_problem",
     "resolve_commands",
@@ -149,6 +151,15 @@ def _source_info(path: str, source: str, base_dir: str | None = None) -> dict[st
     return info
 
 
+def extension_resource_info(file_path: str, extension_path: str) -> dict[str, Any]:
+    """The ``sourceInfo`` of a skill or prompt template found in a path the extension at
+    ``extension_path`` named (``buildExtensionResourcePaths``, agent-session.js:2806-2820;
+    ``findSourceInfoForPath``, resource-loader.js:741-746): ``extension:<name>``, ``temporary``,
+    the extension file's directory as ``baseDir`` (none for a synthetic path)."""
+    base_dir = None if _is_synthetic(extension_path) else (posixpath.dirname(extension_path) or ".")
+    return _source_info(file_path, extension_source_label(extension_path), base_dir)
+
+
 def skill_owner(file_path: str, owners: dict[str, str]) -> str:
     """The extension whose named path ``file_path`` lies in, the first in ``owners``' order
     (``findSourceInfoForPath``, resource-loader.js:741-748, ``isPathWithin``, utils/paths.js:
@@ -184,30 +195,25 @@ def command_infos(
     for name, description, info in templates:
         infos.append(CommandInfo(name=name, description=description, source="prompt", source_info=dict(info)))
     for name, description, file_path, owner in skills:
-        if isinstance(owner, dict):  # a skill folder's or the setting's (:mod:`.skill_dirs`)
-            source_info = owner
-        else:
-            base_dir = None if _is_synthetic(owner) else (posixpath.dirname(owner) or ".")
-            source_info = _source_info(file_path, extension_source_label(owner), base_dir)
+        # A skill folder's or the setting's own sourceInfo (:mod:`.skill_dirs`), else the naming
+        # extension's.
+        info = owner if isinstance(owner, dict) else extension_resource_info(file_path, owner)
         infos.append(
-            CommandInfo(
-                name=f"skill:{name}", description=description, source="skill", source_info=source_info
-            )
+            CommandInfo(name=f"skill:{name}", description=description, source="skill", source_info=info)
         )
     return infos
 
 
 def prompt_templates_problem(
-    settings: dict[str, Any], agent_dir: str, project_dir: str, prompt_paths_named: bool, *, trusted: bool
+    settings: dict[str, Any], agent_dir: str, project_dir: str, *, trusted: bool
 ) -> str | None:
-    """Why the run may have prompt templates the simulator does not load
-    (:mod:`.prompt_templates` loads the default folders'), or ``None``: the ``prompts`` setting
-    (global or project, merged in ``settings``: more paths, or overrides that disable default
-    ones, package-manager.js:2175-2184), an ignore file in a default folder Pi reads
-    (``addIgnoreRules`` in ``collectAutoPromptEntries``, package-manager.js:324-330; the
-    project's only when trusted, :2225), or a ``resources_discover`` result that named
-    ``promptPaths``. Over-cautious on purpose: a setting or path that adds no template refuses
-    too."""
+    """Why the run may have prompt templates the simulator does not load (:mod:`.prompt_templates`
+    loads the default folders' and ``resources_discover``'s ``promptPaths``), or ``None``: the
+    ``prompts`` setting (global or project, merged in ``settings``: more paths, or overrides
+    that disable default ones, package-manager.js:2175-2184), or an ignore file in a default
+    folder Pi reads (``addIgnoreRules`` in ``collectAutoPromptEntries``, package-manager.js:
+    324-330; the project's only when trusted, :2225). Over-cautious on purpose: a setting that
+    adds no template refuses too."""
     if settings.get("prompts"):
         return "the settings name prompt templates (prompts)"
     directories = [("$AGENT/prompts", os.path.join(agent_dir, "prompts"))]
@@ -219,6 +225,4 @@ def prompt_templates_problem(
         for ignore_file in IGNORE_FILE_NAMES:
             if os.path.lexists(os.path.join(directory, ignore_file)):
                 return f"{name} has an ignore file ({ignore_file})"
-    if prompt_paths_named:
-        return "a resources_discover handler named promptPaths"
     return None

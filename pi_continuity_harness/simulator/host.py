@@ -81,6 +81,7 @@ from pi_continuity_harness.simulator.agent_session import AgentSession, PiThrewE
 from pi_continuity_harness.simulator.commands import (
     PromptTemplatesNotModelledError,
     command_infos,
+    extension_resource_info,
     prompt_templates_problem,
 )
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
@@ -88,7 +89,7 @@ from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy, j
 from pi_continuity_harness.simulator.messages import absent_if_none
 from pi_continuity_harness.simulator.meter import Meter
 from pi_continuity_harness.simulator.model_service import ModelCatalog, ScriptedModelService, SimModelRegistry
-from pi_continuity_harness.simulator.prompt_templates import load_prompt_templates
+from pi_continuity_harness.simulator.prompt_templates import PromptTemplates
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.resources import (
     extend_resources_from_extensions,
@@ -580,7 +581,7 @@ class SimHost:
         """The resource loader's prompt templates (resource-loader.js:454-458), read for each
         runtime and on every reload as the host's own reads (:mod:`.prompt_templates`)."""
         with self.host_io():
-            session.prompt_templates = load_prompt_templates(
+            session.prompt_templates = PromptTemplates.discover(
                 self.paths.agent_dir, session.cwd, trusted=trusted
             )
 
@@ -705,8 +706,8 @@ class SimHost:
         b.get_all_tools = session.all_tools
 
         def get_commands() -> list[CommandInfo]:
-            # agent-session.js:2849-2872 (simulator/commands.py). Prompt templates beyond the
-            # default folders are not modelled: a run that may have some is refused, not
+            # agent-session.js:2849-2872 (simulator/commands.py). Prompt templates of the
+            # prompts setting are not modelled: a run that may have some is refused, not
             # answered without them.
             resources = extension_resources(session)
             with host.host_io():
@@ -714,7 +715,6 @@ class SimHost:
                     runtime.settings.get_settings(),
                     host.paths.agent_dir,
                     host.paths.project_dir,
-                    resources.prompt_paths_named,
                     trusted=runtime.settings.project_trusted,
                 )
             if problem is not None:
@@ -739,7 +739,14 @@ class SimHost:
                 )
                 for skill in session.skills
             ]
-            templates = [(t.name, t.description, t.source_info) for t in session.prompt_templates]
+            templates = [
+                (
+                    t.name,
+                    t.description,
+                    extension_resource_info(t.file_path, t.owner) if t.owner else t.source_info,
+                )
+                for t in session.prompt_templates.templates
+            ]
             return command_infos(commands, skills, templates)
 
         b.get_commands = get_commands

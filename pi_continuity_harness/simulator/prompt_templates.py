@@ -33,16 +33,25 @@ Modelled from ``dist/core/prompt-templates.js``, ``core/package-manager.js`` and
   when ``expandPromptTemplates`` (``sendUserMessage`` passes false).
 * Loaded at each runtime's start and on reload (``reload()``, resource-loader.js:454-458):
   files added later are not seen until a reload.
+* ``promptPaths`` from ``resources_discover`` (``extendResources``, resource-loader.js:
+  341-358): each path (relative to the project) remembered with the extension that named it
+  last, merged after the paths so far (``mergePaths``), and every path's templates loaded
+  again (``updatePromptsFromPaths``, :667-693; ``loadPromptTemplates``, prompt-templates.js:
+  193-263): a folder's ``.md`` files (dot files included), an ``.md`` file, a missing path
+  skipped. A template in a named path has the naming extension's ``sourceInfo``
+  (``findSourceInfoForPath``, resource-loader.js:734-760, named paths before the folders'
+  metadata). A reload forgets them until a handler names them again.
 
 Not modelled (``pi.get_commands`` refuses where they may matter,
 :func:`.commands.prompt_templates_problem`): the ``prompts`` setting (paths and ``-``/``+``
-overrides), ignore files (``.gitignore``, ``.ignore``, ``.fdignore``) in a prompts folder,
-and ``promptPaths`` from ``resources_discover``. The 60-character cut counts code points where
-JavaScript counts UTF-16 units (differs for characters outside the BMP).
+overrides), ignore files (``.gitignore``, ``.ignore``, ``.fdignore``) in a prompts folder.
+Diagnostics (collisions, unreadable files) are not reported. The 60-character cut counts code
+points where JavaScript counts UTF-16 units (differs for characters outside the BMP).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Sequence
@@ -52,12 +61,12 @@ from typing import Any
 import yaml
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
-from pi_continuity_harness.simulator.skills import _split_frontmatter
+from pi_continuity_harness.simulator.skills import _split_frontmatter, merge_paths, resolve_resource_path
 
 __all__ = [
     "PromptTemplate",
+    "PromptTemplates",
     "expand_prompt_template",
-    "load_prompt_templates",
     "parse_command_args",
     "substitute_args",
 ]
@@ -71,7 +80,11 @@ class PromptTemplate:
     description: str
     content: str
     file_path: str
+    #: Its folder's ``sourceInfo`` (the default folders' metadata, else the loader's own).
     source_info: dict[str, Any] = field(default_factory=dict)
+    #: The extension whose ``promptPaths`` it lies in (its ``sourceInfo`` then is that
+    #: extension's, :func:`.commands.extension_resource_info`), or None.
+    owner: str | None = None
 
 
 def parse_command_args(args_string: str) -> list[str]:
@@ -181,40 +194,107 @@ def _load_template(path: str, source_info: dict[str, Any]) -> PromptTemplate | N
 
 def _auto_entries(directory: str) -> list[str]:
     """``collectAutoPromptEntries`` (package-manager.js:324-358), ignore files left out."""
+    return [
+        path for name, path in _md_files(directory) if not name.startswith(".") and name != "node_modules"
+    ]
+
+
+def _md_files(directory: str) -> list[tuple[str, str]]:
+    """The ``.md`` files directly in ``directory`` (a symlink followed), in name order, each as
+    ``(name, path)`` (``loadTemplatesFromDir``, prompt-templates.js:151-186)."""
     try:
         names = sorted(os.listdir(directory), key=lambda n: n.encode("utf-8", "surrogateescape"))
     except OSError:
         return []
-    return [
-        os.path.join(directory, name)
-        for name in names
-        if not name.startswith(".")
-        and name != "node_modules"
-        and name.endswith(".md")
-        and os.path.isfile(os.path.join(directory, name))
-    ]
+    found = []
+    for name in names:
+        path = os.path.join(directory, name)
+        if name.endswith(".md") and os.path.isfile(path):
+            found.append((name, path))
+    return found
 
 
-def load_prompt_templates(agent_dir: str, cwd: str, *, trusted: bool) -> list[PromptTemplate]:
-    """The templates of the default folders, project (when trusted) then user, a name's first
-    one kept (module docstring)."""
-    folders: list[tuple[str, str, str]] = []
-    if trusted:
-        folders.append(("project", os.path.join(cwd, CONFIG_DIR_NAME), "prompts"))
-    folders.append(("user", agent_dir, "prompts"))
-    templates: list[PromptTemplate] = []
-    names: set[str] = set()
-    for scope, base_dir, sub in folders:
-        for path in _auto_entries(os.path.join(base_dir, sub)):
-            info = {
-                "path": path,
-                "source": "auto",
-                "scope": scope,
-                "origin": "top-level",
-                "baseDir": base_dir,
-            }
-            template = _load_template(path, info)
-            if template is not None and template.name not in names:
-                names.add(template.name)
-                templates.append(template)
-    return templates
+def _loader_source_info(path: str) -> dict[str, Any]:
+    # ``getSourceInfo`` (prompt-templates.js:214-233) outside the default folders (these have
+    # their metadata): ``local``, the path's directory as ``baseDir``.
+    base_dir = path if os.path.isdir(path) else os.path.dirname(path)
+    return {"path": path, "source": "local", "scope": "temporary", "origin": "top-level", "baseDir": base_dir}
+
+
+@dataclass
+class PromptTemplates:
+    """One runtime's prompt templates and what the resource loader knows to reload them
+    (``lastPromptPaths``, ``metadataByPath``, ``extensionPromptSourceInfos``; resource-loader.js:
+    339-364, 454-458, 667-693)."""
+
+    #: ``lastPromptPaths``: the default folders' files at the runtime's start, then the paths
+    #: ``resources_discover`` handlers named, merged (``mergePaths``).
+    paths: list[str] = field(default_factory=list)
+    #: Each default folder's file -> its folder's metadata (``metadataByPath``).
+    metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Each named path (resolved) -> the path of the extension that named it last, in the order
+    #: first named (``extensionPromptSourceInfos``, a ``Map``).
+    owners: dict[str, str] = field(default_factory=dict)
+    templates: list[PromptTemplate] = field(default_factory=list)
+
+    @classmethod
+    def discover(cls, agent_dir: str, cwd: str, *, trusted: bool) -> PromptTemplates:
+        """The default folders' templates, project (when trusted) then user (module docstring)."""
+        folders: list[tuple[str, str]] = []
+        if trusted:
+            folders.append(("project", os.path.join(cwd, CONFIG_DIR_NAME)))
+        folders.append(("user", agent_dir))
+        found = cls()
+        for scope, base_dir in folders:
+            for path in _auto_entries(os.path.join(base_dir, "prompts")):
+                found.paths.append(path)
+                found.metadata[path] = {
+                    "source": "auto",
+                    "scope": scope,
+                    "origin": "top-level",
+                    "baseDir": base_dir,
+                }
+        found.load()
+        return found
+
+    def extend(self, named: Sequence[tuple[str, str]], cwd: str) -> None:
+        """``extendResources`` for ``promptPaths`` (resource-loader.js:341-358): each ``(path,
+        extension path)`` remembered, the paths merged after the others, all loaded again."""
+        for path, owner in named:
+            self.owners[resolve_resource_path(path, cwd)] = owner
+        self.paths = merge_paths(self.paths, [path for path, _ in named], cwd)
+        self.load()
+
+    def load(self) -> None:
+        """``updatePromptsFromPaths`` (resource-loader.js:667-693): every path's templates (a
+        folder's ``.md`` files, dot files too, or an ``.md`` file), a name's first one kept."""
+        templates: list[PromptTemplate] = []
+        names: set[str] = set()
+        for path in self.paths:
+            if os.path.isdir(path):
+                files = [file for _, file in _md_files(path)]
+            elif path.endswith(".md") and os.path.isfile(path):
+                files = [path]
+            else:
+                continue
+            for file in files:
+                owner = _owner(file, self.owners)
+                info = (
+                    {"path": file, **self.metadata[file]}
+                    if file in self.metadata
+                    else _loader_source_info(file)
+                )
+                template = _load_template(file, info)
+                if template is not None and template.name not in names:
+                    names.add(template.name)
+                    templates.append(dataclasses.replace(template, owner=owner) if owner else template)
+        self.templates = templates
+
+
+def _owner(file_path: str, owners: dict[str, str]) -> str | None:
+    # ``findSourceInfoForPath`` (resource-loader.js:734-760): the named paths first, the first
+    # the file lies in (``isPathWithin``, utils/paths.js:45-53).
+    for path, owner in owners.items():
+        if file_path == path or file_path.startswith(path.rstrip(os.sep) + os.sep):
+            return owner
+    return None

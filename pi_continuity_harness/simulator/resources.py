@@ -10,6 +10,8 @@ resource loader's (``extendResources``, resource-loader.js:339-364) and the syst
 rebuilt (``_rebuildSystemPrompt``, :1358-1383), so the skills found are listed in its
 ``skills`` section (:mod:`.skills`): in the session's first system message, or as a section
 patch on the next run's (``_preparePromptAndToolLoadout``, :1395-1400).
+The templates of a result's ``promptPaths`` are loaded after the default folders'
+(:class:`.prompt_templates.PromptTemplates`).
 
 A reload starts again from the settings' resources (``_resourceLoader.reload()``, :3122), so
 skills an extension named before it are gone unless a handler names them again. The skills Pi
@@ -19,10 +21,8 @@ folder's.
 
 Not modelled: a resumed session whose transcript lists skills no handler names any more (Pi
 patches the section away on the next run; the simulator diffs the sections only once its own
-session listed skills, :attr:`.AgentSession.skills_seen`); ``promptPaths`` (prompt templates:
-``/name`` expansion and ``get_commands``) and ``themePaths`` (themes matter to the TUI only)
-are collected and dropped; a run whose handlers named ``promptPaths`` is one
-``pi.get_commands`` refuses to answer for (:func:`.commands.prompt_templates_problem`).
+session listed skills, :attr:`.AgentSession.skills_seen`); ``themePaths`` (themes matter to
+the TUI only) are collected and dropped.
 
 Each skill path remembers the extension that named it (:func:`extension_resources`), whose
 ``sourceInfo`` the skill's ``get_commands`` entry carries (``extendResources``,
@@ -62,13 +62,12 @@ __all__ = [
 @dataclass
 class ExtensionResources:
     """What the extensions' ``resources_discover`` results told the resource loader beyond the
-    skill paths (:attr:`.AgentSession.extension_skill_paths`)."""
+    skill paths (:attr:`.AgentSession.extension_skill_paths`; the prompt paths' owners are the
+    session's :class:`.prompt_templates.PromptTemplates`')."""
 
     #: ``extensionSkillSourceInfos`` (resource-loader.js:251, 344): each named skill path
     #: (resolved) -> the path of the extension that named it last, in the order first named.
     skill_owners: dict[str, str] = field(default_factory=dict)
-    #: Whether a handler named ``promptPaths`` (prompt templates, not modelled).
-    prompt_paths_named: bool = False
 
 
 def extension_resources(session: AgentSession) -> ExtensionResources:
@@ -110,18 +109,22 @@ async def extend_resources_from_extensions(
         return
     found = await runner.emit_resources_discover(session.cwd, reason)
     resources = extension_resources(session)
-    if found["promptPaths"]:
-        resources.prompt_paths_named = True
     named = [(path, owner) for path, owner in found["skillPaths"] if isinstance(path, str)]
     skill_paths = [path for path, _ in named]
-    if not skill_paths:
-        return
-    for path, owner in named:
-        # A ``Map.set``: a path named again keeps its place and takes the later extension.
-        resources.skill_owners[resolve_resource_path(path, session.cwd)] = owner
-    with session.host_io():
-        session.extension_skill_paths = merge_paths(session.extension_skill_paths, skill_paths, session.cwd)
-        session.skills = load_skills(all_skill_paths(session), session.cwd)
-    # ``read`` is always among the simulated session's tools (system-prompt.js:101-103).
-    session.skills_prompt = format_skills_for_prompt(session.skills, "read")
-    session.skills_seen = session.skills_seen or bool(session.skills_prompt)
+    if skill_paths:
+        for path, owner in named:
+            # A ``Map.set``: a path named again keeps its place and takes the later extension.
+            resources.skill_owners[resolve_resource_path(path, session.cwd)] = owner
+        with session.host_io():
+            session.extension_skill_paths = merge_paths(
+                session.extension_skill_paths, skill_paths, session.cwd
+            )
+            session.skills = load_skills(all_skill_paths(session), session.cwd)
+        # ``read`` is always among the simulated session's tools (system-prompt.js:101-103).
+        session.skills_prompt = format_skills_for_prompt(session.skills, "read")
+        session.skills_seen = session.skills_seen or bool(session.skills_prompt)
+    prompt_paths = [(path, owner) for path, owner in found["promptPaths"] if isinstance(path, str)]
+    if prompt_paths:
+        # After the skills (resource-loader.js:356-358): :mod:`.prompt_templates`.
+        with session.host_io():
+            session.prompt_templates.extend(prompt_paths, session.cwd)

@@ -187,9 +187,9 @@ class SessionPrompting:
                 current_images = tuple(result.images)
         if expand_prompt_templates and s.skills and isinstance(current, str):
             current = self._expand_skill_command(current)
-        if expand_prompt_templates and s.prompt_templates and isinstance(current, str):
+        if expand_prompt_templates and s.prompt_templates.templates and isinstance(current, str):
             # After the input event and /skill: expansion (agent-session.js:1753-1756).
-            current = expand_prompt_template(current, s.prompt_templates)
+            current = expand_prompt_template(current, s.prompt_templates.templates)
         if s.is_streaming:
             if not streaming_behavior:
                 raise PiThrewError(BUSY_WITHOUT_BEHAVIOR)

@@ -193,3 +193,56 @@ def test_templates_load_at_the_runtimes_start_and_again_on_reload(
     assert _user_texts(real) == ["/late 1", "Late 2"]
     assert _user_texts(sim) == _user_texts(real)
     assert_equivalent(real, sim)
+
+
+_NAMING = (
+    _EXTENSION.replace("def extension(pi):", 'def extension(pi):\n    pi.on("resources_discover", discover)')
+    + """
+
+def discover(event, ctx):
+    return {"promptPaths": ["named", "one.md", "missing"]}
+
+
+def source_neutral(commands):
+    # The naming extension's file (the bridge's wrapper on real Pi) as <ext>.
+    for c in commands:
+        if c[2] == "prompt" and c[3]["source"].startswith("extension:"):
+            c[3].update({"source": "extension:<ext>", "baseDir": "<ext dir>"})
+    return commands
+"""
+).replace(
+    'ctx.ui.notify("commands: " + json.dumps(found), "info")',
+    'ctx.ui.notify("commands: " + json.dumps(source_neutral(found)), "info")',
+)
+
+
+def test_prompt_paths_a_resources_discover_handler_names_load_after_the_default_folders(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """``extendResources`` (resource-loader.js:341-358): the named folder's ``.md`` files (dot
+    files too, unlike the default folders) and a named ``.md`` file load after the default
+    folders' (a name's first template wins), with the naming extension's ``sourceInfo``
+    (agent-session.js:2806-2828); a missing path is skipped."""
+    spec = python_extension("templates_named", _NAMING)
+    files = {
+        "$AGENT/prompts/review.md": {"text": "user review $1\n"},
+        "named/review.md": {"text": "named review, shadowed\n"},
+        "named/.dot.md": {"text": "dot $@\n"},
+        "named/a.md": {"text": "named a\n"},
+        "one.md": {"text": "one [$1]\n"},
+    }
+    sc = scenario({"agent": [{"text": "one"}, {"text": "two"}]}, files=files)
+    real, sim = play(targets, sc, [{"command": "/list"}, {"prompt": "/.dot x y"}, {"prompt": "/one z"}], spec)
+
+    ext = {"source": "extension:<ext>", "scope": "temporary", "origin": "top-level", "baseDir": "<ext dir>"}
+    prompts = [c for c in notes(real)["commands"] if c[2] == "prompt"]
+    assert prompts == [
+        ["review", "user review $1", "prompt", _info("review.md", "user")],
+        [".dot", "dot $@", "prompt", {"path": "<root>/project/named/.dot.md", **ext}],
+        ["a", "named a", "prompt", {"path": "<root>/project/named/a.md", **ext}],
+        ["one", "one [$1]", "prompt", {"path": "<root>/project/one.md", **ext}],
+    ]
+    assert _user_texts(real) == ["dot x y\n", "one [z]\n"]
+    assert notes(sim)["commands"] == notes(real)["commands"]
+    assert _user_texts(sim) == _user_texts(real)
+    assert_equivalent(real, sim)

@@ -205,22 +205,6 @@ def test_a_run_that_may_have_templates_beyond_the_default_folders_refuses_get_co
     assert errors == [f"pi.get_commands: prompt templates are not modelled by the simulator ({problem})"]
 
 
-def test_a_resources_discover_result_with_prompt_paths_refuses_get_commands(tmp_path: Path) -> None:
-    seen: list[list[CommandInfo]] = []
-
-    def extension(pi: ExtensionAPI) -> None:
-        pi.on("resources_discover", lambda event, ctx: {"promptPaths": ["prompts"]})
-        _listing(pi, seen)
-
-    result = _play(tmp_path, extension)
-    assert seen == []
-    errors = [r["error"] for r in session_records(result, "extension_error")]
-    assert errors == [
-        "pi.get_commands: prompt templates are not modelled by the simulator "
-        "(a resources_discover handler named promptPaths)"
-    ]
-
-
 def test_an_extension_command_named_like_a_builtin_one_is_numbered_and_runs_by_its_number(
     tmp_path: Path,
 ) -> None:

@@ -13,8 +13,8 @@ from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.simulator.commands import command_infos
 from pi_continuity_harness.simulator.prompt_templates import (
     PromptTemplate,
+    PromptTemplates,
     expand_prompt_template,
-    load_prompt_templates,
     parse_command_args,
     substitute_args,
 )
@@ -105,7 +105,7 @@ def test_the_project_folder_comes_first_when_trusted_and_a_names_first_template_
     _write(agent / "prompts" / "b.md", "user b\n")
     _write(agent / "prompts" / "a.md", "user a\n")
     _write(cwd / ".pi" / "prompts" / "b.md", "project b\n")
-    trusted = load_prompt_templates(str(agent), str(cwd), trusted=True)
+    trusted = PromptTemplates.discover(str(agent), str(cwd), trusted=True).templates
     assert [(t.name, t.content) for t in trusted] == [("b", "project b\n"), ("a", "user a\n")]
     assert trusted[0].source_info == {
         "path": str(cwd / ".pi" / "prompts" / "b.md"),
@@ -116,7 +116,7 @@ def test_the_project_folder_comes_first_when_trusted_and_a_names_first_template_
     }
     assert trusted[1].source_info["scope"] == "user"
     assert trusted[1].source_info["baseDir"] == str(agent)
-    untrusted = load_prompt_templates(str(agent), str(cwd), trusted=False)
+    untrusted = PromptTemplates.discover(str(agent), str(cwd), trusted=False).templates
     assert [(t.name, t.content) for t in untrusted] == [("a", "user a\n"), ("b", "user b\n")]
 
 
@@ -125,7 +125,9 @@ def test_only_visible_markdown_files_of_the_folder_itself_load(tmp_path: Path) -
     for name in ("ok.md", ".hidden.md", "notes.txt", "sub/deep.md", "node_modules/x.md"):
         _write(agent / "prompts" / name, "body\n")
     (agent / "prompts" / "dir.md").mkdir()
-    assert [t.name for t in load_prompt_templates(str(agent), str(tmp_path), trusted=True)] == ["ok"]
+    assert [t.name for t in PromptTemplates.discover(str(agent), str(tmp_path), trusted=True).templates] == [
+        "ok"
+    ]
 
 
 def test_the_description_is_the_frontmatters_else_the_first_line_cut_to_60(tmp_path: Path) -> None:
@@ -134,7 +136,7 @@ def test_the_description_is_the_frontmatters_else_the_first_line_cut_to_60(tmp_p
     _write(agent / "prompts" / "b.md", "\n  \n" + "x" * 61 + "\nmore\n")
     _write(agent / "prompts" / "c.md", "---\ndescription: 5\n---\nfirst line\n")
     _write(agent / "prompts" / "d.md", "---\n: [bad\n---\nbody\n")
-    found = {t.name: t for t in load_prompt_templates(str(agent), str(tmp_path), trusted=True)}
+    found = {t.name: t for t in PromptTemplates.discover(str(agent), str(tmp_path), trusted=True).templates}
     assert (found["a"].description, found["a"].content) == ("from front", "Body $1")
     assert (found["b"].description, found["b"].content) == (
         "x" * 60 + "...",
@@ -220,7 +222,7 @@ def test_templates_load_at_the_runtimes_start_and_again_on_reload(tmp_path: Path
     assert _user_texts(result) == ["/late 1", "Late 2"]
 
 
-def test_templates_beyond_the_default_folders_still_refuse_get_commands(tmp_path: Path) -> None:
+def test_templates_of_the_prompts_setting_still_refuse_get_commands(tmp_path: Path) -> None:
     seen: list[Any] = []
     overrides = {"settings": {"global": {"prompts": ["elsewhere"]}}}
     result = run(tmp_path, base(operations=[{"command": "/probe"}], **overrides), _extension(seen))
@@ -230,3 +232,51 @@ def test_templates_beyond_the_default_folders_still_refuse_get_commands(tmp_path
         "pi.get_commands: prompt templates are not modelled by the simulator "
         "(the settings name prompt templates (prompts))"
     )
+
+
+def test_prompt_paths_a_handler_names_load_after_the_default_folders_with_its_source_info(
+    tmp_path: Path,
+) -> None:
+    """``extendResources`` (resource-loader.js:341-358): a named folder's ``.md`` files (dot
+    files too) or a named ``.md`` file, merged after the default folders' (a name's first
+    template wins); their ``sourceInfo`` is the naming extension's (agent-session.js:2806-2828)."""
+    seen: list[Any] = []
+    _write(tmp_path / "named" / "a.md", "named a")
+    _write(tmp_path / "named" / ".dot.md", "dot")
+    _write(tmp_path / "named" / "review.md", "named review")
+    _write(tmp_path / "one.md", "one $1")
+
+    def extension(pi: ExtensionAPI) -> None:
+        async def probe(args: str, ctx: Any) -> None:
+            seen.append(
+                [(c.name, c.source, c.source_info) for c in pi.get_commands() if c.source == "prompt"]
+            )
+
+        pi.register_command("probe", probe)
+        pi.on(
+            "resources_discover",
+            lambda event, ctx: {"promptPaths": [str(tmp_path / "named"), str(tmp_path / "one.md")]},
+        )
+
+    files = {"$AGENT/prompts/review.md": {"text": "Review\n"}}
+    model = {"agent": [{"text": "a"}]}
+    ops = [{"command": "/probe"}, {"prompt": "/one x"}]
+    result = run(tmp_path / "w", base(files=files, model=model, operations=ops), extension)
+    [listed] = seen
+    assert [(name, source) for name, source, _ in listed] == [
+        ("review", "prompt"),
+        (".dot", "prompt"),
+        ("a", "prompt"),
+        ("one", "prompt"),
+    ]
+    assert listed[0][2]["source"] == "auto"
+    label = listed[1][2]["source"]
+    assert label.startswith("extension:")
+    assert listed[1][2] == {
+        "path": str(tmp_path / "named" / ".dot.md"),
+        "source": label,
+        "scope": "temporary",
+        "origin": "top-level",
+        "baseDir": ".",
+    }
+    assert _user_texts(result) == ["one x"]
