@@ -34,9 +34,9 @@ wrapper, here the extension's name (as ``extension_error.extensionPath`` is), an
 ``extension:<name>`` and ``baseDir`` of a skill's.
 
 Prompt templates of the ``prompts`` setting, and ignore files in a prompts folder, are not
-modelled: the simulator refuses to answer ``get_commands`` when a run may have
-such (:func:`prompt_templates_problem`), so a scenario that lays them out shows the refusal as
-an ``extension_error`` instead of a listing that silently lacks them.
+modelled: the simulator refuses a run that may have such when its runtime starts or reloads
+(:func:`prompt_templates_problem`, ``SimHost._load_prompt_templates``), rather than list and
+expand templates that silently lack them.
 """
 
 from __future__ import annotations
@@ -103,8 +103,9 @@ IGNORE_FILE_NAMES: tuple[str, ...] = (".gitignore", ".ignore", ".fdignore")
 
 
 class PromptTemplatesNotModelledError(SimulatorError, RuntimeError):
-    """``get_commands`` in a run that may have prompt templates, which the simulator does not
-    load: its answer would lack their entries."""
+    """A run that may have prompt templates the simulator does not load (the ``prompts``
+    setting, an ignore file in a prompts folder): refused when a runtime starts or reloads, since
+    its ``/name`` prompts and ``get_commands`` answers would lack them."""
 
 
 def resolve_commands(commands: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:

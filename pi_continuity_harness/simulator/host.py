@@ -553,7 +553,7 @@ class SimHost:
             self.trace.emit("host", "extension_load_failed", extensionPath=path, error=message)
         read_prompt_files(session, self.paths.agent_dir, self.paths.workdir, trusted=trust.trusted)
         self._load_default_skills(runtime)
-        self._load_prompt_templates(session, trusted=trust.trusted)
+        self._load_prompt_templates(session, settings, trusted=trust.trusted)
         runner.bind(self._bindings(runtime))
         session.runner = runner
         # The loadout the session's branch declares (agent-session.js:245, :1460-1487).
@@ -577,10 +577,24 @@ class SimHost:
             project_settings=settings.project_settings,
         )
 
-    def _load_prompt_templates(self, session: AgentSession, *, trusted: bool) -> None:
+    def _load_prompt_templates(
+        self, session: AgentSession, settings: SettingsManager, *, trusted: bool
+    ) -> None:
         """The resource loader's prompt templates (resource-loader.js:454-458), read for each
-        runtime and on every reload as the host's own reads (:mod:`.prompt_templates`)."""
+        runtime and on every reload as the host's own reads (:mod:`.prompt_templates`).
+
+        A run that may have templates the simulator does not load (the ``prompts`` setting, an
+        ignore file in a prompts folder: :func:`.commands.prompt_templates_problem`) is refused
+        here, as a ``skills`` setting pattern is (:mod:`.skill_dirs`): run without them, its
+        ``/name`` prompts and ``pi.get_commands`` would silently differ from real Pi's."""
         with self.host_io():
+            problem = prompt_templates_problem(
+                settings.get_settings(), self.paths.agent_dir, self.paths.project_dir, trusted=trusted
+            )
+            if problem is not None:
+                raise PromptTemplatesNotModelledError(
+                    f"prompt templates beyond Pi's default folders are not modelled by the simulator ({problem})"
+                )
             session.prompt_templates = PromptTemplates.discover(
                 self.paths.agent_dir, session.cwd, trusted=trusted
             )
@@ -706,21 +720,9 @@ class SimHost:
         b.get_all_tools = session.all_tools
 
         def get_commands() -> list[CommandInfo]:
-            # agent-session.js:2849-2872 (simulator/commands.py). Prompt templates of the
-            # prompts setting are not modelled: a run that may have some is refused, not
-            # answered without them.
+            # agent-session.js:2849-2872 (simulator/commands.py). A run with prompt templates
+            # the simulator does not load never gets here (``_load_prompt_templates``).
             resources = extension_resources(session)
-            with host.host_io():
-                problem = prompt_templates_problem(
-                    runtime.settings.get_settings(),
-                    host.paths.agent_dir,
-                    host.paths.project_dir,
-                    trusted=runtime.settings.project_trusted,
-                )
-            if problem is not None:
-                raise PromptTemplatesNotModelledError(
-                    f"pi.get_commands: prompt templates are not modelled by the simulator ({problem})"
-                )
             runner = session.runner
             assert runner is not None
             commands = [
@@ -933,7 +935,7 @@ class SimHost:
         read_prompt_files(
             session, self.paths.agent_dir, self.paths.workdir, trusted=runtime.settings.project_trusted
         )
-        self._load_prompt_templates(session, trusted=runtime.settings.project_trusted)
+        self._load_prompt_templates(session, runtime.settings, trusted=runtime.settings.project_trusted)
         new_runtime = Runtime(runtime.trust, runtime.settings, runtime.session_manager, session, runner)
         runner.bind(self._bindings(new_runtime))
         session.runner = runner

@@ -42,7 +42,7 @@ Modelled from ``dist/core/prompt-templates.js``, ``core/package-manager.js`` and
   (``findSourceInfoForPath``, resource-loader.js:734-760, named paths before the folders'
   metadata). A reload forgets them until a handler names them again.
 
-Not modelled (``pi.get_commands`` refuses where they may matter,
+Not modelled (the simulator refuses a run where they may matter,
 :func:`.commands.prompt_templates_problem`): the ``prompts`` setting (paths and ``-``/``+``
 overrides), ignore files (``.gitignore``, ``.ignore``, ``.fdignore``) in a prompts folder.
 Diagnostics (collisions, unreadable files) are not reported. The 60-character cut counts code

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.api import CommandInfo, ExtensionAPI, NotInitializedError
-from pi_continuity_harness.simulator.commands import resolve_commands
+from pi_continuity_harness.simulator.commands import PromptTemplatesNotModelledError, resolve_commands
 
-from .helpers import base, run_all, session_records
+from .helpers import base, run_all
 
 _LLAMA = "Manage llama.cpp router models"
 _MCP = "Manage MCP servers: sign in, reconnect, enable or disable, and change exposure"
@@ -191,18 +191,21 @@ def test_skills_follow_as_skill_name_with_the_naming_extensions_source_info(tmp_
         ),
     ],
 )
-def test_a_run_that_may_have_templates_beyond_the_default_folders_refuses_get_commands(
+def test_a_run_that_may_have_templates_beyond_the_default_folders_is_refused(
     tmp_path: Path, overrides: dict[str, Any], problem: str
 ) -> None:
+    """Run without them, its ``/name`` prompts and ``get_commands`` would lack templates real Pi
+    loads: the runtime's start refuses it (``SimHost._load_prompt_templates``)."""
     seen: list[list[CommandInfo]] = []
 
     def extension(pi: ExtensionAPI) -> None:
         _listing(pi, seen)
 
-    result = _play(tmp_path, extension, **overrides)
+    message = f"prompt templates beyond Pi's default folders are not modelled by the simulator ({problem})"
+    with pytest.raises(PromptTemplatesNotModelledError) as raised:
+        _play(tmp_path, extension, **overrides)
+    assert str(raised.value) == message
     assert seen == []
-    errors = [r["error"] for r in session_records(result, "extension_error")]
-    assert errors == [f"pi.get_commands: prompt templates are not modelled by the simulator ({problem})"]
 
 
 def test_an_extension_command_named_like_a_builtin_one_is_numbered_and_runs_by_its_number(

@@ -9,8 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pi_continuity_harness.api import ExtensionAPI
-from pi_continuity_harness.simulator.commands import command_infos
+from pi_continuity_harness.simulator.commands import PromptTemplatesNotModelledError, command_infos
 from pi_continuity_harness.simulator.prompt_templates import (
     PromptTemplate,
     PromptTemplates,
@@ -19,7 +21,7 @@ from pi_continuity_harness.simulator.prompt_templates import (
     substitute_args,
 )
 
-from .helpers import agent_requests, base, run, session_records
+from .helpers import agent_requests, base, run
 
 
 def _write(path: Path, text: str) -> None:
@@ -222,16 +224,24 @@ def test_templates_load_at_the_runtimes_start_and_again_on_reload(tmp_path: Path
     assert _user_texts(result) == ["/late 1", "Late 2"]
 
 
-def test_templates_of_the_prompts_setting_still_refuse_get_commands(tmp_path: Path) -> None:
-    seen: list[Any] = []
-    overrides = {"settings": {"global": {"prompts": ["elsewhere"]}}}
-    result = run(tmp_path, base(operations=[{"command": "/probe"}], **overrides), _extension(seen))
-    assert seen == []
-    [error] = [r["error"] for r in session_records(result, "extension_error")]
-    assert error == (
-        "pi.get_commands: prompt templates are not modelled by the simulator "
+def test_a_run_with_the_prompts_setting_is_refused_at_start_and_at_a_reload(tmp_path: Path) -> None:
+    """The ``prompts`` setting is not modelled: a run with it is refused when the runtime
+    starts, and when a reload reads a setting written since (package-manager.js:2175-2184)."""
+    message = (
+        "prompt templates beyond Pi's default folders are not modelled by the simulator "
         "(the settings name prompt templates (prompts))"
     )
+    overrides = {"settings": {"global": {"prompts": ["elsewhere"]}}}
+    with pytest.raises(PromptTemplatesNotModelledError) as raised:
+        run(tmp_path / "start", base(operations=[{"prompt": "one"}], **overrides))
+    assert str(raised.value) == message
+    write = {"edit_file": {"path": "$AGENT/settings.json", "text": '{"prompts": ["elsewhere"]}'}}
+    with pytest.raises(PromptTemplatesNotModelledError) as raised:
+        run(
+            tmp_path / "reload",
+            base(model={"agent": [{"text": "a"}]}, operations=[{"prompt": "one"}, write, "reload"]),
+        )
+    assert str(raised.value) == message
 
 
 def test_prompt_paths_a_handler_names_load_after_the_default_folders_with_its_source_info(
