@@ -24,11 +24,9 @@ Lifecycle, as Pi 1.6 does it (``agent-session-runtime.js``, ``agent-session.js:3
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
-from dataclasses import dataclass, field
-from typing import Any, Literal, assert_never
+from typing import Any
 
 from pi_continuity_harness.api.events import (
     SessionBeforeForkEvent,
@@ -37,9 +35,7 @@ from pi_continuity_harness.api.events import (
     SessionStartEvent,
 )
 from pi_continuity_harness.api.extension_api import ExtensionFactory, Mode, Model
-from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.scenario.budget import Budget
-from pi_continuity_harness.scenario.confine import ConfinementError
 from pi_continuity_harness.scenario.faults import FaultPlan
 from pi_continuity_harness.scenario.fs_monitor import FilesystemMonitor
 from pi_continuity_harness.scenario.layout import pi_package_path
@@ -52,30 +48,11 @@ from pi_continuity_harness.scenario.model_script import (
 from pi_continuity_harness.scenario.observed import summary_files
 from pi_continuity_harness.scenario.operations import (
     TREE_COMMAND,
-    AbortOp,
-    BashOp,
-    CommandOp,
-    CompactOp,
-    CrashOp,
-    DialogAnswer,
-    EditFileOp,
-    ForkOp,
-    NewSessionOp,
     Operation,
-    PromptOp,
-    ReloadOp,
-    RestartOp,
-    SetModelOp,
-    TreeOp,
-    bash_command_id,
-    no_fork_message,
-    no_tree_message,
-    operation_name,
-    pick_fork_message,
 )
 from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
 from pi_continuity_harness.scenario.transcript import content_text
-from pi_continuity_harness.scenario.workspace import EditFileError, HostPaths, apply_edit, write_file
+from pi_continuity_harness.scenario.workspace import HostPaths, write_file
 from pi_continuity_harness.simulator.agent_session import AgentSession, PiThrewError, PromptRejectedError
 from pi_continuity_harness.simulator.commands import (
     PromptTemplatesNotModelledError,
@@ -83,6 +60,8 @@ from pi_continuity_harness.simulator.commands import (
 )
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
 from pi_continuity_harness.simulator.host_bindings import new_runner, runtime_bindings
+from pi_continuity_harness.simulator.host_operations import HostOperations
+from pi_continuity_harness.simulator.host_shared import OperationResult, ProcessStartError, Runtime
 from pi_continuity_harness.simulator.json_copy import json_copy
 from pi_continuity_harness.simulator.meter import Meter
 from pi_continuity_harness.simulator.model_service import ModelCatalog, ScriptedModelService
@@ -93,44 +72,16 @@ from pi_continuity_harness.simulator.resources import (
     read_prompt_files,
     reset_extension_resources,
 )
-from pi_continuity_harness.simulator.runner import (
-    ExtensionRunner,
-    UserBashError,
-)
 from pi_continuity_harness.simulator.session_manager import SessionManager
 from pi_continuity_harness.simulator.settings import (
     SettingsError,
     SettingsManager,
-    TrustDecision,
 )
 from pi_continuity_harness.simulator.skill_dirs import load_default_skills
 from pi_continuity_harness.simulator.ui import UIHub
 from pi_continuity_harness.simulator.virtual_loop import VirtualTimeEventLoop, start_eagerly
 
 __all__ = ["HostPaths", "OperationResult", "ProcessStartError", "Runtime", "SimHost"]
-
-
-class ProcessStartError(SimulatorError, RuntimeError):
-    """The simulated Pi process did not start: real Pi 1.6 prints ``Failed to load extension
-    "<path>": Failed to load extension: <message>`` and exits 1 when an extension fails to load."""
-
-
-@dataclass
-class OperationResult:
-    name: str
-    ok: bool
-    error: str | None = None
-    disposition: str | None = None
-    data: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Runtime:
-    trust: TrustDecision
-    settings: SettingsManager
-    session_manager: SessionManager
-    session: AgentSession
-    runner: ExtensionRunner
 
 
 class SimHost:
@@ -176,8 +127,8 @@ class SimHost:
         self.trace.before_emit.append(self.meter.charge)
         #: The operations running now, outermost first (``(index, name)``; None for ``during``).
         self.running_operations: list[tuple[int | None, str]] = []
-        #: The ``bash`` operations sent so far, which number their RPC ids (``bash_command_id``).
-        self._bash_commands = 0
+        #: The operations job (:mod:`.host_operations`).
+        self._operations = HostOperations(self)
         self.ui = UIHub(self.trace)
         self.ui.hold = self._run_dialog_during
         self.ui.track = self._track
@@ -513,7 +464,7 @@ class SimHost:
         session.rpc = self.record_rpc
         session.host_io = self.host_io
         session.on_thinking_level = self._thinking_level_changed
-        session.host_commands[TREE_COMMAND] = lambda args: self._harness_tree(session, args)
+        session.host_commands[TREE_COMMAND] = lambda args: self._operations.harness_tree(session, args)
         if not restored and model is not None and not manager.get_entries():
             manager.append_model_change(model.provider, model.id)
             manager.append_thinking_level_change(self.thinking_level)
@@ -812,45 +763,6 @@ class SimHost:
         )
         return {"cancelled": False, "text": selected_text}
 
-    async def _harness_tree(self, session: AgentSession, args: str) -> None:
-        """The observer's ``/harness-tree <entryId>`` (``targets/realpi/observer.ts``):
-        ``ctx.navigateTree(entryId)``, and the extension event ``tree_navigation`` saying what it
-        did (or Pi's message when it threw), with the leaf before and after."""
-        target_id = args.strip()
-        old_leaf = session.session_manager.get_leaf_id()
-        fields: dict[str, Any]
-        try:
-            result = await session.navigate_tree(target_id)
-        except PromptRejectedError as error:
-            fields = {"error": str(error)}
-        else:
-            fields = {"cancelled": bool(result.get("cancelled"))}
-        self.trace.emit(
-            "event",
-            "tree_navigation",
-            targetId=target_id,
-            oldLeafId=old_leaf,
-            newLeafId=session.session_manager.get_leaf_id(),
-            **fields,
-        )
-
-    async def _tree(self, op: TreeOp, name: str) -> OperationResult:
-        """``tree``: the entry chosen now (``get_fork_messages``, as ``fork`` chooses), then the
-        command through ``prompt()``; an awaited one fails as the navigation did."""
-        session = self._require_runtime().session
-        messages = self.fork_messages()
-        chosen = pick_fork_message(messages, op.tree.to)
-        if chosen is None:
-            return OperationResult(name, ok=False, error=no_tree_message(messages, op.tree.to))
-        text = f"/{TREE_COMMAND} {chosen}"
-        if not op.tree.wait:
-            return await self._unawaited_command(session, text, name)
-        since = len(self.trace.records)
-        outcome = await self._prompt(session, text, None, (), name)
-        if not outcome.ok:
-            return outcome
-        return tree_outcome(name, [r for r in self.trace.records[since:] if r["kind"] == "event"])
-
     async def _teardown_for_fork(self, runtime: Runtime, target_file: str | None) -> None:
         """``teardownCurrent("fork", ...)``: settle the running turn, ``session_shutdown``."""
         await runtime.session.abort()
@@ -894,25 +806,9 @@ class SimHost:
     async def run_operation(
         self, op: Operation, *, index: int | None = None, during: bool = False
     ) -> OperationResult:
-        """Run one operation the way an RPC client would, and record its outcome."""
-        name = operation_name(op)
-        if isinstance(op, RestartOp) and self.crashed:
-            # A restart is a new process: its own operation record is not the dead one's.
-            self.trace.frozen = False
-        if not during and index is not None:
-            self.current_operation = index
-        self.trace.emit("op", name, index=index, during=during or None, **_op_fields(op))
-        if (isinstance(op, CommandOp) and not op.command.wait) or (
-            isinstance(op, TreeOp) and not op.tree.wait
-        ):
-            # ``wait: false``: the RPC client sends the command line and goes on (Pi runs the
-            # handler up to its first await before it reads the next line, rpc-mode.js:318-343):
-            # the command runs on as a host task, which ``quiesce`` waits for.
-            self._track(
-                start_eagerly(self.loop, self._finish_operation(op, name, index, during), f"unawaited {name}")
-            )
-            return OperationResult(name, ok=True)
-        return await self._finish_operation(op, name, index, during)
+        """Run one operation the way an RPC client would, and record its outcome
+        (:meth:`.host_operations.HostOperations.run_operation`)."""
+        return await self._operations.run_operation(op, index=index, during=during)
 
     def _file_changed(self, path: str) -> None:
         self._changed_files[path] = self.clock.current_ms()
@@ -962,197 +858,6 @@ class SimHost:
                     continue
         self._changed_files.clear()
 
-    async def _finish_operation(
-        self, op: Operation, name: str, index: int | None, during: bool = False
-    ) -> OperationResult:
-        """Dispatch ``op`` (its start is recorded) and record its end. ``during``: a held model
-        call's or a held dialog's operation (see :meth:`_prompt`)."""
-        running = (index, name)
-        self.running_operations.append(running)
-        self.stamp_changed_files()
-        try:
-            result = await self._dispatch_operation(op, name, during)
-        except SimulatedCrash:
-            self.mark_crashed()
-            result = OperationResult(name, ok=False, error="Pi crashed")
-        except (PromptRejectedError, SettingsError) as error:
-            result = OperationResult(name, ok=False, error=str(error))
-        except ProcessStartError as error:
-            self.runtime = None
-            result = OperationResult(name, ok=False, error=str(error))
-        finally:
-            if running in self.running_operations:
-                self.running_operations.remove(running)
-        self.stamp_changed_files()
-        if not self.crashed:
-            self.trace.emit(
-                "op",
-                name,
-                phase="end",
-                ok=result.ok,
-                error=result.error,
-                disposition=result.disposition,
-                **result.data,
-            )
-        return result
-
-    async def _dispatch_operation(self, op: Operation, name: str, during: bool = False) -> OperationResult:
-        match op:
-            case RestartOp():
-                await self.restart()
-                return OperationResult(name, ok=True)
-            case EditFileOp():
-                try:
-                    with self.host_io():
-                        apply_edit(self.paths, op.edit_file)
-                except (ConfinementError, EditFileError, OSError) as error:
-                    return OperationResult(name, ok=False, error=str(error))
-                if op.edit_file.kind not in ("absent", "directory"):
-                    self._file_changed(self.paths.resolve(op.edit_file.path))
-                return OperationResult(name, ok=True)
-            case _ if self.crashed or not self.running:
-                return OperationResult(name, ok=False, error="Pi is not running")
-            case PromptOp():
-                session = self._require_runtime().session
-                images = tuple(image.to_content() for image in op.prompt.images)
-                return await self._prompt(
-                    session, op.prompt.render(), op.prompt.streaming_behavior, (), name, images, during=during
-                )
-            case CommandOp():
-                session = self._require_runtime().session
-                if not op.command.wait:
-                    # No answers of its own: it leaves the dialog answers of the operations that
-                    # wait alone (whatever dialog it opens takes theirs, as on real Pi).
-                    return await self._unawaited_command(session, op.command.text, name)
-                return await self._prompt(
-                    session, op.command.text, None, op.command.answers, name, during=during
-                )
-            case CompactOp():
-                data = await self._require_runtime().session.compact(op.compact.custom_instructions)
-                return OperationResult(name, ok=True, data={"firstKeptEntryId": data.get("firstKeptEntryId")})
-            case AbortOp():
-                await self._require_runtime().session.abort()
-                return OperationResult(name, ok=True)
-            case ReloadOp():
-                await self.reload()
-                return OperationResult(name, ok=True)
-            case CrashOp():
-                self.mark_crashed()
-                return OperationResult(name, ok=True)
-            case SetModelOp():
-                # RPC ``set_model`` looks the model up among the *available* ones (authenticated).
-                model = self.catalog.find_full(op.set_model)
-                if model is None or not self.catalog.has_auth(model.provider):
-                    provider, _, model_id = op.set_model.partition("/")
-                    return OperationResult(name, ok=False, error=f"Model not found: {provider}/{model_id}")
-                await self._require_runtime().session.set_model(model)
-                return OperationResult(name, ok=True)
-            case NewSessionOp():
-                runtime = self._require_runtime()
-                parent = runtime.session_manager.get_session_file() if op.new_session.parent else None
-                outcome = await self.new_session(parent_session=parent)
-                return OperationResult(
-                    name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
-                )
-            case TreeOp():
-                return await self._tree(op, name)
-            case BashOp():
-                self._bash_commands += 1
-                try:
-                    await self._require_runtime().session.user_bash(
-                        op.bash.command,
-                        op.bash.exclude_from_context,
-                        op.bash.output,
-                        op.bash.exit_code,
-                        bash_command_id(self._bash_commands),
-                    )
-                except UserBashError as error:
-                    return OperationResult(name, ok=False, error=str(error))
-                return OperationResult(name, ok=True)
-            case ForkOp():
-                messages = self.fork_messages()
-                chosen = pick_fork_message(messages, op.fork.message)
-                if chosen is None:
-                    return OperationResult(name, ok=False, error=no_fork_message(messages, op.fork.message))
-                outcome = await self.fork(chosen)
-                return OperationResult(
-                    name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
-                )
-            case _:
-                assert_never(op)
-
-    async def _prompt(
-        self,
-        session: AgentSession,
-        text: str,
-        behavior: Literal["steer", "followUp"] | None,
-        answers: tuple[DialogAnswer, ...],
-        name: str,
-        images: tuple[dict[str, Any], ...] = (),
-        *,
-        during: bool = False,
-    ) -> OperationResult:
-        """Send ``text`` as an RPC ``prompt`` with ``answers`` for the dialogs it opens.
-
-        A ``during`` operation (a held model call's or a held dialog's) adds its answers after
-        the held command's pending ones and drops its unused ones when it ends, as PiTarget's
-        ``_prompt`` does for every ``during`` operation (``AnswerRules.add``/``discard``); before,
-        in a held call's ``during`` they replaced the held command's answers and then cleared
-        them, so its later dialogs went unanswered on the simulator only."""
-        disposition: list[str] = []
-        added: list[DialogAnswer] = []
-        if during:
-            # Run while a dialog or a model call is held: the held command keeps its pending
-            # answers (before, in a held call's ``during`` they were replaced, then cleared).
-            added = self.ui.add_answers(tuple(answers))
-        else:
-            self.ui.set_answers(tuple(answers))
-        try:
-            await session.prompt(
-                text,
-                source="rpc",
-                streaming_behavior=behavior,
-                preflight=disposition.append,
-                images=images,
-            )
-        except SettingsError as error:
-            if disposition:
-                # Pi already answered ``started``; the post-run check's throw is swallowed (§9.19).
-                self.trace.emit("host", "swallowed", error=str(error))
-            else:
-                return OperationResult(name, ok=False, error=str(error))
-        finally:
-            if during:
-                self.ui.discard_answers(added)
-        if during:
-            return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None)
-        unused = self.ui.unused_answers()
-        errors = self.ui.take_errors()
-        self.ui.set_answers(())
-        data = {"unusedAnswers": unused} if unused else {}
-        if errors:
-            # A scripted answer that did not fit cancelled its dialog (the handler went on);
-            # the operation fails with the mismatch, as PiTarget reports it.
-            return OperationResult(
-                name,
-                ok=False,
-                error=errors[0],
-                disposition=disposition[0] if disposition else None,
-                data=data,
-            )
-        return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None, data=data)
-
-    async def _unawaited_command(self, session: AgentSession, text: str, name: str) -> OperationResult:
-        """A ``wait: false`` command, run to its end (its ``op`` end record says how it went)."""
-        disposition: list[str] = []
-        try:
-            await session.prompt(text, source="rpc", preflight=disposition.append)
-        except SettingsError as error:
-            if not disposition:
-                return OperationResult(name, ok=False, error=str(error))
-            self.trace.emit("host", "swallowed", error=str(error))
-        return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None)
-
 
 class _HostIO:
     """Marks file operations as the host's own, so the monitor neither traces nor faults them."""
@@ -1165,57 +870,6 @@ class _HostIO:
 
     def __exit__(self, *exc: object) -> None:
         self.monitor.host_io -= 1
-
-
-def _op_fields(op: Operation) -> dict[str, Any]:
-    """What the trace's ``op`` record says about an operation besides its name."""
-    match op:
-        case PromptOp():
-            text = op.prompt.render()
-            return {"chars": len(text), "text": text[:60], "streamingBehavior": op.prompt.streaming_behavior}
-        case CommandOp():
-            return {
-                "text": op.command.text,
-                "answers": len(op.command.answers) or None,
-                "wait": None if op.command.wait else False,
-            }
-        case SetModelOp():
-            return {"model": op.set_model}
-        case EditFileOp():
-            data = op.edit_file.content_bytes
-            return {
-                "path": op.edit_file.path,
-                "fileKind": op.edit_file.kind,
-                "target": op.edit_file.target,
-                # Exact bytes (``base64``): their size and digest, so the trace says which bytes.
-                "bytes": None if data is None else len(data),
-                "sha256": None if data is None else hashlib.sha256(data).hexdigest(),
-            }
-        case CompactOp():
-            return {"customInstructions": op.compact.custom_instructions}
-        case ForkOp():
-            return {"message": op.fork.message}
-        case TreeOp():
-            return {"to": op.tree.to, "wait": None if op.tree.wait else False}
-        case BashOp():
-            return {"command": op.bash.command, "excludeFromContext": op.bash.exclude_from_context}
-        case AbortOp() | ReloadOp() | RestartOp() | CrashOp() | NewSessionOp():
-            return {}
-        case _:
-            assert_never(op)
-
-
-def tree_outcome(name: str, events: list[dict[str, Any]]) -> OperationResult:
-    """An awaited ``tree``'s outcome from the ``tree_navigation`` event its command recorded."""
-    done = [e for e in events if e.get("name", e.get("type")) == "tree_navigation"]
-    if not done:
-        return OperationResult(name, ok=False, error="the tree navigation did not run")
-    last = done[-1]
-    if last.get("error"):
-        return OperationResult(name, ok=False, error=str(last["error"]))
-    if last.get("cancelled"):
-        return OperationResult(name, ok=False, error="cancelled")
-    return OperationResult(name, ok=True)
 
 
 def _reserve_tokens(settings: SettingsManager, model: Model | None) -> int | None:

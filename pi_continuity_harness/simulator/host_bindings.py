@@ -27,7 +27,8 @@ from pi_continuity_harness.simulator.session_manager import SessionManager
 from pi_continuity_harness.simulator.skill_dirs import skill_source
 
 if TYPE_CHECKING:
-    from pi_continuity_harness.simulator.host import Runtime, SimHost
+    from pi_continuity_harness.simulator.host import SimHost
+    from pi_continuity_harness.simulator.host_shared import Runtime
 
 __all__ = ["new_runner", "runtime_bindings"]
 

@@ -19,7 +19,7 @@ from pi_continuity_harness.scenario import parse_scenario
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS
 from pi_continuity_harness.scenario.operations import EditFileSpec
 from pi_continuity_harness.scenario.workspace import HostPaths, apply_edit
-from pi_continuity_harness.simulator import host
+from pi_continuity_harness.simulator import host, host_operations
 from pi_continuity_harness.simulator.messages import estimate_tokens
 from pi_continuity_harness.simulator.model_service import ModelCatalog
 from pi_continuity_harness.simulator.system_prompt import (
@@ -407,8 +407,10 @@ def test_edit_file_is_one_function_for_both_targets(
 
 
 def test_the_real_pi_target_applies_edits_with_the_same_function() -> None:
-    assert pi_target.apply_edit is apply_edit is host.apply_edit
+    # The simulated process applies ``edit_file`` in its operations job (``host_operations``).
+    assert pi_target.apply_edit is apply_edit is host_operations.apply_edit
     assert not hasattr(pi_target.PiTarget, "_edit_file") and not hasattr(host.SimHost, "_edit_file")
+    assert not hasattr(host_operations.HostOperations, "_edit_file")
 
 
 def test_paths_resolve_placeholders(tmp_path: Path) -> None:
