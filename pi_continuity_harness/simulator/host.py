@@ -1,24 +1,25 @@
-"""The simulated Pi process: runtimes, lifecycle, and operations.
+"""The simulated Pi machine and its process: directories, model, UI, trace, faults, host tasks.
 
 A :class:`SimHost` is one *machine*: its directories, the scripted model (which outlives
 Pi, like the fake server), the UI hub (like an RPC client) and the trace. It runs one Pi
 *process* at a time; each process holds one :class:`Runtime` (Pi's ``AgentSessionRuntime``:
 settings, session, extension instances), replaced on reload and new session, rebuilt on
-restart, and gone after a crash.
+restart, and gone after a crash (nothing more happens; files stay exactly as they are).
 
-Lifecycle, as Pi 1.6 does it (``agent-session-runtime.js``, ``agent-session.js:3104``):
+This module keeps what the machine itself does: the host tasks and :meth:`SimHost.quiesce`
+(the RPC client waiting for every response), the host's own file operations (session lines,
+built-in tools' reads and writes, untraced by the monitor), crashes and the fault plan's
+triggers, a held call's or dialog's ``during`` operations, ``ctx.shutdown()`` as each mode acts
+on it (rpc-mode.js:275-279, 609-613; interactive-mode.js:3117-3121, 3739-3743), the budget
+report and the virtual file times. Its other jobs each have a module, the host keeping one-line
+delegates for their public names:
 
-* startup / restart: trust and settings read from disk, extensions loaded fresh,
-  ``session_start{startup}`` (even when resuming a file, §9.14); an extension that fails to
-  load makes the process refuse to start (:class:`ProcessStartError`, as real Pi exits 1);
-  ``--session <file>`` for a file not written yet starts a fresh session there with Pi's
-  default model;
-* reload: refused while streaming or compacting; ``session_shutdown{reload}``, the old
-  instances go stale, settings re-read, fresh instances, ``session_start{reload}``;
-* new session: ``session_before_switch{new}`` (may cancel), the running turn is aborted,
-  ``session_shutdown{new}``, a new runtime, ``session_start{new}``;
-* quit: ``session_shutdown{quit}``;
-* crash: nothing more happens; files stay exactly as they are.
+* :mod:`.host_runtimes`: start, reload, new session, fork, quit (``AgentSessionRuntime``,
+  agent-session-runtime.js; ``AgentSession.reload``, agent-session.js:3104-3141);
+* :mod:`.host_bindings`: each runtime's extension runner and what its ``pi``/``ctx`` calls
+  reach (``_bindExtensionCore``, agent-session.js:2848-2975);
+* :mod:`.host_operations`: a scenario operation as an RPC client sends it (rpc-mode.js:312-587);
+* :mod:`.host_shared`: :class:`Runtime`, :class:`OperationResult`, :class:`ProcessStartError`.
 """
 
 from __future__ import annotations
@@ -28,12 +29,6 @@ import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
-from pi_continuity_harness.api.events import (
-    SessionBeforeForkEvent,
-    SessionBeforeSwitchEvent,
-    SessionShutdownEvent,
-    SessionStartEvent,
-)
 from pi_continuity_harness.api.extension_api import ExtensionFactory, Mode, Model
 from pi_continuity_harness.scenario.budget import Budget
 from pi_continuity_harness.scenario.faults import FaultPlan
@@ -47,37 +42,18 @@ from pi_continuity_harness.scenario.model_script import (
 )
 from pi_continuity_harness.scenario.observed import summary_files
 from pi_continuity_harness.scenario.operations import (
-    TREE_COMMAND,
     Operation,
 )
 from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
-from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.scenario.workspace import HostPaths, write_file
-from pi_continuity_harness.simulator.agent_session import AgentSession, PiThrewError, PromptRejectedError
-from pi_continuity_harness.simulator.commands import (
-    PromptTemplatesNotModelledError,
-    prompt_templates_problem,
-)
+from pi_continuity_harness.simulator.agent_session import PromptRejectedError
 from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClock
-from pi_continuity_harness.simulator.host_bindings import new_runner, runtime_bindings
 from pi_continuity_harness.simulator.host_operations import HostOperations
+from pi_continuity_harness.simulator.host_runtimes import HostRuntimes
 from pi_continuity_harness.simulator.host_shared import OperationResult, ProcessStartError, Runtime
 from pi_continuity_harness.simulator.json_copy import json_copy
 from pi_continuity_harness.simulator.meter import Meter
 from pi_continuity_harness.simulator.model_service import ModelCatalog, ScriptedModelService
-from pi_continuity_harness.simulator.prompt_templates import PromptTemplates
-from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
-from pi_continuity_harness.simulator.resources import (
-    extend_resources_from_extensions,
-    read_prompt_files,
-    reset_extension_resources,
-)
-from pi_continuity_harness.simulator.session_manager import SessionManager
-from pi_continuity_harness.simulator.settings import (
-    SettingsError,
-    SettingsManager,
-)
-from pi_continuity_harness.simulator.skill_dirs import load_default_skills
 from pi_continuity_harness.simulator.ui import UIHub
 from pi_continuity_harness.simulator.virtual_loop import VirtualTimeEventLoop, start_eagerly
 
@@ -129,6 +105,8 @@ class SimHost:
         self.running_operations: list[tuple[int | None, str]] = []
         #: The operations job (:mod:`.host_operations`).
         self._operations = HostOperations(self)
+        #: The runtimes job (:mod:`.host_runtimes`): start, reload, new session, fork, quit.
+        self._runtimes = HostRuntimes(self)
         self.ui = UIHub(self.trace)
         self.ui.hold = self._run_dialog_during
         self.ui.track = self._track
@@ -403,147 +381,6 @@ class SimHost:
             result = await self.run_operation(op, during=True)
             self.held_outcomes.append((f"dialog:{method}", operation, result))
 
-    # ================================================================= runtimes
-    def _model_for_new_runtime(self, manager: SessionManager, restored: bool) -> Model | None:
-        if restored:
-            projection = manager.build_session_projection()
-            if projection.model is not None:
-                found = self.catalog.find(*projection.model)
-                if found is not None:
-                    return found
-        return self.catalog.find_full(self.active_model)
-
-    def default_model(self) -> Model | None:
-        """The model Pi picks without ``--model`` and without a session to restore it from:
-        ``findInitialModel`` falls back to the first available model (models.json order)."""
-        return self.catalog.first_available()
-
-    async def _create_runtime(
-        self,
-        manager: SessionManager,
-        start_event: SessionStartEvent,
-        *,
-        restored: bool,
-        model: Model | None = None,
-        startup: bool = False,
-        thinking_from_settings: bool = False,
-    ) -> Runtime:
-        with self.host_io():
-            trust, settings = SettingsManager.create_trusting(
-                self.paths.project_dir, self.paths.agent_dir, approve=self.approve
-            )
-        model = model or self._model_for_new_runtime(manager, restored)
-        if thinking_from_settings:
-            # A process started without ``--thinking`` on a new session: the per-model level,
-            # else ``defaultThinkingLevel``, else Pi's default, clamped to the model (sdk.js:121-143).
-            values = settings.get_settings()
-            per_model = values.get("modelThinkingLevels")
-            level = (
-                per_model.get(f"{model.provider}/{model.id}")
-                if isinstance(per_model, dict) and model
-                else None
-            )
-            level = level or values.get("defaultThinkingLevel") or DEFAULT_THINKING_LEVEL
-            self.thinking_level = clamp_thinking_level(model, str(level))
-        session = AgentSession(
-            session_manager=manager,
-            settings=settings,
-            service=self.service,
-            model=model,
-            trace=self.trace,
-            cwd=self.paths.project_dir,
-            package_dir=self.package_dir,
-            thinking_level=self.thinking_level,
-            spawn=self.spawn,
-            track=self._track,
-            write_file=self._tool_write,
-            remove_file=self._tool_remove,
-            read_file=self._tool_read,
-            summary_files=self._summary_files,
-        )
-        session.rpc = self.record_rpc
-        session.host_io = self.host_io
-        session.on_thinking_level = self._thinking_level_changed
-        session.host_commands[TREE_COMMAND] = lambda args: self._operations.harness_tree(session, args)
-        if not restored and model is not None and not manager.get_entries():
-            manager.append_model_change(model.provider, model.id)
-            manager.append_thinking_level_change(self.thinking_level)
-        runner = new_runner(self, session, manager)
-        runtime = Runtime(trust, settings, manager, session, runner)
-        self.trace.emit(
-            "host",
-            "runtime",
-            reason=start_event.reason,
-            sessionId=manager.get_session_id(),
-            sessionFile=manager.get_session_file(),
-            trusted=trust.trusted,
-            trust=trust.reason,
-            model=model.full_id if model else None,
-            settingsErrors=settings.errors or None,
-            # The window and reserve in force, for a reader of the trace (the HTML report draws
-            # the threshold from them); Pi does not say them anywhere at startup.
-            contextWindow=model.context_window if model else None,
-            reserveTokens=_reserve_tokens(settings, model),
-        )
-        failures = await runner.load(self.extensions)
-        if failures and startup:
-            # Real Pi collects the load errors as startup diagnostics, prints them and exits 1
-            # before any extension event (main.js:825): the process never starts.
-            path, message = failures[0]
-            self.trace.emit("host", "start_failed", extensionPath=path, error=message)
-            self.running = False
-            raise ProcessStartError(f'Failed to load extension "{path}": Failed to load extension: {message}')
-        for path, message in failures:
-            # Reload and session replacement drop load errors silently in RPC mode (no event).
-            self.trace.emit("host", "extension_load_failed", extensionPath=path, error=message)
-        read_prompt_files(session, self.paths.agent_dir, self.paths.workdir, trusted=trust.trusted)
-        self._load_default_skills(runtime)
-        self._load_prompt_templates(session, settings, trusted=trust.trusted)
-        runner.bind(runtime_bindings(self, runtime))
-        session.runner = runner
-        # The loadout the session's branch declares (agent-session.js:245, :1460-1487).
-        session.restore_tools_from_transcript()
-        self.runtime = runtime
-        self.last_session_file = manager.get_session_file()
-        await session.dispatch(start_event)
-        # bindExtensions ends asking for more resources (agent-session.js:2786-2788).
-        await extend_resources_from_extensions(session, "startup")
-        return runtime
-
-    def _load_default_skills(self, runtime: Runtime) -> None:
-        """The skills of Pi's skill folders and ``skills`` setting (:mod:`.skill_dirs`), loaded
-        with the resource loader's other resources, before ``session_start``."""
-        settings = runtime.settings
-        load_default_skills(
-            runtime.session,
-            self.paths.agent_dir,
-            trusted=settings.project_trusted,
-            global_settings=settings.global_settings,
-            project_settings=settings.project_settings,
-        )
-
-    def _load_prompt_templates(
-        self, session: AgentSession, settings: SettingsManager, *, trusted: bool
-    ) -> None:
-        """The resource loader's prompt templates (resource-loader.js:454-458), read for each
-        runtime and on every reload as the host's own reads (:mod:`.prompt_templates`).
-
-        A run that may have templates the simulator does not load (the ``prompts`` setting, an
-        ignore file in a prompts folder: :func:`.commands.prompt_templates_problem`) is refused
-        here, as a ``skills`` setting pattern is (:mod:`.skill_dirs`): run without them, its
-        ``/name`` prompts and ``pi.get_commands`` would silently differ from real Pi's."""
-        with self.host_io():
-            problem = prompt_templates_problem(
-                settings.get_settings(), self.paths.agent_dir, self.paths.project_dir, trusted=trusted
-            )
-            if problem is not None:
-                raise PromptTemplatesNotModelledError(
-                    f"prompt templates beyond Pi's default folders are not modelled by the simulator ({problem})"
-                )
-            session.prompt_templates = PromptTemplates.discover(
-                self.paths.agent_dir, session.cwd, trusted=trusted
-            )
-
     def _thinking_level_changed(self, level: str) -> None:
         """The session changed the thinking level (a model switch): the level a later runtime
         starts with and ``pi.getThinkingLevel()`` answers."""
@@ -590,90 +427,24 @@ class SimHost:
             await self.stop()
             await self.quiesce()
 
-    # ================================================================= lifecycle
+    # ================================================================= lifecycle (:mod:`.host_runtimes`)
+    def default_model(self) -> Model | None:
+        """The model Pi picks without ``--model`` and without a session to restore it from."""
+        return self._runtimes.default_model()
+
     async def start(self, session_file: str | None = None) -> None:
         """Start a Pi process: a new session, or ``--session <file>`` to resume one."""
-        self.crashed = False
-        self._shutdown_requested_at = None
-        self.trace.frozen = False
-        self.monitor.frozen = False
-        self.running = True
-        self.trace.emit("host", "start", resume=session_file)
-        if session_file is not None:
-            existed = os.path.exists(session_file)
-            with self.host_io():
-                manager = self._open_manager(session_file)
-            if existed:
-                await self._create_runtime(
-                    manager, SessionStartEvent(reason="startup"), restored=True, startup=True
-                )
-            else:
-                # ``--session <file>`` before the file was written (lazy files, §9.12): Pi starts a
-                # fresh session at that path with its default model (no ``--model`` on restart),
-                # appending ``model_change`` and ``thinking_level_change`` like any new session.
-                await self._create_runtime(
-                    manager,
-                    SessionStartEvent(reason="startup"),
-                    restored=False,
-                    model=self.default_model(),
-                    startup=True,
-                    thinking_from_settings=True,
-                )
-        else:
-            session_id, self._first_session_id = self._first_session_id, None
-            manager = self._new_manager(session_id=session_id)
-            await self._create_runtime(
-                manager, SessionStartEvent(reason="startup"), restored=False, startup=True
-            )
+        await self._runtimes.start(session_file)
 
     async def stop(self) -> None:
         """Quit (stdin EOF): ``session_shutdown{quit}``, then the process ends."""
-        if not self.running or self.runtime is None:
-            return
-        runtime = self.runtime
-        await runtime.session.abort()
-        await runtime.session.dispatch(SessionShutdownEvent(reason="quit"))
-        runtime.runner.invalidate()
-        self.trace.emit("host", "quit")
-        self.running = False
-        self.runtime = None
+        await self._runtimes.stop()
 
     async def restart(self) -> None:
-        if self.running:
-            await self.stop()
-        await self.start(session_file=self.last_session_file)
+        await self._runtimes.restart()
 
     async def reload(self) -> None:
-        runtime = self._require_runtime()
-        session = runtime.session
-        # ``AgentSession.reload`` (agent-session.js:3105-3110): Pi's errors, what ``ctx.reload()``
-        # raises (``PiError``) and what RPC ``/reload`` answers.
-        if session.is_streaming:
-            raise PiThrewError("Wait for the current response to finish before reloading.")
-        if session.is_compacting:
-            raise PiThrewError("Wait for compaction to finish before reloading.")
-        await session.dispatch(SessionShutdownEvent(reason="reload"))
-        runtime.runner.invalidate()
-        with self.host_io():
-            runtime.settings.reload()
-        runner = new_runner(self, session, runtime.session_manager)
-        self.trace.emit("host", "reload", settingsErrors=runtime.settings.errors or None)
-        for path, message in await runner.load(self.extensions):
-            self.trace.emit("host", "extension_load_failed", extensionPath=path, error=message)
-        read_prompt_files(
-            session, self.paths.agent_dir, self.paths.workdir, trusted=runtime.settings.project_trusted
-        )
-        self._load_prompt_templates(session, runtime.settings, trusted=runtime.settings.project_trusted)
-        new_runtime = Runtime(runtime.trust, runtime.settings, runtime.session_manager, session, runner)
-        runner.bind(runtime_bindings(self, new_runtime))
-        session.runner = runner
-        self.runtime = new_runtime
-        # Every extension tool of the new runtime is active again (agent-session.js:3131-3134).
-        session.active_tools.reload()
-        reset_extension_resources(session)
-        self._load_default_skills(new_runtime)
-        await session.dispatch(SessionStartEvent(reason="reload"))
-        await extend_resources_from_extensions(session, "reload")
+        await self._runtimes.reload()
 
     async def new_session(
         self,
@@ -681,121 +452,15 @@ class SimHost:
         parent_session: str | None = None,
         with_session: Callable[[Any], Awaitable[None]] | None = None,
     ) -> dict[str, Any]:
-        runtime = self._require_runtime()
-        result = await runtime.session.dispatch(
-            SessionBeforeSwitchEvent(reason="new", target_session_file=None)
-        )
-        if result is not None and getattr(result, "cancel", False):
-            return {"cancelled": True}
-        previous_file = runtime.session_manager.get_session_file()
-        manager = self._new_manager(parent_session=parent_session)
-        await runtime.session.abort()
-        await runtime.session.dispatch(
-            SessionShutdownEvent(reason="new", target_session_file=manager.get_session_file())
-        )
-        runtime.runner.invalidate()
-        new_runtime = await self._create_runtime(
-            manager,
-            SessionStartEvent(reason="new", previous_session_file=previous_file),
-            restored=False,
-            model=runtime.session.model,
-        )
-        if with_session is not None:
-            await with_session(new_runtime.runner.create_replaced_context())
-        return {"cancelled": False}
+        return await self._runtimes.new_session(parent_session=parent_session, with_session=with_session)
 
     def fork_messages(self) -> list[dict[str, str]]:
-        """RPC ``get_fork_messages`` (``getUserMessagesForForking``, agent-session.js:3539-3553):
-        every user message entry with text, in file order."""
-        runtime = self._require_runtime()
-        found = []
-        for entry in runtime.session_manager.get_entries():
-            if entry.get("type") != "message" or entry["message"].get("role") != "user":
-                continue
-            text = content_text(entry["message"].get("content"), "")
-            if text:
-                found.append({"entryId": str(entry["id"]), "text": text})
-        return found
+        """RPC ``get_fork_messages``: every user message entry with text, in file order."""
+        return self._runtimes.fork_messages()
 
     async def fork(self, entry_id: str) -> dict[str, Any]:
-        """RPC ``fork`` (``AgentSessionRuntime.fork``, agent-session-runtime.js:185-270, position
-        ``before``): ``session_before_fork`` may cancel; otherwise a new session holding the path
-        up to the selected user message's parent, its header linking the source file, replaces
-        the runtime (``session_shutdown{fork}``, ``session_start{fork}``)."""
-        runtime = self._require_runtime()
-        result = await runtime.session.dispatch(SessionBeforeForkEvent(entry_id=entry_id, position="before"))
-        if result is not None and getattr(result, "cancel", False):
-            return {"cancelled": True}
-        current = runtime.session_manager
-        selected = current.get_entry(entry_id)
-        if selected is None or selected.get("type") != "message" or selected["message"].get("role") != "user":
-            raise PromptRejectedError("Invalid entry ID for forking")
-        target_leaf = selected.get("parentId")
-        selected_text = content_text(selected["message"].get("content"), "")
-        previous_file = current.get_session_file()
-        manager: SessionManager
-        if current.is_persisted():
-            if previous_file is None:
-                raise PromptRejectedError("Persisted session is missing a session file")
-            if not target_leaf:
-                manager = self._new_manager(parent_session=previous_file)
-            else:
-                if not os.path.exists(previous_file):
-                    raise PromptRejectedError(
-                        "This session has not been saved yet. Send a message before cloning or forking it."
-                    )
-                with self.host_io():
-                    manager = self._open_manager(previous_file)
-                    manager.create_branched_session(target_leaf)
-            await self._teardown_for_fork(runtime, manager.get_session_file())
-        else:
-            manager = current
-            await self._teardown_for_fork(runtime, manager.get_session_file())
-            if not target_leaf:
-                manager.new_session(parent_session=previous_file)
-            else:
-                manager.create_branched_session(target_leaf)
-        await self._create_runtime(
-            manager,
-            SessionStartEvent(reason="fork", previous_session_file=previous_file),
-            restored=bool(target_leaf),
-            model=runtime.session.model,
-        )
-        return {"cancelled": False, "text": selected_text}
-
-    async def _teardown_for_fork(self, runtime: Runtime, target_file: str | None) -> None:
-        """``teardownCurrent("fork", ...)``: settle the running turn, ``session_shutdown``."""
-        await runtime.session.abort()
-        await runtime.session.dispatch(SessionShutdownEvent(reason="fork", target_session_file=target_file))
-        runtime.runner.invalidate()
-
-    def _open_manager(self, session_file: str) -> SessionManager:
-        """The session manager of an existing session file (a resume, or the source of a fork)."""
-        return SessionManager.open(
-            session_file,
-            cwd=self.paths.project_dir,
-            session_dir=self.paths.session_dir,
-            clock=self.clock,
-            rng=self.rng,
-            write_line=self._write_session,
-            on_append=self._on_entry,
-        )
-
-    def _new_manager(
-        self, *, parent_session: str | None = None, session_id: str | None = None
-    ) -> SessionManager:
-        """A new session's manager (startup, ``/new``, a fork's target), written through this host."""
-        return SessionManager.create(
-            cwd=self.paths.project_dir,
-            session_dir=self.paths.session_dir,
-            clock=self.clock,
-            rng=self.rng,
-            session_id=session_id,
-            parent_session=parent_session,
-            persist=self.persist_sessions,
-            write_line=self._write_session,
-            on_append=self._on_entry,
-        )
+        """RPC ``fork`` (position ``before``)."""
+        return await self._runtimes.fork(entry_id)
 
     def _require_runtime(self) -> Runtime:
         if self.runtime is None or not self.running:
@@ -870,12 +535,3 @@ class _HostIO:
 
     def __exit__(self, *exc: object) -> None:
         self.monitor.host_io -= 1
-
-
-def _reserve_tokens(settings: SettingsManager, model: Model | None) -> int | None:
-    """``compaction.reserveTokens`` for ``model`` (``settings-manager.js:681``), or None when the
-    settings are invalid: Pi then throws at its first compaction check, not at startup."""
-    try:
-        return settings.get_compaction_settings(model).reserve_tokens
-    except SettingsError:
-        return None
