@@ -6,8 +6,9 @@ time. The host is ``agent_session``/``agent_loop`` (Pi's session and loop; the s
 in ``session_tools``, ``session_prompting``, ``session_runs``, ``session_compaction``,
 ``session_tree`` and ``session_model``), ``compaction`` and ``overflow``, ``session_manager``,
 ``settings``, ``model_service`` (the scripted model), ``runner`` (the extension runner and the
-API objects), ``host`` (the process: runtimes, lifecycle, operations), ``virtual_loop`` and
-``determinism``.
+API objects), ``host`` (the process; its jobs in ``host_runtimes``: start, reload, new session,
+fork; ``host_bindings``: what an extension's ``pi``/``ctx`` calls reach; ``host_operations``:
+the scenario's operations; ``host_shared``), ``virtual_loop`` and ``determinism``.
 
 Compatibility, for one release (0.2): the names of the extension API (now
 :mod:`pi_continuity_harness.api`) and of the scenario language (now

@@ -35,7 +35,7 @@ wrapper, here the extension's name (as ``extension_error.extensionPath`` is), an
 
 Prompt templates of the ``prompts`` setting, and ignore files in a prompts folder, are not
 modelled: the simulator refuses a run that may have such when its runtime starts or reloads
-(:func:`prompt_templates_problem`, ``SimHost._load_prompt_templates``), rather than list and
+(:func:`prompt_templates_problem`, ``HostRuntimes._load_prompt_templates``), rather than list and
 expand templates that silently lack them.
 """
 

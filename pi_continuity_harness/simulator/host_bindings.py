@@ -146,7 +146,7 @@ def runtime_bindings(host: SimHost, runtime: Runtime) -> RuntimeBindings:
 
     def get_commands() -> list[CommandInfo]:
         # agent-session.js:2849-2872 (simulator/commands.py). A run with prompt templates
-        # the simulator does not load never gets here (``_load_prompt_templates``).
+        # the simulator does not load never gets here (``HostRuntimes._load_prompt_templates``).
         resources = extension_resources(session)
         runner = session.runner
         assert runner is not None

@@ -195,7 +195,7 @@ def test_a_run_that_may_have_templates_beyond_the_default_folders_is_refused(
     tmp_path: Path, overrides: dict[str, Any], problem: str
 ) -> None:
     """Run without them, its ``/name`` prompts and ``get_commands`` would lack templates real Pi
-    loads: the runtime's start refuses it (``SimHost._load_prompt_templates``)."""
+    loads: the runtime's start refuses it (``HostRuntimes._load_prompt_templates``)."""
     seen: list[list[CommandInfo]] = []
 
     def extension(pi: ExtensionAPI) -> None:
