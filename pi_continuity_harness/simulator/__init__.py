@@ -5,8 +5,8 @@ commands. :func:`simulate` runs a whole scenario; :class:`Simulation` runs one o
 time. The host is ``agent_session``/``agent_loop`` (Pi's session and loop; the session's jobs
 in ``session_tools``, ``session_prompting``, ``session_runs``, ``session_compaction``,
 ``session_tree`` and ``session_model``), ``compaction`` and ``overflow``, ``session_manager``,
-``settings``, ``model_service`` (the scripted model), ``runner`` (the extension runner and the
-API objects), ``host`` (the process; its jobs in ``host_runtimes``: start, reload, new session,
+``settings``, ``model_service`` (the scripted model), ``runner`` (the extension runner; the
+API objects in ``runner_api``), ``host`` (the process; its jobs in ``host_runtimes``: start, reload, new session,
 fork; ``host_bindings``: what an extension's ``pi``/``ctx`` calls reach; ``host_operations``:
 the scenario's operations; ``host_shared``), ``virtual_loop`` and ``determinism``.
 
