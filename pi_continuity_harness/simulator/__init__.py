@@ -2,13 +2,14 @@
 
 Audience: the simulated target (``targets.sim``), the explorer and the ``simulate``/``replay``
 commands. :func:`simulate` runs a whole scenario; :class:`Simulation` runs one operation at a
-time. The host is ``agent_session``/``agent_loop`` (Pi's session and loop; the session's jobs
-in ``session_tools``, ``session_prompting``, ``session_runs``, ``session_compaction``,
+time. The host is ``agent_session``/``agent_loop`` (Pi's session and loop; the session's jobs in
+``session_tools``, ``session_prompting``, ``session_runs``, ``session_compaction``,
 ``session_tree`` and ``session_model``), ``compaction`` and ``overflow``, ``session_manager``,
-``settings``, ``model_service`` (the scripted model), ``runner`` (the extension runner; the
-API objects in ``runner_api``), ``host`` (the process; its jobs in ``host_runtimes``: start, reload, new session,
-fork; ``host_bindings``: what an extension's ``pi``/``ctx`` calls reach; ``host_operations``:
-the scenario's operations; ``host_shared``), ``virtual_loop`` and ``determinism``.
+``settings``, ``model_service`` (the scripted model; pi-ai's provider in ``provider`` and
+``provider_stream``), ``runner`` (the extension runner; the API objects in ``runner_api``),
+``host`` (the process; its jobs in ``host_runtimes``: start, reload, new session, fork;
+``host_bindings``: what an extension's ``pi``/``ctx`` calls reach; ``host_operations``: the
+scenario's operations; ``host_shared``), ``virtual_loop`` and ``determinism``.
 
 Compatibility, for one release (0.2): the names of the extension API (now
 :mod:`pi_continuity_harness.api`) and of the scenario language (now
