@@ -3,7 +3,9 @@
 The implementation's system chooses the explorer plug-in (Pi Session Continuity, or blitz
 handoff). Each seed expands into options (printed, VOPR style) and a concrete scenario, which
 runs operation by operation on the simulated host with every invariant checked after every
-effect and operation (blitz handoff: once the run is over); for Pi Session Continuity the
+effect and operation (blitz handoff: after every operation those a prefix of the run can break,
+the rest once the run is over), and the run stops at the operation that broke one; for Pi
+Session Continuity the
 faults then heal and the next threshold compaction must commit (liveness). A failing seed is
 minimised and written under ``--out`` as a scenario YAML, its trace and a ``.feature``
 regression; the line printed for it shows the exact ``replay`` command.

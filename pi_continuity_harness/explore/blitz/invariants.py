@@ -1,9 +1,11 @@
 """The blitz handoff explorer's invariants, read from what a run leaves behind.
 
 They read the operations (with their dispositions), the session files, the trace and the
-managed files, never the reference's code, and are checked when the run is over (several only
-hold once the run is quiet: a prompt captured while a writer works is delivered later). The
-first four are the rules the reference document stresses:
+managed files, never the reference's code. Those a prefix of the run can break are checked after
+every operation on the run so far, so the explorer stops at the operation that broke one; the
+others, and the parts that need the run's end, when the run is over (several only hold once the
+run is quiet: a prompt captured while a writer works is delivered later): :data:`CHECKED_WHEN`
+says which, and why. The first four are the rules the reference document stresses:
 
 ``captured_prompts_kept_in_order``
     every prompt the implementation captured (``handled``) is kept, unchanged, in the
@@ -44,7 +46,8 @@ receiving session's bootstrap, set aside by its producer (the ``withSession`` co
 message is the extension's when its text, as the trace writes it (``$WORK`` paths), is an
 ``input`` the extension sent.
 
-:class:`BlitzChecker` runs them when the run is over (``finish``); :func:`run_checker` builds
+:class:`BlitzChecker` runs them after every operation and when the run is over (``finish``);
+:func:`run_checker` builds
 one for any run of the system (the explorer's, or a regression file the suite replays).
 """
 
@@ -70,7 +73,15 @@ from pi_continuity_harness.scenario.transcript import content_text as _text
 from pi_continuity_harness.simulator.runner import REPLACED_SESSION
 from pi_continuity_harness.simulator.simulation import Simulation
 
-__all__ = ["BLITZ_INVARIANTS", "BlitzChecker", "invariant_specs", "run_checker"]
+__all__ = [
+    "BLITZ_INVARIANTS",
+    "CHECKED_WHEN",
+    "END",
+    "PREFIX",
+    "BlitzChecker",
+    "invariant_specs",
+    "run_checker",
+]
 
 #: The tag each entry carries through :func:`_paired_tool_results` (a trace position, or nothing).
 T = TypeVar("T")
@@ -89,6 +100,10 @@ class _Run:
 
     simulation: Simulation
     settings: dict[str, Any]
+    #: Whether the run is over (:meth:`BlitzChecker.finish`); False while :meth:`BlitzChecker.after_operation`
+    #: judges the run so far, when the parts of an invariant that need the run's end say nothing.
+    over: bool = True
+    _records: list[dict[str, Any]] | None = None
     _boundaries: list[int] | None = None
     _transcript: list[tuple[int, oracle.Item]] | None = None
     _entries: list[tuple[int, str, dict[str, Any]]] | None = None
@@ -97,6 +112,11 @@ class _Run:
     #: (filled by :meth:`producers`).
     _replaced_session_sends: set[int] = field(default_factory=set)
     _files: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: Shared by the checks of one run (:class:`BlitzChecker`): what is known of the run so far
+    #: that a later check reads unchanged (None: nothing shared).
+    memo: _Memo | None = None
+    #: What one reading of the run made, by name (:meth:`once`).
+    _made: dict[str, Any] = field(default_factory=dict)
     _handoff_messages: list[tuple[int, int, oracle.HandoffMessage]] | None = None
 
     @property
@@ -114,7 +134,11 @@ class _Run:
 
     @property
     def records(self) -> list[dict[str, Any]]:
-        return list(self.host.trace.records)
+        """The trace's records as they stand when first read (one copy per check: a ``_Run`` reads
+        the run at one moment, and every invariant iterates them, some several times)."""
+        if self._records is None:
+            self._records = list(self.host.trace.records)
+        return self._records
 
     def real(self, path: str) -> str:
         return path.replace("$WORK", self.host.paths.workdir)
@@ -122,8 +146,20 @@ class _Run:
     def session_files(self) -> list[Path]:
         return sorted(Path(self.host.paths.session_dir).glob("*.jsonl"))
 
+    def once(self, name: str, make: Callable[[], T]) -> T:
+        """``make()``, made once for this reading of the run: the invariants read the same
+        derived lists (the session entries, the tool exchanges, the template responses) several
+        times in one check, and a check now follows every operation."""
+        if name not in self._made:
+            self._made[name] = make()
+        made: T = self._made[name]
+        return made
+
     def session_entries(self) -> list[list[dict[str, Any]]]:
         """Entries per session, in creation order (files on disk, plus the live session)."""
+        return self.once("session_entries", self._session_entries)
+
+    def _session_entries(self) -> list[list[dict[str, Any]]]:
         out = []
         live = self.host.runtime.session_manager if self.host.runtime is not None else None
         live_file = live.get_session_file() if live is not None else None
@@ -144,7 +180,7 @@ class _Run:
         key = str(path)
         known = self._files.get(key)
         if known is None:
-            known = self._files[key] = _lines(path)
+            known = self._files[key] = _lines(path) if self.memo is None else self.memo.lines(path)
         return known
 
     def managed(self, *parts: str) -> Path:
@@ -202,10 +238,15 @@ class _Run:
             if r["kind"] == "event" and r["name"] == "input" and r.get("source") == "extension"
         }
         out = []
+        items = self.memo.items if self.memo is not None else {}
         for seq, _session, entry in self.entries():
             text = _user_text(entry)
-            ours = {text} if text is not None and self.traced(text) in sent else set()
-            out.append((seq, oracle.items_from_entries([entry], ours)[0]))
+            mine = text is not None and self.traced(text) in sent
+            item = items.get((seq, mine))
+            if item is None:
+                ours = {text} if text is not None and mine else set()
+                item = items[(seq, mine)] = oracle.items_from_entries([entry], ours)[0]
+            out.append((seq, item))
         self._transcript = out
         return out
 
@@ -365,6 +406,31 @@ class _Run:
         return [t for t in texts if t]
 
 
+@dataclass
+class _Memo:
+    """What the checks of one run (after every operation, then at its end) share: a session file
+    parsed while its size and modification time stay the same (Pi only appends to one), and the
+    oracle's reading of the entry appended at a trace position (an entry never changes once
+    appended; keyed with whether the extension sent it). Without them, checking after every
+    operation parsed every file and read every entry again each time."""
+
+    files: dict[str, tuple[tuple[int, int], list[dict[str, Any]]]] = field(default_factory=dict)
+    items: dict[tuple[int, bool], oracle.Item] = field(default_factory=dict)
+
+    def lines(self, path: Path) -> list[dict[str, Any]]:
+        try:
+            stat = path.stat()
+        except OSError:
+            return []
+        stamp = (stat.st_size, stat.st_mtime_ns)
+        known = self.files.get(str(path))
+        if known is not None and known[0] == stamp:
+            return known[1]
+        records = _lines(path)
+        self.files[str(path)] = (stamp, records)
+        return records
+
+
 def _user_text(entry: dict[str, Any]) -> str | None:
     """The text of a user message entry (None: the entry is no user message)."""
     message = entry.get("message") or {}
@@ -407,6 +473,10 @@ def _tool_exchanges(entries: list[dict[str, Any]]) -> Iterator[tuple[str, dict[s
 
 
 def _submitted_dossiers(run: _Run) -> set[str]:
+    return run.once("submitted_dossiers", lambda: _find_submitted_dossiers(run))
+
+
+def _find_submitted_dossiers(run: _Run) -> set[str]:
     submitted: set[str] = set()
     for entries in run.session_entries():
         dossier = None
@@ -553,6 +623,10 @@ def dossier_kept_until_receiver_turn(run: _Run, ops: list[dict[str, Any]]) -> It
 def _template_responses(run: _Run) -> list[tuple[int, dict[str, Any]]]:
     """(trace seq, tool result) of every template retrieval: the trace's executions paired in
     order with the results the session file recorded for them."""
+    return run.once("template_responses", lambda: _find_template_responses(run))
+
+
+def _find_template_responses(run: _Run) -> list[tuple[int, dict[str, Any]]]:
     executions = [
         r
         for r in run.records
@@ -686,6 +760,10 @@ class _Exchange:
 def _exchanges(run: _Run) -> list[_Exchange]:
     """Every tool call with its result, in trace order, with the session it ran in (the entries
     placed by the trace: :meth:`_Run.entries`)."""
+    return run.once("exchanges", lambda: _find_exchanges(run))
+
+
+def _find_exchanges(run: _Run) -> list[_Exchange]:
     tagged = (((seq, session), entry) for seq, session, entry in run.entries())
     return [
         _Exchange(seq, session, name, arguments, _text(message.get("content")), bool(message.get("isError")))
@@ -837,7 +915,7 @@ def emergency_once_at_90_percent(run: _Run, ops: list[dict[str, Any]]) -> Iterat
             and owed is None
         ):
             owed = run.epoch(seq)
-    if owed is not None and not emergencies.get(owed):
+    if run.over and owed is not None and not emergencies.get(owed):
         yield "a completed turn at or above 90% with an unsubmitted request got no emergency instruction"
 
 
@@ -986,7 +1064,7 @@ def automatic_request_when_due(run: _Run, ops: list[dict[str, Any]]) -> Iterator
             ):
                 owed = (tokens, levels[spent])
             tokens = None
-    if owed is not None:
+    if run.over and owed is not None:
         yield (
             f"{session}: a completed turn at {owed[0]} tokens (>= {owed[1]:g}% of {WINDOW}) with no active "
             "request and automatic budget left got no automatic request"
@@ -1178,7 +1256,7 @@ def foreign_files_untouched(run: _Run, ops: list[dict[str, Any]]) -> Iterator[st
         if touched is not None:
             yield f"the implementation removed or overwrote the foreign file {path}"
             continue
-        if any(seq > op["seq"] and str(path) == where for seq, where in by_model):
+        if not run.over or any(seq > op["seq"] and str(path) == where for seq, where in by_model):
             continue
         later = [
             o for o in ops if o["kind"] == "edit_file" and o["path"] == op["path"] and o["seq"] > op["seq"]
@@ -1263,6 +1341,66 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
 )
 
 
+#: An invariant whose violation on the run's first k operations stays one whatever follows (a
+#: safety property of the prefix): :meth:`BlitzChecker.after_operation` checks it on the run so
+#: far, and the run stops at the operation that broke it.
+PREFIX = "prefix"
+#: An invariant (or the part of one) that needs the run's end: an eventuality ("delivered later"),
+#: or a file's final state; checked by :meth:`BlitzChecker.finish` only.
+END = "end"
+
+#: When each invariant of :data:`BLITZ_INVARIANTS` can be judged, and why. A ``prefix`` one may
+#: have a part that needs the end (it reads ``_Run.over``): that part waits for ``finish``.
+#: Every reading of the trace they share is prefix-stable: a request's epoch counts the boundaries
+#: before a position, :func:`~pi_continuity_harness.features.blitz_oracle.classify` reads the
+#: transcript in order, and the entries, operations and file operations of a prefix are those of
+#: the whole run up to there.
+CHECKED_WHEN: dict[str, tuple[str, str]] = {
+    "captured_prompts_kept_in_order": (
+        END,
+        "a captured prompt may still be delivered or written to recovery later, and recovery files change",
+    ),
+    "prompts_captured_when_due": (
+        PREFIX,
+        "a due prompt whose operation ended with another disposition stays uncaptured",
+    ),
+    "dossier_kept_until_receiver_turn": (PREFIX, "a removal before the receiver's turn settled stays one"),
+    "one_active_request": (PREFIX, "Call instructions and Finish IDs per request only accumulate"),
+    "finish_only_with_returned_id": (
+        PREFIX,
+        "an accepted Finish is judged by the GETs and cancels before it",
+    ),
+    "valid_finish_accepted": (PREFIX, "a rejected valid Finish is judged by what came before it"),
+    "receiver_link_follows_chain_limit": (
+        PREFIX,
+        "a session file's header (its parent link) is written once and never changes",
+    ),
+    "one_reminder_per_request": (PREFIX, "reminders per request only accumulate"),
+    "emergency_once_at_90_percent": (
+        PREFIX,
+        "an emergency too early, a second one, or none before the request ended stay so; "
+        "one still owed when the run ends: end",
+    ),
+    "automatic_initiation_budget": (PREFIX, "automatic requests per session only accumulate"),
+    "automatic_request_when_due": (
+        PREFIX,
+        "a due request missed before the next model turn stays missed; one still owed when the run ends: end",
+    ),
+    "settings_file_valid": (END, "it judges the saved config.json as the run leaves it"),
+    "dossier_retained_when_deletion_off": (END, "it judges which dossiers exist when the run is over"),
+    "foreign_files_untouched": (
+        PREFIX,
+        "the implementation's removal or overwrite of a foreign file stays one; its final text: end",
+    ),
+    "project_call_template_used": (END, "it reads the selection and template files as the run leaves them"),
+    "invalid_config_refuses_starts": (
+        PREFIX,
+        "a Call sent or config.json rewritten under an invalid config stays so",
+    ),
+    "in_memory_session_starts_nothing": (PREFIX, "a Call sent or a dossier reserved stays so"),
+}
+
+
 def _ops_from_trace(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every operation (held ``during`` ones too) with its outcome: begins and ends nest."""
     ops: list[dict[str, Any]] = []
@@ -1328,7 +1466,15 @@ def invariant_specs() -> tuple[InvariantSpec, ...]:
 
 
 class BlitzChecker:
-    """The blitz handoff invariants on one simulation, checked once the run is over."""
+    """The blitz handoff invariants on one simulation: the ``prefix`` ones (:data:`CHECKED_WHEN`)
+    after every operation on the run so far, with the operation where they broke, the rest (and
+    the parts of the ``prefix`` ones that need the end) once the run is over.
+
+    Before (issue 16), every invariant ran once in :meth:`finish`: a failing seed was found only
+    at its end, the run was not stopped at the operation that broke the rule, and minimisation
+    worked from the whole run. An operation that added no trace record changed nothing the
+    invariants read (files change through recorded operations), so it is not checked again.
+    """
 
     def __init__(self, simulation: Simulation) -> None:
         scenario = simulation.result.scenario
@@ -1337,6 +1483,13 @@ class BlitzChecker:
         self.planted = _planted(scenario)
         self.violations: list[Violation] = []
         self.harness_errors: list[str] = []
+        #: Calls of :meth:`after_operation` so far less one: the operations run (0: after the start).
+        self._operation = -1
+        #: How many trace records the last check read.
+        self._checked_records = -1
+        #: Invariants already violated (or failed): not reported again.
+        self._reported: set[str] = set()
+        self._memo = _Memo()
 
     @property
     def ok(self) -> bool:
@@ -1347,23 +1500,41 @@ class BlitzChecker:
         return frozenset(spec.name for spec in invariant_specs())
 
     def before_operation(self, op: Operation) -> None:
-        """Nothing to do: every invariant reads the whole run."""
+        """Nothing to do: the invariants read the trace."""
 
     def after_operation(self) -> None:
-        """Nothing to do: every invariant reads the whole run."""
+        """Check the ``prefix`` invariants on the run so far; a violation carries the number of
+        operations run (:attr:`CaseResult.operations_run` where the explorer stops)."""
+        self._operation += 1
+        count = len(self.simulation.host.trace.records)
+        if count == self._checked_records:
+            return
+        self._checked_records = count
+        self._check(over=False, operation=self._operation)
 
     def finish(self) -> None:
+        """Check what needs the run's end, and every invariant not violated yet on the whole run."""
+        self._check(over=True, operation=None)
+
+    def _check(self, *, over: bool, operation: int | None) -> None:
         ops = _ops_from_trace(self.simulation.host.trace.records)
         edits = [record for record in ops if record["kind"] == "edit_file" and "/handoff_" in record["path"]]
         for record, (_path, content) in zip(edits, self.planted, strict=False):
             record["content"] = content
-        run = _Run(self.simulation, self.settings)
+        run = _Run(self.simulation, self.settings, over=over, memo=self._memo)
         for invariant, _rules in BLITZ_INVARIANTS:
             name = invariant.__name__
+            if name in self._reported or not (over or CHECKED_WHEN[name][0] == PREFIX):
+                continue
             try:
-                self.violations += [Violation(name, problem) for problem in invariant(run, ops)]
+                found = [Violation(name, problem, operation) for problem in invariant(run, ops)]
             except Exception as error:  # a checker bug must surface, not hide a run
                 self.harness_errors.append(f"{name}: {type(error).__name__}: {error}")
+                self._reported.add(name)
+                continue
+            if found:
+                self.violations += found
+                self._reported.add(name)
 
     def check_liveness(self, first_healed_operation: int) -> Violation | None:
         """This system's explorer has no liveness phase."""
