@@ -173,6 +173,9 @@ class Simulation:
         #: The fixed root the host sees, and the machine's directory on disk.
         self.view = VirtualRoot(root)
         make_dir(self.view.disk_root)
+        #: The machine's directory with every link resolved: what the filesystem monitor's
+        #: work directory, the virtual root, resolves to while a step runs (``_run``).
+        self._real_root = os.path.realpath(self.view.disk_root)
         run_seed = scenario.seed if seed is None else seed
         self.host = SimHost(
             workdir=self.view.root,
@@ -221,7 +224,7 @@ class Simulation:
         with (
             self.view.host_view(),
             project_cwd(host.paths.project_dir),
-            activate_monitor(host.monitor),
+            activate_monitor(host.monitor, self._real_root),
             deterministic_environment(host.clock, host.rng),
             agent_dir_environment(host.paths.agent_dir),
             confined_tempdir(os.path.join(host.paths.workdir, "tmp")),
