@@ -517,3 +517,45 @@ def test_files_below_a_directory_and_a_harness_file_replaced_by_text_are_laid_ou
     result = simulate(scenario, workdir=tmp_path / "run")
     assert Path(result.host.disk.project_dir, "d", "e.txt").read_text(encoding="utf-8") == "x"
     assert Path(result.host.disk.agent_dir, "settings.json").read_text(encoding="utf-8") == "{"
+
+
+def test_a_directory_swapped_for_a_link_is_caught_when_two_simulations_alternate(tmp_path: Path) -> None:
+    """The monitor is handed its run's real directory at each step (``Simulation._run``), not
+    resolving the virtual root again: with two simulations stepping in turn (the virtual root
+    naming the other run between their steps), each extension's write lands in its own run, and
+    a project directory swapped for a link out of the run between two steps is still caught."""
+    victim = victim_beside(tmp_path)
+    before = tree_snapshot(victim)
+    refused: list[str] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        async def on_start(event: Any, ctx: Any) -> None:
+            os.mkdir(os.path.join(ctx.cwd, "d"))
+            Path(ctx.cwd, "d", "a.txt").write_text("mine\n", encoding="utf-8")
+
+        async def on_input(event: Any, ctx: Any) -> None:
+            os.rename(os.path.join(ctx.cwd, "d"), os.path.join(ctx.cwd, "d-old"))
+            os.symlink(victim, os.path.join(ctx.cwd, "d"))
+            try:
+                Path(ctx.cwd, "d", "b.txt").write_text("escaped\n", encoding="utf-8")
+            except PermissionError as error:
+                refused.append(str(error.strerror))
+
+        pi.on("session_start", on_start)
+        pi.on("input", on_input)
+
+    scenario = parse_scenario({"name": "swap", "operations": [{"prompt": "hi"}]})
+    first = Simulation(scenario, workdir=tmp_path / "one", implementation=extension)
+    second = Simulation(scenario, workdir=tmp_path / "two", implementation=extension)
+    first.start()
+    second.start()
+    first.perform(scenario.operations[0])
+    second.perform(scenario.operations[0])
+    for simulation in (first, second):
+        result = simulation.finish()
+        assert (Path(simulation.host.disk.project_dir) / "d-old" / "a.txt").read_text(
+            encoding="utf-8"
+        ) == "mine\n"
+        assert '"name":"refused"' in result.trace_text()
+    assert len(refused) == 2, refused
+    assert tree_snapshot(victim) == before
