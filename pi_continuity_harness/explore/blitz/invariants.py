@@ -53,6 +53,7 @@ one for any run of the system (the explorer's, or a regression file the suite re
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -214,10 +215,15 @@ class _Run:
             )
         )
 
-    def epoch(self, seq: int) -> int:
+    def sorted_boundaries(self) -> list[int]:
+        """:meth:`boundaries`, found once per check."""
         if self._boundaries is None:
             self._boundaries = self.boundaries()
-        return sum(1 for b in self._boundaries if b < seq)
+        return self._boundaries
+
+    def epoch(self, seq: int) -> int:
+        """How many boundaries (:meth:`boundaries`, sorted) come before ``seq``."""
+        return bisect.bisect_left(self.sorted_boundaries(), seq)
 
     def transcript(self) -> list[tuple[int, oracle.Item]]:
         """Every entry of every session as the blitz oracle reads it, with its trace position.
@@ -490,11 +496,16 @@ def _find_submitted_dossiers(run: _Run) -> set[str]:
 
 
 def _per_request(run: _Run, kind: str) -> dict[int, int]:
-    """How many messages of ``kind`` (call, reminder, emergency) the extension sent per request."""
-    counts: dict[int, int] = {}
+    """How many messages of ``kind`` (call, reminder, emergency) the extension sent per request
+    (counted for every kind at once, once per check: three invariants read them)."""
+    return run.once("per_request", lambda: _count_per_request(run)).get(kind, {})
+
+
+def _count_per_request(run: _Run) -> dict[str, dict[int, int]]:
+    counts: dict[str, dict[int, int]] = {}
     for _seq, epoch, message in run.handoff_messages():
-        if message.kind == kind:
-            counts[epoch] = counts.get(epoch, 0) + 1
+        of_kind = counts.setdefault(message.kind, {})
+        of_kind[epoch] = of_kind.get(epoch, 0) + 1
     return counts
 
 
@@ -886,7 +897,7 @@ def emergency_once_at_90_percent(run: _Run, ops: list[dict[str, Any]]) -> Iterat
     active = submitted = False
     owed: int | None = None
     calls = {seq for seq, _t in _call_instructions(run)}
-    boundaries = set(run.boundaries())
+    boundaries = set(run.sorted_boundaries())
     for record in run.records:
         seq = int(record["seq"])
         kind, name = record["kind"], record["name"]
