@@ -141,6 +141,12 @@ class _Run:
             self._records = list(self.host.trace.records)
         return self._records
 
+    def selected(self, name: str, keep: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+        """The records ``keep`` keeps, in trace order (``name``: the filter's, for :attr:`memo`)."""
+        if self.memo is None:
+            return [r for r in self.records if keep(r)]
+        return self.memo.selected(name, self.host.trace.records, self.records, keep)
+
     def real(self, path: str) -> str:
         return path.replace("$WORK", self.host.paths.workdir)
 
@@ -202,18 +208,7 @@ class _Run:
         unreadable chain ancestor, H123); the generator makes neither (its menu picks Start or
         Recovery, and its chains stay readable). Audited for seeds 0-99: no epoch of the
         reference holds a second request (every widget change into Waiting or Writing counted)."""
-        return sorted(
-            int(r["seq"])
-            for r in self.records
-            if (
-                r["kind"] == "op"
-                and r["name"] == "command"
-                and str(r.get("text", "")).startswith("/sh cancel")
-            )
-            or (
-                r["kind"] == "event" and r["name"] == "session_start" and r.get("reason") in ("new", "reload")
-            )
-        )
+        return sorted(int(r["seq"]) for r in self.selected("boundaries", _is_boundary))
 
     def sorted_boundaries(self) -> list[int]:
         """:meth:`boundaries`, found once per check."""
@@ -238,11 +233,7 @@ class _Run:
         was never recognised as the extension's."""
         if self._transcript is not None:
             return self._transcript
-        sent = {
-            str(r.get("text", ""))
-            for r in self.records
-            if r["kind"] == "event" and r["name"] == "input" and r.get("source") == "extension"
-        }
+        sent = {str(r.get("text", "")) for r in self.selected("extension_inputs", _is_extension_input)}
         out = []
         items = self.memo.items if self.memo is not None else {}
         for seq, _session, entry in self.entries():
@@ -422,6 +413,28 @@ class _Memo:
 
     files: dict[str, tuple[tuple[int, int], list[dict[str, Any]]]] = field(default_factory=dict)
     items: dict[tuple[int, bool], oracle.Item] = field(default_factory=dict)
+    #: Per filter (:meth:`selected`): the trace's record list, how many of its records were read,
+    #: and the ones kept. The trace only appends, and a record never changes once emitted, so
+    #: what a filter keeps of a prefix is a prefix of what it keeps of the whole.
+    selections: dict[str, tuple[list[dict[str, Any]], int, list[dict[str, Any]]]] = field(
+        default_factory=dict
+    )
+
+    def selected(
+        self,
+        name: str,
+        trace: list[dict[str, Any]],
+        records: list[dict[str, Any]],
+        keep: Callable[[dict[str, Any]], bool],
+    ) -> list[dict[str, Any]]:
+        """The ``records`` (a copy of ``trace``) ``keep`` keeps, reading only those added since
+        the last call (all again if the trace was replaced or cut)."""
+        source, count, kept = self.selections.get(name, (trace, 0, []))
+        if source is not trace or count > len(records):
+            count, kept = 0, []
+        kept = kept + [r for r in records[count:] if keep(r)]
+        self.selections[name] = (trace, len(records), kept)
+        return kept
 
     def lines(self, path: Path) -> list[dict[str, Any]]:
         try:
@@ -702,7 +715,7 @@ def finish_only_with_returned_id(run: _Run, ops: list[dict[str, Any]]) -> Iterat
                 accepted.add(fid)
     if not run.records:
         return  # an observed run: no trace, so no order of cancels and tool calls
-    cancels = [int(r["seq"]) for r in run.records if _is_cancel(r)]
+    cancels = [int(r["seq"]) for r in run.selected("cancels", _is_cancel)]
     returned: dict[tuple[str, str], int] = {}  # (session, Finish ID) -> the latest GET returning it
     for exchange in _exchanges(run):
         if exchange.name == GET and not exchange.error:
@@ -780,6 +793,23 @@ def _find_exchanges(run: _Run) -> list[_Exchange]:
         _Exchange(seq, session, name, arguments, _text(message.get("content")), bool(message.get("isError")))
         for (seq, session), name, arguments, message in _paired_tool_results(tagged)
     ]
+
+
+def _is_boundary(record: dict[str, Any]) -> bool:
+    """A ``/sh cancel`` command or a new or reloaded session (:meth:`_Run.boundaries`)."""
+    return (
+        record["kind"] == "op"
+        and record["name"] == "command"
+        and str(record.get("text", "")).startswith("/sh cancel")
+    ) or (
+        record["kind"] == "event"
+        and record["name"] == "session_start"
+        and record.get("reason") in ("new", "reload")
+    )
+
+
+def _is_extension_input(record: dict[str, Any]) -> bool:
+    return record["kind"] == "event" and record["name"] == "input" and record.get("source") == "extension"
 
 
 def _is_cancel(record: dict[str, Any]) -> bool:
