@@ -96,7 +96,6 @@ from pi_continuity_harness.simulator.model_service import ScriptedModelService
 from pi_continuity_harness.simulator.nested_tools import NestedCalls
 from pi_continuity_harness.simulator.prompt_templates import PromptTemplates
 from pi_continuity_harness.simulator.provider_events import agent_provider_hooks, summary_provider_hooks
-from pi_continuity_harness.simulator.resources import ExtensionResources
 from pi_continuity_harness.simulator.session_compaction import (
     LENGTH_RECOVERY_FAILED,
     OVERFLOW_RECOVERY_FAILED,
@@ -174,9 +173,10 @@ class AgentSession:
         #: The skills loaded from those and the extensions' paths (``/skill:name`` prompts
         #: expand to them).
         self.skills: list[Skill] = []
-        #: What else those handlers named: each skill path's extension, whether any named prompt
-        #: templates (:class:`.resources.ExtensionResources`; a reload starts again from none).
-        self.extension_resources = ExtensionResources()
+        #: ``extensionSkillSourceInfos`` (resource-loader.js:251, 344): each path those handlers
+        #: named (resolved) -> the extension that named it last, in the order first named (a
+        #: reload starts again from none, :mod:`.resources`).
+        self.extension_skill_owners: dict[str, str] = {}
         #: The prompt templates: the default folders', loaded at the runtime's start and on
         #: reload, and those of the paths ``resources_discover`` handlers named
         #: (:mod:`.prompt_templates`); ``/name args`` prompts expand to them.

@@ -35,34 +35,28 @@ wrapper, here the extension's name (as ``extension_error.extensionPath`` is), an
 
 Prompt templates of the ``prompts`` setting, and ignore files in a prompts folder, are not
 modelled: the simulator refuses a run that may have such when its runtime starts or reloads
-(:func:`prompt_templates_problem`, ``HostRuntimes._load_prompt_templates``), rather than list and
+(:func:`.prompt_templates.prompt_templates_problem`, ``HostRuntimes._load_prompt_templates``), rather than list and
 expand templates that silently lack them.
 """
 
 from __future__ import annotations
 
-import os
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME, CommandInfo
-from pi_continuity_harness.errors import SimulatorError
+from pi_continuity_harness.api.extension_api import CommandInfo
 
 __all__ = [
     "BUILTIN_COMMANDS",
-    "IGNORE_FILE_NAMES",
     "BuiltinCommand",
-    "PromptTemplatesNotModelledError",
     "builtin_commands",
     "command_infos",
     "extension_resource_info",
     "extension_source_label",
-    "prompt_templates_problem",
     "resolve_commands",
-    "skill_owner",
 ]
 
 
@@ -95,17 +89,6 @@ def builtin_commands(loaded_command_names: frozenset[str]) -> list[BuiltinComman
     """The built-in extensions' commands Pi loaded, given the command names the extensions had
     registered when their factories returned (what ``omitReplacedExtensions`` saw)."""
     return [c for c in BUILTIN_COMMANDS if not (c.replaceable and c.name in loaded_command_names)]
-
-
-#: The ignore files Pi's auto-discovery reads in a resource folder (``IGNORE_FILE_NAMES``,
-#: package-manager.js:93).
-IGNORE_FILE_NAMES: tuple[str, ...] = (".gitignore", ".ignore", ".fdignore")
-
-
-class PromptTemplatesNotModelledError(SimulatorError, RuntimeError):
-    """A run that may have prompt templates the simulator does not load (the ``prompts``
-    setting, an ignore file in a prompts folder): refused when a runtime starts or reloads, since
-    its ``/name`` prompts and ``get_commands`` answers would lack them."""
 
 
 def resolve_commands(commands: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -161,16 +144,6 @@ def extension_resource_info(file_path: str, extension_path: str) -> dict[str, An
     return _source_info(file_path, extension_source_label(extension_path), base_dir)
 
 
-def skill_owner(file_path: str, owners: dict[str, str]) -> str:
-    """The extension whose named path ``file_path`` lies in, the first in ``owners``' order
-    (``findSourceInfoForPath``, resource-loader.js:741-748, ``isPathWithin``, utils/paths.js:
-    45-53); ``<unknown>`` if none (a skill folder's, :func:`.skill_dirs.skill_source`)."""
-    for path, owner in owners.items():
-        if file_path == path or file_path.startswith(path.rstrip(os.sep) + os.sep):
-            return owner
-    return "<unknown>"
-
-
 def command_infos(
     commands: Sequence[tuple[str, str, str | None]],
     skills: Sequence[tuple[str, str, str, str | dict[str, str]]],
@@ -203,27 +176,3 @@ def command_infos(
             CommandInfo(name=f"skill:{name}", description=description, source="skill", source_info=info)
         )
     return infos
-
-
-def prompt_templates_problem(
-    settings: dict[str, Any], agent_dir: str, project_dir: str, *, trusted: bool
-) -> str | None:
-    """Why the run may have prompt templates the simulator does not load (:mod:`.prompt_templates`
-    loads the default folders' and ``resources_discover``'s ``promptPaths``), or ``None``: the
-    ``prompts`` setting (global or project, merged in ``settings``: more paths, or overrides
-    that disable default ones, package-manager.js:2175-2184), or an ignore file in a default
-    folder Pi reads (``addIgnoreRules`` in ``collectAutoPromptEntries``, package-manager.js:
-    324-330; the project's only when trusted, :2225). Over-cautious on purpose: a setting that
-    adds no template refuses too."""
-    if settings.get("prompts"):
-        return "the settings name prompt templates (prompts)"
-    directories = [("$AGENT/prompts", os.path.join(agent_dir, "prompts"))]
-    if trusted:
-        directories.append(
-            (f"$PROJECT/{CONFIG_DIR_NAME}/prompts", os.path.join(project_dir, CONFIG_DIR_NAME, "prompts"))
-        )
-    for name, directory in directories:
-        for ignore_file in IGNORE_FILE_NAMES:
-            if os.path.lexists(os.path.join(directory, ignore_file)):
-                return f"{name} has an ignore file ({ignore_file})"
-    return None

@@ -21,7 +21,6 @@ from pi_continuity_harness.simulator.commands import command_infos, extension_re
 from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy, json_copy
 from pi_continuity_harness.simulator.messages import absent_if_none
 from pi_continuity_harness.simulator.model_service import SimModelRegistry
-from pi_continuity_harness.simulator.resources import extension_resources
 from pi_continuity_harness.simulator.runner import ExtensionRecord, ExtensionRunner, RuntimeBindings
 from pi_continuity_harness.simulator.session_manager import SessionManager
 from pi_continuity_harness.simulator.skill_dirs import skill_source
@@ -147,7 +146,6 @@ def runtime_bindings(host: SimHost, runtime: Runtime) -> RuntimeBindings:
     def get_commands() -> list[CommandInfo]:
         # agent-session.js:2849-2872 (simulator/commands.py). A run with prompt templates
         # the simulator does not load never gets here (``HostRuntimes._load_prompt_templates``).
-        resources = extension_resources(session)
         runner = session.runner
         assert runner is not None
         commands = [
@@ -162,7 +160,7 @@ def runtime_bindings(host: SimHost, runtime: Runtime) -> RuntimeBindings:
                 skill.name,
                 skill.description,
                 skill.file_path,
-                skill_source(skill.file_path, resources.skill_owners, origins),
+                skill_source(skill.file_path, session.extension_skill_owners, origins),
             )
             for skill in session.skills
         ]

@@ -41,10 +41,13 @@ from pi_continuity_harness.api.extension_api import Model
 from pi_continuity_harness.scenario.operations import TREE_COMMAND
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.agent_session import AgentSession, PiThrewError, PromptRejectedError
-from pi_continuity_harness.simulator.commands import PromptTemplatesNotModelledError, prompt_templates_problem
 from pi_continuity_harness.simulator.host_bindings import new_runner, runtime_bindings
 from pi_continuity_harness.simulator.host_shared import ProcessStartError, Runtime
-from pi_continuity_harness.simulator.prompt_templates import PromptTemplates
+from pi_continuity_harness.simulator.prompt_templates import (
+    PromptTemplates,
+    PromptTemplatesNotModelledError,
+    prompt_templates_problem,
+)
 from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
 from pi_continuity_harness.simulator.resources import (
     extend_resources_from_extensions,
@@ -198,7 +201,7 @@ class HostRuntimes:
         runtime and on every reload as the host's own reads (:mod:`.prompt_templates`).
 
         A run that may have templates the simulator does not load (the ``prompts`` setting, an
-        ignore file in a prompts folder: :func:`.commands.prompt_templates_problem`) is refused
+        ignore file in a prompts folder: :func:`.prompt_templates.prompt_templates_problem`) is refused
         here, as a ``skills`` setting pattern is (:mod:`.skill_dirs`): run without them, its
         ``/name`` prompts and ``pi.get_commands`` would silently differ from real Pi's."""
         host = self._host

@@ -43,7 +43,7 @@ Modelled from ``dist/core/prompt-templates.js``, ``core/package-manager.js`` and
   metadata). A reload forgets them until a handler names them again.
 
 Not modelled (the simulator refuses a run where they may matter,
-:func:`.commands.prompt_templates_problem`): the ``prompts`` setting (paths and ``-``/``+``
+:func:`prompt_templates_problem`): the ``prompts`` setting (paths and ``-``/``+``
 overrides), ignore files (``.gitignore``, ``.ignore``, ``.fdignore``) in a prompts folder.
 Diagnostics (collisions, unreadable files) are not reported. The 60-character cut counts code
 points where JavaScript counts UTF-16 units (differs for characters outside the BMP).
@@ -61,13 +61,22 @@ from typing import Any
 import yaml
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
-from pi_continuity_harness.simulator.skills import _split_frontmatter, merge_paths, resolve_resource_path
+from pi_continuity_harness.errors import SimulatorError
+from pi_continuity_harness.simulator.skills import (
+    merge_paths,
+    named_path_owner,
+    resolve_resource_path,
+    split_frontmatter,
+)
 
 __all__ = [
+    "IGNORE_FILE_NAMES",
     "PromptTemplate",
     "PromptTemplates",
+    "PromptTemplatesNotModelledError",
     "expand_prompt_template",
     "parse_command_args",
+    "prompt_templates_problem",
     "substitute_args",
 ]
 
@@ -177,7 +186,7 @@ def _load_template(path: str, source_info: dict[str, Any]) -> PromptTemplate | N
     """``loadTemplateFromFile`` (prompt-templates.js:102-147), diagnostics left out."""
     try:
         with open(path, encoding="utf-8", errors="replace") as file:
-            parsed, body = _split_frontmatter(file.read())
+            parsed, body = split_frontmatter(file.read())
     except (OSError, yaml.YAMLError):
         return None
     front = parsed if isinstance(parsed, dict) else {}
@@ -278,7 +287,7 @@ class PromptTemplates:
             else:
                 continue
             for file in files:
-                owner = _owner(file, self.owners)
+                owner = named_path_owner(file, self.owners)
                 info = (
                     {"path": file, **self.metadata[file]}
                     if file in self.metadata
@@ -291,10 +300,36 @@ class PromptTemplates:
         self.templates = templates
 
 
-def _owner(file_path: str, owners: dict[str, str]) -> str | None:
-    # ``findSourceInfoForPath`` (resource-loader.js:734-760): the named paths first, the first
-    # the file lies in (``isPathWithin``, utils/paths.js:45-53).
-    for path, owner in owners.items():
-        if file_path == path or file_path.startswith(path.rstrip(os.sep) + os.sep):
-            return owner
+#: The ignore files Pi's auto-discovery reads in a resource folder (``IGNORE_FILE_NAMES``,
+#: package-manager.js:93).
+IGNORE_FILE_NAMES: tuple[str, ...] = (".gitignore", ".ignore", ".fdignore")
+
+
+class PromptTemplatesNotModelledError(SimulatorError, RuntimeError):
+    """A run that may have prompt templates the simulator does not load (the ``prompts``
+    setting, an ignore file in a prompts folder): refused when a runtime starts or reloads, since
+    its ``/name`` prompts and ``get_commands`` answers would lack them."""
+
+
+def prompt_templates_problem(
+    settings: dict[str, Any], agent_dir: str, project_dir: str, *, trusted: bool
+) -> str | None:
+    """Why the run may have prompt templates the simulator does not load (:mod:`.prompt_templates`
+    loads the default folders' and ``resources_discover``'s ``promptPaths``), or ``None``: the
+    ``prompts`` setting (global or project, merged in ``settings``: more paths, or overrides
+    that disable default ones, package-manager.js:2175-2184), or an ignore file in a default
+    folder Pi reads (``addIgnoreRules`` in ``collectAutoPromptEntries``, package-manager.js:
+    324-330; the project's only when trusted, :2225). Over-cautious on purpose: a setting that
+    adds no template refuses too."""
+    if settings.get("prompts"):
+        return "the settings name prompt templates (prompts)"
+    directories = [("$AGENT/prompts", os.path.join(agent_dir, "prompts"))]
+    if trusted:
+        directories.append(
+            (f"$PROJECT/{CONFIG_DIR_NAME}/prompts", os.path.join(project_dir, CONFIG_DIR_NAME, "prompts"))
+        )
+    for name, directory in directories:
+        for ignore_file in IGNORE_FILE_NAMES:
+            if os.path.lexists(os.path.join(directory, ignore_file)):
+                return f"{name} has an ignore file ({ignore_file})"
     return None

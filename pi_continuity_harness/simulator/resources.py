@@ -24,14 +24,13 @@ patches the section away on the next run; the simulator diffs the sections only 
 session listed skills, :attr:`.AgentSession.skills_seen`); ``themePaths`` (themes matter to
 the TUI only) are collected and dropped.
 
-Each skill path remembers the extension that named it (:func:`extension_resources`), whose
+Each skill path remembers the extension that named it (:attr:`.AgentSession.extension_skill_owners`), whose
 ``sourceInfo`` the skill's ``get_commands`` entry carries (``extendResources``,
 resource-loader.js:339-345; cleared by a reload, :393).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pi_continuity_harness.simulator.context_files import (
@@ -51,28 +50,10 @@ if TYPE_CHECKING:
     from pi_continuity_harness.simulator.agent_session import AgentSession
 
 __all__ = [
-    "ExtensionResources",
     "extend_resources_from_extensions",
-    "extension_resources",
     "read_prompt_files",
     "reset_extension_resources",
 ]
-
-
-@dataclass
-class ExtensionResources:
-    """What the extensions' ``resources_discover`` results told the resource loader beyond the
-    skill paths (:attr:`.AgentSession.extension_skill_paths`; the prompt paths' owners are the
-    session's :class:`.prompt_templates.PromptTemplates`')."""
-
-    #: ``extensionSkillSourceInfos`` (resource-loader.js:251, 344): each named skill path
-    #: (resolved) -> the path of the extension that named it last, in the order first named.
-    skill_owners: dict[str, str] = field(default_factory=dict)
-
-
-def extension_resources(session: AgentSession) -> ExtensionResources:
-    """``session``'s :class:`ExtensionResources` (empty until a handler named something)."""
-    return session.extension_resources
 
 
 def read_prompt_files(session: AgentSession, agent_dir: str, root: str, *, trusted: bool) -> None:
@@ -96,7 +77,7 @@ def reset_extension_resources(session: AgentSession) -> None:
     session.extension_skill_paths = []
     session.skills = []
     session.skills_prompt = ""
-    session.extension_resources = ExtensionResources()
+    session.extension_skill_owners = {}
 
 
 async def extend_resources_from_extensions(
@@ -108,13 +89,12 @@ async def extend_resources_from_extensions(
     if runner is None or not runner.has_handlers("resources_discover"):
         return
     found = await runner.emit_resources_discover(session.cwd, reason)
-    resources = extension_resources(session)
     named = [(path, owner) for path, owner in found["skillPaths"] if isinstance(path, str)]
     skill_paths = [path for path, _ in named]
     if skill_paths:
         for path, owner in named:
             # A ``Map.set``: a path named again keeps its place and takes the later extension.
-            resources.skill_owners[resolve_resource_path(path, session.cwd)] = owner
+            session.extension_skill_owners[resolve_resource_path(path, session.cwd)] = owner
         with session.host_io():
             session.extension_skill_paths = merge_paths(
                 session.extension_skill_paths, skill_paths, session.cwd

@@ -48,8 +48,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
 from pi_continuity_harness.errors import SimulatorError
-from pi_continuity_harness.simulator.commands import skill_owner
-from pi_continuity_harness.simulator.skills import format_skills_for_prompt, load_skills, merge_paths
+from pi_continuity_harness.simulator.skills import (
+    format_skills_for_prompt,
+    load_skills,
+    merge_paths,
+    named_path_owner,
+)
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.agent_session import AgentSession
@@ -244,10 +248,10 @@ def skill_source(
 ) -> str | dict[str, str]:
     """Where a skill's ``get_commands`` entry says it comes from (``findSourceInfoForPath``,
     resource-loader.js:734-760): the extension that named a path holding the file (its path,
-    :func:`.commands.skill_owner`), else the ``sourceInfo`` of the folder or setting it was
-    found by."""
-    owner = skill_owner(file_path, owners)
-    origin = origins.get(file_path)
-    if owner != "<unknown>" or origin is None:
+    :func:`.skills.named_path_owner`), else the ``sourceInfo`` of the folder or setting it was
+    found by (``<unknown>`` for neither)."""
+    owner = named_path_owner(file_path, owners)
+    if owner is not None:
         return owner
-    return origin.source_info(file_path)
+    origin = origins.get(file_path)
+    return "<unknown>" if origin is None else origin.source_info(file_path)

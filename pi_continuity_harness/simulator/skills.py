@@ -52,7 +52,9 @@ __all__ = [
     "format_skills_for_prompt",
     "load_skills",
     "merge_paths",
+    "named_path_owner",
     "resolve_resource_path",
+    "split_frontmatter",
 ]
 
 
@@ -62,6 +64,17 @@ class Skill:
     description: str
     file_path: str
     disable_model_invocation: bool
+
+
+def named_path_owner(file_path: str, owners: dict[str, str]) -> str | None:
+    """The extension whose named path (``owners``: resolved path -> extension, in the order
+    first named) ``file_path`` lies in, the first in that order, or ``None``: the named-path half
+    of ``findSourceInfoForPath`` (resource-loader.js:734-760; ``isPathWithin``, utils/paths.js:
+    45-53), for skills and prompt templates alike."""
+    for path, owner in owners.items():
+        if file_path == path or file_path.startswith(path.rstrip(os.sep) + os.sep):
+            return owner
+    return None
 
 
 def resolve_resource_path(path: str, cwd: str) -> str:
@@ -128,7 +141,7 @@ for _tag, _pattern, _first in (
     )
 
 
-def _split_frontmatter(text: str) -> tuple[Any, str]:
+def split_frontmatter(text: str) -> tuple[Any, str]:
     """utils/frontmatter.js's split, shared by ``parseFrontmatter`` and ``stripFrontmatter``:
     the parsed YAML between a leading ``---`` and the next ``\\n---`` (None without one) and
     the body after it (the whole normalised text without one); a YAML error raises."""
@@ -142,7 +155,7 @@ def _split_frontmatter(text: str) -> tuple[Any, str]:
 def _frontmatter(text: str) -> dict[str, Any]:
     """``parseFrontmatter`` (utils/frontmatter.js): the frontmatter's mapping; none, or YAML
     that is not a mapping, is ``{}``."""
-    parsed, _body = _split_frontmatter(text)
+    parsed, _body = split_frontmatter(text)
     return parsed if isinstance(parsed, dict) else {}
 
 
@@ -254,7 +267,7 @@ def format_skills_for_prompt(skills: list[Skill], file_read_tool: str = "read") 
 def _strip_frontmatter(text: str) -> str:
     """``stripFrontmatter`` (utils/frontmatter.js): the body after the frontmatter (the YAML is
     still parsed, and an error in it raises as in Pi)."""
-    return _split_frontmatter(text)[1]
+    return split_frontmatter(text)[1]
 
 
 def expand_skill_command(text: str, skills: list[Skill]) -> tuple[str, Skill | None, str | None]:

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.api import CommandInfo, ExtensionAPI, NotInitializedError
-from pi_continuity_harness.simulator.commands import PromptTemplatesNotModelledError, resolve_commands
+from pi_continuity_harness.simulator.commands import resolve_commands
+from pi_continuity_harness.simulator.prompt_templates import PromptTemplatesNotModelledError
 
 from .helpers import base, run_all
 

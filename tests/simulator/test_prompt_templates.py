@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.api import ExtensionAPI
-from pi_continuity_harness.simulator.commands import PromptTemplatesNotModelledError, command_infos
+from pi_continuity_harness.simulator.commands import command_infos
 from pi_continuity_harness.simulator.prompt_templates import (
     PromptTemplate,
     PromptTemplates,
+    PromptTemplatesNotModelledError,
     expand_prompt_template,
     parse_command_args,
     substitute_args,
