@@ -169,6 +169,68 @@ def test_releases_are_found_beside_each_other_and_the_old_layout_still_counts_fo
         find_installation(cache, version="0.73.0")
 
 
+def test_a_verification_is_reused_by_other_processes_only_while_its_files_are_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``harness-verified.json`` spares a process ``pi --version`` when another verified the same
+    files; a changed Node, CLI, package manifest, bundle directory or ``node_modules`` (or a
+    record of other answers) runs the check again."""
+    cache = tmp_path / "cache"
+    pi_dir = cache / "pi-1.5.2"
+    _fake_install(pi_dir, pi_dir / "harness-install.json", "1.5.2", cache)
+    package = pi_dir / "node_modules" / "@earendil-works" / "pi-coding-agent"
+    node = cache / "node22" / "node_modules" / ".bin" / "node"
+    # An hour old, so that a change below gives a new modification time even within one tick
+    # of the file system's clock.
+    for path in (
+        node,
+        package / "dist" / "cli.js",
+        package / "package.json",
+        package / "dist",
+        pi_dir / "node_modules",
+    ):
+        stat = path.stat()
+        os.utime(path, ns=(stat.st_atime_ns - 3600 * 10**9, stat.st_mtime_ns - 3600 * 10**9))
+    checks: list[Path] = []
+
+    def verify(_node: Path, cli: Path, _cache: Path) -> tuple[str, str]:
+        checks.append(cli)
+        return NODE_VERSION, "1.5.2"
+
+    monkeypatch.setattr(installer, "_verify", verify)
+
+    def another_process() -> None:
+        monkeypatch.setattr(installer, "_VERIFIED", {})
+        found = find_installation(cache, version="1.5.2")
+        assert found is not None and found.pi_version == "1.5.2"
+
+    another_process()
+    assert len(checks) == 1 and (pi_dir / "harness-verified.json").is_file()
+    another_process()
+    assert len(checks) == 1, "the same files were checked again"
+    changes = [
+        lambda: (package / "dist" / "cli.js").write_text("// another build\n", encoding="utf-8"),
+        lambda: node.write_text("#!another node\n", encoding="utf-8"),
+        lambda: (package / "package.json").write_text(
+            json.dumps({"bin": {"pi": "dist/cli.js"}, "version": "x"}), encoding="utf-8"
+        ),
+        lambda: (package / "dist" / "chunk.js").write_text("", encoding="utf-8"),
+        (pi_dir / "node_modules" / "a-dependency").mkdir,
+    ]
+    for number, change in enumerate(changes, start=2):
+        change()
+        another_process()
+        assert len(checks) == number, f"change {number - 1} was not checked again"
+        another_process()
+        assert len(checks) == number
+    record = json.loads((pi_dir / "harness-verified.json").read_text(encoding="utf-8"))
+    record["pi_version"] = "1.5.0"
+    (pi_dir / "harness-verified.json").write_text(json.dumps(record), encoding="utf-8")
+    monkeypatch.setattr(installer, "_VERIFIED", {})
+    assert find_installation(cache, version="1.5.2") is None, "a record of another release counted"
+    assert len(checks) == len(changes) + 1
+
+
 def test_install_without_npm_names_npm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     with pytest.raises(PiInstallError, match="npm is not on PATH"):

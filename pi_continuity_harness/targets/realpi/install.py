@@ -7,6 +7,9 @@ Layout of the cache directory (default ``$PI_CONTINUITY_HARNESS_CACHE`` or
                                       package, shared by every Pi release
     pi-<version>/                     one npm project per Pi release, each beside the others
     pi-<version>/harness-install.json marker of that release: versions, paths and timings
+    pi-<version>/harness-verified.json what ``node --version`` and ``pi --version`` last
+                                      answered, with the stat of the files they ran from
+                                      (``_verified``: other processes reuse it while unchanged)
     pi/ + install.json                the single-release layout of harness 0.1 (Pi 1.6.0); still
                                       recognised for 1.6.0, never written
     npm-cache/                        npm's cache (never the user's ~/.npm)
@@ -28,7 +31,7 @@ real-Pi target can drive (what each lacks: :mod:`.versions`). Every one of them 
 The machine's ``npm`` installs Node 22; the Pi install then runs the same ``npm`` with Node 22
 first on ``PATH``. An existing installation is reused after a cheap check (``node --version``
 and ``pi --version`` with ``PI_CODING_AGENT_DIR`` in a throw-away directory, so ``~/.pi`` is
-never touched).
+never touched), run again only when the files it ran from changed (``harness-verified.json``).
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from pathlib import Path
 
 from pi_continuity_harness.cache_dir import default_cache_dir
 from pi_continuity_harness.errors import TargetError
+from pi_continuity_harness.scenario.atomic_write import write_atomically
 from pi_continuity_harness.scenario.owned_dirs import owned_temporary_directory
 
 __all__ = [
@@ -315,15 +319,82 @@ def _existing(cache_dir: Path, started: float, version: str) -> PiInstallation |
 #: ``(node --version, pi --version)`` of the pairs this process verified, by their paths
 #: (verifying runs Node and Pi, which takes seconds).
 _VERIFIED: dict[tuple[Path, Path], tuple[str, str]] = {}
+#: The record of the last verification of a release's pair, in its ``pi-<version>/`` directory.
+_VERIFIED_RECORD = "harness-verified.json"
 
 
-def _verified(node: Path, cli: Path, cache_dir: Path) -> tuple[str, str]:
-    """:func:`_verify`, once per process for each Node and Pi pair that still exists."""
+def _fingerprint(node: Path, cli: Path, package_dir: Path) -> list[list[int]] | None:
+    """What the record of a verification is checked against: device, inode, size and
+    modification time of the Node binary, Pi's CLI, Pi's ``package.json``, the directory of the
+    CLI and the ``node_modules`` holding Pi and its dependencies (a file added, removed or
+    renamed in one of those directories changes its modification time). None when one of them
+    is gone."""
+    paths = [node, cli, package_dir / "package.json", cli.parent, package_dir.parent.parent]
+    try:
+        stats = [p.stat() for p in paths]
+    except OSError:
+        return None
+    return [[s.st_dev, s.st_ino, s.st_size, s.st_mtime_ns] for s in stats]
+
+
+def _recorded(record: Path, node: Path, cli: Path, package_dir: Path) -> tuple[str, str] | None:
+    """The versions a verification of exactly these files recorded, or None."""
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    fingerprint = _fingerprint(node, cli, package_dir)
+    if (
+        not isinstance(data, dict)
+        or fingerprint is None
+        or data.get("node") != str(node)
+        or data.get("cli") != str(cli)
+        or data.get("fingerprint") != fingerprint
+    ):
+        return None
+    node_version, pi_version = data.get("node_version"), data.get("pi_version")
+    if not isinstance(node_version, str) or not isinstance(pi_version, str):
+        return None
+    return node_version, pi_version
+
+
+def _verified(node: Path, cli: Path, package_dir: Path, cache_dir: Path, record: Path) -> tuple[str, str]:
+    """:func:`_verify`, once for each Node and Pi pair as long as its files are unchanged.
+
+    Once per process, and across processes through ``record`` (the release directory's
+    ``harness-verified.json``): the versions Node and Pi answered, with the
+    :func:`_fingerprint` of the files they ran from. A process that finds the same fingerprint
+    takes the recorded answer instead of running Node and Pi again; a changed, added or
+    removed file, a record of other paths or an unreadable one runs the check again (and the
+    record is rewritten, atomically). Why: the check is ``pi --version``, which loads Pi's
+    whole bundle (0.31 CPU-s of a 0.69 CPU-s ``find_installation()`` process, measured on 5
+    December 2026), and the README's test command starts a harness process per CLI call,
+    ``run -n``/``compare -n`` worker and nested run, each of which verified the same unchanged
+    files again."""
     key = (node, cli)
     known = _VERIFIED.get(key)
     if known is not None and node.exists() and cli.exists():
         return known
-    versions = _verify(node, cli, cache_dir)
+    versions = _recorded(record, node, cli, package_dir)
+    if versions is None:
+        before = _fingerprint(node, cli, package_dir)
+        versions = _verify(node, cli, cache_dir)
+        if before is not None and before == _fingerprint(node, cli, package_dir):
+            with contextlib.suppress(OSError):
+                write_atomically(
+                    record,
+                    json.dumps(
+                        {
+                            "node": str(node),
+                            "cli": str(cli),
+                            "fingerprint": before,
+                            "node_version": versions[0],
+                            "pi_version": versions[1],
+                        },
+                        indent=1,
+                    )
+                    + "\n",
+                )
     _VERIFIED[key] = versions
     return versions
 
@@ -345,7 +416,7 @@ def _existing_at(
         return None
     cli, pkg_dir = found
     try:
-        node_version, pi_version = _verified(node, cli, cache_dir)
+        node_version, pi_version = _verified(node, cli, pkg_dir, cache_dir, pi_dir / _VERIFIED_RECORD)
     except PiInstallError:
         return None
     if node_version != NODE_VERSION or pi_version != version:
