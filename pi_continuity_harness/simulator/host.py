@@ -51,7 +51,7 @@ from pi_continuity_harness.simulator.determinism import SeededRandom, VirtualClo
 from pi_continuity_harness.simulator.host_operations import HostOperations
 from pi_continuity_harness.simulator.host_runtimes import HostRuntimes
 from pi_continuity_harness.simulator.host_shared import OperationResult, ProcessStartError, Runtime
-from pi_continuity_harness.simulator.json_copy import json_copy
+from pi_continuity_harness.simulator.json_copy import EventCopies
 from pi_continuity_harness.simulator.meter import Meter
 from pi_continuity_harness.simulator.model_service import ModelCatalog, ScriptedModelService
 from pi_continuity_harness.simulator.ui import UIHub
@@ -152,6 +152,7 @@ class SimHost:
         #: Every session event as Pi's RPC mode writes it, across processes, when recording
         #: (``None``: not recorded; the target that compares observations turns it on).
         self.rpc_events: list[dict[str, Any]] | None = None
+        self._rpc_copies = EventCopies()
         self.running = False
         self.last_session_file: str | None = None
         #: ``--session-id`` of the first start (``scenario/session_id.py``); a restart resumes by file.
@@ -387,12 +388,12 @@ class SimHost:
         self.thinking_level = level
 
     def record_rpc(self, event: dict[str, Any]) -> None:
-        """Keep a session event as RPC writes it (a JSON copy, :func:`.json_copy.json_copy`: the
-        objects it names change later). A crashed Pi writes nothing more: its stdout ends with
+        """Keep a session event as RPC writes it (a JSON copy, :class:`.json_copy.EventCopies`:
+        the objects it names change later). A crashed Pi writes nothing more: its stdout ends with
         the process, while the simulated code it was running still unwinds (``finally`` blocks
         emit ``agent_settled``, say)."""
         if self.rpc_events is not None and not self.crashed:
-            self.rpc_events.append(json_copy(event))
+            self.rpc_events.append(self._rpc_copies.copy(event))
 
     def _request_shutdown(self) -> None:
         """``ctx.shutdown()``: noted now, carried out when Pi's mode would (:meth:`settle`)."""

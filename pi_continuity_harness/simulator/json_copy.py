@@ -30,7 +30,14 @@ from typing import Any, Final
 
 from pi_continuity_harness.api.wire_json import wire_dumps
 
-__all__ = ["NOT_FOR_PI", "bridge_copy", "bridge_reply_copy", "json_copy", "json_copy_or_same"]
+__all__ = [
+    "NOT_FOR_PI",
+    "EventCopies",
+    "bridge_copy",
+    "bridge_reply_copy",
+    "json_copy",
+    "json_copy_or_same",
+]
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 
@@ -66,6 +73,75 @@ def _copy(value: Any) -> Any:
     if kind in _LEAVES:
         return value
     raise _NotPlainError
+
+
+class EventCopies:
+    """:func:`json_copy` of each session event the host keeps (``SimHost.record_rpc``), where a
+    message or a ``usage`` an earlier event named is, unchanged, the copy made then.
+
+    The events of a run name the same objects again and again: each streamed ``message_update``
+    the reply's ``usage`` (replaced when a chunk reports usage, never changed in place: pi-ai's
+    ``output.usage = parseChunkUsage(...)``, ``openai-completions.js``, and
+    ``provider_stream.StreamReader.feed`` here), the ``turn_end`` the assistant message of the
+    ``message_end`` before it and that turn's tool results, the ``agent_end`` every message of
+    the run, each also in its own ``message_end`` (and a user message in its
+    ``message_start``). Copying each again was two thirds of this copying (issue 16). A copy
+    is reused only for the very object it was made of (``is``; the object is held, so its
+    ``id`` is not reused) and only while the object is still equal to it (``==``, compared in
+    C: an object changed in place since, such as a ``toolResult`` message given
+    ``nestedCalls``, is copied anew); what a record holds is therefore what
+    ``json.loads(json.dumps(event))`` gave at the event (``==`` would take ``1`` for ``True``
+    or ``1.0``, or two orders of the same keys, for the same: no code changes a message or a
+    usage that way once it has been emitted). Records may share such a copy: their readers
+    (``targets/comparison.py``, the tests) never change them. The memo is emptied at each
+    ``agent_end`` and when it holds more than :attr:`LIMIT` objects."""
+
+    #: Keys of an event whose value is a message or a usage (a dict), and of lists of them.
+    OBJECTS: Final = frozenset({"message", "usage"})
+    LISTS: Final = frozenset({"messages", "toolResults"})
+    LIMIT: Final = 256
+
+    __slots__ = ("_copies",)
+
+    def __init__(self) -> None:
+        self._copies: dict[int, tuple[Any, Any]] = {}
+
+    def copy(self, event: dict[str, Any]) -> Any:
+        """``json_copy(event)``, its messages and usage reused from earlier events."""
+        if type(event) is not dict:
+            return json_copy(event)
+        out: dict[str, Any] = {}
+        try:
+            for key, value in event.items():
+                if type(key) is not str:
+                    raise _NotPlainError
+                kind = type(value)
+                if kind in _LEAVES:
+                    out[key] = value
+                elif kind is dict and key in self.OBJECTS:
+                    out[key] = self._object(value)
+                elif kind is list and key in self.LISTS:
+                    out[key] = [self._object(item) if type(item) is dict else _copy(item) for item in value]
+                else:
+                    out[key] = _copy(value)
+        except (_NotPlainError, RecursionError):
+            return json_copy(event)  # as a whole, as json_copy would have
+        if event.get("type") == "agent_end" or len(self._copies) > self.LIMIT:
+            self._copies.clear()
+        return out
+
+    def _object(self, value: dict[str, Any]) -> Any:
+        known = self._copies.get(id(value))
+        if known is not None and known[0] is value:
+            try:
+                same = value == known[1]
+            except Exception:  # something that is not data now: copied as it is
+                same = False
+            if same:
+                return known[1]
+        copied = _copy(value)
+        self._copies[id(value)] = (value, copied)
+        return copied
 
 
 def json_copy_or_same(value: Any) -> Any:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pi_continuity_harness.scenario.document import parse_scenario
 from pi_continuity_harness.scenario.operations import PromptOp
-from pi_continuity_harness.simulator.json_copy import json_copy
+from pi_continuity_harness.simulator.json_copy import EventCopies, json_copy
 from pi_continuity_harness.targets import make_target
 from pi_continuity_harness.targets.sim import SimTarget
 
@@ -97,6 +97,54 @@ def test_what_json_refuses_it_refuses_alike() -> None:
     cycle.append(cycle)
     with pytest.raises(ValueError, match="Circular reference"):
         json_copy({"a": cycle})
+
+
+@given(st.lists(st.dictionaries(st.text(), _values, max_size=4), min_size=1, max_size=4))
+def test_event_copies_give_what_json_gives_at_each_event(messages: list[dict[str, Any]]) -> None:
+    """``EventCopies`` (the host's copy of each RPC event) gives ``json.loads(json.dumps(event))``
+    as it was at the event: a message named again unchanged is the copy made before, one
+    changed in place since (a value, a key added or removed) is copied anew."""
+    copies = EventCopies()
+    kept: list[tuple[Any, Any]] = []
+
+    def record(event: dict[str, Any]) -> None:
+        try:
+            expected = json.loads(json.dumps(event))
+        except (TypeError, ValueError):
+            with pytest.raises((TypeError, ValueError)):
+                copies.copy(event)
+            return
+        kept.append((copies.copy(event), expected))
+
+    for message in messages:
+        record({"type": "message_end", "message": message})
+    record({"type": "turn_end", "message": messages[-1], "toolResults": messages[:-1]})
+    messages[0]["changed later"] = [1]
+    messages[-1].pop(next(iter(messages[-1]), None), None)
+    record({"type": "agent_end", "messages": messages, "willRetry": False})
+    for message in messages:
+        message["changed after the last event"] = True
+    for copied, expected in kept:
+        _same(copied, expected)
+
+
+def test_event_copies_reuse_the_copy_of_an_unchanged_message() -> None:
+    copies = EventCopies()
+    message: dict[str, Any] = {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}
+    usage: dict[str, Any] = {"input": 1, "cost": {"total": 0}}
+    first = copies.copy({"type": "message_update", "usage": usage, "assistantMessageEvent": {"type": "x"}})
+    second = copies.copy({"type": "message_update", "usage": usage, "assistantMessageEvent": {"type": "y"}})
+    assert second["usage"] is first["usage"] and second["usage"] is not usage
+    end = copies.copy({"type": "message_end", "message": message})
+    turn = copies.copy({"type": "turn_end", "message": message, "toolResults": []})
+    assert turn["message"] is end["message"]
+    message["content"][0]["text"] = "changed"
+    after = copies.copy({"type": "agent_end", "messages": [message]})
+    assert after["messages"][0] is not end["message"]
+    assert (
+        end["message"]["content"][0]["text"] == "hi"
+        and after["messages"][0]["content"][0]["text"] == "changed"
+    )
 
 
 def test_an_observation_carries_each_event_as_it_was_when_rpc_wrote_it(tmp_path: Path) -> None:
