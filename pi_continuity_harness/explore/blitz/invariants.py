@@ -56,8 +56,10 @@ from __future__ import annotations
 import bisect
 import json
 import math
+import operator
+import os
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -107,11 +109,6 @@ class _Run:
     _records: list[dict[str, Any]] | None = None
     _boundaries: list[int] | None = None
     _transcript: list[tuple[int, oracle.Item]] | None = None
-    _entries: list[tuple[int, str, dict[str, Any]]] | None = None
-    _producers: dict[int, dict[str, Any] | None] | None = None
-    #: Trace seqs of the entries of the user messages sent through ``with_session``'s context
-    #: (filled by :meth:`producers`).
-    _replaced_session_sends: set[int] = field(default_factory=set)
     _files: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: Shared by the checks of one run (:class:`BlitzChecker`): what is known of the run so far
     #: that a later check reads unchanged (None: nothing shared).
@@ -147,11 +144,27 @@ class _Run:
             return [r for r in self.records if keep(r)]
         return self.memo.selected(name, self.host.trace.records, self.records, keep)
 
+    def fold(self, name: str, make: Callable[[], S], deps: Callable[[int], Hashable] | None = None) -> S:
+        """``make()``'s scanner (:class:`_Scanner`) fed every record of the run so far, in order.
+
+        With :attr:`memo`, the scanner of the last check goes on from the record where it
+        stopped (issue 16: each check read the run again from its start, so checking after
+        operation k cost the whole prefix): a scanner's state after a record depends only on the
+        records up to it and on what ``deps(count)`` returns, what else it reads of the first
+        ``count`` records (the handoff messages among them, the submitted dossiers). A new one
+        is fed from the start when the trace list was replaced or cut, or when ``deps`` of the
+        records already read changed (a later reading placed a message among them)."""
+        if self.memo is None:
+            scanner = make()
+            scanner.feed(self, self.records)
+            return scanner
+        return self.memo.fold(name, self, make, deps)
+
     def real(self, path: str) -> str:
         return path.replace("$WORK", self.host.paths.workdir)
 
     def session_files(self) -> list[Path]:
-        return sorted(Path(self.host.paths.session_dir).glob("*.jsonl"))
+        return self.once("session_files", lambda: _listed(Path(self.host.paths.session_dir), "", ".jsonl"))
 
     def once(self, name: str, make: Callable[[], T]) -> T:
         """``make()``, made once for this reading of the run: the invariants read the same
@@ -164,26 +177,50 @@ class _Run:
 
     def session_entries(self) -> list[list[dict[str, Any]]]:
         """Entries per session, in creation order (files on disk, plus the live session)."""
-        return self.once("session_entries", self._session_entries)
+        return [entries for _key, entries in self.session_sources()]
 
-    def _session_entries(self) -> list[list[dict[str, Any]]]:
+    def session_sources(self) -> list[tuple[str, list[dict[str, Any]]]]:
+        """(session file, its entries) of :meth:`session_entries` (the live session's file name,
+        "" for an in-memory one)."""
+        return self.once("session_sources", self._session_sources)
+
+    def _session_sources(self) -> list[tuple[str, list[dict[str, Any]]]]:
         out = []
         live = self.host.runtime.session_manager if self.host.runtime is not None else None
         live_file = live.get_session_file() if live is not None else None
         for path in self.session_files():
             if str(path) == live_file:
                 continue
-            out.append(self.lines(path)[1:])
+            out.append((str(path), self.lines(path)[1:]))
         if live is not None:
-            out.append(list(live.get_entries()))
+            out.append((str(live_file or ""), list(live.get_entries())))
+        return out
+
+    def session_exchanges(self) -> list[list[tuple[str, dict[str, Any], dict[str, Any]]]]:
+        """:func:`_tool_exchanges` of each of :meth:`session_entries`: with :attr:`memo`, a
+        session's exchanges are paired once, only the entries appended since the last check read
+        (all again when the session's entries are no longer those read before, by identity: a
+        file rewritten rather than appended, the live session become a file)."""
+        return self.once("session_exchanges", self._session_exchanges)
+
+    def _session_exchanges(self) -> list[list[tuple[str, dict[str, Any], dict[str, Any]]]]:
+        out = []
+        for key, entries in self.session_sources():
+            if self.memo is None:
+                pairing = _Pairing()
+                pairing.feed(self, [(None, entry) for entry in entries])
+            else:
+                pairing = self.memo.extended(f"session {key}", entries, _Pairing)
+            out.append([(name, arguments, message) for _tag, name, arguments, message in pairing.paired])
         return out
 
     def lines(self, path: Path) -> list[dict[str, Any]]:
-        """A JSON-lines file's records (``[]`` when unreadable), parsed once per run: the run is
-        over and the checker writes nothing, so every invariant reads what the first read
-        (issue 16: the session files were parsed again by each invariant that reads them, a
-        twentieth of an explored blitz seed). The records are shared as the live session's
-        entries already are; no invariant changes them."""
+        """A JSON-lines file's records (``[]`` when unreadable), parsed once per check: the
+        checker writes nothing, so every invariant reads what the first read (issue 16: the
+        session files were parsed again by each invariant that reads them, a twentieth of an
+        explored blitz seed), and with :attr:`memo` only what was appended since the last check
+        (:meth:`_Memo.lines`). The records are shared as the live session's entries already are;
+        no invariant changes them."""
         key = str(path)
         known = self._files.get(key)
         if known is None:
@@ -230,22 +267,32 @@ class _Run:
         (:meth:`traced`) is one of those inputs. Before, the entry's text was compared as it
         stands, with real paths, with the trace's, whose paths read ``$WORK/...``: a message
         holding a path (the receiver's bootstrap, which names the dossier, Transfer sequence 6)
-        was never recognised as the extension's."""
-        if self._transcript is not None:
-            return self._transcript
-        sent = {str(r.get("text", "")) for r in self.selected("extension_inputs", _is_extension_input)}
-        out = []
-        items = self.memo.items if self.memo is not None else {}
-        for seq, _session, entry in self.entries():
-            text = _user_text(entry)
-            mine = text is not None and self.traced(text) in sent
-            item = items.get((seq, mine))
-            if item is None:
-                ours = {text} if text is not None and mine else set()
-                item = items[(seq, mine)] = oracle.items_from_entries([entry], ours)[0]
-            out.append((seq, item))
-        self._transcript = out
-        return out
+        was never recognised as the extension's.
+
+        Read on from where the last check stopped (:class:`_TranscriptScan`); from the start when
+        :meth:`entries` were read again, or when an input the extension sent since has the text of
+        a user message already read as the user's (the extension's texts are a set: a later
+        send makes an earlier message with that text the extension's)."""
+        if self._transcript is None:
+            self._transcript = self._transcript_scan().out
+        return self._transcript
+
+    def _transcript_scan(self) -> _TranscriptScan:
+        source = self._entry_scan()
+        inputs = self.selected("extension_inputs", _is_extension_input)
+        known = self.memo.scans.get("transcript") if self.memo is not None else None
+        if not (
+            isinstance(known, _TranscriptScan)
+            and known.source is source
+            and known.inputs <= len(inputs)
+            and known.users.isdisjoint(str(r.get("text", "")) for r in inputs[known.inputs :])
+        ):
+            known = _TranscriptScan(source, self.memo.items if self.memo is not None else {})
+            if self.memo is not None:
+                self.memo.scans["transcript"] = known
+        scan: _TranscriptScan = known
+        scan.feed(self, inputs, source.out)
+        return scan
 
     def traced(self, text: str) -> str:
         """``text`` as the trace writes it (paths under the work directory as ``$WORK``), so that a
@@ -256,26 +303,37 @@ class _Run:
         """(trace seq, session file, entry) of every entry of every session, in the order the trace
         recorded their appends: the trace says which session is live (``host``/``runtime``) and
         which entry was appended (``entry``, with its id); the entries themselves come from the
-        session files and the live session (an in-memory session has no file)."""
-        if self._entries is not None:
-            return self._entries
-        by_file: dict[str, dict[str, dict[str, Any]]] = {}
+        session files and the live session (an in-memory session has no file).
+
+        Read on from where the last check stopped (:class:`_EntryScan`). An entry record whose
+        entry is in no session yet (Pi writes a session file from its first assistant message on)
+        is kept aside; when one of them is found later, or a session's entries are no longer
+        those read before (:meth:`_Memo.index`: a file rewritten or gone, the live session
+        become a file), the entries are read again from the start."""
+        return self._entry_scan().out
+
+    def _entry_scan(self) -> _EntryScan:
+        return self.once("entry_scan", self._scan_entries)
+
+    def _scan_entries(self) -> _EntryScan:
+        sources: dict[str, list[dict[str, Any]]] = {}
         for path in self.session_files():
-            by_file[str(path)] = {str(e.get("id")): e for e in self.lines(path)[1:]}
+            sources[str(path)] = self.lines(path)[1:]
         live = self.host.runtime.session_manager if self.host.runtime is not None else None
         if live is not None:
-            by_file[str(live.get_session_file() or "")] = {str(e.get("id")): e for e in live.get_entries()}
-        out: list[tuple[int, str, dict[str, Any]]] = []
-        current = ""
-        for record in self.records:
-            if record["kind"] == "host" and record["name"] == "runtime":
-                current = self.real(str(record.get("sessionFile") or ""))
-            elif record["kind"] == "entry":
-                entry = by_file.get(current, {}).get(str(record.get("id")))
-                if entry is not None:
-                    out.append((int(record["seq"]), current, entry))
-        self._entries = out
-        return out
+            sources[str(live.get_session_file() or "")] = live.get_entries()
+        memo = self.memo
+        if memo is None:
+            index = {key: {str(e.get("id")): e for e in entries} for key, entries in sources.items()}
+            return self.fold("entries", lambda: _EntryScan(index))
+        index, generation = memo.index(sources)
+        known = memo.folds.get("entries")
+        if known is not None and isinstance(known.state, _EntryScan):
+            if known.state.resolvable(index):
+                del memo.folds["entries"]
+            else:
+                known.state.index = index
+        return self.fold("entries", lambda: _EntryScan(index), lambda _count: generation)
 
     def producers(self) -> dict[int, dict[str, Any] | None]:
         """Trace seq of the entry of each message the extension sent → the operation (its trace
@@ -288,59 +346,21 @@ class _Run:
         recorded text (an excerpt) the input's text starts with, and that input with the first
         later entry holding its text; a custom message's send with the first later
         ``custom_message`` entry of its ``customType``. Both are first in, first out, as Pi
-        delivers them; a reload or a session switch drops what was not delivered."""
-        if self._producers is not None:
-            return self._producers
-        by_seq = {seq: entry for seq, _session, entry in self.entries()}
-        op: dict[str, Any] | None = None
-        # (text, op, the send's ``call`` record): the record says which context sent it.
-        user_sends: list[tuple[str, dict[str, Any] | None, dict[str, Any]]] = []
-        custom_sends: list[tuple[Any, dict[str, Any] | None]] = []
-        inputs: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]] = []
-        out: dict[int, dict[str, Any] | None] = {}
-        for record in self.records:
-            kind, name = record["kind"], record["name"]
-            if kind == "op":
-                op = None if record.get("phase") == "end" else record
-            elif kind == "host" and name in ("runtime", "reload"):
-                # A new runtime: what the old one had not delivered yet never will be.
-                user_sends, custom_sends, inputs = [], [], []
-            elif kind == "call" and name == "send_user_message":
-                user_sends.append((str(record.get("text", "")).removesuffix("\u2026"), op, record))
-            elif kind == "call" and name == "send_message":
-                custom_sends.append((record.get("customType"), op))
-            elif kind == "event" and name == "input" and record.get("source") == "extension":
-                text = str(record.get("text", ""))
-                at = next(
-                    (i for i, (sent, _op, _call) in enumerate(user_sends) if text.startswith(sent)), None
-                )
-                _sent, sender_op, call = user_sends.pop(at) if at is not None else ("", None, None)
-                inputs.append((text, sender_op, call))
-            elif kind == "entry" and int(record["seq"]) in by_seq:
-                seq = int(record["seq"])
-                entry = by_seq[seq]
-                if entry.get("type") == "custom_message":
-                    ctype = entry.get("customType")
-                    at = next((i for i, (sent, _op) in enumerate(custom_sends) if sent == ctype), None)
-                    if at is not None:
-                        out[seq] = custom_sends.pop(at)[1]
-                elif (said := _user_text(entry)) is not None:
-                    traced = self.traced(said)
-                    at = next((i for i, (sent, _op, _call) in enumerate(inputs) if sent == traced), None)
-                    if at is not None:
-                        _text_sent, out[seq], call = inputs.pop(at)
-                        if call is not None and call.get("ext") == REPLACED_SESSION:
-                            self._replaced_session_sends.add(seq)
-        self._producers = out
-        return out
+        delivers them; a reload or a session switch drops what was not delivered
+        (:class:`_ProducerScan`, read on from where the last check stopped, from the start when
+        :meth:`entries` were read again)."""
+        return self._producer_scan().out
+
+    def _producer_scan(self) -> _ProducerScan:
+        source = self._entry_scan()
+        return self.fold("producers", lambda: _ProducerScan(source), lambda _count: source)
 
     def sent_by_replaced_session(self, seq: int) -> bool:
         """Whether the message of the entry at ``seq`` went out through the context
         ``ctx.newSession``'s ``withSession`` callback receives (its ``call`` record's ``ext``, read
         by :meth:`producers`): the receiving session's first prompt (the bootstrap), sent before
         that session has a request of its own."""
-        self.producers()
-        return seq in self._replaced_session_sends
+        return seq in self._producer_scan().replaced_session_sends
 
     def sent_by_command(self, seq: int, subcommands: tuple[str, ...]) -> bool:
         """Whether the extension sent the message of the entry at ``seq`` while the user's
@@ -367,28 +387,38 @@ class _Run:
         emergency. It was left out before only because its text, which names the dossier, was
         never recognised as the extension's (:meth:`transcript`).
 
-        Classified once per run (the run is over and the checker writes nothing; the five
-        invariants that read it only iterate): each classified them again, 3 % of a blitz
-        exploration (issue 16)."""
+        Classified once per check (the five invariants that read it only iterate): each
+        classified them again, 3 % of a blitz exploration (issue 16). With :attr:`memo`, the
+        transcript's items are put in their epochs only once (:class:`_EpochScan`), and an epoch
+        is classified again only when it gained items or the Call templates changed: classify
+        reads an epoch's items in order, and the transcript only grows."""
         if self._handoff_messages is not None:
             return self._handoff_messages
-        by_epoch: dict[int, list[tuple[int, oracle.Item]]] = {}
-        for seq, item in self.transcript():
-            if item.kind == "extension" and (
-                self.sent_by_command(seq, _NO_REQUEST_COMMANDS) or self.sent_by_replaced_session(seq)
-            ):
-                continue
-            by_epoch.setdefault(self.epoch(seq), []).append((seq, item))
-        templates = self.call_templates()
+        transcript = self._transcript_scan()
+        producers = self._producer_scan()
+        if self.memo is None:
+            epochs = _EpochScan(transcript, producers)
+        else:
+            known = self.memo.scans.get("epochs")
+            fresh = (
+                isinstance(known, _EpochScan)
+                and known.transcript is transcript
+                and known.producers is producers
+                and known.count <= len(transcript.out)
+            )
+            epochs = known if fresh and isinstance(known, _EpochScan) else _EpochScan(transcript, producers)
+            self.memo.scans["epochs"] = epochs
+        epochs.feed(self, transcript.out)
+        templates = tuple(self.call_templates())
         out = []
-        for epoch, items in sorted(by_epoch.items()):
-            seq_of = {identity(item): seq for seq, item in items}
-            for classified in oracle.classify([item for _seq, item in items], WINDOW):
-                message = classified
-                if message.kind == "reminder" and any(t in message.item.text for t in templates):
-                    # It carries a Call template: a Call instruction sent again, not a reminder.
-                    message = oracle.HandoffMessage(message.item, "call")
-                out.append((seq_of[identity(message.item)], epoch, message))
+        for epoch, items in sorted(epochs.by_epoch.items()):
+            known_kinds = epochs.classified.get(epoch)
+            if known_kinds is None or known_kinds[0] != (len(items), templates):
+                known_kinds = epochs.classified[epoch] = (
+                    (len(items), templates),
+                    _classified(items, templates),
+                )
+            out += [(seq, epoch, message) for seq, message in known_kinds[1]]
         self._handoff_messages = sorted(out, key=lambda x: x[0])
         return self._handoff_messages
 
@@ -396,11 +426,253 @@ class _Run:
         """The texts of the run's Call templates (``templates/call_*.cmpl``, the files the run
         shows, not the reference's wording): a message carrying one is a Call instruction, the
         selected Call template's text with the protocol appended (H18a), whenever it comes."""
+        return self.once("call_templates", self._call_templates)
+
+    def _call_templates(self) -> list[str]:
         root = self.managed("templates")
         if not root.is_dir():
             return []
-        texts = (p.read_text(encoding="utf-8", errors="replace").strip() for p in root.glob("call_*.cmpl"))
+        listed = _listed(root, "call_", ".cmpl", ordered=False)
+        texts = (self._template_text(p) for p in listed)
         return [t for t in texts if t]
+
+    def _template_text(self, path: Path) -> str:
+        """A template file's text, stripped; with :attr:`memo`, read again only when its size or
+        modification time changed (as :meth:`_Memo.lines` reads a session file): the templates
+        were read after every operation."""
+        if self.memo is None:
+            return path.read_text(encoding="utf-8", errors="replace").strip()
+        stat = path.stat()
+        stamp = (stat.st_size, stat.st_mtime_ns)
+        known = self.memo.templates.get(str(path))
+        if known is None or known[0] != stamp:
+            known = self.memo.templates[str(path)] = (
+                stamp,
+                path.read_text(encoding="utf-8", errors="replace").strip(),
+            )
+        return known[1]
+
+
+def _listed(root: Path, prefix: str, suffix: str, *, ordered: bool = True) -> list[Path]:
+    """``root.glob(f"{prefix}*{suffix}")`` (sorted when ``ordered``, else in the directory's
+    order, as ``glob`` gives them): the same names (``fnmatch``'s ``*`` matches any characters,
+    a leading dot too; ``prefix`` and ``suffix`` cannot overlap here, the suffix begins with a
+    dot the prefix lacks), without ``pathlib``'s pattern selectors, which cost a check after
+    every operation more than reading the names (issue 16)."""
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return []
+    paths = [root / name for name in names if name.startswith(prefix) and name.endswith(suffix)]
+    return sorted(paths) if ordered else paths
+
+
+class _Scanner:
+    """A reading of the run's records that goes on where it stopped (:meth:`_Run.fold`)."""
+
+    def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
+        raise NotImplementedError
+
+
+S = TypeVar("S", bound=_Scanner)
+
+
+class _Pairing:
+    """:func:`_paired_tool_results` one batch of entries at a time: the calls seen so far, and
+    every (tag, tool name, call arguments, result message) paired so far."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.paired: list[tuple[Any, str, dict[str, Any], dict[str, Any]]] = []
+
+    def feed(self, run: _Run | None, entries: Iterable[tuple[Any, dict[str, Any]]]) -> None:
+        calls, paired = self.calls, self.paired
+        for tag, entry in entries:
+            message = entry.get("message") or {}
+            if entry.get("type") != "message":
+                continue
+            if message.get("role") == "assistant":
+                for block in message.get("content") or []:
+                    if isinstance(block, dict) and block.get("type") == "toolCall":
+                        calls[str(block.get("id"))] = (
+                            str(block.get("name")),
+                            dict(block.get("arguments") or {}),
+                        )
+            elif message.get("role") == "toolResult":
+                name, arguments = calls.get(
+                    str(message.get("toolCallId")), (str(message.get("toolName")), {})
+                )
+                paired.append((tag, name, arguments, message))
+
+
+class _EntryScan(_Scanner):
+    """:meth:`_Run.entries` read record by record: the session live at the last ``runtime``
+    record, the entries found, and the entry records whose entry no session holds yet."""
+
+    def __init__(self, index: dict[str, dict[str, dict[str, Any]]]) -> None:
+        self.index = index
+        self.current = ""
+        self.out: list[tuple[int, str, dict[str, Any]]] = []
+        self.by_seq: dict[int, dict[str, Any]] = {}
+        self.unresolved: list[tuple[str, str]] = []
+
+    def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
+        index, current = self.index, self.current
+        for record in records:
+            if record["kind"] == "host" and record["name"] == "runtime":
+                current = run.real(str(record.get("sessionFile") or ""))
+            elif record["kind"] == "entry":
+                entry = index.get(current, {}).get(str(record.get("id")))
+                if entry is not None:
+                    seq = int(record["seq"])
+                    self.out.append((seq, current, entry))
+                    self.by_seq[seq] = entry
+                else:
+                    self.unresolved.append((current, str(record.get("id"))))
+        self.current = current
+
+    def resolvable(self, index: dict[str, dict[str, dict[str, Any]]]) -> bool:
+        """Whether a session now holds an entry that no session held when its record was read."""
+        return any(entry_id in index.get(session, {}) for session, entry_id in self.unresolved)
+
+
+class _TranscriptScan:
+    """:meth:`_Run.transcript` read entry by entry (of :class:`_EntryScan` ``source``): the
+    texts the extension sent (the first ``inputs`` of the ``extension_inputs`` records), and the
+    traced texts of the user messages read as the user's (``users``)."""
+
+    def __init__(self, source: _EntryScan, items: dict[tuple[int, bool], oracle.Item]) -> None:
+        self.source = source
+        self.items = items
+        self.sent: set[str] = set()
+        self.inputs = 0
+        self.users: set[str] = set()
+        self.count = 0
+        self.out: list[tuple[int, oracle.Item]] = []
+
+    def feed(
+        self, run: _Run, inputs: list[dict[str, Any]], entries: list[tuple[int, str, dict[str, Any]]]
+    ) -> None:
+        self.sent.update(str(r.get("text", "")) for r in inputs[self.inputs :])
+        self.inputs = len(inputs)
+        sent, items = self.sent, self.items
+        for seq, _session, entry in entries[self.count :]:
+            text = _user_text(entry)
+            traced = run.traced(text) if text is not None else None
+            mine = traced is not None and traced in sent
+            if traced is not None and not mine:
+                self.users.add(traced)
+            item = items.get((seq, mine))
+            if item is None:
+                ours = {text} if text is not None and mine else set()
+                item = items[(seq, mine)] = oracle.items_from_entries([entry], ours)[0]
+            self.out.append((seq, item))
+        self.count = len(entries)
+
+
+class _ProducerScan(_Scanner):
+    """:meth:`_Run.producers` read record by record (the entries of :class:`_EntryScan`
+    ``source``): the operation running, the sends and inputs not paired yet."""
+
+    def __init__(self, source: _EntryScan) -> None:
+        self.source = source
+        self.op: dict[str, Any] | None = None
+        # (text, op, the send's ``call`` record): the record says which context sent it.
+        self.user_sends: list[tuple[str, dict[str, Any] | None, dict[str, Any]]] = []
+        self.custom_sends: list[tuple[Any, dict[str, Any] | None]] = []
+        self.inputs: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]] = []
+        self.out: dict[int, dict[str, Any] | None] = {}
+        #: Trace seqs of the entries of the user messages sent through ``with_session``'s context.
+        self.replaced_session_sends: set[int] = set()
+
+    def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
+        by_seq, out = self.source.by_seq, self.out
+        op, user_sends, custom_sends, inputs = self.op, self.user_sends, self.custom_sends, self.inputs
+        for record in records:
+            kind, name = record["kind"], record["name"]
+            if kind == "op":
+                op = None if record.get("phase") == "end" else record
+            elif kind == "host" and name in ("runtime", "reload"):
+                # A new runtime: what the old one had not delivered yet never will be.
+                user_sends, custom_sends, inputs = [], [], []
+            elif kind == "call" and name == "send_user_message":
+                user_sends.append((str(record.get("text", "")).removesuffix("\u2026"), op, record))
+            elif kind == "call" and name == "send_message":
+                custom_sends.append((record.get("customType"), op))
+            elif kind == "event" and name == "input" and record.get("source") == "extension":
+                text = str(record.get("text", ""))
+                at = next(
+                    (i for i, (sent, _op, _call) in enumerate(user_sends) if text.startswith(sent)), None
+                )
+                _sent, sender_op, call = user_sends.pop(at) if at is not None else ("", None, None)
+                inputs.append((text, sender_op, call))
+            elif kind == "entry" and int(record["seq"]) in by_seq:
+                seq = int(record["seq"])
+                entry = by_seq[seq]
+                if entry.get("type") == "custom_message":
+                    ctype = entry.get("customType")
+                    at = next((i for i, (sent, _op) in enumerate(custom_sends) if sent == ctype), None)
+                    if at is not None:
+                        out[seq] = custom_sends.pop(at)[1]
+                elif (said := _user_text(entry)) is not None:
+                    traced = run.traced(said)
+                    at = next((i for i, (sent, _op, _call) in enumerate(inputs) if sent == traced), None)
+                    if at is not None:
+                        _text_sent, out[seq], call = inputs.pop(at)
+                        if call is not None and call.get("ext") == REPLACED_SESSION:
+                            self.replaced_session_sends.add(seq)
+        self.op, self.user_sends, self.custom_sends, self.inputs = op, user_sends, custom_sends, inputs
+
+
+class _EpochScan:
+    """The transcript's items (of :class:`_TranscriptScan` ``transcript``) that can be handoff
+    messages, by request epoch (:meth:`_Run.handoff_messages`), and each epoch's classification
+    with the (item count, Call templates) it was made for."""
+
+    def __init__(self, transcript: _TranscriptScan, producers: _ProducerScan) -> None:
+        self.transcript = transcript
+        self.producers = producers
+        self.count = 0
+        self.by_epoch: dict[int, list[tuple[int, oracle.Item]]] = {}
+        self.classified: dict[
+            int, tuple[tuple[int, tuple[str, ...]], list[tuple[int, oracle.HandoffMessage]]]
+        ] = {}
+
+    def feed(self, run: _Run, transcript: list[tuple[int, oracle.Item]]) -> None:
+        by_epoch = self.by_epoch
+        for seq, item in transcript[self.count :]:
+            if item.kind == "extension" and (
+                run.sent_by_command(seq, _NO_REQUEST_COMMANDS) or run.sent_by_replaced_session(seq)
+            ):
+                continue
+            by_epoch.setdefault(run.epoch(seq), []).append((seq, item))
+        self.count = len(transcript)
+
+
+def _classified(
+    items: list[tuple[int, oracle.Item]], templates: tuple[str, ...]
+) -> list[tuple[int, oracle.HandoffMessage]]:
+    """One epoch's items classified (:meth:`_Run.handoff_messages`), with their trace seqs."""
+    seq_of = {identity(item): seq for seq, item in items}
+    out = []
+    for classified in oracle.classify([item for _seq, item in items], WINDOW):
+        message = classified
+        if message.kind == "reminder" and any(t in message.item.text for t in templates):
+            # It carries a Call template: a Call instruction sent again, not a reminder.
+            message = oracle.HandoffMessage(message.item, "call")
+        out.append((seq_of[identity(message.item)], message))
+    return out
+
+
+@dataclass
+class _Fold:
+    """A scanner (:meth:`_Run.fold`) and what it read: of which list, how many items, and its
+    ``deps`` then."""
+
+    source: object
+    state: Any
+    count: int = 0
+    deps: Hashable = None
 
 
 @dataclass
@@ -409,9 +681,21 @@ class _Memo:
     parsed while its size and modification time stay the same (Pi only appends to one), and the
     oracle's reading of the entry appended at a trace position (an entry never changes once
     appended; keyed with whether the extension sent it). Without them, checking after every
-    operation parsed every file and read every entry again each time."""
+    operation parsed every file and read every entry again each time.
 
-    files: dict[str, tuple[tuple[int, int], list[dict[str, Any]]]] = field(default_factory=dict)
+    Since December 2026 also every reading that only grows as the run goes on (issue 16: the
+    checks read the run again from its start after every operation, so blitz exploration ran
+    at 169 operations per CPU second against 313 with the checks at the end only): the
+    scanners of the trace (:meth:`fold`), the session files (read on where they were appended
+    to), each session's entries by id and tool exchanges, and the entries, transcript,
+    producers and request epochs of :class:`_Run`. Each is read again from the start where what
+    it read was not only appended to: the trace list replaced or cut, a file rewritten, a
+    session's entries other objects than those read (a session switch reads the session that
+    was live from its file), an entry found after its record was read; the tests of
+    ``tests/blitz/test_incremental_checks.py`` make each case."""
+
+    #: Per file: (size, mtime) when read, its text then, and its records.
+    files: dict[str, tuple[tuple[int, int], str, list[dict[str, Any]]]] = field(default_factory=dict)
     items: dict[tuple[int, bool], oracle.Item] = field(default_factory=dict)
     #: Per filter (:meth:`selected`): the trace's record list, how many of its records were read,
     #: and the ones kept. The trace only appends, and a record never changes once emitted, so
@@ -419,6 +703,18 @@ class _Memo:
     selections: dict[str, tuple[list[dict[str, Any]], int, list[dict[str, Any]]]] = field(
         default_factory=dict
     )
+    #: The scanners of :meth:`fold`, by name.
+    folds: dict[str, _Fold] = field(default_factory=dict)
+    #: Per session (:meth:`index`): its entries read, and their ids.
+    indexes: dict[str, tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]] = field(default_factory=dict)
+    #: How many times a session's entries were not those read before (:meth:`index`).
+    generation: int = 0
+    #: The readings of :class:`_Run` kept across checks that are not record folds, by name.
+    scans: dict[str, Any] = field(default_factory=dict)
+    #: Per Call template file (:meth:`_Run.call_templates`): (size, mtime) when read, its text.
+    templates: dict[str, tuple[tuple[int, int], str]] = field(default_factory=dict)
+    #: Per key (:meth:`extended`): the items read, and the scanner fed with them.
+    extensions: dict[str, tuple[list[Any], _Pairing]] = field(default_factory=dict)
 
     def selected(
         self,
@@ -432,11 +728,77 @@ class _Memo:
         source, count, kept = self.selections.get(name, (trace, 0, []))
         if source is not trace or count > len(records):
             count, kept = 0, []
-        kept = kept + [r for r in records[count:] if keep(r)]
+        # Extended in place: no reading keeps a selection from one check to the next.
+        kept.extend(r for r in records[count:] if keep(r))
         self.selections[name] = (trace, len(records), kept)
         return kept
 
+    def fold(self, name: str, run: _Run, make: Callable[[], S], deps: Callable[[int], Hashable] | None) -> S:
+        """:meth:`_Run.fold` with what the last check left."""
+        trace, records = run.host.trace.records, run.records
+        known = self.folds.get(name)
+        if (
+            known is None
+            or known.source is not trace
+            or known.count > len(records)
+            or (deps is not None and deps(known.count) != known.deps)
+        ):
+            known = self.folds[name] = _Fold(trace, make())
+        known.state.feed(run, records[known.count :])
+        known.count = len(records)
+        known.deps = deps(known.count) if deps is not None else None
+        state: S = known.state
+        return state
+
+    def extended(self, key: str, items: list[Any], make: Callable[[], _Pairing]) -> _Pairing:
+        """``make()``'s pairing fed ``items`` (tagged None), going on from the last call's when
+        ``items`` begin with the very objects it read (else from the start)."""
+        known = self.extensions.get(key)
+        if known is not None and len(known[0]) <= len(items) and all(map(operator.is_, known[0], items)):
+            done, pairing = known
+        else:
+            done, pairing = [], make()
+        pairing.feed(None, [(None, item) for item in items[len(done) :]])
+        self.extensions[key] = (list(items), pairing)
+        return pairing
+
+    def index(
+        self, sources: dict[str, list[dict[str, Any]]]
+    ) -> tuple[dict[str, dict[str, dict[str, Any]]], int]:
+        """Each session's entries by id (the last of an id wins), and :attr:`generation`: it
+        changes when a session's entries are no longer those read before (by identity: a file
+        rewritten or removed, the live session read from its file), or an appended entry takes
+        the id of an earlier one, so that what was found by id before may be found otherwise."""
+        for key in [key for key in self.indexes if key not in sources]:
+            del self.indexes[key]
+            self.generation += 1
+        out = {}
+        for key, entries in sources.items():
+            known = self.indexes.get(key)
+            if (
+                known is not None
+                and len(known[0]) <= len(entries)
+                and all(map(operator.is_, known[0], entries))
+            ):
+                done, by_id = known
+            else:
+                if known is not None:
+                    self.generation += 1
+                done, by_id = [], {}
+            for entry in entries[len(done) :]:
+                entry_id = str(entry.get("id"))
+                if entry_id in by_id:
+                    self.generation += 1
+                by_id[entry_id] = entry
+            self.indexes[key] = (list(entries), by_id)
+            out[key] = by_id
+        return out, self.generation
+
     def lines(self, path: Path) -> list[dict[str, Any]]:
+        """:func:`_lines` of ``path``: as last read while its size and modification time stay;
+        when the file grew by whole lines after the text read before (Pi appends to a session
+        file), that text's records and the new lines' (the records read before stay the same
+        objects); else parsed again (a file rewritten, cut or unreadable)."""
         try:
             stat = path.stat()
         except OSError:
@@ -444,10 +806,26 @@ class _Memo:
         stamp = (stat.st_size, stat.st_mtime_ns)
         known = self.files.get(str(path))
         if known is not None and known[0] == stamp:
-            return known[1]
-        records = _lines(path)
-        self.files[str(path)] = (stamp, records)
+            return known[2]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError:
+            return []
+        if known is not None and known[2] and known[1].endswith("\n") and text.startswith(known[1]):
+            added = _parsed(text[len(known[1]) :])
+            records = known[2] + added if added is not None else []
+        else:
+            records = _parsed(text) or []
+        self.files[str(path)] = (stamp, text, records)
         return records
+
+
+def _parsed(text: str) -> list[dict[str, Any]] | None:
+    """The records of a JSON-lines text (None: a line is no JSON)."""
+    try:
+        return [json.loads(line) for line in jsonl_lines(text) if line.strip()]
+    except json.JSONDecodeError:
+        return None
 
 
 def _user_text(entry: dict[str, Any]) -> str | None:
@@ -470,19 +848,10 @@ def _paired_tool_results(
 ) -> Iterator[tuple[T, str, dict[str, Any], dict[str, Any]]]:
     """(the entry's tag, tool name, call arguments, result message) of every tool result in
     ``entries`` (``(tag, entry)`` in transcript order), each paired with the call that asked for it
-    by its ``toolCallId``."""
-    calls: dict[str, tuple[str, dict[str, Any]]] = {}
-    for tag, entry in entries:
-        message = entry.get("message") or {}
-        if entry.get("type") != "message":
-            continue
-        if message.get("role") == "assistant":
-            for block in message.get("content") or []:
-                if isinstance(block, dict) and block.get("type") == "toolCall":
-                    calls[str(block.get("id"))] = (str(block.get("name")), dict(block.get("arguments") or {}))
-        elif message.get("role") == "toolResult":
-            name, arguments = calls.get(str(message.get("toolCallId")), (str(message.get("toolName")), {}))
-            yield tag, name, arguments, message
+    by its ``toolCallId`` (:class:`_Pairing`)."""
+    pairing = _Pairing()
+    pairing.feed(None, entries)
+    yield from pairing.paired
 
 
 def _tool_exchanges(entries: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any], dict[str, Any]]]:
@@ -497,15 +866,24 @@ def _submitted_dossiers(run: _Run) -> set[str]:
 
 def _find_submitted_dossiers(run: _Run) -> set[str]:
     submitted: set[str] = set()
-    for entries in run.session_entries():
+    for exchanges in _session_exchanges(run):
         dossier = None
-        for name, _arguments, result in _tool_exchanges(entries):
+        for name, _arguments, result in exchanges:
             if name == GET and not result.get("isError"):
                 match = _DOSSIER_IN_RESULT.search(_text(result.get("content")))
                 dossier = match.group(1) if match else dossier
             if name == FINISH and not result.get("isError") and dossier:
                 submitted.add(dossier)
     return submitted
+
+
+def _session_exchanges(run: _Run) -> list[list[tuple[str, dict[str, Any], dict[str, Any]]]]:
+    """:func:`_tool_exchanges` of each session (:meth:`_Run.session_exchanges`; an observed run
+    (:mod:`.observed`) has only its sessions' entries)."""
+    reading: _Run | Any = run
+    if isinstance(reading, _Run):
+        return reading.session_exchanges()
+    return [list(_tool_exchanges(entries)) for entries in reading.session_entries()]
 
 
 def _per_request(run: _Run, kind: str) -> dict[int, int]:
@@ -588,31 +966,7 @@ def prompts_captured_when_due(run: _Run, ops: list[dict[str, Any]]) -> Iterator[
     Cancel ends it), after a reload ("reload can end memory state") or a session switch; nor for a
     prompt Pi never handed the extension (rejected during a compaction, or held back while Pi
     emits its settled event: its operation got no disposition) or one that is a slash command."""
-    capturing = False
-    # Prompt operations begun and not ended yet (``during`` ones nest in the one they interrupt).
-    open_prompts: list[dict[str, Any]] = []
-    due: dict[int, str] = {}  # prompt op seq -> its text, where its input came while capturing
-    for record in run.records:
-        kind, name, begins = record["kind"], record["name"], record.get("phase") != "end"
-        tool = record.get("toolName") if kind == "session" and name == "tool_execution_end" else None
-        if tool is not None and not record.get("isError"):
-            capturing = tool == GET or (capturing and tool != FINISH)
-        elif (
-            (kind == "host" and name in ("runtime", "reload"))
-            or (kind == "event" and name == "session_start")
-            or (kind == "op" and name == "command" and begins)
-        ):
-            capturing = False
-        elif kind == "op" and name == "prompt":
-            if begins:
-                open_prompts.append(record)
-            elif open_prompts:
-                open_prompts.pop()
-        elif kind == "event" and name == "input" and record.get("source") != "extension" and capturing:
-            text = str(record.get("text", ""))
-            op = next((o for o in reversed(open_prompts) if str(o.get("text", "")) == text), None)
-            if op is not None and not text.startswith("/"):
-                due[int(op["seq"])] = text
+    due = run.fold("prompts_captured_when_due", _DueCaptures).due
     for op in ops:
         said = due.get(int(op["seq"]))
         if said is None or op["kind"] != "prompt" or op.get("disposition") in (None, "handled"):
@@ -623,25 +977,79 @@ def prompts_captured_when_due(run: _Run, ops: list[dict[str, Any]]) -> Iterator[
         )
 
 
+class _DueCaptures(_Scanner):
+    """The prompts due for capture (:func:`prompts_captured_when_due`), record by record."""
+
+    def __init__(self) -> None:
+        self.capturing = False
+        # Prompt operations begun and not ended yet (``during`` ones nest in the one they interrupt).
+        self.open_prompts: list[dict[str, Any]] = []
+        self.due: dict[int, str] = {}  # prompt op seq -> its text, where its input came while capturing
+
+    def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
+        capturing, open_prompts, due = self.capturing, self.open_prompts, self.due
+        for record in records:
+            kind, name, begins = record["kind"], record["name"], record.get("phase") != "end"
+            tool = record.get("toolName") if kind == "session" and name == "tool_execution_end" else None
+            if tool is not None and not record.get("isError"):
+                capturing = tool == GET or (capturing and tool != FINISH)
+            elif (
+                (kind == "host" and name in ("runtime", "reload"))
+                or (kind == "event" and name == "session_start")
+                or (kind == "op" and name == "command" and begins)
+            ):
+                capturing = False
+            elif kind == "op" and name == "prompt":
+                if begins:
+                    open_prompts.append(record)
+                elif open_prompts:
+                    open_prompts.pop()
+            elif kind == "event" and name == "input" and record.get("source") != "extension" and capturing:
+                text = str(record.get("text", ""))
+                op = next((o for o in reversed(open_prompts) if str(o.get("text", "")) == text), None)
+                if op is not None and not text.startswith("/"):
+                    due[int(op["seq"])] = text
+        self.capturing = capturing
+
+
 def dossier_kept_until_receiver_turn(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """After an accepted Finish the implementation never removes the dossier before the receiver's
     bootstrap turn settled (reference §3.7; the receiver model deletes it, not the extension)."""
     submitted = _submitted_dossiers(run)
     if not submitted:
         return
-    pending = switched = False
-    for record in run.records:
-        kind, name = record["kind"], record["name"]
-        if kind == "session" and name == "tool_execution_end" and record.get("toolName") == FINISH:
-            pending = pending or not record.get("isError")
-        elif kind == "event" and name == "session_start" and record.get("reason") == "new":
-            switched = pending
-        elif kind == "session" and name == "agent_settled" and switched and not record.get("aborted"):
-            pending = switched = False
-        elif kind == "fs" and name in ("remove", "replace") and pending:
-            path = run.real(str(record.get("to" if name == "replace" else "path", "")))
-            if path in submitted:
-                yield f"the implementation removed the submitted dossier {path} before the receiver's turn settled"
+    # Read again from the start when a dossier was submitted since (a removal read before may be
+    # of it).
+    key = frozenset(submitted)
+    yield from run.fold("dossier_kept_until_receiver_turn", _DossierRemovals, lambda _count: key).problems
+
+
+class _DossierRemovals(_Scanner):
+    """The implementation's removals of submitted dossiers before the receiver's turn settled
+    (:func:`dossier_kept_until_receiver_turn`), record by record."""
+
+    def __init__(self) -> None:
+        self.pending = self.switched = False
+        self.problems: list[str] = []
+
+    def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
+        submitted = _submitted_dossiers(run)
+        pending, switched = self.pending, self.switched
+        for record in records:
+            kind, name = record["kind"], record["name"]
+            if kind == "session" and name == "tool_execution_end" and record.get("toolName") == FINISH:
+                pending = pending or not record.get("isError")
+            elif kind == "event" and name == "session_start" and record.get("reason") == "new":
+                switched = pending
+            elif kind == "session" and name == "agent_settled" and switched and not record.get("aborted"):
+                pending = switched = False
+            elif kind == "fs" and name in ("remove", "replace") and pending:
+                path = run.real(str(record.get("to" if name == "replace" else "path", "")))
+                if path in submitted:
+                    self.problems.append(
+                        f"the implementation removed the submitted dossier {path} before the receiver's turn settled"
+                    )
+        self.pending, self.switched = pending, switched
 
 
 def _template_responses(run: _Run) -> list[tuple[int, dict[str, Any]]]:
@@ -651,18 +1059,19 @@ def _template_responses(run: _Run) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _find_template_responses(run: _Run) -> list[tuple[int, dict[str, Any]]]:
-    executions = [
-        r
-        for r in run.records
-        if r["kind"] == "session" and r["name"] == "tool_execution_end" and r.get("toolName") == GET
-    ]
+    executions = run.selected("get_executions", _is_get_execution)
     results = [
-        result
-        for entries in run.session_entries()
-        for name, _a, result in _tool_exchanges(entries)
-        if name == GET
+        result for exchanges in _session_exchanges(run) for name, _a, result in exchanges if name == GET
     ]
     return [(int(record["seq"]), result) for record, result in zip(executions, results, strict=False)]
+
+
+def _is_get_execution(record: dict[str, Any]) -> bool:
+    return (
+        record["kind"] == "session"
+        and record["name"] == "tool_execution_end"
+        and record.get("toolName") == GET
+    )
 
 
 def _get_results(run: _Run) -> list[tuple[int, str | None]]:
@@ -700,10 +1109,10 @@ def finish_only_with_returned_id(run: _Run, ops: list[dict[str, Any]]) -> Iterat
     and never an ID a ``/sh cancel`` invalidated: "canonical cancel immediately invalidates request,
     Finish ID, reminder, retrieval" (reference Cancel, H70a). The cancel part reads the trace (which
     operation came between the GET and the Finish), so an observed real-Pi run checks the rest."""
-    for index, entries in enumerate(run.session_entries()):
+    for index, exchanges in enumerate(_session_exchanges(run)):
         latest: str | None = None
         accepted: set[str] = set()
-        for name, arguments, result in _tool_exchanges(entries):
+        for name, arguments, result in exchanges:
             if name == GET and not result.get("isError"):
                 latest = oracle.finish_id_in(_text(result.get("content"))) or latest
             if name == FINISH and not result.get("isError"):
@@ -788,11 +1197,34 @@ def _exchanges(run: _Run) -> list[_Exchange]:
 
 
 def _find_exchanges(run: _Run) -> list[_Exchange]:
-    tagged = (((seq, session), entry) for seq, session, entry in run.entries())
-    return [
-        _Exchange(seq, session, name, arguments, _text(message.get("content")), bool(message.get("isError")))
-        for (seq, session), name, arguments, message in _paired_tool_results(tagged)
-    ]
+    """With :attr:`_Run.memo`, only the entries found since the last check are paired (all again
+    when :meth:`_Run.entries` were read again)."""
+    source = run._entry_scan()
+    entries = source.out
+    known = run.memo.scans.get("exchanges") if run.memo is not None else None
+    if not (isinstance(known, _ExchangeScan) and known.source is source and known.count <= len(entries)):
+        known = _ExchangeScan(source)
+        if run.memo is not None:
+            run.memo.scans["exchanges"] = known
+    known.pairing.feed(run, [((seq, session), entry) for seq, session, entry in entries[known.count :]])
+    known.count = len(entries)
+    for (seq, session), name, arguments, message in known.pairing.paired[len(known.out) :]:
+        known.out.append(
+            _Exchange(
+                seq, session, name, arguments, _text(message.get("content")), bool(message.get("isError"))
+            )
+        )
+    return known.out
+
+
+class _ExchangeScan:
+    """:func:`_exchanges` read entry by entry (of :class:`_EntryScan` ``source``)."""
+
+    def __init__(self, source: _EntryScan) -> None:
+        self.source = source
+        self.count = 0
+        self.pairing = _Pairing()
+        self.out: list[_Exchange] = []
 
 
 def _is_boundary(record: dict[str, Any]) -> bool:
@@ -826,7 +1258,7 @@ def _file_states(run: _Run, path: str) -> list[tuple[int, str]]:
     ``write``), ``gone`` (removed by the model or the implementation), ``unknown`` (written by the
     implementation or planted by the scenario)."""
     out = []
-    for record in run.records:
+    for record in run.selected("file_operations", _is_file_operation):
         kind, name = record["kind"], record["name"]
         if kind == "fs":
             where = {run.real(str(record.get(key, ""))) for key in ("path", "to")}
@@ -843,6 +1275,13 @@ def _file_states(run: _Run, path: str) -> list[tuple[int, str]]:
             if planted == path:
                 out.append((int(record["seq"]), "unknown"))
     return out
+
+
+def _is_file_operation(record: dict[str, Any]) -> bool:
+    """A record :func:`_file_states` reads: a file operation or the scenario's planting of a file."""
+    return record["kind"] == "fs" or (
+        record["kind"] == "op" and record["name"] == "edit_file" and record.get("phase") != "end"
+    )
 
 
 def _nonempty_before(run: _Run, path: str, seq: int) -> bool:
@@ -862,25 +1301,26 @@ def _chain_length(run: _Run, path: str, limit: int) -> int:
     return length
 
 
+def _is_new_runtime(record: dict[str, Any]) -> bool:
+    return record["kind"] == "host" and record["name"] == "runtime" and record.get("reason") == "new"
+
+
+def _is_session_start(record: dict[str, Any]) -> bool:
+    return bool(record["kind"] == "event" and record["name"] == "session_start")
+
+
 def receiver_link_follows_chain_limit(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """A receiver is parent-linked to its source unless the source's chain (master included)
     already reached maxSessionChainLength: then it is an independent master (reference §7)."""
     limit = int(run.settings.get("maxSessionChainLength", 25))
-    created = [
-        r for r in run.records if r["kind"] == "host" and r["name"] == "runtime" and r.get("reason") == "new"
-    ]
+    created = run.selected("created_sessions", _is_new_runtime)
     for record in created:
         new_file = run.real(str(record.get("sessionFile") or ""))
         lines = run.lines(Path(new_file))
         if not lines:
             continue  # never written: nothing was delivered there
         start = next(
-            (
-                r
-                for r in run.records
-                if r["kind"] == "event" and r["name"] == "session_start" and r["seq"] > record["seq"]
-            ),
-            None,
+            (r for r in run.selected("session_starts", _is_session_start) if r["seq"] > record["seq"]), None
         )
         source = run.real(str((start or {}).get("previousSessionFile") or ""))
         parent = lines[0].get("parentSession")
@@ -904,74 +1344,119 @@ def emergency_once_at_90_percent(run: _Run, ops: list[dict[str, Any]]) -> Iterat
     turn below 90 %: the level is fixed whatever criticalWarningPercent, contextWarningPercent
     or automaticSessionHandoffPercent say (reference §4)."""
     emergencies = _per_request(run, "emergency")
-    emergency_seqs = {seq for seq, _e, message in run.handoff_messages() if message.kind == "emergency"}
-    last_turn: int | None = None
-    for record in run.records:
-        if (
-            record["kind"] == "model"
-            and record["name"] == "reply"
-            and record.get("caller") == "agent"
-            and record.get("stopReason") in ("stop", "toolUse")
-        ):
-            last_turn = int(record.get("totalTokens") or 0)
-        elif (
-            int(record["seq"]) in emergency_seqs
-            and last_turn is not None
-            and last_turn < math.ceil(0.9 * WINDOW)
-        ):
-            yield f"an emergency instruction after a turn at {last_turn} tokens, below 90% of {WINDOW}"
-            break
+    messages = _messages_before(run)
+    yield from run.fold("emergency_turns", _EmergencyTurns, messages).problems
     for count in emergencies.values():
         if count > 1:
             yield "a second emergency instruction for the same request"
-    active = submitted = False
-    owed: int | None = None
-    calls = {seq for seq, _t in _call_instructions(run)}
-    boundaries = set(run.sorted_boundaries())
-    for record in run.records:
-        seq = int(record["seq"])
-        kind, name = record["kind"], record["name"]
-        if seq in calls or (
-            kind == "session"
-            and name == "tool_execution_end"
-            and record.get("toolName") == GET
-            and not record.get("isError")
-        ):
-            active = True
-        if kind == "session" and name == "tool_execution_end" and record.get("toolName") == FINISH:
-            submitted = submitted or not record.get("isError")
-        if seq in boundaries:
-            if owed is not None and not emergencies.get(owed):
-                yield "a completed turn at or above 90% with an unsubmitted request got no emergency instruction"
-            active = submitted = False
-            owed = None
-        if (
-            kind == "model"
-            and name == "reply"
-            and record.get("caller") == "agent"
-            and record.get("stopReason") in ("stop", "toolUse")
-            and (record.get("totalTokens") or 0) >= math.ceil(0.9 * WINDOW)
-            and active
-            and not submitted
-            and owed is None
-        ):
-            owed = run.epoch(seq)
+    owing = run.fold("emergency_owed", _EmergencyOwed, messages)
+    yield from owing.problems
+    owed = owing.owed
     if run.over and owed is not None and not emergencies.get(owed):
         yield "a completed turn at or above 90% with an unsubmitted request got no emergency instruction"
 
 
+def _messages_before(run: _Run) -> Callable[[int], Hashable]:
+    """``deps`` (:meth:`_Run.fold`) of a scanner that reads the handoff messages: (seq, epoch,
+    kind) of those among the first ``count`` records."""
+    messages = run.handoff_messages()
+
+    def before(count: int) -> Hashable:
+        return tuple((seq, epoch, m.kind) for seq, epoch, m in messages if seq < count)
+
+    return before
+
+
+class _EmergencyTurns(_Scanner):
+    """The first emergency instruction after a turn below 90 % (:func:`emergency_once_at_90_percent`)."""
+
+    def __init__(self) -> None:
+        self.last_turn: int | None = None
+        self.problems: list[str] = []
+
+    def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
+        if self.problems:
+            return
+        emergency_seqs = {seq for seq, _e, message in run.handoff_messages() if message.kind == "emergency"}
+        last_turn = self.last_turn
+        for record in records:
+            if (
+                record["kind"] == "model"
+                and record["name"] == "reply"
+                and record.get("caller") == "agent"
+                and record.get("stopReason") in ("stop", "toolUse")
+            ):
+                last_turn = int(record.get("totalTokens") or 0)
+            elif (
+                int(record["seq"]) in emergency_seqs
+                and last_turn is not None
+                and last_turn < math.ceil(0.9 * WINDOW)
+            ):
+                self.problems.append(
+                    f"an emergency instruction after a turn at {last_turn} tokens, below 90% of {WINDOW}"
+                )
+                break
+        self.last_turn = last_turn
+
+
+class _EmergencyOwed(_Scanner):
+    """The emergencies owed and not sent by a request's end (:func:`emergency_once_at_90_percent`),
+    and the request (epoch) owed one now."""
+
+    def __init__(self) -> None:
+        self.active = self.submitted = False
+        self.owed: int | None = None
+        self.problems: list[str] = []
+
+    def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
+        emergencies = _per_request(run, "emergency")
+        calls = {seq for seq, _t in _call_instructions(run)}
+        boundaries = set(run.sorted_boundaries())
+        active, submitted, owed = self.active, self.submitted, self.owed
+        for record in records:
+            seq = int(record["seq"])
+            kind, name = record["kind"], record["name"]
+            if seq in calls or (
+                kind == "session"
+                and name == "tool_execution_end"
+                and record.get("toolName") == GET
+                and not record.get("isError")
+            ):
+                active = True
+            if kind == "session" and name == "tool_execution_end" and record.get("toolName") == FINISH:
+                submitted = submitted or not record.get("isError")
+            if seq in boundaries:
+                if owed is not None and not emergencies.get(owed):
+                    self.problems.append(
+                        "a completed turn at or above 90% with an unsubmitted request got no emergency instruction"
+                    )
+                active = submitted = False
+                owed = None
+            if (
+                kind == "model"
+                and name == "reply"
+                and record.get("caller") == "agent"
+                and record.get("stopReason") in ("stop", "toolUse")
+                and (record.get("totalTokens") or 0) >= math.ceil(0.9 * WINDOW)
+                and active
+                and not submitted
+                and owed is None
+            ):
+                owed = run.epoch(seq)
+        self.active, self.submitted, self.owed = active, submitted, owed
+
+
 def _request_starts(run: _Run) -> list[int]:
     """Trace positions of every explicit start: a ``/sh`` command or a ``blitz_handoff`` call."""
-    return [
-        int(r["seq"])
-        for r in run.records
-        if (r["kind"] == "op" and r["name"] == "command" and str(r.get("text", "")).startswith("/sh"))
-        or (
-            r["kind"] == "session"
-            and r["name"] == "tool_execution_end"
-            and r.get("toolName") == oracle.STATUS_TOOL
-        )
-    ]
+    return [int(r["seq"]) for r in run.selected("request_starts", _is_request_start)]
+
+
+def _is_request_start(r: dict[str, Any]) -> bool:
+    return (r["kind"] == "op" and r["name"] == "command" and str(r.get("text", "")).startswith("/sh")) or (
+        r["kind"] == "session"
+        and r["name"] == "tool_execution_end"
+        and r.get("toolName") == oracle.STATUS_TOOL
+    )
 
 
 def automatic_initiation_budget(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
@@ -983,25 +1468,64 @@ def automatic_initiation_budget(run: _Run, ops: list[dict[str, Any]]) -> Iterato
         bool(run.settings.get("automaticSessionHandoff"))
         and run.settings.get("automaticSessionHandoffPercent", 70) != 0
     )
+    budget = run.fold(
+        "automatic_initiation_budget", lambda: _AutomaticBudget(enabled), _automatic_before(run)
+    )
+    yield from budget.problems
+
+
+def _automatic_before(run: _Run) -> Callable[[int], Hashable]:
+    """``deps`` (:meth:`_Run.fold`) of a scanner that reads the automatic Call instructions and
+    the Call instructions: those among the first ``count`` records."""
     automatic = _automatic_calls(run)
-    counts: dict[str, int] = {}
-    session = ""
-    for record in run.records:
-        if record["kind"] == "host" and record["name"] == "runtime":
-            session = str(record.get("sessionFile") or "")
-        elif record["kind"] == "entry" and record["name"] == "compaction":
-            counts[session] = 0
-        elif int(record["seq"]) in automatic:
-            counts[session] = counts.get(session, 0) + 1
-            if not enabled:
-                yield f"{session}: an automatic request although automatic initiation is off"
-            elif counts[session] == 3:
-                yield f"{session}: a third automatic request without a compaction in between"
+    calls = {seq for seq, _epoch, message in run.handoff_messages() if message.kind == "call"}
+
+    def before(count: int) -> Hashable:
+        return (
+            frozenset(seq for seq in automatic if seq < count),
+            frozenset(seq for seq in calls if seq < count),
+        )
+
+    return before
+
+
+class _AutomaticBudget(_Scanner):
+    """Automatic requests per session between compactions (:func:`automatic_initiation_budget`)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.counts: dict[str, int] = {}
+        self.session = ""
+        self.problems: list[str] = []
+
+    def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
+        automatic = _automatic_calls(run)
+        counts, session, enabled = self.counts, self.session, self.enabled
+        for record in records:
+            if record["kind"] == "host" and record["name"] == "runtime":
+                session = str(record.get("sessionFile") or "")
+            elif record["kind"] == "entry" and record["name"] == "compaction":
+                counts[session] = 0
+            elif int(record["seq"]) in automatic:
+                counts[session] = counts.get(session, 0) + 1
+                if not enabled:
+                    self.problems.append(
+                        f"{session}: an automatic request although automatic initiation is off"
+                    )
+                elif counts[session] == 3:
+                    self.problems.append(
+                        f"{session}: a third automatic request without a compaction in between"
+                    )
+        self.session = session
 
 
 def _automatic_calls(run: _Run) -> set[int]:
     """Trace positions of the automatic Call instructions: those nothing started explicitly (no
     ``/sh`` command, no ``blitz_handoff`` call in their request before them)."""
+    return run.once("automatic_calls", lambda: _find_automatic_calls(run))
+
+
+def _find_automatic_calls(run: _Run) -> set[int]:
     explicit = [(run.epoch(seq), seq) for seq in _request_starts(run)]
     return {
         seq
@@ -1042,74 +1566,97 @@ def automatic_request_when_due(run: _Run, ops: list[dict[str, Any]]) -> Iterator
         float(settings.get("automaticSessionHandoffPercent", 70)),
         float(settings.get("criticalWarningPercent", 90)),
     )
-    automatic = _automatic_calls(run)
-    calls = {seq for seq, _epoch, message in run.handoff_messages() if message.kind == "call"}
-    exists: dict[str, bool] = {}
-    attempts: dict[str, int] = {}
-    session = session_id = ""
-    active = after_turn = False
-    tokens: int | None = None
-    owed: tuple[int, float] | None = None  # (tokens of the due turn, the level it reached)
-    for record in run.records:
-        seq, kind, name = int(record["seq"]), record["kind"], record["name"]
-        if kind == "fs" and name in ("write", "tool_write", "replace", "rename"):
-            exists[run.real(str(record.get("to" if name in ("replace", "rename") else "path", "")))] = True
-        elif kind == "fs" and name in ("remove", "tool_remove"):
-            exists[run.real(str(record.get("path", "")))] = False
-        elif kind == "op" and name == "edit_file" and record.get("phase") != "end":
-            exists[str(Path(run.host.paths.project_dir, str(record.get("path", ""))))] = True
-        if seq in calls:
-            # A Call instruction between a turn's end and the next model turn is steering, the
-            # automatic route's delivery (command and model Calls start a run from idle); counted
-            # as spent whichever way it is classified (more spent, less required).
-            if seq in automatic or after_turn:
-                attempts[session] = attempts.get(session, 0) + 1
-            active, owed = True, None
-        elif (
-            kind == "session"
-            and name == "tool_execution_end"
-            and record.get("toolName") in (GET, oracle.STATUS_TOOL)
-            and not record.get("isError")
-        ):
-            active = True
-        new_session = kind == "event" and name == "session_start" and record.get("reason") == "new"
-        agent_reply = kind == "model" and name == "reply" and record.get("caller") == "agent"
-        run_end = kind == "event" and name == "agent_end"
-        if owed is not None and (_is_cancel(record) or new_session or agent_reply or run_end):
-            yield (
-                f"{session}: a completed turn at {owed[0]} tokens (>= {owed[1]:g}% of {WINDOW}) with no "
-                "active request and automatic budget left got no automatic request before the next model turn"
-            )
-            owed = None
-        if agent_reply or run_end:
-            after_turn = False
-        if kind == "host" and name == "runtime":
-            session, session_id = str(record.get("sessionFile") or ""), str(record.get("sessionId") or "")
-        elif kind == "entry" and name == "compaction":
-            attempts[session] = 0
-        elif _is_cancel(record) or new_session:
-            active = False
-        elif agent_reply:
-            completed = record.get("stopReason") in ("stop", "toolUse")
-            tokens = int(record.get("totalTokens") or 0) if completed else None
-        elif kind == "event" and name == "turn_end":
-            after_turn = True
-            spent = attempts.get(session, 0)
-            dossier = str(Path(run.host.paths.project_dir, CONFIG_DIR_NAME, f"handoff_{session_id}.md"))
-            if (
-                tokens is not None
-                and spent < len(levels)
-                and not active
-                and not exists.get(dossier)
-                and tokens * 100 >= levels[spent] * WINDOW
-            ):
-                owed = (tokens, levels[spent])
-            tokens = None
+    due = run.fold("automatic_request_when_due", lambda: _AutomaticDue(levels), _automatic_before(run))
+    yield from due.problems
+    session, owed = due.session, due.owed
     if run.over and owed is not None:
         yield (
             f"{session}: a completed turn at {owed[0]} tokens (>= {owed[1]:g}% of {WINDOW}) with no active "
             "request and automatic budget left got no automatic request"
         )
+
+
+class _AutomaticDue(_Scanner):
+    """The automatic requests due and not sent (:func:`automatic_request_when_due`), record by record."""
+
+    def __init__(self, levels: tuple[float, float]) -> None:
+        self.levels = levels
+        self.exists: dict[str, bool] = {}
+        self.attempts: dict[str, int] = {}
+        self.session = self.session_id = ""
+        self.active = self.after_turn = False
+        self.tokens: int | None = None
+        self.owed: tuple[int, float] | None = None  # (tokens of the due turn, the level it reached)
+        self.problems: list[str] = []
+
+    def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
+        levels = self.levels
+        automatic = _automatic_calls(run)
+        calls = {seq for seq, _epoch, message in run.handoff_messages() if message.kind == "call"}
+        exists, attempts = self.exists, self.attempts
+        session, session_id = self.session, self.session_id
+        active, after_turn = self.active, self.after_turn
+        tokens, owed = self.tokens, self.owed
+        for record in records:
+            seq, kind, name = int(record["seq"]), record["kind"], record["name"]
+            if kind == "fs" and name in ("write", "tool_write", "replace", "rename"):
+                exists[run.real(str(record.get("to" if name in ("replace", "rename") else "path", "")))] = (
+                    True
+                )
+            elif kind == "fs" and name in ("remove", "tool_remove"):
+                exists[run.real(str(record.get("path", "")))] = False
+            elif kind == "op" and name == "edit_file" and record.get("phase") != "end":
+                exists[str(Path(run.host.paths.project_dir, str(record.get("path", ""))))] = True
+            if seq in calls:
+                # A Call instruction between a turn's end and the next model turn is steering, the
+                # automatic route's delivery (command and model Calls start a run from idle); counted
+                # as spent whichever way it is classified (more spent, less required).
+                if seq in automatic or after_turn:
+                    attempts[session] = attempts.get(session, 0) + 1
+                active, owed = True, None
+            elif (
+                kind == "session"
+                and name == "tool_execution_end"
+                and record.get("toolName") in (GET, oracle.STATUS_TOOL)
+                and not record.get("isError")
+            ):
+                active = True
+            new_session = kind == "event" and name == "session_start" and record.get("reason") == "new"
+            agent_reply = kind == "model" and name == "reply" and record.get("caller") == "agent"
+            run_end = kind == "event" and name == "agent_end"
+            if owed is not None and (_is_cancel(record) or new_session or agent_reply or run_end):
+                self.problems.append(
+                    f"{session}: a completed turn at {owed[0]} tokens (>= {owed[1]:g}% of {WINDOW}) with no "
+                    "active request and automatic budget left got no automatic request before the next model turn"
+                )
+                owed = None
+            if agent_reply or run_end:
+                after_turn = False
+            if kind == "host" and name == "runtime":
+                session, session_id = str(record.get("sessionFile") or ""), str(record.get("sessionId") or "")
+            elif kind == "entry" and name == "compaction":
+                attempts[session] = 0
+            elif _is_cancel(record) or new_session:
+                active = False
+            elif agent_reply:
+                completed = record.get("stopReason") in ("stop", "toolUse")
+                tokens = int(record.get("totalTokens") or 0) if completed else None
+            elif kind == "event" and name == "turn_end":
+                after_turn = True
+                spent = attempts.get(session, 0)
+                dossier = str(Path(run.host.paths.project_dir, CONFIG_DIR_NAME, f"handoff_{session_id}.md"))
+                if (
+                    tokens is not None
+                    and spent < len(levels)
+                    and not active
+                    and not exists.get(dossier)
+                    and tokens * 100 >= levels[spent] * WINDOW
+                ):
+                    owed = (tokens, levels[spent])
+                tokens = None
+        self.session, self.session_id = session, session_id
+        self.active, self.after_turn = active, after_turn
+        self.tokens, self.owed = tokens, owed
 
 
 def settings_file_valid(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
@@ -1141,16 +1688,33 @@ def settings_file_valid(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
 
 def _config_writes(run: _Run) -> list[tuple[int, str]]:
     """(trace seq, top-level operation) of every write of ``config.json`` by the implementation."""
-    path = str(run.managed("config.json"))
-    out, top = [], ""
-    for record in run.records:
-        if record["kind"] == "op" and record.get("phase") != "end" and not record.get("during"):
-            top = f"{record['name']} {record.get('text') or ''}".strip()
-        elif record["kind"] == "fs" and record["name"] in ("write", "replace"):
-            target = run.real(str(record.get("to" if record["name"] == "replace" else "path", "")))
-            if target == path:
-                out.append((int(record["seq"]), top))
-    return out
+    reading: _Run | Any = run
+    if isinstance(reading, _Run):
+        return reading.fold("config_writes", _ConfigWrites).out
+    # An observed run (:mod:`.observed`): no trace, so no writes seen.
+    scan = _ConfigWrites()
+    scan.feed(reading, reading.records)
+    return scan.out
+
+
+class _ConfigWrites(_Scanner):
+    """:func:`_config_writes`, record by record: the top-level operation running, the writes."""
+
+    def __init__(self) -> None:
+        self.top = ""
+        self.out: list[tuple[int, str]] = []
+
+    def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
+        path = str(run.managed("config.json"))
+        top = self.top
+        for record in records:
+            if record["kind"] == "op" and record.get("phase") != "end" and not record.get("during"):
+                top = f"{record['name']} {record.get('text') or ''}".strip()
+            elif record["kind"] == "fs" and record["name"] in ("write", "replace"):
+                target = run.real(str(record.get("to" if record["name"] == "replace" else "path", "")))
+                if target == path:
+                    self.out.append((int(record["seq"]), top))
+        self.top = top
 
 
 #: The settings table's keys (reference §6), the retired ones an older config may still carry
@@ -1270,13 +1834,12 @@ def foreign_files_untouched(run: _Run, ops: list[dict[str, Any]]) -> Iterator[st
     named = _reserved_paths(run)
     by_model = [
         (int(r["seq"]), run.real(str(r.get("path", ""))))
-        for r in run.records
-        if r["kind"] == "fs" and r["name"] in ("tool_write", "tool_remove")
+        for r in run.selected("model_writes", _is_model_write)
     ]
     removed_by_model = [
-        (int(r["seq"]), run.real(str(r.get("path", ""))))
-        for r in run.records
-        if r["kind"] == "fs" and r["name"] == "tool_remove"
+        (seq, where)
+        for (seq, where), r in zip(by_model, run.selected("model_writes", _is_model_write), strict=True)
+        if r["name"] == "tool_remove"
     ]
     for op in ops:
         if op["kind"] != "edit_file" or "content" not in op:
@@ -1312,11 +1875,17 @@ def _implementation_writes(run: _Run, path: str) -> list[int]:
     ``path``."""
     return [
         int(r["seq"])
-        for r in run.records
-        if r["kind"] == "fs"
-        and r["name"] in ("remove", "replace", "write", "rename")
-        and path in (run.real(str(r.get("path", ""))), run.real(str(r.get("to", ""))))
+        for r in run.selected("implementation_writes", _is_implementation_write)
+        if path in (run.real(str(r.get("path", ""))), run.real(str(r.get("to", ""))))
     ]
+
+
+def _is_model_write(record: dict[str, Any]) -> bool:
+    return record["kind"] == "fs" and record["name"] in ("tool_write", "tool_remove")
+
+
+def _is_implementation_write(record: dict[str, Any]) -> bool:
+    return record["kind"] == "fs" and record["name"] in ("remove", "replace", "write", "rename")
 
 
 def _reserved_paths(run: _Run) -> list[tuple[int, str]]:
@@ -1444,30 +2013,48 @@ CHECKED_WHEN: dict[str, tuple[str, str]] = {
 
 def _ops_from_trace(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every operation (held ``during`` ones too) with its outcome: begins and ends nest."""
-    ops: list[dict[str, Any]] = []
-    open_ops: list[dict[str, Any]] = []
-    for record in records:
-        if record["kind"] != "op":
-            continue
-        if record.get("phase") == "end":
-            for index in range(len(open_ops) - 1, -1, -1):
-                if open_ops[index]["kind"] == record["name"]:
-                    op = open_ops.pop(index)
-                    op["disposition"] = record.get("disposition")
-                    op["ok"] = record.get("ok")
-                    break
-            continue
-        op = {
-            "kind": record["name"],
-            "seq": int(record["seq"]),
-            "text": str(record.get("text") or ""),
-            "path": str(record.get("path") or ""),
-            "disposition": None,
-            "ok": None,
-        }
-        ops.append(op)
-        open_ops.append(op)
-    return ops
+    scan = _Operations([])
+    scan.feed(None, records)
+    return scan.ops
+
+
+class _Operations(_Scanner):
+    """:func:`_ops_from_trace` record by record (an operation's dict gets its outcome at its end),
+    each planted foreign file's operation given the text it plants (``planted``, in order)."""
+
+    def __init__(self, planted: list[tuple[str, str]]) -> None:
+        self.planted = planted
+        self.ops: list[dict[str, Any]] = []
+        self.open_ops: list[dict[str, Any]] = []
+        self.edits = 0
+
+    def feed(self, run: _Run | None, records: list[dict[str, Any]]) -> None:
+        ops, open_ops = self.ops, self.open_ops
+        for record in records:
+            if record["kind"] != "op":
+                continue
+            if record.get("phase") == "end":
+                for index in range(len(open_ops) - 1, -1, -1):
+                    if open_ops[index]["kind"] == record["name"]:
+                        op = open_ops.pop(index)
+                        op["disposition"] = record.get("disposition")
+                        op["ok"] = record.get("ok")
+                        break
+                continue
+            op = {
+                "kind": record["name"],
+                "seq": int(record["seq"]),
+                "text": str(record.get("text") or ""),
+                "path": str(record.get("path") or ""),
+                "disposition": None,
+                "ok": None,
+            }
+            if op["kind"] == "edit_file" and "/handoff_" in op["path"]:
+                if self.edits < len(self.planted):
+                    op["content"] = self.planted[self.edits][1]
+                self.edits += 1
+            ops.append(op)
+            open_ops.append(op)
 
 
 def _planted(scenario: Scenario) -> list[tuple[str, str]]:
@@ -1515,6 +2102,9 @@ class BlitzChecker:
     at its end, the run was not stopped at the operation that broke the rule, and minimisation
     worked from the whole run. An operation that added no trace record changed nothing the
     invariants read (files change through recorded operations), so it is not checked again.
+    What the checks read that only grows (the trace, the session files, the entries and
+    messages found in them) is read once per run (:class:`_Memo`), so a check costs about what
+    the operation added, not the run so far.
     """
 
     def __init__(self, simulation: Simulation) -> None:
@@ -1558,11 +2148,9 @@ class BlitzChecker:
         self._check(over=True, operation=None)
 
     def _check(self, *, over: bool, operation: int | None) -> None:
-        ops = _ops_from_trace(self.simulation.host.trace.records)
-        edits = [record for record in ops if record["kind"] == "edit_file" and "/handoff_" in record["path"]]
-        for record, (_path, content) in zip(edits, self.planted, strict=False):
-            record["content"] = content
         run = _Run(self.simulation, self.settings, over=over, memo=self._memo)
+        planted = self.planted
+        ops = run.fold("operations", lambda: _Operations(planted)).ops
         for invariant, _rules in BLITZ_INVARIANTS:
             name = invariant.__name__
             if name in self._reported or not (over or CHECKED_WHEN[name][0] == PREFIX):
