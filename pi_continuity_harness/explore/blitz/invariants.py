@@ -62,7 +62,7 @@ import re
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pi_continuity_harness.api import CONFIG_DIR_NAME
 from pi_continuity_harness.explore.blitz.generate import FINISH, GET, MANAGED, WINDOW
@@ -97,6 +97,44 @@ _NO_REQUEST_COMMANDS = ("cancel", "recover")
 
 
 # ======================================================================== observation
+#: A tool call's name, its arguments and its result message (:func:`_tool_exchanges`).
+ToolExchange = tuple[str, dict[str, Any], dict[str, Any]]
+
+
+class RunReading(Protocol):
+    """What the invariants that need no trace read of a run: the simulator's (:class:`_Run`), or
+    one real Pi lets be observed (``explore --target pi``: :mod:`.observed`'s ``_Observed``, from
+    the session files, the live session's entries and the files on disk).
+
+    ``finish_only_with_returned_id``, ``settings_file_valid`` and
+    ``dossier_retained_when_deletion_off``, and what they call, read only these, so mypy checks
+    that both readings offer them; the parts that need the trace reach it through
+    :meth:`trace_reading` (None on an observed run). Before, the observed reading copied a few of
+    ``_Run``'s attributes and the helpers tested ``isinstance(run, _Run)``: a helper that used
+    another one (``once``) made ``dossier_retained_when_deletion_off`` raise ``AttributeError``
+    on every observed run with ``deleteHandoffAfterReading`` false."""
+
+    @property
+    def scenario(self) -> Scenario: ...
+
+    @property
+    def settings(self) -> dict[str, Any]: ...
+
+    def managed(self, *parts: str) -> Path: ...
+
+    def once(self, name: str, make: Callable[[], T]) -> T:
+        """``make()``, made once for this reading of the run (:meth:`_Run.once`)."""
+        ...
+
+    def session_exchanges(self) -> list[list[ToolExchange]]:
+        """The tool exchanges of each session, in creation order (the live session last)."""
+        ...
+
+    def trace_reading(self) -> _Run | None:
+        """The reading of the simulator's trace (None: the run has no trace, it was observed)."""
+        ...
+
+
 @dataclass
 class _Run:
     """What a finished simulation shows, read the same way for any implementation."""
@@ -162,6 +200,10 @@ class _Run:
 
     def real(self, path: str) -> str:
         return path.replace("$WORK", self.host.paths.workdir)
+
+    def trace_reading(self) -> _Run:
+        """This reading: a simulated run has its trace (:class:`RunReading`)."""
+        return self
 
     def session_files(self) -> list[Path]:
         return self.once("session_files", lambda: _listed(Path(self.host.paths.session_dir), "", ".jsonl"))
@@ -860,13 +902,13 @@ def _tool_exchanges(entries: list[dict[str, Any]]) -> Iterator[tuple[str, dict[s
         yield name, arguments, message
 
 
-def _submitted_dossiers(run: _Run) -> set[str]:
+def _submitted_dossiers(run: RunReading) -> set[str]:
     return run.once("submitted_dossiers", lambda: _find_submitted_dossiers(run))
 
 
-def _find_submitted_dossiers(run: _Run) -> set[str]:
+def _find_submitted_dossiers(run: RunReading) -> set[str]:
     submitted: set[str] = set()
-    for exchanges in _session_exchanges(run):
+    for exchanges in run.session_exchanges():
         dossier = None
         for name, _arguments, result in exchanges:
             if name == GET and not result.get("isError"):
@@ -875,15 +917,6 @@ def _find_submitted_dossiers(run: _Run) -> set[str]:
             if name == FINISH and not result.get("isError") and dossier:
                 submitted.add(dossier)
     return submitted
-
-
-def _session_exchanges(run: _Run) -> list[list[tuple[str, dict[str, Any], dict[str, Any]]]]:
-    """:func:`_tool_exchanges` of each session (:meth:`_Run.session_exchanges`; an observed run
-    (:mod:`.observed`) has only its sessions' entries)."""
-    reading: _Run | Any = run
-    if isinstance(reading, _Run):
-        return reading.session_exchanges()
-    return [list(_tool_exchanges(entries)) for entries in reading.session_entries()]
 
 
 def _per_request(run: _Run, kind: str) -> dict[int, int]:
@@ -1061,7 +1094,7 @@ def _template_responses(run: _Run) -> list[tuple[int, dict[str, Any]]]:
 def _find_template_responses(run: _Run) -> list[tuple[int, dict[str, Any]]]:
     executions = run.selected("get_executions", _is_get_execution)
     results = [
-        result for exchanges in _session_exchanges(run) for name, _a, result in exchanges if name == GET
+        result for exchanges in run.session_exchanges() for name, _a, result in exchanges if name == GET
     ]
     return [(int(record["seq"]), result) for record, result in zip(executions, results, strict=False)]
 
@@ -1104,12 +1137,12 @@ def one_active_request(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
         current = (epoch, fid)
 
 
-def finish_only_with_returned_id(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+def finish_only_with_returned_id(run: RunReading, ops: list[dict[str, Any]]) -> Iterator[str]:
     """An accepted Finish carries the Finish ID of the latest successful GET, once (reference §3.5),
     and never an ID a ``/sh cancel`` invalidated: "canonical cancel immediately invalidates request,
     Finish ID, reminder, retrieval" (reference Cancel, H70a). The cancel part reads the trace (which
     operation came between the GET and the Finish), so an observed real-Pi run checks the rest."""
-    for index, exchanges in enumerate(_session_exchanges(run)):
+    for index, exchanges in enumerate(run.session_exchanges()):
         latest: str | None = None
         accepted: set[str] = set()
         for name, arguments, result in exchanges:
@@ -1122,11 +1155,12 @@ def finish_only_with_returned_id(run: _Run, ops: list[dict[str, Any]]) -> Iterat
                 if fid in accepted:
                     yield f"session {index}: Finish accepted twice for {fid!r}"
                 accepted.add(fid)
-    if not run.records:
+    traced = run.trace_reading()
+    if traced is None or not traced.records:
         return  # an observed run: no trace, so no order of cancels and tool calls
-    cancels = [int(r["seq"]) for r in run.selected("cancels", _is_cancel)]
+    cancels = [int(r["seq"]) for r in traced.selected("cancels", _is_cancel)]
     returned: dict[tuple[str, str], int] = {}  # (session, Finish ID) -> the latest GET returning it
-    for exchange in _exchanges(run):
+    for exchange in _exchanges(traced):
         if exchange.name == GET and not exchange.error:
             given = oracle.finish_id_in(exchange.text)
             if given:
@@ -1659,7 +1693,7 @@ class _AutomaticDue(_Scanner):
         self.tokens, self.owed = tokens, owed
 
 
-def settings_file_valid(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+def settings_file_valid(run: RunReading, ops: list[dict[str, Any]]) -> Iterator[str]:
     """The saved settings always satisfy the settings table's constraints (reference §6); a
     file the scenario planted and the implementation never wrote is not a saved setting. Who
     wrote it is seen in the trace's file operations, or, where they are not observed (a
@@ -1686,15 +1720,11 @@ def settings_file_valid(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
         yield f"saved automaticSessionHandoffPercent {automatic!r} is outside 0..100"
 
 
-def _config_writes(run: _Run) -> list[tuple[int, str]]:
-    """(trace seq, top-level operation) of every write of ``config.json`` by the implementation."""
-    reading: _Run | Any = run
-    if isinstance(reading, _Run):
-        return reading.fold("config_writes", _ConfigWrites).out
-    # An observed run (:mod:`.observed`): no trace, so no writes seen.
-    scan = _ConfigWrites()
-    scan.feed(reading, reading.records)
-    return scan.out
+def _config_writes(run: RunReading) -> list[tuple[int, str]]:
+    """(trace seq, top-level operation) of every write of ``config.json`` by the implementation
+    (none seen on an observed run: its file operations are not observed)."""
+    traced = run.trace_reading()
+    return [] if traced is None else traced.fold("config_writes", _ConfigWrites).out
 
 
 class _ConfigWrites(_Scanner):
@@ -1812,7 +1842,7 @@ def in_memory_session_starts_nothing(run: _Run, ops: list[dict[str, Any]]) -> It
         return
 
 
-def dossier_retained_when_deletion_off(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+def dossier_retained_when_deletion_off(run: RunReading, ops: list[dict[str, Any]]) -> Iterator[str]:
     """With deleteHandoffAfterReading false, every submitted dossier stays (reference §7)."""
     if run.settings.get("deleteHandoffAfterReading", True):
         return

@@ -9,36 +9,62 @@ the implementation's file operations, runtime creation) and stay with the simula
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pi_continuity_harness.explore.blitz.invariants import (
     BLITZ_INVARIANTS,
+    RunReading,
+    ToolExchange,
+    _Run,
+    _settings,
+    _tool_exchanges,
     dossier_retained_when_deletion_off,
     finish_only_with_returned_id,
     settings_file_valid,
 )
 from pi_continuity_harness.explore.observed import ObservedInvariant, ObservedRun
-from pi_continuity_harness.scenario.operations import EditFileOp
+from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.trace import jsonl_lines
 
 __all__ = ["OBSERVED_INVARIANTS"]
 
-_MANAGED = "$AGENT/pi-blitz-handoff"
+T = TypeVar("T")
+
+#: A blitz invariant that needs no trace (:class:`~.invariants.RunReading`).
+ObservableInvariant = Callable[[RunReading, list[dict[str, Any]]], Iterator[str]]
 
 
 class _Observed:
-    """What ``blitz.invariants`` reads of a run (``_Run``), from an observed run: the session
-    entries (the live session and the other session files), the handoff directory, the settings."""
+    """An observed run read as ``blitz.invariants`` reads a simulated one
+    (:class:`~.invariants.RunReading`): the session entries (the other session files, then the
+    live session), the handoff directory, the settings the scenario writes; no trace. One is made
+    per check, so :meth:`once` keeps what it made for that check only, as ``_Run.once`` does."""
 
     def __init__(self, run: ObservedRun) -> None:
         self._run = run
-        self.records: list[dict[str, Any]] = []
-        self.settings = _settings(run)
-        self.scenario = run.scenario
+        self._made: dict[str, Any] = {}
+        self.settings = _settings(run.scenario)
+
+    @property
+    def scenario(self) -> Scenario:
+        return self._run.scenario
+
+    def trace_reading(self) -> _Run | None:
+        """None: real Pi shows no trace (the implementation's file operations, the order of
+        tool executions and commands)."""
+        return None
+
+    def once(self, name: str, make: Callable[[], T]) -> T:
+        if name not in self._made:
+            self._made[name] = make()
+        made: T = self._made[name]
+        return made
 
     def session_entries(self) -> list[list[dict[str, Any]]]:
+        """Entries per session: every session file but the live session's (its header line
+        dropped), sorted by name as ``_Run.session_files`` lists them, then the live session."""
         observation = self._run.observation
         live = str(observation.session_file) if observation.session_file else None
         out = []
@@ -52,19 +78,17 @@ class _Observed:
         out.append(list(observation.entries))
         return out
 
+    def session_exchanges(self) -> list[list[ToolExchange]]:
+        return self.once(
+            "session_exchanges",
+            lambda: [list(_tool_exchanges(entries)) for entries in self.session_entries()],
+        )
+
     def managed(self, *parts: str) -> Path:
         return Path(self._run.agent_dir, "pi-blitz-handoff", *parts)
 
 
-def _settings(run: ObservedRun) -> dict[str, Any]:
-    for op in run.scenario.operations:
-        edit = op.edit_file if isinstance(op, EditFileOp) else None
-        if edit is not None and edit.path == f"{_MANAGED}/config.json" and isinstance(edit.json_value, dict):
-            return dict(edit.json_value)
-    return {}
-
-
-def _observed(function: Any) -> ObservedInvariant:
+def _observed(function: ObservableInvariant) -> ObservedInvariant:
     rules = next(r for f, r in BLITZ_INVARIANTS if f is function)
 
     def check(run: ObservedRun) -> Iterator[str]:

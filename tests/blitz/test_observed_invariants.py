@@ -1,0 +1,143 @@
+"""The blitz invariants real Pi lets be observed (``explore --target pi``) on observed runs.
+
+``blitz.observed`` runs ``finish_only_with_returned_id``, ``settings_file_valid`` and
+``dossier_retained_when_deletion_off`` on what a real Pi process shows (the session files, the
+live session's entries, the files under the handoff directory) through ``_Observed``, a
+:class:`~pi_continuity_harness.explore.blitz.invariants.RunReading` as the simulator's ``_Run`` is
+one. Here the observations are made of simulated runs (the host's directories and live session,
+what the real-Pi target's ``observe()`` reads of Pi), checked after every operation as
+``run_checked`` does, and compared with the simulator's checker on the same run. Before the
+reading became one protocol, ``dossier_retained_when_deletion_off`` raised ``AttributeError``
+('_Observed' object has no attribute 'once') on every observed run whose config turns
+``deleteHandoffAfterReading`` off.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.explore.blitz import OBSERVED_INVARIANTS, PLUGIN, observed_checker
+from pi_continuity_harness.explore.blitz.invariants import (
+    BLITZ_INVARIANTS,
+    BlitzChecker,
+    _Run,
+    _submitted_dossiers,
+)
+from pi_continuity_harness.explore.blitz.observed import _Observed
+from pi_continuity_harness.explore.observed import ObservedRun
+from pi_continuity_harness.mutants.blitz import BLITZ_MUTANTS
+from pi_continuity_harness.simulator.simulation import Simulation
+from pi_continuity_harness.targets.target import Observation
+
+STEPS = 40
+OBSERVED = [invariant.name for invariant in OBSERVED_INVARIANTS]
+
+#: Seed 7 (40 steps) writes a config with ``deleteHandoffAfterReading`` false and submits a
+#: dossier with the reference implementation: the path of ``dossier_retained_when_deletion_off``
+#: that crashed on an observed run.
+RETAINED_SEED = 7
+
+
+def _observation(simulation: Simulation) -> Observation:
+    """What the real-Pi target observes of a run, made of the simulated run's host: its
+    directories, the live session's file and entries (Pi's ``get_entries``)."""
+    host = simulation.host
+    live = host.runtime.session_manager if host.runtime is not None else None
+    session_file = live.get_session_file() if live is not None else None
+    return Observation(
+        target="sim",
+        project_dir=Path(host.paths.project_dir),
+        agent_dir=Path(host.paths.agent_dir),
+        session_dir=Path(host.paths.session_dir),
+        session_file=Path(session_file) if session_file else None,
+        entries=list(live.get_entries()) if live is not None else [],
+    )
+
+
+class _Both:
+    """One explored run, checked both ways: the simulator's checker after every operation, and
+    the observed invariants on the observations after every operation (``run_checked``); at the
+    end, each observed invariant on the last observation, and the trace invariant of the same
+    name on the simulator's reading of the run (``_Run``); with ``submitted``, the dossiers the
+    observed reading finds submitted."""
+
+    def __init__(self, tmp_path: Path, seed: int, implementation: str, *, submitted: bool = False) -> None:
+        case = PLUGIN.case(seed, STEPS)
+        scenario = case.scenario(operations=case.operations)
+        simulation = Simulation(scenario, workdir=tmp_path / "run", implementation=implementation)
+        checker = BlitzChecker(simulation)
+        observed = observed_checker(simulation.result.scenario)
+        self.observed_found: list[tuple[str, str]] = []
+        try:
+            simulation.start()
+            self.observed_found += observed.after_operation(_observation(simulation))
+            for op in case.operations:
+                checker.before_operation(op)
+                simulation.perform(op)
+                checker.after_operation()
+                self.observed_found += observed.after_operation(_observation(simulation), op)
+            checker.finish()
+            self.settings = checker.settings
+            run = ObservedRun(simulation.result.scenario, _observation(simulation))
+            self.observed = {i.name: list(i.check(run)) for i in OBSERVED_INVARIANTS}
+            functions = {f.__name__: f for f, _rules in BLITZ_INVARIANTS}
+            reading = _Run(simulation, checker.settings)
+            self.simulated = {name: list(functions[name](reading, [])) for name in OBSERVED}
+            self.submitted = _submitted_dossiers(_Observed(run)) if submitted else set()
+        finally:
+            simulation.finish(requests=False, trace=False)
+        assert checker.harness_errors == []
+        self.checker_found = {v.invariant for v in checker.violations}
+
+
+def test_dossier_retained_when_deletion_off_reads_an_observed_run_with_deletion_off(tmp_path: Path) -> None:
+    """H40b on an observed run whose config keeps dossiers: the check reads the submitted
+    dossiers (``_submitted_dossiers``, made ``once`` per check) instead of raising, and finds
+    what the simulator's checker finds (nothing, with the reference)."""
+    both = _Both(tmp_path, RETAINED_SEED, "blitz", submitted=True)
+    assert both.settings.get("deleteHandoffAfterReading") is False
+    assert both.submitted, "no dossier submitted: the path under test is not taken"
+    assert both.observed == both.simulated == {name: [] for name in OBSERVED}
+    assert both.observed_found == []
+    assert both.checker_found == set()
+
+
+#: (rule, mutant, a seed (40 steps) where the simulator's checker reports the invariant on it, the
+#: observed invariant that must report it too): a planted fault per observed invariant.
+PLANTED = [
+    ("H29a", "blitz_finish_accepts_foreign_id", 3, "finish_only_with_returned_id"),
+    ("H89", "blitz_invalid_setting_saved", 0, "settings_file_valid"),
+    ("H40b", "blitz_deletion_setting_ignored", RETAINED_SEED, "dossier_retained_when_deletion_off"),
+]
+
+
+def test_every_observed_invariant_has_a_planted_fault() -> None:
+    assert sorted(invariant for *_rest, invariant in PLANTED) == sorted(OBSERVED)
+
+
+@pytest.mark.parametrize(("rule", "name", "seed", "invariant"), PLANTED, ids=[p[0] for p in PLANTED])
+def test_the_observed_invariant_of_the_rule_fails_on_its_mutant_as_the_simulator_does(
+    tmp_path: Path, rule: str, name: str, seed: int, invariant: str
+) -> None:
+    mutant = BLITZ_MUTANTS[name]
+    assert rule in mutant.rules and mutant.invariant == invariant
+    assert rule in next(i.rules for i in OBSERVED_INVARIANTS if i.name == invariant)
+    both = _Both(tmp_path / "mutant", seed, mutant.spec)
+    assert invariant in both.checker_found
+    assert both.observed[invariant], f"the observed {invariant} missed {name}"
+    assert both.observed == both.simulated
+    assert invariant in {found for found, _problem in both.observed_found}
+    assert {found for found, _problem in both.observed_found} == both.checker_found & set(OBSERVED)
+
+
+@pytest.mark.parametrize(("rule", "seed"), [(p[0], p[2]) for p in PLANTED], ids=[p[0] for p in PLANTED])
+def test_the_observed_invariants_pass_the_reference_as_the_simulator_does(
+    tmp_path: Path, rule: str, seed: int
+) -> None:
+    """The seeds of :data:`PLANTED` with the reference: nothing found either way."""
+    both = _Both(tmp_path, seed, "blitz")
+    assert both.observed == both.simulated == {name: [] for name in OBSERVED}
+    assert both.observed_found == []
+    assert both.checker_found == set()
