@@ -135,3 +135,31 @@ def test_pis_own_custom_compaction_example_keeps_the_blitz_invariants(
     )
     assert code == 0, report["seeds"]
     assert all(seed["ok"] for seed in report["seeds"])
+
+
+def test_the_observed_blitz_invariants_read_a_real_run_with_deletion_off(
+    pi_installation: PiInstallation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seed 7 writes a config with ``deleteHandoffAfterReading`` false: the observed
+    ``dossier_retained_when_deletion_off`` reads the run (it raised ``AttributeError`` after every
+    operation, a harness error per check, before ``_Observed`` offered what the invariants read:
+    ``blitz.invariants.RunReading``)."""
+    example = pi_installation.pi_package_dir / "examples" / "extensions" / "custom-compaction.ts"
+    monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))
+    code, report = _explore(
+        tmp_path,
+        "--extension",
+        str(example),
+        "--system",
+        "pi-blitz-handoff",
+        "--seeds",
+        "1",
+        "--seed-start",
+        "7",
+        "--steps",
+        "6",
+    )
+    [seed] = report["seeds"]
+    assert seed["swarm"]["settings"]["deleteHandoffAfterReading"] is False
+    assert seed["harness_errors"] == []
+    assert code == 0 and seed["ok"], seed
