@@ -141,3 +141,27 @@ def test_the_observed_invariants_pass_the_reference_as_the_simulator_does(
     assert both.observed == both.simulated == {name: [] for name in OBSERVED}
     assert both.observed_found == []
     assert both.checker_found == set()
+
+
+def test_an_observed_session_file_with_a_line_that_is_no_json_holds_no_entries(tmp_path: Path) -> None:
+    """A session file cut in the middle of a line (Pi stopped mid-write) is read as the
+    simulator's run reads one (``invariants._lines``): no entries, no harness error. The live
+    session's entries come from Pi (``get_entries``), not from its file."""
+    case = PLUGIN.case(RETAINED_SEED, STEPS)
+    simulation = Simulation(
+        case.scenario(operations=case.operations), workdir=tmp_path / "run", implementation="blitz"
+    )
+    try:
+        simulation.start()
+        for op in case.operations:
+            simulation.perform(op)
+        observation = _observation(simulation)
+        others = [p for p in sorted(observation.session_dir.glob("*.jsonl")) if p != observation.session_file]
+        assert others, "the seed leaves a session besides the live one"
+        whole = _Observed(ObservedRun(simulation.result.scenario, observation)).session_entries()
+        assert whole[0], "the first other session has entries"
+        others[0].write_text(others[0].read_text(encoding="utf-8") + '{"type": "mess', encoding="utf-8")
+        cut = _Observed(ObservedRun(simulation.result.scenario, observation)).session_entries()
+        assert cut[0] == [] and cut[1:] == whole[1:]
+    finally:
+        simulation.finish(requests=False, trace=False)

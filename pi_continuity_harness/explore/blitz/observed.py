@@ -8,7 +8,6 @@ the implementation's file operations, runtime creation) and stay with the simula
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -17,6 +16,7 @@ from pi_continuity_harness.explore.blitz.invariants import (
     BLITZ_INVARIANTS,
     RunReading,
     ToolExchange,
+    _lines,
     _Run,
     _settings,
     _tool_exchanges,
@@ -26,7 +26,6 @@ from pi_continuity_harness.explore.blitz.invariants import (
 )
 from pi_continuity_harness.explore.observed import ObservedInvariant, ObservedRun
 from pi_continuity_harness.scenario.document import Scenario
-from pi_continuity_harness.scenario.trace import jsonl_lines
 
 __all__ = ["OBSERVED_INVARIANTS"]
 
@@ -71,10 +70,10 @@ class _Observed:
         for path in sorted(Path(observation.session_dir).glob("*.jsonl")):
             if str(path) == live:
                 continue
-            lines = [
-                json.loads(line) for line in jsonl_lines(path.read_text(encoding="utf-8")) if line.strip()
-            ]
-            out.append(lines[1:])
+            # Read as the simulator's run reads a session file (``invariants._lines``): a
+            # file that is unreadable or has a line that is no JSON (Pi stopped mid-write)
+            # holds no entries, rather than failing the check with a harness error.
+            out.append(_lines(path)[1:])
         out.append(list(observation.entries))
         return out
 
