@@ -192,3 +192,35 @@ def test_a_wrong_step_context_fails_the_scenario_when_verified(
     run = run_suite(target="sim", extension="reference", keyword="archive", workdir=tmp_path / "r")
     assert run.results
     assert all(r.status == "failed" and "step function memo" in r.detail for r in run.results)
+
+
+def test_required_arguments_are_read_off_the_kept_signature() -> None:
+    """The required arguments the memo gives are pytest-bdd's own for every kind of parameter,
+    computed from the one kept signature (``inspect.signature`` asked once per function)."""
+
+    def step(
+        world: Any, /, text: str, count: int = 1, *rest: Any, key: str, other: int = 2, **more: Any
+    ) -> None:
+        pass
+
+    def plain(world: Any, request: Any) -> None:
+        pass
+
+    assert step_lookup._REQUIRED_FROM_SIGNATURE
+    calls: list[Any] = []
+    real = inspect.signature
+
+    step_lookup.install()
+    try:
+        bdd = step_lookup.bdd_scenario
+        original = step_lookup._SIGNATURE
+        step_lookup._SIGNATURE = lambda func: (calls.append(func), real(func))[1]
+        try:
+            for func in (step, plain):
+                assert bdd.get_required_args(func) == bdd_utils.get_required_args(func)
+                assert bdd.signature(func) == real(func)
+        finally:
+            step_lookup._SIGNATURE = original
+    finally:
+        step_lookup.uninstall()
+    assert calls == [step, plain]
