@@ -227,14 +227,18 @@ def write_file(path: str, data: str | bytes, mode: str = "w") -> None:
         os.close(fd)
 
 
-def make_dir(path: str) -> None:
+def make_dir(path: str) -> bool:
     """``os.makedirs(path, exist_ok=True)`` for a directory whose parent is usually there and
     itself usually not: one ``mkdir``; anything else (no parent, already there, a file in its
-    place) goes to ``makedirs``, which makes, accepts or refuses it as before."""
+    place) goes to ``makedirs``, which makes, accepts or refuses it as before.
+
+    True when the one ``mkdir`` made ``path``: a new directory there, no symbolic link."""
     try:
         os.mkdir(path)
     except OSError:
         os.makedirs(path, exist_ok=True)
+        return False
+    return True
 
 
 def _lay_out(path: str, write: Callable[[str], None]) -> None:

@@ -172,10 +172,14 @@ class Simulation:
         root = prepare_workdir(workdir)
         #: The fixed root the host sees, and the machine's directory on disk.
         self.view = VirtualRoot(root)
-        make_dir(self.view.disk_root)
+        made = make_dir(self.view.disk_root)
         #: The machine's directory with every link resolved: what the filesystem monitor's
-        #: work directory, the virtual root, resolves to while a step runs (``_run``).
-        self._real_root = os.path.realpath(self.view.disk_root)
+        #: work directory, the virtual root, resolves to while a step runs (``_run``). A
+        #: directory ``mkdir`` just made in the resolved run directory (``prepare_workdir``
+        #: returns it resolved) is its own real path: ``realpath`` would ``lstat`` each of its
+        #: components to find so, at every scenario's start (issue 16). One that was there
+        #: already (``make_dir`` went to ``makedirs``) may be a link: resolved as before.
+        self._real_root = self.view.disk_root if made else os.path.realpath(self.view.disk_root)
         run_seed = scenario.seed if seed is None else seed
         self.host = SimHost(
             workdir=self.view.root,

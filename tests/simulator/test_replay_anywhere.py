@@ -28,6 +28,7 @@ from pi_continuity_harness.scenario.layout import (
 from pi_continuity_harness.scenario.trace import first_difference
 from pi_continuity_harness.scenario.workspace import WorkdirError
 from pi_continuity_harness.simulator import simulate
+from pi_continuity_harness.simulator.simulation import Simulation
 from pi_continuity_harness.simulator.virtual_root import MACHINE_DIR_NAME, VIRTUAL_ROOT
 from pi_continuity_harness.targets.realpi import PiTarget
 
@@ -136,6 +137,22 @@ def test_confinement_holds_behind_the_virtual_root(tmp_path: Path) -> None:
     result = run(tmp_path, base(operations=[{"command": "/escape"}]), ext)
     assert len(errors) == 2
     assert list(outside.iterdir()) == [] and not (result.workdir / "beside.txt").exists()
+
+
+def test_the_machines_real_path_is_found_through_linked_run_directories(tmp_path: Path) -> None:
+    """The filesystem monitor's real root is the machine directory with every link resolved,
+    whether the run directory is named through a symbolic link or not (a directory just made
+    in the resolved run directory is taken as its own real path, without ``realpath``)."""
+    real = tmp_path / "real" / "runs"
+    real.mkdir(parents=True)
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    for workdir in (real / "direct", tmp_path / "link" / "runs" / "linked"):
+        simulation = Simulation(parse_scenario(base()), workdir=workdir)
+        try:
+            assert simulation._real_root == os.path.realpath(simulation.view.disk_root)
+            assert simulation._real_root.startswith(str(real.resolve()) + os.sep)
+        finally:
+            simulation.finish()
 
 
 def test_a_real_pi_machine_root_has_the_fixed_length(tmp_path: Path) -> None:
