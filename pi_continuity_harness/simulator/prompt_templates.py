@@ -329,6 +329,15 @@ def prompt_templates_problem(
             (f"$PROJECT/{CONFIG_DIR_NAME}/prompts", os.path.join(project_dir, CONFIG_DIR_NAME, "prompts"))
         )
     for name, directory in directories:
+        # A folder that is not there holds no ignore file: one ``lstat`` of the folder instead of
+        # one per ignore file (two folders, three names, at every runtime's start; most runs
+        # have no prompts folder at all, issue 16). When the folder's own ``lstat`` fails (no
+        # such entry, a component missing, not a directory or not searchable), the lookup of
+        # a name in it goes through the same components and fails too: ``lexists`` of every
+        # ignore file is False. Anything there (a folder, a link, dangling or not, a file) is
+        # looked into as before.
+        if not os.path.lexists(directory):
+            continue
         for ignore_file in IGNORE_FILE_NAMES:
             if os.path.lexists(os.path.join(directory, ignore_file)):
                 return f"{name} has an ignore file ({ignore_file})"

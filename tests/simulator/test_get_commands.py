@@ -13,7 +13,10 @@ import pytest
 
 from pi_continuity_harness.api import CommandInfo, ExtensionAPI, NotInitializedError
 from pi_continuity_harness.simulator.commands import resolve_commands
-from pi_continuity_harness.simulator.prompt_templates import PromptTemplatesNotModelledError
+from pi_continuity_harness.simulator.prompt_templates import (
+    PromptTemplatesNotModelledError,
+    prompt_templates_problem,
+)
 
 from .helpers import base, run_all
 
@@ -227,3 +230,35 @@ def test_an_extension_command_named_like_a_builtin_one_is_numbered_and_runs_by_i
     run_all(tmp_path, base(operations=[{"command": "/probe"}, {"command": "/llama:1 go"}]), extension)
     assert _names(seen[0]) == ["llama:1", "probe", "llama:2", "mcp"]
     assert ran == ["go"]
+
+
+def test_an_ignore_file_is_found_through_any_prompts_folder_there_and_none_without_one(
+    tmp_path: Path,
+) -> None:
+    """``prompt_templates_problem`` looks into a prompts folder only when something is there:
+    none, or a path through a file, has no ignore file; a folder reached through a link has its
+    own; a dangling link has none."""
+    agent, project = tmp_path / "agent", tmp_path / "project"
+    agent.mkdir()
+    (project / ".pi").mkdir(parents=True)
+    assert prompt_templates_problem({}, str(agent), str(project), trusted=True) is None
+    (agent / "prompts").write_text("a file, not a folder", encoding="utf-8")
+    assert prompt_templates_problem({}, str(agent), str(project), trusted=True) is None
+    (agent / "prompts").unlink()
+    (agent / "prompts").symlink_to(tmp_path / "nowhere")
+    assert prompt_templates_problem({}, str(agent), str(project), trusted=True) is None
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / ".ignore").write_text("x.md\n", encoding="utf-8")
+    (project / ".pi" / "prompts").symlink_to(elsewhere)
+    assert prompt_templates_problem({}, str(agent), str(project), trusted=False) is None
+    assert (
+        prompt_templates_problem({}, str(agent), str(project), trusted=True)
+        == "$PROJECT/.pi/prompts has an ignore file (.ignore)"
+    )
+    (agent / "prompts").unlink()
+    (agent / "prompts").mkdir()
+    (agent / "prompts" / ".gitignore").symlink_to(tmp_path / "nowhere")
+    assert prompt_templates_problem({}, str(agent), str(project), trusted=True) == (
+        "$AGENT/prompts has an ignore file (.gitignore)"
+    )
