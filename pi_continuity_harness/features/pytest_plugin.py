@@ -36,6 +36,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import os
 import re
 import sys
 import tempfile
@@ -299,7 +300,12 @@ def _workdir_root(config: pytest.Config) -> Path:
             config.stash[_WORKDIR] = make_temporary_directory(TEMP_PREFIX, target_name(config))
             config.stash[_TEMPORARY] = True
     path = config.stash[_WORKDIR]
-    path.mkdir(parents=True, exist_ok=True)
+    # Asked for every scenario (its machine's path, its observation record): a ``stat`` finds
+    # the directory there, where ``mkdir`` refused to make it again (an ``OSError`` raised and
+    # caught, then the same ``stat``). Not there (removed meanwhile), or not a directory: made,
+    # or refused, by ``mkdir`` as before.
+    if not os.path.isdir(path):
+        path.mkdir(parents=True, exist_ok=True)
     return path
 
 
