@@ -828,17 +828,57 @@ _OPERATION_KEYS = (
 )
 
 
+#: The key :func:`_operation_key` found for an operation model, per class (see there).
+_KEY_OF_CLASS: dict[type, str | None] = {}
+
+
 def _operation_key(value: Any) -> str | None:
+    """The operation key of ``value``: a mapping's one key, a bare word, or the first key a model
+    has as an attribute.
+
+    For a model, the attributes looked for before its own are refused by pydantic's
+    ``__getattr__`` with an exception each: 12 us for a ``command``, more for the keys further
+    down, twice per operation the simulator runs (issue 16). So the answer is kept per class of
+    the operations below, which forbid extra fields: an instance has its class's attributes and
+    the fields set on it, so the keys before its own are missing from every instance alike; the
+    kept key stands for an instance that has it set (``__dict__`` holds the fields, one
+    ``model_construct`` may leave out), any other is asked as before."""
     if isinstance(value, dict):
         keys = [k for k in value if k in _OPERATION_KEYS]
         return keys[0] if len(keys) == 1 else None
     if isinstance(value, str) and value in _OPERATION_KEYS:
         return value
+    kind = type(value)
+    kept = _KEY_OF_CLASS.get(kind)
+    if kept is not None and kept in getattr(value, "__dict__", ()):
+        return kept
     for key in _OPERATION_KEYS:
         if hasattr(value, key) and isinstance(value, BaseModel):
+            if kind in _OPERATION_CLASSES and key in value.__dict__:
+                _KEY_OF_CLASS[kind] = key
             return key
     return None
 
+
+#: The operation models (each forbids extra fields: :func:`_operation_key` keeps their keys).
+_OPERATION_CLASSES: frozenset[type[BaseModel]] = frozenset(
+    {
+        PromptOp,
+        CommandOp,
+        CompactOp,
+        AbortOp,
+        ReloadOp,
+        RestartOp,
+        CrashOp,
+        SetModelOp,
+        NewSessionOp,
+        EditFileOp,
+        ForkOp,
+        TreeOp,
+        BashOp,
+    }
+)
+assert all(cls.model_config.get("extra") == "forbid" for cls in _OPERATION_CLASSES)
 
 Operation = Annotated[
     Annotated[PromptOp, Tag("prompt")]

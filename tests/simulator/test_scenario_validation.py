@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from pydantic import AfterValidator, BaseModel, ValidationError
+from pydantic import AfterValidator, BaseModel, TypeAdapter, ValidationError
 
 from pi_continuity_harness.cli import main
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.features import blitz_oracle
-from pi_continuity_harness.scenario import load_scenario, parse_scenario
+from pi_continuity_harness.scenario import load_scenario, operations, parse_scenario
 from pi_continuity_harness.scenario.document import MAX_SCENARIO_BYTES, dump_scenario, format_validation_error
 from pi_continuity_harness.scenario.regex_check import regex_problem
 from pi_continuity_harness.scenario.workspace import RUN_MARKER, WorkdirError, prepare_workdir
@@ -797,3 +797,38 @@ def test_a_regular_expression_without_nested_repeats_loads(tmp_path: Path, patte
     assert regex_problem(pattern) is None
     assert regex_problem(blitz_oracle.DOSSIER_MATCH) is None
     assert regex_problem(blitz_oracle.DELETION_MATCH) is None
+
+
+def _uncached_key(value: Any) -> str | None:
+    """``_operation_key`` of a model as it was before it kept an answer per class."""
+    return next((k for k in operations._OPERATION_KEYS if hasattr(value, k)), None)
+
+
+def test_every_operation_is_named_by_its_key_and_a_model_without_it_as_before() -> None:
+    """``operation_name`` keeps each operation class's key (its first answer): every operation
+    of every kind is named by its own key, asked again and again, and an instance made without
+    its field (``model_construct``) gets what it got before, after its class's key is kept."""
+    values = {
+        "prompt": {"text": "go"},
+        "command": {"text": "/continuity status"},
+        "set_model": "fake/other",
+        "edit_file": {"path": "notes.md", "text": "x"},
+        "bash": {"command": "true"},
+    }
+    for key in operations._OPERATION_KEYS:
+        parsed = TypeAdapter(operations.Operation).validate_python({key: values.get(key)})
+        for _ in range(3):
+            assert operations.operation_name(parsed) == key == _uncached_key(parsed)
+        assert type(parsed) in operations._KEY_OF_CLASS
+        bare = type(parsed).model_construct()
+        assert operations._operation_key(bare) == _uncached_key(bare)
+        if _uncached_key(bare) is None:
+            with pytest.raises(ValueError, match="not an operation"):
+                operations.operation_name(bare)
+    assert set(operations._KEY_OF_CLASS) <= operations._OPERATION_CLASSES
+
+    class Other(BaseModel):
+        reload: int = 0
+
+    assert operations._operation_key(Other()) == "reload"
+    assert Other not in operations._KEY_OF_CLASS
