@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import os
 
+from pi_continuity_harness.simulator.virtual_root import disk_path
+
 __all__ = ["CONTEXT_FILE_NAMES", "load_context_files", "prompt_file", "render_project_context"]
 
 #: ``loadContextFileFromDir``'s candidates, first found wins (resource-loader.js:130).
@@ -46,9 +48,10 @@ def _from_dir(directory: str) -> tuple[str, str] | None:
     candidates of a directory with none of them are skipped without a ``stat`` each (five per
     directory, three directories per load, every host start: a hundredth of a suite scenario,
     issue 16). A directory that cannot be listed (none, or not readable but searchable) is
-    looked at name by name, as before."""
+    looked at name by name, as before. Listed by its disk spelling
+    (:func:`.virtual_root.disk_path`: the same names, without the walk through ``/proc``)."""
     try:
-        entries = os.listdir(directory)
+        entries = os.listdir(disk_path(directory))
     except (OSError, ValueError):
         return _first_file(directory)
     if _FOLDED.isdisjoint(entry.casefold() for entry in entries):
@@ -103,7 +106,9 @@ def prompt_file(cwd: str, agent_dir: str, name: str, *, trusted: bool) -> str:
     use its path as the text)."""
     for directory, allowed in ((os.path.join(cwd, ".pi"), trusted), (agent_dir, True)):
         path = os.path.join(directory, name)
-        if allowed and os.path.exists(path):
+        # Whether it is there asked of its disk spelling (:func:`.virtual_root.disk_path`):
+        # four lookups per runtime's start, most of them of no file.
+        if allowed and os.path.exists(disk_path(path)):
             try:
                 with open(path, encoding="utf-8") as handle:
                     return handle.read().removeprefix("\ufeff")

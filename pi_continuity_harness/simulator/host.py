@@ -56,6 +56,7 @@ from pi_continuity_harness.simulator.meter import Meter
 from pi_continuity_harness.simulator.model_service import ModelCatalog, ScriptedModelService
 from pi_continuity_harness.simulator.ui import UIHub
 from pi_continuity_harness.simulator.virtual_loop import VirtualTimeEventLoop, start_eagerly
+from pi_continuity_harness.simulator.virtual_root import disk_path
 
 __all__ = ["HostPaths", "OperationResult", "ProcessStartError", "Runtime", "SimHost"]
 
@@ -511,7 +512,9 @@ class SimHost:
         boundaries (before and after each operation) rather than at each write, since a file
         opened for writing is written (and its real time set) until it is closed. A path that
         no longer exists (a temporary file renamed into place) is skipped; symbolic links are
-        not followed (a link never leads a stamp outside the run).
+        not followed (a link never leads a stamp outside the run). Each file is stamped by its
+        disk spelling (:func:`.virtual_root.disk_path`: the same file, without the walk through
+        ``/proc``; five files a scenario).
         """
         if not self._changed_files:
             return
@@ -519,7 +522,7 @@ class SimHost:
             for path, ms in self._changed_files.items():
                 ns = ms * 1_000_000
                 try:
-                    os.utime(path, ns=(ns, ns), follow_symlinks=False)
+                    os.utime(disk_path(path), ns=(ns, ns), follow_symlinks=False)
                 except OSError:
                     continue
         self._changed_files.clear()

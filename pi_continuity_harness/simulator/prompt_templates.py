@@ -68,6 +68,7 @@ from pi_continuity_harness.simulator.skills import (
     resolve_resource_path,
     split_frontmatter,
 )
+from pi_continuity_harness.simulator.virtual_root import disk_path
 
 __all__ = [
     "IGNORE_FILE_NAMES",
@@ -210,9 +211,10 @@ def _auto_entries(directory: str) -> list[str]:
 
 def _md_files(directory: str) -> list[tuple[str, str]]:
     """The ``.md`` files directly in ``directory`` (a symlink followed), in name order, each as
-    ``(name, path)`` (``loadTemplatesFromDir``, prompt-templates.js:151-186)."""
+    ``(name, path)`` (``loadTemplatesFromDir``, prompt-templates.js:151-186). Listed by its disk
+    spelling (:func:`.virtual_root.disk_path`); the paths are the host's."""
     try:
-        names = sorted(os.listdir(directory), key=lambda n: n.encode("utf-8", "surrogateescape"))
+        names = sorted(os.listdir(disk_path(directory)), key=lambda n: n.encode("utf-8", "surrogateescape"))
     except OSError:
         return []
     found = []
@@ -336,9 +338,12 @@ def prompt_templates_problem(
         # a name in it goes through the same components and fails too: ``lexists`` of every
         # ignore file is False. Anything there (a folder, a link, dangling or not, a file) is
         # looked into as before.
-        if not os.path.lexists(directory):
+        # Asked of the disk spelling (:func:`.virtual_root.disk_path`); the message names the
+        # host's.
+        on_disk = disk_path(directory)
+        if not os.path.lexists(on_disk):
             continue
         for ignore_file in IGNORE_FILE_NAMES:
-            if os.path.lexists(os.path.join(directory, ignore_file)):
+            if os.path.lexists(os.path.join(on_disk, ignore_file)):
                 return f"{name} has an ignore file ({ignore_file})"
     return None

@@ -36,6 +36,7 @@ from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.scenario.transcript import js_string
 from pi_continuity_harness.scenario.workspace import deep_merge, path_exists
 from pi_continuity_harness.simulator.compaction import DEFAULT_COMPACTION_SETTINGS
+from pi_continuity_harness.simulator.virtual_root import disk_path
 
 __all__ = [
     "TRUST_REQUIRING_RESOURCES",
@@ -74,9 +75,37 @@ def has_trust_requiring_resources(cwd: str) -> bool:
     asks, and a ``Path`` built and parsed per resource was most of the cost.
     """
     config_dir = os.path.join(cwd, CONFIG_DIR_NAME)
-    if any(path_exists(os.path.join(config_dir, name)) for name in TRUST_REQUIRING_RESOURCES):
+    if any(_exists(os.path.join(config_dir, name)) for name in TRUST_REQUIRING_RESOURCES):
         return True
-    return path_exists(os.path.join(cwd, ".agents", "skills"))
+    return _exists(os.path.join(cwd, ".agents", "skills"))
+
+
+def _exists(path: str) -> bool:
+    """:func:`.workspace.path_exists` of ``path`` asked of its disk spelling
+    (:func:`.virtual_root.disk_path`); a failure other than "not there" is asked again of the
+    host's spelling, whose error (and file name) is raised."""
+    try:
+        return path_exists(disk_path(path))
+    except OSError:
+        return path_exists(path)
+
+
+def _open_text(path: str) -> str:
+    """The text of ``path`` (UTF-8), read through its disk spelling (:func:`.virtual_root.disk_path`:
+    the same file without the walk through ``/proc``; three settings files at every runtime's
+    start). No file there (``FileNotFoundError``, ``NotADirectoryError``) or a directory
+    (``IsADirectoryError``) is raised as is: every caller takes it for what it is, and names the
+    host's path itself when it says so, never the error's; any other failure is asked again of
+    the host's spelling, whose error is raised, as before."""
+    try:
+        with open(disk_path(path), encoding="utf-8") as handle:
+            return handle.read()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        raise
+    except OSError:
+        pass
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
 
 
 @dataclass(frozen=True)
@@ -145,8 +174,7 @@ def _stored_trust(agent_dir: str, cwd: str) -> bool | None:
 
 def _read_json_object(path: str) -> dict[str, Any]:
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = _open_text(path)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return {}
     try:
@@ -229,8 +257,7 @@ class SettingsManager:
 
     def _load(self, path: str, scope: str) -> dict[str, Any]:
         try:
-            with open(path, encoding="utf-8") as handle:  # ``Path.read_text`` without the ``Path``
-                text = handle.read()
+            text = _open_text(path)  # ``Path.read_text`` without the ``Path``
         except (FileNotFoundError, NotADirectoryError):
             return {}
         except IsADirectoryError:

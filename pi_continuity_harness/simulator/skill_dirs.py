@@ -54,6 +54,7 @@ from pi_continuity_harness.simulator.skills import (
     merge_paths,
     named_path_owner,
 )
+from pi_continuity_harness.simulator.virtual_root import disk_path
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.agent_session import AgentSession
@@ -98,8 +99,10 @@ class SkillOrigin:
 
 
 def _entries(directory: str) -> list[str]:
-    """``readdirSync``'s names, in byte order (libuv's ``scandir`` sorts them)."""
-    return sorted(os.listdir(directory), key=lambda n: n.encode("utf-8", "surrogateescape"))
+    """``readdirSync``'s names, in byte order (libuv's ``scandir`` sorts them); the directory
+    listed by its disk spelling (:func:`.virtual_root.disk_path`: three skill folders, mostly
+    absent, at every runtime's start)."""
+    return sorted(os.listdir(disk_path(directory)), key=lambda n: n.encode("utf-8", "surrogateescape"))
 
 
 def collect_skill_entries(

@@ -58,7 +58,7 @@ try:  # POSIX only; without them the run uses its real directory
 except ImportError:  # pragma: no cover - Windows
     fcntl = resource = None
 
-__all__ = ["VIRTUAL_ROOT", "VIRTUAL_ROOT_FD", "VirtualRoot"]
+__all__ = ["VIRTUAL_ROOT", "VIRTUAL_ROOT_FD", "VirtualRoot", "disk_path"]
 
 #: The descriptor the run directory is duplicated onto while a simulation is in use.
 VIRTUAL_ROOT_FD = 1000
@@ -181,6 +181,24 @@ class _HostView:
     def __exit__(self, *exc: object) -> None:
         if self._saved is not None:
             os.getcwd, os.getcwdb = self._saved
+
+
+def disk_path(path: str) -> str:
+    """``path``, a path the host sees, spelt below the run's machine directory on disk when it is
+    below :data:`VIRTUAL_ROOT` and a simulation of this process holds the descriptor; any other
+    path unchanged.
+
+    The same file: the descriptor names the run directory the machine directory is in
+    (:meth:`VirtualRoot.activate`), and after ``/proc/self/fd/1000`` the kernel walks on from
+    that directory itself (``..`` included), as it does from its path. But the walk through
+    ``/proc`` costs: an ``lstat`` or a listing of a host path took 5 to 12 us where its disk
+    spelling takes 2 to 3 (issue 16). For the host's own reads whose answer holds no spelling of
+    the path (whether something is there, a directory's names, a file's bytes, a time stamp):
+    what it reports names the path as the host sees it."""
+    if not path.startswith(VIRTUAL_ROOT):
+        return path
+    root = _INSTALLED["root"]
+    return path if root is None else _swap(path, VIRTUAL_ROOT, root.disk_root)
 
 
 def _swap(path: str, old: str, new: str) -> str:

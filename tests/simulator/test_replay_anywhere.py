@@ -29,7 +29,7 @@ from pi_continuity_harness.scenario.trace import first_difference
 from pi_continuity_harness.scenario.workspace import WorkdirError
 from pi_continuity_harness.simulator import simulate
 from pi_continuity_harness.simulator.simulation import Simulation
-from pi_continuity_harness.simulator.virtual_root import MACHINE_DIR_NAME, VIRTUAL_ROOT
+from pi_continuity_harness.simulator.virtual_root import MACHINE_DIR_NAME, VIRTUAL_ROOT, disk_path
 from pi_continuity_harness.targets.realpi import PiTarget
 
 from .helpers import EXAMPLE_NAMES, EXAMPLES, base, run, run_example, session_entries
@@ -153,6 +153,30 @@ def test_the_machines_real_path_is_found_through_linked_run_directories(tmp_path
             assert simulation._real_root.startswith(str(real.resolve()) + os.sep)
         finally:
             simulation.finish()
+
+
+def test_a_host_path_is_spelt_on_disk_as_the_kernel_finds_it(tmp_path: Path) -> None:
+    """``disk_path`` names, for a path below the virtual root, the file the kernel finds through
+    the descriptor (the same names listed, the same answer to "is it there"), for whichever
+    simulation holds it; other paths are left as they are."""
+    first = Simulation(parse_scenario(base()), workdir=tmp_path / "first")
+    second = Simulation(parse_scenario(base()), workdir=tmp_path / "second")
+    try:
+        for simulation in (first, second, first):
+            simulation.view.activate()
+            agent = simulation.host.paths.agent_dir
+            assert agent.startswith(VIRTUAL_ROOT + "/")
+            on_disk = disk_path(agent)
+            assert on_disk == os.path.join(simulation.view.disk_root, "agent")
+            assert sorted(os.listdir(on_disk)) == sorted(os.listdir(agent))
+            for name in ("settings.json", "nothing-here", "prompts/.gitignore"):
+                path = os.path.join(agent, name)
+                assert os.path.lexists(disk_path(path)) == os.path.lexists(path)
+        assert disk_path(str(tmp_path)) == str(tmp_path)
+        assert disk_path(VIRTUAL_ROOT + "-suffix") == VIRTUAL_ROOT + "-suffix"
+    finally:
+        first.finish()
+        second.finish()
 
 
 def test_a_real_pi_machine_root_has_the_fixed_length(tmp_path: Path) -> None:
