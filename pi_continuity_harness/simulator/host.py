@@ -251,7 +251,9 @@ class SimHost:
         Through :func:`.workspace.write_file` (``os.open`` and ``os.write``, the flags and errors
         of ``open(path, mode)``): a text-mode ``open`` made an append of a 4.5 kB line take 20 us
         of CPU time where this takes 10 (1,557 writes in a run of the Pi Session Continuity
-        suite, issue 16)."""
+        suite, issue 16). The file is opened by its disk spelling (:func:`.virtual_root.disk_path`:
+        the same file without the walk through ``/proc``, at every line Pi appends), the host's
+        spelling only when that fails, so any error is as before."""
         if self.crashed:
             raise SimulatedCrash("the process is dead")
         with self.host_io():
@@ -260,7 +262,7 @@ class SimHost:
             # was 2 % of an exploration (issue 16). A missing directory, or a file in its place,
             # takes the ``makedirs`` path as before, so the outcome and any error are the same.
             try:
-                write_file(path, text, mode)
+                write_file(path, text, mode, on_disk=disk_path(path))
             except (FileNotFoundError, NotADirectoryError):  # only ``open`` raises these
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 write_file(path, text, mode)

@@ -50,7 +50,7 @@ from pi_continuity_harness.simulator.determinism import deterministic_environmen
 from pi_continuity_harness.simulator.host import OperationResult, ProcessStartError, SimHost
 from pi_continuity_harness.simulator.meter import BudgetExceeded, BudgetExceededError, Meter
 from pi_continuity_harness.simulator.model_service import exchange_file
-from pi_continuity_harness.simulator.virtual_root import MACHINE_DIR_NAME, VirtualRoot
+from pi_continuity_harness.simulator.virtual_root import MACHINE_DIR_NAME, VirtualRoot, disk_path
 
 __all__ = [
     "RUN_ENTRIES",
@@ -203,9 +203,13 @@ class Simulation:
         )
         with self.view.host_view():
             laid_out = prepare_files(
-                self.host.paths, scenario, canonical=lambda p: self.view.to_virtual(os.path.realpath(p))
+                self.host.paths,
+                scenario,
+                canonical=lambda p: self.view.to_virtual(os.path.realpath(p)),
+                on_disk=disk_path,
             )
-            make_dir(os.path.join(self.host.paths.workdir, "tmp"))
+            tmp = os.path.join(self.host.paths.workdir, "tmp")
+            make_dir(tmp, on_disk=disk_path(tmp))
             self.host.stamp_laid_out_files(laid_out)
         self.result = SimulationResult(scenario, run_seed, impl_name, root, self.host, note=self.view.note)
         self.host.trace.emit(

@@ -15,7 +15,7 @@ import pytest
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
 from pi_continuity_harness.scenario import parse_scenario
-from pi_continuity_harness.scenario.workspace import HostPaths, prepare_files
+from pi_continuity_harness.scenario.workspace import HostPaths, prepare_files, write_file
 from pi_continuity_harness.simulator.settings import has_trust_requiring_resources, resolve_project_trust
 
 from .helpers import base
@@ -212,3 +212,57 @@ def test_the_layouts_writes_are_the_files_open_writes(tmp_path: Path) -> None:
     with pytest.raises(UnicodeEncodeError):
         (tmp_path / "bad-old.txt").write_text("\ud800", encoding="utf-8")
     assert (tmp_path / "bad.txt").read_bytes() == (tmp_path / "bad-old.txt").read_bytes() == b""
+
+
+def test_a_file_opened_by_another_spelling_is_the_same_file_and_fails_as_its_own(tmp_path: Path) -> None:
+    """``write_file(..., on_disk=...)`` writes through the other spelling of the path (here a
+    linked directory) when it opens, and raises what the path itself raises when it does not."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    path, spelt = str(tmp_path / "link" / "a.txt"), str(real / "a.txt")
+    write_file(path, "one\n", "x", on_disk=spelt)
+    write_file(path, "two\n", "a", on_disk=spelt)
+    assert (real / "a.txt").read_text(encoding="utf-8") == "one\ntwo\n"
+    with pytest.raises(FileExistsError) as raised:
+        write_file(path, "three\n", "x", on_disk=spelt)
+    assert raised.value.filename == path
+    missing = str(tmp_path / "link" / "none" / "b.txt")
+    with pytest.raises(FileNotFoundError) as absent:
+        write_file(missing, "x", "w", on_disk=str(real / "none" / "b.txt"))
+    assert absent.value.filename == missing
+
+
+def test_a_layout_written_by_another_spelling_is_the_same_and_names_the_paths(tmp_path: Path) -> None:
+    """``prepare_files(..., on_disk=...)`` (the simulator's disk spelling of its virtual root)
+    lays out the same files with the same bytes as without it, and returns the paths it was
+    given, not their other spelling."""
+    scenario = parse_scenario(
+        base(
+            saved_trust=True,
+            files={
+                "deep/er/t.txt": {"text": "t\n"},
+                "$AGENT/x/y.json": {"json": [1]},
+                "d": {"directory": True},
+            },
+        )
+    )
+    plain = HostPaths.under(str(tmp_path / "plain"))
+    expected = prepare_files(plain, scenario, canonical=lambda p: "/root")
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    linked = HostPaths.under(str(tmp_path / "link"))
+    spelt: list[str] = []
+
+    def on_disk(path: str) -> str:
+        spelt.append(path)
+        return path.replace(str(tmp_path / "link"), str(tmp_path / "real"), 1)
+
+    written = prepare_files(linked, scenario, canonical=lambda p: "/root", on_disk=on_disk)
+    assert written == [p.replace(plain.workdir, linked.workdir, 1) for p in expected]
+    assert spelt, "the other spelling was used"
+
+    def files(top: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(top)): p.read_bytes() for p in sorted(top.rglob("*")) if p.is_file()}
+
+    assert files(tmp_path / "real") == files(tmp_path / "plain")
