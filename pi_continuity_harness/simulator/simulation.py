@@ -373,6 +373,16 @@ class project_cwd:  # noqa: N801  (used as a context manager)
 
     def __enter__(self) -> None:
         self._previous = os.getcwd()
+        # Entered by its disk spelling (:func:`.virtual_root.disk_path`): the same directory,
+        # which ``os.getcwd`` reports by its real path either way, without the walk through
+        # ``/proc`` at every step (issue 16). When that fails, the host's spelling is entered
+        # as before, and its outcome (an error naming it, or no directory) is the outcome.
+        try:
+            os.chdir(disk_path(self._project_dir))
+            self._entered = True
+            return
+        except OSError:
+            pass
         try:
             os.chdir(self._project_dir)
         except OSError:
