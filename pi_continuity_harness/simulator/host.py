@@ -305,9 +305,17 @@ class SimHost:
 
     def _summary_files(self, summary: str) -> list[str]:
         """The ``summaryFiles`` witness (``scenario/observed.py``): read as the host, so the
-        monitor neither records nor faults it."""
+        monitor neither records nor faults it. The project is walked by its disk spelling
+        (:func:`.virtual_root.disk_path`: the same files, without the walk through ``/proc`` at
+        every directory listed and file read, at every compaction), and the files found are
+        named as the host sees them."""
+        root = self.paths.project_dir
+        on_disk = disk_path(root)
         with self.host_io():
-            return summary_files(self.paths.project_dir, summary)
+            found = summary_files(on_disk, summary)
+        if on_disk == root:
+            return found
+        return [root + path[len(on_disk) :] for path in found]
 
     def _on_entry(self, entry: dict[str, Any], persisted: bool) -> None:
         self.trace.emit("entry", str(entry.get("type")), id=entry.get("id"), persisted=persisted)
