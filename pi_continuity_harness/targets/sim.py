@@ -34,6 +34,7 @@ from pi_continuity_harness.scenario.operations import Operation
 from pi_continuity_harness.simulator.host import ProcessStartError
 from pi_continuity_harness.simulator.meter import BudgetExceededError
 from pi_continuity_harness.simulator.simulation import Simulation
+from pi_continuity_harness.simulator.virtual_root import disk_path as _disk_path
 from pi_continuity_harness.targets.sim_trace import TraceReading, restore_paths
 from pi_continuity_harness.targets.target import (
     CAPABILITIES,
@@ -204,6 +205,14 @@ class SimTarget:
 
     def script(self, kind: RequestKind, replies: Iterable[Reply | SynthesisReply]) -> None:
         self.simulation.host.service.extend(kind, list(replies))
+
+    def disk_path(self, path: str) -> str:
+        """``path``, one the host sees (below its virtual root), spelt on disk: the same file,
+        reached without the walk through ``/proc/self/fd`` (``simulator/virtual_root.py``:
+        ``disk_path``); any other path unchanged. For the world's reads of the project and the
+        artifacts (``features/world.py``), which name the paths they found as the host does."""
+        self.simulation.view.activate()
+        return _disk_path(path)
 
     def project_dir(self) -> Path:
         # The host's fixed virtual root leads to this run's files once its view is active (see

@@ -178,3 +178,28 @@ def test_the_settings_at_start_are_the_project_settings_files_bytes_or_none(tmp_
     (project / ".pi" / "settings.json").mkdir()
     with pytest.raises(IsADirectoryError):  # a directory is read, and fails, as before
         _started_world(project)
+
+
+def test_a_simulated_machine_read_by_its_disk_spelling_gives_the_same_files(tmp_path: Path) -> None:
+    """The world reads the simulator's project and artifacts by the target's disk spelling
+    (``SimTarget.disk_path``): the same relative paths and bytes as through the host's paths,
+    for whichever of two targets is read."""
+    from pi_continuity_harness.features.world import ScenarioDraft  # noqa: PLC0415
+    from pi_continuity_harness.targets.sim import SimTarget  # noqa: PLC0415
+
+    targets = []
+    for name in ("one", "two"):
+        draft = ScenarioDraft(name)
+        draft.set_file(f"notes/{name}.md", text=f"{name}\n")
+        target = SimTarget("reference", tmp_path / name)
+        target.start(draft.build())
+        targets.append(target)
+    try:
+        for target in (*targets, targets[0]):
+            project = target.project_dir()
+            assert target.disk_path(str(project)) != str(project)
+            assert project_files(project, target.disk_path) == project_files(project)
+            assert _files_below(project, target.disk_path) == _files_below(project)
+    finally:
+        for target in targets:
+            target.close()
