@@ -593,6 +593,7 @@ def run_suite(
         args += [f"--cucumberjson={cucumber}"]
     if workers > 0:
         args += ["-p", "xdist", "-n", str(workers)]
+    args += _unused_in_this_session(rootdir, workers, extra_args or [])
     if temporary:  # removed unread when it passes: only failed scenarios' records are kept
         args += ["--observation-records", "failed"]
     args += extra_args or []
@@ -684,6 +685,7 @@ def run_batch(
         return out
     first = next(iter(loaded.values()))[0]
     args = _session_args([str(SUITE_DIR)], SUITE_DIR, target, first, seed, workdir) + (extra_args or [])
+    args += _unused_in_this_session(SUITE_DIR, 0, extra_args or [])
     batch = _Batch(loaded, first_failure=first_failure)
     collector = _Collector(None, native_tracebacks=True)
     errors = io.StringIO()
@@ -806,6 +808,26 @@ KILLED_EARLIER = "killed by an earlier scenario of its run"
 #: keeps them (a ``conftest.py`` beside them may use them). Without them a whole run of the
 #: PSC suite on the simulator took 1.3 % fewer instructions (callgrind, issue 16).
 _UNUSED_BY_THE_SUITE = ("-p", "no:syrupy", "-p", "no:hypothesispytest")
+
+
+#: Plug-ins installed beside the harness that a session of the stock suite uses only when asked
+#: for (pytest loads every ``pytest11`` entry point at start): pytest-xdist's two (``-n N``) and
+#: allure-pytest-bdd (``--alluredir``, ``run --allure``). Without them, ``run -k <one scenario>``
+#: took 0.06 CPU-s less (their imports: execnet, allure_commons, attrs; issue 16).
+_XDIST_PLUGINS = ("-p", "no:xdist", "-p", "no:xdist.looponfail")
+_ALLURE_PLUGIN = ("-p", "no:allure_pytest_bdd")
+
+
+def _unused_in_this_session(rootdir: Path, workers: int, extra_args: list[str]) -> list[str]:
+    """The ``-p no:`` arguments of :data:`_XDIST_PLUGINS` (a serial session) and
+    :data:`_ALLURE_PLUGIN` (no ``--alluredir``) for a session of the stock suite; none for
+    feature files of your own (a ``conftest.py`` beside them may use them)."""
+    if rootdir != SUITE_DIR:
+        return []
+    unused = [*_XDIST_PLUGINS] if workers == 0 else []
+    if not any(arg.startswith("--alluredir") for arg in extra_args):
+        unused += _ALLURE_PLUGIN
+    return unused
 
 
 def _session_args(
