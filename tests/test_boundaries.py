@@ -69,7 +69,12 @@ RULES: tuple[Rule, ...] = (
     Rule(_p("reference.psc"), (_p("api"),)),
     Rule(_p("reference.blitz"), (_p("api"),)),
     Rule(_p("reference"), ()),
-    Rule(_p("features"), (_p("api"), _p("scenario"), _p("targets"), _p("rules"), _p("errors")), (ROOT,)),
+    # The suite's feature files parsed once per machine: kept in the cache (``features/preflight.py``).
+    Rule(
+        _p("features"),
+        (_p("api"), _p("scenario"), _p("targets"), _p("rules"), _p("errors"), _p("cache_dir")),
+        (ROOT,),
+    ),
     # The step library: only the Target seam's public API, the scenario language and the API.
     Rule(
         _p("features.steps"),

@@ -1,0 +1,50 @@
+"""The stock suite's feature files are parsed once per cache directory (``preflight._gherkin_document``):
+a later process loads the kept document, which is the one Gherkin's parser gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pytest_bdd.gherkin_parser import GherkinDocument, get_gherkin_document
+
+from pi_continuity_harness.features import SUITE_DIR, preflight
+
+FEATURE = sorted((SUITE_DIR / "pi_session_continuity" / "smoke").glob("*.feature"))[0]
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("PI_CONTINUITY_HARNESS_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache" / preflight.DOCUMENT_CACHE
+
+
+def test_a_stock_feature_is_kept_and_read_back_as_parsed(cache: Path) -> None:
+    parses: list[str] = []
+
+    def parse() -> GherkinDocument:
+        parses.append(str(FEATURE))
+        return get_gherkin_document(str(FEATURE), preflight.FEATURE_ENCODING)
+
+    first = preflight._gherkin_document(str(FEATURE), preflight.FEATURE_ENCODING, parse)
+    assert len(list(cache.iterdir())) == 1
+    again = preflight._gherkin_document(str(FEATURE), preflight.FEATURE_ENCODING, parse)
+    assert parses == [str(FEATURE)]
+    assert again == first == get_gherkin_document(str(FEATURE), preflight.FEATURE_ENCODING)
+    assert again is not first
+
+
+def test_an_unreadable_kept_document_is_parsed_again_and_replaced(cache: Path) -> None:
+    preflight.read_feature(FEATURE)
+    (kept,) = cache.iterdir()
+    kept.write_bytes(b"not a pickle")
+    feature = preflight.read_feature(FEATURE)
+    assert feature.scenarios
+    assert kept.read_bytes() != b"not a pickle"
+
+
+def test_a_feature_of_your_own_is_not_kept(cache: Path, tmp_path: Path) -> None:
+    own = tmp_path / "own.feature"
+    own.write_text(FEATURE.read_text(encoding="utf-8"), encoding="utf-8")
+    preflight.read_feature(own)
+    assert not cache.exists()
