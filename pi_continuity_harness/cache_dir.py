@@ -9,10 +9,19 @@ the simulator, ``explore`` included (issue 16). ``targets.realpi.install`` re-ex
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import pickle
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar, cast
 
-__all__ = ["default_cache_dir"]
+__all__ = ["default_cache_dir", "kept"]
+
+_T = TypeVar("_T")
 
 
 def default_cache_dir() -> Path:
@@ -20,3 +29,46 @@ def default_cache_dir() -> Path:
     if env:
         return Path(env).expanduser()
     return Path.home() / ".cache" / "pi-continuity-harness"
+
+
+def kept(kind: str, key: Iterable[bytes], make: Callable[[], _T], usable: Callable[[object], bool]) -> _T:
+    """``make()``, kept in the cache directory (``<kind>/<digest of key>.pickle``) for later
+    processes: what an earlier process kept under the same ``key`` (and Python version), if it
+    can be read and is ``usable``, else ``make()`` again, kept anew.
+
+    For what every harness process derives from the package's own files, the same each time:
+    ``key`` must hold everything the value depends on (the file's bytes, the versions of the
+    libraries that make it). An exception of ``make`` propagates and nothing is kept; a cache
+    that cannot be written is left as it is. Like Python's bytecode cache, a kept file is
+    trusted: it is the cache directory owner's own."""
+    digest = hashlib.sha256(f"python {sys.version}".encode())
+    for part in key:
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)
+    path = default_cache_dir() / kind / f"{digest.hexdigest()}.pickle"
+    try:
+        with open(path, "rb") as stream:
+            value = pickle.load(stream)
+        if usable(value):
+            return cast(_T, value)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
+        pass  # not kept yet, or not readable as kept: made again and kept anew
+    value = make()
+    with contextlib.suppress(OSError):
+        _write(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    return value
+
+
+def _write(path: Path, data: bytes) -> None:
+    """``data`` to ``path`` whole or not at all: a process reading it meanwhile (another harness
+    process starting) sees the old file or the new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

@@ -55,8 +55,9 @@ RULES: tuple[Rule, ...] = (
     # command's orphan sweep without importing the real-Pi package (issue 16).
     Rule(_p("cache_dir")),
     Rule(_p("api"), (_p("errors"),)),
-    # The rule catalogue and its coverage: data and pure computation, asked by everyone above.
-    Rule(_p("rules"), (_p("errors"),)),
+    # The rule catalogue and its coverage: data and pure computation, asked by everyone above
+    # (its parsed YAML kept in the cache between processes).
+    Rule(_p("rules"), (_p("errors"), _p("cache_dir"))),
     Rule(_p("scenario"), (_p("api"), _p("errors"))),
     Rule(_p("simulator"), (_p("api"), _p("scenario"), _p("errors"))),
     Rule(_p("targets"), (_p("api"), _p("scenario"), _p("simulator"), _p("errors")), (ROOT,)),

@@ -25,21 +25,16 @@ and the plugin's (the suite runs in the same process) cost one probe.
 from __future__ import annotations
 
 import codecs
-import contextlib
 import functools
-import hashlib
 import os
-import pickle
 import shutil
-import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pi_continuity_harness import targets
-from pi_continuity_harness.cache_dir import default_cache_dir
+from pi_continuity_harness.cache_dir import default_cache_dir, kept
 from pi_continuity_harness.errors import HarnessError
-from pi_continuity_harness.scenario.atomic_write import write_atomically
 from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.implementations import (
     ImplementationError,
@@ -217,20 +212,18 @@ def _gherkin_document(
     abs_filename: str, encoding: str, parse: Callable[[], GherkinDocument]
 ) -> GherkinDocument:
     """The Gherkin document of a feature file, as pytest-bdd's ``get_gherkin_document`` parses it
-    (``parse``); for a file of the stock suite, the one kept in the harness's cache
-    (:data:`DOCUMENT_CACHE`) from an earlier process, if any.
+    (``parse``); for a file of the stock suite, the one an earlier process kept in the harness's
+    cache (:data:`DOCUMENT_CACHE`, :func:`~pi_continuity_harness.cache_dir.kept`), if any.
 
     Every harness process that runs the suite reads its 80 feature files first, and Gherkin's
     parser took 0.10 of the 0.12 CPU-s of that reading (``gherkin/parser.py``, ``match_token``:
     every line tried against every token type); loading the kept documents takes 0.01 (issue
     16: ``run -k <one scenario>``, the test command's hundreds of such processes). The
-    document is a function of the file's text alone, so it is kept under the digest of the
-    file's bytes, the encoding they are read with, and the versions of pytest-bdd (whose
-    classes it is), Gherkin's parser and Python; any other file, a file that does not parse
-    (its error is raised by ``parse`` as before) or a cache that cannot be read or written is
-    parsed as before. Feature files of your own (``--features``) are never kept: only the
-    suite's, whose count is fixed. Like Python's bytecode cache, the kept files are trusted:
-    they are the cache directory owner's own."""
+    document is a function of the file's text alone, so it is kept under the file's bytes, the
+    encoding they are read with, and the versions of pytest-bdd (whose classes it is) and
+    Gherkin's parser; a file that does not parse raises from ``parse`` as before and is not
+    kept. Feature files of your own (``--features``) are never kept: only the suite's, whose
+    count is fixed."""
     from pytest_bdd.gherkin_parser import GherkinDocument  # noqa: PLC0415  (as read_feature)
 
     from pi_continuity_harness.features import SUITE_DIR  # noqa: PLC0415  (this package's own __init__)
@@ -241,19 +234,8 @@ def _gherkin_document(
         data = Path(abs_filename).read_bytes()
     except OSError:
         return parse()
-    key = hashlib.sha256(b"\0".join([_parser_versions().encode(), encoding.encode(), data])).hexdigest()
-    kept = default_cache_dir() / DOCUMENT_CACHE / f"{key}.pickle"
-    try:
-        with open(kept, "rb") as stream:
-            document = pickle.load(stream)
-        if isinstance(document, GherkinDocument):
-            return document
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
-        pass  # not kept yet, or not readable as one: parsed again and kept anew
-    document = parse()
-    with contextlib.suppress(OSError):
-        write_atomically(kept, pickle.dumps(document, protocol=pickle.HIGHEST_PROTOCOL))
-    return document
+    key = [_parser_versions().encode(), encoding.encode(), data]
+    return kept(DOCUMENT_CACHE, key, parse, lambda document: isinstance(document, GherkinDocument))
 
 
 @functools.cache
@@ -261,7 +243,7 @@ def _parser_versions() -> str:
     """What a kept Gherkin document depends on besides its file's text."""
     from importlib.metadata import version  # noqa: PLC0415
 
-    return f"pytest-bdd {version('pytest-bdd')}; gherkin {version('gherkin-official')}; python {sys.version}"
+    return f"pytest-bdd {version('pytest-bdd')}; gherkin {version('gherkin-official')}"
 
 
 def _share_with_pytest_bdd(file: Path, abs_filename: str, feature: Feature) -> None:

@@ -26,6 +26,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from pi_continuity_harness.cache_dir import kept
 from pi_continuity_harness.errors import HarnessError
 
 __all__ = [
@@ -168,12 +169,31 @@ def load_catalogue(system: str) -> Catalogue:
         )
     path = CATALOGUE_DIR / CATALOGUE_FILES[system][0]
     try:
-        data = yaml.load(
-            path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        text = path.read_text(encoding="utf-8")
+        data = kept(
+            _YAML_CACHE, [f"PyYAML {yaml.__version__}".encode(), text.encode()], lambda: _parse(text), _usable
         )
     except (OSError, yaml.YAMLError) as error:
         raise RuleCatalogueError(f"{path}: {error}") from None
     return parse_catalogue(data, str(path), system=system)
+
+
+#: Where the parsed YAML of a catalogue is kept between processes, under the harness's cache
+#: (:func:`~pi_continuity_harness.cache_dir.kept`): every process that runs the suite registers
+#: a marker per rule of each system (``features/pytest_plugin.py``, ``pytest_configure``), and
+#: PyYAML's constructor (in Python, even under ``CSafeLoader``) took 0.03 CPU-s of each for the
+#: two files; loading the kept data takes 0.001 (issue 16). The catalogue is still validated
+#: (:func:`parse_catalogue`) in every process.
+_YAML_CACHE = "rules"
+
+
+def _parse(text: str) -> object:
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def _usable(data: object) -> bool:
+    """A kept catalogue is a mapping (anything else is parsed again, and refused as it was)."""
+    return isinstance(data, dict)
 
 
 def catalogue_for_rule(rule_id: str) -> Catalogue | None:
