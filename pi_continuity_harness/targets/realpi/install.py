@@ -21,6 +21,10 @@ Layout of the cache directory (default ``$PI_CONTINUITY_HARNESS_CACHE`` or
     tmp/harness-wrappers/<hash>/      the extension wrappers Pi loads for a scenario's slots,
                                       per harness checkout, unchanged from run to run so that
                                       jiti's cache (``tmp/jiti``) serves them (``wrappers.py``)
+    features/<sha256>.pickle          the stock suite's parsed Gherkin documents, one per feature
+                                      file's bytes (``cache_dir.kept``, ``features/preflight.py``)
+    rules/<sha256>.pickle             the two rule catalogues' parsed YAML (``cache_dir.kept``);
+                                      neither is pruned: a few hundred KB per version of the suite
     .lock                             flock held while installing
 
 :data:`PI_VERSION` is the default release; :data:`SUPPORTED_PI_VERSIONS` are the releases the
