@@ -9,6 +9,7 @@ for, so a Brief that lingers in context is never mistaken for a new compaction.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from typing import NamedTuple
 
@@ -42,7 +43,29 @@ _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def _scan(body: str) -> list[_Line]:
-    """Lines of ``body`` split on "\\n" only (so offsets stay byte-faithful), fence-aware."""
+    """Lines of ``body`` split on "\\n" only (so offsets stay byte-faithful), fence-aware.
+
+    A pure function of the text, remembered per body while the module is as imported
+    (:func:`_as_imported`): one Brief is scanned by :func:`missing_headings`,
+    :func:`authority_violations` and :func:`insert_event_freshness_rule` in turn, and scanning
+    it each time was 2 % of a Pi Session Continuity exploration (issue 16). Each caller gets
+    its own list."""
+    if not _as_imported():
+        return _scan_lines(body)
+    known = _SCANNED.get(body)
+    if known is None:
+        if len(_SCANNED) >= _SCANNED_LIMIT:
+            _SCANNED.clear()
+        known = _SCANNED[body] = tuple(_scan_lines(body))
+    return list(known)
+
+
+#: :func:`_scan`'s lines by body.
+_SCANNED: dict[str, tuple[_Line, ...]] = {}
+_SCANNED_LIMIT = 64
+
+
+def _scan_lines(body: str) -> list[_Line]:
     lines: list[_Line] = []
     fence: str | None = None
     for index, text in enumerate(body.split("\n")):
@@ -180,26 +203,23 @@ def authority_violations(body: str) -> list[str]:
     problems: list[str] = []
     lines = _scan(body)
     previous = ""
+    memo = _LINE_LABELS if _as_imported() else None
     for line in lines:
         if line.in_code:
             previous = line.text
             continue
-        content = line.text.lstrip()
-        context = previous + "\n" + content
-        if content.strip():
+        key = (previous, line.text)
+        if line.text.strip():
             previous = line.text
-        quoted_block = content.startswith(">")
-        content = _EMPHASIS_RE.sub("", _LIST_MARKER_RE.sub("", content.lstrip("> ")))
-        own = _QUOTED_RE.sub(" ", content)
-        label = None
-        if not quoted_block and _ROLE_LABEL.match(own.lstrip()):
-            label = "system/developer role label"
-        elif not quoted_block:
-            label = _directive(own)
-        if label is None:
-            quoted = _directive(content)
-            if quoted is not None and not _ATTRIBUTION_RE.search(context):
-                label = f"{quoted}, quoted without saying where it was observed"
+        if memo is not None:
+            if key in memo:
+                label = memo[key]
+            else:
+                if len(memo) >= _LINE_LABELS_LIMIT:
+                    memo.clear()
+                label = memo[key] = _line_label(*key)
+        else:
+            label = _line_label(*key)
         if label is not None:
             problems.append(
                 f"line {line.number} presents directive-looking content as an unquoted "
@@ -207,6 +227,37 @@ def authority_violations(body: str) -> list[str]:
                 f"{line.text.strip()[:120]!r}"
             )
     return problems
+
+
+#: :func:`_line_label`'s answers by (line before, line), used while the module is as imported
+#: (:func:`_as_imported`): a mutant or a test that replaces a pattern or a function gets a
+#: fresh judgement of every line.
+_LINE_LABELS: dict[tuple[str, str], str | None] = {}
+_LINE_LABELS_LIMIT = 4096
+
+
+def _line_label(previous: str, text: str) -> str | None:
+    """Why the line ``text`` (not in a fenced block; ``previous`` is the last non-blank line
+    before it, or the fence line) presents directive-looking content as an instruction (None:
+    it does not). A pure function of the two lines, so :func:`authority_violations` remembers
+    it per pair: the Briefs of one session repeat most of their lines (headings, the sections'
+    defaults, the freshness rule), and judging each anew was 3 % of a Pi Session Continuity
+    exploration (issue 16)."""
+    content = text.lstrip()
+    context = previous + "\n" + content
+    quoted_block = content.startswith(">")
+    content = _EMPHASIS_RE.sub("", _LIST_MARKER_RE.sub("", content.lstrip("> ")))
+    own = _QUOTED_RE.sub(" ", content)
+    label = None
+    if not quoted_block and _ROLE_LABEL.match(own.lstrip()):
+        label = "system/developer role label"
+    elif not quoted_block:
+        label = _directive(own)
+    if label is None:
+        quoted = _directive(content)
+        if quoted is not None and not _ATTRIBUTION_RE.search(context):
+            label = f"{quoted}, quoted without saying where it was observed"
+    return label
 
 
 class MissingRecoveryHeadingError(ValueError):
@@ -252,7 +303,7 @@ def validate_brief_body(body: str) -> list[str]:
     committed, and by every resume that finds it), so the answer is remembered per body while
     this module is as it was imported: a mutant (``pi_continuity_harness.mutants``) or a test
     that replaces one of its functions or patterns gets a fresh judgement every time."""
-    if all(globals().get(name) is value for name, value in _AS_IMPORTED):
+    if _as_imported():
         return list(_brief_body_problems(body))
     return _validate_brief_body(body)
 
@@ -300,8 +351,16 @@ def failure_brief_body(
     )
 
 
-#: Every module-level name and its value as imported (``validate_brief_body`` remembers
-#: answers only while they are all unchanged).
+def _as_imported() -> bool:
+    """Whether every module-level name still has the value it was imported with (compared in
+    C: this is asked at every scan and judgement of a Brief)."""
+    return all(map(operator.is_, map(globals().get, _IMPORTED_NAMES), _IMPORTED_VALUES))
+
+
+#: Every module-level name and its value as imported (``validate_brief_body``, ``_scan`` and
+#: ``authority_violations`` remember answers only while they are all unchanged).
 _AS_IMPORTED: tuple[tuple[str, object], ...] = tuple(
     (name, value) for name, value in globals().items() if not name.startswith("__")
 )
+_IMPORTED_NAMES: tuple[str, ...] = tuple(name for name, _value in _AS_IMPORTED)
+_IMPORTED_VALUES: tuple[object, ...] = tuple(value for _name, value in _AS_IMPORTED)
