@@ -40,12 +40,20 @@ def kept(kind: str, key: Iterable[bytes], make: Callable[[], _T], usable: Callab
     ``key`` must hold everything the value depends on (the file's bytes, the versions of the
     libraries that make it). An exception of ``make`` propagates and nothing is kept; a cache
     that cannot be written is left as it is. Like Python's bytecode cache, a kept file is
-    trusted: it is the cache directory owner's own."""
+    trusted: it is the cache directory owner's own.
+
+    Kept only in a cache directory that is there already (``install-pi``, the real-Pi target
+    and the test command make it): a command that stops at a setup error writes nothing
+    (``tests/realpi/test_pi_versions.py``: ``run --target pi --pi-version <not installed>``
+    with a cache directory that is not there leaves none), and a machine that never made one
+    gets none from a run on the simulator; the value is then made in each process, as
+    before."""
     digest = hashlib.sha256(f"python {sys.version}".encode())
     for part in key:
         digest.update(len(part).to_bytes(8, "big"))
         digest.update(part)
-    path = default_cache_dir() / kind / f"{digest.hexdigest()}.pickle"
+    root = default_cache_dir()
+    path = root / kind / f"{digest.hexdigest()}.pickle"
     try:
         with open(path, "rb") as stream:
             value = pickle.load(stream)
@@ -54,15 +62,16 @@ def kept(kind: str, key: Iterable[bytes], make: Callable[[], _T], usable: Callab
     except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError, TypeError, ValueError):
         pass  # not kept yet, or not readable as kept: made again and kept anew
     value = make()
-    with contextlib.suppress(OSError):
-        _write(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    if root.is_dir():  # never the one to make the cache directory (see above)
+        with contextlib.suppress(OSError):
+            _write(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
     return value
 
 
 def _write(path: Path, data: bytes) -> None:
     """``data`` to ``path`` whole or not at all: a process reading it meanwhile (another harness
     process starting) sees the old file or the new one, never a part."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as stream:

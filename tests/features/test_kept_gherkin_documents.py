@@ -16,6 +16,7 @@ FEATURE = sorted((SUITE_DIR / "pi_session_continuity" / "smoke").glob("*.feature
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PI_CONTINUITY_HARNESS_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()  # kept only in a cache directory that is there
     return tmp_path / "cache" / preflight.DOCUMENT_CACHE
 
 
