@@ -70,7 +70,10 @@ def kept(kind: str, key: Iterable[bytes], make: Callable[[], _T], usable: Callab
 
 def _write(path: Path, data: bytes) -> None:
     """``data`` to ``path`` whole or not at all: a process reading it meanwhile (another harness
-    process starting) sees the old file or the new one, never a part."""
+    process starting) sees the old file or the new one, never a part. Not
+    ``scenario.atomic_write.write_atomically``, of which this is the core: this module is a leaf
+    of the package (``rules`` imports it, and may not import ``scenario``: ``tests/test_boundaries.py``),
+    and a kept file needs no mode of its own."""
     path.parent.mkdir(exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
