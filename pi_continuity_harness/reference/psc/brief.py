@@ -359,8 +359,5 @@ def _as_imported() -> bool:
 
 #: Every module-level name and its value as imported (``validate_brief_body``, ``_scan`` and
 #: ``authority_violations`` remember answers only while they are all unchanged).
-_AS_IMPORTED: tuple[tuple[str, object], ...] = tuple(
-    (name, value) for name, value in globals().items() if not name.startswith("__")
-)
-_IMPORTED_NAMES: tuple[str, ...] = tuple(name for name, _value in _AS_IMPORTED)
-_IMPORTED_VALUES: tuple[object, ...] = tuple(value for _name, value in _AS_IMPORTED)
+_IMPORTED_NAMES: tuple[str, ...] = tuple(name for name in globals() if not name.startswith("__"))
+_IMPORTED_VALUES: tuple[object, ...] = tuple(globals()[name] for name in _IMPORTED_NAMES)
