@@ -1136,8 +1136,6 @@ class InvariantChecker:
         self._next_op: Operation | None = None
         self._by_trigger: dict[str, list[_Registered]] = {}
         self._after: list[_Registered] = []
-        #: :meth:`_dispatch_plan` by a record's kind, then its name.
-        self._dispatch: dict[str, dict[str, tuple[str, bool, tuple[_Registered, ...], bool]]] = {}
         for registered in INVARIANTS.values():
             if registered.triggers:
                 for trigger in registered.triggers:
@@ -1217,39 +1215,17 @@ class InvariantChecker:
     # ----------------------------------------------------------------- records
     def on_record(self, record: dict[str, Any]) -> None:
         t = self.tracker
-        kind, name = record.get("kind"), record.get("name")
-        names = self._dispatch.get(kind) if type(kind) is str else None
-        plan = names.get(name) if names is not None and type(name) is str else None
-        if plan is None:
-            plan = self._dispatch_plan(kind, name)
-        key, pre, triggered, post = plan
+        key = f"{record.get('kind')}:{record.get('name')}"
         try:
-            if pre:
+            if key in _PRE_KEYS or record.get("kind") == "op":
                 self._pre(record, key)
-            for registered in triggered:
+            for registered in self._by_trigger.get(key, ()):
                 for message in registered.function(t, record):
                     self._add(registered.name, message, record.get("seq"))
-            if post:
+            if key in _POST_KEYS:
                 self._post(record, key)
         except Exception as error:  # never let a checker bug break the simulated host
             self.harness_errors.append(f"{key} #{record.get('seq')}: {type(error).__name__}: {error}")
-
-    def _dispatch_plan(self, kind: Any, name: Any) -> tuple[str, bool, tuple[_Registered, ...], bool]:
-        """What :meth:`on_record` does with a record of this kind and name: its key, whether
-        ``_pre`` acts on it, the invariants it triggers, whether ``_post`` acts on it. A function
-        of the kind and name alone, remembered per pair of strings (:attr:`_dispatch`) instead
-        of the key being made and looked up in three tables for every record of a run (issue
-        16)."""
-        key = f"{kind}:{name}"
-        plan = (
-            key,
-            key in _PRE_KEYS or kind == "op",
-            tuple(self._by_trigger.get(key, ())),
-            key in _POST_KEYS,
-        )
-        if type(kind) is str and type(name) is str:
-            self._dispatch.setdefault(kind, {})[name] = plan
-        return plan
 
     def _pre(self, record: dict[str, Any], key: str) -> None:
         t = self.tracker
