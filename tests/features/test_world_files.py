@@ -195,10 +195,14 @@ def test_a_simulated_machine_read_by_its_disk_spelling_gives_the_same_files(tmp_
         target.start(draft.build())
         targets.append(target)
     try:
-        for target in (*targets, targets[0]):
+        for name, target in (("one", targets[0]), ("two", targets[1]), ("one", targets[0])):
             project = target.project_dir()
             assert target.disk_path(str(project)) != str(project)
-            assert project_files(project, target.disk_path) == project_files(project)
+            files = project_files(project, target.disk_path)
+            # This target's machine, not the other's (the descriptor is per process).
+            assert files[f"notes/{name}.md"] == f"{name}\n".encode()
+            assert not any(other in "".join(files) for other in ("one.md", "two.md") if other != f"{name}.md")
+            assert files == project_files(project)
             assert _files_below(project, target.disk_path) == _files_below(project)
     finally:
         for target in targets:
