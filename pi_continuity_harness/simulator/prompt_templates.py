@@ -63,6 +63,7 @@ import yaml
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
 from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.simulator.skills import (
+    IGNORE_FILE_NAMES,
     merge_paths,
     named_path_owner,
     resolve_resource_path,
@@ -300,11 +301,6 @@ class PromptTemplates:
                     names.add(template.name)
                     templates.append(dataclasses.replace(template, owner=owner) if owner else template)
         self.templates = templates
-
-
-#: The ignore files Pi's auto-discovery reads in a resource folder (``IGNORE_FILE_NAMES``,
-#: package-manager.js:93).
-IGNORE_FILE_NAMES: tuple[str, ...] = (".gitignore", ".ignore", ".fdignore")
 
 
 class PromptTemplatesNotModelledError(SimulatorError, RuntimeError):

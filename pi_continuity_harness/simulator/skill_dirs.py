@@ -36,8 +36,9 @@ scenario writes only under ``$PROJECT``, ``$AGENT`` and ``$SESSIONS``, and real 
 empty; the simulator reads the project's own only); ``.gitignore``/``.ignore``/``.fdignore``
 files in a folder (package-manager.js:228); the ``skills`` setting's patterns and overrides
 (``!``, ``+``, ``-``, ``*``, ``?``: ``applyPatterns``/``isEnabledByOverrides``, :580-650,
-``minimatch``) and an entry with ``~``: a run whose setting has one is refused
-(:class:`SkillsSettingNotModelledError`), not run without it; ``--no-skills``.
+``minimatch``) and an entry with ``~``: a run with an ignore file in a skill folder or such a
+setting entry is refused (:class:`SkillsNotModelledError`), not run with other skills than
+Pi's; ``--no-skills``.
 """
 
 from __future__ import annotations
@@ -47,12 +48,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
-from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.simulator.skills import (
+    SkillsNotModelledError,
     format_skills_for_prompt,
     load_skills,
     merge_paths,
     named_path_owner,
+    refuse_ignore_files,
 )
 from pi_continuity_harness.simulator.virtual_root import disk_path
 
@@ -61,18 +63,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SkillOrigin",
-    "SkillsSettingNotModelledError",
+    "SkillsNotModelledError",
     "collect_skill_entries",
     "default_skill_paths",
     "load_default_skills",
     "skill_paths",
     "skill_source",
 ]
-
-
-class SkillsSettingNotModelledError(SimulatorError, ValueError):
-    """The ``skills`` setting has an entry the simulator does not model (a pattern, ``~``,
-    something not a string): the run is refused rather than run without Pi's skills."""
 
 
 @dataclass(frozen=True)
@@ -108,13 +105,15 @@ def _entries(directory: str) -> list[str]:
 def collect_skill_entries(
     directory: str, mode: Literal["pi", "agents"], root: str | None = None
 ) -> list[str]:
-    """``collectSkillEntries`` (package-manager.js:222-289) without ignore files: the skill
-    files of one folder."""
+    """``collectSkillEntries`` (package-manager.js:222-289): the skill files of one folder; a
+    folder with an ignore file is refused (:func:`.skills.refuse_ignore_files`; before, the
+    simulator loaded the skills Pi hides)."""
     root = directory if root is None else root
     try:
         names = _entries(directory)
     except OSError:
         return []
+    refuse_ignore_files(directory, names)
     if "SKILL.md" in names and os.path.isfile(os.path.join(directory, "SKILL.md")):
         return [os.path.join(directory, "SKILL.md")]
     found: list[str] = []
@@ -143,7 +142,7 @@ def _setting_entries(settings: dict[str, Any], scope: str) -> list[str]:
     if entries is None:
         return []
     if not isinstance(entries, list):
-        raise SkillsSettingNotModelledError(f"the {scope} skills setting is not a list")
+        raise SkillsNotModelledError(f"the {scope} skills setting is not a list")
     for entry in entries:
         if (
             not isinstance(entry, str)
@@ -151,7 +150,7 @@ def _setting_entries(settings: dict[str, Any], scope: str) -> list[str]:
             or "*" in entry
             or "?" in entry
         ):
-            raise SkillsSettingNotModelledError(
+            raise SkillsNotModelledError(
                 f"the {scope} skills setting's entry {entry!r} is not modelled by the simulator "
                 "(patterns, overrides and ~ are not)"
             )
@@ -229,7 +228,7 @@ def load_default_skills(
     """The resource loader's skills before any extension named one (resource-loader.js:441-445),
     for each runtime and after a reload dropped the extensions' (the files read as the host's
     own, :attr:`.AgentSession.host_io`); a setting the simulator does not model raises
-    :class:`SkillsSettingNotModelledError`."""
+    :class:`SkillsNotModelledError`."""
     with session.host_io():
         session.default_skills = default_skill_paths(
             session.cwd,

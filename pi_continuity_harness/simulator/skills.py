@@ -28,8 +28,9 @@ schema (``yes``, ``on``, a date, ``1:30`` are strings; ``0o17`` and ``0x1F`` int
 an ordinary key) and a key named twice in a mapping an error (:class:`_CoreSchemaLoader`).
 
 Not modelled: ``.gitignore``/``.ignore``/``.fdignore`` rules in a skill directory
-(skills.js:38-55), and the ``yaml`` package's error messages (a ``/skill:`` prompt whose file
-became invalid YAML reports PyYAML's).
+(skills.js:38-55: a folder with one refuses the run, :func:`refuse_ignore_files`), and the
+``yaml`` package's error messages (a ``/skill:`` prompt whose file became invalid YAML reports
+PyYAML's).
 
 ``/skill:name`` prompts are expanded (:func:`expand_skill_command`). The skills of Pi's skill
 folders and ``skills`` setting are found by :mod:`.skill_dirs` and loaded here too.
@@ -44,18 +45,52 @@ from typing import Any, cast
 
 import yaml
 
+from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.scenario.yaml_text import UniqueKeyLoader
 
 __all__ = [
+    "IGNORE_FILE_NAMES",
     "Skill",
+    "SkillsNotModelledError",
     "expand_skill_command",
     "format_skills_for_prompt",
     "load_skills",
     "merge_paths",
     "named_path_owner",
+    "refuse_ignore_files",
     "resolve_resource_path",
     "split_frontmatter",
 ]
+
+
+#: The ignore files Pi reads in a folder it collects skills or prompt templates from
+#: (``IGNORE_FILE_NAMES``, skills.js:12, package-manager.js:93).
+IGNORE_FILE_NAMES: tuple[str, ...] = (".gitignore", ".ignore", ".fdignore")
+
+
+class SkillsNotModelledError(SimulatorError, ValueError):
+    """The run's skills depend on what the simulator does not model: an entry of the ``skills``
+    setting (a pattern, ``~``, something not a string: :mod:`.skill_dirs`) or an ignore file in
+    a skill folder Pi reads (:func:`refuse_ignore_files`). The run is refused rather than run
+    with other skills than Pi's."""
+
+
+def refuse_ignore_files(directory: str, names: list[str]) -> None:
+    """Refuse a skill folder (``names``: its entries) that holds an ignore file.
+
+    Pi reads the ignore files of every skill folder it walks before anything else in it, both
+    where an extension names the folder (``loadSkillsFromDirInternal``, skills.js:124-133,
+    ``addIgnoreRules`` :38-55) and in its own skill folders (``collectSkillEntries``,
+    package-manager.js:222-228, :127-146), and their rules hide files, ``SKILL.md`` too. They are
+    not modelled, so such a run raises :class:`SkillsNotModelledError` rather than load skills
+    Pi hides (over-cautious, as a prompts folder's refusal is: an ignore file that hides
+    nothing, or a dangling link of that name, refuses too)."""
+    ignore_file = next((name for name in IGNORE_FILE_NAMES if name in names), None)
+    if ignore_file is not None:
+        raise SkillsNotModelledError(
+            f"the skill folder {os.path.basename(directory)!r} has an ignore file ({ignore_file}), "
+            "which the simulator does not model"
+        )
 
 
 @dataclass(frozen=True)
@@ -182,11 +217,13 @@ def _skill_from_file(path: str) -> Skill | None:
 
 
 def _skills_from_dir(directory: str, include_root_files: bool) -> list[Skill]:
-    """``loadSkillsFromDirInternal`` (skills.js:124-211) without ignore files."""
+    """``loadSkillsFromDirInternal`` (skills.js:124-211); a folder with an ignore file is
+    refused (:func:`refuse_ignore_files`)."""
     try:
         names = sorted(os.listdir(directory), key=lambda n: n.encode("utf-8", "surrogateescape"))
     except OSError:
         return []
+    refuse_ignore_files(directory, names)
     if "SKILL.md" in names and os.path.isfile(os.path.join(directory, "SKILL.md")):
         skill = _skill_from_file(os.path.join(directory, "SKILL.md"))
         return [skill] if skill else []

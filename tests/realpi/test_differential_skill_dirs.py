@@ -26,7 +26,17 @@ from typing import Any
 
 import pytest
 from realpi.test_differential_api_surface import notes
-from realpi.test_differential_fidelity import Targets, assert_equivalent, play, scenario
+from realpi.test_differential_fidelity import (
+    _OPS,
+    PASSIVE,
+    Targets,
+    assert_equivalent,
+    play,
+    scenario,
+)
+
+from pi_continuity_harness.scenario.operations import normalise_operation_input
+from pi_continuity_harness.simulator.skill_dirs import SkillsNotModelledError
 
 pytestmark = pytest.mark.realpi
 
@@ -227,3 +237,28 @@ def test_an_untrusted_project_has_no_project_skills(
     assert _listed(sim.requests("agent")[0].request.system_prompt) == _listed(first.request.system_prompt)
     assert notes(sim) == notes(real)
     assert_equivalent(real, sim)
+
+
+def test_an_ignore_file_hides_a_skill_on_real_pi_and_the_simulator_refuses_the_run(targets: Targets) -> None:
+    """Pi reads the ignore files of a skill folder before its skills (``collectSkillEntries``,
+    package-manager.js:222-228; ``addIgnoreRules``, :127-146): a ``.gitignore`` naming a skill's
+    folder hides the skill. The simulator does not model ignore rules, so it refuses such a run
+    (``SkillsNotModelledError``) rather than list a skill Pi hides; without the file both targets
+    list both skills."""
+    files = {
+        "$AGENT/skills/kept/SKILL.md": _front("description: a kept skill"),
+        "$AGENT/skills/hidden/SKILL.md": _front("description: a skill the ignore file hides"),
+    }
+    ignored = {**files, "$AGENT/skills/.gitignore": {"text": "hidden/\n"}}
+
+    def listed(kind: str, layout: dict[str, Any]) -> list[str]:
+        target = targets(kind, PASSIVE)
+        target.start(scenario({"agent": [{"text": "done"}]}, files=layout))
+        target.perform(_OPS.validate_python(normalise_operation_input({"prompt": "go"})))
+        prompt = target.observe().requests("agent")[0].request.system_prompt
+        return [name for name, _, _ in _listed(prompt)]
+
+    assert listed("pi", files) == listed("sim", files) == ["hidden", "kept"]
+    assert listed("pi", ignored) == ["kept"]
+    with pytest.raises(SkillsNotModelledError, match=r"ignore file \(\.gitignore\)"):
+        listed("sim", ignored)

@@ -12,7 +12,7 @@ import pytest
 from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.simulator.skill_dirs import (
     SkillOrigin,
-    SkillsSettingNotModelledError,
+    SkillsNotModelledError,
     collect_skill_entries,
     default_skill_paths,
     skill_source,
@@ -128,7 +128,7 @@ def test_the_same_real_file_is_kept_once_at_its_best_rank(tmp_path: Path) -> Non
 @pytest.mark.parametrize("entry", ["!x", "+x", "-x", "*.md", "a?", "~/skills", 3])
 def test_setting_patterns_overrides_and_home_are_refused(tmp_path: Path, entry: Any) -> None:
     project, agent = _layout(tmp_path)
-    with pytest.raises(SkillsSettingNotModelledError):
+    with pytest.raises(SkillsNotModelledError):
         default_skill_paths(
             str(project), str(agent), trusted=True, global_settings={"skills": [entry]}, project_settings={}
         )
@@ -187,5 +187,50 @@ def test_a_skills_setting_pattern_refuses_the_run(tmp_path: Path) -> None:
         settings={"global": {"skills": ["!skills/x"]}},
         operations=[{"prompt": "one"}],
     )
-    with pytest.raises(SkillsSettingNotModelledError, match="not modelled"):
+    with pytest.raises(SkillsNotModelledError, match="not modelled"):
         run(tmp_path, scenario)
+
+
+@pytest.mark.parametrize("name", [".gitignore", ".ignore", ".fdignore"])
+@pytest.mark.parametrize("where", ["skills", "skills/p"])
+def test_an_ignore_file_in_a_skill_folder_pi_reads_refuses_the_run(
+    tmp_path: Path, name: str, where: str
+) -> None:
+    """Pi reads the ignore files of every skill folder it walks, before ``SKILL.md``
+    (``collectSkillEntries``, package-manager.js:222-228; ``addIgnoreRules``, :127-146), and
+    their rules hide skills; the simulator does not model them, so the run is refused rather
+    than given skills Pi would hide. Without the folder, nothing is refused."""
+    project, agent = _layout(tmp_path)
+    (project / ".pi" / where / name).write_text("SKILL.md\n", encoding="utf-8")
+    with pytest.raises(SkillsNotModelledError, match=f"ignore file \\({name}\\)"):
+        default_skill_paths(str(project), str(agent), trusted=True, global_settings={}, project_settings={})
+    # An untrusted project's folders are not read (package-manager.js:2225): no refusal.
+    assert default_skill_paths(
+        str(project), str(agent), trusted=False, global_settings={}, project_settings={}
+    )
+
+
+def test_a_scenario_with_an_ignore_file_in_the_agents_skill_folder_is_refused(tmp_path: Path) -> None:
+    scenario = base(
+        model={"agent": [{"text": "first"}]},
+        files={
+            "$AGENT/skills/mine/SKILL.md": {"text": "---\ndescription: the folder mine\n---\nbody\n"},
+            "$AGENT/skills/.gitignore": {"text": "mine/\n"},
+        },
+        operations=[{"prompt": "one"}],
+    )
+    with pytest.raises(SkillsNotModelledError, match="not model"):
+        run(tmp_path, scenario)
+
+
+def test_an_ignore_file_in_a_skill_directory_an_extension_names_refuses_the_run(tmp_path: Path) -> None:
+    """The same for a directory a ``resources_discover`` handler names (``loadSkillsFromDirInternal``,
+    skills.js:124-133, ``addIgnoreRules`` :38-55), in a subdirectory too."""
+    from pi_continuity_harness.simulator.skills import load_skills  # noqa: PLC0415
+
+    _skill(tmp_path / "named" / "a" / "SKILL.md", "description: a")
+    _skill(tmp_path / "named" / "b" / "c" / "SKILL.md", "description: c")
+    assert [s.name for s in load_skills([str(tmp_path / "named")], str(tmp_path))] == ["a", "c"]
+    (tmp_path / "named" / "b" / ".ignore").write_text("c/\n", encoding="utf-8")
+    with pytest.raises(SkillsNotModelledError, match=r"'b' has an ignore file \(\.ignore\)"):
+        load_skills([str(tmp_path / "named")], str(tmp_path))
