@@ -161,5 +161,9 @@ def test_a_worker_killed_mid_run_loses_no_seed_and_its_seeds_are_named(
     assert _seeds(report) == _seeds(local_report)
     retried = report["summary"]["retriedSeeds"]
     held = sorted(int(key.rsplit("seed-", 1)[1]) for key in lost)
-    assert set(held) <= set(retried), (held, retried)
+    # ``held`` is what the victim was processing just before the kill; a seed of it may finish
+    # in that moment (seen on 5 December 2026: held [18, 20], 18 done before the SIGKILL, the
+    # scheduler's remove-worker event named 20 alone). At least one was still running: it ran
+    # again, and the report names it.
+    assert set(held) & set(retried), (held, retried)
     assert "seeds run again after their worker was lost: " in output
