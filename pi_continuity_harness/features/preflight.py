@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import codecs
 import functools
+import io
 import os
 import shutil
 from collections.abc import Callable, Iterable
@@ -223,7 +224,16 @@ def _gherkin_document(
     encoding they are read with, and the versions of pytest-bdd (whose classes it is) and
     Gherkin's parser; a file that does not parse raises from ``parse`` as before and is not
     kept. Feature files of your own (``--features``) are never kept: only the suite's, whose
-    count is fixed."""
+    count is fixed.
+
+    The document kept is parsed from the very bytes of its key, as pytest-bdd's
+    ``get_gherkin_document`` parses a file's text (``pytest_bdd/gherkin_parser.py``): were it
+    ``parse()``, which reads the file again, a file changing between the two reads (a checkout
+    during a run) would be kept under its older bytes and given for them later. Text that
+    does not decode or parse is left to ``parse()``, and nothing is kept: pytest-bdd's own
+    reading raises its error, which names the line."""
+    from gherkin.errors import CompositeParserException  # noqa: PLC0415
+    from gherkin.parser import Parser  # noqa: PLC0415
     from pytest_bdd.gherkin_parser import GherkinDocument  # noqa: PLC0415  (as read_feature)
 
     from pi_continuity_harness.features import SUITE_DIR  # noqa: PLC0415  (this package's own __init__)
@@ -234,8 +244,17 @@ def _gherkin_document(
         data = Path(abs_filename).read_bytes()
     except OSError:
         return parse()
+
+    def parsed() -> GherkinDocument:
+        # As ``open(abs_filename, encoding=encoding).read()`` reads it: universal newlines.
+        text = io.TextIOWrapper(io.BytesIO(data), encoding=encoding).read()
+        return GherkinDocument.from_dict(Parser().parse(text))
+
     key = [_parser_versions().encode(), encoding.encode(), data]
-    return kept(DOCUMENT_CACHE, key, parse, lambda document: isinstance(document, GherkinDocument))
+    try:
+        return kept(DOCUMENT_CACHE, key, parsed, lambda document: isinstance(document, GherkinDocument))
+    except (CompositeParserException, UnicodeDecodeError):
+        return parse()
 
 
 @functools.cache
