@@ -78,7 +78,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:
         _no_collector_pass_at_teardown()
     arguments = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_command(arguments))
+    command = _command(arguments)
+    if argv is None and command:
+        # Before the subcommand's modules create their dataclasses (not for ``--version`` or
+        # ``--help``, which create none): the methods' code an earlier process compiled.
+        from pi_continuity_harness import dataclass_code  # noqa: PLC0415
+
+        dataclass_code.install()
+    parser = build_parser(command)
     args = parser.parse_args(arguments)
     if not getattr(args, "func", None):
         parser.print_help()

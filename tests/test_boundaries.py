@@ -54,6 +54,8 @@ RULES: tuple[Rule, ...] = (
     # Where the cache is (``PI_CONTINUITY_HARNESS_CACHE``): the real-Pi installer's, read by every
     # command's orphan sweep without importing the real-Pi package (issue 16).
     Rule(_p("cache_dir")),
+    # The code of dataclasses' methods kept between processes, installed by the command line.
+    Rule(_p("dataclass_code"), (_p("cache_dir"),)),
     Rule(_p("api"), (_p("errors"),)),
     # The rule catalogue and its coverage: data and pure computation, asked by everyone above
     # (its parsed YAML kept in the cache between processes).
@@ -155,7 +157,7 @@ RULES: tuple[Rule, ...] = (
         ),
         (ROOT,),
     ),
-    Rule(_p("cli"), (_p("commands"),), (ROOT,)),
+    Rule(_p("cli"), (_p("commands"), _p("dataclass_code")), (ROOT,)),
 )
 
 
