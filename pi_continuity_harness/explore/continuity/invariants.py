@@ -58,6 +58,7 @@ from pi_continuity_harness.scenario.tree_walk import walk_sorted
 from pi_continuity_harness.simulator.provider import clamp_thinking_level
 from pi_continuity_harness.simulator.settings import SettingsError
 from pi_continuity_harness.simulator.simulation import Simulation
+from pi_continuity_harness.simulator.virtual_root import disk_path
 
 __all__ = [
     "ARCHIVE_LIMIT",
@@ -196,13 +197,20 @@ class Tracker:
         :meth:`InvariantChecker.after_operation` (the invariants only read: the project does
         not change while they run; two of them walked it each before, issue 16). The walk is
         :func:`~pi_continuity_harness.scenario.tree_walk.walk_sorted`: ``os.walk``'s directories,
-        order and file lists (subdirectories sorted), without its ``lstat`` per subdirectory."""
+        order and file lists (subdirectories sorted), without its ``lstat`` per subdirectory.
+
+        It walks the project's disk spelling (:func:`~pi_continuity_harness.simulator.virtual_root.disk_path`),
+        the same directories, and names them as the host does: listing a directory through
+        ``/proc/self/fd/1000`` took 9.5-10.5 us against 6.7 us, for the 5 directories of each
+        operation's walk (issue 16)."""
         if self._archives is not None:
             return self._archives
         found = []
-        for root, files in walk_sorted(self.project_dir):
+        project = self.project_dir
+        on_disk = disk_path(project)
+        for root, files in walk_sorted(on_disk):
             if os.path.basename(root) == "archive":
-                found.append((root, [entry.name for entry in files]))
+                found.append((project + root[len(on_disk) :], [entry.name for entry in files]))
         if self._walk_once:
             self._archives = found
         return found
@@ -254,10 +262,12 @@ class Tracker:
         return path.replace("$WORK", self.workdir) if isinstance(path, str) else path
 
     def read(self, path: str) -> bytes | None:
-        """The file's bytes as the harness sees them (never traced, never faulted)."""
+        """The file's bytes as the harness sees them (never traced, never faulted), read by
+        the path's disk spelling (:meth:`archive_directories`: the same file, without the walk
+        through ``/proc``)."""
         with self.host.host_io():
             try:
-                with open(path, "rb") as handle:
+                with open(disk_path(path), "rb") as handle:
                     return handle.read()
             except OSError:
                 return None
