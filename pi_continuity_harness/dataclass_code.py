@@ -75,13 +75,17 @@ def _read(path: Path) -> dict[str, CodeType]:
     return {text: code for text, code in kept.items() if type(text) is str and type(code) is CodeType}
 
 
-def _exec(source: Any, namespace: Any = None, local_namespace: Any = None, /) -> None:
+def _exec(source: Any, namespace: Any = None, local_namespace: Any = None, /, **options: Any) -> None:
     """``exec(source, globals, locals)`` for ``dataclasses``: a source text's code compiled
     once (see the module docstring). Anything else (code, no globals) goes to the builtin as
     it came; without globals the builtin would take this function's, so they are
     ``dataclasses``' own, the caller's."""
-    if type(source) is not str or namespace is None:
-        builtins.exec(source, vars(dataclasses) if namespace is None else namespace, local_namespace)
+    if type(source) is not str or namespace is None or options:
+        # ``options``: a keyword a later Python's ``dataclasses`` may pass (``closure=``, 3.13),
+        # which this cache does not know to key by.
+        builtins.exec(
+            source, vars(dataclasses) if namespace is None else namespace, local_namespace, **options
+        )
         return
     code = _CODES.get(source)
     if code is None:

@@ -153,3 +153,14 @@ def test_an_unreadable_file_is_compiled_anew(tmp_path: Path) -> None:
 def test_nothing_is_kept_where_there_is_no_cache_directory(tmp_path: Path) -> None:
     _run(tmp_path / "cache", _POINT.format(name="y"))
     assert not (tmp_path / "cache").exists()
+
+
+def test_an_exec_with_a_keyword_goes_to_the_builtin_as_it_came(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A later Python's ``dataclasses`` may pass ``exec`` a keyword (``closure=``, 3.13): such a
+    call is not one this cache knows to key by, so it reaches the builtin whole."""
+    calls: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(dataclass_code.builtins, "exec", lambda *args, **kwargs: calls.append((args, kwargs)))
+    namespace: dict[str, Any] = {}
+    dataclass_code._exec("x = 1", namespace, None, closure=None)
+    assert calls == [(("x = 1", namespace, None), {"closure": None})]
+    assert "x = 1" not in dataclass_code._NEW
