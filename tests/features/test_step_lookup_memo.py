@@ -224,3 +224,63 @@ def test_required_arguments_are_read_off_the_kept_signature() -> None:
     finally:
         step_lookup.uninstall()
     assert calls == [step, plain]
+
+
+def test_the_lookup_by_text_and_type_gives_the_walk_of_every_definition() -> None:
+    """``_lookup`` given a listing tries only the plain-text definitions whose text is the
+    step's and the other definitions of the step's type (or of none); its answer, order
+    included, is the walk of every definition's, with a ``string`` subclass (which may match
+    another text), a type that is no ``str``, and texts several definitions share."""
+    from pytest_bdd import parsers  # noqa: PLC0415
+
+    class Loose(parsers.string):
+        def is_matching(self, name: str) -> bool:
+            return name.lower() == self.name.lower()
+
+    class Step:
+        def __init__(self, kind: Any, name: Any) -> None:
+            self.type, self.name = kind, name
+
+    class Context:
+        def __init__(self, kind: Any, parser: Any) -> None:
+            self.type, self.parser = kind, parser
+
+    definitions = [
+        ("given", parsers.string("a turn")),
+        ("when", parsers.string("a turn")),
+        (None, parsers.string("a turn")),
+        ("given", parsers.re(r"a (?P<what>\w+)")),
+        (None, parsers.re(r"a t\w+")),
+        ("then", Loose("A TURN")),
+        ("given", Loose("A TURN")),
+        (Step, parsers.string("a turn")),  # a type that is no str: tried for every step
+        ("given", parsers.string("another turn")),
+        ("when", parsers.parse("a {what}")),
+    ]
+    visible = [(f"def-{index}", Context(kind, parser)) for index, (kind, parser) in enumerate(definitions)]
+    listing = 10_000 + len(step_lookup._LISTINGS)
+    try:
+        steps = [
+            Step(kind, name)
+            for kind in ("given", "when", "then", "and")
+            for name in ("a turn", "another turn", "A TURN", "b")
+        ]
+        for step in steps:
+            walked = step_lookup._lookup(step, visible)
+            assert step_lookup._lookup(step, visible, listing) == walked, (step.type, step.name)
+        assert step_lookup._lookup(Step("given", "a turn"), visible, listing) == (
+            "def-0",
+            "def-2",
+            "def-3",
+            "def-4",
+            "def-6",
+        )
+
+        # A step whose text or type is no ``str`` (a subclass) is walked against every definition.
+        class Text(str):
+            __slots__ = ()
+
+        for odd in (Step("given", Text("a turn")), Step(Text("given"), "a turn")):
+            assert step_lookup._lookup(odd, visible, listing) == step_lookup._lookup(odd, visible)
+    finally:
+        step_lookup._CANDIDATES.pop(listing, None)
