@@ -6,6 +6,8 @@ would hide the difference the module-resolution rule is about.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -46,6 +48,34 @@ def harness(*args: str, cwd: Path, env: Mapping[str, str] | None = None, timeout
         check=False,
     )
     return Ran(done.returncode, done.stdout, done.stderr)
+
+
+def harness_here(*args: str, cwd: Path) -> Ran:
+    """:func:`harness`, called in this process (``cli.main``) instead of a process of its own,
+    for a mistake the command refuses before anything runs: what it prints and its exit status
+    are the same, and the process's start-up was most of such a test's cost (0.4-1 CPU-s of
+    each in ``test_setup_errors.py``, issue 16). What depends on being a process (the script's
+    ``sys.path``, the environment, workers) stays with :func:`harness`.
+
+    The user's modules the command imports from ``cwd`` are forgotten afterwards, so a later
+    test's module of the same name is imported from that test's directory, as its own process
+    would; ``cli.main`` puts ``sys.path`` back itself."""
+    from pi_continuity_harness.cli import main  # noqa: PLC0415 (only the tests that call it)
+
+    out, err = io.StringIO(), io.StringIO()
+    before = set(sys.modules)
+    here = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(here)
+        for name in set(sys.modules) - before:
+            source = getattr(sys.modules[name], "__file__", None)
+            if source and Path(source).resolve().is_relative_to(cwd.resolve()):
+                del sys.modules[name]
+    return Ran(code, out.getvalue(), err.getvalue())
 
 
 def pytest_in(*args: str, cwd: Path, env: Mapping[str, str] | None = None, timeout: float = 600) -> Ran:

@@ -5,6 +5,12 @@ own) and asserted as printed: before, each printed once per scenario (572 lines 
 exit 1, details cut mid-word), a Gherkin syntax error collapsed the suite into one
 ``(collection)`` row, and ``simulate`` with a factory that raises exited 0. Nothing may be
 written when setup fails.
+
+A mistake refused before anything runs is checked through ``cli.main`` in this process
+(:func:`.harness_cli.harness_here`: the same lines and exit status, without a process's
+start-up); what depends on the process (the script's ``sys.path``, the environment, pytest-xdist
+workers, a user's conftest or test module imported by the suite's pytest, a scenario that would
+exhaust the machine) runs the installed script, and so does one refusal of each kind.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from .harness_cli import REPO, harness
+from .harness_cli import REPO, harness, harness_here
 
 EXAMPLE = REPO / "examples" / "overflow-retry.yaml"
 
@@ -78,7 +84,7 @@ def test_rule_a_module_in_the_current_directory_resolves_as_python_m_does(user_d
 
 
 def test_rule_a_factory_that_raises_is_one_line_exit_2(user_dir: Path) -> None:
-    ran = harness("run", "--extension", "raising:extension", cwd=user_dir)
+    ran = harness_here("run", "--extension", "raising:extension", cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [
         "pi-continuity-harness run: --extension raising:extension: the implementation does not load: "
@@ -89,7 +95,7 @@ def test_rule_a_factory_that_raises_is_one_line_exit_2(user_dir: Path) -> None:
 
 
 def test_rule_a_non_callable_implementation_is_one_line_exit_2(user_dir: Path) -> None:
-    ran = harness("run", "--extension", "raising:NOT_A_FACTORY", cwd=user_dir)
+    ran = harness_here("run", "--extension", "raising:NOT_A_FACTORY", cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [
         "pi-continuity-harness run: --extension raising:NOT_A_FACTORY: 'NOT_A_FACTORY' is not callable "
@@ -99,7 +105,7 @@ def test_rule_a_non_callable_implementation_is_one_line_exit_2(user_dir: Path) -
 
 def test_rule_a_module_that_fails_to_import_names_its_exception(user_dir: Path) -> None:
     (user_dir / "bad_syntax.py").write_text("def extension(pi)\n    pass\n", encoding="utf-8")
-    ran = harness("run", "--extension", "bad_syntax:extension", cwd=user_dir)
+    ran = harness_here("run", "--extension", "bad_syntax:extension", cwd=user_dir)
     assert ran.code == 2
     assert ran.err_lines == [
         "pi-continuity-harness run: --extension bad_syntax:extension: cannot import 'bad_syntax': "
@@ -109,7 +115,7 @@ def test_rule_a_module_that_fails_to_import_names_its_exception(user_dir: Path) 
 
 def test_rule_simulate_with_a_raising_factory_exits_2_and_writes_nothing(user_dir: Path) -> None:
     """Before: exit 0, every operation "Pi not running"."""
-    ran = harness("simulate", str(EXAMPLE), "--extension", "raising:extension", cwd=user_dir)
+    ran = harness_here("simulate", str(EXAMPLE), "--extension", "raising:extension", cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [
         "pi-continuity-harness simulate: --extension raising:extension: the implementation does not load: "
@@ -182,7 +188,7 @@ def test_rule_a_gherkin_syntax_error_names_the_file_and_line(user_dir: Path) -> 
     features = user_dir / "features"
     features.mkdir()
     (features / "broken.feature").write_text(BROKEN_FEATURE, encoding="utf-8")
-    ran = harness("run", "--features", "features", cwd=user_dir)
+    ran = harness_here("run", "--features", "features", cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [
         "pi-continuity-harness run: features/broken.feature:4: Unexpected token found. Check Gherkin "
@@ -216,7 +222,7 @@ def test_rule_a_step_no_definition_matches_is_one_usage_error_naming_its_file_an
     features.mkdir()
     (features / "typo.feature").write_text(UNDEFINED_STEPS, encoding="utf-8")
     workdir = user_dir / "out"
-    ran = harness("run", "--features", "features", "--workdir", str(workdir), cwd=user_dir)
+    ran = harness_here("run", "--features", "features", "--workdir", str(workdir), cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [
         "pi-continuity-harness run: a feature has steps that no step definition matches (a typo, "
@@ -229,13 +235,13 @@ def test_rule_a_step_no_definition_matches_is_one_usage_error_naming_its_file_an
 
 
 def test_rule_features_that_are_not_there_are_one_line(user_dir: Path) -> None:
-    ran = harness("run", "--features", "nowhere", cwd=user_dir)
+    ran = harness_here("run", "--features", "nowhere", cwd=user_dir)
     assert (ran.code, ran.err_lines) == (
         2,
         ["pi-continuity-harness run: --features nowhere: no such file or directory"],
     )
     (user_dir / "empty").mkdir()
-    ran = harness("run", "--features", "empty", cwd=user_dir)
+    ran = harness_here("run", "--features", "empty", cwd=user_dir)
     assert ran.err_lines == [
         "pi-continuity-harness run: --features empty: no .feature file in this directory"
     ]
@@ -243,7 +249,7 @@ def test_rule_features_that_are_not_there_are_one_line(user_dir: Path) -> None:
 
 def test_rule_report_at_a_file_is_one_line_exit_2(user_dir: Path) -> None:
     (user_dir / "afile").write_text("{}", encoding="utf-8")
-    ran = harness("run", "--report", "afile", cwd=user_dir)
+    ran = harness_here("run", "--report", "afile", cwd=user_dir)
     assert (ran.code, ran.out, ran.err_lines) == (
         2,
         "",
@@ -257,7 +263,7 @@ def test_rule_a_feature_file_without_a_feature_is_one_line(user_dir: Path, text:
     features = user_dir / "features"
     features.mkdir()
     (features / "empty.feature").write_text(text, encoding="utf-8")
-    ran = harness("run", "--features", "features", cwd=user_dir)
+    ran = harness_here("run", "--features", "features", cwd=user_dir)
     assert (ran.code, ran.out, ran.err_lines) == (
         2,
         "",
@@ -269,7 +275,7 @@ def test_rule_a_feature_file_without_a_feature_is_one_line(user_dir: Path, text:
 
 def test_rule_workdir_at_a_file_is_one_line_exit_2(user_dir: Path) -> None:
     (user_dir / "afile").write_text("{}", encoding="utf-8")
-    ran = harness("run", "--workdir", "afile", cwd=user_dir)
+    ran = harness_here("run", "--workdir", "afile", cwd=user_dir)
     assert (ran.code, ran.out, ran.err_lines) == (
         2,
         "",
@@ -280,7 +286,7 @@ def test_rule_workdir_at_a_file_is_one_line_exit_2(user_dir: Path) -> None:
 
 def test_rule_an_unwritable_json_is_one_line_exit_2(user_dir: Path) -> None:
     """/proc takes no new file, whoever asks (permission bits do not stop root)."""
-    ran = harness("run", "--json", "/proc/harness-results.json", cwd=user_dir)
+    ran = harness_here("run", "--json", "/proc/harness-results.json", cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert len(ran.err_lines) == 1
     assert ran.err_lines[0].startswith(
@@ -290,7 +296,7 @@ def test_rule_an_unwritable_json_is_one_line_exit_2(user_dir: Path) -> None:
 
 def test_rule_json_under_a_file_is_one_line_exit_2(user_dir: Path) -> None:
     (user_dir / "afile").write_text("{}", encoding="utf-8")
-    ran = harness("run", "--json", "afile/results.json", cwd=user_dir)
+    ran = harness_here("run", "--json", "afile/results.json", cwd=user_dir)
     assert (ran.code, ran.out, ran.err_lines) == (
         2,
         "",
@@ -301,7 +307,7 @@ def test_rule_json_under_a_file_is_one_line_exit_2(user_dir: Path) -> None:
 def test_rule_cucumber_into_a_missing_directory_writes_no_other_output(user_dir: Path) -> None:
     """Before: a traceback after the whole run, and --json, --junit, --report never written."""
     (user_dir / "out").mkdir()
-    ran = harness(
+    ran = harness_here(
         "run",
         "--json",
         "out/r.json",
@@ -323,13 +329,13 @@ def test_rule_cucumber_into_a_missing_directory_writes_no_other_output(user_dir:
 
 
 def test_rule_a_directory_where_a_file_belongs_is_one_line_exit_2(user_dir: Path) -> None:
-    ran = harness("compare", "--json", ".", cwd=user_dir)
+    ran = harness_here("compare", "--json", ".", cwd=user_dir)
     assert (ran.code, ran.out, ran.err_lines) == (
         2,
         "",
         ["pi-continuity-harness compare: --json .: is a directory"],
     )
-    ran = harness("explore", "--json", ".", cwd=user_dir)
+    ran = harness_here("explore", "--json", ".", cwd=user_dir)
     assert (ran.code, ran.err_lines) == (2, ["pi-continuity-harness explore: --json .: is a directory"])
 
 
@@ -425,7 +431,7 @@ def test_rule_a_link_loop_among_the_features_is_one_usage_error(user_dir: Path) 
     (features / "sub").mkdir(parents=True)
     (features / "a.feature").write_text(GOOD_FEATURE, encoding="utf-8")
     (features / "sub" / "up").symlink_to("..")
-    ran = harness("run", "--features", "features", cwd=user_dir)
+    ran = harness_here("run", "--features", "features", cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [
         f"pi-continuity-harness run: features/sub/up: a link back to {features}, a directory it is "
@@ -439,7 +445,7 @@ def test_rule_a_feature_directory_reached_twice_through_a_link_is_one_usage_erro
     (features / "a").mkdir(parents=True)
     (features / "a" / "a.feature").write_text(GOOD_FEATURE, encoding="utf-8")
     (features / "b").symlink_to("a")
-    ran = harness("run", "--features", "features", cwd=user_dir)
+    ran = harness_here("run", "--features", "features", cwd=user_dir)
     assert (ran.code, ran.err_lines) == (
         2,
         [
@@ -459,7 +465,7 @@ def test_rule_a_gherkin_error_behind_a_linked_directory_is_found_before_pytest(u
     elsewhere.mkdir()
     (elsewhere / "broken.feature").write_text(BROKEN_FEATURE, encoding="utf-8")
     (features / "shared").symlink_to(elsewhere)
-    ran = harness("run", "--features", "features", cwd=user_dir)
+    ran = harness_here("run", "--features", "features", cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [
         "pi-continuity-harness run: features/shared/broken.feature:4: Unexpected token found. Check "
@@ -513,7 +519,7 @@ def test_rule_two_scenarios_of_one_name_are_one_usage_error(
     features = user_dir / "features"
     features.mkdir()
     (features / "same.feature").write_text(text, encoding="utf-8")
-    ran = harness("run", "--features", "features", cwd=user_dir)
+    ran = harness_here("run", "--features", "features", cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [
         f"pi-continuity-harness run: features/same.feature:{lines[0]}: a second scenario named 'same "
@@ -547,7 +553,7 @@ def test_rule_a_scenario_that_checks_nothing_is_one_usage_error(
     features = user_dir / "features"
     features.mkdir()
     (features / "empty.feature").write_text(f"Feature: empty\n{scenario}", encoding="utf-8")
-    ran = harness("run", "--features", "features", "--extension", "null", "--null-check", cwd=user_dir)
+    ran = harness_here("run", "--features", "features", "--extension", "null", "--null-check", cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [f"pi-continuity-harness run: features/empty.feature:2: {problem}"]
 
@@ -579,7 +585,7 @@ def test_rule_pytests_own_marks_are_refused_as_tags_of_your_features(
     features = user_dir / "features"
     features.mkdir()
     (features / "marked.feature").write_text(f"@{tag}\n{GOOD_FEATURE}", encoding="utf-8")
-    ran = harness("run", "--features", "features", "--extension", "null", "--null-check", cwd=user_dir)
+    ran = harness_here("run", "--features", "features", "--extension", "null", "--null-check", cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [
         f"pi-continuity-harness run: features/marked.feature:3: @{tag}: pytest's own mark, refused as "
@@ -641,7 +647,7 @@ def test_rule_a_step_its_definition_cannot_take_as_written_is_one_usage_error(
     features = user_dir / "features"
     features.mkdir()
     (features / "args.feature").write_text(f"Feature: args\n  Scenario: s\n{steps}{_THEN}", encoding="utf-8")
-    ran = harness("run", "--features", "features", cwd=user_dir)
+    ran = harness_here("run", "--features", "features", cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [
         "pi-continuity-harness run: a feature has steps that cannot run as written: "
@@ -695,7 +701,7 @@ def test_rule_a_system_the_implementation_does_not_declare_is_one_line_exit_2(
 ) -> None:
     """Before: ``run --system pi-blitz-handoff`` ran the handoff suite against the default
     ``reference`` (Session Continuity): every handoff scenario failed, a verdict about nothing."""
-    ran = harness("run", *extension, "--system", system, cwd=user_dir)
+    ran = harness_here("run", *extension, "--system", system, cwd=user_dir)
     assert (ran.code, ran.out) == (2, "")
     assert ran.err_lines == [
         f"pi-continuity-harness run: --system {system}: --extension {declared} (its factory "
