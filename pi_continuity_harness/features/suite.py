@@ -431,7 +431,14 @@ class _Collector:
         except BrokenPipeError as error:
             self.output_closed = error
             if self._session is not None:
-                self._session.shouldstop = "the reader of the output closed it"
+                reason = "the reader of the output closed it"
+                self._session.shouldstop = reason
+                # Under ``-n N`` the controller's loop (pytest-xdist's ``DSession``) reads its
+                # own flag, not the session's: without it the workers were handed every
+                # scenario, and ``run -n 2 | head -1`` cost what the whole run costs.
+                dsession = self._session.config.pluginmanager.getplugin("dsession")
+                if dsession is not None:
+                    dsession.shouldstop = reason
 
     def ordered(self) -> list[ScenarioResult]:
         """Results in the suite's reading order: smoke assertions in spec order, then install,
