@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from pi_continuity_harness.scenario import run_lock
 from pi_continuity_harness.scenario.model_script import ModelScript
 from pi_continuity_harness.scenario.run_lock import (
     LOCK_NAME,
@@ -38,12 +39,17 @@ EXAMPLE = REPO / "examples" / "overflow-retry.yaml"
 PROBE = "simulator.probe_extension:extension"
 TESTS = str(REPO / "tests")
 
+#: It loads ``run_lock`` alone from its file (``argv[2]``), not through the scenario package,
+#: whose import was most of the holder's CPU (issue 16).
 HOLDER = textwrap.dedent(
     """
+    import importlib.util
     import sys
-    from pi_continuity_harness.scenario.run_lock import hold_run_directory
 
-    with hold_run_directory(sys.argv[1], command="the holder of this test"):
+    spec = importlib.util.spec_from_file_location("run_lock", sys.argv[2])
+    run_lock = sys.modules["run_lock"] = importlib.util.module_from_spec(spec)  # (its dataclasses)
+    spec.loader.exec_module(run_lock)
+    with run_lock.hold_run_directory(sys.argv[1], command="the holder of this test"):
         print("held", flush=True)
         sys.stdin.read()
     """
@@ -55,7 +61,7 @@ def holder(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path]]:
     """Another process holding the run directory ``tmp_path / "run"``; stopped at the end."""
     directory = tmp_path / "run"
     process = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(directory)],
+        [sys.executable, "-c", HOLDER, str(directory), run_lock.__file__],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
