@@ -16,7 +16,7 @@ from pi_continuity_harness.simulator.compaction import estimate_projected_contex
 from pi_continuity_harness.simulator.messages import UNDEFINED, convert_to_llm
 from pi_continuity_harness.simulator.session_manager import Entry, SessionManager
 
-__all__ = ["BoundaryDraftError", "apply_boundary_drafts", "boundary_can_continue"]
+__all__ = ["BoundaryDraftError", "apply_boundary_drafts", "boundary_can_continue", "preview_boundary_drafts"]
 
 
 class BoundaryDraftError(ValueError):
@@ -78,6 +78,20 @@ def apply_boundary_drafts(manager: SessionManager, drafts: Any) -> list[Entry]:
         if entry is not None:
             appended.append(entry)
     return appended
+
+
+def preview_boundary_drafts(manager: SessionManager, drafts: Any) -> list[Entry]:
+    """``drafts`` applied to a preview of ``manager``'s branch (``_buildBoundaryContext``,
+    agent-session.js:674-693, after every boundary handler), for the error an invalid draft
+    raises there.
+
+    No drafts (an empty list, what every handler that returns none leaves) append nothing and
+    raise nothing, so no preview is built for them: copying the branch into a new manager after
+    every ``turn_end`` handler was 3 % of a blitz exploration (issue 16). Only a missing header
+    still raises, as :meth:`SessionManager.branch_preview` does."""
+    if isinstance(drafts, list) and not drafts and manager.get_header() is not None:
+        return []
+    return apply_boundary_drafts(manager.branch_preview(), drafts)
 
 
 def boundary_can_continue(

@@ -35,7 +35,11 @@ from pi_continuity_harness.api.events import (
 )
 from pi_continuity_harness.scenario.observed import event_summary
 from pi_continuity_harness.simulator.agent_loop import AgentEvent
-from pi_continuity_harness.simulator.boundary import apply_boundary_drafts, boundary_can_continue
+from pi_continuity_harness.simulator.boundary import (
+    apply_boundary_drafts,
+    boundary_can_continue,
+    preview_boundary_drafts,
+)
 from pi_continuity_harness.simulator.messages import UNDEFINED, Message, user_message
 from pi_continuity_harness.simulator.overflow import is_context_overflow, is_retryable_error
 from pi_continuity_harness.simulator.session_shared import PromptRejectedError, Trigger
@@ -108,7 +112,7 @@ class SessionRuns:
         result = await runner.emit_boundary(
             "turn_end",
             make_event,
-            lambda entries: apply_boundary_drafts(s.session_manager.branch_preview(), entries),
+            lambda entries: preview_boundary_drafts(s.session_manager, entries),
         )
         await s.settle_preflights()
         self._commit_boundary_drafts(result.entries)
@@ -289,7 +293,7 @@ class SessionRuns:
                 lambda entries, go_on: AgentBeforeSettleEvent(
                     outcome=outcome, entries=entries, continue_=go_on
                 ),
-                lambda entries: apply_boundary_drafts(s.session_manager.branch_preview(), entries),
+                lambda entries: preview_boundary_drafts(s.session_manager, entries),
             )
             await s.settle_preflights()
             self._commit_boundary_drafts(result.entries)
