@@ -54,6 +54,7 @@ one for any run of the system (the explorer's, or a regression file the suite re
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import math
 import operator
@@ -90,6 +91,16 @@ __all__ = [
 T = TypeVar("T")
 
 _DOSSIER_IN_RESULT = re.compile(oracle.DOSSIER_MATCH)
+
+
+@functools.lru_cache(maxsize=1024)
+def _dossier_in(text: str) -> str | None:
+    """The dossier path a template response names (:data:`_DOSSIER_IN_RESULT`), if any.
+    Remembered by text: the checks after every operation read every template response of the
+    run again, and searching each was 1 % of a blitz exploration (issue 16)."""
+    found = _DOSSIER_IN_RESULT.search(text)
+    return found.group(1) if found else None
+
 
 #: The ``/sh`` subcommands that end a request or run only without one (reference: Commands,
 #: Cancel, Recovery): nothing the extension sends while one runs belongs to a request.
@@ -206,7 +217,7 @@ class _Run:
         return self
 
     def session_files(self) -> list[Path]:
-        return self.once("session_files", lambda: _listed(Path(self.host.paths.session_dir), "", ".jsonl"))
+        return self.once("session_files", lambda: _listed(_path(self.host.paths.session_dir), "", ".jsonl"))
 
     def once(self, name: str, make: Callable[[], T]) -> T:
         """``make()``, made once for this reading of the run: the invariants read the same
@@ -270,7 +281,7 @@ class _Run:
         return known
 
     def managed(self, *parts: str) -> Path:
-        return Path(self.host.paths.agent_dir, "pi-blitz-handoff", *parts)
+        return _path(self.host.paths.agent_dir, "pi-blitz-handoff", *parts)
 
     def recovery_texts(self) -> list[str]:
         root = self.managed("recovery")
@@ -495,6 +506,14 @@ class _Run:
         return known[1]
 
 
+@functools.lru_cache(maxsize=4096)
+def _path(*parts: str) -> Path:
+    """``Path(*parts)``, made once for the same parts: the checks after every operation name the
+    same session files and managed files again each time, and making their ``Path`` objects
+    (parsing the parts) was 2 % of a blitz exploration (issue 16). A ``Path`` never changes."""
+    return Path(*parts)
+
+
 def _listed(root: Path, prefix: str, suffix: str, *, ordered: bool = True) -> list[Path]:
     """``root.glob(f"{prefix}*{suffix}")`` (sorted when ``ordered``, else in the directory's
     order, as ``glob`` gives them): the same names (``fnmatch``'s ``*`` matches any characters,
@@ -505,7 +524,8 @@ def _listed(root: Path, prefix: str, suffix: str, *, ordered: bool = True) -> li
         names = os.listdir(root)
     except OSError:
         return []
-    paths = [root / name for name in names if name.startswith(prefix) and name.endswith(suffix)]
+    folder = str(root)
+    paths = [_path(folder, name) for name in names if name.startswith(prefix) and name.endswith(suffix)]
     return sorted(paths) if ordered else paths
 
 
@@ -912,8 +932,7 @@ def _find_submitted_dossiers(run: RunReading) -> set[str]:
         dossier = None
         for name, _arguments, result in exchanges:
             if name == GET and not result.get("isError"):
-                match = _DOSSIER_IN_RESULT.search(_text(result.get("content")))
-                dossier = match.group(1) if match else dossier
+                dossier = _dossier_in(_text(result.get("content"))) or dossier
             if name == FINISH and not result.get("isError") and dossier:
                 submitted.add(dossier)
     return submitted
@@ -1190,9 +1209,9 @@ def valid_finish_accepted(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]
     for exchange in _exchanges(run):
         if exchange.name == GET and not exchange.error:
             fid = oracle.finish_id_in(exchange.text)
-            dossier = _DOSSIER_IN_RESULT.search(exchange.text)
+            dossier = _dossier_in(exchange.text)
             if fid and dossier:
-                latest[exchange.session] = (run.epoch(exchange.seq), fid, dossier.group(1))
+                latest[exchange.session] = (run.epoch(exchange.seq), fid, dossier)
         elif exchange.name == FINISH:
             fid = str(exchange.arguments.get("id"))
             if not exchange.error:
@@ -1326,12 +1345,12 @@ def _nonempty_before(run: _Run, path: str, seq: int) -> bool:
 
 def _chain_length(run: _Run, path: str, limit: int) -> int:
     length, seen = 1, {path}
-    header = (run.lines(Path(path)) or [{}])[0]
+    header = (run.lines(_path(path)) or [{}])[0]
     parent = header.get("parentSession")
     while isinstance(parent, str) and parent and length < limit and parent not in seen:
         seen.add(parent)
         length += 1
-        parent = (run.lines(Path(parent)) or [{}])[0].get("parentSession")
+        parent = (run.lines(_path(parent)) or [{}])[0].get("parentSession")
     return length
 
 
@@ -1350,7 +1369,7 @@ def receiver_link_follows_chain_limit(run: _Run, ops: list[dict[str, Any]]) -> I
     created = run.selected("created_sessions", _is_new_runtime)
     for record in created:
         new_file = run.real(str(record.get("sessionFile") or ""))
-        lines = run.lines(Path(new_file))
+        lines = run.lines(_path(new_file))
         if not lines:
             continue  # never written: nothing was delivered there
         start = next(
@@ -1922,9 +1941,9 @@ def _reserved_paths(run: _Run) -> list[tuple[int, str]]:
     """(trace seq, dossier path) of every successful template response."""
     out = []
     for seq, result in _template_responses(run):
-        match = _DOSSIER_IN_RESULT.search(_text(result.get("content")))
-        if match and not result.get("isError"):
-            out.append((seq, match.group(1)))
+        dossier = _dossier_in(_text(result.get("content")))
+        if dossier and not result.get("isError"):
+            out.append((seq, dossier))
     return out
 
 
