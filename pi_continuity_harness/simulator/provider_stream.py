@@ -21,6 +21,7 @@ error is ``"<status>: <JSON of the error object>"``.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -301,6 +302,12 @@ def _final_arguments(text: str) -> dict[str, Any]:
 
 
 # ============================================================================ partial JSON
+#: What ends a run of plain characters in a JSON string: its closing quote or an escape.
+_QUOTE_OR_ESCAPE = re.compile(r'["\\]')
+#: JSON's one-character escapes.
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
 class _Partial:
     """The value of a JSON prefix, by the rules of pi-ai's ``StreamingJsonParser``
     (``utils/streaming-json.js``): an unterminated string shows what was read (an unfinished
@@ -331,33 +338,43 @@ class _Partial:
         return self.scalar()
 
     def string(self) -> tuple[str, bool]:
-        """The string's characters and whether it was terminated."""
+        """The string's characters and whether it was terminated.
+
+        The characters between two quotes or backslashes are taken as one slice (found by
+        :data:`_QUOTE_OR_ESCAPE`): read one by one, a tool call's arguments (a dossier the
+        model writes) were parsed again at every streamed delta, character by character, 1 %
+        of a blitz exploration (issue 16)."""
         self.pos += 1
         out: list[str] = []
-        escapes = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+        escapes = _ESCAPES
         while self.pos < len(self.text):
+            found = _QUOTE_OR_ESCAPE.search(self.text, self.pos)
+            if found is None:
+                out.append(self.text[self.pos :])
+                self.pos = len(self.text)
+                break
+            if found.start() > self.pos:
+                out.append(self.text[self.pos : found.start()])
+                self.pos = found.start()
             char = self.text[self.pos]
             if char == '"':
                 self.pos += 1
                 return "".join(out), True
-            if char == "\\":
-                if self.pos + 1 >= len(self.text):
+            # A backslash.
+            if self.pos + 1 >= len(self.text):
+                self.pos = len(self.text)
+                break
+            nxt = self.text[self.pos + 1]
+            if nxt == "u":
+                digits = self.text[self.pos + 2 : self.pos + 6]
+                if len(digits) < 4:
                     self.pos = len(self.text)
                     break
-                nxt = self.text[self.pos + 1]
-                if nxt == "u":
-                    digits = self.text[self.pos + 2 : self.pos + 6]
-                    if len(digits) < 4:
-                        self.pos = len(self.text)
-                        break
-                    out.append(chr(int(digits, 16)))
-                    self.pos += 6
-                    continue
-                out.append(escapes.get(nxt, "\\" + nxt))
-                self.pos += 2
+                out.append(chr(int(digits, 16)))
+                self.pos += 6
                 continue
-            out.append(char)
-            self.pos += 1
+            out.append(escapes.get(nxt, "\\" + nxt))
+            self.pos += 2
         return "".join(out), False
 
     def scalar(self) -> tuple[bool, Any]:
