@@ -244,10 +244,24 @@ class _Run:
         for path in self.session_files():
             if str(path) == live_file:
                 continue
-            out.append((str(path), self.lines(path)[1:]))
+            out.append((str(path), self.file_entries(path)))
         if live is not None:
-            out.append((str(live_file or ""), list(live.get_entries())))
+            out.append((str(live_file or ""), self.live_entries()))
         return out
+
+    def file_entries(self, path: Path) -> list[dict[str, Any]]:
+        """A session file's entries (its lines after the header), sliced once per check
+        (:meth:`session_sources` and :meth:`entries` both read them). No reader changes them."""
+        return self.once(f"file_entries {path}", lambda: self.lines(path)[1:])
+
+    def live_entries(self) -> list[dict[str, Any]]:
+        """The live session's entries (``SessionManager.get_entries``, a new list), read once per
+        check: :meth:`session_sources` and :meth:`entries` both read them, and each call copies
+        the list of every entry of the session. No reader changes the list."""
+        runtime = self.host.runtime
+        if runtime is None:
+            return []
+        return self.once("live_entries", runtime.session_manager.get_entries)
 
     def session_exchanges(self) -> list[list[tuple[str, dict[str, Any], dict[str, Any]]]]:
         """:func:`_tool_exchanges` of each of :meth:`session_entries`: with :attr:`memo`, a
@@ -264,7 +278,7 @@ class _Run:
                 pairing.feed(self, [(None, entry) for entry in entries])
             else:
                 pairing = self.memo.extended(f"session {key}", entries, _Pairing)
-            out.append([(name, arguments, message) for _tag, name, arguments, message in pairing.paired])
+            out.append(list(pairing.exchanges))
         return out
 
     def lines(self, path: Path) -> list[dict[str, Any]]:
@@ -371,10 +385,10 @@ class _Run:
     def _scan_entries(self) -> _EntryScan:
         sources: dict[str, list[dict[str, Any]]] = {}
         for path in self.session_files():
-            sources[str(path)] = self.lines(path)[1:]
+            sources[str(path)] = self.file_entries(path)
         live = self.host.runtime.session_manager if self.host.runtime is not None else None
         if live is not None:
-            sources[str(live.get_session_file() or "")] = live.get_entries()
+            sources[str(live.get_session_file() or "")] = self.live_entries()
         memo = self.memo
         if memo is None:
             index = {key: {str(e.get("id")): e for e in entries} for key, entries in sources.items()}
@@ -546,9 +560,12 @@ class _Pairing:
     def __init__(self) -> None:
         self.calls: dict[str, tuple[str, dict[str, Any]]] = {}
         self.paired: list[tuple[Any, str, dict[str, Any], dict[str, Any]]] = []
+        #: :attr:`paired` without the tags (:data:`ToolExchange`), kept as they are paired: a
+        #: check after every operation took every session's exchanges out of it again.
+        self.exchanges: list[ToolExchange] = []
 
     def feed(self, run: _Run | None, entries: Iterable[tuple[Any, dict[str, Any]]]) -> None:
-        calls, paired = self.calls, self.paired
+        calls, paired, exchanges = self.calls, self.paired, self.exchanges
         for tag, entry in entries:
             message = entry.get("message") or {}
             if entry.get("type") != "message":
@@ -565,6 +582,7 @@ class _Pairing:
                     str(message.get("toolCallId")), (str(message.get("toolName")), {})
                 )
                 paired.append((tag, name, arguments, message))
+                exchanges.append((name, arguments, message))
 
 
 class _EntryScan(_Scanner):
