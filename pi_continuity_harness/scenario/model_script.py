@@ -474,7 +474,7 @@ def estimate_request_tokens(request: ModelRequest) -> int:
         return request.estimated_input_tokens
     chars = len(request.system_prompt or "")
     for message in request.messages:
-        chars += message_chars(message)
+        chars += _MESSAGE_CHARS.get(message, functools.partial(message_chars, message))
     return math.ceil(chars / 4)
 
 
@@ -571,6 +571,12 @@ _MESSAGE_TEXTS: IdentityMemo[str] = IdentityMemo(limit=_MEMO_LIMIT)
 #: look their Finish ID and dossier path up so at each turn, 4.5 % of a blitz exploration
 #: (issue 16). A pure function of the text and the pattern.
 _SEARCHES: IdentityMemo[tuple[bool, Any]] = IdentityMemo(limit=_MEMO_LIMIT)
+
+#: :func:`message_chars` of a request's message, remembered by the message's identity as
+#: :data:`_MESSAGE_TEXTS` is: :func:`estimate_request_tokens` counted every message of the
+#: conversation again for every request (a tool call's arguments encoded as JSON each time), 1 %
+#: of a blitz exploration (issue 16).
+_MESSAGE_CHARS: IdentityMemo[int] = IdentityMemo(limit=_MEMO_LIMIT)
 
 
 def _message_text(message: dict[str, Any]) -> str:
