@@ -809,7 +809,7 @@ class _Memo:
         if source is not trace or count > len(records):
             count, kept = 0, []
         # Extended in place: no reading keeps a selection from one check to the next.
-        kept.extend(r for r in records[count:] if keep(r))
+        kept.extend(filter(keep, records[count:]))
         self.selections[name] = (trace, len(records), kept)
         return kept
 
