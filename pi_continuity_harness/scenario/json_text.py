@@ -7,6 +7,13 @@ and of a scenario's observation record. :func:`dumps_indented` writes the same t
 recursive function and the C string encoder, and hands anything it does not know (a type that
 would need ``default``, a key that is not str, int, float, bool or None, a cycle) to
 :func:`json.dumps` itself, so the result or the error is always json's own.
+
+A :class:`TextMemo` handed to several calls writes a dict that is an item of a list (a
+message of a request, a content block) once per nesting level: every model request of a run
+carries the whole conversation so far, the same message objects again
+(``ScriptedModelService._shared``), and encoding each again in every later
+``requests/<kind>-<index>.json`` made writing a run's requests grow with the square of its
+length (a 2,000-turn session of ``bench/bench_simulator.py``: half its time).
 """
 
 from __future__ import annotations
@@ -16,9 +23,28 @@ import math
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
-__all__ = ["dumps_indented"]
+__all__ = ["TextMemo", "dumps_indented"]
 
 _INFINITY = float("inf")
+
+
+class TextMemo:
+    """The text :func:`dumps_indented` wrote for each dict that was an item of a list, by the
+    dict's identity and its nesting level (the text's indentation), for the calls of one
+    ``indent`` and ``ensure_ascii`` that share it.
+
+    A text is reused only for the very object it was written for (``is``: the object is held
+    here, so its ``id`` is not another's while the memo lives), so the memo may be shared only
+    while the objects it has seen do not change: one writing of data that nothing changes
+    meanwhile, such as a finished run's requests (:func:`~pi_continuity_harness.simulator.
+    simulation.write_exchanges`)."""
+
+    __slots__ = ("ensure_ascii", "indent", "texts")
+
+    def __init__(self, *, indent: int, ensure_ascii: bool) -> None:
+        self.indent = indent
+        self.ensure_ascii = ensure_ascii
+        self.texts: dict[tuple[int, int], tuple[Any, str]] = {}
 
 
 class _UnsupportedError(Exception):
@@ -36,8 +62,15 @@ def _float(value: float) -> str:
     return float.__repr__(value)
 
 
-def dumps_indented(value: Any, *, indent: int, ensure_ascii: bool = True) -> str:
-    """``json.dumps(value, indent=indent, ensure_ascii=ensure_ascii)``, the same bytes."""
+def dumps_indented(
+    value: Any, *, indent: int, ensure_ascii: bool = True, memo: TextMemo | None = None
+) -> str:
+    """``json.dumps(value, indent=indent, ensure_ascii=ensure_ascii)``, the same bytes; ``memo``
+    (made for the same ``indent`` and ``ensure_ascii``) keeps and reuses the texts of dicts in
+    lists across calls (:class:`TextMemo`)."""
+    if memo is not None and (memo.indent != indent or memo.ensure_ascii != ensure_ascii):
+        raise ValueError("the memo was made for another indent or ensure_ascii")
+    texts = memo.texts if memo is not None else None
     encode = encode_basestring_ascii if ensure_ascii else encode_basestring
     pads = ["\n"]
 
@@ -80,7 +113,11 @@ def dumps_indented(value: Any, *, indent: int, ensure_ascii: bool = True) -> str
             if not item:
                 return "[]"
             inner = pad(level + 1)
-            return "[" + inner + ("," + inner).join([text(v, level + 1) for v in item]) + pad(level) + "]"
+            if texts is None:
+                parts = [text(v, level + 1) for v in item]
+            else:
+                parts = [remembered(v, level + 1) if type(v) is dict else text(v, level + 1) for v in item]
+            return "[" + inner + ("," + inner).join(parts) + pad(level) + "]"
         if isinstance(item, dict):
             if not item:
                 return "{}"
@@ -93,6 +130,18 @@ def dumps_indented(value: Any, *, indent: int, ensure_ascii: bool = True) -> str
                 + "}"
             )
         raise _UnsupportedError
+
+    def remembered(item: dict[Any, Any], level: int) -> str:
+        # Only a text written whole is kept: a subtree json.dumps must write (or refuse), or a
+        # cycle, raises before anything is stored.
+        assert texts is not None
+        key = (id(item), level)
+        known = texts.get(key)
+        if known is not None and known[0] is item:
+            return known[1]
+        written = text(item, level)
+        texts[key] = (item, written)
+        return written
 
     try:
         return text(value, 0)
