@@ -23,6 +23,8 @@ import math
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
+from pi_continuity_harness.scenario.identity_memo import identity
+
 __all__ = ["TextMemo", "dumps_indented"]
 
 _INFINITY = float("inf")
@@ -34,7 +36,7 @@ class TextMemo:
     ``indent`` and ``ensure_ascii`` that share it.
 
     A text is reused only for the very object it was written for (``is``: the object is held
-    here, so its ``id`` is not another's while the memo lives), so the memo may be shared only
+    here, so its identity is not another's while the memo lives), so the memo may be shared only
     while the objects it has seen do not change: one writing of data that nothing changes
     meanwhile, such as a finished run's requests (:func:`~pi_continuity_harness.simulator.
     simulation.write_exchanges`)."""
@@ -135,7 +137,7 @@ def dumps_indented(
         # Only a text written whole is kept: a subtree json.dumps must write (or refuse), or a
         # cycle, raises before anything is stored.
         assert texts is not None
-        key = (id(item), level)
+        key = (identity(item), level)  # not id(): no audit event (identity_memo.identity)
         known = texts.get(key)
         if known is not None and known[0] is item:
             return known[1]

@@ -87,10 +87,10 @@ from pi_continuity_harness.simulator.compaction import (
 from pi_continuity_harness.simulator.messages import (
     UNDEFINED,
     JsTypeError,
+    LlmConversion,
     Message,
     RequestEstimate,
     absent_if_none,
-    convert_to_llm,
 )
 from pi_continuity_harness.simulator.model_service import ScriptedModelService
 from pi_continuity_harness.simulator.nested_tools import NestedCalls
@@ -295,6 +295,8 @@ class AgentSession:
         self._abort_during_before_settle = False
         self._preflights: list[asyncio.Event] = []
         self._request_estimate = RequestEstimate()
+        #: ``convertToLlm`` of each request, converted messages reused (:class:`.messages.LlmConversion`).
+        self._llm_conversion = LlmConversion()
         #: Commands of the harness itself (the real-Pi observer extension's, loaded first there):
         #: run by ``prompt()`` like an extension command, deferred and all.
         self.host_commands: dict[str, Callable[[str], Awaitable[None]]] = {}
@@ -672,7 +674,7 @@ class AgentSession:
                 self.trace.emit("event", "context_with_system", messages=len(messages))
             messages = await runner.emit_context(messages)
             await self.settle_preflights()
-        llm = convert_to_llm(messages)
+        llm = self._llm_conversion.convert(messages)
         # pi-ai clamps max_tokens with its own estimate of the request (3.5 chars/token), in
         # the provider's streamSimple (buildBaseOptions, api/simple-options.js:36); a user
         # message it cannot measure fails the request there (``setup_error``).

@@ -13,9 +13,9 @@ import json
 import marshal
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
-from pi_continuity_harness.scenario.identity_memo import IdentityMemo
+from pi_continuity_harness.scenario.identity_memo import IdentityMemo, identity
 from pi_continuity_harness.scenario.transcript import (
     COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX,
@@ -25,6 +25,7 @@ from pi_continuity_harness.scenario.transcript import (
 __all__ = [
     "UNDEFINED",
     "JsTypeError",
+    "LlmConversion",
     "Message",
     "RequestEstimate",
     "absent_if_none",
@@ -514,6 +515,82 @@ def convert_to_llm(messages: list[Message]) -> list[Message]:
         elif role in ("system", "user", "assistant", "toolResult"):
             out.append(m)
     return out
+
+
+#: The roles :func:`convert_to_llm` passes on as they are.
+_PASSED_ROLES: Final = frozenset({"system", "user", "assistant", "toolResult"})
+#: The fields :func:`convert_to_llm` reads of each message it converts into a new one (a
+#: message of another role it drops).
+_CONVERTED_FIELDS: dict[Any, tuple[str, ...]] = {
+    "bashExecution": (
+        "excludeFromContext",
+        "command",
+        "output",
+        "exitCode",
+        "cancelled",
+        "truncated",
+        "fullOutputPath",
+        "timestamp",
+    ),
+    "custom": ("content", "timestamp"),
+    "compactionSummary": ("summary", "timestamp"),
+    "branchSummary": ("summary", "timestamp"),
+}
+
+
+class LlmConversion:
+    """:func:`convert_to_llm` of a session's successive requests, each custom, summary or
+    shell-command message converted once: the same message object converts to the same user
+    message object from request to request, while the fields it is made of are the very
+    values (``is``) it was made of.
+
+    Every request re-sends the conversation, and after a compaction it starts with the
+    summary, which ``convertToLlm`` makes into a new user message: a new object every request,
+    so the request's resumed walks (``provider.TransformResume``, ``provider.WireResume``,
+    ``chat_wire.ConvertResume``), which take over the previous request's work as far as the
+    messages are the same objects, parted at the first message and transformed, wired and
+    parsed the whole conversation again at every request after a compaction (a 1,000-turn
+    session of ``bench/bench_simulator.py``: the transform walk alone was a third of its
+    request building). A converted message is never changed: what a request records of its
+    messages is shared from request to request already (``ScriptedModelService._shared``).
+    The memo holds each message it converted (so its identity is not another's) and is
+    emptied when it holds more than :attr:`LIMIT`."""
+
+    LIMIT: Final = 4096
+
+    __slots__ = ("_made",)
+
+    def __init__(self) -> None:
+        self._made: dict[int, tuple[Message, tuple[Any, ...], list[Message]]] = {}
+
+    def convert(self, messages: list[Message]) -> list[Message]:
+        """``convert_to_llm(messages)``: equal messages, the converted ones reused."""
+        out: list[Message] = []
+        made = self._made
+        for message in messages:
+            role = message.get("role")
+            if role in _PASSED_ROLES:
+                out.append(message)
+                continue
+            fields = _CONVERTED_FIELDS.get(role)
+            if fields is None:  # dropped
+                continue
+            values = tuple(message.get(name) for name in fields)
+            key = identity(message)
+            known = made.get(key)
+            if (
+                known is not None
+                and known[0] is message
+                and all(a is b for a, b in zip(known[1], values, strict=True))
+            ):
+                out.extend(known[2])
+                continue
+            converted = convert_to_llm([message])
+            if len(made) >= self.LIMIT:
+                made.clear()
+            made[key] = (message, values, converted)
+            out.extend(converted)
+        return out
 
 
 def bash_execution_to_text(message: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pi_continuity_harness.scenario.identity_memo import identity
 from pi_continuity_harness.scenario.json_text import TextMemo, dumps_indented
 from pi_continuity_harness.simulator.model_service import exchange_file
 from pi_continuity_harness.simulator.simulation import read_exchanges, write_exchanges
@@ -101,10 +102,10 @@ def test_a_memo_reuses_a_text_only_for_the_object_it_was_written_for() -> None:
     first = {"role": "user", "content": "a"}
     memo = TextMemo(indent=1, ensure_ascii=False)
     dumps_indented([first], indent=1, ensure_ascii=False, memo=memo)
-    key = (id(first), 1)
+    key = (identity(first), 1)
     assert memo.texts[key][0] is first
     second = {"role": "user", "content": "b"}
-    memo.texts[(id(second), 1)] = (first, memo.texts[key][1])  # a stale entry under another id
+    memo.texts[(identity(second), 1)] = (first, memo.texts[key][1])  # a stale entry under another id
     assert dumps_indented([second], indent=1, ensure_ascii=False, memo=memo) == json.dumps(
         [second], indent=1, ensure_ascii=False
     )
