@@ -16,7 +16,8 @@ Figures:
 
 * ``explore``: ``explore --seeds N --steps 40`` in one process: operations per second of wall
   time (what ``explore`` prints) and per CPU second of the process (less sensitive to the
-  load), and whether both trees gave every seed the same verdict, options, operation and
+  load), the median of ``--explore-runs`` runs of each tree (default 3, the trees alternating),
+  and whether both trees gave every seed the same verdict, options, operation and
   record counts, and (when both trees have the plug-in engine) the same trace bytes;
 * ``cli``: ``pi-continuity-harness --version`` and ``--help``, median wall time of 5 runs;
 * ``suite``: the conformance suite on the simulator, median time per scenario;
@@ -222,9 +223,37 @@ def _digests(tree: Path, seeds: int, extension: str, system: str, root: Path) ->
     return json.loads(done.stdout) if done.returncode == 0 else None
 
 
+def _explored(
+    trees: dict[str, Path], args: argparse.Namespace, extension: str
+) -> dict[str, dict[str, Any] | None]:
+    """Each tree's exploration, run ``--explore-runs`` times, the trees alternating (baseline,
+    this, baseline, ...): its median operations per second of wall and CPU time, the other
+    figures of its first run. One run of each tree was all the bench took before, and on this
+    shared machine two runs an hour apart gave 0.90x and 0.99x for the same two trees (5
+    December 2026); alternating, the load of a moment weighs on both trees alike. A tree whose
+    runs do not agree on every seed's verdict says so: a seed is a function of its settings."""
+    runs: dict[str, list[dict[str, Any] | None]] = {name: [] for name in trees}
+    for _ in range(max(1, args.explore_runs)):
+        for name, tree in trees.items():
+            runs[name].append(_explore(tree, args.seeds, extension))
+    out: dict[str, dict[str, Any] | None] = {}
+    for name, results in runs.items():
+        done = [r for r in results if r is not None]
+        if len(done) != len(results):
+            out[name] = None
+            continue
+        first = dict(done[0])
+        first["wall_ops"] = statistics.median(r["wall_ops"] for r in done)
+        first["cpu_ops"] = statistics.median(r["cpu_ops"] for r in done)
+        first["runs"] = len(done)
+        first["steady"] = all(r["verdicts"] == first["verdicts"] for r in done)
+        out[name] = first
+    return out
+
+
 def figure_explore(trees: dict[str, Path], args: argparse.Namespace) -> None:
     for extension, system in (("reference", "pi-session-continuity"), ("blitz", "pi-blitz-handoff")):
-        explored = {name: _explore(tree, args.seeds, extension) for name, tree in trees.items()}
+        explored = _explored(trees, args, extension)
         for name, missing in explored.items():
             if missing is None:
                 print(f"explore {extension:<9} {name:<8}: this tree cannot explore {extension}")
@@ -232,8 +261,13 @@ def figure_explore(trees: dict[str, Path], args: argparse.Namespace) -> None:
         for name, r in results.items():
             print(
                 f"explore {extension:<9} {name:<8}: {r['operations']} operations, "
-                f"{r['wall_ops']:8.0f} ops/s wall, {r['cpu_ops']:8.0f} ops/CPU-s"
+                f"{r['wall_ops']:8.0f} ops/s wall, {r['cpu_ops']:8.0f} ops/CPU-s "
+                f"(median of {r['runs']} runs)"
             )
+            if not r["steady"]:
+                print(
+                    f"explore {extension:<9} {name:<8}: its runs gave different verdicts (not deterministic)"
+                )
         if len(results) == 2:
             old, new = results["baseline"], results["this"]
             print(
@@ -520,6 +554,9 @@ def main(argv: list[str] | None = None) -> int:
         "--digest-seeds", type=int, default=20, help="explore: seeds whose traces are compared"
     )
     parser.add_argument("--no-digests", action="store_true", help="explore: do not compare trace bytes")
+    parser.add_argument(
+        "--explore-runs", type=int, default=3, help="explore: runs of each tree, alternating (default 3)"
+    )
     args = parser.parse_args(argv)
     only = [f.strip() for f in args.only.split(",") if f.strip()]
     unknown = sorted(set(only) - set(FIGURES))
