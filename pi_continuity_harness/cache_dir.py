@@ -14,10 +14,11 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TypeVar, cast
+
+from pi_continuity_harness.whole_file import replace_whole
 
 __all__ = ["default_cache_dir", "kept"]
 
@@ -64,23 +65,6 @@ def kept(kind: str, key: Iterable[bytes], make: Callable[[], _T], usable: Callab
     value = make()
     if root.is_dir():  # never the one to make the cache directory (see above)
         with contextlib.suppress(OSError):
-            _write(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+            path.parent.mkdir(exist_ok=True)
+            replace_whole(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
     return value
-
-
-def _write(path: Path, data: bytes) -> None:
-    """``data`` to ``path`` whole or not at all: a process reading it meanwhile (another harness
-    process starting) sees the old file or the new one, never a part. Not
-    ``scenario.atomic_write.write_atomically``, of which this is the core: this module is a leaf
-    of the package (``rules`` imports it, and may not import ``scenario``: ``tests/test_boundaries.py``),
-    and a kept file needs no mode of its own."""
-    path.parent.mkdir(exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise

@@ -39,7 +39,8 @@ from pathlib import Path
 from types import CodeType
 from typing import Any, Final
 
-from pi_continuity_harness.cache_dir import _write, default_cache_dir
+from pi_continuity_harness.cache_dir import default_cache_dir
+from pi_continuity_harness.whole_file import replace_whole
 
 __all__ = ["LIMIT", "cache_path", "install", "installed"]
 
@@ -123,5 +124,6 @@ def _keep() -> None:
         merged = {}
     merged.update(_NEW)
     with contextlib.suppress(OSError):
-        _write(path, marshal.dumps(merged))
+        path.parent.mkdir(exist_ok=True)
+        replace_whole(path, marshal.dumps(merged))
     _NEW.clear()

@@ -53,14 +53,16 @@ RULES: tuple[Rule, ...] = (
     Rule(_p("errors")),
     # Where the cache is (``PI_CONTINUITY_HARNESS_CACHE``): the real-Pi installer's, read by every
     # command's orphan sweep without importing the real-Pi package (issue 16).
-    Rule(_p("cache_dir")),
+    Rule(_p("cache_dir"), (_p("whole_file"),)),
+    # A file written whole or not at all: the one core of the atomic writes above and below.
+    Rule(_p("whole_file")),
     # The code of dataclasses' methods kept between processes, installed by the command line.
-    Rule(_p("dataclass_code"), (_p("cache_dir"),)),
+    Rule(_p("dataclass_code"), (_p("cache_dir"), _p("whole_file"))),
     Rule(_p("api"), (_p("errors"),)),
     # The rule catalogue and its coverage: data and pure computation, asked by everyone above
     # (its parsed YAML kept in the cache between processes).
     Rule(_p("rules"), (_p("errors"), _p("cache_dir"))),
-    Rule(_p("scenario"), (_p("api"), _p("errors"))),
+    Rule(_p("scenario"), (_p("api"), _p("errors"), _p("whole_file"))),
     Rule(_p("simulator"), (_p("api"), _p("scenario"), _p("errors"))),
     Rule(_p("targets"), (_p("api"), _p("scenario"), _p("simulator"), _p("errors")), (ROOT,)),
     # The real-Pi target: the API, the scenario language and the Target seam, never the simulator.

@@ -11,8 +11,9 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
+
+from pi_continuity_harness.whole_file import replace_whole
 
 __all__ = ["write_atomically"]
 
@@ -32,16 +33,7 @@ def write_atomically(path: Path, text: str | bytes) -> None:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
         mode = 0o666 & ~_umask()
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(handle, mode)
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    replace_whole(path, data, mode=mode)
 
 
 def _umask() -> int:
