@@ -324,3 +324,37 @@ def test_create_trusting_is_trust_then_create_reading_the_global_file_once(
     assert trust == old_trust
     assert manager == old
     assert opened.count(str(agent / "settings.json")) == 1
+
+
+def test_remembered_answers_follow_the_model_and_the_settings_read() -> None:
+    """The compaction and retry settings are remembered per model id for the dicts they were
+    read from: another model gets its own overrides, dicts read anew (a reload assigns new ones)
+    are read anew, an invalid value raises at every read, and the retry settings are a new dict
+    each time (a caller's change is not the next answer)."""
+    other = Model(provider="fake", id="big", context_window=200000, max_tokens=1000)
+    settings = SettingsManager(
+        cwd="/x",
+        agent_dir="/x",
+        project_trusted=True,
+        global_settings={
+            "compaction": {"reserveTokens": 100, "modelOverrides": {"fake/big": {"reserveTokens": 9000}}},
+            "retry": {"maxRetries": 5},
+        },
+    )
+    assert settings.get_compaction_settings(MODEL).reserve_tokens == 100
+    assert settings.get_compaction_settings(other).reserve_tokens == 9000
+    assert settings.get_compaction_settings(None).reserve_tokens == 100
+    assert settings.get_compaction_settings(MODEL) == settings.get_compaction_settings(MODEL)
+    retry = settings.get_retry_settings()
+    retry["maxRetries"] = 0
+    assert settings.get_retry_settings()["maxRetries"] == 5
+    settings.global_settings = {"compaction": {"reserveTokens": 200}}
+    assert settings.get_compaction_settings(MODEL).reserve_tokens == 200
+    assert settings.get_compaction_settings(other).reserve_tokens == 200
+    assert settings.get_retry_settings()["maxRetries"] == 3
+    settings.project_settings = {"compaction": {"reserveTokens": "lots"}}
+    for _ in range(2):
+        with pytest.raises(SettingsError, match=r"Invalid compaction\.reserveTokens setting"):
+            settings.get_compaction_settings(MODEL)
+    settings.project_settings = {}
+    assert settings.get_compaction_settings(MODEL).reserve_tokens == 200
