@@ -234,14 +234,21 @@ def estimate_projected_context_tokens(
     """
     estimate = estimate_context_tokens(projection.messages)
     if estimate.last_usage_index is not None:
-        position = 0
+        # The entry whose messages hold the one with the usage, found from the newest entry
+        # back: the projection's messages are its entries' messages in order, so the entries'
+        # ends count down from their number, and the usage is almost always in the last reply.
+        # Counting up from the first entry walked the whole context at every estimate (before
+        # every turn, at every compaction check and ``getContextUsage``: 0.7 % of a blitz
+        # handoff exploration, issue 16); it is the same entry either way.
+        usage_index_in_messages = estimate.last_usage_index
+        end = len(projection.messages)
         usage_entry_id: str | None = None
-        for entry in projection.entries:
-            nxt = position + len(entry.messages)
-            if estimate.last_usage_index < nxt:
+        for entry in reversed(projection.entries):
+            start = end - len(entry.messages)
+            if start <= usage_index_in_messages:
                 usage_entry_id = entry.source["id"]
                 break
-            position = nxt
+            end = start
         usage_index = branch_position(usage_entry_id) if usage_entry_id else -1
         if usage_index > latest_invalidating:
             return estimate

@@ -117,9 +117,12 @@ class SessionCompaction:
             return False
         projection = s.session_manager.build_session_projection()
         entry_id = s._find_entry_id(message)
+        # From the newest entry back: the message checked is almost always the last one, and
+        # the search from the first entry made every check walk the whole context (an id is
+        # one entry's, so the answer is the same either way).
         projected = entry_id is None or any(
             e.source["id"] == entry_id and any(m.get("role") == "assistant" for m in e.messages)
-            for e in projection.entries
+            for e in reversed(projection.entries)
         )
         branch = s.session_manager.branch_view()
         position = s.session_manager.branch_position(entry_id) if entry_id else -1

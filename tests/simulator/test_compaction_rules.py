@@ -256,3 +256,23 @@ def test_serialize_conversation_is_pis_summary_transcript() -> None:
             "[Assistant tool calls]: bash()",
         ]
     )
+
+
+def test_projected_estimate_finds_the_entry_of_the_usage_among_later_entries(tmp_path: Path) -> None:
+    """The usage's entry is found where it is, with entries after it (one without messages, a
+    context edit, a later user message): the edit is newer than the usage, so the usage is
+    distrusted and every message is estimated (5 + 2 + 3); taking a later entry for the usage's
+    would trust it (5000 + 3). Without the edit the usage stands."""
+    manager = sm(tmp_path)
+    u1 = manager.append_message(user(40))
+    manager.append_message(assistant(8, tokens=5000))
+    manager.append_thinking_level_change("high")
+    manager.append_message(user(12))
+    args = (manager.branch_position, manager.latest_invalidating_position())
+    assert estimate_projected_context_tokens(manager.build_session_projection(), *args).tokens == 5003
+    manager.append_context_edit(u1, {"content": "x" * 20})
+    manager.append_message(user(12))
+    args = (manager.branch_position, manager.latest_invalidating_position())
+    projection = manager.build_session_projection()
+    assert len(projection.messages) == 4
+    assert estimate_projected_context_tokens(projection, *args).tokens == 5 + 2 + 3 + 3
