@@ -192,13 +192,27 @@ class Trace:
         if not _RESERVED.isdisjoint(data):
             raise ValueError(f"trace fields {sorted(_RESERVED.intersection(data))} are reserved")
         record: dict[str, Any] = {"seq": len(self.records), "t": self.loop_ms(), "kind": kind, "name": name}
-        normalise = self._normalise
+        workdir, aliases = self.workdir, self.aliases
         for key, value in data.items():
-            if value is not None:
+            kind_of_value = type(value)
+            if kind_of_value is str:
+                # A string (half the fields of a record) is handed to ``_normalise`` only when
+                # it holds a root: four in five name none, and ``_normalise`` gives those back
+                # unchanged after the same two tests.
+                text = value
+                if workdir and workdir in text:
+                    text = self._normalise(text)
+                else:
+                    for root in aliases:  # (a loop, not ``any()`` of a generator made per string)
+                        if root and root in text:
+                            text = self._normalise(text)
+                            break
+                record[key] = text
+            elif value is not None:
                 # A number or a boolean is what ``_normalise`` gives back unchanged (it changes
                 # strings, dicts, lists and tuples only): not handed to it (a third of the
                 # fields of a record; every record of a run is emitted here).
-                record[key] = value if type(value) in _UNCHANGED else normalise(value)
+                record[key] = value if kind_of_value in _UNCHANGED else self._normalise(value)
         self.records.append(record)
         for sink in self.sinks:
             sink(record)
