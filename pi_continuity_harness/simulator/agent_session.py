@@ -237,6 +237,10 @@ class AgentSession:
         self._models = SessionModel(self)
         #: Receives every session event as RPC writes it (the host's RPC log), when recording.
         self.rpc: Callable[[dict[str, Any]], None] | None = None
+        #: Receives a streamed delta's ``usage`` and delta event, which RPC writes as
+        #: ``{"type": "message_update", "usage": ..., "assistantMessageEvent": ...}`` (the host
+        #: copies them without that dict being made); without it they go to :attr:`rpc` so.
+        self.rpc_update: Callable[[Any, Any], None] | None = None
         self.agent = Agent(
             listener=self._handle_agent_event,
             hooks=LoopHooks(
@@ -473,13 +477,13 @@ class AgentSession:
         ``partial``, ``modes/json-event.js``); the trace records its summary."""
         kind = event["type"]
         if kind == "message_update":
-            self._rpc(
-                {
-                    "type": kind,
-                    "usage": (event.get("message") or {}).get("usage"),
-                    "assistantMessageEvent": event["assistantMessageEvent"],
-                }
-            )
+            usage = (event.get("message") or {}).get("usage")
+            if self.rpc_update is not None:
+                self.rpc_update(usage, event["assistantMessageEvent"])
+            else:
+                self._rpc(
+                    {"type": kind, "usage": usage, "assistantMessageEvent": event["assistantMessageEvent"]}
+                )
             return
         if kind == "tool_execution_update":
             self._rpc(dict(event))
@@ -691,9 +695,12 @@ class AgentSession:
             if kind == "start":
                 await emit({"type": "message_start", "message": dict(partial)})
             elif kind not in ("done", "error"):
-                await emit(
-                    {"type": "message_update", "assistantMessageEvent": event, "message": dict(partial)}
-                )
+                # The partial message itself, not a copy of it as ``message_start``'s: nothing
+                # keeps a ``message_update``'s message past the event (the RPC event takes its
+                # ``usage``, a handler's event a copy made at its call, ``bridged_copy``), and
+                # the stream waits for the event before it changes the message again (a copy
+                # per streamed delta, issue 16).
+                await emit({"type": "message_update", "assistantMessageEvent": event, "message": partial})
 
         message = await self.service.call(
             "agent",

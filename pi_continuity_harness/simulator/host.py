@@ -406,6 +406,13 @@ class SimHost:
         if self.rpc_events is not None and not self.crashed:
             self.rpc_events.append(self._rpc_copies.copy(event))
 
+    def record_rpc_update(self, usage: Any, delta: Any) -> None:
+        """:meth:`record_rpc` of a streamed delta's ``message_update`` (``{"type", "usage",
+        "assistantMessageEvent"}``), copied without making the event first
+        (:meth:`.json_copy.EventCopies.update`)."""
+        if self.rpc_events is not None and not self.crashed:
+            self.rpc_events.append(self._rpc_copies.update(usage, delta))
+
     def _request_shutdown(self) -> None:
         """``ctx.shutdown()``: noted now, carried out when Pi's mode would (:meth:`settle`)."""
         if self._shutdown_requested_at is None:

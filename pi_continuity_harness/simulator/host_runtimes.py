@@ -133,6 +133,7 @@ class HostRuntimes:
             summary_files=host._summary_files,
         )
         session.rpc = host.record_rpc
+        session.rpc_update = host.record_rpc_update
         session.host_io = host.host_io
         session.on_thinking_level = host._thinking_level_changed
         session.host_commands[TREE_COMMAND] = lambda args: host._operations.harness_tree(session, args)

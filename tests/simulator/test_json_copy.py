@@ -128,6 +128,29 @@ def test_event_copies_give_what_json_gives_at_each_event(messages: list[dict[str
         _same(copied, expected)
 
 
+@given(st.lists(st.tuples(_values, _values), min_size=1, max_size=4))
+def test_an_update_is_the_copy_of_its_message_update_event(updates: list[tuple[Any, Any]]) -> None:
+    """``EventCopies.update(usage, delta)`` (a streamed delta's RPC event, copied without making
+    the event) gives what ``copy`` gives of ``{"type": "message_update", "usage": usage,
+    "assistantMessageEvent": delta}``, keys in that order, errors included, and shares the copy of
+    an unchanged usage as ``copy`` does."""
+    by_update, by_copy = EventCopies(), EventCopies()
+    for usage, delta in updates:
+        event = {"type": "message_update", "usage": usage, "assistantMessageEvent": delta}
+        try:
+            expected = by_copy.copy(event)
+        except (TypeError, ValueError) as error:
+            with pytest.raises(type(error)):
+                by_update.update(usage, delta)
+            continue
+        copied = by_update.update(usage, delta)
+        _same(copied, expected)
+        _same(copied, json.loads(json.dumps(event)))
+    usage = {"input": 1, "cost": {"total": 0}}
+    first, second = by_update.update(usage, {"type": "x"}), by_update.update(usage, {"type": "y"})
+    assert second["usage"] is first["usage"] and first["usage"] is not usage
+
+
 def test_event_copies_reuse_the_copy_of_an_unchanged_message() -> None:
     copies = EventCopies()
     message: dict[str, Any] = {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}
