@@ -273,10 +273,13 @@ def parse_chat_request(
     kind: RequestKind | None = None,
     memo: ConvertMemo | None = None,
     resume: ConvertResume | None = None,
+    model: str | None = None,
 ) -> ModelRequest:
     """A chat-completions request body as a :class:`ModelRequest` (pi-ai message shapes);
     ``memo``: messages converted before (see :class:`ConvertMemo`); ``resume``: the previous
-    request of the conversation (see :class:`ConvertResume`)."""
+    request of the conversation (see :class:`ConvertResume`); ``model``: the model the request
+    is recorded with (default: the body's ``model``; the simulated model records
+    ``provider/id``, as the real-Pi target does)."""
     system_prompt, messages = _convert_messages(list(body.get("messages") or []), memo, resume)
     tools = _tool_names(body)
     max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
@@ -284,7 +287,7 @@ def parse_chat_request(
     return ModelRequest(
         kind=kind or classify_request(system_prompt, tools),
         index=index,
-        model=str(body.get("model", "")),
+        model=str(body.get("model", "")) if model is None else model,
         system_prompt=system_prompt,
         messages=messages,
         tools=tools,

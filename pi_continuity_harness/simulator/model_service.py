@@ -324,8 +324,8 @@ class ScriptedModelService:
     #: the summarizer's are two, taking turns.
     _resume: dict[RequestKind, tuple[TransformResume, WireResume, ConvertResume]] = field(init=False)
     #: :meth:`_shared`'s previous result per kind and list (``"wire"``: the body's messages,
-    #: ``"parsed"``: the request's), and how many of its leading messages are registered in
-    #: :attr:`_shared_ids`.
+    #: ``"parsed"``: the request's, of a body a handler replaced), and how many of its leading
+    #: messages are registered in :attr:`_shared_ids`.
     _shared_before: dict[tuple[RequestKind, str], tuple[tuple[dict[str, Any], ...], int]] = field(
         default_factory=dict
     )
@@ -392,6 +392,20 @@ class ScriptedModelService:
         shared = messages[:common]
         leading = common  # how many leading messages of ``shared`` are registered
         counting = True
+        if common == 0 and registered and messages:
+            # A body's leading system message is made anew for every request (``request_body``),
+            # so the prefix ended before it began: shared first, it is the previous result's
+            # (the same system prompt) and the prefix goes on after it (issue 16).
+            first = self._share(messages[0])
+            if first is before[0]:
+                common = 1 + min(same_objects_prefix(messages[1:], before[1:]), registered - 1)
+                shared = [first, *messages[1:common]]
+                leading = common
+            else:
+                shared = [first]
+                counting = ids.get(identity(first)) is first
+                leading = 1 if counting else 0
+                common = 1
         for message in messages[common:]:
             if ids.get(identity(message)) is message:
                 result = message
@@ -544,17 +558,24 @@ class ScriptedModelService:
         seq = self._seq
         self._seq += 1
         index, reply = self._next_reply(kind)
-        if replaced:
-            # A body of the handler's (JSON copies): parsed without the conversation's memos.
-            request = parse_chat_request(body, index=index, kind=kind)
-        else:
-            body["messages"] = self._shared(body["messages"], (caller, "wire"))
-            request = parse_chat_request(body, index=index, kind=kind, memo=self._parsed, resume=resume[2])
         # The wire names the model by its id; requests are recorded as ``provider/id``, as the
         # real-Pi target records them.
-        request = dataclasses.replace(
-            request, model=model.full_id, messages=self._shared(request.messages, (caller, "parsed"))
-        )
+        if replaced:
+            # A body of the handler's (JSON copies): parsed without the conversation's memos,
+            # so its messages are shared here (:meth:`_shared`).
+            request = parse_chat_request(body, index=index, kind=kind, model=model.full_id)
+            request = dataclasses.replace(
+                request, messages=self._shared(request.messages, (caller, "parsed"))
+            )
+        else:
+            body["messages"] = self._shared(body["messages"], (caller, "wire"))
+            # Every parsed message already is the shared one: :attr:`_parsed` shares what it
+            # converts (``memo.share``, :meth:`_share`) and hands out what it remembered, so
+            # sharing the request's messages again found each one by its identity (and the
+            # request was made twice, ``dataclasses.replace``), issue 16.
+            request = parse_chat_request(
+                body, index=index, kind=kind, memo=self._parsed, resume=resume[2], model=model.full_id
+            )
         self.requests.append(request)
         exchange: dict[str, Any] = {"kind": kind, "index": index, "request": request.to_json(), "reply": None}
         self.exchanges.append(exchange)

@@ -281,8 +281,10 @@ def transform_messages(
                 start, kept = index, length
                 break
     # The leading system message first: no tool call is open after it, so the rest is walked
-    # from a clean state whatever it was.
-    result = _transform_walk(head, model, memo, [], None)
+    # from a clean state whatever it was. With content, the walk leaves it as it is (it
+    # appends a system message where no tool call is open): taken without the walk.
+    plain = bool(head) and head[0].get("content") is not None
+    result = [head[0]] if plain else _transform_walk(head, model, memo, [], None)
     clean = [(index, length) for index, length in resume.clean if index < start]
     tail = _transform_walk(rest[start:], model, memo, resume.result[:kept] if kept else [], (clean, start))
     resume.key, resume.messages, resume.clean = key, rest, clean
@@ -491,7 +493,9 @@ def wire_messages(
         if resume is not None:
             resume.key = None
         return _wire_walk(messages, takes_images, memo, [], first=True)[0]
-    out = _wire_walk(messages[:1], takes_images, memo, [], first=True)[0]
+    # The leading system message, as the walk sends a first message that is a system one.
+    text = system_message_text(messages[0])
+    out: list[dict[str, Any]] = [{"role": "system", "content": text}] if text else []
     rest = messages[1:]
     key = (takes_images, identity(memo))
     previous = resume.messages
@@ -635,6 +639,9 @@ def request_body(
         lead["timestamp"] = 0
         context = [lead, *context]
     transcript = fold_system_messages(context)
+    # The folded transcript's only system message is its head, whose ``toolsAdded`` are
+    # ``getCurrentTools`` of the transcript (read there rather than replayed again, issue 16).
+    head = transcript[0] if transcript and transcript[0].get("role") == "system" else None
     body: dict[str, Any] = {
         "model": model.id,
         "messages": wire_messages(
@@ -648,7 +655,7 @@ def request_body(
     }
     if max_tokens:
         body["max_tokens"] = max_tokens
-    tools = current_tools(transcript)
+    tools = None if head is None else head.get("toolsAdded")
     if tools:
         body["tools"] = [_wire_tool(t) for t in tools]
     # streamSimple clamps the requested level to what the model supports (pi-ai

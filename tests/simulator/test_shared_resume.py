@@ -69,3 +69,37 @@ def _service_with(message: dict[str, Any]) -> ScriptedModelService:
     service = _service()
     service._shared([message], ("agent", "wire"))
     return service
+
+
+class _CountingIds(dict[int, dict[str, Any]]):
+    """``_shared_ids`` that counts its lookups."""
+
+    lookups = 0
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.lookups += 1
+        return super().get(key, default)
+
+
+def test_a_new_leading_system_message_equal_to_the_last_one_does_not_end_the_prefix() -> None:
+    """A body's leading system message is a new object in every request (``request_body``):
+    shared first, it is the previous result's, and the messages after it are taken over
+    without a lookup each. What comes out is what looking up every message gives."""
+    service, reference = _service(), _service()
+    ids = _CountingIds()
+    service._shared_ids = ids
+    conversation = [{"role": "user", "content": f"turn {n}"} for n in range(20)]
+    first = service._shared([{"role": "system", "content": "prompt"}, *conversation], ("agent", "wire"))
+    second_request = [{"role": "system", "content": "prompt"}, *first[1:], {"role": "user", "content": "new"}]
+    ids.lookups = 0
+    second = service._shared(list(second_request), ("agent", "wire"))
+    assert ids.lookups <= 4  # the head and the new message, not the 20 before it
+    assert second[0] is first[0] and _same(second[1:21], first[1:])
+    assert [m["content"] for m in second] == [m["content"] for m in _lookup_each(reference, second_request)]
+    # Another system prompt: shared anew, and the rest is looked up as before.
+    third_request = [{"role": "system", "content": "other"}, *second[1:]]
+    third = service._shared(list(third_request), ("agent", "wire"))
+    assert third[0] is third_request[0] and _same(third[1:], second[1:])
+    # Back to the first prompt: its recorded message, then the prefix of the last result.
+    fourth = service._shared([{"role": "system", "content": "prompt"}, *third[1:]], ("agent", "wire"))
+    assert fourth[0] is first[0] and _same(fourth[1:], third[1:])
