@@ -686,10 +686,7 @@ class ScriptedModelService:
                     await on_chunk(character, model)
             await emit(reader.end(self._elapsed(started_loop)))
             return reader.output
-        for chunk in stream.chunks[:cut]:
-            if on_chunk is not None:
-                await on_chunk(chunk, model)
-            await emit(reader.feed(chunk))
+        await self._stream(stream.chunks[:cut], reader, model, on_chunk, on_event)
         if plan is not None and plan.then == "drop":
             await emit(reader.end(self._elapsed(started_loop)))
             return reader.output
@@ -701,12 +698,29 @@ class ScriptedModelService:
             if self._aborted(signal):
                 await emit(reader.abort(self._elapsed(started_loop)))
                 return reader.output
-        for chunk in stream.chunks[cut:]:
-            if on_chunk is not None:
-                await on_chunk(chunk, model)
-            await emit(reader.feed(chunk))
+        await self._stream(stream.chunks[cut:], reader, model, on_chunk, on_event)
         await emit(reader.end(self._elapsed(started_loop)))
         return reader.output
+
+    @staticmethod
+    async def _stream(
+        chunks: Sequence[dict[str, Any]],
+        reader: StreamReader,
+        model: Model,
+        on_chunk: Callable[[Any, Model], Awaitable[None]] | None,
+        on_event: OnStreamEvent | None,
+    ) -> None:
+        """Each chunk to ``on_chunk`` (``onProviderStreamEvent``), then read by ``reader``, its
+        events to ``on_event``: the loop of :meth:`_answer`'s ``emit`` without a coroutine of
+        its own per chunk (one per chunk of every reply, issue 16)."""
+        output = reader.output
+        for chunk in chunks:
+            if on_chunk is not None:
+                await on_chunk(chunk, model)
+            events = reader.feed(chunk)
+            if on_event is not None:
+                for event in events:
+                    await on_event(event, output)
 
     def _elapsed(self, started_loop: int) -> int:
         """``durationMs``: virtual milliseconds since the call began (a clock read that does not

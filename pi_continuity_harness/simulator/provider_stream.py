@@ -170,18 +170,20 @@ class StreamReader:
         if "error" in chunk and "choices" not in chunk:
             raise ValueError("an SSE error object is read with fail()")
         events: list[dict[str, Any]] = []
-        if not self.output.get("responseId") and chunk.get("id"):
-            self.output["responseId"] = chunk["id"]
-        if chunk.get("usage"):
-            self.output["usage"] = _chunk_usage(chunk["usage"])
-        choices = chunk.get("choices") or []
+        output = self.output
+        if not output.get("responseId") and chunk.get("id"):
+            output["responseId"] = chunk["id"]
+        usage = chunk.get("usage")
+        if usage:
+            output["usage"] = _chunk_usage(usage)
+        choices = chunk.get("choices")
         if not choices:
             return events
         choice = choices[0]
         finish = choice.get("finish_reason")
         if finish:
-            self.output["rawStopReason"] = finish
-            self.output["stopReason"] = _STOP.get(finish, "error")
+            output["rawStopReason"] = finish
+            output["stopReason"] = _STOP.get(finish, "error")
             self._finished = True
         delta = choice.get("delta") or {}
         # (a delta without any reasoning field, most of them, skips the loop)
@@ -199,14 +201,17 @@ class StreamReader:
                 break
         text = delta.get("content")
         if isinstance(text, str) and text:
-            if self._text is None:
-                self._text = {"type": "text", "text": ""}
-                self.blocks.append(self._text)
-                events.append({"type": "text_start", "contentIndex": self._index(self._text)})
-            self._text["text"] += text
-            events.append({"type": "text_delta", "contentIndex": self._index(self._text), "delta": text})
-        for call in delta.get("tool_calls") or []:
-            events.extend(self._tool_delta(call))
+            block = self._text
+            if block is None:
+                block = self._text = {"type": "text", "text": ""}
+                self.blocks.append(block)
+                events.append({"type": "text_start", "contentIndex": self._index(block)})
+            block["text"] += text
+            events.append({"type": "text_delta", "contentIndex": self._index(block), "delta": text})
+        calls = delta.get("tool_calls")
+        if calls:
+            for call in calls:
+                events.extend(self._tool_delta(call))
         return events
 
     def _tool_delta(self, call: dict[str, Any]) -> list[dict[str, Any]]:
