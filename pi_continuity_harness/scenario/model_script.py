@@ -665,9 +665,10 @@ def resolve_tool_calls(
 
 def _respond_reply(request: ModelRequest, reply: Reply, root: str | None = None) -> ModelOutcome:
     if reply.tool_calls:
-        reply = reply.model_copy(
-            update={"tool_calls": resolve_tool_calls(request, reply.tool_calls, root=root)}
-        )
+        resolved = resolve_tool_calls(request, reply.tool_calls, root=root)
+        if resolved is not reply.tool_calls:
+            # (calls without a ``{{match:`` are the reply's own: no copy of the reply for them)
+            reply = reply.model_copy(update={"tool_calls": resolved})
     if reply.error is not None:
         return ModelOutcome(
             text="",
