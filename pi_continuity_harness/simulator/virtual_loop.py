@@ -134,7 +134,22 @@ async def sleep_unless_aborted(seconds: float, signal: AbortSignal | None) -> No
         return
     sleeper = asyncio.ensure_future(asyncio.sleep(seconds))
     aborted = asyncio.ensure_future(signal.wait())
-    await asyncio.wait([sleeper, aborted], return_when=asyncio.FIRST_COMPLETED)
+    # ``asyncio.wait([sleeper, aborted], return_when=FIRST_COMPLETED)`` without its sets and
+    # its own coroutine (a sixth of this function's time, issue 16): the same done callback on
+    # both tasks (it resolves the waiter once), taken off both when the wait ends, however it ends.
+    waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def on_completion(_task: asyncio.Future[Any]) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    sleeper.add_done_callback(on_completion)
+    aborted.add_done_callback(on_completion)
+    try:
+        await waiter
+    finally:
+        sleeper.remove_done_callback(on_completion)
+        aborted.remove_done_callback(on_completion)
     sleeper.cancel()
     aborted.cancel()
 
