@@ -37,7 +37,7 @@ from pytest_bdd.reporting import ScenarioReport
 from pytest_bdd.scenario import get_python_name_generator, scenario, scenario_wrapper_template_registry
 from pytest_bdd.steps import step_function_context_registry
 
-from pi_continuity_harness.features import preflight
+from pi_continuity_harness.features import preflight, step_lookup
 
 __all__ = [
     "BATCH_PARAM",
@@ -295,6 +295,11 @@ def misused_steps(session: pytest.Session) -> list[str]:
     looked_up = session.stash.get(_LOOKED_UP, {})
     seen: set[tuple[str, int, str, str | None]] = set()
     problems: list[str] = []
+    # The parameters of each step function, asked once per function, not once per step: 1,140
+    # ``inspect.signature`` calls in a run of the suite for 277 functions, each about 60,000
+    # instructions (issue 16). While the step lookup's memo is installed they are the very
+    # signatures pytest-bdd asks for when the steps run (``step_lookup.signature_of``).
+    parameters: dict[Callable[..., Any], Mapping[str, inspect.Parameter]] = {}
     for item, template, rendered, step in _scenario_steps(session):
         where = (str(template.feature.rel_filename), int(step.line_number), str(step.name), step.docstring)
         if where in seen:
@@ -307,7 +312,7 @@ def misused_steps(session: pytest.Session) -> list[str]:
             )
         if not found:
             continue  # undefined_steps reports it
-        problem = _step_problem(step, found, Path(str(template.feature.filename)).parent)
+        problem = _step_problem(step, found, Path(str(template.feature.filename)).parent, parameters)
         if problem is not None:
             problems.append(
                 f"{where[0]}:{where[1]}: {step.keyword.strip()} {step.name!r}: {problem} (scenario {rendered.name!r})"
@@ -334,9 +339,15 @@ def _unconverted(value: str) -> Any:
     return value
 
 
-def _step_problem(step: Any, found: list[Any], feature_dir: Path) -> str | None:
+def _step_problem(
+    step: Any,
+    found: list[Any],
+    feature_dir: Path,
+    known: dict[Callable[..., Any], Mapping[str, inspect.Parameter]] | None = None,
+) -> str | None:
     """What is wrong with ``step`` for the step definitions ``found`` to match it (pytest's
-    fixture definitions, pytest-bdd's order: the last of the nearest is the one used)."""
+    fixture definitions, pytest-bdd's order: the last of the nearest is the one used).
+    ``known``: the parameters of the step functions already asked, by function (filled in)."""
     depth = {id(d): len([part for part in d.baseid.split("/") if part]) for d in found}
     own = [d for d in found if not _is_stock(step_function_context_registry[d.func].step_func)]
     if own:
@@ -350,7 +361,12 @@ def _step_problem(step: Any, found: list[Any], feature_dir: Path) -> str | None:
             )
     deepest = max(depth.values())
     context = step_function_context_registry[[d for d in found if depth[id(d)] == deepest][-1].func]
-    parameters = inspect.signature(context.step_func).parameters
+    func = context.step_func
+    parameters = None if known is None else known.get(func)
+    if parameters is None:
+        parameters = step_lookup.signature_of(func).parameters
+        if known is not None:
+            known[func] = parameters
     given_blocks = {"docstring": step.docstring is not None, "datatable": step.datatable is not None}
     for name, what in _BLOCKS.items():
         parameter = parameters.get(name)

@@ -49,7 +49,7 @@ import pytest
 from pytest_bdd.reporting import ReportContext, test_report_context_registry
 
 from pi_continuity_harness import targets
-from pi_continuity_harness.features import collector_tuning, preflight, step_lookup
+from pi_continuity_harness.features import collector_tuning, fixture_argnames, preflight, step_lookup
 from pi_continuity_harness.features.collect import (
     BATCH_PARAM,
     FeatureFile,
@@ -110,7 +110,8 @@ _TEMPORARY = pytest.StashKey[bool]()
 _PASSED = pytest.StashKey[bool]()
 _LOCKS = pytest.StashKey[contextlib.ExitStack]()
 _CAPABILITIES = pytest.StashKey[frozenset[str]]()
-#: The session memoised pytest-bdd's step lookup (:mod:`.step_lookup`).
+#: The session memoised pytest-bdd's step lookup (:mod:`.step_lookup`) and pytest's
+#: ``getfuncargnames`` (:mod:`.fixture_argnames`).
 _STEP_LOOKUP = pytest.StashKey[bool]()
 _SYSTEM = pytest.StashKey[str]()
 #: The session's budget override (``_budget``): its options do not change while it runs.
@@ -250,6 +251,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _active(config):
         return
     step_lookup.install()
+    fixture_argnames.install()
     config.stash[_STEP_LOOKUP] = True
     search_current_directory(str(config.invocation_params.dir))
     if not hasattr(config, "workerinput"):
@@ -282,6 +284,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         restore()
     if config.stash.get(_STEP_LOOKUP, False):
         step_lookup.uninstall()
+        fixture_argnames.uninstall()
     locks = config.stash.get(_LOCKS, None)
     if locks is not None:
         locks.close()

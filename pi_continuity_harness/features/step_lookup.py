@@ -51,7 +51,7 @@ from typing import Any
 # ``import pytest_bdd.scenario`` would give the ``scenario`` function pytest_bdd exports.
 bdd_scenario: Any = importlib.import_module("pytest_bdd.scenario")
 
-__all__ = ["install", "installed", "uninstall"]
+__all__ = ["install", "installed", "signature_of", "uninstall"]
 
 _NAME = "find_fixturedefs_for_step"
 _ORIGINAL: Callable[..., Iterable[Any]] | None = getattr(bdd_scenario, _NAME, None)
@@ -260,6 +260,14 @@ def _signature(func: Any) -> inspect.Signature:
     if found is None:
         found = _SIGNATURES[func] = _SIGNATURE(func)
     return found
+
+
+def signature_of(func: Any) -> inspect.Signature:
+    """``inspect.signature(func)``: while the memo is installed, the one kept for pytest-bdd
+    (:func:`_signature`), so the plug-in's check of the steps before the first scenario
+    (``collect.misused_steps``) and pytest-bdd's run of each step ask once between them."""
+    kept = bool(_DEPTH[0]) and bdd_scenario.signature is _signature
+    return _signature(func) if kept else inspect.signature(func)
 
 
 def _required_args(func: Any) -> list[str]:
