@@ -120,6 +120,8 @@ _BUDGET = pytest.StashKey[BudgetOverride | None]()
 _CALL_CLEAN = pytest.StashKey[bool]()
 #: What puts the garbage collector back as it was before the scenarios (``collector_tuning``).
 _RESTORE_COLLECTOR = pytest.StashKey[Callable[[], None]]()
+#: What puts the collector's thresholds back as they were before the session was configured.
+_RESTORE_THRESHOLDS = pytest.StashKey[Callable[[], None]]()
 #: What writes the ``trace.jsonl`` and ``requests/*.json`` of passing scenarios whose record was not wanted
 #: (``--observation-records failed``), if the session fails (:func:`pytest_sessionfinish`).
 _DEFERRED = pytest.StashKey[list[Callable[[], None]]]()
@@ -250,6 +252,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"needs-{capability}: runs only on a target that can: {meaning}")
     if not _active(config):
         return
+    # The session's objects are made from here on: collected less often (``collector_tuning``).
+    config.stash[_RESTORE_THRESHOLDS] = collector_tuning.collect_less_often()
     step_lookup.install()
     fixture_argnames.install()
     config.stash[_STEP_LOOKUP] = True
@@ -279,9 +283,10 @@ def _sweep_orphans() -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    restore = config.stash.get(_RESTORE_COLLECTOR, None)
-    if restore is not None:
-        restore()
+    for key in (_RESTORE_COLLECTOR, _RESTORE_THRESHOLDS):  # in the order they were tuned, backwards
+        restore = config.stash.get(key, None)
+        if restore is not None:
+            restore()
     if config.stash.get(_STEP_LOOKUP, False):
         step_lookup.uninstall()
         fixture_argnames.uninstall()
