@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import os
 import random
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -108,14 +109,70 @@ class VirtualClock:
         return self._last_ms
 
 
+#: The bytes of a generator's state in a ``random.Random`` object: CPython's ``RandomObject``
+#: (``Modules/_randommodule.c``) holds ``int index; uint32_t state[624]`` right after the object
+#: header; ``gauss_next``, the rest of what ``getstate`` returns, is an attribute.
+_STATE_BYTES = 4 + 624 * 4
+
+
+def _state_view(generator: random.Random) -> memoryview:
+    """The bytes of ``generator``'s state, read and written in place (see :func:`_views_work`).
+    The view does not keep ``generator`` alive: its holder must."""
+    import ctypes  # noqa: PLC0415  (only where the views work: CPython, checked first)
+
+    array = (ctypes.c_char * _STATE_BYTES).from_address(id(generator) + object.__basicsize__)
+    return memoryview(array).cast("B")
+
+
+def _swap_states(a: random.Random, a_view: memoryview, b: random.Random, b_view: memoryview) -> None:
+    """Exchange the states of two generators (what ``getstate``/``setstate`` both ways would
+    do, without the two tuples of 625 numbers)."""
+    saved = bytes(a_view)
+    a_view[:] = b_view
+    b_view[:] = saved
+    a.gauss_next, b.gauss_next = b.gauss_next, a.gauss_next  # type: ignore[attr-defined]
+
+
+@functools.cache
+def _views_work() -> bool:
+    """Whether a generator's state can be read and written in place here (:func:`_state_view`):
+    CPython with ``ctypes``, a ``RandomObject`` of the size that layout makes, and two
+    generators whose states, exchanged so, read back exchanged through ``getstate``. Elsewhere
+    :class:`deterministic_environment` swaps the states through ``getstate``/``setstate``."""
+    if sys.implementation.name != "cpython":
+        return False
+    try:
+        import _random  # noqa: PLC0415
+        import ctypes  # noqa: F401, PLC0415
+    except ImportError:  # pragma: no cover - CPython without ctypes
+        return False
+    if not 0 <= _random.Random.__basicsize__ - object.__basicsize__ - _STATE_BYTES < 8:
+        return False  # pragma: no cover - another layout
+    a, b = random.Random("a"), random.Random("b")
+    b.random()
+    a.gauss(0.0, 1.0)  # a ``gauss_next`` and an index of its own each
+    first, second = a.getstate(), b.getstate()
+    _swap_states(a, _state_view(a), b, _state_view(b))
+    return a.getstate() == second and b.getstate() == first
+
+
+@functools.cache
+def _process_generator() -> tuple[random.Random, memoryview | None]:
+    """The generator behind ``random``'s module functions (``random._inst``: ``random.random``
+    and the others are its bound methods, whatever imported them), and its state's bytes when
+    :func:`_views_work`."""
+    generator: random.Random = random._inst
+    return generator, _state_view(generator) if _views_work() else None
+
+
 @functools.lru_cache(maxsize=64, typed=True)
-def _module_random_state(seed: int) -> tuple[Any, ...]:
-    """The first state of a run's module-function generator: a function of the seed alone, and a
-    tuple (never changed: the run replaces it), so one made for an earlier host with this seed
-    is the same. Seeding a generator and reading its 625 words back was two thirds of making
-    a :class:`SeededRandom`, once per scenario of the suite (issue 16). ``typed``: ``True``
-    and ``1`` seed different generators (``"True:random"``, ``"1:random"``)."""
-    return random.Random(f"{seed}:random").getstate()
+def _module_random_template(seed: int) -> random.Random:
+    """The first state of a run's module-function generator: a function of the seed alone, so
+    one made for an earlier host with this seed is the same (never drawn from: each host copies
+    it). Seeding a generator was two thirds of making a :class:`SeededRandom`, once per scenario
+    of the suite (issue 16). ``typed``: ``True`` and ``1`` seed different generators
+    (``"True:random"``, ``"1:random"``)."""
+    return random.Random(f"{seed}:random")
 
 
 class SeededRandom:
@@ -124,13 +181,31 @@ class SeededRandom:
     def __init__(self, seed: int) -> None:
         self.seed = seed
         self._rng = random.Random(seed)
-        #: What extension code gets from ``random.random()`` and the other module functions (the
-        #: state of their generator, swapped in while the host runs: a state, not a generator,
-        #: saves a copy of its 625 words at each step) and the names ``tempfile`` makes
-        #: (:func:`deterministic_environment`): streams of their own, so an extension's draws
-        #: never move the run's ids.
-        self.module_random_state = _module_random_state(seed)
+        #: What extension code gets from ``random.random()`` and the other module functions (a
+        #: generator whose state is swapped into theirs while the host runs) and the names
+        #: ``tempfile`` makes (:func:`deterministic_environment`): streams of their own, so an
+        #: extension's draws never move the run's ids.
+        template = _module_random_template(seed)
+        self.module_random: random.Random
+        #: The bytes of :attr:`module_random`'s state (None: swapped by ``getstate``/``setstate``).
+        self.module_random_view: memoryview | None = None
+        if _views_work():
+            # A generator not seeded (``Random.__new__``), given the template's state: seeding
+            # one to overwrite its state would cost as much as the template did.
+            self.module_random = random.Random.__new__(random.Random)
+            self.module_random.gauss_next = template.gauss_next  # type: ignore[attr-defined]
+            self.module_random_view = _state_view(self.module_random)
+            self.module_random_view[:] = _state_view(template)
+        else:
+            self.module_random = random.Random(0)
+            self.module_random.setstate(template.getstate())
         self.temporary_names = random.Random(f"{seed}:tempfile")
+
+    @property
+    def module_random_state(self) -> tuple[Any, ...]:
+        """:attr:`module_random`'s state (``getstate``): where the module functions' stream
+        stands between the host's steps."""
+        return self.module_random.getstate()
 
     def bytes(self, n: int) -> bytes:
         return self._rng.randbytes(n)
@@ -213,7 +288,6 @@ class deterministic_environment:  # noqa: N801  (used as a context manager)
         clock, rng = self._clock, self._rng
         self._saved_time, self._saved_time_ns, self._saved_urandom = time.time, time.time_ns, os.urandom
         self._saved_random_urandom = random._urandom  # type: ignore[attr-defined]
-        self._saved_state = random.getstate()
         self._saved_names = tempfile._name_sequence  # type: ignore[attr-defined]
 
         def virtual_time() -> float:
@@ -229,12 +303,25 @@ class deterministic_environment:  # noqa: N801  (used as a context manager)
         time.time_ns = virtual_time_ns
         os.urandom = virtual_urandom
         random._urandom = virtual_urandom  # type: ignore[attr-defined]
-        random.setstate(rng.module_random_state)
+        process, process_view = _process_generator()
+        if process_view is not None and rng.module_random_view is not None:
+            # The run's state into the module functions' generator, the process's out into the
+            # run's (swapped back at the exit): ``getstate`` and ``setstate`` each way copied
+            # the 625 numbers of a state into and out of tuples, a ninth of starting a host.
+            _swap_states(process, process_view, rng.module_random, rng.module_random_view)
+        else:
+            self._saved_state = random.getstate()
+            random.setstate(rng.module_random.getstate())
         tempfile._name_sequence = _SeededNames(rng.temporary_names)  # type: ignore[attr-defined]
 
     def __exit__(self, *exc: object) -> None:
         time.time, time.time_ns, os.urandom = self._saved_time, self._saved_time_ns, self._saved_urandom
         random._urandom = self._saved_random_urandom  # type: ignore[attr-defined]
-        self._rng.module_random_state = random.getstate()
-        random.setstate(self._saved_state)
+        rng = self._rng
+        process, process_view = _process_generator()
+        if process_view is not None and rng.module_random_view is not None:
+            _swap_states(process, process_view, rng.module_random, rng.module_random_view)
+        else:
+            rng.module_random.setstate(random.getstate())
+            random.setstate(self._saved_state)
         tempfile._name_sequence = self._saved_names  # type: ignore[attr-defined]

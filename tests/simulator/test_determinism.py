@@ -187,3 +187,47 @@ def test_a_hosts_module_random_stream_depends_on_its_seed_alone() -> None:
     assert again.module_random_state == random.Random("7:random").getstate()
     assert SeededRandom(True).module_random_state == random.Random("True:random").getstate()
     assert SeededRandom(1).module_random_state == random.Random("1:random").getstate()
+
+
+@pytest.mark.parametrize("in_place", [True, False], ids=["state swapped in place", "getstate and setstate"])
+def test_the_module_functions_draw_from_the_run_inside_and_from_the_process_outside(
+    monkeypatch: pytest.MonkeyPatch, in_place: bool
+) -> None:
+    """While a host runs, ``random``'s module functions draw from the run's stream, which goes
+    on across the host's steps; outside, from the process's own, which the run never moves.
+    Two hosts nest. ``determinism.py`` exchanges the two states in place where it can (CPython:
+    ``_views_work``), else through ``getstate``/``setstate``; both must behave alike, with
+    ``gauss`` (whose second value waits in ``gauss_next``) as well as ``random``."""
+    import random  # noqa: PLC0415
+
+    from pi_continuity_harness.simulator import determinism  # noqa: PLC0415
+    from pi_continuity_harness.simulator.virtual_loop import VirtualTimeEventLoop  # noqa: PLC0415
+
+    assert determinism._views_work()  # CPython: the in-place exchange is what runs
+    if not in_place:
+        monkeypatch.setattr(determinism, "_views_work", lambda: False)
+    first, second = determinism.SeededRandom(7), determinism.SeededRandom(8)
+    assert (first.module_random_view is not None) is in_place
+    run7, run8 = random.Random("7:random"), random.Random("8:random")
+    random.seed("the process")
+    process = random.Random("the process")
+    loop = VirtualTimeEventLoop()
+    clock = determinism.VirtualClock(loop)
+
+    def draw(generator: random.Random) -> list[float]:
+        return [generator.random(), generator.gauss(0.0, 1.0)]
+
+    try:
+        for _step in range(3):
+            assert draw(random) == draw(process)  # type: ignore[arg-type]
+            with determinism.deterministic_environment(clock, first):
+                assert draw(random) == draw(run7)  # type: ignore[arg-type]
+                with determinism.deterministic_environment(clock, second):
+                    assert draw(random) == draw(run8)  # type: ignore[arg-type]
+                assert draw(random) == draw(run7)  # type: ignore[arg-type]
+            assert random.gauss(0.0, 1.0) == process.gauss(0.0, 1.0)  # leaves a ``gauss_next``
+    finally:
+        loop.close()
+    assert random.getstate() == process.getstate()
+    assert first.module_random_state == run7.getstate()
+    assert second.module_random_state == run8.getstate()
