@@ -160,6 +160,12 @@ class HostPaths:
 
     @classmethod
     def under(cls, workdir: str) -> HostPaths:
+        if cls is HostPaths and os.path.isabs(workdir):
+            return _host_paths_under(workdir)
+        return cls._under(workdir)
+
+    @classmethod
+    def _under(cls, workdir: str) -> HostPaths:
         root = os.path.abspath(workdir)
         return cls(
             root, os.path.join(root, "agent"), os.path.join(root, "project"), os.path.join(root, "sessions")
@@ -174,6 +180,15 @@ class HostPaths:
         if path.startswith("$PROJECT/"):
             path = path[len("$PROJECT/") :]
         return os.path.join(self.project_dir, path)
+
+
+@functools.lru_cache(maxsize=64)
+def _host_paths_under(workdir: str) -> HostPaths:
+    """:meth:`HostPaths.under` of an absolute path: a function of the string alone (no current
+    directory), and frozen, so one made before is the same. Every simulated host names its
+    machine by the same fixed virtual root (``simulator/virtual_root.py``), so the four paths
+    were built again for every scenario (issue 16)."""
+    return HostPaths._under(workdir)
 
 
 def write_json(path: str | Path, value: Any) -> None:

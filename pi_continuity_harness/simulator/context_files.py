@@ -24,6 +24,7 @@ no linked worktrees), and an unreadable file's console warning.
 
 from __future__ import annotations
 
+import functools
 import os
 
 from pi_continuity_harness.simulator.virtual_root import disk_path
@@ -85,18 +86,28 @@ def load_context_files(cwd: str, agent_dir: str, root: str) -> list[tuple[str, s
         found.append(own)
         seen.add(own[0])
     ancestors: list[tuple[str, str]] = []
-    directory = os.path.normpath(cwd)
-    top = os.path.normpath(root)
-    while True:
+    for directory in _chain(cwd, root):
         file = _from_dir(directory)
         if file is not None and file[0] not in seen:
             ancestors.insert(0, file)
             seen.add(file[0])
+    return found + ancestors
+
+
+@functools.lru_cache(maxsize=64)
+def _chain(cwd: str, root: str) -> tuple[str, ...]:
+    """``cwd`` (normalised) and its ancestors up to ``root`` (inclusive) or ``/``, innermost
+    first: a function of the two strings, the same for every host (they name their machines by
+    one virtual root, ``virtual_root.py``), kept rather than walked at every runtime's start."""
+    chain: list[str] = []
+    directory = os.path.normpath(cwd)
+    top = os.path.normpath(root)
+    while True:
+        chain.append(directory)
         parent = os.path.dirname(directory)
         if directory in (top, parent):
-            break
+            return tuple(chain)
         directory = parent
-    return found + ancestors
 
 
 def prompt_file(cwd: str, agent_dir: str, name: str, *, trusted: bool) -> str:
@@ -104,8 +115,7 @@ def prompt_file(cwd: str, agent_dir: str, name: str, *, trusted: bool) -> str:
     ``resolvePromptInput``, :113-127, without a BOM): the trusted project's ``.pi/<name>``, else
     the agent directory's, "" for none (a file that cannot be read counts as none; Pi would
     use its path as the text)."""
-    for directory, allowed in ((os.path.join(cwd, ".pi"), trusted), (agent_dir, True)):
-        path = os.path.join(directory, name)
+    for path, allowed in zip(_prompt_file_paths(cwd, agent_dir, name), (trusted, True), strict=True):
         # Whether it is there asked of its disk spelling (:func:`.virtual_root.disk_path`):
         # four lookups per runtime's start, most of them of no file.
         if allowed and os.path.exists(disk_path(path)):
@@ -115,6 +125,13 @@ def prompt_file(cwd: str, agent_dir: str, name: str, *, trusted: bool) -> str:
             except (OSError, UnicodeDecodeError):
                 return ""
     return ""
+
+
+@functools.lru_cache(maxsize=64)
+def _prompt_file_paths(cwd: str, agent_dir: str, name: str) -> tuple[str, str]:
+    """:func:`prompt_file`'s two candidates, the project's and the agent directory's: a function
+    of the strings, built once rather than at every runtime's start."""
+    return os.path.join(cwd, ".pi", name), os.path.join(agent_dir, name)
 
 
 def render_project_context(files: list[tuple[str, str]]) -> str:

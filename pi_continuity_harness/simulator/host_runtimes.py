@@ -207,8 +207,10 @@ class HostRuntimes:
         ``/name`` prompts and ``pi.get_commands`` would silently differ from real Pi's."""
         host = self._host
         with host.host_io():
+            # The merged settings themselves, not ``get_settings()``'s copy for an extension:
+            # the check only reads them (one copy of the whole tree fewer per runtime's start).
             problem = prompt_templates_problem(
-                settings.get_settings(), host.paths.agent_dir, host.paths.project_dir, trusted=trusted
+                settings.settings, host.paths.agent_dir, host.paths.project_dir, trusted=trusted
             )
             if problem is not None:
                 raise PromptTemplatesNotModelledError(

@@ -19,6 +19,7 @@ long session costs time linear in its length (Pi recomputes them from the root).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -227,6 +228,22 @@ class SessionProjection:
     model: tuple[str, str] | None
 
 
+@functools.lru_cache(maxsize=64)
+def _directory_text(directory: str) -> str:
+    """``str(Path(directory))``: the directory as ``pathlib`` spells it (normalised)."""
+    return str(Path(directory))
+
+
+def _file_in(directory: str, name: str) -> str:
+    """``str(Path(directory) / name)`` for ``name``, one path component (a session file's name:
+    a timestamp and an id of ``[A-Za-z0-9._-]``, ``session_id.py``), without parsing the
+    directory into a ``Path`` at every new session (issue 16)."""
+    base = _directory_text(directory)
+    if base == ".":
+        return name
+    return base + name if base.endswith("/") else f"{base}/{name}"
+
+
 class SessionManager:
     """One session's entries, leaf pointer and (lazily created) file."""
 
@@ -368,7 +385,7 @@ class SessionManager:
             header["parentSession"] = parent_session
         if self._persist:
             file_ts = timestamp.replace(":", "-").replace(".", "-")
-            self._session_file = str(Path(self._session_dir) / f"{file_ts}_{self._session_id}.jsonl")
+            self._session_file = _file_in(self._session_dir, f"{file_ts}_{self._session_id}.jsonl")
         return header
 
     def create_branched_session(self, leaf_id: str) -> str | None:

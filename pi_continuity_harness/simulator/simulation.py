@@ -208,7 +208,7 @@ class Simulation:
                 canonical=lambda p: self.view.to_virtual(os.path.realpath(p)),
                 on_disk=disk_path,
             )
-            tmp = os.path.join(self.host.paths.workdir, "tmp")
+            tmp = self._tmp = os.path.join(self.host.paths.workdir, "tmp")
             make_dir(tmp, on_disk=disk_path(tmp))
             self.host.stamp_laid_out_files(laid_out)
         self.result = SimulationResult(scenario, run_seed, impl_name, root, self.host, note=self.view.note)
@@ -235,7 +235,7 @@ class Simulation:
             activate_monitor(host.monitor, self._real_root),
             deterministic_environment(host.clock, host.rng),
             agent_dir_environment(host.paths.agent_dir),
-            confined_tempdir(os.path.join(host.paths.workdir, "tmp")),
+            confined_tempdir(self._tmp),
         ):
             try:
                 return host.loop.run_until_complete(coro)

@@ -67,6 +67,7 @@ _FD_PATH = f"/proc/self/fd/{VIRTUAL_ROOT_FD}"
 MACHINE_DIR_NAME = padding_name(WORK_PATH_LENGTH - len(_FD_PATH) - 1)
 #: The machine root every simulated host sees.
 VIRTUAL_ROOT = f"{_FD_PATH}/{MACHINE_DIR_NAME}"
+_VIRTUAL_ROOT_LENGTH = len(VIRTUAL_ROOT)
 
 # The VirtualRoot whose run directory the descriptor names now (None: not ours).
 _INSTALLED: dict[str, VirtualRoot | None] = {"root": None}
@@ -108,7 +109,9 @@ class VirtualRoot:
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
-        self.disk_root = str(run_dir / MACHINE_DIR_NAME)
+        # ``str(run_dir / MACHINE_DIR_NAME)``: a ``Path``'s text is normalised, and the name is
+        # one component, so joining the texts gives the same string without parsing it again.
+        self.disk_root = os.path.join(str(run_dir), MACHINE_DIR_NAME)
         #: Why the run uses its real directory instead (None: the virtual root is in use).
         self.note = _unavailable_reason()
         self._fd: int | None = None
@@ -198,7 +201,15 @@ def disk_path(path: str) -> str:
     if not path.startswith(VIRTUAL_ROOT):
         return path
     root = _INSTALLED["root"]
-    return path if root is None else _swap(path, VIRTUAL_ROOT, root.disk_root)
+    if root is None:
+        return path
+    # ``_swap(path, VIRTUAL_ROOT, root.disk_root)`` with its prefix test done above: the root
+    # itself, or a path below it (``/`` next); a longer name that merely starts so is no path
+    # below it. About 30 calls per host start (issue 16).
+    rest = path[_VIRTUAL_ROOT_LENGTH:]
+    if not rest:
+        return root.disk_root
+    return root.disk_root + rest if rest[0] == "/" else path
 
 
 def _swap(path: str, old: str, new: str) -> str:

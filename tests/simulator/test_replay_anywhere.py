@@ -256,3 +256,21 @@ def test_a_recorded_line_nested_too_deeply_is_a_difference_not_a_crash() -> None
     deep = "[" * 100_000 + "]" * 100_000
     found = first_difference(deep + "\n", record + "\n")
     assert found is not None and found.startswith("first difference at record 0 (line 1"), found
+
+
+def test_disk_path_spells_the_root_and_what_is_below_it_only(tmp_path: Path) -> None:
+    """``disk_path`` (``virtual_root.py``) spells the virtual root and the paths below it by the
+    run's machine directory on disk, and leaves alone a path that only starts with the root's
+    characters (a sibling name), any other path, and every path once no run holds the root."""
+    sim = Simulation(parse_scenario(base()), workdir=tmp_path / "run")
+    try:
+        sim.view.activate()
+        disk = sim.view.disk_root
+        assert disk_path(VIRTUAL_ROOT) == disk
+        assert disk_path(VIRTUAL_ROOT + "/") == disk + "/"
+        assert disk_path(f"{VIRTUAL_ROOT}/project/a.md") == f"{disk}/project/a.md"
+        assert disk_path(VIRTUAL_ROOT + "-other/a.md") == VIRTUAL_ROOT + "-other/a.md"
+        assert disk_path(VIRTUAL_ROOT + "x") == VIRTUAL_ROOT + "x"
+        assert disk_path("/elsewhere/a.md") == "/elsewhere/a.md"
+    finally:
+        sim.finish()

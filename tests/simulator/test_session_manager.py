@@ -467,3 +467,16 @@ def test_a_context_edit_replacement_must_be_null_or_have_content_and_a_string_be
     assert edit is not None and edit["replacement"] == {"content": [{"type": "text", "text": "short"}]}
     edit = sm.get_entry(sm.append_context_edit(user_id, {"content": "short"}))
     assert edit is not None and edit["replacement"] == {"content": "short"}
+
+
+@pytest.mark.parametrize(
+    "directory", ["", ".", "/", "//", "///", "a", "a/", "./a", "a/./b//", "/x/y/", "a/..", "../b"]
+)
+def test_a_session_file_is_named_as_pathlib_joins_it(directory: str) -> None:
+    """The session file's path is ``str(Path(session_dir) / name)`` (``session_manager._file_in``
+    joins the texts, the directory normalised as ``pathlib`` does), for any spelling of the
+    directory."""
+    from pi_continuity_harness.simulator.session_manager import _file_in  # noqa: PLC0415
+
+    name = "2026-01-01T00-00-00-000Z_019b76da-a800-7d07-acd8-be6f9f6209c2.jsonl"
+    assert _file_in(directory, name) == str(Path(directory) / name)

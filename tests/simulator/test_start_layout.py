@@ -266,3 +266,20 @@ def test_a_layout_written_by_another_spelling_is_the_same_and_names_the_paths(tm
         return {str(p.relative_to(top)): p.read_bytes() for p in sorted(top.rglob("*")) if p.is_file()}
 
     assert files(tmp_path / "real") == files(tmp_path / "plain")
+
+
+def test_host_paths_of_a_relative_directory_follow_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``HostPaths.under`` keeps what it made for an absolute path (a function of the string,
+    ``workspace._host_paths_under``), never for a relative one, which names another directory
+    from another current directory."""
+    absolute = str(tmp_path / "machine")
+    assert HostPaths.under(absolute) == HostPaths.under(absolute)
+    assert HostPaths.under(absolute).agent_dir == os.path.join(absolute, "agent")
+    for here in ("one", "two"):
+        (tmp_path / here).mkdir()
+        monkeypatch.chdir(tmp_path / here)
+        paths = HostPaths.under("machine")
+        assert paths.workdir == str(tmp_path / here / "machine")
+        assert paths.session_dir == str(tmp_path / here / "machine" / "sessions")
