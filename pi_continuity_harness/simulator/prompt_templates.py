@@ -52,6 +52,7 @@ points where JavaScript counts UTF-16 units (differs for characters outside the 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 from collections.abc import Sequence
@@ -233,6 +234,18 @@ def _loader_source_info(path: str) -> dict[str, Any]:
     return {"path": path, "source": "local", "scope": "temporary", "origin": "top-level", "baseDir": base_dir}
 
 
+@functools.lru_cache(maxsize=64)
+def _default_folders(agent_dir: str, cwd: str, trusted: bool) -> tuple[tuple[str, str, str], ...]:
+    """:meth:`PromptTemplates.discover`'s folders, ``(scope, base directory, its prompts
+    folder)``, project (when trusted) then user: a function of the strings, the same for every
+    host (one virtual root, ``virtual_root.py``), built once rather than at every runtime's start."""
+    folders: list[tuple[str, str]] = []
+    if trusted:
+        folders.append(("project", os.path.join(cwd, CONFIG_DIR_NAME)))
+    folders.append(("user", agent_dir))
+    return tuple((scope, base_dir, os.path.join(base_dir, "prompts")) for scope, base_dir in folders)
+
+
 @dataclass
 class PromptTemplates:
     """One runtime's prompt templates and what the resource loader knows to reload them
@@ -252,13 +265,9 @@ class PromptTemplates:
     @classmethod
     def discover(cls, agent_dir: str, cwd: str, *, trusted: bool) -> PromptTemplates:
         """The default folders' templates, project (when trusted) then user (module docstring)."""
-        folders: list[tuple[str, str]] = []
-        if trusted:
-            folders.append(("project", os.path.join(cwd, CONFIG_DIR_NAME)))
-        folders.append(("user", agent_dir))
         found = cls()
-        for scope, base_dir in folders:
-            for path in _auto_entries(os.path.join(base_dir, "prompts")):
+        for scope, base_dir, prompts in _default_folders(agent_dir, cwd, trusted):
+            for path in _auto_entries(prompts):
                 found.paths.append(path)
                 found.metadata[path] = {
                     "source": "auto",
@@ -321,12 +330,7 @@ def prompt_templates_problem(
     adds no template refuses too."""
     if settings.get("prompts"):
         return "the settings name prompt templates (prompts)"
-    directories = [("$AGENT/prompts", os.path.join(agent_dir, "prompts"))]
-    if trusted:
-        directories.append(
-            (f"$PROJECT/{CONFIG_DIR_NAME}/prompts", os.path.join(project_dir, CONFIG_DIR_NAME, "prompts"))
-        )
-    for name, directory in directories:
+    for name, directory in _ignore_file_folders(agent_dir, project_dir, trusted):
         # A folder that is not there holds no ignore file: one ``lstat`` of the folder instead of
         # one per ignore file (two folders, three names, at every runtime's start; most runs
         # have no prompts folder at all, issue 16). When the folder's own ``lstat`` fails (no
@@ -343,3 +347,15 @@ def prompt_templates_problem(
             if os.path.lexists(os.path.join(on_disk, ignore_file)):
                 return f"{name} has an ignore file ({ignore_file})"
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _ignore_file_folders(agent_dir: str, project_dir: str, trusted: bool) -> tuple[tuple[str, str], ...]:
+    """The prompts folders :func:`prompt_templates_problem` looks into for an ignore file, each
+    as ``(the name it reports, its path)``: a function of the strings, built once."""
+    directories = [("$AGENT/prompts", os.path.join(agent_dir, "prompts"))]
+    if trusted:
+        directories.append(
+            (f"$PROJECT/{CONFIG_DIR_NAME}/prompts", os.path.join(project_dir, CONFIG_DIR_NAME, "prompts"))
+        )
+    return tuple(directories)

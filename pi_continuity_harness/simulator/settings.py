@@ -74,10 +74,19 @@ def has_trust_requiring_resources(cwd: str) -> bool:
     The paths are strings, tested with :func:`.workspace.path_exists` (``Path.exists``'s rule): every runtime
     asks, and a ``Path`` built and parsed per resource was most of the cost.
     """
+    return any(_exists(path) for path in _trust_requiring_paths(cwd))
+
+
+@functools.lru_cache(maxsize=64)
+def _trust_requiring_paths(cwd: str) -> tuple[str, ...]:
+    """What :func:`has_trust_requiring_resources` looks for, in its order: a function of the
+    string, the same for every host (one virtual root, ``virtual_root.py``), built once rather
+    than at every runtime's start."""
     config_dir = os.path.join(cwd, CONFIG_DIR_NAME)
-    if any(_exists(os.path.join(config_dir, name)) for name in TRUST_REQUIRING_RESOURCES):
-        return True
-    return _exists(os.path.join(cwd, ".agents", "skills"))
+    return (
+        *(os.path.join(config_dir, name) for name in TRUST_REQUIRING_RESOURCES),
+        os.path.join(cwd, ".agents", "skills"),
+    )
 
 
 def _exists(path: str) -> bool:
@@ -156,7 +165,7 @@ def _stored_trust(agent_dir: str, cwd: str) -> bool | None:
     no ``trust.json``, and resolving the host's project path (through the virtual root's
     ``/proc/self/fd`` link and every directory of the run's real path) was a fifth of deciding
     trust at each runtime's start."""
-    data = _read_json_object(os.path.join(agent_dir, "trust.json"))
+    data = _read_json_object(_trust_path(agent_dir))
     best: tuple[int, bool] | None = None
     target: str | None = None
     for key, value in data.items():
@@ -182,6 +191,12 @@ def _read_json_object(path: str) -> dict[str, Any]:
     except json.JSONDecodeError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+@functools.lru_cache(maxsize=64)
+def _trust_path(agent_dir: str) -> str:
+    """``<agentDir>/trust.json`` (see :func:`_global_path`)."""
+    return os.path.join(agent_dir, "trust.json")
 
 
 @functools.lru_cache(maxsize=64)

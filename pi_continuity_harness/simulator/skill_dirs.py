@@ -43,6 +43,7 @@ Pi's; ``--no-skills``.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -136,6 +137,17 @@ def _agents_dirs(cwd: str) -> list[str]:
     return [os.path.join(cwd, ".agents", "skills")]
 
 
+@functools.lru_cache(maxsize=64)
+def _skill_folders(cwd: str, agent_dir: str) -> tuple[str, str, tuple[tuple[str, str], ...], str]:
+    """:func:`default_skill_paths`' folders: the project's config folder and its ``skills``, each
+    ``.agents/skills`` folder with the folder it is in, and the agent directory's ``skills``. A
+    function of the strings, the same for every host (one virtual root, ``virtual_root.py``),
+    built once rather than at every runtime's start."""
+    project_base = os.path.join(cwd, CONFIG_DIR_NAME)
+    agents = tuple((path, os.path.dirname(path)) for path in _agents_dirs(cwd))
+    return project_base, os.path.join(project_base, "skills"), agents, os.path.join(agent_dir, "skills")
+
+
 def _setting_entries(settings: dict[str, Any], scope: str) -> list[str]:
     """The ``skills`` setting's entries, refused unless each is a plain path."""
     entries = settings.get("skills")
@@ -167,7 +179,7 @@ def default_skill_paths(
 ) -> list[tuple[str, SkillOrigin]]:
     """The skill files Pi's resource loader starts from (``lastSkillPaths``,
     resource-loader.js:441-444), each with its origin, in Pi's order."""
-    project_base = os.path.join(cwd, CONFIG_DIR_NAME)
+    project_base, project_skills, agents_skills, user_skills = _skill_folders(cwd, agent_dir)
     found: dict[str, SkillOrigin] = {}
 
     def add(paths: list[str], origin: SkillOrigin) -> None:
@@ -186,18 +198,10 @@ def default_skill_paths(
             elif os.path.isdir(path):
                 add(collect_skill_entries(path, "pi"), origin)
     if trusted:
-        add(
-            collect_skill_entries(os.path.join(project_base, "skills"), "pi"),
-            SkillOrigin("auto", "project", project_base),
-        )
-        for agents in _agents_dirs(cwd):
-            add(
-                collect_skill_entries(agents, "agents"),
-                SkillOrigin("auto", "project", os.path.dirname(agents)),
-            )
-    add(
-        collect_skill_entries(os.path.join(agent_dir, "skills"), "pi"), SkillOrigin("auto", "user", agent_dir)
-    )
+        add(collect_skill_entries(project_skills, "pi"), SkillOrigin("auto", "project", project_base))
+        for agents, agents_base in agents_skills:
+            add(collect_skill_entries(agents, "agents"), SkillOrigin("auto", "project", agents_base))
+    add(collect_skill_entries(user_skills, "pi"), SkillOrigin("auto", "user", agent_dir))
     ranked = sorted(found.items(), key=lambda item: item[1].rank)
     seen: set[str] = set()
     paths: list[tuple[str, SkillOrigin]] = []
