@@ -200,8 +200,30 @@ def write_json(path: str | Path, value: Any) -> None:
 
 
 def _json_text(value: Any) -> str:
-    """What :func:`write_json` writes for ``value``."""
-    return dumps_indented(value, indent=2, ensure_ascii=False) + "\n"
+    """What :func:`write_json` writes for ``value``.
+
+    Kept per the value's compact JSON (``json.dumps``, CPython's C encoder): the same compact
+    text is the same values in the same order, which :func:`.json_text.dumps_indented` writes as
+    the same indented text. Most scenarios lay out the same agent settings (the harness's
+    defaults and a few keys), and indenting them in Python anew was 4 % of starting a simulated
+    host (issue 16). A value the C encoder refuses (or a cycle) is written as before, so its
+    error is the one it was."""
+    try:
+        compact = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return dumps_indented(value, indent=2, ensure_ascii=False) + "\n"
+    text = _JSON_TEXTS.get(compact)
+    if text is None:
+        text = dumps_indented(value, indent=2, ensure_ascii=False) + "\n"
+        if len(_JSON_TEXTS) >= _JSON_TEXTS_KEPT:
+            _JSON_TEXTS.clear()
+        _JSON_TEXTS[compact] = text
+    return text
+
+
+#: :func:`_json_text`'s texts by the value's compact JSON, at most :data:`_JSON_TEXTS_KEPT`.
+_JSON_TEXTS: dict[str, str] = {}
+_JSON_TEXTS_KEPT = 64
 
 
 #: ``open(path, mode)``'s flags for the modes the harness writes files with (CPython's

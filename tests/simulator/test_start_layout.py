@@ -283,3 +283,32 @@ def test_host_paths_of_a_relative_directory_follow_the_current_directory(
         paths = HostPaths.under("machine")
         assert paths.workdir == str(tmp_path / here / "machine")
         assert paths.session_dir == str(tmp_path / here / "machine" / "sessions")
+
+
+def test_laid_out_json_is_json_dumps_text_for_every_value_in_turn() -> None:
+    """``workspace._json_text`` keeps texts by the value's compact JSON: each value, in turn,
+    still gets ``json.dumps(value, indent=2, ensure_ascii=False)``, whether an equal-looking one
+    came before (1 and 1.0 and True, key order, a key 1 and "1") or not, and a value the C
+    encoder refuses raises json's error."""
+    import json  # noqa: PLC0415
+
+    from pi_continuity_harness.scenario.workspace import _json_text  # noqa: PLC0415
+
+    values: list[object] = [
+        {"a": 1},
+        {"a": 1.0},
+        {"a": True},
+        {"a": 1},
+        {"b": 2, "a": 1},
+        {"a": 1, "b": 2},
+        {1: "x"},
+        {"1": "x"},
+        {"é": ["ü", {"nested": [None, -0.0, 1e300]}]},
+        {"é": ["ü", {"nested": [None, 0.0, 1e300]}]},
+        [],
+        {},
+    ]
+    for value in values * 2:
+        assert _json_text(value) == json.dumps(value, indent=2, ensure_ascii=False) + "\n", value
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        _json_text({"when": object()})
