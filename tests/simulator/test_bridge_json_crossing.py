@@ -313,6 +313,10 @@ def test_a_notification_or_status_that_is_not_a_string_is_observed_as_on_real_pi
             ctx.ui.notify({"a": (1, 2.0)}, "info")  # type: ignore[arg-type]
             ctx.ui.set_status("k", 5)  # type: ignore[arg-type]
             ctx.ui.notify("x", "info")
+            ctx.ui.notify("lone \ud800", "warning")
+            ctx.ui.set_status("gone", "soon")
+            ctx.ui.set_status("gone", None)
+            ctx.ui.set_status("t", ("a", 2.0))  # type: ignore[arg-type]
 
         pi.register_command("loose", loose)
 
@@ -320,8 +324,8 @@ def test_a_notification_or_status_that_is_not_a_string_is_observed_as_on_real_pi
     target.start(parse_scenario(base()))
     target.perform(CommandOp.model_validate({"command": "/loose"}))
     observed = target.observe()
-    assert observed.notifications == [("{'a': [1, 2]}", "info"), ("x", "info")]
-    assert observed.statuses == {"k": "5"}
+    assert observed.notifications == [("{'a': [1, 2]}", "info"), ("x", "info"), ("lone \ud800", "warning")]
+    assert observed.statuses == {"k": "5", "t": "['a', 2]"}
 
 
 @pytest.mark.parametrize(
