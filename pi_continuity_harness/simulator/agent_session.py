@@ -129,6 +129,15 @@ __all__ = [
     "PromptRejectedError",
 ]
 
+#: The agent events whose extension step does more than a dispatch of its extension event: the
+#: observable ones (the trace records them with or without a handler, :meth:`AgentSession.dispatch`),
+#: which also reset or count the turn index (``turn_end``: its boundary) and read the clock
+#: (``turn_start``: its ``timestamp``). Any other agent event (``message_start``,
+#: ``message_end``, ``tool_execution_start``/``_end``) is only dispatched, and a dispatch without
+#: a handler does nothing (no trace, no await point), so it is skipped then
+#: (:meth:`AgentSession._handle_agent_event`).
+_RUN_EVENTS = frozenset({"agent_start", "agent_end", "turn_start", "turn_end"})
+
 
 class AgentSession:
     """One session of the simulated Pi process."""
@@ -444,8 +453,12 @@ class AgentSession:
             elif text in self._follow_up_texts:
                 self._follow_up_texts.remove(text)
                 self._emit_queue_update()
-        # Extensions first, then the public listeners (RPC), then persistence.
-        await self._emit_extension_event(event, runner)
+        # Extensions first, then the public listeners (RPC), then persistence. Without a handler
+        # a message's or a tool call's extension event is not dispatched: that dispatch does
+        # nothing (``_RUN_EVENTS``); 3,224 of the 6,064 agent events of a run of the Pi Session
+        # Continuity suite (issue 16).
+        if kind in _RUN_EVENTS or runner.has_handlers(kind):
+            await self._emit_extension_event(event, runner)
         self._emit_public(event)
         if kind == "message_end":
             message = event["message"]

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.api import ExtensionAPI, ToolDefinition, ToolResult
+from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS
+from pi_continuity_harness.simulator.agent_session import _RUN_EVENTS
 from pi_continuity_harness.simulator.runner import _restore_system_messages
 
 from .helpers import agent_requests, base, entries, event_records, run, session_records
@@ -408,3 +410,47 @@ def test_a_request_no_context_with_system_handler_listens_to_dispatches_nothing(
     result = run(tmp_path, scenario)
     assert event_records(result, "context_with_system") == []
     assert [m["role"] for m in agent_requests(result)[0].messages] == ["user"]
+
+
+AGENT_EVENTS = (
+    "agent_start",
+    "turn_start",
+    "message_start",
+    "message_update",
+    "message_end",
+    "tool_execution_start",
+    "tool_execution_update",
+    "tool_execution_end",
+    "turn_end",
+    "agent_end",
+)
+
+
+def test_an_agent_event_is_left_undispatched_without_a_handler_only_when_it_is_not_observable(
+    tmp_path: Path,
+) -> None:
+    """``AgentSession._handle_agent_event`` skips the extension step of an agent event without a
+    handler unless it is one of ``_RUN_EVENTS``: every observable agent event is one (the trace
+    records it with no handler), and with no extension the run's are recorded in order, the
+    turns counted as with a handler."""
+    assert OBSERVABLE_EVENTS.intersection(AGENT_EVENTS) <= _RUN_EVENTS
+    scenario = base(
+        model={"agent": [{"text": "t", "tool_calls": [BASH]}, {"text": "DONE"}]},
+        operations=[{"prompt": "go"}],
+    )
+    result = run(tmp_path, scenario)
+    recorded = [r["name"] for r in result.host.trace.records if r["kind"] == "event"]
+    assert recorded == [
+        "session_start",
+        "input",
+        "agent_start",
+        "turn_start",
+        "turn_end",
+        "turn_start",
+        "turn_end",
+        "agent_end",
+        "agent_settled",
+        "session_shutdown",
+    ]
+    turns = event_records(result, "turn_start")
+    assert [r["turnIndex"] for r in turns] == [0, 1]
