@@ -203,9 +203,9 @@ class Agent:
     async def _emit(self, event: AgentEvent) -> None:
         if event["type"] == "message_end":
             self.messages.append(event["message"])
-        signal = self.signal
-        assert signal is not None, "Agent listener invoked outside active run"
-        await self.listener(event, signal)
+        run = self.active_run
+        assert run is not None, "Agent listener invoked outside active run"
+        await self.listener(event, run.signal)
 
     async def _run_loop_with_prompts(
         self, prompts: list[Message], signal: AbortSignal, *, skip_initial_steering: bool = False
@@ -300,9 +300,16 @@ class Agent:
         """The hook's emitter: notes in ``started`` that the stream emitted ``message_start``."""
 
         async def emit(event: AgentEvent) -> None:
-            if event["type"] == "message_start":
+            # :meth:`_emit` inlined for the events a stream emits (``message_start``, then one
+            # ``message_update`` per delta: a coroutine less for each, issue 16).
+            kind = event["type"]
+            if kind == "message_start":
                 started.append(True)
-            await self._emit(event)
+            elif kind == "message_end":
+                self.messages.append(event["message"])
+            run = self.active_run
+            assert run is not None, "Agent listener invoked outside active run"
+            await self.listener(event, run.signal)
 
         return emit
 
