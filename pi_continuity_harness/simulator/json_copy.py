@@ -101,10 +101,12 @@ class EventCopies:
     LISTS: Final = frozenset({"messages", "toolResults"})
     LIMIT: Final = 256
 
-    __slots__ = ("_copies",)
+    __slots__ = ("_copies", "_usage")
 
     def __init__(self) -> None:
         self._copies: dict[int, tuple[Any, Any]] = {}
+        #: The ``usage`` the last :meth:`update` named and its copy (held: ``is`` is sound).
+        self._usage: tuple[Any, Any] = (None, None)
 
     def copy(self, event: dict[str, Any]) -> Any:
         """``json_copy(event)``, its messages and usage reused from earlier events."""
@@ -136,11 +138,30 @@ class EventCopies:
         that event first: six RPC events in ten are these, and the loop over the three keys was
         a third of their copy (issue 16)."""
         try:
-            out = {
-                "type": "message_update",
-                "usage": self._object(usage) if type(usage) is dict else _copy(usage),
-                "assistantMessageEvent": _copy(delta),
-            }
+            last = self._usage
+            same = False
+            if usage is last[0] and usage is not None:
+                try:  # the last delta's usage, unchanged: its copy (as _object would find it)
+                    same = usage == last[1]
+                except Exception:
+                    same = False
+            if same:
+                usage_copy = last[1]
+            elif type(usage) is dict:
+                usage_copy = self._object(usage)
+                self._usage = (usage, usage_copy)
+            else:
+                usage_copy = _copy(usage)
+            if type(delta) is dict:  # _copy's dict case, without a call: a flat dict of leaves
+                delta_copy = delta.copy()
+                for key, item in delta.items():
+                    if type(key) is not str:
+                        raise _NotPlainError
+                    if type(item) not in _LEAVES:
+                        delta_copy[key] = _copy(item)
+            else:
+                delta_copy = _copy(delta)
+            out = {"type": "message_update", "usage": usage_copy, "assistantMessageEvent": delta_copy}
         except (_NotPlainError, RecursionError):  # as a whole, as copy would have
             return json_copy({"type": "message_update", "usage": usage, "assistantMessageEvent": delta})
         if len(self._copies) > self.LIMIT:

@@ -208,3 +208,27 @@ def test_rpc_streams_each_delta_between_the_assistants_start_and_end(tmp_path: P
     )
     assert deltas == text == events[end]["message"]["content"][0]["text"]
     assert all(set(e) == {"type", "usage", "assistantMessageEvent"} for e in updates)
+
+
+def test_an_update_copies_a_usage_changed_in_place_since_the_last_update_anew() -> None:
+    """``update`` keeps the last delta's usage and its copy, and reuses that copy only while the
+    usage is unchanged: one changed in place since (a count, a nested cost, a key added) is
+    copied anew, and each record holds the usage as it was at its delta."""
+    copies = EventCopies()
+    usage: dict[str, Any] = {"input": 1, "cost": {"total": 0}}
+    first = copies.update(usage, {"type": "text_delta", "delta": "a"})
+    usage["input"] = 2
+    second = copies.update(usage, {"type": "text_delta", "delta": "b"})
+    usage["cost"]["total"] = 0.5
+    third = copies.update(usage, {"type": "text_delta", "delta": "c"})
+    usage["extra"] = None
+    fourth = copies.update(usage, {"type": "text_delta", "delta": "d"})
+    fifth = copies.update(usage, {"type": "text_delta", "delta": "e"})
+    assert [event["usage"] for event in (first, second, third, fourth)] == [
+        {"input": 1, "cost": {"total": 0}},
+        {"input": 2, "cost": {"total": 0}},
+        {"input": 2, "cost": {"total": 0.5}},
+        {"input": 2, "cost": {"total": 0.5}, "extra": None},
+    ]
+    assert fifth["usage"] is fourth["usage"] and fourth["usage"] is not usage
+    assert fourth["usage"]["cost"] is not usage["cost"]
