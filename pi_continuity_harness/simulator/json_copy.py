@@ -94,7 +94,9 @@ class EventCopies:
     or ``1.0``, or two orders of the same keys, for the same: no code changes a message or a
     usage that way once it has been emitted). Records may share such a copy: their readers
     (``targets/comparison.py``, the tests) never change them. The memo is emptied at each
-    ``agent_end`` and when it holds more than :attr:`LIMIT` objects."""
+    ``agent_end`` and when it holds more than :attr:`LIMIT` objects. A message copied anew takes
+    its ``usage``'s copy from the memo too (the deltas named it), and :meth:`update` holds the
+    last delta's usage and its copy besides (one object, compared as the memo compares)."""
 
     #: Keys of an event whose value is a message or a usage (a dict), and of lists of them.
     OBJECTS: Final = frozenset({"message", "usage"})
@@ -177,7 +179,16 @@ class EventCopies:
                 same = False
             if same:
                 return known[1]
-        copied = _copy(value)
+        usage = value.get("usage")
+        if type(usage) is dict:  # a message: its usage as the deltas before named it (_object)
+            copied = value.copy()
+            for key, item in value.items():
+                if type(key) is not str:
+                    raise _NotPlainError
+                if type(item) not in _LEAVES:
+                    copied[key] = self._object(item) if item is usage else _copy(item)
+        else:
+            copied = _copy(value)
         self._copies[id(value)] = (value, copied)
         return copied
 

@@ -232,3 +232,24 @@ def test_an_update_copies_a_usage_changed_in_place_since_the_last_update_anew() 
     ]
     assert fifth["usage"] is fourth["usage"] and fourth["usage"] is not usage
     assert fourth["usage"]["cost"] is not usage["cost"]
+
+
+def test_a_messages_usage_is_the_copy_its_deltas_made_while_unchanged() -> None:
+    """A message copied anew (its content grew since ``message_start``) takes the copy of its
+    ``usage`` that the deltas before made, while that usage is unchanged; one changed in place
+    since is copied anew, and a usage first seen in a message is reused by the next delta."""
+    copies = EventCopies()
+    usage: dict[str, Any] = {"input": 0, "cost": {"total": 0}}
+    message: dict[str, Any] = {"role": "assistant", "content": [], "usage": usage}
+    start = copies.copy({"type": "message_start", "message": message})
+    update = copies.update(usage, {"type": "text_delta", "delta": "a"})
+    assert update["usage"] is start["message"]["usage"]
+    message["content"].append({"type": "text", "text": "a"})
+    end = copies.copy({"type": "message_end", "message": message})
+    assert end["message"] is not start["message"] and end["message"]["usage"] is update["usage"]
+    usage["cost"]["total"] = 1
+    message["content"].append({"type": "text", "text": "b"})
+    again = copies.copy({"type": "message_end", "message": message})
+    assert again["message"]["usage"] == {"input": 0, "cost": {"total": 1}}
+    assert end["message"]["usage"] == {"input": 0, "cost": {"total": 0}} == start["message"]["usage"]
+    assert [len(event["message"]["content"]) for event in (start, end, again)] == [0, 1, 2]
