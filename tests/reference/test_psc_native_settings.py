@@ -299,3 +299,33 @@ def test_frontmatter_percent_is_one_decimal() -> None:
 def test_effective_percents_needs_a_window() -> None:
     with pytest.raises(ValueError, match="no usable context window"):
         effective_percents(0, SPEC)
+
+
+def test_live_settings_read_per_model_again_and_again() -> None:
+    """``LiveSettings.native_for`` keeps what it read per model id: every call, in any order,
+    gives what reading the snapshot's text gives for that model, and an error every time."""
+    from pi_continuity_harness.api.extension_api import Model  # noqa: PLC0415
+    from pi_continuity_harness.reference.psc.state import LiveSettings  # noqa: PLC0415
+
+    settings = {
+        "compaction": {
+            "reserveTokens": 9000,
+            "keepRecentTokens": 8000,
+            "modelOverrides": {"p/a": {"reserveTokens": 1000}, "p/c": "not an object"},
+        }
+    }
+    live = LiveSettings.capture(settings)
+    a, b, c = (Model(provider="p", id=name, context_window=100_000, max_tokens=1) for name in "abc")
+    for model in (a, b, None, a, None, b, a):
+        expected = read_native_settings(settings, model.full_id if model is not None else None)
+        assert live.native_for(model) == expected
+    assert live.native_for(a) == NativeCompactionSettings(True, 1000, 8000)
+    assert live.native_for(b) == live.native_for(None) == NativeCompactionSettings(True, 9000, 8000)
+    for _ in range(2):
+        with pytest.raises(NativeSettingsError, match=r'modelOverrides\["p/c"\]'):
+            live.native_for(c)
+    assert live == LiveSettings.capture(settings) and repr(live) == repr(LiveSettings.capture(settings))
+    unreadable = LiveSettings.capture({"compaction": [1]})
+    for _ in range(2):
+        with pytest.raises(NativeSettingsError, match="Expected an object"):
+            unreadable.native_for(a)

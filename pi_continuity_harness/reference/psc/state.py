@@ -59,6 +59,12 @@ class LiveSettings:
 
     json_text: str | None
     error: str | None = None
+    #: ``native_for``'s settings per model id, read once from ``json_text`` (a runtime reads
+    #: them at its start for the refusal and again for the footer, and at every model_select
+    #: and status); an error is raised again from the text each time, as before.
+    _native: dict[str | None, NativeCompactionSettings] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def capture(cls, settings: Mapping[str, Any] | None, error: str | None = None) -> LiveSettings:
@@ -73,10 +79,16 @@ class LiveSettings:
         """Effective native compaction settings for ``model``; raises NativeSettingsError."""
         if self.json_text is None:
             raise NativeSettingsError([self.error or "Pi's settings could not be read"])
+        model_id = model.full_id if model is not None else None
+        known = self._native.get(model_id)
+        if known is not None:
+            return known
         data = json.loads(self.json_text)
         if not isinstance(data, dict):
             raise NativeSettingsError(["Pi's settings are not an object"])
-        return read_native_settings(data, model.full_id if model is not None else None)
+        settings = read_native_settings(data, model_id)
+        self._native[model_id] = settings
+        return settings
 
 
 @dataclass
