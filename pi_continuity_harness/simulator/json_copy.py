@@ -154,16 +154,7 @@ class EventCopies:
                 self._usage = (usage, usage_copy)
             else:
                 usage_copy = _copy(usage)
-            if type(delta) is dict:  # _copy's dict case, without a call: a flat dict of leaves
-                delta_copy = delta.copy()
-                for key, item in delta.items():
-                    if type(key) is not str:
-                        raise _NotPlainError
-                    if type(item) not in _LEAVES:
-                        delta_copy[key] = _copy(item)
-            else:
-                delta_copy = _copy(delta)
-            out = {"type": "message_update", "usage": usage_copy, "assistantMessageEvent": delta_copy}
+            out = {"type": "message_update", "usage": usage_copy, "assistantMessageEvent": _copy(delta)}
         except (_NotPlainError, RecursionError):  # as a whole, as copy would have
             return json_copy({"type": "message_update", "usage": usage, "assistantMessageEvent": delta})
         if len(self._copies) > self.LIMIT:
