@@ -20,7 +20,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 __all__ = [
     "EPOCH_MS",
@@ -200,12 +200,6 @@ class SeededRandom:
             self.module_random = random.Random(0)
             self.module_random.setstate(template.getstate())
         self.temporary_names = random.Random(f"{seed}:tempfile")
-
-    @property
-    def module_random_state(self) -> tuple[Any, ...]:
-        """:attr:`module_random`'s state (``getstate``): where the module functions' stream
-        stands between the host's steps."""
-        return self.module_random.getstate()
 
     def bytes(self, n: int) -> bytes:
         return self._rng.randbytes(n)

@@ -95,20 +95,17 @@ class EventCopies:
     usage that way once it has been emitted). Records may share such a copy: their readers
     (``targets/comparison.py``, the tests) never change them. The memo is emptied at each
     ``agent_end`` and when it holds more than :attr:`LIMIT` objects. A message copied anew takes
-    its ``usage``'s copy from the memo too (the deltas named it), and :meth:`update` holds the
-    last delta's usage and its copy besides (one object, compared as the memo compares)."""
+    its ``usage``'s copy from the memo too (the deltas named it)."""
 
     #: Keys of an event whose value is a message or a usage (a dict), and of lists of them.
     OBJECTS: Final = frozenset({"message", "usage"})
     LISTS: Final = frozenset({"messages", "toolResults"})
     LIMIT: Final = 256
 
-    __slots__ = ("_copies", "_usage")
+    __slots__ = ("_copies",)
 
     def __init__(self) -> None:
         self._copies: dict[int, tuple[Any, Any]] = {}
-        #: The ``usage`` the last :meth:`update` named and its copy (held: ``is`` is sound).
-        self._usage: tuple[Any, Any] = (None, None)
 
     def copy(self, event: dict[str, Any]) -> Any:
         """``json_copy(event)``, its messages and usage reused from earlier events."""
@@ -140,20 +137,7 @@ class EventCopies:
         that event first: six RPC events in ten are these, and the loop over the three keys was
         a third of their copy (issue 16)."""
         try:
-            last = self._usage
-            same = False
-            if usage is last[0] and usage is not None:
-                try:  # the last delta's usage, unchanged: its copy (as _object would find it)
-                    same = usage == last[1]
-                except Exception:
-                    same = False
-            if same:
-                usage_copy = last[1]
-            elif type(usage) is dict:
-                usage_copy = self._object(usage)
-                self._usage = (usage, usage_copy)
-            else:
-                usage_copy = _copy(usage)
+            usage_copy = self._object(usage) if type(usage) is dict else _copy(usage)
             out = {"type": "message_update", "usage": usage_copy, "assistantMessageEvent": _copy(delta)}
         except (_NotPlainError, RecursionError):  # as a whole, as copy would have
             return json_copy({"type": "message_update", "usage": usage, "assistantMessageEvent": delta})

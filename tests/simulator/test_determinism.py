@@ -161,7 +161,7 @@ def test_every_machine_file_is_the_same_bytes_in_any_run_directory_the_trust_sto
 
 def test_a_hosts_module_random_stream_depends_on_its_seed_alone() -> None:
     """The first state of the module functions' stream is kept per seed (``determinism.py``,
-    ``_module_random_state``): each host still starts from ``Random("<seed>:random")``, a
+    ``_module_random_template``): each host still starts from ``Random("<seed>:random")``, a
     run's draws do not reach the next host with that seed, and ``True`` is not ``1``."""
     import random  # noqa: PLC0415
 
@@ -174,7 +174,7 @@ def test_a_hosts_module_random_stream_depends_on_its_seed_alone() -> None:
 
     expected = random.Random("7:random")
     first = SeededRandom(7)
-    assert first.module_random_state == expected.getstate()
+    assert first.module_random.getstate() == expected.getstate()
     loop = VirtualTimeEventLoop()
     try:
         with deterministic_environment(VirtualClock(loop), first):
@@ -182,11 +182,11 @@ def test_a_hosts_module_random_stream_depends_on_its_seed_alone() -> None:
     finally:
         loop.close()
     assert drawn == [expected.random() for _ in range(3)]
-    assert first.module_random_state == expected.getstate()
+    assert first.module_random.getstate() == expected.getstate()
     again = SeededRandom(7)
-    assert again.module_random_state == random.Random("7:random").getstate()
-    assert SeededRandom(True).module_random_state == random.Random("True:random").getstate()
-    assert SeededRandom(1).module_random_state == random.Random("1:random").getstate()
+    assert again.module_random.getstate() == random.Random("7:random").getstate()
+    assert SeededRandom(True).module_random.getstate() == random.Random("True:random").getstate()
+    assert SeededRandom(1).module_random.getstate() == random.Random("1:random").getstate()
 
 
 @pytest.mark.parametrize("in_place", [True, False], ids=["state swapped in place", "getstate and setstate"])
@@ -229,5 +229,5 @@ def test_the_module_functions_draw_from_the_run_inside_and_from_the_process_outs
     finally:
         loop.close()
     assert random.getstate() == process.getstate()
-    assert first.module_random_state == run7.getstate()
-    assert second.module_random_state == run8.getstate()
+    assert first.module_random.getstate() == run7.getstate()
+    assert second.module_random.getstate() == run8.getstate()
