@@ -115,26 +115,39 @@ class SessionCompaction:
         latest = s.session_manager.latest_compaction()
         if latest is not None and message.get("timestamp", 0) <= ms_of_iso(latest["timestamp"]):
             return False
-        projection = s.session_manager.build_session_projection()
+        manager = s.session_manager
+        projection = manager.build_session_projection()
         entry_id = s._find_entry_id(message)
         # From the newest entry back: the message checked is almost always the last one, and
         # the search from the first entry made every check walk the whole context (an id is
-        # one entry's, so the answer is the same either way).
-        projected = entry_id is None or any(
-            e.source["id"] == entry_id and any(m.get("role") == "assistant" for m in e.messages)
-            for e in reversed(projection.entries)
-        )
-        branch = s.session_manager.branch_view()
-        position = s.session_manager.branch_position(entry_id) if entry_id else -1
-        after = branch[position + 1 :] if position >= 0 else []
-        has_post_edit = any(e.get("type") == "context_edit" for e in after)
-        latest_edit = next(
-            (e for e in reversed(after) if e.get("type") == "context_edit" and e.get("targetId") == entry_id),
-            None,
-        )
+        # one entry's, so the answer is the same either way). Loops, not generator
+        # expressions: this runs after every assistant message (issue 16).
+        projected = entry_id is None
+        if not projected:
+            for projected_entry in reversed(projection.entries):
+                if projected_entry.source["id"] == entry_id:
+                    for m in projected_entry.messages:
+                        if m.get("role") == "assistant":
+                            projected = True
+                            break
+                    if projected:
+                        break
+        position = manager.branch_position(entry_id) if entry_id else -1
+        # What follows the checked message on the branch: almost always nothing.
+        after = manager.branch_view()[position + 1 :] if position >= 0 else []
+        has_post_edit = False
+        latest_edit: dict[str, Any] | None = None
+        compacted_after = False
+        for e in after:
+            kind = e.get("type")
+            if kind == "context_edit":
+                has_post_edit = True
+                if e.get("targetId") == entry_id:
+                    latest_edit = e
+            elif kind == "compaction":
+                compacted_after = True
         retained = entry_id is None or (
-            not any(e.get("type") == "compaction" for e in after)
-            and (latest_edit is None or latest_edit.get("replacement") is not None)
+            not compacted_after and (latest_edit is None or latest_edit.get("replacement") is not None)
         )
         usage_matches = projected and not has_post_edit
         explicit_overflow = message.get("stopReason") == "error" and is_context_overflow(message, 0)
@@ -162,13 +175,17 @@ class SessionCompaction:
             s._overflow_recovery_attempted = True
             s._runs.omit_recovery_attempt(message)
             return await self.run_auto("overflow", True)
-        has_edits = any(e.source.get("type") == "context_edit" for e in projection.entries)
+        has_edits = False
+        for projected_entry in projection.entries:
+            if projected_entry.source.get("type") == "context_edit":
+                has_edits = True
+                break
         direct = calculate_context_tokens(message.get("usage"))
         if has_edits:
             tokens = estimate_projected_context_tokens(
                 projection,
-                s.session_manager.branch_position,
-                s.session_manager.latest_invalidating_position(),
+                manager.branch_position,
+                manager.latest_invalidating_position(),
             ).tokens
         elif message.get("stopReason") == "error" or direct == 0:
             estimate = estimate_context_tokens(s.agent.messages)

@@ -487,16 +487,17 @@ class SessionManager:
         )
 
     def _persist_entry(self, entry: Entry) -> bool:
-        if not self._persist or not self._session_file:
+        session_file = self._session_file
+        if not self._persist or not session_file:
             return False
-        if not self._flushed:
-            if not self._has_conversation():
-                return False
-            text = "".join(dumps_entry(e) + "\n" for e in self._entries)
-            self._write(self._session_file, text, "x")
-            self._flushed = True
-        else:
-            self._write(self._session_file, dumps_entry(entry) + "\n", "a")
+        if self._flushed:  # every append after the first write: one line
+            self._write(session_file, dumps_entry(entry) + "\n", "a")
+            return True
+        if not self._has_conversation():
+            return False
+        text = "".join([dumps_entry(e) + "\n" for e in self._entries])
+        self._write(session_file, text, "x")
+        self._flushed = True
         return True
 
     def _append_entry(self, entry: Entry) -> str:
@@ -519,7 +520,8 @@ class SessionManager:
     def _base(self, kind: str) -> Entry:
         return {
             "type": kind,
-            "id": self._rng.entry_id(lambda candidate: candidate in self._by_id),
+            # The id index's own membership test, not a lambda around it (every entry).
+            "id": self._rng.entry_id(self._by_id.__contains__),
             "parentId": self._leaf_id,
             "timestamp": self._clock.now_iso(),
         }
@@ -555,7 +557,7 @@ class SessionManager:
         JSON's ``null`` (a boundary draft's explicit ``null``)."""
         ms = self._clock.now_ms()
         system = current_system_message(self.build_session_projection().messages)
-        entry_id = self._rng.entry_id(lambda candidate: candidate in self._by_id)
+        entry_id = self._rng.entry_id(self._by_id.__contains__)
         entry: Entry = {
             "type": "compaction",
             "id": entry_id,
@@ -739,10 +741,9 @@ class SessionManager:
         self._version += 1
 
     def _extend_path(self, entry: Entry) -> None:
-        if self._path and self._path[-1]["id"] != entry.get("parentId"):
-            self._rebuild_path()
-            return
-        if not self._path and entry.get("parentId") is not None:
+        path = self._path
+        parent = entry.get("parentId")
+        if (path[-1]["id"] != parent) if path else (parent is not None):
             self._rebuild_path()
             return
         self._add_to_path(entry)
