@@ -156,12 +156,20 @@ class Continuity:
         """
         self._remove_leftover_temps(state, ctx)
         stale: list[str] = []
-        committed = {
-            str((entry.get("details") or {}).get("continuityEventId")): entry
-            for entry in ctx.session_manager.get_entries()
-            if entry.get("type") == "compaction" and isinstance(entry.get("details"), Mapping)
-        }
-        for path in pending_briefs(state.layout.pending_dir):
+        found = pending_briefs(state.layout.pending_dir)
+        # The entries (a copy of the whole session) only when there is a Brief to match them
+        # against: almost every session start finds none. Listing the directory is no operation
+        # the monitor sees, so the entries read here are the ones read before it.
+        committed = (
+            {
+                str((entry.get("details") or {}).get("continuityEventId")): entry
+                for entry in ctx.session_manager.get_entries()
+                if entry.get("type") == "compaction" and isinstance(entry.get("details"), Mapping)
+            }
+            if found
+            else {}
+        )
+        for path in found:
             try:
                 text = read_text_exact(path)
             except (OSError, UnicodeDecodeError):
