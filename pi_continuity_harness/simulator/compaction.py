@@ -266,6 +266,23 @@ def _is_projected_turn_start(entry: ProjectedEntry) -> bool:
     return any(is_turn_start_message(m) for m in entry.messages)
 
 
+def _contributes(source: dict[str, Any]) -> bool:
+    """``sessionEntryToContextMessages(source).length > 0`` for an entry of the projection,
+    without building the messages: a ``message`` or ``custom_message`` makes one, a
+    ``branch_summary`` one when it has a summary, a ``compaction`` is asked as before, any other
+    type makes none. The projection built the messages of every entry it holds but a later
+    compaction (``_project_entry``), so building them again could not fail where this answers;
+    it was most of the cut point's suffix check (a custom message parses its timestamp)."""
+    kind = source.get("type")
+    if kind in ("message", "custom_message"):
+        return True
+    if kind == "branch_summary":
+        return bool(source.get("summary"))
+    if kind == "compaction":
+        return len(entry_to_context_messages(source)) > 0
+    return False
+
+
 @dataclass(frozen=True)
 class _CutPoint:
     first_kept_index: int
@@ -301,7 +318,7 @@ def _find_projected_cut_point(
     suffix = entries[cut_index + 1 : end]
 
     def visible(entry: ProjectedEntry) -> bool:
-        return entry.source.get("type") != "context_edit" and len(entry_to_context_messages(entry.source)) > 0
+        return entry.source.get("type") != "context_edit" and _contributes(entry.source)
 
     def omitted(entry: ProjectedEntry) -> bool:
         return visible(entry) and len(entry.messages) == 0
