@@ -300,6 +300,11 @@ def misused_steps(session: pytest.Session) -> list[str]:
     # instructions (issue 16). While the step lookup's memo is installed they are the very
     # signatures pytest-bdd asks for when the steps run (``step_lookup.signature_of``).
     parameters: dict[Callable[..., Any], Mapping[str, inspect.Parameter]] = {}
+    # The directory of each feature file, made once per file: a ``Path`` built and parsed for
+    # every step (1,140 in a run of the suite, for a few dozen files) was most of the cost of
+    # the path arithmetic before the scenarios ran (issue 16). A ``Path`` is immutable, so the
+    # steps of one file can share it.
+    feature_dirs: dict[str, Path] = {}
     for item, template, rendered, step in _scenario_steps(session):
         where = (str(template.feature.rel_filename), int(step.line_number), str(step.name), step.docstring)
         if where in seen:
@@ -312,7 +317,11 @@ def misused_steps(session: pytest.Session) -> list[str]:
             )
         if not found:
             continue  # undefined_steps reports it
-        problem = _step_problem(step, found, Path(str(template.feature.filename)).parent, parameters)
+        filename = str(template.feature.filename)
+        feature_dir = feature_dirs.get(filename)
+        if feature_dir is None:
+            feature_dir = feature_dirs[filename] = Path(filename).parent
+        problem = _step_problem(step, found, feature_dir, parameters)
         if problem is not None:
             problems.append(
                 f"{where[0]}:{where[1]}: {step.keyword.strip()} {step.name!r}: {problem} (scenario {rendered.name!r})"
