@@ -13,6 +13,7 @@ point of that name in :data:`~.target.RUN_CHECKERS_GROUP` (the explorer register
 
 from __future__ import annotations
 
+import functools
 import platform
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -92,6 +93,18 @@ def load_run_checker(system: str) -> RunCheckerFactory:
     return factory
 
 
+@functools.lru_cache(maxsize=256)
+def _path_of(text: str) -> Path:
+    """``Path(text)``, the one made before for the same string: a ``Path`` of a string is a
+    function of the string alone (nothing is resolved, no current directory is read) and
+    immutable, so sharing one is safe. The host's paths are spelt below its fixed virtual root
+    (``simulator/virtual_root.py``), the same in every simulation, and so, often, are the
+    session files of the seeded simulations there (``observe()`` names the current one each
+    time): building and parsing their ``Path`` objects again was a few of the ``Path``
+    objects made per scenario (issue 16)."""
+    return Path(text)
+
+
 class SimTarget:
     """The simulated host behind the Target seam."""
 
@@ -116,8 +129,6 @@ class SimTarget:
         self._reading: TraceReading | None = None
         #: The simulation's directories as ``observe()`` hands them out (see :meth:`_dirs`).
         self._observed_dirs: tuple[Path, Path, Path, Path] | None = None
-        #: The last session file ``observe()`` named, as a string and as a ``Path``.
-        self._session_file: tuple[str, Path] | None = None
 
     def _system_of_implementation(self) -> System:
         """``system`` when given, else what the implementation's factory declares."""
@@ -160,7 +171,6 @@ class SimTarget:
         self._simulation.host.rpc_events = []
         self._reading = None
         self._observed_dirs = None
-        self._session_file = None
         if attach is not None:
             attach(self._simulation)
         try:
@@ -272,9 +282,9 @@ class SimTarget:
             observation.entries = manager.get_entries()
             observation.session_id = manager.get_session_id()
             file = manager.get_session_file()
-            observation.session_file = self._session_path(file) if file else None
+            observation.session_file = _path_of(file) if file else None
         elif host.last_session_file:
-            observation.session_file = self._session_path(host.last_session_file)
+            observation.session_file = _path_of(host.last_session_file)
             observation.entries = observation.session_file_entries()[1:]
             header = observation.session_file_entries()[:1]
             observation.session_id = header[0].get("id") if header else None
@@ -317,26 +327,20 @@ class SimTarget:
         """The project, agent, session and machine directories as ``Path`` objects, made once per
         simulation: the host's directories never change (``SimHost.paths``, ``.disk``), a
         ``Path`` is immutable, and building the four anew was a third of each ``observe()``
-        (three or four per scenario of the suite)."""
+        (three or four per scenario of the suite). The host's three are the same strings in
+        every simulation (its fixed virtual root), so their ``Path`` objects are too
+        (:func:`_path_of`)."""
         dirs = self._observed_dirs
         if dirs is None:
             host = self.simulation.host
             paths = host.paths
             dirs = self._observed_dirs = (
-                Path(paths.project_dir),
-                Path(paths.agent_dir),
-                Path(paths.session_dir),
+                _path_of(paths.project_dir),
+                _path_of(paths.agent_dir),
+                _path_of(paths.session_dir),
                 Path(host.disk.workdir),
             )
         return dirs
-
-    def _session_path(self, file: str) -> Path:
-        """``Path(file)``, the last one kept (a session's file rarely changes between two
-        observations; a ``Path`` is immutable, so sharing it is safe)."""
-        kept = self._session_file
-        if kept is None or kept[0] != file:
-            kept = self._session_file = (file, Path(file))
-        return kept[1]
 
     def versions(self) -> dict[str, str]:
         return {
