@@ -18,6 +18,7 @@ The world also knows the conventions the suite relies on, in one place:
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -80,6 +81,11 @@ def project_files(project: Path, on_disk: Spelling | None = None) -> dict[str, b
         except OSError:
             files[name] = _read_bytes(path)
     return files
+
+
+def _settings_file(project: Path) -> Path:
+    """The project settings file of the project directory ``project``."""
+    return project / CONFIG_DIR_NAME / "settings.json"
 
 
 def _settings_bytes(settings: Path) -> bytes | None:
@@ -295,6 +301,22 @@ def _files_below(root: Path, on_disk: Spelling | None = None) -> list[str]:
     return ["/".join(parts) for parts in sorted(found)]
 
 
+@functools.lru_cache(maxsize=64)
+def _configured_path(configured: str) -> Path:
+    """``Path(configured)``, the one made before for the same string (a function of the string
+    alone, and immutable): :meth:`World.artifact_dir` is asked about three times a scenario,
+    nearly always of the default, and made and joined three ``Path`` objects each time (issue 16)."""
+    return Path(configured)
+
+
+@functools.lru_cache(maxsize=64)
+def _below_config_dir(project_dir: Path, path: Path) -> Path:
+    """``project_dir / CONFIG_DIR_NAME / path``, the one made before for the same two: a
+    function of the two paths alone (nothing on disk is asked). The simulator's project
+    directory is the same ``Path`` in every scenario (its fixed virtual root)."""
+    return project_dir / CONFIG_DIR_NAME / path
+
+
 @dataclass
 class World:
     """Everything one scenario has done and seen."""
@@ -330,19 +352,20 @@ class World:
             target.start(self.draft.build())
             self.target = target
             project = target.project_dir()
-            settings = project / CONFIG_DIR_NAME / "settings.json"
             try:
                 files = project_files(project, getattr(target, "disk_path", None))
             except BaseException:
-                _settings_bytes(settings)  # its error first, as when it was read first
+                _settings_bytes(_settings_file(project))  # its error first, as when it was read first
                 raise
             # The project's settings file is one of the project's files when it is a file (or a
             # link to one): the bytes just read, not read again (a ``stat`` and a read through
             # the virtual root's ``/proc`` path per scenario, issue 16). Anything else (none, a
             # directory, a link into a linked directory ``project_files`` does not enter) is
-            # read as before.
+            # read as before. Its ``Path`` is made only then (two ``/`` per scenario, issue 16).
             known = files.get(f"{CONFIG_DIR_NAME}/settings.json")
-            self.remembered["settings_at_start"] = known if known is not None else _settings_bytes(settings)
+            self.remembered["settings_at_start"] = (
+                known if known is not None else _settings_bytes(_settings_file(project))
+            )
             self.remembered["project_at_start"] = files
         return self.target
 
@@ -473,11 +496,10 @@ class World:
         return ObservedCounts.of(self.observe())
 
     def artifact_dir(self) -> Path:
-        configured = self.draft.extension_config().get("artifactDirectory", ARTIFACT_SUBDIR)
-        path = Path(str(configured))
+        path = _configured_path(str(self.draft.extension_config().get("artifactDirectory", ARTIFACT_SUBDIR)))
         if path.is_absolute():
             return path
-        return self.observe().project_dir / CONFIG_DIR_NAME / path
+        return _below_config_dir(self.observe().project_dir, path)
 
     def session_artifacts(self, kind: str, session_id: str | None = None) -> dict[str, bytes]:
         """Artifact files of one kind (pending/archive/failed) for a session (default: current)."""
