@@ -43,6 +43,7 @@ from pi_continuity_harness.rules import systems as rule_systems
 from pi_continuity_harness.scenario import implementations as registry
 from pi_continuity_harness.scenario.atomic_write import write_atomically
 from pi_continuity_harness.scenario.owned_dirs import remove_owned
+from pi_continuity_harness.scenario.workspace import path_is_dir
 
 __all__ = [
     "KILLED_EARLIER",
@@ -387,7 +388,7 @@ class _Collector:
         result.duration_s += report.duration
         machine = str(props.get("machine") or "")
         # Once found, not looked for again in the later reports (a ``stat`` each).
-        if machine and machine != result.machine and Path(machine).is_dir():
+        if machine and machine != result.machine and path_is_dir(machine):
             result.machine = machine
         if "tags" in props and not result.tags:
             result.tags = list(json.loads(str(props["tags"])))

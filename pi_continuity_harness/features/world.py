@@ -30,6 +30,7 @@ from pi_continuity_harness.features.oracle import Brief, parse_brief
 from pi_continuity_harness.scenario.document import Scenario, parse_scenario, scenario_data
 from pi_continuity_harness.scenario.model_script import Reply, RequestKind, SynthesisReply
 from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer, Operation, PromptOp
+from pi_continuity_harness.scenario.workspace import path_is_dir
 from pi_continuity_harness.targets import (
     BothRuns,
     CheckedRun,
@@ -288,12 +289,13 @@ def _files_below(root: Path, on_disk: Spelling | None = None) -> list[str]:
             except OSError:
                 continue
 
-    top = str(root) if on_disk is None else on_disk(str(root))
-    if top == str(root):
-        is_dir = root.is_dir()
+    text = str(root)
+    top = text if on_disk is None else on_disk(text)
+    if top == text:
+        is_dir = path_is_dir(text)
     else:
         try:
-            is_dir = Path(top).is_dir()
+            is_dir = path_is_dir(top)
         except OSError:
             is_dir = root.is_dir()  # its error, naming it
     if is_dir:
