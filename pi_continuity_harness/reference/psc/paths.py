@@ -8,6 +8,7 @@ Brief of one session look like a same-session artifact of another).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -102,19 +103,19 @@ class ArtifactLayout:
 
     @property
     def session_dir(self) -> str:
-        return os.path.join(self.artifact_dir, safe_session_component(self.session_id))
+        return _session_dirs(self.artifact_dir, safe_session_component(self.session_id))[0]
 
     @property
     def pending_dir(self) -> str:
-        return os.path.join(self.session_dir, "pending")
+        return _session_dirs(self.artifact_dir, safe_session_component(self.session_id))[1]
 
     @property
     def archive_dir(self) -> str:
-        return os.path.join(self.session_dir, "archive")
+        return _session_dirs(self.artifact_dir, safe_session_component(self.session_id))[2]
 
     @property
     def failed_dir(self) -> str:
-        return os.path.join(self.session_dir, "failed")
+        return _session_dirs(self.artifact_dir, safe_session_component(self.session_id))[3]
 
     def pending_path(self, event_id: str) -> str:
         """``<artifactDirectory>/<sessionId>/pending/<eventId>.md``."""
@@ -127,3 +128,20 @@ class ArtifactLayout:
     def failed_path(self, moment: datetime, event_id: str) -> str:
         """``<artifactDirectory>/<sessionId>/failed/<timestamp>-<eventId>.md``."""
         return os.path.join(self.failed_dir, f"{file_timestamp(moment)}-{safe_path_component(event_id)}.md")
+
+
+@functools.lru_cache(maxsize=64)
+def _session_dirs(artifact_dir: str, component: str) -> tuple[str, str, str, str]:
+    """The session, pending, archive and failed directories of a session whose directory is
+    named ``component`` under ``artifact_dir``: a function of the two strings alone, so one
+    made before is the same. A layout is made anew for every artifact path
+    (``ExtensionState.layout``), and each of its directories joined the session's again,
+    several times an event (issue 16). The name is still made at every call
+    (:func:`safe_session_component`, which mutants replace)."""
+    session_dir = os.path.join(artifact_dir, component)
+    return (
+        session_dir,
+        os.path.join(session_dir, "pending"),
+        os.path.join(session_dir, "archive"),
+        os.path.join(session_dir, "failed"),
+    )
