@@ -44,6 +44,7 @@ __all__ = [
     "HostPaths",
     "WorkdirError",
     "apply_edit",
+    "as_path",
     "deep_merge",
     "make_dir",
     "path_exists",
@@ -77,10 +78,22 @@ def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any
     return result
 
 
+#: The class ``Path(...)`` makes here (``PosixPath``).
+_PATH_CLASS = type(Path())
+
+
+def as_path(path: str | Path) -> Path:
+    """``Path(path)``: ``path`` itself when it is one of the class ``Path`` makes (immutable, so
+    the same), else a new one. ``Path`` of a ``Path`` parses all its parts again: a scenario's
+    run directory, given as a ``Path`` of a dozen parts, was parsed again by the target and by
+    each check of it (issue 16)."""
+    return path if type(path) is _PATH_CLASS else Path(path)
+
+
 def workdir_problem(workdir: str | Path) -> str | None:
     """Why :func:`prepare_workdir` would refuse ``workdir`` (``"<path>: <reason>"``), or None:
     a path that exists must be a directory, empty or a harness run directory."""
-    return _resolved_workdir(Path(workdir).resolve())[0]
+    return _resolved_workdir(as_path(workdir).resolve())[0]
 
 
 def _resolved_workdir(root: Path) -> tuple[str | None, list[Path] | None]:
@@ -151,7 +164,7 @@ def prepare_workdir(workdir: str | Path) -> Path:
 
     The run-directory lock file (:data:`~.run_lock.LOCK_NAME`) is neither content nor removed:
     the process emptying the directory is the one holding it."""
-    root = Path(workdir).resolve()
+    root = as_path(workdir).resolve()
     problem, entries = _resolved_workdir(root)
     if problem is not None:
         raise WorkdirError(problem)

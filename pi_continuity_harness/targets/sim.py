@@ -32,6 +32,7 @@ from pi_continuity_harness.scenario.implementations import (
 )
 from pi_continuity_harness.scenario.model_script import Reply, RequestKind, SynthesisReply
 from pi_continuity_harness.scenario.operations import Operation
+from pi_continuity_harness.scenario.workspace import as_path
 from pi_continuity_harness.simulator.host import ProcessStartError
 from pi_continuity_harness.simulator.meter import BudgetExceededError
 from pi_continuity_harness.simulator.simulation import Simulation
@@ -120,7 +121,7 @@ class SimTarget:
         budget: BudgetOverride | None = None,
     ) -> None:
         self._implementation = implementation
-        self._workdir = Path(workdir)
+        self._workdir = as_path(workdir)
         self._seed = seed
         self._system = system
         self._budget = budget
