@@ -292,21 +292,46 @@ def served_call_problem(name: str, arguments: dict[str, Any], project_dir: str, 
 def _calls(
     value: Any, where: tuple[int | str, ...]
 ) -> Iterator[tuple[tuple[int | str, ...], ScriptedToolCall]]:
-    """Only containers are walked into (a string, a number or ``None`` holds no call): a
-    generator for every field of every model of a scenario was 2 % of a blitz exploration,
-    which loads a generated scenario per seed (issue 16)."""
+    """Every scripted tool call in ``value`` with the field names and indexes that lead to it,
+    in the order a depth-first walk of the fields meets them (:func:`_collect`)."""
+    found: list[tuple[tuple[int | str, ...], ScriptedToolCall]] = []
+    _collect(value, where, found)
+    return iter(found)
+
+
+#: What may hold a scripted tool call: a model, or a container of them.
+_CONTAINERS = (BaseModel, list, tuple, dict)
+
+#: Each model class's field names, in their order: a class's fields are made with the class, and
+#: ``model_fields`` is a descriptor (pydantic's deprecated instance property) that cost about
+#: five times a plain attribute on every model the walk met (issue 16).
+_FIELD_NAMES: dict[type[BaseModel], tuple[str, ...]] = {}
+
+
+def _collect(
+    value: Any, where: tuple[int | str, ...], found: list[tuple[tuple[int | str, ...], ScriptedToolCall]]
+) -> None:
+    """Only containers are walked into (a string, a number or ``None`` holds no call), and the
+    calls are gathered into one list (a scenario is frozen while it is walked): a generator for
+    every field of every model of a scenario was 2 % of a blitz exploration, which loads a
+    generated scenario per seed, and the generators nested one per level, each call going up
+    through every one above it, still 3 % (issue 16)."""
     if isinstance(value, ScriptedToolCall):
-        yield where, value
+        found.append((where, value))
     elif isinstance(value, BaseModel):
-        for name in type(value).model_fields:
+        model = type(value)
+        names = _FIELD_NAMES.get(model)
+        if names is None:
+            names = _FIELD_NAMES[model] = tuple(model.model_fields)
+        for name in names:
             item = getattr(value, name)
-            if isinstance(item, (BaseModel, list, tuple, dict)):
-                yield from _calls(item, (*where, name))
+            if isinstance(item, _CONTAINERS):
+                _collect(item, (*where, name), found)
     elif isinstance(value, (list, tuple)):
         for index, item in enumerate(value):
-            if isinstance(item, (BaseModel, list, tuple, dict)):
-                yield from _calls(item, (*where, index))
+            if isinstance(item, _CONTAINERS):
+                _collect(item, (*where, index), found)
     elif isinstance(value, dict):
         for key, item in value.items():
-            if isinstance(item, (BaseModel, list, tuple, dict)):
-                yield from _calls(item, (*where, key))
+            if isinstance(item, _CONTAINERS):
+                _collect(item, (*where, key), found)
