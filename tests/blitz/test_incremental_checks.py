@@ -172,6 +172,31 @@ def test_a_session_whose_entries_are_no_longer_those_read_before_is_read_again(t
     assert entries == _run(tmp_path, records, None).entries()
 
 
+def test_a_session_read_from_other_objects_holding_the_same_data_is_not_indexed_again() -> None:
+    """Entries that are other objects holding the same data as those read before (the live
+    session read from its file after a switch) keep the index and its generation: nothing found
+    by id can be found otherwise. Data a reader can tell apart (``True`` for ``1``, ``1.0`` for
+    ``1``, a tuple for a list, keys in another order) is a change, read again."""
+    memo = _Memo()
+    live = [_user("a", "first"), {"type": "custom", "id": "b", "data": {"n": 1, "m": [1, 2]}}]
+    index, generation = memo.index({"s": live})
+    read_from_file = json.loads(json.dumps(live))
+    assert read_from_file == live and read_from_file[0] is not live[0]
+    again, same = memo.index({"s": [*read_from_file, _user("c", "later")]})
+    assert same == generation
+    assert again["s"]["a"] is index["s"]["a"] and again["s"]["c"]["id"] == "c"
+    for changed in (
+        {"n": True, "m": [1, 2]},
+        {"n": 1.0, "m": [1, 2]},
+        {"n": 1, "m": (1, 2)},
+        {"m": [1, 2], "n": 1},
+    ):
+        before = memo.generation
+        memo.index({"s": [_user("a", "first"), {"type": "custom", "id": "b", "data": changed}]})
+        assert memo.generation == before + 1, changed
+        memo.index({"s": live})  # back to the data read first (another change)
+
+
 def test_an_extension_input_makes_an_earlier_message_with_its_text_the_extensions(tmp_path: Path) -> None:
     """The extension's texts are a set (``_Run.transcript``): a later send of the text of a message
     read as the user's makes it the extension's, as a fresh reading finds."""
