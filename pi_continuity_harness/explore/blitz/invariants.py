@@ -650,6 +650,10 @@ class _TranscriptScan:
         self.count = len(entries)
 
 
+#: The record kinds :class:`_ProducerScan` never reads (half the records of a blitz run).
+_NOT_PRODUCING = frozenset({"session", "model", "fs", "ui", "fault"})
+
+
 class _ProducerScan(_Scanner):
     """:meth:`_Run.producers` read record by record (the entries of :class:`_EntryScan`
     ``source``): the operation running, the sends and inputs not paired yet."""
@@ -670,6 +674,8 @@ class _ProducerScan(_Scanner):
         op, user_sends, custom_sends, inputs = self.op, self.user_sends, self.custom_sends, self.inputs
         for record in records:
             kind, name = record["kind"], record["name"]
+            if kind in _NOT_PRODUCING:
+                continue
             if kind == "op":
                 op = None if record.get("phase") == "end" else record
             elif kind == "host" and name in ("runtime", "reload"):
@@ -1080,9 +1086,17 @@ class _DueCaptures(_Scanner):
         self.open_prompts: list[dict[str, Any]] = []
         self.due: dict[int, str] = {}  # prompt op seq -> its text, where its input came while capturing
 
+    #: The names of the records :meth:`feed` reads (most records have another).
+    NAMES = frozenset(
+        {"tool_execution_end", "runtime", "reload", "session_start", "command", "prompt", "input"}
+    )
+
     def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
         capturing, open_prompts, due = self.capturing, self.open_prompts, self.due
+        names = self.NAMES
         for record in records:
+            if record["name"] not in names:
+                continue
             kind, name, begins = record["kind"], record["name"], record.get("phase") != "end"
             tool = record.get("toolName") if kind == "session" and name == "tool_execution_end" else None
             if tool is not None and not record.get("isError"):
@@ -1112,22 +1126,24 @@ def dossier_kept_until_receiver_turn(run: _Run, ops: list[dict[str, Any]]) -> It
     submitted = _submitted_dossiers(run)
     if not submitted:
         return
-    # Read again from the start when a dossier was submitted since (a removal read before may be
-    # of it).
-    key = frozenset(submitted)
-    yield from run.fold("dossier_kept_until_receiver_turn", _DossierRemovals, lambda _count: key).problems
+    # Every removal is kept and judged against the dossiers submitted so far (one submitted
+    # later makes a removal read before a violation): before, the removals were read again from
+    # the run's start whenever a dossier was submitted, a sixteenth of a blitz seed's checks.
+    for path in run.fold("dossier_kept_until_receiver_turn", _DossierRemovals).removals:
+        if path in submitted:
+            yield f"the implementation removed the submitted dossier {path} before the receiver's turn settled"
 
 
 class _DossierRemovals(_Scanner):
-    """The implementation's removals of submitted dossiers before the receiver's turn settled
-    (:func:`dossier_kept_until_receiver_turn`), record by record."""
+    """The implementation's removals of files while a Finish is accepted and the receiver's turn
+    has not settled (:func:`dossier_kept_until_receiver_turn`), record by record."""
 
     def __init__(self) -> None:
         self.pending = self.switched = False
-        self.problems: list[str] = []
+        #: The paths removed (or replaced) then, in trace order.
+        self.removals: list[str] = []
 
     def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
-        submitted = _submitted_dossiers(run)
         pending, switched = self.pending, self.switched
         for record in records:
             kind, name = record["kind"], record["name"]
@@ -1138,11 +1154,7 @@ class _DossierRemovals(_Scanner):
             elif kind == "session" and name == "agent_settled" and switched and not record.get("aborted"):
                 pending = switched = False
             elif kind == "fs" and name in ("remove", "replace") and pending:
-                path = run.real(str(record.get("to" if name == "replace" else "path", "")))
-                if path in submitted:
-                    self.problems.append(
-                        f"the implementation removed the submitted dossier {path} before the receiver's turn settled"
-                    )
+                self.removals.append(run.real(str(record.get("to" if name == "replace" else "path", ""))))
         self.pending, self.switched = pending, switched
 
 
@@ -1511,6 +1523,8 @@ class _EmergencyOwed(_Scanner):
         for record in records:
             seq = int(record["seq"])
             kind, name = record["kind"], record["name"]
+            if name not in ("tool_execution_end", "reply") and seq not in calls and seq not in boundaries:
+                continue  # none of the tests below holds (most records)
             if seq in calls or (
                 kind == "session"
                 and name == "tool_execution_end"
