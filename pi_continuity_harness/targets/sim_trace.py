@@ -60,47 +60,55 @@ class TraceReading:
 
     def catch_up(self, records: list[dict[str, Any]]) -> None:
         """Read the records written since the last call."""
+        workdir = self._workdir
         for record in records[self._read :]:
             kind, name = record["kind"], record["name"]
             if kind == "session":
-                payload = self._payload(record)
                 if name == "session_info_changed":
                     # Pi's field (``name`` is reserved in traces); a cleared name is ``undefined``
                     # in Pi's event (agent-session.js:3350-3354), so it has no key at all.
-                    named = payload.get("sessionName")
-                    payload = {} if named is None else {"name": named}
-                self.session_events.append({"type": name, **payload})
+                    named = _payload(record, {}, workdir).get("sessionName")
+                    self.session_events.append(
+                        {"type": name} if named is None else {"type": name, "name": named}
+                    )
+                else:
+                    self.session_events.append(_payload(record, {"type": name}, workdir))
             elif kind == "event":
                 if name in OBSERVABLE_EVENTS:
                     # Only what the real-Pi observer extension logs (not ``command``, ``tool_call``...).
-                    self.extension_events.append({"type": name, **self._payload(record)})
+                    self.extension_events.append(_payload(record, {"type": name}, workdir))
             elif kind == "ui":
                 if name in _DIALOGS:
-                    self.dialogs.append({"method": name, **self._payload(record)})
+                    self.dialogs.append(_payload(record, {"method": name}, workdir))
                 elif name == "output":
-                    self.command_output.append(str(self._payload(record).get("text") or ""))
+                    self.command_output.append(str(_payload(record, {}, workdir).get("text") or ""))
             elif kind == "fs":
                 # ``fs_event`` reads the kind, the name and the path (a rename's ``to``) only:
                 # the path is restored in the event, not every field in a payload first.
                 if event := fs_event(record):
-                    event["path"] = restore_paths(event["path"], self._workdir)
+                    event["path"] = restore_paths(event["path"], workdir)
                     self.fs_events.append(event)
             elif kind == "model" and name == "reply" and record.get("stopReason") == "aborted":
                 self.aborted.add((record.get("caller"), record.get("index")))
         self._read = len(records)
 
-    def _payload(self, record: dict[str, Any]) -> dict[str, Any]:
-        """The record's fields but ``seq``, ``t``, ``kind`` and ``name``, through
-        :func:`restore_paths`: a string's ``$WORK`` replaced and a number, a boolean or None
-        kept right here, a call of :func:`restore_paths` only for the rest (most values are
-        strings and numbers; the call per value was a fifth of each ``observe()``)."""
-        workdir = self._workdir
-        return {
-            k: v.replace("$WORK", workdir)
-            if type(v) is str
-            else v
-            if type(v) in _PLAIN
-            else restore_paths(v, workdir)
-            for k, v in record.items()
-            if k not in _NOT_PAYLOAD
-        }
+
+def _payload(record: dict[str, Any], event: dict[str, Any], workdir: str) -> dict[str, Any]:
+    """``event`` with the record's fields but ``seq``, ``t``, ``kind`` and ``name`` added, through
+    :func:`restore_paths`: a string's ``$WORK`` replaced and a number, a boolean or None kept
+    right here, a call of :func:`restore_paths` only for the rest (most values are strings and
+    numbers; the call per value was a fifth of each ``observe()``). The event's own key
+    (``type``, ``method``) is given first, so it leads the event; a payload field of that name
+    would replace its value there, as ``{"type": name, **payload}`` did. Filled in place: that
+    merge made the payload's dict and then the event's (every event a reading makes)."""
+    for k, v in record.items():
+        if k not in _NOT_PAYLOAD:
+            kind = type(v)
+            event[k] = (
+                v.replace("$WORK", workdir)
+                if kind is str
+                else v
+                if kind in _PLAIN
+                else restore_paths(v, workdir)
+            )
+    return event
