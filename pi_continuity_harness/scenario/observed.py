@@ -14,6 +14,7 @@ with no await in between: ``agent-session.js:2402-2409, 2691-2698``).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from pi_continuity_harness.api.events import CompactionPreparation
@@ -52,69 +53,94 @@ def _model_name(model: Any) -> str | None:
 
 def event_summary(event: Any) -> dict[str, Any]:
     """An extension event as the trace (and the real-Pi observer) records it."""
-    kind = event.type
-    if kind == "session_before_compact":
-        return {
-            "reason": event.reason,
-            "willRetry": event.will_retry,
-            "customInstructions": event.custom_instructions,
-            "preparation": preparation_summary(event.preparation),
-        }
-    if kind == "session_tree":
-        return {
-            "newLeafId": event.new_leaf_id,
-            "oldLeafId": event.old_leaf_id,
-            "fromExtension": event.from_extension,
-        }
-    if kind == "session_compact":
-        entry = event.compaction_entry
-        return {
-            "reason": event.reason,
-            "willRetry": event.will_retry,
-            "fromExtension": event.from_extension,
-            "compactionEntry": {
-                "id": entry.get("id"),
-                "summary": entry.get("summary"),
-                "firstKeptEntryId": entry.get("firstKeptEntryId"),
-                "tokensBefore": entry.get("tokensBefore"),
-                "details": entry.get("details"),
-                "fromHook": entry.get("fromHook"),
-            },
-        }
-    if kind == "session_compact_failed":
-        return {
-            "reason": event.reason,
-            "errorMessage": event.error_message,
-            "aborted": event.aborted,
-            "willRetry": event.will_retry,
-            "fromExtension": event.from_extension,
-        }
-    if kind == "session_start":
-        return {"reason": event.reason, "previousSessionFile": event.previous_session_file}
-    if kind == "session_before_fork":
-        return {"entryId": event.entry_id, "position": event.position}
-    if kind in ("session_shutdown", "session_before_switch"):
-        return {"reason": event.reason, "targetSessionFile": event.target_session_file}
-    if kind == "model_select":
-        return {
-            "source": event.source,
-            "model": _model_name(event.model),
-            "contextWindow": event.model.context_window if event.model else None,
-            "previousModel": _model_name(event.previous_model),
-        }
-    if kind == "input":
-        return {"text": event.text, "source": event.source, "streamingBehavior": event.streaming_behavior}
-    if kind == "agent_end":
-        return {"messages": len(event.messages)}
-    if kind == "agent_settled":
-        return {"aborted": event.aborted}
-    if kind in ("turn_start", "turn_end"):
-        return {"turnIndex": event.turn_index}
-    if kind in ("message_start", "message_end"):
-        return {"role": event.message.get("role")}
-    if kind in ("tool_execution_start", "tool_execution_end", "tool_result"):
-        return {"toolName": event.tool_name}
-    return {}
+    summary = _SUMMARIES.get(event.type)
+    return {} if summary is None else summary(event)
+
+
+def _compact_summary(event: Any) -> dict[str, Any]:
+    entry = event.compaction_entry
+    return {
+        "reason": event.reason,
+        "willRetry": event.will_retry,
+        "fromExtension": event.from_extension,
+        "compactionEntry": {
+            "id": entry.get("id"),
+            "summary": entry.get("summary"),
+            "firstKeptEntryId": entry.get("firstKeptEntryId"),
+            "tokensBefore": entry.get("tokensBefore"),
+            "details": entry.get("details"),
+            "fromHook": entry.get("fromHook"),
+        },
+    }
+
+
+def _switch_summary(event: Any) -> dict[str, Any]:
+    return {"reason": event.reason, "targetSessionFile": event.target_session_file}
+
+
+def _turn_summary(event: Any) -> dict[str, Any]:
+    return {"turnIndex": event.turn_index}
+
+
+def _message_summary(event: Any) -> dict[str, Any]:
+    return {"role": event.message.get("role")}
+
+
+def _tool_summary(event: Any) -> dict[str, Any]:
+    return {"toolName": event.tool_name}
+
+
+#: :func:`event_summary` of each kind of event with fields (any other kind has none), found by
+#: one look-up: a chain of ``if kind == ...`` tests went past a dozen kinds for the commonest
+#: events (``turn_start``, ``agent_start``), at every event dispatched (issue 16).
+_SUMMARIES: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "session_before_compact": lambda event: {
+        "reason": event.reason,
+        "willRetry": event.will_retry,
+        "customInstructions": event.custom_instructions,
+        "preparation": preparation_summary(event.preparation),
+    },
+    "session_tree": lambda event: {
+        "newLeafId": event.new_leaf_id,
+        "oldLeafId": event.old_leaf_id,
+        "fromExtension": event.from_extension,
+    },
+    "session_compact": _compact_summary,
+    "session_compact_failed": lambda event: {
+        "reason": event.reason,
+        "errorMessage": event.error_message,
+        "aborted": event.aborted,
+        "willRetry": event.will_retry,
+        "fromExtension": event.from_extension,
+    },
+    "session_start": lambda event: {
+        "reason": event.reason,
+        "previousSessionFile": event.previous_session_file,
+    },
+    "session_before_fork": lambda event: {"entryId": event.entry_id, "position": event.position},
+    "session_shutdown": _switch_summary,
+    "session_before_switch": _switch_summary,
+    "model_select": lambda event: {
+        "source": event.source,
+        "model": _model_name(event.model),
+        "contextWindow": event.model.context_window if event.model else None,
+        "previousModel": _model_name(event.previous_model),
+    },
+    "input": lambda event: {
+        "text": event.text,
+        "source": event.source,
+        "streamingBehavior": event.streaming_behavior,
+    },
+    "agent_end": lambda event: {"messages": len(event.messages)},
+    "agent_settled": lambda event: {"aborted": event.aborted},
+    "turn_start": _turn_summary,
+    "turn_end": _turn_summary,
+    "message_start": _message_summary,
+    "message_end": _message_summary,
+    "tool_execution_start": _tool_summary,
+    "tool_execution_end": _tool_summary,
+    "tool_result": _tool_summary,
+}
 
 
 def preparation_summary(preparation: CompactionPreparation) -> dict[str, Any]:
