@@ -350,9 +350,11 @@ class AgentSession:
         RPC writes it (``rpc``; by default the trace's fields without ``None`` values, which
         JSON leaves out as ``undefined``)."""
         self.trace.emit("session", name, **data)
-        self._rpc(
-            rpc if rpc is not None else {"type": name, **{k: v for k, v in data.items() if v is not None}}
-        )
+        listener = self.rpc  # (as :meth:`_rpc`, without the call: every session event comes here)
+        if listener is not None:
+            listener(
+                rpc if rpc is not None else {"type": name, **{k: v for k, v in data.items() if v is not None}}
+            )
 
     def _rpc(self, event: dict[str, Any]) -> None:
         if self.rpc is not None:
@@ -620,13 +622,18 @@ class AgentSession:
         ``session_before_switch``, ``session_info_changed``) through here too, so every event
         an extension sees is traced the same way."""
         runner = self._runner()
-        observable = event.type in OBSERVABLE_EVENTS
+        kind = event.type  # (a class attribute: read once)
+        observable = kind in OBSERVABLE_EVENTS
         if observable:
-            self.trace.emit("event", event.type, **event_summary(event), **self._witness(event))
-        if not runner.has_handlers(event.type):
+            # The witness is a ``session_compact``'s alone: not asked of every other event.
+            fields = event_summary(event)
+            if kind == "session_compact":
+                fields.update(self._witness(event))
+            self.trace.emit("event", kind, **fields)
+        if not runner.has_handlers(kind):
             return None
         if not observable:
-            self.trace.emit("event", event.type, **event_summary(event))
+            self.trace.emit("event", kind, **event_summary(event))
         result = await runner.emit(event)
         await self.settle_preflights()
         return result
