@@ -214,15 +214,19 @@ class Trace:
                 # fields of a record; every record of a run is emitted here).
                 record[key] = value if kind_of_value in _UNCHANGED else self._normalise(value)
         self.records.append(record)
-        for sink in self.sinks:
-            sink(record)
-        for trigger in self._triggers:
-            if trigger.fired or not trigger.match.matches(record):
-                continue
-            trigger.seen += 1
-            if trigger.seen >= trigger.match.occurrence:
-                trigger.fired = True
-                trigger.action(record)
+        # Most traces have neither sinks nor triggers: a loop over an empty list still makes
+        # and ends an iterator, at every record.
+        if self.sinks:
+            for sink in self.sinks:
+                sink(record)
+        if self._triggers:
+            for trigger in self._triggers:
+                if trigger.fired or not trigger.match.matches(record):
+                    continue
+                trigger.seen += 1
+                if trigger.seen >= trigger.match.occurrence:
+                    trigger.fired = True
+                    trigger.action(record)
         return record
 
     def normalise(self, value: Any) -> Any:
