@@ -66,6 +66,7 @@ class SimExtensionAPI:
         handlers = self._record.handlers.setdefault(event, [])
         index = len(handlers)
         handlers.append(handler)
+        self._runner.note_handler(self._record, event)
 
         def unsubscribe() -> None:
             # The bridge empties the slot; Pi keeps its handler, which answers ``undefined``.
