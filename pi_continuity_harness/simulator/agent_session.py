@@ -431,7 +431,8 @@ class AgentSession:
             # to the public listeners. With no extension handler for it that dispatch does
             # nothing (``dispatch`` returns before any trace or await point: it is not an
             # observable event), so the extension step and the tests below are skipped then
-            # (issue 16).
+            # (issue 16; a streamed delta without a handler does not even come here:
+            # :meth:`_stream_assistant`).
             if runner.has_handlers(kind):
                 await self._emit_extension_event(event, runner)
             self._emit_public(event)
@@ -492,13 +493,7 @@ class AgentSession:
         ``partial``, ``modes/json-event.js``); the trace records its summary."""
         kind = event["type"]
         if kind == "message_update":
-            usage = (event.get("message") or {}).get("usage")
-            if self.rpc_update is not None:
-                self.rpc_update(usage, event["assistantMessageEvent"])
-            else:
-                self._rpc(
-                    {"type": kind, "usage": usage, "assistantMessageEvent": event["assistantMessageEvent"]}
-                )
+            self._emit_update(event.get("message") or {}, event["assistantMessageEvent"])
             return
         if kind == "tool_execution_update":
             self._rpc(dict(event))
@@ -539,6 +534,16 @@ class AgentSession:
             self._emit(
                 "tool_execution_end", rpc=dict(event), toolName=event["toolName"], isError=event["isError"]
             )
+
+    def _emit_update(self, message: Message, delta: dict[str, Any]) -> None:
+        """A streamed delta's ``message_update`` for the public listeners: RPC writes the
+        message's ``usage`` and the delta event (the host copies them without that dict being
+        made, :attr:`rpc_update`); the trace records nothing of it."""
+        usage = message.get("usage")
+        if self.rpc_update is not None:
+            self.rpc_update(usage, delta)
+        else:
+            self._rpc({"type": "message_update", "usage": usage, "assistantMessageEvent": delta})
 
     async def _emit_extension_event(self, event: AgentEvent, runner: ExtensionRunner) -> None:
         kind = event["type"]
@@ -715,6 +720,14 @@ class AgentSession:
             if kind == "start":
                 await emit({"type": "message_start", "message": dict(partial)})
             elif kind not in ("done", "error"):
+                runner = self.runner
+                if runner is not None and not runner.has_handlers("message_update"):
+                    # All the agent's listener (:meth:`_handle_agent_event`) does with a delta no
+                    # extension handles, without making its event and two coroutines to get
+                    # there (the agent's emitter does nothing else with a ``message_update``):
+                    # one per streamed delta, 46 a scenario (issue 16).
+                    self._emit_update(partial, event)
+                    return
                 # The partial message itself, not a copy of it as ``message_start``'s: nothing
                 # keeps a ``message_update``'s message past the event (the RPC event takes its
                 # ``usage``, a handler's event a copy made at its call, ``bridged_copy``), and
