@@ -350,11 +350,16 @@ class AgentSession:
         RPC writes it (``rpc``; by default the trace's fields without ``None`` values, which
         JSON leaves out as ``undefined``)."""
         self.trace.emit("session", name, **data)
-        listener = self.rpc  # (as :meth:`_rpc`, without the call: every session event comes here)
-        if listener is not None:
-            listener(
-                rpc if rpc is not None else {"type": name, **{k: v for k, v in data.items() if v is not None}}
-            )
+        if self.rpc is None:
+            return
+        if rpc is None:
+            # A loop, not a dict comprehension (a function call of its own): about 24 session
+            # events a scenario (issue 16).
+            rpc = {"type": name}
+            for key, value in data.items():
+                if value is not None:
+                    rpc[key] = value
+        self.rpc(rpc)
 
     def _rpc(self, event: dict[str, Any]) -> None:
         if self.rpc is not None:
@@ -423,7 +428,8 @@ class AgentSession:
     # ================================================================= agent events
     async def _handle_agent_event(self, event: AgentEvent, signal: AbortSignal) -> None:
         kind = event["type"]
-        runner = self._runner()
+        runner = self.runner
+        assert runner is not None
         if kind in ("message_update", "tool_execution_update"):
             # One per streamed delta (more than half of all agent events) or per partial result
             # of a running tool, and nothing of it is persisted: Pi hands it to the extensions
@@ -437,25 +443,30 @@ class AgentSession:
                 await self._emit_extension_event(event, runner)
             self._emit_public(event)
             return
-        if kind == "agent_start" and self._agent_run_abort_requested:
-            self.agent.abort()
-        # agent-session.js:773-786: the calls a tool made through ctx.execute_tool go on its
-        # result message (``nestedCalls``) as the message starts; the scopes go at agent_end.
-        if kind == "message_start" and event["message"].get("role") == "toolResult":
-            record = self._nested_calls.take_record(event["message"].get("toolCallId", ""))
-            if record is not None:
-                event["message"]["nestedCalls"] = record
+        if kind == "message_start":
+            message = event["message"]
+            role = message.get("role")
+            if role == "toolResult":
+                # agent-session.js:773-786: the calls a tool made through ctx.execute_tool go on
+                # its result message (``nestedCalls``) as the message starts; the scopes go at
+                # agent_end.
+                record = self._nested_calls.take_record(message.get("toolCallId", ""))
+                if record is not None:
+                    message["nestedCalls"] = record
+            elif role == "user":
+                self._overflow_recovery_attempted = False
+                text = content_text(message.get("content"))
+                if text in self._steering_texts:
+                    self._steering_texts.remove(text)
+                    self._emit_queue_update()
+                elif text in self._follow_up_texts:
+                    self._follow_up_texts.remove(text)
+                    self._emit_queue_update()
+        elif kind == "agent_start":
+            if self._agent_run_abort_requested:
+                self.agent.abort()
         elif kind == "agent_end":
             self._nested_calls.clear()
-        if kind == "message_start" and event["message"].get("role") == "user":
-            self._overflow_recovery_attempted = False
-            text = content_text(event["message"].get("content"))
-            if text in self._steering_texts:
-                self._steering_texts.remove(text)
-                self._emit_queue_update()
-            elif text in self._follow_up_texts:
-                self._follow_up_texts.remove(text)
-                self._emit_queue_update()
         # Extensions first, then the public listeners (RPC), then persistence. Without a handler
         # a message's or a tool call's extension event is not dispatched: that dispatch does
         # nothing (``_RUN_EVENTS``); 3,224 of the 6,064 agent events of a run of the Pi Session
@@ -465,52 +476,55 @@ class AgentSession:
         self._emit_public(event)
         if kind == "message_end":
             message = event["message"]
+            role = message.get("role")
             entry_id: str | None = None
-            if message.get("role") == "custom":
+            if role == "custom":
                 entry_id = self.session_manager.append_custom_message_entry(
                     message["customType"],
                     message.get("content"),
                     message.get("display", True),
                     absent_if_none(message.get("details")),
                 )
-            elif message.get("role") in ("system", "user", "assistant", "toolResult"):
+            elif role in ("system", "user", "assistant", "toolResult"):
                 entry_id = self.session_manager.append_message(message)
             if entry_id is not None:
                 self._entry_ids[identity(message)] = (message, entry_id)
-            if message.get("role") == "assistant":
+            if role == "assistant":
                 self._last_assistant = message
                 if message.get("stopReason") not in ("error", "length"):
                     self._overflow_recovery_attempted = False
                 if message.get("stopReason") != "error" and self._retry_attempt > 0:
                     self._emit("auto_retry_end", success=True, attempt=self._retry_attempt)
                     self._retry_attempt = 0
-        if kind == "turn_end":
+        elif kind == "turn_end":
             self._prompting.flush_pending_custom()
 
     def _emit_public(self, event: AgentEvent) -> None:
         """An agent event for the public listeners: RPC writes it whole (``toJsonEvent``:
         ``message_update`` carries the message's ``usage`` and the delta event without its
-        ``partial``, ``modes/json-event.js``); the trace records its summary."""
+        ``partial``, ``modes/json-event.js``); the trace records its summary (a message's at
+        its ``message_end`` only)."""
         kind = event["type"]
         if kind == "message_update":
             self._emit_update(event.get("message") or {}, event["assistantMessageEvent"])
             return
-        if kind == "tool_execution_update":
-            self._rpc(dict(event))
+        if kind == "message_start":
+            self._rpc({"type": kind, "message": event["message"]})
             return
-        if kind in ("message_start", "message_end"):
+        if kind == "message_end":
             message = event["message"]
-            data: dict[str, Any] = {"role": message.get("role")}
-            if message.get("role") == "assistant":
+            role = message.get("role")
+            data: dict[str, Any] = {"role": role}
+            if role == "assistant":
                 data["stopReason"] = message.get("stopReason")
                 data["totalTokens"] = (message.get("usage") or {}).get("totalTokens")
-            text = content_text(message.get("content")) if message.get("role") != "system" else ""
+            text = content_text(message.get("content")) if role != "system" else ""
             if text:
                 data["text"] = text[:80]
-            if kind == "message_end":
-                self._emit(kind, rpc={"type": kind, "message": message}, **data)
-            else:
-                self._rpc({"type": kind, "message": message})
+            self._emit(kind, rpc={"type": kind, "message": message}, **data)
+            return
+        if kind == "tool_execution_update":
+            self._rpc(dict(event))
             return
         if kind == "agent_end":
             will_retry = self._runs.will_retry_after_agent_end(event)
@@ -626,15 +640,15 @@ class AgentSession:
         The host dispatches the lifecycle events (``session_start``, ``session_shutdown``,
         ``session_before_switch``, ``session_info_changed``) through here too, so every event
         an extension sees is traced the same way."""
-        runner = self._runner()
-        kind = event.type  # (a class attribute: read once)
+        runner = self.runner
+        assert runner is not None
+        kind = event.type
         observable = kind in OBSERVABLE_EVENTS
         if observable:
-            # The witness is a ``session_compact``'s alone: not asked of every other event.
-            fields = event_summary(event)
             if kind == "session_compact":
-                fields.update(self._witness(event))
-            self.trace.emit("event", kind, **fields)
+                self.trace.emit("event", kind, **event_summary(event), **self._witness(event))
+            else:
+                self.trace.emit("event", kind, **event_summary(event))
         if not runner.has_handlers(kind):
             return None
         if not observable:
@@ -644,8 +658,9 @@ class AgentSession:
         return result
 
     def _witness(self, event: Event) -> dict[str, Any]:
-        """``summaryFiles`` of a ``session_compact``: what was on disk when Pi appended the entry,
-        before any handler ran (the real-Pi observer, loaded first, logs the same)."""
+        """``summaryFiles`` of a ``session_compact`` (:meth:`dispatch` asks for no other event's):
+        what was on disk when Pi appended the entry, before any handler ran (the real-Pi
+        observer, loaded first, logs the same)."""
         if not isinstance(event, SessionCompactEvent) or self._summary_files is None:
             return {}
         summary = event.compaction_entry.get("summary")
