@@ -200,12 +200,16 @@ class Agent:
         await self._emit({"type": "turn_end", "message": failure, "toolResults": []})
         await self._emit({"type": "agent_end", "messages": [failure]})
 
-    async def _emit(self, event: AgentEvent) -> None:
+    def _emit(self, event: AgentEvent) -> Awaitable[None]:
+        """The listener's handling of ``event``, for the caller to await at once (every caller
+        does: ``await self._emit(...)``). A plain function returning the listener's coroutine,
+        not a coroutine of its own around it: one coroutine less for each agent event (issue 16);
+        the transcript takes a ``message_end``'s message first, as before."""
         if event["type"] == "message_end":
             self.messages.append(event["message"])
         run = self.active_run
         assert run is not None, "Agent listener invoked outside active run"
-        await self.listener(event, run.signal)
+        return self.listener(event, run.signal)
 
     async def _run_loop_with_prompts(
         self, prompts: list[Message], signal: AbortSignal, *, skip_initial_steering: bool = False
@@ -299,9 +303,9 @@ class Agent:
     def _stream_emitter(self, started: list[bool]) -> StreamEmit:
         """The hook's emitter: notes in ``started`` that the stream emitted ``message_start``."""
 
-        async def emit(event: AgentEvent) -> None:
+        def emit(event: AgentEvent) -> Awaitable[None]:
             # :meth:`_emit` inlined for the events a stream emits (``message_start``, then one
-            # ``message_update`` per delta: a coroutine less for each, issue 16).
+            # ``message_update`` per delta: a call less for each, issue 16).
             kind = event["type"]
             if kind == "message_start":
                 started.append(True)
@@ -309,7 +313,7 @@ class Agent:
                 self.messages.append(event["message"])
             run = self.active_run
             assert run is not None, "Agent listener invoked outside active run"
-            await self.listener(event, run.signal)
+            return self.listener(event, run.signal)
 
         return emit
 
@@ -370,8 +374,8 @@ class Agent:
         )
         return messages, terminate
 
-    async def _emit_start(self, call: dict[str, Any]) -> None:
-        await self._emit(
+    def _emit_start(self, call: dict[str, Any]) -> Awaitable[None]:
+        return self._emit(
             {
                 "type": "tool_execution_start",
                 "toolCallId": call["id"],
@@ -380,9 +384,9 @@ class Agent:
             }
         )
 
-    async def _emit_end(
+    def _emit_end(
         self, call: dict[str, Any], result: dict[str, Any], is_error: Any, duration: int | None
-    ) -> None:
+    ) -> Awaitable[None]:
         event: AgentEvent = {
             "type": "tool_execution_end",
             "toolCallId": call["id"],
@@ -392,7 +396,7 @@ class Agent:
         }
         if duration is not None:
             event["durationMs"] = duration
-        await self._emit(event)
+        return self._emit(event)
 
     def _update_emitter(self, call: dict[str, Any]) -> ToolUpdate:
         async def update(partial: dict[str, Any]) -> None:

@@ -440,7 +440,9 @@ class AgentSession:
             # (issue 16; a streamed delta without a handler does not even come here:
             # :meth:`_stream_assistant`).
             if runner.has_handlers(kind):
-                await self._emit_extension_event(event, runner)
+                update = self._extension_event(event)
+                assert update is not None
+                await self.dispatch(update)
             self._emit_public(event)
             return
         if kind == "message_start":
@@ -467,12 +469,27 @@ class AgentSession:
                 self.agent.abort()
         elif kind == "agent_end":
             self._nested_calls.clear()
-        # Extensions first, then the public listeners (RPC), then persistence. Without a handler
-        # a message's or a tool call's extension event is not dispatched: that dispatch does
-        # nothing (``_RUN_EVENTS``); 3,224 of the 6,064 agent events of a run of the Pi Session
-        # Continuity suite (issue 16).
-        if kind in _RUN_EVENTS or runner.has_handlers(kind):
-            await self._emit_extension_event(event, runner)
+        # Extensions first (``_emitExtensionEvent``, agent-session.js:961-1052), then the public
+        # listeners (RPC), then persistence. Without a handler a message's or a tool call's
+        # extension event is not dispatched: that dispatch does nothing (``_RUN_EVENTS``); 3,224
+        # of the 6,064 agent events of a run of the Pi Session Continuity suite (issue 16).
+        if kind == "turn_end":
+            # Its dispatch is the ``turn_end`` boundary, which ``finishTurn`` has dispatched
+            # already for a completed turn (:meth:`_finish_turn`).
+            message = event["message"]
+            if message.get("role") == "assistant" and identity(message) not in self._boundary_dispatched:
+                await self._runs.dispatch_turn_end(message, event["toolResults"])
+            self._boundary_dispatched.discard(identity(message))
+            self._turn_index += 1
+        elif kind in _RUN_EVENTS or runner.has_handlers(kind):
+            # :meth:`dispatch` inlined: an event without a handler is only traced, with no
+            # coroutine for it (the run's events, about 12 a scenario, have none in most runs).
+            extension_event = self._extension_event(event)
+            if extension_event is not None:
+                handling = self._announce(extension_event)
+                if handling is not None:
+                    await handling.emit(extension_event)
+                    await self.settle_preflights()
         self._emit_public(event)
         if kind == "message_end":
             message = event["message"]
@@ -559,28 +576,21 @@ class AgentSession:
         else:
             self._rpc({"type": "message_update", "usage": usage, "assistantMessageEvent": delta})
 
-    async def _emit_extension_event(self, event: AgentEvent, runner: ExtensionRunner) -> None:
+    def _extension_event(self, event: AgentEvent) -> Event | None:
+        """The extension event ``_emitExtensionEvent`` (agent-session.js:961-1052) dispatches for
+        an agent event other than ``turn_end`` (:meth:`_handle_agent_event`), made as it is
+        dispatched: ``agent_start`` resets the turn index, ``turn_start`` reads the clock."""
         kind = event["type"]
         if kind == "agent_start":
             self._turn_index = 0
-            await self.dispatch(AgentStartEvent())
-        elif kind == "agent_end":
-            await self.dispatch(AgentEndEvent(messages=event["messages"]))
-        elif kind == "turn_start":
-            await self.dispatch(
-                TurnStartEvent(turn_index=self._turn_index, timestamp=self.service.clock.now_ms())
-            )
-        elif kind == "turn_end":
-            if (
-                event["message"].get("role") == "assistant"
-                and identity(event["message"]) not in self._boundary_dispatched
-            ):
-                await self._runs.dispatch_turn_end(event["message"], event["toolResults"])
-            self._boundary_dispatched.discard(identity(event["message"]))
-            self._turn_index += 1
-        elif kind == "message_start":
-            await self.dispatch(MessageStartEvent(message=event["message"]))
-        elif kind == "message_update":
+            return AgentStartEvent()
+        if kind == "agent_end":
+            return AgentEndEvent(messages=event["messages"])
+        if kind == "turn_start":
+            return TurnStartEvent(turn_index=self._turn_index, timestamp=self.service.clock.now_ms())
+        if kind == "message_start":
+            return MessageStartEvent(message=event["message"])
+        if kind == "message_update":
             # agent-session.js:990-996: ``{type: "message_update", message, assistantMessageEvent}``
             # through the awaited ``_extensionRunner.emit``. A Python handler gets it through the
             # bridge as JSON made at its call, the delta event without its ``partial`` (bridge.ts
@@ -591,46 +601,41 @@ class AgentSession:
             # filling during the bridge's round trip: its handler may see text of later deltas
             # already; the simulator's is the outcome of a reply read delta by delta.)
             delta = {k: v for k, v in event["assistantMessageEvent"].items() if k != "partial"}
-            await self.dispatch(MessageUpdateEvent(message=event["message"], assistant_message_event=delta))
-        elif kind == "message_end":
-            await self.dispatch(MessageEndEvent(message=event["message"]))
-        elif kind == "tool_execution_start":
-            await self.dispatch(
-                ToolExecutionStartEvent(
-                    tool_call_id=event["toolCallId"],
-                    tool_name=event["toolName"],
-                    args=event["args"],
-                    parent_tool_call_id=event.get("parentToolCallId"),
-                )
+            return MessageUpdateEvent(message=event["message"], assistant_message_event=delta)
+        if kind == "message_end":
+            return MessageEndEvent(message=event["message"])
+        if kind == "tool_execution_start":
+            return ToolExecutionStartEvent(
+                tool_call_id=event["toolCallId"],
+                tool_name=event["toolName"],
+                args=event["args"],
+                parent_tool_call_id=event.get("parentToolCallId"),
             )
-        elif kind == "tool_execution_update":
+        if kind == "tool_execution_update":
             # agent-session.js:1026-1034: the call's id, name and arguments and the tool's partial
             # result, through the awaited ``_extensionRunner.emit`` (return value ignored; a
             # handler that raises is an ``extension_error``). pi-agent-core awaits each update
             # before the result is final (agent-loop.js:568-581): after ``tool_execution_start``,
             # before ``tool_result`` and ``tool_execution_end`` (:meth:`.session_tools.SessionTools.execute_tool`).
-            await self.dispatch(
-                ToolExecutionUpdateEvent(
-                    tool_call_id=event["toolCallId"],
-                    tool_name=event["toolName"],
-                    args=event["args"],
-                    partial_result=event["partialResult"],
-                    parent_tool_call_id=event.get("parentToolCallId"),
-                )
+            return ToolExecutionUpdateEvent(
+                tool_call_id=event["toolCallId"],
+                tool_name=event["toolName"],
+                args=event["args"],
+                partial_result=event["partialResult"],
+                parent_tool_call_id=event.get("parentToolCallId"),
             )
-        elif kind == "tool_execution_end":
-            await self.dispatch(
-                ToolExecutionEndEvent(
-                    tool_call_id=event["toolCallId"],
-                    tool_name=event["toolName"],
-                    result=event["result"],
-                    # The bridge's ``bool(isError)``: a handler's ``"yes"`` (tool_result_hooks).
-                    is_error=bool(event["isError"]),
-                    # :1043: only when the loop has one (an executed call).
-                    duration_ms=event.get("durationMs"),
-                    parent_tool_call_id=event.get("parentToolCallId"),
-                )
+        if kind == "tool_execution_end":
+            return ToolExecutionEndEvent(
+                tool_call_id=event["toolCallId"],
+                tool_name=event["toolName"],
+                result=event["result"],
+                # The bridge's ``bool(isError)``: a handler's ``"yes"`` (tool_result_hooks).
+                is_error=bool(event["isError"]),
+                # :1043: only when the loop has one (an executed call).
+                duration_ms=event.get("durationMs"),
+                parent_tool_call_id=event.get("parentToolCallId"),
             )
+        return None
 
     async def dispatch(
         self, event: Event
@@ -640,6 +645,17 @@ class AgentSession:
         The host dispatches the lifecycle events (``session_start``, ``session_shutdown``,
         ``session_before_switch``, ``session_info_changed``) through here too, so every event
         an extension sees is traced the same way."""
+        runner = self._announce(event)
+        if runner is None:
+            return None
+        result = await runner.emit(event)
+        await self.settle_preflights()
+        return result
+
+    def _announce(self, event: Event) -> ExtensionRunner | None:
+        """:meth:`dispatch` up to the handlers: the trace's record of ``event`` (an observable
+        one's with or without a handler), then the runner when an extension handles it, else
+        ``None`` (the dispatch ends there, before any await point)."""
         runner = self.runner
         assert runner is not None
         kind = event.type
@@ -653,9 +669,7 @@ class AgentSession:
             return None
         if not observable:
             self.trace.emit("event", kind, **event_summary(event))
-        result = await runner.emit(event)
-        await self.settle_preflights()
-        return result
+        return runner
 
     def _witness(self, event: Event) -> dict[str, Any]:
         """``summaryFiles`` of a ``session_compact`` (:meth:`dispatch` asks for no other event's):
