@@ -58,7 +58,10 @@ def json_copy(value: Any) -> Any:
 def _copy(value: Any) -> Any:
     """A dict is first copied whole (in C, its order kept) and only its containers are then
     replaced by their copies: building it key by key was twice as slow, and this copy was 6 %
-    of a Pi Session Continuity exploration (each handler of an event gets its own, issue 16)."""
+    of a Pi Session Continuity exploration (each handler of an event gets its own, issue 16).
+    A list is built by a loop, not a list comprehension, whose own function call cost more
+    than its loop saved on the short lists here (a message's content, an event's messages):
+    5 % fewer instructions for the copies of a suite run's handler events."""
     kind = type(value)
     if kind is dict:
         out = value.copy()
@@ -69,7 +72,10 @@ def _copy(value: Any) -> Any:
                 out[key] = _copy(item)
         return out
     if kind is list or kind is tuple:
-        return [item if type(item) in _LEAVES else _copy(item) for item in value]
+        items = []
+        for item in value:
+            items.append(item if type(item) in _LEAVES else _copy(item))
+        return items
     if kind in _LEAVES:
         return value
     raise _NotPlainError
