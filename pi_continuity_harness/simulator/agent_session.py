@@ -744,25 +744,29 @@ class AgentSession:
             setup_error = str(error)
         reasoning = self.thinking_level if (model.reasoning and self.thinking_level != "off") else None
 
-        async def on_event(event: dict[str, Any], partial: Message) -> None:
+        def on_event(event: dict[str, Any], partial: Message) -> Awaitable[None] | None:
+            # The agent's handling of the event for the stream to await, or None when it is done
+            # (:data:`.model_service.OnStreamEvent`): not a coroutine of its own per stream
+            # event (issue 16).
             kind = event["type"]
             if kind == "start":
-                await emit({"type": "message_start", "message": dict(partial)})
-            elif kind not in ("done", "error"):
-                runner = self.runner
-                if runner is not None and not runner.has_handlers("message_update"):
-                    # All the agent's listener (:meth:`_handle_agent_event`) does with a delta no
-                    # extension handles, without making its event and two coroutines to get
-                    # there (the agent's emitter does nothing else with a ``message_update``):
-                    # one per streamed delta, 46 a scenario (issue 16).
-                    self._emit_update(partial, event)
-                    return
-                # The partial message itself, not a copy of it as ``message_start``'s: nothing
-                # keeps a ``message_update``'s message past the event (the RPC event takes its
-                # ``usage``, a handler's event a copy made at its call, ``bridged_copy``), and
-                # the stream waits for the event before it changes the message again (a copy
-                # per streamed delta, issue 16).
-                await emit({"type": "message_update", "assistantMessageEvent": event, "message": partial})
+                return emit({"type": "message_start", "message": dict(partial)})
+            if kind in ("done", "error"):
+                return None
+            runner = self.runner
+            if runner is not None and not runner.has_handlers("message_update"):
+                # All the agent's listener (:meth:`_handle_agent_event`) does with a delta no
+                # extension handles, without making its event and two coroutines to get there
+                # (the agent's emitter does nothing else with a ``message_update``): one per
+                # streamed delta, 46 a scenario (issue 16).
+                self._emit_update(partial, event)
+                return None
+            # The partial message itself, not a copy of it as ``message_start``'s: nothing keeps
+            # a ``message_update``'s message past the event (the RPC event takes its ``usage``,
+            # a handler's event a copy made at its call, ``bridged_copy``), and the stream waits
+            # for the event before it changes the message again (a copy per streamed delta,
+            # issue 16).
+            return emit({"type": "message_update", "assistantMessageEvent": event, "message": partial})
 
         message = await self.service.call(
             "agent",

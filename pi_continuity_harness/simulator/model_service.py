@@ -92,8 +92,10 @@ __all__ = [
 HELD_CALL_GRACE_SECONDS = 600.0
 
 RunDuring = Callable[[tuple[Operation, ...], ModelRequest], Awaitable[None]]
-#: Receives pi-ai's stream events of a call, with the partial message (see :mod:`.provider`).
-OnStreamEvent = Callable[[dict[str, Any], Message], Awaitable[None]]
+#: Receives pi-ai's stream events of a call, with the partial message (see :mod:`.provider`),
+#: and returns what the stream awaits before it reads on, or None when the event is handled
+#: (no coroutine for each streamed delta, issue 16).
+OnStreamEvent = Callable[[dict[str, Any], Message], Awaitable[None] | None]
 
 
 @dataclass(frozen=True)
@@ -669,7 +671,9 @@ class ScriptedModelService:
         async def emit(events: list[dict[str, Any]]) -> None:
             if on_event is not None:
                 for event in events:
-                    await on_event(event, reader.output)
+                    handling = on_event(event, reader.output)
+                    if handling is not None:
+                        await handling
 
         await emit([reader.start()])
         cut = len(stream.chunks) if stream.cut is None else stream.cut
@@ -720,7 +724,9 @@ class ScriptedModelService:
             events = reader.feed(chunk)
             if on_event is not None:
                 for event in events:
-                    await on_event(event, output)
+                    handling = on_event(event, output)
+                    if handling is not None:
+                        await handling
 
     def _elapsed(self, started_loop: int) -> int:
         """``durationMs``: virtual milliseconds since the call began (a clock read that does not
