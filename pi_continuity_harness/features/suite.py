@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import platform
 import re
 import sys
@@ -826,15 +827,61 @@ _XDIST_PLUGINS = ("-p", "no:xdist", "-p", "no:xdist.looponfail")
 _ALLURE_PLUGIN = ("-p", "no:allure_pytest_bdd")
 
 
+#: pytest's own plug-ins that a session of the stock suite has no use for, with hooks on every
+#: test: ``logging`` (two log handlers around each of a test's three phases and four more hook
+#: calls, for the "Captured log" sections of its reports: nothing the suite runs logs, and neither
+#: the JUnit XML, whose ``junit_logging`` is "no", nor the Cucumber JSON carries them), ``warnings``
+#: (a ``catch_warnings`` around every test, whose warnings went to no terminal: a stock run
+#: records none), ``unittest`` (``unittest.TestCase`` classes, and its ``SkipTest`` as a skip: the
+#: suite has neither), ``tmpdir`` (``tmp_path``, and every report's outcome kept for its
+#: retention policy), ``setuponly`` and ``setupplan`` (``--setup-only``, ``--setup-show``,
+#: ``--setup-plan``: two hook implementations on every fixture's setup and teardown),
+#: ``subtests`` (the ``subtests`` fixture) and ``doctest`` (``--doctest-modules``). Without them a
+#: run of the PSC suite on the simulator took 1.0 % fewer instructions (cachegrind, issue 16).
+#: Left out only when nothing else may want them (:func:`_only_the_harness_options`).
+_BUILTINS_UNUSED_BY_THE_SUITE = (
+    *("-p", "no:logging", "-p", "no:warnings", "-p", "no:unittest", "-p", "no:tmpdir"),
+    *("-p", "no:setuponly", "-p", "no:setupplan", "-p", "no:subtests", "-p", "no:doctest"),
+)
+
+#: The options of the suite's own plug-in that the harness's commands pass as ``extra_args``
+#: (``run --system``, the budget options, ``--observation-records``); each takes a value.
+_HARNESS_OPTIONS = frozenset(
+    {"--system", "--budget-ops", "--budget-virtual-seconds", "--budget-wall-seconds", "--observation-records"}
+)
+
+
+def _only_the_harness_options(extra_args: list[str]) -> bool:
+    """Whether ``extra_args`` are only :data:`_HARNESS_OPTIONS` with their values, and
+    ``PYTEST_ADDOPTS`` adds nothing: any other argument (``--log-level``, ``-o junit_logging=all``,
+    ``-p`` a plug-in of yours that asks for ``tmp_path``) may need one of
+    :data:`_BUILTINS_UNUSED_BY_THE_SUITE`."""
+    if os.environ.get("PYTEST_ADDOPTS", "").strip():
+        return False
+    value_next = False
+    for arg in extra_args:
+        if value_next:
+            value_next = False
+            continue
+        name, equals, _value = arg.partition("=")
+        if name not in _HARNESS_OPTIONS:
+            return False
+        value_next = not equals
+    return True
+
+
 def _unused_in_this_session(rootdir: Path, workers: int, extra_args: list[str]) -> list[str]:
-    """The ``-p no:`` arguments of :data:`_XDIST_PLUGINS` (a serial session) and
-    :data:`_ALLURE_PLUGIN` (no ``--alluredir``) for a session of the stock suite; none for
-    feature files of your own (a ``conftest.py`` beside them may use them)."""
+    """The ``-p no:`` arguments of :data:`_XDIST_PLUGINS` (a serial session),
+    :data:`_ALLURE_PLUGIN` (no ``--alluredir``) and :data:`_BUILTINS_UNUSED_BY_THE_SUITE` (no
+    argument but the harness's own) for a session of the stock suite; none for feature files of
+    your own (a ``conftest.py`` beside them may use them)."""
     if rootdir != SUITE_DIR:
         return []
     unused = [*_XDIST_PLUGINS] if workers == 0 else []
     if not any(arg.startswith("--alluredir") for arg in extra_args):
         unused += _ALLURE_PLUGIN
+    if _only_the_harness_options(extra_args):
+        unused += _BUILTINS_UNUSED_BY_THE_SUITE
     return unused
 
 

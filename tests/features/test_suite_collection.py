@@ -92,3 +92,42 @@ def test_the_stock_suite_runs_without_the_plugins_it_does_not_use(
     )
     assert run.results
     assert seen == {"syrupy": True, "hypothesispytest": True, "pytest-bdd": True}
+
+
+_BUILTINS = ("logging", "warnings", "unittest", "tmpdir", "setuponly", "setupplan", "subtests", "doctest")
+
+
+def test_the_stock_suite_runs_without_pytests_own_plugins_it_does_not_use(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no argument but the harness's own, a run of the stock suite leaves out pytest's own
+    plug-ins it never uses (hooks on every test); any other argument (one of theirs, a plug-in of
+    yours) or ``PYTEST_ADDOPTS`` keeps them, as does a run of feature files of your own."""
+    seen: list[dict[str, bool]] = []
+    main = pytest.main
+
+    class _Seen:
+        def pytest_configure(self, config: pytest.Config) -> None:
+            seen.append({name: config.pluginmanager.hasplugin(name) for name in (*_BUILTINS, "pytest-bdd")})
+
+    def spy_main(args: list[str], plugins: list[object]) -> Any:
+        return main(args, plugins=[*plugins, _Seen()])
+
+    monkeypatch.setattr(pytest, "main", spy_main)
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
+    own = ["--observation-records", "failed", "--budget-ops=100000", "--system", "pi-session-continuity"]
+    for extra_args in (None, own):
+        run = run_suite(target="sim", keyword="archive", workdir=tmp_path / "a", extra_args=extra_args)
+        assert run.results and all(r.status == "passed" for r in run.results)
+    kept = [["--log-level=INFO"], [*own, "-o", "junit_logging=all"]]
+    for extra_args in kept:
+        run = run_suite(target="sim", keyword="archive", workdir=tmp_path / "b", extra_args=extra_args)
+        assert run.results and all(r.status == "passed" for r in run.results)
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:randomly")
+    assert run_suite(target="sim", keyword="archive", workdir=tmp_path / "c").results
+    monkeypatch.delenv("PYTEST_ADDOPTS")
+    features = SUITE_DIR / "pi_session_continuity" / "smoke"
+    assert run_suite(target="sim", features=features, workdir=tmp_path / "d").results
+    left_out = {name: False for name in _BUILTINS} | {"pytest-bdd": True}
+    assert seen[:2] == [left_out, left_out]
+    assert all(all(found.values()) for found in seen[2:]) and len(seen) == 6
