@@ -54,6 +54,10 @@ class LoopClock(Protocol):
 
     def time(self) -> float: ...
 
+    def time_ms(self) -> int:
+        """``round(time() * 1000)``."""
+        ...
+
     def catch_up(self, seconds: float) -> None: ...
 
 
@@ -80,18 +84,22 @@ class VirtualClock:
         self._loop = loop
         self._epoch_ms = epoch_ms
         self._last_ms = epoch_ms - 1
-
-    def loop_ms(self) -> int:
-        """Virtual milliseconds since the run started (for traces)."""
-        return round(self._loop.time() * 1000)
+        #: Virtual milliseconds since the run started (for traces): the loop's own
+        #: ``time_ms``, called straight (every trace record reads it; a method of this class
+        #: around it was a second call per record, issue 16).
+        self.loop_ms: Callable[[], int] = loop.time_ms
 
     def now_ms(self) -> int:
         """``Date.now()``: a fresh, strictly increasing millisecond timestamp; when it is ahead
         of the loop's time, the loop's clock is moved to it (the read took that long)."""
+        epoch_ms = self._epoch_ms
         loop_ms = self.loop_ms()
-        ms = max(self._epoch_ms + loop_ms, self._last_ms + 1)
-        if ms - self._epoch_ms > loop_ms:
-            self._loop.catch_up((ms - self._epoch_ms) / 1000)
+        # ``max(epoch_ms + loop_ms, last + 1)``, the loop caught up when it is the second.
+        ms = self._last_ms + 1
+        if ms > epoch_ms + loop_ms:
+            self._loop.catch_up((ms - epoch_ms) / 1000)
+        else:
+            ms = epoch_ms + loop_ms
         self._last_ms = ms
         return ms
 

@@ -13,5 +13,8 @@ class ManualLoopClock:
     def time(self) -> float:
         return self.now
 
+    def time_ms(self) -> int:
+        return round(self.now * 1000)
+
     def catch_up(self, seconds: float) -> None:
         self.now = max(self.now, seconds)
