@@ -269,10 +269,12 @@ class deterministic_environment:  # noqa: N801  (used as a context manager)
 
     A class rather than a ``contextlib`` generator: every step of a simulation enters it
     (``Simulation._run``), and a generator's context costs four times a class's; what is
-    replaced and restored, and in which order, is the same."""
+    replaced and restored, and in which order, is the same. The replacements are made with the
+    context, not at each ``__enter__``: a simulation makes one and enters it at every step (one
+    ``with`` at a time: it keeps what it restores from its ``__enter__`` to its ``__exit__``)."""
 
     __slots__ = (
-        "_clock",
+        "_names",
         "_rng",
         "_saved_names",
         "_saved_random_urandom",
@@ -280,17 +282,13 @@ class deterministic_environment:  # noqa: N801  (used as a context manager)
         "_saved_time",
         "_saved_time_ns",
         "_saved_urandom",
+        "_time",
+        "_time_ns",
+        "_urandom",
     )
 
     def __init__(self, clock: VirtualClock, rng: SeededRandom) -> None:
-        self._clock = clock
         self._rng = rng
-
-    def __enter__(self) -> None:
-        clock, rng = self._clock, self._rng
-        self._saved_time, self._saved_time_ns, self._saved_urandom = time.time, time.time_ns, os.urandom
-        self._saved_random_urandom = random._urandom  # type: ignore[attr-defined]
-        self._saved_names = tempfile._name_sequence  # type: ignore[attr-defined]
 
         def virtual_time() -> float:
             return clock.now_ms() / 1000.0
@@ -301,10 +299,18 @@ class deterministic_environment:  # noqa: N801  (used as a context manager)
         def virtual_urandom(n: int) -> bytes:
             return rng.bytes(n)
 
-        time.time = virtual_time
-        time.time_ns = virtual_time_ns
-        os.urandom = virtual_urandom
-        random._urandom = virtual_urandom  # type: ignore[attr-defined]
+        self._time, self._time_ns, self._urandom = virtual_time, virtual_time_ns, virtual_urandom
+        self._names = _SeededNames(rng.temporary_names)
+
+    def __enter__(self) -> None:
+        rng = self._rng
+        self._saved_time, self._saved_time_ns, self._saved_urandom = time.time, time.time_ns, os.urandom
+        self._saved_random_urandom = random._urandom  # type: ignore[attr-defined]
+        self._saved_names = tempfile._name_sequence  # type: ignore[attr-defined]
+        time.time = self._time
+        time.time_ns = self._time_ns
+        os.urandom = self._urandom
+        random._urandom = self._urandom  # type: ignore[attr-defined]
         process, process_view = _process_generator()
         if process_view is not None and rng.module_random_view is not None:
             # The run's state into the module functions' generator, the process's out into the
@@ -314,7 +320,7 @@ class deterministic_environment:  # noqa: N801  (used as a context manager)
         else:
             self._saved_state = random.getstate()
             random.setstate(rng.module_random.getstate())
-        tempfile._name_sequence = _SeededNames(rng.temporary_names)  # type: ignore[attr-defined]
+        tempfile._name_sequence = self._names  # type: ignore[attr-defined]
 
     def __exit__(self, *exc: object) -> None:
         time.time, time.time_ns, os.urandom = self._saved_time, self._saved_time_ns, self._saved_urandom

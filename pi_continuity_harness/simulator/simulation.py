@@ -208,9 +208,21 @@ class Simulation:
                 canonical=lambda p: self.view.to_virtual(os.path.realpath(p)),
                 on_disk=disk_path,
             )
-            tmp = self._tmp = os.path.join(self.host.paths.workdir, "tmp")
+            tmp = os.path.join(self.host.paths.workdir, "tmp")
             make_dir(tmp, on_disk=disk_path(tmp))
             self.host.stamp_laid_out_files(laid_out)
+        host = self.host
+        #: What every step enters after the host's view (:meth:`_run`), in that order: made once
+        #: rather than at each of a run's steps (each holds what it restores only from its
+        #: ``__enter__`` to its ``__exit__``, and steps never nest: a running loop refuses to
+        #: run again).
+        self._step_contexts = (
+            project_cwd(host.paths.project_dir),
+            activate_monitor(host.monitor, self._real_root),
+            deterministic_environment(host.clock, host.rng),
+            agent_dir_environment(host.paths.agent_dir),
+            confined_tempdir(tmp),
+        )
         self.result = SimulationResult(scenario, run_seed, impl_name, root, self.host, note=self.view.note)
         self.host.trace.emit(
             "host",
@@ -229,14 +241,8 @@ class Simulation:
         if self.result.over_budget is not None:
             coro.close()
             raise BudgetExceededError(self.result.over_budget)
-        with (
-            self.view.host_view(),
-            project_cwd(host.paths.project_dir),
-            activate_monitor(host.monitor, self._real_root),
-            deterministic_environment(host.clock, host.rng),
-            agent_dir_environment(host.paths.agent_dir),
-            confined_tempdir(self._tmp),
-        ):
+        cwd, monitor, environment, agent_dir, tempdir = self._step_contexts
+        with self.view.host_view(), cwd, monitor, environment, agent_dir, tempdir:
             try:
                 return host.loop.run_until_complete(coro)
             except BudgetExceeded as exceeded:
