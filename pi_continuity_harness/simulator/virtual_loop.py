@@ -144,12 +144,15 @@ async def sleep_unless_aborted(seconds: float, signal: AbortSignal | None) -> No
     if signal is None:
         await asyncio.sleep(seconds)
         return
-    sleeper = asyncio.ensure_future(asyncio.sleep(seconds))
-    aborted = asyncio.ensure_future(signal.wait())
+    # The running loop's tasks, as ``asyncio.ensure_future`` of each coroutine makes them,
+    # without its tests of what it was given and its look-up of the loop (each).
+    loop = asyncio.get_running_loop()
+    sleeper = loop.create_task(asyncio.sleep(seconds))
+    aborted = loop.create_task(signal.wait())
     # ``asyncio.wait([sleeper, aborted], return_when=FIRST_COMPLETED)`` without its sets and
     # its own coroutine (a sixth of this function's time, issue 16): the same done callback on
     # both tasks (it resolves the waiter once), taken off both when the wait ends, however it ends.
-    waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    waiter: asyncio.Future[None] = loop.create_future()
 
     def on_completion(_task: asyncio.Future[Any]) -> None:
         if not waiter.done():
