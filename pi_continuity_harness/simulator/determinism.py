@@ -58,7 +58,9 @@ class LoopClock(Protocol):
         """``round(time() * 1000)``."""
         ...
 
-    def catch_up(self, seconds: float) -> None: ...
+    def catch_up(self, ms: int) -> None:
+        """Move the clock to ``ms`` milliseconds, never back."""
+        ...
 
 
 class VirtualClock:
@@ -97,7 +99,7 @@ class VirtualClock:
         # ``max(epoch_ms + loop_ms, last + 1)``, the loop caught up when it is the second.
         ms = self._last_ms + 1
         if ms > epoch_ms + loop_ms:
-            self._loop.catch_up((ms - epoch_ms) / 1000)
+            self._loop.catch_up(ms - epoch_ms)
         else:
             ms = epoch_ms + loop_ms
         self._last_ms = ms

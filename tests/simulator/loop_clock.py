@@ -16,5 +16,5 @@ class ManualLoopClock:
     def time_ms(self) -> int:
         return round(self.now * 1000)
 
-    def catch_up(self, seconds: float) -> None:
-        self.now = max(self.now, seconds)
+    def catch_up(self, ms: int) -> None:
+        self.now = max(self.now, ms / 1000)
