@@ -313,63 +313,46 @@ class ChatStream:
     cut: int | None
 
 
-def _pieces(outcome: ModelOutcome, seq: int) -> list[tuple[str, Any]]:
+def _deltas(outcome: ModelOutcome, seq: int) -> list[dict[str, Any]]:
     """The deltas of a reply, in order: thinking and text in :data:`TEXT_CHUNK` pieces, then
-    one piece per tool call (id, name and the whole arguments JSON)."""
-    pieces: list[tuple[str, Any]] = []
+    one per tool call (id, name and the whole arguments JSON). Made as the chunks' own deltas:
+    a piece and its delta were two objects, each delta and each chunk a call of its own
+    (111,000 instructions for the 14 chunks of a 2,800-character reply, 93,000 now; 11,900
+    chunks in a suite run, issue 16)."""
     thinking = outcome.thinking or ""
-    for start in range(0, len(thinking), TEXT_CHUNK):
-        pieces.append(("reasoning_content", thinking[start : start + TEXT_CHUNK]))
-    for start in range(0, len(outcome.text), TEXT_CHUNK):
-        pieces.append(("content", outcome.text[start : start + TEXT_CHUNK]))
+    text = outcome.text
+    deltas: list[dict[str, Any]] = [
+        {"reasoning_content": thinking[start : start + TEXT_CHUNK]}
+        for start in range(0, len(thinking), TEXT_CHUNK)
+    ]
+    deltas += [{"content": text[start : start + TEXT_CHUNK]} for start in range(0, len(text), TEXT_CHUNK)]
     for i, call in enumerate(outcome.tool_calls):
-        pieces.append(
-            (
-                "tool_call",
-                (i, call.id or tool_call_id(seq, i), call.name, tool_arguments_json(call.arguments)),
-            )
-        )
-    return pieces
+        call_id = call.id or tool_call_id(seq, i)
+        function = {"name": call.name, "arguments": tool_arguments_json(call.arguments)}
+        deltas.append({"tool_calls": [{"index": i, "id": call_id, "type": "function", "function": function}]})
+    return deltas
 
 
-def _split(piece: tuple[str, Any], at: int) -> tuple[tuple[str, Any], tuple[str, Any]]:
-    kind, value = piece
-    if kind == "tool_call":
-        index, call_id, name, arguments = value
-        return ("tool_call", (index, call_id, name, arguments[:at])), (
-            "tool_call_rest",
-            (index, arguments[at:]),
-        )
-    return (kind, value[:at]), (kind, value[at:])
+def _split(delta: dict[str, Any], at: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A delta cut after ``at`` characters: a text's or thinking's text; a tool call's arguments,
+    the rest of them in a delta of their own that names the call by its index only."""
+    calls = delta.get("tool_calls")
+    if calls is None:
+        ((kind, value),) = delta.items()
+        return {kind: value[:at]}, {kind: value[at:]}
+    call = calls[0]
+    arguments = call["function"]["arguments"]
+    function = {"name": call["function"]["name"], "arguments": arguments[:at]}
+    head = {"tool_calls": [{**call, "function": function}]}
+    return head, {"tool_calls": [{"index": call["index"], "function": {"arguments": arguments[at:]}}]}
 
 
-def _piece_chars(piece: tuple[str, Any]) -> int:
-    kind, value = piece
-    if kind == "tool_call":
-        return len(value[3])
-    if kind == "tool_call_rest":
-        return len(value[1])
-    return len(value)
-
-
-def _delta(piece: tuple[str, Any]) -> dict[str, Any]:
-    kind, value = piece
-    if kind == "tool_call":
-        index, call_id, name, arguments = value
-        return {
-            "tool_calls": [
-                {
-                    "index": index,
-                    "id": call_id,
-                    "type": "function",
-                    "function": {"name": name, "arguments": arguments},
-                }
-            ]
-        }
-    if kind == "tool_call_rest":
-        index, arguments = value
-        return {"tool_calls": [{"index": index, "function": {"arguments": arguments}}]}
-    return {kind: value}
+def _delta_chars(delta: dict[str, Any]) -> int:
+    calls = delta.get("tool_calls")
+    if calls is None:
+        ((_kind, value),) = delta.items()
+        return len(value)
+    return len(calls[0]["function"]["arguments"])
 
 
 def chat_stream(outcome: ModelOutcome, *, model: str, seq: int) -> ChatStream:
@@ -377,44 +360,45 @@ def chat_stream(outcome: ModelOutcome, *, model: str, seq: int) -> ChatStream:
     :class:`~.model_script.StreamPlan` says (``upto`` characters after the role chunk)."""
     created = 1_700_000_000 + seq
     ident = completion_id(seq)
-
-    def chunk(delta: dict[str, Any] | None, finish: str | None = None) -> dict[str, Any]:
-        choice: dict[str, Any] = {"index": 0, "delta": delta or {}, "finish_reason": finish}
-        return {
-            "id": ident,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "choices": [choice],
-        }
-
-    pieces = _pieces(outcome, seq)
-    cut_piece: int | None = None
+    deltas = _deltas(outcome, seq)
+    cut: int | None = None
     plan = outcome.stream
     if plan is not None:
         remaining = plan.upto
-        cut_piece = len(pieces)
-        for position, piece in enumerate(pieces):
-            size = _piece_chars(piece)
+        cut_delta = len(deltas)
+        for position, delta in enumerate(deltas):
+            size = _delta_chars(delta)
             if remaining >= size:
                 remaining -= size
                 continue
             if remaining > 0:
-                head, tail = _split(piece, remaining)
-                pieces[position : position + 1] = [head, tail]
-                cut_piece = position + 1
+                deltas[position : position + 1] = _split(delta, remaining)
+                cut_delta = position + 1
             else:
-                cut_piece = position
+                cut_delta = position
             break
-    chunks = [chunk({"role": "assistant", "content": ""})]
-    cut: int | None = None
-    for position, piece in enumerate(pieces):
-        if cut_piece == position:
-            cut = len(chunks)
-        chunks.append(chunk(_delta(piece)))
-    if cut_piece is not None and cut is None:
-        cut = len(chunks)
-    chunks.append(chunk({}, _FINISH.get(outcome.stop_reason, "stop")))
+        cut = 1 + cut_delta  # (after the role chunk)
+    # The role chunk, the deltas' chunks, then the finish reason's (each written out in place).
+    chunks = [
+        {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+        }
+        for delta in [{"role": "assistant", "content": ""}, *deltas]
+    ]
+    finish = _FINISH.get(outcome.stop_reason, "stop")
+    chunks.append(
+        {
+            "id": ident,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
+        }
+    )
     usage = outcome.usage
     chunks.append(
         {
