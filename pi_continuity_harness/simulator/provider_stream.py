@@ -158,7 +158,7 @@ class StreamReader:
         last one that is its position: the block a delta continues almost always is (the text
         after the thinking, the last tool call), and the scan is left for the others (one per
         delta of every reply, issue 16)."""
-        blocks = self.blocks
+        blocks: list[dict[str, Any]] = self.output["content"]  # (:attr:`blocks`, without its call)
         if blocks and blocks[-1] is block:
             return len(blocks) - 1
         return next(i for i, b in enumerate(blocks) if b is block)
@@ -186,19 +186,8 @@ class StreamReader:
             output["stopReason"] = _STOP.get(finish, "error")
             self._finished = True
         delta = choice.get("delta") or {}
-        # (a delta without any reasoning field, most of them, skips the loop)
-        for name in () if REASONING_KEYS.isdisjoint(delta) else REASONING_FIELDS:
-            value = delta.get(name)
-            if isinstance(value, str) and value:
-                if self._thinking is None:
-                    self._thinking = {"type": "thinking", "thinking": "", "thinkingSignature": name}
-                    self.blocks.append(self._thinking)
-                    events.append({"type": "thinking_start", "contentIndex": self._index(self._thinking)})
-                self._thinking["thinking"] += value
-                events.append(
-                    {"type": "thinking_delta", "contentIndex": self._index(self._thinking), "delta": value}
-                )
-                break
+        if not REASONING_KEYS.isdisjoint(delta):  # (most deltas have no reasoning field)
+            self._thinking_delta(delta, events)
         text = delta.get("content")
         if isinstance(text, str) and text:
             block = self._text
@@ -213,6 +202,21 @@ class StreamReader:
             for call in calls:
                 events.extend(self._tool_delta(call))
         return events
+
+    def _thinking_delta(self, delta: dict[str, Any], events: list[dict[str, Any]]) -> None:
+        """The first reasoning field of ``delta`` with text, added to the thinking block."""
+        for name in REASONING_FIELDS:
+            value = delta.get(name)
+            if isinstance(value, str) and value:
+                if self._thinking is None:
+                    self._thinking = {"type": "thinking", "thinking": "", "thinkingSignature": name}
+                    self.blocks.append(self._thinking)
+                    events.append({"type": "thinking_start", "contentIndex": self._index(self._thinking)})
+                self._thinking["thinking"] += value
+                events.append(
+                    {"type": "thinking_delta", "contentIndex": self._index(self._thinking), "delta": value}
+                )
+                return
 
     def _tool_delta(self, call: dict[str, Any]) -> list[dict[str, Any]]:
         events: list[dict[str, Any]] = []
