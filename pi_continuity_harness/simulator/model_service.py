@@ -109,14 +109,16 @@ class ProviderHooks:
     (openai-completions.js:203), awaited once the headers of an accepted answer are in (at the
     wall time ``at_ms``, their ``Date``), before the stream's ``start``.
     ``on_stream_event(chunk, model)`` is ``onProviderStreamEvent`` (openai-completions.js:339-340),
-    awaited for each chunk before pi-ai reads it. ``on_headers()`` is the request options'
+    called for each chunk before pi-ai reads it: it returns what to await, or None when there
+    is nothing to do (no listener: a coroutine per chunk awaited for nothing was one for each of
+    the 11,400 chunks of an agent reply in a suite run, issue 16). ``on_headers()`` is the request options'
     ``transformHeaders`` (sdk.js:206-208), awaited in ``prepareRequest`` once auth is resolved
     (model-runtime.js:476-478), which the compaction summaries have too (they call the agent's
     stream function, agent-session.js:2314), without the other three."""
 
     on_payload: Callable[[dict[str, Any]], Awaitable[Any]] | None = None
     on_response: Callable[[int, int], Awaitable[None]] | None = None
-    on_stream_event: Callable[[Any, Model], Awaitable[None]] | None = None
+    on_stream_event: Callable[[Any, Model], Awaitable[Any] | None] | None = None
     on_headers: Callable[[], Awaitable[None]] | None = None
 
 
@@ -687,7 +689,9 @@ class ScriptedModelService:
             # provider_stream_event calls, "Stream ended without finish_reason", no content.
             for character in sse_text(stream.chunks):
                 if on_chunk is not None:
-                    await on_chunk(character, model)
+                    dispatch = on_chunk(character, model)
+                    if dispatch is not None:
+                        await dispatch
             await emit(reader.end(self._elapsed(started_loop)))
             return reader.output
         await self._stream(stream.chunks[:cut], reader, model, on_chunk, on_event)
@@ -711,7 +715,7 @@ class ScriptedModelService:
         chunks: Sequence[dict[str, Any]],
         reader: StreamReader,
         model: Model,
-        on_chunk: Callable[[Any, Model], Awaitable[None]] | None,
+        on_chunk: Callable[[Any, Model], Awaitable[Any] | None] | None,
         on_event: OnStreamEvent | None,
     ) -> None:
         """Each chunk to ``on_chunk`` (``onProviderStreamEvent``), then read by ``reader``, its
@@ -720,7 +724,9 @@ class ScriptedModelService:
         output = reader.output
         for chunk in chunks:
             if on_chunk is not None:
-                await on_chunk(chunk, model)
+                dispatch = on_chunk(chunk, model)
+                if dispatch is not None:
+                    await dispatch
             events = reader.feed(chunk)
             if on_event is not None:
                 for event in events:

@@ -66,11 +66,13 @@ def agent_provider_hooks(
             headers = response_record(at_ms)  # the fake server's (``scenario/chat_response.py``)
             await dispatch(AfterProviderResponseEvent(status=status, headers=headers))
 
-    async def on_stream_event(chunk: Any, model: Model) -> None:
-        if runner().has_handlers("provider_stream_event"):
-            await dispatch(
-                ProviderStreamEvent(data=chunk, provider=model.provider, api=model.api, model=model.id)
-            )
+    def on_stream_event(chunk: Any, model: Model) -> Awaitable[Any] | None:
+        # The dispatch to await, made only when someone listens (:class:`ProviderHooks`).
+        if not runner().has_handlers("provider_stream_event"):
+            return None
+        return dispatch(
+            ProviderStreamEvent(data=chunk, provider=model.provider, api=model.api, model=model.id)
+        )
 
     return ProviderHooks(
         on_payload=on_payload,
