@@ -523,7 +523,9 @@ class ScriptedModelService:
             stop = "aborted" if signal is not None and signal.aborted else "error"
             return setup_failure(model, setup_error, started, stop)
         caller = kind
-        resume = self._resume.setdefault(caller, (TransformResume(), WireResume(), ConvertResume()))
+        resume = self._resume.get(caller)
+        if resume is None:  # (made once per kind, not for every call as ``setdefault``'s default)
+            resume = self._resume[caller] = (TransformResume(), WireResume(), ConvertResume())
         try:
             body = request_body(
                 model,
