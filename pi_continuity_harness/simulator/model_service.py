@@ -46,6 +46,7 @@ from pi_continuity_harness.scenario.chat_wire import (
     chat_stream,
     classify_body,
     parse_chat_request,
+    tool_names,
 )
 from pi_continuity_harness.scenario.identity_memo import identity, same_objects_prefix
 from pi_continuity_harness.scenario.model_script import (
@@ -555,7 +556,8 @@ class ScriptedModelService:
                     stop = "aborted" if signal is not None and signal.aborted else "error"
                     return assistant_failure(model, _NOT_AN_OBJECT, started, stop, 0)
                 body, replaced = sent, True
-        kind = classify_body(body)
+        names = tool_names(body)  # (for the kind and the request)
+        kind = classify_body(body, names)
         if signal is not None and signal.aborted:
             # A handler aborted the signal (``before_provider_headers`` or
             # ``before_provider_request``): the SDK's request stops before anything is sent.
@@ -569,7 +571,7 @@ class ScriptedModelService:
         if replaced:
             # A body of the handler's (JSON copies): parsed without the conversation's memos,
             # so its messages are shared here (:meth:`_shared`).
-            request = parse_chat_request(body, index=index, kind=kind, model=model.full_id)
+            request = parse_chat_request(body, index=index, kind=kind, model=model.full_id, tools=names)
             request = dataclasses.replace(
                 request, messages=self._shared(request.messages, (caller, "parsed"))
             )
@@ -580,7 +582,13 @@ class ScriptedModelService:
             # sharing the request's messages again found each one by its identity (and the
             # request was made twice, ``dataclasses.replace``), issue 16.
             request = parse_chat_request(
-                body, index=index, kind=kind, memo=self._parsed, resume=resume[2], model=model.full_id
+                body,
+                index=index,
+                kind=kind,
+                memo=self._parsed,
+                resume=resume[2],
+                model=model.full_id,
+                tools=names,
             )
         self.requests.append(request)
         exchange: dict[str, Any] = {"kind": kind, "index": index, "request": request.to_json(), "reply": None}
