@@ -688,7 +688,6 @@ class ScriptedModelService:
                         await handling
 
         await emit([reader.start()])
-        cut = len(stream.chunks) if stream.cut is None else stream.cut
         on_chunk = None if hooks is None else hooks.on_stream_event
         if not streaming and plan is None:
             # A body whose ``stream`` a ``before_provider_request`` handler turned off: the SDK
@@ -704,19 +703,23 @@ class ScriptedModelService:
                         await dispatch
             await emit(reader.end(self._elapsed(started_loop)))
             return reader.output
-        await self._stream(stream.chunks[:cut], reader, model, on_chunk, on_event)
-        if plan is not None and plan.then == "drop":
-            await emit(reader.end(self._elapsed(started_loop)))
-            return reader.output
-        if plan is not None and plan.then == "error":
-            await emit([reader.fail(plan.error, self._elapsed(started_loop))])
-            return reader.output
-        if plan is not None and held:
-            await self._hold(outcome.hold_operations(), request, signal)
-            if self._aborted(signal):
-                await emit(reader.abort(self._elapsed(started_loop)))
+        if plan is None:  # (the whole stream at once: no cut, no second walk of no chunks)
+            await self._stream(stream.chunks, reader, model, on_chunk, on_event)
+        else:
+            cut = len(stream.chunks) if stream.cut is None else stream.cut
+            await self._stream(stream.chunks[:cut], reader, model, on_chunk, on_event)
+            if plan.then == "drop":
+                await emit(reader.end(self._elapsed(started_loop)))
                 return reader.output
-        await self._stream(stream.chunks[cut:], reader, model, on_chunk, on_event)
+            if plan.then == "error":
+                await emit([reader.fail(plan.error, self._elapsed(started_loop))])
+                return reader.output
+            if held:
+                await self._hold(outcome.hold_operations(), request, signal)
+                if self._aborted(signal):
+                    await emit(reader.abort(self._elapsed(started_loop)))
+                    return reader.output
+            await self._stream(stream.chunks[cut:], reader, model, on_chunk, on_event)
         await emit(reader.end(self._elapsed(started_loop)))
         return reader.output
 
