@@ -68,6 +68,7 @@ from pi_continuity_harness.simulator.determinism import VirtualClock
 from pi_continuity_harness.simulator.json_copy import json_copy_or_same
 from pi_continuity_harness.simulator.messages import JsTypeError, Message
 from pi_continuity_harness.simulator.provider import (
+    HeadResume,
     StreamReader,
     TransformResume,
     WireMemo,
@@ -325,9 +326,11 @@ class ScriptedModelService:
     #: The wire form of the conversation's user messages and tool results (:class:`~.provider.WireMemo`).
     _wired: WireMemo = field(init=False)
     #: Each kind's previous request, transformed (:class:`TransformResume`), in wire form
-    #: (:class:`WireResume`) and parsed (:class:`ConvertResume`): the agent's conversation and
-    #: the summarizer's are two, taking turns.
-    _resume: dict[RequestKind, tuple[TransformResume, WireResume, ConvertResume]] = field(init=False)
+    #: (:class:`WireResume`), parsed (:class:`ConvertResume`) and its leading system message
+    #: (:class:`HeadResume`): the agent's conversation and the summarizer's are two, taking turns.
+    _resume: dict[RequestKind, tuple[TransformResume, WireResume, ConvertResume, HeadResume]] = field(
+        init=False
+    )
     #: :meth:`_shared`'s previous result per kind and list (``"wire"``: the body's messages,
     #: ``"parsed"``: the request's, of a body a handler replaced), and how many of its leading
     #: messages are registered in :attr:`_shared_ids`.
@@ -526,7 +529,7 @@ class ScriptedModelService:
         caller = kind
         resume = self._resume.get(caller)
         if resume is None:  # (made once per kind, not for every call as ``setdefault``'s default)
-            resume = self._resume[caller] = (TransformResume(), WireResume(), ConvertResume())
+            resume = self._resume[caller] = (TransformResume(), WireResume(), ConvertResume(), HeadResume())
         try:
             body = request_body(
                 model,
@@ -537,6 +540,7 @@ class ScriptedModelService:
                 memo=self._wired,
                 resume=resume[0],
                 wire_resume=resume[1],
+                head_resume=resume[3],
                 tools=tools,
             )
         except JsTypeError as error:

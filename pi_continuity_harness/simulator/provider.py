@@ -67,6 +67,7 @@ from pi_continuity_harness.simulator.provider_stream import (
 __all__ = [
     "DEFAULT_THINKING_LEVEL",
     "THINKING_LEVELS",
+    "HeadResume",
     "StreamReader",
     "WireMemo",
     "assistant_failure",
@@ -119,12 +120,40 @@ def clamp_thinking_level(model: Model | None, level: str) -> str:
 
 
 # ============================================================================ request
-def fold_system_messages(messages: list[Message]) -> list[Message]:
+def fold_system_messages(messages: list[Message], resume: HeadResume | None = None) -> list[Message]:
     """pi-ai ``collapseSystemMessages``: the transcript's system messages replayed into one
-    leading message (``getCurrentSystemMessage``), every other message in order."""
-    head = current_system_message(messages)
+    leading message (``getCurrentSystemMessage``), every other message in order. ``resume``:
+    the previous request's fold (:class:`HeadResume`), taken when the system messages are the
+    same; the result is the same."""
+    if resume is None:
+        head = current_system_message(messages)
+    else:
+        systems = [m for m in messages if m.get("role") == "system"]
+        previous = resume.systems
+        if len(systems) != len(previous) or same_objects_prefix(systems, previous) != len(systems):
+            resume.systems, resume.head, resume.tools = systems, current_system_message(systems), None
+        head = resume.head
     rest = [m for m in messages if m.get("role") != "system"]
     return rest if head is None else [head, *rest]
+
+
+@dataclass
+class HeadResume:
+    """What :func:`request_body` keeps of one conversation's previous request's leading system
+    message: the transcript's system messages, the message :func:`fold_system_messages` folded
+    them into, and the wire form of its tools (``tools``, once made).
+
+    The fold reads the system messages alone (their texts, sections, tools and the first
+    timestamp), and a conversation's messages are never changed once made (as
+    :class:`WireMemo` has it): a request whose system messages are the very objects of the
+    previous one's (``is``, in the same order) gets the same folded message, the one object
+    from request to request, and so the same wire form (:class:`WireResume` keeps the system
+    message's, ``request_body`` the tools'). Folding and wiring them again for every request
+    was about a tenth of a model call's own work (issue 16)."""
+
+    systems: list[Message] = field(default_factory=list)
+    head: Message | None = None
+    tools: list[dict[str, Any]] | None = None
 
 
 def _same_model(message: Message, model: Model) -> bool:
@@ -468,6 +497,10 @@ class WireResume:
     key: tuple[Any, ...] | None = None
     messages: list[Message] = field(default_factory=list)
     out: list[dict[str, Any]] = field(default_factory=list)
+    #: The leading system message and its wire form (none for an empty text): the same message
+    #: (:class:`HeadResume`'s) gives the same, one object from request to request.
+    head: Message | None = None
+    head_out: list[dict[str, Any]] = field(default_factory=list)
 
 
 def wire_messages(
@@ -494,8 +527,10 @@ def wire_messages(
             resume.key = None
         return _wire_walk(messages, takes_images, memo, [], first=True)[0]
     # The leading system message, as the walk sends a first message that is a system one.
-    text = system_message_text(messages[0])
-    out: list[dict[str, Any]] = [{"role": "system", "content": text}] if text else []
+    if messages[0] is not resume.head:
+        text = system_message_text(messages[0])
+        resume.head, resume.head_out = messages[0], [{"role": "system", "content": text}] if text else []
+    out = list(resume.head_out)
     rest = messages[1:]
     key = (takes_images, identity(memo))
     previous = resume.messages
@@ -622,15 +657,17 @@ def request_body(
     memo: WireMemo | None = None,
     resume: TransformResume | None = None,
     wire_resume: WireResume | None = None,
+    head_resume: HeadResume | None = None,
     tools: list[Any] | None = None,
 ) -> dict[str, Any]:
     """The chat-completions body pi-ai sends for ``messages`` (after ``convertToLlm``):
     ``normalizeContext`` (a ``systemPrompt`` and ``Context.tools`` become a leading system
     message, its ``toolsAdded`` the tools: ``createInitialSystemMessage``, pi-ai
     ``dist/utils/transcript.js:6-26``), then ``buildParams`` for the fake provider. ``memo``
-    and ``resume``: see :func:`transform_messages`; ``wire_resume``: :func:`wire_messages`'s.
-    ``tools``: an extension's ``complete()`` context's (the agent declares its tools on its
-    system messages instead)."""
+    and ``resume``: see :func:`transform_messages`; ``wire_resume``: :func:`wire_messages`'s;
+    ``head_resume``: the leading system message's (:class:`HeadResume`). ``tools``: an
+    extension's ``complete()`` context's (the agent declares its tools on its system messages
+    instead)."""
     context = list(messages)
     if system_prompt or tools:
         lead: Message = {"role": "system", "content": system_prompt or ""}
@@ -638,7 +675,7 @@ def request_body(
             lead["toolsAdded"] = list(tools)
         lead["timestamp"] = 0
         context = [lead, *context]
-    transcript = fold_system_messages(context)
+    transcript = fold_system_messages(context, head_resume)
     # The folded transcript's only system message is its head, whose ``toolsAdded`` are
     # ``getCurrentTools`` of the transcript (read there rather than replayed again, issue 16).
     head = transcript[0] if transcript and transcript[0].get("role") == "system" else None
@@ -657,7 +694,12 @@ def request_body(
         body["max_tokens"] = max_tokens
     tools = None if head is None else head.get("toolsAdded")
     if tools:
-        body["tools"] = [_wire_tool(t) for t in tools]
+        if head_resume is None or head is not head_resume.head:
+            body["tools"] = [_wire_tool(t) for t in tools]
+        else:
+            if head_resume.tools is None:
+                head_resume.tools = [_wire_tool(t) for t in tools]
+            body["tools"] = list(head_resume.tools)
     # streamSimple clamps the requested level to what the model supports (pi-ai
     # dist/api/openai-completions.js:508-509): ``xhigh`` on a model without a thinkingLevelMap
     # entry goes out as ``high``, ``off`` sends no effort.
