@@ -1,5 +1,5 @@
 """The simulated model builds a conversation's next request from where it parts from the
-previous one (``TransformResume``, ``WireResume``, ``ConvertResume``: issue 16): the body and
+previous one (``TransformResume``, ``WireResume``, ``ConvertResume``, ``HeadResume``: issue 16): the body and
 the parsed request are what building them whole gives, for conversations that grow, are cut,
 are replaced, leave tool calls open, hold errors, null contents and images, and switch models."""
 
@@ -14,6 +14,7 @@ import pytest
 from pi_continuity_harness.api.extension_api import Model
 from pi_continuity_harness.scenario.chat_wire import ConvertMemo, ConvertResume, parse_chat_request
 from pi_continuity_harness.simulator.provider import (
+    HeadResume,
     TransformResume,
     WireMemo,
     WireResume,
@@ -74,6 +75,9 @@ class _Conversation:
                 ),
             }
         if roll < 0.95:
+            if rng.random() < 0.5:  # (declaring a tool: the request's tools, HeadResume)
+                tool = {"name": f"t{rng.randint(0, 2)}", "description": "d", "parameters": {}}
+                return {"role": "system", "content": "update", "toolsAdded": [tool]}
             return {"role": "system", "content": "update"}
         return {"role": "custom", "content": "c"}
 
@@ -118,7 +122,7 @@ def test_request_resumed_is_the_whole_request(seed: int) -> None:
         return one
 
     wired, parsed = WireMemo(share=share), ConvertMemo(share=share)
-    resumes = (TransformResume(), WireResume(), ConvertResume())
+    resumes = (TransformResume(), WireResume(), ConvertResume(), HeadResume())
     messages: list[dict[str, Any]] = []
     for _ in range(25):
         messages = conversation.next(messages)
@@ -126,7 +130,13 @@ def test_request_resumed_is_the_whole_request(seed: int) -> None:
         prompt = conversation.rng.choice(["prompt", "prompt", None])
         whole = request_body(model, messages, system_prompt=prompt)
         body = request_body(
-            model, messages, system_prompt=prompt, memo=wired, resume=resumes[0], wire_resume=resumes[1]
+            model,
+            messages,
+            system_prompt=prompt,
+            memo=wired,
+            resume=resumes[0],
+            wire_resume=resumes[1],
+            head_resume=resumes[3],
         )
         body["messages"] = [share(m) for m in body["messages"]]
         assert body == whole
