@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -67,25 +68,27 @@ def config_dir(cwd: str) -> str:
 def extension_config_path(cwd: str) -> str:
     """``<cwd>/<CONFIG_DIR_NAME>/session-continuity.json``."""
     if os.path.isabs(cwd):
-        return _in_config_dir(cwd, EXTENSION_CONFIG_FILE_NAME)
+        return _in_config_dir(config_dir, cwd, EXTENSION_CONFIG_FILE_NAME)
     return os.path.join(config_dir(cwd), EXTENSION_CONFIG_FILE_NAME)
 
 
 def project_settings_path(cwd: str) -> str:
     """``<cwd>/<CONFIG_DIR_NAME>/settings.json``: Pi's project-native settings."""
     if os.path.isabs(cwd):
-        return _in_config_dir(cwd, PROJECT_SETTINGS_FILE_NAME)
+        return _in_config_dir(config_dir, cwd, PROJECT_SETTINGS_FILE_NAME)
     return os.path.join(config_dir(cwd), PROJECT_SETTINGS_FILE_NAME)
 
 
 @functools.lru_cache(maxsize=64)
-def _in_config_dir(cwd: str, name: str) -> str:
-    """``<cwd>/<CONFIG_DIR_NAME>/<name>`` of an absolute ``cwd``: a function of the strings
+def _in_config_dir(directory_of: Callable[[str], str], cwd: str, name: str) -> str:
+    """``<cwd>/<CONFIG_DIR_NAME>/<name>`` of an absolute ``cwd``: a function of its arguments
     alone (no current directory), so one made before is the same. The paths are asked for at
-    every event the extension handles, of the one project it runs in (issue 16). The file's
-    name is part of the key (mutants replace the two constants); :func:`config_dir` and
-    ``CONFIG_DIR_NAME`` are as imported (no mutant replaces them)."""
-    return os.path.join(config_dir(cwd), name)
+    every event the extension handles, of the one project it runs in (issue 16). Everything a
+    mutant may replace is part of the key: the file's name (mutants replace the two constants)
+    and ``directory_of``, the module's :func:`config_dir` as it is at the call
+    (``hardcoded_dot_pi`` replaces it; a key without it kept the real directory for the mutant
+    in a process that had run the reference before)."""
+    return os.path.join(directory_of(cwd), name)
 
 
 def project_settings_problem(cwd: str) -> str | None:
@@ -123,16 +126,17 @@ def resolve_artifact_directory(cwd: str, artifact_directory: str) -> str:
     if os.path.isabs(artifact_directory):
         return os.path.normpath(artifact_directory)
     if os.path.isabs(cwd):
-        return _artifact_directory_below(cwd, artifact_directory)
+        return _artifact_directory_below(config_dir, cwd, artifact_directory)
     return os.path.normpath(os.path.join(config_dir(cwd), artifact_directory))
 
 
 @functools.lru_cache(maxsize=64)
-def _artifact_directory_below(cwd: str, artifact_directory: str) -> str:
+def _artifact_directory_below(directory_of: Callable[[str], str], cwd: str, artifact_directory: str) -> str:
     """:func:`resolve_artifact_directory` of an absolute ``cwd`` and a relative directory: a
-    function of the strings alone (no current directory), asked again for every artifact
-    path of every event (``ExtensionState.artifact_dir``, issue 16)."""
-    return os.path.normpath(os.path.join(config_dir(cwd), artifact_directory))
+    function of its arguments alone (no current directory), asked again for every artifact
+    path of every event (``ExtensionState.artifact_dir``, issue 16). ``directory_of`` is the
+    module's :func:`config_dir` as it is at the call (see :func:`_in_config_dir`)."""
+    return os.path.normpath(os.path.join(directory_of(cwd), artifact_directory))
 
 
 class ExtensionConfig(BaseModel):
