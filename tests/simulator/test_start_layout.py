@@ -152,10 +152,10 @@ def test_each_observation_names_the_current_session_file_and_the_hosts_directori
 
 
 def test_an_observed_payload_restores_paths_in_every_kind_of_value() -> None:
-    """``TraceReading._payload`` keeps numbers, booleans and None as they are and replaces
+    """``sim_trace._payload`` keeps numbers, booleans and None as they are and replaces
     ``$WORK`` in strings right there; everything else still goes through ``restore_paths``
     (nested objects and arrays, a ``str`` subclass), as when every value did."""
-    from pi_continuity_harness.targets.sim_trace import TraceReading, restore_paths  # noqa: PLC0415
+    from pi_continuity_harness.targets.sim_trace import _payload, restore_paths  # noqa: PLC0415
 
     class Text(str):
         pass
@@ -174,7 +174,7 @@ def test_an_observed_payload_restores_paths_in_every_kind_of_value() -> None:
         "sub": Text("$WORK/s"),
         "items": ("$WORK/t",),
     }
-    payload = TraceReading("/root")._payload(record)
+    payload = _payload(record, {}, "/root")
     expected = {
         k: restore_paths(v, "/root") for k, v in record.items() if k not in {"seq", "t", "kind", "name"}
     }
