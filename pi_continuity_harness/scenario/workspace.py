@@ -131,15 +131,7 @@ def path_exists(path: str) -> bool:
     nothing, or a name with a NUL), the error itself for any other failure of ``stat``. For
     paths tested at every host start (the simulator's trust decision, issue 16), where building
     and parsing a ``Path`` per test was most of the cost."""
-    try:
-        os.stat(path)
-    except OSError as error:
-        if error.errno in _ABSENT_ERRNOS:
-            return False
-        raise
-    except ValueError:
-        return False
-    return True
+    return _mode(path) is not None
 
 
 def path_is_dir(path: str) -> bool:
@@ -148,15 +140,21 @@ def path_is_dir(path: str) -> bool:
     its rule for what is absent, True for a directory (or a link to one). For the directories
     the harness asks about at every scenario (its machine's, its artifacts'), where building
     and parsing a ``Path`` for one ``stat`` was most of the cost (issue 16)."""
+    mode = _mode(path)
+    return mode is not None and stat.S_ISDIR(mode)
+
+
+def _mode(path: str) -> int | None:
+    """``os.stat(path).st_mode``, or None for what pathlib counts as absent (:data:`_ABSENT_ERRNOS`,
+    a name with a NUL); any other failure of ``stat`` propagates."""
     try:
-        mode = os.stat(path).st_mode
+        return os.stat(path).st_mode
     except OSError as error:
         if error.errno in _ABSENT_ERRNOS:
-            return False
+            return None
         raise
     except ValueError:
-        return False
-    return stat.S_ISDIR(mode)
+        return None
 
 
 def prepare_workdir(workdir: str | Path) -> Path:
