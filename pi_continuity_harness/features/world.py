@@ -30,7 +30,7 @@ from pi_continuity_harness.features.oracle import Brief, parse_brief
 from pi_continuity_harness.scenario.document import Scenario, parse_scenario, scenario_data
 from pi_continuity_harness.scenario.model_script import Reply, RequestKind, SynthesisReply
 from pi_continuity_harness.scenario.operations import CommandOp, DialogAnswer, Operation, PromptOp
-from pi_continuity_harness.scenario.workspace import path_is_dir
+from pi_continuity_harness.scenario.workspace import path_is_dir, path_of
 from pi_continuity_harness.targets import (
     BothRuns,
     CheckedRun,
@@ -304,14 +304,6 @@ def _files_below(root: Path, on_disk: Spelling | None = None) -> list[str]:
 
 
 @functools.lru_cache(maxsize=64)
-def _configured_path(configured: str) -> Path:
-    """``Path(configured)``, the one made before for the same string (a function of the string
-    alone, and immutable): :meth:`World.artifact_dir` is asked about three times a scenario,
-    nearly always of the default, and made and joined three ``Path`` objects each time (issue 16)."""
-    return Path(configured)
-
-
-@functools.lru_cache(maxsize=64)
 def _below_config_dir(project_dir: Path, path: Path) -> Path:
     """``project_dir / CONFIG_DIR_NAME / path``, the one made before for the same two: a
     function of the two paths alone (nothing on disk is asked). The simulator's project
@@ -498,7 +490,7 @@ class World:
         return ObservedCounts.of(self.observe())
 
     def artifact_dir(self) -> Path:
-        path = _configured_path(str(self.draft.extension_config().get("artifactDirectory", ARTIFACT_SUBDIR)))
+        path = path_of(str(self.draft.extension_config().get("artifactDirectory", ARTIFACT_SUBDIR)))
         if path.is_absolute():
             return path
         return _below_config_dir(self.observe().project_dir, path)

@@ -90,6 +90,18 @@ def as_path(path: str | Path) -> Path:
     return path if type(path) is _PATH_CLASS else Path(path)
 
 
+@functools.lru_cache(maxsize=256)
+def path_of(text: str) -> Path:
+    """``Path(text)``, the one made before for the same string: a ``Path`` of a string is a
+    function of the string alone (nothing is resolved, no current directory is read) and
+    immutable, so sharing one is safe. For strings asked about again and again: the simulated
+    host's directories and session files, spelt below its fixed virtual root
+    (``simulator/virtual_root.py``) and so the same in every simulation, and a scenario's
+    configured artifact directory (``features/world.py``); building and parsing their ``Path``
+    objects again was a few of the ``Path`` objects made per scenario (issue 16)."""
+    return Path(text)
+
+
 def workdir_problem(workdir: str | Path) -> str | None:
     """Why :func:`prepare_workdir` would refuse ``workdir`` (``"<path>: <reason>"``), or None:
     a path that exists must be a directory, empty or a harness run directory."""

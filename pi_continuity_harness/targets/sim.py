@@ -13,7 +13,6 @@ point of that name in :data:`~.target.RUN_CHECKERS_GROUP` (the explorer register
 
 from __future__ import annotations
 
-import functools
 import platform
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -32,7 +31,7 @@ from pi_continuity_harness.scenario.implementations import (
 )
 from pi_continuity_harness.scenario.model_script import Reply, RequestKind, SynthesisReply
 from pi_continuity_harness.scenario.operations import Operation
-from pi_continuity_harness.scenario.workspace import as_path
+from pi_continuity_harness.scenario.workspace import as_path, path_of
 from pi_continuity_harness.simulator.host import ProcessStartError
 from pi_continuity_harness.simulator.meter import BudgetExceededError
 from pi_continuity_harness.simulator.simulation import Simulation
@@ -92,18 +91,6 @@ def load_run_checker(system: str) -> RunCheckerFactory:
         raise TargetUnavailableError(f"no run checker is registered for {system} ({RUN_CHECKERS_GROUP})")
     factory: RunCheckerFactory = points[system].load()
     return factory
-
-
-@functools.lru_cache(maxsize=256)
-def _path_of(text: str) -> Path:
-    """``Path(text)``, the one made before for the same string: a ``Path`` of a string is a
-    function of the string alone (nothing is resolved, no current directory is read) and
-    immutable, so sharing one is safe. The host's paths are spelt below its fixed virtual root
-    (``simulator/virtual_root.py``), the same in every simulation, and so, often, are the
-    session files of the seeded simulations there (``observe()`` names the current one each
-    time): building and parsing their ``Path`` objects again was a few of the ``Path``
-    objects made per scenario (issue 16)."""
-    return Path(text)
 
 
 class SimTarget:
@@ -283,9 +270,9 @@ class SimTarget:
             observation.entries = manager.get_entries()
             observation.session_id = manager.get_session_id()
             file = manager.get_session_file()
-            observation.session_file = _path_of(file) if file else None
+            observation.session_file = path_of(file) if file else None
         elif host.last_session_file:
-            observation.session_file = _path_of(host.last_session_file)
+            observation.session_file = path_of(host.last_session_file)
             observation.entries = observation.session_file_entries()[1:]
             header = observation.session_file_entries()[:1]
             observation.session_id = header[0].get("id") if header else None
@@ -330,15 +317,15 @@ class SimTarget:
         ``Path`` is immutable, and building the four anew was a third of each ``observe()``
         (three or four per scenario of the suite). The host's three are the same strings in
         every simulation (its fixed virtual root), so their ``Path`` objects are too
-        (:func:`_path_of`)."""
+        (:func:`~.workspace.path_of`)."""
         dirs = self._observed_dirs
         if dirs is None:
             host = self.simulation.host
             paths = host.paths
             dirs = self._observed_dirs = (
-                _path_of(paths.project_dir),
-                _path_of(paths.agent_dir),
-                _path_of(paths.session_dir),
+                path_of(paths.project_dir),
+                path_of(paths.agent_dir),
+                path_of(paths.session_dir),
                 Path(host.disk.workdir),
             )
         return dirs
