@@ -149,20 +149,23 @@ def test_thinking_goes_back_as_reasoning_content_to_the_same_model_only(targets:
 
 
 def test_tool_results_have_pis_shape(targets: Targets) -> None:
-    """bash runs alone in its turn: beside other tools, when its output event reaches Pi's
-    event stream relative to the others' ends depends on how fast the real process runs (Pi
-    executes the calls in parallel), which no simulator can know."""
+    """Every executed call runs alone in its turn: Pi executes a reply's calls in parallel and
+    emits each ``tool_execution_end`` when its call finishes (agent-loop.js:414-461), so the order
+    of two executed calls' ends depends on how fast the real process runs, which no simulator can
+    know. ``nope`` shares ``read``'s turn: an unknown tool's call ends while it is prepared,
+    before any call executes, whatever the speed."""
     bash = [{"name": "bash", "arguments": {"command": "echo hi"}, "result": "hi\n", "id": "c1"}]
     calls = [
         {"name": "read", "arguments": {"path": "missing.txt"}, "id": "c2"},
-        {"name": "write", "arguments": {"path": "out.txt", "content": "x"}, "id": "c3"},
         {"name": "nope", "arguments": {}, "id": "c4"},
     ]
+    write = [{"name": "write", "arguments": {"path": "out.txt", "content": "x"}, "id": "c3"}]
     sc = scenario(
         {
             "agent": [
                 {"text": "bash", "tool_calls": bash},
                 {"text": "tools", "tool_calls": calls},
+                {"text": "write", "tool_calls": write},
                 {"text": "done"},
             ]
         }
@@ -173,8 +176,9 @@ def test_tool_results_have_pis_shape(targets: Targets) -> None:
         for e in real.entries
         if e.get("type") == "message" and e["message"]["role"] == "toolResult"
     ]
-    assert ["details" in r for r in results] == [False, True, False, True]
-    assert ["durationMs" in r for r in results] == [True, True, True, False]
+    assert [r["toolCallId"] for r in results] == ["c1", "c2", "c4", "c3"]
+    assert ["details" in r for r in results] == [False, True, True, False]
+    assert ["durationMs" in r for r in results] == [True, True, False, True]
     assert_equivalent(real, sim)
 
 

@@ -6,6 +6,12 @@ simulator.
 ``createToolResultMessage`` copies ``details`` whatever it is (agent-loop.js:656-670), so the
 toolResult message and its session entry carry ``"details": null``. A built-in tool's result
 without details has no key (``undefined``). Before, the simulator left the key out for ``None``.
+
+Each call runs alone in its turn: Pi runs a reply's calls in parallel and emits each
+``tool_execution_end`` when its call finishes (``executeToolCallsParallel``, agent-loop.js:414-461),
+so whether the built-in ``write`` ends before the Python tools, which answer through the bridge,
+depends on how fast the real processes run, which no simulator can know (CI on 5 December 2026
+saw ``write`` end first; the simulator's tools finish in call order).
 """
 
 from __future__ import annotations
@@ -54,7 +60,8 @@ def test_a_python_tools_none_details_is_written_as_null_and_a_builtins_missing_d
         {"name": "detailed", "arguments": {}, "id": "c2"},
         {"name": "write", "arguments": {"path": "out.txt", "content": "x"}, "id": "c3"},
     ]
-    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
+    replies = [{"text": "calling", "tool_calls": [call]} for call in calls] + [{"text": "DONE"}]
+    sc = scenario({"agent": replies})
     real, sim = play(targets, sc, [{"prompt": "hello"}], "details_none_probe:extension")
 
     def results(observation: Observation) -> list[tuple[str, bool, object]]:
