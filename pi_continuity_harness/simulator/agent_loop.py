@@ -13,8 +13,9 @@ The loop is Pi's, including the order that continuity extensions can observe:
 * an ``error`` or ``aborted`` reply ends the run at once (``turn_end``, ``agent_end``);
 * a ``length`` stop fails every tool call of that reply instead of running it.
 
-Tool calls run "in parallel" as Pi's default: every ``tool_execution_start`` first, then
-the executions, then the result messages in call order.
+Tool calls run in parallel as Pi's default: every ``tool_execution_start`` first, then
+the executions at once (each ``tool_execution_end`` when its call finishes), then the result
+messages in call order.
 
 ``finish_turn`` answers whether to ask for one more turn (``finishTurn``'s ``{action:
 "continue"}``, AC agent-loop.js:184-190: the session's ``turn_end`` boundary): with no tool call
@@ -25,7 +26,8 @@ steering/follow-up modes (Pi's default ``one-at-a-time`` only).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -322,9 +324,18 @@ class Agent:
     ) -> tuple[list[Message], bool]:
         """``executeToolCalls`` in Pi's default parallel mode (AC agent-loop.js:414-461): per call,
         ``tool_execution_start`` and its preparation (an immediate result ends it at once), then
-        the prepared calls run (in call order: the simulated tools finish in order), each with
-        ``tool_execution_end``; then the result messages in call order. A ``length`` reply's
-        calls are failed one by one instead (``failToolCallsFromTruncatedMessage``, :348-368)."""
+        the prepared calls run at once, each ending (``tool_execution_end``) when it finishes;
+        then the result messages in call order. A ``length`` reply's calls are failed one by one
+        instead (``failToolCallsFromTruncatedMessage``, :348-368).
+
+        Pi starts every prepared call before any finishes (``Promise.all`` over
+        ``finalizedCalls.map(entry => entry())``, :448): each checks the abort signal as it starts
+        (all see the same signal: aborted, each ends "Operation aborted" in call order) and then
+        runs, a Python tool in a task of its own on the bridge (``bridge_runtime`` ``_serve``).
+        Here each call is a task on the simulated loop, started in call order: a tool that waits
+        (``asyncio.sleep``, another call's result) lets the next run, so a call that waits longer
+        ends later, as on real Pi (``tests/realpi/test_differential_parallel_tools.py``); tools
+        that do not wait end in call order, one of the orders real Pi's own races give."""
         if assistant.get("stopReason") == "length":
             messages: list[Message] = []
             for call in tool_calls:
@@ -350,17 +361,26 @@ class Agent:
             else:
                 prepared.append((len(finalized), call, preparation.args))
                 finalized.append(None)
-        for index, call, args in prepared:
-            if signal.aborted:
+        if signal.aborted:
+            for index, call, _args in prepared:
                 result = _error_result("Operation aborted")
                 await self._emit_end(call, result, True, None)
                 finalized[index] = (call, result, True, None)
-                continue
-            started = self.hooks.now_loop_ms()
-            result, is_error = await self.hooks.execute_tool(call, args, signal, self._update_emitter(call))
-            duration = max(0, self.hooks.now_loop_ms() - started)
-            await self._emit_end(call, result, is_error, duration)
-            finalized[index] = (call, result, is_error, duration)
+        else:
+
+            async def run(index: int, call: dict[str, Any], args: dict[str, Any]) -> None:
+                started = self.hooks.now_loop_ms()
+                result, is_error = await self.hooks.execute_tool(
+                    call, args, signal, self._update_emitter(call)
+                )
+                duration = max(0, self.hooks.now_loop_ms() - started)
+                await self._emit_end(call, result, is_error, duration)
+                finalized[index] = (call, result, is_error, duration)
+
+            if len(prepared) == 1:
+                await run(*prepared[0])
+            elif prepared:
+                await _all_at_once([run(*item) for item in prepared])
         messages = []
         for item in finalized:
             assert item is not None
@@ -442,3 +462,17 @@ def error_tool_result(text: str) -> dict[str, Any]:
 
 
 _error_result = error_tool_result
+
+
+async def _all_at_once(calls: list[Coroutine[Any, Any, None]]) -> None:
+    """Run ``calls`` as tasks started in their order and wait for all (``Promise.all``). When one
+    raises (a crash the simulation injected, a harness bug), the others are cancelled before it
+    propagates: a simulated process that stops runs no more of its tools."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise

@@ -312,9 +312,12 @@ class SessionTools:
         arguments, a ``tool_call`` block or an abort end it at once; else the tool runs, its
         updates as ``tool_execution_update``, then ``tool_result``), then
         ``tool_execution_end``; every event carries ``parentToolCallId``. No message: the record
-        goes on the calling call's result message (``AgentSession._handle_agent_event``). The nested calls
-        of one tool run one after the other here (Pi's queue for sequential tools, :112-122, is
-        not modelled: a simulated tool cannot run two at once)."""
+        goes on the calling call's result message (``AgentSession._handle_agent_event``). Pi's queue
+        for sequential tools (:112-122) is not modelled: it holds only tools whose
+        ``executionMode`` is ``"sequential"`` or an agent whose ``toolExecution`` is, and neither
+        a Python tool (whose definition has no such field), a built-in nor Pi's session sets one;
+        nested calls of tools running at once interleave as those tools do
+        (``Agent._execute_tools``)."""
         s = self._session
         loop_ms = s.service.clock.loop_ms
         run_signal = signal if signal is not None else AbortSignal()

@@ -1,0 +1,126 @@
+"""Differential: a reply's tool calls run at once, real Pi 1.6 against the simulator.
+
+Pi's default tool execution is parallel (``executeToolCallsParallel``, pi-agent-core
+agent-loop.js:414-461): after every call's ``tool_execution_start`` and preparation, it starts
+every prepared call (``Promise.all(finalizedCalls.map(entry => entry()))``, :448), each checking
+the abort signal as it starts, and emits each ``tool_execution_end`` when that call finishes; the
+result messages follow in call order. The bridge runs each Python tool call in a task of its own
+(``bridge_runtime`` ``_serve``), so a Python tool that waits lets the next one run.
+
+Before, the simulator ran the prepared calls one after the other: a call that waited half a
+second still ended before the next began, and a call that aborted the run ended the calls after
+it with "Operation aborted" before they started. The first two tests failed on it (the ends in
+call order; the second call not run); the third, an abort while the calls are prepared, it
+already did as Pi does, and the concurrent calls must keep doing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from realpi.test_differential_fidelity import Targets, assert_equivalent, play, scenario
+
+from pi_continuity_harness.targets.target import Observation
+
+pytestmark = pytest.mark.realpi
+
+_EXTENSION = """\
+import asyncio
+
+from pi_continuity_harness.api import ToolDefinition, ToolResult
+
+
+async def slow(call_id, params, signal, ctx):
+    await asyncio.sleep(0.5)
+    return ToolResult(content=[{"type": "text", "text": "slow"}])
+
+
+async def fast(call_id, params, signal, ctx):
+    return ToolResult(content=[{"type": "text", "text": "fast"}])
+
+
+async def stopper(call_id, params, signal, ctx):
+    ctx.abort()
+    return ToolResult(content=[{"type": "text", "text": "stopped"}])
+
+
+def extension(pi):
+    def abort_at_c2(event, ctx):
+        if event.tool_call_id == "c9":
+            ctx.abort()
+
+    pi.on("tool_call", abort_at_c2)
+    for name, execute in (("slow", slow), ("fast", fast), ("stopper", stopper)):
+        pi.register_tool(
+            ToolDefinition(
+                name=name,
+                label=name,
+                description="A probe tool.",
+                parameters={"type": "object", "properties": {}},
+                execute=execute,
+            )
+        )
+"""
+
+
+def _ends(observation: Observation) -> list[tuple[str, str]]:
+    return [
+        (e["toolCallId"], e["result"]["content"][0]["text"])
+        for e in observation.rpc_events
+        if e["type"] == "tool_execution_end"
+    ]
+
+
+def _results(observation: Observation) -> list[tuple[str, str]]:
+    return [
+        (e["message"]["toolCallId"], e["message"]["content"][0]["text"])
+        for e in observation.entries
+        if e.get("message", {}).get("role") == "toolResult"
+    ]
+
+
+def test_a_call_that_waits_ends_after_the_calls_started_after_it_and_results_keep_call_order(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    spec = python_extension("parallel_probe", _EXTENSION)
+    calls = [{"name": "slow", "arguments": {}, "id": "c1"}, {"name": "fast", "arguments": {}, "id": "c2"}]
+    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
+    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+
+    # Real Pi: the fast call ends first; the result messages are in call order.
+    assert _ends(real) == [("c2", "fast"), ("c1", "slow")]
+    assert _results(real) == [("c1", "slow"), ("c2", "fast")]
+    assert _ends(sim) == _ends(real) and _results(sim) == _results(real)
+    assert_equivalent(real, sim)
+
+
+def test_a_call_that_aborts_the_run_does_not_stop_the_calls_already_started(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    spec = python_extension("parallel_abort_probe", _EXTENSION)
+    calls = [{"name": "stopper", "arguments": {}, "id": "c1"}, {"name": "fast", "arguments": {}, "id": "c2"}]
+    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
+    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+
+    # Real Pi: both calls ran (the second had started when the first aborted the run).
+    assert _results(real) == [("c1", "stopped"), ("c2", "fast")]
+    assert _results(sim) == _results(real)
+    assert_equivalent(real, sim)
+
+
+def test_a_run_aborted_while_the_calls_are_prepared_runs_none_of_them(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """The ``tool_call`` handler aborts at the second call (id ``c9``): it ends at
+    its preparation (agent-loop.js:505-510), the first as it would start (:433-441)."""
+    spec = python_extension("parallel_prepare_abort_probe", _EXTENSION)
+    calls = [{"name": "slow", "arguments": {}, "id": "c1"}, {"name": "fast", "arguments": {}, "id": "c9"}]
+    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
+    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+
+    aborted = "Operation aborted"
+    assert _ends(real) == [("c9", aborted), ("c1", aborted)]
+    assert _results(real) == [("c1", aborted), ("c9", aborted)]
+    assert _ends(sim) == _ends(real) and _results(sim) == _results(real)
+    assert_equivalent(real, sim)

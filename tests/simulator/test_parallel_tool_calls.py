@@ -1,0 +1,97 @@
+"""A reply's tool calls run at once (Pi's default parallel mode, ``executeToolCallsParallel``,
+pi-agent-core agent-loop.js:414-461): every prepared call starts before any ends, each ends
+(``tool_execution_end``) when it finishes, and the result messages keep call order. Real Pi
+does the same (``tests/realpi/test_differential_parallel_tools.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from pi_continuity_harness.api import ExtensionAPI, ToolDefinition, ToolResult
+
+from .helpers import base, entries, run
+
+
+def _tools(pi: ExtensionAPI, ends: list[str], **executes: Any) -> None:
+    for name, execute in executes.items():
+        pi.register_tool(
+            ToolDefinition(
+                name=name,
+                label=name,
+                description="A probe tool.",
+                parameters={"type": "object", "properties": {}},
+                execute=execute,
+            )
+        )
+    pi.on("tool_execution_end", lambda event, ctx: ends.append(event.tool_call_id))
+
+
+def _text(text: str) -> ToolResult:
+    return ToolResult(content=[{"type": "text", "text": text}])
+
+
+async def _slow(call_id: str, params: Any, signal: Any, ctx: Any) -> ToolResult:
+    await asyncio.sleep(0.5)
+    return _text("slow")
+
+
+async def _fast(call_id: str, params: Any, signal: Any, ctx: Any) -> ToolResult:
+    return _text("fast")
+
+
+async def _stopper(call_id: str, params: Any, signal: Any, ctx: Any) -> ToolResult:
+    ctx.abort()
+    return _text("stopped")
+
+
+def _play(tmp_path: Path, names: list[str], ends: list[str], extra: Any = None) -> list[tuple[str, str]]:
+    def extension(pi: ExtensionAPI) -> None:
+        _tools(pi, ends, slow=_slow, fast=_fast, stopper=_stopper)
+        if extra is not None:
+            extra(pi)
+
+    calls = [{"name": name, "arguments": {}, "id": f"c{n}"} for n, name in enumerate(names, 1)]
+    replies = [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]
+    result = run(tmp_path, base(model={"agent": replies}, operations=[{"prompt": "go"}]), extension)
+    found = [e["message"] for e in entries(result) if e.get("message", {}).get("role") == "toolResult"]
+    return [(m["toolCallId"], m["content"][0]["text"]) for m in found]
+
+
+def test_a_call_that_waits_ends_after_a_call_started_after_it(tmp_path: Path) -> None:
+    ends: list[str] = []
+    results = _play(tmp_path, ["slow", "fast", "slow"], ends)
+    assert ends == ["c2", "c1", "c3"]
+    assert results == [("c1", "slow"), ("c2", "fast"), ("c3", "slow")]
+
+
+def test_calls_that_do_not_wait_end_in_call_order(tmp_path: Path) -> None:
+    ends: list[str] = []
+    assert _play(tmp_path, ["fast", "fast"], ends) == [("c1", "fast"), ("c2", "fast")]
+    assert ends == ["c1", "c2"]
+
+
+def test_a_call_that_aborts_the_run_does_not_stop_a_call_already_started(tmp_path: Path) -> None:
+    ends: list[str] = []
+    assert _play(tmp_path, ["stopper", "fast"], ends) == [("c1", "stopped"), ("c2", "fast")]
+    assert ends == ["c1", "c2"]
+
+
+def test_a_run_aborted_while_the_calls_are_prepared_runs_none_of_them(tmp_path: Path) -> None:
+    """A ``tool_call`` handler aborts the run at the second call's preparation: that call ends
+    there (``prepareToolCall`` looks at the signal after the handlers, agent-loop.js:505-510),
+    and the first, prepared before, ends as it would start (each call checks the signal as it
+    starts, :433-441), so neither runs and the second ends first."""
+    ends: list[str] = []
+
+    def abort_on_last(pi: ExtensionAPI) -> None:
+        def handler(event: Any, ctx: Any) -> None:
+            if event.tool_call_id == "c2":
+                ctx.abort()
+
+        pi.on("tool_call", handler)
+
+    results = _play(tmp_path, ["slow", "fast"], ends, abort_on_last)
+    assert results == [("c1", "Operation aborted"), ("c2", "Operation aborted")]
+    assert ends == ["c2", "c1"]
