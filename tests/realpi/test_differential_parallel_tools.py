@@ -9,9 +9,9 @@ result messages follow in call order. The bridge runs each Python tool call in a
 
 Before, the simulator ran the prepared calls one after the other: a call that waited half a
 second still ended before the next began, and a call that aborted the run ended the calls after
-it with "Operation aborted" before they started. The first two tests failed on it (the ends in
-call order; the second call not run); the third, an abort while the calls are prepared, it
-already did as Pi does, and the concurrent calls must keep doing it.
+it with "Operation aborted" before they started. Three of the four tests failed on it (the ends
+in call order; the second call not run); the abort while the calls are prepared it already did
+as Pi does, and the concurrent calls must keep doing it.
 """
 
 from __future__ import annotations
@@ -51,6 +51,14 @@ def extension(pi):
             ctx.abort()
 
     pi.on("tool_call", abort_at_c2)
+
+    async def hold_c7(event, ctx):
+        if event.tool_call_id == "c7":
+            await asyncio.sleep(0.5)
+            return {"content": [{"type": "text", "text": "held"}]}
+        return None
+
+    pi.on("tool_result", hold_c7)
     for name, execute in (("slow", slow), ("fast", fast), ("stopper", stopper)):
         pi.register_tool(
             ToolDefinition(
@@ -122,5 +130,22 @@ def test_a_run_aborted_while_the_calls_are_prepared_runs_none_of_them(
     aborted = "Operation aborted"
     assert _ends(real) == [("c9", aborted), ("c1", aborted)]
     assert _results(real) == [("c1", aborted), ("c9", aborted)]
+    assert _ends(sim) == _ends(real) and _results(sim) == _results(real)
+    assert_equivalent(real, sim)
+
+
+def test_a_tool_result_handler_that_waits_holds_only_its_own_call(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """The ``tool_result`` handler waits for the first call (id ``c7``) only: Pi runs it inside
+    that call's finalisation (``finalizeExecutedToolCall``, agent-loop.js:445), so the second call
+    finishes and ends meanwhile."""
+    spec = python_extension("parallel_handler_probe", _EXTENSION)
+    calls = [{"name": "fast", "arguments": {}, "id": "c7"}, {"name": "fast", "arguments": {}, "id": "c8"}]
+    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
+    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+
+    assert _ends(real) == [("c8", "fast"), ("c7", "held")]
+    assert _results(real) == [("c7", "held"), ("c8", "fast")]
     assert _ends(sim) == _ends(real) and _results(sim) == _results(real)
     assert_equivalent(real, sim)
