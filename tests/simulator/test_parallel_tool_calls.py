@@ -95,3 +95,34 @@ def test_a_run_aborted_while_the_calls_are_prepared_runs_none_of_them(tmp_path: 
     results = _play(tmp_path, ["slow", "fast"], ends, abort_on_last)
     assert results == [("c1", "Operation aborted"), ("c2", "Operation aborted")]
     assert ends == ["c2", "c1"]
+
+
+def test_a_crash_while_calls_run_stops_the_calls_still_running(tmp_path: Path) -> None:
+    """The process dies after the fast call's end while the slow one waits: nothing of the slow
+    call happens after the crash (its task is cancelled with the process), not even while the
+    restarted host's reply takes longer than the slow call's wait: no record, and no file the
+    slow tool would have written once its wait was over."""
+
+    async def slow_writer(call_id: str, params: Any, signal: Any, ctx: Any) -> ToolResult:
+        await asyncio.sleep(0.5)
+        (Path(ctx.cwd) / "after-the-wait.txt").write_text("written by a dead process")
+        return _text("slow")
+
+    def extension(pi: ExtensionAPI) -> None:
+        _tools(pi, [], slow=slow_writer, fast=_fast)
+
+    calls = [{"name": "slow", "arguments": {}, "id": "c1"}, {"name": "fast", "arguments": {}, "id": "c2"}]
+    scenario = base(
+        model={"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE", "latency_ms": 2000}]},
+        operations=[{"prompt": "go"}, "restart", {"prompt": "again"}],
+    )
+    scenario["faults"] = {"crash": [{"after": {"kind": "session", "name": "tool_execution_end"}}]}
+    result = run(tmp_path, scenario, extension)
+    trace = result.host.trace.records
+    crash = next(i for i, r in enumerate(trace) if r["kind"] == "host" and r["name"] == "crash")
+    assert (trace[crash - 2]["kind"], trace[crash - 2]["toolName"]) == ("session", "fast")
+    restart = next(i for i, r in enumerate(trace) if r["kind"] == "op" and r["name"] == "restart")
+    assert crash + 1 == restart
+    assert not [r for r in trace if r["name"] == "tool_execution_end" and r.get("toolName") == "slow"]
+    assert [r["name"] for r in trace[-2:]] == ["session_shutdown", "quit"]
+    assert not list(tmp_path.rglob("after-the-wait.txt"))
