@@ -5,13 +5,15 @@ agent-loop.js:414-461): after every call's ``tool_execution_start`` and preparat
 every prepared call (``Promise.all(finalizedCalls.map(entry => entry()))``, :448), each checking
 the abort signal as it starts, and emits each ``tool_execution_end`` when that call finishes; the
 result messages follow in call order. The bridge runs each Python tool call in a task of its own
-(``bridge_runtime`` ``_serve``), so a Python tool that waits lets the next one run.
+(``bridge_runtime`` ``_serve``), so a Python tool that waits lets the next one run. The waits
+differ by 0.3 s or more, so a busy machine does not reorder what they order.
 
 Before, the simulator ran the prepared calls one after the other: a call that waited half a
 second still ended before the next began, and a call that aborted the run ended the calls after
-it with "Operation aborted" before they started. Three of the four tests failed on it (the ends
-in call order; the second call not run); the abort while the calls are prepared it already did
-as Pi does, and the concurrent calls must keep doing it.
+it with "Operation aborted" before they started. Five of the six tests failed on it (the ends
+in call order, the second call not run, the nested calls one tool's after the other's); the
+abort while the calls are prepared it already did as Pi does, and the concurrent calls must
+keep doing it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,29 @@ async def stopper(call_id, params, signal, ctx):
     return ToolResult(content=[{"type": "text", "text": "stopped"}])
 
 
+async def aborts_later(call_id, params, signal, ctx):
+    await asyncio.sleep(0.3)
+    ctx.abort()
+    return ToolResult(content=[{"type": "text", "text": "aborted it"}])
+
+
+async def ends_later(call_id, params, signal, ctx):
+    await asyncio.sleep(0.9)
+    return ToolResult(content=[{"type": "text", "text": f"signal aborted: {signal.aborted}"}])
+
+
+async def nests_after_a_wait(call_id, params, signal, ctx):
+    await asyncio.sleep(0.4)
+    out = await ctx.execute_tool("nests_a_read", {})
+    return ToolResult(content=[{"type": "text", "text": "nested: " + out.result["content"][0]["text"]}])
+
+
+async def nests_a_read(call_id, params, signal, ctx):
+    await asyncio.sleep(1.0)
+    inner = await ctx.execute_tool("read", {"path": "missing.txt"})
+    return ToolResult(content=[{"type": "text", "text": f"read failed: {inner.is_error}"}])
+
+
 def extension(pi):
     def abort_at_c2(event, ctx):
         if event.tool_call_id == "c9":
@@ -59,7 +84,16 @@ def extension(pi):
         return None
 
     pi.on("tool_result", hold_c7)
-    for name, execute in (("slow", slow), ("fast", fast), ("stopper", stopper)):
+    tools = {
+        "slow": slow,
+        "fast": fast,
+        "stopper": stopper,
+        "aborts_later": aborts_later,
+        "ends_later": ends_later,
+        "nests_after_a_wait": nests_after_a_wait,
+        "nests_a_read": nests_a_read,
+    }
+    for name, execute in tools.items():
         pi.register_tool(
             ToolDefinition(
                 name=name,
@@ -148,4 +182,61 @@ def test_a_tool_result_handler_that_waits_holds_only_its_own_call(
     assert _ends(real) == [("c8", "fast"), ("c7", "held")]
     assert _results(real) == [("c7", "held"), ("c8", "fast")]
     assert _ends(sim) == _ends(real) and _results(sim) == _results(real)
+    assert_equivalent(real, sim)
+
+
+def test_a_call_that_aborts_the_run_while_another_runs_leaves_it_running_with_an_aborted_signal(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """The second call aborts the run 0.3 s in; the first, started before, runs on to its end and
+    sees its signal aborted (Pi hands every call the run's signal and does not stop a running
+    tool); the next prompt starts a new run."""
+    spec = python_extension("parallel_late_abort_probe", _EXTENSION)
+    calls = [
+        {"name": "ends_later", "arguments": {}, "id": "c1"},
+        {"name": "aborts_later", "arguments": {}, "id": "c2"},
+    ]
+    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}, {"text": "AGAIN"}]})
+    real, sim = play(targets, sc, [{"prompt": "hello"}, {"prompt": "next"}], spec)
+
+    assert _ends(real) == [("c2", "aborted it"), ("c1", "signal aborted: True")]
+    assert _ends(sim) == _ends(real) and _results(sim) == _results(real)
+    assert_equivalent(real, sim)
+
+
+def test_nested_calls_of_calls_running_at_once_interleave_as_their_tools_wait(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """Two calls that each call another tool (``ctx.execute_tool``) after a wait: the nested
+    calls start and end as the waits order them, each id under its own parent (``c2/1``,
+    ``c2/1/1``), and the outer calls end when their nested calls have."""
+    spec = python_extension("parallel_nested_probe", _EXTENSION)
+    calls = [
+        {"name": "nests_a_read", "arguments": {}, "id": "c1"},
+        {"name": "nests_after_a_wait", "arguments": {}, "id": "c2"},
+    ]
+    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
+    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+
+    def events(observation: Observation) -> list[tuple[str, str]]:
+        return [
+            (e["type"].removeprefix("tool_execution_"), e["toolCallId"])
+            for e in observation.rpc_events
+            if e["type"] in ("tool_execution_start", "tool_execution_end")
+        ]
+
+    assert events(real) == [
+        ("start", "c1"),
+        ("start", "c2"),
+        ("start", "c2/1"),
+        ("start", "c1/1"),
+        ("end", "c1/1"),
+        ("end", "c1"),
+        ("start", "c2/1/1"),
+        ("end", "c2/1/1"),
+        ("end", "c2/1"),
+        ("end", "c2"),
+    ]
+    assert _results(real) == [("c1", "read failed: True"), ("c2", "nested: read failed: True")]
+    assert events(sim) == events(real) and _results(sim) == _results(real)
     assert_equivalent(real, sim)
