@@ -10,10 +10,10 @@ differ by 0.3 s or more, so a busy machine does not reorder what they order.
 
 Before, the simulator ran the prepared calls one after the other: a call that waited half a
 second still ended before the next began, and a call that aborted the run ended the calls after
-it with "Operation aborted" before they started. Five of the six tests failed on it (the ends
+it with "Operation aborted" before they started. Five of the seven tests failed on it (the ends
 in call order, the second call not run, the nested calls one tool's after the other's); the
-abort while the calls are prepared it already did as Pi does, and the concurrent calls must
-keep doing it.
+abort while the calls are prepared, and two nested calls one tool makes at once, it already
+did as Pi does, and the concurrent calls must keep doing them.
 """
 
 from __future__ import annotations
@@ -70,6 +70,12 @@ async def nests_a_read(call_id, params, signal, ctx):
     return ToolResult(content=[{"type": "text", "text": f"read failed: {inner.is_error}"}])
 
 
+async def nests_two_at_once(call_id, params, signal, ctx):
+    outs = await asyncio.gather(ctx.execute_tool("slow", {}), ctx.execute_tool("fast", {}))
+    texts = [out.result["content"][0]["text"] for out in outs]
+    return ToolResult(content=[{"type": "text", "text": " then ".join(texts)}])
+
+
 def extension(pi):
     def abort_at_c2(event, ctx):
         if event.tool_call_id == "c9":
@@ -92,6 +98,7 @@ def extension(pi):
         "ends_later": ends_later,
         "nests_after_a_wait": nests_after_a_wait,
         "nests_a_read": nests_a_read,
+        "nests_two_at_once": nests_two_at_once,
     }
     for name, execute in tools.items():
         pi.register_tool(
@@ -239,4 +246,24 @@ def test_nested_calls_of_calls_running_at_once_interleave_as_their_tools_wait(
     ]
     assert _results(real) == [("c1", "read failed: True"), ("c2", "nested: read failed: True")]
     assert events(sim) == events(real) and _results(sim) == _results(real)
+    assert_equivalent(real, sim)
+
+
+def test_nested_calls_one_tool_makes_at_once_run_at_once(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """A tool that awaits two ``ctx.execute_tool`` calls together (``asyncio.gather``): Pi runs
+    them at once (no tool is ``sequential``, nested-tool-calls.js:112-122), so the one that does
+    not wait ends first; each is numbered in the order it was made (``c1/1``, ``c1/2``)."""
+    spec = python_extension("parallel_nested_gather_probe", _EXTENSION)
+    calls = [{"name": "nests_two_at_once", "arguments": {}, "id": "c1"}]
+    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
+    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+
+    def ends(observation: Observation) -> list[str]:
+        return [e["toolCallId"] for e in observation.rpc_events if e["type"] == "tool_execution_end"]
+
+    assert ends(real) == ["c1/2", "c1/1", "c1"]
+    assert _results(real) == [("c1", "slow then fast")]
+    assert ends(sim) == ends(real) and _results(sim) == _results(real)
     assert_equivalent(real, sim)
