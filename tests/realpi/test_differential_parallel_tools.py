@@ -77,11 +77,11 @@ async def nests_two_at_once(call_id, params, signal, ctx):
 
 
 def extension(pi):
-    def abort_at_c2(event, ctx):
+    def abort_at_c9(event, ctx):
         if event.tool_call_id == "c9":
             ctx.abort()
 
-    pi.on("tool_call", abort_at_c2)
+    pi.on("tool_call", abort_at_c9)
 
     async def hold_c7(event, ctx):
         if event.tool_call_id == "c7":
