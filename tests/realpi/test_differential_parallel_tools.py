@@ -10,10 +10,11 @@ differ by 0.3 s or more, so a busy machine does not reorder what they order.
 
 Before, the simulator ran the prepared calls one after the other: a call that waited half a
 second still ended before the next began, and a call that aborted the run ended the calls after
-it with "Operation aborted" before they started. Five of the seven tests failed on it (the ends
-in call order, the second call not run, the nested calls one tool's after the other's); the
-abort while the calls are prepared, and two nested calls one tool makes at once, it already
-did as Pi does, and the concurrent calls must keep doing them.
+it with "Operation aborted" before they started. Six of the eight tests failed on it (the ends
+in call order, the second call not run, an end handler's wait holding the next call, the nested
+calls one tool's after the other's); the abort while the calls are prepared, and two nested
+calls one tool makes at once, it already did as Pi does, and the concurrent calls must keep
+doing them.
 """
 
 from __future__ import annotations
@@ -90,6 +91,12 @@ def extension(pi):
         return None
 
     pi.on("tool_result", hold_c7)
+
+    async def hold_end_of_c5(event, ctx):
+        if event.tool_call_id == "c5":
+            await asyncio.sleep(0.8)
+
+    pi.on("tool_execution_end", hold_end_of_c5)
     tools = {
         "slow": slow,
         "fast": fast,
@@ -266,4 +273,22 @@ def test_nested_calls_one_tool_makes_at_once_run_at_once(
     assert ends(real) == ["c1/2", "c1/1", "c1"]
     assert _results(real) == [("c1", "slow then fast")]
     assert ends(sim) == ends(real) and _results(sim) == _results(real)
+    assert_equivalent(real, sim)
+
+
+def test_a_tool_execution_end_handler_that_waits_delays_only_its_own_calls_end(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """The ``tool_execution_end`` handler waits 0.8 s for the first call (id ``c5``), which does
+    not wait itself: Pi hands the event to the extensions before its RPC clients
+    (``_handleAgentEvent``) inside that call's own ``entry()`` (agent-loop.js:445-446), so the
+    second call, which waits 0.5 s, ends first on the RPC stream."""
+    spec = python_extension("parallel_end_handler_probe", _EXTENSION)
+    calls = [{"name": "fast", "arguments": {}, "id": "c5"}, {"name": "slow", "arguments": {}, "id": "c6"}]
+    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
+    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+
+    assert _ends(real) == [("c6", "slow"), ("c5", "fast")]
+    assert _results(real) == [("c5", "fast"), ("c6", "slow")]
+    assert _ends(sim) == _ends(real) and _results(sim) == _results(real)
     assert_equivalent(real, sim)
