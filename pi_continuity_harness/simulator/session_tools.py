@@ -273,6 +273,11 @@ class SessionTools:
                     if result.terminate is True:
                         out["terminate"] = True
                     is_error = False
+            # What the tool sent Pi before it returned (``send_user_message``) reaches Pi before
+            # its reply: the bridge is one connection read line by line, in order (``bridge.ts``
+            # ``onData``), so Pi queues or rejects the message (``queue_update``) before the
+            # call's result comes back. ``tests/realpi/test_differential_tool_sends.py``.
+            await s.settle_preflights()
         else:
             try:
                 run = s.builtin_tools.run(call)

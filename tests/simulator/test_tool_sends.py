@@ -1,0 +1,35 @@
+"""What a Python tool sends Pi before it returns reaches Pi first: the bridge is one connection
+read in order, so Pi queues a ``send_user_message`` (``queue_update``) before the call's result
+comes back (``tool_execution_end``). Real Pi does the same
+(``tests/realpi/test_differential_tool_sends.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pi_continuity_harness.api import ExtensionAPI, ToolDefinition, ToolResult
+
+from .helpers import base, run
+
+
+def test_a_follow_up_a_tool_sends_right_before_it_returns_is_queued_before_the_calls_end(
+    tmp_path: Path,
+) -> None:
+    def extension(pi: ExtensionAPI) -> None:
+        async def follower(call_id: str, params: Any, signal: Any, ctx: Any) -> ToolResult:
+            pi.send_user_message("a follow-up from a tool", deliver_as="followUp")
+            return ToolResult(content=[{"type": "text", "text": "followed"}])
+
+        params = {"type": "object", "properties": {}}
+        pi.register_tool(ToolDefinition("follower", "follower", "A probe tool.", params, follower))
+
+    call = {"name": "follower", "arguments": {}, "id": "c1"}
+    replies = [{"text": "calling", "tool_calls": [call]}, {"text": "DONE"}, {"text": "AFTER"}]
+    result = run(tmp_path, base(model={"agent": replies}, operations=[{"prompt": "go"}]), extension)
+    names = [
+        r["name"]
+        for r in result.host.trace.records
+        if r["kind"] == "session" and r["name"] in ("queue_update", "tool_execution_end", "turn_end")
+    ]
+    assert names[:3] == ["queue_update", "tool_execution_end", "turn_end"]
