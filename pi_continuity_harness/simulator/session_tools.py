@@ -276,8 +276,13 @@ class SessionTools:
             # What the tool sent Pi before it returned (``send_user_message``) reaches Pi before
             # its reply: the bridge is one connection read line by line, in order (``bridge.ts``
             # ``onData``), so Pi queues or rejects the message (``queue_update``) before the
-            # call's result comes back. ``tests/realpi/test_differential_tool_sends.py``.
-            await s.settle_preflights()
+            # call's result comes back, unless a Python extension handles ``input``: Pi then
+            # awaits that handler's round trip through the bridge (``_runInputHandlers``,
+            # agent-session.js:1743), reads the reply meanwhile and ends the call first, as the
+            # simulator's send does when it is not settled here.
+            # ``tests/realpi/test_differential_tool_sends.py``.
+            if not runner.has_handlers("input"):
+                await s.settle_preflights()
         else:
             try:
                 run = s.builtin_tools.run(call)

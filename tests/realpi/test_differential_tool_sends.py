@@ -10,6 +10,8 @@ send.
 Before, the simulator let the tool's result through first: the send's queue decision came after
 the call's end, its result message and the turn's end. The first two tests failed on it; the
 third (a custom message, whose send the simulator queues at the call) passed before and pins it.
+The fourth pins the exception: with a Python ``input`` handler, Pi awaits that handler's round
+trip and ends the call first, as the simulator's unsettled send does.
 """
 
 from __future__ import annotations
@@ -137,3 +139,24 @@ def test_a_custom_message_a_tool_sends_before_it_returns_is_queued_before_the_ca
     assert after_the_call(sim) == after_the_call(real)
     assert _events(sim) == _events(real)
     assert_equivalent(real, sim)
+
+
+_WITH_INPUT_HANDLER = _EXTENSION.replace(
+    'def extension(pi):\n    api["pi"] = pi\n',
+    'def extension(pi):\n    api["pi"] = pi\n    pi.on("input", lambda event, ctx: None)\n',
+)
+
+
+def test_with_a_python_input_handler_the_call_ends_before_its_follow_up_is_queued(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """A Python ``input`` handler puts a bridge round trip into the send's preparation
+    (``_runInputHandlers``, agent-session.js:1743): Pi reads the tool's reply meanwhile, so the
+    call ends first (seen in every run). Compared on the RPC stream only: where the ``input``
+    event falls among the turn's events differs (``docs/architecture.md``)."""
+    assert _WITH_INPUT_HANDLER != _EXTENSION
+    spec = python_extension("tool_sends_input_handler_probe", _WITH_INPUT_HANDLER)
+    real, sim = _play(targets, spec, [{"name": "follower", "arguments": {}, "id": "c1"}])
+
+    assert _events(real)[:2] == [("end", "c1"), ("queue", ["a follow-up from a tool"])]
+    assert _events(sim) == _events(real)
