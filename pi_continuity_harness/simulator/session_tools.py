@@ -278,7 +278,7 @@ class SessionTools:
             # ``onData``), so Pi queues or rejects the message (``queue_update``) before the
             # call's result comes back, unless a Python extension handles ``input``: Pi then
             # awaits that handler's round trip through the bridge (``_runInputHandlers``,
-            # agent-session.js:1743), reads the reply meanwhile and ends the call first, as the
+            # agent-session.js:1745), reads the reply meanwhile and ends the call first, as the
             # simulator's send does when it is not settled here.
             # ``tests/realpi/test_differential_tool_sends.py``.
             if not runner.has_handlers("input"):

@@ -151,7 +151,7 @@ def test_with_a_python_input_handler_the_call_ends_before_its_follow_up_is_queue
     targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
     """A Python ``input`` handler puts a bridge round trip into the send's preparation
-    (``_runInputHandlers``, agent-session.js:1743): Pi reads the tool's reply meanwhile, so the
+    (``_runInputHandlers``, agent-session.js:1745): Pi reads the tool's reply meanwhile, so the
     call ends first (seen in every run). Compared on the RPC stream only: where the ``input``
     event falls among the turn's events differs (``docs/architecture.md``)."""
     assert _WITH_INPUT_HANDLER != _EXTENSION

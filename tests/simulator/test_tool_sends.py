@@ -46,6 +46,6 @@ def test_a_follow_up_a_tool_sends_right_before_it_returns_is_queued_before_the_c
 
 
 def test_with_an_input_handler_the_call_ends_before_its_follow_up_is_queued(tmp_path: Path) -> None:
-    """The handler's round trip through the bridge lets Pi end the call first (agent-session.js:1743)."""
+    """The handler's round trip through the bridge lets Pi end the call first (agent-session.js:1745)."""
     names = _session_names(tmp_path, input_handler=True)
     assert names.index("tool_execution_end") < names.index("queue_update")
