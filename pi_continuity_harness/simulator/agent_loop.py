@@ -329,7 +329,7 @@ class Agent:
         instead (``failToolCallsFromTruncatedMessage``, :348-368).
 
         Pi starts every prepared call before any finishes (``Promise.all`` over
-        ``finalizedCalls.map(entry => entry())``, :448): each checks the abort signal as it starts
+        ``finalizedCalls.map(entry => entry())``, :450): each checks the abort signal as it starts
         (all see the same signal: aborted, each ends "Operation aborted" in call order) and then
         runs, a Python tool in a task of its own on the bridge (``bridge_runtime`` ``_serve``).
         Here each call is a task on the simulated loop, started in call order: a tool that waits

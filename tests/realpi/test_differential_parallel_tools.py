@@ -2,7 +2,7 @@
 
 Pi's default tool execution is parallel (``executeToolCallsParallel``, pi-agent-core
 agent-loop.js:414-461): after every call's ``tool_execution_start`` and preparation, it starts
-every prepared call (``Promise.all(finalizedCalls.map(entry => entry()))``, :448), each checking
+every prepared call (``Promise.all(finalizedCalls.map(entry => entry()))``, :450), each checking
 the abort signal as it starts, and emits each ``tool_execution_end`` when that call finishes; the
 result messages follow in call order. The bridge runs each Python tool call in a task of its own
 (``bridge_runtime`` ``_serve``), so a Python tool that waits lets the next one run. The waits
@@ -169,7 +169,7 @@ def test_a_run_aborted_while_the_calls_are_prepared_runs_none_of_them(
     targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
     """The ``tool_call`` handler aborts at the second call (id ``c9``): it ends at
-    its preparation (agent-loop.js:505-510), the first as it would start (:433-441)."""
+    its preparation (agent-loop.js:505-510), the first as it would start (:435-441)."""
     spec = python_extension("parallel_prepare_abort_probe", _EXTENSION)
     calls = [{"name": "slow", "arguments": {}, "id": "c1"}, {"name": "fast", "arguments": {}, "id": "c9"}]
     sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})

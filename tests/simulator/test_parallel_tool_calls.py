@@ -82,7 +82,7 @@ def test_a_run_aborted_while_the_calls_are_prepared_runs_none_of_them(tmp_path: 
     """A ``tool_call`` handler aborts the run at the second call's preparation: that call ends
     there (``prepareToolCall`` looks at the signal after the handlers, agent-loop.js:505-510),
     and the first, prepared before, ends as it would start (each call checks the signal as it
-    starts, :433-441), so neither runs and the second ends first."""
+    starts, :435-441), so neither runs and the second ends first."""
     ends: list[str] = []
 
     def abort_on_last(pi: ExtensionAPI) -> None:
