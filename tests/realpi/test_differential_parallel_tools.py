@@ -136,33 +136,51 @@ def _results(observation: Observation) -> list[tuple[str, str]]:
     ]
 
 
+def _play(
+    targets: Targets,
+    python_extension: Callable[[str, str], str],
+    probe: str,
+    calls: list[tuple[str, str]],
+    *,
+    prompts: tuple[str, ...] = ("hello",),
+    replies: tuple[str, ...] = ("DONE",),
+) -> tuple[Observation, Observation]:
+    """Real Pi's and the simulator's observations of one reply calling ``calls`` (tool name, call
+    id), with the extension above loaded as module ``probe``."""
+    spec = python_extension(probe, _EXTENSION)
+    tool_calls = [{"name": name, "arguments": {}, "id": call_id} for name, call_id in calls]
+    agent = [{"text": "calling", "tool_calls": tool_calls}, *({"text": text} for text in replies)]
+    return play(targets, scenario({"agent": agent}), [{"prompt": text} for text in prompts], spec)
+
+
+def _assert_simulated_alike(
+    real: Observation, sim: Observation, view: Callable[[Observation], object] = _ends
+) -> None:
+    """The simulator's ends (or ``view``) and result messages are real Pi's (the readable
+    difference first), then every channel is."""
+    assert view(sim) == view(real) and _results(sim) == _results(real)
+    assert_equivalent(real, sim)
+
+
 def test_a_call_that_waits_ends_after_the_calls_started_after_it_and_results_keep_call_order(
     targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
-    spec = python_extension("parallel_probe", _EXTENSION)
-    calls = [{"name": "slow", "arguments": {}, "id": "c1"}, {"name": "fast", "arguments": {}, "id": "c2"}]
-    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
-    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+    real, sim = _play(targets, python_extension, "parallel_probe", [("slow", "c1"), ("fast", "c2")])
 
     # Real Pi: the fast call ends first; the result messages are in call order.
     assert _ends(real) == [("c2", "fast"), ("c1", "slow")]
     assert _results(real) == [("c1", "slow"), ("c2", "fast")]
-    assert _ends(sim) == _ends(real) and _results(sim) == _results(real)
-    assert_equivalent(real, sim)
+    _assert_simulated_alike(real, sim)
 
 
 def test_a_call_that_aborts_the_run_does_not_stop_the_calls_already_started(
     targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
-    spec = python_extension("parallel_abort_probe", _EXTENSION)
-    calls = [{"name": "stopper", "arguments": {}, "id": "c1"}, {"name": "fast", "arguments": {}, "id": "c2"}]
-    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
-    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+    real, sim = _play(targets, python_extension, "parallel_abort_probe", [("stopper", "c1"), ("fast", "c2")])
 
     # Real Pi: both calls ran (the second had started when the first aborted the run).
     assert _results(real) == [("c1", "stopped"), ("c2", "fast")]
-    assert _results(sim) == _results(real)
-    assert_equivalent(real, sim)
+    _assert_simulated_alike(real, sim)
 
 
 def test_a_run_aborted_while_the_calls_are_prepared_runs_none_of_them(
@@ -170,16 +188,14 @@ def test_a_run_aborted_while_the_calls_are_prepared_runs_none_of_them(
 ) -> None:
     """The ``tool_call`` handler aborts at the second call (id ``c9``): it ends at
     its preparation (agent-loop.js:505-510), the first as it would start (:435-441)."""
-    spec = python_extension("parallel_prepare_abort_probe", _EXTENSION)
-    calls = [{"name": "slow", "arguments": {}, "id": "c1"}, {"name": "fast", "arguments": {}, "id": "c9"}]
-    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
-    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+    real, sim = _play(
+        targets, python_extension, "parallel_prepare_abort_probe", [("slow", "c1"), ("fast", "c9")]
+    )
 
     aborted = "Operation aborted"
     assert _ends(real) == [("c9", aborted), ("c1", aborted)]
     assert _results(real) == [("c1", aborted), ("c9", aborted)]
-    assert _ends(sim) == _ends(real) and _results(sim) == _results(real)
-    assert_equivalent(real, sim)
+    _assert_simulated_alike(real, sim)
 
 
 def test_a_tool_result_handler_that_waits_holds_only_its_own_call(
@@ -188,15 +204,11 @@ def test_a_tool_result_handler_that_waits_holds_only_its_own_call(
     """The ``tool_result`` handler waits for the first call (id ``c7``) only: Pi runs it inside
     that call's finalisation (``finalizeExecutedToolCall``, agent-loop.js:445), so the second call
     finishes and ends meanwhile."""
-    spec = python_extension("parallel_handler_probe", _EXTENSION)
-    calls = [{"name": "fast", "arguments": {}, "id": "c7"}, {"name": "fast", "arguments": {}, "id": "c8"}]
-    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
-    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+    real, sim = _play(targets, python_extension, "parallel_handler_probe", [("fast", "c7"), ("fast", "c8")])
 
     assert _ends(real) == [("c8", "fast"), ("c7", "held")]
     assert _results(real) == [("c7", "held"), ("c8", "fast")]
-    assert _ends(sim) == _ends(real) and _results(sim) == _results(real)
-    assert_equivalent(real, sim)
+    _assert_simulated_alike(real, sim)
 
 
 def test_a_call_that_aborts_the_run_while_another_runs_leaves_it_running_with_an_aborted_signal(
@@ -205,17 +217,17 @@ def test_a_call_that_aborts_the_run_while_another_runs_leaves_it_running_with_an
     """The second call aborts the run 0.3 s in; the first, started before, runs on to its end and
     sees its signal aborted (Pi hands every call the run's signal and does not stop a running
     tool); the next prompt starts a new run."""
-    spec = python_extension("parallel_late_abort_probe", _EXTENSION)
-    calls = [
-        {"name": "ends_later", "arguments": {}, "id": "c1"},
-        {"name": "aborts_later", "arguments": {}, "id": "c2"},
-    ]
-    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}, {"text": "AGAIN"}]})
-    real, sim = play(targets, sc, [{"prompt": "hello"}, {"prompt": "next"}], spec)
+    real, sim = _play(
+        targets,
+        python_extension,
+        "parallel_late_abort_probe",
+        [("ends_later", "c1"), ("aborts_later", "c2")],
+        prompts=("hello", "next"),
+        replies=("DONE", "AGAIN"),
+    )
 
     assert _ends(real) == [("c2", "aborted it"), ("c1", "signal aborted: True")]
-    assert _ends(sim) == _ends(real) and _results(sim) == _results(real)
-    assert_equivalent(real, sim)
+    _assert_simulated_alike(real, sim)
 
 
 def test_nested_calls_of_calls_running_at_once_interleave_as_their_tools_wait(
@@ -224,13 +236,12 @@ def test_nested_calls_of_calls_running_at_once_interleave_as_their_tools_wait(
     """Two calls that each call another tool (``ctx.execute_tool``) after a wait: the nested
     calls start and end as the waits order them, each id under its own parent (``c2/1``,
     ``c2/1/1``), and the outer calls end when their nested calls have."""
-    spec = python_extension("parallel_nested_probe", _EXTENSION)
-    calls = [
-        {"name": "nests_a_read", "arguments": {}, "id": "c1"},
-        {"name": "nests_after_a_wait", "arguments": {}, "id": "c2"},
-    ]
-    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
-    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+    real, sim = _play(
+        targets,
+        python_extension,
+        "parallel_nested_probe",
+        [("nests_a_read", "c1"), ("nests_after_a_wait", "c2")],
+    )
 
     def events(observation: Observation) -> list[tuple[str, str]]:
         return [
@@ -252,8 +263,7 @@ def test_nested_calls_of_calls_running_at_once_interleave_as_their_tools_wait(
         ("end", "c2"),
     ]
     assert _results(real) == [("c1", "read failed: True"), ("c2", "nested: read failed: True")]
-    assert events(sim) == events(real) and _results(sim) == _results(real)
-    assert_equivalent(real, sim)
+    _assert_simulated_alike(real, sim, events)
 
 
 def test_nested_calls_one_tool_makes_at_once_run_at_once(
@@ -262,18 +272,16 @@ def test_nested_calls_one_tool_makes_at_once_run_at_once(
     """A tool that awaits two ``ctx.execute_tool`` calls together (``asyncio.gather``): Pi runs
     them at once (no tool is ``sequential``, nested-tool-calls.js:112-122), so the one that does
     not wait ends first; each is numbered in the order it was made (``c1/1``, ``c1/2``)."""
-    spec = python_extension("parallel_nested_gather_probe", _EXTENSION)
-    calls = [{"name": "nests_two_at_once", "arguments": {}, "id": "c1"}]
-    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
-    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+    real, sim = _play(
+        targets, python_extension, "parallel_nested_gather_probe", [("nests_two_at_once", "c1")]
+    )
 
     def ends(observation: Observation) -> list[str]:
         return [e["toolCallId"] for e in observation.rpc_events if e["type"] == "tool_execution_end"]
 
     assert ends(real) == ["c1/2", "c1/1", "c1"]
     assert _results(real) == [("c1", "slow then fast")]
-    assert ends(sim) == ends(real) and _results(sim) == _results(real)
-    assert_equivalent(real, sim)
+    _assert_simulated_alike(real, sim, ends)
 
 
 def test_a_tool_execution_end_handler_that_waits_delays_only_its_own_calls_end(
@@ -283,12 +291,10 @@ def test_a_tool_execution_end_handler_that_waits_delays_only_its_own_calls_end(
     not wait itself: Pi hands the event to the extensions before its RPC clients
     (``_handleAgentEvent``) inside that call's own ``entry()`` (agent-loop.js:445-446), so the
     second call, which waits 0.5 s, ends first on the RPC stream."""
-    spec = python_extension("parallel_end_handler_probe", _EXTENSION)
-    calls = [{"name": "fast", "arguments": {}, "id": "c5"}, {"name": "slow", "arguments": {}, "id": "c6"}]
-    sc = scenario({"agent": [{"text": "calling", "tool_calls": calls}, {"text": "DONE"}]})
-    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+    real, sim = _play(
+        targets, python_extension, "parallel_end_handler_probe", [("fast", "c5"), ("slow", "c6")]
+    )
 
     assert _ends(real) == [("c6", "slow"), ("c5", "fast")]
     assert _results(real) == [("c5", "fast"), ("c6", "slow")]
-    assert _ends(sim) == _ends(real) and _results(sim) == _results(real)
-    assert_equivalent(real, sim)
+    _assert_simulated_alike(real, sim)
