@@ -377,9 +377,7 @@ class Agent:
                 await self._emit_end(call, result, is_error, duration)
                 finalized[index] = (call, result, is_error, duration)
 
-            if len(prepared) == 1:
-                await run(*prepared[0])
-            elif prepared:
+            if prepared:
                 await _all_at_once([run(*item) for item in prepared])
         messages = []
         for item in finalized:
