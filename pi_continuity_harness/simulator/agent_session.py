@@ -115,6 +115,7 @@ from pi_continuity_harness.simulator.session_tree import SessionTree
 from pi_continuity_harness.simulator.settings import SettingsManager
 from pi_continuity_harness.simulator.skill_dirs import SkillOrigin
 from pi_continuity_harness.simulator.skills import Skill
+from pi_continuity_harness.simulator.virtual_loop import InstantMark
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.runner import ExtensionRunner
@@ -306,7 +307,7 @@ class AgentSession:
         self._last_activity_outcome: Literal["completed", "aborted", "error"] = "completed"
         self._is_before_settle = False
         self._abort_during_before_settle = False
-        self._preflights: list[asyncio.Event] = []
+        self._preflights: list[InstantMark] = []
         self._request_estimate = RequestEstimate()
         #: ``convertToLlm`` of each request, converted messages reused (:class:`.messages.LlmConversion`).
         self._llm_conversion = LlmConversion()
@@ -685,11 +686,20 @@ class AgentSession:
         a handler reaches its queue/reject decision before Pi continues past the dispatch, and
         before the event's next handler runs (the runner awaits this after each handler:
         ``await handler(event, ctx)``, runner.js:832), so that handler's
-        ``has_pending_messages()`` counts the message (agent-session.js:1757-1770, 2065-2067)."""
-        while self._preflights:
-            pending, self._preflights = self._preflights, []
-            for done in pending:
-                await done.wait()
+        ``has_pending_messages()`` counts the message (agent-session.js:1757-1770, 2065-2067).
+
+        Only while no time passes: Pi does not await the send (``sendUserMessage`` is
+        fire-and-forget, agent-session.js:2879). When its preparation waits (an ``input``
+        handler that sleeps, ``_runInputHandlers`` awaiting its round trip, :1745), Pi goes on
+        and the message is queued when the handler returns. Real Pi 1.6.0 showed both, with a
+        Python ``input`` handler that returns at once and one that awaits a sleep, in the same
+        extension or in another (``tests/realpi/test_differential_handler_sends.py``)."""
+        preflights = self._preflights
+        while preflights:
+            preflights = self._preflights = [mark for mark in preflights if not mark.is_set()]
+            if not preflights or not await preflights[0].wait_this_instant():
+                return
+            preflights = self._preflights
 
     # ================================================================= loop hooks
     async def _finish_turn(self, turn: CompletedTurn) -> bool:

@@ -21,7 +21,6 @@ changes, and whose runs it starts):
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import io
 from collections.abc import Callable
@@ -36,6 +35,7 @@ from pi_continuity_harness.simulator.prompt_templates import expand_prompt_templ
 from pi_continuity_harness.simulator.session_shared import PiThrewError, Trigger
 from pi_continuity_harness.simulator.skills import expand_skill_command
 from pi_continuity_harness.simulator.user_bash import bash_message, local_result
+from pi_continuity_harness.simulator.virtual_loop import InstantMark
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.agent_session import AgentSession
@@ -252,7 +252,7 @@ class SessionPrompting:
         s = self._session
         text, behavior = _user_text_and_behavior(content, deliver_as)
         images = _user_images(content)
-        done = asyncio.Event()
+        done = InstantMark()
         s._preflights.append(done)
 
         async def run() -> None:

@@ -19,7 +19,13 @@ from pi_continuity_harness.api.abort import AbortSignal
 from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.simulator.meter import Meter
 
-__all__ = ["SimulationStalledError", "VirtualTimeEventLoop", "sleep_unless_aborted", "start_eagerly"]
+__all__ = [
+    "InstantMark",
+    "SimulationStalledError",
+    "VirtualTimeEventLoop",
+    "sleep_unless_aborted",
+    "start_eagerly",
+]
 
 
 class SimulationStalledError(SimulatorError, RuntimeError):
@@ -64,6 +70,8 @@ class _VirtualSelector(selectors.BaseSelector):
         return self.register(fileobj, events, data)
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if (timeout is None or timeout > 0) and self._loop._end_instant():
+            return []  # a waiter of this instant woke: the loop runs it before the clock moves
         if timeout is None:
             raise SimulationStalledError(
                 "the simulation stalled: every task is waiting and no timer is pending"
@@ -91,6 +99,8 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         #: ``round(time() * 1000)``, kept with the clock (:meth:`time_ms`).
         self._virtual_ms = 0
         self.meter = meter
+        #: Futures to resolve when nothing is left to run at the current time (:meth:`end_of_instant`).
+        self._instant_waiters: list[asyncio.Future[None]] = []
         super().__init__(selector=_VirtualSelector(self))
 
     def _make_self_pipe(self) -> None:
@@ -133,6 +143,25 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
             self._virtual_now = seconds
             self._virtual_ms = ms
 
+    def end_of_instant(self) -> asyncio.Future[None]:
+        """A future resolved when nothing is left to run at the current time, before the clock
+        moves to the next timer (or the loop finds every task waiting): what a wait that must
+        not outlast the current instant awaits beside the thing it waits for
+        (:meth:`InstantMark.wait_this_instant`)."""
+        waiter: asyncio.Future[None] = self.create_future()
+        self._instant_waiters.append(waiter)
+        return waiter
+
+    def _end_instant(self) -> bool:
+        """Resolve the waiters of the instant that ends; False when none was waiting."""
+        waiters, self._instant_waiters = self._instant_waiters, []
+        woke = False
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+                woke = True
+        return woke
+
     def _advance(self, seconds: float) -> None:
         if self.meter is not None:
             self.meter.advance_to(self._virtual_now + seconds)
@@ -143,6 +172,59 @@ class VirtualTimeEventLoop(asyncio.SelectorEventLoop):
         if self.meter is not None:
             self.meter.charge()
         super()._run_once()  # type: ignore[misc]
+
+
+class InstantMark:
+    """A one-time mark (set once, never cleared) that can be awaited for the current instant
+    only: :meth:`wait_this_instant` returns when the mark is set, or when the loop would move
+    its clock first.
+
+    Why: JavaScript never waits for a promise it did not await. What an extension starts and
+    does not await (``pi.sendUserMessage``) runs on its own, and its effects reach Pi before
+    Pi goes on only when they take no time: microtasks, and a round trip on a bridge that
+    answers in order. The simulator settles such work at the points where it reaches Pi first
+    (``AgentSession.settle_preflights``), but only while no time passes. A round trip that waits
+    (an ``input`` handler that sleeps) lets Pi go on, and the work ends later
+    (``tests/realpi/test_differential_handler_sends.py``).
+
+    Like :class:`asyncio.Event` it wakes its waiters by resolving their futures, so a waiter
+    resumes in the same loop step as an ``Event`` waiter would.
+    """
+
+    __slots__ = ("_set", "_waiters")
+
+    def __init__(self) -> None:
+        self._set = False
+        self._waiters: list[asyncio.Future[None]] = []
+
+    def is_set(self) -> bool:
+        return self._set
+
+    def set(self) -> None:
+        if self._set:
+            return
+        self._set = True
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def wait_this_instant(self) -> bool:
+        """Whether the mark was set before the running loop (a :class:`VirtualTimeEventLoop`)
+        moved its clock, or found every task waiting."""
+        if self._set:
+            return True
+        loop = asyncio.get_running_loop()
+        if not isinstance(loop, VirtualTimeEventLoop):
+            raise TypeError(
+                f"InstantMark needs the simulator's VirtualTimeEventLoop, not {type(loop).__name__}"
+            )
+        waiter = loop.end_of_instant()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        finally:
+            self._waiters.remove(waiter)
+        return self._set
 
 
 async def sleep_unless_aborted(seconds: float, signal: AbortSignal | None) -> None:

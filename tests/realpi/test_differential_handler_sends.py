@@ -1,0 +1,117 @@
+"""Differential: what an event handler sends Pi is queued before the event's next handler runs,
+real Pi 1.6 against the simulator, with and without a Python ``input`` handler.
+
+Pi's runner awaits each handler (``await handler(event, ctx)``, runner.js:832); a Python
+handler is a round trip through the bridge, which writes the handler's ``send_user_message``
+before its reply, on one connection Pi reads in order (``bridge.ts`` ``onData``). So the next
+handler's ``ctx.has_pending_messages()`` already counts the message. The simulator settles the
+sends after each handler (``ExtensionRunner.emit``'s ``between_handlers``).
+
+A Python ``input`` handler puts a bridge round trip into the send's preparation
+(``_runInputHandlers``, agent-session.js:1745). For a tool that returns after sending, Pi reads
+the tool's reply during that round trip and ends the call first
+(``test_differential_tool_sends.py``), so the simulator does not settle there. Between
+handlers of one extension it makes no difference when the ``input`` handler returns at once:
+the ``input`` event and the next handler's event go through the same bridge, in order, and the
+message is queued before the next handler runs.
+
+An ``input`` handler that awaits something does make a difference: Pi does not await the send
+(agent-session.js:2879), so the next handler runs, and the turn goes on, before the message is
+queued; in the same extension too, as the bridge runs each event in a task of its own. Before,
+the simulator settled the send whatever it waited for (the last two tests failed on it); it now
+settles it only while no time passes (``InstantMark``, ``simulator/virtual_loop.py``).
+
+Not tested: an ``input`` handler in another Python extension that returns at once. Its round
+trip goes through another bridge, a race with the next handler's; real Pi 1.6.0 queued the
+message first in 3 runs of 3, as the simulator does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from realpi.test_differential_fidelity import Targets, assert_equivalent, play, scenario
+
+from pi_continuity_harness.targets.target import Observation
+
+pytestmark = pytest.mark.realpi
+
+_EXTENSION = """\
+state = {"sent": False}
+
+
+def extension(pi):
+    INPUT
+
+    def first(event, ctx):
+        if not state["sent"]:
+            state["sent"] = True
+            pi.send_user_message("a follow-up from a handler", deliver_as="followUp")
+
+    def second(event, ctx):
+        ctx.ui.notify(f"EVENT pending={ctx.has_pending_messages()}", "info")
+
+    pi.on("EVENT", first)
+    pi.on("EVENT", second)
+"""
+
+
+def _pending(observation: Observation) -> list[str]:
+    """What the second handler saw, one notification per event."""
+    return [text for text, _level in observation.notifications]
+
+
+@pytest.mark.parametrize("event", ["tool_execution_end", "message_end", "turn_end", "agent_end"])
+@pytest.mark.parametrize("input_handler", [False, True], ids=["no_input_handler", "python_input_handler"])
+def test_a_message_a_handler_sends_is_pending_for_the_events_next_handler(
+    targets: Targets, python_extension: Callable[[str, str], str], event: str, input_handler: bool
+) -> None:
+    source = _EXTENSION.replace("EVENT", event).replace(
+        "INPUT", 'pi.on("input", lambda event, ctx: None)' if input_handler else "pass"
+    )
+    spec = python_extension(f"handler_sends_{event}_{'input' if input_handler else 'plain'}_probe", source)
+    call = {"name": "bash", "arguments": {"command": "true"}, "id": "c1"}
+    replies = [{"text": "calling", "tool_calls": [call]}, {"text": "DONE"}, {"text": "AFTER"}]
+    real, sim = play(targets, scenario({"agent": replies}), [{"prompt": "hello"}], spec)
+
+    seen = _pending(real)
+    assert seen[0] == f"{event} pending=True", seen  # real Pi: queued before the next handler
+    if event != "tool_execution_end":  # (one call: its end is the only one)
+        assert seen[-1] == f"{event} pending=False", seen  # ... and none once it was delivered
+    assert _pending(sim) == seen
+    assert_equivalent(real, sim)
+
+
+#: An ``input`` handler that awaits a sleep of 1 s: in the extension's body (``INPUT``), or as an
+#: extension of its own.
+_WAITS = """async def on_input(event, ctx):
+        await asyncio.sleep(1.0)
+
+    pi.on("input", on_input)"""
+_WAITING_INPUT_HANDLER = f"import asyncio\n\n\ndef extension(pi):\n    {_WAITS}\n"
+
+
+@pytest.mark.parametrize("where", ["same_extension", "other_extension"])
+def test_a_message_whose_input_handler_waits_is_not_pending_for_the_next_handler(
+    targets: Targets, python_extension: Callable[[str, str], str], where: str
+) -> None:
+    """The ``input`` handler sleeps 1 s, far longer than the two turns the fake model answers
+    at once; Pi queues the follow-up when it returns, after the run, and a third turn answers it."""
+    extensions: list[dict[str, object]] = [{"implementation": True}]
+    if where == "same_extension":
+        source = "import asyncio\n" + _EXTENSION.replace("INPUT", _WAITS)
+    else:
+        source = _EXTENSION.replace("INPUT", "pass")
+        extensions.append(
+            {"module": python_extension("handler_sends_waiting_input_probe", _WAITING_INPUT_HANDLER)}
+        )
+    spec = python_extension(f"handler_sends_waiting_{where}_probe", source.replace("EVENT", "turn_end"))
+    call = {"name": "bash", "arguments": {"command": "true"}, "id": "c1"}
+    replies = [{"text": "calling", "tool_calls": [call]}, {"text": "DONE"}, {"text": "AFTER"}]
+    sc = scenario({"agent": replies}, extensions=extensions)
+    real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
+
+    assert _pending(real) == ["turn_end pending=False"] * 3
+    assert _pending(sim) == _pending(real)
+    assert_equivalent(real, sim)
