@@ -211,7 +211,13 @@ class SessionTools:
                         # handler that changes ``event.input`` in place changes no argument.
                         value = await runner.call_handler(handler, bridged_copy(event), ctx)
                     except Exception as error:  # tool_call errors block the tool (fail-safe)
+                        await s.settle_preflights()
                         return PreparedTool(immediate=error_tool_result(str(error)))
+                    # runner.js awaits each handler (``emitToolCall``, :970-985): what it sent
+                    # (``send_user_message``) is queued before the next handler runs, so that
+                    # one's ``has_pending_messages()`` counts it, as between other events'
+                    # handlers (``ExtensionRunner.emit``; ``test_differential_handler_sends.py``).
+                    await s.settle_preflights()
                     if isinstance(value, dict) and value.get("block"):
                         blocking = value
                         break

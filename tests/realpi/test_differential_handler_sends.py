@@ -5,7 +5,10 @@ Pi's runner awaits each handler (``await handler(event, ctx)``, runner.js:832); 
 handler is a round trip through the bridge, which writes the handler's ``send_user_message``
 before its reply, on one connection Pi reads in order (``bridge.ts`` ``onData``). So the next
 handler's ``ctx.has_pending_messages()`` already counts the message. The simulator settles the
-sends after each handler (``ExtensionRunner.emit``'s ``between_handlers``).
+sends after each handler (``ExtensionRunner.emit``'s ``between_handlers``), and now after each
+``tool_call`` handler too (``SessionTools.prepare_tool``; ``emitToolCall`` awaits each one,
+runner.js:970-985): before, the next ``tool_call`` handler saw no pending message (the two
+``tool_call`` tests failed).
 
 A Python ``input`` handler puts a bridge round trip into the send's preparation
 (``_runInputHandlers``, agent-session.js:1745). For a tool that returns after sending, Pi reads
@@ -62,7 +65,7 @@ def _pending(observation: Observation) -> list[str]:
     return [text for text, _level in observation.notifications]
 
 
-@pytest.mark.parametrize("event", ["tool_execution_end", "message_end", "turn_end", "agent_end"])
+@pytest.mark.parametrize("event", ["tool_call", "tool_execution_end", "message_end", "turn_end", "agent_end"])
 @pytest.mark.parametrize("input_handler", [False, True], ids=["no_input_handler", "python_input_handler"])
 def test_a_message_a_handler_sends_is_pending_for_the_events_next_handler(
     targets: Targets, python_extension: Callable[[str, str], str], event: str, input_handler: bool
@@ -77,7 +80,7 @@ def test_a_message_a_handler_sends_is_pending_for_the_events_next_handler(
 
     seen = _pending(real)
     assert seen[0] == f"{event} pending=True", seen  # real Pi: queued before the next handler
-    if event != "tool_execution_end":  # (one call: its end is the only one)
+    if event not in ("tool_call", "tool_execution_end"):  # (one call: the only one of these)
         assert seen[-1] == f"{event} pending=False", seen  # ... and none once it was delivered
     assert _pending(sim) == seen
     assert_equivalent(real, sim)

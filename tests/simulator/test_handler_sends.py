@@ -17,8 +17,8 @@ from pi_continuity_harness.simulator.virtual_loop import InstantMark, VirtualTim
 from .helpers import base, run
 
 
-def _pending_seen(tmp_path: Path, input_wait: float | None) -> list[bool]:
-    """What the second ``turn_end`` handler's ``has_pending_messages()`` said, per turn."""
+def _pending_seen(tmp_path: Path, input_wait: float | None, event: str = "turn_end") -> list[bool]:
+    """What the second ``event`` handler's ``has_pending_messages()`` said, each time."""
     seen: list[bool] = []
 
     def extension(pi: ExtensionAPI) -> None:
@@ -38,8 +38,8 @@ def _pending_seen(tmp_path: Path, input_wait: float | None) -> list[bool]:
 
         if input_wait is not None:
             pi.on("input", on_input)
-        pi.on("turn_end", first)
-        pi.on("turn_end", second)
+        pi.on(event, first)
+        pi.on(event, second)
 
     call = {"name": "bash", "arguments": {"command": "true"}, "id": "c1"}
     replies = [{"text": "calling", "tool_calls": [call]}, {"text": "DONE"}, {"text": "AFTER"}]
@@ -49,6 +49,13 @@ def _pending_seen(tmp_path: Path, input_wait: float | None) -> list[bool]:
 
 def test_a_message_a_handler_sends_is_pending_for_the_events_next_handler(tmp_path: Path) -> None:
     assert _pending_seen(tmp_path, input_wait=None) == [True, True, False]
+
+
+def test_a_message_a_tool_call_handler_sends_is_pending_for_the_next_tool_call_handler(
+    tmp_path: Path,
+) -> None:
+    """``emitToolCall`` awaits each handler (runner.js:970-985)."""
+    assert _pending_seen(tmp_path, input_wait=None, event="tool_call") == [True]
 
 
 def test_an_input_handler_that_returns_at_once_still_lets_it_be_pending(tmp_path: Path) -> None:
