@@ -59,6 +59,8 @@ def test_a_message_a_tool_call_handler_sends_is_pending_for_the_next_tool_call_h
 
 
 def test_an_input_handler_that_returns_at_once_still_lets_it_be_pending(tmp_path: Path) -> None:
+    """One of real Pi's two outcomes, which depend on how the bridge's lines reach Pi
+    (``tests/realpi/test_differential_handler_sends.py``): the simulator takes this one."""
     assert _pending_seen(tmp_path, input_wait=0) == [True, True, False]
 
 
