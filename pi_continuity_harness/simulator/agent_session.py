@@ -691,9 +691,10 @@ class AgentSession:
         Only while no time passes: Pi does not await the send (``sendUserMessage`` is
         fire-and-forget, agent-session.js:2879). When its preparation waits (an ``input``
         handler that sleeps, ``_runInputHandlers`` awaiting its round trip, :1745), Pi goes on
-        and the message is queued when the handler returns. Real Pi 1.6.0 showed both, with a
-        Python ``input`` handler that returns at once and one that awaits a sleep, in the same
-        extension or in another (``tests/realpi/test_differential_handler_sends.py``)."""
+        and the message is queued when the handler returns, as real Pi 1.6.0 does with a Python
+        ``input`` handler that awaits a sleep, in the same extension or in another
+        (``tests/realpi/test_differential_handler_sends.py``). With one that returns at once
+        real Pi races (``docs/architecture.md``); the simulator settles the send."""
         preflights = self._preflights
         while preflights:
             preflights = self._preflights = [mark for mark in preflights if not mark.is_set()]

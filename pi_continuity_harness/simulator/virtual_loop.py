@@ -6,6 +6,8 @@ waiting for synthesis. Running it on a stock loop would make sleeps real and int
 depend on the wall clock. This loop never blocks: when nothing is ready it jumps virtual
 time to the next timer, and when nothing is ready *and* no timer is pending, everything is
 waiting on something that will never come, which is reported as a stall instead of hanging.
+Before either, it wakes what waits for the end of the current instant (``InstantMark``): work
+JavaScript would not wait for once time has to pass.
 """
 
 from __future__ import annotations
