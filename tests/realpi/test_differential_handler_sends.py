@@ -109,3 +109,21 @@ def test_a_message_whose_input_handler_waits_is_not_pending_for_the_next_handler
     assert _pending(real) == ["turn_end pending=False"] * 3
     assert _pending(sim) == _pending(real)
     assert_equivalent(real, sim)
+
+
+def test_a_message_a_user_bash_handler_sends_during_a_run_is_pending_for_the_next_handler(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """``emitUserBash`` awaits each handler too (runner.js:986-1013). The RPC ``bash`` runs while
+    the model's reply is held, so Pi is streaming and queues the follow-up. Before, the
+    simulator did not settle the sends between ``user_bash`` handlers (this test failed)."""
+    spec = python_extension(
+        "handler_sends_user_bash_probe", _EXTENSION.replace("EVENT", "user_bash").replace("INPUT", "pass")
+    )
+    during = [{"bash": {"command": "printf hi", "output": "hi"}}]
+    replies = [{"text": "reply", "during": during}, {"text": "DONE"}, {"text": "AFTER"}]
+    real, sim = play(targets, scenario({"agent": replies}), [{"prompt": "hello"}], spec)
+
+    assert _pending(real) == ["user_bash pending=True"]
+    assert _pending(sim) == _pending(real)
+    assert_equivalent(real, sim)

@@ -58,6 +58,30 @@ def test_a_message_a_tool_call_handler_sends_is_pending_for_the_next_tool_call_h
     assert _pending_seen(tmp_path, input_wait=None, event="tool_call") == [True]
 
 
+def test_a_message_a_user_bash_handler_sends_during_a_run_is_pending_for_the_next_handler(
+    tmp_path: Path,
+) -> None:
+    """``emitUserBash`` awaits each handler (runner.js:986-1013); the bash runs while the model's
+    reply is held, so the follow-up is queued."""
+    seen: list[bool] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        def first(event: Any, ctx: Any) -> None:
+            if not seen:
+                pi.send_user_message("a follow-up from a handler", deliver_as="followUp")
+
+        def second(event: Any, ctx: Any) -> None:
+            seen.append(ctx.has_pending_messages())
+
+        pi.on("user_bash", first)
+        pi.on("user_bash", second)
+
+    during = [{"bash": {"command": "printf hi", "output": "hi"}}]
+    replies = [{"text": "reply", "during": during}, {"text": "DONE"}, {"text": "AFTER"}]
+    run(tmp_path, base(model={"agent": replies}, operations=[{"prompt": "go"}]), extension)
+    assert seen == [True]
+
+
 def test_an_input_handler_that_returns_at_once_still_lets_it_be_pending(tmp_path: Path) -> None:
     """One of real Pi's two outcomes, which depend on how the bridge's lines reach Pi
     (``tests/realpi/test_differential_handler_sends.py``): the simulator takes this one."""
