@@ -132,6 +132,13 @@ def differential_feature(name: str, yaml_name: str, message: str, extension: str
     )
 
 
+def replay_command(feature_path: Path, extension: str) -> str:
+    """The command that replays a minimised differential feature: ``--target`` makes pytest
+    collect a ``.feature`` file (``pytest_collect_file``), and the scenario plays on both targets
+    whichever it names (``tests/realpi/test_differential_feature_replay.py``)."""
+    return shlex.join(["pytest", str(feature_path), "--target", "pi", "--extension", extension])
+
+
 def _write_failure(run: DiffRun, out_dir: Path, extension: str, original: int) -> dict[str, Any]:
     out_dir.mkdir(parents=True, exist_ok=True)
     channel = run.channel or "started"
@@ -151,7 +158,7 @@ def _write_failure(run: DiffRun, out_dir: Path, extension: str, original: int) -
         "operationsAfter": len(run.case.operations),
         "yaml": str(yaml_path),
         "feature": str(feature_path),
-        "replay": f"{shlex.join(['pytest', str(feature_path)])} (with {shlex.join(['--extension', extension])})",
+        "replay": replay_command(feature_path, extension),
     }
 
 
