@@ -4,6 +4,7 @@ of a TypeScript implementation on real Pi with the invariants its observations a
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,17 @@ def test_differential_exploration_fails_when_the_simulator_sends_an_aborted_repl
         Path(minimised["feature"]).read_text(encoding="utf-8").count("Then both targets observe the same")
         == 1
     )
+    # What the summary prints: the minimisation's real-Pi runs took time (it printed "(0 s)"),
+    # and the replay command collects the feature (``test_differential_feature_replay.py``).
+    assert minimised["runs"] >= 1 and minimised["seconds"] > 0
+    assert shlex.split(minimised["replay"]) == [
+        "pytest",
+        minimised["feature"],
+        "--target",
+        "pi",
+        "--extension",
+        "reference",
+    ]
 
 
 def _has(seed: int, action: str, steps: int) -> bool:

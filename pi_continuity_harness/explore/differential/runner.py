@@ -205,6 +205,7 @@ def explore_differential_seed(seed: int, settings: Any) -> Any:
         )
         if settings.out_dir is not None:
             final, runs = run, 0
+            minimising = time.perf_counter()
             if settings.minimise_failures:
                 final, runs = _minimise(
                     run,
@@ -217,7 +218,9 @@ def explore_differential_seed(seed: int, settings: Any) -> Any:
             report.minimised = _write_failure(
                 final, Path(settings.out_dir), settings.extension, len(case.operations)
             )
-            report.minimised["runs"] = runs
+            # (as ``engine.explore_seed`` reports a minimisation: without ``seconds`` the summary
+            # printed "(0 s)" after minutes of real-Pi runs)
+            report.minimised.update(runs=runs, seconds=round(time.perf_counter() - minimising, 3))
         break
     if report is None:
         report = SeedReport(
