@@ -615,11 +615,13 @@ class ExtensionRunner:
                     value = await self.call_handler(handler, bridged_copy(event), ctx)
                 except Exception as error:
                     self.emit_error(record.path, "user_bash", _describe(error))
-                    await self._settle_between_handlers()
+                    if self._between_handlers is not None:
+                        await self._between_handlers()
                     raise UserBashError(_describe(error)) from error
                 # runner.js:986-1013 awaits each handler: what it sent is queued before the next
                 # one runs (``tests/realpi/test_differential_handler_sends.py``), as in :meth:`emit`.
-                await self._settle_between_handlers()
+                if self._between_handlers is not None:
+                    await self._between_handlers()
                 if value is None:
                     continue
                 try:
@@ -631,10 +633,6 @@ class ExtensionRunner:
                     raise UserBashError(_describe(error)) from error
                 return value  # type: ignore[no-any-return]
         return None
-
-    async def _settle_between_handlers(self) -> None:
-        if self._between_handlers is not None:
-            await self._between_handlers()
 
     def emit_error(self, path: str, event: str, error: str) -> None:
         self._on_error(path, event, error)
