@@ -54,6 +54,14 @@ def extension(pi):
 """
 
 
+#: A reply that calls ``bash`` once, then two more replies.
+_REPLIES = [
+    {"text": "calling", "tool_calls": [{"name": "bash", "arguments": {"command": "true"}, "id": "c1"}]},
+    {"text": "DONE"},
+    {"text": "AFTER"},
+]
+
+
 def _pending(observation: Observation) -> list[str]:
     """What the second handler saw, one notification per event."""
     return [text for text, _level in observation.notifications]
@@ -65,9 +73,7 @@ def test_a_message_a_handler_sends_is_pending_for_the_events_next_handler(
 ) -> None:
     source = _EXTENSION.replace("EVENT", event).replace("INPUT", "pass")
     spec = python_extension(f"handler_sends_{event}_probe", source)
-    call = {"name": "bash", "arguments": {"command": "true"}, "id": "c1"}
-    replies = [{"text": "calling", "tool_calls": [call]}, {"text": "DONE"}, {"text": "AFTER"}]
-    real, sim = play(targets, scenario({"agent": replies}), [{"prompt": "hello"}], spec)
+    real, sim = play(targets, scenario({"agent": _REPLIES}), [{"prompt": "hello"}], spec)
 
     seen = _pending(real)
     assert seen[0] == f"{event} pending=True", seen  # real Pi: queued before the next handler
@@ -101,9 +107,7 @@ def test_a_message_whose_input_handler_waits_is_not_pending_for_the_next_handler
             {"module": python_extension("handler_sends_waiting_input_probe", _WAITING_INPUT_HANDLER)}
         )
     spec = python_extension(f"handler_sends_waiting_{where}_probe", source.replace("EVENT", "turn_end"))
-    call = {"name": "bash", "arguments": {"command": "true"}, "id": "c1"}
-    replies = [{"text": "calling", "tool_calls": [call]}, {"text": "DONE"}, {"text": "AFTER"}]
-    sc = scenario({"agent": replies}, extensions=extensions)
+    sc = scenario({"agent": _REPLIES}, extensions=extensions)
     real, sim = play(targets, sc, [{"prompt": "hello"}], spec)
 
     assert _pending(real) == ["turn_end pending=False"] * 3
@@ -126,4 +130,43 @@ def test_a_message_a_user_bash_handler_sends_during_a_run_is_pending_for_the_nex
 
     assert _pending(real) == ["user_bash pending=True"]
     assert _pending(sim) == _pending(real)
+    assert_equivalent(real, sim)
+
+
+_RAISES = """\
+def extension(pi):
+    def first(event, ctx):
+        pi.send_user_message("a steer from a failing handler", deliver_as="steer")
+        raise RuntimeError("boom")
+
+    pi.on("tool_call", first)
+"""
+
+
+def test_a_message_a_failing_tool_call_handler_sent_is_queued_before_the_blocked_call_ends(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """A ``tool_call`` handler that sends and then raises blocks the call (runner.js:970-985
+    lets the error through; the loop turns it into the call's error result). The bridge writes
+    the send before the error reply, so Pi queues the steer before the call ends; the simulator
+    settles the sends in that ``except`` branch too (without it the steer came after the end).
+
+    Not tested: the same for a ``user_bash`` handler, which the simulator also settles before
+    the RPC ``bash`` fails. Its order is between an event and an RPC response, and the
+    observation keeps no responses (``pi_target._DROPPED_EVENTS``)."""
+    spec = python_extension("handler_sends_raising_tool_call_probe", _RAISES)
+    real, sim = play(targets, scenario({"agent": _REPLIES}), [{"prompt": "hello"}], spec)
+
+    def order(observation: Observation) -> list[str]:
+        """The steer's queue update and the call's end, in stream order."""
+        out = []
+        for e in observation.rpc_events:
+            if e["type"] == "queue_update" and e.get("steering"):
+                out.append("queued")
+            elif e["type"] == "tool_execution_end":
+                out.append(f"ended isError={e['isError']}")
+        return out
+
+    assert order(real) == ["queued", "ended isError=True"]
+    assert order(sim) == order(real)
     assert_equivalent(real, sim)

@@ -16,8 +16,20 @@ from pi_continuity_harness.simulator.virtual_loop import InstantMark, VirtualTim
 
 from .helpers import base, run
 
+#: A reply that calls ``bash`` once, then two more replies.
+_REPLIES: list[dict[str, Any]] = [
+    {"text": "calling", "tool_calls": [{"name": "bash", "arguments": {"command": "true"}, "id": "c1"}]},
+    {"text": "DONE"},
+    {"text": "AFTER"},
+]
 
-def _pending_seen(tmp_path: Path, input_wait: float | None, event: str = "turn_end") -> list[bool]:
+
+def _pending_seen(
+    tmp_path: Path,
+    input_wait: float | None,
+    event: str = "turn_end",
+    replies: list[dict[str, Any]] = _REPLIES,
+) -> list[bool]:
     """What the second ``event`` handler's ``has_pending_messages()`` said, each time."""
     seen: list[bool] = []
 
@@ -41,8 +53,6 @@ def _pending_seen(tmp_path: Path, input_wait: float | None, event: str = "turn_e
         pi.on(event, first)
         pi.on(event, second)
 
-    call = {"name": "bash", "arguments": {"command": "true"}, "id": "c1"}
-    replies = [{"text": "calling", "tool_calls": [call]}, {"text": "DONE"}, {"text": "AFTER"}]
     run(tmp_path, base(model={"agent": replies}, operations=[{"prompt": "go"}]), extension)
     return seen
 
@@ -63,23 +73,9 @@ def test_a_message_a_user_bash_handler_sends_during_a_run_is_pending_for_the_nex
 ) -> None:
     """``emitUserBash`` awaits each handler (runner.js:986-1013); the bash runs while the model's
     reply is held, so the follow-up is queued."""
-    seen: list[bool] = []
-
-    def extension(pi: ExtensionAPI) -> None:
-        def first(event: Any, ctx: Any) -> None:
-            if not seen:
-                pi.send_user_message("a follow-up from a handler", deliver_as="followUp")
-
-        def second(event: Any, ctx: Any) -> None:
-            seen.append(ctx.has_pending_messages())
-
-        pi.on("user_bash", first)
-        pi.on("user_bash", second)
-
     during = [{"bash": {"command": "printf hi", "output": "hi"}}]
     replies = [{"text": "reply", "during": during}, {"text": "DONE"}, {"text": "AFTER"}]
-    run(tmp_path, base(model={"agent": replies}, operations=[{"prompt": "go"}]), extension)
-    assert seen == [True]
+    assert _pending_seen(tmp_path, input_wait=None, event="user_bash", replies=replies) == [True]
 
 
 def test_an_input_handler_that_returns_at_once_still_lets_it_be_pending(tmp_path: Path) -> None:
