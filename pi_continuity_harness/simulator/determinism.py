@@ -68,8 +68,13 @@ class VirtualClock:
 
     Every timestamp read advances by at least one millisecond, so two entries never share
     a timestamp. Pi compares timestamps (``assistant.timestamp <= compaction.timestamp``
-    decides whether usage predates a compaction, AS:2496-2615); equal values would be an
-    accident of simulation, not of Pi.
+    decides whether a message or its usage predates a compaction, AS:2496-2615). On real Pi
+    two reads can share a millisecond: an overflow retry that began in its compaction's
+    millisecond was taken for a message from before it, and its second overflow went
+    unreported (1 of 36 compactions, 6 December 2026). The harness's observer waits out the
+    compaction's millisecond on real Pi (``targets/realpi/observer.ts`` ``afterMillisecondOf``),
+    so both targets take the branch of a later message
+    (``tests/realpi/test_differential_compaction_millisecond.py``).
 
     A read that has to hand out a millisecond ahead of the loop's time moves the loop's clock
     there (``catch_up``): time moves with the work, as on a real machine, where Pi's wall clock

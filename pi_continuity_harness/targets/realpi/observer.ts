@@ -2,8 +2,8 @@
  * Pi Continuity Harness observer: a passive Pi 1.6 extension.
  *
  * Appends one JSON line per extension-only event (the ones RPC mode does not stream) to the
- * file named by env PI_HARNESS_OBSERVER_LOG. Every handler returns undefined, so the observer
- * never customises, cancels or transforms anything.
+ * file named by env PI_HARNESS_OBSERVER_LOG. Every handler returns (or resolves to) undefined,
+ * so the observer never customises, cancels or transforms anything.
  *
  * Load it FIRST (`-e observer.ts -e ext...`): handlers run in load order, and a
  * `session_before_compact` cancel from an earlier extension stops dispatch, so only an observer
@@ -27,6 +27,9 @@
  *
  * `session_compact` also logs `summaryFiles`: the project's files holding the summary's exact bytes
  * when Pi appended the entry (the witness of spec §3 "Durable Continuity Brief first").
+ * Its handler then waits, if need be, until the wall clock has left the compaction entry's
+ * millisecond (`afterMillisecondOf`): the only handler that is not over at once, for a Pi race
+ * on equal timestamps that the simulator never has.
  *
  * Env PI_HARNESS_OBSERVER_TURN_EVENTS=0 skips the turn_start/turn_end handlers. (A turn_end
  * handler makes Pi dispatch its turn_end boundary; that has no visible effect except an
@@ -40,6 +43,37 @@ type Json = Record<string, unknown>;
 function modelName(model: { provider?: string; id?: string } | undefined | null): string | null {
 	if (!model) return null;
 	return `${model.provider ?? "?"}/${model.id ?? "?"}`;
+}
+
+/**
+ * Resolves once `Date.now()` has passed the millisecond of `timestamp` (an entry's ISO time).
+ *
+ * Why: Pi 1.6 takes an assistant message whose `timestamp` is not later than the latest
+ * compaction entry's for one from before that compaction, and skips the compaction checks for
+ * it (`assistantMessage.timestamp <= new Date(compactionEntry.timestamp).getTime()`,
+ * dist/core/agent-session.js:2515; the same test for usage, :2602). Pi awaits the
+ * `session_compact` handlers (:2697-2703, and :2402-2409 for a manual compaction) before the
+ * overflow retry or the next prompt makes that message, so a message made in the compaction's
+ * own millisecond is a race of the wall clock: when the retry after an overflow compaction
+ * failed again, Pi reported "Context overflow recovery failed after one compact-and-retry
+ * attempt" (agent-session.js:2550-2571) when the retry began a millisecond or more after the
+ * entry, and nothing at all when it began in the same millisecond (1 of 36 compactions on this
+ * machine, 6 December 2026; two of 60 seeds of `explore --target pi` differed from the
+ * simulator by it). The simulator's clock hands out strictly increasing milliseconds
+ * (simulator/determinism.py `VirtualClock`), so there a message is always later; waiting here
+ * for the next millisecond makes real Pi take that same branch every time. Returning nothing,
+ * the handler still changes nothing Pi does but the time.
+ */
+function afterMillisecondOf(timestamp: unknown): Promise<undefined> | undefined {
+	const entryMs = typeof timestamp === "string" ? Date.parse(timestamp) : Number.NaN;
+	if (!(Date.now() <= entryMs)) return undefined;
+	return new Promise((resolve) => {
+		const poll = (): void => {
+			if (Date.now() > entryMs) resolve(undefined);
+			else setTimeout(poll, 1);
+		};
+		setTimeout(poll, 1);
+	});
 }
 
 function safe(value: unknown): unknown {
@@ -154,6 +188,7 @@ export default function observer(pi: ExtensionAPI): void {
 			},
 			summaryFiles: witness,
 		});
+		return afterMillisecondOf(e.timestamp);
 	});
 
 	pi.on("session_compact_failed", (event) => {

@@ -1,0 +1,77 @@
+"""Differential: an overflow retry that fails again is reported on real Pi every time, as on the
+simulator, however fast Pi makes the retry.
+
+Pi 1.6 takes an assistant message whose ``timestamp`` is not later than the latest compaction
+entry's for one from before that compaction and skips the compaction checks for it
+(``assistantMessage.timestamp <= new Date(compactionEntry.timestamp).getTime()``,
+agent-session.js:2515). After an overflow compaction Pi retries at once, so the retry's message
+could fall in the entry's own millisecond: then a retry that overflowed again was not reported
+("Context overflow recovery failed after one compact-and-retry attempt", :2550-2571), neither
+after the run nor when the next prompt checked it. That happened to 1 of 36 compactions on this
+machine (6 December 2026), and two of 60 seeds of ``explore --target pi`` (9242, 9249) differed
+from the simulator by it, whose clock never hands out a millisecond twice
+(``simulator/determinism.py`` ``VirtualClock``).
+
+The harness's observer now waits, in its ``session_compact`` handler (which Pi awaits before the
+retry), until the wall clock has left the entry's millisecond (``observer.ts``
+``afterMillisecondOf``). This test plays 40 such compactions and wants each retry's message
+later than its compaction entry on real Pi, and every failure reported on both targets. Without
+the wait it failed in 5 of 8 runs (a gap of 0 ms; with the wait it passed 8 of 8): a test of a
+race, so without the wait it fails only when real Pi is fast enough.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pytest
+from realpi.test_differential_fidelity import (
+    FIRST,
+    LONG,
+    OVERFLOW,
+    Targets,
+    assert_equivalent,
+    play,
+    scenario,
+)
+
+from pi_continuity_harness.targets.target import Observation
+
+pytestmark = pytest.mark.realpi
+
+#: Overflow compactions in the run: each prompt overflows, compacts, retries and overflows again.
+_CYCLES = 40
+
+
+def _gaps(observation: Observation) -> list[int]:
+    """Per compaction entry: the next message's timestamp minus the entry's, in milliseconds."""
+    entries = observation.entries
+    gaps = []
+    for index, entry in enumerate(entries):
+        if entry["type"] == "compaction":
+            compacted = datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00"))
+            gaps.append(entries[index + 1]["message"]["timestamp"] - round(compacted.timestamp() * 1000))
+    return gaps
+
+
+def _failures(observation: Observation) -> list[dict[str, Any]]:
+    return [e for e in observation.session("compaction_end") if e.get("errorMessage")]
+
+
+def test_every_retry_that_overflows_again_is_reported_however_fast_the_retry(targets: Targets) -> None:
+    agent: list[dict[str, Any]] = [FIRST]
+    for _ in range(_CYCLES):
+        agent += [{"error": OVERFLOW}, {"error": OVERFLOW}]
+    sc = scenario({"agent": agent, "summary": [{"text": f"S{n}"} for n in range(_CYCLES)]})
+    ops = [{"prompt": "one " + LONG}, *({"prompt": f"prompt {n} " + LONG} for n in range(_CYCLES))]
+    real, sim = play(targets, sc, ops)
+
+    gaps = _gaps(real)
+    assert len(gaps) == _CYCLES
+    assert min(gaps) >= 1, gaps  # every retry began after its compaction's millisecond
+    # Each failed retry is reported after its run and again when the next prompt checks it
+    # (the last one has no next prompt).
+    assert len(_failures(real)) == 2 * _CYCLES - 1
+    assert len(_failures(sim)) == len(_failures(real))
+    assert_equivalent(real, sim)
