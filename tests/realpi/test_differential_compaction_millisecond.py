@@ -8,9 +8,10 @@ agent-session.js:2515). After an overflow compaction Pi retries at once, so the 
 could fall in the entry's own millisecond: then a retry that overflowed again was not reported
 ("Context overflow recovery failed after one compact-and-retry attempt", :2550-2571), neither
 after the run nor when the next prompt checked it. That happened to 1 of 36 compactions on this
-machine (6 December 2026), and two of 60 seeds of ``explore --target pi`` (9242, 9249) differed
-from the simulator by it, whose clock never hands out a millisecond twice
-(``simulator/determinism.py`` ``VirtualClock``).
+machine (6 December 2026). Seeds of ``explore --target pi`` differed from the simulator, whose
+clock never hands out a millisecond twice (``simulator/determinism.py`` ``VirtualClock``), in
+this way: PSC 9242 and blitz 9229, whose session files show the retry at 0 ms, and 7 more with
+the same difference (PSC 9132, 9146, 9153, 9249; blitz 9113, 9131, 9132), 9 of 200 seeds.
 
 The harness's observer now waits, in its ``session_compact`` handler (which Pi awaits before the
 retry), until the wall clock has left the entry's millisecond (``observer.ts``

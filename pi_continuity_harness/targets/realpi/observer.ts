@@ -58,8 +58,8 @@ function modelName(model: { provider?: string; id?: string } | undefined | null)
  * failed again, Pi reported "Context overflow recovery failed after one compact-and-retry
  * attempt" (agent-session.js:2550-2571) when the retry began a millisecond or more after the
  * entry, and nothing at all when it began in the same millisecond (1 of 36 compactions on this
- * machine, 6 December 2026; two of 60 seeds of `explore --target pi` differed from the
- * simulator by it). The simulator's clock hands out strictly increasing milliseconds
+ * machine, 6 December 2026; 9 of 200 seeds of `explore --target pi` differed from the
+ * simulator in this way, two checked in their session files). The simulator's clock hands out strictly increasing milliseconds
  * (simulator/determinism.py `VirtualClock`), so there a message is always later; waiting here
  * for the next millisecond makes real Pi take that same branch every time. Returning nothing,
  * the handler still changes nothing Pi does but the time.
