@@ -72,7 +72,7 @@ class VirtualClock:
     two reads can share a millisecond: an overflow retry that began in its compaction's
     millisecond was taken for a message from before it, and its second overflow went
     unreported (1 of 36 compactions, 6 December 2026). The harness's observer waits out the
-    compaction's millisecond on real Pi (``targets/realpi/observer.ts`` ``afterMillisecondOf``),
+    compaction's millisecond on real Pi (``targets/realpi/observer.ts`` ``afterThisMillisecond``),
     so both targets take the branch of a later message
     (``tests/realpi/test_differential_compaction_millisecond.py``).
 

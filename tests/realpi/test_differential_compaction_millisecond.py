@@ -15,10 +15,11 @@ the same difference (PSC 9132, 9146, 9153, 9249; blitz 9113, 9131, 9132), 9 of 2
 
 The harness's observer now waits, in its ``session_compact`` handler (which Pi awaits before the
 retry), until the wall clock has left the entry's millisecond (``observer.ts``
-``afterMillisecondOf``). This test plays 40 such compactions and wants each retry's message
+``afterThisMillisecond``). This test plays 40 such compactions and wants each retry's message
 later than its compaction entry on real Pi, and every failure reported on both targets. Without
 the wait it failed in 5 of 8 runs (a gap of 0 ms; with the wait it passed 8 of 8): a test of a
-race, so without the wait it fails only when real Pi is fast enough.
+race, so without the wait it fails only when real Pi is fast enough. The ``all_the_same``
+variant failed 6 of 6 runs with a wait that went by the event's entry, the first version.
 """
 
 from __future__ import annotations
@@ -60,11 +61,18 @@ def _failures(observation: Observation) -> list[dict[str, Any]]:
     return [e for e in observation.session("compaction_end") if e.get("errorMessage")]
 
 
-def test_every_retry_that_overflows_again_is_reported_however_fast_the_retry(targets: Targets) -> None:
+@pytest.mark.parametrize("summaries", ["distinct", "all_the_same"])
+def test_every_retry_that_overflows_again_is_reported_however_fast_the_retry(
+    targets: Targets, summaries: str
+) -> None:
+    """With one summary text for every compaction, each ``session_compact`` after the first
+    carries the first entry (Pi's first-equal-summary lookup, agent-session.js:2696), whose
+    timestamp is long past: the observer's wait must not go by the event's entry."""
     agent: list[dict[str, Any]] = [FIRST]
     for _ in range(_CYCLES):
         agent += [{"error": OVERFLOW}, {"error": OVERFLOW}]
-    sc = scenario({"agent": agent, "summary": [{"text": f"S{n}"} for n in range(_CYCLES)]})
+    texts = [f"S{n}" if summaries == "distinct" else "S" for n in range(_CYCLES)]
+    sc = scenario({"agent": agent, "summary": [{"text": text} for text in texts]})
     ops = [{"prompt": "one " + LONG}, *({"prompt": f"prompt {n} " + LONG} for n in range(_CYCLES))]
     real, sim = play(targets, sc, ops)
 

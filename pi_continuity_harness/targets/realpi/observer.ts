@@ -27,9 +27,9 @@
  *
  * `session_compact` also logs `summaryFiles`: the project's files holding the summary's exact bytes
  * when Pi appended the entry (the witness of spec §3 "Durable Continuity Brief first").
- * Its handler then waits, if need be, until the wall clock has left the compaction entry's
- * millisecond (`afterMillisecondOf`): the only handler that is not over at once, for a Pi race
- * on equal timestamps that the simulator never has.
+ * Its handler then waits until the wall clock has left the millisecond it began in, and so the
+ * compaction entry's (`afterThisMillisecond`): the only event handler that is not over at once,
+ * for a Pi race on equal timestamps that the simulator never has.
  *
  * Env PI_HARNESS_OBSERVER_TURN_EVENTS=0 skips the turn_start/turn_end handlers. (A turn_end
  * handler makes Pi dispatch its turn_end boundary; that has no visible effect except an
@@ -46,7 +46,7 @@ function modelName(model: { provider?: string; id?: string } | undefined | null)
 }
 
 /**
- * Resolves once `Date.now()` has passed the millisecond of `timestamp` (an entry's ISO time).
+ * Resolves once `Date.now()` has left the millisecond it reads now.
  *
  * Why: Pi 1.6 takes an assistant message whose `timestamp` is not later than the latest
  * compaction entry's for one from before that compaction, and skips the compaction checks for
@@ -59,17 +59,21 @@ function modelName(model: { provider?: string; id?: string } | undefined | null)
  * attempt" (agent-session.js:2550-2571) when the retry began a millisecond or more after the
  * entry, and nothing at all when it began in the same millisecond (1 of 36 compactions on this
  * machine, 6 December 2026; 9 of 200 seeds of `explore --target pi` differed from the
- * simulator in this way, two checked in their session files). The simulator's clock hands out strictly increasing milliseconds
- * (simulator/determinism.py `VirtualClock`), so there a message is always later; waiting here
- * for the next millisecond makes real Pi take that same branch every time. Returning nothing,
- * the handler still changes nothing Pi does but the time.
+ * simulator in this way, two checked in their session files). The simulator's clock hands out
+ * strictly increasing milliseconds (simulator/determinism.py `VirtualClock`), so there a
+ * message is always later; waiting here makes real Pi take that same branch every time.
+ *
+ * The wait starts from the clock, not from the event's `compactionEntry.timestamp`: Pi appended
+ * the entry before it called the handlers, so the entry's millisecond is not after this one,
+ * while the event may carry an earlier entry with the same summary (the first-equal-summary
+ * lookup, agent-session.js:2407, 2696). Returning nothing, the handler changes nothing Pi does
+ * but the time (at most about a millisecond per compaction).
  */
-function afterMillisecondOf(timestamp: unknown): Promise<undefined> | undefined {
-	const entryMs = typeof timestamp === "string" ? Date.parse(timestamp) : Number.NaN;
-	if (!(Date.now() <= entryMs)) return undefined;
+function afterThisMillisecond(): Promise<undefined> {
+	const now = Date.now();
 	return new Promise((resolve) => {
 		const poll = (): void => {
-			if (Date.now() > entryMs) resolve(undefined);
+			if (Date.now() > now) resolve(undefined);
 			else setTimeout(poll, 1);
 		};
 		setTimeout(poll, 1);
@@ -188,7 +192,7 @@ export default function observer(pi: ExtensionAPI): void {
 			},
 			summaryFiles: witness,
 		});
-		return afterMillisecondOf(e.timestamp);
+		return afterThisMillisecond();
 	});
 
 	pi.on("session_compact_failed", (event) => {
