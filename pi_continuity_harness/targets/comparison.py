@@ -94,12 +94,30 @@ _TIME_KEYS = frozenset({"timestamp", "createdAt", "updatedAt"})
 #: Keys whose values are elapsed times (ledger ``durations``).
 _DURATION_KEYS = frozenset({"durationMs", "wall_time_seconds"})
 _STREAMING = "<streaming>"
+#: The keys, in order, of a message pi-ai's ``createSetupErrorMessage`` makes (api/lazy.js:2-21);
+#: ``durationMs`` and ``thinkingLevel`` may follow (ledger ``setup-failure-timing``). No other
+#: assistant message has ``errorMessage`` before ``timestamp``: a provider's ``output`` gets its
+#: ``errorMessage`` after (openai-completions.js:156-172, 486-490).
+_SETUP_FAILURE_KEYS = (
+    "role",
+    "content",
+    "api",
+    "provider",
+    "model",
+    "usage",
+    "stopReason",
+    "errorMessage",
+    "timestamp",
+)
 
 
 class Normaliser:
     """Replaces the ledger's values by placeholders, consistently within one record."""
 
-    def __init__(self, paths: dict[str, str]) -> None:
+    def __init__(self, paths: dict[str, str], *, untimed_setup_failures: bool = False) -> None:
+        #: Whether a setup failure's message without ``durationMs`` is compared as one with it
+        #: (ledger ``setup-failure-timing``: real Pi's records only).
+        self._untimed_setup_failures = untimed_setup_failures
         # Longest first, so ``$PROJECT`` wins over ``$WORK`` for paths below the project.
         self._paths = sorted(((p, name) for name, p in paths.items() if p), key=lambda x: -len(x[0]))
         self._uuids: dict[str, str] = {}
@@ -177,6 +195,8 @@ class Normaliser:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
+            if self._untimed_setup_failures and _untimed_setup_failure(value):
+                value = _with_placeholder_duration(value)
             return {self.text(k): self.value(v, k) for k, v in value.items()}
         if isinstance(value, list | tuple):
             return [self._element(v) for v in value]
@@ -199,6 +219,25 @@ class Normaliser:
         if done is None:
             done = self._objects[token] = self.value(item)
         return done
+
+
+def _untimed_setup_failure(message: dict[str, Any]) -> bool:
+    """Whether ``message`` is an assistant message ``createSetupErrorMessage`` made that pi-ai's
+    event stream left without ``durationMs`` (ledger ``setup-failure-timing``)."""
+    if "durationMs" in message or message.get("role") != "assistant" or len(message) < 9:
+        return False
+    return tuple(message)[:9] == _SETUP_FAILURE_KEYS
+
+
+def _with_placeholder_duration(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` with ``durationMs`` right after its ``timestamp``, where the event stream puts
+    it when it times the message (utils/event-stream.js:115-117)."""
+    out: dict[str, Any] = {}
+    for key, item in message.items():
+        out[key] = item
+        if key == "timestamp":
+            out["durationMs"] = "<ms>"
+    return out
 
 
 def _session_event(event: dict[str, Any]) -> dict[str, Any]:
@@ -299,7 +338,8 @@ def normalise_observation(
             "$PROJECT": project,
             "$AGENT": str(observation.agent_dir),
             "$SESSIONS": str(observation.session_dir),
-        }
+        },
+        untimed_setup_failures=observation.target == "pi",
     )
     if observation.session_id:
         norm.uuid(observation.session_id)

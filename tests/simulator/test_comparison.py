@@ -220,6 +220,7 @@ def test_only_the_ledgers_values_are_replaced(tmp_path: Path) -> None:
         "digests",
         "streaming-snapshot",
         "bash-output-chunks",
+        "setup-failure-timing",
     }
 
 
@@ -244,6 +245,69 @@ def test_consecutive_bash_output_chunks_of_one_command_compare_as_one(tmp_path: 
     assert normalise_observation(other_text)["session_events"] != joined
     assert len(normalise_observation(other_id)["session_events"]) == 2
     assert len(normalise_observation(apart)["session_events"]) == 3
+
+
+def _setup_failure(timed: bool, **changes: Any) -> dict[str, Any]:
+    """An aborted reply as pi-ai's ``createSetupErrorMessage`` makes it (api/lazy.js:2-21), with
+    the event stream's ``durationMs`` when ``timed``, and the agent loop's ``thinkingLevel``."""
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": [],
+        "api": "openai-completions",
+        "provider": "fake",
+        "model": "fake-model",
+        "usage": {"input": 0, "output": 0, "totalTokens": 0},
+        "stopReason": "aborted",
+        "errorMessage": "This operation was aborted",
+        "timestamp": 1767225600010,
+    }
+    if timed:
+        message["durationMs"] = 0
+    message["thinkingLevel"] = "off"
+    message.update(changes)
+    return message
+
+
+def _end_events(tmp_path: Path, target: str, message: dict[str, Any]) -> list[Any]:
+    obs = observation(tmp_path, rpc_events=[{"type": "message_end", "message": message}])
+    obs.target = target
+    events: list[Any] = normalise_observation(obs)["session_events"]
+    return events
+
+
+def test_real_pis_untimed_setup_failure_compares_as_a_timed_one(tmp_path: Path) -> None:
+    """Ledger ``setup-failure-timing``: real Pi leaves such a message untimed when the clock moves
+    on between ``lazyStream``'s and the event stream's reads (api/lazy.js:46-47,
+    utils/event-stream.js:89, 115-117), so its record gets ``<ms>`` where the stream puts it."""
+    timed = _end_events(tmp_path, "sim", _setup_failure(timed=True))
+    assert list(timed[0]["message"])[8:11] == ["timestamp", "durationMs", "thinkingLevel"]
+    assert _end_events(tmp_path, "pi", _setup_failure(timed=False)) == timed
+    assert _end_events(tmp_path, "pi", _setup_failure(timed=True)) == timed
+
+
+def test_the_simulator_is_held_to_timing_a_setup_failure(tmp_path: Path) -> None:
+    """Only real Pi's record gets the placeholder: a simulator that left the message untimed
+    differs from real Pi either way."""
+    untimed_sim = _end_events(tmp_path, "sim", _setup_failure(timed=False))
+    assert "durationMs" not in untimed_sim[0]["message"]
+    assert untimed_sim != _end_events(tmp_path, "pi", _setup_failure(timed=False))
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # a provider's failed reply: its errorMessage comes after the timestamp
+        {"role": "assistant", "content": [], "stopReason": "error", "timestamp": 1, "errorMessage": "x"},
+        # the setup failure's keys in another order
+        dict(reversed(list(_setup_failure(timed=False).items()))),
+        # not an assistant message
+        _setup_failure(timed=False, role="toolResult"),
+    ],
+    ids=["provider_error", "other_order", "not_assistant"],
+)
+def test_no_other_message_without_duration_gets_one(tmp_path: Path, message: dict[str, Any]) -> None:
+    [event] = _end_events(tmp_path, "pi", message)
+    assert "durationMs" not in event["message"]
 
 
 def test_the_pi_package_directory_is_a_placeholder() -> None:
