@@ -21,7 +21,8 @@ its placeholder: times (``<ts>``), durations (``<ms>``), random ids (numbered by
 appearance: ``<uuid1>``, ``<id1>``), digests (``<digest>``), the streaming snapshots of
 ``message_start``/``message_update`` (``<streaming>``), and the run's paths (``$WORK``, ...);
 consecutive ``bash_execution_update`` events of one command are joined into one (how the pipe
-cut its output is timing).
+cut its output is timing), and in real Pi's record a setup failure's message that pi-ai left
+untimed gets ``durationMs`` ``<ms>`` (a race of two clock reads; ledger ``setup-failure-timing``).
 ``seconds`` (the scenario's wall-clock time) is kept for the time ratio and never compared.
 
 :func:`diff_records` compares two records channel by channel; a difference is *explained* only

@@ -3,8 +3,9 @@
 A difference between the simulator and real Pi 1.6 is a bug in the simulator, never a
 tolerance. What remains here is only what *cannot* be the same on the two targets, stated
 exactly: which keys, which values. :mod:`.comparison` replaces exactly these values by a
-placeholder before it compares (the key stays, so its presence and position are compared),
-and compares everything else as it is: there is no numeric band anywhere.
+placeholder before it compares (the key stays, so its presence and position are compared;
+``setup-failure-timing`` alone adds a key, to real Pi's record, where a race of pi-ai's left it
+out), and compares everything else as it is: there is no numeric band anywhere.
 
 :data:`KNOWN_DIFFERENCES` can also name a difference the comparison reports as *explained*
 (a neutraliser applied to one channel of the two records); it is empty: every difference the
@@ -113,7 +114,7 @@ UNCOMPARED: tuple[Uncompared, ...] = (
         "and then makes the event stream, which reads it again (utils/event-stream.js:89) and "
         "times a message only when its `timestamp` is not earlier (:115-117): when the clock "
         "moves to the next millisecond between the two reads, Pi leaves the message untimed. It "
-        "happened once in a full test run (6 December 2026), where the machine was loaded. The "
+        "was seen once, in a full test run (6 December 2026). The "
         "simulator always times it (the two reads are one virtual millisecond), and is held to "
         "it: only real Pi's record gets the placeholder.",
     ),
