@@ -611,17 +611,19 @@ class ExtensionRunner:
         ctx = self.create_context()
         for record, handlers in self.handlers_of("user_bash"):
             for handler in handlers:
+                failure: Exception | None = None
                 try:
                     value = await self.call_handler(handler, bridged_copy(event), ctx)
                 except Exception as error:
                     self.emit_error(record.path, "user_bash", _describe(error))
-                    if self._between_handlers is not None:
-                        await self._between_handlers()
-                    raise UserBashError(_describe(error)) from error
+                    failure = error
                 # runner.js:986-1013 awaits each handler: what it sent is queued before the next
-                # one runs (``tests/realpi/test_differential_handler_sends.py``), as in :meth:`emit`.
+                # one runs (``tests/realpi/test_differential_handler_sends.py``), or before the
+                # command fails, as in :meth:`emit`.
                 if self._between_handlers is not None:
                     await self._between_handlers()
+                if failure is not None:
+                    raise UserBashError(_describe(failure)) from failure
                 if value is None:
                     continue
                 try:

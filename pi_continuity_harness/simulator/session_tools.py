@@ -206,18 +206,21 @@ class SessionTools:
             blocking: dict[str, Any] | None = None
             for _record, handlers in runner.handlers_of("tool_call"):
                 for handler in handlers:
+                    failure: Exception | None = None
                     try:
                         # A copy, as the bridge gives a Python handler (``bridged_copy``): a
                         # handler that changes ``event.input`` in place changes no argument.
                         value = await runner.call_handler(handler, bridged_copy(event), ctx)
-                    except Exception as error:  # tool_call errors block the tool (fail-safe)
-                        await s.settle_preflights()
-                        return PreparedTool(immediate=error_tool_result(str(error)))
+                    except Exception as error:
+                        failure = error
                     # runner.js awaits each handler (``emitToolCall``, :970-985): what it sent
                     # (``send_user_message``) is queued before the next handler runs, so that
                     # one's ``has_pending_messages()`` counts it, as between other events'
-                    # handlers (``ExtensionRunner.emit``; ``test_differential_handler_sends.py``).
+                    # handlers (``ExtensionRunner.emit``; ``test_differential_handler_sends.py``),
+                    # and before a failed handler's blocked call ends.
                     await s.settle_preflights()
+                    if failure is not None:  # tool_call errors block the tool (fail-safe)
+                        return PreparedTool(immediate=error_tool_result(str(failure)))
                     if isinstance(value, dict) and value.get("block"):
                         blocking = value
                         break
