@@ -126,6 +126,12 @@ class SimHost:
         self.mode: Mode = mode
         self.approve = approve
         self.thinking_level = thinking_level
+        #: The scenario's level: what ``--thinking`` says when the process starts a new session.
+        self.scenario_thinking_level = thinking_level
+        #: The running process's ``--model`` and ``--thinking`` (None: not on its command line),
+        #: set by each start (:meth:`.host_runtimes.HostRuntimes.start`).
+        self.cli_model: str | None = None
+        self.cli_thinking: str | None = None
         faults = faults or FaultPlan()
         self.faults = faults
         self.monitor = FilesystemMonitor(

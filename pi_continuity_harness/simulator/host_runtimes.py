@@ -20,6 +20,13 @@ held by :class:`HostRuntimes` for its :class:`~.host.SimHost`. As Pi 1.6 does it
   session up to the chosen user message, ``session_shutdown{fork}``, ``session_start{fork}``;
 * quit: ``session_shutdown{quit}``.
 
+Every runtime, the first and each replacement, chooses its model and thinking level as Pi's
+runtime factory does (:meth:`HostRuntimes._choose_model_and_thinking`): the process's
+``--model`` and ``--thinking`` first, so a new session or a fork in a process started with
+``--model`` is back on that model whatever ``set_model`` chose since (main.js:650-770 runs
+``buildSessionOptions`` again for every replacement); without them, the branch's model and
+level, then the settings' defaults (sdk.js:83-143).
+
 Each runtime gets its runner and bindings from :mod:`.host_bindings`, and its resources (prompt
 files, skill folders, prompt templates) as Pi's resource loader reads them. Called once per
 runtime, never per streamed event.
@@ -72,50 +79,94 @@ class HostRuntimes:
     def __init__(self, host: SimHost) -> None:
         self._host = host
 
-    def _model_for_new_runtime(self, manager: SessionManager, restored: bool) -> Model | None:
+    def default_model(self, settings: SettingsManager | None = None) -> Model | None:
+        """The model Pi picks without ``--model`` and without a session to restore it from
+        (``findInitialModel``, model-resolver.js:382-427, no scoped models): the settings'
+        ``defaultProvider``/``defaultModel`` when that model exists and has auth, else the
+        first available model (models.json order; no scenario model is one of the built-in
+        providers' defaults that come before it)."""
         host = self._host
-        if restored:
-            projection = manager.build_session_projection()
-            if projection.model is not None:
-                found = host.catalog.find(*projection.model)
-                if found is not None:
+        if settings is not None:
+            values = settings.get_settings()
+            provider, model_id = values.get("defaultProvider"), values.get("defaultModel")
+            if isinstance(provider, str) and isinstance(model_id, str) and provider and model_id:
+                found = host.catalog.find(provider, model_id)
+                if found is not None and host.catalog.has_auth(found.provider):
                     return found
-        return host.catalog.find_full(host.active_model)
-
-    def default_model(self) -> Model | None:
-        """The model Pi picks without ``--model`` and without a session to restore it from:
-        ``findInitialModel`` falls back to the first available model (models.json order)."""
-        host = self._host
         return host.catalog.first_available()
+
+    def _choose_model_and_thinking(
+        self, manager: SessionManager, settings: SettingsManager
+    ) -> tuple[Model | None, str]:
+        """The model and thinking level of a runtime over ``manager``'s session, and the entries
+        Pi appends for them, as main.js's ``createRuntime`` (:650-770) and sdk.js's
+        ``createAgentSession`` (:83-143, :291-303) choose them, for the first runtime and for
+        every replacement (new session, fork):
+
+        * the process's ``--model`` (the scenario's active model; a restart with
+          ``--session <file>`` passes none), else, when the session has messages, the branch's
+          model (``getBranchSelection``) if it has auth, else ``findInitialModel``
+          (:meth:`default_model`);
+        * the process's ``--thinking`` (the scenario's level unless ``off``), else, when the
+          session has messages, the branch's level (or the settings' default without a
+          ``thinking_level_change`` on it), else the per-model setting, else the settings'
+          default, else Pi's; clamped to the model (``off`` without one);
+        * a session with messages gets a ``thinking_level_change`` only if its branch has none;
+          one without (a new session, a fork before the first message) gets ``model_change``
+          (with a model) and ``thinking_level_change``.
+
+        Before 6 December 2026 a new session and a fork kept the current model and level:
+        differential exploration (seed 9704: ``set_model``, ``new_session``, a prompt) found
+        real Pi answering on the ``--model`` model."""
+        host = self._host
+        projection = manager.build_session_projection()
+        has_messages = bool(projection.messages)
+        has_thinking_entry = any(e.get("type") == "thinking_level_change" for e in manager.get_branch())
+        values = settings.get_settings()
+        default_level = values.get("defaultThinkingLevel")
+        model = host.catalog.find_full(host.cli_model) if host.cli_model is not None else None
+        if model is None and has_messages and projection.model is not None:
+            found = host.catalog.find(*projection.model)
+            if found is not None and host.catalog.has_auth(found.provider):
+                model = found
+        if model is None:
+            model = self.default_model(settings)
+        level = host.cli_thinking
+        if level is None and has_messages:
+            level = (
+                projection.thinking_level
+                if has_thinking_entry
+                else str(default_level or DEFAULT_THINKING_LEVEL)
+            )
+        if level is None and model is not None:
+            per_model = values.get("modelThinkingLevels")
+            if isinstance(per_model, dict) and per_model.get(f"{model.provider}/{model.id}"):
+                level = str(per_model[f"{model.provider}/{model.id}"])
+        if level is None:
+            level = str(default_level or DEFAULT_THINKING_LEVEL)
+        level = clamp_thinking_level(model, level)
+        if has_messages:
+            if not has_thinking_entry:
+                manager.append_thinking_level_change(level)
+        else:
+            if model is not None:
+                manager.append_model_change(model.provider, model.id)
+            manager.append_thinking_level_change(level)
+        return model, level
 
     async def _create_runtime(
         self,
         manager: SessionManager,
         start_event: SessionStartEvent,
         *,
-        restored: bool,
-        model: Model | None = None,
         startup: bool = False,
-        thinking_from_settings: bool = False,
     ) -> Runtime:
         host = self._host
         with host.host_io():
             trust, settings = SettingsManager.create_trusting(
                 host.paths.project_dir, host.paths.agent_dir, approve=host.approve
             )
-        model = model or self._model_for_new_runtime(manager, restored)
-        if thinking_from_settings:
-            # A process started without ``--thinking`` on a new session: the per-model level,
-            # else ``defaultThinkingLevel``, else Pi's default, clamped to the model (sdk.js:121-143).
-            values = settings.get_settings()
-            per_model = values.get("modelThinkingLevels")
-            level = (
-                per_model.get(f"{model.provider}/{model.id}")
-                if isinstance(per_model, dict) and model
-                else None
-            )
-            level = level or values.get("defaultThinkingLevel") or DEFAULT_THINKING_LEVEL
-            host.thinking_level = clamp_thinking_level(model, str(level))
+        model, host.thinking_level = self._choose_model_and_thinking(manager, settings)
         session = AgentSession(
             session_manager=manager,
             settings=settings,
@@ -137,9 +188,6 @@ class HostRuntimes:
         session.host_io = host.host_io
         session.on_thinking_level = host._thinking_level_changed
         session.host_commands[TREE_COMMAND] = lambda args: host._operations.harness_tree(session, args)
-        if not restored and model is not None and not manager.get_entries():
-            manager.append_model_change(model.provider, model.id)
-            manager.append_thinking_level_change(host.thinking_level)
         runner = new_runner(host, session, manager)
         runtime = Runtime(trust, settings, manager, session, runner)
         host.trace.emit(
@@ -229,32 +277,25 @@ class HostRuntimes:
         host.monitor.frozen = False
         host.running = True
         host.trace.emit("host", "start", resume=session_file)
+        # The process's command line, as the real-Pi target starts Pi (``PiTarget._argv``):
+        # ``--model`` (and ``--thinking`` unless ``off``) for a new session, neither with
+        # ``--session <file>``; every runtime of the process chooses from them.
+        fresh = session_file is None
+        host.cli_model = host.active_model if fresh else None
+        host.cli_thinking = (
+            host.scenario_thinking_level if fresh and host.scenario_thinking_level != "off" else None
+        )
         if session_file is not None:
-            existed = os.path.exists(session_file)
+            # ``--session <file>`` before the file was written (lazy files, §9.12) opens an empty
+            # session there: Pi's default model, and ``model_change``/``thinking_level_change``
+            # appended like any new session's (:meth:`_choose_model_and_thinking`).
             with host.host_io():
                 manager = self._open_manager(session_file)
-            if existed:
-                await self._create_runtime(
-                    manager, SessionStartEvent(reason="startup"), restored=True, startup=True
-                )
-            else:
-                # ``--session <file>`` before the file was written (lazy files, §9.12): Pi starts a
-                # fresh session at that path with its default model (no ``--model`` on restart),
-                # appending ``model_change`` and ``thinking_level_change`` like any new session.
-                await self._create_runtime(
-                    manager,
-                    SessionStartEvent(reason="startup"),
-                    restored=False,
-                    model=self.default_model(),
-                    startup=True,
-                    thinking_from_settings=True,
-                )
+            await self._create_runtime(manager, SessionStartEvent(reason="startup"), startup=True)
         else:
             session_id, host._first_session_id = host._first_session_id, None
             manager = self._new_manager(session_id=session_id)
-            await self._create_runtime(
-                manager, SessionStartEvent(reason="startup"), restored=False, startup=True
-            )
+            await self._create_runtime(manager, SessionStartEvent(reason="startup"), startup=True)
 
     async def stop(self) -> None:
         """Quit (stdin EOF): ``session_shutdown{quit}``, then the process ends."""
@@ -331,8 +372,6 @@ class HostRuntimes:
         new_runtime = await self._create_runtime(
             manager,
             SessionStartEvent(reason="new", previous_session_file=previous_file),
-            restored=False,
-            model=runtime.session.model,
         )
         if with_session is not None:
             await with_session(new_runtime.runner.create_replaced_context())
@@ -394,8 +433,6 @@ class HostRuntimes:
         await self._create_runtime(
             manager,
             SessionStartEvent(reason="fork", previous_session_file=previous_file),
-            restored=bool(target_leaf),
-            model=runtime.session.model,
         )
         return {"cancelled": False, "text": selected_text}
 

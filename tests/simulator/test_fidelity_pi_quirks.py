@@ -1314,7 +1314,10 @@ def test_9_14_session_start_reason_startup_on_resume_and_model_select_only_on_se
         ("start", ("reload", False, "fake/fake-big")),
         ("before_switch", ("new", None)),
         ("shutdown", ("new", True)),
-        ("start", ("new", True, "fake/fake-big")),
+        # A process restarted with ``--session <file>`` has no ``--model``: the new session gets
+        # ``findInitialModel``'s first available model, not the one in use (main.js:650-770,
+        # sdk.js:102-120; tests/realpi/test_differential_replacement_model.py).
+        ("start", ("new", True, "fake/fake-model")),
         ("shutdown", ("quit", False)),
     ]
     assert [
