@@ -11,7 +11,11 @@ before the headers or after a partial stream), partial streams that drop or fail
 replies with Pi's retry (and a spent budget), summarizer faults and retries (500, 429, 400, a
 ``length`` stop, a spent budget), steer, follow-up and plain prompts while a reply streams,
 manual compaction while a reply streams, model switches, reload and restart, ``length`` stops,
-silent overflow, context-overflow errors, manual compaction, thinking replies.
+silent overflow, context-overflow errors, manual compaction, thinking replies; and since 6
+December 2026 the session tree beside them: new sessions, forks and tree navigation to an
+earlier user message (the entries compaction reads are the branch's, so each of these changes
+what the next compaction keeps and summarises), and the user's own shell commands (RPC
+``bash``, whose ``bashExecution`` entries count towards the context and are summarised).
 
 Everything here is plain data and a pure function of ``(seed, steps, with_extension)``: no
 clock, no environment, so a seed runs the same in any process (``explore.engine``).
@@ -34,13 +38,17 @@ from pi_continuity_harness.scenario.model_script import (
 )
 from pi_continuity_harness.scenario.operations import (
     AbortOp,
+    BashOp,
     CommandOp,
     CompactOp,
+    ForkOp,
+    NewSessionOp,
     Operation,
     PromptOp,
     ReloadOp,
     RestartOp,
     SetModelOp,
+    TreeOp,
 )
 
 __all__ = ["ACTIONS", "DiffAction", "DiffCase", "DiffOptions", "differential_case"]
@@ -74,6 +82,10 @@ ACTIONS: tuple[str, ...] = (
     "compact",
     "thinking_turn",
     "extension_command",
+    "new_session",
+    "fork",
+    "tree",
+    "user_bash",
 )
 
 _OVERFLOW = HttpError(
@@ -343,6 +355,24 @@ def _action(name: str, rng: random.Random, n: int, o: DiffOptions, commands: tup
         )
     if name == "compact":
         return DiffAction(name, (CompactOp(),))
+    if name == "new_session":
+        return DiffAction(name, (NewSessionOp(),))
+    if name in ("fork", "tree"):
+        # -1 the last user message, 1 the first; a position past the messages offered fails the
+        # operation on both targets alike (``no_fork_message``, ``no_tree_message``).
+        position = rng.choice((-1, -1, -2, 1, 2))
+        spec = {"message": position} if name == "fork" else {"to": position}
+        op = (
+            ForkOp.model_validate({"fork": spec}) if name == "fork" else TreeOp.model_validate({"tree": spec})
+        )
+        return DiffAction(name, (op,))
+    if name == "user_bash":
+        if rng.random() < 0.5:
+            command, printed = f"echo step{n}", f"step{n}\n"
+        else:  # up to ~9 KB (about 2,200 tokens): enough to move a turn across the threshold
+            count = rng.randint(2, 1_999)
+            command, printed = f"seq {count}", "".join(f"{i}\n" for i in range(1, count + 1))
+        return DiffAction(name, (BashOp.model_validate({"bash": {"command": command, "output": printed}}),))
     if name == "extension_command":
         if not commands:
             return DiffAction("turn_below", (prompt,), (reply(context_tokens=below()),))
