@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.scenario.json_text import dumps_indented
+from pi_continuity_harness.scenario.trace import jsonl_lines
 from pi_continuity_harness.targets.target import Observation
 
 __all__ = [
@@ -123,6 +124,9 @@ class Normaliser:
         self._paths = sorted(((p, name) for name, p in paths.items() if p), key=lambda x: -len(x[0]))
         self._uuids: dict[str, str] = {}
         self._ids: dict[str, str] = {}
+        #: All-digit tokens that are entry ids somewhere in the run (:meth:`know_ids`), numbered
+        #: only where they appear.
+        self._known_ids: set[str] = set()
         #: Each text already normalised, with its result. A record repeats the same strings many
         #: times (every model request carries the conversation so far, every event its message),
         #: and the result of a text never changes once it has been normalised: its uuids and ids
@@ -145,6 +149,18 @@ class Normaliser:
         for value in values:
             if isinstance(value, str) and _ENTRY_ID.fullmatch(value):
                 self.entry_id(value)
+
+    def know_ids(self, values: Iterable[Any]) -> None:
+        """Take these as entry ids wherever they appear, without numbering them now: the ids
+        of the run's other sessions (a new session or a fork leaves entries behind that events
+        and extensions still name). Numbering them here would need an order both targets share,
+        and files of one millisecond have none; numbered where they first appear, they are
+        numbered alike on both."""
+        self._texts.clear()
+        self._objects.clear()
+        for value in values:
+            if isinstance(value, str) and value.isdigit() and _ENTRY_ID.fullmatch(value):
+                self._known_ids.add(value)
 
     def text(self, value: str) -> str:
         done = self._texts.get(value)
@@ -183,8 +199,9 @@ class Normaliser:
 
     def _id_match(self, match: re.Match[str]) -> str:
         token = match.group(0)
-        # An all-digit token is an entry id only when the session has it (else it is a number).
-        if token in self._ids or not token.isdigit():
+        # An all-digit token is an entry id only when a session of the run has it (else it is a
+        # number).
+        if token in self._ids or token in self._known_ids or not token.isdigit():
             return self.entry_id(token)
         return token
 
@@ -239,6 +256,31 @@ def _with_placeholder_duration(message: dict[str, Any]) -> dict[str, Any]:
         if key == "timestamp":
             out["durationMs"] = "<ms>"
     return out
+
+
+def _run_entry_ids(observation: Observation) -> Iterable[Any]:
+    """The id of every entry of every session of the run: those of the session files in the
+    session directory, and those the RPC events carry (an in-memory session writes no file).
+    Before, only the last session's were known, so an all-digit id of an earlier session (2.3 %
+    of Pi's random ids) stayed a number on one target and became ``<idN>`` on the other, and
+    every later number shifted: differential exploration with new sessions and forks found it
+    (seeds 9701-9703)."""
+    directory = observation.on_disk(observation.session_dir)
+    if directory.is_dir():
+        for path in sorted(directory.glob("*.jsonl")):
+            for line in jsonl_lines(path.read_text(encoding="utf-8", errors="replace")):
+                if '"id"' in line:
+                    try:
+                        entry = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(entry, dict):
+                        yield entry.get("id")
+    for event in observation.rpc_events:
+        for key in ("entry", "compactionEntry"):
+            entry = event.get(key)
+            if isinstance(entry, dict):
+                yield entry.get("id")
 
 
 def _session_event(event: dict[str, Any]) -> dict[str, Any]:
@@ -347,6 +389,7 @@ def normalise_observation(
     file_lines = observation.session_file_entries()
     norm.learn_ids(e.get("id") for e in observation.entries)
     norm.learn_ids(e.get("id") for e in file_lines[1:])
+    norm.know_ids(_run_entry_ids(observation))
     texts: dict[str, str | None] = (
         {name: data.decode("utf-8", errors="replace") for name, data in artifacts.items()}
         if isinstance(artifacts, Mapping)

@@ -528,3 +528,36 @@ def test_compares_temporary_directory_is_where_run_puts_a_simulated_run(
     assert [root.parent.parent for root in roots] == [tmp_path.resolve(), tmp_path.resolve()]
     assert [root.name for root in roots] == ["sim", "pi"]
     assert roots[0].parent.name.startswith(compare_module.TEMP_PREFIX)
+
+
+def test_an_all_digit_id_of_an_earlier_session_is_an_id(tmp_path: Path) -> None:
+    """After a new session or a fork the record's entries are the last session's, but events
+    and extensions still name the entries of the sessions before it. One of those ids that is
+    all digits (2.3 % of Pi's random ids; the simulator's seeded ones too) was kept as a number
+    on one target and numbered on the other, and every later id's number shifted (differential
+    exploration, seeds 9701-9703). The ids of the run's session files are known as ids."""
+    records = []
+    for earlier in ("88561712", "a8561712"):
+        root = tmp_path / earlier
+        sessions = root / "sessions"
+        sessions.mkdir(parents=True)
+        header = {"type": "session", "id": "019b76da-a800-7d07-acd8-000000000001"}
+        entry = {"type": "model_change", "id": earlier, "parentId": None}
+        (sessions / "first.jsonl").write_text(
+            f"{json.dumps(header)}\n{json.dumps(entry)}\n", encoding="utf-8"
+        )
+        events = [{"type": "tree_navigation", "oldLeafId": earlier, "newLeafId": "0849d8f2"}]
+        records.append(normalise_observation(observation(root, extension_events=events))["extension_events"])
+    assert (
+        records[0] == records[1] == [{"type": "tree_navigation", "oldLeafId": "<id4>", "newLeafId": "<id2>"}]
+    )
+
+
+def test_an_all_digit_id_an_rpc_event_carries_is_an_id(tmp_path: Path) -> None:
+    """An in-memory session writes no file: the entries RPC events carry count too."""
+    records = []
+    for earlier in ("88561712", "a8561712"):
+        events = [{"type": "entry_appended", "entry": {"type": "custom", "id": earlier}}]
+        obs = observation(tmp_path, rpc_events=events, extension_events=[{"leaf": earlier}])
+        records.append(normalise_observation(obs)["extension_events"])
+    assert records[0] == records[1] == [{"leaf": "<id4>"}]
