@@ -121,7 +121,7 @@ class HostRuntimes:
         host = self._host
         projection = manager.build_session_projection()
         has_messages = bool(projection.messages)
-        has_thinking_entry = any(e.get("type") == "thinking_level_change" for e in manager.get_branch())
+        has_thinking_entry = manager.branch_thinking_entry() is not None
         values = settings.get_settings()
         default_level = values.get("defaultThinkingLevel")
         model = host.catalog.find_full(host.cli_model) if host.cli_model is not None else None

@@ -278,6 +278,8 @@ class SessionManager:
         self._path_invalidating: int = -1
         self._path_model: tuple[str, str] | None = None
         self._path_thinking = "off"
+        #: The level of the branch's last ``thinking_level_change`` (None: the branch has none).
+        self._path_thinking_entry: str | None = None
         self._projection_cache: tuple[int, SessionProjection] | None = None
 
     # ------------------------------------------------------------------ creation
@@ -684,6 +686,11 @@ class SessionManager:
     def get_leaf_entry(self) -> Entry | None:
         return self._by_id.get(self._leaf_id) if self._leaf_id else None
 
+    def branch_thinking_entry(self) -> str | None:
+        """The level the branch's last ``thinking_level_change`` records, None when the branch
+        has none (``getBranch().findLast(...)``, agent-session.js:357; sdk.js:86)."""
+        return self._path_thinking_entry
+
     def get_branch(self, from_id: str | None = None) -> list[Entry]:
         if from_id is None or from_id == self._leaf_id:
             return list(self._path)
@@ -729,6 +736,7 @@ class SessionManager:
         self._path_invalidating = -1
         self._path_model = None
         self._path_thinking = "off"
+        self._path_thinking_entry = None
         current = self._by_id.get(self._leaf_id) if self._leaf_id else None
         chain: list[Entry] = []
         while current is not None:
@@ -785,6 +793,7 @@ class SessionManager:
             self._path_invalidating = index
         elif kind == "thinking_level_change":
             self._path_thinking = entry.get("thinkingLevel", "off")
+            self._path_thinking_entry = entry.get("thinkingLevel")
         elif kind == "model_change":
             self._path_model = (entry["provider"], entry["modelId"])
         elif kind == "message" and entry["message"].get("role") == "assistant":

@@ -42,6 +42,7 @@ from pi_continuity_harness.simulator.boundary import (
 )
 from pi_continuity_harness.simulator.messages import UNDEFINED, Message, user_message
 from pi_continuity_harness.simulator.overflow import is_context_overflow, is_retryable_error
+from pi_continuity_harness.simulator.provider import clamp_thinking_level
 from pi_continuity_harness.simulator.session_shared import PromptRejectedError, Trigger
 from pi_continuity_harness.simulator.system_prompt import system_message
 from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes
@@ -151,6 +152,7 @@ class SessionRuns:
         s._prompting.flush_pending_custom()
         if on_started is not None:
             on_started()
+        self._record_thinking_level()
         try:
             await s.agent.prompt(messages)
             while not s._agent_run_abort_requested:
@@ -169,6 +171,20 @@ class SessionRuns:
             s._prompting.flush_pending_bash()
             s._prompting.flush_pending_custom()
             await self._emit_agent_settled()
+
+    def _record_thinking_level(self) -> None:
+        """``_recordSelection`` as a run starts (agent-session.js:1517, :323-367): when the
+        branch's last ``thinking_level_change``, clamped to the model, is not the level in force,
+        the level in force is appended, so a resume restores it (Pi #11451: tree navigation can
+        leave the last change on another branch). Its model half records only virtual models
+        (:336-347), which the harness has none of. Found by differential exploration (seed
+        9717: ``set_model`` turned thinking off, tree navigation went back before it, and real
+        Pi recorded ``off`` before the next prompt)."""
+        s = self._session
+        recorded = s.session_manager.branch_thinking_entry()
+        if recorded is None or clamp_thinking_level(s.model, recorded) == s.thinking_level:
+            return
+        s.session_manager.append_thinking_level_change(s.thinking_level)
 
     def _finish_cancelled_retry_if_aborted(self) -> None:
         s = self._session
