@@ -264,7 +264,7 @@ def _run_entry_ids(observation: Observation) -> Iterable[Any]:
     Before, only the last session's were known, so an all-digit id of an earlier session (2.3 %
     of Pi's random ids) stayed a number on one target and became ``<idN>`` on the other, and
     every later number shifted: differential exploration with new sessions and forks found it
-    (seeds 9701-9703)."""
+    (seeds 9701-9705)."""
     directory = observation.on_disk(observation.session_dir)
     if directory.is_dir():
         for path in sorted(directory.glob("*.jsonl")):
