@@ -535,7 +535,7 @@ def test_an_all_digit_id_of_an_earlier_session_is_an_id(tmp_path: Path) -> None:
     and extensions still name the entries of the sessions before it. One of those ids that is
     all digits (2.3 % of Pi's random ids; the simulator's seeded ones too) was kept as a number
     on one target and numbered on the other, and every later id's number shifted (differential
-    exploration, seeds 9701-9703). The ids of the run's session files are known as ids."""
+    exploration, seeds 9701-9705). The ids of the run's session files are known as ids."""
     records = []
     for earlier in ("88561712", "a8561712"):
         root = tmp_path / earlier
