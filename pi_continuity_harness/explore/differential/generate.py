@@ -278,26 +278,33 @@ def _action(name: str, rng: random.Random, n: int, o: DiffOptions, commands: tup
         text = _text(rng, f"partial {n}:")
         held = Reply(text=text, stream=StreamPlan(upto=rng.randint(0, len(text)), then="abort"))
         return DiffAction(name, (prompt, _prompt(rng, n * 100)), (held, reply(context_tokens=below())))
+    # Each action scripts exactly the replies its operations take (``test_differential_alignment``):
+    # a retried failure is followed by the reply of the retry, one Pi gives up on by none.
     if name == "partial_drop":
         text = _text(rng, f"dropped {n}:")
         dropped = Reply(text=text, stream=StreamPlan(upto=rng.randint(0, len(text)), then="drop"))
-        return DiffAction(name, (prompt,), (dropped, reply(context_tokens=below())))
+        retried = (reply(context_tokens=below()),) if o.retry_enabled else ()
+        return DiffAction(name, (prompt,), (dropped, *retried))
     if name == "partial_error":
+        # "upstream boom" is no retryable error (agent-session.js:3149 ``_isRetryableError``,
+        # pi-ai ``isRetryableAssistantError``; ``simulator/overflow.py``): Pi stops.
         text = _text(rng, f"failing {n}:")
         failing = Reply(
             text=text, stream=StreamPlan(upto=rng.randint(0, len(text)), then="error", error="upstream boom")
         )
-        return DiffAction(name, (prompt,), (failing, reply(context_tokens=below())))
+        return DiffAction(name, (prompt,), (failing,))
     if name in ("server_error", "rate_limited"):
         status = 429 if name == "rate_limited" else rng.choice((500, 502, 503))
         error = HttpError(
             status=status, message="Rate limited" if status == 429 else "Service error", type="server_error"
         )
-        return DiffAction(name, (prompt,), (Reply(error=error), reply(context_tokens=below())))
+        retried = (reply(context_tokens=below()),) if o.retry_enabled else ()
+        return DiffAction(name, (prompt,), (Reply(error=error), *retried))
     if name == "retry_budget_spent":
+        # The first call and every retry fail; then Pi gives up (no call after the budget).
         error = HttpError(status=503, message="Service Unavailable", type="server_error")
-        errors = tuple(Reply(error=error) for _ in range(o.max_retries + 1))
-        return DiffAction(name, (prompt,), (*errors, reply(context_tokens=below())))
+        errors = tuple(Reply(error=error) for _ in range(o.max_retries + 1 if o.retry_enabled else 1))
+        return DiffAction(name, (prompt,), errors)
     if name == "summarizer_fault":
         kind = rng.choice(("500-once", "429-once", "400", "length", "spent"))
         summary: tuple[Reply, ...]
@@ -350,9 +357,8 @@ def _action(name: str, rng: random.Random, n: int, o: DiffOptions, commands: tup
     if name == "overflow_error":
         return DiffAction(name, (prompt,), (Reply(error=_OVERFLOW), reply(context_tokens=below())))
     if name == "overflow_twice":
-        return DiffAction(
-            name, (prompt,), (Reply(error=_OVERFLOW), Reply(error=_OVERFLOW), reply(context_tokens=below()))
-        )
+        # Compact, retry, overflow again: Pi reports the failed recovery and calls no more.
+        return DiffAction(name, (prompt,), (Reply(error=_OVERFLOW), Reply(error=_OVERFLOW)))
     if name == "compact":
         return DiffAction(name, (CompactOp(),))
     if name == "new_session":
