@@ -3,7 +3,10 @@
 ``random.Random(seed)`` draws, in a fixed order, the seed's options (the window, the compaction
 and retry settings, which behaviours this seed favours), then ``steps`` *actions*. An action is
 one thing a user and a model can do to Pi together: the operations it performs and the replies
-it scripts for them, so shrinking can drop an action whole and the script stays aligned.
+it scripts for them, so shrinking can drop an action whole and the script stays aligned:
+each scripts exactly the replies Pi asks for (``tests/explore/test_differential_alignment.py``),
+except where Pi's compaction and retry depend on the session before it (``overflow_error``,
+``overflow_twice``, ``length_stop``).
 
 The actions cover what issue 11 asks the differential explorer to reach: turns below and above
 the threshold, tool turns that cross it (mid-run compaction), an abort then a prompt (held
