@@ -148,3 +148,30 @@ def test_a_fork_before_the_first_message_keeps_the_selection_entries_it_copies(t
     assert _levels(real) == [("model", "fake-model"), ("thinking", "off")]
     assert _levels(sim) == _levels(real)
     assert_equivalent(real, sim)
+
+
+def test_a_restart_without_a_session_file_starts_at_the_level_pi_is_started_with(targets: Targets) -> None:
+    """An in-memory session leaves no file to resume, so the restarted Pi is a new process with
+    ``--model`` and ``--thinking low`` again: back on ``low`` after ``set_model`` turned thinking
+    off (the simulator carried ``off`` into the new process; its in-process explorer's traces of
+    PSC seeds 18 and 21 changed with the fix)."""
+    models = [
+        {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000, "reasoning": True},
+        {"id": "fake/fake-big", "context_window": 40000, "max_tokens": 1000, "reasoning": True},
+    ]
+    sc = scenario(_REPLIES, models=models, thinking_level="low", session="memory")
+    ops = [
+        {"prompt": "one"},
+        {"set_model": "fake/fake-model"},
+        {"prompt": "two"},
+        {"restart": {}},
+        {"prompt": "three"},
+    ]
+    real, sim = play(targets, sc, ops)
+
+    def reasoning(observation: Observation) -> list[Any]:
+        return [r.request.reasoning for r in observation.model_requests if r.kind == "agent"]
+
+    assert reasoning(real) == ["low", None, "low"]
+    assert reasoning(sim) == reasoning(real)
+    assert_equivalent(real, sim)
