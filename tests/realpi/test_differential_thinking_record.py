@@ -11,12 +11,9 @@ The second test pins that nothing is appended when the branch agrees.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from realpi.test_differential_fidelity import Targets, assert_equivalent, play, scenario
-
-from pi_continuity_harness.targets.target import Observation
+from simulator.test_thinking_record import parent_of_three
 
 pytestmark = pytest.mark.realpi
 
@@ -27,30 +24,13 @@ _MODELS = [
 _REPLIES = {"agent": [{"text": f"answer {n}"} for n in range(1, 5)]}
 
 
-def _before_three(observation: Observation) -> tuple[str, Any]:
-    """The parent of the user's message "three" (its place on the branch, not in the file,
-    where the other branch's entries come first): a level change's level, or a type and role."""
-    by_id = {e.get("id"): e for e in observation.entries}
-    three = next(
-        e
-        for e in observation.entries
-        if e.get("type") == "message"
-        and e["message"].get("role") == "user"
-        and e["message"]["content"][0].get("text") == "three"
-    )
-    entry = by_id[three["parentId"]]
-    if entry.get("type") == "thinking_level_change":
-        return ("thinking", entry["thinkingLevel"])
-    return (str(entry.get("type")), (entry.get("message") or {}).get("role"))
-
-
 def test_a_run_records_the_level_in_force_when_the_branch_says_another(targets: Targets) -> None:
     sc = scenario(_REPLIES, models=_MODELS, thinking_level="low")
     ops = [{"prompt": "one"}, {"prompt": "two"}, {"set_model": "fake/fake-model"}, {"tree": {"to": 2}}]
     real, sim = play(targets, sc, [*ops, {"prompt": "three"}])
 
-    assert _before_three(real) == ("thinking", "off")
-    assert _before_three(sim) == _before_three(real)
+    assert parent_of_three(real.entries) == ("thinking", "off")
+    assert parent_of_three(sim.entries) == parent_of_three(real.entries)
     assert_equivalent(real, sim)
 
 
@@ -60,6 +40,6 @@ def test_a_run_records_nothing_when_the_branch_agrees(targets: Targets) -> None:
         targets, sc, [{"prompt": "one"}, {"prompt": "two"}, {"tree": {"to": 2}}, {"prompt": "three"}]
     )
 
-    assert _before_three(real) == ("message", "assistant")
-    assert _before_three(sim) == _before_three(real)
+    assert parent_of_three(real.entries) == ("message", "assistant")
+    assert parent_of_three(sim.entries) == parent_of_three(real.entries)
     assert_equivalent(real, sim)

@@ -17,9 +17,11 @@ _MODELS = [
 _AGENT = {"agent": [{"text": f"answer {n}"} for n in range(1, 5)]}
 
 
-def _parent_of_three(result: Any) -> tuple[str, Any]:
-    entries = result.final_manager.get_entries()
-    by_id = {e["id"]: e for e in entries}
+def parent_of_three(entries: list[dict[str, Any]]) -> tuple[str, Any]:
+    """The parent of the user's message "three" among ``entries`` (its place on the branch, not
+    in the file, where the other branch's entries come first): a level change's level, or a
+    type and role. The real-Pi differential reads its observation with it too."""
+    by_id = {e.get("id"): e for e in entries}
     three = next(
         e
         for e in entries
@@ -30,7 +32,7 @@ def _parent_of_three(result: Any) -> tuple[str, Any]:
     parent = by_id[three["parentId"]]
     if parent.get("type") == "thinking_level_change":
         return ("thinking", parent["thinkingLevel"])
-    return (str(parent.get("type")), parent["message"].get("role"))
+    return (str(parent.get("type")), (parent.get("message") or {}).get("role"))
 
 
 def test_a_run_records_the_level_in_force_when_the_branch_says_another(tmp_path: Path) -> None:
@@ -46,7 +48,7 @@ def test_a_run_records_the_level_in_force_when_the_branch_says_another(tmp_path:
         ],
         model=_AGENT,
     )
-    assert _parent_of_three(run(tmp_path, scenario)) == ("thinking", "off")
+    assert parent_of_three(run(tmp_path, scenario).final_manager.get_entries()) == ("thinking", "off")
 
 
 def test_a_run_records_nothing_when_the_branch_agrees(tmp_path: Path) -> None:
@@ -56,4 +58,4 @@ def test_a_run_records_nothing_when_the_branch_agrees(tmp_path: Path) -> None:
         operations=[{"prompt": "one"}, {"prompt": "two"}, {"tree": {"to": 2}}, {"prompt": "three"}],
         model=_AGENT,
     )
-    assert _parent_of_three(run(tmp_path, scenario)) == ("message", "assistant")
+    assert parent_of_three(run(tmp_path, scenario).final_manager.get_entries()) == ("message", "assistant")
