@@ -277,8 +277,8 @@ class SessionManager:
         self._path_compaction: int = -1
         self._path_invalidating: int = -1
         self._path_model: tuple[str, str] | None = None
-        self._path_thinking = "off"
-        #: The level of the branch's last ``thinking_level_change`` (None: the branch has none).
+        #: The level of the branch's last ``thinking_level_change`` (None: the branch has none;
+        #: the projection's level is then ``off``).
         self._path_thinking_entry: str | None = None
         self._projection_cache: tuple[int, SessionProjection] | None = None
 
@@ -686,6 +686,10 @@ class SessionManager:
     def get_leaf_entry(self) -> Entry | None:
         return self._by_id.get(self._leaf_id) if self._leaf_id else None
 
+    def _path_thinking(self) -> str:
+        """The branch's thinking level for its projection: ``off`` without a level change."""
+        return "off" if self._path_thinking_entry is None else self._path_thinking_entry
+
     def branch_thinking_entry(self) -> str | None:
         """The level the branch's last ``thinking_level_change`` records, None when the branch
         has none (``getBranch().findLast(...)``, agent-session.js:357; sdk.js:86)."""
@@ -735,7 +739,6 @@ class SessionManager:
         self._path_compaction = -1
         self._path_invalidating = -1
         self._path_model = None
-        self._path_thinking = "off"
         self._path_thinking_entry = None
         current = self._by_id.get(self._leaf_id) if self._leaf_id else None
         chain: list[Entry] = []
@@ -776,7 +779,7 @@ class SessionManager:
         projection = SessionProjection(
             [*old.entries, ProjectedEntry(entry, messages)],
             [*old.messages, *messages],
-            self._path_thinking,
+            self._path_thinking(),
             self._path_model,
         )
         self._projection_cache = (self._version, projection)
@@ -792,8 +795,7 @@ class SessionManager:
         elif kind == "context_edit":
             self._path_invalidating = index
         elif kind == "thinking_level_change":
-            self._path_thinking = entry.get("thinkingLevel", "off")
-            self._path_thinking_entry = entry.get("thinkingLevel")
+            self._path_thinking_entry = entry.get("thinkingLevel", "off")
         elif kind == "model_change":
             self._path_model = (entry["provider"], entry["modelId"])
         elif kind == "message" and entry["message"].get("role") == "assistant":
@@ -907,7 +909,7 @@ class SessionManager:
                 projected_messages = _project_entry(source, edits.get(source["id"]))
             projected.append(ProjectedEntry(source, projected_messages))
             messages.extend(projected_messages)
-        projection = SessionProjection(projected, messages, self._path_thinking, self._path_model)
+        projection = SessionProjection(projected, messages, self._path_thinking(), self._path_model)
         self._projection_cache = (self._version, projection)
         return projection
 

@@ -277,10 +277,9 @@ def _run_entry_ids(observation: Observation) -> Iterable[Any]:
                     if isinstance(entry, dict):
                         yield entry.get("id")
     for event in observation.rpc_events:
-        for key in ("entry", "compactionEntry"):
-            entry = event.get(key)
-            if isinstance(entry, dict):
-                yield entry.get("id")
+        entry = event.get("entry")  # ``entry_appended``
+        if isinstance(entry, dict):
+            yield entry.get("id")
 
 
 def _session_event(event: dict[str, Any]) -> dict[str, Any]:
