@@ -158,7 +158,8 @@ class AgentSession:
         track: Callable[[asyncio.Task[Any]], None] | None = None,
         write_file: Callable[[str, str], None],
         remove_file: Callable[[str], None] | None = None,
-        read_file: Callable[[str], str] | None = None,
+        read_file: Callable[[str], bytes] | None = None,
+        confine: Callable[[str, str], None] | None = None,
         summary_files: Callable[[str], list[str]] | None = None,
     ) -> None:
         self.session_manager = session_manager
@@ -231,6 +232,7 @@ class AgentSession:
             write_file=write_file,
             remove_file=remove_file or _remove_plain,
             read_file=read_file,
+            confine=confine,
         )
         self.runner: ExtensionRunner | None = None
         #: The session's compaction job (:mod:`.session_compaction`).

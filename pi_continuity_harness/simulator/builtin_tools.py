@@ -14,6 +14,8 @@ protocol under test depends on their effect, and otherwise prints what the scena
 
 from __future__ import annotations
 
+import errno
+import os
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +23,10 @@ from typing import Any
 
 from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.simulator.builtin_extension_tools import run_tool_search
+from pi_continuity_harness.simulator.edit_tool import EditError, run_edit
+from pi_continuity_harness.simulator.read_tool import ReadError, read_text
 from pi_continuity_harness.simulator.system_prompt import builtin_tools
+from pi_continuity_harness.simulator.tool_paths import resolve_read_path, resolve_to_cwd
 
 __all__ = ["BUILTIN_TOOLS", "BuiltinTools", "ToolError", "ToolRun"]
 
@@ -54,8 +59,9 @@ class BuiltinTools:
         scripted_output: Callable[[str], str | None],
         write_file: Callable[[str, str], None],
         remove_file: Callable[[str], None],
-        read_file: Callable[[str], str] | None = None,
+        read_file: Callable[[str], bytes] | None = None,
         scripted_exit_code: Callable[[str], int] | None = None,
+        confine: Callable[[str, str], None] | None = None,
     ) -> None:
         self.cwd = cwd
         #: The native ``read`` tool's file read: Pi's own (the host records it as ``tool_read``),
@@ -65,6 +71,9 @@ class BuiltinTools:
         self._scripted_exit_code = scripted_exit_code or (lambda _call_id: 0)
         self._write_file = write_file
         self._remove_file = remove_file
+        #: The host's confinement (``SimHost._confine_tool``): a path outside the run is refused
+        #: before the tool looks at it, so no result depends on files outside the run.
+        self._confine = confine or (lambda _op, _path: None)
 
     def run(self, call: dict[str, Any]) -> ToolRun:
         """Simulated built-in tools: scripted output for ``bash``, real files for read/write.
@@ -75,30 +84,27 @@ class BuiltinTools:
         """
         name = call["name"]
         args = call.get("arguments") or {}
+        try:
+            return self._run(name, call, args)
+        except ValueError as error:  # a path Node's fileURLToPath refuses (:mod:`.tool_paths`)
+            raise ToolError(str(error)) from error
+
+    def _run(self, name: str, call: dict[str, Any], args: dict[str, Any]) -> ToolRun:
         if name == "bash":
             return self._bash(call["id"], str(args.get("command", "")))
-        if name in ("write", "edit"):
+        if name == "write":
             path = str(args.get("path", ""))
-            full = self._absolute(path)
-            content = str(args.get("content", args.get("newText", "")))
+            full = resolve_to_cwd(path, self.cwd)
             try:
-                self._write_file(full, content)
+                self._write_file(full, str(args.get("content", "")))
             except OSError as error:
-                raise ToolError(str(error)) from error
+                raise ToolError(_node_error(error, "open", full)) from error
             # Pi 1.6 (write.js:49-52): "Successfully wrote to <path as given>", details undefined.
             return ToolRun({"content": [{"type": "text", "text": f"Successfully wrote to {path}"}]}, False)
+        if name == "edit":
+            return self._edit(args)
         if name == "read":
-            path = str(args.get("path", ""))
-            full = self._absolute(path)
-            try:
-                text = self._read_file(full)
-            except FileNotFoundError as error:
-                # Node's fs.access error (read.js: ``ops.access``), with the absolute path.
-                raise ToolError(f"ENOENT: no such file or directory, access '{full}'") from error
-            except OSError as error:
-                raise ToolError(str(error)) from error
-            # read.js:281-289: details undefined (no truncation), structuredContent the text.
-            return ToolRun({"content": [{"type": "text", "text": text}], "structuredContent": text}, False)
+            return self._read(args)
         if name == "tool_search":
             # The built-in extension's tool, once activated (an extension's own ``tool_search``
             # runs as that extension's tool).
@@ -110,8 +116,71 @@ class BuiltinTools:
         scripted = self._scripted_output(call["id"])
         return ToolRun({"content": [{"type": "text", "text": scripted or ""}]}, False)
 
-    def _absolute(self, path: str) -> str:
-        return path if path.startswith("/") else f"{self.cwd}/{path}"
+    def _read(self, args: dict[str, Any]) -> ToolRun:
+        """read.js:195-270 for a text file: the path resolved as Pi resolves a read path (its
+        macOS spellings tried when the file is missing), ``access`` checked, then the lines asked
+        for (:func:`.read_tool.read_text`)."""
+        path = str(args.get("path", ""))
+        full = resolve_to_cwd(path, self.cwd)
+        try:
+            self._confine("tool_read", full)
+            spelled = resolve_read_path(path, self.cwd, os.path.exists)
+            if spelled != full:  # a macOS spelling of the name, beside it
+                self._confine("tool_read", spelled)
+                full = spelled
+            if not os.path.exists(full):
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", full)
+            raw = self._read_file(full)
+        except FileNotFoundError as error:
+            # Node's fs.access error (read.js: ``ops.access``), with the absolute path.
+            raise ToolError(f"ENOENT: no such file or directory, access '{full}'") from error
+        except IsADirectoryError as error:
+            # access passes for a directory; the image sniff's read fails (mime.js:22-31).
+            raise ToolError("EISDIR: illegal operation on a directory, read") from error
+        except OSError as error:
+            raise ToolError(str(error)) from error
+        try:
+            result = read_text(path, raw, _number(args.get("offset")), _number(args.get("limit")))
+        except ReadError as error:
+            raise ToolError(str(error)) from error
+        return ToolRun(result, False)
+
+    def _edit(self, args: dict[str, Any]) -> ToolRun:
+        """edit.js:83-137 (:func:`.edit_tool.run_edit`): ``edits`` matched in the file read as
+        Pi reads it, written back through the host's file writer."""
+        path = str(args.get("path", ""))
+        edits = args.get("edits")
+        if not isinstance(edits, list) or not edits:
+            # validateEditInput (edit.js:67-72), for arguments the schema check let through.
+            raise ToolError("Edit tool input is invalid. edits must contain at least one replacement.")
+        full = resolve_to_cwd(path, self.cwd)
+
+        def access() -> str | None:
+            try:
+                # The file edit writes: refused as its write would be, before Pi's access check.
+                self._confine("tool_write", full)
+                os.stat(full)
+            except OSError as error:
+                return errno.errorcode.get(error.errno or 0, "ENOENT")
+            return None if os.access(full, os.R_OK | os.W_OK) else "EACCES"
+
+        def read_bytes() -> bytes:
+            try:
+                return self._read_file(full)
+            except IsADirectoryError as error:
+                raise ToolError("EISDIR: illegal operation on a directory, read") from error
+
+        def write_text(text: str) -> None:
+            try:
+                self._write_file(full, text)
+            except OSError as error:
+                raise ToolError(_node_error(error, "open", full)) from error
+
+        try:
+            result = run_edit(path, edits, access=access, read_bytes=read_bytes, write_text=write_text)
+        except EditError as error:
+            raise ToolError(str(error)) from error
+        return ToolRun(result, False)
 
     def _bash(self, call_id: str, command: str) -> ToolRun:
         """bash.js:196-335: the output (scripted, or the one command really run), ``"(no
@@ -185,6 +254,22 @@ class BuiltinTools:
         return "\n".join(errors) + ("\n" if errors else "")
 
 
-def _read_plain(path: str) -> str:
-    with open(path, encoding="utf-8") as handle:
+def _read_plain(path: str) -> bytes:
+    with open(path, "rb") as handle:
         return handle.read()
+
+
+def _number(value: Any) -> float | None:
+    """A validated ``offset``/``limit``: a number, or None when not given."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
+
+
+def _node_error(error: OSError, syscall: str, path: str) -> str:
+    """A Node ``fs`` error's message: ``CODE: description, syscall 'path'``."""
+    code = errno.errorcode.get(error.errno or 0)
+    if code is None:
+        return str(error)
+    description = (error.strerror or "").lower()
+    return f"{code}: {description}, {syscall} '{path}'"

@@ -288,19 +288,21 @@ class SimHost:
         self._confine_tool("tool_write", path)
         with self.host_io():
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as handle:
+            with open(path, "w", encoding="utf-8", newline="") as handle:
                 handle.write(content)
         self.trace.emit("fs", "tool_write", path=path, chars=len(content))
 
-    def _tool_read(self, path: str) -> str:
-        """The native ``read`` tool: Pi reads the file (``read.js``), not the extension. Recorded
-        as ``tool_read`` like ``tool_write``, so a ``read`` record is always the extension's own,
-        as on real Pi, where only the Python extension's file operations are observed."""
+    def _tool_read(self, path: str) -> bytes:
+        """The native ``read`` and ``edit`` tools' file read: Pi reads the file (``read.js``,
+        ``edit.js``), not the extension. Recorded as ``tool_read`` like ``tool_write``, so a
+        ``read`` record is always the extension's own, as on real Pi, where only the Python
+        extension's file operations are observed. Bytes, as Node's ``readFile``: the tools
+        decode them (a CRLF stays a CRLF; Python's text mode made it LF)."""
         self._confine_tool("tool_read", path)
-        with self.host_io(), open(path, encoding="utf-8") as handle:
-            text = handle.read()
-        self.trace.emit("fs", "tool_read", path=path, chars=len(text))
-        return text
+        with self.host_io(), open(path, "rb") as handle:
+            data = handle.read()
+        self.trace.emit("fs", "tool_read", path=path, chars=len(data.decode("utf-8", errors="replace")))
+        return data
 
     def _tool_remove(self, path: str) -> None:
         """``rm`` run by the native ``bash`` tool: Pi's child process removes the file."""

@@ -181,6 +181,7 @@ class HostRuntimes:
             write_file=host._tool_write,
             remove_file=host._tool_remove,
             read_file=host._tool_read,
+            confine=host._confine_tool,
             summary_files=host._summary_files,
         )
         session.rpc = host.record_rpc

@@ -50,6 +50,7 @@ __all__ = [
     "SessionProjection",
     "dumps_entry",
     "entry_to_context_messages",
+    "js_trim_end",
     "load_entries",
 ]
 
@@ -69,6 +70,11 @@ _LINE_BREAKS = re.compile(r"[\r\n]+")
 def js_trim(text: str) -> str:
     """JavaScript's ``text.trim()``."""
     return text.strip(_JS_WHITESPACE)
+
+
+def js_trim_end(text: str) -> str:
+    """JavaScript's ``text.trimEnd()``."""
+    return text.rstrip(_JS_WHITESPACE)
 
 
 class SessionFileError(SimulatorError, RuntimeError):

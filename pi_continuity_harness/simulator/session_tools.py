@@ -39,6 +39,7 @@ from pi_continuity_harness.simulator.active_tools import (
 from pi_continuity_harness.simulator.agent_loop import AgentEvent, PreparedTool, ToolUpdate, error_tool_result
 from pi_continuity_harness.simulator.builtin_extension_tools import builtin_extension_tools
 from pi_continuity_harness.simulator.builtin_tools import BUILTIN_TOOLS, ToolError
+from pi_continuity_harness.simulator.edit_tool import prepare_edit_arguments
 from pi_continuity_harness.simulator.json_copy import bridge_reply_copy, json_copy
 from pi_continuity_harness.simulator.messages import Message, current_system_message, current_tools
 from pi_continuity_harness.simulator.runner import bridged_copy
@@ -52,6 +53,7 @@ from pi_continuity_harness.simulator.system_prompt import (
     render_system_prompt,
     system_message,
 )
+from pi_continuity_harness.simulator.tool_arguments import validate_arguments
 from pi_continuity_harness.simulator.tool_declarations import declare_tool_changes, tool_declaration
 from pi_continuity_harness.simulator.tool_result_hooks import after_tool_call
 
@@ -194,6 +196,16 @@ class SessionTools:
                     + json.dumps(call.get("arguments") or {}, indent=2)
                 )
                 return PreparedTool(immediate=error_tool_result(text))
+        elif name in core_tools():
+            # A built-in's arguments are prepared (``edit``: prepareEditArguments) and checked
+            # against its schema too (AC agent-loop.js:497-498, :mod:`.tool_arguments`).
+            # prepareEditArguments changes the call's own arguments in place (edit.js:49-59:
+            # ``args.edits = parsed``), so the assistant message in memory, and every later
+            # request, carries the ``edits`` list (the session file line was written before).
+            prepared = prepare_edit_arguments(args) if name == "edit" else args
+            args, problem = validate_arguments(name, core_tools()[name].declaration["parameters"], prepared)
+            if problem is not None:
+                return PreparedTool(immediate=error_tool_result(problem))
         if runner.has_handlers("tool_call"):
             ctx = runner.create_context()
             event = ToolCallEvent(
@@ -294,7 +306,8 @@ class SessionTools:
                 await s.settle_preflights()
         else:
             try:
-                run = s.builtin_tools.run(call)
+                # The validated (coerced, prepared) arguments, as Pi's execute gets them.
+                run = s.builtin_tools.run({**call, "arguments": args})
             except ToolError as error:
                 out, is_error = error_tool_result(str(error)), True
             else:

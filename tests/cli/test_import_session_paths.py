@@ -82,7 +82,11 @@ def test_the_replay_writes_the_recorded_projects_files_in_its_own_project(tmp_pa
     calls = [
         {"name": "write", "arguments": {"path": "/x/sub/notes.md", "content": "one"}},
         {"name": "write", "arguments": {"path": "@/x/at.md", "content": "two"}},
-        {"name": "edit", "arguments": {"path": "./sub/../edited.md", "newText": "three"}},
+        {"name": "write", "arguments": {"path": "edited.md", "content": "draft"}},
+        {
+            "name": "edit",
+            "arguments": {"path": "./sub/../edited.md", "edits": [{"oldText": "draft", "newText": "3"}]},
+        },
         {"name": "read", "arguments": {"path": "/x/sub/notes.md"}},
         {"name": "write", "arguments": {"path": "plain.md", "content": "four"}},
     ]
@@ -91,6 +95,7 @@ def test_the_replay_writes_the_recorded_projects_files_in_its_own_project(tmp_pa
         "sub/notes.md",
         "at.md",
         "edited.md",
+        "edited.md",
         "sub/notes.md",
         "plain.md",
     ]
@@ -98,7 +103,7 @@ def test_the_replay_writes_the_recorded_projects_files_in_its_own_project(tmp_pa
     project = Path(result.host.paths.project_dir)
     assert (project / "sub" / "notes.md").read_text(encoding="utf-8") == "one"
     assert (project / "at.md").read_text(encoding="utf-8") == "two"
-    assert (project / "edited.md").read_text(encoding="utf-8") == "three"
+    assert (project / "edited.md").read_text(encoding="utf-8") == "3"
 
 
 def test_paths_that_leave_the_recorded_project_are_placed_under_outside_project(tmp_path: Path) -> None:

@@ -89,7 +89,13 @@ def test_a_tool_path_the_model_takes_from_the_run_is_refused_when_it_leads_outsi
     scenario = parse_scenario(
         _scenario(
             {"name": "write", "arguments": {"path": "{{match:write (\\S+)}}", "content": "pwned"}},
-            {"name": "edit", "arguments": {"path": "{{match:edit (\\S+)}}", "newText": "pwned"}},
+            {
+                "name": "edit",
+                "arguments": {
+                    "path": "{{match:edit (\\S+)}}",
+                    "edits": [{"oldText": "precious", "newText": "pwned"}],
+                },
+            },
             {"name": "read", "arguments": {"path": "{{match:read (\\S+)}}"}},
             {"name": "bash", "arguments": {"command": "rm -f {{match:remove (\\S+)}}"}},
             prompt=(
