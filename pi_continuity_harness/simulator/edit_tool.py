@@ -29,7 +29,10 @@ __all__ = [
     "EditError",
     "Replacement",
     "apply_edits_to_normalized_content",
+    "apply_replacements_to_original",
     "generate_edit_diff",
+    "normalize_for_fuzzy_match",
+    "normalize_to_lf",
     "prepare_edit_arguments",
     "run_edit",
 ]
