@@ -89,6 +89,7 @@ ACTIONS: tuple[str, ...] = (
     "fork",
     "tree",
     "user_bash",
+    "file_tools",
 )
 
 _OVERFLOW = HttpError(
@@ -382,6 +383,32 @@ def _action(name: str, rng: random.Random, n: int, o: DiffOptions, commands: tup
             count = rng.randint(2, 1_999)
             command, printed = f"seq {count}", "".join(f"{i}\n" for i in range(1, count + 1))
         return DiffAction(name, (BashOp.model_validate({"bash": {"command": command, "output": printed}}),))
+    if name == "file_tools":
+        # Pi's own read, write and edit tools on a file of the run (each call alone in its turn:
+        # a reply's calls end in the real processes' order). "item 1" is also in "item 10":
+        # an edit of it fails as ambiguous, as one of a line past the end fails as not found.
+        count = rng.randint(1, 30)
+        path = f"notes/step{n}.md"
+        content = "".join(f"item {i}\n" for i in range(1, count + 1))
+        old = f"item {rng.randint(1, count + 2)}"
+        edit: dict[str, Any] = {"path": path, "edits": [{"oldText": old, "newText": f"done {n}"}]}
+        read: dict[str, Any] = {"path": path, "offset": rng.randint(1, count + 3)}
+        if rng.random() < 0.5:
+            read["limit"] = rng.choice((1, 5))
+        calls = (
+            ScriptedToolCall(name="write", arguments={"path": path, "content": content}),
+            ScriptedToolCall(name="edit", arguments=edit),
+            ScriptedToolCall(name="read", arguments=read),
+        )
+        turns = tuple(
+            Reply(
+                text="working on files",
+                tool_calls=(call,),
+                context_tokens=above() if rng.random() < 0.2 else below(),
+            )
+            for call in calls
+        )
+        return DiffAction(name, (prompt,), (*turns, reply(context_tokens=below())))
     if name == "extension_command":
         if not commands:
             return DiffAction("turn_below", (prompt,), (reply(context_tokens=below()),))
