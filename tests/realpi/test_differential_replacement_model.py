@@ -100,6 +100,31 @@ def test_after_a_restart_a_new_session_takes_the_settings_default_model_first(ta
     assert_equivalent(real, sim)
 
 
+def test_a_settings_default_model_without_auth_is_passed_over(targets: Targets) -> None:
+    """``findInitialModel`` takes the settings' default only when its provider has auth
+    (model-resolver.js:397-399); else the first available model (:412-424), here ``fake-model``,
+    not the locked default nor the model in use before the restart."""
+    models = [
+        {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000},
+        {"id": "fake/fake-big", "context_window": 40000, "max_tokens": 1000},
+        {"id": "locked/big", "context_window": 40000, "max_tokens": 1000, "auth": False},
+    ]
+    settings = {
+        "project": {
+            "compaction": {"enabled": True, "reserveTokens": 4000, "keepRecentTokens": 100},
+            "defaultProvider": "locked",
+            "defaultModel": "big",
+        }
+    }
+    sc = scenario(_REPLIES, models=models, settings=settings, active_model="fake/fake-big")
+    ops = [{"prompt": "one"}, {"restart": {}}, {"new_session": {}}, {"prompt": "two"}]
+    real, sim = play(targets, sc, ops)
+
+    assert _answered_by(real) == ["fake/fake-big", "fake/fake-model"]
+    assert _answered_by(sim) == _answered_by(real)
+    assert_equivalent(real, sim)
+
+
 def test_after_a_restart_a_fork_takes_its_branchs_model(targets: Targets) -> None:
     """No ``--model`` after a restart: the fork restores the model its branch last chose
     (``getBranchSelection``: the reply before the fork point, ``fake-big``), not the one in use
