@@ -332,6 +332,7 @@ class SimHost:
         if self.crashed:
             return
         self.trace.emit("host", "crash")
+        self.service.drop_in_flight()
         self.crashed = True
         self.running = False
         self.trace.frozen = True

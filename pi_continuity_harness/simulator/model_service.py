@@ -317,6 +317,11 @@ class ScriptedModelService:
     _queues: dict[str, list[Reply | SynthesisReply]] = field(default_factory=dict)
     _cursors: dict[str, int] = field(default_factory=lambda: {"agent": 0, "summary": 0, "extension": 0})
     _seq: int = 0
+    #: The requests whose answer the model server is still holding back (a held reply, a
+    #: latency), by call sequence: ``(kind, index)``. A crash ends them aborted
+    #: (:meth:`drop_in_flight`). A reply being streamed is not among them: the server writes
+    #: it all at once, whatever the client still has to read.
+    in_flight: dict[int, tuple[str, int]] = field(default_factory=dict)
     #: Every distinct message of every recorded request, by its marshal bytes (:meth:`_shared`).
     _messages: dict[bytes, Any] = field(default_factory=dict)
     #: The messages of ``_messages`` by their identity (they are held there, so ids stay theirs).
@@ -644,6 +649,14 @@ class ScriptedModelService:
         )
         return message
 
+    def drop_in_flight(self) -> None:
+        """The process died (a crash): every request still unanswered loses its connection,
+        which the model server in front of real Pi records as an aborted request
+        (``targets/realpi/fake_server.py``). Traced as ``model:dropped`` before the trace
+        freezes; the call itself is cancelled with the host's tasks and answers nothing."""
+        for kind, index in self.in_flight.values():
+            self.trace.emit("model", "dropped", caller=kind, index=index)
+
     @staticmethod
     def _aborted(signal: AbortSignal | None) -> bool:
         return signal is not None and signal.aborted
@@ -666,10 +679,15 @@ class ScriptedModelService:
         started, started_loop = start
         plan = outcome.stream
         held = outcome.held and self.run_during is not None
-        if held and plan is None:
-            await self._hold(outcome.hold_operations(), request, signal)
-        if outcome.latency_ms and not self._aborted(signal):
-            await sleep_unless_aborted(outcome.latency_ms / 1000.0, signal)
+        seq = wire[0]
+        self.in_flight[seq] = (request.kind, request.index)
+        try:
+            if held and plan is None:
+                await self._hold(outcome.hold_operations(), request, signal)
+            if outcome.latency_ms and not self._aborted(signal):
+                await sleep_unless_aborted(outcome.latency_ms / 1000.0, signal)
+        finally:
+            del self.in_flight[seq]
         if self._aborted(signal):
             return assistant_failure(
                 model, "Request aborted", started, "aborted", self._elapsed(started_loop)
@@ -680,7 +698,7 @@ class ScriptedModelService:
             )
         if hooks is not None and hooks.on_response is not None:
             await hooks.on_response(STREAM_STATUS, self.clock.current_ms())
-        seq, wire_model, streaming = wire
+        wire_model, streaming = wire[1], wire[2]
         stream = chat_stream(outcome, model=wire_model, seq=seq)
         reader = StreamReader(model, started)
 
@@ -719,7 +737,11 @@ class ScriptedModelService:
                 await emit([reader.fail(plan.error, self._elapsed(started_loop))])
                 return reader.output
             if held:
-                await self._hold(outcome.hold_operations(), request, signal)
+                self.in_flight[seq] = (request.kind, request.index)
+                try:
+                    await self._hold(outcome.hold_operations(), request, signal)
+                finally:
+                    del self.in_flight[seq]
                 if self._aborted(signal):
                     await emit(reader.abort(self._elapsed(started_loop)))
                     return reader.output

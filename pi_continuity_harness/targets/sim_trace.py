@@ -88,7 +88,10 @@ class TraceReading:
                 if event := fs_event(record):
                     event["path"] = restore_paths(event["path"], workdir)
                     self.fs_events.append(event)
-            elif kind == "model" and name == "reply" and record.get("stopReason") == "aborted":
+            elif kind == "model" and (
+                (name == "reply" and record.get("stopReason") == "aborted") or name == "dropped"
+            ):
+                # An aborted reply, or a request whose process died before its answer (a crash).
                 self.aborted.add((record.get("caller"), record.get("index")))
         self._read = len(records)
 

@@ -44,6 +44,7 @@ from pi_continuity_harness.scenario.operations import (
     BashOp,
     CommandOp,
     CompactOp,
+    CrashOp,
     ForkOp,
     NewSessionOp,
     Operation,
@@ -90,6 +91,7 @@ ACTIONS: tuple[str, ...] = (
     "tree",
     "user_bash",
     "file_tools",
+    "crash",
 )
 
 _OVERFLOW = HttpError(
@@ -409,6 +411,16 @@ def _action(name: str, rng: random.Random, n: int, o: DiffOptions, commands: tup
             for call in calls
         )
         return DiffAction(name, (prompt,), (*turns, reply(context_tokens=below())))
+    if name == "crash":
+        # Pi killed, then started again over the same session file: at a quiet point, or while a
+        # reply streams (the user message is on disk, the reply never is).
+        if rng.random() < 0.5:
+            return DiffAction(name, (CrashOp(), RestartOp()))
+        text = _text(rng, f"streaming {n}:")
+        held = Reply(
+            text=text, stream=StreamPlan(upto=rng.randint(0, len(text)), then="hold"), during=(CrashOp(),)
+        )
+        return DiffAction(name, (prompt, RestartOp()), (held,))
     if name == "extension_command":
         if not commands:
             return DiffAction("turn_below", (prompt,), (reply(context_tokens=below()),))

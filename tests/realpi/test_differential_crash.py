@@ -1,0 +1,46 @@
+"""Differential: Pi killed while a reply streams, then started again, real Pi 1.6 against the simulator.
+
+A crash is ``kill -9``: nothing more happens, and the model server sees the connection of the
+request in flight close before its answer ended, so it records the request as aborted
+(``targets/realpi/fake_server.py``). The simulator cancelled its in-flight call with the process
+but recorded no end for it, so the request looked answered: differential exploration found it
+(seeds 10100, 10103, 10107 and 10109, each minimised to a prompt whose held reply crashes Pi,
+then ``restart``). The session file holds the user message (Pi appends each message as it ends,
+``appendFileSync``) and no reply; the restarted Pi's next request carries that user message.
+"""
+
+from __future__ import annotations
+
+import pytest
+from realpi.test_differential_fidelity import Targets, assert_equivalent, play, scenario
+
+from pi_continuity_harness.targets.target import Observation
+
+pytestmark = pytest.mark.realpi
+
+
+def _aborted(observation: Observation) -> list[bool]:
+    return [r.aborted for r in observation.model_requests]
+
+
+def test_a_request_in_flight_when_pi_is_killed_ends_aborted(targets: Targets) -> None:
+    held = {
+        "text": "a reply that never ends " * 8,
+        "stream": {"upto": 40, "then": "hold"},
+        "during": ["crash"],
+    }
+    sc = scenario({"agent": [held, {"text": "after the restart"}]})
+    real, sim = play(targets, sc, [{"prompt": "one"}, "restart", {"prompt": "two"}])
+    assert _aborted(real) == [True, False]
+    # The restarted Pi sends the killed turn's user message, with no reply, before the new one.
+    users = [m for m in real.model_requests[1].request.messages if m.get("role") == "user"]
+    assert ["one" in str(m.get("content")) for m in users][-2:] == [True, False]
+    assert _aborted(sim) == _aborted(real)
+    assert_equivalent(real, sim)
+
+
+def test_a_crash_between_operations_aborts_nothing(targets: Targets) -> None:
+    sc = scenario({"agent": [{"text": "one"}, {"text": "two"}]})
+    real, sim = play(targets, sc, [{"prompt": "one"}, "crash", "restart", {"prompt": "two"}])
+    assert _aborted(real) == [False, False]
+    assert_equivalent(real, sim)
