@@ -62,7 +62,7 @@ from pi_continuity_harness.scenario.model_script import (
     respond,
 )
 from pi_continuity_harness.scenario.operations import Operation
-from pi_continuity_harness.scenario.trace import Trace
+from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.determinism import VirtualClock
 from pi_continuity_harness.simulator.json_copy import json_copy_or_same
@@ -322,6 +322,8 @@ class ScriptedModelService:
     #: (:meth:`drop_in_flight`). A reply being streamed is not among them: the server writes
     #: it all at once, whatever the client still has to read.
     in_flight: dict[int, tuple[str, int]] = field(default_factory=dict)
+    #: The calls whose connection a crash dropped (by call sequence): they answer nothing more.
+    _dropped: set[int] = field(default_factory=set)
     #: Every distinct message of every recorded request, by its marshal bytes (:meth:`_shared`).
     _messages: dict[bytes, Any] = field(default_factory=dict)
     #: The messages of ``_messages`` by their identity (they are held there, so ids stay theirs).
@@ -654,8 +656,18 @@ class ScriptedModelService:
         which the model server in front of real Pi records as an aborted request
         (``targets/realpi/fake_server.py``). Traced as ``model:dropped`` before the trace
         freezes; the call itself is cancelled with the host's tasks and answers nothing."""
-        for kind, index in self.in_flight.values():
+        for seq, (kind, index) in self.in_flight.items():
             self.trace.emit("model", "dropped", caller=kind, index=index)
+            self._dropped.add(seq)
+
+    def _end_if_dropped(self, seq: int) -> None:
+        """A held call whose process died while it was held (its own ``during`` operations may
+        have killed it) streams nothing more: the caller dies with the process. Before, the
+        simulator streamed the rest of the reply into the dead process's memory, and its entry
+        showed in the observation (real Pi's file has no such entry)."""
+        if seq in self._dropped:
+            self._dropped.discard(seq)
+            raise SimulatedCrash("the process is dead")
 
     @staticmethod
     def _aborted(signal: AbortSignal | None) -> bool:
@@ -688,6 +700,7 @@ class ScriptedModelService:
                 await sleep_unless_aborted(outcome.latency_ms / 1000.0, signal)
         finally:
             del self.in_flight[seq]
+        self._end_if_dropped(seq)
         if self._aborted(signal):
             return assistant_failure(
                 model, "Request aborted", started, "aborted", self._elapsed(started_loop)
@@ -742,6 +755,7 @@ class ScriptedModelService:
                     await self._hold(outcome.hold_operations(), request, signal)
                 finally:
                     del self.in_flight[seq]
+                self._end_if_dropped(seq)
                 if self._aborted(signal):
                     await emit(reader.abort(self._elapsed(started_loop)))
                     return reader.output

@@ -44,3 +44,19 @@ def test_a_crash_between_operations_aborts_nothing(targets: Targets) -> None:
     real, sim = play(targets, sc, [{"prompt": "one"}, "crash", "restart", {"prompt": "two"}])
     assert _aborted(real) == [False, False]
     assert_equivalent(real, sim)
+
+
+def test_a_crash_in_the_last_operation_is_observed_whole(targets: Targets) -> None:
+    """The real-Pi target's operation saw Pi die (its pipe closed) before the model server's
+    thread had recorded the held reply's ``crash`` and ended the request aborted; observed at
+    once, neither was there (differential seeds 10112, 10200, 10206, 10211). It now waits for
+    the server to end every request (``PiTarget._wait_for_held_calls_to_end``)."""
+    held = {
+        "text": "a reply that never ends " * 8,
+        "stream": {"upto": 40, "then": "hold"},
+        "during": ["crash"],
+    }
+    real, sim = play(targets, scenario({"agent": [held]}), [{"prompt": "one"}])
+    assert [(h.request, h.outcome.name) for h in real.held_operations] == [("agent#0", "crash")]
+    assert _aborted(real) == [True]
+    assert_equivalent(real, sim)
