@@ -45,6 +45,7 @@ from pi_continuity_harness.scenario.operations import (
     CommandOp,
     CompactOp,
     CrashOp,
+    EditFileOp,
     ForkOp,
     NewSessionOp,
     Operation,
@@ -92,6 +93,7 @@ ACTIONS: tuple[str, ...] = (
     "user_bash",
     "file_tools",
     "crash",
+    "settings_change",
 )
 
 _OVERFLOW = HttpError(
@@ -421,6 +423,24 @@ def _action(name: str, rng: random.Random, n: int, o: DiffOptions, commands: tup
             text=text, stream=StreamPlan(upto=rng.randint(0, len(text)), then="hold"), during=(CrashOp(),)
         )
         return DiffAction(name, (prompt, RestartOp()), (held,))
+    if name == "settings_change":
+        # The user edits Pi's global settings between operations; Pi reads them at a reload, a
+        # restart or a new runtime (new session, fork), never at once (§9.19).
+        change = rng.choice(
+            (
+                {"compaction": {"reserveTokens": o.window // rng.choice((3, 4, 6))}},
+                {"compaction": {"keepRecentTokens": rng.choice((100, 500, 2_000, 8_000))}},
+                {"compaction": {"enabled": rng.random() < 0.5}},
+                {"retry": {"enabled": rng.random() < 0.5, "maxRetries": rng.choice((0, 1, 2))}},
+                {"defaultThinkingLevel": rng.choice(("off", "low", "high"))},
+                {"modelThinkingLevels": {MAIN: rng.choice(("minimal", "medium"))}},
+            )
+        )
+        settings_edit = EditFileOp.model_validate(
+            {"edit_file": {"path": "$AGENT/settings.json", "json": change, "merge_json": True}}
+        )
+        then = rng.choice((ReloadOp(), RestartOp(), NewSessionOp(), None))
+        return DiffAction(name, (settings_edit,) if then is None else (settings_edit, then))
     if name == "extension_command":
         if not commands:
             return DiffAction("turn_below", (prompt,), (reply(context_tokens=below()),))
