@@ -155,8 +155,8 @@ class ScriptedToolCall(_Strict):
     result: str | None = Field(
         default=None,
         description=(
-            "Output of a simulated built-in tool (bash, read). Real Pi runs the tool, so this "
-            "must be what the command really prints, e.g. 'hi\\n' for 'echo hi'."
+            "Output of the simulated bash tool (read, write and edit act on the run's files). Real "
+            "Pi runs the tool, so this must be what the command really prints, e.g. 'hi\\n' for 'echo hi'."
         ),
     )
 
