@@ -233,6 +233,7 @@ class AgentSession:
             remove_file=remove_file or _remove_plain,
             read_file=read_file,
             confine=confine,
+            model=lambda: self.model,
         )
         self.runner: ExtensionRunner | None = None
         #: The session's compaction job (:mod:`.session_compaction`).

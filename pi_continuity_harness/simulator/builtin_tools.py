@@ -21,9 +21,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_continuity_harness.api.extension_api import Model
 from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.simulator.builtin_extension_tools import run_tool_search
 from pi_continuity_harness.simulator.edit_tool import EditError, run_edit
+from pi_continuity_harness.simulator.read_image import (
+    IMAGE_SNIFF_BYTES,
+    ImageNotModelledError,
+    detect_image_mime,
+    read_image,
+)
 from pi_continuity_harness.simulator.read_tool import ReadError, read_text
 from pi_continuity_harness.simulator.system_prompt import builtin_tools
 from pi_continuity_harness.simulator.tool_paths import resolve_read_path, resolve_to_cwd
@@ -62,6 +69,7 @@ class BuiltinTools:
         read_file: Callable[[str], bytes] | None = None,
         scripted_exit_code: Callable[[str], int] | None = None,
         confine: Callable[[str, str], None] | None = None,
+        model: Callable[[], Model | None] | None = None,
     ) -> None:
         self.cwd = cwd
         #: The native ``read`` tool's file read: Pi's own (the host records it as ``tool_read``),
@@ -74,6 +82,8 @@ class BuiltinTools:
         #: The host's confinement (``SimHost._confine_tool``): a path outside the run is refused
         #: before the tool looks at it, so no result depends on files outside the run.
         self._confine = confine or (lambda _op, _path: None)
+        #: The session's model (``ctx.model``): ``read`` names one that takes no images.
+        self._model = model or (lambda: None)
 
     def run(self, call: dict[str, Any]) -> ToolRun:
         """Simulated built-in tools: scripted output for ``bash``, real files for read/write.
@@ -139,6 +149,16 @@ class BuiltinTools:
             raise ToolError("EISDIR: illegal operation on a directory, read") from error
         except OSError as error:
             raise ToolError(str(error)) from error
+        mime = detect_image_mime(raw[:IMAGE_SNIFF_BYTES])
+        if mime is not None:
+            model = self._model()
+            try:
+                image = read_image(
+                    raw, mime, None if model is None else model.id, model is None or "image" in model.input
+                )
+            except ImageNotModelledError as error:
+                raise ToolError(f"not modelled by the simulator: {error}") from error
+            return ToolRun(image, False)
         try:
             result = read_text(path, raw, _number(args.get("offset")), _number(args.get("limit")))
         except ReadError as error:

@@ -11,7 +11,7 @@ Pi streams integer ranges (``selectLinesFromStream``) and reads other ranges who
 function does both here: the file is split at ``\\n`` and the selection taken with JavaScript's
 ``slice`` (which truncates a fractional index and counts a negative one from the end).
 
-Images are not modelled: Pi detects them by their bytes and resizes them with its image library.
+An image file is read by :mod:`.read_image`.
 """
 
 from __future__ import annotations

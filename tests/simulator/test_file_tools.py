@@ -8,6 +8,7 @@ these calls on Pi 1.6 and on the simulator and finds them equal, and
 
 from __future__ import annotations
 
+import base64
 import os
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from pi_continuity_harness.simulator.edit_tool import (
     prepare_edit_arguments,
 )
 from pi_continuity_harness.simulator.js_diff import diff_lines, format_patch, structured_patch
+from pi_continuity_harness.simulator.read_image import ImageNotModelledError, detect_image_mime, read_image
 from pi_continuity_harness.simulator.read_tool import read_text
 from pi_continuity_harness.simulator.tool_arguments import validate_arguments
 from pi_continuity_harness.simulator.tool_paths import resolve_read_path, resolve_to_cwd
@@ -242,3 +244,53 @@ def test_jsdiffs_patch_marks_a_missing_newline_at_the_end() -> None:
     assert format_patch("f", "f", structured_patch("a\nb", "a\nc")) == (
         "--- f\n+++ f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"
     )
+
+
+# ================================================================ read of an image (read.js:210-229, mime.js)
+_PNG_1X1 = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+
+
+def test_an_image_is_known_by_its_first_bytes() -> None:
+    assert detect_image_mime(_PNG_1X1) == "image/png"
+    assert detect_image_mime(b"GIF89a\x01\x00\x01\x00") == "image/gif"
+    assert detect_image_mime(b"\xff\xd8\xff\xe0") == "image/jpeg"
+    assert detect_image_mime(b"\xff\xd8\xff\xf7") is None  # JPEG-LS: not an image to Pi
+    assert detect_image_mime(b"RIFF\0\0\0\0WEBPVP8L") == "image/webp"
+    apng = _PNG_1X1[:33] + b"\0\0\0\x08acTL" + b"\0" * 12
+    assert detect_image_mime(apng) is None  # animated PNG: read as text
+    assert detect_image_mime(b"plain text") is None
+
+
+def test_a_small_picture_is_passed_through_with_pis_note(tmp_path: Path) -> None:
+    (tmp_path / "p.png").write_bytes(_PNG_1X1)
+    result = _run(tmp_path, "read", {"path": "p.png"})
+    data = base64.b64encode(_PNG_1X1).decode("ascii")
+    assert result["content"] == [
+        {"type": "text", "text": "Read image file [image/png]"},
+        {"type": "image", "data": data, "mimeType": "image/png"},
+    ]
+    assert "details" not in result  # no model known: nothing to name
+
+
+def test_a_model_without_image_input_is_named_in_the_details() -> None:
+    result = read_image(_PNG_1X1, "image/png", "fake-model", False)
+    assert result["details"] == {"imageUnsupportedByModel": "fake-model"}
+
+
+@pytest.mark.parametrize(
+    ("data", "mime", "why"),
+    [
+        (b"BM" + b"\0" * 40, "image/bmp", "Pi converts a BMP to PNG"),
+        (
+            _PNG_1X1[:16] + (3000).to_bytes(4, "big") + _PNG_1X1[20:],
+            "image/png",
+            "Pi resizes a 3000x1 picture",
+        ),
+        (b"\xff\xd8\xff\xe0\0\x10", "image/jpeg", "could not be read from its header"),
+    ],
+)
+def test_what_photon_would_change_is_refused_as_not_modelled(data: bytes, mime: str, why: str) -> None:
+    with pytest.raises(ImageNotModelledError, match=why):
+        read_image(data, mime, None, True)
