@@ -14,12 +14,11 @@ text it lacks): 1,000 seeded cases per Node process.
 
 from __future__ import annotations
 
-import json
 import random
-import subprocess
 from typing import Any
 
 import pytest
+from realpi.node_json import node_json
 
 from pi_continuity_harness.simulator.edit_tool import (
     EditError,
@@ -105,15 +104,7 @@ def _python(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def _node(installation: PiInstallation, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    done = subprocess.run(
-        [str(installation.node_path), "-e", _NODE, str(installation.pi_package_dir)],
-        input=json.dumps(cases),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    return list(json.loads(done.stdout))
+    return list(node_json(installation, _NODE, cases, str(installation.pi_package_dir)))
 
 
 @pytest.mark.parametrize("seed", [0, 1])

@@ -10,13 +10,12 @@ The simulator names an invalid compaction setting's value as Pi does
 
 from __future__ import annotations
 
-import json
-import subprocess
 from typing import Any
 
 import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
+from realpi.node_json import node_json
 
 from pi_continuity_harness.scenario.transcript import js_string
 from pi_continuity_harness.targets.realpi import PiInstallation
@@ -48,15 +47,7 @@ _NODE = (
 
 
 def _node_strings(installation: PiInstallation, values: list[Any]) -> list[str]:
-    done = subprocess.run(
-        [str(installation.node_path), "-e", _NODE],
-        input=json.dumps(values),
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    return list(json.loads(done.stdout))
+    return list(node_json(installation, _NODE, values))
 
 
 # No shrinking: each shrink step would start Node again (minutes); the assertion names the values
