@@ -75,7 +75,7 @@ from pi_continuity_harness.api.extension_api import Model, ToolCallOutcome, Tool
 from pi_continuity_harness.scenario.identity_memo import identity
 from pi_continuity_harness.scenario.layout import pi_package_path
 from pi_continuity_harness.scenario.observed import OBSERVABLE_EVENTS, event_summary
-from pi_continuity_harness.scenario.trace import Trace
+from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.active_tools import ActiveTools
 from pi_continuity_harness.simulator.agent_loop import Agent, AgentEvent, CompletedTurn, LoopHooks, StreamEmit
@@ -222,6 +222,8 @@ class AgentSession:
         #: Told the new level when :meth:`set_thinking_level` changes it (the host keeps it for
         #: the runtimes it starts and for ``pi.getThinkingLevel()``).
         self.on_thinking_level: Callable[[str], None] | None = None
+        #: Whether the process this session lives in has died (the host sets it: ``SimHost.crashed``).
+        self.process_dead: Callable[[], bool] = lambda: False
         self._spawn = spawn
         #: Makes a task started elsewhere a host task (``SimHost._track``: the host waits for
         #: it and reports its failure), for the dispatches Pi does not await.
@@ -649,6 +651,12 @@ class AgentSession:
         The host dispatches the lifecycle events (``session_start``, ``session_shutdown``,
         ``session_before_switch``, ``session_info_changed``) through here too, so every event
         an extension sees is traced the same way."""
+        if self.process_dead():
+            # A killed process runs nothing more: a ``finally`` on the way out of a run (its
+            # ``agent_settled``) must not reach the handlers. Before, a crash during a held reply
+            # still ran them, and a blitz ``agent_settled`` notified after Pi had died
+            # (differential seed 10301).
+            raise SimulatedCrash("the process is dead")
         runner = self._announce(event)
         if runner is None:
             return None

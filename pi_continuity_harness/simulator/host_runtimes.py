@@ -188,6 +188,7 @@ class HostRuntimes:
         session.rpc_update = host.record_rpc_update
         session.host_io = host.host_io
         session.on_thinking_level = host._thinking_level_changed
+        session.process_dead = lambda: host.crashed
         session.host_commands[TREE_COMMAND] = lambda args: host._operations.harness_tree(session, args)
         runner = new_runner(host, session, manager)
         runtime = Runtime(trust, settings, manager, session, runner)

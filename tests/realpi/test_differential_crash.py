@@ -11,6 +11,8 @@ then ``restart``). The session file holds the user message (Pi appends each mess
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from realpi.test_differential_fidelity import Targets, assert_equivalent, play, scenario
 
@@ -59,4 +61,32 @@ def test_a_crash_in_the_last_operation_is_observed_whole(targets: Targets) -> No
     real, sim = play(targets, scenario({"agent": [held]}), [{"prompt": "one"}])
     assert [(h.request, h.outcome.name) for h in real.held_operations] == [("agent#0", "crash")]
     assert _aborted(real) == [True]
+    assert_equivalent(real, sim)
+
+
+_SETTLED = """\
+def extension(pi):
+    def settled(event, ctx):
+        ctx.ui.notify("settled", "info")
+
+    pi.on("agent_settled", settled)
+"""
+
+
+def test_a_process_killed_during_a_run_runs_no_more_handlers(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """The simulator's run ended in ``finally`` with ``agent_settled`` even when Pi had died in
+    it, so the handlers of a dead process ran (a blitz notification, differential seed 10301).
+    A dead process's dispatch now raises its crash (``AgentSession.dispatch``)."""
+    path = python_extension("settled_probe", _SETTLED)
+    held = {
+        "text": "a reply that never ends " * 8,
+        "stream": {"upto": 40, "then": "hold"},
+        "during": ["crash"],
+    }
+    sc = scenario({"agent": [{"text": "first"}, held]})
+    real, sim = play(targets, sc, [{"prompt": "one"}, {"prompt": "two"}], path)
+    assert real.notifications == [("settled", "info")]  # the first run's; the killed one's never
+    assert sim.notifications == real.notifications
     assert_equivalent(real, sim)
