@@ -127,9 +127,9 @@ class BuiltinTools:
         return ToolRun({"content": [{"type": "text", "text": scripted or ""}]}, False)
 
     def _read(self, args: dict[str, Any]) -> ToolRun:
-        """read.js:195-270 for a text file: the path resolved as Pi resolves a read path (its
-        macOS spellings tried when the file is missing), ``access`` checked, then the lines asked
-        for (:func:`.read_tool.read_text`)."""
+        """read.js:195-270: the path resolved as Pi resolves a read path (its macOS spellings
+        tried when the file is missing), ``access`` checked, then an image
+        (:func:`.read_image.read_image`) or the lines asked for (:func:`.read_tool.read_text`)."""
         path = str(args.get("path", ""))
         full = resolve_to_cwd(path, self.cwd)
         try:
@@ -286,10 +286,15 @@ def _number(value: Any) -> float | None:
     return value
 
 
+#: libuv's ``uv_strerror`` where it words an error differently from the C library's.
+_LIBUV_DESCRIPTIONS = {"EISDIR": "illegal operation on a directory"}
+
+
 def _node_error(error: OSError, syscall: str, path: str) -> str:
-    """A Node ``fs`` error's message: ``CODE: description, syscall 'path'``."""
+    """A Node ``fs`` error's message: ``CODE: description, syscall 'path'`` (libuv's
+    descriptions: ``EISDIR: illegal operation on a directory, open '<path>'``)."""
     code = errno.errorcode.get(error.errno or 0)
     if code is None:
         return str(error)
-    description = (error.strerror or "").lower()
+    description = _LIBUV_DESCRIPTIONS.get(code) or (error.strerror or "").lower()
     return f"{code}: {description}, {syscall} '{path}'"

@@ -98,6 +98,9 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("edit", _edits("middle.txt", ("row 1\n", "first\n"), ("row 10\n", "tenth\n"))),
     ("edit", _edits("middle.txt", ("row 200\n", "row 200"))),
     ("read", {"path": "middle.txt", "offset": 195}),
+    # a directory where a file should be
+    ("write", {"path": "sub", "content": "x"}),
+    ("edit", _edits("sub", ("a", "b"))),
 ]
 
 
