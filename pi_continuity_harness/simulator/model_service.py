@@ -652,10 +652,10 @@ class ScriptedModelService:
         return message
 
     def drop_in_flight(self) -> None:
-        """The process died (a crash): every request still unanswered loses its connection,
-        which the model server in front of real Pi records as an aborted request
+        """The process died (a crash): every request whose answer is still held back loses its
+        connection, which the model server in front of real Pi records as an aborted request
         (``targets/realpi/fake_server.py``). Traced as ``model:dropped`` before the trace
-        freezes; the call itself is cancelled with the host's tasks and answers nothing."""
+        freezes; the call then ends with the process (:meth:`_end_if_dropped`)."""
         for seq, (kind, index) in self.in_flight.items():
             self.trace.emit("model", "dropped", caller=kind, index=index)
             self._dropped.add(seq)
