@@ -35,6 +35,7 @@ __all__ = [
     "EventCopies",
     "bridge_copy",
     "bridge_reply_copy",
+    "js_json_number",
     "json_copy",
     "json_copy_or_same",
 ]
@@ -221,6 +222,12 @@ def bridge_copy(value: Any) -> Any:
 
 def _not_json(name: str) -> Any:
     raise _NotJsonError(name)
+
+
+def js_json_number(text: str) -> int | float | None:
+    """A JSON number's text as ``JSON.parse`` reads it and ``JSON.stringify`` writes it back
+    (:func:`_js_number`): ``2.0`` is the integer 2."""
+    return _js_number(text)
 
 
 def _js_number(text: str) -> int | float | None:

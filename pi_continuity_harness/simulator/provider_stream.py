@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import Model
+from pi_continuity_harness.simulator.json_copy import js_json_number
 from pi_continuity_harness.simulator.messages import Message, zero_usage
 
 __all__ = [
@@ -304,7 +305,9 @@ def _final_arguments(text: str) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
-        value = json.loads(text)
+        # Numbers as JavaScript holds them: ``"count": 2.0`` is the number 2, written ``2`` in
+        # every later request and entry (differential test_differential_tool_arguments.py).
+        value = json.loads(text, parse_int=js_json_number, parse_float=js_json_number)
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
@@ -396,12 +399,10 @@ class _Partial:
             if token == literal or (not complete and literal.startswith(token)):
                 return True, value
         try:
-            number = float(token)
+            float(token)
         except ValueError:
             return False, None
-        return True, int(
-            number
-        ) if number.is_integer() and "." not in token and "e" not in token.lower() else number
+        return True, js_json_number(token)  # a JavaScript number: ``2.0`` is 2
 
     def obj(self) -> dict[str, Any]:
         self.pos += 1

@@ -20,7 +20,6 @@ The rules of what is active are :mod:`.active_tools`'; the sections' text :mod:`
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from pi_continuity_harness.api.abort import AbortSignal
@@ -187,15 +186,9 @@ class SessionTools:
             # Pi validates (and coerces) an extension tool's arguments before anything else:
             # ``"5"`` reaches ``tool_call`` and ``execute`` as ``5``; a missing required field
             # never reaches ``execute`` (handoff-host-on-real-pi.md §1, items 2-3).
-            args, problems = _coerce_arguments(tool.parameters, args)
-            if problems:
-                text = (
-                    f'Validation failed for tool "{name}":\n'
-                    + "\n".join(f"  - {p}" for p in problems)
-                    + "\n\nReceived arguments:\n"
-                    + json.dumps(call.get("arguments") or {}, indent=2)
-                )
-                return PreparedTool(immediate=error_tool_result(text))
+            args, problem = validate_arguments(name, tool.parameters, args)
+            if problem is not None:
+                return PreparedTool(immediate=error_tool_result(problem))
         elif name in core_tools():
             # A built-in's arguments are prepared (``edit``: prepareEditArguments) and checked
             # against its schema too (AC agent-loop.js:497-498, :mod:`.tool_arguments`).
@@ -541,26 +534,6 @@ class SessionTools:
                 s.cwd, 0, s.package_dir, **self.prompt_inputs(self.prompt_extension_tools())
             )
         return render_system_prompt(current)
-
-
-def _coerce_arguments(schema: dict[str, Any], args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Pi's (TypeBox) argument check for an extension tool: required fields, and the primitive
-    coercions Pi applies (numeric strings to numbers, ``"true"``/``"false"`` to booleans)."""
-    properties = schema.get("properties") or {}
-    out = dict(args)
-    problems = [f"{key}: missing" for key in schema.get("required") or [] if key not in out]
-    for key, value in list(out.items()):
-        kind = (properties.get(key) or {}).get("type")
-        if isinstance(value, str) and kind in ("number", "integer"):
-            try:
-                number = float(value)
-            except ValueError:
-                problems.append(f"{key}: must be {kind}")
-                continue
-            out[key] = int(number) if kind == "integer" or number.is_integer() else number
-        elif isinstance(value, str) and kind == "boolean" and value in ("true", "false"):
-            out[key] = value == "true"
-    return out, problems
 
 
 def _failed_tool_text(content: list[Any]) -> str:

@@ -9,11 +9,16 @@ the arguments received, as ``JSON.stringify(arguments, null, 2)`` writes them. T
 the built-in tools on whatever arguments came (an ``edit`` without ``edits`` overwrote the file).
 
 This is pi-schema's coercion and check (``@earendil-works/pi-schema`` ``dist/coerce.js``,
-``dist/explain.js``) for the keywords the built-in tools' schemas use: ``type`` (``string``,
-``number``, ``array``, ``object``), ``properties``, ``required`` and ``items``. The coercion is
-its three passes: an optional ``null`` is dropped, values are converted to the declared type
-(TypeBox's ``Value.Convert``: ``"5"`` to 5, ``5`` to ``"5"``, ``null`` to ``"null"`` or 0, one
-value to a one-item array), then primitives once more (``coercePrimitive``).
+``dist/explain.js``) for the keywords tool schemas commonly use: ``type`` (``string``,
+``number``, ``integer``, ``boolean``, ``null``, ``array``, ``object``, or a list of them),
+``properties``, ``required``, ``items``, ``additionalProperties: false``, ``enum``, ``const``,
+``minimum``/``maximum`` (and their exclusive forms), ``minLength``/``maxLength``,
+``minItems``/``maxItems``. The coercion is its three passes: an optional ``null`` is dropped,
+values are converted to the declared type (TypeBox's ``Value.Convert``: ``"5"`` to 5, ``5`` to
+``"5"``, ``null`` to ``"null"`` or 0, one value to a one-item array, an enum's value from
+another type), then primitives once more (``coercePrimitive``, for a list of types). Other
+keywords (``anyOf``, ``$ref``, ``pattern``, ``format`` ...) are not checked: such an argument is
+taken as given, where Pi may refuse it.
 """
 
 from __future__ import annotations
@@ -79,14 +84,80 @@ def _try_number(value: Any) -> tuple[bool, Any]:
     return False, value
 
 
+def _try_boolean(value: Any) -> tuple[bool, Any]:
+    """``tryBoolean`` (coerce.js:515-532)."""
+    if isinstance(value, bool):
+        return True, value
+    if _is_finite_number(value):
+        return (True, value == 1) if value in (0, 1) else (False, value)
+    if value is None:
+        return True, False
+    if not isinstance(value, str):
+        return False, value
+    if value.lower() == "false" or value == "0":
+        return True, False
+    if value.lower() == "true" or value == "1":
+        return True, True
+    return False, value
+
+
+def _try_null(value: Any) -> tuple[bool, Any]:
+    """``tryNull`` (coerce.js:533-547)."""
+    if value is None or value is False or (_is_finite_number(value) and value == 0):
+        return True, None
+    if isinstance(value, str) and (value.lower() in ("undefined", "null") or value in ("", "0")):
+        return True, None
+    return False, value
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JavaScript's ``===`` for JSON values (``1 === true`` is false, ``1 === 1.0`` true)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return type(a) is type(b) and a == b if not (_is_finite_number(a) and _is_finite_number(b)) else a == b
+
+
+def _convert_literal(literal: Any, value: Any) -> Any:
+    """``convertLiteral`` (coerce.js:427-440): a value of another type that converts to exactly the literal."""
+    if _same(literal, value):
+        return value
+    if isinstance(literal, bool):
+        ok, out = _try_boolean(value)
+    elif isinstance(literal, str):
+        ok, out = _try_string(value)
+    elif _is_finite_number(literal):
+        ok, out = _try_number(value)
+    else:
+        return value
+    return out if ok and _same(out, literal) else value
+
+
 def _convert(schema: dict[str, Any], value: Any) -> Any:
-    """Pass 2, ``convertNode`` (coerce.js:168-212) for the ``type`` keyword."""
+    """Pass 2, ``convertNode`` (coerce.js:168-212): ``const``, ``enum``, then ``type``."""
+    if "const" in schema:
+        return _convert_literal(schema["const"], value)
+    if isinstance(schema.get("enum"), list):
+        members = schema["enum"]
+        if any(_same(m, value) for m in members):
+            return value
+        for member in members:
+            candidate = _convert_literal(member, value)
+            if candidate is not value and not _problems(schema, candidate):
+                return candidate
+        return value
     kind = schema.get("type")
     if kind == "string":
         return _try_string(value)[1]
     if kind == "number":
         return _try_number(value)[1]
-    if kind == "array":
+    if kind == "integer":
+        ok, number = _try_number(value)
+        return math.trunc(number) if ok else value
+    if kind == "boolean":
+        return _try_boolean(value)[1]
+    if kind == "null":
+        return _try_null(value)[1]
+    if kind == "array" or (kind is None and "items" in schema):
         items = schema.get("items")
         if isinstance(value, list):
             return value if not isinstance(items, dict) else [_convert(items, v) for v in value]
@@ -96,6 +167,62 @@ def _convert(schema: dict[str, Any], value: Any) -> Any:
             return value
         properties = schema.get("properties") or {}
         return {k: _convert(properties[k], v) if k in properties else v for k, v in value.items()}
+    return value
+
+
+def _types(schema: dict[str, Any]) -> list[str]:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return [kind]
+    return [k for k in kind if isinstance(k, str)] if isinstance(kind, list) else []
+
+
+def _coerce_primitive(value: Any, kind: str) -> Any:
+    """``coercePrimitive`` (coerce.js:586-620)."""
+    if kind in ("number", "integer"):
+        if value is None:
+            return 0
+        if isinstance(value, str) and value.strip():
+            number = _js_number_of(value)
+            if number is not None and (kind == "number" or number.is_integer()):
+                return int(number) if number.is_integer() and abs(number) < 2**53 else number
+        if isinstance(value, bool):
+            return 1 if value else 0
+        return value
+    if kind == "boolean":
+        if value is None:
+            return False
+        if value == "true" or (value == 1 and not isinstance(value, bool)):
+            return True
+        if value == "false" or (value == 0 and not isinstance(value, bool)):
+            return False
+        return value
+    if kind == "string":
+        if value is None:
+            return ""
+        if isinstance(value, bool) or _is_finite_number(value):
+            return _try_string(value)[1]
+        return value
+    if kind == "null":
+        return None if (value in ("", 0) and not isinstance(value, bool)) or value is False else value
+    return value
+
+
+def _coerce_types(schema: dict[str, Any], value: Any) -> Any:
+    """Pass 3, ``coerceTypes`` (coerce.js:327-351): the first of the declared types a primitive
+    converts to (unless it already is one of several), then the members."""
+    types = _types(schema)
+    if types and not (len(types) > 1 and any(_matches(k, value) for k in types)):
+        for kind in types:
+            candidate = _coerce_primitive(value, kind)
+            if candidate is not value and not (candidate == value and type(candidate) is type(value)):
+                value = candidate
+                break
+    if "object" in types and isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        value = {k: _coerce_types(properties[k], v) if k in properties else v for k, v in value.items()}
+    if "array" in types and isinstance(value, list) and isinstance(schema.get("items"), dict):
+        value = [_coerce_types(schema["items"], v) for v in value]
     return value
 
 
@@ -112,7 +239,7 @@ def _drop_optional_nulls(schema: dict[str, Any], value: Any) -> Any:
     for key, prop in schema["properties"].items():
         if key not in out:
             continue
-        if out[key] is None and key not in required and prop.get("type") != "null":
+        if out[key] is None and key not in required and _problems(prop, None):
             del out[key]
             continue
         out[key] = _drop_optional_nulls(prop, out[key])
@@ -141,6 +268,12 @@ def _matches(kind: str, value: Any) -> bool:
         return isinstance(value, str)
     if kind == "number":
         return _is_finite_number(value)
+    if kind == "integer":
+        return _is_finite_number(value) and float(value).is_integer()
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "null":
+        return value is None
     if kind == "array":
         return isinstance(value, list)
     if kind == "object":
@@ -148,13 +281,42 @@ def _matches(kind: str, value: Any) -> bool:
     return True
 
 
+def _bound(value: Any) -> bool:
+    return _is_finite_number(value)
+
+
 def _explain(schema: dict[str, Any], value: Any, path: str, out: list[tuple[str, str]]) -> None:
-    """``walk`` (explain.js:36-100): a type error ends the node; an object lists its missing
-    required fields, then its properties' problems in the schema's order."""
-    kind = schema.get("type")
-    if isinstance(kind, str) and not _matches(kind, value):
-        out.append((path, f"expected {kind}, got {_type_name(value)}"))
+    """``walk`` (explain.js:36-100): a type error ends the node; then ``enum``, ``const``, the
+    string, number, object (missing required fields, then each property's problems in the
+    schema's order, then unknown fields) and array checks."""
+    types = _types(schema)
+    if types and not any(_matches(k, value) for k in types):
+        out.append((path, f"expected {' or '.join(types)}, got {_type_name(value)}"))
         return
+    if isinstance(schema.get("enum"), list) and not any(_same(m, value) for m in schema["enum"]):
+        out.append((path, f"expected one of {_list_values(schema['enum'])}"))
+    if "const" in schema and not _same(schema["const"], value):
+        out.append((path, f"expected {_js_json(schema['const'])}"))
+    if isinstance(value, str):
+        length = len(value)
+        if _bound(schema.get("minLength")) and length < schema["minLength"]:
+            out.append((path, f"expected at least {js_number(schema['minLength'])} characters"))
+        if _bound(schema.get("maxLength")) and length > schema["maxLength"]:
+            out.append((path, f"expected at most {js_number(schema['maxLength'])} characters"))
+    if _is_finite_number(value):
+        # walkNumber (explain.js:150-161), in its order.
+        bounds: list[Any] = [
+            schema.get(k) for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+        ]
+        failed = [
+            _bound(bounds[0]) and value < bounds[0],
+            _bound(bounds[1]) and value > bounds[1],
+            _bound(bounds[2]) and value <= bounds[2],
+            _bound(bounds[3]) and value >= bounds[3],
+        ]
+        for bound, word, fails in zip(bounds, (">=", "<=", ">", "<"), failed, strict=True):
+            if fails:
+                out.append((path, f"expected {word} {js_number(bound)}"))
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         for key in schema.get("required") or []:
@@ -163,9 +325,33 @@ def _explain(schema: dict[str, Any], value: Any, path: str, out: list[tuple[str,
         for key, prop in properties.items():
             if key in value:
                 _explain(prop, value[key], f"{path}/{key}", out)
-    if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for i, item in enumerate(value):
-            _explain(schema["items"], item, f"{path}/{i}", out)
+        if schema.get("additionalProperties") is False:
+            out.extend((f"{path}/{key}", "unknown field") for key in value if key not in properties)
+    if isinstance(value, list):
+        if isinstance(schema.get("items"), dict):
+            for i, item in enumerate(value):
+                _explain(schema["items"], item, f"{path}/{i}", out)
+        if _bound(schema.get("minItems")) and len(value) < schema["minItems"]:
+            out.append((path, f"expected at least {js_number(schema['minItems'])} items"))
+        if _bound(schema.get("maxItems")) and len(value) > schema["maxItems"]:
+            out.append((path, f"expected at most {js_number(schema['maxItems'])} items"))
+
+
+def _problems(schema: dict[str, Any], value: Any) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    _explain(schema, value, "", out)
+    return out
+
+
+def _js_json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _list_values(values: list[Any]) -> str:
+    """``listValues`` (explain.js:356-363): JSON, the first 20 and a count of the rest."""
+    if len(values) <= 20:
+        return _js_json(values)
+    return f"{_js_json(values[:20])[:-1]}, ... and {len(values) - 20} more]"
 
 
 def _dotted(pointer: str) -> str:
@@ -177,9 +363,10 @@ def _dotted(pointer: str) -> str:
 
 def validate_arguments(name: str, schema: dict[str, Any], args: Any) -> tuple[Any, str | None]:
     """The coerced arguments, and None; or the arguments and Pi's error text when they fail."""
-    coerced = _convert(schema, _drop_optional_nulls(schema, json.loads(json.dumps(args))))
-    problems: list[tuple[str, str]] = []
-    _explain(schema, coerced, "", problems)
+    coerced = _coerce_types(
+        schema, _convert(schema, _drop_optional_nulls(schema, json.loads(json.dumps(args))))
+    )
+    problems = _problems(schema, coerced)
     if not problems:
         return coerced, None
     lines = "\n".join(f"  - {_dotted(path)}: {message}" for path, message in problems)

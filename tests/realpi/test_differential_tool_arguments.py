@@ -1,0 +1,107 @@
+"""Differential: how Pi 1.6 coerces and checks a tool's arguments, real Pi against the simulator.
+
+pi-ai validates every tool call against the tool's JSON Schema with pi-schema, coercing first
+(``validateToolArguments``, ``dist/utils/validation.js:49-61``; ``@earendil-works/pi-schema``
+``coerce.js``, ``explain.js``): an optional ``null`` is dropped, ``"5"`` becomes 5 for a number,
+``5`` becomes ``"5"`` for a string, ``"true"`` true, one value a one-item array, ``"B"`` an enum's
+``"B"``; what still fails is listed one problem a line (``expected integer, got number``,
+``expected one of ["fast","slow"]``, ``expected >= 1``, ``unknown field``); ``2.5`` for an
+integer is truncated to 2. The simulator checked only
+required fields and turned numeric strings into numbers (``session_tools._coerce_arguments``);
+now both the built-ins and a Python extension's tools go through ``simulator/tool_arguments.py``.
+The probe tool answers with the arguments it received, so a coercion shows in its result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from realpi.test_differential_fidelity import Targets, assert_equivalent, play, scenario
+
+from pi_continuity_harness.targets.target import Observation
+
+pytestmark = pytest.mark.realpi
+
+_EXTENSION = """\
+import json
+
+from pi_continuity_harness.api import ToolDefinition, ToolResult
+
+SCHEMA = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {
+        "name": {"type": "string", "minLength": 2, "maxLength": 8},
+        "count": {"type": "integer", "minimum": 1, "maximum": 10},
+        "ratio": {"type": "number", "exclusiveMinimum": 0},
+        "flag": {"type": "boolean"},
+        "mode": {"type": "string", "enum": ["fast", "slow"]},
+        "level": {"enum": [1, 2, 3]},
+        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+        "note": {"type": ["string", "null"]},
+        "inner": {
+            "type": "object",
+            "required": ["x"],
+            "properties": {"x": {"type": "number"}},
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+async def execute(call_id, params, signal, ctx):
+    return ToolResult(content=[{"type": "text", "text": json.dumps(params, sort_keys=True)}])
+
+
+def extension(pi):
+    pi.register_tool(
+        ToolDefinition(name="probe", label="probe", description="A probe tool.", parameters=SCHEMA, execute=execute)
+    )
+"""
+
+CALLS: list[dict[str, Any]] = [
+    {"name": "ok"},
+    {"name": "ok", "count": "3", "ratio": "0.5", "flag": "true", "tags": "one", "note": None},
+    {"name": 12, "count": 2.0, "flag": 1, "level": "2", "mode": "fast"},
+    {"name": "ok", "count": 2.5},
+    {"name": "x", "count": 0, "ratio": 0, "mode": "medium", "level": 4},
+    {"name": "toolongname", "tags": ["a", "b", "c"], "flag": "maybe"},
+    {"name": "ok", "inner": {"x": "1", "y": 2}},
+    {"name": "ok", "inner": {}},
+    {"count": "many", "inner": 5},
+    {"name": None},
+    {"name": "ok", "note": 5, "tags": [1, True]},
+]
+
+
+def _results(observation: Observation) -> list[tuple[bool, str]]:
+    messages = [e["message"] for e in observation.entries if e.get("message", {}).get("role") == "toolResult"]
+    return [(bool(m.get("isError")), m["content"][0]["text"]) for m in messages]
+
+
+def test_tool_arguments_are_coerced_and_checked_as_pi_does(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    path = python_extension("arguments_probe", _EXTENSION)
+    replies = [
+        {"text": "calling", "tool_calls": [{"name": "probe", "arguments": args, "id": f"c{i}"}]}
+        for i, args in enumerate(CALLS)
+    ] + [{"text": "DONE"}]
+    real, sim = play(targets, scenario({"agent": replies}), [{"prompt": "go"}], path)
+    results = _results(real)
+    assert len(results) == len(CALLS)
+    # Real Pi, the first coercions: "3" is 3, "0.5" is 0.5, "true" is true, one tag a list; the null
+    # stays, since the note's schema takes null (only a null the schema refuses is dropped).
+    assert results[1] == (
+        False,
+        '{"count": 3, "flag": true, "name": "ok", "note": null, "ratio": 0.5, "tags": ["one"]}',
+    )
+    assert results[3] == (False, '{"count": 2, "name": "ok"}')  # 2.5 for an integer: truncated
+    assert results[8][1].startswith(
+        'Validation failed for tool "probe":\n  - name: missing\n  - count: expected integer, got string\n'
+        "  - inner: expected object, got integer\n"
+    )
+    assert _results(sim) == results
+    assert_equivalent(real, sim)
