@@ -111,10 +111,12 @@ def _try_null(value: Any) -> tuple[bool, Any]:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """JavaScript's ``===`` for JSON values (``1 === true`` is false, ``1 === 1.0`` true)."""
+    """JavaScript's ``===`` for JSON values: ``1 === 1.0``, but ``1 === true`` and ``"1" === 1`` are false."""
     if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    return type(a) is type(b) and a == b if not (_is_finite_number(a) and _is_finite_number(b)) else a == b
+        return a is b
+    if _is_finite_number(a) and _is_finite_number(b):
+        return bool(a == b)
+    return type(a) is type(b) and bool(a == b)
 
 
 def _convert_literal(literal: Any, value: Any) -> Any:
