@@ -456,10 +456,6 @@ class SimHost:
             await self.quiesce()
 
     # ================================================================= lifecycle (:mod:`.host_runtimes`)
-    def default_model(self) -> Model | None:
-        """The model Pi picks without ``--model`` and without a session to restore it from."""
-        return self._runtimes.default_model()
-
     async def start(self, session_file: str | None = None) -> None:
         """Start a Pi process: a new session, or ``--session <file>`` to resume one."""
         await self._runtimes.start(session_file)

@@ -79,20 +79,19 @@ class HostRuntimes:
     def __init__(self, host: SimHost) -> None:
         self._host = host
 
-    def default_model(self, settings: SettingsManager | None = None) -> Model | None:
+    def default_model(self, settings: SettingsManager) -> Model | None:
         """The model Pi picks without ``--model`` and without a session to restore it from
         (``findInitialModel``, model-resolver.js:382-427, no scoped models): the settings'
         ``defaultProvider``/``defaultModel`` when that model exists and has auth, else the
         first available model (models.json order; no scenario model is one of the built-in
         providers' defaults that come before it)."""
         host = self._host
-        if settings is not None:
-            values = settings.get_settings()
-            provider, model_id = values.get("defaultProvider"), values.get("defaultModel")
-            if isinstance(provider, str) and isinstance(model_id, str) and provider and model_id:
-                found = host.catalog.find(provider, model_id)
-                if found is not None and host.catalog.has_auth(found.provider):
-                    return found
+        values = settings.get_settings()
+        provider, model_id = values.get("defaultProvider"), values.get("defaultModel")
+        if isinstance(provider, str) and isinstance(model_id, str) and provider and model_id:
+            found = host.catalog.find(provider, model_id)
+            if found is not None and host.catalog.has_auth(found.provider):
+                return found
         return host.catalog.first_available()
 
     def _choose_model_and_thinking(

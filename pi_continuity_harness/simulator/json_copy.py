@@ -206,7 +206,7 @@ def bridge_copy(value: Any) -> Any:
     ``Connection.send`` encodes it (:func:`~pi_continuity_harness.api.wire_json.wire_dumps`:
     a set, a frozenset or a tuple a list, an int, float, bool or ``None`` key its JSON text,
     bytes or another object its ``str()``, a dataclass its fields), parsed as ``JSON.parse``
-    parses it and written again as ``JSON.stringify`` writes it (:func:`_js_number`), sharing
+    parses it and written again as ``JSON.stringify`` writes it (:func:`js_json_number`), sharing
     nothing with ``value``. A tuple key raises ``TypeError`` and a cycle ``ValueError``, as the
     bridge's ``json.dumps`` does at the call. A NaN or an infinity gives :data:`NOT_FOR_PI`:
     the bridge writes ``NaN``/``Infinity``, ``JSON.parse`` throws, and ``bridge.ts`` ``onData``
@@ -214,7 +214,7 @@ def bridge_copy(value: Any) -> Any:
     call is lost without an error in the extension."""
     try:
         return json.loads(
-            wire_dumps(value), parse_int=_js_number, parse_float=_js_number, parse_constant=_not_json
+            wire_dumps(value), parse_int=js_json_number, parse_float=js_json_number, parse_constant=_not_json
         )
     except _NotJsonError:
         return NOT_FOR_PI
@@ -225,12 +225,6 @@ def _not_json(name: str) -> Any:
 
 
 def js_json_number(text: str) -> int | float | None:
-    """A JSON number's text as ``JSON.parse`` reads it and ``JSON.stringify`` writes it back
-    (:func:`_js_number`): ``2.0`` is the integer 2."""
-    return _js_number(text)
-
-
-def _js_number(text: str) -> int | float | None:
     """A JSON number as Python reads it after ``JSON.parse`` and ``JSON.stringify``: the
     nearest double, written as an integer when it is one below 1e21 (``1.0`` is ``1``, ``-0.0``
     is ``0``, ``2**64`` is ``18446744073709552000``: ECMA-262 Number::toString), an infinity
@@ -254,7 +248,7 @@ def bridge_reply_copy(value: Any) -> Any:
     session file, the next handler's event) shows ``null``, which is what it is here: the
     simulator's one object cannot be both (a difference only where Pi would compute with it)."""
     return json.loads(
-        wire_dumps(value), parse_int=_js_number, parse_float=_js_number, parse_constant=_as_null
+        wire_dumps(value), parse_int=js_json_number, parse_float=js_json_number, parse_constant=_as_null
     )
 
 

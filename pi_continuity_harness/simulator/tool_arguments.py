@@ -28,6 +28,7 @@ import math
 from typing import Any
 
 from pi_continuity_harness.scenario.transcript import js_number
+from pi_continuity_harness.simulator.json_copy import json_copy
 
 __all__ = ["validate_arguments"]
 
@@ -217,7 +218,7 @@ def _coerce_types(schema: dict[str, Any], value: Any) -> Any:
     if types and not (len(types) > 1 and any(_matches(k, value) for k in types)):
         for kind in types:
             candidate = _coerce_primitive(value, kind)
-            if candidate is not value and not (candidate == value and type(candidate) is type(value)):
+            if candidate is not value:  # (``_coerce_primitive`` hands back what it leaves)
                 value = candidate
                 break
     if "object" in types and isinstance(value, dict):
@@ -365,9 +366,7 @@ def _dotted(pointer: str) -> str:
 
 def validate_arguments(name: str, schema: dict[str, Any], args: Any) -> tuple[Any, str | None]:
     """The coerced arguments, and None; or the arguments and Pi's error text when they fail."""
-    coerced = _coerce_types(
-        schema, _convert(schema, _drop_optional_nulls(schema, json.loads(json.dumps(args))))
-    )
+    coerced = _coerce_types(schema, _convert(schema, _drop_optional_nulls(schema, json_copy(args))))
     problems = _problems(schema, coerced)
     if not problems:
         return coerced, None
