@@ -41,6 +41,10 @@ SCHEMA = {
         "level": {"enum": [1, 2, 3]},
         "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
         "note": {"type": ["string", "null"]},
+        "kind": {"const": "probe"},
+        "share": {"type": "number", "maximum": 1, "exclusiveMaximum": 0.5},
+        "pair": {"type": "array", "minItems": 2},
+        "nothing": {"type": "null"},
         "inner": {
             "type": "object",
             "required": ["x"],
@@ -73,6 +77,8 @@ CALLS: list[dict[str, Any]] = [
     {"count": "many", "inner": 5},
     {"name": None},
     {"name": "ok", "note": 5, "tags": [1, True]},
+    {"name": "ok", "kind": "probe", "share": "0.25", "pair": [1, 2], "nothing": ""},
+    {"name": "ok", "kind": "other", "share": 2, "pair": [1], "nothing": "x"},
 ]
 
 
@@ -102,6 +108,11 @@ def test_tool_arguments_are_coerced_and_checked_as_pi_does(
     assert results[8][1].startswith(
         'Validation failed for tool "probe":\n  - name: missing\n  - count: expected integer, got string\n'
         "  - inner: expected object, got integer\n"
+    )
+    # const, maximum and exclusiveMaximum, minItems, a null type ("" is null after coercion).
+    assert results[11] == (
+        False,
+        '{"kind": "probe", "name": "ok", "nothing": null, "pair": [1, 2], "share": 0.25}',
     )
     assert _results(sim) == results
     assert_equivalent(real, sim)
