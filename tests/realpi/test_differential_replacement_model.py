@@ -76,53 +76,47 @@ def test_after_a_restart_a_new_session_gets_the_first_available_model(targets: T
     assert_equivalent(real, sim)
 
 
-def test_after_a_restart_a_new_session_takes_the_settings_default_model_first(targets: Targets) -> None:
-    """``findInitialModel`` (model-resolver.js:396-410): ``defaultProvider``/``defaultModel``
-    come before the first available model."""
+def _new_session_after_a_restart(targets: Targets, third: dict[str, Any], default: str) -> list[str]:
+    """Started on ``fake-big``, restarted (no ``--model``), then a new session: the models that
+    answered on real Pi, once both targets agree. ``third`` joins the two fake models;
+    ``default`` (``provider/id``) is the settings' default model."""
     models = [
         {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000},
         {"id": "fake/fake-big", "context_window": 40000, "max_tokens": 1000},
-        {"id": "fake/fake-other", "context_window": 20000, "max_tokens": 1000},
+        third,
     ]
+    provider, model_id = default.split("/")
     settings = {
         "project": {
             "compaction": {"enabled": True, "reserveTokens": 4000, "keepRecentTokens": 100},
-            "defaultProvider": "fake",
-            "defaultModel": "fake-other",
+            "defaultProvider": provider,
+            "defaultModel": model_id,
         }
     }
     sc = scenario(_REPLIES, models=models, settings=settings, active_model="fake/fake-big")
     ops = [{"prompt": "one"}, {"restart": {}}, {"new_session": {}}, {"prompt": "two"}]
     real, sim = play(targets, sc, ops)
-
-    assert _answered_by(real) == ["fake/fake-big", "fake/fake-other"]
     assert _answered_by(sim) == _answered_by(real)
     assert_equivalent(real, sim)
+    return _answered_by(real)
+
+
+def test_after_a_restart_a_new_session_takes_the_settings_default_model_first(targets: Targets) -> None:
+    """``findInitialModel`` (model-resolver.js:396-410): ``defaultProvider``/``defaultModel``
+    come before the first available model."""
+    other = {"id": "fake/fake-other", "context_window": 20000, "max_tokens": 1000}
+    assert _new_session_after_a_restart(targets, other, "fake/fake-other") == [
+        "fake/fake-big",
+        "fake/fake-other",
+    ]
 
 
 def test_a_settings_default_model_without_auth_is_passed_over(targets: Targets) -> None:
     """``findInitialModel`` takes the settings' default only when its provider has auth
     (model-resolver.js:397-399); else the first available model (:412-424), here ``fake-model``,
     not the locked default nor the model in use before the restart."""
-    models = [
-        {"id": "fake/fake-model", "context_window": 20000, "max_tokens": 1000},
-        {"id": "fake/fake-big", "context_window": 40000, "max_tokens": 1000},
-        {"id": "locked/big", "context_window": 40000, "max_tokens": 1000, "auth": False},
-    ]
-    settings = {
-        "project": {
-            "compaction": {"enabled": True, "reserveTokens": 4000, "keepRecentTokens": 100},
-            "defaultProvider": "locked",
-            "defaultModel": "big",
-        }
-    }
-    sc = scenario(_REPLIES, models=models, settings=settings, active_model="fake/fake-big")
-    ops = [{"prompt": "one"}, {"restart": {}}, {"new_session": {}}, {"prompt": "two"}]
-    real, sim = play(targets, sc, ops)
-
-    assert _answered_by(real) == ["fake/fake-big", "fake/fake-model"]
-    assert _answered_by(sim) == _answered_by(real)
-    assert_equivalent(real, sim)
+    locked = {"id": "locked/big", "context_window": 40000, "max_tokens": 1000, "auth": False}
+    assert _new_session_after_a_restart(targets, locked, "locked/big") == ["fake/fake-big", "fake/fake-model"]
 
 
 def test_after_a_restart_a_fork_takes_its_branchs_model(targets: Targets) -> None:
