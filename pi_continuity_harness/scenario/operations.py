@@ -42,10 +42,12 @@ from pi_continuity_harness.scenario.numbers import Int, OptionalInt
 from pi_continuity_harness.scenario.regex_check import regex_problem
 
 __all__ = [
+    "NO_PREVIOUS_SESSION",
     "TREE_COMMAND",
     "AbortOp",
     "BashOp",
     "BashSpec",
+    "CloneOp",
     "CommandOp",
     "CompactOp",
     "CrashOp",
@@ -61,6 +63,8 @@ __all__ = [
     "ReloadOp",
     "RestartOp",
     "SetModelOp",
+    "SwitchSessionOp",
+    "SwitchSessionSpec",
     "TreeOp",
     "TreeSpec",
     "bash_command_id",
@@ -501,6 +505,40 @@ class ForkOp(_ValueOptional):
     fork: ForkSpec = ForkSpec()
 
 
+class CloneOp(_ValueOptional):
+    """Clone the session at its leaf (RPC ``clone``, ``dist/modes/rpc/rpc-mode.js:505-512``): a fork
+    at the current entry (``AgentSessionRuntime.fork(leafId, {position: "at"})``,
+    ``dist/core/agent-session-runtime.js:193-262``). ``session_before_fork{entryId, position:
+    at}`` may cancel it; otherwise Pi switches to a new session holding the whole current branch,
+    its header linking the source file. A session with no entry is refused with Pi's error."""
+
+    clone: _Empty = _Empty()
+
+
+class SwitchSessionSpec(_Strict):
+    to: Literal["previous"] = Field(
+        default="previous",
+        description=(
+            "which session to resume: previous, the session file Pi named as previousSessionFile "
+            "in the last session_start of this process that named one (after a new_session, "
+            "fork, clone or switch_session, the session the run was in before)"
+        ),
+    )
+
+
+class SwitchSessionOp(_ValueOptional):
+    """Resume another session of the run (RPC ``switch_session {sessionPath}``,
+    ``dist/modes/rpc/rpc-mode.js:497-500``; TUI ``/resume``): ``AgentSessionRuntime.switchSession``
+    (``dist/core/agent-session-runtime.js:147-165``) emits ``session_before_switch{resume,
+    targetSessionFile}`` (an extension may cancel), settles the running turn,
+    ``session_shutdown{resume}``, opens the file (``SessionManager.open``, its directory the
+    file's own) and starts a new runtime with ``session_start{resume, previousSessionFile}``.
+    With no previous session in this process (none yet, or only a restart since) the outcome's
+    error says so and nothing is sent."""
+
+    switch_session: SwitchSessionSpec = SwitchSessionSpec()
+
+
 class TreeSpec(_Strict):
     """Where to move the leaf, and whether the operation waits (see :class:`TreeOp`)."""
 
@@ -823,6 +861,8 @@ _OPERATION_KEYS = (
     "new_session",
     "edit_file",
     "fork",
+    "clone",
+    "switch_session",
     "tree",
     "bash",
 )
@@ -874,6 +914,8 @@ _OPERATION_CLASSES: frozenset[type[BaseModel]] = frozenset(
         NewSessionOp,
         EditFileOp,
         ForkOp,
+        CloneOp,
+        SwitchSessionOp,
         TreeOp,
         BashOp,
     }
@@ -892,6 +934,8 @@ Operation = Annotated[
     | Annotated[NewSessionOp, Tag("new_session")]
     | Annotated[EditFileOp, Tag("edit_file")]
     | Annotated[ForkOp, Tag("fork")]
+    | Annotated[CloneOp, Tag("clone")]
+    | Annotated[SwitchSessionOp, Tag("switch_session")]
     | Annotated[TreeOp, Tag("tree")]
     | Annotated[BashOp, Tag("bash")],
     Discriminator(
@@ -920,6 +964,8 @@ def normalise_operation_input(value: Any) -> Any:
         "compact",
         "new_session",
         "fork",
+        "clone",
+        "switch_session",
         "tree",
     ):
         return {value: None}
@@ -947,6 +993,10 @@ def pick_fork_message(messages: list[dict[str, str]], position: int) -> str | No
 
 def no_fork_message(messages: list[dict[str, str]], position: int) -> str:
     return f"fork: no user message {position} to fork before ({len(messages)} offered)"
+
+
+#: The outcome's error of a ``switch_session`` with no previous session in the process (both targets).
+NO_PREVIOUS_SESSION = "switch_session: no previous session in this process"
 
 
 def no_tree_message(messages: list[dict[str, str]], position: int) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
-from typing import Any
+from typing import Any, Literal
 
 from pi_continuity_harness.api.extension_api import ExtensionFactory, Mode, Model
 from pi_continuity_harness.scenario.budget import Budget
@@ -162,6 +162,8 @@ class SimHost:
         self._rpc_copies = EventCopies()
         self.running = False
         self.last_session_file: str | None = None
+        #: The last ``previousSessionFile`` a ``session_start`` of this process named (``switch_session``).
+        self.previous_session_file: str | None = None
         #: ``--session-id`` of the first start (``scenario/session_id.py``); a restart resumes by file.
         self._first_session_id = session_id
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -482,9 +484,15 @@ class SimHost:
         """RPC ``get_fork_messages``: every user message entry with text, in file order."""
         return self._runtimes.fork_messages()
 
-    async def fork(self, entry_id: str) -> dict[str, Any]:
-        """RPC ``fork`` (position ``before``)."""
-        return await self._runtimes.fork(entry_id)
+    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> dict[str, Any]:
+        """RPC ``fork`` (position ``before``) or ``clone`` (position ``at``, the leaf)."""
+        return await self._runtimes.fork(entry_id, position)
+
+    async def switch_session(
+        self, session_path: str, *, with_session: Callable[[Any], Awaitable[None]] | None = None
+    ) -> dict[str, Any]:
+        """RPC ``switch_session``: resume ``session_path`` in this process."""
+        return await self._runtimes.switch_session(session_path, with_session=with_session)
 
     def _require_runtime(self) -> Runtime:
         if self.runtime is None or not self.running:

@@ -4,11 +4,11 @@ The part of the simulated process (:mod:`.host`) that runs one scenario operatio
 its outcome, held by :class:`HostOperations` for its :class:`~.host.SimHost`: the ``op`` records
 that open and close it (what the trace says of each kind: :func:`_op_fields`), the dispatch of
 each kind to what Pi's RPC mode does for the command (rpc-mode.js:312-587: ``prompt`` :318-344,
-``set_model`` :388, ``compact`` :440-443, ``bash`` :462-481, ``fork`` :501-504,
-``get_fork_messages`` :513-516), the dialog answers a prompt or command carries
+``set_model`` :388, ``compact`` :440-443, ``bash`` :462-481, ``switch_session`` :497-500,
+``fork`` :501-504, ``clone`` :505-512, ``get_fork_messages`` :513-516), the dialog answers a prompt or command carries
 (:meth:`HostOperations._prompt`), ``wait: false`` commands run on as host tasks, and ``tree``
 through the observer's ``/harness-tree`` command (``targets/realpi/observer.ts``). Restart,
-reload, new session and fork themselves are the host's (:mod:`.host`); a fault's or a held
+reload, new session, switch and fork themselves are the host's (:mod:`.host`); a fault's or a held
 call's ``during`` operations come back here through :meth:`.host.SimHost.run_operation`.
 Called once per operation, never per streamed event.
 """
@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 from pi_continuity_harness.scenario.confine import ConfinementError
 from pi_continuity_harness.scenario.operations import (
+    NO_PREVIOUS_SESSION,
     TREE_COMMAND,
     AbortOp,
     BashOp,
+    CloneOp,
     CommandOp,
     CompactOp,
     CrashOp,
@@ -35,6 +37,7 @@ from pi_continuity_harness.scenario.operations import (
     ReloadOp,
     RestartOp,
     SetModelOp,
+    SwitchSessionOp,
     TreeOp,
     bash_command_id,
     no_fork_message,
@@ -208,6 +211,25 @@ class HostOperations:
                 return OperationResult(
                     name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
                 )
+            case CloneOp():
+                # rpc-mode.js:505-512: the leaf, or Pi's error before any event.
+                leaf = host._require_runtime().session_manager.get_leaf_id()
+                if not leaf:
+                    return OperationResult(
+                        name, ok=False, error="Cannot clone session: no current entry selected"
+                    )
+                outcome = await host.fork(leaf, "at")
+                return OperationResult(
+                    name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
+                )
+            case SwitchSessionOp():
+                target = host.previous_session_file
+                if target is None:
+                    return OperationResult(name, ok=False, error=NO_PREVIOUS_SESSION)
+                outcome = await host.switch_session(target)
+                return OperationResult(
+                    name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
+                )
             case _:
                 assert_never(op)
 
@@ -355,11 +377,13 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             return {"customInstructions": op.compact.custom_instructions}
         case ForkOp():
             return {"message": op.fork.message}
+        case SwitchSessionOp():
+            return {"to": op.switch_session.to}
         case TreeOp():
             return {"to": op.tree.to, "wait": None if op.tree.wait else False}
         case BashOp():
             return {"command": op.bash.command, "excludeFromContext": op.bash.exclude_from_context}
-        case AbortOp() | ReloadOp() | RestartOp() | CrashOp() | NewSessionOp():
+        case AbortOp() | ReloadOp() | RestartOp() | CrashOp() | NewSessionOp() | CloneOp():
             return {}
         case _:
             assert_never(op)

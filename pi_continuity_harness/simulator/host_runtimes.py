@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pi_continuity_harness.api.events import (
     SessionBeforeForkEvent,
@@ -226,6 +226,10 @@ class HostRuntimes:
         session.restore_tools_from_transcript()
         host.runtime = runtime
         host.last_session_file = manager.get_session_file()
+        if start_event.previous_session_file is not None:
+            # What ``switch_session: previous`` resumes (the real-Pi target reads the same field
+            # from the observer's ``session_start`` lines of the process).
+            host.previous_session_file = start_event.previous_session_file
         await session.dispatch(start_event)
         # bindExtensions ends asking for more resources (agent-session.js:2786-2788).
         await extend_resources_from_extensions(session, "startup")
@@ -278,6 +282,7 @@ class HostRuntimes:
         host.monitor.frozen = False
         host.running = True
         host.trace.emit("host", "start", resume=session_file)
+        host.previous_session_file = None  # a new process: no session_start has named one yet
         # The process's command line, as the real-Pi target starts Pi (``PiTarget._argv``):
         # ``--model`` (and ``--thinking`` unless ``off``) for a new session, neither with
         # ``--session <file>``; every runtime of the process chooses from them.
@@ -378,6 +383,40 @@ class HostRuntimes:
             await with_session(new_runtime.runner.create_replaced_context())
         return {"cancelled": False}
 
+    async def switch_session(
+        self,
+        session_path: str,
+        *,
+        with_session: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
+        """RPC ``switch_session`` (``AgentSessionRuntime.switchSession``,
+        agent-session-runtime.js:147-165): ``session_before_switch{resume, targetSessionFile}``
+        may cancel; otherwise the file is opened (``SessionManager.open`` before the teardown,
+        its directory the file's own), the running turn settled, ``session_shutdown{resume}``,
+        and a new runtime starts with ``session_start{resume, previousSessionFile}``."""
+        host = self._host
+        runtime = host._require_runtime()
+        result = await runtime.session.dispatch(
+            SessionBeforeSwitchEvent(reason="resume", target_session_file=session_path)
+        )
+        if result is not None and getattr(result, "cancel", False):
+            return {"cancelled": True}
+        previous_file = runtime.session_manager.get_session_file()
+        with host.host_io():
+            manager = self._open_manager(session_path)
+        await runtime.session.abort()
+        await runtime.session.dispatch(
+            SessionShutdownEvent(reason="resume", target_session_file=manager.get_session_file())
+        )
+        runtime.runner.invalidate()
+        new_runtime = await self._create_runtime(
+            manager,
+            SessionStartEvent(reason="resume", previous_session_file=previous_file),
+        )
+        if with_session is not None:
+            await with_session(new_runtime.runner.create_replaced_context())
+        return {"cancelled": False}
+
     def fork_messages(self) -> list[dict[str, str]]:
         """RPC ``get_fork_messages`` (``getUserMessagesForForking``, agent-session.js:3539-3553):
         every user message entry with text, in file order."""
@@ -392,22 +431,30 @@ class HostRuntimes:
                 found.append({"entryId": str(entry["id"]), "text": text})
         return found
 
-    async def fork(self, entry_id: str) -> dict[str, Any]:
-        """RPC ``fork`` (``AgentSessionRuntime.fork``, agent-session-runtime.js:185-270, position
-        ``before``): ``session_before_fork`` may cancel; otherwise a new session holding the path
-        up to the selected user message's parent, its header linking the source file, replaces
-        the runtime (``session_shutdown{fork}``, ``session_start{fork}``)."""
+    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> dict[str, Any]:
+        """RPC ``fork`` (position ``before``) and ``clone`` (position ``at``, the leaf):
+        ``AgentSessionRuntime.fork``, agent-session-runtime.js:193-262. ``session_before_fork`` may
+        cancel; otherwise a new session holding the path up to the selected user message's parent
+        (``before``) or up to the entry itself (``at``), its header linking the source file,
+        replaces the runtime (``session_shutdown{fork}``, ``session_start{fork}``)."""
         host = self._host
         runtime = host._require_runtime()
-        result = await runtime.session.dispatch(SessionBeforeForkEvent(entry_id=entry_id, position="before"))
+        result = await runtime.session.dispatch(SessionBeforeForkEvent(entry_id=entry_id, position=position))
         if result is not None and getattr(result, "cancel", False):
             return {"cancelled": True}
         current = runtime.session_manager
         selected = current.get_entry(entry_id)
-        if selected is None or selected.get("type") != "message" or selected["message"].get("role") != "user":
+        if selected is None:
             raise PromptRejectedError("Invalid entry ID for forking")
-        target_leaf = selected.get("parentId")
-        selected_text = content_text(selected["message"].get("content"), "")
+        selected_text: str | None
+        if position == "at":
+            target_leaf: str | None = str(selected["id"])
+            selected_text = None
+        else:
+            if selected.get("type") != "message" or selected["message"].get("role") != "user":
+                raise PromptRejectedError("Invalid entry ID for forking")
+            target_leaf = selected.get("parentId")
+            selected_text = content_text(selected["message"].get("content"), "")
         previous_file = current.get_session_file()
         manager: SessionManager
         if current.is_persisted():

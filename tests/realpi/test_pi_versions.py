@@ -346,6 +346,36 @@ def test_a_new_session_runs_session_start_once_and_streams_what_the_release_stre
 
 
 @pytest.mark.realpi
+@pytest.mark.parametrize(
+    ("replacement", "reason"), [("fork", "fork"), ("clone", "fork"), ("switch_session", "resume")]
+)
+def test_a_fork_a_clone_and_a_resume_run_session_start_once_on_every_release(
+    live_version: str, tmp_path: Path, replacement: str, reason: str
+) -> None:
+    """RPC ``fork``, ``clone`` and ``switch_session`` on Pi <= 1.5.2 call ``rebindSession()`` after
+    the runtime host already rebound (rpc-mode.js:496-520 in 1.5.2), so every ``session_start``
+    handler ran twice there; the target replaces the session through the observer's
+    ``ctx.fork``/``ctx.switchSession`` commands on those releases, as a user's ``/fork`` and
+    ``/resume`` do."""
+    target = PiTarget(str(EXTENSIONS / "session_start_probe.ts"), tmp_path / "pi", pi_version=live_version)
+    ops: list[Any] = [{"prompt": "hello"}]
+    ops += ["new_session", {"prompt": "again"}] if replacement == "switch_session" else []
+    try:
+        target.start(_scenario())
+        outcomes = [
+            target.perform(_OPS.validate_python(normalise_operation_input(op))) for op in [*ops, replacement]
+        ]
+        observation = target.observe()
+    finally:
+        target.close()
+    assert [o.ok for o in outcomes] == [True] * len(outcomes), outcomes
+    assert [e.get("reason") for e in observation.events("session_start")][-1] == reason
+    probes = [e["data"] for e in observation.entries if e.get("customType") == "probe-start"]
+    assert probes[-1] == {"reason": reason, "n": 1}
+    assert [p["reason"] for p in probes].count(reason) == 1
+
+
+@pytest.mark.realpi
 def test_the_matrix_command_runs_each_release_and_names_the_lowest_passing_one(
     live_version: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

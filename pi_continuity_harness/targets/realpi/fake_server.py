@@ -84,8 +84,11 @@ __all__ = [
     "sse_chunks",
 ]
 
-#: Operations after which Pi is expected to drop the held HTTP request.
-_ABORTING_OPS = frozenset({"abort", "compact", "crash", "new_session", "reload", "restart"})
+#: Operations after which Pi is expected to drop the held HTTP request (a session replacement
+#: settles the running turn first: ``teardownCurrent``, agent-session-runtime.js:121-132).
+_ABORTING_OPS = frozenset(
+    {"abort", "compact", "crash", "new_session", "fork", "clone", "switch_session", "reload", "restart"}
+)
 
 
 @dataclass

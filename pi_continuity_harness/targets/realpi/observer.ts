@@ -21,7 +21,11 @@
  * Pi releases whose RPC `new_session` binds the new session's extensions twice (1.0.3-1.5.2:
  * rpc-mode.js calls `rebindSession()` again after `runtimeHost.newSession()` already did, so
  * every `session_start` handler runs twice; see versions.py). It logs
- * `harness_new_session {cancelled}`. `/harness-tree <entryId>` calls `ctx.navigateTree(entryId)` (RPC
+ * `harness_new_session {cancelled}`. On the same releases `/harness-switch-session <file>`
+ * (`ctx.switchSession`) and `/harness-fork <before|at> <entryId>` (`ctx.fork`) stand in for RPC
+ * `switch_session`, `fork` and `clone`, which rebind twice there too (rpc-mode.js:496-520 in
+ * 1.5.2); they log `harness_switch_session` and `harness_fork` `{cancelled}` or `{error}`.
+ * `/harness-tree <entryId>` calls `ctx.navigateTree(entryId)` (RPC
  * has no tree command) and logs `tree_navigation {targetId, oldLeafId, newLeafId, cancelled,
  * error}`; `session_tree` is logged as Pi sends it (agent-session.js:3518-3524).
  *
@@ -253,6 +257,37 @@ export default function observer(pi: ExtensionAPI): void {
 			// This instance is stale now and the new one has logged since: continue after its lines.
 			seq = lineCount();
 			log("harness_new_session", { cancelled: result.cancelled });
+		},
+	});
+
+	pi.registerCommand("harness-switch-session", {
+		description: "Pi Continuity Harness: resume a session file (ctx.switchSession())",
+		handler: async (args, ctx) => {
+			let fields: Json;
+			try {
+				const result = await ctx.switchSession(args.trim());
+				fields = { cancelled: result.cancelled };
+			} catch (error) {
+				fields = { error: error instanceof Error ? error.message : String(error) };
+			}
+			seq = lineCount();
+			log("harness_switch_session", fields);
+		},
+	});
+
+	pi.registerCommand("harness-fork", {
+		description: "Pi Continuity Harness: fork or clone the session (ctx.fork(entryId, {position}))",
+		handler: async (args, ctx) => {
+			const [position, entryId] = args.trim().split(/\s+/, 2);
+			let fields: Json;
+			try {
+				const result = await ctx.fork(entryId ?? "", { position: position === "at" ? "at" : "before" });
+				fields = { cancelled: result.cancelled };
+			} catch (error) {
+				fields = { error: error instanceof Error ? error.message : String(error) };
+			}
+			seq = lineCount();
+			log("harness_fork", fields);
 		},
 	});
 

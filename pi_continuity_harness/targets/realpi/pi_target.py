@@ -71,9 +71,11 @@ from pi_continuity_harness.scenario.model_script import (
     SynthesisReply,
 )
 from pi_continuity_harness.scenario.operations import (
+    NO_PREVIOUS_SESSION,
     TREE_COMMAND,
     AbortOp,
     BashOp,
+    CloneOp,
     CommandOp,
     CompactOp,
     CrashOp,
@@ -86,6 +88,7 @@ from pi_continuity_harness.scenario.operations import (
     ReloadOp,
     RestartOp,
     SetModelOp,
+    SwitchSessionOp,
     TreeOp,
     bash_command_id,
     no_fork_message,
@@ -155,13 +158,20 @@ __all__ = ["BRIDGE_PATH", "COMPETITORS_PATH", "PiStartError", "PiTarget", "norma
 _TS_SUFFIXES = (".ts", ".mts", ".js", ".mjs")
 _RELOAD_COMMAND = "harness-reload"
 _NEW_SESSION_COMMAND = "harness-new-session"
+_SWITCH_SESSION_COMMAND = "harness-switch-session"
+_FORK_COMMAND = "harness-fork"
 #: Observer log lines that are the harness's own bookkeeping, not extension events.
-_OBSERVER_BOOKKEEPING = frozenset({"observer_loaded", "harness_reload", "harness_new_session"})
+_OBSERVER_BOOKKEEPING = frozenset(
+    {"observer_loaded", "harness_reload", "harness_new_session", "harness_switch_session", "harness_fork"}
+)
 #: The ``extensionPath`` of an error thrown by the observer's own commands (a refused
 #: ``ctx.reload()``): how the target learns an operation's outcome, not something the
 #: implementation or Pi did to it, so the observation leaves it out (the simulator has no such
 #: command: its reload is an operation of the host).
-_HARNESS_COMMAND_PATHS = frozenset({f"command:{_RELOAD_COMMAND}", f"command:{_NEW_SESSION_COMMAND}"})
+_HARNESS_COMMAND_PATHS = frozenset(
+    f"command:{name}"
+    for name in (_RELOAD_COMMAND, _NEW_SESSION_COMMAND, _SWITCH_SESSION_COMMAND, _FORK_COMMAND)
+)
 _QUIET_S = 0.05
 #: Bytecode caches this process has offered to prune (:func:`prune_stale_bytecode`).
 _PRUNED: set[str] = set()
@@ -180,6 +190,8 @@ _RpcOperation = (
     | SetModelOp
     | NewSessionOp
     | ForkOp
+    | CloneOp
+    | SwitchSessionOp
     | TreeOp
     | BashOp
 )
@@ -376,6 +388,8 @@ class PiTarget:
         #: load with ``-e``, the ones after it from the settings, after the package).
         self._package_position: int | None = None
         self._procs: list[PiRpcProcess] = []
+        #: The observer's line count when the current process started (``_previous_session_file``).
+        self._process_observer_mark = 0
         self._proc: PiRpcProcess | None = None
         self._outcomes: list[OperationOutcome] = []
         self._held: list[HeldOutcome] = []
@@ -711,6 +725,8 @@ class PiTarget:
         )
         self._procs.append(proc)
         self._proc = proc
+        # The observer's lines from here on are this process's (``_previous_session_file``).
+        self._process_observer_mark = len(self._env.observer_events())
         try:
             proc.start(timeout=self._timeout)
         except PiRpcError as error:
@@ -922,7 +938,41 @@ class PiTarget:
                 chosen = pick_fork_message(messages, op.fork.message)
                 if chosen is None:
                     return OperationOutcome(name, False, no_fork_message(messages, op.fork.message))
+                if self._profile.rpc_new_session_binds_twice:
+                    return self._replace_by_command(
+                        proc, name, f"/{_FORK_COMMAND} before {chosen}", _FORK_COMMAND, "harness_fork", during
+                    )
                 response = proc.send({"type": "fork", "entryId": chosen}, timeout=timeout)
+                self._settle(proc, during)
+                return _switch_outcome(name, response)
+            case CloneOp():
+                if self._profile.rpc_new_session_binds_twice:
+                    # RPC ``clone`` forks at the leaf, or answers this error (rpc-mode.js:505-512).
+                    leaf = proc.get_entries(timeout=timeout).get("leafId")
+                    if not leaf:
+                        return OperationOutcome(
+                            name, False, "Cannot clone session: no current entry selected"
+                        )
+                    return self._replace_by_command(
+                        proc, name, f"/{_FORK_COMMAND} at {leaf}", _FORK_COMMAND, "harness_fork", during
+                    )
+                response = proc.send({"type": "clone"}, timeout=timeout)
+                self._settle(proc, during)
+                return _switch_outcome(name, response)
+            case SwitchSessionOp():
+                target = self._previous_session_file()
+                if target is None:
+                    return OperationOutcome(name, False, NO_PREVIOUS_SESSION)
+                if self._profile.rpc_new_session_binds_twice:
+                    return self._replace_by_command(
+                        proc,
+                        name,
+                        f"/{_SWITCH_SESSION_COMMAND} {target}",
+                        _SWITCH_SESSION_COMMAND,
+                        "harness_switch_session",
+                        during,
+                    )
+                response = proc.send({"type": "switch_session", "sessionPath": target}, timeout=timeout)
                 self._settle(proc, during)
                 return _switch_outcome(name, response)
             case _:
@@ -988,6 +1038,45 @@ class PiTarget:
         if done[-1].get("cancelled"):
             return OperationOutcome(name, False, "cancelled")
         return OperationOutcome(name, True)
+
+    def _replace_by_command(
+        self, proc: PiRpcProcess, name: str, text: str, command: str, logged: str, during: bool
+    ) -> OperationOutcome:
+        """A session replacement through one of the observer's commands (``ctx.fork``,
+        ``ctx.switchSession``), on the releases whose RPC command binds the new session's
+        extensions twice (:mod:`.versions`): its outcome is the observer's ``logged`` line."""
+        assert self._env is not None
+        seq = proc.event_seq
+        before = len(self._env.observer_events())
+        outcome = self._prompt(proc, name, text, None, (), during)
+        if not outcome.ok:
+            return OperationOutcome(name, False, outcome.error)
+        errors = [
+            e.data
+            for e in proc.events_since(seq)
+            if e.type == "extension_error" and e.data.get("extensionPath") == f"command:{command}"
+        ]
+        if errors:
+            return OperationOutcome(name, False, str(errors[0].get("error")))
+        done = [line for line in self._env.observer_events()[before:] if line.get("type") == logged]
+        if not done:
+            return OperationOutcome(name, False, f"the {name} did not finish")
+        if done[-1].get("error"):
+            return OperationOutcome(name, False, str(done[-1]["error"]))
+        if done[-1].get("cancelled"):
+            return OperationOutcome(name, False, "cancelled")
+        return OperationOutcome(name, True)
+
+    def _previous_session_file(self) -> str | None:
+        """What ``switch_session: previous`` resumes: the last ``previousSessionFile`` a
+        ``session_start`` of this process named (the observer's lines since the process started;
+        the simulator keeps the same field, ``SimHost.previous_session_file``)."""
+        assert self._env is not None
+        previous = None
+        for line in self._env.observer_events()[self._process_observer_mark :]:
+            if line.get("type") == "session_start" and line.get("previousSessionFile"):
+                previous = str(line["previousSessionFile"])
+        return previous
 
     def _current_session_file(self, proc: PiRpcProcess) -> str | None:
         with contextlib.suppress(PiRpcError):
