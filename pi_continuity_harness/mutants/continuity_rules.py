@@ -4508,6 +4508,32 @@ patched(
     _stale_only_when_armed,
 )
 
+
+def _stale_not_inspected_on_resume(original: Any) -> Any:
+    async def on_session_start(self: Any, event: Any, ctx: Any) -> None:
+        if event.reason != "resume":
+            await original(self, event, ctx)
+            return
+        self._inspect_pending = lambda _state, _ctx: None
+        try:
+            await original(self, event, ctx)
+        finally:
+            del self._inspect_pending
+
+    return on_session_start
+
+
+patched(
+    "stale_not_inspected_on_resume",
+    ("P59a",),
+    "§7, §13, §18: session_start inspects stale pending artifacts (every start of the session)",
+    "pending Briefs are inspected when Pi starts, reloads or opens a new session, not when the user resumes a "
+    "session from another one (session_start reason resume), so its stale Brief goes unreported (killed by "
+    "smoke/reload-stale-is-inert 'a stale pending Brief is reported when the user resumes its session')",
+    "extension:Continuity.on_session_start",
+    _stale_not_inspected_on_resume,
+)
+
 patched_everywhere(
     "hash_ignores_non_ascii",
     ("P68c",),

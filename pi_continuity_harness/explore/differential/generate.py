@@ -18,7 +18,9 @@ silent overflow, context-overflow errors, manual compaction, thinking replies; a
 December 2026 the session tree beside them: new sessions, forks and tree navigation to an
 earlier user message (the entries compaction reads are the branch's, so each of these changes
 what the next compaction keeps and summarises), and the user's own shell commands (RPC
-``bash``, whose ``bashExecution`` entries count towards the context and are summarised).
+``bash``, whose ``bashExecution`` entries count towards the context and are summarised); since the
+same day, Pi's own file tools, crashes and settings changes; and later resuming the previous
+session (RPC ``switch_session``) and cloning the session (RPC ``clone``).
 
 Everything here is plain data and a pure function of ``(seed, steps, with_extension)``: no
 clock, no environment, so a seed runs the same in any process (``explore.engine``).
@@ -42,6 +44,7 @@ from pi_continuity_harness.scenario.model_script import (
 from pi_continuity_harness.scenario.operations import (
     AbortOp,
     BashOp,
+    CloneOp,
     CommandOp,
     CompactOp,
     CrashOp,
@@ -53,6 +56,7 @@ from pi_continuity_harness.scenario.operations import (
     ReloadOp,
     RestartOp,
     SetModelOp,
+    SwitchSessionOp,
     TreeOp,
 )
 
@@ -94,6 +98,8 @@ ACTIONS: tuple[str, ...] = (
     "file_tools",
     "crash",
     "settings_change",
+    "clone",
+    "switch_session",
 )
 
 _OVERFLOW = HttpError(
@@ -441,6 +447,26 @@ def _action(name: str, rng: random.Random, n: int, o: DiffOptions, commands: tup
         )
         then = rng.choice((ReloadOp(), RestartOp(), NewSessionOp(), None))
         return DiffAction(name, (settings_edit,) if then is None else (settings_edit, then))
+    if name == "clone":
+        return DiffAction(name, (CloneOp(),))
+    if name == "switch_session":
+        # Resume the session the process was in before (none yet: the operation fails alike on
+        # both targets); or away to a new session and back; or while a reply streams (Pi settles
+        # the turn into the session it leaves).
+        roll = rng.random()
+        if roll < 0.35:
+            return DiffAction(name, (SwitchSessionOp(),))
+        if roll < 0.7:
+            return DiffAction(
+                name, (NewSessionOp(), prompt, SwitchSessionOp()), (reply(context_tokens=below()),)
+            )
+        text = _text(rng, f"streaming {n}:")
+        held = Reply(
+            text=text,
+            stream=StreamPlan(upto=rng.randint(0, len(text)), then="hold"),
+            during=(SwitchSessionOp(),),
+        )
+        return DiffAction(name, (prompt,), (held,))
     if name == "extension_command":
         if not commands:
             return DiffAction("turn_below", (prompt,), (reply(context_tokens=below()),))

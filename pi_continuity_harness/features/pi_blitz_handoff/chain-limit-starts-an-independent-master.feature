@@ -13,6 +13,18 @@ Feature: chain-limit-starts-an-independent-master
     And the receiver read the whole dossier
     And the bootstrap prompt tells the receiver to read the entire dossier, past any truncation
 
+  @rule-H121 @rule-H122
+  Scenario: the chain is counted from the persisted headers after the user resumes a receiver
+    The receiver is left for a new session and resumed (`/resume`, RPC `switch_session`): a new
+    runtime with no memory of the transfer. Its header still links the master, so with a limit
+    of 2 its own transfer starts an independent master.
+    Given the handoff settings are {"maxSessionChainLength": 2}
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then Pi switched to a new session whose header links to the source session
+    When the user starts a new session and then resumes the previous one
+    And the user runs "/sh start" and the model writes the handoff and finishes it
+    Then Pi switched to a new independent master session
+
   @rule-H123 @rule-H65
   Scenario: an ancestor the count needs but cannot read fails the transfer visibly
     When the user runs "/sh start" and the model writes the handoff and finishes it

@@ -17,6 +17,14 @@ Feature: protection-while-a-handoff-is-written
     Then Pi did not switch sessions
     And the status widget now shows "Writing Session Handoff"
 
+  @rule-H77a
+  Scenario: resuming another session is blocked while the handoff is written
+    Pi asks `session_before_switch` with reason `resume` when the user resumes another session
+    (`/resume`, RPC `switch_session`): a switch like a new session, and blocked the same way.
+    When the user resumes the session before the source while the handoff is written
+    Then Pi did not resume another session
+    And the status widget now shows "Writing Session Handoff"
+
   @rule-H77a @rule-H23
   Scenario: deferral from Request blocks a new session before the GET
     Given the handoff settings are {"deferPromptsFrom": "request"}

@@ -38,6 +38,7 @@ from pi_continuity_harness.scenario.operations import (
     NewSessionOp,
     PromptOp,
     ReloadOp,
+    SwitchSessionOp,
 )
 from pi_continuity_harness.scenario.trace import jsonl_lines
 from pi_continuity_harness.scenario.transcript import content_text
@@ -1523,6 +1524,22 @@ def _new_session_while_writing(world: World) -> None:
     sh_start(world, get_reply(), Reply(text="Template received.", context_tokens=12_200))
     begin(world)
     world.perform(NewSessionOp())
+
+
+@when("the user resumes the session before the source while the handoff is written")
+def _resume_while_writing(world: World) -> None:
+    """The user worked in a first session, started the source with ``new_session``, and once the
+    template was retrieved resumes the first one (RPC ``switch_session``, the TUI's ``/resume``):
+    ``session_before_switch{resume}`` is the extension's chance to block it (H77a)."""
+    world.start()
+    world.work_turns(1)
+    outcome = world.perform(NewSessionOp())
+    assert outcome.ok, f"new session failed: {outcome.error}"
+    sh_start(world, get_reply(), Reply(text="Template received.", context_tokens=12_200))
+    begin(world)
+    outcome = world.perform(SwitchSessionOp())
+    # Either way the resume reached Pi: it switched, or session_before_switch cancelled it.
+    assert outcome.ok or outcome.error == "cancelled", f"the resume could not run: {outcome.error}"
 
 
 @when("the model calls Finish with a wrong ID, then with the returned one")

@@ -81,6 +81,13 @@ def _no_switch(world: World) -> None:
     assert not [e for e in obs.events("session_start") if e.get("reason") == "new"]
 
 
+@then("Pi did not resume another session")
+def _no_resume(world: World) -> None:
+    obs = world.observe()
+    assert str(obs.session_file) == str(source_file(world)), f"switched to {obs.session_file}"
+    assert not [e for e in obs.events("session_start") if e.get("reason") == "resume"]
+
+
 def _machine(world: World) -> Path:
     """The machine's directory (project, agent directory and sessions are in it): the paths a
     first prompt names are under it."""

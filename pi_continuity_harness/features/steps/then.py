@@ -695,7 +695,7 @@ def _retried_once(world: World) -> None:
     assert wrapped in agent[1].text, "the retry did not carry the Brief as its summary"
 
 
-@then(parsers.re(r"no message was submitted to the model after the (?:checkpoint|reload|restart)"))
+@then(parsers.re(r"no message was submitted to the model after the (?:checkpoint|reload|restart|resume)"))
 def _no_agent_request(world: World) -> None:
     assert not new_requests(world, "agent"), f"{len(new_requests(world, 'agent'))} agent requests were made"
 

@@ -11,9 +11,11 @@ from pi_continuity_harness.scenario.model_script import HttpError, Reply, Script
 from pi_continuity_harness.scenario.operations import (
     AbortOp,
     CompactOp,
+    NewSessionOp,
     ReloadOp,
     RestartOp,
     SetModelOp,
+    SwitchSessionOp,
 )
 
 
@@ -49,6 +51,19 @@ def _pi_restarts(world: World) -> None:
     begin(world)
     outcome = world.perform(RestartOp())
     assert outcome.ok, f"restart failed: {outcome.error}"
+
+
+@when("the user starts a new session and then resumes the previous one")
+def _new_session_then_resume(world: World) -> None:
+    """RPC ``new_session`` (the new session's ``session_start{new}`` finds nothing of the other
+    session's), then RPC ``switch_session`` back (``session_start{resume}``): what the spec's
+    ``session_start`` inspection sees when the user comes back with ``/resume``."""
+    world.start()
+    outcome = world.perform(NewSessionOp())
+    assert outcome.ok, f"new session failed: {outcome.error}"
+    begin(world)
+    outcome = world.perform(SwitchSessionOp())
+    assert outcome.ok, f"resume failed: {outcome.error}"
 
 
 @when("Pi reloads")

@@ -151,6 +151,16 @@ class SwitchNotBlocked(Mutant):
         return None if what == "Switching sessions" else super().guard(ctx, what)
 
 
+@mutant(
+    "H77a",
+    how="only a new session is blocked while the handoff is written; resuming another session is not",
+    unreachable="the explorer starts no new session",
+)
+class ResumeNotBlocked(Mutant):
+    def on_before_switch(self, event: Any, ctx: Any) -> Any:
+        return None if event.reason == "resume" else super().on_before_switch(event, ctx)
+
+
 class _CancelledRevived(Mutant):
     """Keeps the cancelled request; :meth:`revive` makes it current again."""
 

@@ -64,6 +64,31 @@ class ChainWithoutMaster(Mutant):
 
 
 @mutant(
+    "H121",
+    how=(
+        "the chain length is carried in memory from source to receiver (with the receiver's duty), not read from "
+        "the persisted parent headers: a receiver resumed later counts as a master again"
+    ),
+    unreachable="the blitz explorer resumes no session",
+)
+class ChainCountedInMemory(Mutant):
+    #: The source's length by source session file, until its receiver adopts it (as ``_DUTIES``).
+    handed: dict[str, int] = {}  # noqa: RUF012 - the process's memory, shared by every instance
+    length = 1
+
+    def adopt_duty(self, duty: Any) -> None:
+        super().adopt_duty(duty)
+        self.length = ChainCountedInMemory.handed.pop(duty.source_session_file, 1) + 1
+
+    async def cutover(self, token: str, ctx: Any) -> None:
+        request = self.request
+        if request is not None:
+            ChainCountedInMemory.handed[request.source_session_file] = self.length
+        with patched(chain, "chain_length", lambda _parent, limit: min(self.length, limit)):
+            await super().cutover(token, ctx)
+
+
+@mutant(
     "H125", how="a project template choice is shown but not written", invariant="project_call_template_used"
 )
 class ProjectChoiceNotWritten(Mutant):

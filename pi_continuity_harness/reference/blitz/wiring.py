@@ -624,6 +624,13 @@ class BlitzHandoff:
             return True
         return request is not None and request.active and (request.capture is not None or request.submitted)
 
+    def on_before_switch(self, _event: Any, ctx: ExtensionContext) -> Any:
+        """A user session switch in the protected window is blocked (H77a), whichever it is: a new
+        session (``/new``, ``reason: "new"``) or another session resumed (``/resume``, ``reason:
+        "resume"``); Pi asks through ``session_before_switch`` for both
+        (agent-session-runtime.js:97-108, :148, :167)."""
+        return self.guard(ctx, "Switching sessions")
+
     def guard(self, ctx: ExtensionContext, what: str) -> Any:
         if not self.protected():
             return None
@@ -686,7 +693,7 @@ class BlitzHandoff:
         pi.on("turn_end", self.on_turn_end)
         pi.on("message_end", lambda event, _ctx: self.on_message_end(event))
         pi.on("agent_settled", self.on_settled)
-        pi.on("session_before_switch", lambda _e, ctx: self.guard(ctx, "Switching sessions"))
+        pi.on("session_before_switch", self.on_before_switch)
         pi.on("session_before_fork", lambda _e, ctx: self.guard(ctx, "Forking"))
         pi.on("session_before_compact", lambda _e, ctx: self.guard(ctx, "Compaction"))
         pi.on(

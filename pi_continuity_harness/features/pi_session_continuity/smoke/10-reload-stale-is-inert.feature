@@ -27,6 +27,18 @@ Feature: reload-stale-is-inert
     Then a notification says a stale pending Continuity Brief was found for this session and left inert
 
   @rule-P59a
+  Scenario: a stale pending Brief is reported when the user resumes its session
+    Resuming a session from another one (`/resume`, RPC `switch_session`) starts it again with
+    `session_start` reason `resume`: the same inspection as a reload or a restart, not only at a
+    process start. The new session in between has its own directory and reports nothing.
+    Given the user has worked through 2 turns
+    And the user has saved a checkpoint
+    When the user starts a new session and then resumes the previous one
+    Then a notification says a stale pending Continuity Brief was found for this session and left inert
+    And no compaction entry was persisted
+    And no message was submitted to the model after the resume
+
+  @rule-P59a
   Scenario: a stale pending Brief is reported at startup even while the settings are refused
     Spec §13: startup reports a same-session pending Brief; a refusal of the native settings
     (reported at the same startup) is no reason to leave the stale Brief unmentioned.
