@@ -62,6 +62,8 @@ __all__ = [
     "PromptOp",
     "ReloadOp",
     "RestartOp",
+    "SetAutoCompactionOp",
+    "SetAutoRetryOp",
     "SetModelOp",
     "SwitchSessionOp",
     "SwitchSessionSpec",
@@ -470,6 +472,25 @@ class SetModelOp(_Strict):
     set_model: str = Field(description="provider/id of a model declared in the scenario")
 
 
+class SetAutoCompactionOp(_Strict):
+    """RPC ``set_auto_compaction {enabled}`` (``dist/modes/rpc/rpc-mode.js:444-447``): Pi sets
+    ``compaction.enabled`` in its *global* settings, in memory at once and in
+    ``<agentDir>/settings.json`` (``setCompactionEnabled``, ``dist/core/settings-manager.js:646-653``);
+    a project file's ``compaction.enabled`` still wins."""
+
+    set_auto_compaction: bool = Field(
+        strict=True, description="true turns automatic compaction on, false off"
+    )
+
+
+class SetAutoRetryOp(_Strict):
+    """RPC ``set_auto_retry {enabled}`` (``dist/modes/rpc/rpc-mode.js:451-454``): ``retry.enabled``
+    in Pi's global settings, as ``set_auto_compaction`` (``setRetryEnabled``,
+    ``dist/core/settings-manager.js:697-704``)."""
+
+    set_auto_retry: bool = Field(strict=True, description="true turns automatic retry on, false off")
+
+
 class NewSessionSpec(_Strict):
     parent: bool = Field(default=True, description="Link the new session to the current one")
 
@@ -858,6 +879,8 @@ _OPERATION_KEYS = (
     "restart",
     "crash",
     "set_model",
+    "set_auto_compaction",
+    "set_auto_retry",
     "new_session",
     "edit_file",
     "fork",
@@ -911,6 +934,8 @@ _OPERATION_CLASSES: frozenset[type[BaseModel]] = frozenset(
         RestartOp,
         CrashOp,
         SetModelOp,
+        SetAutoCompactionOp,
+        SetAutoRetryOp,
         NewSessionOp,
         EditFileOp,
         ForkOp,
@@ -931,6 +956,8 @@ Operation = Annotated[
     | Annotated[RestartOp, Tag("restart")]
     | Annotated[CrashOp, Tag("crash")]
     | Annotated[SetModelOp, Tag("set_model")]
+    | Annotated[SetAutoCompactionOp, Tag("set_auto_compaction")]
+    | Annotated[SetAutoRetryOp, Tag("set_auto_retry")]
     | Annotated[NewSessionOp, Tag("new_session")]
     | Annotated[EditFileOp, Tag("edit_file")]
     | Annotated[ForkOp, Tag("fork")]

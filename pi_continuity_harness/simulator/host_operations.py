@@ -4,7 +4,8 @@ The part of the simulated process (:mod:`.host`) that runs one scenario operatio
 its outcome, held by :class:`HostOperations` for its :class:`~.host.SimHost`: the ``op`` records
 that open and close it (what the trace says of each kind: :func:`_op_fields`), the dispatch of
 each kind to what Pi's RPC mode does for the command (rpc-mode.js:312-587: ``prompt`` :318-344,
-``set_model`` :388, ``compact`` :440-443, ``bash`` :462-481, ``switch_session`` :497-500,
+``set_model`` :388, ``compact`` :440-443, ``set_auto_compaction`` :444-447,
+``set_auto_retry`` :451-454, ``bash`` :462-481, ``switch_session`` :497-500,
 ``fork`` :501-504, ``clone`` :505-512, ``get_fork_messages`` :513-516), the dialog answers a prompt or command carries
 (:meth:`HostOperations._prompt`), ``wait: false`` commands run on as host tasks, and ``tree``
 through the observer's ``/harness-tree`` command (``targets/realpi/observer.ts``). Restart,
@@ -36,6 +37,8 @@ from pi_continuity_harness.scenario.operations import (
     PromptOp,
     ReloadOp,
     RestartOp,
+    SetAutoCompactionOp,
+    SetAutoRetryOp,
     SetModelOp,
     SwitchSessionOp,
     TreeOp,
@@ -179,6 +182,14 @@ class HostOperations:
                     provider, _, model_id = op.set_model.partition("/")
                     return OperationResult(name, ok=False, error=f"Model not found: {provider}/{model_id}")
                 await host._require_runtime().session.set_model(model)
+                return OperationResult(name, ok=True)
+            case SetAutoCompactionOp() | SetAutoRetryOp():
+                settings = host._require_runtime().settings
+                with host.host_io():
+                    if isinstance(op, SetAutoCompactionOp):
+                        settings.set_compaction_enabled(op.set_auto_compaction)
+                    else:
+                        settings.set_retry_enabled(op.set_auto_retry)
                 return OperationResult(name, ok=True)
             case NewSessionOp():
                 runtime = host._require_runtime()
@@ -363,6 +374,10 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             }
         case SetModelOp():
             return {"model": op.set_model}
+        case SetAutoCompactionOp():
+            return {"enabled": op.set_auto_compaction}
+        case SetAutoRetryOp():
+            return {"enabled": op.set_auto_retry}
         case EditFileOp():
             data = op.edit_file.content_bytes
             return {

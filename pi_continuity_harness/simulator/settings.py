@@ -42,6 +42,7 @@ __all__ = [
     "TRUST_REQUIRING_RESOURCES",
     "SettingsError",
     "SettingsManager",
+    "SettingsWriteNotModelledError",
     "TrustDecision",
     "has_trust_requiring_resources",
     "resolve_project_trust",
@@ -60,6 +61,10 @@ TRUST_REQUIRING_RESOURCES = (
 
 _DEFAULTS = DEFAULT_COMPACTION_SETTINGS.to_json()
 _RETRY_DEFAULTS = {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000, "maxAgentDelayMs": 60000}
+
+
+class SettingsWriteNotModelledError(SimulatorError):
+    """A settings write Pi would make that the simulator does not model (says which)."""
 
 
 class SettingsError(SimulatorError, ValueError):
@@ -224,6 +229,12 @@ class SettingsManager:
     global_settings: dict[str, Any] = field(default_factory=dict)
     project_settings: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    #: The global file could not be read as JSON at creation or reload (``globalSettingsLoadError``):
+    #: :meth:`_save_global` then writes nothing (settings-manager.js:474-479).
+    global_load_failed: bool = False
+    #: Global fields changed in memory and not written yet, each with its changed nested keys
+    #: (``modifiedFields``/``modifiedNestedFields``, settings-manager.js:393-401).
+    _modified: dict[str, set[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
     #: What :meth:`get_compaction_settings` (by model id) and :meth:`get_retry_settings` (key
     #: ``_RETRY``) answered, for the two dicts in ``_memo_of`` (see :meth:`_memo`).
     _answers: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -267,6 +278,7 @@ class SettingsManager:
         trust = resolve_project_trust(cwd, agent_dir, approve=approve, global_settings=global_settings)
         manager.project_trusted = trust.trusted
         manager.global_settings = global_settings()
+        manager.global_load_failed = bool(manager.errors)
         manager.project_settings = manager._load(manager.project_path, "project") if trust.trusted else {}
         return trust, manager
 
@@ -274,6 +286,7 @@ class SettingsManager:
         """Re-read both files (``/reload``, ``ctx.reload()``)."""
         self.errors = []
         self.global_settings = self._load(self.global_path, "global")
+        self.global_load_failed = bool(self.errors)
         self.project_settings = self._load(self.project_path, "project") if self.project_trusted else {}
 
     def _load(self, path: str, scope: str) -> dict[str, Any]:
@@ -299,6 +312,73 @@ class SettingsManager:
     @property
     def settings(self) -> dict[str, Any]:
         return deep_merge(self.global_settings, self.project_settings)
+
+    # ------------------------------------------------------------------ writes
+    def set_compaction_enabled(self, enabled: bool) -> None:
+        """``setCompactionEnabled`` (settings-manager.js:646-653; RPC ``set_auto_compaction``,
+        agent-session.js:2758-2760): the *global* settings in memory at once, then the global
+        file. A project file's ``compaction.enabled`` still wins in the merged settings."""
+        self._set_global("compaction", "enabled", enabled)
+
+    def set_retry_enabled(self, enabled: bool) -> None:
+        """``setRetryEnabled`` (settings-manager.js:697-704; RPC ``set_auto_retry``)."""
+        self._set_global("retry", "enabled", enabled)
+
+    def _set_global(self, name: str, key: str, value: Any) -> None:
+        """``if (!global[name]) global[name] = {}; global[name][key] = value; markModified; save()``.
+        A new dict replaces the old one (the answers are remembered per dict, :meth:`_memo`)."""
+        section = self.global_settings.get(name)
+        if not section:  # JavaScript's falsy values: missing, null, false, 0, ""
+            section = {}
+        elif not isinstance(section, dict):
+            raise SettingsWriteNotModelledError(
+                f"setting {name}.{key} where {name} is {js_string(section)} is not modelled by the simulator"
+            )
+        self.global_settings = {**self.global_settings, name: {**section, key: value}}
+        self._modified.setdefault(name, set()).add(key)
+        self._save_global()
+
+    def _save_global(self) -> None:
+        """``save()`` then ``persistScopedSettings("global", ...)`` (settings-manager.js:449-483):
+        the file as it is *now* (read again, its BOM stripped, migrated), with each modified
+        nested key taken from memory, written as ``JSON.stringify(settings, null, 2)`` (no
+        final newline); nothing when the file failed to load, and an error recorded (the file
+        kept, the fields still modified) when it is no JSON any more.
+
+        Pi queues the write on a promise (``enqueueWrite``) and takes a lock file
+        (``<file>.lock``) around it; here it happens at once and no lock file is made: nothing
+        of the process runs between the two, and the lock is gone when the write ends."""
+        if self.global_load_failed:
+            return
+        path = disk_path(self.global_path)
+        current: str | None = None
+        if os.path.exists(path):
+            try:
+                with open(path, encoding="utf-8") as handle:
+                    current = handle.read()
+            except OSError as error:
+                self.errors.append(f"global settings: {self.global_path}: {error}")
+                return
+        try:
+            on_disk: Any = _migrated(_parse_js_json(current.lstrip("\ufeff"))) if current else {}
+        except (ValueError, TypeError) as error:
+            self.errors.append(f"global settings: {self.global_path}: {error}")
+            return
+        merged = dict(on_disk) if isinstance(on_disk, dict) else {}
+        for name, keys in self._modified.items():
+            value = self.global_settings.get(name)
+            if isinstance(value, dict):
+                base = merged.get(name)
+                nested = dict(base) if isinstance(base, dict) else {}
+                for key in keys:
+                    nested[key] = value.get(key)
+                merged[name] = nested
+            else:
+                merged[name] = value
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(merged, indent=2, ensure_ascii=False))
+        self._modified.clear()
 
     def get_settings(self) -> dict[str, Any]:
         """``pi.getSettings()``: a copy of the merged settings (:func:`_copy_json`)."""
@@ -399,6 +479,54 @@ class SettingsManager:
         elif len(self._answers) >= _ANSWERS_LIMIT:
             self._answers.clear()
         return self._answers
+
+
+def _parse_js_json(text: str) -> Any:
+    """``JSON.parse``: one kind of number, so ``1.0`` reads as ``1`` (and is written back as
+    ``1`` by ``JSON.stringify``)."""
+    return json.loads(text, parse_float=_js_float)
+
+
+def _js_float(text: str) -> int | float:
+    value = float(text)
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def _migrated(settings: Any) -> Any:
+    """``SettingsManager.migrateSettings`` (settings-manager.js:281-327), which Pi applies to the
+    file it writes over: ``queueMode`` to ``steeringMode``, ``websockets`` to ``transport``, the
+    old ``skills`` object to its list, ``retry.maxDelayMs`` to ``retry.provider.maxRetryDelayMs``.
+    A JSON value other than an object or a list makes Pi's ``in`` checks throw (TypeError)."""
+    if not isinstance(settings, (dict, list)):
+        raise TypeError(f"Cannot use 'in' operator to search for 'queueMode' in {js_string(settings)}")
+    if not isinstance(settings, dict):
+        return settings
+    if "queueMode" in settings and "steeringMode" not in settings:
+        settings["steeringMode"] = settings.pop("queueMode")
+    if "transport" not in settings and isinstance(settings.get("websockets"), bool):
+        settings["transport"] = "websocket" if settings.pop("websockets") else "sse"
+    skills = settings.get("skills")
+    if isinstance(skills, dict):
+        enable = skills.get("enableSkillCommands", _MISSING)
+        if enable is not _MISSING and settings.get("enableSkillCommands", _MISSING) is _MISSING:
+            settings["enableSkillCommands"] = enable
+        custom = skills.get("customDirectories")
+        if isinstance(custom, list) and custom:
+            settings["skills"] = custom
+        else:
+            del settings["skills"]
+    retry = settings.get("retry")
+    if isinstance(retry, dict):
+        provider = retry.get("provider") if isinstance(retry.get("provider"), dict) else None
+        max_delay = retry.get("maxDelayMs")
+        if (
+            isinstance(max_delay, (int, float))
+            and not isinstance(max_delay, bool)
+            and (provider is None or provider.get("maxRetryDelayMs") is None)
+        ):
+            retry["provider"] = {**(provider or {}), "maxRetryDelayMs": max_delay}
+        retry.pop("maxDelayMs", None)
+    return settings
 
 
 def _copy_json(value: Any) -> Any:

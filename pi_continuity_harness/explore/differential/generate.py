@@ -20,7 +20,8 @@ earlier user message (the entries compaction reads are the branch's, so each of 
 what the next compaction keeps and summarises), and the user's own shell commands (RPC
 ``bash``, whose ``bashExecution`` entries count towards the context and are summarised); since the
 same day, Pi's own file tools, crashes and settings changes; and later resuming the previous
-session (RPC ``switch_session``) and cloning the session (RPC ``clone``).
+session (RPC ``switch_session``), cloning the session (RPC ``clone``) and turning automatic
+compaction or retry off and on (RPC ``set_auto_compaction``, ``set_auto_retry``).
 
 Everything here is plain data and a pure function of ``(seed, steps, with_extension)``: no
 clock, no environment, so a seed runs the same in any process (``explore.engine``).
@@ -55,6 +56,8 @@ from pi_continuity_harness.scenario.operations import (
     PromptOp,
     ReloadOp,
     RestartOp,
+    SetAutoCompactionOp,
+    SetAutoRetryOp,
     SetModelOp,
     SwitchSessionOp,
     TreeOp,
@@ -100,6 +103,7 @@ ACTIONS: tuple[str, ...] = (
     "settings_change",
     "clone",
     "switch_session",
+    "auto_settings",
 )
 
 _OVERFLOW = HttpError(
@@ -467,6 +471,16 @@ def _action(name: str, rng: random.Random, n: int, o: DiffOptions, commands: tup
             during=(SwitchSessionOp(),),
         )
         return DiffAction(name, (prompt,), (held,))
+    if name == "auto_settings":
+        # RPC set_auto_compaction / set_auto_retry: the global settings change at once (this
+        # explorer's compaction and retry settings are global) and the file is written.
+        enabled = rng.random() < 0.5
+        toggle: Operation = (
+            SetAutoCompactionOp(set_auto_compaction=enabled)
+            if rng.random() < 0.6
+            else SetAutoRetryOp(set_auto_retry=enabled)
+        )
+        return DiffAction(name, (toggle,))
     if name == "extension_command":
         if not commands:
             return DiffAction("turn_below", (prompt,), (reply(context_tokens=below()),))

@@ -87,6 +87,8 @@ from pi_continuity_harness.scenario.operations import (
     PromptOp,
     ReloadOp,
     RestartOp,
+    SetAutoCompactionOp,
+    SetAutoRetryOp,
     SetModelOp,
     SwitchSessionOp,
     TreeOp,
@@ -188,6 +190,8 @@ _RpcOperation = (
     | ReloadOp
     | CrashOp
     | SetModelOp
+    | SetAutoCompactionOp
+    | SetAutoRetryOp
     | NewSessionOp
     | ForkOp
     | CloneOp
@@ -906,6 +910,16 @@ class PiTarget:
                 provider, _, model_id = op.set_model.partition("/")
                 response = proc.set_model(provider, model_id, timeout=timeout)
                 self._settle(proc, during)
+                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
+            case SetAutoCompactionOp():
+                response = proc.send(
+                    {"type": "set_auto_compaction", "enabled": op.set_auto_compaction}, timeout=timeout
+                )
+                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
+            case SetAutoRetryOp():
+                response = proc.send(
+                    {"type": "set_auto_retry", "enabled": op.set_auto_retry}, timeout=timeout
+                )
                 return OperationOutcome(name, bool(response.get("success")), response.get("error"))
             case NewSessionOp():
                 parent = self._current_session_file(proc) if op.new_session.parent else None

@@ -1,0 +1,92 @@
+"""Differential: RPC ``set_auto_compaction`` and ``set_auto_retry``, real Pi 1.6 against the
+simulator.
+
+Both set a key of Pi's *global* settings in memory at once and write ``<agentDir>/settings.json``
+(``setCompactionEnabled``/``setRetryEnabled``, settings-manager.js:646-653, :697-704): the file
+as it is on disk then, migrated (settings-manager.js:281-327), with the one nested key from
+memory, as ``JSON.stringify(settings, null, 2)`` (``persistScopedSettings``, :449-473). A project
+file's value still wins in the merged settings. Neither could be said in a scenario before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from realpi.test_differential_fidelity import Targets, assert_equivalent, play, scenario
+
+from pi_continuity_harness.targets.target import Observation
+
+pytestmark = pytest.mark.realpi
+
+_LONG = "The quick brown fox jumps over the lazy dog. " * 18
+_FIRST = {"text": _LONG, "usage": {"input": 1000, "output": 10}}
+_ABOVE = {"text": _LONG, "usage": {"input": 17_000, "output": 10}}
+_GLOBAL = {"compaction": {"enabled": True, "reserveTokens": 4000, "keepRecentTokens": 100}}
+
+
+def _settings_text(observation: Observation) -> str:
+    return observation.on_disk(observation.agent_dir / "settings.json").read_text(encoding="utf-8")
+
+
+def _compactions(observation: Observation) -> int:
+    return len(observation.entries_of("compaction"))
+
+
+def test_auto_compaction_switched_off_and_on_in_the_global_settings(targets: Targets) -> None:
+    sc = scenario(
+        {"agent": [_FIRST, _ABOVE, {"text": "after"}], "summary": [{"text": "S1"}]},
+        settings={"global": {**_GLOBAL, "theme": "dark"}},
+    )
+    ops: list[Any] = [
+        {"prompt": "zero " + _LONG},
+        {"set_auto_compaction": False},
+        {"prompt": "one " + _LONG},  # above the threshold: no compaction while it is off
+        {"set_auto_compaction": True},
+        {"prompt": "two"},  # the pre-prompt check compacts now
+    ]
+    real, sim = play(targets, sc, ops)
+    assert all(o.ok for o in real.operations)
+    assert _compactions(real) == 1
+    assert _settings_text(real) == _settings_text(sim)
+    assert '"enabled": true' in _settings_text(real)
+    assert_equivalent(real, sim)
+
+
+def test_a_project_setting_wins_over_set_auto_compaction(targets: Targets) -> None:
+    """The project file says ``compaction.enabled: true``: Pi writes ``false`` to the global file
+    and goes on compacting (deepMergeSettings, the project last)."""
+    sc = scenario({"agent": [_FIRST, _ABOVE, {"text": "after"}], "summary": [{"text": "S1"}]})
+    ops: list[Any] = [{"prompt": "zero " + _LONG}, {"set_auto_compaction": False}, {"prompt": "one " + _LONG}]
+    real, sim = play(targets, sc, [*ops, {"prompt": "two"}])
+    assert _compactions(real) == 1
+    assert '"compaction": {\n    "enabled": false\n  }' in _settings_text(real)
+    assert _settings_text(real) == _settings_text(sim)
+    assert_equivalent(real, sim)
+
+
+def test_auto_retry_switched_off_fails_the_next_server_error_at_once(targets: Targets) -> None:
+    error = {"error": {"status": 500, "message": "upstream failed"}}
+    sc = scenario(
+        {"agent": [error, {"text": "unused"}]},
+        settings={"global": {**_GLOBAL, "retry": {"enabled": True, "maxRetries": 2, "baseDelayMs": 20}}},
+    )
+    real, sim = play(targets, sc, [{"set_auto_retry": False}, {"prompt": "one"}])
+    assert len(real.requests("agent")) == 1
+    assert _settings_text(real) == _settings_text(sim)
+    assert_equivalent(real, sim)
+
+
+def test_the_write_keeps_an_outside_edit_and_migrates_legacy_keys(targets: Targets) -> None:
+    """Pi reads the file again when it writes: a key edited outside Pi since it started is kept,
+    and the legacy ``queueMode``, ``websockets`` and ``retry.maxDelayMs`` come out migrated."""
+    legacy = {**_GLOBAL, "queueMode": "all", "websockets": True, "retry": {"maxDelayMs": 3000}}
+    sc = scenario({"agent": [{"text": "ok"}]}, settings={"global": legacy})
+    edit = {"edit_file": {"path": "$AGENT/settings.json", "json": {"theme": "light"}, "merge_json": True}}
+    real, sim = play(targets, sc, [edit, {"set_auto_retry": True}, {"prompt": "one"}])
+    text = _settings_text(real)
+    assert (
+        '"theme": "light"' in text and '"steeringMode": "all"' in text and '"maxRetryDelayMs": 3000' in text
+    )
+    assert text == _settings_text(sim)
+    assert_equivalent(real, sim)
