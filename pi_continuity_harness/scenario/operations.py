@@ -64,7 +64,9 @@ __all__ = [
     "RestartOp",
     "SetAutoCompactionOp",
     "SetAutoRetryOp",
+    "SetFollowUpModeOp",
     "SetModelOp",
+    "SetSteeringModeOp",
     "SwitchSessionOp",
     "SwitchSessionSpec",
     "TreeOp",
@@ -491,6 +493,22 @@ class SetAutoRetryOp(_Strict):
     set_auto_retry: bool = Field(strict=True, description="true turns automatic retry on, false off")
 
 
+class SetSteeringModeOp(_Strict):
+    """RPC ``set_steering_mode {mode}`` (``dist/modes/rpc/rpc-mode.js:429-432``): the agent's
+    steering queue takes one queued message per turn (``one-at-a-time``) or all of them
+    (``all``) from now on, and ``steeringMode`` is written to Pi's global settings
+    (``setSteeringMode``, ``dist/core/agent-session.js:2295-2298``, settings-manager.js:564-568)."""
+
+    set_steering_mode: Literal["all", "one-at-a-time"]
+
+
+class SetFollowUpModeOp(_Strict):
+    """RPC ``set_follow_up_mode {mode}`` (``dist/modes/rpc/rpc-mode.js:433-436``): as
+    ``set_steering_mode`` for the follow-up queue (``followUpMode``)."""
+
+    set_follow_up_mode: Literal["all", "one-at-a-time"]
+
+
 class NewSessionSpec(_Strict):
     parent: bool = Field(default=True, description="Link the new session to the current one")
 
@@ -881,6 +899,8 @@ _OPERATION_KEYS = (
     "set_model",
     "set_auto_compaction",
     "set_auto_retry",
+    "set_steering_mode",
+    "set_follow_up_mode",
     "new_session",
     "edit_file",
     "fork",
@@ -936,6 +956,8 @@ _OPERATION_CLASSES: frozenset[type[BaseModel]] = frozenset(
         SetModelOp,
         SetAutoCompactionOp,
         SetAutoRetryOp,
+        SetSteeringModeOp,
+        SetFollowUpModeOp,
         NewSessionOp,
         EditFileOp,
         ForkOp,
@@ -958,6 +980,8 @@ Operation = Annotated[
     | Annotated[SetModelOp, Tag("set_model")]
     | Annotated[SetAutoCompactionOp, Tag("set_auto_compaction")]
     | Annotated[SetAutoRetryOp, Tag("set_auto_retry")]
+    | Annotated[SetSteeringModeOp, Tag("set_steering_mode")]
+    | Annotated[SetFollowUpModeOp, Tag("set_follow_up_mode")]
     | Annotated[NewSessionOp, Tag("new_session")]
     | Annotated[EditFileOp, Tag("edit_file")]
     | Annotated[ForkOp, Tag("fork")]

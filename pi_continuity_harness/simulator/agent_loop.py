@@ -20,8 +20,9 @@ messages in call order.
 ``finish_turn`` answers whether to ask for one more turn (``finishTurn``'s ``{action:
 "continue"}``, AC agent-loop.js:184-190: the session's ``turn_end`` boundary): with no tool call
 left, no steering and no follow-up, the loop runs one context-only turn (:203-207). Not
-modelled: an ``{action: "end"}`` decision (Pi's session never makes one) and the ``all``
-steering/follow-up modes (Pi's default ``one-at-a-time`` only).
+modelled: an ``{action: "end"}`` decision (Pi's session never makes one). The steering and
+follow-up queues take one message per turn (Pi's default ``one-at-a-time``) or, in mode ``all``,
+every queued message at once (AC agent.js:60-86).
 """
 
 from __future__ import annotations
@@ -93,10 +94,14 @@ class LoopHooks:
 
 
 class _PendingQueue:
-    """``PendingMessageQueue`` in Pi's default ``one-at-a-time`` mode: one message per turn."""
+    """``PendingMessageQueue`` (AC agent.js:60-86): one message per turn, or every message when
+    its mode is ``all`` (any other value, as Pi compares ``=== "all"``, is one at a time)."""
 
     def __init__(self) -> None:
         self.messages: list[Message] = []
+        #: ``steeringMode``/``followUpMode``: set when the session is made (sdk.js:283-284) and
+        #: by RPC ``set_steering_mode``/``set_follow_up_mode``, never from a settings reload.
+        self.mode: Any = "one-at-a-time"
 
     def enqueue(self, message: Message) -> None:
         self.messages.append(message)
@@ -105,7 +110,8 @@ class _PendingQueue:
         return bool(self.messages)
 
     def drain(self) -> list[Message]:
-        drained, self.messages = self.messages[:1], self.messages[1:]
+        take = len(self.messages) if self.mode == "all" else 1
+        drained, self.messages = self.messages[:take], self.messages[take:]
         return drained
 
     def clear(self) -> None:

@@ -4,9 +4,10 @@ The part of the simulated process (:mod:`.host`) that runs one scenario operatio
 its outcome, held by :class:`HostOperations` for its :class:`~.host.SimHost`: the ``op`` records
 that open and close it (what the trace says of each kind: :func:`_op_fields`), the dispatch of
 each kind to what Pi's RPC mode does for the command (rpc-mode.js:312-587: ``prompt`` :318-344,
-``set_model`` :388, ``compact`` :440-443, ``set_auto_compaction`` :444-447,
-``set_auto_retry`` :451-454, ``bash`` :462-481, ``switch_session`` :497-500,
-``fork`` :501-504, ``clone`` :505-512, ``get_fork_messages`` :513-516), the dialog answers a prompt or command carries
+``set_model`` :388, ``set_steering_mode``/``set_follow_up_mode`` :429-436, ``compact`` :440-443,
+``set_auto_compaction`` :444-447, ``set_auto_retry`` :451-454, ``bash`` :462-481,
+``switch_session`` :497-500, ``fork`` :501-504, ``clone`` :505-512, ``get_fork_messages``
+:513-516), the dialog answers a prompt or command carries
 (:meth:`HostOperations._prompt`), ``wait: false`` commands run on as host tasks, and ``tree``
 through the observer's ``/harness-tree`` command (``targets/realpi/observer.ts``). Restart,
 reload, new session, switch and fork themselves are the host's (:mod:`.host`); a fault's or a held
@@ -39,7 +40,9 @@ from pi_continuity_harness.scenario.operations import (
     RestartOp,
     SetAutoCompactionOp,
     SetAutoRetryOp,
+    SetFollowUpModeOp,
     SetModelOp,
+    SetSteeringModeOp,
     SwitchSessionOp,
     TreeOp,
     bash_command_id,
@@ -190,6 +193,16 @@ class HostOperations:
                         settings.set_compaction_enabled(op.set_auto_compaction)
                     else:
                         settings.set_retry_enabled(op.set_auto_retry)
+                return OperationResult(name, ok=True)
+            case SetSteeringModeOp() | SetFollowUpModeOp():
+                runtime = host._require_runtime()
+                with host.host_io():
+                    if isinstance(op, SetSteeringModeOp):
+                        runtime.session.agent.steering.mode = op.set_steering_mode
+                        runtime.settings.set_steering_mode(op.set_steering_mode)
+                    else:
+                        runtime.session.agent.follow_up.mode = op.set_follow_up_mode
+                        runtime.settings.set_follow_up_mode(op.set_follow_up_mode)
                 return OperationResult(name, ok=True)
             case NewSessionOp():
                 runtime = host._require_runtime()
@@ -378,6 +391,10 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             return {"enabled": op.set_auto_compaction}
         case SetAutoRetryOp():
             return {"enabled": op.set_auto_retry}
+        case SetSteeringModeOp():
+            return {"mode": op.set_steering_mode}
+        case SetFollowUpModeOp():
+            return {"mode": op.set_follow_up_mode}
         case EditFileOp():
             data = op.edit_file.content_bytes
             return {

@@ -183,6 +183,9 @@ class HostRuntimes:
             confine=host._confine_tool,
             summary_files=host._summary_files,
         )
+        # The queue modes the agent is made with (sdk.js:283-284); a reload does not change them.
+        session.agent.steering.mode = settings.get_steering_mode()
+        session.agent.follow_up.mode = settings.get_follow_up_mode()
         session.rpc = host.record_rpc
         session.rpc_update = host.record_rpc_update
         session.host_io = host.host_io

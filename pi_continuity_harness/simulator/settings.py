@@ -233,7 +233,8 @@ class SettingsManager:
     #: :meth:`_save_global` then writes nothing (settings-manager.js:474-479).
     global_load_failed: bool = False
     #: Global fields changed in memory and not written yet, each with its changed nested keys
-    #: (``modifiedFields``/``modifiedNestedFields``, settings-manager.js:393-401).
+    #: (``modifiedFields``/``modifiedNestedFields``, settings-manager.js:393-401; none: the
+    #: whole field is written).
     _modified: dict[str, set[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
     #: What :meth:`get_compaction_settings` (by model id) and :meth:`get_retry_settings` (key
     #: ``_RETRY``) answered, for the two dicts in ``_memo_of`` (see :meth:`_memo`).
@@ -307,7 +308,10 @@ class SettingsManager:
         if not isinstance(value, dict):
             self.errors.append(f"{scope} settings: {path}: not a JSON object")
             return {}
-        return value
+        # ``loadFromStorage`` migrates what it read (settings-manager.js:257-271): an extension's
+        # ``getSettings()`` and every reading see ``steeringMode`` for a legacy ``queueMode``.
+        migrated: dict[str, Any] = _migrated(value)
+        return migrated
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -319,6 +323,22 @@ class SettingsManager:
         agent-session.js:2758-2760): the *global* settings in memory at once, then the global
         file. A project file's ``compaction.enabled`` still wins in the merged settings."""
         self._set_global("compaction", "enabled", enabled)
+
+    def get_steering_mode(self) -> Any:
+        """``getSteeringMode``: ``settings.steeringMode || "one-at-a-time"`` (settings-manager.js:561-563)."""
+        return self.settings.get("steeringMode") or "one-at-a-time"
+
+    def get_follow_up_mode(self) -> Any:
+        """``getFollowUpMode`` (settings-manager.js:569-571)."""
+        return self.settings.get("followUpMode") or "one-at-a-time"
+
+    def set_steering_mode(self, mode: str) -> None:
+        """``setSteeringMode`` (settings-manager.js:564-568): a top-level global key."""
+        self._set_global_key("steeringMode", mode)
+
+    def set_follow_up_mode(self, mode: str) -> None:
+        """``setFollowUpMode`` (settings-manager.js:572-576)."""
+        self._set_global_key("followUpMode", mode)
 
     def set_retry_enabled(self, enabled: bool) -> None:
         """``setRetryEnabled`` (settings-manager.js:697-704; RPC ``set_auto_retry``)."""
@@ -336,6 +356,12 @@ class SettingsManager:
             )
         self.global_settings = {**self.global_settings, name: {**section, key: value}}
         self._modified.setdefault(name, set()).add(key)
+        self._save_global()
+
+    def _set_global_key(self, name: str, value: Any) -> None:
+        """``global[name] = value; markModified(name); save()``: the whole key is written."""
+        self.global_settings = {**self.global_settings, name: value}
+        self._modified.setdefault(name, set())
         self._save_global()
 
     def _save_global(self) -> None:
@@ -367,7 +393,7 @@ class SettingsManager:
         merged = dict(on_disk) if isinstance(on_disk, dict) else {}
         for name, keys in self._modified.items():
             value = self.global_settings.get(name)
-            if isinstance(value, dict):
+            if keys and isinstance(value, dict):
                 base = merged.get(name)
                 nested = dict(base) if isinstance(base, dict) else {}
                 for key in keys:

@@ -46,8 +46,8 @@ def refuse(tmp_path: Path, text: str, name: str = "bad.yaml") -> str:
         (
             "name: bad\noperations: [{frobnicate: 1}]\n",
             "bad.yaml: operations[0]: an operation is a mapping with exactly one of: prompt, command, compact, abort, "
-            "reload, restart, crash, set_model, set_auto_compaction, set_auto_retry, new_session, edit_file, fork, "
-            "clone, switch_session, tree, bash",
+            "reload, restart, crash, set_model, set_auto_compaction, set_auto_retry, set_steering_mode, "
+            "set_follow_up_mode, new_session, edit_file, fork, clone, switch_session, tree, bash",
         ),
         (
             "name: bad\noperations: [{set_model: fake/other}]\n",
@@ -815,6 +815,8 @@ def test_every_operation_is_named_by_its_key_and_a_model_without_it_as_before() 
         "set_model": "fake/other",
         "set_auto_compaction": False,
         "set_auto_retry": True,
+        "set_steering_mode": "all",
+        "set_follow_up_mode": "one-at-a-time",
         "edit_file": {"path": "notes.md", "text": "x"},
         "bash": {"command": "true"},
     }

@@ -21,7 +21,8 @@ what the next compaction keeps and summarises), and the user's own shell command
 ``bash``, whose ``bashExecution`` entries count towards the context and are summarised); since the
 same day, Pi's own file tools, crashes and settings changes; and later resuming the previous
 session (RPC ``switch_session``), cloning the session (RPC ``clone``) and turning automatic
-compaction or retry off and on (RPC ``set_auto_compaction``, ``set_auto_retry``).
+compaction or retry off and on (RPC ``set_auto_compaction``, ``set_auto_retry``) and changing the
+queue modes (``set_steering_mode``, ``set_follow_up_mode``).
 
 Everything here is plain data and a pure function of ``(seed, steps, with_extension)``: no
 clock, no environment, so a seed runs the same in any process (``explore.engine``).
@@ -31,7 +32,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 from pi_continuity_harness.scenario.document import Scenario
 from pi_continuity_harness.scenario.model_script import (
@@ -58,7 +59,9 @@ from pi_continuity_harness.scenario.operations import (
     RestartOp,
     SetAutoCompactionOp,
     SetAutoRetryOp,
+    SetFollowUpModeOp,
     SetModelOp,
+    SetSteeringModeOp,
     SwitchSessionOp,
     TreeOp,
 )
@@ -473,12 +476,18 @@ def _action(name: str, rng: random.Random, n: int, o: DiffOptions, commands: tup
         return DiffAction(name, (prompt,), (held,))
     if name == "auto_settings":
         # RPC set_auto_compaction / set_auto_retry: the global settings change at once (this
-        # explorer's compaction and retry settings are global) and the file is written.
+        # explorer's compaction and retry settings are global) and the file is written; or the
+        # queue modes (one steering or follow-up message per turn, or all at once).
         enabled = rng.random() < 0.5
-        toggle: Operation = (
-            SetAutoCompactionOp(set_auto_compaction=enabled)
-            if rng.random() < 0.6
-            else SetAutoRetryOp(set_auto_retry=enabled)
+        mode: Literal["all", "one-at-a-time"] = "all" if rng.random() < 0.5 else "one-at-a-time"
+        toggle: Operation = rng.choice(
+            (
+                SetAutoCompactionOp(set_auto_compaction=enabled),
+                SetAutoCompactionOp(set_auto_compaction=enabled),
+                SetAutoRetryOp(set_auto_retry=enabled),
+                SetSteeringModeOp(set_steering_mode=mode),
+                SetFollowUpModeOp(set_follow_up_mode=mode),
+            )
         )
         return DiffAction(name, (toggle,))
     if name == "extension_command":

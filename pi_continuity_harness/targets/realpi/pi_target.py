@@ -89,7 +89,9 @@ from pi_continuity_harness.scenario.operations import (
     RestartOp,
     SetAutoCompactionOp,
     SetAutoRetryOp,
+    SetFollowUpModeOp,
     SetModelOp,
+    SetSteeringModeOp,
     SwitchSessionOp,
     TreeOp,
     bash_command_id,
@@ -192,6 +194,8 @@ _RpcOperation = (
     | SetModelOp
     | SetAutoCompactionOp
     | SetAutoRetryOp
+    | SetSteeringModeOp
+    | SetFollowUpModeOp
     | NewSessionOp
     | ForkOp
     | CloneOp
@@ -919,6 +923,16 @@ class PiTarget:
             case SetAutoRetryOp():
                 response = proc.send(
                     {"type": "set_auto_retry", "enabled": op.set_auto_retry}, timeout=timeout
+                )
+                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
+            case SetSteeringModeOp():
+                response = proc.send(
+                    {"type": "set_steering_mode", "mode": op.set_steering_mode}, timeout=timeout
+                )
+                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
+            case SetFollowUpModeOp():
+                response = proc.send(
+                    {"type": "set_follow_up_mode", "mode": op.set_follow_up_mode}, timeout=timeout
                 )
                 return OperationOutcome(name, bool(response.get("success")), response.get("error"))
             case NewSessionOp():
