@@ -47,6 +47,7 @@ __all__ = [
     "AbortOp",
     "BashOp",
     "BashSpec",
+    "ClearQueueOp",
     "CloneOp",
     "CommandOp",
     "CompactOp",
@@ -448,6 +449,14 @@ class AbortOp(_ValueOptional):
     """Abort the running operation (RPC ``abort``)."""
 
     abort: _Empty = _Empty()
+
+
+class ClearQueueOp(_ValueOptional):
+    """Drop every queued steering and follow-up message (RPC ``clear_queue``,
+    ``dist/modes/rpc/rpc-mode.js:357-359``; ``clearQueue``, ``dist/core/agent-session.js:2055-2063``):
+    they never reach the model; a ``queue_update`` with empty lists follows."""
+
+    clear_queue: _Empty = _Empty()
 
 
 class ReloadOp(_ValueOptional):
@@ -893,6 +902,7 @@ _OPERATION_KEYS = (
     "command",
     "compact",
     "abort",
+    "clear_queue",
     "reload",
     "restart",
     "crash",
@@ -950,6 +960,7 @@ _OPERATION_CLASSES: frozenset[type[BaseModel]] = frozenset(
         CommandOp,
         CompactOp,
         AbortOp,
+        ClearQueueOp,
         ReloadOp,
         RestartOp,
         CrashOp,
@@ -974,6 +985,7 @@ Operation = Annotated[
     | Annotated[CommandOp, Tag("command")]
     | Annotated[CompactOp, Tag("compact")]
     | Annotated[AbortOp, Tag("abort")]
+    | Annotated[ClearQueueOp, Tag("clear_queue")]
     | Annotated[ReloadOp, Tag("reload")]
     | Annotated[RestartOp, Tag("restart")]
     | Annotated[CrashOp, Tag("crash")]
@@ -1009,6 +1021,7 @@ def normalise_operation_input(value: Any) -> Any:
     """Accept the bare-word forms ``- abort`` / ``- reload`` in YAML."""
     if isinstance(value, str) and value in (
         "abort",
+        "clear_queue",
         "reload",
         "restart",
         "crash",

@@ -4,10 +4,10 @@ The part of the simulated process (:mod:`.host`) that runs one scenario operatio
 its outcome, held by :class:`HostOperations` for its :class:`~.host.SimHost`: the ``op`` records
 that open and close it (what the trace says of each kind: :func:`_op_fields`), the dispatch of
 each kind to what Pi's RPC mode does for the command (rpc-mode.js:312-587: ``prompt`` :318-344,
-``set_model`` :388, ``set_steering_mode``/``set_follow_up_mode`` :429-436, ``compact`` :440-443,
-``set_auto_compaction`` :444-447, ``set_auto_retry`` :451-454, ``bash`` :462-481,
-``switch_session`` :497-500, ``fork`` :501-504, ``clone`` :505-512, ``get_fork_messages``
-:513-516), the dialog answers a prompt or command carries
+``clear_queue`` :357-359, ``set_model`` :388, ``set_steering_mode``/``set_follow_up_mode``
+:429-436, ``compact`` :440-443, ``set_auto_compaction`` :444-447, ``set_auto_retry`` :451-454,
+``bash`` :462-481, ``switch_session`` :497-500, ``fork`` :501-504, ``clone`` :505-512,
+``get_fork_messages`` :513-516), the dialog answers a prompt or command carries
 (:meth:`HostOperations._prompt`), ``wait: false`` commands run on as host tasks, and ``tree``
 through the observer's ``/harness-tree`` command (``targets/realpi/observer.ts``). Restart,
 reload, new session, switch and fork themselves are the host's (:mod:`.host`); a fault's or a held
@@ -26,6 +26,7 @@ from pi_continuity_harness.scenario.operations import (
     TREE_COMMAND,
     AbortOp,
     BashOp,
+    ClearQueueOp,
     CloneOp,
     CommandOp,
     CompactOp,
@@ -171,6 +172,9 @@ class HostOperations:
                 return OperationResult(name, ok=True, data={"firstKeptEntryId": data.get("firstKeptEntryId")})
             case AbortOp():
                 await host._require_runtime().session.abort()
+                return OperationResult(name, ok=True)
+            case ClearQueueOp():
+                host._require_runtime().session.clear_queue()
                 return OperationResult(name, ok=True)
             case ReloadOp():
                 await host.reload()
@@ -415,7 +419,7 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             return {"to": op.tree.to, "wait": None if op.tree.wait else False}
         case BashOp():
             return {"command": op.bash.command, "excludeFromContext": op.bash.exclude_from_context}
-        case AbortOp() | ReloadOp() | RestartOp() | CrashOp() | NewSessionOp() | CloneOp():
+        case AbortOp() | ClearQueueOp() | ReloadOp() | RestartOp() | CrashOp() | NewSessionOp() | CloneOp():
             return {}
         case _:
             assert_never(op)

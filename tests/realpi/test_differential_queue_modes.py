@@ -20,7 +20,7 @@ from pi_continuity_harness.targets.target import Observation
 pytestmark = pytest.mark.realpi
 
 
-def _held(*during: dict[str, Any]) -> dict[str, Any]:
+def _held(*during: Any) -> dict[str, Any]:
     return {"text": "a reply that waits " * 6, "stream": {"upto": 20, "then": "hold"}, "during": list(during)}
 
 
@@ -81,4 +81,15 @@ def test_follow_ups_come_one_per_turn_or_all_at_once(targets: Targets, mode: str
     settings = real.on_disk(real.agent_dir / "settings.json").read_text(encoding="utf-8")
     assert f'"followUpMode": "{mode}"' in settings
     assert settings == sim.on_disk(sim.agent_dir / "settings.json").read_text(encoding="utf-8")
+    assert_equivalent(real, sim)
+
+
+def test_clear_queue_drops_the_queued_steering_and_follow_up_messages(targets: Targets) -> None:
+    """RPC ``clear_queue`` (agent-session.js:2055-2063) while a reply is held: neither queued
+    message reaches the model, and the run ends after the held reply."""
+    held = _held(_queued("steer dropped", "steer"), _queued("later dropped", "followUp"), "clear_queue")
+    sc = scenario({"agent": [held, {"text": "the answer to next"}]})
+    real, sim = play(targets, sc, [{"prompt": "go"}, {"prompt": "next"}])
+    assert _users_per_request(real) == [["go"], ["next"]]
+    assert [(h.outcome.name, h.outcome.ok) for h in real.held_operations][-1] == ("clear_queue", True)
     assert_equivalent(real, sim)

@@ -75,6 +75,7 @@ from pi_continuity_harness.scenario.operations import (
     TREE_COMMAND,
     AbortOp,
     BashOp,
+    ClearQueueOp,
     CloneOp,
     CommandOp,
     CompactOp,
@@ -189,6 +190,7 @@ _RpcOperation = (
     | CommandOp
     | CompactOp
     | AbortOp
+    | ClearQueueOp
     | ReloadOp
     | CrashOp
     | SetModelOp
@@ -893,6 +895,9 @@ class PiTarget:
             case AbortOp():
                 response = proc.abort(timeout=timeout)
                 self._settle(proc, during)
+                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
+            case ClearQueueOp():
+                response = proc.send({"type": "clear_queue"}, timeout=timeout)
                 return OperationOutcome(name, bool(response.get("success")), response.get("error"))
             case ReloadOp():
                 seq = proc.event_seq
