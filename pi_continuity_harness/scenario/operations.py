@@ -52,6 +52,8 @@ __all__ = [
     "CommandOp",
     "CompactOp",
     "CrashOp",
+    "CycleModelOp",
+    "CycleThinkingLevelOp",
     "DialogAnswer",
     "DialogAnswerMismatchError",
     "EditFileOp",
@@ -68,6 +70,7 @@ __all__ = [
     "SetFollowUpModeOp",
     "SetModelOp",
     "SetSteeringModeOp",
+    "SetThinkingLevelOp",
     "SwitchSessionOp",
     "SwitchSessionSpec",
     "TreeOp",
@@ -502,6 +505,31 @@ class SetAutoRetryOp(_Strict):
     set_auto_retry: bool = Field(strict=True, description="true turns automatic retry on, false off")
 
 
+class CycleModelOp(_ValueOptional):
+    """RPC ``cycle_model`` (``dist/modes/rpc/rpc-mode.js:397-403``; ``cycleModel``,
+    ``dist/core/agent-session.js:2157-2209``): the next available model (the first when the
+    current one is not available; nothing when it is the only one), with its thinking level,
+    a ``model_change`` entry and ``model_select{source: cycle}``."""
+
+    cycle_model: _Empty = _Empty()
+
+
+class CycleThinkingLevelOp(_ValueOptional):
+    """RPC ``cycle_thinking_level`` (``rpc-mode.js:415-421``; ``cycleThinkingLevel``,
+    ``agent-session.js:2243-2252``): the model's next thinking level; nothing for a model without
+    reasoning."""
+
+    cycle_thinking_level: _Empty = _Empty()
+
+
+class SetThinkingLevelOp(_Strict):
+    """RPC ``set_thinking_level {level}`` (``rpc-mode.js:411-414``; ``setThinkingLevel``,
+    ``agent-session.js:2219-2242``): clamped to the model; an entry and
+    ``thinking_level_select`` only when the level changes."""
+
+    set_thinking_level: Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+
+
 class SetSteeringModeOp(_Strict):
     """RPC ``set_steering_mode {mode}`` (``dist/modes/rpc/rpc-mode.js:429-432``): the agent's
     steering queue takes one queued message per turn (``one-at-a-time``) or all of them
@@ -911,6 +939,9 @@ _OPERATION_KEYS = (
     "set_auto_retry",
     "set_steering_mode",
     "set_follow_up_mode",
+    "cycle_model",
+    "set_thinking_level",
+    "cycle_thinking_level",
     "new_session",
     "edit_file",
     "fork",
@@ -969,6 +1000,9 @@ _OPERATION_CLASSES: frozenset[type[BaseModel]] = frozenset(
         SetAutoRetryOp,
         SetSteeringModeOp,
         SetFollowUpModeOp,
+        CycleModelOp,
+        SetThinkingLevelOp,
+        CycleThinkingLevelOp,
         NewSessionOp,
         EditFileOp,
         ForkOp,
@@ -994,6 +1028,9 @@ Operation = Annotated[
     | Annotated[SetAutoRetryOp, Tag("set_auto_retry")]
     | Annotated[SetSteeringModeOp, Tag("set_steering_mode")]
     | Annotated[SetFollowUpModeOp, Tag("set_follow_up_mode")]
+    | Annotated[CycleModelOp, Tag("cycle_model")]
+    | Annotated[SetThinkingLevelOp, Tag("set_thinking_level")]
+    | Annotated[CycleThinkingLevelOp, Tag("cycle_thinking_level")]
     | Annotated[NewSessionOp, Tag("new_session")]
     | Annotated[EditFileOp, Tag("edit_file")]
     | Annotated[ForkOp, Tag("fork")]
@@ -1030,6 +1067,8 @@ def normalise_operation_input(value: Any) -> Any:
         "fork",
         "clone",
         "switch_session",
+        "cycle_model",
+        "cycle_thinking_level",
         "tree",
     ):
         return {value: None}

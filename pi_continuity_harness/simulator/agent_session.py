@@ -973,6 +973,14 @@ class AgentSession:
         """``AgentSession.setThinkingLevel`` (:meth:`.session_model.SessionModel.set_thinking_level`)."""
         self._models.set_thinking_level(level, from_extension=from_extension)
 
+    async def cycle_model(self) -> Model | None:
+        """``AgentSession.cycleModel`` (:meth:`.session_model.SessionModel.cycle_model`)."""
+        return await self._models.cycle_model()
+
+    def cycle_thinking_level(self) -> str | None:
+        """``AgentSession.cycleThinkingLevel`` (:meth:`.session_model.SessionModel.cycle_thinking_level`)."""
+        return self._models.cycle_thinking_level()
+
     # ================================================================= context usage
     def get_context_usage(self) -> ContextUsage | None:
         """§9.21: null tokens after a compaction until a post-compaction reply has usage."""

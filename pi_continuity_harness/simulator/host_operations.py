@@ -4,7 +4,8 @@ The part of the simulated process (:mod:`.host`) that runs one scenario operatio
 its outcome, held by :class:`HostOperations` for its :class:`~.host.SimHost`: the ``op`` records
 that open and close it (what the trace says of each kind: :func:`_op_fields`), the dispatch of
 each kind to what Pi's RPC mode does for the command (rpc-mode.js:312-587: ``prompt`` :318-344,
-``clear_queue`` :357-359, ``set_model`` :388, ``set_steering_mode``/``set_follow_up_mode``
+``clear_queue`` :357-359, ``set_model`` :388, ``cycle_model`` :397-403, ``set_thinking_level``
+:411-414, ``cycle_thinking_level`` :415-421, ``set_steering_mode``/``set_follow_up_mode``
 :429-436, ``compact`` :440-443, ``set_auto_compaction`` :444-447, ``set_auto_retry`` :451-454,
 ``bash`` :462-481, ``switch_session`` :497-500, ``fork`` :501-504, ``clone`` :505-512,
 ``get_fork_messages`` :513-516), the dialog answers a prompt or command carries
@@ -31,6 +32,8 @@ from pi_continuity_harness.scenario.operations import (
     CommandOp,
     CompactOp,
     CrashOp,
+    CycleModelOp,
+    CycleThinkingLevelOp,
     DialogAnswer,
     EditFileOp,
     ForkOp,
@@ -44,6 +47,7 @@ from pi_continuity_harness.scenario.operations import (
     SetFollowUpModeOp,
     SetModelOp,
     SetSteeringModeOp,
+    SetThinkingLevelOp,
     SwitchSessionOp,
     TreeOp,
     bash_command_id,
@@ -198,6 +202,15 @@ class HostOperations:
                     else:
                         settings.set_retry_enabled(op.set_auto_retry)
                 return OperationResult(name, ok=True)
+            case CycleModelOp():
+                cycled = await host._require_runtime().session.cycle_model()
+                return OperationResult(name, ok=True, data={"model": cycled.full_id if cycled else None})
+            case SetThinkingLevelOp():
+                host._require_runtime().session.set_thinking_level(op.set_thinking_level)
+                return OperationResult(name, ok=True)
+            case CycleThinkingLevelOp():
+                level = host._require_runtime().session.cycle_thinking_level()
+                return OperationResult(name, ok=True, data={"level": level})
             case SetSteeringModeOp() | SetFollowUpModeOp():
                 runtime = host._require_runtime()
                 with host.host_io():
@@ -397,6 +410,8 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             return {"enabled": op.set_auto_retry}
         case SetSteeringModeOp():
             return {"mode": op.set_steering_mode}
+        case SetThinkingLevelOp():
+            return {"level": op.set_thinking_level}
         case SetFollowUpModeOp():
             return {"mode": op.set_follow_up_mode}
         case EditFileOp():
@@ -419,7 +434,17 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             return {"to": op.tree.to, "wait": None if op.tree.wait else False}
         case BashOp():
             return {"command": op.bash.command, "excludeFromContext": op.bash.exclude_from_context}
-        case AbortOp() | ClearQueueOp() | ReloadOp() | RestartOp() | CrashOp() | NewSessionOp() | CloneOp():
+        case (
+            AbortOp()
+            | ClearQueueOp()
+            | ReloadOp()
+            | RestartOp()
+            | CrashOp()
+            | NewSessionOp()
+            | CloneOp()
+            | CycleModelOp()
+            | CycleThinkingLevelOp()
+        ):
             return {}
         case _:
             assert_never(op)

@@ -286,6 +286,16 @@ class ModelCatalog:
         """Whether Pi has the provider (models.json's or a built-in one, :data:`PI_BUILTIN_PROVIDERS`)."""
         return provider in PI_BUILTIN_PROVIDERS or any(m.provider == provider for m in self.models)
 
+    def available(self) -> list[Model]:
+        """``getAvailableSnapshot`` (dist/core/model-runtime.js:181-188): the models of the
+        registry whose provider has configured auth; no built-in provider has any in the
+        harness's clean environment, unless a scenario's models.json provider is one."""
+        if not any(m.provider in PI_BUILTIN_PROVIDERS for m in self.models):
+            # (without reading the built-in catalogue: none of its models has auth)
+            grouped = [m for ms in self.declared_by_provider().values() for m in ms]
+            return [m for m in grouped if self.has_auth(m.provider)]
+        return [m for m in self.registry_models() if self.has_auth(m.provider)]
+
     def first_available(self) -> Model | None:
         """The first authenticated model in models.json order (providers in order of first
         appearance, each provider's models in scenario order), as Pi's available snapshot."""
@@ -844,15 +854,7 @@ class SimModelRegistry:
         return self._service.catalog.registry_models()
 
     def get_available(self) -> list[Model]:
-        # ``getAvailableSnapshot``: the models of ``getAll()`` whose provider has configured auth
-        # (dist/core/model-runtime.js:181-188); no built-in provider has any in the harness's
-        # clean environment, unless a scenario's models.json provider is one.
-        catalog = self._service.catalog
-        if not any(m.provider in PI_BUILTIN_PROVIDERS for m in catalog.models):
-            # (without reading the built-in catalogue: none of its models has auth)
-            grouped = [m for ms in catalog.declared_by_provider().values() for m in ms]
-            return [m for m in grouped if catalog.has_auth(m.provider)]
-        return [m for m in catalog.registry_models() if catalog.has_auth(m.provider)]
+        return self._service.catalog.available()
 
     def has_configured_auth(self, model: Model) -> bool:
         return self._service.catalog.has_auth(model.provider)

@@ -5,7 +5,8 @@ the thinking level, held by :class:`SessionModel` for its :class:`~.agent_sessio
 (whose ``model`` and ``thinking_level`` it changes): ``setModel`` (agent-session.js:2119-2136,
 ``model_select`` through ``_emitModelSelect``, :2103-2118) with the level chosen before the
 switch (``_getThinkingLevelForModelSwitch``, :2268-2280), and ``setThinkingLevel``
-(:2219-2242: clamped to the model, an entry and ``thinking_level_select`` only on a change).
+(:2219-2242: clamped to the model, an entry and ``thinking_level_select`` only on a change), and
+the RPC's ``cycleModel`` (:2157-2209) and ``cycleThinkingLevel`` (:2243-2252).
 """
 
 from __future__ import annotations
@@ -15,14 +16,23 @@ from typing import TYPE_CHECKING
 
 from pi_continuity_harness.api.events import ModelSelectEvent, ThinkingLevelSelectEvent
 from pi_continuity_harness.api.extension_api import Model
-from pi_continuity_harness.simulator.provider import DEFAULT_THINKING_LEVEL, clamp_thinking_level
+from pi_continuity_harness.errors import SimulatorError
+from pi_continuity_harness.simulator.provider import (
+    DEFAULT_THINKING_LEVEL,
+    clamp_thinking_level,
+    supported_thinking_levels,
+)
 from pi_continuity_harness.simulator.session_shared import PiThrewError
 from pi_continuity_harness.simulator.virtual_loop import start_eagerly
 
 if TYPE_CHECKING:
     from pi_continuity_harness.simulator.agent_session import AgentSession
 
-__all__ = ["SessionModel"]
+__all__ = ["ModelScopeNotModelledError", "SessionModel"]
+
+
+class ModelScopeNotModelledError(SimulatorError):
+    """Pi's scoped models (``enabledModels``, ``--models``) are not modelled by the simulator."""
 
 
 class SessionModel:
@@ -51,6 +61,46 @@ class SessionModel:
         self.set_thinking_level(level)
         if previous is None or previous.full_id != model.full_id:
             await s.dispatch(ModelSelectEvent(model=model, previous_model=previous, source="set"))
+
+    async def cycle_model(self) -> Model | None:
+        """RPC ``cycle_model`` (``AgentSession.cycleModel``, agent-session.js:2157-2209, forward):
+        the next of the available models (``getNextCycleIndex``, :97-105: the first when the
+        current one is not among them, none when it is the only one), switched to as
+        :meth:`set_model` does, with ``model_select{source: "cycle"}``. Scoped models (the
+        ``enabledModels`` setting or ``--models``) are not modelled: refused."""
+        s = self._session
+        if s.settings.get_settings().get("enabledModels"):
+            raise ModelScopeNotModelledError(
+                "cycling through scoped models (the enabledModels setting) is not modelled by the simulator"
+            )
+        available = s.service.catalog.available()
+        current = s.model
+        index = next(
+            (i for i, m in enumerate(available) if current is not None and m.full_id == current.full_id), -1
+        )
+        if not available or (index != -1 and len(available) == 1):
+            return None
+        following = available[0 if index == -1 else (index + 1) % len(available)]
+        level = self._thinking_level_for_model_switch(following)
+        s.model = following
+        s.session_manager.append_model_change(following.provider, following.id)
+        self.set_thinking_level(level)
+        if current is None or current.full_id != following.full_id:
+            await s.dispatch(ModelSelectEvent(model=following, previous_model=current, source="cycle"))
+        return following
+
+    def cycle_thinking_level(self) -> str | None:
+        """RPC ``cycle_thinking_level`` (agent-session.js:2243-2252): nothing for a model without
+        reasoning; else the next of the model's levels after the current one (the first when the
+        current one is not among them), set as :meth:`set_thinking_level` sets it."""
+        s = self._session
+        if s.model is None or not s.model.reasoning:
+            return None
+        levels = supported_thinking_levels(s.model)
+        current = levels.index(s.thinking_level) if s.thinking_level in levels else -1
+        level = levels[(current + 1) % len(levels)]
+        self.set_thinking_level(level)
+        return level
 
     def _thinking_level_for_model_switch(self, model: Model) -> str:
         """agent-session.js:2268-2280 (no explicit level: RPC ``set_model`` passes none)."""

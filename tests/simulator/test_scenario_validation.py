@@ -47,7 +47,8 @@ def refuse(tmp_path: Path, text: str, name: str = "bad.yaml") -> str:
             "name: bad\noperations: [{frobnicate: 1}]\n",
             "bad.yaml: operations[0]: an operation is a mapping with exactly one of: prompt, command, compact, abort, "
             "clear_queue, reload, restart, crash, set_model, set_auto_compaction, set_auto_retry, set_steering_mode, "
-            "set_follow_up_mode, new_session, edit_file, fork, clone, switch_session, tree, bash",
+            "set_follow_up_mode, cycle_model, set_thinking_level, cycle_thinking_level, new_session, edit_file, "
+            "fork, clone, switch_session, tree, bash",
         ),
         (
             "name: bad\noperations: [{set_model: fake/other}]\n",
@@ -817,6 +818,7 @@ def test_every_operation_is_named_by_its_key_and_a_model_without_it_as_before() 
         "set_auto_retry": True,
         "set_steering_mode": "all",
         "set_follow_up_mode": "one-at-a-time",
+        "set_thinking_level": "low",
         "edit_file": {"path": "notes.md", "text": "x"},
         "bash": {"command": "true"},
     }

@@ -22,7 +22,8 @@ what the next compaction keeps and summarises), and the user's own shell command
 same day, Pi's own file tools, crashes and settings changes; and later resuming the previous
 session (RPC ``switch_session``), cloning the session (RPC ``clone``) and turning automatic
 compaction or retry off and on (RPC ``set_auto_compaction``, ``set_auto_retry``) and changing the
-queue modes (``set_steering_mode``, ``set_follow_up_mode``).
+queue modes (``set_steering_mode``, ``set_follow_up_mode``), and cycling the model and the
+thinking level (``cycle_model``, ``cycle_thinking_level``, ``set_thinking_level``).
 
 Everything here is plain data and a pure function of ``(seed, steps, with_extension)``: no
 clock, no environment, so a seed runs the same in any process (``explore.engine``).
@@ -50,6 +51,8 @@ from pi_continuity_harness.scenario.operations import (
     CommandOp,
     CompactOp,
     CrashOp,
+    CycleModelOp,
+    CycleThinkingLevelOp,
     EditFileOp,
     ForkOp,
     NewSessionOp,
@@ -62,6 +65,7 @@ from pi_continuity_harness.scenario.operations import (
     SetFollowUpModeOp,
     SetModelOp,
     SetSteeringModeOp,
+    SetThinkingLevelOp,
     SwitchSessionOp,
     TreeOp,
 )
@@ -107,6 +111,7 @@ ACTIONS: tuple[str, ...] = (
     "clone",
     "switch_session",
     "auto_settings",
+    "cycle",
 )
 
 _OVERFLOW = HttpError(
@@ -490,6 +495,15 @@ def _action(name: str, rng: random.Random, n: int, o: DiffOptions, commands: tup
             )
         )
         return DiffAction(name, (toggle,))
+    if name == "cycle":
+        # RPC cycle_model (between the seed's two models), cycle_thinking_level, set_thinking_level.
+        level: Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"] = rng.choice(
+            ("off", "minimal", "low", "high", "xhigh")
+        )
+        cycled: Operation = rng.choice(
+            (CycleModelOp(), CycleThinkingLevelOp(), SetThinkingLevelOp(set_thinking_level=level))
+        )
+        return DiffAction(name, (cycled,))
     if name == "extension_command":
         if not commands:
             return DiffAction("turn_below", (prompt,), (reply(context_tokens=below()),))

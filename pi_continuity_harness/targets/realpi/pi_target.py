@@ -80,6 +80,8 @@ from pi_continuity_harness.scenario.operations import (
     CommandOp,
     CompactOp,
     CrashOp,
+    CycleModelOp,
+    CycleThinkingLevelOp,
     DialogAnswer,
     EditFileOp,
     ForkOp,
@@ -93,6 +95,7 @@ from pi_continuity_harness.scenario.operations import (
     SetFollowUpModeOp,
     SetModelOp,
     SetSteeringModeOp,
+    SetThinkingLevelOp,
     SwitchSessionOp,
     TreeOp,
     bash_command_id,
@@ -197,6 +200,9 @@ _RpcOperation = (
     | SetAutoCompactionOp
     | SetAutoRetryOp
     | SetSteeringModeOp
+    | SetThinkingLevelOp
+    | CycleModelOp
+    | CycleThinkingLevelOp
     | SetFollowUpModeOp
     | NewSessionOp
     | ForkOp
@@ -929,6 +935,13 @@ class PiTarget:
                 response = proc.send(
                     {"type": "set_auto_retry", "enabled": op.set_auto_retry}, timeout=timeout
                 )
+                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
+            case CycleModelOp() | CycleThinkingLevelOp() | SetThinkingLevelOp():
+                sent: dict[str, Any] = {"type": operation_name(op)}
+                if isinstance(op, SetThinkingLevelOp):
+                    sent["level"] = op.set_thinking_level
+                response = proc.send(sent, timeout=timeout)
+                self._settle(proc, during)
                 return OperationOutcome(name, bool(response.get("success")), response.get("error"))
             case SetSteeringModeOp():
                 response = proc.send(
