@@ -69,6 +69,7 @@ __all__ = [
     "SetAutoRetryOp",
     "SetFollowUpModeOp",
     "SetModelOp",
+    "SetSessionNameOp",
     "SetSteeringModeOp",
     "SetThinkingLevelOp",
     "SwitchSessionOp",
@@ -505,6 +506,14 @@ class SetAutoRetryOp(_Strict):
     set_auto_retry: bool = Field(strict=True, description="true turns automatic retry on, false off")
 
 
+class SetSessionNameOp(_Strict):
+    """RPC ``set_session_name {name}`` (``dist/modes/rpc/rpc-mode.js:537-544``): the name trimmed;
+    an empty one is Pi's error (``Session name cannot be empty``); else a ``session_info`` entry
+    and ``session_info_changed`` (``setSessionName``, ``dist/core/agent-session.js:3350-3355``)."""
+
+    set_session_name: str
+
+
 class CycleModelOp(_ValueOptional):
     """RPC ``cycle_model`` (``dist/modes/rpc/rpc-mode.js:397-403``; ``cycleModel``,
     ``dist/core/agent-session.js:2157-2209``): the next available model (the first when the
@@ -939,6 +948,7 @@ _OPERATION_KEYS = (
     "set_auto_retry",
     "set_steering_mode",
     "set_follow_up_mode",
+    "set_session_name",
     "cycle_model",
     "set_thinking_level",
     "cycle_thinking_level",
@@ -1000,6 +1010,7 @@ _OPERATION_CLASSES: frozenset[type[BaseModel]] = frozenset(
         SetAutoRetryOp,
         SetSteeringModeOp,
         SetFollowUpModeOp,
+        SetSessionNameOp,
         CycleModelOp,
         SetThinkingLevelOp,
         CycleThinkingLevelOp,
@@ -1028,6 +1039,7 @@ Operation = Annotated[
     | Annotated[SetAutoRetryOp, Tag("set_auto_retry")]
     | Annotated[SetSteeringModeOp, Tag("set_steering_mode")]
     | Annotated[SetFollowUpModeOp, Tag("set_follow_up_mode")]
+    | Annotated[SetSessionNameOp, Tag("set_session_name")]
     | Annotated[CycleModelOp, Tag("cycle_model")]
     | Annotated[SetThinkingLevelOp, Tag("set_thinking_level")]
     | Annotated[CycleThinkingLevelOp, Tag("cycle_thinking_level")]

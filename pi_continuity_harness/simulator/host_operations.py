@@ -5,7 +5,7 @@ its outcome, held by :class:`HostOperations` for its :class:`~.host.SimHost`: th
 that open and close it (what the trace says of each kind: :func:`_op_fields`), the dispatch of
 each kind to what Pi's RPC mode does for the command (rpc-mode.js:312-587: ``prompt`` :318-344,
 ``clear_queue`` :357-359, ``set_model`` :388, ``cycle_model`` :397-403, ``set_thinking_level``
-:411-414, ``cycle_thinking_level`` :415-421, ``set_steering_mode``/``set_follow_up_mode``
+:411-414, ``cycle_thinking_level`` :415-421, ``set_session_name`` :537-544, ``set_steering_mode``/``set_follow_up_mode``
 :429-436, ``compact`` :440-443, ``set_auto_compaction`` :444-447, ``set_auto_retry`` :451-454,
 ``bash`` :462-481, ``switch_session`` :497-500, ``fork`` :501-504, ``clone`` :505-512,
 ``get_fork_messages`` :513-516), the dialog answers a prompt or command carries
@@ -46,6 +46,7 @@ from pi_continuity_harness.scenario.operations import (
     SetAutoRetryOp,
     SetFollowUpModeOp,
     SetModelOp,
+    SetSessionNameOp,
     SetSteeringModeOp,
     SetThinkingLevelOp,
     SwitchSessionOp,
@@ -61,6 +62,7 @@ from pi_continuity_harness.scenario.workspace import EditFileError, apply_edit
 from pi_continuity_harness.simulator.agent_session import AgentSession, PromptRejectedError
 from pi_continuity_harness.simulator.host_shared import OperationResult, ProcessStartError
 from pi_continuity_harness.simulator.runner import UserBashError
+from pi_continuity_harness.simulator.session_manager import js_trim
 from pi_continuity_harness.simulator.settings import SettingsError
 from pi_continuity_harness.simulator.virtual_loop import start_eagerly
 
@@ -201,6 +203,14 @@ class HostOperations:
                         settings.set_compaction_enabled(op.set_auto_compaction)
                     else:
                         settings.set_retry_enabled(op.set_auto_retry)
+                return OperationResult(name, ok=True)
+            case SetSessionNameOp():
+                runtime = host._require_runtime()
+                name_given = js_trim(op.set_session_name)
+                if not name_given:
+                    return OperationResult(name, ok=False, error="Session name cannot be empty")
+                assert runtime.runner.bindings is not None
+                runtime.runner.bindings.set_session_name(name_given)
                 return OperationResult(name, ok=True)
             case CycleModelOp():
                 cycled = await host._require_runtime().session.cycle_model()
@@ -412,6 +422,8 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             return {"mode": op.set_steering_mode}
         case SetThinkingLevelOp():
             return {"level": op.set_thinking_level}
+        case SetSessionNameOp():
+            return {"sessionName": op.set_session_name}
         case SetFollowUpModeOp():
             return {"mode": op.set_follow_up_mode}
         case EditFileOp():

@@ -93,3 +93,28 @@ def test_the_continuity_reference_revalidates_after_a_cycle(targets: Targets) ->
         targets, sc, [{"prompt": "a"}, "cycle_model", {"prompt": "b"}, "cycle_model"], "reference"
     )
     assert_equivalent(real, sim)
+
+
+def test_set_session_name_trims_refuses_an_empty_name_and_tells_the_extensions(
+    targets: Targets, python_extension: Any
+) -> None:
+    """RPC ``set_session_name`` (rpc-mode.js:537-544): trimmed, an empty name refused, else a
+    ``session_info`` entry and ``session_info_changed`` to RPC and the extensions."""
+    spec = python_extension(
+        "session_name_probe",
+        "def extension(pi):\n"
+        "    pi.on('session_info_changed', lambda event, ctx: ctx.ui.notify(f'name {event.name}', 'info'))\n",
+    )
+    sc = scenario({"agent": [{"text": "one"}]})
+    ops: list[Any] = [
+        {"set_session_name": "  \u00a0 "},
+        {"set_session_name": " \ufefftask T-42\n"},
+        {"prompt": "a"},
+    ]
+    real, sim = play(targets, sc, ops, spec)
+    assert [(o.ok, o.error) for o in real.operations[:2]] == [
+        (False, "Session name cannot be empty"),
+        (True, None),
+    ]
+    assert real.notifications == [("name task T-42", "info")]
+    assert_equivalent(real, sim)

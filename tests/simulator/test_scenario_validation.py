@@ -47,7 +47,7 @@ def refuse(tmp_path: Path, text: str, name: str = "bad.yaml") -> str:
             "name: bad\noperations: [{frobnicate: 1}]\n",
             "bad.yaml: operations[0]: an operation is a mapping with exactly one of: prompt, command, compact, abort, "
             "clear_queue, reload, restart, crash, set_model, set_auto_compaction, set_auto_retry, set_steering_mode, "
-            "set_follow_up_mode, cycle_model, set_thinking_level, cycle_thinking_level, new_session, edit_file, "
+            "set_follow_up_mode, set_session_name, cycle_model, set_thinking_level, cycle_thinking_level, new_session, edit_file, "
             "fork, clone, switch_session, tree, bash",
         ),
         (
@@ -819,6 +819,7 @@ def test_every_operation_is_named_by_its_key_and_a_model_without_it_as_before() 
         "set_steering_mode": "all",
         "set_follow_up_mode": "one-at-a-time",
         "set_thinking_level": "low",
+        "set_session_name": "a name",
         "edit_file": {"path": "notes.md", "text": "x"},
         "bash": {"command": "true"},
     }

@@ -94,6 +94,7 @@ from pi_continuity_harness.scenario.operations import (
     SetAutoRetryOp,
     SetFollowUpModeOp,
     SetModelOp,
+    SetSessionNameOp,
     SetSteeringModeOp,
     SetThinkingLevelOp,
     SwitchSessionOp,
@@ -201,6 +202,7 @@ _RpcOperation = (
     | SetAutoRetryOp
     | SetSteeringModeOp
     | SetThinkingLevelOp
+    | SetSessionNameOp
     | CycleModelOp
     | CycleThinkingLevelOp
     | SetFollowUpModeOp
@@ -934,6 +936,11 @@ class PiTarget:
             case SetAutoRetryOp():
                 response = proc.send(
                     {"type": "set_auto_retry", "enabled": op.set_auto_retry}, timeout=timeout
+                )
+                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
+            case SetSessionNameOp():
+                response = proc.send(
+                    {"type": "set_session_name", "name": op.set_session_name}, timeout=timeout
                 )
                 return OperationOutcome(name, bool(response.get("success")), response.get("error"))
             case CycleModelOp() | CycleThinkingLevelOp() | SetThinkingLevelOp():
