@@ -98,8 +98,9 @@ def test_the_continuity_reference_revalidates_after_a_cycle(targets: Targets) ->
 def test_set_session_name_trims_refuses_an_empty_name_and_tells_the_extensions(
     targets: Targets, python_extension: Any
 ) -> None:
-    """RPC ``set_session_name`` (rpc-mode.js:537-544): trimmed, an empty name refused, else a
-    ``session_info`` entry and ``session_info_changed`` to RPC and the extensions."""
+    """RPC ``set_session_name`` (rpc-mode.js:537-544): trimmed as JavaScript trims (a BOM is
+    whitespace to it, not to Python's ``strip``), an empty name refused, else a ``session_info``
+    entry and ``session_info_changed`` to RPC and the extensions."""
     spec = python_extension(
         "session_name_probe",
         "def extension(pi):\n"
@@ -107,7 +108,7 @@ def test_set_session_name_trims_refuses_an_empty_name_and_tells_the_extensions(
     )
     sc = scenario({"agent": [{"text": "one"}]})
     ops: list[Any] = [
-        {"set_session_name": "  \u00a0 "},
+        {"set_session_name": " \ufeff\u00a0 "},
         {"set_session_name": " \ufefftask T-42\n"},
         {"prompt": "a"},
     ]

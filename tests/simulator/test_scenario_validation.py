@@ -47,8 +47,8 @@ def refuse(tmp_path: Path, text: str, name: str = "bad.yaml") -> str:
             "name: bad\noperations: [{frobnicate: 1}]\n",
             "bad.yaml: operations[0]: an operation is a mapping with exactly one of: prompt, command, compact, abort, "
             "clear_queue, reload, restart, crash, set_model, set_auto_compaction, set_auto_retry, set_steering_mode, "
-            "set_follow_up_mode, set_session_name, cycle_model, set_thinking_level, cycle_thinking_level, new_session, edit_file, "
-            "fork, clone, switch_session, tree, bash",
+            "set_follow_up_mode, set_session_name, cycle_model, set_thinking_level, cycle_thinking_level, "
+            "new_session, edit_file, fork, clone, switch_session, tree, bash",
         ),
         (
             "name: bad\noperations: [{set_model: fake/other}]\n",
