@@ -107,6 +107,8 @@ class RecordedRequest:
     status: int = 0
     aborted: bool = False
     held: bool = False
+    #: The held reply's operations have returned (:meth:`FakeModelServer.wait_for_holds`).
+    hold_ran: bool = False
     #: How the answer ended: ``complete``, ``http <status>``, ``aborted`` (Pi went away while
     #: the call was held), ``dropped`` or ``sse error`` (a stream plan's failure); "" while open.
     ended: str = ""
@@ -257,6 +259,8 @@ class FakeModelServer:
         self._indices: dict[RequestKind, int] = {"agent": 0, "summary": 0, "extension": 0}
         self._cursors: dict[RequestKind, int] = {"agent": 0, "summary": 0, "extension": 0}
         self._errors: list[BaseException] = []
+        #: Held replies whose operations are running now (``on_hold`` calls not returned).
+        self._holds_running = 0
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._base_url: str | None = None
@@ -332,6 +336,22 @@ class FakeModelServer:
                 self._lock.wait(remaining)
             return list(self._requests)
 
+    def wait_for_holds(self, timeout: float = 10.0) -> bool:
+        """Wait until no held reply's operations are running and every request whose held
+        operations have returned has ended (answered to the end, or aborted when Pi went away).
+        True when there was something to wait for. A request held with no operation of its own
+        (``then: hold`` until Pi aborts it) is not waited for."""
+        deadline = time.monotonic() + timeout
+        waited = False
+        with self._lock:
+            while self._holds_running or any(r.hold_ran and r.finished_at is None for r in self._requests):
+                waited = True
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"{self._holds_running} held replies still running their operations")
+                self._lock.wait(remaining)
+        return waited
+
     def extend(self, kind: RequestKind, replies: list[Reply] | list[SynthesisReply]) -> None:
         """Script more replies of ``kind``, answered after the ones already scripted."""
         wanted = SynthesisReply if kind == "extension" else Reply
@@ -377,11 +397,18 @@ class FakeModelServer:
         request is then finished as aborted)."""
         record.held = True
         if self.on_hold is not None:
+            with self._lock:
+                self._holds_running += 1
             try:
                 self.on_hold(request, outcome)
             except BaseException as exc:  # recorded; the request is still answered
                 with self._lock:
                     self._errors.append(exc)
+            finally:
+                with self._lock:
+                    self._holds_running -= 1
+                    record.hold_ran = True
+                    self._lock.notify_all()
         aborting = any(operation_name(op) in _ABORTING_OPS for op in outcome.hold_operations())
         if _client_gone(handler.connection, self.abort_grace_s if aborting else 0.05):
             handler.close_connection = True

@@ -858,6 +858,8 @@ class PiTarget:
         if not during:
             if proc.alive and proc.wait_for_held_answers(self._op_timeout()):
                 self._settle(proc, during)  # what the held dialogs' operations started
+            if proc.alive and self._wait_for_held_replies():
+                self._settle(proc, during)  # what the held replies' operations started
             self._refresh_state()
         return outcome
 
@@ -1197,6 +1199,20 @@ class PiTarget:
         return OperationOutcome(name, True)
 
     # ------------------------------------------------------------------ held replies
+    def _wait_for_held_replies(self) -> bool:
+        """Wait until the model server has run every held reply's operations and ended those
+        requests. Pi can be idle and quiet before the server thread has the response of a held
+        ``switch_session`` (Pi answers only after the new runtime started): observed then, the
+        run had neither the held operation nor the aborted request (differential seed 11213, 1
+        run in 8). True when there was something to wait for (then the caller settles again)."""
+        server = self._server
+        if server is None:
+            return False
+        try:
+            return server.wait_for_holds(timeout=self._op_timeout())
+        except TimeoutError:
+            return True  # reported as it stands; the operations' own timeouts end them
+
     def _wait_for_held_calls_to_end(self) -> None:
         """Pi died during an operation: wait until the model server has ended every request
         (a held one ends aborted once its operations, which killed Pi, have returned and been
