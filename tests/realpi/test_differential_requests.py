@@ -6,7 +6,6 @@ asserted on real Pi. The simulator's side of each is a fidelity test in
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -271,13 +270,15 @@ def test_operations_during_a_held_call_are_observed(targets: Targets) -> None:
     assert_equivalent(real, sim)
 
 
-def test_a_held_abort_names_its_operation_when_pi_settles_before_answering_it(targets: Targets) -> None:
+def test_a_held_abort_is_recorded_before_its_operation_ends_and_names_it(targets: Targets) -> None:
     """Pi answers ``abort`` only once idle (``dist/modes/rpc/rpc-mode.js:353-355``,
     ``dist/core/agent-session.js:2082-2093``), after ``agent_settled`` went out
-    (``agent-session.js:742-765``): the operation the held call ran during may be recorded as
-    done before the abort returns. Differential seed 178 lost that race (4 on real Pi, 3 on the
-    simulator); here the held call's thread waits until the operation is recorded, so the race
-    is lost every time, and the outcome must still name operation 1."""
+    (``agent-session.js:742-765``), so the operation the held call ran during could be recorded
+    as done before the abort returned: differential seed 178 (4 on real Pi, 3 on the simulator)
+    was that race, and the held outcome's operation is counted before its operations run. Since
+    differential seed 11213 the target also waits, after every operation, until each held reply's
+    operations have returned and its request has ended (``PiTarget._wait_for_held_replies``): the
+    held abort is already recorded when its operation's outcome is, and names operation 1."""
     sc = scenario(
         {"agent": [{"text": "answer one"}, {"text": "never", "during": ["abort"]}, {"text": "three"}]}
     )
@@ -287,25 +288,15 @@ def test_a_held_abort_names_its_operation_when_pi_settles_before_answering_it(ta
     ]
     real_target = targets("pi", PASSIVE)
     assert isinstance(real_target, PiTarget)
-    second_recorded = threading.Event()
-    run, perform = real_target._run, real_target.perform
+    held_when_recorded: list[int] = []
+    perform = real_target.perform
 
-    def perform_and_tell(op: Operation) -> OperationOutcome:
+    def perform_and_look(op: Operation) -> OperationOutcome:
         outcome = perform(op)
-        if len(real_target._outcomes) == 2:
-            second_recorded.set()
+        held_when_recorded.append(len(real_target._held))
         return outcome
 
-    forced: list[bool] = []
-
-    def run_then_wait_for_the_main_thread(op: Operation, *, during: bool) -> OperationOutcome:
-        outcome = run(op, during=during)
-        if during:
-            forced.append(second_recorded.wait(60))
-        return outcome
-
-    real_target.perform = perform_and_tell  # type: ignore[method-assign]
-    real_target._run = run_then_wait_for_the_main_thread  # type: ignore[method-assign]
+    real_target.perform = perform_and_look  # type: ignore[method-assign]
     real_target.start(sc)
     for op in ops:
         real_target.perform(op)
@@ -315,7 +306,7 @@ def test_a_held_abort_names_its_operation_when_pi_settles_before_answering_it(ta
     for op in ops:
         sim_target.perform(op)
     sim = sim_target.observe()
-    assert forced == [True]  # the main thread recorded operation 1 before the abort returned
+    assert held_when_recorded == [0, 1, 1]
     assert [(h.request, h.operation, h.outcome.name) for h in real.held_operations] == [
         ("agent#1", 1, "abort")
     ]
