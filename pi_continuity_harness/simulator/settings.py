@@ -1,4 +1,5 @@
-"""Pi's settings: global and project files, deep-merged, read once, validated on use.
+"""Pi's settings: global and project files, deep-merged, read once, validated on use, and the
+few global keys Pi itself writes.
 
 Modelled from ``dist/core/settings-manager.js`` and ``main.js`` (trust):
 
@@ -10,7 +11,11 @@ Modelled from ``dist/core/settings-manager.js`` and ``main.js`` (trust):
 * compaction token settings are resolved per model (``modelOverrides["provider/id"]``),
   and an invalid value raises *when read*, with Pi's message;
 * ``enabled`` defaults to true, ``reserveTokens`` to 16384, ``keepRecentTokens`` to 20000;
-* a file that is not valid JSON counts as empty and is reported as a load error.
+* a file that is not valid JSON counts as empty and is reported as a load error;
+* what is read is migrated (``migrateSettings``: ``queueMode`` is ``steeringMode``, ...);
+* RPC ``set_auto_compaction``, ``set_auto_retry``, ``set_steering_mode`` and
+  ``set_follow_up_mode`` change a global key in memory and write the global file over what it
+  holds then (``persistScopedSettings``).
 
 Trust follows ``main.js:652-658``: an explicit ``--approve``/``--no-approve`` wins, then a
 saved decision in ``<agentDir>/trust.json``, then, when the project has trust-requiring
