@@ -1070,29 +1070,8 @@ class PiTarget:
         ``session_start`` handler would run twice (:mod:`.versions`). Extension commands run before
         the input hooks (``dist/core/agent-session.js:1702`` before ``:1735`` in 1.5.2, ``:1488``
         before ``:1501`` in 1.0.3), so the command adds no ``input`` event."""
-        assert self._env is not None
-        seq = proc.event_seq
-        before = len(self._env.observer_events())
         text = f"/{_NEW_SESSION_COMMAND}" + (f" {parent}" if parent else "")
-        outcome = self._prompt(proc, name, text, None, (), during)
-        if not outcome.ok:
-            return OperationOutcome(name, False, outcome.error)
-        errors = [
-            e.data
-            for e in proc.events_since(seq)
-            if e.type == "extension_error"
-            and e.data.get("extensionPath") == f"command:{_NEW_SESSION_COMMAND}"
-        ]
-        if errors:
-            return OperationOutcome(name, False, str(errors[0].get("error")))
-        done = [
-            line for line in self._env.observer_events()[before:] if line.get("type") == "harness_new_session"
-        ]
-        if not done:
-            return OperationOutcome(name, False, "the new session did not finish")
-        if done[-1].get("cancelled"):
-            return OperationOutcome(name, False, "cancelled")
-        return OperationOutcome(name, True)
+        return self._replace_by_command(proc, name, text, _NEW_SESSION_COMMAND, "harness_new_session", during)
 
     def _replace_by_command(
         self, proc: PiRpcProcess, name: str, text: str, command: str, logged: str, during: bool
@@ -1115,7 +1094,7 @@ class PiTarget:
             return OperationOutcome(name, False, str(errors[0].get("error")))
         done = [line for line in self._env.observer_events()[before:] if line.get("type") == logged]
         if not done:
-            return OperationOutcome(name, False, f"the {name} did not finish")
+            return OperationOutcome(name, False, f"the {name.replace('_', ' ')} did not finish")
         if done[-1].get("error"):
             return OperationOutcome(name, False, str(done[-1]["error"]))
         if done[-1].get("cancelled"):
