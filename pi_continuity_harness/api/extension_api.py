@@ -471,6 +471,32 @@ class ExtensionCommandContext(ExtensionContext, Protocol):
         with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None = None,
     ) -> JsonObject: ...
 
+    async def fork(
+        self,
+        entry_id: str,
+        *,
+        position: Literal["before", "at"] = "before",
+        with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None = None,
+    ) -> JsonObject:
+        """``ctx.fork`` (types.d.ts:320-325; ``runtimeHost.fork``, agent-session-runtime.js:193-262):
+        a new session holding the path up to the parent of the user message ``entry_id``
+        (``before``) or up to the entry itself (``at``), linked to this one. Returns
+        ``{"cancelled": bool}`` (``session_before_fork`` may cancel); raises :class:`PiError`
+        where Pi throws (an unknown entry, ``before`` an entry that is no user message, a session
+        not written yet)."""
+        ...
+
+    async def switch_session(
+        self,
+        session_path: str,
+        *,
+        with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None = None,
+    ) -> JsonObject:
+        """``ctx.switchSession`` (types.d.ts:336-340; ``runtimeHost.switchSession``,
+        agent-session-runtime.js:147-165): resume the session file ``session_path``
+        (``session_before_switch{resume}`` may cancel). Returns ``{"cancelled": bool}``."""
+        ...
+
     async def reload(self) -> None: ...
 
     async def navigate_tree(

@@ -484,9 +484,15 @@ class SimHost:
         """RPC ``get_fork_messages``: every user message entry with text, in file order."""
         return self._runtimes.fork_messages()
 
-    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> dict[str, Any]:
-        """RPC ``fork`` (position ``before``) or ``clone`` (position ``at``, the leaf)."""
-        return await self._runtimes.fork(entry_id, position)
+    async def fork(
+        self,
+        entry_id: str,
+        position: Literal["before", "at"] = "before",
+        *,
+        with_session: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
+        """RPC ``fork`` (position ``before``) or ``clone`` (position ``at``, the leaf), ``ctx.fork``."""
+        return await self._runtimes.fork(entry_id, position, with_session=with_session)
 
     async def switch_session(
         self, session_path: str, *, with_session: Callable[[Any], Awaitable[None]] | None = None

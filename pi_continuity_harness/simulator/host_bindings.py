@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pi_continuity_harness.api.events import SessionInfoChangedEvent
 from pi_continuity_harness.api.extension_api import CommandInfo, Model
-from pi_continuity_harness.simulator.agent_session import AgentSession, PiThrewError
+from pi_continuity_harness.simulator.agent_session import AgentSession, PiThrewError, PromptRejectedError
 from pi_continuity_harness.simulator.commands import command_infos, extension_resource_info
 from pi_continuity_harness.simulator.json_copy import NOT_FOR_PI, bridge_copy, json_copy
 from pi_continuity_harness.simulator.messages import absent_if_none
@@ -221,6 +221,25 @@ def runtime_bindings(host: SimHost, runtime: Runtime) -> RuntimeBindings:
         return await host.new_session(parent_session=parent_session, with_session=with_session)
 
     b.new_session = new_session
+
+    async def fork(entry_id: str, position: str, with_session: Any) -> dict[str, Any]:
+        # rpc-mode.js:255-258: only ``{cancelled}``; what Pi throws reaches the extension.
+        try:
+            result = await host.fork(
+                entry_id, "at" if position == "at" else "before", with_session=with_session
+            )
+        except PiThrewError:
+            raise
+        except PromptRejectedError as error:
+            raise PiThrewError(str(error)) from None
+        return {"cancelled": bool(result.get("cancelled"))}
+
+    b.fork = fork
+
+    async def switch_session(session_path: str, with_session: Any) -> dict[str, Any]:
+        return await host.switch_session(session_path, with_session=with_session)
+
+    b.switch_session = switch_session
     b.reload = host.reload
 
     async def navigate_tree(

@@ -434,7 +434,13 @@ class HostRuntimes:
                 found.append({"entryId": str(entry["id"]), "text": text})
         return found
 
-    async def fork(self, entry_id: str, position: Literal["before", "at"] = "before") -> dict[str, Any]:
+    async def fork(
+        self,
+        entry_id: str,
+        position: Literal["before", "at"] = "before",
+        *,
+        with_session: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
         """RPC ``fork`` (position ``before``) and ``clone`` (position ``at``, the leaf):
         ``AgentSessionRuntime.fork``, agent-session-runtime.js:193-262. ``session_before_fork`` may
         cancel; otherwise a new session holding the path up to the selected user message's parent
@@ -481,10 +487,12 @@ class HostRuntimes:
                 manager.new_session(parent_session=previous_file)
             else:
                 manager.create_branched_session(target_leaf)
-        await self._create_runtime(
+        new_runtime = await self._create_runtime(
             manager,
             SessionStartEvent(reason="fork", previous_session_file=previous_file),
         )
+        if with_session is not None:
+            await with_session(new_runtime.runner.create_replaced_context())
         return {"cancelled": False, "text": selected_text}
 
     async def _teardown_for_fork(self, runtime: Runtime, target_file: str | None) -> None:

@@ -137,6 +137,8 @@ class RuntimeBindings:
     # Command context
     wait_for_idle: Callable[[], Awaitable[None]]
     new_session: Callable[[str | None, Any], Awaitable[dict[str, Any]]]
+    fork: Callable[[str, str, Any], Awaitable[dict[str, Any]]]
+    switch_session: Callable[[str, Any], Awaitable[dict[str, Any]]]
     reload: Callable[[], Awaitable[None]]
     navigate_tree: Callable[[str, bool, str | None, bool | None, str | None], Awaitable[dict[str, Any]]]
     # Replaced-session context (``with_session``): senders that resolve when the run settles

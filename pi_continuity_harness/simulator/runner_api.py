@@ -369,6 +369,23 @@ class SimCommandContext(SimExtensionContext):
     ) -> dict[str, Any]:
         return await self._b().new_session(parent_session, with_session)
 
+    async def fork(
+        self,
+        entry_id: str,
+        *,
+        position: Literal["before", "at"] = "before",
+        with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
+        return await self._b().fork(entry_id, position, with_session)
+
+    async def switch_session(
+        self,
+        session_path: str,
+        *,
+        with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
+        return await self._b().switch_session(session_path, with_session)
+
     async def reload(self) -> None:
         await self._b().reload()
 

@@ -135,3 +135,72 @@ def test_a_resume_while_a_reply_streams_settles_the_turn_first(targets: Targets)
     ]
     assert [r.aborted for r in real.model_requests] == [False, True, False]
     assert_equivalent(real, sim)
+
+
+_COMMANDS = """\
+def extension(pi):
+    async def fork_here(args, ctx):
+        position, _, which = args.partition(" ")
+        users = [
+            e["id"]
+            for e in ctx.session_manager.get_branch()
+            if e["type"] == "message" and e["message"]["role"] == "user"
+        ]
+        target = ctx.session_manager.get_leaf_id()
+        if which:
+            target = which if which.startswith("id:") else users[int(which) - 1]
+
+        async def greet(new_ctx):
+            new_ctx.ui.notify(f"in the {position} fork", "info")
+            await new_ctx.send_user_message(f"forked {position}")
+
+        try:
+            await ctx.fork(target.removeprefix("id:"), position=position, with_session=greet)
+        except Exception as error:  # Pi's error, word for word
+            ctx.ui.notify(f"fork failed: {error}", "error")
+
+    async def back(args, ctx):
+        async def greet(new_ctx):
+            new_ctx.ui.notify("resumed", "info")
+            await new_ctx.send_user_message("resumed by the extension")
+
+        await ctx.switch_session(pi.previous, with_session=greet)
+
+    def remember(event, ctx):
+        if event.previous_session_file:
+            pi.previous = event.previous_session_file
+
+    pi.register_command("fork-here", fork_here)
+    pi.register_command("back", back)
+    pi.on("session_start", remember)
+"""
+
+
+def test_an_extension_forks_clones_and_resumes_with_ctx(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """``ctx.fork(entryId, {position, withSession})`` and ``ctx.switchSession(path, {withSession})``
+    of a command (rpc-mode.js:255-270): the new session's ``with_session`` context sends a
+    message that runs there (the command's own ctx is stale after the switch); an unknown
+    entry is Pi's error."""
+    spec = python_extension("ctx_fork_probe", _COMMANDS)
+    replies = [{"text": f"reply {n}"} for n in range(1, 7)]
+    sc = scenario({"agent": replies})
+    ops: list[Any] = [
+        {"prompt": "one"},
+        {"prompt": "two"},
+        {"command": "/fork-here before id:nope"},  # Pi: Invalid entry ID for forking
+        {"command": "/fork-here before 2"},  # a new session holding "one" and its reply
+        {"command": "/fork-here at"},  # clone the branch that holds "forked before"
+        {"command": "/back"},  # resume the fork from the clone
+    ]
+    real, sim = play(targets, sc, ops, spec)
+    assert _user_texts(real) == ["one", "forked before", "resumed by the extension"]
+    assert real.notifications == [
+        ("fork failed: Invalid entry ID for forking", "error"),
+        ("in the before fork", "info"),
+        ("in the at fork", "info"),
+        ("resumed", "info"),
+    ]
+    assert not [e for e in real.session_events if e.get("type") == "extension_error"]
+    assert_equivalent(real, sim)

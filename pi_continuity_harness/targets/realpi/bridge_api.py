@@ -442,6 +442,44 @@ class BridgeCommandContext(BridgeContext):
             self._runtime.take_callback_error(callback)
         return dict(result) if isinstance(result, dict) else {"cancelled": False}
 
+    async def fork(
+        self,
+        entry_id: str,
+        *,
+        position: Literal["before", "at"] = "before",
+        with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None = None,
+    ) -> Json:
+        return await self._replace("fork", [entry_id, position], with_session)
+
+    async def switch_session(
+        self,
+        session_path: str,
+        *,
+        with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None = None,
+    ) -> Json:
+        return await self._replace("switchSession", [session_path], with_session)
+
+    async def _replace(
+        self,
+        method: str,
+        args: list[Any],
+        with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None,
+    ) -> Json:
+        """A session replacement with an optional ``with_session`` callback, as :meth:`new_session`."""
+        callback = self._runtime.register_callback(with_session) if with_session is not None else None
+        try:
+            result = await self._caller.call("ctx", method, *args, callback)
+        except BridgeCallError:
+            raised = self._runtime.take_callback_error(callback) if callback is not None else None
+            if raised is not None:
+                raise raised from None
+            raise
+        if callback is not None:
+            self._runtime.take_callback_error(callback)
+        return (
+            {"cancelled": bool(result.get("cancelled"))} if isinstance(result, dict) else {"cancelled": False}
+        )
+
     async def reload(self) -> None:
         await self._caller.call("ctx", "reload")
 
