@@ -364,27 +364,11 @@ class HostRuntimes:
         parent_session: str | None = None,
         with_session: Callable[[Any], Awaitable[None]] | None = None,
     ) -> dict[str, Any]:
-        host = self._host
-        runtime = host._require_runtime()
-        result = await runtime.session.dispatch(
-            SessionBeforeSwitchEvent(reason="new", target_session_file=None)
+        """RPC ``new_session`` and ``ctx.newSession`` (``AgentSessionRuntime.newSession``,
+        agent-session-runtime.js:166-192)."""
+        return await self._switch(
+            "new", None, with_session, lambda: self._new_manager(parent_session=parent_session)
         )
-        if result is not None and getattr(result, "cancel", False):
-            return {"cancelled": True}
-        previous_file = runtime.session_manager.get_session_file()
-        manager = self._new_manager(parent_session=parent_session)
-        await runtime.session.abort()
-        await runtime.session.dispatch(
-            SessionShutdownEvent(reason="new", target_session_file=manager.get_session_file())
-        )
-        runtime.runner.invalidate()
-        new_runtime = await self._create_runtime(
-            manager,
-            SessionStartEvent(reason="new", previous_session_file=previous_file),
-        )
-        if with_session is not None:
-            await with_session(new_runtime.runner.create_replaced_context())
-        return {"cancelled": False}
 
     async def switch_session(
         self,
@@ -392,29 +376,44 @@ class HostRuntimes:
         *,
         with_session: Callable[[Any], Awaitable[None]] | None = None,
     ) -> dict[str, Any]:
-        """RPC ``switch_session`` (``AgentSessionRuntime.switchSession``,
-        agent-session-runtime.js:147-165): ``session_before_switch{resume, targetSessionFile}``
-        may cancel; otherwise the file is opened (``SessionManager.open`` before the teardown,
-        its directory the file's own), the running turn settled, ``session_shutdown{resume}``,
-        and a new runtime starts with ``session_start{resume, previousSessionFile}``."""
+        """RPC ``switch_session`` and ``ctx.switchSession`` (``AgentSessionRuntime.switchSession``,
+        agent-session-runtime.js:147-165): the file is opened before the teardown
+        (``SessionManager.open``, its directory the file's own)."""
+
+        def opened() -> SessionManager:
+            with self._host.host_io():
+                return self._open_manager(session_path)
+
+        return await self._switch("resume", session_path, with_session, opened)
+
+    async def _switch(
+        self,
+        reason: Literal["new", "resume"],
+        target_file: str | None,
+        with_session: Callable[[Any], Awaitable[None]] | None,
+        next_manager: Callable[[], SessionManager],
+    ) -> dict[str, Any]:
+        """What ``newSession`` and ``switchSession`` share: ``session_before_switch{reason,
+        targetSessionFile}`` may cancel; otherwise the next session's manager is made, the
+        running turn settled, ``session_shutdown{reason}``, a new runtime with
+        ``session_start{reason, previousSessionFile}``, then ``withSession`` with its context."""
         host = self._host
         runtime = host._require_runtime()
         result = await runtime.session.dispatch(
-            SessionBeforeSwitchEvent(reason="resume", target_session_file=session_path)
+            SessionBeforeSwitchEvent(reason=reason, target_session_file=target_file)
         )
         if result is not None and getattr(result, "cancel", False):
             return {"cancelled": True}
         previous_file = runtime.session_manager.get_session_file()
-        with host.host_io():
-            manager = self._open_manager(session_path)
+        manager = next_manager()
         await runtime.session.abort()
         await runtime.session.dispatch(
-            SessionShutdownEvent(reason="resume", target_session_file=manager.get_session_file())
+            SessionShutdownEvent(reason=reason, target_session_file=manager.get_session_file())
         )
         runtime.runner.invalidate()
         new_runtime = await self._create_runtime(
             manager,
-            SessionStartEvent(reason="resume", previous_session_file=previous_file),
+            SessionStartEvent(reason=reason, previous_session_file=previous_file),
         )
         if with_session is not None:
             await with_session(new_runtime.runner.create_replaced_context())

@@ -12,7 +12,7 @@ the RPC's ``cycleModel`` (:2157-2209) and ``cycleThinkingLevel`` (:2243-2252).
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pi_continuity_harness.api.events import ModelSelectEvent, ThinkingLevelSelectEvent
 from pi_continuity_harness.api.extension_api import Model
@@ -54,13 +54,18 @@ class SessionModel:
         s = self._session
         if not s.service.catalog.has_auth(model.provider):
             raise PiThrewError(f"No API key for {model.provider}/{model.id}")
+        await self._switch_to(model, "set")
+
+    async def _switch_to(self, model: Model, source: Literal["set", "cycle"]) -> None:
+        """What ``setModel`` and ``cycleModel`` share (agent-session.js:2123-2136, :2197-2207)."""
+        s = self._session
         previous = s.model
         level = self._thinking_level_for_model_switch(model)
         s.model = model
         s.session_manager.append_model_change(model.provider, model.id)
         self.set_thinking_level(level)
         if previous is None or previous.full_id != model.full_id:
-            await s.dispatch(ModelSelectEvent(model=model, previous_model=previous, source="set"))
+            await s.dispatch(ModelSelectEvent(model=model, previous_model=previous, source=source))
 
     async def cycle_model(self) -> Model | None:
         """RPC ``cycle_model`` (``AgentSession.cycleModel``, agent-session.js:2157-2209, forward):
@@ -81,12 +86,7 @@ class SessionModel:
         if not available or (index != -1 and len(available) == 1):
             return None
         following = available[0 if index == -1 else (index + 1) % len(available)]
-        level = self._thinking_level_for_model_switch(following)
-        s.model = following
-        s.session_manager.append_model_change(following.provider, following.id)
-        self.set_thinking_level(level)
-        if current is None or current.full_id != following.full_id:
-            await s.dispatch(ModelSelectEvent(model=following, previous_model=current, source="cycle"))
+        await self._switch_to(following, "cycle")
         return following
 
     def cycle_thinking_level(self) -> str | None:

@@ -223,3 +223,17 @@ def victim_beside(tmp: Path) -> Path:
     (victim / "keep.txt").write_text("precious\n", encoding="utf-8")
     (victim / "nested" / "deep.json").write_text('{"a": 1}\n', encoding="utf-8")
     return victim
+
+
+def session_lines(path: Path) -> list[dict[str, Any]]:
+    """A session file's JSON lines."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def op_ends(result: SimulationResult) -> list[tuple[str, bool, str | None]]:
+    """Each operation's end in the trace: its name, whether it succeeded, its error."""
+    return [
+        (r["name"], r["ok"], r.get("error"))
+        for r in result.host.trace.records
+        if r["kind"] == "op" and r.get("phase") == "end"
+    ]

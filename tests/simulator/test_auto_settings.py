@@ -17,19 +17,11 @@ import pytest
 from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.simulator.settings import SettingsManager, SettingsWriteNotModelledError
 
-from .helpers import base, run
+from .helpers import base, op_ends, run
 
 
 def _global_file(result: Any) -> Path:
     return result.machine_dir / "agent" / "settings.json"
-
-
-def _op_ends(result: Any) -> list[tuple[str, bool, str | None]]:
-    return [
-        (r["name"], r["ok"], r.get("error"))
-        for r in result.host.trace.records
-        if r["kind"] == "op" and r.get("phase") == "end"
-    ]
 
 
 def test_set_auto_compaction_writes_the_global_file_as_json_stringify_with_two_spaces(tmp_path: Path) -> None:
@@ -39,7 +31,7 @@ def test_set_auto_compaction_writes_the_global_file_as_json_stringify_with_two_s
         settings={"global": {"theme": "dark"}},
     )
     result = run(tmp_path, scenario)
-    assert _op_ends(result) == [("set_auto_compaction", True, None)]
+    assert op_ends(result) == [("set_auto_compaction", True, None)]
     text = _global_file(result).read_text(encoding="utf-8")
     assert text.endswith("}") and not text.endswith("\n")
     assert json.loads(text)["compaction"] == {"enabled": False}

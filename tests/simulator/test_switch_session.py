@@ -10,26 +10,13 @@ Node.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.api import ExtensionAPI
 from pi_continuity_harness.scenario.operations import NO_PREVIOUS_SESSION
 
-from .helpers import base, run
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def _op_ends(result: Any) -> list[tuple[str, bool, str | None]]:
-    return [
-        (r["name"], r["ok"], r.get("error"))
-        for r in result.host.trace.records
-        if r["kind"] == "op" and r.get("phase") == "end"
-    ]
+from .helpers import base, op_ends, run, session_lines
 
 
 def _events(result: Any, *names: str) -> list[dict[str, Any]]:
@@ -40,7 +27,7 @@ def test_switch_session_with_no_previous_session_is_the_operations_error_and_sen
     tmp_path: Path,
 ) -> None:
     result = run(tmp_path, base(operations=["switch_session"], model={"agent": []}))
-    assert _op_ends(result) == [("switch_session", False, NO_PREVIOUS_SESSION)]
+    assert op_ends(result) == [("switch_session", False, NO_PREVIOUS_SESSION)]
     assert [e["name"] for e in _events(result, "session_before_switch", "session_shutdown")] == [
         "session_shutdown"  # the quit at the end only
     ]
@@ -58,7 +45,7 @@ def test_switch_session_resumes_the_previous_session_with_pis_events_in_order(tm
         model={"agent": [{"text": "a"}, {"text": "b"}, {"text": "a2"}]},
     )
     result = run(tmp_path, scenario)
-    assert all(ok for _, ok, _ in _op_ends(result))
+    assert all(ok for _, ok, _ in op_ends(result))
     events = _events(result, "session_before_switch", "session_shutdown", "session_start")
     resumed = [e for e in events if e.get("reason") == "resume"]
     assert [e["name"] for e in resumed] == ["session_before_switch", "session_shutdown", "session_start"]
@@ -66,7 +53,7 @@ def test_switch_session_resumes_the_previous_session_with_pis_events_in_order(tm
     assert resumed[1]["targetSessionFile"] == a_file != b_file
     files = sorted(result.session_files())
     assert len(files) == 2
-    a = _lines(files[0])
+    a = session_lines(files[0])
     users = [
         e["message"]["content"][0]["text"]
         for e in a
@@ -80,7 +67,7 @@ def test_a_restart_forgets_the_previous_session(tmp_path: Path) -> None:
         operations=[{"prompt": "a"}, "new_session", {"prompt": "b"}, "restart", "switch_session"],
         model={"agent": [{"text": "1"}, {"text": "2"}]},
     )
-    assert _op_ends(run(tmp_path, scenario))[-1] == ("switch_session", False, NO_PREVIOUS_SESSION)
+    assert op_ends(run(tmp_path, scenario))[-1] == ("switch_session", False, NO_PREVIOUS_SESSION)
 
 
 def test_an_extension_cancels_the_resume(tmp_path: Path) -> None:
@@ -98,7 +85,7 @@ def test_an_extension_cancels_the_resume(tmp_path: Path) -> None:
     )
     result = run(tmp_path, scenario, ext)
     assert seen == [("new", False), ("resume", True)]
-    assert _op_ends(result)[-1] == ("switch_session", False, "cancelled")
+    assert op_ends(result)[-1] == ("switch_session", False, "cancelled")
 
 
 def test_clone_copies_the_whole_branch_into_a_session_linked_to_the_source(tmp_path: Path) -> None:
@@ -112,9 +99,9 @@ def test_clone_copies_the_whole_branch_into_a_session_linked_to_the_source(tmp_p
         model={"agent": [{"text": "first"}, {"text": "second"}]},
     )
     result = run(tmp_path, scenario, ext)
-    assert _op_ends(result)[-1] == ("clone", True, None)
+    assert op_ends(result)[-1] == ("clone", True, None)
     assert positions == ["at"]
-    source, cloned = (_lines(f) for f in sorted(result.session_files()))
+    source, cloned = (session_lines(f) for f in sorted(result.session_files()))
     assert str(cloned[0]["parentSession"]).endswith(sorted(result.session_files())[0].name)
     assert [e["id"] for e in cloned[1:]] == [e["id"] for e in source[1:]]
     assert _events(result, "session_start")[-1]["reason"] == "fork"
@@ -124,6 +111,6 @@ def test_clone_before_the_session_file_is_written_is_pis_error(tmp_path: Path) -
     """A new session has a leaf (its model and thinking level entries) but no file until its
     first assistant message: Pi refuses to clone it (agent-session-runtime.js:234-236)."""
     result = run(tmp_path, base(operations=["clone"], model={"agent": []}))
-    assert _op_ends(result) == [
+    assert op_ends(result) == [
         ("clone", False, "This session has not been saved yet. Send a message before cloning or forking it.")
     ]

@@ -427,20 +427,7 @@ class BridgeCommandContext(BridgeContext):
         parent_session: str | None = None,
         with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None = None,
     ) -> Json:
-        callback = self._runtime.register_callback(with_session) if with_session is not None else None
-        try:
-            result = await self._caller.call("ctx", "newSession", parent_session, callback)
-        except BridgeCallError:
-            # Pi's newSession rejects with what withSession threw, the callback's last step
-            # (agent-session-runtime.js:139-146): the exception the Python callback raised, as a
-            # JavaScript extension's await would get its own Error back (the simulator's too).
-            raised = self._runtime.take_callback_error(callback) if callback is not None else None
-            if raised is not None:
-                raise raised from None
-            raise
-        if callback is not None:
-            self._runtime.take_callback_error(callback)
-        return dict(result) if isinstance(result, dict) else {"cancelled": False}
+        return await self._replace("newSession", [parent_session], with_session)
 
     async def fork(
         self,
@@ -465,20 +452,23 @@ class BridgeCommandContext(BridgeContext):
         args: list[Any],
         with_session: Callable[[ReplacedSessionContext], Awaitable[None]] | None,
     ) -> Json:
-        """A session replacement with an optional ``with_session`` callback, as :meth:`new_session`."""
+        """A session replacement (``ctx.newSession``, ``fork``, ``switchSession``) with an optional
+        ``with_session`` callback, registered by id: Pi calls it back with the new session's
+        context before the call resolves."""
         callback = self._runtime.register_callback(with_session) if with_session is not None else None
         try:
             result = await self._caller.call("ctx", method, *args, callback)
         except BridgeCallError:
+            # Pi's call rejects with what withSession threw, the callback's last step
+            # (agent-session-runtime.js:139-146): the exception the Python callback raised, as a
+            # JavaScript extension's await would get its own Error back (the simulator's too).
             raised = self._runtime.take_callback_error(callback) if callback is not None else None
             if raised is not None:
                 raise raised from None
             raise
         if callback is not None:
             self._runtime.take_callback_error(callback)
-        return (
-            {"cancelled": bool(result.get("cancelled"))} if isinstance(result, dict) else {"cancelled": False}
-        )
+        return dict(result) if isinstance(result, dict) else {"cancelled": False}
 
     async def reload(self) -> None:
         await self._caller.call("ctx", "reload")
