@@ -5,10 +5,11 @@ its outcome, held by :class:`HostOperations` for its :class:`~.host.SimHost`: th
 that open and close it (what the trace says of each kind: :func:`_op_fields`), the dispatch of
 each kind to what Pi's RPC mode does for the command (rpc-mode.js:312-587: ``prompt`` :318-344,
 ``clear_queue`` :357-359, ``set_model`` :388, ``cycle_model`` :397-403, ``set_thinking_level``
-:411-414, ``cycle_thinking_level`` :415-421, ``set_session_name`` :537-544, ``set_steering_mode``/``set_follow_up_mode``
+:411-414, ``cycle_thinking_level`` :415-421, ``set_steering_mode`` and ``set_follow_up_mode``
 :429-436, ``compact`` :440-443, ``set_auto_compaction`` :444-447, ``set_auto_retry`` :451-454,
 ``bash`` :462-481, ``switch_session`` :497-500, ``fork`` :501-504, ``clone`` :505-512,
-``get_fork_messages`` :513-516), the dialog answers a prompt or command carries
+``get_fork_messages`` :513-516, ``set_session_name`` :537-544), the dialog answers a prompt or
+command carries
 (:meth:`HostOperations._prompt`), ``wait: false`` commands run on as host tasks, and ``tree``
 through the observer's ``/harness-tree`` command (``targets/realpi/observer.ts``). Restart,
 reload, new session, switch and fork themselves are the host's (:mod:`.host`); a fault's or a held
