@@ -615,6 +615,21 @@ class PythonBridge {
 				}
 				return await ctx.newSession(options);
 			}
+			case "fork":
+			case "switchSession": {
+				// ExtensionCommandContext.fork / switchSession (types.d.ts:320-340): the last
+				// argument is the withSession callback's id, as for newSession.
+				const inst = this.instances.get(entry.inst);
+				const callback = args[args.length - 1];
+				const options: Json = {};
+				if (method === "fork") options.position = args[1] === "at" ? "at" : "before";
+				if (callback && inst) {
+					options.withSession = async (replaced: Any) => {
+						await this.request({ type: "callback", callback, ctx: this.ctxRef(replaced, inst, "replaced") });
+					};
+				}
+				return await ctx[method](String(args[0]), options);
+			}
 			default:
 				throw new BridgeError(`ctx.${method} is not bridged`);
 		}
