@@ -306,7 +306,8 @@ class SettingsManager:
         if not text:
             return {}
         try:
-            value = json.loads(text.lstrip("\ufeff"))
+            # ``JSON.parse``: ``4000.0`` is the number 4000, an integer to a Python extension.
+            value = _parse_js_json(text.lstrip("\ufeff"))
         except json.JSONDecodeError as error:
             self.errors.append(f"{scope} settings: {path}: {error}")
             return {}
