@@ -23,7 +23,8 @@ same day, Pi's own file tools, crashes and settings changes; and later resuming 
 session (RPC ``switch_session``), cloning the session (RPC ``clone``) and turning automatic
 compaction or retry off and on (RPC ``set_auto_compaction``, ``set_auto_retry``) and changing the
 queue modes (``set_steering_mode``, ``set_follow_up_mode``), and cycling the model and the
-thinking level (``cycle_model``, ``cycle_thinking_level``, ``set_thinking_level``).
+thinking level (``cycle_model``, ``cycle_thinking_level``, ``set_thinking_level``), dropping the
+queued messages (``clear_queue``) and naming the session (``set_session_name``).
 
 Everything here is plain data and a pure function of ``(seed, steps, with_extension)``: no
 clock, no environment, so a seed runs the same in any process (``explore.engine``).
@@ -47,6 +48,7 @@ from pi_continuity_harness.scenario.model_script import (
 from pi_continuity_harness.scenario.operations import (
     AbortOp,
     BashOp,
+    ClearQueueOp,
     CloneOp,
     CommandOp,
     CompactOp,
@@ -64,6 +66,7 @@ from pi_continuity_harness.scenario.operations import (
     SetAutoRetryOp,
     SetFollowUpModeOp,
     SetModelOp,
+    SetSessionNameOp,
     SetSteeringModeOp,
     SetThinkingLevelOp,
     SwitchSessionOp,
@@ -112,6 +115,8 @@ ACTIONS: tuple[str, ...] = (
     "switch_session",
     "auto_settings",
     "cycle",
+    "clear_queue",
+    "session_name",
 )
 
 _OVERFLOW = HttpError(
@@ -504,6 +509,21 @@ def _action(name: str, rng: random.Random, n: int, o: DiffOptions, commands: tup
             (CycleModelOp(), CycleThinkingLevelOp(), SetThinkingLevelOp(set_thinking_level=level))
         )
         return DiffAction(name, (cycled,))
+    if name == "clear_queue":
+        # A steering and a follow-up message queued while a reply streams, then dropped (RPC
+        # clear_queue): neither reaches the model, so the action scripts the held reply alone.
+        text = _text(rng, f"streaming {n}:")
+        queued = (
+            PromptOp.model_validate({"prompt": {"text": f"steer {n}", "streaming_behavior": "steer"}}),
+            PromptOp.model_validate({"prompt": {"text": f"later {n}", "streaming_behavior": "followUp"}}),
+            ClearQueueOp(),
+        )
+        held = Reply(text=text, stream=StreamPlan(upto=rng.randint(0, len(text)), then="hold"), during=queued)
+        return DiffAction(name, (prompt,), (held,))
+    if name == "session_name":
+        # RPC set_session_name: trimmed as JavaScript trims; an empty name is Pi's error.
+        names = (f"task {n}", f"  task {n}\n", " \ufeff\u00a0 ", "")
+        return DiffAction(name, (SetSessionNameOp(set_session_name=rng.choice(names)),))
     if name == "extension_command":
         if not commands:
             return DiffAction("turn_below", (prompt,), (reply(context_tokens=below()),))
