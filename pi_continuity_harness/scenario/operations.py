@@ -507,7 +507,8 @@ class SetAutoRetryOp(_Strict):
 
 
 class SetSessionNameOp(_Strict):
-    """RPC ``set_session_name {name}`` (``dist/modes/rpc/rpc-mode.js:537-544``): the name trimmed;
+    """RPC ``set_session_name {name}`` (``dist/modes/rpc/rpc-mode.js:537-544``): the name trimmed
+    as JavaScript's ``trim`` trims (a BOM and no-break spaces too);
     an empty one is Pi's error (``Session name cannot be empty``); else a ``session_info`` entry
     and ``session_info_changed`` (``setSessionName``, ``dist/core/agent-session.js:3350-3355``)."""
 
@@ -595,7 +596,9 @@ class CloneOp(_ValueOptional):
     at the current entry (``AgentSessionRuntime.fork(leafId, {position: "at"})``,
     ``dist/core/agent-session-runtime.js:193-262``). ``session_before_fork{entryId, position:
     at}`` may cancel it; otherwise Pi switches to a new session holding the whole current branch,
-    its header linking the source file. A session with no entry is refused with Pi's error."""
+    its header linking the source file. A session with no leaf (``Cannot clone session: no
+    current entry selected``) or whose file Pi has not written yet (``This session has not been
+    saved yet...``, before its first assistant message) is refused with Pi's error."""
 
     clone: _Empty = _Empty()
 
