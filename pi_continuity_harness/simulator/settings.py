@@ -41,6 +41,7 @@ from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.scenario.transcript import js_string
 from pi_continuity_harness.scenario.workspace import deep_merge, path_exists
 from pi_continuity_harness.simulator.compaction import DEFAULT_COMPACTION_SETTINGS
+from pi_continuity_harness.simulator.json_copy import js_json_number
 from pi_continuity_harness.simulator.virtual_root import disk_path
 
 __all__ = [
@@ -515,13 +516,8 @@ class SettingsManager:
 
 def _parse_js_json(text: str) -> Any:
     """``JSON.parse``: one kind of number, so ``1.0`` reads as ``1`` (and is written back as
-    ``1`` by ``JSON.stringify``)."""
-    return json.loads(text, parse_float=_js_float)
-
-
-def _js_float(text: str) -> int | float:
-    value = float(text)
-    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+    ``1`` by ``JSON.stringify``), as the bridge reads numbers (:func:`.json_copy.js_json_number`)."""
+    return json.loads(text, parse_int=js_json_number, parse_float=js_json_number)
 
 
 def _migrated(settings: Any) -> Any:

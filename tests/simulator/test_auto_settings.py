@@ -77,10 +77,14 @@ def test_a_file_broken_since_the_start_is_kept_and_the_error_recorded(tmp_path: 
 
 
 def test_a_number_in_the_file_reads_as_javascript_reads_it(tmp_path: Path) -> None:
-    manager = _manager(tmp_path, '{"compaction": {"reserveTokens": 4000.0}}')
+    manager = _manager(tmp_path, '{"compaction": {"reserveTokens": 4000.0}, "big": 1e20}')
     manager.set_compaction_enabled(True)
     text = (tmp_path / "agent" / "settings.json").read_text(encoding="utf-8")
-    assert text == '{\n  "compaction": {\n    "reserveTokens": 4000,\n    "enabled": true\n  }\n}'
+    # JSON.stringify(1e20) is "100000000000000000000" (Number::toString below 1e21).
+    assert text == (
+        '{\n  "compaction": {\n    "reserveTokens": 4000,\n    "enabled": true\n  },\n'
+        '  "big": 100000000000000000000\n}'
+    )
 
 
 @pytest.mark.parametrize("section", ["5", '"on"', "true"])
