@@ -182,6 +182,16 @@ _HARNESS_COMMAND_PATHS = frozenset(
     for name in (_RELOAD_COMMAND, _NEW_SESSION_COMMAND, _SWITCH_SESSION_COMMAND, _FORK_COMMAND)
 )
 _QUIET_S = 0.05
+#: The RPC field that carries an operation's value, for the operations that are one RPC command
+#: of the operation's own name (the others carry none).
+_RPC_VALUE_FIELD: dict[type, str] = {
+    SetAutoCompactionOp: "enabled",
+    SetAutoRetryOp: "enabled",
+    SetSessionNameOp: "name",
+    SetSteeringModeOp: "mode",
+    SetFollowUpModeOp: "mode",
+    SetThinkingLevelOp: "level",
+}
 #: Bytecode caches this process has offered to prune (:func:`prune_stale_bytecode`).
 _PRUNED: set[str] = set()
 #: Verified installations per Pi version, per process (verifying runs ``node --version`` and
@@ -906,9 +916,6 @@ class PiTarget:
                 response = proc.abort(timeout=timeout)
                 self._settle(proc, during)
                 return OperationOutcome(name, bool(response.get("success")), response.get("error"))
-            case ClearQueueOp():
-                response = proc.send({"type": "clear_queue"}, timeout=timeout)
-                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
             case ReloadOp():
                 seq = proc.event_seq
                 outcome = self._prompt(proc, name, f"/{_RELOAD_COMMAND}", None, (), during)
@@ -930,37 +937,26 @@ class PiTarget:
                 response = proc.set_model(provider, model_id, timeout=timeout)
                 self._settle(proc, during)
                 return OperationOutcome(name, bool(response.get("success")), response.get("error"))
-            case SetAutoCompactionOp():
-                response = proc.send(
-                    {"type": "set_auto_compaction", "enabled": op.set_auto_compaction}, timeout=timeout
-                )
-                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
-            case SetAutoRetryOp():
-                response = proc.send(
-                    {"type": "set_auto_retry", "enabled": op.set_auto_retry}, timeout=timeout
-                )
-                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
-            case SetSessionNameOp():
-                response = proc.send(
-                    {"type": "set_session_name", "name": op.set_session_name}, timeout=timeout
-                )
-                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
-            case CycleModelOp() | CycleThinkingLevelOp() | SetThinkingLevelOp():
-                sent: dict[str, Any] = {"type": operation_name(op)}
-                if isinstance(op, SetThinkingLevelOp):
-                    sent["level"] = op.set_thinking_level
+            case (
+                ClearQueueOp()
+                | SetAutoCompactionOp()
+                | SetAutoRetryOp()
+                | SetSessionNameOp()
+                | SetSteeringModeOp()
+                | SetFollowUpModeOp()
+                | CycleModelOp()
+                | CycleThinkingLevelOp()
+                | SetThinkingLevelOp()
+            ):
+                # One RPC command named as the operation, its value (if any) under Pi's field name
+                # (rpc-mode.js:357-359, :397-454, :537-544).
+                sent: dict[str, Any] = {"type": name}
+                field = _RPC_VALUE_FIELD.get(type(op))
+                if field is not None:
+                    sent[field] = getattr(op, name)
                 response = proc.send(sent, timeout=timeout)
-                self._settle(proc, during)
-                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
-            case SetSteeringModeOp():
-                response = proc.send(
-                    {"type": "set_steering_mode", "mode": op.set_steering_mode}, timeout=timeout
-                )
-                return OperationOutcome(name, bool(response.get("success")), response.get("error"))
-            case SetFollowUpModeOp():
-                response = proc.send(
-                    {"type": "set_follow_up_mode", "mode": op.set_follow_up_mode}, timeout=timeout
-                )
+                if isinstance(op, CycleModelOp | CycleThinkingLevelOp | SetThinkingLevelOp):
+                    self._settle(proc, during)  # model_select / thinking_level_select handlers
                 return OperationOutcome(name, bool(response.get("success")), response.get("error"))
             case NewSessionOp():
                 parent = self._current_session_file(proc) if op.new_session.parent else None
