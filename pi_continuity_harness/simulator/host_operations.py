@@ -236,9 +236,7 @@ class HostOperations:
                 runtime = host._require_runtime()
                 parent = runtime.session_manager.get_session_file() if op.new_session.parent else None
                 outcome = await host.new_session(parent_session=parent)
-                return OperationResult(
-                    name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
-                )
+                return _replacement(name, outcome)
             case TreeOp():
                 return await self._tree(op, name)
             case BashOp():
@@ -260,9 +258,7 @@ class HostOperations:
                 if chosen is None:
                     return OperationResult(name, ok=False, error=no_fork_message(messages, op.fork.message))
                 outcome = await host.fork(chosen)
-                return OperationResult(
-                    name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
-                )
+                return _replacement(name, outcome)
             case CloneOp():
                 # rpc-mode.js:505-512: the leaf, or Pi's error before any event.
                 leaf = host._require_runtime().session_manager.get_leaf_id()
@@ -271,17 +267,13 @@ class HostOperations:
                         name, ok=False, error="Cannot clone session: no current entry selected"
                     )
                 outcome = await host.fork(leaf, "at")
-                return OperationResult(
-                    name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
-                )
+                return _replacement(name, outcome)
             case SwitchSessionOp():
                 target = host.previous_session_file
                 if target is None:
                     return OperationResult(name, ok=False, error=NO_PREVIOUS_SESSION)
                 outcome = await host.switch_session(target)
-                return OperationResult(
-                    name, ok=not outcome["cancelled"], error="cancelled" if outcome["cancelled"] else None
-                )
+                return _replacement(name, outcome)
             case _:
                 assert_never(op)
 
@@ -461,6 +453,14 @@ def _op_fields(op: Operation) -> dict[str, Any]:
             return {}
         case _:
             assert_never(op)
+
+
+def _replacement(name: str, outcome: dict[str, Any]) -> OperationResult:
+    """A session replacement's outcome (``new_session``, ``fork``, ``clone``, ``switch_session``):
+    ``cancelled`` when an extension's ``session_before_*`` cancelled it (the real-Pi target's
+    ``_switch_outcome``)."""
+    cancelled = bool(outcome["cancelled"])
+    return OperationResult(name, ok=not cancelled, error="cancelled" if cancelled else None)
 
 
 def tree_outcome(name: str, events: list[dict[str, Any]]) -> OperationResult:
