@@ -79,14 +79,26 @@ def test_auto_retry_switched_off_fails_the_next_server_error_at_once(targets: Ta
 
 def test_the_write_keeps_an_outside_edit_and_migrates_legacy_keys(targets: Targets) -> None:
     """Pi reads the file again when it writes: a key edited outside Pi since it started is kept,
-    and the legacy ``queueMode``, ``websockets`` and ``retry.maxDelayMs`` come out migrated."""
-    legacy = {**_GLOBAL, "queueMode": "all", "websockets": True, "retry": {"maxDelayMs": 3000}}
+    and the legacy ``queueMode``, ``websockets``, ``retry.maxDelayMs`` and ``skills`` object come out
+    migrated (settings-manager.js:281-327)."""
+    legacy = {
+        **_GLOBAL,
+        "queueMode": "all",
+        "websockets": True,
+        "retry": {"maxDelayMs": 3000},
+        "skills": {"enableSkillCommands": True, "customDirectories": []},
+    }
     sc = scenario({"agent": [{"text": "ok"}]}, settings={"global": legacy})
     edit = {"edit_file": {"path": "$AGENT/settings.json", "json": {"theme": "light"}, "merge_json": True}}
     real, sim = play(targets, sc, [edit, {"set_auto_retry": True}, {"prompt": "one"}])
     text = _settings_text(real)
     assert (
         '"theme": "light"' in text and '"steeringMode": "all"' in text and '"maxRetryDelayMs": 3000' in text
+    )
+    assert (
+        '"transport": "websocket"' in text
+        and '"enableSkillCommands": true' in text
+        and '"skills"' not in text
     )
     assert text == _settings_text(sim)
     assert_equivalent(real, sim)
