@@ -348,7 +348,11 @@ class FakeModelServer:
                 waited = True
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
-                    raise TimeoutError(f"{self._holds_running} held replies still running their operations")
+                    open_requests = sum(1 for r in self._requests if r.hold_ran and r.finished_at is None)
+                    raise TimeoutError(
+                        f"{self._holds_running} held replies still running their operations, "
+                        f"{open_requests} whose operations ran still open"
+                    )
                 self._lock.wait(remaining)
         return waited
 
