@@ -102,3 +102,17 @@ def test_the_write_keeps_an_outside_edit_and_migrates_legacy_keys(targets: Targe
     )
     assert text == _settings_text(sim)
     assert_equivalent(real, sim)
+
+
+def test_a_global_file_that_failed_to_load_is_not_written(targets: Targets) -> None:
+    """``save()`` returns early when the global file failed to load (settings-manager.js:474-479):
+    broken outside Pi and read so at a reload, then mended outside Pi, it is not written over
+    (the setting changes in memory only)."""
+    sc = scenario({"agent": [{"text": "ok"}]}, settings={"global": _GLOBAL})
+    broken = {"edit_file": {"path": "$AGENT/settings.json", "text": '{"compaction": '}}
+    mended = {"edit_file": {"path": "$AGENT/settings.json", "text": '{"theme": "dark"}'}}
+    ops: list[Any] = [broken, "reload", mended, {"set_auto_compaction": False}, {"prompt": "one"}]
+    real, sim = play(targets, sc, ops)
+    assert _settings_text(real) == '{"theme": "dark"}'
+    assert _settings_text(sim) == _settings_text(real)
+    assert_equivalent(real, sim)
