@@ -11,7 +11,9 @@ Modelled from ``dist/core/settings-manager.js`` and ``main.js`` (trust):
 * compaction token settings are resolved per model (``modelOverrides["provider/id"]``),
   and an invalid value raises *when read*, with Pi's message;
 * ``enabled`` defaults to true, ``reserveTokens`` to 16384, ``keepRecentTokens`` to 20000;
-* a file that is not valid JSON counts as empty and is reported as a load error;
+* a file that is not valid JSON, or holds a JSON value other than an object or an array,
+  counts as empty and is reported as a load error; an array is the object its indexes make
+  (Pi spreads it), and keys that are array indexes come first, as JavaScript orders them;
 * what is read is migrated (``migrateSettings``: ``queueMode`` is ``steeringMode``, ...);
 * RPC ``set_auto_compaction``, ``set_auto_retry``, ``set_steering_mode`` and
   ``set_follow_up_mode`` change a global key in memory and write the global file over what it
@@ -312,17 +314,22 @@ class SettingsManager:
         except json.JSONDecodeError as error:
             self.errors.append(f"{scope} settings: {path}: {error}")
             return {}
-        if not isinstance(value, dict):
-            self.errors.append(f"{scope} settings: {path}: not a JSON object")
-            return {}
         # ``loadFromStorage`` migrates what it read (settings-manager.js:257-271): an extension's
         # ``getSettings()`` and every reading see ``steeringMode`` for a legacy ``queueMode``.
-        migrated: dict[str, Any] = _migrated(value)
+        # A JSON value other than an object or an array fails the migration's ``in`` checks
+        # (a load error); an array loads (:func:`_as_object`).
+        try:
+            migrated: dict[str, Any] = _as_object(_migrated(value))
+        except TypeError as error:
+            self.errors.append(f"{scope} settings: {path}: {error}")
+            return {}
         return migrated
 
     @property
     def settings(self) -> dict[str, Any]:
-        return deep_merge(self.global_settings, self.project_settings)
+        """``deepMergeSettings(global, project)``, its keys in JavaScript's order
+        (:func:`_js_key_order`: a project key ``"7"`` the global file lacks comes first)."""
+        return _js_key_order(deep_merge(self.global_settings, self.project_settings))
 
     # ------------------------------------------------------------------ writes
     def set_compaction_enabled(self, enabled: bool) -> None:
@@ -397,7 +404,7 @@ class SettingsManager:
         except (ValueError, TypeError) as error:
             self.errors.append(f"global settings: {self.global_path}: {error}")
             return
-        merged = dict(on_disk) if isinstance(on_disk, dict) else {}
+        merged = _as_object(on_disk)
         for name, keys in self._modified.items():
             value = self.global_settings.get(name)
             if keys and isinstance(value, dict):
@@ -516,8 +523,69 @@ class SettingsManager:
 
 def _parse_js_json(text: str) -> Any:
     """``JSON.parse``: one kind of number, so ``1.0`` reads as ``1`` (and is written back as
-    ``1`` by ``JSON.stringify``), as the bridge reads numbers (:func:`.json_copy.js_json_number`)."""
-    return json.loads(text, parse_int=js_json_number, parse_float=js_json_number)
+    ``1`` by ``JSON.stringify``), as the bridge reads numbers (:func:`.json_copy.js_json_number`);
+    each object's keys in JavaScript's order (:func:`_js_object`)."""
+    return json.loads(
+        text, parse_int=js_json_number, parse_float=js_json_number, object_pairs_hook=_js_object
+    )
+
+
+#: The largest array index (ECMA-262 §6.1.7: an integer index below 2**32 - 1).
+_MAX_ARRAY_INDEX = 2**32 - 2
+
+
+def _is_array_index(key: str) -> bool:
+    """``key`` is an array index: the canonical decimal form of an integer 0 .. 2**32 - 2
+    (``"7"``, not ``"07"``, ``"-1"`` or ``"7.0"``)."""
+    return (
+        key.isdecimal() and key.isascii() and (key == "0" or key[0] != "0") and int(key) <= _MAX_ARRAY_INDEX
+    )
+
+
+def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object as ``JSON.parse`` makes it: a repeated key keeps its first place and its last
+    value (as ``dict``), and the keys come in JavaScript's order (:func:`_js_key_order`)."""
+    return _js_ordered(dict(pairs))
+
+
+def _js_ordered(value: dict[str, Any]) -> dict[str, Any]:
+    """``value``'s keys as JavaScript enumerates an ordinary object's (``OrdinaryOwnPropertyKeys``,
+    ECMA-262 §10.1.11.1): the array indexes first, ascending, then the other keys in the order
+    they were added. ``JSON.stringify`` writes them so: Pi writes a global file holding
+    ``{"b": 1, "7": 2}`` back as ``{"7": 2, "b": 1}``. ``value`` itself when no key is an index."""
+    indexes = [key for key in value if _is_array_index(key)]
+    if not indexes:
+        return value
+    ordered = {key: value[key] for key in sorted(indexes, key=int)}
+    ordered.update((key, item) for key, item in value.items() if key not in ordered)
+    return ordered
+
+
+def _js_key_order(value: dict[str, Any]) -> dict[str, Any]:
+    """:func:`_js_ordered` of ``value`` and of every object nested in it (through objects only:
+    what :func:`deep_merge` builds)."""
+    ordered = _js_ordered(value)
+    for key, item in ordered.items():
+        if type(item) is dict:
+            nested = _js_key_order(item)
+            if nested is not item:
+                ordered = ordered if ordered is not value else dict(ordered)
+                ordered[key] = nested
+    return ordered
+
+
+def _as_object(settings: Any) -> dict[str, Any]:
+    """The settings object Pi works with for what a file held after the migration: an object
+    itself; an array as the object its indexes make (``{"0": a, "1": b}``: Pi keeps the array,
+    and every reading of it goes through an object spread, ``{ ...globalSettings }`` in
+    ``deepMergeObjects`` and ``{ ...currentFileSettings }`` in ``persistScopedSettings``,
+    settings-manager.js:19-32, :449-473, which copies just those keys; a key Pi adds to the
+    array in memory, ``compaction``, is kept by both). ``{}`` for anything else (no content)."""
+    if isinstance(settings, dict):
+        return settings
+    if isinstance(settings, list):
+        return {str(index): item for index, item in enumerate(settings)}
+    return {}
 
 
 def _migrated(settings: Any) -> Any:

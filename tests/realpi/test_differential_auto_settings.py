@@ -116,3 +116,40 @@ def test_a_global_file_that_failed_to_load_is_not_written(targets: Targets) -> N
     assert _settings_text(real) == '{"theme": "dark"}'
     assert _settings_text(sim) == _settings_text(real)
     assert_equivalent(real, sim)
+
+
+def test_a_global_file_holding_an_array_loads_and_is_written_back_as_an_object(targets: Targets) -> None:
+    """A JSON array passes the migration (settings-manager.js:281-327) and loads without an
+    error, so the write goes ahead: ``{ ...currentFileSettings }`` (:454) makes it the object of
+    its indexes, the changed key added (until 6 December 2026 the simulator took the array for a
+    load error and wrote nothing)."""
+    sc = scenario({"agent": [{"text": "ok"}]}, settings={"global": _GLOBAL})
+    array = {"edit_file": {"path": "$AGENT/settings.json", "text": '["x", {"y": 1}]'}}
+    ops: list[Any] = [array, "reload", {"set_auto_compaction": False}, {"prompt": "one"}]
+    real, sim = play(targets, sc, ops)
+    assert _settings_text(real) == (
+        '{\n  "0": "x",\n  "1": {\n    "y": 1\n  },\n  "compaction": {\n    "enabled": false\n  }\n}'
+    )
+    assert _settings_text(sim) == _settings_text(real)
+    assert_equivalent(real, sim)
+
+
+def test_the_write_puts_keys_that_are_array_indexes_first(targets: Targets) -> None:
+    """``JSON.parse`` orders an object's array-index keys first, ascending (ECMA-262
+    OrdinaryOwnPropertyKeys), and ``JSON.stringify`` writes them so: an outside edit's ``"7"``
+    comes out before ``"b"``, ``"07"`` (no index) stays where it was."""
+    sc = scenario({"agent": [{"text": "ok"}]}, settings={"global": _GLOBAL})
+    edit = {
+        "edit_file": {
+            "path": "$AGENT/settings.json",
+            "text": '{"b": 1, "07": 0, "7": 2, "1": {"z": 0, "0": 1}}',
+        }
+    }
+    real, sim = play(targets, sc, [edit, {"set_auto_retry": True}, {"prompt": "one"}])
+    text = _settings_text(real)
+    assert (
+        text.index('"1"') < text.index('"7"') < text.index('"b"') < text.index('"07"') < text.index('"retry"')
+    )
+    assert text.index('"0": 1') < text.index('"z"')
+    assert _settings_text(sim) == text
+    assert_equivalent(real, sim)

@@ -203,10 +203,41 @@ def test_not_hot_reloaded_until_reload(tmp_path: Path) -> None:
 
 
 def test_malformed_files_count_as_empty_and_are_reported(tmp_path: Path) -> None:
-    agent, cwd = layout(tmp_path, "{not json", ["a list"])
+    """Not JSON, or JSON Pi's migration cannot look into (``"queueMode" in 42`` throws,
+    settings-manager.js:283): a load error with JavaScript's message, and no settings."""
+    agent, cwd = layout(tmp_path, "{not json", 42)
     settings = SettingsManager.create(str(cwd), str(agent), project_trusted=True)
     assert settings.get_settings() == {}
-    assert len(settings.errors) == 2 and settings.errors[1].endswith("not a JSON object")
+    assert len(settings.errors) == 2
+    assert settings.errors[1].endswith("Cannot use 'in' operator to search for 'queueMode' in 42")
+    write(agent / "settings.json", None)
+    settings.reload()
+    assert settings.errors[0].endswith("search for 'queueMode' in null") and settings.global_load_failed
+
+
+def test_a_file_holding_an_array_loads_as_the_object_of_its_indexes(tmp_path: Path) -> None:
+    """An array passes the migration's ``in`` checks and loads without an error; Pi spreads it
+    (``{ ...globalSettings }``, settings-manager.js:19-32), so its readers see ``{"0": ...}``,
+    the project's array merged over the global one index by index."""
+    agent, cwd = layout(tmp_path, ["a", {"b": 1}], [None, {"c": 2}])
+    settings = SettingsManager.create(str(cwd), str(agent), project_trusted=True)
+    assert settings.errors == [] and not settings.global_load_failed
+    assert settings.get_settings() == {"0": None, "1": {"b": 1, "c": 2}}
+    assert settings.get_compaction_enabled() is True
+
+
+def test_keys_that_are_array_indexes_come_first_as_javascript_orders_them(tmp_path: Path) -> None:
+    """``JSON.parse`` and every object Pi builds enumerate array-index keys first, ascending
+    (ECMA-262 OrdinaryOwnPropertyKeys); ``"07"``, ``"-1"`` and ``"4294967295"`` are no indexes."""
+    agent, cwd = layout(
+        tmp_path,
+        {"b": 1, "10": 2, "07": 3, "2": {"z": 0, "1": 1}, "-1": 4, "4294967295": 5, "4294967294": 6},
+        {"x": 0, "3": 7},
+    )
+    settings = SettingsManager.create(str(cwd), str(agent), project_trusted=True)
+    merged = settings.get_settings()
+    assert list(merged) == ["2", "3", "10", "4294967294", "b", "07", "-1", "4294967295", "x"]
+    assert list(merged["2"]) == ["1", "z"]
 
 
 def test_get_settings_returns_a_copy(tmp_path: Path) -> None:
