@@ -78,6 +78,7 @@ __all__ = [
     "TreeSpec",
     "bash_command_id",
     "no_fork_message",
+    "no_such_session_message",
     "no_tree_message",
     "operation_name",
     "pick_answer",
@@ -604,12 +605,14 @@ class CloneOp(_ValueOptional):
 
 
 class SwitchSessionSpec(_Strict):
-    to: Literal["previous"] = Field(
+    to: Literal["previous"] | Annotated[Int, Field(ge=1)] = Field(
         default="previous",
         description=(
             "which session to resume: previous, the session file Pi named as previousSessionFile "
             "in the last session_start of this process that named one (after a new_session, "
-            "fork, clone or switch_session, the session the run was in before)"
+            "fork, clone or switch_session, the session the run was in before); or N >= 1, the "
+            "run's Nth session file in the order its session_start first named it, across "
+            "restarts (1: the session the run started in)"
         ),
     )
 
@@ -621,8 +624,11 @@ class SwitchSessionOp(_ValueOptional):
     targetSessionFile}`` (an extension may cancel), settles the running turn,
     ``session_shutdown{resume}``, opens the file (``SessionManager.open``, its directory the
     file's own) and starts a new runtime with ``session_start{resume, previousSessionFile}``.
-    With no previous session in this process (none yet, or only a restart since) the outcome's
-    error says so and nothing is sent."""
+    With no previous session in this process (none yet, or only a restart since), or fewer than
+    N session files in the run (``to: N``), the outcome's error says so and nothing is sent.
+    ``to: N`` resumes a session after a restart too (the new process has no previous one), by
+    its place in the run: session file paths differ between the targets (Pi names them by time
+    and a random id), their order does not."""
 
     switch_session: SwitchSessionSpec = SwitchSessionSpec()
 
@@ -1115,6 +1121,12 @@ def no_fork_message(messages: list[dict[str, str]], position: int) -> str:
 
 #: The outcome's error of a ``switch_session`` with no previous session in the process (both targets).
 NO_PREVIOUS_SESSION = "switch_session: no previous session in this process"
+
+
+def no_such_session_message(wanted: int, sessions: int) -> str:
+    """The outcome's error of ``switch_session: {to: N}`` when the run has had fewer than N
+    session files (both targets; nothing is sent to Pi)."""
+    return f"switch_session: no session {wanted}; the run has had {sessions} session file(s)"
 
 
 def no_tree_message(messages: list[dict[str, str]], position: int) -> str:

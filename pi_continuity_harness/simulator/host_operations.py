@@ -54,6 +54,7 @@ from pi_continuity_harness.scenario.operations import (
     TreeOp,
     bash_command_id,
     no_fork_message,
+    no_such_session_message,
     no_tree_message,
     operation_name,
     pick_fork_message,
@@ -269,9 +270,16 @@ class HostOperations:
                 outcome = await host.fork(leaf, "at")
                 return _replacement(name, outcome)
             case SwitchSessionOp():
-                target = host.previous_session_file
-                if target is None:
-                    return OperationResult(name, ok=False, error=NO_PREVIOUS_SESSION)
+                wanted = op.switch_session.to
+                if wanted == "previous":
+                    target = host.previous_session_file
+                    if target is None:
+                        return OperationResult(name, ok=False, error=NO_PREVIOUS_SESSION)
+                elif wanted > len(host.session_files):
+                    refusal = no_such_session_message(wanted, len(host.session_files))
+                    return OperationResult(name, ok=False, error=refusal)
+                else:
+                    target = host.session_files[wanted - 1]
                 outcome = await host.switch_session(target)
                 return _replacement(name, outcome)
             case _:

@@ -229,6 +229,8 @@ class HostRuntimes:
         session.restore_tools_from_transcript()
         host.runtime = runtime
         host.last_session_file = manager.get_session_file()
+        if host.last_session_file is not None and host.last_session_file not in host.session_files:
+            host.session_files.append(host.last_session_file)
         if start_event.previous_session_file is not None:
             # What ``switch_session: previous`` resumes (the real-Pi target reads the same field
             # from the observer's ``session_start`` lines of the process).

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from realpi.test_differential_fidelity import Targets, assert_equivalent, play, scenario
 
-from pi_continuity_harness.scenario.operations import NO_PREVIOUS_SESSION
+from pi_continuity_harness.scenario.operations import NO_PREVIOUS_SESSION, no_such_session_message
 from pi_continuity_harness.targets.target import Observation
 
 pytestmark = pytest.mark.realpi
@@ -60,6 +60,36 @@ def test_switching_back_and_forth_and_cloning_resume_each_session_whole(targets:
     assert _user_texts(real) == ["in A", "A again", "A a third time"]
     starts = [e for e in real.extension_events if e["type"] == "session_start"]
     assert [e["reason"] for e in starts] == ["startup", "new", "resume", "fork", "resume"]
+    assert_equivalent(real, sim)
+
+
+def test_a_session_is_resumed_by_its_place_in_the_run_even_after_a_restart(targets: Targets) -> None:
+    """``to: N`` names the run's Nth session file (in the order a ``session_start`` first named
+    it): a restarted process has no previous session, yet the run's first one can be resumed;
+    a place the run has not reached is refused before anything is sent."""
+    replies = [{"text": f"reply {n}"} for n in range(1, 5)]
+    sc = scenario({"agent": replies})
+    ops: list[Any] = [
+        {"prompt": "in A"},
+        "new_session",
+        {"prompt": "in B"},
+        "restart",  # Pi resumes B; the new process has no previous session
+        "switch_session",
+        {"switch_session": {"to": 3}},
+        {"switch_session": {"to": 1}},
+        {"prompt": "A again"},
+        {"switch_session": {"to": 2}},
+        {"prompt": "B again"},
+    ]
+    real, sim = play(targets, sc, ops)
+    assert _outcomes(real)[4:6] == [
+        ("switch_session", False, NO_PREVIOUS_SESSION),
+        ("switch_session", False, no_such_session_message(3, 2)),
+    ]
+    assert all(ok for _, ok, _ in _outcomes(real)[6:])
+    assert _user_texts(real) == ["in B", "B again"]
+    starts = [e for e in real.extension_events if e["type"] == "session_start"]
+    assert [e["reason"] for e in starts] == ["startup", "new", "startup", "resume", "resume"]
     assert_equivalent(real, sim)
 
 

@@ -124,8 +124,8 @@ def test_prompt_round_trip(realpi: Make, pi_profile: PiVersionProfile) -> None:
     assert req.request.system_prompt and req.request.system_prompt.startswith(preamble)
     assert req.request.messages == [{"role": "user", "content": [{"type": "text", "text": "say hi"}]}]
     observed = [e["type"] for e in rp.env.observer_events()]
-    assert observed[:2] == ["observer_loaded", "session_start"]
-    assert observed[2:] == ["input", "agent_start", "turn_start", "turn_end", "agent_end", "agent_settled"]
+    assert observed[:3] == ["observer_loaded", "session_start", "harness_session_file"]
+    assert observed[3:] == ["input", "agent_start", "turn_start", "turn_end", "agent_end", "agent_settled"]
 
 
 def test_threshold_compaction_uses_summary_requests(realpi: Make) -> None:
@@ -292,7 +292,11 @@ def test_reload_new_session_and_model_select_observed(realpi: Make, pi_profile: 
 
     assert reload.disposition == "handled"
     assert switched["success"] is True and new["success"] is True
-    obs = [e for e in rp.env.observer_events() if e["type"] not in ("input", "turn_start", "turn_end")]
+    obs = [
+        e
+        for e in rp.env.observer_events()
+        if e["type"] not in ("input", "turn_start", "turn_end", "harness_session_file")
+    ]
     tail = [(e["type"], e.get("reason") or e.get("source")) for e in obs if e["type"] != "harness_reload"]
     start = tail.index(("session_shutdown", "reload"))
     twice = [("session_start", "new")] if pi_profile.rpc_new_session_binds_twice else []

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.api import ExtensionAPI
-from pi_continuity_harness.scenario.operations import NO_PREVIOUS_SESSION
+from pi_continuity_harness.scenario.operations import NO_PREVIOUS_SESSION, no_such_session_message
 
 from .helpers import base, op_ends, run, session_lines
 
@@ -31,6 +31,34 @@ def test_switch_session_with_no_previous_session_is_the_operations_error_and_sen
     assert [e["name"] for e in _events(result, "session_before_switch", "session_shutdown")] == [
         "session_shutdown"  # the quit at the end only
     ]
+
+
+def test_switch_session_to_n_resumes_the_runs_nth_session_file_across_a_restart(tmp_path: Path) -> None:
+    """``to: N`` counts the run's session files in the order a runtime first started in each,
+    restarts included (the restart resumes B: no new file); beyond them it is refused."""
+    scenario = base(
+        operations=[
+            {"prompt": "in A"},
+            "new_session",
+            {"prompt": "in B"},
+            "restart",
+            {"switch_session": {"to": 3}},
+            {"switch_session": {"to": 1}},
+            {"prompt": "A again"},
+            {"switch_session": {"to": 1}},  # the session it is in: resumed anew
+        ],
+        model={"agent": [{"text": "a"}, {"text": "b"}, {"text": "a2"}]},
+    )
+    result = run(tmp_path, scenario)
+    ends = op_ends(result)
+    assert ends[4] == ("switch_session", False, no_such_session_message(3, 2))
+    assert all(ok for _, ok, _ in ends[5:])
+    starts = _events(result, "session_start")
+    assert [e["reason"] for e in starts] == ["startup", "new", "startup", "resume", "resume"]
+    a_file, b_file = (Path(file).name for file in result.host.session_files)
+    # From A to B (new), from B (the restarted process's) to A, then from A to A.
+    previous = [Path(e["previousSessionFile"]).name for e in starts[1:2] + starts[3:]]
+    assert previous == [a_file, b_file, a_file] and a_file != b_file
 
 
 def test_switch_session_resumes_the_previous_session_with_pis_events_in_order(tmp_path: Path) -> None:

@@ -150,8 +150,10 @@ export default function observer(pi: ExtensionAPI): void {
 
 	log("observer_loaded", { pid: process.pid });
 
-	pi.on("session_start", (event) => {
+	pi.on("session_start", (event, ctx) => {
 		log("session_start", { reason: event.reason, previousSessionFile: event.previousSessionFile ?? null });
+		// Bookkeeping, not an event: the run's session files in order (`switch_session: {to: N}`).
+		log("harness_session_file", { sessionFile: ctx.sessionManager.getSessionFile() ?? null });
 	});
 
 	pi.on("session_before_switch", (event) => {

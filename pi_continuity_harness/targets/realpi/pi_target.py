@@ -101,6 +101,7 @@ from pi_continuity_harness.scenario.operations import (
     TreeOp,
     bash_command_id,
     no_fork_message,
+    no_such_session_message,
     no_tree_message,
     operation_name,
     pick_fork_message,
@@ -171,7 +172,14 @@ _SWITCH_SESSION_COMMAND = "harness-switch-session"
 _FORK_COMMAND = "harness-fork"
 #: Observer log lines that are the harness's own bookkeeping, not extension events.
 _OBSERVER_BOOKKEEPING = frozenset(
-    {"observer_loaded", "harness_reload", "harness_new_session", "harness_switch_session", "harness_fork"}
+    {
+        "observer_loaded",
+        "harness_reload",
+        "harness_new_session",
+        "harness_switch_session",
+        "harness_fork",
+        "harness_session_file",
+    }
 )
 #: The ``extensionPath`` of an error thrown by the observer's own commands (a refused
 #: ``ctx.reload()``): how the target learns an operation's outcome, not something the
@@ -1011,9 +1019,16 @@ class PiTarget:
                 self._settle(proc, during)
                 return _switch_outcome(name, response)
             case SwitchSessionOp():
-                target = self._previous_session_file()
-                if target is None:
-                    return OperationOutcome(name, False, NO_PREVIOUS_SESSION)
+                wanted = op.switch_session.to
+                if wanted == "previous":
+                    target = self._previous_session_file()
+                    if target is None:
+                        return OperationOutcome(name, False, NO_PREVIOUS_SESSION)
+                else:
+                    files = self._run_session_files()
+                    if wanted > len(files):
+                        return OperationOutcome(name, False, no_such_session_message(wanted, len(files)))
+                    target = files[wanted - 1]
                 if self._profile.rpc_new_session_binds_twice:
                     return self._replace_by_command(
                         proc,
@@ -1107,6 +1122,20 @@ class PiTarget:
             if line.get("type") == "session_start" and line.get("previousSessionFile"):
                 previous = str(line["previousSessionFile"])
         return previous
+
+    def _run_session_files(self) -> list[str]:
+        """What ``switch_session: {to: N}`` counts: every session file a ``session_start`` of the
+        run started in (across restarts), in the order of
+        the first (the simulator keeps the same list, ``SimHost.session_files``): the
+        observer's ``harness_session_file`` line after each. A session without a file
+        (``--no-session``) names none."""
+        assert self._env is not None
+        files: list[str] = []
+        for line in self._env.observer_events():
+            file = line.get("sessionFile") if line.get("type") == "harness_session_file" else None
+            if file and str(file) not in files:
+                files.append(str(file))
+        return files
 
     def _current_session_file(self, proc: PiRpcProcess) -> str | None:
         with contextlib.suppress(PiRpcError):
