@@ -13,12 +13,19 @@ This is pi-schema's coercion and check (``@earendil-works/pi-schema`` ``dist/coe
 ``number``, ``integer``, ``boolean``, ``null``, ``array``, ``object``, or a list of them),
 ``properties``, ``required``, ``items``, ``additionalProperties: false``, ``enum``, ``const``,
 ``minimum``/``maximum`` (and their exclusive forms), ``minLength``/``maxLength``,
-``minItems``/``maxItems``. The coercion is its three passes: an optional ``null`` is dropped,
-values are converted to the declared type (TypeBox's ``Value.Convert``: ``"5"`` to 5, ``5`` to
-``"5"``, ``null`` to ``"null"`` or 0, one value to a one-item array, an enum's value from
-another type), then primitives once more (``coercePrimitive``, for a list of types). Other
-keywords (``anyOf``, ``$ref``, ``pattern``, ``format`` ...) are not checked: such an argument is
-taken as given, where Pi may refuse it.
+``minItems``/``maxItems``, and (since 6 December 2026) the combinators TypeBox writes for
+``Type.Union``, ``Type.Intersect`` and ``Type.Not``: ``anyOf``, ``oneOf``, ``allOf``, ``not``,
+``if``/``then``/``else``, boolean schemas and an ``additionalProperties`` schema. The coercion is
+its three passes: an optional ``null`` is dropped, values are converted to the declared type
+(TypeBox's ``Value.Convert``: ``"5"`` to 5, ``5`` to ``"5"``, ``null`` to ``"null"`` or 0, one
+value to a one-item array, an enum's value from another type, a union's value to the first
+branch whose conversion the union accepts), then primitives once more (``coercePrimitive``, for a
+list of types; a union's first branch that accepts the coerced value). A failed union is
+explained as pi-schema explains it (``walkUnion``, explain.js:263-301): a tagged union by the
+branch its tag names, else by the branch that declares most of the object's keys, then the one
+whose first error lies deepest. Other keywords (``$ref``, ``pattern``, ``format``,
+``patternProperties`` ...) are not checked: such an argument is taken as given, where Pi may
+refuse it.
 """
 
 from __future__ import annotations
@@ -135,8 +142,11 @@ def _convert_literal(literal: Any, value: Any) -> Any:
     return out if ok and _same(out, literal) else value
 
 
-def _convert(schema: dict[str, Any], value: Any) -> Any:
-    """Pass 2, ``convertNode`` (coerce.js:168-212): ``const``, ``enum``, then ``type``."""
+def _convert(schema: Any, value: Any) -> Any:
+    """Pass 2, ``convertNode`` (coerce.js:181-230): ``const``, ``enum``, the unions, ``allOf``,
+    then ``type``."""
+    if not isinstance(schema, dict):
+        return value
     if "const" in schema:
         return _convert_literal(schema["const"], value)
     if isinstance(schema.get("enum"), list):
@@ -148,6 +158,13 @@ def _convert(schema: dict[str, Any], value: Any) -> Any:
             if candidate is not value and not _problems(schema, candidate):
                 return candidate
         return value
+    for union in ("anyOf", "oneOf"):
+        if isinstance(schema.get(union), list):
+            return _convert_union(schema, schema[union], value)
+    if isinstance(schema.get("allOf"), list):
+        for member in schema["allOf"]:
+            value = _convert(member, value)
+        return _convert_members(schema, value)
     kind = schema.get("type")
     if kind == "string":
         return _try_string(value)[1]
@@ -166,11 +183,42 @@ def _convert(schema: dict[str, Any], value: Any) -> Any:
             return value if not isinstance(items, dict) else [_convert(items, v) for v in value]
         return [_convert(items, value) if isinstance(items, dict) else value]
     if kind == "object" or (kind is None and "properties" in schema):
-        if not isinstance(value, dict):
-            return value
-        properties = schema.get("properties") or {}
-        return {k: _convert(properties[k], v) if k in properties else v for k, v in value.items()}
+        return _convert_object(schema, value)
     return value
+
+
+def _convert_object(schema: dict[str, Any], value: Any) -> Any:
+    """``convertObject`` (coerce.js:287-319) for ``properties`` and an ``additionalProperties``
+    schema."""
+    if not isinstance(value, dict):
+        return value
+    properties = schema.get("properties") or {}
+    additional = schema.get("additionalProperties")
+    return {
+        k: _convert(properties[k], v)
+        if k in properties
+        else (_convert(additional, v) if isinstance(additional, dict) else v)
+        for k, v in value.items()
+    }
+
+
+def _convert_members(schema: dict[str, Any], value: Any) -> Any:
+    """``convertMembers`` (coerce.js:258-264): the object members a union or intersection node
+    declares beside its branches (plain JSON Schema; TypeBox's never do)."""
+    declares = "properties" in schema or "patternProperties" in schema or "additionalProperties" in schema
+    return _convert_object(schema, value) if declares else value
+
+
+def _convert_union(schema: dict[str, Any], branches: list[Any], value: Any) -> Any:
+    """``convertUnion`` (coerce.js:242-257): a value a branch accepts stays; else the first
+    branch's conversion the whole union accepts; else the value as it was."""
+    if any(_ok(branch, value) for branch in branches):
+        return _convert_members(schema, value)
+    for branch in branches:
+        candidate = _convert_members(schema, _convert(branch, value))
+        if _ok(schema, candidate):
+            return candidate
+    return _convert_members(schema, value)
 
 
 def _types(schema: dict[str, Any]) -> list[str]:
@@ -211,9 +259,19 @@ def _coerce_primitive(value: Any, kind: str) -> Any:
     return value
 
 
-def _coerce_types(schema: dict[str, Any], value: Any) -> Any:
-    """Pass 3, ``coerceTypes`` (coerce.js:327-351): the first of the declared types a primitive
-    converts to (unless it already is one of several), then the members."""
+def _coerce_types(schema: Any, value: Any) -> Any:
+    """Pass 3, ``coerceTypes`` (coerce.js:323-351): ``allOf``'s members and a union's first
+    branch that accepts the coerced value (``coerceUnion``, :352-362), then the first of the
+    declared types a primitive converts to (unless it already is one of several), then the
+    members."""
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(schema.get("allOf"), list):
+        for member in schema["allOf"]:
+            value = _coerce_types(member, value)
+    for union in ("anyOf", "oneOf"):
+        if isinstance(schema.get(union), list):
+            value = _coerce_union(schema[union], value)
     types = _types(schema)
     if types and not (len(types) > 1 and any(_matches(k, value) for k in types)):
         for kind in types:
@@ -226,6 +284,16 @@ def _coerce_types(schema: dict[str, Any], value: Any) -> Any:
         value = {k: _coerce_types(properties[k], v) if k in properties else v for k, v in value.items()}
     if "array" in types and isinstance(value, list) and isinstance(schema.get("items"), dict):
         value = [_coerce_types(schema["items"], v) for v in value]
+    return value
+
+
+def _coerce_union(branches: list[Any], value: Any) -> Any:
+    if any(_ok(branch, value) for branch in branches):
+        return value
+    for branch in branches:
+        coerced = _coerce_types(branch, value)
+        if _ok(branch, coerced):
+            return coerced
     return value
 
 
@@ -288,10 +356,18 @@ def _bound(value: Any) -> bool:
     return _is_finite_number(value)
 
 
-def _explain(schema: dict[str, Any], value: Any, path: str, out: list[tuple[str, str]]) -> None:
-    """``walk`` (explain.js:36-100): a type error ends the node; then ``enum``, ``const``, the
-    string, number, object (missing required fields, then each property's problems in the
-    schema's order, then unknown fields) and array checks."""
+def _explain(schema: Any, value: Any, path: str, out: list[tuple[str, str]]) -> None:
+    """``walk`` (explain.js:36-102): a boolean schema; a type error ends the node; then ``enum``,
+    ``const``, the string, number, object (missing required fields, then each property's
+    problems in the schema's order, then unknown fields) and array checks, ``allOf``'s members,
+    the unions (:func:`_explain_union`), ``not`` and ``if``/``then``/``else``."""
+    if schema is True:
+        return
+    if schema is False:
+        out.append((path, "no value is allowed here"))
+        return
+    if not isinstance(schema, dict):
+        return
     types = _types(schema)
     if types and not any(_matches(k, value) for k in types):
         out.append((path, f"expected {' or '.join(types)}, got {_type_name(value)}"))
@@ -323,13 +399,18 @@ def _explain(schema: dict[str, Any], value: Any, path: str, out: list[tuple[str,
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         for key in schema.get("required") or []:
-            if key not in value:
-                out.append((f"{path}/{key}", "missing"))
+            if isinstance(key, str) and key not in value:
+                out.append((_pointer(path, key), "missing"))
         for key, prop in properties.items():
             if key in value:
-                _explain(prop, value[key], f"{path}/{key}", out)
-        if schema.get("additionalProperties") is False:
-            out.extend((f"{path}/{key}", "unknown field") for key in value if key not in properties)
+                _explain(prop, value[key], _pointer(path, key), out)
+        additional = schema.get("additionalProperties")
+        if additional is False:
+            out.extend((_pointer(path, key), "unknown field") for key in value if key not in properties)
+        elif isinstance(additional, dict):
+            for key in value:
+                if key not in properties:
+                    _explain(additional, value[key], _pointer(path, key), out)
     if isinstance(value, list):
         if isinstance(schema.get("items"), dict):
             for i, item in enumerate(value):
@@ -338,9 +419,108 @@ def _explain(schema: dict[str, Any], value: Any, path: str, out: list[tuple[str,
             out.append((path, f"expected at least {js_number(schema['minItems'])} items"))
         if _bound(schema.get("maxItems")) and len(value) > schema["maxItems"]:
             out.append((path, f"expected at most {js_number(schema['maxItems'])} items"))
+    if isinstance(schema.get("allOf"), list):
+        for member in schema["allOf"]:
+            _explain(member, value, path, out)
+    if isinstance(schema.get("anyOf"), list):
+        _explain_union(schema["anyOf"], value, path, out, exactly_one=False)
+    if isinstance(schema.get("oneOf"), list):
+        _explain_union(schema["oneOf"], value, path, out, exactly_one=True)
+    if "not" in schema and _ok(schema["not"], value):
+        out.append((path, "must not match the schema in not"))
+    if "if" in schema:
+        branch = schema.get("then") if _ok(schema["if"], value) else schema.get("else")
+        if branch is not None:
+            _explain(branch, value, path, out)
 
 
-def _problems(schema: dict[str, Any], value: Any) -> list[tuple[str, str]]:
+#: A ``const`` that is not there (JavaScript ``undefined``), as opposed to a JSON ``null``.
+_NO_CONST: Any = object()
+
+
+def _explain_union(
+    branches: list[Any], value: Any, path: str, out: list[tuple[str, str]], *, exactly_one: bool
+) -> None:
+    """``walkUnion`` (explain.js:263-301): nothing when the union holds; ``oneOf`` matched twice
+    says so; a tagged union (:func:`_tag_of`) is explained by the branch its tag names (or the
+    tag's values when it names none); otherwise by the branch that declares most of an object's
+    keys, then the branch whose first error's path is longest (JavaScript string length), the
+    first among equals; ``matches no alternative`` when no branch explains itself."""
+    matches = sum(1 for branch in branches if _ok(branch, value))
+    if matches == 1 or (not exactly_one and matches > 0):
+        return
+    if matches > 1:
+        out.append((path, "matches more than one alternative"))
+        return
+    tag = _tag_of(branches)
+    if tag is not None and isinstance(value, dict):
+        key, values = tag
+        index = next(
+            (i for i, v in enumerate(values) if key in value and _same(v, value[key])),
+            -1,
+        )
+        if index < 0:
+            out.append((_pointer(path, key), f"expected one of {_list_values(values)}"))
+        else:
+            _explain(branches[index], value, path, out)
+        return
+    best: tuple[list[tuple[str, str]], int] | None = None
+    for branch in branches:
+        errors: list[tuple[str, str]] = []
+        _explain(branch, value, path, errors)
+        if not errors:
+            continue
+        declared = _declared_keys(branch, value) if isinstance(value, dict) else 0
+        if (
+            best is None
+            or declared > best[1]
+            or (declared == best[1] and _js_length(errors[0][0]) > _js_length(best[0][0][0]))
+        ):
+            best = (errors, declared)
+    out.extend(best[0] if best is not None else [(path, "matches no alternative")])
+
+
+def _tag_of(branches: list[Any]) -> tuple[str, list[Any]] | None:
+    """``tagOf`` (explain.js:309-323): the first property of the first branch whose ``const`` is,
+    in every branch, a distinct primitive (JSON ``null`` included)."""
+    first = branches[0] if branches else None
+    if not isinstance(first, dict) or not isinstance(first.get("properties"), dict):
+        return None
+    for key in first["properties"]:
+        values = []
+        for branch in branches:
+            properties = branch.get("properties") if isinstance(branch, dict) else None
+            tag = properties.get(key) if isinstance(properties, dict) else None
+            values.append(tag.get("const", _NO_CONST) if isinstance(tag, dict) else _NO_CONST)
+        primitive = all(v is not _NO_CONST and not isinstance(v, (dict, list)) for v in values)
+        distinct = all(not _same(a, b) for i, a in enumerate(values) for b in values[i + 1 :])
+        if primitive and distinct:
+            return key, values
+    return None
+
+
+def _declared_keys(branch: Any, value: dict[str, Any]) -> int:
+    """``declaredKeys`` (explain.js:303-308): how many of the object's keys the branch declares."""
+    properties = branch.get("properties") if isinstance(branch, dict) else None
+    return sum(1 for key in value if key in properties) if isinstance(properties, dict) else 0
+
+
+def _js_length(text: str) -> int:
+    """``text.length``: UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _pointer(path: str, key: str) -> str:
+    """``pointer`` (explain.js:374-376): a JSON Pointer step, ``~`` and ``/`` escaped."""
+    return f"{path}/{key.replace('~', '~0').replace('/', '~1')}"
+
+
+def _ok(schema: Any, value: Any) -> bool:
+    """pi-schema's check of ``value`` (the compiled ``check``): here, that it has no problems."""
+    return not _problems(schema, value)
+
+
+def _problems(schema: Any, value: Any) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     _explain(schema, value, "", out)
     return out

@@ -116,3 +116,105 @@ def test_tool_arguments_are_coerced_and_checked_as_pi_does(
     )
     assert _results(sim) == results
     assert_equivalent(real, sim)
+
+
+_UNIONS = """\
+import json
+
+from pi_continuity_harness.api import ToolDefinition, ToolResult
+
+CIRCLE = {
+    "type": "object",
+    "required": ["kind", "r"],
+    "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}},
+}
+SQUARE = {
+    "type": "object",
+    "required": ["kind", "w"],
+    "properties": {"kind": {"const": "square"}, "w": {"type": "number"}},
+}
+PAIR = {"type": "object", "required": ["a", "b"], "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "choice": {"anyOf": [{"const": "a"}, {"const": "b"}]},
+        "size": {"anyOf": [{"type": "integer"}, {"type": "string", "enum": ["small", "large"]}]},
+        "maybe": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+        "shape": {"oneOf": [CIRCLE, SQUARE]},
+        "either": {"oneOf": [{"type": "number", "minimum": 0}, {"type": "integer"}]},
+        "both": {"allOf": [{"type": "string"}, {"minLength": 3}]},
+        "nonempty": {"type": "string", "not": {"const": ""}},
+        "cond": {
+            "type": "object",
+            "if": {"properties": {"unit": {"const": "px"}}, "required": ["unit"]},
+            "then": {"required": ["value"]},
+            "else": {"required": ["name"]},
+        },
+        "untagged": {"anyOf": [PAIR, {"type": "object", "properties": {"c": {"type": "string"}}, "required": ["c"]}]},
+        "extra": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "multi": {"anyOf": [{"type": ["integer", "boolean"]}, {"type": "null"}]},
+        "never": False,
+        "odd~key/x": {"type": "integer"},
+    },
+}
+
+
+async def execute(call_id, params, signal, ctx):
+    return ToolResult(content=[{"type": "text", "text": json.dumps(params, sort_keys=True)}])
+
+
+def extension(pi):
+    pi.register_tool(
+        ToolDefinition(name="unions", label="unions", description="A probe tool.", parameters=SCHEMA, execute=execute)
+    )
+"""
+
+UNION_CALLS: list[dict[str, Any]] = [
+    {"choice": "a", "size": 3, "maybe": None, "shape": {"kind": "circle", "r": 1}},
+    {"choice": "c"},
+    {"size": "3", "maybe": "2.5", "both": 12345},
+    {"size": "medium"},
+    {"shape": {"kind": "square", "r": 1}},
+    {"shape": {"kind": "hexagon"}},
+    {"shape": {"kind": "circle", "r": "2"}},
+    {"either": 5},
+    {"either": -1.5},
+    {"both": "ab", "nonempty": ""},
+    {"both": 12},
+    {"cond": {"unit": "px"}},
+    {"cond": {"unit": "em"}},
+    {"untagged": {"a": 1}},
+    {"untagged": {"c": 5}},
+    {"untagged": {"z": 1}},
+    {"untagged": {"c": [1]}},
+    {"multi": "5"},
+    {"extra": {"x": "7", "y": "z"}},
+    {"never": 1, "odd~key/x": "x"},
+]
+
+
+def test_union_intersection_and_conditional_arguments_are_coerced_and_explained_as_pi_does(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """TypeBox's ``Type.Union`` (``anyOf``), a tagged ``oneOf``, ``Type.Intersect`` (``allOf``),
+    ``not``, ``if``/``then``/``else``, an ``additionalProperties`` schema and a ``false`` schema
+    (pi-schema ``coerce.js`` convertUnion/coerceUnion, ``explain.js`` walkUnion): until 6
+    December 2026 the simulator took every such argument as given."""
+    path = python_extension("unions_probe", _UNIONS)
+    replies = [
+        {"text": "calling", "tool_calls": [{"name": "unions", "arguments": args, "id": f"u{i}"}]}
+        for i, args in enumerate(UNION_CALLS)
+    ] + [{"text": "DONE"}]
+    real, sim = play(targets, scenario({"agent": replies}), [{"prompt": "go"}], path)
+    results = _results(real)
+    assert len(results) == len(UNION_CALLS)
+    assert not results[0][0]
+    assert results[2] == (False, '{"both": "12345", "maybe": 2.5, "size": 3}')
+    assert results[5][1].startswith(
+        'Validation failed for tool "unions":\n  - shape.kind: expected one of ["circle","square"]\n'
+    )
+    assert results[7][1].startswith('Validation failed for tool "unions":\n  - either: matches more than one')
+    assert sum(1 for error, _ in results if error) >= 12
+    for (_, real_text), (_, sim_text) in zip(results, _results(sim), strict=True):
+        assert sim_text == real_text
+    assert_equivalent(real, sim)

@@ -1,0 +1,104 @@
+"""pi-schema's unions, intersections and conditionals in a tool's arguments, on the simulator.
+
+The expected texts are real Pi 1.6's (``tests/realpi/test_differential_tool_arguments.py``
+compares the two targets call by call); these pin them without Node: the coercion
+(``coerce.js`` convertUnion/coerceUnion) and the explanation of a failure (``explain.js``
+walkUnion: the tag, the declared keys, the deepest first error).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.simulator.tool_arguments import validate_arguments
+
+CIRCLE = {
+    "type": "object",
+    "required": ["kind", "r"],
+    "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}},
+}
+SQUARE = {
+    "type": "object",
+    "required": ["kind", "w"],
+    "properties": {"kind": {"const": "square"}, "w": {"type": "number"}},
+}
+PAIR = {
+    "type": "object",
+    "required": ["a", "b"],
+    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+}
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "choice": {"anyOf": [{"const": "a"}, {"const": "b"}]},
+        "size": {"anyOf": [{"type": "integer"}, {"type": "string", "enum": ["small", "large"]}]},
+        "maybe": {"anyOf": [{"type": "number"}, {"type": "null"}]},
+        "shape": {"oneOf": [CIRCLE, SQUARE]},
+        "either": {"oneOf": [{"type": "number", "minimum": 0}, {"type": "integer"}]},
+        "both": {"allOf": [{"type": "string"}, {"minLength": 3}]},
+        "nonempty": {"type": "string", "not": {"const": ""}},
+        "cond": {
+            "type": "object",
+            "if": {"properties": {"unit": {"const": "px"}}, "required": ["unit"]},
+            "then": {"required": ["value"]},
+            "else": {"required": ["name"]},
+        },
+        "untagged": {
+            "anyOf": [PAIR, {"type": "object", "properties": {"c": {"type": "string"}}, "required": ["c"]}]
+        },
+        "extra": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "multi": {"anyOf": [{"type": ["integer", "boolean"]}, {"type": "null"}]},
+        "never": False,
+        "odd~key/x": {"type": "integer"},
+    },
+}
+
+#: (arguments, what Pi 1.6 hands the tool, or the problem lines of its refusal).
+CASES: list[tuple[dict[str, Any], dict[str, Any] | list[str]]] = [
+    (
+        {"choice": "a", "size": 3, "maybe": None, "shape": {"kind": "circle", "r": 1}},
+        {"choice": "a", "size": 3, "maybe": None, "shape": {"kind": "circle", "r": 1}},
+    ),
+    ({"choice": "c"}, ['choice: expected "a"']),
+    ({"size": "3", "maybe": "2.5", "both": 12345}, {"size": 3, "maybe": 2.5, "both": "12345"}),
+    ({"size": "medium"}, ["size: expected integer, got string"]),
+    ({"shape": {"kind": "square", "r": 1}}, ["shape.w: missing"]),
+    ({"shape": {"kind": "hexagon"}}, ['shape.kind: expected one of ["circle","square"]']),
+    ({"shape": {"kind": "circle", "r": "2"}}, {"shape": {"kind": "circle", "r": 2}}),
+    ({"either": 5}, ["either: matches more than one alternative"]),
+    ({"either": -1.5}, {"either": -1}),
+    (
+        {"both": "ab", "nonempty": ""},
+        ["both: expected at least 3 characters", "nonempty: must not match the schema in not"],
+    ),
+    ({"both": 12}, ["both: expected at least 3 characters"]),
+    ({"cond": {"unit": "px"}}, ["cond.value: missing"]),
+    ({"cond": {"unit": "em"}}, ["cond.name: missing"]),
+    ({"untagged": {"a": 1}}, ["untagged.b: missing"]),
+    ({"untagged": {"c": 5}}, {"untagged": {"c": "5"}}),
+    ({"untagged": {"z": 1}}, ["untagged.a: missing", "untagged.b: missing"]),
+    ({"untagged": {"c": [1]}}, ["untagged.c: expected string, got array"]),
+    ({"multi": "5"}, {"multi": 5}),
+    ({"extra": {"x": "7", "y": "z"}}, ["extra.y: expected integer, got string"]),
+    (
+        {"never": 1, "odd~key/x": "x"},
+        ["never: no value is allowed here", "odd~key/x: expected integer, got string"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), CASES, ids=[json.dumps(args) for args, _ in CASES])
+def test_union_intersection_and_conditional_arguments_as_pi_coerces_and_explains_them(
+    args: dict[str, Any], expected: dict[str, Any] | list[str]
+) -> None:
+    coerced, problem = validate_arguments("unions", SCHEMA, args)
+    if isinstance(expected, dict):
+        assert problem is None and coerced == expected
+        return
+    assert problem is not None and coerced == args
+    head, received = problem.split("\n\nReceived arguments:\n")
+    assert head.split("\n") == ['Validation failed for tool "unions":', *(f"  - {line}" for line in expected)]
+    assert json.loads(received) == args
