@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from decimal import Decimal
 from typing import Any, Final
 
@@ -36,6 +37,9 @@ __all__ = [
     "bridge_copy",
     "bridge_reply_copy",
     "js_json_number",
+    "js_loads",
+    "js_object",
+    "js_ordered",
     "json_copy",
     "json_copy_or_same",
 ]
@@ -213,9 +217,7 @@ def bridge_copy(value: Any) -> Any:
     drops the line ("[harness bridge] unparsable line from Python" on Pi's stderr), so the
     call is lost without an error in the extension."""
     try:
-        return json.loads(
-            wire_dumps(value), parse_int=js_json_number, parse_float=js_json_number, parse_constant=_not_json
-        )
+        return js_loads(wire_dumps(value), parse_constant=_not_json)
     except _NotJsonError:
         return NOT_FOR_PI
 
@@ -247,11 +249,59 @@ def bridge_reply_copy(value: Any) -> Any:
     ``reply_line``); Pi keeps it, and every JSON view of it (an RPC event, ``get_entries``, the
     session file, the next handler's event) shows ``null``, which is what it is here: the
     simulator's one object cannot be both (a difference only where Pi would compute with it)."""
-    return json.loads(
-        wire_dumps(value), parse_int=js_json_number, parse_float=js_json_number, parse_constant=_as_null
-    )
+    return js_loads(wire_dumps(value), parse_constant=_as_null)
 
 
 def _as_null(name: str) -> None:
     """``NaN``, ``Infinity`` or ``-Infinity`` in a reply: ``null`` in every JSON view of it."""
     return None
+
+
+#: A key that may be an array index (:func:`js_ordered`): a quoted run of digits before a colon.
+#: Inside a JSON string a quote is escaped, so only a key matches (a false match costs time only).
+_INDEX_KEY = re.compile(r'"[0-9]+"\s*:')
+
+
+def js_loads(text: str, **options: Any) -> Any:
+    """``JSON.parse(text)`` as Python reads the value back: numbers by :func:`js_json_number`,
+    each object's keys in JavaScript's order (:func:`js_object`; looked for only when the text
+    has a key of digits, since the hook makes ``json.loads`` build every object in Python)."""
+    if _INDEX_KEY.search(text):
+        options["object_pairs_hook"] = js_object
+    return json.loads(text, parse_int=js_json_number, parse_float=js_json_number, **options)
+
+
+#: The largest array index (ECMA-262 §6.1.7: an integer index below 2**32 - 1).
+_MAX_ARRAY_INDEX = 2**32 - 2
+
+
+def _is_array_index(key: str) -> bool:
+    """``key`` is an array index: the canonical decimal form of an integer 0 .. 2**32 - 2
+    (``"7"``, not ``"07"``, ``"-1"`` or ``"7.0"``)."""
+    return (
+        key.isdecimal()
+        and key.isascii()
+        and (key == "0" or key[0] != "0")
+        and int(key) <= _MAX_ARRAY_INDEX
+    )
+
+
+def js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object as ``JSON.parse`` makes it (``object_pairs_hook``): a repeated key keeps its
+    first place and its last value (as ``dict``), the keys in JavaScript's order
+    (:func:`js_ordered`)."""
+    return js_ordered(dict(pairs))
+
+
+def js_ordered(value: dict[str, Any]) -> dict[str, Any]:
+    """``value``'s keys as JavaScript enumerates an ordinary object's (``OrdinaryOwnPropertyKeys``,
+    ECMA-262 §10.1.11.1): the array indexes first, ascending, then the other keys in the order
+    they were added. ``JSON.stringify`` writes them so: a model's tool call ``{"b": 1, "7": 2}``
+    is ``{"7": 2, "b": 1}`` in Pi's session file and every later request. ``value`` itself when no
+    key is an index."""
+    indexes = [key for key in value if _is_array_index(key)]
+    if not indexes:
+        return value
+    ordered = {key: value[key] for key in sorted(indexes, key=int)}
+    ordered.update((key, item) for key, item in value.items() if key not in ordered)
+    return ordered

@@ -20,13 +20,12 @@ error is ``"<status>: <JSON of the error object>"``.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from pi_continuity_harness.api.extension_api import Model
-from pi_continuity_harness.simulator.json_copy import js_json_number
+from pi_continuity_harness.simulator.json_copy import js_json_number, js_loads, js_ordered
 from pi_continuity_harness.simulator.messages import Message, zero_usage
 
 __all__ = [
@@ -306,8 +305,9 @@ def _final_arguments(text: str) -> dict[str, Any]:
         return {}
     try:
         # Numbers as JavaScript holds them: ``"count": 2.0`` is the number 2, written ``2`` in
-        # every later request and entry (differential test_differential_tool_arguments.py).
-        value = json.loads(text, parse_int=js_json_number, parse_float=js_json_number)
+        # every later request and entry (differential test_differential_tool_arguments.py); keys
+        # in its order (``{"b": 1, "7": 2}`` is ``{"7": 2, "b": 1}``, :func:`.json_copy.js_ordered`).
+        value = js_loads(text)
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
@@ -405,16 +405,17 @@ class _Partial:
         return True, js_json_number(token)  # a JavaScript number: ``2.0`` is 2
 
     def obj(self) -> dict[str, Any]:
+        """An object so far, its keys in JavaScript's order (:func:`.json_copy.js_ordered`)."""
         self.pos += 1
         out: dict[str, Any] = {}
         while True:
             self.skip()
             if self.pos >= len(self.text):
-                return out
+                return js_ordered(out)
             char = self.text[self.pos]
             if char == "}":
                 self.pos += 1
-                return out
+                return js_ordered(out)
             if char == ",":
                 self.pos += 1
                 continue
@@ -423,13 +424,13 @@ class _Partial:
                 continue
             key, closed = self.string()
             if not closed:
-                return out
+                return js_ordered(out)
             self.skip()
             if self.pos < len(self.text) and self.text[self.pos] == ":":
                 self.pos += 1
             started, value = self.value()
             if not started:
-                return out
+                return js_ordered(out)
             out[key] = value
 
     def arr(self) -> list[Any]:

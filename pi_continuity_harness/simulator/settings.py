@@ -43,7 +43,7 @@ from pi_continuity_harness.errors import SimulatorError
 from pi_continuity_harness.scenario.transcript import js_string
 from pi_continuity_harness.scenario.workspace import deep_merge, path_exists
 from pi_continuity_harness.simulator.compaction import DEFAULT_COMPACTION_SETTINGS
-from pi_continuity_harness.simulator.json_copy import js_json_number
+from pi_continuity_harness.simulator.json_copy import js_loads, js_ordered
 from pi_continuity_harness.simulator.virtual_root import disk_path
 
 __all__ = [
@@ -524,47 +524,14 @@ class SettingsManager:
 def _parse_js_json(text: str) -> Any:
     """``JSON.parse``: one kind of number, so ``1.0`` reads as ``1`` (and is written back as
     ``1`` by ``JSON.stringify``), as the bridge reads numbers (:func:`.json_copy.js_json_number`);
-    each object's keys in JavaScript's order (:func:`_js_object`)."""
-    return json.loads(
-        text, parse_int=js_json_number, parse_float=js_json_number, object_pairs_hook=_js_object
-    )
-
-
-#: The largest array index (ECMA-262 §6.1.7: an integer index below 2**32 - 1).
-_MAX_ARRAY_INDEX = 2**32 - 2
-
-
-def _is_array_index(key: str) -> bool:
-    """``key`` is an array index: the canonical decimal form of an integer 0 .. 2**32 - 2
-    (``"7"``, not ``"07"``, ``"-1"`` or ``"7.0"``)."""
-    return (
-        key.isdecimal() and key.isascii() and (key == "0" or key[0] != "0") and int(key) <= _MAX_ARRAY_INDEX
-    )
-
-
-def _js_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An object as ``JSON.parse`` makes it: a repeated key keeps its first place and its last
-    value (as ``dict``), and the keys come in JavaScript's order (:func:`_js_key_order`)."""
-    return _js_ordered(dict(pairs))
-
-
-def _js_ordered(value: dict[str, Any]) -> dict[str, Any]:
-    """``value``'s keys as JavaScript enumerates an ordinary object's (``OrdinaryOwnPropertyKeys``,
-    ECMA-262 §10.1.11.1): the array indexes first, ascending, then the other keys in the order
-    they were added. ``JSON.stringify`` writes them so: Pi writes a global file holding
-    ``{"b": 1, "7": 2}`` back as ``{"7": 2, "b": 1}``. ``value`` itself when no key is an index."""
-    indexes = [key for key in value if _is_array_index(key)]
-    if not indexes:
-        return value
-    ordered = {key: value[key] for key in sorted(indexes, key=int)}
-    ordered.update((key, item) for key, item in value.items() if key not in ordered)
-    return ordered
+    each object's keys in JavaScript's order (:func:`.json_copy.js_object`)."""
+    return js_loads(text)
 
 
 def _js_key_order(value: dict[str, Any]) -> dict[str, Any]:
-    """:func:`_js_ordered` of ``value`` and of every object nested in it (through objects only:
-    what :func:`deep_merge` builds)."""
-    ordered = _js_ordered(value)
+    """:func:`.json_copy.js_ordered` of ``value`` and of every object nested in it (through
+    objects only: what :func:`deep_merge` builds)."""
+    ordered = js_ordered(value)
     for key, item in ordered.items():
         if type(item) is dict:
             nested = _js_key_order(item)

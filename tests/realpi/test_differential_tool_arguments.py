@@ -14,6 +14,7 @@ The probe tool answers with the arguments it received, so a coercion shows in it
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -217,4 +218,56 @@ def test_union_intersection_and_conditional_arguments_are_coerced_and_explained_
     assert sum(1 for error, _ in results if error) >= 12
     for (_, real_text), (_, sim_text) in zip(results, _results(sim), strict=True):
         assert sim_text == real_text
+    assert_equivalent(real, sim)
+
+
+_KEY_ORDER = """\
+import json
+
+from pi_continuity_harness.api import ToolDefinition, ToolResult
+
+
+async def execute(call_id, params, signal, ctx):
+    details = {"b": 1, "5": {"y": 0, "0": 1}}
+    return ToolResult(content=[{"type": "text", "text": json.dumps(params)}], details=details)
+
+
+async def note(args, ctx):
+    pi.append_entry("order", {"b": 1, "3": 0, "1": {"y": 0, "0": 1}, "07": 2})
+    entries = [e for e in ctx.session_manager.get_entries() if e["type"] in ("custom", "message")]
+    seen = [list(e["data"]) for e in entries if e["type"] == "custom"]
+    seen += [list(e["message"]["details"]) for e in entries if e["type"] == "message" and e["message"].get("details")]
+    ctx.ui.notify(json.dumps(seen), "info")
+
+
+def extension(api):
+    global pi
+    pi = api
+    api.register_tool(
+        ToolDefinition(name="echo", label="echo", description="Echoes.", parameters={"type": "object"}, execute=execute)
+    )
+    api.register_command("note", note)
+"""
+
+
+def test_keys_that_are_array_indexes_come_first_wherever_pi_parses_json(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """A JavaScript object enumerates its array-index keys first, ascending (ECMA-262
+    OrdinaryOwnPropertyKeys): the model's tool-call arguments (``JSON.parse`` in pi-ai), a Python
+    extension's entry data and a tool's details (``JSON.parse`` in the bridge) come out so in
+    the tool's parameters, Pi's entries and the next request. The simulator kept Python's
+    insertion order until 6 December 2026."""
+    path = python_extension("key_order_probe", _KEY_ORDER)
+    arguments = {"b": 1, "10": 2, "2": {"z": 0, "1": 1}, "-1": 3}
+    replies = [
+        {"text": "calling", "tool_calls": [{"name": "echo", "arguments": arguments, "id": "k1"}]},
+        {"text": "DONE"},
+    ]
+    real, sim = play(targets, scenario({"agent": replies}), [{"prompt": "go"}, {"command": "/note"}], path)
+    assert _results(real) == [(False, '{"2": {"1": 1, "z": 0}, "10": 2, "b": 1, "-1": 3}')]
+    assert real.notifications[-1] == ('[["1", "3", "b", "07"], ["5", "b"]]', "info")
+    assert _results(sim) == _results(real) and sim.notifications == real.notifications
+    second = [json.dumps(r.request.messages) for r in real.requests("agent")][1]
+    assert second == [json.dumps(r.request.messages) for r in sim.requests("agent")][1]
     assert_equivalent(real, sim)

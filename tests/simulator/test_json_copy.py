@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from pi_continuity_harness.scenario.document import parse_scenario
 from pi_continuity_harness.scenario.operations import PromptOp
-from pi_continuity_harness.simulator.json_copy import EventCopies, json_copy
+from pi_continuity_harness.simulator.json_copy import EventCopies, js_loads, json_copy
 from pi_continuity_harness.targets import make_target
 from pi_continuity_harness.targets.sim import SimTarget
 
@@ -253,3 +254,38 @@ def test_a_messages_usage_is_the_copy_its_deltas_made_while_unchanged() -> None:
     assert again["message"]["usage"] == {"input": 0, "cost": {"total": 1}}
     assert end["message"]["usage"] == {"input": 0, "cost": {"total": 0}} == start["message"]["usage"]
     assert [len(event["message"]["content"]) for event in (start, end, again)] == [0, 1, 2]
+
+
+_index_like = st.sampled_from(["0", "1", "2", "7", "10", "07", "-1", "1.5", "4294967294", "4294967295", "١"])
+_js_objects = st.recursive(
+    st.integers(-(2**53), 2**53) | st.text(max_size=3),
+    lambda inner: st.dictionaries(_index_like | st.text(max_size=3), inner, max_size=6),
+    max_leaves=12,
+)
+
+
+def _js_key_order(keys: list[str]) -> list[str]:
+    """ECMA-262 OrdinaryOwnPropertyKeys: array indexes (canonical, below 2**32 - 1) ascending,
+    then the rest in insertion order."""
+    indexes = [k for k in keys if re.fullmatch(r"0|[1-9][0-9]*", k) and int(k) <= 2**32 - 2]
+    return sorted(indexes, key=int) + [k for k in keys if k not in indexes]
+
+
+def _assert_js_ordered(parsed: Any, plain: Any) -> None:
+    if isinstance(plain, dict):
+        assert list(parsed) == _js_key_order(list(plain))
+        for key in plain:
+            _assert_js_ordered(parsed[key], plain[key])
+
+
+@given(_js_objects)
+def test_js_loads_orders_array_index_keys_first_as_json_parse_does(value: Any) -> None:
+    """``JSON.parse`` of the bridge's text or a model's arguments: the same value, each object's
+    array-index keys first, ascending (``"07"``, ``"-1"``, ``"4294967295"`` and ``"١"`` are no
+    indexes); a key of digits inside a string value changes nothing."""
+    text = json.dumps(value)
+    parsed = js_loads(text)
+    assert parsed == json.loads(text)
+    _assert_js_ordered(parsed, json.loads(text))
+    quoted = js_loads(json.dumps({"b": 'a "7": b', "a": 1}))
+    assert list(quoted) == ["b", "a"]
