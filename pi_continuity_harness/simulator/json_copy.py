@@ -279,10 +279,7 @@ def _is_array_index(key: str) -> bool:
     """``key`` is an array index: the canonical decimal form of an integer 0 .. 2**32 - 2
     (``"7"``, not ``"07"``, ``"-1"`` or ``"7.0"``)."""
     return (
-        key.isdecimal()
-        and key.isascii()
-        and (key == "0" or key[0] != "0")
-        and int(key) <= _MAX_ARRAY_INDEX
+        key.isdecimal() and key.isascii() and (key == "0" or key[0] != "0") and int(key) <= _MAX_ARRAY_INDEX
     )
 
 
