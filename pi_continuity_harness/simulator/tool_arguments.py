@@ -13,7 +13,8 @@ This is pi-schema's coercion and check (``@earendil-works/pi-schema`` ``dist/coe
 ``number``, ``integer``, ``boolean``, ``null``, ``array``, ``object``, or a list of them),
 ``properties``, ``required``, ``items``, ``additionalProperties: false``, ``enum``, ``const``,
 ``minimum``/``maximum`` (and their exclusive forms), ``minLength``/``maxLength``,
-``minItems``/``maxItems``, and (since 6 December 2026) the combinators TypeBox writes for
+``minItems``/``maxItems``, and (since 6 December 2026) ``multipleOf``, ``uniqueItems``,
+``minProperties``/``maxProperties`` and the combinators TypeBox writes for
 ``Type.Union``, ``Type.Intersect`` and ``Type.Not``: ``anyOf``, ``oneOf``, ``allOf``, ``not``,
 ``if``/``then``/``else``, boolean schemas and an ``additionalProperties`` schema. The coercion is
 its three passes: an optional ``null`` is dropped, values are converted to the declared type
@@ -24,8 +25,8 @@ list of types; a union's first branch that accepts the coerced value). A failed 
 explained as pi-schema explains it (``walkUnion``, explain.js:263-301): a tagged union by the
 branch its tag names, else by the branch that declares most of the object's keys, then the one
 whose first error lies deepest. Other keywords (``$ref``, ``pattern``, ``format``,
-``patternProperties`` ...) are not checked: such an argument is taken as given, where Pi may
-refuse it.
+``patternProperties``, ``dependentRequired``, ``contains`` ...) are not checked: such an
+argument is taken as given, where Pi may refuse it.
 """
 
 from __future__ import annotations
@@ -119,12 +120,44 @@ def _try_null(value: Any) -> tuple[bool, Any]:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """JavaScript's ``===`` for JSON values: ``1 === 1.0``, but ``1 === true`` and ``"1" === 1`` are false."""
+    """JavaScript's ``===`` for JSON primitives (``1 === 1.0``, but ``1 === true`` and
+    ``"1" === 1`` are false), and pi-schema's ``deepEqual`` (checks.js:550-578) for objects and
+    arrays, as its ``enum``, ``const`` and ``uniqueItems`` checks compare: the same keys (in any
+    order) and items, each the same by these rules (``{"a": 1}`` is not ``{"a": true}``)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return a is b
     if _is_finite_number(a) and _is_finite_number(b):
         return bool(a == b)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return len(a) == len(b) and all(key in b and _same(item, b[key]) for key, item in a.items())
     return type(a) is type(b) and bool(a == b)
+
+
+def _is_multiple(value: float, divisor: float) -> bool:
+    """``isMultiple`` (checks.js:276-291): the quotient an integer, or else (a finite quotient)
+    exactly so in the two numbers' shortest decimal forms (``0.3`` is a multiple of ``0.1``)."""
+    if divisor == 0:
+        return False  # JavaScript: v / 0 is not finite, and v % 0 is NaN
+    quotient = value / divisor
+    if math.isfinite(quotient) and float(quotient).is_integer():
+        return True
+    if not math.isfinite(quotient):
+        return math.fmod(value, divisor) == 0
+    v_digits, v_exponent = _decimal(value)
+    d_digits, d_exponent = _decimal(divisor)
+    if v_exponent >= d_exponent:
+        return bool((v_digits * 10 ** (v_exponent - d_exponent)) % d_digits == 0)
+    return bool(v_digits % (d_digits * 10 ** (d_exponent - v_exponent)) == 0)
+
+
+def _decimal(number: float) -> tuple[int, int]:
+    """``decimal`` (checks.js:292-297): the digits and exponent of ``Math.abs(x).toString()``."""
+    mantissa, _, exponent = js_number(abs(number)).partition("e")
+    point = mantissa.find(".")
+    fraction = 0 if point < 0 else len(mantissa) - point - 1
+    return int(mantissa.replace(".", "")), int(exponent or "0") - fraction
 
 
 def _convert_literal(literal: Any, value: Any) -> Any:
@@ -396,6 +429,9 @@ def _explain(schema: Any, value: Any, path: str, out: list[tuple[str, str]]) -> 
         for bound, word, fails in zip(bounds, (">=", "<=", ">", "<"), failed, strict=True):
             if fails:
                 out.append((path, f"expected {word} {js_number(bound)}"))
+        multiple: Any = schema.get("multipleOf")
+        if _bound(multiple) and not _is_multiple(value, multiple):
+            out.append((path, f"expected a multiple of {js_number(multiple)}"))
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         for key in schema.get("required") or []:
@@ -411,6 +447,11 @@ def _explain(schema: Any, value: Any, path: str, out: list[tuple[str, str]]) -> 
             for key in value:
                 if key not in properties:
                     _explain(additional, value[key], _pointer(path, key), out)
+        # walkObject's counts (explain.js:203-208).
+        if _bound(schema.get("minProperties")) and len(value) < schema["minProperties"]:
+            out.append((path, f"expected at least {js_number(schema['minProperties'])} properties"))
+        if _bound(schema.get("maxProperties")) and len(value) > schema["maxProperties"]:
+            out.append((path, f"expected at most {js_number(schema['maxProperties'])} properties"))
     if isinstance(value, list):
         if isinstance(schema.get("items"), dict):
             for i, item in enumerate(value):
@@ -419,6 +460,10 @@ def _explain(schema: Any, value: Any, path: str, out: list[tuple[str, str]]) -> 
             out.append((path, f"expected at least {js_number(schema['minItems'])} items"))
         if _bound(schema.get("maxItems")) and len(value) > schema["maxItems"]:
             out.append((path, f"expected at most {js_number(schema['maxItems'])} items"))
+        if schema.get("uniqueItems") is True and any(
+            _same(value[i], value[j]) for i in range(1, len(value)) for j in range(i)
+        ):
+            out.append((path, "expected unique items"))
     if isinstance(schema.get("allOf"), list):
         for member in schema["allOf"]:
             _explain(member, value, path, out)

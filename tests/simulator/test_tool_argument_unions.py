@@ -51,6 +51,10 @@ SCHEMA: dict[str, Any] = {
         },
         "extra": {"type": "object", "additionalProperties": {"type": "integer"}},
         "multi": {"anyOf": [{"type": ["integer", "boolean"]}, {"type": "null"}]},
+        "step": {"type": "number", "multipleOf": 0.1},
+        "few": {"type": "object", "minProperties": 1, "maxProperties": 2},
+        "set": {"type": "array", "uniqueItems": True},
+        "obj_enum": {"enum": [{"a": 1}, [1, 2]]},
         "never": False,
         "odd~key/x": {"type": "integer"},
     },
@@ -82,6 +86,33 @@ CASES: list[tuple[dict[str, Any], dict[str, Any] | list[str]]] = [
     ({"untagged": {"z": 1}}, ["untagged.a: missing", "untagged.b: missing"]),
     ({"untagged": {"c": [1]}}, ["untagged.c: expected string, got array"]),
     ({"multi": "5"}, {"multi": 5}),
+    (
+        {
+            "step": 0.3,
+            "few": {"a": 1},
+            "set": [1, "1", True, {"a": 1}, {"a": True}, [1], [True]],
+            "obj_enum": {"a": 1},
+        },
+        {
+            "step": 0.3,
+            "few": {"a": 1},
+            "set": [1, "1", True, {"a": 1}, {"a": True}, [1], [True]],
+            "obj_enum": {"a": 1},
+        },
+    ),
+    (
+        {"step": 0.35, "few": {}, "set": [{"a": 1, "b": 2}, {"b": 2, "a": 1}], "obj_enum": {"a": True}},
+        [
+            "step: expected a multiple of 0.1",
+            "few: expected at least 1 properties",
+            "set: expected unique items",
+            'obj_enum: expected one of [{"a":1},[1,2]]',
+        ],
+    ),
+    (
+        {"step": 3, "few": {"a": 1, "b": 2, "c": 3}, "obj_enum": [1, 2.0]},
+        ["few: expected at most 2 properties"],
+    ),
     ({"extra": {"x": "7", "y": "z"}}, ["extra.y: expected integer, got string"]),
     (
         {"never": 1, "odd~key/x": "x"},
