@@ -13,7 +13,8 @@ This is pi-schema's coercion and check (``@earendil-works/pi-schema`` ``dist/coe
 ``number``, ``integer``, ``boolean``, ``null``, ``array``, ``object``, or a list of them),
 ``properties``, ``required``, ``items``, ``additionalProperties: false``, ``enum``, ``const``,
 ``minimum``/``maximum`` (and their exclusive forms), ``minLength``/``maxLength``,
-``minItems``/``maxItems``, and (since 6 December 2026) ``multipleOf``, ``uniqueItems``,
+``minItems``/``maxItems``, and (since 6 December 2026) ``pattern`` (as JavaScript reads it,
+:mod:`.js_regex`; a source it does not translate is left unchecked), ``multipleOf``, ``uniqueItems``,
 ``minProperties``/``maxProperties`` and the combinators TypeBox writes for
 ``Type.Union``, ``Type.Intersect`` and ``Type.Not``: ``anyOf``, ``oneOf``, ``allOf``, ``not``,
 ``if``/``then``/``else``, boolean schemas and an ``additionalProperties`` schema. The coercion is
@@ -24,7 +25,7 @@ branch whose conversion the union accepts), then primitives once more (``coerceP
 list of types; a union's first branch that accepts the coerced value). A failed union is
 explained as pi-schema explains it (``walkUnion``, explain.js:263-301): a tagged union by the
 branch its tag names, else by the branch that declares most of the object's keys, then the one
-whose first error lies deepest. Other keywords (``$ref``, ``pattern``, ``format``,
+whose first error lies deepest. Other keywords (``$ref``, ``format``,
 ``patternProperties``, ``dependentRequired``, ``contains`` ...) are not checked: such an
 argument is taken as given, where Pi may refuse it.
 """
@@ -36,6 +37,7 @@ import math
 from typing import Any
 
 from pi_continuity_harness.scenario.transcript import js_number
+from pi_continuity_harness.simulator.js_regex import js_pattern_test
 from pi_continuity_harness.simulator.json_copy import json_copy
 
 __all__ = ["validate_arguments"]
@@ -415,6 +417,9 @@ def _explain(schema: Any, value: Any, path: str, out: list[tuple[str, str]]) -> 
             out.append((path, f"expected at least {js_number(schema['minLength'])} characters"))
         if _bound(schema.get("maxLength")) and length > schema["maxLength"]:
             out.append((path, f"expected at most {js_number(schema['maxLength'])} characters"))
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str) and js_pattern_test(pattern, value) is False:
+            out.append((path, f"expected to match {pattern}"))
     if _is_finite_number(value):
         # walkNumber (explain.js:150-161), in its order.
         bounds: list[Any] = [

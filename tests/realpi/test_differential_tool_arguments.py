@@ -158,6 +158,8 @@ SCHEMA = {
         "few": {"type": "object", "minProperties": 1, "maxProperties": 2},
         "set": {"type": "array", "uniqueItems": True},
         "obj_enum": {"enum": [{"a": 1}, [1, 2]]},
+        "code": {"type": "string", "pattern": "^[a-z]+-\\\\d+$"},
+        "line": {"type": "string", "pattern": "^a.$"},
         "never": False,
         "odd~key/x": {"type": "integer"},
     },
@@ -201,6 +203,9 @@ UNION_CALLS: list[dict[str, Any]] = [
     },
     {"step": 0.35, "few": {}, "set": [{"a": 1, "b": 2}, {"b": 2, "a": 1}], "obj_enum": {"a": True}},
     {"step": 3, "few": {"a": 1, "b": 2, "c": 3}, "obj_enum": [1, 2.0]},
+    {"code": "abc-12", "line": "ab"},
+    {"code": "ABC-1", "line": "a\n"},
+    {"code": "abc-12\n", "line": "a\r"},
     {"extra": {"x": "7", "y": "z"}},
     {"never": 1, "odd~key/x": "x"},
 ]

@@ -55,6 +55,8 @@ SCHEMA: dict[str, Any] = {
         "few": {"type": "object", "minProperties": 1, "maxProperties": 2},
         "set": {"type": "array", "uniqueItems": True},
         "obj_enum": {"enum": [{"a": 1}, [1, 2]]},
+        "code": {"type": "string", "pattern": "^[a-z]+-\\d+$"},
+        "line": {"type": "string", "pattern": "^a.$"},
         "never": False,
         "odd~key/x": {"type": "integer"},
     },
@@ -112,6 +114,15 @@ CASES: list[tuple[dict[str, Any], dict[str, Any] | list[str]]] = [
     (
         {"step": 3, "few": {"a": 1, "b": 2, "c": 3}, "obj_enum": [1, 2.0]},
         ["few: expected at most 2 properties"],
+    ),
+    ({"code": "abc-12", "line": "ab"}, {"code": "abc-12", "line": "ab"}),
+    (
+        {"code": "ABC-1", "line": "a\n"},
+        ["code: expected to match ^[a-z]+-\\d+$", "line: expected to match ^a.$"],
+    ),
+    (
+        {"code": "abc-12\n", "line": "a\r"},
+        ["code: expected to match ^[a-z]+-\\d+$", "line: expected to match ^a.$"],
     ),
     ({"extra": {"x": "7", "y": "z"}}, ["extra.y: expected integer, got string"]),
     (
