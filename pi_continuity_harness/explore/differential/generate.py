@@ -20,7 +20,7 @@ earlier user message (the entries compaction reads are the branch's, so each of 
 what the next compaction keeps and summarises), and the user's own shell commands (RPC
 ``bash``, whose ``bashExecution`` entries count towards the context and are summarised); since the
 same day, Pi's own file tools, crashes and settings changes; and later resuming the previous
-session (RPC ``switch_session``), cloning the session (RPC ``clone``) and turning automatic
+session or the run's Nth (RPC ``switch_session``), cloning the session (RPC ``clone``) and turning automatic
 compaction or retry off and on (RPC ``set_auto_compaction``, ``set_auto_retry``) and changing the
 queue modes (``set_steering_mode``, ``set_follow_up_mode``), and cycling the model and the
 thinking level (``cycle_model``, ``cycle_thinking_level``, ``set_thinking_level``), dropping the
@@ -468,11 +468,16 @@ def _action(name: str, rng: random.Random, n: int, o: DiffOptions, commands: tup
         return DiffAction(name, (CloneOp(),))
     if name == "switch_session":
         # Resume the session the process was in before (none yet: the operation fails alike on
-        # both targets); or away to a new session and back; or while a reply streams (Pi settles
-        # the turn into the session it leaves).
+        # both targets), or the run's first, second or third session file (after a restart too;
+        # one the run has not had fails alike); or away to a new session and back; or while a
+        # reply streams (Pi settles the turn into the session it leaves). The place comes from
+        # the same roll, so the seeds' draws are those of before ``to: N``.
         roll = rng.random()
-        if roll < 0.35:
+        if roll < 0.2:
             return DiffAction(name, (SwitchSessionOp(),))
+        if roll < 0.35:
+            place = 1 + min(2, int((roll - 0.2) / 0.05))
+            return DiffAction(name, (SwitchSessionOp.model_validate({"switch_session": {"to": place}}),))
         if roll < 0.7:
             return DiffAction(
                 name, (NewSessionOp(), prompt, SwitchSessionOp()), (reply(context_tokens=below()),)
