@@ -14,7 +14,8 @@ This is pi-schema's coercion and check (``@earendil-works/pi-schema`` ``dist/coe
 ``properties``, ``required``, ``items``, ``additionalProperties: false``, ``enum``, ``const``,
 ``minimum``/``maximum`` (and their exclusive forms), ``minLength``/``maxLength``,
 ``minItems``/``maxItems``, and (since 6 December 2026) ``pattern`` (as JavaScript reads it,
-:mod:`.js_regex`; a source it does not translate is left unchecked), ``multipleOf``, ``uniqueItems``,
+:mod:`.js_regex`; a source it does not translate is left unchecked), ``format`` (the formats
+:mod:`.json_formats` ports), ``multipleOf``, ``uniqueItems``,
 ``minProperties``/``maxProperties`` and the combinators TypeBox writes for
 ``Type.Union``, ``Type.Intersect`` and ``Type.Not``: ``anyOf``, ``oneOf``, ``allOf``, ``not``,
 ``if``/``then``/``else``, boolean schemas and an ``additionalProperties`` schema. The coercion is
@@ -25,7 +26,7 @@ branch whose conversion the union accepts), then primitives once more (``coerceP
 list of types; a union's first branch that accepts the coerced value). A failed union is
 explained as pi-schema explains it (``walkUnion``, explain.js:263-301): a tagged union by the
 branch its tag names, else by the branch that declares most of the object's keys, then the one
-whose first error lies deepest. Other keywords (``$ref``, ``format``,
+whose first error lies deepest. Other keywords (``$ref``,
 ``patternProperties``, ``dependentRequired``, ``contains`` ...) are not checked: such an
 argument is taken as given, where Pi may refuse it.
 """
@@ -39,6 +40,7 @@ from typing import Any
 from pi_continuity_harness.scenario.transcript import js_number
 from pi_continuity_harness.simulator.js_regex import js_pattern_test
 from pi_continuity_harness.simulator.json_copy import json_copy
+from pi_continuity_harness.simulator.json_formats import format_check
 
 __all__ = ["validate_arguments"]
 
@@ -420,6 +422,9 @@ def _explain(schema: Any, value: Any, path: str, out: list[tuple[str, str]]) -> 
         pattern = schema.get("pattern")
         if isinstance(pattern, str) and js_pattern_test(pattern, value) is False:
             out.append((path, f"expected to match {pattern}"))
+        name = schema.get("format")
+        if isinstance(name, str) and format_check(name, value) is False:
+            out.append((path, f"expected format {name}"))
     if _is_finite_number(value):
         # walkNumber (explain.js:150-161), in its order.
         bounds: list[Any] = [

@@ -160,6 +160,9 @@ SCHEMA = {
         "obj_enum": {"enum": [{"a": 1}, [1, 2]]},
         "code": {"type": "string", "pattern": "^[a-z]+-\\\\d+$"},
         "line": {"type": "string", "pattern": "^a.$"},
+        "when": {"type": "string", "format": "date-time"},
+        "site": {"type": "string", "format": "uri"},
+        "host": {"type": "string", "format": "hostname"},
         "never": False,
         "odd~key/x": {"type": "integer"},
     },
@@ -206,6 +209,8 @@ UNION_CALLS: list[dict[str, Any]] = [
     {"code": "abc-12", "line": "ab"},
     {"code": "ABC-1", "line": "a\n"},
     {"code": "abc-12\n", "line": "a\r"},
+    {"when": "2024-02-29T23:59:60Z", "site": "https://example.com/a?b#c", "host": "example.com"},
+    {"when": "2023-02-29T10:00:00Z", "site": "not a uri"},
     {"extra": {"x": "7", "y": "z"}},
     {"never": 1, "odd~key/x": "x"},
 ]

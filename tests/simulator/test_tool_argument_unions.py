@@ -57,6 +57,9 @@ SCHEMA: dict[str, Any] = {
         "obj_enum": {"enum": [{"a": 1}, [1, 2]]},
         "code": {"type": "string", "pattern": "^[a-z]+-\\d+$"},
         "line": {"type": "string", "pattern": "^a.$"},
+        "when": {"type": "string", "format": "date-time"},
+        "site": {"type": "string", "format": "uri"},
+        "host": {"type": "string", "format": "hostname"},
         "never": False,
         "odd~key/x": {"type": "integer"},
     },
@@ -123,6 +126,14 @@ CASES: list[tuple[dict[str, Any], dict[str, Any] | list[str]]] = [
     (
         {"code": "abc-12\n", "line": "a\r"},
         ["code: expected to match ^[a-z]+-\\d+$", "line: expected to match ^a.$"],
+    ),
+    (
+        {"when": "2024-02-29T23:59:60Z", "site": "https://example.com/a?b#c", "host": "example.com"},
+        {"when": "2024-02-29T23:59:60Z", "site": "https://example.com/a?b#c", "host": "example.com"},
+    ),
+    (
+        {"when": "2023-02-29T10:00:00Z", "site": "not a uri"},
+        ["when: expected format date-time", "site: expected format uri"],
     ),
     ({"extra": {"x": "7", "y": "z"}}, ["extra.y: expected integer, got string"]),
     (
