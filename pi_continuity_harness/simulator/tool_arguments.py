@@ -26,7 +26,8 @@ branch whose conversion the union accepts), then primitives once more (``coerceP
 list of types; a union's first branch that accepts the coerced value). A failed union is
 explained as pi-schema explains it (``walkUnion``, explain.js:263-301): a tagged union by the
 branch its tag names, else by the branch that declares most of the object's keys, then the one
-whose first error lies deepest. Other keywords (``$ref``,
+whose first error lies deepest; a ``$ref`` into the schema itself (``#/$defs/...``, see
+:class:`_Root`). Other keywords (
 ``patternProperties``, ``dependentRequired``, ``contains`` ...) are not checked: such an
 argument is taken as given, where Pi may refuse it.
 """
@@ -35,7 +36,9 @@ from __future__ import annotations
 
 import json
 import math
+from contextvars import ContextVar
 from typing import Any
+from urllib.parse import unquote
 
 from pi_continuity_harness.scenario.transcript import js_number
 from pi_continuity_harness.simulator.js_regex import js_pattern_test
@@ -184,6 +187,12 @@ def _convert(schema: Any, value: Any) -> Any:
     then ``type``."""
     if not isinstance(schema, dict):
         return value
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        # coerce.js:168-179: the target's conversion alone (the node's other keywords are not
+        # converted), re-entered at most once with the same value (``reenter``).
+        target = _ref_target(ref)
+        return _reenter(target, value) if isinstance(target, dict) else value
     if "const" in schema:
         return _convert_literal(schema["const"], value)
     if isinstance(schema.get("enum"), list):
@@ -347,7 +356,8 @@ def _drop_optional_nulls(schema: dict[str, Any], value: Any) -> Any:
     for key, prop in schema["properties"].items():
         if key not in out:
             continue
-        if out[key] is None and key not in required and _problems(prop, None):
+        is_ref = isinstance(prop, dict) and isinstance(prop.get("$ref"), str)
+        if out[key] is None and key not in required and not is_ref and _problems(prop, None):
             del out[key]
             continue
         out[key] = _drop_optional_nulls(prop, out[key])
@@ -487,6 +497,9 @@ def _explain(schema: Any, value: Any, path: str, out: list[tuple[str, str]]) -> 
         branch = schema.get("then") if _ok(schema["if"], value) else schema.get("else")
         if branch is not None:
             _explain(branch, value, path, out)
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        _explain_ref(ref, value, path, out)
 
 
 #: A ``const`` that is not there (JavaScript ``undefined``), as opposed to a JSON ``null``.
@@ -538,6 +551,7 @@ def _explain_union(
 def _tag_of(branches: list[Any]) -> tuple[str, list[Any]] | None:
     """``tagOf`` (explain.js:309-323): the first property of the first branch whose ``const`` is,
     in every branch, a distinct primitive (JSON ``null`` included)."""
+    branches = [_deref(branch) for branch in branches]
     first = branches[0] if branches else None
     if not isinstance(first, dict) or not isinstance(first.get("properties"), dict):
         return None
@@ -555,9 +569,121 @@ def _tag_of(branches: list[Any]) -> tuple[str, list[Any]] | None:
 
 
 def _declared_keys(branch: Any, value: dict[str, Any]) -> int:
-    """``declaredKeys`` (explain.js:303-308): how many of the object's keys the branch declares."""
+    """``declaredKeys`` (explain.js:303-308): how many of the object's keys the branch declares
+    (through a ``$ref``)."""
+    branch = _deref(branch)
     properties = branch.get("properties") if isinstance(branch, dict) else None
     return sum(1 for key in value if key in properties) if isinstance(properties, dict) else 0
+
+
+class _Root:
+    """The schema a validation started from: what ``#`` and ``#/...`` references name.
+
+    Only a schema without identifiers is resolved (no ``$id``, ``$anchor``, ``$dynamicAnchor``,
+    ``$dynamicRef`` or ``$recursiveRef`` anywhere: what TypeBox's ``Type.Ref``/``Type.Module`` and
+    pydantic's ``model_json_schema()`` write, ``#/$defs/Name``). There every reference resolves
+    against the root document (pi-schema ``resolver.js``: the base ``root.json`` with no ``$id``),
+    ``#`` and ``#/pointer`` by the pointer, and any other ``#name`` names nothing (no anchors).
+    Other schemas, and references with a document part, are not resolved: left unchecked."""
+
+    def __init__(self, schema: Any) -> None:
+        self.schema = schema
+        self.plain = not _has_identifiers(schema)
+        #: The (node, value) pairs a conversion is inside (``reenter``), and an explanation.
+        self.converting: list[tuple[Any, Any]] = []
+        self.explaining: list[tuple[Any, Any]] = []
+
+
+_ROOT: ContextVar[_Root | None] = ContextVar("tool_arguments_root", default=None)
+#: What :func:`_ref_target` gives for a reference it does not resolve (left unchecked).
+_UNCHECKED: Any = object()
+#: What it gives for one that names nothing: pi-ai compiles with ``unresolvedRefs: "reject"``, so
+#: only values at its place fail (``unresolved reference <ref>``, explain.js:103-108).
+_UNRESOLVED: Any = object()
+_IDENTIFIERS = frozenset(
+    {"$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef", "$recursiveAnchor"}
+)
+
+
+def _has_identifiers(node: Any) -> bool:
+    if isinstance(node, dict):
+        return any(key in _IDENTIFIERS for key in node) or any(_has_identifiers(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_has_identifiers(v) for v in node)
+    return False
+
+
+def _ref_target(ref: str) -> Any:
+    """``Resolver.resolve`` (resolver.js:69-81, :158-173) for a plain root (:class:`_Root`): the
+    node, :data:`_UNRESOLVED`, or :data:`_UNCHECKED`."""
+    root = _ROOT.get()
+    if root is None or not root.plain or not (ref == "" or ref.startswith("#")):
+        return _UNCHECKED
+    fragment = unquote(ref[1:])
+    if fragment == "":
+        return root.schema
+    if not fragment.startswith("/"):
+        return _UNRESOLVED  # an anchor, and the schema has none
+    node = root.schema
+    for raw in fragment.split("/")[1:]:
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif (
+            isinstance(node, list)
+            and key.isdecimal()
+            and key.isascii()
+            and str(int(key)) == key
+            and int(key) < len(node)
+        ):
+            node = node[int(key)]
+        else:
+            return _UNRESOLVED
+    return node
+
+
+def _deref(schema: Any) -> Any:
+    """A union branch through its ``$ref`` (explain.js:303-323): the target, ``False`` when it
+    names nothing, the branch itself when it is not resolved here."""
+    if isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
+        target = _ref_target(schema["$ref"])
+        return False if target is _UNRESOLVED else schema if target is _UNCHECKED else target
+    return schema
+
+
+def _entered(entered: list[tuple[Any, Any]], node: Any, value: Any) -> bool:
+    return any(n is node and (v is value or _same(v, value)) for n, v in entered)
+
+
+def _reenter(node: dict[str, Any], value: Any) -> Any:
+    """``reenter`` (coerce.js:61-92): a node's conversion, cut where it re-enters itself with
+    the same value (a reference cycle)."""
+    root = _ROOT.get()
+    if root is None or _entered(root.converting, node, value):
+        return value
+    root.converting.append((node, value))
+    try:
+        return _convert(node, value)
+    finally:
+        root.converting.pop()
+
+
+def _explain_ref(ref: str, value: Any, path: str, out: list[tuple[str, str]]) -> None:
+    """``walkRef`` (explain.js:103-128): the target's problems; ``unresolved reference`` for a
+    reference that names nothing; nothing where it is not resolved here, or re-entered with the
+    same value (a cycle that consumes nothing)."""
+    target = _ref_target(ref)
+    if target is _UNRESOLVED:
+        out.append((path, f"unresolved reference {ref}"))
+        return
+    root = _ROOT.get()
+    if target is _UNCHECKED or root is None or _entered(root.explaining, target, value):
+        return
+    root.explaining.append((target, value))
+    try:
+        _explain(target, value, path, out)
+    finally:
+        root.explaining.pop()
 
 
 def _js_length(text: str) -> int:
@@ -601,8 +727,12 @@ def _dotted(pointer: str) -> str:
 
 def validate_arguments(name: str, schema: dict[str, Any], args: Any) -> tuple[Any, str | None]:
     """The coerced arguments, and None; or the arguments and Pi's error text when they fail."""
-    coerced = _coerce_types(schema, _convert(schema, _drop_optional_nulls(schema, json_copy(args))))
-    problems = _problems(schema, coerced)
+    token = _ROOT.set(_Root(schema))
+    try:
+        coerced = _coerce_types(schema, _convert(schema, _drop_optional_nulls(schema, json_copy(args))))
+        problems = _problems(schema, coerced)
+    finally:
+        _ROOT.reset(token)
     if not problems:
         return coerced, None
     lines = "\n".join(f"  - {_dotted(path)}: {message}" for path, message in problems)

@@ -293,3 +293,97 @@ def test_keys_that_are_array_indexes_come_first_wherever_pi_parses_json(
     second = [json.dumps(r.request.messages) for r in real.requests("agent")][1]
     assert second == [json.dumps(r.request.messages) for r in sim.requests("agent")][1]
     assert_equivalent(real, sim)
+
+
+_REFS = """\
+import json
+
+from pi_continuity_harness.api import ToolDefinition, ToolResult
+
+SCHEMA = json.loads('''REFS_SCHEMA''')
+
+
+async def execute(call_id, params, signal, ctx):
+    return ToolResult(content=[{"type": "text", "text": json.dumps(params, sort_keys=True)}])
+
+
+def extension(pi):
+    pi.register_tool(
+        ToolDefinition(name="refs", label="refs", description="A probe tool.", parameters=SCHEMA, execute=execute)
+    )
+"""
+
+#: A schema as pydantic's ``model_json_schema()`` writes one: ``$defs`` and ``#/$defs/...`` references.
+REFS_SCHEMA: dict[str, Any] = {
+    "$defs": {
+        "Point": {
+            "title": "Point",
+            "type": "object",
+            "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+            "required": ["x", "y"],
+        },
+        "Circle": {
+            "type": "object",
+            "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}},
+            "required": ["kind", "r"],
+        },
+        "Square": {
+            "type": "object",
+            "properties": {"kind": {"const": "square"}, "w": {"type": "number"}},
+            "required": ["kind", "w"],
+        },
+        "Tree": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}},
+            },
+            "required": ["name"],
+        },
+    },
+    "type": "object",
+    "properties": {
+        "at": {"$ref": "#/$defs/Point"},
+        "shape": {"oneOf": [{"$ref": "#/$defs/Circle"}, {"$ref": "#/$defs/Square"}]},
+        "maybe": {"anyOf": [{"$ref": "#/$defs/Point"}, {"type": "null"}], "default": None},
+        "tree": {"$ref": "#/$defs/Tree"},
+        "dangling": {"$ref": "#/$defs/Missing"},
+        "anchor": {"$ref": "#nowhere"},
+        "self": {"$ref": "#/properties/at"},
+    },
+}
+
+REF_CALLS: list[dict[str, Any]] = [
+    {"at": {"x": "1", "y": 2}, "maybe": None},
+    {"at": {"x": 1}},
+    {"shape": {"kind": "square", "r": 1}},
+    {"shape": {"kind": "hex"}},
+    {"maybe": {"x": 1}},
+    {"tree": {"name": "a", "children": [{"name": "b", "children": [{"name": 3}]}]}},
+    {"tree": {"children": [{}]}},
+    {"dangling": 1, "anchor": 1},
+    {"self": {"x": 1, "y": "q"}},
+    {"at": None},
+]
+
+
+def test_references_into_the_schemas_own_defs_are_followed_as_pi_schema_follows_them(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    """pydantic's and TypeBox's ``#/$defs/...`` references (pi-schema ``resolver.js``): converted
+    and explained through the target, a tagged union of references by its tag, a recursive
+    definition to any depth, and a reference that names nothing refused only where a value is
+    (``unresolvedRefs: "reject"``)."""
+    path = python_extension("refs_probe", _REFS.replace("REFS_SCHEMA", json.dumps(REFS_SCHEMA)))
+    replies = [
+        {"text": "calling", "tool_calls": [{"name": "refs", "arguments": args, "id": f"r{i}"}]}
+        for i, args in enumerate(REF_CALLS)
+    ] + [{"text": "DONE"}]
+    real, sim = play(targets, scenario({"agent": replies}), [{"prompt": "go"}], path)
+    results = _results(real)
+    assert len(results) == len(REF_CALLS)
+    assert results[0] == (False, '{"at": {"x": 1, "y": 2}, "maybe": null}')
+    assert "dangling: unresolved reference #/$defs/Missing" in results[7][1]
+    for (_, real_text), (_, sim_text) in zip(results, _results(sim), strict=True):
+        assert sim_text == real_text
+    assert_equivalent(real, sim)

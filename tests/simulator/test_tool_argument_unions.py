@@ -155,3 +155,75 @@ def test_union_intersection_and_conditional_arguments_as_pi_coerces_and_explains
     head, received = problem.split("\n\nReceived arguments:\n")
     assert head.split("\n") == ['Validation failed for tool "unions":', *(f"  - {line}" for line in expected)]
     assert json.loads(received) == args
+
+
+#: A schema as pydantic's ``model_json_schema()`` writes one (the same as the real-Pi test's).
+REFS_SCHEMA: dict[str, Any] = {
+    "$defs": {
+        "Point": {
+            "type": "object",
+            "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
+            "required": ["x", "y"],
+        },
+        "Circle": CIRCLE,
+        "Square": SQUARE,
+        "Tree": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}},
+            },
+            "required": ["name"],
+        },
+    },
+    "type": "object",
+    "properties": {
+        "at": {"$ref": "#/$defs/Point"},
+        "shape": {"oneOf": [{"$ref": "#/$defs/Circle"}, {"$ref": "#/$defs/Square"}]},
+        "maybe": {"anyOf": [{"$ref": "#/$defs/Point"}, {"type": "null"}], "default": None},
+        "tree": {"$ref": "#/$defs/Tree"},
+        "dangling": {"$ref": "#/$defs/Missing"},
+        "anchor": {"$ref": "#nowhere"},
+        "self": {"$ref": "#/properties/at"},
+    },
+}
+
+#: Real Pi 1.6's answers (tests/realpi/test_differential_tool_arguments.py compares them call by call).
+REF_CASES: list[tuple[dict[str, Any], dict[str, Any] | list[str]]] = [
+    ({"at": {"x": "1", "y": 2}, "maybe": None}, {"at": {"x": 1, "y": 2}, "maybe": None}),
+    ({"at": {"x": 1}}, ["at.y: missing"]),
+    ({"shape": {"kind": "square", "r": 1}}, ["shape.w: missing"]),
+    ({"shape": {"kind": "hex"}}, ['shape.kind: expected one of ["circle","square"]']),
+    ({"maybe": {"x": 1}}, ["maybe.y: missing"]),
+    (
+        {"tree": {"name": "a", "children": [{"name": "b", "children": [{"name": 3}]}]}},
+        {"tree": {"name": "a", "children": [{"name": "b", "children": [{"name": "3"}]}]}},
+    ),
+    ({"tree": {"children": [{}]}}, ["tree.name: missing", "tree.children.0.name: missing"]),
+    (
+        {"dangling": 1, "anchor": 1},
+        ["dangling: unresolved reference #/$defs/Missing", "anchor: unresolved reference #nowhere"],
+    ),
+    ({"self": {"x": 1, "y": "q"}}, ["self.y: expected integer, got string"]),
+    ({"at": None}, ["at: expected object, got null"]),  # a null is never dropped under a $ref
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), REF_CASES, ids=[json.dumps(args) for args, _ in REF_CASES])
+def test_references_into_the_schemas_own_defs_are_followed_as_pi_schema_follows_them(
+    args: dict[str, Any], expected: dict[str, Any] | list[str]
+) -> None:
+    coerced, problem = validate_arguments("refs", REFS_SCHEMA, args)
+    if isinstance(expected, dict):
+        assert problem is None and coerced == expected
+        return
+    assert problem is not None
+    head = problem.split("\n\nReceived arguments:\n")[0]
+    assert head.split("\n") == ['Validation failed for tool "refs":', *(f"  - {line}" for line in expected)]
+
+
+def test_a_schema_with_identifiers_leaves_its_references_unchecked() -> None:
+    """``$id`` and anchors change what a reference names (pi-schema ``resolver.js``); such a schema's
+    references are not resolved here, so nothing under them is refused."""
+    schema = {"$id": "https://example.com/s.json", **REFS_SCHEMA}
+    assert validate_arguments("refs", schema, {"at": {"x": 1}, "dangling": 1})[1] is None
