@@ -28,8 +28,8 @@ explained as pi-schema explains it (``walkUnion``, explain.js:263-301): a tagged
 branch its tag names, else by the branch that declares most of the object's keys, then the one
 whose first error lies deepest; a ``$ref`` into the schema itself (``#/$defs/...``, see
 :class:`_Root`). Other keywords (
-``patternProperties``, ``dependentRequired``, ``contains`` ...) are not checked: such an
-argument is taken as given, where Pi may refuse it.
+``unevaluatedProperties``, ``unevaluatedItems`` ...) are not checked: such an argument is taken
+as given, where Pi may refuse it.
 """
 
 from __future__ import annotations
@@ -182,6 +182,41 @@ def _convert_literal(literal: Any, value: Any) -> Any:
     return out if ok and _same(out, literal) else value
 
 
+#: A keyword that is not there (JavaScript ``undefined``).
+_ABSENT: Any = object()
+
+
+def _item_schema_at(schema: dict[str, Any], index: int) -> Any:
+    """``itemSchemaAt`` (coerce.js:401-412): a tuple's item schema (``prefixItems``, or a draft-7
+    ``items`` array) for its prefix, ``items`` after ``prefixItems`` or for every item;
+    :data:`_ABSENT` when nothing applies."""
+    items = schema.get("items", _ABSENT)
+    if isinstance(items, list):
+        return items[index] if index < len(items) else _ABSENT
+    prefix = schema.get("prefixItems")
+    if isinstance(prefix, list) and index < len(prefix):
+        return prefix[index]
+    return items
+
+
+def _key_patterns(schema: dict[str, Any], key: str) -> tuple[list[Any], bool]:
+    """The ``patternProperties`` schemas whose pattern matches ``key`` (JavaScript's reading,
+    :mod:`.js_regex`), and whether every pattern could be read (False: the key's fate is unknown
+    here, and what depends on it is left unchecked)."""
+    patterns = schema.get("patternProperties")
+    if not isinstance(patterns, dict):
+        return [], True
+    matching: list[Any] = []
+    known = True
+    for source, item in patterns.items():
+        found = js_pattern_test(source, key)
+        if found is None:
+            known = False
+        elif found:
+            matching.append(item)
+    return matching, known
+
+
 def _convert(schema: Any, value: Any) -> Any:
     """Pass 2, ``convertNode`` (coerce.js:181-230): ``const``, ``enum``, the unions, ``allOf``,
     then ``type``."""
@@ -223,29 +258,50 @@ def _convert(schema: Any, value: Any) -> Any:
         return _try_boolean(value)[1]
     if kind == "null":
         return _try_null(value)[1]
-    if kind == "array" or (kind is None and "items" in schema):
-        items = schema.get("items")
-        if isinstance(value, list):
-            return value if not isinstance(items, dict) else [_convert(items, v) for v in value]
-        return [_convert(items, value) if isinstance(items, dict) else value]
-    if kind == "object" or (kind is None and "properties" in schema):
+    if kind == "array" or (kind is None and ("items" in schema or "prefixItems" in schema)):
+        return _convert_array(schema, value)
+    if kind == "object" or (kind is None and ("properties" in schema or "patternProperties" in schema)):
         return _convert_object(schema, value)
     return value
 
 
+def _convert_array(schema: dict[str, Any], value: Any) -> Any:
+    """``convertArray`` (coerce.js:265-286): a tuple (``prefixItems``, an ``items`` array)
+    converts its items and never wraps a single value; otherwise each item by ``items``, and a
+    single value becomes a one-item array."""
+    items = schema.get("items", _ABSENT)
+    if isinstance(items, list) or isinstance(schema.get("prefixItems"), list):
+        if not isinstance(value, list):
+            return value
+        converted = []
+        for index, item in enumerate(value):
+            item_schema = _item_schema_at(schema, index)
+            converted.append(item if item_schema is _ABSENT else _convert(item_schema, item))
+        return converted
+    if isinstance(value, list):
+        return value if items is _ABSENT else [_convert(items, v) for v in value]
+    return [_convert(items, value) if isinstance(items, dict) else value]
+
+
 def _convert_object(schema: dict[str, Any], value: Any) -> Any:
-    """``convertObject`` (coerce.js:287-319) for ``properties`` and an ``additionalProperties``
+    """``convertObject`` (coerce.js:287-319): each key by its ``properties`` schema, then every
+    ``patternProperties`` schema whose pattern matches it, else an ``additionalProperties``
     schema."""
     if not isinstance(value, dict):
         return value
     properties = schema.get("properties") or {}
     additional = schema.get("additionalProperties")
-    return {
-        k: _convert(properties[k], v)
-        if k in properties
-        else (_convert(additional, v) if isinstance(additional, dict) else v)
-        for k, v in value.items()
-    }
+    out = {}
+    for key, item in value.items():
+        matched = key in properties
+        converted = _convert(properties[key], item) if matched else item
+        for pattern_schema in _key_patterns(schema, key)[0]:
+            matched = True
+            converted = _convert(pattern_schema, converted)
+        if not matched and isinstance(additional, dict):
+            converted = _convert(additional, converted)
+        out[key] = converted
+    return out
 
 
 def _convert_members(schema: dict[str, Any], value: Any) -> Any:
@@ -326,11 +382,34 @@ def _coerce_types(schema: Any, value: Any) -> Any:
                 value = candidate
                 break
     if "object" in types and isinstance(value, dict):
-        properties = schema.get("properties") or {}
-        value = {k: _coerce_types(properties[k], v) if k in properties else v for k, v in value.items()}
-    if "array" in types and isinstance(value, list) and isinstance(schema.get("items"), dict):
-        value = [_coerce_types(schema["items"], v) for v in value]
+        value = _coerce_properties(schema, value)
+    if "array" in types and isinstance(value, list):
+        coerced = []
+        for index, item in enumerate(value):
+            item_schema = _item_schema_at(schema, index)
+            coerced.append(_coerce_types(item_schema, item) if isinstance(item_schema, dict) else item)
+        value = coerced
     return value
+
+
+def _coerce_properties(schema: dict[str, Any], value: dict[str, Any]) -> dict[str, Any]:
+    """``coerceProperties`` (coerce.js:363-390): the declared properties first, then each key's
+    matching ``patternProperties`` schemas, else an ``additionalProperties`` schema."""
+    declared = schema.get("properties")
+    properties: dict[str, Any] = declared if isinstance(declared, dict) else {}
+    additional = schema.get("additionalProperties")
+    out = dict(value)
+    for key, prop in properties.items():
+        if key in value:
+            out[key] = _coerce_types(prop, value[key])
+    for key, item in value.items():
+        matched = key in properties
+        for pattern_schema in _key_patterns(schema, key)[0]:
+            matched = True
+            out[key] = _coerce_types(pattern_schema, out[key])
+        if not matched and isinstance(additional, dict):
+            out[key] = _coerce_types(additional, item)
+    return out
 
 
 def _coerce_union(branches: list[Any], value: Any) -> Any:
@@ -343,17 +422,28 @@ def _coerce_union(branches: list[Any], value: Any) -> Any:
     return value
 
 
-def _drop_optional_nulls(schema: dict[str, Any], value: Any) -> Any:
+def _drop_optional_nulls(schema: Any, value: Any) -> Any:
     """Pass 1, ``dropOptionalNulls`` (coerce.js:103-150): a ``null`` in an optional property
     whose schema refuses ``null`` is dropped, as if the model had left it out."""
-    if isinstance(value, list):
-        items = schema.get("items")
-        return [_drop_optional_nulls(items, v) for v in value] if isinstance(items, dict) else value
-    if not isinstance(value, dict) or not isinstance(schema.get("properties"), dict):
+    if not isinstance(schema, dict):
         return value
+    if isinstance(value, list):
+        dropped = []
+        for index, item in enumerate(value):
+            item_schema = _item_schema_at(schema, index)
+            dropped.append(item if item_schema is _ABSENT else _drop_optional_nulls(item_schema, item))
+        return dropped
+    properties = schema.get("properties")
+    patterns = schema.get("patternProperties")
+    additional = schema.get("additionalProperties")
+    if not isinstance(value, dict) or not (
+        isinstance(properties, dict) or isinstance(patterns, dict) or isinstance(additional, dict)
+    ):
+        return value
+    properties = properties if isinstance(properties, dict) else {}
     required = set(schema.get("required") or [])
     out = dict(value)
-    for key, prop in schema["properties"].items():
+    for key, prop in properties.items():
         if key not in out:
             continue
         is_ref = isinstance(prop, dict) and isinstance(prop.get("$ref"), str)
@@ -361,6 +451,18 @@ def _drop_optional_nulls(schema: dict[str, Any], value: Any) -> Any:
             del out[key]
             continue
         out[key] = _drop_optional_nulls(prop, out[key])
+    # Values of pattern and additional properties are walked for their own optional nulls; the
+    # keys themselves are not optional properties, so they stay (coerce.js:140-149).
+    if isinstance(patterns, dict) or isinstance(additional, dict):
+        for key in value:
+            matched = key in properties
+            if key not in out:
+                continue  # a declared property dropped above
+            for pattern_schema in _key_patterns(schema, key)[0]:
+                matched = True
+                out[key] = _drop_optional_nulls(pattern_schema, out[key])
+            if not matched and isinstance(additional, dict):
+                out[key] = _drop_optional_nulls(additional, value[key])
     return out
 
 
@@ -453,29 +555,19 @@ def _explain(schema: Any, value: Any, path: str, out: list[tuple[str, str]]) -> 
         if _bound(multiple) and not _is_multiple(value, multiple):
             out.append((path, f"expected a multiple of {js_number(multiple)}"))
     if isinstance(value, dict):
-        properties = schema.get("properties") or {}
-        for key in schema.get("required") or []:
-            if isinstance(key, str) and key not in value:
-                out.append((_pointer(path, key), "missing"))
-        for key, prop in properties.items():
-            if key in value:
-                _explain(prop, value[key], _pointer(path, key), out)
-        additional = schema.get("additionalProperties")
-        if additional is False:
-            out.extend((_pointer(path, key), "unknown field") for key in value if key not in properties)
-        elif isinstance(additional, dict):
-            for key in value:
-                if key not in properties:
-                    _explain(additional, value[key], _pointer(path, key), out)
-        # walkObject's counts (explain.js:203-208).
-        if _bound(schema.get("minProperties")) and len(value) < schema["minProperties"]:
-            out.append((path, f"expected at least {js_number(schema['minProperties'])} properties"))
-        if _bound(schema.get("maxProperties")) and len(value) > schema["maxProperties"]:
-            out.append((path, f"expected at most {js_number(schema['maxProperties'])} properties"))
+        _explain_object(schema, value, path, out)
     if isinstance(value, list):
-        if isinstance(schema.get("items"), dict):
-            for i, item in enumerate(value):
-                _explain(schema["items"], item, f"{path}/{i}", out)
+        # walkArray (explain.js:230-262): a tuple's prefix, then the rest.
+        items = schema.get("items", _ABSENT)
+        if isinstance(items, list):
+            prefix, rest = items, schema.get("additionalItems", _ABSENT)
+        else:
+            prefix_items = schema.get("prefixItems")
+            prefix, rest = (prefix_items if isinstance(prefix_items, list) else []), items
+        for i, item in enumerate(value):
+            item_schema = prefix[i] if i < len(prefix) else rest
+            if item_schema is not _ABSENT:
+                _explain(item_schema, item, f"{path}/{i}", out)
         if _bound(schema.get("minItems")) and len(value) < schema["minItems"]:
             out.append((path, f"expected at least {js_number(schema['minItems'])} items"))
         if _bound(schema.get("maxItems")) and len(value) > schema["maxItems"]:
@@ -484,6 +576,12 @@ def _explain(schema: Any, value: Any, path: str, out: list[tuple[str, str]]) -> 
             _same(value[i], value[j]) for i in range(1, len(value)) for j in range(i)
         ):
             out.append((path, "expected unique items"))
+        if "contains" in schema:
+            least: Any = schema["minContains"] if _bound(schema.get("minContains")) else 1
+            most: Any = schema["maxContains"] if _bound(schema.get("maxContains")) else math.inf
+            count = sum(1 for item in value if _ok(schema["contains"], item))
+            if not least <= count <= most:
+                out.append((path, _contains_message(least, most)))
     if isinstance(schema.get("allOf"), list):
         for member in schema["allOf"]:
             _explain(member, value, path, out)
@@ -500,6 +598,69 @@ def _explain(schema: Any, value: Any, path: str, out: list[tuple[str, str]]) -> 
     ref = schema.get("$ref")
     if isinstance(ref, str):
         _explain_ref(ref, value, path, out)
+
+
+def _explain_object(
+    schema: dict[str, Any], value: dict[str, Any], path: str, out: list[tuple[str, str]]
+) -> None:
+    """``walkObject`` (explain.js:169-229): missing required keys, each declared property, then
+    per key its ``patternProperties`` schemas, else ``additionalProperties`` (``false``: unknown
+    field), and ``propertyNames``; the counts; ``dependentRequired``/``dependencies`` and
+    ``dependentSchemas``. A key whose fate a pattern cannot tell here (:func:`_key_patterns`) is
+    not judged by ``additionalProperties``."""
+    declared = schema.get("properties")
+    properties: dict[str, Any] = declared if isinstance(declared, dict) else {}
+    for key in schema.get("required") or []:
+        if isinstance(key, str) and key not in value:
+            out.append((_pointer(path, key), "missing"))
+    for key, prop in properties.items():
+        if key in value:
+            _explain(prop, value[key], _pointer(path, key), out)
+    additional = schema.get("additionalProperties", _ABSENT)
+    names = schema.get("propertyNames", _ABSENT)
+    for key, item in value.items():
+        matched = key in properties
+        patterns, known = _key_patterns(schema, key)
+        for pattern_schema in patterns:
+            matched = True
+            _explain(pattern_schema, item, _pointer(path, key), out)
+        if not matched and known and additional is not _ABSENT:
+            if additional is False:
+                out.append((_pointer(path, key), "unknown field"))
+            else:
+                _explain(additional, item, _pointer(path, key), out)
+        if names is not _ABSENT and not _ok(names, key):
+            out.append((_pointer(path, key), "invalid property name"))
+    if _bound(schema.get("minProperties")) and len(value) < schema["minProperties"]:
+        out.append((path, f"expected at least {js_number(schema['minProperties'])} properties"))
+    if _bound(schema.get("maxProperties")) and len(value) > schema["maxProperties"]:
+        out.append((path, f"expected at most {js_number(schema['maxProperties'])} properties"))
+    dependencies: dict[str, Any] = {}
+    for keyword in ("dependentRequired", "dependencies"):
+        if isinstance(schema.get(keyword), dict):
+            dependencies.update(schema[keyword])
+    for key, dependency in dependencies.items():
+        if key not in value:
+            continue
+        if not isinstance(dependency, list):
+            _explain(dependency, value, path, out)
+            continue
+        for required in dependency:
+            if isinstance(required, str) and required not in value:
+                out.append((_pointer(path, required), f"required when {key} is present"))
+    if isinstance(schema.get("dependentSchemas"), dict):
+        for key, dependent in schema["dependentSchemas"].items():
+            if key in value:
+                _explain(dependent, value, path, out)
+
+
+def _contains_message(least: Any, most: Any) -> str:
+    """``containsMessage`` (explain.js:364-370)."""
+    if most == math.inf:
+        return f"expected at least {js_number(least)} matching {'item' if least == 1 else 'items'}"
+    if least == 0:
+        return f"expected at most {js_number(most)} matching {'item' if most == 1 else 'items'}"
+    return f"expected between {js_number(least)} and {js_number(most)} matching items"
 
 
 #: A ``const`` that is not there (JavaScript ``undefined``), as opposed to a JSON ``null``.

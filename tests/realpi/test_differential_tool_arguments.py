@@ -387,3 +387,65 @@ def test_references_into_the_schemas_own_defs_are_followed_as_pi_schema_follows_
     for (_, real_text), (_, sim_text) in zip(results, _results(sim), strict=True):
         assert sim_text == real_text
     assert_equivalent(real, sim)
+
+
+#: Tuples (``prefixItems``, a draft-7 ``items`` array), ``contains``, ``patternProperties``,
+#: ``propertyNames`` and the dependencies.
+MORE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False},
+        "old": {"type": "array", "items": [{"type": "integer"}], "additionalItems": {"type": "string"}},
+        "bag": {
+            "type": "array",
+            "contains": {"type": "integer", "minimum": 10},
+            "minContains": 2,
+            "maxContains": 3,
+        },
+        "some": {"type": "array", "contains": {"const": "x"}},
+        "one": {"type": "array", "prefixItems": [{"const": 1}]},
+        "env": {
+            "type": "object",
+            "patternProperties": {"^[A-Z_]+$": {"type": "string"}},
+            "additionalProperties": False,
+            "propertyNames": {"maxLength": 5},
+        },
+        "card": {
+            "type": "object",
+            "properties": {"number": {"type": "string"}, "cvc": {"type": "string"}},
+            "dependentRequired": {"number": ["cvc"]},
+            "dependentSchemas": {"cvc": {"required": ["number"]}},
+        },
+    },
+}
+
+MORE_CALLS: list[dict[str, Any]] = [
+    {"pair": ["1", 2], "old": ["3", "4"], "bag": [10, 11], "some": ["x"]},
+    {"old": [3, 4]},  # an additionalItems schema is checked, never converted (itemSchemaAt)
+    {"pair": [1, "a", "extra"]},
+    {"bag": [10]},
+    {"bag": [10, 11, 12, 13], "some": ["y"]},
+    {"env": {"PATH": "x", "home": "y", "TOOLONG": "z", "N": 5, "LIST": [1]}},
+    {"one": ["1"]},  # a tuple item converts to its const
+    {"one": 1},  # a tuple never wraps a single value
+    {"card": {"number": "4"}},
+    {"card": {"cvc": "1"}},
+]
+
+
+def test_tuples_contains_pattern_properties_and_dependencies_as_pi_schema_checks_them(
+    targets: Targets, python_extension: Callable[[str, str], str]
+) -> None:
+    path = python_extension("more_probe", _REFS.replace("REFS_SCHEMA", json.dumps(MORE_SCHEMA)))
+    replies = [
+        {"text": "calling", "tool_calls": [{"name": "refs", "arguments": args, "id": f"m{i}"}]}
+        for i, args in enumerate(MORE_CALLS)
+    ] + [{"text": "DONE"}]
+    real, sim = play(targets, scenario({"agent": replies}), [{"prompt": "go"}], path)
+    results = _results(real)
+    assert len(results) == len(MORE_CALLS)
+    assert results[0] == (False, '{"bag": [10, 11], "old": [3, "4"], "pair": [1, "2"], "some": ["x"]}')
+    assert sum(1 for error, _ in results if error) == len(MORE_CALLS) - 2
+    for (_, real_text), (_, sim_text) in zip(results, _results(sim), strict=True):
+        assert sim_text == real_text
+    assert_equivalent(real, sim)

@@ -227,3 +227,73 @@ def test_a_schema_with_identifiers_leaves_its_references_unchecked() -> None:
     references are not resolved here, so nothing under them is refused."""
     schema = {"$id": "https://example.com/s.json", **REFS_SCHEMA}
     assert validate_arguments("refs", schema, {"at": {"x": 1}, "dangling": 1})[1] is None
+
+
+#: Tuples, ``contains``, ``patternProperties``, ``propertyNames`` and the dependencies (the real-Pi
+#: test's schema and calls; real Pi 1.6 gives these answers, call by call).
+MORE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False},
+        "old": {"type": "array", "items": [{"type": "integer"}], "additionalItems": {"type": "string"}},
+        "bag": {
+            "type": "array",
+            "contains": {"type": "integer", "minimum": 10},
+            "minContains": 2,
+            "maxContains": 3,
+        },
+        "some": {"type": "array", "contains": {"const": "x"}},
+        "one": {"type": "array", "prefixItems": [{"const": 1}]},
+        "env": {
+            "type": "object",
+            "patternProperties": {"^[A-Z_]+$": {"type": "string"}},
+            "additionalProperties": False,
+            "propertyNames": {"maxLength": 5},
+        },
+        "card": {
+            "type": "object",
+            "properties": {"number": {"type": "string"}, "cvc": {"type": "string"}},
+            "dependentRequired": {"number": ["cvc"]},
+            "dependentSchemas": {"cvc": {"required": ["number"]}},
+        },
+    },
+}
+
+MORE_CASES: list[tuple[dict[str, Any], dict[str, Any] | list[str]]] = [
+    (
+        {"pair": ["1", 2], "old": ["3", "4"], "bag": [10, 11], "some": ["x"]},
+        {"pair": [1, "2"], "old": [3, "4"], "bag": [10, 11], "some": ["x"]},
+    ),
+    ({"old": [3, 4]}, ["old.1: expected string, got integer"]),
+    ({"pair": [1, "a", "extra"]}, ["pair.2: no value is allowed here"]),
+    ({"bag": [10]}, ["bag: expected between 2 and 3 matching items"]),
+    (
+        {"bag": [10, 11, 12, 13], "some": ["y"]},
+        ["bag: expected between 2 and 3 matching items", "some: expected at least 1 matching item"],
+    ),
+    (
+        {"env": {"PATH": "x", "home": "y", "TOOLONG": "z", "N": 5, "LIST": [1]}},
+        [
+            "env.home: unknown field",
+            "env.TOOLONG: invalid property name",
+            "env.LIST: expected string, got array",
+        ],
+    ),
+    ({"one": ["1"]}, {"one": [1]}),
+    ({"one": 1}, ["one: expected array, got integer"]),
+    ({"card": {"number": "4"}}, ["card.cvc: required when number is present"]),
+    ({"card": {"cvc": "1"}}, ["card.number: missing"]),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), MORE_CASES, ids=[json.dumps(args) for args, _ in MORE_CASES])
+def test_tuples_contains_pattern_properties_and_dependencies_as_pi_schema_checks_them(
+    args: dict[str, Any], expected: dict[str, Any] | list[str]
+) -> None:
+    coerced, problem = validate_arguments("more", MORE_SCHEMA, args)
+    if isinstance(expected, dict):
+        assert problem is None and coerced == expected
+        return
+    assert problem is not None
+    head = problem.split("\n\nReceived arguments:\n")[0]
+    assert head.split("\n") == ['Validation failed for tool "more":', *(f"  - {line}" for line in expected)]
