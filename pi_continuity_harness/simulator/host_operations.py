@@ -200,11 +200,14 @@ class HostOperations:
                 return OperationResult(name, ok=True)
             case SetAutoCompactionOp() | SetAutoRetryOp():
                 settings = host._require_runtime().settings
-                with host.host_io():
-                    if isinstance(op, SetAutoCompactionOp):
-                        settings.set_compaction_enabled(op.set_auto_compaction)
-                    else:
-                        settings.set_retry_enabled(op.set_auto_retry)
+                try:
+                    with host.host_io():
+                        if isinstance(op, SetAutoCompactionOp):
+                            settings.set_compaction_enabled(op.set_auto_compaction)
+                        else:
+                            settings.set_retry_enabled(op.set_auto_retry)
+                except SettingsError as error:  # Pi's TypeError, the RPC command's error
+                    return OperationResult(name, ok=False, error=str(error))
                 return OperationResult(name, ok=True)
             case SetSessionNameOp():
                 runtime = host._require_runtime()

@@ -360,10 +360,17 @@ class SettingsManager:
 
     def _set_global(self, name: str, key: str, value: Any) -> None:
         """``if (!global[name]) global[name] = {}; global[name][key] = value; markModified; save()``.
-        A new dict replaces the old one (the answers are remembered per dict, :meth:`_memo`)."""
+        A new dict replaces the old one (the answers are remembered per dict, :meth:`_memo`).
+        A section holding a truthy string, number or ``true`` makes the assignment throw V8's
+        TypeError (:class:`SettingsError`, its message); an array is not modelled."""
         section = self.global_settings.get(name)
         if not section:  # JavaScript's falsy values: missing, null, false, 0, ""
             section = {}
+        elif isinstance(section, (str, int, float)):
+            # A truthy primitive: the assignment throws (ES modules are strict), before anything
+            # is marked or saved; RPC answers the command with the error (rpc-mode.js:653-655).
+            kind = "boolean" if isinstance(section, bool) else "string" if isinstance(section, str) else "number"
+            raise SettingsError(f"Cannot create property '{key}' on {kind} '{js_string(section)}'")
         elif not isinstance(section, dict):
             raise SettingsWriteNotModelledError(
                 f"setting {name}.{key} where {name} is {js_string(section)} is not modelled by the simulator"

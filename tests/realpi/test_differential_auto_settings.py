@@ -153,3 +153,23 @@ def test_the_write_puts_keys_that_are_array_indexes_first(targets: Targets) -> N
     assert text.index('"0": 1') < text.index('"z"')
     assert _settings_text(sim) == text
     assert_equivalent(real, sim)
+
+
+def test_a_section_that_is_a_truthy_primitive_fails_the_command_with_pis_type_error(targets: Targets) -> None:
+    """``setCompactionEnabled`` assigns ``compaction.enabled`` on whatever the global file holds:
+    on a string or ``true`` the assignment throws (ES modules are strict) before anything is marked
+    or written, and RPC answers with the error (rpc-mode.js:653-655). The simulator refused such
+    a run as not modelled until 6 December 2026."""
+    sc = scenario(
+        {"agent": [{"text": "ok"}]}, settings={"global": {**_GLOBAL, "compaction": "on", "retry": True}}
+    )
+    real, sim = play(
+        targets, sc, [{"set_auto_compaction": False}, {"set_auto_retry": True}, {"prompt": "one"}]
+    )
+    assert [(o.name, o.ok, o.error) for o in real.operations][:2] == [
+        ("set_auto_compaction", False, "Cannot create property 'enabled' on string 'on'"),
+        ("set_auto_retry", False, "Cannot create property 'enabled' on boolean 'true'"),
+    ]
+    assert '"compaction": "on"' in _settings_text(real)
+    assert _settings_text(sim) == _settings_text(real)
+    assert_equivalent(real, sim)

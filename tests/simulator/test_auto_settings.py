@@ -15,7 +15,11 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.errors import SimulatorError
-from pi_continuity_harness.simulator.settings import SettingsManager, SettingsWriteNotModelledError
+from pi_continuity_harness.simulator.settings import (
+    SettingsError,
+    SettingsManager,
+    SettingsWriteNotModelledError,
+)
 
 from .helpers import base, op_ends, run
 
@@ -89,11 +93,33 @@ def test_a_number_in_the_file_reads_as_javascript_reads_it(tmp_path: Path) -> No
     )
 
 
-@pytest.mark.parametrize("section", ["5", '"on"', "true"])
-def test_a_section_that_is_no_object_is_refused_as_not_modelled(tmp_path: Path, section: str) -> None:
-    """Pi (strict mode) throws setting a property of a number, string or true; the simulator
-    says it does not model the case instead of guessing."""
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        ("5", "Cannot create property 'enabled' on number '5'"),
+        ('"on"', "Cannot create property 'enabled' on string 'on'"),
+        ("true", "Cannot create property 'enabled' on boolean 'true'"),
+        ("1.5", "Cannot create property 'enabled' on number '1.5'"),
+    ],
+)
+def test_a_section_that_is_a_truthy_primitive_throws_pis_type_error(
+    tmp_path: Path, section: str, message: str
+) -> None:
+    """Pi (an ES module, strict) throws setting a property of a number, string or true, before
+    anything is marked or written (``tests/realpi/test_differential_auto_settings.py``)."""
     manager = _manager(tmp_path, '{"compaction": ' + section + "}")
+    with pytest.raises(SettingsError) as raised:
+        manager.set_compaction_enabled(False)
+    assert str(raised.value) == message
+    assert (tmp_path / "agent" / "settings.json").read_text(
+        encoding="utf-8"
+    ) == '{"compaction": ' + section + "}"
+
+
+def test_a_section_that_is_an_array_is_refused_as_not_modelled(tmp_path: Path) -> None:
+    """Pi sets the property on the array and writes it back as an object of its indexes and the
+    key; the simulator says it does not model the case instead of guessing."""
+    manager = _manager(tmp_path, '{"compaction": [1]}')
     with pytest.raises(SettingsWriteNotModelledError, match="not modelled by the simulator"):
         manager.set_compaction_enabled(False)
     assert issubclass(SettingsWriteNotModelledError, SimulatorError)
