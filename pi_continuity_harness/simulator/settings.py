@@ -369,7 +369,9 @@ class SettingsManager:
         elif isinstance(section, (str, int, float)):
             # A truthy primitive: the assignment throws (ES modules are strict), before anything
             # is marked or saved; RPC answers the command with the error (rpc-mode.js:653-655).
-            kind = "boolean" if isinstance(section, bool) else "string" if isinstance(section, str) else "number"
+            kind = (
+                "boolean" if isinstance(section, bool) else "string" if isinstance(section, str) else "number"
+            )
             raise SettingsError(f"Cannot create property '{key}' on {kind} '{js_string(section)}'")
         elif not isinstance(section, dict):
             raise SettingsWriteNotModelledError(
