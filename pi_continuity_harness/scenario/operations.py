@@ -83,6 +83,7 @@ __all__ = [
     "operation_name",
     "pick_answer",
     "pick_fork_message",
+    "switch_session_target",
 ]
 
 
@@ -1127,6 +1128,19 @@ def no_such_session_message(wanted: int, sessions: int) -> str:
     """The outcome's error of ``switch_session: {to: N}`` when the run has had fewer than N
     session files (both targets; nothing is sent to Pi)."""
     return f"switch_session: no session {wanted}; the run has had {sessions} session file(s)"
+
+
+def switch_session_target(
+    to: Literal["previous"] | int, previous: str | None, run_files: list[str]
+) -> tuple[str | None, str | None]:
+    """The session file ``switch_session`` resumes, and None; or None and the outcome's error.
+    ``previous``: the last ``previousSessionFile`` of the process; ``run_files``: the run's session
+    files in order (each target keeps both its own way)."""
+    if to == "previous":
+        return (previous, None) if previous is not None else (None, NO_PREVIOUS_SESSION)
+    if to > len(run_files):
+        return None, no_such_session_message(to, len(run_files))
+    return run_files[to - 1], None
 
 
 def no_tree_message(messages: list[dict[str, str]], position: int) -> str:

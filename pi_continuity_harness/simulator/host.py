@@ -166,7 +166,7 @@ class SimHost:
         self.previous_session_file: str | None = None
         #: Every session file a runtime of the run started in, in the order of its first start,
         #: across restarts (``switch_session: {to: N}``; the real-Pi target reads the observer's
-        #: ``session_start`` lines of the whole run).
+        #: ``harness_session_file`` lines of the whole run).
         self.session_files: list[str] = []
         #: ``--session-id`` of the first start (``scenario/session_id.py``); a restart resumes by file.
         self._first_session_id = session_id

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, Literal, assert_never
 
 from pi_continuity_harness.scenario.confine import ConfinementError
 from pi_continuity_harness.scenario.operations import (
-    NO_PREVIOUS_SESSION,
     TREE_COMMAND,
     AbortOp,
     BashOp,
@@ -54,10 +53,10 @@ from pi_continuity_harness.scenario.operations import (
     TreeOp,
     bash_command_id,
     no_fork_message,
-    no_such_session_message,
     no_tree_message,
     operation_name,
     pick_fork_message,
+    switch_session_target,
 )
 from pi_continuity_harness.scenario.trace import SimulatedCrash
 from pi_continuity_harness.scenario.workspace import EditFileError, apply_edit
@@ -273,16 +272,11 @@ class HostOperations:
                 outcome = await host.fork(leaf, "at")
                 return _replacement(name, outcome)
             case SwitchSessionOp():
-                wanted = op.switch_session.to
-                if wanted == "previous":
-                    target = host.previous_session_file
-                    if target is None:
-                        return OperationResult(name, ok=False, error=NO_PREVIOUS_SESSION)
-                elif wanted > len(host.session_files):
-                    refusal = no_such_session_message(wanted, len(host.session_files))
+                target, refusal = switch_session_target(
+                    op.switch_session.to, host.previous_session_file, host.session_files
+                )
+                if target is None:
                     return OperationResult(name, ok=False, error=refusal)
-                else:
-                    target = host.session_files[wanted - 1]
                 outcome = await host.switch_session(target)
                 return _replacement(name, outcome)
             case _:

@@ -1,4 +1,4 @@
-"""Pi 1.6's check of a built-in tool's arguments before the tool runs.
+"""Pi 1.6's check of a tool's arguments (a built-in's or an extension's) before the tool runs.
 
 ``prepareToolCall`` (pi-agent-core ``agent-loop.js:478-538``) runs the tool's
 ``prepareArguments`` (``edit`` has one: :func:`.edit_tool.prepare_edit_arguments`), then
@@ -9,27 +9,35 @@ the arguments received, as ``JSON.stringify(arguments, null, 2)`` writes them. T
 the built-in tools on whatever arguments came (an ``edit`` without ``edits`` overwrote the file).
 
 This is pi-schema's coercion and check (``@earendil-works/pi-schema`` ``dist/coerce.js``,
-``dist/explain.js``) for the keywords tool schemas commonly use: ``type`` (``string``,
-``number``, ``integer``, ``boolean``, ``null``, ``array``, ``object``, or a list of them),
-``properties``, ``required``, ``items``, ``additionalProperties: false``, ``enum``, ``const``,
-``minimum``/``maximum`` (and their exclusive forms), ``minLength``/``maxLength``,
-``minItems``/``maxItems``, and (since 6 December 2026) ``pattern`` (as JavaScript reads it,
-:mod:`.js_regex`; a source it does not translate is left unchecked), ``format`` (the formats
-:mod:`.json_formats` ports), ``multipleOf``, ``uniqueItems``,
-``minProperties``/``maxProperties`` and the combinators TypeBox writes for
-``Type.Union``, ``Type.Intersect`` and ``Type.Not``: ``anyOf``, ``oneOf``, ``allOf``, ``not``,
-``if``/``then``/``else``, boolean schemas and an ``additionalProperties`` schema. The coercion is
-its three passes: an optional ``null`` is dropped, values are converted to the declared type
-(TypeBox's ``Value.Convert``: ``"5"`` to 5, ``5`` to ``"5"``, ``null`` to ``"null"`` or 0, one
-value to a one-item array, an enum's value from another type, a union's value to the first
+``dist/explain.js``), keyword by keyword in pi-schema's order:
+
+* types (``string``, ``number``, ``integer``, ``boolean``, ``null``, ``array``, ``object``, or a
+  list of them), ``enum`` and ``const`` (objects compared by ``deepEqual``), boolean schemas;
+* strings: ``minLength``/``maxLength`` (code points), ``pattern`` (read as JavaScript's ``RegExp``
+  with the ``u`` flag reads it, :mod:`.js_regex`; a source it cannot read is left unchecked),
+  ``format`` (the 14 formats :mod:`.json_formats` ports; the others are left unchecked);
+* numbers: ``minimum``/``maximum``, their exclusive forms, ``multipleOf``;
+* objects: ``required``, ``properties``, ``patternProperties``, ``additionalProperties`` (``false``
+  or a schema), ``propertyNames``, ``minProperties``/``maxProperties``, ``dependentRequired``
+  (and draft-7 ``dependencies``), ``dependentSchemas``;
+* arrays: ``items``, tuples (``prefixItems``; a draft-7 ``items`` array with ``additionalItems``),
+  ``minItems``/``maxItems``, ``uniqueItems``, ``contains`` with ``minContains``/``maxContains``;
+* the combinators TypeBox writes for ``Type.Union``, ``Type.Intersect`` and ``Type.Not``:
+  ``anyOf``, ``oneOf``, ``allOf``, ``not``, ``if``/``then``/``else``;
+* ``$ref`` into the schema itself (``#/$defs/...``, what pydantic and ``Type.Ref`` write; see
+  :class:`_Root`).
+
+The coercion is its three passes: an optional ``null`` is dropped, values are converted to the
+declared type (TypeBox's ``Value.Convert``: ``"5"`` to 5, ``5`` to ``"5"``, ``null`` to ``"null"`` or
+0, one value to a one-item array, an enum's value from another type, a union's value to the first
 branch whose conversion the union accepts), then primitives once more (``coercePrimitive``, for a
 list of types; a union's first branch that accepts the coerced value). A failed union is
 explained as pi-schema explains it (``walkUnion``, explain.js:263-301): a tagged union by the
 branch its tag names, else by the branch that declares most of the object's keys, then the one
-whose first error lies deepest; a ``$ref`` into the schema itself (``#/$defs/...``, see
-:class:`_Root`). Other keywords (
-``unevaluatedProperties``, ``unevaluatedItems`` ...) are not checked: such an argument is taken
-as given, where Pi may refuse it.
+whose first error lies deepest. Until 6 December 2026 only the types, ``enum``, ``const``, the
+bounds, ``properties``, ``required``, ``additionalProperties: false`` and ``items`` were checked.
+Not checked (an argument is taken as given, where Pi may refuse it): ``unevaluatedProperties``,
+``unevaluatedItems``, ``$dynamicRef``, and references in a schema with ``$id`` or anchors.
 """
 
 from __future__ import annotations

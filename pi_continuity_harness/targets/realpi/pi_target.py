@@ -71,7 +71,6 @@ from pi_continuity_harness.scenario.model_script import (
     SynthesisReply,
 )
 from pi_continuity_harness.scenario.operations import (
-    NO_PREVIOUS_SESSION,
     TREE_COMMAND,
     AbortOp,
     BashOp,
@@ -101,10 +100,10 @@ from pi_continuity_harness.scenario.operations import (
     TreeOp,
     bash_command_id,
     no_fork_message,
-    no_such_session_message,
     no_tree_message,
     operation_name,
     pick_fork_message,
+    switch_session_target,
 )
 from pi_continuity_harness.scenario.tool_confinement import served_call_problem, tool_calls_real_pi_refuses
 from pi_continuity_harness.scenario.trace import jsonl_lines
@@ -1020,15 +1019,13 @@ class PiTarget:
                 return _switch_outcome(name, response)
             case SwitchSessionOp():
                 wanted = op.switch_session.to
-                if wanted == "previous":
-                    target = self._previous_session_file()
-                    if target is None:
-                        return OperationOutcome(name, False, NO_PREVIOUS_SESSION)
-                else:
-                    files = self._run_session_files()
-                    if wanted > len(files):
-                        return OperationOutcome(name, False, no_such_session_message(wanted, len(files)))
-                    target = files[wanted - 1]
+                target, refusal = switch_session_target(
+                    wanted,
+                    self._previous_session_file() if wanted == "previous" else None,
+                    self._run_session_files() if wanted != "previous" else [],
+                )
+                if target is None:
+                    return OperationOutcome(name, False, refusal)
                 if self._profile.rpc_new_session_binds_twice:
                     return self._replace_by_command(
                         proc,
@@ -1124,11 +1121,11 @@ class PiTarget:
         return previous
 
     def _run_session_files(self) -> list[str]:
-        """What ``switch_session: {to: N}`` counts: every session file a ``session_start`` of the
-        run started in (across restarts), in the order of
-        the first (the simulator keeps the same list, ``SimHost.session_files``): the
-        observer's ``harness_session_file`` line after each. A session without a file
-        (``--no-session``) names none."""
+        """What ``switch_session: {to: N}`` counts: every session file a runtime of the run
+        started in (across restarts), in the order of the first start in each, from the
+        observer's ``harness_session_file`` line after each ``session_start`` (the simulator keeps
+        the same list, ``SimHost.session_files``). A session without a file (``--no-session``)
+        names none."""
         assert self._env is not None
         files: list[str] = []
         for line in self._env.observer_events():
