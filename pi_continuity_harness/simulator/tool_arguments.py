@@ -757,7 +757,7 @@ class _Root:
 
     def __init__(self, schema: Any) -> None:
         self.schema = schema
-        self.plain = not _has_identifiers(schema)
+        self.plain = _plain(schema)
         #: The (node, value) pairs a conversion is inside (``reenter``), and an explanation.
         self.converting: list[tuple[Any, Any]] = []
         self.explaining: list[tuple[Any, Any]] = []
@@ -772,6 +772,25 @@ _UNRESOLVED: Any = object()
 _IDENTIFIERS = frozenset(
     {"$id", "$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef", "$recursiveAnchor"}
 )
+
+
+#: :func:`_has_identifiers` of the schemas validated lately, by identity (each entry holds its
+#: schema, so an id is not reused while it is here): a tool's schema lives as long as the tool,
+#: and scanning it at every call was a fifth of validating a blitz handoff tool call. pi-ai keeps
+#: its compiled validator per schema object the same way (``validation.js:3-15``, a WeakMap).
+_PLAIN: dict[int, tuple[Any, bool]] = {}
+_PLAIN_LIMIT = 64
+
+
+def _plain(schema: Any) -> bool:
+    known = _PLAIN.get(id(schema))
+    if known is not None and known[0] is schema:
+        return known[1]
+    if len(_PLAIN) >= _PLAIN_LIMIT:
+        _PLAIN.clear()
+    plain = not _has_identifiers(schema)
+    _PLAIN[id(schema)] = (schema, plain)
+    return plain
 
 
 def _has_identifiers(node: Any) -> bool:
