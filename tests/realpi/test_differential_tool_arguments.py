@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from realpi.test_differential_fidelity import Targets, assert_equivalent, play, scenario
+from simulator.tool_argument_schemas import MORE_SCHEMA, REFS_SCHEMA, UNIONS_SCHEMA
 
 from pi_continuity_harness.targets.target import Observation
 
@@ -119,66 +120,6 @@ def test_tool_arguments_are_coerced_and_checked_as_pi_does(
     assert_equivalent(real, sim)
 
 
-_UNIONS = """\
-import json
-
-from pi_continuity_harness.api import ToolDefinition, ToolResult
-
-CIRCLE = {
-    "type": "object",
-    "required": ["kind", "r"],
-    "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}},
-}
-SQUARE = {
-    "type": "object",
-    "required": ["kind", "w"],
-    "properties": {"kind": {"const": "square"}, "w": {"type": "number"}},
-}
-PAIR = {"type": "object", "required": ["a", "b"], "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}
-SCHEMA = {
-    "type": "object",
-    "properties": {
-        "choice": {"anyOf": [{"const": "a"}, {"const": "b"}]},
-        "size": {"anyOf": [{"type": "integer"}, {"type": "string", "enum": ["small", "large"]}]},
-        "maybe": {"anyOf": [{"type": "number"}, {"type": "null"}]},
-        "shape": {"oneOf": [CIRCLE, SQUARE]},
-        "either": {"oneOf": [{"type": "number", "minimum": 0}, {"type": "integer"}]},
-        "both": {"allOf": [{"type": "string"}, {"minLength": 3}]},
-        "nonempty": {"type": "string", "not": {"const": ""}},
-        "cond": {
-            "type": "object",
-            "if": {"properties": {"unit": {"const": "px"}}, "required": ["unit"]},
-            "then": {"required": ["value"]},
-            "else": {"required": ["name"]},
-        },
-        "untagged": {"anyOf": [PAIR, {"type": "object", "properties": {"c": {"type": "string"}}, "required": ["c"]}]},
-        "extra": {"type": "object", "additionalProperties": {"type": "integer"}},
-        "multi": {"anyOf": [{"type": ["integer", "boolean"]}, {"type": "null"}]},
-        "step": {"type": "number", "multipleOf": 0.1},
-        "few": {"type": "object", "minProperties": 1, "maxProperties": 2},
-        "set": {"type": "array", "uniqueItems": True},
-        "obj_enum": {"enum": [{"a": 1}, [1, 2]]},
-        "code": {"type": "string", "pattern": "^[a-z]+-\\\\d+$"},
-        "line": {"type": "string", "pattern": "^a.$"},
-        "when": {"type": "string", "format": "date-time"},
-        "site": {"type": "string", "format": "uri"},
-        "host": {"type": "string", "format": "hostname"},
-        "never": False,
-        "odd~key/x": {"type": "integer"},
-    },
-}
-
-
-async def execute(call_id, params, signal, ctx):
-    return ToolResult(content=[{"type": "text", "text": json.dumps(params, sort_keys=True)}])
-
-
-def extension(pi):
-    pi.register_tool(
-        ToolDefinition(name="unions", label="unions", description="A probe tool.", parameters=SCHEMA, execute=execute)
-    )
-"""
-
 UNION_CALLS: list[dict[str, Any]] = [
     {"choice": "a", "size": 3, "maybe": None, "shape": {"kind": "circle", "r": 1}},
     {"choice": "c"},
@@ -223,7 +164,7 @@ def test_union_intersection_and_conditional_arguments_are_coerced_and_explained_
     ``not``, ``if``/``then``/``else``, an ``additionalProperties`` schema and a ``false`` schema
     (pi-schema ``coerce.js`` convertUnion/coerceUnion, ``explain.js`` walkUnion): until 6
     December 2026 the simulator took every such argument as given."""
-    path = python_extension("unions_probe", _UNIONS)
+    path = python_extension("unions_probe", _probe("unions", UNIONS_SCHEMA))
     replies = [
         {"text": "calling", "tool_calls": [{"name": "unions", "arguments": args, "id": f"u{i}"}]}
         for i, args in enumerate(UNION_CALLS)
@@ -295,12 +236,13 @@ def test_keys_that_are_array_indexes_come_first_wherever_pi_parses_json(
     assert_equivalent(real, sim)
 
 
-_REFS = """\
+#: A probe tool: its parameters are ``SCHEMA_JSON`` and it answers with the arguments it received.
+_PROBE = """\
 import json
 
 from pi_continuity_harness.api import ToolDefinition, ToolResult
 
-SCHEMA = json.loads('''REFS_SCHEMA''')
+SCHEMA = json.loads(r'''SCHEMA_JSON''')
 
 
 async def execute(call_id, params, signal, ctx):
@@ -309,49 +251,14 @@ async def execute(call_id, params, signal, ctx):
 
 def extension(pi):
     pi.register_tool(
-        ToolDefinition(name="refs", label="refs", description="A probe tool.", parameters=SCHEMA, execute=execute)
+        ToolDefinition(name="TOOL", label="TOOL", description="A probe tool.", parameters=SCHEMA, execute=execute)
     )
 """
 
-#: A schema as pydantic's ``model_json_schema()`` writes one: ``$defs`` and ``#/$defs/...`` references.
-REFS_SCHEMA: dict[str, Any] = {
-    "$defs": {
-        "Point": {
-            "title": "Point",
-            "type": "object",
-            "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
-            "required": ["x", "y"],
-        },
-        "Circle": {
-            "type": "object",
-            "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}},
-            "required": ["kind", "r"],
-        },
-        "Square": {
-            "type": "object",
-            "properties": {"kind": {"const": "square"}, "w": {"type": "number"}},
-            "required": ["kind", "w"],
-        },
-        "Tree": {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}},
-            },
-            "required": ["name"],
-        },
-    },
-    "type": "object",
-    "properties": {
-        "at": {"$ref": "#/$defs/Point"},
-        "shape": {"oneOf": [{"$ref": "#/$defs/Circle"}, {"$ref": "#/$defs/Square"}]},
-        "maybe": {"anyOf": [{"$ref": "#/$defs/Point"}, {"type": "null"}], "default": None},
-        "tree": {"$ref": "#/$defs/Tree"},
-        "dangling": {"$ref": "#/$defs/Missing"},
-        "anchor": {"$ref": "#nowhere"},
-        "self": {"$ref": "#/properties/at"},
-    },
-}
+
+def _probe(tool: str, schema: dict[str, Any]) -> str:
+    return _PROBE.replace("SCHEMA_JSON", json.dumps(schema)).replace("TOOL", tool)
+
 
 REF_CALLS: list[dict[str, Any]] = [
     {"at": {"x": "1", "y": 2}, "maybe": None},
@@ -374,7 +281,7 @@ def test_references_into_the_schemas_own_defs_are_followed_as_pi_schema_follows_
     and explained through the target, a tagged union of references by its tag, a recursive
     definition to any depth, and a reference that names nothing refused only where a value is
     (``unresolvedRefs: "reject"``)."""
-    path = python_extension("refs_probe", _REFS.replace("REFS_SCHEMA", json.dumps(REFS_SCHEMA)))
+    path = python_extension("refs_probe", _probe("refs", REFS_SCHEMA))
     replies = [
         {"text": "calling", "tool_calls": [{"name": "refs", "arguments": args, "id": f"r{i}"}]}
         for i, args in enumerate(REF_CALLS)
@@ -388,36 +295,6 @@ def test_references_into_the_schemas_own_defs_are_followed_as_pi_schema_follows_
         assert sim_text == real_text
     assert_equivalent(real, sim)
 
-
-#: Tuples (``prefixItems``, a draft-7 ``items`` array), ``contains``, ``patternProperties``,
-#: ``propertyNames`` and the dependencies.
-MORE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False},
-        "old": {"type": "array", "items": [{"type": "integer"}], "additionalItems": {"type": "string"}},
-        "bag": {
-            "type": "array",
-            "contains": {"type": "integer", "minimum": 10},
-            "minContains": 2,
-            "maxContains": 3,
-        },
-        "some": {"type": "array", "contains": {"const": "x"}},
-        "one": {"type": "array", "prefixItems": [{"const": 1}]},
-        "env": {
-            "type": "object",
-            "patternProperties": {"^[A-Z_]+$": {"type": "string"}},
-            "additionalProperties": False,
-            "propertyNames": {"maxLength": 5},
-        },
-        "card": {
-            "type": "object",
-            "properties": {"number": {"type": "string"}, "cvc": {"type": "string"}},
-            "dependentRequired": {"number": ["cvc"]},
-            "dependentSchemas": {"cvc": {"required": ["number"]}},
-        },
-    },
-}
 
 MORE_CALLS: list[dict[str, Any]] = [
     {"pair": ["1", 2], "old": ["3", "4"], "bag": [10, 11], "some": ["x"]},
@@ -436,7 +313,7 @@ MORE_CALLS: list[dict[str, Any]] = [
 def test_tuples_contains_pattern_properties_and_dependencies_as_pi_schema_checks_them(
     targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
-    path = python_extension("more_probe", _REFS.replace("REFS_SCHEMA", json.dumps(MORE_SCHEMA)))
+    path = python_extension("more_probe", _probe("refs", MORE_SCHEMA))
     replies = [
         {"text": "calling", "tool_calls": [{"name": "refs", "arguments": args, "id": f"m{i}"}]}
         for i, args in enumerate(MORE_CALLS)

@@ -15,55 +15,7 @@ import pytest
 
 from pi_continuity_harness.simulator.tool_arguments import validate_arguments
 
-CIRCLE = {
-    "type": "object",
-    "required": ["kind", "r"],
-    "properties": {"kind": {"const": "circle"}, "r": {"type": "number"}},
-}
-SQUARE = {
-    "type": "object",
-    "required": ["kind", "w"],
-    "properties": {"kind": {"const": "square"}, "w": {"type": "number"}},
-}
-PAIR = {
-    "type": "object",
-    "required": ["a", "b"],
-    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
-}
-SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "choice": {"anyOf": [{"const": "a"}, {"const": "b"}]},
-        "size": {"anyOf": [{"type": "integer"}, {"type": "string", "enum": ["small", "large"]}]},
-        "maybe": {"anyOf": [{"type": "number"}, {"type": "null"}]},
-        "shape": {"oneOf": [CIRCLE, SQUARE]},
-        "either": {"oneOf": [{"type": "number", "minimum": 0}, {"type": "integer"}]},
-        "both": {"allOf": [{"type": "string"}, {"minLength": 3}]},
-        "nonempty": {"type": "string", "not": {"const": ""}},
-        "cond": {
-            "type": "object",
-            "if": {"properties": {"unit": {"const": "px"}}, "required": ["unit"]},
-            "then": {"required": ["value"]},
-            "else": {"required": ["name"]},
-        },
-        "untagged": {
-            "anyOf": [PAIR, {"type": "object", "properties": {"c": {"type": "string"}}, "required": ["c"]}]
-        },
-        "extra": {"type": "object", "additionalProperties": {"type": "integer"}},
-        "multi": {"anyOf": [{"type": ["integer", "boolean"]}, {"type": "null"}]},
-        "step": {"type": "number", "multipleOf": 0.1},
-        "few": {"type": "object", "minProperties": 1, "maxProperties": 2},
-        "set": {"type": "array", "uniqueItems": True},
-        "obj_enum": {"enum": [{"a": 1}, [1, 2]]},
-        "code": {"type": "string", "pattern": "^[a-z]+-\\d+$"},
-        "line": {"type": "string", "pattern": "^a.$"},
-        "when": {"type": "string", "format": "date-time"},
-        "site": {"type": "string", "format": "uri"},
-        "host": {"type": "string", "format": "hostname"},
-        "never": False,
-        "odd~key/x": {"type": "integer"},
-    },
-}
+from .tool_argument_schemas import MORE_SCHEMA, REFS_SCHEMA, UNIONS_SCHEMA
 
 #: (arguments, what Pi 1.6 hands the tool, or the problem lines of its refusal).
 CASES: list[tuple[dict[str, Any], dict[str, Any] | list[str]]] = [
@@ -147,7 +99,7 @@ CASES: list[tuple[dict[str, Any], dict[str, Any] | list[str]]] = [
 def test_union_intersection_and_conditional_arguments_as_pi_coerces_and_explains_them(
     args: dict[str, Any], expected: dict[str, Any] | list[str]
 ) -> None:
-    coerced, problem = validate_arguments("unions", SCHEMA, args)
+    coerced, problem = validate_arguments("unions", UNIONS_SCHEMA, args)
     if isinstance(expected, dict):
         assert problem is None and coerced == expected
         return
@@ -156,37 +108,6 @@ def test_union_intersection_and_conditional_arguments_as_pi_coerces_and_explains
     assert head.split("\n") == ['Validation failed for tool "unions":', *(f"  - {line}" for line in expected)]
     assert json.loads(received) == args
 
-
-#: A schema as pydantic's ``model_json_schema()`` writes one (the same as the real-Pi test's).
-REFS_SCHEMA: dict[str, Any] = {
-    "$defs": {
-        "Point": {
-            "type": "object",
-            "properties": {"x": {"type": "integer"}, "y": {"type": "integer"}},
-            "required": ["x", "y"],
-        },
-        "Circle": CIRCLE,
-        "Square": SQUARE,
-        "Tree": {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}},
-            },
-            "required": ["name"],
-        },
-    },
-    "type": "object",
-    "properties": {
-        "at": {"$ref": "#/$defs/Point"},
-        "shape": {"oneOf": [{"$ref": "#/$defs/Circle"}, {"$ref": "#/$defs/Square"}]},
-        "maybe": {"anyOf": [{"$ref": "#/$defs/Point"}, {"type": "null"}], "default": None},
-        "tree": {"$ref": "#/$defs/Tree"},
-        "dangling": {"$ref": "#/$defs/Missing"},
-        "anchor": {"$ref": "#nowhere"},
-        "self": {"$ref": "#/properties/at"},
-    },
-}
 
 #: Real Pi 1.6's answers (tests/realpi/test_differential_tool_arguments.py compares them call by call).
 REF_CASES: list[tuple[dict[str, Any], dict[str, Any] | list[str]]] = [
@@ -228,36 +149,6 @@ def test_a_schema_with_identifiers_leaves_its_references_unchecked() -> None:
     schema = {"$id": "https://example.com/s.json", **REFS_SCHEMA}
     assert validate_arguments("refs", schema, {"at": {"x": 1}, "dangling": 1})[1] is None
 
-
-#: Tuples, ``contains``, ``patternProperties``, ``propertyNames`` and the dependencies (the real-Pi
-#: test's schema and calls; real Pi 1.6 gives these answers, call by call).
-MORE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "pair": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False},
-        "old": {"type": "array", "items": [{"type": "integer"}], "additionalItems": {"type": "string"}},
-        "bag": {
-            "type": "array",
-            "contains": {"type": "integer", "minimum": 10},
-            "minContains": 2,
-            "maxContains": 3,
-        },
-        "some": {"type": "array", "contains": {"const": "x"}},
-        "one": {"type": "array", "prefixItems": [{"const": 1}]},
-        "env": {
-            "type": "object",
-            "patternProperties": {"^[A-Z_]+$": {"type": "string"}},
-            "additionalProperties": False,
-            "propertyNames": {"maxLength": 5},
-        },
-        "card": {
-            "type": "object",
-            "properties": {"number": {"type": "string"}, "cvc": {"type": "string"}},
-            "dependentRequired": {"number": ["cvc"]},
-            "dependentSchemas": {"cvc": {"required": ["number"]}},
-        },
-    },
-}
 
 MORE_CASES: list[tuple[dict[str, Any], dict[str, Any] | list[str]]] = [
     (
