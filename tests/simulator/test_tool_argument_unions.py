@@ -95,18 +95,29 @@ CASES: list[tuple[dict[str, Any], dict[str, Any] | list[str]]] = [
 ]
 
 
-@pytest.mark.parametrize(("args", "expected"), CASES, ids=[json.dumps(args) for args, _ in CASES])
-def test_union_intersection_and_conditional_arguments_as_pi_coerces_and_explains_them(
-    args: dict[str, Any], expected: dict[str, Any] | list[str]
+def _assert_pis_answer(
+    tool: str, schema: dict[str, Any], args: dict[str, Any], expected: dict[str, Any] | list[str]
 ) -> None:
-    coerced, problem = validate_arguments("unions", UNIONS_SCHEMA, args)
+    """What Pi hands the tool (``expected`` a dict), or Pi's refusal: its problem lines, the
+    arguments kept as received and written back whole."""
+    coerced, problem = validate_arguments(tool, schema, args)
     if isinstance(expected, dict):
         assert problem is None and coerced == expected
         return
     assert problem is not None and coerced == args
     head, received = problem.split("\n\nReceived arguments:\n")
-    assert head.split("\n") == ['Validation failed for tool "unions":', *(f"  - {line}" for line in expected)]
+    assert head.split("\n") == [
+        f'Validation failed for tool "{tool}":',
+        *(f"  - {line}" for line in expected),
+    ]
     assert json.loads(received) == args
+
+
+@pytest.mark.parametrize(("args", "expected"), CASES, ids=[json.dumps(args) for args, _ in CASES])
+def test_union_intersection_and_conditional_arguments_as_pi_coerces_and_explains_them(
+    args: dict[str, Any], expected: dict[str, Any] | list[str]
+) -> None:
+    _assert_pis_answer("unions", UNIONS_SCHEMA, args, expected)
 
 
 #: Real Pi 1.6's answers (tests/realpi/test_differential_tool_arguments.py compares them call by call).
@@ -134,13 +145,7 @@ REF_CASES: list[tuple[dict[str, Any], dict[str, Any] | list[str]]] = [
 def test_references_into_the_schemas_own_defs_are_followed_as_pi_schema_follows_them(
     args: dict[str, Any], expected: dict[str, Any] | list[str]
 ) -> None:
-    coerced, problem = validate_arguments("refs", REFS_SCHEMA, args)
-    if isinstance(expected, dict):
-        assert problem is None and coerced == expected
-        return
-    assert problem is not None
-    head = problem.split("\n\nReceived arguments:\n")[0]
-    assert head.split("\n") == ['Validation failed for tool "refs":', *(f"  - {line}" for line in expected)]
+    _assert_pis_answer("refs", REFS_SCHEMA, args, expected)
 
 
 def test_a_schema_with_identifiers_leaves_its_references_unchecked() -> None:
@@ -181,10 +186,4 @@ MORE_CASES: list[tuple[dict[str, Any], dict[str, Any] | list[str]]] = [
 def test_tuples_contains_pattern_properties_and_dependencies_as_pi_schema_checks_them(
     args: dict[str, Any], expected: dict[str, Any] | list[str]
 ) -> None:
-    coerced, problem = validate_arguments("more", MORE_SCHEMA, args)
-    if isinstance(expected, dict):
-        assert problem is None and coerced == expected
-        return
-    assert problem is not None
-    head = problem.split("\n\nReceived arguments:\n")[0]
-    assert head.split("\n") == ['Validation failed for tool "more":', *(f"  - {line}" for line in expected)]
+    _assert_pis_answer("more", MORE_SCHEMA, args, expected)
