@@ -31,7 +31,7 @@ from pi_continuity_harness.features.preflight import check_features, check_imple
 from pi_continuity_harness.features.suite import RECORD_FILES, SuiteRun
 from pi_continuity_harness.scenario.run_lock import hold_run_directory
 
-__all__ = ["SuiteSetup", "no_scenario_error", "print_kept"]
+__all__ = ["SuiteSetup", "internal_error_message", "no_scenario_error", "print_kept"]
 
 
 @dataclass
@@ -98,6 +98,15 @@ def no_scenario_error(tags: str | None, keyword: str | None, features: Path | No
     if selection:
         return UsageError(f"{selection} selects no scenario of {where}")
     return UsageError(f"no scenario of {where} runs for this implementation")
+
+
+def internal_error_message(command: str, reported: int) -> str:
+    """The line for a suite run pytest ended with an internal error: not a usage error (the
+    arguments were checked), and not "no scenario runs" (some may have, unreported)."""
+    return (
+        f"pi-continuity-harness {command}: pytest stopped with an internal error (the INTERNALERROR "
+        f"lines above), after {reported} scenario result(s); the run is incomplete and failed"
+    )
 
 
 def print_kept(console: Console, run: SuiteRun, *, quiet: bool, prefix: str = "") -> None:

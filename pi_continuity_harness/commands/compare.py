@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ from pi_continuity_harness.commands._suite_setup import (
     SuiteSetup,
     add_workers_option,
     check_workers,
+    internal_error_message,
     no_scenario_error,
 )
 from pi_continuity_harness.features.pytest_plugin import observation_path
@@ -149,7 +151,13 @@ class CompareReport:
 
     @property
     def ok(self) -> bool:
-        return bool(self.compared) and not self.outcome_differences and self.unexplained_count() == 0
+        complete = not self.sim.internal_error and not self.pi.internal_error
+        return (
+            complete
+            and bool(self.compared)
+            and not self.outcome_differences
+            and self.unexplained_count() == 0
+        )
 
     def summary(self) -> dict[str, Any]:
         median = self.median_ratio()
@@ -434,6 +442,17 @@ def _compare(
             pi_version=pi_version,
             workers=args.workers,
         )
+    broken = [(target, run) for target, run in (("sim", report.sim), ("pi", report.pi)) if run.internal_error]
+    if broken:
+        # Not "no scenario runs", and no verdict on a comparison of runs pytest did not finish.
+        for target, run in broken:
+            print(f"{internal_error_message('compare', len(run.results))} (target {target})", file=sys.stderr)
+        if report.kept:
+            console.print(
+                f"both runs are kept in {report.workdir}", markup=False, highlight=False, soft_wrap=True
+            )
+        outcome["keep"] = report.kept
+        return 1
     if not report.scenarios:
         raise no_scenario_error(args.tags, args.keyword, args.features)
     outcome["keep"] = not report.ok

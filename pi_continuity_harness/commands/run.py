@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import sys
 from collections import OrderedDict
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from pi_continuity_harness.commands._suite_setup import (
     SuiteSetup,
     add_workers_option,
     check_workers,
+    internal_error_message,
     no_scenario_error,
     print_kept,
 )
@@ -206,6 +208,14 @@ def _run(
         # returns the same INTERRUPTED for errors during collection (a usage error now).
         print_kept(console, run, quiet=True)
         raise KeyboardInterrupt
+    if run.internal_error:
+        # Not "no scenario runs": pytest-xdist's controller, say, stopped on a worker it did not
+        # understand (issue 16's `run -n`). What was reported is shown; the run failed.
+        if run.results:
+            console.print(render_table(run))
+        print_kept(console, run, quiet=args.quiet)
+        print(internal_error_message("run", len(run.results)), file=sys.stderr)
+        return
     if not run.results:
         raise no_scenario_error(tags, args.keyword, args.features)
     console.print(render_table(run))

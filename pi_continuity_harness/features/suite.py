@@ -171,6 +171,13 @@ class SuiteRun:
     def ok(self) -> bool:
         return not self.failed and self.exit_code in (0, 5) and bool(self.results)
 
+    @property
+    def internal_error(self) -> bool:
+        """pytest (or a plugin of it, pytest-xdist's controller) stopped on an error of its own,
+        printed as ``INTERNALERROR>`` lines: the results are those reported before it, maybe
+        none, and say nothing of the scenarios that did not run."""
+        return self.exit_code == int(pytest.ExitCode.INTERNAL_ERROR)
+
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {"passed": 0, "failed": 0, "skipped": 0, "error": 0}
         for result in self.results:

@@ -237,3 +237,31 @@ def search_current_directory(directory: str | None = None) -> None:
     path = os.path.abspath(directory or os.getcwd())
     if path not in sys.path:
         sys.path.insert(0, path)
+    _keep_this_harness_first(path)
+
+
+#: The directory this harness's package was imported from (``site-packages``, or a checkout
+#: under an editable install, whose finder sits after the path on ``sys.meta_path``).
+_HARNESS_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _keep_this_harness_first(directory: str) -> None:
+    """When ``directory`` holds another ``pi_continuity_harness`` (a checkout of another
+    revision, a worktree), put the directory this one came from before it on ``sys.path``.
+
+    This process imported the harness already, so the other copy changes nothing here; but
+    every child process imports it afresh from ``sys.path``: pytest-xdist's workers (``run -n``)
+    take this process's ``sys.path`` as theirs (xdist/remote.py, ``change_sys_path``), the
+    real-Pi bridge takes it as ``PYTHONPATH``. With the directory first they ran the other copy
+    against this one's controller, and the first mismatch ended the session in pytest-xdist's
+    ``assert not crashitem``. Everything else in ``directory`` still resolves from it.
+    """
+    here = os.path.realpath(_HARNESS_ROOT)
+    if os.path.realpath(directory) == here:
+        return
+    package = os.path.join(directory, "pi_continuity_harness")
+    if not (os.path.isdir(package) or os.path.isfile(package + ".py")):
+        return
+    if _HARNESS_ROOT in sys.path:
+        sys.path.remove(_HARNESS_ROOT)
+    sys.path.insert(0, _HARNESS_ROOT)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -65,3 +68,58 @@ def test_run_n_2_gives_the_serial_runs_results_and_reports(tmp_path: Path) -> No
         assert record
     junit = [p["junit"].read_text(encoding="utf-8").count("<testcase ") for p in (serial, parallel)]
     assert junit[0] == junit[1] == len(results[0])
+
+
+#: A copy of the harness that is not the one running: imported, it says so and stops.
+OTHER_COPY = 'raise ImportError("the other copy of pi_continuity_harness was imported")\n'
+
+
+def _run_in(directory: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``pi-continuity-harness run`` as its installed script starts it, in ``directory``: with
+    ``-P`` Python does not put the directory first on ``sys.path`` (nor does the script)."""
+    command = [sys.executable, "-P", "-m", "pi_continuity_harness.cli", "run", "--tags", "smoke", "-k"]
+    return subprocess.run(
+        [*command, "native or settings", "--quiet", *extra],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+
+
+def test_run_n_2_in_a_checkout_of_another_copy_runs_this_copy_in_its_workers(tmp_path: Path) -> None:
+    """The command puts its current directory first on ``sys.path`` (as ``python -m`` does), and
+    pytest-xdist's workers take that ``sys.path``: in a worktree or another checkout of the
+    harness they imported that copy, and the controller stopped at its first scenario with
+    ``assert not crashitem`` (found running a worktree of the harness)."""
+    checkout = tmp_path / "checkout"
+    (checkout / "pi_continuity_harness").mkdir(parents=True)
+    (checkout / "pi_continuity_harness" / "__init__.py").write_text(OTHER_COPY, encoding="utf-8")
+    done = _run_in(checkout, "-n", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "the other copy" not in done.stdout + done.stderr
+    assert "passed" in done.stdout
+
+
+def test_an_internal_error_of_pytest_is_named_not_taken_for_an_empty_selection(tmp_path: Path) -> None:
+    """pytest's INTERNALERROR (exit 3) left no result, and ``run`` said "no scenario of the suite
+    runs for this implementation", a usage error (exit 2) about the user's arguments."""
+    (tmp_path / "breaks_the_loop.py").write_text(
+        "def pytest_runtestloop(session):\n    raise RuntimeError('a plugin broke the session')\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "pi_continuity_harness.cli", "run", "--tags", "smoke", "--quiet"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(tmp_path), "PYTEST_ADDOPTS": "-p breaks_the_loop"},
+    )
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "a plugin broke the session" in done.stderr
+    assert "pytest stopped with an internal error" in done.stderr
+    assert "after 0 scenario result(s)" in done.stderr
+    assert "no scenario" not in done.stderr

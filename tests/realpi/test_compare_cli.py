@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -68,3 +71,29 @@ def test_compare_without_a_workdir_runs_the_longest_scenario_name_on_real_pi(
     assert code == 0, out
     summary = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))["summary"]
     assert summary["compared"] == 3 and summary["identical"] == 3, summary
+
+
+def test_compare_names_an_internal_error_of_pytest_and_gives_no_verdict(
+    pi_installation: PiInstallation, tmp_path: Path
+) -> None:
+    """A pytest session that stops with INTERNALERROR (exit 3) on either target: ``compare`` said
+    "no scenario of the suite runs for this implementation" (a usage error, exit 2)."""
+    (tmp_path / "breaks_the_loop.py").write_text(
+        "def pytest_runtestloop(session):\n    raise RuntimeError('a plugin broke the session')\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "pi_continuity_harness.cli", "compare", "--tags", "smoke", "--quiet"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(tmp_path), "PYTEST_ADDOPTS": "-p breaks_the_loop"},
+    )
+    assert done.returncode == 1, done.stderr[-3000:]
+    for target in ("sim", "pi"):
+        assert (
+            f"after 0 scenario result(s); the run is incomplete and failed (target {target})" in done.stderr
+        )
+    assert "no scenario" not in done.stderr and "no unexplained difference" not in done.stdout
