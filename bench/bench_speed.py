@@ -31,6 +31,9 @@ Figures:
 * ``simulator``: the simulated host alone, trace operations per second of a 2,000-turn session
   with the probe extension (``bench_simulator.py``);
 * ``memory``: peak traced memory of 10,000 simulated turns (``bench_simulator.py``);
+* ``explore-memory``: the resident memory of one exploration process after 50, 150 and 250
+  seeds (``explore`` called in-process, 50 seeds at a time): what a worker that runs many
+  seeds keeps (not in the default set: about a minute per tree);
 * ``pytest``: the wall time of ``pytest`` (the README's test command) in each tree, its CPU
   seconds (the process and its waited-for descendants) and the machine's busy CPU seconds over
   the run (``/proc/stat``: on an otherwise idle machine this counts orphaned processes too, such
@@ -58,7 +61,17 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-FIGURES = ("explore", "cli", "suite", "compare", "compare-proxy", "simulator", "memory", "pytest")
+FIGURES = (
+    "explore",
+    "cli",
+    "suite",
+    "compare",
+    "compare-proxy",
+    "simulator",
+    "memory",
+    "explore-memory",
+    "pytest",
+)
 DEFAULT = ("explore", "cli", "suite", "simulator", "memory")
 
 #: What issue 16 recorded at 4f183ef on this 2-core machine, and its goal, per figure.
@@ -70,6 +83,7 @@ ISSUE = {
     "compare-proxy": ("median real/sim ratio 28x", ">= 100x (as compare shows it)"),
     "simulator": ("25-31k trace operations/s, linear from 1k to 10k turns", "no goal (the host alone)"),
     "memory": ("200 MiB at 10k turns", "no more than today"),
+    "explore-memory": ("not recorded", "flat in the number of seeds (millions of seeds per worker)"),
     "pytest": ("1851 tests, 244 s idle, 762 s busy", "<= 150 s on 2 cores"),
 }
 
@@ -492,6 +506,38 @@ def figure_memory(trees: dict[str, Path], args: argparse.Namespace) -> None:
         print(f"memory ratio   : {peaks['this'] / peaks['baseline']:.2f} (this / baseline)")
 
 
+_EXPLORE_MEMORY = """
+import gc, json
+from pi_continuity_harness.cli import main
+def resident_mib():
+    with open("/proc/self/statm", encoding="ascii") as handle:
+        return int(handle.read().split()[1]) * 4096 / 2**20
+out = {}
+for block in range(5):
+    try:
+        main(["explore", "--seeds", "50", "--seed-start", str(block * 50), "--quiet", "--no-minimise"])
+    except SystemExit:
+        pass
+    gc.collect()
+    out[(block + 1) * 50] = resident_mib()
+print(json.dumps(out))
+"""
+
+
+def figure_explore_memory(trees: dict[str, Path], args: argparse.Namespace) -> None:
+    for name, tree in trees.items():
+        done, _, _ = _run(tree, ["-c", _EXPLORE_MEMORY])
+        if done.returncode != 0:
+            print(f"explore-memory {name:<8}: failed: {done.stderr.strip()[-300:]}")
+            continue
+        rss = {int(k): v for k, v in json.loads(done.stdout.strip().splitlines()[-1]).items()}
+        growth = (rss[250] - rss[50]) / 2
+        print(
+            f"explore-memory {name:<8}: resident {rss[50]:.0f} MiB after 50 seeds, {rss[150]:.0f} after "
+            f"150, {rss[250]:.0f} after 250 ({growth:+.1f} MiB per 100 seeds)"
+        )
+
+
 # ----------------------------------------------------------------------------- pytest
 
 
@@ -570,6 +616,7 @@ def main(argv: list[str] | None = None) -> int:
         "compare-proxy": lambda trees, a: figure_suite(trees, a, real=True),
         "simulator": figure_simulator,
         "memory": figure_memory,
+        "explore-memory": figure_explore_memory,
         "pytest": figure_pytest,
     }
     with tempfile.TemporaryDirectory(prefix="bench-baseline-") as tmp:

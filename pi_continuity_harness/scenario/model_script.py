@@ -37,7 +37,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from pi_continuity_harness.scenario.identity_memo import IdentityMemo
+from pi_continuity_harness.scenario.identity_memo import IdentityMemo, run_memo
 from pi_continuity_harness.scenario.numbers import Int, OptionalInt
 from pi_continuity_harness.scenario.operations import AbortOp, Operation, Operations
 from pi_continuity_harness.scenario.regex_check import regex_problem
@@ -564,13 +564,14 @@ def expand_root(pattern: str, root: str | None) -> str:
 
 
 #: How many messages (and message-and-pattern searches) :data:`_MESSAGE_TEXTS` and
-#: :data:`_SEARCHES` keep: they outlive a run (the oldest entry goes first).
+#: :data:`_SEARCHES` keep within a run (the oldest entry goes first); a run's start empties them
+#: (:func:`~pi_continuity_harness.scenario.identity_memo.forget_runs`).
 _MEMO_LIMIT = 20_000
 
 #: :func:`text_of` of a request's message, remembered by the message's identity: a request's
 #: messages are the simulated model's recorded ones, shared from one request to the next and
 #: never changed (``ScriptedModelService._shared``).
-_MESSAGE_TEXTS: IdentityMemo[str] = IdentityMemo(limit=_MEMO_LIMIT)
+_MESSAGE_TEXTS: IdentityMemo[str] = run_memo(_MEMO_LIMIT)
 
 #: Whether a ``{{match:REGEX}}`` pattern is found in a message's text, and what it reads there,
 #: remembered by the message's identity and the compiled pattern: every request re-sends the
@@ -578,13 +579,13 @@ _MESSAGE_TEXTS: IdentityMemo[str] = IdentityMemo(limit=_MEMO_LIMIT)
 #: than the one that holds the answer, again for every request; a blitz receiver's replies
 #: look their Finish ID and dossier path up so at each turn, 4.5 % of a blitz exploration
 #: (issue 16). A pure function of the text and the pattern.
-_SEARCHES: IdentityMemo[tuple[bool, Any]] = IdentityMemo(limit=_MEMO_LIMIT)
+_SEARCHES: IdentityMemo[tuple[bool, Any]] = run_memo(_MEMO_LIMIT)
 
 #: :func:`message_chars` of a request's message, remembered by the message's identity as
 #: :data:`_MESSAGE_TEXTS` is: :func:`estimate_request_tokens` counted every message of the
 #: conversation again for every request (a tool call's arguments encoded as JSON each time), 1 %
 #: of a blitz exploration (issue 16).
-_MESSAGE_CHARS: IdentityMemo[int] = IdentityMemo(limit=_MEMO_LIMIT)
+_MESSAGE_CHARS: IdentityMemo[int] = run_memo(_MEMO_LIMIT)
 
 
 def _message_text(message: dict[str, Any]) -> str:

@@ -33,6 +33,7 @@ from pi_continuity_harness.scenario.competitors import competitor
 from pi_continuity_harness.scenario.confine import confined_tempdir
 from pi_continuity_harness.scenario.document import Scenario, ScenarioError
 from pi_continuity_harness.scenario.fs_monitor import activate_monitor
+from pi_continuity_harness.scenario.identity_memo import forget_runs
 from pi_continuity_harness.scenario.implementations import (
     DEFAULT_IMPLEMENTATION,
     ImplementationError,
@@ -157,6 +158,7 @@ class Simulation:
         implementation: str | ExtensionFactory = DEFAULT_IMPLEMENTATION,
         replies: ExtensionReplies | None = None,
     ) -> None:
+        forget_runs()  # the memos of the last run's messages (scenario/identity_memo.py)
         impl_name, impl_factory = resolve_implementation(implementation)
         extensions: list[tuple[str, ExtensionFactory]] = []
         for index, ref in enumerate(scenario.extensions):

@@ -61,6 +61,7 @@ from pi_continuity_harness.scenario.chat_wire import (
     classify_request,
     parse_chat_request,
 )
+from pi_continuity_harness.scenario.identity_memo import forget_runs
 from pi_continuity_harness.scenario.model_script import (
     PLAIN_REPLIES,
     ExtensionReplies,
@@ -246,6 +247,7 @@ class FakeModelServer:
         refuse: Callable[[ScriptedToolCall], str | None] | None = None,
         root: str | None = None,
     ) -> None:
+        forget_runs()  # the memos of the last run's requests (scenario/identity_memo.py)
         self.script = script
         self.replies = replies
         self.on_hold = on_hold
