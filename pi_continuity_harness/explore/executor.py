@@ -28,10 +28,18 @@ simulation changes process-wide state while it runs (the working directory, ``ti
 scheduler and would draw the worker's random ids from the simulation's seeded source. So on
 Dask every task runs in a child process of the worker (:func:`_in_child_process`: one per
 worker thread, started once and reused), as it does in a local process pool.
+
+Every worker must run this copy of the harness: a seed is a pure function of its arguments
+*and of the code that runs it*, and a worker with another revision gave its seeds other
+verdicts, silently, in a report that claims to be the local run's. :func:`harness_fingerprint`
+names a copy by the bytes of its sources; :func:`open_pool` asks every worker for its own
+(``Client.run``) and refuses a cluster where one differs, and each task checks it again on its
+worker (one that joined later).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import sys
@@ -50,7 +58,15 @@ from pi_continuity_harness.errors import HarnessError
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["InProcessExecutor", "SchedulerError", "WorkPool", "open_pool", "run_tasks", "scheduler_problem"]
+__all__ = [
+    "InProcessExecutor",
+    "SchedulerError",
+    "WorkPool",
+    "harness_fingerprint",
+    "open_pool",
+    "run_tasks",
+    "scheduler_problem",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -58,6 +74,46 @@ R = TypeVar("R")
 
 class SchedulerError(HarnessError, RuntimeError):
     """The Dask scheduler cannot be used (not installed, not reachable)."""
+
+
+#: The files that make a copy of the harness what it is: its code and the suite's features
+#: (a mutant's kill test runs them). Both are in a wheel and in a checkout alike.
+_FINGERPRINTED = (".py", ".feature")
+
+_FINGERPRINT: list[str] = []
+
+
+def harness_fingerprint() -> str:
+    """This copy of the harness: its version, the Python it runs on (``major.minor``) and a
+    digest of its files' relative paths and bytes (:data:`_FINGERPRINTED`, in sorted order;
+    caches excluded), so two checkouts of one revision agree wherever they are, and a copy
+    with one byte changed does not. Computed once per process (about 20 ms)."""
+    if _FINGERPRINT:
+        return _FINGERPRINT[0]
+    from pi_continuity_harness import __version__  # noqa: PLC0415 (the package root: no cycle)
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    files: list[str] = []
+    for directory, subdirectories, names in os.walk(root):
+        subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
+        files.extend(os.path.join(directory, n) for n in sorted(names) if n.endswith(_FINGERPRINTED))
+    digest = hashlib.sha256()
+    for path in sorted(files, key=lambda p: os.path.relpath(p, root).split(os.sep)):
+        digest.update(os.path.relpath(path, root).replace(os.sep, "/").encode() + b"\0")
+        with open(path, "rb") as handle:
+            data = handle.read()
+        digest.update(len(data).to_bytes(8, "big") + data)
+    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    _FINGERPRINT.append(f"{__version__} python {python} sources {digest.hexdigest()[:16]}")
+    return _FINGERPRINT[0]
+
+
+def _mismatch(where: str, theirs: str, ours: str) -> str:
+    return (
+        f"the Dask worker {where} runs another copy of the harness ({theirs}; this one: {ours}); "
+        "every worker needs the same version and sources (pip install the same revision on "
+        "every machine), or its seeds would be judged by other code"
+    )
 
 
 class InProcessExecutor(Executor):
@@ -85,6 +141,7 @@ class WorkPool:
         self.client = client
         self._prefix = f"pch-{uuid.uuid4().hex[:12]}-"
         self._keys: dict[str, str] = {}
+        self._fingerprint = harness_fingerprint() if client is not None else ""
 
     @property
     def where(self) -> str:
@@ -100,7 +157,7 @@ class WorkPool:
             return self.executor.submit(fn, *args)
         key = self._prefix + name
         self._keys[key] = name
-        return self.executor.submit(partial(_in_child_process, fn), *args, key=key)
+        return self.executor.submit(partial(_on_worker, self._fingerprint, fn), *args, key=key)
 
     def retried(self) -> list[str]:
         """The names of the tasks Dask ran again because a worker died (empty off Dask)."""
@@ -148,6 +205,24 @@ def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         threading.Event().wait(0.2)
     os._exit(1)
+
+
+def _on_worker(expected: str, fn: Callable[..., R], *args: Any) -> R:
+    """A task on a Dask worker: refused (:class:`SchedulerError`, which the command reports as
+    one line) when the worker runs another copy of the harness than the client, else
+    :func:`_in_child_process`. :func:`open_pool` checked the workers there were; this one may
+    have joined since."""
+    ours = harness_fingerprint()
+    if ours != expected:
+        where = "here"
+        try:
+            from distributed import get_worker  # noqa: PLC0415 (optional extra)
+
+            where = str(get_worker().address)
+        except (ImportError, ValueError):
+            pass
+        raise SchedulerError(_mismatch(where, ours, expected))
+    return _in_child_process(fn, *args)
 
 
 def _in_child_process(fn: Callable[..., R], *args: Any) -> R:
@@ -245,10 +320,27 @@ def open_pool(*, jobs: int = 1, scheduler: str | None = None) -> Iterator[WorkPo
     except (OSError, ValueError) as error:  # not reachable; an address Dask cannot parse
         raise SchedulerError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from None
     try:
+        _check_workers(client)
         threads = sum(client.nthreads().values())
         yield WorkPool(_dask_executor(client), slots=max(1, threads), client=client)
     finally:
         client.close()
+
+
+def _check_workers(client: Any) -> None:
+    """Refuse a cluster whose workers do not all run this copy of the harness (see the module
+    docstring); a worker too old to answer (its harness has no :func:`harness_fingerprint`)
+    is another copy too."""
+    ours = harness_fingerprint()
+    try:
+        theirs: dict[str, str] = client.run(harness_fingerprint)
+    except Exception as error:  # a worker without this function: its unpickling error, re-raised here
+        raise SchedulerError(
+            _mismatch("(one of them)", f"it cannot run this harness's check: {error}", ours)
+        ) from None
+    for address in sorted(theirs):
+        if theirs[address] != ours:
+            raise SchedulerError(_mismatch(address, theirs[address], ours))
 
 
 def run_tasks(

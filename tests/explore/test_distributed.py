@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+import pi_continuity_harness
+from pi_continuity_harness.explore.executor import SchedulerError, _on_worker, harness_fingerprint
 
 distributed = pytest.importorskip("distributed")
 
@@ -36,13 +40,13 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _dask(*args: str, log: Path) -> subprocess.Popen[bytes]:
+def _dask(*args: str, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     """``dask ...`` in a process group of its own (a worker's children die with it)."""
     dask = Path(sys.executable).with_name("dask")
     handle = log.open("wb")
     # Dask's scratch space (``dask-scratch-space``, the scheduler's too) goes beside the logs,
     # not into the system's temporary directory, where nothing would remove it.
-    env = {**os.environ, "DASK_TEMPORARY_DIRECTORY": str(log.parent)}
+    env = {**os.environ, "DASK_TEMPORARY_DIRECTORY": str(log.parent), **(env or {})}
     return subprocess.Popen(
         [str(dask), *args], stdout=handle, stderr=subprocess.STDOUT, start_new_session=True, env=env
     )
@@ -167,3 +171,86 @@ def test_a_worker_killed_mid_run_loses_no_seed_and_its_seeds_are_named(
     # again, and the report names it.
     assert set(held) & set(retried), (held, retried)
     assert "seeds run again after their worker was lost: " in output
+
+
+def _other_copy(root: Path) -> Path:
+    """A copy of this harness with one byte more in one source file: another revision."""
+    package = Path(pi_continuity_harness.__file__).parent
+    copy = root / "pi_continuity_harness"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    engine = copy / "explore" / "engine.py"
+    engine.write_text(engine.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    return root
+
+
+def test_a_worker_that_runs_another_copy_of_the_harness_is_refused_before_any_seed(
+    tmp_path: Path,
+) -> None:
+    """Issue 16: the report is the local run's "whatever runs it"; a worker with another
+    revision would judge its seeds by other code, and nothing said so. Here one worker imports
+    a copy that differs by one byte: ``explore`` stops before any seed, one line naming it."""
+    other = _other_copy(tmp_path / "other")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    scheduler = _dask(
+        "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard", log=logs / "scheduler.log"
+    )
+    workers: list[subprocess.Popen[bytes]] = []
+    try:
+        for index, path in enumerate((None, other)):
+            options = ["--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard", "--no-nanny"]
+            directory = ["--local-directory", str(logs / f"worker-{index}")]
+            env = {"PYTHONPATH": str(path)} if path is not None else {}
+            workers.append(
+                _dask("worker", address, *options, *directory, log=logs / f"worker-{index}.log", env=env)
+            )
+        with distributed.Client(address, timeout=60) as client:
+            client.wait_for_workers(2, timeout=120)
+            files = client.run(lambda: __import__("pi_continuity_harness").__file__)
+        assert sorted(files.values()) == sorted(
+            [pi_continuity_harness.__file__, str(other / "pi_continuity_harness" / "__init__.py")]
+        )
+        strange = next(a for a, f in files.items() if f.startswith(str(other)))
+        process = _explore(tmp_path, "mixed", "--scheduler", address)
+        output, _ = process.communicate(timeout=600)
+    finally:
+        for process_ in [*workers, scheduler]:
+            _stop(process_)
+    assert process.returncode == 2, output
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert len(lines) == 1, output
+    assert f"the Dask worker {strange} runs another copy of the harness" in lines[0]
+    assert not (tmp_path / "mixed.json").exists()
+
+
+def test_a_task_on_a_worker_with_another_copy_is_refused() -> None:
+    """The per-task check, for a worker that joined after the pool opened."""
+    assert harness_fingerprint().startswith("0.") and " sources " in harness_fingerprint()
+    with pytest.raises(SchedulerError, match="runs another copy of the harness"):
+        _on_worker("0.0.0 python 3.11 sources 0000000000000000", os.getpid)
+
+
+def test_two_copies_of_one_revision_agree_and_one_byte_tells_them_apart(tmp_path: Path) -> None:
+    package = Path(pi_continuity_harness.__file__).parent
+    same = tmp_path / "same"
+    shutil.copytree(package, same / "pi_continuity_harness", ignore=shutil.ignore_patterns("__pycache__"))
+    other = _other_copy(tmp_path / "other")
+
+    def fingerprint(root: Path | None) -> str:
+        code = "from pi_continuity_harness.explore.executor import harness_fingerprint as f; print(f())"
+        env = {**os.environ, "PYTHONPATH": str(root)} if root is not None else dict(os.environ)
+        done = subprocess.run(
+            [sys.executable, "-P", "-c", code],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=tmp_path,
+        )
+        return done.stdout.strip()
+
+    here = fingerprint(None)
+    assert fingerprint(same) == here
+    assert fingerprint(other) != here
