@@ -26,7 +26,11 @@ from pi_continuity_harness.simulator.simulation import Simulation
 
 SEEDS = list(range(24))
 STEPS = 12
-KILL_SEEDS = 60
+#: A mutant's run stops at the first invariant it breaks: since the explorer draws user sessions
+#: during handoffs (H77a), a Finish rejected as ending the request (H31b) is caught first by
+#: ``user_switch_blocked_while_protected`` on seeds 14, 16, 19 and 41, and by its own invariant
+#: first on seed 107. The search stops at the kill, so only such a mutant takes longer.
+KILL_SEEDS = 120
 KILL_STEPS = 40
 #: The invariant that must catch each mutant the explorer can reach (any seed up to KILL_SEEDS).
 EXPLORATION_KILLS = {m.name: m.invariant for m in BLITZ_MUTANTS.values() if m.invariant is not None}
@@ -92,11 +96,14 @@ def test_exploration_kills_the_mutant(tmp_path: Path, name: str, invariant: str)
 
 #: (rule, mutant, a seed where exploration (40 steps) kills it, the invariant that must report it): the
 #: checks that require what the spec requires (a valid Finish accepted, an automatic request when
-#: due, a cancelled Finish ID refused, a prompt after a successful GET captured), each shown able to fail.
+#: due, a cancelled Finish ID refused, a prompt after a successful GET captured, a user session
+#: blocked while a handoff is protected), each shown able to fail.
 REQUIRED = [
     ("H15", "blitz_automatic_as_follow_up", 30, "automatic_request_when_due"),
     ("H27a", "blitz_streaming_input_not_captured", 2, "prompts_captured_when_due"),
-    ("H31b", "blitz_rejected_finish_ends_request", 16, "valid_finish_accepted"),
+    ("H31b", "blitz_rejected_finish_ends_request", 136, "valid_finish_accepted"),
+    ("H77a", "blitz_switch_not_blocked", 2, "user_switch_blocked_while_protected"),
+    ("H77d", "blitz_submitted_unprotected", 2, "user_switch_blocked_while_protected"),
     ("H56a", "blitz_automatic_threshold_raised", 1, "automatic_request_when_due"),
     ("H70a", "blitz_cancel_keeps_finish_id", 129, "finish_only_with_returned_id"),
 ]

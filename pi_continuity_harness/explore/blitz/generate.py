@@ -7,6 +7,10 @@ while the model writes, turns that fill the context, a manual compaction, an inv
 edit, reloads) with the model's behaviours (GET, repeated GET, the native write, Finish with
 the returned ID, a foreign ID or twice, early stops, slow or context-filling replies, a file
 that appears where the dossier goes, receivers that read and delete the dossier, or fail).
+In an RPC session kept in a file, three writers in ten are interrupted by the user (a new
+session held in one of their replies after the template retrieval), which the extension must
+block while the handoff is protected (a stream of draws of its own, so the rest of a seed's
+case is what it was before).
 
 The intruder file is planted at ``.pi/handoff_<session id>.md``: the id is the one the seed's
 first session gets (``runner.first_session_id``), so the file lands where the extension would
@@ -247,6 +251,33 @@ def _replies(rng: random.Random, n: int, session_marker: str, kind: str) -> list
     return replies
 
 
+#: What the user does while a handoff is written: a new session, which the extension must block
+#: from the deferral boundary to completion or cancel ("protects user replacement/fork/
+#: compaction", H77a) and after an accepted Finish ("Finish awaiting transition protected too",
+#: H77d); blocked, it changes nothing else. Not a compaction: Pi's compaction aborts the running
+#: turn first (``compact`` starts with ``abort``), and the explorer's sessions are too small to
+#: compact, so it only cut writers short (a mutant found on seed 16 before went unseen). Not a
+#: fork: a fork copies the session's entries into a new file, which the invariants' pairing of
+#: the trace's tool executions with the session files' results does not read.
+INTRUSIONS: tuple[dict[str, Any], ...] = ({"new_session": {}},)
+
+
+def _intrude(rng: random.Random, writer: list[dict[str, Any]], space: Space) -> None:
+    """Three writers in ten, in an RPC session kept in a file, get one user operation held in a
+    reply after their first template retrieval (``during``: while Pi streams it): by then the
+    GET has succeeded, so the window is open in either deferral mode (``request`` opened it
+    earlier), unless the request ended. ``user_switch_blocked_while_protected`` judges it."""
+    if space.mode != "rpc" or space.session != "file" or rng.random() >= 0.3:
+        return
+    gets = [i for i, reply in enumerate(writer) if any(c["name"] == GET for c in reply.get("tool_calls", ()))]
+    if not gets or gets[0] + 1 >= len(writer):
+        return
+    index = rng.randrange(gets[0] + 1, len(writer))
+    held = dict(writer[index])
+    held["during"] = [*held.get("during", []), dict(rng.choice(INTRUSIONS))]
+    writer[index] = held
+
+
 def _receiver(rng: random.Random) -> list[dict[str, Any]]:
     outcome = rng.choice(["reads", "reads", "error"])
     if outcome == "error":
@@ -320,6 +351,9 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
     rng = random.Random(seed)
     space = draw_space(seed)
     menus = random.Random(_SPACE_SALT + 2 * seed + 1)  # which starts and cancels go through /sh
+    # Which writers the user interrupts with a session replacement, a fork or a compaction (a
+    # stream of its own: the seed's other draws are those of the explorer before it).
+    intrusions = random.Random(_SPACE_SALT + 3 * seed + 2)
     agent: list[dict[str, Any]] = []
     operations: list[dict[str, Any]] = []
     written = _thresholds(seed, _settings(rng))
@@ -383,6 +417,7 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
                     {"prompt": {"text": f"deferred {seed}-{prompt_no}", "streaming_behavior": "followUp"}},
                 ]
                 writer[1] = held
+            _intrude(intrusions, writer, space)
             if action == "model_start":
                 agent.append(
                     {"tool_calls": [_call("blitz_handoff", action="start")], "context_tokens": 11_000}

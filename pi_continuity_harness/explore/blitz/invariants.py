@@ -1153,6 +1153,11 @@ class _DossierRemovals(_Scanner):
                 switched = pending
             elif kind == "session" and name == "agent_settled" and switched and not record.get("aborted"):
                 pending = switched = False
+            elif _is_cancel(record) and not switched:
+                # A cancel before the cutover ends the request, and its cleanup removes the owned
+                # reservation "even after Finish" (reference Cancel); a user's compaction that
+                # aborted the writer's turn leaves that state (no settled turn, no cutover).
+                pending = False
             elif kind == "fs" and name in ("remove", "replace") and pending:
                 self.removals.append(run.real(str(record.get("to" if name == "replace" else "path", ""))))
         self.pending, self.switched = pending, switched
@@ -1335,7 +1340,9 @@ class _ExchangeScan:
 
 
 def _is_boundary(record: dict[str, Any]) -> bool:
-    """A ``/sh cancel`` command or a new or reloaded session (:meth:`_Run.boundaries`)."""
+    """A ``/sh cancel`` command or a new, reloaded, forked or resumed session (:meth:`_Run.boundaries`;
+    a user's fork or replacement outside the protected window discards the pending request:
+    reference Protection, H77e)."""
     return (
         record["kind"] == "op"
         and record["name"] == "command"
@@ -1343,7 +1350,7 @@ def _is_boundary(record: dict[str, Any]) -> bool:
     ) or (
         record["kind"] == "event"
         and record["name"] == "session_start"
-        and record.get("reason") in ("new", "reload")
+        and record.get("reason") in ("new", "reload", "fork", "resume")
     )
 
 
@@ -1408,6 +1415,55 @@ def _chain_length(run: _Run, path: str, limit: int) -> int:
     return length
 
 
+def user_switch_blocked_while_protected(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """From a successful template retrieval until a cancel, a reload or a session switch (the
+    cutover's included), a user's new session is blocked: "configured deferral
+    boundary→terminal completion/cancel protects user replacement/fork/compaction; Finish
+    awaiting transition protected too" (reference Protection, H77a, H77d). The window opens at
+    the GET in either mode (a request-mode window opened earlier, at the request: that part is
+    left to the features). The generator holds the operation in a reply of the writer's run
+    (``during``). It was not blocked when it ended ``ok``; the extension's chance was the
+    operation's own ``session_before_switch``, judged by the window at that point (a cutover may
+    follow it inside the operation: Pi aborts the run first). Compactions (H77c) and forks
+    (H77b) are not drawn then: they stay with the features."""
+    gets = [seq for seq, fid in _get_results(run) if fid is not None]
+    if not gets:
+        return
+    asked = [int(r["seq"]) for r in run.selected("before_new", _is_before_new)]
+    for begin, end, ok in _user_ops(run, "new_session"):
+        own = next((seq for seq in asked if begin < seq < end), None)
+        if ok and own is not None and _protected(run, gets, own):
+            yield f"the user's new session (trace {begin}) replaced the session while a handoff was protected"
+
+
+def _protected(run: _Run, gets: list[int], seq: int) -> bool:
+    """A successful GET came before ``seq`` with no cancel, reload or session switch between."""
+    epoch = run.epoch(seq)
+    return any(g < seq and run.epoch(g) == epoch for g in gets)
+
+
+def _is_before_new(record: dict[str, Any]) -> bool:
+    return (
+        record["kind"] == "event"
+        and record["name"] == "session_before_switch"
+        and record.get("reason") == "new"
+    )
+
+
+def _user_ops(run: _Run, kind: str) -> list[tuple[int, int, bool]]:
+    """(begin, end, ok) trace positions and outcome of every ended user operation ``kind`` (held
+    ``during`` ones too), in the order they began."""
+    ended: list[tuple[int, int, bool]] = []
+    open_: list[int] = []
+    for record in run.selected(f"{kind}_ops", lambda r: r["kind"] == "op" and r["name"] == kind):
+        if record.get("phase") == "end":
+            if open_:
+                ended.append((open_.pop(), int(record["seq"]), bool(record.get("ok"))))
+        else:
+            open_.append(int(record["seq"]))
+    return sorted(ended)
+
+
 def _is_new_runtime(record: dict[str, Any]) -> bool:
     return record["kind"] == "host" and record["name"] == "runtime" and record.get("reason") == "new"
 
@@ -1421,7 +1477,10 @@ def receiver_link_follows_chain_limit(run: _Run, ops: list[dict[str, Any]]) -> I
     already reached maxSessionChainLength: then it is an independent master (reference §7)."""
     limit = int(run.settings.get("maxSessionChainLength", 25))
     created = run.selected("created_sessions", _is_new_runtime)
+    users = _user_ops(run, "new_session")
     for record in created:
+        if any(begin < record["seq"] < end for begin, end, _ok in users):
+            continue  # the user's own new session (RPC new_session): no receiver
         new_file = run.real(str(record.get("sessionFile") or ""))
         lines = run.lines(_path(new_file))
         if not lines:
@@ -2053,6 +2112,7 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (project_call_template_used, ("H18a", "H127a", "H132")),
     (invalid_config_refuses_starts, ("H106",)),
     (in_memory_session_starts_nothing, ("H1a", "H1b")),
+    (user_switch_blocked_while_protected, ("H77a", "H77d")),
 )
 
 
@@ -2113,6 +2173,10 @@ CHECKED_WHEN: dict[str, tuple[str, str]] = {
         "a Call sent or config.json rewritten under an invalid config stays so",
     ),
     "in_memory_session_starts_nothing": (PREFIX, "a Call sent or a dossier reserved stays so"),
+    "user_switch_blocked_while_protected": (
+        PREFIX,
+        "a user's new session that went through is judged by the window at its own session_before_switch",
+    ),
 }
 
 

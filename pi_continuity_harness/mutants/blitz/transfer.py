@@ -623,7 +623,7 @@ class ChainGuessed(Mutant):
 @mutant(
     "H77d",
     how="a submitted Finish awaiting the switch is no longer protected",
-    unreachable="the blitz explorer starts no new session between Finish and the switch",
+    invariant="user_switch_blocked_while_protected",
 )
 class SubmittedUnprotected(Mutant):
     def protected(self) -> bool:
