@@ -254,7 +254,9 @@ def _keep_this_harness_first(directory: str) -> None:
     take this process's ``sys.path`` as theirs (xdist/remote.py, ``change_sys_path``), the
     real-Pi bridge takes it as ``PYTHONPATH``. With the directory first they ran the other copy
     against this one's controller, and the first mismatch ended the session in pytest-xdist's
-    ``assert not crashitem``. Everything else in ``directory`` still resolves from it.
+    ``assert not crashitem``. Other modules of ``directory`` still resolve from it, unless the
+    harness's directory has one of the same name (an installed module of ``site-packages``, a
+    top-level directory of a checkout): only in a directory holding another harness.
     """
     here = os.path.realpath(_HARNESS_ROOT)
     if os.path.realpath(directory) == here:
