@@ -84,14 +84,12 @@ _FINGERPRINT: list[str] = []
 
 
 def harness_fingerprint() -> str:
-    """This copy of the harness: its version, the Python it runs on (``major.minor``) and a
-    digest of its files' relative paths and bytes (:data:`_FINGERPRINTED`, in sorted order;
-    caches excluded), so two checkouts of one revision agree wherever they are, and a copy
-    with one byte changed does not. Computed once per process (about 20 ms)."""
+    """This copy of the harness: the Python it runs on (``major.minor``) and a digest of its
+    files' relative paths and bytes (:data:`_FINGERPRINTED`, in sorted order; caches excluded;
+    the version is in ``__init__.py``), so two checkouts of one revision agree wherever they
+    are, and a copy with one byte changed does not. Computed once per process (about 20 ms)."""
     if _FINGERPRINT:
         return _FINGERPRINT[0]
-    from pi_continuity_harness import __version__  # noqa: PLC0415 (the package root: no cycle)
-
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     files: list[str] = []
     for directory, subdirectories, names in os.walk(root):
@@ -104,7 +102,7 @@ def harness_fingerprint() -> str:
             data = handle.read()
         digest.update(len(data).to_bytes(8, "big") + data)
     python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    _FINGERPRINT.append(f"{__version__} python {python} sources {digest.hexdigest()[:16]}")
+    _FINGERPRINT.append(f"python {python} sources {digest.hexdigest()[:16]}")
     return _FINGERPRINT[0]
 
 

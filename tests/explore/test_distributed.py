@@ -79,9 +79,10 @@ class Cluster:
     logs: Path
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    logs = tmp_path_factory.mktemp("dask")
+@contextlib.contextmanager
+def _started(logs: Path, worker_paths: tuple[Path | None, ...]) -> Iterator[Cluster]:
+    """A ``dask scheduler`` and one one-thread worker per entry of ``worker_paths`` on
+    127.0.0.1, each worker with that directory first on ``PYTHONPATH`` (None: as this process)."""
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
     scheduler = _dask(
@@ -89,16 +90,26 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     )
     workers: list[subprocess.Popen[bytes]] = []
     try:
-        for index in range(2):
+        for index, path in enumerate(worker_paths):
             options = ["--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard", "--no-nanny"]
             directory = ["--local-directory", str(logs / f"worker-{index}")]
-            workers.append(_dask("worker", address, *options, *directory, log=logs / f"worker-{index}.log"))
+            inherited = os.environ.get("PYTHONPATH", "")
+            env = {"PYTHONPATH": os.pathsep.join(p for p in (str(path), inherited) if p)} if path else {}
+            workers.append(
+                _dask("worker", address, *options, *directory, log=logs / f"worker-{index}.log", env=env)
+            )
         with distributed.Client(address, timeout=60) as client:
-            client.wait_for_workers(2, timeout=120)
+            client.wait_for_workers(len(worker_paths), timeout=120)
         yield Cluster(address, workers, logs)
     finally:
         for process in [*workers, scheduler]:
             _stop(process)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with _started(tmp_path_factory.mktemp("dask"), (None, None)) as started:
+        yield started
 
 
 def _explore(tmp: Path, name: str, *extra: str) -> subprocess.Popen[str]:
@@ -192,32 +203,15 @@ def test_a_worker_that_runs_another_copy_of_the_harness_is_refused_before_any_se
     other = _other_copy(tmp_path / "other")
     logs = tmp_path / "logs"
     logs.mkdir()
-    port = _free_port()
-    address = f"tcp://127.0.0.1:{port}"
-    scheduler = _dask(
-        "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard", log=logs / "scheduler.log"
-    )
-    workers: list[subprocess.Popen[bytes]] = []
-    try:
-        for index, path in enumerate((None, other)):
-            options = ["--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard", "--no-nanny"]
-            directory = ["--local-directory", str(logs / f"worker-{index}")]
-            env = {"PYTHONPATH": str(path)} if path is not None else {}
-            workers.append(
-                _dask("worker", address, *options, *directory, log=logs / f"worker-{index}.log", env=env)
-            )
-        with distributed.Client(address, timeout=60) as client:
-            client.wait_for_workers(2, timeout=120)
+    with _started(logs, (None, other)) as mixed:
+        with distributed.Client(mixed.address, timeout=60) as client:
             files = client.run(lambda: __import__("pi_continuity_harness").__file__)
         assert sorted(files.values()) == sorted(
             [pi_continuity_harness.__file__, str(other / "pi_continuity_harness" / "__init__.py")]
         )
         strange = next(a for a, f in files.items() if f.startswith(str(other)))
-        process = _explore(tmp_path, "mixed", "--scheduler", address)
+        process = _explore(tmp_path, "mixed", "--scheduler", mixed.address)
         output, _ = process.communicate(timeout=600)
-    finally:
-        for process_ in [*workers, scheduler]:
-            _stop(process_)
     assert process.returncode == 2, output
     lines = [line for line in output.splitlines() if line.strip()]
     assert len(lines) == 1, output
@@ -227,9 +221,9 @@ def test_a_worker_that_runs_another_copy_of_the_harness_is_refused_before_any_se
 
 def test_a_task_on_a_worker_with_another_copy_is_refused() -> None:
     """The per-task check, for a worker that joined after the pool opened."""
-    assert harness_fingerprint().startswith("0.") and " sources " in harness_fingerprint()
+    assert harness_fingerprint().startswith("python 3.") and " sources " in harness_fingerprint()
     with pytest.raises(SchedulerError, match="runs another copy of the harness"):
-        _on_worker("0.0.0 python 3.11 sources 0000000000000000", os.getpid)
+        _on_worker("python 3.11 sources 0000000000000000", os.getpid)
 
 
 def test_two_copies_of_one_revision_agree_and_one_byte_tells_them_apart(tmp_path: Path) -> None:

@@ -102,22 +102,29 @@ def test_run_n_2_in_a_checkout_of_another_copy_runs_this_copy_in_its_workers(tmp
     assert "passed" in done.stdout
 
 
-def test_an_internal_error_of_pytest_is_named_not_taken_for_an_empty_selection(tmp_path: Path) -> None:
-    """pytest's INTERNALERROR (exit 3) left no result, and ``run`` said "no scenario of the suite
-    runs for this implementation", a usage error (exit 2) about the user's arguments."""
+def run_with_a_broken_session(tmp_path: Path, command: str) -> subprocess.CompletedProcess[str]:
+    """``pi-continuity-harness COMMAND --tags smoke --quiet`` in ``tmp_path`` with a pytest plugin
+    whose ``pytest_runtestloop`` raises, so pytest ends the session with INTERNALERROR (exit 3)."""
     (tmp_path / "breaks_the_loop.py").write_text(
         "def pytest_runtestloop(session):\n    raise RuntimeError('a plugin broke the session')\n",
         encoding="utf-8",
     )
-    done = subprocess.run(
-        [sys.executable, "-P", "-m", "pi_continuity_harness.cli", "run", "--tags", "smoke", "--quiet"],
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p)
+    return subprocess.run(
+        [sys.executable, "-P", "-m", "pi_continuity_harness.cli", command, "--tags", "smoke", "--quiet"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         check=False,
         timeout=600,
-        env={**os.environ, "PYTHONPATH": str(tmp_path), "PYTEST_ADDOPTS": "-p breaks_the_loop"},
+        env={**os.environ, "PYTHONPATH": path, "PYTEST_ADDOPTS": "-p breaks_the_loop"},
     )
+
+
+def test_an_internal_error_of_pytest_is_named_not_taken_for_an_empty_selection(tmp_path: Path) -> None:
+    """pytest's INTERNALERROR (exit 3) left no result, and ``run`` said "no scenario of the suite
+    runs for this implementation", a usage error (exit 2) about the user's arguments."""
+    done = run_with_a_broken_session(tmp_path, "run")
     assert done.returncode == 1, done.stderr[-3000:]
     assert "a plugin broke the session" in done.stderr
     assert "pytest stopped with an internal error" in done.stderr

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+from features.test_parallel_run import run_with_a_broken_session
 
 from pi_continuity_harness.cli import main
 from pi_continuity_harness.targets.realpi import PiInstallation
@@ -78,19 +76,7 @@ def test_compare_names_an_internal_error_of_pytest_and_gives_no_verdict(
 ) -> None:
     """A pytest session that stops with INTERNALERROR (exit 3) on either target: ``compare`` said
     "no scenario of the suite runs for this implementation" (a usage error, exit 2)."""
-    (tmp_path / "breaks_the_loop.py").write_text(
-        "def pytest_runtestloop(session):\n    raise RuntimeError('a plugin broke the session')\n",
-        encoding="utf-8",
-    )
-    done = subprocess.run(
-        [sys.executable, "-P", "-m", "pi_continuity_harness.cli", "compare", "--tags", "smoke", "--quiet"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
-        env={**os.environ, "PYTHONPATH": str(tmp_path), "PYTEST_ADDOPTS": "-p breaks_the_loop"},
-    )
+    done = run_with_a_broken_session(tmp_path, "compare")
     assert done.returncode == 1, done.stderr[-3000:]
     for target in ("sim", "pi"):
         assert (
