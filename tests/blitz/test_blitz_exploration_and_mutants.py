@@ -103,6 +103,7 @@ REQUIRED = [
     ("H27a", "blitz_streaming_input_not_captured", 2, "prompts_captured_when_due"),
     ("H31b", "blitz_rejected_finish_ends_request", 136, "valid_finish_accepted"),
     ("H77a", "blitz_switch_not_blocked", 2, "user_switch_blocked_while_protected"),
+    ("H77b", "blitz_fork_unguarded", 1, "user_switch_blocked_while_protected"),
     ("H77d", "blitz_submitted_unprotected", 2, "user_switch_blocked_while_protected"),
     ("H56a", "blitz_automatic_threshold_raised", 1, "automatic_request_when_due"),
     ("H70a", "blitz_cancel_keeps_finish_id", 129, "finish_only_with_returned_id"),

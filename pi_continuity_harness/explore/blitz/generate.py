@@ -8,8 +8,8 @@ edit, reloads) with the model's behaviours (GET, repeated GET, the native write,
 the returned ID, a foreign ID or twice, early stops, slow or context-filling replies, a file
 that appears where the dossier goes, receivers that read and delete the dossier, or fail).
 In an RPC session kept in a file, three writers in ten are interrupted by the user (a new
-session held in one of their replies after the template retrieval), which the extension must
-block while the handoff is protected (a stream of draws of its own, so the rest of a seed's
+session or a fork held in one of their replies after the template retrieval), which the
+extension must block while the handoff is protected (a stream of draws of its own, so the rest of a seed's
 case is what it was before).
 
 The intruder file is planted at ``.pi/handoff_<session id>.md``: the id is the one the seed's
@@ -251,15 +251,14 @@ def _replies(rng: random.Random, n: int, session_marker: str, kind: str) -> list
     return replies
 
 
-#: What the user does while a handoff is written: a new session, which the extension must block
-#: from the deferral boundary to completion or cancel ("protects user replacement/fork/
-#: compaction", H77a) and after an accepted Finish ("Finish awaiting transition protected too",
-#: H77d); blocked, it changes nothing else. Not a compaction: Pi's compaction aborts the running
-#: turn first (``compact`` starts with ``abort``), and the explorer's sessions are too small to
-#: compact, so it only cut writers short (a mutant found on seed 16 before went unseen). Not a
-#: fork: a fork copies the session's entries into a new file, which the invariants' pairing of
-#: the trace's tool executions with the session files' results does not read.
-INTRUSIONS: tuple[dict[str, Any], ...] = ({"new_session": {}},)
+#: What the user does while a handoff is written: a new session or a fork, which the extension
+#: must block from the deferral boundary to completion or cancel ("protects user replacement/
+#: fork/compaction", H77a, H77b) and after an accepted Finish ("Finish awaiting transition
+#: protected too", H77d); blocked, they change nothing else. Not a compaction: Pi's compaction
+#: aborts the running turn first (``compact`` starts with ``abort``), and the explorer's sessions
+#: are too small to compact, so it only cut writers short (a mutant found on seed 16 before went
+#: unseen).
+INTRUSIONS: tuple[dict[str, Any], ...] = ({"new_session": {}}, {"fork": {}})
 
 
 def _intrude(rng: random.Random, writer: list[dict[str, Any]], space: Space) -> None:

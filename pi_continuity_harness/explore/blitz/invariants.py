@@ -1170,10 +1170,20 @@ def _template_responses(run: _Run) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _find_template_responses(run: _Run) -> list[tuple[int, dict[str, Any]]]:
+    """A fork's session file starts with a copy of the entries before the fork point (the same
+    tool call ids): each result counts once, where it was first recorded, or the copies would
+    take the places of the retrievals the trace executed after the fork."""
     executions = run.selected("get_executions", _is_get_execution)
-    results = [
-        result for exchanges in run.session_exchanges() for name, _a, result in exchanges if name == GET
-    ]
+    results: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for exchanges in run.session_exchanges():
+        for name, _arguments, result in exchanges:
+            call = result.get("toolCallId")
+            if name != GET or (isinstance(call, str) and call in seen):
+                continue
+            if isinstance(call, str):
+                seen.add(call)
+            results.append(result)
     return [(int(record["seq"]), result) for record, result in zip(executions, results, strict=False)]
 
 
@@ -1417,23 +1427,28 @@ def _chain_length(run: _Run, path: str, limit: int) -> int:
 
 def user_switch_blocked_while_protected(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """From a successful template retrieval until a cancel, a reload or a session switch (the
-    cutover's included), a user's new session is blocked: "configured deferral
+    cutover's included), a user's new session or fork is blocked: "configured deferral
     boundary→terminal completion/cancel protects user replacement/fork/compaction; Finish
-    awaiting transition protected too" (reference Protection, H77a, H77d). The window opens at
-    the GET in either mode (a request-mode window opened earlier, at the request: that part is
-    left to the features). The generator holds the operation in a reply of the writer's run
-    (``during``). It was not blocked when it ended ``ok``; the extension's chance was the
-    operation's own ``session_before_switch``, judged by the window at that point (a cutover may
-    follow it inside the operation: Pi aborts the run first). Compactions (H77c) and forks
-    (H77b) are not drawn then: they stay with the features."""
+    awaiting transition protected too" (reference Protection, H77a, H77b, H77d). The window
+    opens at the GET in either mode (a request-mode window opened earlier, at the request: that
+    part is left to the features). The generator holds the operation in a reply of the writer's
+    run (``during``). It was not blocked when it ended ``ok``; the extension's chance was the
+    operation's own ``session_before_switch`` (``session_before_fork``), judged by the window at
+    that point (a cutover may follow it inside the operation: Pi aborts the run first). A
+    compaction (H77c) is not drawn: Pi's aborts the writer's turn first, and the explorer's
+    sessions are too small to compact."""
     gets = [seq for seq, fid in _get_results(run) if fid is not None]
     if not gets:
         return
-    asked = [int(r["seq"]) for r in run.selected("before_new", _is_before_new)]
-    for begin, end, ok in _user_ops(run, "new_session"):
-        own = next((seq for seq in asked if begin < seq < end), None)
-        if ok and own is not None and _protected(run, gets, own):
-            yield f"the user's new session (trace {begin}) replaced the session while a handoff was protected"
+    for kind, event, what in (
+        ("new_session", "session_before_switch", "new session"),
+        ("fork", "session_before_fork", "fork"),
+    ):
+        asked = [int(r["seq"]) for r in run.selected(f"{event}s", functools.partial(_is_event, name=event))]
+        for begin, end, ok in _user_ops(run, kind):
+            own = next((seq for seq in asked if begin < seq < end), None)
+            if ok and own is not None and _protected(run, gets, own):
+                yield f"the user's {what} (trace {begin}) replaced the session while a handoff was protected"
 
 
 def _protected(run: _Run, gets: list[int], seq: int) -> bool:
@@ -1442,12 +1457,8 @@ def _protected(run: _Run, gets: list[int], seq: int) -> bool:
     return any(g < seq and run.epoch(g) == epoch for g in gets)
 
 
-def _is_before_new(record: dict[str, Any]) -> bool:
-    return (
-        record["kind"] == "event"
-        and record["name"] == "session_before_switch"
-        and record.get("reason") == "new"
-    )
+def _is_event(record: dict[str, Any], *, name: str) -> bool:
+    return bool(record["kind"] == "event" and record["name"] == name)
 
 
 def _user_ops(run: _Run, kind: str) -> list[tuple[int, int, bool]]:
@@ -1789,7 +1800,11 @@ class _AutomaticDue(_Scanner):
                 and not record.get("isError")
             ):
                 active = True
-            new_session = kind == "event" and name == "session_start" and record.get("reason") == "new"
+            new_session = (
+                kind == "event"
+                and name == "session_start"
+                and record.get("reason") in ("new", "fork", "resume")
+            )
             agent_reply = kind == "model" and name == "reply" and record.get("caller") == "agent"
             run_end = kind == "event" and name == "agent_end"
             if owed is not None and (_is_cancel(record) or new_session or agent_reply or run_end):
@@ -1801,7 +1816,12 @@ class _AutomaticDue(_Scanner):
             if agent_reply or run_end:
                 after_turn = False
             if kind == "host" and name == "runtime":
+                forked_from = session
                 session, session_id = str(record.get("sessionFile") or ""), str(record.get("sessionId") or "")
+                if record.get("reason") == "fork":
+                    # A fork copies the branch up to the fork point, the native metadata of spent
+                    # attempts with it: all of the source's counted (more spent, less required).
+                    attempts[session] = attempts.get(forked_from, 0)
             elif kind == "entry" and name == "compaction":
                 attempts[session] = 0
             elif _is_cancel(record) or new_session:
@@ -2112,7 +2132,7 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (project_call_template_used, ("H18a", "H127a", "H132")),
     (invalid_config_refuses_starts, ("H106",)),
     (in_memory_session_starts_nothing, ("H1a", "H1b")),
-    (user_switch_blocked_while_protected, ("H77a", "H77d")),
+    (user_switch_blocked_while_protected, ("H77a", "H77b", "H77d")),
 )
 
 

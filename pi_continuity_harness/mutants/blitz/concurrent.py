@@ -103,10 +103,7 @@ class DeferModeFixedPerRuntime(Mutant):
 @mutant(
     "H77b",
     how="a fork is no longer blocked while a handoff is active",
-    unreachable=(
-        "the blitz explorer forks no session: a fork copies the session's entries into a new file, "
-        "and the invariants pair the trace's tool executions with the session files' results in order"
-    ),
+    invariant="user_switch_blocked_while_protected",
 )
 class ForkUnguarded(Mutant):
     def guard(self, ctx: Any, what: str) -> Any:
