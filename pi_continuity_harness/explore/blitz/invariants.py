@@ -1155,8 +1155,8 @@ class _DossierRemovals(_Scanner):
                 pending = switched = False
             elif _is_cancel(record) and not switched:
                 # A cancel before the cutover ends the request, and its cleanup removes the owned
-                # reservation "even after Finish" (reference Cancel); a user's compaction that
-                # aborted the writer's turn leaves that state (no settled turn, no cutover).
+                # reservation "even after Finish" (reference Cancel); a writer's turn aborted after
+                # its Finish (a compaction's or a session switch's abort) leaves that state.
                 pending = False
             elif kind == "fs" and name in ("remove", "replace") and pending:
                 self.removals.append(run.real(str(record.get("to" if name == "replace" else "path", ""))))
@@ -2195,7 +2195,8 @@ CHECKED_WHEN: dict[str, tuple[str, str]] = {
     "in_memory_session_starts_nothing": (PREFIX, "a Call sent or a dossier reserved stays so"),
     "user_switch_blocked_while_protected": (
         PREFIX,
-        "a user's new session that went through is judged by the window at its own session_before_switch",
+        "a user's new session or fork that went through is judged by the window at its own "
+        "session_before_switch or session_before_fork",
     ),
 }
 
