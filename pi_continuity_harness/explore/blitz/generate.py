@@ -9,8 +9,8 @@ the returned ID, a foreign ID or twice, early stops, slow or context-filling rep
 that appears where the dossier goes, receivers that read and delete the dossier, or fail).
 In an RPC session kept in a file, three writers in ten are interrupted by the user (a new
 session or a fork held in one of their replies after the template retrieval), which the
-extension must block while the handoff is protected (a stream of draws of its own, so the rest of a seed's
-case is what it was before).
+extension must block while the handoff is protected (a stream of draws of its own, so the rest
+of a seed's case is what it was before).
 
 The intruder file is planted at ``.pi/handoff_<session id>.md``: the id is the one the seed's
 first session gets (``runner.first_session_id``), so the file lands where the extension would
@@ -264,8 +264,10 @@ INTRUSIONS: tuple[dict[str, Any], ...] = ({"new_session": {}}, {"fork": {}})
 def _intrude(rng: random.Random, writer: list[dict[str, Any]], space: Space) -> None:
     """Three writers in ten, in an RPC session kept in a file, get one user operation held in a
     reply after their first template retrieval (``during``: while Pi streams it): by then the
-    GET has succeeded, so the window is open in either deferral mode (``request`` opened it
-    earlier), unless the request ended. ``user_switch_blocked_while_protected`` judges it."""
+    GET has run, and when it succeeded the window is open in either deferral mode (``request``
+    opened it earlier) unless the request ended. ``user_switch_blocked_while_protected`` judges
+    it by the trace, so a failed GET, or a writer's replies that another turn used, is no
+    violation."""
     if space.mode != "rpc" or space.session != "file" or rng.random() >= 0.3:
         return
     gets = [i for i, reply in enumerate(writer) if any(c["name"] == GET for c in reply.get("tool_calls", ()))]
@@ -350,8 +352,8 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
     rng = random.Random(seed)
     space = draw_space(seed)
     menus = random.Random(_SPACE_SALT + 2 * seed + 1)  # which starts and cancels go through /sh
-    # Which writers the user interrupts with a session replacement, a fork or a compaction (a
-    # stream of its own: the seed's other draws are those of the explorer before it).
+    # Which writers the user interrupts with a new session or a fork (a stream of its own: the
+    # seed's other draws are those of the explorer before it).
     intrusions = random.Random(_SPACE_SALT + 3 * seed + 2)
     agent: list[dict[str, Any]] = []
     operations: list[dict[str, Any]] = []
