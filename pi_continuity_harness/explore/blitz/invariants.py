@@ -1196,7 +1196,13 @@ def _is_get_execution(record: dict[str, Any]) -> bool:
 
 
 def _get_results(run: _Run) -> list[tuple[int, str | None]]:
-    """(trace seq, Finish ID) of every template response, in order (None: an error result)."""
+    """(trace seq, Finish ID) of every template response, in order (None: an error result);
+    made once per check (``one_active_request`` and ``user_switch_blocked_while_protected`` read
+    it)."""
+    return run.once("get_results", lambda: _find_get_results(run))
+
+
+def _find_get_results(run: _Run) -> list[tuple[int, str | None]]:
     out = []
     for seq, result in _template_responses(run):
         found = None if result.get("isError") else oracle.finish_id_in(_text(result.get("content")))
