@@ -89,17 +89,29 @@ def _results(observation: Observation) -> list[tuple[bool, str]]:
     return [(bool(m.get("isError")), m["content"][0]["text"]) for m in messages]
 
 
+def _call_each(
+    targets: Targets, path: str, tool: str, calls: list[dict[str, Any]], prefix: str
+) -> list[tuple[bool, str]]:
+    """Each of ``calls`` as the arguments of one model turn's call of ``tool``, played on both
+    targets with the extension at ``path``: real Pi's tool results (error flag, text), once the
+    simulator's were found the same, flags and texts, and the observations equivalent."""
+    replies = [
+        {"text": "calling", "tool_calls": [{"name": tool, "arguments": args, "id": f"{prefix}{i}"}]}
+        for i, args in enumerate(calls)
+    ] + [{"text": "DONE"}]
+    real, sim = play(targets, scenario({"agent": replies}), [{"prompt": "go"}], path)
+    results = _results(real)
+    assert len(results) == len(calls)
+    assert _results(sim) == results
+    assert_equivalent(real, sim)
+    return results
+
+
 def test_tool_arguments_are_coerced_and_checked_as_pi_does(
     targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
     path = python_extension("arguments_probe", _EXTENSION)
-    replies = [
-        {"text": "calling", "tool_calls": [{"name": "probe", "arguments": args, "id": f"c{i}"}]}
-        for i, args in enumerate(CALLS)
-    ] + [{"text": "DONE"}]
-    real, sim = play(targets, scenario({"agent": replies}), [{"prompt": "go"}], path)
-    results = _results(real)
-    assert len(results) == len(CALLS)
+    results = _call_each(targets, path, "probe", CALLS, "c")
     # Real Pi, the first coercions: "3" is 3, "0.5" is 0.5, "true" is true, one tag a list; the null
     # stays, since the note's schema takes null (only a null the schema refuses is dropped).
     assert results[1] == (
@@ -116,8 +128,6 @@ def test_tool_arguments_are_coerced_and_checked_as_pi_does(
         False,
         '{"kind": "probe", "name": "ok", "nothing": null, "pair": [1, 2], "share": 0.25}',
     )
-    assert _results(sim) == results
-    assert_equivalent(real, sim)
 
 
 UNION_CALLS: list[dict[str, Any]] = [
@@ -165,13 +175,7 @@ def test_union_intersection_and_conditional_arguments_are_coerced_and_explained_
     (pi-schema ``coerce.js`` convertUnion/coerceUnion, ``explain.js`` walkUnion): until 6
     December 2026 the simulator took every such argument as given."""
     path = python_extension("unions_probe", _probe("unions", UNIONS_SCHEMA))
-    replies = [
-        {"text": "calling", "tool_calls": [{"name": "unions", "arguments": args, "id": f"u{i}"}]}
-        for i, args in enumerate(UNION_CALLS)
-    ] + [{"text": "DONE"}]
-    real, sim = play(targets, scenario({"agent": replies}), [{"prompt": "go"}], path)
-    results = _results(real)
-    assert len(results) == len(UNION_CALLS)
+    results = _call_each(targets, path, "unions", UNION_CALLS, "u")
     assert not results[0][0]
     assert results[2] == (False, '{"both": "12345", "maybe": 2.5, "size": 3}')
     assert results[5][1].startswith(
@@ -179,9 +183,6 @@ def test_union_intersection_and_conditional_arguments_are_coerced_and_explained_
     )
     assert results[7][1].startswith('Validation failed for tool "unions":\n  - either: matches more than one')
     assert sum(1 for error, _ in results if error) >= 12
-    for (_, real_text), (_, sim_text) in zip(results, _results(sim), strict=True):
-        assert sim_text == real_text
-    assert_equivalent(real, sim)
 
 
 _KEY_ORDER = """\
@@ -282,18 +283,9 @@ def test_references_into_the_schemas_own_defs_are_followed_as_pi_schema_follows_
     definition to any depth, and a reference that names nothing refused only where a value is
     (``unresolvedRefs: "reject"``)."""
     path = python_extension("refs_probe", _probe("refs", REFS_SCHEMA))
-    replies = [
-        {"text": "calling", "tool_calls": [{"name": "refs", "arguments": args, "id": f"r{i}"}]}
-        for i, args in enumerate(REF_CALLS)
-    ] + [{"text": "DONE"}]
-    real, sim = play(targets, scenario({"agent": replies}), [{"prompt": "go"}], path)
-    results = _results(real)
-    assert len(results) == len(REF_CALLS)
+    results = _call_each(targets, path, "refs", REF_CALLS, "r")
     assert results[0] == (False, '{"at": {"x": 1, "y": 2}, "maybe": null}')
     assert "dangling: unresolved reference #/$defs/Missing" in results[7][1]
-    for (_, real_text), (_, sim_text) in zip(results, _results(sim), strict=True):
-        assert sim_text == real_text
-    assert_equivalent(real, sim)
 
 
 MORE_CALLS: list[dict[str, Any]] = [
@@ -314,15 +306,6 @@ def test_tuples_contains_pattern_properties_and_dependencies_as_pi_schema_checks
     targets: Targets, python_extension: Callable[[str, str], str]
 ) -> None:
     path = python_extension("more_probe", _probe("refs", MORE_SCHEMA))
-    replies = [
-        {"text": "calling", "tool_calls": [{"name": "refs", "arguments": args, "id": f"m{i}"}]}
-        for i, args in enumerate(MORE_CALLS)
-    ] + [{"text": "DONE"}]
-    real, sim = play(targets, scenario({"agent": replies}), [{"prompt": "go"}], path)
-    results = _results(real)
-    assert len(results) == len(MORE_CALLS)
+    results = _call_each(targets, path, "refs", MORE_CALLS, "m")
     assert results[0] == (False, '{"bag": [10, 11], "old": [3, "4"], "pair": [1, "2"], "some": ["x"]}')
     assert sum(1 for error, _ in results if error) == len(MORE_CALLS) - 2
-    for (_, real_text), (_, sim_text) in zip(results, _results(sim), strict=True):
-        assert sim_text == real_text
-    assert_equivalent(real, sim)
