@@ -28,7 +28,7 @@ SEEDS = list(range(24))
 STEPS = 12
 #: A mutant's run stops at the first invariant it breaks: since the explorer draws user sessions
 #: during handoffs (H77a), a Finish rejected as ending the request (H31b) is caught first by
-#: ``user_switch_blocked_while_protected`` on seeds 14, 16, 19 and 41, and by its own invariant
+#: ``user_operation_blocked_while_protected`` on seeds 14, 16, 19, 31 and 41, and by its own invariant
 #: first on seed 107. The search stops at the kill, so only such a mutant takes longer.
 KILL_SEEDS = 120
 KILL_STEPS = 40
@@ -97,16 +97,19 @@ def test_exploration_kills_the_mutant(tmp_path: Path, name: str, invariant: str)
 #: (rule, mutant, a seed where exploration (40 steps) kills it, the invariant that must report it): the
 #: checks that require what the spec requires (a valid Finish accepted, an automatic request when
 #: due, a cancelled Finish ID refused, a prompt after a successful GET captured, a user session
-#: blocked while a handoff is protected), each shown able to fail.
+#: or compaction blocked while a handoff is protected, the automatic budget kept by a failed
+#: compaction), each shown able to fail.
 REQUIRED = [
     ("H15", "blitz_automatic_as_follow_up", 30, "automatic_request_when_due"),
     ("H27a", "blitz_streaming_input_not_captured", 2, "prompts_captured_when_due"),
-    ("H31b", "blitz_rejected_finish_ends_request", 136, "valid_finish_accepted"),
-    ("H77a", "blitz_switch_not_blocked", 2, "user_switch_blocked_while_protected"),
-    ("H77b", "blitz_fork_unguarded", 1, "user_switch_blocked_while_protected"),
-    ("H77d", "blitz_submitted_unprotected", 2, "user_switch_blocked_while_protected"),
+    ("H31b", "blitz_rejected_finish_ends_request", 107, "valid_finish_accepted"),
+    ("H77a", "blitz_switch_not_blocked", 2, "user_operation_blocked_while_protected"),
+    ("H77b", "blitz_fork_unguarded", 1, "user_operation_blocked_while_protected"),
+    ("H77c", "blitz_compaction_not_blocked", 2, "user_operation_blocked_while_protected"),
+    ("H77d", "blitz_submitted_unprotected", 2, "user_operation_blocked_while_protected"),
+    ("H61", "blitz_failed_compaction_resets_budget", 30, "automatic_initiation_budget"),
     ("H56a", "blitz_automatic_threshold_raised", 1, "automatic_request_when_due"),
-    ("H70a", "blitz_cancel_keeps_finish_id", 129, "finish_only_with_returned_id"),
+    ("H70a", "blitz_cancel_keeps_finish_id", 28, "finish_only_with_returned_id"),
 ]
 
 

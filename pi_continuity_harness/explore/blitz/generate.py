@@ -8,7 +8,7 @@ edit, reloads) with the model's behaviours (GET, repeated GET, the native write,
 the returned ID, a foreign ID or twice, early stops, slow or context-filling replies, a file
 that appears where the dossier goes, receivers that read and delete the dossier, or fail).
 In an RPC session kept in a file, three writers in ten are interrupted by the user (a new
-session or a fork held in one of their replies after the template retrieval), which the
+session, a fork or a compaction held in one of their replies after the template retrieval), which the
 extension must block while the handoff is protected (a stream of draws of its own, so the rest
 of a seed's case is what it was before).
 
@@ -90,6 +90,12 @@ class Space:
     #: Scripted outcomes of Pi's own summarization, one per compaction: ``ok``, ``error``
     #: (the summary request fails: a failed compaction) or ``abort`` (its stream is aborted).
     compactions: tuple[str, ...] = ()
+    #: Pi's ``compaction.keepRecentTokens``: 100 makes the explorer's sessions large enough to
+    #: compact (Pi cuts after the newest entries worth that many chars/4 tokens; below it a
+    #: compaction ends "Nothing to compact" before ``session_before_compact``, pi-host-1.6.md
+    #: §9.1d, so the rules about compactions, H61 and H77c, were out of reach); 2,000 keeps
+    #: the small sessions of before.
+    keep_recent_tokens: int = 2_000
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -99,6 +105,7 @@ class Space:
             "session": self.session,
             "trust": self.trust,
             "compactions": list(self.compactions),
+            "keep_recent_tokens": self.keep_recent_tokens,
         }
 
 
@@ -115,7 +122,9 @@ def draw_space(seed: int) -> Space:
         mode = rng.choices(MODES, (4, 1, 1))[0]
         session = rng.choices(SESSIONS, (4, 1))[0]
         trust = "never" if rng.random() < 0.2 else "always"
-    return Space(config, invalid, mode, session, trust, compactions)
+    # Drawn last, so the draws above are those of the seeds before it was added.
+    keep_recent = rng.choice((100, 100, 2_000))
+    return Space(config, invalid, mode, session, trust, compactions, keep_recent)
 
 
 @dataclass(frozen=True)
@@ -161,7 +170,7 @@ class BlitzCase:
             f"retry {s.get('readinessRetrySeconds', 60)}s chain {s.get('maxSessionChainLength', 25)} "
             f"warning {s.get('contextWarningPercent', 60)}% critical {s.get('criticalWarningPercent', 90)}% "
             f"{automatic} mode {space.mode} session {space.session} trust {space.trust} "
-            f"compactions {','.join(space.compactions[:3])}"
+            f"compactions {','.join(space.compactions[:3])} keep {space.keep_recent_tokens}"
         )
 
     def options_json(self) -> dict[str, Any]:
@@ -251,32 +260,34 @@ def _replies(rng: random.Random, n: int, session_marker: str, kind: str) -> list
     return replies
 
 
-#: What the user does while a handoff is written: a new session or a fork, which the extension
-#: must block from the deferral boundary to completion or cancel ("protects user replacement/
-#: fork/compaction", H77a, H77b) and after an accepted Finish ("Finish awaiting transition
-#: protected too", H77d); blocked, they change nothing else. Not a compaction: Pi's compaction
-#: aborts the running turn first (``compact`` starts with ``abort``), and the explorer's sessions
-#: are too small to compact, so it only cut writers short (a mutant found on seed 16 before went
-#: unseen).
-INTRUSIONS: tuple[dict[str, Any], ...] = ({"new_session": {}}, {"fork": {}})
+#: What the user does while a handoff is written: a new session, a fork or a compaction, which
+#: the extension must block from the deferral boundary to completion or cancel ("protects user
+#: replacement/fork/compaction", H77a, H77b, H77c) and after an accepted Finish ("Finish awaiting
+#: transition protected too", H77d); blocked, they change nothing else. Pi's compaction aborts
+#: the running turn first (agent-session.js ``compact`` starts with ``abort``), so a compaction
+#: cuts the writer short whether or not it is then blocked; it reaches the extension's
+#: ``session_before_compact`` only when the session is large enough (``Space.keep_recent_tokens``).
+INTRUSIONS: tuple[dict[str, Any], ...] = ({"new_session": {}}, {"fork": {}}, {"compact": {}})
 
 
-def _intrude(rng: random.Random, writer: list[dict[str, Any]], space: Space) -> None:
+def _intrude(rng: random.Random, writer: list[dict[str, Any]], space: Space) -> int:
     """Three writers in ten, in an RPC session kept in a file, get one user operation held in a
     reply after their first template retrieval (``during``: while Pi streams it): by then the
     GET has run, and when it succeeded the window is open in either deferral mode (``request``
-    opened it earlier) unless the request ended. ``user_switch_blocked_while_protected`` judges
-    it by the trace, so a failed GET, or a writer's replies that another turn used, is no
-    violation."""
+    opened it earlier) unless the request ended. ``user_operation_blocked_while_protected``
+    judges it by the trace, so a failed GET, or a writer's replies that another turn used, is no
+    violation. Returns how many compactions it held (each may take a summary reply)."""
     if space.mode != "rpc" or space.session != "file" or rng.random() >= 0.3:
-        return
+        return 0
     gets = [i for i, reply in enumerate(writer) if any(c["name"] == GET for c in reply.get("tool_calls", ()))]
     if not gets or gets[0] + 1 >= len(writer):
-        return
+        return 0
     index = rng.randrange(gets[0] + 1, len(writer))
     held = dict(writer[index])
-    held["during"] = [*held.get("during", []), dict(rng.choice(INTRUSIONS))]
+    intrusion = dict(rng.choice(INTRUSIONS))
+    held["during"] = [*held.get("during", []), intrusion]
     writer[index] = held
+    return int("compact" in intrusion)
 
 
 def _receiver(rng: random.Random) -> list[dict[str, Any]]:
@@ -352,7 +363,7 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
     rng = random.Random(seed)
     space = draw_space(seed)
     menus = random.Random(_SPACE_SALT + 2 * seed + 1)  # which starts and cancels go through /sh
-    # Which writers the user interrupts with a new session or a fork (a stream of its own: the
+    # Which writers the user interrupts with a new session, a fork or a compaction (a stream of its own: the
     # seed's other draws are those of the explorer before it).
     intrusions = random.Random(_SPACE_SALT + 3 * seed + 2)
     agent: list[dict[str, Any]] = []
@@ -418,7 +429,7 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
                     {"prompt": {"text": f"deferred {seed}-{prompt_no}", "streaming_behavior": "followUp"}},
                 ]
                 writer[1] = held
-            _intrude(intrusions, writer, space)
+            compactions += _intrude(intrusions, writer, space)
             if action == "model_start":
                 agent.append(
                     {"tool_calls": [_call("blitz_handoff", action="start")], "context_tokens": 11_000}
@@ -520,7 +531,13 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
         "trust": space.trust,
         "models": [{"id": "fake/fake-model", "context_window": WINDOW, "max_tokens": 16_384}],
         "settings": {
-            "project": {"compaction": {"enabled": True, "reserveTokens": 10_000, "keepRecentTokens": 2_000}}
+            "project": {
+                "compaction": {
+                    "enabled": True,
+                    "reserveTokens": 10_000,
+                    "keepRecentTokens": space.keep_recent_tokens,
+                }
+            }
         },
         "model": model,
         "operations": operations,

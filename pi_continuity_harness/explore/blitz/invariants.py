@@ -1197,7 +1197,7 @@ def _is_get_execution(record: dict[str, Any]) -> bool:
 
 def _get_results(run: _Run) -> list[tuple[int, str | None]]:
     """(trace seq, Finish ID) of every template response, in order (None: an error result);
-    made once per check (``one_active_request`` and ``user_switch_blocked_while_protected`` read
+    made once per check (``one_active_request`` and ``user_operation_blocked_while_protected`` read
     it)."""
     return run.once("get_results", lambda: _find_get_results(run))
 
@@ -1431,30 +1431,51 @@ def _chain_length(run: _Run, path: str, limit: int) -> int:
     return length
 
 
-def user_switch_blocked_while_protected(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+def user_operation_blocked_while_protected(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """From a successful template retrieval until a cancel, a reload or a session switch (the
-    cutover's included), a user's new session or fork is blocked: "configured deferral
-    boundary→terminal completion/cancel protects user replacement/fork/compaction; Finish
-    awaiting transition protected too" (reference Protection, H77a, H77b, H77d). The window
-    opens at the GET in either mode (a request-mode window opened earlier, at the request: that
-    part is left to the features). The generator holds the operation in a reply of the writer's
-    run (``during``). It was not blocked when it ended ``ok``; the extension's chance was the
-    operation's own ``session_before_switch`` (``session_before_fork``), judged by the window at
-    that point (a cutover may follow it inside the operation: Pi aborts the run first). A
-    compaction (H77c) is not drawn: Pi's aborts the writer's turn first, and the explorer's
-    sessions are too small to compact."""
+    cutover's included), a user's new session, fork or compaction is blocked: "configured
+    deferral boundary→terminal completion/cancel protects user replacement/fork/compaction;
+    Finish awaiting transition protected too" (reference Protection, H77a, H77b, H77c, H77d).
+    The window opens at the GET in either mode (a request-mode window opened earlier, at the
+    request: that part is left to the features). The generator holds the operation in a reply of
+    the writer's run (``during``). The extension's chance is the operation's own
+    ``session_before_switch`` (``_fork``, ``_compact``), judged by the window at that point (a
+    cutover may follow it inside the operation: Pi aborts the run first). A new session or a
+    fork went through when it ended ``ok``; a compaction when Pi went on to summarise (a
+    ``summary`` model request) or appended its entry after the hook, since the summary may
+    then fail or be aborted (agent-session.js ``compact``: the hook's ``cancel`` throws
+    "Compaction cancelled" before any summary request). A compaction that ends "Nothing to
+    compact" never reaches the hook, and is no violation."""
     gets = [seq for seq, fid in _get_results(run) if fid is not None]
     if not gets:
         return
     for kind, event, what in (
         ("new_session", "session_before_switch", "new session"),
         ("fork", "session_before_fork", "fork"),
+        ("compact", "session_before_compact", "compaction"),
     ):
         asked = [int(r["seq"]) for r in run.selected(f"{event}s", functools.partial(_is_event, name=event))]
         for begin, end, ok in _user_ops(run, kind):
             own = next((seq for seq in asked if begin < seq < end), None)
-            if ok and own is not None and _protected(run, gets, own):
-                yield f"the user's {what} (trace {begin}) replaced the session while a handoff was protected"
+            if own is None or not _protected(run, gets, own):
+                continue
+            if ok if kind != "compact" else _compaction_went_on(run, own, end):
+                yield f"the user's {what} (trace {begin}) went through while a handoff was protected"
+
+
+def _compaction_went_on(run: _Run, hook: int, end: int) -> bool:
+    """Pi summarised, or appended a compaction entry, between the hook at ``hook`` and the
+    operation's end at ``end``: the hook did not cancel it."""
+    return any(
+        hook < int(r["seq"]) < end
+        for r in run.selected("summaries_or_compactions", _is_summary_or_compaction)
+    )
+
+
+def _is_summary_or_compaction(record: dict[str, Any]) -> bool:
+    return (
+        record["kind"] == "model" and record["name"] == "request" and record.get("caller") == "summary"
+    ) or (record["kind"] == "entry" and record["name"] == "compaction")
 
 
 def _protected(run: _Run, gets: list[int], seq: int) -> bool:
@@ -2130,7 +2151,7 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (receiver_link_follows_chain_limit, ("H38", "H121", "H122")),
     (one_reminder_per_request, ("H49a",)),
     (emergency_once_at_90_percent, ("H50", "H52c", "H53")),
-    (automatic_initiation_budget, ("H54", "H55", "H58", "H60a")),
+    (automatic_initiation_budget, ("H54", "H55", "H58", "H60a", "H61")),
     (automatic_request_when_due, ("H15", "H56a", "H58", "H59", "H60a")),
     (settings_file_valid, ("H88d", "H89", "H94b", "H95b", "H99b", "H100b")),
     (dossier_retained_when_deletion_off, ("H40b",)),
@@ -2138,7 +2159,7 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (project_call_template_used, ("H18a", "H127a", "H132")),
     (invalid_config_refuses_starts, ("H106",)),
     (in_memory_session_starts_nothing, ("H1a", "H1b")),
-    (user_switch_blocked_while_protected, ("H77a", "H77b", "H77d")),
+    (user_operation_blocked_while_protected, ("H77a", "H77b", "H77c", "H77d")),
 )
 
 
@@ -2199,10 +2220,10 @@ CHECKED_WHEN: dict[str, tuple[str, str]] = {
         "a Call sent or config.json rewritten under an invalid config stays so",
     ),
     "in_memory_session_starts_nothing": (PREFIX, "a Call sent or a dossier reserved stays so"),
-    "user_switch_blocked_while_protected": (
+    "user_operation_blocked_while_protected": (
         PREFIX,
-        "a user's new session or fork that went through is judged by the window at its own "
-        "session_before_switch or session_before_fork",
+        "a user's new session, fork or compaction that went through is judged by the window at "
+        "its own session_before_switch, session_before_fork or session_before_compact",
     ),
 }
 

@@ -134,10 +134,7 @@ class PartialDossierRemovedOnLoad(Mutant):
 @mutant(
     "H77c",
     how="a compaction is not blocked while the handoff is written",
-    unreachable=(
-        "the explorer compacts only while no handoff is written (a compaction held in a writer's "
-        "reply aborts the writer's turn first, and the explorer's sessions are too small to compact)"
-    ),
+    invariant="user_operation_blocked_while_protected",
 )
 class CompactionNotBlocked(Mutant):
     def guard(self, ctx: Any, what: str) -> Any:
@@ -147,7 +144,7 @@ class CompactionNotBlocked(Mutant):
 @mutant(
     "H77a",
     how="a session switch is not blocked while the handoff is written",
-    invariant="user_switch_blocked_while_protected",
+    invariant="user_operation_blocked_while_protected",
 )
 class SwitchNotBlocked(Mutant):
     def guard(self, ctx: Any, what: str) -> Any:

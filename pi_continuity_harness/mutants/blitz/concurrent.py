@@ -103,7 +103,7 @@ class DeferModeFixedPerRuntime(Mutant):
 @mutant(
     "H77b",
     how="a fork is no longer blocked while a handoff is active",
-    invariant="user_switch_blocked_while_protected",
+    invariant="user_operation_blocked_while_protected",
 )
 class ForkUnguarded(Mutant):
     def guard(self, ctx: Any, what: str) -> Any:

@@ -277,10 +277,7 @@ class EmergencyAtCritical(Mutant):
 @mutant(
     "H61",
     how="the automatic budget resets when a compaction starts, even one that fails",
-    unreachable=(
-        "the explorer's compactions fail or abort (generate.Space.compactions), between the automatic "
-        "cycles too, but no seed of 60 has a third automatic attempt follow a failed one"
-    ),
+    invariant="automatic_initiation_budget",
 )
 class FailedCompactionResetsBudget(Mutant):
     def register(self) -> None:

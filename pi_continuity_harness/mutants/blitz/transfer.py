@@ -623,7 +623,7 @@ class ChainGuessed(Mutant):
 @mutant(
     "H77d",
     how="a submitted Finish awaiting the switch is no longer protected",
-    invariant="user_switch_blocked_while_protected",
+    invariant="user_operation_blocked_while_protected",
 )
 class SubmittedUnprotected(Mutant):
     def protected(self) -> bool:
