@@ -218,7 +218,7 @@ def main(args: argparse.Namespace) -> int:
     _validate(args)
     with hold_run_directory(args.out):
         try:
-            with open_pool(jobs=args.jobs, scheduler=args.scheduler) as pool:
+            with open_pool(jobs=args.jobs, scheduler=args.scheduler, implementation=args.extension) as pool:
                 return _explore(args, pool)
         except SchedulerError as error:
             raise UsageError(str(error)) from None

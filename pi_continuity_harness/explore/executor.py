@@ -29,17 +29,16 @@ scheduler and would draw the worker's random ids from the simulation's seeded so
 Dask every task runs in a child process of the worker (:func:`_in_child_process`: one per
 worker thread, started once and reused), as it does in a local process pool.
 
-Every worker must run this copy of the harness: a seed is a pure function of its arguments
-*and of the code that runs it*, and a worker with another revision gave its seeds other
-verdicts, silently, in a report that claims to be the local run's. :func:`harness_fingerprint`
-names a copy by the bytes of its sources; :func:`open_pool` asks every worker for its own
-(``Client.run``) and refuses a cluster where one differs, and each task checks it again on its
-worker (one that joined later).
+Every worker must run this copy of the harness, and the same implementation under test: a
+seed is a pure function of its arguments *and of the code that runs it*, and a worker with
+another revision gave its seeds other verdicts, silently, in a report that claims to be the
+local run's. :func:`.fingerprint.fingerprint` names both by the bytes of their sources;
+:func:`open_pool` asks every worker for its own (``Client.run``) and refuses a cluster where one
+differs, and each task checks it again on its worker (one that joined later).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import sys
@@ -54,6 +53,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from pi_continuity_harness.errors import HarnessError
+from pi_continuity_harness.explore.fingerprint import fingerprint, harness_fingerprint
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -76,41 +76,17 @@ class SchedulerError(HarnessError, RuntimeError):
     """The Dask scheduler cannot be used (not installed, not reachable)."""
 
 
-#: The files that make a copy of the harness what it is: its code and the suite's features
-#: (a mutant's kill test runs them). Both are in a wheel and in a checkout alike.
-_FINGERPRINTED = (".py", ".feature")
-
-_FINGERPRINT: list[str] = []
-
-
-def harness_fingerprint() -> str:
-    """This copy of the harness: the Python it runs on (``major.minor``) and a digest of its
-    files' relative paths and bytes (:data:`_FINGERPRINTED`, in sorted order; caches excluded;
-    the version is in ``__init__.py``), so two checkouts of one revision agree wherever they
-    are, and a copy with one byte changed does not. Computed once per process (about 20 ms)."""
-    if _FINGERPRINT:
-        return _FINGERPRINT[0]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    files: list[str] = []
-    for directory, subdirectories, names in os.walk(root):
-        subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
-        files.extend(os.path.join(directory, n) for n in sorted(names) if n.endswith(_FINGERPRINTED))
-    digest = hashlib.sha256()
-    for path in sorted(files, key=lambda p: os.path.relpath(p, root).split(os.sep)):
-        digest.update(os.path.relpath(path, root).replace(os.sep, "/").encode() + b"\0")
-        with open(path, "rb") as handle:
-            data = handle.read()
-        digest.update(len(data).to_bytes(8, "big") + data)
-    python = f"{sys.version_info[0]}.{sys.version_info[1]}"
-    _FINGERPRINT.append(f"python {python} sources {digest.hexdigest()[:16]}")
-    return _FINGERPRINT[0]
-
-
 def _mismatch(where: str, theirs: str, ours: str) -> str:
+    if theirs.partition("; ")[0] != ours.partition("; ")[0]:
+        return (
+            f"the Dask worker {where} runs another copy of the harness ({theirs}; this one: {ours}); "
+            "every worker needs the same version and sources (pip install the same revision on "
+            "every machine), or its seeds would be judged by other code"
+        )
     return (
-        f"the Dask worker {where} runs another copy of the harness ({theirs}; this one: {ours}); "
-        "every worker needs the same version and sources (pip install the same revision on "
-        "every machine), or its seeds would be judged by other code"
+        f"the Dask worker {where} has another copy of the implementation under test ({theirs}; "
+        f"this one: {ours}); every worker needs the same sources of it, importable the same way, "
+        "or its seeds would be judged by other code"
     )
 
 
@@ -132,14 +108,17 @@ class InProcessExecutor(Executor):
 class WorkPool:
     """An executor, how many tasks it runs at once, and (on Dask) the client behind it."""
 
-    def __init__(self, executor: Executor, *, slots: int, client: Any = None) -> None:
+    def __init__(
+        self, executor: Executor, *, slots: int, client: Any = None, implementation: str | None = None
+    ) -> None:
         self.executor = executor
         #: Tasks that run at the same time (the submission window is twice that).
         self.slots = max(1, slots)
         self.client = client
         self._prefix = f"pch-{uuid.uuid4().hex[:12]}-"
         self._keys: dict[str, str] = {}
-        self._fingerprint = harness_fingerprint() if client is not None else ""
+        self._implementation = implementation
+        self._fingerprint = fingerprint(implementation) if client is not None else ""
 
     @property
     def where(self) -> str:
@@ -155,7 +134,9 @@ class WorkPool:
             return self.executor.submit(fn, *args)
         key = self._prefix + name
         self._keys[key] = name
-        return self.executor.submit(partial(_on_worker, self._fingerprint, fn), *args, key=key)
+        return self.executor.submit(
+            partial(_on_worker, self._fingerprint, self._implementation, fn), *args, key=key
+        )
 
     def retried(self) -> list[str]:
         """The names of the tasks Dask ran again because a worker died (empty off Dask)."""
@@ -205,12 +186,12 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
-def _on_worker(expected: str, fn: Callable[..., R], *args: Any) -> R:
+def _on_worker(expected: str, implementation: str | None, fn: Callable[..., R], *args: Any) -> R:
     """A task on a Dask worker: refused (:class:`SchedulerError`, which the command reports as
-    one line) when the worker runs another copy of the harness than the client, else
-    :func:`_in_child_process`. :func:`open_pool` checked the workers there were; this one may
-    have joined since."""
-    ours = harness_fingerprint()
+    one line) when the worker runs another copy of the harness, or of the implementation under
+    test, than the client, else :func:`_in_child_process`. :func:`open_pool` checked the
+    workers there were; this one may have joined since."""
+    ours = fingerprint(implementation)
     if ours != expected:
         where = "here"
         try:
@@ -292,8 +273,12 @@ def scheduler_problem(address: str) -> str | None:
 
 
 @contextmanager
-def open_pool(*, jobs: int = 1, scheduler: str | None = None) -> Iterator[WorkPool]:
-    """A :class:`WorkPool`: Dask when ``scheduler`` is an address, else local (see the module)."""
+def open_pool(
+    *, jobs: int = 1, scheduler: str | None = None, implementation: str | None = None
+) -> Iterator[WorkPool]:
+    """A :class:`WorkPool`: Dask when ``scheduler`` is an address, else local (see the module).
+    ``implementation``: the spec of the implementation under test, which every Dask worker must
+    hold as the client does (None: only the harness's own implementations run)."""
     if scheduler is None:
         if jobs == 1:
             yield WorkPool(InProcessExecutor(), slots=1)
@@ -318,20 +303,22 @@ def open_pool(*, jobs: int = 1, scheduler: str | None = None) -> Iterator[WorkPo
     except (OSError, ValueError) as error:  # not reachable; an address Dask cannot parse
         raise SchedulerError(f"cannot reach the Dask scheduler at {scheduler}: {error}") from None
     try:
-        _check_workers(client)
+        _check_workers(client, implementation)
         threads = sum(client.nthreads().values())
-        yield WorkPool(_dask_executor(client), slots=max(1, threads), client=client)
+        yield WorkPool(
+            _dask_executor(client), slots=max(1, threads), client=client, implementation=implementation
+        )
     finally:
         client.close()
 
 
-def _check_workers(client: Any) -> None:
-    """Refuse a cluster whose workers do not all run this copy of the harness (see the module
-    docstring); a worker too old to answer (its harness has no :func:`harness_fingerprint`)
-    is another copy too."""
-    ours = harness_fingerprint()
+def _check_workers(client: Any, implementation: str | None) -> None:
+    """Refuse a cluster whose workers do not all run this copy of the harness and of the
+    implementation under test (see the module docstring); a worker too old to answer (its
+    harness has no :func:`.fingerprint.fingerprint`) is another copy too."""
+    ours = fingerprint(implementation)
     try:
-        theirs: dict[str, str] = client.run(harness_fingerprint)
+        theirs: dict[str, str] = client.run(fingerprint, implementation)
     except Exception as error:  # a worker without this function: its unpickling error, re-raised here
         raise SchedulerError(
             _mismatch("(one of them)", f"it cannot run this harness's check: {error}", ours)

@@ -43,6 +43,7 @@ from pi_continuity_harness.scenario.implementations import (
     SYSTEMS,
     ImplementationError,
     System,
+    implementation_module,
     implementation_system,
     resolve_implementation,
 )
@@ -115,6 +116,7 @@ __all__ = [
     "Usage",
     "dump_scenario",
     "expand_root",
+    "implementation_module",
     "implementation_system",
     "import_session",
     "load_scenario",

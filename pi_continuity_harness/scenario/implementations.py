@@ -42,6 +42,7 @@ __all__ = [
     "check_chosen_system",
     "declared_system",
     "entry_points_of",
+    "implementation_module",
     "implementation_system",
     "resolve_implementation",
     "search_current_directory",
@@ -166,6 +167,17 @@ def entry_points_of(group: str) -> dict[str, metadata.EntryPoint]:
 
 def _entry_points() -> dict[str, metadata.EntryPoint]:
     return entry_points_of(ENTRY_POINT_GROUP)
+
+
+def implementation_module(spec: str) -> str | None:
+    """The module an implementation spec names (a registered name's entry point, or the
+    ``module`` of ``module:factory``), without importing it; None for anything else (a
+    TypeScript file, a malformed spec, whose errors :func:`resolve_implementation` gives)."""
+    points = _entry_points()
+    if spec in points:
+        return str(points[spec].module)
+    module_name, sep, attr = spec.partition(":")
+    return module_name if sep and module_name and attr else None
 
 
 def resolve_implementation(

@@ -25,6 +25,7 @@ import pytest
 
 import pi_continuity_harness
 from pi_continuity_harness.explore.executor import SchedulerError, _on_worker, harness_fingerprint
+from pi_continuity_harness.explore.fingerprint import _implementation
 
 distributed = pytest.importorskip("distributed")
 
@@ -223,7 +224,7 @@ def test_a_task_on_a_worker_with_another_copy_is_refused() -> None:
     """The per-task check, for a worker that joined after the pool opened."""
     assert harness_fingerprint().startswith("python 3.") and " sources " in harness_fingerprint()
     with pytest.raises(SchedulerError, match="runs another copy of the harness"):
-        _on_worker("python 3.11 sources 0000000000000000", os.getpid)
+        _on_worker("python 3.11 sources 0000000000000000", None, os.getpid)
 
 
 def test_two_copies_of_one_revision_agree_and_one_byte_tells_them_apart(tmp_path: Path) -> None:
@@ -248,3 +249,72 @@ def test_two_copies_of_one_revision_agree_and_one_byte_tells_them_apart(tmp_path
     here = fingerprint(None)
     assert fingerprint(same) == here
     assert fingerprint(other) != here
+
+
+#: A user's implementation in a package of its own: the reference, under another name.
+_USER_PACKAGE = "my_continuity"
+
+
+def _user_copy(root: Path, *, extra: str = "") -> Path:
+    """``root/my_continuity``: a package whose factory is the reference's (``extra`` appended
+    to its ``__init__.py``: another copy of it)."""
+    package = root / _USER_PACKAGE
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "from pi_continuity_harness.reference.psc import extension as extension\n" + extra, encoding="utf-8"
+    )
+    (package / "helpers.py").write_text("LIMIT = 1\n", encoding="utf-8")
+    return root
+
+
+def test_an_implementations_fingerprint_is_its_packages_bytes_wherever_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The harness's own implementations add nothing (its fingerprint covers them); a user's
+    package is named by its sources relative to it, so two copies of it agree and one byte in
+    any of its modules tells them apart; one that cannot be found says so."""
+    assert _implementation("blitz") == _implementation("pi_continuity_harness.reference.psc:extension") == ""
+    spec = f"{_USER_PACKAGE}.helpers:extension"  # a module of the package: the whole package counts
+    prints = []
+    for name, extra in (("a", ""), ("b", ""), ("c", "# edited\n")):
+        with monkeypatch.context() as patch:
+            patch.syspath_prepend(str(_user_copy(tmp_path / name, extra=extra)))
+            prints.append(_implementation(spec))
+    assert prints[0].startswith(f"implementation {spec.partition(':')[0]} sources ")
+    assert prints[0] == prints[1] != prints[2]
+    assert (
+        _implementation(f"{_USER_PACKAGE}:extension")
+        == f"implementation {_USER_PACKAGE} (cannot be imported here)"
+    )
+
+
+def test_a_worker_with_another_copy_of_the_implementation_is_refused_before_any_seed(
+    tmp_path: Path,
+) -> None:
+    """Issue 16, "results identical whatever runs them": the implementation under test is code
+    that judges a seed too. One worker imports a copy of the user's package with one line more:
+    ``explore`` stops before any seed, one line naming that worker and the implementation; with
+    two workers holding the client's copy the same command explores."""
+    here = _user_copy(tmp_path / "here")
+    other = _user_copy(tmp_path / "other", extra="# edited on one machine\n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    command = ["--extension", f"{_USER_PACKAGE}:extension", "--seeds", "2", "--steps", "4"]
+    with _started(logs, (here, other)) as mixed:
+        with distributed.Client(mixed.address, timeout=60) as client:
+            files = client.run(lambda: __import__(_USER_PACKAGE).__file__)
+        strange = next(a for a, f in files.items() if f.startswith(str(other)))
+        process = _explore(here, "mixed", "--scheduler", mixed.address, *command)
+        output, _ = process.communicate(timeout=600)
+    assert process.returncode == 2, output
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert len(lines) == 1, output
+    assert f"the Dask worker {strange} has another copy of the implementation under test" in lines[0]
+    assert f"implementation {_USER_PACKAGE} sources " in lines[0]
+    assert not (here / "mixed.json").exists()
+    with _started(logs, (here, here)) as same:
+        process = _explore(here, "same", "--scheduler", same.address, *command)
+        output, _ = process.communicate(timeout=600)
+    assert process.returncode == 0, output
+    report = json.loads((here / "same.json").read_text(encoding="utf-8"))
+    assert [seed["seed"] for seed in report["seeds"]] == [0, 1]
