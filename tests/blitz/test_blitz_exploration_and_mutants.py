@@ -28,8 +28,8 @@ SEEDS = list(range(24))
 STEPS = 12
 #: A mutant's run stops at the first invariant it breaks: since the explorer draws user sessions
 #: during handoffs (H77a), a Finish rejected as ending the request (H31b) is caught first by
-#: ``user_operation_blocked_while_protected`` on seeds 14, 16, 19, 31 and 41, and by its own invariant
-#: first on seed 107. The search stops at the kill, so only such a mutant takes longer.
+#: ``user_operation_blocked_while_protected`` on several seeds, and by its own invariant first on
+#: seed 87. The search stops at the kill, so only such a mutant takes longer.
 KILL_SEEDS = 120
 KILL_STEPS = 40
 #: The invariant that must catch each mutant the explorer can reach (any seed up to KILL_SEEDS).
@@ -96,24 +96,30 @@ def test_exploration_kills_the_mutant(tmp_path: Path, name: str, invariant: str)
 
 #: (rule, mutant, a seed where exploration (40 steps) kills it, the invariant that must report it): the
 #: checks that require what the spec requires (a valid Finish accepted, an automatic request when
-#: due, a cancelled Finish ID refused, a prompt after a successful GET captured, a user session
-#: or compaction blocked while a handoff is protected, the automatic budget kept by a failed
-#: compaction), each shown able to fail.
+#: due, a cancelled Finish ID refused, a prompt after a successful GET captured, a user session,
+#: resume, fork or compaction blocked while a handoff is protected and from the request on in
+#: request mode, a navigation let through before the boundary, the automatic budget kept by a
+#: failed compaction), each shown able to fail.
 REQUIRED = [
     ("H15", "blitz_automatic_as_follow_up", 30, "automatic_request_when_due"),
     ("H27a", "blitz_streaming_input_not_captured", 2, "prompts_captured_when_due"),
-    ("H31b", "blitz_rejected_finish_ends_request", 107, "valid_finish_accepted"),
-    ("H77a", "blitz_switch_not_blocked", 2, "user_operation_blocked_while_protected"),
-    ("H77b", "blitz_fork_unguarded", 1, "user_operation_blocked_while_protected"),
-    ("H77c", "blitz_compaction_not_blocked", 2, "user_operation_blocked_while_protected"),
-    ("H77d", "blitz_submitted_unprotected", 2, "user_operation_blocked_while_protected"),
+    ("H31b", "blitz_rejected_finish_ends_request", 87, "valid_finish_accepted"),
+    ("H77a", "blitz_switch_not_blocked", 4, "user_operation_blocked_while_protected"),
+    ("H77a", "blitz_resume_not_blocked", 4, "user_operation_blocked_while_protected"),
+    ("H77a", "blitz_request_mode_wait_unprotected", 11, "user_operation_blocked_while_protected"),
+    ("H77b", "blitz_fork_unguarded", 7, "user_operation_blocked_while_protected"),
+    ("H77c", "blitz_compaction_not_blocked", 3, "user_operation_blocked_while_protected"),
+    ("H77d", "blitz_submitted_unprotected", 4, "user_operation_blocked_while_protected"),
+    ("H77e", "blitz_protected_from_request", 4, "user_operation_blocked_while_protected"),
     ("H61", "blitz_failed_compaction_resets_budget", 30, "automatic_initiation_budget"),
     ("H56a", "blitz_automatic_threshold_raised", 1, "automatic_request_when_due"),
-    ("H70a", "blitz_cancel_keeps_finish_id", 28, "finish_only_with_returned_id"),
+    ("H70a", "blitz_cancel_keeps_finish_id", 394, "finish_only_with_returned_id"),
 ]
 
 
-@pytest.mark.parametrize(("rule", "name", "seed", "invariant"), REQUIRED, ids=[r[0] for r in REQUIRED])
+@pytest.mark.parametrize(
+    ("rule", "name", "seed", "invariant"), REQUIRED, ids=[f"{r[0]}-{r[1]}" for r in REQUIRED]
+)
 def test_the_invariant_of_the_rule_fails_on_its_mutant(
     tmp_path: Path, rule: str, name: str, seed: int, invariant: str
 ) -> None:

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from pi_continuity_harness.explore.blitz import PLUGIN
-from pi_continuity_harness.explore.blitz.invariants import _Run
+from pi_continuity_harness.explore.blitz.generate import GET
+from pi_continuity_harness.explore.blitz.invariants import _Run, _template_responses, one_active_request
 from pi_continuity_harness.explore.blitz.invariants import _settings as _explored_settings
 from pi_continuity_harness.mutants.blitz.base import Mutant
 from pi_continuity_harness.reference.blitz.constants import REMINDER_TEXT
@@ -27,7 +28,7 @@ from pi_continuity_harness.simulator.simulation import Simulation
 
 STEPS = 40
 #: Explored seeds whose runs (the reference) hand off five times, and send one reminder.
-HANDOFFS_SEED = 4
+HANDOFFS_SEED = 2
 REMINDER_SEED = 6
 _DOSSIER = re.compile(r"/\.pi/handoff_[^\s`'\"]+\.md")
 
@@ -94,3 +95,31 @@ def test_h49a_a_reminder_that_names_the_dossier_is_counted(tmp_path: Path) -> No
         assert item.kind == "extension", "the reminder naming the dossier was read as the user's"
         kinds = {at: message.kind for at, _epoch, message in run.handoff_messages()}
         assert kinds.get(seq) == "reminder", kinds
+
+
+#: An explored seed whose run (the reference) resumes an earlier session after a handoff and
+#: retrieves templates in both sessions.
+RESUME_SEED = 10
+
+
+def test_template_results_pair_with_their_retrievals_after_a_resume(tmp_path: Path) -> None:
+    """Each template retrieval the trace executed is paired with its own result, in the order the
+    trace recorded the results' entries: after the user resumes an earlier session, that
+    session's file holds results later than another file's, and pairing the files' results in
+    file order gave a failed retrieval ("No active Session Handoff request") the Finish ID of an
+    earlier one, and ``one_active_request`` a second request that never was."""
+    with _explored(RESUME_SEED, tmp_path / "m", "pi_continuity_harness.reference.blitz:extension") as run:
+        resumed = [r for r in run.records if r["kind"] == "event" and r["name"] == "session_start"]
+        assert any(r.get("reason") == "resume" for r in resumed), "the seed no longer resumes"
+        executions = {
+            int(r["seq"]): r
+            for r in run.records
+            if r.get("toolName") == GET and r["name"] == "tool_execution_end"
+        }
+        pairs = _template_responses(run)
+        assert len(pairs) == len(executions) >= 3
+        assert [bool(executions[seq].get("isError")) for seq, _result in pairs] == [
+            result.error for _seq, result in pairs
+        ]
+        assert any(result.error for _seq, result in pairs) and not all(result.error for _seq, result in pairs)
+        assert list(one_active_request(run, [])) == []

@@ -260,31 +260,46 @@ def _replies(rng: random.Random, n: int, session_marker: str, kind: str) -> list
     return replies
 
 
-#: What the user does while a handoff is written: a new session, a fork or a compaction, which
-#: the extension must block from the deferral boundary to completion or cancel ("protects user
-#: replacement/fork/compaction", H77a, H77b, H77c) and after an accepted Finish ("Finish awaiting
-#: transition protected too", H77d); blocked, they change nothing else. Pi's compaction aborts
+#: What the user does while a handoff is written: a new session, another session resumed, a
+#: fork or a compaction, which the extension must block from the deferral boundary to
+#: completion or cancel ("protects user replacement/fork/compaction", H77a, H77b, H77c) and
+#: after an accepted Finish ("Finish awaiting transition protected too", H77d); blocked, they
+#: change nothing else. Before the boundary a navigation is not blocked ("Before protection
+#: navigation may discard pending request", H77e). ``switch_session`` resumes the previous
+#: session (refused, before any hook, in a process's first session). Pi's compaction aborts
 #: the running turn first (agent-session.js ``compact`` starts with ``abort``), so a compaction
 #: cuts the writer short whether or not it is then blocked; it reaches the extension's
 #: ``session_before_compact`` only when the session is large enough (``Space.keep_recent_tokens``).
-INTRUSIONS: tuple[dict[str, Any], ...] = ({"new_session": {}}, {"fork": {}}, {"compact": {}})
+INTRUSIONS: tuple[dict[str, Any], ...] = (
+    {"new_session": {}},
+    {"fork": {}},
+    {"compact": {}},
+    {"switch_session": {"to": "previous"}},
+)
 
 
 def _intrude(rng: random.Random, writer: list[dict[str, Any]], space: Space) -> int:
     """Three writers in ten, in an RPC session kept in a file, get one user operation held in a
-    reply after their first template retrieval (``during``: while Pi streams it): by then the
-    GET has run, and when it succeeded the window is open in either deferral mode (``request``
-    opened it earlier) unless the request ended. ``user_operation_blocked_while_protected``
-    judges it by the trace, so a failed GET, or a writer's replies that another turn used, is no
-    violation. Returns how many compactions it held (each may take a summary reply)."""
+    reply (``during``: while Pi streams it): two in three after their first template retrieval
+    (by then the GET has run, and when it succeeded the window is open in either deferral mode
+    unless the request ended), one in three in the reply that asks for it (before the GET runs:
+    the window is open only with ``deferPromptsFrom: request``, H77e). The invariant
+    ``user_operation_blocked_while_protected`` judges it by the trace, so a failed GET, or a
+    writer's replies that another turn used, is no violation. Returns how many compactions it
+    held (each may take a summary reply)."""
     if space.mode != "rpc" or space.session != "file" or rng.random() >= 0.3:
         return 0
     gets = [i for i, reply in enumerate(writer) if any(c["name"] == GET for c in reply.get("tool_calls", ()))]
-    if not gets or gets[0] + 1 >= len(writer):
+    if not gets:
         return 0
-    index = rng.randrange(gets[0] + 1, len(writer))
+    if rng.random() < 1 / 3:
+        index = gets[0]
+    elif gets[0] + 1 < len(writer):
+        index = rng.randrange(gets[0] + 1, len(writer))
+    else:
+        return 0
     held = dict(writer[index])
-    intrusion = dict(rng.choice(INTRUSIONS))
+    intrusion = json.loads(json.dumps(rng.choice(INTRUSIONS)))
     held["during"] = [*held.get("during", []), intrusion]
     writer[index] = held
     return int("compact" in intrusion)

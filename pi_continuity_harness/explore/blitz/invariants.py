@@ -1163,27 +1163,22 @@ class _DossierRemovals(_Scanner):
         self.pending, self.switched = pending, switched
 
 
-def _template_responses(run: _Run) -> list[tuple[int, dict[str, Any]]]:
-    """(trace seq, tool result) of every template retrieval: the trace's executions paired in
-    order with the results the session file recorded for them."""
+def _template_responses(run: _Run) -> list[tuple[int, _Exchange]]:
+    """(trace seq, exchange) of every template retrieval: the trace's executions paired in
+    order with the results the sessions recorded for them."""
     return run.once("template_responses", lambda: _find_template_responses(run))
 
 
-def _find_template_responses(run: _Run) -> list[tuple[int, dict[str, Any]]]:
-    """A fork's session file starts with a copy of the entries before the fork point (the same
-    tool call ids): each result counts once, where it was first recorded, or the copies would
-    take the places of the retrievals the trace executed after the fork."""
+def _find_template_responses(run: _Run) -> list[tuple[int, _Exchange]]:
+    """The results in the order the trace recorded their entries (:func:`_exchanges`), not
+    session file by session file: once the user resumes an earlier session, its file gets
+    results later than another file's, and pairing the files' results in file order with the
+    trace's executions paired a retrieval with another's result (the explorer's resume
+    intrusions found it: the reference's "No active Session Handoff request" read as a Finish
+    ID of an earlier request, and ``one_active_request`` failed it). A fork's copy of the
+    entries before its fork point is no append, so each result comes once."""
     executions = run.selected("get_executions", _is_get_execution)
-    results: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for exchanges in run.session_exchanges():
-        for name, _arguments, result in exchanges:
-            call = result.get("toolCallId")
-            if name != GET or (isinstance(call, str) and call in seen):
-                continue
-            if isinstance(call, str):
-                seen.add(call)
-            results.append(result)
+    results = [exchange for exchange in _exchanges(run) if exchange.name == GET]
     return [(int(record["seq"]), result) for record, result in zip(executions, results, strict=False)]
 
 
@@ -1203,11 +1198,10 @@ def _get_results(run: _Run) -> list[tuple[int, str | None]]:
 
 
 def _find_get_results(run: _Run) -> list[tuple[int, str | None]]:
-    out = []
-    for seq, result in _template_responses(run):
-        found = None if result.get("isError") else oracle.finish_id_in(_text(result.get("content")))
-        out.append((seq, found))
-    return out
+    return [
+        (seq, None if result.error else oracle.finish_id_in(result.text))
+        for seq, result in _template_responses(run)
+    ]
 
 
 def _call_instructions(run: _Run) -> list[tuple[int, str]]:
@@ -1431,36 +1425,96 @@ def _chain_length(run: _Run, path: str, limit: int) -> int:
     return length
 
 
+#: The user's operations the protection rules name: (operation, the hook Pi asks extensions
+#: through, what the message calls it, whether it is a navigation, which H77e lets through
+#: before the protection boundary).
+_USER_OPERATIONS: tuple[tuple[str, str, str, bool], ...] = (
+    ("new_session", "session_before_switch", "new session", True),
+    ("switch_session", "session_before_switch", "resume of another session", True),
+    ("fork", "session_before_fork", "fork", True),
+    ("compact", "session_before_compact", "compaction", False),
+)
+
+
 def user_operation_blocked_while_protected(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
-    """From a successful template retrieval until a cancel, a reload or a session switch (the
-    cutover's included), a user's new session, fork or compaction is blocked: "configured
-    deferral boundary→terminal completion/cancel protects user replacement/fork/compaction;
-    Finish awaiting transition protected too" (reference Protection, H77a, H77b, H77c, H77d).
-    The window opens at the GET in either mode (a request-mode window opened earlier, at the
-    request: that part is left to the features). The generator holds the operation in a reply of
-    the writer's run (``during``). The extension's chance is the operation's own
-    ``session_before_switch`` (``_fork``, ``_compact``), judged by the window at that point (a
-    cutover may follow it inside the operation: Pi aborts the run first). A new session or a
-    fork went through when it ended ``ok``; a compaction when Pi went on to summarise (a
-    ``summary`` model request) or appended its entry after the hook, since the summary may
-    then fail or be aborted (agent-session.js ``compact``: the hook's ``cancel`` throws
-    "Compaction cancelled" before any summary request). A compaction that ends "Nothing to
-    compact" never reaches the hook, and is no violation."""
-    gets = [seq for seq, fid in _get_results(run) if fid is not None]
-    if not gets:
-        return
-    for kind, event, what in (
-        ("new_session", "session_before_switch", "new session"),
-        ("fork", "session_before_fork", "fork"),
-        ("compact", "session_before_compact", "compaction"),
-    ):
+    """From the deferral boundary until a cancel, a reload or a session switch (the cutover's
+    included), a user's new session, resume, fork or compaction is blocked; before it, a
+    navigation is not: "configured deferral boundary→terminal completion/cancel protects user
+    replacement/fork/compaction; Finish awaiting transition protected too ... Before protection
+    navigation may discard pending request" (reference Protection, H77a-H77e). The boundary is
+    the request (its Call instruction) with ``deferPromptsFrom: request``, else the successful
+    template retrieval; an accepted Finish follows a GET, so it is inside the window. The
+    generator holds the operation in a writer's reply, before or after its GET (``during``).
+    The extension's chance is the operation's own ``session_before_switch`` (``_fork``,
+    ``_compact``), judged by the window at that point (a cutover may follow it inside the
+    operation: Pi aborts the run first). A new session, resume or fork went through when it
+    ended ``ok`` (after its hook, only an extension's ``cancel`` stops one: the error
+    "cancelled"); a compaction when Pi went on to summarise (a ``summary`` model request) or
+    appended its entry after the hook, since the summary may then fail or be aborted
+    (agent-session.js ``compact``: the hook's ``cancel`` throws "Compaction cancelled" before any
+    summary request). An operation that never reached its hook (a compaction with "Nothing to
+    compact", a resume with no previous session) is not judged, nor a compaction outside the
+    window (H77e names navigation only)."""
+    opened = [seq for seq, fid in _get_results(run) if fid is not None]
+    loaded = _settings_loaded(run)
+    if loaded is not None and run.settings.get("deferPromptsFrom") == "request":
+        requests = [seq for seq, _text in _call_instructions(run)]
+        requests += [int(r["seq"]) for r in run.selected("model_starts", _is_model_start)]
+        opened = sorted([*opened, *(seq for seq in requests if seq > loaded)])
+    for kind, event, what, navigation in _USER_OPERATIONS:
         asked = [int(r["seq"]) for r in run.selected(f"{event}s", functools.partial(_is_event, name=event))]
         for begin, end, ok in _user_ops(run, kind):
             own = next((seq for seq in asked if begin < seq < end), None)
-            if own is None or not _protected(run, gets, own):
+            if own is None:
                 continue
-            if ok if kind != "compact" else _compaction_went_on(run, own, end):
+            protected = _protected(run, opened, own)
+            went = ok if kind != "compact" else _compaction_went_on(run, own, end)
+            if protected and went:
                 yield f"the user's {what} (trace {begin}) went through while a handoff was protected"
+            elif navigation and not protected and not went:
+                yield (
+                    f"the user's {what} (trace {begin}) was blocked outside the protected window "
+                    "(before the deferral boundary, or with no handoff to protect)"
+                )
+
+
+def _is_model_start(record: dict[str, Any]) -> bool:
+    """A successful ``blitz_handoff`` call: the model opened a request (its result carries the
+    Call instruction, so no Call message comes)."""
+    return bool(
+        record["kind"] == "session"
+        and record["name"] == "tool_execution_end"
+        and record.get("toolName") == oracle.STATUS_TOOL
+        and not record.get("isError")
+    )
+
+
+def _settings_loaded(run: _Run) -> int | None:
+    """The trace position from which the extension runs with the written ``config.json``: the
+    first session start (a reload, or any new runtime, which loads the extension anew) after
+    the file was written; None when it never loaded it. The generator reloads right after the
+    write, but a minimised case may have lost that reload, and then the extension runs with the
+    defaults whatever the file says."""
+    written = next(
+        (int(r["seq"]) for r in run.selected("config_writes", _is_config_write)),
+        None,
+    )
+    if written is None:
+        return None
+    return next((seq for seq in _session_starts(run) if seq > written), None)
+
+
+def _is_config_write(record: dict[str, Any]) -> bool:
+    return bool(
+        record["kind"] == "op"
+        and record["name"] == "edit_file"
+        and record.get("phase") != "end"
+        and record.get("path") == f"{MANAGED}/config.json"
+    )
+
+
+def _session_starts(run: _Run) -> list[int]:
+    return [int(r["seq"]) for r in run.selected("session_starts", _is_session_start)]
 
 
 def _compaction_went_on(run: _Run, hook: int, end: int) -> bool:
@@ -1478,10 +1532,11 @@ def _is_summary_or_compaction(record: dict[str, Any]) -> bool:
     ) or (record["kind"] == "entry" and record["name"] == "compaction")
 
 
-def _protected(run: _Run, gets: list[int], seq: int) -> bool:
-    """A successful GET came before ``seq`` with no cancel, reload or session switch between."""
+def _protected(run: _Run, opened: list[int], seq: int) -> bool:
+    """A window opened (a successful GET, or a request in request mode) before ``seq`` with no
+    cancel, reload or session switch between."""
     epoch = run.epoch(seq)
-    return any(g < seq and run.epoch(g) == epoch for g in gets)
+    return any(g < seq and run.epoch(g) == epoch for g in opened)
 
 
 def _is_event(record: dict[str, Any], *, name: str) -> bool:
@@ -2103,8 +2158,8 @@ def _reserved_paths(run: _Run) -> list[tuple[int, str]]:
     """(trace seq, dossier path) of every successful template response."""
     out = []
     for seq, result in _template_responses(run):
-        dossier = _dossier_in(_text(result.get("content")))
-        if dossier and not result.get("isError"):
+        dossier = _dossier_in(result.text)
+        if dossier and not result.error:
             out.append((seq, dossier))
     return out
 
@@ -2159,7 +2214,7 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (project_call_template_used, ("H18a", "H127a", "H132")),
     (invalid_config_refuses_starts, ("H106",)),
     (in_memory_session_starts_nothing, ("H1a", "H1b")),
-    (user_operation_blocked_while_protected, ("H77a", "H77b", "H77c", "H77d")),
+    (user_operation_blocked_while_protected, ("H77a", "H77b", "H77c", "H77d", "H77e")),
 )
 
 
@@ -2222,8 +2277,9 @@ CHECKED_WHEN: dict[str, tuple[str, str]] = {
     "in_memory_session_starts_nothing": (PREFIX, "a Call sent or a dossier reserved stays so"),
     "user_operation_blocked_while_protected": (
         PREFIX,
-        "a user's new session, fork or compaction that went through is judged by the window at "
-        "its own session_before_switch, session_before_fork or session_before_compact",
+        "a user's new session, resume, fork or compaction that went through, or a navigation "
+        "that was blocked, is judged by the window at its own session_before_switch, "
+        "session_before_fork or session_before_compact",
     ),
 }
 

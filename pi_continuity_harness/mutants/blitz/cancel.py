@@ -154,7 +154,7 @@ class SwitchNotBlocked(Mutant):
 @mutant(
     "H77a",
     how="only a new session is blocked while the handoff is written; resuming another session is not",
-    unreachable="the explorer starts no new session",
+    invariant="user_operation_blocked_while_protected",
 )
 class ResumeNotBlocked(Mutant):
     def on_before_switch(self, event: Any, ctx: Any) -> Any:
@@ -242,7 +242,7 @@ class MissingReservationReported(Mutant):
 @mutant(
     "H77e",
     how="a new session is blocked from the request on, before the template is retrieved",
-    unreachable="the explorer starts no new session",
+    invariant="user_operation_blocked_while_protected",
 )
 class ProtectedFromRequest(Mutant):
     def protected(self) -> bool:
@@ -361,7 +361,7 @@ class CancelRemovesBeforeSettlement(Mutant):
 @mutant(
     "H77a",
     how="with deferral from Request, nothing is protected until the template was retrieved",
-    unreachable="the explorer starts no new session",
+    invariant="user_operation_blocked_while_protected",
 )
 class RequestModeWaitUnprotected(Mutant):
     def protected(self) -> bool:
