@@ -112,6 +112,8 @@ REQUIRED = [
     ("H77d", "blitz_submitted_unprotected", 4, "user_operation_blocked_while_protected"),
     ("H77e", "blitz_protected_from_request", 4, "user_operation_blocked_while_protected"),
     ("H61", "blitz_failed_compaction_resets_budget", 30, "automatic_initiation_budget"),
+    ("H60a", "blitz_budget_kept_after_compaction", 30, "automatic_request_when_due"),
+    ("H60a", "blitz_compaction_reset_not_persisted", 105, "automatic_request_when_due"),
     ("H56a", "blitz_automatic_threshold_raised", 1, "automatic_request_when_due"),
     ("H70a", "blitz_cancel_keeps_finish_id", 394, "finish_only_with_returned_id"),
 ]

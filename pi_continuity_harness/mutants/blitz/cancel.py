@@ -181,7 +181,7 @@ class _CancelledRevived(Mutant):
     how="a cancel leaves the Finish ID valid",
     unreachable=(
         "finish_only_with_returned_id rejects an ID a /sh cancel invalidated, but an explored Finish seldom"
-        " follows a cancel onto a rewritten dossier: seed 129 is the first (the kill matrix explores 60)"
+        " follows a cancel onto a rewritten dossier: seed 394 is the first (the kill matrix explores 60)"
     ),
 )
 class CancelKeepsFinishId(_CancelledRevived):
