@@ -1443,7 +1443,10 @@ def user_operation_blocked_while_protected(run: _Run, ops: list[dict[str, Any]])
     replacement/fork/compaction; Finish awaiting transition protected too ... Before protection
     navigation may discard pending request" (reference Protection, H77a-H77e). The boundary is
     the request (its Call instruction) with ``deferPromptsFrom: request``, else the successful
-    template retrieval; an accepted Finish follows a GET, so it is inside the window. The
+    template retrieval (a failed one starts no Writing, H25a); an accepted Finish follows a GET,
+    so it is inside the window. An abort
+    ends nothing ("Normal response abort/Escape no pause/cancel meaning", H138): Pi's compaction,
+    new session and fork abort the running turn before they ask the extension. The
     generator holds the operation in a writer's reply, before or after its GET (``during``).
     The extension's chance is the operation's own ``session_before_switch`` (``_fork``,
     ``_compact``), judged by the window at that point (a cutover may follow it inside the
@@ -2214,7 +2217,7 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (project_call_template_used, ("H18a", "H127a", "H132")),
     (invalid_config_refuses_starts, ("H106",)),
     (in_memory_session_starts_nothing, ("H1a", "H1b")),
-    (user_operation_blocked_while_protected, ("H77a", "H77b", "H77c", "H77d", "H77e")),
+    (user_operation_blocked_while_protected, ("H25a", "H77a", "H77b", "H77c", "H77d", "H77e", "H138")),
 )
 
 

@@ -264,7 +264,7 @@ class FinishedWidgetStays(Mutant):
 @mutant(
     "H138",
     how="an aborted run cancels the handoff",
-    unreachable="the explorer aborts no run while a handoff is active",
+    invariant="user_operation_blocked_while_protected",
 )
 class AbortCancels(Mutant):
     def on_settled(self, event: Any, ctx: Any) -> None:

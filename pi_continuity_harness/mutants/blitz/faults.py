@@ -23,7 +23,11 @@ def _failed_get(instance: Mutant, result: Any) -> bool:
     return bool(result.is_error) and request is not None and request.active and request.finish_id is None
 
 
-@mutant("H25a", how="a failed or aborted GET starts Writing capture", unreachable=_NO_GET_FAULT)
+@mutant(
+    "H25a",
+    how="a failed or aborted GET starts Writing capture",
+    invariant="user_operation_blocked_while_protected",
+)
 class FailedGetStartsCapture(Mutant):
     async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
         result = await super().tool_get(call_id, params, signal, ctx)

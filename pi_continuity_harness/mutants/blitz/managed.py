@@ -69,7 +69,7 @@ class ChainWithoutMaster(Mutant):
         "the chain length is carried in memory from source to receiver (with the receiver's duty), not read from "
         "the persisted parent headers: a receiver resumed later counts as a master again"
     ),
-    unreachable="the blitz explorer resumes no session",
+    invariant="receiver_link_follows_chain_limit",
 )
 class ChainCountedInMemory(Mutant):
     #: The source's length by source session file, until its receiver adopts it (as ``_DUTIES``).
