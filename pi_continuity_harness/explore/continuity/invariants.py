@@ -500,10 +500,12 @@ def stale_pending_never_injected(t: Tracker, record: dict[str, Any]) -> Iterator
         yield f"the summary is the stale pending Brief {path} written before the last session start"
 
 
-@_register("entry:compaction", rules=("P78", "P79a", "P80b", "P80c"))
+@_register("entry:compaction", rules=("P78", "P79a", "P80a", "P80b", "P80c"))
 def freshness_rule_once(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The event-freshness rule is inserted deterministically and idempotently under
-    ``## Recovery Instructions``: exactly once (spec §9 Recovery Instructions, §14)."""
+    ``## Recovery Instructions``: exactly once, whole (spec §9 Recovery Instructions, §14; a
+    paragraph counts only when it states the whole rule, its first sentence, that the Brief
+    records one specific handoff, P80a, included: ``oracle.has_freshness_rule``)."""
     entry = _implementation_commit(t, record)
     if entry is None:
         return
@@ -568,11 +570,14 @@ def _by_competitor(record: dict[str, Any]) -> bool:
     return str(record.get("ext", "")).startswith("competitor:")
 
 
-@_register("call:send_user_message", rules=("P4", "P21a", "P21b", "P22", "P59c", "P71b", "P83", "P97c"))
+@_register(
+    "call:send_user_message", rules=("P4", "P21a", "P21b", "P22", "P59c", "P71b", "P83", "P97c", "P113b")
+)
 def continuation_only_after_threshold_commit(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A continuation is submitted only from ``session_compact`` of a *threshold* compaction
     whose committed entry is the verified disk Brief: never after overflow (Pi retries by
-    itself), manual compaction, a failure, a mismatch or a reload (spec §10, §18)."""
+    itself), manual compaction, a failure, a mismatch or a reload (spec §10, §18); so
+    reconciliation at startup causes no continuation either (P113b)."""
     if _by_competitor(record):
         return
     window = t.window
@@ -856,13 +861,15 @@ def refused_config_commits_nothing(t: Tracker, record: dict[str, Any]) -> Iterat
         yield f"{record.get('name')} of {path} with a {t.config_state} extension config"
 
 
-@_register("model:request", rules=("P25b", "P25c", "P33", "P37"))
+@_register("model:request", rules=("P25b", "P25c", "P33", "P37", "P38a"))
 def synthesis_follows_config(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Every synthesis call goes to the configured model (a pinned ``provider/model``, else the
     active model: ``inherit``, also the default) with the configured reasoning effort (the
     default ``medium``; ``inherit``: the session's thinking level), as Pi clamps a level to
     what the model supports (pi-ai ``clampThinkingLevel``, models.js:714-732; a model without
-    reasoning gets none) (spec §6 config table, §18 model resolution)."""
+    reasoning gets none) (spec §6 config table, §18 model resolution). The config is the file
+    the scenario wrote at ``<cwd>/.pi/session-continuity.json`` (P38a): one read elsewhere
+    leaves the synthesis on the defaults."""
     if record.get("caller") != "extension" or not t.trusted or t.config_state not in ("valid", "absent"):
         return
     runtime = t.host.runtime
@@ -1046,11 +1053,12 @@ def messages_prefixed(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         yield f"a notification is not product-prefixed: {message[:80]!r}"
 
 
-@_register(rules=("P89a", "P89b", "P89c"))
+@_register(rules=("P89a", "P89b", "P89c", "P126"))
 def footer_tracks_model(t: Tracker) -> Iterator[str]:
     """The footer shows the approximate effective trigger percentage derived from the active
     model window and the fixed live token policy, recomputed on model change, and none when the
-    settings are invalid for that window (spec §11)."""
+    settings are invalid for that window (spec §11); the live policy is Pi's runtime settings,
+    not values ``/continuity settings`` just wrote (P126: the snapshot holds until a restart)."""
     host = t.host
     runtime = host.runtime
     if runtime is None or not host.running or host.crashed or runtime.session.model is None:
