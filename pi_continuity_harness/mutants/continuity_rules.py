@@ -40,6 +40,11 @@ def _invariant_rules() -> frozenset[str]:
 #: Mutants whose rule an invariant declares, but whose break that invariant cannot see, and why:
 #: the kill matrix judges them by the features alone.
 UNREACHABLE: dict[str, str] = {
+    "effort_case_folded": (
+        "refused_config_commits_nothing sees an unknown synthesisEffort accepted, but the explorer's only "
+        "invalid effort is 'turbo', never a known one in another case ('High'); the feature "
+        "install/invalid-config-fails-closed spells them"
+    ),
     "handoff_reason_always_threshold": (
         "commit_is_valid_brief checks that the committed Brief is valid, not that its handoffReason "
         "matches the compaction's reason; the explorer's commits are threshold commits, for which "

@@ -842,13 +842,15 @@ def _pending_path(t: Tracker, record: dict[str, Any], key: str) -> str | None:
     return path if f"{os.sep}pending{os.sep}" in path and path.startswith(t.project_dir + os.sep) else None
 
 
-@_register("entry:compaction", "fs:write", "fs:replace", rules=("P46b", "P98b", "P98c", "P105"))
+@_register("entry:compaction", "fs:write", "fs:replace", rules=("P36a", "P46b", "P98b", "P98c", "P105"))
 def refused_config_commits_nothing(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """While the extension config read at startup is disabled (``enabled: false``), invalid,
     or pins a synthesis model without configured auth, every native compaction is cancelled
     and no Brief is written, by a compaction or by ``/continuity checkpoint`` (spec §6 "invalid
     extension config disables/cancels automatic behaviour until corrected", §12, §13 "The
-    extension cancels when disabled", §18 "Authentication/model failures cancel compaction")."""
+    extension cancels when disabled", §18 "Authentication/model failures cancel compaction").
+    An unknown ``synthesisEffort`` (the explorer writes ``turbo``) makes the config invalid
+    (P36a: rejected, not read as a default)."""
     if not t.trusted or t.config_state not in _REFUSING:
         return
     key = f"{record.get('kind')}:{record.get('name')}"
