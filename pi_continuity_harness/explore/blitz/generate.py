@@ -8,9 +8,9 @@ edit, reloads) with the model's behaviours (GET, repeated GET, the native write,
 the returned ID, a foreign ID or twice, early stops, slow or context-filling replies, a file
 that appears where the dossier goes, receivers that read and delete the dossier, or fail).
 In an RPC session kept in a file, three writers in ten are interrupted by the user (a new
-session, a fork or a compaction held in one of their replies after the template retrieval), which the
-extension must block while the handoff is protected (a stream of draws of its own, so the rest
-of a seed's case is what it was before).
+session, a resume, a fork or a compaction held in the reply that asks for the template or in
+one after it), which the extension must block while the handoff is protected and let through
+before it (a stream of draws of its own, so the rest of a seed's case is what it was before).
 
 The intruder file is planted at ``.pi/handoff_<session id>.md``: the id is the one the seed's
 first session gets (``runner.first_session_id``), so the file lands where the extension would
@@ -93,7 +93,7 @@ class Space:
     #: Pi's ``compaction.keepRecentTokens``: 100 makes the explorer's sessions large enough to
     #: compact (Pi cuts after the newest entries worth that many chars/4 tokens; below it a
     #: compaction ends "Nothing to compact" before ``session_before_compact``, pi-host-1.6.md
-    #: §9.1d, so the rules about compactions, H61 and H77c, were out of reach); 2,000 keeps
+    #: §9.1d, so the rules about compactions, H60a, H61 and H77c, were out of reach); 2,000 keeps
     #: the small sessions of before.
     keep_recent_tokens: int = 2_000
 
@@ -378,8 +378,8 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
     rng = random.Random(seed)
     space = draw_space(seed)
     menus = random.Random(_SPACE_SALT + 2 * seed + 1)  # which starts and cancels go through /sh
-    # Which writers the user interrupts with a new session, a fork or a compaction (a stream of its own: the
-    # seed's other draws are those of the explorer before it).
+    # Which writers the user interrupts, where and with what (a stream of its own: the seed's
+    # other draws are those of the explorer before it).
     intrusions = random.Random(_SPACE_SALT + 3 * seed + 2)
     agent: list[dict[str, Any]] = []
     operations: list[dict[str, Any]] = []

@@ -1444,10 +1444,11 @@ def user_operation_blocked_while_protected(run: _Run, ops: list[dict[str, Any]])
     navigation may discard pending request" (reference Protection, H77a-H77e). The boundary is
     the request (its Call instruction) with ``deferPromptsFrom: request``, else the successful
     template retrieval (a failed one starts no Writing, H25a); an accepted Finish follows a GET,
-    so it is inside the window. An abort
-    ends nothing ("Normal response abort/Escape no pause/cancel meaning", H138): Pi's compaction,
-    new session and fork abort the running turn before they ask the extension. The
-    generator holds the operation in a writer's reply, before or after its GET (``during``).
+    so it is inside the window. An abort ends nothing ("Normal response abort/Escape no
+    pause/cancel meaning", H138): Pi's compaction, new session and fork abort the running turn
+    before they ask the extension. The request-mode boundary counts once the extension loaded
+    the written setting (:func:`_settings_loaded`). The generator holds the operation in a
+    writer's reply, before or after its GET (``during``).
     The extension's chance is the operation's own ``session_before_switch`` (``_fork``,
     ``_compact``), judged by the window at that point (a cutover may follow it inside the
     operation: Pi aborts the run first). A new session, resume or fork went through when it
