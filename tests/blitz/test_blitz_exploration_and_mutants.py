@@ -21,7 +21,9 @@ from pi_continuity_harness.explore.blitz.invariants import _Run
 from pi_continuity_harness.explore.blitz.invariants import _settings as _explored_settings
 from pi_continuity_harness.explore.engine import ExploreSettings, explore_seeds, summarise
 from pi_continuity_harness.explore.runner import run_case
+from pi_continuity_harness.explore.shrink import minimise
 from pi_continuity_harness.mutants.blitz import BLITZ_MUTANTS, blitz_mutant_names
+from pi_continuity_harness.scenario.operations import EditFileOp, ReloadOp
 from pi_continuity_harness.simulator.simulation import Simulation
 
 SEEDS = list(range(24))
@@ -239,3 +241,25 @@ def test_a_blitz_failure_is_shrunk_checked_and_written_as_a_regression_that_repl
     assert "finish_only_with_returned_id" in against_mutant.stdout
     against_reference = replay_feature(feature, "blitz")
     assert against_reference.returncode == 0, against_reference.stdout[-2000:]
+
+
+def test_a_minimised_case_keeps_the_config_write_and_the_reload_that_loads_it(tmp_path: Path) -> None:
+    """The invariants read the settings the case writes (``config.json``), and the extension
+    runs with them only after the reload that follows the write. Minimisation dropped that
+    reload: seed 1 of ``blitz_automatic_threshold_raised`` shrank from 54 operations to the
+    write and one prompt, a case in which the extension runs with the defaults (automatic off)
+    while ``automatic_request_when_due`` expects the written automatic request, so the reference
+    failed it too: a regression that accused any implementation. ``BlitzCase.setup`` keeps the
+    write and its reload first."""
+    spec = BLITZ_MUTANTS["blitz_automatic_threshold_raised"].spec
+    case = PLUGIN.case(1, KILL_STEPS)
+    assert case.setup == 2
+    failure = run_case(PLUGIN, case, implementation=spec, workdir=tmp_path / "f", requests=False)
+    assert failure.first is not None and failure.first.invariant == "automatic_request_when_due"
+    small = minimise(PLUGIN, case, failure, implementation=spec, workdir=tmp_path / "m").case
+    assert len(small.operations) < len(case.operations)
+    assert isinstance(small.operations[0], EditFileOp) and isinstance(small.operations[1], ReloadOp)
+    again = run_case(PLUGIN, small, implementation=spec, workdir=tmp_path / "again", requests=False)
+    assert again.first is not None and again.first.invariant == "automatic_request_when_due"
+    reference = run_case(PLUGIN, small, implementation="blitz", workdir=tmp_path / "r", requests=False)
+    assert reference.violations == []

@@ -139,6 +139,13 @@ class BlitzCase:
     operations: tuple[Operation, ...]
     agent: tuple[Reply, ...]
     space: Space = Space()
+    #: How many leading operations configure the extension (the ``config.json`` write up to the
+    #: reload that loads it): :meth:`without` keeps them, so a minimised case still runs with the
+    #: settings its invariants read (``invariants._settings``: the written file). A case that lost
+    #: the reload ran the extension with the defaults while its invariants expected the written
+    #: settings, and a failure they then reported could pass for a minimised one (seen: a
+    #: request-mode window judged open in a case whose extension ran in writing mode).
+    setup: int = 0
 
     @property
     def name(self) -> str:
@@ -153,6 +160,12 @@ class BlitzCase:
         )
 
     def without(self, **changes: Any) -> BlitzCase:
+        """This case with ``changes``; new ``operations`` keep the :attr:`setup` ones first."""
+        operations = changes.get("operations")
+        if operations is not None and self.setup:
+            fixed = self.operations[: self.setup]
+            rest = tuple(op for op in operations if not any(op is kept for kept in fixed))
+            changes["operations"] = (*fixed, *rest)
         return replace(self, **changes)
 
     def describe(self) -> str:
@@ -563,9 +576,11 @@ def blitz_case(seed: int, steps: int) -> BlitzCase:
     """The case ``seed`` expands to, its intruder planted where the first session's dossier goes."""
     data = generate_blitz_scenario(seed, steps)
     first = data["operations"][0].get("edit_file", {})
-    settings = dict(first.get("json") or {}) if first.get("path") == f"{MANAGED}/config.json" else {}
+    settings_written = first.get("path") == f"{MANAGED}/config.json"
+    settings = dict(first.get("json") or {}) if settings_written else {}
     data = json.loads(json.dumps(data).replace("{session}", first_session_id(seed)))
     scenario = parse_scenario(data, f"blitz handoff exploration seed {seed}")
+    reloads = [i for i, op in enumerate(data["operations"]) if "reload" in op]
     return BlitzCase(
         seed=seed,
         steps=steps,
@@ -574,4 +589,5 @@ def blitz_case(seed: int, steps: int) -> BlitzCase:
         operations=scenario.operations,
         agent=scenario.model.agent,
         space=draw_space(seed),
+        setup=reloads[0] + 1 if settings_written and reloads else 0,
     )
