@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 from pi_continuity_harness.errors import HarnessError
-from pi_continuity_harness.explore.fingerprint import fingerprint, harness_fingerprint
+from pi_continuity_harness.explore.fingerprint import MISSING, fingerprint, harness_fingerprint
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -82,6 +82,13 @@ def _mismatch(where: str, theirs: str, ours: str) -> str:
             f"the Dask worker {where} runs another copy of the harness ({theirs}; this one: {ours}); "
             "every worker needs the same version and sources (pip install the same revision on "
             "every machine), or its seeds would be judged by other code"
+        )
+    own = theirs.partition("; ")[2]
+    if own.endswith(MISSING):
+        return (
+            f"the Dask worker {where} cannot load the implementation under test ({own}); make it "
+            "importable on every worker (install it there, or put its directory on the worker's "
+            "PYTHONPATH) with the same sources as here"
         )
     return (
         f"the Dask worker {where} has another copy of the implementation under test ({theirs}; "

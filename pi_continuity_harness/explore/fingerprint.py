@@ -18,13 +18,16 @@ import os
 import sys
 from collections.abc import Iterable
 
-__all__ = ["fingerprint", "harness_fingerprint", "implementation_fingerprint"]
+__all__ = ["MISSING", "fingerprint", "harness_fingerprint", "implementation_fingerprint"]
 
 #: The files that make a copy of the harness what it is: its code and the suite's features
 #: (a mutant's kill test runs them). Both are in a wheel and in a checkout alike.
 _FINGERPRINTED = (".py", ".feature")
 #: The harness's own package: an implementation inside it is the harness's fingerprint's.
 _HARNESS = __name__.split(".")[0]
+
+#: How an implementation fingerprint ends when this process cannot find the implementation.
+MISSING = "(not found here)"
 
 _HARNESS_DIGEST: list[str] = []
 _IMPLEMENTATION_DIGESTS: dict[str, str] = {}
@@ -83,16 +86,16 @@ def _implementation(spec: str) -> str:
     if module is None:
         if os.path.isfile(spec):
             return f"implementation {os.path.basename(spec)} {_digest(os.path.dirname(spec), [spec])}"
-        return f"implementation {spec} (no such file here)"
+        return f"implementation {spec} {MISSING}"
     top = module.split(".")[0]
     if top == _HARNESS:
         return ""
     try:
         found = importlib.util.find_spec(top)
     except (ImportError, ValueError) as error:
-        return f"implementation {module} (cannot be found here: {error})"
+        return f"implementation {module} ({error}) {MISSING}"
     if found is None:
-        return f"implementation {module} (cannot be imported here)"
+        return f"implementation {module} {MISSING}"
     if found.submodule_search_locations:
         files = [f for location in found.submodule_search_locations for f in _tree(location, (".py",))]
         root = os.path.dirname(next(iter(found.submodule_search_locations)))

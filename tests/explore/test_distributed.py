@@ -282,10 +282,18 @@ def test_an_implementations_fingerprint_is_its_packages_bytes_wherever_it_is(
             prints.append(_implementation(spec))
     assert prints[0].startswith(f"implementation {spec.partition(':')[0]} sources ")
     assert prints[0] == prints[1] != prints[2]
-    assert (
-        _implementation(f"{_USER_PACKAGE}:extension")
-        == f"implementation {_USER_PACKAGE} (cannot be imported here)"
-    )
+    assert _implementation(f"{_USER_PACKAGE}:extension") == f"implementation {_USER_PACKAGE} (not found here)"
+
+
+def test_a_worker_that_cannot_load_the_implementation_is_told_how_to_fix_it() -> None:
+    """The usual cause of a mismatch: the implementation is importable where the command runs
+    (its directory is the current one) and not on the worker."""
+    ours = f"{harness_fingerprint()}; implementation {_USER_PACKAGE} sources 0123456789abcdef"
+    with pytest.raises(SchedulerError) as raised:
+        _on_worker(ours, f"{_USER_PACKAGE}:extension", os.getpid)
+    message = str(raised.value)
+    assert message.startswith("the Dask worker here cannot load the implementation under test"), message
+    assert f"implementation {_USER_PACKAGE} (not found here)" in message and "PYTHONPATH" in message
 
 
 def test_a_worker_with_another_copy_of_the_implementation_is_refused_before_any_seed(
