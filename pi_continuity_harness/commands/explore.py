@@ -352,6 +352,18 @@ def _print_summary(summary: dict[str, Any], kept: str | None) -> None:
             "failure notifications, "
             f"{cost['failedPostmortemsPerFailingCheckPoint']} failed postmortems"
         )
+    protection = summary.get("protection")
+    if protection is not None:
+
+        def judged(side: str) -> str:
+            kinds = protection.get(side) or {}
+            detail = ", ".join(f"{kind} {count}" for kind, count in kinds.items())
+            return f"{sum(kinds.values())}" + (f" ({detail})" if detail else "")
+
+        print(
+            "user operations judged by the protection invariant: inside a handoff's protected "
+            f"window {judged('inside')}, outside it {judged('outside')}"
+        )
     if summary.get("retriedSeeds"):
         print(
             "seeds run again after their worker was lost: "

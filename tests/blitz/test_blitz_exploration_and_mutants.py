@@ -72,6 +72,27 @@ def test_the_reference_survives_exploration(tmp_path: Path) -> None:
     assert not list(work.iterdir()), "passing seeds leave no work directory behind"
 
 
+def test_exploration_reaches_every_protected_operation_inside_and_outside_the_window(tmp_path: Path) -> None:
+    """A passing run says little unless the protection invariant judged something: over 30 seeds
+    the reference meets a new session, a resume, a fork and a compaction both inside a handoff's
+    protected window (blocked) and outside it (through), and the summary adds up the seeds'
+    counts. Before the explorer's sessions could compact, no compaction reached its hook."""
+    settings = ExploreSettings(
+        steps=KILL_STEPS, extension="blitz", system=PLUGIN.system, out_dir=None, work_root=str(tmp_path)
+    )
+    reports = list(explore_seeds(range(30), settings, jobs=1))
+    assert all(r.ok for r in reports)
+    protection = summarise(PLUGIN.system, reports, 1.0)["protection"]
+    kinds = {"compact", "fork", "new_session", "switch_session"}
+    assert set(protection["inside"]) == set(protection["outside"]) == kinds, protection
+    assert all(count > 0 for side in protection.values() for count in side.values()), protection
+    for side in ("inside", "outside"):
+        for kind in kinds:
+            assert protection[side][kind] == sum(
+                r.cost.get("protection", {}).get(side, {}).get(kind, 0) for r in reports
+            )
+
+
 def test_exploration_keeps_only_the_work_directories_of_failing_seeds(tmp_path: Path) -> None:
     reports = list(explore_seeds([0, 1, 2, 3], _settings(FOREIGN_ID, tmp_path), jobs=1))
     kept = {r.seed: (tmp_path / f"seed-{r.seed}").is_dir() for r in reports}

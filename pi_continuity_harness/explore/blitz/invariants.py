@@ -1459,6 +1459,31 @@ def user_operation_blocked_while_protected(run: _Run, ops: list[dict[str, Any]])
     summary request). An operation that never reached its hook (a compaction with "Nothing to
     compact", a resume with no previous session) is not judged, nor a compaction outside the
     window (H77e names navigation only)."""
+    for judged in _judged_user_operations(run):
+        if judged.protected and judged.went:
+            yield f"the user's {judged.what} (trace {judged.begin}) went through while a handoff was protected"
+        elif judged.navigation and not judged.protected and not judged.went:
+            yield (
+                f"the user's {judged.what} (trace {judged.begin}) was blocked outside the protected window "
+                "(before the deferral boundary, or with no handoff to protect)"
+            )
+
+
+@dataclass(frozen=True)
+class _JudgedOperation:
+    """A user operation that reached its hook: inside the protection window or not, through or not."""
+
+    kind: str
+    what: str
+    navigation: bool
+    begin: int
+    protected: bool
+    went: bool
+
+
+def _judged_user_operations(run: _Run) -> Iterator[_JudgedOperation]:
+    """Every ended user operation of :data:`_USER_OPERATIONS` that reached its hook, judged by
+    the window at the hook (:func:`user_operation_blocked_while_protected`)."""
     opened = [seq for seq, fid in _get_results(run) if fid is not None]
     loaded = _settings_loaded(run)
     if loaded is not None and run.settings.get("deferPromptsFrom") == "request":
@@ -1471,15 +1496,19 @@ def user_operation_blocked_while_protected(run: _Run, ops: list[dict[str, Any]])
             own = next((seq for seq in asked if begin < seq < end), None)
             if own is None:
                 continue
-            protected = _protected(run, opened, own)
             went = ok if kind != "compact" else _compaction_went_on(run, own, end)
-            if protected and went:
-                yield f"the user's {what} (trace {begin}) went through while a handoff was protected"
-            elif navigation and not protected and not went:
-                yield (
-                    f"the user's {what} (trace {begin}) was blocked outside the protected window "
-                    "(before the deferral boundary, or with no handoff to protect)"
-                )
+            yield _JudgedOperation(kind, what, navigation, begin, _protected(run, opened, own), went)
+
+
+def protection_counts(run: _Run) -> dict[str, dict[str, int]]:
+    """How many user operations of each kind the protection invariant judged inside the window
+    and outside it (:meth:`BlitzChecker.metrics`: what ``explore`` reports, so a run shows that
+    the invariant was exercised, not only that it passed)."""
+    counts: dict[str, dict[str, int]] = {"inside": {}, "outside": {}}
+    for judged in _judged_user_operations(run):
+        side = counts["inside" if judged.protected else "outside"]
+        side[judged.kind] = side.get(judged.kind, 0) + 1
+    return {side: dict(sorted(kinds.items())) for side, kinds in counts.items()}
 
 
 def _is_model_start(record: dict[str, Any]) -> bool:
@@ -2398,6 +2427,7 @@ class BlitzChecker:
         #: Invariants already violated (or failed): not reported again.
         self._reported: set[str] = set()
         self._memo = _Memo()
+        self._metrics: dict[str, Any] = {}
 
     @property
     def ok(self) -> bool:
@@ -2421,11 +2451,19 @@ class BlitzChecker:
         self._check(over=False, operation=self._operation)
 
     def finish(self) -> None:
-        """Check what needs the run's end, and every invariant not violated yet on the whole run."""
+        """Check what needs the run's end, and every invariant not violated yet on the whole run;
+        count what the protection invariant judged (:meth:`metrics`)."""
         self._check(over=True, operation=None)
+        try:
+            self._metrics = {"protection": protection_counts(self._run(over=True))}
+        except Exception as error:  # a checker bug must surface, not hide a run
+            self.harness_errors.append(f"protection_counts: {type(error).__name__}: {error}")
+
+    def _run(self, *, over: bool) -> _Run:
+        return _Run(self.simulation, self.settings, over=over, memo=self._memo)
 
     def _check(self, *, over: bool, operation: int | None) -> None:
-        run = _Run(self.simulation, self.settings, over=over, memo=self._memo)
+        run = self._run(over=over)
         planted = self.planted
         ops = run.fold("operations", lambda: _Operations(planted)).ops
         for invariant, _rules in BLITZ_INVARIANTS:
@@ -2456,7 +2494,8 @@ class BlitzChecker:
         return list(self.harness_errors)
 
     def metrics(self) -> dict[str, Any]:
-        return {}
+        """What the protection invariant judged in the finished run (empty before :meth:`finish`)."""
+        return dict(self._metrics)
 
 
 def run_checker(simulation: Simulation) -> BlitzChecker:

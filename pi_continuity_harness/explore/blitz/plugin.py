@@ -10,6 +10,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from pi_continuity_harness.explore.blitz.generate import BlitzCase, blitz_case
 from pi_continuity_harness.explore.blitz.invariants import BlitzChecker, invariant_specs, run_checker
 from pi_continuity_harness.explore.blitz.observed import OBSERVED_INVARIANTS
@@ -43,6 +46,16 @@ class BlitzPlugin(ExplorerPlugin[BlitzCase]):
 
     def size(self, case: BlitzCase) -> int:
         return len(case.operations) + len(case.agent)
+
+    def summarise(self, metrics: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """The user operations the protection invariant judged over all finished seeds, inside
+        the window and outside it, by kind (``BlitzChecker.metrics``)."""
+        total: dict[str, dict[str, int]] = {"inside": {}, "outside": {}}
+        for seed in metrics:
+            for side, kinds in dict(seed.get("protection") or {}).items():
+                for kind, count in dict(kinds).items():
+                    total[side][kind] = total[side].get(kind, 0) + int(count)
+        return {"protection": {side: dict(sorted(kinds.items())) for side, kinds in total.items()}}
 
 
 PLUGIN = BlitzPlugin()
