@@ -49,10 +49,14 @@ class BlitzPlugin(ExplorerPlugin[BlitzCase]):
 
     def summarise(self, metrics: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """The user operations the protection invariant judged over all finished seeds, inside
-        the window and outside it, by kind (``BlitzChecker.metrics``)."""
+        the window and outside it, by kind (``BlitzChecker.metrics``); nothing when no seed ran
+        it (a TypeScript implementation observed on real Pi)."""
         total: dict[str, dict[str, int]] = {"inside": {}, "outside": {}}
-        for seed in metrics:
-            for side, kinds in dict(seed.get("protection") or {}).items():
+        judged = [seed["protection"] for seed in metrics if "protection" in seed]
+        if not judged:
+            return {}  # no seed ran the invariant (real Pi observes; the invariant reads the trace)
+        for counts in judged:
+            for side, kinds in dict(counts).items():
                 for kind, count in dict(kinds).items():
                     total[side][kind] = total[side].get(kind, 0) + int(count)
         return {"protection": {side: dict(sorted(kinds.items())) for side, kinds in total.items()}}
