@@ -1446,9 +1446,8 @@ def user_operation_blocked_while_protected(run: _Run, ops: list[dict[str, Any]])
     template retrieval (a failed one starts no Writing, H25a); an accepted Finish follows a GET,
     so it is inside the window. An abort ends nothing ("Normal response abort/Escape no
     pause/cancel meaning", H138): Pi's compaction, new session and fork abort the running turn
-    before they ask the extension. The request-mode boundary counts once the extension loaded
-    the written setting (:func:`_settings_loaded`). The generator holds the operation in a
-    writer's reply, before or after its GET (``during``).
+    before they ask the extension. The generator holds the operation in a writer's reply, before
+    or after its GET (``during``).
     The extension's chance is the operation's own ``session_before_switch`` (``_fork``,
     ``_compact``), judged by the window at that point (a cutover may follow it inside the
     operation: Pi aborts the run first). A new session, resume or fork went through when it
@@ -1485,11 +1484,9 @@ def _judged_user_operations(run: _Run) -> Iterator[_JudgedOperation]:
     """Every ended user operation of :data:`_USER_OPERATIONS` that reached its hook, judged by
     the window at the hook (:func:`user_operation_blocked_while_protected`)."""
     opened = [seq for seq, fid in _get_results(run) if fid is not None]
-    loaded = _settings_loaded(run)
-    if loaded is not None and run.settings.get("deferPromptsFrom") == "request":
-        requests = [seq for seq, _text in _call_instructions(run)]
-        requests += [int(r["seq"]) for r in run.selected("model_starts", _is_model_start)]
-        opened = sorted([*opened, *(seq for seq in requests if seq > loaded)])
+    if run.settings.get("deferPromptsFrom") == "request":
+        opened += [seq for seq, _text in _call_instructions(run)]
+        opened += [int(r["seq"]) for r in run.selected("model_starts", _is_model_start)]
     for kind, event, what, navigation in _USER_OPERATIONS:
         asked = [int(r["seq"]) for r in run.selected(f"{event}s", functools.partial(_is_event, name=event))]
         for begin, end, ok in _user_ops(run, kind):
@@ -1520,34 +1517,6 @@ def _is_model_start(record: dict[str, Any]) -> bool:
         and record.get("toolName") == oracle.STATUS_TOOL
         and not record.get("isError")
     )
-
-
-def _settings_loaded(run: _Run) -> int | None:
-    """The trace position from which the extension runs with the written ``config.json``: the
-    first session start (a reload, or any new runtime, which loads the extension anew) after
-    the file was written; None when it never loaded it. The generator reloads right after the
-    write, but a minimised case may have lost that reload, and then the extension runs with the
-    defaults whatever the file says."""
-    written = next(
-        (int(r["seq"]) for r in run.selected("config_writes", _is_config_write)),
-        None,
-    )
-    if written is None:
-        return None
-    return next((seq for seq in _session_starts(run) if seq > written), None)
-
-
-def _is_config_write(record: dict[str, Any]) -> bool:
-    return bool(
-        record["kind"] == "op"
-        and record["name"] == "edit_file"
-        and record.get("phase") != "end"
-        and record.get("path") == f"{MANAGED}/config.json"
-    )
-
-
-def _session_starts(run: _Run) -> list[int]:
-    return [int(r["seq"]) for r in run.selected("session_starts", _is_session_start)]
 
 
 def _compaction_went_on(run: _Run, hook: int, end: int) -> bool:
