@@ -35,6 +35,7 @@ __all__ = [
     "CONTINUATION_SUFFIX",
     "FRESHNESS_STATEMENTS",
     "HANDOFF_REASONS",
+    "HANDOFF_REASON_OF_COMPACTION",
     "MANDATORY_HEADINGS",
     "MAX_FRONTMATTER_VALUES",
     "MESSAGE_PREFIX",
@@ -80,6 +81,13 @@ MANDATORY_HEADINGS: tuple[str, ...] = tuple(_SPEC_SECTION_9.splitlines())
 ARTIFACT_KIND = "pi-session-continuity/v2"
 MESSAGE_PREFIX = "Pi Session Continuity"
 HANDOFF_REASONS = ("checkpoint", "threshold", "overflow", "manual-compaction")
+#: The handoff reason of a native compaction, by Pi's ``session_before_compact`` reason (spec §8:
+#: ``checkpoint`` is ``/continuity checkpoint``'s, which does not compact).
+HANDOFF_REASON_OF_COMPACTION = {
+    "threshold": "threshold",
+    "overflow": "overflow",
+    "manual": "manual-compaction",
+}
 REQUIRED_FIELDS = (
     "kind",
     "product",
@@ -137,6 +145,41 @@ def named_values(value: Any, name: str) -> list[Any]:
     if isinstance(value, list):
         return [x for v in value for x in named_values(v, name)]
     return []
+
+
+def handoff_context(session_id: str | None, handoff_reason: Any, settings: dict[str, Any]) -> dict[str, Any]:
+    """The values :func:`details_context_problems` expects of a commit: the session's id, the
+    handoff's reason (:data:`HANDOFF_REASON_OF_COMPACTION` of Pi's) and the native settings Pi
+    compacted with (None where not known)."""
+    return {
+        "sessionId": session_id,
+        "handoffReason": handoff_reason,
+        "reserveTokens": settings.get("reserveTokens"),
+        "keepRecentTokens": settings.get("keepRecentTokens"),
+    }
+
+
+def details_context_problems(details: Any, expected: dict[str, Any]) -> list[str]:
+    """What ``CompactionEntry.details`` lacks of the handoff's context (spec §18 "session id,
+    handoff reason, and effective native settings in custom compaction details", P69a-c):
+    each expected value (``sessionId``, ``handoffReason``, ``reserveTokens``,
+    ``keepRecentTokens``; None: not known, not asked) must be among the details' values, since
+    the spec names no key for it, and a value the details file under that name must be it:
+    details giving the keep-recent tokens as ``reserveTokens`` (and the reserve as
+    ``keepRecentTokens``), or Pi's compaction reason ``manual`` as ``handoffReason``, passed a
+    check that only asked that each value appear somewhere."""
+    values = leaf_values(details)
+    problems = []
+    for name, value in expected.items():
+        if value is None:
+            continue
+        if value not in values:
+            problems.append(f"the {name} {value!r} is not among the details' values")
+        else:
+            named = named_values(details, name)
+            if any(found != value for found in named):
+                problems.append(f"the details give {name} {named}, not {value!r}")
+    return problems
 
 
 @dataclass(frozen=True)

@@ -64,10 +64,6 @@ UNREACHABLE: dict[str, str] = {
         "under settings invalid for the window still commits a valid Brief, which every invariant "
         "accepts; the settings row of smoke 04 and smoke 11 expect the cancel"
     ),
-    "pending_file_name_prefixed": (
-        "commit_details_correlate compares details.artifactPath with the pending file the summary was "
-        "written to, whatever its name, and no invariant reads the name; smoke 03 checks <eventId>.md"
-    ),
     "transcript_not_bounded": (
         "synthesis_fits_window needs a session larger than its synthesis model's window, and in the "
         "matrix's 60 seeds no explored session grew that large; the failure feature "
@@ -4656,4 +4652,75 @@ patched(
     "that cannot be written is reported as not written, never as saved')",
     "commands:_write_config_field",
     _config_write_error_dropped,
+)
+
+
+# ============================================================================ §8: what the explorer now reads
+def _created_at_load_time(pi: ExtensionAPI) -> None:
+    """Every Brief of a runtime records as ``createdAt`` and ``updatedAt`` the time the extension
+    loaded: a stamp taken once, as a module-level constant of a real implementation would be."""
+    lifecycle = _module("lifecycle")
+    loaded = lifecycle.iso_timestamp(lifecycle.now())
+    original = lifecycle._frontmatter
+
+    def frontmatter(request: Any, synthesis_model: str, effort: str, status: Any, moment: Any) -> Any:
+        built = original(request, synthesis_model, effort, status, moment)
+        return built.model_copy(update={"created_at": loaded, "updated_at": loaded})
+
+    lifecycle._frontmatter = frontmatter
+    reference_extension(pi)
+
+
+registered(
+    "created_at_at_load",
+    ("P64i",),
+    "§8: each handoff has ISO-8601 createdAt/updatedAt timestamps; a later handoff has a later createdAt",
+    "every Brief records the time the extension loaded as createdAt and updatedAt (killed by smoke 13 'the "
+    "second Brief has a different eventId and a later createdAt than the first' and by exploration's "
+    "fresh_event_per_handoff)",
+    _created_at_load_time,
+)
+
+
+def _effort_off_accepted(pi: ExtensionAPI) -> None:
+    """``effort_recorded_as_off`` with a validator that lets ``off`` through: the reference's own
+    check of the frontmatter refused the Brief it wrote, so that mutant only ever cancelled; this
+    one commits a Brief that says ``synthesisEffort: "off"`` (an implementation that records Pi's
+    clamped level and validates with its own vocabulary)."""
+    lifecycle = _module("lifecycle")
+    frontmatter, problems = lifecycle._frontmatter, lifecycle.resume_source_problems
+
+    def recorded_off(request: Any, synthesis_model: str, effort: str, status: Any, moment: Any) -> Any:
+        built = frontmatter(request, synthesis_model, effort, status, moment)
+        return (
+            built if request.active_model.reasoning else built.model_copy(update={"synthesis_effort": "off"})
+        )
+
+    def accepting_off(text: str, **kwargs: Any) -> Any:
+        return problems(
+            text.replace('\nsynthesisEffort: "off"\n', '\nsynthesisEffort: "minimal"\n', 1), **kwargs
+        )
+
+    lifecycle._frontmatter, lifecycle.resume_source_problems = recorded_off, accepting_off
+    reference_extension(pi)
+
+
+registered(
+    "effort_off_accepted",
+    ("P64c",),
+    "§6, §8: synthesisEffort in the frontmatter is one of the spec's labels, never 'off'",
+    "a model that does not reason records synthesisEffort 'off', and the Brief's own check accepts it (killed by "
+    "rules/synthesis-model-and-effort and by exploration's brief_effort_is_a_label)",
+    _effort_off_accepted,
+)
+
+
+patched(
+    "session_directory_shortened",
+    ("P51a",),
+    "§7: a session's artifacts lie under <artifactDirectory>/<sessionId>/",
+    "a session's directory is named by the first eight characters of its id, so sessions whose ids begin alike "
+    "(Pi's time-ordered UUIDv7 ids of one day) share it (killed by exploration's artifacts_named_by_event)",
+    "paths:safe_session_component",
+    lambda original: lambda session_id: original(session_id[:8]),
 )

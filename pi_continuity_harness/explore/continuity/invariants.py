@@ -27,6 +27,7 @@ import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -39,12 +40,16 @@ from pi_continuity_harness.explore.plugin import (
     Violation,
 )
 from pi_continuity_harness.features.oracle import (
+    ARTIFACT_KIND,
     AUTHORITY_BOUNDARY_SENTENCE,
     CONTINUATION_SUFFIX,
+    HANDOFF_REASON_OF_COMPACTION,
     MESSAGE_PREFIX,
     Brief,
     brief_problems,
+    details_context_problems,
     freshness_rule_paragraphs,
+    handoff_context,
     has_freshness_rule,
     leaf_values,
     parse_brief,
@@ -100,6 +105,8 @@ class CheckPoint:
     #: Continuations (``send_user_message`` of the extension) between this check point's
     #: ``session_compact`` and its ``compaction_end``.
     continuations: int = 0
+    #: ``event.preparation.settings``: the native settings Pi prepared this compaction with.
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> str:
         return (
@@ -116,6 +123,20 @@ class _Op:
     during: bool
     op: Operation | None = None
     confirmed: bool = False
+
+
+@dataclass
+class _Written:
+    """An artifact file the implementation wrote or renamed into place during the operation."""
+
+    path: str
+    #: The folder it lies in: ``pending``, ``archive`` or ``failed`` (spec §7).
+    folder: str
+    #: Its bytes once in place: read at ``fs:replace`` (the rename is done), after the operation
+    #: for ``fs:write`` (that record comes when the file was opened, before anything is in it).
+    data: bytes | None
+    #: The handoff it belongs to: the open check point's ``seq``, else the operation.
+    handoff: tuple[Any, ...]
 
 
 @dataclass
@@ -152,6 +173,14 @@ class Tracker:
     synthesis_scripted: dict[int, SynthesisReply | None] = field(default_factory=dict)
     archives_checked: set[str] = field(default_factory=set)
     requests_seen: int = 0
+    #: The artifact files written in the current operation (:class:`_Written`), emptied after it.
+    written: list[_Written] = field(default_factory=list)
+    #: Every pending Brief's ``eventId`` with the handoff that wrote it, and the ``createdAt``
+    #: of the latest handoff's Brief (:func:`fresh_event_per_handoff`).
+    event_handoffs: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    last_created: tuple[tuple[Any, ...], datetime, str] | None = None
+    #: Between ``session_shutdown`` and the host's next step (:func:`shutdown_changes_nothing`).
+    shutting_down: bool = False
     #: The extension config as read at the latest ``session_start`` (spec §6: it is read at
     #: startup and after a reload): :func:`config_state` of its bytes, and its fields.
     config_state: str = "absent"
@@ -275,6 +304,20 @@ class Tracker:
     def read_text(self, path: str) -> str | None:
         data = self.read(path)
         return None if data is None else data.decode("utf-8", errors="replace")
+
+    def written_text(self, written: _Written) -> str | None:
+        """The artifact's text as it was once in place (:attr:`_Written.data`); a file opened for
+        writing is read after its operation, and is None when it is gone by then."""
+        if written.data is None:
+            written.data = self.read(written.path)
+        return None if written.data is None else written.data.decode("utf-8", errors="replace")
+
+    def handoff_key(self) -> tuple[Any, ...]:
+        """Which handoff a file written now belongs to: the open check point (one
+        ``session_before_compact``), else the operation (``/continuity checkpoint``)."""
+        if self.open_checkpoint is not None:
+            return ("check point", self.open_checkpoint.seq)
+        return ("operation", self.runtime_generation, self.operation)
 
     def entry(self, entry_id: str | None) -> dict[str, Any] | None:
         runtime = self.host.runtime
@@ -467,10 +510,15 @@ def commit_bytes_on_disk(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         )
 
 
-@_register("entry:compaction", rules=("P51a", "P68a", "P68b", "P68c"))
+@_register("entry:compaction", rules=("P51a", "P68a", "P68b", "P68c", "P69a", "P69b", "P69c"))
 def commit_details_correlate(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """``CompactionEntry.details`` carries ``continuityEventId``, the exact ``artifactPath`` and
-    the SHA-256 of the exact summary (spec §8 Rules, §18)."""
+    the SHA-256 of the exact summary (spec §8 Rules, §18), and the session id, the handoff reason
+    of this compaction (``manual-compaction`` for Pi's ``manual``) and the effective native
+    settings (``reserveTokens``, ``keepRecentTokens`` of Pi's ``event.preparation.settings``)
+    among its values; the spec names no key for these, but a value filed under the frontmatter's
+    or Pi's name for it is that value (P69a-c, as the feature step "its details carry the session
+    id, ..." reads them: ``oracle.details_context_problems``)."""
     entry = _implementation_commit(t, record)
     if entry is None:
         return
@@ -485,6 +533,11 @@ def commit_details_correlate(t: Tracker, record: dict[str, Any]) -> Iterator[str
         yield f"details.artifactPath {details.get('artifactPath')!r} is not the Brief's file {path!r}"
     if sha256_hex(summary) not in leaf_values(details):
         yield "no detail holds the SHA-256 of the summary"
+    checkpoint = t.open_checkpoint
+    if checkpoint is not None:
+        reason = HANDOFF_REASON_OF_COMPACTION.get(checkpoint.reason)
+        context = handoff_context(t.session_id, reason, checkpoint.settings)
+        yield from details_context_problems(details, context)
 
 
 @_register("entry:compaction", rules=("P59b", "P112"))
@@ -703,6 +756,157 @@ def archive_written_directly(t: Tracker) -> Iterator[str]:
             text = t.read_text(path)
             if text is not None:
                 yield from _check_archive(t, path, text)
+
+
+# ===================================================================== artifact files
+#: Spec §7: the folders of a session's artifacts under ``<artifactDirectory>/<sessionId>/``.
+_ARTIFACT_FOLDERS = frozenset({"pending", "archive", "failed"})
+#: A file name component the checker can expect verbatim in a path (spec §7 names no escaping).
+_SAFE_COMPONENT = re.compile(r"[A-Za-z0-9._-]+")
+#: ``<timestamp>`` of ``<timestamp>-<eventId>.md``: the spec fixes no format, so any run of
+#: file-name-safe characters holding a date's eight digits or more (the reference writes
+#: ``2026-11-30T00-01-02-123Z``, Pi's session file names' form).
+_TIMESTAMP = re.compile(r"[A-Za-z0-9._:+-]+")
+_SESSION_ID = re.compile(r"^sessionId:\s*\"?([^\"\n]+)\"?\s*$", re.MULTILINE)
+
+
+def _frontmatter_field(pattern: re.Pattern[str], text: str) -> str | None:
+    """A field of the artifact's frontmatter, read line by line: a failed postmortem need not be
+    a valid Brief, and a tamper rule may have cut the end of a file."""
+    match = pattern.search(text)
+    return match.group(1).strip() if match else None
+
+
+@_register(rules=("P51a", "P51b", "P51c"))
+def artifacts_named_by_event(t: Tracker) -> Iterator[str]:
+    """Each artifact file is named for its own event and session (spec §7): a pending Brief
+    ``<artifactDirectory>/<sessionId>/pending/<eventId>.md`` (P51a), an archived Brief
+    ``.../archive/<timestamp>-<eventId>.md`` (P51b), a failed artifact
+    ``.../failed/<timestamp>-<eventId>.md`` (P51c), where ``eventId`` and ``sessionId`` are the
+    file's frontmatter values; the timestamp's format is open (:data:`_TIMESTAMP`: at least
+    eight digits). A file whose frontmatter names no event is judged by the invariants on Briefs."""
+    for written in t.written:
+        text = t.written_text(written)
+        if text is None:
+            continue
+        event_id = _frontmatter_field(_EVENT_ID, text)
+        session_id = _frontmatter_field(_SESSION_ID, text)
+        name = os.path.basename(written.path)
+        if event_id is not None and _SAFE_COMPONENT.fullmatch(event_id):
+            if written.folder == "pending":
+                if name != f"{event_id}.md":
+                    yield f"the pending Brief of event {event_id} is named {name!r}, not '{event_id}.md'"
+            else:
+                stamp = name[: -len(f"-{event_id}.md")] if name.endswith(f"-{event_id}.md") else ""
+                if not _TIMESTAMP.fullmatch(stamp) or sum(c.isdigit() for c in stamp) < 8:
+                    yield (
+                        f"the {written.folder} file of event {event_id} is named {name!r}, "
+                        f"not '<timestamp>-{event_id}.md'"
+                    )
+        if session_id is not None and _SAFE_COMPONENT.fullmatch(session_id):
+            session_dir = os.path.basename(os.path.dirname(os.path.dirname(written.path)))
+            if session_dir != session_id:
+                yield (
+                    f"{written.folder}/{name} of session {session_id} lies under {session_dir!r}, "
+                    f"not '<artifactDirectory>/{session_id}/{written.folder}/'"
+                )
+
+
+def _written_briefs(t: Tracker, *folders: str) -> Iterator[tuple[_Written, Brief]]:
+    """The Briefs written in the operation into ``folders`` (the checker can parse them)."""
+    for written in t.written:
+        if written.folder in folders:
+            text = t.written_text(written)
+            brief = t.brief(text) if text is not None else None
+            if brief is not None:
+                yield written, brief
+
+
+@_register(rules=("P64i",))
+def fresh_event_per_handoff(t: Tracker) -> Iterator[str]:
+    """Each handoff gets a fresh ``eventId`` and a later handoff a later ``createdAt`` (spec §8
+    ``eventId: "uuid"``, ISO-8601 ``createdAt``): a pending Brief written for one check point
+    (or one ``/continuity checkpoint``) never carries the ``eventId`` of another's, and its
+    ``createdAt`` is after the previous handoff's. Writing the same handoff's Brief again is
+    one handoff; an unparseable ``createdAt`` is :func:`commit_is_valid_brief`'s."""
+    for written, brief in _written_briefs(t, "pending"):
+        event_id = brief.event_id
+        if event_id is None:
+            continue  # no eventId: commit_is_valid_brief's
+        first = t.event_handoffs.setdefault(event_id, written.handoff)
+        if first != written.handoff:
+            yield f"event {event_id} of an earlier handoff was used again for a new pending Brief"
+            continue
+        created = brief.frontmatter.get("createdAt")
+        try:
+            moment = datetime.fromisoformat(str(created))
+        except ValueError:
+            continue
+        if moment.tzinfo is None:
+            continue
+        previous = t.last_created
+        if previous is not None and previous[0] != written.handoff and moment <= previous[1]:
+            yield (
+                f"the Brief of event {event_id} was created at {created}, not after the previous "
+                f"handoff's ({previous[2]})"
+            )
+        if previous is None or previous[0] != written.handoff:
+            t.last_created = (written.handoff, moment, str(created))
+
+
+@_register(rules=("P64c",))
+def brief_effort_is_a_label(t: Tracker) -> Iterator[str]:
+    """A Brief records ``synthesisEffort`` as one of the spec's six labels (spec §6, §8: "It
+    uses the same effort labels as Pi model effort selection"), also on a model without reasoning
+    or with thinking off: never ``off`` or another internal value (P64c). Checked on every Brief
+    written, pending, archived or failed (a failed postmortem keeps the frontmatter of the Brief
+    that failed); a missing field is :func:`commit_is_valid_brief`'s."""
+    for _, brief in _written_briefs(t, *_ARTIFACT_FOLDERS):
+        effort = brief.frontmatter.get("synthesisEffort")
+        if "synthesisEffort" in brief.frontmatter and effort not in EFFORT_LABELS:
+            yield f"the Brief of event {brief.event_id} records synthesisEffort {effort!r}"
+
+
+#: What ``session_shutdown`` may not do (spec §18): change a file, or send a message.
+_SHUTDOWN_FORBIDDEN = (
+    *(f"fs:{op}" for op in ("write", "replace", "remove", "mkdir")),
+    *(f"fs:{op}_failed" for op in ("write", "replace", "remove", "mkdir")),
+    "call:send_user_message",
+    "call:send_message",
+)
+
+
+@_register(*_SHUTDOWN_FORBIDDEN, rules=("P127",))
+def shutdown_changes_nothing(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """``session_shutdown`` only clears process-local state: from the event until the host's
+    next step (the quit, the reload, the next runtime) the implementation writes, renames or
+    removes no file, makes no directory and sends no message (spec §18 "Use
+    ``session_shutdown`` only for cleanup of process-local state"); an attempt that failed
+    counts too."""
+    if not t.shutting_down or _by_competitor(record):
+        return
+    what = t.real(str(record.get("to") or record.get("path") or record.get("customType") or ""))
+    yield f"during session_shutdown the implementation did {record.get('kind')}:{record.get('name')} {what}".rstrip()
+
+
+@_register("entry:custom_message", "entry:custom", rules=("P10",))
+def continuation_never_hidden(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The continuation is a visible user message (``sendUserMessage``), never a hidden
+    message: no custom entry (``sendMessage``'s ``custom_message``, ``appendEntry``'s
+    ``custom``) carries the continuation instruction or a Brief (spec §4 "No invisible
+    continuation", §10)."""
+    entry = t.entry(record.get("id"))
+    if entry is None:
+        return
+    for value in leaf_values([entry.get("content"), entry.get("data")]):
+        if not isinstance(value, str):
+            continue
+        if CONTINUATION_SUFFIX in value:
+            yield f"the {entry.get('type')} entry {entry.get('id')} carries the continuation instruction"
+            return
+        if ARTIFACT_KIND in value and _EVENT_ID.search(value):
+            yield f"the {entry.get('type')} entry {entry.get('id')} carries a Continuity Brief"
+            return
 
 
 # ===================================================================== settings
@@ -1106,6 +1310,7 @@ _PRE_KEYS = frozenset(
         "host:crash",
         "host:runtime",
         "event:session_start",
+        "event:session_shutdown",
         "ui:confirm",
         "ui:notify",
         "event:session_before_compact",
@@ -1114,6 +1319,9 @@ _PRE_KEYS = frozenset(
         "model:request",
     }
 )
+#: Every record of these kinds goes to ``_pre`` (an ``op`` starts or ends an operation; any
+#: ``host`` record ends the ``session_shutdown`` handlers' turn).
+_PRE_KINDS = frozenset({"op", "host"})
 _POST_KEYS = frozenset(
     {
         "fs:remove",
@@ -1229,6 +1437,7 @@ class InvariantChecker:
             except Exception as error:  # a checker bug must surface, not hide a run
                 self.harness_errors.append(f"{registered.name}: {type(error).__name__}: {error}")
         t.requests_seen = len(t.host.service.requests)
+        t.written.clear()
         t.current_top = None
         t._archives, t._walk_once = None, False
 
@@ -1237,7 +1446,7 @@ class InvariantChecker:
         t = self.tracker
         key = f"{record.get('kind')}:{record.get('name')}"
         try:
-            if key in _PRE_KEYS or record.get("kind") == "op":
+            if key in _PRE_KEYS or record.get("kind") in _PRE_KINDS:
                 self._pre(record, key)
             for registered in self._by_trigger.get(key, ()):
                 for message in registered.function(t, record):
@@ -1249,7 +1458,11 @@ class InvariantChecker:
 
     def _pre(self, record: dict[str, Any], key: str) -> None:
         t = self.tracker
-        if key in ("host:start", "host:crash"):
+        if record.get("kind") == "host" or key == "event:session_start":
+            t.shutting_down = False
+        if key == "event:session_shutdown":
+            t.shutting_down = True
+        elif key in ("host:start", "host:crash"):
             t.synthesis_in_flight = 0
             t.window = None
             t.continuations.clear()
@@ -1274,8 +1487,14 @@ class InvariantChecker:
             if t.open_checkpoint is not None and " failed" in message[: len(MESSAGE_PREFIX) + 8]:
                 t.open_checkpoint.failure_notifications += 1
         elif key == "event:session_before_compact":
+            preparation = record.get("preparation")
+            settings = preparation.get("settings") if isinstance(preparation, dict) else None
             checkpoint = CheckPoint(
-                str(record.get("reason")), bool(record.get("willRetry")), t.operation, int(record["seq"])
+                str(record.get("reason")),
+                bool(record.get("willRetry")),
+                t.operation,
+                int(record["seq"]),
+                settings=dict(settings) if isinstance(settings, dict) else {},
             )
             t.checkpoints.append(checkpoint)
             t.open_checkpoint = checkpoint
@@ -1324,6 +1543,10 @@ class InvariantChecker:
         elif key in ("fs:replace", "fs:write"):
             path = t.real(str(record.get("to" if key == "fs:replace" else "path", "")))
             name = os.path.basename(path)
+            folder = os.path.basename(os.path.dirname(path))
+            if folder in _ARTIFACT_FOLDERS and name.endswith(".md") and not name.startswith("."):
+                data = t.read(path) if key == "fs:replace" else None
+                t.written.append(_Written(path, folder, data, t.handoff_key()))
             if f"{os.sep}pending{os.sep}" in path and name.endswith(".md") and not name.startswith("."):
                 t.pending_written.pop(path, None)
                 t.pending_written[path] = t.runtime_generation

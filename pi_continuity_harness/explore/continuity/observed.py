@@ -20,9 +20,12 @@ from pi_continuity_harness.explore.observed import ObservedInvariant, ObservedRu
 from pi_continuity_harness.features.oracle import (
     AUTHORITY_BOUNDARY_SENTENCE,
     CONTINUATION_SUFFIX,
+    HANDOFF_REASON_OF_COMPACTION,
     MESSAGE_PREFIX,
     brief_problems,
+    details_context_problems,
     freshness_rule_paragraphs,
+    handoff_context,
     has_freshness_rule,
     leaf_values,
     parse_brief,
@@ -75,6 +78,30 @@ def commit_details_correlate(run: ObservedRun) -> Iterator[str]:
             yield f"entry {entry.get('id')}: details.continuityEventId {found!r} is not the Brief's {brief.event_id!r}"
         if sha256_hex(summary) not in leaf_values(details):
             yield f"entry {entry.get('id')}: no detail holds the SHA-256 of the summary"
+        prepared = _prepared(run, entry.get("id"))
+        if prepared is not None:
+            reason = HANDOFF_REASON_OF_COMPACTION.get(str(prepared.get("reason")))
+            settings = (prepared.get("preparation") or {}).get("settings")
+            context = handoff_context(
+                run.observation.session_id, reason, settings if isinstance(settings, dict) else {}
+            )
+            for problem in details_context_problems(details, context):
+                yield f"entry {entry.get('id')}: {problem}"
+
+
+def _prepared(run: ObservedRun, entry_id: Any) -> dict[str, Any] | None:
+    """The ``session_before_compact`` event (its reason, ``preparation.settings``) before the
+    ``session_compact`` that announced the entry (the observer logs both)."""
+    prepared: dict[str, Any] | None = None
+    for event in run.observation.extension_events:
+        if event.get("type") == "session_before_compact":
+            prepared = event
+        elif (
+            event.get("type") == "session_compact"
+            and (event.get("compactionEntry") or {}).get("id") == entry_id
+        ):
+            return prepared
+    return None
 
 
 def freshness_rule_once(run: ObservedRun) -> Iterator[str]:

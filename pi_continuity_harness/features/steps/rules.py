@@ -1263,10 +1263,19 @@ def _reconciled(world: World) -> None:
 @then("its file lies in this session's pending directory named <eventId>.md")
 def _pending_name(world: World) -> None:
     """Spec §7: a pending Brief is ``<artifactDirectory>/<sessionId>/pending/<eventId>.md``
-    (``session_artifacts("pending")`` lists only this session's ``pending/``)."""
+    (``session_artifacts("pending")`` lists only this session's ``pending/``). A session id of
+    file-name-safe characters is the directory's name as it is: ``session_artifacts`` also takes
+    a directory named by a prefix of the id (a hostile id is made safe, spec §7), which let a
+    directory named by the id's first eight characters pass (``session_directory_shortened``)."""
     name, brief = world.remembered["it"]
     assert brief.event_id, f"{name} records no eventId"
     assert Path(name).name == f"{brief.event_id}.md", f"the pending Brief is named {Path(name).name}"
+    session_id = world.observe().session_id or ""
+    if re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]*", session_id):
+        exact = world.artifact_dir() / session_id / "pending" / f"{brief.event_id}.md"
+        assert exact.is_file(), (
+            f"the pending Brief is not at <artifactDirectory>/{session_id}/pending/: {name}"
+        )
 
 
 # --------------------------------------------------------------------- a cancelled compaction's Brief (P110b)

@@ -15,10 +15,11 @@ from pi_continuity_harness.features.oracle import (
     MESSAGE_PREFIX,
     Brief,
     brief_problems,
+    details_context_problems,
     freshness_rule_paragraphs,
+    handoff_context,
     has_freshness_rule,
     leaf_values,
-    named_values,
     parse_brief,
     section,
     sha256_hex,
@@ -354,26 +355,13 @@ def _details_correlate(world: World) -> None:
 @then("its details carry the session id, the handoff reason and the effective native settings")
 def _details_context(world: World) -> None:
     """P69a-c: the session id, the handoff reason and the effective native settings are among
-    the details' values (the spec names no key for them), and a value the details file under the
-    name of the frontmatter field or of Pi's setting (``handoffReason``, ``reserveTokens``) is
-    that value: details giving the keep-recent tokens as ``reserveTokens`` (and the reserve as
-    ``keepRecentTokens``), or Pi's compaction reason ``manual`` as ``handoffReason``, passed a
-    check that only asked that each value appear somewhere."""
+    the details' values, each filed under its own name if under any
+    (:func:`~pi_continuity_harness.features.oracle.details_context_problems`)."""
     details = world.latest_compaction().get("details") or {}
-    values = leaf_values(details)
-    native = world.draft.native()
-    expected = {
-        "sessionId": world.observe().session_id,
-        "handoffReason": world.latest_summary_brief().frontmatter.get("handoffReason"),
-        "reserveTokens": native["reserveTokens"],
-        "keepRecentTokens": native["keepRecentTokens"],
-    }
-    for name, value in expected.items():
-        assert value in values, f"the {name} {value!r} is not among the details' values: {details}"
-        named = named_values(details, name)
-        assert all(found == value for found in named), (
-            f"the details give {name} {named}, not {value!r}: {details}"
-        )
+    reason = world.latest_summary_brief().frontmatter.get("handoffReason")
+    expected = handoff_context(world.observe().session_id, reason, world.draft.native())
+    problems = details_context_problems(details, expected)
+    assert not problems, f"{'; '.join(problems)}: {details}"
 
 
 @then("it keeps the firstKeptEntryId and tokensBefore that Pi prepared")

@@ -1,0 +1,81 @@
+"""Rules of Pi Session Continuity that exploration judges since the twenty-seventh session, each
+shown able to fail: the invariant that declares the rule fails on a mutant that breaks only that
+rule, at a named seed the reference passes.
+
+Before, these mutants were judged by the features alone (their rule was declared by no
+invariant), or exploration killed them through an invariant that does not check their rule
+(``untrusted_project_untouched`` for an archive at shutdown, ``planted_artifacts_never_input``
+for a reused eventId, ``liveness`` for a hidden continuation or missing details), so a
+TypeScript or Python implementation explored for its rules was told nothing about these.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.explore.continuity.invariants import INVARIANTS
+from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
+from pi_continuity_harness.explore.runner import run_case
+from pi_continuity_harness.mutants.catalogue import MUTANTS
+from pi_continuity_harness.mutants.pristine import changed_since, reference_snapshot, reset_reference
+
+STEPS = 40
+
+#: (rule, mutant, seed, invariant): the invariant breaks on the mutant at the seed, which the
+#: reference passes (seeds found by ``explore --extension <mutant> --seeds 60 --max-failures 60``).
+REQUIRED = [
+    ("P10", "continuation_as_hidden_message", 0, "continuation_never_hidden"),
+    ("P51a", "pending_file_name_prefixed", 0, "artifacts_named_by_event"),
+    ("P51a", "session_directory_shortened", 0, "artifacts_named_by_event"),
+    ("P51b", "archive_named_without_timestamp", 0, "artifacts_named_by_event"),
+    ("P51c", "failed_named_without_timestamp", 0, "artifacts_named_by_event"),
+    ("P64c", "effort_off_accepted", 1, "brief_effort_is_a_label"),
+    ("P64i", "event_id_reused", 0, "fresh_event_per_handoff"),
+    ("P64i", "created_at_at_load", 0, "fresh_event_per_handoff"),
+    ("P69a", "details_without_session", 0, "commit_details_correlate"),
+    ("P69b", "details_reason_wrong", 0, "commit_details_correlate"),
+    ("P69b", "details_reason_is_pi_reason", 5, "commit_details_correlate"),
+    ("P69c", "details_without_settings", 0, "commit_details_correlate"),
+    ("P69c", "details_settings_swapped", 0, "commit_details_correlate"),
+    ("P127", "shutdown_archives_pending", 5, "shutdown_changes_nothing"),
+]
+
+
+@pytest.mark.parametrize(
+    ("rule", "name", "seed", "invariant"), REQUIRED, ids=[f"{r[0]}-{r[1]}" for r in REQUIRED]
+)
+def test_the_invariant_of_the_rule_fails_on_its_mutant(
+    tmp_path: Path, rule: str, name: str, seed: int, invariant: str
+) -> None:
+    assert rule in MUTANTS[name].rules and MUTANTS[name].explorable
+    assert rule in INVARIANTS[invariant].rules
+    case = case_for_seed(seed, STEPS)
+    snapshot = reference_snapshot()
+    try:
+        result = run_case(
+            PLUGIN, case, implementation=MUTANTS[name].spec, workdir=tmp_path / "m", requests=False
+        )
+    finally:
+        reset_reference()  # a PSC mutant changes reference modules (mutants.pristine)
+    assert changed_since(snapshot) == []
+    assert [v.invariant for v in result.violations][:1] == [invariant], result.violations
+    reference = run_case(PLUGIN, case, implementation="reference", workdir=tmp_path / "r", requests=False)
+    assert reference.violations == [] and reference.harness_errors == []
+
+
+def test_every_rule_of_the_new_invariants_has_a_mutant_here() -> None:
+    """Each rule the new invariants declare is shown to fail above (no declaration on faith)."""
+    declared = {
+        rule
+        for name in (
+            "continuation_never_hidden",
+            "artifacts_named_by_event",
+            "brief_effort_is_a_label",
+            "fresh_event_per_handoff",
+            "shutdown_changes_nothing",
+        )
+        for rule in INVARIANTS[name].rules
+    } | {"P69a", "P69b", "P69c"}
+    assert declared == {rule for rule, *_ in REQUIRED}
