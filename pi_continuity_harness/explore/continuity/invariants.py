@@ -440,7 +440,7 @@ def invariant_specs() -> tuple[InvariantSpec, ...]:
     """Every invariant, in registration order, then liveness and the load check."""
     return (
         *(InvariantSpec(r.name, r.doc, r.rules) for r in INVARIANTS.values()),
-        InvariantSpec(LIVENESS, _LIVENESS_DOC, ("P19a", "P20", "P24", "P25a", "P47", "P77", "P108b")),
+        InvariantSpec(LIVENESS, _LIVENESS_DOC, ("P19a", "P20", "P24", "P25a", "P36b", "P47", "P77", "P108b")),
         InvariantSpec(
             LOAD_FAILURE, "The implementation loads: Pi starts with it (spec §16, §18).", ("P129",)
         ),
@@ -1296,7 +1296,8 @@ _LIVENESS_DOC = (
     "are visible and fail closed, with no cooldown that would skip it (spec §5 'no cooldown', "
     "psc-lifecycle-on-real-pi consequence 6); a seed whose "
     "extension config could not hand off has it corrected before the restart, and automatic behaviour "
-    "resumes (spec §6 'until corrected'); without a config the defaults hand off (§6)."
+    "resumes (spec §6 'until corrected'); without a config the defaults hand off (§6), and so does a "
+    "valid config with each of the six synthesisEffort labels (P36b: the explorer writes all six)."
 )
 
 
