@@ -67,12 +67,16 @@ from pi_continuity_harness.simulator.virtual_root import disk_path
 
 __all__ = [
     "ARCHIVE_LIMIT",
+    "ARTIFACT_FOLDERS",
     "INVARIANTS",
     "MIN_SYNTHESIS_TRANSCRIPT_TOKENS",
     "CheckPoint",
     "InvariantChecker",
     "Tracker",
+    "artifact_name_problems",
     "describe_invariants",
+    "effort_label_problems",
+    "hidden_continuation_problems",
     "invariant_specs",
     "run_checker",
 ]
@@ -760,7 +764,7 @@ def archive_written_directly(t: Tracker) -> Iterator[str]:
 
 # ===================================================================== artifact files
 #: Spec §7: the folders of a session's artifacts under ``<artifactDirectory>/<sessionId>/``.
-_ARTIFACT_FOLDERS = frozenset({"pending", "archive", "failed"})
+ARTIFACT_FOLDERS = frozenset({"pending", "archive", "failed"})
 #: A file name component the checker can expect verbatim in a path (spec §7 names no escaping).
 _SAFE_COMPONENT = re.compile(r"[A-Za-z0-9._-]+")
 #: ``<timestamp>`` of ``<timestamp>-<eventId>.md``: the spec fixes no format, so any run of
@@ -787,29 +791,39 @@ def artifacts_named_by_event(t: Tracker) -> Iterator[str]:
     eight digits). A file whose frontmatter names no event is judged by the invariants on Briefs."""
     for written in t.written:
         text = t.written_text(written)
-        if text is None:
-            continue
-        event_id = _frontmatter_field(_EVENT_ID, text)
-        session_id = _frontmatter_field(_SESSION_ID, text)
-        name = os.path.basename(written.path)
-        if event_id is not None and _SAFE_COMPONENT.fullmatch(event_id):
-            if written.folder == "pending":
-                if name != f"{event_id}.md":
-                    yield f"the pending Brief of event {event_id} is named {name!r}, not '{event_id}.md'"
-            else:
-                stamp = name[: -len(f"-{event_id}.md")] if name.endswith(f"-{event_id}.md") else ""
-                if not _TIMESTAMP.fullmatch(stamp) or sum(c.isdigit() for c in stamp) < 8:
-                    yield (
-                        f"the {written.folder} file of event {event_id} is named {name!r}, "
-                        f"not '<timestamp>-{event_id}.md'"
-                    )
-        if session_id is not None and _SAFE_COMPONENT.fullmatch(session_id):
-            session_dir = os.path.basename(os.path.dirname(os.path.dirname(written.path)))
-            if session_dir != session_id:
-                yield (
-                    f"{written.folder}/{name} of session {session_id} lies under {session_dir!r}, "
-                    f"not '<artifactDirectory>/{session_id}/{written.folder}/'"
-                )
+        if text is not None:
+            yield from artifact_name_problems(written.path, written.folder, text)
+
+
+def artifact_name_problems(path: str, folder: str, text: str) -> Iterator[str]:
+    """Why the artifact file at ``path`` (in ``folder``: pending, archive, failed) holding
+    ``text`` is not named for its event and session (spec §7; :func:`artifacts_named_by_event`,
+    and its observed form on real Pi)."""
+    event_id = _frontmatter_field(_EVENT_ID, text)
+    session_id = _frontmatter_field(_SESSION_ID, text)
+    name = os.path.basename(path)
+    if event_id is not None and _SAFE_COMPONENT.fullmatch(event_id):
+        if folder == "pending":
+            if name != f"{event_id}.md":
+                yield f"the pending Brief of event {event_id} is named {name!r}, not '{event_id}.md'"
+        else:
+            stamp = name[: -len(f"-{event_id}.md")] if name.endswith(f"-{event_id}.md") else ""
+            if not _TIMESTAMP.fullmatch(stamp) or sum(c.isdigit() for c in stamp) < 8:
+                yield f"the {folder} file of event {event_id} is named {name!r}, not '<timestamp>-{event_id}.md'"
+    if session_id is not None and _SAFE_COMPONENT.fullmatch(session_id):
+        session_dir = os.path.basename(os.path.dirname(os.path.dirname(path)))
+        if session_dir != session_id:
+            yield (
+                f"{folder}/{name} of session {session_id} lies under {session_dir!r}, "
+                f"not '<artifactDirectory>/{session_id}/{folder}/'"
+            )
+
+
+def effort_label_problems(brief: Brief) -> Iterator[str]:
+    """:func:`brief_effort_is_a_label` of one Brief (also its observed form on real Pi)."""
+    effort = brief.frontmatter.get("synthesisEffort")
+    if "synthesisEffort" in brief.frontmatter and effort not in EFFORT_LABELS:
+        yield f"the Brief of event {brief.event_id} records synthesisEffort {effort!r}"
 
 
 def _written_briefs(t: Tracker, *folders: str) -> Iterator[tuple[_Written, Brief]]:
@@ -861,10 +875,8 @@ def brief_effort_is_a_label(t: Tracker) -> Iterator[str]:
     or with thinking off: never ``off`` or another internal value (P64c). Checked on every Brief
     written, pending, archived or failed (a failed postmortem keeps the frontmatter of the Brief
     that failed); a missing field is :func:`commit_is_valid_brief`'s."""
-    for _, brief in _written_briefs(t, *_ARTIFACT_FOLDERS):
-        effort = brief.frontmatter.get("synthesisEffort")
-        if "synthesisEffort" in brief.frontmatter and effort not in EFFORT_LABELS:
-            yield f"the Brief of event {brief.event_id} records synthesisEffort {effort!r}"
+    for _, brief in _written_briefs(t, *ARTIFACT_FOLDERS):
+        yield from effort_label_problems(brief)
 
 
 #: What ``session_shutdown`` may not do (spec §18): change a file, or send a message.
@@ -896,8 +908,12 @@ def continuation_never_hidden(t: Tracker, record: dict[str, Any]) -> Iterator[st
     ``custom``) carries the continuation instruction or a Brief (spec §4 "No invisible
     continuation", §10)."""
     entry = t.entry(record.get("id"))
-    if entry is None:
-        return
+    if entry is not None:
+        yield from hidden_continuation_problems(entry)
+
+
+def hidden_continuation_problems(entry: dict[str, Any]) -> Iterator[str]:
+    """:func:`continuation_never_hidden` of one custom entry (also its observed form)."""
     for value in leaf_values([entry.get("content"), entry.get("data")]):
         if not isinstance(value, str):
             continue
@@ -1545,7 +1561,7 @@ class InvariantChecker:
             path = t.real(str(record.get("to" if key == "fs:replace" else "path", "")))
             name = os.path.basename(path)
             folder = os.path.basename(os.path.dirname(path))
-            if folder in _ARTIFACT_FOLDERS and name.endswith(".md") and not name.startswith("."):
+            if folder in ARTIFACT_FOLDERS and name.endswith(".md") and not name.startswith("."):
                 data = t.read(path) if key == "fs:replace" else None
                 t.written.append(_Written(path, folder, data, t.handoff_key()))
             if f"{os.sep}pending{os.sep}" in path and name.endswith(".md") and not name.startswith("."):

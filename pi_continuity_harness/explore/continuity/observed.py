@@ -15,7 +15,13 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from pi_continuity_harness.explore.continuity.invariants import INVARIANTS
+from pi_continuity_harness.explore.continuity.invariants import (
+    ARTIFACT_FOLDERS,
+    INVARIANTS,
+    artifact_name_problems,
+    effort_label_problems,
+    hidden_continuation_problems,
+)
 from pi_continuity_harness.explore.observed import ObservedInvariant, ObservedRun
 from pi_continuity_harness.features.oracle import (
     AUTHORITY_BOUNDARY_SENTENCE,
@@ -187,7 +193,10 @@ def one_continuation_per_compaction(run: ObservedRun) -> Iterator[str]:
 
 
 def continuation_from_disk_bytes(run: ObservedRun) -> Iterator[str]:
-    """The continuation is the committed Brief's exact bytes plus the fixed suffix."""
+    """The continuation is the committed Brief's exact bytes plus the fixed suffix, with only
+    white space between them, as the trace invariant reads it (this form asked for the two
+    concatenated, and so failed the reference, which puts a blank line between them, on every
+    simulated run observed as real Pi is: ``tests/explore/test_psc_observed_invariants.py``)."""
     events = run.observation.extension_events
     for index, event in _continuations(run):
         compacts = [e for e in events[:index] if e.get("type") == "session_compact"]
@@ -195,11 +204,20 @@ def continuation_from_disk_bytes(run: ObservedRun) -> Iterator[str]:
             continue
         summary = str((compacts[-1].get("compactionEntry") or {}).get("summary") or "")
         text = str(event.get("text") or "")
-        if (
-            text != summary + CONTINUATION_SUFFIX
-            and text.replace(str(run.project_dir), "$PROJECT") != summary + CONTINUATION_SUFFIX
+        if not any(
+            _brief_then_suffix(candidate, summary)
+            for candidate in (text, text.replace(str(run.project_dir), "$PROJECT"))
         ):
             yield "the continuation is not the committed Brief followed by the fixed continuation suffix"
+
+
+def _brief_then_suffix(text: str, summary: str) -> bool:
+    return (
+        text.startswith(summary)
+        and text.endswith(CONTINUATION_SUFFIX)
+        and len(text) >= len(summary) + len(CONTINUATION_SUFFIX)
+        and not text[len(summary) : len(text) - len(CONTINUATION_SUFFIX)].strip()
+    )
 
 
 def _archive_dirs(run: ObservedRun) -> Iterator[tuple[str, list[str]]]:
@@ -270,6 +288,54 @@ def untrusted_project_untouched(run: ObservedRun) -> Iterator[str]:
         yield f"{root} exists in an untrusted project"
 
 
+def _artifact_files(run: ObservedRun) -> Iterator[tuple[str, str, str]]:
+    """``(path, folder, text)`` of every Markdown file in a ``pending``, ``archive`` or ``failed``
+    directory under the project, in path order, but the files the scenario planted there."""
+    planted = {os.path.normpath(name.removeprefix("$PROJECT/")) for name in run.scenario.files}
+    for root, dirs, files in os.walk(run.project_dir):
+        dirs.sort()
+        folder = os.path.basename(root)
+        if folder not in ARTIFACT_FOLDERS:
+            continue
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            if (
+                not name.endswith(".md")
+                or name.startswith(".")
+                or os.path.relpath(path, run.project_dir) in planted
+            ):
+                continue
+            try:
+                with open(path, encoding="utf-8", errors="replace") as handle:
+                    yield path, folder, handle.read()
+            except OSError:
+                continue
+
+
+def artifacts_named_by_event(run: ObservedRun) -> Iterator[str]:
+    """What can be seen of it afterwards: every artifact file on disk after an operation (one
+    written and moved within the operation is not seen)."""
+    for path, folder, text in _artifact_files(run):
+        yield from artifact_name_problems(path, folder, text)
+
+
+def brief_effort_is_a_label(run: ObservedRun) -> Iterator[str]:
+    """What can be seen of it afterwards: every committed summary, and every Brief on disk after
+    an operation (a Brief written and retired within one is seen only if it was committed)."""
+    texts = [str(entry.get("summary")) for entry in _implementation_commits(run)]
+    texts += [text for _path, _folder, text in _artifact_files(run)]
+    for text in texts:
+        brief = parse_brief(text)
+        if brief is not None:
+            yield from effort_label_problems(brief)
+
+
+def continuation_never_hidden(run: ObservedRun) -> Iterator[str]:
+    for kind in ("custom_message", "custom"):
+        for entry in run.entries_of(kind):
+            yield from hidden_continuation_problems(entry)
+
+
 def _spec(function: Any, needs: tuple[str, ...]) -> ObservedInvariant:
     """The observed form of the trace invariant of the same name: its rules and statement, and
     what this form needs to see."""
@@ -290,8 +356,11 @@ OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = (
     _spec(continuation_only_after_threshold_commit, ("extension_events",)),
     _spec(one_continuation_per_compaction, ("extension_events",)),
     _spec(continuation_from_disk_bytes, ("extension_events",)),
+    _spec(continuation_never_hidden, ("entries",)),
     _spec(archive_retention, ("files",)),
     _spec(archive_requires_full_match, ("files", "entries")),
+    _spec(artifacts_named_by_event, ("files",)),
+    _spec(brief_effort_is_a_label, ("files", "entries")),
     _spec(synthesis_prompt_rules, ("requests",)),
     _spec(messages_prefixed, ("ui",)),
     _spec(untrusted_project_untouched, ("files",)),

@@ -1,0 +1,81 @@
+"""Pi Session Continuity's observed invariants (what ``explore --target pi`` checks of a
+TypeScript implementation on real Pi) on simulated runs observed as the real-Pi target observes
+them (``SimTarget.observe``: entries, extension events, files after every operation).
+
+The observed forms were exercised only by real-Pi tests of a planted bug
+(``commit_is_valid_brief``); the forms added with the twenty-seventh session's invariants
+(``continuation_never_hidden``, ``artifacts_named_by_event``, ``brief_effort_is_a_label``, and
+``commit_details_correlate``'s session id, handoff reason and native settings) are shown here to
+pass the reference and to fail on the mutant of each rule. Observed so, ``continuation_from_disk_bytes``
+failed the reference on every run with a continuation: it demanded the Brief and the suffix
+concatenated, where the spec (P82c) and the trace form allow white space between them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.explore.continuity.observed import OBSERVED_INVARIANTS
+from pi_continuity_harness.explore.continuity.plugin import case_for_seed
+from pi_continuity_harness.explore.observed import REAL_PI_OBSERVATIONS, ObservedChecker
+from pi_continuity_harness.mutants.catalogue import MUTANTS
+from pi_continuity_harness.mutants.pristine import changed_since, reference_snapshot, reset_reference
+from pi_continuity_harness.targets.sim import SimTarget
+
+STEPS = 40
+
+
+def _observed_problems(implementation: str, seed: int, workdir: Path) -> list[tuple[str, str]]:
+    """Every observed invariant's problems over the fault phase of ``seed``, checked after every
+    operation on what the real-Pi target would observe."""
+    case = case_for_seed(seed, STEPS)
+    scenario = case.scenario(operations=case.operations)
+    target = SimTarget(implementation, workdir)
+    checker = ObservedChecker(scenario, OBSERVED_INVARIANTS, REAL_PI_OBSERVATIONS)
+    problems: list[tuple[str, str]] = []
+    target.start(scenario)
+    try:
+        problems += checker.after_operation(target.observe())
+        for op in scenario.operations:
+            outcome = target.perform(op)
+            problems += checker.after_operation(target.observe(), op, outcome)
+    finally:
+        target.close()
+    return problems
+
+
+@pytest.mark.parametrize("seed", [0, 1, 5, 7])
+def test_the_reference_breaks_no_observed_invariant(tmp_path: Path, seed: int) -> None:
+    assert _observed_problems("reference", seed, tmp_path / "r") == []
+
+
+#: (mutant, seed, observed invariant): seeds whose fault phase breaks the trace invariant of the
+#: same name (seed 1 of ``effort_off_accepted`` breaks it only in the liveness phase).
+MUTANT_ROWS = [
+    ("details_without_session", 0, "commit_details_correlate"),
+    ("details_settings_swapped", 0, "commit_details_correlate"),
+    ("details_reason_is_pi_reason", 5, "commit_details_correlate"),
+    ("archive_named_without_timestamp", 0, "artifacts_named_by_event"),
+    ("session_directory_shortened", 0, "artifacts_named_by_event"),
+    ("effort_off_accepted", 5, "brief_effort_is_a_label"),
+    ("continuation_as_hidden_message", 0, "continuation_never_hidden"),
+    # P82c: only white space between the Brief and the suffix; the observed form demanded none
+    # and failed the reference (its blank line) on seeds 0, 5 and 7 above.
+    ("continuation_without_suffix", 0, "continuation_from_disk_bytes"),
+    ("continuation_separator", 0, "continuation_from_disk_bytes"),
+]
+
+
+@pytest.mark.parametrize(("name", "seed", "invariant"), MUTANT_ROWS, ids=[row[0] for row in MUTANT_ROWS])
+def test_the_observed_invariant_fails_on_the_mutant_of_its_rule(
+    tmp_path: Path, name: str, seed: int, invariant: str
+) -> None:
+    snapshot = reference_snapshot()
+    try:
+        problems = _observed_problems(MUTANTS[name].spec, seed, tmp_path / "m")
+    finally:
+        reset_reference()  # a PSC mutant changes reference modules (mutants.pristine)
+    assert changed_since(snapshot) == []
+    assert invariant in {found for found, _ in problems}, problems
