@@ -1305,6 +1305,57 @@ def footer_tracks_model(t: Tracker) -> Iterator[str]:
             yield f"footer {key!r} shows {match.group(0)}; {model.full_id} ({window}) gives ~{expected:.1f}%"
 
 
+_STATUS_WINDOW = re.compile(r"^Model window: ([\d,]+)\s*$", re.MULTILINE)
+_STATUS_RESERVE = re.compile(r"^Reserve: ([\d,]+)\s*$", re.MULTILINE)
+_STATUS_TRIGGER = re.compile(r"^Effective trigger: ([\d,]+) \(approximately (\d+(?:\.\d+)?)%\)", re.MULTILINE)
+_STATUS_KEEP = re.compile(r"^Keep recent: ([\d,]+) \(approximately (\d+(?:\.\d+)?)%\)", re.MULTILINE)
+
+
+@_register("ui:notify", rules=("P17",))
+def status_for_current_window(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """``/continuity status`` recalculates the effective percentages for the current window
+    (spec §5, §11): the block of spec §11 a notification shows names the active model's window,
+    Pi's live reserve and keep-recent tokens (unchanged by a model change), the trigger
+    ``window - reserve`` and both at approximately their percentage of that window (one decimal,
+    as :func:`footer_tracks_model` reads the footer). Lines the notification does not show, or
+    shows as unknown, are not asked."""
+    message = str(record.get("message", ""))
+    match = _STATUS_WINDOW.search(message)
+    host = t.host
+    runtime = host.runtime
+    if match is None or runtime is None or runtime.session.model is None:
+        return
+    model = runtime.session.model
+    try:
+        settings = runtime.settings.get_compaction_settings(model)
+    except SettingsError:
+        return
+    window = model.context_window
+    shown = int(match.group(1).replace(",", ""))
+    if shown != window:
+        yield f"/continuity status shows the model window {shown:,}; the active {model.full_id} has {window:,}"
+        return
+    reserve, keep = settings.reserve_tokens, settings.keep_recent_tokens
+    if not (0 < reserve < window and 0 < keep < window):
+        return
+    expected = (
+        (_STATUS_RESERVE, "reserve", reserve, None),
+        (_STATUS_TRIGGER, "effective trigger", window - reserve, (window - reserve) * 100 / window),
+        (_STATUS_KEEP, "keep recent", keep, keep * 100 / window),
+    )
+    for pattern, what, tokens, percent in expected:
+        found = pattern.search(message)
+        if found is None:
+            continue
+        if int(found.group(1).replace(",", "")) != tokens:
+            yield f"/continuity status shows the {what} {found.group(1)}; Pi's live settings give {tokens:,}"
+        elif percent is not None and abs(float(found.group(2)) - percent) > 0.051:
+            yield (
+                f"/continuity status shows the {what} at approximately {found.group(2)}%; "
+                f"{tokens:,} of {model.full_id}'s {window:,} is ~{percent:.1f}%"
+            )
+
+
 # ===================================================================== liveness
 _LIVENESS_DOC = (
     "Safety then liveness: once faults heal, the next threshold compaction commits a valid Brief at "
