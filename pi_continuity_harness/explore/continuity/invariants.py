@@ -323,6 +323,19 @@ class Tracker:
             return ("check point", self.open_checkpoint.seq)
         return ("operation", self.runtime_generation, self.operation)
 
+    def live_policy(self) -> tuple[Any, Any] | None:
+        """The active model and Pi's live compaction settings for it (``settings.json`` as the
+        runtime read it: P126), or None while Pi is down, has no model or cannot read them."""
+        host = self.host
+        runtime = host.runtime
+        if runtime is None or not host.running or host.crashed or runtime.session.model is None:
+            return None
+        model = runtime.session.model
+        try:
+            return model, runtime.settings.get_compaction_settings(model)
+        except SettingsError:
+            return None
+
     def entry(self, entry_id: str | None) -> dict[str, Any] | None:
         runtime = self.host.runtime
         if runtime is None or entry_id is None:
@@ -1281,19 +1294,14 @@ def footer_tracks_model(t: Tracker) -> Iterator[str]:
     model window and the fixed live token policy, recomputed on model change, and none when the
     settings are invalid for that window (spec §11); the live policy is Pi's runtime settings,
     not values ``/continuity settings`` just wrote (P126: the snapshot holds until a restart)."""
-    host = t.host
-    runtime = host.runtime
-    if runtime is None or not host.running or host.crashed or runtime.session.model is None:
+    live = t.live_policy()
+    if live is None:
         return
-    model = runtime.session.model
-    try:
-        settings = runtime.settings.get_compaction_settings(model)
-    except SettingsError:
-        return
+    model, settings = live
     window = model.context_window
     reserve, keep = settings.reserve_tokens, settings.keep_recent_tokens
     valid = settings.enabled and 0 < reserve < window and 0 < keep < window - reserve
-    for key, text in host.ui.statuses.items():
+    for key, text in t.host.ui.statuses.items():
         match = _FOOTER_PERCENT.search(str(text))
         if match is None:
             continue
@@ -1321,15 +1329,10 @@ def status_for_current_window(t: Tracker, record: dict[str, Any]) -> Iterator[st
     shows as unknown, are not asked."""
     message = str(record.get("message", ""))
     match = _STATUS_WINDOW.search(message)
-    host = t.host
-    runtime = host.runtime
-    if match is None or runtime is None or runtime.session.model is None:
+    live = t.live_policy() if match is not None else None
+    if match is None or live is None:
         return
-    model = runtime.session.model
-    try:
-        settings = runtime.settings.get_compaction_settings(model)
-    except SettingsError:
-        return
+    model, settings = live
     window = model.context_window
     shown = int(match.group(1).replace(",", ""))
     if shown != window:
