@@ -28,6 +28,7 @@ STEPS = 40
 REQUIRED = [
     ("P10", "continuation_as_hidden_message", 0, "continuation_never_hidden"),
     ("P17", "status_keeps_first_window", 2, "status_for_current_window"),
+    ("P29b", "reserve_at_window_accepted", 33, "invalid_native_settings_commit_nothing"),
     ("P36b", "xhigh_effort_refused", 11, "liveness"),
     ("P51a", "pending_file_name_prefixed", 0, "artifacts_named_by_event"),
     ("P51a", "session_directory_shortened", 0, "artifacts_named_by_event"),
@@ -80,6 +81,7 @@ def test_every_rule_of_the_new_invariants_has_a_mutant_here() -> None:
             "fresh_event_per_handoff",
             "shutdown_changes_nothing",
             "status_for_current_window",
+            "invalid_native_settings_commit_nothing",
         )
         for rule in INVARIANTS[name].rules
     } | {"P36b", "P69a", "P69b", "P69c"}

@@ -557,6 +557,41 @@ def commit_details_correlate(t: Tracker, record: dict[str, Any]) -> Iterator[str
         yield from details_context_problems(details, context)
 
 
+@_register("entry:compaction", rules=("P29b",))
+def invalid_native_settings_commit_nothing(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The native settings Pi prepared (``event.preparation.settings``) are revalidated against
+    the active model's window immediately before each compaction (spec §6, §13):
+    ``reserveTokens`` positive and below the window, ``keepRecentTokens`` positive and below
+    ``window - reserveTokens``; otherwise the compaction is refused, and the implementation
+    commits nothing. It names P29b only: the explorer's settings break no other bound (a reserve
+    above a small model's window is the one it reaches), so P29a, P30a, P30b and P49 (the file
+    on disk is not what is validated) stay with the features."""
+    entry = _implementation_commit(t, record)
+    checkpoint = t.open_checkpoint
+    runtime = t.host.runtime
+    if entry is None or checkpoint is None or runtime is None or runtime.session.model is None:
+        return
+    model = runtime.session.model
+    window = model.context_window
+    reserve, keep = checkpoint.settings.get("reserveTokens"), checkpoint.settings.get("keepRecentTokens")
+    if type(reserve) is not int or type(keep) is not int:
+        return
+    if reserve <= 0:
+        problem = f"reserveTokens {reserve} is not positive"
+    elif reserve >= window:
+        problem = f"reserveTokens {reserve:,} is not below the window"
+    elif keep <= 0:
+        problem = f"keepRecentTokens {keep} is not positive"
+    elif keep >= window - reserve:
+        problem = f"keepRecentTokens {keep:,} is not below window - reserveTokens ({window - reserve:,})"
+    else:
+        return
+    yield (
+        f"compaction entry {entry.get('id')} was committed with Pi's prepared settings invalid for "
+        f"{model.full_id} ({window:,} tokens): {problem}"
+    )
+
+
 @_register("entry:compaction", rules=("P59b", "P112"))
 def stale_pending_never_injected(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A pending Brief left by an earlier runtime (before a reload, restart or crash) is inert:
