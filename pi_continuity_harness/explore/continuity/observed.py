@@ -234,8 +234,14 @@ def archive_retention(run: ObservedRun) -> Iterator[str]:
 
 
 def archive_requires_full_match(run: ObservedRun) -> Iterator[str]:
-    """What can be seen of it afterwards: every archived Brief is ``archived`` and its body is
-    the body of a committed compaction summary with the same eventId."""
+    """What can be seen of it afterwards: every archived Brief of the current session is
+    ``archived`` and its body is the body of a committed compaction summary of the session's
+    entries with the same eventId. Another session's archives were judged while it was current
+    (after every operation; a problem is reported once): a new session, or a restart with
+    in-memory sessions, has none of their entries, and this form failed the reference on such a
+    run (seed 18: ``tests/explore/test_psc_observed_invariants.py``)."""
+    planted = _planted(run)
+    session_id = run.observation.session_id
     committed = {}
     for entry in _implementation_commits(run):
         brief = parse_brief(str(entry.get("summary")))
@@ -249,9 +255,13 @@ def archive_requires_full_match(run: ObservedRun) -> Iterator[str]:
                     text = handle.read()
             except OSError:
                 continue
+            if os.path.relpath(path, run.project_dir) in planted:
+                continue
             brief = parse_brief(text)
             if brief is None or brief.status != "archived":
                 yield f"{name} is not an archived Brief"
+                continue
+            if session_id is not None and brief.frontmatter.get("sessionId") != session_id:
                 continue
             match = committed.get(brief.event_id)
             if match is None:
@@ -279,19 +289,49 @@ def messages_prefixed(run: ObservedRun) -> Iterator[str]:
             yield f"a notification is not product-prefixed: {str(message)[:80]!r}"
 
 
+def _planted(run: ObservedRun) -> dict[str, Any]:
+    """The files the scenario planted in the project, by normalised project-relative path."""
+    return {
+        os.path.normpath(name.removeprefix("$PROJECT/")): spec for name, spec in run.scenario.files.items()
+    }
+
+
 def untrusted_project_untouched(run: ObservedRun) -> Iterator[str]:
-    """What can be seen of it: nothing of the extension's appears under an untrusted project."""
+    """What can be seen of it: nothing of the extension's appears under an untrusted project,
+    beside the files the scenario planted there, as they were planted (this form took the
+    planted artifacts' directory for the extension's, and failed the reference on every
+    untrusted seed with planted artifacts: ``tests/explore/test_psc_observed_invariants.py``)."""
     if run.scenario.trust != "never":
         return
     root = run.project_dir / ".pi" / "session-continuity"
-    if root.exists():
-        yield f"{root} exists in an untrusted project"
+    if not root.exists():
+        return
+    planted = _planted(run)
+    for directory, _dirs, files in os.walk(root):
+        relative = os.path.relpath(directory, run.project_dir)
+        if not any(path == relative or path.startswith(relative + os.sep) for path in planted):
+            yield f"{directory} exists in an untrusted project"
+            return
+        for name in sorted(files):
+            path = os.path.join(directory, name)
+            spec = planted.get(os.path.relpath(path, run.project_dir))
+            if spec is None or (spec.text is not None and _read(path) != spec.text):
+                yield f"{path} was written in an untrusted project"
+                return
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return None
 
 
 def _artifact_files(run: ObservedRun) -> Iterator[tuple[str, str, str]]:
     """``(path, folder, text)`` of every Markdown file in a ``pending``, ``archive`` or ``failed``
     directory under the project, in path order, but the files the scenario planted there."""
-    planted = {os.path.normpath(name.removeprefix("$PROJECT/")) for name in run.scenario.files}
+    planted = _planted(run)
     for root, dirs, files in os.walk(run.project_dir):
         dirs.sort()
         folder = os.path.basename(root)
