@@ -40,10 +40,13 @@ __all__ = [
     "MAX_FRONTMATTER_VALUES",
     "MESSAGE_PREFIX",
     "REQUIRED_FIELDS",
+    "SAFE_PATH_COMPONENT",
     "Brief",
     "brief_problems",
+    "details_context_problems",
     "freshness_rule_paragraphs",
     "freshness_statements_missing",
+    "handoff_context",
     "has_freshness_rule",
     "leaf_values",
     "named_values",
@@ -88,6 +91,10 @@ HANDOFF_REASON_OF_COMPACTION = {
     "overflow": "overflow",
     "manual": "manual-compaction",
 }
+#: A session id or eventId a path names verbatim (spec §7: ``<artifactDirectory>/<sessionId>/``,
+#: ``<eventId>.md``): file-name-safe characters, not starting with a dot. Any other id is made
+#: safe first, in a way the spec leaves open (``.x`` and ``..`` cannot be names as they are).
+SAFE_PATH_COMPONENT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 REQUIRED_FIELDS = (
     "kind",
     "product",

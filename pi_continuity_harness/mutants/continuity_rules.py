@@ -4720,7 +4720,9 @@ patched(
     ("P51a",),
     "§7: a session's artifacts lie under <artifactDirectory>/<sessionId>/",
     "a session's directory is named by the first eight characters of its id, so sessions whose ids begin alike "
-    "(Pi's time-ordered UUIDv7 ids of one day) share it (killed by exploration's artifacts_named_by_event)",
+    "(Pi's time-ordered UUIDv7 ids of one day) share it (survived the features until smoke 03's 'its file lies in "
+    "this session's pending directory' asked for the id's own directory; killed by exploration's "
+    "artifacts_named_by_event)",
     "paths:safe_session_component",
     lambda original: lambda session_id: original(session_id[:8]),
 )

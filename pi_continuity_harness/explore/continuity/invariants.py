@@ -45,6 +45,7 @@ from pi_continuity_harness.features.oracle import (
     CONTINUATION_SUFFIX,
     HANDOFF_REASON_OF_COMPACTION,
     MESSAGE_PREFIX,
+    SAFE_PATH_COMPONENT,
     Brief,
     brief_problems,
     details_context_problems,
@@ -813,8 +814,6 @@ def archive_written_directly(t: Tracker) -> Iterator[str]:
 # ===================================================================== artifact files
 #: Spec §7: the folders of a session's artifacts under ``<artifactDirectory>/<sessionId>/``.
 ARTIFACT_FOLDERS = frozenset({"pending", "archive", "failed"})
-#: A file name component the checker can expect verbatim in a path (spec §7 names no escaping).
-_SAFE_COMPONENT = re.compile(r"[A-Za-z0-9._-]+")
 #: ``<timestamp>`` of ``<timestamp>-<eventId>.md``: the spec fixes no format, so any run of
 #: file-name-safe characters holding a date's eight digits or more (the reference writes
 #: ``2026-11-30T00-01-02-123Z``, Pi's session file names' form).
@@ -850,7 +849,7 @@ def artifact_name_problems(path: str, folder: str, text: str) -> Iterator[str]:
     event_id = _frontmatter_field(_EVENT_ID, text)
     session_id = _frontmatter_field(_SESSION_ID, text)
     name = os.path.basename(path)
-    if event_id is not None and _SAFE_COMPONENT.fullmatch(event_id):
+    if event_id is not None and SAFE_PATH_COMPONENT.fullmatch(event_id):
         if folder == "pending":
             if name != f"{event_id}.md":
                 yield f"the pending Brief of event {event_id} is named {name!r}, not '{event_id}.md'"
@@ -858,7 +857,7 @@ def artifact_name_problems(path: str, folder: str, text: str) -> Iterator[str]:
             stamp = name[: -len(f"-{event_id}.md")] if name.endswith(f"-{event_id}.md") else ""
             if not _TIMESTAMP.fullmatch(stamp) or sum(c.isdigit() for c in stamp) < 8:
                 yield f"the {folder} file of event {event_id} is named {name!r}, not '<timestamp>-{event_id}.md'"
-    if session_id is not None and _SAFE_COMPONENT.fullmatch(session_id):
+    if session_id is not None and SAFE_PATH_COMPONENT.fullmatch(session_id):
         session_dir = os.path.basename(os.path.dirname(os.path.dirname(path)))
         if session_dir != session_id:
             yield (

@@ -20,6 +20,7 @@ from pi_continuity_harness.features.oracle import (
     MANDATORY_HEADINGS,
     MESSAGE_PREFIX,
     REQUIRED_FIELDS,
+    SAFE_PATH_COMPONENT,
     brief_problems,
     freshness_rule_paragraphs,
     freshness_statements_missing,
@@ -1271,7 +1272,7 @@ def _pending_name(world: World) -> None:
     assert brief.event_id, f"{name} records no eventId"
     assert Path(name).name == f"{brief.event_id}.md", f"the pending Brief is named {Path(name).name}"
     session_id = world.observe().session_id or ""
-    if re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]*", session_id):
+    if SAFE_PATH_COMPONENT.fullmatch(session_id):
         exact = world.artifact_dir() / session_id / "pending" / f"{brief.event_id}.md"
         assert exact.is_file(), (
             f"the pending Brief is not at <artifactDirectory>/{session_id}/pending/: {name}"
