@@ -1,8 +1,9 @@
 """Issue 10 item 5: the explorer covers the configuration space, for both systems.
 
-A table names every dimension of the space and the values it must take; over seeds 0–79 every
-value is generated at least once (generation only: fast). Then each invariant written for the
-space is shown to fail: exploration, at a fixed seed, kills the mutant of the rule it declares.
+A table names every dimension of the space and the values it must take; over seeds 0–79 (0–139
+for Pi Session Continuity) every value is generated at least once (generation only: fast). Then
+each invariant written for the space is shown to fail: exploration, at a fixed seed, kills the
+mutant of the rule it declares.
 A mutant patches a reference module; it runs in this process (the ``explore`` command, as
 called from the command line), and the reference is then put back and checked unchanged
 (:mod:`pi_continuity_harness.mutants.pristine`, as the batched kill tests do): a process of its
@@ -24,15 +25,19 @@ from pi_continuity_harness.explore.continuity.generate import (
     EFFORTS,
     LARGE,
     LOCKED,
+    NATIVE_FAULTS,
     SMALL,
     ExploreCase,
     generate_case,
 )
 from pi_continuity_harness.mutants.pristine import changed_since, reference_snapshot, reset_reference
-from pi_continuity_harness.scenario.operations import CommandOp, CompactOp
+from pi_continuity_harness.scenario.operations import CommandOp, CompactOp, EditFileOp
 
 SEEDS = range(80)
-CONTINUITY = [generate_case(seed, 40) for seed in SEEDS]
+#: Pi Session Continuity's seeds: 0-139 since one seed in five plants invalid native settings
+#: with a config that hands off (seed 58, the only ``invalid_json`` config below 80, is one).
+CONTINUITY_SEEDS = range(140)
+CONTINUITY = [generate_case(seed, 40) for seed in CONTINUITY_SEEDS]
 BLITZ = [blitz_case(seed, 40) for seed in SEEDS]
 
 
@@ -55,6 +60,7 @@ CONTINUITY_DIMENSIONS: list[tuple[str, Callable[[ExploreCase], Any], set[Any]]] 
     ("mode", lambda c: c.options.mode, {"rpc", "print", "json"}),
     ("session", lambda c: c.options.session, {"file", "memory"}),
     ("trust", lambda c: c.options.trust, {"always", "never"}),
+    ("native settings", lambda c: c.options.native, {None, *NATIVE_FAULTS}),
 ]
 
 
@@ -106,7 +112,7 @@ def _seen(cases: list[Any], getter: Callable[[Any], Any]) -> set[Any]:
 @pytest.mark.parametrize(
     ("name", "getter", "values"), CONTINUITY_DIMENSIONS, ids=[d[0] for d in CONTINUITY_DIMENSIONS]
 )
-def test_seeds_0_to_79_cover_every_value_of_each_continuity_dimension(
+def test_seeds_0_to_139_cover_every_value_of_each_continuity_dimension(
     name: str, getter: Callable[[ExploreCase], Any], values: set[Any]
 ) -> None:
     assert values <= _seen(CONTINUITY, getter), f"{name}: missing {values - _seen(CONTINUITY, getter)}"
@@ -136,6 +142,38 @@ def test_the_space_is_in_the_seed_line_and_options_json() -> None:
         and blitz.options_json()["settings"]["criticalWarningPercent"] == 94
     )
     assert {"mode", "session", "trust", "config", "compactions"} <= set(blitz.options_json())
+
+
+def test_invalid_native_settings_are_planted_in_the_trusted_project_and_healed_for_liveness() -> None:
+    """A seed with a native fault plants it in the project's settings only (the liveness phase
+    rewrites that file before its restart), trusts the project (an untrusted one's settings are
+    never read) and a config that hands off, never runs ``/continuity settings`` unless the form
+    is ``disabled`` (the setup would write valid tokens over it) and runs ``/compact`` (spec
+    §18: disabled is refused for ``/compact`` too)."""
+    broken = {
+        "zero_reserve": ("reserveTokens", 0),
+        "zero_keep": ("keepRecentTokens", 0),
+        "disabled": ("enabled", False),
+    }
+    for form in NATIVE_FAULTS:
+        case = next(c for c in CONTINUITY if c.options.native == form)
+        project = case.base["settings"]["project"]["compaction"]
+        valid = {"enabled": True, "reserveTokens": case.options.reserve, "keepRecentTokens": 2_000}
+        assert case.base["settings"]["global"]["compaction"] == valid
+        key, value = broken.get(form, ("reserveTokens", case.options.window - 2_000))
+        assert project[key] == value and {k: v for k, v in project.items() if k != key and k in valid} == {
+            k: v for k, v in valid.items() if k != key
+        }, (form, project)
+        assert case.options.trust == "always" and case.options.config_hands_off
+        # Only a disabled one may meet the native setup, which must turn it back on (§12).
+        assert form == "disabled" or case.options.weights["settings"] == 0, form
+        assert any(isinstance(op, CompactOp) for op in case.operations), form
+        assert f"native {form} |" in case.describe() and case.options_json()["nativeSettings"] == form
+        restore = next(op for op in case.liveness if isinstance(op, EditFileOp))
+        assert restore.edit_file.path == ".pi/settings.json"
+        assert restore.edit_file.json_value == {"compaction": valid}
+    assert sum(c.options.native is not None for c in CONTINUITY) == len(CONTINUITY_SEEDS) // 5
+    assert all(c.options_json()["nativeSettings"] is None for c in CONTINUITY if c.seed % 5 != 3)
 
 
 def test_the_space_is_drawn_from_the_seed() -> None:

@@ -49,7 +49,9 @@ def _observed_problems(implementation: str, seed: int, workdir: Path) -> list[tu
 #: Seeds 2 and 21 plant artifacts in an untrusted project (``untrusted_project_untouched`` took
 #: their directory for the extension's); seed 18 restarts with in-memory sessions after an
 #: archive (``archive_requires_full_match`` looked for the archived event in the new session).
-@pytest.mark.parametrize("seed", [0, 1, 2, 5, 7, 18, 21])
+#: Seeds 3, 8, 13 and 18 plant invalid native settings (zero reserve, zero keep, a keep at the
+#: bound, native compaction disabled), which the reference refuses.
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 5, 7, 8, 13, 18, 21])
 def test_the_reference_breaks_no_observed_invariant(tmp_path: Path, seed: int) -> None:
     assert _observed_problems("reference", seed, tmp_path / "r") == []
 
@@ -64,6 +66,11 @@ MUTANT_ROWS = [
     ("session_directory_shortened", 0, "artifacts_named_by_event"),
     ("effort_off_accepted", 5, "brief_effort_is_a_label"),
     ("continuation_as_hidden_message", 0, "continuation_never_hidden"),
+    # The window-free bounds of the native settings (P29a, P30a, P123a, P123b).
+    ("zero_reserve_accepted", 223, "invalid_native_settings_commit_nothing"),
+    ("zero_keep_accepted", 648, "invalid_native_settings_commit_nothing"),
+    ("native_disabled_accepted", 58, "invalid_native_settings_commit_nothing"),
+    ("manual_compact_while_native_disabled", 58, "invalid_native_settings_commit_nothing"),
     # The two forms that failed the reference still fail on their mutants (seed 191 plants
     # artifacts in the untrusted project, as seeds 2 and 21 do: the Brief written beside them).
     ("untrusted_checkpoint_writes", 191, "untrusted_project_untouched"),

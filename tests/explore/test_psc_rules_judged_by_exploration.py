@@ -24,11 +24,16 @@ from pi_continuity_harness.mutants.pristine import changed_since, reference_snap
 STEPS = 40
 
 #: (rule, mutant, seed, invariant): the invariant breaks on the mutant at the seed, which the
-#: reference passes (seeds found by ``explore --extension <mutant> --seeds 60 --max-failures 60``).
+#: reference passes (seeds found by ``explore --extension <mutant> --seeds 60 --max-failures 60``;
+#: for the invalid native settings, seeds in ``print`` or ``json`` mode, where no footer shows
+#: first that the settings were accepted: ``footer_tracks_model`` kills them in ``rpc`` mode).
 REQUIRED = [
     ("P10", "continuation_as_hidden_message", 0, "continuation_never_hidden"),
     ("P17", "status_keeps_first_window", 2, "status_for_current_window"),
-    ("P29b", "reserve_at_window_accepted", 33, "invalid_native_settings_commit_nothing"),
+    ("P29a", "zero_reserve_accepted", 223, "invalid_native_settings_commit_nothing"),
+    ("P29b", "reserve_at_window_accepted", 77, "invalid_native_settings_commit_nothing"),
+    ("P30a", "zero_keep_accepted", 648, "invalid_native_settings_commit_nothing"),
+    ("P30b", "keep_bound_ignored", 53, "invalid_native_settings_commit_nothing"),
     ("P36b", "xhigh_effort_refused", 11, "liveness"),
     ("P51a", "pending_file_name_prefixed", 0, "artifacts_named_by_event"),
     ("P51a", "session_directory_shortened", 0, "artifacts_named_by_event"),
@@ -42,6 +47,9 @@ REQUIRED = [
     ("P69b", "details_reason_is_pi_reason", 5, "commit_details_correlate"),
     ("P69c", "details_without_settings", 0, "commit_details_correlate"),
     ("P69c", "details_settings_swapped", 0, "commit_details_correlate"),
+    ("P123a", "native_disabled_accepted", 38, "invalid_native_settings_commit_nothing"),
+    ("P123a", "merge_keeps_enabled_false", 18, "native_setup_enables_compaction"),
+    ("P123b", "manual_compact_while_native_disabled", 38, "invalid_native_settings_commit_nothing"),
     ("P127", "shutdown_archives_pending", 5, "shutdown_changes_nothing"),
 ]
 
@@ -82,6 +90,7 @@ def test_every_rule_of_the_new_invariants_has_a_mutant_here() -> None:
             "shutdown_changes_nothing",
             "status_for_current_window",
             "invalid_native_settings_commit_nothing",
+            "native_setup_enables_compaction",
         )
         for rule in INVARIANTS[name].rules
     } | {"P36b", "P69a", "P69b", "P69c"}

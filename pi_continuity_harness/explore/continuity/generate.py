@@ -51,6 +51,7 @@ __all__ = [
     "EFFORTS",
     "LOCKED",
     "MODES",
+    "NATIVE_FAULTS",
     "SESSIONS",
     "SYNTHESIS_FAULTS",
     "ExploreCase",
@@ -118,6 +119,15 @@ MODES: tuple[str, ...] = ("rpc", "print", "json")
 #: Where Pi keeps the session: a ``file`` (``.jsonl``) or ``memory`` (``--no-session``).
 SESSIONS: tuple[str, ...] = ("file", "memory")
 
+#: Invalid native compaction settings a seed may plant in the project's ``settings.json``, one
+#: rule each, which Pi 1.6 accepts (``getCompactionTokenSetting`` wants a non-negative integer,
+#: settings-manager.ts) and the extension must refuse before each compaction (spec §6, §18):
+#: ``zero_reserve`` (``reserveTokens: 0``, P29a), ``zero_keep`` (``keepRecentTokens: 0``, P30a),
+#: ``keep_at_bound`` (``reserveTokens`` = window - ``keepRecentTokens``, P30b: a keep at the
+#: bound Pi can reach, where a large keep leaves Pi nothing to summarise and no compaction to
+#: refuse) and ``disabled`` (``enabled: false``, P123a: only ``/compact`` reaches the extension).
+NATIVE_FAULTS: tuple[str, ...] = ("zero_reserve", "zero_keep", "keep_at_bound", "disabled")
+
 #: The invalid fields an ``invalid_field`` config carries, one each (spec §6 validation).
 _INVALID_FIELDS: tuple[tuple[str, Any], ...] = (
     ("synthesisEffort", "turbo"),
@@ -175,6 +185,8 @@ class SwarmOptions:
     #: One of :data:`MODES` and :data:`SESSIONS`.
     mode: str = "rpc"
     session: str = "file"
+    #: One of :data:`NATIVE_FAULTS` (None: the native settings are valid).
+    native: str | None = None
 
     @property
     def threshold(self) -> int:
@@ -202,7 +214,7 @@ class SwarmOptions:
             f" tamper {'yes' if self.tamper else 'no'} planted {'yes' if self.planted else 'no'}"
             f" config {self.config}{'/' + self.bad_field if self.bad_field else ''}"
             f" auth {'yes' if self.synthesis_auth else 'no'} mode {self.mode} session {self.session}"
-            f" | {favoured}"
+            f"{' native ' + self.native if self.native else ''} | {favoured}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -231,7 +243,26 @@ class SwarmOptions:
             "synthesisAuth": self.synthesis_auth,
             "mode": self.mode,
             "session": self.session,
+            "nativeSettings": self.native,
         }
+
+    def native_compaction(self) -> dict[str, Any]:
+        """The project's native compaction settings (spec §6): the seed's valid ones, or the
+        invalid form :data:`NATIVE_FAULTS` names."""
+        compaction: dict[str, Any] = {
+            "enabled": True,
+            "reserveTokens": self.reserve,
+            "keepRecentTokens": KEEP_RECENT,
+        }
+        if self.native == "zero_reserve":
+            compaction["reserveTokens"] = 0
+        elif self.native == "zero_keep":
+            compaction["keepRecentTokens"] = 0
+        elif self.native == "keep_at_bound":
+            compaction["reserveTokens"] = self.window - KEEP_RECENT
+        elif self.native == "disabled":
+            compaction["enabled"] = False
+        return compaction
 
 
 @dataclass(frozen=True)
@@ -339,11 +370,32 @@ def _swarm(seed: int, steps: int, rng: random.Random) -> SwarmOptions:
             reasoning, thinking = True, thinking if thinking != "off" else "low"
         mode = space.choices(MODES, (4, 1, 1))[0]
         session = space.choices(SESSIONS, (4, 1))[0]
+    # One seed in five plants invalid native compaction settings (spec §6, §18), the form
+    # rotating, so the 60 seeds ``mutants`` explores meet each form three times. It draws
+    # nothing, so the other seeds stay what they were. Such a seed trusts the project (an
+    # untrusted project's settings are never read) and has a config that hands off (valid or
+    # absent, no synthesis model without auth), so the refusal it must see is the native
+    # settings' own.
+    native = NATIVE_FAULTS[(seed // 5) % len(NATIVE_FAULTS)] if seed % 5 == 3 else None
+    if native is not None:
+        trust = "always"
+        if config not in ("valid", "absent"):
+            config, bad_field = "valid", None
+        if synthesis_model == LOCKED:
+            synthesis_model = "inherit"
     if config in ("disabled", "invalid_field", "invalid_json") or mode != "rpc":
         # A refusing config or a mode without a UI is where /continuity checkpoint and settings
         # must mutate nothing (spec §12, §18): make sure the seed runs them.
         weights["checkpoint"] = max(weights["checkpoint"], 2)
         weights["settings"] = max(weights["settings"], 1)
+    if native is not None:
+        # /compact is where a disabled or invalid native configuration must still be refused,
+        # and the only way a disabled one reaches the extension, so it runs, often. Only a
+        # disabled one meets ``/continuity settings``, whose native setup must turn it back on
+        # (§12); the others never run it, as it would write valid tokens over them.
+        weights["compact"] = max(weights["compact"], 4 if native == "disabled" else 2)
+        if native != "disabled":
+            weights["settings"] = 0
     max_tokens = 65_536 if drawn_reasoning else rng.choice((16_384, 32_768))
     if reasoning:
         max_tokens = 65_536
@@ -371,10 +423,14 @@ def _swarm(seed: int, steps: int, rng: random.Random) -> SwarmOptions:
         bad_field=bad_field,
         mode=mode,
         session=session,
+        native=native,
     )
 
 
 def _base(options: SwarmOptions, session_id: str | None) -> dict[str, Any]:
+    """The seed's machine. An invalid native setting goes into the project's settings only:
+    the liveness phase heals that file (:func:`_liveness`), and an untrusted project's settings
+    are never read, so such a seed explores valid ones."""
     compaction = {"enabled": True, "reserveTokens": options.reserve, "keepRecentTokens": KEEP_RECENT}
     models = [
         {
@@ -390,7 +446,10 @@ def _base(options: SwarmOptions, session_id: str | None) -> dict[str, Any]:
     project = {
         "theme": "dark",
         "packages": ["npm:example-package"],
-        "compaction": {**compaction, "modelOverrides": {"other/model": {"reserveTokens": 1000}}},
+        "compaction": {
+            **options.native_compaction(),
+            "modelOverrides": {"other/model": {"reserveTokens": 1000}},
+        },
     }
     files: dict[str, Any] = {}
     config_file = _config_file(options)
@@ -699,7 +758,7 @@ def _liveness(options: SwarmOptions) -> tuple[tuple[Operation, ...], tuple[Reply
     A seed whose extension config cannot hand off (disabled, invalid, a pinned model without
     auth) also gets its config corrected before the restart: automatic behaviour must resume
     once the config is fixed and Pi restarts (spec §6, P47)."""
-    compaction = {"enabled": True, "reserveTokens": options.reserve, "keepRecentTokens": KEEP_RECENT}
+    compaction = replace(options, native=None).native_compaction()
     restore = EditFileOp.model_validate(
         {
             "edit_file": {

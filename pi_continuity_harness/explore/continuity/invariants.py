@@ -79,6 +79,7 @@ __all__ = [
     "effort_label_problems",
     "hidden_continuation_problems",
     "invariant_specs",
+    "native_settings_problem",
     "run_checker",
 ]
 
@@ -558,39 +559,51 @@ def commit_details_correlate(t: Tracker, record: dict[str, Any]) -> Iterator[str
         yield from details_context_problems(details, context)
 
 
-@_register("entry:compaction", rules=("P29b",))
+@_register("entry:compaction", rules=("P29a", "P29b", "P30a", "P30b", "P123a", "P123b"))
 def invalid_native_settings_commit_nothing(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The native settings Pi prepared (``event.preparation.settings``) are revalidated against
     the active model's window immediately before each compaction (spec §6, §13):
-    ``reserveTokens`` positive and below the window, ``keepRecentTokens`` positive and below
-    ``window - reserveTokens``; otherwise the compaction is refused, and the implementation
-    commits nothing. It names P29b only: the explorer's settings break no other bound (a reserve
-    above a small model's window is the one it reaches), so P29a, P30a, P30b and P49 (the file
-    on disk is not what is validated) stay with the features."""
+    ``reserveTokens`` positive (P29a) and below the window (P29b), ``keepRecentTokens`` positive
+    (P30a) and below ``window - reserveTokens`` (P30b), and native compaction enabled (spec §18:
+    disabled is a refused state, P123a, for ``/compact`` too, P123b); otherwise the compaction is
+    refused, and the implementation commits nothing. The explorer reaches each: a reserve above
+    a small model's window, and the invalid project settings of
+    :data:`~pi_continuity_harness.explore.continuity.generate.NATIVE_FAULTS`. P49 (the file on
+    disk is not what is validated) stays with the features."""
     entry = _implementation_commit(t, record)
     checkpoint = t.open_checkpoint
     runtime = t.host.runtime
     if entry is None or checkpoint is None or runtime is None or runtime.session.model is None:
         return
     model = runtime.session.model
-    window = model.context_window
-    reserve, keep = checkpoint.settings.get("reserveTokens"), checkpoint.settings.get("keepRecentTokens")
+    problem = native_settings_problem(checkpoint.settings, window=model.context_window)
+    if problem is not None:
+        yield (
+            f"compaction entry {entry.get('id')} was committed with Pi's prepared settings invalid for "
+            f"{model.full_id} ({model.context_window:,} tokens): {problem}"
+        )
+
+
+def native_settings_problem(settings: dict[str, Any], *, window: int | None) -> str | None:
+    """What makes Pi's prepared native settings (``event.preparation.settings``) a refused state
+    (spec §6, §18), or None: native compaction disabled, ``reserveTokens`` or
+    ``keepRecentTokens`` not positive, and with a ``window``, ``reserveTokens`` not below it or
+    ``keepRecentTokens`` not below ``window - reserveTokens``. Non-integer values are Pi's to
+    refuse (it throws before preparing), so they make no problem here."""
+    reserve, keep = settings.get("reserveTokens"), settings.get("keepRecentTokens")
     if type(reserve) is not int or type(keep) is not int:
-        return
+        return None
+    if settings.get("enabled") is False:
+        return "native compaction is disabled"
     if reserve <= 0:
-        problem = f"reserveTokens {reserve} is not positive"
-    elif reserve >= window:
-        problem = f"reserveTokens {reserve:,} is not below the window"
-    elif keep <= 0:
-        problem = f"keepRecentTokens {keep} is not positive"
-    elif keep >= window - reserve:
-        problem = f"keepRecentTokens {keep:,} is not below window - reserveTokens ({window - reserve:,})"
-    else:
-        return
-    yield (
-        f"compaction entry {entry.get('id')} was committed with Pi's prepared settings invalid for "
-        f"{model.full_id} ({window:,} tokens): {problem}"
-    )
+        return f"reserveTokens {reserve} is not positive"
+    if window is not None and reserve >= window:
+        return f"reserveTokens {reserve:,} is not below the window"
+    if keep <= 0:
+        return f"keepRecentTokens {keep} is not positive"
+    if window is not None and keep >= window - reserve:
+        return f"keepRecentTokens {keep:,} is not below window - reserveTokens ({window - reserve:,})"
+    return None
 
 
 @_register("entry:compaction", rules=("P59b", "P112"))
@@ -1018,6 +1031,21 @@ def settings_keep_unrelated_keys(t: Tracker, record: dict[str, Any]) -> Iterator
                     yield f"compaction.{name} was changed or dropped"
         elif new.get(key) != value:
             yield f"unrelated setting {key!r} was changed or dropped"
+
+
+@_register("fs:replace_before", rules=("P123a",))
+def native_setup_enables_compaction(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The native setup merges ``compaction.enabled: true`` with the derived tokens (spec §12's
+    override ``{ "compaction": { "enabled": true, ... } }``): native compaction disabled is a
+    refused state (§18), so a setup that kept ``false`` would leave the extension refused after
+    the restart it asks for. The project settings are written only by that setup."""
+    pair = _settings_write(t, record)
+    if pair is None:
+        return
+    compaction = pair[0].get("compaction")
+    enabled = compaction.get("enabled") if isinstance(compaction, dict) else None
+    if enabled is not True:
+        yield f"the native setup wrote compaction.enabled {json.dumps(enabled)} (spec §12 merges true)"
 
 
 @_register("fs:replace_before", rules=("P14",))

@@ -21,6 +21,7 @@ from pi_continuity_harness.explore.continuity.invariants import (
     artifact_name_problems,
     effort_label_problems,
     hidden_continuation_problems,
+    native_settings_problem,
 )
 from pi_continuity_harness.explore.observed import ObservedInvariant, ObservedRun
 from pi_continuity_harness.features.oracle import (
@@ -370,24 +371,45 @@ def brief_effort_is_a_label(run: ObservedRun) -> Iterator[str]:
             yield from effort_label_problems(brief)
 
 
+def invalid_native_settings_commit_nothing(run: ObservedRun) -> Iterator[str]:
+    """Observed: the bounds that need no window (a positive ``reserveTokens`` and
+    ``keepRecentTokens``, native compaction enabled), read from the ``session_before_compact``
+    event before each commit. The bounds against the active model's window (P29b, P30b) need the
+    host's live model, which only the simulator's trace shows."""
+    for entry in _implementation_commits(run):
+        prepared = _prepared(run, entry.get("id"))
+        settings = ((prepared or {}).get("preparation") or {}).get("settings")
+        if not isinstance(settings, dict):
+            continue
+        problem = native_settings_problem(settings, window=None)
+        if problem is not None:
+            yield f"compaction entry {entry.get('id')} was committed with Pi's prepared settings invalid: {problem}"
+
+
 def continuation_never_hidden(run: ObservedRun) -> Iterator[str]:
     for kind in ("custom_message", "custom"):
         for entry in run.entries_of(kind):
             yield from hidden_continuation_problems(entry)
 
 
-def _spec(function: Any, needs: tuple[str, ...]) -> ObservedInvariant:
-    """The observed form of the trace invariant of the same name: its rules and statement, and
-    what this form needs to see."""
+def _spec(function: Any, needs: tuple[str, ...], rules: tuple[str, ...] | None = None) -> ObservedInvariant:
+    """The observed form of the trace invariant of the same name: its rules (or the ``rules``
+    of them this form can judge) and statement, and what this form needs to see."""
     traced = INVARIANTS[function.__name__]
+    assert rules is None or set(rules) <= set(traced.rules), function.__name__
     doc = traced.doc + (" " + " ".join(function.__doc__.split()) if function.__doc__ else "")
-    return ObservedInvariant(function.__name__, doc, traced.rules, frozenset(needs), function)
+    return ObservedInvariant(function.__name__, doc, rules or traced.rules, frozenset(needs), function)
 
 
 #: The observed invariants (each named after the trace invariant whose rule it checks).
 OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = (
     _spec(commit_is_valid_brief, ("entries",)),
     _spec(commit_details_correlate, ("entries",)),
+    _spec(
+        invalid_native_settings_commit_nothing,
+        ("entries", "extension_events"),
+        rules=("P29a", "P30a", "P123a", "P123b"),
+    ),
     _spec(freshness_rule_once, ("entries",)),
     _spec(no_promoted_directive, ("entries",)),
     _spec(fail_closed_no_pi_summary, ("entries",)),
