@@ -64,6 +64,9 @@ class ObservedRun:
     operations: list[tuple[Operation, Any]] = field(default_factory=list)
     #: Per invariant, what it already reported (a violation is reported once).
     reported: dict[str, set[str]] = field(default_factory=dict)
+    #: Per invariant, what it keeps from one operation to the next (a file's bytes before the
+    #: operation, say: an observation is only the state after it).
+    kept: dict[str, Any] = field(default_factory=dict)
 
     @property
     def project_dir(self) -> Path:

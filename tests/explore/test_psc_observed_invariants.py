@@ -8,7 +8,9 @@ The observed forms were exercised only by real-Pi tests of a planted bug
 ``commit_details_correlate``'s session id, handoff reason and native settings) are shown here to
 pass the reference and to fail on the mutant of each rule. Observed so, ``continuation_from_disk_bytes``
 failed the reference on every run with a continuation: it demanded the Brief and the suffix
-concatenated, where the spec (P82c) and the trace form allow white space between them.
+concatenated, where the spec (P82c) and the trace form allow white space between them. The
+twenty-eighth session's forms (``invalid_native_settings_commit_nothing``'s window-free bounds,
+``native_setup_enables_compaction``) likewise, on the seeds that plant invalid native settings.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ MUTANT_ROWS = [
     ("zero_keep_accepted", 648, "invalid_native_settings_commit_nothing"),
     ("native_disabled_accepted", 58, "invalid_native_settings_commit_nothing"),
     ("manual_compact_while_native_disabled", 58, "invalid_native_settings_commit_nothing"),
+    ("merge_keeps_enabled_false", 18, "native_setup_enables_compaction"),
     # The two forms that failed the reference still fail on their mutants (seed 191 plants
     # artifacts in the untrusted project, as seeds 2 and 21 do: the Brief written beside them).
     ("untrusted_checkpoint_writes", 191, "untrusted_project_untouched"),

@@ -10,6 +10,7 @@ API calls, the host's live settings) stays with the simulator's trace invariants
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -38,6 +39,7 @@ from pi_continuity_harness.features.oracle import (
     parse_brief,
     sha256_hex,
 )
+from pi_continuity_harness.scenario.operations import CommandOp
 
 __all__ = ["OBSERVED_INVARIANTS"]
 
@@ -386,6 +388,29 @@ def invalid_native_settings_commit_nothing(run: ObservedRun) -> Iterator[str]:
             yield f"compaction entry {entry.get('id')} was committed with Pi's prepared settings invalid: {problem}"
 
 
+def native_setup_enables_compaction(run: ObservedRun) -> Iterator[str]:
+    """Observed: the project's ``settings.json`` after a ``/continuity settings`` command that
+    changed it (its bytes before are kept from the previous operation)."""
+    path = run.project_dir / ".pi" / "settings.json"
+    text = _read(str(path))
+    before = run.kept.get("native_setup_enables_compaction", text if not run.operations else None)
+    run.kept["native_setup_enables_compaction"] = text
+    if not run.operations or text is None or text == before:
+        return
+    op = run.operations[-1][0]
+    if not (isinstance(op, CommandOp) and op.command.text.strip().startswith("/continuity settings")):
+        return
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        yield f"{path} is not JSON after the native setup"
+        return
+    compaction = data.get("compaction") if isinstance(data, dict) else None
+    enabled = compaction.get("enabled") if isinstance(compaction, dict) else None
+    if enabled is not True:
+        yield f"the native setup wrote compaction.enabled {json.dumps(enabled)} (spec §12 merges true)"
+
+
 def continuation_never_hidden(run: ObservedRun) -> Iterator[str]:
     for kind in ("custom_message", "custom"):
         for entry in run.entries_of(kind):
@@ -419,6 +444,7 @@ OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = (
     _spec(one_continuation_per_compaction, ("extension_events",)),
     _spec(continuation_from_disk_bytes, ("extension_events",)),
     _spec(continuation_never_hidden, ("entries",)),
+    _spec(native_setup_enables_compaction, ("files", "operations")),
     _spec(archive_retention, ("files",)),
     _spec(archive_requires_full_match, ("files", "entries")),
     _spec(artifacts_named_by_event, ("files",)),
