@@ -246,14 +246,14 @@ class SwarmOptions:
             "nativeSettings": self.native,
         }
 
+    def valid_compaction(self) -> dict[str, Any]:
+        """The seed's valid native compaction settings (the global ones; what liveness restores)."""
+        return {"enabled": True, "reserveTokens": self.reserve, "keepRecentTokens": KEEP_RECENT}
+
     def native_compaction(self) -> dict[str, Any]:
-        """The project's native compaction settings (spec §6): the seed's valid ones, or the
-        invalid form :data:`NATIVE_FAULTS` names."""
-        compaction: dict[str, Any] = {
-            "enabled": True,
-            "reserveTokens": self.reserve,
-            "keepRecentTokens": KEEP_RECENT,
-        }
+        """The project's native compaction settings (spec §6): the valid ones, or the invalid
+        form :data:`NATIVE_FAULTS` names."""
+        compaction = self.valid_compaction()
         if self.native == "zero_reserve":
             compaction["reserveTokens"] = 0
         elif self.native == "zero_keep":
@@ -431,7 +431,7 @@ def _base(options: SwarmOptions, session_id: str | None) -> dict[str, Any]:
     """The seed's machine. An invalid native setting goes into the project's settings only:
     the liveness phase heals that file (:func:`_liveness`), and an untrusted project's settings
     are never read, so such a seed explores valid ones."""
-    compaction = {"enabled": True, "reserveTokens": options.reserve, "keepRecentTokens": KEEP_RECENT}
+    compaction = options.valid_compaction()
     models = [
         {
             "id": MAIN,
@@ -758,7 +758,7 @@ def _liveness(options: SwarmOptions) -> tuple[tuple[Operation, ...], tuple[Reply
     A seed whose extension config cannot hand off (disabled, invalid, a pinned model without
     auth) also gets its config corrected before the restart: automatic behaviour must resume
     once the config is fixed and Pi restarts (spec §6, P47)."""
-    compaction = replace(options, native=None).native_compaction()
+    compaction = options.valid_compaction()
     restore = EditFileOp.model_validate(
         {
             "edit_file": {
