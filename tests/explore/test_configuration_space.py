@@ -13,7 +13,7 @@ own per mutant cost 0.6 CPU-s of start-up each, three quarters of the test (issu
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,38 @@ def _menu(case: BlitzCase) -> set[str]:
     return out
 
 
+def _prompt_forms(case: BlitzCase) -> set[str]:
+    """The forms of the user's prompts (``blitz.generate.prompt_text``), as a capture must keep
+    them byte for byte (H27b): wherever a prompt is sent, an operation or during a reply."""
+    texts = [
+        str(value)
+        for value in _leaves(case.scenario().model_dump(mode="json", by_alias=True))
+        if isinstance(value, str) and ("prompt " in value or "deferred " in value or "while busy " in value)
+    ]
+    forms = set()
+    for text in texts:
+        if text != text.strip():
+            forms.add("white space around")
+        elif "e\u0301" in text:
+            forms.add("decomposed accent")
+        elif "\r\n" in text:
+            forms.add("CRLF")
+        else:
+            forms.add("plain")
+    return forms
+
+
+def _leaves(value: Any) -> Iterator[Any]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
+
+
 def _automatic(case: BlitzCase) -> Any:
     s = case.settings if case.space.config == "written" else {}
     return s.get("automaticSessionHandoffPercent", 70) if s.get("automaticSessionHandoff") else "off"
@@ -98,6 +130,7 @@ BLITZ_DIMENSIONS: list[tuple[str, Callable[[BlitzCase], Any], set[Any]]] = [
     ("trust", lambda c: c.space.trust, {"always", "never"}),
     ("compaction outcome", _failing_compactions, {"ok", "error", "abort"}),
     ("/sh menu", _menu, {"dismissed", "primary entry"}),
+    ("captured prompt form", _prompt_forms, {"plain", "white space around", "decomposed accent", "CRLF"}),
 ]
 
 

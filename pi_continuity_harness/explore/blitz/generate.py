@@ -48,6 +48,7 @@ __all__ = [
     "Space",
     "blitz_case",
     "generate_blitz_scenario",
+    "prompt_text",
 ]
 
 MANAGED = "$AGENT/pi-blitz-handoff"
@@ -197,6 +198,24 @@ class BlitzCase:
 
 def _call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
+
+
+def prompt_text(label: str, seed: int, number: int) -> str:
+    """The text of the user's ``number``-th prompt of a seed, in one of four forms by its number
+    (nothing drawn): plain, with white space around it, with a decomposed accent (NFD: ``e`` and
+    a combining acute) and with a CRLF line break. A captured prompt is kept byte for byte
+    (reference §3.4, H27b), so an implementation that strips, normalises or rewrites line ends
+    of what it captures changes a prompt the explorer can see (before, every prompt was one
+    plain line, and the three mutants of those slips were out of its reach)."""
+    text = f"{label} {seed}-{number}"
+    form = number % 4
+    if form == 1:
+        return f"  {text} \t"
+    if form == 2:
+        return f"{text} cafe\u0301"
+    if form == 3:
+        return f"{text}\r\nsecond line"
+    return text
 
 
 def _writer(rng: random.Random, n: int, session_marker: str | None) -> tuple[list[dict[str, Any]], str]:
@@ -454,7 +473,12 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
                 held = dict(writer[1])
                 held["during"] = [
                     *held.get("during", []),
-                    {"prompt": {"text": f"deferred {seed}-{prompt_no}", "streaming_behavior": "followUp"}},
+                    {
+                        "prompt": {
+                            "text": prompt_text("deferred", seed, prompt_no),
+                            "streaming_behavior": "followUp",
+                        }
+                    },
                 ]
                 writer[1] = held
             compactions += _intrude(intrusions, writer, space)
@@ -480,7 +504,7 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
         elif action == "prompt":
             prompt_no += 1
             agent.append({"text": f"answer {n}", "context_tokens": 10_000})
-            operations.append({"prompt": f"idle prompt {seed}-{prompt_no}"})
+            operations.append({"prompt": prompt_text("idle prompt", seed, prompt_no)})
         elif action == "held_prompts":
             prompt_no += 1
             agent.append(
@@ -488,7 +512,12 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
                     "text": f"working {n}",
                     "context_tokens": 10_000,
                     "during": [
-                        {"prompt": {"text": f"while busy {seed}-{prompt_no}", "streaming_behavior": "steer"}}
+                        {
+                            "prompt": {
+                                "text": prompt_text("while busy", seed, prompt_no),
+                                "streaming_behavior": "steer",
+                            }
+                        }
                     ],
                 }
             )

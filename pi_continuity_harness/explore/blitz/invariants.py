@@ -298,10 +298,12 @@ class _Run:
         return _path(self.host.paths.agent_dir, "pi-blitz-handoff", *parts)
 
     def recovery_texts(self) -> list[str]:
+        """Each recovery file's text, its line ends as written: ``read_text`` translated CRLF
+        to LF, which hid an implementation that rewrites a captured prompt's line ends (H27b)."""
         root = self.managed("recovery")
         if not root.is_dir():
             return []
-        return [p.read_text(encoding="utf-8") for p in sorted(root.rglob("*")) if p.is_file()]
+        return [p.read_bytes().decode("utf-8") for p in sorted(root.rglob("*")) if p.is_file()]
 
     def boundaries(self) -> list[int]:
         """Trace positions where a request ends for sure: a cancel, a reload, a session switch.

@@ -647,7 +647,7 @@ class AutomaticStrictlyAbove(Mutant):
 @mutant(
     "H27b",
     how="captured prompts are stripped of the whitespace around them",
-    unreachable="the explorer's prompts carry no surrounding whitespace",
+    invariant="captured_prompts_kept_in_order",
 )
 class CapturedPromptStripped(Mutant):
     def on_input(self, event: Any, ctx: Any) -> Any:
@@ -685,10 +685,9 @@ class SessionComponentKeepsUnderscore(Mutant):
         return window
 
 
-_NO_UNNORMALISED = "the explorer's prompts are ASCII without carriage returns"
-
-
-@mutant("H27b", how="captured prompts are normalised to Unicode NFC", unreachable=_NO_UNNORMALISED)
+@mutant(
+    "H27b", how="captured prompts are normalised to Unicode NFC", invariant="captured_prompts_kept_in_order"
+)
 class CapturedPromptNfc(Mutant):
     def on_input(self, event: Any, ctx: Any) -> Any:
         return super().on_input(
@@ -696,7 +695,11 @@ class CapturedPromptNfc(Mutant):
         )
 
 
-@mutant("H27b", how="captured prompts have their CRLF line ends turned into LF", unreachable=_NO_UNNORMALISED)
+@mutant(
+    "H27b",
+    how="captured prompts have their CRLF line ends turned into LF",
+    invariant="captured_prompts_kept_in_order",
+)
 class CapturedPromptNewlinesNormalised(Mutant):
     def on_input(self, event: Any, ctx: Any) -> Any:
         return super().on_input(dataclasses.replace(event, text=event.text.replace("\r\n", "\n")), ctx)
