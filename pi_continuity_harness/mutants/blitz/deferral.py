@@ -615,7 +615,7 @@ class CompactionResetNotPersisted(Mutant):
 @mutant(
     "H53",
     how="the emergency needs use strictly above 90% (> instead of >=)",
-    unreachable="the explorer's turns never report exactly 90% of the window",
+    invariant="emergency_once_at_90_percent",
 )
 class EmergencyStrictlyAbove(Mutant):
     def on_turn_end(self, event: Any, ctx: Any) -> None:
