@@ -25,8 +25,9 @@ STEPS = 40
 
 #: (rule, mutant, seed, invariant): the invariant breaks on the mutant at the seed, which the
 #: reference passes (seeds found by ``explore --extension <mutant> --seeds 60 --max-failures 60``;
-#: for the invalid native settings, seeds in ``print`` or ``json`` mode, where no footer shows
-#: first that the settings were accepted: ``footer_tracks_model`` kills them in ``rpc`` mode).
+#: for the mutants that accept invalid native settings, seeds in ``print`` or ``json`` mode,
+#: where no footer shows first that the settings were accepted: ``footer_tracks_model`` kills
+#: them in ``rpc`` mode).
 REQUIRED = [
     ("P10", "continuation_as_hidden_message", 0, "continuation_never_hidden"),
     ("P17", "status_keeps_first_window", 2, "status_for_current_window"),
