@@ -59,10 +59,9 @@ DOSSIER = "{{match:" + oracle.DOSSIER_MATCH + "}}"
 DELETE = "{{match:" + oracle.DELETION_MATCH + "}}"
 WINDOW = 200_000
 #: A full context: exactly 90 % of the window, the emergency's level (reference §4: at or
-#: above, H53; 180,000 / 200,000 x 100 is 90.0 in IEEE doubles, as Pi computes the percent,
-#: dist/core/agent-session.js:3642 of 1.6.0),
-#: below the native threshold (190,000 here). At 182,000 (91 %) a mutant that escalates only
-#: strictly above 90 % was out of reach.
+#: above, H53), below the native threshold (190,000 here). 180,000 / 200,000 x 100 is 90.0 in
+#: IEEE doubles, as Pi computes the percent (dist/core/agent-session.js:3642 of 1.6.0). At
+#: 182,000 (91 %) a mutant that escalates only strictly above 90 % was out of reach.
 EMERGENCY_TOKENS = 180_000
 NATIVE_THRESHOLD = 190_000  # window 200,000 − reserveTokens 10,000
 
