@@ -110,6 +110,7 @@ PLANTED = [
     ("H29a", "blitz_finish_accepts_foreign_id", 3, "finish_only_with_returned_id"),
     ("H89", "blitz_invalid_setting_saved", 0, "settings_file_valid"),
     ("H40b", "blitz_deletion_setting_ignored", RETAINED_SEED, "dossier_retained_when_deletion_off"),
+    ("H46a", "blitz_session_component_keeps_underscore", 3, "recovery_files_named_as_specified"),
 ]
 
 

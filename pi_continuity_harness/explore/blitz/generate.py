@@ -48,6 +48,7 @@ __all__ = [
     "Space",
     "blitz_case",
     "generate_blitz_scenario",
+    "named_session_id",
     "prompt_text",
 ]
 
@@ -587,6 +588,7 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
     return {
         "name": f"blitz-explore-{seed}",
         "seed": seed,
+        **({"session_id": named_session_id(seed)} if named_session_id(seed) else {}),
         "mode": space.mode,
         "session": space.session,
         "trust": space.trust,
@@ -605,13 +607,22 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
     }
 
 
+def named_session_id(seed: int) -> str | None:
+    """The id a seed gives its first session (Pi's ``--session-id``), or None for Pi's UUIDv7:
+    one seed in seven (nothing drawn) names it with an underscore and a dot, which Pi accepts
+    (``assertValidSessionId``, session-manager.js:15-19) and a recovery file's name must reduce
+    to letters, digits and hyphens (reference §3.4, H46a: with UUIDv7 ids only, an
+    implementation that kept the id unreduced was out of reach)."""
+    return f"team_blitz.s{seed}" if seed % 7 == 3 else None
+
+
 def blitz_case(seed: int, steps: int) -> BlitzCase:
     """The case ``seed`` expands to, its intruder planted where the first session's dossier goes."""
     data = generate_blitz_scenario(seed, steps)
     first = data["operations"][0].get("edit_file", {})
     settings_written = first.get("path") == f"{MANAGED}/config.json"
     settings = dict(first.get("json") or {}) if settings_written else {}
-    data = json.loads(json.dumps(data).replace("{session}", first_session_id(seed)))
+    data = json.loads(json.dumps(data).replace("{session}", named_session_id(seed) or first_session_id(seed)))
     scenario = parse_scenario(data, f"blitz handoff exploration seed {seed}")
     reloads = [i for i, op in enumerate(data["operations"]) if "reload" in op]
     return BlitzCase(

@@ -117,8 +117,9 @@ class RunReading(Protocol):
     one real Pi lets be observed (``explore --target pi``: :mod:`.observed`'s ``_Observed``, from
     the session files, the live session's entries and the files on disk).
 
-    ``finish_only_with_returned_id``, ``settings_file_valid`` and
-    ``dossier_retained_when_deletion_off``, and what they call, read only these, so mypy checks
+    ``finish_only_with_returned_id``, ``settings_file_valid``,
+    ``dossier_retained_when_deletion_off`` and ``recovery_files_named_as_specified``, and what
+    they call, read only these, so mypy checks
     that both readings offer them; the parts that need the trace reach it through
     :meth:`trace_reading` (None on an observed run). Before, the observed reading copied a few of
     ``_Run``'s attributes and the helpers tested ``isinstance(run, _Run)``: a helper that used
@@ -2199,6 +2200,29 @@ def project_call_template_used(run: _Run, ops: list[dict[str, Any]]) -> Iterator
             return
 
 
+#: ``<filesystem-safe UTC timestamp with milliseconds>-<session component>.md`` (reference §3.4
+#: "Recovery file"; :func:`~pi_continuity_harness.features.blitz_oracle.recovery_file_name_re` for
+#: one session id).
+_RECOVERY_FILE_NAME = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-[A-Za-z0-9-]+\.md")
+
+
+def recovery_files_named_as_specified(run: RunReading, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """Each recovery file is named ``<filesystem-safe UTC timestamp with milliseconds>-<source
+    session id reduced to letters, digits and hyphens>.md`` (reference §3.4, H46a). A dot-named
+    file is an atomic write's temporary, not a recovery file. Explored sessions have UUIDv7 ids
+    except where a seed names its first session (``blitz.generate``: one seed in seven, an id
+    with an underscore and a dot), which is where the reduction shows."""
+    root = run.managed("recovery")
+    if not root.is_dir():
+        return
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and not path.name.startswith(".") and not _RECOVERY_FILE_NAME.fullmatch(path.name):
+            yield (
+                f"recovery file {path.name!r} is not named <UTC timestamp with milliseconds>-<session id "
+                "of letters, digits and hyphens>.md"
+            )
+
+
 #: Every invariant, in the order they are checked and reported, with the rules it checks.
 BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (captured_prompts_kept_in_order, ("H27b", "H27c", "H41b", "H76a")),
@@ -2219,6 +2243,7 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (invalid_config_refuses_starts, ("H106",)),
     (in_memory_session_starts_nothing, ("H1a", "H1b")),
     (user_operation_blocked_while_protected, ("H25a", "H77a", "H77b", "H77c", "H77d", "H77e", "H138")),
+    (recovery_files_named_as_specified, ("H46a",)),
 )
 
 
@@ -2274,6 +2299,10 @@ CHECKED_WHEN: dict[str, tuple[str, str]] = {
         "the implementation's removal or overwrite of a foreign file stays one; its final text: end",
     ),
     "project_call_template_used": (END, "it reads the selection and template files as the run leaves them"),
+    "recovery_files_named_as_specified": (
+        PREFIX,
+        "a recovery file is named when it is written, and never renamed",
+    ),
     "invalid_config_refuses_starts": (
         PREFIX,
         "a Call sent or config.json rewritten under an invalid config stays so",

@@ -22,6 +22,7 @@ from pi_continuity_harness.explore.blitz.invariants import (
     _tool_exchanges,
     dossier_retained_when_deletion_off,
     finish_only_with_returned_id,
+    recovery_files_named_as_specified,
     settings_file_valid,
 )
 from pi_continuity_harness.explore.observed import ObservedInvariant, ObservedRun
@@ -107,5 +108,6 @@ OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = tuple(
         finish_only_with_returned_id,
         settings_file_valid,
         dossier_retained_when_deletion_off,
+        recovery_files_named_as_specified,
     )
 )

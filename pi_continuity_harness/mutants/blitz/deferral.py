@@ -152,7 +152,11 @@ class _SecondsCapture(CaptureWindow):
         super().flush()
 
 
-@mutant("H46a", how="the recovery file's timestamp has no milliseconds", unreachable=_ONE_RUN)
+@mutant(
+    "H46a",
+    how="the recovery file's timestamp has no milliseconds",
+    invariant="recovery_files_named_as_specified",
+)
 class RecoveryNameSeconds(_CaptureMutant):
     capture_class = _SecondsCapture
 
@@ -675,7 +679,7 @@ class ReminderClockFromRequest(Mutant):
 @mutant(
     "H46a",
     how="the recovery file name keeps underscores and dots of the session id",
-    unreachable="explored sessions have uuidv7 ids (letters, digits and hyphens only)",
+    invariant="recovery_files_named_as_specified",
 )
 class SessionComponentKeepsUnderscore(Mutant):
     def new_capture(self, session_id: str, now: float) -> CaptureWindow:
