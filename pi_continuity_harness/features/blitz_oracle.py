@@ -49,6 +49,7 @@ __all__ = [
     "FINISH_TOOL",
     "GET_TOOL",
     "MANAGED_DIR",
+    "RECOVERY_FILE_NAME",
     "STATUS_TOOL",
     "WAITING",
     "WRITING",
@@ -205,10 +206,16 @@ def inputs_deferred(count: int) -> str:
     return f"Inputs deferred ({count})"
 
 
+#: A recovery file name's ``<filesystem-safe UTC timestamp with milliseconds>-`` prefix.
+_RECOVERY_STAMP = r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-"
+#: Any recovery file's name: the stamp, then a session component of letters, digits and hyphens.
+RECOVERY_FILE_NAME = re.compile(_RECOVERY_STAMP + r"[A-Za-z0-9-]+\.md")
+
+
 def recovery_file_name_re(session_id: str) -> re.Pattern[str]:
     """``<filesystem-safe UTC timestamp with milliseconds>-<session id: letters, digits, hyphens>.md``."""
     component = re.sub(r"[^A-Za-z0-9-]", "-", session_id)
-    return re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-" + re.escape(component) + r"\.md")
+    return re.compile(_RECOVERY_STAMP + re.escape(component) + r"\.md")
 
 
 def deferred_prompts(text: str) -> list[tuple[int, int, str]] | None:

@@ -2200,12 +2200,6 @@ def project_call_template_used(run: _Run, ops: list[dict[str, Any]]) -> Iterator
             return
 
 
-#: ``<filesystem-safe UTC timestamp with milliseconds>-<session component>.md`` (reference §3.4
-#: "Recovery file"; :func:`~pi_continuity_harness.features.blitz_oracle.recovery_file_name_re` for
-#: one session id).
-_RECOVERY_FILE_NAME = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z-[A-Za-z0-9-]+\.md")
-
-
 def recovery_files_named_as_specified(run: RunReading, ops: list[dict[str, Any]]) -> Iterator[str]:
     """Each recovery file is named ``<filesystem-safe UTC timestamp with milliseconds>-<source
     session id reduced to letters, digits and hyphens>.md`` (reference §3.4, H46a). A dot-named
@@ -2216,7 +2210,11 @@ def recovery_files_named_as_specified(run: RunReading, ops: list[dict[str, Any]]
     if not root.is_dir():
         return
     for path in sorted(root.rglob("*")):
-        if path.is_file() and not path.name.startswith(".") and not _RECOVERY_FILE_NAME.fullmatch(path.name):
+        if (
+            path.is_file()
+            and not path.name.startswith(".")
+            and not oracle.RECOVERY_FILE_NAME.fullmatch(path.name)
+        ):
             yield (
                 f"recovery file {path.name!r} is not named <UTC timestamp with milliseconds>-<session id "
                 "of letters, digits and hyphens>.md"
