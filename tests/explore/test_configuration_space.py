@@ -13,7 +13,7 @@ own per mutant cost 0.6 CPU-s of start-up each, three quarters of the test (issu
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.explore.blitz.generate import BlitzCase, blitz_case
 from pi_continuity_harness.explore.continuity.generate import (
     EFFORTS,
+    KEEP_RECENT,
     LARGE,
     LOCKED,
     NATIVE_FAULTS,
@@ -30,6 +31,7 @@ from pi_continuity_harness.explore.continuity.generate import (
     ExploreCase,
     generate_case,
 )
+from pi_continuity_harness.features.oracle import leaf_values
 from pi_continuity_harness.mutants.pristine import changed_since, reference_snapshot, reset_reference
 from pi_continuity_harness.scenario.operations import CommandOp, CompactOp, EditFileOp
 
@@ -76,8 +78,8 @@ def _prompt_forms(case: BlitzCase) -> set[str]:
     """The forms of the user's prompts (``blitz.generate.prompt_text``), as a capture must keep
     them byte for byte (H27b): wherever a prompt is sent, an operation or during a reply."""
     texts = [
-        str(value)
-        for value in _leaves(case.scenario().model_dump(mode="json", by_alias=True))
+        value
+        for value in leaf_values(case.scenario().model_dump(mode="json", by_alias=True))
         if isinstance(value, str) and ("prompt " in value or "deferred " in value or "while busy " in value)
     ]
     forms = set()
@@ -91,17 +93,6 @@ def _prompt_forms(case: BlitzCase) -> set[str]:
         else:
             forms.add("plain")
     return forms
-
-
-def _leaves(value: Any) -> Iterator[Any]:
-    if isinstance(value, dict):
-        for item in value.values():
-            yield from _leaves(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _leaves(item)
-    else:
-        yield value
 
 
 def _automatic(case: BlitzCase) -> Any:
@@ -191,9 +182,9 @@ def test_invalid_native_settings_are_planted_in_the_trusted_project_and_healed_f
     for form in NATIVE_FAULTS:
         case = next(c for c in CONTINUITY if c.options.native == form)
         project = case.base["settings"]["project"]["compaction"]
-        valid = {"enabled": True, "reserveTokens": case.options.reserve, "keepRecentTokens": 2_000}
+        valid = {"enabled": True, "reserveTokens": case.options.reserve, "keepRecentTokens": KEEP_RECENT}
         assert case.base["settings"]["global"]["compaction"] == valid
-        key, value = broken.get(form, ("reserveTokens", case.options.window - 2_000))
+        key, value = broken.get(form, ("reserveTokens", case.options.window - KEEP_RECENT))
         assert project[key] == value and {k: v for k, v in project.items() if k != key and k in valid} == {
             k: v for k, v in valid.items() if k != key
         }, (form, project)

@@ -585,10 +585,11 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
         operations[setup_end:setup_end] = cycle_ops
         model["agent"] = cycle_replies + agent
     model["summary"] = [_summary_reply(outcome) for outcome in space.compactions[: compactions * 2]]
+    named = named_session_id(seed)
     return {
         "name": f"blitz-explore-{seed}",
         "seed": seed,
-        **({"session_id": named_session_id(seed)} if named_session_id(seed) else {}),
+        **({"session_id": named} if named else {}),
         "mode": space.mode,
         "session": space.session,
         "trust": space.trust,

@@ -310,7 +310,8 @@ def untrusted_project_untouched(run: ObservedRun) -> Iterator[str]:
     if not root.exists():
         return
     planted = _planted(run)
-    for directory, _dirs, files in os.walk(root):
+    for directory, dirs, files in os.walk(root):
+        dirs.sort()  # the first problem reported is the same on every filesystem
         relative = os.path.relpath(directory, run.project_dir)
         if not any(path == relative or path.startswith(relative + os.sep) for path in planted):
             yield f"{directory} exists in an untrusted project"
@@ -348,11 +349,9 @@ def _artifact_files(run: ObservedRun) -> Iterator[tuple[str, str, str]]:
                 or os.path.relpath(path, run.project_dir) in planted
             ):
                 continue
-            try:
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    yield path, folder, handle.read()
-            except OSError:
-                continue
+            text = _read(path)
+            if text is not None:
+                yield path, folder, text
 
 
 def artifacts_named_by_event(run: ObservedRun) -> Iterator[str]:
@@ -393,8 +392,8 @@ def native_setup_enables_compaction(run: ObservedRun) -> Iterator[str]:
     changed it (its bytes before are kept from the previous operation)."""
     path = run.project_dir / ".pi" / "settings.json"
     text = _read(str(path))
-    before = run.kept.get("native_setup_enables_compaction", text if not run.operations else None)
-    run.kept["native_setup_enables_compaction"] = text
+    before = run.kept.get(native_setup_enables_compaction.__name__)
+    run.kept[native_setup_enables_compaction.__name__] = text
     if not run.operations or text is None or text == before:
         return
     op = run.operations[-1][0]
