@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.cli import main as cli
-from pi_continuity_harness.explore.blitz.generate import BlitzCase, blitz_case
+from pi_continuity_harness.explore.blitz.generate import WINDOW, BlitzCase, blitz_case, over_level
 from pi_continuity_harness.explore.continuity.generate import (
     EFFORTS,
     KEEP_RECENT,
@@ -100,6 +100,21 @@ def _automatic(case: BlitzCase) -> Any:
     return s.get("automaticSessionHandoffPercent", 70) if s.get("automaticSessionHandoff") else "off"
 
 
+def _cycle_level(case: BlitzCase) -> str:
+    """Where the turns of the automatic cycles stand against the level they are to reach (the
+    larger of the automatic and critical percents), as Pi computes the percent
+    (``tokens / contextWindow * 100``): exactly at it on odd seeds (``over_level``), so an
+    implementation that starts attempts only strictly above it fails (H56a, H58)."""
+    filled = [r for r in case.agent if (r.text or "").startswith(("filled ", "noted "))]
+    if not filled:
+        return "no cycles"
+    level = max(_automatic(case), case.settings.get("criticalWarningPercent", 90))
+    percents = {(r.context_tokens or 0) / WINDOW * 100 for r in filled}
+    if min(percents) < level:
+        return f"below the level: {sorted(percents)}"
+    return "every turn exactly at the level" if percents == {level} else "above the level"
+
+
 def _failing_compactions(case: BlitzCase) -> set[str]:
     compacts = sum(isinstance(op, CompactOp) for op in case.operations)
     return set(case.space.compactions[: compacts * 2]) if compacts else set()
@@ -122,6 +137,7 @@ BLITZ_DIMENSIONS: list[tuple[str, Callable[[BlitzCase], Any], set[Any]]] = [
     ("compaction outcome", _failing_compactions, {"ok", "error", "abort"}),
     ("/sh menu", _menu, {"dismissed", "primary entry"}),
     ("captured prompt form", _prompt_forms, {"plain", "white space around", "decomposed accent", "CRLF"}),
+    ("automatic cycle level", _cycle_level, {"no cycles", "every turn exactly at the level", "above the level"}),
 ]
 
 
@@ -147,6 +163,20 @@ def test_seeds_0_to_79_cover_every_value_of_each_blitz_dimension(
     name: str, getter: Callable[[BlitzCase], Any], values: set[Any]
 ) -> None:
     assert values <= _seen(BLITZ, getter), f"{name}: missing {values - _seen(BLITZ, getter)}"
+
+
+def test_the_automatic_cycles_sit_exactly_at_their_level_on_odd_seeds_only() -> None:
+    """No seed's cycles fall below their level, the odd seeds' (nothing drawn for it) sit
+    exactly on it and some of an even seed's turns are above it (with a critical level of 94 %
+    the native threshold caps the first turn of a cycle at 188,000 tokens, exactly 94 %; the
+    second is 500 more)."""
+    levels = {seed: _cycle_level(case) for seed, case in zip(SEEDS, BLITZ, strict=True)}
+    assert not [v for v in levels.values() if v.startswith("below")], levels
+    cycles = {seed: level for seed, level in levels.items() if level != "no cycles"}
+    assert {over_level(seed) for seed in cycles} == {0, 1_000}, cycles
+    for seed, level in cycles.items():
+        expected = "every turn exactly at the level" if over_level(seed) == 0 else "above the level"
+        assert level == expected, (seed, level)
 
 
 def test_the_space_is_in_the_seed_line_and_options_json() -> None:

@@ -49,6 +49,7 @@ __all__ = [
     "blitz_case",
     "generate_blitz_scenario",
     "named_session_id",
+    "over_level",
     "prompt_text",
 ]
 
@@ -570,7 +571,7 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
         level = max(
             int(settings["automaticSessionHandoffPercent"]), int(settings.get("criticalWarningPercent", 90))
         )
-        tokens = min(math.ceil(level * WINDOW / 100) + 1_000, NATIVE_THRESHOLD - 2_000)
+        tokens = min(math.ceil(level * WINDOW / 100) + over_level(seed), NATIVE_THRESHOLD - 2_000)
         cycle_ops: list[dict[str, Any]] = []
         cycle_replies: list[dict[str, Any]] = []
         for cycle in range(3):
@@ -580,7 +581,7 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
             cycle_ops += [{"prompt": f"more work {seed}-{cycle}"}, {"command": "/sh cancel"}]
             cycle_replies += [
                 {"text": f"filled {cycle}", "context_tokens": tokens},
-                {"text": f"noted {cycle}", "context_tokens": tokens + 500},
+                {"text": f"noted {cycle}", "context_tokens": tokens + (500 if over_level(seed) else 0)},
             ]
         operations[setup_end:setup_end] = cycle_ops
         model["agent"] = cycle_replies + agent
@@ -606,6 +607,17 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
         "model": model,
         "operations": operations,
     }
+
+
+def over_level(seed: int) -> int:
+    """How many tokens above the automatic (or critical) level the automatic cycles' turns
+    report: 1,000 on even seeds, none on odd ones (nothing drawn, so no other choice of a seed
+    moves). An odd seed's turns sit exactly at the level, which Pi computes as ``(tokens /
+    contextWindow) * 100`` (dist/core/agent-session.js:3642 of 1.6.0): 140,000, 170,000,
+    180,000 and 188,000 of 200,000 are exactly 70, 85, 90 and 94 in IEEE doubles. "At the
+    threshold" includes it (reference §4 Automatic, H56a, H58): with every cycle turn above the
+    level, an implementation that started attempts only strictly above it was out of reach."""
+    return 1_000 if seed % 2 == 0 else 0
 
 
 def named_session_id(seed: int) -> str | None:

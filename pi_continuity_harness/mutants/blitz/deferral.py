@@ -637,7 +637,7 @@ class EmergencyStrictlyAbove(Mutant):
 @mutant(
     "H56a",
     how="automatic attempts need use strictly above their threshold (> instead of >=)",
-    unreachable="the explorer's turns never report exactly the automatic or the critical percent",
+    invariant="automatic_request_when_due",
 )
 class AutomaticStrictlyAbove(Mutant):
     def automatic_due(self, percent: float) -> bool:
