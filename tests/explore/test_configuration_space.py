@@ -137,7 +137,11 @@ BLITZ_DIMENSIONS: list[tuple[str, Callable[[BlitzCase], Any], set[Any]]] = [
     ("compaction outcome", _failing_compactions, {"ok", "error", "abort"}),
     ("/sh menu", _menu, {"dismissed", "primary entry"}),
     ("captured prompt form", _prompt_forms, {"plain", "white space around", "decomposed accent", "CRLF"}),
-    ("automatic cycle level", _cycle_level, {"no cycles", "every turn exactly at the level", "above the level"}),
+    (
+        "automatic cycle level",
+        _cycle_level,
+        {"no cycles", "every turn exactly at the level", "above the level"},
+    ),
 ]
 
 
