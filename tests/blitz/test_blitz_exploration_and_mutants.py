@@ -142,7 +142,7 @@ REQUIRED = [
     ("H60a", "blitz_compaction_reset_not_persisted", 105, "automatic_request_when_due"),
     ("H56a", "blitz_automatic_threshold_raised", 1, "automatic_request_when_due"),
     ("H56a", "blitz_automatic_strictly_above", 1, "automatic_request_when_due"),
-    ("H70a", "blitz_cancel_keeps_finish_id", 394, "finish_only_with_returned_id"),
+    ("H70a", "blitz_cancel_keeps_finish_id", 528, "finish_only_with_returned_id"),
 ]
 
 

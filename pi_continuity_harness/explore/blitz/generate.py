@@ -65,6 +65,9 @@ WINDOW = 200_000
 #: IEEE doubles, as Pi computes the percent (dist/core/agent-session.js:3642 of 1.6.0). At
 #: 182,000 (91 %) a mutant that escalates only strictly above 90 % was out of reach.
 EMERGENCY_TOKENS = 180_000
+#: How long a context-filling tool turn and an idle prompt's reply take: longer than the
+#: shortest readinessRetrySeconds (1-3 s here), so a reminder is due by their end.
+SLOW_TURN_MS = 3_500
 NATIVE_THRESHOLD = 190_000  # window 200,000 − reserveTokens 10,000
 
 #: How the handoff config reaches the extension: ``written`` (a valid ``config.json``),
@@ -282,7 +285,13 @@ def _replies(rng: random.Random, n: int, session_marker: str, kind: str) -> list
         }
         replies = [slow, get, write, finish, done]
     elif kind == "full":
-        full = {"tool_calls": [_call("bash", command="echo gathering")], "context_tokens": EMERGENCY_TOKENS}
+        # Slow as well (nothing drawn): by its end the reminder is due (readinessRetrySeconds
+        # 1-3 s), and the emergency must cancel it (H51), on this turn and the ones after.
+        full = {
+            "tool_calls": [_call("bash", command="echo gathering")],
+            "context_tokens": EMERGENCY_TOKENS,
+            "latency_ms": SLOW_TURN_MS,
+        }
         replies = [full, get, write, finish, done]
     elif kind == "intruder":
         plant = {
@@ -509,7 +518,9 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
                 operations.append({"command": "/sh cancel"})
         elif action == "prompt":
             prompt_no += 1
-            agent.append({"text": f"answer {n}", "context_tokens": 10_000})
+            # It takes a while (nothing drawn): after a cancel, a cancelled request's reminder
+            # would be due by its end (H70b).
+            agent.append({"text": f"answer {n}", "context_tokens": 10_000, "latency_ms": SLOW_TURN_MS})
             operations.append({"prompt": prompt_text("idle prompt", seed, prompt_no)})
         elif action == "held_prompts":
             prompt_no += 1

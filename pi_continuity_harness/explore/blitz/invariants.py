@@ -22,7 +22,7 @@ says which, and why. The first four are the rules the reference document stresse
     response of that session, and no Finish is accepted twice.
 
 The others: ``prompts_captured_when_due``, ``valid_finish_accepted``,
-``receiver_link_follows_chain_limit``, ``one_reminder_per_request``,
+``receiver_link_follows_chain_limit``, ``one_reminder_per_request``, ``reminder_only_while_request_waits``,
 ``emergency_once_at_90_percent``, ``automatic_initiation_budget``, ``automatic_request_when_due``,
 ``settings_file_valid``, ``dossier_retained_when_deletion_off``, ``foreign_files_untouched``,
 ``project_call_template_used``, ``invalid_config_refuses_starts``,
@@ -1602,6 +1602,57 @@ def one_reminder_per_request(run: _Run, ops: list[dict[str, Any]]) -> Iterator[s
             yield "a second reminder for the same request"
 
 
+def reminder_only_while_request_waits(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """A reminder belongs to a request that is still waiting for its handoff: never after that
+    request's emergency instruction ("Emergency cancels the reminder", reference §4, H51) and
+    never once the request has ended ("Canonical cancel/menu immediately invalidate request,
+    Finish ID, reminder, retrieval", Status, cancellation and recovery, H70b).
+
+    Read per request epoch (:meth:`_Run.boundaries`: a ``/sh cancel``, a reload or a session
+    switch ends the request before it): a message classified as a reminder must come after
+    something in its epoch made the request known (a Call instruction, a successful
+    ``session_handoff_get_template`` or ``blitz_handoff start``, as
+    :func:`~pi_continuity_harness.features.blitz_oracle.classify` knows a request) and before
+    the epoch's emergency. A reminder of a cancelled request therefore shows as one in the
+    epoch after the cancel, before that epoch has a request. ``one_reminder_per_request``
+    bounds how many a request gets; this one, when they may come."""
+    known: dict[int, int] = {}  # epoch -> the first trace seq at which its request is known
+    starting = False
+    for seq, item in run.transcript():
+        if item.kind == "assistant":
+            starting = (oracle.STATUS_TOOL, "start") in item.calls
+        elif (
+            item.kind == "tool"
+            and not item.error
+            and (item.tool == oracle.GET_TOOL or (item.tool == oracle.STATUS_TOOL and starting))
+        ):
+            known.setdefault(run.epoch(seq), seq)
+    escalated: dict[int, int] = {}
+    templates = run.call_templates()
+    for seq, epoch, message in run.handoff_messages():
+        if message.kind == "call" and templates and not any(t in message.item.text for t in templates):
+            # Classified as a Call by its place (the epoch's first message, naming the template
+            # tool) but carrying no Call template, which every Call instruction does (H18a): a
+            # reminder of the request before, which the cancel that began this epoch ended.
+            if known.get(epoch, seq + 1) > seq:
+                yield (
+                    f"a reminder (trace seq {seq}: it names {oracle.GET_TOOL} but carries no Call template) "
+                    "with no waiting request: its request ended at a cancel, a reload or a session switch"
+                )
+        elif message.kind == "call":
+            known[epoch] = min(known.get(epoch, seq), seq)
+        elif message.kind == "emergency":
+            escalated.setdefault(epoch, seq)
+        elif message.kind == "reminder":
+            if epoch in escalated and escalated[epoch] < seq:
+                yield f"a reminder (trace seq {seq}) after the request's emergency instruction (seq {escalated[epoch]})"
+            elif known.get(epoch, seq + 1) > seq:
+                yield (
+                    f"a reminder (trace seq {seq}) with no waiting request: its request ended at a cancel, "
+                    "a reload or a session switch, or never began"
+                )
+
+
 def emergency_once_at_90_percent(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """With a requested, unsubmitted handoff, the first completed turn at or above 90% gets the
     fixed emergency instruction, once per request; never without a request, and never after a
@@ -2231,6 +2282,7 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (valid_finish_accepted, ("H29a", "H31b", "H49c", "H51")),
     (receiver_link_follows_chain_limit, ("H38", "H121", "H122")),
     (one_reminder_per_request, ("H49a",)),
+    (reminder_only_while_request_waits, ("H51", "H70b")),
     (emergency_once_at_90_percent, ("H50", "H52c", "H53")),
     (automatic_initiation_budget, ("H54", "H55", "H58", "H60a", "H61")),
     (automatic_request_when_due, ("H15", "H56a", "H58", "H59", "H60a")),
@@ -2280,6 +2332,10 @@ CHECKED_WHEN: dict[str, tuple[str, str]] = {
         "a session file's header (its parent link) is written once and never changes",
     ),
     "one_reminder_per_request": (PREFIX, "reminders per request only accumulate"),
+    "reminder_only_while_request_waits": (
+        PREFIX,
+        "a reminder is judged by what its epoch held before it: the request known, the emergency sent",
+    ),
     "emergency_once_at_90_percent": (
         PREFIX,
         "an emergency too early, a second one, or none before the request ended stay so; "

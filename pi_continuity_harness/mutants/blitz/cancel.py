@@ -181,7 +181,8 @@ class _CancelledRevived(Mutant):
     how="a cancel leaves the Finish ID valid",
     unreachable=(
         "finish_only_with_returned_id rejects an ID a /sh cancel invalidated, but an explored Finish seldom"
-        " follows a cancel onto a rewritten dossier: seed 394 is the first (the kill matrix explores 60)"
+        " follows a cancel onto a rewritten dossier: seed 528 is the first (the kill matrix explores 60;"
+        " from seed 28 on, reminder_only_while_request_waits sees the revived request's reminders)"
     ),
 )
 class CancelKeepsFinishId(_CancelledRevived):
@@ -204,7 +205,7 @@ class CancelKeepsRetrieval(_CancelledRevived):
 @mutant(
     "H70b",
     how="the reminder of a cancelled request still comes",
-    unreachable="no invariant looks for a reminder after a cancel",
+    invariant="reminder_only_while_request_waits",
 )
 class CancelKeepsReminder(Mutant):
     kept: Any = None

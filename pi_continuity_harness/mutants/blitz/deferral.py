@@ -394,7 +394,7 @@ class _Emergency(Mutant):
 @mutant(
     "H51",
     how="the emergency leaves the pending reminder due",
-    unreachable="no invariant looks for a reminder after the emergency",
+    invariant="reminder_only_while_request_waits",
 )
 class EmergencyKeepsReminder(_Emergency):
     def after_emergency(self, request: Any, ctx: Any) -> None:
