@@ -31,7 +31,7 @@ STEPS = 12
 #: A mutant's run stops at the first invariant it breaks: since the explorer draws user sessions
 #: during handoffs (H77a), a Finish rejected as ending the request (H31b) is caught first by
 #: ``user_operation_blocked_while_protected`` on several seeds, and by its own invariant first on
-#: seed 87. The search stops at the kill, so only such a mutant takes longer.
+#: seed 30. The search stops at the kill, so only such a mutant takes longer.
 KILL_SEEDS = 120
 KILL_STEPS = 40
 #: The invariant that must catch each mutant the explorer can reach (any seed up to KILL_SEEDS).
@@ -124,22 +124,22 @@ def test_exploration_kills_the_mutant(tmp_path: Path, name: str, invariant: str)
 #: request mode, a navigation let through before the boundary, the automatic budget kept by a
 #: failed compaction), each shown able to fail.
 REQUIRED = [
-    ("H15", "blitz_automatic_as_follow_up", 30, "automatic_request_when_due"),
+    ("H15", "blitz_automatic_as_follow_up", 26, "automatic_request_when_due"),
     ("H27a", "blitz_streaming_input_not_captured", 2, "prompts_captured_when_due"),
-    ("H31b", "blitz_rejected_finish_ends_request", 87, "valid_finish_accepted"),
+    ("H31b", "blitz_rejected_finish_ends_request", 30, "valid_finish_accepted"),
     ("H77a", "blitz_switch_not_blocked", 4, "user_operation_blocked_while_protected"),
     ("H77a", "blitz_resume_not_blocked", 4, "user_operation_blocked_while_protected"),
     ("H77a", "blitz_request_mode_wait_unprotected", 11, "user_operation_blocked_while_protected"),
     ("H77b", "blitz_fork_unguarded", 7, "user_operation_blocked_while_protected"),
     ("H77c", "blitz_compaction_not_blocked", 3, "user_operation_blocked_while_protected"),
-    ("H77d", "blitz_submitted_unprotected", 4, "user_operation_blocked_while_protected"),
+    ("H77d", "blitz_submitted_unprotected", 7, "user_operation_blocked_while_protected"),
     ("H77e", "blitz_protected_from_request", 4, "user_operation_blocked_while_protected"),
     ("H138", "blitz_abort_cancels", 6, "user_operation_blocked_while_protected"),
     ("H25a", "blitz_failed_get_starts_capture", 4, "user_operation_blocked_while_protected"),
-    ("H121", "blitz_chain_counted_in_memory", 9, "receiver_link_follows_chain_limit"),
+    ("H121", "blitz_chain_counted_in_memory", 14, "receiver_link_follows_chain_limit"),
     ("H61", "blitz_failed_compaction_resets_budget", 30, "automatic_initiation_budget"),
     ("H60a", "blitz_budget_kept_after_compaction", 30, "automatic_request_when_due"),
-    ("H60a", "blitz_compaction_reset_not_persisted", 105, "automatic_request_when_due"),
+    ("H60a", "blitz_compaction_reset_not_persisted", 555, "automatic_request_when_due"),
     ("H56a", "blitz_automatic_threshold_raised", 1, "automatic_request_when_due"),
     ("H56a", "blitz_automatic_strictly_above", 1, "automatic_request_when_due"),
     ("H70a", "blitz_cancel_keeps_finish_id", 528, "finish_only_with_returned_id"),

@@ -29,7 +29,7 @@ from pi_continuity_harness.simulator.simulation import Simulation
 STEPS = 40
 #: Explored seeds whose runs (the reference) hand off five times, and send one reminder.
 HANDOFFS_SEED = 2
-REMINDER_SEED = 6
+REMINDER_SEED = 15
 _DOSSIER = re.compile(r"/\.pi/handoff_[^\s`'\"]+\.md")
 
 

@@ -20,7 +20,14 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.cli import main as cli
-from pi_continuity_harness.explore.blitz.generate import WINDOW, BlitzCase, blitz_case, over_level
+from pi_continuity_harness.explore.blitz.generate import (
+    EMERGENCY_TOKENS,
+    GET,
+    WINDOW,
+    BlitzCase,
+    blitz_case,
+    over_level,
+)
 from pi_continuity_harness.explore.continuity.generate import (
     EFFORTS,
     KEEP_RECENT,
@@ -115,6 +122,29 @@ def _cycle_level(case: BlitzCase) -> str:
     return "every turn exactly at the level" if percents == {level} else "above the level"
 
 
+def _dossier_forms(case: BlitzCase) -> set[str]:
+    """What the writers write to the dossier (``generate.dossier_text``): a Finish must refuse an
+    empty one (H34a) and accept one without a heading (H34c)."""
+    forms = set()
+    for reply in case.agent:
+        for call in reply.tool_calls:
+            if call.name == "write":
+                content = str(call.arguments.get("content"))
+                forms.add("empty" if not content else "titled" if content.startswith("#") else "untitled")
+    return forms
+
+
+def _emergency_places(case: BlitzCase) -> set[str]:
+    """Where a writer's context-filling turn comes: before its template response, or after it,
+    where the emergency must keep the Finish ID that response returned (H51)."""
+    places = set()
+    for before, reply in zip(case.agent, case.agent[1:], strict=False):
+        if reply.context_tokens == EMERGENCY_TOKENS and reply.tool_calls:
+            after = any(call.name == GET for call in before.tool_calls)
+            places.add("after the template response" if after else "before the template response")
+    return places
+
+
 def _failing_compactions(case: BlitzCase) -> set[str]:
     compacts = sum(isinstance(op, CompactOp) for op in case.operations)
     return set(case.space.compactions[: compacts * 2]) if compacts else set()
@@ -137,6 +167,12 @@ BLITZ_DIMENSIONS: list[tuple[str, Callable[[BlitzCase], Any], set[Any]]] = [
     ("compaction outcome", _failing_compactions, {"ok", "error", "abort"}),
     ("/sh menu", _menu, {"dismissed", "primary entry"}),
     ("captured prompt form", _prompt_forms, {"plain", "white space around", "decomposed accent", "CRLF"}),
+    ("dossier form", _dossier_forms, {"titled", "untitled", "empty"}),
+    (
+        "writer's full turn",
+        _emergency_places,
+        {"before the template response", "after the template response"},
+    ),
     (
         "automatic cycle level",
         _cycle_level,
@@ -256,7 +292,7 @@ KILLS = [
     (f"{_RULES}:config_error_never_cleared", 9, "liveness"),
     (
         "pi_continuity_harness.mutants.blitz.deferral:EmergencyAtCritical.extension",
-        6,
+        7,
         "emergency_once_at_90_percent",
     ),
     (

@@ -47,6 +47,7 @@ __all__ = [
     "BlitzCase",
     "Space",
     "blitz_case",
+    "dossier_text",
     "generate_blitz_scenario",
     "named_session_id",
     "over_level",
@@ -243,6 +244,18 @@ def _writer(rng: random.Random, n: int, session_marker: str | None) -> tuple[lis
     return _replies(rng, n, session_marker or "", kind), kind
 
 
+def dossier_text(n: int) -> str:
+    """What the writer of step ``n`` writes to the dossier (nothing drawn): a titled Markdown
+    dossier; on one step in seven nothing at all, which a Finish must refuse ("metadata-only
+    nonempty-regular-file check", reference §3.6, H34a); on another no heading, which a Finish
+    must accept (the check is metadata only, H34c)."""
+    if n % 7 == 5:
+        return ""
+    if n % 7 == 6:
+        return f"Next action: step {n}.\n"
+    return f"# Dossier {n}\n\nNext action: step {n}.\n"
+
+
 def _kind(rng: random.Random) -> str:
     return rng.choice(
         [
@@ -262,7 +275,7 @@ def _kind(rng: random.Random) -> str:
 
 
 def _replies(rng: random.Random, n: int, session_marker: str, kind: str) -> list[dict[str, Any]]:
-    dossier = f"# Dossier {n}\n\nNext action: step {n}.\n"
+    dossier = dossier_text(n)
     get = {"tool_calls": [_call(GET)], "context_tokens": 12_000}
     write = {"tool_calls": [_call("write", path=DOSSIER, content=dossier)], "context_tokens": 12_500}
     finish = {"tool_calls": [_call(FINISH, id=FINISH_ID)], "context_tokens": 13_000}
@@ -292,7 +305,10 @@ def _replies(rng: random.Random, n: int, session_marker: str, kind: str) -> list
             "context_tokens": EMERGENCY_TOKENS,
             "latency_ms": SLOW_TURN_MS,
         }
-        replies = [full, get, write, finish, done]
+        # Before the template response on even steps, after it on odd ones (nothing drawn): the
+        # emergency must keep the Finish ID that response returned (H51, "retain current
+        # request/file/ID"), which only a request with an ID can show.
+        replies = [full, get, write, finish, done] if n % 2 == 0 else [get, full, write, finish, done]
     elif kind == "intruder":
         plant = {
             "edit_file": {
@@ -590,8 +606,11 @@ def generate_blitz_scenario(seed: int, steps: int) -> dict[str, Any]:
                 cycle_ops.append({"compact": {}})
                 compactions += 1
             cycle_ops += [{"prompt": f"more work {seed}-{cycle}"}, {"command": "/sh cancel"}]
+            # The second cycle's due turn also calls a tool: the automatic request is steering,
+            # before the model's next turn, not a follow-up after the run (H15, H56a).
+            tool = {"tool_calls": [_call("bash", command="echo filling")]} if cycle == 1 else {}
             cycle_replies += [
-                {"text": f"filled {cycle}", "context_tokens": tokens},
+                {"text": f"filled {cycle}", "context_tokens": tokens, **tool},
                 {"text": f"noted {cycle}", "context_tokens": tokens + (500 if over_level(seed) else 0)},
             ]
         operations[setup_end:setup_end] = cycle_ops

@@ -21,7 +21,7 @@ says which, and why. The first four are the rules the reference document stresse
     an accepted Finish carries exactly the Finish ID of the latest successful template
     response of that session, and no Finish is accepted twice.
 
-The others: ``prompts_captured_when_due``, ``valid_finish_accepted``,
+The others: ``prompts_captured_when_due``, ``valid_finish_accepted``, ``finish_refused_onto_empty_dossier``,
 ``receiver_link_follows_chain_limit``, ``one_reminder_per_request``, ``reminder_only_while_request_waits``,
 ``emergency_once_at_90_percent``, ``automatic_initiation_budget``, ``automatic_request_when_due``,
 ``settings_file_valid``, ``dossier_retained_when_deletion_off``, ``foreign_files_untouched``,
@@ -1267,10 +1267,12 @@ def valid_finish_accepted(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]
     """A valid Finish is accepted: one that carries exactly the Finish ID the latest successful GET
     of the session returned, within the same request (no cancel, reload or session switch since
     that GET), for an ID no Finish was accepted with yet, when the dossier that GET named is a
-    nonempty regular file (reference §3.5 "exact returned ID only", §3.6 "metadata-only
-    nonempty-regular-file check"; H29a). Neither a rejected Finish before it (H31b: "leaves
-    request, path, dossier and session unchanged"), nor the reminder (H49c: "no regenerated
-    IDs"), nor the emergency (H51: "retain current request/file/ID") may make it stale.
+    nonempty regular file, whatever it holds (reference §3.5 "exact returned ID only", §3.6
+    "metadata-only nonempty-regular-file check": no Markdown or title check; H29a, H34c: one
+    writer in seven writes a dossier without a heading, ``generate.dossier_text``). Neither a
+    rejected Finish before it (H31b: "leaves request, path, dossier and session unchanged"), nor
+    the reminder (H49c: "no regenerated IDs"), nor the emergency (H51: "retain current
+    request/file/ID") may make it stale.
     ``finish_only_with_returned_id`` forbids accepting what is not valid; this one requires
     accepting what is. Whether the dossier is a nonempty file is read from the trace: the last
     file operation on its path before the Finish must be the model's ``write`` of a nonempty text
@@ -1301,6 +1303,26 @@ def valid_finish_accepted(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]
                     f"a valid Finish was rejected: {fid!r} is the ID the latest template response returned "
                     f"in this request, not used yet, and {got[2]} holds the model's nonempty dossier"
                 )
+
+
+def finish_refused_onto_empty_dossier(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """A Finish is accepted only onto a nonempty regular file ("metadata-only
+    nonempty-regular-file check", reference §3.6, H34a): an accepted Finish whose dossier (the
+    path the session's latest successful GET named) the model last left empty, or removed, is a
+    violation. The dossier's state is read from the trace as ``valid_finish_accepted`` reads it
+    (:func:`_file_states`); a planted file or the implementation's own write leaves it
+    undecided, and nothing is judged."""
+    dossiers: dict[str, str] = {}  # session -> the dossier its latest successful GET named
+    for exchange in _exchanges(run):
+        if exchange.name == GET and not exchange.error:
+            dossier = _dossier_in(exchange.text)
+            if dossier:
+                dossiers[exchange.session] = dossier
+        elif exchange.name == FINISH and not exchange.error and exchange.session in dossiers:
+            dossier = dossiers[exchange.session]
+            states = [state for at, state in _file_states(run, dossier) if at < exchange.seq]
+            if states and states[-1] in ("empty", "gone"):
+                yield f"a Finish was accepted onto {dossier}, which the model had left {states[-1]}"
 
 
 @dataclass(frozen=True)
@@ -2279,7 +2301,8 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (dossier_kept_until_receiver_turn, ("H44a",)),
     (one_active_request, ("H13", "H16", "H20")),
     (finish_only_with_returned_id, ("H29a", "H29b", "H70a")),
-    (valid_finish_accepted, ("H29a", "H31b", "H49c", "H51")),
+    (valid_finish_accepted, ("H29a", "H31b", "H34c", "H49c", "H51")),
+    (finish_refused_onto_empty_dossier, ("H34a",)),
     (receiver_link_follows_chain_limit, ("H38", "H121", "H122")),
     (one_reminder_per_request, ("H49a",)),
     (reminder_only_while_request_waits, ("H51", "H70b")),
@@ -2327,6 +2350,10 @@ CHECKED_WHEN: dict[str, tuple[str, str]] = {
         "an accepted Finish is judged by the GETs and cancels before it",
     ),
     "valid_finish_accepted": (PREFIX, "a rejected valid Finish is judged by what came before it"),
+    "finish_refused_onto_empty_dossier": (
+        PREFIX,
+        "an accepted Finish is judged by the dossier's state before it",
+    ),
     "receiver_link_follows_chain_limit": (
         PREFIX,
         "a session file's header (its parent link) is written once and never changes",

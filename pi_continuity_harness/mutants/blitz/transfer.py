@@ -507,7 +507,7 @@ class RejectedFinishEndsRequest(Mutant):
 @mutant(
     "H34a",
     how="Finish accepts an empty dossier",
-    unreachable="no invariant looks at the dossier's size when a Finish is accepted",
+    invariant="finish_refused_onto_empty_dossier",
 )
 class EmptyDossierAccepted(Mutant):
     async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
@@ -518,7 +518,7 @@ class EmptyDossierAccepted(Mutant):
 @mutant(
     "H34c",
     how="Finish requires a Markdown heading in the dossier",
-    unreachable="the explorer's dossiers all have a heading",
+    invariant="valid_finish_accepted",
 )
 class HeadingRequired(Mutant):
     async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
