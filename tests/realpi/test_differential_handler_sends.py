@@ -83,10 +83,11 @@ def test_a_message_a_handler_sends_is_pending_for_the_events_next_handler(
     assert_equivalent(real, sim)
 
 
-#: An ``input`` handler that awaits a sleep of 1 s: in the extension's body (``INPUT``), or as an
-#: extension of its own.
+#: An ``input`` handler that awaits a sleep of 3 s: in the extension's body (``INPUT``), or as an
+#: extension of its own. With 1 s, real Pi's two turns once took longer than the sleep in a full
+#: test run on 2 busy cores (7 December 2026): the follow-up was queued during the run.
 _WAITS = """async def on_input(event, ctx):
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(3.0)
 
     pi.on("input", on_input)"""
 _WAITING_INPUT_HANDLER = f"import asyncio\n\n\ndef extension(pi):\n    {_WAITS}\n"
@@ -96,7 +97,7 @@ _WAITING_INPUT_HANDLER = f"import asyncio\n\n\ndef extension(pi):\n    {_WAITS}\
 def test_a_message_whose_input_handler_waits_is_not_pending_for_the_next_handler(
     targets: Targets, python_extension: Callable[[str, str], str], where: str
 ) -> None:
-    """The ``input`` handler sleeps 1 s, far longer than the two turns the fake model answers
+    """The ``input`` handler sleeps 3 s, far longer than the two turns the fake model answers
     at once; Pi queues the follow-up when it returns, after the run, and a third turn answers it."""
     extensions: list[dict[str, object]] = [{"implementation": True}]
     if where == "same_extension":
