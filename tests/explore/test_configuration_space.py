@@ -22,6 +22,9 @@ import pytest
 from pi_continuity_harness.cli import main as cli
 from pi_continuity_harness.explore.blitz.generate import (
     EMERGENCY_TOKENS,
+    FINISH,
+    FINISH_ID,
+    FINISH_ID_BUT_LAST,
     GET,
     WINDOW,
     BlitzCase,
@@ -134,6 +137,23 @@ def _dossier_forms(case: BlitzCase) -> set[str]:
     return forms
 
 
+def _foreign_ids(case: BlitzCase) -> set[str]:
+    """The IDs the "foreign" writers finish with (``generate.foreign_finish_id``), each to be
+    refused: a forged one, a padded copy of the returned one (trimming would accept it) and a
+    truncated copy (a prefix comparison would), H29a."""
+    forms = set()
+    for reply in case.agent:
+        for call in reply.tool_calls:
+            given = str(call.arguments.get("id", "")) if call.name == FINISH else ""
+            if given.startswith("forged-"):
+                forms.add("forged")
+            elif given == f" {FINISH_ID}":
+                forms.add("padded")
+            elif given == FINISH_ID_BUT_LAST:
+                forms.add("truncated")
+    return forms
+
+
 def _emergency_places(case: BlitzCase) -> set[str]:
     """Where a writer's context-filling turn comes: before its template response, or after it,
     where the emergency must keep the Finish ID that response returned (H51)."""
@@ -168,6 +188,7 @@ BLITZ_DIMENSIONS: list[tuple[str, Callable[[BlitzCase], Any], set[Any]]] = [
     ("/sh menu", _menu, {"dismissed", "primary entry"}),
     ("captured prompt form", _prompt_forms, {"plain", "white space around", "decomposed accent", "CRLF"}),
     ("dossier form", _dossier_forms, {"titled", "untitled", "empty"}),
+    ("foreign Finish ID", _foreign_ids, {"forged", "padded", "truncated"}),
     (
         "writer's full turn",
         _emergency_places,

@@ -39,6 +39,7 @@ __all__ = [
     "EMERGENCY_TOKENS",
     "FINISH",
     "FINISH_ID",
+    "FINISH_ID_BUT_LAST",
     "GET",
     "MANAGED",
     "MODES",
@@ -48,6 +49,7 @@ __all__ = [
     "Space",
     "blitz_case",
     "dossier_text",
+    "foreign_finish_id",
     "generate_blitz_scenario",
     "named_session_id",
     "over_level",
@@ -244,6 +246,18 @@ def _writer(rng: random.Random, n: int, session_marker: str | None) -> tuple[lis
     return _replies(rng, n, session_marker or "", kind), kind
 
 
+#: The Finish ID a template response gave without its last character (``{{match:...}}``).
+FINISH_ID_BUT_LAST = "{{match:" + oracle.FINISH_ID_BUT_LAST_MATCH + "}}"
+
+
+def foreign_finish_id(n: int) -> str:
+    """The ID a "foreign" writer of step ``n`` finishes with, every one refused ("exact returned
+    ID only", reference §3.5, H29a), by the step (nothing drawn): a forged one; the returned ID
+    with a space before it, which only a comparison that trims would accept; the returned ID
+    without its last character, which only a prefix comparison would accept."""
+    return (f"forged-{n}", f" {FINISH_ID}", FINISH_ID_BUT_LAST)[n % 3]
+
+
 def dossier_text(n: int) -> str:
     """What the writer of step ``n`` writes to the dossier (nothing drawn): a titled Markdown
     dossier; on one step in seven nothing at all, which a Finish must refuse ("metadata-only
@@ -284,7 +298,7 @@ def _replies(rng: random.Random, n: int, session_marker: str, kind: str) -> list
     if kind == "repeat_get":
         replies = [get, get, write, finish, done]
     elif kind == "foreign":
-        replies = [get, write, {"tool_calls": [_call(FINISH, id=f"forged-{n}")]}, done]
+        replies = [get, write, {"tool_calls": [_call(FINISH, id=foreign_finish_id(n))]}, done]
     elif kind == "twice":
         replies = [get, write, finish, finish, done]
     elif kind == "stop_early":

@@ -22,6 +22,7 @@ says which, and why. The first four are the rules the reference document stresse
     response of that session, and no Finish is accepted twice.
 
 The others: ``prompts_captured_when_due``, ``valid_finish_accepted``, ``finish_refused_onto_empty_dossier``,
+``dossier_named_after_source_session``,
 ``receiver_link_follows_chain_limit``, ``one_reminder_per_request``, ``reminder_only_while_request_waits``,
 ``emergency_once_at_90_percent``, ``automatic_initiation_budget``, ``automatic_request_when_due``,
 ``settings_file_valid``, ``dossier_retained_when_deletion_off``, ``foreign_files_untouched``,
@@ -1325,6 +1326,25 @@ def finish_refused_onto_empty_dossier(run: _Run, ops: list[dict[str, Any]]) -> I
                 yield f"a Finish was accepted onto {dossier}, which the model had left {states[-1]}"
 
 
+def dossier_named_after_source_session(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """A successful template response names the dossier ``<cwd>/<CONFIG_DIR_NAME>/handoff_<native
+    session id>.md``, the id of the session the GET ran in as Pi has it (its session file's
+    header), unreduced ("GET supplies exclusive owner-only cwd `.pi/handoff_SESSID.md`, native
+    source ID, no timestamp/subdir", reference Managed paths, H112). One seed in seven names its
+    first session with an underscore and a dot (``generate.named_session_id``), which a recovery
+    file's name reduces (H46a) and the dossier's must keep."""
+    for exchange in _exchanges(run):
+        if exchange.name != GET or exchange.error or not exchange.session:
+            continue
+        dossier = _dossier_in(exchange.text)
+        session_id = (run.lines(_path(exchange.session)) or [{}])[0].get("id")
+        if not dossier or not isinstance(session_id, str):
+            continue
+        expected = os.path.join(run.host.paths.project_dir, CONFIG_DIR_NAME, f"handoff_{session_id}.md")
+        if run.real(dossier) != expected:
+            yield f"a template response named the dossier {dossier}, not {expected} (the session's own id)"
+
+
 @dataclass(frozen=True)
 class _Exchange:
     """One tool call and its result, where the trace recorded the result's entry."""
@@ -2303,6 +2323,7 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (finish_only_with_returned_id, ("H29a", "H29b", "H70a")),
     (valid_finish_accepted, ("H29a", "H31b", "H34c", "H49c", "H51")),
     (finish_refused_onto_empty_dossier, ("H34a",)),
+    (dossier_named_after_source_session, ("H112",)),
     (receiver_link_follows_chain_limit, ("H38", "H121", "H122")),
     (one_reminder_per_request, ("H49a",)),
     (reminder_only_while_request_waits, ("H51", "H70b")),
@@ -2353,6 +2374,10 @@ CHECKED_WHEN: dict[str, tuple[str, str]] = {
     "finish_refused_onto_empty_dossier": (
         PREFIX,
         "an accepted Finish is judged by the dossier's state before it",
+    ),
+    "dossier_named_after_source_session": (
+        PREFIX,
+        "a template response and its session's header are written once",
     ),
     "receiver_link_follows_chain_limit": (
         PREFIX,

@@ -716,7 +716,7 @@ class ChainErrorSilent(Mutant):
 @mutant(
     "H29a",
     how="the Finish ID is compared after trimming and case folding",
-    unreachable="the explorer's model sends the exact or a foreign ID, never a padded copy",
+    invariant="finish_only_with_returned_id",
 )
 class FinishIdNormalised(Mutant):
     async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
@@ -778,7 +778,7 @@ class HandoffTimeFromRequest(Mutant):
 @mutant(
     "H112",
     how="the dossier is named after the normalised session id, not the native one",
-    unreachable="explored sessions have uuidv7 ids (letters, digits and hyphens only)",
+    invariant="dossier_named_after_source_session",
 )
 class DossierNamedNormalised(Mutant):
     def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
@@ -823,7 +823,7 @@ def _prefix_check(request: BlitzRequest | None, finish_id: object) -> FinishChec
 @mutant(
     "H29a",
     how="Finish accepts any prefix of the Finish ID (a truncated copy, the empty string)",
-    unreachable="the explorer's writers use the returned ID, a foreign one or a duplicate, never a prefix of it",
+    invariant="finish_only_with_returned_id",
 )
 class FinishIdPrefixAccepted(Mutant):
     async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
