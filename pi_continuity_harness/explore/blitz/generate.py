@@ -17,6 +17,13 @@ first session gets (``runner.first_session_id``), so the file lands where the ex
 reserve the dossier. Only the seed's first writer can be an intruder (often one, sometimes
 followed by a ``/sh cancel``): after a handoff the live session has another id, and a file
 planted at the first session's path lands where no dossier goes.
+
+Some forms follow from a seed's or a step's number instead of a draw, so that adding them left
+every draw of every seed as it was: the user's prompt forms (:func:`prompt_text`), a named first
+session (:func:`named_session_id`), automatic cycles exactly at their level (:func:`over_level`),
+an empty or untitled dossier (:func:`dossier_text`), a forged, padded or truncated foreign
+Finish ID (:func:`foreign_finish_id`), a writer's full turn before or after its template
+response, and the time an idle reply or a full turn takes (:data:`SLOW_TURN_MS`).
 """
 
 from __future__ import annotations
