@@ -111,6 +111,7 @@ PLANTED = [
     ("H89", "blitz_invalid_setting_saved", 0, "settings_file_valid"),
     ("H40b", "blitz_deletion_setting_ignored", RETAINED_SEED, "dossier_retained_when_deletion_off"),
     ("H46a", "blitz_session_component_keeps_underscore", 3, "recovery_files_named_as_specified"),
+    ("H112", "blitz_dossier_named_normalised", 3, "dossier_named_after_source_session"),
 ]
 
 

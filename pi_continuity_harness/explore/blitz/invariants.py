@@ -119,8 +119,8 @@ class RunReading(Protocol):
     the session files, the live session's entries and the files on disk).
 
     ``finish_only_with_returned_id``, ``settings_file_valid``,
-    ``dossier_retained_when_deletion_off`` and ``recovery_files_named_as_specified``, and what
-    they call, read only these, so mypy checks
+    ``dossier_retained_when_deletion_off``, ``recovery_files_named_as_specified`` and
+    ``dossier_named_after_source_session``, and what they call, read only these, so mypy checks
     that both readings offer them; the parts that need the trace reach it through
     :meth:`trace_reading` (None on an observed run). Before, the observed reading copied a few of
     ``_Run``'s attributes and the helpers tested ``isinstance(run, _Run)``: a helper that used
@@ -141,6 +141,19 @@ class RunReading(Protocol):
 
     def session_exchanges(self) -> list[list[ToolExchange]]:
         """The tool exchanges of each session, in creation order (the live session last)."""
+        ...
+
+    def session_entries(self) -> list[list[dict[str, Any]]]:
+        """The entries of each session, in the order of :meth:`session_exchanges`."""
+        ...
+
+    def session_ids(self) -> list[str | None]:
+        """The native id of each session of :meth:`session_entries`, in the same order, as its
+        file's header has it (None: no file, an in-memory session)."""
+        ...
+
+    def project_dir(self) -> str:
+        """The project's directory, Pi's cwd."""
         ...
 
     def trace_reading(self) -> _Run | None:
@@ -271,6 +284,15 @@ class _Run:
         (all again when the session's entries are no longer those read before, by identity: a
         file rewritten rather than appended, the live session become a file)."""
         return self.once("session_exchanges", self._session_exchanges)
+
+    def session_ids(self) -> list[str | None]:
+        """The header id of each session of :meth:`session_sources` (None for an in-memory one)."""
+        return [
+            _header_id(self.lines(_path(key))) if key else None for key, _entries in self.session_sources()
+        ]
+
+    def project_dir(self) -> str:
+        return str(self.host.paths.project_dir)
 
     def _session_exchanges(self) -> list[list[tuple[str, dict[str, Any], dict[str, Any]]]]:
         out = []
@@ -522,6 +544,12 @@ class _Run:
                 path.read_text(encoding="utf-8", errors="replace").strip(),
             )
         return known[1]
+
+
+def _header_id(lines: list[dict[str, Any]]) -> str | None:
+    """The ``id`` of a session file's header (its first line), if it has one."""
+    found = lines[0].get("id") if lines else None
+    return found if isinstance(found, str) else None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1326,23 +1354,45 @@ def finish_refused_onto_empty_dossier(run: _Run, ops: list[dict[str, Any]]) -> I
                 yield f"a Finish was accepted onto {dossier}, which the model had left {states[-1]}"
 
 
-def dossier_named_after_source_session(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+def dossier_named_after_source_session(run: RunReading, ops: list[dict[str, Any]]) -> Iterator[str]:
     """A successful template response names the dossier ``<cwd>/<CONFIG_DIR_NAME>/handoff_<native
     session id>.md``, the id of the session the GET ran in as Pi has it (its session file's
     header), unreduced ("GET supplies exclusive owner-only cwd `.pi/handoff_SESSID.md`, native
     source ID, no timestamp/subdir", reference Managed paths, H112). One seed in seven names its
     first session with an underscore and a dot (``generate.named_session_id``), which a recovery
-    file's name reduces (H46a) and the dossier's must keep."""
-    for exchange in _exchanges(run):
-        if exchange.name != GET or exchange.error or not exchange.session:
-            continue
-        dossier = _dossier_in(exchange.text)
-        session_id = (run.lines(_path(exchange.session)) or [{}])[0].get("id")
-        if not dossier or not isinstance(session_id, str):
-            continue
-        expected = os.path.join(run.host.paths.project_dir, CONFIG_DIR_NAME, f"handoff_{session_id}.md")
-        if run.real(dossier) != expected:
-            yield f"a template response named the dossier {dossier}, not {expected} (the session's own id)"
+    file's name reduces (H46a) and the dossier's must keep.
+
+    It reads the sessions' files and entries only, so it also runs on real Pi's observations. A
+    fork's file starts with copies of its parent's entries, their ids kept
+    (``createBranchedSession``, session-manager.js:1226-1330), so a template response is judged
+    once, by its entry id, and may name any session whose file holds that entry: the session it
+    ran in, or one forked from it. Read per session file alone, each copy was taken for a
+    response of the fork (seeds 14 and 19 of the reference)."""
+    project = run.project_dir()
+    holders: dict[str, set[str]] = {}  # a template response's entry id -> the sessions holding it
+    named: dict[str, str] = {}  # that entry id -> the dossier it names
+    for session_id, entries in zip(run.session_ids(), run.session_entries(), strict=True):
+        for entry in entries:
+            message = entry.get("message") if entry.get("type") == "message" else None
+            if (
+                not isinstance(message, dict)
+                or message.get("role") != "toolResult"
+                or message.get("toolName") != GET
+                or message.get("isError")
+            ):
+                continue
+            dossier = _dossier_in(_text(message.get("content")))
+            entry_id = str(entry.get("id"))
+            if dossier is None or session_id is None:
+                continue
+            named.setdefault(entry_id, dossier)
+            holders.setdefault(entry_id, set()).add(session_id)
+    for entry_id, dossier in named.items():
+        expected = sorted(
+            os.path.join(project, CONFIG_DIR_NAME, f"handoff_{sid}.md") for sid in holders[entry_id]
+        )
+        if dossier not in expected:
+            yield f"a template response named the dossier {dossier}, not {' or '.join(expected)} (its session's own id)"
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,12 @@ from pi_continuity_harness.explore.blitz.invariants import (
     BLITZ_INVARIANTS,
     RunReading,
     ToolExchange,
+    _header_id,
     _lines,
     _Run,
     _settings,
     _tool_exchanges,
+    dossier_named_after_source_session,
     dossier_retained_when_deletion_off,
     finish_only_with_returned_id,
     recovery_files_named_as_specified,
@@ -84,6 +86,23 @@ class _Observed:
             lambda: [list(_tool_exchanges(entries)) for entries in self.session_entries()],
         )
 
+    def session_ids(self) -> list[str | None]:
+        """The header id of each session of :meth:`session_entries`, in the same order: the
+        other session files', then the live session's file's (None without a file: an in-memory
+        session, or one Pi has not written yet)."""
+        observation = self._run.observation
+        live = str(observation.session_file) if observation.session_file else None
+        out: list[str | None] = [
+            _header_id(_lines(path))
+            for path in sorted(Path(observation.session_dir).glob("*.jsonl"))
+            if str(path) != live
+        ]
+        out.append(_header_id(_lines(Path(live))) if live else None)
+        return out
+
+    def project_dir(self) -> str:
+        return str(self._run.project_dir)
+
     def managed(self, *parts: str) -> Path:
         return Path(self._run.agent_dir, "pi-blitz-handoff", *parts)
 
@@ -109,5 +128,6 @@ OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = tuple(
         settings_file_valid,
         dossier_retained_when_deletion_off,
         recovery_files_named_as_specified,
+        dossier_named_after_source_session,
     )
 )
