@@ -311,6 +311,22 @@ class HandoffMessage:
     kind: Literal["call", "emergency", "reminder"]
 
 
+def calls_start(item: Item) -> bool:
+    """Whether ``item`` (an assistant message) calls ``blitz_handoff`` with ``action: start``."""
+    return (STATUS_TOOL, "start") in item.calls
+
+
+def makes_request_known(item: Item, after_start_call: bool) -> bool:
+    """Whether a tool result makes a request known (:func:`classify`): a successful template
+    retrieval, or a successful ``blitz_handoff`` start the assistant message before it called
+    (``after_start_call``, :func:`calls_start`)."""
+    return (
+        item.kind == "tool"
+        and not item.error
+        and (item.tool == GET_TOOL or (item.tool == STATUS_TOOL and after_start_call))
+    )
+
+
 def classify(items: list[Item], window: int, *, starts: Iterable[int] = ()) -> list[HandoffMessage]:
     """The extension's messages, told apart by when they come within their request (module docstring).
 
@@ -352,13 +368,11 @@ def classify(items: list[Item], window: int, *, starts: Iterable[int] = ()) -> l
                 and item.tokens is not None
                 and item.tokens >= EMERGENCY_PERCENT / 100 * window
             )
-            starting = (STATUS_TOOL, "start") in item.calls
+            starting = calls_start(item)
             continue
         if item.kind == "tool":
-            if not item.error and item.tool == GET_TOOL:
-                retrieved = known = True
-            if not item.error and item.tool == STATUS_TOOL and starting:
-                known = True
+            retrieved = retrieved or (not item.error and item.tool == GET_TOOL)
+            known = known or makes_request_known(item, starting)
             continue
         if item.kind != "extension":
             continue

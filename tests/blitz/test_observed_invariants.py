@@ -19,11 +19,14 @@ from pathlib import Path
 import pytest
 
 from pi_continuity_harness.explore.blitz import OBSERVED_INVARIANTS, PLUGIN, observed_checker
+from pi_continuity_harness.explore.blitz.generate import GET
 from pi_continuity_harness.explore.blitz.invariants import (
     BLITZ_INVARIANTS,
     BlitzChecker,
     _Run,
+    _settings,
     _submitted_dossiers,
+    dossier_named_after_source_session,
 )
 from pi_continuity_harness.explore.blitz.observed import _Observed
 from pi_continuity_harness.explore.observed import ObservedRun
@@ -165,5 +168,39 @@ def test_an_observed_session_file_with_a_line_that_is_no_json_holds_no_entries(t
         others[0].write_text(others[0].read_text(encoding="utf-8") + '{"type": "mess', encoding="utf-8")
         cut = _Observed(ObservedRun(simulation.result.scenario, observation)).session_entries()
         assert cut[0] == [] and cut[1:] == whole[1:]
+    finally:
+        simulation.finish(requests=False, trace=False)
+
+
+#: Seed 14 (40 steps, the reference) forks a session after a template response: the fork's file
+#: starts with a copy of that response, its entry id kept (``createBranchedSession``,
+#: session-manager.js:1226-1330), naming the parent's dossier.
+FORK_SEED = 14
+
+
+def test_a_forks_copy_of_a_template_response_may_name_the_parents_dossier(tmp_path: Path) -> None:
+    """``dossier_named_after_source_session`` judges a template response once, by its entry id,
+    against every session holding it. Judged per session file, the fork's copy was taken for a
+    response of the fork, and the reference failed at this seed; both readings now find nothing."""
+    case = PLUGIN.case(FORK_SEED, STEPS)
+    simulation = Simulation(
+        case.scenario(operations=case.operations), workdir=tmp_path / "run", implementation="blitz"
+    )
+    try:
+        simulation.start()
+        for op in case.operations:
+            simulation.perform(op)
+        run = ObservedRun(simulation.result.scenario, _observation(simulation))
+        reading = _Observed(run)
+        holders: dict[str, set[str | None]] = {}
+        for session_id, entries in zip(reading.session_ids(), reading.session_entries(), strict=True):
+            for entry in entries:
+                message = entry.get("message") or {}
+                if message.get("role") == "toolResult" and message.get("toolName") == GET:
+                    holders.setdefault(str(entry.get("id")), set()).add(session_id)
+        assert any(len(ids) > 1 for ids in holders.values()), "no template response is held by two sessions"
+        observed = next(i for i in OBSERVED_INVARIANTS if i.name == "dossier_named_after_source_session")
+        assert list(observed.check(run)) == []
+        assert list(dossier_named_after_source_session(_Run(simulation, _settings(run.scenario)), [])) == []
     finally:
         simulation.finish(requests=False, trace=False)

@@ -159,7 +159,9 @@ def _emergency_places(case: BlitzCase) -> set[str]:
     where the emergency must keep the Finish ID that response returned (H51)."""
     places = set()
     for before, reply in zip(case.agent, case.agent[1:], strict=False):
-        if reply.context_tokens == EMERGENCY_TOKENS and reply.tool_calls:
+        if reply.context_tokens == EMERGENCY_TOKENS and any(
+            call.arguments.get("command") == "echo gathering" for call in reply.tool_calls
+        ):
             after = any(call.name == GET for call in before.tool_calls)
             places.add("after the template response" if after else "before the template response")
     return places

@@ -1712,12 +1712,8 @@ def reminder_only_while_request_waits(run: _Run, ops: list[dict[str, Any]]) -> I
     starting = False
     for seq, item in run.transcript():
         if item.kind == "assistant":
-            starting = (oracle.STATUS_TOOL, "start") in item.calls
-        elif (
-            item.kind == "tool"
-            and not item.error
-            and (item.tool == oracle.GET_TOOL or (item.tool == oracle.STATUS_TOOL and starting))
-        ):
+            starting = oracle.calls_start(item)
+        elif oracle.makes_request_known(item, starting):
             known.setdefault(run.epoch(seq), seq)
     escalated: dict[int, int] = {}
     templates = run.call_templates()

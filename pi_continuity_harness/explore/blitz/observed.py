@@ -64,21 +64,21 @@ class _Observed:
         made: T = self._made[name]
         return made
 
-    def session_entries(self) -> list[list[dict[str, Any]]]:
-        """Entries per session: every session file but the live session's (its header line
-        dropped), sorted by name as ``_Run.session_files`` lists them, then the live session."""
+    def _other_session_files(self) -> tuple[list[Path], Path | None]:
+        """Every session file but the live session's, sorted by name as ``_Run.session_files``
+        lists them, and the live session's file (None: in memory)."""
         observation = self._run.observation
-        live = str(observation.session_file) if observation.session_file else None
-        out = []
-        for path in sorted(Path(observation.session_dir).glob("*.jsonl")):
-            if str(path) == live:
-                continue
-            # Read as the simulator's run reads a session file (``invariants._lines``): a
-            # file that is unreadable or has a line that is no JSON (Pi stopped mid-write)
-            # holds no entries, rather than failing the check with a harness error.
-            out.append(_lines(path)[1:])
-        out.append(list(observation.entries))
-        return out
+        live = Path(observation.session_file) if observation.session_file else None
+        others = [p for p in sorted(Path(observation.session_dir).glob("*.jsonl")) if p != live]
+        return others, live
+
+    def session_entries(self) -> list[list[dict[str, Any]]]:
+        """Entries per session: every other session file's (its header line dropped), then the
+        live session's (Pi's ``get_entries``). A file is read as the simulator's run reads one
+        (``invariants._lines``): one that is unreadable or has a line that is no JSON (Pi stopped
+        mid-write) holds no entries, rather than failing the check with a harness error."""
+        others, _live = self._other_session_files()
+        return [_lines(path)[1:] for path in others] + [list(self._run.observation.entries)]
 
     def session_exchanges(self) -> list[list[ToolExchange]]:
         return self.once(
@@ -90,15 +90,8 @@ class _Observed:
         """The header id of each session of :meth:`session_entries`, in the same order: the
         other session files', then the live session's file's (None without a file: an in-memory
         session, or one Pi has not written yet)."""
-        observation = self._run.observation
-        live = str(observation.session_file) if observation.session_file else None
-        out: list[str | None] = [
-            _header_id(_lines(path))
-            for path in sorted(Path(observation.session_dir).glob("*.jsonl"))
-            if str(path) != live
-        ]
-        out.append(_header_id(_lines(Path(live))) if live else None)
-        return out
+        others, live = self._other_session_files()
+        return [_header_id(_lines(path)) for path in others] + [_header_id(_lines(live)) if live else None]
 
     def project_dir(self) -> str:
         return str(self._run.project_dir)
