@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, mutant, patched, with_ui
 from pi_continuity_harness.reference.blitz import status
@@ -103,22 +103,39 @@ _RELOAD = "the explorer reloads only between handoffs"
 
 @mutant("H80a", how="an active request survives a reload", unreachable=_RELOAD)
 class RequestSurvivesReload(Mutant):
-    carried: Any = None
+    """Keeps the active request where a TypeScript extension would keep it across a reload: in
+    the Pi process (``globalThis``). A simulated Pi process is a run, so the request is kept per
+    run (its project directory) and forgotten at the process's first session (``reason:
+    "startup"``). A class attribute kept it per Python process instead: an explorer worker
+    carried a request from one seed's run into the next seed's, so a seed's verdict depended on
+    the seeds its worker had run before it."""
+
+    carried: ClassVar[dict[str, Any]] = {}
+
+    def register(self) -> None:
+        def forget(event: Any, ctx: Any) -> None:
+            if event.reason == "startup":
+                RequestSurvivesReload.carried.pop(ctx.cwd, None)
+
+        self.pi.on("session_start", forget)  # before the reference's own, which loads
+        super().register()
 
     def load(self, ctx: Any) -> None:
         super().load(ctx)
-        if RequestSurvivesReload.carried is not None and self.request is None:
-            self.request = RequestSurvivesReload.carried
+        self.cwd = ctx.cwd
+        carried = RequestSurvivesReload.carried.get(ctx.cwd)
+        if carried is not None and self.request is None:
+            self.request = carried
 
     def on_input(self, event: Any, ctx: Any) -> Any:
-        RequestSurvivesReload.carried = (
+        RequestSurvivesReload.carried[ctx.cwd] = (
             self.request if self.request is not None and self.request.active else None
         )
         return super().on_input(event, ctx)
 
     async def tool_get(self, *args: Any, **kwargs: Any) -> Any:
         result = await super().tool_get(*args, **kwargs)
-        RequestSurvivesReload.carried = self.request
+        RequestSurvivesReload.carried[self.cwd] = self.request
         return result
 
 
