@@ -142,7 +142,8 @@ REQUIRED = [
     ("H60a", "blitz_compaction_reset_not_persisted", 555, "automatic_request_when_due"),
     ("H56a", "blitz_automatic_threshold_raised", 1, "automatic_request_when_due"),
     ("H56a", "blitz_automatic_strictly_above", 1, "automatic_request_when_due"),
-    ("H70a", "blitz_cancel_keeps_finish_id", 528, "finish_only_with_returned_id"),
+    ("H70a", "blitz_cancel_keeps_finish_id", 7, "finish_only_with_returned_id"),
+    ("H8", "blitz_go_dialog_before_cutover", 2, "dialog_only_for_a_command"),
 ]
 
 

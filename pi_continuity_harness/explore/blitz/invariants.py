@@ -2004,14 +2004,7 @@ class _AutomaticDue(_Scanner):
         tokens, owed = self.tokens, self.owed
         for record in records:
             seq, kind, name = int(record["seq"]), record["kind"], record["name"]
-            if kind == "fs" and name in ("write", "tool_write", "replace", "rename"):
-                exists[run.real(str(record.get("to" if name in ("replace", "rename") else "path", "")))] = (
-                    True
-                )
-            elif kind == "fs" and name in ("remove", "tool_remove"):
-                exists[run.real(str(record.get("path", "")))] = False
-            elif kind == "op" and name == "edit_file" and record.get("phase") != "end":
-                exists[str(Path(run.host.paths.project_dir, str(record.get("path", ""))))] = True
+            _track_file(run, record, exists)
             if seq in calls:
                 # A Call instruction between a turn's end and the next model turn is steering, the
                 # automatic route's delivery (command and model Calls start a run from idle); counted
@@ -2019,18 +2012,9 @@ class _AutomaticDue(_Scanner):
                 if seq in automatic or after_turn:
                     attempts[session] = attempts.get(session, 0) + 1
                 active, owed = True, None
-            elif (
-                kind == "session"
-                and name == "tool_execution_end"
-                and record.get("toolName") in (GET, oracle.STATUS_TOOL)
-                and not record.get("isError")
-            ):
+            elif _accepted_by_tool(record):
                 active = True
-            new_session = (
-                kind == "event"
-                and name == "session_start"
-                and record.get("reason") in ("new", "fork", "resume")
-            )
+            new_session = _is_new_session(record)
             agent_reply = kind == "model" and name == "reply" and record.get("caller") == "agent"
             run_end = kind == "event" and name == "agent_end"
             if owed is not None and (_is_cancel(record) or new_session or agent_reply or run_end):
@@ -2058,7 +2042,7 @@ class _AutomaticDue(_Scanner):
             elif kind == "event" and name == "turn_end":
                 after_turn = True
                 spent = attempts.get(session, 0)
-                dossier = str(Path(run.host.paths.project_dir, CONFIG_DIR_NAME, f"handoff_{session_id}.md"))
+                dossier = _dossier_of(run, session_id)
                 if (
                     tokens is not None
                     and spent < len(levels)
@@ -2071,6 +2055,220 @@ class _AutomaticDue(_Scanner):
         self.session, self.session_id = session, session_id
         self.active, self.after_turn = active, after_turn
         self.tokens, self.owed = tokens, owed
+
+
+def _track_file(run: _Run, record: dict[str, Any], exists: dict[str, bool]) -> None:
+    """Whether each file a record names exists after it: written, replaced or renamed onto by the
+    implementation or the model's tools, removed by either, planted by the scenario (whose
+    ``edit_file`` names a project path)."""
+    kind, name = record["kind"], record["name"]
+    if kind == "fs" and name in ("write", "tool_write", "replace", "rename"):
+        exists[run.real(str(record.get("to" if name in ("replace", "rename") else "path", "")))] = True
+    elif kind == "fs" and name in ("remove", "tool_remove"):
+        exists[run.real(str(record.get("path", "")))] = False
+    elif kind == "op" and name == "edit_file" and record.get("phase") != "end":
+        exists[str(Path(run.host.paths.project_dir, str(record.get("path", ""))))] = True
+
+
+def _accepted_by_tool(record: dict[str, Any]) -> bool:
+    """A successful template response or ``blitz_handoff`` call: a request may be active from
+    here (a template request may start one, H21; the model's start is one, H11b)."""
+    return (
+        record["kind"] == "session"
+        and record["name"] == "tool_execution_end"
+        and record.get("toolName") in (GET, oracle.STATUS_TOOL)
+        and not record.get("isError")
+    )
+
+
+def _is_new_session(record: dict[str, Any]) -> bool:
+    """A session switch (new, fork or resume): it ends the source's request."""
+    return (
+        record["kind"] == "event"
+        and record["name"] == "session_start"
+        and record.get("reason") in ("new", "fork", "resume")
+    )
+
+
+def _dossier_of(run: _Run, session_id: str) -> str:
+    """The dossier path of a session (reference §5: ``<cwd>/.pi/handoff_<session id>.md``)."""
+    return str(Path(run.host.paths.project_dir, CONFIG_DIR_NAME, f"handoff_{session_id}.md"))
+
+
+def explicit_start_makes_request(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """``/sh start``, or Start picked in the ``/sh`` menu, initiates a request whatever the
+    context use: its Call instruction is sent before the user's next operation (reference §3
+    Transfer 1, "exactly three initiation routes: command/menu, ...", "explicit ignores
+    thresholds"; H11a, H12). ``one_active_request`` and ``invalid_config_refuses_starts`` judge
+    the starts that must be refused; this one requires the start that must not be.
+
+    Nothing is required where a start may rightly be refused or the trace cannot tell: an
+    invalid ``config.json`` (H106), an in-memory session (H1a), a file at the session's dossier
+    path (a leftover blocks the reservation, reference §5), a request that may still be active
+    (from a Call instruction, a successful template response or ``blitz_handoff`` call until a
+    ``/sh cancel`` or a session switch, H13; a reload may or may not end it). A menu counts as a
+    start only when the menu the implementation showed had its Start entry picked, so an
+    implementation without a menu is judged by its ``/sh start`` alone."""
+    starts = _explicit_starts(run)
+    yield from starts.unanswered
+    if run.over and starts.open is not None and starts.open.owed:
+        yield starts.open.unanswered()
+
+
+def refused_start_said_aloud(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """An explicit start that sends no Call instruction tells the user why: a notification
+    before the user's next operation (reference §1, in-memory sessions are rejected, H1a; §3
+    Transfer 1, "second rejects without replacing state", H13; §6, an invalid config is "a
+    loud error", H106). Judged where Pi's mode shows notifications (``rpc``, ``tui``); the
+    refusal's wording and level are the implementation's."""
+    if not run.has_ui:
+        return
+    starts = _explicit_starts(run)
+    yield from starts.silent
+    if run.over and starts.open is not None and not starts.open.notified:
+        yield starts.open.silent()
+
+
+def _explicit_starts(run: _Run) -> _ExplicitStarts:
+    calls = {seq for seq, _epoch, message in run.handoff_messages() if message.kind == "call"}
+    owed = config_problem(run.scenario) is None and run.scenario.session != "memory"
+    return run.fold(
+        "explicit_starts",
+        lambda: _ExplicitStarts(owed),
+        lambda count: frozenset(seq for seq in calls if seq < count),
+    )
+
+
+#: The ``/sh`` menu's title and how its Start entry begins (reference §2 Interface, H6).
+_MENU_TITLE = "Session Handoff"
+_MENU_START = "Start"
+
+
+@dataclass
+class _Start:
+    """An explicit start not yet answered by a Call instruction."""
+
+    seq: int  # the trace position of its operation
+    what: str
+    owed: bool  # nothing allowed a refusal (:func:`explicit_start_makes_request`)
+    notified: bool = False
+
+    def unanswered(self) -> str:
+        return (
+            f"{self.what} (trace seq {self.seq}) with no request active, a valid config and no file at "
+            "the session's dossier path sent no Call instruction before the next operation"
+        )
+
+    def silent(self) -> str:
+        return f"{self.what} (trace seq {self.seq}) sent no Call instruction and no notification saying why"
+
+
+class _ExplicitStarts(_Scanner):
+    """The explicit starts and how each was answered (:func:`explicit_start_makes_request`,
+    :func:`refused_start_said_aloud`), record by record."""
+
+    def __init__(self, owed: bool) -> None:
+        self.owed = owed  # a start can be owed in this run at all (a valid config, a session file)
+        self.exists: dict[str, bool] = {}
+        self.active = False
+        self.session_id = ""
+        self.menu: int | None = None  # the trace position of the open ``/sh`` menu operation
+        self.open: _Start | None = None  # the latest start, until its Call or the next operation
+        self.unanswered: list[str] = []
+        self.silent: list[str] = []
+
+    def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
+        calls = {seq for seq, _epoch, message in run.handoff_messages() if message.kind == "call"}
+        for record in records:
+            seq, kind, name = int(record["seq"]), record["kind"], record["name"]
+            _track_file(run, record, self.exists)
+            if seq in calls:
+                self.active, self.open = True, None
+            elif _accepted_by_tool(record):
+                self.active = True
+            if _is_new_session(record) or _is_cancel(record):
+                self.active = False
+            if kind == "host" and name == "runtime":
+                self.session_id = str(record.get("sessionId") or "")
+            elif kind == "ui" and name == "notify" and self.open is not None:
+                self.open.notified = True
+            elif kind == "op" and not record.get("during") and record.get("phase") != "end":
+                self._close()
+                text = str(record.get("text", "")).strip() if name == "command" else ""
+                if text == "/sh start":
+                    self._start(run, seq, "/sh start")
+                elif text == "/sh":
+                    self.menu = seq
+            elif kind == "ui" and name == "select" and self.menu is not None:
+                if record.get("title") == _MENU_TITLE and _picked(record).startswith(_MENU_START):
+                    self._start(run, self.menu, "Start in the /sh menu")
+                self.menu = None
+
+    def _close(self) -> None:
+        start, self.open, self.menu = self.open, None, None
+        if start is not None:
+            if start.owed:
+                self.unanswered.append(start.unanswered())
+            if not start.notified:
+                self.silent.append(start.silent())
+
+    def _start(self, run: _Run, seq: int, what: str) -> None:
+        owed = self.owed and not self.active and not self.exists.get(_dossier_of(run, self.session_id))
+        self.open = _Start(seq, what, owed)
+
+
+def _picked(select: dict[str, Any]) -> str:
+    """The option a traced ``select`` dialog answered (``""`` when dismissed): the first option
+    its scripted ``/pattern/`` matches, or the option named."""
+    answer = select.get("answer")
+    choice = answer.get("select") if isinstance(answer, dict) else None
+    if not isinstance(choice, str):
+        return ""
+    options = [str(option) for option in select.get("options") or ()]
+    if len(choice) > 1 and choice.startswith("/") and choice.endswith("/"):
+        pattern = re.compile(choice[1:-1])
+        return next((option for option in options if pattern.search(option)), "")
+    return choice if choice in options else ""
+
+
+def dialog_only_for_a_command(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """A requested handoff proceeds from the template response to the Finish to the switch
+    without asking the user anything: the extension opens a dialog (select, confirm, input,
+    editor) only while a command the user typed runs (the ``/sh`` menus and settings), never in
+    the model's turns or at the source's settling, where a handoff runs (reference §2, "no
+    Ready/Wait/Cancel choice or GO round"; H8). A dialog Pi's mode cannot show is recorded all
+    the same (``noUI``), so it is judged in every mode."""
+    yield from run.fold("dialog_only_for_a_command", _Dialogs).problems
+
+
+#: The dialogs an extension can open (``ctx.ui``), as the trace names them.
+_DIALOGS = frozenset({"select", "confirm", "input", "editor"})
+
+
+class _Dialogs(_Scanner):
+    """The dialogs opened outside a user's command (:func:`dialog_only_for_a_command`)."""
+
+    def __init__(self) -> None:
+        self.open: list[str] = []  # the top-level operations begun and not ended
+        self.problems: list[str] = []
+
+    def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
+        for record in records:
+            kind, name = record["kind"], record["name"]
+            if kind == "op" and not record.get("during"):
+                if record.get("phase") == "end":
+                    if self.open:
+                        self.open.pop()
+                else:
+                    self.open.append(name)
+            elif kind == "ui" and name in _DIALOGS and (not self.open or self.open[-1] != "command"):
+                during = (
+                    f"during the user's {self.open[-1]}" if self.open else "between the user's operations"
+                )
+                self.problems.append(
+                    f"a {name} dialog {str(record.get('title', ''))!r} (trace seq {record['seq']}) opened "
+                    f"{during}, not for a command"
+                )
 
 
 def settings_file_valid(run: RunReading, ops: list[dict[str, Any]]) -> Iterator[str]:
@@ -2376,6 +2574,9 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (emergency_once_at_90_percent, ("H50", "H52c", "H53")),
     (automatic_initiation_budget, ("H54", "H55", "H58", "H60a", "H61")),
     (automatic_request_when_due, ("H15", "H56a", "H58", "H59", "H60a")),
+    (explicit_start_makes_request, ("H11a", "H12")),
+    (refused_start_said_aloud, ("H1a", "H13", "H106")),
+    (dialog_only_for_a_command, ("H8",)),
     (settings_file_valid, ("H88d", "H89", "H94b", "H95b", "H99b", "H100b")),
     (dossier_retained_when_deletion_off, ("H40b",)),
     (foreign_files_untouched, ("H72a",)),
@@ -2444,6 +2645,17 @@ CHECKED_WHEN: dict[str, tuple[str, str]] = {
         PREFIX,
         "a due request missed before the next model turn stays missed; one still owed when the run ends: end",
     ),
+    "explicit_start_makes_request": (
+        PREFIX,
+        "a start whose Call did not come before the next operation stays unanswered; one still owed "
+        "when the run ends: end",
+    ),
+    "refused_start_said_aloud": (
+        PREFIX,
+        "a start left without a Call and without a notification before the next operation stays so; "
+        "the last start's: end",
+    ),
+    "dialog_only_for_a_command": (PREFIX, "a dialog opened outside a command stays so"),
     "settings_file_valid": (END, "it judges the saved config.json as the run leaves it"),
     "dossier_retained_when_deletion_off": (END, "it judges which dossiers exist when the run is over"),
     "foreign_files_untouched": (

@@ -15,7 +15,9 @@ from pi_continuity_harness.reference.blitz.paths import dossier_path
 from pi_continuity_harness.reference.blitz.state import BlitzHandoffError
 
 _TEXT = "a fixed text of the interface, not a property of a session's course (the features check it)"
-_MENU = "the explorer drives no /sh menu"
+#: The ``/sh`` subcommands the explorer types: ``start``, ``cancel``, ``settings``,
+#: ``project-template`` and the bare menu (``explore/blitz/generate.py``).
+_UNTYPED = "the explorer types no /sh subcommand but start, cancel, settings, project-template and the menu"
 
 
 def _replace_text(result: Any, edit: Any) -> Any:
@@ -25,7 +27,14 @@ def _replace_text(result: Any, edit: Any) -> Any:
     )
 
 
-@mutant("H5", how="dismissing the /sh menu starts a handoff", unreachable=_MENU)
+@mutant(
+    "H5",
+    how="dismissing the /sh menu starts a handoff",
+    unreachable=(
+        "the explorer dismisses the menu, but the invariants forbid no Call that follows a /sh command: "
+        "automatic_initiation_budget takes it for an explicit start"
+    ),
+)
 class MenuDismissStarts(Mutant):
     async def run(self, args: str, ctx: Any) -> None:
         if args.strip():
@@ -44,7 +53,7 @@ class MenuDismissStarts(Mutant):
             await commands.start(self, ctx)
 
 
-@mutant("H8", how="the cutover waits for a GO confirmation", unreachable=_MENU)
+@mutant("H8", how="the cutover waits for a GO confirmation", invariant="dialog_only_for_a_command")
 class GoDialogBeforeCutover(Mutant):
     async def cutover(self, token: str, ctx: Any) -> None:
         if not await ctx.ui.confirm("Ready to switch?", "Switch to the new session now?"):
@@ -90,7 +99,7 @@ class GetToolRenamed(Mutant):
         super().register()
 
 
-@mutant("H11a", how="/sh start opens the menu instead of starting", unreachable=_MENU)
+@mutant("H11a", how="/sh start opens the menu instead of starting", invariant="explicit_start_makes_request")
 class StartOpensMenu(Mutant):
     async def run(self, args: str, ctx: Any) -> None:
         await super().run("" if args.strip() == "start" else args, ctx)
@@ -99,7 +108,7 @@ class StartOpensMenu(Mutant):
 @mutant(
     "H11b",
     how="blitz_handoff start is refused",
-    unreachable="the explorer's model start is judged by no invariant of its own",
+    invariant="user_operation_blocked_while_protected",
 )
 class ModelStartRefused(Mutant):
     async def tool_status(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
@@ -134,7 +143,11 @@ class PromptMentionStarts(Mutant):
         return result
 
 
-@mutant("H12", how="explicit starts are refused below the warning threshold", unreachable=_MENU)
+@mutant(
+    "H12",
+    how="explicit starts are refused below the warning threshold",
+    invariant="explicit_start_makes_request",
+)
 class ExplicitStartsGated(Mutant):
     def start_request(self, ctx: Any, route: Any) -> Any:
         percent = self.context_percent(ctx)
@@ -146,7 +159,7 @@ class ExplicitStartsGated(Mutant):
 @mutant(
     "H2",
     how="while a handoff is written, every tool but the handoff's own and write is blocked",
-    unreachable=_MENU,
+    unreachable="no invariant reads which tools ran while a handoff was written",
 )
 class UnrelatedToolsBlocked(Mutant):
     def register(self) -> None:
@@ -180,6 +193,20 @@ class _InMemoryAccepted(Mutant):
             fake = f"{ctx.cwd}/in-memory-{manager.get_session_id()}.jsonl"
             ctx = Proxy(ctx, session_manager=Proxy(manager, get_session_file=lambda: fake))
         return super().start_request(ctx, route)
+
+
+@mutant("H1a", "H13", "H106", how="a refused /sh start says nothing", invariant="refused_start_said_aloud")
+class RefusalSilent(Mutant):
+    async def run(self, args: str, ctx: Any) -> None:
+        if args.strip() == "start":
+            notify = ctx.ui.notify
+
+            def quiet(message: str, level: str = "info") -> None:
+                if level != "error":
+                    notify(message, level)
+
+            ctx = with_ui(ctx, notify=quiet)
+        await super().run(args, ctx)
 
 
 @mutant(
@@ -256,7 +283,9 @@ class WidgetBelowEditor(Mutant):
         ctx.ui.set_widget(WIDGET_KEY, lines, placement="belowEditor")
 
 
-@mutant("H6", how="the /sh menu offers Start first even while a handoff is active", unreachable=_MENU)
+@mutant(
+    "H6", how="the /sh menu offers Start first even while a handoff is active", invariant="one_active_request"
+)
 class MenuAlwaysStart(Mutant):
     async def run(self, args: str, ctx: Any) -> None:
         if args.strip():
@@ -270,7 +299,7 @@ class MenuAlwaysStart(Mutant):
                 self.request = request
 
 
-@mutant("H3", how="/sh config is an alias of /sh settings", unreachable=_MENU)
+@mutant("H3", how="/sh config is an alias of /sh settings", unreachable=_UNTYPED)
 class ConfigAlias(Mutant):
     async def run(self, args: str, ctx: Any) -> None:
         words = args.split()
@@ -323,7 +352,7 @@ class HelpListsBridge(Mutant):
         await super().run(args, ctx)
 
 
-@mutant("H3", how="a public /sh cleanup removes this session's leftover dossier", unreachable=_MENU)
+@mutant("H3", how="a public /sh cleanup removes this session's leftover dossier", unreachable=_UNTYPED)
 class CleanupSubcommand(Mutant):
     async def run(self, args: str, ctx: Any) -> None:
         if args.split()[:1] == ["cleanup"]:
@@ -334,7 +363,9 @@ class CleanupSubcommand(Mutant):
         await super().run(args, ctx)
 
 
-@mutant("H3", how="a public /sh retry sends the active request's Call instruction again", unreachable=_MENU)
+@mutant(
+    "H3", how="a public /sh retry sends the active request's Call instruction again", unreachable=_UNTYPED
+)
 class RetrySubcommand(Mutant):
     async def run(self, args: str, ctx: Any) -> None:
         if args.split()[:1] == ["retry"]:
