@@ -98,10 +98,7 @@ class CancelReplaysCaptured(Mutant):
                 self.pi.send_user_message(prompt, deliver_as="followUp")
 
 
-_RELOAD = "the explorer reloads only between handoffs"
-
-
-@mutant("H80a", how="an active request survives a reload", unreachable=_RELOAD)
+@mutant("H80a", how="an active request survives a reload", invariant="explicit_start_makes_request")
 class RequestSurvivesReload(Mutant):
     """Keeps the active request where a TypeScript extension would keep it across a reload: in
     the Pi process (``globalThis``). A simulated Pi process is a run, so the request is kept per
@@ -139,7 +136,9 @@ class RequestSurvivesReload(Mutant):
         return result
 
 
-@mutant("H80b", how="a partial dossier is removed when the extension loads", unreachable=_RELOAD)
+@mutant(
+    "H80b", how="a partial dossier is removed when the extension loads", invariant="foreign_files_untouched"
+)
 class PartialDossierRemovedOnLoad(Mutant):
     def load(self, ctx: Any) -> None:
         super().load(ctx)
@@ -196,11 +195,7 @@ class _CancelledRevived(Mutant):
 @mutant(
     "H70a",
     how="a cancel leaves the Finish ID valid",
-    unreachable=(
-        "finish_only_with_returned_id rejects an ID a /sh cancel invalidated, but an explored Finish seldom"
-        " follows a cancel onto a rewritten dossier: seed 528 is the first (the kill matrix explores 60;"
-        " from seed 28 on, reminder_only_while_request_waits sees the revived request's reminders)"
-    ),
+    invariant="finish_only_with_returned_id",
 )
 class CancelKeepsFinishId(_CancelledRevived):
     async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
@@ -211,7 +206,7 @@ class CancelKeepsFinishId(_CancelledRevived):
 @mutant(
     "H70c",
     how="a GET after a cancel revives the cancelled request",
-    unreachable="one_active_request counts starts, not revived requests",
+    invariant="reminder_only_while_request_waits",
 )
 class CancelKeepsRetrieval(_CancelledRevived):
     async def tool_get(self, *args: Any, **kwargs: Any) -> Any:

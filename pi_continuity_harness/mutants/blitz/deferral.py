@@ -185,7 +185,11 @@ class ReminderWithoutDelay(Mutant):
         super().check_reminder(ctx)
 
 
-@mutant("H52c", how="at 90% without a request the emergency instruction is sent anyway", unreachable=_ONE_RUN)
+@mutant(
+    "H52c",
+    how="at 90% without a request the emergency instruction is sent anyway",
+    invariant="reminder_only_while_request_waits",
+)
 class EmergencyWithoutRequest(Mutant):
     def on_turn_end(self, event: Any, ctx: Any) -> None:
         percent = self.context_percent(ctx)
@@ -321,7 +325,7 @@ class SubmittedEscalated(Mutant):
 @mutant(
     "H52b",
     how="a cancelled handoff is still escalated at 90%",
-    unreachable="the explorer fills the context only with a request active",
+    invariant="reminder_only_while_request_waits",
 )
 class CancelledEscalated(Mutant):
     cancelled: Any = None
@@ -346,7 +350,7 @@ class CancelledEscalated(Mutant):
 @mutant(
     "H62",
     how="an automatic request uses the shipped Call template, not the selected one",
-    unreachable="the explorer's project Call template is never the global selection",
+    invariant="project_call_template_used",
 )
 class AutomaticUsesDefaultCall(Mutant):
     def start_request(self, ctx: Any, route: Any) -> Any:
@@ -360,7 +364,7 @@ class AutomaticUsesDefaultCall(Mutant):
 @mutant(
     "H22",
     how="with deferral from Writing, prompts are captured from the request on",
-    unreachable="the explorer's prompts while waiting are not told apart from prompts while writing",
+    invariant="user_operation_blocked_while_protected",
 )
 class WritingCapturesFromRequest(Mutant):
     def start_request(self, ctx: Any, route: Any) -> Any:

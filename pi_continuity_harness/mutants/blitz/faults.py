@@ -37,7 +37,9 @@ class FailedGetStartsCapture(Mutant):
         return result
 
 
-@mutant("H25b", how="a failed or aborted GET still issues a live Finish ID", unreachable=_NO_GET_FAULT)
+@mutant(
+    "H25b", how="a failed or aborted GET still issues a live Finish ID", invariant="prompts_captured_when_due"
+)
 class FailedGetAuthorisesFinish(Mutant):
     async def tool_get(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
         result = await super().tool_get(call_id, params, signal, ctx)

@@ -38,10 +38,9 @@ class _NoProjects:
         return getattr(self._paths, name)
 
 
-_ONE_RUN = "a fixed text or the order of one start's messages (the features check it)"
-
-
-@mutant("H108", how="the managed root is <agentDir>/blitz-handoff", unreachable=_ONE_RUN)
+@mutant(
+    "H108", how="the managed root is <agentDir>/blitz-handoff", invariant="reminder_only_while_request_waits"
+)
 class ManagedRootRenamed(Mutant):
     def managed(self) -> ManagedPaths:
         if self.paths is None:

@@ -135,7 +135,7 @@ class RecoverListsNewestOnly(Mutant):
 @mutant(
     "H80b",
     how="leftover recovery files are executed when the extension loads",
-    unreachable="the explorer plants no recovery file before a load",
+    invariant="reminder_only_while_request_waits",
 )
 class LeftoversExecutedOnLoad(Mutant):
     def load(self, ctx: Any) -> None:

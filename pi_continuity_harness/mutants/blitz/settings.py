@@ -110,7 +110,11 @@ class RetryDefault1(Mutant):
         _defaults(self, readiness_retry_seconds=1)
 
 
-@mutant("H102a", how="the default recovery directory is <root>/deferred", unreachable=_ONE_RUN)
+@mutant(
+    "H102a",
+    how="the default recovery directory is <root>/deferred",
+    invariant="captured_prompts_kept_in_order",
+)
 class RecoveryDirDeferred(Mutant):
     def recovery_dir(self) -> str:
         if self.settings.recovery_directory:
@@ -173,13 +177,22 @@ class _InvalidKeyAccepted(Mutant):
             self.settings_error = None
 
 
+#: The keys whose invalid values the explorer writes (``generate._INVALID_CONFIGS``: a critical
+#: level above 100, a warning level not below the critical one): a start the mutant accepts sends
+#: a Call under the invalid file, which ``invalid_config_refuses_starts`` (H106) fails.
+_EXPLORED_INVALID = frozenset({"contextWarningPercent", "criticalWarningPercent"})
+
+
 def _accepts(key: str, rule: str) -> type[Mutant]:
     """Register ``Invalid<Key>Accepted``: the validation of ``key`` is skipped (rule ``rule``)."""
     name = f"Invalid{key[0].upper()}{key[1:]}Accepted"
     cls = type(name, (_InvalidKeyAccepted,), {"KEY": key, "__module__": __name__, "__qualname__": name})
-    globals()[name] = mutant(
-        rule, how=f"an invalid {key} in the config is ignored", unreachable=_LOADED_ONCE
-    )(cls)
+    how = f"an invalid {key} in the config is ignored"
+    if key in _EXPLORED_INVALID:
+        registered = mutant(rule, how=how, invariant="invalid_config_refuses_starts")(cls)
+    else:
+        registered = mutant(rule, how=how, unreachable=_LOADED_ONCE)(cls)
+    globals()[name] = registered
     return cls
 
 
@@ -250,7 +263,11 @@ class EditAppliesAfterReload(Mutant):
         return None
 
 
-@mutant("H133", how="a /sh dialog's answer is echoed into the model's context", unreachable=_MENU)
+@mutant(
+    "H133",
+    how="a /sh dialog's answer is echoed into the model's context",
+    invariant="reminder_only_while_request_waits",
+)
 class AnswersEchoedToModel(Mutant):
     async def run(self, args: str, ctx: Any) -> None:
         ask = ctx.ui.input

@@ -166,7 +166,11 @@ class SelectedCallIgnored(Mutant):
         return request
 
 
-@mutant("H18b", how="the Call is the template alone, without the GET/Finish protocol", unreachable=_ONE_RUN)
+@mutant(
+    "H18b",
+    how="the Call is the template alone, without the GET/Finish protocol",
+    invariant="project_call_template_used",
+)
 class CallWithoutProtocol(Mutant):
     def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
         request = super().start_request(ctx, route)
@@ -239,7 +243,7 @@ class GetWithoutRequestStarts(Mutant):
 @mutant(
     "H23",
     how="deferPromptsFrom request is ignored: capture starts at the template only",
-    unreachable=_ONE_RUN,
+    invariant="user_operation_blocked_while_protected",
 )
 class RequestDeferralIgnored(Mutant):
     def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
@@ -249,14 +253,14 @@ class RequestDeferralIgnored(Mutant):
         return request
 
 
-@mutant("H27a", how="a captured prompt also reaches the model", unreachable=_ONE_RUN)
+@mutant("H27a", how="a captured prompt also reaches the model", invariant="prompts_captured_when_due")
 class CapturedPromptAlsoSent(Mutant):
     def on_input(self, event: Any, ctx: Any) -> Any:
         super().on_input(event, ctx)
         return None
 
 
-@mutant("H28a", how="the extension's own inputs are captured too", unreachable=_ONE_RUN)
+@mutant("H28a", how="the extension's own inputs are captured too", invariant="explicit_start_makes_request")
 class ExtensionInputsCaptured(Mutant):
     def on_input(self, event: Any, ctx: Any) -> Any:
         if event.source == "extension":
@@ -268,7 +272,11 @@ class ExtensionInputsCaptured(Mutant):
         return super().on_input(event, ctx)
 
 
-@mutant("H28b", how="/sh cancel during capture is deferred like a prompt", unreachable=_ONE_RUN)
+@mutant(
+    "H28b",
+    how="/sh cancel during capture is deferred like a prompt",
+    invariant="explicit_start_makes_request",
+)
 class SlashCommandCaptured(Mutant):
     async def run(self, args: str, ctx: Any) -> None:
         request = self.request
@@ -285,7 +293,9 @@ class SlashCommandCaptured(Mutant):
 
 
 @mutant(
-    "H30", how="before any template response, a Finish on a written dossier is accepted", unreachable=_ONE_RUN
+    "H30",
+    how="before any template response, a Finish on a written dossier is accepted",
+    invariant="finish_only_with_returned_id",
 )
 class FinishBeforeGetAccepted(Mutant):
     async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
@@ -306,7 +316,7 @@ class RejectedFinishSwitches(Mutant):
         return result
 
 
-@mutant("H32", how="a writer that stops is sent the Call again (once)", unreachable=_ONE_RUN)
+@mutant("H32", how="a writer that stops is sent the Call again (once)", invariant="one_active_request")
 class WriterRetried(Mutant):
     def on_settled(self, event: Any, ctx: Any) -> None:
         super().on_settled(event, ctx)
@@ -325,7 +335,7 @@ class WriterRetried(Mutant):
 @mutant(
     "H33a",
     how="the switch starts at the accepted Finish, without waiting for the source to be idle",
-    unreachable=_ONE_RUN,
+    invariant="captured_prompts_kept_in_order",
 )
 class SwitchBeforeIdle(Mutant):
     async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
@@ -372,7 +382,11 @@ class _BootstrapMutant(Mutant):
             await super().cutover(token, ctx)
 
 
-@mutant("H37a", how="the first prompt names the dossier by a relative path", unreachable=_ONE_RUN)
+@mutant(
+    "H37a",
+    how="the first prompt names the dossier by a relative path",
+    invariant="captured_prompts_kept_in_order",
+)
 class BootstrapRelativePath(_BootstrapMutant):
     @staticmethod
     def edit(text: str, dossier: str) -> str:
@@ -387,7 +401,11 @@ class BootstrapWithoutCleanup(_BootstrapMutant):
         return text.replace("Leave the file unchanged after reading it.", "")
 
 
-@mutant("H37c", how="the first prompt repeats the source's first user message", unreachable=_ONE_RUN)
+@mutant(
+    "H37c",
+    how="the first prompt repeats the source's first user message",
+    invariant="captured_prompts_kept_in_order",
+)
 class BootstrapWithHistory(Mutant):
     async def cutover(self, token: str, ctx: Any) -> None:
         users = [
@@ -570,7 +588,7 @@ class FinishFollowsSymlink(Mutant):
 @mutant(
     "H33b",
     how="an accepted Finish asks the source model once more before the switch (an assembly turn)",
-    unreachable="no invariant counts the source's model requests after Finish",
+    invariant="captured_prompts_kept_in_order",
 )
 class AssemblyTurnAfterFinish(Mutant):
     async def tool_finish(self, *args: Any, **kwargs: Any) -> Any:
@@ -584,7 +602,7 @@ class AssemblyTurnAfterFinish(Mutant):
 @mutant(
     "H42",
     how="a failed bootstrap turn deletes the recovery file anyway",
-    unreachable="the explorer's receiver turns always complete",
+    invariant="captured_prompts_kept_in_order",
 )
 class FailedBootstrapDeletesRecovery(Mutant):
     def adopt_duty(self, duty: Any) -> None:
@@ -653,7 +671,7 @@ class RecoveryCleanupFailureHidden(Mutant):
 @mutant(
     "H107",
     how="a child session hands off its parent (the parent's session file is the source)",
-    unreachable="the blitz explorer never hands off twice in one run",
+    invariant="receiver_link_follows_chain_limit",
 )
 class ChildHandsOffParent(Mutant):
     def start_request(self, ctx: Any, route: Route) -> BlitzRequest:
@@ -681,7 +699,7 @@ class WaitTimeUntilFinish(Mutant):
 @mutant(
     "H26",
     how="a template request that completes after the cancel still serves the cancelled request",
-    unreachable="the blitz explorer cancels no request while a template call is held",
+    invariant="valid_finish_accepted",
 )
 class GetServesCancelledRequest(Mutant):
     cancelled: BlitzRequest | None = None
