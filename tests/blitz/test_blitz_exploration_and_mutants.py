@@ -144,6 +144,7 @@ REQUIRED = [
     ("H56a", "blitz_automatic_strictly_above", 1, "automatic_request_when_due"),
     ("H70a", "blitz_cancel_keeps_finish_id", 7, "finish_only_with_returned_id"),
     ("H8", "blitz_go_dialog_before_cutover", 2, "dialog_only_for_a_command"),
+    ("H31a", "blitz_rejected_finish_switches", 2, "switch_only_after_accepted_finish"),
 ]
 
 

@@ -27,8 +27,12 @@ The others: ``prompts_captured_when_due``, ``valid_finish_accepted``, ``finish_r
 ``emergency_once_at_90_percent``, ``automatic_initiation_budget``, ``automatic_request_when_due``,
 ``settings_file_valid``, ``dossier_retained_when_deletion_off``, ``foreign_files_untouched``,
 ``project_call_template_used``, ``invalid_config_refuses_starts``,
-``in_memory_session_starts_nothing``. Most forbid; four also require what the reference
-requires, so doing too little fails too: ``prompts_captured_when_due`` (a prompt due for capture;
+``in_memory_session_starts_nothing``, ``explicit_start_makes_request``,
+``refused_start_said_aloud``, ``dialog_only_for_a_command``, ``switch_only_after_accepted_finish``,
+``user_operation_blocked_while_protected``, ``recovery_files_named_as_specified``. Most forbid; six also require what
+the reference requires, so doing too little fails too: ``explicit_start_makes_request`` (the
+Call of a start nothing may refuse), ``refused_start_said_aloud`` (a notification for a start
+that sends none), ``prompts_captured_when_due`` (a prompt due for capture;
 ``captured_prompts_kept_in_order`` judges the captured ones), ``emergency_once_at_90_percent`` (a
 due emergency), ``valid_finish_accepted`` (the forbidding half is
 ``finish_only_with_returned_id``) and ``automatic_request_when_due`` (the upper bound is
@@ -2139,8 +2143,9 @@ def _explicit_starts(run: _Run) -> _ExplicitStarts:
     )
 
 
-#: The ``/sh`` menu's title and how its Start entry begins (reference §2 Interface, H6).
-_MENU_TITLE = "Session Handoff"
+#: How the ``/sh`` menu's Start entry begins (reference §2 Interface: "primary entry Start when
+#: inactive", H6); the menu's title is the implementation's, so the first dialog of a bare ``/sh``
+#: is taken for the menu.
 _MENU_START = "Start"
 
 
@@ -2200,7 +2205,7 @@ class _ExplicitStarts(_Scanner):
                 elif text == "/sh":
                     self.menu = seq
             elif kind == "ui" and name == "select" and self.menu is not None:
-                if record.get("title") == _MENU_TITLE and _picked(record).startswith(_MENU_START):
+                if _picked(record).startswith(_MENU_START):
                     self._start(run, self.menu, "Start in the /sh menu")
                 self.menu = None
 
@@ -2269,6 +2274,42 @@ class _Dialogs(_Scanner):
                     f"a {name} dialog {str(record.get('title', ''))!r} (trace seq {record['seq']}) opened "
                     f"{during}, not for a command"
                 )
+
+
+def switch_only_after_accepted_finish(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
+    """The extension switches to a new session only for a request whose Finish it accepted: a
+    new session no user operation opened comes after an accepted Finish in the source session,
+    with no ``/sh cancel`` since (reference §3 Transfer 5, "missing-template/stale/duplicate
+    reject"; H31a, "a rejected Finish starts no session switch"). A session the user opens
+    (``new_session``, held in a reply) is the user's."""
+    yield from run.fold("switch_only_after_accepted_finish", _Switches).problems
+
+
+class _Switches(_Scanner):
+    """The extension's session switches without an accepted Finish
+    (:func:`switch_only_after_accepted_finish`), record by record."""
+
+    def __init__(self) -> None:
+        self.accepted = False  # a Finish accepted in the current session since its last cancel
+        self.user_new = 0  # user ``new_session`` operations begun and not ended
+        self.problems: list[str] = []
+
+    def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
+        for record in records:
+            kind, name = record["kind"], record["name"]
+            if kind == "session" and name == "tool_execution_end" and record.get("toolName") == FINISH:
+                self.accepted = self.accepted or not record.get("isError")
+            elif kind == "op" and name == "new_session":
+                self.user_new += -1 if record.get("phase") == "end" else 1
+            elif _is_cancel(record):
+                self.accepted = False
+            elif kind == "host" and name == "runtime" and record.get("reason") != "startup":
+                if record.get("reason") == "new" and not self.user_new and not self.accepted:
+                    self.problems.append(
+                        f"the extension switched to session {record.get('sessionId')} (trace seq "
+                        f"{record['seq']}) with no Finish accepted in the source since its last cancel"
+                    )
+                self.accepted = False
 
 
 def settings_file_valid(run: RunReading, ops: list[dict[str, Any]]) -> Iterator[str]:
@@ -2577,6 +2618,7 @@ BLITZ_INVARIANTS: tuple[tuple[Invariant, tuple[str, ...]], ...] = (
     (explicit_start_makes_request, ("H11a", "H12")),
     (refused_start_said_aloud, ("H1a", "H13", "H106")),
     (dialog_only_for_a_command, ("H8",)),
+    (switch_only_after_accepted_finish, ("H31a",)),
     (settings_file_valid, ("H88d", "H89", "H94b", "H95b", "H99b", "H100b")),
     (dossier_retained_when_deletion_off, ("H40b",)),
     (foreign_files_untouched, ("H72a",)),
@@ -2656,6 +2698,7 @@ CHECKED_WHEN: dict[str, tuple[str, str]] = {
         "the last start's: end",
     ),
     "dialog_only_for_a_command": (PREFIX, "a dialog opened outside a command stays so"),
+    "switch_only_after_accepted_finish": (PREFIX, "a switch with no accepted Finish before it stays so"),
     "settings_file_valid": (END, "it judges the saved config.json as the run leaves it"),
     "dossier_retained_when_deletion_off": (END, "it judges which dossiers exist when the run is over"),
     "foreign_files_untouched": (

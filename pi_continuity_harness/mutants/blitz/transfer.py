@@ -306,7 +306,9 @@ class FinishBeforeGetAccepted(Mutant):
         return await super().tool_finish(call_id, params, signal, ctx)
 
 
-@mutant("H31a", how="a rejected Finish still starts the switch", unreachable=_ONE_RUN)
+@mutant(
+    "H31a", how="a rejected Finish still starts the switch", invariant="switch_only_after_accepted_finish"
+)
 class RejectedFinishSwitches(Mutant):
     async def tool_finish(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
         result = await super().tool_finish(call_id, params, signal, ctx)
