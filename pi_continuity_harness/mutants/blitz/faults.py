@@ -125,7 +125,10 @@ class RecoveryWrittenInPlace(Mutant):
 @mutant(
     "H139",
     how="/sh asks for setting values in a multi-line editor overlay instead of Pi's input dialog",
-    unreachable="the explorer drives no /sh settings dialog",
+    unreachable=(
+        "the explorer answers /sh settings only with invalid values, refused whichever dialog asks; "
+        "no invariant reads a dialog's kind"
+    ),
 )
 class SettingsValueInEditor(Mutant):
     async def run(self, args: str, ctx: Any) -> None:

@@ -614,7 +614,7 @@ class EscapeOnToggleSavesFalse(Mutant):
 @mutant(
     "H119",
     how="debugging and speedMode are refused only when set to a true value",
-    unreachable="the explorer's invalid configs never hold debugging or speedMode",
+    unreachable="the explorer's one unknown key is speedMode set to true, which the mutant refuses too",
 )
 class DebuggingFalseAccepted(Mutant):
     def load(self, ctx: Any) -> None:

@@ -445,7 +445,7 @@ class ProjectFileCached(Mutant):
 @mutant(
     "H125",
     how="a project template choice that cannot be written is announced as set",
-    unreachable="the explorer drives no /sh project-template menu",
+    unreachable="the explorer makes no write of project-templates.json fail",
 )
 class ProjectWriteFailureHidden(Mutant):
     async def run(self, args: str, ctx: Any) -> None:
