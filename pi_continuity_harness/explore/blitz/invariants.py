@@ -1485,8 +1485,8 @@ def _file_states(run: _Run, path: str) -> list[tuple[int, str]]:
 
 class _FileStates(_Scanner):
     """:func:`_file_states` of every path, record by record. Read again for each judged Finish
-    after every operation, the whole run's file operations were 17 % of a blitz exploration's
-    checks under the profiler (issue 16)."""
+    after every operation, the whole run's file operations were a quarter of a blitz
+    exploration's checks under the profiler (1.9 of 7.6 s, issue 16)."""
 
     def __init__(self) -> None:
         self.states: dict[str, list[tuple[int, str]]] = {}
@@ -2106,14 +2106,15 @@ def _dossier_of(run: _Run, session_id: str) -> str:
 
 def explicit_start_makes_request(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """``/sh start``, or Start picked in the ``/sh`` menu, initiates a request whatever the
-    context use: its Call instruction is sent before the user's next operation (reference §3
-    Transfer 1, "exactly three initiation routes: command/menu, ...", "explicit ignores
+    context use: its Call instruction is sent before the user's next operation (reference,
+    Transfer sequence 1: "Exactly three initiation routes: command/menu, ...", "Explicit ignores
     thresholds"; H11a, H12). ``one_active_request`` and ``invalid_config_refuses_starts`` judge
     the starts that must be refused; this one requires the start that must not be.
 
     Nothing is required where a start may rightly be refused or the trace cannot tell: an
     invalid ``config.json`` (H106), an in-memory session (H1a), a file at the session's dossier
-    path (a leftover blocks the reservation, reference §5), a request that may still be active
+    path ("Foreign collision untouched": the reference refuses to reserve over it), a request
+    that may still be active
     (from a Call instruction, a successful template response or ``blitz_handoff`` call until a
     ``/sh cancel`` or a session switch, H13; a reload may or may not end it). A menu counts as a
     start only when the menu the implementation showed had its Start entry picked, so an
@@ -2126,10 +2127,11 @@ def explicit_start_makes_request(run: _Run, ops: list[dict[str, Any]]) -> Iterat
 
 def refused_start_said_aloud(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """An explicit start that sends no Call instruction tells the user why: a notification
-    before the user's next operation (reference §1, in-memory sessions are rejected, H1a; §3
-    Transfer 1, "second rejects without replacing state", H13; §6, an invalid config is "a
-    loud error", H106). Judged where Pi's mode shows notifications (``rpc``, ``tui``); the
-    refusal's wording and level are the implementation's."""
+    before the user's next operation (reference, Requirements: "reject ``--no-session``/in-memory
+    source", H1a; Transfer sequence 1: "second rejects without replacing state", H13; Managed
+    paths: "unknown keys/invalid shapes errors", which H106 reads as "a loud error"). Judged
+    where Pi's mode shows notifications (``rpc``, ``tui``); the refusal's wording and level are
+    the implementation's."""
     if not run.has_ui:
         return
     starts = _explicit_starts(run)
@@ -2245,9 +2247,10 @@ def dialog_only_for_a_command(run: _Run, ops: list[dict[str, Any]]) -> Iterator[
     """A requested handoff proceeds from the template response to the Finish to the switch
     without asking the user anything: the extension opens a dialog (select, confirm, input,
     editor) only while a command the user typed runs (the ``/sh`` menus and settings), never in
-    the model's turns or at the source's settling, where a handoff runs (reference §2, "no
-    Ready/Wait/Cancel choice or GO round"; H8). A dialog Pi's mode cannot show is recorded all
-    the same (``noUI``), so it is judged in every mode."""
+    the model's turns or at the source's settling, where a handoff runs (reference, Public
+    interface: "No Ready/Wait/Cancel choice"; Transfer sequence 5: "No GO, user-choice round";
+    H8). A dialog Pi's mode cannot show is recorded all the same (``noUI``), so it is judged in
+    every mode."""
     yield from run.fold("dialog_only_for_a_command", _Dialogs).problems
 
 
@@ -2284,8 +2287,8 @@ class _Dialogs(_Scanner):
 def switch_only_after_accepted_finish(run: _Run, ops: list[dict[str, Any]]) -> Iterator[str]:
     """The extension switches to a new session only for a request whose Finish it accepted: a
     new session no user operation opened comes after an accepted Finish in the source session,
-    with no ``/sh cancel`` since (reference §3 Transfer 5, "missing-template/stale/duplicate
-    reject"; H31a, "a rejected Finish starts no session switch"). A session the user opens
+    with no ``/sh cancel`` since (reference, Transfer sequence 5: "Missing-template/stale/duplicate
+    reject"; H31a: "a rejected Finish starts no session switch"). A session the user opens
     (``new_session``, held in a reply) is the user's."""
     yield from run.fold("switch_only_after_accepted_finish", _Switches).problems
 
