@@ -14,6 +14,8 @@ reading became one protocol, ``dossier_retained_when_deletion_off`` raised ``Att
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -57,6 +59,23 @@ def _observation(simulation: Simulation) -> Observation:
         session_file=Path(session_file) if session_file else None,
         entries=list(live.get_entries()) if live is not None else [],
     )
+
+
+@contextlib.contextmanager
+def _ran(seed: int, tmp_path: Path) -> Iterator[Simulation]:
+    """The reference's explored run of ``seed`` (40 steps), every operation performed, open until
+    the block ends."""
+    case = PLUGIN.case(seed, STEPS)
+    simulation = Simulation(
+        case.scenario(operations=case.operations), workdir=tmp_path / "run", implementation="blitz"
+    )
+    try:
+        simulation.start()
+        for op in case.operations:
+            simulation.perform(op)
+        yield simulation
+    finally:
+        simulation.finish(requests=False, trace=False)
 
 
 class _Both:
@@ -152,14 +171,7 @@ def test_an_observed_session_file_with_a_line_that_is_no_json_holds_no_entries(t
     """A session file cut in the middle of a line (Pi stopped mid-write) is read as the
     simulator's run reads one (``invariants._lines``): no entries, no harness error. The live
     session's entries come from Pi (``get_entries``), not from its file."""
-    case = PLUGIN.case(RETAINED_SEED, STEPS)
-    simulation = Simulation(
-        case.scenario(operations=case.operations), workdir=tmp_path / "run", implementation="blitz"
-    )
-    try:
-        simulation.start()
-        for op in case.operations:
-            simulation.perform(op)
+    with _ran(RETAINED_SEED, tmp_path) as simulation:
         observation = _observation(simulation)
         others = [p for p in sorted(observation.session_dir.glob("*.jsonl")) if p != observation.session_file]
         assert others, "the seed leaves a session besides the live one"
@@ -168,8 +180,6 @@ def test_an_observed_session_file_with_a_line_that_is_no_json_holds_no_entries(t
         others[0].write_text(others[0].read_text(encoding="utf-8") + '{"type": "mess', encoding="utf-8")
         cut = _Observed(ObservedRun(simulation.result.scenario, observation)).session_entries()
         assert cut[0] == [] and cut[1:] == whole[1:]
-    finally:
-        simulation.finish(requests=False, trace=False)
 
 
 #: Seed 14 (40 steps, the reference) forks a session after a template response: the fork's file
@@ -182,14 +192,7 @@ def test_a_forks_copy_of_a_template_response_may_name_the_parents_dossier(tmp_pa
     """``dossier_named_after_source_session`` judges a template response once, by its entry id,
     against every session holding it. Judged per session file, the fork's copy was taken for a
     response of the fork, and the reference failed at this seed; both readings now find nothing."""
-    case = PLUGIN.case(FORK_SEED, STEPS)
-    simulation = Simulation(
-        case.scenario(operations=case.operations), workdir=tmp_path / "run", implementation="blitz"
-    )
-    try:
-        simulation.start()
-        for op in case.operations:
-            simulation.perform(op)
+    with _ran(FORK_SEED, tmp_path) as simulation:
         run = ObservedRun(simulation.result.scenario, _observation(simulation))
         reading = _Observed(run)
         holders: dict[str, set[str | None]] = {}
@@ -202,5 +205,3 @@ def test_a_forks_copy_of_a_template_response_may_name_the_parents_dossier(tmp_pa
         observed = next(i for i in OBSERVED_INVARIANTS if i.name == "dossier_named_after_source_session")
         assert list(observed.check(run)) == []
         assert list(dossier_named_after_source_session(_Run(simulation, _settings(run.scenario)), [])) == []
-    finally:
-        simulation.finish(requests=False, trace=False)

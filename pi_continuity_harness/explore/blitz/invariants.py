@@ -1240,6 +1240,15 @@ def _find_get_results(run: _Run) -> list[tuple[int, str | None]]:
     ]
 
 
+def _call_seqs(run: _Run) -> set[int]:
+    """The trace positions of the Call instructions (made once per check: four readings of the
+    request's state need them)."""
+    return run.once(
+        "call_seqs",
+        lambda: {seq for seq, _epoch, message in run.handoff_messages() if message.kind == "call"},
+    )
+
+
 def _call_instructions(run: _Run) -> list[tuple[int, str]]:
     """(trace seq, text) of every Call instruction sent to the model (as a prompt or steering)."""
     return [(seq, m.item.text) for seq, _epoch, m in run.handoff_messages() if m.kind == "call"]
@@ -1892,7 +1901,7 @@ def _automatic_before(run: _Run) -> Callable[[int], Hashable]:
     """``deps`` (:meth:`_Run.fold`) of a scanner that reads the automatic Call instructions and
     the Call instructions: those among the first ``count`` records."""
     automatic = _automatic_calls(run)
-    calls = {seq for seq, _epoch, message in run.handoff_messages() if message.kind == "call"}
+    calls = _call_seqs(run)
 
     def before(count: int) -> Hashable:
         return (
@@ -2006,7 +2015,7 @@ class _AutomaticDue(_Scanner):
     def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
         levels = self.levels
         automatic = _automatic_calls(run)
-        calls = {seq for seq, _epoch, message in run.handoff_messages() if message.kind == "call"}
+        calls = _call_seqs(run)
         exists, attempts = self.exists, self.attempts
         session, session_id = self.session, self.session_id
         active, after_turn = self.active, self.after_turn
@@ -2141,7 +2150,7 @@ def refused_start_said_aloud(run: _Run, ops: list[dict[str, Any]]) -> Iterator[s
 
 
 def _explicit_starts(run: _Run) -> _ExplicitStarts:
-    calls = {seq for seq, _epoch, message in run.handoff_messages() if message.kind == "call"}
+    calls = _call_seqs(run)
     owed = config_problem(run.scenario) is None and run.scenario.session != "memory"
     return run.fold(
         "explicit_starts",
@@ -2190,7 +2199,7 @@ class _ExplicitStarts(_Scanner):
         self.silent: list[str] = []
 
     def feed(self, run: _Run, records: list[dict[str, Any]]) -> None:
-        calls = {seq for seq, _epoch, message in run.handoff_messages() if message.kind == "call"}
+        calls = _call_seqs(run)
         for record in records:
             seq, kind, name = int(record["seq"]), record["kind"], record["name"]
             _track_file(run, record, self.exists)
