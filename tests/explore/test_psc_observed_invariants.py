@@ -52,8 +52,9 @@ def _observed_problems(implementation: str, seed: int, workdir: Path) -> list[tu
 #: their directory for the extension's); seed 18 restarts with in-memory sessions after an
 #: archive (``archive_requires_full_match`` looked for the archived event in the new session).
 #: Seeds 3, 8, 13 and 18 plant invalid native settings (zero reserve, zero keep, a keep at the
-#: bound, native compaction disabled), which the reference refuses.
-@pytest.mark.parametrize("seed", [0, 1, 2, 3, 5, 7, 8, 13, 18, 21])
+#: bound, native compaction disabled), which the reference refuses. Seed 10's competitor replaces
+#: the reference's Brief, which the reference reports (``mismatch_reported``).
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 5, 7, 8, 10, 13, 18, 21])
 def test_the_reference_breaks_no_observed_invariant(tmp_path: Path, seed: int) -> None:
     assert _observed_problems("reference", seed, tmp_path / "r") == []
 
@@ -82,6 +83,10 @@ MUTANT_ROWS = [
     # and failed the reference (its blank line) on seeds 0, 5 and 7 above.
     ("continuation_without_suffix", 0, "continuation_from_disk_bytes"),
     ("continuation_separator", 0, "continuation_from_disk_bytes"),
+    # P111b: seed 10 loads a competitor that returns its own compaction after the implementation,
+    # which commits in the fault phase (seed 3's only in the healed phase: its native settings
+    # are invalid until then).
+    ("mismatch_not_reported", 10, "mismatch_reported"),
 ]
 
 

@@ -48,6 +48,7 @@ REQUIRED = [
     ("P69b", "details_reason_is_pi_reason", 5, "commit_details_correlate"),
     ("P69c", "details_without_settings", 0, "commit_details_correlate"),
     ("P69c", "details_settings_swapped", 0, "commit_details_correlate"),
+    ("P111b", "mismatch_not_reported", 3, "mismatch_reported"),
     ("P123a", "native_disabled_accepted", 38, "invalid_native_settings_commit_nothing"),
     ("P123a", "merge_keeps_enabled_false", 18, "native_setup_enables_compaction"),
     ("P123b", "manual_compact_while_native_disabled", 38, "invalid_native_settings_commit_nothing"),
@@ -92,6 +93,7 @@ def test_every_rule_of_the_new_invariants_has_a_mutant_here() -> None:
             "status_for_current_window",
             "invalid_native_settings_commit_nothing",
             "native_setup_enables_compaction",
+            "mismatch_reported",
         )
         for rule in INVARIANTS[name].rules
     } | {"P36b", "P69a", "P69b", "P69c"}

@@ -193,6 +193,12 @@ class Tracker:
     config: dict[str, Any] = field(default_factory=dict)
     #: Pi's mode has a UI (``rpc``, ``tui``); ``print`` and ``json`` have none (spec §18).
     has_ui: bool = True
+    #: A competing extension loads after the implementation and may replace its compaction
+    #: result (Pi keeps the last truthy one: :func:`mismatch_reported`).
+    replaceable: bool = False
+    #: :func:`mismatch_reported`: the ``session_compact`` records of this operation that did not
+    #: commit the implementation's verified Brief and have no report after them yet (their seq).
+    unreported: list[int] = field(default_factory=list)
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     #: :meth:`states_freshness_rule`: whether a system prompt states the whole rule, per prompt.
     _prompt_freshness: dict[str, bool] = field(default_factory=dict)
@@ -664,6 +670,32 @@ def fail_closed_no_pi_summary(t: Tracker, record: dict[str, Any]) -> Iterator[st
     if "empty" in t.competitors:
         return
     yield f"compaction entry {entry.get('id')} holds Pi's own summary (fromHook false)"
+
+
+@_register(rules=("P111b",))
+def mismatch_reported(t: Tracker) -> Iterator[str]:
+    """An unmatched ``session_compact`` is reported as an incompatibility (spec §13 "If another
+    custom-compaction handler replaces the result, the unmatched ``session_compact`` also clears
+    the gate and reports the incompatibility").
+
+    Owed where a competing extension loads after the implementation: Pi keeps the last truthy
+    ``session_before_compact`` result (runner.js:826-853; pi-host-1.6.md "Multiple extensions"),
+    so the competitor's own compaction or its ``{}`` (then Pi's own summary) replaces the
+    implementation's Brief, while a cancel of the implementation ends the dispatch before the
+    competitor runs. The implementation returns a Brief or cancels at every check point (§5), so
+    a ``session_compact`` that did not commit the verified disk Brief is one it must report: a
+    product-prefixed warning or error (§11 "Warnings are reserved for disabled, invalid, failed,
+    stale, or restart-required states"; an ``info`` announces success) after that
+    ``session_compact`` and before the next operation. The wording is not fixed. Only in a mode
+    with a UI: in ``print`` and ``json`` Pi drops every notification (``noOpUIContext``, runner.js:132-163). A
+    competitor that reissues the Brief bytes under its own details is judged by
+    :func:`commit_details_correlate`."""
+    for seq in t.unreported:
+        yield (
+            f"the session_compact at trace seq {seq} committed something other than the verified disk "
+            "Brief (a competing extension's result, or Pi's own summary after its {}) and no "
+            "product-prefixed warning or error reported the incompatibility"
+        )
 
 
 @_register("entry:compaction", rules=("P7b", "P58", "P72"))
@@ -1491,6 +1523,7 @@ class InvariantChecker:
             competitors=competitors,
             workdir=str(simulation.host.paths.workdir),
             has_ui=scenario.mode in ("rpc", "tui"),
+            replaceable=competitor_may_replace(scenario),
         )
         self.violations: list[Violation] = []
         self.harness_errors: list[str] = []
@@ -1571,6 +1604,7 @@ class InvariantChecker:
                 self.harness_errors.append(f"{registered.name}: {type(error).__name__}: {error}")
         t.requests_seen = len(t.host.service.requests)
         t.written.clear()
+        t.unreported.clear()
         t.current_top = None
         t._archives, t._walk_once = None, False
 
@@ -1598,6 +1632,7 @@ class InvariantChecker:
         elif key in ("host:start", "host:crash"):
             t.synthesis_in_flight = 0
             t.window = None
+            t.unreported.clear()  # a process that died reports nothing more
             t.continuations.clear()
             t.ops = [op for op in t.ops if not op.during]
             if t.open_checkpoint is not None:
@@ -1619,6 +1654,8 @@ class InvariantChecker:
             message = str(record.get("message", ""))
             if t.open_checkpoint is not None and " failed" in message[: len(MESSAGE_PREFIX) + 8]:
                 t.open_checkpoint.failure_notifications += 1
+            if record.get("notifyType") in ("warning", "error") and message.startswith(MESSAGE_PREFIX):
+                t.unreported.clear()
         elif key == "event:session_before_compact":
             preparation = record.get("preparation")
             settings = preparation.get("settings") if isinstance(preparation, dict) else None
@@ -1634,6 +1671,8 @@ class InvariantChecker:
         elif key == "event:session_compact":
             entry = record.get("compactionEntry") or {}
             t.window = _Window(str(record.get("reason")), entry.get("id"), checkpoint=t.open_checkpoint)
+            if t.replaceable and t.has_ui and entry.get("id") not in t.verified:
+                t.unreported.append(int(record["seq"]))
         elif key == "call:send_user_message" and not _by_competitor(record):
             window = t.window
             if window is not None:
@@ -1764,6 +1803,18 @@ class InvariantChecker:
             )
         self.violations.append(violation)
         return violation
+
+
+def competitor_may_replace(scenario: Any) -> bool:
+    """Whether a competing extension that may replace a compaction result (its own compaction, or
+    ``{}``) loads after the implementation (:func:`mismatch_reported`)."""
+    seen = False
+    for extension in scenario.extensions:
+        if extension.implementation:
+            seen = True
+        elif seen and extension.competitor in ("own_compaction", "empty", "reissue_brief"):
+            return True
+    return False
 
 
 _PLANTED = re.compile(r"PLANTED-[A-Z]+-\d+")

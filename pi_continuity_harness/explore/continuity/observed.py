@@ -20,6 +20,7 @@ from pi_continuity_harness.explore.continuity.invariants import (
     ARTIFACT_FOLDERS,
     INVARIANTS,
     artifact_name_problems,
+    competitor_may_replace,
     effort_label_problems,
     hidden_continuation_problems,
     native_settings_problem,
@@ -140,6 +141,49 @@ def fail_closed_no_pi_summary(run: ObservedRun) -> Iterator[str]:
     for entry in run.entries_of("compaction"):
         if not entry.get("fromHook"):
             yield f"compaction entry {entry.get('id')} holds Pi's own summary (fromHook false)"
+
+
+def mismatch_reported(run: ObservedRun) -> Iterator[str]:
+    """Observed per operation (an observation does not order the notifications among the
+    extension events): a ``session_compact`` of the operation whose entry is not a Brief the
+    implementation returned (``fromHook``, a Brief, its exact bytes in a project file: the
+    ``summaryFiles`` witness) needs a product-prefixed warning or error among the operation's
+    notifications. So a warning the operation showed before that ``session_compact`` counts too."""
+    name = mismatch_reported.__name__
+    events, notes = run.observation.extension_events, run.observation.notifications
+    seen_events, seen_notes = run.kept.get(name, (0, 0))
+    if len(events) < seen_events or len(notes) < seen_notes:
+        seen_events = seen_notes = 0  # a new observation of the run: read it from its start
+    run.kept[name] = (len(events), len(notes))
+    if run.scenario.mode not in ("rpc", "tui") or not competitor_may_replace(run.scenario):
+        return
+    unmatched = [
+        event
+        for event in events[seen_events:]
+        if event.get("type") == "session_compact" and not _returned_brief(event)
+    ]
+    if any(
+        kind in ("warning", "error") and str(message).startswith(MESSAGE_PREFIX)
+        for message, kind in notes[seen_notes:]
+    ):
+        return
+    for event in unmatched:
+        entry = event.get("compactionEntry") or {}
+        yield (
+            f"the session_compact of entry {entry.get('id')} committed something other than the "
+            "implementation's Brief and no product-prefixed warning or error reported the incompatibility"
+        )
+
+
+def _returned_brief(event: dict[str, Any]) -> bool:
+    entry = event.get("compactionEntry") or {}
+    summary = entry.get("summary")
+    return (
+        bool(entry.get("fromHook"))
+        and isinstance(summary, str)
+        and parse_brief(summary) is not None
+        and bool(event.get("summaryFiles"))
+    )
 
 
 def _markers(run: ObservedRun) -> list[str]:
@@ -437,6 +481,7 @@ OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = (
     _spec(freshness_rule_once, ("entries",)),
     _spec(no_promoted_directive, ("entries",)),
     _spec(fail_closed_no_pi_summary, ("entries",)),
+    _spec(mismatch_reported, ("extension_events", "ui")),
     _spec(artifacts_never_input, ("entries",)),
     _spec(planted_artifacts_never_input, ("requests",)),
     _spec(continuation_only_after_threshold_commit, ("extension_events",)),

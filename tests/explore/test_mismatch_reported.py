@@ -1,0 +1,173 @@
+"""P111b, spec §13: "If another custom-compaction handler replaces the result, the unmatched
+``session_compact`` also clears the gate and reports the incompatibility".
+
+The invariant ``mismatch_reported`` owes a product-prefixed warning or error after a
+``session_compact`` that did not commit the verified disk Brief, where a competing extension loads
+after the implementation (Pi keeps the last truthy ``session_before_compact`` result, runner.js:826-853;
+pi-host-1.6.md "Multiple extensions"). Before it, the do-nothing implementation passed the four
+of the first 40 seeds that load such a competitor (3, 8, 10, 15) and ``mismatch_not_reported`` was
+judged by the features alone. Each test below shows one way the reading can fail, or one place
+where nothing is owed, against a run where the same scenario makes the obligation arise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_continuity_harness.api.extension_api import ExtensionAPI, ExtensionFactory
+from pi_continuity_harness.explore.continuity.invariants import INVARIANTS, InvariantChecker
+from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
+from pi_continuity_harness.explore.runner import run_case
+from pi_continuity_harness.features.oracle import MESSAGE_PREFIX
+from pi_continuity_harness.mutants.catalogue import MUTANTS, Handler, _call, _reference
+from pi_continuity_harness.mutants.pristine import reset_reference
+from pi_continuity_harness.scenario.document import Scenario
+from pi_continuity_harness.scenario.model_script import Reply
+from pi_continuity_harness.scenario.operations import PromptOp
+from pi_continuity_harness.simulator.simulation import Simulation
+
+WINDOW, RESERVE, KEEP = 200_000, 50_000, 2_000
+THRESHOLD = WINDOW - RESERVE
+INCOMPATIBLE = "does not match the prepared Continuity Brief"
+
+
+def _run(
+    tmp_path: Path,
+    implementation: str | ExtensionFactory,
+    *,
+    competitor: str = "own_compaction",
+    competitor_first: bool = False,
+    mode: str = "rpc",
+) -> tuple[set[str], list[tuple[str, str]]]:
+    """Two prompts, the second over the threshold, with ``competitor`` loaded after (or before)
+    the implementation: the invariants broken, and the notifications (message, level)."""
+    compaction = {"enabled": True, "reserveTokens": RESERVE, "keepRecentTokens": KEEP}
+    extensions: list[dict[str, Any]] = [{"implementation": True}, {"competitor": competitor}]
+    scenario = Scenario.model_validate(
+        {
+            "name": "mismatch-reported",
+            "mode": mode,
+            "extensions": extensions[::-1] if competitor_first else extensions,
+            "models": [{"id": "fake/main", "context_window": WINDOW, "max_tokens": 16_384}],
+            "settings": {"global": {"compaction": compaction}, "project": {"compaction": compaction}},
+            "model": {
+                "agent": [
+                    Reply(text="w" * 1_500, context_tokens=THRESHOLD // 2),
+                    Reply(text="w" * 1_500, context_tokens=THRESHOLD + 1),
+                ]
+                + [Reply(text="more", context_tokens=1_000)] * 8,
+            },
+        }
+    )
+    simulation = Simulation(scenario, workdir=tmp_path / "run", implementation=implementation)
+    checker = InvariantChecker(simulation)
+    try:
+        simulation.start()
+        checker.after_operation()
+        for step in range(2):
+            op = PromptOp.model_validate({"prompt": {"text": f"step {step}", "chars": 4 * KEEP + 4_000}})
+            checker.before_operation(op)
+            simulation.perform(op)
+            checker.after_operation()
+        notes = [(n.message, n.notify_type) for n in simulation.host.ui.notifications]
+        compactions = [
+            e for e in simulation.host.runtime.session_manager.get_entries() if e.get("type") == "compaction"
+        ]
+    finally:
+        simulation.finish()
+        reset_reference()  # a PSC mutant changes reference modules (mutants.pristine)
+    assert not checker.harness_errors, checker.harness_errors
+    assert len(compactions) == 1, "the scenario must commit one compaction"
+    return {v.invariant for v in checker.violations}, notes
+
+
+class _InfoUI:
+    def __init__(self, ui: Any) -> None:
+        self._ui = ui
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ui, name)
+
+    def notify(self, message: str, level: Any = "info") -> None:
+        self._ui.notify(message, "info")
+
+
+class _InfoCtx:
+    def __init__(self, ctx: Any) -> None:
+        self._ctx = ctx
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ctx, name)
+
+    @property
+    def ui(self) -> Any:
+        return _InfoUI(self._ctx.ui)
+
+
+def _reported_as_info(pi: ExtensionAPI) -> None:
+    """The reference, whose ``session_compact`` handler says everything at ``info`` level."""
+
+    def downgrade(handler: Handler) -> Handler:
+        async def wrapped(event: Any, ctx: Any) -> Any:
+            return await _call(handler, event, _InfoCtx(ctx))
+
+        return wrapped
+
+    _reference(pi, on={"session_compact": downgrade})
+
+
+@pytest.mark.parametrize("competitor", ["own_compaction", "empty"])
+def test_the_reference_reports_a_replaced_result(tmp_path: Path, competitor: str) -> None:
+    broken, notes = _run(tmp_path, "reference", competitor=competitor)
+    assert broken == set()
+    assert [level for message, level in notes if INCOMPATIBLE in message] == ["warning"]
+
+
+@pytest.mark.parametrize("competitor", ["own_compaction", "empty"])
+def test_an_unreported_replacement_breaks_the_rule(tmp_path: Path, competitor: str) -> None:
+    broken, notes = _run(tmp_path, MUTANTS["mismatch_not_reported"].spec, competitor=competitor)
+    assert broken == {"mismatch_reported"}
+    assert not any(INCOMPATIBLE in message for message, _level in notes)
+
+
+def test_the_do_nothing_implementation_breaks_the_rule(tmp_path: Path) -> None:
+    broken, _notes = _run(tmp_path, "null")
+    assert "mismatch_reported" in broken
+
+
+def test_a_report_at_info_level_is_not_a_report_of_a_failure(tmp_path: Path) -> None:
+    broken, notes = _run(tmp_path, _reported_as_info)
+    assert [level for message, level in notes if INCOMPATIBLE in message] == ["info"]
+    assert broken == {"mismatch_reported"}
+
+
+def test_nothing_is_owed_where_pi_shows_no_notification(tmp_path: Path) -> None:
+    """In ``print`` mode Pi drops every notification (``noOpUIContext``, runner.js:132-163)."""
+    broken, notes = _run(tmp_path, MUTANTS["mismatch_not_reported"].spec, mode="print")
+    assert notes == [] and "mismatch_reported" not in broken
+
+
+def test_nothing_is_owed_when_the_competitor_loads_first(tmp_path: Path) -> None:
+    """The implementation's result is the last truthy one, so its Brief commits: no mismatch."""
+    broken, notes = _run(tmp_path, MUTANTS["mismatch_not_reported"].spec, competitor_first=True)
+    assert broken == set()
+    assert any(message.startswith(MESSAGE_PREFIX) and "committed" in message for message, _level in notes)
+
+
+@pytest.mark.parametrize("seed", [3, 8])
+def test_exploration_fails_the_do_nothing_implementation_first_by_it(tmp_path: Path, seed: int) -> None:
+    """Seed 3 loads a competitor returning its own compaction, seed 8 one returning ``{}`` (the
+    mutant's row is ``REQUIRED`` in test_psc_rules_judged_by_exploration.py)."""
+    case = case_for_seed(seed, 40)
+    result = run_case(PLUGIN, case, implementation="null", workdir=tmp_path / "m", requests=False)
+    assert [v.invariant for v in result.violations][:1] == ["mismatch_reported"], result.violations
+    reference = run_case(PLUGIN, case, implementation="reference", workdir=tmp_path / "r", requests=False)
+    assert reference.violations == [] and reference.harness_errors == []
+
+
+def test_the_invariant_declares_the_rule() -> None:
+    assert INVARIANTS["mismatch_reported"].rules == ("P111b",)
+    assert MUTANTS["mismatch_not_reported"].explorable
