@@ -87,6 +87,12 @@ MUTANT_ROWS = [
     # which commits in the fault phase (seed 3's only in the healed phase: its native settings
     # are invalid until then).
     ("mismatch_not_reported", 10, "mismatch_reported"),
+    # P64d, P64f, P64g, P65: the committed Brief's frontmatter against the hook's preparation.
+    ("token_count_not_recorded", 0, "brief_records_its_compaction"),
+    ("reserve_tokens_wrong", 0, "brief_records_its_compaction"),
+    ("trigger_percent_is_keep_percent", 0, "brief_records_its_compaction"),
+    ("frontmatter_percent_truncated", 5, "brief_records_its_compaction"),
+    ("branch_leaf_wrong", 0, "brief_records_its_compaction"),
 ]
 
 

@@ -36,11 +36,20 @@ REQUIRED = [
     ("P30a", "zero_keep_accepted", 648, "invalid_native_settings_commit_nothing"),
     ("P30b", "keep_bound_ignored", 53, "invalid_native_settings_commit_nothing"),
     ("P36b", "xhigh_effort_refused", 11, "liveness"),
+    ("P49", "settings_read_from_disk", 242, "invalid_native_settings_commit_nothing"),
     ("P51a", "pending_file_name_prefixed", 0, "artifacts_named_by_event"),
     ("P51a", "session_directory_shortened", 0, "artifacts_named_by_event"),
     ("P51b", "archive_named_without_timestamp", 0, "artifacts_named_by_event"),
     ("P51c", "failed_named_without_timestamp", 0, "artifacts_named_by_event"),
     ("P64c", "effort_off_accepted", 1, "brief_effort_is_a_label"),
+    ("P64a", "model_id_is_synthesis_model", 5, "brief_records_its_compaction"),
+    ("P64b", "synthesis_model_unresolved", 0, "brief_records_its_compaction"),
+    ("P64d", "token_count_not_recorded", 0, "brief_records_its_compaction"),
+    ("P64e", "context_window_wrong", 0, "brief_records_its_compaction"),
+    ("P64f", "reserve_tokens_wrong", 0, "brief_records_its_compaction"),
+    ("P64g", "trigger_percent_is_keep_percent", 0, "brief_records_its_compaction"),
+    ("P64g", "frontmatter_percent_truncated", 1, "brief_records_its_compaction"),
+    ("P65", "branch_leaf_wrong", 0, "brief_records_its_compaction"),
     ("P64i", "event_id_reused", 0, "fresh_event_per_handoff"),
     ("P64i", "created_at_at_load", 0, "fresh_event_per_handoff"),
     ("P69a", "details_without_session", 0, "commit_details_correlate"),
@@ -94,6 +103,7 @@ def test_every_rule_of_the_new_invariants_has_a_mutant_here() -> None:
             "invalid_native_settings_commit_nothing",
             "native_setup_enables_compaction",
             "mismatch_reported",
+            "brief_records_its_compaction",
         )
         for rule in INVARIANTS[name].rules
     } | {"P36b", "P69a", "P69b", "P69c"}

@@ -113,6 +113,14 @@ class CheckPoint:
     continuations: int = 0
     #: ``event.preparation.settings``: the native settings Pi prepared this compaction with.
     settings: dict[str, Any] = field(default_factory=dict)
+    #: ``event.preparation.tokensBefore``, and the active model (``provider/id``), its context
+    #: window and the session's leaf when the hook fired (:func:`brief_records_its_compaction`).
+    tokens_before: Any = None
+    model: str | None = None
+    window: int | None = None
+    leaf: str | None = None
+    #: The model the implementation's last synthesis request of this check point asked.
+    synthesis_model: str | None = None
 
     def describe(self) -> str:
         return (
@@ -565,7 +573,7 @@ def commit_details_correlate(t: Tracker, record: dict[str, Any]) -> Iterator[str
         yield from details_context_problems(details, context)
 
 
-@_register("entry:compaction", rules=("P29a", "P29b", "P30a", "P30b", "P123a", "P123b"))
+@_register("entry:compaction", rules=("P29a", "P29b", "P30a", "P30b", "P49", "P123a", "P123b"))
 def invalid_native_settings_commit_nothing(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The native settings Pi prepared (``event.preparation.settings``) are revalidated against
     the active model's window immediately before each compaction (spec §6, §13):
@@ -574,8 +582,12 @@ def invalid_native_settings_commit_nothing(t: Tracker, record: dict[str, Any]) -
     disabled is a refused state, P123a, for ``/compact`` too, P123b); otherwise the compaction is
     refused, and the implementation commits nothing. The explorer reaches each: a reserve above
     a small model's window, and the invalid project settings of
-    :data:`~pi_continuity_harness.explore.continuity.generate.NATIVE_FAULTS`. P49 (the file on
-    disk is not what is validated) stays with the features."""
+    :data:`~pi_continuity_harness.explore.continuity.generate.NATIVE_FAULTS`. What is validated
+    is Pi's prepared settings, not the file on disk (P49: "The effective native values supplied
+    in ``event.preparation.settings`` are revalidated immediately before every compaction"):
+    the explorer reaches a file that differs from them where ``/continuity settings`` has
+    written settings valid for a small model and Pi, not restarted, prepares the ones it read at
+    startup, whose reserve is above that model's window (seed 242)."""
     entry = _implementation_commit(t, record)
     checkpoint = t.open_checkpoint
     runtime = t.host.runtime
@@ -713,6 +725,68 @@ def artifacts_never_input(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     brief = t.brief(summary)
     if brief is not None and brief.event_id in t.failed_event_ids:
         yield f"the failed artifact of event {brief.event_id} became the compaction summary"
+
+
+#: P64g: the recorded effective percentages may differ from the exact ones by rounding to one
+#: decimal (the spec's example records whole numbers; the feature step reads them so too).
+_PERCENT_TOLERANCE = 0.05
+
+
+@_register("entry:compaction", rules=("P64a", "P64b", "P64d", "P64e", "P64f", "P64g", "P65"))
+def brief_records_its_compaction(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The committed Brief's frontmatter records the compaction it was made for (spec §8 schema
+    v2): ``modelId`` the active ``provider/model`` when the handoff starts (P64a),
+    ``synthesisModel`` the model synthesis asked, resolved (P64b), ``tokenCountAtTrigger`` Pi's
+    ``event.preparation.tokensBefore`` (P64d), ``contextWindow`` the active model's window
+    (P64e), ``reserveTokens``/``keepRecentTokens`` the effective native settings of the event:
+    ``event.preparation.settings``, never a startup snapshot or the file on disk (§8 "It
+    records the current effective native token policy for diagnostics", P64f), ``effectiveTriggerPercent`` and
+    ``effectiveKeepRecentPercent`` derived from those tokens and that window (P64g), and
+    ``branchLeafBefore``, when present, the session's leaf before the handoff (P65). The values
+    are those of the check point whose ``session_before_compact`` is open when Pi commits."""
+    entry = _implementation_commit(t, record)
+    checkpoint = t.open_checkpoint
+    if entry is None or checkpoint is None:
+        return
+    brief = t.brief(str(entry["summary"]))
+    if brief is None:
+        return
+    front = brief.frontmatter
+    expected: list[tuple[str, Any]] = [
+        ("modelId", checkpoint.model),
+        ("tokenCountAtTrigger", checkpoint.tokens_before),
+        ("contextWindow", checkpoint.window),
+        ("reserveTokens", checkpoint.settings.get("reserveTokens")),
+        ("keepRecentTokens", checkpoint.settings.get("keepRecentTokens")),
+    ]
+    if checkpoint.synthesis_model is not None:
+        expected.append(("synthesisModel", checkpoint.synthesis_model))
+    if "branchLeafBefore" in front:
+        expected.append(("branchLeafBefore", checkpoint.leaf))
+    for key, value in expected:
+        if value is not None and front.get(key) != value:
+            yield f"the Brief's {key} is {front.get(key)!r}; this compaction's is {value!r}"
+    yield from percent_problems(front)
+
+
+def percent_problems(front: dict[str, Any]) -> Iterator[str]:
+    """P64g of a Brief's frontmatter ``front``: ``effectiveTriggerPercent`` and
+    ``effectiveKeepRecentPercent`` are ``(window - reserve) / window`` and ``keep / window`` of
+    its own tokens and window, in percent (also the observed form's)."""
+    window, reserve, keep = (front.get(k) for k in ("contextWindow", "reserveTokens", "keepRecentTokens"))
+    if type(window) is not int or type(reserve) is not int or type(keep) is not int or not window:
+        return  # commit_is_valid_brief reports fields that are not integers
+    for key, exact in (
+        ("effectiveTriggerPercent", (window - reserve) * 100 / window),
+        ("effectiveKeepRecentPercent", keep * 100 / window),
+    ):
+        recorded = front.get(key)
+        if (
+            isinstance(recorded, bool)
+            or not isinstance(recorded, (int, float))
+            or abs(recorded - exact) > _PERCENT_TOLERANCE
+        ):
+            yield f"the Brief's {key} is {recorded!r}; its tokens and window give {exact:.2f}"
 
 
 # ===================================================================== continuation
@@ -1659,12 +1733,18 @@ class InvariantChecker:
         elif key == "event:session_before_compact":
             preparation = record.get("preparation")
             settings = preparation.get("settings") if isinstance(preparation, dict) else None
+            runtime = t.host.runtime
+            model = runtime.session.model if runtime is not None else None
             checkpoint = CheckPoint(
                 str(record.get("reason")),
                 bool(record.get("willRetry")),
                 t.operation,
                 int(record["seq"]),
                 settings=dict(settings) if isinstance(settings, dict) else {},
+                tokens_before=preparation.get("tokensBefore") if isinstance(preparation, dict) else None,
+                model=model.full_id if model is not None else None,
+                window=model.context_window if model is not None else None,
+                leaf=runtime.session_manager.get_leaf_id() if runtime is not None else None,
             )
             t.checkpoints.append(checkpoint)
             t.open_checkpoint = checkpoint
@@ -1690,6 +1770,7 @@ class InvariantChecker:
             t.synthesis_scripted[int(record.get("index", -1))] = scripted
             if t.open_checkpoint is not None:
                 t.open_checkpoint.synthesis_requests += 1
+                t.open_checkpoint.synthesis_model = record.get("model")
 
     def _op_record(self, record: dict[str, Any]) -> None:
         t = self.tracker

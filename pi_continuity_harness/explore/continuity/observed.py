@@ -24,6 +24,7 @@ from pi_continuity_harness.explore.continuity.invariants import (
     effort_label_problems,
     hidden_continuation_problems,
     native_settings_problem,
+    percent_problems,
 )
 from pi_continuity_harness.explore.observed import ObservedInvariant, ObservedRun
 from pi_continuity_harness.features.oracle import (
@@ -141,6 +142,41 @@ def fail_closed_no_pi_summary(run: ObservedRun) -> Iterator[str]:
     for entry in run.entries_of("compaction"):
         if not entry.get("fromHook"):
             yield f"compaction entry {entry.get('id')} holds Pi's own summary (fromHook false)"
+
+
+def brief_records_its_compaction(run: ObservedRun) -> Iterator[str]:
+    """Observed from the extension events: each committed Brief against the
+    ``session_before_compact`` before its ``session_compact`` (Pi's ``tokensBefore`` and
+    prepared settings), the percentages against the Brief's own tokens and window, and
+    ``branchLeafBefore`` against the compaction entry's parent (the leaf it was appended to, as
+    the feature step reads it). The active model and the synthesis request's model are not
+    observed with the hook, so ``modelId``, ``synthesisModel`` and ``contextWindow`` stay with
+    the trace form."""
+    prepared: dict[str, Any] | None = None
+    for event in run.observation.extension_events:
+        if event.get("type") == "session_before_compact":
+            prepared = event.get("preparation") if isinstance(event.get("preparation"), dict) else None
+            continue
+        if event.get("type") != "session_compact" or prepared is None or not _returned_brief(event):
+            continue
+        entry = event.get("compactionEntry") or {}
+        brief = parse_brief(str(entry.get("summary")))
+        assert brief is not None  # _returned_brief parsed it
+        front, settings = brief.frontmatter, prepared.get("settings") or {}
+        expected = [
+            ("tokenCountAtTrigger", prepared.get("tokensBefore")),
+            ("reserveTokens", settings.get("reserveTokens")),
+            ("keepRecentTokens", settings.get("keepRecentTokens")),
+        ]
+        parent = next(
+            (e.get("parentId") for e in run.observation.entries if e.get("id") == entry.get("id")), None
+        )
+        if "branchLeafBefore" in front and parent is not None:
+            expected.append(("branchLeafBefore", parent))
+        for key, value in expected:
+            if value is not None and front.get(key) != value:
+                yield f"entry {entry.get('id')}: the Brief's {key} is {front.get(key)!r}; the compaction's is {value!r}"
+        yield from (f"entry {entry.get('id')}: {problem}" for problem in percent_problems(front))
 
 
 def mismatch_reported(run: ObservedRun) -> Iterator[str]:
@@ -482,6 +518,9 @@ OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = (
     _spec(no_promoted_directive, ("entries",)),
     _spec(fail_closed_no_pi_summary, ("entries",)),
     _spec(mismatch_reported, ("extension_events", "ui")),
+    _spec(
+        brief_records_its_compaction, ("extension_events", "entries"), rules=("P64d", "P64f", "P64g", "P65")
+    ),
     _spec(artifacts_never_input, ("entries",)),
     _spec(planted_artifacts_never_input, ("requests",)),
     _spec(continuation_only_after_threshold_commit, ("extension_events",)),
