@@ -104,9 +104,30 @@ UNREACHABLE: dict[str, str] = {
         "scripted syntheses never write the rule's text in another section; rules/brief-validation does"
     ),
     "error_with_text_accepted": (
-        "fail_closed_no_pi_summary would see the committed Brief of a failed synthesis, but the explorer's "
+        "failed_synthesis_never_commits sees a commit after a synthesis that ended in an error, but the explorer's "
         "scripted syntheses fail only with an HTTP error, which carries no text (explore/continuity/generate.py "
-        "draws no error_after_body reply); smoke 04's mid-stream row streams a whole Brief and then fails"
+        "draws no error_after_body reply); smoke 04's mid-stream row streams a whole Brief and then fails, and "
+        "tests/explore/test_commit_and_notice_rules.py shows the invariant failing on this mutant"
+    ),
+    "status_info_with_stale": (
+        "notification_levels judges the levels of spec §11's own messages; the status panel's level follows "
+        "the state it shows (a stale pending Brief), which that reading does not model; rules/notifications-"
+        "and-commands 'the status shown while a stale pending Brief exists is a warning' does"
+    ),
+    "status_info_after_failure": (
+        "notification_levels judges the levels of spec §11's own messages; the status panel's level follows "
+        "the state it shows (a failed handoff), which that reading does not model; rules/notifications-and-"
+        "commands 'the status shown after a failed handoff is a warning' does"
+    ),
+    "length_stop_accepted": (
+        "failed_synthesis_never_commits sees a commit after a length stop, but the explorer's length replies "
+        "are cut inside the body (kind length), which validation refuses anyway; it draws no length_whole "
+        "reply, whose text is a whole Brief; tests/explore/test_commit_and_notice_rules.py scripts one"
+    ),
+    "tool_use_accepted": (
+        "failed_synthesis_never_commits sees a commit after a reply that asks for a tool, but the explorer "
+        "scripts no tool_use synthesis reply (SYNTHESIS_FAULTS; adding one would change every seed's draws); "
+        "tests/explore/test_commit_and_notice_rules.py scripts one"
     ),
     "output_budget_uncapped": (
         "synthesis_not_starved checks that max_tokens leaves room for a body after the reasoning "

@@ -93,6 +93,11 @@ MUTANT_ROWS = [
     ("trigger_percent_is_keep_percent", 0, "brief_records_its_compaction"),
     ("frontmatter_percent_truncated", 5, "brief_records_its_compaction"),
     ("branch_leaf_wrong", 0, "brief_records_its_compaction"),
+    # P124, P92a, P92b (the thirty-first session's commit and notification rules).
+    ("tokens_before_changed", 0, "commit_keeps_prepared_cut"),
+    ("saved_notified_as_warning", 0, "notification_levels"),
+    ("failure_notified_as_info", 0, "notification_levels"),
+    ("stale_pending_notified_as_info", 5, "notification_levels"),
 ]
 
 

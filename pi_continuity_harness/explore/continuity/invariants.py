@@ -121,6 +121,14 @@ class CheckPoint:
     leaf: str | None = None
     #: The model the implementation's last synthesis request of this check point asked.
     synthesis_model: str | None = None
+    #: ``event.preparation.firstKeptEntryId`` (:func:`commit_keeps_prepared_cut`).
+    first_kept: Any = None
+    #: Why each of the implementation's synthesis replies of this check point failed
+    #: (:func:`failed_synthesis_never_commits`).
+    failed_syntheses: list[str] = field(default_factory=list)
+    #: Spec §11's failure message ("... failed: <reason>. Native compaction was cancelled.")
+    #: shown during this check point (:func:`one_failure_notice_per_check_point`).
+    cancel_notices: int = 0
 
     def describe(self) -> str:
         return (
@@ -205,8 +213,13 @@ class Tracker:
     #: result (Pi keeps the last truthy one: :func:`mismatch_reported`).
     replaceable: bool = False
     #: :func:`mismatch_reported`: the ``session_compact`` records of this operation that did not
-    #: commit the implementation's verified Brief and have no report after them yet (their seq).
-    unreported: list[int] = field(default_factory=list)
+    #: commit the implementation's verified Brief (their seq).
+    unmatched: list[int] = field(default_factory=list)
+    #: :func:`every_commit_archived`: the ``session_compact`` records of this operation that
+    #: committed the verified Brief, with its event id.
+    committed: list[tuple[int, str]] = field(default_factory=list)
+    #: The seq of the latest product-prefixed warning or error: a reported failure.
+    last_alarm: int = -1
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     #: :meth:`states_freshness_rule`: whether a system prompt states the whole rule, per prompt.
     _prompt_freshness: dict[str, bool] = field(default_factory=dict)
@@ -702,7 +715,9 @@ def mismatch_reported(t: Tracker) -> Iterator[str]:
     with a UI: in ``print`` and ``json`` Pi drops every notification (``noOpUIContext``, runner.js:132-163). A
     competitor that reissues the Brief bytes under its own details is judged by
     :func:`commit_details_correlate`."""
-    for seq in t.unreported:
+    for seq in t.unmatched:
+        if seq < t.last_alarm:
+            continue
         yield (
             f"the session_compact at trace seq {seq} committed something other than the verified disk "
             "Brief (a competing extension's result, or Pi's own summary after its {}) and no "
@@ -789,6 +804,111 @@ def percent_problems(front: dict[str, Any]) -> Iterator[str]:
             yield f"the Brief's {key} is {recorded!r}; its tokens and window give {exact:.2f}"
 
 
+@_register("entry:compaction", rules=("P124",))
+def commit_keeps_prepared_cut(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The custom result keeps Pi's prepared ``firstKeptEntryId`` and ``tokensBefore`` (spec §18
+    "the custom result keeps Pi's prepared firstKeptEntryId and tokensBefore"): what Pi
+    persists in the entry is what the extension returned (agent-session.js, the hook's
+    ``compaction`` taken as is), so the entry must carry the preparation's values."""
+    entry = _implementation_commit(t, record)
+    checkpoint = t.open_checkpoint
+    if entry is None or checkpoint is None:
+        return
+    for key, value in (
+        ("firstKeptEntryId", checkpoint.first_kept),
+        ("tokensBefore", checkpoint.tokens_before),
+    ):
+        if value is not None and entry.get(key) != value:
+            yield f"compaction entry {entry.get('id')} has {key} {entry.get(key)!r}; Pi prepared {value!r}"
+
+
+def synthesis_failure(record: dict[str, Any]) -> str | None:
+    """Why a synthesis reply (a ``model:reply`` record) is no Brief (spec §3, §14), or None: it
+    ended with an error (P120b), stopped at its output limit (P120c), asked for a tool (P120d),
+    or holds no text (P120e: an empty reply, or reasoning only). A reply ``aborted`` (P120a) is
+    Pi's abort signal, after which Pi commits nothing whatever the hook returns; a synthesis
+    asked again after it is ``one_synthesis_per_check_point``'s (P137)."""
+    stop = record.get("stopReason")
+    if stop in ("error", "length"):
+        return f"stopReason {stop}"
+    if record.get("toolCalls") or stop == "toolUse":
+        return "a tool call"
+    if not record.get("textChars"):
+        return "no text"
+    return None
+
+
+@_register("entry:compaction", rules=("P120b", "P120c", "P120d", "P120e"))
+def failed_synthesis_never_commits(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """A synthesis that failed (an error, cut off by the output limit, a tool call, no text) is a
+    failure: the check point cancels and nothing of it becomes a Brief (spec §3, §14;
+    §5 "On failure it cancels compaction"). A check point makes one synthesis (P137), so a
+    commit after any failed reply of its check point is one the implementation should have
+    cancelled, whether it took the failed text or synthesized again."""
+    entry = _implementation_commit(t, record)
+    checkpoint = t.open_checkpoint
+    if entry is None or checkpoint is None or not checkpoint.failed_syntheses:
+        return
+    yield (
+        f"compaction entry {entry.get('id')} was committed after a failed synthesis of its check point "
+        f"({', '.join(checkpoint.failed_syntheses)})"
+    )
+
+
+@_register("session:compaction_end", rules=("P138",))
+def one_failure_notice_per_check_point(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """A failed native check point is reported once: spec §11's failure message ("... failed:
+    <reason>. Native compaction was cancelled.") at most once between its
+    ``session_before_compact`` and its ``compaction_end`` (spec §5 "Failures are visible";
+    P138's "exactly one" from above: that a failure is visible at all is liveness's and the
+    features' to judge)."""
+    checkpoint = t.open_checkpoint
+    if checkpoint is not None and checkpoint.cancel_notices > 1:
+        yield (
+            f"the {checkpoint.reason} check point at trace seq {checkpoint.seq} showed the failure message "
+            f"{checkpoint.cancel_notices} times"
+        )
+
+
+#: Spec §11's exact messages and the levels §11 gives their states ("Warnings are reserved for
+#: disabled, invalid, failed, stale, or restart-required states"): normal states (P92a) at
+#: ``info``; failed, refused and stale ones (P92b) as a warning or an error. A message in other
+#: words is not judged here (P90a-h judge the words).
+_NORMAL_MESSAGES = (
+    f"{MESSAGE_PREFIX}: native compaction reached its threshold; preparing durable Brief.",
+    f"{MESSAGE_PREFIX}: Continuity Brief saved to ",
+    f"{MESSAGE_PREFIX}: native compaction committed with disk-backed Brief ",
+    f"{MESSAGE_PREFIX}: continuation submitted from saved Brief.",
+)
+_FAILED_PREFIX = f"{MESSAGE_PREFIX} failed: "
+_CANCELLED_SUFFIX = ". Native compaction was cancelled."
+_ALARM_MESSAGES = (
+    _FAILED_PREFIX,
+    f"{MESSAGE_PREFIX} refused: ",
+    f"{MESSAGE_PREFIX}: stale pending Continuity Brief found for this session",
+)
+
+
+@_register("ui:notify", rules=("P92a", "P92b"))
+def notification_levels(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """A notification in spec §11's words has its state's level: the threshold, saved,
+    committed and continuation messages are not warnings (P92a); a failure, a refusal and a
+    stale pending Brief are warnings or errors (P92b). The settings-saved message is left
+    alone: it is a normal state and a restart-required one at once."""
+    problem = notification_level_problem(str(record.get("message", "")), record.get("notifyType"))
+    if problem is not None:
+        yield problem
+
+
+def notification_level_problem(message: str, level: Any) -> str | None:
+    """:func:`notification_levels` of one notification (also its observed form)."""
+    if message.startswith(_NORMAL_MESSAGES) and level != "info":
+        return f"a normal-state notification is a {level}: {message[:80]!r}"
+    if message.startswith(_ALARM_MESSAGES) and level not in ("warning", "error"):
+        return f"a failed, refused or stale state is notified as {level}: {message[:80]!r}"
+    return None
+
+
 # ===================================================================== continuation
 def _by_competitor(record: dict[str, Any]) -> bool:
     """The call came from the competing extension, not from the implementation under test."""
@@ -812,6 +932,38 @@ def continuation_only_after_threshold_commit(t: Tracker, record: dict[str, Any])
         yield f"a continuation was submitted after a {window.reason} compaction"
     elif window.entry_id not in t.verified:
         yield "a continuation was submitted after a compaction that did not commit the verified disk Brief"
+
+
+@_register(rules=("P6b",))
+def every_commit_archived(t: Tracker) -> Iterator[str]:
+    """Every confirmed commit is archived, whatever its reason (spec §7 "Prompt submission is not
+    the archive boundary"; P6b): after an operation in which Pi committed the verified disk Brief
+    (``session_compact``), an archived copy of that event was written, unless a product-prefixed
+    warning or error reported a failure after the commit (archiving failed, spec §18) or Pi died
+    first."""
+    for seq, event_id in t.committed:
+        if seq < t.last_alarm:
+            continue
+        if not any(w.folder == "archive" and w.path.endswith(f"-{event_id}.md") for w in t.written):
+            yield f"the Brief of event {event_id}, committed at trace seq {seq}, was not archived"
+
+
+@_register("call:send_user_message", rules=("P84",))
+def archived_before_continuation(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The committed Brief is archived before the continuation is submitted (spec §18 "then
+    archive and submit that retained exact payload"): when the implementation submits a
+    message after a compaction that committed the verified disk Brief, an archived copy of that
+    Brief's event was written in the operation. A continuation after any other compaction is
+    :func:`continuation_only_after_threshold_commit`'s."""
+    window = t.window
+    if _by_competitor(record) or window is None or window.entry_id not in t.verified:
+        return
+    brief = t.brief(t.verified[str(window.entry_id)])
+    event_id = brief.event_id if brief is not None else None
+    if event_id is None:
+        return
+    if not any(w.folder == "archive" and w.path.endswith(f"-{event_id}.md") for w in t.written):
+        yield f"the continuation of event {event_id} was submitted before its Brief was archived"
 
 
 @_register("call:send_user_message", rules=("P85",))
@@ -983,6 +1135,25 @@ def artifact_name_problems(path: str, folder: str, text: str) -> Iterator[str]:
                 f"{folder}/{name} of session {session_id} lies under {session_dir!r}, "
                 f"not '<artifactDirectory>/{session_id}/{folder}/'"
             )
+
+
+@_register(rules=("P131", "P132"))
+def moves_leave_no_pending_copy(t: Tracker) -> Iterator[str]:
+    """Archiving and failing are moves, not copies (spec §7/§8 "After a successful archive
+    move"; §8 "pending → failed when synthesis, validation, write, re-read, ... fails"): after an
+    operation that put an artifact of an event into ``archive/`` (P132) or ``failed/`` (P131), no
+    pending Brief of that event remains in the same session's ``pending/``. A failure before any
+    Brief was written has no pending copy to leave."""
+    for written in t.written:
+        if written.folder not in ("archive", "failed"):
+            continue
+        text = t.written_text(written)
+        event_id = _frontmatter_field(_EVENT_ID, text) if text is not None else None
+        if event_id is None or not SAFE_PATH_COMPONENT.fullmatch(event_id):
+            continue
+        pending = os.path.join(os.path.dirname(os.path.dirname(written.path)), "pending", f"{event_id}.md")
+        if t.read(pending) is not None:
+            yield f"{os.path.basename(written.path)} was written to {written.folder}/, and {pending} is still there"
 
 
 def effort_label_problems(brief: Brief) -> Iterator[str]:
@@ -1678,7 +1849,8 @@ class InvariantChecker:
                 self.harness_errors.append(f"{registered.name}: {type(error).__name__}: {error}")
         t.requests_seen = len(t.host.service.requests)
         t.written.clear()
-        t.unreported.clear()
+        t.unmatched.clear()
+        t.committed.clear()
         t.current_top = None
         t._archives, t._walk_once = None, False
 
@@ -1706,7 +1878,8 @@ class InvariantChecker:
         elif key in ("host:start", "host:crash"):
             t.synthesis_in_flight = 0
             t.window = None
-            t.unreported.clear()  # a process that died reports nothing more
+            t.unmatched.clear()  # a process that died reports and archives nothing more
+            t.committed.clear()
             t.continuations.clear()
             t.ops = [op for op in t.ops if not op.during]
             if t.open_checkpoint is not None:
@@ -1728,8 +1901,10 @@ class InvariantChecker:
             message = str(record.get("message", ""))
             if t.open_checkpoint is not None and " failed" in message[: len(MESSAGE_PREFIX) + 8]:
                 t.open_checkpoint.failure_notifications += 1
+                if message.startswith(_FAILED_PREFIX) and message.endswith(_CANCELLED_SUFFIX):
+                    t.open_checkpoint.cancel_notices += 1
             if record.get("notifyType") in ("warning", "error") and message.startswith(MESSAGE_PREFIX):
-                t.unreported.clear()
+                t.last_alarm = int(record["seq"])
         elif key == "event:session_before_compact":
             preparation = record.get("preparation")
             settings = preparation.get("settings") if isinstance(preparation, dict) else None
@@ -1742,6 +1917,7 @@ class InvariantChecker:
                 int(record["seq"]),
                 settings=dict(settings) if isinstance(settings, dict) else {},
                 tokens_before=preparation.get("tokensBefore") if isinstance(preparation, dict) else None,
+                first_kept=preparation.get("firstKeptEntryId") if isinstance(preparation, dict) else None,
                 model=model.full_id if model is not None else None,
                 window=model.context_window if model is not None else None,
                 leaf=runtime.session_manager.get_leaf_id() if runtime is not None else None,
@@ -1752,7 +1928,11 @@ class InvariantChecker:
             entry = record.get("compactionEntry") or {}
             t.window = _Window(str(record.get("reason")), entry.get("id"), checkpoint=t.open_checkpoint)
             if t.replaceable and t.has_ui and entry.get("id") not in t.verified:
-                t.unreported.append(int(record["seq"]))
+                t.unmatched.append(int(record["seq"]))
+            elif entry.get("id") in t.verified:
+                brief = t.brief(t.verified[str(entry.get("id"))])
+                if brief is not None and brief.event_id is not None:
+                    t.committed.append((int(record["seq"]), brief.event_id))
         elif key == "call:send_user_message" and not _by_competitor(record):
             window = t.window
             if window is not None:
@@ -1825,6 +2005,9 @@ class InvariantChecker:
             t.continuations.append(t.verified.get(str(window.entry_id)) if window is not None else None)
         elif key == "model:reply" and record.get("caller") == "extension":
             t.synthesis_in_flight = max(0, t.synthesis_in_flight - 1)
+            failure = synthesis_failure(record)
+            if failure is not None and t.open_checkpoint is not None:
+                t.open_checkpoint.failed_syntheses.append(failure)
         elif key == "session:compaction_end":
             t.window = None
             checkpoint = t.open_checkpoint

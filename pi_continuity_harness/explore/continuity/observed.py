@@ -24,6 +24,7 @@ from pi_continuity_harness.explore.continuity.invariants import (
     effort_label_problems,
     hidden_continuation_problems,
     native_settings_problem,
+    notification_level_problem,
     percent_problems,
 )
 from pi_continuity_harness.explore.observed import ObservedInvariant, ObservedRun
@@ -152,13 +153,7 @@ def brief_records_its_compaction(run: ObservedRun) -> Iterator[str]:
     the feature step reads it). The active model and the synthesis request's model are not
     observed with the hook, so ``modelId``, ``synthesisModel`` and ``contextWindow`` stay with
     the trace form."""
-    prepared: dict[str, Any] | None = None
-    for event in run.observation.extension_events:
-        if event.get("type") == "session_before_compact":
-            prepared = event.get("preparation") if isinstance(event.get("preparation"), dict) else None
-            continue
-        if event.get("type") != "session_compact" or prepared is None or not _returned_brief(event):
-            continue
+    for event, prepared in _committed_after_preparation(run):
         entry = event.get("compactionEntry") or {}
         brief = parse_brief(str(entry.get("summary")))
         assert brief is not None  # _returned_brief parsed it
@@ -177,6 +172,35 @@ def brief_records_its_compaction(run: ObservedRun) -> Iterator[str]:
             if value is not None and front.get(key) != value:
                 yield f"entry {entry.get('id')}: the Brief's {key} is {front.get(key)!r}; the compaction's is {value!r}"
         yield from (f"entry {entry.get('id')}: {problem}" for problem in percent_problems(front))
+
+
+def _committed_after_preparation(run: ObservedRun) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each ``session_compact`` of a Brief the implementation returned (:func:`_returned_brief`)
+    with the preparation of the ``session_before_compact`` before it."""
+    prepared: dict[str, Any] | None = None
+    for event in run.observation.extension_events:
+        if event.get("type") == "session_before_compact":
+            prepared = event.get("preparation") if isinstance(event.get("preparation"), dict) else None
+        elif event.get("type") == "session_compact" and prepared is not None and _returned_brief(event):
+            yield event, prepared
+
+
+def commit_keeps_prepared_cut(run: ObservedRun) -> Iterator[str]:
+    """Observed from the extension events: the ``session_compact`` entry against the
+    ``session_before_compact`` before it."""
+    for event, prepared in _committed_after_preparation(run):
+        entry = event.get("compactionEntry") or {}
+        for key in ("firstKeptEntryId", "tokensBefore"):
+            value = prepared.get(key)
+            if value is not None and entry.get(key) != value:
+                yield f"compaction entry {entry.get('id')} has {key} {entry.get(key)!r}; Pi prepared {value!r}"
+
+
+def notification_levels(run: ObservedRun) -> Iterator[str]:
+    for message, kind in run.observation.notifications:
+        problem = notification_level_problem(str(message), kind)
+        if problem is not None:
+            yield problem
 
 
 def mismatch_reported(run: ObservedRun) -> Iterator[str]:
@@ -518,6 +542,8 @@ OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = (
     _spec(no_promoted_directive, ("entries",)),
     _spec(fail_closed_no_pi_summary, ("entries",)),
     _spec(mismatch_reported, ("extension_events", "ui")),
+    _spec(commit_keeps_prepared_cut, ("extension_events",)),
+    _spec(notification_levels, ("ui",)),
     _spec(
         brief_records_its_compaction, ("extension_events", "entries"), rules=("P64d", "P64f", "P64g", "P65")
     ),
