@@ -10,6 +10,9 @@ shown able to fail where the reference passes.
 * ``moves_leave_no_pending_copy`` (P131, P132): archiving and failing move the pending Brief.
 * ``archived_before_continuation`` (P84): the Brief is archived before the continuation.
 * ``every_commit_archived`` (P6b): every committed Brief is archived, whatever the reason.
+* ``writes_only_its_own_files`` (P9): no project file outside ``<cwd>/<CONFIG_DIR_NAME>/``.
+* ``commit_announced_once`` (P140): one committed announcement per Brief.
+* ``one_command`` (P93a): the implementation registers ``continuity`` and nothing else.
 
 Where exploration reaches the mutant, a named seed (the first the invariant kills, found by
 ``explore --extension <mutant> --seeds 60 --max-failures 60``); where it does not (the explorer
@@ -52,6 +55,9 @@ FIRST = [
     ("P132", "archive_is_a_copy", 0, "moves_leave_no_pending_copy"),
     ("P84", "continuation_before_archive", 0, "archived_before_continuation"),
     ("P6b", "only_threshold_commits_archived", 0, "every_commit_archived"),
+    ("P9", "agents_md_written", 0, "writes_only_its_own_files"),
+    ("P140", "commit_announced_again_at_start", 0, "commit_announced_once"),
+    ("P93a", "alias_command_registered", 0, "one_command"),
 ]
 
 
@@ -151,7 +157,15 @@ def test_every_rule_of_these_invariants_is_shown_failing_here() -> None:
             "moves_leave_no_pending_copy",
             "archived_before_continuation",
             "every_commit_archived",
+            "writes_only_its_own_files",
+            "commit_announced_once",
+            "one_command",
         )
         for rule in INVARIANTS[name].rules
     }
     assert declared == shown
+
+
+def test_the_do_nothing_implementation_fails_at_its_first_start(tmp_path: Path) -> None:
+    """``null`` registers no command: ``one_command`` (P93a) fails it at seed 0's start."""
+    assert _explored(tmp_path, "null", 0)[:1] == ["one_command"]

@@ -98,6 +98,7 @@ MUTANT_ROWS = [
     ("saved_notified_as_warning", 0, "notification_levels"),
     ("failure_notified_as_info", 0, "notification_levels"),
     ("stale_pending_notified_as_info", 5, "notification_levels"),
+    ("commit_announced_again_at_start", 0, "commit_announced_once"),
 ]
 
 

@@ -220,6 +220,8 @@ class Tracker:
     committed: list[tuple[int, str]] = field(default_factory=list)
     #: The seq of the latest product-prefixed warning or error: a reported failure.
     last_alarm: int = -1
+    #: The Brief paths announced as committed in this run (:func:`commit_announced_once`).
+    announced: set[str] = field(default_factory=set)
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     #: :meth:`states_freshness_rule`: whether a system prompt states the whole rule, per prompt.
     _prompt_freshness: dict[str, bool] = field(default_factory=dict)
@@ -870,6 +872,47 @@ def one_failure_notice_per_check_point(t: Tracker, record: dict[str, Any]) -> It
         )
 
 
+_COMMITTED_MESSAGE = f"{MESSAGE_PREFIX}: native compaction committed with disk-backed Brief "
+
+
+@_register("ui:notify", rules=("P140",))
+def commit_announced_once(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The committed announcement (spec §11 "native compaction committed with disk-backed Brief
+    <path>.") is made once per committed Brief, never again for an old one: not at a later
+    start, reload or operation of the run (P140)."""
+    path = committed_announcement(str(record.get("message", "")))
+    if path is None:
+        return
+    if path in t.announced:
+        yield f"the commit of {path} was announced again"
+    t.announced.add(path)
+
+
+def committed_announcement(message: str) -> str | None:
+    """The Brief path a committed announcement names, or None for another message."""
+    if not message.startswith(_COMMITTED_MESSAGE):
+        return None
+    return message[len(_COMMITTED_MESSAGE) :].removesuffix(".")
+
+
+@_register("event:session_start", rules=("P93a",))
+def one_command(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The implementation registers exactly one command, ``continuity`` (spec §12 "v0.2.0
+    commands: /continuity ..."; §18): no alias, no other name. Read from Pi's extension
+    runner at each session start, the implementation's by its place in the load order."""
+    runtime = t.host.runtime
+    if runtime is None:
+        return
+    loaded = list(runtime.runner.extensions)
+    declared = list(t.simulation.result.scenario.extensions)
+    if len(loaded) != len(declared):
+        return  # an extension failed to load: its load failure is reported on its own
+    for ref, extension in zip(declared, loaded, strict=True):
+        names = sorted(extension.commands)
+        if ref.implementation and names != ["continuity"]:
+            yield f"the implementation registers the commands {names}; spec §12 names one, continuity"
+
+
 #: Spec §11's exact messages and the levels §11 gives their states ("Warnings are reserved for
 #: disabled, invalid, failed, stale, or restart-required states"): normal states (P92a) at
 #: ``info``; failed, refused and stale ones (P92b) as a warning or an error. A message in other
@@ -934,20 +977,6 @@ def continuation_only_after_threshold_commit(t: Tracker, record: dict[str, Any])
         yield "a continuation was submitted after a compaction that did not commit the verified disk Brief"
 
 
-@_register(rules=("P6b",))
-def every_commit_archived(t: Tracker) -> Iterator[str]:
-    """Every confirmed commit is archived, whatever its reason (spec §7 "Prompt submission is not
-    the archive boundary"; P6b): after an operation in which Pi committed the verified disk Brief
-    (``session_compact``), an archived copy of that event was written, unless a product-prefixed
-    warning or error reported a failure after the commit (archiving failed, spec §18) or Pi died
-    first."""
-    for seq, event_id in t.committed:
-        if seq < t.last_alarm:
-            continue
-        if not any(w.folder == "archive" and w.path.endswith(f"-{event_id}.md") for w in t.written):
-            yield f"the Brief of event {event_id}, committed at trace seq {seq}, was not archived"
-
-
 @_register("call:send_user_message", rules=("P84",))
 def archived_before_continuation(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The committed Brief is archived before the continuation is submitted (spec §18 "then
@@ -962,7 +991,7 @@ def archived_before_continuation(t: Tracker, record: dict[str, Any]) -> Iterator
     event_id = brief.event_id if brief is not None else None
     if event_id is None:
         return
-    if not any(w.folder == "archive" and w.path.endswith(f"-{event_id}.md") for w in t.written):
+    if not _archived_in_operation(t, event_id):
         yield f"the continuation of event {event_id} was submitted before its Brief was archived"
 
 
@@ -1225,6 +1254,32 @@ _SHUTDOWN_FORBIDDEN = (
 )
 
 
+@_register(rules=("P6b",))
+def every_commit_archived(t: Tracker) -> Iterator[str]:
+    """Every confirmed commit is archived, whatever its reason (spec §7 "Prompt submission is not
+    the archive boundary"; P6b): after an operation in which Pi committed the verified disk Brief
+    (``session_compact``), an archived copy of that event was written, unless a product-prefixed
+    warning or error reported a failure after the commit (archiving failed, spec §18) or Pi died
+    first."""
+    for seq, event_id in t.committed:
+        if seq < t.last_alarm:
+            continue
+        if not _archived_in_operation(t, event_id):
+            yield f"the Brief of event {event_id}, committed at trace seq {seq}, was not archived"
+
+
+def _archived_in_operation(t: Tracker, event_id: str) -> bool:
+    """Whether a file the operation put into an ``archive/`` folder holds the Brief of
+    ``event_id`` (its frontmatter's, whatever the file's name: the name is
+    :func:`artifacts_named_by_event`'s)."""
+    for written in t.written:
+        if written.folder == "archive":
+            text = t.written_text(written)
+            if text is not None and _frontmatter_field(_EVENT_ID, text) == event_id:
+                return True
+    return False
+
+
 @_register(*_SHUTDOWN_FORBIDDEN, rules=("P127",))
 def shutdown_changes_nothing(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """``session_shutdown`` only clears process-local state: from the event until the host's
@@ -1403,6 +1458,24 @@ def untrusted_project_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[
     path = t.real(str(record.get("to", record.get("path", ""))))
     if path == t.project_dir or path.startswith(t.project_dir + os.sep):
         yield f"{record.get('name')} of {path} in an untrusted project"
+
+
+@_register(
+    *(f"fs:{op}{end}" for op in ("write", "replace", "mkdir", "remove") for end in ("", "_failed")),
+    rules=("P9",),
+)
+def writes_only_its_own_files(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The implementation writes no project file but its own: its artifacts, its extension
+    config and the project's Pi settings, all under ``<cwd>/<CONFIG_DIR_NAME>/`` (spec §4 "no
+    AGENTS.md rewriting"; §6, §7: a relative ``artifactDirectory`` resolves there too). A file
+    the model's tools write is the tools' (``tool_*`` records), and an absolute artifact directory
+    outside the project is not a project file; an attempt that failed counts."""
+    if _by_competitor(record):
+        return
+    path = t.real(str(record.get("to", record.get("path", ""))))
+    own = os.path.join(t.project_dir, CONFIG_DIR_NAME)
+    if path.startswith(t.project_dir + os.sep) and path != own and not path.startswith(own + os.sep):
+        yield f"the implementation did {record.get('name')} of the project file {path}"
 
 
 # ===================================================================== extension config and modes

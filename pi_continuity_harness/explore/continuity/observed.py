@@ -20,6 +20,7 @@ from pi_continuity_harness.explore.continuity.invariants import (
     ARTIFACT_FOLDERS,
     INVARIANTS,
     artifact_name_problems,
+    committed_announcement,
     competitor_may_replace,
     effort_label_problems,
     hidden_continuation_problems,
@@ -194,6 +195,17 @@ def commit_keeps_prepared_cut(run: ObservedRun) -> Iterator[str]:
             value = prepared.get(key)
             if value is not None and entry.get(key) != value:
                 yield f"compaction entry {entry.get('id')} has {key} {entry.get(key)!r}; Pi prepared {value!r}"
+
+
+def commit_announced_once(run: ObservedRun) -> Iterator[str]:
+    """Observed over the run's notifications, in order."""
+    seen: set[str] = set()
+    for message, _kind in run.observation.notifications:
+        path = committed_announcement(str(message))
+        if path is not None and path in seen:
+            yield f"the commit of {path} was announced again"
+        if path is not None:
+            seen.add(path)
 
 
 def notification_levels(run: ObservedRun) -> Iterator[str]:
@@ -544,6 +556,7 @@ OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = (
     _spec(mismatch_reported, ("extension_events", "ui")),
     _spec(commit_keeps_prepared_cut, ("extension_events",)),
     _spec(notification_levels, ("ui",)),
+    _spec(commit_announced_once, ("ui",)),
     _spec(
         brief_records_its_compaction, ("extension_events", "entries"), rules=("P64d", "P64f", "P64g", "P65")
     ),
