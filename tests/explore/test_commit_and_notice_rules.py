@@ -13,6 +13,10 @@ shown able to fail where the reference passes.
 * ``writes_only_its_own_files`` (P9): no project file outside ``<cwd>/<CONFIG_DIR_NAME>/``.
 * ``commit_announced_once`` (P140): one committed announcement per Brief.
 * ``one_command`` (P93a): the implementation registers ``continuity`` and nothing else.
+* ``threshold_announced`` (P90a, P133): the exact threshold message before a prepared
+  threshold synthesis, never for a refused check point.
+* ``handoff_messages_exact`` (P90b-d, P53b): a committed handoff's saved, committed and
+  continuation messages in spec §11's words, naming the right files.
 
 Where exploration reaches the mutant, a named seed (the first the invariant kills, found by
 ``explore --extension <mutant> --seeds 60 --max-failures 60``); where it does not (the explorer
@@ -58,6 +62,14 @@ FIRST = [
     ("P9", "agents_md_written", 0, "writes_only_its_own_files"),
     ("P140", "commit_announced_again_at_start", 0, "commit_announced_once"),
     ("P93a", "alias_command_registered", 0, "one_command"),
+    ("P90a", "threshold_message_reworded", 0, "threshold_announced"),
+    ("P90a", "preparing_announced_after_synthesis", 0, "threshold_announced"),
+    ("P133", "preparing_announced_when_refused", 2, "threshold_announced"),
+    ("P90b", "saved_message_reworded", 0, "handoff_messages_exact"),
+    ("P53b", "native_saved_to_directory", 0, "handoff_messages_exact"),
+    ("P90c", "committed_message_reworded", 0, "handoff_messages_exact"),
+    ("P90c", "commit_notice_names_pending_path", 0, "handoff_messages_exact"),
+    ("P90d", "continuation_message_reworded", 0, "handoff_messages_exact"),
 ]
 
 
@@ -160,6 +172,8 @@ def test_every_rule_of_these_invariants_is_shown_failing_here() -> None:
             "writes_only_its_own_files",
             "commit_announced_once",
             "one_command",
+            "threshold_announced",
+            "handoff_messages_exact",
         )
         for rule in INVARIANTS[name].rules
     }

@@ -129,6 +129,8 @@ class CheckPoint:
     #: Spec §11's failure message ("... failed: <reason>. Native compaction was cancelled.")
     #: shown during this check point (:func:`one_failure_notice_per_check_point`).
     cancel_notices: int = 0
+    #: Spec §11's threshold message shown during this check point (:func:`threshold_announced`).
+    announced: bool = False
 
     def describe(self) -> str:
         return (
@@ -222,6 +224,12 @@ class Tracker:
     last_alarm: int = -1
     #: The Brief paths announced as committed in this run (:func:`commit_announced_once`).
     announced: set[str] = field(default_factory=set)
+    #: The product's notifications of the current operation, in order (:func:`handoff_messages_exact`).
+    notices: list[str] = field(default_factory=list)
+    #: :func:`handoff_messages_exact`: the pending Brief paths committed in this operation, and
+    #: whether a continuation was submitted in it.
+    committed_paths: list[str] = field(default_factory=list)
+    continued: bool = False
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     #: :meth:`states_freshness_rule`: whether a system prompt states the whole rule, per prompt.
     _prompt_freshness: dict[str, bool] = field(default_factory=dict)
@@ -895,6 +903,31 @@ def committed_announcement(message: str) -> str | None:
     return message[len(_COMMITTED_MESSAGE) :].removesuffix(".")
 
 
+@_register("model:request", "session:compaction_end", rules=("P90a", "P133"))
+def threshold_announced(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """Spec §11's threshold message ("native compaction reached its threshold; preparing
+    durable Brief.", P90a, exact) comes before the synthesis of a threshold check point the
+    implementation prepares, and never for one it refuses (P133): one whose project is
+    untrusted, whose config read at startup is disabled or invalid, or whose prepared native
+    settings are invalid for the active window. A synthesis model without auth is found while
+    preparing (spec §18 "Authentication/model failures cancel compaction clearly"), so it is no
+    refusal here. Only in a mode with a UI (Pi drops notifications in the others)."""
+    checkpoint = t.open_checkpoint
+    if checkpoint is None or checkpoint.reason != "threshold" or not t.has_ui:
+        return
+    if record.get("kind") == "model":
+        if record.get("caller") == "extension" and "refused" not in record and not checkpoint.announced:
+            yield "a threshold check point's synthesis began without the exact threshold message before it"
+        return
+    refused = (
+        not t.trusted
+        or t.config_state in ("disabled", "invalid")
+        or native_settings_problem(checkpoint.settings, window=checkpoint.window) is not None
+    )
+    if refused and checkpoint.announced:
+        yield "the threshold message announced a Brief for a check point the implementation must refuse"
+
+
 @_register("event:session_start", rules=("P93a",))
 def one_command(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The implementation registers exactly one command, ``continuity`` (spec §12 "v0.2.0
@@ -923,6 +956,7 @@ _NORMAL_MESSAGES = (
     f"{MESSAGE_PREFIX}: native compaction committed with disk-backed Brief ",
     f"{MESSAGE_PREFIX}: continuation submitted from saved Brief.",
 )
+_THRESHOLD_MESSAGE = _NORMAL_MESSAGES[0]
 _FAILED_PREFIX = f"{MESSAGE_PREFIX} failed: "
 _CANCELLED_SUFFIX = ". Native compaction was cancelled."
 _ALARM_MESSAGES = (
@@ -1771,6 +1805,38 @@ def status_for_current_window(t: Tracker, record: dict[str, Any]) -> Iterator[st
             )
 
 
+@_register(rules=("P90b", "P53b", "P90c", "P90d"))
+def handoff_messages_exact(t: Tracker) -> Iterator[str]:
+    """A committed handoff says what happened in spec §11's exact words (in a mode with a UI):
+    "Continuity Brief saved to <path>." naming the committed pending file (P90b, P53b),
+    "native compaction committed with disk-backed Brief <path>." naming a file that holds the
+    archived Brief of that event (P90c), and, after a continuation, "continuation submitted from
+    saved Brief." (P90d), each in the operation of the commit. A product-prefixed warning or
+    error after the commit (archiving failed) excuses the last two."""
+    if not t.has_ui:
+        return
+    for path in t.committed_paths:
+        if f"{MESSAGE_PREFIX}: Continuity Brief saved to {path}." not in t.notices:
+            yield f"no exact 'Continuity Brief saved to {path}.' for the committed Brief"
+    for seq, event_id in t.committed:
+        if seq < t.last_alarm:
+            continue
+        named = [p for p in map(committed_announcement, t.notices) if p is not None]
+        if not any(_holds_event(t, p, event_id) for p in named):
+            yield f"no exact committed announcement names the archived Brief of event {event_id}"
+        if t.continued and _NORMAL_MESSAGES[3] not in t.notices:
+            yield "no exact 'continuation submitted from saved Brief.' after the continuation"
+
+
+def _holds_event(t: Tracker, path: str, event_id: str) -> bool:
+    """Whether ``path`` is an archived file of the operation holding the Brief of ``event_id``."""
+    for written in t.written:
+        if written.folder == "archive" and written.path == path:
+            text = t.written_text(written)
+            return text is not None and _frontmatter_field(_EVENT_ID, text) == event_id
+    return False
+
+
 # ===================================================================== liveness
 _LIVENESS_DOC = (
     "Safety then liveness: once faults heal, the next threshold compaction commits a valid Brief at "
@@ -1924,6 +1990,9 @@ class InvariantChecker:
         t.written.clear()
         t.unmatched.clear()
         t.committed.clear()
+        t.notices.clear()
+        t.committed_paths.clear()
+        t.continued = False
         t.current_top = None
         t._archives, t._walk_once = None, False
 
@@ -1953,6 +2022,8 @@ class InvariantChecker:
             t.window = None
             t.unmatched.clear()  # a process that died reports and archives nothing more
             t.committed.clear()
+            t.committed_paths.clear()
+            t.continued = False
             t.continuations.clear()
             t.ops = [op for op in t.ops if not op.during]
             if t.open_checkpoint is not None:
@@ -1978,6 +2049,9 @@ class InvariantChecker:
                     t.open_checkpoint.cancel_notices += 1
             if record.get("notifyType") in ("warning", "error") and message.startswith(MESSAGE_PREFIX):
                 t.last_alarm = int(record["seq"])
+            t.notices.append(t.real(message))  # the trace writes the work directory as $WORK
+            if message == _THRESHOLD_MESSAGE and t.open_checkpoint is not None:
+                t.open_checkpoint.announced = True
         elif key == "event:session_before_compact":
             preparation = record.get("preparation")
             settings = preparation.get("settings") if isinstance(preparation, dict) else None
@@ -2003,11 +2077,17 @@ class InvariantChecker:
             if t.replaceable and t.has_ui and entry.get("id") not in t.verified:
                 t.unmatched.append(int(record["seq"]))
             elif entry.get("id") in t.verified:
-                brief = t.brief(t.verified[str(entry.get("id"))])
+                summary = t.verified[str(entry.get("id"))]
+                brief = t.brief(summary)
                 if brief is not None and brief.event_id is not None:
                     t.committed.append((int(record["seq"]), brief.event_id))
+                path = _pending_match(t, summary)
+                if path is not None:
+                    t.committed_paths.append(path)
         elif key == "call:send_user_message" and not _by_competitor(record):
             window = t.window
+            if window is not None and window.entry_id in t.verified:
+                t.continued = True
             if window is not None:
                 window.continuations += 1
                 if window.checkpoint is not None:
