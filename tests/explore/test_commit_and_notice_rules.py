@@ -17,6 +17,8 @@ shown able to fail where the reference passes.
   threshold synthesis, never for a refused check point.
 * ``handoff_messages_exact`` (P90b-d, P53b): a committed handoff's saved, committed and
   continuation messages in spec §11's words, naming the right files.
+* ``failure_record_complete`` (P75c-f): a failed artifact records the error, the ids, the
+  cancelled compaction and that no continuation was submitted.
 
 Where exploration reaches the mutant, a named seed (the first the invariant kills, found by
 ``explore --extension <mutant> --seeds 60 --max-failures 60``); where it does not (the explorer
@@ -70,6 +72,11 @@ FIRST = [
     ("P90c", "committed_message_reworded", 0, "handoff_messages_exact"),
     ("P90c", "commit_notice_names_pending_path", 0, "handoff_messages_exact"),
     ("P90d", "continuation_message_reworded", 0, "handoff_messages_exact"),
+    ("P75c", "postmortem_without_error", 16, "failure_record_complete"),
+    ("P75d", "postmortem_without_identity", 0, "failure_record_complete"),
+    ("P75d", "postmortem_identity_swapped", 0, "failure_record_complete"),
+    ("P75e", "postmortem_without_cancel", 0, "failure_record_complete"),
+    ("P75f", "postmortem_without_continuation", 0, "failure_record_complete"),
 ]
 
 
@@ -174,6 +181,7 @@ def test_every_rule_of_these_invariants_is_shown_failing_here() -> None:
             "one_command",
             "threshold_announced",
             "handoff_messages_exact",
+            "failure_record_complete",
         )
         for rule in INVARIANTS[name].rules
     }
@@ -183,3 +191,11 @@ def test_every_rule_of_these_invariants_is_shown_failing_here() -> None:
 def test_the_do_nothing_implementation_fails_at_its_first_start(tmp_path: Path) -> None:
     """``null`` registers no command: ``one_command`` (P93a) fails it at seed 0's start."""
     assert _explored(tmp_path, "null", 0)[:1] == ["one_command"]
+
+
+@pytest.mark.parametrize("seed", [14, 16])
+def test_the_failure_record_exceptions_keep_the_reference_passing(tmp_path: Path, seed: int) -> None:
+    """Without them ``failure_record_complete`` failed the reference: at seed 14 a
+    ``/continuity checkpoint`` fails, and its record rightly says no compaction was requested;
+    at seed 16 the synthesis is aborted ("Request aborted"), Pi's abort, not a provider error."""
+    assert _explored(tmp_path, "reference", seed) == []

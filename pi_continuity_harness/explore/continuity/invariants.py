@@ -49,6 +49,7 @@ from pi_continuity_harness.features.oracle import (
     Brief,
     brief_problems,
     details_context_problems,
+    failure_record_problems,
     freshness_rule_paragraphs,
     handoff_context,
     has_freshness_rule,
@@ -131,6 +132,8 @@ class CheckPoint:
     cancel_notices: int = 0
     #: Spec §11's threshold message shown during this check point (:func:`threshold_announced`).
     announced: bool = False
+    #: The provider's error messages of this check point's synthesis replies (:func:`failure_record_complete`).
+    errors: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         return (
@@ -1219,6 +1222,39 @@ def moves_leave_no_pending_copy(t: Tracker) -> Iterator[str]:
             yield f"{os.path.basename(written.path)} was written to {written.folder}/, and {pending} is still there"
 
 
+_FAILED_NAME = re.compile(r"-([0-9a-fA-F]{8}-[0-9a-fA-F-]{27})\.md$")
+
+
+@_register(rules=("P75c", "P75d", "P75e", "P75f"))
+def failure_record_complete(t: Tracker) -> Iterator[str]:
+    """Each failed artifact written in the operation records the failure (spec §8 "must record
+    the phase, error, event/session identity, and confirmation that compaction was cancelled and
+    no continuation prompt was submitted"): the provider's error of its check point's failed
+    synthesis (P75c: an error reply's message; an aborted one is Pi's abort), the event id of
+    its file name and the session id of its directory, each under its own name (P75d), that
+    compaction was cancelled (P75e: for a native check point; a ``/continuity checkpoint``
+    requests none) and that no continuation was submitted (P75f). The reading is
+    ``oracle.failure_record_problems``, the feature steps' too. The phase's wording is open, so
+    it is left to the features."""
+    for written in t.written:
+        if written.folder != "failed":
+            continue
+        text = t.written_text(written)
+        match = _FAILED_NAME.search(written.path)
+        if text is None or match is None:
+            continue  # a file not named for an event is artifacts_named_by_event's
+        session_id = os.path.basename(os.path.dirname(os.path.dirname(written.path)))
+        problems = failure_record_problems(text, event_id=match.group(1), session_id=session_id)
+        checkpoint = next((c for c in t.checkpoints if ("check point", c.seq) == written.handoff), None)
+        if checkpoint is None:  # a /continuity checkpoint's failure: no compaction to cancel
+            problems = [p for p in problems if "cancelled" not in p]
+        for error in checkpoint.errors if checkpoint is not None else ():
+            if error not in text:
+                problems.append(f"the provider's error {error!r} is not recorded")
+        for problem in problems:
+            yield f"{os.path.basename(written.path)}: {problem}"
+
+
 def effort_label_problems(brief: Brief) -> Iterator[str]:
     """:func:`brief_effort_is_a_label` of one Brief (also its observed form on real Pi)."""
     effort = brief.frontmatter.get("synthesisEffort")
@@ -2161,6 +2197,8 @@ class InvariantChecker:
             failure = synthesis_failure(record)
             if failure is not None and t.open_checkpoint is not None:
                 t.open_checkpoint.failed_syntheses.append(failure)
+                if record.get("stopReason") == "error" and record.get("errorMessage"):
+                    t.open_checkpoint.errors.append(str(record["errorMessage"]))
         elif key == "session:compaction_end":
             t.window = None
             checkpoint = t.open_checkpoint
