@@ -6,7 +6,8 @@ shown able to fail where the reference passes.
 * ``failed_synthesis_never_commits`` (P120b-e): no commit after a failed synthesis of its check
   point (an error, a length stop, a tool call, no text).
 * ``notification_levels`` (P92a, P92b): spec §11's messages at their states' levels.
-* ``one_failure_notice_per_check_point`` (P138): the failure message at most once per check point.
+* ``one_failure_notice_per_check_point`` (P138, P90e): a check point the implementation cancels
+  shows spec §11's failure message exactly once.
 * ``moves_leave_no_pending_copy`` (P131, P132): archiving and failing move the pending Brief.
 * ``archived_before_continuation`` (P84): the Brief is archived before the continuation.
 * ``every_commit_archived`` (P6b): every committed Brief is archived, whatever the reason.
@@ -57,6 +58,7 @@ FIRST = [
     ("P92b", "stale_pending_notified_as_info", 5, "notification_levels"),
     ("P92b", "invalid_config_notified_as_info", 9, "notification_levels"),
     ("P138", "failure_notified_twice", 0, "one_failure_notice_per_check_point"),
+    ("P90e", "failure_message_without_cancel", 0, "one_failure_notice_per_check_point"),
     ("P131", "failure_keeps_pending_copy", 15, "moves_leave_no_pending_copy"),
     ("P132", "archive_is_a_copy", 0, "moves_leave_no_pending_copy"),
     ("P84", "continuation_before_archive", 0, "archived_before_continuation"),
@@ -198,4 +200,14 @@ def test_the_failure_record_exceptions_keep_the_reference_passing(tmp_path: Path
     """Without them ``failure_record_complete`` failed the reference: at seed 14 a
     ``/continuity checkpoint`` fails, and its record rightly says no compaction was requested;
     at seed 16 the synthesis is aborted ("Request aborted"), Pi's abort, not a provider error."""
+    assert _explored(tmp_path, "reference", seed) == []
+
+
+@pytest.mark.parametrize("seed", [41, 82])
+def test_a_check_point_a_competitor_cancels_owes_no_failure_message(tmp_path: Path, seed: int) -> None:
+    """Seeds 41 and 82 load a competitor that cancels every compaction after the reference
+    prepared its Brief: the reference has nothing to report, and without the competitor
+    exception ``one_failure_notice_per_check_point`` failed it there."""
+    case = case_for_seed(seed, STEPS)
+    assert case.scenario(operations=case.operations).extensions[-1].competitor == "cancel"
     assert _explored(tmp_path, "reference", seed) == []

@@ -132,6 +132,8 @@ class CheckPoint:
     cancel_notices: int = 0
     #: Spec §11's threshold message shown during this check point (:func:`threshold_announced`).
     announced: bool = False
+    #: A synthesis reply of this check point resolved ``aborted``: Pi's abort signal.
+    aborted_synthesis: bool = False
     #: The provider's error messages of this check point's synthesis replies (:func:`failure_record_complete`).
     errors: list[str] = field(default_factory=list)
 
@@ -868,18 +870,27 @@ def failed_synthesis_never_commits(t: Tracker, record: dict[str, Any]) -> Iterat
     )
 
 
-@_register("session:compaction_end", rules=("P138",))
+@_register("session:compaction_end", rules=("P138", "P90e"))
 def one_failure_notice_per_check_point(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
-    """A failed native check point is reported once: spec §11's failure message ("... failed:
-    <reason>. Native compaction was cancelled.") at most once between its
-    ``session_before_compact`` and its ``compaction_end`` (spec §5 "Failures are visible";
-    P138's "exactly one" from above: that a failure is visible at all is liveness's and the
-    features' to judge)."""
+    """A failed native check point is reported exactly once (P138), in spec §11's words ("...
+    failed: <reason>. Native compaction was cancelled.", P90e): never twice between its
+    ``session_before_compact`` and its ``compaction_end``, and once when it was cancelled and
+    only the implementation can have cancelled it: no competing extension is loaded, no
+    synthesis of it resolved ``aborted`` (Pi's abort), and Pi shows notifications (a mode with a
+    UI)."""
     checkpoint = t.open_checkpoint
-    if checkpoint is not None and checkpoint.cancel_notices > 1:
+    if checkpoint is None:
+        return
+    if checkpoint.cancel_notices > 1:
         yield (
             f"the {checkpoint.reason} check point at trace seq {checkpoint.seq} showed the failure message "
             f"{checkpoint.cancel_notices} times"
+        )
+    by_implementation = not t.competitors and not checkpoint.aborted_synthesis and t.has_ui
+    if record.get("aborted") and by_implementation and checkpoint.cancel_notices == 0:
+        yield (
+            f"the {checkpoint.reason} check point at trace seq {checkpoint.seq} was cancelled without the "
+            "failure message"
         )
 
 
@@ -2194,6 +2205,8 @@ class InvariantChecker:
             t.continuations.append(t.verified.get(str(window.entry_id)) if window is not None else None)
         elif key == "model:reply" and record.get("caller") == "extension":
             t.synthesis_in_flight = max(0, t.synthesis_in_flight - 1)
+            if record.get("stopReason") == "aborted" and t.open_checkpoint is not None:
+                t.open_checkpoint.aborted_synthesis = True
             failure = synthesis_failure(record)
             if failure is not None and t.open_checkpoint is not None:
                 t.open_checkpoint.failed_syntheses.append(failure)
