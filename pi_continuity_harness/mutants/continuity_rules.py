@@ -109,6 +109,11 @@ UNREACHABLE: dict[str, str] = {
         "draws no error_after_body reply); smoke 04's mid-stream row streams a whole Brief and then fails, and "
         "tests/explore/test_commit_and_notice_rules.py shows the invariant failing on this mutant"
     ),
+    "stale_not_inspected_on_resume": (
+        "stale_pending_reported sees every session start, but the explorer's restarts and reloads start the "
+        "session with reason startup or reload; it never resumes a session from another one (reason resume); "
+        "smoke/reload-stale-is-inert 'a stale pending Brief is reported when the user resumes its session' does"
+    ),
     "status_info_with_stale": (
         "notification_levels judges the levels of spec §11's own messages; the status panel's level follows "
         "the state it shows (a stale pending Brief), which that reading does not model; rules/notifications-"

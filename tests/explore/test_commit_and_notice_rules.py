@@ -18,6 +18,8 @@ shown able to fail where the reference passes.
   threshold synthesis, never for a refused check point.
 * ``handoff_messages_exact`` (P90b-d, P53b): a committed handoff's saved, committed and
   continuation messages in spec §11's words, naming the right files.
+* ``stale_pending_reported`` (P59a, P90h): a session start that finds a stale same-session
+  pending Brief reports it in spec §11's words.
 * ``failure_record_complete`` (P75c-f): a failed artifact records the error, the ids, the
   cancelled compaction and that no continuation was submitted.
 
@@ -74,6 +76,10 @@ FIRST = [
     ("P90c", "committed_message_reworded", 0, "handoff_messages_exact"),
     ("P90c", "commit_notice_names_pending_path", 0, "handoff_messages_exact"),
     ("P90d", "continuation_message_reworded", 0, "handoff_messages_exact"),
+    ("P59a", "stale_pending_not_reported", 5, "stale_pending_reported"),
+    ("P59a", "stale_reported_once_per_process", 5, "stale_pending_reported"),
+    ("P59a", "stale_unreported_while_refused", 8, "stale_pending_reported"),
+    ("P90h", "stale_message_reworded", 5, "stale_pending_reported"),
     ("P75c", "postmortem_without_error", 16, "failure_record_complete"),
     ("P75d", "postmortem_without_identity", 0, "failure_record_complete"),
     ("P75d", "postmortem_identity_swapped", 0, "failure_record_complete"),
@@ -184,6 +190,7 @@ def test_every_rule_of_these_invariants_is_shown_failing_here() -> None:
             "threshold_announced",
             "handoff_messages_exact",
             "failure_record_complete",
+            "stale_pending_reported",
         )
         for rule in INVARIANTS[name].rules
     }
@@ -211,3 +218,10 @@ def test_a_check_point_a_competitor_cancels_owes_no_failure_message(tmp_path: Pa
     case = case_for_seed(seed, STEPS)
     assert case.scenario(operations=case.operations).extensions[-1].competitor == "cancel"
     assert _explored(tmp_path, "reference", seed) == []
+
+
+def test_a_pending_file_the_implementation_could_not_read_is_not_owed(tmp_path: Path) -> None:
+    """Seed 15 corrupts the reads of the pending Brief the restart finds (a scenario fs fault):
+    the reference sees no Brief there and reports nothing, as it should; without the fault
+    exception ``stale_pending_reported`` failed it (and seeds 16 and 25)."""
+    assert _explored(tmp_path, "reference", 15) == []

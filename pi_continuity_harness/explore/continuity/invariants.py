@@ -235,6 +235,9 @@ class Tracker:
     #: whether a continuation was submitted in it.
     committed_paths: list[str] = field(default_factory=list)
     continued: bool = False
+    #: :func:`stale_pending_reported`: the stale pending Briefs a session start of this operation
+    #: found (their paths), until the stale message reports them.
+    stale_found: list[str] = field(default_factory=list)
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     #: :meth:`states_freshness_rule`: whether a system prompt states the whole rule, per prompt.
     _prompt_freshness: dict[str, bool] = field(default_factory=dict)
@@ -942,6 +945,52 @@ def threshold_announced(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
         yield "the threshold message announced a Brief for a check point the implementation must refuse"
 
 
+@_register(rules=("P59a", "P90h"))
+def stale_pending_reported(t: Tracker) -> Iterator[str]:
+    """At startup a same-session pending Brief is reported as stale, in spec §11's words
+    ("stale pending Continuity Brief found for this session; leaving it inert.", P90h), before
+    the next operation (spec §13 "startup reports it but does not silently compact or inject
+    it", P59a). Stale: a valid pending Brief of the session in its ``pending/`` at the session
+    start, whose compaction Pi has not persisted (one it has is reconciled, P113a). Owed where
+    the implementation may make Briefs durable (a trusted project, a config that is valid or
+    absent) and Pi shows notifications; not for a file whose read the scenario faulted (the
+    implementation saw no Brief there)."""
+    if t.stale_found:
+        yield f"a session start found the stale pending Brief {t.stale_found[0]} and did not report it"
+
+
+def _stale_pending(t: Tracker) -> list[str]:
+    """The stale pending Briefs of :func:`stale_pending_reported` at this session start."""
+    if not (t.has_ui and t.trusted and t.config_state in ("valid", "absent", "locked")) or not t.session_id:
+        return []
+    directory = str(t.config.get("artifactDirectory") or "session-continuity")
+    root = (
+        os.path.join(t.project_dir, CONFIG_DIR_NAME, directory) if not os.path.isabs(directory) else directory
+    )
+    pending = os.path.join(os.path.normpath(root), t.session_id, "pending")
+    try:
+        with t.host.host_io():
+            names = sorted(
+                n for n in os.listdir(disk_path(pending)) if n.endswith(".md") and not n.startswith(".")
+            )
+    except OSError:
+        return []
+    committed = {
+        str((entry.get("details") or {}).get("continuityEventId"))
+        for entry in t.entries()
+        if entry.get("type") == "compaction" and isinstance(entry.get("details"), dict)
+    }
+    stale = []
+    for name in names:
+        path = os.path.join(pending, name)
+        text = t.read_text(path)
+        brief = t.brief(text) if text is not None else None
+        if text is None or brief is None or t.problems(text) or brief.event_id in committed:
+            continue
+        stale.append(path)
+    return stale
+
+
 @_register("event:session_start", rules=("P93a",))
 def one_command(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The implementation registers exactly one command, ``continuity`` (spec §12 "v0.2.0
@@ -971,6 +1020,7 @@ _NORMAL_MESSAGES = (
     f"{MESSAGE_PREFIX}: continuation submitted from saved Brief.",
 )
 _THRESHOLD_MESSAGE = _NORMAL_MESSAGES[0]
+_STALE_MESSAGE = f"{MESSAGE_PREFIX}: stale pending Continuity Brief found for this session; leaving it inert."
 _FAILED_PREFIX = f"{MESSAGE_PREFIX} failed: "
 _CANCELLED_SUFFIX = ". Native compaction was cancelled."
 _ALARM_MESSAGES = (
@@ -1902,6 +1952,7 @@ _LIVENESS_DOC = (
 #: reads both methods and fails when one tests a key missing here.
 _PRE_KEYS = frozenset(
     {
+        "fault:fs",
         "host:start",
         "host:crash",
         "host:runtime",
@@ -2040,6 +2091,7 @@ class InvariantChecker:
         t.notices.clear()
         t.committed_paths.clear()
         t.continued = False
+        t.stale_found = []
         t.current_top = None
         t._archives, t._walk_once = None, False
 
@@ -2071,6 +2123,7 @@ class InvariantChecker:
             t.committed.clear()
             t.committed_paths.clear()
             t.continued = False
+            t.stale_found = []
             t.continuations.clear()
             t.ops = [op for op in t.ops if not op.during]
             if t.open_checkpoint is not None:
@@ -2082,8 +2135,15 @@ class InvariantChecker:
         elif key == "event:session_start":
             t.runtime_generation += 1
             t.read_config()
+            t.stale_found = _stale_pending(t)
         elif record.get("kind") == "op":
             self._op_record(record)
+        elif key == "fault:fs":
+            if record.get("op") == "read" and t.stale_found:
+                # The implementation could not read it as it is (spec §7: an unreadable or
+                # corrupt pending file is no Brief), so there is nothing stale to report.
+                faulted = t.real(str(record.get("path", "")))
+                t.stale_found = [path for path in t.stale_found if path != faulted]
         elif key == "ui:confirm":
             answer = record.get("answer") or {}
             if answer.get("confirm") is True and t.current_top is not None:
@@ -2097,6 +2157,8 @@ class InvariantChecker:
             if record.get("notifyType") in ("warning", "error") and message.startswith(MESSAGE_PREFIX):
                 t.last_alarm = int(record["seq"])
             t.notices.append(t.real(message))  # the trace writes the work directory as $WORK
+            if message == _STALE_MESSAGE:
+                t.stale_found = []
             if message == _THRESHOLD_MESSAGE and t.open_checkpoint is not None:
                 t.open_checkpoint.announced = True
         elif key == "event:session_before_compact":
