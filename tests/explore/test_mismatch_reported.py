@@ -18,19 +18,15 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.api.extension_api import ExtensionAPI, ExtensionFactory
-from pi_continuity_harness.explore.continuity.invariants import INVARIANTS, InvariantChecker
+from pi_continuity_harness.explore.continuity.invariants import INVARIANTS
 from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
 from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.features.oracle import MESSAGE_PREFIX
 from pi_continuity_harness.mutants.catalogue import MUTANTS, Handler, _call, _reference
-from pi_continuity_harness.mutants.pristine import reset_reference
-from pi_continuity_harness.scenario.document import Scenario
-from pi_continuity_harness.scenario.model_script import Reply
-from pi_continuity_harness.scenario.operations import PromptOp
-from pi_continuity_harness.simulator.simulation import Simulation
+from pi_continuity_harness.mutants.continuity_rules import _CtxUI
 
-WINDOW, RESERVE, KEEP = 200_000, 50_000, 2_000
-THRESHOLD = WINDOW - RESERVE
+from .threshold_run import threshold_run
+
 INCOMPATIBLE = "does not match the prepared Continuity Brief"
 
 
@@ -42,49 +38,22 @@ def _run(
     competitor_first: bool = False,
     mode: str = "rpc",
 ) -> tuple[set[str], list[tuple[str, str]]]:
-    """Two prompts, the second over the threshold, with ``competitor`` loaded after (or before)
-    the implementation: the invariants broken, and the notifications (message, level)."""
-    compaction = {"enabled": True, "reserveTokens": RESERVE, "keepRecentTokens": KEEP}
+    """The threshold run with ``competitor`` loaded after (or before) the implementation: the
+    invariants broken, and the notifications (message, level)."""
     extensions: list[dict[str, Any]] = [{"implementation": True}, {"competitor": competitor}]
-    scenario = Scenario.model_validate(
-        {
-            "name": "mismatch-reported",
-            "mode": mode,
-            "extensions": extensions[::-1] if competitor_first else extensions,
-            "models": [{"id": "fake/main", "context_window": WINDOW, "max_tokens": 16_384}],
-            "settings": {"global": {"compaction": compaction}, "project": {"compaction": compaction}},
-            "model": {
-                "agent": [
-                    Reply(text="w" * 1_500, context_tokens=THRESHOLD // 2),
-                    Reply(text="w" * 1_500, context_tokens=THRESHOLD + 1),
-                ]
-                + [Reply(text="more", context_tokens=1_000)] * 8,
-            },
-        }
+    run = threshold_run(
+        tmp_path / "run",
+        implementation,
+        extensions=extensions[::-1] if competitor_first else extensions,
+        mode=mode,
     )
-    simulation = Simulation(scenario, workdir=tmp_path / "run", implementation=implementation)
-    checker = InvariantChecker(simulation)
-    try:
-        simulation.start()
-        checker.after_operation()
-        for step in range(2):
-            op = PromptOp.model_validate({"prompt": {"text": f"step {step}", "chars": 4 * KEEP + 4_000}})
-            checker.before_operation(op)
-            simulation.perform(op)
-            checker.after_operation()
-        notes = [(n.message, n.notify_type) for n in simulation.host.ui.notifications]
-        compactions = [
-            e for e in simulation.host.runtime.session_manager.get_entries() if e.get("type") == "compaction"
-        ]
-    finally:
-        simulation.finish()
-        reset_reference()  # a PSC mutant changes reference modules (mutants.pristine)
-    assert not checker.harness_errors, checker.harness_errors
-    assert len(compactions) == 1, "the scenario must commit one compaction"
-    return {v.invariant for v in checker.violations}, notes
+    assert run.compactions == 1, "the scenario must commit one compaction"
+    return set(run.broken), run.notes
 
 
 class _InfoUI:
+    """A ``ctx.ui`` that says everything at ``info`` level."""
+
     def __init__(self, ui: Any) -> None:
         self._ui = ui
 
@@ -95,24 +64,12 @@ class _InfoUI:
         self._ui.notify(message, "info")
 
 
-class _InfoCtx:
-    def __init__(self, ctx: Any) -> None:
-        self._ctx = ctx
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._ctx, name)
-
-    @property
-    def ui(self) -> Any:
-        return _InfoUI(self._ctx.ui)
-
-
 def _reported_as_info(pi: ExtensionAPI) -> None:
     """The reference, whose ``session_compact`` handler says everything at ``info`` level."""
 
     def downgrade(handler: Handler) -> Handler:
         async def wrapped(event: Any, ctx: Any) -> Any:
-            return await _call(handler, event, _InfoCtx(ctx))
+            return await _call(handler, event, _CtxUI(ctx, _InfoUI))
 
         return wrapped
 

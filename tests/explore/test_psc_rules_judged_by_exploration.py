@@ -62,6 +62,39 @@ REQUIRED = [
     ("P123a", "merge_keeps_enabled_false", 18, "native_setup_enables_compaction"),
     ("P123b", "manual_compact_while_native_disabled", 38, "invalid_native_settings_commit_nothing"),
     ("P127", "shutdown_archives_pending", 5, "shutdown_changes_nothing"),
+    # The thirty-first session's commit and notice rules (test_commit_and_notice_rules.py).
+    ("P124", "tokens_before_changed", 0, "commit_keeps_prepared_cut"),
+    ("P120e", "empty_synthesis_filled_in", 19, "failed_synthesis_never_commits"),
+    ("P92a", "saved_notified_as_warning", 0, "notification_levels"),
+    ("P92b", "failure_notified_as_info", 0, "notification_levels"),
+    ("P92b", "stale_pending_notified_as_info", 5, "notification_levels"),
+    ("P92b", "invalid_config_notified_as_info", 9, "notification_levels"),
+    ("P138", "failure_notified_twice", 0, "one_failure_notice_per_check_point"),
+    ("P90e", "failure_message_without_cancel", 0, "one_failure_notice_per_check_point"),
+    ("P131", "failure_keeps_pending_copy", 15, "moves_leave_no_pending_copy"),
+    ("P132", "archive_is_a_copy", 0, "moves_leave_no_pending_copy"),
+    ("P84", "continuation_before_archive", 0, "archived_before_continuation"),
+    ("P6b", "only_threshold_commits_archived", 0, "every_commit_archived"),
+    ("P9", "agents_md_written", 0, "writes_only_its_own_files"),
+    ("P140", "commit_announced_again_at_start", 0, "commit_announced_once"),
+    ("P93a", "alias_command_registered", 0, "one_command"),
+    ("P90a", "threshold_message_reworded", 0, "threshold_announced"),
+    ("P90a", "preparing_announced_after_synthesis", 0, "threshold_announced"),
+    ("P133", "preparing_announced_when_refused", 2, "threshold_announced"),
+    ("P90b", "saved_message_reworded", 0, "handoff_messages_exact"),
+    ("P53b", "native_saved_to_directory", 0, "handoff_messages_exact"),
+    ("P90c", "committed_message_reworded", 0, "handoff_messages_exact"),
+    ("P90c", "commit_notice_names_pending_path", 0, "handoff_messages_exact"),
+    ("P90d", "continuation_message_reworded", 0, "handoff_messages_exact"),
+    ("P59a", "stale_pending_not_reported", 5, "stale_pending_reported"),
+    ("P59a", "stale_reported_once_per_process", 5, "stale_pending_reported"),
+    ("P59a", "stale_unreported_while_refused", 8, "stale_pending_reported"),
+    ("P90h", "stale_message_reworded", 5, "stale_pending_reported"),
+    ("P75c", "postmortem_without_error", 16, "failure_record_complete"),
+    ("P75d", "postmortem_without_identity", 0, "failure_record_complete"),
+    ("P75d", "postmortem_identity_swapped", 0, "failure_record_complete"),
+    ("P75e", "postmortem_without_cancel", 0, "failure_record_complete"),
+    ("P75f", "postmortem_without_continuation", 0, "failure_record_complete"),
 ]
 
 
@@ -90,21 +123,20 @@ def test_the_invariant_of_the_rule_fails_on_its_mutant(
 def test_every_rule_of_the_new_invariants_has_a_mutant_here() -> None:
     """Each rule the new invariants declare is shown to fail above (no declaration on faith);
     liveness now names P36b (a valid config hands off with each of the six effort labels, all of
-    which the explorer writes), and commit_details_correlate P69a-c."""
-    declared = {
-        rule
-        for name in (
-            "continuation_never_hidden",
-            "artifacts_named_by_event",
-            "brief_effort_is_a_label",
-            "fresh_event_per_handoff",
-            "shutdown_changes_nothing",
-            "status_for_current_window",
-            "invalid_native_settings_commit_nothing",
-            "native_setup_enables_compaction",
-            "mismatch_reported",
-            "brief_records_its_compaction",
-        )
-        for rule in INVARIANTS[name].rules
-    } | {"P36b", "P69a", "P69b", "P69c"}
-    assert declared == {rule for rule, *_ in REQUIRED}
+    which the explorer writes), and commit_details_correlate P69a-c. The rows of the commit and
+    notice invariants are test_commit_and_notice_rules.py's to account for."""
+    names = (
+        "continuation_never_hidden",
+        "artifacts_named_by_event",
+        "brief_effort_is_a_label",
+        "fresh_event_per_handoff",
+        "shutdown_changes_nothing",
+        "status_for_current_window",
+        "invalid_native_settings_commit_nothing",
+        "native_setup_enables_compaction",
+        "mismatch_reported",
+        "brief_records_its_compaction",
+    )
+    declared = {rule for name in names for rule in INVARIANTS[name].rules} | {"P36b", "P69a", "P69b", "P69c"}
+    also = ("liveness", "commit_details_correlate")
+    assert declared == {rule for rule, _name, _seed, invariant in REQUIRED if invariant in (*names, *also)}
