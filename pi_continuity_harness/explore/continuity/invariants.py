@@ -228,7 +228,7 @@ class Tracker:
     #: The seq of the latest product-prefixed warning or error: a reported failure.
     last_alarm: int = -1
     #: The Brief paths announced as committed in this run (:func:`commit_announced_once`).
-    announced: set[str] = field(default_factory=set)
+    announced_commits: set[str] = field(default_factory=set)
     #: The product's notifications of the current operation, in order (:func:`handoff_messages_exact`).
     notices: list[str] = field(default_factory=list)
     #: :func:`handoff_messages_exact`: the pending Brief paths committed in this operation, and
@@ -897,7 +897,12 @@ def one_failure_notice_per_check_point(t: Tracker, record: dict[str, Any]) -> It
         )
 
 
+#: Spec §11's messages of a handoff that goes well (the saved and committed ones are followed
+#: by a path and a period).
+_THRESHOLD_MESSAGE = f"{MESSAGE_PREFIX}: native compaction reached its threshold; preparing durable Brief."
+_SAVED_MESSAGE = f"{MESSAGE_PREFIX}: Continuity Brief saved to "
 _COMMITTED_MESSAGE = f"{MESSAGE_PREFIX}: native compaction committed with disk-backed Brief "
+_CONTINUATION_MESSAGE = f"{MESSAGE_PREFIX}: continuation submitted from saved Brief."
 
 
 @_register("ui:notify", rules=("P140",))
@@ -908,9 +913,9 @@ def commit_announced_once(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     path = committed_announcement(str(record.get("message", "")))
     if path is None:
         return
-    if path in t.announced:
+    if path in t.announced_commits:
         yield f"the commit of {path} was announced again"
-    t.announced.add(path)
+    t.announced_commits.add(path)
 
 
 def committed_announcement(message: str) -> str | None:
@@ -952,9 +957,9 @@ def stale_pending_reported(t: Tracker) -> Iterator[str]:
     the next operation (spec §13 "startup reports it but does not silently compact or inject
     it", P59a). Stale: a valid pending Brief of the session in its ``pending/`` at the session
     start, whose compaction Pi has not persisted (one it has is reconciled, P113a). Owed where
-    the implementation may make Briefs durable (a trusted project, a config that is valid or
-    absent) and Pi shows notifications; not for a file whose read the scenario faulted (the
-    implementation saw no Brief there)."""
+    the implementation may make Briefs durable (a trusted project, a config that is valid, a
+    pinned model without auth included, or absent) and Pi shows notifications; not for a file
+    whose read the scenario faulted (the implementation saw no Brief there)."""
     if t.stale_found:
         yield f"a session start found the stale pending Brief {t.stale_found[0]} and did not report it"
 
@@ -1013,21 +1018,11 @@ def one_command(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
 #: disabled, invalid, failed, stale, or restart-required states"): normal states (P92a) at
 #: ``info``; failed, refused and stale ones (P92b) as a warning or an error. A message in other
 #: words is not judged here (P90a-h judge the words).
-_NORMAL_MESSAGES = (
-    f"{MESSAGE_PREFIX}: native compaction reached its threshold; preparing durable Brief.",
-    f"{MESSAGE_PREFIX}: Continuity Brief saved to ",
-    f"{MESSAGE_PREFIX}: native compaction committed with disk-backed Brief ",
-    f"{MESSAGE_PREFIX}: continuation submitted from saved Brief.",
-)
-_THRESHOLD_MESSAGE = _NORMAL_MESSAGES[0]
+_NORMAL_MESSAGES = (_THRESHOLD_MESSAGE, _SAVED_MESSAGE, _COMMITTED_MESSAGE, _CONTINUATION_MESSAGE)
 _STALE_MESSAGE = f"{MESSAGE_PREFIX}: stale pending Continuity Brief found for this session; leaving it inert."
 _FAILED_PREFIX = f"{MESSAGE_PREFIX} failed: "
 _CANCELLED_SUFFIX = ". Native compaction was cancelled."
-_ALARM_MESSAGES = (
-    _FAILED_PREFIX,
-    f"{MESSAGE_PREFIX} refused: ",
-    f"{MESSAGE_PREFIX}: stale pending Continuity Brief found for this session",
-)
+_ALARM_MESSAGES = (_FAILED_PREFIX, f"{MESSAGE_PREFIX} refused: ", _STALE_MESSAGE)
 
 
 @_register("ui:notify", rules=("P92a", "P92b"))
@@ -1913,7 +1908,7 @@ def handoff_messages_exact(t: Tracker) -> Iterator[str]:
     if not t.has_ui:
         return
     for path in t.committed_paths:
-        if f"{MESSAGE_PREFIX}: Continuity Brief saved to {path}." not in t.notices:
+        if f"{_SAVED_MESSAGE}{path}." not in t.notices:
             yield f"no exact 'Continuity Brief saved to {path}.' for the committed Brief"
     for seq, event_id in t.committed:
         if seq < t.last_alarm:
@@ -1921,7 +1916,7 @@ def handoff_messages_exact(t: Tracker) -> Iterator[str]:
         named = [p for p in map(committed_announcement, t.notices) if p is not None]
         if not any(_holds_event(t, p, event_id) for p in named):
             yield f"no exact committed announcement names the archived Brief of event {event_id}"
-        if t.continued and _NORMAL_MESSAGES[3] not in t.notices:
+        if t.continued and _CONTINUATION_MESSAGE not in t.notices:
             yield "no exact 'continuation submitted from saved Brief.' after the continuation"
 
 
