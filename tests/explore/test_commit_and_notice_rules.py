@@ -20,6 +20,7 @@ shown able to fail where the reference passes.
   continuation messages in spec §11's words, naming the right files.
 * ``stale_pending_reported`` (P59a, P90h): a session start that finds a stale same-session
   pending Brief reports it in spec §11's words.
+* ``checkpoint_writes_one_brief`` (P97a): ``/continuity checkpoint`` writes one pending Brief.
 * ``failure_record_complete`` (P75c-f): a failed artifact records the error, the ids, the
   cancelled compaction and that no continuation was submitted.
 
@@ -112,6 +113,7 @@ INVARIANT_NAMES = (
     "handoff_messages_exact",
     "failure_record_complete",
     "stale_pending_reported",
+    "checkpoint_writes_one_brief",
 )
 
 

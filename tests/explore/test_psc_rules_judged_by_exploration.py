@@ -63,6 +63,7 @@ REQUIRED = [
     ("P123b", "manual_compact_while_native_disabled", 38, "invalid_native_settings_commit_nothing"),
     ("P127", "shutdown_archives_pending", 5, "shutdown_changes_nothing"),
     # The thirty-first session's commit and notice rules (test_commit_and_notice_rules.py).
+    ("P97a", "checkpoint_writes_two_briefs", 5, "checkpoint_writes_one_brief"),
     ("P124", "tokens_before_changed", 0, "commit_keeps_prepared_cut"),
     ("P120e", "empty_synthesis_filled_in", 19, "failed_synthesis_never_commits"),
     ("P92a", "saved_notified_as_warning", 0, "notification_levels"),

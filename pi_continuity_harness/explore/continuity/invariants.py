@@ -1221,6 +1221,20 @@ def _frontmatter_field(pattern: re.Pattern[str], text: str) -> str | None:
     return match.group(1).strip() if match else None
 
 
+@_register(rules=("P97a",))
+def checkpoint_writes_one_brief(t: Tracker) -> Iterator[str]:
+    """``/continuity checkpoint`` writes one pending Brief (spec §12 "It synthesizes, validates,
+    and writes a schema-v2 Continuity Brief as pending"): no second pending file in the
+    command's operation. That it writes one at all where nothing refuses it, and its
+    ``handoffReason``, are the features' to judge. A native check point inside the command (a
+    compaction Pi starts while it runs) writes its own, counted apart."""
+    if _continuity_command(t) != "/continuity checkpoint":
+        return
+    paths = sorted({w.path for w in t.written if w.folder == "pending" and w.handoff[0] == "operation"})
+    if len(paths) > 1:
+        yield f"/continuity checkpoint wrote {len(paths)} pending files: {', '.join(map(os.path.basename, paths))}"
+
+
 @_register(rules=("P51a", "P51b", "P51c"))
 def artifacts_named_by_event(t: Tracker) -> Iterator[str]:
     """Each artifact file is named for its own event and session (spec §7): a pending Brief
