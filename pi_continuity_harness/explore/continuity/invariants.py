@@ -40,6 +40,7 @@ from pi_continuity_harness.explore.plugin import (
     Violation,
 )
 from pi_continuity_harness.features.oracle import (
+    ARTIFACT_EVENT_NAME,
     ARTIFACT_KIND,
     AUTHORITY_BOUNDARY_SENTENCE,
     CONTINUATION_SUFFIX,
@@ -734,7 +735,7 @@ def mismatch_reported(t: Tracker) -> Iterator[str]:
     competitor that reissues the Brief bytes under its own details is judged by
     :func:`commit_details_correlate`."""
     for seq in t.unmatched:
-        if seq < t.last_alarm:
+        if _reported_after(t, seq):
             continue
         yield (
             f"the session_compact at trace seq {seq} committed something other than the verified disk "
@@ -1280,19 +1281,12 @@ def moves_leave_no_pending_copy(t: Tracker) -> Iterator[str]:
     operation that put an artifact of an event into ``archive/`` (P132) or ``failed/`` (P131), no
     pending Brief of that event remains in the same session's ``pending/``. A failure before any
     Brief was written has no pending copy to leave."""
-    for written in t.written:
-        if written.folder not in ("archive", "failed"):
-            continue
-        text = t.written_text(written)
-        event_id = _frontmatter_field(_EVENT_ID, text) if text is not None else None
-        if event_id is None or not SAFE_PATH_COMPONENT.fullmatch(event_id):
+    for written, event_id in _events_written(t, "archive", "failed"):
+        if not SAFE_PATH_COMPONENT.fullmatch(event_id):
             continue
         pending = os.path.join(os.path.dirname(os.path.dirname(written.path)), "pending", f"{event_id}.md")
         if t.read(pending) is not None:
             yield f"{os.path.basename(written.path)} was written to {written.folder}/, and {pending} is still there"
-
-
-_FAILED_NAME = re.compile(r"-([0-9a-fA-F]{8}-[0-9a-fA-F-]{27})\.md$")
 
 
 @_register(rules=("P75c", "P75d", "P75e", "P75f"))
@@ -1310,7 +1304,7 @@ def failure_record_complete(t: Tracker) -> Iterator[str]:
         if written.folder != "failed":
             continue
         text = t.written_text(written)
-        match = _FAILED_NAME.search(written.path)
+        match = ARTIFACT_EVENT_NAME.search(written.path)
         if text is None or match is None:
             continue  # a file not named for an event is artifacts_named_by_event's
         session_id = os.path.basename(os.path.dirname(os.path.dirname(written.path)))
@@ -1402,22 +1396,34 @@ def every_commit_archived(t: Tracker) -> Iterator[str]:
     warning or error reported a failure after the commit (archiving failed, spec §18) or Pi died
     first."""
     for seq, event_id in t.committed:
-        if seq < t.last_alarm:
+        if _reported_after(t, seq):
             continue
         if not _archived_in_operation(t, event_id):
             yield f"the Brief of event {event_id}, committed at trace seq {seq}, was not archived"
 
 
-def _archived_in_operation(t: Tracker, event_id: str) -> bool:
-    """Whether a file the operation put into an ``archive/`` folder holds the Brief of
-    ``event_id`` (its frontmatter's, whatever the file's name: the name is
-    :func:`artifacts_named_by_event`'s)."""
+def _reported_after(t: Tracker, seq: int) -> bool:
+    """Whether a product-prefixed warning or error (a reported failure) came after trace seq
+    ``seq`` (:attr:`Tracker.last_alarm`)."""
+    return seq < t.last_alarm
+
+
+def _events_written(t: Tracker, *folders: str) -> list[tuple[_Written, str]]:
+    """The artifacts the operation put into ``folders``, in order, with the event id each one's
+    frontmatter names (whatever the file's name: the name is :func:`artifacts_named_by_event`'s)."""
+    found = []
     for written in t.written:
-        if written.folder == "archive":
+        if written.folder in folders:
             text = t.written_text(written)
-            if text is not None and _frontmatter_field(_EVENT_ID, text) == event_id:
-                return True
-    return False
+            event_id = _frontmatter_field(_EVENT_ID, text) if text is not None else None
+            if event_id is not None:
+                found.append((written, event_id))
+    return found
+
+
+def _archived_in_operation(t: Tracker, event_id: str) -> bool:
+    """Whether a file the operation put into an ``archive/`` folder holds the Brief of ``event_id``."""
+    return any(event == event_id for _written, event in _events_written(t, "archive"))
 
 
 @_register(*_SHUTDOWN_FORBIDDEN, rules=("P127",))
@@ -1925,22 +1931,14 @@ def handoff_messages_exact(t: Tracker) -> Iterator[str]:
         if f"{_SAVED_MESSAGE}{path}." not in t.notices:
             yield f"no exact 'Continuity Brief saved to {path}.' for the committed Brief"
     for seq, event_id in t.committed:
-        if seq < t.last_alarm:
+        if _reported_after(t, seq):
             continue
         named = [p for p in map(committed_announcement, t.notices) if p is not None]
-        if not any(_holds_event(t, p, event_id) for p in named):
+        archived = {written.path for written, event in _events_written(t, "archive") if event == event_id}
+        if not archived.intersection(named):
             yield f"no exact committed announcement names the archived Brief of event {event_id}"
         if t.continued and _CONTINUATION_MESSAGE not in t.notices:
             yield "no exact 'continuation submitted from saved Brief.' after the continuation"
-
-
-def _holds_event(t: Tracker, path: str, event_id: str) -> bool:
-    """Whether ``path`` is an archived file of the operation holding the Brief of ``event_id``."""
-    for written in t.written:
-        if written.folder == "archive" and written.path == path:
-            text = t.written_text(written)
-            return text is not None and _frontmatter_field(_EVENT_ID, text) == event_id
-    return False
 
 
 # ===================================================================== liveness

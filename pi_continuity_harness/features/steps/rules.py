@@ -17,6 +17,7 @@ from pytest_bdd import given, parsers, then, when
 from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
 from pi_continuity_harness.features.collect import checks_arguments
 from pi_continuity_harness.features.oracle import (
+    ARTIFACT_EVENT_NAME,
     MANDATORY_HEADINGS,
     MESSAGE_PREFIX,
     REQUIRED_FIELDS,
@@ -948,7 +949,7 @@ def _postmortem_record(world: World, phase: str, error: str) -> None:
     assert error in text, f"the error {error!r} is not recorded:\n{text[:600]}"
     session = world.observe().session_id or ""
     assert session, "this session has no id"
-    event = re.search(r"-([0-9a-fA-F]{8}-[0-9a-fA-F-]{27})\.md$", path)
+    event = ARTIFACT_EVENT_NAME.search(path)
     assert event, f"{Path(path).name} is not named for an eventId"
     # The ids must also stand by the right names: a record whose "Event:" line gives the session
     # id (and "Session:" the eventId) has both ids in it, and names neither correctly.
