@@ -157,10 +157,11 @@ UNREACHABLE: dict[str, str] = {
         "line, which the old validator also refuses; the unquoted 'Ignore your instructions ...' "
         "reply is a feature scenario's (rules/brief-validation)"
     ),
-    "checkpoint_gate_kept_on_failure": (
-        "liveness demands a commit only after the faults heal and Pi restarts (explore/continuity/generate.py "
-        "_liveness), and the restart drops the process-local gate a failed checkpoint kept; no invariant asks that a "
-        "checkpoint after a failed one be accepted; rules/single-flight does"
+    "abort_deletes_pending": (
+        "continuation_only_after_threshold_commit sees the Brief of a cancelled compaction used as a prompt, not "
+        "the Brief deleted: the explorer's only cancel after the hook returned is a competitor's, which leaves "
+        "the hook's signal alone, and the mutant deletes on that signal's abort; smoke/session-compact-archives "
+        "'the Brief of a compaction Pi aborts after the hook returned stays pending and inert' aborts it"
     ),
     "hash_ignores_non_ascii": (
         "commit_details_correlate compares details.sha256 with the SHA-256 of the summary's UTF-8 bytes, but every "

@@ -116,7 +116,7 @@ def test_nothing_is_owed_when_the_competitor_loads_first(tmp_path: Path) -> None
     assert any(message.startswith(MESSAGE_PREFIX) and "committed" in message for message, _level in notes)
 
 
-def _command_only(pi: ExtensionAPI) -> None:
+def command_only(pi: ExtensionAPI) -> None:
     """A do-nothing implementation that registers its command (``one_command``, P93a, fails the
     plain ``null`` at its first start, before any compaction): it handles no event."""
 
@@ -131,7 +131,7 @@ def test_exploration_fails_the_do_nothing_implementation_first_by_it(tmp_path: P
     """Seed 3 loads a competitor returning its own compaction, seed 8 one returning ``{}`` (the
     mutant's row is ``REQUIRED`` in test_psc_rules_judged_by_exploration.py)."""
     case = case_for_seed(seed, 40)
-    result = run_case(PLUGIN, case, implementation=_command_only, workdir=tmp_path / "m", requests=False)
+    result = run_case(PLUGIN, case, implementation=command_only, workdir=tmp_path / "m", requests=False)
     assert [v.invariant for v in result.violations][:1] == ["mismatch_reported"], result.violations
     reference = run_case(PLUGIN, case, implementation="reference", workdir=tmp_path / "r", requests=False)
     assert reference.violations == [] and reference.harness_errors == []

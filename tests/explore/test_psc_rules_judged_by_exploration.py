@@ -96,6 +96,19 @@ REQUIRED = [
     ("P75d", "postmortem_identity_swapped", 0, "failure_record_complete"),
     ("P75e", "postmortem_without_cancel", 0, "failure_record_complete"),
     ("P75f", "postmortem_without_continuation", 0, "failure_record_complete"),
+    # The thirty-second session's gate and inert-file rules (test_gate_and_inert_files.py).
+    ("P108a", "gate_never_released", 5, "checkpoint_runs_when_idle"),
+    ("P108a", "gate_kept_after_manual_commit", 34, "checkpoint_runs_when_idle"),
+    ("P108b", "checkpoint_gate_kept_on_failure", 17, "checkpoint_runs_when_idle"),
+    ("P110a", "gate_never_released", 82, "checkpoint_runs_when_idle"),
+    ("P111a", "gate_never_released", 10, "checkpoint_runs_when_idle"),
+    ("P53a", "hardcoded_dot_pi", 8, "checkpoint_saved_message_exact"),
+    ("P59d", "stale_pending_touched", 5, "stale_pending_left_unchanged"),
+    ("P139", "other_artifacts_touched", 5, "others_artifacts_untouched"),
+    ("P139", "temp_files_of_every_session_removed", 5, "others_artifacts_untouched"),
+    ("P110b", "cancelled_brief_continued", 41, "continuation_only_after_threshold_commit"),
+    ("P113a", "committed_brief_not_reconciled", 7, "committed_pending_reconciled"),
+    ("P136", "temp_file_left_silently", 7, "leftover_temp_not_silent"),
 ]
 
 

@@ -39,15 +39,18 @@ def threshold_run(
     extensions: list[dict[str, Any]] | None = None,
     mode: str = "rpc",
     synthesis: tuple[SynthesisReply, ...] = (),
+    files: dict[str, str] | None = None,
 ) -> ThresholdRun:
     """Run the two prompts with ``extensions`` (default: the implementation alone) in ``mode``;
-    ``synthesis`` scripts the synthesis replies. A PSC mutant's changes to the reference's
+    ``synthesis`` scripts the synthesis replies and ``files`` plants files (project-relative
+    path: text). A PSC mutant's changes to the reference's
     modules are put back after the run (``mutants.pristine``), and the test fails if any stays."""
     compaction = {"enabled": True, "reserveTokens": RESERVE, "keepRecentTokens": KEEP}
     scenario = Scenario.model_validate(
         {
             "name": "threshold-run",
             "mode": mode,
+            "files": {path: {"text": text} for path, text in (files or {}).items()},
             "extensions": extensions or [{"implementation": True}],
             "models": [{"id": "fake/main", "context_window": WINDOW, "max_tokens": 16_384}],
             "settings": {"global": {"compaction": compaction}, "project": {"compaction": compaction}},

@@ -529,7 +529,13 @@ def _planted(seed: int, session_id: str | None) -> dict[str, Any]:
                 version=2,
                 status="pending",
             )
-        }
+        },
+        # The foreign session's write in progress (or cut by its crash): a temporary file of
+        # the atomic write's form, ``.<eventId>.md.<hex>.tmp``, which is that session's to
+        # remove, never this one's (P139; P136 is about this session's own).
+        f"{root}/{FOREIGN_SESSION}/pending/.22222222-3333-4444-8555-666666666666.md.{'0f' * 16}.tmp": {
+            "text": f"---\nkind: pi-session-continuity/v2\n# a write in progress of {foreign}\n"
+        },
     }
     if session_id:
         files[f"{root}/{session_id}/pending/66666666-7777-4888-8999-aaaaaaaaaaaa.md"] = {

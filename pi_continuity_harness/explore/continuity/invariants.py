@@ -239,6 +239,28 @@ class Tracker:
     #: :func:`stale_pending_reported`: the stale pending Briefs a session start of this operation
     #: found (their paths), until the stale message reports them.
     stale_found: list[str] = field(default_factory=list)
+    #: :func:`stale_pending_left_unchanged`: every stale pending Brief the latest session start
+    #: found (whatever the mode, trust or config: none may touch it), until the next start.
+    stale_paths: frozenset[str] = frozenset()
+    #: :func:`others_artifacts_untouched`: the artifact files the scenario planted (a foreign
+    #: session's Brief, a legacy one, an old failed artifact), never the implementation's.
+    planted_paths: frozenset[str] = frozenset()
+    #: The sessions whose artifacts :func:`others_artifacts_untouched` guards: every session the
+    #: run has had, and those the scenario planted artifacts of.
+    known_sessions: set[str] = field(default_factory=set)
+    #: :func:`checkpoint_runs_when_idle`: the implementation's synthesis requests in the current
+    #: operation, and whether Pi died in it.
+    op_synthesis_requests: int = 0
+    crashed_in_op: bool = False
+    #: Filesystem faults the scenario injected in the current operation.
+    op_faults: int = 0
+    #: :func:`committed_pending_reconciled`: the same-session pending Briefs (path, event id) a
+    #: session start of this operation found already committed by Pi.
+    reconcile_due: list[tuple[str, str]] = field(default_factory=list)
+    #: :func:`leftover_temp_not_silent`: this session's temporary files a session start found
+    #: (the runtime's), and those its operation neither removed nor named (left to status).
+    leftover_temps: list[str] = field(default_factory=list)
+    unnamed_temps: list[str] = field(default_factory=list)
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     #: :meth:`states_freshness_rule`: whether a system prompt states the whole rule, per prompt.
     _prompt_freshness: dict[str, bool] = field(default_factory=dict)
@@ -966,35 +988,191 @@ def stale_pending_reported(t: Tracker) -> Iterator[str]:
 
 
 def _stale_pending(t: Tracker) -> list[str]:
-    """The stale pending Briefs of :func:`stale_pending_reported` at this session start."""
-    if not (t.has_ui and t.trusted and t.config_state in ("valid", "absent", "locked")) or not t.session_id:
+    """The stale pending Briefs of :func:`stale_pending_reported` at this session start: those
+    of :func:`_stale_briefs` where the implementation may make Briefs durable and Pi shows
+    notifications."""
+    if not (t.has_ui and t.trusted and t.config_state in ("valid", "absent", "locked")):
         return []
+    return sorted(t.stale_paths)
+
+
+def _artifact_root(t: Tracker) -> str:
+    """The artifact directory of the extension config read at the latest session start (spec
+    §6: a relative ``artifactDirectory`` under ``<cwd>/<CONFIG_DIR_NAME>/``, an absolute one as
+    given, ``session-continuity`` by default)."""
     directory = str(t.config.get("artifactDirectory") or "session-continuity")
     root = (
         os.path.join(t.project_dir, CONFIG_DIR_NAME, directory) if not os.path.isabs(directory) else directory
     )
-    pending = os.path.join(os.path.normpath(root), t.session_id, "pending")
+    return os.path.normpath(root)
+
+
+def _session_folder(t: Tracker, folder: str) -> tuple[str, list[str]]:
+    """The session's ``folder`` (``pending``, ``archive``, ``failed``) in the artifact directory
+    and the names in it, sorted (none when the session or the folder does not exist)."""
+    path = os.path.join(_artifact_root(t), t.session_id or "", folder)
+    if not t.session_id:
+        return path, []
     try:
         with t.host.host_io():
-            names = sorted(
-                n for n in os.listdir(disk_path(pending)) if n.endswith(".md") and not n.startswith(".")
-            )
+            return path, sorted(os.listdir(disk_path(path)))
     except OSError:
-        return []
-    committed = {
-        str((entry.get("details") or {}).get("continuityEventId"))
-        for entry in t.entries()
-        if entry.get("type") == "compaction" and isinstance(entry.get("details"), dict)
-    }
-    stale = []
+        return path, []
+
+
+def _pending_briefs(t: Tracker) -> list[tuple[str, Brief, str]]:
+    """The session's valid pending Briefs on disk now: (path, Brief, text)."""
+    pending, names = _session_folder(t, "pending")
+    found = []
     for name in names:
+        if not name.endswith(".md") or name.startswith("."):
+            continue
         path = os.path.join(pending, name)
         text = t.read_text(path)
         brief = t.brief(text) if text is not None else None
-        if text is None or brief is None or t.problems(text) or brief.event_id in committed:
+        if text is not None and brief is not None and not t.problems(text):
+            found.append((path, brief, text))
+    return found
+
+
+def _persisted_summaries(t: Tracker) -> dict[str, str]:
+    """The summary of each compaction entry Pi persisted, by the ``continuityEventId`` of its
+    details (the custom CompactionEntry of a Brief)."""
+    return {
+        str(entry["details"].get("continuityEventId")): str(entry.get("summary"))
+        for entry in t.entries()
+        if entry.get("type") == "compaction" and isinstance(entry.get("details"), dict)
+    }
+
+
+def _stale_briefs(t: Tracker) -> list[str]:
+    """The session's stale pending Briefs on disk now (a session start): valid pending Briefs of
+    the session in its ``pending/`` whose compaction Pi has not persisted (one it has is
+    reconciled, P113a)."""
+    briefs = _pending_briefs(t)
+    committed = _persisted_summaries(t) if briefs else {}
+    return [path for path, brief, _text in briefs if brief.event_id not in committed]
+
+
+def _committed_pending(t: Tracker) -> list[tuple[str, str]]:
+    """The session's pending Briefs whose custom CompactionEntry Pi already persisted, with the
+    same bytes as its summary (a process that died between the commit and the archive), where
+    the implementation may make Briefs durable: ``(path, event id)``."""
+    if not (t.trusted and t.config_state in ("valid", "absent", "locked")):
+        return []
+    briefs = _pending_briefs(t)
+    committed = _persisted_summaries(t) if briefs else {}
+    return [
+        (path, str(brief.event_id))
+        for path, brief, text in briefs
+        if brief.event_id is not None and committed.get(brief.event_id) == text
+    ]
+
+
+def _leftover_temps(t: Tracker) -> list[str]:
+    """This session's temporary files of interrupted writes (``.<name>.<hex>.tmp`` in its
+    ``pending/``, ``archive/`` or ``failed/``) at a session start, where the implementation may
+    touch its artifacts (trusted, config valid, absent or locked)."""
+    if not (t.trusted and t.config_state in ("valid", "absent", "locked")):
+        return []
+    temps = []
+    for folder in sorted(ARTIFACT_FOLDERS):
+        directory, names = _session_folder(t, folder)
+        temps += [os.path.join(directory, n) for n in names if n.startswith(".") and n.endswith(".tmp")]
+    return temps
+
+
+@_register(rules=("P113a",))
+def committed_pending_reconciled(t: Tracker) -> Iterator[str]:
+    """A pending Brief whose matching custom CompactionEntry Pi already persisted (the process
+    died between the commit and the archive) is reconciled at startup (spec §13 "A matching
+    persisted custom ``CompactionEntry`` can be reconciled by metadata for status/archive
+    purposes, but never causes duplicate compaction"; P113a): the operation of the session start
+    that found it puts a file holding the Brief of its event into ``archive/`` (retention may
+    remove it again when many are reconciled at once: seed 125) and leaves no pending copy. Not
+    owed when the scenario injected a filesystem fault in that operation (archiving may fail, and
+    the Brief is then reported as stale) or Pi died in it. That it causes no second compaction or
+    continuation is other invariants' (P113b)."""
+    if not t.reconcile_due or t.crashed_in_op or t.op_faults:
+        return
+    for path, event_id in t.reconcile_due:
+        if t.read(path) is not None or not _archived_in_operation(t, event_id):
+            yield f"the committed pending Brief {os.path.basename(path)} was not reconciled into archive/ at startup"
+
+
+@_register(rules=("P136",))
+def leftover_temp_not_silent(t: Tracker) -> Iterator[str]:
+    """A temporary file a crash left between the write and the rename is never silently left
+    (spec §3, §7; P136: "reported by status or removed at startup"): each of this session's
+    temporary files a session start found is removed or named in a notification by the end of
+    that operation, or else named by every ``/continuity status`` of the runtime while it is on
+    disk (a mode with a UI: status is a notification there)."""
+    if t.leftover_temps:
+        for path in t.leftover_temps:
+            if t.read(path) is not None and not any(path in notice for notice in t.notices):
+                t.unnamed_temps.append(path)
+        t.leftover_temps = []
+        return
+    if not t.unnamed_temps or not t.has_ui or _continuity_command(t) != "/continuity status":
+        return
+    for path in t.unnamed_temps:
+        if t.read(path) is not None and not any(path in notice for notice in t.notices):
+            yield f"the leftover temporary file {path} was not removed, nor named at startup or by /continuity status"
+
+
+#: The records of a file change: an attempt that failed counts (never try to change the file).
+_FILE_CHANGES = tuple(f"fs:{op}{end}" for op in ("write", "replace", "remove") for end in ("", "_failed"))
+
+
+def _changed_paths(t: Tracker, record: dict[str, Any]) -> list[str]:
+    """The files a file-change record changes: a rename its source and its destination."""
+    return [t.real(str(record[key])) for key in ("from", "to", "path") if isinstance(record.get(key), str)]
+
+
+@_register(*_FILE_CHANGES, rules=("P59d",))
+def stale_pending_left_unchanged(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """A stale pending Brief is left inert (spec §13 "A process death before ``session_compact``
+    leaves a same-session pending artifact inert; startup reports it but does not silently
+    compact or inject it"; §11 "leaving it inert"): from the session start that found it
+    (:func:`_stale_briefs`, whatever the mode, trust or config) until the next, the
+    implementation writes, renames or removes none (not archived, rewritten or removed). A
+    tamper rule of the scenario changes files without a file-change record."""
+    if not t.stale_paths or _by_competitor(record):
+        return
+    for path in _changed_paths(t, record):
+        if path in t.stale_paths:
+            yield f"{record.get('name')} of the stale pending Brief {path}"
+
+
+@_register(*_FILE_CHANGES, rules=("P139",))
+def others_artifacts_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The implementation never modifies or removes another session's artifacts, nor files of
+    its own session it did not write (spec §7 "Artifacts from other sessions are inert", §8):
+    no file change under ``<artifactDirectory>/<other session>/{pending,archive,failed}/`` (a
+    temporary file of another session's write in progress included; another session: one the run
+    had or the scenario planted artifacts of, so a file written under a misspelt session directory
+    is :func:`artifacts_named_by_event`'s), and none of the artifacts
+    the scenario planted (a foreign session's Brief, a legacy schema-v1 Brief and an old failed
+    artifact of this session; a temporary file of this session left by a crash is P136's to
+    remove). The artifact directory is the config's at the latest session start; files outside
+    it are :func:`writes_only_its_own_files`'s."""
+    if _by_competitor(record):
+        return
+    root = _artifact_root(t) + os.sep
+    for path in _changed_paths(t, record):
+        if path in t.planted_paths:
+            yield f"{record.get('name')} of {path}, an artifact the implementation did not write"
             continue
-        stale.append(path)
-    return stale
+        if not path.startswith(root):
+            continue
+        parts = path[len(root) :].split(os.sep)
+        if (
+            len(parts) == 3
+            and parts[1] in ARTIFACT_FOLDERS
+            and parts[0] != t.session_id
+            and parts[0] in t.known_sessions
+        ):
+            yield f"{record.get('name')} of {path}, an artifact of session {parts[0]}"
 
 
 @_register("event:session_start", rules=("P93a",))
@@ -1053,13 +1231,15 @@ def _by_competitor(record: dict[str, Any]) -> bool:
 
 
 @_register(
-    "call:send_user_message", rules=("P4", "P21a", "P21b", "P22", "P59c", "P71b", "P83", "P97c", "P113b")
+    "call:send_user_message",
+    rules=("P4", "P21a", "P21b", "P22", "P59c", "P71b", "P83", "P97c", "P110b", "P113b"),
 )
 def continuation_only_after_threshold_commit(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A continuation is submitted only from ``session_compact`` of a *threshold* compaction
     whose committed entry is the verified disk Brief: never after overflow (Pi retries by
     itself), manual compaction, a failure, a mismatch or a reload (spec §10, §18); so
-    reconciliation at startup causes no continuation either (P113b)."""
+    reconciliation at startup causes no continuation either (P113b), nor does the Brief of a
+    compaction Pi aborted or another handler cancelled (P110b: it stays pending, never a prompt)."""
     if _by_competitor(record):
         return
     window = t.window
@@ -1234,6 +1414,58 @@ def checkpoint_writes_one_brief(t: Tracker) -> Iterator[str]:
     paths = sorted({w.path for w in t.written if w.folder == "pending" and w.handoff[0] == "operation"})
     if len(paths) > 1:
         yield f"/continuity checkpoint wrote {len(paths)} pending files: {', '.join(map(os.path.basename, paths))}"
+
+
+@_register(rules=("P108a", "P108b", "P110a", "P111a"))
+def checkpoint_runs_when_idle(t: Tracker) -> Iterator[str]:
+    """The single-flight gate is released when a handoff ends (spec §13 "one in-memory active
+    operation per session"; "If Pi aborts after ``session_before_compact`` returns but before
+    commit, the hook signal clears the in-memory gate"; "the unmatched ``session_compact`` also
+    clears the gate"): a ``/continuity checkpoint`` the user runs between operations, when no
+    handoff is in flight, is never refused as busy. It synthesizes (a synthesis request), writes
+    a pending Brief, or reports a failure in spec §11's words ("Pi Session Continuity failed:
+    ..."), whatever came before it: a committed (P108a), failed (P108b: a failed checkpoint
+    too), aborted or cancelled (P110a) or unmatched (P111a) handoff. Owed where nothing else
+    may refuse it: a mode with a UI (§18: without one it is read-only), a trusted project
+    (P98a), an extension config that is valid or absent (or pins a model without auth, a
+    failure found while preparing), a live model whose compaction settings Pi can read, and a
+    Pi that did not die in the command."""
+    if _continuity_command(t) != "/continuity checkpoint" or t.crashed_in_op:
+        return
+    if not (t.has_ui and t.trusted and t.config_state in ("valid", "absent", "locked")):
+        return
+    if t.live_policy() is None:
+        return
+    if t.op_synthesis_requests or any(w.folder == "pending" for w in t.written):
+        return
+    if any(notice.startswith(_FAILED_PREFIX) for notice in t.notices):
+        return
+    said = [notice for notice in t.notices if notice.startswith(MESSAGE_PREFIX)]
+    yield (
+        "/continuity checkpoint with no handoff in flight neither synthesized, wrote a Brief nor "
+        f"reported a failure; it said {said[-1][:120]!r}"
+        if said
+        else "/continuity checkpoint with no handoff in flight neither synthesized, wrote a Brief nor said anything"
+    )
+
+
+@_register(rules=("P53a",))
+def checkpoint_saved_message_exact(t: Tracker) -> Iterator[str]:
+    """A checkpoint that saved its Brief says so in spec §11's words, naming the file: "Pi
+    Session Continuity: Continuity Brief saved to <path>." where ``<path>`` is the resolved
+    pending file the command just wrote, not a directory or a path relative to the project
+    (spec §7 "reported paths are resolved paths"; P53a). Owed in a mode with a UI for each
+    valid pending Brief the command wrote that is still pending when it ends (one a later phase
+    failed was moved to ``failed/``), unless Pi died in the command (seeds 132, 133, 145, 158,
+    277: a crash rule fires right after the rename)."""
+    if not t.has_ui or _continuity_command(t) != "/continuity checkpoint" or t.crashed_in_op:
+        return
+    for path in sorted({w.path for w in t.written if w.folder == "pending" and w.handoff[0] == "operation"}):
+        text = t.read_text(path)
+        if text is None or t.problems(text):
+            continue
+        if f"{_SAVED_MESSAGE}{path}." not in t.notices:
+            yield f"no exact 'Continuity Brief saved to {path}.' after /continuity checkpoint wrote it"
 
 
 @_register(rules=("P51a", "P51b", "P51c"))
@@ -2014,6 +2246,17 @@ class InvariantChecker:
             has_ui=scenario.mode in ("rpc", "tui"),
             replaceable=competitor_may_replace(scenario),
         )
+        host_paths = simulation.host.paths
+        planted = [os.path.normpath(host_paths.resolve(name)) for name in scenario.files]
+        in_folders = [path for path in planted if os.path.basename(os.path.dirname(path)) in ARTIFACT_FOLDERS]
+        self.tracker.planted_paths = frozenset(
+            path
+            for path in in_folders
+            if path.endswith(".md") and not os.path.basename(path).startswith(".")  # a temporary file: P136's
+        )
+        self.tracker.known_sessions = {
+            os.path.basename(os.path.dirname(os.path.dirname(p))) for p in in_folders
+        }
         self.violations: list[Violation] = []
         self.harness_errors: list[str] = []
         self._next_op: Operation | None = None
@@ -2099,6 +2342,10 @@ class InvariantChecker:
         t.committed_paths.clear()
         t.continued = False
         t.stale_found = []
+        t.op_synthesis_requests = 0
+        t.crashed_in_op = False
+        t.op_faults = 0
+        t.reconcile_due = []
         t.current_top = None
         t._archives, t._walk_once = None, False
 
@@ -2124,6 +2371,7 @@ class InvariantChecker:
         if key == "event:session_shutdown":
             t.shutting_down = True
         elif key in ("host:start", "host:crash"):
+            t.crashed_in_op = t.crashed_in_op or key == "host:crash"
             t.synthesis_in_flight = 0
             t.window = None
             t.unmatched.clear()  # a process that died reports and archives nothing more
@@ -2139,13 +2387,19 @@ class InvariantChecker:
         elif key == "host:runtime":
             t.trusted = bool(record.get("trusted", True))
             t.session_id = record.get("sessionId")
+            if t.session_id:
+                t.known_sessions.add(str(t.session_id))
         elif key == "event:session_start":
             t.runtime_generation += 1
             t.read_config()
+            t.stale_paths = frozenset(_stale_briefs(t))
             t.stale_found = _stale_pending(t)
+            t.reconcile_due = _committed_pending(t)
+            t.leftover_temps, t.unnamed_temps = _leftover_temps(t), []
         elif record.get("kind") == "op":
             self._op_record(record)
         elif key == "fault:fs":
+            t.op_faults += 1
             if record.get("op") == "read" and t.stale_found:
                 # The implementation could not read it as it is (spec §7: an unreadable or
                 # corrupt pending file is no Brief), so there is nothing stale to report.
@@ -2208,7 +2462,10 @@ class InvariantChecker:
                 window.continuations += 1
                 if window.checkpoint is not None:
                     window.checkpoint.continuations += 1
-        elif key == "model:request" and record.get("caller") == "extension" and "refused" not in record:
+        elif key == "model:request" and record.get("caller") == "extension":
+            t.op_synthesis_requests += 1
+            if "refused" in record:
+                return
             t.synthesis_in_flight += 1
             service = t.host.service
             scripted: SynthesisReply | None = None

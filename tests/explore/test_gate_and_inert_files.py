@@ -1,0 +1,129 @@
+"""Rules of Pi Session Continuity that exploration judges since the thirty-second session, each
+shown able to fail where the reference passes.
+
+* ``checkpoint_runs_when_idle`` (P108a, P108b, P110a, P111a): the single-flight gate is released
+  when a handoff ends, whether it committed, failed, was aborted or cancelled, or went unmatched:
+  a ``/continuity checkpoint`` with nothing in flight synthesizes, writes or reports a failure,
+  and is never refused as busy.
+* ``checkpoint_saved_message_exact`` (P53a): a checkpoint that saved its Brief names the resolved
+  pending file in spec §11's words.
+* ``stale_pending_left_unchanged`` (P59d): a stale pending Brief is never written, renamed or
+  removed.
+* ``others_artifacts_untouched`` (P139): no file change in another session's artifact folders,
+  nor of an artifact the scenario planted.
+* ``committed_pending_reconciled`` (P113a): a pending Brief Pi already committed (a crash between
+  the commit and the archive) is archived by the session start that finds it.
+* ``leftover_temp_not_silent`` (P136): a temporary file a crash left is removed or named at
+  startup, or named by ``/continuity status``.
+* ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
+  another handler cancelled is never submitted as a continuation.
+
+Each mutant's row in ``REQUIRED`` (test_psc_rules_judged_by_exploration.py) names a seed where the
+invariant fails first (found by ``explore --extension <mutant> --seeds 60 --max-failures 60``).
+The planted artifacts of a seed now include a foreign session's temporary file: without it,
+``temp_files_of_every_session_removed`` was first reached at seed 187 of 300 (a crash left one
+session's temporary file, and a later session of the run removed it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.explore.continuity.invariants import INVARIANTS
+from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
+from pi_continuity_harness.explore.runner import first_session_id, run_case
+
+from .test_mismatch_reported import command_only
+from .test_psc_rules_judged_by_exploration import REQUIRED
+from .threshold_run import threshold_run
+
+INVARIANT_NAMES = (
+    "checkpoint_runs_when_idle",
+    "checkpoint_saved_message_exact",
+    "stale_pending_left_unchanged",
+    "others_artifacts_untouched",
+    "committed_pending_reconciled",
+    "leftover_temp_not_silent",
+)
+
+#: A write in progress of the run's first session (seed 0): its temporary file
+#: (``.<eventId>.md.<hex>.tmp``, the reference's atomic write) under ``pending/``.
+OWN_SESSION = first_session_id(0)
+OWN_TEMP = (
+    f".pi/session-continuity/{OWN_SESSION}/pending/"
+    ".11111111-2222-4333-8444-555555555555.md.0123456789abcdef0123456789abcdef.tmp"
+)
+
+
+def test_every_rule_of_these_invariants_is_shown_failing() -> None:
+    shown = {rule for rule, _name, _seed, invariant in REQUIRED if invariant in INVARIANT_NAMES}
+    declared = {rule for name in INVARIANT_NAMES for rule in INVARIANTS[name].rules}
+    assert declared == shown
+    assert "P110b" in INVARIANTS["continuation_only_after_threshold_commit"].rules
+    assert ("P110b", "cancelled_brief_continued", 41, "continuation_only_after_threshold_commit") in REQUIRED
+
+
+def test_each_way_a_handoff_ends_is_shown_releasing_the_gate() -> None:
+    """The rows of ``checkpoint_runs_when_idle`` name a seed where the checkpoint follows each
+    kind of ending: seed 5 a committed manual compaction (P108a), seed 17 a failed checkpoint
+    (P108b), seed 82 a threshold Brief a competitor loaded after it cancelled (P110a), seed 10 a
+    competitor's own compaction committed in its place (P111a)."""
+    rows = {
+        (rule, seed) for rule, _name, seed, invariant in REQUIRED if invariant == "checkpoint_runs_when_idle"
+    }
+    assert {("P108a", 5), ("P108b", 17), ("P110a", 82), ("P111a", 10)} <= rows
+    competitors = {seed: case_for_seed(seed, 40).options.competitor for seed in (82, 10)}
+    assert competitors == {82: "cancel", 10: "own_compaction"}
+
+
+@pytest.mark.parametrize("seed", [17, 25])
+def test_a_do_nothing_implementation_with_its_command_fails_by_the_gate_rule(
+    tmp_path: Path, seed: int
+) -> None:
+    """An implementation that registers ``continuity`` and does nothing passes ``one_command``;
+    at seeds 17 and 25 the first rule it breaks is that a checkpoint with nothing in flight does
+    something (before any compaction shows that it commits nothing)."""
+    case = case_for_seed(seed, 40)
+    result = run_case(PLUGIN, case, implementation=command_only, workdir=tmp_path / "m", requests=False)
+    assert [v.invariant for v in result.violations][:1] == ["checkpoint_runs_when_idle"], result.violations
+    reference = run_case(PLUGIN, case, implementation="reference", workdir=tmp_path / "r", requests=False)
+    assert reference.violations == [] and reference.harness_errors == []
+
+
+def test_a_leftover_temporary_file_of_the_session_is_its_own_to_remove(tmp_path: Path) -> None:
+    """A temporary file of the run's own session left by a crash is the implementation's to
+    report or remove at startup (P136): planted, it is not an artifact the implementation must
+    leave alone. The reference removes it; nothing is broken."""
+    run = threshold_run(tmp_path, "reference", files={OWN_TEMP: "partial"})
+    assert run.broken == [] and run.compactions == 1
+    # The project lies under the simulator's virtual root in ``tmp_path``.
+    assert list(tmp_path.rglob(Path(OWN_TEMP).name)) == []
+    # The run's session is the planted one: its Brief was archived beside the temporary file.
+    assert len(list(tmp_path.rglob(f"{OWN_SESSION}/archive/*.md"))) == 1
+
+
+@pytest.mark.parametrize("seed", [132, 277])
+def test_a_checkpoint_pi_dies_in_owes_no_saved_message(tmp_path: Path, seed: int) -> None:
+    """At seeds 132 and 277 a crash rule kills Pi right after the checkpoint's rename: the
+    reference had no moment to say where it saved the Brief, and without the crash exception
+    ``checkpoint_saved_message_exact`` failed it there (and at seeds 133, 145 and 158)."""
+    result = run_case(
+        PLUGIN, case_for_seed(seed, 40), implementation="reference", workdir=tmp_path, requests=False
+    )
+    assert result.violations == [] and result.harness_errors == []
+    assert '"kind":"fault","name":"crash","after":"fs:replace"' in result.trace
+
+
+@pytest.mark.parametrize("seed", [125, 184])
+def test_a_reconciliation_the_scenario_faulted_owes_no_archive(tmp_path: Path, seed: int) -> None:
+    """At seeds 125 and 184 a restart finds committed pending Briefs while the scenario fails the
+    archive's writes: the reference reports them as stale and leaves them pending, as it must when
+    it cannot archive; without the fault exception ``committed_pending_reconciled`` failed it
+    there (and at seeds 241, 249, 265, 270 and 296)."""
+    result = run_case(
+        PLUGIN, case_for_seed(seed, 40), implementation="reference", workdir=tmp_path, requests=False
+    )
+    assert result.violations == [] and result.harness_errors == []
+    assert '"kind":"fault","name":"fs","op":"write"' in result.trace
