@@ -99,6 +99,9 @@ MUTANT_ROWS = [
     ("failure_notified_as_info", 0, "notification_levels"),
     ("stale_pending_notified_as_info", 5, "notification_levels"),
     ("commit_announced_again_at_start", 0, "commit_announced_once"),
+    # P139 (the thirty-second session): the planted artifacts' bytes after every operation.
+    ("other_artifacts_touched", 5, "others_artifacts_untouched"),
+    ("temp_files_of_every_session_removed", 5, "others_artifacts_untouched"),
 ]
 
 

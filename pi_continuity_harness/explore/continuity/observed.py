@@ -10,6 +10,7 @@ API calls, the host's live settings) stays with the simulator's trace invariants
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -440,6 +441,28 @@ def untrusted_project_untouched(run: ObservedRun) -> Iterator[str]:
                 return
 
 
+def others_artifacts_untouched(run: ObservedRun) -> Iterator[str]:
+    """What can be seen of it: every artifact the scenario planted (a foreign session's Brief
+    and its temporary file, a legacy Brief and an old failed artifact of this session) is on
+    disk with its planted bytes after every operation. Not judged: a planted file a tamper rule
+    of the scenario may change (its pattern matches it), and a temporary file of the run's own
+    session (P136 lets the implementation remove it)."""
+    tamper = [rule.path for rule in run.scenario.faults.tamper]
+    for relative, spec in sorted(_planted(run).items()):
+        folder = os.path.dirname(relative)
+        if os.path.basename(folder) not in ARTIFACT_FOLDERS or spec.text is None:
+            continue
+        if any(fnmatch.fnmatchcase(f"$PROJECT/{relative}", pattern) for pattern in tamper):
+            continue
+        name = os.path.basename(relative)
+        if name.startswith(".") and os.path.basename(os.path.dirname(folder)) == run.observation.session_id:
+            continue
+        text = _read(str(run.project_dir / relative))
+        if text != spec.text:
+            what = "removed" if text is None else "changed"
+            yield f"{relative}, an artifact the implementation did not write, was {what}"
+
+
 def _read(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
@@ -574,4 +597,5 @@ OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = (
     _spec(synthesis_prompt_rules, ("requests",)),
     _spec(messages_prefixed, ("ui",)),
     _spec(untrusted_project_untouched, ("files",)),
+    _spec(others_artifacts_untouched, ("files",)),
 )
