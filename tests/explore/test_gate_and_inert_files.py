@@ -15,6 +15,11 @@ shown able to fail where the reference passes.
   the commit and the archive) is archived by the session start that finds it.
 * ``leftover_temp_not_silent`` (P136): a temporary file a crash left is removed or named at
   startup, or named by ``/continuity status``.
+* ``native_refusal_reported`` (P18a, P29a-b, P30a-b, P90f, P91, P123a): Pi's native settings
+  invalid for the active window are refused aloud at startup and after a model change, in
+  spec §11's words, with the values and the settings path.
+* ``invalid_config_reported`` (P46a, P28a, P31): an invalid extension config is reported at
+  startup, naming its path and each invalid field.
 * ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
   another handler cancelled is never submitted as a continuation.
 
@@ -31,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_continuity_harness.explore.continuity.invariants import INVARIANTS
+from pi_continuity_harness.explore.continuity.invariants import INVARIANTS, _shown_number
 from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
 from pi_continuity_harness.explore.runner import first_session_id, run_case
 
@@ -46,6 +51,8 @@ INVARIANT_NAMES = (
     "others_artifacts_untouched",
     "committed_pending_reconciled",
     "leftover_temp_not_silent",
+    "native_refusal_reported",
+    "invalid_config_reported",
 )
 
 #: A write in progress of the run's first session (seed 0): its temporary file
@@ -78,16 +85,27 @@ def test_each_way_a_handoff_ends_is_shown_releasing_the_gate() -> None:
     assert competitors == {82: "cancel", 10: "own_compaction"}
 
 
-@pytest.mark.parametrize("seed", [17, 25])
-def test_a_do_nothing_implementation_with_its_command_fails_by_the_gate_rule(
-    tmp_path: Path, seed: int
+@pytest.mark.parametrize(
+    ("seed", "invariant"),
+    [
+        (17, "checkpoint_runs_when_idle"),
+        (25, "checkpoint_runs_when_idle"),
+        (3, "native_refusal_reported"),
+        (8, "native_refusal_reported"),
+        (9, "invalid_config_reported"),
+    ],
+)
+def test_a_do_nothing_implementation_with_its_command_fails_by_these_rules(
+    tmp_path: Path, seed: int, invariant: str
 ) -> None:
-    """An implementation that registers ``continuity`` and does nothing passes ``one_command``;
-    at seeds 17 and 25 the first rule it breaks is that a checkpoint with nothing in flight does
-    something (before any compaction shows that it commits nothing)."""
+    """An implementation that registers ``continuity`` and does nothing passes ``one_command``.
+    At these seeds the first rule it breaks is one of this session's, before any compaction
+    shows that it commits nothing: a checkpoint with nothing in flight does nothing (17, 25), the
+    invalid native settings planted are not refused (3, 8), the invalid config is not reported
+    (9)."""
     case = case_for_seed(seed, 40)
     result = run_case(PLUGIN, case, implementation=command_only, workdir=tmp_path / "m", requests=False)
-    assert [v.invariant for v in result.violations][:1] == ["checkpoint_runs_when_idle"], result.violations
+    assert [v.invariant for v in result.violations][:1] == [invariant], result.violations
     reference = run_case(PLUGIN, case, implementation="reference", workdir=tmp_path / "r", requests=False)
     assert reference.violations == [] and reference.harness_errors == []
 
@@ -127,3 +145,20 @@ def test_a_reconciliation_the_scenario_faulted_owes_no_archive(tmp_path: Path, s
     )
     assert result.violations == [] and result.harness_errors == []
     assert '"kind":"fault","name":"fs","op":"write"' in result.trace
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("enabled: true, reserveTokens: 50000, keepRecentTokens: 2000", 50000),
+        ("reserveTokens = 50,000 tokens", 50000),
+        ("reserveTokens (50000)", 50000),
+        ("no value here", None),
+        ("reserveTokens\n50000", None),
+    ],
+)
+def test_a_refusal_value_is_the_first_number_after_its_name(text: str, shown: int | None) -> None:
+    """``native_refusal_reported`` reads each value as the first number within a few characters
+    after its name on the same line, whatever the separator, so an implementation is not held to
+    the reference's ``name: value``; swapped values still fail (``refusal_tokens_swapped``)."""
+    assert _shown_number(text, "reserveTokens") == shown

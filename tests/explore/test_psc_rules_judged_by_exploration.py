@@ -26,13 +26,15 @@ STEPS = 40
 #: (rule, mutant, seed, invariant): the invariant breaks on the mutant at the seed, which the
 #: reference passes (seeds found by ``explore --extension <mutant> --seeds 60 --max-failures 60``;
 #: for the mutants that accept invalid native settings, seeds in ``print`` or ``json`` mode,
-#: where no footer shows first that the settings were accepted: ``footer_tracks_model`` kills
-#: them in ``rpc`` mode).
+#: where no footer or refusal shows first that the settings were accepted:
+#: ``footer_tracks_model`` and ``native_refusal_reported`` kill them in ``rpc`` mode; seed 353
+#: of ``reserve_at_window_accepted`` is the first such seed in 1,500 where
+#: ``invalid_native_settings_commit_nothing`` breaks first).
 REQUIRED = [
     ("P10", "continuation_as_hidden_message", 0, "continuation_never_hidden"),
     ("P17", "status_keeps_first_window", 2, "status_for_current_window"),
     ("P29a", "zero_reserve_accepted", 223, "invalid_native_settings_commit_nothing"),
-    ("P29b", "reserve_at_window_accepted", 77, "invalid_native_settings_commit_nothing"),
+    ("P29b", "reserve_at_window_accepted", 353, "invalid_native_settings_commit_nothing"),
     ("P30a", "zero_keep_accepted", 648, "invalid_native_settings_commit_nothing"),
     ("P30b", "keep_bound_ignored", 53, "invalid_native_settings_commit_nothing"),
     ("P36b", "xhigh_effort_refused", 11, "liveness"),
@@ -102,13 +104,25 @@ REQUIRED = [
     ("P108b", "checkpoint_gate_kept_on_failure", 17, "checkpoint_runs_when_idle"),
     ("P110a", "gate_never_released", 82, "checkpoint_runs_when_idle"),
     ("P111a", "gate_never_released", 10, "checkpoint_runs_when_idle"),
-    ("P53a", "hardcoded_dot_pi", 8, "checkpoint_saved_message_exact"),
+    ("P53a", "hardcoded_dot_pi", 10, "checkpoint_saved_message_exact"),
     ("P59d", "stale_pending_touched", 5, "stale_pending_left_unchanged"),
     ("P139", "other_artifacts_touched", 5, "others_artifacts_untouched"),
     ("P139", "temp_files_of_every_session_removed", 5, "others_artifacts_untouched"),
     ("P110b", "cancelled_brief_continued", 41, "continuation_only_after_threshold_commit"),
     ("P113a", "committed_brief_not_reconciled", 7, "committed_pending_reconciled"),
     ("P136", "temp_file_left_silently", 7, "leftover_temp_not_silent"),
+    ("P18a", "native_refusal_silent", 3, "native_refusal_reported"),
+    ("P90f", "refusal_without_restart_advice", 3, "native_refusal_reported"),
+    ("P91", "refusal_without_settings_path", 3, "native_refusal_reported"),
+    ("P91", "refusal_tokens_swapped", 3, "native_refusal_reported"),
+    ("P29a", "zero_reserve_accepted", 3, "native_refusal_reported"),
+    ("P29b", "reserve_at_window_accepted", 17, "native_refusal_reported"),
+    ("P30a", "zero_keep_accepted", 8, "native_refusal_reported"),
+    ("P30b", "keep_bound_ignored", 13, "native_refusal_reported"),
+    ("P123a", "native_disabled_accepted", 18, "native_refusal_reported"),
+    ("P46a", "invalid_config_silent_at_start", 9, "invalid_config_reported"),
+    ("P28a", "config_types_coerced", 11, "invalid_config_reported"),
+    ("P31", "synthesis_model_unchecked", 94, "invalid_config_reported"),
 ]
 
 

@@ -261,6 +261,14 @@ class Tracker:
     #: (the runtime's), and those its operation neither removed nor named (left to status).
     leftover_temps: list[str] = field(default_factory=list)
     unnamed_temps: list[str] = field(default_factory=list)
+    #: :func:`invalid_config_reported`: the config of a session start of this operation was
+    #: invalid (the checker's reading), with the fields found invalid (none: not an object).
+    config_invalid_at_start: list[str] | None = None
+    #: The product's warnings and errors of the current operation (a subset of :attr:`notices`).
+    alarms: list[str] = field(default_factory=list)
+    #: :func:`native_refusal_reported`: the operation started a session or selected a model,
+    #: the two moments the implementation validates Pi's live settings for the active window.
+    policy_checked: bool = False
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     #: :meth:`states_freshness_rule`: whether a system prompt states the whole rule, per prompt.
     _prompt_freshness: dict[str, bool] = field(default_factory=dict)
@@ -493,6 +501,21 @@ def config_state(text: str | None, catalog: Any) -> tuple[str, dict[str, Any]]:
         if not catalog.has_auth(provider):
             return "locked", data
     return "valid", data
+
+
+def invalid_config_fields(data: dict[str, Any]) -> list[str]:
+    """The fields of an extension config object that :func:`config_state` finds invalid, in the
+    spec's order (spec §6: ``enabled`` a boolean, ``synthesisModel`` ``inherit`` or
+    ``provider/model``, ``synthesisEffort`` one of the six labels)."""
+    bad = []
+    if "enabled" in data and not isinstance(data["enabled"], bool):
+        bad.append("enabled")
+    model = data.get("synthesisModel", "inherit")
+    if not isinstance(model, str) or (model != "inherit" and not _MODEL_ID.match(model)):
+        bad.append("synthesisModel")
+    if data.get("synthesisEffort", "medium") not in EFFORT_LABELS:
+        bad.append("synthesisEffort")
+    return bad
 
 
 # ===================================================================== registry
@@ -1173,6 +1196,93 @@ def others_artifacts_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[s
             and parts[0] in t.known_sessions
         ):
             yield f"{record.get('name')} of {path}, an artifact of session {parts[0]}"
+
+
+@_register(rules=("P46a", "P28a", "P31"))
+def invalid_config_reported(t: Tracker) -> Iterator[str]:
+    """An invalid extension config is reported loudly at startup (spec §6 "Invalid extension
+    config ... disables/cancels automatic behaviour until corrected"; §11 "Invalid extension
+    config must name its path"): after an operation whose session start read a config the
+    checker finds invalid (not JSON, not an object, ``enabled`` not a boolean (P28a: ``"yes"``
+    is not coerced), ``synthesisModel`` neither ``inherit`` nor ``provider/model`` (P31:
+    ``"gpt"``), an unknown ``synthesisEffort``), a product-prefixed warning or error of that
+    operation names the config's path and each invalid field (P46a). Owed in a mode with a UI and a trusted project
+    (an untrusted one reads no config), with Pi alive at the end of the operation."""
+    fields = t.config_invalid_at_start
+    if fields is None or t.crashed_in_op or not t.has_ui or not t.trusted:
+        return
+    alarms = [alarm for alarm in t.alarms if t.config_path in alarm]
+    if not alarms:
+        yield f"the invalid extension config {t.config_path} was not reported by a notification naming it"
+        return
+    for name in fields:
+        if not any(name in notice for notice in alarms):
+            yield f"the report of the invalid extension config does not name its invalid field {name}"
+
+
+#: Spec §11's refusal of Pi's native settings, its exact first sentences (P90f).
+_REFUSAL_MESSAGE = (
+    f"{MESSAGE_PREFIX} refused: native compaction settings are invalid for the current model. "
+    "Run /continuity settings and restart Pi."
+)
+
+
+def _shown_number(text: str, label: str) -> int | None:
+    """The number shown right after ``label`` in ``text`` (``reserveTokens: 50000``,
+    ``reserveTokens = 50,000``; any few separators), or None."""
+    match = re.search(re.escape(label) + r"[^0-9\n]{0,12}?([0-9][0-9,]*)", text)
+    return int(match.group(1).replace(",", "")) if match else None
+
+
+@_register(rules=("P18a", "P90f", "P91", "P29a", "P29b", "P30a", "P30b", "P123a"))
+def native_refusal_reported(t: Tracker) -> Iterator[str]:
+    """Pi's native settings that are invalid for the active window are refused aloud (spec §11,
+    §18 "Structurally invalid settings for the active window fail closed and require
+    reconfiguration/restart"): after an operation that started a session or selected a model
+    (P18a: at startup or after a model change) while Pi's live settings are a refused state for
+    the active model (:func:`native_settings_problem`: native compaction disabled (P123a), a
+    reserve not positive (P29a) or not below the window (P29b), a keep not positive (P30a) or not
+    below window - reserve (P30b): each rule's "refusal notification"), a notification opens with §11's
+    exact refusal (P90f) and shows ``enabled``, ``reserveTokens`` and ``keepRecentTokens`` with
+    their values, the active ``contextWindow`` and the project settings path (P91: each value the
+    first number after its name). Owed in a mode with a UI, a trusted project, an extension config
+    that is valid or absent (or pins a model without auth), with Pi alive at the end of it."""
+    if not t.policy_checked or t.crashed_in_op or not t.has_ui or not t.trusted:
+        return
+    if t.config_state not in ("valid", "absent", "locked"):
+        return
+    live = t.live_policy()
+    if live is None:
+        return
+    model, settings = live
+    window = model.context_window
+    prepared = {
+        "enabled": settings.enabled,
+        "reserveTokens": settings.reserve_tokens,
+        "keepRecentTokens": settings.keep_recent_tokens,
+    }
+    if native_settings_problem(prepared, window=window) is None:
+        return
+    refusals = [notice for notice in t.notices if notice.startswith(_REFUSAL_MESSAGE)]
+    if not refusals:
+        yield (
+            f"Pi's settings are invalid for {model.full_id} ({window:,} tokens) and no notification opens "
+            f"with spec §11's refusal {_REFUSAL_MESSAGE!r}"
+        )
+        return
+    text = refusals[-1]
+    for label, value in (
+        ("reserveTokens", settings.reserve_tokens),
+        ("keepRecentTokens", settings.keep_recent_tokens),
+        ("contextWindow", window),
+    ):
+        shown = _shown_number(text, label)
+        if shown != value:
+            yield f"the refusal shows {label} {shown} for Pi's {value}"
+    if "enabled" not in text[len(_REFUSAL_MESSAGE) :]:
+        yield "the refusal does not show whether native compaction is enabled"
+    if t.settings_path not in text:
+        yield f"the refusal does not name the project settings {t.settings_path}"
 
 
 @_register("event:session_start", rules=("P93a",))
@@ -2197,6 +2307,7 @@ _PRE_KEYS = frozenset(
         "host:runtime",
         "event:session_start",
         "event:session_shutdown",
+        "event:model_select",
         "ui:confirm",
         "ui:notify",
         "event:session_before_compact",
@@ -2346,6 +2457,9 @@ class InvariantChecker:
         t.crashed_in_op = False
         t.op_faults = 0
         t.reconcile_due = []
+        t.policy_checked = False
+        t.config_invalid_at_start = None
+        t.alarms.clear()
         t.current_top = None
         t._archives, t._walk_once = None, False
 
@@ -2396,6 +2510,11 @@ class InvariantChecker:
             t.stale_found = _stale_pending(t)
             t.reconcile_due = _committed_pending(t)
             t.leftover_temps, t.unnamed_temps = _leftover_temps(t), []
+            t.policy_checked = True
+            if t.config_state == "invalid":
+                t.config_invalid_at_start = invalid_config_fields(t.config)
+        elif key == "event:model_select":
+            t.policy_checked = True
         elif record.get("kind") == "op":
             self._op_record(record)
         elif key == "fault:fs":
@@ -2417,6 +2536,7 @@ class InvariantChecker:
                     t.open_checkpoint.cancel_notices += 1
             if record.get("notifyType") in ("warning", "error") and message.startswith(MESSAGE_PREFIX):
                 t.last_alarm = int(record["seq"])
+                t.alarms.append(t.real(message))
             t.notices.append(t.real(message))  # the trace writes the work directory as $WORK
             if message == _STALE_MESSAGE:
                 t.stale_found = []
