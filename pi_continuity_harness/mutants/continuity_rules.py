@@ -163,11 +163,6 @@ UNREACHABLE: dict[str, str] = {
         "the hook's signal alone, and the mutant deletes on that signal's abort; smoke/session-compact-archives "
         "'the Brief of a compaction Pi aborts after the hook returned stays pending and inert' aborts it"
     ),
-    "model_id_part_may_be_empty": (
-        "invalid_config_reported sees a synthesisModel accepted without a report, but the explorer's only "
-        "malformed synthesisModel is 'gpt', never one with an empty provider or model part ('openai/'); "
-        "install/invalid-config-fails-closed 'a synthesis model id with an empty provider or model part' writes it"
-    ),
     "hash_ignores_non_ascii": (
         "commit_details_correlate compares details.sha256 with the SHA-256 of the summary's UTF-8 bytes, but every "
         "Brief the explorer scripts and every transcript it sends is ASCII, where this hash is the same; smoke 05 "

@@ -18,7 +18,7 @@ shown able to fail where the reference passes.
 * ``native_refusal_reported`` (P18a, P29a-b, P30a-b, P90f, P91, P123a): Pi's native settings
   invalid for the active window are refused aloud at startup and after a model change, in
   spec §11's words, with the values and the settings path.
-* ``invalid_config_reported`` (P46a, P28a, P31): an invalid extension config is reported at
+* ``invalid_config_reported`` (P46a, P28a): an invalid extension config is reported at
   startup, naming its path and each invalid field.
 * ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
   another handler cancelled is never submitted as a continuation.

@@ -122,7 +122,6 @@ REQUIRED = [
     ("P123a", "native_disabled_accepted", 18, "native_refusal_reported"),
     ("P46a", "invalid_config_silent_at_start", 9, "invalid_config_reported"),
     ("P28a", "config_types_coerced", 11, "invalid_config_reported"),
-    ("P31", "synthesis_model_unchecked", 94, "invalid_config_reported"),
 ]
 
 

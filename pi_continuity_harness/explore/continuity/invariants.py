@@ -1198,16 +1198,19 @@ def others_artifacts_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[s
             yield f"{record.get('name')} of {path}, an artifact of session {parts[0]}"
 
 
-@_register(rules=("P46a", "P28a", "P31"))
+@_register(rules=("P46a", "P28a"))
 def invalid_config_reported(t: Tracker) -> Iterator[str]:
     """An invalid extension config is reported loudly at startup (spec §6 "Invalid extension
     config ... disables/cancels automatic behaviour until corrected"; §11 "Invalid extension
     config must name its path"): after an operation whose session start read a config the
     checker finds invalid (not JSON, not an object, ``enabled`` not a boolean (P28a: ``"yes"``
-    is not coerced), ``synthesisModel`` neither ``inherit`` nor ``provider/model`` (P31:
-    ``"gpt"``), an unknown ``synthesisEffort``), a product-prefixed warning or error of that
-    operation names the config's path and each invalid field (P46a). Owed in a mode with a UI and a trusted project
-    (an untrusted one reads no config), with Pi alive at the end of the operation."""
+    is not coerced), ``synthesisModel`` neither ``inherit`` nor ``provider/model``, an unknown
+    ``synthesisEffort``), a product-prefixed warning or error of that operation names the
+    config's path and each invalid field (P46a). P31 (``"gpt"`` refused) is not declared: the
+    first explored seed that writes it in a trusted project with a UI is 94, beyond the kill
+    matrix's 60 (``synthesis_model_unchecked`` fails this invariant there). Owed in a mode with
+    a UI and a trusted project (an untrusted one reads no config), with Pi alive at the end of
+    the operation."""
     fields = t.config_invalid_at_start
     if fields is None or t.crashed_in_op or not t.has_ui or not t.trusted:
         return
