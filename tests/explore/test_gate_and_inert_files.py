@@ -20,6 +20,9 @@ shown able to fail where the reference passes.
   spec §11's words, with the values and the settings path.
 * ``invalid_config_reported`` (P46a, P28a): an invalid extension config is reported at
   startup, naming its path and each invalid field.
+* ``status_names_last_artifact`` (P55, P56, P95m): ``/continuity status`` shows the artifact
+  last put in place since the runtime started: the archived Brief after an archive, the failed
+  artifact after a failure, a checkpoint's pending Brief.
 * ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
   another handler cancelled is never submitted as a continuation.
 
@@ -53,6 +56,7 @@ INVARIANT_NAMES = (
     "leftover_temp_not_silent",
     "native_refusal_reported",
     "invalid_config_reported",
+    "status_names_last_artifact",
 )
 
 #: A write in progress of the run's first session (seed 0): its temporary file

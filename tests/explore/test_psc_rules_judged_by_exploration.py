@@ -120,6 +120,9 @@ REQUIRED = [
     ("P30a", "zero_keep_accepted", 8, "native_refusal_reported"),
     ("P30b", "keep_bound_ignored", 13, "native_refusal_reported"),
     ("P123a", "native_disabled_accepted", 18, "native_refusal_reported"),
+    ("P55", "status_keeps_pending_path_after_archive", 7, "status_names_last_artifact"),
+    ("P56", "status_without_failed_path", 14, "status_names_last_artifact"),
+    ("P95m", "status_without_last_artifact", 7, "status_names_last_artifact"),
     ("P46a", "invalid_config_silent_at_start", 9, "invalid_config_reported"),
     ("P28a", "config_types_coerced", 11, "invalid_config_reported"),
 ]

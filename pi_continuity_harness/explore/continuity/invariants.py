@@ -266,6 +266,11 @@ class Tracker:
     config_invalid_at_start: list[str] | None = None
     #: The product's warnings and errors of the current operation (a subset of :attr:`notices`).
     alarms: list[str] = field(default_factory=list)
+    #: :func:`status_names_last_artifact`: the artifact file the implementation last put in
+    #: place since the latest session start (status is process-local), and whether a failure
+    #: reported after it leaves the last artifact open (the failed artifact was not written).
+    last_artifact: str | None = None
+    last_artifact_open: bool = False
     #: :func:`native_refusal_reported`: the operation started a session or selected a model,
     #: the two moments the implementation validates Pi's live settings for the active window.
     policy_checked: bool = False
@@ -1581,6 +1586,26 @@ def checkpoint_saved_message_exact(t: Tracker) -> Iterator[str]:
             yield f"no exact 'Continuity Brief saved to {path}.' after /continuity checkpoint wrote it"
 
 
+@_register(rules=("P55", "P56", "P95m"))
+def status_names_last_artifact(t: Tracker) -> Iterator[str]:
+    """``/continuity status`` shows the last artifact path (spec §12 "artifact directory, current
+    operation, last artifact/failure"): the path of the artifact file the implementation last put
+    in place since the runtime's session start (status is process-local), whether a checkpoint's
+    or a handoff's pending Brief (P95m), the archived Brief after an archive, not the pending path
+    it left (P55), or the failed artifact after a failure (P56). Owed in a mode with a UI (status
+    is a notification there) while no failure reported after that artifact leaves it open (a
+    failed record that could not be written: P57 has status name no artifact then, the
+    features' to judge; no seed of 0-299 shows status after such a failure)."""
+    if not t.has_ui or _continuity_command(t) != "/continuity status" or t.crashed_in_op:
+        return
+    path = t.last_artifact
+    if path is None or t.last_artifact_open:
+        return
+    if not any(path in notice for notice in t.notices):
+        folder = os.path.basename(os.path.dirname(path))
+        yield f"/continuity status does not show the last artifact, the {folder} file {path}"
+
+
 @_register(rules=("P51a", "P51b", "P51c"))
 def artifacts_named_by_event(t: Tracker) -> Iterator[str]:
     """Each artifact file is named for its own event and session (spec §7): a pending Brief
@@ -2514,6 +2539,7 @@ class InvariantChecker:
             t.reconcile_due = _committed_pending(t)
             t.leftover_temps, t.unnamed_temps = _leftover_temps(t), []
             t.policy_checked = True
+            t.last_artifact, t.last_artifact_open = None, False
             if t.config_state == "invalid":
                 t.config_invalid_at_start = invalid_config_fields(t.config)
         elif key == "event:model_select":
@@ -2541,6 +2567,10 @@ class InvariantChecker:
                 t.last_alarm = int(record["seq"])
                 t.alarms.append(t.real(message))
             t.notices.append(t.real(message))  # the trace writes the work directory as $WORK
+            if message.startswith(_FAILED_PREFIX) and t.last_artifact is not None:
+                # A failure after the last artifact: unless that artifact is its failed record,
+                # what status names as the last one is the implementation's to say (P57).
+                t.last_artifact_open = f"{os.sep}failed{os.sep}" not in t.last_artifact
             if message == _STALE_MESSAGE:
                 t.stale_found = []
             if message == _THRESHOLD_MESSAGE and t.open_checkpoint is not None:
@@ -2629,6 +2659,8 @@ class InvariantChecker:
             if folder in ARTIFACT_FOLDERS and name.endswith(".md") and not name.startswith("."):
                 data = t.read(path) if key == "fs:replace" else None
                 t.written.append(_Written(path, folder, data, t.handoff_key()))
+                if not _by_competitor(record):
+                    t.last_artifact, t.last_artifact_open = path, False
             if f"{os.sep}pending{os.sep}" in path and name.endswith(".md") and not name.startswith("."):
                 t.pending_written.pop(path, None)
                 t.pending_written[path] = t.runtime_generation
