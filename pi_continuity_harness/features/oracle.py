@@ -57,6 +57,7 @@ __all__ = [
     "read_frontmatter",
     "section",
     "sha256_hex",
+    "status_failure_lines",
 ]
 
 #: Spec §9 "Mandatory Continuity Brief structure": the spec's fenced block, line for line.
@@ -506,3 +507,12 @@ def promoted_directives(body: str) -> list[str]:
         if stripped:
             previous = stripped
     return found
+
+
+def status_failure_lines(text: str) -> tuple[list[str], bool]:
+    """The lines of a status text that speak of a failure (the word ``failure``), and whether
+    one of them reports one: its value after the last colon is something, not ``none``, ``-``,
+    ``n/a`` or empty (spec §12 status "last artifact/failure", P95n; the feature step "the status
+    output reports a last failure" and the explorer's ``status_reports_last_failure``)."""
+    lines = [line for line in text.splitlines() if re.search(r"\bfailure\b", line, re.I)]
+    return lines, any(not re.search(r":\s*(none|-|n/a)?\s*$", line, re.I) for line in lines)

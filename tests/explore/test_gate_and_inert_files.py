@@ -23,6 +23,7 @@ shown able to fail where the reference passes.
 * ``status_names_last_artifact`` (P55, P56, P95m): ``/continuity status`` shows the artifact
   last put in place since the runtime started: the archived Brief after an archive, the failed
   artifact after a failure, a checkpoint's pending Brief.
+* ``status_reports_last_failure`` (P95n): after a failure, ``/continuity status`` reports one.
 * ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
   another handler cancelled is never submitted as a continuation.
 
@@ -57,6 +58,7 @@ INVARIANT_NAMES = (
     "native_refusal_reported",
     "invalid_config_reported",
     "status_names_last_artifact",
+    "status_reports_last_failure",
 )
 
 #: A write in progress of the run's first session (seed 0): its temporary file

@@ -123,6 +123,9 @@ REQUIRED = [
     ("P55", "status_keeps_pending_path_after_archive", 7, "status_names_last_artifact"),
     ("P56", "status_without_failed_path", 14, "status_names_last_artifact"),
     ("P95m", "status_without_last_artifact", 7, "status_names_last_artifact"),
+    ("P95n", "status_without_last_failure", 10, "status_reports_last_failure"),
+    ("P95n", "checkpoint_failure_unrecorded", 17, "status_reports_last_failure"),
+    ("P95n", "refusal_not_recorded", 11, "status_reports_last_failure"),
     ("P46a", "invalid_config_silent_at_start", 9, "invalid_config_reported"),
     ("P28a", "config_types_coerced", 11, "invalid_config_reported"),
 ]

@@ -58,6 +58,7 @@ from pi_continuity_harness.features.oracle import (
     parse_brief,
     promoted_directives,
     sha256_hex,
+    status_failure_lines,
 )
 from pi_continuity_harness.scenario.identity_memo import IdentityMemo
 from pi_continuity_harness.scenario.model_script import ModelRequest, SynthesisReply, estimate_request_tokens
@@ -271,6 +272,9 @@ class Tracker:
     #: reported after it leaves the last artifact open (the failed artifact was not written).
     last_artifact: str | None = None
     last_artifact_open: bool = False
+    #: :func:`status_reports_last_failure`: the latest outcome the implementation announced
+    #: since the runtime's session start was a failure (no Brief saved or committed after it).
+    failed_last: bool = False
     #: :func:`native_refusal_reported`: the operation started a session or selected a model,
     #: the two moments the implementation validates Pi's live settings for the active window.
     policy_checked: bool = False
@@ -1606,6 +1610,22 @@ def status_names_last_artifact(t: Tracker) -> Iterator[str]:
         yield f"/continuity status does not show the last artifact, the {folder} file {path}"
 
 
+@_register(rules=("P95n",))
+def status_reports_last_failure(t: Tracker) -> Iterator[str]:
+    """``/continuity status`` shows the last failure after a failed handoff (spec §12 status
+    "last artifact/failure"; P95n): when the latest outcome the implementation announced since the
+    runtime's session start was a failure in spec §11's words ("Pi Session Continuity failed:
+    ..."; a refusal of a compaction is one), the status (a UI) has a line speaking of a failure
+    whose value is not ``none`` (the features' reading, ``oracle.status_failure_lines``). A Brief
+    saved or committed after the failure ends what is owed: whether status still shows an older
+    failure then is open."""
+    if not t.has_ui or not t.failed_last or _continuity_command(t) != "/continuity status" or t.crashed_in_op:
+        return
+    panels = [notice for notice in t.notices if status_failure_lines(notice)[0]]
+    if not any(status_failure_lines(panel)[1] for panel in panels):
+        yield "/continuity status reports no last failure after the implementation reported a failure"
+
+
 @_register(rules=("P51a", "P51b", "P51c"))
 def artifacts_named_by_event(t: Tracker) -> Iterator[str]:
     """Each artifact file is named for its own event and session (spec §7): a pending Brief
@@ -2540,6 +2560,7 @@ class InvariantChecker:
             t.leftover_temps, t.unnamed_temps = _leftover_temps(t), []
             t.policy_checked = True
             t.last_artifact, t.last_artifact_open = None, False
+            t.failed_last = False
             if t.config_state == "invalid":
                 t.config_invalid_at_start = invalid_config_fields(t.config)
         elif key == "event:model_select":
@@ -2567,6 +2588,10 @@ class InvariantChecker:
                 t.last_alarm = int(record["seq"])
                 t.alarms.append(t.real(message))
             t.notices.append(t.real(message))  # the trace writes the work directory as $WORK
+            if message.startswith(_FAILED_PREFIX):
+                t.failed_last = True
+            elif message.startswith((_SAVED_MESSAGE, _COMMITTED_MESSAGE)):
+                t.failed_last = False
             if message.startswith(_FAILED_PREFIX) and t.last_artifact is not None:
                 # A failure after the last artifact: unless that artifact is its failed record,
                 # what status names as the last one is the implementation's to say (P57).
