@@ -24,6 +24,8 @@ shown able to fail where the reference passes.
   last put in place since the runtime started: the archived Brief after an archive, the failed
   artifact after a failure, a checkpoint's pending Brief.
 * ``status_reports_last_failure`` (P95n): after a failure, ``/continuity status`` reports one.
+* ``status_names_stale_pending`` (P60): ``/continuity status`` names every stale pending Brief
+  the runtime's start found, while it is on disk.
 * ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
   another handler cancelled is never submitted as a continuation.
 
@@ -59,6 +61,7 @@ INVARIANT_NAMES = (
     "invalid_config_reported",
     "status_names_last_artifact",
     "status_reports_last_failure",
+    "status_names_stale_pending",
 )
 
 #: A write in progress of the run's first session (seed 0): its temporary file

@@ -126,6 +126,9 @@ REQUIRED = [
     ("P95n", "status_without_last_failure", 10, "status_reports_last_failure"),
     ("P95n", "checkpoint_failure_unrecorded", 17, "status_reports_last_failure"),
     ("P95n", "refusal_not_recorded", 11, "status_reports_last_failure"),
+    ("P60", "status_without_stale_paths", 10, "status_names_stale_pending"),
+    ("P60", "status_names_first_stale_only", 10, "status_names_stale_pending"),
+    ("P60", "checkpoint_forgets_stale", 41, "status_names_stale_pending"),
     ("P46a", "invalid_config_silent_at_start", 9, "invalid_config_reported"),
     ("P28a", "config_types_coerced", 11, "invalid_config_reported"),
 ]

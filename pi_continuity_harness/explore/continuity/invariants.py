@@ -272,6 +272,9 @@ class Tracker:
     #: reported after it leaves the last artifact open (the failed artifact was not written).
     last_artifact: str | None = None
     last_artifact_open: bool = False
+    #: :func:`status_names_stale_pending`: the stale pending Briefs of :attr:`stale_paths` whose
+    #: read the scenario faulted (the implementation saw no Brief there).
+    stale_unread: set[str] = field(default_factory=set)
     #: :func:`status_reports_last_failure`: the latest outcome the implementation announced
     #: since the runtime's session start was a failure (no Brief saved or committed after it).
     failed_last: bool = False
@@ -1626,6 +1629,22 @@ def status_reports_last_failure(t: Tracker) -> Iterator[str]:
         yield "/continuity status reports no last failure after the implementation reported a failure"
 
 
+@_register(rules=("P60",))
+def status_names_stale_pending(t: Tracker) -> Iterator[str]:
+    """``/continuity status`` shows the path of each stale same-session pending Brief (spec §7
+    "They may be shown by ``/continuity status``", §12 "stale same-session pending path"; P60):
+    the stale pending Briefs the runtime's session start found and reported
+    (:func:`stale_pending_reported`'s: a UI, trusted, config valid, absent or locked; not a file
+    whose read the scenario faulted), while they are still on disk."""
+    if not t.has_ui or _continuity_command(t) != "/continuity status" or t.crashed_in_op:
+        return
+    if not (t.trusted and t.config_state in ("valid", "absent", "locked")):
+        return
+    for path in sorted(t.stale_paths - t.stale_unread):
+        if t.read(path) is not None and not any(path in notice for notice in t.notices):
+            yield f"/continuity status does not show the stale pending Brief {path}"
+
+
 @_register(rules=("P51a", "P51b", "P51c"))
 def artifacts_named_by_event(t: Tracker) -> Iterator[str]:
     """Each artifact file is named for its own event and session (spec §7): a pending Brief
@@ -2555,6 +2574,7 @@ class InvariantChecker:
             t.runtime_generation += 1
             t.read_config()
             t.stale_paths = frozenset(_stale_briefs(t))
+            t.stale_unread = set()
             t.stale_found = _stale_pending(t)
             t.reconcile_due = _committed_pending(t)
             t.leftover_temps, t.unnamed_temps = _leftover_temps(t), []
@@ -2569,11 +2589,13 @@ class InvariantChecker:
             self._op_record(record)
         elif key == "fault:fs":
             t.op_faults += 1
-            if record.get("op") == "read" and t.stale_found:
+            if record.get("op") == "read" and t.stale_paths:
                 # The implementation could not read it as it is (spec §7: an unreadable or
                 # corrupt pending file is no Brief), so there is nothing stale to report.
                 faulted = t.real(str(record.get("path", "")))
                 t.stale_found = [path for path in t.stale_found if path != faulted]
+                if faulted in t.stale_paths:
+                    t.stale_unread.add(faulted)
         elif key == "ui:confirm":
             answer = record.get("answer") or {}
             if answer.get("confirm") is True and t.current_top is not None:
