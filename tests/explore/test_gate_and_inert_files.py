@@ -26,6 +26,8 @@ shown able to fail where the reference passes.
 * ``status_reports_last_failure`` (P95n): after a failure, ``/continuity status`` reports one.
 * ``status_names_stale_pending`` (P60): ``/continuity status`` names every stale pending Brief
   the runtime's start found, while it is on disk.
+* ``status_restart_state`` (P95j, P134): status says whether a restart is required, and not
+  "no" while Pi's live settings are refused.
 * ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
   another handler cancelled is never submitted as a continuation.
 
@@ -62,6 +64,7 @@ INVARIANT_NAMES = (
     "status_names_last_artifact",
     "status_reports_last_failure",
     "status_names_stale_pending",
+    "status_restart_state",
 )
 
 #: A write in progress of the run's first session (seed 0): its temporary file
@@ -97,11 +100,12 @@ def test_each_way_a_handoff_ends_is_shown_releasing_the_gate() -> None:
 @pytest.mark.parametrize(
     ("seed", "invariant"),
     [
-        (17, "checkpoint_runs_when_idle"),
         (25, "checkpoint_runs_when_idle"),
+        (34, "checkpoint_runs_when_idle"),
         (3, "native_refusal_reported"),
         (8, "native_refusal_reported"),
         (9, "invalid_config_reported"),
+        (10, "status_restart_state"),
     ],
 )
 def test_a_do_nothing_implementation_with_its_command_fails_by_these_rules(
@@ -109,9 +113,11 @@ def test_a_do_nothing_implementation_with_its_command_fails_by_these_rules(
 ) -> None:
     """An implementation that registers ``continuity`` and does nothing passes ``one_command``.
     At these seeds the first rule it breaks is one of this session's, before any compaction
-    shows that it commits nothing: a checkpoint with nothing in flight does nothing (17, 25), the
+    shows that it commits nothing: a checkpoint with nothing in flight does nothing (25, 34), the
     invalid native settings planted are not refused (3, 8), the invalid config is not reported
-    (9)."""
+    (9), its status says nothing of a restart (10). Of seeds 0-199 it passes two, where nothing is
+    owed: 183 (print mode, invalid native settings, a competitor whose own compaction commits)
+    and 196 (an untrusted project)."""
     case = case_for_seed(seed, 40)
     result = run_case(PLUGIN, case, implementation=command_only, workdir=tmp_path / "m", requests=False)
     assert [v.invariant for v in result.violations][:1] == [invariant], result.violations

@@ -129,6 +129,8 @@ REQUIRED = [
     ("P60", "status_without_stale_paths", 10, "status_names_stale_pending"),
     ("P60", "status_names_first_stale_only", 10, "status_names_stale_pending"),
     ("P60", "checkpoint_forgets_stale", 41, "status_names_stale_pending"),
+    ("P95j", "status_without_restart_state", 7, "status_restart_state"),
+    ("P134", "restart_not_required_when_refused", 13, "status_restart_state"),
     ("P46a", "invalid_config_silent_at_start", 9, "invalid_config_reported"),
     ("P28a", "config_types_coerced", 11, "invalid_config_reported"),
 ]

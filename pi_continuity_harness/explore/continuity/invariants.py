@@ -1645,6 +1645,39 @@ def status_names_stale_pending(t: Tracker) -> Iterator[str]:
             yield f"/continuity status does not show the stale pending Brief {path}"
 
 
+_RESTART_LINE = re.compile(r"restart required:\s*(yes|no)\b", re.IGNORECASE)
+
+
+@_register(rules=("P95j", "P134"))
+def status_restart_state(t: Tracker) -> Iterator[str]:
+    """``/continuity status`` says whether a restart is required (spec §12 "whether restart is
+    required"; P95j: a "Restart required: yes|no" line, the catalogue's observable), and while
+    Pi's live settings are a refused state for the active window it does not say "no": the
+    refusal tells the user to run ``/continuity settings`` and restart Pi (P134). Owed in a mode
+    with a UI, a trusted project and an extension config that is valid, absent or locked, with
+    Pi's live settings readable. "yes" after the native setup wrote new settings (P15) is left to
+    the features: no seed of 0-299 shows a status after such a write in the same runtime."""
+    if not t.has_ui or _continuity_command(t) != "/continuity status" or t.crashed_in_op:
+        return
+    if not (t.trusted and t.config_state in ("valid", "absent", "locked")):
+        return
+    live = t.live_policy()
+    if live is None:
+        return
+    answers = [m.group(1).lower() for notice in t.notices for m in _RESTART_LINE.finditer(notice)]
+    if not answers:
+        yield "/continuity status does not say whether a restart is required ('Restart required: yes|no')"
+        return
+    model, settings = live
+    live_values = {
+        "enabled": settings.enabled,
+        "reserveTokens": settings.reserve_tokens,
+        "keepRecentTokens": settings.keep_recent_tokens,
+    }
+    if native_settings_problem(live_values, window=model.context_window) is not None and "no" in answers:
+        yield "/continuity status says 'Restart required: no' while Pi's live settings are refused"
+
+
 @_register(rules=("P51a", "P51b", "P51c"))
 def artifacts_named_by_event(t: Tracker) -> Iterator[str]:
     """Each artifact file is named for its own event and session (spec §7): a pending Brief
