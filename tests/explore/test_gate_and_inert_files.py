@@ -28,6 +28,12 @@ shown able to fail where the reference passes.
   the runtime's start found, while it is on disk.
 * ``status_restart_state`` (P95j, P134): status says whether a restart is required, and not
   "no" while Pi's live settings are refused.
+* ``failed_synthesis_leaves_a_record`` (P7a): a check point whose synthesis failed leaves a
+  failed artifact.
+* ``artifacts_in_default_directory`` (P25d): without ``artifactDirectory``, the artifacts lie
+  under ``<cwd>/.pi/session-continuity``.
+* ``untrusted_checkpoint_refused_aloud`` (P98a): in an untrusted project a checkpoint shows a
+  notification naming trust.
 * ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
   another handler cancelled is never submitted as a continuation.
 
@@ -65,6 +71,9 @@ INVARIANT_NAMES = (
     "status_reports_last_failure",
     "status_names_stale_pending",
     "status_restart_state",
+    "failed_synthesis_leaves_a_record",
+    "artifacts_in_default_directory",
+    "untrusted_checkpoint_refused_aloud",
 )
 
 #: A write in progress of the run's first session (seed 0): its temporary file
@@ -147,6 +156,20 @@ def test_a_checkpoint_pi_dies_in_owes_no_saved_message(tmp_path: Path, seed: int
     )
     assert result.violations == [] and result.harness_errors == []
     assert '"kind":"fault","name":"crash","after":"fs:replace"' in result.trace
+
+
+@pytest.mark.parametrize("seed", [46, 122, 239])
+def test_a_failed_synthesis_where_the_filesystem_or_pi_failed_owes_no_record(
+    tmp_path: Path, seed: int
+) -> None:
+    """At seeds 46, 122 and 239 a check point's synthesis fails in an operation where the scenario
+    also faults the filesystem or kills Pi: the failed artifact may not be there, and without that
+    exception ``failed_synthesis_leaves_a_record`` failed the reference at these seeds."""
+    result = run_case(
+        PLUGIN, case_for_seed(seed, 40), implementation="reference", workdir=tmp_path, requests=False
+    )
+    assert result.violations == [] and result.harness_errors == []
+    assert '"kind":"fault"' in result.trace
 
 
 @pytest.mark.parametrize("seed", [125, 184])

@@ -131,6 +131,9 @@ REQUIRED = [
     ("P60", "checkpoint_forgets_stale", 41, "status_names_stale_pending"),
     ("P95j", "status_without_restart_state", 7, "status_restart_state"),
     ("P134", "restart_not_required_when_refused", 13, "status_restart_state"),
+    ("P7a", "no_failed_postmortem", 17, "failed_synthesis_leaves_a_record"),
+    ("P25d", "default_artifact_directory_wrong", 0, "artifacts_in_default_directory"),
+    ("P98a", "untrusted_checkpoint_refused_without_trust", 4, "untrusted_checkpoint_refused_aloud"),
     ("P46a", "invalid_config_silent_at_start", 9, "invalid_config_reported"),
     ("P28a", "config_types_coerced", 11, "invalid_config_reported"),
 ]

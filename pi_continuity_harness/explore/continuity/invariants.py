@@ -255,6 +255,9 @@ class Tracker:
     crashed_in_op: bool = False
     #: Filesystem faults the scenario injected in the current operation.
     op_faults: int = 0
+    #: How many check points there were when the current operation began (its own follow;
+    #: counted at the end of the one before, as :attr:`written` is emptied).
+    op_checkpoints: int = 0
     #: :func:`committed_pending_reconciled`: the same-session pending Briefs (path, event id) a
     #: session start of this operation found already committed by Pi.
     reconcile_due: list[tuple[str, str]] = field(default_factory=list)
@@ -1678,6 +1681,67 @@ def status_restart_state(t: Tracker) -> Iterator[str]:
         yield "/continuity status says 'Restart required: no' while Pi's live settings are refused"
 
 
+@_register(rules=("P7a",))
+def failed_synthesis_leaves_a_record(t: Tracker) -> Iterator[str]:
+    """When synthesis fails, a failed postmortem artifact is written under ``failed/`` (spec §3
+    "any failure cancels", §8 "pending → failed when synthesis, validation, write, re-read, ...
+    fails"; P7a "when the filesystem allows it"): each native check point of the operation whose
+    synthesis reply failed (an error, a length stop, a tool call, no text: the explorer's synthesis
+    faults) and which did not commit puts a file into a ``failed/`` folder that is still there
+    when the operation ends. Not owed when the
+    scenario injected a filesystem fault in the operation (the filesystem may not allow it) or Pi
+    died in it (without that, the reference failed seeds 46, 122 and 239); a synthesis Pi aborted
+    is Pi's abort, not a failure of the implementation's."""
+    if t.crashed_in_op or t.op_faults or not t.trusted:
+        return
+    for checkpoint in t.checkpoints[t.op_checkpoints :]:
+        if (
+            not checkpoint.failed_syntheses
+            or checkpoint.aborted_synthesis
+            or checkpoint.outcome == "committed"
+        ):
+            continue
+        handoff = ("check point", checkpoint.seq)
+        kept = [
+            w
+            for w in t.written
+            if w.folder == "failed" and w.handoff == handoff and t.read(w.path) is not None
+        ]
+        if not kept:
+            yield (
+                f"the {checkpoint.reason} check point at trace seq {checkpoint.seq} failed its synthesis "
+                f"({checkpoint.failed_syntheses[0]}) and left no failed artifact"
+            )
+
+
+@_register(rules=("P25d",))
+def artifacts_in_default_directory(t: Tracker) -> Iterator[str]:
+    """Without an ``artifactDirectory`` in the extension config (no config file, or one without
+    the field), the artifacts live under ``<cwd>/<CONFIG_DIR_NAME>/session-continuity`` (spec §6
+    default ``artifactDirectory: "session-continuity"``, §7; P25d): every artifact file the
+    operation put into a ``pending/``, ``archive/`` or ``failed/`` folder lies there. The config is
+    the one read at the latest session start."""
+    if "artifactDirectory" in t.config or t.config_state not in ("valid", "absent", "locked"):
+        return
+    root = os.path.join(t.project_dir, CONFIG_DIR_NAME, "session-continuity") + os.sep
+    for written in t.written:
+        if not written.path.startswith(root):
+            yield f"the artifact {written.path} does not lie under the default artifact directory {root}"
+
+
+@_register(rules=("P98a",))
+def untrusted_checkpoint_refused_aloud(t: Tracker) -> Iterator[str]:
+    """In an untrusted project ``/continuity checkpoint`` is refused with a trust notification
+    (spec §6 "Project-local files may be read or written only when ``ctx.isProjectTrusted()`` is
+    true"; P98a, "notification naming trust"): in a mode with a UI, the command shows a
+    product-prefixed notification that speaks of trust (the word ``trust`` in any form). That it
+    writes nothing is :func:`untrusted_project_untouched`'s."""
+    if t.trusted or not t.has_ui or _continuity_command(t) != "/continuity checkpoint" or t.crashed_in_op:
+        return
+    if not any(notice.startswith(MESSAGE_PREFIX) and "trust" in notice.lower() for notice in t.notices):
+        yield "/continuity checkpoint in an untrusted project showed no notification naming trust"
+
+
 @_register(rules=("P51a", "P51b", "P51c"))
 def artifacts_named_by_event(t: Tracker) -> Iterator[str]:
     """Each artifact file is named for its own event and session (spec §7): a pending Brief
@@ -2554,6 +2618,7 @@ class InvariantChecker:
         t.continued = False
         t.stale_found = []
         t.op_synthesis_requests = 0
+        t.op_checkpoints = len(t.checkpoints)
         t.crashed_in_op = False
         t.op_faults = 0
         t.reconcile_due = []
