@@ -51,6 +51,7 @@ __all__ = [
     "handoff_context",
     "has_freshness_rule",
     "leaf_values",
+    "line_says",
     "named_values",
     "parse_brief",
     "promoted_directives",
@@ -516,3 +517,14 @@ def status_failure_lines(text: str) -> tuple[list[str], bool]:
     output reports a last failure" and the explorer's ``status_reports_last_failure``)."""
     lines = [line for line in text.splitlines() if re.search(r"\bfailure\b", line, re.I)]
     return lines, any(not re.search(r":\s*(none|-|n/a)?\s*$", line, re.I) for line in lines)
+
+
+def line_says(text: str, label: str, word: str) -> bool:
+    """Whether a line of ``text`` names ``label`` (a regular expression) and says ``word`` (a
+    whole word, not the end of ``un-word`` or ``inword``; case-insensitive): the status readings
+    of spec §12 ("extension enabled/disabled and trust/config validity", P95a-d), shared by the
+    feature steps and the explorer's ``status_reports_every_field``."""
+    return any(
+        re.search(label, line, re.I) and re.search(rf"(?<![-\w]){word}\b", line, re.I)
+        for line in text.splitlines()
+    )

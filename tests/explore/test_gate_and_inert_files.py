@@ -34,6 +34,11 @@ shown able to fail where the reference passes.
   under ``<cwd>/.pi/session-continuity``.
 * ``untrusted_checkpoint_refused_aloud`` (P98a): in an untrusted project a checkpoint shows a
   notification naming trust.
+* ``status_opens_with_the_block`` (P88, P95e-g): an armed extension's status opens with spec
+  §11's block, with the live values and percentages.
+* ``status_reports_every_field`` (P95a-d, P95h, P95i, P95k): status says the extension, trust,
+  config and native states and names the synthesis model and effort, the settings path and the
+  artifact directory (the features' readings, ``oracle.line_says``).
 * ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
   another handler cancelled is never submitted as a continuation.
 
@@ -74,6 +79,8 @@ INVARIANT_NAMES = (
     "failed_synthesis_leaves_a_record",
     "artifacts_in_default_directory",
     "untrusted_checkpoint_refused_aloud",
+    "status_opens_with_the_block",
+    "status_reports_every_field",
 )
 
 #: A write in progress of the run's first session (seed 0): its temporary file

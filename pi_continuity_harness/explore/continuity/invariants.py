@@ -55,6 +55,7 @@ from pi_continuity_harness.features.oracle import (
     handoff_context,
     has_freshness_rule,
     leaf_values,
+    line_says,
     parse_brief,
     promoted_directives,
     sha256_hex,
@@ -2421,6 +2422,114 @@ def status_for_current_window(t: Tracker, record: dict[str, Any]) -> Iterator[st
                 f"/continuity status shows the {what} at approximately {found.group(2)}%; "
                 f"{tokens:,} of {model.full_id}'s {window:,} is ~{percent:.1f}%"
             )
+
+
+def status_block_problem(panel: str, window: int, reserve: int, keep: int) -> str | None:
+    """Why the status ``panel`` does not open with spec §11's block for an armed state of
+    ``window``, ``reserve`` and ``keep`` (the product's name, ``Status: armed``, the window, the
+    reserve, the effective trigger and the keep-recent tokens at approximately their percentage
+    of the window, one decimal within 0.05, and ``Restart required: yes|no``), or None."""
+    lines = [line.strip() for line in panel.splitlines() if line.strip()]
+    expected = (
+        MESSAGE_PREFIX,
+        "Status: armed",
+        f"Model window: {window:,}",
+        f"Reserve: {reserve:,}",
+        ("Effective trigger", window - reserve),
+        ("Keep recent", keep),
+        "Restart required",
+    )
+    if len(lines) < len(expected):
+        return f"the status panel has {len(lines)} lines, not spec §11's block of {len(expected)}"
+    for index, (line, want) in enumerate(zip(lines, expected, strict=False)):
+        if isinstance(want, tuple):
+            label, tokens = want
+            match = re.fullmatch(re.escape(label) + r": ([\d,]+) \(approximately (\d+\.\d)%\)", line)
+            if match is None or int(match.group(1).replace(",", "")) != tokens:
+                return f"line {index + 1} of the status panel is {line!r}, not {label}: {tokens:,} (approximately ...%)"
+            if abs(float(match.group(2)) - tokens * 100 / window) > 0.051:
+                return f"line {index + 1} of the status panel gives {match.group(2)}% for {tokens:,} of {window:,}"
+        elif want == "Restart required":
+            if _RESTART_LINE.match(line) is None:
+                return f"line {index + 1} of the status panel is {line!r}, not 'Restart required: yes|no'"
+        elif line != want:
+            return f"line {index + 1} of the status panel is {line!r}, not {want!r}"
+    return None
+
+
+@_register(rules=("P88", "P95e", "P95f", "P95g"))
+def status_opens_with_the_block(t: Tracker) -> Iterator[str]:
+    """``/continuity status`` of an armed extension opens with spec §11's block (P88): "Pi Session
+    Continuity", "Status: armed", "Model window: <window>" (P95f), "Reserve: <reserve>" (P95e), the
+    effective trigger ``window - reserve`` and the keep-recent tokens (P95e), each at
+    "approximately" its percentage of the window (P95g), and "Restart required: yes|no". Armed: a
+    mode with a UI, a trusted project, an extension config that is valid or absent, and Pi's live
+    settings for the active model a valid state (:func:`native_settings_problem`). The panel is
+    the notification of the command that has a "Status:" line."""
+    if not t.has_ui or _continuity_command(t) != "/continuity status" or t.crashed_in_op:
+        return
+    if not (t.trusted and t.config_state in ("valid", "absent")):
+        return
+    live = t.live_policy()
+    if live is None:
+        return
+    model, settings = live
+    window, reserve, keep = model.context_window, settings.reserve_tokens, settings.keep_recent_tokens
+    values = {"enabled": settings.enabled, "reserveTokens": reserve, "keepRecentTokens": keep}
+    if native_settings_problem(values, window=window) is not None:
+        return
+    panels = [notice for notice in t.notices if re.search(r"^\s*Status:", notice, re.MULTILINE)]
+    if not panels:
+        yield "/continuity status showed no panel with a 'Status:' line"
+        return
+    problem = status_block_problem(panels[-1], window, reserve, keep)
+    if problem is not None:
+        yield problem
+
+
+@_register(rules=("P95a", "P95b", "P95c", "P95d", "P95h", "P95i", "P95k"))
+def status_reports_every_field(t: Tracker) -> Iterator[str]:
+    """``/continuity status`` shows what spec §12 lists (the features' readings): a line naming
+    the extension says it is enabled or disabled (P95a), one naming trust says "trusted" (P95b),
+    one naming the config says "valid" (P95c), one naming native compaction says enabled or
+    disabled as Pi's live settings are (P95d); the text names the synthesis model (``inherit`` or
+    the configured ``provider/model``) and effort (P95h), the exact project settings path (P95i)
+    and the resolved artifact directory (P95k). Owed in a mode with a UI, a trusted project and an
+    extension config that is valid or absent (a disabled one: the extension line only), with Pi's
+    live settings readable."""
+    if not t.has_ui or _continuity_command(t) != "/continuity status" or t.crashed_in_op:
+        return
+    if not t.trusted or t.config_state not in ("valid", "absent", "disabled"):
+        return
+    live = t.live_policy()
+    panels = [notice for notice in t.notices if re.search(r"^\s*Status:", notice, re.MULTILINE)]
+    if live is None or not panels:
+        return  # no panel at all is status_opens_with_the_block's and status_restart_state's
+    text = panels[-1]
+    disabled = t.config_state == "disabled"
+    if not line_says(text, r"\bextension\b", "disabled" if disabled else "enabled"):
+        yield f"/continuity status does not say the extension is {'disabled' if disabled else 'enabled'}"
+    if disabled:
+        return
+    _model, settings = live
+    native = "enabled" if settings.enabled else "disabled"
+    for label, name, word in (
+        (r"\btrust", "trust", "trusted"),
+        (r"\bconfig\b", "the config", "valid"),
+        (r"\bnative compaction\b", "native compaction", native),
+    ):
+        if not line_says(text, label, word):
+            yield f"/continuity status has no line naming {name} as {word}"
+    model = str(t.config.get("synthesisModel", "inherit"))
+    effort = str(t.config.get("synthesisEffort", "medium"))
+    if model not in text:
+        yield f"/continuity status does not name the synthesis model {model}"
+    if not re.search(rf"(?<![-\w]){re.escape(effort)}\b", text):
+        yield f"/continuity status does not name the synthesis effort {effort}"
+    if t.settings_path not in text:
+        yield f"/continuity status does not name the project settings {t.settings_path}"
+    if not re.search(re.escape(_artifact_root(t)) + r"(?![\w.-])", text):
+        yield f"/continuity status does not name the artifact directory {_artifact_root(t)}"
 
 
 @_register(rules=("P90b", "P53b", "P90c", "P90d"))

@@ -26,6 +26,7 @@ from pi_continuity_harness.features.oracle import (
     failure_record_problems,
     freshness_rule_paragraphs,
     freshness_statements_missing,
+    line_says,
     parse_brief,
     section,
     status_failure_lines,
@@ -148,14 +149,6 @@ def _status_block(world: World, w: str, r: str, t: str, tp: str, k: str, kp: str
     )
 
 
-def _line(text: str, label: str, word: str) -> bool:
-    """A line that names ``label`` and says ``word`` (whole words, case-insensitive)."""
-    return any(
-        re.search(label, line, re.I) and re.search(rf"(?<![-\w]){word}\b", line, re.I)
-        for line in text.splitlines()
-    )
-
-
 @then(
     "the status output says the extension is enabled, the project is trusted, the config is valid "
     "and native compaction is enabled"
@@ -168,13 +161,13 @@ def _status_states(world: World) -> None:
         (r"\bconfig\b", "valid"),
         (r"\bnative compaction\b", "enabled"),
     ):
-        assert _line(text, label, word), f"no line names {label!r} as {word!r}:\n{text}"
+        assert line_says(text, label, word), f"no line names {label!r} as {word!r}:\n{text}"
 
 
 @then("the status output says the extension is disabled")
 def _status_disabled(world: World) -> None:
     text = _status(world)
-    assert _line(text, r"\bextension\b", "disabled"), f"no line says the extension is disabled:\n{text}"
+    assert line_says(text, r"\bextension\b", "disabled"), f"no line says the extension is disabled:\n{text}"
 
 
 def _files_of(world: World, kind: str) -> list[str]:
