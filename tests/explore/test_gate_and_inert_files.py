@@ -39,6 +39,10 @@ shown able to fail where the reference passes.
 * ``status_reports_every_field`` (P95a-d, P95h, P95i, P95k): status says the extension, trust,
   config and native states and names the synthesis model and effort, the settings path and the
   artifact directory (the features' readings, ``oracle.line_says``).
+* ``synthesis_prompt_complete`` (P81, P114b, P115b, P130): the synthesis request lists the
+  headings in order, asks Current State as a snapshot, states the authority rule's second
+  sentence and forbids inferring a current compaction from older material (the features'
+  readings, moved to the oracle).
 * ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
   another handler cancelled is never submitted as a continuation.
 
@@ -81,6 +85,7 @@ INVARIANT_NAMES = (
     "untrusted_checkpoint_refused_aloud",
     "status_opens_with_the_block",
     "status_reports_every_field",
+    "synthesis_prompt_complete",
 )
 
 #: A write in progress of the run's first session (seed 0): its temporary file

@@ -145,6 +145,10 @@ REQUIRED = [
     ("P95h", "status_without_synthesis", 7, "status_reports_every_field"),
     ("P95i", "status_without_settings_path", 7, "status_reports_every_field"),
     ("P95k", "status_without_artifact_directory", 10, "status_reports_every_field"),
+    ("P81", "prompt_current_state_as_log", 0, "synthesis_prompt_complete"),
+    ("P114b", "prompt_allows_inferring_compaction", 0, "synthesis_prompt_complete"),
+    ("P115b", "prompt_authority_rule_cut", 0, "synthesis_prompt_complete"),
+    ("P130", "prompt_without_next_actions", 0, "synthesis_prompt_complete"),
     ("P46a", "invalid_config_silent_at_start", 9, "invalid_config_reported"),
     ("P28a", "config_types_coerced", 11, "invalid_config_reported"),
 ]

@@ -18,14 +18,16 @@ from pi_continuity_harness.api.extension_api import CONFIG_DIR_NAME
 from pi_continuity_harness.features.collect import checks_arguments
 from pi_continuity_harness.features.oracle import (
     ARTIFACT_EVENT_NAME,
-    MANDATORY_HEADINGS,
     MESSAGE_PREFIX,
     REQUIRED_FIELDS,
     SAFE_PATH_COMPONENT,
     brief_problems,
+    current_state_snapshot_problem,
     failure_record_problems,
     freshness_rule_paragraphs,
     freshness_statements_missing,
+    headings_listed_problem,
+    inference_forbidden_problem,
     line_says,
     parse_brief,
     section,
@@ -990,25 +992,14 @@ def _last_synthesis(world: World) -> ObservedRequest:
 
 @then("the synthesis request listed the mandatory headings in order")
 def _prompt_headings(world: World) -> None:
-    text = _last_synthesis(world).text
-    position = -1
-    for heading in MANDATORY_HEADINGS:
-        match = re.search(rf"^\s*(?:[-*]\s+)?{re.escape(heading)}\s*$", text[position + 1 :], re.M)
-        assert match, (
-            f"the synthesis request does not list {heading!r} on its own line after the previous heading"
-        )
-        position += 1 + match.end()
+    problem = headings_listed_problem(_last_synthesis(world).text)
+    assert problem is None, problem
 
 
 @then("the synthesis request described Current State as a snapshot of the present work")
 def _prompt_current_state(world: World) -> None:
-    text = _last_synthesis(world).text
-    lines = [
-        line for line in text.splitlines() if "Current State" in line and not line.strip().startswith("#")
-    ]
-    assert any(re.search(r"\bsnapshot\b", line, re.I) for line in lines), (
-        f"no line asks for Current State as a snapshot: {lines}"
-    )
+    problem = current_state_snapshot_problem(_last_synthesis(world).text)
+    assert problem is None, problem
 
 
 @then(parsers.re(r'the synthesis request stated "(?P<sentence>[^"]+)"'))
@@ -1022,18 +1013,8 @@ def _prompt_states(world: World, sentence: str) -> None:
     "recovery instruction or notification rule"
 )
 def _prompt_no_inference(world: World) -> None:
-    text = " ".join(_last_synthesis(world).text.split())
-    sentences = re.split(r"(?<=[.!?])\s+", text)
-    forbidding = [
-        s
-        for s in sentences
-        if re.search(r"\b(do not|don't|never|must not)\b[^.]*\binfer", s, re.I)
-        and re.search(r"compaction", s, re.I)
-    ]
-    needed = (r"\bBrief\b", r"CompactionEntry", r"recovery instruction", r"notification rule")
-    assert any(all(re.search(n, s, re.I) for n in needed) for s in forbidding), (
-        f"no sentence forbids inferring a current compaction from all four sources: {forbidding}"
-    )
+    problem = inference_forbidden_problem(_last_synthesis(world).text)
+    assert problem is None, problem
 
 
 _CLOSERS = ("</transcript>", "</evidence>", "</conversation>", "</context>")
