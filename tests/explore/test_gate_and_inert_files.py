@@ -58,10 +58,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from pi_continuity_harness.explore.continuity import invariants
 from pi_continuity_harness.explore.continuity.invariants import INVARIANTS, _shown_number
 from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
 from pi_continuity_harness.explore.runner import first_session_id, run_case
+from pi_continuity_harness.features.oracle import AUTHORITY_BOUNDARY_RECORD, MANDATORY_HEADINGS
 
 from .test_mismatch_reported import command_only
 from .test_psc_rules_judged_by_exploration import REQUIRED
@@ -212,3 +216,27 @@ def test_a_refusal_value_is_the_first_number_after_its_name(text: str, shown: in
     after its name on the same line, whatever the separator, so an implementation is not held to
     the reference's ``name: value``; swapped values still fail (``refusal_tokens_swapped``)."""
     assert _shown_number(text, "reserveTokens") == shown
+
+
+_MEETING_PROMPT = "\n".join(
+    [
+        "Write the Brief with these headings:",
+        *MANDATORY_HEADINGS,
+        "Current State is a snapshot of the present work, not a log.",
+        AUTHORITY_BOUNDARY_RECORD,
+        "Do not infer a current compaction from an older Brief, CompactionEntry, recovery instruction or "
+        "notification rule",  # no full stop: the sentence runs on into whatever follows
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=400))
+def test_what_the_system_prompt_meets_the_whole_request_meets(messages: str) -> None:
+    """``synthesis_prompt_complete`` reads a request's whole text only for the readings its
+    system prompt alone does not meet: each reading asks that something be in the text, so a
+    prompt that meets it keeps meeting it whatever messages follow it."""
+    readings = invariants._PROMPT_READINGS
+    assert all(reading(_MEETING_PROMPT) is None for reading in readings)
+    for reading in readings:
+        assert reading(_MEETING_PROMPT + "\n" + messages) is None, reading.__name__
