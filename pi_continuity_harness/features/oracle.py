@@ -35,6 +35,7 @@ __all__ = [
     "AUTHORITY_BOUNDARY_RECORD",
     "AUTHORITY_BOUNDARY_SENTENCE",
     "CONTINUATION_SUFFIX",
+    "FIELD_ORDER",
     "FRESHNESS_STATEMENTS",
     "HANDOFF_REASONS",
     "HANDOFF_REASON_OF_COMPACTION",
@@ -50,6 +51,7 @@ __all__ = [
     "failure_record_problems",
     "freshness_rule_paragraphs",
     "freshness_statements_missing",
+    "frontmatter_order_problem",
     "handoff_context",
     "has_freshness_rule",
     "headings_listed_problem",
@@ -581,3 +583,25 @@ def inference_forbidden_problem(text: str) -> str | None:
     if any(all(re.search(n, s, re.I) for n in needed) for s in forbidding):
         return None
     return f"no sentence forbids inferring a current compaction from all four sources: {forbidding}"
+
+
+#: The frontmatter fields in spec §8's schema listing, the optional ``branchLeafBefore`` last.
+FIELD_ORDER = (*REQUIRED_FIELDS, "branchLeafBefore")
+
+
+def frontmatter_order_problem(text: str) -> str | None:
+    """Why the frontmatter block of the Brief ``text`` does not hold every field in the schema's
+    order (P61b), or None. The block ends at the first line that is exactly ``---``, never at a
+    ``---`` inside a value (a session file's path may hold one: splitting there saw only the
+    fields before ``sessionFile``). The feature step and the explorer's
+    ``brief_fields_in_schema_order`` read it so."""
+    lines = text.split("\n")
+    end = lines.index("---", 1) if lines[0] == "---" and "---" in lines[1:] else 0
+    keys = [m.group(1) for line in lines[1:end] if (m := re.match(r"([A-Za-z]\w*)\s*:", line))]
+    known = [key for key in keys if key in FIELD_ORDER]
+    if len(known) < len(REQUIRED_FIELDS):
+        return f"the frontmatter block holds only the fields {known}"
+    expected = sorted(known, key=FIELD_ORDER.index)
+    if known != expected:
+        return f"frontmatter fields in the order {known}; the schema lists {expected}"
+    return None

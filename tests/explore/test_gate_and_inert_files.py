@@ -43,6 +43,8 @@ shown able to fail where the reference passes.
   headings in order, asks Current State as a snapshot, states the authority rule's second
   sentence and forbids inferring a current compaction from older material (the features'
   readings, moved to the oracle).
+* ``brief_fields_in_schema_order`` (P61b): the committed Brief's frontmatter fields in the
+  schema's order (the feature step's reading, moved to the oracle).
 * ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
   another handler cancelled is never submitted as a continuation.
 
@@ -90,6 +92,7 @@ INVARIANT_NAMES = (
     "status_opens_with_the_block",
     "status_reports_every_field",
     "synthesis_prompt_complete",
+    "brief_fields_in_schema_order",
 )
 
 #: A write in progress of the run's first session (seed 0): its temporary file

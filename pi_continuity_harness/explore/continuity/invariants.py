@@ -54,6 +54,7 @@ from pi_continuity_harness.features.oracle import (
     details_context_problems,
     failure_record_problems,
     freshness_rule_paragraphs,
+    frontmatter_order_problem,
     handoff_context,
     has_freshness_rule,
     headings_listed_problem,
@@ -868,6 +869,18 @@ def brief_records_its_compaction(t: Tracker, record: dict[str, Any]) -> Iterator
         if value is not None and front.get(key) != value:
             yield f"the Brief's {key} is {front.get(key)!r}; this compaction's is {value!r}"
     yield from percent_problems(front)
+
+
+@_register("entry:compaction", rules=("P61b",))
+def brief_fields_in_schema_order(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The committed Brief's frontmatter holds every field in the order of spec §8's schema
+    listing (P61b; the features' reading, ``oracle.frontmatter_order_problem``)."""
+    entry = _implementation_commit(t, record)
+    if entry is None:
+        return
+    problem = frontmatter_order_problem(str(entry.get("summary")))
+    if problem is not None:
+        yield f"compaction entry {entry.get('id')}: {problem}"
 
 
 def percent_problems(front: dict[str, Any]) -> Iterator[str]:

@@ -19,13 +19,13 @@ from pi_continuity_harness.features.collect import checks_arguments
 from pi_continuity_harness.features.oracle import (
     ARTIFACT_EVENT_NAME,
     MESSAGE_PREFIX,
-    REQUIRED_FIELDS,
     SAFE_PATH_COMPONENT,
     brief_problems,
     current_state_snapshot_problem,
     failure_record_problems,
     freshness_rule_paragraphs,
     freshness_statements_missing,
+    frontmatter_order_problem,
     headings_listed_problem,
     inference_forbidden_problem,
     line_says,
@@ -778,21 +778,11 @@ def _saved_to_artifact_path(world: World) -> None:
     _find_notification(world, rf"^{re.escape(MESSAGE_PREFIX)}: .*saved to {re.escape(path)}\.?$", paths=True)
 
 
-_FIELD_ORDER = (*REQUIRED_FIELDS, "branchLeafBefore")
-
-
 @then("the Brief's frontmatter fields follow the schema order")
 def _frontmatter_order(world: World) -> None:
-    """P61b: every field of the frontmatter block in the schema's order. The block ends at the
-    first line that is exactly ``---``, never at a ``---`` inside a value (a session file's path
-    may hold one: splitting there saw only the fields before ``sessionFile``)."""
-    lines = str(world.latest_compaction().get("summary", "")).split("\n")
-    end = lines.index("---", 1) if lines[0] == "---" and "---" in lines[1:] else 0
-    keys = [m.group(1) for line in lines[1:end] if (m := re.match(r"([A-Za-z]\w*)\s*:", line))]
-    known = [key for key in keys if key in _FIELD_ORDER]
-    assert len(known) >= len(REQUIRED_FIELDS), f"the frontmatter block holds only the fields {known}"
-    expected = sorted(known, key=_FIELD_ORDER.index)
-    assert known == expected, f"frontmatter fields in the order {known}; the schema lists {expected}"
+    """P61b: every field of the frontmatter block in the schema's order (oracle.frontmatter_order_problem)."""
+    problem = frontmatter_order_problem(str(world.latest_compaction().get("summary", "")))
+    assert problem is None, problem
 
 
 @then(
