@@ -311,9 +311,10 @@ KILLS = [
     (f"{_RULES}:effort_ignored", 0, "synthesis_follows_config"),
     (f"{_RULES}:settings_written_without_ui", 1, "non_ui_commands_mutate_nothing"),
     (f"{_RULES}:checkpoint_writes_without_ui", 50, "non_ui_commands_mutate_nothing"),
-    # Seed 504: valid native settings and no config (at the seeds before it, the gate and refusal
-    # invariants see the defaults refused first: a checkpoint refused, no refusal of Pi's settings).
-    (f"{_RULES}:disabled_without_config", 504, "liveness"),
+    # Seed 702: valid native settings and no config (at such seeds before it, the gate,
+    # refusal and status invariants see the defaults refused first: a checkpoint refused, no
+    # refusal of Pi's settings, a status that is not armed).
+    (f"{_RULES}:disabled_without_config", 702, "liveness"),
     (f"{_RULES}:config_error_never_cleared", 9, "liveness"),
     (
         "pi_continuity_harness.mutants.blitz.deferral:EmergencyAtCritical.extension",
