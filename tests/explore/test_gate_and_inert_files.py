@@ -243,3 +243,19 @@ def test_what_the_system_prompt_meets_the_whole_request_meets(messages: str) -> 
     assert all(reading(_MEETING_PROMPT) is None for reading in readings)
     for reading in readings:
         assert reading(_MEETING_PROMPT + "\n" + messages) is None, reading.__name__
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("Artifacts: /p/.pi/session-continuity", True),
+        ("Artifacts: /p/.pi/session-continuity/ (relative)", True),
+        ("Config: /p/.pi/session-continuity.json", False),
+        ("Config: /p/.pi/session-continuity.json; artifacts: /p/.pi/session-continuity", True),
+        ("Artifacts: /p/.pi/session-continuity-old", False),
+    ],
+)
+def test_the_artifact_directory_is_named_not_a_file_beside_it(text: str, named: bool) -> None:
+    """``status_reports_every_field`` (P95k) looks for the directory itself: the extension
+    config ``session-continuity.json`` shares its prefix."""
+    assert invariants._names_directory(text, "/p/.pi/session-continuity") is named

@@ -2594,8 +2594,22 @@ def status_reports_every_field(t: Tracker) -> Iterator[str]:
         yield f"/continuity status does not name the synthesis effort {effort}"
     if t.settings_path not in text:
         yield f"/continuity status does not name the project settings {t.settings_path}"
-    if not re.search(re.escape(_artifact_root(t)) + r"(?![\w.-])", text):
+    if not _names_directory(text, _artifact_root(t)):
         yield f"/continuity status does not name the artifact directory {_artifact_root(t)}"
+
+
+def _names_directory(text: str, directory: str) -> bool:
+    """Whether ``text`` names ``directory`` itself, not a file beside it (``session-continuity.json``
+    shares the artifact directory's prefix): an occurrence not followed by a name character. A
+    string search, not a pattern made of the path: each run's path is new, and a pattern per
+    run filled the ``re`` module's cache in an exploring worker (issue 16's memory figure)."""
+    start = text.find(directory)
+    while start >= 0:
+        after = text[start + len(directory) : start + len(directory) + 1]
+        if after == "" or not (after.isalnum() or after in "_.-"):
+            return True
+        start = text.find(directory, start + 1)
+    return False
 
 
 @_register(rules=("P90b", "P53b", "P90c", "P90d"))
