@@ -45,6 +45,8 @@ shown able to fail where the reference passes.
   readings, moved to the oracle).
 * ``brief_fields_in_schema_order`` (P61b): the committed Brief's frontmatter fields in the
   schema's order (the feature step's reading, moved to the oracle).
+* ``settings_saved_message_exact`` (P90g): the native setup's write is announced in spec §11's
+  words, naming the settings path and the restart.
 * ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
   another handler cancelled is never submitted as a continuation.
 
@@ -93,6 +95,7 @@ INVARIANT_NAMES = (
     "status_reports_every_field",
     "synthesis_prompt_complete",
     "brief_fields_in_schema_order",
+    "settings_saved_message_exact",
 )
 
 #: A write in progress of the run's first session (seed 0): its temporary file

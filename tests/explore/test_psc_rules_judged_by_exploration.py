@@ -151,6 +151,7 @@ REQUIRED = [
     ("P130", "prompt_without_next_actions", 0, "synthesis_prompt_complete"),
     ("P61b", "frontmatter_fields_sorted", 0, "brief_fields_in_schema_order"),
     ("P61b", "frontmatter_timestamps_out_of_order", 0, "brief_fields_in_schema_order"),
+    ("P90g", "settings_saved_without_restart", 5, "settings_saved_message_exact"),
     ("P46a", "invalid_config_silent_at_start", 9, "invalid_config_reported"),
     ("P28a", "config_types_coerced", 11, "invalid_config_reported"),
 ]

@@ -281,6 +281,9 @@ class Tracker:
     #: reported after it leaves the last artifact open (the failed artifact was not written).
     last_artifact: str | None = None
     last_artifact_open: bool = False
+    #: :func:`settings_saved_message_exact`: the implementation put a new project
+    #: ``settings.json`` in place in the current operation.
+    settings_saved: bool = False
     #: :func:`status_names_stale_pending`: the stale pending Briefs of :attr:`stale_paths` whose
     #: read the scenario faulted (the implementation saw no Brief there).
     stale_unread: set[str] = field(default_factory=set)
@@ -1762,6 +1765,22 @@ def untrusted_checkpoint_refused_aloud(t: Tracker) -> Iterator[str]:
         yield "/continuity checkpoint in an untrusted project showed no notification naming trust"
 
 
+@_register(rules=("P90g",))
+def settings_saved_message_exact(t: Tracker) -> Iterator[str]:
+    """A settings write of the native setup says so in spec §11's words (P90g): after a
+    ``/continuity settings`` command (a UI) that put a new project ``settings.json`` in place, a
+    notification reads exactly "Pi Session Continuity: settings saved to <settings path>; restart
+    Pi to activate them." Not owed when Pi died in the command."""
+    if not t.has_ui or t.crashed_in_op or not t.settings_saved:
+        return
+    command = _continuity_command(t)
+    if command is None or not command.startswith("/continuity settings"):
+        return
+    expected = f"{MESSAGE_PREFIX}: settings saved to {t.settings_path}; restart Pi to activate them."
+    if expected not in t.notices:
+        yield f"no exact {expected!r} after the native setup wrote {t.settings_path}"
+
+
 @_register(rules=("P51a", "P51b", "P51c"))
 def artifacts_named_by_event(t: Tracker) -> Iterator[str]:
     """Each artifact file is named for its own event and session (spec §7): a pending Brief
@@ -2810,6 +2829,7 @@ class InvariantChecker:
         t.op_checkpoints = len(t.checkpoints)
         t.crashed_in_op = False
         t.op_faults = 0
+        t.settings_saved = False
         t.reconcile_due = []
         t.policy_checked = False
         t.config_invalid_at_start = None
@@ -2988,6 +3008,8 @@ class InvariantChecker:
             t.pending_written.pop(t.real(str(record.get("path", ""))), None)
         elif key in ("fs:replace", "fs:write"):
             path = t.real(str(record.get("to" if key == "fs:replace" else "path", "")))
+            if path == t.settings_path:
+                t.settings_saved = True
             name = os.path.basename(path)
             folder = os.path.basename(os.path.dirname(path))
             if folder in ARTIFACT_FOLDERS and name.endswith(".md") and not name.startswith("."):
