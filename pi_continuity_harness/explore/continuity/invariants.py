@@ -1580,7 +1580,9 @@ def checkpoint_runs_when_idle(t: Tracker) -> Iterator[str]:
     may refuse it: a mode with a UI (§18: without one it is read-only), a trusted project
     (P98a), an extension config that is valid or absent (or pins a model without auth, a
     failure found while preparing), a live model whose compaction settings Pi can read, and a
-    Pi that did not die in the command."""
+    Pi that did not die in the command. The last two change no verdict of the reference at seeds
+    0-299 (it reports a failure there); they keep the rule from judging an implementation that
+    refuses where something else than the gate stands in its way."""
     if _continuity_command(t) != "/continuity checkpoint" or t.crashed_in_op:
         return
     if not (t.has_ui and t.trusted and t.config_state in ("valid", "absent", "locked")):
@@ -1711,10 +1713,10 @@ def failed_synthesis_leaves_a_record(t: Tracker) -> Iterator[str]:
     fails"; P7a "when the filesystem allows it"): each native check point of the operation whose
     synthesis reply failed (an error, a length stop, a tool call, no text: the explorer's synthesis
     faults) and which did not commit puts a file into a ``failed/`` folder that is still there
-    when the operation ends. Not owed when the
-    scenario injected a filesystem fault in the operation (the filesystem may not allow it) or Pi
-    died in it (without that, the reference failed seeds 46, 122 and 239); a synthesis Pi aborted
-    is Pi's abort, not a failure of the implementation's."""
+    when the operation ends. Not owed when the scenario injected a filesystem fault in the
+    operation (the filesystem may not allow it) or Pi died in it (without that, the reference
+    failed seeds 46, 122 and 239); a synthesis Pi aborted is Pi's abort, not a failure of the
+    implementation's."""
     if t.crashed_in_op or t.op_faults or not t.trusted:
         return
     for checkpoint in t.checkpoints[t.op_checkpoints :]:
