@@ -66,7 +66,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_continuity_harness.explore.continuity import invariants
-from pi_continuity_harness.explore.continuity.invariants import INVARIANTS, _shown_number
+from pi_continuity_harness.explore.continuity.invariants import INVARIANTS
 from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
 from pi_continuity_harness.explore.runner import first_session_id, run_case
 from pi_continuity_harness.features.oracle import AUTHORITY_BOUNDARY_RECORD, MANDATORY_HEADINGS
@@ -221,7 +221,7 @@ def test_a_refusal_value_is_the_first_number_after_its_name(text: str, shown: in
     """``native_refusal_reported`` reads each value as the first number within a few characters
     after its name on the same line, whatever the separator, so an implementation is not held to
     the reference's ``name: value``; swapped values still fail (``refusal_tokens_swapped``)."""
-    assert _shown_number(text, "reserveTokens") == shown
+    assert invariants._shown_number(text, "reserveTokens") == shown
 
 
 _MEETING_PROMPT = "\n".join(
