@@ -62,6 +62,7 @@ __all__ = [
     "parse_brief",
     "promoted_directives",
     "read_frontmatter",
+    "records_phase",
     "section",
     "sha256_hex",
     "status_failure_lines",
@@ -179,6 +180,12 @@ def failure_record_problems(text: str, *, event_id: str, session_id: str) -> lis
     if not _RECORD_NO_CONTINUATION.search(text):
         problems.append("the record does not say that no continuation prompt was submitted")
     return problems
+
+
+def records_phase(text: str, phase: str) -> bool:
+    """Whether a failure record names ``phase`` on a line that names the phase (spec §8 "must
+    record the phase"; P75b): the feature steps' reading and ``failure_record_complete``'s."""
+    return re.search(rf"\bphase\b[^\n]*\b{re.escape(phase)}\b", text, re.I) is not None
 
 
 def sha256_hex(text: str | bytes) -> str:

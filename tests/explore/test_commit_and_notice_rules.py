@@ -21,7 +21,7 @@ shown able to fail where the reference passes.
 * ``stale_pending_reported`` (P59a, P90h): a session start that finds a stale same-session
   pending Brief reports it in spec §11's words.
 * ``checkpoint_writes_one_brief`` (P97a): ``/continuity checkpoint`` writes one pending Brief.
-* ``failure_record_complete`` (P75c-f): a failed artifact records the error, the ids, the
+* ``failure_record_complete`` (P75b-f): a failed artifact records the error (and its phase), the ids, the
   cancelled compaction and that no continuation was submitted.
 
 Where exploration reaches the mutant, its row in ``REQUIRED``

@@ -47,6 +47,10 @@ shown able to fail where the reference passes.
   schema's order (the feature step's reading, moved to the oracle).
 * ``settings_saved_message_exact`` (P90g): the native setup's write is announced in spec §11's
   words, naming the settings path and the restart.
+* ``partial_brief_kept_as_failed`` (P74): a Brief that failed validation is kept as a schema-v2
+  Brief of status failed.
+* ``failure_record_complete`` now also declares P75b: the record of a provider error names the
+  phase ``synthesis``.
 * ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
   another handler cancelled is never submitted as a continuation.
 
@@ -96,6 +100,7 @@ INVARIANT_NAMES = (
     "synthesis_prompt_complete",
     "brief_fields_in_schema_order",
     "settings_saved_message_exact",
+    "partial_brief_kept_as_failed",
 )
 
 #: A write in progress of the run's first session (seed 0): its temporary file
@@ -113,6 +118,8 @@ def test_every_rule_of_these_invariants_is_shown_failing() -> None:
     assert declared == shown
     assert "P110b" in INVARIANTS["continuation_only_after_threshold_commit"].rules
     assert ("P110b", "cancelled_brief_continued", 41, "continuation_only_after_threshold_commit") in REQUIRED
+    assert "P75b" in INVARIANTS["failure_record_complete"].rules
+    assert ("P75b", "postmortem_phase_unknown", 16, "failure_record_complete") in REQUIRED
 
 
 def test_each_way_a_handoff_ends_is_shown_releasing_the_gate() -> None:

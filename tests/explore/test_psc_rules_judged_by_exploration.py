@@ -152,6 +152,8 @@ REQUIRED = [
     ("P61b", "frontmatter_fields_sorted", 0, "brief_fields_in_schema_order"),
     ("P61b", "frontmatter_timestamps_out_of_order", 0, "brief_fields_in_schema_order"),
     ("P90g", "settings_saved_without_restart", 5, "settings_saved_message_exact"),
+    ("P75b", "postmortem_phase_unknown", 16, "failure_record_complete"),
+    ("P74", "postmortem_always_bare", 19, "partial_brief_kept_as_failed"),
     ("P46a", "invalid_config_silent_at_start", 9, "invalid_config_reported"),
     ("P28a", "config_types_coerced", 11, "invalid_config_reported"),
 ]

@@ -63,6 +63,7 @@ from pi_continuity_harness.features.oracle import (
     line_says,
     parse_brief,
     promoted_directives,
+    records_phase,
     sha256_hex,
     status_failure_lines,
 )
@@ -144,6 +145,9 @@ class CheckPoint:
     aborted_synthesis: bool = False
     #: The provider's error messages of this check point's synthesis replies (:func:`failure_record_complete`).
     errors: list[str] = field(default_factory=list)
+    #: The kinds of the scripted synthesis replies this check point got (``valid``,
+    #: ``missing_heading``, ...: :func:`partial_brief_kept_as_failed`).
+    scripted_kinds: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         return (
@@ -1739,6 +1743,35 @@ def failed_synthesis_leaves_a_record(t: Tracker) -> Iterator[str]:
             )
 
 
+@_register(rules=("P74",))
+def partial_brief_kept_as_failed(t: Tracker) -> Iterator[str]:
+    """When a partial Brief existed, the failed artifact keeps it as a schema-v2 Brief with
+    ``status: failed`` (spec §8 "When a partial Brief exists and validation or pre-compaction
+    preparation fails, the failed artifact should preserve schema v2 with ``status: failed`` and
+    mandatory headings where available"; P74): a native check point whose
+    synthesis reply was a Brief missing one mandatory heading (the explorer's ``missing_heading``
+    fault: validation refuses it) and which did not commit leaves its failed artifact as a
+    schema-v2 Brief of status ``failed`` (``oracle.brief_problems``, the heading problems aside),
+    not a bare failure record. Not owed when the scenario faulted the filesystem in the operation
+    or Pi died in it."""
+    if t.crashed_in_op or t.op_faults or not t.trusted:
+        return
+    for checkpoint in t.checkpoints[t.op_checkpoints :]:
+        if checkpoint.scripted_kinds[-1:] != ["missing_heading"] or checkpoint.outcome == "committed":
+            continue
+        handoff = ("check point", checkpoint.seq)
+        for written in t.written:
+            if written.folder != "failed" or written.handoff != handoff:
+                continue
+            text = t.written_text(written)
+            if text is None:
+                continue
+            problems = [p for p in brief_problems(text, status="failed") if "heading" not in p]
+            if problems:
+                name = os.path.basename(written.path)
+                yield f"{name} keeps no schema-v2 failed Brief of the partial one: {problems[0]}"
+
+
 @_register(rules=("P25d",))
 def artifacts_in_default_directory(t: Tracker) -> Iterator[str]:
     """Without an ``artifactDirectory`` in the extension config (no config file, or one without
@@ -1836,7 +1869,7 @@ def moves_leave_no_pending_copy(t: Tracker) -> Iterator[str]:
             yield f"{os.path.basename(written.path)} was written to {written.folder}/, and {pending} is still there"
 
 
-@_register(rules=("P75c", "P75d", "P75e", "P75f"))
+@_register(rules=("P75b", "P75c", "P75d", "P75e", "P75f"))
 def failure_record_complete(t: Tracker) -> Iterator[str]:
     """Each failed artifact written in the operation records the failure (spec §8 "must record
     the phase, error, event/session identity, and confirmation that compaction was cancelled and
@@ -1845,8 +1878,10 @@ def failure_record_complete(t: Tracker) -> Iterator[str]:
     its file name and the session id of its directory, each under its own name (P75d), that
     compaction was cancelled (P75e: for a native check point; a ``/continuity checkpoint``
     requests none) and that no continuation was submitted (P75f). The reading is
-    ``oracle.failure_record_problems``, the feature steps' too. The phase's wording is open, so
-    it is left to the features."""
+    ``oracle.failure_record_problems``, the feature steps' too. The phase (P75b) is judged where
+    the explorer knows it: a check point whose synthesis reply was the provider's error records
+    the phase ``synthesis`` on a line naming the phase (``oracle.records_phase``, the features'
+    reading); other phases' wording is left to the features."""
     for written in t.written:
         if written.folder != "failed":
             continue
@@ -1862,6 +1897,8 @@ def failure_record_complete(t: Tracker) -> Iterator[str]:
         for error in checkpoint.errors if checkpoint is not None else ():
             if error not in text:
                 problems.append(f"the provider's error {error!r} is not recorded")
+        if checkpoint is not None and checkpoint.errors and not records_phase(text, "synthesis"):
+            problems.append("the record does not name the phase synthesis")
         for problem in problems:
             yield f"{os.path.basename(written.path)}: {problem}"
 
@@ -2984,6 +3021,8 @@ class InvariantChecker:
                 scripted = candidate if isinstance(candidate, SynthesisReply) else None
             t.synthesis_scripted[int(record.get("index", -1))] = scripted
             if t.open_checkpoint is not None:
+                if scripted is not None:
+                    t.open_checkpoint.scripted_kinds.append(scripted.kind)
                 t.open_checkpoint.synthesis_requests += 1
                 t.open_checkpoint.synthesis_model = record.get("model")
 

@@ -30,6 +30,7 @@ from pi_continuity_harness.features.oracle import (
     inference_forbidden_problem,
     line_says,
     parse_brief,
+    records_phase,
     section,
     status_failure_lines,
 )
@@ -927,9 +928,7 @@ def _postmortem_title(world: World, title: str) -> None:
 )
 def _postmortem_record(world: World, phase: str, error: str) -> None:
     path, text = _postmortem(world)
-    assert re.search(rf"\bphase\b[^\n]*\b{re.escape(phase)}\b", text, re.I), (
-        f"no phase {phase!r}:\n{text[:600]}"
-    )
+    assert records_phase(text, phase), f"no phase {phase!r}:\n{text[:600]}"
     assert error in text, f"the error {error!r} is not recorded:\n{text[:600]}"
     session = world.observe().session_id or ""
     assert session, "this session has no id"
