@@ -51,6 +51,8 @@ shown able to fail where the reference passes.
   Brief of status failed.
 * ``failure_record_complete`` now also declares P75b: the record of a provider error names the
   phase ``synthesis``.
+* ``locked_model_named`` (P34b): with a pinned synthesis model that has no configured auth,
+  a check point is cancelled with a failure naming the model.
 * ``continuation_only_after_threshold_commit`` now also declares P110b: the Brief of a compaction
   another handler cancelled is never submitted as a continuation.
 
@@ -101,6 +103,7 @@ INVARIANT_NAMES = (
     "brief_fields_in_schema_order",
     "settings_saved_message_exact",
     "partial_brief_kept_as_failed",
+    "locked_model_named",
 )
 
 #: A write in progress of the run's first session (seed 0): its temporary file
@@ -269,3 +272,14 @@ def test_the_artifact_directory_is_named_not_a_file_beside_it(text: str, named: 
     """``status_reports_every_field`` (P95k) looks for the directory itself: the extension
     config ``session-continuity.json`` shares its prefix."""
     assert invariants._names_directory(text, "/p/.pi/session-continuity") is named
+
+
+@pytest.mark.parametrize("seed", [234, 284])
+def test_a_locked_model_behind_refused_settings_owes_no_naming(tmp_path: Path, seed: int) -> None:
+    """At seeds 234 and 284 the config pins a model without auth, and the check point's prepared
+    settings are invalid for the active window: the reference refuses them first and says why;
+    without the exception ``locked_model_named`` failed it there."""
+    case = case_for_seed(seed, 40)
+    assert case.options.synthesis_auth is False
+    result = run_case(PLUGIN, case, implementation="reference", workdir=tmp_path, requests=False)
+    assert result.violations == [] and result.harness_errors == []

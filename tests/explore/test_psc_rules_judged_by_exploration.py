@@ -154,6 +154,7 @@ REQUIRED = [
     ("P90g", "settings_saved_without_restart", 5, "settings_saved_message_exact"),
     ("P75b", "postmortem_phase_unknown", 16, "failure_record_complete"),
     ("P74", "postmortem_always_bare", 19, "partial_brief_kept_as_failed"),
+    ("P34b", "model_auth_unchecked", 55, "locked_model_named"),
     ("P46a", "invalid_config_silent_at_start", 9, "invalid_config_reported"),
     ("P28a", "config_types_coerced", 11, "invalid_config_reported"),
 ]

@@ -1772,6 +1772,31 @@ def partial_brief_kept_as_failed(t: Tracker) -> Iterator[str]:
                 yield f"{name} keeps no schema-v2 failed Brief of the partial one: {problems[0]}"
 
 
+@_register(rules=("P34b",))
+def locked_model_named(t: Tracker) -> Iterator[str]:
+    """A synthesis model without configured auth cancels the compaction with a failure notification
+    naming it (spec §18 "Authentication/model failures cancel compaction clearly"; P34b): each
+    native check point of the operation, while the extension config read at startup pins a model
+    whose provider has no configured auth (``locked``), ends without a commit and with a
+    product-prefixed failure ("Pi Session Continuity failed: ...") that names the pinned model.
+    Owed in a mode with a UI and a trusted project, with Pi alive through the operation, for a
+    check point whose prepared settings are not refused first (seeds 234 and 284 refuse them,
+    and say why, before the model is looked at)."""
+    if t.config_state != "locked" or not t.has_ui or not t.trusted or t.crashed_in_op:
+        return
+    model = str(t.config.get("synthesisModel"))
+    owed = [
+        checkpoint
+        for checkpoint in t.checkpoints[t.op_checkpoints :]
+        if native_settings_problem(checkpoint.settings, window=checkpoint.window) is None
+    ]
+    for checkpoint in owed:
+        if checkpoint.outcome == "committed" and checkpoint.verified:
+            yield f"the {checkpoint.reason} check point at trace seq {checkpoint.seq} committed with {model} locked"
+    if owed and not any(notice.startswith(_FAILED_PREFIX) and model in notice for notice in t.notices):
+        yield f"no failure notification names the synthesis model {model}, which has no configured auth"
+
+
 @_register(rules=("P25d",))
 def artifacts_in_default_directory(t: Tracker) -> Iterator[str]:
     """Without an ``artifactDirectory`` in the extension config (no config file, or one without
