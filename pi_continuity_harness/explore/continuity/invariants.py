@@ -512,18 +512,11 @@ def config_state(text: str | None, catalog: Any) -> tuple[str, dict[str, Any]]:
         return "invalid", {}
     if set(data) - _CONFIG_KEYS:
         return "unknown", data
-    enabled = data.get("enabled", True)
-    model = data.get("synthesisModel", "inherit")
-    effort = data.get("synthesisEffort", "medium")
-    if (
-        not isinstance(enabled, bool)
-        or not isinstance(model, str)
-        or (model != "inherit" and not _MODEL_ID.match(model))
-        or effort not in EFFORT_LABELS
-    ):
+    if invalid_config_fields(data):
         return "invalid", data
-    if not enabled:
+    if not data.get("enabled", True):
         return "disabled", data
+    model = str(data.get("synthesisModel", "inherit"))
     if model != "inherit":
         provider = model.partition("/")[0]
         if catalog.find_full(model) is None:
@@ -546,6 +539,17 @@ def invalid_config_fields(data: dict[str, Any]) -> list[str]:
     if data.get("synthesisEffort", "medium") not in EFFORT_LABELS:
         bad.append("synthesisEffort")
     return bad
+
+
+#: The extension config states in which the implementation may make Briefs durable: a valid
+#: config, none (the defaults), or one pinning a model without auth (a failure found while
+#: preparing, not a refusal).
+_MAY_HAND_OFF = frozenset({"valid", "absent", "locked"})
+
+
+def _may_hand_off(t: Tracker) -> bool:
+    """A trusted project whose extension config read at startup is in :data:`_MAY_HAND_OFF`."""
+    return t.trusted and t.config_state in _MAY_HAND_OFF
 
 
 # ===================================================================== registry
@@ -707,6 +711,17 @@ def invalid_native_settings_commit_nothing(t: Tracker, record: dict[str, Any]) -
             f"compaction entry {entry.get('id')} was committed with Pi's prepared settings invalid for "
             f"{model.full_id} ({model.context_window:,} tokens): {problem}"
         )
+
+
+def live_settings_problem(model: Any, settings: Any) -> str | None:
+    """:func:`native_settings_problem` of Pi's live compaction settings (``Tracker.live_policy``)
+    for ``model``'s window."""
+    values = {
+        "enabled": settings.enabled,
+        "reserveTokens": settings.reserve_tokens,
+        "keepRecentTokens": settings.keep_recent_tokens,
+    }
+    return native_settings_problem(values, window=model.context_window)
 
 
 def native_settings_problem(settings: dict[str, Any], *, window: int | None) -> str | None:
@@ -1056,7 +1071,7 @@ def _stale_pending(t: Tracker) -> list[str]:
     """The stale pending Briefs of :func:`stale_pending_reported` at this session start: those
     of :func:`_stale_briefs` where the implementation may make Briefs durable and Pi shows
     notifications."""
-    if not (t.has_ui and t.trusted and t.config_state in ("valid", "absent", "locked")):
+    if not (t.has_ui and _may_hand_off(t)):
         return []
     return sorted(t.stale_paths)
 
@@ -1123,7 +1138,7 @@ def _committed_pending(t: Tracker) -> list[tuple[str, str]]:
     """The session's pending Briefs whose custom CompactionEntry Pi already persisted, with the
     same bytes as its summary (a process that died between the commit and the archive), where
     the implementation may make Briefs durable: ``(path, event id)``."""
-    if not (t.trusted and t.config_state in ("valid", "absent", "locked")):
+    if not _may_hand_off(t):
         return []
     briefs = _pending_briefs(t)
     committed = _persisted_summaries(t) if briefs else {}
@@ -1138,7 +1153,7 @@ def _leftover_temps(t: Tracker) -> list[str]:
     """This session's temporary files of interrupted writes (``.<name>.<hex>.tmp`` in its
     ``pending/``, ``archive/`` or ``failed/``) at a session start, where the implementation may
     touch its artifacts (trusted, config valid, absent or locked)."""
-    if not (t.trusted and t.config_state in ("valid", "absent", "locked")):
+    if not _may_hand_off(t):
         return []
     temps = []
     for folder in sorted(ARTIFACT_FOLDERS):
@@ -1201,8 +1216,9 @@ def stale_pending_left_unchanged(t: Tracker, record: dict[str, Any]) -> Iterator
     compact or inject it"; §11 "leaving it inert"): from the session start that found it
     (:func:`_stale_briefs`, whatever the mode, trust or config) until the next, the
     implementation writes, renames or removes none (not archived, rewritten or removed). A
-    tamper rule of the scenario changes files without a file-change record."""
-    if not t.stale_paths or _by_competitor(record):
+    tamper rule of the scenario changes files without a file-change record. A file-change record
+    names no extension: a competitor that wrote the file would count (none writes files)."""
+    if not t.stale_paths:
         return
     for path in _changed_paths(t, record):
         if path in t.stale_paths:
@@ -1220,9 +1236,7 @@ def others_artifacts_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[s
     the scenario planted (a foreign session's Brief, a legacy schema-v1 Brief and an old failed
     artifact of this session; a temporary file of this session left by a crash is P136's to
     remove). The artifact directory is the config's at the latest session start; files outside
-    it are :func:`writes_only_its_own_files`'s."""
-    if _by_competitor(record):
-        return
+    it are :func:`writes_only_its_own_files`'s. A file-change record names no extension."""
     root = _artifact_root(t) + os.sep
     for path in _changed_paths(t, record):
         if path in t.planted_paths:
@@ -1294,19 +1308,14 @@ def native_refusal_reported(t: Tracker) -> Iterator[str]:
     that is valid or absent (or pins a model without auth), with Pi alive at the end of it."""
     if not t.policy_checked or t.crashed_in_op or not t.has_ui or not t.trusted:
         return
-    if t.config_state not in ("valid", "absent", "locked"):
+    if t.config_state not in _MAY_HAND_OFF:
         return
     live = t.live_policy()
     if live is None:
         return
     model, settings = live
     window = model.context_window
-    prepared = {
-        "enabled": settings.enabled,
-        "reserveTokens": settings.reserve_tokens,
-        "keepRecentTokens": settings.keep_recent_tokens,
-    }
-    if native_settings_problem(prepared, window=window) is None:
+    if live_settings_problem(model, settings) is None:
         return
     refusals = [notice for notice in t.notices if notice.startswith(_REFUSAL_MESSAGE)]
     if not refusals:
@@ -1589,7 +1598,7 @@ def checkpoint_runs_when_idle(t: Tracker) -> Iterator[str]:
     refuses where something else than the gate stands in its way."""
     if _continuity_command(t) != "/continuity checkpoint" or t.crashed_in_op:
         return
-    if not (t.has_ui and t.trusted and t.config_state in ("valid", "absent", "locked")):
+    if not (t.has_ui and _may_hand_off(t)):
         return
     if t.live_policy() is None:
         return
@@ -1670,7 +1679,7 @@ def status_names_stale_pending(t: Tracker) -> Iterator[str]:
     whose read the scenario faulted), while they are still on disk."""
     if not t.has_ui or _continuity_command(t) != "/continuity status" or t.crashed_in_op:
         return
-    if not (t.trusted and t.config_state in ("valid", "absent", "locked")):
+    if not _may_hand_off(t):
         return
     for path in sorted(t.stale_paths - t.stale_unread):
         if t.read(path) is not None and not any(path in notice for notice in t.notices):
@@ -1678,6 +1687,13 @@ def status_names_stale_pending(t: Tracker) -> Iterator[str]:
 
 
 _RESTART_LINE = re.compile(r"restart required:\s*(yes|no)\b", re.IGNORECASE)
+_STATUS_LINE = re.compile(r"^\s*Status:", re.MULTILINE)
+
+
+def _status_panels(t: Tracker) -> list[str]:
+    """The operation's notifications that are a status panel: those with a ``Status:`` line
+    (spec §11's block; the feature steps' ``_panel`` reads them so)."""
+    return [notice for notice in t.notices if _STATUS_LINE.search(notice)]
 
 
 @_register(rules=("P95j", "P134"))
@@ -1691,7 +1707,7 @@ def status_restart_state(t: Tracker) -> Iterator[str]:
     the features: no seed of 0-299 shows a status after such a write in the same runtime."""
     if not t.has_ui or _continuity_command(t) != "/continuity status" or t.crashed_in_op:
         return
-    if not (t.trusted and t.config_state in ("valid", "absent", "locked")):
+    if not _may_hand_off(t):
         return
     live = t.live_policy()
     if live is None:
@@ -1701,12 +1717,7 @@ def status_restart_state(t: Tracker) -> Iterator[str]:
         yield "/continuity status does not say whether a restart is required ('Restart required: yes|no')"
         return
     model, settings = live
-    live_values = {
-        "enabled": settings.enabled,
-        "reserveTokens": settings.reserve_tokens,
-        "keepRecentTokens": settings.keep_recent_tokens,
-    }
-    if native_settings_problem(live_values, window=model.context_window) is not None and "no" in answers:
+    if live_settings_problem(model, settings) is not None and "no" in answers:
         yield "/continuity status says 'Restart required: no' while Pi's live settings are refused"
 
 
@@ -1804,7 +1815,7 @@ def artifacts_in_default_directory(t: Tracker) -> Iterator[str]:
     default ``artifactDirectory: "session-continuity"``, §7; P25d): every artifact file the
     operation put into a ``pending/``, ``archive/`` or ``failed/`` folder lies there. The config is
     the one read at the latest session start."""
-    if "artifactDirectory" in t.config or t.config_state not in ("valid", "absent", "locked"):
+    if "artifactDirectory" in t.config or t.config_state not in _MAY_HAND_OFF:
         return
     root = os.path.join(t.project_dir, CONFIG_DIR_NAME, "session-continuity") + os.sep
     for written in t.written:
@@ -2623,11 +2634,10 @@ def status_opens_with_the_block(t: Tracker) -> Iterator[str]:
     if live is None:
         return
     model, settings = live
-    window, reserve, keep = model.context_window, settings.reserve_tokens, settings.keep_recent_tokens
-    values = {"enabled": settings.enabled, "reserveTokens": reserve, "keepRecentTokens": keep}
-    if native_settings_problem(values, window=window) is not None:
+    if live_settings_problem(model, settings) is not None:
         return
-    panels = [notice for notice in t.notices if re.search(r"^\s*Status:", notice, re.MULTILINE)]
+    window, reserve, keep = model.context_window, settings.reserve_tokens, settings.keep_recent_tokens
+    panels = _status_panels(t)
     if not panels:
         yield "/continuity status showed no panel with a 'Status:' line"
         return
@@ -2651,7 +2661,7 @@ def status_reports_every_field(t: Tracker) -> Iterator[str]:
     if not t.trusted or t.config_state not in ("valid", "absent", "disabled"):
         return
     live = t.live_policy()
-    panels = [notice for notice in t.notices if re.search(r"^\s*Status:", notice, re.MULTILINE)]
+    panels = _status_panels(t)
     if live is None or not panels:
         return  # no panel at all is status_opens_with_the_block's and status_restart_state's
     text = panels[-1]
@@ -3081,8 +3091,7 @@ class InvariantChecker:
             if folder in ARTIFACT_FOLDERS and name.endswith(".md") and not name.startswith("."):
                 data = t.read(path) if key == "fs:replace" else None
                 t.written.append(_Written(path, folder, data, t.handoff_key()))
-                if not _by_competitor(record):
-                    t.last_artifact, t.last_artifact_open = path, False
+                t.last_artifact, t.last_artifact_open = path, False
             if f"{os.sep}pending{os.sep}" in path and name.endswith(".md") and not name.startswith("."):
                 t.pending_written.pop(path, None)
                 t.pending_written[path] = t.runtime_generation
