@@ -178,43 +178,42 @@ def test_a_leftover_temporary_file_of_the_session_is_its_own_to_remove(tmp_path:
     assert len(list(tmp_path.rglob(f"{OWN_SESSION}/archive/*.md"))) == 1
 
 
-@pytest.mark.parametrize("seed", [132, 277])
-def test_a_checkpoint_pi_dies_in_owes_no_saved_message(tmp_path: Path, seed: int) -> None:
-    """At seeds 132 and 277 a crash rule kills Pi right after the checkpoint's rename: the
-    reference had no moment to say where it saved the Brief, and without the crash exception
-    ``checkpoint_saved_message_exact`` failed it there (and at seeds 133, 145 and 158)."""
-    result = run_case(
-        PLUGIN, case_for_seed(seed, 40), implementation="reference", workdir=tmp_path, requests=False
-    )
-    assert result.violations == [] and result.harness_errors == []
-    assert '"kind":"fault","name":"crash","after":"fs:replace"' in result.trace
+#: (invariant, seed, what the seed's trace shows): seeds where the invariant failed the reference
+#: before its exception, which keep it passing now.
+#: * ``checkpoint_saved_message_exact``: a crash rule kills Pi right after the checkpoint's rename,
+#:   so the reference had no moment to say where it saved the Brief (also 133, 145, 158).
+#: * ``failed_synthesis_leaves_a_record``: the synthesis fails in an operation where the scenario
+#:   also faults the filesystem or kills Pi, so the failed artifact may not be there.
+#: * ``committed_pending_reconciled``: a restart finds committed pending Briefs while the scenario
+#:   fails the archive's writes; the reference reports them as stale and leaves them pending, as
+#:   it must when it cannot archive (also 241, 249, 265, 270, 296).
+#: * ``locked_model_named``: the config pins a model without auth, and the check point's settings
+#:   are invalid for the window: the reference refuses them first and says why.
+EXCEPTION_SEEDS = [
+    ("checkpoint_saved_message_exact", 132, '"kind":"fault","name":"crash","after":"fs:replace"'),
+    ("checkpoint_saved_message_exact", 277, '"kind":"fault","name":"crash","after":"fs:replace"'),
+    ("failed_synthesis_leaves_a_record", 46, '"kind":"fault"'),
+    ("failed_synthesis_leaves_a_record", 122, '"kind":"fault"'),
+    ("failed_synthesis_leaves_a_record", 239, '"kind":"fault"'),
+    ("committed_pending_reconciled", 125, '"kind":"fault","name":"fs","op":"write"'),
+    ("committed_pending_reconciled", 184, '"kind":"fault","name":"fs","op":"write"'),
+    ("locked_model_named", 234, "refused: native compaction settings are invalid"),
+    ("locked_model_named", 284, "refused: native compaction settings are invalid"),
+]
 
 
-@pytest.mark.parametrize("seed", [46, 122, 239])
-def test_a_failed_synthesis_where_the_filesystem_or_pi_failed_owes_no_record(
-    tmp_path: Path, seed: int
+@pytest.mark.parametrize(
+    ("invariant", "seed", "shown"), EXCEPTION_SEEDS, ids=[f"{row[0]}-{row[1]}" for row in EXCEPTION_SEEDS]
+)
+def test_an_exception_keeps_the_reference_passing_where_it_failed(
+    tmp_path: Path, invariant: str, seed: int, shown: str
 ) -> None:
-    """At seeds 46, 122 and 239 a check point's synthesis fails in an operation where the scenario
-    also faults the filesystem or kills Pi: the failed artifact may not be there, and without that
-    exception ``failed_synthesis_leaves_a_record`` failed the reference at these seeds."""
+    assert invariant in INVARIANTS
     result = run_case(
         PLUGIN, case_for_seed(seed, 40), implementation="reference", workdir=tmp_path, requests=False
     )
     assert result.violations == [] and result.harness_errors == []
-    assert '"kind":"fault"' in result.trace
-
-
-@pytest.mark.parametrize("seed", [125, 184])
-def test_a_reconciliation_the_scenario_faulted_owes_no_archive(tmp_path: Path, seed: int) -> None:
-    """At seeds 125 and 184 a restart finds committed pending Briefs while the scenario fails the
-    archive's writes: the reference reports them as stale and leaves them pending, as it must when
-    it cannot archive; without the fault exception ``committed_pending_reconciled`` failed it
-    there (and at seeds 241, 249, 265, 270 and 296)."""
-    result = run_case(
-        PLUGIN, case_for_seed(seed, 40), implementation="reference", workdir=tmp_path, requests=False
-    )
-    assert result.violations == [] and result.harness_errors == []
-    assert '"kind":"fault","name":"fs","op":"write"' in result.trace
+    assert shown in result.trace
 
 
 @pytest.mark.parametrize(
@@ -272,14 +271,3 @@ def test_the_artifact_directory_is_named_not_a_file_beside_it(text: str, named: 
     """``status_reports_every_field`` (P95k) looks for the directory itself: the extension
     config ``session-continuity.json`` shares its prefix."""
     assert invariants._names_directory(text, "/p/.pi/session-continuity") is named
-
-
-@pytest.mark.parametrize("seed", [234, 284])
-def test_a_locked_model_behind_refused_settings_owes_no_naming(tmp_path: Path, seed: int) -> None:
-    """At seeds 234 and 284 the config pins a model without auth, and the check point's prepared
-    settings are invalid for the active window: the reference refuses them first and says why;
-    without the exception ``locked_model_named`` failed it there."""
-    case = case_for_seed(seed, 40)
-    assert case.options.synthesis_auth is False
-    result = run_case(PLUGIN, case, implementation="reference", workdir=tmp_path, requests=False)
-    assert result.violations == [] and result.harness_errors == []
