@@ -59,6 +59,7 @@ __all__ = [
     "leaf_values",
     "line_says",
     "named_values",
+    "names_directory",
     "parse_brief",
     "promoted_directives",
     "read_frontmatter",
@@ -612,3 +613,18 @@ def frontmatter_order_problem(text: str) -> str | None:
     if known != expected:
         return f"frontmatter fields in the order {known}; the schema lists {expected}"
     return None
+
+
+def names_directory(text: str, directory: str) -> bool:
+    """Whether ``text`` names ``directory`` itself, not a file beside it (``session-continuity.json``
+    shares the artifact directory's prefix): an occurrence not followed by a name character or a
+    dot (spec §12 status "artifact directory", P95k; the feature step and
+    ``status_reports_every_field``). A string search, not a pattern made of the path: each run's
+    path is new, and a pattern per run filled the ``re`` module's cache in an exploring worker."""
+    start = text.find(directory)
+    while start >= 0:
+        after = text[start + len(directory) : start + len(directory) + 1]
+        if after == "" or not (after.isalnum() or after in "_.-"):
+            return True
+        start = text.find(directory, start + 1)
+    return False

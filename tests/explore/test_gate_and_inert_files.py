@@ -75,7 +75,11 @@ from pi_continuity_harness.explore.continuity import invariants
 from pi_continuity_harness.explore.continuity.invariants import INVARIANTS
 from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
 from pi_continuity_harness.explore.runner import first_session_id, run_case
-from pi_continuity_harness.features.oracle import AUTHORITY_BOUNDARY_RECORD, MANDATORY_HEADINGS
+from pi_continuity_harness.features.oracle import (
+    AUTHORITY_BOUNDARY_RECORD,
+    MANDATORY_HEADINGS,
+    names_directory,
+)
 
 from .test_mismatch_reported import command_only
 from .test_psc_rules_judged_by_exploration import REQUIRED
@@ -270,4 +274,4 @@ def test_what_the_system_prompt_meets_the_whole_request_meets(messages: str) -> 
 def test_the_artifact_directory_is_named_not_a_file_beside_it(text: str, named: bool) -> None:
     """``status_reports_every_field`` (P95k) looks for the directory itself: the extension
     config ``session-continuity.json`` shares its prefix."""
-    assert invariants._names_directory(text, "/p/.pi/session-continuity") is named
+    assert names_directory(text, "/p/.pi/session-continuity") is named

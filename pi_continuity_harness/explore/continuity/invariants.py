@@ -61,6 +61,7 @@ from pi_continuity_harness.features.oracle import (
     inference_forbidden_problem,
     leaf_values,
     line_says,
+    names_directory,
     parse_brief,
     promoted_directives,
     records_phase,
@@ -2687,22 +2688,8 @@ def status_reports_every_field(t: Tracker) -> Iterator[str]:
         yield f"/continuity status does not name the synthesis effort {effort}"
     if t.settings_path not in text:
         yield f"/continuity status does not name the project settings {t.settings_path}"
-    if not _names_directory(text, _artifact_root(t)):
+    if not names_directory(text, _artifact_root(t)):
         yield f"/continuity status does not name the artifact directory {_artifact_root(t)}"
-
-
-def _names_directory(text: str, directory: str) -> bool:
-    """Whether ``text`` names ``directory`` itself, not a file beside it (``session-continuity.json``
-    shares the artifact directory's prefix): an occurrence not followed by a name character. A
-    string search, not a pattern made of the path: each run's path is new, and a pattern per
-    run filled the ``re`` module's cache in an exploring worker (issue 16's memory figure)."""
-    start = text.find(directory)
-    while start >= 0:
-        after = text[start + len(directory) : start + len(directory) + 1]
-        if after == "" or not (after.isalnum() or after in "_.-"):
-            return True
-        start = text.find(directory, start + 1)
-    return False
 
 
 @_register(rules=("P90b", "P53b", "P90c", "P90d"))

@@ -20,6 +20,7 @@ from pi_continuity_harness.features.oracle import (
     handoff_context,
     has_freshness_rule,
     leaf_values,
+    names_directory,
     parse_brief,
     section,
     sha256_hex,
@@ -846,8 +847,7 @@ def _status_synthesis(world: World) -> None:
 def _status_artifact_dir(world: World) -> None:
     output = _status_output(world)
     # The directory itself, not a file beside it (``session-continuity.json`` shares its prefix).
-    shown = re.search(re.escape(str(world.artifact_dir())) + r"(?![\w.-])", output)
-    assert shown, f"no artifact directory:\n{output}"
+    assert names_directory(output, str(world.artifact_dir())), f"no artifact directory:\n{output}"
 
 
 @then("the status output names the path of the checkpoint Brief")
