@@ -34,6 +34,13 @@ Figures:
 * ``explore-memory``: the resident memory of one exploration process after 50, 150 and 250
   seeds (``explore`` called in-process, 50 seeds at a time): what a worker that runs many
   seeds keeps (not in the default set: about a minute per tree);
+* ``explore-ceiling``: what an exploration's operations cost without the checks, in one process
+  (``run_case`` as ``explore`` calls it, seeds 0..N-1, ``--steps 40``): operations per CPU second
+  of the full run (the reference and every invariant), of the reference with no invariant (a
+  checker that checks nothing), and of the do-nothing ``null`` extension with no invariant (the
+  simulated host, its filesystem monitor and trace alone). The second is the most an exploration
+  can reach by making the checks free; the third runs other operations (Pi compacts natively,
+  nothing hands off), so it shows the host's own cost only roughly (not in the default set);
 * ``pytest``: the wall time of ``pytest`` (the README's test command) in each tree, its CPU
   seconds (the process and its waited-for descendants) and the machine's busy CPU seconds over
   the run (``/proc/stat``: on an otherwise idle machine this counts orphaned processes too, such
@@ -70,6 +77,7 @@ FIGURES = (
     "simulator",
     "memory",
     "explore-memory",
+    "explore-ceiling",
     "pytest",
 )
 DEFAULT = ("explore", "cli", "suite", "simulator", "memory")
@@ -84,6 +92,7 @@ ISSUE = {
     "simulator": ("25-31k trace operations/s, linear from 1k to 10k turns", "no goal (the host alone)"),
     "memory": ("200 MiB at 10k turns", "no more than today"),
     "explore-memory": ("not recorded", "flat in the number of seeds (millions of seeds per worker)"),
+    "explore-ceiling": ("not recorded", "none: where the explore goal's 2,000 ops/CPU-s stands"),
     "pytest": ("1851 tests, 244 s idle, 762 s busy", "<= 150 s on 2 cores"),
 }
 
@@ -538,6 +547,76 @@ def figure_explore_memory(trees: dict[str, Path], args: argparse.Namespace) -> N
         )
 
 
+# ----------------------------------------------------------------------------- explore-ceiling
+
+_CEILING = """
+import json, shutil, sys, time
+from pathlib import Path
+from pi_continuity_harness.explore.plugins import plugin_named
+from pi_continuity_harness.explore.runner import run_case
+system, seeds, root, extension = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
+
+
+class Unchecked:
+    # A checker that checks nothing (the explorer's Checker protocol).
+    ok = True
+    invariants = frozenset()
+
+    def __init__(self):
+        self.violations, self.harness_errors = [], []
+
+    def before_operation(self, op): pass
+    def after_operation(self): pass
+    def finish(self): pass
+    def check_liveness(self, first): return None
+    def liveness(self, first): return None
+    def found(self): return []
+    def errors(self): return []
+    def metrics(self): return {}
+
+
+plugin = plugin_named(system)
+checker = type(plugin).checker
+out = {}
+for label, implementation, checked in (
+    ("full", extension, True), ("unchecked", extension, False), ("host", "null", False)
+):
+    type(plugin).checker = checker if checked else (lambda self, simulation: Unchecked())
+    started, operations = time.process_time(), 0
+    for seed in range(seeds):
+        workdir = root / f"{label}-{seed}"
+        result = run_case(
+            plugin, plugin.case(seed, 40), implementation=implementation, workdir=workdir, requests=False
+        )
+        operations += result.operations_run
+        shutil.rmtree(workdir, ignore_errors=True)
+    out[label] = operations / (time.process_time() - started)
+print(json.dumps(out))
+"""
+
+
+def figure_explore_ceiling(trees: dict[str, Path], args: argparse.Namespace) -> None:
+    """Operations per CPU second of the full exploration, of the reference with no invariant and
+    of the host alone (``_CEILING``), in each tree, on a RAM disk when there is one (as
+    ``explore`` runs its seeds: ``explore/runner.py``'s scratch root). Issue 16 asks 2,000 with
+    every invariant; this shows how much of the gap the checks and the reference are."""
+    scratch = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+    for extension, system in (("reference", "pi-session-continuity"), ("blitz", "pi-blitz-handoff")):
+        for name, tree in trees.items():
+            with tempfile.TemporaryDirectory(prefix="bench-ceiling-", dir=scratch) as root:
+                done, _, _ = _run(tree, ["-c", _CEILING, system, str(args.seeds), root, extension], cwd=root)
+            if done.returncode != 0:
+                print(f"explore-ceiling {extension:<9} {name:<8}: failed: {done.stderr.strip()[-300:]}")
+                continue
+            rates = json.loads(done.stdout.strip().splitlines()[-1])
+            print(
+                f"explore-ceiling {extension:<9} {name:<8}: {rates['full']:6.0f} ops/CPU-s checked, "
+                f"{rates['unchecked']:6.0f} with no invariant ({rates['unchecked'] / rates['full']:.2f}x), "
+                f"{rates['host']:6.0f} for the host alone (null, no invariant: "
+                f"{rates['host'] / rates['full']:.2f}x)"
+            )
+
+
 # ----------------------------------------------------------------------------- pytest
 
 
@@ -617,6 +696,7 @@ def main(argv: list[str] | None = None) -> int:
         "simulator": figure_simulator,
         "memory": figure_memory,
         "explore-memory": figure_explore_memory,
+        "explore-ceiling": figure_explore_ceiling,
         "pytest": figure_pytest,
     }
     with tempfile.TemporaryDirectory(prefix="bench-baseline-") as tmp:
