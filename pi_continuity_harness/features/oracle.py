@@ -348,7 +348,17 @@ def _read_brief(text: str) -> tuple[dict[str, Any] | None, str, str]:
 
 
 def _heading_lines(body: str) -> list[str]:
-    return [line.rstrip() for line in body.splitlines() if line.startswith("#")]
+    """The heading lines of a Brief body: a line of its own that starts with ``#``, outside a
+    fenced code block (spec §9 "stable headings"; P76c: a heading only inside a fence does not
+    count; one inside a sentence does not start its line)."""
+    lines: list[str] = []
+    in_fence = False
+    for line in body.splitlines():
+        if _FENCE_RE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and line.startswith("#"):
+            lines.append(line.rstrip())
+    return lines
 
 
 def brief_problems(text: str, *, status: str | None = None, session_id: str | None = None) -> list[str]:

@@ -103,12 +103,6 @@ UNREACHABLE: dict[str, str] = {
         "freshness_rule_once would see a Brief without the rule under Recovery Instructions, but the explorer's "
         "scripted syntheses never write the rule's text in another section; rules/brief-validation does"
     ),
-    "error_with_text_accepted": (
-        "failed_synthesis_never_commits sees a commit after a synthesis that ended in an error, but the explorer's "
-        "scripted syntheses fail only with an HTTP error, which carries no text (explore/continuity/generate.py "
-        "draws no error_after_body reply); smoke 04's mid-stream row streams a whole Brief and then fails, and "
-        "tests/explore/test_commit_and_notice_rules.py shows the invariant failing on this mutant"
-    ),
     "stale_not_inspected_on_resume": (
         "stale_pending_reported sees every session start, but the explorer's restarts and reloads start the "
         "session with reason startup or reload; it never resumes a session from another one (reason resume); "
@@ -124,16 +118,6 @@ UNREACHABLE: dict[str, str] = {
         "the state it shows (a failed handoff), which that reading does not model; rules/notifications-and-"
         "commands 'the status shown after a failed handoff is a warning' does"
     ),
-    "length_stop_accepted": (
-        "failed_synthesis_never_commits sees a commit after a length stop, but the explorer's length replies "
-        "are cut inside the body (kind length), which validation refuses anyway; it draws no length_whole "
-        "reply, whose text is a whole Brief; tests/explore/test_commit_and_notice_rules.py scripts one"
-    ),
-    "tool_use_accepted": (
-        "failed_synthesis_never_commits sees a commit after a reply that asks for a tool, but the explorer "
-        "scripts no tool_use synthesis reply (SYNTHESIS_FAULTS; adding one would change every seed's draws); "
-        "tests/explore/test_commit_and_notice_rules.py scripts one"
-    ),
     "output_budget_uncapped": (
         "synthesis_not_starved checks that max_tokens leaves room for a body after the reasoning "
         "allowance, not that it stays within the model's output limit; the explorer's models all have "
@@ -146,12 +130,6 @@ UNREACHABLE: dict[str, str] = {
         "a summary or a prompt; listing it in the status as a stale pending Brief reaches neither, and no "
         "invariant reads the status; rules/notifications-and-commands plants one and reads the status"
     ),
-    "thinking_in_brief": (
-        "commit_bytes_on_disk and archive_requires_full_match compare the summary with the disk bytes, which "
-        "agree whatever the body holds, and the explorer's synthesis replies carry no thinking block; "
-        "rules/synthesis-model-and-effort 'the synthesis model's reasoning never becomes part of the Brief' "
-        "scripts one"
-    ),
     "directives_only_at_line_start": (
         "the explorer's scripted syntheses promote only role-labelled directives at the start of a "
         "line, which the old validator also refuses; the unquoted 'Ignore your instructions ...' "
@@ -162,11 +140,6 @@ UNREACHABLE: dict[str, str] = {
         "the Brief deleted: the explorer's only cancel after the hook returned is a competitor's, which leaves "
         "the hook's signal alone, and the mutant deletes on that signal's abort; smoke/session-compact-archives "
         "'the Brief of a compaction Pi aborts after the hook returned stays pending and inert' aborts it"
-    ),
-    "hash_ignores_non_ascii": (
-        "commit_details_correlate compares details.sha256 with the SHA-256 of the summary's UTF-8 bytes, but every "
-        "Brief the explorer scripts and every transcript it sends is ASCII, where this hash is the same; smoke 05 "
-        "scripts Next Actions with accents, guillemets and CJK"
     ),
 }
 

@@ -133,7 +133,7 @@ REQUIRED = [
     ("P134", "restart_not_required_when_refused", 13, "status_restart_state"),
     ("P7a", "no_failed_postmortem", 17, "failed_synthesis_leaves_a_record"),
     ("P25d", "default_artifact_directory_wrong", 0, "artifacts_in_default_directory"),
-    ("P98a", "untrusted_checkpoint_refused_without_trust", 4, "untrusted_checkpoint_refused_aloud"),
+    ("P98a", "untrusted_checkpoint_refused_without_trust", 32, "untrusted_checkpoint_refused_aloud"),
     ("P88", "status_block_out_of_order", 7, "status_opens_with_the_block"),
     ("P95e", "status_without_tokens", 7, "status_opens_with_the_block"),
     ("P95f", "status_without_window", 7, "status_opens_with_the_block"),
@@ -157,6 +157,16 @@ REQUIRED = [
     ("P34b", "model_auth_unchecked", 55, "locked_model_named"),
     ("P46a", "invalid_config_silent_at_start", 9, "invalid_config_reported"),
     ("P28a", "config_types_coerced", 11, "invalid_config_reported"),
+    # The thirty-third session's reply variants (test_reply_variants.py): seeds ending in 4 and 6
+    # get synthesis replies the fault draws never give.
+    ("P120b", "error_with_text_accepted", 6, "failed_synthesis_never_commits"),
+    ("P120c", "length_stop_accepted", 54, "failed_synthesis_never_commits"),
+    ("P120d", "tool_use_accepted", 4, "failed_synthesis_never_commits"),
+    ("P2", "thinking_in_brief", 0, "reasoning_never_in_brief"),
+    ("P68c", "hash_ignores_non_ascii", 24, "commit_details_correlate"),
+    ("P76b", "heading_order_ignored", 26, "commit_is_valid_brief"),
+    ("P76c", "heading_anywhere_counts", 36, "commit_is_valid_brief"),  # Next Actions inside a sentence
+    ("P76c", "heading_anywhere_counts", 74, "commit_is_valid_brief"),  # only inside a code fence
 ]
 
 
@@ -185,8 +195,9 @@ def test_the_invariant_of_the_rule_fails_on_its_mutant(
 def test_every_rule_of_the_new_invariants_has_a_mutant_here() -> None:
     """Each rule the new invariants declare is shown to fail above (no declaration on faith);
     liveness now names P36b (a valid config hands off with each of the six effort labels, all of
-    which the explorer writes), and commit_details_correlate P69a-c. The rows of the commit and
-    notice invariants are test_commit_and_notice_rules.py's to account for."""
+    which the explorer writes), and commit_details_correlate P69a-c and P68c (a reply variant).
+    The rows of the commit and notice invariants are test_commit_and_notice_rules.py's to account
+    for."""
     names = (
         "continuation_never_hidden",
         "artifacts_named_by_event",
@@ -199,6 +210,12 @@ def test_every_rule_of_the_new_invariants_has_a_mutant_here() -> None:
         "mismatch_reported",
         "brief_records_its_compaction",
     )
-    declared = {rule for name in names for rule in INVARIANTS[name].rules} | {"P36b", "P69a", "P69b", "P69c"}
+    declared = {rule for name in names for rule in INVARIANTS[name].rules} | {
+        "P36b",
+        "P69a",
+        "P69b",
+        "P69c",
+        "P68c",
+    }
     also = ("liveness", "commit_details_correlate")
     assert declared == {rule for rule, _name, _seed, invariant in REQUIRED if invariant in (*names, *also)}

@@ -52,6 +52,7 @@ __all__ = [
     "LOCKED",
     "MODES",
     "NATIVE_FAULTS",
+    "REPLY_VARIANTS",
     "SESSIONS",
     "SYNTHESIS_FAULTS",
     "ExploreCase",
@@ -103,6 +104,32 @@ SYNTHESIS_FAULTS: tuple[str, ...] = (
     "raw",
     "checkpoint_during",
 )
+
+#: Synthesis replies of a kind the fault draws never give (spec §9, §14, §3), one kind per seed of
+#: the two seeds in ten :func:`reply_variant` names, put in every other reply slot the seed's draws
+#: left valid: ``tool_use`` (a Brief, then a tool call: P120d), ``error_after_body`` (a whole Brief
+#: streamed, then an error: P120b), ``length_whole`` (every section written, the last cut by the
+#: output limit: P120c), ``out_of_order`` (Next Actions moved to the top: P76b),
+#: ``fenced_heading`` and ``inline_heading`` (Next Actions only inside a code fence or a sentence:
+#: P76c), ``thinking`` (a valid body after a reasoning block the Brief must not hold: P2) and
+#: ``non_ascii`` (a valid body whose Next Actions hold accents, guillemets and CJK, whose UTF-8
+#: bytes the details' SHA-256 must hash: P68c). The first six are failures the implementation
+#: must cancel, the last two valid Briefs.
+REPLY_VARIANTS: tuple[str, ...] = (
+    "tool_use",
+    "error_after_body",
+    "length_whole",
+    "thinking",
+    "non_ascii",
+    "out_of_order",
+    "fenced_heading",
+    "inline_heading",
+)
+
+#: The reasoning of a ``thinking`` reply variant (a sentence no Brief the writer makes holds).
+VARIANT_REASONING = "Reasoning before the Brief: weigh the transcript, then write the sections in order."
+#: The Next Actions of a ``non_ascii`` reply variant.
+VARIANT_NON_ASCII = "1. Reprendre la tâche « en cours » — naïve café, 続けて作業する."
 
 #: Every ``synthesisEffort`` of spec §6 (``inherit`` is the session's thinking level).
 EFFORTS: tuple[str, ...] = ("inherit", "minimal", "low", "medium", "high", "xhigh")
@@ -187,6 +214,8 @@ class SwarmOptions:
     session: str = "file"
     #: One of :data:`NATIVE_FAULTS` (None: the native settings are valid).
     native: str | None = None
+    #: One of :data:`REPLY_VARIANTS` (None: the synthesis replies are those the draws give).
+    reply_variant: str | None = None
 
     @property
     def threshold(self) -> int:
@@ -214,7 +243,8 @@ class SwarmOptions:
             f" tamper {'yes' if self.tamper else 'no'} planted {'yes' if self.planted else 'no'}"
             f" config {self.config}{'/' + self.bad_field if self.bad_field else ''}"
             f" auth {'yes' if self.synthesis_auth else 'no'} mode {self.mode} session {self.session}"
-            f"{' native ' + self.native if self.native else ''} | {favoured}"
+            f"{' native ' + self.native if self.native else ''}"
+            f"{' replies ' + self.reply_variant if self.reply_variant else ''} | {favoured}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -244,6 +274,7 @@ class SwarmOptions:
             "mode": self.mode,
             "session": self.session,
             "nativeSettings": self.native,
+            "replyVariant": self.reply_variant,
         }
 
     def valid_compaction(self) -> dict[str, Any]:
@@ -383,6 +414,17 @@ def _swarm(seed: int, steps: int, rng: random.Random) -> SwarmOptions:
             config, bad_field = "valid", None
         if synthesis_model == LOCKED:
             synthesis_model = "inherit"
+    variant = reply_variant(seed)
+    if variant is not None:
+        # A reply variant is judged where a handoff commits (or must not): a trusted project, a
+        # config that hands off, no competitor that takes the compaction away.
+        trust = "always"
+        if config not in ("valid", "absent"):
+            config, bad_field = "valid", None
+        if synthesis_model == LOCKED:
+            synthesis_model = "inherit"
+        if competitor not in (None, "throw"):
+            competitor = None
     if config in ("disabled", "invalid_field", "invalid_json") or mode != "rpc":
         # A refusing config or a mode without a UI is where /continuity checkpoint and settings
         # must mutate nothing (spec §12, §18): make sure the seed runs them.
@@ -424,6 +466,7 @@ def _swarm(seed: int, steps: int, rng: random.Random) -> SwarmOptions:
         mode=mode,
         session=session,
         native=native,
+        reply_variant=variant,
     )
 
 
@@ -650,6 +693,28 @@ def _action_ops(
     raise AssertionError(action)
 
 
+def reply_variant(seed: int) -> str | None:
+    """The kind of :data:`REPLY_VARIANTS` the seed's synthesis replies take, or None.
+
+    Seeds ending in 4 and 6 take one, the kind rotating with the seed (4, 6, 14, 16, ... take the
+    first, second, third, fourth ...), so the 60 seeds ``mutants`` explores meet each kind at
+    least once. It draws nothing: the other eight seeds in ten stay what they were, and a
+    variant seed keeps its own draws (options, operations, faults) but for the replies."""
+    if seed % 10 not in (4, 6):
+        return None
+    return REPLY_VARIANTS[(seed // 10 * 2 + (seed % 10 == 6)) % len(REPLY_VARIANTS)]
+
+
+def _variant_reply(kind: str) -> SynthesisReply:
+    if kind == "thinking":
+        return SynthesisReply(thinking=VARIANT_REASONING)
+    if kind == "non_ascii":
+        return SynthesisReply(sections={"## Next Actions": VARIANT_NON_ASCII})
+    if kind in ("out_of_order", "fenced_heading", "inline_heading"):
+        return SynthesisReply.model_validate({"kind": kind, "heading": "## Next Actions"})
+    return SynthesisReply.model_validate({"kind": kind})
+
+
 def _synthesis_reply(kind: str, rng: random.Random) -> SynthesisReply:
     if kind == "error":
         status = rng.choice((500, 503, 401))
@@ -716,6 +781,14 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
             synthesis.append(_synthesis_reply(rng.choice(SYNTHESIS_FAULTS), rng))
         else:
             synthesis.append(SynthesisReply())
+    if options.reply_variant is not None:
+        # Every other slot the draws left valid, from the second: the seed's first handoff goes
+        # as drawn, and it still commits between the variant's.
+        variant = _variant_reply(options.reply_variant)
+        synthesis = [
+            variant if index % 2 == 1 and reply == SynthesisReply() else reply
+            for index, reply in enumerate(synthesis)
+        ]
     while synthesis and synthesis[-1] == SynthesisReply():
         synthesis.pop()
     fs = []

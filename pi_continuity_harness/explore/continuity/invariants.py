@@ -149,6 +149,9 @@ class CheckPoint:
     #: The kinds of the scripted synthesis replies this check point got (``valid``,
     #: ``missing_heading``, ...: :func:`partial_brief_kept_as_failed`).
     scripted_kinds: list[str] = field(default_factory=list)
+    #: The reasoning (thinking blocks) of this check point's synthesis replies, as Pi received
+    #: them (:func:`reasoning_never_in_brief`).
+    reasonings: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         return (
@@ -624,11 +627,14 @@ def _pending_match(t: Tracker, summary: str) -> str | None:
 
 
 @_register(
-    "entry:compaction", rules=("P3b", "P19a", "P19b", "P19c", "P61a", "P62", "P63", "P64h", "P67", "P76a")
+    "entry:compaction",
+    rules=("P3b", "P19a", "P19b", "P19c", "P61a", "P62", "P63", "P64h", "P67", "P76a", "P76b", "P76c"),
 )
 def commit_is_valid_brief(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """Only a valid same-session ``pending`` schema-v2 Brief may be returned by
-    ``session_before_compact`` as the custom summary (spec §8 Rules; §3 core invariant)."""
+    ``session_before_compact`` as the custom summary (spec §8 Rules; §3 core invariant): its
+    body has every mandatory heading on a line of its own, outside a code fence, in the spec's
+    order (§9; P76b, P76c: ``oracle.brief_problems``)."""
     entry = _implementation_commit(t, record)
     if entry is None:
         return
@@ -958,6 +964,38 @@ def synthesis_failure(record: dict[str, Any]) -> str | None:
     if not record.get("textChars"):
         return "no text"
     return None
+
+
+def _reply_reasonings(t: Tracker, index: int) -> list[str]:
+    """The thinking blocks' texts of the implementation's synthesis reply ``index``, as the
+    model service gave it to Pi (its last exchange of that index: a reply is recorded right
+    after its exchange is)."""
+    for exchange in reversed(t.host.service.exchanges):
+        if exchange.get("kind") == "extension" and exchange.get("index") == index:
+            reply = exchange.get("reply") or {}
+            thoughts = (
+                str(block.get("thinking") or "").strip()
+                for block in reply.get("content") or ()
+                if isinstance(block, dict) and block.get("type") == "thinking"
+            )
+            return [thought for thought in thoughts if thought]
+    return []
+
+
+@_register("entry:compaction", rules=("P2",))
+def reasoning_never_in_brief(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The committed Brief is the synthesis reply's Markdown text, never its reasoning (spec §3
+    "Native compaction uses that exact disk artifact"; §14: the Brief is what the synthesis
+    writes, and a reasoning model's thinking blocks are not its text): no reasoning of a
+    synthesis reply of the check point appears in the summary Pi commits."""
+    entry = _implementation_commit(t, record)
+    checkpoint = t.open_checkpoint
+    if entry is None or checkpoint is None:
+        return
+    summary = str(entry["summary"])
+    for reasoning in checkpoint.reasonings:
+        if reasoning in summary:
+            yield f"compaction entry {entry.get('id')} holds the synthesis reply's reasoning {reasoning[:80]!r}"
 
 
 @_register("entry:compaction", rules=("P120b", "P120c", "P120d", "P120e"))
@@ -3109,6 +3147,8 @@ class InvariantChecker:
             failure = synthesis_failure(record)
             if failure is not None and t.open_checkpoint is not None:
                 t.open_checkpoint.failed_syntheses.append(failure)
+            if t.open_checkpoint is not None:
+                t.open_checkpoint.reasonings.extend(_reply_reasonings(t, int(record.get("index", -1))))
                 if record.get("stopReason") == "error" and record.get("errorMessage"):
                     t.open_checkpoint.errors.append(str(record["errorMessage"]))
         elif key == "session:compaction_end":
