@@ -46,20 +46,6 @@ UNREACHABLE: dict[str, str] = {
         "not judged on the context usage they record; the feature scenario 'a checkpoint's Brief records Pi's "
         "context usage as its tokenCountAtTrigger' is (rules/artifacts-and-frontmatter)"
     ),
-    "effort_case_folded": (
-        "refused_config_commits_nothing sees an unknown synthesisEffort accepted, but the explorer's only "
-        "invalid effort is 'turbo', never a known one in another case ('High'); the feature "
-        "install/invalid-config-fails-closed spells them"
-    ),
-    "handoff_reason_always_threshold": (
-        "commit_is_valid_brief checks that the committed Brief is valid, not that its handoffReason "
-        "matches the compaction's reason; the explorer's commits are threshold commits, for which "
-        "'threshold' is right, and a checkpoint is never committed"
-    ),
-    "session_file_wrong": (
-        "commit_is_valid_brief checks the committed Brief's sessionId against the session, not its "
-        "sessionFile; the frontmatter scenario of rules/artifacts-and-frontmatter compares both"
-    ),
     "reread_trusts_memory": (
         "the explorer's corrupt-read fault corrupts what one read returns, not the file: a re-read "
         "that trusts memory commits bytes that are on disk, which every invariant accepts; the "

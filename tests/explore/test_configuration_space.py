@@ -37,9 +37,11 @@ from pi_continuity_harness.explore.continuity.generate import (
     LARGE,
     LOCKED,
     NATIVE_FAULTS,
+    REPLY_VARIANTS,
     SMALL,
     ExploreCase,
     generate_case,
+    invalid_value,
 )
 from pi_continuity_harness.features.oracle import leaf_values
 from pi_continuity_harness.mutants.pristine import changed_since, reference_snapshot, reset_reference
@@ -73,6 +75,14 @@ CONTINUITY_DIMENSIONS: list[tuple[str, Callable[[ExploreCase], Any], set[Any]]] 
     ("session", lambda c: c.options.session, {"file", "memory"}),
     ("trust", lambda c: c.options.trust, {"always", "never"}),
     ("native settings", lambda c: c.options.native, {None, *NATIVE_FAULTS}),
+    (
+        "invalid synthesisEffort",
+        lambda c: (
+            invalid_value(c.seed, "synthesisEffort") if c.options.bad_field == "synthesisEffort" else None
+        ),
+        {None, "High", "turbo"},
+    ),
+    ("synthesis reply variant", lambda c: c.options.reply_variant, {None, *REPLY_VARIANTS}),
 ]
 
 

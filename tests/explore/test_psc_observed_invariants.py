@@ -93,6 +93,8 @@ MUTANT_ROWS = [
     ("trigger_percent_is_keep_percent", 0, "brief_records_its_compaction"),
     ("frontmatter_percent_truncated", 5, "brief_records_its_compaction"),
     ("branch_leaf_wrong", 0, "brief_records_its_compaction"),
+    # P63 (the thirty-third session): handoffReason against the session_compact event's reason.
+    ("handoff_reason_always_threshold", 0, "brief_records_its_compaction"),
     # P124, P92a, P92b (the thirty-first session's commit and notification rules).
     ("tokens_before_changed", 0, "commit_keeps_prepared_cut"),
     ("saved_notified_as_warning", 0, "notification_levels"),

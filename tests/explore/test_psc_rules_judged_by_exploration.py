@@ -167,6 +167,9 @@ REQUIRED = [
     ("P76b", "heading_order_ignored", 26, "commit_is_valid_brief"),
     ("P76c", "heading_anywhere_counts", 36, "commit_is_valid_brief"),  # Next Actions inside a sentence
     ("P76c", "heading_anywhere_counts", 74, "commit_is_valid_brief"),  # only inside a code fence
+    ("P36a", "effort_case_folded", 9, "invalid_config_reported"),  # synthesisEffort "High"
+    ("P63", "handoff_reason_always_threshold", 0, "brief_records_its_compaction"),
+    ("P64h", "session_file_wrong", 0, "brief_records_its_compaction"),
 ]
 
 

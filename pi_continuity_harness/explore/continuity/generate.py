@@ -60,6 +60,7 @@ __all__ = [
     "case_json",
     "filler_reply",
     "generate_case",
+    "invalid_value",
     "planted_markers",
     "settings_answers",
 ]
@@ -536,8 +537,18 @@ def _config_file(options: SwarmOptions) -> dict[str, Any] | None:
     if options.config == "disabled":
         config["enabled"] = False
     elif options.config == "invalid_field":
-        config[str(options.bad_field)] = dict(_INVALID_FIELDS)[str(options.bad_field)]
+        config[str(options.bad_field)] = invalid_value(options.seed, str(options.bad_field))
     return {"json": config}
+
+
+def invalid_value(seed: int, name: str) -> Any:
+    """The invalid value of field ``name`` the seed's config carries. ``synthesisEffort`` takes
+    ``High`` in seeds 0-59, 120-179, 240-299, ... (a known label in another case: spec §6's labels
+    are exact, so it is as unknown as ``turbo``, and an implementation that folds the case reads
+    it as ``high``: P36a) and ``turbo`` (no label at all) in the other blocks of sixty."""
+    if name == "synthesisEffort" and (seed // 60) % 2 == 0:
+        return "High"
+    return dict(_INVALID_FIELDS)[name]
 
 
 def _brief_text(session_id: str, event_id: str, marker: str, *, kind: str, version: int, status: str) -> str:

@@ -130,6 +130,8 @@ class CheckPoint:
     model: str | None = None
     window: int | None = None
     leaf: str | None = None
+    #: Pi's session file when the hook fired (None: an in-memory session).
+    session_file: str | None = None
     #: The model the implementation's last synthesis request of this check point asked.
     synthesis_model: str | None = None
     #: ``event.preparation.firstKeptEntryId`` (:func:`commit_keeps_prepared_cut`).
@@ -863,7 +865,7 @@ def artifacts_never_input(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
 _PERCENT_TOLERANCE = 0.05
 
 
-@_register("entry:compaction", rules=("P64a", "P64b", "P64d", "P64e", "P64f", "P64g", "P65"))
+@_register("entry:compaction", rules=("P63", "P64a", "P64b", "P64d", "P64e", "P64f", "P64g", "P64h", "P65"))
 def brief_records_its_compaction(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The committed Brief's frontmatter records the compaction it was made for (spec §8 schema
     v2): ``modelId`` the active ``provider/model`` when the handoff starts (P64a),
@@ -873,8 +875,12 @@ def brief_records_its_compaction(t: Tracker, record: dict[str, Any]) -> Iterator
     ``event.preparation.settings``, never a startup snapshot or the file on disk (§8 "It
     records the current effective native token policy for diagnostics", P64f), ``effectiveTriggerPercent`` and
     ``effectiveKeepRecentPercent`` derived from those tokens and that window (P64g), and
-    ``branchLeafBefore``, when present, the session's leaf before the handoff (P65). The values
-    are those of the check point whose ``session_before_compact`` is open when Pi commits."""
+    ``branchLeafBefore``, when present, the session's leaf before the handoff (P65),
+    ``handoffReason`` the handoff reason of Pi's compaction reason (P63: ``threshold``,
+    ``overflow``, ``manual-compaction`` for ``manual``) and ``sessionFile`` Pi's session file,
+    compared by its name as the feature step does (P64h: the extension may see the machine under
+    another root, the simulator's virtual root; an in-memory session has none to compare). The
+    values are those of the check point whose ``session_before_compact`` is open when Pi commits."""
     entry = _implementation_commit(t, record)
     checkpoint = t.open_checkpoint
     if entry is None or checkpoint is None:
@@ -894,9 +900,16 @@ def brief_records_its_compaction(t: Tracker, record: dict[str, Any]) -> Iterator
         expected.append(("synthesisModel", checkpoint.synthesis_model))
     if "branchLeafBefore" in front:
         expected.append(("branchLeafBefore", checkpoint.leaf))
+    expected.append(("handoffReason", HANDOFF_REASON_OF_COMPACTION.get(checkpoint.reason)))
     for key, value in expected:
         if value is not None and front.get(key) != value:
             yield f"the Brief's {key} is {front.get(key)!r}; this compaction's is {value!r}"
+    recorded = front.get("sessionFile")
+    if checkpoint.session_file is not None and (
+        not isinstance(recorded, str)
+        or os.path.basename(recorded) != os.path.basename(checkpoint.session_file)
+    ):
+        yield f"the Brief's sessionFile is {recorded!r}; Pi's session file is {checkpoint.session_file!r}"
     yield from percent_problems(front)
 
 
@@ -1293,15 +1306,16 @@ def others_artifacts_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[s
             yield f"{record.get('name')} of {path}, an artifact of session {parts[0]}"
 
 
-@_register(rules=("P46a", "P28a"))
+@_register(rules=("P46a", "P28a", "P36a"))
 def invalid_config_reported(t: Tracker) -> Iterator[str]:
     """An invalid extension config is reported loudly at startup (spec §6 "Invalid extension
     config ... disables/cancels automatic behaviour until corrected"; §11 "Invalid extension
     config must name its path"): after an operation whose session start read a config the
     checker finds invalid (not JSON, not an object, ``enabled`` not a boolean (P28a: ``"yes"``
     is not coerced), ``synthesisModel`` neither ``inherit`` nor ``provider/model``, an unknown
-    ``synthesisEffort``), a product-prefixed warning or error of that operation names the
-    config's path and each invalid field (P46a). P31 (``"gpt"`` refused) is not declared: the
+    ``synthesisEffort``, P36a: ``turbo``, or ``High``, a label in another case), a
+    product-prefixed warning or error of that operation names the config's path and each invalid
+    field (P46a). P31 (``"gpt"`` refused) is not declared: the
     first explored seed that writes it in a trusted project with a UI is 94, beyond the kill
     matrix's 60 (``synthesis_model_unchecked`` fails this invariant there). Owed in a mode with
     a UI and a trusted project (an untrusted one reads no config), with Pi alive at the end of
@@ -2299,8 +2313,9 @@ def refused_config_commits_nothing(t: Tracker, record: dict[str, Any]) -> Iterat
     and no Brief is written, by a compaction or by ``/continuity checkpoint`` (spec §6 "invalid
     extension config disables/cancels automatic behaviour until corrected", §12, §13 "The
     extension cancels when disabled", §18 "Authentication/model failures cancel compaction").
-    An unknown ``synthesisEffort`` (the explorer writes ``turbo``) makes the config invalid
-    (P36a: rejected, not read as a default)."""
+    An unknown ``synthesisEffort`` (the explorer writes ``turbo``, and ``High``: a known label in
+    another case, ``generate.invalid_value``) makes the config invalid (P36a: rejected, not read
+    as a default)."""
     if not t.trusted or t.config_state not in _REFUSING:
         return
     key = f"{record.get('kind')}:{record.get('name')}"
@@ -3044,6 +3059,7 @@ class InvariantChecker:
                 model=model.full_id if model is not None else None,
                 window=model.context_window if model is not None else None,
                 leaf=runtime.session_manager.get_leaf_id() if runtime is not None else None,
+                session_file=runtime.session_manager.get_session_file() if runtime is not None else None,
             )
             t.checkpoints.append(checkpoint)
             t.open_checkpoint = checkpoint

@@ -152,9 +152,10 @@ def brief_records_its_compaction(run: ObservedRun) -> Iterator[str]:
     ``session_before_compact`` before its ``session_compact`` (Pi's ``tokensBefore`` and
     prepared settings), the percentages against the Brief's own tokens and window, and
     ``branchLeafBefore`` against the compaction entry's parent (the leaf it was appended to, as
-    the feature step reads it). The active model and the synthesis request's model are not
-    observed with the hook, so ``modelId``, ``synthesisModel`` and ``contextWindow`` stay with
-    the trace form."""
+    the feature step reads it), and ``handoffReason`` against the ``session_compact`` event's
+    reason (P63). The active model and the synthesis request's model are not observed with the
+    hook, so ``modelId``, ``synthesisModel`` and ``contextWindow`` stay with the trace form, and
+    Pi's session file at the hook (the observation has the last one) ``sessionFile``."""
     for event, prepared in _committed_after_preparation(run):
         entry = event.get("compactionEntry") or {}
         brief = parse_brief(str(entry.get("summary")))
@@ -170,6 +171,7 @@ def brief_records_its_compaction(run: ObservedRun) -> Iterator[str]:
         )
         if "branchLeafBefore" in front and parent is not None:
             expected.append(("branchLeafBefore", parent))
+        expected.append(("handoffReason", HANDOFF_REASON_OF_COMPACTION.get(str(event.get("reason")))))
         for key, value in expected:
             if value is not None and front.get(key) != value:
                 yield f"entry {entry.get('id')}: the Brief's {key} is {front.get(key)!r}; the compaction's is {value!r}"
@@ -581,7 +583,9 @@ OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = (
     _spec(notification_levels, ("ui",)),
     _spec(commit_announced_once, ("ui",)),
     _spec(
-        brief_records_its_compaction, ("extension_events", "entries"), rules=("P64d", "P64f", "P64g", "P65")
+        brief_records_its_compaction,
+        ("extension_events", "entries"),
+        rules=("P63", "P64d", "P64f", "P64g", "P65"),
     ),
     _spec(artifacts_never_input, ("entries",)),
     _spec(planted_artifacts_never_input, ("requests",)),
