@@ -197,7 +197,8 @@ class FilesystemMonitor:
             # Confinement (see ``confine``): an extension's write outside the run, directly or
             # through a symbolic link, is refused as the OS would refuse an unwritable path.
             self.flush()
-            self.trace.emit("fs", "refused", op=op, path=self.canonical(os.path.abspath(at)))
+            if not _in_bytecode_cache(check):
+                self.trace.emit("fs", "refused", op=op, path=self.canonical(os.path.abspath(at)))
             raise PermissionError(
                 errno.EACCES, "outside the run's directory: refused by the simulated host (confinement)", at
             )
@@ -443,6 +444,22 @@ def _at(path: Any, dir_fd: Any = None) -> str | None:
 
 #: The ``dir_fd`` of the wrapped ``os.open`` call running (its audit event does not carry it).
 _OPEN_DIR_FD: list[Any] = [None]
+
+
+def _in_bytecode_cache(path: str) -> bool:
+    """Whether ``path`` lies in the interpreter's bytecode cache: below ``sys.pycache_prefix``
+    or in a ``__pycache__`` directory. importlib writes there when a module is first imported
+    (``SourceFileLoader.set_data``, which gives up quietly on an ``OSError``), so a module an
+    implementation imports during a run tries it once per process, and only while the cache
+    lacks the module. Refused like any write outside the run (a planted ``.pyc`` would run in
+    the harness's next process), but not recorded: the record made a seed's trace depend on the
+    cache (in the thirty-third session, a mutant's module imported in the first of two runs of
+    one seed added an ``fs:refused`` record that the second run, the module loaded, lacked)."""
+    prefix = sys.pycache_prefix
+    if prefix and (path == prefix or path.startswith(prefix.rstrip(os.sep) + os.sep)):
+        return True
+    return "__pycache__" in path.split(os.sep)
+
 
 #: Calls that change a file's metadata or content without an ``fs`` record: refused outside
 #: the run, not recorded (audit event -> (operation, index of its path, index of its dir_fd)).

@@ -9,8 +9,10 @@ checks that nothing outside the run changes.
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -179,6 +181,40 @@ def test_an_extension_cannot_write_outside_the_run(tmp_path: Path) -> None:
     assert tree_snapshot(victim) == before
     refusals = [line for line in result.trace_text().splitlines() if '"name":"refused"' in line]
     assert len(refusals) == 3, refusals
+
+
+@pytest.mark.parametrize("cache", ["prefix", "beside the source"])
+def test_the_interpreters_bytecode_cache_is_refused_without_a_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache: str
+) -> None:
+    """A module first imported during a run is compiled, and importlib writes its bytecode
+    outside the run (below ``sys.pycache_prefix``, or in a ``__pycache__`` beside the source):
+    refused like any write outside, and not recorded, so the run's trace is the same whether or
+    not the cache held the module (two runs of one scenario, the second with the module loaded)."""
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "pch_fresh_module.py").write_text("VALUE = 1\n", encoding="utf-8")
+    prefix = tmp_path / "pycache"
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(sys, "pycache_prefix", str(prefix) if cache == "prefix" else None)
+    monkeypatch.syspath_prepend(str(source))
+    monkeypatch.delitem(sys.modules, "pch_fresh_module", raising=False)
+    loaded: list[int] = []
+
+    def extension(pi: ExtensionAPI) -> None:
+        async def on_start(event: Any, ctx: Any) -> None:
+            loaded.append(importlib.import_module("pch_fresh_module").VALUE)
+
+        pi.on("session_start", on_start)
+
+    scenario = parse_scenario({"name": "bytecode"})
+    first = simulate(scenario, workdir=tmp_path / "first", implementation=extension)
+    second = simulate(scenario, workdir=tmp_path / "second", implementation=extension)
+    assert loaded == [1, 1]
+    # (the harness's own modules first imported by ``simulate`` are cached there, outside any run)
+    assert list(tmp_path.rglob("pch_fresh_module*.pyc")) == []
+    assert '"name":"refused"' not in first.trace_text()
+    assert first.trace_text() == second.trace_text()
 
 
 def test_temporary_files_of_an_extension_stay_in_the_run(tmp_path: Path) -> None:
