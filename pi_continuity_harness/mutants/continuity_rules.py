@@ -116,11 +116,6 @@ UNREACHABLE: dict[str, str] = {
         "a summary or a prompt; listing it in the status as a stale pending Brief reaches neither, and no "
         "invariant reads the status; rules/notifications-and-commands plants one and reads the status"
     ),
-    "directives_only_at_line_start": (
-        "the explorer's scripted syntheses promote only role-labelled directives at the start of a "
-        "line, which the old validator also refuses; the unquoted 'Ignore your instructions ...' "
-        "reply is a feature scenario's (rules/brief-validation)"
-    ),
     "abort_deletes_pending": (
         "continuation_only_after_threshold_commit sees the Brief of a cancelled compaction used as a prompt, not "
         "the Brief deleted: the explorer's only cancel after the hook returned is a competitor's, which leaves "

@@ -152,3 +152,28 @@ def test_a_pending_file_the_implementation_could_not_read_is_not_owed(tmp_path: 
     the reference sees no Brief there and reports nothing, as it should; without the fault
     exception ``stale_pending_reported`` failed it (and seeds 16 and 25)."""
     assert _explored(tmp_path, "reference", 15) == []
+
+
+#: (seed, steps, the fault record its trace shows): ``every_commit_archived`` failed the reference
+#: at these seeds until it exempted a commit whose Brief the scenario tampered with (P70a: the disk
+#: no longer holds the summary, so nothing may be archived) and one whose archive path the
+#: scenario faulted after it, in ``json`` mode, where no warning can show (found by the reference
+#: at 6, 12 and 20 steps, the step counts of the distributed test and of hand runs).
+ARCHIVE_EXEMPTIONS = [
+    (196, 6, ('"kind":"fault","name":"tamper"', '"after":"entry:compaction"')),
+    (197, 12, ('"kind":"fault","name":"fs","op":"write"', "/archive/")),
+    (289, 20, ('"kind":"fault","name":"fs","op":"mkdir"', "/archive")),
+]
+
+
+@pytest.mark.parametrize(
+    ("seed", "steps", "fault"), ARCHIVE_EXEMPTIONS, ids=[f"{r[0]}-{r[1]}" for r in ARCHIVE_EXEMPTIONS]
+)
+def test_a_commit_the_scenario_keeps_from_its_archive_owes_none(
+    tmp_path: Path, seed: int, steps: int, fault: tuple[str, str]
+) -> None:
+    case = case_for_seed(seed, steps)
+    assert case.options.mode == "json"
+    result = run_case(PLUGIN, case, implementation="reference", workdir=tmp_path, requests=False)
+    assert result.violations == [] and result.harness_errors == []
+    assert any(all(part in line for part in fault) for line in result.trace.splitlines()), fault

@@ -93,14 +93,14 @@ REQUIRED = [
     ("P59a", "stale_reported_once_per_process", 5, "stale_pending_reported"),
     ("P59a", "stale_unreported_while_refused", 8, "stale_pending_reported"),
     ("P90h", "stale_message_reworded", 5, "stale_pending_reported"),
-    ("P75c", "postmortem_without_error", 16, "failure_record_complete"),
+    ("P75c", "postmortem_without_error", 19, "failure_record_complete"),
     ("P75d", "postmortem_without_identity", 0, "failure_record_complete"),
     ("P75d", "postmortem_identity_swapped", 0, "failure_record_complete"),
     ("P75e", "postmortem_without_cancel", 0, "failure_record_complete"),
     ("P75f", "postmortem_without_continuation", 0, "failure_record_complete"),
     # The thirty-second session's gate and inert-file rules (test_gate_and_inert_files.py).
     ("P108a", "gate_never_released", 5, "checkpoint_runs_when_idle"),
-    ("P108a", "gate_kept_after_manual_commit", 34, "checkpoint_runs_when_idle"),
+    ("P108a", "gate_kept_after_manual_commit", 14, "checkpoint_runs_when_idle"),
     ("P108b", "checkpoint_gate_kept_on_failure", 17, "checkpoint_runs_when_idle"),
     ("P110a", "gate_never_released", 82, "checkpoint_runs_when_idle"),
     ("P111a", "gate_never_released", 10, "checkpoint_runs_when_idle"),
@@ -152,7 +152,7 @@ REQUIRED = [
     ("P61b", "frontmatter_fields_sorted", 0, "brief_fields_in_schema_order"),
     ("P61b", "frontmatter_timestamps_out_of_order", 0, "brief_fields_in_schema_order"),
     ("P90g", "settings_saved_without_restart", 5, "settings_saved_message_exact"),
-    ("P75b", "postmortem_phase_unknown", 16, "failure_record_complete"),
+    ("P75b", "postmortem_phase_unknown", 19, "failure_record_complete"),
     ("P74", "postmortem_always_bare", 19, "partial_brief_kept_as_failed"),
     ("P34b", "model_auth_unchecked", 55, "locked_model_named"),
     ("P46a", "invalid_config_silent_at_start", 9, "invalid_config_reported"),
@@ -160,14 +160,15 @@ REQUIRED = [
     # The thirty-third session's reply variants (test_reply_variants.py): seeds ending in 4 and 6
     # get synthesis replies the fault draws never give.
     ("P120b", "error_with_text_accepted", 6, "failed_synthesis_never_commits"),
-    ("P120c", "length_stop_accepted", 54, "failed_synthesis_never_commits"),
+    ("P120c", "length_stop_accepted", 14, "failed_synthesis_never_commits"),
     ("P120d", "tool_use_accepted", 4, "failed_synthesis_never_commits"),
     ("P2", "thinking_in_brief", 0, "reasoning_never_in_brief"),
     ("P68c", "hash_ignores_non_ascii", 24, "commit_details_correlate"),
     ("P76b", "heading_order_ignored", 26, "commit_is_valid_brief"),
     ("P76c", "heading_anywhere_counts", 36, "commit_is_valid_brief"),  # Next Actions inside a sentence
-    ("P76c", "heading_anywhere_counts", 74, "commit_is_valid_brief"),  # only inside a code fence
+    ("P76c", "heading_anywhere_counts", 34, "commit_is_valid_brief"),  # only inside a code fence
     ("P36a", "effort_case_folded", 9, "invalid_config_reported"),  # synthesisEffort "High"
+    ("P117b", "directives_only_at_line_start", 44, "no_promoted_directive"),
     ("P63", "handoff_reason_always_threshold", 0, "brief_records_its_compaction"),
     ("P64h", "session_file_wrong", 0, "brief_records_its_compaction"),
 ]

@@ -243,6 +243,10 @@ class Tracker:
     #: :func:`every_commit_archived`: the ``session_compact`` records of this operation that
     #: committed the verified Brief, with its event id.
     committed: list[tuple[int, str]] = field(default_factory=list)
+    #: A tamper rule of the scenario changed a file (``fault:tamper``; :func:`every_commit_archived`).
+    tampered: bool = False
+    #: The seq of the latest filesystem fault on an archive path (:func:`every_commit_archived`).
+    last_archive_fault: int = -1
     #: The seq of the latest product-prefixed warning or error: a reported failure.
     last_alarm: int = -1
     #: The Brief paths announced as committed in this run (:func:`commit_announced_once`).
@@ -2067,9 +2071,13 @@ def every_commit_archived(t: Tracker) -> Iterator[str]:
     the archive boundary"; P6b): after an operation in which Pi committed the verified disk Brief
     (``session_compact``), an archived copy of that event was written, unless a product-prefixed
     warning or error reported a failure after the commit (archiving failed, spec §18) or Pi died
-    first."""
+    first, or a tamper rule changed the pending Brief before Pi emitted ``session_compact``
+    (the disk no longer holds the summary: no archive, P70a), or the scenario faulted an
+    archive path after the commit (in ``print`` and ``json`` mode no warning can show: seeds 197
+    at 12 steps and 289 at 20 failed the reference so, a fault on the archive's write or
+    directory)."""
     for seq, event_id in t.committed:
-        if _reported_after(t, seq):
+        if _reported_after(t, seq) or seq < t.last_archive_fault:
             continue
         if not _archived_in_operation(t, event_id):
             yield f"the Brief of event {event_id}, committed at trace seq {seq}, was not archived"
@@ -2788,6 +2796,7 @@ _LIVENESS_DOC = (
 _PRE_KEYS = frozenset(
     {
         "fault:fs",
+        "fault:tamper",
         "host:start",
         "host:crash",
         "host:runtime",
@@ -3008,8 +3017,12 @@ class InvariantChecker:
             t.policy_checked = True
         elif record.get("kind") == "op":
             self._op_record(record)
+        elif key == "fault:tamper":
+            t.tampered = True
         elif key == "fault:fs":
             t.op_faults += 1
+            if f"{os.sep}archive" in str(record.get("path", "")):
+                t.last_archive_fault = int(record["seq"])
             if record.get("op") == "read" and t.stale_paths:
                 # The implementation could not read it as it is (spec §7: an unreadable or
                 # corrupt pending file is no Brief), so there is nothing stale to report.
@@ -3071,9 +3084,11 @@ class InvariantChecker:
             elif entry.get("id") in t.verified:
                 summary = t.verified[str(entry.get("id"))]
                 brief = t.brief(summary)
-                if brief is not None and brief.event_id is not None:
-                    t.committed.append((int(record["seq"]), brief.event_id))
                 path = _pending_match(t, summary)
+                # A tamper rule that changed the pending Brief after Pi appended the entry leaves
+                # no Brief whose bytes are the summary: no archive is owed (P70a).
+                if brief is not None and brief.event_id is not None and (path is not None or not t.tampered):
+                    t.committed.append((int(record["seq"]), brief.event_id))
                 if path is not None:
                     t.committed_paths.append(path)
         elif key == "call:send_user_message" and not _by_competitor(record):
