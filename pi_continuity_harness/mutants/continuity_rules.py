@@ -111,11 +111,6 @@ UNREACHABLE: dict[str, str] = {
         "above the limit; rules/synthesis-model-and-effort 'the synthesis output budget stays within the "
         "model's output limit' gives the model a lower one"
     ),
-    "invalid_pending_listed_stale": (
-        "artifacts_never_input and planted_artifacts_never_input check that a legacy artifact never reaches "
-        "a summary or a prompt; listing it in the status as a stale pending Brief reaches neither, and no "
-        "invariant reads the status; rules/notifications-and-commands plants one and reads the status"
-    ),
     "abort_deletes_pending": (
         "continuation_only_after_threshold_commit sees the Brief of a cancelled compaction used as a prompt, not "
         "the Brief deleted: the explorer's only cancel after the hook returned is a competitor's, which leaves "

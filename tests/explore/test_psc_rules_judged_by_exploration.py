@@ -171,6 +171,7 @@ REQUIRED = [
     ("P117b", "directives_only_at_line_start", 44, "no_promoted_directive"),
     ("P63", "handoff_reason_always_threshold", 0, "brief_records_its_compaction"),
     ("P64h", "session_file_wrong", 0, "brief_records_its_compaction"),
+    ("P72", "invalid_pending_listed_stale", 35, "invalid_pending_never_stale"),
 ]
 
 

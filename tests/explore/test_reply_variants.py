@@ -156,3 +156,23 @@ def test_the_reasoning_is_read_from_the_reply_pi_received(tmp_path: Path) -> Non
     assert reference.broken == [] and reference.compactions == 1
     mutant = threshold_run(tmp_path / "m", MUTANTS["thinking_in_brief"].spec, synthesis=(reply,))
     assert mutant.broken == ["reasoning_never_in_brief"] and mutant.compactions == 1
+
+
+#: The rules this session's invariants newly declare (the variants', and those of the readings
+#: added beside them: P63 and P64h in the committed frontmatter, P36a a label in another case,
+#: P72 a legacy artifact never listed as stale), each with the invariant declaring it.
+NEWLY_DECLARED = [
+    ("P2", "reasoning_never_in_brief"),
+    ("P76b", "commit_is_valid_brief"),
+    ("P76c", "commit_is_valid_brief"),
+    ("P63", "brief_records_its_compaction"),
+    ("P64h", "brief_records_its_compaction"),
+    ("P36a", "invalid_config_reported"),
+    ("P72", "invalid_pending_never_stale"),
+]
+
+
+@pytest.mark.parametrize(("rule", "invariant"), NEWLY_DECLARED, ids=[r[0] for r in NEWLY_DECLARED])
+def test_each_newly_declared_rule_is_shown_failing_by_its_invariant(rule: str, invariant: str) -> None:
+    assert rule in INVARIANTS[invariant].rules
+    assert any(row[0] == rule and row[3] == invariant for row in REQUIRED), (rule, invariant)

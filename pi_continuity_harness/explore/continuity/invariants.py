@@ -1743,6 +1743,28 @@ def status_names_stale_pending(t: Tracker) -> Iterator[str]:
             yield f"/continuity status does not show the stale pending Brief {path}"
 
 
+@_register(rules=("P72",))
+def invalid_pending_never_stale(t: Tracker) -> Iterator[str]:
+    """A planted file of a ``pending/`` folder that is no valid pending v2 Brief of this session
+    (the legacy v1 artifact of the planted seeds, another session's Brief) is history, never a
+    stale pending Brief (spec §8 "existing v1 artifacts remain historical/inert", §7 "stale
+    same-session pending"): no line of the operation's product notifications that speaks of a
+    stale Brief names it (the status's stale list, the startup warning)."""
+    if not t.notices:
+        return
+    for path in sorted(t.planted_paths):
+        if f"{os.sep}pending{os.sep}" not in path:
+            continue
+        text = t.read_text(path)
+        if text is None or not t.problems(text):
+            continue  # gone, or a valid pending Brief of this session
+        for notice in t.notices:
+            line = next((ln for ln in notice.splitlines() if path in ln and "stale" in ln.lower()), None)
+            if line is not None:
+                yield f"a notification names {path}, no pending Brief of this session, as stale: {line[:160]!r}"
+                break
+
+
 _RESTART_LINE = re.compile(r"restart required:\s*(yes|no)\b", re.IGNORECASE)
 _STATUS_LINE = re.compile(r"^\s*Status:", re.MULTILINE)
 
