@@ -81,10 +81,6 @@ UNREACHABLE: dict[str, str] = {
         "no invariant, and the explorer's write and re-read faults retire few Briefs; rules/failed-postmortem "
         "checks it"
     ),
-    "disk_compared_by_length": (
-        "archive_requires_full_match would see the archive, but the explorer's tamper rules append a line or "
-        "truncate (explore/continuity/generate.py), both of which change the length; smoke 06 edits in place"
-    ),
     "freshness_rule_found_anywhere": (
         "freshness_rule_once would see a Brief without the rule under Recovery Instructions, but the explorer's "
         "scripted syntheses never write the rule's text in another section; rules/brief-validation does"

@@ -172,6 +172,7 @@ REQUIRED = [
     ("P63", "handoff_reason_always_threshold", 0, "brief_records_its_compaction"),
     ("P64h", "session_file_wrong", 0, "brief_records_its_compaction"),
     ("P72", "invalid_pending_listed_stale", 35, "invalid_pending_never_stale"),
+    ("P70c", "disk_compared_by_length", 44, "archive_requires_full_match"),  # a variant seed's tamper edits
 ]
 
 

@@ -97,6 +97,20 @@ def test_every_other_slot_the_draws_left_valid_holds_the_variant(seed: int) -> N
     assert case.options_json()["replyVariant"] == case.options.reply_variant
 
 
+def test_a_variant_seed_that_tampers_edits_the_first_commit_in_place() -> None:
+    """P70c: an edit keeps the file's length (``disk_compared_by_length``'s row is seed 44);
+    the other seeds append or truncate, as before."""
+    tampering = [generate_case(seed, 40) for seed in range(120)]
+    tampering = [case for case in tampering if case.tamper]
+    edits = [case.seed for case in tampering if case.tamper[0].action == "edit"]
+    assert (
+        edits
+        == [case.seed for case in tampering if case.options.reply_variant is not None]
+        == [44, 76, 84, 106]
+    )
+    assert all(generate_case(seed, 40).tamper[0].after.occurrence == 1 for seed in edits)
+
+
 def test_the_other_seeds_take_no_variant() -> None:
     for seed in (s for s in range(100) if s % 10 not in (4, 6)):
         case = generate_case(seed, 40)

@@ -825,19 +825,22 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
         CrashRule.model_validate({"after": {**rng.choice(_CRASH_POINTS), "occurrence": rng.randint(1, 3)}})
         for _ in range(options.crash_rules)
     ]
-    tamper = (
-        [
+    tamper = []
+    if options.tamper:
+        occurrence, action = rng.randint(1, 2), rng.choice(("append", "truncate"))
+        if options.reply_variant is not None:
+            # A variant seed edits the first committed Brief in place: the same length, other
+            # bytes (P70c: the comparison before an archive is of the bytes, not the length).
+            occurrence, action = 1, "edit"
+        tamper.append(
             TamperRule.model_validate(
                 {
-                    "after": {"kind": "entry", "name": "compaction", "occurrence": rng.randint(1, 2)},
+                    "after": {"kind": "entry", "name": "compaction", "occurrence": occurrence},
                     "path": "$PROJECT/*/pending/*.md",
-                    "action": rng.choice(("append", "truncate")),
+                    "action": action,
                 }
             )
-        ]
-        if options.tamper
-        else []
-    )
+        )
     liveness, liveness_agent = _liveness(options)
     return ExploreCase(
         seed=seed,
