@@ -90,16 +90,6 @@ UNREACHABLE: dict[str, str] = {
         "session with reason startup or reload; it never resumes a session from another one (reason resume); "
         "smoke/reload-stale-is-inert 'a stale pending Brief is reported when the user resumes its session' does"
     ),
-    "status_info_with_stale": (
-        "notification_levels judges the levels of spec §11's own messages; the status panel's level follows "
-        "the state it shows (a stale pending Brief), which that reading does not model; rules/notifications-"
-        "and-commands 'the status shown while a stale pending Brief exists is a warning' does"
-    ),
-    "status_info_after_failure": (
-        "notification_levels judges the levels of spec §11's own messages; the status panel's level follows "
-        "the state it shows (a failed handoff), which that reading does not model; rules/notifications-and-"
-        "commands 'the status shown after a failed handoff is a warning' does"
-    ),
     "output_budget_uncapped": (
         "synthesis_not_starved checks that max_tokens leaves room for a body after the reasoning "
         "allowance, not that it stays within the model's output limit; the explorer's models all have "

@@ -173,6 +173,8 @@ REQUIRED = [
     ("P64h", "session_file_wrong", 0, "brief_records_its_compaction"),
     ("P72", "invalid_pending_listed_stale", 35, "invalid_pending_never_stale"),
     ("P70c", "disk_compared_by_length", 44, "archive_requires_full_match"),  # a variant seed's tamper edits
+    ("P92b", "status_info_after_failure", 15, "status_level_follows_state"),
+    ("P92b", "status_info_with_stale", 7, "status_level_follows_state"),
 ]
 
 

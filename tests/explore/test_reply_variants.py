@@ -27,6 +27,7 @@ an implementation that commits nothing (the do-nothing one), by design: each fai
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,8 @@ from pi_continuity_harness.explore.continuity.generate import (
     reply_variant,
 )
 from pi_continuity_harness.explore.continuity.invariants import INVARIANTS
+from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
+from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.features.oracle import MANDATORY_HEADINGS, brief_problems
 from pi_continuity_harness.mutants.catalogue import MUTANTS
 from pi_continuity_harness.mutants.continuity_rules import UNREACHABLE
@@ -172,9 +175,10 @@ def test_the_reasoning_is_read_from_the_reply_pi_received(tmp_path: Path) -> Non
     assert mutant.broken == ["reasoning_never_in_brief"] and mutant.compactions == 1
 
 
-#: The rules this session's invariants newly declare (the variants', and those of the readings
-#: added beside them: P63 and P64h in the committed frontmatter, P36a a label in another case,
-#: P72 a legacy artifact never listed as stale), each with the invariant declaring it.
+#: The rules this session's invariants newly declare or newly reach (the variants', and those of
+#: the readings added beside them: P63 and P64h in the committed frontmatter, P36a a label in
+#: another case, P72 a legacy artifact never listed as stale, P70c an edit in place, P92b the
+#: status panel's level), each with the invariant that shows it failing.
 NEWLY_DECLARED = [
     ("P2", "reasoning_never_in_brief"),
     ("P76b", "commit_is_valid_brief"),
@@ -183,6 +187,8 @@ NEWLY_DECLARED = [
     ("P64h", "brief_records_its_compaction"),
     ("P36a", "invalid_config_reported"),
     ("P72", "invalid_pending_never_stale"),
+    ("P70c", "archive_requires_full_match"),
+    ("P92b", "status_level_follows_state"),
 ]
 
 
@@ -190,3 +196,20 @@ NEWLY_DECLARED = [
 def test_each_newly_declared_rule_is_shown_failing_by_its_invariant(rule: str, invariant: str) -> None:
     assert rule in INVARIANTS[invariant].rules
     assert any(row[0] == rule and row[3] == invariant for row in REQUIRED), (rule, invariant)
+
+
+def test_an_untrusted_projects_status_is_not_judged_for_its_level(tmp_path: Path) -> None:
+    """``status_level_follows_state`` leaves an untrusted project alone: at seed 137 the
+    reference's status says ``Status: untrusted`` with the refusal of a threshold compaction as
+    its last failure, as info; without the exception the invariant failed the reference there
+    (and at seeds 2, 32, 179, 185, 189, 191, 227, 230 and 290 of 0-299)."""
+    case = case_for_seed(137, 40)
+    assert case.options.trust == "never"
+    result = run_case(PLUGIN, case, implementation="reference", workdir=tmp_path, requests=False)
+    assert result.violations == [] and result.harness_errors == []
+    panels = [
+        json.loads(line)
+        for line in result.trace.splitlines()
+        if '"name":"notify"' in line and "Status: untrusted" in line and "Last failure: threshold" in line
+    ]
+    assert panels and {panel["notifyType"] for panel in panels} == {"info"}

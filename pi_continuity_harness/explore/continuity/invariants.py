@@ -1445,6 +1445,33 @@ def notification_level_problem(message: str, level: Any) -> str | None:
     return None
 
 
+_STALE_VALUE = re.compile(r"\bstale\b[^:\n]*:\s*(?!(?:none|-|n/a)?\s*$)\S", re.IGNORECASE | re.MULTILINE)
+
+
+@_register("ui:notify", rules=("P92b",))
+def status_level_follows_state(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """A ``/continuity status`` panel (a notification with a ``Status:`` line) that shows a
+    stale pending Brief, a last failure or a restart required is a warning or an error (spec
+    §11 "Warnings are reserved for disabled, invalid, failed, stale, or restart-required
+    states"; P92b, as the feature steps "the status output was shown as a warning or an error"
+    read it): the states are read from the panel itself (a ``stale`` line with a value, the
+    oracle's ``status_failure_lines``, "Restart required: yes"). Not judged in an untrusted
+    project: its status is ``untrusted``, a state spec §11 does not name, though its last
+    failure may be a refusal because of the trust (the reference shows it as info)."""
+    message = str(record.get("message", ""))
+    if not t.trusted or not _STATUS_LINE.search(message) or record.get("notifyType") in ("warning", "error"):
+        return
+    restart = _RESTART_LINE.search(message)
+    states = [
+        ("a stale pending Brief", _STALE_VALUE.search(message) is not None),
+        ("a last failure", status_failure_lines(message)[1]),
+        ("a restart required", restart is not None and restart.group(1).lower() == "yes"),
+    ]
+    shown = [state for state, present in states if present]
+    if shown:
+        yield f"a status panel showing {' and '.join(shown)} was notified as {record.get('notifyType')}"
+
+
 # ===================================================================== continuation
 def _by_competitor(record: dict[str, Any]) -> bool:
     """The call came from the competing extension, not from the implementation under test."""
