@@ -71,11 +71,6 @@ UNREACHABLE: dict[str, str] = {
         "ten Briefs and then crash between a commit and its archive write before a restart; in 40 seeds "
         "of 40 steps none did; rules/archive-retention plants the ten archives"
     ),
-    "merge_drops_unknown_compaction_keys": (
-        "settings_keep_unrelated_keys compares every compaction key of the old file with the new, but "
-        "the explored project settings hold only the three native keys and modelOverrides "
-        "(explore/continuity/generate.py), which this merge keeps; rules/settings-menu plants an unknown one"
-    ),
     "failed_copy_keeps_pending_status": (
         "the invariants that declare P66a judge committed and archived Briefs; a failed copy's status is read by "
         "no invariant, and the explorer's write and re-read faults retire few Briefs; rules/failed-postmortem "

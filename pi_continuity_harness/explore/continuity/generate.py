@@ -504,6 +504,10 @@ def _base(options: SwarmOptions, session_id: str | None) -> dict[str, Any]:
             "modelOverrides": {"other/model": {"reserveTokens": 1000}},
         },
     }
+    if options.reply_variant is not None:
+        # A compaction key Pi 1.6 does not know (a later release's, or the user's note): the
+        # native setup's merge keeps it (spec §6, §12 "preserve unrelated settings"; P43).
+        project["compaction"]["futureSetting"] = {"note": "kept by every merge"}
     files: dict[str, Any] = {}
     config_file = _config_file(options)
     if config_file is not None:
