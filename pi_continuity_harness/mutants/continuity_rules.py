@@ -40,12 +40,6 @@ def _invariant_rules() -> frozenset[str]:
 #: Mutants whose rule an invariant declares, but whose break that invariant cannot see, and why:
 #: the kill matrix judges them by the features alone.
 UNREACHABLE: dict[str, str] = {
-    "checkpoint_tokens_estimated": (
-        "brief_records_its_compaction reads the Brief Pi commits, whose tokenCountAtTrigger is the compaction's "
-        "tokensBefore; a /continuity checkpoint's Brief is never committed, and the explorer's checkpoints are "
-        "not judged on the context usage they record; the feature scenario 'a checkpoint's Brief records Pi's "
-        "context usage as its tokenCountAtTrigger' is (rules/artifacts-and-frontmatter)"
-    ),
     "reread_trusts_memory": (
         "the explorer's corrupt-read fault corrupts what one read returns, not the file: a re-read "
         "that trusts memory commits bytes that are on disk, which every invariant accepts; the "

@@ -175,12 +175,9 @@ REQUIRED = [
     ("P70c", "disk_compared_by_length", 44, "archive_requires_full_match"),  # a variant seed's tamper edits
     ("P92b", "status_info_after_failure", 15, "status_level_follows_state"),
     ("P92b", "status_info_with_stale", 7, "status_level_follows_state"),
-    (
-        "P43",
-        "merge_drops_unknown_compaction_keys",
-        14,
-        "settings_keep_unrelated_keys",
-    ),  # a variant seed's key
+    # P43 at a variant seed, whose project settings hold a compaction key Pi does not know.
+    ("P43", "merge_drops_unknown_compaction_keys", 14, "settings_keep_unrelated_keys"),
+    ("P64d", "checkpoint_tokens_estimated", 5, "checkpoint_records_context_usage"),
 ]
 
 

@@ -496,18 +496,15 @@ def _base(options: SwarmOptions, session_id: str | None) -> dict[str, Any]:
         {"id": LARGE, "context_window": options.large_window, "max_tokens": 32_768},
         {"id": LOCKED, "context_window": options.large_window, "max_tokens": 32_768, "auth": False},
     ]
-    project = {
-        "theme": "dark",
-        "packages": ["npm:example-package"],
-        "compaction": {
-            **options.native_compaction(),
-            "modelOverrides": {"other/model": {"reserveTokens": 1000}},
-        },
+    project_compaction: dict[str, Any] = {
+        **options.native_compaction(),
+        "modelOverrides": {"other/model": {"reserveTokens": 1000}},
     }
     if options.reply_variant is not None:
         # A compaction key Pi 1.6 does not know (a later release's, or the user's note): the
         # native setup's merge keeps it (spec §6, §12 "preserve unrelated settings"; P43).
-        project["compaction"]["futureSetting"] = {"note": "kept by every merge"}
+        project_compaction["futureSetting"] = {"note": "kept by every merge"}
+    project = {"theme": "dark", "packages": ["npm:example-package"], "compaction": project_compaction}
     files: dict[str, Any] = {}
     config_file = _config_file(options)
     if config_file is not None:

@@ -1664,6 +1664,36 @@ def checkpoint_writes_one_brief(t: Tracker) -> Iterator[str]:
         yield f"/continuity checkpoint wrote {len(paths)} pending files: {', '.join(map(os.path.basename, paths))}"
 
 
+@_register(rules=("P64d",))
+def checkpoint_records_context_usage(t: Tracker) -> Iterator[str]:
+    """A ``/continuity checkpoint`` Brief's ``tokenCountAtTrigger`` is Pi's context usage when
+    Pi knows it (spec §8 "tokenCountAtTrigger"; the reference reads ``ctx.getContextUsage()``,
+    an estimate only where Pi's usage is unknown, after a compaction): each pending Brief the
+    command wrote records the tokens Pi's session reports after it. Not judged where a native
+    check point ran in the same operation (its compaction changes the usage)."""
+    if _continuity_command(t) != "/continuity checkpoint" or t.crashed_in_op:
+        return
+    runtime = t.host.runtime
+    if runtime is None or len(t.checkpoints) > t.op_checkpoints:
+        return
+    usage = runtime.session.get_context_usage()
+    if usage is None or usage.tokens is None:
+        return
+    for written in t.written:
+        if written.folder != "pending" or written.handoff[0] != "operation":
+            continue
+        text = t.written_text(written)
+        brief = t.brief(text) if text is not None else None
+        if brief is None:
+            continue
+        recorded = brief.frontmatter.get("tokenCountAtTrigger")
+        if recorded != usage.tokens:
+            yield (
+                f"the checkpoint's Brief {os.path.basename(written.path)} records tokenCountAtTrigger "
+                f"{recorded!r}; Pi's context usage is {usage.tokens}"
+            )
+
+
 @_register(rules=("P108a", "P108b", "P110a", "P111a"))
 def checkpoint_runs_when_idle(t: Tracker) -> Iterator[str]:
     """The single-flight gate is released when a handoff ends (spec §13 "one in-memory active
