@@ -45,11 +45,6 @@ UNREACHABLE: dict[str, str] = {
         "that trusts memory commits bytes that are on disk, which every invariant accepts; the "
         "re-read row of smoke 04 expects the cancel the spec asks for"
     ),
-    "invalid_settings_synthesize": (
-        "fail_closed_no_pi_summary checks that Pi never persists a summary of its own; a handoff "
-        "under settings invalid for the window still commits a valid Brief, which every invariant "
-        "accepts; the settings row of smoke 04 and smoke 11 expect the cancel"
-    ),
     "transcript_not_bounded": (
         "synthesis_fits_window needs a session larger than its synthesis model's window, and in the "
         "matrix's 60 seeds no explored session grew that large; the failure feature "

@@ -191,8 +191,8 @@ def test_the_reasoning_is_read_from_the_reply_pi_received(tmp_path: Path) -> Non
 #: The rules this session's invariants newly declare or newly reach (the variants', and those of
 #: the readings added beside them: P63 and P64h in the committed frontmatter, P36a a label in
 #: another case, P72 a legacy artifact never listed as stale, P70c an edit in place, P92b the
-#: status panel's level, P64d a checkpoint's token count), each with the invariant that shows it
-#: failing.
+#: status panel's level, P64d a checkpoint's token count, P18b a commit under invalid native
+#: settings), each with the invariant that shows it failing.
 NEWLY_DECLARED = [
     ("P2", "reasoning_never_in_brief"),
     ("P76b", "commit_is_valid_brief"),
@@ -205,6 +205,7 @@ NEWLY_DECLARED = [
     ("P92b", "status_level_follows_state"),
     ("P43", "settings_keep_unrelated_keys"),
     ("P64d", "checkpoint_records_context_usage"),
+    ("P18b", "invalid_native_settings_commit_nothing"),
 ]
 
 

@@ -697,7 +697,7 @@ def commit_details_correlate(t: Tracker, record: dict[str, Any]) -> Iterator[str
         yield from details_context_problems(details, context)
 
 
-@_register("entry:compaction", rules=("P29a", "P29b", "P30a", "P30b", "P49", "P123a", "P123b"))
+@_register("entry:compaction", rules=("P18b", "P29a", "P29b", "P30a", "P30b", "P49", "P123a", "P123b"))
 def invalid_native_settings_commit_nothing(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The native settings Pi prepared (``event.preparation.settings``) are revalidated against
     the active model's window immediately before each compaction (spec §6, §13):
@@ -711,7 +711,8 @@ def invalid_native_settings_commit_nothing(t: Tracker, record: dict[str, Any]) -
     in ``event.preparation.settings`` are revalidated immediately before every compaction"):
     the explorer reaches a file that differs from them where ``/continuity settings`` has
     written settings valid for a small model and Pi, not restarted, prepares the ones it read at
-    startup, whose reserve is above that model's window (seed 242)."""
+    startup, whose reserve is above that model's window (seed 242). Every native compaction under
+    such settings is cancelled (P18b: a handoff that treats them as valid commits here)."""
     entry = _implementation_commit(t, record)
     checkpoint = t.open_checkpoint
     runtime = t.host.runtime
