@@ -60,11 +60,6 @@ UNREACHABLE: dict[str, str] = {
         "ten Briefs and then crash between a commit and its archive write before a restart; in 40 seeds "
         "of 40 steps none did; rules/archive-retention plants the ten archives"
     ),
-    "failed_copy_keeps_pending_status": (
-        "the invariants that declare P66a judge committed and archived Briefs; a failed copy's status is read by "
-        "no invariant, and the explorer's write and re-read faults retire few Briefs; rules/failed-postmortem "
-        "checks it"
-    ),
     "freshness_rule_found_anywhere": (
         "freshness_rule_once would see a Brief without the rule under Recovery Instructions, but the explorer's "
         "scripted syntheses never write the rule's text in another section; rules/brief-validation does"

@@ -179,6 +179,7 @@ REQUIRED = [
     ("P43", "merge_drops_unknown_compaction_keys", 14, "settings_keep_unrelated_keys"),
     ("P64d", "checkpoint_tokens_estimated", 5, "checkpoint_records_context_usage"),
     ("P18b", "invalid_settings_synthesize", 13, "invalid_native_settings_commit_nothing"),
+    ("P66a", "failed_copy_keeps_pending_status", 15, "failed_copies_say_failed"),
 ]
 
 

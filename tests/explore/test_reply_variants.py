@@ -192,7 +192,7 @@ def test_the_reasoning_is_read_from_the_reply_pi_received(tmp_path: Path) -> Non
 #: the readings added beside them: P63 and P64h in the committed frontmatter, P36a a label in
 #: another case, P72 a legacy artifact never listed as stale, P70c an edit in place, P92b the
 #: status panel's level, P64d a checkpoint's token count, P18b a commit under invalid native
-#: settings), each with the invariant that shows it failing.
+#: settings, P66a a failed copy's status), each with the invariant that shows it failing.
 NEWLY_DECLARED = [
     ("P2", "reasoning_never_in_brief"),
     ("P76b", "commit_is_valid_brief"),
@@ -206,6 +206,7 @@ NEWLY_DECLARED = [
     ("P43", "settings_keep_unrelated_keys"),
     ("P64d", "checkpoint_records_context_usage"),
     ("P18b", "invalid_native_settings_commit_nothing"),
+    ("P66a", "failed_copies_say_failed"),
 ]
 
 

@@ -1573,6 +1573,21 @@ def archive_requires_full_match(t: Tracker, record: dict[str, Any]) -> Iterator[
     yield from _check_archive(t, destination, text)
 
 
+@_register("fs:replace", rules=("P66a",))
+def failed_copies_say_failed(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """A Brief put into a ``failed/`` folder has ``status: failed`` (spec §8 "Allowed statuses":
+    failed in ``failed/``): a Brief written but not made durable, or refused, is retired with
+    the status of where it lies. A failure record without a Brief's frontmatter is
+    ``failure_record_complete``'s."""
+    destination = t.real(str(record.get("to", "")))
+    if f"{os.sep}failed{os.sep}" not in destination or not destination.endswith(".md"):
+        return
+    text = t.read_text(destination)
+    brief = t.brief(text) if text is not None else None
+    if brief is not None and brief.status != "failed":
+        yield f"{os.path.basename(destination)} lies in failed/ with status {brief.status!r}"
+
+
 def _check_archive(t: Tracker, path: str, text: str) -> Iterator[str]:
     brief = t.brief(text)
     if brief is None or brief.status != "archived":
