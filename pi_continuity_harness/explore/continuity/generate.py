@@ -410,28 +410,24 @@ def _swarm(seed: int, steps: int, rng: random.Random) -> SwarmOptions:
         session = space.choices(SESSIONS, (4, 1))[0]
     # One seed in five plants invalid native compaction settings (spec §6, §18), the form
     # rotating, so the 60 seeds ``mutants`` explores meet each form three times. It draws
-    # nothing, so the other seeds stay what they were. Such a seed trusts the project (an
-    # untrusted project's settings are never read) and has a config that hands off (valid or
-    # absent, no synthesis model without auth), so the refusal it must see is the native
-    # settings' own.
+    # nothing, so the other seeds stay what they were. Two seeds in ten (never the same ones)
+    # take a reply variant (:func:`reply_variant`).
     native = NATIVE_FAULTS[(seed // 5) % len(NATIVE_FAULTS)] if seed % 5 == 3 else None
-    if native is not None:
-        trust = "always"
-        if config not in ("valid", "absent"):
-            config, bad_field = "valid", None
-        if synthesis_model == LOCKED:
-            synthesis_model = "inherit"
     variant = reply_variant(seed)
-    if variant is not None:
-        # A reply variant is judged where a handoff commits (or must not): a trusted project, a
-        # config that hands off, no competitor that takes the compaction away, and no filesystem
-        # fault or crash rule (the reply is the seed's fault: with them, seeds 14, 16, 34 and 44
-        # reached no commit of the reply by the mutant that accepts it, whatever its kind).
+    if native is not None or variant is not None:
+        # Either is judged where a handoff may commit: the project trusted (an untrusted
+        # project's settings are never read) and a config that hands off (valid or absent, no
+        # synthesis model without auth), so the refusal a native seed must see is the native
+        # settings' own, and a variant seed's reply reaches the commit.
         trust = "always"
         if config not in ("valid", "absent"):
             config, bad_field = "valid", None
         if synthesis_model == LOCKED:
             synthesis_model = "inherit"
+    if variant is not None:
+        # Nor a competitor that takes the compaction away, nor a filesystem fault or crash rule
+        # (the reply is the seed's fault: with them, seeds 14, 16, 34 and 44 reached no commit
+        # of the reply by the mutant that accepts it, whatever its kind).
         if competitor not in (None, "throw"):
             competitor = None
         fs_faults = crash_rules = 0
