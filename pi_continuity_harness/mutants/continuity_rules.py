@@ -50,11 +50,6 @@ UNREACHABLE: dict[str, str] = {
         "matrix's 60 seeds no explored session grew that large; the failure feature "
         "earendil-pi-8371-synthesis-input-is-bounded builds one on purpose"
     ),
-    "internal_error_reaches_pi": (
-        "fail_closed_no_pi_summary would see Pi's own summary, but the explorer's fault plans hold no "
-        "unexpected (non-OSError) fault (explore/continuity/generate.py _FS_FAULTS), so no explored "
-        "handoff reaches the catch-all; rules/fail-closed-without-cooldown injects one"
-    ),
     "reconciled_archive_not_pruned": (
         "archive_retention would see eleven archived Briefs, but an explored session must first commit "
         "ten Briefs and then crash between a commit and its archive write before a restart; in 40 seeds "

@@ -180,6 +180,7 @@ REQUIRED = [
     ("P64d", "checkpoint_tokens_estimated", 5, "checkpoint_records_context_usage"),
     ("P18b", "invalid_settings_synthesize", 13, "invalid_native_settings_commit_nothing"),
     ("P66a", "failed_copy_keeps_pending_status", 15, "failed_copies_say_failed"),
+    ("P5b", "internal_error_reaches_pi", 4, "fail_closed_no_pi_summary"),  # a variant seed's fault
 ]
 
 

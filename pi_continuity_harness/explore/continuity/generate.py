@@ -717,8 +717,9 @@ def reply_variant(seed: int) -> str | None:
     first, second, third, fourth ...), so the 60 seeds ``mutants`` explores meet each kind at
     least once. It draws nothing: the other eight seeds in ten stay what they were. A variant
     seed keeps its operations and options but for those a handoff needs (``_swarm``): trusted,
-    a config that hands off, no competitor that takes the compaction, no filesystem fault or
-    crash rule."""
+    a config that hands off, no competitor that takes the compaction, no drawn filesystem fault
+    or crash rule (:func:`generate_case` adds one fault no draw gives: an exception that is no
+    ``OSError`` at the third pending write, P5b)."""
     if seed % 10 not in (4, 6):
         return None
     return REPLY_VARIANTS[(seed // 10 * 2 + (seed % 10 == 6)) % len(REPLY_VARIANTS)]
@@ -818,6 +819,14 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
         spec["occurrence"] = rng.randint(1, 3)
         spec["times"] = rng.choice((1, 1, 2, 0)) if spec.get("effect") != "crash" else 1
         fs.append(FsFault.model_validate(spec))
+    if options.reply_variant is not None:
+        # No drawn fault, but one no draw gives: the third pending write raises an exception
+        # that is no OSError (an internal error, which must cancel, never reach Pi: P5b).
+        fs.append(
+            FsFault.model_validate(
+                {"op": "write", "path": "$PROJECT/*/pending/*", "effect": "unexpected", "occurrence": 3}
+            )
+        )
     crash = [
         CrashRule.model_validate({"after": {**rng.choice(_CRASH_POINTS), "occurrence": rng.randint(1, 3)}})
         for _ in range(options.crash_rules)
