@@ -24,12 +24,14 @@ third pending write raises an exception that is no ``OSError`` (P5b: an internal
 never reaches Pi, ``fail_closed_no_pi_summary``).
 
 A variant seed is trusted, hands off, has no competitor that takes the compaction and draws no
-filesystem fault or crash rule: with them, seeds 14, 16, 34 and 44 reached no commit of the
-reply by any of the mutants, whatever its kind.
+filesystem fault or crash rule of its own: with them, seeds 14, 16, 34 and 44 reached no commit
+of the reply by any of the mutants, whatever its kind.
 
 Each mutant's row in ``REQUIRED`` (test_psc_rules_judged_by_exploration.py) names its seed: the
-invariant breaks first there and the reference passes. The two forbidding invariants cannot fail
-an implementation that commits nothing (the do-nothing one), by design: each fails on its mutant.
+invariant breaks first there and the reference passes. The session's new invariants forbid (a
+reasoning in the summary, a legacy file named as stale, an alarm panel at info, a checkpoint's
+wrong token count, a non-failed status in ``failed/``): none can fail an implementation that
+writes and shows nothing (the do-nothing one), by design; each fails on its mutant.
 """
 
 from __future__ import annotations
