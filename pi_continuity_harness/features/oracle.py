@@ -66,7 +66,7 @@ __all__ = [
     "records_phase",
     "section",
     "sha256_hex",
-    "status_failure_lines",
+    "status_lines",
 ]
 
 #: Spec §9 "Mandatory Continuity Brief structure": the spec's fenced block, line for line.
@@ -538,12 +538,14 @@ def promoted_directives(body: str) -> list[str]:
     return found
 
 
-def status_failure_lines(text: str) -> tuple[list[str], bool]:
-    """The lines of a status text that speak of a failure (the word ``failure``), and whether
-    one of them reports one: its value after the last colon is something, not ``none``, ``-``,
-    ``n/a`` or empty (spec §12 status "last artifact/failure", P95n; the feature step "the status
-    output reports a last failure" and the explorer's ``status_reports_last_failure``)."""
-    lines = [line for line in text.splitlines() if re.search(r"\bfailure\b", line, re.I)]
+def status_lines(text: str, word: str) -> tuple[list[str], bool]:
+    """The lines of a status text that speak of ``word`` (``failure``, ``stale``: a whole word,
+    any case), and whether one of them reports one: its value after the last colon is something,
+    not ``none``, ``-``, ``n/a`` or empty (spec §12 status "last artifact/failure" and "stale
+    same-session pending path": P95n, the feature step "the status output reports a last
+    failure", the explorer's ``status_reports_last_failure`` and, for both words,
+    ``status_level_follows_state``)."""
+    lines = [line for line in text.splitlines() if re.search(rf"\b{re.escape(word)}\b", line, re.I)]
     return lines, any(not re.search(r":\s*(none|-|n/a)?\s*$", line, re.I) for line in lines)
 
 

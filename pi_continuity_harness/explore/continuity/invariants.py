@@ -66,7 +66,7 @@ from pi_continuity_harness.features.oracle import (
     promoted_directives,
     records_phase,
     sha256_hex,
-    status_failure_lines,
+    status_lines,
 )
 from pi_continuity_harness.scenario.identity_memo import IdentityMemo
 from pi_continuity_harness.scenario.model_script import ModelRequest, SynthesisReply, estimate_request_tokens
@@ -1364,9 +1364,7 @@ def native_refusal_reported(t: Tracker) -> Iterator[str]:
     their values, the active ``contextWindow`` and the project settings path (P91: each value the
     first number after its name). Owed in a mode with a UI, a trusted project, an extension config
     that is valid or absent (or pins a model without auth), with Pi alive at the end of it."""
-    if not t.policy_checked or t.crashed_in_op or not t.has_ui or not t.trusted:
-        return
-    if t.config_state not in _MAY_HAND_OFF:
+    if not t.policy_checked or t.crashed_in_op or not (t.has_ui and _may_hand_off(t)):
         return
     live = t.live_policy()
     if live is None:
@@ -1446,17 +1444,14 @@ def notification_level_problem(message: str, level: Any) -> str | None:
     return None
 
 
-_STALE_VALUE = re.compile(r"\bstale\b[^:\n]*:\s*(?!(?:none|-|n/a)?\s*$)\S", re.IGNORECASE | re.MULTILINE)
-
-
 @_register("ui:notify", rules=("P92b",))
 def status_level_follows_state(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """A ``/continuity status`` panel (a notification with a ``Status:`` line) that shows a
     stale pending Brief, a last failure or a restart required is a warning or an error (spec
     §11 "Warnings are reserved for disabled, invalid, failed, stale, or restart-required
     states"; P92b, as the feature steps "the status output was shown as a warning or an error"
-    read it): the states are read from the panel itself (a ``stale`` line with a value, the
-    oracle's ``status_failure_lines``, "Restart required: yes"). Not judged in an untrusted
+    read it): the states are read from the panel itself (a ``stale`` or a ``failure`` line with a
+    value, the oracle's ``status_lines``, and "Restart required: yes"). Not judged in an untrusted
     project: its status is ``untrusted``, a state spec §11 does not name, though its last
     failure may be a refusal because of the trust (the reference shows it as info)."""
     message = str(record.get("message", ""))
@@ -1464,8 +1459,8 @@ def status_level_follows_state(t: Tracker, record: dict[str, Any]) -> Iterator[s
         return
     restart = _RESTART_LINE.search(message)
     states = [
-        ("a stale pending Brief", _STALE_VALUE.search(message) is not None),
-        ("a last failure", status_failure_lines(message)[1]),
+        ("a stale pending Brief", status_lines(message, "stale")[1]),
+        ("a last failure", status_lines(message, "failure")[1]),
         ("a restart required", restart is not None and restart.group(1).lower() == "yes"),
     ]
     shown = [state for state, present in states if present]
@@ -1790,13 +1785,13 @@ def status_reports_last_failure(t: Tracker) -> Iterator[str]:
     "last artifact/failure"; P95n): when the latest outcome the implementation announced since the
     runtime's session start was a failure in spec §11's words ("Pi Session Continuity failed:
     ..."; a refusal of a compaction is one), the status (a UI) has a line speaking of a failure
-    whose value is not ``none`` (the features' reading, ``oracle.status_failure_lines``). A Brief
+    whose value is not ``none`` (the features' reading, ``oracle.status_lines``). A Brief
     saved or committed after the failure ends what is owed: whether status still shows an older
     failure then is open."""
     if not t.has_ui or not t.failed_last or _continuity_command(t) != "/continuity status" or t.crashed_in_op:
         return
-    panels = [notice for notice in t.notices if status_failure_lines(notice)[0]]
-    if not any(status_failure_lines(panel)[1] for panel in panels):
+    panels = [notice for notice in t.notices if status_lines(notice, "failure")[0]]
+    if not any(status_lines(panel, "failure")[1] for panel in panels):
         yield "/continuity status reports no last failure after the implementation reported a failure"
 
 
@@ -3141,12 +3136,12 @@ class InvariantChecker:
             t.notices.append(t.real(message))  # the trace writes the work directory as $WORK
             if message.startswith(_FAILED_PREFIX):
                 t.failed_last = True
+                if t.last_artifact is not None:
+                    # A failure after the last artifact: unless that artifact is its failed
+                    # record, what status names as the last one is the implementation's (P57).
+                    t.last_artifact_open = f"{os.sep}failed{os.sep}" not in t.last_artifact
             elif message.startswith((_SAVED_MESSAGE, _COMMITTED_MESSAGE)):
                 t.failed_last = False
-            if message.startswith(_FAILED_PREFIX) and t.last_artifact is not None:
-                # A failure after the last artifact: unless that artifact is its failed record,
-                # what status names as the last one is the implementation's to say (P57).
-                t.last_artifact_open = f"{os.sep}failed{os.sep}" not in t.last_artifact
             if message == _STALE_MESSAGE:
                 t.stale_found = []
             if message == _THRESHOLD_MESSAGE and t.open_checkpoint is not None:

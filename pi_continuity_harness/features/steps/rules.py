@@ -32,7 +32,7 @@ from pi_continuity_harness.features.oracle import (
     parse_brief,
     records_phase,
     section,
-    status_failure_lines,
+    status_lines,
 )
 from pi_continuity_harness.features.steps.common import (
     begin,
@@ -241,7 +241,7 @@ def _status_any_failure(world: World) -> None:
     that follows must report one: its failure line names something, not "none". Found by the third
     independent mutant round (``refusal_not_recorded``)."""
     text = _status(world)
-    lines, reported = status_failure_lines(text)
+    lines, reported = status_lines(text, "failure")
     assert lines, f"the status has no failure line:\n{text}"
     assert reported, f"the status reports no failure after a cancelled compaction: {lines}"
 
