@@ -40,11 +40,6 @@ def _invariant_rules() -> frozenset[str]:
 #: Mutants whose rule an invariant declares, but whose break that invariant cannot see, and why:
 #: the kill matrix judges them by the features alone.
 UNREACHABLE: dict[str, str] = {
-    "reread_trusts_memory": (
-        "the explorer's corrupt-read fault corrupts what one read returns, not the file: a re-read "
-        "that trusts memory commits bytes that are on disk, which every invariant accepts; the "
-        "re-read row of smoke 04 expects the cancel the spec asks for"
-    ),
     "transcript_not_bounded": (
         "synthesis_fits_window needs a session larger than its synthesis model's window, and in the "
         "matrix's 60 seeds no explored session grew that large; the failure feature "
@@ -58,24 +53,6 @@ UNREACHABLE: dict[str, str] = {
     "freshness_rule_found_anywhere": (
         "freshness_rule_once would see a Brief without the rule under Recovery Instructions, but the explorer's "
         "scripted syntheses never write the rule's text in another section; rules/brief-validation does"
-    ),
-    "stale_not_inspected_on_resume": (
-        "stale_pending_reported sees every session start, but the explorer's restarts and reloads start the "
-        "session with reason startup or reload; it never resumes a session from another one (reason resume); "
-        "smoke/reload-stale-is-inert 'a stale pending Brief is reported when the user resumes its session' does"
-    ),
-    "output_budget_uncapped": (
-        "synthesis_not_starved checks that max_tokens leaves room for a body after the reasoning "
-        "allowance, not that it stays within the model's output limit; the explorer's models all have "
-        "limits above the allowance plus the body reserve, and the simulated provider accepts a request "
-        "above the limit; rules/synthesis-model-and-effort 'the synthesis output budget stays within the "
-        "model's output limit' gives the model a lower one"
-    ),
-    "abort_deletes_pending": (
-        "continuation_only_after_threshold_commit sees the Brief of a cancelled compaction used as a prompt, not "
-        "the Brief deleted: the explorer's only cancel after the hook returned is a competitor's, which leaves "
-        "the hook's signal alone, and the mutant deletes on that signal's abort; smoke/session-compact-archives "
-        "'the Brief of a compaction Pi aborts after the hook returned stays pending and inert' aborts it"
     ),
 }
 

@@ -38,7 +38,7 @@ REQUIRED = [
     ("P30a", "zero_keep_accepted", 648, "invalid_native_settings_commit_nothing"),
     ("P30b", "keep_bound_ignored", 53, "invalid_native_settings_commit_nothing"),
     ("P36b", "xhigh_effort_refused", 11, "liveness"),
-    ("P49", "settings_read_from_disk", 242, "invalid_native_settings_commit_nothing"),
+    ("P49", "settings_read_from_disk", 124, "invalid_native_settings_commit_nothing"),
     ("P51a", "pending_file_name_prefixed", 0, "artifacts_named_by_event"),
     ("P51a", "session_directory_shortened", 0, "artifacts_named_by_event"),
     ("P51b", "archive_named_without_timestamp", 0, "artifacts_named_by_event"),
@@ -181,6 +181,10 @@ REQUIRED = [
     ("P18b", "invalid_settings_synthesize", 13, "invalid_native_settings_commit_nothing"),
     ("P66a", "failed_copy_keeps_pending_status", 15, "failed_copies_say_failed"),
     ("P5b", "internal_error_reaches_pi", 4, "fail_closed_no_pi_summary"),  # a variant seed's fault
+    ("P59a", "stale_not_inspected_on_resume", 42, "stale_pending_reported"),  # a resuming seed
+    ("P110b", "abort_deletes_pending", 23, "pending_brief_never_deleted"),  # an aborting competitor
+    ("P3d", "reread_trusts_memory", 7, "commit_bytes_on_disk"),  # a tamper between write and re-read
+    ("P23", "output_budget_uncapped", 28, "synthesis_output_within_limit"),  # a capped output limit
 ]
 
 

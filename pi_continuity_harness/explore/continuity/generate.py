@@ -38,11 +38,13 @@ from pi_continuity_harness.scenario.operations import (
     CompactOp,
     CrashOp,
     EditFileOp,
+    NewSessionOp,
     Operation,
     PromptOp,
     ReloadOp,
     RestartOp,
     SetModelOp,
+    SwitchSessionOp,
 )
 
 __all__ = [
@@ -66,6 +68,11 @@ __all__ = [
 ]
 
 MAIN, SMALL, LARGE = "fake/main", "fake/small", "fake/large"
+#: The output limit of a reasoning ``fake/main`` at seeds 8 modulo 20, by the seed's synthesis
+#: effort, when it names one (:func:`_swarm`; ``inherit`` follows a thinking level that a model
+#: switch may turn off): between the reference's reasoning allowance of that
+#: effort (8,192 medium, 16,384 high) plus 4,096 and plus 8,192.
+CAPPED_MAX_TOKENS: dict[str, int] = {"medium": 14_336, "high": 22_528}
 #: A pinned synthesis model whose provider has no API key configured (spec §18: "Authentication/
 #: model failures cancel compaction clearly"); the scenario's model has ``auth: false``.
 LOCKED = "locked/large"
@@ -239,6 +246,16 @@ class SwarmOptions:
         that enables the extension and pins no model without auth."""
         return self.config in ("valid", "absent") and self.synthesis_auth
 
+    @property
+    def resumes(self) -> bool:
+        """Whether the seed's first ``reload`` is followed by a new session and a resume of the
+        session it left (RPC ``new_session``, then ``switch_session`` to the previous file:
+        ``session_start`` with reason ``resume``, ``dist/core/agent-session-runtime.js:147-165``).
+        A seed that plants artifacts in a session file does: its stale pending Brief is still in
+        ``pending/`` when the user comes back to the session, and spec §13 has every session
+        start report it (P59a), a resume as much as Pi's startup."""
+        return self.planted and self.session == "file"
+
     def describe(self) -> str:
         favoured = ",".join(f"{name}×{w}" for name, w in self.weights.items() if w) or "-"
         return (
@@ -250,6 +267,7 @@ class SwarmOptions:
             f" tamper {'yes' if self.tamper else 'no'} planted {'yes' if self.planted else 'no'}"
             f" config {self.config}{'/' + self.bad_field if self.bad_field else ''}"
             f" auth {'yes' if self.synthesis_auth else 'no'} mode {self.mode} session {self.session}"
+            f"{' resumes' if self.resumes else ''}"
             f"{' native ' + self.native if self.native else ''}"
             f"{' replies ' + self.reply_variant if self.reply_variant else ''} | {favoured}"
         )
@@ -282,6 +300,7 @@ class SwarmOptions:
             "session": self.session,
             "nativeSettings": self.native,
             "replyVariant": self.reply_variant,
+            "resumes": self.resumes,
         }
 
     def valid_compaction(self) -> dict[str, Any]:
@@ -362,6 +381,9 @@ class ExploreCase:
 
 
 # ============================================================================ generation
+#: The seeds with no competitor that get one aborting every compaction (P110b): ``_ABORT_AT``
+#: modulo ``_ABORT_EVERY`` (23, 83, 143, ...: one of the 60 seeds ``mutants`` explores).
+_ABORT_EVERY, _ABORT_AT = 60, 23
 #: Added to the seed for the configuration-space generator (any fixed number: not the seed's own stream).
 _SPACE_SALT = 0x5EED_C0F6
 
@@ -380,6 +402,12 @@ def _swarm(seed: int, steps: int, rng: random.Random) -> SwarmOptions:
         synthesis_model = "inherit"
     trust = "never" if rng.random() < 0.05 else "always"
     competitor = rng.choice((None,) * 24 + ("cancel", "empty", "own_compaction", "throw"))
+    if competitor is None and seed % _ABORT_EVERY == _ABORT_AT:
+        # One seed in 60 with no competitor gets one that aborts every compaction (``ctx.abort()``
+        # after the continuity hook returned, scenario/competitors.py): the only way an explored
+        # compaction is aborted after the hook returned (P110b). It draws nothing; the other
+        # seeds stay what they were.
+        competitor = "abort"
     weights = {name: rng.choice((0, 1, 1, 2, 4)) for name in ACTIONS}
     weights["turn_below"] = max(weights["turn_below"], 2)
     weights["turn_above"] = max(weights["turn_above"], 2)
@@ -447,6 +475,13 @@ def _swarm(seed: int, steps: int, rng: random.Random) -> SwarmOptions:
     max_tokens = 65_536 if drawn_reasoning else rng.choice((16_384, 32_768))
     if reasoning:
         max_tokens = 65_536
+        if seed % 20 == 8 and effort in CAPPED_MAX_TOKENS:
+            # A limit between the effort's reasoning allowance plus the least body an
+            # implementation can make do with and that allowance plus a full body reserve (the
+            # reference's allowance + 4,096 and + 8,192), where a budget not capped at the
+            # model's output limit exceeds it (spec §5, P23); with 65,536 none did. It draws
+            # nothing.
+            max_tokens = CAPPED_MAX_TOKENS[effort]
     return SwarmOptions(
         seed=seed,
         steps=steps,
@@ -790,10 +825,15 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
     operations: list[Operation] = []
     agent: list[Reply] = []
     n = 0
-    while len(operations) < steps:
+    resume_due, added = options.resumes, 0
+    while len(operations) - added < steps:
         n += 1
         action = rng.choices(names, weights)[0]
         ops, replies = _action_ops(action, rng, n, options)
+        if action == "reload" and resume_due:
+            # It draws nothing, and the loop draws as many actions as it did without it, so every
+            # later draw of the seed stays what it was (SwarmOptions.resumes).
+            ops, resume_due, added = [*ops, NewSessionOp(), SwitchSessionOp()], False, 2
         operations.extend(ops)
         agent.extend(replies)
     operations = operations[:steps]
@@ -847,6 +887,22 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
                 }
             )
         )
+        if options.reply_variant is None and seed % 2 == 1:
+            # An odd seed also changes the pending Brief right after its rename into pending/,
+            # before the implementation re-reads it (spec §3, §8: bytes that differ from what was
+            # written cancel, P3d). The tamper rules after the commit and the corrupt-read fault
+            # never change the file between the write and the re-read. It draws nothing.
+            after = {
+                "kind": "fs",
+                "name": "replace",
+                "glob": {"to": "*/pending/*.md"},
+                "occurrence": occurrence,
+            }
+            tamper.append(
+                TamperRule.model_validate(
+                    {"after": after, "path": "$PROJECT/*/pending/*.md", "action": action}
+                )
+            )
     liveness, liveness_agent = _liveness(options)
     return ExploreCase(
         seed=seed,

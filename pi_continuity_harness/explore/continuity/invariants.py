@@ -260,6 +260,11 @@ class Tracker:
     #: :func:`stale_pending_reported`: the stale pending Briefs a session start of this operation
     #: found (their paths), until the stale message reports them.
     stale_found: list[str] = field(default_factory=list)
+    #: :func:`pending_brief_never_deleted`: the pending Brief files this operation removed, each
+    #: with its event id (from :attr:`pending_events`, else its file name's stem).
+    removed_pending: list[tuple[str, str]] = field(default_factory=list)
+    #: The event id of each pending Brief the run wrote (path: ``eventId``), read at its rename.
+    pending_events: dict[str, str] = field(default_factory=dict)
     #: :func:`stale_pending_left_unchanged`: every stale pending Brief the latest session start
     #: found (whatever the mode, trust or config: none may touch it), until the next start.
     stale_paths: frozenset[str] = frozenset()
@@ -1280,6 +1285,48 @@ def stale_pending_left_unchanged(t: Tracker, record: dict[str, Any]) -> Iterator
     for path in _changed_paths(t, record):
         if path in t.stale_paths:
             yield f"{record.get('name')} of the stale pending Brief {path}"
+
+
+@_register(rules=("P110b",))
+def pending_brief_never_deleted(t: Tracker) -> Iterator[str]:
+    """A Continuity Brief leaves ``pending/`` only for ``archive/`` once Pi persisted its
+    compaction (spec §3) or ``failed/`` when its handoff failed (§7); one whose compaction Pi
+    aborted after the hook returned, or another handler cancelled, stays pending and inert
+    (§13, P110b). The spec deletes only archived Briefs past the newest 10 (§3 retention) and an
+    implementation's own temporary files (dot-named, P136). So each Brief file (``*.md``) an
+    operation removed from a ``pending/`` directory of the artifact directory has, when the
+    operation ends, a file named after its event in the session's ``archive/`` or ``failed/``, or
+    the operation wrote one there or one holding its event id (its ``eventId`` when the run wrote
+    it, else its file name's stem: spec §7 names pending and archived Briefs by event; the
+    reference copies a committed Brief to ``archive/`` before it
+    removes the pending file, and a failed one to ``failed/`` after; retention may prune the
+    archived copy in the same operation, seeds 59 and 125). Not owed where Pi died in the operation or the scenario
+    faulted the filesystem in it (the copy's write may be what failed: the reference's removal
+    of a Brief whose re-read the scenario corrupted, then a faulted ``failed/`` write, at seeds
+    15, 22, 25, 43, 48 of 0-299). The explorer aborts every compaction at one seed in 60 with
+    no competitor of its own (23, 83, 143, 263: ``generate._ABORT_AT``)."""
+    if t.crashed_in_op or t.op_faults:
+        return
+    for path, event_id in t.removed_pending:
+        session = os.path.dirname(os.path.dirname(path))
+        kept = [w for w in t.written if w.folder in ("archive", "failed")]
+        names = [os.path.basename(w.path) for w in kept]
+        names += [name for folder in ("archive", "failed") for name in _briefs_in(t, session, folder)]
+        if any(event_id in name for name in names):
+            continue
+        if any(w.data is not None and f'eventId: "{event_id}"'.encode() in w.data for w in kept):
+            continue
+        yield f"the pending Brief {path} (event {event_id}) was deleted with no copy in archive/ or failed/"
+
+
+def _briefs_in(t: Tracker, session: str, folder: str) -> list[str]:
+    """The Brief files (``*.md``, not dot-named) of ``session``'s ``folder`` now, sorted."""
+    try:
+        with t.host.host_io():
+            names = os.listdir(disk_path(os.path.join(session, folder)))
+    except OSError:
+        return []
+    return sorted(name for name in names if name.endswith(".md") and not name.startswith("."))
 
 
 @_register(*_FILE_CHANGES, rules=("P139",))
@@ -2588,6 +2635,29 @@ _PROMPT_READINGS: tuple[Callable[[str], str | None], ...] = (
 )
 
 
+@_register(rules=("P23",))
+def synthesis_output_within_limit(t: Tracker) -> Iterator[str]:
+    """A synthesis request's ``max_tokens`` stays within its model's output limit (spec §5:
+    synthesis reserves output for reasoning "within the model's output limit"). ``complete()``
+    sends ``maxTokens`` unclamped (psc-lifecycle-on-real-pi.md item 11; the simulator's
+    ``model_service``), so an implementation that adds its reasoning allowance and body reserve
+    without capping the sum asks for more than the model can give. The feature step "the
+    synthesis request asked for at most N output tokens" is the same reading. At seeds 8 modulo
+    20 whose configured synthesis effort is medium or high, the explorer's reasoning
+    ``fake/main`` has a limit between that effort's allowance plus 4,096 and plus 8,192
+    (``generate.CAPPED_MAX_TOKENS``), where such a sum exceeds it (seed 28)."""
+    catalog = t.host.catalog
+    for request in _new_requests(t, "extension"):
+        model = catalog.find_full(request.model)
+        if model is None or not model.max_tokens or request.max_tokens is None:
+            continue
+        if request.max_tokens > model.max_tokens:
+            yield (
+                f"synthesis request #{request.index} asks for {request.max_tokens} output tokens of "
+                f"{request.model}, whose limit is {model.max_tokens}"
+            )
+
+
 @_register(rules=("P119a",))
 def synthesis_fits_window(t: Tracker) -> Iterator[str]:
     """The synthesis request fits the synthesis model's window even when the session is far
@@ -3038,6 +3108,7 @@ class InvariantChecker:
         t.committed_paths.clear()
         t.continued = False
         t.stale_found = []
+        t.removed_pending = []
         t.op_synthesis_requests = 0
         t.op_checkpoints = len(t.checkpoints)
         t.crashed_in_op = False
@@ -3227,13 +3298,23 @@ class InvariantChecker:
     def _post(self, record: dict[str, Any], key: str) -> None:
         t = self.tracker
         if key == "fs:remove":
-            t.pending_written.pop(t.real(str(record.get("path", ""))), None)
+            path = t.real(str(record.get("path", "")))
+            t.pending_written.pop(path, None)
+            name = os.path.basename(path)
+            if (
+                path.startswith(_artifact_root(t) + os.sep)
+                and os.path.basename(os.path.dirname(path)) == "pending"
+                and name.endswith(".md")
+                and not name.startswith(".")
+            ):
+                t.removed_pending.append((path, t.pending_events.pop(path, name[: -len(".md")])))
         elif key in ("fs:replace", "fs:write"):
             path = t.real(str(record.get("to" if key == "fs:replace" else "path", "")))
             if path == t.settings_path:
                 t.settings_saved = True
             name = os.path.basename(path)
             folder = os.path.basename(os.path.dirname(path))
+            data: bytes | None = None
             if folder in ARTIFACT_FOLDERS and name.endswith(".md") and not name.startswith("."):
                 data = t.read(path) if key == "fs:replace" else None
                 t.written.append(_Written(path, folder, data, t.handoff_key()))
@@ -3241,6 +3322,9 @@ class InvariantChecker:
             if f"{os.sep}pending{os.sep}" in path and name.endswith(".md") and not name.startswith("."):
                 t.pending_written.pop(path, None)
                 t.pending_written[path] = t.runtime_generation
+                event = _EVENT_ID.search(data.decode("utf-8", "replace")) if data else None
+                if event:
+                    t.pending_events[path] = event.group(1).strip()
             elif key == "fs:replace" and f"{os.sep}failed{os.sep}" in path:
                 text = t.read_text(path) or ""  # renamed into place already
                 match = _EVENT_ID.search(text)

@@ -1,0 +1,394 @@
+"""Seeds that resume a session, seeds whose competitor aborts every compaction, seeds that
+change a pending Brief between its write and its re-read, and seeds whose reasoning model has a
+tight output limit (since the thirty-fourth session), so that four single-rule mutants the kill
+matrix judged by the features alone, ``stale_not_inspected_on_resume`` (P59a),
+``abort_deletes_pending`` (P110b), ``reread_trusts_memory`` (P3d) and ``output_budget_uncapped``
+(P23), are judged by exploration too.
+
+**Resuming.**
+
+Spec §13: "A process death before ``session_compact`` leaves a same-session pending artifact
+inert; startup reports it"; §7 and §18 have every session start inspect the session's pending
+artifacts. Before, the explorer's session starts all had reason ``startup`` (a restart) or
+``reload``; a user who leaves for a new session and comes back (RPC ``new_session``, then
+``switch_session`` to the previous file: ``session_start`` with reason ``resume``,
+``dist/core/agent-session-runtime.js:147-165``) never did, so the mutant that inspects nothing on
+a resume survived every seed.
+
+A seed that plants artifacts in a session file (``SwarmOptions.resumes``) now follows its first
+``reload`` with a new session and a resume of the session it left. It draws nothing, so the
+rest of the seed is what it was, shifted by two operations. Its planted stale pending Brief is
+still in ``pending/`` when the user comes back; ``stale_pending_reported`` (which sees every
+session start) owes its report again. The mutant's row in ``REQUIRED`` names seed 42; the
+reference passes seeds 0-299 (40 steps); differential exploration on real Pi 1.6.0 found the
+simulator and real Pi alike on seeds 13213, 13222, 13259, 13262, 13277, 13288, 13291 and 13306
+(10 steps), five of which (13222, 13259, 13288, 13291, 13306) resume their session.
+
+**Aborting.** Spec §13: "If Pi aborts after ``session_before_compact`` returns but before commit,
+the hook signal clears the in-memory gate", and the Brief stays pending and inert (P110b). The
+explorer's competitors cancelled, emptied, replaced or threw; none aborted, so the mutant that
+deletes the pending Brief when the hook's signal aborts survived. One seed in 60 with no
+competitor (``seed % 60 == 23``) now gets the scenario's ``abort`` competitor (``ctx.abort()``
+after the continuity hook returned, scenario/competitors.py, a TypeScript twin on real Pi). It
+draws nothing. The new invariant ``pending_brief_never_deleted`` forbids a pending Brief's removal
+with no copy in ``archive/`` or ``failed/``; the mutant's row in ``REQUIRED`` names seed 23.
+Differential exploration on real Pi 1.6.0 found the simulator and real Pi alike on aborting
+seeds 13223, 13283, 13343, 13403 and 13463 (12 steps), each of which reaches
+``session_before_compact`` (four with every compaction aborted).
+
+**Re-reading.** Spec §3 and §8: the Brief is re-read from disk before the commit, and bytes that
+differ from what was written cancel the compaction (P3d). The explorer's tamper rules changed a
+pending Brief only after Pi appended its compaction, and its corrupt-read fault changes what one
+read returns, not the file, so an implementation whose "re-read" returns the text it wrote
+committed bytes that were on disk. An odd seed with a tamper rule (not a reply-variant seed)
+now has a second one, of the same occurrence and action, right after the pending Brief's rename
+into ``pending/``: the reference re-reads, finds other bytes, moves the Brief to ``failed/`` and
+cancels; the mutant commits what it remembers, which is not on disk (``commit_bytes_on_disk``,
+seed 7). Differential exploration on real Pi found seeds 13201, 13205 and 13209 (12 steps),
+where the rule fires, alike.
+
+**A tight output limit.** Spec §5: synthesis reserves output for reasoning within the model's
+output limit (P23), and ``complete()`` sends ``maxTokens`` unclamped. Every explored model's
+limit was either above the reference's reasoning allowance plus its full body reserve (8,192)
+or below the allowance plus the least body it accepts (4,096), so a budget never capped at the
+limit asked for no more than the reference did. A reasoning seed 8 modulo 20 whose configured
+effort is medium or high now gives its main model a limit between the two
+(``CAPPED_MAX_TOKENS``: 14,336 and 22,528). The new invariant ``synthesis_output_within_limit``
+compares each synthesis request's ``max_tokens`` with its model's limit; the mutant dies at
+seed 28.
+
+No new check can fail an implementation that writes and shows nothing by itself: it removes
+no Brief, and the stale report it owes after a resume it already owed, and failed to give, at
+startup (``stale_pending_reported`` fails the do-nothing implementation at every seed whose
+planted stale Brief it could report).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pi_continuity_harness.explore.continuity import generate
+from pi_continuity_harness.explore.continuity.generate import (
+    ACTIONS,
+    CAPPED_MAX_TOKENS,
+    MAIN,
+    SwarmOptions,
+    generate_case,
+)
+from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
+from pi_continuity_harness.explore.runner import run_case
+from pi_continuity_harness.mutants.catalogue import MUTANTS
+from pi_continuity_harness.mutants.continuity_rules import UNREACHABLE
+from pi_continuity_harness.mutants.pristine import reset_reference
+from pi_continuity_harness.scenario.operations import NewSessionOp, SwitchSessionOp
+
+from .test_psc_rules_judged_by_exploration import REQUIRED
+
+#: The stale-report notification of spec §11.
+STALE = "Pi Session Continuity: stale pending Continuity Brief found for this session; leaving it inert."
+
+
+#: The seeds of 0-59 that resume, and those of them that draw a ``reload`` in 40 steps.
+RESUMING_OPTIONS_0_59 = [2, 5, 9, 12, 14, 26, 29, 35, 42, 54, 56]
+RESUMING_0_59 = [2, 5, 14, 26, 29, 42, 54, 56]
+
+
+def _without_description(base: dict[str, object]) -> dict[str, object]:
+    """The seed's machine but for its description (which says "resumes")."""
+    return {key: value for key, value in base.items() if key != "description"}
+
+
+def _kinds(operations: tuple[object, ...]) -> list[str]:
+    return [type(op).__name__ for op in operations]
+
+
+def test_a_seed_resumes_exactly_when_it_plants_artifacts_in_a_session_file() -> None:
+    """``resumes`` is a reading of two options the seed already drew; the 60 seeds ``mutants``
+    explores hold resuming seeds, some of them with a UI and a config that hands off."""
+    for seed in range(300):
+        options = generate_case(seed, 40).options
+        assert options.resumes == (options.planted and options.session == "file"), seed
+        assert ("resumes" in options.describe()) == options.resumes
+        assert options.to_json()["resumes"] == options.resumes
+    met = [s for s in range(60) if generate_case(s, 40).options.resumes]
+    assert met == RESUMING_OPTIONS_0_59
+
+
+def test_the_first_reload_of_a_resuming_seed_is_followed_by_a_new_session_and_a_resume(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only the first ``reload``, and nothing else changes: without the two operations, a
+    resuming case's are the first ones of the case the same seed makes when it does not resume."""
+    cases = {seed: generate_case(seed, 40) for seed in range(300)}
+    resuming = [
+        seed for seed, case in cases.items() if "ReloadOp" in _kinds(case.operations) and case.options.resumes
+    ]
+    assert len(resuming) == 56 and [seed for seed in resuming if seed < 60] == RESUMING_0_59
+    monkeypatch.setattr(SwarmOptions, "resumes", property(lambda self: False))
+    for seed, case in cases.items():
+        plain = generate_case(seed, 40)
+        kinds = _kinds(case.operations)
+        assert _without_description(case.base) == _without_description(plain.base), seed
+        if seed not in resuming:
+            assert case.operations == plain.operations, seed
+            continue
+        first = kinds.index("ReloadOp")
+        assert kinds[first + 1 : first + 3] == ["NewSessionOp", "SwitchSessionOp"][: 40 - first - 1], seed
+        assert kinds.count("NewSessionOp") == 1 and kinds.count("SwitchSessionOp") == (first + 2 < 40), seed
+        if first + 2 < 40:
+            switch = case.operations[first + 2]
+            assert isinstance(switch, SwitchSessionOp) and switch.switch_session.to == "previous"
+        kept = [op for op in case.operations if not isinstance(op, (NewSessionOp, SwitchSessionOp))]
+        assert kept == list(plain.operations[: len(kept)]), seed
+        assert (case.agent, case.synthesis, case.fs, case.crash, case.tamper) == (
+            plain.agent,
+            plain.synthesis,
+            plain.fs,
+            plain.crash,
+            plain.tamper,
+        ), seed
+
+
+def test_resuming_leaves_every_other_option_of_the_seed_as_drawn() -> None:
+    """``resumes`` is a property, not a draw: the options' fields are the dataclass's own, and
+    the weights still name every action."""
+    options = generate_case(42, 40).options
+    assert "resumes" not in {f for f in SwarmOptions.__dataclass_fields__}
+    assert set(options.weights) == set(ACTIONS)
+
+
+def test_the_reference_reports_the_stale_brief_again_when_the_user_resumes_its_session(
+    tmp_path: Path,
+) -> None:
+    """Seed 42 (40 steps): Pi starts the session a second time with reason ``resume``, and the
+    reference says spec §11's stale line after it, as it did at startup; nothing is broken."""
+    result = run_case(
+        PLUGIN, case_for_seed(42, 40), implementation="reference", workdir=tmp_path, requests=False
+    )
+    assert result.violations == [] and result.harness_errors == []
+    records = [json.loads(line) for line in result.trace.splitlines()]
+    starts = [r["seq"] for r in records if r.get("name") == "session_start" and r.get("reason") == "resume"]
+    assert starts, "the seed never resumed a session"
+    said = [r["seq"] for r in records if r.get("name") == "notify" and r.get("message") == STALE]
+    assert any(seq > starts[0] for seq in said), "no stale report after the resume"
+
+
+def test_the_mutant_that_inspects_nothing_on_a_resume_is_explorable_and_dies_at_a_resuming_seed(
+    tmp_path: Path,
+) -> None:
+    name = "stale_not_inspected_on_resume"
+    assert name not in UNREACHABLE and MUTANTS[name].explorable
+    (row,) = [r for r in REQUIRED if r[1] == name]
+    assert generate_case(row[2], 40).options.resumes
+    try:
+        result = run_case(
+            PLUGIN, case_for_seed(row[2], 40), implementation=MUTANTS[name].spec, workdir=tmp_path
+        )
+    finally:
+        reset_reference()
+    assert [v.invariant for v in result.violations][:1] == ["stale_pending_reported"]
+    assert result.violations[0].message.startswith("a session start found the stale pending Brief")
+
+
+def test_one_seed_in_60_with_no_competitor_gets_one_that_aborts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only seeds ``23 (mod 60)`` that drew no competitor; everything else of the seed, and
+    every other seed, is what the draws made."""
+    cases = {seed: generate_case(seed, 40) for seed in range(300)}
+    aborting = [seed for seed, case in cases.items() if case.options.competitor == "abort"]
+    assert aborting == [23, 83, 143, 263]  # 203 drew a competitor of its own
+    assert all({"competitor": "abort"} in cases[seed].base["extensions"] for seed in aborting)
+    assert all(not cases[seed].liveness_applies for seed in aborting)
+    monkeypatch.setattr(generate, "_ABORT_AT", -1)  # no seed is -1 modulo 60
+    for seed, case in cases.items():
+        plain = generate_case(seed, 40)
+        if seed in aborting:
+            assert plain.options.competitor is None
+            assert _without_description(case.base) != _without_description(plain.base)
+            assert (case.operations, case.agent, case.synthesis, case.fs, case.crash) == (
+                plain.operations,
+                plain.agent,
+                plain.synthesis,
+                plain.fs,
+                plain.crash,
+            ), seed
+        else:
+            assert case == plain, seed
+
+
+def test_the_reference_keeps_the_brief_of_every_aborted_compaction_pending(tmp_path: Path) -> None:
+    """Seed 23: Pi aborts every compaction after the hooks returned; the reference's Briefs stay
+    in ``pending/``, none is archived, and nothing is broken."""
+    result = run_case(
+        PLUGIN, case_for_seed(23, 40), implementation="reference", workdir=tmp_path, requests=False
+    )
+    assert result.violations == [] and result.harness_errors == []
+    records = [json.loads(line) for line in result.trace.splitlines()]
+    assert any(r.get("name") == "session_before_compact" for r in records)
+    assert not any(r.get("kind") == "entry" and r.get("name") == "compaction" for r in records)
+    pending = [r for r in records if r.get("name") == "replace" and "/pending/" in str(r.get("to"))]
+    assert pending and not any(
+        r.get("name") == "remove" and "/pending/" in str(r.get("path")) for r in records
+    )
+
+
+@pytest.mark.parametrize("seed", [15, 59])
+def test_a_pending_brief_moved_after_a_fault_or_pruned_by_retention_is_no_deletion(
+    tmp_path: Path, seed: int
+) -> None:
+    """The two ways the reference removes a pending Brief with no copy left at the end of the
+    operation, which ``pending_brief_never_deleted`` exempts: at seed 15 the scenario corrupts the
+    Brief's re-read, so the reference removes it and its ``failed/`` record's write is faulted; at
+    seed 59 one operation archives eleven Briefs and retention prunes the first archived copy
+    (the operation wrote it). Without the exemptions the reference failed both seeds."""
+    result = run_case(
+        PLUGIN, case_for_seed(seed, 40), implementation="reference", workdir=tmp_path, requests=False
+    )
+    assert result.violations == [] and result.harness_errors == []
+    records = [json.loads(line) for line in result.trace.splitlines()]
+    assert any(r.get("name") == "remove" and "/pending/" in str(r.get("path")) for r in records)
+
+
+def test_the_mutant_that_deletes_an_aborted_brief_is_explorable_and_dies_at_an_aborting_seed(
+    tmp_path: Path,
+) -> None:
+    name = "abort_deletes_pending"
+    assert name not in UNREACHABLE and MUTANTS[name].explorable
+    (row,) = [r for r in REQUIRED if r[1] == name]
+    assert generate_case(row[2], 40).options.competitor == "abort"
+    try:
+        result = run_case(
+            PLUGIN, case_for_seed(row[2], 40), implementation=MUTANTS[name].spec, workdir=tmp_path
+        )
+    finally:
+        reset_reference()
+    assert [v.invariant for v in result.violations][:1] == ["pending_brief_never_deleted"]
+    assert "was deleted with no copy in archive/ or failed/" in result.violations[0].message
+
+
+def test_an_odd_tampering_seed_also_tampers_between_the_pending_write_and_its_re_read() -> None:
+    """The second rule has the first one's occurrence, action and files; it draws nothing."""
+    for seed in range(300):
+        case = generate_case(seed, 40)
+        if not case.options.tamper:
+            assert case.tamper == (), seed
+            continue
+        first = case.tamper[0]
+        assert (first.after.kind, first.after.name) == ("entry", "compaction"), seed
+        if seed % 2 == 1 and case.options.reply_variant is None:
+            (second,) = case.tamper[1:]
+            assert (second.after.kind, second.after.name, second.after.glob) == (
+                "fs",
+                "replace",
+                {"to": "*/pending/*.md"},
+            )
+            assert (second.after.occurrence, second.action, second.path) == (
+                first.after.occurrence,
+                first.action,
+                first.path,
+            )
+        else:
+            assert len(case.tamper) == 1, seed
+    assert [seed for seed in range(60) if len(generate_case(seed, 40).tamper) == 2] == [7, 17]
+
+
+def test_the_reference_cancels_when_the_re_read_differs_from_what_it_wrote(tmp_path: Path) -> None:
+    """Seed 7: the pending Brief changes right after its rename; the reference's re-read sees it,
+    the Brief goes to ``failed/``, an error says the bytes differ, nothing is broken."""
+    result = run_case(
+        PLUGIN, case_for_seed(7, 40), implementation="reference", workdir=tmp_path, requests=False
+    )
+    assert result.violations == [] and result.harness_errors == []
+    records = [json.loads(line) for line in result.trace.splitlines()]
+    (at,) = [i for i, r in enumerate(records) if r.get("name") == "tamper" and r.get("after") == "fs:replace"]
+    assert records[at - 1]["name"] == "replace" and "/pending/" in records[at - 1]["to"]
+    after = records[at + 1 :]
+    assert any(r.get("name") == "replace" and "/failed/" in str(r.get("to")) for r in after)
+    assert any(
+        r.get("name") == "notify"
+        and r.get("notifyType") == "error"
+        and "differ from what was written" in r["message"]
+        for r in after
+    )
+
+
+def test_the_mutant_whose_re_read_trusts_memory_is_explorable_and_dies_at_a_tampering_seed(
+    tmp_path: Path,
+) -> None:
+    name = "reread_trusts_memory"
+    assert name not in UNREACHABLE and MUTANTS[name].explorable
+    (row,) = [r for r in REQUIRED if r[1] == name]
+    assert len(generate_case(row[2], 40).tamper) == 2
+    try:
+        result = run_case(
+            PLUGIN, case_for_seed(row[2], 40), implementation=MUTANTS[name].spec, workdir=tmp_path
+        )
+    finally:
+        reset_reference()
+    assert [v.invariant for v in result.violations][:1] == ["commit_bytes_on_disk"]
+
+
+def test_a_reasoning_seed_8_modulo_20_with_a_medium_or_high_effort_gets_a_tight_output_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The limit is the only change: without the rule the seed is what its draws made."""
+    cases = {seed: generate_case(seed, 40) for seed in range(300)}
+    capped = [seed for seed, case in cases.items() if case.options.max_tokens in CAPPED_MAX_TOKENS.values()]
+    assert capped == [28, 188, 228]
+    for seed in capped:
+        options = cases[seed].options
+        assert seed % 20 == 8 and options.reasoning
+        assert options.max_tokens == CAPPED_MAX_TOKENS[options.synthesis_effort]
+        (main,) = [m for m in cases[seed].base["models"] if m["id"] == MAIN]
+        assert main["max_tokens"] == options.max_tokens
+    monkeypatch.setattr(generate, "CAPPED_MAX_TOKENS", {})
+    for seed, case in cases.items():
+        plain = generate_case(seed, 40)
+        if seed in capped:
+            assert plain.options.max_tokens == 65_536
+            assert (case.operations, case.agent, case.synthesis, case.fs, case.crash, case.tamper) == (
+                plain.operations,
+                plain.agent,
+                plain.synthesis,
+                plain.fs,
+                plain.crash,
+                plain.tamper,
+            ), seed
+        else:
+            assert case == plain, seed
+
+
+def test_the_reference_caps_its_synthesis_budget_at_the_tight_limit(tmp_path: Path) -> None:
+    """Seed 28 (medium effort, a limit of 14,336): the reference's synthesis requests to the main
+    model ask for at most the limit, one of them exactly the limit (its wanted 16,384 capped)."""
+    result = run_case(
+        PLUGIN, case_for_seed(28, 40), implementation="reference", workdir=tmp_path, requests=False
+    )
+    assert result.violations == [] and result.harness_errors == []
+    asked = [
+        record["maxTokens"]
+        for record in map(json.loads, result.trace.splitlines())
+        if record.get("kind") == "model"
+        and record.get("name") == "request"
+        and record.get("caller") == "extension"
+        and record.get("model") == MAIN
+    ]
+    assert asked and max(asked) == CAPPED_MAX_TOKENS["medium"]
+
+
+def test_the_mutant_whose_budget_ignores_the_limit_is_explorable_and_dies_at_a_capped_seed(
+    tmp_path: Path,
+) -> None:
+    name = "output_budget_uncapped"
+    assert name not in UNREACHABLE and MUTANTS[name].explorable
+    (row,) = [r for r in REQUIRED if r[1] == name]
+    assert generate_case(row[2], 40).options.max_tokens in CAPPED_MAX_TOKENS.values()
+    try:
+        result = run_case(
+            PLUGIN, case_for_seed(row[2], 40), implementation=MUTANTS[name].spec, workdir=tmp_path
+        )
+    finally:
+        reset_reference()
+    assert [v.invariant for v in result.violations][:1] == ["synthesis_output_within_limit"]
