@@ -1,9 +1,16 @@
-"""Seeds that resume a session, seeds whose competitor aborts every compaction, seeds that
-change a pending Brief between its write and its re-read, and seeds whose reasoning model has a
-tight output limit (since the thirty-fourth session), so that four single-rule mutants the kill
-matrix judged by the features alone, ``stale_not_inspected_on_resume`` (P59a),
-``abort_deletes_pending`` (P110b), ``reread_trusts_memory`` (P3d) and ``output_budget_uncapped``
-(P23), are judged by exploration too.
+"""Single-rule Pi Session Continuity mutants that ``UNREACHABLE`` (mutants/continuity_rules.py)
+kept out of exploration, made explorable in the thirty-fourth session (7 entries -> 2), and a
+test that keeps the rest of ``UNREACHABLE`` honest.
+
+Four needed the explorer to generate something new: seeds that resume a session, seeds whose
+competitor aborts every compaction, seeds that change a pending Brief between its write and its
+re-read, and seeds whose reasoning model has a tight output limit, for
+``stale_not_inspected_on_resume`` (P59a), ``abort_deletes_pending`` (P110b),
+``reread_trusts_memory`` (P3d) and ``output_budget_uncapped`` (P23). The fifth,
+``transcript_not_bounded`` (P119a), needed nothing: its reason (no explored session outgrows its
+synthesis window in the kill matrix's 60 seeds) had stopped holding before this session, as
+seed 8 breaks ``synthesis_fits_window`` already at c0a96cb; nothing checked the reasons, so the
+last test here does now.
 
 **Resuming.**
 
@@ -392,3 +399,30 @@ def test_the_mutant_whose_budget_ignores_the_limit_is_explorable_and_dies_at_a_c
     finally:
         reset_reference()
     assert [v.invariant for v in result.violations][:1] == ["synthesis_output_within_limit"]
+
+
+def test_every_unreachable_mutant_still_survives_the_kill_matrix_seeds(tmp_path: Path) -> None:
+    """An ``UNREACHABLE`` reason says exploration cannot see the mutant's break in the seeds the
+    kill matrix explores (0-59, 40 steps): none of them may break an invariant of the mutant's
+    rules. ``transcript_not_bounded``'s reason had stopped holding (seed 8 broke
+    ``synthesis_fits_window`` already at c0a96cb) and no test said so; this one fails when a
+    change to the explorer makes an entry reachable, so it leaves ``UNREACHABLE`` for a
+    ``REQUIRED`` row."""
+    declared = {spec.name: set(spec.rules) for spec in PLUGIN.invariants}
+    for name in sorted(UNREACHABLE):
+        rules = set(MUTANTS[name].rules)
+        watching = {invariant for invariant, declares in declared.items() if declares & rules}
+        assert watching, name
+        for seed in range(60):
+            try:
+                result = run_case(
+                    PLUGIN,
+                    case_for_seed(seed, 40),
+                    implementation=MUTANTS[name].spec,
+                    workdir=tmp_path / f"{name}-{seed}",
+                    requests=False,
+                )
+            finally:
+                reset_reference()
+            seen = [v.invariant for v in result.violations if v.invariant in watching]
+            assert seen == [], f"{name} breaks {seen[0]} at seed {seed}: move it to REQUIRED"
