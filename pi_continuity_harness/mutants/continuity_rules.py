@@ -46,10 +46,6 @@ UNREACHABLE: dict[str, str] = {
         "0-299 (40 steps) only 125 does, beyond the kill matrix's 60; rules/archive-retention plants "
         "the ten archives"
     ),
-    "freshness_rule_found_anywhere": (
-        "freshness_rule_once would see a Brief without the rule under Recovery Instructions, but the explorer's "
-        "scripted syntheses never write the rule's text in another section; rules/brief-validation does"
-    ),
 }
 
 

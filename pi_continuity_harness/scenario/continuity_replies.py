@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,12 @@ from pi_continuity_harness.scenario.model_script import (
     text_of,
 )
 
-__all__ = ["CONTINUITY_REPLIES", "SCRIPTED_BRIEF_HEADINGS", "valid_brief_body"]
+__all__ = [
+    "CONTINUITY_REPLIES",
+    "SCRIPTED_BRIEF_HEADINGS",
+    "quoted_recovery_instructions",
+    "valid_brief_body",
+]
 
 #: The mandatory Continuity Brief structure of spec §9, in order, as the scripted model writes it.
 SCRIPTED_BRIEF_HEADINGS: tuple[str, ...] = (
@@ -131,10 +137,15 @@ class _ContinuityReplies:
     """The ``pi-session-continuity`` writer (see the module docstring)."""
 
     def body(self, request: ModelRequest, reply: SynthesisReply) -> str:
+        overrides = reply.sections
+        if reply.copy_recovery_to is not None:
+            quoted = quoted_recovery_instructions(request)
+            if quoted:
+                overrides = {**overrides, reply.copy_recovery_to: quoted}
         body = valid_brief_body(
             request,
             omit=reply.heading if reply.kind == "missing_heading" else None,
-            overrides=reply.sections,
+            overrides=overrides,
         )
         if reply.kind == "unquoted_directive":
             body = body.replace("## Established Facts\n\n", "## Established Facts\n\n" + _DIRECTIVE, 1)
@@ -149,6 +160,32 @@ class _ContinuityReplies:
                 f"\n{reply.heading}\n", f"\nThe next section would be {reply.heading} here.\n", 1
             )
         return body
+
+
+_RECOVERY = "\n## Recovery Instructions\n"
+
+
+def quoted_recovery_instructions(request: ModelRequest) -> str:
+    """The first two paragraphs under the last ``## Recovery Instructions`` heading the
+    request's messages hold (the earlier Brief an implementation quotes for the synthesis,
+    spec §14), stopping at a heading, a tag or a transcript line (``[User]: ...``); ``""``
+    when no message holds one. Two paragraphs: a quoted Brief may run on into the transcript
+    with no line between (a continuation message: the Brief, then its suffix, then the next
+    turns), and a copy the size of a transcript would be cut by the output limit. The system
+    prompt is not read: it may list the headings a Brief must have."""
+    for message in reversed(request.messages):
+        text = text_of(message.get("content"))
+        at = text.rfind(_RECOVERY)
+        if at < 0:
+            continue
+        lines: list[str] = []
+        for line in text[at + len(_RECOVERY) :].split("\n"):
+            if line.lstrip().startswith(("#", "<", "[")):
+                break
+            lines.append(line)
+        paragraphs = [p.strip() for p in re.split(r"\n\s*\n", "\n".join(lines)) if p.strip()]
+        return "\n\n".join(paragraphs[:2])
+    return ""
 
 
 def _moved_to_top(body: str, heading: str) -> str:

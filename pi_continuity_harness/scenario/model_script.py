@@ -286,7 +286,9 @@ class SynthesisReply(_Held):
     ``openai-completions.js:480-500`` of pi-ai 1.6, so the reply carries a whole Brief's text and
     still failed; both targets play it as the stream plan ``then: error`` of an agent reply,
     :class:`StreamPlan`). ``sections`` replaces the
-    text of some sections of the body (``{"## Next Actions": "..."}``). The bodies are written
+    text of some sections of the body (``{"## Next Actions": "..."}``); ``copy_recovery_to`` writes
+    the Recovery Instructions of the last Brief the request quotes under another section (a
+    model copying an earlier Brief's event-freshness rule, P78). The bodies are written
     by the system's :class:`ExtensionReplies` writer; this model only decides stop reasons,
     budgets and usage.
     """
@@ -312,6 +314,14 @@ class SynthesisReply(_Held):
     text: str | None = None
     #: Section heading -> the text the writer puts under it instead of its own.
     sections: dict[str, str] = Field(default_factory=dict)
+    copy_recovery_to: str | None = Field(
+        default=None,
+        description=(
+            "A section heading: the reply writes the Recovery Instructions of the last Brief the "
+            "request's messages quote (an earlier compaction summary) under it, as a model that "
+            "copies an earlier Brief would; with none in the request, the writer's own text"
+        ),
+    )
     error: HttpError | None = None
     error_message: str = Field(
         default="upstream error",

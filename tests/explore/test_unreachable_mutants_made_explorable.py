@@ -1,16 +1,17 @@
 """Single-rule Pi Session Continuity mutants that ``UNREACHABLE`` (mutants/continuity_rules.py)
-kept out of exploration, made explorable in the thirty-fourth session (7 entries -> 2), and a
+kept out of exploration, made explorable in the thirty-fourth session (7 entries -> 1), and a
 test that keeps the rest of ``UNREACHABLE`` honest.
 
-Four needed the explorer to generate something new: seeds that resume a session, seeds whose
+Five needed the explorer to generate something new: seeds that resume a session, seeds whose
 competitor aborts every compaction, seeds that change a pending Brief between its write and its
-re-read, and seeds whose reasoning model has a tight output limit, for
-``stale_not_inspected_on_resume`` (P59a), ``abort_deletes_pending`` (P110b),
-``reread_trusts_memory`` (P3d) and ``output_budget_uncapped`` (P23). The fifth,
+re-read, seeds whose reasoning model has a tight output limit and seeds whose model copies an
+earlier Brief's Recovery Instructions into Key Decisions, for ``stale_not_inspected_on_resume``
+(P59a), ``abort_deletes_pending`` (P110b), ``reread_trusts_memory`` (P3d),
+``output_budget_uncapped`` (P23) and ``freshness_rule_found_anywhere`` (P78). The sixth,
 ``transcript_not_bounded`` (P119a), needed nothing: its reason (no explored session outgrows its
 synthesis window in the kill matrix's 60 seeds) had stopped holding before this session, as
-seed 8 breaks ``synthesis_fits_window`` already at c0a96cb; nothing checked the reasons, so the
-last test here does now.
+seed 8 breaks ``synthesis_fits_window`` already at c0a96cb; nothing checked the reasons, so
+``test_every_unreachable_mutant_still_survives_the_kill_matrix_seeds`` does now.
 
 **Resuming.**
 
@@ -64,6 +65,16 @@ effort is medium or high now gives its main model a limit between the two
 compares each synthesis request's ``max_tokens`` with its model's limit; the mutant dies at
 seed 28.
 
+**Copying the rule.** Spec §14: the extension inserts the event-freshness rule under
+``## Recovery Instructions`` deterministically and idempotently (P78). An implementation that
+looks for the rule's text anywhere in the body skips the insertion when the model wrote the rule
+elsewhere; no explored reply ever did. The synthesis reply field ``copy_recovery_to`` (scenario
+format, played by both targets' writer) copies the first two paragraphs of the last Recovery
+Instructions the request's messages quote under another heading; a seed ending in 9 puts such a
+reply, copying into Key Decisions, in every other slot its draws left valid. The mutant dies at
+seed 19 (``freshness_rule_once``); differential exploration on real Pi found copying seeds 13209,
+13229, 13249, 13319 and 13339 (12 steps) alike.
+
 No new check can fail an implementation that writes and shows nothing by itself: it removes
 no Brief, and the stale report it owes after a resume it already owed, and failed to give, at
 startup (``stale_pending_reported`` fails the do-nothing implementation at every seed whose
@@ -87,9 +98,12 @@ from pi_continuity_harness.explore.continuity.generate import (
 )
 from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
 from pi_continuity_harness.explore.runner import run_case
+from pi_continuity_harness.features.oracle import freshness_rule_paragraphs, section
 from pi_continuity_harness.mutants.catalogue import MUTANTS
 from pi_continuity_harness.mutants.continuity_rules import UNREACHABLE
 from pi_continuity_harness.mutants.pristine import reset_reference
+from pi_continuity_harness.scenario.continuity_replies import CONTINUITY_REPLIES, quoted_recovery_instructions
+from pi_continuity_harness.scenario.model_script import ModelRequest, SynthesisReply
 from pi_continuity_harness.scenario.operations import NewSessionOp, SwitchSessionOp
 
 from .test_psc_rules_judged_by_exploration import REQUIRED
@@ -426,3 +440,96 @@ def test_every_unreachable_mutant_still_survives_the_kill_matrix_seeds(tmp_path:
                 reset_reference()
             seen = [v.invariant for v in result.violations if v.invariant in watching]
             assert seen == [], f"{name} breaks {seen[0]} at seed {seed}: move it to REQUIRED"
+
+
+RULE = (
+    "Event freshness: this Brief records one specific handoff. Its presence is historical evidence, "
+    "not proof of a new current-turn compaction."
+)
+QUOTED = (
+    f"<previous-brief>\n# Continuity Brief\n\n## Recovery Instructions\n\n{RULE}\n\nRead this Brief.\n"
+    "</previous-brief>"
+)
+
+
+def _request(messages: list[dict[str, object]], system: str | None = None) -> ModelRequest:
+    return ModelRequest(kind="extension", index=0, model="fake/main", system_prompt=system, messages=messages)
+
+
+def test_a_copying_reply_writes_the_quoted_recovery_instructions_under_the_section_it_names() -> None:
+    """Two paragraphs of the last quoted Brief's Recovery Instructions; a Brief that runs on into
+    the transcript is cut at the transcript's first line; the system prompt is never read."""
+    assert (
+        quoted_recovery_instructions(_request([{"role": "user", "content": QUOTED}]))
+        == f"{RULE}\n\nRead this Brief."
+    )
+    run_on = f"Brief:\n## Recovery Instructions\n\n{RULE}\n\n[User]: task step 2: {'work ' * 50}"
+    assert quoted_recovery_instructions(_request([{"role": "user", "content": run_on}])) == RULE
+    three = f"Brief:\n## Recovery Instructions\n\n{RULE}\n\nRead this Brief.\n\nYou are continuing."
+    assert quoted_recovery_instructions(_request([{"role": "user", "content": three}])).endswith(
+        "Read this Brief."
+    )
+    listed = _request(
+        [{"role": "user", "content": "no Brief here"}], system="Write\n## Recovery Instructions\nlast"
+    )
+    assert quoted_recovery_instructions(listed) == ""
+    body = CONTINUITY_REPLIES.body(
+        _request([{"role": "user", "content": QUOTED}]), SynthesisReply(copy_recovery_to="## Key Decisions")
+    )
+    assert RULE in section(body, "## Key Decisions") and RULE not in section(body, "## Recovery Instructions")
+    plain = CONTINUITY_REPLIES.body(
+        _request([{"role": "user", "content": "no Brief"}]),
+        SynthesisReply(copy_recovery_to="## Key Decisions"),
+    )
+    assert plain == CONTINUITY_REPLIES.body(
+        _request([{"role": "user", "content": "no Brief"}]), SynthesisReply()
+    )
+
+
+def test_a_seed_ending_in_9_copies_in_every_other_slot_its_draws_left_valid() -> None:
+    copied = SynthesisReply(copy_recovery_to="## Key Decisions")
+    for seed in range(300):
+        replies = generate_case(seed, 40).synthesis
+        if seed % 10 != 9:
+            assert copied not in replies, seed
+            continue
+        assert copied in replies, seed
+        for index, reply in enumerate(replies):
+            assert reply != SynthesisReply() or index % 2 == 0, (seed, index)
+            assert reply != copied or index % 2 == 1, (seed, index)
+
+
+def test_the_reference_inserts_the_rule_under_recovery_instructions_when_the_model_copied_it_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """Seed 19: a committed Brief holds the copied rule under Key Decisions and the rule once
+    under Recovery Instructions, which the reference inserted; nothing is broken."""
+    result = run_case(
+        PLUGIN, case_for_seed(19, 40), implementation="reference", workdir=tmp_path, requests=False
+    )
+    assert result.violations == [] and result.harness_errors == []
+    summaries = [
+        str(record["summary"])
+        for record in map(json.loads, result.trace.splitlines())
+        if record.get("kind") == "event" and record.get("name") == "session_compact"
+        for record in [record["compactionEntry"]]
+    ]
+    copied = [s for s in summaries if "Event freshness" in section(s, "## Key Decisions")]
+    assert copied
+    assert all(len(freshness_rule_paragraphs(s)) == 1 for s in copied)
+
+
+def test_the_mutant_that_finds_the_rule_anywhere_is_explorable_and_dies_at_a_copying_seed(
+    tmp_path: Path,
+) -> None:
+    name = "freshness_rule_found_anywhere"
+    assert name not in UNREACHABLE and MUTANTS[name].explorable
+    (row,) = [r for r in REQUIRED if r[1] == name]
+    assert row[2] % 10 == 9
+    try:
+        result = run_case(
+            PLUGIN, case_for_seed(row[2], 40), implementation=MUTANTS[name].spec, workdir=tmp_path
+        )
+    finally:
+        reset_reference()
+    assert [v.invariant for v in result.violations][:1] == ["freshness_rule_once"]

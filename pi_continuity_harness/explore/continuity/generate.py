@@ -12,6 +12,16 @@ fault was drawn, and every filesystem fault, crash or tamper rule is an entry th
 can delete. After the fault phase the case has a fixed *liveness phase*: valid settings are
 restored, Pi restarts on the main model, and two long turns cross the threshold, so the next
 threshold compaction must commit a valid Brief.
+
+Some seeds get, by a rule on the seed and the options already drawn, something no draw gives,
+drawing nothing more, so the rest of the seed stays what it was: invalid native settings (seeds
+3 and 8 modulo 10, :data:`NATIVE_FAULTS`), reply variants (4 and 6 modulo 10,
+:func:`reply_variant`), a resume of the session after the first reload (seeds that plant
+artifacts in a session file, :attr:`SwarmOptions.resumes`), a competitor that aborts every
+compaction (23 modulo 60 with none drawn), a tamper right after the pending Brief's rename
+(odd seeds with a tamper rule) and a tight output limit of a reasoning main model (8 modulo 20,
+:data:`CAPPED_MAX_TOKENS`). Each exists to make a rule's break visible to an invariant; each
+is listed with its mutant in ``tests/explore``.
 """
 
 from __future__ import annotations
@@ -849,6 +859,16 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
         variant = _variant_reply(options.reply_variant)
         synthesis = [
             variant if index % 2 == 1 and reply == SynthesisReply() else reply
+            for index, reply in enumerate(synthesis)
+        ]
+    if seed % 10 == 9:
+        # A seed ending in 9 has its model copy the Recovery Instructions of the last Brief the
+        # request quotes into Key Decisions, in every other slot its draws left valid: the
+        # event-freshness rule's text then stands outside Recovery Instructions, where the
+        # implementation must still insert it (spec §14, P78). It draws nothing.
+        copied = SynthesisReply(copy_recovery_to="## Key Decisions")
+        synthesis = [
+            copied if index % 2 == 1 and reply == SynthesisReply() else reply
             for index, reply in enumerate(synthesis)
         ]
     while synthesis and synthesis[-1] == SynthesisReply():
