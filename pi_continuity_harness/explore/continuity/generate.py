@@ -854,23 +854,14 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
         else:
             synthesis.append(SynthesisReply())
     if options.reply_variant is not None:
-        # Every other slot the draws left valid, from the second: the seed's first handoff goes
-        # as drawn, and it still commits between the variant's.
-        variant = _variant_reply(options.reply_variant)
-        synthesis = [
-            variant if index % 2 == 1 and reply == SynthesisReply() else reply
-            for index, reply in enumerate(synthesis)
-        ]
+        # The seed's first handoff goes as drawn, and it still commits between the variant's.
+        synthesis = _in_every_other_valid_slot(synthesis, _variant_reply(options.reply_variant))
     if seed % 10 == 9:
         # A seed ending in 9 has its model copy the Recovery Instructions of the last Brief the
-        # request quotes into Key Decisions, in every other slot its draws left valid: the
-        # event-freshness rule's text then stands outside Recovery Instructions, where the
-        # implementation must still insert it (spec §14, P78). It draws nothing.
-        copied = SynthesisReply(copy_recovery_to="## Key Decisions")
-        synthesis = [
-            copied if index % 2 == 1 and reply == SynthesisReply() else reply
-            for index, reply in enumerate(synthesis)
-        ]
+        # request quotes into Key Decisions: the event-freshness rule's text then stands outside
+        # Recovery Instructions, where the implementation must still insert it (spec §14, P78).
+        # It draws nothing.
+        synthesis = _in_every_other_valid_slot(synthesis, SynthesisReply(copy_recovery_to="## Key Decisions"))
     while synthesis and synthesis[-1] == SynthesisReply():
         synthesis.pop()
     fs = []
@@ -938,6 +929,17 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
         liveness_agent=liveness_agent,
         markers=planted_markers(seed) if options.planted else (),
     )
+
+
+def _in_every_other_valid_slot(
+    synthesis: list[SynthesisReply], reply: SynthesisReply
+) -> list[SynthesisReply]:
+    """``synthesis`` with ``reply`` in every other slot the draws left valid, from the second
+    (odd indices): a seed's first handoff goes as drawn."""
+    return [
+        reply if index % 2 == 1 and drawn == SynthesisReply() else drawn
+        for index, drawn in enumerate(synthesis)
+    ]
 
 
 def _liveness(options: SwarmOptions) -> tuple[tuple[Operation, ...], tuple[Reply, ...]]:
