@@ -84,6 +84,7 @@ planted stale Brief it could report).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,7 @@ from pi_continuity_harness.explore.continuity.generate import (
     ACTIONS,
     CAPPED_MAX_TOKENS,
     MAIN,
+    ExploreCase,
     SwarmOptions,
     generate_case,
 )
@@ -120,6 +122,11 @@ RESUMING_0_59 = [2, 5, 14, 26, 29, 42, 54, 56]
 def _without_description(base: dict[str, object]) -> dict[str, object]:
     """The seed's machine but for its description (which says "resumes")."""
     return {key: value for key, value in base.items() if key != "description"}
+
+
+def _draws(case: ExploreCase) -> tuple[object, ...]:
+    """What a seed's draws make, but for its machine: operations, replies and faults."""
+    return (case.operations, case.agent, case.synthesis, case.fs, case.crash, case.tamper)
 
 
 def _kinds(operations: tuple[object, ...]) -> list[str]:
@@ -197,23 +204,6 @@ def test_the_reference_reports_the_stale_brief_again_when_the_user_resumes_its_s
     assert any(seq > starts[0] for seq in said), "no stale report after the resume"
 
 
-def test_the_mutant_that_inspects_nothing_on_a_resume_is_explorable_and_dies_at_a_resuming_seed(
-    tmp_path: Path,
-) -> None:
-    name = "stale_not_inspected_on_resume"
-    assert name not in UNREACHABLE and MUTANTS[name].explorable
-    (row,) = [r for r in REQUIRED if r[1] == name]
-    assert generate_case(row[2], 40).options.resumes
-    try:
-        result = run_case(
-            PLUGIN, case_for_seed(row[2], 40), implementation=MUTANTS[name].spec, workdir=tmp_path
-        )
-    finally:
-        reset_reference()
-    assert [v.invariant for v in result.violations][:1] == ["stale_pending_reported"]
-    assert result.violations[0].message.startswith("a session start found the stale pending Brief")
-
-
 def test_one_seed_in_60_with_no_competitor_gets_one_that_aborts(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only seeds ``23 (mod 60)`` that drew no competitor; everything else of the seed, and
     every other seed, is what the draws made."""
@@ -228,13 +218,7 @@ def test_one_seed_in_60_with_no_competitor_gets_one_that_aborts(monkeypatch: pyt
         if seed in aborting:
             assert plain.options.competitor is None
             assert _without_description(case.base) != _without_description(plain.base)
-            assert (case.operations, case.agent, case.synthesis, case.fs, case.crash) == (
-                plain.operations,
-                plain.agent,
-                plain.synthesis,
-                plain.fs,
-                plain.crash,
-            ), seed
+            assert _draws(case) == _draws(plain), seed
         else:
             assert case == plain, seed
 
@@ -270,23 +254,6 @@ def test_a_pending_brief_moved_after_a_fault_or_pruned_by_retention_is_no_deleti
     assert result.violations == [] and result.harness_errors == []
     records = [json.loads(line) for line in result.trace.splitlines()]
     assert any(r.get("name") == "remove" and "/pending/" in str(r.get("path")) for r in records)
-
-
-def test_the_mutant_that_deletes_an_aborted_brief_is_explorable_and_dies_at_an_aborting_seed(
-    tmp_path: Path,
-) -> None:
-    name = "abort_deletes_pending"
-    assert name not in UNREACHABLE and MUTANTS[name].explorable
-    (row,) = [r for r in REQUIRED if r[1] == name]
-    assert generate_case(row[2], 40).options.competitor == "abort"
-    try:
-        result = run_case(
-            PLUGIN, case_for_seed(row[2], 40), implementation=MUTANTS[name].spec, workdir=tmp_path
-        )
-    finally:
-        reset_reference()
-    assert [v.invariant for v in result.violations][:1] == ["pending_brief_never_deleted"]
-    assert "was deleted with no copy in archive/ or failed/" in result.violations[0].message
 
 
 def test_an_odd_tampering_seed_also_tampers_between_the_pending_write_and_its_re_read() -> None:
@@ -335,22 +302,6 @@ def test_the_reference_cancels_when_the_re_read_differs_from_what_it_wrote(tmp_p
     )
 
 
-def test_the_mutant_whose_re_read_trusts_memory_is_explorable_and_dies_at_a_tampering_seed(
-    tmp_path: Path,
-) -> None:
-    name = "reread_trusts_memory"
-    assert name not in UNREACHABLE and MUTANTS[name].explorable
-    (row,) = [r for r in REQUIRED if r[1] == name]
-    assert len(generate_case(row[2], 40).tamper) == 2
-    try:
-        result = run_case(
-            PLUGIN, case_for_seed(row[2], 40), implementation=MUTANTS[name].spec, workdir=tmp_path
-        )
-    finally:
-        reset_reference()
-    assert [v.invariant for v in result.violations][:1] == ["commit_bytes_on_disk"]
-
-
 def test_a_reasoning_seed_8_modulo_20_with_a_medium_or_high_effort_gets_a_tight_output_limit(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -369,14 +320,7 @@ def test_a_reasoning_seed_8_modulo_20_with_a_medium_or_high_effort_gets_a_tight_
         plain = generate_case(seed, 40)
         if seed in capped:
             assert plain.options.max_tokens == 65_536
-            assert (case.operations, case.agent, case.synthesis, case.fs, case.crash, case.tamper) == (
-                plain.operations,
-                plain.agent,
-                plain.synthesis,
-                plain.fs,
-                plain.crash,
-                plain.tamper,
-            ), seed
+            assert _draws(case) == _draws(plain), seed
         else:
             assert case == plain, seed
 
@@ -397,22 +341,6 @@ def test_the_reference_caps_its_synthesis_budget_at_the_tight_limit(tmp_path: Pa
         and record.get("model") == MAIN
     ]
     assert asked and max(asked) == CAPPED_MAX_TOKENS["medium"]
-
-
-def test_the_mutant_whose_budget_ignores_the_limit_is_explorable_and_dies_at_a_capped_seed(
-    tmp_path: Path,
-) -> None:
-    name = "output_budget_uncapped"
-    assert name not in UNREACHABLE and MUTANTS[name].explorable
-    (row,) = [r for r in REQUIRED if r[1] == name]
-    assert generate_case(row[2], 40).options.max_tokens in CAPPED_MAX_TOKENS.values()
-    try:
-        result = run_case(
-            PLUGIN, case_for_seed(row[2], 40), implementation=MUTANTS[name].spec, workdir=tmp_path
-        )
-    finally:
-        reset_reference()
-    assert [v.invariant for v in result.violations][:1] == ["synthesis_output_within_limit"]
 
 
 def test_every_unreachable_mutant_still_survives_the_kill_matrix_seeds(tmp_path: Path) -> None:
@@ -519,17 +447,41 @@ def test_the_reference_inserts_the_rule_under_recovery_instructions_when_the_mod
     assert all(len(freshness_rule_paragraphs(s)) == 1 for s in copied)
 
 
-def test_the_mutant_that_finds_the_rule_anywhere_is_explorable_and_dies_at_a_copying_seed(
-    tmp_path: Path,
+#: (mutant, invariant, what the seed of its ``REQUIRED`` row holds): each of the six mutants this
+#: module made explorable dies first by the invariant of its rule at its row's seed, which holds
+#: what the explorer now generates for it.
+MADE_EXPLORABLE = [
+    ("stale_not_inspected_on_resume", "stale_pending_reported", lambda case: case.options.resumes),
+    ("abort_deletes_pending", "pending_brief_never_deleted", lambda case: case.options.competitor == "abort"),
+    ("reread_trusts_memory", "commit_bytes_on_disk", lambda case: len(case.tamper) == 2),
+    (
+        "output_budget_uncapped",
+        "synthesis_output_within_limit",
+        lambda case: case.options.max_tokens in CAPPED_MAX_TOKENS.values(),
+    ),
+    (
+        "freshness_rule_found_anywhere",
+        "freshness_rule_once",
+        lambda case: SynthesisReply(copy_recovery_to="## Key Decisions") in case.synthesis,
+    ),
+    ("transcript_not_bounded", "synthesis_fits_window", lambda case: True),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "invariant", "holds"), MADE_EXPLORABLE, ids=[row[0] for row in MADE_EXPLORABLE]
+)
+def test_a_mutant_made_explorable_dies_first_by_the_invariant_of_its_rule(
+    tmp_path: Path, name: str, invariant: str, holds: Callable[[ExploreCase], bool]
 ) -> None:
-    name = "freshness_rule_found_anywhere"
     assert name not in UNREACHABLE and MUTANTS[name].explorable
     (row,) = [r for r in REQUIRED if r[1] == name]
-    assert row[2] % 10 == 9
+    assert row[3] == invariant and row[2] < 60  # within the kill matrix's seeds
+    assert holds(generate_case(row[2], 40))
     try:
         result = run_case(
             PLUGIN, case_for_seed(row[2], 40), implementation=MUTANTS[name].spec, workdir=tmp_path
         )
     finally:
         reset_reference()
-    assert [v.invariant for v in result.violations][:1] == ["freshness_rule_once"]
+    assert [v.invariant for v in result.violations][:1] == [invariant]
