@@ -75,10 +75,12 @@ def _events(observation: Observation) -> list[tuple[str, Any]]:
     return out
 
 
-def _play(targets: Targets, spec: str, calls: list[dict[str, Any]]) -> tuple[Observation, Observation]:
+def _play(
+    targets: Targets, spec: str, calls: list[dict[str, Any]], *, done_latency_ms: int = 0
+) -> tuple[Observation, Observation]:
     replies = [
         {"text": "calling", "tool_calls": calls},
-        {"text": "DONE"},
+        {"text": "DONE", **({"latency_ms": done_latency_ms} if done_latency_ms else {})},
         {"text": "AFTER"},
         {"text": "MORE"},
     ]
@@ -153,10 +155,14 @@ def test_with_a_python_input_handler_the_call_ends_before_its_follow_up_is_queue
     """A Python ``input`` handler puts a bridge round trip into the send's preparation
     (``_runInputHandlers``, agent-session.js:1745): Pi reads the tool's reply meanwhile, so the
     call ends first (seen in every run). Compared on the RPC stream only: where the ``input``
-    event falls among the turn's events differs (``docs/architecture.md``)."""
+    event falls among the turn's events differs (``docs/architecture.md``). The reply after the
+    call takes 1 s: with none, on a loaded machine the turn ended before the round trip did, so
+    Pi sent the follow-up as a new prompt and queued nothing (seen once, in a full run beside two
+    explorations)."""
     assert _WITH_INPUT_HANDLER != _EXTENSION
     spec = python_extension("tool_sends_input_handler_probe", _WITH_INPUT_HANDLER)
-    real, sim = _play(targets, spec, [{"name": "follower", "arguments": {}, "id": "c1"}])
+    calls = [{"name": "follower", "arguments": {}, "id": "c1"}]
+    real, sim = _play(targets, spec, calls, done_latency_ms=1_000)
 
     assert _events(real)[:2] == [("end", "c1"), ("queue", ["a follow-up from a tool"])]
     assert _events(sim) == _events(real)
