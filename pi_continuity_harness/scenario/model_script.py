@@ -264,6 +264,10 @@ class Reply(_Held):
         return self
 
 
+#: A Markdown heading line: ``copy_recovery_to`` names the section a reply writes into.
+_HEADING_RE = re.compile(r"#{1,6} \S[^\n]*")
+
+
 class SynthesisReply(_Held):
     """One scripted reply to an ``extension`` request (for Pi Session Continuity: Brief synthesis).
 
@@ -345,6 +349,8 @@ class SynthesisReply(_Held):
             raise ValueError(f"kind {self.kind} needs heading")
         if self.kind == "raw" and self.text is None:
             raise ValueError("kind raw needs text")
+        if self.copy_recovery_to is not None and not _HEADING_RE.fullmatch(self.copy_recovery_to):
+            raise ValueError(f"copy_recovery_to names no Markdown heading: {self.copy_recovery_to!r}")
         if self.kind == "error" and self.error is None:
             raise ValueError("kind error needs error")
         if "error_message" in self.model_fields_set and self.kind != "error_after_body":

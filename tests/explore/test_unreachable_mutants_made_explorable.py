@@ -89,6 +89,7 @@ from pathlib import Path
 
 import pytest
 
+from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.explore.continuity import generate
 from pi_continuity_harness.explore.continuity.generate import (
     ACTIONS,
@@ -105,6 +106,7 @@ from pi_continuity_harness.mutants.catalogue import MUTANTS
 from pi_continuity_harness.mutants.continuity_rules import UNREACHABLE
 from pi_continuity_harness.mutants.pristine import reset_reference
 from pi_continuity_harness.scenario.continuity_replies import CONTINUITY_REPLIES, quoted_recovery_instructions
+from pi_continuity_harness.scenario.document import parse_scenario
 from pi_continuity_harness.scenario.model_script import ModelRequest, SynthesisReply
 from pi_continuity_harness.scenario.operations import NewSessionOp, SwitchSessionOp
 
@@ -485,3 +487,15 @@ def test_a_mutant_made_explorable_dies_first_by_the_invariant_of_its_rule(
     finally:
         reset_reference()
     assert [v.invariant for v in result.violations][:1] == [invariant]
+
+
+@pytest.mark.parametrize("heading", ["Key Decisions", "## ", "## Key\nDecisions", "####### Seven"])
+def test_a_copy_into_something_that_is_no_heading_is_refused_naming_the_field(heading: str) -> None:
+    """A scenario's ``copy_recovery_to`` must name a Markdown heading line: a bare name would be
+    no section of the Brief, and the copy would silently go nowhere."""
+    scenario = {"name": "bad", "model": {"extension": [{"copy_recovery_to": heading}]}, "operations": []}
+    with pytest.raises(
+        ScenarioError, match=r"model.extension\[0\]: .*copy_recovery_to names no Markdown heading"
+    ):
+        parse_scenario(scenario)
+    assert parse_scenario({**scenario, "model": {"extension": [{"copy_recovery_to": "## Key Decisions"}]}})

@@ -1293,18 +1293,21 @@ def pending_brief_never_deleted(t: Tracker) -> Iterator[str]:
     compaction (spec §3) or ``failed/`` when its handoff failed (§7); one whose compaction Pi
     aborted after the hook returned, or another handler cancelled, stays pending and inert
     (§13, P110b). The spec deletes only archived Briefs past the newest 10 (§3 retention) and an
-    implementation's own temporary files (dot-named, P136). So each Brief file (``*.md``) an
-    operation removed from a ``pending/`` directory of the artifact directory has, when the
-    operation ends, a file named after its event in the session's ``archive/`` or ``failed/``, or
-    the operation wrote one there or one holding its event id (its ``eventId`` when the run wrote
-    it, else its file name's stem: spec §7 names pending and archived Briefs by event; the
-    reference copies a committed Brief to ``archive/`` before it
-    removes the pending file, and a failed one to ``failed/`` after; retention may prune the
-    archived copy in the same operation, seeds 59 and 125). Not owed where Pi died in the operation or the scenario
-    faulted the filesystem in it (the copy's write may be what failed: the reference's removal
-    of a Brief whose re-read the scenario corrupted, then a faulted ``failed/`` write, at seeds
-    15, 22, 25, 43, 48 of 0-299). The explorer aborts every compaction at one seed in 60 with
-    no competitor of its own (23, 83, 143, 263: ``generate._ABORT_AT``)."""
+    implementation's own temporary files (dot-named, P136).
+
+    So each Brief file (``*.md``) an operation removed from a ``pending/`` directory of the
+    artifact directory has a copy when the operation ends: a file named after its event in the
+    session's ``archive/`` or ``failed/``, or one the operation wrote there, named after its
+    event or holding its event id (its ``eventId`` when the run wrote it, else its file name's
+    stem; spec §7 names pending and archived Briefs by event). The reference copies a committed
+    Brief to ``archive/`` before it removes the pending file, and a failed one to ``failed/``
+    after; retention may prune the archived copy in the same operation (seeds 59 and 125).
+
+    Not owed where Pi died in the operation or the scenario faulted the filesystem in it: the
+    copy's write may be what failed (the reference removes a Brief whose re-read the scenario
+    corrupted, and its ``failed/`` write is faulted, at seeds 15, 22, 25, 43 and 48 of 0-299).
+    The explorer aborts every compaction at one seed in 60 with no competitor of its own (23,
+    83, 143, 263: ``generate._ABORT_AT``)."""
     if t.crashed_in_op or t.op_faults:
         return
     for path, event_id in t.removed_pending:
