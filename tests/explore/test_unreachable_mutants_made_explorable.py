@@ -92,7 +92,6 @@ import pytest
 from pi_continuity_harness.errors import ScenarioError
 from pi_continuity_harness.explore.continuity import generate
 from pi_continuity_harness.explore.continuity.generate import (
-    ACTIONS,
     CAPPED_MAX_TOKENS,
     MAIN,
     ExploreCase,
@@ -180,14 +179,6 @@ def test_the_first_reload_of_a_resuming_seed_is_followed_by_a_new_session_and_a_
             plain.crash,
             plain.tamper,
         ), seed
-
-
-def test_resuming_leaves_every_other_option_of_the_seed_as_drawn() -> None:
-    """``resumes`` is a property, not a draw: the options' fields are the dataclass's own, and
-    the weights still name every action."""
-    options = generate_case(42, 40).options
-    assert "resumes" not in {f for f in SwarmOptions.__dataclass_fields__}
-    assert set(options.weights) == set(ACTIONS)
 
 
 def test_the_reference_reports_the_stale_brief_again_when_the_user_resumes_its_session(
