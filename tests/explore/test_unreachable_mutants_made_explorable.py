@@ -1,13 +1,16 @@
 """Single-rule Pi Session Continuity mutants that ``UNREACHABLE`` (mutants/continuity_rules.py)
-kept out of exploration, made explorable in the thirty-fourth session (7 entries -> 1), and a
-test that keeps the rest of ``UNREACHABLE`` honest.
+kept out of exploration, all seven made explorable in the thirty-fourth session (7 entries ->
+0), and a test that keeps any future entry of ``UNREACHABLE`` honest.
 
-Five needed the explorer to generate something new: seeds that resume a session, seeds whose
+Six needed the explorer to generate something new: seeds that resume a session, seeds whose
 competitor aborts every compaction, seeds that change a pending Brief between its write and its
-re-read, seeds whose reasoning model has a tight output limit and seeds whose model copies an
-earlier Brief's Recovery Instructions into Key Decisions, for ``stale_not_inspected_on_resume``
-(P59a), ``abort_deletes_pending`` (P110b), ``reread_trusts_memory`` (P3d),
-``output_budget_uncapped`` (P23) and ``freshness_rule_found_anywhere`` (P78). The sixth,
+re-read, seeds whose reasoning model has a tight output limit, seeds whose model copies an
+earlier Brief's Recovery Instructions into Key Decisions and seeds that die right after their
+eleventh compaction entry, for ``stale_not_inspected_on_resume`` (P59a),
+``abort_deletes_pending`` (P110b), ``reread_trusts_memory`` (P3d), ``output_budget_uncapped``
+(P23), ``freshness_rule_found_anywhere`` (P78) and ``reconciled_archive_not_pruned`` (P54:
+seed 35, ``archive_retention``: the restart reconciles the eleventh Brief into an archive of
+ten). The seventh,
 ``transcript_not_bounded`` (P119a), needed nothing: its reason (no explored session outgrows its
 synthesis window in the kill matrix's 60 seeds) had stopped holding before this session, as
 seed 8 breaks ``synthesis_fits_window`` already at c0a96cb; nothing checked the reasons, so
@@ -336,31 +339,39 @@ def test_the_reference_caps_its_synthesis_budget_at_the_tight_limit(tmp_path: Pa
     assert asked and max(asked) == CAPPED_MAX_TOKENS["medium"]
 
 
+def _first_break(name: str, tmp_path: Path) -> tuple[int, str] | None:
+    """The first seed of the kill matrix's (0-59, 40 steps) where mutant ``name`` breaks an
+    invariant declaring one of its rules, and that invariant; None when none does."""
+    declared = {spec.name: set(spec.rules) for spec in PLUGIN.invariants}
+    watching = {invariant for invariant, rules in declared.items() if rules & set(MUTANTS[name].rules)}
+    assert watching, name
+    for seed in range(60):
+        try:
+            result = run_case(
+                PLUGIN,
+                case_for_seed(seed, 40),
+                implementation=MUTANTS[name].spec,
+                workdir=tmp_path / f"{name}-{seed}",
+                requests=False,
+            )
+        finally:
+            reset_reference()
+        seen = [v.invariant for v in result.violations if v.invariant in watching]
+        if seen:
+            return seed, seen[0]
+    return None
+
+
 def test_every_unreachable_mutant_still_survives_the_kill_matrix_seeds(tmp_path: Path) -> None:
     """An ``UNREACHABLE`` reason says exploration cannot see the mutant's break in the seeds the
-    kill matrix explores (0-59, 40 steps): none of them may break an invariant of the mutant's
-    rules. ``transcript_not_bounded``'s reason had stopped holding (seed 8 broke
-    ``synthesis_fits_window`` already at c0a96cb) and no test said so; this one fails when a
-    change to the explorer makes an entry reachable, so it leaves ``UNREACHABLE`` for a
-    ``REQUIRED`` row."""
-    declared = {spec.name: set(spec.rules) for spec in PLUGIN.invariants}
+    kill matrix explores: none of them may break an invariant of the mutant's rules.
+    ``transcript_not_bounded``'s reason had stopped holding (seed 8 broke
+    ``synthesis_fits_window`` already at c0a96cb) and no test said so. ``UNREACHABLE`` is empty
+    now; an entry added to it later is explored here, and one the explorer reaches fails (as
+    ``transcript_not_bounded`` would: the second half)."""
     for name in sorted(UNREACHABLE):
-        rules = set(MUTANTS[name].rules)
-        watching = {invariant for invariant, declares in declared.items() if declares & rules}
-        assert watching, name
-        for seed in range(60):
-            try:
-                result = run_case(
-                    PLUGIN,
-                    case_for_seed(seed, 40),
-                    implementation=MUTANTS[name].spec,
-                    workdir=tmp_path / f"{name}-{seed}",
-                    requests=False,
-                )
-            finally:
-                reset_reference()
-            seen = [v.invariant for v in result.violations if v.invariant in watching]
-            assert seen == [], f"{name} breaks {seen[0]} at seed {seed}: move it to REQUIRED"
+        assert _first_break(name, tmp_path) is None, f"{name} is reachable: move it to REQUIRED"
+    assert _first_break("transcript_not_bounded", tmp_path / "reachable") == (8, "synthesis_fits_window")
 
 
 RULE = (
@@ -440,7 +451,7 @@ def test_the_reference_inserts_the_rule_under_recovery_instructions_when_the_mod
     assert all(len(freshness_rule_paragraphs(s)) == 1 for s in copied)
 
 
-#: (mutant, invariant, what the seed of its ``REQUIRED`` row holds): each of the six mutants this
+#: (mutant, invariant, what the seed of its ``REQUIRED`` row holds): each of the seven mutants this
 #: module made explorable dies first by the invariant of its rule at its row's seed, which holds
 #: what the explorer now generates for it.
 MADE_EXPLORABLE = [
@@ -458,6 +469,11 @@ MADE_EXPLORABLE = [
         lambda case: SynthesisReply(copy_recovery_to="## Key Decisions") in case.synthesis,
     ),
     ("transcript_not_bounded", "synthesis_fits_window", lambda case: True),
+    (
+        "reconciled_archive_not_pruned",
+        "archive_retention",
+        lambda case: any(rule.after.kind == "entry" and rule.after.occurrence == 11 for rule in case.crash),
+    ),
 ]
 
 
@@ -490,3 +506,17 @@ def test_a_copy_into_something_that_is_no_heading_is_refused_naming_the_field(he
     ):
         parse_scenario(scenario)
     assert parse_scenario({**scenario, "model": {"extension": [{"copy_recovery_to": "## Key Decisions"}]}})
+
+
+def test_a_seed_15_modulo_20_dies_right_after_its_eleventh_compaction_entry() -> None:
+    """One crash rule more, drawing nothing: the seed's other rules are those drawn, first."""
+    for seed in range(300):
+        case = generate_case(seed, 40)
+        eleventh = [
+            r
+            for r in case.crash
+            if (r.after.kind, r.after.name, r.after.occurrence) == ("entry", "compaction", 11)
+        ]
+        assert len(eleventh) == (seed % 20 == 15), seed
+        if eleventh:
+            assert case.crash[-1] == eleventh[0] and len(case.crash) == case.options.crash_rules + 1

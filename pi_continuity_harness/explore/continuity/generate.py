@@ -19,8 +19,10 @@ drawing nothing more, so the rest of the seed stays what it was: invalid native 
 :func:`reply_variant`), a resume of the session after the first reload (seeds that plant
 artifacts in a session file, :attr:`SwarmOptions.resumes`), a competitor that aborts every
 compaction (23 modulo 60 with none drawn), a tamper right after the pending Brief's rename
-(odd seeds with a tamper rule) and a tight output limit of a reasoning main model (8 modulo 20,
-:data:`CAPPED_MAX_TOKENS`). Each exists to make a rule's break visible to an invariant; each
+(odd seeds with a tamper rule), a tight output limit of a reasoning main model (8 modulo 20,
+:data:`CAPPED_MAX_TOKENS`), a reply that copies an earlier Brief's Recovery Instructions into
+Key Decisions (seeds ending in 9) and a crash right after the eleventh compaction entry (15
+modulo 20). Each exists to make a rule's break visible to an invariant; each
 is listed with its mutant in ``tests/explore``.
 """
 
@@ -882,6 +884,14 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
         CrashRule.model_validate({"after": {**rng.choice(_CRASH_POINTS), "occurrence": rng.randint(1, 3)}})
         for _ in range(options.crash_rules)
     ]
+    if seed % 20 == 15:
+        # Pi dies right after it appends the eleventh compaction entry, before the hook's Brief
+        # is archived: the restart (at the latest the liveness phase's) reconciles it into an
+        # archive that already holds ten, and retention must prune it back to ten (spec §6, §7,
+        # P54). Only a seed that commits eleven times meets it. It draws nothing.
+        crash.append(
+            CrashRule.model_validate({"after": {"kind": "entry", "name": "compaction", "occurrence": 11}})
+        )
     tamper = []
     if options.tamper:
         occurrence, action = rng.randint(1, 2), rng.choice(("append", "truncate"))
