@@ -1149,17 +1149,25 @@ def _artifact_root(t: Tracker) -> str:
     return os.path.normpath(root)
 
 
+def _is_brief_file(name: str) -> bool:
+    """Whether a file name is a Brief's (``*.md``), not a temporary file (dot-named, P136)."""
+    return name.endswith(".md") and not name.startswith(".")
+
+
+def _listing(t: Tracker, directory: str) -> list[str]:
+    """The names in ``directory`` now, sorted (none when it does not exist), read as the host."""
+    try:
+        with t.host.host_io():
+            return sorted(os.listdir(disk_path(directory)))
+    except OSError:
+        return []
+
+
 def _session_folder(t: Tracker, folder: str) -> tuple[str, list[str]]:
     """The session's ``folder`` (``pending``, ``archive``, ``failed``) in the artifact directory
     and the names in it, sorted (none when the session or the folder does not exist)."""
     path = os.path.join(_artifact_root(t), t.session_id or "", folder)
-    if not t.session_id:
-        return path, []
-    try:
-        with t.host.host_io():
-            return path, sorted(os.listdir(disk_path(path)))
-    except OSError:
-        return path, []
+    return path, _listing(t, path) if t.session_id else []
 
 
 def _pending_briefs(t: Tracker) -> list[tuple[str, Brief, str]]:
@@ -1167,7 +1175,7 @@ def _pending_briefs(t: Tracker) -> list[tuple[str, Brief, str]]:
     pending, names = _session_folder(t, "pending")
     found = []
     for name in names:
-        if not name.endswith(".md") or name.startswith("."):
+        if not _is_brief_file(name):
             continue
         path = os.path.join(pending, name)
         text = t.read_text(path)
@@ -1310,26 +1318,21 @@ def pending_brief_never_deleted(t: Tracker) -> Iterator[str]:
     83, 143, 263: ``generate._ABORT_AT``)."""
     if t.crashed_in_op or t.op_faults:
         return
+    kept = [w for w in t.written if w.folder in ("archive", "failed")]
     for path, event_id in t.removed_pending:
         session = os.path.dirname(os.path.dirname(path))
-        kept = [w for w in t.written if w.folder in ("archive", "failed")]
         names = [os.path.basename(w.path) for w in kept]
-        names += [name for folder in ("archive", "failed") for name in _briefs_in(t, session, folder)]
+        names += [
+            name
+            for folder in ("archive", "failed")
+            for name in _listing(t, os.path.join(session, folder))
+            if _is_brief_file(name)
+        ]
         if any(event_id in name for name in names):
             continue
         if any(w.data is not None and f'eventId: "{event_id}"'.encode() in w.data for w in kept):
             continue
         yield f"the pending Brief {path} (event {event_id}) was deleted with no copy in archive/ or failed/"
-
-
-def _briefs_in(t: Tracker, session: str, folder: str) -> list[str]:
-    """The Brief files (``*.md``, not dot-named) of ``session``'s ``folder`` now, sorted."""
-    try:
-        with t.host.host_io():
-            names = os.listdir(disk_path(os.path.join(session, folder)))
-    except OSError:
-        return []
-    return sorted(name for name in names if name.endswith(".md") and not name.startswith("."))
 
 
 @_register(*_FILE_CHANGES, rules=("P139",))
@@ -1674,7 +1677,7 @@ def archive_retention(t: Tracker) -> Iterator[str]:
     """After each archive, only the newest 10 archived Briefs of the session are kept (spec §6
     ``archiveRetention = 10``, §7)."""
     for root, files in t.archive_directories():
-        briefs = [name for name in files if name.endswith(".md") and not name.startswith(".")]
+        briefs = [name for name in files if _is_brief_file(name)]
         if len(briefs) > ARCHIVE_LIMIT:
             yield f"{root} holds {len(briefs)} archived Briefs"
 
@@ -1686,7 +1689,7 @@ def archive_written_directly(t: Tracker) -> Iterator[str]:
     for root, files in t.archive_directories():
         for name in sorted(files):
             path = os.path.join(root, name)
-            if name.startswith(".") or not name.endswith(".md") or path in t.archives_checked:
+            if not _is_brief_file(name) or path in t.archives_checked:
                 continue
             t.archives_checked.add(path)
             text = t.read_text(path)
@@ -3021,7 +3024,7 @@ class InvariantChecker:
         self.tracker.planted_paths = frozenset(
             path
             for path in in_folders
-            if path.endswith(".md") and not os.path.basename(path).startswith(".")  # a temporary file: P136's
+            if _is_brief_file(os.path.basename(path))  # not a temporary file: P136's
         )
         self.tracker.known_sessions = {
             os.path.basename(os.path.dirname(os.path.dirname(p))) for p in in_folders
@@ -3307,8 +3310,7 @@ class InvariantChecker:
             if (
                 path.startswith(_artifact_root(t) + os.sep)
                 and os.path.basename(os.path.dirname(path)) == "pending"
-                and name.endswith(".md")
-                and not name.startswith(".")
+                and _is_brief_file(name)
             ):
                 t.removed_pending.append((path, t.pending_events.pop(path, name[: -len(".md")])))
         elif key in ("fs:replace", "fs:write"):
@@ -3318,11 +3320,11 @@ class InvariantChecker:
             name = os.path.basename(path)
             folder = os.path.basename(os.path.dirname(path))
             data: bytes | None = None
-            if folder in ARTIFACT_FOLDERS and name.endswith(".md") and not name.startswith("."):
+            if folder in ARTIFACT_FOLDERS and _is_brief_file(name):
                 data = t.read(path) if key == "fs:replace" else None
                 t.written.append(_Written(path, folder, data, t.handoff_key()))
                 t.last_artifact, t.last_artifact_open = path, False
-            if f"{os.sep}pending{os.sep}" in path and name.endswith(".md") and not name.startswith("."):
+            if f"{os.sep}pending{os.sep}" in path and _is_brief_file(name):
                 t.pending_written.pop(path, None)
                 t.pending_written[path] = t.runtime_generation
                 event = _EVENT_ID.search(data.decode("utf-8", "replace")) if data else None
