@@ -87,7 +87,6 @@ planted stale Brief it could report).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -445,42 +444,44 @@ def test_the_reference_inserts_the_rule_under_recovery_instructions_when_the_mod
     assert all(len(freshness_rule_paragraphs(s)) == 1 for s in copied)
 
 
-#: (mutant, invariant, what the seed of its ``REQUIRED`` row holds): each of the seven mutants this
-#: module made explorable dies first by the invariant of its rule at its row's seed, which holds
-#: what the explorer now generates for it.
-MADE_EXPLORABLE = [
-    ("stale_not_inspected_on_resume", "stale_pending_reported", lambda case: case.options.resumes),
-    ("abort_deletes_pending", "pending_brief_never_deleted", lambda case: case.options.competitor == "abort"),
-    ("reread_trusts_memory", "commit_bytes_on_disk", lambda case: len(case.tamper) == 2),
-    (
-        "output_budget_uncapped",
-        "synthesis_output_within_limit",
-        lambda case: case.options.max_tokens in CAPPED_MAX_TOKENS.values(),
-    ),
-    (
-        "freshness_rule_found_anywhere",
-        "freshness_rule_once",
-        lambda case: SynthesisReply(copy_recovery_to="## Key Decisions") in case.synthesis,
-    ),
-    ("transcript_not_bounded", "synthesis_fits_window", lambda case: True),
-    (
-        "reconciled_archive_not_pruned",
-        "archive_retention",
-        lambda case: any(rule.after.kind == "entry" and rule.after.occurrence == 11 for rule in case.crash),
-    ),
+def _new_inputs(case: ExploreCase) -> list[bool]:
+    """Whether the case holds each input this module's seed classes add."""
+    return [
+        case.options.resumes and "SwitchSessionOp" in _kinds(case.operations),
+        case.options.competitor == "abort",
+        len(case.tamper) == 2,
+        case.options.max_tokens in CAPPED_MAX_TOKENS.values(),
+        SynthesisReply(copy_recovery_to="## Key Decisions") in case.synthesis,
+        any(rule.after.kind == "entry" and rule.after.occurrence == 11 for rule in case.crash),
+    ]
+
+
+#: (mutant, invariant, which of :func:`_new_inputs` the seed of its ``REQUIRED`` row holds; None:
+#: none of them): each of the seven mutants this module made explorable dies first by the
+#: invariant of its rule at its row's seed.
+MADE_EXPLORABLE: list[tuple[str, str, int | None]] = [
+    ("stale_not_inspected_on_resume", "stale_pending_reported", 0),
+    ("abort_deletes_pending", "pending_brief_never_deleted", 1),
+    ("reread_trusts_memory", "commit_bytes_on_disk", 2),
+    ("output_budget_uncapped", "synthesis_output_within_limit", 3),
+    ("freshness_rule_found_anywhere", "freshness_rule_once", 4),
+    ("reconciled_archive_not_pruned", "archive_retention", 5),
+    # It needed nothing new: its seed is one none of this session's seed classes touches.
+    ("transcript_not_bounded", "synthesis_fits_window", None),
 ]
 
 
 @pytest.mark.parametrize(
-    ("name", "invariant", "holds"), MADE_EXPLORABLE, ids=[row[0] for row in MADE_EXPLORABLE]
+    ("name", "invariant", "new_input"), MADE_EXPLORABLE, ids=[row[0] for row in MADE_EXPLORABLE]
 )
 def test_a_mutant_made_explorable_dies_first_by_the_invariant_of_its_rule(
-    tmp_path: Path, name: str, invariant: str, holds: Callable[[ExploreCase], bool]
+    tmp_path: Path, name: str, invariant: str, new_input: int | None
 ) -> None:
     assert name not in UNREACHABLE and MUTANTS[name].explorable
     (row,) = [r for r in REQUIRED if r[1] == name]
     assert row[3] == invariant and row[2] < 60  # within the kill matrix's seeds
-    assert holds(generate_case(row[2], 40))
+    inputs = _new_inputs(generate_case(row[2], 40))
+    assert inputs[new_input] if new_input is not None else not any(inputs)
     try:
         result = run_case(
             PLUGIN, case_for_seed(row[2], 40), implementation=MUTANTS[name].spec, workdir=tmp_path
