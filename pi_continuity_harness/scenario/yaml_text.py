@@ -139,15 +139,21 @@ _TOO_LONG = "more than the 4,300 digits Python reads and writes as a number"
 
 
 def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    """PyYAML's integer, or a YAML error at the number: a decimal integer of more than 4,300
-    digits made ``int()`` raise ``ValueError: Exceeds the limit (4300 digits) for integer string
-    conversion``, which no caller catches as a YAML error (a traceback, exit 1)."""
+    """PyYAML's integer, or a YAML error at the number where PyYAML's ``int()`` raises a
+    ``ValueError``, which no caller catches as a YAML error (a traceback, exit 1): a decimal
+    integer of more than 4,300 digits (``Exceeds the limit (4300 digits) for integer string
+    conversion``), or one its resolver reads as an integer that has no digit after the base
+    prefix (``0x_``, ``0b_``: the underscores are dropped, ``int('', 16)`` raises)."""
     try:
         return int(yaml.constructor.SafeConstructor.construct_yaml_int(loader, node))
     except ValueError:
-        raise yaml.constructor.ConstructorError(
-            None, None, f"an integer of {len(str(node.value)):,} characters: {_TOO_LONG}", node.start_mark
-        ) from None
+        value = str(node.value)
+        problem = (
+            f"an integer of {len(value):,} characters: {_TOO_LONG}"
+            if any(ch.isdigit() for ch in value.replace("0x", "").replace("0b", ""))
+            else f"{value!r} reads as an integer but has no digit after its prefix"
+        )
+        raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark) from None
 
 
 class UniqueKeyLoader(yaml.SafeLoader):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +61,39 @@ def test_texts_the_two_parsers_read_differently_read_as_the_pure_parser_does(tex
     assert _outcome(safe_load, text) == _outcome(_pure, text)
 
 
+def _pyyaml(text: str) -> tuple[str, str]:
+    """PyYAML's own safe loader's outcome, a ``ValueError`` its integer constructor raises too."""
+    try:
+        return _outcome(lambda t: yaml.load(t, Loader=yaml.SafeLoader), text)
+    except ValueError as exc:
+        return ("ValueError", str(exc))
+
+
 @settings(max_examples=500, suppress_health_check=list(HealthCheck), deadline=None)
 @given(YAMLISH)
+@example("0x_")  # found by this test on 7 December 2026: PyYAML's int('', 16) raised ValueError
 def test_the_pure_loader_reads_what_pyyaml_reads_unless_a_key_is_there_twice(text: str) -> None:
     """Refusing duplicate keys changes nothing else: a text PyYAML's safe loader reads, the
-    loader :func:`safe_load` falls back to reads the same, or refuses it for a duplicate key."""
-    ours, theirs = _outcome(_pure, text), _outcome(lambda t: yaml.load(t, Loader=yaml.SafeLoader), text)
+    loader :func:`safe_load` falls back to reads the same, or refuses it for a duplicate key.
+    Where PyYAML's integer constructor raises a ``ValueError`` (a traceback, not a YAML error),
+    ours gives a YAML error at the number."""
+    ours, theirs = _outcome(_pure, text), _pyyaml(text)
+    if theirs[0] == "ValueError":
+        assert ours[0] == "error" and "integer" in ours[1], (ours, theirs)
+        return
     assert ours == theirs or ours[1].startswith("found duplicate key")
+
+
+@pytest.mark.parametrize("number", ["0x_", "0b__", "-0x_"])
+def test_an_integer_with_no_digit_after_its_prefix_is_one_yaml_error_naming_it(number: str) -> None:
+    """PyYAML's resolver reads ``0x_`` as an integer and its constructor drops the underscores,
+    then ``int('', 16)`` raises ``ValueError``, which ``_construct_int`` read as the 4,300-digit
+    limit: a scenario holding ``seed: 0x_`` was told its 3-character integer had more than
+    4,300 digits."""
+    with pytest.raises(
+        yaml.YAMLError, match=rf"{re.escape(repr(number))} reads as an integer but has no digit"
+    ):
+        safe_load(f"seed: {number}\n")
 
 
 # --------------------------------------------------------------------------- duplicate keys
