@@ -12,8 +12,8 @@ Faults are plain data whose simplest value is "no fault" (the machine's filesyst
 a list drawn empty-first; a synthesis reply is ``valid`` unless a fault rule scripted one), so
 shrinking moves towards fewer faults (simulation-anchors.md, "Hypothesis stateful testing").
 
-Profiles: ``ci`` (the default here) is derandomised and small enough for CI; ``dev`` explores
-more (``HYPOTHESIS_PROFILE=dev``). Regressions found here are kept as explicit example features
+Profiles: ``ci`` (the default, as for every Hypothesis test: ``tests/conftest.py``) is
+derandomised and small enough for CI; ``dev`` explores more (``HYPOTHESIS_PROFILE=dev``). Regressions found here are kept as explicit example features
 (``pi_session_continuity/failures`` or ``rules``), never as ``@reproduce_failure`` blobs.
 """
 
@@ -54,22 +54,26 @@ from pi_continuity_harness.scenario.operations import (
 )
 from pi_continuity_harness.simulator.simulation import Simulation
 
-settings.register_profile(
-    "ci",
-    derandomize=True,
-    max_examples=60,
-    stateful_step_count=25,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile(
-    "dev",
-    max_examples=200,
-    stateful_step_count=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-PROFILE = settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+#: This machine's own example and step counts for the run-wide profiles of ``tests/conftest.py``
+#: (``_pin_hypothesis``): ``ci`` when the loaded profile is derandomised (the default), ``dev``
+#: under ``HYPOTHESIS_PROFILE=dev`` or ``--hypothesis-profile dev``.
+PROFILES = {
+    "ci": settings(
+        derandomize=True,
+        database=None,
+        max_examples=60,
+        stateful_step_count=25,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    ),
+    "dev": settings(
+        max_examples=200,
+        stateful_step_count=40,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    ),
+}
+PROFILE = PROFILES["ci" if settings.default.derandomize else "dev"]
 
 WINDOW = 200_000
 RESERVE = 50_000
