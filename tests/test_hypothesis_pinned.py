@@ -50,4 +50,3 @@ def test_two_runs_draw_the_same_examples_and_the_dev_profile_draws_others(tmp_pa
     (random draws) two runs differ, which shows the comparison can fail."""
     assert _draws(None, tmp_path) == _draws(None, tmp_path)
     assert _draws("dev", tmp_path) != _draws("dev", tmp_path)
-

@@ -13,13 +13,13 @@ a list drawn empty-first; a synthesis reply is ``valid`` unless a fault rule scr
 shrinking moves towards fewer faults (simulation-anchors.md, "Hypothesis stateful testing").
 
 Profiles: ``ci`` (the default, as for every Hypothesis test: ``tests/conftest.py``) is
-derandomised and small enough for CI; ``dev`` explores more (``HYPOTHESIS_PROFILE=dev``). Regressions found here are kept as explicit example features
-(``pi_session_continuity/failures`` or ``rules``), never as ``@reproduce_failure`` blobs.
+derandomised and small enough for CI; ``dev`` explores more (``HYPOTHESIS_PROFILE=dev``).
+Regressions found here are kept as explicit example features (``pi_session_continuity/failures``
+or ``rules``), never as ``@reproduce_failure`` blobs.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
