@@ -2267,6 +2267,36 @@ patched(
 )
 
 
+def episode_key_in_frontmatter(pi: ExtensionAPI) -> None:
+    """Every Brief written carries an ``episode: 1`` frontmatter line, which the reference's own
+    reading drops again (its schema forbids unknown keys), so the Brief still validates and
+    commits: only the key's word breaks a rule."""
+    frontmatter, lifecycle = _module("frontmatter"), _module("lifecycle")
+    serialize, load = lifecycle.serialize_brief, frontmatter._load_header
+
+    def serialize_brief(fields: Any, body: str) -> str:
+        text = str(serialize(fields, body))
+        return text.replace("\n---\n", "\nepisode: 1\n---\n", 1)
+
+    def load_header(header: str) -> Any:
+        data = load(header)
+        if isinstance(data, dict):
+            data.pop("episode", None)
+        return data
+
+    lifecycle.serialize_brief = serialize_brief  # the name lifecycle writes every Brief with
+    frontmatter._load_header = load_header
+    reference_extension(pi)
+
+
+registered(
+    "episode_key_in_frontmatter",
+    ("P8b",),
+    "§4: no Brief frontmatter key speaks of loops, campaigns or episodes",
+    "every Brief carries the frontmatter key 'episode' (the reference's reading ignores it)",
+    episode_key_in_frontmatter,
+)
+
 # ============================================================================ issue 10, second pass (rules-psc2)
 # One mutant per rule that had none; each names what it changes and where (every load starts from
 # the reference as shipped: mutants/pristine.py).
@@ -2997,6 +3027,26 @@ patched(
     "the evidence (earlier Brief, transcript) is appended to the system prompt; the request only asks for the Brief",
     "lifecycle:build_synthesis_request",
     _request_changed(lambda system, user: (system + "\n\n" + user, "Write the Continuity Brief now.")),
+)
+
+
+def _previous_brief_also_in_system(system: str, user: str) -> tuple[str, str]:
+    """The ``<previous-brief>`` evidence block (with its lead-in line) copied into the system
+    prompt too; the request keeps it, so the model still sees it as evidence."""
+    start = user.find("An earlier compaction summary follows;")
+    end = user.find("</previous-brief>", start)
+    if start < 0 or end < 0:
+        return system, user
+    return system + "\n\n" + user[start : end + len("</previous-brief>")], user
+
+
+patched(
+    "previous_brief_in_system_prompt",
+    ("P118a",),
+    "§14: earlier Briefs reach the synthesis model in the request, never its system prompt",
+    "the earlier compaction summary (an older Brief) is copied into the system prompt as well",
+    "lifecycle:build_synthesis_request",
+    _request_changed(_previous_brief_also_in_system),
 )
 patched(
     "transcript_not_bounded",

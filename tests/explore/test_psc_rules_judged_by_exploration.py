@@ -190,6 +190,14 @@ REQUIRED = [
     ("P119a", "transcript_not_bounded", 8, "synthesis_fits_window"),
     ("P78", "freshness_rule_found_anywhere", 19, "freshness_rule_once"),  # a copied rule
     ("P54", "reconciled_archive_not_pruned", 35, "archive_retention"),  # a crash after 11 commits
+    # The thirty-fifth session's evidence and vocabulary rules (test_evidence_and_vocabulary.py),
+    # and the restating replies of the seeds ending in 9 (test_unreachable_mutants_made_explorable.py).
+    ("P118a", "transcript_in_system_prompt", 0, "evidence_never_in_system_prompt"),
+    ("P118a", "previous_brief_in_system_prompt", 0, "evidence_never_in_system_prompt"),
+    ("P118a", "previous_summary_dropped", 0, "earlier_brief_is_evidence"),
+    ("P8b", "loop_word_in_notification", 0, "ui_in_the_vocabulary_of_the_work"),
+    ("P8b", "episode_key_in_frontmatter", 0, "brief_keys_in_the_vocabulary_of_the_work"),
+    ("P79b", "freshness_rule_not_idempotent", 19, "freshness_rule_once"),
 ]
 
 

@@ -76,7 +76,10 @@ format, played by both targets' writer) copies the first two paragraphs of the l
 Instructions the request's messages quote under another heading; a seed ending in 9 puts such a
 reply, copying into Key Decisions, in every other slot its draws left valid. The mutant dies at
 seed 19 (``freshness_rule_once``); differential exploration on real Pi found copying seeds 13209,
-13229, 13249, 13319 and 13339 (12 steps) alike.
+13229, 13249, 13319 and 13339 (12 steps) alike. Since the thirty-fifth session every other such
+reply (slots 3, 7, 11, ...) copies into its own Recovery Instructions instead: the reply then
+states the rule already, and an insertion that is not idempotent states it twice (P79b,
+``freshness_rule_not_idempotent``, also dead at seed 19).
 
 No new check can fail an implementation that writes and shows nothing by itself: it removes
 no Brief, and the stale report it owes after a resume it already owed, and failed to give, at
@@ -412,16 +415,20 @@ def test_a_copying_reply_writes_the_quoted_recovery_instructions_under_the_secti
 
 
 def test_a_seed_ending_in_9_copies_in_every_other_slot_its_draws_left_valid() -> None:
+    """Into Key Decisions at slots 1, 5, 9, ... and into Recovery Instructions at slots 3, 7,
+    11, ... (the thirty-fifth session's P79b class), wherever the draws left the slot valid."""
     copied = SynthesisReply(copy_recovery_to="## Key Decisions")
+    restated = SynthesisReply(copy_recovery_to="## Recovery Instructions")
     for seed in range(300):
         replies = generate_case(seed, 40).synthesis
         if seed % 10 != 9:
-            assert copied not in replies, seed
+            assert copied not in replies and restated not in replies, seed
             continue
-        assert copied in replies, seed
+        assert copied in replies and restated in replies, seed
         for index, reply in enumerate(replies):
             assert reply != SynthesisReply() or index % 2 == 0, (seed, index)
-            assert reply != copied or index % 2 == 1, (seed, index)
+            assert reply != copied or index % 4 == 1, (seed, index)
+            assert reply != restated or index % 4 == 3, (seed, index)
 
 
 def test_the_reference_inserts_the_rule_under_recovery_instructions_when_the_model_copied_it_elsewhere(
@@ -515,3 +522,25 @@ def test_a_seed_15_modulo_20_dies_right_after_its_eleventh_compaction_entry() ->
         assert len(eleventh) == (seed % 20 == 15), seed
         if eleventh:
             assert case.crash[-1] == eleventh[0] and len(case.crash) == case.options.crash_rules + 1
+
+
+def test_the_reference_keeps_the_rule_once_when_the_model_restated_it_under_recovery_instructions(
+    tmp_path: Path,
+) -> None:
+    """Seed 19 also has replies that copy the quoted Recovery Instructions into their own: the
+    reference finds the rule there and inserts nothing (P79b, spec §14 "idempotent"). Its
+    mutant ``freshness_rule_not_idempotent`` dies at this seed (``REQUIRED``)."""
+    result = run_case(
+        PLUGIN, case_for_seed(19, 40), implementation="reference", workdir=tmp_path, requests=False
+    )
+    assert result.violations == [] and result.harness_errors == []
+    summaries = [
+        str(record["compactionEntry"]["summary"])
+        for record in map(json.loads, result.trace.splitlines())
+        if record.get("kind") == "event" and record.get("name") == "session_compact"
+    ]
+    # The restating reply is the fourth synthesis (slot 3): a restated Brief reads as the
+    # reference's own would (the rule, then "Read this Brief ..."), so it is told by its count.
+    assert SynthesisReply(copy_recovery_to="## Recovery Instructions") == case_for_seed(19, 40).synthesis[3]
+    assert len(summaries) >= 4
+    assert all(len(freshness_rule_paragraphs(s)) == 1 for s in summaries)

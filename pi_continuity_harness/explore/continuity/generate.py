@@ -20,9 +20,9 @@ drawing nothing more, so the rest of the seed stays what it was: invalid native 
 artifacts in a session file, :attr:`SwarmOptions.resumes`), a competitor that aborts every
 compaction (23 modulo 60 with none drawn), a tamper right after the pending Brief's rename
 (odd seeds with a tamper rule), a tight output limit of a reasoning main model (8 modulo 20,
-:data:`CAPPED_MAX_TOKENS`), a reply that copies an earlier Brief's Recovery Instructions into
-Key Decisions (seeds ending in 9) and a crash right after the eleventh compaction entry (15
-modulo 20). Each exists to make a rule's break visible to an invariant; each
+:data:`CAPPED_MAX_TOKENS`), replies that copy an earlier Brief's Recovery Instructions into Key
+Decisions or into their own Recovery Instructions (seeds ending in 9) and a crash right after the
+eleventh compaction entry (15 modulo 20). Each exists to make a rule's break visible to an invariant; each
 is listed with its mutant in ``tests/explore``.
 """
 
@@ -860,10 +860,17 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
         synthesis = _in_every_other_valid_slot(synthesis, _variant_reply(options.reply_variant))
     if seed % 10 == 9:
         # A seed ending in 9 has its model copy the Recovery Instructions of the last Brief the
-        # request quotes into Key Decisions: the event-freshness rule's text then stands outside
+        # request quotes, which hold the event-freshness rule, in every other slot its draws left
+        # valid. Into Key Decisions (slots 1, 5, 9, ...): the rule's text then stands outside
         # Recovery Instructions, where the implementation must still insert it (spec §14, P78).
-        # It draws nothing.
-        synthesis = _in_every_other_valid_slot(synthesis, SynthesisReply(copy_recovery_to="## Key Decisions"))
+        # Into Recovery Instructions (slots 3, 7, 11, ...): the reply states the rule already,
+        # and the insertion must not add it again (P79b). It draws nothing.
+        copied = _in_every_other_valid_slot(synthesis, SynthesisReply(copy_recovery_to="## Key Decisions"))
+        restated = SynthesisReply(copy_recovery_to="## Recovery Instructions")
+        synthesis = [
+            restated if index % 4 == 3 and reply.copy_recovery_to else reply
+            for index, reply in enumerate(copied)
+        ]
     while synthesis and synthesis[-1] == SynthesisReply():
         synthesis.pop()
     fs = []

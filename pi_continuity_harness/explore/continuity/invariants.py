@@ -312,6 +312,19 @@ class Tracker:
     #: :func:`native_refusal_reported`: the operation started a session or selected a model,
     #: the two moments the implementation validates Pi's live settings for the active window.
     policy_checked: bool = False
+    #: :func:`evidence_never_in_system_prompt`: the opening of each user message the main model
+    #: was sent (the first :data:`_OPENING` characters of a text at least half that long).
+    user_openings: set[str] = field(default_factory=set)
+    #: ... and the ``eventId`` of each Brief Pi committed before the current operation, by the
+    #: compaction entry's id (a Brief committed in the operation may be the one a request of it
+    #: asks for, whose id the instructions may name).
+    earlier_events: dict[str, list[str]] = field(default_factory=dict)
+    #: :func:`earlier_brief_is_evidence`: the ``eventId`` of the Brief Pi's latest compaction
+    #: preparation passed as ``previousSummary`` (None: none, or not a Brief), and how many
+    #: model requests had been made before that preparation.
+    prepared_previous: tuple[str | None, int] = (None, 0)
+    #: :func:`brief_keys_in_the_vocabulary_of_the_work`: the compaction entries already read.
+    vocabulary_read: set[str] = field(default_factory=set)
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     #: :meth:`states_freshness_rule`: whether a system prompt states the whole rule, per prompt.
     _prompt_freshness: dict[str, bool] = field(default_factory=dict)
@@ -778,7 +791,7 @@ def stale_pending_never_injected(t: Tracker, record: dict[str, Any]) -> Iterator
         yield f"the summary is the stale pending Brief {path} written before the last session start"
 
 
-@_register("entry:compaction", rules=("P78", "P79a", "P80a", "P80b", "P80c"))
+@_register("entry:compaction", rules=("P78", "P79a", "P79b", "P80a", "P80b", "P80c"))
 def freshness_rule_once(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The event-freshness rule is inserted deterministically and idempotently under
     ``## Recovery Instructions``: exactly once, whole (spec §9 Recovery Instructions, §14; a
@@ -2618,6 +2631,123 @@ def synthesis_prompt_complete(t: Tracker) -> Iterator[str]:
             problem = reading(text)
             if problem is not None:
                 yield f"synthesis request #{request.index}: {problem}"
+
+
+@_register("event:session_before_compact", "entry:compaction", rules=("P118a",))
+def earlier_brief_is_evidence(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """The earlier Brief Pi hands a compaction as ``previousSummary`` reaches the synthesis
+    model as evidence (spec §14: "Transcript material and earlier Briefs reach the synthesis
+    model as delimited evidence"): when the implementation commits a Brief it synthesized for
+    that compaction, one of its synthesis requests since the preparation holds the earlier
+    Brief's ``eventId`` in its messages. A commit with no synthesis request since (a Brief
+    prepared earlier) is not judged, nor an earlier summary that is no Brief."""
+    if record.get("name") == "session_before_compact":
+        preparation = record.get("preparation")
+        previous = preparation.get("previousSummary") if isinstance(preparation, dict) else None
+        found = _EVENT_ID.search(previous) if isinstance(previous, str) else None
+        t.prepared_previous = (found.group(1) if found else None, len(t.host.service.requests))
+        return
+    event, since = t.prepared_previous
+    if event is None or _implementation_commit(t, record) is None:
+        return
+    requests = [r for r in t.host.service.requests[since:] if r.kind == "extension"]
+    if requests and not any(
+        event in part
+        for request in requests
+        for message in request.messages
+        for part in _message_parts(message)
+    ):
+        yield f"the earlier Brief {event} Pi passed as previousSummary reached no synthesis request of the commit"
+
+
+#: Spec §4's forbidden vocabulary, as a word (the feature step's reading, ``steps/rules.py``).
+_LOOP_WORDS = re.compile(r"\b(loop|campaign|episode)s?\b", re.I)
+
+
+@_register(
+    "ui:notify",
+    "ui:set_status",
+    "ui:set_widget",
+    "ui:output",
+    "ui:select",
+    "ui:confirm",
+    "ui:input",
+    "ui:editor",
+    rules=("P8b",),
+)
+def ui_in_the_vocabulary_of_the_work(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """No notification, status, widget, command output or dialog the user is shown uses the
+    words loop, campaign or episode (spec §4: the product speaks of the work, its handoffs and
+    Briefs). Every text field of the record is read: a notification's message, a status's text,
+    a widget's lines, a dialog's title, message and options."""
+    texts: list[str] = [
+        value
+        for key in ("message", "statusText", "text", "title", "placeholder", "prefill")
+        if isinstance(value := record.get(key), str)
+    ]
+    for key in ("lines", "options"):
+        if isinstance(record.get(key), list):
+            texts.extend(str(item) for item in record[key])
+    for text in texts:
+        hit = _LOOP_WORDS.search(text)
+        if hit is not None:
+            yield f"{record.get('kind')}:{record.get('name')} says {hit.group(0)!r}: {text[:120]!r}"
+            return
+
+
+@_register(rules=("P8b",))
+def brief_keys_in_the_vocabulary_of_the_work(t: Tracker) -> Iterator[str]:
+    """No frontmatter key of a Brief Pi committed uses the words loop, campaign or episode
+    (spec §4; the keys are what other tools read of a Brief)."""
+    for entry, summary in t.verified.items():
+        if entry in t.vocabulary_read:
+            continue
+        t.vocabulary_read.add(entry)
+        brief = t.brief(summary)
+        for key in brief.frontmatter if brief is not None else ():
+            if _LOOP_WORDS.search(str(key)):
+                yield f"committed Brief {brief.event_id if brief else None} has the frontmatter key {key!r}"
+
+
+#: How much of a user message or Brief line :func:`evidence_never_in_system_prompt` looks for: long
+#: enough that no instruction text holds it by chance (a user message of the explorer opens with
+#: "task step N: keep going" and its filler; a Brief's line is the synthesis model's).
+_OPENING = 48
+#: A committed Brief's ``eventId`` (its frontmatter): a value only that Brief holds, so a system
+#: prompt that holds it holds the Brief, whatever the implementation quotes of it.
+_EVENT_ID = re.compile(r"^eventId:[ \t]*[\"']?([^\"'\s]+)", re.MULTILINE)
+
+
+@_register(rules=("P118a",))
+def evidence_never_in_system_prompt(t: Tracker) -> Iterator[str]:
+    """Transcript material and earlier Briefs reach the synthesis model in the request's
+    messages, never in its system prompt (spec §14): no synthesis request's system prompt holds
+    the opening of a user message the main model was sent before it, nor the ``eventId`` of a
+    Brief Pi committed as a compaction summary. The system prompt is the extension's own instructions;
+    what the session said is evidence, to be quoted where the model reads it as such. A Brief
+    is known by its ``eventId`` value: its body shares sentences with the instructions (the
+    freshness rule the extension inserts), its id with nothing else."""
+    events = sorted({event for ids in t.earlier_events.values() for event in ids})
+    for request in _new_requests(t, None):
+        if request.kind != "extension":
+            for message in request.messages:
+                if message.get("role") == "user":
+                    t.user_openings.update(
+                        part[:_OPENING] for part in _message_parts(message) if len(part) >= _OPENING // 2
+                    )
+            continue
+        prompt = request.system_prompt or ""
+        for opening in sorted(t.user_openings):
+            if opening in prompt:
+                yield f"synthesis request #{request.index}'s system prompt holds a user message: {opening!r}"
+                break
+        for event in events:
+            if event in prompt:
+                yield f"synthesis request #{request.index}'s system prompt holds committed Brief {event}"
+                break
+    for entry, summary in t.verified.items():
+        if entry not in t.earlier_events:
+            t.earlier_events[entry] = [m.group(1) for m in _EVENT_ID.finditer(summary)]
 
 
 def _authority_record_problem(text: str) -> str | None:
