@@ -198,6 +198,10 @@ REQUIRED = [
     ("P8b", "loop_word_in_notification", 0, "ui_in_the_vocabulary_of_the_work"),
     ("P8b", "episode_key_in_frontmatter", 0, "brief_keys_in_the_vocabulary_of_the_work"),
     ("P79b", "freshness_rule_not_idempotent", 19, "freshness_rule_once"),
+    # Rules an invariant already checked without declaring them (its premise is the rule).
+    ("P45a", "artifact_directory_relative_to_cwd", 0, "writes_only_its_own_files"),
+    ("P93b", "checkpoint_dispatched_to_status", 4, "checkpoint_runs_when_idle"),
+    ("P38b", "project_settings_misnamed", 3, "native_refusal_reported"),
 ]
 
 

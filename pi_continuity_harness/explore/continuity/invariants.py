@@ -1417,7 +1417,7 @@ def _shown_number(text: str, label: str) -> int | None:
     return int(match.group(1).replace(",", "")) if match else None
 
 
-@_register(rules=("P18a", "P90f", "P91", "P29a", "P29b", "P30a", "P30b", "P123a"))
+@_register(rules=("P18a", "P90f", "P91", "P29a", "P29b", "P30a", "P30b", "P123a", "P38b"))
 def native_refusal_reported(t: Tracker) -> Iterator[str]:
     """Pi's native settings that are invalid for the active window are refused aloud (spec §11,
     §18 "Structurally invalid settings for the active window fail closed and require
@@ -1429,7 +1429,9 @@ def native_refusal_reported(t: Tracker) -> Iterator[str]:
     exact refusal (P90f) and shows ``enabled``, ``reserveTokens`` and ``keepRecentTokens`` with
     their values, the active ``contextWindow`` and the project settings path (P91: each value the
     first number after its name). Owed in a mode with a UI, a trusted project, an extension config
-    that is valid or absent (or pins a model without auth), with Pi alive at the end of it."""
+    that is valid or absent (or pins a model without auth), with Pi alive at the end of it. The
+    settings judged are Pi's own, read from ``<cwd>/<CONFIG_DIR_NAME>/settings.json``: an
+    implementation that reads its native settings from another file (P38b) refuses none of them."""
     if not t.policy_checked or t.crashed_in_op or not (t.has_ui and _may_hand_off(t)):
         return
     live = t.live_policy()
@@ -1771,7 +1773,7 @@ def checkpoint_records_context_usage(t: Tracker) -> Iterator[str]:
             )
 
 
-@_register(rules=("P108a", "P108b", "P110a", "P111a"))
+@_register(rules=("P108a", "P108b", "P110a", "P111a", "P93b"))
 def checkpoint_runs_when_idle(t: Tracker) -> Iterator[str]:
     """The single-flight gate is released when a handoff ends (spec §13 "one in-memory active
     operation per session"; "If Pi aborts after ``session_before_compact`` returns but before
@@ -1786,7 +1788,9 @@ def checkpoint_runs_when_idle(t: Tracker) -> Iterator[str]:
     failure found while preparing), a live model whose compaction settings Pi can read, and a
     Pi that did not die in the command. The last two change no verdict of the reference at seeds
     0-299 (it reports a failure there); they keep the rule from judging an implementation that
-    refuses where something else than the gate stands in its way."""
+    refuses where something else than the gate stands in its way. It also reads ``/continuity
+    checkpoint``'s dispatch (P93b, spec §12): a command sent elsewhere (to the status panel)
+    neither synthesizes, writes nor fails."""
     if _continuity_command(t) != "/continuity checkpoint" or t.crashed_in_op:
         return
     if not (t.has_ui and _may_hand_off(t)):
@@ -2445,14 +2449,16 @@ def untrusted_project_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[
 
 @_register(
     *(f"fs:{op}{end}" for op in ("write", "replace", "mkdir", "remove") for end in ("", "_failed")),
-    rules=("P9",),
+    rules=("P9", "P45a"),
 )
 def writes_only_its_own_files(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The implementation writes no project file but its own: its artifacts, its extension
     config and the project's Pi settings, all under ``<cwd>/<CONFIG_DIR_NAME>/`` (spec §4 "no
     AGENTS.md rewriting"; §6, §7: a relative ``artifactDirectory`` resolves there too). A file
     the model's tools write is the tools' (``tool_*`` records), and an absolute artifact directory
-    outside the project is not a project file; an attempt that failed counts."""
+    outside the project is not a project file; an attempt that failed counts. A relative
+    ``artifactDirectory`` the implementation resolved against ``<cwd>`` itself (P45a) writes
+    Briefs into the project outside ``<CONFIG_DIR_NAME>/``: this invariant is where it shows."""
     if _by_competitor(record):
         return
     path = t.real(str(record.get("to", record.get("path", ""))))
