@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from explore.test_psc_observed_invariants import _observed_problems
 from pi_continuity_harness.explore.continuity import invariants
 from pi_continuity_harness.explore.continuity.invariants import (
     brief_keys_in_the_vocabulary_of_the_work,
@@ -56,6 +57,20 @@ def test_a_system_prompt_holding_an_earlier_briefs_event_id_breaks_it_with_no_us
     assert found is not None
     assert found[0] == "evidence_never_in_system_prompt"
     assert "holds committed Brief " in found[1]
+
+
+def test_the_observed_form_finds_the_earlier_briefs_event_id_with_no_user_message_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The form ``explore --target pi`` checks of a TypeScript implementation (on the simulator's
+    observations here): its ``eventId`` half alone still finds the earlier Brief."""
+    monkeypatch.setattr(invariants, "_OPENING", 10**9)
+    try:
+        problems = _observed_problems(MUTANTS["previous_brief_in_system_prompt"].spec, 0, tmp_path)
+    finally:
+        reset_reference()
+    found = [message for name, message in problems if name == "evidence_never_in_system_prompt"]
+    assert found and all("holds committed Brief " in message for message in found)
 
 
 def test_an_earlier_brief_dropped_from_the_request_breaks_earlier_brief_is_evidence(tmp_path: Path) -> None:

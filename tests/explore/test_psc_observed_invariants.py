@@ -104,6 +104,13 @@ MUTANT_ROWS = [
     # P139 (the thirty-second session): the planted artifacts' bytes after every operation.
     ("other_artifacts_touched", 5, "others_artifacts_untouched"),
     ("temp_files_of_every_session_removed", 5, "others_artifacts_untouched"),
+    # P118a and P8b (the thirty-fifth session): synthesis system prompts and what the user sees.
+    # On real Pi 1.6.0 the four break these forms at seed 0 too, and the reference at seeds 0, 2,
+    # 3, 5, 19 and 40 breaks none (explore.differential.onpi.run_on_pi, by hand).
+    ("transcript_in_system_prompt", 0, "evidence_never_in_system_prompt"),
+    ("previous_brief_in_system_prompt", 0, "evidence_never_in_system_prompt"),
+    ("loop_word_in_notification", 0, "ui_in_the_vocabulary_of_the_work"),
+    ("episode_key_in_frontmatter", 0, "brief_keys_in_the_vocabulary_of_the_work"),
 ]
 
 

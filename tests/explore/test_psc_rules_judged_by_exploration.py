@@ -202,6 +202,8 @@ REQUIRED = [
     ("P45a", "artifact_directory_relative_to_cwd", 0, "writes_only_its_own_files"),
     ("P93b", "checkpoint_dispatched_to_status", 4, "checkpoint_runs_when_idle"),
     ("P38b", "project_settings_misnamed", 3, "native_refusal_reported"),
+    # A manual compaction while a synthesis is held (test_compact_during_held_synthesis.py).
+    ("P107b", "native_compaction_during_checkpoint", 40, "single_flight_synthesis"),
 ]
 
 

@@ -21,8 +21,9 @@ artifacts in a session file, :attr:`SwarmOptions.resumes`), a competitor that ab
 compaction (23 modulo 60 with none drawn), a tamper right after the pending Brief's rename
 (odd seeds with a tamper rule), a tight output limit of a reasoning main model (8 modulo 20,
 :data:`CAPPED_MAX_TOKENS`), replies that copy an earlier Brief's Recovery Instructions into Key
-Decisions or into their own Recovery Instructions (seeds ending in 9) and a crash right after the
-eleventh compaction entry (15 modulo 20). Each exists to make a rule's break visible to an invariant; each
+Decisions or into their own Recovery Instructions (seeds ending in 9), a crash right after the
+eleventh compaction entry (15 modulo 20) and a manual compaction while a synthesis is held (40
+modulo 60). Each exists to make a rule's break visible to an invariant; each
 is listed with its mutant in ``tests/explore``.
 """
 
@@ -871,6 +872,12 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
             restated if index % 4 == 3 and reply.copy_recovery_to else reply
             for index, reply in enumerate(copied)
         ]
+    if seed % 60 == 40:
+        # A seed 40 modulo 60 holds every other synthesis its draws left valid while the user
+        # runs /compact. Held during a /continuity checkpoint's synthesis, that manual compaction
+        # must be cancelled (spec §13 single-flight, P107b); held during a native handoff's, it is
+        # Pi's own compaction of a compaction in flight. It draws nothing.
+        synthesis = _in_every_other_valid_slot(synthesis, SynthesisReply(during=(CompactOp(),)))
     while synthesis and synthesis[-1] == SynthesisReply():
         synthesis.pop()
     fs = []

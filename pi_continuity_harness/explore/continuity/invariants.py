@@ -2556,10 +2556,11 @@ def non_ui_commands_mutate_nothing(t: Tracker, record: dict[str, Any]) -> Iterat
 
 
 # ===================================================================== synthesis
-@_register("model:request", rules=("P107a",))
+@_register("model:request", rules=("P107a", "P107b"))
 def single_flight_synthesis(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """One in-memory active operation per session: a checkpoint never overlaps native Brief
-    preparation, so at most one synthesis call is in flight (spec §13 single-flight)."""
+    preparation (P107a), nor a native compaction the checkpoint's synthesis (P107b), so at most
+    one synthesis call is in flight (spec §13 single-flight)."""
     if record.get("caller") == "extension" and "refused" not in record and t.synthesis_in_flight > 1:
         yield f"{t.synthesis_in_flight} synthesis calls were in flight at once"
 
@@ -2686,6 +2687,14 @@ def ui_in_the_vocabulary_of_the_work(t: Tracker, record: dict[str, Any]) -> Iter
     words loop, campaign or episode (spec §4: the product speaks of the work, its handoffs and
     Briefs). Every text field of the record is read: a notification's message, a status's text,
     a widget's lines, a dialog's title, message and options."""
+    problem = vocabulary_problem(record)
+    if problem is not None:
+        yield problem
+
+
+def vocabulary_problem(record: dict[str, Any]) -> str | None:
+    """The first forbidden word in a record of what the user is shown
+    (:func:`ui_in_the_vocabulary_of_the_work`, also its observed form)."""
     texts: list[str] = [
         value
         for key in ("message", "statusText", "text", "title", "placeholder", "prefill")
@@ -2697,8 +2706,16 @@ def ui_in_the_vocabulary_of_the_work(t: Tracker, record: dict[str, Any]) -> Iter
     for text in texts:
         hit = _LOOP_WORDS.search(text)
         if hit is not None:
-            yield f"{record.get('kind')}:{record.get('name')} says {hit.group(0)!r}: {text[:120]!r}"
-            return
+            return f"{record.get('kind')}:{record.get('name')} says {hit.group(0)!r}: {text[:120]!r}"
+    return None
+
+
+def brief_key_problems(brief: Brief | None) -> Iterator[str]:
+    """The frontmatter keys of a committed Brief that say a forbidden word
+    (:func:`brief_keys_in_the_vocabulary_of_the_work`, also its observed form)."""
+    for key in brief.frontmatter if brief is not None else ():
+        if _LOOP_WORDS.search(str(key)):
+            yield f"committed Brief {brief.event_id if brief else None} has the frontmatter key {key!r}"
 
 
 @_register(rules=("P8b",))
@@ -2709,10 +2726,7 @@ def brief_keys_in_the_vocabulary_of_the_work(t: Tracker) -> Iterator[str]:
         if entry in t.vocabulary_read:
             continue
         t.vocabulary_read.add(entry)
-        brief = t.brief(summary)
-        for key in brief.frontmatter if brief is not None else ():
-            if _LOOP_WORDS.search(str(key)):
-                yield f"committed Brief {brief.event_id if brief else None} has the frontmatter key {key!r}"
+        yield from brief_key_problems(t.brief(summary))
 
 
 #: How much of a user message or Brief line :func:`evidence_never_in_system_prompt` looks for: long
@@ -2736,24 +2750,46 @@ def evidence_never_in_system_prompt(t: Tracker) -> Iterator[str]:
     events = sorted({event for ids in t.earlier_events.values() for event in ids})
     for request in _new_requests(t, None):
         if request.kind != "extension":
-            for message in request.messages:
-                if message.get("role") == "user":
-                    t.user_openings.update(
-                        part[:_OPENING] for part in _message_parts(message) if len(part) >= _OPENING // 2
-                    )
+            t.user_openings.update(user_openings(request.messages))
             continue
-        prompt = request.system_prompt or ""
-        for opening in sorted(t.user_openings):
-            if opening in prompt:
-                yield f"synthesis request #{request.index}'s system prompt holds a user message: {opening!r}"
-                break
-        for event in events:
-            if event in prompt:
-                yield f"synthesis request #{request.index}'s system prompt holds committed Brief {event}"
-                break
+        problem = system_prompt_evidence(request, sorted(t.user_openings), events)
+        if problem is not None:
+            yield problem
     for entry, summary in t.verified.items():
         if entry not in t.earlier_events:
-            t.earlier_events[entry] = [m.group(1) for m in _EVENT_ID.finditer(summary)]
+            t.earlier_events[entry] = brief_event_ids(summary)
+
+
+def user_openings(messages: Iterable[dict[str, Any]]) -> set[str]:
+    """The openings :func:`evidence_never_in_system_prompt` looks for: of each user message's
+    texts at least half of :data:`_OPENING` long, its first :data:`_OPENING` characters."""
+    return {
+        part[:_OPENING]
+        for message in messages
+        if message.get("role") == "user"
+        for part in _message_parts(message)
+        if len(part) >= _OPENING // 2
+    }
+
+
+def brief_event_ids(summary: str) -> list[str]:
+    """The ``eventId`` values a Brief's text holds (its frontmatter's, :data:`_EVENT_ID`)."""
+    return [m.group(1) for m in _EVENT_ID.finditer(summary)]
+
+
+def system_prompt_evidence(
+    request: ModelRequest, openings: Iterable[str], events: Iterable[str]
+) -> str | None:
+    """What evidence a synthesis request's system prompt holds (:func:`evidence_never_in_system_prompt`,
+    also its observed form): a user message's opening, else an earlier Brief's ``eventId``."""
+    prompt = request.system_prompt or ""
+    for opening in openings:
+        if opening in prompt:
+            return f"synthesis request #{request.index}'s system prompt holds a user message: {opening!r}"
+    for event in events:
+        if event in prompt:
+            return f"synthesis request #{request.index}'s system prompt holds committed Brief {event}"
+    return None
 
 
 def _authority_record_problem(text: str) -> str | None:
@@ -3423,8 +3459,13 @@ class InvariantChecker:
     def _op_record(self, record: dict[str, Any]) -> None:
         t = self.tracker
         if record.get("phase") == "end":
+            # The operation that ended, not the latest begun: a manual compaction run while a
+            # prompt's synthesis was held outlives the prompt (Pi's ``compact()`` aborts the run,
+            # which ends, then compacts: ``agent-session.js`` ``compact``).
+            name = record.get("name")
+            ended = next((i for i in range(len(t.ops) - 1, -1, -1) if t.ops[i].name == name), len(t.ops) - 1)
             if t.ops:
-                t.ops.pop()
+                del t.ops[ended]
             return
         during = bool(record.get("during"))
         op = _Op(str(record.get("name")), record.get("index"), during)

@@ -21,6 +21,8 @@ from pi_continuity_harness.explore.continuity.invariants import (
     ARTIFACT_FOLDERS,
     INVARIANTS,
     artifact_name_problems,
+    brief_event_ids,
+    brief_key_problems,
     committed_announcement,
     competitor_may_replace,
     effort_label_problems,
@@ -28,6 +30,9 @@ from pi_continuity_harness.explore.continuity.invariants import (
     native_settings_problem,
     notification_level_problem,
     percent_problems,
+    system_prompt_evidence,
+    user_openings,
+    vocabulary_problem,
 )
 from pi_continuity_harness.explore.observed import ObservedInvariant, ObservedRun
 from pi_continuity_harness.features.oracle import (
@@ -557,6 +562,50 @@ def continuation_never_hidden(run: ObservedRun) -> Iterator[str]:
             yield from hidden_continuation_problems(entry)
 
 
+def evidence_never_in_system_prompt(run: ObservedRun) -> Iterator[str]:
+    """Observed per operation over the model requests in the order the model received them: the
+    user messages of the requests before each synthesis request, and the Briefs committed before
+    the operation (what the run kept from the last one)."""
+    kept = run.kept.setdefault(
+        "evidence_never_in_system_prompt", {"seen": 0, "openings": set(), "events": []}
+    )
+    requests = run.observation.model_requests
+    for request in requests[kept["seen"] :]:
+        if request.kind != "extension":
+            kept["openings"].update(user_openings(request.request.messages))
+            continue
+        problem = system_prompt_evidence(request.request, sorted(kept["openings"]), kept["events"])
+        if problem is not None:
+            yield problem
+    kept["seen"] = len(requests)
+    commits = _implementation_commits(run)
+    kept["events"] = sorted({event for entry in commits for event in brief_event_ids(str(entry["summary"]))})
+
+
+def ui_in_the_vocabulary_of_the_work(run: ObservedRun) -> Iterator[str]:
+    """Observed over every notification, status, widget, dialog and command output of the run."""
+    observation = run.observation
+    records: list[dict[str, Any]] = [
+        *({"kind": "ui", "name": "notify", "message": m} for m, _kind in observation.notifications),
+        *({"kind": "ui", "name": "set_status", "statusText": text} for text in observation.statuses.values()),
+        *({"kind": "ui", "name": "set_widget", **widget} for widget in observation.widgets),
+        *(
+            {"kind": "ui", "name": str(dialog.get("method", "dialog")), **dialog}
+            for dialog in observation.dialogs
+        ),
+        *({"kind": "ui", "name": "output", "text": text} for text in observation.command_output),
+    ]
+    for record in records:
+        problem = vocabulary_problem(record)
+        if problem is not None:
+            yield problem
+
+
+def brief_keys_in_the_vocabulary_of_the_work(run: ObservedRun) -> Iterator[str]:
+    for entry in _implementation_commits(run):
+        yield from brief_key_problems(parse_brief(str(entry["summary"])))
+
+
 def _spec(function: Any, needs: tuple[str, ...], rules: tuple[str, ...] | None = None) -> ObservedInvariant:
     """The observed form of the trace invariant of the same name: its rules (or the ``rules``
     of them this form can judge) and statement, and what this form needs to see."""
@@ -602,4 +651,7 @@ OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = (
     _spec(messages_prefixed, ("ui",)),
     _spec(untrusted_project_untouched, ("files",)),
     _spec(others_artifacts_untouched, ("files",)),
+    _spec(evidence_never_in_system_prompt, ("requests", "entries")),
+    _spec(ui_in_the_vocabulary_of_the_work, ("ui",)),
+    _spec(brief_keys_in_the_vocabulary_of_the_work, ("entries",)),
 )
