@@ -31,9 +31,9 @@ A seed that plants artifacts in a session file (``SwarmOptions.resumes``) now fo
 rest of the seed is what it was, shifted by two operations. Its planted stale pending Brief is
 still in ``pending/`` when the user comes back; ``stale_pending_reported`` (which sees every
 session start) owes its report again. The mutant's row in ``REQUIRED`` names seed 42; the
-reference passes seeds 0-299 (40 steps); differential exploration on real Pi 1.6.0 found the
-simulator and real Pi alike on seeds 13213, 13222, 13259, 13262, 13277, 13288, 13291 and 13306
-(10 steps), five of which (13222, 13259, 13288, 13291, 13306) resume their session.
+reference passes seeds 0-299 (40 steps) and, on real Pi 1.6.0, seed 42's case (whose resume is
+kept there) with every observed invariant (``onpi.run_on_pi``, by hand, in the thirty-fifth
+session).
 
 **Aborting.** Spec §13: "If Pi aborts after ``session_before_compact`` returns but before commit,
 the hook signal clears the in-memory gate", and the Brief stays pending and inert (P110b). The
@@ -43,9 +43,8 @@ competitor (``seed % 60 == 23``) now gets the scenario's ``abort`` competitor (`
 after the continuity hook returned, scenario/competitors.py, a TypeScript twin on real Pi). It
 draws nothing. The new invariant ``pending_brief_never_deleted`` forbids a pending Brief's removal
 with no copy in ``archive/`` or ``failed/``; the mutant's row in ``REQUIRED`` names seed 23.
-Differential exploration on real Pi 1.6.0 found the simulator and real Pi alike on aborting
-seeds 13223, 13283, 13343, 13403 and 13463 (12 steps), each of which reaches
-``session_before_compact`` (four with every compaction aborted).
+On real Pi 1.6.0 the reference passes seed 23's case, its ``abort`` competitor loaded, with every
+observed invariant (``onpi.run_on_pi``, by hand, in the thirty-fifth session).
 
 **Re-reading.** Spec §3 and §8: the Brief is re-read from disk before the commit, and bytes that
 differ from what was written cancel the compaction (P3d). The explorer's tamper rules changed a
@@ -55,8 +54,7 @@ committed bytes that were on disk. An odd seed with a tamper rule (not a reply-v
 now has a second one, of the same occurrence and action, right after the pending Brief's rename
 into ``pending/``: the reference re-reads, finds other bytes, moves the Brief to ``failed/`` and
 cancels; the mutant commits what it remembers, which is not on disk (``commit_bytes_on_disk``,
-seed 7). Differential exploration on real Pi found seeds 13201, 13205 and 13209 (12 steps),
-where the rule fires, alike.
+seed 7). Tamper rules act on the simulator's trace records: real Pi plays a case without them.
 
 **A tight output limit.** Spec §5: synthesis reserves output for reasoning within the model's
 output limit (P23), and ``complete()`` sends ``maxTokens`` unclamped. Every explored model's
@@ -66,7 +64,14 @@ limit asked for no more than the reference did. A reasoning seed 8 modulo 20 who
 effort is medium or high now gives its main model a limit between the two
 (``CAPPED_MAX_TOKENS``: 14,336 and 22,528). The new invariant ``synthesis_output_within_limit``
 compares each synthesis request's ``max_tokens`` with its model's limit; the mutant dies at
-seed 28.
+seed 28. On real Pi 1.6.0 the reference passes seed 28's case (its main model's limit 14,336)
+with every observed invariant.
+
+The thirty-fourth session's notes (and these docstrings until the thirty-fifth) said
+differential exploration on real Pi found these seed classes alike there. It did not reach
+them: ``explore --target pi`` with a Python implementation plays each seed's host-behaviour case
+(``explore/differential``), which has none of them; the seed numbers only matched the classes'
+rules. What real Pi did play is named above.
 
 **Copying the rule.** Spec §14: the extension inserts the event-freshness rule under
 ``## Recovery Instructions`` deterministically and idempotently (P78). An implementation that
@@ -75,8 +80,10 @@ elsewhere; no explored reply ever did. The synthesis reply field ``copy_recovery
 format, played by both targets' writer) copies the first two paragraphs of the last Recovery
 Instructions the request's messages quote under another heading; a seed ending in 9 puts such a
 reply, copying into Key Decisions, in every other slot its draws left valid. The mutant dies at
-seed 19 (``freshness_rule_once``); differential exploration on real Pi found copying seeds 13209,
-13229, 13249, 13319 and 13339 (12 steps) alike. Since the thirty-fifth session every other such
+seed 19 (``freshness_rule_once``). On real Pi 1.6.0 (``onpi.run_on_pi``, by hand, in the
+thirty-fifth session) the reference passes seed 19's case with every observed invariant, and
+``freshness_rule_not_idempotent`` breaks ``freshness_rule_once`` there at its operation 13, as
+on the simulator. Since the thirty-fifth session every other such
 reply (slots 3, 7, 11, ...) copies into its own Recovery Instructions instead: the reply then
 states the rule already, and an insertion that is not idempotent states it twice (P79b,
 ``freshness_rule_not_idempotent``, also dead at seed 19).
