@@ -2238,7 +2238,8 @@ def _cleanup_subcommand(original: Any) -> Any:
     async def run_command(app: Any, args: str, ctx: Any) -> None:
         if args.split()[:1] == ["cleanup"]:
             state = app.ensure_state(ctx)
-            for path in glob.glob(os.path.join(state.layout.pending_dir, "*.md")):
+            # Sorted: glob lists in the filesystem's order (tmpfs and ext4 differ).
+            for path in sorted(glob.glob(os.path.join(state.layout.pending_dir, "*.md"))):
                 os.remove(path)
             return
         await original(app, args, ctx)

@@ -38,25 +38,40 @@ def _first(name: str, workdir: Path) -> tuple[str, str] | None:
     return None if first is None else (first.invariant, first.message)
 
 
-def test_a_system_prompt_holding_a_user_message_breaks_evidence_never_in_system_prompt(
-    tmp_path: Path,
-) -> None:
-    found = _first("transcript_in_system_prompt", tmp_path)
-    assert found is not None
-    assert found[0] == "evidence_never_in_system_prompt"
-    assert "holds a user message: 'task step " in found[1]
+#: (mutant, whether the user-message half is blinded, the invariant it breaks first at seed 0,
+#: what its message says). Blinded, no user message is long enough to be looked for: the earlier
+#: Brief copied into the system prompt is still found, by its ``eventId``. ``previous_summary_dropped``
+#: never passes Pi's ``previousSummary`` on (as the feature step "the second synthesis request was
+#: given the first Brief only as transcript evidence" reads it).
+SEED_0_BREAKS = [
+    (
+        "transcript_in_system_prompt",
+        False,
+        "evidence_never_in_system_prompt",
+        "holds a user message: 'task step ",
+    ),
+    ("previous_brief_in_system_prompt", True, "evidence_never_in_system_prompt", "holds committed Brief "),
+    (
+        "previous_summary_dropped",
+        False,
+        "earlier_brief_is_evidence",
+        "passed as previousSummary reached no synthesis",
+    ),
+]
 
 
-def test_a_system_prompt_holding_an_earlier_briefs_event_id_breaks_it_with_no_user_message_seen(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("name", "blind", "invariant", "says"), SEED_0_BREAKS, ids=[r[0] for r in SEED_0_BREAKS]
+)
+def test_each_half_of_the_p118a_invariants_breaks_on_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, blind: bool, invariant: str, says: str
 ) -> None:
-    """With the user-message half blind (no message is long enough to be looked for), the
-    earlier Brief moved into the system prompt is still found, by its ``eventId``."""
-    monkeypatch.setattr(invariants, "_OPENING", 10**9)
-    found = _first("previous_brief_in_system_prompt", tmp_path)
+    if blind:
+        monkeypatch.setattr(invariants, "_OPENING", 10**9)
+    found = _first(name, tmp_path)
     assert found is not None
-    assert found[0] == "evidence_never_in_system_prompt"
-    assert "holds committed Brief " in found[1]
+    assert found[0] == invariant
+    assert says in found[1]
 
 
 def test_the_observed_form_finds_the_earlier_briefs_event_id_with_no_user_message_seen(
@@ -71,16 +86,6 @@ def test_the_observed_form_finds_the_earlier_briefs_event_id_with_no_user_messag
         reset_reference()
     found = [message for name, message in problems if name == "evidence_never_in_system_prompt"]
     assert found and all("holds committed Brief " in message for message in found)
-
-
-def test_an_earlier_brief_dropped_from_the_request_breaks_earlier_brief_is_evidence(tmp_path: Path) -> None:
-    """``previous_summary_dropped`` never passes Pi's ``previousSummary`` on: the second commit of
-    seed 0 is a Brief synthesized without the first (as the feature step "the second synthesis
-    request was given the first Brief only as transcript evidence" reads it)."""
-    found = _first("previous_summary_dropped", tmp_path)
-    assert found is not None
-    assert found[0] == "earlier_brief_is_evidence"
-    assert "Pi passed as previousSummary reached no synthesis request" in found[1]
 
 
 def test_the_event_id_read_is_the_frontmatter_line_of_each_committed_brief() -> None:

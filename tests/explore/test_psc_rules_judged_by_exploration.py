@@ -204,6 +204,8 @@ REQUIRED = [
     ("P38b", "project_settings_misnamed", 3, "native_refusal_reported"),
     # A manual compaction while a synthesis is held (test_compact_during_held_synthesis.py).
     ("P107b", "native_compaction_during_checkpoint", 40, "single_flight_synthesis"),
+    # The subcommands that do not exist (test_no_such_commands.py).
+    ("P11", "cleanup_subcommand", 56, "no_cleanup_or_compact_command"),
 ]
 
 

@@ -22,8 +22,9 @@ compaction (23 modulo 60 with none drawn), a tamper right after the pending Brie
 (odd seeds with a tamper rule), a tight output limit of a reasoning main model (8 modulo 20,
 :data:`CAPPED_MAX_TOKENS`), replies that copy an earlier Brief's Recovery Instructions into Key
 Decisions or into their own Recovery Instructions (seeds ending in 9), a crash right after the
-eleventh compaction entry (15 modulo 20) and a manual compaction while a synthesis is held (40
-modulo 60). Each exists to make a rule's break visible to an invariant; each
+eleventh compaction entry (15 modulo 20), a manual compaction while a synthesis is held (40
+modulo 60) and the cleanup and compact subcommands the spec says do not exist (resuming seeds
+ending in 6). Each exists to make a rule's break visible to an invariant; each
 is listed with its mutant in ``tests/explore``.
 """
 
@@ -823,6 +824,16 @@ _CRASH_POINTS: tuple[dict[str, Any], ...] = (
 )
 
 
+#: ``/continuity cleanup`` and ``/continuity compact``: a seed ending in 6 that plants artifacts in
+#: a session file (:attr:`SwarmOptions.resumes`) runs both after its first ``/continuity status``
+#: (spec §4 "no user-facing cleanup or compact command", §12; P11), with its planted stale pending
+#: Brief on disk for an implementation to delete.
+_NO_SUCH_COMMANDS: tuple[CommandOp, ...] = (
+    CommandOp.model_validate({"command": "/continuity cleanup"}),
+    CommandOp.model_validate({"command": "/continuity compact"}),
+)
+
+
 def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> ExploreCase:
     """Expand ``seed`` into a case of ``steps`` fault-phase operations (deterministic).
 
@@ -839,6 +850,8 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
     agent: list[Reply] = []
     n = 0
     resume_due, added = options.resumes, 0
+    # Not through ``options.resumes``: each class is its own (tests turn one off alone).
+    cleanup_due = options.planted and options.session == "file" and seed % 10 == 6
     while len(operations) - added < steps:
         n += 1
         action = rng.choices(names, weights)[0]
@@ -846,7 +859,11 @@ def generate_case(seed: int, steps: int, *, session_id: str | None = None) -> Ex
         if action == "reload" and resume_due:
             # It draws nothing, and the loop draws as many actions as it did without it, so every
             # later draw of the seed stays what it was (SwarmOptions.resumes).
-            ops, resume_due, added = [*ops, NewSessionOp(), SwitchSessionOp()], False, 2
+            ops, resume_due, added = [*ops, NewSessionOp(), SwitchSessionOp()], False, added + 2
+        if action == "status" and cleanup_due:
+            # The commands spec §4 and §12 say do not exist, after the first status: they must
+            # delete nothing and start no compaction (P11). Drawing nothing, as above.
+            ops, cleanup_due, added = [*ops, *_NO_SUCH_COMMANDS], False, added + 2
         operations.extend(ops)
         agent.extend(replies)
     operations = operations[:steps]

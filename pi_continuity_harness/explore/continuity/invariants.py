@@ -1348,6 +1348,26 @@ def pending_brief_never_deleted(t: Tracker) -> Iterator[str]:
         yield f"the pending Brief {path} (event {event_id}) was deleted with no copy in archive/ or failed/"
 
 
+@_register("fs:write", "fs:replace", "fs:remove", "session:compaction_start", rules=("P11",))
+def no_cleanup_or_compact_command(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
+    """There is no user-facing cleanup or compact command (spec §4, §12): ``/continuity cleanup``
+    and ``/continuity compact`` start no compaction and write, move or delete no project file
+    (the explorer runs both at resuming seeds ending in 6, with a stale Brief on disk). Registered
+    before :func:`others_artifacts_untouched`, which sees a planted Brief's removal too, so the
+    rule a removal breaks first is this one."""
+    command = _continuity_command(t)
+    if command is None or command.split()[1:2] not in (["cleanup"], ["compact"]):
+        return
+    if record.get("kind") == "session":
+        yield f"{command!r} started a {record.get('reason')} compaction"
+        return
+    if _by_competitor(record):
+        return
+    path = t.real(str(record.get("to", record.get("path", ""))))
+    if path.startswith(t.project_dir + os.sep):
+        yield f"{command!r} did {record.get('name')} of {path}"
+
+
 @_register(*_FILE_CHANGES, rules=("P139",))
 def others_artifacts_untouched(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """The implementation never modifies or removes another session's artifacts, nor files of
