@@ -16,7 +16,7 @@ from pathlib import Path
 
 from pi_continuity_harness.explore.continuity.generate import generate_case
 from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
-from pi_continuity_harness.explore.runner import run_case
+from pi_continuity_harness.explore.runner import first_session_id, run_case
 from pi_continuity_harness.scenario.operations import CommandOp
 
 CLEANUP, COMPACT = "/continuity cleanup", "/continuity compact"
@@ -49,3 +49,13 @@ def test_the_reference_answers_both_and_changes_nothing(tmp_path: Path) -> None:
     )
     assert result.violations == [] and result.harness_errors == []
     assert CLEANUP in _commands(56)
+
+
+def test_a_seed_that_plants_same_session_artifacts_names_its_first_session() -> None:
+    """The id the simulator gives the first session anyway (``first_session_id``), in the
+    scenario, so that real Pi runs that session (``--session-id``): the planted stale Brief is
+    then in its directory on both targets (``tests/realpi/test_explore_on_real_pi.py``)."""
+    for seed in range(120):
+        scenario = case_for_seed(seed, 0).scenario(operations=())
+        planted = generate_case(seed, 0).options.planted
+        assert scenario.session_id == (first_session_id(seed) if planted else None), seed

@@ -177,3 +177,32 @@ def test_the_observed_blitz_invariants_read_a_real_run_with_deletion_off(
     assert seed["swarm"]["settings"]["deleteHandoffAfterReading"] is False
     assert seed["harness_errors"] == []
     assert code == 0 and seed["ok"], seed
+
+
+def test_a_seeds_planted_same_session_artifacts_lie_in_the_session_real_pi_runs(
+    pi_installation: PiInstallation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A seed that plants artifacts for its first session names that session's id in its
+    scenario, so real Pi (``--session-id``) runs the session whose directory holds them. Before
+    (until the thirty-fifth session), real Pi made up its own id and the planted stale Brief lay
+    in another session's directory there: ``cleanup_subcommand``, which deletes the session's
+    pending Briefs at seed 56, broke nothing on real Pi. It now breaks the observed form of
+    ``others_artifacts_untouched`` there, at the ``/continuity cleanup`` (operation 5)."""
+    from pi_continuity_harness.explore.differential.onpi import real_pi_case, run_on_pi  # noqa: PLC0415
+    from pi_continuity_harness.explore.plugins import plugin_named  # noqa: PLC0415
+    from pi_continuity_harness.mutants.catalogue import MUTANTS  # noqa: PLC0415
+    from pi_continuity_harness.mutants.pristine import reset_reference  # noqa: PLC0415
+
+    monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))
+    case = real_pi_case(plugin_named("pi-session-continuity").case(56, 40))
+    try:
+        result = run_on_pi(
+            case,
+            implementation=MUTANTS["cleanup_subcommand"].spec,
+            system="pi-session-continuity",
+            workdir=tmp_path / "run",
+        )
+    finally:
+        reset_reference()
+    assert result.first is not None and result.first.invariant == "others_artifacts_untouched", result.first
+    assert "/pending/" in result.first.message and "was removed" in result.first.message

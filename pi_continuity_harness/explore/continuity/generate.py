@@ -563,6 +563,10 @@ def _base(options: SwarmOptions, session_id: str | None) -> dict[str, Any]:
         "trust": options.trust,
         "mode": options.mode,
         "session": options.session,
+        # The id the simulator gives the first session anyway (runner.first_session_id), named
+        # so that real Pi (--session-id) runs the session whose directory holds the planted
+        # same-session artifacts; without it they lay in another session's directory there.
+        **({"session_id": session_id} if session_id is not None else {}),
         "settings": {"global": {"compaction": compaction}, "project": project},
         "files": files,
         "extensions": [{"implementation": True}]
