@@ -2733,9 +2733,11 @@ def vocabulary_problem(record: dict[str, Any]) -> str | None:
 def brief_key_problems(brief: Brief | None) -> Iterator[str]:
     """The frontmatter keys of a committed Brief that say a forbidden word
     (:func:`brief_keys_in_the_vocabulary_of_the_work`, also its observed form)."""
-    for key in brief.frontmatter if brief is not None else ():
+    if brief is None:
+        return
+    for key in brief.frontmatter:
         if _LOOP_WORDS.search(str(key)):
-            yield f"committed Brief {brief.event_id if brief else None} has the frontmatter key {key!r}"
+            yield f"committed Brief {brief.event_id} has the frontmatter key {key!r}"
 
 
 @_register(rules=("P8b",))
@@ -2749,9 +2751,9 @@ def brief_keys_in_the_vocabulary_of_the_work(t: Tracker) -> Iterator[str]:
         yield from brief_key_problems(t.brief(summary))
 
 
-#: How much of a user message or Brief line :func:`evidence_never_in_system_prompt` looks for: long
-#: enough that no instruction text holds it by chance (a user message of the explorer opens with
-#: "task step N: keep going" and its filler; a Brief's line is the synthesis model's).
+#: How much of a user message :func:`evidence_never_in_system_prompt` looks for: long enough that
+#: no instruction text holds it by chance (a user message of the explorer opens with "task step N:
+#: keep going" and its filler).
 _OPENING = 48
 #: A committed Brief's ``eventId`` (its frontmatter): a value only that Brief holds, so a system
 #: prompt that holds it holds the Brief, whatever the implementation quotes of it.
@@ -2763,8 +2765,9 @@ def evidence_never_in_system_prompt(t: Tracker) -> Iterator[str]:
     """Transcript material and earlier Briefs reach the synthesis model in the request's
     messages, never in its system prompt (spec §14): no synthesis request's system prompt holds
     the opening of a user message the main model was sent before it, nor the ``eventId`` of a
-    Brief Pi committed as a compaction summary. The system prompt is the extension's own instructions;
-    what the session said is evidence, to be quoted where the model reads it as such. A Brief
+    Brief Pi committed as a compaction summary before the operation. The system prompt is the
+    extension's own instructions; what the session said is evidence, to be quoted where the
+    model reads it as such. A Brief
     is known by its ``eventId`` value: its body shares sentences with the instructions (the
     freshness rule the extension inserts), its id with nothing else."""
     events = sorted({event for ids in t.earlier_events.values() for event in ids})
