@@ -470,6 +470,38 @@ def others_artifacts_untouched(run: ObservedRun) -> Iterator[str]:
             yield f"{relative}, an artifact the implementation did not write, was {what}"
 
 
+def no_cleanup_or_compact_command(run: ObservedRun) -> Iterator[str]:
+    """Observed per operation: the project's files and the compaction entries after the
+    operation against those after the one before (what the run kept); judged after a
+    ``/continuity cleanup`` or ``/continuity compact``."""
+    kept = run.kept
+    now = (_project_files(run), len(run.entries_of("compaction")))
+    before = kept.get("no_cleanup_or_compact_command")
+    kept["no_cleanup_or_compact_command"] = now
+    if before is None or not run.operations:
+        return
+    op, _outcome = run.operations[-1]
+    text = op.command.text if isinstance(op, CommandOp) else ""
+    if not text.startswith("/continuity") or text.split()[1:2] not in (["cleanup"], ["compact"]):
+        return
+    if now[1] > before[1]:
+        yield f"{text!r} started a compaction"
+    changed = sorted(path for path in set(before[0]) | set(now[0]) if before[0].get(path) != now[0].get(path))
+    if changed:
+        yield f"{text!r} changed the project file {changed[0]}"
+
+
+def _project_files(run: ObservedRun) -> dict[str, str | None]:
+    """Every file under the project, by its path relative to it, with its text."""
+    files: dict[str, str | None] = {}
+    for root, dirs, names in os.walk(run.project_dir):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            files[os.path.relpath(path, run.project_dir)] = _read(path)
+    return files
+
+
 def _read(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
@@ -652,6 +684,7 @@ OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = (
     _spec(untrusted_project_untouched, ("files",)),
     _spec(others_artifacts_untouched, ("files",)),
     _spec(evidence_never_in_system_prompt, ("requests", "entries")),
+    _spec(no_cleanup_or_compact_command, ("files", "entries", "operations")),
     _spec(ui_in_the_vocabulary_of_the_work, ("ui",)),
     _spec(brief_keys_in_the_vocabulary_of_the_work, ("entries",)),
 )
