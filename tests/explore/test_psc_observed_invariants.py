@@ -115,6 +115,7 @@ MUTANT_ROWS = [
     # P11: the project's files before and after a /continuity cleanup (seed 56's, its planted
     # stale Brief on disk; on real Pi ``others_artifacts_untouched`` reports the same removal).
     ("cleanup_subcommand", 56, "no_cleanup_or_compact_command"),
+    ("archived_brief_as_evidence", 0, "archived_brief_never_input"),
 ]
 
 

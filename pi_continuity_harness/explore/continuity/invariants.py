@@ -103,7 +103,9 @@ MIN_SYNTHESIS_TRANSCRIPT_TOKENS = 32_000
 _PROMPT_ALLOWANCE = 4_096
 _SETTINGS_KEYS = frozenset({"enabled", "reserveTokens", "keepRecentTokens"})
 _FOOTER_PERCENT = re.compile(r"@ ~(\d+(?:\.\d+)?)%")
-_EVENT_ID = re.compile(r"^eventId:\s*\"?([^\"\n]+)\"?\s*$", re.MULTILINE)
+#: A Brief's ``eventId`` line (its frontmatter), the value quoted with either quote or not (YAML
+#: reads them alike; the reference writes double quotes).
+_EVENT_ID = re.compile(r"^eventId:[ \t]*[\"']?([^\"'\s]+)[\"']?\s*$", re.MULTILINE)
 
 
 @dataclass
@@ -2755,9 +2757,6 @@ def brief_keys_in_the_vocabulary_of_the_work(t: Tracker) -> Iterator[str]:
 #: no instruction text holds it by chance (a user message of the explorer opens with "task step N:
 #: keep going" and its filler).
 _OPENING = 48
-#: A committed Brief's ``eventId`` (its frontmatter): a value only that Brief holds, so a system
-#: prompt that holds it holds the Brief, whatever the implementation quotes of it.
-_EVENT_ID = re.compile(r"^eventId:[ \t]*[\"']?([^\"'\s]+)", re.MULTILINE)
 
 
 @_register(rules=("P118a",))
@@ -2796,7 +2795,9 @@ def user_openings(messages: Iterable[dict[str, Any]]) -> set[str]:
 
 
 def brief_event_ids(summary: str) -> list[str]:
-    """The ``eventId`` values a Brief's text holds (its frontmatter's, :data:`_EVENT_ID`)."""
+    """The ``eventId`` values a Brief's text holds (its frontmatter's, :data:`_EVENT_ID`): a value
+    only that Brief holds, so a system prompt that holds it holds the Brief, whatever the
+    implementation quotes of it."""
     return [m.group(1) for m in _EVENT_ID.finditer(summary)]
 
 
@@ -2894,6 +2895,26 @@ def planted_artifacts_never_input(t: Tracker) -> Iterator[str]:
         for event_id in t.failed_event_ids:
             if t.carries(request, event_id):
                 yield f"{request.kind} request #{request.index} carries the failed artifact of event {event_id}"
+
+
+#: An archived Brief's status line, as a Brief's frontmatter writes it (spec §8 schema v2:
+#: ``status`` is ``pending``, ``archived`` or ``failed``; quoted or not, YAML reads them alike).
+ARCHIVED_STATUS = ('status: "archived"', "status: 'archived'", "status: archived")
+
+
+@_register(rules=("P71a",))
+def archived_brief_never_input(t: Tracker) -> Iterator[str]:
+    """An archived Brief, of this session or another, is never prompt input (spec §8: archived
+    Briefs are "historical records", "never compaction or resume input"): no model request
+    holds a Brief whose status is ``archived``. The earlier Brief a synthesis may quote is the
+    summary Pi committed (``previousSummary``), whose status is ``pending``; the archive is the
+    extension's copy of it on disk, not its input. (That an archived Brief is never the
+    compaction summary, ``commit_is_valid_brief`` checks: a commit is a pending Brief.)"""
+    for request in _new_requests(t, None):
+        for needle in ARCHIVED_STATUS:
+            if t.carries(request, needle):
+                yield f"{request.kind} request #{request.index} holds an archived Brief ({needle})"
+                break
 
 
 def _new_requests(t: Tracker, kind: str | None) -> list[ModelRequest]:

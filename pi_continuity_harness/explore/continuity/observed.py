@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from pi_continuity_harness.explore.continuity.invariants import (
+    ARCHIVED_STATUS,
     ARTIFACT_FOLDERS,
     INVARIANTS,
     artifact_name_problems,
@@ -614,6 +615,15 @@ def evidence_never_in_system_prompt(run: ObservedRun) -> Iterator[str]:
     kept["events"] = sorted({event for entry in commits for event in brief_event_ids(str(entry["summary"]))})
 
 
+def archived_brief_never_input(run: ObservedRun) -> Iterator[str]:
+    for request in run.observation.model_requests:
+        text = request.text
+        for needle in ARCHIVED_STATUS:
+            if needle in text:
+                yield f"{request.kind} request #{request.index} holds an archived Brief ({needle})"
+                break
+
+
 def ui_in_the_vocabulary_of_the_work(run: ObservedRun) -> Iterator[str]:
     """Observed over every notification, status, widget, dialog and command output of the run."""
     observation = run.observation
@@ -684,6 +694,7 @@ OBSERVED_INVARIANTS: tuple[ObservedInvariant, ...] = (
     _spec(untrusted_project_untouched, ("files",)),
     _spec(others_artifacts_untouched, ("files",)),
     _spec(evidence_never_in_system_prompt, ("requests", "entries")),
+    _spec(archived_brief_never_input, ("requests",)),
     _spec(no_cleanup_or_compact_command, ("files", "entries", "operations")),
     _spec(ui_in_the_vocabulary_of_the_work, ("ui",)),
     _spec(brief_keys_in_the_vocabulary_of_the_work, ("entries",)),
