@@ -325,8 +325,6 @@ class Tracker:
     #: preparation passed as ``previousSummary`` (None: none, or not a Brief), and how many
     #: model requests had been made before that preparation.
     prepared_previous: tuple[str | None, int] = (None, 0)
-    #: :func:`brief_keys_in_the_vocabulary_of_the_work`: the compaction entries already read.
-    vocabulary_read: set[str] = field(default_factory=set)
     _briefs: dict[str, Brief | None] = field(default_factory=dict)
     #: :meth:`states_freshness_rule`: whether a system prompt states the whole rule, per prompt.
     _prompt_freshness: dict[str, bool] = field(default_factory=dict)
@@ -1350,6 +1348,12 @@ def pending_brief_never_deleted(t: Tracker) -> Iterator[str]:
         yield f"the pending Brief {path} (event {event_id}) was deleted with no copy in archive/ or failed/"
 
 
+def is_no_such_subcommand(text: str) -> bool:
+    """Whether a command line is ``/continuity cleanup`` or ``/continuity compact`` (with any
+    arguments): the subcommands spec §4 and §12 say do not exist."""
+    return text.startswith("/continuity") and text.split()[1:2] in (["cleanup"], ["compact"])
+
+
 @_register("fs:write", "fs:replace", "fs:remove", "session:compaction_start", rules=("P11",))
 def no_cleanup_or_compact_command(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """There is no user-facing cleanup or compact command (spec §4, §12): ``/continuity cleanup``
@@ -1358,7 +1362,7 @@ def no_cleanup_or_compact_command(t: Tracker, record: dict[str, Any]) -> Iterato
     before :func:`others_artifacts_untouched`, which sees a planted Brief's removal too, so the
     rule a removal breaks first is this one."""
     command = _continuity_command(t)
-    if command is None or command.split()[1:2] not in (["cleanup"], ["compact"]):
+    if command is None or not is_no_such_subcommand(command):
         return
     if record.get("kind") == "session":
         yield f"{command!r} started a {record.get('reason')} compaction"
@@ -2742,15 +2746,13 @@ def brief_key_problems(brief: Brief | None) -> Iterator[str]:
             yield f"committed Brief {brief.event_id} has the frontmatter key {key!r}"
 
 
-@_register(rules=("P8b",))
-def brief_keys_in_the_vocabulary_of_the_work(t: Tracker) -> Iterator[str]:
+@_register("entry:compaction", rules=("P8b",))
+def brief_keys_in_the_vocabulary_of_the_work(t: Tracker, record: dict[str, Any]) -> Iterator[str]:
     """No frontmatter key of a Brief Pi committed uses the words loop, campaign or episode
     (spec §4; the keys are what other tools read of a Brief)."""
-    for entry, summary in t.verified.items():
-        if entry in t.vocabulary_read:
-            continue
-        t.vocabulary_read.add(entry)
-        yield from brief_key_problems(t.brief(summary))
+    entry = _implementation_commit(t, record)
+    if entry is not None:
+        yield from brief_key_problems(t.brief(str(entry["summary"])))
 
 
 #: How much of a user message :func:`evidence_never_in_system_prompt` looks for: long enough that
@@ -3506,10 +3508,11 @@ class InvariantChecker:
             # The operation that ended, not the latest begun: a manual compaction run while a
             # prompt's synthesis was held outlives the prompt (Pi's ``compact()`` aborts the run,
             # which ends, then compacts: ``agent-session.js`` ``compact``).
-            name = record.get("name")
-            ended = next((i for i in range(len(t.ops) - 1, -1, -1) if t.ops[i].name == name), len(t.ops) - 1)
-            if t.ops:
-                del t.ops[ended]
+            named = [i for i, op in enumerate(t.ops) if op.name == record.get("name")]
+            if named:
+                del t.ops[named[-1]]
+            elif t.ops:
+                t.ops.pop()
             return
         during = bool(record.get("during"))
         op = _Op(str(record.get("name")), record.get("index"), during)

@@ -28,6 +28,7 @@ from pi_continuity_harness.explore.continuity.invariants import (
     competitor_may_replace,
     effort_label_problems,
     hidden_continuation_problems,
+    is_no_such_subcommand,
     native_settings_problem,
     notification_level_problem,
     percent_problems,
@@ -483,7 +484,7 @@ def no_cleanup_or_compact_command(run: ObservedRun) -> Iterator[str]:
         return
     op, _outcome = run.operations[-1]
     text = op.command.text if isinstance(op, CommandOp) else ""
-    if not text.startswith("/continuity") or text.split()[1:2] not in (["cleanup"], ["compact"]):
+    if not is_no_such_subcommand(text):
         return
     if now[1] > before[1]:
         yield f"{text!r} started a compaction"
