@@ -2257,6 +2257,25 @@ patched(
 )
 
 
+def _compact_subcommand(original: Any) -> Any:
+    async def run_command(app: Any, args: str, ctx: Any) -> None:
+        if args.split()[:1] == ["compact"]:
+            ctx.compact()
+            return
+        await original(app, args, ctx)
+
+    return run_command
+
+
+patched(
+    "compact_subcommand",
+    ("P11",),
+    "§4, §12: there is no user-facing compact command",
+    "/continuity compact starts a compaction (ctx.compact())",
+    "extension:run_command",
+    _compact_subcommand,
+)
+
 # ============================================================================ §4: vocabulary
 patched(
     "loop_word_in_notification",

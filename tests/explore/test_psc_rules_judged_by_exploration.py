@@ -206,6 +206,7 @@ REQUIRED = [
     ("P107b", "native_compaction_during_checkpoint", 40, "single_flight_synthesis"),
     # The subcommands that do not exist (test_no_such_commands.py).
     ("P11", "cleanup_subcommand", 56, "no_cleanup_or_compact_command"),
+    ("P11", "compact_subcommand", 56, "no_cleanup_or_compact_command"),
     # An archived Brief as prompt input: no new input, a new invariant (archived_brief_never_input).
     ("P71a", "archived_brief_as_evidence", 0, "archived_brief_never_input"),
 ]

@@ -286,6 +286,14 @@ def _no_compaction(world: World) -> None:
     assert not world.compactions(), f"{len(world.compactions())} compaction entries were persisted"
 
 
+@then("no compaction was started")
+def _no_compaction_started(world: World) -> None:
+    """Not even one that persisted nothing: a compaction Pi started and then cancelled (its
+    hook refused it, or it had nothing to summarise) still started (``compaction_start``)."""
+    started = [e for e in world.observe().session_events if e.get("type") == "compaction_start"]
+    assert not started, f"{len(started)} compaction(s) started: {[e.get('reason') for e in started]}"
+
+
 @then("only one compaction entry was persisted")
 def _one_compaction(world: World) -> None:
     assert len(world.compactions()) == 1, f"{len(world.compactions())} compaction entries were persisted"

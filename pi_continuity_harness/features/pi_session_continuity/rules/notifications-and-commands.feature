@@ -29,6 +29,7 @@ Feature: notifications-and-commands
     When the user runs "/continuity cleanup" and "/continuity compact" after it
     Then no artifact file changed since the checkpoint
     And no compaction entry was persisted
+    And no compaction was started
 
   @rule-P93a
   Scenario: the implementation registers one command, /continuity
