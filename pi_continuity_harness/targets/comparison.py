@@ -34,7 +34,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -280,6 +280,39 @@ def _run_entry_ids(observation: Observation) -> Iterable[Any]:
         entry = event.get("entry")  # ``entry_appended``
         if isinstance(entry, dict):
             yield entry.get("id")
+    # The entries extension events name (a compaction's kept entry and its own entry, a tree
+    # navigation's leaves): in an in-memory session that restarted or crashed before the next
+    # observation, nothing else names them. The simulator's seeded id 46743741 of the entry a
+    # ``session_compact`` carried (agent-session.js:2410-2411) stayed a number where real Pi's
+    # random id became ``<id32>`` (seed 18), and real Pi's 31070483 of a
+    # ``session_before_compact``'s ``preparation.firstKeptEntryId`` where the simulator's became
+    # ``<id8>`` (seed 30): differential exploration of the continuity cases, 7 December 2026.
+    for event in observation.extension_events:
+        yield from _named_entry_ids(event)
+
+
+#: Keys whose values are entry ids wherever an event has them (Pi's session events and
+#: compaction/tree preparations: ``firstKeptEntryId``, ``parentId``, ``targetId``, the tree
+#: navigation's ``oldLeafId``/``newLeafId``).
+_ENTRY_ID_KEYS = frozenset({"firstKeptEntryId", "parentId", "targetId", "oldLeafId", "newLeafId", "leafId"})
+#: Keys whose value is an entry, so its ``id`` is an entry id (``session_compact``'s entry).
+_ENTRY_KEYS = frozenset({"compactionEntry", "entry"})
+
+
+def _named_entry_ids(value: Any) -> Iterator[Any]:
+    """Every entry id ``value`` names under :data:`_ENTRY_ID_KEYS`, or as the ``id`` of an
+    entry under :data:`_ENTRY_KEYS`, at any depth."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in _ENTRY_ID_KEYS:
+                yield item
+            elif key in _ENTRY_KEYS and isinstance(item, dict):
+                yield item.get("id")
+            if isinstance(item, dict | list):
+                yield from _named_entry_ids(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _named_entry_ids(item)
 
 
 def _session_event(event: dict[str, Any]) -> dict[str, Any]:

@@ -561,3 +561,41 @@ def test_an_all_digit_id_an_rpc_event_carries_is_an_id(tmp_path: Path) -> None:
         obs = observation(tmp_path, rpc_events=events, extension_events=[{"leaf": earlier}])
         records.append(normalise_observation(obs)["extension_events"])
     assert records[0] == records[1] == [{"leaf": "<id4>"}]
+
+
+def test_an_all_digit_id_of_a_compaction_entry_only_an_extension_saw_is_an_id(tmp_path: Path) -> None:
+    """``session_compact`` carries the compaction entry Pi appended (agent-session.js:2410-2411).
+    An in-memory session that crashed before the next observation leaves that entry nowhere
+    else: the simulator's seeded id 46743741 stayed a number where real Pi's random id became
+    ``<id32>`` (differential exploration of the continuity cases, seed 18)."""
+    records = []
+    for compaction in ("46743741", "a6743741"):
+        events = [
+            {"type": "session_compact", "compactionEntry": {"id": compaction, "firstKeptEntryId": "0849d8f2"}}
+        ]
+        records.append(
+            normalise_observation(observation(tmp_path, extension_events=events))["extension_events"]
+        )
+    assert (
+        records[0]
+        == records[1]
+        == [{"type": "session_compact", "compactionEntry": {"id": "<id4>", "firstKeptEntryId": "<id2>"}}]
+    )
+
+
+def test_an_all_digit_kept_entry_id_only_a_preparation_names_is_an_id(tmp_path: Path) -> None:
+    """``session_before_compact``'s ``preparation.firstKeptEntryId`` names an entry that an
+    in-memory session which restarted since shows nowhere else: real Pi's random 31070483 stayed
+    a number where the simulator's id became ``<id8>`` (differential exploration of the
+    continuity cases, seed 30)."""
+    records = []
+    for kept in ("31070483", "a1070483"):
+        events = [{"type": "session_before_compact", "preparation": {"firstKeptEntryId": kept}}]
+        records.append(
+            normalise_observation(observation(tmp_path, extension_events=events))["extension_events"]
+        )
+    assert (
+        records[0]
+        == records[1]
+        == [{"type": "session_before_compact", "preparation": {"firstKeptEntryId": "<id4>"}}]
+    )
