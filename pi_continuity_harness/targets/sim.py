@@ -265,7 +265,19 @@ class SimTarget:
         if runtime is not None and host.running:
             for loaded in runtime.runner.extensions:
                 observation.commands.setdefault(loaded.path, []).extend(loaded.commands)
-        if runtime is not None:
+        if runtime is not None and host.crashed:
+            # A crashed process answers nothing: what is left of its session is the file Pi
+            # wrote, as the real-Pi target reads it (``PiTarget.observe``); an in-memory session
+            # leaves no entry at all. Read from the dead runtime, the simulator's observation
+            # kept entries no real-Pi observation can see (differential exploration of the
+            # continuity cases, seed 18, 7 December 2026).
+            manager = runtime.session_manager
+            file = manager.get_session_file()
+            observation.session_file = path_of(file) if file else None
+            lines = observation.session_file_entries()
+            observation.entries = lines[1:]
+            observation.session_id = lines[0].get("id") if lines else manager.get_session_id()
+        elif runtime is not None:
             manager = runtime.session_manager
             observation.entries = manager.get_entries()
             observation.session_id = manager.get_session_id()
@@ -291,9 +303,9 @@ class SimTarget:
         up), the model requests, notifications and entries from the host as it takes them."""
         host = self.simulation.host
         runtime = host.runtime
-        if runtime is not None:
+        if runtime is not None and not host.crashed:
             entries = len(runtime.session_manager.get_entries())
-        elif host.last_session_file:
+        elif host.last_session_file or host.crashed:
             return None
         else:
             entries = 0

@@ -69,6 +69,9 @@ def test_a_crashed_pis_counts_are_the_observations_lengths(tmp_path: Path) -> No
     target = _target(tmp_path)
     target.perform(PromptOp.model_validate({"prompt": {"text": "hello"}}))
     target.perform(CrashOp.model_validate({"crash": {}}))
-    # A crashed Pi's runtime stays (its entries as they were in memory).
-    assert target.observed_counts() == ObservedCounts.of(target.observe())
+    # A crashed Pi answers nothing: only the observation reads what it left (its session file).
+    assert target.observed_counts() is None
+    world = World(name="counts", make_target=lambda: target)
+    world.target = target
+    assert world.observed_counts() == ObservedCounts.of(target.observe())
     target.close()
