@@ -11,8 +11,10 @@ Calls behave as pi-ai's do (observed live, psc-lifecycle-on-real-pi.md §8):
 * a provider without auth resolves with ``stopReason: "error"``
   (``"Provider is not configured: <provider>"``), the message pi-ai's lazy stream builds; a
   provider Pi does not have at all with ``"Unknown provider: <provider>"``;
-* ``max_tokens`` is passed through unclamped for extension calls (``complete()`` goes to
-  ``provider.stream()``).
+* ``max_tokens`` is passed through unclamped for an extension's call without reasoning
+  (``complete()`` goes to ``provider.stream()``); with reasoning the bridge calls
+  ``streamSimple``, which fits it into the context window as for Pi's own requests
+  (api/simple-options.js:13-23, 36).
 
 A reply can be *held*: its ``during`` operations run while the call is open (that is how
 "abort while synthesis is in flight" or "a checkpoint during native Brief preparation" are
@@ -66,7 +68,7 @@ from pi_continuity_harness.scenario.trace import SimulatedCrash, Trace
 from pi_continuity_harness.scenario.transcript import content_text
 from pi_continuity_harness.simulator.determinism import VirtualClock
 from pi_continuity_harness.simulator.json_copy import json_copy_or_same
-from pi_continuity_harness.simulator.messages import JsTypeError, Message
+from pi_continuity_harness.simulator.messages import JsTypeError, Message, estimate_request_context_tokens
 from pi_continuity_harness.simulator.provider import (
     HeadResume,
     StreamReader,
@@ -74,9 +76,11 @@ from pi_continuity_harness.simulator.provider import (
     WireMemo,
     WireResume,
     assistant_failure,
+    normalize_context,
     request_body,
     setup_failure,
 )
+from pi_continuity_harness.simulator.session_shared import clamp_max_tokens
 from pi_continuity_harness.simulator.virtual_loop import sleep_unless_aborted
 
 __all__ = [
@@ -882,6 +886,24 @@ class SimModelRegistry:
         # ``modelRegistry.complete``): the request declares them, so the fake server answers it
         # from the agent script (tests/realpi/test_differential_complete_tools.py).
         tools = context.get("tools")
+        setup_error: str | None = None
+        if effective_reasoning is not None:
+            # With reasoning the bridge calls ``streamSimple`` (bridge.ts, ``performRegistry``),
+            # whose ``buildBaseOptions`` clamps ``maxTokens`` (or the model's) to the window
+            # with pi-ai's estimate of the normalised context: the system prompt and tools are
+            # its leading system message (api/simple-options.js:36, models.js:466-477). Sent as
+            # asked, a long synthesis request differed from real Pi's (max_tokens 14336 against
+            # 3079: differential exploration of the continuity cases, seed 28, 7 December 2026).
+            lead = system if isinstance(system, str) else None
+            listed = tools if isinstance(tools, list) else None
+            try:
+                max_tokens = clamp_max_tokens(
+                    model,
+                    lambda: estimate_request_context_tokens(normalize_context(messages, lead, listed)),
+                    max_tokens,
+                )
+            except JsTypeError as error:
+                setup_error = str(error)
         return await self._service.call(
             "extension",
             model,
@@ -891,4 +913,5 @@ class SimModelRegistry:
             max_tokens=max_tokens,
             reasoning=effective_reasoning,
             signal=signal,
+            setup_error=setup_error,
         )

@@ -75,6 +75,7 @@ __all__ = [
     "current_tools",
     "downgrade_unsupported_images",
     "fold_system_messages",
+    "normalize_context",
     "request_body",
     "setup_failure",
     "supported_thinking_levels",
@@ -647,6 +648,22 @@ def _wire_tool(tool: dict[str, Any]) -> dict[str, Any]:
     return {"type": "function", "function": function}
 
 
+def normalize_context(
+    messages: list[Message], system_prompt: str | None = None, tools: list[Any] | None = None
+) -> list[Message]:
+    """pi-ai ``normalizeContext``: a ``Context.systemPrompt`` and ``Context.tools`` become a
+    leading system message (``createInitialSystemMessage``, ``dist/utils/transcript.js:6-26``:
+    its ``toolsAdded`` the tools, ``timestamp`` 0), as ``streamSimple`` hands the context to
+    the provider (models.js:466, 477), whose ``buildBaseOptions`` estimates it."""
+    if not (system_prompt or tools):
+        return list(messages)
+    lead: Message = {"role": "system", "content": system_prompt or ""}
+    if tools:
+        lead["toolsAdded"] = list(tools)
+    lead["timestamp"] = 0
+    return [lead, *messages]
+
+
 def request_body(
     model: Model,
     messages: list[Message],
@@ -668,14 +685,7 @@ def request_body(
     ``head_resume``: the leading system message's (:class:`HeadResume`). ``tools``: an
     extension's ``complete()`` context's (the agent declares its tools on its system messages
     instead)."""
-    context = list(messages)
-    if system_prompt or tools:
-        lead: Message = {"role": "system", "content": system_prompt or ""}
-        if tools:
-            lead["toolsAdded"] = list(tools)
-        lead["timestamp"] = 0
-        context = [lead, *context]
-    transcript = fold_system_messages(context, head_resume)
+    transcript = fold_system_messages(normalize_context(messages, system_prompt, tools), head_resume)
     # The folded transcript's only system message is its head, whose ``toolsAdded`` are
     # ``getCurrentTools`` of the transcript (read there rather than replayed again, issue 16).
     head = transcript[0] if transcript and transcript[0].get("role") == "system" else None

@@ -54,14 +54,20 @@ def signal_aborted(signal: AbortSignal) -> bool:
     return signal.aborted
 
 
-def clamp_max_tokens(model: Model, input_tokens: float | Callable[[], float]) -> int | None:
-    """pi-ai ``clampMaxTokensToContext`` for Pi's own requests (E4: near the window → 1),
-    api/simple-options.js:13-23. ``input_tokens`` may be the estimate's thunk: pi-ai estimates
-    only for a model with a window. A ``NaN`` estimate (a user text that is a number) makes
-    ``maxTokens`` ``NaN``, which the provider leaves out (``if (options?.maxTokens)``,
-    openai-completions.js:578): ``None``."""
+def clamp_max_tokens(
+    model: Model, input_tokens: float | Callable[[], float], requested: int | None = None
+) -> int | None:
+    """pi-ai ``clampMaxTokensToContext`` (E4: near the window → 1), api/simple-options.js:13-23,
+    as ``buildBaseOptions`` calls it for every ``streamSimple`` (line 36: ``requested``, the
+    options' ``maxTokens``, else the model's): Pi's own requests, and an extension's
+    ``complete`` with reasoning, which the bridge sends through ``streamSimple``
+    (``targets/realpi/bridge.ts``, ``performRegistry``). ``input_tokens`` may be the estimate's
+    thunk: pi-ai estimates only for a model with a window. A ``NaN`` estimate (a user text that
+    is a number) makes ``maxTokens`` ``NaN``, which the provider leaves out (``if
+    (options?.maxTokens)``, openai-completions.js:578): ``None``."""
+    cap = model.max_tokens if requested is None else requested
     if model.context_window <= 0:
-        return max(1, model.max_tokens)
+        return max(1, cap)
     tokens = input_tokens() if callable(input_tokens) else input_tokens
     if math.isnan(tokens):
         return None
@@ -69,4 +75,4 @@ def clamp_max_tokens(model: Model, input_tokens: float | Callable[[], float]) ->
     room = model.context_window - tokens - margin
     if room < 32768:
         room = min(32768, model.context_window - tokens - 4096)
-    return int(min(model.max_tokens, max(1, room)))
+    return int(min(cap, max(1, room)))

@@ -2337,6 +2337,41 @@ def test_consequence_11_complete_sends_max_tokens_unclamped_while_pis_own_reques
     assert agent_requests(result)[-1].max_tokens == 1
 
 
+def test_complete_with_reasoning_fits_max_tokens_into_the_window_as_stream_simple_does(
+    tmp_path: Path,
+) -> None:
+    """An extension's ``complete`` with reasoning crosses the bridge as ``streamSimple``
+    (bridge.ts, ``performRegistry``), whose ``buildBaseOptions`` clamps ``maxTokens`` to the
+    window with pi-ai's estimate of the normalised context, the system prompt included
+    (api/simple-options.js:13-23, 36; models.js:466-477): here 7,000 + 70,000 characters are
+    2,000 + 20,000 tokens, so 40,000 - 22,000 - 4,096 = 13,904. Without reasoning it goes to
+    ``complete`` unclamped. Differential exploration of the continuity cases found a long
+    synthesis request sent as asked (seed 28: 14,336 where real Pi sent 3,079)."""
+
+    def ext(pi: ExtensionAPI) -> None:
+        async def ask(args: str, ctx: Any) -> None:
+            question = {"role": "user", "content": [{"type": "text", "text": "q" * 70_000}]}
+            lead = {"systemPrompt": "s" * 7_000, "messages": [question]}
+            for context, reasoning in (
+                (lead, "medium"),
+                (lead, None),
+                ({"messages": [question]}, "medium"),
+                (lead, "off"),
+            ):
+                await ctx.model_registry.complete(ctx.model, context, max_tokens=20_000, reasoning=reasoning)
+
+        pi.register_command("ask", ask)
+
+    scenario = base(
+        models=[{"id": "fake/thinker", "context_window": 40_000, "max_tokens": 30_000, "reasoning": True}],
+        model={"extension": [{"text": "a"}] * 4},
+        operations=[{"command": "/ask"}],
+    )
+    result = run(tmp_path, scenario, ext)
+    extension = [r.max_tokens for r in result.host.service.requests if r.kind == "extension"]
+    assert extension == [13_904, 20_000, 15_904, 20_000]
+
+
 def test_consequence_14_a_continuation_carrying_the_brief_puts_it_in_the_context_twice(
     tmp_path: Path,
 ) -> None:
