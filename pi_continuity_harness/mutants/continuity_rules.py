@@ -13,6 +13,7 @@ They register into :data:`~pi_continuity_harness.mutants.catalogue.MUTANTS` with
 from __future__ import annotations
 
 import hashlib
+import math
 import unicodedata
 from collections.abc import Callable
 from functools import cache
@@ -4232,6 +4233,19 @@ patched(
     "limit')",
     "lifecycle:synthesis_output_budget",
     _uncapped_budget,
+)
+
+
+patched(
+    "transcript_sized_without_pi_ai_margin",
+    ("P23",),
+    "§5: synthesis reserves output budget for reasoning so effort cannot starve the body",
+    "the transcript fills the window less the output budget and a 4,096-token prompt allowance, counted at "
+    "4 characters a token, so pi-ai's streamSimple lowers a reasoning call's max_tokens to what is left "
+    "(the reference until the thirty-sixth session: real Pi cut its synthesis off, seed 28)",
+    "lifecycle:transcript_token_budget",
+    # the old characters allowance (4 a token), counted as the reference counts now (3.5)
+    _constant(lambda window, output: math.floor(max(32_000, window - output - 4_096) * 4 / 3.5)),
 )
 
 

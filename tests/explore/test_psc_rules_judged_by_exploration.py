@@ -185,6 +185,9 @@ REQUIRED = [
     ("P110b", "abort_deletes_pending", 23, "pending_brief_never_deleted"),  # an aborting competitor
     ("P3d", "reread_trusts_memory", 7, "commit_bytes_on_disk"),  # a tamper between write and re-read
     ("P23", "output_budget_uncapped", 28, "synthesis_output_within_limit"),  # a capped output limit
+    # pi-ai's streamSimple lowers a reasoning call's max_tokens beside a transcript sized without
+    # its margin (the reference before the thirty-sixth session; real Pi found it at seed 28)
+    ("P23", "transcript_sized_without_pi_ai_margin", 28, "synthesis_not_starved"),
     # In UNREACHABLE until the thirty-fourth session, whose reason (no explored session outgrows
     # its synthesis window in 60 seeds) no longer held: seed 8 did already at c0a96cb.
     ("P119a", "transcript_not_bounded", 8, "synthesis_fits_window"),

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from pi_continuity_harness.api.extension_api import Model
 from pi_continuity_harness.reference.psc.constants import (
     AUTHORITY_BOUNDARY_RULE,
     EVENT_FRESHNESS_RULE,
@@ -15,7 +19,9 @@ from pi_continuity_harness.reference.psc.constants import (
 from pi_continuity_harness.reference.psc.synthesis import (
     BODY_RESERVE_TOKENS,
     MIN_BODY_TOKENS,
+    MIN_TRANSCRIPT_PI_AI_TOKENS,
     REASONING_ALLOWANCE,
+    SYNTHESIS_PROMPT_ALLOWANCE,
     OutputBudgetError,
     SynthesisFailure,
     brief_from_synthesis,
@@ -26,6 +32,7 @@ from pi_continuity_harness.reference.psc.synthesis import (
     transcript_token_budget,
 )
 from pi_continuity_harness.scenario.model_script import DEFAULT_REASONING_TOKENS
+from pi_continuity_harness.simulator.session_shared import clamp_max_tokens
 
 from .builders import make_body
 
@@ -157,8 +164,60 @@ def test_transcript_budget_drops_the_oldest_messages_first() -> None:
 
 
 def test_transcript_budget_never_drops_below_the_minimum() -> None:
-    assert transcript_token_budget(20000, 12288) == MIN_SYNTHESIS_TRANSCRIPT_TOKENS
-    assert transcript_token_budget(372000, 16384) == 372000 - 16384 - 4096
+    # the spec's 32,000 tokens at Pi's chars/4: 128,000 characters, 36,572 tokens at pi-ai's 3.5
+    assert transcript_token_budget(20000, 12288) == MIN_TRANSCRIPT_PI_AI_TOKENS == 36_572
+    assert MIN_TRANSCRIPT_PI_AI_TOKENS * 3.5 >= MIN_SYNTHESIS_TRANSCRIPT_TOKENS * 4
+    # the window less the output, pi-ai's fixed margin and the prompt's allowance
+    assert transcript_token_budget(372000, 16384) == 372000 - 16384 - 4096 - 4096
+    # above 32,768 output tokens pi-ai keeps 15 % of the input free
+    assert transcript_token_budget(200000, 73728) == (200000 - 73728) * 100 // 115 - 4096
+
+
+@settings(max_examples=300)
+@given(
+    window=st.integers(min_value=8_000, max_value=2_000_000),
+    model_max=st.integers(min_value=4_096, max_value=200_000),
+    effort=st.sampled_from(sorted(REASONING_ALLOWANCE)),
+)
+def test_a_transcript_within_its_budget_keeps_the_output_budget_whole_under_pi_ais_clamp(
+    window: int, model_max: int, effort: str
+) -> None:
+    """A reasoning call crosses the bridge as ``streamSimple``, which fits ``max_tokens`` into
+    what the window leaves beside pi-ai's estimate of the input (api/simple-options.js:13-23,
+    the simulator's ``clamp_max_tokens``). An input of the transcript budget plus the prompt's
+    allowance leaves the whole output budget, unless the floor of spec §6 sent more."""
+    try:
+        budget = synthesis_output_budget(model_max, effort)
+    except OutputBudgetError:
+        return
+    transcript = transcript_token_budget(window, budget)
+    if transcript == MIN_TRANSCRIPT_PI_AI_TOKENS:
+        return  # the floor: sent whole, the provider reports a genuine overflow
+    model = Model(provider="fake", id="m", context_window=window, max_tokens=model_max, reasoning=True)
+    assert clamp_max_tokens(model, transcript + SYNTHESIS_PROMPT_ALLOWANCE, budget) == budget
+
+
+def test_a_previous_brief_takes_its_share_of_the_transcript_budget() -> None:
+    messages = [{"role": "user", "content": f"message {i} " + "y" * 4000} for i in range(20)]
+    alone = build_synthesis_request(messages, handoff_reason="threshold", max_transcript_tokens=33_000)
+    assert "omitted" not in alone.user_text.split("<transcript>")[1]
+    earlier = "z" * 35_000  # 10,000 tokens: the transcript keeps the floor
+    both = build_synthesis_request(
+        messages, handoff_reason="threshold", previous_summary=earlier, max_transcript_tokens=33_000
+    ).user_text
+    assert "message 19 " in both and "message 0 " in both  # 20 x 4,010 chars fit in the floor
+    tight = build_synthesis_request(
+        messages * 3, handoff_reason="threshold", previous_summary=earlier, max_transcript_tokens=40_000
+    ).user_text
+    kept = tight.split("<transcript>")[1]
+    assert "omitted to fit the synthesis budget" in kept
+    # 40,000 - 10,000 = 30,000 is below the floor: the transcript keeps the floor's 36,572
+    assert abs(math.ceil(len(kept) / 3.5) - MIN_TRANSCRIPT_PI_AI_TOKENS) < 1_200
+    roomy = build_synthesis_request(
+        messages * 3, handoff_reason="threshold", previous_summary=earlier, max_transcript_tokens=50_000
+    ).user_text
+    # 50,000 - 10,000: the earlier Brief's share came out of the transcript's
+    assert abs(math.ceil(len(roomy.split("<transcript>")[1]) / 3.5) - 40_000) < 1_200
 
 
 # ------------------------------------------------------------------ output budget

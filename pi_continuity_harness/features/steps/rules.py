@@ -421,7 +421,8 @@ def _reasoning_requested(world: World, level: str) -> None:
 @then(parsers.re(r"the synthesis request asked for at most (?P<n>\d[\d,]*) output tokens"))
 def _output_cap(world: World, n: str) -> None:
     """Rule P23 (spec §5): the synthesis reserves output for reasoning *within* the model's output
-    limit; Pi passes ``maxTokens`` to the provider unclamped, and a provider refuses a request
+    limit; Pi passes ``maxTokens`` to the provider unclamped (with reasoning, fitted into the
+    window only, never to the model's limit: api/simple-options.js:13-23), and a provider refuses a request
     above the model's limit, so a budget that ignores the cap fails every synthesis on such a
     model. Found by the third independent mutant round (``output_budget_uncapped``)."""
     requests = _synthesis_requests(world)

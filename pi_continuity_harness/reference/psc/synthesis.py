@@ -28,6 +28,7 @@ from pi_continuity_harness.reference.psc.constants import (
 __all__ = [
     "BODY_RESERVE_TOKENS",
     "MIN_BODY_TOKENS",
+    "MIN_TRANSCRIPT_PI_AI_TOKENS",
     "REASONING_ALLOWANCE",
     "SYNTHESIS_PROMPT_ALLOWANCE",
     "TOOL_RESULT_CHAR_LIMIT",
@@ -61,6 +62,19 @@ REASONING_ALLOWANCE: dict[str, int] = {
 }
 #: Tokens assumed for the system prompt and framing when sizing the transcript.
 SYNTHESIS_PROMPT_ALLOWANCE = 4096
+#: pi-ai's estimate of a request: 3.5 characters (UTF-16 code units) per token
+#: (``utils/estimate.js``), higher than Pi's own chars/4. A reasoning call goes through
+#: ``streamSimple``, which fits ``max_tokens`` into the window with this estimate.
+PI_AI_CHARS_PER_TOKEN = 3.5
+#: What ``clampMaxTokensToContext`` keeps free beside the input (api/simple-options.js:3-10):
+#: at least 4,096 tokens, and 15 % of the input while that leaves 32,768 for the output.
+PI_AI_CONTEXT_SAFETY_TOKENS = 4096
+PI_AI_CONTEXT_SAFETY_RATIO = 0.15
+PI_AI_MIN_OUTPUT_WITH_RATIO_MARGIN = 32768
+#: The spec's floor (§6 ``minSynthesisTranscriptTokens``) counts as Pi counts tokens (the
+#: coding agent's chars/4, as every token policy of the spec); in pi-ai's count, which sizes
+#: the transcript, the same 128,000 characters are this many tokens.
+MIN_TRANSCRIPT_PI_AI_TOKENS = math.ceil(MIN_SYNTHESIS_TRANSCRIPT_TOKENS * 4 / PI_AI_CHARS_PER_TOKEN)
 #: Tool results are cut to this many characters, like Pi's own summarizer.
 TOOL_RESULT_CHAR_LIMIT = 2000
 
@@ -84,7 +98,9 @@ def synthesis_output_budget(model_max_tokens: int, effort: str) -> int:
     """``max_tokens`` for the synthesis call: reasoning allowance + body reserve, capped.
 
     Pi passes ``max_tokens`` to ``complete()`` unclamped, so the extension must size it
-    (spec §5). When the model's own limit leaves less than :data:`MIN_BODY_TOKENS` for the
+    (spec §5); with reasoning, pi-ai's ``streamSimple`` may lower it to what the window leaves
+    beside the input, so the transcript is sized to leave this much
+    (:func:`transcript_token_budget`). When the model's own limit leaves less than :data:`MIN_BODY_TOKENS` for the
     body after the reasoning allowance, :class:`OutputBudgetError` is raised so the caller
     fails clearly instead of letting reasoning starve the Brief. ``model_max_tokens <= 0``
     means the limit is unknown: the uncapped sum is used.
@@ -106,12 +122,25 @@ def synthesis_output_budget(model_max_tokens: int, effort: str) -> int:
 
 
 def transcript_token_budget(synthesis_context_window: int, output_budget: int) -> int:
-    """Transcript tokens to send: what fits the synthesis window, never below the
-    :data:`MIN_SYNTHESIS_TRANSCRIPT_TOKENS` floor (spec §6), so trimming can shorten very
-    long transcripts but never reduce the evidence to a scrap; a transcript that small is
-    sent whole and the provider reports a genuine overflow."""
-    room = synthesis_context_window - output_budget - SYNTHESIS_PROMPT_ALLOWANCE
-    return max(MIN_SYNTHESIS_TRANSCRIPT_TOKENS, room)
+    """Transcript tokens (pi-ai's estimate, :func:`_estimate_tokens`) to send: what fits the
+    synthesis window beside the output budget, the prompt and pi-ai's safety margin, never
+    below the floor of spec §6 (:data:`MIN_TRANSCRIPT_PI_AI_TOKENS`), so trimming can
+    shorten very long transcripts but never reduce the evidence to a scrap; a transcript that
+    small is sent whole and the provider reports a genuine overflow.
+
+    A reasoning call's ``max_tokens`` is what ``clampMaxTokensToContext`` leaves
+    (api/simple-options.js:13-23): ``window - input - margin``, the margin the larger of 4,096
+    and 15 % of the input while that leaves 32,768 tokens, else 4,096 and the output capped at
+    32,768. So an input of ``window - output - 4,096`` keeps an output budget up to 32,768
+    whole, and a larger one needs ``input * 1.15 <= window - output``. Sized without that
+    margin (and at 4 characters a token), a long session's synthesis was cut to 3,079 tokens
+    on real Pi and no Brief was saved (differential exploration, seed 28, 7 December 2026)."""
+    room = synthesis_context_window - output_budget - PI_AI_CONTEXT_SAFETY_TOKENS
+    if output_budget > PI_AI_MIN_OUTPUT_WITH_RATIO_MARGIN:
+        room = min(
+            room, math.floor((synthesis_context_window - output_budget) / (1 + PI_AI_CONTEXT_SAFETY_RATIO))
+        )
+    return max(MIN_TRANSCRIPT_PI_AI_TOKENS, room - SYNTHESIS_PROMPT_ALLOWANCE)
 
 
 # --------------------------------------------------------------------------- transcript
@@ -211,7 +240,14 @@ _CUT_MARK = "[... the beginning of this entry was omitted to fit the synthesis b
 
 
 def _estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / 4)
+    """pi-ai's estimate of ``text`` (``estimateTextTokens``: JavaScript's length, in UTF-16
+    code units, over 3.5)."""
+    return math.ceil(_js_length(text) / PI_AI_CHARS_PER_TOKEN)
+
+
+def _js_length(text: str) -> int:
+    """``text.length`` in JavaScript: a character outside the BMP counts twice."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF) if not text.isascii() else len(text)
 
 
 # --------------------------------------------------------------------------- request
@@ -294,13 +330,20 @@ def build_synthesis_request(
     blocks = serialize_transcript(messages)
     omitted = 0
     if max_transcript_tokens is not None:
+        if previous_summary:
+            # The earlier Brief is evidence sent beside the transcript: it takes its share of
+            # the budget, never the floor's (spec §6).
+            max_transcript_tokens = max(
+                MIN_TRANSCRIPT_PI_AI_TOKENS, max_transcript_tokens - _estimate_tokens(previous_summary)
+            )
         total = sum(_estimate_tokens(block) + 1 for block in blocks)
         while blocks and total > max_transcript_tokens:
             cost = _estimate_tokens(blocks[0]) + 1
             if total - cost < max_transcript_tokens:
                 # Dropping the whole oldest entry would leave less than the budget (and the
                 # budget is never below the transcript floor, §6): keep its newest part.
-                keep_chars = max(0, (cost - (total - max_transcript_tokens) - 1) * 4 - len(_CUT_MARK))
+                keep_tokens = cost - (total - max_transcript_tokens) - 1
+                keep_chars = max(0, math.floor(keep_tokens * PI_AI_CHARS_PER_TOKEN) - len(_CUT_MARK))
                 blocks[0] = _CUT_MARK + blocks[0][len(blocks[0]) - keep_chars :] if keep_chars else _CUT_MARK
                 break
             total -= cost
