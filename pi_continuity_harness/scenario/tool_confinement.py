@@ -97,12 +97,16 @@ def tool_call_outside_problem(name: str, arguments: dict[str, Any]) -> str | Non
     return None
 
 
+#: A ``{{match:REGEX}}`` of a scripted call (``model_script``), resolved or not.
+_MATCH_TEMPLATE = re.compile(r"\{\{match:.*?\}\}", re.DOTALL)
+
+
 def command_path_problem(command: str, *, absolute_paths: bool = False) -> str | None:
     """Why the ``bash`` command ``command`` names a path outside the project: an absolute path
     (devices aside; allowed with ``absolute_paths``, for a caller that checks them against the
     run itself), ``..``, ``~``, or one it computes (``$``, backquotes); None when it names none
     (``{{match:...}}`` is known only when the call is made)."""
-    text = re.sub(r"\{\{match:.*?\}\}", "", command)
+    text = _MATCH_TEMPLATE.sub("", command)
     absolute = [] if absolute_paths else _absolute_paths(text)
     if absolute:
         reason = f"names {absolute[0]!r}"
@@ -279,6 +283,12 @@ def served_call_problem(name: str, arguments: dict[str, Any], project_dir: str, 
         command = arguments.get("command")
         if not isinstance(command, str):
             return None
+        # A ``{{match:...}}`` the run did not resolve stays the scenario's own text, which the
+        # load-time check (:func:`command_path_problem`) already read without it; the pattern's
+        # ``/`` after a ``)`` read as an absolute path here, and real Pi refused a blitz
+        # receiver's ``rm`` the simulator ran (differential exploration of the handoff cases,
+        # seed 0, 7 December 2026).
+        command = _MATCH_TEMPLATE.sub("", command)
         problem = real_pi_command_problem(command, absolute_paths=True)
         if problem is not None:
             return problem

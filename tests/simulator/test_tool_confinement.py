@@ -255,3 +255,19 @@ def test_a_relative_parent_bash_reads_as_dot_dot_is_refused_at_load(command: str
         f"the bash command {command!r} goes up with '..': a scripted command may name only paths "
         "relative to the project, below it"
     )
+
+
+def test_a_match_the_run_did_not_resolve_is_the_scenarios_own_text(tmp_path: Path) -> None:
+    """A ``{{match:...}}`` no message of the run matched stays in the call as the scenario wrote
+    it (``model_script._resolve_value``), and bash reads it as one quoted relative word: the
+    simulated host runs the ``rm`` (nothing to remove). Its pattern's ``/`` after a ``)`` read
+    as an absolute path, and the real-Pi target refused the call (differential exploration of
+    the handoff cases, seed 0). A resolved path outside the run is still refused."""
+    run = tmp_path / "run"
+    project = run / "machine" / "project"
+    project.mkdir(parents=True)
+    template = r"{{match:(?im)(?:delete|remove|rm)\b[^\n]{0,160}?((?#root)/[^\s`\x27\x22<>()]+\.md)}}"
+    assert served_call_problem("bash", {"command": f"rm -f '{template}'"}, str(project), str(run)) is None
+    assert served_call_problem("bash", {"command": f"rm -f '{template}' /etc/x"}, str(project), str(run)) == (
+        "the bash tool call names '/etc/x', outside the run"
+    )
