@@ -19,8 +19,10 @@ passed.
 
 ``--target pi`` explores on real Pi 1.6. A Python implementation: each seed's host-behaviour case
 (``explore/differential``) plays on the simulator and on real Pi, with the implementation and
-with no extension (so Pi's own summarizer runs), compared with no tolerance; the first difference
-is minimised into a scenario and a ``.feature`` that replays it on both targets. A TypeScript
+with no extension (so Pi's own summarizer runs), then its case of the system (the one the
+simulator explores, without the faults only the simulator can inject; not in print or json
+mode), with the implementation, all compared with no tolerance; the first difference is
+minimised into a scenario and a ``.feature`` that replays it on both targets. A TypeScript
 implementation (``--extension ext.ts``, ``--system`` naming its system) plays the system's cases
 on real Pi alone with every invariant real Pi's observations allow checked after each
 operation (``--list-invariants --target pi`` lists them).
@@ -113,8 +115,8 @@ def register(subparsers: Any) -> None:
         default="sim",
         help=(
             "sim (default): the simulated host with the system's invariants; pi: real Pi 1.6, each seed "
-            "played on the simulator and on real Pi (with the implementation and with no extension) and "
-            "compared with no tolerance"
+            "played on the simulator and on real Pi (its host case with the implementation and with no "
+            "extension, then its system case) and compared with no tolerance"
         ),
     )
     parser.add_argument("--json", type=Path, dest="json_path", help="write every seed's report as JSON here")
@@ -343,6 +345,8 @@ def _print_summary(summary: dict[str, Any], kept: str | None) -> None:
             f"simulator {summary['simSeconds']} s, real Pi {summary['piSeconds']} s over "
             f"{summary['runsPerTarget']} runs per target; median time ratio real/sim {summary['medianTimeRatio']}x"
         )
+        for reason, count in summary.get("systemCasesNotPlayed", {}).items():
+            print(f"system case of {count} seed(s) {reason}")
     cost = summary.get("faultCost")
     if cost is not None:
         print(

@@ -187,6 +187,10 @@ def differential_times(costs: list[dict[str, Any]]) -> dict[str, Any]:
         "piSeconds": round(sum(c.get("piSeconds", 0.0) for c in costs), 2),
         "runsPerTarget": sum(c.get("runs", 0) for c in costs),
         "medianTimeRatio": None if median is None else round(median, 1),
+        # Seeds whose system case was not played, by why (``differential.runner._plays``).
+        "systemCasesNotPlayed": dict(
+            sorted(Counter(c["systemCase"] for c in costs if "systemCase" in c).items())
+        ),
     }
 
 

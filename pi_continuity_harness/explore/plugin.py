@@ -205,6 +205,11 @@ class ExplorerPlugin(ABC, Generic[CaseT]):
     feature_tags: tuple[str, ...]
     #: The shrinking plan, one round of it run until nothing shrinks.
     shrink_plan: tuple[ShrinkStep, ...]
+    #: Why the system's cases are not played on both targets by differential exploration
+    #: (``explore/differential/runner.py``), or None when they are: a case whose outcome
+    #: depends on how much wall-clock time passes cannot agree with the simulator's virtual
+    #: clock without a tolerance, and there is none.
+    not_compared_on_both_targets: str | None = None
 
     @property
     @abstractmethod

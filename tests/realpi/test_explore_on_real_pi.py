@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.cli import main as cli
+from pi_continuity_harness.explore.differential.runner import run_differential, system_case
 from pi_continuity_harness.simulator import provider
 from pi_continuity_harness.targets.realpi import PiInstallation
+from pi_continuity_harness.targets.sim import SimTarget
 
 pytestmark = [pytest.mark.realpi, pytest.mark.slow]
 
@@ -36,8 +38,63 @@ def test_differential_exploration_finds_the_simulator_and_real_pi_alike(
     code, report = _explore(tmp_path, "--seeds", "2", "--seed-start", "20", "--steps", "5")
     assert code == 0, report["seeds"]
     summary = report["summary"]
-    assert summary["failingSeeds"] == [] and summary["runsPerTarget"] == 4  # each seed: with and without
+    # Each seed: its host case with and without the extension, then its system case.
+    assert summary["failingSeeds"] == [] and summary["runsPerTarget"] == 6
+    assert [seed["cost"]["runs"] for seed in report["seeds"]] == [3, 3]
+    assert summary["systemCasesNotPlayed"] == {}
     assert summary["medianTimeRatio"] > 1
+
+
+@pytest.mark.parametrize("seed", [18, 28])
+def test_the_system_cases_that_found_differences_play_alike_on_both_targets(
+    pi_installation: PiInstallation, tmp_path: Path, seed: int
+) -> None:
+    """The first differential runs of the continuity cases (7 December 2026) found the
+    simulator apart from real Pi in these two seeds' cases (40 operations each): seed 18, an
+    in-memory session whose compaction entry's all-digit id only an extension event named and
+    whose crash the simulator's observation outlived; seed 28, an extension's ``complete``
+    with reasoning whose ``max_tokens`` real Pi fits into the window (``streamSimple``). Both
+    play alike now."""
+    case = system_case("pi-session-continuity", seed, 40)
+    run = run_differential(
+        case, implementation="reference", system="pi-session-continuity", workdir=tmp_path / "r"
+    )
+    assert run.runs.records and run.channel is None, run.message()
+
+
+def test_differential_exploration_of_the_system_case_fails_when_a_crashed_simulator_remembers(
+    pi_installation: PiInstallation, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The system case's comparison can fail: a simulator whose observation after a crash reads
+    the dead process's memory (as it did until the first differential runs of the continuity
+    cases, seed 18) shows entries of an in-memory session real Pi cannot show. Seed 1018's case
+    (an in-memory session: a prompt, a crash, prompts Pi cannot take) is found, shrunk with the
+    plug-in's plan, and written as a feature that replays on both targets."""
+    monkeypatch.setenv("PCH_SCRATCH", str(tmp_path))
+    original = SimTarget.observe
+
+    def remembering(self: SimTarget) -> Any:
+        host = self.simulation.host
+        crashed, host.crashed = host.crashed, False
+        try:
+            return original(self)
+        finally:
+            host.crashed = crashed
+
+    monkeypatch.setattr(SimTarget, "observe", remembering)
+    code, report = _explore(tmp_path, "--seeds", "1", "--seed-start", "1018", "--steps", "5")
+    assert code == 1
+    [failing] = report["seeds"]
+    assert failing["cost"]["runs"] == 3  # the host cases agreed; the system case did not
+    assert failing["violation"]["invariant"] == "targets_agree"
+    assert failing["violation"]["message"].startswith("entries differs")
+    minimised = failing["minimised"]
+    assert minimised["runs"] >= 1
+    assert minimised["operationsAfter"] < minimised["operationsBefore"] == 5
+    scenario = Path(minimised["yaml"]).read_text(encoding="utf-8")
+    assert "session: memory" in scenario and "crash" in scenario
+    feature = Path(minimised["feature"]).read_text(encoding="utf-8")
+    assert feature.count("Then both targets observe the same") == 1
 
 
 def test_differential_exploration_fails_when_the_simulator_sends_an_aborted_reply(

@@ -29,6 +29,13 @@ class BlitzPlugin(ExplorerPlugin[BlitzCase]):
 
     system = BLITZ_HANDOFF.name
     feature_tags = ("blitz", "needs-trace-faults")
+    not_compared_on_both_targets = (
+        "its cases run the handoff's wall-clock timers (readinessRetrySeconds of 1 s and more, the "
+        "Wait Time and Handoff Time the widget shows), which real Pi reads from the machine's clock "
+        "and the simulator from its virtual one: the first runs of seeds 0-17 on both targets "
+        "(7 December 2026) differed in a reminder real Pi sent after a 1 s retry (seed 15) and in "
+        "the widget's times (seeds 2, 7, 11)"
+    )
     shrink_plan = (Reduce("operations"), Reduce("agent"))
 
     @property

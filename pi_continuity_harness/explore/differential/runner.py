@@ -10,6 +10,20 @@ debugging over the case's actions (every candidate is played on both targets aga
 differ in the same channel) and written as a scenario YAML and a ``.feature`` that replays it on
 both targets (``When it runs on the simulator and on real Pi`` / ``Then both targets observe
 the same``).
+
+Then it plays the seed's case of the system's explorer plug-in (the case ``explore --target
+sim`` checks: synthesis faults, settings, restarts, crashes, model switches, planted
+artifacts), without what only the simulator can do (:func:`~.onpi.real_pi_case`), with the
+implementation on both targets, compared the same way (:func:`system_case`, :func:`_plays`).
+Until then the continuity paths of the simulator were judged by real Pi only where the suite
+looked; the first such runs (7 December 2026) found differences in the comparison, the
+simulator, the simulator's target and the reference (docs/exploration-and-mutants.md, "The
+system's case too"). A failure there is minimised with the plug-in's shrinking plan, every
+candidate played on both targets and kept while the same channel differs first. A system case
+in a mode real Pi cannot be observed in (``print``, ``json``, ``tui``) is not played, nor a
+system's whose plug-in says why its cases cannot agree on both targets
+(``ExplorerPlugin.not_compared_on_both_targets``: blitz handoff's wall-clock timers), and the
+seed's cost says so (``systemCase``).
 """
 
 from __future__ import annotations
@@ -21,8 +35,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pi_continuity_harness.explore.differential.generate import DiffCase, differential_case
-from pi_continuity_harness.explore.shrink import ddmin
+from pi_continuity_harness.explore.differential.generate import differential_case
+from pi_continuity_harness.explore.differential.onpi import real_pi_case
+from pi_continuity_harness.explore.plugin import Violation
+from pi_continuity_harness.explore.plugins import plugin_named
+from pi_continuity_harness.explore.runner import CaseResult
+from pi_continuity_harness.explore.shrink import ddmin, minimise
 from pi_continuity_harness.rules import HOST_TAG
 from pi_continuity_harness.scenario.document import dump_scenario
 from pi_continuity_harness.targets import make_target
@@ -36,6 +54,7 @@ __all__ = [
     "differential_feature",
     "explore_differential_seed",
     "run_differential",
+    "system_case",
 ]
 
 #: The extension commands each system's implementation offers to the generated cases.
@@ -52,9 +71,10 @@ TARGETS_AGREE = "targets_agree"
 
 @dataclass
 class DiffRun:
-    """One case played on both targets: the first channel that differs, if any."""
+    """One case played on both targets: the first channel that differs, if any. The case is a
+    :class:`DiffCase` or a case of the system's explorer plug-in (:func:`system_case`)."""
 
-    case: DiffCase
+    case: Any
     runs: BothRuns
     seconds: float
 
@@ -70,6 +90,23 @@ class DiffRun:
         first = unexplained[0]
         return f"{first.channel} differs: " + " | ".join(first.detail[:6])
 
+    def result(self, implementation: str, channel: str | None) -> CaseResult:
+        """The run as the shrinker reads one (:func:`~..shrink.minimise`): failing
+        :data:`TARGETS_AGREE` only while ``channel`` is the first that differs."""
+        failed = self.channel is not None and self.channel == channel
+        return CaseResult(
+            case=self.case,
+            implementation=implementation,
+            violations=[Violation(TARGETS_AGREE, self.message(), None)] if failed else [],
+            harness_errors=[],
+            operations_run=len(self.case.operations),
+            liveness="not applicable (differential)",
+            healed=self.case.scenario(),
+            first_healed_operation=None,
+            trace_source="",
+            seconds=self.seconds,
+        )
+
 
 def _maker(implementation: str, system: str) -> Any:
     def make(name: str, workdir: Path) -> Target:
@@ -78,13 +115,48 @@ def _maker(implementation: str, system: str) -> Any:
     return make
 
 
-def run_differential(case: DiffCase, *, implementation: str, system: str, workdir: Path) -> DiffRun:
-    """Play ``case`` on both targets under ``workdir`` (emptied first)."""
+def run_differential(case: Any, *, implementation: str, system: str, workdir: Path) -> DiffRun:
+    """Play ``case`` (a :class:`DiffCase` or a plug-in's case) on both targets under
+    ``workdir`` (emptied first)."""
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     runs = play_both(case.scenario(), workdir, make=_maker(implementation, system))
     return DiffRun(case, runs, time.perf_counter() - started)
+
+
+def system_case(system: str, seed: int, steps: int) -> Any:
+    """The seed's case of the system's explorer plug-in, as real Pi can play it."""
+    return real_pi_case(plugin_named(system).case(seed, steps))
+
+
+def _minimise_system_case(
+    failure: DiffRun, *, implementation: str, system: str, workdir: Path, max_runs: int, max_seconds: float
+) -> tuple[DiffRun, int]:
+    """The plug-in's shrinking plan (:func:`~..shrink.minimise`), every candidate on both
+    targets, kept while the same channel differs first."""
+    channel = failure.channel
+    best = failure
+
+    def replay(candidate: Any) -> CaseResult:
+        nonlocal best
+        run = run_differential(candidate, implementation=implementation, system=system, workdir=workdir)
+        result = run.result(implementation, channel)
+        if result.failed:
+            best = run  # ``minimise`` keeps exactly the candidates that fail so
+        return result
+
+    shrunk = minimise(
+        plugin_named(system),
+        failure.case,
+        failure.result(implementation, channel),
+        implementation=implementation,
+        workdir=workdir,
+        max_runs=max_runs,
+        max_seconds=max_seconds,
+        run=replay,
+    )
+    return best, shrunk.runs
 
 
 def _minimise(
@@ -162,27 +234,54 @@ def _write_failure(run: DiffRun, out_dir: Path, extension: str, original: int) -
     }
 
 
+#: A real-Pi scenario mode (``PiTarget.start``: Pi is driven over RPC).
+_PLAYABLE_MODE = "rpc"
+
+
+def _plays(seed: int, settings: Any) -> list[tuple[str, Any]]:
+    """What the seed plays on both targets, in order: the host-behaviour case with the
+    implementation (``x``) and with no extension (``n``), then the system's case (``s``) when
+    real Pi can play its mode."""
+    commands = COMMANDS.get(settings.system, ())
+    plays: list[tuple[str, Any]] = [
+        (label, differential_case(seed, settings.steps, with_extension=with_extension, commands=commands))
+        for label, with_extension in (("x", True), ("n", False))
+    ]
+    if plugin_named(settings.system).not_compared_on_both_targets is None:
+        case = system_case(settings.system, seed, settings.steps)
+        if case.scenario().mode == _PLAYABLE_MODE:
+            plays.append(("s", case))
+    return plays
+
+
+def _not_played(seed: int, settings: Any) -> str:
+    """Why the seed's system case was not played (:func:`_plays` left it out)."""
+    reason = plugin_named(settings.system).not_compared_on_both_targets
+    if reason is not None:
+        return f"not played: {reason}"
+    mode = system_case(settings.system, seed, settings.steps).scenario().mode
+    return f"not played: real Pi is driven over RPC, the case's mode is {mode}"
+
+
 def explore_differential_seed(seed: int, settings: Any) -> Any:
     """The per-seed work of ``explore --target pi`` for a Python implementation (see the module
     docstring); ``settings`` is the engine's ``ExploreSettings``, the result its ``SeedReport``."""
     from pi_continuity_harness.explore.engine import SeedReport  # noqa: PLC0415  (engine imports this module)
 
     system = settings.system
-    commands = COMMANDS.get(system, ())
     # Short directory names: real Pi's machine root is padded to a fixed length
     # (``scenario/layout.py``), so the run directory must leave room for the padding.
     workdir = Path(settings.work_root) / f"s{seed}"
     report: SeedReport | None = None
     total = 0.0
+    plays = _plays(seed, settings)
     cost: dict[str, Any] = {"simSeconds": 0.0, "piSeconds": 0.0, "runs": 0}
+    if plays[-1][0] != "s":
+        cost["systemCase"] = _not_played(seed, settings)
     operations = 0
-    for with_extension in (True, False):
-        case = differential_case(seed, settings.steps, with_extension=with_extension, commands=commands)
+    for label, case in plays:
         run = run_differential(
-            case,
-            implementation=settings.extension,
-            system=system,
-            workdir=workdir / ("x" if with_extension else "n"),
+            case, implementation=settings.extension, system=system, workdir=workdir / label
         )
         total += run.seconds
         operations += len(case.operations)
@@ -207,7 +306,8 @@ def explore_differential_seed(seed: int, settings: Any) -> Any:
             final, runs = run, 0
             minimising = time.perf_counter()
             if settings.minimise_failures:
-                final, runs = _minimise(
+                shrink = _minimise_system_case if label == "s" else _minimise
+                final, runs = shrink(
                     run,
                     implementation=settings.extension,
                     system=system,
@@ -225,9 +325,7 @@ def explore_differential_seed(seed: int, settings: Any) -> Any:
     if report is None:
         report = SeedReport(
             seed=seed,
-            options=differential_case(
-                seed, settings.steps, with_extension=True, commands=commands
-            ).describe(),
+            options=plays[0][1].describe(),
             swarm={"seed": seed},
             ok=True,
             operations=operations,
