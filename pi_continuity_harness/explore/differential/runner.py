@@ -238,29 +238,23 @@ def _write_failure(run: DiffRun, out_dir: Path, extension: str, original: int) -
 _PLAYABLE_MODE = "rpc"
 
 
-def _plays(seed: int, settings: Any) -> list[tuple[str, Any]]:
+def _plays(seed: int, settings: Any) -> tuple[list[tuple[str, Any]], str | None]:
     """What the seed plays on both targets, in order: the host-behaviour case with the
     implementation (``x``) and with no extension (``n``), then the system's case (``s``) when
-    real Pi can play its mode."""
+    it can agree on both targets and real Pi can play its mode; else why it is not played."""
     commands = COMMANDS.get(settings.system, ())
     plays: list[tuple[str, Any]] = [
         (label, differential_case(seed, settings.steps, with_extension=with_extension, commands=commands))
         for label, with_extension in (("x", True), ("n", False))
     ]
-    if plugin_named(settings.system).not_compared_on_both_targets is None:
-        case = system_case(settings.system, seed, settings.steps)
-        if case.scenario().mode == _PLAYABLE_MODE:
-            plays.append(("s", case))
-    return plays
-
-
-def _not_played(seed: int, settings: Any) -> str:
-    """Why the seed's system case was not played (:func:`_plays` left it out)."""
     reason = plugin_named(settings.system).not_compared_on_both_targets
     if reason is not None:
-        return f"not played: {reason}"
-    mode = system_case(settings.system, seed, settings.steps).scenario().mode
-    return f"not played: real Pi is driven over RPC, the case's mode is {mode}"
+        return plays, f"not played: {reason}"
+    case = system_case(settings.system, seed, settings.steps)
+    mode = case.scenario().mode
+    if mode != _PLAYABLE_MODE:
+        return plays, f"not played: real Pi is driven over RPC, the case's mode is {mode}"
+    return [*plays, ("s", case)], None
 
 
 def explore_differential_seed(seed: int, settings: Any) -> Any:
@@ -274,10 +268,10 @@ def explore_differential_seed(seed: int, settings: Any) -> Any:
     workdir = Path(settings.work_root) / f"s{seed}"
     report: SeedReport | None = None
     total = 0.0
-    plays = _plays(seed, settings)
+    plays, not_played = _plays(seed, settings)
     cost: dict[str, Any] = {"simSeconds": 0.0, "piSeconds": 0.0, "runs": 0}
-    if plays[-1][0] != "s":
-        cost["systemCase"] = _not_played(seed, settings)
+    if not_played is not None:
+        cost["systemCase"] = not_played
     operations = 0
     for label, case in plays:
         run = run_differential(
