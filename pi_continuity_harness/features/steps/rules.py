@@ -434,6 +434,35 @@ def _output_cap(world: World, n: str) -> None:
     assert not over, f"synthesis requests asked for {over} output tokens, above the model's limit {limit}"
 
 
+@given(
+    parsers.re(
+        r'another model "(?P<model_id>[^"]+)" reasons, with a context window of (?P<n>\d[\d,]*) tokens '
+        r"and an output limit of (?P<limit>\d[\d,]*) tokens"
+    )
+)
+def _another_reasoning_model(world: World, model_id: str, n: str, limit: str) -> None:
+    world.require_setup("another model").add_model(
+        model_id, number(n), max_tokens=number(limit), reasoning=True
+    )
+
+
+@then(parsers.re(r"the synthesis request asked for at least (?P<n>\d[\d,]*) output tokens"))
+def _output_kept(world: World, n: str) -> None:
+    """Rule P23 (spec §5): synthesis reserves enough output budget for reasoning. What the
+    request asks for on the wire is what counts: a synthesis with reasoning goes through pi-ai's
+    ``streamSimple``, which lowers ``max_tokens`` to what the window leaves beside its estimate
+    of the input (3.5 characters a token) and a margin (api/simple-options.js:13-23). A
+    transcript sized without that margin had its budget cut to 3,079 tokens on real Pi and the
+    Brief cut off (differential exploration, seed 28; ``transcript_sized_without_pi_ai_margin``)."""
+    requests = _synthesis_requests(world)
+    assert requests, "no synthesis request was made"
+    least = number(n)
+    short = [
+        r.request.max_tokens for r in requests if r.request.max_tokens is None or r.request.max_tokens < least
+    ]
+    assert not short, f"synthesis requests asked for {short} output tokens on the wire, below {least}"
+
+
 @then(parsers.re(r'the persisted compaction summary does not contain "(?P<text>[^"]+)"'))
 def _summary_without(world: World, text: str) -> None:
     """Rule P2: the summary is the re-read Brief, whose body is the synthesis reply's Markdown

@@ -90,6 +90,18 @@ Feature: synthesis-model-and-effort
     Then the persisted compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
     And the synthesis request asked for at most 14,000 output tokens
 
+  @rule-P23
+  Scenario: a long session's synthesis keeps its whole output budget on the wire
+    A synthesis with reasoning goes through pi-ai's streamSimple, which lowers max_tokens to what
+    the window leaves beside its estimate of the input and a safety margin. The transcript is
+    trimmed to leave the whole budget: 14,000 tokens, the small model's limit.
+    Given another model "fake/small" reasons, with a context window of 64,000 tokens and an output limit of 14,000 tokens
+    And the extension config file holds {"synthesisModel": "fake/small", "synthesisEffort": "medium"}
+    And the user has worked through 4 turns of 60,000 characters each
+    When native compaction reaches its threshold
+    Then the persisted compaction summary is a valid schema-v2 Brief with handoffReason "threshold"
+    And the synthesis request asked for at least 14,000 output tokens
+
   @rule-P2
   Scenario: the synthesis model's reasoning never becomes part of the Brief
     Given the active model reasons, with an output limit of 65,536 tokens
