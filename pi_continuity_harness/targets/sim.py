@@ -265,29 +265,26 @@ class SimTarget:
         if runtime is not None and host.running:
             for loaded in runtime.runner.extensions:
                 observation.commands.setdefault(loaded.path, []).extend(loaded.commands)
-        if runtime is not None and host.crashed:
-            # A crashed process answers nothing: what is left of its session is the file Pi
-            # wrote, as the real-Pi target reads it (``PiTarget.observe``); an in-memory session
-            # leaves no entry at all. Read from the dead runtime, the simulator's observation
-            # kept entries no real-Pi observation can see (differential exploration of the
-            # continuity cases, seed 18, 7 December 2026).
-            manager = runtime.session_manager
-            file = manager.get_session_file()
-            observation.session_file = path_of(file) if file else None
-            lines = observation.session_file_entries()
-            observation.entries = lines[1:]
-            observation.session_id = lines[0].get("id") if lines else manager.get_session_id()
-        elif runtime is not None:
+        if runtime is not None and not host.crashed:
             manager = runtime.session_manager
             observation.entries = manager.get_entries()
             observation.session_id = manager.get_session_id()
             file = manager.get_session_file()
             observation.session_file = path_of(file) if file else None
-        elif host.last_session_file:
-            observation.session_file = path_of(host.last_session_file)
-            observation.entries = observation.session_file_entries()[1:]
-            header = observation.session_file_entries()[:1]
-            observation.session_id = header[0].get("id") if header else None
+        elif runtime is not None or host.last_session_file:
+            # Pi is not running: what is left of its session is the file it wrote, as the
+            # real-Pi target reads it (``PiTarget.observe``), and an in-memory session leaves no
+            # entry. A crashed process's runtime stays, but answers nothing: read from it, the
+            # simulator's observation kept entries no real-Pi observation can see (differential
+            # exploration of the continuity cases, seed 18, 7 December 2026).
+            file = (
+                runtime.session_manager.get_session_file() if runtime is not None else host.last_session_file
+            )
+            observation.session_file = path_of(file) if file else None
+            lines = observation.session_file_entries()
+            observation.entries = lines[1:]
+            known = runtime.session_manager.get_session_id() if runtime is not None else None
+            observation.session_id = lines[0].get("id") if lines else known
         return observation
 
     def observed_counts(self) -> ObservedCounts | None:

@@ -2847,8 +2847,8 @@ def synthesis_output_within_limit(t: Tracker) -> Iterator[str]:
     ``model_service``; with reasoning, ``streamSimple`` only fits it into the window, never to
     the model's limit: api/simple-options.js:13-23), so an implementation that adds its
     reasoning allowance and body reserve without capping the sum asks for more than the model
-    can give. The feature step "the
-    synthesis request asked for at most N output tokens" is the same reading. At seeds 8 modulo
+    can give. The feature step "the synthesis request asked for at most N output tokens" is the
+    same reading. At seeds 8 modulo
     20 whose configured synthesis effort is medium or high, the explorer's reasoning
     ``fake/main`` has a limit between that effort's allowance plus 4,096 and plus 8,192
     (``generate.CAPPED_MAX_TOKENS``), where such a sum exceeds it (seed 28)."""

@@ -100,10 +100,11 @@ def synthesis_output_budget(model_max_tokens: int, effort: str) -> int:
     Pi passes ``max_tokens`` to ``complete()`` unclamped, so the extension must size it
     (spec §5); with reasoning, pi-ai's ``streamSimple`` may lower it to what the window leaves
     beside the input, so the transcript is sized to leave this much
-    (:func:`transcript_token_budget`). When the model's own limit leaves less than :data:`MIN_BODY_TOKENS` for the
-    body after the reasoning allowance, :class:`OutputBudgetError` is raised so the caller
-    fails clearly instead of letting reasoning starve the Brief. ``model_max_tokens <= 0``
-    means the limit is unknown: the uncapped sum is used.
+    (:func:`transcript_token_budget`). When the model's own limit leaves less than
+    :data:`MIN_BODY_TOKENS` for the body after the reasoning allowance,
+    :class:`OutputBudgetError` is raised so the caller fails clearly instead of letting
+    reasoning starve the Brief. ``model_max_tokens <= 0`` means the limit is unknown: the
+    uncapped sum is used.
     """
     if effort not in REASONING_ALLOWANCE:
         raise ValueError(f"unknown synthesis effort {effort!r} (resolve 'inherit' first)")
