@@ -276,19 +276,17 @@ def _run_entry_ids(observation: Observation) -> Iterable[Any]:
                         continue
                     if isinstance(entry, dict):
                         yield entry.get("id")
-    for event in observation.rpc_events:
-        entry = event.get("entry")  # ``entry_appended``
-        if isinstance(entry, dict):
-            yield entry.get("id")
-    # The entries extension events name (a compaction's kept entry and its own entry, a tree
-    # navigation's leaves): in an in-memory session that restarted or crashed before the next
-    # observation, nothing else names them. The simulator's seeded id 46743741 of the entry a
-    # ``session_compact`` carried (agent-session.js:2410-2411) stayed a number where real Pi's
-    # random id became ``<id32>`` (seed 18), and real Pi's 31070483 of a
-    # ``session_before_compact``'s ``preparation.firstKeptEntryId`` where the simulator's became
-    # ``<id8>`` (seed 30): differential exploration of the continuity cases, 7 December 2026.
-    for event in observation.extension_events:
-        yield from _named_entry_ids(event)
+    # The entries events name (an appended entry and its parent, a compaction's kept entry and
+    # its own entry, a tree navigation's leaves): in an in-memory session that restarted or
+    # crashed before the next observation, nothing else names them. The simulator's seeded id
+    # 46743741 of the entry a ``session_compact`` carried (agent-session.js:2410-2411) stayed a
+    # number where real Pi's random id became ``<id32>`` (seed 18); so did real Pi's 31070483 of
+    # a ``session_before_compact``'s ``preparation.firstKeptEntryId`` (seed 30) and the
+    # simulator's 48268673, the parent and target an RPC event's entry named (seed 180):
+    # differential exploration of the continuity cases, 7 December 2026.
+    for events in (observation.rpc_events, observation.session_events, observation.extension_events):
+        for event in events:
+            yield from _named_entry_ids(event)
 
 
 #: Keys whose values are entry ids wherever an event has them (Pi's session events and

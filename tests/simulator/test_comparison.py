@@ -599,3 +599,17 @@ def test_an_all_digit_kept_entry_id_only_a_preparation_names_is_an_id(tmp_path: 
         == records[1]
         == [{"type": "session_before_compact", "preparation": {"firstKeptEntryId": "<id4>"}}]
     )
+
+
+def test_an_all_digit_parent_an_rpc_events_entry_names_is_an_id(tmp_path: Path) -> None:
+    """An entry an RPC event appends names its parent (and a label entry its target), which an
+    in-memory session that restarted since shows nowhere else: the simulator's seeded 48268673
+    stayed a number where real Pi's random parent became ``<id14>`` (differential exploration
+    of the continuity cases, seed 180)."""
+    records = []
+    for parent in ("48268673", "a8268673"):
+        entry = {"type": "label", "id": "0849d8f2", "parentId": parent, "targetId": parent}
+        events = [{"type": "entry_appended", "entry": entry}]
+        obs = observation(tmp_path, rpc_events=events, extension_events=[{"leaf": parent}])
+        records.append(normalise_observation(obs)["extension_events"])
+    assert records[0] == records[1] == [{"leaf": "<id4>"}]
