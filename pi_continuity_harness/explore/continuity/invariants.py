@@ -2768,9 +2768,8 @@ def evidence_never_in_system_prompt(t: Tracker) -> Iterator[str]:
     the opening of a user message the main model was sent before it, nor the ``eventId`` of a
     Brief Pi committed as a compaction summary before the operation. The system prompt is the
     extension's own instructions; what the session said is evidence, to be quoted where the
-    model reads it as such. A Brief
-    is known by its ``eventId`` value: its body shares sentences with the instructions (the
-    freshness rule the extension inserts), its id with nothing else."""
+    model reads it as such. A Brief is known by its ``eventId`` value: its body shares sentences
+    with the instructions (the freshness rule the extension inserts), its id with nothing else."""
     events = sorted({event for ids in t.earlier_events.values() for event in ids})
     for request in _new_requests(t, None):
         if request.kind != "extension":

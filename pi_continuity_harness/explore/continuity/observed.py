@@ -52,6 +52,7 @@ from pi_continuity_harness.features.oracle import (
     sha256_hex,
 )
 from pi_continuity_harness.scenario.operations import CommandOp
+from pi_continuity_harness.targets.differential import project_files
 
 __all__ = ["OBSERVED_INVARIANTS"]
 
@@ -370,19 +371,19 @@ def archive_requires_full_match(run: ObservedRun) -> Iterator[str]:
     in-memory sessions, has none of their entries, and this form failed the reference on such a
     run (seed 18: ``tests/explore/test_psc_observed_invariants.py``).
 
-    A commit once observed stays one: Pi that crashed shows only what it wrote, and an
-    in-memory session nothing (``PiTarget.observe``; the simulator's observation has shown the
-    same since the thirty-sixth session), so the commits are those of every observation so
-    far, and with nothing observable at all (no entry, no session file) nothing is judged."""
+    Pi that crashed shows only what it wrote, and an in-memory session nothing
+    (``PiTarget.observe``; the simulator's observation has shown the same since the
+    thirty-sixth session): with nothing observable at all (no entry, no session file) nothing
+    is judged; the archives were judged while their commits could be seen."""
+    if not run.observation.entries and run.observation.session_file is None:
+        return
     planted = _planted(run)
     session_id = run.observation.session_id
-    committed: dict[str | None, Any] = run.kept.setdefault("archive_requires_full_match", {})
+    committed = {}
     for entry in _implementation_commits(run):
         brief = parse_brief(str(entry.get("summary")))
         if brief is not None:
             committed[brief.event_id] = brief
-    if not run.observation.entries and run.observation.session_file is None:
-        return
     for root, briefs in _archive_dirs(run):
         for name in briefs:
             path = os.path.join(root, name)
@@ -484,7 +485,7 @@ def no_cleanup_or_compact_command(run: ObservedRun) -> Iterator[str]:
     operation against those after the one before (what the run kept); judged after a
     ``/continuity cleanup`` or ``/continuity compact``."""
     kept = run.kept
-    now = (_project_files(run), len(run.entries_of("compaction")))
+    now = (project_files(run.observation), len(run.entries_of("compaction")))
     before = kept.get("no_cleanup_or_compact_command")
     kept["no_cleanup_or_compact_command"] = now
     if before is None or not run.operations:
@@ -498,17 +499,6 @@ def no_cleanup_or_compact_command(run: ObservedRun) -> Iterator[str]:
     changed = sorted(path for path in set(before[0]) | set(now[0]) if before[0].get(path) != now[0].get(path))
     if changed:
         yield f"{text!r} changed the project file {changed[0]}"
-
-
-def _project_files(run: ObservedRun) -> dict[str, str | None]:
-    """Every file under the project, by its path relative to it, with its text."""
-    files: dict[str, str | None] = {}
-    for root, dirs, names in os.walk(run.project_dir):
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(root, name)
-            files[os.path.relpath(path, run.project_dir)] = _read(path)
-    return files
 
 
 def _read(path: str) -> str | None:
