@@ -52,7 +52,6 @@ from pi_continuity_harness.features.oracle import (
     sha256_hex,
 )
 from pi_continuity_harness.scenario.operations import CommandOp
-from pi_continuity_harness.targets.differential import project_files
 
 __all__ = ["OBSERVED_INVARIANTS"]
 
@@ -485,7 +484,7 @@ def no_cleanup_or_compact_command(run: ObservedRun) -> Iterator[str]:
     operation against those after the one before (what the run kept); judged after a
     ``/continuity cleanup`` or ``/continuity compact``."""
     kept = run.kept
-    now = (project_files(run.observation), len(run.entries_of("compaction")))
+    now = (_project_files(run), len(run.entries_of("compaction")))
     before = kept.get("no_cleanup_or_compact_command")
     kept["no_cleanup_or_compact_command"] = now
     if before is None or not run.operations:
@@ -499,6 +498,19 @@ def no_cleanup_or_compact_command(run: ObservedRun) -> Iterator[str]:
     changed = sorted(path for path in set(before[0]) | set(now[0]) if before[0].get(path) != now[0].get(path))
     if changed:
         yield f"{text!r} changed the project file {changed[0]}"
+
+
+def _project_files(run: ObservedRun) -> dict[str, str | None]:
+    """Every file under the project, by its path relative to it, with its text. (Not
+    ``targets.differential.project_files``: the explorer's checks may not import a target,
+    ``tests/test_boundaries.py``.)"""
+    files: dict[str, str | None] = {}
+    for root, dirs, names in os.walk(run.project_dir):
+        dirs.sort()
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            files[os.path.relpath(path, run.project_dir)] = _read(path)
+    return files
 
 
 def _read(path: str) -> str | None:
