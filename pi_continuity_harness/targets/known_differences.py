@@ -69,7 +69,8 @@ UNCOMPARED: tuple[Uncompared, ...] = (
         "random-ids",
         "the values of UUIDs (session ids, Brief event ids) and of 8-hex-digit entry ids; each "
         "is numbered by first appearance (`<uuid1>`, `<id1>`), so which values are equal, "
-        "every parent link and every reference, is compared",
+        "every parent link and every reference, is compared; a UUID cut short in its last group "
+        "is its whole UUID's number and its length (`<uuid1>[:35]`)",
         "<uuidN>/<idN>",
         "Pi draws them from `crypto.randomUUID()`; the simulator from its seeded source.",
     ),

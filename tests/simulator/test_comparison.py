@@ -92,6 +92,31 @@ def test_a_recovery_files_listed_date_is_a_placeholder(tmp_path: Path) -> None:
     assert records[0] == records[1] == [{"kind": "select", "options": ["a.md (<minute>)", "b.md"]}]
 
 
+def test_a_uuid_cut_short_is_its_whole_uuids_number_and_its_length(tmp_path: Path) -> None:
+    """Blitz's scripted Finish copies the Handoff ID without its last character (H29a's
+    truncated copy): each target's own random digits, so it is numbered after the whole UUID
+    it starts. A cut of another length, or of another UUID, stays a difference."""
+    handoff_ids = ("3f2a9c1e-7b4d-4e8a-9c2f-1a2b3c4d5e6f", "8d1e0b7a-2c3f-4a5b-8e9d-0f1a2b3c4d5e")
+
+    def notifications(handoff_id: str, cut: int, other: str | None = None) -> list[Any]:
+        copied = (other or handoff_id)[:-cut]
+        return [(f"handoff {handoff_id}", "info"), (f"Finish {copied}.", "info")]
+
+    def record(*args: Any) -> Any:
+        return normalise_observation(observation(tmp_path, notifications=notifications(*args)))[
+            "notifications"
+        ]
+
+    assert record(handoff_ids[0], 1) == record(handoff_ids[1], 1)
+    assert record(handoff_ids[0], 1)[1] == {"message": "Finish <uuid2>[:35].", "type": "info"}
+    assert record(handoff_ids[0], 1) != record(handoff_ids[1], 2)
+    assert record(handoff_ids[0], 1) != record(handoff_ids[1], 1, handoff_ids[0])
+    # A cut that comes before its whole UUID is numbered as one of its own, alike on both.
+    norm = Normaliser({})
+    assert norm.text(f"Finish {handoff_ids[0][:-3]}.") == "Finish <uuid1>[:33]."
+    assert norm.text(handoff_ids[0]) == "<uuid2>"
+
+
 def test_a_briefs_leaf_id_is_an_id_even_when_all_digits_and_in_no_entry(tmp_path: Path) -> None:
     """``branchLeafBefore`` names the leaf of the session before a restart that wrote no file:
     no entry of the record has it. Pi's random id was all digits once (2.3 % of ids), was kept
