@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import unicodedata
 from collections.abc import Callable
 from functools import cache
@@ -363,6 +364,23 @@ patched(
     "state:RuntimeState.snapshot",
     _snapshot_with(written_settings=None),
 )
+patched(
+    "restart_judged_by_reserve_only",
+    ("P15",),
+    "§5, §18: a settings write of any token value requires a restart, keepRecentTokens alone included",
+    "a write that changes only keepRecentTokens is reported as active ('Restart required: no'); an "
+    "outside mutant (thirty-seventh session) that the scenario changing both values let through",
+    "status:StatusSnapshot.restart_required",
+    lambda original: property(
+        lambda self: (
+            self.written_settings is not None
+            and (
+                self.live_settings is None
+                or self.written_settings.reserve_tokens != self.live_settings.reserve_tokens
+            )
+        )
+    ),
+)
 
 
 def _first_window(original: Any) -> Any:
@@ -523,6 +541,15 @@ patched(
     _validate_with(
         lambda d: {k: v for k, v in d.items() if k != "synthesisModel" or "/" in str(v) or v == "inherit"}
     ),
+)
+patched(
+    "empty_synthesis_model_is_inherit",
+    ("P31",),
+    "§6: synthesisModel is 'inherit' or a concrete provider/model id, never the empty string",
+    'synthesisModel "" is taken for "inherit" (an outside mutant; "gpt", "openai/" and "/gpt-4o" '
+    "were tried, the empty string was not)",
+    "config:validate_extension_config",
+    _validate_with(lambda d: {**d, "synthesisModel": "inherit"} if d.get("synthesisModel") == "" else d),
 )
 patched(
     "unknown_effort_accepted",
@@ -878,6 +905,19 @@ patched(
     "extension:project_settings_problem",
     lambda original: lambda cwd: None,
 )
+patched(
+    "non_object_project_settings_accepted",
+    ("P135",),
+    "§6, §11: a project settings file that is JSON but no object fails loudly, naming the file",
+    "a project settings file that parses but is no object (``[]``) is taken for valid (an outside "
+    "mutant; only truncated JSON was tried)",
+    "extension:project_settings_problem",
+    lambda original: (
+        lambda cwd: (
+            None if "top-level value must be an object" in (found := original(cwd) or "") else (found or None)
+        )
+    ),
+)
 
 
 # ============================================================================ §6, §8, §18: synthesis model and effort
@@ -1126,6 +1166,34 @@ patched_everywhere(
     ("commands", "settings_preview"),
     "derive_native_tokens",
     _unchecked_derivation,
+)
+
+
+def _rounded_tokens_unchecked(original: Any) -> Any:
+    """``derive_native_tokens`` with its range checks but without the check of the rounded
+    tokens: what a tiny window rounds into invalid settings is written."""
+    unchecked = _unchecked_derivation(original)
+
+    def derive(window: int, trigger: Any, keep: Any) -> tuple[int, int]:
+        try:
+            return original(window, trigger, keep)
+        except _module("native_settings").PercentInputError as exc:
+            if "which are invalid" not in str(exc):
+                raise
+            return unchecked(window, trigger, keep)
+
+    return derive
+
+
+patched_everywhere(
+    "rounded_tokens_unchecked",
+    ("P102",),
+    "§12: percentages in range whose rounded tokens are invalid are refused and nothing is written",
+    "percentages in range whose rounded tokens are invalid (50.04 % and 49.96 % of 1,000 tokens: 500 "
+    "and 500) are written; an outside mutant the out-of-range examples let through",
+    ("commands", "settings_preview"),
+    "derive_native_tokens",
+    _rounded_tokens_unchecked,
 )
 
 
@@ -1821,6 +1889,15 @@ patched(
     "transcript text is not neutralized: a '</transcript>' in it closes the evidence block early",
     "synthesis:_neutralize",
     _constant(lambda text: text),
+)
+patched(
+    "previous_brief_tag_not_neutralized",
+    ("P118b",),
+    "§14: evidence stays inside its delimiters, the earlier Brief's block included",
+    "only transcript tags are neutralized: a '</previous-brief>' the user wrote closes the earlier "
+    "Brief's evidence block (an outside mutant; the scenario's text named only transcript tags)",
+    "synthesis:_DELIMITER_RE",
+    lambda original: re.compile(r"<(/?)(transcript)>", re.IGNORECASE),
 )
 patched(
     "transcript_floor_ignored",
@@ -2863,6 +2940,40 @@ patched(
         )
     ),
 )
+
+
+def _ignoring_detail(key: str) -> Callable[[Any], Any]:
+    """``commit_mismatches`` that takes the entry's ``key`` detail for the prepared Brief's."""
+
+    def make(original: Any) -> Any:
+        def commit_mismatches(prepared: Any, **facts: Any) -> list[str]:
+            entry = facts["compaction_entry"]
+            details = entry.get("details")
+            if isinstance(details, dict):
+                details = {**details, key: prepared.details()[key]}
+                facts = {**facts, "compaction_entry": {**entry, "details": details}}
+            return list(original(prepared, **facts))
+
+        return commit_mismatches
+
+    return make
+
+
+for _key, _name in (
+    ("continuityEventId", "event_id"),
+    ("artifactPath", "artifact_path"),
+    ("sha256", "sha256"),
+    ("sessionId", "session_id"),
+):
+    patched(
+        f"archive_ignoring_detail_{_name}",
+        ("P70d",),
+        f"§8, §18: no archive when the entry's {_key} detail does not match the prepared Brief",
+        f"the entry's {_key} detail is not compared, the other details are (an outside mutant that "
+        "ignored sha256 alone survived the competitor whose every detail was wrong)",
+        "extension:commit_mismatches",
+        _ignoring_detail(_key),
+    )
 
 
 def _mismatch_silent(original: Any) -> Any:
@@ -4643,6 +4754,22 @@ patched(
     "that cannot be written is reported as not written, never as saved')",
     "commands:_write_config_field",
     _config_write_error_dropped,
+)
+patched(
+    "non_object_config_overwritten",
+    ("P141",),
+    "§5, §12: a config file that is no JSON object is never overwritten by a settings-menu change",
+    'the settings menu reads a config file that is no JSON object (``["enabled"]``) as an empty '
+    "object, replaces it and says it saved (an outside mutant; only an object with an invalid field "
+    "was tried)",
+    "commands:parse_json_object",
+    lambda original: (
+        lambda text: (
+            ({}, None)
+            if (parsed := original(text))[0] is None and "must be a JSON object" in (parsed[1] or "")
+            else parsed
+        )
+    ),
 )
 
 

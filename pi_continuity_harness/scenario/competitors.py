@@ -9,6 +9,13 @@ extension. The real-Pi target loads a TypeScript twin of each (same names, same 
 default artifact directory, byte for byte, with its own ``details``: Pi then persists the
 continuity extension's summary text under details that do not describe it (rule P70d).
 
+``reissue_brief_but_<field>`` returns the same Brief with the details that describe it, as the
+continuity extension would write them (``continuityEventId`` and ``sessionId`` from the Brief's
+frontmatter, ``artifactPath`` the pending file's path, ``sha256`` of its bytes), except one, the
+``<field>``, which names another event, file, hash or session: a check of one detail missing
+from the implementation commits it (P70d; an outside mutant that ignored only ``sha256``
+survived ``reissue_brief``, whose every detail is wrong at once).
+
 ``abort`` calls ``ctx.abort()`` and returns nothing: Pi aborts the compaction after the
 continuity extension's hook has returned (``ctx.abort`` is ``void this.abort()``,
 ``dist/core/agent-session.js:2925-2930``; ``AgentSession.abort`` calls ``abortCompaction``,
@@ -20,7 +27,9 @@ pending and inert).
 from __future__ import annotations
 
 import glob
+import hashlib
 import os
+import re
 from typing import Any, Literal
 
 from pi_continuity_harness.api.events import SessionBeforeCompactEvent
@@ -33,7 +42,28 @@ from pi_continuity_harness.api.extension_api import (
 
 __all__ = ["CompetitorBehaviour", "competitor"]
 
-CompetitorBehaviour = Literal["abort", "cancel", "empty", "own_compaction", "reissue_brief", "throw", "none"]
+CompetitorBehaviour = Literal[
+    "abort",
+    "cancel",
+    "empty",
+    "own_compaction",
+    "reissue_brief",
+    "reissue_brief_but_continuityEventId",
+    "reissue_brief_but_artifactPath",
+    "reissue_brief_but_sha256",
+    "reissue_brief_but_sessionId",
+    "throw",
+    "none",
+]
+
+#: The detail each ``reissue_brief_but_<field>`` gets wrong, with the wrong value.
+_WRONG_DETAIL = {
+    "continuityEventId": "00000000-0000-4000-8000-000000000000",
+    "artifactPath": "/elsewhere/pending/other.md",
+    "sha256": "0" * 64,
+    "sessionId": "another-session",
+}
+_FRONTMATTER_FIELD = re.compile(r'^(eventId|sessionId): "([^"]*)"$', re.MULTILINE)
 
 
 def competitor(behaviour: CompetitorBehaviour) -> ExtensionFactory:
@@ -53,16 +83,22 @@ def competitor(behaviour: CompetitorBehaviour) -> ExtensionFactory:
                 return {}
             if behaviour == "throw":
                 raise RuntimeError("boom from competitor")
-            if behaviour == "reissue_brief":
-                brief = _newest_pending_brief(ctx.cwd)
-                if brief is None:
+            if behaviour.startswith("reissue_brief"):
+                found = _newest_pending_brief(ctx.cwd)
+                if found is None:
                     return None
+                path, brief = found
+                wrong = behaviour.removeprefix("reissue_brief_but_")
                 return {
                     "compaction": {
                         "summary": brief,
                         "firstKeptEntryId": event.preparation.first_kept_entry_id,
                         "tokensBefore": event.preparation.tokens_before,
-                        "details": {"by": "competitor"},
+                        "details": (
+                            {"by": "competitor"}
+                            if behaviour == "reissue_brief"
+                            else {**_brief_details(path, brief), wrong: _WRONG_DETAIL[wrong]}
+                        ),
                     }
                 }
             if behaviour == "own_compaction":
@@ -82,12 +118,24 @@ def competitor(behaviour: CompetitorBehaviour) -> ExtensionFactory:
     return factory
 
 
-def _newest_pending_brief(cwd: str) -> str | None:
-    """The text of the most recently written ``*.md`` under ``<cwd>/<CONFIG_DIR_NAME>/
+def _newest_pending_brief(cwd: str) -> tuple[str, str] | None:
+    """The path and text of the most recently written ``*.md`` under ``<cwd>/<CONFIG_DIR_NAME>/
     session-continuity/*/pending/`` (ties by path), or None when there is none."""
     pattern = os.path.join(cwd, CONFIG_DIR_NAME, "session-continuity", "*", "pending", "*.md")
     paths = sorted(glob.glob(pattern), key=lambda path: (os.stat(path).st_mtime_ns, path))
     if not paths:
         return None
     with open(paths[-1], encoding="utf-8") as handle:
-        return handle.read()
+        return paths[-1], handle.read()
+
+
+def _brief_details(path: str, brief: str) -> dict[str, str]:
+    """The details that describe the Brief at ``path`` (spec §6: event id, resolved artifact
+    path, SHA-256 of the exact summary, session id: spec §8 and §18), as the reference writes them."""
+    fields = dict(_FRONTMATTER_FIELD.findall(brief.split("\n---\n", 1)[0]))
+    return {
+        "continuityEventId": fields.get("eventId", ""),
+        "artifactPath": path,
+        "sha256": hashlib.sha256(brief.encode("utf-8")).hexdigest(),
+        "sessionId": fields.get("sessionId", ""),
+    }

@@ -3648,13 +3648,16 @@ class InvariantChecker:
 
 
 def competitor_may_replace(scenario: Any) -> bool:
-    """Whether a competing extension that may replace a compaction result (its own compaction, or
-    ``{}``) loads after the implementation (:func:`mismatch_reported`)."""
+    """Whether a competing extension that may replace a compaction result (its own compaction,
+    ``{}``, or the Brief under details of its own) loads after the implementation (:func:`mismatch_reported`)."""
     seen = False
     for extension in scenario.extensions:
         if extension.implementation:
             seen = True
-        elif seen and extension.competitor in ("own_compaction", "empty", "reissue_brief"):
+        elif seen and (
+            extension.competitor in ("own_compaction", "empty")
+            or str(extension.competitor).startswith("reissue_brief")
+        ):
             return True
     return False
 

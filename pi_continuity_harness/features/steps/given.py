@@ -64,6 +64,15 @@ def _extension_config(world: World, value: str) -> None:
     )
 
 
+@given(parsers.re(r'the extension config file holds the text "(?P<text>(?:[^"\\]|\\.)*)"'))
+def _extension_config_text(world: World, text: str) -> None:
+    """An extension config file that is exactly ``text`` (``\\"`` for a quote): one that is no
+    JSON object at all."""
+    world.require_setup("extension config").set_file(
+        f"{CONFIG_DIR_NAME}/session-continuity.json", text=text.replace('\\"', '"')
+    )
+
+
 @given("the project is not trusted")
 def _untrusted(world: World) -> None:
     """defaultProjectTrust never, and a project settings file (which makes trust matter).
@@ -99,6 +108,19 @@ _COMPETITORS = {
 @given(parsers.re(rf"another extension loaded after it (?P<what>{'|'.join(_COMPETITORS)})"))
 def _competitor(world: World, what: str) -> None:
     world.require_setup("another extension").data["extensions"].append({"competitor": _COMPETITORS[what]})
+
+
+@given(
+    parsers.re(
+        r"another extension loaded after it returns the saved Brief with the details that describe it "
+        r"but another (?P<field>continuityEventId|artifactPath|sha256|sessionId)"
+    )
+)
+def _competitor_one_detail_wrong(world: World, field: str) -> None:
+    """``reissue_brief_but_<field>`` (``scenario/competitors.py``): every detail but one right."""
+    world.require_setup("another extension").data["extensions"].append(
+        {"competitor": f"reissue_brief_but_{field}"}
+    )
 
 
 @given("a file sits where the artifact directory should be")

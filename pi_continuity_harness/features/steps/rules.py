@@ -332,6 +332,16 @@ def _status_not(world: World, text: str) -> None:
     assert text not in output, f"the status says {text!r}:\n{output}"
 
 
+@then(parsers.re(r'the status output has a line beginning "(?P<text>[^"]+)"'))
+def _status_line(world: World, text: str) -> None:
+    """A line of the status opens with ``text``: spec §11's block fixes its lines (``Restart
+    required: no``), not what may follow them."""
+    output = _status(world)
+    assert any(line.strip().startswith(text) for line in output.splitlines()), (
+        f"no line of the status begins {text!r}:\n{output}"
+    )
+
+
 @given(parsers.re(r'the project settings file holds the text "(?P<text>(?:[^"\\]|\\.)*)"'))
 def _settings_text(world: World, text: str) -> None:
     """A project settings file that is exactly ``text`` (Pi drops a file it cannot parse and uses
@@ -998,11 +1008,13 @@ def _postmortem_headings(world: World, a: str, b: str) -> None:
 
 # --------------------------------------------------------------------- the synthesis prompt
 @given(parsers.re(r'the user has sent "(?P<text>[^"]+)"'))
+@when(parsers.re(r'the user writes "(?P<text>[^"]+)"'))
 def _user_sent(world: World, text: str) -> None:
     world.script("agent", Reply(text="noted", context_tokens=5_000 * (world.turns + 1)))
     world.turns += 1
     outcome = world.prompt(text)
     assert outcome.ok, f"the prompt failed: {outcome.error}"
+    world.remembered.setdefault("user_sent", []).append(text)
 
 
 def _last_synthesis(world: World) -> ObservedRequest:
@@ -1036,14 +1048,20 @@ def _prompt_no_inference(world: World) -> None:
     assert problem is None, problem
 
 
-_CLOSERS = ("</transcript>", "</evidence>", "</conversation>", "</context>")
-
-
 @then("no closing delimiter the user sent appears twice in the synthesis request")
 def _prompt_delimiters(world: World) -> None:
+    """Each closing tag the user's messages hold (``</transcript>``, ``</previous-brief>``...)
+    appears at most once in the last synthesis request: once where the request closes its own
+    block of that name, never again where the user's text would close it early (spec §14,
+    P118b). The tags are the user's, not a list of the names an implementation might use."""
+    closers = sorted({tag for sent in world.remembered.get("user_sent", ()) for tag in _CLOSER.findall(sent)})
+    assert closers, "feature error: the user sent no closing delimiter"
     text = _last_synthesis(world).text
-    twice = {closer: text.count(closer) for closer in _CLOSERS if text.count(closer) > 1}
+    twice = {closer: text.count(closer) for closer in closers if text.count(closer) > 1}
     assert not twice, f"the user's text closed an evidence block early: {twice}"
+
+
+_CLOSER = re.compile(r"</[A-Za-z][\w-]*>")
 
 
 @then(parsers.re(r"the synthesis request carried at least (?P<n>\d[\d,]*) tokens of transcript"))

@@ -179,6 +179,14 @@ def _settings_unchanged(world: World) -> None:
     assert now == world.remembered.get("settings_at_start"), "the project settings file changed"
 
 
+@then("the extension config file is byte-for-byte unchanged")
+def _config_unchanged(world: World) -> None:
+    name = f"{CONFIG_DIR_NAME}/session-continuity.json"
+    path = world.observe().project_dir / name
+    now = path.read_bytes() if path.exists() else None
+    assert now == world.remembered["project_at_start"].get(name), f"{path} changed"
+
+
 @then("no notification says settings were saved")
 def _no_saved_notification(world: World) -> None:
     saved = [m for m, _ in new_notifications(world) if "settings saved" in m]

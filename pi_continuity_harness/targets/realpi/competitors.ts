@@ -5,6 +5,7 @@
  *     import { competitor } from "<this file>";
  *     export default competitor("cancel");
  */
+import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI } from "@earendil-works/pi-coding-agent";
@@ -15,11 +16,35 @@ export type CompetitorBehaviour =
 	| "empty"
 	| "own_compaction"
 	| "reissue_brief"
+	| "reissue_brief_but_continuityEventId"
+	| "reissue_brief_but_artifactPath"
+	| "reissue_brief_but_sha256"
+	| "reissue_brief_but_sessionId"
 	| "throw"
 	| "none";
 
+/** The detail each `reissue_brief_but_<field>` gets wrong, with the wrong value. */
+const WRONG_DETAIL: Record<string, string> = {
+	continuityEventId: "00000000-0000-4000-8000-000000000000",
+	artifactPath: "/elsewhere/pending/other.md",
+	sha256: "0".repeat(64),
+	sessionId: "another-session",
+};
+
+/** The details that describe the Brief at `path`, as the reference writes them (spec §8, §18). */
+function briefDetails(path: string, brief: string): Record<string, string> {
+	const head = brief.split("\n---\n", 1)[0];
+	const field = (name: string): string => new RegExp(`^${name}: "([^"]*)"$`, "m").exec(head)?.[1] ?? "";
+	return {
+		continuityEventId: field("eventId"),
+		artifactPath: path,
+		sha256: createHash("sha256").update(brief, "utf8").digest("hex"),
+		sessionId: field("sessionId"),
+	};
+}
+
 /** The newest `*.md` under `<cwd>/<CONFIG_DIR_NAME>/session-continuity/<session>/pending/` (ties by path). */
-function newestPendingBrief(cwd: string): string | undefined {
+function newestPendingBrief(cwd: string): { path: string; text: string } | undefined {
 	const root = join(cwd, CONFIG_DIR_NAME, "session-continuity");
 	const found: { path: string; mtime: bigint }[] = [];
 	let sessions: string[] = [];
@@ -44,7 +69,7 @@ function newestPendingBrief(cwd: string): string | undefined {
 	}
 	found.sort((a, b) => (a.mtime === b.mtime ? (a.path < b.path ? -1 : 1) : a.mtime < b.mtime ? -1 : 1));
 	const last = found[found.length - 1];
-	return last === undefined ? undefined : readFileSync(last.path, "utf8");
+	return last === undefined ? undefined : { path: last.path, text: readFileSync(last.path, "utf8") };
 }
 
 export function competitor(behaviour: CompetitorBehaviour): (pi: ExtensionAPI) => void {
@@ -62,15 +87,23 @@ export function competitor(behaviour: CompetitorBehaviour): (pi: ExtensionAPI) =
 					return {};
 				case "throw":
 					throw new Error("boom from competitor");
-				case "reissue_brief": {
-					const brief = newestPendingBrief(ctx.cwd);
-					if (brief === undefined) return undefined;
+				case "reissue_brief":
+				case "reissue_brief_but_continuityEventId":
+				case "reissue_brief_but_artifactPath":
+				case "reissue_brief_but_sha256":
+				case "reissue_brief_but_sessionId": {
+					const found = newestPendingBrief(ctx.cwd);
+					if (found === undefined) return undefined;
+					const wrong = behaviour.replace("reissue_brief_but_", "");
 					return {
 						compaction: {
-							summary: brief,
+							summary: found.text,
 							firstKeptEntryId: event.preparation.firstKeptEntryId,
 							tokensBefore: event.preparation.tokensBefore,
-							details: { by: "competitor" },
+							details:
+								behaviour === "reissue_brief"
+									? { by: "competitor" }
+									: { ...briefDetails(found.path, found.text), [wrong]: WRONG_DETAIL[wrong] },
 						},
 					};
 				}

@@ -135,6 +135,17 @@ Feature: invalid-config-fails-closed
     Then native compaction was cancelled
     And no Continuity Brief was written
 
+  @rule-P135
+  Scenario: a project settings file that is JSON but not an object is reported, and compaction cancelled
+    Pi reads settings as an object; a list parses, yet holds no settings (an outside mutant that
+    took any parseable file for valid survived the truncated-JSON scenario above).
+    Given the project settings file holds the text "[]"
+    And the user has worked through 3 turns of 60,000 characters each
+    Then a notification names the project settings path and says it is not valid JSON
+    When native compaction reaches its threshold
+    Then native compaction was cancelled
+    And no Continuity Brief was written
+
   @rule-P133
   Scenario Outline: nothing announces a durable Brief in a refused state
     Given <refused state>
@@ -178,3 +189,4 @@ Feature: invalid-config-fails-closed
       | model   |
       | openai/ |
       | /gpt-4o |
+      |         |

@@ -31,6 +31,26 @@ Feature: settings-menu
     And no notification says the extension config was saved
     And the extension config file holds "enabled" = "yes"
 
+  @rule-P141
+  Scenario: a config file that is not a JSON object is refused by the menu, never overwritten
+    The file parses, but as a list: merging a field into it would replace the user's file with
+    an object of one field (an outside mutant did, and said it saved).
+    Given the extension config file holds the text "[\"enabled\"]"
+    When the user sets the synthesis effort to "high" in /continuity settings and confirms
+    Then a notification says the settings were not written
+    And no notification says the extension config was saved
+    And the extension config file is byte-for-byte unchanged
+
+  @rule-P15
+  Scenario: a write that changes only keepRecentTokens still needs a restart
+    86.5591 % of 372,000 tokens leaves the live reserve of 50,000 as it is; only keepRecentTokens
+    changes (2,000 to 55,800), and Pi reads it only at its next start.
+    Given the active model has a context window of 372,000 tokens
+    And the native settings are reserveTokens 50,000 and keepRecentTokens 2,000
+    When the user sets up native compaction at 86.5591% trigger and 15% keep-recent and confirms
+    And the user runs "/continuity status"
+    Then the status output has a line beginning "Restart required: yes"
+
   @rule-P35
   Scenario: choosing synthesisModel inherit warns about its budget near the threshold
     When the user sets the synthesis model to "inherit" in /continuity settings and declines
@@ -46,6 +66,15 @@ Feature: settings-menu
       | trigger | keep |
       | 100     | 15   |
       | 75      | 80   |
+
+  @rule-P102
+  Scenario: percentages in range whose rounded tokens are invalid are refused and nothing is written
+    Both percentages are in range and keep-recent is below the trigger, but at a 1,000-token
+    window both round to 500 tokens: keepRecentTokens would equal the trigger boundary.
+    Given the active model has a context window of 1,000 tokens
+    When the user sets up native compaction at 50.04% trigger and 49.96% keep-recent and confirms
+    Then a notification refused the percentages
+    And the project settings file is byte-for-byte unchanged
 
   @rule-P101b
   Scenario: a half token rounds up, as JavaScript's Math.round does

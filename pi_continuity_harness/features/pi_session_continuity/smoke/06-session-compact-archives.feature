@@ -35,6 +35,26 @@ Feature: session-compact-archives
     And no continuation was submitted
     And a notification reports that the compaction did not match the prepared Brief
 
+  @rule-P70d @rule-P83
+  Scenario Outline: the Brief under details that describe it but for one is no commit
+    Every detail is checked on its own: the competitor copies the Brief's event id, path, hash
+    and session into the details, and changes only <field>.
+    Given another extension loaded after it returns the saved Brief with the details that describe it but another <field>
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then the persisted compaction entry comes from an extension
+    And exactly one pending Continuity Brief exists for this session
+    And no Brief was archived
+    And no continuation was submitted
+    And a notification reports that the compaction did not match the prepared Brief
+
+    Examples:
+      | field             |
+      | continuityEventId |
+      | artifactPath      |
+      | sha256            |
+      | sessionId         |
+
   @rule-P70a @rule-P83
   Scenario: a competitor's empty result discards the custom summary: mismatch stays pending
     Given another extension loaded after it returns an empty result
