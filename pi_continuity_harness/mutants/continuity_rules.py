@@ -1174,7 +1174,7 @@ def _rounded_tokens_unchecked(original: Any) -> Any:
     tokens: what a tiny window rounds into invalid settings is written."""
     unchecked = _unchecked_derivation(original)
 
-    def derive(window: int, trigger: Any, keep: Any) -> tuple[int, int]:
+    def derive(window: int, trigger: Any, keep: Any) -> Any:
         try:
             return original(window, trigger, keep)
         except _module("native_settings").PercentInputError as exc:

@@ -33,6 +33,16 @@ Feature: automatic-initiation-budget
     And the next turn reports 145,000 context tokens
     Then one automatic handoff request was made
 
+  @rule-H58 @rule-H95a
+  Scenario: the final automatic attempt comes at the configured critical level
+    With criticalWarningPercent 80 the final attempt comes at 82.5 %, well before the default 90 %.
+    Given the handoff settings are {"automaticSessionHandoff": true, "contextWarningPercent": 50, "criticalWarningPercent": 80}
+    When the next turn reports 145,000 context tokens
+    Then one automatic handoff request was made
+    When the user runs "/sh cancel"
+    And the next turn reports 165,000 context tokens
+    Then one automatic handoff request was made
+
   @rule-H59 @rule-H60a
   Scenario: a reload restores the budget as last spent, and a compaction's reset as well
     Given the handoff settings are {"automaticSessionHandoff": true}

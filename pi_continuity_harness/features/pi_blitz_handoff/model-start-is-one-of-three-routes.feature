@@ -38,6 +38,12 @@ Feature: model-start-is-one-of-three-routes
     Then the status tool reported the context use, the automatic threshold of 75% and a reminder delay of 60 seconds
     And the two status answers report different handoff states
 
+  @rule-H9c
+  Scenario: the status tool reports the configured reminder delay, not the default
+    Given the handoff settings are {"callTemplate": "call_marker.cmpl", "automaticSessionHandoff": true, "automaticSessionHandoffPercent": 75, "readinessRetrySeconds": 45}
+    When the model checks the handoff status while the handoff waits and while it is written
+    Then the status tool reported the context use, the automatic threshold of 75% and a reminder delay of 45 seconds
+
   @rule-H11c
   Scenario: a prompt that only mentions a handoff starts nothing
     When the user asks "Should we hand this session off, do you think?" and the model answers

@@ -64,6 +64,15 @@ Feature: project-templates-nearest-upward
     And the handoff request the model received starts with the managed template "call_default.cmpl"
     And the project templates file is unchanged
 
+  @rule-H128
+  Scenario: a project templates file of an invalid shape warns once, uses the defaults and stays as it is
+    The file is valid JSON, but a directory key must be absolute.
+    Given the project templates file holds {"projects": {"relative/dir": {"call": "call_default.cmpl"}}}
+    When the user runs "/sh start" and the model writes the handoff and finishes it
+    Then exactly one notification names "project-templates.json"
+    And the handoff request the model received starts with the managed template "call_default.cmpl"
+    And the project templates file is unchanged
+
   @rule-H126
   Scenario: both roles on Autodiscover remove the directory's assignment; nothing to remove writes nothing
     Given the managed template "call_team.cmpl" says "Team call template."

@@ -47,6 +47,13 @@ Feature: protection-while-a-handoff-is-written
     When the next turn reports 126,000 context tokens
     Then no notification was shown
 
+  @rule-H105a @rule-H94a
+  Scenario: a turn at exactly the warning threshold shows the context warning
+    The warning comes at or above contextWarningPercent: 120,000 of 200,000 tokens is 60 %.
+    Given the native settings are reserveTokens 10,000 and keepRecentTokens 2,000
+    When the next turn reports 120,000 context tokens
+    Then a notification names "Context use is 60%"
+
   @rule-H77e
   Scenario: before the template is retrieved a new session may discard the request
     When the user starts a new session before the model asks for the template

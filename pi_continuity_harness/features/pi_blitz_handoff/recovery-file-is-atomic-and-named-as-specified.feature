@@ -12,6 +12,7 @@ Feature: recovery-file-is-atomic-and-named-as-specified
     And the user runs "/sh cancel"
     Then the recovery file is named after the UTC time in milliseconds and the source session ID
     And the recovery file holds the deferred prompts unchanged, in order, with boundaries
+    And a notification names the recovery file
 
   @rule-H45
   Scenario: without a captured prompt there is no recovery file

@@ -324,6 +324,18 @@ def _recovery_name(world: World) -> None:
     assert len(names) == 1 and pattern.fullmatch(names[0]), names
 
 
+@then("a notification names the recovery file")
+def _notice_names_recovery(world: World) -> None:
+    """H76a: a cancel keeps the recovery file and tells the user where it is (its name, in a
+    notification), for an explicit ``/sh recover``. Its wording is the implementation's: only
+    the file's name is read (``tests/blitz/reworded.py``)."""
+    files = recovery_files(world)
+    assert len(files) == 1, f"recovery files: {sorted(files)}"
+    name = next(iter(files))
+    shown = [m for m, _ in world.observe().notifications]
+    assert any(name in m for m in shown), f"no notification names {name}: {shown}"
+
+
 @then("the recovery directory holds no file")
 def _no_recovery(world: World) -> None:
     assert recovery_files(world) == {}, list(recovery_files(world))

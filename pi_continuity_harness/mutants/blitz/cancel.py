@@ -22,6 +22,25 @@ class CancelDeletesRecovery(Mutant):
             remove_exact(request.capture.path)
 
 
+@mutant(
+    "H76a",
+    how="the cancel message no longer names the kept recovery file (an outside mutant; the features checked "
+    "the file, not that the user is told where it is)",
+    unreachable="no invariant reads the cancel message",
+)
+class CancelKeepsRecoveryUnnamed(Mutant):
+    async def cancel(self, ctx: Any) -> None:
+        request = self.request
+        path = request.capture.path if request is not None and request.capture is not None else None
+        if not path:
+            await super().cancel(ctx)
+            return
+        named = f" Deferred prompts are kept in {path} (/sh recover)."
+        await super().cancel(
+            with_ui(ctx, notify=lambda message, *a: ctx.ui.notify(message.replace(named, ""), *a))
+        )
+
+
 @mutant("H72a", how="cancel removes whatever file is there", invariant="foreign_files_untouched")
 class CancelRemovesForeignFile(Mutant):
     async def cancel(self, ctx: Any) -> None:

@@ -374,6 +374,43 @@ class WritingCapturesFromRequest(Mutant):
         return request
 
 
+@mutant(
+    "H58",
+    "H95a",
+    how="the final automatic attempt waits for a fixed 90 %, whatever criticalWarningPercent says (an outside "
+    "mutant; the features set no other critical level)",
+    invariant="automatic_request_when_due",
+)
+class FinalAttemptAtFixed90(Mutant):
+    def automatic_due(self, percent: float) -> bool:
+        if (
+            self.automatic_attempts == 1
+            and self.settings.automatic_enabled
+            and not (self.cleaning or self.in_settings)
+        ):
+            return percent >= 90.0
+        return super().automatic_due(percent)
+
+
+@mutant(
+    "H105a",
+    how="the context warning needs a use strictly above contextWarningPercent: a turn at exactly 60 % shows "
+    "none (an outside mutant)",
+    unreachable="no invariant counts warnings",
+)
+class WarningStrictlyAbove(Mutant):
+    def on_turn_end(self, event: Any, ctx: Any) -> None:
+        at_threshold = self.context_percent(ctx) == self.settings.context_warning_percent
+        if not (at_threshold and not self.warned):
+            super().on_turn_end(event, ctx)
+            return
+        self.warned = True  # as if shown: the turn at exactly the threshold passes in silence
+        try:
+            super().on_turn_end(event, ctx)
+        finally:
+            self.warned = False
+
+
 @mutant("H105a", how="the context warning repeats at every turn", unreachable="no invariant counts warnings")
 class WarningRepeats(Mutant):
     def on_turn_end(self, event: Any, ctx: Any) -> None:

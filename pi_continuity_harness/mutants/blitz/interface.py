@@ -74,6 +74,19 @@ class StatusAlwaysIdle(Mutant):
         return "idle"
 
 
+@mutant(
+    "H9c",
+    how="the status tool always reports the default reminder delay, 60 s (an outside mutant; the features "
+    "checked only the default)",
+    unreachable=_TEXT,
+)
+class StatusReportsDefaultDelay(Mutant):
+    async def tool_status(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:
+        result = await super().tool_status(call_id, params, signal, ctx)
+        delay = f"Reminder delay: {self.settings.readiness_retry_seconds} s"
+        return _replace_text(result, lambda t: t.replace(delay, "Reminder delay: 60 s"))
+
+
 @mutant("H9c", how="the status tool leaves out the reminder delay", unreachable=_TEXT)
 class StatusWithoutReminderDelay(Mutant):
     async def tool_status(self, call_id: str, params: dict[str, Any], signal: Any, ctx: Any) -> Any:

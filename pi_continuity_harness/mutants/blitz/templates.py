@@ -459,3 +459,23 @@ class ProjectWriteFailureHidden(Mutant):
 
         with patched(commands, "set_project_selection", setter):
             await super().run(args, ctx)
+
+
+def _shape_silent(original: Callable[[str], tuple[dict[str, dict[str, str]], str | None]]) -> Any:
+    def load(path: str) -> tuple[dict[str, dict[str, str]], str | None]:
+        assignments, error = original(path)
+        return ({}, None) if error is not None and "invalid shape" in error else (assignments, error)
+
+    return load
+
+
+@mutant(
+    "H128",
+    how="a project templates file of an invalid shape (valid JSON, a relative directory key) falls back "
+    "to the role defaults in silence (an outside mutant; the features tried malformed JSON only)",
+    unreachable=_NO_PROJECTS,
+)
+class ProjectShapeSilent(Mutant):
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        with patched(templates, "load_project_selections", _shape_silent(templates.load_project_selections)):
+            return super().start_request(ctx, route)
