@@ -20,6 +20,12 @@ Feature: model-start-is-one-of-three-routes
     Then the template response carries "CALL-MARKER" exactly once and no message to the model does
     And Pi did not switch sessions
 
+  @rule-H16
+  Scenario: a second template request after an early one does not carry the Call again
+    When the model is asked to start a handoff, asks for the template twice and stops
+    Then the template response carries "CALL-MARKER" exactly once and no message to the model does
+    And the model received 2 template responses
+
   @rule-H9a @rule-H94a @rule-H135
   Scenario: the status tool reports thresholds and state
     When the model checks the handoff status

@@ -843,6 +843,20 @@ def _model_start_stop(world: World) -> None:
     world.prompt("Please hand this session off now.")
 
 
+@when("the model is asked to start a handoff, asks for the template twice and stops")
+def _model_start_get_twice(world: World) -> None:
+    """An early GET (the Call still pending, so it carries it), then a second GET: the repeat
+    returns the template without the Call (H16)."""
+    scripted(
+        world,
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "start"}),), context_tokens=11_000),
+        get_reply(),
+        get_reply(),
+        Reply(text="I have the template and will write it next.", context_tokens=12_000),
+    )
+    world.prompt("Please hand this session off now.")
+
+
 @when("the model checks the handoff status")
 def _model_status(world: World) -> None:
     scripted(

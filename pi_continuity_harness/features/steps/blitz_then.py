@@ -230,6 +230,12 @@ def _call_once(world: World, marker: str) -> None:
     assert not sent, f"the Call instruction was also sent as a message: {sent}"
 
 
+@then(parsers.re(r"the model received (?P<n>\d+) template responses"))
+def _template_responses(world: World, n: str) -> None:
+    results = tool_results(source_entries(world), oracle.GET_TOOL)
+    assert len(results) == int(n), [text(r) for r in results]
+
+
 @then("the dossier file is reserved, empty and owner-only")
 def _reserved(world: World) -> None:
     path = dossier(world)

@@ -125,6 +125,23 @@ class CallRepeatedAfterEarlyGet(Mutant):
         return result
 
 
+@mutant(
+    "H16",
+    how="a repeated GET after an early one carries the Call instruction again (an outside mutant; the "
+    "features made one early GET only)",
+    unreachable="no invariant reads the text of a template response",
+)
+class CallInEveryGetAfterEarly(Mutant):
+    def template_result(
+        self, request: Any, finish_id: str, *, pending_call: str | None, repeated: bool
+    ) -> Any:
+        if pending_call is not None:
+            self._early_call = pending_call
+        elif repeated and request.route == "model":
+            pending_call = getattr(self, "_early_call", None)
+        return super().template_result(request, finish_id, pending_call=pending_call, repeated=repeated)
+
+
 _ONE_RUN = "a fixed text or the order of one start's messages (the features check it)"
 
 
