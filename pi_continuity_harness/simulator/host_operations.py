@@ -19,6 +19,7 @@ Called once per operation, never per streamed event.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from typing import TYPE_CHECKING, Any, Literal, assert_never
 
@@ -301,14 +302,10 @@ class HostOperations:
         in a held call's ``during`` they replaced the held command's answers and then cleared
         them, so its later dialogs went unanswered on the simulator only."""
         host = self._host
-        disposition: list[str] = []
-        added: list[DialogAnswer] = []
         if during:
-            # Run while a dialog or a model call is held: the held command keeps its pending
-            # answers (before, in a held call's ``during`` they were replaced, then cleared).
-            added = host.ui.add_answers(tuple(answers))
-        else:
-            host.ui.set_answers(tuple(answers))
+            return await self._prompt_during(session, text, behavior, answers, name, images)
+        disposition: list[str] = []
+        host.ui.set_answers(tuple(answers))
         try:
             await session.prompt(
                 text,
@@ -323,11 +320,6 @@ class HostOperations:
                 host.trace.emit("host", "swallowed", error=str(error))
             else:
                 return OperationResult(name, ok=False, error=str(error))
-        finally:
-            if during:
-                host.ui.discard_answers(added)
-        if during:
-            return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None)
         unused = host.ui.unused_answers()
         errors = host.ui.take_errors()
         host.ui.set_answers(())
@@ -343,6 +335,70 @@ class HostOperations:
                 data=data,
             )
         return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None, data=data)
+
+    async def _prompt_during(
+        self,
+        session: AgentSession,
+        text: str,
+        behavior: Literal["steer", "followUp"] | None,
+        answers: tuple[DialogAnswer, ...],
+        name: str,
+        images: tuple[dict[str, Any], ...],
+    ) -> OperationResult:
+        """A ``prompt`` sent while a dialog or a model call is held: its outcome is Pi's RPC
+        response, written at the prompt's preflight (``handled``, ``queued``, ``started``), and
+        the run it starts goes on after it (``dist/modes/rpc/rpc-mode.js:318-343``: ``void
+        session.prompt(...)``, answered from ``preflightResult``; ``dist/core/agent-session.js:
+        1717, 1735, 1747, 1768``). PiTarget sends what comes next (the held dialog's answer,
+        the next ``during`` operation) as soon as that response is in; here the prompt ran to
+        its end first, so a run started while a settings menu was open ended before the menu
+        closed on the simulator and after it on real Pi (thirty-seventh session).
+
+        The held command keeps its pending answers; this prompt's own are added, and the
+        unused ones dropped at the response, as PiTarget's ``AnswerRules.add``/``discard`` do.
+        A settings error after the response is swallowed, as Pi's ``catch`` swallows every
+        error once preflight succeeded (§9.19, traced as before); any other is the simulator's
+        own and surfaces; a crash still ends Pi (a host task, :meth:`Host._track`)."""
+        host = self._host
+        disposition: list[str] = []
+        added = host.ui.add_answers(tuple(answers))
+        responded: asyncio.Future[None] = host.loop.create_future()
+
+        def preflight(value: str) -> None:
+            disposition.append(value)
+            # ``handled`` is answered when ``prompt()`` returns: Pi calls it after a command's
+            # handler has run (``agent-session.js:1714-1718``), the simulator before it
+            # (``session_prompting._try_execute_command``); the run's ``finally`` answers it.
+            if value != "handled" and not responded.done():
+                responded.set_result(None)
+
+        async def run() -> None:
+            try:
+                await session.prompt(
+                    text, source="rpc", streaming_behavior=behavior, preflight=preflight, images=images
+                )
+            except SimulatedCrash:
+                raise
+            except Exception as error:
+                if not disposition:
+                    if not responded.done():
+                        responded.set_exception(error)
+                    return
+                if not isinstance(error, SettingsError):
+                    raise
+                host.trace.emit("host", "swallowed", error=str(error))
+            finally:
+                if not responded.done():
+                    responded.set_result(None)
+
+        host._track(start_eagerly(host.loop, run(), f"prompt during {name}"))
+        try:
+            await responded
+        except SettingsError as error:
+            return OperationResult(name, ok=False, error=str(error))
+        finally:
+            host.ui.discard_answers(added)
+        return OperationResult(name, ok=True, disposition=disposition[0] if disposition else None)
 
     async def _unawaited_command(self, session: AgentSession, text: str, name: str) -> OperationResult:
         """A ``wait: false`` command, run to its end (its ``op`` end record says how it went)."""

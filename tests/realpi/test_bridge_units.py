@@ -367,6 +367,7 @@ def test_bridge_loads_serves_events_and_goes_stale(bridge: Bridge) -> None:
         "probe-stale",
         "probe-write",
         "probe-info",
+        "probe-pause",
     ]
 
     started = bridge.request(

@@ -528,6 +528,21 @@ def test_an_unawaited_command_is_still_held_when_the_next_operation_runs(targets
     assert_equivalent(real, sim)
 
 
+def test_a_prompt_sent_while_a_dialog_waits_runs_on_after_the_dialog_is_answered(targets: Targets) -> None:
+    """A dialog answer's ``during`` prompt is answered at its preflight (``started``) and its run
+    goes on (``dist/modes/rpc/rpc-mode.js:318-343``): the answer reaches the dialog first, and
+    the turn ends after the menu closed. The simulator ran the prompt to its end before it
+    answered the dialog (thirty-seventh session: a blitz scenario passed on the simulator only)."""
+    answer = {"cancel": True, "during": [{"prompt": "work"}]}
+    sc = scenario({"agent": [{"text": "done", "latency_ms": 300}]})
+    real, sim = play(
+        targets, sc, [{"command": {"text": "/menu", "answers": [answer]}}], "probe_menu:extension"
+    )
+    assert real.notifications == [("menu:closed", "info"), ("turn_end:menu_open=False", "info")]
+    assert [(h.outcome.name, h.outcome.disposition) for h in real.held_operations] == [("prompt", "started")]
+    assert_equivalent(real, sim)
+
+
 # ====================================================================== fork
 def test_a_fork_before_a_user_message_branches_into_a_linked_session(targets: Targets) -> None:
     """RPC ``fork`` (``agent-session-runtime.js:185-270``): the new session holds the path up to

@@ -351,12 +351,13 @@ def test_a_timed_dialog_gives_its_default_when_its_timer_fires_before_its_during
     targets: Targets,
 ) -> None:
     """``/probe-timed`` asks a confirm with a 1 ms timeout, answered ``true`` only after a
-    ``during`` prompt (a model call of 500 virtual ms). Pi's timer fires first and resolves the
-    confirm with ``false``; the late answer finds no pending request (``dist/modes/rpc/
-    rpc-mode.js:69-74``). The prompt still runs to its end before the next operation, on both
-    targets (the simulator gave ``true`` before)."""
+    ``during`` prompt (a model call of 500 ms) and a 600 ms pause (Pi answers the prompt when its
+    run starts, so the pause is what makes the answer late on both targets). Pi's timer fires
+    first and resolves the confirm with ``false``; the late answer finds no pending request
+    (``dist/modes/rpc/rpc-mode.js:69-74``). The prompt's run ends before the next operation, on
+    both targets (the simulator gave ``true`` before)."""
     model = {"agent": [{"text": "late", "latency_ms": 500}]}
-    answers = [{"confirm": True, "during": [{"prompt": "slow"}]}]
+    answers = [{"confirm": True, "during": [{"prompt": "slow"}, {"command": "/probe-pause 600"}]}]
     ops = [{"command": {"text": "/probe-timed", "answers": answers}}, {"command": "/probe-info"}]
     real, outcomes = run(targets("pi"), scenario(model), ops)
     sim, sim_outcomes = run(targets("sim"), scenario(model), ops)
@@ -370,7 +371,8 @@ def test_a_timed_dialog_gives_its_default_when_its_timer_fires_before_its_during
     ]
     assert real.held_operations == sim.held_operations
     assert [(h.request, h.operation, h.outcome.name, h.outcome.ok) for h in real.held_operations] == [
-        ("dialog:confirm", 0, "prompt", True)
+        ("dialog:confirm", 0, "prompt", True),
+        ("dialog:confirm", 0, "command", True),
     ]
     assert real.dialogs == sim.dialogs
 
@@ -422,12 +424,11 @@ def test_a_timed_dialog_s_timer_follows_nodes_clamps_and_pis_truthiness(
     (``bridge_api._ms``), Pi arms a timer only for a truthy ``opts.timeout``
     (``dist/modes/rpc/rpc-mode.js:69``) and Node runs a delay below 1 ms or above 2**31 - 1 ms
     after 1 ms (Node's ``setTimeout``). The confirm's answer ``true`` comes after a 500 ms
-    ``during`` prompt: a timer that fires gives the default ``false`` first."""
-    model = {"agent": [{"text": "late", "latency_ms": 500}]}
-    answers = [{"confirm": True, "during": [{"prompt": "slow"}]}]
+    ``during`` command: a timer that fires gives the default ``false`` first."""
+    answers = [{"confirm": True, "during": [{"command": "/probe-pause 500"}]}]
     ops = [{"command": {"text": f"/probe-timed {timeout}", "answers": answers}}]
-    real, outcomes = run(targets("pi"), scenario(model), ops)
-    sim, sim_outcomes = run(targets("sim"), scenario(model), ops)
+    real, outcomes = run(targets("pi"), scenario(), ops)
+    sim, sim_outcomes = run(targets("sim"), scenario(), ops)
 
     assert outcomes == sim_outcomes
     assert real.notifications[0] == (f"timed: {confirmed}", "info")

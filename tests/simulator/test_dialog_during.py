@@ -7,6 +7,7 @@ tests/realpi/test_pi_target.py runs the same on both targets."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -159,19 +160,22 @@ def _timed(seen: list[str], timeout: float) -> Any:
         async def note(args: str, _ctx: Any) -> None:
             seen.append(f"note:{args}")
 
+        async def pause(args: str, _ctx: Any) -> None:
+            await asyncio.sleep(int(args) / 1000)
+
         pi.register_command("timed", timed)
         pi.register_command("note", note)
+        pi.register_command("pause", pause)
 
     return ext
 
 
 def _timed_scenario(latency_ms: int) -> dict[str, Any]:
-    during = [{"prompt": "slow"}, {"command": "/note after"}]
+    """The dialog's ``during``: a command that takes ``latency_ms`` (a prompt would not: its RPC
+    response comes when its run starts, ``_prompt_during``), then a note."""
+    during = [{"command": f"/pause {latency_ms}"}, {"command": "/note after"}]
     answers = [{"confirm": True, "during": during}]
-    return base(
-        model={"agent": [{"text": "late", "latency_ms": latency_ms}]},
-        operations=[{"command": {"text": "/timed", "answers": answers}}, {"command": "/note next"}],
-    )
+    return base(operations=[{"command": {"text": "/timed", "answers": answers}}, {"command": "/note next"}])
 
 
 def test_a_timed_dialog_gives_its_default_when_its_timer_fires_before_its_during_ends(tmp_path: Path) -> None:
@@ -183,7 +187,7 @@ def test_a_timed_dialog_gives_its_default_when_its_timer_fires_before_its_during
     result = run(tmp_path, _timed_scenario(latency_ms=500), _timed(seen, timeout=0.05))
     assert seen == ["timed:False", "note:after", "note:next"]
     assert [(label, op, r.name, r.ok) for label, op, r in result.host.held_outcomes] == [
-        ("dialog:confirm", 0, "prompt", True),
+        ("dialog:confirm", 0, "command", True),
         ("dialog:confirm", 0, "command", True),
     ]
     assert all(r.ok for r in result.operations)

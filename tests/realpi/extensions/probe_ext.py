@@ -9,10 +9,14 @@
 * ``/probe-stale``: uses the ``ctx`` and ``pi`` captured by the *first* instance.
 * ``/probe-write NAME``: writes ``probe-out/NAME.txt`` under the project (fs faults).
 * ``/probe-info``: notifies what the context reports.
+* ``/probe-pause MS``: returns after ``MS`` milliseconds (a ``during`` operation that takes that
+  long on both targets: Pi answers a command when its handler has returned, a prompt when its
+  run has started).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -147,6 +151,9 @@ def extension(pi: ExtensionAPI) -> None:
         except OSError as error:
             ctx.ui.notify(f"write {name}: {error.strerror}", "error")
 
+    async def pause(args: str, _ctx: ExtensionCommandContext) -> None:
+        await asyncio.sleep(int(args) / 1000)
+
     async def info(args: str, ctx: ExtensionCommandContext) -> None:
         usage = ctx.get_context_usage()
         model = ctx.model
@@ -174,3 +181,4 @@ def extension(pi: ExtensionAPI) -> None:
     pi.register_command("probe-stale", stale, description="use the first instance's ctx and pi")
     pi.register_command("probe-write", write, description="write a file under the project")
     pi.register_command("probe-info", info, description="report the context")
+    pi.register_command("probe-pause", pause, description="return after MS milliseconds")
