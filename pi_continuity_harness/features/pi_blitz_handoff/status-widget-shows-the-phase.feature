@@ -63,6 +63,11 @@ Feature: status-widget-shows-the-phase
     When the model asks for the template, takes 2 seconds before writing, then writes and finishes
     Then every status widget showed "Wait Time 0:00", and the last one "Handoff Time 0:02"
 
+  @needs-virtual-time @rule-H67
+  Scenario: a widget redrawn while the handoff is written keeps the Wait Time of the template request
+    When the model asks for the template, takes 5 seconds, and the user types a prompt while the handoff is written
+    Then every status widget showed "Wait Time 0:00", and the last one "Handoff Time 0:05"
+
   @needs-virtual-time @needs-held-model-calls @rule-H67
   Scenario: Wait Time counts from a start made while the model was busy
     When the user runs "/sh start" while the model answers for 5 seconds, then the model writes the handoff and finishes it

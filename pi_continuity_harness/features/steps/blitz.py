@@ -575,6 +575,22 @@ def _slow_after_get(world: World, seconds: str) -> None:
     _draft_slowly_after(world, get_reply(), seconds)
 
 
+@when(
+    parsers.re(
+        r"the model asks for the template, takes (?P<seconds>\d+) seconds, and the user types a prompt"
+        r" while the handoff is written"
+    )
+)
+def _prompt_while_written_later(world: World, seconds: str) -> None:
+    """H67: the prompt is deferred and the widget redrawn ``seconds`` after the template
+    request, while the handoff is written: the redraw must not move the recorded Wait Time."""
+    thinking = Reply(
+        text="Template received; thinking.", context_tokens=12_100, latency_ms=int(seconds) * 1000
+    )
+    sh_start(world, get_reply(), thinking)
+    world.prompt("a prompt typed while the dossier is written")
+
+
 def _draft_slowly_after(world: World, get: Reply, seconds: str) -> None:
     """``/sh start``: the template request ``get``, a ``seconds``-long drafting turn, then the
     dossier written, Finish called and the receiver's turn."""

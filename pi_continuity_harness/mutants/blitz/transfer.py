@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import re
 import stat
 import uuid
 from typing import Any
 
 from pi_continuity_harness.mutants.blitz.base import Mutant, Proxy, mutant, patched, with_new_session
-from pi_continuity_harness.reference.blitz import messages
+from pi_continuity_harness.reference.blitz import messages, status
 from pi_continuity_harness.reference.blitz.constants import DEFAULT_CALL_TEMPLATE
 from pi_continuity_harness.reference.blitz.paths import dossier_path, normalise_session_component
 from pi_continuity_harness.reference.blitz.receiver import TurnTracker
@@ -889,6 +890,29 @@ class TrackerFirstStop(Mutant):
 
 
 _NO_TIMES = "no invariant reads the widget's times"
+
+
+def _wait_running(original: Any) -> Any:
+    def request_lines(request: BlitzRequest, now: float) -> list[str]:
+        lines = list(original(request, now))
+        if request.phase == "writing":
+            running = f"Wait Time {status.format_duration(now - request.requested_at)}"
+            lines[1] = re.sub(r"Wait Time \d+:\d\d", running, lines[1], count=1)
+        return lines
+
+    return request_lines
+
+
+@mutant(
+    "H67",
+    how="a widget redrawn while the handoff is written shows a Wait Time running on to now (an outside "
+    "mutant; no redraw came later than the template request)",
+    unreachable=_NO_TIMES,
+)
+class WaitTimeRunsWhileWritten(Mutant):
+    def refresh(self, ctx: Any) -> None:
+        with patched(status, "request_lines", _wait_running(status.request_lines)):
+            super().refresh(ctx)
 
 
 @mutant("H67", how="Wait Time runs from the Call's dispatch, not from the request", unreachable=_NO_TIMES)
