@@ -294,13 +294,9 @@ class HostOperations:
         *,
         during: bool = False,
     ) -> OperationResult:
-        """Send ``text`` as an RPC ``prompt`` with ``answers`` for the dialogs it opens.
-
-        A ``during`` operation (a held model call's or a held dialog's) adds its answers after
-        the held command's pending ones and drops its unused ones when it ends, as PiTarget's
-        ``_prompt`` does for every ``during`` operation (``AnswerRules.add``/``discard``); before,
-        in a held call's ``during`` they replaced the held command's answers and then cleared
-        them, so its later dialogs went unanswered on the simulator only."""
+        """Send ``text`` as an RPC ``prompt`` with ``answers`` for the dialogs it opens, and wait
+        until Pi is done with it, as PiTarget waits for Pi to settle; a ``during`` operation (a
+        held model call's or a held dialog's) is :meth:`_prompt_during`'s."""
         host = self._host
         if during:
             return await self._prompt_during(session, text, behavior, answers, name, images)
@@ -354,8 +350,10 @@ class HostOperations:
         its end first, so a run started while a settings menu was open ended before the menu
         closed on the simulator and after it on real Pi (thirty-seventh session).
 
-        The held command keeps its pending answers; this prompt's own are added, and the
-        unused ones dropped at the response, as PiTarget's ``AnswerRules.add``/``discard`` do.
+        The held command keeps its pending answers; this prompt's own are added after them, and
+        the unused ones dropped at the response, as PiTarget's ``AnswerRules.add``/``discard`` do
+        (before, in a held call's ``during`` they replaced the held command's answers and then
+        cleared them, so its later dialogs went unanswered on the simulator only).
         A settings error after the response is swallowed, as Pi's ``catch`` swallows every
         error once preflight succeeded (§9.19, traced as before); any other is the simulator's
         own and surfaces; a crash still ends Pi (a host task, :meth:`Host._track`)."""
