@@ -220,6 +220,7 @@ def handoff_context(session_id: str | None, handoff_reason: Any, settings: dict[
     return {
         "sessionId": session_id,
         "handoffReason": handoff_reason,
+        "enabled": settings.get("enabled"),
         "reserveTokens": settings.get("reserveTokens"),
         "keepRecentTokens": settings.get("keepRecentTokens"),
     }
@@ -228,8 +229,9 @@ def handoff_context(session_id: str | None, handoff_reason: Any, settings: dict[
 def details_context_problems(details: Any, expected: dict[str, Any]) -> list[str]:
     """What ``CompactionEntry.details`` lacks of the handoff's context (spec §18 "session id,
     handoff reason, and effective native settings in custom compaction details", P69a-c):
-    each expected value (``sessionId``, ``handoffReason``, ``reserveTokens``,
-    ``keepRecentTokens``; None: not known, not asked) must be among the details' values, since
+    each expected value (``sessionId``, ``handoffReason``, ``enabled``, ``reserveTokens``,
+    ``keepRecentTokens``; None: not known, not asked; ``enabled`` since an outside mutant that
+    left it out of the settings it recorded survived) must be among the details' values, since
     the spec names no key for it, and a value the details file under that name must be it:
     details giving the keep-recent tokens as ``reserveTokens`` (and the reserve as
     ``keepRecentTokens``), or Pi's compaction reason ``manual`` as ``handoffReason``, passed a

@@ -40,11 +40,19 @@ def _invariant_rules() -> frozenset[str]:
 
 
 #: Mutants whose rule an invariant declares, but whose break that invariant cannot see, and why:
-#: the kill matrix judges them by the features alone. Empty since the thirty-fourth session,
-#: whose seeds made the last seven reachable; a test explores the kill matrix's 60 seeds with
-#: each entry and fails when one breaks an invariant of its rules
-#: (``tests/explore/test_unreachable_mutants_made_explorable.py``).
-UNREACHABLE: dict[str, str] = {}
+#: the kill matrix judges them by the features alone. Empty from the thirty-fourth session, whose
+#: seeds made the last seven reachable, to the thirty-seventh, whose outside round added two; a
+#: test explores the kill matrix's 60 seeds with each entry and fails when one breaks an
+#: invariant of its rules (``tests/explore/test_unreachable_mutants_made_explorable.py``).
+UNREACHABLE: dict[str, str] = {
+    "developer_label_not_a_directive": (
+        "the explorer's directive replies label their line SYSTEM only; no seed writes a DEVELOPER: line"
+    ),
+    "failure_reason_kept_raw": (
+        "no failure reason the explorer provokes holds a line break (its config field names and "
+        "errors are one line each)"
+    ),
+}
 
 
 def registered(name: str, rules: tuple[str, ...], rule: str, how: str, factory: Factory) -> Factory:
@@ -1471,6 +1479,14 @@ patched(
     "brief:authority_violations",
     _constant(lambda body: []),
 )
+patched(
+    "developer_label_not_a_directive",
+    ("P117a",),
+    "§14: a line that gives an instruction under any authority's label (system, developer) is refused",
+    "only a 'system:' label is a promoted directive, 'DEVELOPER:' passes (an outside mutant)",
+    "brief:_ROLE_LABEL",
+    lambda original: re.compile(r"(?:system)\s*:", re.IGNORECASE),
+)
 
 
 def _line_start_only(original: Any) -> Any:
@@ -1532,6 +1548,15 @@ patched(
     "directive-looking text is refused even when quoted and attributed",
     "brief:authority_violations",
     _quotes_refused,
+)
+patched(
+    "curly_quotes_not_evidence",
+    ("P117c",),
+    "§14: directive-looking text in curly quotes, attributed, is evidence",
+    "text in curly quotes is not taken as quoted (straight quotes, code spans and guillemets are); "
+    "an outside mutant",
+    "brief:_QUOTED_RE",
+    lambda original: re.compile('`[^`]*`|"[^"]*"|\u00ab[^\u00bb]*\u00bb'),
 )
 
 
@@ -1728,6 +1753,14 @@ patched(
     "branchLeafBefore records an id that is not the leaf",
     "lifecycle:_frontmatter",
     _frontmatter_with(lambda request, synthesis_model: {"branch_leaf_before": "not-the-leaf"}),
+)
+patched(
+    "branch_leaf_never_recorded",
+    ("P65",),
+    "§8: branchLeafBefore records the leaf before the handoff whenever Pi has one",
+    "branchLeafBefore is always null (an outside mutant; the step checked a recorded leaf only)",
+    "lifecycle:build_frontmatter",
+    lambda original: lambda **fields: original(**{**fields, "branch_leaf_before": None}),
 )
 
 
@@ -1984,6 +2017,20 @@ patched(
     "handoff:PreparedHandoff.details",
     _details_with(lambda d: {k: v for k, v in d.items() if k != "settings"}),
 )
+patched(
+    "details_without_enabled",
+    ("P69c",),
+    "§18: the effective native settings in the details include enabled",
+    "the details' settings leave out enabled (an outside mutant; the check asked for the two token "
+    "values only)",
+    "handoff:PreparedHandoff.details",
+    lambda original: (
+        lambda self: {
+            **(details := original(self)),
+            "settings": {key: value for key, value in details["settings"].items() if key != "enabled"},
+        }
+    ),
+)
 
 
 # ============================================================================ §8: frontmatter values
@@ -2156,6 +2203,31 @@ patched(
     "the footer shows 'Continuity @ ~75.0%' in every state that is not armed",
     "extension:footer_text",
     _footer_changed("always_percent"),
+)
+
+
+def _footer_percent_unless_window_too_small(original: Any) -> Any:
+    status = _module("status")
+
+    def footer_text(snapshot: Any) -> str:
+        live, window = snapshot.live_settings, snapshot.context_window
+        refused_or_armed = status.status_word(snapshot) in ("armed", "refused")
+        if refused_or_armed and live is not None and window and live.reserve_tokens < window:
+            return str(status.footer_status(status.effective_percents(window, live).trigger_percent))
+        return str(original(snapshot))
+
+    return footer_text
+
+
+patched(
+    "footer_percent_unless_window_too_small",
+    ("P89c",),
+    "§11: the footer shows no trigger percentage while the native settings are refused, whatever "
+    "makes them invalid",
+    "a refused policy still shows its percentage unless the window is below reserveTokens (an outside "
+    "mutant; the features made the settings invalid by a smaller window only)",
+    "extension:footer_text",
+    _footer_percent_unless_window_too_small,
 )
 
 
@@ -4843,4 +4915,20 @@ patched(
     "artifacts_named_by_event)",
     "paths:safe_session_component",
     lambda original: lambda session_id: original(session_id[:8]),
+)
+
+
+def _reason_kept_raw(original: Any) -> Any:
+    prefix = _module("messages")._FAILED
+    return lambda reason: f"{prefix}{reason}. Native compaction was cancelled."
+
+
+patched(
+    "failure_reason_kept_raw",
+    ("P90e",),
+    "§11: the failure message is one exact sentence, whatever its reason holds",
+    "the reason goes into the failure message as it is: a line break in it splits the sentence (an "
+    "outside mutant; the step read the message across lines)",
+    "messages:handoff_failed",
+    _reason_kept_raw,
 )

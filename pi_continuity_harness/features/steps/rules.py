@@ -843,8 +843,11 @@ def _frontmatter_event(world: World) -> None:
     ):
         recorded = float(front.get(key))  # type: ignore[arg-type]
         assert abs(recorded - value) <= 0.05, f"{key} is {recorded}, the tokens give {value:.2f}"
+    # Spec §8: recorded "when available", and Pi had a leaf whenever the compaction entry has a
+    # parent (an outside mutant that wrote null although it had one passed a check of a
+    # recorded leaf only).
     leaf = front.get("branchLeafBefore")
-    if leaf is not None:
+    if leaf is not None or entry.get("parentId") is not None:
         assert leaf == entry.get("parentId"), (
             f"branchLeafBefore {leaf!r} is not the leaf before the handoff {entry.get('parentId')!r}"
         )

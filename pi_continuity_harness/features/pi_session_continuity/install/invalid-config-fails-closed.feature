@@ -146,6 +146,15 @@ Feature: invalid-config-fails-closed
     Then native compaction was cancelled
     And no Continuity Brief was written
 
+  @rule-P90e
+  Scenario: a refusal reason with a line break still gives the one failure sentence
+    The config names a field whose name holds a line break: §11's failure message is one line.
+    Given the extension config file holds {"a\nb": 1}
+    And the user has worked through 2 turns
+    When native compaction reaches its threshold
+    Then native compaction was cancelled
+    And a notification says Pi Session Continuity failed and native compaction was cancelled
+
   @rule-P133
   Scenario Outline: nothing announces a durable Brief in a refused state
     Given <refused state>

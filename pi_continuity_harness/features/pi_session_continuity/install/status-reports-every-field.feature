@@ -72,6 +72,21 @@ Feature: status-reports-every-field
     And the user runs "/continuity status"
     Then the status output reports a last failure
 
+  @rule-P89c
+  Scenario: disabled native compaction shows no trigger percentage in the footer
+    Given native compaction is disabled in the project settings
+    When Pi starts
+    Then the footer status no longer shows an effective trigger percentage
+
+  @rule-P89c
+  Scenario: a keepRecentTokens too large for the window shows no trigger percentage in the footer
+    keepRecentTokens 80,000 is not below the window minus reserveTokens (80,000); a window below
+    reserveTokens (the model-change scenario) is not the only invalid policy.
+    Given the active model has a context window of 100,000 tokens
+    And the native settings are reserveTokens 20,000 and keepRecentTokens 80,000
+    When Pi starts
+    Then the footer status no longer shows an effective trigger percentage
+
   @needs-fs-faults @rule-P57
   Scenario: status after a failure that left no failed artifact names no artifact
     Given the synthesis model fails with an HTTP 500 error
