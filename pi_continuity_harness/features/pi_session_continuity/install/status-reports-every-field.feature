@@ -76,7 +76,8 @@ Feature: status-reports-every-field
   Scenario: disabled native compaction shows no trigger percentage in the footer
     Given native compaction is disabled in the project settings
     When Pi starts
-    Then the footer status no longer shows an effective trigger percentage
+    Then a notification refuses: native compaction settings are invalid for the current model
+    And the footer status no longer shows an effective trigger percentage
 
   @rule-P89c
   Scenario: a keepRecentTokens too large for the window shows no trigger percentage in the footer
@@ -85,7 +86,8 @@ Feature: status-reports-every-field
     Given the active model has a context window of 100,000 tokens
     And the native settings are reserveTokens 20,000 and keepRecentTokens 80,000
     When Pi starts
-    Then the footer status no longer shows an effective trigger percentage
+    Then a notification refuses: native compaction settings are invalid for the current model
+    And the footer status no longer shows an effective trigger percentage
 
   @needs-fs-faults @rule-P57
   Scenario: status after a failure that left no failed artifact names no artifact
