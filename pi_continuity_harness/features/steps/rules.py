@@ -1051,6 +1051,10 @@ def _prompt_no_inference(world: World) -> None:
     assert problem is None, problem
 
 
+#: A closing tag (``</transcript>``, ``</previous-brief>``...).
+_CLOSER = re.compile(r"</[A-Za-z][\w-]*>")
+
+
 @then("no closing delimiter the user sent appears twice in the synthesis request")
 def _prompt_delimiters(world: World) -> None:
     """Each closing tag the user's messages hold (``</transcript>``, ``</previous-brief>``...)
@@ -1062,9 +1066,6 @@ def _prompt_delimiters(world: World) -> None:
     text = _last_synthesis(world).text
     twice = {closer: text.count(closer) for closer in closers if text.count(closer) > 1}
     assert not twice, f"the user's text closed an evidence block early: {twice}"
-
-
-_CLOSER = re.compile(r"</[A-Za-z][\w-]*>")
 
 
 @then(parsers.re(r"the synthesis request carried at least (?P<n>\d[\d,]*) tokens of transcript"))
