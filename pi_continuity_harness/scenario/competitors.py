@@ -130,8 +130,8 @@ def _newest_pending_brief(cwd: str) -> tuple[str, str] | None:
 
 
 def _brief_details(path: str, brief: str) -> dict[str, str]:
-    """The details that describe the Brief at ``path`` (spec §6: event id, resolved artifact
-    path, SHA-256 of the exact summary, session id: spec §8 and §18), as the reference writes them."""
+    """The details that describe the Brief at ``path`` (its event id, its resolved path, the
+    SHA-256 of its exact text and its session id: spec §8 and §18), as the reference writes them."""
     fields = dict(_FRONTMATTER_FIELD.findall(brief.split("\n---\n", 1)[0]))
     return {
         "continuityEventId": fields.get("eventId", ""),
