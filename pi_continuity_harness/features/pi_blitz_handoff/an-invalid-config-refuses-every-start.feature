@@ -67,11 +67,14 @@ Feature: an-invalid-config-refuses-every-start
       | key             | settings                              |
       | callTemplate    | {"callTemplate": "sub/call_x.cmpl"}   |
       | handoffTemplate | {"handoffTemplate": "notes.txt"}      |
+      | handoffTemplate | {"handoffTemplate": "call_default.cmpl"} |
+      | callTemplate    | {"callTemplate": "handoff_default.cmpl"} |
 
     @rule-H119
     Examples: retired values are validated, unknown keys and debugging are errors
       | key            | settings                  |
       | writerAttempts | {"writerAttempts": "x"}   |
+      | writerRetryDelaySeconds | {"writerRetryDelaySeconds": "x"} |
       | debugging      | {"debugging": true}       |
       | debugging      | {"debugging": false}      |
       | speedMode      | {"speedMode": false}      |

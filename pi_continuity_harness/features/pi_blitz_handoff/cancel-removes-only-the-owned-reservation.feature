@@ -22,6 +22,11 @@ Feature: cancel-removes-only-the-owned-reservation
     When the user runs "/sh cancel"
     Then the file "leftover" is untouched
 
+  @rule-H13
+  Scenario: a model start while a command's request waits is refused and changes nothing
+    When the user runs "/sh start" and the model calls blitz_handoff start before it asks for the template and stops
+    Then the model's start was refused
+
   @rule-H13 @rule-H64a @rule-H71a
   Scenario: only one request is active at a time
     Given the model asks for the template once and then stops

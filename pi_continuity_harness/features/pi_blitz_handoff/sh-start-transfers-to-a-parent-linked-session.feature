@@ -56,3 +56,12 @@ Feature: sh-start-transfers-to-a-parent-linked-session
     When the user runs "/sh help"
     Then a notification lists every public /sh subcommand
     And no notification mentions "__cutover"
+
+  @rule-H12
+  Scenario: an explicit model start ignores the thresholds
+    At 60 % of the window with the critical level at 50 %, the model's start is still accepted.
+    Given the active model has a context window of 100,000 tokens
+    And the handoff settings are {"contextWarningPercent": 30, "criticalWarningPercent": 50}
+    When the model, at 60,000 context tokens, is asked to start a handoff and carries it out
+    Then the model's start was accepted
+    And Pi switched to a new session whose header links to the source session

@@ -873,6 +873,40 @@ def _model_start_get_twice(world: World) -> None:
     world.prompt("Please hand this session off now.")
 
 
+@when(
+    parsers.re(
+        r"the model, at (?P<n>\d[\d,]*) context tokens, is asked to start a handoff and carries it out"
+    )
+)
+def _model_start_at(world: World, n: str) -> None:
+    """H12: an explicit model start at ``n`` context tokens (past any threshold the scenario
+    sets), then the whole transfer."""
+    tokens = number(n)
+    scripted(
+        world,
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "start"}),), context_tokens=tokens),
+        get_reply(tokens),
+        write_reply(),
+        finish_reply(),
+        *submitted_then_receiver(),
+    )
+    world.prompt("Please hand this session off now.")
+
+
+@when(
+    'the user runs "/sh start" and the model calls blitz_handoff start before it asks for the template and stops'
+)
+def _model_start_while_requested(world: World) -> None:
+    """H13: a second request (the model's) while the command's request waits: refused, and the
+    command's request goes on (its template request follows)."""
+    sh_start(
+        world,
+        Reply(tool_calls=(call(oracle.STATUS_TOOL, {"action": "start"}),), context_tokens=11_000),
+        get_reply(),
+        Reply(text="I have the template and will write it next.", context_tokens=12_000),
+    )
+
+
 @when("the model checks the handoff status")
 def _model_status(world: World) -> None:
     scripted(

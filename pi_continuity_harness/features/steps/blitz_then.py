@@ -1027,6 +1027,13 @@ def _widget_above(world: World) -> None:
     assert not below, f"widget updates not above the editor: {below}"
 
 
+@then("the model's start was accepted")
+def _model_start_accepted(world: World) -> None:
+    _registered(world, oracle.STATUS_TOOL)
+    results = tool_results(source_entries(world), oracle.STATUS_TOOL)
+    assert results and not results[0].get("isError"), [text(r) for r in results]
+
+
 @then("the model's start was refused")
 def _model_start_refused(world: World) -> None:
     _registered(world, oracle.STATUS_TOOL)

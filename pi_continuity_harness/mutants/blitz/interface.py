@@ -75,6 +75,34 @@ class StatusAlwaysIdle(Mutant):
 
 
 @mutant(
+    "H13",
+    how="a model start while a request is active replaces it (an outside mutant; the features tried a "
+    "second /sh start only)",
+    invariant="one_active_request",
+)
+class ModelStartReplacesRequest(Mutant):
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        if route == "model" and self.request is not None and self.request.active:
+            self.request = None
+        return super().start_request(ctx, route)
+
+
+@mutant(
+    "H12",
+    how="a model start at or above criticalWarningPercent is refused (an outside mutant; the features "
+    "started at low context only)",
+    unreachable="the explorer's model starts come in a reply at 11,000 context tokens (5.5 % of its window), "
+    "below every critical level it sets (50 % at the lowest)",
+)
+class ModelStartRefusedAboveCritical(Mutant):
+    def start_request(self, ctx: Any, route: Any) -> Any:
+        percent = self.context_percent(ctx)
+        if route == "model" and percent is not None and percent >= self.settings.critical_warning_percent:
+            raise BlitzHandoffError("Context use is above the critical level.")
+        return super().start_request(ctx, route)
+
+
+@mutant(
     "H9c",
     how="the status tool always reports the default reminder delay, 60 s (an outside mutant; the features "
     "checked only the default)",

@@ -210,9 +210,33 @@ for _key, _rule in (
     ("callTemplate", "H104b"),
     ("handoffTemplate", "H104b"),
     ("writerAttempts", "H119"),
+    ("writerRetryDelaySeconds", "H119"),
     ("debugging", "H119"),
 ):
     _accepts(_key, _rule)
+
+
+@mutant(
+    "H104b",
+    how="a template setting that names the other role's file (handoffTemplate call_default.cmpl) is "
+    "not refused: the defaults load (an outside mutant; the features tried a path and a wrong "
+    "extension)",
+    unreachable=_LOADED_ONCE,
+)
+class TemplateOfTheOtherRoleAccepted(Mutant):
+    def load(self, ctx: Any) -> None:
+        super().load(ctx)
+        if not self.settings_error:
+            return
+        try:
+            with open(self.managed().config, encoding="utf-8") as handle:
+                written = json.load(handle)
+        except (OSError, ValueError):
+            return
+        other = {"callTemplate": "handoff_", "handoffTemplate": "call_"}
+        crossed = [key for key, prefix in other.items() if str(written.get(key, "")).startswith(prefix)]
+        if crossed and all(key in self.settings_error for key in crossed):
+            self.settings_error = None
 
 
 @mutant(
