@@ -228,3 +228,43 @@ def test_a_select_answer_naming_no_option_cancels_before_its_during_runs(tmp_pat
     assert result.host.held_outcomes == []
     assert not result.operations[0].ok
     assert "matches none of ['one', 'two']" in str(result.operations[0].error)
+
+
+def test_a_prompt_run_while_a_dialog_is_open_is_answered_at_its_start_and_its_run_goes_on(
+    tmp_path: Path,
+) -> None:
+    """Pi's RPC mode answers a prompt at its preflight (``void session.prompt(...)``,
+    rpc-mode.js:318-343), so the dialog is answered before the prompt's run ends
+    (``HostOperations._prompt_during``; before, the turn ended while the menu was still open). A
+    settings error the run's end throws after that answer is swallowed, as Pi's ``catch``
+    swallows it (§9.19: ``reserveTokens: -5`` passes the first prompt and throws after its
+    run). tests/realpi/test_differential_fidelity.py plays the ordering on both targets."""
+    seen: list[str] = []
+
+    def ext(pi: ExtensionAPI) -> None:
+        state = {"open": False}
+
+        async def menu(_args: str, ctx: Any) -> None:
+            state["open"] = True
+            seen.append(f"menu:{await ctx.ui.select('Menu', ['one', 'two'])}")
+            state["open"] = False
+
+        def turn_end(_event: Any, _ctx: Any) -> None:
+            seen.append(f"turn_end:open={state['open']}")
+
+        pi.register_command("menu", menu)
+        pi.on("turn_end", turn_end)
+
+    answers = [{"select": "two", "during": [{"prompt": "hello"}]}]
+    scenario = base(operations=[{"command": {"text": "/menu", "answers": answers}}])
+    scenario["settings"]["project"]["compaction"]["reserveTokens"] = -5
+    result = run(tmp_path, scenario, ext)
+    assert seen == ["menu:two", "turn_end:open=False"]
+    assert [(label, r.name, r.ok, r.disposition) for label, _op, r in result.host.held_outcomes] == [
+        ("dialog:select", "prompt", True, "started")
+    ]
+    swallowed = [r for r in result.host.trace.records if r["kind"] == "host" and r["name"] == "swallowed"]
+    assert [r["error"] for r in swallowed] == [
+        "Invalid compaction.reserveTokens setting: -5. Expected a non-negative safe integer."
+    ]
+    assert all(r.ok for r in result.operations)
