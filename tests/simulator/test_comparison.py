@@ -117,6 +117,22 @@ def test_a_uuid_cut_short_is_its_whole_uuids_number_and_its_length(tmp_path: Pat
     assert norm.text(handoff_ids[0]) == "<uuid2>"
 
 
+def test_artifacts_that_hold_uuids_cut_short_are_ordered_alike_whatever_their_digits(tmp_path: Path) -> None:
+    """Artifacts are ordered by their texts with every id masked (``_artifact_order``), a UUID
+    cut short too: left raw, its random digits decided which of two such artifacts came first,
+    and so which got which numbers."""
+    records = []
+    for low, high in (("0" * 8, "f" * 8), ("f" * 8, "0" * 8)):
+        cuts = [f"{low}-1111-4111-8111-11111111111", f"{high}-2222-4222-8222-22222222222"]
+        artifacts = {
+            f"notes/{cut}1.md": f"copy {cut} {word}".encode()
+            for cut, word in zip(cuts, ("first", "second"), strict=True)
+        }
+        records.append(normalise_observation(observation(tmp_path / low), artifacts=artifacts)["artifacts"])
+    assert list(records[0].items()) == list(records[1].items())
+    assert [text.rsplit(" ", 1)[1] for text in records[0].values()] == ["first", "second"]
+
+
 def test_a_briefs_leaf_id_is_an_id_even_when_all_digits_and_in_no_entry(tmp_path: Path) -> None:
     """``branchLeafBefore`` names the leaf of the session before a restart that wrote no file:
     no entry of the record has it. Pi's random id was all digits once (2.3 % of ids), was kept
