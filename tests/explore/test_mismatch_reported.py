@@ -18,12 +18,13 @@ from typing import Any
 import pytest
 
 from pi_continuity_harness.api.extension_api import ExtensionAPI, ExtensionFactory
-from pi_continuity_harness.explore.continuity.invariants import INVARIANTS
+from pi_continuity_harness.explore.continuity.invariants import INVARIANTS, competitor_may_replace
 from pi_continuity_harness.explore.continuity.plugin import PLUGIN, case_for_seed
 from pi_continuity_harness.explore.runner import run_case
 from pi_continuity_harness.features.oracle import MESSAGE_PREFIX
 from pi_continuity_harness.mutants.catalogue import MUTANTS, Handler, _call, _reference
 from pi_continuity_harness.mutants.continuity_rules import _CtxUI
+from pi_continuity_harness.scenario.document import parse_scenario
 
 from .threshold_run import threshold_run
 
@@ -143,3 +144,31 @@ def test_exploration_fails_the_do_nothing_implementation_first_by_it(tmp_path: P
 def test_the_invariant_declares_the_rule() -> None:
     assert INVARIANTS["mismatch_reported"].rules == ("P111b",)
     assert MUTANTS["mismatch_not_reported"].explorable
+
+
+@pytest.mark.parametrize(
+    ("competitor", "replaces"),
+    [
+        ("reissue_brief", True),
+        ("reissue_brief_but_sha256", True),
+        ("reissue_brief_but_sessionId", True),
+        ("own_compaction", True),
+        ("empty", True),
+        ("cancel", False),
+        ("throw", False),
+    ],
+)
+def test_a_competitor_that_returns_a_compaction_after_the_implementation_owes_a_mismatch_notice(
+    competitor: str, replaces: bool
+) -> None:
+    """``competitor_may_replace``: the competitors that return a compaction of their own (the
+    Brief under details of their own, one detail wrong included: P70d) or ``{}``, loaded after
+    the implementation, make ``mismatch_reported`` judge the run; one loaded before it does not."""
+
+    def scenario(extensions: list[dict[str, Any]]) -> Any:
+        return parse_scenario({"name": "replace", "extensions": extensions})
+
+    after = scenario([{"implementation": True}, {"competitor": competitor}])
+    before = scenario([{"competitor": competitor}, {"implementation": True}])
+    assert competitor_may_replace(after) is replaces
+    assert competitor_may_replace(before) is False
